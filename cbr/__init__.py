@@ -1,0 +1,1 @@
+"""The CBR engine: game rules, log parsers, case store, retrieval, policies, play."""

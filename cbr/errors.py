@@ -1,0 +1,36 @@
+"""Errors of the engine. All derive from :class:`CBRError`, the project's one base class.
+
+Errors about bad input values also derive from ``ValueError``.
+"""
+from evaluator_ext.errors import CBRError, InvalidCardError
+
+
+class GameError(CBRError, ValueError):
+    """An illegal action or an impossible table state (the message says why)."""
+
+
+class LogFormatError(CBRError, ValueError):
+    """A log line or hand that cannot be read (the message names file and line)."""
+
+
+class CaseBaseError(CBRError):
+    """A case base that is missing, incomplete, or of another schema version."""
+
+
+class ConfigError(CBRError, ValueError):
+    """A similarity or feature configuration that is not valid."""
+
+
+class PluginError(CBRError):
+    """A plugin that cannot be found or fails to load (the message names it)."""
+
+
+__all__ = [
+    "CBRError",
+    "InvalidCardError",
+    "GameError",
+    "LogFormatError",
+    "CaseBaseError",
+    "ConfigError",
+    "PluginError",
+]

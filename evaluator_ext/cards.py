@@ -1,0 +1,158 @@
+"""Cards as ints 0..51 (``rank*4 + suit``; rank 0 = deuce .. 12 = ace; suits c, d, h, s).
+
+Public entry points accept "card-like" input and clean it once here:
+
+>>> parse_cards("AhKd")
+(50, 45)
+>>> parse_cards("Ah Kd") == parse_cards(["Ah", "Kd"]) == parse_cards([50, 45])
+True
+>>> cards_str((50, 45))
+'AhKd'
+>>> combo_index(0, 1), combo_index(50, 51)
+(0, 1325)
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Union
+
+from evaluator_ext.errors import InvalidCardError
+
+RANKS = "23456789TJQKA"
+SUITS = "cdhs"
+N_CARDS = 52
+N_COMBOS = 1326  # two-card holdings, C(52, 2)
+
+CardLike = Union[str, int, Iterable[Union[str, int]]]
+
+_RANK_OF = {r: i for i, r in enumerate(RANKS)}
+_RANK_OF.update({"t": 8, "j": 9, "q": 10, "k": 11, "a": 12})
+_SUIT_OF = {s: i for i, s in enumerate(SUITS)}
+
+
+def card_rank(card: int) -> int:
+    """Rank 0 (deuce) .. 12 (ace) of a card number."""
+    return card >> 2
+
+
+def card_suit(card: int) -> int:
+    """Suit 0..3 (c, d, h, s) of a card number."""
+    return card & 3
+
+
+def card_str(card: int) -> str:
+    """Text of one card number: ``card_str(51) == 'As'``."""
+    if not 0 <= card < N_CARDS:
+        raise InvalidCardError(f"card number {card} is out of range 0..51")
+    return RANKS[card >> 2] + SUITS[card & 3]
+
+
+def cards_str(cards: Iterable[int], sep: str = "") -> str:
+    """Text of several card numbers, joined by ``sep``."""
+    return sep.join(card_str(c) for c in cards)
+
+
+def parse_card(text: str | int) -> int:
+    """One card from text (``'Ah'``, ``'td'``, ``'10h'``) or an int 0..51."""
+    if isinstance(text, bool):
+        raise InvalidCardError(f"not a card: {text!r}")
+    if isinstance(text, int) or hasattr(text, "__index__") and not isinstance(text, str):
+        value = int(text)  # numpy integers too
+        if not 0 <= value < N_CARDS:
+            raise InvalidCardError(f"card number {value} is out of range 0..51")
+        return value
+    if not isinstance(text, str):
+        raise InvalidCardError(f"not a card: {text!r}")
+    t = text.strip()
+    if t.startswith("10"):
+        t = "T" + t[2:]
+    if len(t) != 2 or t[0] not in _RANK_OF or t[1].lower() not in _SUIT_OF:
+        raise InvalidCardError(f"unknown card {text!r} (expected rank 2-9TJQKA and suit cdhs, e.g. 'Ah')")
+    return _RANK_OF[t[0]] * 4 + _SUIT_OF[t[1].lower()]
+
+
+def _split_text(text: str) -> list[str]:
+    compact = "".join(text.replace(",", " ").split())
+    compact = compact.replace("10", "T")
+    if len(compact) % 2:
+        raise InvalidCardError(f"cannot split {text!r} into cards (odd number of characters)")
+    return [compact[i : i + 2] for i in range(0, len(compact), 2)]
+
+
+def parse_cards(cards: CardLike, *, allow_empty: bool = True) -> tuple[int, ...]:
+    """Clean card-like input into a tuple of distinct card numbers.
+
+    Accepts ``"AhKd"``, ``"Ah Kd"``, ``["Ah", "Kd"]``, ``[50, 45]`` or a numpy array.
+    Raises :class:`InvalidCardError` (a ``ValueError``) for unknown cards or duplicates.
+    """
+    if cards is None:
+        out: tuple[int, ...] = ()
+    elif isinstance(cards, str):
+        out = tuple(parse_card(t) for t in _split_text(cards))
+    elif isinstance(cards, int) and not isinstance(cards, bool):
+        out = (parse_card(cards),)
+    else:
+        try:
+            items = list(cards)  # type: ignore[arg-type]
+        except TypeError:
+            raise InvalidCardError(f"not a card or a sequence of cards: {cards!r}") from None
+        parsed: list[int] = []
+        for item in items:
+            if isinstance(item, str) and len(item.strip()) > 2 and not item.strip().startswith("10"):
+                parsed.extend(parse_card(t) for t in _split_text(item))
+            else:
+                parsed.append(parse_card(item))
+        out = tuple(parsed)
+    if not out and not allow_empty:
+        raise InvalidCardError("no cards given")
+    check_distinct(out)
+    return out
+
+
+def check_distinct(cards: Sequence[int]) -> None:
+    """Raise :class:`InvalidCardError` naming the first card that appears twice."""
+    seen: set[int] = set()
+    for c in cards:
+        if c in seen:
+            raise InvalidCardError(f"card {card_str(c)} appears twice")
+        seen.add(c)
+
+
+def parse_hole_and_board(
+    hole: CardLike, board: CardLike = (), *, board_sizes: Sequence[int] = (0, 3, 4, 5)
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Clean a two-card hole and a board, checking sizes and that no card repeats.
+
+    >>> parse_hole_and_board("AdQc", "3h4cJh")
+    ((49, 40), (6, 8, 38))
+    """
+    h = parse_cards(hole)
+    b = parse_cards(board)
+    if len(h) != 2:
+        raise InvalidCardError(f"hole must be exactly 2 cards, got {len(h)}")
+    if len(b) not in board_sizes:
+        sizes = ", ".join(str(s) for s in board_sizes)
+        raise InvalidCardError(f"board must have {sizes} cards, got {len(b)}")
+    check_distinct(h + b)
+    return h, b
+
+
+def combo_index(a: int, b: int) -> int:
+    """Index 0..1325 of the two-card holding {a, b} in weight tables (colex order).
+
+    For ``lo < hi``: ``hi*(hi-1)//2 + lo``.
+    """
+    lo, hi = (a, b) if a < b else (b, a)
+    if lo == hi or not (0 <= lo and hi < N_CARDS):
+        raise InvalidCardError(f"not a two-card holding: {a}, {b}")
+    return hi * (hi - 1) // 2 + lo
+
+
+def combo_cards(index: int) -> tuple[int, int]:
+    """Inverse of :func:`combo_index`."""
+    if not 0 <= index < N_COMBOS:
+        raise InvalidCardError(f"combo index {index} is out of range 0..1325")
+    hi = 1
+    while (hi + 1) * hi // 2 <= index:
+        hi += 1
+    return index - hi * (hi - 1) // 2, hi

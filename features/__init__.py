@@ -1,0 +1,1 @@
+"""Feature extractors: decision point -> feature row. Pure functions, no I/O."""
