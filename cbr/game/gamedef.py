@@ -1,0 +1,142 @@
+"""Game definitions: the rules of one fixed-limit (or no-limit) hold'em table, as data.
+
+Seats are *positions in the hand*, 0..n-1, as ACPC numbers them: the order in which
+players are listed for that hand. ``blinds[i]`` is what position ``i`` posts and
+``first_to_act[street]`` the position that opens each betting round. Presets cover
+the usual layouts:
+
+>>> g = preset("holdem.limit.2p")            # ACPC heads-up, reverse blinds
+>>> g.blinds, g.first_to_act, g.bet_size(0), g.bet_size(3)
+((10.0, 5.0), (1, 0, 0, 0), 10.0, 20.0)
+>>> preset("casper.9p").n_players
+9
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+from cbr.errors import ConfigError
+
+STREETS = ("preflop", "flop", "turn", "river")
+Betting = Literal["limit", "nolimit"]
+
+
+@dataclass(frozen=True)
+class GameDef:
+    """Rules of one table. Validated on construction; raises :class:`ConfigError`.
+
+    - ``blinds``: chips posted by each position before the cards (len == n_players).
+    - ``small_bet`` / ``big_bet``: fixed bet size pre-flop+flop / turn+river (limit).
+    - ``raise_cap``: the most bets/raises (``r`` actions) allowed per street, ACPC style;
+      the big blind is not counted (ACPC limit: 3 4 4 4).
+    - ``first_to_act``: position that acts first on each street.
+    - ``betting``: ``"limit"`` or ``"nolimit"`` (amounts kept, mapped to bet/raise).
+    - ``stack``: starting stack per player for no-limit (None = unlimited).
+    """
+
+    name: str
+    n_players: int
+    blinds: tuple[float, ...]
+    small_bet: float
+    big_bet: float
+    raise_cap: tuple[int, int, int, int] = (3, 4, 4, 4)
+    first_to_act: tuple[int, int, int, int] = (2, 0, 0, 0)
+    betting: Betting = "limit"
+    stack: float | None = None
+    antes: tuple[float, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        n = self.n_players
+        if not 2 <= n <= 10:
+            raise ConfigError(f"game {self.name!r}: {n} players; hold'em tables here seat 2 to 10")
+        object.__setattr__(self, "blinds", tuple(float(b) for b in self.blinds))
+        object.__setattr__(self, "small_bet", float(self.small_bet))
+        object.__setattr__(self, "big_bet", float(self.big_bet))
+        object.__setattr__(self, "raise_cap", tuple(int(c) for c in self.raise_cap))
+        object.__setattr__(self, "first_to_act", tuple(int(p) for p in self.first_to_act))
+        object.__setattr__(self, "antes", tuple(float(a) for a in self.antes) or (0.0,) * n)
+        if len(self.blinds) != n or len(self.antes) != n:
+            raise ConfigError(f"game {self.name!r}: blinds and antes need one entry per player ({n})")
+        if any(b < 0 for b in self.blinds) or any(a < 0 for a in self.antes):
+            raise ConfigError(f"game {self.name!r}: blinds and antes cannot be negative")
+        if self.small_bet <= 0 or self.big_bet <= 0:
+            raise ConfigError(f"game {self.name!r}: bet sizes must be positive")
+        if len(self.raise_cap) != 4 or any(c < 1 for c in self.raise_cap):
+            raise ConfigError(f"game {self.name!r}: raise_cap needs four values >= 1")
+        if len(self.first_to_act) != 4 or any(not 0 <= p < n for p in self.first_to_act):
+            raise ConfigError(f"game {self.name!r}: first_to_act needs four positions in 0..{n - 1}")
+        if self.betting not in ("limit", "nolimit"):
+            raise ConfigError(f"game {self.name!r}: betting must be 'limit' or 'nolimit'")
+
+    @property
+    def big_blind(self) -> float:
+        """The largest blind (the unit of mbb/h and of no-limit amounts)."""
+        return max(self.blinds) if any(self.blinds) else self.small_bet
+
+    def bet_size(self, street: int) -> float:
+        """Fixed bet of a limit street: small bet pre-flop and flop, big bet turn and river."""
+        return self.small_bet if street < 2 else self.big_bet
+
+    def with_players(self, n_players: int) -> "GameDef":
+        """The same structure for another table size (standard blind layout)."""
+        return standard_table(self.name, n_players, self.blinds_pair(), self.small_bet, self.big_bet,
+                              self.raise_cap, betting=self.betting, stack=self.stack)
+
+    def blinds_pair(self) -> tuple[float, float]:
+        """(small blind, big blind) as posted in this layout."""
+        posted = sorted((b for b in self.blinds if b > 0))
+        if not posted:
+            return (0.0, 0.0)
+        return (posted[0], posted[-1]) if len(posted) > 1 else (0.0, posted[0])
+
+    def replace(self, **changes: object) -> "GameDef":
+        """A copy with some fields changed (validated again)."""
+        return replace(self, **changes)  # type: ignore[arg-type]
+
+
+def standard_table(
+    name: str,
+    n_players: int,
+    blinds: tuple[float, float],
+    small_bet: float,
+    big_bet: float,
+    raise_cap: tuple[int, int, int, int] = (3, 4, 4, 4),
+    *,
+    betting: Betting = "limit",
+    stack: float | None = None,
+) -> GameDef:
+    """A table listed in blind order: position 0 small blind, 1 big blind, n-1 the button.
+
+    Heads-up, position 0 is the small blind *and* the button: it acts first pre-flop and
+    last after the flop. With 3+ players position 2 opens pre-flop and position 0 after.
+    """
+    sb, bb = blinds
+    bl = (sb, bb) + (0.0,) * (n_players - 2)
+    first = (0, 1, 1, 1) if n_players == 2 else (2 % n_players, 0, 0, 0)
+    return GameDef(name, n_players, bl, small_bet, big_bet, raise_cap, first, betting, stack)
+
+
+PRESETS: dict[str, GameDef] = {
+    # ACPC holdem.limit.2p.reverse_blinds.game: first listed player posts the big blind.
+    "holdem.limit.2p": GameDef("holdem.limit.2p", 2, (10, 5), 10, 20, (3, 4, 4, 4), (1, 0, 0, 0)),
+    # ACPC holdem.limit.3p.game
+    "holdem.limit.3p": GameDef("holdem.limit.3p", 3, (5, 10, 0), 10, 20, (3, 4, 4, 4), (2, 0, 0, 0)),
+    # ACPC holdem.nolimit.6p (Pluribus logs): blinds 50/100, stacks 10,000
+    "holdem.nolimit.6p": GameDef("holdem.nolimit.6p", 6, (50, 100, 0, 0, 0, 0), 100, 100, (99, 99, 99, 99),
+                                 (2, 0, 0, 0), "nolimit", 10_000),
+    # UofA IRC database: $10/$20 tables, blinds 5/10 (size set per hand by the reader)
+    "irc.10-20.2p": standard_table("irc.10-20.2p", 2, (5, 10), 10, 20),
+    "irc.10-20.10p": standard_table("irc.10-20.10p", 10, (5, 10), 10, 20),
+    # CASPER's tables: 9 players, $10/$20 fixed limit
+    "casper.9p": standard_table("casper.9p", 9, (5, 10), 10, 20),
+    "casper.2p": standard_table("casper.2p", 2, (5, 10), 10, 20),
+}
+
+
+def preset(name: str) -> GameDef:
+    """A preset by name; raises :class:`ConfigError` listing the known names."""
+    try:
+        return PRESETS[name]
+    except KeyError:
+        raise ConfigError(f"unknown game {name!r}; known: {', '.join(sorted(PRESETS))}") from None

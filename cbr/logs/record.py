@@ -1,0 +1,124 @@
+"""The one model every log parser produces.
+
+A :class:`HandRecord` is a hand as the log tells it: the table's rules (a
+:class:`~cbr.game.GameDef` whose positions are the hand's seats in ACPC order), who sat
+where, the hole cards that are known, the board, every action in order, and the
+result. Replaying it through the rules engine (``cbr.logs.replay``) checks it and turns
+it into decision points.
+
+>>> from cbr.game import preset
+>>> rec = HandRecord(source="x.log", line=1, hand_id="0", game=preset("holdem.limit.2p"),
+...                  players=("p1", "p2"), hole_cards=((51, 50), None), board=(),
+...                  actions=(Action(0, 1, "f"),), payoffs=(5.0, -5.0))
+>>> rec.known_hole_cards
+1
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterator, Literal, Optional, Protocol
+
+from cbr.game.gamedef import GameDef
+
+ActionKind = Literal["f", "c", "r"]
+
+
+@dataclass(frozen=True)
+class Action:
+    """One betting action.
+
+    ``street`` 0..3 (pre-flop .. river); ``position`` is the actor's seat in the hand;
+    ``kind`` ``f`` fold, ``c`` check/call, ``r`` bet/raise. ``amount`` is only for
+    no-limit: the actor's total contribution *on this street* after the action, in
+    chips (None in limit games, where sizes are fixed). ``all_in`` marks a limit or
+    no-limit action that put the player's last chip in.
+    """
+
+    street: int
+    position: int
+    kind: ActionKind
+    amount: Optional[float] = None
+    all_in: bool = False
+
+
+@dataclass(frozen=True)
+class HandRecord:
+    """A hand as read from a log. Positions index ``players``, ``hole_cards``, ``payoffs``.
+
+    - ``source``/``line``: file and 1-based line where the hand starts (for reports).
+    - ``hole_cards[i]``: a pair of card ints, or None when the log does not show them.
+    - ``board``: the board cards dealt (0, 3, 4 or 5).
+    - ``payoffs``: net chips won (+) or lost (-) per position, if the log says.
+    - ``stacks``: chips each position had at the start (None when unknown/unlimited).
+    - ``posted``: blinds actually posted per position, when the log says and it differs
+      from ``game.blinds`` (IRC hands with one blind; PokerStars dead blinds).
+    - ``quits``: positions that left mid-hand (IRC ``Q``/``K``), treated as folds.
+    """
+
+    source: str
+    line: int
+    hand_id: str
+    game: GameDef
+    players: tuple[str, ...]
+    hole_cards: tuple[Optional[tuple[int, int]], ...]
+    board: tuple[int, ...]
+    actions: tuple[Action, ...]
+    payoffs: Optional[tuple[float, ...]] = None
+    stacks: Optional[tuple[float, ...]] = None
+    posted: Optional[tuple[float, ...]] = None
+    format: str = ""
+    extra: dict = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def n_players(self) -> int:
+        return len(self.players)
+
+    @property
+    def known_hole_cards(self) -> int:
+        """How many players' hole cards the log shows."""
+        return sum(h is not None for h in self.hole_cards)
+
+    @property
+    def where(self) -> str:
+        """``file:line`` for reports."""
+        return f"{self.source}:{self.line}"
+
+
+@dataclass(frozen=True)
+class ParseIssue:
+    """A hand (or line) that was skipped, and why. ``where`` is ``file:line``."""
+
+    source: str
+    line: int
+    reason: str
+
+    @property
+    def where(self) -> str:
+        return f"{self.source}:{self.line}"
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.reason}"
+
+
+@dataclass
+class ParseResult:
+    """What a parser read from one source: the hands, and the hands it skipped."""
+
+    hands: list[HandRecord] = field(default_factory=list)
+    issues: list[ParseIssue] = field(default_factory=list)
+
+
+class LogParser(Protocol):
+    """What a parser plugin (entry-point group ``cbr.parsers``) provides.
+
+    ``name`` is the format's name (``acpc``, ``phh``, ``irc``, ``pokerstars``).
+    ``sniff(path, head)`` says whether the file looks like this format (``head`` is its
+    first 4 KiB as text). ``parse(path)`` yields hands and issues; it never raises on bad
+    data in the file (only on an unreadable path).
+    """
+
+    name: str
+
+    def sniff(self, path: str, head: str) -> bool: ...
+
+    def parse(self, path: str) -> Iterator[HandRecord | ParseIssue]: ...
