@@ -90,6 +90,29 @@ class GameDef:
             return (0.0, 0.0)
         return (posted[0], posted[-1]) if len(posted) > 1 else (0.0, posted[0])
 
+    def to_dict(self) -> dict:
+        """Plain data for manifests and log headers; :meth:`from_dict` reads it back."""
+        return {
+            "name": self.name, "n_players": self.n_players, "blinds": list(self.blinds),
+            "small_bet": self.small_bet, "big_bet": self.big_bet, "raise_cap": list(self.raise_cap),
+            "first_to_act": list(self.first_to_act), "betting": self.betting, "stack": self.stack,
+            "antes": list(self.antes),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "GameDef":
+        """Inverse of :meth:`to_dict`; raises :class:`ConfigError` on missing or bad fields."""
+        try:
+            return cls(
+                name=str(data["name"]), n_players=int(data["n_players"]), blinds=tuple(data["blinds"]),
+                small_bet=float(data["small_bet"]), big_bet=float(data["big_bet"]),
+                raise_cap=tuple(data.get("raise_cap", (3, 4, 4, 4))),
+                first_to_act=tuple(data["first_to_act"]), betting=data.get("betting", "limit"),
+                stack=data.get("stack"), antes=tuple(data.get("antes", ())),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ConfigError(f"bad game definition {data!r}: {exc}") from None
+
     def replace(self, **changes: object) -> "GameDef":
         """A copy with some fields changed (validated again)."""
         return replace(self, **changes)  # type: ignore[arg-type]

@@ -1,0 +1,87 @@
+"""The plugin store: named components found through Python entry points.
+
+Groups: ``cbr.features``, ``cbr.similarity``, ``cbr.parsers``, ``cbr.policies``,
+``cbr.models``, ``cbr.backends``. The built-ins register through the same entry points
+(pyproject.toml) a third-party package would use. A plugin that fails to load is
+reported by name and never stops the others from working.
+
+>>> sorted(available("cbr.parsers"))[:2]   # doctest: +SKIP
+['acpc', 'irc']
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib.metadata import EntryPoint, entry_points
+from typing import Any
+
+from cbr.errors import PluginError
+
+GROUPS = ("cbr.features", "cbr.similarity", "cbr.parsers", "cbr.policies", "cbr.models", "cbr.backends")
+
+
+@dataclass(frozen=True)
+class PluginInfo:
+    """One entry point: where it comes from, and whether it loads."""
+
+    group: str
+    name: str
+    target: str
+    distribution: str
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def _entry_points(group: str) -> dict[str, EntryPoint]:
+    if group not in GROUPS:
+        raise PluginError(f"unknown plugin group {group!r}; groups: {', '.join(GROUPS)}")
+    found: dict[str, EntryPoint] = {}
+    for ep in entry_points(group=group):
+        found.setdefault(ep.name, ep)
+    return found
+
+
+@lru_cache(maxsize=None)
+def _load(group: str, name: str) -> Any:
+    eps = _entry_points(group)
+    if name not in eps:
+        known = ", ".join(sorted(eps)) or "none installed"
+        raise PluginError(f"no plugin {name!r} in {group} (installed: {known})")
+    try:
+        return eps[name].load()
+    except Exception as exc:  # a broken third-party plugin must not take the rest down
+        raise PluginError(f"plugin {name!r} in {group} ({eps[name].value}) failed to load: "
+                          f"{type(exc).__name__}: {exc}") from exc
+
+
+def load(group: str, name: str) -> Any:
+    """The object a plugin names (a class or a function). Raises :class:`PluginError`."""
+    return _load(group, name)
+
+
+def available(group: str) -> list[str]:
+    """Names of the plugins installed in ``group`` (loaded or not)."""
+    return sorted(_entry_points(group))
+
+
+def describe(groups: tuple[str, ...] = GROUPS) -> list[PluginInfo]:
+    """Every plugin of the groups, each tried once; failures carry their error."""
+    out: list[PluginInfo] = []
+    for group in groups:
+        for name, ep in sorted(_entry_points(group).items()):
+            dist = ep.dist.name if getattr(ep, "dist", None) is not None else "?"
+            error = None
+            try:
+                load(group, name)
+            except PluginError as exc:
+                error = str(exc)
+            out.append(PluginInfo(group, name, ep.value, dist, error))
+    return out
+
+
+def clear_cache() -> None:
+    """Forget loaded plugins (after installing a package at run time)."""
+    _load.cache_clear()

@@ -1,0 +1,1 @@
+#include "eval_kernels.h"
