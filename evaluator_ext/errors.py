@@ -18,3 +18,11 @@ class InvalidCardError(CBRError, ValueError):
     ...     str(e)
     "unknown card 'Xx'"
     """
+
+
+class EvaluatorValueError(CBRError, ValueError):
+    """A bad evaluator argument that is not a card (weights, n_opponents, trials, array shape...).
+
+    >>> issubclass(EvaluatorValueError, ValueError)
+    True
+    """

@@ -19,6 +19,9 @@ from typing import Literal
 from cbr.errors import ConfigError
 
 STREETS = ("preflop", "flop", "turn", "river")
+# Live tables and bots use 2 to 10 seats; real IRC logs have 11- and 12-handed hands, so
+# the rules allow up to 12 to read them.
+MAX_SEATS = 12
 Betting = Literal["limit", "nolimit"]
 
 
@@ -48,8 +51,8 @@ class GameDef:
 
     def __post_init__(self) -> None:
         n = self.n_players
-        if not 2 <= n <= 10:
-            raise ConfigError(f"game {self.name!r}: {n} players; hold'em tables here seat 2 to 10")
+        if not 2 <= n <= MAX_SEATS:
+            raise ConfigError(f"game {self.name!r}: {n} players; tables here seat 2 to {MAX_SEATS}")
         object.__setattr__(self, "blinds", tuple(float(b) for b in self.blinds))
         object.__setattr__(self, "small_bet", float(self.small_bet))
         object.__setattr__(self, "big_bet", float(self.big_bet))
@@ -113,6 +116,92 @@ class GameDef:
         except (KeyError, TypeError, ValueError) as exc:
             raise ConfigError(f"bad game definition {data!r}: {exc}") from None
 
+    @classmethod
+    def from_acpc_game(cls, text: str, name: str = "acpc") -> "GameDef":
+        """Read an ACPC ``.game`` definition (the ``GAMEDEF ... END GAMEDEF`` block).
+
+        Only hold'em structures are accepted (4 rounds, 2 hole cards, board 0 3 1 1, a
+        standard deck); ``firstPlayer`` is 1-based in the file. Raises :class:`ConfigError`.
+
+        >>> g = GameDef.from_acpc_game('''GAMEDEF
+        ... limit
+        ... numPlayers = 2
+        ... numRounds = 4
+        ... blind = 10 5
+        ... raiseSize = 10 10 20 20
+        ... firstPlayer = 2 1 1 1
+        ... maxRaises = 3 4 4 4
+        ... numSuits = 4
+        ... numRanks = 13
+        ... numHoleCards = 2
+        ... numBoardCards = 0 3 1 1
+        ... END GAMEDEF''')
+        >>> g == preset("holdem.limit.2p").replace(name="acpc")
+        True
+        """
+        fields: dict[str, list[str]] = {}
+        betting: str | None = None
+        for raw in text.splitlines():
+            line = raw.split("#", 1)[0].strip()
+            if not line or line.upper() in ("GAMEDEF", "END GAMEDEF"):
+                continue
+            low = line.lower()
+            if low in ("limit", "nolimit"):
+                betting = low
+                continue
+            if "=" not in line:
+                raise ConfigError(f"ACPC game {name!r}: cannot read line {raw.strip()!r}")
+            key, value = line.split("=", 1)
+            fields[key.strip().lower()] = value.split()
+
+        def ints(key: str, default: list[int] | None = None) -> list[int]:
+            if key.lower() not in fields:
+                if default is None:
+                    raise ConfigError(f"ACPC game {name!r}: missing {key}")
+                return default
+            try:
+                return [int(v) for v in fields[key.lower()]]
+            except ValueError:
+                raise ConfigError(f"ACPC game {name!r}: {key} must be integers") from None
+
+        if betting is None:
+            raise ConfigError(f"ACPC game {name!r}: betting type (limit or nolimit) missing")
+        n = ints("numPlayers")[0]
+        if ints("numRounds")[0] != 4 or ints("numHoleCards", [2])[0] != 2 \
+                or ints("numBoardCards", [0, 3, 1, 1])[:4] != [0, 3, 1, 1] \
+                or ints("numSuits", [4])[0] != 4 or ints("numRanks", [13])[0] != 13:
+            raise ConfigError(f"ACPC game {name!r}: not a Texas hold'em structure")
+        blinds = ints("blind")[:n]
+        first = tuple(p - 1 for p in ints("firstPlayer", [1, 1, 1, 1])[:4])
+        caps = ints("maxRaises", [255] * 4)[:4]
+        if betting == "limit":
+            sizes = ints("raiseSize")[:4]
+            if len(sizes) < 4 or sizes[0] != sizes[1] or sizes[2] != sizes[3]:
+                raise ConfigError(f"ACPC game {name!r}: raiseSize must be small small big big")
+            return cls(name, n, tuple(blinds), sizes[0], sizes[2], tuple(caps), first)  # type: ignore[arg-type]
+        stacks = ints("stack", [0])
+        if len(set(stacks[:n])) > 1:
+            raise ConfigError(f"ACPC game {name!r}: unequal stacks are not supported")
+        bb = max(blinds) if blinds else 1
+        return cls(name, n, tuple(blinds), bb, bb, tuple(caps), first, "nolimit",  # type: ignore[arg-type]
+                   float(stacks[0]) if stacks[0] else None)
+
+    def to_acpc_game(self) -> str:
+        """This game as an ACPC ``.game`` text (inverse of :meth:`from_acpc_game`)."""
+        def j(values) -> str:
+            return " ".join(str(int(v)) if float(v).is_integer() else str(v) for v in values)
+
+        lines = ["GAMEDEF", self.betting, f"numPlayers = {self.n_players}", "numRounds = 4"]
+        if self.betting == "nolimit" and self.stack is not None:
+            lines.append(f"stack = {j([self.stack] * self.n_players)}")
+        lines.append(f"blind = {j(self.blinds)}")
+        if self.betting == "limit":
+            lines.append(f"raiseSize = {j([self.small_bet, self.small_bet, self.big_bet, self.big_bet])}")
+        lines += [f"firstPlayer = {j(p + 1 for p in self.first_to_act)}",
+                  f"maxRaises = {j(self.raise_cap)}", "numSuits = 4", "numRanks = 13",
+                  "numHoleCards = 2", "numBoardCards = 0 3 1 1", "END GAMEDEF"]
+        return "\n".join(lines) + "\n"
+
     def replace(self, **changes: object) -> "GameDef":
         """A copy with some fields changed (validated again)."""
         return replace(self, **changes)  # type: ignore[arg-type]
@@ -155,6 +244,20 @@ PRESETS: dict[str, GameDef] = {
     "casper.9p": standard_table("casper.9p", 9, (5, 10), 10, 20),
     "casper.2p": standard_table("casper.2p", 2, (5, 10), 10, 20),
 }
+
+
+def irc_table(n_players: int) -> GameDef:
+    """A UofA IRC-database $10/$20 fixed-limit table (blinds 5/10) for 2..10 players.
+
+    >>> irc_table(6).name, irc_table(6).blinds[:3], irc_table(6).first_to_act
+    ('irc.10-20.6p', (5.0, 10.0, 0.0), (2, 0, 0, 0))
+    """
+    return standard_table(f"irc.10-20.{n_players}p", n_players, (5, 10), 10, 20)
+
+
+for _n in range(2, 11):
+    PRESETS.setdefault(f"irc.10-20.{_n}p", irc_table(_n))
+del _n
 
 
 def preset(name: str) -> GameDef:

@@ -1,1 +1,884 @@
+/* Native hand-evaluation kernels (plain C11, no Python.h). See eval_kernels.h. */
 #include "eval_kernels.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------------- */
+/* Tables                                                                      */
+/* ------------------------------------------------------------------------- */
+
+#define HASH_BUCKET_BITS 15
+#define HASH_SLOT_BITS 17
+#define HASH_BUCKETS (1u << HASH_BUCKET_BITS)
+#define HASH_SLOTS (1u << HASH_SLOT_BITS)
+#define HASH_MAX_DISP 65536u
+
+/* Suit counters start at 3: bit 3 of a nibble is set once five cards share the suit. */
+#define KEY_START (UINT64_C(0x3333) << 32)
+#define FLUSH_BITS UINT64_C(0x8888)
+
+static const uint32_t POW5[13] = {
+    1u, 5u, 25u, 125u, 625u, 3125u, 15625u, 78125u, 390625u, 1953125u,
+    9765625u, 48828125u, 244140625u,
+};
+
+static uint64_t g_card_key[EK_N_CARDS];  /* 5^rank + suit counter increment */
+static uint64_t g_card_bit[EK_N_CARDS];  /* 1 << (16*suit + rank) */
+static uint16_t g_flush_value[8192];     /* by 13-bit rank mask of the flush suit */
+static uint16_t g_rank_value[HASH_SLOTS];/* by perfect hash of the rank-multiset sum */
+static uint16_t g_disp[HASH_BUCKETS];
+static uint64_t g_mult;
+static uint8_t g_category[EK_N_VALUES + 1];
+static int g_ready;
+
+/* Batch tables by byte value: a card beyond 51 adds BAD_CARD_BIT (unused by real cards).
+ * A row is valid exactly when the plain sum of its bits equals their OR (no card twice)
+ * and BAD_CARD_BIT is clear. */
+#define BAD_CARD_BIT (UINT64_C(1) << 63)
+static uint64_t g_batch_key[256], g_batch_bit[256];
+
+/* Category boundaries: number of classes per category, worst first. */
+static const int CATEGORY_SIZE[EK_N_CATEGORIES] = {1277, 2860, 858, 858, 10, 1277, 156, 156, 10};
+
+static inline uint16_t rank_lookup(uint32_t rank_sum)
+{
+    uint64_t h = (uint64_t)rank_sum * g_mult;
+    uint32_t bucket = (uint32_t)(h >> (64 - HASH_BUCKET_BITS));
+    uint32_t slot = ((uint32_t)(h >> 32) + g_disp[bucket]) & (HASH_SLOTS - 1);
+    return g_rank_value[slot];
+}
+
+/* Value of a hand given its summed key (started at KEY_START) and OR-ed suit bits. */
+static inline uint16_t value_of(uint64_t key, uint64_t bits)
+{
+    uint64_t flush = (key >> 32) & FLUSH_BITS;
+    if (flush) {
+        unsigned suit = (unsigned)__builtin_ctzll(flush) >> 2;
+        return g_flush_value[(bits >> (16 * suit)) & 0x1FFF];
+    }
+    return rank_lookup((uint32_t)key);
+}
+
+/* ------------------------------------------------------------------------- */
+/* Table construction                                                          */
+/* ------------------------------------------------------------------------- */
+
+static int straight_top(unsigned mask)
+{
+    for (int top = 12; top >= 4; top--)
+        if (((mask >> (top - 4)) & 0x1Fu) == 0x1Fu)
+            return top;
+    if ((mask & 0x100Fu) == 0x100Fu) /* A-2-3-4-5 */
+        return 3;
+    return -1;
+}
+
+/* Comparable score of five cards: category << 20, then tie-break ranks in nibbles. */
+static uint32_t score_of_counts5(const int count[13])
+{
+    int order[5], n = 0;
+    for (int c = 4; c >= 1; c--)
+        for (int r = 12; r >= 0; r--)
+            if (count[r] == c)
+                order[n++] = r;
+    int first = count[order[0]], second = n > 1 ? count[order[1]] : 0;
+    uint32_t cat;
+    if (first == 4)
+        cat = EK_QUADS;
+    else if (first == 3)
+        cat = second == 2 ? EK_FULL_HOUSE : EK_TRIPS;
+    else if (first == 2)
+        cat = second == 2 ? EK_TWO_PAIR : EK_ONE_PAIR;
+    else {
+        unsigned mask = 0;
+        for (int i = 0; i < n; i++)
+            mask |= 1u << order[i];
+        int top = straight_top(mask);
+        if (top >= 0)
+            return ((uint32_t)EK_STRAIGHT << 20) | (uint32_t)top;
+        cat = EK_HIGH_CARD;
+    }
+    uint32_t score = cat << 20;
+    for (int i = 0; i < n; i++)
+        score |= (uint32_t)order[i] << (16 - 4 * i);
+    return score;
+}
+
+static uint32_t score_of_flush_mask(unsigned mask)
+{
+    int top = straight_top(mask);
+    if (top >= 0)
+        return ((uint32_t)EK_STRAIGHT_FLUSH << 20) | (uint32_t)top;
+    uint32_t score = (uint32_t)EK_FLUSH << 20;
+    int i = 0;
+    for (int r = 12; r >= 0 && i < 5; r--)
+        if (mask & (1u << r))
+            score |= (uint32_t)r << (16 - 4 * i++);
+    return score;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+static uint16_t dense_value(const uint32_t *sorted, uint32_t score)
+{
+    size_t lo = 0, hi = EK_N_VALUES;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (sorted[mid] < score)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return (uint16_t)(lo + 1);
+}
+
+/* All rank multisets of 5, 6 or 7 cards (each rank at most 4 times). */
+typedef struct {
+    uint32_t *key;
+    uint8_t *size;
+    size_t n;
+} multisets;
+
+static void collect_multisets(multisets *m, int rank, int left, uint32_t key, int size, int target)
+{
+    if (rank == 13) {
+        if (left == 0) {
+            m->key[m->n] = key;
+            m->size[m->n] = (uint8_t)target;
+            m->n++;
+        }
+        return;
+    }
+    for (int c = 0; c <= 4 && c <= left; c++)
+        collect_multisets(m, rank + 1, left - c, key + (uint32_t)c * POW5[rank], size + c, target);
+}
+
+static uint64_t splitmix64(uint64_t *state)
+{
+    uint64_t z = (*state += UINT64_C(0x9E3779B97F4A7C15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return z ^ (z >> 31);
+}
+
+/* Hash-and-displace: try to place every key for multiplier `mult`. 1 on success. */
+static int build_hash(const multisets *m, uint64_t mult, uint32_t *bucket_of, uint32_t *slot_of,
+                      uint32_t *start, uint32_t *members, uint32_t *order, uint8_t *used)
+{
+    memset(start, 0, (HASH_BUCKETS + 1) * sizeof *start);
+    for (size_t i = 0; i < m->n; i++) {
+        uint64_t h = (uint64_t)m->key[i] * mult;
+        bucket_of[i] = (uint32_t)(h >> (64 - HASH_BUCKET_BITS));
+        slot_of[i] = (uint32_t)(h >> 32);
+        start[bucket_of[i] + 1]++;
+    }
+    uint32_t largest = 0;
+    for (uint32_t b = 0; b < HASH_BUCKETS; b++) {
+        if (start[b + 1] > largest)
+            largest = start[b + 1];
+        start[b + 1] += start[b];
+    }
+    {   /* members grouped by bucket (counting sort) */
+        uint32_t *fill = order; /* borrow as a cursor array */
+        memcpy(fill, start, HASH_BUCKETS * sizeof *fill);
+        for (size_t i = 0; i < m->n; i++)
+            members[fill[bucket_of[i]]++] = (uint32_t)i;
+    }
+    /* buckets by size, largest first */
+    size_t k = 0;
+    for (uint32_t s = largest; s >= 1; s--)
+        for (uint32_t b = 0; b < HASH_BUCKETS; b++)
+            if (start[b + 1] - start[b] == s)
+                order[k++] = b;
+    memset(used, 0, HASH_SLOTS);
+    memset(g_disp, 0, sizeof g_disp);
+    for (size_t j = 0; j < k; j++) {
+        uint32_t b = order[j], lo = start[b], hi = start[b + 1];
+        uint32_t d;
+        for (d = 0; d < HASH_MAX_DISP; d++) {
+            int ok = 1;
+            for (uint32_t a = lo; a < hi && ok; a++) {
+                uint32_t s = (slot_of[members[a]] + d) & (HASH_SLOTS - 1);
+                if (used[s])
+                    ok = 0;
+                for (uint32_t c = lo; c < a && ok; c++)
+                    if (((slot_of[members[c]] + d) & (HASH_SLOTS - 1)) == s)
+                        ok = 0;
+            }
+            if (ok)
+                break;
+        }
+        if (d == HASH_MAX_DISP)
+            return 0;
+        g_disp[b] = (uint16_t)d;
+        for (uint32_t a = lo; a < hi; a++)
+            used[(slot_of[members[a]] + d) & (HASH_SLOTS - 1)] = 1;
+    }
+    return 1;
+}
+
+static void counts_of_key(uint32_t key, int count[13])
+{
+    for (int r = 0; r < 13; r++) {
+        count[r] = (int)(key % 5);
+        key /= 5;
+    }
+}
+
+int ek_init(void)
+{
+    if (g_ready)
+        return EK_OK;
+    int status = EK_ERR_NOMEM;
+    multisets m = {NULL, NULL, 0};
+    uint32_t *scores = NULL, *bucket_of = NULL, *slot_of = NULL, *start = NULL;
+    uint32_t *members = NULL, *order = NULL;
+    uint8_t *used = NULL;
+    const size_t max_sets = 80000;
+
+    m.key = malloc(max_sets * sizeof *m.key);
+    m.size = malloc(max_sets);
+    scores = malloc(8192 * sizeof *scores);
+    bucket_of = malloc(max_sets * sizeof *bucket_of);
+    slot_of = malloc(max_sets * sizeof *slot_of);
+    start = malloc((HASH_BUCKETS + 1) * sizeof *start);
+    members = malloc(max_sets * sizeof *members);
+    order = malloc(HASH_BUCKETS * sizeof *order);
+    used = malloc(HASH_SLOTS);
+    if (!m.key || !m.size || !scores || !bucket_of || !slot_of || !start || !members || !order || !used)
+        goto error;
+    status = EK_ERR_INTERNAL;
+
+    for (int c = 0; c < EK_N_CARDS; c++) {
+        int rank = c >> 2, suit = c & 3;
+        g_card_key[c] = (uint64_t)POW5[rank] + (UINT64_C(1) << (32 + 4 * suit));
+        g_card_bit[c] = UINT64_C(1) << (16 * suit + rank);
+    }
+    for (int c = 0; c < 256; c++) {
+        g_batch_key[c] = c < EK_N_CARDS ? g_card_key[c] : 0;
+        g_batch_bit[c] = c < EK_N_CARDS ? g_card_bit[c] : BAD_CARD_BIT;
+    }
+    for (int size = 5; size <= 7; size++)
+        collect_multisets(&m, 0, size, 0, 0, size);
+    if (m.n != 6175 + 18395 + 49205)
+        goto error;
+
+    /* The 7462 classes: scores of all five-card rank multisets and all flush masks. */
+    size_t n_scores = 0;
+    int count[13];
+    for (size_t i = 0; i < m.n; i++)
+        if (m.size[i] == 5) {
+            counts_of_key(m.key[i], count);
+            scores[n_scores++] = score_of_counts5(count);
+        }
+    for (unsigned mask = 0; mask < 8192; mask++)
+        if (__builtin_popcount(mask) == 5)
+            scores[n_scores++] = score_of_flush_mask(mask);
+    qsort(scores, n_scores, sizeof *scores, cmp_u32);
+    for (size_t i = 1; i < n_scores; i++)
+        if (scores[i] == scores[i - 1])
+            goto error;
+    if (n_scores != EK_N_VALUES)
+        goto error;
+
+    for (unsigned mask = 0; mask < 8192; mask++)
+        g_flush_value[mask] = __builtin_popcount(mask) >= 5 ? dense_value(scores, score_of_flush_mask(mask)) : 0;
+
+    uint64_t seed = 20240601u;
+    int placed = 0;
+    for (int attempt = 0; attempt < 64 && !placed; attempt++) {
+        g_mult = splitmix64(&seed) | 1u;
+        placed = build_hash(&m, g_mult, bucket_of, slot_of, start, members, order, used);
+    }
+    if (!placed)
+        goto error;
+
+    /* Values by increasing size: 5 directly, 6 and 7 as the best sub-multiset one card smaller. */
+    for (int size = 5; size <= 7; size++)
+        for (size_t i = 0; i < m.n; i++) {
+            if (m.size[i] != size)
+                continue;
+            counts_of_key(m.key[i], count);
+            uint16_t best = 0;
+            if (size == 5)
+                best = dense_value(scores, score_of_counts5(count));
+            else
+                for (int r = 0; r < 13; r++)
+                    if (count[r]) {
+                        uint16_t v = rank_lookup(m.key[i] - POW5[r]);
+                        if (v > best)
+                            best = v;
+                    }
+            uint64_t h = (uint64_t)m.key[i] * g_mult;
+            uint32_t slot = ((uint32_t)(h >> 32) + g_disp[h >> (64 - HASH_BUCKET_BITS)]) & (HASH_SLOTS - 1);
+            g_rank_value[slot] = best;
+        }
+
+    int value = 1;
+    for (int cat = 0; cat < EK_N_CATEGORIES; cat++)
+        for (int i = 0; i < CATEGORY_SIZE[cat]; i++)
+            g_category[value++] = (uint8_t)cat;
+    g_category[0] = 0;
+
+    g_ready = 1;
+    status = EK_OK;
+error:
+    free(m.key);
+    free(m.size);
+    free(scores);
+    free(bucket_of);
+    free(slot_of);
+    free(start);
+    free(members);
+    free(order);
+    free(used);
+    return status;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Single hands and batches                                                    */
+/* ------------------------------------------------------------------------- */
+
+uint16_t ek_evaluate(const uint8_t *cards, int n_cards)
+{
+    uint64_t key = KEY_START, bits = 0;
+    for (int i = 0; i < n_cards; i++) {
+        key += g_card_key[cards[i]];
+        bits |= g_card_bit[cards[i]];
+    }
+    return value_of(key, bits);
+}
+
+int ek_category(int value)
+{
+    if (value < 1 || value > EK_N_VALUES)
+        return -1;
+    return g_category[value];
+}
+
+static int batch_row_error(const uint8_t *row, int cols)
+{
+    for (int i = 0; i < cols; i++)
+        if (row[i] >= EK_N_CARDS)
+            return EK_ERR_RANGE;
+    return EK_ERR_DUPLICATE;
+}
+
+#define BATCH_LOOP(COLS)                                                             \
+    for (size_t r = 0; r < rows; r++) {                                              \
+        const uint8_t *row = cards + r * (COLS);                                     \
+        uint64_t key = KEY_START, bits = 0, sum = 0;                                 \
+        for (int i = 0; i < (COLS); i++) {                                           \
+            key += g_batch_key[row[i]];                                              \
+            bits |= g_batch_bit[row[i]];                                             \
+            sum += g_batch_bit[row[i]];                                              \
+        }                                                                            \
+        if (__builtin_expect(((sum ^ bits) | (bits & BAD_CARD_BIT)) != 0, 0)) {      \
+            *bad_row = r;                                                            \
+            return batch_row_error(row, (COLS));                                     \
+        }                                                                            \
+        out[r] = value_of(key, bits);                                                \
+    }
+
+int ek_evaluate_batch(const uint8_t *cards, size_t rows, int cols, int32_t *out, size_t *bad_row)
+{
+    switch (cols) {
+    case 5:
+        BATCH_LOOP(5)
+        break;
+    case 6:
+        BATCH_LOOP(6)
+        break;
+    case 7:
+        BATCH_LOOP(7)
+        break;
+    default:
+        return EK_ERR_ARGUMENT;
+    }
+    return EK_OK;
+}
+
+int ek_value_histogram(int n_cards, uint64_t hist[EK_N_VALUES + 1])
+{
+    if (n_cards < 5 || n_cards > 7)
+        return EK_ERR_ARGUMENT;
+    /* 32-bit counters are enough (C(52,7) < 2^32) and halve the cache footprint. */
+    uint32_t *h = calloc(EK_N_VALUES + 1, sizeof *h);
+    if (!h)
+        return EK_ERR_NOMEM;
+    const int last = EK_N_CARDS - 1;
+    /* The first n_cards - 5 cards are free; the five innermost loops are always nested. */
+    int lo_a = 0, hi_a = n_cards >= 7 ? EK_N_CARDS - 6 : 0;
+    for (int a = lo_a; a <= hi_a; a++) {
+        uint64_t ka = KEY_START + (n_cards >= 7 ? g_card_key[a] : 0);
+        uint64_t ba = n_cards >= 7 ? g_card_bit[a] : 0;
+        int lo_b = n_cards >= 7 ? a + 1 : 0, hi_b = n_cards >= 6 ? EK_N_CARDS - 5 : 0;
+        for (int b = lo_b; b <= hi_b; b++) {
+            uint64_t kb = ka + (n_cards >= 6 ? g_card_key[b] : 0);
+            uint64_t bb = ba | (n_cards >= 6 ? g_card_bit[b] : 0);
+            int lo_c = n_cards >= 6 ? b + 1 : 0;
+            for (int c = lo_c; c <= last - 4; c++) {
+                uint64_t kc = kb + g_card_key[c], bc = bb | g_card_bit[c];
+                for (int d = c + 1; d <= last - 3; d++) {
+                    uint64_t kd = kc + g_card_key[d], bd = bc | g_card_bit[d];
+                    for (int e = d + 1; e <= last - 2; e++) {
+                        uint64_t ke = kd + g_card_key[e], be = bd | g_card_bit[e];
+                        for (int f = e + 1; f <= last - 1; f++) {
+                            uint64_t kf = ke + g_card_key[f], bf = be | g_card_bit[f];
+                            for (int g = f + 1; g <= last; g++)
+                                h[value_of(kf + g_card_key[g], bf | g_card_bit[g])]++;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    for (int v = 0; v <= EK_N_VALUES; v++)
+        hist[v] = h[v];
+    free(h);
+    return EK_OK;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Enumeration against opponent holdings                                       */
+/* ------------------------------------------------------------------------- */
+
+typedef struct {
+    uint64_t board_key, board_bits, hole_key, hole_bits, dead;
+    uint8_t unseen[EK_N_CARDS];
+    int n_unseen;
+} situation;
+
+static int make_situation(situation *s, const uint8_t hole[2], const uint8_t *board, int n_board)
+{
+    if (n_board < 0 || n_board > 5)
+        return EK_ERR_ARGUMENT;
+    s->board_key = KEY_START;
+    s->board_bits = 0;
+    s->dead = 0;
+    for (int i = 0; i < 2 + n_board; i++) {
+        unsigned c = i < 2 ? hole[i] : board[i - 2];
+        if (c >= EK_N_CARDS)
+            return EK_ERR_RANGE;
+        if (s->dead & (UINT64_C(1) << c))
+            return EK_ERR_DUPLICATE;
+        s->dead |= UINT64_C(1) << c;
+        if (i >= 2) {
+            s->board_key += g_card_key[c];
+            s->board_bits |= g_card_bit[c];
+        }
+    }
+    s->hole_key = g_card_key[hole[0]] + g_card_key[hole[1]];
+    s->hole_bits = g_card_bit[hole[0]] | g_card_bit[hole[1]];
+    s->n_unseen = 0;
+    for (int c = 0; c < EK_N_CARDS; c++)
+        if (!(s->dead & (UINT64_C(1) << c)))
+            s->unseen[s->n_unseen++] = (uint8_t)c;
+    return EK_OK;
+}
+
+static inline int combo_index(int a, int b)
+{
+    int lo = a < b ? a : b, hi = a < b ? b : a;
+    return hi * (hi - 1) / 2 + lo;
+}
+
+/* Opponent holdings from the unseen cards with positive weight. */
+typedef struct {
+    uint64_t key[EK_N_COMBOS], bits[EK_N_COMBOS], mask[EK_N_COMBOS];
+    double weight[EK_N_COMBOS];
+    int n;
+} holdings;
+
+static int collect_holdings(holdings *h, const situation *s, const double *weights)
+{
+    h->n = 0;
+    for (int i = 0; i < s->n_unseen; i++)
+        for (int j = i + 1; j < s->n_unseen; j++) {
+            int a = s->unseen[i], b = s->unseen[j];
+            double w = weights ? weights[combo_index(a, b)] : 1.0;
+            if (!(w > 0.0))
+                continue;
+            h->key[h->n] = g_card_key[a] + g_card_key[b];
+            h->bits[h->n] = g_card_bit[a] | g_card_bit[b];
+            h->mask[h->n] = (UINT64_C(1) << a) | (UINT64_C(1) << b);
+            h->weight[h->n] = w;
+            h->n++;
+        }
+    return h->n ? EK_OK : EK_ERR_NO_WEIGHT;
+}
+
+/* 0 = we are ahead, 1 = tied, 2 = behind. */
+static inline unsigned compare(uint16_t ours, uint16_t theirs)
+{
+    return (unsigned)(theirs >= ours) + (unsigned)(theirs > ours);
+}
+
+int ek_hand_strength_counts(const uint8_t hole[2], const uint8_t *board, int n_board,
+                            const double *weights, double out[3])
+{
+    situation s;
+    int status = make_situation(&s, hole, board, n_board);
+    if (status)
+        return status;
+    if (n_board < 3)
+        return EK_ERR_ARGUMENT;
+    uint16_t ours = value_of(s.board_key + s.hole_key, s.board_bits | s.hole_bits);
+    double sum[3] = {0.0, 0.0, 0.0};
+    uint32_t tally[3] = {0, 0, 0};
+    for (int i = 0; i < s.n_unseen; i++) {
+        int a = s.unseen[i];
+        uint64_t ka = s.board_key + g_card_key[a], ba = s.board_bits | g_card_bit[a];
+        for (int j = i + 1; j < s.n_unseen; j++) {
+            int b = s.unseen[j];
+            unsigned k = compare(ours, value_of(ka + g_card_key[b], ba | g_card_bit[b]));
+            if (weights)
+                sum[k] += weights[combo_index(a, b)];
+            else
+                tally[k]++;
+        }
+    }
+    for (int k = 0; k < 3; k++)
+        out[k] = weights ? sum[k] : (double)tally[k];
+    if (weights && !(out[0] + out[1] + out[2] > 0.0))
+        return EK_ERR_NO_WEIGHT;
+    return EK_OK;
+}
+
+/* Score every holding on one completed board: per-holding outcome counts (if `per_holding`)
+ * and the number of holdings we are ahead of / tied with / behind (`tally`). */
+static inline void score_board(const holdings *h, uint64_t key, uint64_t bits, uint64_t runout,
+                               uint16_t ours, uint32_t *per_holding, uint32_t tally[3])
+{
+    uint32_t tied = 0, behind = 0, n = 0;
+    for (int o = 0; o < h->n; o++) {
+        if (h->mask[o] & runout)
+            continue;
+        uint16_t theirs = value_of(key + h->key[o], bits | h->bits[o]);
+        unsigned k = compare(ours, theirs);
+        if (per_holding)
+            per_holding[3 * o + k]++;
+        tied += theirs == ours;
+        behind += theirs > ours;
+        n++;
+    }
+    tally[0] = n - tied - behind;
+    tally[1] = tied;
+    tally[2] = behind;
+}
+
+/* Visit every runout of the board (0, 1 or 2 cards to come). */
+typedef void (*runout_visitor)(void *ctx, uint64_t key, uint64_t bits, uint64_t runout, uint16_t ours);
+
+static void for_each_runout(const situation *s, int to_come, runout_visitor visit, void *ctx)
+{
+    uint64_t hk = s->hole_key, hb = s->hole_bits;
+    if (to_come == 0) {
+        visit(ctx, s->board_key, s->board_bits, 0, value_of(s->board_key + hk, s->board_bits | hb));
+        return;
+    }
+    for (int i = 0; i < s->n_unseen; i++) {
+        int t = s->unseen[i];
+        uint64_t kt = s->board_key + g_card_key[t], bt = s->board_bits | g_card_bit[t];
+        uint64_t mt = UINT64_C(1) << t;
+        if (to_come == 1) {
+            visit(ctx, kt, bt, mt, value_of(kt + hk, bt | hb));
+            continue;
+        }
+        for (int j = i + 1; j < s->n_unseen; j++) {
+            int r = s->unseen[j];
+            uint64_t kr = kt + g_card_key[r], br = bt | g_card_bit[r];
+            visit(ctx, kr, br, mt | (UINT64_C(1) << r), value_of(kr + hk, br | hb));
+        }
+    }
+}
+
+typedef struct {
+    const holdings *h;
+    uint32_t *per_holding;
+    double hs_squared_sum;
+    uint64_t n_boards;
+} runout_ctx;
+
+static void visit_potential(void *p, uint64_t key, uint64_t bits, uint64_t runout, uint16_t ours)
+{
+    runout_ctx *ctx = p;
+    uint32_t tally[3];
+    score_board(ctx->h, key, bits, runout, ours, ctx->per_holding, tally);
+}
+
+static void visit_hs_squared(void *p, uint64_t key, uint64_t bits, uint64_t runout, uint16_t ours)
+{
+    runout_ctx *ctx = p;
+    uint32_t tally[3];
+    score_board(ctx->h, key, bits, runout, ours, NULL, tally);
+    double n = (double)tally[0] + tally[1] + tally[2];
+    double hs = ((double)tally[0] + 0.5 * tally[1]) / n;
+    ctx->hs_squared_sum += hs * hs;
+    ctx->n_boards++;
+}
+
+int ek_potential_table(const uint8_t hole[2], const uint8_t *board, int n_board,
+                       const double *weights, double table[9])
+{
+    situation s;
+    holdings *h = NULL;
+    uint32_t *per_holding = NULL;
+    int status = make_situation(&s, hole, board, n_board);
+    if (status)
+        return status;
+    if (n_board < 3)
+        return EK_ERR_ARGUMENT;
+    status = EK_ERR_NOMEM;
+    h = malloc(sizeof *h);
+    if (!h)
+        goto error;
+    per_holding = calloc(3 * EK_N_COMBOS, sizeof *per_holding);
+    if (!per_holding)
+        goto error;
+    status = collect_holdings(h, &s, weights);
+    if (status)
+        goto error;
+
+    runout_ctx ctx = {h, per_holding, 0.0, 0};
+    for_each_runout(&s, 5 - n_board, visit_potential, &ctx);
+
+    uint16_t ours_now = value_of(s.board_key + s.hole_key, s.board_bits | s.hole_bits);
+    for (int k = 0; k < 9; k++)
+        table[k] = 0.0;
+    for (int o = 0; o < h->n; o++) {
+        unsigned now = compare(ours_now, value_of(s.board_key + h->key[o], s.board_bits | h->bits[o]));
+        for (int k = 0; k < 3; k++)
+            table[3 * now + k] += h->weight[o] * (double)per_holding[3 * o + k];
+    }
+    status = EK_OK;
+error:
+    free(per_holding);
+    free(h);
+    return status;
+}
+
+int ek_hand_strength_squared(const uint8_t hole[2], const uint8_t *board, int n_board, double *out)
+{
+    situation s;
+    holdings *h = NULL;
+    int status = make_situation(&s, hole, board, n_board);
+    if (status)
+        return status;
+    if (n_board < 3)
+        return EK_ERR_ARGUMENT;
+    h = malloc(sizeof *h);
+    if (!h)
+        return EK_ERR_NOMEM;
+    status = collect_holdings(h, &s, NULL);
+    if (status == EK_OK) {
+        runout_ctx ctx = {h, NULL, 0.0, 0};
+        for_each_runout(&s, 5 - n_board, visit_hs_squared, &ctx);
+        *out = ctx.hs_squared_sum / (double)ctx.n_boards;
+    }
+    free(h);
+    return status;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Showdowns against several opponents                                         */
+/* ------------------------------------------------------------------------- */
+
+static double choose(int n, int k)
+{
+    if (k < 0 || n < k)
+        return 0.0;
+    double r = 1.0;
+    for (int i = 1; i <= k; i++)
+        r = r * (n - k + i) / i;
+    return r;
+}
+
+double ek_showdown_deals(int n_board, int n_opponents)
+{
+    int unseen = EK_N_CARDS - 2 - n_board, to_come = 5 - n_board;
+    double deals = choose(unseen, to_come);
+    int left = unseen - to_come;
+    for (int i = 0; i < n_opponents; i++) {
+        deals *= choose(left, 2) / (i + 1); /* unordered sets of opponents */
+        left -= 2;
+    }
+    return deals;
+}
+
+typedef struct {
+    uint16_t value[EK_N_COMBOS];
+    uint64_t mask[EK_N_COMBOS];
+    int n;
+    uint16_t ours;
+    uint64_t count[3];
+} showdown_ctx;
+
+/* Opponents as increasing holding indices (each unordered set once); track the best hand. */
+static void deal_opponents(showdown_ctx *c, int first, int left, uint64_t used, uint16_t best)
+{
+    for (int o = first; o < c->n; o++) {
+        if (c->mask[o] & used)
+            continue;
+        uint16_t b = c->value[o] > best ? c->value[o] : best;
+        if (left == 1)
+            c->count[compare(c->ours, b)]++;
+        else
+            deal_opponents(c, o + 1, left - 1, used | c->mask[o], b);
+    }
+}
+
+static void runouts_exact(const situation *s, showdown_ctx *c, const holdings *h, int n_opponents,
+                          int to_come, int first, uint64_t key, uint64_t bits, uint64_t runout)
+{
+    if (to_come == 0) {
+        c->ours = value_of(key + s->hole_key, bits | s->hole_bits);
+        c->n = 0;
+        for (int o = 0; o < h->n; o++) {
+            if (h->mask[o] & runout)
+                continue;
+            c->value[c->n] = value_of(key + h->key[o], bits | h->bits[o]);
+            c->mask[c->n] = h->mask[o];
+            c->n++;
+        }
+        if (n_opponents == 1) {
+            uint32_t tied = 0, behind = 0;
+            for (int o = 0; o < c->n; o++) {
+                tied += c->value[o] == c->ours;
+                behind += c->value[o] > c->ours;
+            }
+            c->count[0] += (uint64_t)(c->n - tied - behind);
+            c->count[1] += tied;
+            c->count[2] += behind;
+        } else {
+            deal_opponents(c, 0, n_opponents, 0, 0);
+        }
+        return;
+    }
+    for (int i = first; i < s->n_unseen; i++) {
+        int card = s->unseen[i];
+        runouts_exact(s, c, h, n_opponents, to_come - 1, i + 1, key + g_card_key[card],
+                      bits | g_card_bit[card], runout | (UINT64_C(1) << card));
+    }
+}
+
+int ek_showdown_exact(const uint8_t hole[2], const uint8_t *board, int n_board, int n_opponents,
+                      uint64_t out[3])
+{
+    situation s;
+    holdings *h = NULL;
+    showdown_ctx *c = NULL;
+    if (n_opponents < 1 || n_opponents > 9)
+        return EK_ERR_ARGUMENT;
+    int status = make_situation(&s, hole, board, n_board);
+    if (status)
+        return status;
+    status = EK_ERR_NOMEM;
+    h = malloc(sizeof *h);
+    c = calloc(1, sizeof *c);
+    if (!h || !c)
+        goto error;
+    status = collect_holdings(h, &s, NULL);
+    if (status)
+        goto error;
+    runouts_exact(&s, c, h, n_opponents, 5 - n_board, 0, s.board_key, s.board_bits, 0);
+    for (int k = 0; k < 3; k++)
+        out[k] = c->count[k];
+    status = EK_OK;
+error:
+    free(c);
+    free(h);
+    return status;
+}
+
+typedef struct {
+    uint64_t s[4];
+} xoshiro256;
+
+static void rng_seed(xoshiro256 *rng, uint64_t seed)
+{
+    for (int i = 0; i < 4; i++)
+        rng->s[i] = splitmix64(&seed);
+}
+
+static inline uint64_t rotl(uint64_t x, int k)
+{
+    return (x << k) | (x >> (64 - k));
+}
+
+static inline uint64_t rng_next(xoshiro256 *rng)
+{
+    uint64_t *s = rng->s;
+    uint64_t result = rotl(s[1] * 5, 7) * 9;
+    uint64_t t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl(s[3], 45);
+    return result;
+}
+
+/* Threshold of Lemire's method for range 52: 2^32 mod 52 (a product whose low half is
+ * below it is rejected, so every card is exactly equally likely). */
+#define DRAW_REJECT ((uint32_t)(UINT64_C(4294967296) % EK_N_CARDS))
+
+int ek_showdown_monte_carlo(const uint8_t hole[2], const uint8_t *board, int n_board,
+                            int n_opponents, uint64_t trials, uint64_t seed, uint64_t out[3])
+{
+    situation s;
+    if (n_opponents < 1 || n_opponents > 9)
+        return EK_ERR_ARGUMENT;
+    int status = make_situation(&s, hole, board, n_board);
+    if (status)
+        return status;
+    int to_come = 5 - n_board, need = to_come + 2 * n_opponents;
+    if (need > s.n_unseen)
+        return EK_ERR_ARGUMENT;
+    xoshiro256 rng;
+    rng_seed(&rng, seed);
+    uint64_t count[3] = {0, 0, 0};
+    uint8_t dealt[5 + 2 * 9 + 2]; /* the second draw of a pair may land one past `need` */
+    for (uint64_t t = 0; t < trials; t++) {
+        /* Deal by rejection from the full deck: each 64-bit draw gives two uniform cards
+         * 0..51 (multiply-high); cards already known or dealt are drawn again. */
+        uint64_t used = s.dead;
+        int k = 0;
+        while (k < need) {
+            uint64_t r = rng_next(&rng);
+            for (int half = 0; half < 2; half++) {
+                uint64_t m = (r & UINT64_C(0xFFFFFFFF)) * EK_N_CARDS;
+                r >>= 32;
+                unsigned c = (unsigned)(m >> 32);
+                /* branch-free accept: in range of the unbiased draw and not yet used */
+                uint64_t fresh = ((used >> c) & 1u) ^ 1u;
+                fresh &= (uint64_t)((uint32_t)m >= DRAW_REJECT);
+                used |= fresh << c;
+                dealt[k] = (uint8_t)c;
+                k += (int)fresh;
+            }
+        }
+        uint64_t key = s.board_key, bits = s.board_bits;
+        for (int i = 0; i < to_come; i++) {
+            key += g_card_key[dealt[i]];
+            bits |= g_card_bit[dealt[i]];
+        }
+        uint16_t ours = value_of(key + s.hole_key, bits | s.hole_bits);
+        uint16_t best = 0;
+        for (int p = 0; p < n_opponents; p++) {
+            int a = dealt[to_come + 2 * p], b = dealt[to_come + 2 * p + 1];
+            uint16_t v = value_of(key + g_card_key[a] + g_card_key[b], bits | g_card_bit[a] | g_card_bit[b]);
+            best = v > best ? v : best;
+        }
+        count[compare(ours, best)]++;
+    }
+    for (int k = 0; k < 3; k++)
+        out[k] = count[k];
+    return EK_OK;
+}

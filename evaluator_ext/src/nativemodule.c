@@ -1,4 +1,444 @@
+/* CPython glue for the native hand evaluator: module evaluator_ext._native.
+ *
+ * Argument parsing, buffers, the GIL and errors live here; the kernels (eval_kernels.c)
+ * know nothing of Python. Callers are expected to be evaluator_ext/native.py, which
+ * cleans card-like input first; this layer still checks everything so that garbage
+ * never crashes the interpreter (ValueError / TypeError instead).
+ */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
-static struct PyModuleDef moddef = {PyModuleDef_HEAD_INIT, "_native", "placeholder", -1, NULL};
-PyMODINIT_FUNC PyInit__native(void) { return PyModule_Create(&moddef); }
+
+#include <string.h>
+
+#include "eval_kernels.h"
+
+/* Work bigger than this (hand evaluations, roughly) runs without the GIL. */
+#define GIL_FREE_ABOVE 2000
+
+static PyObject *kernel_error(int status, const char *what)
+{
+    switch (status) {
+    case EK_ERR_NOMEM:
+        return PyErr_NoMemory();
+    case EK_ERR_RANGE:
+        PyErr_Format(PyExc_ValueError, "%s: a card number is out of range 0..51", what);
+        break;
+    case EK_ERR_DUPLICATE:
+        PyErr_Format(PyExc_ValueError, "%s: a card appears twice", what);
+        break;
+    case EK_ERR_NO_WEIGHT:
+        PyErr_Format(PyExc_ValueError,
+                     "%s: weights give no weight to any holding that does not clash with the known cards", what);
+        break;
+    case EK_ERR_ARGUMENT:
+        PyErr_Format(PyExc_ValueError, "%s: a size or count is out of range", what);
+        break;
+    default:
+        PyErr_Format(PyExc_RuntimeError, "%s: internal error %d in the native evaluator", what, status);
+    }
+    return NULL;
+}
+
+/* Clean a sequence of ints 0..51 into out[]; its length must be in [min_n, max_n].
+ * Returns the length, or -1 with an exception set. */
+static int cards_from_sequence(PyObject *obj, uint8_t *out, int min_n, int max_n, const char *what)
+{
+    PyObject *seq = PySequence_Fast(obj, "cards must be a sequence of card numbers 0..51");
+    if (!seq)
+        return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    int result = -1;
+    if (n < min_n || n > max_n) {
+        if (min_n == max_n)
+            PyErr_Format(PyExc_ValueError, "%s must be %d cards, got %zd", what, min_n, n);
+        else
+            PyErr_Format(PyExc_ValueError, "%s must be %d to %d cards, got %zd", what, min_n, max_n, n);
+        goto error;
+    }
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        long c = PyLong_AsLong(items[i]);
+        if (c == -1 && PyErr_Occurred())
+            goto error;
+        if (c < 0 || c >= EK_N_CARDS) {
+            PyErr_Format(PyExc_ValueError, "%s: card number %ld is out of range 0..51", what, c);
+            goto error;
+        }
+        out[i] = (uint8_t)c;
+    }
+    result = (int)n;
+error:
+    Py_DECREF(seq);
+    return result;
+}
+
+/* hole (2 cards) and board (min_board..5 cards), all distinct. */
+static int parse_hole_board(PyObject *hole_obj, PyObject *board_obj, uint8_t hole[2], uint8_t board[5],
+                            int min_board, int *n_board, const char *what)
+{
+    if (cards_from_sequence(hole_obj, hole, 2, 2, "hole") < 0)
+        return -1;
+    int nb = cards_from_sequence(board_obj, board, min_board, 5, "board");
+    if (nb < 0)
+        return -1;
+    uint64_t seen = 0;
+    for (int i = 0; i < 2 + nb; i++) {
+        uint8_t c = i < 2 ? hole[i] : board[i - 2];
+        if (seen & (UINT64_C(1) << c)) {
+            PyErr_Format(PyExc_ValueError, "%s: card number %d appears twice", what, (int)c);
+            return -1;
+        }
+        seen |= UINT64_C(1) << c;
+    }
+    *n_board = nb;
+    return 0;
+}
+
+/* Optional weights: None, or a C-contiguous float64 buffer of 1326 non-negative finite values. */
+static int get_weights(PyObject *obj, Py_buffer *view, const double **weights)
+{
+    *weights = NULL;
+    if (obj == NULL || obj == Py_None)
+        return 0;
+    if (PyObject_GetBuffer(obj, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+        return -1;
+    if (view->itemsize != sizeof(double) || !view->format || strcmp(view->format, "d") != 0 ||
+        view->len != (Py_ssize_t)(EK_N_COMBOS * sizeof(double))) {
+        PyErr_SetString(PyExc_ValueError, "weights must be a contiguous float64 buffer of 1326 values");
+        PyBuffer_Release(view);
+        return -1;
+    }
+    const double *w = view->buf;
+    for (int i = 0; i < EK_N_COMBOS; i++)
+        if (!(w[i] >= 0.0) || w[i] > 1e300) {
+            PyErr_Format(PyExc_ValueError, "weights must be finite and non-negative (entry %d is %g)", i, w[i]);
+            PyBuffer_Release(view);
+            return -1;
+        }
+    *weights = w;
+    return 1;
+}
+
+/* ------------------------------------------------------------------------- */
+
+static PyObject *py_evaluate(PyObject *self, PyObject *args)
+{
+    PyObject *obj;
+    uint8_t cards[7];
+    if (!PyArg_ParseTuple(args, "O:evaluate", &obj))
+        return NULL;
+    int n = cards_from_sequence(obj, cards, 5, 7, "evaluate");
+    if (n < 0)
+        return NULL;
+    uint64_t seen = 0;
+    for (int i = 0; i < n; i++) {
+        if (seen & (UINT64_C(1) << cards[i]))
+            return PyErr_Format(PyExc_ValueError, "evaluate: card number %d appears twice", (int)cards[i]);
+        seen |= UINT64_C(1) << cards[i];
+    }
+    return PyLong_FromLong(ek_evaluate(cards, n));
+}
+
+static PyObject *py_evaluate_batch(PyObject *self, PyObject *args)
+{
+    PyObject *cards_obj, *out_obj;
+    Py_buffer cards = {0}, out = {0};
+    int have_cards = 0, have_out = 0;
+    PyObject *result = NULL;
+    if (!PyArg_ParseTuple(args, "OO:evaluate_batch", &cards_obj, &out_obj))
+        return NULL;
+    if (PyObject_GetBuffer(cards_obj, &cards, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+        goto error;
+    have_cards = 1;
+    if (PyObject_GetBuffer(out_obj, &out, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_WRITABLE) < 0)
+        goto error;
+    have_out = 1;
+    if (cards.itemsize != 1 || !cards.format || strcmp(cards.format, "B") != 0 || cards.ndim != 2 ||
+        cards.shape[1] < 5 || cards.shape[1] > 7) {
+        PyErr_SetString(PyExc_ValueError, "evaluate_batch: cards must be a C-contiguous uint8 array of shape (n, 5..7)");
+        goto error;
+    }
+    if (out.itemsize != 4 || !out.format || strcmp(out.format, "i") != 0 || out.ndim != 1 ||
+        out.shape[0] != cards.shape[0]) {
+        PyErr_SetString(PyExc_ValueError, "evaluate_batch: out must be a C-contiguous int32 array of shape (n,)");
+        goto error;
+    }
+    size_t rows = (size_t)cards.shape[0], bad_row = 0;
+    int cols = (int)cards.shape[1], status;
+    if (rows > GIL_FREE_ABOVE) {
+        Py_BEGIN_ALLOW_THREADS
+        status = ek_evaluate_batch(cards.buf, rows, cols, out.buf, &bad_row);
+        Py_END_ALLOW_THREADS
+    } else {
+        status = ek_evaluate_batch(cards.buf, rows, cols, out.buf, &bad_row);
+    }
+    if (status == EK_ERR_RANGE) {
+        PyErr_Format(PyExc_ValueError, "evaluate_batch: row %zu has a card number outside 0..51", bad_row);
+        goto error;
+    }
+    if (status == EK_ERR_DUPLICATE) {
+        PyErr_Format(PyExc_ValueError, "evaluate_batch: row %zu has a card twice", bad_row);
+        goto error;
+    }
+    if (status) {
+        kernel_error(status, "evaluate_batch");
+        goto error;
+    }
+    result = Py_NewRef(Py_None);
+error:
+    if (have_out)
+        PyBuffer_Release(&out);
+    if (have_cards)
+        PyBuffer_Release(&cards);
+    return result;
+}
+
+static PyObject *py_value_histogram(PyObject *self, PyObject *args)
+{
+    int n_cards = 7, status;
+    PyObject *result = NULL;
+    if (!PyArg_ParseTuple(args, "|i:value_histogram", &n_cards))
+        return NULL;
+    if (n_cards < 5 || n_cards > 7)
+        return PyErr_Format(PyExc_ValueError, "value_histogram: n_cards must be 5, 6 or 7, got %d", n_cards);
+    uint64_t *hist = PyMem_RawMalloc((EK_N_VALUES + 1) * sizeof *hist);
+    if (!hist)
+        return PyErr_NoMemory();
+    Py_BEGIN_ALLOW_THREADS
+    status = ek_value_histogram(n_cards, hist);
+    Py_END_ALLOW_THREADS
+    if (status) {
+        kernel_error(status, "value_histogram");
+        goto error;
+    }
+    result = PyTuple_New(EK_N_VALUES + 1);
+    if (!result)
+        goto error;
+    for (int v = 0; v <= EK_N_VALUES; v++) {
+        PyObject *x = PyLong_FromUnsignedLongLong(hist[v]);
+        if (!x) {
+            Py_CLEAR(result);
+            goto error;
+        }
+        PyTuple_SET_ITEM(result, v, x);
+    }
+error:
+    PyMem_RawFree(hist);
+    return result;
+}
+
+static PyObject *py_category_counts(PyObject *self, PyObject *args)
+{
+    int n_cards = 7, status;
+    if (!PyArg_ParseTuple(args, "|i:category_counts", &n_cards))
+        return NULL;
+    if (n_cards < 5 || n_cards > 7)
+        return PyErr_Format(PyExc_ValueError, "category_counts: n_cards must be 5, 6 or 7, got %d", n_cards);
+    uint64_t *hist = PyMem_RawMalloc((EK_N_VALUES + 1) * sizeof *hist);
+    if (!hist)
+        return PyErr_NoMemory();
+    Py_BEGIN_ALLOW_THREADS
+    status = ek_value_histogram(n_cards, hist);
+    Py_END_ALLOW_THREADS
+    if (status) {
+        PyMem_RawFree(hist);
+        return kernel_error(status, "category_counts");
+    }
+    unsigned long long counts[EK_N_CATEGORIES] = {0};
+    for (int v = 1; v <= EK_N_VALUES; v++)
+        counts[ek_category(v)] += hist[v];
+    PyMem_RawFree(hist);
+    return Py_BuildValue("(KKKKKKKKK)", counts[0], counts[1], counts[2], counts[3], counts[4], counts[5],
+                         counts[6], counts[7], counts[8]);
+}
+
+static PyObject *py_hand_strength_counts(PyObject *self, PyObject *args)
+{
+    PyObject *hole_obj, *board_obj, *weights_obj = Py_None, *result = NULL;
+    uint8_t hole[2], board[5];
+    int n_board, have_weights = 0, status;
+    Py_buffer view = {0};
+    const double *weights;
+    double out[3];
+    if (!PyArg_ParseTuple(args, "OO|O:hand_strength_counts", &hole_obj, &board_obj, &weights_obj))
+        return NULL;
+    if (parse_hole_board(hole_obj, board_obj, hole, board, 3, &n_board, "hand_strength_counts") < 0)
+        return NULL;
+    have_weights = get_weights(weights_obj, &view, &weights);
+    if (have_weights < 0)
+        return NULL;
+    /* ~1,000 evaluations: cheaper to keep the GIL than to hand it over */
+    status = ek_hand_strength_counts(hole, board, n_board, weights, out);
+    if (status) {
+        kernel_error(status, "hand_strength_counts");
+        goto error;
+    }
+    result = Py_BuildValue("(ddd)", out[0], out[1], out[2]);
+error:
+    if (have_weights)
+        PyBuffer_Release(&view);
+    return result;
+}
+
+static PyObject *py_potential_table(PyObject *self, PyObject *args)
+{
+    PyObject *hole_obj, *board_obj, *weights_obj = Py_None, *result = NULL;
+    uint8_t hole[2], board[5];
+    int n_board, have_weights = 0, status;
+    Py_buffer view = {0};
+    const double *weights;
+    double t[9];
+    if (!PyArg_ParseTuple(args, "OO|O:potential_table", &hole_obj, &board_obj, &weights_obj))
+        return NULL;
+    if (parse_hole_board(hole_obj, board_obj, hole, board, 3, &n_board, "potential_table") < 0)
+        return NULL;
+    have_weights = get_weights(weights_obj, &view, &weights);
+    if (have_weights < 0)
+        return NULL;
+    if (n_board < 5) {
+        Py_BEGIN_ALLOW_THREADS
+        status = ek_potential_table(hole, board, n_board, weights, t);
+        Py_END_ALLOW_THREADS
+    } else {
+        status = ek_potential_table(hole, board, n_board, weights, t);
+    }
+    if (status) {
+        kernel_error(status, "potential_table");
+        goto error;
+    }
+    result = Py_BuildValue("((ddd)(ddd)(ddd))", t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8]);
+error:
+    if (have_weights)
+        PyBuffer_Release(&view);
+    return result;
+}
+
+static PyObject *py_hand_strength_squared(PyObject *self, PyObject *args)
+{
+    PyObject *hole_obj, *board_obj;
+    uint8_t hole[2], board[5];
+    int n_board, status;
+    double out = 0.0;
+    if (!PyArg_ParseTuple(args, "OO:hand_strength_squared", &hole_obj, &board_obj))
+        return NULL;
+    if (parse_hole_board(hole_obj, board_obj, hole, board, 3, &n_board, "hand_strength_squared") < 0)
+        return NULL;
+    if (n_board < 5) {
+        Py_BEGIN_ALLOW_THREADS
+        status = ek_hand_strength_squared(hole, board, n_board, &out);
+        Py_END_ALLOW_THREADS
+    } else {
+        status = ek_hand_strength_squared(hole, board, n_board, &out);
+    }
+    if (status)
+        return kernel_error(status, "hand_strength_squared");
+    return PyFloat_FromDouble(out);
+}
+
+static PyObject *py_showdown_deals(PyObject *self, PyObject *args)
+{
+    int n_board, n_opponents;
+    if (!PyArg_ParseTuple(args, "ii:showdown_deals", &n_board, &n_opponents))
+        return NULL;
+    if (n_board < 0 || n_board > 5 || n_opponents < 1 || n_opponents > 9)
+        return PyErr_Format(PyExc_ValueError, "showdown_deals: need board 0..5 and 1..9 opponents");
+    return PyFloat_FromDouble(ek_showdown_deals(n_board, n_opponents));
+}
+
+static PyObject *py_showdown_exact(PyObject *self, PyObject *args)
+{
+    PyObject *hole_obj, *board_obj;
+    uint8_t hole[2], board[5];
+    int n_board, n_opponents, status;
+    uint64_t out[3];
+    if (!PyArg_ParseTuple(args, "OOi:showdown_exact", &hole_obj, &board_obj, &n_opponents))
+        return NULL;
+    if (parse_hole_board(hole_obj, board_obj, hole, board, 0, &n_board, "showdown_exact") < 0)
+        return NULL;
+    if (n_opponents < 1 || n_opponents > 9)
+        return PyErr_Format(PyExc_ValueError, "showdown_exact: n_opponents must be 1..9, got %d", n_opponents);
+    Py_BEGIN_ALLOW_THREADS
+    status = ek_showdown_exact(hole, board, n_board, n_opponents, out);
+    Py_END_ALLOW_THREADS
+    if (status)
+        return kernel_error(status, "showdown_exact");
+    return Py_BuildValue("(KKK)", (unsigned long long)out[0], (unsigned long long)out[1],
+                         (unsigned long long)out[2]);
+}
+
+static PyObject *py_showdown_monte_carlo(PyObject *self, PyObject *args)
+{
+    PyObject *hole_obj, *board_obj;
+    uint8_t hole[2], board[5];
+    int n_board, n_opponents, status;
+    unsigned long long trials, seed;
+    uint64_t out[3];
+    if (!PyArg_ParseTuple(args, "OOiKK:showdown_monte_carlo", &hole_obj, &board_obj, &n_opponents, &trials, &seed))
+        return NULL;
+    if (parse_hole_board(hole_obj, board_obj, hole, board, 0, &n_board, "showdown_monte_carlo") < 0)
+        return NULL;
+    if (n_opponents < 1 || n_opponents > 9)
+        return PyErr_Format(PyExc_ValueError, "showdown_monte_carlo: n_opponents must be 1..9, got %d", n_opponents);
+    if (trials < 1)
+        return PyErr_Format(PyExc_ValueError, "showdown_monte_carlo: trials must be at least 1");
+    Py_BEGIN_ALLOW_THREADS
+    status = ek_showdown_monte_carlo(hole, board, n_board, n_opponents, trials, seed, out);
+    Py_END_ALLOW_THREADS
+    if (status)
+        return kernel_error(status, "showdown_monte_carlo");
+    return Py_BuildValue("(KKK)", (unsigned long long)out[0], (unsigned long long)out[1],
+                         (unsigned long long)out[2]);
+}
+
+/* ------------------------------------------------------------------------- */
+
+static PyMethodDef methods[] = {
+    {"evaluate", py_evaluate, METH_VARARGS,
+     "evaluate(cards) -> int: value 1..7462 of 5-7 distinct card numbers."},
+    {"evaluate_batch", py_evaluate_batch, METH_VARARGS,
+     "evaluate_batch(cards, out) -> None: cards uint8 (n, 5..7) C-contiguous; fills int32 out (n,)."},
+    {"value_histogram", py_value_histogram, METH_VARARGS,
+     "value_histogram(n_cards=7) -> tuple: number of n-card hands with each value (index 0 unused)."},
+    {"category_counts", py_category_counts, METH_VARARGS,
+     "category_counts(n_cards=7) -> 9-tuple: n-card hands per category, high card first."},
+    {"hand_strength_counts", py_hand_strength_counts, METH_VARARGS,
+     "hand_strength_counts(hole, board, weights=None) -> (ahead, tied, behind) counts or weight sums."},
+    {"potential_table", py_potential_table, METH_VARARGS,
+     "potential_table(hole, board, weights=None) -> 3x3 tuple of floats (rows now, columns later)."},
+    {"hand_strength_squared", py_hand_strength_squared, METH_VARARGS,
+     "hand_strength_squared(hole, board) -> float: E[HS^2] over the runouts."},
+    {"showdown_deals", py_showdown_deals, METH_VARARGS,
+     "showdown_deals(n_board, n_opponents) -> float: deals an exact enumeration visits."},
+    {"showdown_exact", py_showdown_exact, METH_VARARGS,
+     "showdown_exact(hole, board, n_opponents) -> (win, tie, lose) deal counts."},
+    {"showdown_monte_carlo", py_showdown_monte_carlo, METH_VARARGS,
+     "showdown_monte_carlo(hole, board, n_opponents, trials, seed) -> (win, tie, lose) trial counts."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef moddef = {
+    PyModuleDef_HEAD_INIT,
+    "_native",
+    "Native hold'em hand evaluator kernels (use evaluator_ext.native, which cleans card-like input).",
+    -1,
+    methods,
+    NULL,
+    NULL,
+    NULL,
+    NULL,
+};
+
+PyMODINIT_FUNC PyInit__native(void)
+{
+    int status = ek_init();
+    if (status)
+        return kernel_error(status, "evaluator_ext._native init");
+    PyObject *m = PyModule_Create(&moddef);
+    if (!m)
+        return NULL;
+    if (PyModule_AddIntConstant(m, "N_VALUES", EK_N_VALUES) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -1,0 +1,150 @@
+"""Exact CASPER retrieval on one street of 1,000,000 cases: faiss index vs numpy brute force.
+
+Run:  python3 bench/bench_retrieval.py [--cases 1000000] [--queries 300] [--brute-queries 20]
+
+Cases and queries come from the same generator (queries are fresh draws, not copies of
+cases): counts as small integers, pot odds from the few values the betting allows, hand
+strength and potentials continuous. Both sides compute the same similarity (the CASPER
+defaults for the flop) and must return identical ids; the script checks that on every
+query it times for the brute force.
+
+Prints per single query (threshold 0.97, else top 20) p50/p99 for both and their ratio,
+top-20 k-NN latency, throughput of a batch of 1,000 queries, build time and memory per
+million cases, each beside its target.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from cbr.retrieval import CaseIndex  # noqa: E402
+from cbr.similarity import default_casper, global_similarity  # noqa: E402
+
+
+def flop_cases(n: int, seed: int) -> np.ndarray:
+    """``n`` flop situations with the 12 CASPER features, float32 ``(n, 12)``."""
+    rng = np.random.default_rng(seed)
+    dealt = rng.choice([2, 3, 4, 5, 6, 7, 8, 9, 10], n, p=[.22, .04, .05, .06, .25, .05, .05, .13, .15])
+    in_hand = np.minimum(dealt, 2 + rng.binomial(np.maximum(dealt - 2, 0), 0.18))
+    to_act = rng.integers(0, in_hand)                      # 0 .. in_hand - 1
+    rel_pos = 1.0 - to_act / np.maximum(in_hand - 1, 1)
+    committed = rng.choice([0, 1, 2], n, p=[.72, .23, .05])
+    to_call = rng.choice([0, 1, 2, 3], n, p=[.5, .4, .08, .02])
+    preflop_bets = rng.choice([1, 2, 3, 4], n, p=[.45, .35, .15, .05])
+    pot = in_hand * preflop_bets + rng.integers(0, 3, n) + committed + to_call  # in small bets
+    pot_odds = to_call / (pot + to_call)
+    hs = rng.beta(2.0, 2.0, n)
+    ppot = rng.beta(1.0, 7.0, n)
+    npot = rng.beta(1.0, 5.0, n) * (1 - hs) * 0.8
+    return np.column_stack([dealt, rel_pos, in_hand, to_act, committed, to_call, pot_odds, hs,
+                            ppot, npot, pot, preflop_bets]).astype(np.float32)
+
+
+def percentiles(ts: list[float]) -> tuple[float, float]:
+    a = np.array(ts) * 1e3
+    return float(np.percentile(a, 50)), float(np.percentile(a, 99))
+
+
+def brute_retrieve(st, X: np.ndarray, q: np.ndarray, t: float, k: int) -> np.ndarray:
+    """The definition in plain numpy: score all cases, threshold, else top k (ties by id)."""
+    s = global_similarity(st, q, X)
+    ids = np.nonzero(s >= t)[0]
+    if ids.size == 0:
+        ids = np.argpartition(-s, k)[: 4 * k] if s.shape[0] > 4 * k else np.arange(s.shape[0])
+        kth = np.sort(s[ids])[::-1][k - 1]
+        ids = np.nonzero(s >= kth)[0]
+        return ids[np.lexsort((ids, -s[ids]))][:k]
+    return ids[np.lexsort((ids, -s[ids]))]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--cases", type=int, default=1_000_000)
+    ap.add_argument("--queries", type=int, default=300)
+    ap.add_argument("--brute-queries", type=int, default=20)
+    ap.add_argument("--batch", type=int, default=1000)
+    args = ap.parse_args()
+
+    cfg = default_casper()
+    st = cfg.street("flop")
+    print(f"street: flop, {len(st)} CASPER features, threshold {cfg.threshold}, fallback top {cfg.fallback_k}")
+    print(f"cases: {args.cases:,}; faiss threads: {_threads()}")
+
+    X = flop_cases(args.cases, seed=1)
+    Q = flop_cases(max(args.queries, args.batch), seed=2)
+
+    t0 = time.perf_counter()
+    index = CaseIndex.for_street(cfg, "flop").fit(X)
+    build = time.perf_counter() - t0
+    backend = index.backend_
+    print(f"build: {build:.1f} s ({backend._lo.shape[0]} inverted lists)")
+
+    index.retrieve(Q[0])  # warm-up
+    ours, fallbacks, sizes = [], 0, []
+    for q in Q[: args.queries]:
+        t0 = time.perf_counter()
+        r = index.retrieve(q)
+        ours.append(time.perf_counter() - t0)
+        fallbacks += r.fallback
+        sizes.append(len(r))
+
+    brute, mismatches = [], 0
+    for i, q in enumerate(Q[: args.brute_queries]):
+        t0 = time.perf_counter()
+        ids = brute_retrieve(st, X, q, cfg.threshold, cfg.fallback_k)
+        brute.append(time.perf_counter() - t0)
+        mismatches += not np.array_equal(ids, index.retrieve(q).ids)
+
+    knn = []
+    for q in Q[: args.queries]:
+        t0 = time.perf_counter()
+        index.kneighbors(q, 20)
+        knn.append(time.perf_counter() - t0)
+
+    t0 = time.perf_counter()
+    index.retrieve_batch(Q[: args.batch])
+    batch = time.perf_counter() - t0
+
+    p50, p99 = percentiles(ours)
+    b50, b99 = percentiles(brute)
+    k50, k99 = percentiles(knn)
+    feat_bytes = X.nbytes
+    ivf_bytes = backend._index.ntotal * (backend._index.code_size + 8)
+    lists_bytes = sum(a.nbytes for a in (backend._centroids, backend._lo, backend._hi, backend._radius,
+                                         backend._sizes))
+    per_million = (feat_bytes + ivf_bytes + lists_bytes) * 1e6 / args.cases / 2**20
+
+    print(f"retrieved per query: median {int(np.median(sizes))} cases, {fallbacks}/{len(ours)} queries "
+          f"fell back to the top {cfg.fallback_k}")
+    print(f"identical ids, faiss vs brute force: {len(brute) - mismatches}/{len(brute)} queries")
+    print()
+    print(f"{'single query (threshold, else top 20)':40s} {'p50 ms':>9s} {'p99 ms':>9s}")
+    print(f"{'  ours (faiss IVF L1 + exact re-rank)':40s} {p50:9.2f} {p99:9.2f}   targets <= 2 / <= 10")
+    print(f"{'  numpy brute force':40s} {b50:9.2f} {b99:9.2f}")
+    print(f"{'  speed-up (brute p50 / ours p50)':40s} {b50 / p50:9.1f}x             target >= 20x")
+    print(f"{'top-20 kneighbors, ours':40s} {k50:9.2f} {k99:9.2f}")
+    print(f"batch of {args.batch}: {batch:.2f} s = {args.batch / batch:,.0f} queries/s "
+          f"(brute force at its p50: {1e3 / b50:,.0f} queries/s)")
+    print(f"memory per million cases: {per_million:.0f} MiB (features {feat_bytes / 2**20 * 1e6 / args.cases:.0f}, "
+          f"faiss lists {ivf_bytes / 2**20 * 1e6 / args.cases:.0f}, list bounds "
+          f"{lists_bytes / 2**20 * 1e6 / args.cases:.1f})")
+    if mismatches:
+        raise SystemExit("faiss and brute force disagree")
+
+
+def _threads() -> int:
+    import faiss
+
+    return faiss.omp_get_max_threads()
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    main()

@@ -1,0 +1,207 @@
+"""Build a case base from logs: parse -> replay -> features -> store (+ faiss indexes).
+
+Every decision of a player whose hole cards the log shows becomes a case. The slow part
+(replay and hand features) runs over ``workers`` processes in chunks of hands; the
+results are written in input order, so a build is reproducible whatever the worker count.
+The case base appears only when everything succeeded (:class:`~cbr.store.CaseBaseWriter`).
+
+>>> report = build_casebase(["../shared/data/logs/acpc/dealer_example_limit"],
+...                         "casebases/acpc-limit")                     # doctest: +SKIP
+>>> report.cases, report.hands                                          # doctest: +SKIP
+"""
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+import numpy as np
+
+from cbr.errors import CBRError
+from cbr.game.gamedef import STREETS
+from cbr.logs.detect import log_sources, read_logs
+from cbr.logs.record import HandRecord, ParseIssue
+from cbr.logs.replay import replay
+from cbr.store.casebase import CaseBaseWriter, decision_meta, load_feature_set
+
+Progress = Callable[..., None]
+CHUNK_HANDS = 250
+
+
+@dataclass
+class BuildReport:
+    """What a build did: hands read, cases per street, hands skipped with file:line."""
+
+    path: str
+    hands: int = 0
+    decisions: int = 0
+    cases: int = 0
+    cases_per_street: dict[str, int] = field(default_factory=dict)
+    skipped: list[ParseIssue] = field(default_factory=list)
+    sources: int = 0
+    seconds: float = 0.0
+
+    @property
+    def hands_per_second(self) -> float:
+        return self.hands / self.seconds if self.seconds > 0 else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path, "sources": self.sources, "hands": self.hands,
+            "decisions": self.decisions, "cases": self.cases,
+            "cases_per_street": self.cases_per_street, "skipped": len(self.skipped),
+            "skipped_hands": [{"where": i.where, "reason": i.reason} for i in self.skipped],
+            "seconds": round(self.seconds, 3), "hands_per_second": round(self.hands_per_second, 1),
+        }
+
+
+@dataclass
+class _ChunkResult:
+    """Cases of one chunk of hands, per street: features, and provenance columns."""
+
+    rows: dict[int, tuple[np.ndarray, dict[str, list[Any]]]]
+    decisions: int
+    hands: int
+    skipped: list[ParseIssue]
+
+
+_WORKER_FEATURES: Any = None
+
+
+def _worker_init(feature_set: str) -> None:
+    global _WORKER_FEATURES
+    _WORKER_FEATURES = load_feature_set(feature_set)
+
+
+def cases_of_hands(records: Sequence[HandRecord], feature_set: Any,
+                   players: Optional[frozenset[str]] = None) -> _ChunkResult:
+    """Replay hands and compute the feature rows of their known-card decisions.
+
+    A pure function of its input (what each worker process runs). A hand that does not
+    replay is reported, not raised.
+    """
+    per_street: dict[int, list] = {0: [], 1: [], 2: [], 3: []}
+    skipped: list[ParseIssue] = []
+    decisions = hands = 0
+    for record in records:
+        try:
+            dps = replay(record)
+        except CBRError as exc:
+            skipped.append(ParseIssue(record.source, record.line, str(exc)))
+            continue
+        hands += 1
+        decisions += len(dps)
+        for dp in dps:
+            if dp.hole is None or dp.action not in ("f", "c", "r"):
+                continue
+            if players is not None and dp.player not in players:
+                continue
+            per_street[dp.street].append(dp)
+    rows = {}
+    for street, dps in per_street.items():
+        if dps:
+            X = np.vstack([feature_set.row(dp) for dp in dps]).astype(np.float32, copy=False)
+            rows[street] = (X, decision_meta(dps))
+    return _ChunkResult(rows, decisions, hands, skipped)
+
+
+def _worker_chunk(records: Sequence[HandRecord], players: Optional[frozenset[str]]) -> _ChunkResult:
+    return cases_of_hands(records, _WORKER_FEATURES, players)
+
+
+def _chunks(items: Iterable[HandRecord | ParseIssue], size: int,
+            issues: list[ParseIssue]) -> Iterator[list[HandRecord]]:
+    chunk: list[HandRecord] = []
+    for item in items:
+        if isinstance(item, ParseIssue):
+            issues.append(item)
+            continue
+        chunk.append(item)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def build_casebase(
+    paths: Sequence[str | os.PathLike[str]],
+    out: str | os.PathLike[str],
+    *,
+    feature_set: str = "casper",
+    players: Optional[Iterable[str]] = None,
+    workers: int = 1,
+    format: Optional[str] = None,
+    similarity: Any = None,
+    overwrite: bool = False,
+    name: Optional[str] = None,
+    progress: Optional[Progress] = None,
+) -> BuildReport:
+    """Build the case base ``out`` from the logs under ``paths``.
+
+    ``players`` keeps only the decisions of those player names; ``workers`` > 1 computes
+    features in that many processes; ``similarity`` is a ``SimilarityConfig`` or a TOML
+    path (default: CASPER's). ``progress(n, total=None)`` is called per hand.
+    Raises :class:`CBRError` when no case could be built; bad hands are only reported.
+    """
+    if workers < 1:
+        raise ValueError(f"workers must be at least 1, got {workers}")
+    t0 = time.perf_counter()
+    sources = log_sources(paths, format)
+    report = BuildReport(path=str(out), sources=sum(1 for _, n in sources if n))
+    if not report.sources:
+        raise CBRError(f"no log files found in {', '.join(str(p) for p in paths)}")
+    wanted = frozenset(players) if players else None
+    fs = load_feature_set(feature_set)
+    issues: list[ParseIssue] = []
+    per_street = {0: 0, 1: 0, 2: 0, 3: 0}
+    stream = read_logs(paths, format)
+    with CaseBaseWriter(out, feature_set=fs, similarity=similarity, overwrite=overwrite, name=name,
+                        extra={"built_by": "cbr build", "players": sorted(wanted) if wanted else None}) as writer:
+        for source, parser in sources:
+            where = Path(source)
+            if parser and where.is_file():
+                writer.add_source(source, format=parser)
+            elif parser and (where / "hdb").is_file():  # a database folder (IRC): hash its index file
+                writer.add_source(where / "hdb", name=source, format=parser)
+
+        def consume(result: _ChunkResult) -> None:
+            report.hands += result.hands
+            report.decisions += result.decisions
+            issues.extend(result.skipped)
+            for street, (X, meta) in sorted(result.rows.items()):
+                actions = meta.pop("actions")
+                writer.add_rows(street, X, actions, **meta)
+                per_street[street] += len(X)
+            if progress is not None:
+                progress(result.hands + len(result.skipped))
+
+        chunks = _chunks(stream, CHUNK_HANDS, issues)
+        if workers == 1:
+            for chunk in chunks:
+                for record in chunk:
+                    writer.add_game(record.game)
+                consume(cases_of_hands(chunk, fs, wanted))
+        else:
+            with ProcessPoolExecutor(workers, initializer=_worker_init, initargs=(feature_set,)) as pool:
+                pending = []
+                for chunk in chunks:
+                    for record in chunk:
+                        writer.add_game(record.game)
+                    pending.append(pool.submit(_worker_chunk, chunk, wanted))
+                    while len(pending) > 2 * workers:
+                        consume(pending.pop(0).result())
+                for fut in pending:
+                    consume(fut.result())
+        report.cases_per_street = {STREETS[s]: n for s, n in per_street.items()}
+        report.cases = sum(report.cases_per_street.values())
+        report.skipped = issues
+        if report.cases == 0:
+            raise CBRError(f"no cases: {report.hands} hands read, none with a decision of a player "
+                           f"whose hole cards are known" + (f" among {', '.join(sorted(wanted))}" if wanted else ""))
+    report.seconds = time.perf_counter() - t0
+    return report

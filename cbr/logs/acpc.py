@@ -1,0 +1,394 @@
+"""ACPC dealer logs: one ``STATE:`` line per hand.
+
+``STATE:<hand>:<betting>:<cards>:<payoffs>:<players>``, e.g.
+``STATE:3:rrrc/rrf:4s8s|6hJd/QhJs9d:-50|50:p2|p1``. Betting is ``f``/``c``/``r`` with
+``/`` between rounds; limit raises are a bare ``r``, no-limit raises ``rN`` = raise *to*
+N chips in the whole hand (converted here to the actor's total on the street). The
+players are listed in this hand's positions (ACPC order), so positions need no mapping.
+
+The game comes from, in order of precedence: a ``# game: {json}`` comment (written by
+our own match runner), the ``# name/game/hands/seed`` header's game file
+(``holdem.limit.2p.reverse_blinds.game`` -> preset ``holdem.limit.2p``), or, for
+continuation files without a header, the line itself: bare ``r`` = limit with the ACPC
+2p/3p layout, ``rN`` = no-limit 50/100 with the 6-max layout, no raise at all = limit
+when every payoff is below 50 chips (a no-limit hand always moves a 50 blind).
+
+>>> p = AcpcParser()
+>>> [rec] = p.parse_lines(["STATE:0:cc/crc/cc/cc:5d5c|9hQd/8dAs8s/4h/6d:20|-20:p1|p2"], "x.log")
+>>> rec.game.name, len(rec.actions), rec.board, rec.payoffs
+('holdem.limit.2p', 9, (25, 51, 27, 10, 17), (20.0, -20.0))
+>>> rec.actions[2]            # the big blind (position 0) opens the flop
+Action(street=1, position=0, kind='c', amount=None, all_in=False)
+"""
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Iterator
+from typing import Optional
+
+from cbr.errors import CBRError
+from cbr.game.gamedef import PRESETS, STREETS, GameDef, standard_table
+from cbr.logs.detect import read_log_text
+from cbr.logs.record import Action, HandRecord, ParseIssue
+
+_RANKS = "23456789TJQKA"
+_SUITS = "cdhs"
+CARD = {r + s: i * 4 + j for i, r in enumerate(_RANKS) for j, s in enumerate(_SUITS)}
+_BOARD_AT = (0, 3, 4, 5)
+# Two-card holdings by text ("AhKd" -> (50, 45)); ordered pairs of distinct cards.
+HOLE = {a + b: (CARD[a], CARD[b]) for a in CARD for b in CARD if a != b}
+BOARD: dict[str, tuple[int, ...]] = {"": ()}   # board texts seen, memoised by _board
+
+# ACPC game files we know -> game definitions.
+_NL2 = GameDef("acpc.nolimit.2p", 2, (100, 50), 100, 100, (99, 99, 99, 99), (1, 0, 0, 0), "nolimit", 20_000)
+_NL3 = GameDef("acpc.nolimit.3p", 3, (50, 100, 0), 100, 100, (99, 99, 99, 99), (2, 0, 0, 0), "nolimit", 20_000)
+GAME_FILES: dict[str, GameDef] = {
+    "holdem.limit.2p.reverse_blinds": PRESETS["holdem.limit.2p"],
+    "holdem.limit.3p": PRESETS["holdem.limit.3p"],
+    "holdem.nolimit.6p": PRESETS["holdem.nolimit.6p"],
+    "holdem.nolimit.2p.reverse_blinds": _NL2,
+    "holdem.nolimit.3p": _NL3,
+}
+_INFERRED: dict[tuple[str, int], GameDef] = {}
+
+
+def inferred_game(betting: str, n_players: int) -> GameDef:
+    """The game assumed for a line without header: ACPC layouts by player count.
+
+    >>> inferred_game("limit", 3).name, inferred_game("nolimit", 6).name
+    ('holdem.limit.3p', 'holdem.nolimit.6p')
+    """
+    key = (betting, n_players)
+    game = _INFERRED.get(key)
+    if game is None:
+        n = n_players
+        if betting == "limit":
+            game = {2: PRESETS["holdem.limit.2p"], 3: PRESETS["holdem.limit.3p"]}.get(n) or \
+                standard_table(f"acpc.limit.{n}p", n, (5, 10), 10, 20)
+        elif n == 6:
+            game = PRESETS["holdem.nolimit.6p"]
+        elif n == 2:
+            game = _NL2
+        else:
+            game = GameDef(f"acpc.nolimit.{n}p", n, (50, 100) + (0,) * (n - 2), 100, 100, (99, 99, 99, 99),
+                           (2 % n, 0, 0, 0), "nolimit", 10_000)
+        _INFERRED[key] = game
+    return game
+
+
+class _BadHand(Exception):
+    """A hand that cannot be read (the message is the reason)."""
+
+
+def betting_actions(game: GameDef, betting: str) -> tuple[tuple[Action, ...], int, bool]:
+    """Actions of an ACPC betting string, the last street reached, and whether the hand
+    ended with at most one player able to bet (all-in run-out or everyone folded).
+
+    Follows the turn order of ``game``; raises ``ValueError`` for an impossible sequence.
+
+    >>> from cbr.game import preset
+    >>> acts, last, _ = betting_actions(preset("holdem.nolimit.6p"), "ffr225fff")
+    >>> acts[2], last
+    (Action(street=0, position=4, kind='r', amount=225.0, all_in=False), 0)
+    """
+    try:
+        return _betting_actions(game, betting)
+    except _BadHand as exc:
+        raise ValueError(str(exc)) from None
+
+
+_PLAIN: dict[tuple[int, int, str], Action] = {}
+
+
+def _plain(street: int, p: int, kind: str) -> Action:
+    """A shared Action without amount (limit actions, folds): they are immutable."""
+    key = (street, p, kind)
+    a = _PLAIN.get(key)
+    if a is None:
+        a = _PLAIN[key] = Action(street, p, kind)  # type: ignore[arg-type]
+    return a
+
+
+def _betting_actions(game: GameDef, betting: str) -> tuple[tuple[Action, ...], int, bool]:
+    n = game.n_players
+    limit = game.betting == "limit"
+    stack = None if limit or not game.stack else float(game.stack)
+    total = list(game.blinds)
+    street_c = list(game.blinds)
+    folded = [False] * n
+    all_in = [False] * n
+    if stack is not None:
+        all_in = [t >= stack for t in total]
+    live = n
+    rounds = betting.split("/")
+    if len(rounds) > 4:
+        raise _BadHand("more than four betting rounds")
+    out: list[Action] = []
+    to_act = 0
+    for street, rnd in enumerate(rounds):
+        if street:
+            if live <= 1:
+                raise _BadHand("betting goes on after all but one player folded")
+            street_c = [0.0] * n
+        bet = max(street_c)
+        raises = 0
+        cap = game.raise_cap[street]
+        free = [q for q in range(n) if not folded[q] and not all_in[q]]
+        # players who must still act this round (none when one player alone has matched)
+        to_act = 0 if len(free) == 1 and street_c[free[0]] >= bet else len(free)
+        p = game.first_to_act[street]
+        i, length = 0, len(rnd)
+        while i < length:
+            if to_act <= 0 or live <= 1:
+                raise _BadHand(f"action {rnd[i]!r} on the {STREETS[street]} after the betting round was over")
+            while folded[p] or all_in[p]:
+                p = (p + 1) % n
+            ch = rnd[i]
+            i += 1
+            if ch == "c":
+                new = bet
+                ai = False
+                if stack is not None and total[p] - street_c[p] + new >= stack:
+                    new = stack - (total[p] - street_c[p])
+                    ai = all_in[p] = True
+                total[p] += new - street_c[p]
+                street_c[p] = new
+                out.append(_plain(street, p, "c") if limit else Action(street, p, "c", float(new), ai))
+                to_act -= 1
+            elif ch == "f":
+                folded[p] = True
+                live -= 1
+                out.append(_plain(street, p, "f"))
+                to_act -= 1
+            elif ch == "r":
+                j = i
+                while j < length and (rnd[j].isdigit() or rnd[j] == "."):
+                    j += 1
+                raises += 1
+                if limit:
+                    if j > i:
+                        raise _BadHand(f"raise with an amount ({rnd[i - 1:j]}) in a limit game")
+                    if raises > cap:
+                        raise _BadHand(f"more than {cap} raises on the {STREETS[street]} (cap {cap})")
+                    new = bet + (game.small_bet if street < 2 else game.big_bet)
+                    ai = False
+                else:
+                    if j == i:
+                        raise _BadHand("no-limit raise without an amount")
+                    try:
+                        to = float(rnd[i:j])
+                    except ValueError:
+                        raise _BadHand(f"bad raise amount {rnd[i:j]!r}") from None
+                    i = j
+                    new = to - (total[p] - street_c[p])
+                    if new <= bet:
+                        raise _BadHand(f"raise to {to:g} is not above the bet to call")
+                    if stack is not None and to > stack:
+                        raise _BadHand(f"raise to {to:g} is more than the stack of {stack:g}")
+                    ai = stack is not None and to >= stack
+                    if ai:
+                        all_in[p] = True
+                total[p] += new - street_c[p]
+                street_c[p] = new
+                bet = new
+                out.append(_plain(street, p, "r") if limit else Action(street, p, "r", float(new), ai))
+                # everyone else who can still bet must answer the raise
+                to_act = sum(1 for q in range(n) if q != p and not folded[q] and not all_in[q])
+            else:
+                raise _BadHand(f"unknown action {ch!r} in betting {betting!r}")
+            p = (p + 1) % n
+        if to_act > 0 and live > 1:
+            if street == len(rounds) - 1:
+                raise _BadHand(f"the hand stops in the middle of the {STREETS[street]} betting (truncated?)")
+            raise _BadHand(f"the {STREETS[street]} betting round ends before every player has acted")
+    last = len(rounds) - 1
+    free_n = sum(not folded[q] and not all_in[q] for q in range(n))
+    settled = live <= 1 or free_n <= 1
+    if not settled and last < 3:
+        raise _BadHand(f"betting stops after the {STREETS[last]} with players still betting (truncated?)")
+    return tuple(out), last, settled
+
+
+def _parse_game_header(line: str) -> Optional[GameDef]:
+    """The game named by a ``#`` header line, or None (other comments)."""
+    body = line[1:].strip()
+    if body.startswith("game:"):
+        try:
+            return GameDef.from_dict(json.loads(body[5:]))
+        except (ValueError, CBRError) as exc:
+            raise _BadHand(f"bad '# game:' header: {exc}") from None
+    if body.startswith("name/game/hands/seed"):
+        fields = body.split()
+        if len(fields) >= 3:
+            base = os.path.basename(fields[2])
+            if base.endswith(".game"):
+                base = base[:-5]
+            return GAME_FILES.get(base)
+    return None
+
+
+class AcpcParser:
+    """Reads ACPC dealer logs (``STATE:`` lines), limit and no-limit, 2 to 10 players.
+
+    >>> AcpcParser().sniff("x.log", "# comment\\nSTATE:0:f:AhKd|2c2d:5|-5:a|b\\n")
+    True
+    """
+
+    name = "acpc"
+    extensions = (".log",)
+
+    def __init__(self) -> None:
+        self._memo: dict[int, tuple[GameDef, dict[str, object]]] = {}
+
+    def sniff(self, path: str, head: str) -> bool:
+        for line in head.splitlines()[:50]:
+            if line.startswith("STATE:") or line.startswith("# name/game/hands/seed") or \
+                    line.startswith("# game:"):
+                return True
+        return False
+
+    def parse(self, path: str) -> Iterator[HandRecord | ParseIssue]:
+        """Hands and skipped hands of one log file."""
+        path = os.fspath(path)
+        text, issue = read_log_text(path)
+        if issue is not None:
+            yield issue
+        yield from self.parse_lines(text.splitlines(), path)
+
+    def parse_text(self, text: str, source: str = "<text>") -> Iterator[HandRecord | ParseIssue]:
+        """Hands and skipped hands of log text (tests, benchmarks)."""
+        return self.parse_lines(text.splitlines(), source)
+
+    def parse_lines(self, lines: Iterable[str], source: str) -> Iterator[HandRecord | ParseIssue]:
+        """Hands and skipped hands of an iterable of lines (numbered from 1)."""
+        header_game: Optional[GameDef] = None
+        json_game: Optional[GameDef] = None
+        named_game: Optional[GameDef] = None
+        file_betting: Optional[str] = None
+        seen: dict[str, int] = {}
+        for lineno, line in enumerate(lines, 1):
+            if line.startswith("STATE:"):
+                try:
+                    rec = self._hand(line.rstrip(), source, lineno, header_game, file_betting)
+                except _BadHand as exc:
+                    yield ParseIssue(source, lineno, str(exc))
+                    continue
+                k = seen.get(rec.hand_id, 0) + 1
+                seen[rec.hand_id] = k
+                if k > 1:  # a repeated hand number (concatenated sessions): keep ids unique
+                    object.__setattr__(rec, "hand_id", f"{rec.hand_id}.{k}")
+                file_betting = rec.game.betting
+                yield rec
+            elif line.startswith("#"):
+                try:
+                    game = _parse_game_header(line)
+                except _BadHand as exc:
+                    yield ParseIssue(source, lineno, str(exc))
+                    continue
+                if game is None:
+                    continue
+                if line[1:].lstrip().startswith("game:"):
+                    json_game = game           # our own runner's exact game wins
+                named_game = game if not line[1:].lstrip().startswith("game:") else named_game
+                header_game = json_game or named_game
+            elif line.startswith("SCORE:") or not line.strip():
+                continue
+            else:
+                shown = line if len(line) <= 60 else line[:57] + "..."
+                yield ParseIssue(source, lineno, f"not an ACPC log line: {shown!r}")
+
+    def _game_for(self, n: int, header: Optional[GameDef], betting: str, payoffs: list[float],
+                  file_betting: Optional[str]) -> GameDef:
+        if header is not None:
+            if header.n_players != n:
+                raise _BadHand(f"{n} players but the header's game {header.name!r} seats {header.n_players}")
+            return header
+        has_r = "r" in betting
+        if has_r:
+            i = betting.index("r") + 1
+            kind = "nolimit" if i < len(betting) and betting[i].isdigit() else "limit"
+        elif file_betting is not None:
+            kind = file_betting
+        else:
+            kind = "limit" if max(abs(x) for x in payoffs) < 50 else "nolimit"
+        return inferred_game(kind, n)
+
+    def _hand(self, line: str, source: str, lineno: int, header: Optional[GameDef],
+              file_betting: Optional[str]) -> HandRecord:
+        parts = line.split(":")
+        if len(parts) != 6:
+            raise _BadHand(f"corrupt or truncated STATE line ({len(parts)} fields, expected 6)")
+        _, hand_id, betting, cards, pay_text, names = parts
+        if not hand_id.isdigit():
+            raise _BadHand(f"hand number {hand_id!r} is not a number")
+        players = tuple(names.split("|"))
+        n = len(players)
+        if not 2 <= n <= 10:
+            raise _BadHand(f"{n} players; hold'em tables seat 2 to 10")
+        try:
+            payoffs = tuple(map(float, pay_text.split("|")))
+        except ValueError:
+            raise _BadHand(f"bad payoffs {pay_text!r}") from None
+        if len(payoffs) != n:
+            raise _BadHand(f"{len(payoffs)} payoffs for {n} players")
+        game = self._game_for(n, header, betting, payoffs, file_betting)
+        # cards: holes separated by |, then /flop/turn/river
+        holes_text, _, board_text = cards.partition("/")
+        holes = holes_text.split("|")
+        if len(holes) != n:
+            raise _BadHand(f"{len(holes)} hole-card entries for {n} players")
+        hole_cards = tuple(map(HOLE.get, holes))
+        if None in hole_cards:
+            for h in holes:
+                if h and h not in HOLE:
+                    raise _BadHand(f"bad hole cards {h!r} (two known cards like 'AhKd')")
+        board = BOARD.get(board_text)
+        if board is None:
+            board = _board(board_text)
+        dealt = [c for h in hole_cards if h is not None for c in h]
+        dealt.extend(board)
+        if len(set(dealt)) != len(dealt):
+            seen: set[int] = set()
+            dup = next(c for c in dealt if c in seen or seen.add(c))  # type: ignore[func-returns-value]
+            raise _BadHand(f"card {_RANKS[dup >> 2]}{_SUITS[dup & 3]} dealt twice")
+        actions, last, settled = self._actions(game, betting)
+        need = _BOARD_AT[last]
+        if len(board) != need and not (settled and len(board) > need):
+            raise _BadHand(f"{len(board)} board cards for a hand that reached the {STREETS[last]}")
+        stacks = None if game.betting == "limit" or not game.stack else (float(game.stack),) * n
+        return HandRecord(source, lineno, hand_id, game, players, hole_cards, board, actions,
+                          payoffs, stacks, None, "acpc")
+
+    def _actions(self, game: GameDef, betting: str) -> tuple[tuple[Action, ...], int, bool]:
+        entry = self._memo.get(id(game))
+        if entry is None:
+            entry = self._memo[id(game)] = (game, {})
+        memo = entry[1]
+        got = memo.get(betting)
+        if got is None:
+            try:
+                got = _betting_actions(game, betting)
+            except _BadHand as exc:
+                got = str(exc)
+            if len(memo) > 200_000:
+                memo.clear()
+            memo[betting] = got
+        if isinstance(got, str):
+            raise _BadHand(got)
+        return got  # type: ignore[return-value]
+
+
+def _board(text: str) -> tuple[int, ...]:
+    """Board cards of ``flop/turn/river`` text (memoised); raises _BadHand."""
+    parts = text.split("/")
+    if len(parts) > 3 or any(len(b) != w for b, w in zip(parts, (6, 2, 2))):
+        raise _BadHand(f"bad board {text!r} (flop, turn, river of 3, 1, 1 cards)")
+    flat = "".join(parts)
+    try:
+        board = tuple(CARD[flat[k:k + 2]] for k in range(0, len(flat), 2))
+    except KeyError as exc:
+        raise _BadHand(f"unknown card {exc.args[0]!r}") from None
+    if len(BOARD) < 500_000:
+        BOARD[text] = board
+    return board

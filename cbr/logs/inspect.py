@@ -1,0 +1,127 @@
+"""What is in a set of logs: hands read and skipped (with why), decisions, players.
+
+Every hand is replayed through the rules engine (:func:`cbr.logs.replay.replay`); a hand
+the engine rejects is a skipped hand with the engine's reason, like a hand the parser
+could not read.
+
+>>> report = inspect_logs(["../shared/data/logs/acpc/dealer_example_limit"])  # doctest: +SKIP
+>>> report.hands_read, report.decisions_known                                  # doctest: +SKIP
+(2000, 13321)
+"""
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Optional, Union
+
+from cbr.errors import CBRError
+from cbr.game.gamedef import STREETS
+from cbr.logs.detect import PathLike, Progress, _instance, log_sources
+from cbr.logs.record import HandRecord, ParseIssue
+
+
+@dataclass
+class LogReport:
+    """Counts over the logs read. ``skipped`` lists every skipped hand (``file:line`` and why);
+    ``notes`` are issues that skipped nothing (a file read as latin-1)."""
+
+    sources: int = 0
+    hands_read: int = 0
+    skipped: list[ParseIssue] = field(default_factory=list)
+    notes: list[ParseIssue] = field(default_factory=list)
+    decisions: int = 0
+    decisions_known: int = 0
+    players: int = 0
+    actions_per_street: dict[str, dict[str, int]] = field(
+        default_factory=lambda: {s: {"f": 0, "c": 0, "r": 0} for s in STREETS})
+    per_format: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    @property
+    def hands_skipped(self) -> int:
+        return len(self.skipped)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for ``--json``."""
+        return {
+            "sources": self.sources,
+            "hands_read": self.hands_read,
+            "hands_skipped": self.hands_skipped,
+            "skipped": [{"where": i.where, "reason": i.reason} for i in self.skipped],
+            "notes": [{"where": i.where, "reason": i.reason} for i in self.notes],
+            "decisions": self.decisions,
+            "decisions_with_known_hole_cards": self.decisions_known,
+            "players": self.players,
+            "actions_per_street": self.actions_per_street,
+            "per_format": self.per_format,
+        }
+
+
+def _is_note(issue: ParseIssue) -> bool:
+    return issue.reason.startswith("not valid UTF-8")
+
+
+def inspect_logs(
+    paths: Union[PathLike, Iterable[PathLike]],
+    format: Optional[str] = None,
+    progress: Optional[Progress] = None,
+) -> LogReport:
+    """Read and replay every hand in ``paths`` (files or folders) and count what is there.
+
+    ``format`` forces a parser (a name from the plugin store); ``progress(n, total=None)``
+    is called once with the number of sources, then once per source.
+    """
+    from cbr.logs.replay import replay  # the rules engine; imported when used
+
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    sources = log_sources(paths, format)
+    report = LogReport(sources=len(sources))
+    names: set[str] = set()
+    streets = [report.actions_per_street[s] for s in STREETS]
+    if progress is not None:
+        progress(0, total=len(sources))
+    for source, name in sources:
+        counts = report.per_format.setdefault(name or "unknown", {"sources": 0, "hands": 0, "skipped": 0})
+        counts["sources"] += 1
+        if name is None:
+            report.skipped.append(ParseIssue(source, 0, "not a log any parser recognises; file skipped"))
+            counts["skipped"] += 1
+        else:
+            for item in _instance(name).parse(source):
+                if isinstance(item, ParseIssue):
+                    if _is_note(item):
+                        report.notes.append(item)
+                    else:
+                        report.skipped.append(item)
+                        counts["skipped"] += 1
+                    continue
+                try:
+                    points = replay(item)
+                except (CBRError, ValueError) as exc:
+                    report.skipped.append(ParseIssue(item.source, item.line, _reason(exc, item)))
+                    counts["skipped"] += 1
+                    continue
+                report.hands_read += 1
+                counts["hands"] += 1
+                report.decisions += len(points)
+                report.decisions_known += sum(p.hole is not None for p in points)
+                names.update(item.players)
+                for a in item.actions:
+                    streets[a.street][a.kind] += 1
+        if progress is not None:
+            progress(1)
+    report.players = len(names)
+    return report
+
+
+def _reason(exc: Exception, record: HandRecord) -> str:
+    """The engine's message without the ``file:line`` it repeats."""
+    text = str(exc)
+    prefix = f"{record.where} "
+    if text.startswith(prefix):
+        text = text[len(prefix):]
+        if text.startswith("(hand ") and "): " in text:
+            text = text.split("): ", 1)[1]
+    return f"rejected by the rules engine: {text}"

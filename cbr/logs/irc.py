@@ -1,0 +1,489 @@
+"""Reader for the University of Alberta IRC poker database (limit hold'em, $10/$20).
+
+A *source* is one month's database directory, as the UofA tarball lays it out::
+
+    IRCdata/holdem/199504/hdb          one line per hand (timestamp, pots per round, board)
+    IRCdata/holdem/199504/hroster      one line per hand (timestamp, players, nicks)
+    IRCdata/holdem/199504/pdb/pdb.NICK one line per hand the player was dealt into
+
+The three are joined by timestamp; a hand's pdb lines sorted by ``position`` (1..n, in
+order of dealing) give the hand's seats, which are already in blind order: position 1
+posts the small blind, position 2 the big blind, position 3 opens pre-flop and the
+first player still in opens every later round. That holds heads-up too (the IRC server
+used ring order with two players: position 1 posts the small blind and acts first on
+every street - the betting letters show it), so heads-up hands get a game definition
+with ``first_to_act == (0, 0, 0, 0)``.
+
+The pdb lines give each player's betting *letters* per round (``Bk``, ``b``, ``kc``)
+without amounts; :class:`IrcParser` merges them into one action sequence in turn order,
+re-walking the table after every bet or raise, with the fixed bet sizes (10 pre-flop and
+flop, 20 turn and river; blinds 5 and 10 from the ``B`` letters). The result is checked
+against the hdb pot and player counts at the start of each round and the pdb ``action``
+(chips put in) and ``winnings`` columns; a hand that does not add up is skipped as a
+:class:`~cbr.logs.record.ParseIssue` naming the hdb line.
+
+``sniff`` says True for the database directory, and for a file named ``hdb`` (meaning
+its directory); ``hroster`` and ``pdb.*`` files alone say False.
+
+>>> IrcParser().sniff("/nonexistent/dir", "")
+False
+"""
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from typing import Iterator, Optional
+
+from cbr.errors import LogFormatError
+from cbr.game.gamedef import GameDef
+from cbr.logs.record import Action, HandRecord, ParseIssue
+from evaluator_ext.cards import RANKS, SUITS, card_str
+
+__all__ = ["IrcParser", "decode_log_bytes"]
+
+_CARD = {r + s: i * 4 + j for i, r in enumerate(RANKS) for j, s in enumerate(SUITS)}
+_STREET_NAMES = ("pre-flop", "flop", "turn", "river")
+_QUIT = frozenset("QK")
+
+
+def decode_log_bytes(data: bytes) -> tuple[str, Optional[int]]:
+    """Text of a log file: UTF-8 (a leading BOM dropped), else latin-1.
+
+    Returns ``(text, line)`` where ``line`` is the 1-based line of the first byte that is
+    not UTF-8 (None when the file is clean UTF-8), so the caller can report it.
+
+    >>> decode_log_bytes(b"\\xef\\xbb\\xbfhello\\n")
+    ('hello\\n', None)
+    >>> decode_log_bytes(b"ok\\ncaf\\xe9\\n")
+    ('ok\\ncafé\\n', 2)
+    """
+    try:
+        return data.decode("utf-8-sig"), None
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        start = 3 if data.startswith(b"\xef\xbb\xbf") else 0
+        return data[start:].decode("latin-1"), line
+
+
+_ACTIONS: dict[tuple, Action] = {}
+
+
+def _action(street: int, position: int, kind: str, amount: None, all_in: bool) -> Action:
+    """A shared limit Action (they are immutable; thousands of hands reuse a few hundred)."""
+    key = (street, position, kind, all_in)
+    a = _ACTIONS.get(key)
+    if a is None:
+        a = _ACTIONS[key] = Action(street, position, kind, None, all_in)  # type: ignore[arg-type]
+    return a
+
+
+class _Corrupt(Exception):
+    """Internal: a hand that cannot be read; the message is the ParseIssue reason."""
+
+
+class _PdbRow:
+    __slots__ = ("nick", "pos", "letters", "bankroll", "action", "winnings", "cards", "where")
+
+    def __init__(self, nick: str, pos: int, letters: list[str], bankroll: int, action: int,
+                 winnings: int, cards: Optional[tuple[str, str]], where: str) -> None:
+        self.nick = nick
+        self.pos = pos
+        self.letters = letters
+        self.bankroll = bankroll
+        self.action = action
+        self.winnings = winnings
+        self.cards = cards
+        self.where = where
+
+
+class IrcParser:
+    """Parser plugin ``irc``: the UofA IRC database directory -> HandRecords and ParseIssues.
+
+    ``max_raises``: a street with more bets/raises than this is reported as corrupt
+    (the data has raising wars of 15-53 raises that look like logging faults; real
+    heads-up hands show up to about 8). ``raise_cap`` of each hand's game is the usual
+    (3, 4, 4, 4) or, where the hand shows more raises (uncapped heads-up), that many.
+
+    >>> p = IrcParser()
+    >>> p.name, p.small_bet, p.big_bet, p.blinds
+    ('irc', 10.0, 20.0, (5.0, 10.0))
+    """
+
+    name = "irc"
+
+    def __init__(self, *, max_raises: int = 8, small_bet: float = 10.0, big_bet: float = 20.0,
+                 blinds: tuple[float, float] = (5.0, 10.0),
+                 raise_cap: tuple[int, int, int, int] = (3, 4, 4, 4)) -> None:
+        if max_raises < 1:
+            raise ValueError(f"max_raises must be at least 1, got {max_raises}")
+        self.max_raises = int(max_raises)
+        self.small_bet = float(small_bet)
+        self.big_bet = float(big_bet)
+        self.blinds = (float(blinds[0]), float(blinds[1]))
+        self.raise_cap = tuple(int(c) for c in raise_cap)
+        self._games: dict[tuple, GameDef] = {}
+
+    # -- plugin protocol -------------------------------------------------------------
+    def sniff(self, path: str, head: str) -> bool:
+        """True for an IRC database directory (``hdb`` + ``hroster`` + ``pdb/``) or its ``hdb``."""
+        directory = _database_dir(path)
+        return directory is not None
+
+    def parse(self, path: str) -> Iterator[HandRecord | ParseIssue]:
+        """Hands of one database directory (or of the directory of an ``hdb`` file), in hdb order.
+
+        Raises :class:`FileNotFoundError` for a missing path and :class:`LogFormatError` for
+        a path that is not an IRC database; bad hands become :class:`ParseIssue`.
+        """
+        if not os.path.exists(path):
+            raise FileNotFoundError(f"{path}: no such file or directory")
+        directory = _database_dir(path)
+        if directory is None:
+            raise LogFormatError(f"{path}: not an IRC poker database (needs hdb, hroster and pdb/ in one directory)")
+        hdb_path = os.path.join(directory, "hdb")
+        issues: list[ParseIssue] = []
+        roster = self._read_roster(os.path.join(directory, "hroster"), issues)
+        pdb = self._read_pdb(os.path.join(directory, "pdb"), issues)
+        with open(hdb_path, "rb") as fh:
+            text, bad_line = decode_log_bytes(fh.read())
+        if bad_line is not None:
+            issues.append(ParseIssue(hdb_path, bad_line, "not UTF-8 text; read as latin-1"))
+        yield from issues
+        for lineno, raw in enumerate(text.split("\n"), 1):
+            fields = raw.split()
+            if not fields:
+                continue
+            try:
+                yield self._hand(hdb_path, lineno, fields, roster, pdb)
+            except _Corrupt as exc:
+                yield ParseIssue(hdb_path, lineno, str(exc))
+
+    # -- reading the three files -----------------------------------------------------
+    def _read_roster(self, path: str, issues: list[ParseIssue]) -> dict[str, list[str]]:
+        roster: dict[str, list[str]] = {}
+        if not os.path.exists(path):
+            return roster
+        with open(path, "rb") as fh:
+            text, bad_line = decode_log_bytes(fh.read())
+        if bad_line is not None:
+            issues.append(ParseIssue(path, bad_line, "not UTF-8 text; read as latin-1"))
+        for lineno, raw in enumerate(text.split("\n"), 1):
+            fields = raw.split()
+            if not fields:
+                continue
+            if len(fields) < 2 or not fields[1].isdigit() or len(fields) != int(fields[1]) + 2:
+                issues.append(ParseIssue(path, lineno, f"corrupt roster line: {raw.strip()!r}"))
+                continue
+            roster[fields[0]] = fields[2:]
+        return roster
+
+    def _read_pdb(self, directory: str, issues: list[ParseIssue]) -> dict[str, list[_PdbRow]]:
+        """All player lines of the month, by timestamp (read once per source)."""
+        by_time: dict[str, list[_PdbRow]] = defaultdict(list)
+        if not os.path.isdir(directory):
+            return by_time
+        for entry in sorted(os.scandir(directory), key=lambda e: e.name):
+            if not entry.name.startswith("pdb.") or not entry.is_file():
+                continue
+            with open(entry.path, "rb") as fh:
+                text, bad_line = decode_log_bytes(fh.read())
+            if bad_line is not None:
+                issues.append(ParseIssue(entry.path, bad_line, "not UTF-8 text; read as latin-1"))
+            for lineno, raw in enumerate(text.split("\n"), 1):
+                f = raw.split()
+                if not f:
+                    continue
+                try:
+                    if len(f) not in (11, 13):
+                        raise ValueError(f"{len(f)} fields")
+                    cards = (f[11], f[12]) if len(f) == 13 else None
+                    row = _PdbRow(f[0], int(f[3]), f[4:8], int(f[8]), int(f[9]), int(f[10]), cards,
+                                  f"{entry.path}:{lineno}")
+                except ValueError as exc:
+                    issues.append(ParseIssue(entry.path, lineno, f"corrupt player line ({exc}): {raw.strip()!r}"))
+                    continue
+                by_time[f[1]].append(row)
+        return by_time
+
+    # -- one hand --------------------------------------------------------------------
+    def _hand(self, source: str, line: int, f: list[str], roster: dict[str, list[str]],
+              pdb: dict[str, list[_PdbRow]]) -> HandRecord:
+        if len(f) < 8:
+            raise _Corrupt(f"corrupt hdb line ({len(f)} fields, need at least 8)")
+        ts = f[0]
+        try:
+            n = int(f[3])
+            rounds = [tuple(int(x) for x in col.split("/")) for col in f[4:8]]
+        except ValueError:
+            raise _Corrupt(f"corrupt hdb line: {' '.join(f)!r}") from None
+        if any(len(r) != 2 for r in rounds):
+            raise _Corrupt(f"corrupt hdb line (round columns must be players/pot): {' '.join(f[4:8])!r}")
+        if not 2 <= n <= 23:
+            raise _Corrupt(f"hand {ts}: {n} players dealt")
+        board_text = f[8:]
+        if len(board_text) not in (0, 3, 4, 5):
+            raise _Corrupt(f"board has {len(board_text)} cards: {' '.join(board_text)!r}")
+        nicks = roster.get(ts)
+        if nicks is None:
+            raise _Corrupt(f"hand {ts}: no hroster line")
+        if len(nicks) != n:
+            raise _Corrupt(f"hand {ts}: hroster lists {len(nicks)} players, hdb says {n}")
+        rows = pdb.get(ts, [])
+        if len(rows) != n or sorted(r.nick for r in rows) != sorted(nicks):
+            have = sorted(r.nick for r in rows)
+            missing = sorted(set(nicks) - set(have))
+            dup = sorted({x for x in have if have.count(x) > 1})
+            extra = sorted(set(have) - set(nicks))
+            detail = "; ".join(s for s in (
+                f"missing {', '.join(missing)}" if missing else "",
+                f"duplicated {', '.join(dup)}" if dup else "",
+                f"not on roster {', '.join(extra)}" if extra else "") if s)
+            raise _Corrupt(f"hand {ts}: {len(rows)} pdb records for {n} players ({detail or 'mismatch'})")
+        rows = sorted(rows, key=lambda r: r.pos)
+        if [r.pos for r in rows] != list(range(1, n + 1)):
+            raise _Corrupt(f"hand {ts}: positions {[r.pos for r in rows]} are not 1..{n}")
+
+        # cards: board as dealt, hole cards of players who showed
+        seen: set[int] = set()
+        board = tuple(self._card(c, seen, ts) for c in board_text)
+        holes: list[Optional[tuple[int, int]]] = []
+        for r in rows:
+            holes.append(None if r.cards is None else
+                         (self._card(r.cards[0], seen, ts), self._card(r.cards[1], seen, ts)))
+
+        actions, contributed, posted, nominal, first_pre, caps, per_round, quits = self._betting(rows, ts)
+
+        # checks against the hdb and pdb columns
+        for s in range(3):
+            want_players, want_pot = rounds[s]
+            got_players, got_pot, betting = per_round[s]
+            if (want_players, want_pot) != (got_players, got_pot) and not (want_players == 0 and not betting):
+                raise _Corrupt(f"hand {ts}: at the start of the {_STREET_NAMES[s + 1]} the hdb says "
+                               f"{want_players} players / pot {want_pot}, the betting gives "
+                               f"{got_players} / {got_pot:g}")
+        final_pot = sum(contributed)
+        if rounds[3][1] != final_pot:
+            raise _Corrupt(f"hand {ts}: final pot {final_pot:g} from the betting, hdb says {rounds[3][1]}")
+        for r, c in zip(rows, contributed):
+            if r.action != c:
+                raise _Corrupt(f"hand {ts}: {r.nick} put in {c:g} by the betting letters, pdb says {r.action}")
+        if sum(r.winnings for r in rows) != final_pot:
+            raise _Corrupt(f"hand {ts}: winnings {sum(r.winnings for r in rows)} do not add up to the pot {final_pot:g}")
+        last = max((a.street for a in actions), default=0)
+        if len(board) < (0, 3, 4, 5)[last]:
+            raise _Corrupt(f"hand {ts}: board has {len(board)} cards but betting reached the "
+                           f"{_STREET_NAMES[last]}")
+
+        if n > 10:
+            raise _Corrupt(f"hand {ts}: {n} players dealt; game definitions seat at most 10")
+        game = self._game(n, nominal, first_pre, caps)
+        standard = tuple(self.blinds) + (0.0,) * (n - 2)
+        return HandRecord(
+            source=source, line=line, hand_id=ts, game=game,
+            players=tuple(r.nick for r in rows), hole_cards=tuple(holes), board=board,
+            actions=tuple(actions), payoffs=tuple(float(r.winnings - r.action) for r in rows),
+            stacks=tuple(float(r.bankroll) for r in rows),
+            posted=None if tuple(posted) == standard else tuple(posted),
+            format=self.name,
+            extra={"hand_number": f[2], "dealer": f[1], "quits": tuple(quits),
+                   "winnings": tuple(r.winnings for r in rows)},
+        )
+
+    @staticmethod
+    def _card(text: str, seen: set[int], ts: str) -> int:
+        c = _CARD.get(text[:1].upper() + text[1:].lower()) if len(text) == 2 else None
+        if c is None:
+            raise _Corrupt(f"hand {ts}: unknown card {text!r}")
+        if c in seen:
+            raise _Corrupt(f"hand {ts}: card {card_str(c)} dealt twice")
+        seen.add(c)
+        return c
+
+    def _game(self, n: int, posted: list[float], first_pre: int, caps: tuple[int, ...]) -> GameDef:
+        key = (n, tuple(posted), first_pre, caps)
+        game = self._games.get(key)
+        if game is None:
+            sb, bb = self.blinds
+            kind = "" if tuple(posted[:2]) == (sb, bb) and not any(posted[2:]) else ".blinds-" + "-".join(
+                f"{p:g}" for p in posted)
+            cap = "" if caps == self.raise_cap else ".cap-" + "".join(str(c) for c in caps)
+            game = GameDef(f"irc.{self.small_bet:g}-{self.big_bet:g}.{n}p{kind}{cap}", n, tuple(posted),
+                           self.small_bet, self.big_bet, caps, (first_pre, 0, 0, 0))
+            self._games[key] = game
+        return game
+
+    # -- merging the letters ---------------------------------------------------------
+    def _betting(self, rows: list[_PdbRow], ts: str):
+        """Replay the per-player letters in turn order.
+
+        Returns (actions, chips put in per position, blinds posted, pre-flop opener,
+        raise caps, [(players, pot) at the start of flop/turn/river], quitters).
+        """
+        n = len(rows)
+        stack = [float(r.bankroll) for r in rows]
+        put = [0.0] * n
+        folded = [False] * n
+        all_in = [False] * n
+        quit_pending = [False] * n
+        quits: list[int] = []
+        actions: list[Action] = []
+        letters = [[("" if r.letters[s] == "-" else r.letters[s]) for r in rows] for s in range(4)]
+
+        # blinds: the leading B letters, small then big (one B alone is the big blind)
+        pre = letters[0]
+        posters = [p for p in range(n) if pre[p].startswith("B")]
+        if len(posters) > 2:
+            raise _Corrupt(f"hand {ts}: {len(posters)} blinds posted")
+        amounts = {2: self.blinds, 1: (self.blinds[1],), 0: ()}[len(posters)]
+        posted = [0.0] * n
+        nominal = [0.0] * n
+        for p, amt in zip(posters, amounts):
+            nominal[p] = amt
+            pay = min(amt, stack[p])
+            posted[p] = pay
+            stack[p] -= pay
+            put[p] += pay
+            rest = pre[p][1:]
+            if rest.startswith("A"):
+                rest = rest[1:]
+            if stack[p] <= 0:
+                all_in[p] = True
+            pre[p] = rest
+        if any("B" in pre[p] for p in range(n)):
+            raise _Corrupt(f"hand {ts}: a blind letter B in the middle of the betting")
+        first_pre = (posters[-1] + 1) % n if posters else 0
+
+        caps = list(self.raise_cap)
+        per_round: list[tuple[int, float]] = []
+        for street in range(4):
+            live = n - sum(folded)
+            rest = letters[street]
+            idx = [0] * n
+            size = self.small_bet if street < 2 else self.big_bet
+            this = posted[:] if street == 0 else [0.0] * n
+            level = max(nominal) if street == 0 else 0.0
+            raises = 0
+            to_act = {p for p in range(n) if not folded[p] and not all_in[p]}
+            if len(to_act) == 1 and all(this[p] >= level for p in to_act):
+                to_act = set()  # everyone else all-in and matched: no betting
+            if street > 0:
+                # the hdb counts players still in (a quitter waiting for his turn is out);
+                # it writes 0/0 for a round without betting (all but one all-in)
+                in_hand = live - sum(1 for q in range(n) if quit_pending[q] and not folded[q])
+                per_round.append((in_hand, sum(put), bool(to_act)) if live > 1 else (0, 0, False))
+            if live <= 1:
+                self._leftovers(rest, idx, ts, street, folded, quit_pending, quits)
+                continue
+            p = first_pre if street == 0 else 0
+            while to_act and live > 1:
+                if p in to_act:
+                    s = rest[p]
+                    i = idx[p]
+                    if i >= len(s):
+                        if quit_pending[p]:
+                            letter = "Q"
+                        elif any(q != p and not folded[q] and (quit_pending[q] or rest[q][idx[q]:idx[q] + 1] in _QUIT)
+                                 for q in range(n)):
+                            raise _Corrupt(f"hand {ts}: a player quit out of turn and ended the hand before "
+                                           f"{rows[p].nick} (position {p + 1}) acted on the "
+                                           f"{_STREET_NAMES[street]}")
+                        else:
+                            raise _Corrupt(f"hand {ts}: {rows[p].nick} (position {p + 1}) has no letter left "
+                                           f"for his turn on the {_STREET_NAMES[street]}")
+                    else:
+                        letter = s[i]
+                        idx[p] = i + 1
+                    need = level - this[p]
+                    kind = "c"
+                    if letter in _QUIT or letter == "f":
+                        kind = "f"
+                        folded[p] = True
+                        live -= 1
+                        if letter != "f":
+                            quits.append(p)
+                            quit_pending[p] = False
+                    elif letter == "k":
+                        if need > 0:
+                            raise _Corrupt(f"hand {ts}: {rows[p].nick} checks facing a bet on the "
+                                           f"{_STREET_NAMES[street]}")
+                    elif letter == "c":
+                        if need <= 0:
+                            raise _Corrupt(f"hand {ts}: {rows[p].nick} calls with nothing to call on the "
+                                           f"{_STREET_NAMES[street]}")
+                        pay = min(need, stack[p])
+                        stack[p] -= pay
+                        put[p] += pay
+                        this[p] += pay
+                    elif letter == "b" or letter == "r":
+                        if letter == "b" and level > 0:
+                            raise _Corrupt(f"hand {ts}: {rows[p].nick} bets into a bet on the "
+                                           f"{_STREET_NAMES[street]}")
+                        if letter == "r" and level == 0:
+                            raise _Corrupt(f"hand {ts}: {rows[p].nick} raises with no bet on the "
+                                           f"{_STREET_NAMES[street]}")
+                        if not any(q != p and not folded[q] and not all_in[q] for q in range(n)):
+                            raise _Corrupt(f"hand {ts}: {rows[p].nick} {'bets' if letter == 'b' else 'raises'} "
+                                           f"on the {_STREET_NAMES[street]} when every other player has "
+                                           f"folded or is all-in (no one could call)")
+                        pay = min(level + size - this[p], stack[p])
+                        stack[p] -= pay
+                        put[p] += pay
+                        this[p] += pay
+                        if this[p] > level:
+                            kind = "r"
+                            level = this[p]
+                            raises += 1
+                            to_act = {q for q in range(n) if not folded[q] and not all_in[q]}
+                    else:
+                        raise _Corrupt(f"hand {ts}: unexpected letter {letter!r} in {rows[p].nick}'s "
+                                       f"{_STREET_NAMES[street]} betting {s!r}")
+                    flag = False
+                    if kind != "f":
+                        if idx[p] < len(s) and s[idx[p]] == "A":
+                            idx[p] += 1
+                            flag = True
+                        if stack[p] <= 0:
+                            flag = True
+                            all_in[p] = True
+                    actions.append(_action(street, p, kind, None, flag))
+                    to_act.discard(p)
+                    if flag:
+                        to_act.discard(p)
+                p = p + 1 if p + 1 < n else 0
+            if raises > self.max_raises:
+                raise _Corrupt(f"hand {ts}: {raises} bets/raises on the {_STREET_NAMES[street]} "
+                               f"(more than {self.max_raises}): corrupt")
+            # preflop the big blind is not counted by ACPC caps; bets/raises are 'r' actions
+            caps[street] = max(caps[street], raises)
+            self._leftovers(rest, idx, ts, street, folded, quit_pending, quits, rows)
+        return actions, put, posted, nominal, first_pre, tuple(caps), per_round, quits
+
+    @staticmethod
+    def _leftovers(rest: list[str], idx: list[int], ts: str, street: int, folded: list[bool],
+                   quit_pending: list[bool], quits: list[int], rows: Optional[list[_PdbRow]] = None) -> None:
+        """Letters not used by the round: only quits/kicks may remain (they fold later)."""
+        for p, s in enumerate(rest):
+            tail = s[idx[p]:]
+            if not tail:
+                continue
+            if set(tail) <= _QUIT:
+                if not folded[p]:
+                    quit_pending[p] = True
+                continue
+            who = rows[p].nick if rows else f"position {p + 1}"
+            raise _Corrupt(f"hand {ts}: {who}'s letters {tail!r} on the {_STREET_NAMES[street]} "
+                           f"are left over after the round")
+
+
+def _database_dir(path: str) -> Optional[str]:
+    """The database directory meant by ``path`` (itself or the directory of its hdb), or None."""
+    if os.path.isdir(path):
+        directory = path
+    elif os.path.basename(path) == "hdb":
+        directory = os.path.dirname(path) or "."
+    else:
+        return None
+    if (os.path.isfile(os.path.join(directory, "hdb")) and os.path.isfile(os.path.join(directory, "hroster"))
+            and os.path.isdir(os.path.join(directory, "pdb"))):
+        return directory
+    return None

@@ -1,0 +1,341 @@
+"""PHH (Poker Hand History, TOML) files: ``.phh`` (one hand) and ``.phhs`` (``[n]`` tables).
+
+Only hold'em is read: ``FT`` (fixed-limit) and ``NT`` (no-limit); every other variant is
+skipped with a :class:`ParseIssue` naming it. Players ``p1..pn`` are in blind order
+(``p1`` small blind, ``pn`` the button), which is already our position order for three
+or more players. Heads-up, PHH (like PokerKit) reverses the blinds: ``p2`` is the button
+and small blind and acts first pre-flop, so position 0 = ``p2`` and position 1 = ``p1``,
+and ``blinds_or_straddles``/``antes`` (whose entry ``k`` is paid by the *other* player)
+keep their order.
+
+``pN cbr X`` is a bet/raise *to* X on the current street, kept as the action's amount in
+no-limit (calls carry the street total after the call). Limit ``FT`` tables get the
+ACPC raise cap of 4 bets a street (``raise_cap=(3, 4, 4, 4)``, the big blind counting
+as the first pre-flop bet); PHH has no cap field and heads-up limit is played uncapped,
+so heads-up ``FT`` gets ``raise_cap=(99, 99, 99, 99)``.
+
+Payoffs are ``finishing_stacks - starting_stacks`` when given, else ``winnings`` minus
+what the player put in (an uncalled bet returned, unless the winnings already count it:
+HandHQ hands do both); ``winnings`` of all zeros (HandHQ hands whose result was not
+recorded) gives no payoffs. With ``winnings`` the rake makes payoffs sum below zero.
+
+>>> text = '''variant = 'FT'
+... antes = [0, 0]
+... blinds_or_straddles = [1, 2]
+... small_bet = 2
+... big_bet = 4
+... starting_stacks = [100, 100]
+... actions = ['d dh p1 AhKd', 'd dh p2 ????', 'p2 f']
+... finishing_stacks = [101, 99]
+... '''
+>>> [rec] = PhhParser().parse_text(text, "x.phh")
+>>> rec.players, rec.hole_cards[1], rec.actions[0], rec.payoffs
+(('p2', 'p1'), (50, 45), Action(street=0, position=0, kind='f', amount=None, all_in=False), (-1.0, 1.0))
+"""
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from collections.abc import Iterator
+from typing import Any, Optional
+
+from cbr.game.gamedef import STREETS, GameDef
+from cbr.logs.acpc import CARD
+from cbr.logs.detect import read_log_text
+from cbr.logs.record import Action, HandRecord, ParseIssue
+
+VARIANTS = {
+    "FT": "fixed-limit Texas hold'em", "NT": "no-limit Texas hold'em", "NS": "no-limit short-deck hold'em",
+    "PO": "pot-limit Omaha", "FO/8": "fixed-limit Omaha hi-lo", "F7S": "seven card stud",
+    "F7S/8": "seven card stud hi-lo", "FR": "razz", "F2L3D": "fixed-limit 2-7 triple draw",
+    "N2L1D": "no-limit 2-7 single draw", "FB": "fixed-limit badugi", "PT": "pot-limit Texas hold'em",
+}
+READ = ("FT", "NT")
+_TABLE = re.compile(r"^\[\s*(\d+)\s*\]\s*(#.*)?$", re.M)
+_GAMES: dict[tuple, GameDef] = {}
+
+
+class _BadHand(Exception):
+    """A hand that cannot be read (the message is the reason)."""
+
+
+def phh_game(variant: str, blinds: tuple[float, ...], antes: tuple[float, ...],
+             small_bet: float, big_bet: float) -> GameDef:
+    """The (cached) game of a PHH hold'em table; positions in our order (see module doc).
+
+    >>> phh_game("FT", (100, 200, 0, 0, 0), (0,) * 5, 200, 400).first_to_act
+    (2, 0, 0, 0)
+    """
+    key = (variant, blinds, antes, small_bet, big_bet)
+    game = _GAMES.get(key)
+    if game is None:
+        n = len(blinds)
+        if n == 2:
+            first = (0, 1, 1, 1)
+            cap = (99, 99, 99, 99)
+        else:
+            last_blind = max((i for i, b in enumerate(blinds) if b > 0), default=1)
+            first = ((last_blind + 1) % n, 0, 0, 0)
+            cap = (3, 4, 4, 4)
+        limit = variant == "FT"
+        game = GameDef(f"phh.{variant}.{n}p", n, blinds, small_bet, big_bet,
+                       cap if limit else (99, 99, 99, 99), first, "limit" if limit else "nolimit",
+                       None, antes)
+        _GAMES[key] = game
+    return game
+
+
+def _cards(text: str, what: str) -> Optional[tuple[int, ...]]:
+    """Cards of a PHH card string; None when any is unknown (``??``)."""
+    if "?" in text:
+        return None
+    if len(text) % 2:
+        raise _BadHand(f"bad {what} {text!r}")
+    try:
+        return tuple(CARD[text[k:k + 2]] for k in range(0, len(text), 2))
+    except KeyError as exc:
+        raise _BadHand(f"unknown card {exc.args[0]!r} in {what} {text!r}") from None
+
+
+def _numbers(data: dict, key: str, n: Optional[int] = None, required: bool = True) -> Optional[tuple[float, ...]]:
+    value = data.get(key)
+    if value is None:
+        if required:
+            raise _BadHand(f"field {key!r} is missing")
+        return None
+    if not isinstance(value, list) or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                              for v in value):
+        raise _BadHand(f"field {key!r} must be a list of numbers")
+    if n is not None and len(value) != n:
+        raise _BadHand(f"field {key!r} has {len(value)} entries for {n} players")
+    return tuple(float(v) for v in value)
+
+
+def _number(data: dict, key: str, default: Optional[float] = None) -> float:
+    value = data.get(key, default)
+    if value is None:
+        raise _BadHand(f"field {key!r} is missing")
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        raise _BadHand(f"field {key!r} must be a number")
+    return float(value)
+
+
+class PhhParser:
+    """Reads PHH hands (``.phh``, ``.phhs``): FT and NT hold'em; other variants are skipped.
+
+    >>> PhhParser().sniff("a.phh", "variant = 'NT'\\nactions = []")
+    True
+    """
+
+    name = "phh"
+    extensions = (".phh", ".phhs")
+
+    def sniff(self, path: str, head: str) -> bool:
+        ext = os.path.splitext(path)[1].lower()
+        if ext in self.extensions:
+            return True
+        return bool(re.search(r"^\s*variant\s*=", head, re.M)) and "actions" in head
+
+    def parse(self, path: str) -> Iterator[HandRecord | ParseIssue]:
+        """Hands and skipped hands of one ``.phh``/``.phhs`` file."""
+        path = os.fspath(path)
+        text, issue = read_log_text(path)
+        if issue is not None:
+            yield issue
+        yield from self.parse_text(text, path)
+
+    def parse_text(self, text: str, source: str = "<text>") -> Iterator[HandRecord | ParseIssue]:
+        """Hands of PHH text: several ``[n]`` tables (``.phhs``) or one hand (``.phh``)."""
+        tables = list(_TABLE.finditer(text))
+        if not tables:
+            stem = os.path.splitext(os.path.basename(source))[0]
+            yield self._chunk(text, source, 1, None, stem)
+            return
+        first = text[:tables[0].start()]
+        if first.strip() and any(ln.strip() and not ln.lstrip().startswith("#") for ln in first.splitlines()):
+            yield ParseIssue(source, 1, "text before the first [n] table ignored")
+        seen: set[str] = set()
+        for k, m in enumerate(tables):
+            end = tables[k + 1].start() if k + 1 < len(tables) else len(text)
+            line = text.count("\n", 0, m.start()) + 1
+            key = m.group(1)
+            if key in seen:
+                yield ParseIssue(source, line, f"table [{key}] appears twice; the second is skipped")
+                continue
+            seen.add(key)
+            yield self._chunk(text[m.end():end], source, line, key, key)
+
+    def _chunk(self, body: str, source: str, line: int, table: Optional[str],
+               fallback_id: str) -> HandRecord | ParseIssue:
+        try:
+            data = tomllib.loads(body)
+        except tomllib.TOMLDecodeError as exc:
+            return ParseIssue(source, line, f"not valid TOML (truncated or corrupt hand?): {exc}")
+        try:
+            return self.hand_from_dict(data, source, line, table if table is not None
+                                       else str(data.get("hand", fallback_id)))
+        except _BadHand as exc:
+            return ParseIssue(source, line, str(exc))
+
+    def hand_from_dict(self, data: dict[str, Any], source: str, line: int, hand_id: str) -> HandRecord:
+        """A :class:`HandRecord` from one hand's TOML fields; raises ``_BadHand``."""
+        variant = data.get("variant")
+        if variant not in READ:
+            if variant is None:
+                raise _BadHand("field 'variant' is missing")
+            name = VARIANTS.get(str(variant), "unknown variant")
+            raise _BadHand(f"variant {variant!r} ({name}) is not limit or no-limit hold'em; hand skipped")
+        stacks_p = _numbers(data, "starting_stacks") or ()
+        n = len(stacks_p)
+        if not 2 <= n <= 10:
+            raise _BadHand(f"{n} players; hold'em tables seat 2 to 10")
+        blinds = _numbers(data, "blinds_or_straddles", n) or ()
+        antes = _numbers(data, "antes", n, required=False) or (0.0,) * n
+        if variant == "FT":
+            small_bet, big_bet = _number(data, "small_bet"), _number(data, "big_bet")
+        else:
+            small_bet = big_bet = _number(data, "min_bet", default=max(blinds) or 1.0)
+        if small_bet <= 0 or big_bet <= 0:
+            raise _BadHand("bet sizes must be positive")
+        game = phh_game(variant, blinds, antes, small_bet, big_bet)  # type: ignore[arg-type]
+        # position -> PHH player index (heads-up reversed)
+        perm = (1, 0) if n == 2 else tuple(range(n))
+        pos_of = {p: i for i, p in enumerate(perm)}
+        names = data.get("players")
+        if names is None:
+            names = [f"p{i + 1}" for i in range(n)]
+        if not isinstance(names, list) or len(names) != n:
+            raise _BadHand(f"field 'players' must list {n} names")
+        stacks = tuple(stacks_p[p] for p in perm)
+        actions_text = data.get("actions")
+        if not isinstance(actions_text, list) or not all(isinstance(a, str) for a in actions_text):
+            raise _BadHand("field 'actions' is missing or not a list of strings")
+
+        limit = variant == "FT"
+        holes: list[Optional[tuple[int, int]]] = [None] * n
+        board: list[int] = []
+        street = 0
+        blinds_pos = game.blinds
+        posted = tuple(min(b, s) for b, s in zip(blinds_pos, stacks))
+        ante_pos = tuple(min(a, s - b) for a, s, b in zip(game.antes, stacks, posted))
+        street_c = list(posted)
+        total = [a + b for a, b in zip(ante_pos, posted)]
+        folded = [False] * n
+        all_in = [t >= s for t, s in zip(total, stacks)]
+        actions: list[Action] = []
+        for k, raw in enumerate(actions_text):
+            words = raw.split("#", 1)[0].split()
+            if not words:
+                continue
+            where = f"action {k + 1} {raw!r}"
+            if words[0] == "d":
+                if len(words) < 3:
+                    raise _BadHand(f"{where}: incomplete deal")
+                if words[1] == "dh":
+                    if len(words) != 4:
+                        raise _BadHand(f"{where}: expected 'd dh pN CARDS'")
+                    pos = self._position(words[2], n, pos_of, where)
+                    cards = _cards(words[3], "hole cards")
+                    if cards is not None and len(cards) != 2:
+                        raise _BadHand(f"{where}: {len(cards)} hole cards, hold'em deals 2")
+                    holes[pos] = cards  # type: ignore[assignment]
+                elif words[1] == "db":
+                    cards = _cards(words[2], "board")
+                    if cards is None:
+                        raise _BadHand(f"{where}: unknown board cards")
+                    want = 3 if not board else 1
+                    if len(cards) != want or len(board) >= 5:
+                        raise _BadHand(f"{where}: {len(cards)} board cards dealt after {len(board)}")
+                    board.extend(cards)
+                    street += 1
+                    street_c = [0.0] * n
+                else:
+                    raise _BadHand(f"{where}: unknown dealer action {words[1]!r}")
+                continue
+            pos = self._position(words[0], n, pos_of, where)
+            if len(words) < 2:
+                raise _BadHand(f"{where}: no action")
+            verb = words[1]
+            if verb == "sm":
+                if len(words) > 2:
+                    shown = _cards(words[2], "shown cards")
+                    if shown is not None:
+                        if len(shown) != 2:
+                            raise _BadHand(f"{where}: shows {len(shown)} cards")
+                        if holes[pos] is not None and set(holes[pos]) != set(shown):  # type: ignore[arg-type]
+                            raise _BadHand(f"{where}: shows cards other than those dealt")
+                        holes[pos] = shown  # type: ignore[assignment]
+                continue
+            if verb not in ("f", "cc", "cbr"):
+                raise _BadHand(f"{where}: action {verb!r} does not exist in hold'em")
+            if folded[pos]:
+                raise _BadHand(f"{where}: {words[0]} acts after folding")
+            if all_in[pos]:
+                raise _BadHand(f"{where}: {words[0]} acts after going all-in")
+            bet = max(street_c)
+            if verb == "f":
+                folded[pos] = True
+                actions.append(Action(street, pos, "f"))
+                continue
+            if verb == "cc":
+                new = min(bet, street_c[pos] + stacks[pos] - total[pos])
+                kind = "c"
+            else:
+                if len(words) < 3:
+                    raise _BadHand(f"{where}: bet/raise without an amount")
+                try:
+                    new = float(words[2])
+                except ValueError:
+                    raise _BadHand(f"{where}: bad amount {words[2]!r}") from None
+                if new <= bet:
+                    raise _BadHand(f"{where}: raise to {new:g} is not above the bet of {bet:g}")
+                if new - street_c[pos] > stacks[pos] - total[pos] + 1e-9:
+                    raise _BadHand(f"{where}: raise to {new:g} is more than {words[0]}'s stack")
+                kind = "r"
+            total[pos] += new - street_c[pos]
+            street_c[pos] = new
+            ai = total[pos] >= stacks[pos] - 1e-9
+            if ai:
+                all_in[pos] = True
+            actions.append(Action(street, pos, kind, None if limit else new, ai))  # type: ignore[arg-type]
+
+        dealt = [c for h in holes if h is not None for c in h] + board
+        if len(set(dealt)) != len(dealt):
+            dup = next(c for i, c in enumerate(dealt) if c in dealt[:i])
+            raise _BadHand(f"card {_card_text(dup)} dealt twice")
+        players = tuple(str(names[p]) for p in perm)
+        holes_pos = tuple(holes)  # already by position
+        payoffs = self._payoffs(data, n, perm, stacks, total)
+        return HandRecord(source, line, hand_id, game, players, holes_pos, tuple(board), tuple(actions),
+                          payoffs, stacks, posted if posted != game.blinds else None, "phh",
+                          {"variant": variant, "streets": STREETS[:street + 1]})
+
+    @staticmethod
+    def _position(word: str, n: int, pos_of: dict[int, int], where: str) -> int:
+        if len(word) < 2 or word[0] != "p" or not word[1:].isdigit() or not 1 <= int(word[1:]) <= n:
+            raise _BadHand(f"{where}: unknown player {word!r} (p1..p{n})")
+        return pos_of[int(word[1:]) - 1]
+
+    @staticmethod
+    def _payoffs(data: dict, n: int, perm: tuple[int, ...], stacks: tuple[float, ...],
+                 total: list[float]) -> Optional[tuple[float, ...]]:
+        finishing = _numbers(data, "finishing_stacks", n, required=False)
+        if finishing is not None:
+            return tuple(finishing[p] - s for p, s in zip(perm, stacks))
+        winnings = _numbers(data, "winnings", n, required=False)
+        if winnings is None or not any(winnings):
+            return None
+        # An uncalled bet goes back to the player who made it; some sites count it in the
+        # winnings (then winnings - paid would win more than was lost: use the totals).
+        order = sorted(range(n), key=lambda i: total[i], reverse=True)
+        paid = list(total)
+        paid[order[0]] = total[order[1]]
+        net = tuple(winnings[p] - paid[i] for i, p in enumerate(perm))
+        if sum(net) > 1e-6:
+            net = tuple(winnings[p] - total[i] for i, p in enumerate(perm))
+        return net
+
+
+def _card_text(card: int) -> str:
+    return "23456789TJQKA"[card >> 2] + "cdhs"[card & 3]

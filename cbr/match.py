@@ -1,0 +1,274 @@
+"""Matches between policies: the dealer loop, duplicate replay and results with confidence intervals.
+
+Seating: ``players[s]`` sits in *seat* ``s``. Positions in a hand are ACPC order (the
+game definition's positions: heads-up ``holdem.limit.2p`` position 0 is the big blind,
+with 3+ players position 0 is the small blind and ``n-1`` the button). The button moves
+one seat per hand: position ``i`` of hand ``k`` is seat ``(i + k) % n``
+(:func:`cbr.game.state.seats_for_hand`), so every seat takes every position once per
+``n`` hands.
+
+Cards: every deal shuffles a fresh deck with ``random.Random(f"cbr-deal:{seed}:{deal}")``;
+position ``i`` gets cards ``2i, 2i+1`` of it, the board the next five. In duplicate mode
+deal ``d`` is played ``n`` times in a row (hands ``d*n .. d*n+n-1``): the same cards per
+position with the seats rotated, so each seat plays each deal's cards in every position
+and card luck cancels. Bots see only their own hole cards.
+
+Results are per seat: chips, small bets per hand (sb/h) and milli-big-blinds per hand
+(mbb/h), each with the half-width of a 95% confidence interval (``1.96 * s / sqrt(m)``
+over the ``m`` per-hand results, or over the per-deal averages in duplicate mode).
+
+>>> r = run_match(["call", "raise"], 40, seed=1, duplicate=True)
+>>> r.hands, r.deals, round(sum(p.total for p in r.players), 6)
+(40, 20, 0.0)
+"""
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable, Optional, Sequence
+
+from cbr.errors import GameError
+from cbr.game.gamedef import GameDef, preset, standard_table
+from cbr.game.state import HandState, seats_for_hand
+from cbr.logs.record import HandRecord
+from cbr.policies import make_policy
+from cbr.policies.base import Policy
+
+if TYPE_CHECKING:  # pragma: no cover
+    from cbr.logs.writers import HandLogWriter
+
+Z95 = 1.959963984540054  # two-sided 95% normal quantile
+PROGRESS_EVERY = 50
+
+
+def default_game(n_players: int) -> GameDef:
+    """Heads-up: the ACPC preset ``holdem.limit.2p``; 3-10 players: blinds 5/10, bets 10/20.
+
+    >>> default_game(2).name, default_game(6).blinds[:3]
+    ('holdem.limit.2p', (5.0, 10.0, 0.0))
+    """
+    if n_players == 2:
+        return preset("holdem.limit.2p")
+    return standard_table(f"limit.{n_players}p", n_players, (5, 10), 10, 20)
+
+
+def mean_ci(values: Sequence[float]) -> tuple[float, float]:
+    """Mean and the half-width of its 95% normal confidence interval,
+    ``1.96 * stdev / sqrt(m)`` (sample stdev, ``m - 1`` in the denominator);
+    the half-width is ``inf`` for fewer than 2 values.
+
+    >>> mean_ci([1.0, 3.0])
+    (2.0, 1.959963984540054)
+    """
+    m = len(values)
+    if m == 0:
+        return (0.0, math.inf)
+    mean = math.fsum(values) / m
+    if m < 2:
+        return (mean, math.inf)
+    var = math.fsum((v - mean) ** 2 for v in values) / (m - 1)
+    return (mean, Z95 * math.sqrt(var / m))
+
+
+@dataclass(frozen=True)
+class PlayerResult:
+    """One seat's result. ``*_ci`` are half-widths of 95% confidence intervals."""
+
+    name: str
+    policy: str
+    hands: int
+    total: float
+    sb_per_hand: float
+    sb_ci: float
+    mbb_per_hand: float
+    mbb_ci: float
+
+    def to_dict(self) -> dict:
+        out = dict(vars(self))
+        for key in ("sb_ci", "mbb_ci"):
+            if not math.isfinite(out[key]):
+                out[key] = None
+        return out
+
+
+@dataclass(frozen=True)
+class MatchResult:
+    """What :func:`run_match` returns: one :class:`PlayerResult` per seat."""
+
+    game: GameDef
+    players: tuple[PlayerResult, ...]
+    hands: int
+    deals: int
+    duplicate: bool
+    seed: int
+    hand_payoffs: tuple[tuple[float, ...], ...] = field(default=(), repr=False, compare=False)
+
+    def __getitem__(self, name: str) -> PlayerResult:
+        for p in self.players:
+            if p.name == name:
+                return p
+        raise KeyError(f"no player {name!r} in this match ({', '.join(p.name for p in self.players)})")
+
+    def to_dict(self) -> dict:
+        """Plain data (``--json``); per-hand payoffs left out."""
+        return {
+            "game": self.game.name, "hands": self.hands, "deals": self.deals,
+            "duplicate": self.duplicate, "seed": self.seed,
+            "players": [p.to_dict() for p in self.players],
+        }
+
+
+def _resolve(players: Sequence[str | Policy], seed: int) -> list[Policy]:
+    out: list[Policy] = []
+    for i, p in enumerate(players):
+        if isinstance(p, Policy):
+            out.append(p)
+        elif isinstance(p, str):
+            out.append(make_policy(p.strip(), seed=seed * 1009 + i))
+        else:
+            raise ValueError(f"player {i}: expected a policy name or a Policy, got {type(p).__name__}")
+    return out
+
+
+def seat_names(policies: Sequence[Policy]) -> list[str]:
+    """One unique name per seat: the policy's name, numbered when it appears twice.
+
+    >>> from cbr.policies.baseline import AlwaysCallPolicy as C, RandomPolicy as R
+    >>> seat_names([C(), R(), C()])
+    ['call-1', 'random', 'call-3']
+    """
+    names = [p.name for p in policies]
+    return [f"{nm}-{i + 1}" if names.count(nm) > 1 else nm for i, nm in enumerate(names)]
+
+
+def deal_cards(seed: int, deal: int, n_players: int) -> tuple[list[tuple[int, int]], list[int]]:
+    """Hole cards per position and the five board cards of deal ``deal`` (deterministic).
+
+    >>> holes, board = deal_cards(0, 7, 2)
+    >>> len(set(sum(holes, ()) + tuple(board)))
+    9
+    """
+    deck = random.Random(f"cbr-deal:{seed}:{deal}").sample(range(52), 2 * n_players + 5)
+    holes = [(deck[2 * i], deck[2 * i + 1]) for i in range(n_players)]
+    return holes, deck[2 * n_players : 2 * n_players + 5]
+
+
+_BOARD_STEPS = ((0, 3), (3, 4), (4, 5))
+
+
+def play_hand(
+    game: GameDef,
+    policies: Sequence[Policy],
+    names: Sequence[str],
+    rngs: Sequence[random.Random],
+    holes: Sequence[tuple[int, int]],
+    board: Sequence[int],
+    hand_id: str = "",
+    source: str = "match",
+) -> HandRecord:
+    """Play one hand; ``policies``/``names``/``rngs`` are indexed by *position*.
+
+    Returns the full record (every hole card, as a dealer log shows them).
+    """
+    state = HandState(game, players=names, hole_cards=holes, hand_id=hand_id, source=source)
+    while not state.is_over:
+        if state.needs_board:
+            lo, hi = _BOARD_STEPS[state.street]
+            state.deal_board(board[lo:hi])
+            continue
+        pos = state.to_act
+        dp = state.decision_point()          # carries the actor's hole cards only
+        kind = policies[pos].act(dp, rngs[pos])
+        if kind not in dp.legal:
+            raise GameError(f"policy {names[pos]!r} chose {kind!r} where only {dp.legal!r} is legal "
+                            f"(hand {hand_id}, history {state.history!r})")
+        state.act(kind)
+    payoffs = state.payoffs()
+    return HandRecord(
+        source=source, line=0, hand_id=hand_id, game=game, players=tuple(names),
+        hole_cards=tuple(tuple(h) for h in holes), board=state.board, actions=tuple(state.actions),
+        payoffs=payoffs, format="match", extra={"betting": state.history},
+    )
+
+
+def _seen_by(record: HandRecord, position: int) -> HandRecord:
+    """The record as ``position`` may see it after the hand: its own cards and those shown
+    at a showdown (players not folded when more than one was left)."""
+    live = [not any(a.kind == "f" and a.position == p for a in record.actions) for p in range(record.n_players)]
+    showdown = sum(live) > 1
+    holes = tuple(h if p == position or (showdown and live[p]) else None for p, h in enumerate(record.hole_cards))
+    return HandRecord(record.source, record.line, record.hand_id, record.game, record.players, holes,
+                      record.board, record.actions, record.payoffs, record.stacks, record.posted,
+                      record.format, dict(record.extra))
+
+
+def run_match(
+    players: Sequence[str | Policy],
+    hands: int,
+    *,
+    game: GameDef | None = None,
+    duplicate: bool = False,
+    seed: int = 0,
+    progress: Optional[Callable[[int], None]] = None,
+    log: Optional["HandLogWriter"] = None,
+) -> MatchResult:
+    """Play ``hands`` hands between 2..10 policies (names of ``cbr.policies`` plugins or
+    :class:`Policy` objects) and return per-seat results.
+
+    ``duplicate=True`` plays ``ceil(hands / n)`` deals, each ``n`` times with the seats
+    rotated (so ``hands`` is rounded up to a multiple of ``n``). ``progress(k)`` is called
+    with the number of hands finished since the previous call; ``log`` receives every
+    hand's full :class:`HandRecord`. Policies named by string get ``seed=seed*1009+seat``.
+    Raises :class:`~cbr.errors.PluginError` for unknown names, ``ValueError`` for bad counts.
+    """
+    n = len(players)
+    if not 2 <= n <= 10:
+        raise ValueError(f"a match seats 2 to 10 players, got {n}")
+    if hands < 1:
+        raise ValueError(f"hands must be at least 1, got {hands}")
+    policies = _resolve(players, seed)
+    game = game or default_game(n)
+    if game.n_players != n:
+        raise ValueError(f"game {game.name!r} seats {game.n_players} players but {n} were given")
+    names = seat_names(policies)
+    for p in policies:
+        p.reset()
+    observers = [type(p).observe is not Policy.observe for p in policies]
+    act_rngs = [random.Random(f"cbr-act:{seed}:{s}") for s in range(n)]
+    deals = -(-hands // n) if duplicate else hands
+    total_hands = deals * n if duplicate else hands
+
+    won = [[0.0] * total_hands for _ in range(n)]     # chips per seat per hand
+    pending = 0
+    for k in range(total_hands):
+        deal = k // n if duplicate else k
+        holes, board = deal_cards(seed, deal, n)
+        seats = seats_for_hand(range(n), k)           # position -> seat
+        record = play_hand(game, [policies[s] for s in seats], [names[s] for s in seats],
+                           [act_rngs[s] for s in seats], holes, board, hand_id=str(k))
+        for pos, s in enumerate(seats):
+            won[s][k] = record.payoffs[pos]  # type: ignore[index]
+            if observers[s]:
+                policies[s].observe(_seen_by(record, pos), pos)
+        if log is not None:
+            log.write(record)
+        pending += 1
+        if progress is not None and (pending >= PROGRESS_EVERY or k == total_hands - 1):
+            progress(pending)
+            pending = 0
+
+    results = []
+    for s in range(n):
+        if duplicate:
+            samples = [math.fsum(won[s][d * n : d * n + n]) / n for d in range(deals)]
+        else:
+            samples = won[s]
+        mean, ci = mean_ci(samples)
+        sb, bb = game.small_bet, game.big_blind
+        results.append(PlayerResult(
+            name=names[s], policy=policies[s].name, hands=total_hands, total=math.fsum(won[s]),
+            sb_per_hand=mean / sb, sb_ci=ci / sb, mbb_per_hand=1000.0 * mean / bb, mbb_ci=1000.0 * ci / bb,
+        ))
+    per_hand = tuple(tuple(won[s][k] for s in range(n)) for k in range(total_hands))
+    return MatchResult(game, tuple(results), total_hands, deals, duplicate, seed, per_hand)

@@ -1,0 +1,126 @@
+"""The policy (bot) interface: a decision point in, a probability triple out.
+
+A policy answers ``(fold, check/call, bet/raise)`` probabilities for the situation a
+:class:`~cbr.game.DecisionPoint` describes (Poki's *probability triple*, seed
+``billings-challenge-of-poker-poki.txt``, section "probability triples"); :meth:`Policy.act`
+samples one action kind from it. The triple is always *legal*: zero on kinds missing from
+``dp.legal``, summing to 1.
+
+>>> from cbr.game import preset
+>>> from cbr.game.decision import DecisionPoint
+>>> dp = DecisionPoint(game=preset("holdem.limit.2p"), street=1, position=0, player="p1",
+...     hole=(51, 47), board=(0, 5, 10), folded=(False, False), all_in=(False, False),
+...     acted=(False, False), order=(0, 1), street_bets=0, committed=(0.0, 0.0),
+...     total_committed=(10.0, 10.0), previous_round_bets=1, legal="cr")
+>>> legal_triple((0.5, 0.2, 0.3), dp.legal)     # no bet to face: fold mass goes to check
+(0.0, 0.7, 0.3)
+>>> legal_triple((0.2, 0.3, 0.5), "fc")        # capped: raise mass goes to call
+(0.2, 0.8, 0.0)
+"""
+from __future__ import annotations
+
+import random
+from typing import TYPE_CHECKING, ClassVar
+
+from cbr.errors import GameError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from cbr.game.decision import DecisionPoint
+    from cbr.logs.record import HandRecord
+
+Triple = tuple[float, float, float]
+KINDS = "fcr"
+
+
+def legal_triple(triple: Triple | list[float], legal: str) -> Triple:
+    """Make ``triple`` legal for the action kinds in ``legal`` (a subset of ``"fcr"``).
+
+    Mass of an illegal fold (nothing to call) or raise (street capped, or no chips) moves
+    to check/call; if check/call itself is illegal the mass is spread over what is legal.
+    Negative entries count as 0; the result sums to 1. Raises :class:`GameError` when no
+    action is legal.
+
+    >>> legal_triple((0, 0, 0), "fcr")
+    (0.0, 1.0, 0.0)
+    >>> legal_triple((1, 0, 0), "cr")
+    (0.0, 1.0, 0.0)
+    """
+    if len(triple) != 3:
+        raise ValueError(f"a probability triple has 3 entries (fold, call, raise), got {len(triple)}")
+    if not legal or any(k not in KINDS for k in legal):
+        raise GameError(f"no legal action to choose from ({legal!r}); is anyone to act?")
+    f, c, r = triple
+    if (f >= 0.0 and c >= 0.0 and r >= 0.0 and abs(f + c + r - 1.0) < 1e-12
+            and (f == 0.0 or "f" in legal) and (c == 0.0 or "c" in legal) and (r == 0.0 or "r" in legal)):
+        return (float(f), float(c), float(r))  # already legal (the common case): no copy
+    p = [max(0.0, float(x)) if x == x else 0.0 for x in triple]  # NaN -> 0
+    for i, kind in enumerate(KINDS):
+        if kind not in legal and p[i] > 0.0:
+            moved, p[i] = p[i], 0.0
+            if "c" in legal:
+                p[1] += moved
+            else:
+                targets = [KINDS.index(k) for k in legal]
+                for j in targets:
+                    p[j] += moved / len(targets)
+    total = p[0] + p[1] + p[2]
+    if total <= 0.0:
+        if "c" in legal:
+            return (0.0, 1.0, 0.0)
+        share = 1.0 / len(legal)
+        return tuple(share if k in legal else 0.0 for k in KINDS)  # type: ignore[return-value]
+    return (p[0] / total, p[1] / total, p[2] / total)
+
+
+def sample_action(triple: Triple, rng: random.Random) -> str:
+    """Draw ``'f'``, ``'c'`` or ``'r'`` from a (legal, normalised) triple.
+
+    >>> sample_action((0.0, 1.0, 0.0), random.Random(1))
+    'c'
+    """
+    u = rng.random()
+    f, c, r = triple
+    if u < f:
+        return "f"
+    if u < f + c or r <= 0.0:
+        return "c" if c > 0.0 or f <= 0.0 else "f"  # (float rounding at the top end)
+    return "r"
+
+
+class Policy:
+    """Base class of every bot.
+
+    Subclasses set ``name`` and override :meth:`triple` (and optionally :meth:`act`,
+    :meth:`observe`, :meth:`reset`). Constructors take keyword parameters only and
+    just store them; ``seed`` is for any randomness the policy keeps inside (Monte
+    Carlo estimates), the action draw uses the ``rng`` the caller passes to :meth:`act`.
+
+    >>> class Folder(Policy):
+    ...     name = "folder"
+    ...     def triple(self, dp):
+    ...         return legal_triple((1.0, 0.0, 0.0), dp.legal)
+    >>> Folder(seed=3).seed
+    3
+    """
+
+    name: ClassVar[str] = "policy"
+
+    def __init__(self, *, seed: int | None = None) -> None:
+        self.seed = seed
+
+    def triple(self, dp: "DecisionPoint") -> Triple:
+        """Probabilities of (fold, check/call, bet/raise), legal for ``dp.legal``."""
+        raise NotImplementedError(f"{type(self).__name__} does not define triple()")
+
+    def act(self, dp: "DecisionPoint", rng: random.Random) -> str:
+        """One action kind (``'f'``, ``'c'`` or ``'r'``) drawn from :meth:`triple`."""
+        return sample_action(legal_triple(self.triple(dp), dp.legal), rng)
+
+    def observe(self, record: "HandRecord", position: int) -> None:
+        """Called after every hand with the full record and this bot's position (no-op)."""
+
+    def reset(self) -> None:
+        """Forget everything learned or cached (start of a new match)."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(seed={self.seed!r})"

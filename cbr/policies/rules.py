@@ -1,0 +1,307 @@
+"""Rule bots from the seeds: hand strength, EHS + pot odds + bluffing, a Poki-style formula,
+and a loose-aggressive bot.
+
+All of them read the hand through the evaluator facade (``evaluator_ext``): hand strength
+HS against one random hand by full enumeration, hand potential (PPOT, NPOT) and, before
+the flop, the 169-class rank or a seeded Monte Carlo win probability. With ``n``
+opponents left, ``HS_n = HS ** n`` (Poki) and ``EHS = HS_n + (1 - HS_n) * PPOT``
+(seed ``waterloo-holdem-bot-report.txt`` eq. 6). Post-flop numbers are cached per
+``(hole, board)`` (one evaluation per street), pre-flop numbers per hand class.
+
+>>> from cbr.game import preset
+>>> from cbr.game.decision import DecisionPoint
+>>> from evaluator_ext.cards import parse_cards
+>>> dp = DecisionPoint(game=preset("holdem.limit.2p"), street=3, position=0, player="p1",
+...     hole=parse_cards("AhAd"), board=parse_cards("AsAcKd7h2c"), folded=(False, False),
+...     all_in=(False, False), acted=(False, True), order=(0, 1), street_bets=1,
+...     committed=(0.0, 20.0), total_committed=(60.0, 80.0), previous_round_bets=0, legal="fcr")
+>>> EHSPolicy().triple(dp)                 # four aces on the river: raise
+(0.0, 0.0, 1.0)
+"""
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import evaluator_ext as ev
+
+from cbr.policies.base import Policy, Triple, legal_triple
+
+if TYPE_CHECKING:  # pragma: no cover
+    from cbr.game.decision import DecisionPoint
+
+RIVER = 3
+
+# Pre-flop win probabilities depend only on the hand class and the number of opponents:
+# shared by every bot instance (the Monte Carlo seed is fixed, so the values are too).
+_PREFLOP_WIN: dict[tuple[object, int, int], float] = {}
+PREFLOP_TRIALS = 4000
+PREFLOP_SEED = 20240601
+
+
+def preflop_win(hole: tuple[int, int], n_opponents: int, trials: int = PREFLOP_TRIALS) -> float:
+    """Probability of winning at showdown against ``n_opponents`` random hands that never
+    fold, ties counted half (seed waterloo 3.1, eq. 1, "percentage of wins"); cached per
+    hand class.
+
+    >>> 0.80 < preflop_win((51, 50), 1) < 0.88     # AA heads-up
+    True
+    """
+    key = (ev.preflop_class(hole), n_opponents, trials)
+    value = _PREFLOP_WIN.get(key)
+    if value is None:
+        win, tie, _ = ev.win_probability(hole, (), n_opponents=n_opponents, trials=trials, seed=PREFLOP_SEED)
+        value = _PREFLOP_WIN[key] = float(win) + float(tie) / 2.0
+    return value
+
+
+def _clamp(x: float) -> float:
+    return 0.0 if x < 0.0 else 1.0 if x > 1.0 else x
+
+
+class RuleBot(Policy):
+    """Shared machinery of the rule bots: cached HS / potential / EHS for a decision point."""
+
+    name = "rulebot"
+
+    def __init__(self, *, seed: int | None = None) -> None:
+        super().__init__(seed=seed)
+        self._cache: dict[tuple[tuple[int, int], tuple[int, ...]], tuple[float, float, float]] = {}
+
+    def reset(self) -> None:
+        self._cache.clear()
+
+    # ---- hand evaluation (cached) ----
+    def evaluation(self, dp: "DecisionPoint") -> tuple[float, float, float]:
+        """``(HS, PPOT, NPOT)`` of the actor's hand against one random opponent (post-flop)."""
+        if dp.hole is None:
+            raise ValueError("a rule bot needs its own hole cards in the decision point")
+        key = (tuple(dp.hole), tuple(dp.board))
+        hit = self._cache.get(key)
+        if hit is None:
+            if len(self._cache) > 256:  # a new hand: the old streets are not needed any more
+                self._cache.clear()
+            hs = float(ev.hand_strength(dp.hole, dp.board, n_opponents=1))
+            if len(dp.board) < 5:
+                ppot, npot = ev.hand_potential(dp.hole, dp.board)
+                ppot, npot = float(ppot), float(npot)
+            else:
+                ppot = npot = 0.0
+            hit = self._cache[key] = (hs, ppot, npot)
+        return hit
+
+    @staticmethod
+    def opponents(dp: "DecisionPoint") -> int:
+        """Opponents not folded (at least 1)."""
+        return max(1, dp.players_in_hand - 1)
+
+    def hs_n(self, dp: "DecisionPoint") -> float:
+        """HS against every opponent still in: ``HS ** n``."""
+        return self.evaluation(dp)[0] ** self.opponents(dp)
+
+    def ehs(self, dp: "DecisionPoint") -> float:
+        """``EHS = HS_n + (1 - HS_n) * PPOT`` (waterloo eq. 6; NPOT ignored, as Poki does)."""
+        hs, ppot, _ = self.evaluation(dp)
+        hs_n = hs ** self.opponents(dp)
+        return hs_n + (1.0 - hs_n) * ppot
+
+    def ppot(self, dp: "DecisionPoint") -> float:
+        return self.evaluation(dp)[1]
+
+    def preflop_strength(self, dp: "DecisionPoint") -> float:
+        """Pre-flop win probability against the opponents still in."""
+        if dp.hole is None:
+            raise ValueError("a rule bot needs its own hole cards in the decision point")
+        return preflop_win(tuple(dp.hole), self.opponents(dp))  # type: ignore[arg-type]
+
+    @staticmethod
+    def round_position(dp: "DecisionPoint") -> int:
+        """0-based place of the actor in this round's betting order (0 = first to act)."""
+        return dp.order.index(dp.position) if dp.position in dp.order else 0
+
+
+class HandStrengthPolicy(RuleBot):
+    """Phase I bot of seed ``waterloo-holdem-bot-report.txt`` (section 4, "Phase I"):
+    hand strength only.
+
+    - Pre-flop, "a simple decision function based on the current hand": raise with a
+      hand class ranked ``<= raise_rank`` (``preflop_rank``, 1 = AA), call ``<= call_rank``,
+      otherwise fold (check when free).
+    - Post-flop, Algorithm 4 with ``HS_n`` in place of EHS (no potential): raise if
+      ``HS_n > 0.8``, call if ``HS_n > 0.4``, else fold (check when free).
+    """
+
+    name = "hs"
+
+    def __init__(self, *, seed: int | None = None, raise_rank: int = 30, call_rank: int = 110,
+                 raise_hs: float = 0.8, call_hs: float = 0.4) -> None:
+        super().__init__(seed=seed)
+        self.raise_rank, self.call_rank = raise_rank, call_rank
+        self.raise_hs, self.call_hs = raise_hs, call_hs
+
+    def triple(self, dp: "DecisionPoint") -> Triple:
+        if dp.street == 0:
+            rank = ev.preflop_rank(dp.hole)
+            action = (0, 0, 1) if rank <= self.raise_rank else (0, 1, 0) if rank <= self.call_rank else (1, 0, 0)
+        else:
+            hs = self.hs_n(dp)
+            action = (0, 0, 1) if hs > self.raise_hs else (0, 1, 0) if hs > self.call_hs else (1, 0, 0)
+        return legal_triple(action, dp.legal)
+
+
+class EHSPolicy(RuleBot):
+    """Phase II bot of seed ``waterloo-holdem-bot-report.txt`` (sections 3.3.1-3.3.2, 4):
+    pre-flop simulation, EHS, pot odds, bluffing and semi-bluffing.
+
+    - Pre-flop (Algorithm 3): ``threshold = P_win * (1 + position / (2 * players))`` with
+      ``P_win`` the simulated win probability against the opponents still in (eq. 1) and
+      ``position`` the place in the betting order; a player who posted no blind folds
+      ``P_win < 0.3``; raise if ``threshold > 0.5``, call if ``> 0.25``, else fold. Facing
+      ``k >= 2`` bets the raise bar rises to ``0.5 + reraise_step * (k - 1)`` (the seed's
+      amount ``e^(X-1) * money`` becomes "stop raising" in limit).
+    - Post-flop (Algorithm 4): ``EHS > raise_ehs`` raise, ``EHS > call_ehs`` call.
+    - Otherwise bluff (Algorithm 5): ``EHS < bluff_ehs`` bets with probability
+      ``bluff_rate`` (Normal 0.5, Aggressive 0.8, Conservative 0.2) on the flop, and on
+      the turn/river only heads-up into a small pot (``<= bluff_pot`` small bets) with at
+      most one bet this street.
+    - Semi-bluff: with nothing to call before the river, ``PPOT >= semibluff_ppot`` bets
+      with probability ``semibluff_rate``.
+    - Else pot odds (Algorithm 6): call if river and ``EHS > pot odds``, or before the river
+      ``PPOT > pot odds``; fold otherwise (check when free).
+    """
+
+    name = "ehs"
+
+    def __init__(self, *, seed: int | None = None, raise_ehs: float = 0.8, call_ehs: float = 0.4,
+                 bluff_ehs: float = 0.2, bluff_rate: float = 0.5, bluff_pot: float = 8.0,
+                 semibluff_ppot: float = 0.3, semibluff_rate: float = 0.5,
+                 reraise_step: float = 0.1) -> None:
+        super().__init__(seed=seed)
+        self.raise_ehs, self.call_ehs = raise_ehs, call_ehs
+        self.bluff_ehs, self.bluff_rate, self.bluff_pot = bluff_ehs, bluff_rate, bluff_pot
+        self.semibluff_ppot, self.semibluff_rate = semibluff_ppot, semibluff_rate
+        self.reraise_step = reraise_step
+
+    def preflop(self, dp: "DecisionPoint") -> Triple:
+        p_win = self.preflop_strength(dp)
+        position = self.round_position(dp)
+        threshold = p_win * (1.0 + position / (2.0 * dp.players_dealt))
+        if dp.game.blinds[dp.position] <= 0.0 and p_win < 0.3 and dp.to_call > 0:
+            return (1.0, 0.0, 0.0)
+        raise_bar = 0.5 + self.reraise_step * max(0.0, math.ceil(dp.bets_to_call - 1e-9) - 1)
+        if threshold > raise_bar:
+            return (0.0, 0.0, 1.0)
+        if threshold > 0.25:
+            return (0.0, 1.0, 0.0)
+        return (1.0, 0.0, 0.0)
+
+    def postflop(self, dp: "DecisionPoint") -> Triple:
+        ehs = self.ehs(dp)
+        if ehs > self.raise_ehs:
+            return (0.0, 0.0, 1.0)
+        if ehs > self.call_ehs:
+            free = dp.to_call <= 0
+            if free and dp.street < RIVER and self.ppot(dp) >= self.semibluff_ppot:
+                return (0.0, 1.0 - self.semibluff_rate, self.semibluff_rate)
+            return (0.0, 1.0, 0.0)
+        # Too weak to continue on strength: pot odds decide, with a bluff on top.
+        if dp.street == RIVER:
+            keep = ehs > dp.pot_odds
+        else:
+            keep = self.ppot(dp) > dp.pot_odds
+        base = (0.0, 1.0, 0.0) if keep or dp.to_call <= 0 else (1.0, 0.0, 0.0)
+        if dp.to_call <= 0 and dp.street < RIVER and self.ppot(dp) >= self.semibluff_ppot:
+            base = (0.0, 1.0 - self.semibluff_rate, self.semibluff_rate)
+        rate = self.bluff_rate if ehs < self.bluff_ehs and self._may_bluff(dp) else 0.0
+        return tuple((1.0 - rate) * b + (rate if i == 2 else 0.0) for i, b in enumerate(base))  # type: ignore[return-value]
+
+    def _may_bluff(self, dp: "DecisionPoint") -> bool:
+        if dp.street == 1:
+            return True
+        few_players = dp.players_in_hand <= 2
+        small_pot = dp.small_bets_in_pot <= self.bluff_pot
+        return few_players and small_pot and dp.street_bets <= 1
+
+    def triple(self, dp: "DecisionPoint") -> Triple:
+        raw = self.preflop(dp) if dp.street == 0 else self.postflop(dp)
+        return legal_triple(raw, dp.legal)
+
+
+class PokiFormulaPolicy(RuleBot):
+    """A Poki-style formula bot (seed ``billings-challenge-of-poker-poki.txt``, "basic
+    betting strategy" and "probability triples"): EHS and the game context go through
+    formulas into a mixed strategy ``(f, c, r)``. The seed does not print Poki's rules, so
+    the constants are ours:
+
+    - strength ``x`` = pre-flop win probability against the opponents left, post-flop
+      ``EHS_n``;
+    - raise probability ``p_r = clamp((x - t_r) / width + 0.5)`` with
+      ``t_r = raise_base + raise_step * bets_to_call`` (a linear ramp of ``width`` around
+      the raise threshold, which rises with every bet to call);
+    - continue probability (facing a bet) ``p_k = clamp((x - pot_odds) / width + 0.5)``,
+      or 1 before the river when ``PPOT >= pot_odds`` (drawing odds);
+    - triple ``(1 - p_r) * (1 - p_k), (1 - p_r) * p_k, p_r``.
+    """
+
+    name = "poki"
+
+    def __init__(self, *, seed: int | None = None, raise_base: float = 0.62, raise_step: float = 0.08,
+                 width: float = 0.1) -> None:
+        super().__init__(seed=seed)
+        self.raise_base, self.raise_step, self.width = raise_base, raise_step, width
+
+    def triple(self, dp: "DecisionPoint") -> Triple:
+        x = self.preflop_strength(dp) if dp.street == 0 else self.ehs(dp)
+        threshold = self.raise_base + self.raise_step * dp.bets_to_call
+        p_raise = _clamp((x - threshold) / self.width + 0.5)
+        if dp.to_call <= 0:
+            p_cont = 1.0
+        else:
+            p_cont = _clamp((x - dp.pot_odds) / self.width + 0.5)
+            if dp.street in (1, 2) and self.ppot(dp) >= dp.pot_odds:
+                p_cont = 1.0
+        return legal_triple(((1 - p_raise) * (1 - p_cont), (1 - p_raise) * p_cont, p_raise), dp.legal)
+
+
+class LooseAggressivePolicy(RuleBot):
+    """A loose-aggressive rule bot: plays many hands and bets them hard. The style is the
+    "loose" and "aggressive" ends of the player attributes of seed
+    ``itu-adaptive-poker-computer-thesis.txt`` (section on player modelling:
+    aggressiveness = how often it bets/raises, tightness = how closely actions follow the
+    hand); the rules are ours:
+
+    - pre-flop: raise with a hand class ranked ``<= raise_rank`` (``<= reraise_rank``
+      facing two or more bets), call ``<= call_rank``, else fold;
+    - post-flop: raise with ``EHS >= raise_ehs``; with nothing to call, bet ``stab_rate``
+      of the time anyway; facing a bet, raise a draw (``PPOT >= draw_ppot``) half the
+      time, call when ``EHS`` or ``PPOT`` beats the pot odds (loosened by ``looseness``),
+      else fold.
+    """
+
+    name = "lag"
+
+    def __init__(self, *, seed: int | None = None, raise_rank: int = 50, reraise_rank: int = 20,
+                 call_rank: int = 120, raise_ehs: float = 0.6, stab_rate: float = 0.5,
+                 draw_ppot: float = 0.25, looseness: float = 0.8) -> None:
+        super().__init__(seed=seed)
+        self.raise_rank, self.reraise_rank, self.call_rank = raise_rank, reraise_rank, call_rank
+        self.raise_ehs, self.stab_rate = raise_ehs, stab_rate
+        self.draw_ppot, self.looseness = draw_ppot, looseness
+
+    def triple(self, dp: "DecisionPoint") -> Triple:
+        if dp.street == 0:
+            rank = ev.preflop_rank(dp.hole)
+            bar = self.reraise_rank if dp.bets_to_call > 1.0 + 1e-9 else self.raise_rank
+            raw = (0, 0, 1) if rank <= bar else (0, 1, 0) if rank <= self.call_rank else (1, 0, 0)
+            return legal_triple(raw, dp.legal)
+        ehs = self.ehs(dp)
+        if ehs >= self.raise_ehs:
+            return legal_triple((0, 0, 1), dp.legal)
+        if dp.to_call <= 0:
+            return legal_triple((0, 1 - self.stab_rate, self.stab_rate), dp.legal)
+        ppot = self.ppot(dp) if dp.street < RIVER else 0.0
+        if ppot >= self.draw_ppot:
+            return legal_triple((0, 0.5, 0.5), dp.legal)
+        odds = dp.pot_odds * self.looseness
+        keep = ehs > odds or ppot > odds
+        return legal_triple((0, 1, 0) if keep else (1, 0, 0), dp.legal)

@@ -1,0 +1,631 @@
+"""Similarity as configuration: local measures per feature, weighted global similarity.
+
+CASPER (Watson & Rubin, sections V-VI) compares a query with a case feature by feature:
+each feature has a *local* similarity in [0, 1] and a weight 0..100; the *global*
+similarity is the weighted mean ``sum(w_i * s_i) / sum(w_i)``. Which measure, its
+parameters and the weights are data (TOML), not code.
+
+Local measures (entry-point group ``cbr.similarity``; each is a small class):
+
+- ``linear``: ``1 - |x1 - x2| / range``, clipped at 0, ``range = high - low``;
+- ``exp``: exponential decay ``exp(-k |x1 - x2|)``;
+- ``exact``: 1 if equal else 0 (values compared as float32, like the stored rows).
+
+Every feature also declares its domain ``[low, high]``. Retrieval (``cbr.retrieval``)
+needs, per measure, a slope ``c > 0`` with a lower bound of the dissimilarity that is
+linear in the difference of the values *clipped to the domain*::
+
+    1 - s(x1, x2) >= c * |clip(x1) - clip(x2)|        for all x1, x2         (B)
+
+Because clipping is 1-Lipschitz and never lengthens a difference beyond ``R = high - low``,
+(B) holds whenever ``1 - s`` is a non-decreasing function ``g`` of ``t = |x1 - x2|`` and
+``c * t <= g(t)`` on ``[0, R]``; the largest such ``c`` is ``min g(t)/t`` over ``(0, R]``:
+
+- linear: ``g(t) = min(1, t/R)`` so ``c = 1/R`` (the bound is exact inside the domain);
+- exp: ``g(t) = 1 - exp(-k t)`` is concave with ``g(0) = 0``, so ``g(t)/t`` decreases and the
+  minimum is the chord at ``R``: ``c = (1 - exp(-k R)) / R``. Beyond ``R`` the clipped
+  difference stays at most ``R`` and ``c R = g(R) <= g(t)``: the value at ``R`` is used;
+- exact: ``g(t) = 1`` for ``t > 0`` and ``g(0) = 0``, so ``c = 1/R``; it is 0 only when the
+  clipped values are equal, which equal values always are.
+
+>>> cfg = default_casper()
+>>> cfg.streets[0].features[:2]
+('players_dealt', 'relative_position')
+>>> st = cfg.streets[1]
+>>> q = np.array([6, 0.5, 3, 1, 0, 1, 0.25, 0.8, 0.1, 0.05, 8, 1], np.float32)
+>>> float(global_similarity(st, q, q[None, :])[0])
+1.0
+"""
+from __future__ import annotations
+
+import math
+import re
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Protocol, runtime_checkable
+
+import numpy as np
+
+from cbr.errors import ConfigError, PluginError
+from cbr.game.gamedef import STREETS
+
+__all__ = [
+    "LocalMeasure",
+    "LinearSimilarity",
+    "ExponentialSimilarity",
+    "ExactMatch",
+    "BUILTIN_MEASURES",
+    "measure_class",
+    "FeatureSimilarity",
+    "StreetSimilarity",
+    "SimilarityConfig",
+    "CASPER_FEATURES",
+    "default_casper",
+    "local_similarities",
+    "global_similarity",
+]
+
+
+# ---------------------------------------------------------------------------------------
+# Local measures
+# ---------------------------------------------------------------------------------------
+
+
+@runtime_checkable
+class LocalMeasure(Protocol):
+    """What a ``cbr.similarity`` plugin provides.
+
+    The class is built as ``cls(low=..., high=..., **params)`` (it raises ``ValueError``
+    for bad parameters); ``__call__(query_value, column)`` returns the local similarities
+    (float64, in [0, 1]) of one query value against a column of case values;
+    ``lower_bound_slope()`` returns the ``c`` of bound (B) in the module docstring;
+    ``params()`` returns the parameters beyond low/high (for TOML output).
+    """
+
+    name: ClassVar[str]
+
+    def __call__(self, query_value: float, column: np.ndarray) -> np.ndarray: ...
+
+    def lower_bound_slope(self) -> float: ...
+
+    def params(self) -> dict[str, float]: ...
+
+
+def _as_f32_column(column: np.ndarray) -> np.ndarray:
+    return np.asarray(column, dtype=np.float32).astype(np.float64)
+
+
+def _as_f32_value(value: float) -> float:
+    return float(np.float32(value))
+
+
+class _DomainMeasure:
+    """Shared part: the feature's domain ``[low, high]``, checked once."""
+
+    name: ClassVar[str] = "?"
+
+    def __init__(self, *, low: float, high: float) -> None:
+        low, high = float(low), float(high)
+        if not (math.isfinite(low) and math.isfinite(high)) or not high > low:
+            raise ValueError(f"domain must be finite with low < high, got low={low}, high={high}")
+        self.low = low
+        self.high = high
+
+    @property
+    def range(self) -> float:
+        """``high - low``, the largest difference the domain allows."""
+        return self.high - self.low
+
+    def params(self) -> dict[str, float]:
+        return {}
+
+    def __repr__(self) -> str:
+        extra = "".join(f", {k}={v!r}" for k, v in self.params().items())
+        return f"{type(self).__name__}(low={self.low!r}, high={self.high!r}{extra})"
+
+    def __eq__(self, other: object) -> bool:
+        return (type(self) is type(other) and self.low == other.low  # type: ignore[attr-defined]
+                and self.high == other.high and self.params() == other.params())  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, self.low, self.high, tuple(sorted(self.params().items()))))
+
+
+class LinearSimilarity(_DomainMeasure):
+    """``1 - |x1 - x2| / (high - low)``, clipped at 0.
+
+    >>> m = LinearSimilarity(low=0, high=4)
+    >>> m(1.0, np.array([1, 2, 9], np.float32)).tolist()
+    [1.0, 0.75, 0.0]
+    >>> m.lower_bound_slope()
+    0.25
+    """
+
+    name: ClassVar[str] = "linear"
+
+    def __call__(self, query_value: float, column: np.ndarray) -> np.ndarray:
+        diff = np.abs(_as_f32_column(column) - _as_f32_value(query_value))
+        return np.maximum(1.0 - diff / self.range, 0.0)
+
+    def lower_bound_slope(self) -> float:
+        return 1.0 / self.range
+
+
+class ExponentialSimilarity(_DomainMeasure):
+    """Exponential decay ``exp(-k |x1 - x2|)``; small differences already cost a lot.
+
+    >>> m = ExponentialSimilarity(low=0, high=4, k=1.0)
+    >>> round(float(m(0.0, np.array([1.0]))[0]), 4)
+    0.3679
+    >>> round(m.lower_bound_slope(), 4)   # chord of 1 - exp(-k t) over [0, 4]
+    0.2454
+    """
+
+    name: ClassVar[str] = "exp"
+
+    def __init__(self, *, low: float, high: float, k: float = 1.0) -> None:
+        super().__init__(low=low, high=high)
+        k = float(k)
+        if not (math.isfinite(k) and k > 0):
+            raise ValueError(f"decay k must be a positive number, got {k}")
+        self.k = k
+
+    def params(self) -> dict[str, float]:
+        return {"k": self.k}
+
+    def __call__(self, query_value: float, column: np.ndarray) -> np.ndarray:
+        diff = np.abs(_as_f32_column(column) - _as_f32_value(query_value))
+        return np.exp(-self.k * diff)
+
+    def lower_bound_slope(self) -> float:
+        return -math.expm1(-self.k * self.range) / self.range
+
+
+class ExactMatch(_DomainMeasure):
+    """1 when the values are equal (as float32), else 0.
+
+    >>> ExactMatch(low=0, high=10)(3, np.array([3, 4], np.float32)).tolist()
+    [1.0, 0.0]
+    """
+
+    name: ClassVar[str] = "exact"
+
+    def __call__(self, query_value: float, column: np.ndarray) -> np.ndarray:
+        col = np.asarray(column, dtype=np.float32)
+        return (col == np.float32(query_value)).astype(np.float64)
+
+    def lower_bound_slope(self) -> float:
+        return 1.0 / self.range
+
+
+BUILTIN_MEASURES: dict[str, type] = {
+    "linear": LinearSimilarity,
+    "exp": ExponentialSimilarity,
+    "exact": ExactMatch,
+}
+
+
+def measure_class(name: str) -> type:
+    """The class of the local measure ``name``: a built-in or a ``cbr.similarity`` plugin.
+
+    >>> measure_class("exp").__name__
+    'ExponentialSimilarity'
+    """
+    if name in BUILTIN_MEASURES:
+        return BUILTIN_MEASURES[name]
+    from cbr import plugins
+
+    try:
+        return plugins.load("cbr.similarity", name)
+    except PluginError as exc:
+        raise ConfigError(f"unknown similarity measure {name!r} (built-in: "
+                          f"{', '.join(BUILTIN_MEASURES)}; {exc})") from None
+
+
+# ---------------------------------------------------------------------------------------
+# Configuration
+# ---------------------------------------------------------------------------------------
+
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_FEATURE_KEYS = {"feature", "measure", "weight", "low", "high"}
+
+
+@dataclass(frozen=True)
+class FeatureSimilarity:
+    """One feature's local measure, its parameters, its domain and its weight (0..100).
+
+    >>> f = FeatureSimilarity("bets_to_call", "exp", weight=60, low=0, high=4, params={"k": 1.5})
+    >>> f.measure_obj(0, np.array([0.0, 1.0])).round(3).tolist()
+    [1.0, 0.223]
+    """
+
+    name: str
+    measure: str
+    weight: float
+    low: float
+    high: float
+    params: Mapping[str, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        where = f"feature {self.name!r}"
+        if not isinstance(self.name, str) or not _NAME.match(self.name):
+            raise ConfigError(f"feature name {self.name!r} is not a valid identifier")
+        try:
+            weight = float(self.weight)
+        except (TypeError, ValueError):
+            raise ConfigError(f"{where}: weight must be a number 0..100, got {self.weight!r}") from None
+        if not (0.0 <= weight <= 100.0):
+            raise ConfigError(f"{where}: weight must be within 0..100, got {self.weight!r}")
+        object.__setattr__(self, "weight", weight)
+        cls = measure_class(self.measure) if isinstance(self.measure, str) else None
+        if cls is None:
+            raise ConfigError(f"{where}: measure must be a name, got {self.measure!r}")
+        try:
+            obj = cls(low=self.low, high=self.high, **dict(self.params))
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"{where} ({self.measure}): {exc}") from None
+        slope = float(obj.lower_bound_slope())
+        if not (math.isfinite(slope) and slope > 0):
+            raise ConfigError(f"{where}: measure {self.measure!r} gives lower-bound slope {slope}; must be > 0")
+        object.__setattr__(self, "low", float(self.low))
+        object.__setattr__(self, "high", float(self.high))
+        object.__setattr__(self, "params", dict(obj.params()))
+        object.__setattr__(self, "_obj", obj)
+
+    @property
+    def measure_obj(self) -> LocalMeasure:
+        """The built measure (callable on ``(query_value, column)``)."""
+        return self._obj  # type: ignore[attr-defined]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"feature": self.name, "measure": self.measure, "weight": self.weight,
+                "low": self.low, "high": self.high, **self.params}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], where: str = "") -> "FeatureSimilarity":
+        """Build from a TOML table: ``feature``, ``measure``, ``weight``, ``low``, ``high`` + params."""
+        if not isinstance(data, Mapping):
+            raise ConfigError(f"{where}: each feature must be a table, got {data!r}")
+        name = data.get("feature")
+        label = f"{where} feature {name!r}" if name else where
+        for key in ("feature", "measure", "weight", "low", "high"):
+            if key not in data:
+                raise ConfigError(f"{label}: missing key {key!r}")
+        params = {k: v for k, v in data.items() if k not in _FEATURE_KEYS}
+        for k, v in params.items():
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                raise ConfigError(f"{label}: parameter {k!r} must be a number, got {v!r}")
+        try:
+            return cls(name=data["feature"], measure=data["measure"], weight=data["weight"],
+                       low=data["low"], high=data["high"], params=params)
+        except ConfigError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+
+
+@dataclass(frozen=True)
+class StreetSimilarity:
+    """The similarity of one street: ordered features (the columns of the case rows).
+
+    >>> st = default_casper().streets[0]
+    >>> len(st), st.features[-1], float(st.weights.max())
+    (8, 'hand_strength', 100.0)
+    """
+
+    street: str
+    feature_specs: tuple[FeatureSimilarity, ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "feature_specs", tuple(self.feature_specs))
+        if not self.feature_specs:
+            raise ConfigError(f"street {self.street!r}: no features")
+        seen: set[str] = set()
+        for spec in self.feature_specs:
+            if not isinstance(spec, FeatureSimilarity):
+                raise ConfigError(f"street {self.street!r}: {spec!r} is not a FeatureSimilarity")
+            if spec.name in seen:
+                raise ConfigError(f"street {self.street!r}: feature {spec.name!r} appears twice")
+            seen.add(spec.name)
+        if sum(s.weight for s in self.feature_specs) <= 0:
+            raise ConfigError(f"street {self.street!r}: all weights are 0; at least one must be positive")
+
+    def __len__(self) -> int:
+        return len(self.feature_specs)
+
+    @property
+    def features(self) -> tuple[str, ...]:
+        """Feature names in column order."""
+        return tuple(s.name for s in self.feature_specs)
+
+    @property
+    def weights(self) -> np.ndarray:
+        return np.array([s.weight for s in self.feature_specs], dtype=np.float64)
+
+    @property
+    def lows(self) -> np.ndarray:
+        return np.array([s.low for s in self.feature_specs], dtype=np.float64)
+
+    @property
+    def highs(self) -> np.ndarray:
+        return np.array([s.high for s in self.feature_specs], dtype=np.float64)
+
+    def slopes(self) -> np.ndarray:
+        """Per feature the lower-bound slope ``c_i`` of bound (B)."""
+        return np.array([s.measure_obj.lower_bound_slope() for s in self.feature_specs], dtype=np.float64)
+
+    def bound_scales(self) -> np.ndarray:
+        """``w_i * c_i / sum(w)``: L1 distance of rows scaled by these (after clipping to the
+        domain and shifting by ``low``) is a lower bound of ``1 - global similarity``."""
+        w = self.weights
+        return w * self.slopes() / w.sum()
+
+    def to_dicts(self) -> list[dict[str, Any]]:
+        return [s.to_dict() for s in self.feature_specs]
+
+
+def _street_name(street: int | str) -> str:
+    if isinstance(street, str) and street in STREETS:
+        return street
+    if isinstance(street, int) and not isinstance(street, bool) and 0 <= street < len(STREETS):
+        return STREETS[street]
+    raise ConfigError(f"unknown street {street!r}; streets: {', '.join(STREETS)}")
+
+
+@dataclass(frozen=True)
+class SimilarityConfig:
+    """Similarity for all four streets plus retrieval settings.
+
+    ``threshold``: cases at or above this global similarity are retrieved (CASPER: 0.97);
+    ``fallback_k``: if none, the ``fallback_k`` most similar (CASPER: 20);
+    ``weighted_triple``: weight each retrieved action by its similarity.
+
+    >>> cfg = SimilarityConfig.from_toml(default_casper().to_toml())
+    >>> cfg == default_casper(), cfg.street("flop").features[-1]
+    (True, 'previous_round_bets')
+    """
+
+    streets: tuple[StreetSimilarity, StreetSimilarity, StreetSimilarity, StreetSimilarity]
+    threshold: float = 0.97
+    fallback_k: int = 20
+    weighted_triple: bool = False
+
+    def __post_init__(self) -> None:
+        streets = tuple(self.streets)
+        if len(streets) != len(STREETS):
+            raise ConfigError(f"need a similarity for each of the {len(STREETS)} streets "
+                              f"({', '.join(STREETS)}), got {len(streets)}")
+        for name, st in zip(STREETS, streets):
+            if not isinstance(st, StreetSimilarity):
+                raise ConfigError(f"street {name!r}: not a StreetSimilarity: {st!r}")
+            if st.street != name:
+                raise ConfigError(f"street {name!r}: got the similarity of street {st.street!r}")
+        object.__setattr__(self, "streets", streets)
+        if isinstance(self.threshold, bool) or not isinstance(self.threshold, (int, float)) \
+                or not 0.0 <= float(self.threshold) <= 1.0:
+            raise ConfigError(f"threshold must be a number in [0, 1], got {self.threshold!r}")
+        object.__setattr__(self, "threshold", float(self.threshold))
+        if isinstance(self.fallback_k, bool) or not isinstance(self.fallback_k, int) or self.fallback_k < 1:
+            raise ConfigError(f"fallback_k must be a positive integer, got {self.fallback_k!r}")
+        if not isinstance(self.weighted_triple, bool):
+            raise ConfigError(f"weighted_triple must be true or false, got {self.weighted_triple!r}")
+
+    def street(self, street: int | str) -> StreetSimilarity:
+        """The similarity of a street, by number 0..3 or name."""
+        return self.streets[STREETS.index(_street_name(street))]
+
+    # -- TOML ------------------------------------------------------------------------
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "SimilarityConfig":
+        """Build from the parsed TOML document (see :meth:`from_toml`)."""
+        known = {"threshold", "fallback_k", "weighted_triple", *STREETS}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ConfigError(f"unknown key(s) {', '.join(map(repr, unknown))} in similarity config; "
+                              f"expected {', '.join(sorted(known))}")
+        streets = []
+        for name in STREETS:
+            if name not in data:
+                raise ConfigError(f"street {name!r} is missing from the similarity config "
+                                  f"(one [[{name}]] table per feature)")
+            rows = data[name]
+            if not isinstance(rows, list):
+                raise ConfigError(f"street {name!r}: expected an array of tables [[{name}]], got {rows!r}")
+            specs = tuple(FeatureSimilarity.from_dict(row, where=f"street {name!r}") for row in rows)
+            streets.append(StreetSimilarity(name, specs))
+        kwargs = {k: data[k] for k in ("threshold", "fallback_k", "weighted_triple") if k in data}
+        return cls(streets=tuple(streets), **kwargs)  # type: ignore[arg-type]
+
+    @classmethod
+    def from_toml(cls, source: str | Path) -> "SimilarityConfig":
+        """Read TOML from a path or from the text itself.
+
+        Format: top-level ``threshold``, ``fallback_k``, ``weighted_triple``; then per street
+        (``preflop``, ``flop``, ``turn``, ``river``) one ``[[street]]`` table per feature, in
+        column order, with ``feature``, ``measure``, ``weight``, ``low``, ``high`` and the
+        measure's parameters (``k`` for ``exp``).
+        """
+        if isinstance(source, Path) or (isinstance(source, str) and "\n" not in source
+                                        and "=" not in source):
+            path = Path(source)
+            try:
+                text = path.read_text(encoding="utf-8")
+            except FileNotFoundError:
+                raise ConfigError(f"similarity config {path} does not exist") from None
+            origin = str(path)
+        else:
+            text, origin = str(source), "similarity config"
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{origin}: not valid TOML: {exc}") from None
+        try:
+            return cls.from_dict(data)
+        except ConfigError as exc:
+            raise ConfigError(f"{origin}: {exc}") from None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"threshold": self.threshold, "fallback_k": self.fallback_k,
+                               "weighted_triple": self.weighted_triple}
+        for st in self.streets:
+            out[st.street] = st.to_dicts()
+        return out
+
+    def to_toml(self) -> str:
+        """The configuration as TOML text (read back by :meth:`from_toml`)."""
+        lines = ["# Similarity for the CBR engine: one [[street]] table per feature, in column order.",
+                 "# measure: linear (1-|d|/(high-low)), exp (exp(-k|d|)), exact (1 if equal).",
+                 f"threshold = {_toml_value(self.threshold)}",
+                 f"fallback_k = {self.fallback_k}",
+                 f"weighted_triple = {_toml_value(self.weighted_triple)}"]
+        for st in self.streets:
+            for row in st.to_dicts():
+                lines.append("")
+                lines.append(f"[[{st.street}]]")
+                lines.extend(f"{k} = {_toml_value(v)}" for k, v in row.items())
+        return "\n".join(lines) + "\n"
+
+    def dump(self, path: str | Path) -> None:
+        """Write :meth:`to_toml` to ``path``."""
+        Path(path).write_text(self.to_toml(), encoding="utf-8")
+
+
+def _toml_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        if not math.isfinite(v):
+            raise ConfigError(f"cannot write non-finite number {v} to TOML")
+        return repr(v)
+    if isinstance(v, str):
+        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    raise ConfigError(f"cannot write {v!r} to TOML")
+
+
+# ---------------------------------------------------------------------------------------
+# CASPER defaults
+# ---------------------------------------------------------------------------------------
+
+CASPER_FEATURES: tuple[str, ...] = (
+    "players_dealt", "relative_position", "players_in_hand", "players_to_act",
+    "bets_committed", "bets_to_call", "pot_odds", "hand_strength",
+    "positive_potential", "negative_potential", "small_bets_in_pot", "previous_round_bets",
+)
+
+# name: (measure, weight, low, high, params). Hand strength and the potentials weigh most
+# (CASPER section VI); bets to call and bets committed use exponential decay, since one bet
+# more changes the situation a lot (the paper's example); counts and fractions are linear.
+_CASPER_COMMON: dict[str, tuple[str, float, float, float, dict[str, float]]] = {
+    "players_dealt": ("linear", 20, 2, 10, {}),
+    "relative_position": ("linear", 30, 0, 1, {}),
+    "players_in_hand": ("linear", 30, 1, 10, {}),
+    "players_to_act": ("linear", 30, 0, 9, {}),
+    "bets_committed": ("exp", 40, 0, 4, {"k": 1.0}),
+    "bets_to_call": ("exp", 60, 0, 4, {"k": 1.5}),
+    "pot_odds": ("linear", 50, 0, 1, {}),
+}
+_CASPER_PREFLOP_HS = ("linear", 100, 1, 169, {})
+_CASPER_POSTFLOP: dict[str, tuple[str, float, float, float, dict[str, float]]] = {
+    "hand_strength": ("linear", 100, 0, 1, {}),
+    "positive_potential": ("linear", 80, 0, 1, {}),
+    "negative_potential": ("linear", 80, 0, 1, {}),
+    "small_bets_in_pot": ("linear", 30, 0, 100, {}),
+    "previous_round_bets": ("exp", 30, 0, 4, {"k": 1.0}),
+}
+
+
+def default_casper(threshold: float = 0.97, fallback_k: int = 20,
+                   weighted_triple: bool = False) -> SimilarityConfig:
+    """CASPER's similarity: 8 features pre-flop, all 12 after.
+
+    Defaults (measure, weight, domain):
+
+    ======================  =======================  ======  ===========
+    feature                 measure                  weight  domain
+    ======================  =======================  ======  ===========
+    players_dealt           linear                   20      2..10
+    relative_position       linear                   30      0..1
+    players_in_hand         linear                   30      1..10
+    players_to_act          linear                   30      0..9
+    bets_committed          exp, k = 1.0             40      0..4
+    bets_to_call            exp, k = 1.5             60      0..4
+    pot_odds                linear                   50      0..1
+    hand_strength           linear                   100     1..169 pre-flop (rank), 0..1 after
+    positive_potential      linear                   80      0..1
+    negative_potential      linear                   80      0..1
+    small_bets_in_pot       linear                   30      0..100
+    previous_round_bets     exp, k = 1.0             30      0..4
+    ======================  =======================  ======  ===========
+
+    >>> [len(s) for s in default_casper().streets]
+    [8, 12, 12, 12]
+    """
+    def spec(name: str, entry: tuple[str, float, float, float, dict[str, float]]) -> FeatureSimilarity:
+        measure, weight, low, high, params = entry
+        return FeatureSimilarity(name, measure, weight=weight, low=low, high=high, params=params)
+
+    pre = [spec(n, _CASPER_COMMON[n]) for n in CASPER_FEATURES[:7]] + [spec("hand_strength", _CASPER_PREFLOP_HS)]
+    post_table = {**_CASPER_COMMON, **_CASPER_POSTFLOP}
+    post = [spec(n, post_table[n]) for n in CASPER_FEATURES]
+    streets = (StreetSimilarity(STREETS[0], tuple(pre)),
+               *(StreetSimilarity(s, tuple(post)) for s in STREETS[1:]))
+    return SimilarityConfig(streets=streets, threshold=threshold, fallback_k=fallback_k,  # type: ignore[arg-type]
+                            weighted_triple=weighted_triple)
+
+
+# ---------------------------------------------------------------------------------------
+# The definition (numpy brute force): the ground truth of retrieval
+# ---------------------------------------------------------------------------------------
+
+
+def _check_rows(street: StreetSimilarity, query: np.ndarray, cases: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    q = np.asarray(query, dtype=np.float32)
+    x = np.asarray(cases, dtype=np.float32)
+    d = len(street)
+    if q.shape != (d,):
+        raise ConfigError(f"street {street.street!r}: query must have shape ({d},) for features "
+                          f"{', '.join(street.features)}; got {q.shape}")
+    if x.ndim != 2 or x.shape[1] != d:
+        raise ConfigError(f"street {street.street!r}: cases must have shape (n, {d}); got {x.shape}")
+    return q, x
+
+
+def local_similarities(street: StreetSimilarity, query: np.ndarray, cases: np.ndarray) -> np.ndarray:
+    """Per case and feature the local similarity, shape ``(n, d)`` (float64).
+
+    >>> st = default_casper().streets[0]
+    >>> q = np.array([6, 0, 6, 5, 0, 1, 0.3, 10], np.float32)
+    >>> local_similarities(st, q, q[None, :]).tolist() == [[1.0] * 8]
+    True
+    """
+    q, x = _check_rows(street, query, cases)
+    out = np.empty(x.shape, dtype=np.float64)
+    for i, spec in enumerate(street.feature_specs):
+        out[:, i] = spec.measure_obj(float(q[i]), x[:, i])
+    return out
+
+
+def global_similarity(street: StreetSimilarity, query: np.ndarray, cases: np.ndarray) -> np.ndarray:
+    """Weighted mean of the local similarities, shape ``(n,)`` (float64).
+
+    Each case's value depends on that row alone (features are summed in column order),
+    so any subset of the cases gets bit-identical values: retrieval relies on that.
+
+    >>> st = default_casper().streets[0]
+    >>> q = np.array([6, 0, 6, 5, 0, 1, 0.3, 10], np.float32)
+    >>> other = q.copy(); other[7] = 11            # one rank apart of 168: 1 - 100/(168*360)
+    >>> round(float(global_similarity(st, q, np.stack([q, other]))[1]), 6)
+    0.998347
+    """
+    q, x = _check_rows(street, query, cases)
+    acc = np.zeros(x.shape[0], dtype=np.float64)
+    total = 0.0
+    for i, spec in enumerate(street.feature_specs):
+        if spec.weight == 0.0:
+            continue
+        acc += spec.weight * spec.measure_obj(float(q[i]), x[:, i])
+        total += spec.weight
+    return acc / total

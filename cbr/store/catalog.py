@@ -1,0 +1,76 @@
+"""The DuckDB catalog of a case base: SQL views over the Parquet parts.
+
+Two flavours of the same views:
+
+- ``catalog.duckdb`` on disk, for people using DuckDB directly. Views read
+  ``cases/<street>/part-*.parquet`` by *relative* path, resolved through DuckDB's
+  ``file_search_path``, so the directory can be moved or copied::
+
+      duckdb -cmd "SET file_search_path='casebases/demo'" casebases/demo/catalog.duckdb
+
+- :func:`connect`: an in-memory connection whose views list exactly the parts the
+  manifest commits (a part left behind by a crash is never read). :meth:`CaseBase.sql`
+  uses this one.
+
+Views: ``cases_preflop`` .. ``cases_river`` (case_id, the street's features, action,
+provenance) and ``cases``, their union with a ``street`` column (features absent on a
+street are NULL).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+
+from cbr.game.gamedef import STREETS
+from cbr.store.durable import atomic_write_with
+from cbr.store.manifest import Manifest
+
+__all__ = ["CATALOG", "connect", "write_catalog", "view_sql"]
+
+CATALOG = "catalog.duckdb"
+
+
+def _quote(path: str) -> str:
+    return "'" + path.replace("'", "''") + "'"
+
+
+def view_sql(street: str, files: list[str] | str) -> str:
+    """``CREATE OR REPLACE VIEW cases_<street>`` over one glob or a list of Parquet files."""
+    src = _quote(files) if isinstance(files, str) else "[" + ", ".join(_quote(f) for f in files) + "]"
+    return (f"CREATE OR REPLACE VIEW cases_{street} AS "
+            f"SELECT * FROM read_parquet({src}, union_by_name = true)")
+
+
+def _union_sql() -> str:
+    parts = [f"SELECT '{s}' AS street, * FROM cases_{s}" for s in STREETS]
+    return "CREATE OR REPLACE VIEW cases AS " + " UNION ALL BY NAME ".join(parts)
+
+
+def connect(directory: str | Path, manifest: Manifest) -> duckdb.DuckDBPyConnection:
+    """In-memory DuckDB with the case views over the parts the manifest lists."""
+    d = Path(directory).resolve()
+    con = duckdb.connect(":memory:")
+    for s in STREETS:
+        files = [str(d / p["file"]) for p in manifest.parts[s]]
+        con.execute(view_sql(s, files))
+    con.execute(_union_sql())
+    return con
+
+
+def write_catalog(directory: str | Path) -> None:
+    """(Re)write ``catalog.duckdb`` with relative-path views (glob over each street's parts)."""
+    d = Path(directory).resolve()
+
+    def write(tmp: str) -> None:
+        con = duckdb.connect(tmp)
+        try:
+            con.execute(f"SET file_search_path = {_quote(str(d))}")
+            for s in STREETS:
+                con.execute(view_sql(s, f"cases/{s}/part-*.parquet"))
+            con.execute(_union_sql())
+            con.execute("CHECKPOINT")
+        finally:
+            con.close()
+
+    atomic_write_with(d / CATALOG, write)

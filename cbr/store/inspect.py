@@ -1,0 +1,74 @@
+"""``inspect(casebase)``: what a case base holds, computed through DuckDB.
+
+Counts per street, action and source, and the distribution of every feature per street
+(min, mean, max and quantiles), as plain data for ``cbr casebase inspect``.
+
+>>> info = inspect(CaseBase.open("casebases/demo"))     # doctest: +SKIP
+>>> info["counts"]["flop"], info["features"]["flop"]["hand_strength"]["q50"]   # doctest: +SKIP
+({'total': 812, 'f': 102, 'c': 455, 'r': 255}, 0.61)
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from cbr.game.gamedef import STREETS
+from cbr.store.casebase import CaseBase
+from cbr.store.manifest import ACTIONS
+
+__all__ = ["inspect", "QUANTILES"]
+
+QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
+
+
+def _ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def inspect(casebase: CaseBase | str | os.PathLike[str]) -> dict[str, Any]:
+    """Summary of a case base (opened or a path) as a JSON-ready dict."""
+    cb = casebase if isinstance(casebase, CaseBase) else CaseBase.open(Path(casebase))
+    m = cb.manifest
+    counts: dict[str, dict[str, int]] = {s: {"total": 0, **{a: 0 for a in ACTIONS}} for s in STREETS}
+    for street, action, n in cb.sql("SELECT street, action, count(*) FROM cases GROUP BY ALL").fetchall():
+        counts[street][action] += int(n)
+        counts[street]["total"] += int(n)
+    by_source: dict[str, dict[str, int]] = {}
+    for source, street, n in cb.sql(
+        "SELECT coalesce(source, '') AS source, street, count(*) FROM cases GROUP BY ALL ORDER BY ALL"
+    ).fetchall():
+        by_source.setdefault(source, {s: 0 for s in STREETS})[street] = int(n)
+    features: dict[str, dict[str, dict[str, float | None]]] = {}
+    qs = ", ".join(str(q) for q in QUANTILES)
+    for s in STREETS:
+        features[s] = {}
+        for f in m.features[s]:
+            col = _ident(f)
+            row = cb.sql(
+                f"SELECT min({col}), avg({col}), max({col}), quantile_cont({col}, [{qs}]) FROM cases_{s}"
+            ).fetchone()
+            lo, mean, hi, quant = row if row else (None, None, None, None)
+            stats: dict[str, float | None] = {"min": lo, "mean": mean, "max": hi}
+            for q, v in zip(QUANTILES, quant or [None] * len(QUANTILES)):
+                stats[f"q{round(q * 100):02d}"] = v
+            features[s][f] = {k: (None if v is None else round(float(v), 6)) for k, v in stats.items()}
+    return {
+        "name": m.name,
+        "path": str(cb.path),
+        "schema_version": m.schema_version,
+        "engine_version": m.engine_version,
+        "created": m.created,
+        "updated": m.updated,
+        "feature_set": m.feature_set,
+        "similarity": m.similarity,
+        "games": [g.get("name") for g in m.games],
+        "total": sum(c["total"] for c in counts.values()),
+        "counts": counts,
+        "sources": by_source,
+        "source_files": [{k: v for k, v in e.items() if k in ("source", "path", "sha256", "bytes")}
+                         for e in m.sources if e.get("sha256")],
+        "parts": {s: len(m.parts[s]) for s in STREETS},
+        "index": {s: (m.index.get(s) or {}).get("cases") for s in STREETS},
+        "features": features,
+    }

@@ -1,0 +1,180 @@
+"""Hand evaluation for hold'em: the public facade.
+
+The functions come from the C extension (``evaluator_ext.native``) when it is built and
+from the pure-Python reference (``evaluator_ext.reference``) otherwise; both give the same
+results. ``IMPLEMENTATION`` says which one is in use. Set the environment variable
+``CBR_REQUIRE_NATIVE=1`` to make importing fail when the extension is missing (CI does).
+
+>>> from evaluator_ext import evaluate, hand_category, hand_strength, preflop_rank
+>>> hand_category(evaluate("AhKhQhJhTh"))
+'straight flush'
+>>> round(hand_strength("AcQs", "3h4sJd"), 4)
+0.5851
+>>> preflop_rank("AsAh")
+1
+"""
+from __future__ import annotations
+
+import importlib
+import os
+from types import ModuleType
+
+from evaluator_ext.cards import (
+    N_CARDS,
+    N_COMBOS,
+    RANKS,
+    SUITS,
+    card_rank,
+    card_str,
+    card_suit,
+    cards_str,
+    check_distinct,
+    combo_cards,
+    combo_index,
+    parse_card,
+    parse_cards,
+    parse_hole_and_board,
+)
+from evaluator_ext.errors import CBRError, EvaluatorValueError, InvalidCardError
+from evaluator_ext.preflop import PREFLOP_CLASSES, PREFLOP_TABLE, class_combos, preflop_class, preflop_rank
+from evaluator_ext.reference import CATEGORIES, CATEGORY_SIZES, N_VALUES
+
+#: The evaluator functions every implementation provides (same names and signatures).
+API = (
+    "evaluate",
+    "evaluate_batch",
+    "hand_category",
+    "hand_strength",
+    "potential_table",
+    "hand_potential",
+    "effective_hand_strength",
+    "hand_strength_squared",
+    "win_probability",
+)
+#: Helpers the native module may provide; the reference version is used where it does not.
+OPTIONAL_API = ("hand_strength_counts", "category_counts")
+
+
+def _load_native() -> ModuleType:
+    """Import ``evaluator_ext.native`` and check it provides the whole API."""
+    native = importlib.import_module("evaluator_ext.native")
+
+    missing = [name for name in API if not callable(getattr(native, name, None))]
+    if missing:
+        raise ImportError(f"evaluator_ext.native lacks {', '.join(missing)}")
+    return native
+
+
+try:
+    _impl = _load_native()
+    IMPLEMENTATION = "native"
+except ImportError as _exc:
+    if os.environ.get("CBR_REQUIRE_NATIVE") == "1":
+        raise ImportError(
+            "CBR_REQUIRE_NATIVE=1 but the native hand evaluator cannot be imported "
+            f"({_exc}); build it with `python3 setup.py build_ext --inplace` or `pip install -e .`"
+        ) from _exc
+    from evaluator_ext import reference as _impl
+
+    IMPLEMENTATION = "reference"
+
+from evaluator_ext import reference as _reference  # noqa: E402
+
+evaluate = _impl.evaluate
+evaluate_batch = _impl.evaluate_batch
+hand_category = _impl.hand_category
+hand_strength = _impl.hand_strength
+potential_table = _impl.potential_table
+hand_potential = _impl.hand_potential
+effective_hand_strength = _impl.effective_hand_strength
+hand_strength_squared = _impl.hand_strength_squared
+win_probability = _impl.win_probability
+hand_strength_counts = getattr(_impl, "hand_strength_counts", _reference.hand_strength_counts)
+category_counts = getattr(_impl, "category_counts", _reference.category_counts)
+showdown_deals = getattr(_impl, "showdown_deals", _reference.showdown_deals)
+EXACT_AUTO_MAX_DEALS: int = getattr(_impl, "EXACT_AUTO_MAX_DEALS", _reference.EXACT_AUTO_MAX_DEALS)
+
+
+def hand_summary(
+    hole: object, board: object = (), n_opponents: int = 1, trials: int = 50_000, seed: int = 0
+) -> dict[str, object]:
+    """Everything the evaluator says about one holding, as a dict (what ``cbr hand`` prints).
+
+    Keys: ``hole``, ``board`` (text), ``preflop_class``, ``preflop_rank``, ``opponents``,
+    ``category``, ``hs``, ``ppot``, ``npot``, ``ehs``, ``ehs2`` (None before the flop:
+    they need a board), ``win``, ``tie``, ``lose``, ``exact`` (whether win/tie/lose were
+    enumerated rather than sampled), ``trials`` and ``seed`` (None when exact).
+    HS and EHS are against ``n_opponents``; PPOT, NPOT and E[HS^2] against one.
+
+    >>> s = hand_summary("AcQs", "3h4sJd")
+    >>> s["category"], round(s["hs"], 4), s["preflop_class"]
+    ('high card', 0.5851, 'AQo')
+    """
+    h, b = parse_hole_and_board(hole, board)
+    exact = showdown_deals(len(b), n_opponents) <= EXACT_AUTO_MAX_DEALS
+    win, tie, lose = win_probability(h, b, n_opponents=n_opponents, trials=trials, seed=seed)
+    summary: dict[str, object] = {
+        "hole": cards_str(h),
+        "board": cards_str(b),
+        "preflop_class": preflop_class(h),
+        "preflop_rank": preflop_rank(h),
+        "opponents": n_opponents,
+        "category": None,
+        "hs": None,
+        "ppot": None,
+        "npot": None,
+        "ehs": None,
+        "ehs2": None,
+        "win": win,
+        "tie": tie,
+        "lose": lose,
+        "exact": exact,
+        "trials": None if exact else trials,
+        "seed": None if exact else seed,
+    }
+    if b:
+        hs = hand_strength(h, b, n_opponents)
+        ppot, npot = hand_potential(h, b)
+        summary.update(
+            category=hand_category(evaluate(h + b)),
+            hs=hs,
+            ppot=ppot,
+            npot=npot,
+            ehs=hs + (1 - hs) * ppot,
+            ehs2=hand_strength_squared(h, b),
+        )
+    return summary
+
+__all__ = [
+    "IMPLEMENTATION",
+    *API,
+    *OPTIONAL_API,
+    "showdown_deals",
+    "EXACT_AUTO_MAX_DEALS",
+    "hand_summary",
+    "preflop_rank",
+    "preflop_class",
+    "class_combos",
+    "PREFLOP_CLASSES",
+    "PREFLOP_TABLE",
+    "CATEGORIES",
+    "CATEGORY_SIZES",
+    "N_VALUES",
+    "CBRError",
+    "InvalidCardError",
+    "EvaluatorValueError",
+    "N_CARDS",
+    "N_COMBOS",
+    "RANKS",
+    "SUITS",
+    "card_rank",
+    "card_suit",
+    "card_str",
+    "cards_str",
+    "check_distinct",
+    "combo_cards",
+    "combo_index",
+    "parse_card",
+    "parse_cards",
+    "parse_hole_and_board",
+]

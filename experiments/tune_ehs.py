@@ -1,0 +1,57 @@
+"""Tune the EHS bot's constants on a *tuning* seed, separate from the seed the strength
+experiment reports (``experiments/ehs_strength.py`` uses seed 0; tuning uses 101).
+
+Each variant plays duplicate heads-up matches against always-call and always-raise; the
+results (sb/h with 95% CI) go to ``experiments/results/ehs_tuning.json``.
+
+    python3 experiments/tune_ehs.py [--hands 2000] [--seed 101]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from cbr.match import run_match  # noqa: E402
+from cbr.policies.rules import EHSPolicy  # noqa: E402
+
+SEED_DEFAULTS = dict(raise_ehs=0.8, bluff_rate=0.5, semibluff_rate=0.5, reraise_step=0.1)
+VARIANTS: dict[str, dict] = {
+    "seed (waterloo defaults)": SEED_DEFAULTS,
+    "conservative bluffing": dict(SEED_DEFAULTS, bluff_rate=0.2, semibluff_rate=0.2),
+    "raise 0.7": dict(SEED_DEFAULTS, raise_ehs=0.7),
+    "raise 0.6": dict(SEED_DEFAULTS, raise_ehs=0.6),
+    "raise 0.6, conservative": dict(SEED_DEFAULTS, raise_ehs=0.6, bluff_rate=0.2, semibluff_rate=0.2),
+    "raise 0.6, conservative, reraise 0.2": dict(SEED_DEFAULTS, raise_ehs=0.6, bluff_rate=0.2,
+                                                 semibluff_rate=0.2, reraise_step=0.2),
+}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--hands", type=int, default=2000)
+    ap.add_argument("--seed", type=int, default=101)
+    ap.add_argument("--only", default="", help="comma-separated variant names")
+    args = ap.parse_args()
+    out = Path(__file__).resolve().parent / "results" / "ehs_tuning.json"
+    results = json.loads(out.read_text()) if out.exists() else {}
+    names = [v for v in VARIANTS if not args.only or v in args.only.split(",")]
+    for name in names:
+        row = {"params": VARIANTS[name], "hands": args.hands, "seed": args.seed}
+        for opp in ("call", "raise"):
+            t0 = time.perf_counter()
+            r = run_match([EHSPolicy(**VARIANTS[name]), opp], args.hands, duplicate=True, seed=args.seed)
+            p = r.players[0]
+            row[opp] = {"sb_per_hand": round(p.sb_per_hand, 4), "sb_ci": round(p.sb_ci, 4)}
+            print(f"{name:40s} vs {opp:5s}: {p.sb_per_hand:+.3f} ± {p.sb_ci:.3f} sb/h "
+                  f"({time.perf_counter() - t0:.0f} s)", flush=True)
+        results[name] = row
+        out.write_text(json.dumps(results, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,199 @@
+"""CASPER's case features (Watson & Rubin): 8 pre-flop, 12 on flop, turn and river.
+
+| # | feature | source |
+|---|---|---|
+| 0 | players_dealt | ``dp.players_dealt`` |
+| 1 | relative_position | ``dp.relative_position`` (0 first .. 1 last) |
+| 2 | players_in_hand | ``dp.players_in_hand`` |
+| 3 | players_to_act | ``dp.players_to_act`` |
+| 4 | bets_committed | ``dp.bets_committed`` |
+| 5 | bets_to_call | ``dp.bets_to_call`` |
+| 6 | pot_odds | ``dp.pot_odds`` |
+| 7 | hand_strength | pre-flop: rank 1..169 of the hole class (1 = AA); after: HS vs one opponent |
+| 8 | positive_potential | PPOT (Poki), 0 on the river |
+| 9 | negative_potential | NPOT (Poki), 0 on the river |
+| 10 | small_bets_in_pot | ``dp.small_bets_in_pot`` |
+| 11 | previous_round_bets | ``dp.previous_round_bets`` |
+
+Hand features depend only on (hole, board), so they are computed once per player and
+street and kept in an LRU cache: the several decisions a player makes in one betting
+round cost one evaluation.
+
+>>> from cbr.game import preset
+>>> fs = CasperFeatures()
+>>> dp = DecisionPoint(game=preset("holdem.limit.2p"), street=0, position=1, player="p2",
+...     hole=(51, 50), board=(), folded=(False, False), all_in=(False, False),
+...     acted=(False, False), order=(1, 0), street_bets=1,
+...     committed=(10.0, 5.0), total_committed=(10.0, 5.0), previous_round_bets=0, legal="fcr")
+>>> fs.row(dp).tolist()
+[2.0, 0.0, 2.0, 1.0, 0.5, 0.5, 0.25, 1.0]
+"""
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any, Optional
+
+import numpy as np
+
+from cbr.errors import GameError
+from cbr.game.decision import DecisionPoint
+from features.base import STREETS, split_rows, street_number
+
+__all__ = ["CASPER_FEATURES", "PREFLOP_FEATURES", "CasperFeatures", "HandFeatureCache", "CacheInfo"]
+
+CASPER_FEATURES: tuple[str, ...] = (
+    "players_dealt",
+    "relative_position",
+    "players_in_hand",
+    "players_to_act",
+    "bets_committed",
+    "bets_to_call",
+    "pot_odds",
+    "hand_strength",
+    "positive_potential",
+    "negative_potential",
+    "small_bets_in_pot",
+    "previous_round_bets",
+)
+PREFLOP_FEATURES: tuple[str, ...] = CASPER_FEATURES[:8]
+BOARD_SIZE = (0, 3, 4, 5)
+
+
+@dataclass(frozen=True)
+class CacheInfo:
+    """Hits, misses and size of a :class:`HandFeatureCache`."""
+
+    hits: int
+    misses: int
+    size: int
+    maxsize: int
+
+
+class HandFeatureCache:
+    """LRU of hand features keyed by (hole, board), card order ignored.
+
+    >>> cache = HandFeatureCache(maxsize=2)
+    >>> cache.get_or_compute((1, 0), (), lambda: (5.0,))
+    (5.0,)
+    >>> cache.get_or_compute((0, 1), (), lambda: (9.0,)), cache.info().hits
+    ((5.0,), 1)
+    """
+
+    def __init__(self, maxsize: int = 4096) -> None:
+        if maxsize < 1:
+            raise ValueError(f"cache size must be at least 1, got {maxsize}")
+        self.maxsize = maxsize
+        self._data: OrderedDict[tuple[tuple[int, ...], tuple[int, ...]], tuple[float, ...]] = OrderedDict()
+        self._hits = 0
+        self._misses = 0
+
+    def get_or_compute(self, hole: Iterable[int], board: Iterable[int], compute: Any) -> tuple[float, ...]:
+        """The cached value for (hole, board), or ``compute()`` stored and returned."""
+        key = (tuple(sorted(hole)), tuple(sorted(board)))
+        value = self._data.get(key)
+        if value is not None:
+            self._hits += 1
+            self._data.move_to_end(key)
+            return value
+        self._misses += 1
+        value = tuple(compute())
+        self._data[key] = value
+        if len(self._data) > self.maxsize:
+            self._data.popitem(last=False)
+        return value
+
+    def info(self) -> CacheInfo:
+        return CacheInfo(self._hits, self._misses, len(self._data), self.maxsize)
+
+    def clear(self) -> None:
+        self._data.clear()
+        self._hits = self._misses = 0
+
+
+class CasperFeatures:
+    """CASPER's feature set (plugin ``casper`` in ``cbr.features``).
+
+    ``evaluator`` is anything with ``preflop_rank(hole)``, ``hand_strength(hole, board)``
+    and ``hand_potential(hole, board) -> (ppot, npot)``; by default the
+    :mod:`evaluator_ext` facade (imported on first use).
+
+    >>> CasperFeatures().feature_names("flop")[-2:]
+    ['small_bets_in_pot', 'previous_round_bets']
+    """
+
+    name = "casper"
+
+    def __init__(self, *, evaluator: Optional[Any] = None, cache_size: int = 4096) -> None:
+        self._evaluator = evaluator
+        self.cache = HandFeatureCache(cache_size)
+
+    # ---- protocol -----------------------------------------------------------
+    def feature_names(self, street: int | str) -> list[str]:
+        """Column names of a street: the first 8 pre-flop, all 12 afterwards."""
+        return list(PREFLOP_FEATURES if street_number(street) == 0 else CASPER_FEATURES)
+
+    def row(self, dp: DecisionPoint) -> np.ndarray:
+        """The feature row of one decision point (float32)."""
+        s = dp.street
+        if not 0 <= s < len(STREETS):
+            raise GameError(f"street must be 0..3, got {s}")
+        hand = self.hand_features(dp)
+        values = [
+            dp.players_dealt,
+            dp.relative_position,
+            dp.players_in_hand,
+            dp.players_to_act,
+            dp.bets_committed,
+            dp.bets_to_call,
+            dp.pot_odds,
+            hand[0],
+        ]
+        if s > 0:
+            values += [hand[1], hand[2], dp.small_bets_in_pot, dp.previous_round_bets]
+        return np.asarray(values, dtype=np.float32)
+
+    def rows(self, dps: Iterable[DecisionPoint]) -> dict[int, np.ndarray]:
+        """``{street: (n, d) float32}`` for streets 0..3, input order kept within a street."""
+        return split_rows(self, list(dps))
+
+    # ---- hand features --------------------------------------------------------
+    def hand_features(self, dp: DecisionPoint) -> tuple[float, ...]:
+        """``(preflop_rank,)`` pre-flop, ``(hs, ppot, npot)`` after (potentials 0 on the river)."""
+        if dp.hole is None or len(dp.hole) != 2:
+            raise GameError(f"player {dp.player!r} has no known hole cards; CASPER features need them")
+        s = dp.street
+        if len(dp.board) != BOARD_SIZE[s]:
+            raise GameError(f"{STREETS[s]} needs {BOARD_SIZE[s]} board cards, the decision point has {len(dp.board)}")
+        hole, board = tuple(dp.hole), tuple(dp.board)
+        return self.cache.get_or_compute(hole, board, lambda: self._compute(hole, board))
+
+    def _compute(self, hole: tuple[int, ...], board: tuple[int, ...]) -> tuple[float, ...]:
+        ev = self.evaluator
+        if not board:
+            return (float(ev.preflop_rank(hole)),)
+        hs = float(ev.hand_strength(hole, board))
+        if len(board) == 5:
+            return (hs, 0.0, 0.0)
+        ppot, npot = ev.hand_potential(hole, board)
+        return (hs, float(ppot), float(npot))
+
+    @property
+    def evaluator(self) -> Any:
+        if self._evaluator is None:
+            import evaluator_ext  # the facade; imported late so features load without the C module
+
+            self._evaluator = evaluator_ext
+        return self._evaluator
+
+    def __getstate__(self) -> dict:
+        """Picklable for worker processes: the default evaluator module is re-imported there."""
+        state = self.__dict__.copy()
+        if isinstance(state.get("_evaluator"), ModuleType):
+            state["_evaluator"] = None
+        return state
+
+    def __repr__(self) -> str:
+        return f"CasperFeatures(cache={self.cache.info()})"

@@ -1,0 +1,1 @@
+"""Example third-party plugins for cbr-holdem (a test fixture)."""

@@ -1,0 +1,248 @@
+"""ACPC ``STATE:`` log parser: real dealer logs (limit 2p/3p, Pluribus no-limit 6p) and bad input."""
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from cbr.errors import LogFormatError
+from cbr.game import preset
+from cbr.logs.acpc import AcpcParser, betting_actions
+from cbr.logs.record import Action, HandRecord, ParseIssue
+from tests.conftest import shared_path
+
+
+def _read(path) -> tuple[list[HandRecord], list[ParseIssue]]:
+    hands, issues = [], []
+    for item in AcpcParser().parse(str(path)):
+        (hands if isinstance(item, HandRecord) else issues).append(item)
+    return hands, issues
+
+
+def _text(text: str) -> tuple[list[HandRecord], list[ParseIssue]]:
+    hands, issues = [], []
+    for item in AcpcParser().parse_text(text, "t.log"):
+        (hands if isinstance(item, HandRecord) else issues).append(item)
+    return hands, issues
+
+
+# ---- real logs ---------------------------------------------------------------
+
+@pytest.mark.parametrize("name, game, n", [("2p.limit.h1000.r0.log", "holdem.limit.2p", 2),
+                                           ("3p.limit.h1000.r0.log", "holdem.limit.3p", 3)])
+def test_dealer_limit_logs_counts(name, game, n):
+    hands, issues = _read(shared_path("acpc", "dealer_example_limit", name))
+    assert issues == []
+    assert len(hands) == 1000                      # SOURCE.md: 1,000 hands per file
+    assert {h.game.name for h in hands} == {game}
+    assert len({h.hand_id for h in hands}) == 1000
+    assert all(h.known_hole_cards == n for h in hands)   # the dealer shows every hand
+    assert all(h.format == "acpc" and h.n_players == n for h in hands)
+    for h in hands:
+        assert abs(sum(h.payoffs)) < 1e-9            # chips only move between players
+        assert len(h.board) in (0, 3, 4, 5)
+        assert all(a.amount is None for a in h.actions)
+        per_street = Counter(a.street for a in h.actions if a.kind == "r")
+        assert all(per_street[s] <= h.game.raise_cap[s] for s in range(4))
+    # SOURCE.md: observed maximum 3 raises pre-flop, 4 on later streets
+    top = Counter()
+    for h in hands:
+        for s, k in Counter(a.street for a in h.actions if a.kind == "r").items():
+            top[s] = max(top[s], k)
+    assert top[0] == 3 and max(top[s] for s in (1, 2, 3)) == 4
+
+
+def test_dealer_limit_first_hand_positions():
+    hands, _ = _read(shared_path("acpc", "dealer_example_limit", "2p.limit.h1000.r0.log"))
+    h = hands[0]   # STATE:0:cc/crc/cc/cc:5d5c|9hQd/8dAs8s/4h/6d:20|-20:p1|p2
+    assert h.line == 5 and h.hand_id == "0" and h.players == ("p1", "p2")
+    # reverse blinds: p2 (small blind, position 1) opens pre-flop, p1 (big blind) after
+    assert [(a.street, a.position, a.kind) for a in h.actions] == [
+        (0, 1, "c"), (0, 0, "c"), (1, 0, "c"), (1, 1, "r"), (1, 0, "c"),
+        (2, 0, "c"), (2, 1, "c"), (3, 0, "c"), (3, 1, "c")]
+    assert h.payoffs == (20.0, -20.0)
+
+
+def test_three_player_fractional_payoffs():
+    hands, _ = _read(shared_path("acpc", "dealer_example_limit", "3p.limit.h1000.r0.log"))
+    halves = [h for h in hands if any(p != int(p) for p in h.payoffs)]
+    assert halves, "the 3p log has split pots with half chips (e.g. -5|2.5|2.5)"
+    assert any(h.payoffs == (-5.0, 2.5, 2.5) for h in halves)
+
+
+def test_pluribus_all_files():
+    folder = shared_path("acpc", "pluribus_6p_nolimit")
+    files = sorted(folder.glob("*.log"))
+    assert len(files) == 92
+    hands, issues = [], []
+    for f in files:
+        h, i = _read(f)
+        hands += h
+        issues += i
+    assert issues == []
+    assert len(hands) == 10_000                                 # SOURCE.md
+    assert {h.game.name for h in hands} == {"holdem.nolimit.6p"}  # headers and continuations
+    assert all(h.known_hole_cards == 6 for h in hands)
+    assert all(h.stacks == (10_000.0,) * 6 for h in hands)
+    # SOURCE.md: 344 hands contain a raise to 10000 (all-in)
+    shoves = [h for h in hands if any(a.kind == "r" and a.all_in for a in h.actions)]
+    assert len(shoves) == 344
+    names = {p for h in hands for p in h.players}
+    # 13 pseudonyms + Pluribus (SOURCE.md says "14 + Pluribus"; the files hold 14 names in all)
+    assert "Pluribus" in names and len(names) == 14
+
+
+def test_pluribus_amounts_explain_payoffs():
+    """A player who folded lost exactly what he put in: the blind plus his street totals."""
+    hands, _ = _read(shared_path("acpc", "pluribus_6p_nolimit", "sample_game_30.log"))
+    checked = 0
+    for h in hands:
+        put = list(h.game.blinds)
+        street_total: dict[tuple[int, int], float] = {}
+        for a in h.actions:
+            if a.amount is not None:
+                street_total[(a.street, a.position)] = a.amount
+        put = [0.0] * 6
+        for (s, p), amt in street_total.items():
+            put[p] += amt
+        for p in range(6):
+            if (0, p) not in street_total:
+                put[p] += h.game.blinds[p]
+        for a in h.actions:
+            if a.kind == "f":
+                assert h.payoffs[a.position] == pytest.approx(-put[a.position]), (h.hand_id, a)
+                checked += 1
+    assert checked > 300
+
+
+def test_continuation_file_without_header():
+    hands, issues = _read(shared_path("acpc", "pluribus_6p_nolimit", "sample_game_101b.log"))
+    assert issues == []
+    assert hands[0].hand_id == "92" and hands[0].line == 1      # starts mid-session
+    assert hands[0].game == preset("holdem.nolimit.6p")
+
+
+def test_all_in_empty_rounds():
+    hands, issues = _text("STATE:75:fffr225fr1100r2558r6655r10000c///:4s6d|KsKh|Jh5h|9dQc|4hJs|QsQh/5dKdTh/Ac/7d:"
+                          "-50|10050|0|0|0|-10000:MrPink|MrOrange|Pluribus|MrBlue|MrBlonde|MrWhite")
+    assert issues == []
+    [h] = hands
+    assert len(h.board) == 5 and max(a.street for a in h.actions) == 0
+    # raise to 10000 by position 5 (all-in), called all-in by position 1
+    assert h.actions[-2] == Action(0, 5, "r", 10_000.0, True)
+    assert h.actions[-1] == Action(0, 1, "c", 10_000.0, True)
+
+
+def test_no_limit_raise_to_is_converted_to_street_total():
+    acts, last, _ = betting_actions(preset("holdem.nolimit.6p"), "ffr200cr1250fcc/cr3175cf/cc/cr10000c")
+    flop_raise = [a for a in acts if a.street == 1 and a.kind == "r"][0]
+    assert flop_raise.amount == 3175 - 1250 and last == 3
+    river = [a for a in acts if a.street == 3]
+    assert river[1] == Action(3, river[1].position, "r", 10_000 - 3175, True)
+
+
+# ---- headers ---------------------------------------------------------------
+
+def test_json_game_header_takes_precedence():
+    game = preset("holdem.limit.2p").replace(name="ours", blinds=(2, 1), small_bet=2, big_bet=4)
+    text = ("# name/game/hands/seed x holdem.limit.2p.reverse_blinds.game 1 0\n"
+            f"# game: {json.dumps(game.to_dict())}\n"
+            "STATE:0:rc/cc/cc/cc:AhKd|2c2d/3c4c5c/6c/7c:-4|4:a|b\n")
+    [h], issues = _text(text)
+    assert issues == [] and h.game == game
+
+
+def test_without_header_limit_vs_nolimit_inferred():
+    hands, issues = _text("STATE:1:cc/cc/cc/cc:AhKd|2c2d/3c4c5c/6c/7c:10|-10:a|b\n"
+                          "STATE:2:ffr225fff:3c9s|6d5s|9dTs|2sQs|AdKd|7cTc:-50|-100|0|0|150|0:a|b|c|d|e|f\n"
+                          "STATE:3:ffcfcc/ccc/ccc/ccc:3c9s|6d5s|9dTs|2sQs|AdKd|7cTc/2h3h4h/5h/6h:"
+                          "-100|200|0|-100|0|0:a|b|c|d|e|f\n")
+    assert issues == []
+    assert [h.game.name for h in hands] == ["holdem.limit.2p", "holdem.nolimit.6p", "holdem.nolimit.6p"]
+
+
+def test_header_player_count_mismatch_is_an_issue():
+    text = ("# name/game/hands/seed x /a/holdem.limit.2p.reverse_blinds.game 1 0\n"
+            "STATE:0:ccc/cc:AhKd|2c2d|3s3h/4c5c6c:5|-5|0:a|b|c\n"
+            "STATE:1:f:AhKd|2c2d:5|-5:a|b\n")
+    hands, issues = _text(text)
+    assert len(hands) == 1 and hands[0].hand_id == "1"
+    assert issues[0].line == 2 and "3 players" in issues[0].reason
+
+
+# ---- bad input ----------------------------------------------------------------
+
+GOOD = "STATE:9:rc/cc/cc/cc:AhKd|2c2d/3c4c5c/6c/7c:20|-20:a|b"
+
+
+@pytest.mark.parametrize("line, words", [
+    ("STATE:1:cc/crc/cc", "truncated"),                                         # truncated line
+    ("STATE:1:rc/cc:AhKd|2c2d/Ah4c5c:20|-20:a|b", "dealt twice"),
+    ("STATE:1:rc/cc:AhKd|2c2x/3c4c5c:20|-20:a|b", "2c2x"),                        # unknown card
+    ("STATE:1:rc/cc:AhKd|2c2d/3c4c5c/6c:20|-20:a|b", "truncated"),              # stops on the turn
+    ("STATE:1:rrrrc/cc/cc/cc:AhKd|2c2d/3c4c5c/6c/7c:20|-20:a|b", "more than 3 raises"),
+    ("STATE:1:fc:AhKd|2c2d:20|-20:a|b", "after the betting round was over"),
+    ("STATE:1:c/cc/cc/cc:AhKd|2c2d/3c4c5c/6c/7c:20|-20:a|b", "ends before every player"),
+    ("STATE:1:rc/cc/cc/cc:AhKd|2c2d/3c4c5c/6c:20|-20:a|b", "board cards"),
+    ("STATE:1:rx:AhKd|2c2d:20|-20:a|b", "unknown action"),
+    ("STATE:1:f:AhKd|2c2d:20|x:a|b", "bad payoffs"),
+    ("STATE:1:f:AhKd|2c2d:20:a|b", "1 payoffs"),
+    ("STATE:x:f:AhKd|2c2d:20|-20:a|b", "not a number"),
+    ("garbage here", "not an ACPC log line"),
+])
+def test_bad_lines_become_issues_and_parsing_goes_on(line, words):
+    hands, issues = _text(f"{GOOD}\n{line}\n{GOOD.replace(':9:', ':10:')}\n")
+    assert [h.hand_id for h in hands] == ["9", "10"]
+    assert len(issues) == 1 and issues[0].line == 2 and issues[0].source == "t.log"
+    assert words in issues[0].reason, issues[0].reason
+
+
+def test_raise_amount_in_a_limit_game_is_rejected():
+    _, issues = _text("# name/game/hands/seed x holdem.limit.2p.reverse_blinds.game 1 0\n"
+                      "STATE:1:r300c/cc/cc/cc:AhKd|2c2d/3c4c5c/6c/7c:20|-20:a|b\n")
+    assert "limit game" in issues[0].reason
+
+
+def test_nolimit_raise_above_stack_is_rejected():
+    _, issues = _text("STATE:1:ffr20000fff:3c9s|6d5s|9dTs|2sQs|AdKd|7cTc:-50|-100|0|0|150|0:a|b|c|d|e|f")
+    assert "more than the stack" in issues[0].reason
+
+
+def test_repeated_hand_numbers_get_unique_ids():
+    hands, _ = _text(f"{GOOD}\n{GOOD}\n{GOOD}\n")
+    assert [h.hand_id for h in hands] == ["9", "9.2", "9.3"]
+
+
+def test_latin1_bytes_are_reported_and_parsing_goes_on(tmp_path: Path):
+    path = tmp_path / "x.log"
+    path.write_bytes(b"\xef\xbb\xbf" + GOOD.encode() + b"\n# caf\xe9\n" + GOOD.replace(":9:", ":10:").encode())
+    hands, issues = _read(path)
+    assert len(hands) == 2
+    assert len(issues) == 1 and issues[0].line == 2 and "latin-1" in issues[0].reason
+
+
+def test_unreadable_paths_raise(tmp_path: Path):
+    with pytest.raises(FileNotFoundError):
+        list(AcpcParser().parse(str(tmp_path / "missing.log")))
+    with pytest.raises(LogFormatError):
+        list(AcpcParser().parse(str(tmp_path)))
+
+
+def test_sniff():
+    p = AcpcParser()
+    assert p.sniff("x.log", "#--t_response 1\n" + GOOD)
+    assert not p.sniff("x.log", "variant = 'NT'\n")
+    assert not p.sniff("x.txt", "PokerStars Hand #1: Hold'em Limit")
+
+
+def test_records_replay_through_the_rules_engine():
+    replay = pytest.importorskip("cbr.logs.replay").replay
+    hands = []
+    for name in ("2p.limit.h1000.r0.log", "3p.limit.h1000.r0.log"):
+        hands += _read(shared_path("acpc", "dealer_example_limit", name))[0]
+    hands += _read(shared_path("acpc", "pluribus_6p_nolimit", "sample_game_30.log"))[0]
+    for h in hands:
+        points = replay(h)
+        assert len(points) == len(h.actions), h.where

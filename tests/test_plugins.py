@@ -1,0 +1,155 @@
+"""The plugin store with a third-party package (tests/plugin_pkg) made visible to
+importlib.metadata the way an install would: a ``.dist-info`` with ``entry_points.txt`` on
+``sys.path``. Its plugins are listed and used; its deliberately broken plugin is reported
+by name while everything else keeps working."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cbr import plugins
+from cbr.errors import PluginError
+
+PKG = Path(__file__).parent / "plugin_pkg"
+
+
+def _entry_points_txt(pyproject: dict) -> str:
+    lines = []
+    for group, eps in pyproject["project"]["entry-points"].items():
+        lines.append(f"[{group}]")
+        lines += [f"{name} = {target}" for name, target in eps.items()]
+        lines.append("")
+    return "\n".join(lines)
+
+
+@pytest.fixture
+def demo_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Install tests/plugin_pkg as metadata only: a dist-info beside its source on sys.path."""
+    pyproject = tomllib.loads((PKG / "pyproject.toml").read_text())
+    name, version = pyproject["project"]["name"], pyproject["project"]["version"]
+    site = tmp_path / "site"
+    info = site / f"{name.replace('-', '_')}-{version}.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+    (info / "entry_points.txt").write_text(_entry_points_txt(pyproject))
+    monkeypatch.syspath_prepend(str(PKG / "src"))
+    monkeypatch.syspath_prepend(str(site))
+    plugins.clear_cache()
+    yield pyproject
+    plugins.clear_cache()
+    for mod in [m for m in sys.modules if m.startswith("cbr_demo_plugin")]:
+        del sys.modules[mod]
+
+
+def test_third_party_plugins_are_listed(demo_plugin) -> None:
+    infos = {(i.group, i.name): i for i in plugins.describe()}
+    pot = infos[("cbr.features", "pot_only")]
+    assert pot.ok and pot.distribution == "cbr-demo-plugin"
+    assert pot.target == "cbr_demo_plugin.features:PotOnlyFeatures"
+    assert infos[("cbr.similarity", "steep")].ok
+    assert "pot_only" in plugins.available("cbr.features")
+
+
+def test_broken_plugin_is_named_and_the_others_keep_working(demo_plugin) -> None:
+    infos = {(i.group, i.name): i for i in plugins.describe()}
+    broken = infos[("cbr.policies", "broken_bot")]
+    assert not broken.ok
+    assert "broken_bot" in broken.error and "libmissing" in broken.error and "cbr.policies" in broken.error
+    with pytest.raises(PluginError, match="broken_bot"):
+        plugins.load("cbr.policies", "broken_bot")
+    # the rest of the same package and of the same group still load
+    assert plugins.load("cbr.features", "pot_only").__name__ == "PotOnlyFeatures"
+    others = [i for (g, n), i in infos.items() if g == "cbr.policies" and n != "broken_bot"]
+    assert all(i.ok for i in others if i.distribution == "cbr-holdem" and i.target.startswith("cbr.policies"))
+
+
+def test_unknown_plugin_lists_what_is_installed(demo_plugin) -> None:
+    with pytest.raises(PluginError, match="pot_only"):
+        plugins.load("cbr.features", "nonexistent")
+    with pytest.raises(PluginError, match="unknown plugin group"):
+        plugins.available("cbr.nothing")
+
+
+def test_third_party_similarity_measure_is_used_from_toml(demo_plugin) -> None:
+    from cbr.similarity import SimilarityConfig, default_casper, global_similarity
+
+    data = default_casper().to_dict()
+    for row in data["flop"]:
+        if row["feature"] == "pot_odds":
+            row["measure"] = "steep"
+            row.pop("k", None)
+    cfg = SimilarityConfig.from_dict(data)
+    assert cfg.street("flop").feature_specs[6].measure == "steep"
+    q = np.array([3, 1, 3, 1, 0, 2, 0.25, 0.9, 0.2, 0.1, 6, 1], np.float32)
+    case = q.copy()
+    case[6] = 0.5  # pot odds differ by a quarter of the domain [0, 1]: steep gives 0.5
+    st = cfg.street("flop")
+    weights = np.asarray(st.weights, dtype=np.float64)
+    expected = (weights.sum() - weights[6] * 0.5) / weights.sum()
+    assert float(global_similarity(st, q, case[None, :])[0]) == pytest.approx(expected, rel=1e-6)
+    # and it survives the TOML round trip by name
+    assert 'measure = "steep"' in cfg.to_toml()
+    assert SimilarityConfig.from_toml(cfg.to_toml()) == cfg
+
+
+def test_third_party_feature_set_builds_and_grows_a_case_base(demo_plugin, tmp_path: Path) -> None:
+    from cbr.store import CaseBase, CaseBaseWriter
+    from cbr.similarity import SimilarityConfig
+    from tests.test_store import make_dp
+
+    rows = []
+    for s in ("preflop", "flop", "turn", "river"):
+        rows.append(f"[[{s}]]\nfeature = \"pot_odds\"\nmeasure = \"steep\"\nweight = 50\nlow = 0\nhigh = 1\n")
+        rows.append(f"[[{s}]]\nfeature = \"small_bets_in_pot\"\nmeasure = \"linear\"\nweight = 50\n"
+                    "low = 0\nhigh = 100\n")
+    cfg = SimilarityConfig.from_toml("threshold = 0.9\n" + "\n".join(rows))
+    with CaseBaseWriter(tmp_path / "cb", feature_set="pot_only", similarity=cfg, build_index=False) as w:
+        w.add_decisions([make_dp(0, action="c"), make_dp(1, action="r")])
+    cb = CaseBase.open(tmp_path / "cb")
+    assert cb.manifest.feature_set == "pot_only"
+    assert cb.feature_names("flop") == ["pot_odds", "small_bets_in_pot"]
+    cb.retain(make_dp(1, action="f", hand_id="live"))  # the plugin is loaded back by name
+    np.testing.assert_allclose(cb.cases("flop").features, [[0.25, 1.5], [0.25, 1.5]])
+    assert cb.similarity().threshold == 0.9
+
+
+def test_cli_plugins_list(demo_plugin) -> None:
+    from typer.testing import CliRunner
+
+    from cli import app
+
+    res = CliRunner().invoke(app, ["plugins", "list", "--json"])
+    assert res.exit_code == 0, res.output
+    rows = {(r["group"], r["name"]): r for r in json.loads(res.stdout)}
+    assert rows[("cbr.features", "pot_only")]["ok"] is True
+    assert rows[("cbr.policies", "broken_bot")]["ok"] is False
+    assert "libmissing" in rows[("cbr.policies", "broken_bot")]["error"]
+    res = CliRunner().invoke(app, ["plugins", "list"])
+    assert res.exit_code == 0
+    assert "pot_only" in res.stdout and "broken_bot" in res.stdout
+    assert "failed to load" in res.stderr and "cbr.policies:broken_bot" in res.stderr
+
+
+@pytest.mark.slow
+def test_plugin_package_installs_with_pip(tmp_path: Path) -> None:
+    """The fixture package is a real package: pip installs it (no network) and a fresh
+    interpreter sees its entry points."""
+    import shutil
+
+    src, target = tmp_path / "plugin_pkg", tmp_path / "target"
+    shutil.copytree(PKG, src, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
+    res = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index",
+                          "--no-build-isolation", "--target", str(target), str(src)],
+                         capture_output=True, text=True, timeout=120)
+    if res.returncode != 0:
+        pytest.skip(f"pip cannot build here: {res.stderr.strip().splitlines()[-1:]}")
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); from cbr.plugins import describe; "
+            "print(sorted(i.name for i in describe() if i.distribution == 'cbr-demo-plugin'))")
+    out = subprocess.run([sys.executable, "-c", code, str(target)], capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "['broken_bot', 'pot_only', 'steep']", out.stderr
