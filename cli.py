@@ -375,11 +375,12 @@ def build_command(
         return
     per = ", ".join(f"{s} {n}" for s, n in report.cases_per_street.items())
     stdout.print(f"built {out}: {report.cases} cases ({per}) from {report.hands} hands in "
-                 f"{report.sources} source(s), {report.seconds:.1f} s ({report.hands_per_second:.0f} hands/s)")
+                 f"{report.sources} source(s), {report.seconds:.1f} s ({report.hands_per_second:.0f} hands/s)",
+                 soft_wrap=True)
     if report.skipped:
         stdout.print(f"{len(report.skipped)} hand(s) skipped:")
         for issue in report.skipped[:max_issues]:
-            stdout.print(f"  {issue.where}: {issue.reason}", markup=False, highlight=False)
+            stdout.print(f"  {issue.where}: {issue.reason}", markup=False, highlight=False, soft_wrap=True)
         if len(report.skipped) > max_issues:
             stdout.print(f"  ... and {len(report.skipped) - max_issues} more (--max-issues, --json)")
 

@@ -130,9 +130,10 @@ def main() -> None:
     # --- two threads ---------------------------------------------------------------------
     print()
     print("GIL release: the same two calls one after the other, then in two threads at once")
+    big = hands if n_hands >= 4_000_000 else random_hands(4_000_000, seed=1)
     jobs: list[tuple[str, Callable[[], object]]] = [
         ("win_probability MC 1M trials", lambda: native.win_probability("AdQc", trials=1_000_000, exact=False)),
-        ("evaluate_batch 4M hands", lambda: native.evaluate_batch(hands if n_hands >= 4_000_000 else random_hands(4_000_000))),
+        ("evaluate_batch 4M hands", lambda: native.evaluate_batch(big)),
         ("hand_potential flop x20", lambda: [native.hand_potential(hole, board) for _ in range(20)]),
     ]
     for name, job in jobs:
@@ -153,6 +154,34 @@ def main() -> None:
         tpar = median_seconds(parallel, max(3, repeats // 2))
         print(f"  {name:<32} 1 thread x2: {ts * 1e3:8.1f} ms   2 threads: {tpar * 1e3:8.1f} ms   "
               f"speedup {ts / tpar:.2f} (ideal 2.0 on 2 free cores)")
+
+    # A load-independent view: while a long native call runs in a worker thread, how long
+    # is this (pure-Python) thread ever stopped? Holding the GIL would stop it for the
+    # whole call; releasing it leaves only scheduler-sized gaps.
+    print()
+    print("GIL release seen from another Python thread (longest stall during the native call):")
+    for name, job in [
+        ("category_counts()", native.category_counts),
+        ("win_probability MC 2M trials", lambda: native.win_probability("AdQc", trials=2_000_000, exact=False)),
+    ]:
+        span: list[float] = []
+
+        def worker(job: Callable[[], object] = job) -> None:
+            span.append(time.perf_counter())
+            job()
+            span.append(time.perf_counter())
+
+        thread = threading.Thread(target=worker)
+        ticks = []
+        thread.start()
+        while thread.is_alive():
+            ticks.append(time.perf_counter())
+        thread.join()
+        inside = [t for t in ticks if span[0] <= t <= span[1]]
+        edges = [span[0], *inside, span[1]]
+        stall = max(b - a for a, b in zip(edges, edges[1:]))
+        print(f"  {name:<32} call {1e3 * (span[1] - span[0]):8.1f} ms   longest stall {1e3 * stall:7.2f} ms   "
+              f"({len(inside):,} Python iterations ran meanwhile)")
 
 
 if __name__ == "__main__":

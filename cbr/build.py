@@ -72,9 +72,14 @@ class _ChunkResult:
 _WORKER_FEATURES: Any = None
 
 
-def _worker_init(feature_set: str) -> None:
+def _feature_set(feature_set: Any) -> Any:
+    """A feature-set instance from a ``cbr.features`` plugin name, or the instance itself."""
+    return load_feature_set(feature_set) if isinstance(feature_set, str) else feature_set
+
+
+def _worker_init(feature_set: Any) -> None:
     global _WORKER_FEATURES
-    _WORKER_FEATURES = load_feature_set(feature_set)
+    _WORKER_FEATURES = _feature_set(feature_set)
 
 
 def cases_of_hands(records: Sequence[HandRecord], feature_set: Any,
@@ -91,7 +96,10 @@ def cases_of_hands(records: Sequence[HandRecord], feature_set: Any,
         try:
             dps = replay(record)
         except CBRError as exc:
-            skipped.append(ParseIssue(record.source, record.line, str(exc)))
+            reason = str(exc)  # replay names the hand as "file:line (hand N): problem"
+            prefix = f"{record.where} "
+            skipped.append(ParseIssue(record.source, record.line,
+                                      reason[len(prefix):] if reason.startswith(prefix) else reason))
             continue
         hands += 1
         decisions += len(dps)
@@ -132,7 +140,7 @@ def build_casebase(
     paths: Sequence[str | os.PathLike[str]],
     out: str | os.PathLike[str],
     *,
-    feature_set: str = "casper",
+    feature_set: Any = "casper",
     players: Optional[Iterable[str]] = None,
     workers: int = 1,
     format: Optional[str] = None,
@@ -143,7 +151,8 @@ def build_casebase(
 ) -> BuildReport:
     """Build the case base ``out`` from the logs under ``paths``.
 
-    ``players`` keeps only the decisions of those player names; ``workers`` > 1 computes
+    ``feature_set`` is a ``cbr.features`` plugin name or a feature-set instance (pickled
+    to the worker processes); ``players`` keeps only the decisions of those player names; ``workers`` > 1 computes
     features in that many processes; ``similarity`` is a ``SimilarityConfig`` or a TOML
     path (default: CASPER's). ``progress(n, total=None)`` is called per hand.
     Raises :class:`CBRError` when no case could be built; bad hands are only reported.
@@ -156,7 +165,7 @@ def build_casebase(
     if not report.sources:
         raise CBRError(f"no log files found in {', '.join(str(p) for p in paths)}")
     wanted = frozenset(players) if players else None
-    fs = load_feature_set(feature_set)
+    fs = _feature_set(feature_set)
     issues: list[ParseIssue] = []
     per_street = {0: 0, 1: 0, 2: 0, 3: 0}
     stream = read_logs(paths, format)

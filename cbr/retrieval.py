@@ -662,7 +662,7 @@ class FaissBackend(BruteForceBackend):
     def _seeds(self, Q: np.ndarray, k: int) -> list[np.ndarray | None]:
         z = self._scale(Q)
         bounds = self._list_bounds(z)
-        want = min(max(4 * k, 64), self.n_cases_)
+        want = min(max(16 * k, 256), self.n_cases_)  # more seeds: a tighter floor s_k, fewer candidates
         keys_list = []
         for i in range(Q.shape[0]):
             order = np.argsort(bounds[i], kind="stable")

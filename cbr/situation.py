@@ -87,7 +87,8 @@ def situation(
     comm[position] = committed * unit
     if to_call > 0:
         raiser = cycle[-1]  # the player who bet last has acted and sits just before us
-        if raiser not in acted_set:
+        # pre-flop the big blind's post is the first bet: it is owed before anyone acted
+        if raiser not in acted_set and street > 0:
             raise GameError("someone must have bet for there to be something to call, "
                             "but every other player is still to act")
         comm[raiser] = top * unit

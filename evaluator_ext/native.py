@@ -79,17 +79,42 @@ _COMBO_HI, _COMBO_LO = (np.array(x, dtype=np.intp) for x in zip(*[(hi, lo) for h
 
 
 @lru_cache(maxsize=16384)
-def _clean_hashable(hole: CardLike, board: CardLike, sizes: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+def _clean_text(hole: str, board: str, sizes: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
     return parse_hole_and_board(hole, board, board_sizes=sizes)
 
 
+def _plain_cards(cards: object) -> bool:
+    """A tuple of plain ints 0..51 (already clean but for duplicates)."""
+    return type(cards) is tuple and all(type(c) is int and 0 <= c < N_CARDS for c in cards)
+
+
 def _clean(hole: CardLike, board: CardLike, sizes: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """parse_hole_and_board, memoised for hashable input (text, tuples): parsing text
-    costs more than a flop hand-strength enumeration in C. Errors are never cached."""
-    try:
-        return _clean_hashable(hole, board, sizes)
-    except TypeError:  # unhashable input (lists, arrays)
-        return parse_hole_and_board(hole, board, board_sizes=sizes)
+    """parse_hole_and_board with two shortcuts: text is memoised (parsing it costs more than
+    a flop enumeration in C) and tuples of plain ints skip the general parser. Errors are
+    never cached."""
+    if type(hole) is str and type(board) is str:
+        return _clean_text(hole, board, sizes)
+    if (
+        _plain_cards(hole)
+        and _plain_cards(board)
+        and len(hole) == 2  # type: ignore[arg-type]
+        and len(board) in sizes  # type: ignore[arg-type]
+        and len(set(hole + board)) == len(hole) + len(board)  # type: ignore[operator, arg-type]
+    ):
+        return hole, board  # type: ignore[return-value]
+    return parse_hole_and_board(hole, board, board_sizes=sizes)
+
+
+@lru_cache(maxsize=16384)
+def _parse_text(cards: str) -> tuple[int, ...]:
+    return parse_cards(cards)
+
+
+def _parse(cards: CardLike) -> tuple[int, ...]:
+    """parse_cards, memoised for text."""
+    if type(cards) is str:
+        return _parse_text(cards)
+    return parse_cards(cards)
 
 
 def _postflop(hole: CardLike, board: CardLike) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -142,7 +167,7 @@ def evaluate(cards: CardLike) -> int:
     >>> evaluate("AhKh QhJhTh 2c3d")
     7462
     """
-    clean = parse_cards(cards)
+    clean = _parse(cards)
     if len(clean) not in (5, 6, 7):
         raise InvalidCardError(f"evaluate needs 5, 6 or 7 cards, got {len(clean)}")
     return _native.evaluate(clean)

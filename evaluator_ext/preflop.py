@@ -18,7 +18,7 @@ from __future__ import annotations
 from evaluator_ext.cards import RANKS, CardLike, card_rank, card_suit, parse_cards
 from evaluator_ext.errors import InvalidCardError
 
-__all__ = ["PREFLOP_CLASSES", "PREFLOP_TABLE", "TABLE_METHOD", "preflop_class", "preflop_rank", "class_combos"]
+__all__ = ["PREFLOP_CLASSES", "PREFLOP_TABLE", "PREFLOP_EQUITY", "TABLE_METHOD", "preflop_class", "preflop_rank", "class_combos"]
 
 
 def _all_classes() -> tuple[str, ...]:

@@ -26,6 +26,8 @@ VARIANTS: dict[str, dict] = {
     "raise 0.7": dict(SEED_DEFAULTS, raise_ehs=0.7),
     "raise 0.6": dict(SEED_DEFAULTS, raise_ehs=0.6),
     "raise 0.6, conservative": dict(SEED_DEFAULTS, raise_ehs=0.6, bluff_rate=0.2, semibluff_rate=0.2),
+    "raise 0.6, conservative, reraise 0": dict(SEED_DEFAULTS, raise_ehs=0.6, bluff_rate=0.2,
+                                               semibluff_rate=0.2, reraise_step=0.0),
     "raise 0.6, conservative, reraise 0.2": dict(SEED_DEFAULTS, raise_ehs=0.6, bluff_rate=0.2,
                                                  semibluff_rate=0.2, reraise_step=0.2),
 }

@@ -16,7 +16,7 @@ PROPERTY = settings(
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
-SLOW_PROPERTY = settings(PROPERTY, max_examples=8)
+SLOW_PROPERTY = settings(PROPERTY, max_examples=4)
 
 deck_orders = st.permutations(list(range(52)))
 suit_maps = st.permutations([0, 1, 2, 3])
@@ -84,8 +84,8 @@ def test_win_tie_lose_sum_to_one_and_seed_determinism(
     impl, deck: list[int], board_size: int, n_opponents: int, seed: int
 ) -> None:
     hole, board = deck[:2], deck[2 : 2 + board_size]
-    first = impl.win_probability(hole, board, n_opponents=n_opponents, trials=200, seed=seed, exact=False)
-    again = impl.win_probability(hole, board, n_opponents=n_opponents, trials=200, seed=seed, exact=False)
+    first = impl.win_probability(hole, board, n_opponents=n_opponents, trials=50, seed=seed, exact=False)
+    again = impl.win_probability(hole, board, n_opponents=n_opponents, trials=50, seed=seed, exact=False)
     assert first == again
     assert sum(first) == pytest.approx(1.0, abs=1e-12)
     assert all(0.0 <= p <= 1.0 for p in first)
@@ -93,14 +93,13 @@ def test_win_tie_lose_sum_to_one_and_seed_determinism(
 
 @PROPERTY
 @given(deck=deck_orders, board_size=st.sampled_from([3, 4, 5]))
-def test_potentials_are_probabilities(impl, deck: list[int], board_size: int) -> None:
+def test_potentials_are_probabilities(native, deck: list[int], board_size: int) -> None:
+    """Native only: a turn costs the reference about a second (the agreement test covers it)."""
     hole, board = deck[:2], deck[2 : 2 + board_size]
-    if board_size == 3 and not is_native(impl):
-        board = deck[2:6]  # a flop costs the reference ~15 s
-    ppot, npot = impl.hand_potential(hole, board)
+    ppot, npot = native.hand_potential(hole, board)
     assert 0.0 <= ppot <= 1.0 and 0.0 <= npot <= 1.0
-    ehs = impl.effective_hand_strength(hole, board)
-    assert impl.hand_strength(hole, board) - 1e-12 <= ehs <= 1.0 + 1e-12
+    ehs = native.effective_hand_strength(hole, board)
+    assert native.hand_strength(hole, board) - 1e-12 <= ehs <= 1.0 + 1e-12
 
 
 # ---------------------------------------------------------------------------
@@ -125,10 +124,12 @@ def test_native_hand_strength_equals_reference(native, reference, deck, board_si
 
 
 @PROPERTY
-@given(deck=deck_orders, weights=st.lists(st.floats(0, 10), min_size=1326, max_size=1326))
-def test_native_weighted_hand_strength_equals_reference(native, reference, deck, weights) -> None:
+@given(deck=deck_orders, seed=st.integers(0, 2**32 - 1), density=st.sampled_from([0.0, 0.001, 0.01, 0.5, 1.0]))
+def test_native_weighted_hand_strength_equals_reference(native, reference, deck, seed, density) -> None:
+    """Random weight tables, sparse to dense (all-zero usable weights must raise in both)."""
     hole, board = deck[:2], deck[2:6]
-    w = np.array(weights)
+    rng = np.random.default_rng(seed)
+    w = rng.random(1326) * 10 * (rng.random(1326) < density)
     try:
         expected = reference.hand_strength(hole, board, weights=w)
     except ValueError:
@@ -144,12 +145,11 @@ def test_native_turn_and_river_functions_equal_reference(native, reference, deck
     hole, board = deck[:2], deck[2 : 2 + board_size]
     ref_table = reference.potential_table(hole, board)
     assert [[int(x) for x in row] for row in native.potential_table(hole, board)] == [list(r) for r in ref_table]
-    assert native.hand_potential(hole, board) == pytest.approx(reference.hand_potential(hole, board), abs=1e-12)
-    assert native.hand_strength_squared(hole, board) == pytest.approx(
-        reference.hand_strength_squared(hole, board), abs=1e-12
-    )
-    assert native.effective_hand_strength(hole, board, 2) == pytest.approx(
-        reference.effective_hand_strength(hole, board, 2), abs=1e-12
-    )
+    ref_ppot, ref_npot = (0.0, 0.0) if board_size == 5 else reference._potentials(ref_table)
+    assert native.hand_potential(hole, board) == pytest.approx((ref_ppot, ref_npot), abs=1e-12)
+    if board_size == 5:  # (E[HS^2] on the turn: checked per river in test_evaluator.py)
+        assert native.hand_strength_squared(hole, board) == pytest.approx(
+            reference.hand_strength_squared(hole, board), abs=1e-12
+        )
     # Exact showdown (heads-up turn / river): the same enumeration in both.
     assert native.win_probability(hole, board) == pytest.approx(reference.win_probability(hole, board), abs=1e-12)

@@ -202,11 +202,12 @@ def test_progress_counts_every_hand():
     assert sum(ticks) == 123
 
 
-def test_a_random_bot_loses_to_the_calling_station_over_many_hands():
-    # Random folds a third of the time when facing a bet; the station never folds.
-    r = run_match(["random", "call"], 3000, duplicate=True, seed=12)
-    p = r["random"]
-    assert p.sb_per_hand + p.sb_ci < 0
+def test_the_hand_strength_bot_beats_the_random_bot():
+    # Random folds a third of its hands to any bet and raises trash; the Phase I bot does not.
+    r = run_match(["hs", "random"], 2000, duplicate=True, seed=12)
+    p = r["hs"]
+    assert p.sb_per_hand - p.sb_ci > 0
+    assert r["random"].sb_per_hand == pytest.approx(-p.sb_per_hand)
 
 
 # ---------------------------------------------------------------- the CLI

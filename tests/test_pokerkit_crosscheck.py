@@ -45,7 +45,7 @@ def eval7_evaluate(cards) -> int:
     return eval7.evaluate([eval7.Card(card_str(c)) for c in cards])
 
 
-def pokerkit_state(n: int, stacks: list[int], antes: int) -> State:
+def pokerkit_state(n: int, stacks: list[int], antes: int | tuple[int, ...], trim_antes: bool = True) -> State:
     def street(hole: bool, board: int, bet: int, cap: int) -> Street:
         return Street(not hole, (False, False) if hole else (), board, False, Opening.POSITION, bet, cap)
 
@@ -56,7 +56,7 @@ def pokerkit_state(n: int, stacks: list[int], antes: int) -> State:
         street(False, 1, BIG, CAPS[3]),
     )
     return State(AUTOMATIONS, Deck.STANDARD, (StandardHighHand,), streets, BettingStructure.FIXED_LIMIT,
-                 True, antes, (SB, BB), 0, tuple(stacks), n, mode=Mode.TOURNAMENT)
+                 trim_antes, antes, (SB, BB), 0, tuple(stacks), n, mode=Mode.TOURNAMENT)
 
 
 def our_game(n: int, layout: str, antes: int) -> tuple[GameDef, list[int]]:
@@ -78,24 +78,41 @@ def our_game(n: int, layout: str, antes: int) -> tuple[GameDef, list[int]]:
 quirks: list[int] = []  # seeds where the short all-in reopening rule differed (documented)
 
 
-def play_one(seed: int, n: int, layout: str = "std", short: bool = False, antes: int = 0) -> str:
-    """Play one random hand in both engines; returns our betting history (for coverage)."""
+def play_one(seed: int, n: int, layout: str = "std", short: bool = False, antes: int = 0,
+             bb_ante: int = 0) -> str:
+    """Play one random hand in both engines; returns our betting history (for coverage).
+
+    ``bb_ante``: a big-blind ante (3+ players), played by pokerkit without ante trimming
+    (antes are dead money in the main pot, our rule for every ante).
+
+    Short stacks never leave a blind poster all-in for less than his blind: there the
+    rules differ on purpose. We open the betting at the full big blind (the usual rule,
+    and the IRC server's); pokerkit takes the short blind as the amount to call. That
+    case is tested in ``test_state.py``.
+    """
     rng = random.Random(seed)
     deck = list(range(52))
     rng.shuffle(deck)
     game, to_pk = our_game(n, layout, antes)
+    if bb_ante:
+        game = game.replace(antes=tuple(float(bb_ante) if p == 1 else 0.0 for p in range(n)))
     holes = [(deck[2 * p], deck[2 * p + 1]) for p in range(n)]
     board = deck[2 * n: 2 * n + 5]
     spare = deck[2 * n + 5:]
     if short:
-        stacks = [rng.choice([1, 2, 3, 5, 7, 10, 15, 25, 40, 200]) + antes for _ in range(n)]
+        stacks = [max(rng.choice([1, 2, 3, 5, 7, 10, 15, 25, 40, 200]), game.blinds[p]) + int(game.antes[p])
+                  for p in range(n)]
     else:
         stacks = [10_000] * n
     ours = HandState(game, stacks=stacks, hole_cards=holes)
     pk_stacks = [0] * n
     for p in range(n):
         pk_stacks[to_pk[p]] = stacks[p]
-    pk = pokerkit_state(n, pk_stacks, antes)
+    if bb_ante:
+        pk = pokerkit_state(n, pk_stacks, tuple(int(game.antes[from_pk_i]) for from_pk_i in
+                                                 sorted(range(n), key=lambda p: to_pk[p])), trim_antes=False)
+    else:
+        pk = pokerkit_state(n, pk_stacks, antes)
     from_pk = {to_pk[p]: p for p in range(n)}
     while pk.hole_dealee_index is not None:
         p = from_pk[pk.hole_dealee_index]
@@ -200,3 +217,11 @@ def test_short_stacks_and_side_pots_agree_with_pokerkit(n: int) -> None:
 def test_antes_agree_with_pokerkit(n: int) -> None:
     for i in range(15):
         play_one(90_000 + 100 * n + i, n, antes=1, short=bool(i % 3 == 0))
+
+
+@pytest.mark.parametrize("n", [3, 6])
+def test_big_blind_antes_are_dead_money_as_in_pokerkit(n: int) -> None:
+    """A big-blind ante (WSOP style) goes to the main pot: when the big blind is all-in, his
+    ante must not come back to him as a side pot no one else covers."""
+    histories = [play_one(95_000 + 100 * n + i, n, bb_ante=2, short=i % 3 != 2) for i in range(30)]
+    assert any(h.count("/") == 3 for h in histories)

@@ -220,21 +220,31 @@ def test_poki_formula_raises_more_with_stronger_hands():
 
 def test_hand_evaluation_is_cached_per_street(monkeypatch):
     calls = []
-    real = ev.hand_strength
+    real_hs, real_pot = ev.hand_strength, ev.hand_potential
 
-    def counting(hole, board, n_opponents=1):
-        calls.append((tuple(hole), tuple(board)))
-        return real(hole, board, n_opponents)
+    def counting_hs(hole, board, n_opponents=1):
+        calls.append(("hs", tuple(hole), tuple(board)))
+        return real_hs(hole, board, n_opponents)
 
-    monkeypatch.setattr(ev, "hand_strength", counting)
+    def counting_pot(hole, board):
+        calls.append(("pot", tuple(hole), tuple(board)))
+        return real_pot(hole, board)
+
+    monkeypatch.setattr(ev, "hand_strength", counting_hs)
+    monkeypatch.setattr(ev, "hand_potential", counting_pot)
     bot = EHSPolicy()
-    dp = river_dp("QsJs", "Kd8h4c3s2d", to_call=20, pot_before=80)
+    river = river_dp("QsJs", "Kd8h4c3s2d", to_call=20, pot_before=80)
+    turn = DecisionPoint(**{**vars(river), "street": 2, "board": river.board[:4]})
     for _ in range(5):
-        bot.triple(dp)
-    assert len(calls) == 1
+        bot.triple(river)
+        bot.triple(turn)
+    assert sorted(c[0] for c in calls) == ["hs", "hs", "pot"]     # once per street; no PPOT on the river
     bot.reset()
-    bot.triple(dp)
-    assert len(calls) == 2
+    bot.triple(river)
+    assert len(calls) == 4
+    calls.clear()
+    HandStrengthPolicy().triple(turn)                              # Phase I never needs the potential
+    assert [c[0] for c in calls] == ["hs"]
 
 
 def test_multiway_strength_uses_hs_to_the_power_of_opponents():

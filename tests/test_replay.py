@@ -186,8 +186,30 @@ def test_pluribus_no_limit_hands_replay() -> None:
     assert n > 0
 
 
-def test_payoff_mismatch_in_a_hand_with_a_quit_is_only_flagged() -> None:
+def test_payoff_mismatch_in_a_hand_with_a_quit_still_raises() -> None:
+    # quits are encoded faithfully now (IRC), so a wrong payoff is an error there too
     rec = limit_record(payoffs=(-20.0, 70.0, -50.0), extra={"quits": (1,)})
+    with pytest.raises(GameError, match="payoffs do not match"):
+        replay_hand(rec, evaluate=ev7)
+
+
+def test_a_player_leaving_out_of_turn_is_folded_at_once() -> None:
+    # the big blind leaves the table while the button is to act; then the button folds
+    rec = limit_record(actions=A("0:1f 0:2f"), payoffs=(10.0, -10.0, 0.0), extra={"quits": (1,)})
     h = replay_hand(rec, evaluate=ev7)
-    assert h.payoffs == (-20.0, -50.0, 70.0)
-    assert len(h.flags) == 1 and "payoffs do not match" in h.flags[0]
+    assert h.payoffs == (10.0, -10.0, 0.0) and h.state.is_over
+    assert [(d.position, d.action) for d in h.decisions] == [(2, "f")]
+    assert len(h.flags) == 1 and "left the table out of turn" in h.flags[0]
+    # only a listed quitter may fold out of turn
+    with pytest.raises(GameError, match="out of turn: position 2 is to act"):
+        replay_hand(limit_record(actions=A("0:1f 0:2f"), payoffs=(10.0, -10.0, 0.0)))
+
+
+def test_wsop_big_blind_ante_hand_replays_with_the_logged_payoffs() -> None:
+    """WSOP 2023 #43 hand 68: the big blind (who paid a 225,000 big-blind ante) is all-in
+    and called; the log takes all 3,575,000 from him: antes are dead money."""
+    phh = pytest.importorskip("cbr.logs.phh")
+    path = shared_path("phh", "data", "wsop", "2023", "43", "5", "03-02-41.phh")
+    [rec] = [r for r in phh.PhhParser().parse(str(path)) if isinstance(r, HandRecord)]
+    h = replay_hand(rec, evaluate=ev7)
+    assert h.payoffs == rec.payoffs == (-75_000.0, -3_575_000.0, 0.0, 0.0, 3_650_000.0)

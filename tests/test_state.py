@@ -75,6 +75,51 @@ def test_antes_go_into_the_pot_but_not_the_street() -> None:
     assert s.pot == 18.0 and s.committed == (5.0, 10.0, 0.0) and s.total_committed == (6.0, 11.0, 1.0)
 
 
+
+def test_short_all_in_big_blind_still_opens_the_betting_at_the_full_blind() -> None:
+    # IRC hand 797469974: the big blind posts 7 all-in; the others still call 10
+    s = HandState(LIMIT3, stacks=(1000, 7, 1000), hole_cards=[C("AhAs"), C("KhKs"), C("QhQs")])
+    assert s.committed == (5.0, 7.0, 0.0) and s.all_in == (False, True, False)
+    assert s.to_act == 2 and s.to_call == 10.0 and s.bet_level == 10.0
+    s.act("c")                                   # button calls the full big blind
+    assert s.to_act == 0 and s.to_call == 5.0
+    s.act("r")                                   # the small blind raises to 20, not 17
+    assert s.committed == (20.0, 7.0, 10.0) and s.to_call == 10.0
+    s.act("c")
+    assert s.needs_board and s.total_committed == (20.0, 7.0, 20.0)
+    assert s.pots() == [(21.0, (0, 1, 2)), (26.0, (0, 2))]
+
+
+def test_short_blind_covered_by_the_small_blind_needs_no_action() -> None:
+    # heads-up, the big blind all-in for 3 < the small blind's 5: nothing left to decide
+    s = HandState(standard_table("hu", 2, (5, 10), 10, 20), stacks=(100, 3),
+                  hole_cards=[C("AhAs"), C("KhKs")])
+    assert s.to_act is None and s.needs_board
+    for b in ("2c7d9h", "4s", "3d"):
+        s.deal_board(C(b))
+    assert s.is_over and s.pots() == [(6.0, (0, 1)), (2.0, (0,))]
+    assert s.payoffs(evaluate=ev7) == (3.0, -3.0)
+    # a raise facing a short blind goes to the full blind plus the bet
+    t = HandState(LIMIT3, stacks=(1000, 4, 1000))
+    t.act("r")
+    assert t.committed == (5.0, 4.0, 20.0)
+
+
+def test_big_blind_ante_is_dead_money_in_the_main_pot() -> None:
+    # WSOP 2023 #43 hand 68 (no-limit, 75k/150k, big-blind ante 225k): the big blind shoves
+    # for 3,350,000 on the street (+ his ante), the button calls; his ante is not returned
+    g = GameDef("wsop", 5, (75_000, 150_000, 0, 0, 0), 150_000, 150_000, (99,) * 4, (2, 0, 0, 0),
+                "nolimit", antes=(0, 225_000, 0, 0, 0))
+    s = HandState(g, stacks=(2_275_000, 3_575_000, 2_675_000, 3_125_000, 18_050_000),
+                  hole_cards=[C("8d3s"), C("9d9c"), C("6c5h"), C("Js4h"), C("AcKc")])
+    s.act("f"); s.act("f"); s.act("r", 300_000); s.act("f"); s.act("r", 3_350_000); s.act("c")
+    for b in ("2c8cTh", "Ah", "6d"):
+        s.deal_board(C(b))
+    assert s.total_committed == (75_000.0, 3_575_000.0, 0.0, 0.0, 3_350_000.0)
+    assert s.pots() == [(7_000_000.0, (1, 4))]
+    assert s.payoffs(evaluate=ev7) == (-75_000.0, -3_575_000.0, 0.0, 0.0, 3_650_000.0)
+
+
 # ---------------------------------------------------------------- caps
 def test_preflop_cap_is_three_raises_after_the_big_blind() -> None:
     s = HandState(LIMIT3)
@@ -301,7 +346,8 @@ def test_acpc_game_file_round_trip_and_errors() -> None:
 
 
 def test_irc_tables_for_every_size() -> None:
-    for n in range(2, 11):
+    # real IRC logs have 11- and 12-handed hands
+    for n in range(2, 13):
         g = irc_table(n)
         assert g.n_players == n and g.blinds_pair() == (5.0, 10.0) and g.small_bet == 10.0
         assert preset(f"irc.10-20.{n}p") == g

@@ -427,8 +427,10 @@ def test_resolve_casebase(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.chdir(tmp_path)
     assert resolve_casebase("mine") == (tmp_path / "casebases" / "mine").resolve()
     assert resolve_casebase(tmp_path / "casebases" / "mine") == tmp_path / "casebases" / "mine"
-    with pytest.raises(CaseBaseError, match="known: mine"):
+    with pytest.raises(CaseBaseError, match=r"known: (default, )?mine\)"):
         resolve_casebase("yours")
+    with pytest.raises(CaseBaseError, match=r"known: mine\)"):
+        resolve_casebase("yours", search=(tmp_path / "casebases",))
 
 
 def test_cli_casebase_inspect(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -46,6 +46,9 @@ class DecisionPoint:
     - ``legal``: the legal action kinds, a subset of ``"fcr"`` in that order.
     - ``action`` / ``amount``: what was done (replay), or None (query, live play).
     - ``hand_id``/``source``: provenance of a logged decision.
+    - ``bet_level``: what a call matches this street, when it is above every commitment
+      (a big blind posted all-in for less still opens the betting at the full blind);
+      None: the highest commitment.
     """
 
     game: GameDef
@@ -68,6 +71,7 @@ class DecisionPoint:
     hand_id: str = ""
     source: str = ""
     history: str = ""
+    bet_level: Optional[float] = None
 
     # ---- derived quantities (the raw material of CASPER's features) ----
     @property
@@ -87,7 +91,8 @@ class DecisionPoint:
     @property
     def to_call(self) -> float:
         """Chips the actor must add to match the highest commitment this street."""
-        return max(0.0, max(self.committed) - self.committed[self.position])
+        level = max(self.committed) if self.bet_level is None else self.bet_level
+        return max(0.0, level - self.committed[self.position])
 
     @property
     def bet_unit(self) -> float:

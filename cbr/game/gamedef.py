@@ -247,7 +247,7 @@ PRESETS: dict[str, GameDef] = {
 
 
 def irc_table(n_players: int) -> GameDef:
-    """A UofA IRC-database $10/$20 fixed-limit table (blinds 5/10) for 2..10 players.
+    """A UofA IRC-database $10/$20 fixed-limit table (blinds 5/10) for 2..12 players.
 
     >>> irc_table(6).name, irc_table(6).blinds[:3], irc_table(6).first_to_act
     ('irc.10-20.6p', (5.0, 10.0, 0.0), (2, 0, 0, 0))
@@ -255,7 +255,7 @@ def irc_table(n_players: int) -> GameDef:
     return standard_table(f"irc.10-20.{n_players}p", n_players, (5, 10), 10, 20)
 
 
-for _n in range(2, 11):
+for _n in range(2, MAX_SEATS + 1):
     PRESETS.setdefault(f"irc.10-20.{_n}p", irc_table(_n))
 del _n
 

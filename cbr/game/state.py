@@ -35,7 +35,11 @@ Rules this engine follows (documented choices):
 - No-limit: ``r`` needs ``amount``, the actor's total on this street after the raise; at
   least the current level plus the last full raise increment (at least the big blind),
   unless the raise puts the actor all-in. The same short all-in rule applies.
-- Payoffs: side pots are layered by each player's total commitment; each pot goes to the
+- A blind posted all-in for less still opens the pre-flop betting at the full blind (the
+  amount to call is the whole big blind); a player who already covers every chip the
+  others can still put in is not asked to act.
+- Antes are dead money in the main pot (every player not folded can win them).
+- Payoffs: side pots are layered by each player's blinds and bets; each pot goes to the
   best hand among the players not folded who covered it; a split pot is divided in whole
   chips and the odd chips all go to the first winner left of the button (the button is the
   player who acts last after the flop), as pokerkit does.
@@ -147,12 +151,14 @@ class HandState:
         self._total = [0.0] * n                        # whole hand
         self._folded = [False] * n
         self._all_in = [False] * n
-        for p in range(n):
-            self._put(p, game.antes[p], street=False)
+        self._antes = [self._put(p, game.antes[p], street=False) for p in range(n)]  # dead money
         for p in range(n):
             self._put(p, blinds[p])
             if self._left[p] <= 0:
                 self._all_in[p] = True
+        # The pre-flop bet opens at the full blind even when its poster is all-in for less.
+        opening = max([*self._committed, *(max(game.blinds[p], blinds[p]) for p in range(n)
+                                            if self._all_in[p] and blinds[p] > 0)])
         self._blind_bet = 1 if max(blinds) > 0 else 0  # the big blind counts as the first bet pre-flop
         self.street = 0
         self.is_over = False
@@ -162,7 +168,9 @@ class HandState:
         self.actions: list[Action] = []
         self._streets_history: list[str] = [""]
         self._reset_round()
-        self._level = max(self._committed)
+        self._level = opening
+        # set while the bet level is a short blind's full amount that no one has matched yet
+        self._short_blind = opening > max(self._committed) + _EPS
         self._start_round()
 
     # ---------------------------------------------------------------- internals
@@ -196,8 +204,15 @@ class HandState:
         if not self._can_bet(p):
             return False
         if self._committed[p] < self._level - _EPS:
-            return True
+            return not self._short_blind or self._contested(p)
         return not self._acted[p] and bettors >= 2
+
+    def _contested(self, p: int) -> bool:
+        """Whether another live player can put in more than ``p`` already has (if not, ``p``
+        needs no action: nothing he adds could be called)."""
+        mine = self._committed[p]
+        return any(q != p and not self._folded[q] and self._committed[q] + self._left[q] > mine + _EPS
+                   for q in range(self.n_players))
 
     def _next_to_act(self, after: int, opening: bool = False) -> Optional[int]:
         """Next position owing an action. A round opens only if two players can bet (or
@@ -427,15 +442,43 @@ class HandState:
         self.verify(kind, amount)
         return self._apply(kind, amount)
 
-    def fold_out(self) -> Action:
-        """The player to act leaves the hand (a quit or time-out in a log).
+    def fold_out(self, position: int | None = None) -> Action:
+        """A player leaves the hand (a quit, kick or time-out in a log): he is folded at once.
 
-        Unlike ``act("f")`` this is allowed with nothing to call; it is not a decision.
+        ``position`` defaults to the player to act. Unlike ``act("f")`` this is allowed with
+        nothing to call, and out of turn (a player who leaves the table while another is to
+        act); it is not a decision. An out-of-turn leave is not part of :attr:`history`
+        (ACPC betting strings have no place for it); if it leaves one player, the hand ends.
+
+        >>> from cbr.game import preset
+        >>> s = HandState(preset("holdem.limit.3p"))     # position 2 is to act
+        >>> s.fold_out(1).position, s.to_act, s.is_over
+        (1, 2, False)
         """
-        reason = self._no_actor_reason()
-        if reason:
-            raise GameError(f"cannot fold out: {reason}")
-        return self._apply("f", None)
+        if position is None or position == self.to_act:
+            reason = self._no_actor_reason()
+            if reason:
+                raise GameError(f"cannot fold out: {reason}")
+            return self._apply("f", None)
+        if self.is_over:
+            raise GameError("cannot fold out: the hand is over")
+        if not 0 <= position < self.n_players:
+            raise GameError(f"cannot fold out: no position {position} at a {self.n_players}-player table")
+        if self._folded[position]:
+            raise GameError(f"cannot fold out: position {position} has already folded")
+        self._folded[position] = True
+        action = Action(self.street, position, "f")
+        self.actions.append(action)
+        if sum(not f for f in self._folded) == 1:
+            self.to_act = None
+            self.is_over = True
+            self.needs_board = False
+            self.previous_round_bets = self.street_bets
+        elif self.to_act is not None:
+            self.to_act = self._next_to_act(self.to_act - 1)
+            if self.to_act is None:
+                self._end_round()
+        return action
 
     def _apply(self, kind: str, amount: float | None) -> Action:
         p = self.to_act
@@ -477,6 +520,8 @@ class HandState:
             self._acted = [False] * n
             if self.game.betting == "nolimit":
                 token = "r" + _fmt(self._total[p])
+        if self._short_blind and self._committed[p] >= self._level - _EPS:
+            self._short_blind = False
         self._acted[p] = True
         self._streets_history[-1] += token
         amt = None
@@ -539,6 +584,7 @@ class HandState:
         self.needs_board = False
         self._committed = [0.0] * self.n_players
         self._streets_history.append("")
+        self._short_blind = False
         self._reset_round()
         self._start_round()
 
@@ -557,21 +603,29 @@ class HandState:
             committed=self.committed, total_committed=self.total_committed,
             previous_round_bets=self.previous_round_bets, legal=self.legal_actions(),
             hand_id=self.hand_id, source=self.source, history=self.history,
+            bet_level=self._level if self._short_blind else None,
         )
 
     def pots(self) -> list[tuple[float, tuple[int, ...]]]:
-        """Main pot then side pots: ``(chips, positions not folded that can win it)``."""
+        """Main pot then side pots: ``(chips, positions not folded that can win it)``.
+
+        Antes are dead money: they go to the main pot, which every player not folded can
+        win, and the side pots are layered by blinds and bets only (as pokerkit does for
+        antes it does not trim). So an ante never makes a pot only its payer covers.
+        """
         n = self.n_players
         live = [p for p in range(n) if not self._folded[p]]
-        levels = sorted({self._total[p] for p in range(n) if self._total[p] > 0})
-        out: list[tuple[float, tuple[int, ...]]] = []
+        bets = [self._total[p] - self._antes[p] for p in range(n)]
+        levels = sorted({b for b in bets if b > _EPS})
+        dead = float(sum(self._antes))
+        out: list[tuple[float, tuple[int, ...]]] = [(dead, tuple(live))] if dead > 0 else []
         prev = 0.0
         for lvl in levels:
-            chips = sum(min(t, lvl) - min(t, prev) for t in self._total)
-            eligible = tuple(p for p in live if self._total[p] >= lvl - _EPS)
+            chips = sum(min(b, lvl) - min(b, prev) for b in bets)
+            eligible = tuple(p for p in live if bets[p] >= lvl - _EPS)
             if not eligible:  # chips only folded players reached: to the deepest live player
-                top = max(self._total[p] for p in live)
-                eligible = tuple(p for p in live if self._total[p] >= top - _EPS)
+                top = max(bets[p] for p in live)
+                eligible = tuple(p for p in live if bets[p] >= top - _EPS)
             if out and out[-1][1] == eligible:
                 out[-1] = (out[-1][0] + chips, eligible)
             else:

@@ -35,7 +35,7 @@ from collections import defaultdict
 from typing import Iterator, Optional
 
 from cbr.errors import LogFormatError
-from cbr.game.gamedef import GameDef
+from cbr.game.gamedef import MAX_SEATS, GameDef
 from cbr.logs.record import Action, HandRecord, ParseIssue
 from evaluator_ext.cards import RANKS, SUITS, card_str
 
@@ -274,8 +274,8 @@ class IrcParser:
             raise _Corrupt(f"hand {ts}: board has {len(board)} cards but betting reached the "
                            f"{_STREET_NAMES[last]}")
 
-        if n > 10:
-            raise _Corrupt(f"hand {ts}: {n} players dealt; game definitions seat at most 10")
+        if n > MAX_SEATS:
+            raise _Corrupt(f"hand {ts}: {n} players dealt; game definitions seat at most {MAX_SEATS}")
         game = self._game(n, nominal, first_pre, caps)
         standard = tuple(self.blinds) + (0.0,) * (n - 2)
         return HandRecord(
@@ -379,14 +379,19 @@ class IrcParser:
                 if p in to_act:
                     s = rest[p]
                     i = idx[p]
+                    quitting = s[i] in _QUIT if i < len(s) else quit_pending[p]
+                    if (i >= len(s) and not quitting) or (quitting and rows[p].winnings > 0):
+                        # p has no letter left, or left too but collected chips (so he did not
+                        # fold first): whoever else left the table left before p's turn, out of
+                        # turn, and was folded at once, which ended the hand when one player
+                        # was left. (The letters do not say who left first; the pdb does.)
+                        live = self._leave_out_of_turn(p, street, rest, idx, folded, all_in, quit_pending,
+                                                       quits, to_act, actions, live)
+                        if live <= 1:
+                            break
                     if i >= len(s):
                         if quit_pending[p]:
                             letter = "Q"
-                        elif any(q != p and not folded[q] and (quit_pending[q] or rest[q][idx[q]:idx[q] + 1] in _QUIT)
-                                 for q in range(n)):
-                            raise _Corrupt(f"hand {ts}: a player quit out of turn and ended the hand before "
-                                           f"{rows[p].nick} (position {p + 1}) acted on the "
-                                           f"{_STREET_NAMES[street]}")
                         else:
                             raise _Corrupt(f"hand {ts}: {rows[p].nick} (position {p + 1}) has no letter left "
                                            f"for his turn on the {_STREET_NAMES[street]}")
@@ -457,6 +462,33 @@ class IrcParser:
             caps[street] = max(caps[street], raises)
             self._leftovers(rest, idx, ts, street, folded, quit_pending, quits, rows)
         return actions, put, posted, nominal, first_pre, tuple(caps), per_round, quits
+
+    @staticmethod
+    def _leave_out_of_turn(p: int, street: int, rest: list[str], idx: list[int], folded: list[bool],
+                           all_in: list[bool], quit_pending: list[bool], quits: list[int], to_act: set[int],
+                           actions: list[Action], live: int) -> int:
+        """Fold, out of turn, every other player still betting whose next letter is a quit
+        (or who quit earlier and waits for his turn); returns the players left."""
+        n = len(rest)
+        for k in range(1, n):
+            q = (p + k) % n
+            if folded[q] or all_in[q]:
+                continue
+            j = idx[q]
+            if quit_pending[q]:
+                quit_pending[q] = False
+            elif j < len(rest[q]) and rest[q][j] in _QUIT:
+                idx[q] = j + 1
+            else:
+                continue
+            folded[q] = True
+            live -= 1
+            quits.append(q)
+            to_act.discard(q)
+            actions.append(_action(street, q, "f", None, False))
+            if live <= 1:
+                break
+        return live
 
     @staticmethod
     def _leftovers(rest: list[str], idx: list[int], ts: str, street: int, folded: list[bool],

@@ -95,9 +95,9 @@ def replay_hand(
     computed; a pot split is allowed to differ by the odd chip, and when the log's payoffs
     sum below zero (rake) the winners may get up to the rake less than replay gives them.
     A fold with nothing to call is replayed as the player leaving the hand (a quit) and
-    flagged, or raises with ``strict_folds``. In hands where a player left mid-hand
-    (``record.extra["quits"]``) a payoff mismatch is flagged instead of raised: IRC
-    servers played such a player as all-in, the parsers encode him as folding.
+    flagged, or raises with ``strict_folds``. A fold out of turn by a player listed in
+    ``record.extra["quits"]`` is a player leaving the table while another is to act
+    (IRC logs): he is folded at once (:meth:`HandState.fold_out`), flagged, no decision.
     """
     game = record.game
     if record.n_players != game.n_players:
@@ -122,6 +122,13 @@ def replay_hand(
         if a.street != state.street:
             raise _fail(record, f"{what}: the betting is on the {STREETS[state.street]}")
         if a.position != state.to_act:
+            if a.kind == "f" and a.position in record.extra.get("quits", ()):
+                try:
+                    state.fold_out(a.position)   # left the table out of turn: not a decision
+                except GameError as exc:
+                    raise _fail(record, f"{what}: {exc}") from None
+                flags.append(f"{what}: left the table out of turn")
+                continue
             raise _fail(record, f"{what} is out of turn: position {state.to_act} is to act")
         if a.kind == "f" and not state.can("f") and not state.is_over and state.to_call <= 0:
             if strict_folds:
@@ -147,14 +154,7 @@ def replay_hand(
 
     payoffs = _payoffs(state, evaluate)
     if check_payoffs and payoffs is not None and record.payoffs is not None:
-        try:
-            _compare_payoffs(record, payoffs, state)
-        except GameError as exc:
-            # IRC servers treated a player who left mid-hand as all-in, not folded; the
-            # parsers encode the leaver as a fold (``extra["quits"]``), so only flag these.
-            if not record.extra.get("quits"):
-                raise
-            flags.append(f"{exc} (a player left mid-hand)")
+        _compare_payoffs(record, payoffs, state)
     return ReplayedHand(record, decisions, state, payoffs, flags)
 
 

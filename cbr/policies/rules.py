@@ -20,7 +20,6 @@ opponents left, ``HS_n = HS ** n`` (Poki) and ``EHS = HS_n + (1 - HS_n) * PPOT``
 """
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING
 
 import evaluator_ext as ev
@@ -66,29 +65,44 @@ class RuleBot(Policy):
 
     def __init__(self, *, seed: int | None = None) -> None:
         super().__init__(seed=seed)
-        self._cache: dict[tuple[tuple[int, int], tuple[int, ...]], tuple[float, float, float]] = {}
+        self._cache: dict[tuple[tuple[int, int], tuple[int, ...]], list] = {}  # [HS, (PPOT, NPOT) | None]
 
     def reset(self) -> None:
         self._cache.clear()
 
     # ---- hand evaluation (cached) ----
-    def evaluation(self, dp: "DecisionPoint") -> tuple[float, float, float]:
-        """``(HS, PPOT, NPOT)`` of the actor's hand against one random opponent (post-flop)."""
+    def _key(self, dp: "DecisionPoint") -> tuple[tuple[int, int], tuple[int, ...]]:
         if dp.hole is None:
             raise ValueError("a rule bot needs its own hole cards in the decision point")
-        key = (tuple(dp.hole), tuple(dp.board))
+        if len(self._cache) > 256:  # old hands: not needed any more
+            self._cache.clear()
+        return (tuple(dp.hole), tuple(dp.board))  # type: ignore[return-value]
+
+    def hand_strength(self, dp: "DecisionPoint") -> float:
+        """HS of the actor's hand against one random opponent (full enumeration), cached."""
+        key = self._key(dp)
         hit = self._cache.get(key)
         if hit is None:
-            if len(self._cache) > 256:  # a new hand: the old streets are not needed any more
-                self._cache.clear()
-            hs = float(ev.hand_strength(dp.hole, dp.board, n_opponents=1))
+            hit = self._cache[key] = [float(ev.hand_strength(dp.hole, dp.board, n_opponents=1)), None]
+        return hit[0]
+
+    def potential(self, dp: "DecisionPoint") -> tuple[float, float]:
+        """``(PPOT, NPOT)`` against one random opponent (0, 0 on the river), cached."""
+        self.hand_strength(dp)
+        hit = self._cache[(tuple(dp.hole), tuple(dp.board))]  # type: ignore[index, arg-type]
+        if hit[1] is None:
             if len(dp.board) < 5:
                 ppot, npot = ev.hand_potential(dp.hole, dp.board)
-                ppot, npot = float(ppot), float(npot)
+                hit[1] = (float(ppot), float(npot))
             else:
-                ppot = npot = 0.0
-            hit = self._cache[key] = (hs, ppot, npot)
-        return hit
+                hit[1] = (0.0, 0.0)
+        return hit[1]
+
+    def evaluation(self, dp: "DecisionPoint") -> tuple[float, float, float]:
+        """``(HS, PPOT, NPOT)`` of the actor's hand against one random opponent (post-flop)."""
+        hs = self.hand_strength(dp)
+        ppot, npot = self.potential(dp)
+        return (hs, ppot, npot)
 
     @staticmethod
     def opponents(dp: "DecisionPoint") -> int:
@@ -97,7 +111,7 @@ class RuleBot(Policy):
 
     def hs_n(self, dp: "DecisionPoint") -> float:
         """HS against every opponent still in: ``HS ** n``."""
-        return self.evaluation(dp)[0] ** self.opponents(dp)
+        return self.hand_strength(dp) ** self.opponents(dp)
 
     def ehs(self, dp: "DecisionPoint") -> float:
         """``EHS = HS_n + (1 - HS_n) * PPOT`` (waterloo eq. 6; NPOT ignored, as Poki does)."""
@@ -106,13 +120,18 @@ class RuleBot(Policy):
         return hs_n + (1.0 - hs_n) * ppot
 
     def ppot(self, dp: "DecisionPoint") -> float:
-        return self.evaluation(dp)[1]
+        return self.potential(dp)[0]
 
     def preflop_strength(self, dp: "DecisionPoint") -> float:
         """Pre-flop win probability against the opponents still in."""
         if dp.hole is None:
             raise ValueError("a rule bot needs its own hole cards in the decision point")
         return preflop_win(tuple(dp.hole), self.opponents(dp))  # type: ignore[arg-type]
+
+    @staticmethod
+    def bets_faced(dp: "DecisionPoint") -> int:
+        """Bets and raises made this street, the big blind not counted."""
+        return max(0, dp.street_bets - (1 if dp.street == 0 else 0))
 
     @staticmethod
     def round_position(dp: "DecisionPoint") -> int:
@@ -156,9 +175,10 @@ class EHSPolicy(RuleBot):
     - Pre-flop (Algorithm 3): ``threshold = P_win * (1 + position / (2 * players))`` with
       ``P_win`` the simulated win probability against the opponents still in (eq. 1) and
       ``position`` the place in the betting order; a player who posted no blind folds
-      ``P_win < 0.3``; raise if ``threshold > 0.5``, call if ``> 0.25``, else fold. Facing
-      ``k >= 2`` bets the raise bar rises to ``0.5 + reraise_step * (k - 1)`` (the seed's
-      amount ``e^(X-1) * money`` becomes "stop raising" in limit).
+      ``P_win < 0.3``; raise if ``threshold > 0.5``, call if ``> 0.25``, else fold. With
+      ``k`` bets already in (the big blind is the first) the raise bar is
+      ``0.5 + reraise_step * (k - 1)``: our limit reading of the seed's bet amount
+      ``e^(X-1) * money``, which grows with the margin ``X`` over the threshold.
     - Post-flop (Algorithm 4): ``EHS > raise_ehs`` raise, ``EHS > call_ehs`` call.
     - Otherwise bluff (Algorithm 5): ``EHS < bluff_ehs`` bets with probability
       ``bluff_rate`` (Normal 0.5, Aggressive 0.8, Conservative 0.2) on the flop, and on
@@ -168,13 +188,19 @@ class EHSPolicy(RuleBot):
       with probability ``semibluff_rate``.
     - Else pot odds (Algorithm 6): call if river and ``EHS > pot odds``, or before the river
       ``PPOT > pot odds``; fold otherwise (check when free).
+
+    Defaults: the seed's Algorithm 4 raises above 0.8 and its "Normal" bot bluffs half the
+    time; ``EHSPolicy(raise_ehs=0.8, bluff_rate=0.5, semibluff_rate=0.5)`` is that bot.
+    The defaults (raise above 0.6, the seed's "Conservative" 0.2 bluff rate) were chosen on
+    tuning seed 101 (``experiments/tune_ehs.py``, results in
+    ``experiments/results/ehs_tuning.json``); the strength experiment reports seed 0.
     """
 
     name = "ehs"
 
-    def __init__(self, *, seed: int | None = None, raise_ehs: float = 0.8, call_ehs: float = 0.4,
-                 bluff_ehs: float = 0.2, bluff_rate: float = 0.5, bluff_pot: float = 8.0,
-                 semibluff_ppot: float = 0.3, semibluff_rate: float = 0.5,
+    def __init__(self, *, seed: int | None = None, raise_ehs: float = 0.6, call_ehs: float = 0.4,
+                 bluff_ehs: float = 0.2, bluff_rate: float = 0.2, bluff_pot: float = 8.0,
+                 semibluff_ppot: float = 0.3, semibluff_rate: float = 0.2,
                  reraise_step: float = 0.1) -> None:
         super().__init__(seed=seed)
         self.raise_ehs, self.call_ehs = raise_ehs, call_ehs
@@ -188,7 +214,7 @@ class EHSPolicy(RuleBot):
         threshold = p_win * (1.0 + position / (2.0 * dp.players_dealt))
         if dp.game.blinds[dp.position] <= 0.0 and p_win < 0.3 and dp.to_call > 0:
             return (1.0, 0.0, 0.0)
-        raise_bar = 0.5 + self.reraise_step * max(0.0, math.ceil(dp.bets_to_call - 1e-9) - 1)
+        raise_bar = 0.5 + self.reraise_step * max(0, dp.street_bets - 1)
         if threshold > raise_bar:
             return (0.0, 0.0, 1.0)
         if threshold > 0.25:
@@ -236,8 +262,9 @@ class PokiFormulaPolicy(RuleBot):
     - strength ``x`` = pre-flop win probability against the opponents left, post-flop
       ``EHS_n``;
     - raise probability ``p_r = clamp((x - t_r) / width + 0.5)`` with
-      ``t_r = raise_base + raise_step * bets_to_call`` (a linear ramp of ``width`` around
-      the raise threshold, which rises with every bet to call);
+      ``t_r = raise_base + raise_step * k``, ``k`` the bets made this street (the big blind
+      not counted): a linear ramp of ``width`` around a raise threshold that rises with
+      every bet;
     - continue probability (facing a bet) ``p_k = clamp((x - pot_odds) / width + 0.5)``,
       or 1 before the river when ``PPOT >= pot_odds`` (drawing odds);
     - triple ``(1 - p_r) * (1 - p_k), (1 - p_r) * p_k, p_r``.
@@ -252,7 +279,7 @@ class PokiFormulaPolicy(RuleBot):
 
     def triple(self, dp: "DecisionPoint") -> Triple:
         x = self.preflop_strength(dp) if dp.street == 0 else self.ehs(dp)
-        threshold = self.raise_base + self.raise_step * dp.bets_to_call
+        threshold = self.raise_base + self.raise_step * self.bets_faced(dp)
         p_raise = _clamp((x - threshold) / self.width + 0.5)
         if dp.to_call <= 0:
             p_cont = 1.0
@@ -271,7 +298,7 @@ class LooseAggressivePolicy(RuleBot):
     hand); the rules are ours:
 
     - pre-flop: raise with a hand class ranked ``<= raise_rank`` (``<= reraise_rank``
-      facing two or more bets), call ``<= call_rank``, else fold;
+      facing a raise), call ``<= call_rank``, else fold;
     - post-flop: raise with ``EHS >= raise_ehs``; with nothing to call, bet ``stab_rate``
       of the time anyway; facing a bet, raise a draw (``PPOT >= draw_ppot``) half the
       time, call when ``EHS`` or ``PPOT`` beats the pot odds (loosened by ``looseness``),
@@ -291,7 +318,7 @@ class LooseAggressivePolicy(RuleBot):
     def triple(self, dp: "DecisionPoint") -> Triple:
         if dp.street == 0:
             rank = ev.preflop_rank(dp.hole)
-            bar = self.reraise_rank if dp.bets_to_call > 1.0 + 1e-9 else self.raise_rank
+            bar = self.reraise_rank if self.bets_faced(dp) >= 1 else self.raise_rank
             raw = (0, 0, 1) if rank <= bar else (0, 1, 0) if rank <= self.call_rank else (1, 0, 0)
             return legal_triple(raw, dp.legal)
         ehs = self.ehs(dp)

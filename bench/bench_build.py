@@ -1,0 +1,120 @@
+"""Build throughput: hands per second of ``build_casebase`` with exact CASPER features.
+
+Run:  python3 bench/bench_build.py [--workers 1 2] [--data irc acpc] [--repeat 1]
+
+Data (from ../shared/data/logs, beside the clone):
+
+- ``irc``: the UofA IRC database sample (4,000 hands of real humans, cards known only at
+  showdowns, so few cases per hand);
+- ``acpc``: the ACPC dealer's fixed-limit example logs (2,000 hands, 2p and 3p, every hole
+  card known, so every decision is a case and most flops need a full PPOT/NPOT enumeration).
+
+Peer: none (no other library builds CASPER case bases); the target is printed beside
+the figures: >= 500 hands/s on the IRC sample on the 2-core machine. Besides wall-clock
+figures the CPU seconds (this process + worker processes) are printed, since the machine
+is shared, and a breakdown of one single-process build: parse, replay, hand features
+(hand strength + potentials, the exact enumerations) and the rest (table features, store,
+faiss indexes).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from cbr.build import build_casebase  # noqa: E402
+from cbr.logs.detect import read_logs  # noqa: E402
+from cbr.logs.record import HandRecord  # noqa: E402
+from cbr.logs.replay import replay  # noqa: E402
+from features.casper import CasperFeatures  # noqa: E402
+
+SHARED = Path(os.environ.get("CBR_SHARED", Path(__file__).resolve().parents[2] / "shared")) / "data" / "logs"
+DATA = {"irc": SHARED / "irc", "acpc": SHARED / "acpc" / "dealer_example_limit"}
+TARGET_HANDS_PER_S = 500.0
+
+
+def cpu_seconds() -> float:
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def one_build(path: Path, workers: int) -> dict:
+    with tempfile.TemporaryDirectory(prefix="bench-build-") as tmp:
+        c0, t0 = cpu_seconds(), time.perf_counter()
+        report = build_casebase([path], Path(tmp) / "cb", workers=workers)
+        wall, cpu = time.perf_counter() - t0, cpu_seconds() - c0
+    return {"hands": report.hands, "cases": report.cases, "skipped": len(report.skipped),
+            "wall": wall, "cpu": cpu}
+
+
+def breakdown(path: Path) -> dict[str, float]:
+    """Seconds spent per stage in one process (the stages of ``cases_of_hands``)."""
+    t = time.perf_counter()
+    records = [r for r in read_logs([path]) if isinstance(r, HandRecord)]
+    parse = time.perf_counter() - t
+    t = time.perf_counter()
+    dps = []
+    for r in records:
+        try:
+            dps.extend(d for d in replay(r) if d.hole is not None)
+        except Exception:  # noqa: BLE001 - skipped hands, as the build does
+            pass
+    rep = time.perf_counter() - t
+    fs = CasperFeatures()
+    t = time.perf_counter()
+    for dp in dps:
+        fs.hand_features(dp)
+    hand = time.perf_counter() - t
+    t = time.perf_counter()
+    for dp in dps:  # hand features now cached: this is the table part of the row
+        fs.row(dp)
+    table = time.perf_counter() - t
+    return {"parse": parse, "replay": rep, "hand features": hand, "table features": table,
+            "hands": len(records), "cases": len(dps), "distinct hands/boards": fs.cache.info().misses}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--data", nargs="+", choices=sorted(DATA), default=["irc", "acpc"])
+    ap.add_argument("--repeat", type=int, default=1, help="builds per configuration (best is kept)")
+    ap.add_argument("--no-breakdown", action="store_true")
+    args = ap.parse_args()
+
+    print(f"build_casebase, CASPER features (exact HS/PPOT/NPOT); {os.cpu_count()} CPUs, "
+          f"load average {os.getloadavg()[0]:.1f} at start")
+    print(f"target: >= {TARGET_HANDS_PER_S:.0f} hands/s on the IRC sample; peer: none")
+    for name in args.data:
+        path = DATA[name]
+        if not path.exists():
+            print(f"{name}: {path} missing, skipped")
+            continue
+        print(f"\n{name}: {path}")
+        if not args.no_breakdown:
+            b = breakdown(path)
+            print(f"  stages (1 process): {b['hands']} hands, {b['cases']} cases, "
+                  f"{b['distinct hands/boards']} distinct (hole, board) evaluated")
+            total = sum(v for k, v in b.items() if k in ("parse", "replay", "hand features", "table features"))
+            for k in ("parse", "replay", "hand features", "table features"):
+                print(f"    {k:15s} {b[k]:7.2f} s  {100 * b[k] / total:5.1f}%")
+        base = None
+        for w in args.workers:
+            runs = [one_build(path, w) for _ in range(args.repeat)]
+            r = min(runs, key=lambda x: x["wall"])
+            hps = r["hands"] / r["wall"]
+            base = base or hps
+            print(f"  workers={w}: {r['hands']} hands, {r['cases']} cases ({r['skipped']} hands skipped) "
+                  f"in {r['wall']:.2f} s wall, {r['cpu']:.2f} s CPU -> {hps:7.1f} hands/s, "
+                  f"{r['cases'] / r['wall']:7.1f} cases/s, {r['hands'] / r['cpu']:7.1f} hands per CPU-s; "
+                  f"x{hps / base:.2f} vs workers={args.workers[0]}; target ratio {hps / TARGET_HANDS_PER_S:.2f}")
+
+
+if __name__ == "__main__":
+    main()
