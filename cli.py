@@ -411,6 +411,8 @@ def query_command(
     Describe the situation with --matchstate (+ --game), or with --hole/--board and the
     betting options. Example: cbr query --hole AdQc --board 3h4cJh --to-call 1 --pot 4
     """
+    import os
+
     from cbr.errors import GameError
     from cbr.matchstate import from_matchstate
     from cbr.query import answer
@@ -450,7 +452,8 @@ def query_command(
     for case in data["cases"]:
         prov = case.get("provenance") or {}
         rows.append([case["id"], case["similarity"], case["action"], prov.get("hole"), prov.get("board") or "-",
-                     prov.get("history"), prov.get("player"), f"{prov.get('source', '')}#{prov.get('hand_id', '')}"])
+                     prov.get("history"), prov.get("player"),
+                     f"{os.path.basename(prov.get('source') or '')}#{prov.get('hand_id', '')}"])  # full path: --json
     if rows:
         stdout.print(_rich_table(f"top {len(rows)} cases", ["id", "similarity", "action", "hole", "board", "betting",
                                                               "player", "source#hand"], rows))

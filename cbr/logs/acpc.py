@@ -28,7 +28,7 @@ from collections.abc import Iterable, Iterator
 from typing import Optional
 
 from cbr.errors import CBRError
-from cbr.game.gamedef import PRESETS, STREETS, GameDef, standard_table
+from cbr.game.gamedef import MAX_SEATS, PRESETS, STREETS, GameDef, standard_table
 from cbr.logs.detect import read_log_text
 from cbr.logs.record import Action, HandRecord, ParseIssue
 
@@ -98,16 +98,21 @@ def betting_actions(game: GameDef, betting: str) -> tuple[tuple[Action, ...], in
         raise ValueError(str(exc)) from None
 
 
-_PLAIN: dict[tuple[int, int, str], Action] = {}
+_ACTIONS: dict[tuple, Action] = {}
 
 
-def _plain(street: int, p: int, kind: str) -> Action:
-    """A shared Action without amount (limit actions, folds): they are immutable."""
-    key = (street, p, kind)
-    a = _PLAIN.get(key)
+def _action(street: int, p: int, kind: str, amount: Optional[float] = None, all_in: bool = False) -> Action:
+    """A shared Action (they are immutable; a log repeats a few thousand distinct ones)."""
+    key = (street, p, kind, amount, all_in)
+    a = _ACTIONS.get(key)
     if a is None:
-        a = _PLAIN[key] = Action(street, p, kind)  # type: ignore[arg-type]
+        if len(_ACTIONS) > 200_000:
+            _ACTIONS.clear()
+        a = _ACTIONS[key] = Action(street, p, kind, amount, all_in)  # type: ignore[arg-type]
     return a
+
+
+_plain = _action   # limit actions and folds: no amount
 
 
 def _betting_actions(game: GameDef, betting: str) -> tuple[tuple[Action, ...], int, bool]:
@@ -121,10 +126,13 @@ def _betting_actions(game: GameDef, betting: str) -> tuple[tuple[Action, ...], i
     if stack is not None:
         all_in = [t >= stack for t in total]
     live = n
+    free_n = n - sum(all_in)          # players not folded and not all-in
     rounds = betting.split("/")
     if len(rounds) > 4:
         raise _BadHand("more than four betting rounds")
     out: list[Action] = []
+    append = out.append
+    actions = _ACTIONS
     to_act = 0
     for street, rnd in enumerate(rounds):
         if street:
@@ -134,46 +142,64 @@ def _betting_actions(game: GameDef, betting: str) -> tuple[tuple[Action, ...], i
         bet = max(street_c)
         raises = 0
         cap = game.raise_cap[street]
-        free = [q for q in range(n) if not folded[q] and not all_in[q]]
+        size = game.small_bet if street < 2 else game.big_bet
         # players who must still act this round (none when one player alone has matched)
-        to_act = 0 if len(free) == 1 and street_c[free[0]] >= bet else len(free)
+        to_act = free_n
+        if free_n == 1:
+            q = next(q for q in range(n) if not folded[q] and not all_in[q])
+            if street_c[q] >= bet:
+                to_act = 0
         p = game.first_to_act[street]
         i, length = 0, len(rnd)
         while i < length:
             if to_act <= 0 or live <= 1:
                 raise _BadHand(f"action {rnd[i]!r} on the {STREETS[street]} after the betting round was over")
             while folded[p] or all_in[p]:
-                p = (p + 1) % n
+                p = p + 1 if p + 1 < n else 0
             ch = rnd[i]
             i += 1
             if ch == "c":
-                new = bet
-                ai = False
-                if stack is not None and total[p] - street_c[p] + new >= stack:
-                    new = stack - (total[p] - street_c[p])
-                    ai = all_in[p] = True
-                total[p] += new - street_c[p]
-                street_c[p] = new
-                out.append(_plain(street, p, "c") if limit else Action(street, p, "c", float(new), ai))
+                if limit:
+                    total[p] += bet - street_c[p]
+                    street_c[p] = bet
+                    a = actions.get((street, p, "c", None, False)) or _action(street, p, "c")
+                else:
+                    new = bet
+                    ai = False
+                    if stack is not None and total[p] - street_c[p] + new >= stack:
+                        new = stack - (total[p] - street_c[p])
+                        ai = all_in[p] = True
+                        free_n -= 1
+                    total[p] += new - street_c[p]
+                    street_c[p] = new
+                    a = _action(street, p, "c", float(new), ai)
+                append(a)
                 to_act -= 1
             elif ch == "f":
                 folded[p] = True
                 live -= 1
-                out.append(_plain(street, p, "f"))
+                free_n -= 1
+                append(actions.get((street, p, "f", None, False)) or _action(street, p, "f"))
                 to_act -= 1
             elif ch == "r":
-                j = i
-                while j < length and (rnd[j].isdigit() or rnd[j] == "."):
-                    j += 1
                 raises += 1
                 if limit:
-                    if j > i:
+                    if i < length and (rnd[i].isdigit() or rnd[i] == "."):
+                        j = i
+                        while j < length and (rnd[j].isdigit() or rnd[j] == "."):
+                            j += 1
                         raise _BadHand(f"raise with an amount ({rnd[i - 1:j]}) in a limit game")
                     if raises > cap:
                         raise _BadHand(f"more than {cap} raises on the {STREETS[street]} (cap {cap})")
-                    new = bet + (game.small_bet if street < 2 else game.big_bet)
-                    ai = False
+                    new = bet + size
+                    total[p] += new - street_c[p]
+                    street_c[p] = bet = new
+                    append(actions.get((street, p, "r", None, False)) or _action(street, p, "r"))
+                    to_act = free_n - 1       # everyone else who can still bet must answer
                 else:
+                    j = i
+                    while j < length and (rnd[j].isdigit() or rnd[j] == "."):
+                        j += 1
                     if j == i:
                         raise _BadHand("no-limit raise without an amount")
                     try:
@@ -189,21 +215,19 @@ def _betting_actions(game: GameDef, betting: str) -> tuple[tuple[Action, ...], i
                     ai = stack is not None and to >= stack
                     if ai:
                         all_in[p] = True
-                total[p] += new - street_c[p]
-                street_c[p] = new
-                bet = new
-                out.append(_plain(street, p, "r") if limit else Action(street, p, "r", float(new), ai))
-                # everyone else who can still bet must answer the raise
-                to_act = sum(1 for q in range(n) if q != p and not folded[q] and not all_in[q])
+                        free_n -= 1
+                    total[p] += new - street_c[p]
+                    street_c[p] = bet = new
+                    append(_action(street, p, "r", float(new), ai))
+                    to_act = free_n if ai else free_n - 1
             else:
                 raise _BadHand(f"unknown action {ch!r} in betting {betting!r}")
-            p = (p + 1) % n
+            p = p + 1 if p + 1 < n else 0
         if to_act > 0 and live > 1:
             if street == len(rounds) - 1:
                 raise _BadHand(f"the hand stops in the middle of the {STREETS[street]} betting (truncated?)")
             raise _BadHand(f"the {STREETS[street]} betting round ends before every player has acted")
     last = len(rounds) - 1
-    free_n = sum(not folded[q] and not all_in[q] for q in range(n))
     settled = live <= 1 or free_n <= 1
     if not settled and last < 3:
         raise _BadHand(f"betting stops after the {STREETS[last]} with players still betting (truncated?)")
@@ -229,7 +253,7 @@ def _parse_game_header(line: str) -> Optional[GameDef]:
 
 
 class AcpcParser:
-    """Reads ACPC dealer logs (``STATE:`` lines), limit and no-limit, 2 to 10 players.
+    """Reads ACPC dealer logs (``STATE:`` lines), limit and no-limit, 2 to 12 players (``MAX_SEATS``).
 
     >>> AcpcParser().sniff("x.log", "# comment\\nSTATE:0:f:AhKd|2c2d:5|-5:a|b\\n")
     True
@@ -324,8 +348,8 @@ class AcpcParser:
             raise _BadHand(f"hand number {hand_id!r} is not a number")
         players = tuple(names.split("|"))
         n = len(players)
-        if not 2 <= n <= 10:
-            raise _BadHand(f"{n} players; hold'em tables seat 2 to 10")
+        if not 2 <= n <= MAX_SEATS:
+            raise _BadHand(f"{n} players; hold'em tables seat 2 to {MAX_SEATS}")
         try:
             payoffs = tuple(map(float, pay_text.split("|")))
         except ValueError:

@@ -40,7 +40,7 @@ import tomllib
 from collections.abc import Iterator
 from typing import Any, Optional
 
-from cbr.game.gamedef import STREETS, GameDef
+from cbr.game.gamedef import MAX_SEATS, STREETS, GameDef
 from cbr.logs.acpc import CARD
 from cbr.logs.detect import read_log_text
 from cbr.logs.record import Action, HandRecord, ParseIssue
@@ -188,8 +188,8 @@ class PhhParser:
             raise _BadHand(f"variant {variant!r} ({name}) is not limit or no-limit hold'em; hand skipped")
         stacks_p = _numbers(data, "starting_stacks") or ()
         n = len(stacks_p)
-        if not 2 <= n <= 10:
-            raise _BadHand(f"{n} players; hold'em tables seat 2 to 10")
+        if not 2 <= n <= MAX_SEATS:
+            raise _BadHand(f"{n} players; hold'em tables seat 2 to {MAX_SEATS}")
         blinds = _numbers(data, "blinds_or_straddles", n) or ()
         antes = _numbers(data, "antes", n, required=False) or (0.0,) * n
         if variant == "FT":

@@ -35,7 +35,7 @@ import re
 from typing import Iterator, Optional
 
 from cbr.errors import LogFormatError
-from cbr.game.gamedef import GameDef
+from cbr.game.gamedef import MAX_SEATS, GameDef
 from cbr.logs.irc import decode_log_bytes
 from cbr.logs.record import Action, HandRecord, ParseIssue
 from evaluator_ext.cards import RANKS, SUITS, card_str
@@ -52,6 +52,8 @@ _UNCALLED = re.compile(r"^Uncalled bet \([$€£]?([\d.,]+)\) returned to (.+)$"
 _COLLECTED = re.compile(r"^(.+?) collected [$€£]?([\d.,]+) from (?:the )?(?:main |side )?pot(?:-\d+)?")
 _TOTAL = re.compile(r"^Total pot [$€£]?([\d.,]+).*?\| Rake [$€£]?([\d.,]+)")
 _CARDS = re.compile(r"\[([^\]]*)\]")
+_AMOUNT = re.compile(r"[$€£]?([\d][\d.,]*)")
+_GAMES: dict[tuple, GameDef] = {}   # game definitions are immutable: shared by all parsers
 _STREETS = {"*** HOLE CARDS ***": 0, "*** FLOP ***": 1, "*** TURN ***": 2, "*** RIVER ***": 3}
 _STREET_NAMES = ("pre-flop", "flop", "turn", "river")
 _EPS = 1e-6
@@ -93,7 +95,6 @@ class PokerStarsParser:
 
     def __init__(self, *, raise_cap: tuple[int, int, int, int] = (3, 4, 4, 4)) -> None:
         self.raise_cap = tuple(int(c) for c in raise_cap)
-        self._games: dict[tuple, GameDef] = {}
 
     def sniff(self, path: str, head: str) -> bool:
         """True when the text starts (after a BOM and blank lines) with a PokerStars hand header."""
@@ -167,7 +168,8 @@ class PokerStarsParser:
             sm2 = _SEAT.match(block[i])
             if sm2 is None:
                 raise _Bad(f"hand #{hand_id}: corrupt seat line {block[i]!r}")
-            seats[sm2.group(2)] = (int(sm2.group(1)), _money(sm2.group(3)), "sitting out" in sm2.group(4))
+            seat_no, who, chips, tail = sm2.groups()
+            seats[who] = (int(seat_no), float(chips.replace(",", "")), "sitting out" in tail)
             i += 1
         by_seat = {str(seat): name for name, (seat, _, _) in seats.items()}
         if len(seats) < 2:
@@ -175,7 +177,8 @@ class PokerStarsParser:
 
         # first pass over the body: who is dealt in, in what order lines come
         body = block[i:]
-        if not any(b.startswith("*** SUMMARY ***") for b in body):
+        at = next((k for k, b in enumerate(body) if b.startswith("*** SUMMARY ***")), None)
+        if at is None:
             raise _Bad(f"hand #{hand_id}: truncated hand (no *** SUMMARY ***)")
         events: list[tuple[int, str, str]] = []   # (street, name, rest of line)
         street = -1
@@ -184,14 +187,26 @@ class PokerStarsParser:
         returned: dict[str, float] = {}
         collected: dict[str, float] = {}
         total_pot = rake = None
-        summary = False
-        for b in body:
+        for b in body[at + 1:]:              # the summary
+            if b.startswith("Seat "):
+                if "showed [" in b or "mucked [" in b:
+                    k = b.find(": ")
+                    name = by_seat.get(b[5:k]) if k > 5 else None
+                    cm = _CARDS.search(b)
+                    if name is not None and cm and b.startswith(name + " ", k + 2):
+                        shown.setdefault(name, cm.group(1).split())
+                continue
+            tp = _TOTAL.match(b) if b.startswith("Total pot") else None
+            if tp:
+                total_pot, rake = _money(tp.group(1)), _money(tp.group(2))
+        for b in body[:at]:
             if not b:
                 continue
-            if b.startswith("*** "):
-                if b.startswith("*** SUMMARY"):
-                    summary = True
-                    continue
+            # the common case first: "name: action" by a seated player
+            k = b.find(": ")
+            if k > 0 and b[:k] in seats:
+                name, rest = b[:k], b[k + 2:]
+            elif b.startswith("*** "):
                 if b.startswith("*** SHOW DOWN") or b.startswith("*** FIRST") or b.startswith("*** SECOND"):
                     street = 4
                     continue
@@ -210,19 +225,7 @@ class PokerStarsParser:
                 else:
                     raise _Bad(f"hand #{hand_id}: unknown section {b!r}")
                 continue
-            if summary:
-                tp = _TOTAL.match(b)
-                if tp:
-                    total_pot, rake = _money(tp.group(1)), _money(tp.group(2))
-                    continue
-                if b.startswith("Seat ") and ("showed [" in b or "mucked [" in b):
-                    k = b.find(": ")
-                    name = by_seat.get(b[5:k]) if k > 5 else None
-                    cm = _CARDS.search(b)
-                    if name is not None and cm and b.startswith(name + " ", k + 2):
-                        shown.setdefault(name, cm.group(1).split())
-                continue
-            if b.startswith("Dealt to "):
+            elif b.startswith("Dealt to "):
                 rest = b[9:]
                 name = rest[: rest.rfind(" [")] if " [" in rest else rest
                 cm = _CARDS.search(rest[len(name):])
@@ -230,18 +233,19 @@ class PokerStarsParser:
                     shown[name] = cm.group(1).split()
                     events.append((street, name, "dealt"))
                 continue
-            um = _UNCALLED.match(b) if b.startswith("Uncalled") else None
-            if um:
-                who = um.group(2).strip()
-                returned[who] = returned.get(who, 0.0) + _money(um.group(1))
-                continue
-            cm2 = _COLLECTED.match(b) if " collected " in b else None
-            if cm2 and cm2.group(1) in seats:
-                collected[cm2.group(1)] = collected.get(cm2.group(1), 0.0) + _money(cm2.group(2))
-                continue
-            name, rest = self._split_actor(b, seats)
-            if name is None:
-                continue  # chat, joins/leaves, table messages
+            else:
+                um = _UNCALLED.match(b) if b.startswith("Uncalled") else None
+                if um:
+                    who = um.group(2).strip()
+                    returned[who] = returned.get(who, 0.0) + _money(um.group(1))
+                    continue
+                cm2 = _COLLECTED.match(b) if " collected " in b else None
+                if cm2 and cm2.group(1) in seats:
+                    collected[cm2.group(1)] = collected.get(cm2.group(1), 0.0) + _money(cm2.group(2))
+                    continue
+                name, rest = self._split_actor(b, seats)
+                if name is None:
+                    continue  # chat, joins/leaves, table messages
             if rest.startswith("shows ["):
                 shown[name] = _CARDS.search(rest).group(1).split()  # type: ignore[union-attr]
                 continue
@@ -260,8 +264,8 @@ class PokerStarsParser:
         n = len(dealt)
         if n < 2:
             raise _Bad(f"hand #{hand_id}: {n} players dealt in")
-        if n > 10:
-            raise _Bad(f"hand #{hand_id}: {n} players dealt; game definitions seat at most 10")
+        if n > MAX_SEATS:
+            raise _Bad(f"hand #{hand_id}: {n} players dealt; game definitions seat at most {MAX_SEATS}")
         after_button = [x for x in dealt if x[0] > button] + [x for x in dealt if x[0] <= button]
         if n == 2:
             after_button = after_button[::-1]  # heads-up: the button is the small blind
@@ -298,7 +302,7 @@ class PokerStarsParser:
             if s == -1:
                 if rest == "dealt":
                     continue
-                amounts = [_money(a) for a in re.findall(r"[$€£]?([\d][\d.,]*)", rest)]
+                amounts = [_money(a) for a in _AMOUNT.findall(rest)]
                 if not rest.startswith("posts ") or not amounts:
                     raise _Bad(f"hand #{hand_id}: unexpected line before the cards: {name}: {rest}")
                 amt = amounts[-1]
@@ -457,11 +461,11 @@ class PokerStarsParser:
             sb = sb_amount if sb_amount is not None else small_bet / 2
             blinds = (sb, small_bet) + (0.0,) * (n - 2)
             first = (0, 1, 1, 1) if n == 2 else (2 % n, 0, 0, 0)
-        key = (n, blinds, first, small_bet, big_bet, caps)
-        game = self._games.get(key)
+        key = (n, blinds, first, small_bet, big_bet, caps, self.raise_cap)
+        game = _GAMES.get(key)
         if game is None:
             cap = "" if caps == self.raise_cap else ".cap-" + "".join(str(c) for c in caps)
             name = f"pokerstars.{small_bet:g}-{big_bet:g}.{n}p" + (".no-sb" if no_small else "") + cap
             game = GameDef(name, n, blinds, small_bet, big_bet, caps, first)
-            self._games[key] = game
+            _GAMES[key] = game
         return game

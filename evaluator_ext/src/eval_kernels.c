@@ -829,6 +829,29 @@ static inline uint64_t rng_next(xoshiro256 *rng)
  * below it is rejected, so every card is exactly equally likely). */
 #define DRAW_REJECT ((uint32_t)(UINT64_C(4294967296) % EK_N_CARDS))
 
+/* Deal `need` distinct cards not in `used` into dealt[] by rejection from the full deck:
+ * each 64-bit draw gives two uniform cards 0..51 (multiply-high); cards already known or
+ * dealt are drawn again. */
+static inline void deal_cards(xoshiro256 *rng, uint64_t used, int need, uint8_t *dealt)
+{
+    int k = 0;
+    while (k < need) {
+        uint64_t r = rng_next(rng);
+        for (int half = 0; half < 2; half++) {
+            uint64_t m = (r & UINT64_C(0xFFFFFFFF)) * EK_N_CARDS;
+            r >>= 32;
+            unsigned c = (unsigned)(m >> 32);
+            /* branch-free accept: inside the unbiased range and not yet used */
+            uint64_t valid = (uint32_t)m >= DRAW_REJECT;
+            uint64_t bit = valid << c;
+            int fresh = (int)(((used & bit) == 0) & valid);
+            used |= bit;
+            dealt[k] = (uint8_t)c;
+            k += fresh;
+        }
+    }
+}
+
 int ek_showdown_monte_carlo(const uint8_t hole[2], const uint8_t *board, int n_board,
                             int n_opponents, uint64_t trials, uint64_t seed, uint64_t out[3])
 {
@@ -841,29 +864,14 @@ int ek_showdown_monte_carlo(const uint8_t hole[2], const uint8_t *board, int n_b
     int to_come = 5 - n_board, need = to_come + 2 * n_opponents;
     if (need > s.n_unseen)
         return EK_ERR_ARGUMENT;
+    if (trials == 0)
+        return EK_ERR_ARGUMENT;
     xoshiro256 rng;
     rng_seed(&rng, seed);
     uint64_t count[3] = {0, 0, 0};
     uint8_t dealt[5 + 2 * 9 + 2]; /* the second draw of a pair may land one past `need` */
+    deal_cards(&rng, s.dead, need, dealt);
     for (uint64_t t = 0; t < trials; t++) {
-        /* Deal by rejection from the full deck: each 64-bit draw gives two uniform cards
-         * 0..51 (multiply-high); cards already known or dealt are drawn again. */
-        uint64_t used = s.dead;
-        int k = 0;
-        while (k < need) {
-            uint64_t r = rng_next(&rng);
-            for (int half = 0; half < 2; half++) {
-                uint64_t m = (r & UINT64_C(0xFFFFFFFF)) * EK_N_CARDS;
-                r >>= 32;
-                unsigned c = (unsigned)(m >> 32);
-                /* branch-free accept: in range of the unbiased draw and not yet used */
-                uint64_t fresh = ((used >> c) & 1u) ^ 1u;
-                fresh &= (uint64_t)((uint32_t)m >= DRAW_REJECT);
-                used |= fresh << c;
-                dealt[k] = (uint8_t)c;
-                k += (int)fresh;
-            }
-        }
         uint64_t key = s.board_key, bits = s.board_bits;
         for (int i = 0; i < to_come; i++) {
             key += g_card_key[dealt[i]];
@@ -876,6 +884,11 @@ int ek_showdown_monte_carlo(const uint8_t hole[2], const uint8_t *board, int n_b
             uint16_t v = value_of(key + g_card_key[a] + g_card_key[b], bits | g_card_bit[a] | g_card_bit[b]);
             best = v > best ? v : best;
         }
+        /* Deal the next trial before using this one's values: the table lookups above are
+         * then older than the dealing loop's final (hard to predict) branch and keep
+         * running through its misprediction instead of being replayed after it. */
+        if (t + 1 < trials)
+            deal_cards(&rng, s.dead, need, dealt);
         count[compare(ours, best)]++;
     }
     for (int k = 0; k < 3; k++)

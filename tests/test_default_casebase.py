@@ -1,0 +1,66 @@
+"""The embedded default case base: present, valid, and reproducible from its kept logs."""
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from casebases import DEFAULT, HERE
+from cbr.build import build_casebase
+from cbr.store import CaseBase, resolve_casebase
+from cbr.game.gamedef import STREETS
+
+REPO = HERE.parent
+
+
+def test_default_is_found_by_name_and_opens() -> None:
+    assert resolve_casebase("default").resolve() == DEFAULT.resolve()
+    cb = CaseBase.open(DEFAULT)
+    try:
+        for street in STREETS:
+            assert cb.count(street) > 1000, f"too few {street} cases in the default case base"
+        games = {g.name for g in cb.games()}
+        assert {"holdem.limit.2p", "casper.9p"} <= games  # heads-up and 9-player self-play
+    finally:
+        cb.close()
+
+
+def test_default_is_small_enough_to_ship() -> None:
+    size = sum(p.stat().st_size for p in DEFAULT.rglob("*") if p.is_file())
+    assert size <= 20 * 2**20, f"default case base is {size / 2**20:.1f} MiB; the limit is 20 MiB"
+
+
+def test_default_sources_are_the_kept_selfplay_logs() -> None:
+    cb = CaseBase.open(DEFAULT)
+    try:
+        sources = cb.manifest.sources
+    finally:
+        cb.close()
+    assert sources, "the manifest lists no sources"
+    for src in sources:
+        path = REPO / src["path"]
+        assert path.is_file(), f"{src['path']} is listed as a source but is not in the repository"
+        assert hashlib.sha256(path.read_bytes()).hexdigest() == src["sha256"], f"{src['path']} changed since the build"
+
+
+def test_default_cases_are_reproducible_from_one_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rebuilding from one kept log gives exactly the default's cases of that source."""
+    source = "casebases/selfplay/hu-lag-hs.log"
+    monkeypatch.chdir(REPO)  # provenance paths are relative to the repository
+    build_casebase([source], tmp_path / "again", name="again")
+    shipped, again = CaseBase.open(DEFAULT), CaseBase.open(tmp_path / "again")
+    try:
+        for street in STREETS:
+            t = shipped.table(street)
+            mine = np.asarray(t.column("source").to_pylist()) == source
+            a = shipped.cases(street)
+            b = again.cases(street)
+            assert b.features.shape[0] == int(mine.sum()), street
+            np.testing.assert_array_equal(a.features[mine], b.features, err_msg=street)
+            assert list(a.actions[mine]) == list(b.actions), street
+    finally:
+        shipped.close()
+        again.close()
