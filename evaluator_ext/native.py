@@ -22,7 +22,18 @@ from typing import Optional
 import numpy as np
 
 from evaluator_ext import _native
-from evaluator_ext.cards import N_CARDS, N_COMBOS, CardLike, parse_cards, parse_hole_and_board
+from evaluator_ext.cards import N_CARDS, CardLike, parse_cards, parse_hole_and_board
+from evaluator_ext._common import (
+    CATEGORIES,
+    CATEGORY_SIZES,
+    MAX_OPPONENTS,
+    N_VALUES,
+    check_hand_value,
+    effective,
+    no_usable_weight,
+    potentials,
+    weight_table,
+)
 from evaluator_ext.errors import EvaluatorValueError, InvalidCardError
 from evaluator_ext.preflop import preflop_class, preflop_rank
 
@@ -49,20 +60,7 @@ __all__ = [
     "preflop_rank",
 ]
 
-CATEGORIES: tuple[str, ...] = (
-    "high card",
-    "one pair",
-    "two pair",
-    "three of a kind",
-    "straight",
-    "flush",
-    "full house",
-    "four of a kind",
-    "straight flush",
-)
-CATEGORY_SIZES: tuple[int, ...] = (1277, 2860, 858, 858, 10, 1277, 156, 156, 10)
-N_VALUES: int = _native.N_VALUES
-MAX_OPPONENTS = 9
+assert _native.N_VALUES == N_VALUES
 #: ``win_probability(exact=None)`` enumerates when a showdown has at most this many deals
 #: (heads-up turn 45,540 and river 990; two opponents on the river 446,985).
 EXACT_AUTO_MAX_DEALS = 500_000
@@ -138,21 +136,12 @@ def _check_weights(weights: object, dead: tuple[int, ...]) -> Optional[np.ndarra
     """A clean float64 array of 1326 weights (or None); ValueError when unusable."""
     if weights is None:
         return None
-    try:
-        w = np.ascontiguousarray(weights, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise EvaluatorValueError("weights must be 1326 non-negative numbers") from None
-    if w.shape != (N_COMBOS,):
-        raise EvaluatorValueError(f"weights must have shape ({N_COMBOS},) (one per two-card holding), got {w.shape}")
-    if not np.all(np.isfinite(w)):
-        raise EvaluatorValueError("weights must be finite numbers")
-    if np.any(w < 0):
-        raise EvaluatorValueError("weights must be non-negative")
+    w = weight_table(weights)
     is_dead = np.zeros(N_CARDS, dtype=bool)
     is_dead[list(dead)] = True
     usable = ~(is_dead[_COMBO_HI] | is_dead[_COMBO_LO])
     if not w[usable].sum() > 0:
-        raise EvaluatorValueError("weights give no weight to any holding that does not clash with the known cards")
+        raise no_usable_weight()
     return w
 
 
@@ -179,8 +168,7 @@ def hand_category(value: int) -> str:
     >>> hand_category(1), hand_category(7462)
     ('high card', 'straight flush')
     """
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 1 <= value <= N_VALUES:
-        raise EvaluatorValueError(f"hand value must be an int 1..{N_VALUES}, got {value!r}")
+    value = check_hand_value(value)
     for name, upper in zip(CATEGORIES, _CATEGORY_UPPER):
         if value <= upper:
             return name
@@ -285,17 +273,6 @@ def potential_table(
     return table
 
 
-def _potentials(table: tuple[tuple[float, float, float], ...]) -> tuple[float, float]:
-    ahead, tied, behind = table
-    ppot_den = sum(behind) + sum(tied) / 2
-    npot_den = sum(ahead) + sum(tied) / 2
-    ppot_num = behind[0] + behind[1] / 2 + tied[0] / 2
-    npot_num = ahead[2] + tied[2] / 2 + ahead[1] / 2
-    ppot = ppot_num / ppot_den if ppot_den else 0.0
-    npot = npot_num / npot_den if npot_den else 0.0
-    return float(ppot), float(npot)
-
-
 def hand_potential(hole: CardLike, board: CardLike, weights: Optional[object] = None) -> tuple[float, float]:
     """(PPOT, NPOT) of Billings et al. (Poki) from :func:`potential_table`; (0, 0) on the river.
 
@@ -306,7 +283,7 @@ def hand_potential(hole: CardLike, board: CardLike, weights: Optional[object] = 
     if len(b) == 5:
         _check_weights(weights, h + b)
         return 0.0, 0.0
-    return _potentials(potential_table(h, b, weights))
+    return potentials(potential_table(h, b, weights))
 
 
 def effective_hand_strength(hole: CardLike, board: CardLike, n_opponents: int = 1) -> float:
@@ -315,9 +292,7 @@ def effective_hand_strength(hole: CardLike, board: CardLike, n_opponents: int = 
     >>> round(effective_hand_strength("AdQc", "3h4cJh"), 4)
     0.6715
     """
-    hs = hand_strength(hole, board, n_opponents)
-    ppot, _ = hand_potential(hole, board)
-    return float(hs + (1 - hs) * ppot)
+    return effective(hand_strength(hole, board, n_opponents), hand_potential(hole, board)[0])
 
 
 def hand_strength_squared(hole: CardLike, board: CardLike) -> float:

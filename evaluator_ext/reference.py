@@ -34,13 +34,26 @@ import numpy as np
 
 from evaluator_ext.cards import (
     N_CARDS,
-    N_COMBOS,
     CardLike,
     card_rank,
     card_suit,
     combo_index,
     parse_cards,
     parse_hole_and_board,
+)
+from evaluator_ext._common import (
+    AHEAD as _AHEAD,
+    BEHIND as _BEHIND,
+    CATEGORIES,
+    CATEGORY_SIZES,
+    MAX_OPPONENTS,
+    N_VALUES,
+    TIED as _TIED,
+    check_hand_value,
+    effective,
+    no_usable_weight,
+    potentials,
+    weight_table,
 )
 from evaluator_ext.errors import EvaluatorValueError, InvalidCardError
 
@@ -66,22 +79,8 @@ __all__ = [
 ]
 
 
-CATEGORIES: tuple[str, ...] = (
-    "high card",
-    "one pair",
-    "two pair",
-    "three of a kind",
-    "straight",
-    "flush",
-    "full house",
-    "four of a kind",
-    "straight flush",
-)
 HIGH_CARD, ONE_PAIR, TWO_PAIR, TRIPS, STRAIGHT, FLUSH, FULL_HOUSE, QUADS, STRAIGHT_FLUSH = range(9)
-CATEGORY_SIZES: tuple[int, ...] = (1277, 2860, 858, 858, 10, 1277, 156, 156, 10)
-N_VALUES = 7462
 ACE = 12
-MAX_OPPONENTS = 9
 
 # ---------------------------------------------------------------------------
 # The 7,462 hand classes, built by construction and numbered in poker order.
@@ -201,23 +200,13 @@ def _check_weights(weights: object, dead: Sequence[int]) -> Optional[np.ndarray]
     """Validate a 1326-entry weight table; None stays None. Clashing combos count 0."""
     if weights is None:
         return None
-    try:
-        w = np.asarray(weights, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise EvaluatorValueError("weights must be 1326 non-negative numbers") from None
-    if w.shape != (N_COMBOS,):
-        raise EvaluatorValueError(f"weights must have shape ({N_COMBOS},) (one per two-card holding), got {w.shape}")
-    if not np.all(np.isfinite(w)):
-        raise EvaluatorValueError("weights must be finite numbers")
-    if np.any(w < 0):
-        raise EvaluatorValueError("weights must be non-negative")
-    usable = w.copy()
+    usable = weight_table(weights).copy()
     for a in range(N_CARDS):
         for b in range(a + 1, N_CARDS):
             if a in dead or b in dead:
                 usable[combo_index(a, b)] = 0.0
     if usable.sum() <= 0:
-        raise EvaluatorValueError("weights give no weight to any holding that does not clash with the known cards")
+        raise no_usable_weight()
     return usable
 
 
@@ -253,9 +242,7 @@ def hand_category(value: int) -> str:
     >>> hand_category(1), hand_category(7462)
     ('high card', 'straight flush')
     """
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 1 <= value <= N_VALUES:
-        raise EvaluatorValueError(f"hand value must be an int 1..{N_VALUES}, got {value!r}")
-    return CATEGORIES[_CATEGORY_OF_VALUE[int(value)]]
+    return CATEGORIES[_CATEGORY_OF_VALUE[check_hand_value(value)]]
 
 
 def evaluate_batch(cards: np.ndarray) -> np.ndarray:
@@ -332,7 +319,6 @@ def hand_strength(
     return float(hs**n)
 
 
-_AHEAD, _TIED, _BEHIND = 0, 1, 2
 
 
 def _compare(ours: int, theirs: int) -> int:
@@ -375,17 +361,6 @@ def potential_table(
     return tuple(tuple(row) for row in table)
 
 
-def _potentials(table: Sequence[Sequence[float]]) -> tuple[float, float]:
-    ahead, tied, behind = _AHEAD, _TIED, _BEHIND
-    ppot_den = sum(table[behind]) + sum(table[tied]) / 2
-    npot_den = sum(table[ahead]) + sum(table[tied]) / 2
-    ppot_num = table[behind][ahead] + table[behind][tied] / 2 + table[tied][ahead] / 2
-    npot_num = table[ahead][behind] + table[tied][behind] / 2 + table[ahead][tied] / 2
-    ppot = ppot_num / ppot_den if ppot_den else 0.0
-    npot = npot_num / npot_den if npot_den else 0.0
-    return float(ppot), float(npot)
-
-
 def hand_potential(hole: CardLike, board: CardLike, weights: Optional[object] = None) -> tuple[float, float]:
     """(PPOT, NPOT) of Billings et al. (Poki) from :func:`potential_table`; (0, 0) on the river.
 
@@ -396,7 +371,7 @@ def hand_potential(hole: CardLike, board: CardLike, weights: Optional[object] = 
     if len(b) == 5:
         _check_weights(weights, h + b)
         return 0.0, 0.0
-    return _potentials(potential_table(h, b, weights))
+    return potentials(potential_table(h, b, weights))
 
 
 def effective_hand_strength(hole: CardLike, board: CardLike, n_opponents: int = 1) -> float:
@@ -405,9 +380,7 @@ def effective_hand_strength(hole: CardLike, board: CardLike, n_opponents: int = 
     >>> round(effective_hand_strength("AdQc", "3h4cJh8d"), 4)
     0.5341
     """
-    hs = hand_strength(hole, board, n_opponents)
-    ppot, _ = hand_potential(hole, board)
-    return float(hs + (1 - hs) * ppot)
+    return effective(hand_strength(hole, board, n_opponents), hand_potential(hole, board)[0])
 
 
 def hand_strength_squared(hole: CardLike, board: CardLike) -> float:

@@ -6,6 +6,12 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Speed is shown in bench/, not asserted in tests: no per-example deadlines, and no
+# "too slow" health check on a loaded 2-core CI machine. Examples stay random.
+settings.register_profile("cbr", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("cbr")
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("CBR_SHARED", REPO.parent / "shared"))

@@ -22,6 +22,13 @@ against the hdb pot and player counts at the start of each round and the pdb ``a
 (chips put in) and ``winnings`` columns; a hand that does not add up is skipped as a
 :class:`~cbr.logs.record.ParseIssue` naming the hdb line.
 
+Quits and kicks (``Q``/``K``) are folds: the hdb stops counting the quitter at once and
+quitters never collect. The letters do not say *when* a player left, so when the player
+to act has no letter left, or quits too but collected chips, the others whose next
+letter is a quit left first, out of turn: they are folded at that point (an out-of-turn
+``f`` by a position in ``extra["quits"]``; :func:`cbr.logs.replay.replay_hand` replays it
+with :meth:`HandState.fold_out`), which ends the hand if one player is left.
+
 ``sniff`` says True for the database directory, and for a file named ``hdb`` (meaning
 its directory); ``hroster`` and ``pdb.*`` files alone say False.
 

@@ -187,6 +187,8 @@ class PokerStarsParser:
         returned: dict[str, float] = {}
         collected: dict[str, float] = {}
         total_pot = rake = None
+        sb_posters: list[str] = []
+        bb_posters: list[str] = []
         for b in body[at + 1:]:              # the summary
             if b.startswith("Seat "):
                 if "showed [" in b or "mucked [" in b:
@@ -254,6 +256,11 @@ class PokerStarsParser:
                 continue
             if street >= 4:
                 continue
+            if street == -1:
+                if rest.startswith("posts small blind"):
+                    sb_posters.append(name)
+                elif rest.startswith("posts big blind"):
+                    bb_posters.append(name)
             events.append((street, name, rest))
         if total_pot is None:
             raise _Bad(f"hand #{hand_id}: no 'Total pot ... | Rake ...' line in the summary")
@@ -270,8 +277,6 @@ class PokerStarsParser:
         if n == 2:
             after_button = after_button[::-1]  # heads-up: the button is the small blind
         names = [name for _, name in after_button]
-        sb_posters = [nm for s, nm, r in events if s == -1 and r.startswith("posts small blind")]
-        bb_posters = [nm for s, nm, r in events if s == -1 and r.startswith("posts big blind")]
         if sb_posters:
             k = names.index(sb_posters[0])
             names = names[k:] + names[:k]
@@ -335,7 +340,7 @@ class PokerStarsParser:
                     this = [0.0] * n
                     level = 0.0
                 cur = s
-            size = small_bet if s < 2 else big_bet
+                size = small_bet if s < 2 else big_bet
             if rest.startswith("folds"):
                 kind = "f"
             elif rest.startswith("checks"):
@@ -370,7 +375,7 @@ class PokerStarsParser:
                     kind = "c"
             else:
                 raise _Bad(f"hand #{hand_id}: unknown action {name}: {rest}")
-            actions.append(_action(s, p, kind, None, all_in))
+            actions.append(_ACTIONS.get((s, p, kind, all_in)) or _action(s, p, kind, None, all_in))
 
         # chips must balance
         extra_notes: dict = {}
