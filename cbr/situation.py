@@ -77,14 +77,19 @@ def situation(
     if abs(top * 2 - round(top * 2)) > 1e-9 and game.betting == "limit":
         raise GameError("bet counts in a limit game are whole bets (or a half blind)")
 
-    order = tuple(range(n_live))
-    folded = tuple(p >= n_live for p in range(players))
+    # Seats follow the game's layout: this round's order starts at its first-to-act
+    # position; the players who folded are taken to be the first ones in that order.
+    start = game.first_to_act[street]
+    round_order = [(start + i) % players for i in range(players)]
+    order = tuple(round_order[players - n_live:])
+    actor = order[position]
+    folded = tuple(p not in order for p in range(players))
     # the first `to_act` players after the actor (in turn order) still have to act
     cycle = list(order[position + 1 :]) + list(order[:position])
     acted_set = set(cycle[to_act:])
     acted = tuple(p in acted_set for p in range(players))
     comm = [0.0] * players
-    comm[position] = committed * unit
+    comm[actor] = committed * unit
     if to_call > 0:
         raiser = cycle[-1]  # the player who bet last has acted and sits just before us
         # pre-flop the big blind's post is the first bet: it is owed before anyone acted
@@ -98,11 +103,11 @@ def situation(
         raise GameError(f"a pot of {pot_chips / game.small_bet:g} small bets is smaller than "
                         f"the {street_total / game.small_bet:g} small bets put in on this street")
     earlier = pot_chips - street_total
-    total = [c + (earlier / n_live if p < n_live else 0.0) for p, c in enumerate(comm)]
+    total = [c + (0.0 if folded[p] else earlier / n_live) for p, c in enumerate(comm)]
     street_bets = math.ceil(top - 1e-9)
     legal = ("f" if to_call > 0 else "") + "c" + ("r" if street_bets < cap_bets else "")
     return DecisionPoint(
-        game=game, street=street, position=position, player="query", hole=h, board=b,
+        game=game, street=street, position=actor, player="query", hole=h, board=b,
         folded=folded, all_in=(False,) * players, acted=acted, order=order,
         street_bets=street_bets, committed=tuple(comm), total_committed=tuple(total),
         previous_round_bets=previous_round_bets if street > 0 else 0, legal=legal,

@@ -4,9 +4,20 @@ and a loose-aggressive bot.
 All of them read the hand through the evaluator facade (``evaluator_ext``): hand strength
 HS against one random hand by full enumeration, hand potential (PPOT, NPOT) and, before
 the flop, the 169-class rank or a seeded Monte Carlo win probability. With ``n``
-opponents left, ``HS_n = HS ** n`` (Poki) and ``EHS = HS_n + (1 - HS_n) * PPOT``
-(seed ``waterloo-holdem-bot-report.txt`` eq. 6). Post-flop numbers are cached per
-``(hole, board)`` (one evaluation per street), pre-flop numbers per hand class.
+opponents left (players not folded, not players dealt), ``HS_n = HS ** n`` (Poki) and
+``EHS = HS_n + (1 - HS_n) * PPOT`` (seed ``waterloo-holdem-bot-report.txt`` eq. 6).
+Post-flop numbers are cached per ``(hole, board)`` (one evaluation per street), pre-flop
+numbers per hand class.
+
+Multi-way pre-flop. The bots' constants were tuned heads-up. Before the flop they use the
+same ``HS_n`` idea: the hand's percentile ``s`` among the 1326 holdings (ranked by win
+probability against ``n`` opponents, or by ``preflop_rank``) gives ``s ** n``, the chance
+that no opponent holds a better starting hand. Rank cut-offs become the weakest rank
+whose ``s ** n`` reaches the heads-up cut-off's percentile (:func:`rank_cutoff`); win
+probabilities become the heads-up win probability at percentile ``s ** n``
+(:func:`heads_up_equivalent`). Heads-up (``n = 1``) both are the identity, so heads-up
+play is unchanged; with more opponents the ranges tighten, and they widen again as
+players fold (first-in on the button 9-handed counts the two blinds only).
 
 >>> from cbr.game import preset
 >>> from cbr.game.decision import DecisionPoint
@@ -42,15 +53,21 @@ PREFLOP_SEED = 20240601
 def preflop_win(hole: tuple[int, int], n_opponents: int, trials: int = PREFLOP_TRIALS) -> float:
     """Probability of winning at showdown against ``n_opponents`` random hands that never
     fold, ties counted half (seed waterloo 3.1, eq. 1, "percentage of wins"); cached per
-    hand class.
+    hand class. The simulation always deals the class's first holding
+    (``class_combos(name)[0]``), so the value depends on the class only, never on which
+    holding of it was met first.
 
     >>> 0.80 < preflop_win((51, 50), 1) < 0.88     # AA heads-up
     True
+    >>> preflop_win((51, 50), 1) == preflop_win((49, 48), 1)
+    True
     """
-    key = (ev.preflop_class(hole), n_opponents, trials)
+    name = ev.preflop_class(hole)
+    key = (name, n_opponents, trials)
     value = _PREFLOP_WIN.get(key)
     if value is None:
-        win, tie, _ = ev.win_probability(hole, (), n_opponents=n_opponents, trials=trials, seed=PREFLOP_SEED)
+        canonical = tuple(ev.class_combos(name)[0])
+        win, tie, _ = ev.win_probability(canonical, (), n_opponents=n_opponents, trials=trials, seed=PREFLOP_SEED)
         value = _PREFLOP_WIN[key] = float(win) + float(tie) / 2.0
     return value
 
@@ -77,6 +94,7 @@ def _percentiles(strength: dict[str, float]) -> dict[str, float]:
 _WIN_PERCENTILE: dict[tuple[int, int], dict[str, float]] = {}
 _HEADS_UP_CURVE: dict[int, tuple[list[float], list[float]]] = {}
 _RANK_PERCENTILE: list[float] = []
+_RANK_CUTOFF: dict[tuple[int, int], int] = {}
 
 
 def preflop_percentile(hole: tuple[int, int], n_opponents: int, trials: int = PREFLOP_TRIALS) -> float:
@@ -161,13 +179,16 @@ def rank_cutoff(rank: int, n_opponents: int) -> int:
     top = len(ev.PREFLOP_TABLE)
     if rank < 1:
         return rank
-    bar = rank_percentile(min(rank, top))
-    cut = 0
-    for r in range(1, top + 1):
-        if rank_percentile(r) ** n_opponents >= bar:
+    key = (min(rank, top), n_opponents)
+    cut = _RANK_CUTOFF.get(key)
+    if cut is None:
+        bar = rank_percentile(key[0])
+        cut = 0
+        for r in range(1, top + 1):
+            if rank_percentile(r) ** n_opponents < bar:
+                break
             cut = r
-        else:
-            break
+        _RANK_CUTOFF[key] = cut
     return cut
 
 
@@ -240,10 +261,22 @@ class RuleBot(Policy):
         return self.potential(dp)[0]
 
     def preflop_strength(self, dp: "DecisionPoint") -> float:
-        """Pre-flop win probability against the opponents still in."""
+        """Pre-flop strength on the heads-up win-probability scale: the pre-flop ``HS_n``
+        against the opponents still in (:func:`preflop_best_hand`) mapped through
+        :func:`heads_up_equivalent`. Heads-up it is exactly :func:`preflop_win`; with more
+        opponents a hand needs a higher percentile to reach the same value.
+        """
         if dp.hole is None:
             raise ValueError("a rule bot needs its own hole cards in the decision point")
-        return preflop_win(tuple(dp.hole), self.opponents(dp))  # type: ignore[arg-type]
+        n = self.opponents(dp)
+        if n == 1:
+            return preflop_win(tuple(dp.hole), 1)  # type: ignore[arg-type]  # == the mapping below, cheaper
+        return heads_up_equivalent(preflop_best_hand(tuple(dp.hole), n))  # type: ignore[arg-type]
+
+    def rank_cutoff(self, dp: "DecisionPoint", rank: int) -> int:
+        """A heads-up ``preflop_rank`` cut-off tightened for the opponents still in
+        (:func:`rank_cutoff`)."""
+        return rank_cutoff(rank, self.opponents(dp))
 
     @staticmethod
     def bets_faced(dp: "DecisionPoint") -> int:
@@ -262,7 +295,8 @@ class HandStrengthPolicy(RuleBot):
 
     - Pre-flop, "a simple decision function based on the current hand": raise with a
       hand class ranked ``<= raise_rank`` (``preflop_rank``, 1 = AA), call ``<= call_rank``,
-      otherwise fold (check when free).
+      otherwise fold (check when free); with more than one opponent in, both cut-offs
+      tighten by :func:`rank_cutoff` (9-handed under the gun: raise AA-JJ, call the top 19 classes).
     - Post-flop, Algorithm 4 with ``HS_n`` in place of EHS (no potential): raise if
       ``HS_n > 0.8``, call if ``HS_n > 0.4``, else fold (check when free).
     """
@@ -278,7 +312,8 @@ class HandStrengthPolicy(RuleBot):
     def triple(self, dp: "DecisionPoint") -> Triple:
         if dp.street == 0:
             rank = ev.preflop_rank(dp.hole)
-            action = (0, 0, 1) if rank <= self.raise_rank else (0, 1, 0) if rank <= self.call_rank else (1, 0, 0)
+            raise_cut, call_cut = self.rank_cutoff(dp, self.raise_rank), self.rank_cutoff(dp, self.call_rank)
+            action = (0, 0, 1) if rank <= raise_cut else (0, 1, 0) if rank <= call_cut else (1, 0, 0)
         else:
             hs = self.hs_n(dp)
             action = (0, 0, 1) if hs > self.raise_hs else (0, 1, 0) if hs > self.call_hs else (1, 0, 0)
@@ -290,9 +325,16 @@ class EHSPolicy(RuleBot):
     pre-flop simulation, EHS, pot odds, bluffing and semi-bluffing.
 
     - Pre-flop (Algorithm 3): ``threshold = P_win * (1 + position / (2 * players))`` with
-      ``P_win`` the simulated win probability against the opponents still in (eq. 1) and
+      ``P_win`` the simulated win probability against the opponents still in (eq. 1; with
+      more than one, on the heads-up scale: :meth:`RuleBot.preflop_strength`) and
       ``position`` the place in the betting order; a player who posted no blind folds
-      ``P_win < 0.3``; raise if ``threshold > 0.5``, call if ``> 0.25``, else fold. With
+      ``P_win < fold_win``; raise if ``threshold > 0.5``, call if ``> 0.25``, else fold.
+      The seed's fold bar is 0.3 on the raw win probability, set for its 2-5 player
+      tables (at 9 players it would fold KK); ``fold_win = 0.45`` on the heads-up scale
+      is ours: first-in it plays about 43% of holdings 3-handed, 20% 6-handed, 14%
+      9-handed. Multi-way it also applies to the blinds once someone raised (on the
+      heads-up scale every hand clears the call bar 0.25, so a blind would otherwise call
+      any raise). Heads-up it never applies (both players post a blind). With
       ``k`` bets already in (the big blind is the first) the raise bar is
       ``0.5 + reraise_step * (k - 1)``: our limit reading of the seed's bet amount
       ``e^(X-1) * money``, which grows with the margin ``X`` over the threshold.
@@ -318,18 +360,21 @@ class EHSPolicy(RuleBot):
     def __init__(self, *, seed: int | None = None, raise_ehs: float = 0.6, call_ehs: float = 0.4,
                  bluff_ehs: float = 0.2, bluff_rate: float = 0.2, bluff_pot: float = 8.0,
                  semibluff_ppot: float = 0.3, semibluff_rate: float = 0.2,
-                 reraise_step: float = 0.1) -> None:
+                 reraise_step: float = 0.1, fold_win: float = 0.45) -> None:
         super().__init__(seed=seed)
         self.raise_ehs, self.call_ehs = raise_ehs, call_ehs
         self.bluff_ehs, self.bluff_rate, self.bluff_pot = bluff_ehs, bluff_rate, bluff_pot
         self.semibluff_ppot, self.semibluff_rate = semibluff_ppot, semibluff_rate
         self.reraise_step = reraise_step
+        self.fold_win = fold_win
 
     def preflop(self, dp: "DecisionPoint") -> Triple:
         p_win = self.preflop_strength(dp)
         position = self.round_position(dp)
         threshold = p_win * (1.0 + position / (2.0 * dp.players_dealt))
-        if dp.game.blinds[dp.position] <= 0.0 and p_win < 0.3 and dp.to_call > 0:
+        no_blind = dp.game.blinds[dp.position] <= 0.0
+        raised_multiway = self.opponents(dp) > 1 and self.bets_faced(dp) >= 1
+        if (no_blind or raised_multiway) and p_win < self.fold_win and dp.to_call > 0:
             return (1.0, 0.0, 0.0)
         raise_bar = 0.5 + self.reraise_step * max(0, dp.street_bets - 1)
         if threshold > raise_bar:
@@ -376,8 +421,8 @@ class PokiFormulaPolicy(RuleBot):
     formulas into a mixed strategy ``(f, c, r)``. The seed does not print Poki's rules, so
     the constants are ours:
 
-    - strength ``x`` = pre-flop win probability against the opponents left, post-flop
-      ``EHS_n``;
+    - strength ``x`` = pre-flop win probability against the opponents left (heads-up
+      scale, :meth:`RuleBot.preflop_strength`), post-flop ``EHS_n``;
     - raise probability ``p_r = clamp((x - t_r) / width + 0.5)`` with
       ``t_r = raise_base + raise_step * k``, ``k`` the bets made this street (the big blind
       not counted): a linear ramp of ``width`` around a raise threshold that rises with
@@ -415,7 +460,8 @@ class LooseAggressivePolicy(RuleBot):
     hand); the rules are ours:
 
     - pre-flop: raise with a hand class ranked ``<= raise_rank`` (``<= reraise_rank``
-      facing a raise), call ``<= call_rank``, else fold;
+      facing a raise), call ``<= call_rank``, else fold; multi-way every cut-off tightens
+      by :func:`rank_cutoff`;
     - post-flop: raise with ``EHS >= raise_ehs``; with nothing to call, bet ``stab_rate``
       of the time anyway; facing a bet, raise a draw (``PPOT >= draw_ppot``) half the
       time, call when ``EHS`` or ``PPOT`` beats the pot odds (loosened by ``looseness``),
@@ -435,8 +481,8 @@ class LooseAggressivePolicy(RuleBot):
     def triple(self, dp: "DecisionPoint") -> Triple:
         if dp.street == 0:
             rank = ev.preflop_rank(dp.hole)
-            bar = self.reraise_rank if self.bets_faced(dp) >= 1 else self.raise_rank
-            raw = (0, 0, 1) if rank <= bar else (0, 1, 0) if rank <= self.call_rank else (1, 0, 0)
+            bar = self.rank_cutoff(dp, self.reraise_rank if self.bets_faced(dp) >= 1 else self.raise_rank)
+            raw = (0, 0, 1) if rank <= bar else (0, 1, 0) if rank <= self.rank_cutoff(dp, self.call_rank) else (1, 0, 0)
             return legal_triple(raw, dp.legal)
         ehs = self.ehs(dp)
         if ehs >= self.raise_ehs:
