@@ -26,7 +26,8 @@ from cbr.game.gamedef import STREETS
 from cbr.logs.detect import log_sources, read_logs
 from cbr.logs.record import HandRecord, ParseIssue
 from cbr.logs.replay import replay
-from cbr.store.casebase import CaseBaseWriter, decision_meta, load_feature_set
+from cbr.store.parts import decision_meta, load_feature_set
+from cbr.store.writer import CaseBaseWriter
 
 Progress = Callable[..., None]
 CHUNK_HANDS = 250

@@ -371,7 +371,7 @@ def test_append_survives_sigkill(tmp_path: Path) -> None:
 # ---- indexes (cbr.retrieval) ------------------------------------------------------------
 def test_index_built_saved_and_repaired_when_counts_disagree(tmp_path: Path) -> None:
     pytest.importorskip("cbr.retrieval", reason="cbr.retrieval not written yet")
-    from cbr.store.casebase import _index_size
+    from cbr.store.indexes import index_size as _index_size
 
     rng = np.random.default_rng(13)
     with CaseBaseWriter(tmp_path / "cb") as w:

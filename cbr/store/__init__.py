@@ -8,9 +8,11 @@ import os
 from pathlib import Path
 
 from cbr.errors import CaseBaseError
-from cbr.store.casebase import CaseArrays, CaseBase, CaseBaseWriter, case_schema, street_name
+from cbr.store.casebase import CaseArrays, CaseBase
 from cbr.store.inspect import inspect
 from cbr.store.manifest import SCHEMA_VERSION, Manifest, read_manifest
+from cbr.store.parts import case_schema, street_name
+from cbr.store.writer import CaseBaseWriter
 
 __all__ = [
     "CaseArrays", "CaseBase", "CaseBaseWriter", "CaseBaseError", "Manifest", "SCHEMA_VERSION",

@@ -1,32 +1,13 @@
-"""Similarity as configuration: local measures per feature, weighted global similarity.
+"""Similarity as configuration: a local measure per feature, weighted global similarity.
 
 CASPER (Watson & Rubin, sections V-VI) compares a query with a case feature by feature:
-each feature has a *local* similarity in [0, 1] and a weight 0..100; the *global*
-similarity is the weighted mean ``sum(w_i * s_i) / sum(w_i)``. Which measure, its
-parameters and the weights are data (TOML), not code.
-
-Local measures (entry-point group ``cbr.similarity``; each is a small class):
-
-- ``linear``: ``1 - |x1 - x2| / range``, clipped at 0, ``range = high - low``;
-- ``exp``: exponential decay ``exp(-k |x1 - x2|)``;
-- ``exact``: 1 if equal else 0 (values compared as float32, like the stored rows).
-
-Every feature also declares its domain ``[low, high]``. Retrieval (``cbr.retrieval``)
-needs, per measure, a slope ``c > 0`` with a lower bound of the dissimilarity that is
-linear in the difference of the values *clipped to the domain*::
-
-    1 - s(x1, x2) >= c * |clip(x1) - clip(x2)|        for all x1, x2         (B)
-
-Because clipping is 1-Lipschitz and never lengthens a difference beyond ``R = high - low``,
-(B) holds whenever ``1 - s`` is a non-decreasing function ``g`` of ``t = |x1 - x2|`` and
-``c * t <= g(t)`` on ``[0, R]``; the largest such ``c`` is ``min g(t)/t`` over ``(0, R]``:
-
-- linear: ``g(t) = min(1, t/R)`` so ``c = 1/R`` (the bound is exact inside the domain);
-- exp: ``g(t) = 1 - exp(-k t)`` is concave with ``g(0) = 0``, so ``g(t)/t`` decreases and the
-  minimum is the chord at ``R``: ``c = (1 - exp(-k R)) / R``. Beyond ``R`` the clipped
-  difference stays at most ``R`` and ``c R = g(R) <= g(t)``: the value at ``R`` is used;
-- exact: ``g(t) = 1`` for ``t > 0`` and ``g(0) = 0``, so ``c = 1/R``; it is 0 only when the
-  clipped values are equal, which equal values always are.
+each feature has a *local* similarity in [0, 1] (:mod:`cbr.similarity.measures`) and a
+weight 0..100; the *global* similarity is the weighted mean ``sum(w_i * s_i) / sum(w_i)``.
+Which measure, its parameters and the weights are data (TOML), not code:
+:class:`SimilarityConfig` holds one :class:`StreetSimilarity` per street, each an ordered
+list of :class:`FeatureSimilarity` (the columns of the case rows); :func:`default_casper`
+is CASPER's configuration; :func:`global_similarity` is the definition retrieval answers
+exactly.
 
 >>> cfg = default_casper()
 >>> cfg.streets[0].features[:2]
@@ -44,189 +25,16 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import Any
 
 import numpy as np
 
-from cbr.errors import ConfigError, PluginError
+from cbr.errors import ConfigError
 from cbr.game.gamedef import STREETS
+from cbr.similarity.measures import LocalMeasure, measure_class
 
-__all__ = [
-    "LocalMeasure",
-    "LinearSimilarity",
-    "ExponentialSimilarity",
-    "ExactMatch",
-    "BUILTIN_MEASURES",
-    "measure_class",
-    "FeatureSimilarity",
-    "StreetSimilarity",
-    "SimilarityConfig",
-    "CASPER_FEATURES",
-    "default_casper",
-    "local_similarities",
-    "global_similarity",
-]
-
-
-# ---------------------------------------------------------------------------------------
-# Local measures
-# ---------------------------------------------------------------------------------------
-
-
-@runtime_checkable
-class LocalMeasure(Protocol):
-    """What a ``cbr.similarity`` plugin provides.
-
-    The class is built as ``cls(low=..., high=..., **params)`` (it raises ``ValueError``
-    for bad parameters); ``__call__(query_value, column)`` returns the local similarities
-    (float64, in [0, 1]) of one query value against a column of case values;
-    ``lower_bound_slope()`` returns the ``c`` of bound (B) in the module docstring;
-    ``params()`` returns the parameters beyond low/high (for TOML output).
-    """
-
-    name: ClassVar[str]
-
-    def __call__(self, query_value: float, column: np.ndarray) -> np.ndarray: ...
-
-    def lower_bound_slope(self) -> float: ...
-
-    def params(self) -> dict[str, float]: ...
-
-
-def _as_f32_column(column: np.ndarray) -> np.ndarray:
-    return np.asarray(column, dtype=np.float32).astype(np.float64)
-
-
-def _as_f32_value(value: float) -> float:
-    return float(np.float32(value))
-
-
-class _DomainMeasure:
-    """Shared part: the feature's domain ``[low, high]``, checked once."""
-
-    name: ClassVar[str] = "?"
-
-    def __init__(self, *, low: float, high: float) -> None:
-        low, high = float(low), float(high)
-        if not (math.isfinite(low) and math.isfinite(high)) or not high > low:
-            raise ValueError(f"domain must be finite with low < high, got low={low}, high={high}")
-        self.low = low
-        self.high = high
-
-    @property
-    def range(self) -> float:
-        """``high - low``, the largest difference the domain allows."""
-        return self.high - self.low
-
-    def params(self) -> dict[str, float]:
-        return {}
-
-    def __repr__(self) -> str:
-        extra = "".join(f", {k}={v!r}" for k, v in self.params().items())
-        return f"{type(self).__name__}(low={self.low!r}, high={self.high!r}{extra})"
-
-    def __eq__(self, other: object) -> bool:
-        return (type(self) is type(other) and self.low == other.low  # type: ignore[attr-defined]
-                and self.high == other.high and self.params() == other.params())  # type: ignore[attr-defined]
-
-    def __hash__(self) -> int:
-        return hash((type(self).__name__, self.low, self.high, tuple(sorted(self.params().items()))))
-
-
-class LinearSimilarity(_DomainMeasure):
-    """``1 - |x1 - x2| / (high - low)``, clipped at 0.
-
-    >>> m = LinearSimilarity(low=0, high=4)
-    >>> m(1.0, np.array([1, 2, 9], np.float32)).tolist()
-    [1.0, 0.75, 0.0]
-    >>> m.lower_bound_slope()
-    0.25
-    """
-
-    name: ClassVar[str] = "linear"
-
-    def __call__(self, query_value: float, column: np.ndarray) -> np.ndarray:
-        diff = np.abs(_as_f32_column(column) - _as_f32_value(query_value))
-        return np.maximum(1.0 - diff / self.range, 0.0)
-
-    def lower_bound_slope(self) -> float:
-        return 1.0 / self.range
-
-
-class ExponentialSimilarity(_DomainMeasure):
-    """Exponential decay ``exp(-k |x1 - x2|)``; small differences already cost a lot.
-
-    >>> m = ExponentialSimilarity(low=0, high=4, k=1.0)
-    >>> round(float(m(0.0, np.array([1.0]))[0]), 4)
-    0.3679
-    >>> round(m.lower_bound_slope(), 4)   # chord of 1 - exp(-k t) over [0, 4]
-    0.2454
-    """
-
-    name: ClassVar[str] = "exp"
-
-    def __init__(self, *, low: float, high: float, k: float = 1.0) -> None:
-        super().__init__(low=low, high=high)
-        k = float(k)
-        if not (math.isfinite(k) and k > 0):
-            raise ValueError(f"decay k must be a positive number, got {k}")
-        self.k = k
-
-    def params(self) -> dict[str, float]:
-        return {"k": self.k}
-
-    def __call__(self, query_value: float, column: np.ndarray) -> np.ndarray:
-        diff = np.abs(_as_f32_column(column) - _as_f32_value(query_value))
-        return np.exp(-self.k * diff)
-
-    def lower_bound_slope(self) -> float:
-        return -math.expm1(-self.k * self.range) / self.range
-
-
-class ExactMatch(_DomainMeasure):
-    """1 when the values are equal (as float32), else 0.
-
-    >>> ExactMatch(low=0, high=10)(3, np.array([3, 4], np.float32)).tolist()
-    [1.0, 0.0]
-    """
-
-    name: ClassVar[str] = "exact"
-
-    def __call__(self, query_value: float, column: np.ndarray) -> np.ndarray:
-        col = np.asarray(column, dtype=np.float32)
-        return (col == np.float32(query_value)).astype(np.float64)
-
-    def lower_bound_slope(self) -> float:
-        return 1.0 / self.range
-
-
-BUILTIN_MEASURES: dict[str, type] = {
-    "linear": LinearSimilarity,
-    "exp": ExponentialSimilarity,
-    "exact": ExactMatch,
-}
-
-
-def measure_class(name: str) -> type:
-    """The class of the local measure ``name``: a built-in or a ``cbr.similarity`` plugin.
-
-    >>> measure_class("exp").__name__
-    'ExponentialSimilarity'
-    """
-    if name in BUILTIN_MEASURES:
-        return BUILTIN_MEASURES[name]
-    from cbr import plugins
-
-    try:
-        return plugins.load("cbr.similarity", name)
-    except PluginError as exc:
-        raise ConfigError(f"unknown similarity measure {name!r} (built-in: "
-                          f"{', '.join(BUILTIN_MEASURES)}; {exc})") from None
-
-
-# ---------------------------------------------------------------------------------------
-# Configuration
-# ---------------------------------------------------------------------------------------
+__all__ = ["FeatureSimilarity", "StreetSimilarity", "SimilarityConfig", "CASPER_FEATURES", "default_casper",
+           "local_similarities", "global_similarity"]
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _FEATURE_KEYS = {"feature", "measure", "weight", "low", "high"}
@@ -351,7 +159,7 @@ class StreetSimilarity:
         return np.array([s.high for s in self.feature_specs], dtype=np.float64)
 
     def slopes(self) -> np.ndarray:
-        """Per feature the lower-bound slope ``c_i`` of bound (B)."""
+        """Per feature the lower-bound slope ``c_i`` of bound (B) (see :mod:`cbr.similarity.measures`)."""
         return np.array([s.measure_obj.lower_bound_slope() for s in self.feature_specs], dtype=np.float64)
 
     def bound_scales(self) -> np.ndarray:

@@ -1,0 +1,291 @@
+"""The brute-force backend: exact retrieval by scoring every case, the definition every
+other backend must agree with, and the scaffolding they share (validation, exact
+re-ranking of candidates, growing by appends, persistence).
+
+A backend subclasses :class:`BruteForceBackend` and overrides the hooks ``_build``,
+``_add``, ``_candidates`` (a superset of the cases within a radius of ``1 - s``) and
+``_seeds`` (some cases, to bound the k-th best similarity); the exact similarities always
+come from :func:`cbr.similarity.global_similarity`, row by row.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from cbr.errors import CaseBaseError, CBRError, ConfigError
+from cbr.retrieval.persist import INDEX_FORMAT, INDEX_VERSION, street_from_json, street_to_json, write_atomic
+from cbr.retrieval.results import ACTIONS, Explanation, QueryError, Retrieval, action_codes, probability_triple
+from cbr.similarity import StreetSimilarity, global_similarity, local_similarities
+
+__all__ = ["BruteForceBackend"]
+
+
+def _sorted(ids: np.ndarray, sims: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    order = np.lexsort((ids, -sims))
+    return ids[order].astype(np.int64, copy=False), sims[order]
+
+
+def _top_k(ids: np.ndarray, sims: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The k best by (similarity desc, id asc)."""
+    if ids.shape[0] > k:
+        kth = np.partition(sims, ids.shape[0] - k)[ids.shape[0] - k]
+        keep = sims >= kth
+        ids, sims = ids[keep], sims[keep]
+    ids, sims = _sorted(ids, sims)
+    return ids[:k], sims[:k]
+
+
+class BruteForceBackend:
+    """Exact retrieval by computing the similarity to every case (numpy): the definition.
+
+    Keyword-only constructor storing parameters; ``fit`` validates; learned attributes
+    end in ``_``. :class:`~cbr.retrieval.faiss_backend.FaissBackend` shares this API and adds an index.
+
+    >>> from cbr.similarity import default_casper
+    >>> st = default_casper().street(0)
+    >>> X = np.array([[6, 0, 6, 5, 0, 1, 0.3, 10], [6, 0, 6, 5, 0, 1, 0.3, 160]], np.float32)
+    >>> b = BruteForceBackend(similarity=st, fallback_k=1).fit(X)
+    >>> r = b.retrieve(X[1]); r.ids.tolist(), r.fallback
+    ([1], False)
+    """
+
+    name: ClassVar[str] = "brute"
+
+    def __init__(self, *, similarity: StreetSimilarity, threshold: float = 0.97, fallback_k: int = 20) -> None:
+        self.similarity = similarity
+        self.threshold = threshold
+        self.fallback_k = fallback_k
+
+    # -- parameters and data ------------------------------------------------------------
+
+    def get_params(self) -> dict[str, Any]:
+        return {"similarity": self.similarity, "threshold": self.threshold, "fallback_k": self.fallback_k}
+
+    def _check_params(self) -> None:
+        if not isinstance(self.similarity, StreetSimilarity):
+            raise ConfigError(f"similarity must be a StreetSimilarity, got {type(self.similarity).__name__}")
+        if isinstance(self.threshold, bool) or not isinstance(self.threshold, (int, float)) \
+                or not 0.0 <= self.threshold <= 1.0:
+            raise ConfigError(f"threshold must be a number in [0, 1], got {self.threshold!r}")
+        if isinstance(self.fallback_k, bool) or not isinstance(self.fallback_k, (int, np.integer)) \
+                or self.fallback_k < 1:
+            raise ConfigError(f"fallback_k must be a positive integer, got {self.fallback_k!r}")
+
+    def _rows(self, X: Any, what: str = "cases") -> np.ndarray:
+        arr = np.asarray(X)
+        if arr.dtype.kind not in "fiub":
+            raise QueryError(f"{what} must be numeric, got dtype {arr.dtype}")
+        arr = np.ascontiguousarray(arr, dtype=np.float32)
+        d = len(self.similarity)
+        if arr.ndim != 2 or arr.shape[1] != d:
+            raise QueryError(f"{what} must have shape (n, {d}) for street {self.similarity.street!r} "
+                             f"({', '.join(self.similarity.features)}); got {arr.shape}")
+        if not np.isfinite(arr).all():
+            raise QueryError(f"{what} contain NaN or infinite values")
+        return arr
+
+    def _queries(self, Q: Any) -> np.ndarray:
+        arr = np.asarray(Q)
+        if arr.ndim == 1:
+            arr = arr[None, :]
+        return self._rows(arr, "queries")
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "n_cases_"):
+            raise CBRError(f"this {type(self).__name__} is not fitted yet; call fit(X) first")
+
+    @property
+    def cases_(self) -> np.ndarray:
+        """The case rows (float32, ``(n_cases_, d)``); row number = case id."""
+        self._check_fitted()
+        return self._buf[: self.n_cases_]
+
+    def fit(self, X: Any) -> "BruteForceBackend":
+        """Take the street's case rows (``(n, d)``, float32); returns ``self``."""
+        self._check_params()
+        rows = self._rows(X)
+        if rows.shape[0] == 0:
+            raise QueryError("cannot fit on zero cases")
+        self._buf = rows.copy()
+        self.n_cases_ = rows.shape[0]
+        self.n_features_in_ = rows.shape[1]
+        self._build(rows)
+        return self
+
+    def add(self, X: Any) -> np.ndarray:
+        """Append cases (live-play retention); returns their ids."""
+        self._check_fitted()
+        rows = self._rows(X)
+        n0, n1 = self.n_cases_, self.n_cases_ + rows.shape[0]
+        if n1 > self._buf.shape[0]:
+            grown = np.empty((max(n1, 2 * self._buf.shape[0]), rows.shape[1]), dtype=np.float32)
+            grown[:n0] = self._buf[:n0]
+            self._buf = grown
+        self._buf[n0:n1] = rows
+        self._add(rows, np.arange(n0, n1, dtype=np.int64))
+        self.n_cases_ = n1
+        return np.arange(n0, n1, dtype=np.int64)
+
+    # -- hooks for subclasses ---------------------------------------------------------
+
+    def _build(self, rows: np.ndarray) -> None:
+        pass
+
+    def _add(self, rows: np.ndarray, ids: np.ndarray) -> None:
+        pass
+
+    def _candidates(self, Q: np.ndarray, radius: np.ndarray) -> list[np.ndarray | None]:
+        """Per query a superset of the ids with ``1 - s <= radius`` (``None``: all cases)."""
+        return [None] * Q.shape[0]
+
+    def _seeds(self, Q: np.ndarray, k: int) -> list[np.ndarray | None]:
+        """Per query at least ``k`` ids (any), to bound the k-th best similarity."""
+        return [None] * Q.shape[0]
+
+    # -- exact scoring ------------------------------------------------------------------
+
+    def _score(self, q: np.ndarray, ids: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        if ids is None:
+            return np.arange(self.n_cases_, dtype=np.int64), global_similarity(self.similarity, q, self.cases_)
+        return ids, global_similarity(self.similarity, q, self._buf[ids])
+
+    def _knn(self, Q: np.ndarray, k: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        out: list[tuple[np.ndarray, np.ndarray] | None] = [None] * Q.shape[0]
+        if k >= self.n_cases_:
+            return [_sorted(*self._score(q, None)) for q in Q]
+        seeds = self._seeds(Q, k)
+        radius = np.empty(Q.shape[0])
+        for i, q in enumerate(Q):
+            if seeds[i] is None:
+                out[i] = _top_k(*self._score(q, None), k)
+                radius[i] = -1.0
+            else:
+                _, s = self._score(q, seeds[i])
+                kth = np.partition(s, s.shape[0] - k)[s.shape[0] - k]
+                radius[i] = 1.0 - kth
+        todo = np.nonzero(radius >= 0)[0]
+        if todo.size:
+            cands = self._candidates(Q[todo], radius[todo])
+            for i, ids in zip(todo, cands):
+                out[i] = _top_k(*self._score(Q[i], ids), k)
+        return out  # type: ignore[return-value]
+
+    # -- public queries -----------------------------------------------------------------
+
+    def retrieve_batch(self, Q: Any) -> list[Retrieval]:
+        """:meth:`retrieve` for each row of ``Q`` (``(n_queries, d)``)."""
+        self._check_fitted()
+        Q = self._queries(Q)
+        t = float(self.threshold)
+        results: list[Retrieval | None] = [None] * Q.shape[0]
+        cands = self._candidates(Q, np.full(Q.shape[0], 1.0 - t))
+        missing = []
+        for i, (q, ids) in enumerate(zip(Q, cands)):
+            ids, s = self._score(q, ids)
+            keep = s >= t
+            if keep.any():
+                results[i] = Retrieval(*_sorted(ids[keep], s[keep]), fallback=False)
+            else:
+                missing.append(i)
+        if missing:
+            k = int(self.fallback_k)
+            for i, (ids, s) in zip(missing, self._knn(Q[missing], k)):
+                results[i] = Retrieval(ids, s, fallback=True)
+        return results  # type: ignore[return-value]
+
+    def retrieve(self, q: Any) -> Retrieval:
+        """All cases with similarity >= threshold, else the ``fallback_k`` most similar."""
+        q = np.asarray(q)
+        if q.ndim != 1:
+            raise QueryError(f"retrieve takes one query of shape (d,), got {q.shape}; use retrieve_batch")
+        return self.retrieve_batch(q[None, :])[0]
+
+    def kneighbors(self, Q: Any, k: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The ``k`` most similar cases per query: ``(similarities, ids)``, each of shape
+        ``(n_queries, k)``, similarity descending then id ascending."""
+        self._check_fitted()
+        Q = self._queries(Q)
+        k = int(self.fallback_k if k is None else k)
+        if not 1 <= k <= self.n_cases_:
+            raise QueryError(f"k must be within 1..{self.n_cases_} (the number of cases), got {k}")
+        found = self._knn(Q, k)
+        sims = np.stack([s for _, s in found]) if found else np.zeros((0, k))
+        ids = np.stack([i for i, _ in found]) if found else np.zeros((0, k), dtype=np.int64)
+        return sims, ids
+
+    def explain(self, q: Any, actions: Sequence[Any] | np.ndarray, weighted: bool = False) -> Explanation:
+        """Retrieve for ``q`` and explain the triple; ``actions`` holds the action of every
+        case of the street (indexed by id)."""
+        r = self.retrieve(q)
+        codes = action_codes(actions)
+        if codes.shape[0] < self.n_cases_:
+            raise QueryError(f"{codes.shape[0]} actions for {self.n_cases_} cases")
+        q32 = np.asarray(q, dtype=np.float32)
+        chosen = codes[r.ids]
+        labels = tuple(ACTIONS[c] for c in chosen)
+        return Explanation(
+            street=self.similarity.street, feature_names=self.similarity.features,
+            weights=tuple(float(w) for w in self.similarity.weights), query=q32, ids=r.ids,
+            similarities=r.similarities, local=local_similarities(self.similarity, q32, self._buf[r.ids]),
+            actions=labels, triple=probability_triple(chosen, r.similarities, weighted),
+            fallback=r.fallback, weighted=weighted)
+
+    # -- persistence ----------------------------------------------------------------------
+
+    def _meta(self) -> dict[str, Any]:
+        return {"format": INDEX_FORMAT, "version": INDEX_VERSION, "backend": self.name,
+                "threshold": float(self.threshold), "fallback_k": int(self.fallback_k),
+                "n_cases": int(self.n_cases_), "n_features": int(self.n_features_in_),
+                "similarity": street_to_json(self.similarity), "backend_params": self._backend_params()}
+
+    def _backend_params(self) -> dict[str, Any]:
+        return {}
+
+    def save(self, path: str | Path) -> Path:
+        """Write the index to directory ``path`` (created): ``cases.npy``, backend files,
+        and ``meta.json`` last, so a crash mid-way never leaves a readable half index."""
+        self._check_fitted()
+        root = Path(path)
+        root.mkdir(parents=True, exist_ok=True)
+        meta_path = root / "meta.json"
+        if meta_path.exists():
+            meta_path.unlink()
+        cases = self.cases_
+
+        def write_cases(p: Path) -> None:
+            with open(p, "wb") as fh:
+                np.save(fh, cases)
+
+        write_atomic(root / "cases.npy", write_cases)
+        self._save_extra(root)
+        text = json.dumps(self._meta(), indent=2)
+        write_atomic(meta_path, lambda p: p.write_text(text, encoding="utf-8"))
+        return root
+
+    def _save_extra(self, root: Path) -> None:
+        pass
+
+    def _load_extra(self, root: Path, meta: dict[str, Any]) -> None:
+        self._build(self.cases_)
+
+    @classmethod
+    def _from_meta(cls, root: Path, meta: dict[str, Any]) -> "BruteForceBackend":
+        obj = cls(similarity=street_from_json(meta["similarity"]), threshold=meta["threshold"],
+                  fallback_k=meta["fallback_k"], **meta.get("backend_params", {}))
+        obj._check_params()
+        try:
+            cases = np.load(root / "cases.npy")
+        except (OSError, ValueError) as exc:
+            raise CaseBaseError(f"index {root}: cannot read cases.npy ({exc})") from None
+        if cases.shape != (meta["n_cases"], meta["n_features"]) or cases.dtype != np.float32:
+            raise CaseBaseError(f"index {root}: cases.npy holds {cases.shape} {cases.dtype}, "
+                                f"meta.json says ({meta['n_cases']}, {meta['n_features']}) float32")
+        obj._buf = np.ascontiguousarray(cases)
+        obj.n_cases_ = cases.shape[0]
+        obj.n_features_in_ = cases.shape[1]
+        obj._load_extra(root, meta)
+        return obj

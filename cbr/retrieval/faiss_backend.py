@@ -1,0 +1,275 @@
+"""Exact retrieval with faiss: the "filter and refine" scheme.
+
+:class:`FaissBackend` answers exactly what :class:`~cbr.retrieval.brute.BruteForceBackend`
+(the definition :func:`cbr.similarity.global_similarity` over all cases) answers, for any
+configuration (linear, exponential and exact-match measures, any weights).
+
+How it stays exact while using faiss:
+
+1. *Bound space.* Each feature is clipped to its domain ``[low, high]``, shifted by
+   ``low`` and scaled by ``w_i * c_i / sum(w)``, where ``c_i`` is the measure's
+   lower-bound slope (see :mod:`cbr.similarity.measures`). The L1 distance of two scaled rows is
+   then a lower bound of ``1 - global similarity``: ``bound(q, x) <= 1 - s(q, x)``.
+2. *Index.* The scaled rows are clustered (k-means, faiss) into inverted lists of a faiss
+   ``IndexIVFFlat`` with ``METRIC_L1``. Per list we keep its bounding box and its
+   covering radius around the centroid; from them, a lower bound of ``bound(q, x)`` for
+   every member ``x`` (box distance, and ``L1(q, centroid) - radius`` by the triangle
+   inequality).
+3. *Threshold mode.* Every case with ``s >= t`` has ``bound <= 1 - t``: faiss range search
+   (``range_search_preassigned``) with radius ``1 - t`` (plus a float32 margin) over the
+   lists whose bound allows it yields a superset; the exact similarity is computed for
+   those candidates only, and the ones with ``s >= t`` are kept.
+4. *Top-k mode.* faiss k-NN in bound space over the closest lists gives seed cases; the
+   k-th best exact similarity among them, ``s_k``, is a floor for the true k-th best, so
+   every case of the true top k has ``bound <= 1 - s_k``: a range search with that radius
+   followed by exact re-ranking gives the top k. Cases outside it have ``s < s_k``, so
+   even ties at the k-th place are seen.
+
+Both steps compute the final similarities with the very same function as the brute force,
+row by row, so the values are bit-identical; results are sorted by similarity descending,
+then id ascending.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from cbr.errors import CaseBaseError, ConfigError
+from cbr.retrieval.brute import BruteForceBackend
+from cbr.retrieval.persist import write_atomic
+from cbr.similarity import StreetSimilarity
+
+__all__ = ["FaissBackend"]
+
+
+# float32 rounding in the bound space (values in [0, 1], sums of d terms) stays far below this;
+# the margin only widens the candidate set, never the answer.
+def _margin(d: int) -> float:
+    return 1e-5 + 1e-6 * d
+
+
+class FaissBackend(BruteForceBackend):
+    """Exact retrieval with a faiss ``IndexIVFFlat`` (``METRIC_L1``) in the bound space.
+
+    ``n_lists``: number of inverted lists (``"auto"``: about ``2 * sqrt(n)``); ``seed``: of
+    the k-means that places them. See the module docstring for the exactness argument.
+    """
+
+    name: ClassVar[str] = "faiss"
+
+    def __init__(self, *, similarity: StreetSimilarity, threshold: float = 0.97, fallback_k: int = 20,
+                 n_lists: int | str = "auto", seed: int = 1234) -> None:
+        super().__init__(similarity=similarity, threshold=threshold, fallback_k=fallback_k)
+        self.n_lists = n_lists
+        self.seed = seed
+
+    def get_params(self) -> dict[str, Any]:
+        return {**super().get_params(), "n_lists": self.n_lists, "seed": self.seed}
+
+    def _backend_params(self) -> dict[str, Any]:
+        return {"n_lists": self.n_lists, "seed": self.seed}
+
+    # -- bound space ----------------------------------------------------------------------
+
+    def _scale(self, rows: np.ndarray) -> np.ndarray:
+        st = self.similarity
+        lows, highs = st.lows, st.highs
+        z = (np.clip(rows.astype(np.float64), lows, highs) - lows) * st.bound_scales()
+        return np.ascontiguousarray(z, dtype=np.float32)
+
+    def _list_count(self, n: int) -> int:
+        if self.n_lists == "auto":
+            return int(max(1, min(round(2 * math.sqrt(n)), n // 40)))
+        if isinstance(self.n_lists, bool) or not isinstance(self.n_lists, (int, np.integer)) or self.n_lists < 1:
+            raise ConfigError(f"n_lists must be 'auto' or a positive integer, got {self.n_lists!r}")
+        return int(min(self.n_lists, n))
+
+    def _build(self, rows: np.ndarray) -> None:
+        import faiss
+
+        z = self._scale(rows)
+        n, d = z.shape
+        nlist = self._list_count(n)
+        if nlist == 1:
+            centroids = z.mean(axis=0, keepdims=True).astype(np.float32)
+        else:
+            rng = np.random.default_rng(self.seed)
+            sample = z if n <= 64 * nlist else z[np.sort(rng.choice(n, 64 * nlist, replace=False))]
+            km = faiss.Kmeans(d, nlist, niter=12, seed=int(self.seed), verbose=False,
+                              max_points_per_centroid=64, min_points_per_centroid=1)
+            with _threads(sample.shape[0] * nlist < 50_000_000):
+                km.train(np.ascontiguousarray(sample))
+            centroids = km.centroids.astype(np.float32)
+        # Assignment with L2 (BLAS-fast); any assignment is exact since the list bounds
+        # below are computed from the actual members.
+        quantizer = faiss.IndexFlatL2(d)
+        quantizer.add(centroids)
+        index = faiss.IndexIVFFlat(quantizer, d, nlist, faiss.METRIC_L1)
+        index.is_trained = True
+        quantizer.this.disown()
+        index.own_fields = True
+        self._index = index
+        self._centroids = centroids
+        self._lo = np.full((nlist, d), np.inf, dtype=np.float32)
+        self._hi = np.full((nlist, d), -np.inf, dtype=np.float32)
+        self._radius = np.full(nlist, -np.inf, dtype=np.float64)
+        self._sizes = np.zeros(nlist, dtype=np.int64)
+        self._insert(z, np.arange(n, dtype=np.int64))
+
+    def _insert(self, z: np.ndarray, ids: np.ndarray) -> None:
+        with _threads(z.shape[0] * self._lo.shape[0] < 50_000_000):
+            _, assign = self._index.quantizer.search(z, 1)
+        assign = assign.ravel().astype(np.int64)
+        order = np.argsort(assign, kind="stable")
+        a_sorted = assign[order]
+        lists, starts = np.unique(a_sorted, return_index=True)
+        zs = z[order]
+        self._lo[lists] = np.minimum(self._lo[lists], np.minimum.reduceat(zs, starts, axis=0))
+        self._hi[lists] = np.maximum(self._hi[lists], np.maximum.reduceat(zs, starts, axis=0))
+        dist = np.abs(zs.astype(np.float64) - self._centroids[a_sorted]).sum(axis=1)
+        self._radius[lists] = np.maximum(self._radius[lists], np.maximum.reduceat(dist, starts))
+        self._sizes += np.bincount(assign, minlength=self._sizes.shape[0])
+        self._index.add_core(z.shape[0], _ptr(z), _ptr(np.ascontiguousarray(ids, dtype=np.int64)),
+                             _ptr(np.ascontiguousarray(assign)))
+
+    def _add(self, rows: np.ndarray, ids: np.ndarray) -> None:
+        self._insert(self._scale(rows), ids)
+
+    def _list_bounds(self, z: np.ndarray) -> np.ndarray:
+        """Per query and list a lower bound of the bound-space distance to every member."""
+        out = np.empty((z.shape[0], self._lo.shape[0]), dtype=np.float32)
+        for i, zq in enumerate(z):
+            box = (np.maximum(self._lo - zq, 0) + np.maximum(zq - self._hi, 0)).sum(axis=1)
+            ball = np.abs(self._centroids - zq).sum(axis=1) - self._radius
+            out[i] = np.maximum(box, ball)
+        return out
+
+    def _range(self, z: np.ndarray, radius: np.ndarray, lists: list[np.ndarray]) -> list[np.ndarray]:
+        import faiss
+
+        width = max((len(x) for x in lists), default=0)
+        if width == 0:
+            return [np.zeros(0, dtype=np.int64) for _ in lists]
+        keys = np.full((len(lists), width), -1, dtype=np.int64)
+        for i, sel in enumerate(lists):
+            keys[i, : len(sel)] = sel
+        results: list[np.ndarray | None] = [None] * len(lists)
+        # one faiss call per distinct radius (threshold mode: one call for the whole batch)
+        for r in np.unique(radius):
+            rows = np.nonzero(radius == r)[0]
+            sub_keys = np.ascontiguousarray(keys[rows])
+            sub_z = np.ascontiguousarray(z[rows])
+            coarse = np.zeros(sub_keys.shape, dtype=np.float32)
+            self._index.nprobe = width
+            res = faiss.RangeSearchResult(len(rows))
+            with _threads(len(rows) < 16):
+                self._index.range_search_preassigned_c(len(rows), _ptr(sub_z), float(r), _ptr(sub_keys),
+                                                       _ptr(coarse), res)
+            lims = faiss.rev_swig_ptr(res.lims, len(rows) + 1).copy()
+            labels = faiss.rev_swig_ptr(res.labels, int(lims[-1])).copy() if lims[-1] else np.zeros(0, np.int64)
+            for j, i in enumerate(rows):
+                results[i] = labels[lims[j]: lims[j + 1]]
+        return [np.sort(x) for x in results]  # type: ignore[arg-type]
+
+    def _candidates(self, Q: np.ndarray, radius: np.ndarray) -> list[np.ndarray | None]:
+        z = self._scale(Q)
+        margin = _margin(z.shape[1])
+        bounds = self._list_bounds(z)
+        out: list[np.ndarray | None] = [None] * Q.shape[0]
+        lists, rows = [], []
+        for i in range(Q.shape[0]):
+            sel = np.nonzero(bounds[i] <= radius[i] + margin)[0]
+            if self._sizes[sel].sum() * 2 > self.n_cases_:
+                continue  # most of the case base: scoring all rows is as fast; out[i] = None
+            lists.append(sel)
+            rows.append(i)
+        if rows:
+            rows_a = np.array(rows)
+            found = self._range(z[rows_a], radius[rows_a] + margin, lists)
+            for i, ids in zip(rows, found):
+                out[i] = ids
+        return out
+
+    def _seeds(self, Q: np.ndarray, k: int) -> list[np.ndarray | None]:
+        z = self._scale(Q)
+        bounds = self._list_bounds(z)
+        want = min(max(16 * k, 256), self.n_cases_)  # more seeds: a tighter floor s_k, fewer candidates
+        keys_list = []
+        for i in range(Q.shape[0]):
+            order = np.argsort(bounds[i], kind="stable")
+            count = np.cumsum(self._sizes[order])
+            p = int(np.searchsorted(count, want)) + 1
+            keys_list.append(order[:p])
+        width = max(len(x) for x in keys_list)
+        keys = np.full((Q.shape[0], width), -1, dtype=np.int64)
+        for i, sel in enumerate(keys_list):
+            keys[i, : len(sel)] = sel
+        self._index.nprobe = width
+        coarse = np.zeros(keys.shape, dtype=np.float32)
+        with _threads(Q.shape[0] < 16):
+            _, labels = self._index.search_preassigned(z, want, keys, coarse)
+        out: list[np.ndarray | None] = []
+        for row in labels:
+            ids = row[row >= 0]
+            out.append(ids if ids.shape[0] >= k else None)
+        return out
+
+    # -- persistence ----------------------------------------------------------------------
+
+    def _save_extra(self, root: Path) -> None:
+        import faiss
+
+        write_atomic(root / "index.faiss", lambda p: faiss.write_index(self._index, str(p)))
+
+        def write_bounds(p: Path) -> None:
+            with open(p, "wb") as fh:
+                np.savez(fh, centroids=self._centroids, lo=self._lo, hi=self._hi,
+                         radius=self._radius, sizes=self._sizes)
+
+        write_atomic(root / "lists.npz", write_bounds)
+
+    def _load_extra(self, root: Path, meta: dict[str, Any]) -> None:
+        import faiss
+
+        try:
+            index = faiss.read_index(str(root / "index.faiss"))
+            with np.load(root / "lists.npz") as data:
+                self._centroids = data["centroids"]
+                self._lo, self._hi = data["lo"], data["hi"]
+                self._radius, self._sizes = data["radius"], data["sizes"]
+        except (OSError, RuntimeError, KeyError, ValueError) as exc:
+            raise CaseBaseError(f"index {root}: cannot read the faiss index ({exc})") from None
+        if index.ntotal != self.n_cases_ or int(self._sizes.sum()) != self.n_cases_:
+            raise CaseBaseError(f"index {root}: faiss index holds {index.ntotal} cases, cases.npy "
+                                f"{self.n_cases_}; rebuild the index")
+        if not isinstance(index, faiss.IndexIVFFlat):
+            raise CaseBaseError(f"index {root}: index.faiss holds a {type(index).__name__}, not an IndexIVFFlat")
+        self._index = index
+
+
+@contextmanager
+def _threads(small: bool) -> Iterator[None]:
+    """Run small faiss calls on one OpenMP thread: waking a team costs more than the work,
+    and far more on a busy machine. Large calls keep faiss's default."""
+    if not small:
+        yield
+        return
+    import faiss
+
+    before = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(1)
+    try:
+        yield
+    finally:
+        faiss.omp_set_num_threads(before)
+
+
+def _ptr(a: np.ndarray) -> Any:
+    import faiss
+
+    return faiss.swig_ptr(a)

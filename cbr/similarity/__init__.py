@@ -1,0 +1,34 @@
+"""Similarity: local measures per feature (:mod:`~cbr.similarity.measures`) and their
+configuration, weights and the global similarity (:mod:`~cbr.similarity.config`).
+
+>>> cfg = default_casper()
+>>> cfg.street("flop").feature_specs[0].measure_obj.name
+'linear'
+"""
+from __future__ import annotations
+
+from cbr.similarity.config import (
+    CASPER_FEATURES,
+    FeatureSimilarity,
+    SimilarityConfig,
+    StreetSimilarity,
+    default_casper,
+    global_similarity,
+    local_similarities,
+)
+from cbr.similarity.measures import (
+    BUILTIN_MEASURES,
+    ExactMatch,
+    ExponentialSimilarity,
+    LinearSimilarity,
+    LocalMeasure,
+    measure_class,
+)
+
+__all__ = [
+    # measures
+    "LocalMeasure", "LinearSimilarity", "ExponentialSimilarity", "ExactMatch", "BUILTIN_MEASURES", "measure_class",
+    # configuration
+    "FeatureSimilarity", "StreetSimilarity", "SimilarityConfig", "CASPER_FEATURES", "default_casper",
+    "local_similarities", "global_similarity",
+]

@@ -1,0 +1,212 @@
+"""A street's cases as rows: the case table's schema, validated Arrow tables built from
+feature rows and provenance (or from decision points through a feature set), and the
+Parquet parts that hold them (``cases/<street>/part-NNNNN.parquet``).
+
+>>> t = build_table(["x"], 7, [[0.5], [1.0]], "cr", source="demo")
+>>> t.column_names[:3], part_file("flop", next_part_number([{"file": part_file("flop", 0)}]))
+(['case_id', 'x', 'action'], 'cases/flop/part-00001.parquet')
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from cbr.game.decision import DecisionPoint
+from cbr.game.gamedef import STREETS
+from cbr.store.durable import atomic_write_with
+from cbr.store.manifest import ACTIONS
+from evaluator_ext.cards import cards_str
+
+__all__ = ["META_COLUMNS", "PART_RE", "street_name", "case_schema", "build_table", "decision_meta",
+           "load_feature_set", "part_file", "next_part_number", "write_part", "count_actions"]
+
+META_COLUMNS = ("action", "source", "hand_id", "player", "position", "game", "hole", "board", "history")
+PART_RE = re.compile(r"^part-(\d+)\.parquet$")
+
+
+def street_name(street: int | str) -> str:
+    """``'flop'`` from 1 or ``'flop'``; raises ``ValueError``.
+
+    >>> street_name(2), street_name("River")
+    ('turn', 'river')
+    """
+    if isinstance(street, str):
+        s = street.strip().lower()
+        if s in STREETS:
+            return s
+        raise ValueError(f"unknown street {street!r}; streets: {', '.join(STREETS)}")
+    i = int(street)
+    if not 0 <= i < len(STREETS):
+        raise ValueError(f"street must be 0..3, got {street!r}")
+    return STREETS[i]
+
+
+def case_schema(feature_names: Sequence[str]) -> pa.Schema:
+    """Arrow schema of a street's cases: case_id, float32 features, action, provenance."""
+    fields = [pa.field("case_id", pa.int64(), nullable=False)]
+    fields += [pa.field(f, pa.float32(), nullable=False) for f in feature_names]
+    fields += [
+        pa.field("action", pa.string(), nullable=False),
+        pa.field("source", pa.string()),
+        pa.field("hand_id", pa.string()),
+        pa.field("player", pa.string()),
+        pa.field("position", pa.int16()),
+        pa.field("game", pa.string()),
+        pa.field("hole", pa.string()),
+        pa.field("board", pa.string()),
+        pa.field("history", pa.string()),
+    ]
+    return pa.schema(fields)
+
+
+def _column(value: Any, n: int, name: str, kind: type) -> list[Any]:
+    if value is None or isinstance(value, (str, int, np.integer)):
+        v = None if value is None else kind(value)
+        return [v] * n
+    out = list(value)
+    if len(out) != n:
+        raise ValueError(f"{name}: {len(out)} values for {n} cases")
+    return [None if x is None else kind(x) for x in out]
+
+
+def _cards_text(cards: Any) -> str | None:
+    if cards is None:
+        return None
+    if isinstance(cards, str):
+        return cards
+    return cards_str(tuple(int(c) for c in cards))
+
+
+def _cards_column(value: Any, n: int, name: str) -> list[str | None]:
+    """Cards text per row from None, text, a card tuple (all rows) or one value per row."""
+    if value is None or isinstance(value, str):
+        return [value] * n
+    items = list(value)
+    if all(isinstance(c, (int, np.integer)) for c in items):  # one card tuple for every row
+        return [_cards_text(items)] * n
+    if len(items) != n:
+        raise ValueError(f"{name}: {len(items)} values for {n} cases")
+    return [_cards_text(v) for v in items]
+
+
+def build_table(
+    feature_names: Sequence[str],
+    first_id: int,
+    features: Any,
+    actions: Sequence[str] | str,
+    *,
+    source: Any = None,
+    hand_id: Any = None,
+    player: Any = None,
+    position: Any = None,
+    game: Any = None,
+    hole: Any = None,
+    board: Any = None,
+    history: Any = None,
+) -> pa.Table:
+    """Validate one batch of cases and make its Arrow table, case ids from ``first_id``.
+
+    ``features``: (d,) or (n, d); ``actions``: one letter per case (a string ``"ccr"`` or a
+    list); meta columns: a scalar for every case or one value per case.
+
+    >>> build_table(["x"], 7, [[0.5], [1.0]], "cr", source="demo").column("case_id").to_pylist()
+    [7, 8]
+    """
+    d = len(feature_names)
+    X = np.asarray(features, dtype=np.float32)
+    if X.ndim == 1 and X.size == d:
+        X = X.reshape(1, d)
+    if X.ndim != 2 or X.shape[1] != d:
+        if X.size == 0:
+            X = np.zeros((0, d), np.float32)
+        else:
+            raise ValueError(f"features must have shape (n, {d}), got {np.shape(features)}")
+    n = X.shape[0]
+    if not np.isfinite(X).all():
+        raise ValueError("features contain NaN or infinity")
+    acts = list(actions)
+    if len(acts) != n:
+        raise ValueError(f"actions: {len(acts)} values for {n} cases")
+    bad = sorted({str(a) for a in acts if a not in ACTIONS})
+    if bad:
+        raise ValueError(f"actions must be 'f', 'c' or 'r', got {bad[:3]}")
+    cols: dict[str, Any] = {"case_id": pa.array(np.arange(first_id, first_id + n, dtype=np.int64))}
+    for j, f in enumerate(feature_names):
+        cols[f] = pa.array(X[:, j], type=pa.float32())
+    cols["action"] = pa.array(acts, pa.string())
+    cols["source"] = pa.array(_column(source, n, "source", str), pa.string())
+    cols["hand_id"] = pa.array(_column(hand_id, n, "hand_id", str), pa.string())
+    cols["player"] = pa.array(_column(player, n, "player", str), pa.string())
+    cols["position"] = pa.array(_column(position, n, "position", int), pa.int16())
+    cols["game"] = pa.array(_column(game, n, "game", str), pa.string())
+    cols["hole"] = pa.array(_cards_column(hole, n, "hole"), pa.string())
+    cols["board"] = pa.array(_cards_column(board, n, "board"), pa.string())
+    cols["history"] = pa.array(_column(history, n, "history", str), pa.string())
+    return pa.table(cols, schema=case_schema(feature_names))
+
+
+def write_part(path: Path, table: pa.Table) -> None:
+    """Write a Parquet part durably (temp file + fsync + rename + directory fsync)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_with(path, lambda tmp: pq.write_table(table, tmp, compression="zstd"))
+
+
+def part_file(street: str, number: int) -> str:
+    """The relative path of a street's Parquet part ``number``."""
+    return f"cases/{street}/part-{number:05d}.parquet"
+
+
+def next_part_number(parts: Sequence[dict[str, Any]]) -> int:
+    """One more than the highest part number listed (0 for none)."""
+    numbers = [int(PART_RE.match(Path(p["file"]).name).group(1)) for p in parts]  # type: ignore[union-attr]
+    return (max(numbers) + 1) if numbers else 0
+
+
+def count_actions(counts: dict[str, int], actions: Iterable[str]) -> None:
+    for a in actions:
+        counts[a] += 1
+        counts["total"] += 1
+
+
+def decision_meta(dps: Sequence[DecisionPoint]) -> dict[str, Any]:
+    """Per-case provenance columns of decision points (for :meth:`~cbr.store.writer.CaseBaseWriter.add_rows`)."""
+    for dp in dps:
+        if dp.action not in ACTIONS:
+            raise ValueError(f"decision of {dp.player!r} in hand {dp.hand_id!r} has no action 'f'/'c'/'r' "
+                             f"(got {dp.action!r}); only taken decisions become cases")
+    return {
+        "actions": [dp.action for dp in dps],
+        "source": [dp.source for dp in dps],
+        "hand_id": [dp.hand_id for dp in dps],
+        "player": [dp.player for dp in dps],
+        "position": [dp.position for dp in dps],
+        "game": [dp.game.name for dp in dps],
+        "hole": [cards_str(dp.hole) if dp.hole else None for dp in dps],
+        "board": [cards_str(dp.board) for dp in dps],
+        "history": [dp.history for dp in dps],
+    }
+
+
+def load_feature_set(name: str) -> Any:
+    """A feature-set instance from its ``cbr.features`` plugin name.
+
+    The built-in ``casper`` also works from a checkout whose install metadata predates
+    the entry point (``pip install -e .`` refreshes it).
+    """
+    from cbr.errors import PluginError
+    from cbr.plugins import load
+
+    try:
+        return load("cbr.features", name)()
+    except PluginError:
+        if name != "casper":
+            raise
+        from features.casper import CasperFeatures
+
+        return CasperFeatures()

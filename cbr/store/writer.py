@@ -1,0 +1,263 @@
+"""Writing a case base: :class:`CaseBaseWriter` builds it in a temp directory beside the
+target and puts it in place on success (a failure or an interrupt leaves nothing at the
+target). The layout it writes is described in :mod:`cbr.store.casebase`.
+
+>>> import os, tempfile, numpy as np
+>>> root = tempfile.mkdtemp()
+>>> try:
+...     with CaseBaseWriter(f"{root}/demo", build_index=False) as w:
+...         ids = w.add_rows("flop", np.ones((3, 12), np.float32), "ccr", source="demo")
+...         raise KeyboardInterrupt                      # interrupted mid-build
+... except KeyboardInterrupt:
+...     pass
+>>> os.listdir(root)                                     # no case base, no leftovers
+[]
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import uuid
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, Optional
+
+import numpy as np
+import pyarrow as pa
+
+from cbr.errors import CaseBaseError
+from cbr.game.decision import DecisionPoint
+from cbr.game.gamedef import STREETS, GameDef
+from cbr.store import catalog as _catalog
+from cbr.store.casebase import CaseBase
+from cbr.store.durable import exchange_or_replace_dir, fsync_dir
+from cbr.store.indexes import (check_similarity, default_similarity, dump_similarity, load_similarity, new_index,
+                               retrieval_available, save_index)
+from cbr.store.manifest import ACTIONS, MANIFEST, Manifest, write_manifest
+from cbr.store.parts import build_table, case_schema, count_actions, decision_meta, load_feature_set, part_file, \
+    street_name, write_part
+
+__all__ = ["CaseBaseWriter", "SIMILARITY_FILE"]
+
+SIMILARITY_FILE = "similarity.toml"
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # pragma: no cover - someone else's live process
+        return True
+    return True
+
+
+def _remove_dead_builds(target: Path) -> None:
+    """Delete temp directories of builds of ``target`` whose process died (e.g. SIGKILL)."""
+    pattern = re.compile(rf"^\.{re.escape(target.name)}\.(?:building|old)-(\d+)(?:-[0-9a-f]+)?$")
+    for d in target.parent.iterdir():
+        m = pattern.match(d.name)
+        if m and d.is_dir() and int(m.group(1)) != os.getpid() and not _pid_alive(int(m.group(1))):
+            shutil.rmtree(d, ignore_errors=True)
+
+
+class CaseBaseWriter:
+    """Build a case base in a temp directory beside ``path``; put it in place on success.
+
+    Used as a context manager. An exception inside the ``with`` block (or in finishing)
+    removes the temp directory and leaves ``path`` as it was. An existing case base at
+    ``path`` is refused unless ``overwrite=True``; then it is swapped out in one step at
+    the very end.
+
+    - ``feature_set``: a :class:`~features.base.FeatureSet` or a ``cbr.features`` plugin
+      name (default ``"casper"``); used by :meth:`add` / :meth:`add_decisions`.
+    - ``similarity``: a ``SimilarityConfig``, a path to a TOML file, or None for
+      ``cbr.similarity.default_casper()``.
+    - ``build_index``: build and save ``index/<street>.faiss`` (else built on first use).
+    - ``part_rows``: cases per Parquet part while building.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        feature_set: Any = "casper",
+        similarity: Any = None,
+        games: Iterable[GameDef] = (),
+        overwrite: bool = False,
+        name: Optional[str] = None,
+        build_index: bool = True,
+        part_rows: int = 200_000,
+        extra: Optional[dict[str, Any]] = None,
+    ) -> None:
+        self.path = Path(path)
+        self.name = name or self.path.name
+        if part_rows < 1:
+            raise ValueError("part_rows must be at least 1")
+        if isinstance(feature_set, str):
+            feature_set = load_feature_set(feature_set)
+        self.feature_set = feature_set
+        self.similarity = similarity
+        self.overwrite = overwrite
+        self.build_index = build_index
+        self.part_rows = part_rows
+        self.extra = dict(extra or {})
+        self._games: dict[str, dict[str, Any]] = {}
+        for g in games:
+            self.add_game(g)
+        self._sources: dict[str, dict[str, Any]] = {}
+        self._names = {s: list(feature_set.feature_names(s)) for s in STREETS}
+        self._buffers: dict[str, list[pa.Table]] = {s: [] for s in STREETS}
+        self._buffered = {s: 0 for s in STREETS}
+        self._parts: dict[str, list[dict[str, Any]]] = {s: [] for s in STREETS}
+        self._counts = {s: {"total": 0, **{a: 0 for a in ACTIONS}} for s in STREETS}
+        self._next_id = 0
+        self._tmp: Optional[Path] = None
+        self.manifest: Optional[Manifest] = None
+
+    # ---- context -------------------------------------------------------------
+    def __enter__(self) -> "CaseBaseWriter":
+        target = self.path
+        if target.exists():
+            if not self.overwrite:
+                raise CaseBaseError(f"{target} already exists; pass overwrite=True (or --overwrite) to replace it")
+            if not (target / MANIFEST).is_file():
+                raise CaseBaseError(f"{target} exists and is not a case base (no {MANIFEST}); refusing to replace it")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        _remove_dead_builds(target)
+        self._tmp = target.parent / f".{target.name}.building-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        self._tmp.mkdir()
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
+        try:
+            if exc_type is None:
+                self._finish()
+        except BaseException:
+            self._discard()
+            raise
+        if exc_type is not None:
+            self._discard()
+        return False
+
+    def _discard(self) -> None:
+        if self._tmp is not None:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
+
+    def _require_open(self) -> Path:
+        if self._tmp is None:
+            raise CaseBaseError("CaseBaseWriter is not open; use it as `with CaseBaseWriter(path) as w:`")
+        return self._tmp
+
+    # ---- input -----------------------------------------------------------------
+    def add_game(self, game: GameDef) -> None:
+        """Record a game definition in the manifest (once per name)."""
+        self._games.setdefault(game.name, game.to_dict())
+
+    def add_source(self, path: str | os.PathLike[str], *, name: Optional[str] = None, **info: Any) -> None:
+        """Record a log file with its SHA-256 and size (``name`` = the ``source`` column value)."""
+        p = Path(path)
+        key = name or str(path)
+        entry = self._sources.setdefault(key, {"source": key, "cases": 0})
+        entry.update({"path": str(p), "sha256": _sha256(p), "bytes": p.stat().st_size, **info})
+
+    def add(self, dp: DecisionPoint) -> int:
+        """Add one logged decision (``dp.action`` set); returns its case id."""
+        return int(self.add_decisions([dp])[0])
+
+    def add_decisions(self, dps: Iterable[DecisionPoint]) -> np.ndarray:
+        """Add logged decisions through the feature set; returns their case ids in input order."""
+        dps = list(dps)
+        ids = np.empty(len(dps), dtype=np.int64)
+        for s_i, s in enumerate(STREETS):
+            idx = [i for i, dp in enumerate(dps) if dp.street == s_i]
+            if not idx:
+                continue
+            chosen = [dps[i] for i in idx]
+            X = np.vstack([self.feature_set.row(dp) for dp in chosen])
+            for dp in chosen:
+                self.add_game(dp.game)
+            ids[idx] = self.add_rows(s, X, **decision_meta(chosen))
+        return ids
+
+    def add_rows(self, street: int | str, features: np.ndarray, actions: Sequence[str], **meta: Any) -> np.ndarray:
+        """Add precomputed rows of a street (e.g. from worker processes); returns case ids.
+
+        ``meta``: source, hand_id, player, position, game, hole, board, history: each a
+        scalar for all rows or one value per row.
+        """
+        self._require_open()
+        s = street_name(street)
+        table = build_table(self._names[s], self._next_id, features, actions, **meta)
+        ids = table.column("case_id").to_numpy()
+        self._next_id += table.num_rows
+        count_actions(self._counts[s], table.column("action").to_pylist())
+        for src in table.column("source").to_pylist():
+            key = src or ""
+            self._sources.setdefault(key, {"source": key, "cases": 0})["cases"] += 1
+        self._buffers[s].append(table)
+        self._buffered[s] += table.num_rows
+        if self._buffered[s] >= self.part_rows:
+            self._flush(s)
+        return ids
+
+    # ---- output ---------------------------------------------------------------
+    def _flush(self, s: str) -> None:
+        tmp = self._require_open()
+        if not self._buffers[s] and self._parts[s]:
+            return
+        table = pa.concat_tables(self._buffers[s]) if self._buffers[s] else case_schema(self._names[s]).empty_table()
+        rel = part_file(s, len(self._parts[s]))
+        write_part(tmp / rel, table)
+        self._parts[s].append({"file": rel, "rows": table.num_rows})
+        self._buffers[s].clear()
+        self._buffered[s] = 0
+
+    def _finish(self) -> None:
+        tmp = self._require_open()
+        for s in STREETS:
+            if self._buffers[s] or not self._parts[s]:
+                self._flush(s)
+        similarity = self.similarity
+        sim_file: Optional[str] = SIMILARITY_FILE
+        if similarity is None:
+            try:
+                similarity = default_similarity()
+            except ImportError:
+                similarity, sim_file = None, None
+        if similarity is not None:
+            dump_similarity(similarity, tmp / SIMILARITY_FILE)
+            if isinstance(similarity, (str, os.PathLike)):
+                similarity = load_similarity(tmp / SIMILARITY_FILE)
+            check_similarity(similarity, self._names)
+        m = Manifest.new(
+            self.name, feature_set=getattr(self.feature_set, "name", type(self.feature_set).__name__),
+            features=self._names, similarity=sim_file, games=list(self._games.values()),
+            sources=[v for v in self._sources.values() if v.get("cases") or v.get("sha256")],
+            counts=self._counts, parts=self._parts, next_case_id=self._next_id, extra=self.extra,
+        )
+        if self.build_index and similarity is not None and retrieval_available():
+            cb = CaseBase(tmp, m)
+            for s in STREETS:
+                index = new_index(similarity, s)
+                X = cb.cases(s).features
+                if len(X):
+                    index.fit(X)
+                    m.index[s] = {"file": save_index(index, tmp / "index", s), "cases": int(len(X))}
+        _catalog.write_catalog(tmp)
+        write_manifest(tmp, m)
+        fsync_dir(tmp)
+        exchange_or_replace_dir(tmp, self.path)
+        self._tmp = None
+        self.manifest = m
