@@ -400,7 +400,7 @@ def query_command(
     committed: Annotated[float, typer.Option("--committed", help="Bets you already put in this round.")] = 0.0,
     to_call: Annotated[float, typer.Option("--to-call", help="Bets you must add to call.")] = 0.0,
     pot: Annotated[Optional[float], typer.Option("--pot", help="Pot before your action, in small bets (default: this round's bets).")] = None,
-    prev_bets: Annotated[int, typer.Option("--prev-bets", help="Bets made in the previous round.")] = 0,
+    prev_bets: Annotated[int, typer.Option("--prev-bets", help="Bets and raises made in the previous round (pre-flop the big blind counts as the first bet: a limped pot has 1).")] = 0,
     weighted: Annotated[Optional[bool], typer.Option("--weighted/--unweighted", help="Weight actions by similarity (default: the case base's setting).")] = None,
     top: Annotated[int, typer.Option("--top", min=0, help="Cases to show.")] = 5,
     explain: Annotated[bool, typer.Option("--explain", help="Show the per-feature similarity table of the top cases.")] = False,

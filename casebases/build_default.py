@@ -34,8 +34,8 @@ REPO = HERE.parent
 LOGS = HERE / "selfplay"
 OUT = HERE / "default"
 BOTS = ("poki", "ehs", "lag", "hs")
-HU_HANDS = 600
-RING_HANDS = 400
+HU_HANDS = 1200
+RING_HANDS = 800
 RING = ("poki", "ehs", "lag", "hs", "poki", "ehs", "lag", "hs", "poki")
 SEED = 2026
 
