@@ -15,7 +15,9 @@ from functools import lru_cache
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
-from cbr.errors import PluginError
+from collections.abc import Mapping
+
+from cbr.errors import ConfigError, PluginError
 
 GROUPS = ("cbr.features", "cbr.similarity", "cbr.parsers", "cbr.policies", "cbr.models", "cbr.backends")
 
@@ -60,6 +62,22 @@ def _load(group: str, name: str) -> Any:
 def load(group: str, name: str) -> Any:
     """The object a plugin names (a class or a function). Raises :class:`PluginError`."""
     return _load(group, name)
+
+
+def resolve(group: str, name: str, builtins: Mapping[str, Any], what: str) -> Any:
+    """A built-in by ``name`` (no entry-point lookup), else the plugin of ``group``.
+
+    Raises :class:`ConfigError` naming ``what`` was asked for and the built-ins.
+
+    >>> resolve("cbr.backends", "brute", {"brute": list}, "retrieval backend")
+    <class 'list'>
+    """
+    if name in builtins:
+        return builtins[name]
+    try:
+        return load(group, name)
+    except PluginError as exc:
+        raise ConfigError(f"unknown {what} {name!r} (built-in: {', '.join(builtins)}; {exc})") from None
 
 
 def available(group: str) -> list[str]:

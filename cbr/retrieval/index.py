@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from cbr.errors import CBRError, ConfigError, PluginError
+from cbr.errors import CBRError
 from cbr.retrieval.brute import BruteForceBackend
 from cbr.retrieval.faiss_backend import FaissBackend
 from cbr.retrieval.persist import read_meta
@@ -48,14 +48,9 @@ _BUILTIN_BACKENDS: dict[str, type[BruteForceBackend]] = {"brute": BruteForceBack
 
 def backend_class(name: str) -> type:
     """A retrieval backend by name: built-in (``faiss``, ``brute``) or a ``cbr.backends`` plugin."""
-    if name in _BUILTIN_BACKENDS:
-        return _BUILTIN_BACKENDS[name]
     from cbr import plugins
 
-    try:
-        return plugins.load("cbr.backends", name)
-    except PluginError as exc:
-        raise ConfigError(f"unknown retrieval backend {name!r} (built-in: faiss, brute; {exc})") from None
+    return plugins.resolve("cbr.backends", name, _BUILTIN_BACKENDS, "retrieval backend")
 
 
 class CaseIndex:

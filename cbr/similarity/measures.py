@@ -36,7 +36,6 @@ from typing import ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
-from cbr.errors import ConfigError, PluginError
 
 __all__ = ["LocalMeasure", "LinearSimilarity", "ExponentialSimilarity", "ExactMatch", "BUILTIN_MEASURES",
            "measure_class"]
@@ -182,12 +181,6 @@ def measure_class(name: str) -> type:
     >>> measure_class("exp").__name__
     'ExponentialSimilarity'
     """
-    if name in BUILTIN_MEASURES:
-        return BUILTIN_MEASURES[name]
     from cbr import plugins
 
-    try:
-        return plugins.load("cbr.similarity", name)
-    except PluginError as exc:
-        raise ConfigError(f"unknown similarity measure {name!r} (built-in: "
-                          f"{', '.join(BUILTIN_MEASURES)}; {exc})") from None
+    return plugins.resolve("cbr.similarity", name, BUILTIN_MEASURES, "similarity measure")
