@@ -5,8 +5,9 @@ from pathlib import Path
 
 import pytest
 
+from cbr.errors import LogFormatError
 from cbr.logs.pokerstars import PokerStarsParser
-from cbr.logs.record import HandRecord, ParseIssue
+from cbr.logs.record import Action, HandRecord, ParseIssue, limit_action
 from evaluator_ext.cards import parse_cards
 from tests.test_parser_irc import replay_state
 from tests.conftest import shared_path
@@ -158,3 +159,113 @@ def test_unreadable_paths_and_sniff(tmp_path):
     p = PokerStarsParser()
     assert p.sniff("x.txt", "\n\nPokerStars Hand #5: Hold'em Limit ($1/$2 USD)")
     assert not p.sniff("x.txt", "STATE:0:r:AhKh|:0|0:a|b")
+
+
+# ---------------------------------------------------------------- one pass, many hands
+def _export(names: list[str]) -> str:
+    """The real sample hands in one file, as a client export holds them (blank lines between)."""
+    return "\ufeff" + "\n\n\n".join(
+        shared_path("pokerstars_fl", *n.split("/")).read_text(encoding="utf-8-sig").strip("\n") for n in names
+    ) + "\n"
+
+
+def test_real_hands_in_one_export_read_as_in_their_own_files(tmp_path):
+    names = sorted(FILES)
+    text = _export(names)
+    hands, issues = _parse(_write(tmp_path, text))
+    assert issues == [] and len(hands) == len(names)
+    for name, h in zip(names, hands):
+        alone = _one(name)
+        assert (h.hand_id, h.game, h.players, h.hole_cards, h.board, h.actions, h.payoffs, h.stacks, h.posted) == (
+            alone.hand_id, alone.game, alone.players, alone.hole_cards, alone.board, alone.actions, alone.payoffs,
+            alone.stacks, alone.posted)
+        assert h.extra == alone.extra
+    # each hand's line is where its header is in the export (counted independently)
+    header_lines = [k + 1 for k, ln in enumerate(text.lstrip("\ufeff").split("\n")) if ln.startswith("PokerStars ")]
+    assert [h.line for h in hands] == header_lines
+
+
+def test_same_hand_number_twice_in_a_file(tmp_path):
+    good = HAND.format(id=7, flop="9d 9c 6h")
+    hands, issues = _parse(_write(tmp_path, good + "\n" + good))
+    assert len(hands) == 1 and len(issues) == 1 and "appears twice" in issues[0].reason
+
+
+def test_windows_line_ends_and_text_before_the_first_hand(tmp_path):
+    text = "exported by a tool\n\n" + HAND.format(id=1, flop="9d 9c 6h") + "\n" + HAND.format(id=2, flop="9d 9c 6h")
+    hands, issues = _parse(_write(tmp_path, text.replace("\n", "\r\n")))
+    assert [h.hand_id for h in hands] == ["1", "2"] and [h.line for h in hands] == [3, 3 + HAND.count("\n") + 1]
+    assert len(issues) == 1 and issues[0].line == 1 and "text outside a hand" in issues[0].reason
+
+
+@pytest.mark.parametrize("bad, reason", [
+    # malformed amounts and cards are issues, never exceptions out of parse()
+    (lambda t: t.replace("C: calls $1\n*** FLOP", "C: calls $\n*** FLOP"), "unreadable amount"),
+    (lambda t: t.replace("A: raises $1 to $2", "A: raises $1 to"), "unreadable amount"),
+    (lambda t: t.replace("A: bets $1", "A: bets $nan"), "unreadable amount"),
+    (lambda t: t.replace("B: folds", "B: shows [Ad"), "no cards in"),
+    (lambda t: t.replace("Seat 2: B ($50 in", "Seat 2: B ($5.0.0 in"), "corrupt seat line"),
+    # which fault is reported when a hand has several: the shape of the hand first ...
+    (lambda t: t.replace("A: bets $2", "A: bets $5").split("*** SUMMARY")[0], "truncated"),
+    (lambda t: t.replace("C: checks\nA: bets $1", "C: checks\nA: bets $3").replace("*** TURN ***", "*** RIVER ***"),
+     "out of order"),
+    (lambda t: t.replace("A: bets $2", "A: bets $5").replace("Total pot", "Totally"), "no 'Total pot"),
+    # ... then the first betting fault in the order of the lines
+    (lambda t: t.replace("C: checks\nA: bets $1", "C: checks\nA: bets $3").replace("A: bets $2", "A: bets $5"),
+     "A bets $3 on the flop"),
+])
+def test_faults_are_issues_and_the_shape_is_reported_first(tmp_path, bad, reason):
+    good = HAND.format(id=1, flop="9d 9c 6h")
+    text = bad(HAND.format(id=2, flop="9d 9c 6h")) + "\n" + good.replace("#1:", "#3:")
+    hands, issues = _parse(_write(tmp_path, good + "\n" + text))
+    assert [h.hand_id for h in hands] == ["1", "3"]
+    assert len(issues) == 1 and reason in issues[0].reason, issues
+
+
+def test_directory_is_not_a_hand_history(tmp_path):
+    with pytest.raises(LogFormatError):
+        list(PokerStarsParser().parse(str(tmp_path)))
+
+
+def test_actions_are_the_shared_limit_actions(tmp_path):
+    one, = _parse(_write(tmp_path, HAND.format(id=1, flop="9d 9c 6h")))[0]
+    two, = _parse(_write(tmp_path, HAND.format(id=2, flop="9d 9c 6h")))[0]
+    assert all(a is b for a, b in zip(one.actions, two.actions))
+    assert one.actions[0] is limit_action(0, 2, "r") and one.actions[0] == Action(0, 2, "r", None, False)
+
+
+def test_damaged_real_hands_never_raise(tmp_path):
+    """Lines dropped, doubled, moved or with a digit or letter changed: every hand is read
+    (and then balances to the rake) or reported, never an exception out of parse()."""
+    import random
+
+    rng = random.Random(20240611)
+    hands = [shared_path("pokerstars_fl", *n.split("/")).read_text(encoding="utf-8-sig").split("\n")
+             for n in sorted(FILES)]
+    read = reported = 0
+    for _ in range(300):
+        lines = list(rng.choice(hands))
+        for _ in range(rng.randint(1, 3)):
+            j = rng.randrange(len(lines))
+            op = rng.randrange(5)
+            if op == 0:
+                del lines[j]
+            elif op == 1:
+                lines.insert(j, lines[j])
+            elif op == 2:
+                lines.insert(rng.randrange(len(lines)), lines.pop(j))
+            else:
+                spots = [i for i, ch in enumerate(lines[j]) if (ch.isdigit() if op == 3 else ch.isalpha())]
+                if spots:
+                    i = rng.choice(spots)
+                    lines[j] = lines[j][:i] + rng.choice("0123456789" if op == 3 else "acdhsxAKQJT") + lines[j][i + 1:]
+        for r in PokerStarsParser().parse(_write(tmp_path, "\n".join(lines))):
+            assert isinstance(r, (HandRecord, ParseIssue))
+            if isinstance(r, HandRecord):
+                read += 1
+                assert abs(sum(r.payoffs) + r.extra["rake"]) < 1e-6
+                assert len(set(r.board) | {c for h in r.hole_cards if h for c in h}) == (
+                    len(r.board) + 2 * r.known_hole_cards)
+            else:
+                reported += 1
+    assert read > 0 and reported > 0

@@ -43,7 +43,7 @@ from typing import Iterator, Optional
 
 from cbr.errors import LogFormatError
 from cbr.game.gamedef import MAX_SEATS, GameDef
-from cbr.logs.record import Action, HandRecord, ParseIssue
+from cbr.logs.record import Action, HandRecord, ParseIssue, limit_action
 from evaluator_ext.cards import RANKS, SUITS, card_str
 
 __all__ = ["IrcParser", "decode_log_bytes"]
@@ -70,18 +70,6 @@ def decode_log_bytes(data: bytes) -> tuple[str, Optional[int]]:
         line = data.count(b"\n", 0, exc.start) + 1
         start = 3 if data.startswith(b"\xef\xbb\xbf") else 0
         return data[start:].decode("latin-1"), line
-
-
-_ACTIONS: dict[tuple, Action] = {}
-
-
-def _action(street: int, position: int, kind: str, amount: None, all_in: bool) -> Action:
-    """A shared limit Action (they are immutable; thousands of hands reuse a few hundred)."""
-    key = (street, position, kind, all_in)
-    a = _ACTIONS.get(key)
-    if a is None:
-        a = _ACTIONS[key] = Action(street, position, kind, None, all_in)  # type: ignore[arg-type]
-    return a
 
 
 class _Corrupt(Exception):
@@ -457,7 +445,7 @@ class IrcParser:
                         if stack[p] <= 0:
                             flag = True
                             all_in[p] = True
-                    actions.append(_action(street, p, kind, None, flag))
+                    actions.append(limit_action(street, p, kind, flag))
                     to_act.discard(p)
                     if flag:
                         to_act.discard(p)
@@ -492,7 +480,7 @@ class IrcParser:
             live -= 1
             quits.append(q)
             to_act.discard(q)
-            actions.append(_action(street, q, "f", None, False))
+            actions.append(limit_action(street, q, "f"))
             if live <= 1:
                 break
         return live

@@ -23,7 +23,11 @@ blinds`` goes to the pot only and is kept in ``extra["dead"]``. ``stacks`` come 
 the seat lines (short all-ins need them). ``payoffs`` are chips collected minus chips
 put in (uncalled bets returned), so they are *net of rake*: ``sum(payoffs) == -rake``
 (``extra["rake"]``). Each hand must balance: chips put in == total pot == collected +
-rake, or it is skipped with the reason.
+rake, or it is skipped with the reason. Malformed amounts, cards or lines make the hand
+a :class:`~cbr.logs.record.ParseIssue`; ``parse`` raises only for an unreadable path.
+
+Speed: each file is read with one open and one read, and each hand in one pass over its
+lines (``python3 bench/bench_parsers.py`` shows hands per second).
 
 >>> PokerStarsParser().sniff("h.txt", "\\ufeffPokerStars Game #1: Hold'em Limit ($1/$2 USD)")
 True
@@ -32,22 +36,28 @@ from __future__ import annotations
 
 import os
 import re
+import stat
+from bisect import bisect_right
+from operator import itemgetter
 from typing import Iterator, Optional
 
 from cbr.errors import LogFormatError
 from cbr.game.gamedef import MAX_SEATS, GameDef
 from cbr.logs.irc import decode_log_bytes
-from cbr.logs.record import Action, HandRecord, ParseIssue
+from cbr.logs.record import Action, HandRecord, ParseIssue, limit_action
 from evaluator_ext.cards import RANKS, SUITS, card_str
 
 __all__ = ["PokerStarsParser"]
 
-_CARD = {r + s: i * 4 + j for i, r in enumerate(RANKS) for j, s in enumerate(SUITS)}
+# a card in any letter case ("Ah", "ah", "AH") -> int; anything else is not a card
+_CARD = {rr + ss: i * 4 + j for i, r in enumerate(RANKS) for j, s in enumerate(SUITS)
+         for rr in {r, r.lower()} for ss in {s, s.upper()}}
 _HEADER = re.compile(r"^(?:\ufeff)?PokerStars (?:Zoom )?(?:Game|Hand) #(\d+):\s*(.*)$")
 _CASH_STAKES = re.compile(r"\(([$€£]?)([\d.,]+)/[$€£]?([\d.,]+)(?: [A-Z]{3})?\)")
 _LEVEL = re.compile(r"Level [^(]*\(([\d.,]+)/([\d.,]+)\)")
 _TABLE = re.compile(r"^Table '.*' (?:.*?)Seat #(\d+) is the button")
 _SEAT = re.compile(r"^Seat (\d+): (.+?) \([$€£]?([\d.,]+) in chips(?:[^)]*)\)(.*)$")
+_SEATS = re.compile(_SEAT.pattern, re.M)
 _UNCALLED = re.compile(r"^Uncalled bet \([$€£]?([\d.,]+)\) returned to (.+)$")
 _COLLECTED = re.compile(r"^(.+?) collected [$€£]?([\d.,]+) from (?:the )?(?:main |side )?pot(?:-\d+)?")
 _TOTAL = re.compile(r"^Total pot [$€£]?([\d.,]+).*?\| Rake [$€£]?([\d.,]+)")
@@ -55,20 +65,22 @@ _CARDS = re.compile(r"\[([^\]]*)\]")
 _AMOUNT = re.compile(r"[$€£]?([\d][\d.,]*)")
 _GAMES: dict[tuple, GameDef] = {}   # game definitions are immutable: shared by all parsers
 _STREETS = {"*** HOLE CARDS ***": 0, "*** FLOP ***": 1, "*** TURN ***": 2, "*** RIVER ***": 3}
+_SHOWDOWN = ("*** SHOW DOWN", "*** FIRST", "*** SECOND")
+_NOT_BETTING = ("mucks", "doesn't show", "is sitting out", "sits out", "is disconnected", "has timed out",
+                "is connected", "has returned", "leaves", "said")
 _STREET_NAMES = ("pre-flop", "flop", "turn", "river")
+# betting verbs by their first five letters (then checked in full): fold, check, call, bet, raise
+_VERBS = {"folds": "f", "check": "k", "calls": "c", "bets ": "b", "raise": "r"}
+_CURRENCY = "$€£"
+# A limit action as one int, street * _STREET_CODES + 6 * position + 2 * kind (f 0, c 1, r 2)
+# + all in, and _ACTIONS[code] its shared Action: a hand's actions are coded without the
+# position while the lines are read, and looked up once the positions are known.
+_STREET_CODES = 6 * MAX_SEATS
+_ACTIONS: list[Action] = [limit_action(street, position, kind, all_in) for street in range(4)  # type: ignore[arg-type]
+                          for position in range(MAX_SEATS) for kind in "fcr" for all_in in (False, True)]
 _EPS = 1e-6
-
-
-_ACTIONS: dict[tuple, Action] = {}
-
-
-def _action(street: int, position: int, kind: str, amount: None, all_in: bool) -> Action:
-    """A shared limit Action (they are immutable; thousands of hands reuse a few hundred)."""
-    key = (street, position, kind, all_in)
-    a = _ACTIONS.get(key)
-    if a is None:
-        a = _ACTIONS[key] = Action(street, position, kind, None, all_in)  # type: ignore[arg-type]
-    return a
+_INF = float("inf")
+_first = itemgetter(0)
 
 
 class _Bad(Exception):
@@ -76,12 +88,64 @@ class _Bad(Exception):
 
 
 def _money(text: str) -> float:
-    return float(text.replace(",", ""))
+    """Chips from ``1,250`` / ``0.50``; a malformed amount makes the hand unreadable."""
+    try:
+        x = float(text.replace(",", ""))
+    except ValueError:
+        raise _Bad(f"unreadable amount {text!r}") from None
+    if not 0.0 <= x < _INF:
+        raise _Bad(f"unreadable amount {text!r}")
+    return x
 
 
 def _r(x: float) -> float:
     """Chips rounded to the cent (sums of dollar amounts drift in binary)."""
     return round(x + 0.0, 2)
+
+
+def _read_bytes(path: str) -> bytes:
+    """The whole file in one open, one stat and (for a regular file) one read.
+
+    FileNotFoundError for a missing path; LogFormatError for a directory.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+    except PermissionError:
+        if os.path.isdir(path):   # Windows refuses to open a directory
+            raise LogFormatError(f"{path}: is a directory, not a PokerStars hand history file") from None
+        raise
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise LogFormatError(f"{path}: is a directory, not a PokerStars hand history file")
+        want = info.st_size + 1
+        data = os.read(fd, want)
+        if len(data) < want and stat.S_ISREG(info.st_mode):
+            return data                     # a short read of a regular file is its end
+        chunks = [data]
+        while data:                         # a pipe, or a file that grew meanwhile
+            data = os.read(fd, 1 << 16)
+            chunks.append(data)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _hand_starts(text: str, lines: list[str]) -> list[int]:
+    """Indexes in ``lines`` (``text`` split at newlines) of the lines that are hand headers."""
+    starts: list[int] = []
+    pos = 0 if text.startswith("PokerStars ") else text.find("\nPokerStars ") + 1
+    if pos == 0 and not text.startswith("PokerStars "):
+        return starts
+    line_no = counted = 0
+    while True:
+        line_no += text.count("\n", counted, pos)
+        counted = pos
+        if _HEADER.match(lines[line_no]):
+            starts.append(line_no)
+        pos = text.find("\nPokerStars ", pos) + 1
+        if pos == 0:
+            return starts
 
 
 class PokerStarsParser:
@@ -105,28 +169,25 @@ class PokerStarsParser:
 
     def parse(self, path: str) -> Iterator[HandRecord | ParseIssue]:
         """Hands of one file in order; bad hands become :class:`ParseIssue` (``file:line``)."""
-        if os.path.isdir(path):
-            raise LogFormatError(f"{path}: is a directory, not a PokerStars hand history file")
-        with open(path, "rb") as fh:  # FileNotFoundError for a missing path
-            text, bad_line = decode_log_bytes(fh.read())
+        text, bad_line = decode_log_bytes(_read_bytes(path))
         if bad_line is not None:
             yield ParseIssue(path, bad_line, "not UTF-8 text; read as latin-1")
-        lines = [ln.rstrip() for ln in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
-        start: Optional[int] = None
+        if "\r" in text:
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        lines = list(map(str.rstrip, text.split("\n")))
+        starts = _hand_starts(text, lines)
+        first = starts[0] if starts else len(lines)
+        for i in range(first):
+            if lines[i].strip():
+                yield ParseIssue(path, i + 1, f"text outside a hand: {lines[i].strip()[:60]!r}")
+                break
         seen_ids: set[str] = set()
-        stray = False
-        for i, line in enumerate(lines + ["PokerStars Game #0: <end>"]):
-            if line.startswith("PokerStars ") and _HEADER.match(line):
-                if start is not None:
-                    end = i
-                    while end > start and not lines[end - 1]:
-                        end -= 1
-                    yield self._one(path, start, lines[start:end], seen_ids)
-                start = i
-            elif start is None and line.strip() and not stray:
-                stray = True
-                yield ParseIssue(path, i + 1, f"text outside a hand: {line.strip()[:60]!r}")
-        # (the sentinel header ends the last hand)
+        starts.append(len(lines))
+        for k in range(len(starts) - 1):
+            start, end = starts[k], starts[k + 1]
+            while end > start and not lines[end - 1]:
+                end -= 1
+            yield self._one(path, start, lines[start:end], seen_ids)
 
     def _one(self, path: str, start: int, block: list[str], seen_ids: set[str]) -> HandRecord | ParseIssue:
         try:
@@ -141,12 +202,20 @@ class PokerStarsParser:
     # -- one hand --------------------------------------------------------------------
     def _hand(self, path: str, line: int, block: list[str]) -> HandRecord:
         m = _HEADER.match(block[0])
-        assert m is not None
+        if m is None:
+            raise _Bad("not a PokerStars hand header")
         hand_id, desc = m.group(1), m.group(2)
         if "Hold'em Limit" not in desc:
             variant = desc.split(" - ")[0]
             variant = re.sub(r"^Tournament #\d+, ", "", variant)
             raise _Bad(f"hand #{hand_id}: variant {variant.strip()!r} not supported (only Hold'em Limit)")
+        try:
+            return self._limit_hand(path, line, block, hand_id, desc)
+        except _Bad as exc:
+            msg = str(exc)
+            raise _Bad(msg if msg.startswith("hand #") else f"hand #{hand_id}: {msg}") from None
+
+    def _limit_hand(self, path: str, line: int, block: list[str], hand_id: str, desc: str) -> HandRecord:
         lm = _LEVEL.search(desc)
         sm = lm or _CASH_STAKES.search(desc)
         if sm is None:
@@ -155,7 +224,8 @@ class PokerStarsParser:
             small_bet, big_bet = _money(lm.group(1)), _money(lm.group(2))
         else:
             small_bet, big_bet = _money(sm.group(2)), _money(sm.group(3))
-        if len(block) < 2:
+        nb = len(block)
+        if nb < 2:
             raise _Bad(f"hand #{hand_id}: truncated hand (header only)")
         tm = _TABLE.match(block[1])
         if tm is None:
@@ -164,229 +234,282 @@ class PokerStarsParser:
 
         seats: dict[str, tuple[int, float, bool]] = {}   # name -> (seat, stack, sitting out)
         i = 2
-        while i < len(block) and block[i].startswith("Seat "):
-            sm2 = _SEAT.match(block[i])
-            if sm2 is None:
-                raise _Bad(f"hand #{hand_id}: corrupt seat line {block[i]!r}")
-            seat_no, who, chips, tail = sm2.groups()
-            seats[who] = (int(seat_no), float(chips.replace(",", "")), "sitting out" in tail)
+        while i < nb and block[i].startswith("Seat "):
             i += 1
-        by_seat = {str(seat): name for name, (seat, _, _) in seats.items()}
+        found = _SEATS.findall("\n".join(block[2:i]))      # one match per good line
+        try:
+            if len(found) != i - 2:
+                raise ValueError
+            for seat_no, who, chips, tail in found:
+                seats[who] = (int(seat_no), float(chips.replace(",", "")), "sitting out" in tail)
+        except ValueError:                                  # a line that does not match, or "1.2.3" chips
+            raise self._bad_seat_line(block[2:i], hand_id) from None
         if len(seats) < 2:
             raise _Bad(f"hand #{hand_id}: {len(seats)} players seated")
 
-        # first pass over the body: who is dealt in, in what order lines come
-        body = block[i:]
-        at = next((k for k, b in enumerate(body) if b.startswith("*** SUMMARY ***")), None)
-        if at is None:
-            raise _Bad(f"hand #{hand_id}: truncated hand (no *** SUMMARY ***)")
-        events: list[tuple[int, str, str]] = []   # (street, name, rest of line)
+        # One pass over the body, chips counted as the lines come. Players are keyed by
+        # name: positions are known only at the end (players dealt in = seated players
+        # with a line in the hand). The first betting fault is kept in `wrong` and raised
+        # after the checks of the hand's shape (summary, sections, board, total pot,
+        # players dealt in), which take precedence when a hand has several faults.
         street = -1
         board: list[str] = []
         shown: dict[str, list[str]] = {}
         returned: dict[str, float] = {}
         collected: dict[str, float] = {}
+        acting: set[str] = set()
+        acts: list[tuple[int, str]] = []                    # (action code less the position, name)
+        at = 0                                              # street * _STREET_CODES
+        put: dict[str, float] = {}
+        posted: dict[str, float] = {}
+        dead: dict[str, float] = {}
+        nominal: dict[str, float] = {}
+        this: dict[str, float] = {}
+        sb_first: Optional[str] = None
+        bb_first: Optional[str] = None
+        sb_amount: Optional[float] = None
+        raises = [0, 0, 0, 0]
+        level = 0.0
+        size = small_bet
+        wrong: Optional[str] = None
+        summary = -1
+        betting = False                                     # pre-flop .. river
+        for k, b in enumerate(block[i:], i):
+            if not b:
+                continue
+            # the common case first: "name: action" by a seated player
+            name, colon, rest = b.partition(": ")
+            if not colon or name not in seats:
+                if b.startswith("*** "):
+                    if b.startswith("*** SUMMARY ***"):
+                        summary = k
+                        break
+                    if b.startswith(_SHOWDOWN):
+                        street = 4
+                        betting = False
+                        continue
+                    section = b[:b.find(" ***", 3) + 4]       # "*** FLOP ***"
+                    s = _STREETS.get(section)
+                    if s is None:
+                        raise self._shape_error(block, k, hand_id, f"hand #{hand_id}: unknown section {b!r}")
+                    if s != street + 1:
+                        raise self._shape_error(block, k, hand_id, f"hand #{hand_id}: {section} out of order")
+                    street = s
+                    at = s * _STREET_CODES
+                    betting = True
+                    if s == 0:
+                        this = dict(posted)
+                        level = max(max(nominal.values(), default=0.0), max(posted.values(), default=0.0))
+                    else:
+                        groups = _CARDS.findall(b)
+                        new = groups[-1].split() if groups else []
+                        if len(new) != (3 if s == 1 else 1):
+                            raise self._shape_error(block, k, hand_id, f"hand #{hand_id}: bad board line {b!r}")
+                        board.extend(new)
+                        this = {}
+                        level = 0.0
+                        if s == 2:
+                            size = big_bet
+                    continue
+                elif b.startswith("Dealt to "):
+                    rest = b[9:]
+                    name = rest[: rest.rfind(" [")] if " [" in rest else rest
+                    cm = _CARDS.search(rest, len(name))
+                    if name in seats and cm:
+                        shown[name] = cm.group(1).split()
+                        acting.add(name)
+                    continue
+                else:
+                    um = _UNCALLED.match(b) if b.startswith("Uncalled") else None
+                    if um:
+                        who = um.group(2).strip()
+                        returned[who] = returned.get(who, 0.0) + _money(um.group(1))
+                        continue
+                    cm2 = _COLLECTED.match(b) if " collected " in b else None
+                    if cm2 and cm2.group(1) in seats:
+                        collected[cm2.group(1)] = collected.get(cm2.group(1), 0.0) + _money(cm2.group(2))
+                        continue
+                    name, rest = self._split_actor(b, seats)
+                    if name is None:
+                        continue  # chat, joins/leaves, table messages
+
+            # a line of a seated player: name, rest
+            if betting and (verb := _VERBS.get(rest[:5])) is not None:
+                if verb == "f":
+                    acting.add(name)
+                    if wrong is None:
+                        acts.append((at + rest.endswith("and is all-in"), name))
+                    continue
+                if verb == "k" and rest.startswith("checks"):
+                    acting.add(name)
+                    if wrong is None:
+                        if this.get(name, 0.0) + _EPS < level:
+                            wrong = f"hand #{hand_id}: {name} checks facing a bet on the {_STREET_NAMES[street]}"
+                        else:
+                            acts.append((at + 2 + rest.endswith("and is all-in"), name))
+                    continue
+                if verb == "c" and rest.startswith("calls "):
+                    acting.add(name)
+                    if wrong is None:
+                        try:
+                            amt = _money(rest[6:].split(None, 1)[0].lstrip(_CURRENCY))
+                        except _Bad as exc:
+                            wrong = f"hand #{hand_id}: {exc} in {name}: {rest}"
+                            continue
+                        put[name] = put.get(name, 0.0) + amt
+                        now = this[name] = round(this.get(name, 0.0) + amt + 0.0, 2)
+                        if now > level + _EPS:
+                            wrong = f"hand #{hand_id}: {name} calls more than the bet on the {_STREET_NAMES[street]}"
+                        else:
+                            acts.append((at + 2 + rest.endswith("and is all-in"), name))
+                    continue
+                if verb == "b" or (verb == "r" and rest.startswith("raises ")):
+                    acting.add(name)
+                    if wrong is None:
+                        all_in = rest.endswith("and is all-in")
+                        words = rest.split()
+                        before = this.get(name, 0.0)
+                        try:
+                            if verb == "b":
+                                to = round(before + _money(words[1].lstrip(_CURRENCY)) + 0.0, 2)
+                            else:
+                                to = _money(words[-4 if all_in else -1].lstrip(_CURRENCY))
+                        except _Bad as exc:
+                            wrong = f"hand #{hand_id}: {exc} in {name}: {rest}"
+                            continue
+                        full = round(level + size + 0.0, 2)
+                        if to > full + _EPS or (to < full - _EPS and not all_in):
+                            wrong = (f"hand #{hand_id}: {name} {' '.join(words[:4])} on the "
+                                     f"{_STREET_NAMES[street]}, but the limit bet makes it {full:g}: "
+                                     f"not limit betting")
+                            continue
+                        put[name] = put.get(name, 0.0) + (to - before)
+                        this[name] = to
+                        if to > level + _EPS:
+                            level = to
+                            raises[street] += 1
+                            acts.append((at + 4 + all_in, name))
+                        else:
+                            acts.append((at + 2 + all_in, name))
+                    continue
+            elif street == -1 and rest.startswith("posts "):   # the blinds (and antes)
+                acting.add(name)
+                if rest.startswith("posts small blind"):
+                    post = "sb"
+                    if sb_first is None:
+                        sb_first = name
+                elif rest.startswith("posts big blind"):
+                    post = "bb"
+                    if bb_first is None:
+                        bb_first = name
+                elif rest.startswith("posts small & big blinds"):
+                    post = "sb+bb"
+                elif rest.startswith("posts the ante"):
+                    post = "ante"
+                else:
+                    post = ""
+                if wrong is not None:
+                    continue
+                amounts = _AMOUNT.findall(rest)
+                if not amounts:
+                    wrong = f"hand #{hand_id}: unexpected line before the cards: {name}: {rest}"
+                    continue
+                try:
+                    amt = _money(amounts[-1])
+                except _Bad as exc:
+                    wrong = f"hand #{hand_id}: {exc} in {name}: {rest}"
+                    continue
+                if post == "sb":
+                    posted[name] = posted.get(name, 0.0) + amt
+                    if name == sb_first:
+                        sb_amount = nominal[name] = small_bet / 2 if rest.endswith("and is all-in") else amt
+                elif post == "bb":
+                    posted[name] = posted.get(name, 0.0) + amt
+                    if name == bb_first:
+                        nominal[name] = small_bet
+                elif post == "sb+bb":
+                    live = min(small_bet, amt)
+                    posted[name] = posted.get(name, 0.0) + live
+                    dead[name] = dead.get(name, 0.0) + _r(amt - live)
+                elif post == "ante":
+                    dead[name] = dead.get(name, 0.0) + amt
+                else:
+                    wrong = f"hand #{hand_id}: unknown post {name}: {rest}"
+                    continue
+                put[name] = put.get(name, 0.0) + amt
+                continue
+            if rest.startswith("shows ["):
+                cm = _CARDS.search(rest)
+                if cm is None:
+                    raise self._shape_error(block, k, hand_id, f"hand #{hand_id}: no cards in {b!r}")
+                shown[name] = cm.group(1).split()
+                continue
+            if street >= 4 or rest.startswith(_NOT_BETTING):
+                continue
+            acting.add(name)
+            if wrong is None:
+                wrong = (f"hand #{hand_id}: unknown action {name}: {rest}" if street >= 0 else
+                         f"hand #{hand_id}: unexpected line before the cards: {name}: {rest}")
+        if summary < 0:
+            raise _Bad(f"hand #{hand_id}: truncated hand (no *** SUMMARY ***)")
+
         total_pot = rake = None
-        sb_posters: list[str] = []
-        bb_posters: list[str] = []
-        for b in body[at + 1:]:              # the summary
+        by_seat: Optional[dict[str, str]] = None
+        for b in block[summary + 1:]:
             if b.startswith("Seat "):
                 if "showed [" in b or "mucked [" in b:
-                    k = b.find(": ")
-                    name = by_seat.get(b[5:k]) if k > 5 else None
+                    if by_seat is None:
+                        by_seat = {str(seat): nm for nm, (seat, _, _) in seats.items()}
+                    c = b.find(": ")
+                    name = by_seat.get(b[5:c]) if c > 5 else None
                     cm = _CARDS.search(b)
-                    if name is not None and cm and b.startswith(name + " ", k + 2):
+                    if name is not None and cm and b.startswith(name + " ", c + 2):
                         shown.setdefault(name, cm.group(1).split())
                 continue
             tp = _TOTAL.match(b) if b.startswith("Total pot") else None
             if tp:
                 total_pot, rake = _money(tp.group(1)), _money(tp.group(2))
-        for b in body[:at]:
-            if not b:
-                continue
-            # the common case first: "name: action" by a seated player
-            k = b.find(": ")
-            if k > 0 and b[:k] in seats:
-                name, rest = b[:k], b[k + 2:]
-            elif b.startswith("*** "):
-                if b.startswith("*** SHOW DOWN") or b.startswith("*** FIRST") or b.startswith("*** SECOND"):
-                    street = 4
-                    continue
-                for key, s in _STREETS.items():
-                    if b.startswith(key):
-                        if s != street + 1:
-                            raise _Bad(f"hand #{hand_id}: {key} out of order")
-                        street = s
-                        if s > 0:
-                            groups = _CARDS.findall(b)
-                            new = groups[-1].split() if groups else []
-                            if len(new) != (3 if s == 1 else 1):
-                                raise _Bad(f"hand #{hand_id}: bad board line {b!r}")
-                            board.extend(new)
-                        break
-                else:
-                    raise _Bad(f"hand #{hand_id}: unknown section {b!r}")
-                continue
-            elif b.startswith("Dealt to "):
-                rest = b[9:]
-                name = rest[: rest.rfind(" [")] if " [" in rest else rest
-                cm = _CARDS.search(rest[len(name):])
-                if name in seats and cm:
-                    shown[name] = cm.group(1).split()
-                    events.append((street, name, "dealt"))
-                continue
-            else:
-                um = _UNCALLED.match(b) if b.startswith("Uncalled") else None
-                if um:
-                    who = um.group(2).strip()
-                    returned[who] = returned.get(who, 0.0) + _money(um.group(1))
-                    continue
-                cm2 = _COLLECTED.match(b) if " collected " in b else None
-                if cm2 and cm2.group(1) in seats:
-                    collected[cm2.group(1)] = collected.get(cm2.group(1), 0.0) + _money(cm2.group(2))
-                    continue
-                name, rest = self._split_actor(b, seats)
-                if name is None:
-                    continue  # chat, joins/leaves, table messages
-            if rest.startswith("shows ["):
-                shown[name] = _CARDS.search(rest).group(1).split()  # type: ignore[union-attr]
-                continue
-            if rest.startswith(("mucks", "doesn't show", "is sitting out", "sits out", "is disconnected",
-                                "has timed out", "is connected", "has returned", "leaves", "said")):
-                continue
-            if street >= 4:
-                continue
-            if street == -1:
-                if rest.startswith("posts small blind"):
-                    sb_posters.append(name)
-                elif rest.startswith("posts big blind"):
-                    bb_posters.append(name)
-            events.append((street, name, rest))
-        if total_pot is None:
+        if total_pot is None or rake is None:
             raise _Bad(f"hand #{hand_id}: no 'Total pot ... | Rake ...' line in the summary")
 
         # players dealt in, in blind order
-        acting = {name for _, name, _ in events}
-        dealt = sorted((seat, name) for name, (seat, _, _) in seats.items() if name in acting)
+        dealt = sorted([(seats[nm][0], nm) for nm in acting])     # (seat, name); acting are seated
         n = len(dealt)
         if n < 2:
             raise _Bad(f"hand #{hand_id}: {n} players dealt in")
         if n > MAX_SEATS:
             raise _Bad(f"hand #{hand_id}: {n} players dealt; game definitions seat at most {MAX_SEATS}")
-        after_button = [x for x in dealt if x[0] > button] + [x for x in dealt if x[0] <= button]
+        if wrong is not None:
+            raise _Bad(wrong)
+        k = bisect_right(dealt, button, key=_first)      # the first seat after the button
+        after_button = dealt[k:] + dealt[:k]
         if n == 2:
             after_button = after_button[::-1]  # heads-up: the button is the small blind
-        names = [name for _, name in after_button]
-        if sb_posters:
-            k = names.index(sb_posters[0])
+        names = [nm for _, nm in after_button]
+        no_small = False
+        if sb_first is not None:
+            k = names.index(sb_first)
             names = names[k:] + names[:k]
-            no_small = False
-        elif bb_posters:
-            k = names.index(bb_posters[0])
+        elif bb_first is not None:
+            k = names.index(bb_first)
             names = names[k:] + names[:k]
             no_small = True
-        else:
-            no_small = False
-        pos = {name: p for p, name in enumerate(names)}
-
-        # second pass: blinds and actions, with the chips
-        posted = [0.0] * n
-        dead = [0.0] * n
-        put = [0.0] * n
-        stacks = [seats[name][1] for name in names]
-        nominal = [0.0] * n
-        sb_amount = None
-        actions: list[Action] = []
-        raises = [0, 0, 0, 0]
-        this = [0.0] * n
-        level = 0.0
-        cur = -1
-        for s, name, rest in events:
-            p = pos[name]
-            all_in = rest.endswith("and is all-in")
-            if s == -1:
-                if rest == "dealt":
-                    continue
-                amounts = [_money(a) for a in _AMOUNT.findall(rest)]
-                if not rest.startswith("posts ") or not amounts:
-                    raise _Bad(f"hand #{hand_id}: unexpected line before the cards: {name}: {rest}")
-                amt = amounts[-1]
-                if rest.startswith("posts small & big blinds"):
-                    live = min(small_bet, amt)
-                    posted[p] += live
-                    dead[p] += _r(amt - live)
-                elif rest.startswith("posts the ante"):
-                    dead[p] += amt
-                elif rest.startswith("posts small blind"):
-                    posted[p] += amt
-                    if name == (sb_posters[0] if sb_posters else None):
-                        nominal[p] = amt if not all_in else small_bet / 2
-                        sb_amount = nominal[p]
-                elif rest.startswith("posts big blind"):
-                    posted[p] += amt
-                    if name == (bb_posters[0] if bb_posters else None):
-                        nominal[p] = small_bet
-                else:
-                    raise _Bad(f"hand #{hand_id}: unknown post {name}: {rest}")
-                put[p] += amt
-                continue
-            if rest == "dealt":
-                continue
-            if s != cur:
-                if s == 0:
-                    this = posted[:]
-                    level = max(max(nominal), max(posted))
-                else:
-                    this = [0.0] * n
-                    level = 0.0
-                cur = s
-                size = small_bet if s < 2 else big_bet
-            if rest.startswith("folds"):
-                kind = "f"
-            elif rest.startswith("checks"):
-                kind = "c"
-                if this[p] + _EPS < level:
-                    raise _Bad(f"hand #{hand_id}: {name} checks facing a bet on the {_STREET_NAMES[s]}")
-            elif rest.startswith("calls "):
-                kind = "c"
-                amt = _money(rest[6:].split()[0].lstrip("$€£"))
-                put[p] += amt
-                this[p] = _r(this[p] + amt)
-                if this[p] > level + _EPS:
-                    raise _Bad(f"hand #{hand_id}: {name} calls more than the bet on the {_STREET_NAMES[s]}")
-            elif rest.startswith("bets ") or rest.startswith("raises "):
-                kind = "r"
-                words = rest.split()
-                to = _money(words[-1 if not all_in else -4].lstrip("$€£")) if words[0] == "raises" else None
-                if words[0] == "bets":
-                    amt = _money(words[1].lstrip("$€£"))
-                    to = _r(this[p] + amt)
-                assert to is not None
-                full = _r(level + size)
-                if to > full + _EPS or (to < full - _EPS and not all_in):
-                    raise _Bad(f"hand #{hand_id}: {name} {' '.join(words[:4])} on the {_STREET_NAMES[s]}, "
-                               f"but the limit bet makes it {full:g}: not limit betting")
-                put[p] += to - this[p]
-                this[p] = to
-                if to > level + _EPS:
-                    level = to
-                    raises[s] += 1
-                else:
-                    kind = "c"
-            else:
-                raise _Bad(f"hand #{hand_id}: unknown action {name}: {rest}")
-            actions.append(_ACTIONS.get((s, p, kind, all_in)) or _action(s, p, kind, None, all_in))
+        pos = {nm: p for p, nm in enumerate(names)}
+        actions = [_ACTIONS[code + 6 * pos[nm]] for code, nm in acts]
 
         # chips must balance
+        put_p = [put.get(nm, 0.0) for nm in names]
+        dead_p = [dead.get(nm, 0.0) for nm in names] if dead else [0.0] * n
+        stacks = [seats[nm][1] for nm in names]
         extra_notes: dict = {}
-        put_in = _r(sum(put))
-        back = _r(sum(returned.get(nm, 0.0) for nm in names))
+        put_in = _r(sum(put_p))
+        back = _r(sum([returned.get(nm, 0.0) for nm in names]) if returned else 0.0)
         if not returned and put_in - total_pot > 0.005:
             # 2005 histories leave out "Uncalled bet returned": the top contributor's
             # excess over the next one went back to him without a line
-            order = sorted(range(n), key=lambda q: put[q] - dead[q], reverse=True)
+            order = sorted(range(n), key=lambda q: put_p[q] - dead_p[q], reverse=True)
             top, second = order[0], order[1]
-            excess = _r((put[top] - dead[top]) - (put[second] - dead[second]))
+            excess = _r((put_p[top] - dead_p[top]) - (put_p[second] - dead_p[second]))
             if abs(put_in - total_pot - excess) <= 0.005:
                 returned[names[top]] = excess
                 back = excess
@@ -396,36 +519,47 @@ class PokerStarsParser:
         won = _r(sum(collected.values()))
         if abs(won + rake - total_pot) > 0.005:
             raise _Bad(f"hand #{hand_id}: collected {won:g} + rake {rake:g} != total pot {total_pot:g}")
-        for p in range(n):
-            if put[p] - returned.get(names[p], 0.0) > stacks[p] + 0.005:
-                raise _Bad(f"hand #{hand_id}: {names[p]} puts in more than his stack {stacks[p]:g}")
-        payoffs = tuple(_r(collected.get(nm, 0.0) + returned.get(nm, 0.0) - put[p]) for p, nm in enumerate(names))
+        if returned:
+            over = [p for p in range(n) if put_p[p] - returned.get(names[p], 0.0) > stacks[p] + 0.005]
+        else:
+            over = [p for p, (x, stack) in enumerate(zip(put_p, stacks)) if x > stack + 0.005]
+        if over:
+            p = over[0]
+            raise _Bad(f"hand #{hand_id}: {names[p]} puts in more than his stack {stacks[p]:g}")
+        net = [-x for x in put_p]            # collected + returned - put, to the cent
+        for nm in (*collected, *returned):
+            p = pos.get(nm, -1)
+            if p >= 0:
+                net[p] = collected.get(nm, 0.0) + returned.get(nm, 0.0) - put_p[p]
+        payoffs = tuple([round(x + 0.0, 2) if x else 0.0 for x in net])
 
         # cards
         seen: set[int] = set()
-        board_ints = tuple(self._card(c, seen, hand_id) for c in board)
-        holes: list[Optional[tuple[int, int]]] = []
+        board_ints = tuple([self._card(c, seen, hand_id) for c in board])
+        holes: list[Optional[tuple[int, int]]] = [None] * n
         partial: dict[str, str] = {}
-        for nm in names:
-            cards = shown.get(nm)
-            if cards is None:
-                holes.append(None)
-            elif len(cards) == 2:
-                holes.append((self._card(cards[0], seen, hand_id), self._card(cards[1], seen, hand_id)))
+        card = self._card
+        for p in sorted([pos[nm] for nm in shown if nm in pos]):    # in position order
+            cards = shown[names[p]]
+            if len(cards) == 2:
+                holes[p] = (card(cards[0], seen, hand_id), card(cards[1], seen, hand_id))
             else:
                 for c in cards:
-                    self._card(c, seen, hand_id)
-                partial[nm] = " ".join(cards)
-                holes.append(None)
+                    card(c, seen, hand_id)
+                partial[names[p]] = " ".join(cards)
 
-        caps = tuple(max(c, r) for c, r in zip(self.raise_cap, raises))
-        game = self._game(n, nominal, no_small, small_bet, big_bet, caps, sb_amount)
-        post_t = tuple(_r(x) for x in posted)
-        extra: dict = {"button_seat": button, "seats": tuple(seats[nm][0] for nm in names), "rake": rake,
+        caps = self.raise_cap if max(raises) <= min(self.raise_cap) else tuple(
+            [max(c, r) for c, r in zip(self.raise_cap, raises)])
+        game = self._game(n, no_small, small_bet, big_bet, caps, sb_amount)
+        post_l = [0.0] * n
+        for nm, x in posted.items():                         # the posters are dealt in
+            post_l[pos[nm]] = round(x + 0.0, 2)
+        post_t = tuple(post_l)
+        extra: dict = {"button_seat": button, "seats": tuple([seats[nm][0] for nm in names]), "rake": rake,
                        "total_pot": total_pot}
         extra.update(extra_notes)
-        if any(dead):
-            extra["dead"] = tuple(dead)
+        if any(dead_p):
+            extra["dead"] = tuple(dead_p)
         if partial:
             extra["partial_cards"] = partial
         if lm:
@@ -438,18 +572,40 @@ class PokerStarsParser:
         )
 
     @staticmethod
+    def _bad_seat_line(lines: list[str], hand_id: str) -> _Bad:
+        """The error naming the first of the seat ``lines`` that does not read."""
+        for line in lines:
+            sm = _SEAT.match(line)
+            try:
+                if sm is not None and float(sm.group(3).replace(",", "")) >= 0:
+                    continue
+            except ValueError:
+                pass
+            return _Bad(f"hand #{hand_id}: corrupt seat line {line!r}")
+        return _Bad(f"hand #{hand_id}: corrupt seat lines")
+
+    @staticmethod
+    def _shape_error(block: list[str], k: int, hand_id: str, reason: str) -> _Bad:
+        """The error for a malformed line ``k`` of the body; a hand without a summary is
+        reported as truncated first (the likelier cause)."""
+        for b in block[k + 1:]:
+            if b.startswith("*** SUMMARY ***"):
+                return _Bad(reason)
+        return _Bad(f"hand #{hand_id}: truncated hand (no *** SUMMARY ***)")
+
+    @staticmethod
     def _split_actor(line: str, seats: dict) -> tuple[Optional[str], str]:
         """``name: rest`` for a seated player's line (names may contain ': ')."""
         k = line.find(": ")
         while k != -1:
             if line[:k] in seats:
-                return line[:k], line[k + 2:].rstrip()
+                return line[:k], line[k + 2:]
             k = line.find(": ", k + 2)
         return None, ""
 
     @staticmethod
     def _card(text: str, seen: set[int], hand_id: str) -> int:
-        c = _CARD.get(text[:1].upper() + text[1:].lower()) if len(text) == 2 else None
+        c = _CARD.get(text)
         if c is None:
             raise _Bad(f"hand #{hand_id}: unknown card {text!r}")
         if c in seen:
@@ -457,7 +613,7 @@ class PokerStarsParser:
         seen.add(c)
         return c
 
-    def _game(self, n: int, nominal: list[float], no_small: bool, small_bet: float, big_bet: float,
+    def _game(self, n: int, no_small: bool, small_bet: float, big_bet: float,
               caps: tuple[int, ...], sb_amount: Optional[float]) -> GameDef:
         if no_small:
             blinds = (small_bet,) + (0.0,) * (n - 1)

@@ -41,6 +41,28 @@ class Action:
     all_in: bool = False
 
 
+_LIMIT_ACTIONS: dict[tuple[int, int, str, bool], Action] = {}
+
+
+def limit_action(street: int, position: int, kind: ActionKind, all_in: bool = False) -> Action:
+    """The shared :class:`Action` of a limit game (no amount).
+
+    Actions are immutable, so parsers reuse one object per ``(street, position, kind,
+    all_in)``: a log of a million hands holds a few hundred distinct limit actions.
+
+    >>> limit_action(1, 2, "r") is limit_action(1, 2, "r")
+    True
+    >>> limit_action(0, 0, "c", all_in=True)
+    Action(street=0, position=0, kind='c', amount=None, all_in=True)
+    """
+    key = (street, position, kind, all_in)
+    a = _LIMIT_ACTIONS.get(key)
+    if a is None:
+        a = _LIMIT_ACTIONS[key] = Action(street, position, kind, None, all_in)
+    return a
+
+
+
 @dataclass(frozen=True)
 class HandRecord:
     """A hand as read from a log. Positions index ``players``, ``hole_cards``, ``payoffs``.
