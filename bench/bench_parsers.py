@@ -46,6 +46,14 @@ def _rate(label: str, hands: int, seconds: float, target: float | None = None) -
     return rate
 
 
+def _report(label: str, measured: tuple[int, float, float], target: float | None = None) -> float:
+    """Print the best round (the figure least disturbed by neighbours) and the median."""
+    n, best, median = measured
+    rate = _rate(label, n, best, target)
+    print(f"{'':<40} (best of rounds; median round {n / median:,.0f} hands/s)")
+    return rate
+
+
 def bench_acpc(repeat: int) -> None:
     from cbr.logs.acpc import AcpcParser
 
@@ -53,12 +61,12 @@ def bench_acpc(repeat: int) -> None:
     texts = [(str(f), f.read_text()) for f in files]
     limit = [(s, t) for s, t in texts if "dealer_example_limit" in s]
     for label, subset in (("acpc, all (limit + Pluribus NL)", texts), ("acpc, fixed-limit 2p/3p only", limit)):
-        n, t0 = 0, time.process_time()
-        for _ in range(repeat):
+        def one_round(subset=subset) -> int:
             parser = AcpcParser()
-            for source, text in subset:
-                n += sum(1 for r in parser.parse_text(text, source) if isinstance(r, HandRecord))
-        _rate(label + ", parse", n, time.process_time() - t0, 50_000)
+            return sum(1 for source, text in subset for r in parser.parse_text(text, source)
+                       if isinstance(r, HandRecord))
+
+        _report(label + ", parse", _best_of(max(repeat, 5), one_round), 50_000)
     try:
         from cbr.logs.replay import replay
     except ImportError:
@@ -82,28 +90,28 @@ def bench_phh(repeat: int) -> None:
     # the same hold'em files for both readers (other variants are skipped by ours)
     holdem = {r.source for s, t in texts for r in PhhParser().parse_text(t, s) if isinstance(r, HandRecord)}
     texts = [(s, t) for s, t in texts if s in holdem]
-    n, t0 = 0, time.process_time()
-    for _ in range(repeat):
+    def ours_round() -> int:
         parser = PhhParser()
-        for source, text in texts:
-            n += sum(1 for r in parser.parse_text(text, source) if isinstance(r, HandRecord))
-    ours = _rate("phh, parse (hold'em hands)", n, time.process_time() - t0)
+        return sum(1 for source, text in texts for r in parser.parse_text(text, source) if isinstance(r, HandRecord))
+
+    ours = _report("phh, parse (hold'em hands)", _best_of(max(repeat, 5), ours_round))
     try:
         import pokerkit
     except ImportError:
         return
-    peer_texts = texts
-    n, t0 = 0, time.process_time()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for _ in range(repeat):
-            for source, text in peer_texts:
+    def peer_round() -> int:
+        n = 0
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for source, text in texts:
                 if source.endswith(".phhs"):
                     n += len(list(pokerkit.HandHistory.loads_all(text)))
                 else:
                     pokerkit.HandHistory.loads(text)
                     n += 1
-    peer = _rate("phh, pokerkit HandHistory.loads (peer)", n, time.process_time() - t0)
+        return n
+
+    peer = _report("phh, pokerkit HandHistory.loads (peer)", _best_of(max(repeat, 5), peer_round))
     print(f"{'':<40} ratio ours / pokerkit = {ours / peer:.1f}x  (pokerkit also validates hands)")
 
 
@@ -117,12 +125,12 @@ def bench_other(name: str, folder: str, repeat: int) -> None:
         print(f"{name}: not available ({exc})")
         return
     sources = [s for s, f in log_sources([LOGS / folder]) if f == name]
-    n, t0 = 0, time.process_time()
-    for _ in range(repeat):
+
+    def one_round() -> int:
         parser = parser_cls()
-        for source in sources:
-            n += sum(1 for r in parser.parse(source) if isinstance(r, HandRecord))
-    _rate(f"{name}, parse (files from disk)", n, time.process_time() - t0, 10_000)
+        return sum(1 for source in sources for r in parser.parse(source) if isinstance(r, HandRecord))
+
+    _report(f"{name}, parse (files from disk)", _best_of(max(repeat, 5), one_round), 10_000)
 
 
 def pokerstars_multi_hand_file(folder: Path, hands: int) -> str:
