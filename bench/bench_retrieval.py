@@ -3,8 +3,10 @@
 Run:  python3 bench/bench_retrieval.py [--cases 1000000] [--queries 300] [--brute-queries 20]
 
 Cases and queries come from the same generator (queries are fresh draws, not copies of
-cases): counts as small integers, pot odds from the few values the betting allows, hand
-strength and potentials continuous. Both sides compute the same similarity (the CASPER
+cases): by default the feature distribution of the shipped default case base's flop
+(``--source casebase``), else a synthetic one (``--source synthetic``: counts as small
+integers, pot odds from the few values the betting allows, hand strength and potentials
+continuous). Both sides compute the same similarity (the CASPER
 defaults for the flop) and must return identical ids; the script checks that on every
 query it times for the brute force.
 
@@ -47,6 +49,30 @@ def flop_cases(n: int, seed: int) -> np.ndarray:
                             ppot, npot, pot, preflop_bets]).astype(np.float32)
 
 
+def casebase_cases(n: int, seed: int, casebase: str = "default") -> np.ndarray:
+    """``n`` flop situations drawn from the feature distribution of a real case base.
+
+    Each draw takes a real case's row (so the betting features keep their joint
+    distribution) and smooths the continuous hand features (hand strength, potentials)
+    with a small Gaussian kernel (bandwidth 0.02, clipped to [0, 1]) so that a million draws
+    are not copies of the few thousand cases the shipped case base holds.
+    """
+    from cbr.store import CaseBase, resolve_casebase
+
+    cb = CaseBase.open(resolve_casebase(casebase))
+    try:
+        arrays = cb.cases("flop")
+        names, real = arrays.feature_names, arrays.features
+    finally:
+        cb.close()
+    rng = np.random.default_rng(seed)
+    X = real[rng.integers(0, real.shape[0], n)].copy()
+    for name in ("hand_strength", "positive_potential", "negative_potential"):
+        j = names.index(name)
+        X[:, j] = np.clip(X[:, j] + rng.normal(0.0, 0.02, n), 0.0, 1.0)
+    return X.astype(np.float32)
+
+
 def percentiles(ts: list[float]) -> tuple[float, float]:
     a = np.array(ts) * 1e3
     return float(np.percentile(a, 50)), float(np.percentile(a, 99))
@@ -70,6 +96,8 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=300)
     ap.add_argument("--brute-queries", type=int, default=20)
     ap.add_argument("--batch", type=int, default=1000)
+    ap.add_argument("--source", choices=("casebase", "synthetic"), default="casebase",
+                    help="feature distribution of the cases: the default case base's flop (default) or synthetic")
     args = ap.parse_args()
 
     cfg = default_casper()
@@ -77,8 +105,10 @@ def main() -> None:
     print(f"street: flop, {len(st)} CASPER features, threshold {cfg.threshold}, fallback top {cfg.fallback_k}")
     print(f"cases: {args.cases:,}; faiss threads: {_threads()}")
 
-    X = flop_cases(args.cases, seed=1)
-    Q = flop_cases(max(args.queries, args.batch), seed=2)
+    draw = casebase_cases if args.source == "casebase" else flop_cases
+    print(f"case distribution: {'the default case base (flop), smoothed' if args.source == 'casebase' else 'synthetic'}")
+    X = draw(args.cases, seed=1)
+    Q = draw(max(args.queries, args.batch), seed=2)
 
     t0 = time.perf_counter()
     index = CaseIndex.for_street(cfg, "flop").fit(X)

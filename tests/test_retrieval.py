@@ -263,3 +263,139 @@ def test_estimator_shape_and_errors(tmp_path):
     cfg = default_casper(threshold=0.5, fallback_k=3)
     made = CaseIndex.for_street(cfg, "river")
     assert made.threshold == 0.5 and made.fallback_k == 3 and made.similarity == cfg.street(3)
+
+
+# -- the fast path is the definition: bit-identical values, order and ties ---------------------
+
+from cbr.retrieval.brute import _sorted  # noqa: E402
+from cbr.similarity import ExactMatch, ExponentialSimilarity, LinearSimilarity  # noqa: E402
+
+
+def bits(a):
+    return np.ascontiguousarray(a, dtype=np.float64).view(np.uint64)
+
+
+def plain_local(measure, q, column):
+    """Each measure's formula written out with numpy temporaries (the pre-`into` definition)."""
+    col = np.asarray(column, dtype=np.float32).astype(np.float64)
+    diff = np.abs(col - float(np.float32(q)))
+    if isinstance(measure, LinearSimilarity):
+        return np.maximum(1.0 - diff / (measure.high - measure.low), 0.0)
+    if isinstance(measure, ExponentialSimilarity):
+        return np.exp(-measure.k * diff)
+    return (np.asarray(column, dtype=np.float32) == np.float32(q)).astype(np.float64)
+
+
+@settings(max_examples=60, deadline=None)
+@given(kind=st.sampled_from(["linear", "exp", "exact"]), low=st.integers(-5, 5), span=st.integers(1, 200),
+       k=st.floats(0.05, 8.0), seed=st.integers(0, 2**32 - 1), stride=st.integers(1, 3))
+def test_into_and_call_match_the_plain_formula_bit_for_bit(kind, low, span, k, seed, stride):
+    rng = np.random.default_rng(seed)
+    cls = {"linear": LinearSimilarity, "exp": ExponentialSimilarity, "exact": ExactMatch}[kind]
+    m = cls(low=low, high=low + span, **({"k": k} if kind == "exp" else {}))
+    wide = rng.uniform(low - span, low + 2 * span, (rng.integers(1, 300), 3)).astype(np.float32)
+    wide[::4, 0] = np.round(wide[::4, 0])
+    column = wide[:, 0][::stride]                     # a strided float32 view, as retrieval passes
+    q = float(column[0]) if rng.random() < 0.5 else float(rng.uniform(low - 1, low + span + 1))
+    want = plain_local(m, q, column)
+    out = np.full(column.shape[0], np.nan)
+    assert m.into(q, column, out) is out
+    assert np.array_equal(bits(out), bits(want))
+    assert np.array_equal(bits(m(q, column)), bits(want))
+    assert np.array_equal(bits(m(q, column.astype(np.float64))), bits(want))   # float64 input: same
+
+
+def plain_global(street, q, X):
+    acc = np.zeros(X.shape[0])
+    total = 0.0
+    for i, spec in enumerate(street.feature_specs):
+        if spec.weight:
+            acc += spec.weight * plain_local(spec.measure_obj, float(np.float32(q[i])), X[:, i])
+            total += spec.weight
+    return acc / total
+
+
+@pytest.mark.parametrize("threshold", [0.97, 0.9])
+def test_faiss_values_order_and_ties_bit_identical_to_brute_force(threshold):
+    street = default_casper().street("flop")
+    X = casper_flop(3000, 3)[np.random.default_rng(3).integers(0, 3000, 20000)]   # duplicates: ties
+    Q = np.vstack([casper_flop(30, 4), X[:10]])
+    index = CaseIndex(similarity=street, threshold=threshold).fit(X)
+    brute = CaseIndex(similarity=street, threshold=threshold, backend="brute").fit(X)
+    ties = 0
+    for q, r, rb in zip(Q, index.retrieve_batch(Q), brute.retrieve_batch(Q)):
+        s = plain_global(street, q, X)
+        assert np.array_equal(bits(global_similarity(street, q, X)), bits(s))
+        ids = np.nonzero(s >= threshold)[0]
+        if ids.size == 0:
+            ids = np.lexsort((np.arange(s.size), -s))[:20]
+        want = ids[np.lexsort((ids, -s[ids]))]
+        for got in (r, rb, index.retrieve(q)):
+            assert got.ids.tolist() == want.tolist()
+            assert np.array_equal(bits(got.similarities), bits(s[want]))
+        ties += int((np.diff(s[want]) == 0).sum())
+    assert ties > 100                                       # the tie-breaking was exercised
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 6), st.integers(0, 10**6)), min_size=0, max_size=200, unique_by=lambda t: t[1]))
+def test_sorted_equals_lexsort_with_ties(pairs):
+    levels = np.array([1.0, 0.99, 0.985, 0.975, 0.97, 0.5, 0.0])
+    sims = np.array([levels[a] for a, _ in pairs], dtype=np.float64)
+    ids = np.array([b for _, b in pairs], dtype=np.int64)
+    got_ids, got_sims = _sorted(ids, sims)
+    order = np.lexsort((ids, -sims))
+    assert got_ids.tolist() == ids[order].tolist()
+    assert np.array_equal(bits(got_sims), bits(sims[order]))
+
+
+def test_concurrent_queries_share_no_scratch():
+    import threading
+
+    street = default_casper().street("flop")
+    X = casper_flop(20000, 5)
+    Q = casper_flop(40, 6)
+    index = CaseIndex(similarity=street).fit(X)
+    want = [(r.ids.tolist(), r.similarities.tolist()) for r in index.retrieve_batch(Q)]
+    got: dict[int, list] = {}
+
+    def work(t):
+        got[t] = [(r.ids.tolist(), r.similarities.tolist()) for r in (index.retrieve(q) for q in Q[t::2])]
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in (0, 1)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert got[0] == want[0::2] and got[1] == want[1::2]
+
+
+class _HalfSimilarity:
+    """A plugin-style measure with only ``__call__`` (no ``into``)."""
+
+    name = "half"
+
+    def __init__(self, *, low, high):
+        self.low, self.high = float(low), float(high)
+
+    def __call__(self, q, column):
+        return np.where(np.asarray(column, dtype=np.float32) == np.float32(q), 1.0, 0.5)
+
+    def lower_bound_slope(self):
+        return 0.5 / (self.high - self.low)
+
+    def params(self):
+        return {}
+
+
+def test_measure_without_into_is_used_through_call(monkeypatch):
+    from cbr.similarity import measures
+
+    monkeypatch.setitem(measures.BUILTIN_MEASURES, "half", _HalfSimilarity)
+    street = StreetSimilarity("river", (FeatureSimilarity("a", "half", weight=30, low=0, high=4),
+                                        FeatureSimilarity("b", "linear", weight=70, low=0, high=4)))
+    X = np.array([[1, 1], [2, 1], [1, 3]], np.float32)
+    s = global_similarity(street, X[0], X)
+    assert s.tolist() == [1.0, (30 * 0.5 + 70 * 1.0) / 100, (30 * 1.0 + 70 * 0.5) / 100]
+    r = CaseIndex(similarity=street, threshold=0.8).fit(X).retrieve(X[0])
+    assert r.ids.tolist() == [0, 1] and np.array_equal(r.similarities, s[[0, 1]])

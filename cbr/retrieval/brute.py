@@ -5,11 +5,15 @@ re-ranking of candidates, growing by appends, persistence).
 A backend subclasses :class:`BruteForceBackend` and overrides the hooks ``_build``,
 ``_add``, ``_candidates`` (a superset of the cases within a radius of ``1 - s``) and
 ``_seeds`` (some cases, to bound the k-th best similarity); the exact similarities always
-come from :func:`cbr.similarity.global_similarity`, row by row.
+come from :func:`cbr.similarity.similarity_into`, the very function
+:func:`cbr.similarity.global_similarity` (the definition) consists of, row by row, so the
+values are bit-identical whichever subset of the cases is scored. Hits are ordered by
+similarity descending, then id ascending (:func:`_sorted`).
 """
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -19,18 +23,41 @@ import numpy as np
 from cbr.errors import CaseBaseError, CBRError, ConfigError
 from cbr.retrieval.persist import INDEX_FORMAT, INDEX_VERSION, street_from_json, street_to_json, write_atomic
 from cbr.retrieval.results import ACTIONS, Explanation, QueryError, Retrieval, action_codes, probability_triple
-from cbr.similarity import StreetSimilarity, global_similarity, local_similarities
+from cbr.similarity import StreetSimilarity, local_similarities, similarity_into
 
 __all__ = ["BruteForceBackend"]
 
 
 def _sorted(ids: np.ndarray, sims: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    order = np.lexsort((ids, -sims))
-    return ids[order].astype(np.int64, copy=False), sims[order]
+    """``(ids, sims)`` ordered by similarity descending, then id ascending (ids unique, in
+    any order).
+
+    One unstable argsort on the similarities, then only the runs of equal similarity (ties)
+    are re-ordered by id: a tie run is a contiguous block of the sorted order, so sorting
+    the tied positions by (similarity desc, id asc) and writing them back to the same
+    positions gives the full (similarity desc, id asc) order, equal to ``np.lexsort((ids,
+    -sims))``.
+
+    >>> i, s = _sorted(np.array([7, 3, 5, 1]), np.array([0.5, 0.9, 0.5, 0.5]))
+    >>> i.tolist(), s.tolist()
+    ([3, 1, 5, 7], [0.9, 0.5, 0.5, 0.5])
+    """
+    order = np.argsort(-sims)
+    s = sims[order]
+    if s.shape[0] > 1:
+        eq = s[1:] == s[:-1]
+        if eq.any():
+            tied = np.zeros(s.shape[0], dtype=np.bool_)
+            tied[1:] = eq
+            tied[:-1] |= eq
+            pos = np.flatnonzero(tied)
+            sub = order[pos]
+            order[pos] = sub[np.lexsort((ids[sub], -sims[sub]))]   # equal sims: s is unchanged
+    return ids[order].astype(np.int64, copy=False), s
 
 
 def _top_k(ids: np.ndarray, sims: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """The k best by (similarity desc, id asc)."""
+    """The k best by (similarity desc, id asc); ids in any order."""
     if ids.shape[0] > k:
         kth = np.partition(sims, ids.shape[0] - k)[ids.shape[0] - k]
         keep = sims >= kth
@@ -148,10 +175,44 @@ class BruteForceBackend:
 
     # -- exact scoring ------------------------------------------------------------------
 
+    def _buffers(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per-thread scratch for scoring ``n`` candidates: gathered rows (float32 ``(n, d)``),
+        the similarities and a work column (float64 ``(n,)``); grown by doubling, reused."""
+        local = self._scratch
+        rows = getattr(local, "rows", None)
+        if rows is None or rows.shape[0] < n or rows.shape[1] != self.n_features_in_:
+            size = max(n, 1024, 0 if rows is None else 2 * rows.shape[0])
+            local.rows = rows = np.empty((size, self.n_features_in_), dtype=np.float32)
+            local.out = np.empty(size, dtype=np.float64)
+            local.work = np.empty(size, dtype=np.float64)
+        return rows[:n], local.out[:n], local.work[:n]
+
+    @property
+    def _scratch(self) -> threading.local:
+        local = self.__dict__.get("_scratch_local")
+        if local is None:
+            local = self.__dict__.setdefault("_scratch_local", threading.local())
+        return local
+
     def _score(self, q: np.ndarray, ids: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        """Exact similarities of query ``q`` (float32, checked) to the cases ``ids`` (all if
+        None): :func:`cbr.similarity.similarity_into`, the function
+        :func:`~cbr.similarity.global_similarity` is made of, so the values are bit-identical
+        to the definition's. Candidate rows are gathered with one ``np.take`` into a reused
+        buffer; the returned similarities live in a per-thread buffer too, valid until the next
+        call (callers filter or sort them, which copies)."""
         if ids is None:
-            return np.arange(self.n_cases_, dtype=np.int64), global_similarity(self.similarity, q, self.cases_)
-        return ids, global_similarity(self.similarity, q, self._buf[ids])
+            x = self.cases_
+            n = x.shape[0]
+            out, work = np.empty(n), np.empty(n)
+            ids = np.arange(n, dtype=np.int64)
+        else:
+            n = ids.shape[0]
+            x, buf, work = self._buffers(n)
+            np.take(self._buf, ids, axis=0, out=x)
+            out = buf
+        similarity_into(self.similarity, q, [x[:, i] for i in range(x.shape[1])], out, work)
+        return ids, out
 
     def _knn(self, Q: np.ndarray, k: int) -> list[tuple[np.ndarray, np.ndarray]]:
         out: list[tuple[np.ndarray, np.ndarray] | None] = [None] * Q.shape[0]

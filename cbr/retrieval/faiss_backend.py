@@ -142,10 +142,15 @@ class FaissBackend(BruteForceBackend):
 
     def _list_bounds(self, z: np.ndarray) -> np.ndarray:
         """Per query and list a lower bound of the bound-space distance to every member."""
+        # box distance: per coordinate max(lo - z, z - hi, 0) (at most one of the two
+        # differences is positive, since lo <= hi; empty lists have lo = inf, hi = -inf and
+        # get inf); ball: L1 to the centroid minus the covering radius.
         out = np.empty((z.shape[0], self._lo.shape[0]), dtype=np.float32)
         for i, zq in enumerate(z):
-            box = (np.maximum(self._lo - zq, 0) + np.maximum(zq - self._hi, 0)).sum(axis=1)
-            ball = np.abs(self._centroids - zq).sum(axis=1) - self._radius
+            gap = np.subtract(self._lo, zq)
+            np.maximum(gap, np.subtract(zq, self._hi), out=gap)
+            box = np.maximum(gap, 0, out=gap).sum(axis=1)
+            ball = np.abs(np.subtract(self._centroids, zq, out=gap), out=gap).sum(axis=1) - self._radius
             out[i] = np.maximum(box, ball)
         return out
 
@@ -165,18 +170,19 @@ class FaissBackend(BruteForceBackend):
             sub_keys = np.ascontiguousarray(keys[rows])
             sub_z = np.ascontiguousarray(z[rows])
             coarse = np.zeros(sub_keys.shape, dtype=np.float32)
-            self._index.nprobe = width
             res = faiss.RangeSearchResult(len(rows))
             with _threads(len(rows) < 16):
                 self._index.range_search_preassigned_c(len(rows), _ptr(sub_z), float(r), _ptr(sub_keys),
-                                                       _ptr(coarse), res)
+                                                       _ptr(coarse), res, False, _probe(width))
             lims = faiss.rev_swig_ptr(res.lims, len(rows) + 1).copy()
             labels = faiss.rev_swig_ptr(res.labels, int(lims[-1])).copy() if lims[-1] else np.zeros(0, np.int64)
             for j, i in enumerate(rows):
                 results[i] = labels[lims[j]: lims[j + 1]]
-        return [np.sort(x) for x in results]  # type: ignore[arg-type]
+        return results  # type: ignore[return-value]  # unsorted: hits are sorted after filtering
 
     def _candidates(self, Q: np.ndarray, radius: np.ndarray) -> list[np.ndarray | None]:
+        """Per query the ids faiss finds within ``radius + margin`` in bound space, in list
+        order (not sorted: only the hits are sorted, after exact scoring)."""
         z = self._scale(Q)
         margin = _margin(z.shape[1])
         bounds = self._list_bounds(z)
@@ -209,10 +215,12 @@ class FaissBackend(BruteForceBackend):
         keys = np.full((Q.shape[0], width), -1, dtype=np.int64)
         for i, sel in enumerate(keys_list):
             keys[i, : len(sel)] = sel
-        self._index.nprobe = width
         coarse = np.zeros(keys.shape, dtype=np.float32)
+        dist = np.empty((Q.shape[0], want), dtype=np.float32)
+        labels = np.empty((Q.shape[0], want), dtype=np.int64)
         with _threads(Q.shape[0] < 16):
-            _, labels = self._index.search_preassigned(z, want, keys, coarse)
+            self._index.search_preassigned_c(Q.shape[0], _ptr(z), want, _ptr(keys), _ptr(coarse), _ptr(dist),
+                                             _ptr(labels), False, _probe(width))
         out: list[np.ndarray | None] = []
         for row in labels:
             ids = row[row >= 0]
@@ -267,6 +275,16 @@ def _threads(small: bool) -> Iterator[None]:
         yield
     finally:
         faiss.omp_set_num_threads(before)
+
+
+def _probe(width: int) -> Any:
+    """Per-call search parameters probing ``width`` preassigned lists: the shared index's
+    ``nprobe`` is never set, so concurrent queries cannot change each other's probe count."""
+    import faiss
+
+    params = faiss.SearchParametersIVF()
+    params.nprobe = int(width)
+    return params
 
 
 def _ptr(a: np.ndarray) -> Any:

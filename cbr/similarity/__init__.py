@@ -15,6 +15,7 @@ from cbr.similarity.config import (
     default_casper,
     global_similarity,
     local_similarities,
+    similarity_into,
 )
 from cbr.similarity.measures import (
     BUILTIN_MEASURES,
@@ -30,5 +31,5 @@ __all__ = [
     "LocalMeasure", "LinearSimilarity", "ExponentialSimilarity", "ExactMatch", "BUILTIN_MEASURES", "measure_class",
     # configuration
     "FeatureSimilarity", "StreetSimilarity", "SimilarityConfig", "CASPER_FEATURES", "default_casper",
-    "local_similarities", "global_similarity",
+    "local_similarities", "global_similarity", "similarity_into",
 ]

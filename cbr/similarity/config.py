@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,7 +34,7 @@ from cbr.game.gamedef import STREETS
 from cbr.similarity.measures import LocalMeasure, measure_class
 
 __all__ = ["FeatureSimilarity", "StreetSimilarity", "SimilarityConfig", "CASPER_FEATURES", "default_casper",
-           "local_similarities", "global_similarity"]
+           "local_similarities", "global_similarity", "similarity_into"]
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _FEATURE_KEYS = {"feature", "measure", "weight", "low", "high"}
@@ -416,11 +416,56 @@ def local_similarities(street: StreetSimilarity, query: np.ndarray, cases: np.nd
     return out
 
 
+def _local_into(measure: Any, value: float, column: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """``measure``'s local similarities into ``out``: its ``into`` when it has one (built-ins),
+    else its ``__call__`` copied in (plugins)."""
+    into = getattr(measure, "into", None)
+    if into is not None:
+        return into(value, column, out)
+    out[...] = measure(value, column)
+    return out
+
+
+def similarity_into(street: StreetSimilarity, query: np.ndarray, columns: Sequence[np.ndarray],
+                    out: np.ndarray, work: np.ndarray) -> np.ndarray:
+    """The global similarity written into ``out`` (float64, contiguous, length n), with
+    ``work`` (same shape) as scratch: THE computation; :func:`global_similarity` and retrieval
+    both call it, so their values cannot drift apart.
+
+    ``query``: float32 ``(d,)``; ``columns``: per feature the case values (float32, length n,
+    any stride). Per weighted feature in column order: local similarity, times the weight,
+    added to the running sum; finally divided by the sum of the weights. (The running sum
+    starts at the first weighted term itself rather than ``0.0 +`` it: the same bits, since
+    the terms are never ``-0.0``.)
+
+    >>> st = default_casper().streets[0]
+    >>> q = np.array([6, 0, 6, 5, 0, 1, 0.3, 10], np.float32)
+    >>> x = np.stack([q, q]); x[1, 7] = 11
+    >>> out, work = np.empty(2), np.empty(2)
+    >>> fast = similarity_into(st, q, [x[:, i] for i in range(8)], out, work)
+    >>> fast.tolist() == global_similarity(st, q, x).tolist()
+    True
+    """
+    total = 0.0
+    for i, spec in enumerate(street.feature_specs):
+        w = spec.weight
+        if w == 0.0:
+            continue
+        if total == 0.0:
+            np.multiply(_local_into(spec.measure_obj, float(query[i]), columns[i], out), w, out=out)
+        else:
+            np.multiply(_local_into(spec.measure_obj, float(query[i]), columns[i], work), w, out=work)
+            np.add(out, work, out=out)
+        total += w
+    return np.divide(out, total, out=out)
+
+
 def global_similarity(street: StreetSimilarity, query: np.ndarray, cases: np.ndarray) -> np.ndarray:
     """Weighted mean of the local similarities, shape ``(n,)`` (float64).
 
     Each case's value depends on that row alone (features are summed in column order),
-    so any subset of the cases gets bit-identical values: retrieval relies on that.
+    so any subset of the cases gets bit-identical values: retrieval relies on that, and
+    computes them with the same :func:`similarity_into`.
 
     >>> st = default_casper().streets[0]
     >>> q = np.array([6, 0, 6, 5, 0, 1, 0.3, 10], np.float32)
@@ -429,11 +474,5 @@ def global_similarity(street: StreetSimilarity, query: np.ndarray, cases: np.nda
     0.998347
     """
     q, x = _check_rows(street, query, cases)
-    acc = np.zeros(x.shape[0], dtype=np.float64)
-    total = 0.0
-    for i, spec in enumerate(street.feature_specs):
-        if spec.weight == 0.0:
-            continue
-        acc += spec.weight * spec.measure_obj(float(q[i]), x[:, i])
-        total += spec.weight
-    return acc / total
+    n = x.shape[0]
+    return similarity_into(street, q, [x[:, i] for i in range(x.shape[1])], np.empty(n), np.empty(n))

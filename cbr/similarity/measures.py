@@ -48,6 +48,8 @@ class LocalMeasure(Protocol):
     The class is built as ``cls(low=..., high=..., **params)`` (it raises ``ValueError``
     for bad parameters); ``__call__(query_value, column)`` returns the local similarities
     (float64, in [0, 1]) of one query value against a column of case values;
+    optionally ``into(query_value, column, out)`` writes the same values into a float64
+    buffer ``out`` without temporaries (retrieval's fast path; without it ``__call__`` is used);
     ``lower_bound_slope()`` returns the ``c`` of bound (B) in the module docstring;
     ``params()`` returns the parameters beyond low/high (for TOML output).
     """
@@ -61,12 +63,23 @@ class LocalMeasure(Protocol):
     def params(self) -> dict[str, float]: ...
 
 
-def _as_f32_column(column: np.ndarray) -> np.ndarray:
-    return np.asarray(column, dtype=np.float32).astype(np.float64)
-
-
 def _as_f32_value(value: float) -> float:
     return float(np.float32(value))
+
+
+def _abs_diff_into(query_value: float, column: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """``out = |float64(float32(column)) - float64(float32(query_value))|``, in place.
+
+    The float32 -> float64 conversion is exact, so casting inside the subtraction gives the
+    same bits as converting first."""
+    col = column if isinstance(column, np.ndarray) and column.dtype == np.float32 \
+        else np.asarray(column, dtype=np.float32)
+    np.subtract(col, np.float64(_as_f32_value(query_value)), out=out, dtype=np.float64)
+    return np.abs(out, out=out)
+
+
+def _out_for(column: np.ndarray) -> np.ndarray:
+    return np.empty(np.shape(column), dtype=np.float64)
 
 
 class _DomainMeasure:
@@ -88,6 +101,14 @@ class _DomainMeasure:
 
     def params(self) -> dict[str, float]:
         return {}
+
+    def __call__(self, query_value: float, column: np.ndarray) -> np.ndarray:
+        """Local similarities of ``query_value`` against ``column`` (float64): :meth:`into`
+        on a fresh buffer, so the definition and retrieval's in-place path are one code."""
+        return self.into(query_value, column, _out_for(column))
+
+    def into(self, query_value: float, column: np.ndarray, out: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
 
     def __repr__(self) -> str:
         extra = "".join(f", {k}={v!r}" for k, v in self.params().items())
@@ -113,9 +134,17 @@ class LinearSimilarity(_DomainMeasure):
 
     name: ClassVar[str] = "linear"
 
-    def __call__(self, query_value: float, column: np.ndarray) -> np.ndarray:
-        diff = np.abs(_as_f32_column(column) - _as_f32_value(query_value))
-        return np.maximum(1.0 - diff / self.range, 0.0)
+    def into(self, query_value: float, column: np.ndarray, out: np.ndarray) -> np.ndarray:
+        """``out[:] = max(1 - |column - query_value| / range, 0)`` in float64, in place.
+
+        >>> out = np.empty(2)
+        >>> LinearSimilarity(low=0, high=4).into(1.0, np.array([1, 3], np.float32), out).tolist()
+        [1.0, 0.5]
+        """
+        _abs_diff_into(query_value, column, out)
+        np.divide(out, self.range, out=out)
+        np.subtract(1.0, out, out=out)
+        return np.maximum(out, 0.0, out=out)
 
     def lower_bound_slope(self) -> float:
         return 1.0 / self.range
@@ -143,9 +172,13 @@ class ExponentialSimilarity(_DomainMeasure):
     def params(self) -> dict[str, float]:
         return {"k": self.k}
 
-    def __call__(self, query_value: float, column: np.ndarray) -> np.ndarray:
-        diff = np.abs(_as_f32_column(column) - _as_f32_value(query_value))
-        return np.exp(-self.k * diff)
+    def into(self, query_value: float, column: np.ndarray, out: np.ndarray) -> np.ndarray:
+        """``out[:] = exp(-k |column - query_value|)`` in float64, in place (``out`` must be
+        contiguous: numpy's vectorised exp, which the definition uses, runs on contiguous
+        output; its in-place call gives the same bits)."""
+        _abs_diff_into(query_value, column, out)
+        np.multiply(out, -self.k, out=out)
+        return np.exp(out, out=out)
 
     def lower_bound_slope(self) -> float:
         return -math.expm1(-self.k * self.range) / self.range
@@ -160,9 +193,10 @@ class ExactMatch(_DomainMeasure):
 
     name: ClassVar[str] = "exact"
 
-    def __call__(self, query_value: float, column: np.ndarray) -> np.ndarray:
+    def into(self, query_value: float, column: np.ndarray, out: np.ndarray) -> np.ndarray:
+        """``out[:] = 1.0 where column == query_value (as float32) else 0.0``, in place."""
         col = np.asarray(column, dtype=np.float32)
-        return (col == np.float32(query_value)).astype(np.float64)
+        return np.equal(col, np.float32(query_value), out=out, dtype=np.bool_, casting="unsafe")
 
     def lower_bound_slope(self) -> float:
         return 1.0 / self.range
