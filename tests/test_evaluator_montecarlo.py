@@ -60,28 +60,39 @@ def test_thesis_misprint_ah8s(impl) -> None:
         assert abs(win - 0.605) > mc_tolerance(0.605, trials, _their_sd(0.605, 50_000))
 
 
-@pytest.mark.parametrize("n_opponents", range(1, 10))
-def test_thesis_aces_against_many(impl, n_opponents: int) -> None:
-    if not is_native(impl) and n_opponents not in (1, 4, 9):
-        pytest.skip("the reference checks 1, 4 and 9 opponents only (slow)")
-    trials = 100_000 if is_native(impl) else 2_000
+def _check_aces_against_many(impl, n_opponents: int, trials: int) -> None:
     published = THESIS_MULTIWAY[n_opponents - 1]
     win, _, _ = impl.win_probability("AsAc", n_opponents=n_opponents, trials=trials, seed=n_opponents)
     tolerance = mc_tolerance(published, trials, _their_sd(published, 50_000, accuracy=0.01))
     assert abs(win - published) <= tolerance
 
 
-@pytest.mark.parametrize(("hole", "board", "n_opponents"), [("9h8h", "7h6c2d2s", 1), ("AsKd", "Ah7c2d", 1), ("QcQd", "Js8s4h5c", 2)])
-def test_monte_carlo_agrees_with_enumeration(impl, hole: str, board: str, n_opponents: int) -> None:
-    if not is_native(impl) and len(board) == 6:
-        pytest.skip("exact flop showdown is native-only in the suite (1,070,190 deals)")
-    if not is_native(impl) and n_opponents > 1:
-        pytest.skip("two-opponent turn enumeration is too slow for the reference")
+@pytest.mark.parametrize("n_opponents", range(1, 10))
+def test_thesis_aces_against_many_native(native, n_opponents: int) -> None:
+    _check_aces_against_many(native, n_opponents, 100_000)
+
+
+@pytest.mark.parametrize("n_opponents", (1, 4, 9))  # the slow reference checks three table sizes
+def test_thesis_aces_against_many_reference(reference, n_opponents: int) -> None:
+    _check_aces_against_many(reference, n_opponents, 2_000)
+
+
+def _check_monte_carlo_agrees_with_enumeration(impl, hole: str, board: str, n_opponents: int, trials: int) -> None:
     exact = impl.win_probability(hole, board, n_opponents=n_opponents, exact=True)
-    trials = 200_000 if is_native(impl) else 3_000
     sampled = impl.win_probability(hole, board, n_opponents=n_opponents, trials=trials, seed=5, exact=False)
     for p_exact, p_mc in zip(exact, sampled, strict=True):
         assert abs(p_mc - p_exact) <= mc_tolerance(p_exact, trials) + 1e-12
+
+
+@pytest.mark.parametrize(("hole", "board", "n_opponents"), [("9h8h", "7h6c2d2s", 1), ("AsKd", "Ah7c2d", 1), ("QcQd", "Js8s4h5c", 2)])
+def test_monte_carlo_agrees_with_enumeration_native(native, hole: str, board: str, n_opponents: int) -> None:
+    _check_monte_carlo_agrees_with_enumeration(native, hole, board, n_opponents, 200_000)
+
+
+def test_monte_carlo_agrees_with_enumeration_reference(reference) -> None:
+    # heads-up on the turn only: an exact flop (1,070,190 deals) or two-opponent enumeration
+    # is too slow in pure Python; the native test above covers those
+    _check_monte_carlo_agrees_with_enumeration(reference, "9h8h", "7h6c2d2s", 1, 3_000)
 
 
 def test_exact_is_chosen_automatically_only_when_cheap(impl) -> None:
