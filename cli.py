@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -352,7 +353,7 @@ def build_command(
     out: Annotated[str, typer.Option("--out", "-o", help="The case base to write, e.g. casebases/NAME.")],
     feature_set: Annotated[str, typer.Option("--feature-set", help="Feature-set plugin (cbr.features).")] = "casper",
     players: Annotated[Optional[str], typer.Option("--players", help="Only these players' decisions (comma-separated names).")] = None,
-    workers: Annotated[int, typer.Option("--workers", "-j", min=1, help="Processes computing features.")] = 1,
+    workers: Annotated[Optional[int], typer.Option("--workers", "-j", min=1, help="Processes computing features (default: one per CPU, at most 8). Any number gives the same case base.")] = None,
     log_format: Annotated[Optional[str], typer.Option("--format", help="Force a log format (acpc, phh, irc, pokerstars).")] = None,
     similarity: Annotated[Optional[str], typer.Option("--similarity", help="Similarity TOML (default: CASPER's).")] = None,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing case base (atomically, at the end).")] = False,
@@ -368,7 +369,8 @@ def build_command(
 
     names = [p.strip() for p in players.split(",") if p.strip()] if players else None
     with progress_bar("building", enabled=not as_json) as advance:
-        report = build_casebase(logs, out, feature_set=feature_set, players=names, workers=workers,
+        report = build_casebase(logs, out, feature_set=feature_set, players=names,
+                                workers=workers if workers is not None else min(os.cpu_count() or 1, 8),
                                 format=log_format, similarity=similarity, overwrite=overwrite, progress=advance)
     if as_json:
         print_json(report.to_dict())
