@@ -22,10 +22,9 @@ from typing import Optional
 from evaluator_ext.cards import parse_cards
 from cbr.errors import GameError
 from cbr.game.decision import DecisionPoint
-from cbr.game.gamedef import GameDef
+from cbr.game.gamedef import BOARD_SIZES, GameDef
 from cbr.game.state import HandState
 
-_BOARD_SIZES = (0, 3, 4, 5)
 
 
 @dataclass(frozen=True)
@@ -70,7 +69,7 @@ def parse_matchstate(text: str, game: GameDef) -> MatchState:
             raise GameError(f"hole cards {h!r} are not two cards")
         holes.append((pair[0], pair[1]))
     board = parse_cards("".join(segments[1:]))
-    if len(board) not in _BOARD_SIZES or len(segments) - 1 > 3:
+    if len(board) not in BOARD_SIZES or len(segments) - 1 > 3:
         raise GameError(f"MATCHSTATE board {'/'.join(segments[1:])!r} is not a flop, turn or river")
     known = [c for h in holes if h for c in h] + list(board)
     parse_cards(known)  # raises when a card appears twice
@@ -113,7 +112,7 @@ def state_from_matchstate(ms: MatchState, game: GameDef) -> HandState:
 
     def deal() -> None:
         nonlocal dealt
-        need = _BOARD_SIZES[state.street + 1] if state.street < 3 else 5
+        need = BOARD_SIZES[state.street + 1] if state.street < 3 else 5
         if len(ms.board) < need:
             raise GameError(f"MATCHSTATE betting reaches street {state.street + 1} "
                             f"but the board has only {len(ms.board)} cards")

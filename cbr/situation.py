@@ -17,9 +17,8 @@ from typing import Optional
 from evaluator_ext.cards import CardLike, parse_hole_and_board
 from cbr.errors import GameError
 from cbr.game.decision import DecisionPoint
-from cbr.game.gamedef import GameDef, standard_table
+from cbr.game.gamedef import STREET_OF_BOARD, GameDef, standard_table
 
-_STREET_OF_BOARD = {0: 0, 3: 1, 4: 2, 5: 3}
 
 
 def situation(
@@ -50,7 +49,7 @@ def situation(
     Raises :class:`GameError` for impossible combinations.
     """
     h, b = parse_hole_and_board(hole, board)
-    street = _STREET_OF_BOARD[len(b)]
+    street = STREET_OF_BOARD[len(b)]
     if game is None:
         game = standard_table(f"limit.{players}p", players, (5, 10), 10, 20)
     if game.n_players != players:

@@ -40,6 +40,7 @@ import numpy as np
 
 from cbr.errors import GameError
 from cbr.game.decision import DecisionPoint
+from cbr.game.gamedef import BOARD_SIZES
 from features.base import STREETS, split_rows, street_number
 
 __all__ = ["CASPER_FEATURES", "PREFLOP_FEATURES", "CasperFeatures", "HandFeatureCache", "CacheInfo"]
@@ -59,7 +60,6 @@ CASPER_FEATURES: tuple[str, ...] = (
     "previous_round_bets",
 )
 PREFLOP_FEATURES: tuple[str, ...] = CASPER_FEATURES[:8]
-BOARD_SIZE = (0, 3, 4, 5)
 
 
 @dataclass(frozen=True)
@@ -165,8 +165,8 @@ class CasperFeatures:
         if dp.hole is None or len(dp.hole) != 2:
             raise GameError(f"player {dp.player!r} has no known hole cards; CASPER features need them")
         s = dp.street
-        if len(dp.board) != BOARD_SIZE[s]:
-            raise GameError(f"{STREETS[s]} needs {BOARD_SIZE[s]} board cards, the decision point has {len(dp.board)}")
+        if len(dp.board) != BOARD_SIZES[s]:
+            raise GameError(f"{STREETS[s]} needs {BOARD_SIZES[s]} board cards, the decision point has {len(dp.board)}")
         hole, board = tuple(dp.hole), tuple(dp.board)
         return self.cache.get_or_compute(hole, board, lambda: self._compute(hole, board))
 

@@ -19,6 +19,9 @@ from typing import Literal
 from cbr.errors import ConfigError
 
 STREETS = ("preflop", "flop", "turn", "river")
+#: Board cards showing on each street, and the street a board of that size means.
+BOARD_SIZES = (0, 3, 4, 5)
+STREET_OF_BOARD = {size: street for street, size in enumerate(BOARD_SIZES)}
 # Live tables and bots use 2 to 10 seats; real IRC logs have 11- and 12-handed hands, so
 # the rules allow up to 12 to read them.
 MAX_SEATS = 12

@@ -51,13 +51,12 @@ from typing import Callable, Optional, Sequence
 
 from cbr.errors import GameError
 from cbr.game.decision import DecisionPoint
-from cbr.game.gamedef import STREETS, GameDef
+from cbr.game.gamedef import BOARD_SIZES, STREETS, GameDef
 from cbr.logs.record import Action
 from evaluator_ext.cards import card_str
 
 Evaluator = Callable[[Sequence[int]], int]
 _EPS = 1e-9
-_BOARD_SIZES = (0, 3, 4, 5)  # board cards on each street
 
 
 def _fmt(x: float) -> str:
@@ -570,7 +569,7 @@ class HandState:
         if not self.needs_board:
             raise GameError(f"cannot deal board cards: the betting on the {STREETS[self.street]} is still open")
         new = tuple(int(c) for c in cards)
-        want = _BOARD_SIZES[self.street + 1] - _BOARD_SIZES[self.street]
+        want = BOARD_SIZES[self.street + 1] - BOARD_SIZES[self.street]
         if len(new) != want:
             raise GameError(f"the {STREETS[self.street + 1]} needs {want} board card(s), got {len(new)}")
         if not all(0 <= c < 52 for c in new):

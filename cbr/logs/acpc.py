@@ -28,14 +28,13 @@ from collections.abc import Iterable, Iterator
 from typing import Optional
 
 from cbr.errors import CBRError
-from cbr.game.gamedef import MAX_SEATS, PRESETS, STREETS, GameDef, standard_table
+from cbr.game.gamedef import BOARD_SIZES, MAX_SEATS, PRESETS, STREETS, GameDef, standard_table
 from cbr.logs.detect import read_log_text
 from cbr.logs.record import Action, HandRecord, ParseIssue
 
 _RANKS = "23456789TJQKA"
 _SUITS = "cdhs"
 CARD = {r + s: i * 4 + j for i, r in enumerate(_RANKS) for j, s in enumerate(_SUITS)}
-_BOARD_AT = (0, 3, 4, 5)
 # Two-card holdings by text ("AhKd" -> (50, 45)); ordered pairs of distinct cards.
 HOLE = {a + b: (CARD[a], CARD[b]) for a in CARD for b in CARD if a != b}
 BOARD: dict[str, tuple[int, ...]] = {"": ()}   # board texts seen, memoised by _board
@@ -377,7 +376,7 @@ class AcpcParser:
             dup = next(c for c in dealt if c in seen or seen.add(c))  # type: ignore[func-returns-value]
             raise _BadHand(f"card {_RANKS[dup >> 2]}{_SUITS[dup & 3]} dealt twice")
         actions, last, settled = self._actions(game, betting)
-        need = _BOARD_AT[last]
+        need = BOARD_SIZES[last]
         if len(board) != need and not (settled and len(board) > need):
             raise _BadHand(f"{len(board)} board cards for a hand that reached the {STREETS[last]}")
         stacks = None if game.betting == "limit" or not game.stack else (float(game.stack),) * n

@@ -11,7 +11,6 @@ could not read.
 from __future__ import annotations
 
 import os
-from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Optional, Union

@@ -42,7 +42,7 @@ from collections import defaultdict
 from typing import Iterator, Optional
 
 from cbr.errors import LogFormatError
-from cbr.game.gamedef import MAX_SEATS, GameDef
+from cbr.game.gamedef import BOARD_SIZES, MAX_SEATS, GameDef
 from cbr.logs.record import Action, HandRecord, ParseIssue, limit_action
 from evaluator_ext.cards import RANKS, SUITS, card_str
 
@@ -216,7 +216,7 @@ class IrcParser:
         if not 2 <= n <= 23:
             raise _Corrupt(f"hand {ts}: {n} players dealt")
         board_text = f[8:]
-        if len(board_text) not in (0, 3, 4, 5):
+        if len(board_text) not in BOARD_SIZES:
             raise _Corrupt(f"board has {len(board_text)} cards: {' '.join(board_text)!r}")
         nicks = roster.get(ts)
         if nicks is None:
@@ -265,7 +265,7 @@ class IrcParser:
         if sum(r.winnings for r in rows) != final_pot:
             raise _Corrupt(f"hand {ts}: winnings {sum(r.winnings for r in rows)} do not add up to the pot {final_pot:g}")
         last = max((a.street for a in actions), default=0)
-        if len(board) < (0, 3, 4, 5)[last]:
+        if len(board) < BOARD_SIZES[last]:
             raise _Corrupt(f"hand {ts}: board has {len(board)} cards but betting reached the "
                            f"{_STREET_NAMES[last]}")
 

@@ -23,12 +23,11 @@ from typing import Callable, Optional, Sequence
 
 from cbr.errors import GameError
 from cbr.game.decision import DecisionPoint
-from cbr.game.gamedef import STREETS
+from cbr.game.gamedef import BOARD_SIZES, STREETS
 from cbr.game.state import HandState
 from cbr.logs.record import HandRecord
 from evaluator_ext.cards import card_str
 
-_BOARD_SIZES = (0, 3, 4, 5)
 
 
 @dataclass
@@ -56,12 +55,12 @@ def _fail(record: HandRecord, problem: str) -> GameError:
 
 def _deal_next(state: HandState, record: HandRecord) -> None:
     street = state.street + 1
-    have, need = len(record.board), _BOARD_SIZES[street]
+    have, need = len(record.board), BOARD_SIZES[street]
     if have < need:
         raise _fail(record, f"too few board cards for the streets played: the log shows {have}, "
                             f"the {STREETS[street]} needs {need}")
     try:
-        state.deal_board(record.board[_BOARD_SIZES[street - 1]:need])
+        state.deal_board(record.board[BOARD_SIZES[street - 1]:need])
     except GameError as exc:
         raise _fail(record, str(exc)) from None
 

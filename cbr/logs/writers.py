@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import IO, Optional, Protocol, Sequence
 
 from cbr.errors import LogFormatError
-from cbr.game.gamedef import GameDef
+from cbr.game.gamedef import STREET_OF_BOARD, GameDef
 from cbr.logs.record import HandRecord
 from evaluator_ext.cards import cards_str
 
@@ -118,7 +118,7 @@ def acpc_betting(record: HandRecord) -> str:
         return str(record.extra["betting"])
     if record.game.betting != "limit":
         raise LogFormatError(f"hand {record.hand_id}: no-limit betting needs the ACPC string in extra['betting']")
-    streets = max([{0: 0, 3: 1, 4: 2, 5: 3}.get(len(record.board), 0)] + [a.street for a in record.actions])
+    streets = max([STREET_OF_BOARD.get(len(record.board), 0)] + [a.street for a in record.actions])
     parts = [""] * (streets + 1)
     for a in record.actions:
         parts[a.street] += a.kind
@@ -255,7 +255,7 @@ def phh_hand(record: HandRecord) -> dict[str, object]:
             to = a.amount if a.amount is not None else level + game.bet_size(street)
             street_total[a.position] = level = float(to)
             actions.append(f"{who} cbr {_num(to)}")
-    while street < {0: 0, 3: 1, 4: 2, 5: 3}.get(len(board), 0):  # boards dealt after all-ins
+    while street < STREET_OF_BOARD.get(len(board), 0):  # boards dealt after all-ins
         street += 1
         lo, hi = ((0, 3), (3, 4), (4, 5))[street - 1]
         actions.append(f"d db {cards_str(board[lo:hi])}")
