@@ -146,10 +146,8 @@ def _why(issues: Sequence[ParseIssue]) -> str:
     """``": file:line: reason (and N more skipped)"`` for an error message, or ""."""
     if not issues:
         return ""
-    first = issues[0]
-    where = first.source if first.line == 0 else first.where
     more = f" (and {len(issues) - 1} more skipped; cbr logs inspect lists them)" if len(issues) > 1 else ""
-    return f": {where}: {first.reason}{more}"
+    return f": {issues[0].where}: {issues[0].reason}{more}"
 
 
 def _add_source(writer: CaseBaseWriter, source: LogSource) -> None:
@@ -205,7 +203,7 @@ def build_casebase(
     issues: list[ParseIssue] = []
     names: set[str] = set()
     per_street = {0: 0, 1: 0, 2: 0, 3: 0}
-    stream = (item for source in sources for item in parse_source(source))
+    stream = (item for source in sources for item in parse_source(source, max_file_size=max_file_size))
     with CaseBaseWriter(out, feature_set=fs, similarity=similarity, overwrite=overwrite, name=name,
                         extra={"built_by": "cbr build", "players": sorted(wanted) if wanted else None}) as writer:
         for src in sources:

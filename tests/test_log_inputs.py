@@ -10,6 +10,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -20,10 +21,10 @@ from typer.testing import CliRunner
 
 from cbr.build import build_casebase
 from cbr.errors import CBRError, LogFormatError
-from cbr.logs.detect import detect_format, read_logs, scan_logs
+from cbr.logs.detect import detect_format, parser_for, read_logs, scan_logs
 from cbr.logs.inspect import inspect_logs
 from cbr.logs.record import HandRecord, ParseIssue
-from cbr.logs.source import decode_log_bytes, file_problem, parse_size, read_log_text
+from cbr.logs.source import decode_log_bytes, file_problem, file_size_limit, format_size, parse_size, read_log_text
 from cli import app
 from tests.conftest import shared_path
 
@@ -47,8 +48,7 @@ def cbr(*args: object):
 
 def skipped(report) -> dict[str, str]:
     """File name (or file:line) -> reason, for the skipped entries of a report."""
-    return {(Path(i.source).name if i.line == 0 else f"{Path(i.source).name}:{i.line}"): i.reason
-            for i in report.skipped}
+    return {Path(i.where).name: i.reason for i in report.skipped}
 
 
 # ---------------------------------------------------------------- symlink loops
@@ -235,6 +235,21 @@ def test_files_over_the_size_limit_are_skipped_and_the_option_raises_it(tmp_path
     assert parse_size("256M") == 256 << 20
     with pytest.raises(LogFormatError):
         parse_size("0")
+
+
+def test_the_size_limit_holds_for_files_inside_a_database_folder(tmp_path: Path) -> None:
+    month = shared_path("irc", "IRCdata", "holdem", "199504")
+    folder = Path(shutil.copytree(month, tmp_path / "199504"))
+    read = inspect_logs(folder)
+    assert read.hands_read > 0
+    limit = (folder / "hdb").stat().st_size - 1
+    report = inspect_logs(folder, max_file_size=limit)
+    assert report.hands_read == 0
+    [issue] = report.skipped
+    assert issue.where == str(folder) and f"hdb: " in issue.reason
+    assert issue.reason.endswith(f"larger than the {format_size(limit)} limit per file; skipped")
+    with file_size_limit(limit), pytest.raises(LogFormatError, match="limit per file"):
+        list(parser_for("irc").parse(str(folder)))
 
 
 # ---------------------------------------------------------------- build says why

@@ -22,7 +22,8 @@ from typing import Any, Optional, Union
 from cbr import plugins
 from cbr.errors import LogFormatError, PluginError
 from cbr.logs.record import HandRecord, ParseIssue
-from cbr.logs.source import DEFAULT_MAX_FILE_SIZE, HEAD_BYTES, file_problem, read_head, read_log_text
+from cbr.logs.source import DEFAULT_MAX_FILE_SIZE, HEAD_BYTES, file_problem, file_size_limit, read_head, \
+    read_log_text
 
 __all__ = ["DEFAULT_MAX_FILE_SIZE", "HEAD_BYTES", "LogSource", "PathLike", "Progress", "detect_format",
            "log_sources", "parse_source", "parser_for", "read_log_text", "read_logs", "scan_logs"]
@@ -284,18 +285,21 @@ def _natural_key(name: str) -> tuple:
     return tuple((0, int(t), "") if t.isdigit() else (1, 0, t) for t in re.split(r"(\d+)", name))
 
 
-def parse_source(source: LogSource) -> Iterator[HandRecord | ParseIssue]:
+def parse_source(source: LogSource, *,
+                 max_file_size: Optional[int] = DEFAULT_MAX_FILE_SIZE) -> Iterator[HandRecord | ParseIssue]:
     """The hands and skipped hands of one source, or one issue for a skipped source.
 
     A file that cannot be read at all (it vanished, became unreadable, is nested too deeply
-    for the parser: ``RecursionError``) ends with an issue for the file at line 0; the hands
-    read before stay, and the walk goes on with the next source.
+    for the parser: ``RecursionError``, or a file of a database folder is larger than
+    ``max_file_size``) ends with an issue for the source at line 0; the hands read before
+    stay, and the walk goes on with the next source.
     """
     if source.skipped:
         yield source.issue()
         return
     try:
-        yield from parser_for(source.format).parse(source.path)  # type: ignore[arg-type]
+        with file_size_limit(max_file_size):
+            yield from parser_for(source.format).parse(source.path)  # type: ignore[arg-type]
     except RecursionError:
         yield ParseIssue(source.path, 0, "nested too deeply to be read (recursion limit); skipped")
     except FileNotFoundError:
@@ -332,6 +336,6 @@ def read_logs(
     if progress is not None:
         progress(0, total=len(sources))
     for source in sources:
-        yield from parse_source(source)
+        yield from parse_source(source, max_file_size=max_file_size)
         if progress is not None:
             progress(1)

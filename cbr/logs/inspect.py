@@ -86,7 +86,7 @@ def inspect_logs(
     for source in sources:
         counts = report.per_format.setdefault(source.format or "unknown", {"sources": 0, "hands": 0, "skipped": 0})
         counts["sources"] += 1
-        for item in parse_source(source):
+        for item in parse_source(source, max_file_size=max_file_size):
             if isinstance(item, ParseIssue):
                 if is_decoding_note(item):
                     report.notes.append(item)

@@ -78,7 +78,12 @@ class ParseIssue:
 
     @property
     def where(self) -> str:
-        return f"{self.source}:{self.line}"
+        """``file:line``; just ``file`` for an issue about a whole file (line 0).
+
+        >>> ParseIssue("a.log", 3, "x").where, ParseIssue("pipe", 0, "a named pipe").where
+        ('a.log:3', 'pipe')
+        """
+        return f"{self.source}:{self.line}" if self.line else self.source
 
     def __str__(self) -> str:
         return f"{self.where}: {self.reason}"

@@ -6,8 +6,9 @@ with :func:`read_head` and checks files with :func:`file_problem`. The rules:
 
 - only regular files are read: a named pipe, a device (``/dev/zero``), a socket or a
   symlink loop is refused with a reason, and opening never blocks (``O_NONBLOCK``);
-- the folder walk skips files larger than a limit (:data:`DEFAULT_MAX_FILE_SIZE`,
-  256 MiB, raised by ``--max-file-size``);
+- files larger than a limit per file are not read (:data:`DEFAULT_MAX_FILE_SIZE`,
+  256 MiB; ``--max-file-size`` or :func:`file_size_limit` changes it): the folder walk
+  skips them, and a parser reading one (a file inside an IRC database) refuses it;
 - text is UTF-8 (a BOM is dropped) or UTF-16/UTF-32 with a BOM; other bytes are read as
   latin-1 so parsing can go on, and that is reported with the first bad line.
 
@@ -23,13 +24,16 @@ import errno
 import os
 import re
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Optional, Union
 
 from cbr.errors import LogFormatError
 from cbr.logs.record import ParseIssue
 
-__all__ = ["DEFAULT_MAX_FILE_SIZE", "HEAD_BYTES", "decode_log_bytes", "file_problem", "format_size",
-           "is_decoding_note", "parse_size", "read_head", "read_log_bytes", "read_log_text"]
+__all__ = ["DEFAULT_MAX_FILE_SIZE", "HEAD_BYTES", "decode_log_bytes", "file_problem", "file_size_limit",
+           "format_size", "is_decoding_note", "parse_size", "read_head", "read_log_bytes", "read_log_text"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -75,6 +79,33 @@ def parse_size(text: str) -> int:
     if not 1 <= value < 1 << 62:
         raise LogFormatError(f"file size must be at least 1 byte and below 4 EiB, got {text!r}")
     return int(value)
+
+
+_SIZE_LIMIT: ContextVar[Optional[int]] = ContextVar("cbr_log_file_size_limit", default=DEFAULT_MAX_FILE_SIZE)
+
+
+@contextmanager
+def file_size_limit(max_size: Optional[int]) -> Iterator[None]:
+    """Within the block, parsers read files of at most ``max_size`` bytes (None: no limit).
+
+    >>> import tempfile
+    >>> p = os.path.join(tempfile.mkdtemp(), "big.log")
+    >>> _ = open(p, "w").write("STATE:0\\n" * 10)
+    >>> with file_size_limit(16):
+    ...     try:
+    ...         read_log_bytes(p)
+    ...     except LogFormatError as exc:
+    ...         print(str(exc).split(": ", 1)[1])
+    80 bytes, larger than the 16 bytes limit per file
+    >>> len(read_log_bytes(p))
+    80
+    """
+    previous = _SIZE_LIMIT.get()
+    _SIZE_LIMIT.set(max_size)
+    try:
+        yield
+    finally:
+        _SIZE_LIMIT.set(previous)
 
 
 def _kind(mode: int) -> Optional[str]:
@@ -156,7 +187,8 @@ def read_log_bytes(path: PathLike, max_size: Optional[int] = None) -> bytes:
 
     Raises ``FileNotFoundError`` for a missing path and :class:`LogFormatError` for a
     directory, a pipe, a device, a symlink loop, an unreadable file ("cannot be read"), or
-    a file larger than ``max_size`` bytes (None: no limit; a regular file is finite).
+    a file larger than ``max_size`` bytes (None: the current :func:`file_size_limit`,
+    256 MiB unless changed).
 
     >>> read_log_bytes("/dev/zero")
     Traceback (most recent call last):
@@ -164,6 +196,8 @@ def read_log_bytes(path: PathLike, max_size: Optional[int] = None) -> bytes:
     cbr.errors.LogFormatError: /dev/zero: a character device, not a log file; only regular files are read
     """
     path = os.fspath(path)
+    if max_size is None:
+        max_size = _SIZE_LIMIT.get()
     fd, info = _open_regular(path)
     try:
         if max_size is not None and info.st_size > max_size:
