@@ -232,6 +232,11 @@ def test_files_over_the_size_limit_are_skipped_and_the_option_raises_it(tmp_path
     assert json.loads(result.stdout)["hands_read"] == 41
     bad = cbr("logs", "inspect", logs, "--max-file-size", "lots")
     assert bad.exit_code == 2 and "not a file size" in bad.output
+    built = cbr("build", logs, "-o", tmp_path / "cb", "-j", "1", "--max-file-size", limit, "--json")
+    assert built.exit_code == 0, built.output
+    data = json.loads(built.stdout)
+    assert data["hands"] == 1 and [s["where"] for s in data["skipped_hands"]] == [str(big)]
+    assert cbr("build", logs, "-o", tmp_path / "cb2", "--max-file-size", "-5").exit_code == 2
     assert parse_size("256M") == 256 << 20
     with pytest.raises(LogFormatError):
         parse_size("0")
