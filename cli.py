@@ -77,6 +77,21 @@ def print_json(obj: Any) -> None:
     typer.echo(json.dumps(obj, indent=2, default=default))
 
 
+def _file_size(value: Optional[str]) -> Optional[int]:
+    """``--max-file-size`` (``256M``, ``1G``, bytes) as bytes; a bad size is a usage error (exit 2)."""
+    if value is None:
+        return None
+    from cbr.logs.source import parse_size
+
+    try:
+        return parse_size(value)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
+MAX_FILE_SIZE_HELP = "Skip (and list) log files larger than this, e.g. 512M, 1G (default 256M)."
+
+
 @contextmanager
 def progress_bar(description: str, total: Optional[int] = None, enabled: bool = True) -> Iterator[Callable[..., None]]:
     """Yield a progress callback ``advance(n=1, total=None)``; draws a bar only on a terminal."""
@@ -213,12 +228,16 @@ def logs_inspect(
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
     max_issues: Annotated[int, typer.Option("--max-issues", min=0,
                                             help="List at most this many skipped hands.")] = 20,
+    max_file_size: Annotated[Optional[int], typer.Option("--max-file-size", parser=_file_size, metavar="SIZE",
+                                                         help=MAX_FILE_SIZE_HELP)] = None,
 ) -> None:
     """Read logs, replay every hand, and report hands, skipped hands, decisions and players."""
     from cbr.logs.inspect import inspect_logs
+    from cbr.logs.source import DEFAULT_MAX_FILE_SIZE
 
     with progress_bar("reading logs", enabled=not as_json) as advance:
-        report = inspect_logs(paths, format=format, progress=advance)
+        report = inspect_logs(paths, format=format, progress=advance,
+                              max_file_size=max_file_size or DEFAULT_MAX_FILE_SIZE)
     if as_json:
         data = report.to_dict()
         data["skipped"] = data["skipped"][:max_issues]
@@ -359,6 +378,8 @@ def build_command(
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing case base (atomically, at the end).")] = False,
     max_issues: Annotated[int, typer.Option("--max-issues", help="Skipped hands to list.")] = 10,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    max_file_size: Annotated[Optional[int], typer.Option("--max-file-size", parser=_file_size, metavar="SIZE",
+                                                         help=MAX_FILE_SIZE_HELP)] = None,
 ) -> None:
     """Build a case base: every decision of a player with known hole cards becomes a case.
 
@@ -366,12 +387,16 @@ def build_command(
     The case base appears only when the build succeeds; bad hands are skipped and listed.
     """
     from cbr.build import build_casebase
+    from cbr.logs.source import DEFAULT_MAX_FILE_SIZE
 
     names = [p.strip() for p in players.split(",") if p.strip()] if players else None
     with progress_bar("building", enabled=not as_json) as advance:
         report = build_casebase(logs, out, feature_set=feature_set, players=names,
                                 workers=workers if workers is not None else min(os.cpu_count() or 1, 8),
-                                format=log_format, similarity=similarity, overwrite=overwrite, progress=advance)
+                                format=log_format, similarity=similarity, overwrite=overwrite, progress=advance,
+                                max_file_size=max_file_size or DEFAULT_MAX_FILE_SIZE)
+    for warning in report.warnings:
+        stderr.print(f"warning: {warning}", markup=False, highlight=False, soft_wrap=True)
     if as_json:
         print_json(report.to_dict())
         return

@@ -22,11 +22,13 @@ from typing import Any, Optional
 import numpy as np
 
 from cbr.errors import CBRError
+from cbr.featuresets import load_feature_set
 from cbr.game.gamedef import STREETS
-from cbr.logs.detect import log_sources, read_logs
+from cbr.logs.detect import LogSource, parse_source, scan_logs
 from cbr.logs.record import HandRecord, ParseIssue
 from cbr.logs.replay import replay
-from cbr.store.parts import decision_meta, load_feature_set
+from cbr.logs.source import DEFAULT_MAX_FILE_SIZE
+from cbr.store.parts import decision_meta
 from cbr.store.writer import CaseBaseWriter
 
 Progress = Callable[..., None]
@@ -45,6 +47,7 @@ class BuildReport:
     skipped: list[ParseIssue] = field(default_factory=list)
     sources: int = 0
     seconds: float = 0.0
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def hands_per_second(self) -> float:
@@ -57,6 +60,7 @@ class BuildReport:
             "cases_per_street": self.cases_per_street, "skipped": len(self.skipped),
             "skipped_hands": [{"where": i.where, "reason": i.reason} for i in self.skipped],
             "seconds": round(self.seconds, 3), "hands_per_second": round(self.hands_per_second, 1),
+            "warnings": list(self.warnings),
         }
 
 
@@ -123,18 +127,38 @@ def _worker_chunk(records: Sequence[HandRecord], players: Optional[frozenset[str
 
 
 def _chunks(items: Iterable[HandRecord | ParseIssue], size: int,
-            issues: list[ParseIssue]) -> Iterator[list[HandRecord]]:
+            issues: list[ParseIssue], names: set[str]) -> Iterator[list[HandRecord]]:
     chunk: list[HandRecord] = []
     for item in items:
         if isinstance(item, ParseIssue):
             issues.append(item)
             continue
+        names.update(item.players)
         chunk.append(item)
         if len(chunk) >= size:
             yield chunk
             chunk = []
     if chunk:
         yield chunk
+
+
+def _why(issues: Sequence[ParseIssue]) -> str:
+    """``": file:line: reason (and N more skipped)"`` for an error message, or ""."""
+    if not issues:
+        return ""
+    more = f" (and {len(issues) - 1} more skipped; cbr logs inspect lists them)" if len(issues) > 1 else ""
+    return f": {issues[0].where}: {issues[0].reason}{more}"
+
+
+def _add_source(writer: CaseBaseWriter, source: LogSource) -> None:
+    """Record a source read (its hash) in the manifest."""
+    if source.skipped:
+        return
+    where = Path(source.path)
+    if where.is_file():
+        writer.add_source(source.path, format=source.format)
+    elif (where / "hdb").is_file():  # a database folder (IRC): hash its index file
+        writer.add_source(where / "hdb", name=source.path, format=source.format)
 
 
 def build_casebase(
@@ -149,6 +173,7 @@ def build_casebase(
     overwrite: bool = False,
     name: Optional[str] = None,
     progress: Optional[Progress] = None,
+    max_file_size: Optional[int] = DEFAULT_MAX_FILE_SIZE,
 ) -> BuildReport:
     """Build the case base ``out`` from the logs under ``paths``.
 
@@ -156,28 +181,33 @@ def build_casebase(
     to the worker processes); ``players`` keeps only the decisions of those player names; ``workers`` > 1 computes
     features in that many processes; ``similarity`` is a ``SimilarityConfig`` or a TOML
     path (default: CASPER's). ``progress(n, total=None)`` is called per hand.
-    Raises :class:`CBRError` when no case could be built; bad hands are only reported.
+    Files are found as :func:`cbr.logs.detect.scan_logs` finds them (the same file given
+    twice is read once; files that are not logs, not regular files or larger than
+    ``max_file_size`` bytes are skipped and listed in ``skipped`` with the reason).
+
+    Raises :class:`CBRError` when no case could be built, saying why (the reasons
+    ``cbr logs inspect`` gives for the files and hands skipped), and when none of the
+    ``players`` names appears in the logs; names of ``players`` that do not appear while
+    others do are listed in ``warnings``. Bad hands are only reported.
     """
     if workers < 1:
         raise ValueError(f"workers must be at least 1, got {workers}")
     t0 = time.perf_counter()
-    sources = log_sources(paths, format)
-    report = BuildReport(path=str(out), sources=sum(1 for _, n in sources if n))
+    sources = scan_logs(paths, format, max_file_size=max_file_size)
+    report = BuildReport(path=str(out), sources=sum(1 for s in sources if not s.skipped))
+    given = ", ".join(str(p) for p in paths)
     if not report.sources:
-        raise CBRError(f"no log files found in {', '.join(str(p) for p in paths)}")
+        raise CBRError(f"no log files found in {given}" + _why([s.issue() for s in sources]))
     wanted = frozenset(players) if players else None
     fs = _feature_set(feature_set)
     issues: list[ParseIssue] = []
+    names: set[str] = set()
     per_street = {0: 0, 1: 0, 2: 0, 3: 0}
-    stream = read_logs(paths, format)
+    stream = (item for source in sources for item in parse_source(source, max_file_size=max_file_size))
     with CaseBaseWriter(out, feature_set=fs, similarity=similarity, overwrite=overwrite, name=name,
                         extra={"built_by": "cbr build", "players": sorted(wanted) if wanted else None}) as writer:
-        for source, parser in sources:
-            where = Path(source)
-            if parser and where.is_file():
-                writer.add_source(source, format=parser)
-            elif parser and (where / "hdb").is_file():  # a database folder (IRC): hash its index file
-                writer.add_source(where / "hdb", name=source, format=parser)
+        for src in sources:
+            _add_source(writer, src)
 
         def consume(result: _ChunkResult) -> None:
             report.hands += result.hands
@@ -190,7 +220,7 @@ def build_casebase(
             if progress is not None:
                 progress(result.hands + len(result.skipped))
 
-        chunks = _chunks(stream, CHUNK_HANDS, issues)
+        chunks = _chunks(stream, CHUNK_HANDS, issues, names)
         if workers == 1:
             for chunk in chunks:
                 for record in chunk:
@@ -210,6 +240,17 @@ def build_casebase(
         report.cases_per_street = {STREETS[s]: n for s, n in per_street.items()}
         report.cases = sum(report.cases_per_street.values())
         report.skipped = issues
+        if wanted:
+            missing = sorted(wanted - names)
+            if len(missing) == len(wanted) and names:
+                seen = sorted(names)
+                raise CBRError(f"no cases: none of the --players names ({', '.join(missing)}) appears in the logs; "
+                               f"players there include {', '.join(seen[:8])}"
+                               + (f" and {len(seen) - 8} more" if len(seen) > 8 else ""))
+            if missing:
+                report.warnings.append(f"--players names not found in the logs: {', '.join(missing)}")
+        if report.hands == 0:
+            raise CBRError(f"no hand could be read from {given}" + _why(issues))
         if report.cases == 0:
             raise CBRError(f"no cases: {report.hands} hands read, none with a decision of a player "
                            f"whose hole cards are known" + (f" among {', '.join(sorted(wanted))}" if wanted else ""))

@@ -25,9 +25,16 @@ N_COMBOS = 1326  # two-card holdings, C(52, 2)
 
 CardLike = Union[str, int, Iterable[Union[str, int]]]
 
-_RANK_OF = {r: i for i, r in enumerate(RANKS)}
-_RANK_OF.update({"t": 8, "j": 9, "q": 10, "k": 11, "a": 12})
-_SUIT_OF = {s: i for i, s in enumerate(SUITS)}
+#: Text of each card number: ``CARD_NAMES[50] == 'Ah'``.
+CARD_NAMES: tuple[str, ...] = tuple(r + s for r in RANKS for s in SUITS)
+#: The one card lookup table of the project: two-character card text in any letter case
+#: (``'Ah'``, ``'ah'``, ``'AH'``, ``'aH'``) -> card number. Log parsers index it directly
+#: (their fast path); :func:`parse_card` is the checked entry point for everything else.
+CARD_OF_TEXT: dict[str, int] = {
+    rank + suit: i * 4 + j
+    for i, r in enumerate(RANKS) for j, s in enumerate(SUITS)
+    for rank in dict.fromkeys((r, r.lower())) for suit in dict.fromkeys((s, s.upper()))
+}
 
 
 def card_rank(card: int) -> int:
@@ -53,7 +60,11 @@ def cards_str(cards: Iterable[int], sep: str = "") -> str:
 
 
 def parse_card(text: str | int) -> int:
-    """One card from text (``'Ah'``, ``'td'``, ``'10h'``) or an int 0..51."""
+    """One card from text (``'Ah'``, ``'td'``, ``'10h'``) or an int 0..51.
+
+    >>> parse_card("Ah"), parse_card("td"), parse_card("10H"), parse_card(3)
+    (50, 33, 34, 3)
+    """
     if isinstance(text, bool):
         raise InvalidCardError(f"not a card: {text!r}")
     if isinstance(text, int) or hasattr(text, "__index__") and not isinstance(text, str):
@@ -66,9 +77,10 @@ def parse_card(text: str | int) -> int:
     t = text.strip()
     if t.startswith("10"):
         t = "T" + t[2:]
-    if len(t) != 2 or t[0] not in _RANK_OF or t[1].lower() not in _SUIT_OF:
+    card = CARD_OF_TEXT.get(t)
+    if card is None:
         raise InvalidCardError(f"unknown card {text!r} (expected rank 2-9TJQKA and suit cdhs, e.g. 'Ah')")
-    return _RANK_OF[t[0]] * 4 + _SUIT_OF[t[1].lower()]
+    return card
 
 
 def _split_text(text: str) -> list[str]:

@@ -3,7 +3,7 @@
 Positions are the hand's seats in ACPC order (see :mod:`cbr.game.gamedef`). Every action
 has three faces, pokerkit style: :meth:`HandState.verify` raises :class:`GameError` with a
 sentence saying why an action is illegal, :meth:`HandState.can` answers a bool, and
-:meth:`HandState.act` changes the state and returns the :class:`~cbr.logs.record.Action`
+:meth:`HandState.act` changes the state and returns the :class:`~cbr.game.actions.Action`
 that happened.
 
 >>> from cbr.game import preset
@@ -50,9 +50,9 @@ import math
 from typing import Callable, Optional, Sequence
 
 from cbr.errors import GameError
+from cbr.game.actions import Action
 from cbr.game.decision import DecisionPoint
 from cbr.game.gamedef import BOARD_SIZES, STREETS, GameDef
-from cbr.logs.record import Action
 from evaluator_ext.cards import card_str
 
 Evaluator = Callable[[Sequence[int]], int]

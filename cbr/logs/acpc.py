@@ -29,14 +29,14 @@ from typing import Optional
 
 from cbr.errors import CBRError
 from cbr.game.gamedef import BOARD_SIZES, MAX_SEATS, PRESETS, STREETS, GameDef, standard_table
-from cbr.logs.detect import read_log_text
-from cbr.logs.record import Action, HandRecord, ParseIssue
+from cbr.game.actions import Action
+from cbr.logs.record import HandRecord, ParseIssue
+from cbr.logs.source import read_log_text
+from evaluator_ext.cards import CARD_NAMES, CARD_OF_TEXT
 
-_RANKS = "23456789TJQKA"
-_SUITS = "cdhs"
-CARD = {r + s: i * 4 + j for i, r in enumerate(_RANKS) for j, s in enumerate(_SUITS)}
+CARD = CARD_OF_TEXT   # the project's one card table (evaluator_ext.cards)
 # Two-card holdings by text ("AhKd" -> (50, 45)); ordered pairs of distinct cards.
-HOLE = {a + b: (CARD[a], CARD[b]) for a in CARD for b in CARD if a != b}
+HOLE = {a + b: (CARD[a], CARD[b]) for a in CARD_NAMES for b in CARD_NAMES if a != b}
 BOARD: dict[str, tuple[int, ...]] = {"": ()}   # board texts seen, memoised by _board
 
 # ACPC game files we know -> game definitions.
@@ -374,7 +374,7 @@ class AcpcParser:
         if len(set(dealt)) != len(dealt):
             seen: set[int] = set()
             dup = next(c for c in dealt if c in seen or seen.add(c))  # type: ignore[func-returns-value]
-            raise _BadHand(f"card {_RANKS[dup >> 2]}{_SUITS[dup & 3]} dealt twice")
+            raise _BadHand(f"card {CARD_NAMES[dup]} dealt twice")
         actions, last, settled = self._actions(game, betting)
         need = BOARD_SIZES[last]
         if len(board) != need and not (settled and len(board) > need):

@@ -1,10 +1,11 @@
 """Which parser reads a log, and reading many logs at once.
 
 :func:`detect_format` asks every parser of the plugin store (entry-point group
-``cbr.parsers``) whether it recognises a file; :func:`read_logs` walks files and
-directories and yields every hand and every skipped hand, in order;
-:func:`read_log_text` is the one way parsers decode a file (UTF-8, BOM removed,
-latin-1 as a fallback that is reported).
+``cbr.parsers``) whether it recognises a file; :func:`scan_logs` walks files and folders
+into :class:`LogSource` entries (each read by a parser, or skipped with the reason);
+:func:`read_logs` yields every hand and every skipped hand or file, in order. Files are
+opened and decoded only by :mod:`cbr.logs.source` (regular files only, a size limit per
+file, UTF-8/UTF-16 with a BOM, latin-1 as a reported fallback).
 
 >>> from cbr.logs.detect import detect_format        # doctest: +SKIP
 >>> detect_format("acpc/dealer_example_limit/2p.limit.h1000.r0.log")   # doctest: +SKIP
@@ -13,67 +14,51 @@ latin-1 as a fallback that is reported).
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any, Optional, Union
 
 from cbr import plugins
 from cbr.errors import LogFormatError, PluginError
 from cbr.logs.record import HandRecord, ParseIssue
+from cbr.logs.source import DEFAULT_MAX_FILE_SIZE, HEAD_BYTES, file_problem, file_size_limit, read_head, \
+    read_log_text
+
+__all__ = ["DEFAULT_MAX_FILE_SIZE", "HEAD_BYTES", "LogSource", "PathLike", "Progress", "detect_format",
+           "log_sources", "parse_source", "parser_for", "read_log_text", "read_logs", "scan_logs"]
 
 Progress = Callable[..., None]
 PathLike = Union[str, "os.PathLike[str]"]
 
-HEAD_BYTES = 4096
-# Files that sit beside logs and are never logs (skipped silently when a folder is walked).
+# Files that sit beside logs and are never logs (left out silently when a folder is walked).
 _NOT_LOGS = {"readme", "readme.md", "readme.txt", "source.md", "license", "license.md", "license.txt",
              "index.md", "copying", "notice", ".gitignore", ".ds_store"}
 _NOT_LOG_EXT = {".md", ".rst", ".py", ".json", ".csv", ".parquet", ".zip", ".gz", ".tar", ".png", ".jpg", ".pdf"}
 
 
-def read_log_text(path: PathLike) -> tuple[str, Optional[ParseIssue]]:
-    """The text of a log file and, when it is not valid UTF-8, an issue saying so.
+@dataclass(frozen=True)
+class LogSource:
+    """One file (or database folder) found in the paths given: its parser, or why it is skipped.
 
-    UTF-8 (a BOM is dropped) is tried first; bytes that are not UTF-8 are read as latin-1
-    so parsing can go on, and the returned :class:`ParseIssue` names the first bad line.
-    Raises ``FileNotFoundError``/:class:`LogFormatError` only when the path cannot be read.
+    ``format`` is the parser's name (None when skipped); ``problem`` says why the source is
+    not read (None when it is).
 
-    >>> import tempfile, os
-    >>> p = os.path.join(tempfile.mkdtemp(), "x.log")
-    >>> _ = open(p, "wb").write(b"\\xef\\xbb\\xbfSTATE:0\\ncaf\\xe9\\n")
-    >>> text, issue = read_log_text(p)
-    >>> text.splitlines(), issue.line
-    (['STATE:0', 'café'], 2)
+    >>> LogSource("x.log", "acpc").skipped, LogSource("p", None, "a named pipe").skipped
+    (False, True)
     """
-    path = os.fspath(path)
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except IsADirectoryError:
-        raise LogFormatError(f"{path}: is a directory, not a log file") from None
-    except PermissionError as exc:
-        raise LogFormatError(f"{path}: cannot be read ({exc.strerror})") from None
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    try:
-        return data.decode("utf-8"), None
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        issue = ParseIssue(path, line, f"not valid UTF-8 (byte 0x{data[exc.start]:02x}); file read as latin-1")
-        return data.decode("latin-1"), issue
 
+    path: str
+    format: Optional[str]
+    problem: Optional[str] = None
 
-def _head(path: str) -> str:
-    """First 4 KiB of a file as text ("" for a directory or an unreadable file)."""
-    if os.path.isdir(path):
-        return ""
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read(HEAD_BYTES)
-    except OSError:
-        return ""
-    if raw.startswith(b"\xef\xbb\xbf"):
-        raw = raw[3:]
-    return raw.decode("utf-8", errors="replace")
+    @property
+    def skipped(self) -> bool:
+        return self.problem is not None or self.format is None
+
+    def issue(self) -> ParseIssue:
+        """The skipped-file entry of a report (line 0: the whole file)."""
+        return ParseIssue(self.path, 0, f"{self.problem or 'not a log any parser recognises'}; skipped")
 
 
 def _parsers() -> dict[str, Any]:
@@ -110,7 +95,7 @@ def parser_for(format: str) -> Any:
 
 
 def _sniff(path: str, parsers: dict[str, Any]) -> Optional[str]:
-    head = _head(path)
+    head = read_head(path, HEAD_BYTES)
     ext = os.path.splitext(path)[1].lower()
     # Parsers that claim the extension are asked first, then the rest.
     ordered = sorted(parsers.items(), key=lambda kv: ext not in getattr(kv[1], "extensions", ()))
@@ -118,24 +103,54 @@ def _sniff(path: str, parsers: dict[str, Any]) -> Optional[str]:
         try:
             if parser.sniff(path, head):
                 return name
-        except Exception:  # a sniff must never stop the walk  # noqa: BLE001
+        except Exception:  # a third-party sniff must never stop the walk  # noqa: BLE001
             continue
     return None
+
+
+def _diagnose(path: str, parsers: dict[str, Any]) -> Optional[str]:
+    """Why a file or folder that looks like a parser's format cannot be read by it, or None.
+
+    Parsers may offer ``diagnose(path) -> str | None`` (the IRC parser names the missing
+    ``hroster``); the reason is prefixed with the format's name.
+    """
+    for name, parser in parsers.items():
+        diagnose = getattr(parser, "diagnose", None)
+        if diagnose is None:
+            continue
+        try:
+            reason = diagnose(path)
+        except Exception:  # noqa: BLE001  (as for sniff)
+            continue
+        if reason:
+            return f"{name}: {reason}"
+    return None
+
+
+def _unrecognised(path: str, parsers: dict[str, Any]) -> str:
+    near = _diagnose(path, parsers)
+    if near is not None:
+        return f"not readable as a log ({near})"
+    return f"not a log any parser recognises (formats: {', '.join(sorted(parsers))})"
 
 
 def detect_format(path: PathLike) -> str:
     """The name of the parser that reads ``path`` (a file, or an IRC database folder).
 
     Raises ``FileNotFoundError`` for a missing path and :class:`LogFormatError` when no
-    parser recognises it.
+    parser recognises it or it is not a regular file (a pipe, a device, a symlink loop).
     """
     path = os.fspath(path)
-    if not os.path.exists(path):
+    if not os.path.lexists(path):
         raise FileNotFoundError(f"{path}: no such file or directory")
-    name = _sniff(path, _parsers())
+    parsers = _parsers()
+    if not os.path.isdir(path):
+        problem = file_problem(path, None)
+        if problem is not None:
+            raise LogFormatError(f"{path}: {problem}")
+    name = _sniff(path, parsers)
     if name is None:
-        raise LogFormatError(f"{path}: not a log any parser recognises "
-                             f"(formats: {', '.join(plugins.available('cbr.parsers'))})")
+        raise LogFormatError(f"{path}: {_unrecognised(path, parsers)}")
     return name
 
 
@@ -144,73 +159,172 @@ def _is_candidate(name: str) -> bool:
     return low not in _NOT_LOGS and os.path.splitext(low)[1] not in _NOT_LOG_EXT and not low.startswith(".")
 
 
-def log_sources(paths: Iterable[PathLike], format: Optional[str] = None) -> list[tuple[str, Optional[str]]]:
-    """Expand ``paths`` into ``(source, format)`` pairs, directories walked recursively.
+class _Scan:
+    """State of one walk: what was found, and what was already seen (read once)."""
+
+    def __init__(self, parsers: dict[str, Any], format: Optional[str], max_file_size: Optional[int]) -> None:
+        self.parsers = parsers
+        self.format = format
+        self.max_file_size = max_file_size
+        self.out: list[LogSource] = []
+        self.seen: set[tuple[int, int]] = set()
+
+    def file(self, path: str) -> None:
+        problem = file_problem(path, self.max_file_size)
+        if problem is not None:
+            self.out.append(LogSource(path, None, problem))
+            return
+        info = os.stat(path)
+        key = (info.st_dev, info.st_ino)
+        if key in self.seen:            # the same file given twice (or a hard link): read once
+            return
+        self.seen.add(key)
+        name = self.format or _sniff(path, self.parsers)
+        self.out.append(LogSource(path, name, None if name else _unrecognised(path, self.parsers)))
+
+    def folder(self, top: str) -> None:
+        """Walk ``top`` depth-first in natural order, without recursion (any depth) or loops."""
+        # Items: (path, ancestors) for a folder, (path, None) for a file; popped in walk order.
+        stack: list[tuple[str, Optional[tuple[tuple[int, int], ...]]]] = [(top, ())]
+        while stack:
+            path, ancestors = stack.pop()
+            if ancestors is None:
+                self.file(path)
+                continue
+            try:
+                info = os.stat(path)
+            except OSError:
+                self.out.append(LogSource(path, None, file_problem(path) or "cannot be read"))
+                continue
+            key = (info.st_dev, info.st_ino)
+            if key in ancestors:
+                self.out.append(LogSource(path, None, "a symlink loop (leads back to a folder "
+                                                      "being walked), not followed"))
+                continue
+            if key in self.seen:        # the same folder given twice, or reached by a symlink: read once
+                continue
+            self.seen.add(key)
+            as_whole = self._folder_format(path)
+            if as_whole is not None:
+                self.out.append(LogSource(path, as_whole))
+                continue
+            if self.format is None:
+                near = _diagnose(path, self.parsers)
+                if near is not None:
+                    self.out.append(LogSource(path, None, f"not readable as a log ({near})"))
+                    continue
+            try:
+                entries = sorted(os.scandir(path), key=lambda e: _natural_key(e.name))
+            except OSError as exc:
+                self.out.append(LogSource(path, None, f"folder cannot be listed ({exc.strerror or exc})"))
+                continue
+            inside = ancestors + (key,)
+            items: list[tuple[str, Optional[tuple[tuple[int, int], ...]]]] = []
+            for entry in entries:
+                try:
+                    is_dir = entry.is_dir()
+                except OSError:         # a symlink loop: not a folder; file() says why
+                    is_dir = False
+                if is_dir:
+                    if not entry.name.startswith("."):
+                        items.append((entry.path, inside))
+                elif _is_candidate(entry.name):
+                    items.append((entry.path, None))
+            stack.extend(reversed(items))
+
+    def _folder_format(self, folder: str) -> Optional[str]:
+        for name, parser in self.parsers.items():
+            try:
+                if parser.sniff(folder, ""):
+                    return name
+            except Exception:  # noqa: BLE001
+                continue
+        return None
+
+
+def scan_logs(paths: Iterable[PathLike], format: Optional[str] = None, *,
+              max_file_size: Optional[int] = DEFAULT_MAX_FILE_SIZE) -> list[LogSource]:
+    """Expand ``paths`` into :class:`LogSource` entries, folders walked recursively.
 
     A folder that a parser recognises as a whole (an IRC database: ``hdb`` + ``hroster`` +
-    ``pdb/``) is one source. Files no parser recognises are left out when found in a
-    folder, and kept with format None when named explicitly (the reader reports them).
-    With ``format`` given, every file found is given to that parser.
+    ``pdb/``) is one source. Every file found is either given to a parser or listed with
+    the reason it is skipped: no parser recognises it, it is not a regular file (a named
+    pipe, a device, a symlink loop), it cannot be read, or it is larger than
+    ``max_file_size`` bytes (None: no limit). README/SOURCE/LICENSE files and other
+    documents beside logs (by name) are left out. The same file or folder given twice
+    (a folder and a file inside it) is read once. With ``format`` given, every file found
+    is given to that parser. A path that does not exist raises ``FileNotFoundError``.
+
+    >>> import tempfile, os
+    >>> d = tempfile.mkdtemp()
+    >>> os.mkfifo(os.path.join(d, "pipe.log"))
+    >>> [(os.path.basename(s.path), s.problem) for s in scan_logs([d])]
+    [('pipe.log', 'a named pipe, not a regular file; only regular files are read')]
     """
     parsers = _parsers() if format is None else {format: parser_for(format)}
-    out: list[tuple[str, Optional[str]]] = []
+    scan = _Scan(parsers, format, max_file_size)
     for p in paths:
         p = os.fspath(p)
-        if not os.path.exists(p):
+        if not os.path.lexists(p):
             raise FileNotFoundError(f"{p}: no such file or directory")
-        if not os.path.isdir(p):
-            out.append((p, format or _sniff(p, parsers)))
-            continue
-        _walk(p, parsers, format, out)
-    return out
+        if os.path.isdir(p):
+            scan.folder(p)
+        else:
+            scan.file(p)
+    return scan.out
 
 
-def _walk(folder: str, parsers: dict[str, Any], format: Optional[str], out: list) -> None:
-    as_whole = _sniff_dir(folder, parsers)
-    if as_whole is not None:
-        out.append((folder, as_whole))
-        return
-    try:
-        entries = sorted(os.scandir(folder), key=lambda e: _natural_key(e.name))
-    except OSError as exc:
-        raise LogFormatError(f"{folder}: cannot be listed ({exc.strerror})") from None
-    for entry in entries:
-        if entry.is_dir():
-            if not entry.name.startswith("."):
-                _walk(entry.path, parsers, format, out)
-        elif _is_candidate(entry.name):
-            name = format or _sniff(entry.path, parsers)
-            if name is not None:
-                out.append((entry.path, format or name))
-
-
-def _sniff_dir(folder: str, parsers: dict[str, Any]) -> Optional[str]:
-    for name, parser in parsers.items():
-        try:
-            if parser.sniff(folder, ""):
-                return name
-        except Exception:  # noqa: BLE001
-            continue
-    return None
+def log_sources(paths: Iterable[PathLike], format: Optional[str] = None, *,
+                max_file_size: Optional[int] = DEFAULT_MAX_FILE_SIZE) -> list[tuple[str, Optional[str]]]:
+    """``(source, format)`` pairs of :func:`scan_logs` (format None: skipped, with a reason there)."""
+    return [(s.path, s.format) for s in scan_logs(paths, format, max_file_size=max_file_size)]
 
 
 def _natural_key(name: str) -> tuple:
     """Sort ``2.phh`` before ``10.phh``."""
-    import re
+    return tuple((0, int(t), "") if t.isdigit() else (1, 0, t) for t in re.split(r"(\d+)", name))
 
-    return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name))
+
+def parse_source(source: LogSource, *,
+                 max_file_size: Optional[int] = DEFAULT_MAX_FILE_SIZE) -> Iterator[HandRecord | ParseIssue]:
+    """The hands and skipped hands of one source, or one issue for a skipped source.
+
+    A file that cannot be read at all (it vanished, became unreadable, is nested too deeply
+    for the parser: ``RecursionError``, or a file of a database folder is larger than
+    ``max_file_size``) ends with an issue for the source at line 0; the hands read before
+    stay, and the walk goes on with the next source.
+    """
+    if source.skipped:
+        yield source.issue()
+        return
+    try:
+        with file_size_limit(max_file_size):
+            yield from parser_for(source.format).parse(source.path)  # type: ignore[arg-type]
+    except RecursionError:
+        yield ParseIssue(source.path, 0, "nested too deeply to be read (recursion limit); skipped")
+    except FileNotFoundError:
+        yield ParseIssue(source.path, 0, "no such file (it vanished while the logs were read); skipped")
+    except LogFormatError as exc:
+        reason = str(exc)
+        if reason.startswith(source.path + ": "):
+            reason = reason[len(source.path) + 2:]
+        yield ParseIssue(source.path, 0, f"{reason}; skipped")
+    except OSError as exc:
+        yield ParseIssue(source.path, 0, f"cannot be read ({exc.strerror or exc}); skipped")
 
 
 def read_logs(
     paths: Union[PathLike, Iterable[PathLike]],
     format: Optional[str] = None,
     progress: Optional[Progress] = None,
+    *,
+    max_file_size: Optional[int] = DEFAULT_MAX_FILE_SIZE,
 ) -> Iterator[HandRecord | ParseIssue]:
-    """Every hand (:class:`HandRecord`) and every skipped hand (:class:`ParseIssue`) in ``paths``.
+    """Every hand (:class:`HandRecord`) and every skipped hand or file (:class:`ParseIssue`) in ``paths``.
 
-    Files and folders (walked recursively; README/SOURCE/LICENSE and other non-logs are
-    skipped) are read in order, each by the parser that recognises it or by ``format``
-    (a name from the plugin store; an unknown name raises :class:`PluginError`).
+    Files and folders (see :func:`scan_logs`) are read in order, each by the parser that
+    recognises it or by ``format`` (a name from the plugin store; an unknown name raises
+    :class:`PluginError`); a skipped file is one issue at line 0 with the reason.
     ``progress(n, total=None)`` is called with the number of sources once, then once per
     source read.
 
@@ -218,13 +332,10 @@ def read_logs(
     """
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
-    sources = log_sources(paths, format)
+    sources = scan_logs(paths, format, max_file_size=max_file_size)
     if progress is not None:
         progress(0, total=len(sources))
-    for source, name in sources:
-        if name is None:
-            yield ParseIssue(source, 0, "not a log any parser recognises; file skipped")
-        else:
-            yield from _instance(name).parse(source)
+    for source in sources:
+        yield from parse_source(source, max_file_size=max_file_size)
         if progress is not None:
             progress(1)

@@ -17,14 +17,16 @@ from typing import Any, Optional, Union
 
 from cbr.errors import CBRError
 from cbr.game.gamedef import STREETS
-from cbr.logs.detect import PathLike, Progress, _instance, log_sources
+from cbr.logs.detect import PathLike, Progress, parse_source, scan_logs
 from cbr.logs.record import HandRecord, ParseIssue
+from cbr.logs.source import DEFAULT_MAX_FILE_SIZE, is_decoding_note
 
 
 @dataclass
 class LogReport:
-    """Counts over the logs read. ``skipped`` lists every skipped hand (``file:line`` and why);
-    ``notes`` are issues that skipped nothing (a file read as latin-1)."""
+    """Counts over the logs read. ``skipped`` lists every skipped hand (``file:line`` and why)
+    and every skipped file (line 0: not a log, not a regular file, too large, cannot be
+    read...); ``notes`` are issues that skipped nothing (a file read as latin-1)."""
 
     sources: int = 0
     hands_read: int = 0
@@ -57,58 +59,54 @@ class LogReport:
         }
 
 
-def _is_note(issue: ParseIssue) -> bool:
-    return issue.reason.startswith("not valid UTF-8")
-
-
 def inspect_logs(
     paths: Union[PathLike, Iterable[PathLike]],
     format: Optional[str] = None,
     progress: Optional[Progress] = None,
+    *,
+    max_file_size: Optional[int] = DEFAULT_MAX_FILE_SIZE,
 ) -> LogReport:
     """Read and replay every hand in ``paths`` (files or folders) and count what is there.
 
     ``format`` forces a parser (a name from the plugin store); ``progress(n, total=None)``
-    is called once with the number of sources, then once per source.
+    is called once with the number of sources, then once per source. Files are found as
+    :func:`cbr.logs.detect.scan_logs` finds them (``max_file_size`` bytes at most per
+    file, None for no limit); each file skipped is in ``skipped`` with the reason.
     """
     from cbr.logs.replay import replay  # the rules engine; imported when used
 
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
-    sources = log_sources(paths, format)
+    sources = scan_logs(paths, format, max_file_size=max_file_size)
     report = LogReport(sources=len(sources))
     names: set[str] = set()
     streets = [report.actions_per_street[s] for s in STREETS]
     if progress is not None:
         progress(0, total=len(sources))
-    for source, name in sources:
-        counts = report.per_format.setdefault(name or "unknown", {"sources": 0, "hands": 0, "skipped": 0})
+    for source in sources:
+        counts = report.per_format.setdefault(source.format or "unknown", {"sources": 0, "hands": 0, "skipped": 0})
         counts["sources"] += 1
-        if name is None:
-            report.skipped.append(ParseIssue(source, 0, "not a log any parser recognises; file skipped"))
-            counts["skipped"] += 1
-        else:
-            for item in _instance(name).parse(source):
-                if isinstance(item, ParseIssue):
-                    if _is_note(item):
-                        report.notes.append(item)
-                    else:
-                        report.skipped.append(item)
-                        counts["skipped"] += 1
-                    continue
-                try:
-                    points = replay(item)
-                except (CBRError, ValueError) as exc:
-                    report.skipped.append(ParseIssue(item.source, item.line, _reason(exc, item)))
+        for item in parse_source(source, max_file_size=max_file_size):
+            if isinstance(item, ParseIssue):
+                if is_decoding_note(item):
+                    report.notes.append(item)
+                else:
+                    report.skipped.append(item)
                     counts["skipped"] += 1
-                    continue
-                report.hands_read += 1
-                counts["hands"] += 1
-                report.decisions += len(points)
-                report.decisions_known += sum(p.hole is not None for p in points)
-                names.update(item.players)
-                for a in item.actions:
-                    streets[a.street][a.kind] += 1
+                continue
+            try:
+                points = replay(item)
+            except (CBRError, ValueError) as exc:
+                report.skipped.append(ParseIssue(item.source, item.line, _reason(exc, item)))
+                counts["skipped"] += 1
+                continue
+            report.hands_read += 1
+            counts["hands"] += 1
+            report.decisions += len(points)
+            report.decisions_known += sum(p.hole is not None for p in points)
+            names.update(item.players)
+            for a in item.actions:
+                streets[a.street][a.kind] += 1
         if progress is not None:
             progress(1)
     report.players = len(names)

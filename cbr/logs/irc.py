@@ -43,33 +43,15 @@ from typing import Iterator, Optional
 
 from cbr.errors import LogFormatError
 from cbr.game.gamedef import BOARD_SIZES, MAX_SEATS, GameDef
-from cbr.logs.record import Action, HandRecord, ParseIssue, limit_action
-from evaluator_ext.cards import RANKS, SUITS, card_str
+from cbr.game.actions import Action, limit_action
+from cbr.logs.record import HandRecord, ParseIssue
+from cbr.logs.source import read_log_text
+from evaluator_ext.cards import CARD_OF_TEXT, card_str
 
-__all__ = ["IrcParser", "decode_log_bytes"]
+__all__ = ["IrcParser"]
 
-_CARD = {r + s: i * 4 + j for i, r in enumerate(RANKS) for j, s in enumerate(SUITS)}
 _STREET_NAMES = ("pre-flop", "flop", "turn", "river")
 _QUIT = frozenset("QK")
-
-
-def decode_log_bytes(data: bytes) -> tuple[str, Optional[int]]:
-    """Text of a log file: UTF-8 (a leading BOM dropped), else latin-1.
-
-    Returns ``(text, line)`` where ``line`` is the 1-based line of the first byte that is
-    not UTF-8 (None when the file is clean UTF-8), so the caller can report it.
-
-    >>> decode_log_bytes(b"\\xef\\xbb\\xbfhello\\n")
-    ('hello\\n', None)
-    >>> decode_log_bytes(b"ok\\ncaf\\xe9\\n")
-    ('ok\\ncafé\\n', 2)
-    """
-    try:
-        return data.decode("utf-8-sig"), None
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        start = 3 if data.startswith(b"\xef\xbb\xbf") else 0
-        return data[start:].decode("latin-1"), line
 
 
 class _Corrupt(Exception):
@@ -124,6 +106,23 @@ class IrcParser:
         directory = _database_dir(path)
         return directory is not None
 
+    def diagnose(self, path: str) -> Optional[str]:
+        """Why ``path`` looks like an IRC database but cannot be read as one, or None.
+
+        A folder with ``hdb`` (or that ``hdb`` file) whose ``hroster`` or ``pdb/`` is missing.
+
+        >>> IrcParser().diagnose("/nonexistent/hdb") is None
+        True
+        """
+        directory = path if os.path.isdir(path) else os.path.dirname(path) or "." \
+            if os.path.basename(path) == "hdb" else None
+        if directory is None or not os.path.isfile(os.path.join(directory, "hdb")) or _database_dir(path):
+            return None
+        missing = [name for name, there in (("hroster", os.path.isfile(os.path.join(directory, "hroster"))),
+                                            ("pdb/", os.path.isdir(os.path.join(directory, "pdb")))) if not there]
+        return (f"an IRC poker database needs hdb, hroster and pdb/ in one folder; "
+                f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} missing in {directory}")
+
     def parse(self, path: str) -> Iterator[HandRecord | ParseIssue]:
         """Hands of one database directory (or of the directory of an ``hdb`` file), in hdb order.
 
@@ -139,10 +138,9 @@ class IrcParser:
         issues: list[ParseIssue] = []
         roster = self._read_roster(os.path.join(directory, "hroster"), issues)
         pdb = self._read_pdb(os.path.join(directory, "pdb"), issues)
-        with open(hdb_path, "rb") as fh:
-            text, bad_line = decode_log_bytes(fh.read())
-        if bad_line is not None:
-            issues.append(ParseIssue(hdb_path, bad_line, "not UTF-8 text; read as latin-1"))
+        text, note = read_log_text(hdb_path)
+        if note is not None:
+            issues.append(note)
         yield from issues
         for lineno, raw in enumerate(text.split("\n"), 1):
             fields = raw.split()
@@ -158,10 +156,9 @@ class IrcParser:
         roster: dict[str, list[str]] = {}
         if not os.path.exists(path):
             return roster
-        with open(path, "rb") as fh:
-            text, bad_line = decode_log_bytes(fh.read())
-        if bad_line is not None:
-            issues.append(ParseIssue(path, bad_line, "not UTF-8 text; read as latin-1"))
+        text, note = read_log_text(path)
+        if note is not None:
+            issues.append(note)
         for lineno, raw in enumerate(text.split("\n"), 1):
             fields = raw.split()
             if not fields:
@@ -180,10 +177,9 @@ class IrcParser:
         for entry in sorted(os.scandir(directory), key=lambda e: e.name):
             if not entry.name.startswith("pdb.") or not entry.is_file():
                 continue
-            with open(entry.path, "rb") as fh:
-                text, bad_line = decode_log_bytes(fh.read())
-            if bad_line is not None:
-                issues.append(ParseIssue(entry.path, bad_line, "not UTF-8 text; read as latin-1"))
+            text, note = read_log_text(entry.path)
+            if note is not None:
+                issues.append(note)
             for lineno, raw in enumerate(text.split("\n"), 1):
                 f = raw.split()
                 if not f:
@@ -286,7 +282,7 @@ class IrcParser:
 
     @staticmethod
     def _card(text: str, seen: set[int], ts: str) -> int:
-        c = _CARD.get(text[:1].upper() + text[1:].lower()) if len(text) == 2 else None
+        c = CARD_OF_TEXT.get(text)
         if c is None:
             raise _Corrupt(f"hand {ts}: unknown card {text!r}")
         if c in seen:

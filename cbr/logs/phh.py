@@ -41,9 +41,10 @@ from collections.abc import Iterator
 from typing import Any, Optional
 
 from cbr.game.gamedef import MAX_SEATS, STREETS, GameDef
-from cbr.logs.acpc import CARD
-from cbr.logs.detect import read_log_text
-from cbr.logs.record import Action, HandRecord, ParseIssue
+from cbr.game.actions import Action
+from cbr.logs.record import HandRecord, ParseIssue
+from cbr.logs.source import read_log_text
+from evaluator_ext.cards import CARD_NAMES, CARD_OF_TEXT as CARD
 
 VARIANTS = {
     "FT": "fixed-limit Texas hold'em", "NT": "no-limit Texas hold'em", "NS": "no-limit short-deck hold'em",
@@ -338,4 +339,4 @@ class PhhParser:
 
 
 def _card_text(card: int) -> str:
-    return "23456789TJQKA"[card >> 2] + "cdhs"[card & 3]
+    return CARD_NAMES[card]

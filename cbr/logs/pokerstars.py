@@ -36,22 +36,18 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 from bisect import bisect_right
 from operator import itemgetter
 from typing import Iterator, Optional
 
-from cbr.errors import LogFormatError
 from cbr.game.gamedef import MAX_SEATS, GameDef
-from cbr.logs.irc import decode_log_bytes
-from cbr.logs.record import Action, HandRecord, ParseIssue, limit_action
-from evaluator_ext.cards import RANKS, SUITS, card_str
+from cbr.game.actions import Action, limit_action
+from cbr.logs.record import HandRecord, ParseIssue
+from cbr.logs.source import read_log_text
+from evaluator_ext.cards import CARD_OF_TEXT, card_str
 
 __all__ = ["PokerStarsParser"]
 
-# a card in any letter case ("Ah", "ah", "AH") -> int; anything else is not a card
-_CARD = {rr + ss: i * 4 + j for i, r in enumerate(RANKS) for j, s in enumerate(SUITS)
-         for rr in {r, r.lower()} for ss in {s, s.upper()}}
 _HEADER = re.compile(r"^(?:\ufeff)?PokerStars (?:Zoom )?(?:Game|Hand) #(\d+):\s*(.*)$")
 _CASH_STAKES = re.compile(r"\(([$€£]?)([\d.,]+)/[$€£]?([\d.,]+)(?: [A-Z]{3})?\)")
 _LEVEL = re.compile(r"Level [^(]*\(([\d.,]+)/([\d.,]+)\)")
@@ -103,34 +99,6 @@ def _r(x: float) -> float:
     return round(x + 0.0, 2)
 
 
-def _read_bytes(path: str) -> bytes:
-    """The whole file in one open, one stat and (for a regular file) one read.
-
-    FileNotFoundError for a missing path; LogFormatError for a directory.
-    """
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
-    except PermissionError:
-        if os.path.isdir(path):   # Windows refuses to open a directory
-            raise LogFormatError(f"{path}: is a directory, not a PokerStars hand history file") from None
-        raise
-    try:
-        info = os.fstat(fd)
-        if stat.S_ISDIR(info.st_mode):
-            raise LogFormatError(f"{path}: is a directory, not a PokerStars hand history file")
-        want = info.st_size + 1
-        data = os.read(fd, want)
-        if len(data) < want and stat.S_ISREG(info.st_mode):
-            return data                     # a short read of a regular file is its end
-        chunks = [data]
-        while data:                         # a pipe, or a file that grew meanwhile
-            data = os.read(fd, 1 << 16)
-            chunks.append(data)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
-
-
 def _hand_starts(text: str, lines: list[str]) -> list[int]:
     """Indexes in ``lines`` (``text`` split at newlines) of the lines that are hand headers."""
     starts: list[int] = []
@@ -161,17 +129,21 @@ class PokerStarsParser:
         self.raise_cap = tuple(int(c) for c in raise_cap)
 
     def sniff(self, path: str, head: str) -> bool:
-        """True when the text starts (after a BOM and blank lines) with a PokerStars hand header."""
-        for line in head.lstrip("\ufeff").splitlines():
-            if line.strip():
-                return _HEADER.match(line.strip()) is not None
-        return False
+        """True when a line of the head (the first 4 KiB) is a PokerStars hand header.
+
+        Not only the first line: an export whose first line is damaged is still
+        recognised, and the damaged text is reported when the file is parsed.
+
+        >>> PokerStarsParser().sniff("x.txt", "garbage\\nPokerStars Hand #1: Hold'em Limit ($1/$2) - x")
+        True
+        """
+        return any(_HEADER.match(line.strip()) for line in head.lstrip("\ufeff").splitlines())
 
     def parse(self, path: str) -> Iterator[HandRecord | ParseIssue]:
         """Hands of one file in order; bad hands become :class:`ParseIssue` (``file:line``)."""
-        text, bad_line = decode_log_bytes(_read_bytes(path))
-        if bad_line is not None:
-            yield ParseIssue(path, bad_line, "not UTF-8 text; read as latin-1")
+        text, note = read_log_text(path)
+        if note is not None:
+            yield note
         if "\r" in text:
             text = text.replace("\r\n", "\n").replace("\r", "\n")
         lines = list(map(str.rstrip, text.split("\n")))
@@ -605,7 +577,7 @@ class PokerStarsParser:
 
     @staticmethod
     def _card(text: str, seen: set[int], hand_id: str) -> int:
-        c = _CARD.get(text)
+        c = CARD_OF_TEXT.get(text)  # a card in any letter case ("Ah", "ah", "AH")
         if c is None:
             raise _Bad(f"hand #{hand_id}: unknown card {text!r}")
         if c in seen:

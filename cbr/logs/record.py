@@ -16,51 +16,13 @@ it into decision points.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterator, Literal, Optional, Protocol
+from typing import Iterator, Optional, Protocol
 
+from cbr.game.actions import Action, ActionKind, limit_action
 from cbr.game.gamedef import GameDef
 
-ActionKind = Literal["f", "c", "r"]
-
-
-@dataclass(frozen=True)
-class Action:
-    """One betting action.
-
-    ``street`` 0..3 (pre-flop .. river); ``position`` is the actor's seat in the hand;
-    ``kind`` ``f`` fold, ``c`` check/call, ``r`` bet/raise. ``amount`` is only for
-    no-limit: the actor's total contribution *on this street* after the action, in
-    chips (None in limit games, where sizes are fixed). ``all_in`` marks a limit or
-    no-limit action that put the player's last chip in.
-    """
-
-    street: int
-    position: int
-    kind: ActionKind
-    amount: Optional[float] = None
-    all_in: bool = False
-
-
-_LIMIT_ACTIONS: dict[tuple[int, int, str, bool], Action] = {}
-
-
-def limit_action(street: int, position: int, kind: ActionKind, all_in: bool = False) -> Action:
-    """The shared :class:`Action` of a limit game (no amount).
-
-    Actions are immutable, so parsers reuse one object per ``(street, position, kind,
-    all_in)``: a log of a million hands holds a few hundred distinct limit actions.
-
-    >>> limit_action(1, 2, "r") is limit_action(1, 2, "r")
-    True
-    >>> limit_action(0, 0, "c", all_in=True)
-    Action(street=0, position=0, kind='c', amount=None, all_in=True)
-    """
-    key = (street, position, kind, all_in)
-    a = _LIMIT_ACTIONS.get(key)
-    if a is None:
-        a = _LIMIT_ACTIONS[key] = Action(street, position, kind, None, all_in)
-    return a
-
+# Action, ActionKind and limit_action live in cbr.game.actions; re-exported here for old imports.
+__all__ = ["Action", "ActionKind", "HandRecord", "LogParser", "ParseIssue", "ParseResult", "limit_action"]
 
 
 @dataclass(frozen=True)
@@ -116,7 +78,12 @@ class ParseIssue:
 
     @property
     def where(self) -> str:
-        return f"{self.source}:{self.line}"
+        """``file:line``; just ``file`` for an issue about a whole file (line 0).
+
+        >>> ParseIssue("a.log", 3, "x").where, ParseIssue("pipe", 0, "a named pipe").where
+        ('a.log:3', 'pipe')
+        """
+        return f"{self.source}:{self.line}" if self.line else self.source
 
     def __str__(self) -> str:
         return f"{self.where}: {self.reason}"

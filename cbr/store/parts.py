@@ -17,6 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from cbr.featuresets import load_feature_set  # lives with the feature sets; re-exported for cbr.store
 from cbr.game.decision import DecisionPoint
 from cbr.game.gamedef import STREETS
 from cbr.store.durable import atomic_write_with
@@ -191,22 +192,3 @@ def decision_meta(dps: Sequence[DecisionPoint]) -> dict[str, Any]:
         "board": [cards_str(dp.board) for dp in dps],
         "history": [dp.history for dp in dps],
     }
-
-
-def load_feature_set(name: str) -> Any:
-    """A feature-set instance from its ``cbr.features`` plugin name.
-
-    The built-in ``casper`` also works from a checkout whose install metadata predates
-    the entry point (``pip install -e .`` refreshes it).
-    """
-    from cbr.errors import PluginError
-    from cbr.plugins import load
-
-    try:
-        return load("cbr.features", name)()
-    except PluginError:
-        if name != "casper":
-            raise
-        from features.casper import CasperFeatures
-
-        return CasperFeatures()

@@ -1,0 +1,305 @@
+"""Imports point one way: DESIGN.md's layering, checked on the import graph of the repo.
+
+The layers, bottom to top::
+
+    evaluator_ext  <-  cbr.game  <-  features  <-  rest of cbr  <-  cli
+
+Rules asserted here (every ``import`` statement counts: module level, inside functions,
+and under ``if TYPE_CHECKING``, because each one is a dependency someone can trip on):
+
+- ``evaluator_ext`` imports nothing of ours outside ``evaluator_ext``. The project's one
+  exception base class ``CBRError`` lives there (``evaluator_ext/errors.py``) for that reason.
+- ``cbr.errors`` is the engine's error module: it re-exports ``CBRError`` and adds the
+  subclasses. It imports only ``evaluator_ext.errors``, so every layer may use it; it sits
+  beside ``evaluator_ext`` at the bottom.
+- ``cbr.game`` (cards, rules, actions, table state, decision points) imports only
+  ``evaluator_ext``, ``cbr.errors`` and itself.
+- ``features`` imports only ``evaluator_ext``, ``cbr.errors``, ``cbr.game`` and itself (no
+  storage, no plugin store).
+- ``cbr.plugins`` (the plugin store) belongs to the rest of ``cbr``: it finds plugins
+  through entry points at run time, and nothing below that layer imports it. Loading a
+  feature set by name is therefore in ``cbr.featuresets``, not in ``features``.
+- ``cbr/__init__.py`` imports nothing (importing ``cbr.game`` must not pull in the engine).
+- Nothing of ours imports ``cli`` (tests and benchmarks may drive it).
+- No import cycles between packages: ``cbr.logs``, ``cbr.store``, ... and each top-level
+  module of ``cbr`` are one node each; their graph is acyclic.
+"""
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+OURS = ("evaluator_ext", "cbr", "features", "cli", "casebases")
+PRODUCT = ("evaluator_ext", "cbr", "features", "casebases")
+
+
+def module_files(root: Path) -> dict[str, Path]:
+    """Dotted module name -> file, for the product's packages and ``cli.py`` under ``root``."""
+    found: dict[str, Path] = {}
+    for top in PRODUCT:
+        for path in sorted((root / top).rglob("*.py")) if (root / top).is_dir() else ():
+            parts = path.relative_to(root).with_suffix("").parts
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            found[".".join(parts)] = path
+    if (root / "cli.py").is_file():
+        found["cli"] = root / "cli.py"
+    return found
+
+
+def _resolve(module: str, is_package: bool, node: ast.ImportFrom) -> str:
+    """The absolute module an ``ImportFrom`` names (relative imports resolved)."""
+    if node.level == 0:
+        return node.module or ""
+    base = module.split(".") if is_package else module.split(".")[:-1]
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def imports_of(module: str, path: Path, known: Iterable[str]) -> set[str]:
+    """Modules of ours that ``module`` imports anywhere in its file.
+
+    ``from a.b import c`` counts as ``a.b.c`` when that is a module, else ``a.b``.
+    """
+    known = set(known)
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = _resolve(module, path.name == "__init__.py", node)
+            names = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base for alias in node.names]
+        else:
+            continue
+        out.update(n for n in names if n.split(".")[0] in OURS)
+    return out
+
+
+def import_graph(root: Path) -> dict[str, set[str]]:
+    """Module -> modules of ours it imports, for every module under ``root``."""
+    files = module_files(root)
+    return {m: imports_of(m, p, files) for m, p in files.items()}
+
+
+def layer(module: str) -> str:
+    """The layer of a module: evaluator_ext, errors, game, features, cbr, cli or casebases."""
+    if module == "cbr.errors":
+        return "errors"
+    top = module.split(".")[0]
+    if top == "cbr" and (module == "cbr.game" or module.startswith("cbr.game.")):
+        return "game"
+    return top
+
+
+ALLOWED: Mapping[str, set[str]] = {
+    "evaluator_ext": {"evaluator_ext"},
+    "game": {"evaluator_ext", "errors", "game"},
+    "features": {"evaluator_ext", "errors", "game", "features"},
+}
+
+
+def layer_violations(graph: Mapping[str, set[str]]) -> list[str]:
+    """Every import that breaks a rule of the module docstring, as ``a -> b (why)``."""
+    bad: list[str] = []
+    for module, deps in sorted(graph.items()):
+        mine = layer(module)
+        for dep in sorted(deps):
+            if dep == "cli":
+                bad.append(f"{module} -> {dep} (nothing imports cli)")
+            elif mine == "errors":
+                if dep != "evaluator_ext.errors":
+                    bad.append(f"{module} -> {dep} (cbr.errors imports only evaluator_ext.errors)")
+            elif mine in ALLOWED and layer(dep) not in ALLOWED[mine]:
+                bad.append(f"{module} -> {dep} ({mine} may import only {', '.join(sorted(ALLOWED[mine]))})")
+        if module == "cbr" and deps:
+            bad.append(f"cbr/__init__.py -> {', '.join(sorted(deps))} (the cbr package imports nothing)")
+    return bad
+
+
+def package_of(module: str) -> str:
+    """The node of a module in the package graph: ``cbr.logs.acpc`` -> ``cbr.logs``,
+    ``cbr.build`` -> ``cbr.build`` (a top-level module of cbr is a node of its own)."""
+    parts = module.split(".")
+    if parts[0] == "cbr":
+        return ".".join(parts[:2])
+    return parts[0]
+
+
+def package_cycles(graph: Mapping[str, set[str]]) -> list[list[str]]:
+    """Strongly connected groups of more than one package (Tarjan, iterative)."""
+    edges: dict[str, set[str]] = {}
+    for module, deps in graph.items():
+        a = package_of(module)
+        edges.setdefault(a, set())
+        for dep in deps:
+            b = package_of(dep)
+            edges.setdefault(b, set())
+            if a != b:
+                edges[a].add(b)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    groups: list[list[str]] = []
+    counter = 0
+    for start in sorted(edges):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(edges[start])))]
+        index[start] = low[start] = counter
+        counter += 1
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(edges[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                group = []
+                while True:
+                    top = stack.pop()
+                    on_stack.discard(top)
+                    group.append(top)
+                    if top == node:
+                        break
+                if len(group) > 1:
+                    groups.append(sorted(group))
+    return groups
+
+
+# ---- the repo -------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def graph() -> dict[str, set[str]]:
+    return import_graph(REPO)
+
+
+def test_the_graph_covers_the_repo(graph) -> None:
+    for module in ("evaluator_ext.cards", "cbr.game.state", "cbr.game.actions", "cbr.logs.source",
+                   "features.casper", "cbr.featuresets", "cli"):
+        assert module in graph
+    # function-level imports are seen: the inspector imports the rules engine inside a function
+    assert "cbr.logs.replay" in graph["cbr.logs.inspect"]
+
+
+def test_layers_point_one_way(graph) -> None:
+    assert layer_violations(graph) == []
+
+
+def test_no_import_cycles_between_packages(graph) -> None:
+    assert package_cycles(graph) == []
+
+
+def test_the_rules_engine_does_not_know_the_logs(graph) -> None:
+    assert not any(d.startswith("cbr.logs") for d in graph["cbr.game.state"])
+    assert "cbr.game.actions" in graph["cbr.game.state"]
+    text = (REPO / "cbr" / "game" / "__init__.py").read_text()
+    assert "__getattr__" not in text          # no lazy import hiding a cycle
+
+
+def test_parsers_share_one_reader_and_one_card_table(graph) -> None:
+    parsers = ("cbr.logs.acpc", "cbr.logs.phh", "cbr.logs.irc", "cbr.logs.pokerstars")
+    for p in parsers:
+        deps = graph[p]
+        assert not deps & (set(parsers) | {"cbr.logs.detect", "cbr.logs.inspect"}), (p, deps)
+        assert "cbr.logs.source" in deps and "evaluator_ext.cards" in deps, (p, deps)
+    # no parser builds a card table of its own
+    for p in parsers:
+        source = (REPO / Path(*p.split("."))).with_suffix(".py").read_text()
+        assert "enumerate(RANKS)" not in source and "enumerate(_RANKS)" not in source, p
+        assert '"23456789TJQKA"' not in source, p
+
+
+def test_private_names_stay_private() -> None:
+    """No module imports another module's underscore name (``inspect`` took ``detect._instance``).
+
+    Private modules are fine: ``evaluator_ext._native`` is the compiled extension behind
+    the facade.
+    """
+    files = module_files(REPO)
+    private_modules = {"evaluator_ext._native"}
+    bad = []
+    for module, path in files.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                base = _resolve(module, path.name == "__init__.py", node)
+                if base.split(".")[0] in OURS:
+                    bad += [f"{module} <- {base}.{a.name}" for a in node.names
+                            if a.name.startswith("_") and not a.name.startswith("__")
+                            and f"{base}.{a.name}" not in files and f"{base}.{a.name}" not in private_modules]
+    assert bad == []
+
+
+def test_load_feature_set_lives_with_the_feature_sets(graph) -> None:
+    from cbr.featuresets import load_feature_set
+
+    assert load_feature_set("casper").name == "casper"
+    text = (REPO / "cbr" / "store" / "parts.py").read_text()
+    assert "def load_feature_set" not in text
+
+
+# ---- the checker itself finds what it must ----------------------------------------
+
+def _tree(root: Path, files: Mapping[str, str]) -> Path:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root
+
+
+def test_checker_catches_a_cycle_hidden_in_a_function(tmp_path: Path) -> None:
+    root = _tree(tmp_path, {
+        "evaluator_ext/__init__.py": "",
+        "cbr/__init__.py": "",
+        "cbr/errors.py": "from evaluator_ext.errors import CBRError\n",
+        "cbr/game/__init__.py": "",
+        "cbr/game/state.py": "def f():\n    from cbr.logs.record import Action\n",
+        "cbr/logs/__init__.py": "",
+        "cbr/logs/record.py": "from ..game import state\n",
+        "features/__init__.py": "import cbr.store.parts\n",
+        "cbr/store/__init__.py": "",
+        "cbr/store/parts.py": "import cli\n",
+        "cli.py": "import cbr.logs.record\n",
+    })
+    graph = import_graph(root)
+    assert graph["cbr.logs.record"] == {"cbr.game.state"}          # relative import resolved
+    bad = layer_violations(graph)
+    assert any(b.startswith("cbr.game.state -> cbr.logs.record") for b in bad)
+    assert any(b.startswith("features -> cbr.store.parts") for b in bad)
+    assert any(b.startswith("cbr.store.parts -> cli") for b in bad)
+    assert package_cycles(graph) == [["cbr.game", "cbr.logs"]]
+
+
+def test_checker_accepts_the_layering(tmp_path: Path) -> None:
+    root = _tree(tmp_path, {
+        "evaluator_ext/__init__.py": "from evaluator_ext import cards\n",
+        "evaluator_ext/cards.py": "",
+        "cbr/__init__.py": "",
+        "cbr/errors.py": "from evaluator_ext.errors import CBRError\n",
+        "cbr/game/__init__.py": "from cbr.game.actions import Action\nfrom cbr.errors import CBRError\n",
+        "cbr/game/actions.py": "import evaluator_ext.cards\n",
+        "features/__init__.py": "from cbr.game import actions\n",
+        "cbr/logs/__init__.py": "import features\nfrom cbr.plugins import load\n",
+        "cbr/plugins.py": "",
+        "cli.py": "import cbr.logs\n",
+    })
+    graph = import_graph(root)
+    assert layer_violations(graph) == [] and package_cycles(graph) == []
