@@ -121,6 +121,8 @@ class CaseBase:
                     remove_dead_temp(d)
             m = read_manifest(p)
             _check_files(p, m)
+            if os.access(p, os.W_OK) and _catalog_lags(p):
+                cls(p, m)._repair_catalog()
         except BaseException:
             if lock is not None:
                 os.close(lock)
@@ -352,6 +354,13 @@ class CaseBase:
         self.manifest = m
         _catalog.write_catalog(self.path, m)
 
+    def _repair_catalog(self) -> None:
+        """Rewrite ``catalog.duckdb`` when a writer died between the manifest commit and the
+        catalog rewrite (the catalog is then older than the manifest)."""
+        with self._lock():
+            if _catalog_lags(self.path):
+                _catalog.write_catalog(self.path, read_manifest(self.path))
+
     def _no_other_readers(self) -> bool:
         """Whether no other open :class:`CaseBase` (any process) holds the reader lock: try
         to take it exclusively (and give it back as shared). Called with the write lock held."""
@@ -489,6 +498,14 @@ def _free_part(root: Path, street: str, m: Manifest) -> str:
     while (root / rel).exists():
         rel = part_file(street, int(PART_RE.match(Path(rel).name).group(1)) + 1)  # type: ignore[union-attr]
     return rel
+
+
+def _catalog_lags(p: Path) -> bool:
+    """Whether ``catalog.duckdb`` is missing or older than the manifest (one stat each)."""
+    try:
+        return os.stat(p / _catalog.CATALOG).st_mtime_ns < os.stat(p / MANIFEST).st_mtime_ns
+    except FileNotFoundError:
+        return True
 
 
 def _reader_lock(path: Path) -> int | None:

@@ -24,8 +24,9 @@ __all__ = ["fsync_dir", "atomic_write_bytes", "atomic_write_with", "exchange_or_
            "pid_alive", "remove_dead_temp"]
 
 #: Temp names carry the writer's pid: ``.<name>.tmp-<pid>``, ``.<name>.building-<pid>-<hex>``,
-#: ``.<name>.old-<pid>``, ``.tmp-<street>-<pid>-<hex>`` (index scratch directories).
-TEMP_RE = re.compile(r"^\.(?:.+\.(?:tmp|building|old)|tmp-[a-z]+)-(\d+)(?:-[0-9a-f]+)?$")
+#: ``.<name>.old-<pid>``, ``.tmp-<street>-<pid>-<hex>`` (index scratch directories), and the
+#: ``.wal`` DuckDB leaves beside a catalog being written.
+TEMP_RE = re.compile(r"^\.(?:.+\.(?:tmp|building|old)|tmp-[a-z]+)-(\d+)(?:-[0-9a-f]+)?(?:\.wal)?$")
 
 
 def fsync_dir(path: str | os.PathLike[str]) -> None:
