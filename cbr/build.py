@@ -45,6 +45,7 @@ class BuildReport:
     skipped: list[ParseIssue] = field(default_factory=list)
     sources: int = 0
     seconds: float = 0.0
+    warnings: list[str] = field(default_factory=list)  # what the case base cannot answer (cbr.store.honesty)
 
     @property
     def hands_per_second(self) -> float:
@@ -57,6 +58,7 @@ class BuildReport:
             "cases_per_street": self.cases_per_street, "skipped": len(self.skipped),
             "skipped_hands": [{"where": i.where, "reason": i.reason} for i in self.skipped],
             "seconds": round(self.seconds, 3), "hands_per_second": round(self.hands_per_second, 1),
+            "warnings": list(self.warnings),
         }
 
 
@@ -213,5 +215,6 @@ def build_casebase(
         if report.cases == 0:
             raise CBRError(f"no cases: {report.hands} hands read, none with a decision of a player "
                            f"whose hole cards are known" + (f" among {', '.join(sorted(wanted))}" if wanted else ""))
+    report.warnings = list(writer.warnings)
     report.seconds = time.perf_counter() - t0
     return report

@@ -451,3 +451,91 @@ def test_cli_casebase_inspect(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     assert res.exit_code == 0 and "hand_strength" in res.stdout
     res = runner.invoke(app, ["casebase", "inspect", "missing"])
     assert res.exit_code == 1 and "no case base 'missing'" in res.stderr
+
+
+def test_cli_sql_rows_are_capped_unless_asked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from cli import app
+
+    data = write_demo(tmp_path / "casebases" / "demo", np.random.default_rng(17))
+    total = sum(len(data[s][1]) for s in STREETS)
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    query = "SELECT case_id FROM cases ORDER BY case_id"
+    res = runner.invoke(app, ["casebase", "inspect", "demo", "--json", "--sql", query, "--limit", "5"])
+    assert res.exit_code == 0, res.output
+    assert [r["case_id"] for r in json.loads(res.stdout)] == list(range(5))
+    assert "first 5 rows shown" in res.stderr
+    res = runner.invoke(app, ["casebase", "inspect", "demo", "--json", "--sql", query, "--all"])
+    assert res.exit_code == 0 and len(json.loads(res.stdout)) == total and "rows shown" not in res.stderr
+    res = runner.invoke(app, ["casebase", "inspect", "demo", "--json", "--sql", query])  # default cap: 100
+    assert len(json.loads(res.stdout)) == min(total, 100)
+    res = runner.invoke(app, ["casebase", "inspect", "demo", "--sql", query, "--limit", "-1"])
+    assert res.exit_code == 2
+
+
+def test_cli_sql_ctrl_c_is_one_line_exit_130(tmp_path: Path) -> None:
+    write_demo(tmp_path / "cb", np.random.default_rng(18))
+    slow = "SELECT sum(a.range * b.range) FROM range(200000000) a, range(1000) b"
+    proc = subprocess.Popen([sys.executable, str(REPO / "cli.py"), "casebase", "inspect", str(tmp_path / "cb"),
+                             "--sql", slow], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(REPO)})
+    try:
+        time.sleep(3.0)  # imports, opening, and well into the query
+        assert proc.poll() is None, proc.communicate()
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=20)
+        assert time.monotonic() - t0 < 5
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, err
+    assert err.strip() == "interrupted"
+
+
+def test_no_fold_cases_are_reported_by_build_and_inspect(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from cli import app
+
+    rng = np.random.default_rng(19)
+    with CaseBaseWriter(tmp_path / "casebases" / "showdown", build_index=False) as w:
+        for s in STREETS:
+            acts = ["c"] * 150 + ["r"] * 49 + (["f"] if s == "turn" else ["c"])  # no folds; turn: 1 in 200
+            w.add_rows(s, random_rows(rng, s, 200), acts)
+    assert any(x.startswith("flop: no fold cases among 200") for x in w.warnings)
+    assert any(x.startswith("turn: only 1 fold cases among 200 (0.5% < 1%)") for x in w.warnings)
+    assert not any("check/call" in x or "bet/raise" in x for x in w.warnings)
+    info = inspect(tmp_path / "casebases" / "showdown")
+    assert info["warnings"] == w.warnings
+    monkeypatch.chdir(tmp_path)
+    res = CliRunner().invoke(app, ["casebase", "inspect", "showdown"])
+    assert res.exit_code == 0 and "warning: preflop: no fold cases among 200" in res.stderr
+    # a case base with every action on every street has nothing to warn about
+    with CaseBaseWriter(tmp_path / "fine", build_index=False) as w:
+        for s in STREETS:
+            w.add_rows(s, random_rows(rng, s, 100), ["f", "c", "r", "c"] * 25)
+    assert w.warnings == [] and inspect(tmp_path / "fine")["warnings"] == []
+
+
+def test_build_report_warns_about_missing_folds_and_no_limit(tmp_path: Path) -> None:
+    from cbr.build import build_casebase
+
+    hh = tmp_path / "nl.phh"
+    hh.write_text(textwrap.dedent("""\
+        variant = 'NT'
+        antes = [0, 0]
+        blinds_or_straddles = [1, 2]
+        min_bet = 2
+        starting_stacks = [200, 200]
+        actions = ['d dh p1 AsAh', 'd dh p2 KsKh', 'p2 cbr 6', 'p1 cc', 'd db 2c3d4h', 'p1 cc', 'p2 cc',
+                   'd db 9s', 'p1 cc', 'p2 cc', 'd db Td', 'p1 cc', 'p2 cc', 'p1 sm AsAh', 'p2 sm KsKh']
+        players = ['a', 'b']
+        """))
+    report = build_casebase([hh], tmp_path / "cb")
+    assert any("no-limit" in x for x in report.warnings), report.warnings
+    assert any(x.startswith("preflop: no fold cases") for x in report.warnings)
+    assert report.to_dict()["warnings"] == report.warnings

@@ -42,7 +42,10 @@ from __future__ import annotations
 import copy
 import fcntl
 import os
+import select
 import shutil
+import signal
+import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -268,15 +271,48 @@ class CaseBase:
 
     def sql(self, query: str) -> Any:
         """Run SQL on the views ``cases`` and ``cases_<street>``; returns a DuckDB result
-        (``.fetchall()``, ``.arrow()``, ``.df()``, ``.description``)."""
+        (``.fetchall()``, ``.arrow()``, ``.df()``, ``.description``). Ctrl-C interrupts a
+        running query (``KeyboardInterrupt``)."""
         import duckdb
 
         if self._con is None:
             self._con = _catalog.connect(self.path, self.manifest)
         try:
-            return self._con.execute(query)
+            with _interruptible(self._con):
+                return self._con.execute(query)
+        except duckdb.InterruptException:
+            raise KeyboardInterrupt from None
         except duckdb.Error as exc:
             raise CaseBaseError(f"SQL failed: {str(exc).splitlines()[0]}") from None
+
+    def sql_rows(self, query: str, limit: int | None = None) -> tuple[list[str], list[tuple[Any, ...]], bool]:
+        """``(columns, rows, truncated)`` of a query: at most ``limit`` rows (None: all);
+        ``truncated`` says whether more were left. Ctrl-C interrupts (``KeyboardInterrupt``).
+
+        >>> import tempfile, numpy as np
+        >>> from cbr.store.writer import CaseBaseWriter
+        >>> root = tempfile.mkdtemp()
+        >>> with CaseBaseWriter(f"{root}/demo", build_index=False) as w:
+        ...     ids = w.add_rows("flop", np.ones((5, 12), np.float32), "ccrcf")
+        >>> CaseBase.open(f"{root}/demo").sql_rows("SELECT case_id FROM cases ORDER BY 1", limit=2)
+        (['case_id'], [(0,), (1,)], True)
+        """
+        import duckdb
+
+        if limit is not None and limit < 0:
+            raise ValueError(f"limit must be at least 0, got {limit}")
+        result = self.sql(query)
+        columns = [d[0] for d in (result.description or [])]
+        try:
+            with _interruptible(self._con):
+                if limit is None:
+                    return columns, result.fetchall(), False
+                rows = result.fetchmany(limit + 1)
+        except duckdb.InterruptException:
+            raise KeyboardInterrupt from None
+        except duckdb.Error as exc:
+            raise CaseBaseError(f"SQL failed: {str(exc).splitlines()[0]}") from None
+        return columns, rows[:limit], len(rows) > limit
 
     # ---- retrieval index ----------------------------------------------------------------
     def index(self, street: int | str) -> "CaseIndex":
@@ -498,6 +534,46 @@ def _free_part(root: Path, street: str, m: Manifest) -> str:
     while (root / rel).exists():
         rel = part_file(street, int(PART_RE.match(Path(rel).name).group(1)) + 1)  # type: ignore[union-attr]
     return rel
+
+
+@contextmanager
+def _interruptible(con: Any) -> Iterator[None]:
+    """Let Ctrl-C stop a DuckDB call running in C: the signal's wakeup fd wakes a watcher
+    thread that calls ``con.interrupt()`` (the Python handler only runs after the call
+    returns). Only in the main thread; elsewhere a no-op."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    r, w = os.pipe()
+    stop_r, stop_w = os.pipe()
+    os.set_blocking(w, False)
+    try:
+        old = signal.set_wakeup_fd(w, warn_on_full_buffer=False)
+    except ValueError:  # pragma: no cover - not the main thread after all
+        for fd in (r, w, stop_r, stop_w):
+            os.close(fd)
+        yield
+        return
+
+    def watch() -> None:
+        while True:
+            ready, _, _ = select.select([r, stop_r], [], [])
+            if stop_r in ready:
+                return
+            if {signal.SIGINT, signal.SIGTERM} & set(os.read(r, 64)):
+                con.interrupt()
+                return
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        signal.set_wakeup_fd(old)
+        os.write(stop_w, b"x")
+        watcher.join()
+        for fd in (r, w, stop_r, stop_w):
+            os.close(fd)
 
 
 def _catalog_lags(p: Path) -> bool:

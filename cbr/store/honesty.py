@@ -24,6 +24,10 @@ ACTION_WORDS = {"f": "fold", "c": "check/call", "r": "bet/raise"}
 _VERB = {"f": "to fold", "c": "to check or call", "r": "to bet or raise"}
 
 
+def _on(street: str) -> str:
+    return "pre-flop" if street == "preflop" else f"on the {street}"
+
+
 def street_gaps(counts: Mapping[str, int]) -> dict[str, int]:
     """Action kinds missing (count 0) or rare (< ``RARE_SHARE``) on a street with cases.
 
@@ -47,10 +51,10 @@ def action_warnings(counts: Mapping[str, Mapping[str, int]]) -> list[str]:
                 why = (" (logs that show cards only at showdown, such as the IRC database, hold no folds)"
                        if a == "f" else "")
                 out.append(f"{street}: no {word} cases among {total}: retrieval can never recommend "
-                           f"{_VERB[a]} on the {street}{why}")
+                           f"{_VERB[a]} {_on(street)}{why}")
             else:
                 out.append(f"{street}: only {n} {word} cases among {total} ({100 * n / total:.1f}% < "
-                           f"{RARE_SHARE:.0%}): retrieval will rarely recommend {_VERB[a]} on the {street}")
+                           f"{RARE_SHARE:.0%}): retrieval will rarely recommend {_VERB[a]} {_on(street)}")
     return out
 
 
