@@ -102,6 +102,7 @@ class CaseBase:
         self._feature_set: Any = None
         self._con: Any = None
         self._reader_lock = reader_lock
+        self._verified: set[str] = set()  # parts whose checksum was checked
         #: What opening or reading repaired on the way (e.g. a damaged index rebuilt).
         self.notes: list[str] = []
 
@@ -245,6 +246,7 @@ class CaseBase:
             tables = []
             for entry in self.manifest.parts[s]:
                 t = read_part(self.path, entry, schema)
+                self._verified.add(entry["file"])
                 if t.num_rows != entry["rows"]:
                     raise CaseBaseError(f"{self.path}: {entry['file']} holds {t.num_rows} cases, "
                                         f"the manifest says {entry['rows']}")
@@ -276,6 +278,11 @@ class CaseBase:
         import duckdb
 
         if self._con is None:
+            for s in STREETS:  # DuckDB reads the parts itself: check them first (once each)
+                for entry in self.manifest.parts[s]:
+                    if entry["file"] not in self._verified:
+                        verify_file(self.path / entry["file"], entry, str(self.path))
+                        self._verified.add(entry["file"])
             self._con = _catalog.connect(self.path, self.manifest)
         try:
             with _interruptible(self._con):

@@ -432,3 +432,22 @@ def test_killed_appender_leaves_a_base_that_agrees_with_itself(tmp_path: Path, s
         grown += now > before
         before = now
     assert grown > 0  # the appender did get cases in before being killed
+
+
+def test_sql_first_never_reads_a_damaged_part(pristine: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
+    """DuckDB reads the Parquet parts itself: a damaged part is an error before any SQL answer."""
+    root, _ = pristine
+    copy = tmp_path / "cb"
+    shutil.copytree(root, copy)
+    m = json.loads((copy / "manifest.json").read_text())
+    f = copy / m["parts"]["turn"][0]["file"]
+    lo, hi = _data_page_span(f)
+    data = bytearray(f.read_bytes())
+    data[(lo + hi) // 2] ^= 0x04
+    f.write_bytes(bytes(data))
+    cb = CaseBase.open(copy)
+    try:
+        with pytest.raises(CaseBaseError, match="part-00000.parquet is damaged"):
+            cb.sql("SELECT sum(hand_strength) FROM cases_turn")
+    finally:
+        cb.close()
