@@ -3,8 +3,10 @@
 Two flavours of the same views:
 
 - ``catalog.duckdb`` on disk, for people using DuckDB directly. Views read exactly the
-  parts the manifest lists (rewritten at every commit; a part left behind by a crash or
-  kept for readers after a compaction is never counted), by *relative* path, resolved
+  parts the manifest lists (a part left behind by a crash or kept for readers after a
+  compaction is never counted; rewritten by builds and compactions, by
+  :meth:`~cbr.store.CaseBase.close` after appends, and on the next open if a writer died
+  before that), by *relative* path, resolved
   through DuckDB's ``file_search_path``, so the directory can be moved or copied::
 
       duckdb -cmd "SET file_search_path='casebases/demo'" casebases/demo/catalog.duckdb
