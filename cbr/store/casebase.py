@@ -103,7 +103,6 @@ class CaseBase:
         self._con: Any = None
         self._reader_lock = reader_lock
         self._verified: set[str] = set()  # parts whose checksum was checked
-        self._catalog_stale = False  # appended since the on-disk catalog was written
         #: What opening or reading repaired on the way (e.g. a damaged index rebuilt).
         self.notes: list[str] = []
 
@@ -126,8 +125,10 @@ class CaseBase:
                     remove_dead_temp(d)
             m = read_manifest(p)
             _check_files(p, m)
-            if os.access(p, os.W_OK) and _catalog_lags(p):
-                cls(p, m)._repair_catalog()
+            if os.access(p, os.W_OK) and _catalog_lags(p, m):
+                repair = cls(p, m)
+                repair._repair_catalog()
+                m = repair.manifest
         except BaseException:
             if lock is not None:
                 os.close(lock)
@@ -150,9 +151,8 @@ class CaseBase:
         try:
             if self._dirty_indexes and self.writable:
                 self.save_indexes()
-            if self._catalog_stale:
+            if self.manifest.catalog is None and self.writable:
                 self._repair_catalog()
-                self._catalog_stale = False
         finally:
             self._close_sql()
             if self._reader_lock is not None:
@@ -395,24 +395,28 @@ class CaseBase:
                 fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
     def _commit(self, m: Manifest, catalog: bool = True) -> None:
-        """Replace the manifest (the commit point), then rewrite the on-disk catalog over
-        the parts it lists (``catalog=False``: on :meth:`close` instead, since a DuckDB
-        file costs ~0.1-0.2 s to write; an open after a crash repairs a lagging catalog).
-        Called with the write lock held."""
-        write_manifest(self.path, m)
-        self.manifest = m
+        """Rewrite the on-disk catalog over the parts ``m`` lists and record its checksum
+        in ``m``, then replace the manifest (the commit point). With ``catalog=False`` the
+        manifest marks the catalog stale instead (``catalog: null``) and :meth:`close`
+        rewrites it, since a DuckDB file costs ~0.1-0.2 s to write; an open after a crash
+        repairs a stale or mismatched catalog. Called with the write lock held."""
         if catalog:
             _catalog.write_catalog(self.path, m)
-            self._catalog_stale = False
+            m.catalog = file_checksum(self.path / _catalog.CATALOG)
         else:
-            self._catalog_stale = True
+            m.catalog = None
+        write_manifest(self.path, m)
+        self.manifest = m
 
     def _repair_catalog(self) -> None:
-        """Rewrite ``catalog.duckdb`` when a writer died between the manifest commit and the
-        catalog rewrite (the catalog is then older than the manifest)."""
+        """Rewrite ``catalog.duckdb`` when the manifest marks it stale (after appends) or it
+        does not match the manifest's checksum (a writer died in between)."""
         with self._lock():
-            if _catalog_lags(self.path):
-                _catalog.write_catalog(self.path, read_manifest(self.path))
+            m = read_manifest(self.path)
+            if _catalog_lags(self.path, m):
+                self._commit(m)
+            else:
+                self.manifest = m
 
     def _no_other_readers(self) -> bool:
         """Whether no other open :class:`CaseBase` (any process) holds the reader lock: try
@@ -593,11 +597,13 @@ def _interruptible(con: Any) -> Iterator[None]:
             os.close(fd)
 
 
-def _catalog_lags(p: Path) -> bool:
-    """Whether ``catalog.duckdb`` is missing or older than the manifest (one stat each)."""
+def _catalog_lags(p: Path, m: Manifest) -> bool:
+    """Whether ``catalog.duckdb`` is marked stale, missing, or not the one ``m`` records."""
+    if m.catalog is None:
+        return True
     try:
-        return os.stat(p / _catalog.CATALOG).st_mtime_ns < os.stat(p / MANIFEST).st_mtime_ns
-    except FileNotFoundError:
+        return file_checksum(p / _catalog.CATALOG) != m.catalog
+    except OSError:
         return True
 
 

@@ -80,6 +80,7 @@ class Manifest:
     index: dict[str, Any] = field(default_factory=dict)
     retired: list[dict[str, Any]] = field(default_factory=list)
     checksums: dict[str, dict[str, int]] = field(default_factory=dict)
+    catalog: dict[str, int] | None = None  # checksum of catalog.duckdb when it lists these parts
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -113,6 +114,7 @@ class Manifest:
             "index": self.index,
             "retired": self.retired,
             "checksums": self.checksums,
+            "catalog": self.catalog,
             "extra": self.extra,
         }
 
@@ -157,6 +159,7 @@ class Manifest:
                 index={s: dict(e) for s, e in data.get("index", {}).items()},
                 retired=list(data.get("retired", [])),
                 checksums={k: dict(v) for k, v in data.get("checksums", {}).items()},
+                catalog=dict(data["catalog"]) if data.get("catalog") is not None else None,
                 extra=dict(data.get("extra", {})),
             )
         except (KeyError, TypeError, ValueError) as exc:
@@ -251,6 +254,8 @@ def _check_fields(data: dict[str, Any]) -> None:
         if not _PLAIN_FILE_RE.match(name):
             raise ValueError(f"checksums: bad file name {name!r}")
         _check_checksum(entry, f"checksums: {name}")
+    if data.get("catalog") is not None:
+        _check_checksum(data["catalog"], "catalog")
     if sim is not None and sim not in checks:
         raise ValueError(f"checksums: no checksum for {sim}")
 

@@ -61,6 +61,7 @@ def upgrade(path: str | Path) -> bool:
             data.setdefault("retired", [])
             m = Manifest.from_dict(data, where=str(root / MANIFEST))
             _catalog.write_catalog(root, m)
+            m.catalog = file_checksum(root / _catalog.CATALOG)
             write_manifest(root, m)
         except (KeyError, TypeError, OSError) as exc:
             raise CaseBaseError(f"{root}: cannot upgrade ({type(exc).__name__}: {exc})") from None

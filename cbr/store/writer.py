@@ -245,6 +245,7 @@ class CaseBaseWriter:
                     index.fit(X)
                     m.index[s] = save_index(index, tmp, s)
         _catalog.write_catalog(tmp, m)
+        m.catalog = file_checksum(tmp / _catalog.CATALOG)
         write_manifest(tmp, m)
         fsync_dir(tmp)
         if self.overwrite:
