@@ -60,7 +60,7 @@ from cbr.errors import CaseBaseError
 from cbr.game.decision import DecisionPoint
 from cbr.game.gamedef import STREETS, GameDef
 from cbr.store import catalog as _catalog
-from cbr.store.durable import remove_dead_temp
+from cbr.store.durable import remove_dead_builds, remove_dead_temp
 from cbr.store.indexes import default_similarity, load_index, load_similarity, new_index, save_index, street_similarity
 from cbr.store.manifest import (INDEX_PATH_RE, MANIFEST, Manifest, file_checksum, now_utc, read_manifest, verify_file,
                                 write_manifest)
@@ -123,6 +123,8 @@ class CaseBase:
             if os.access(p, os.W_OK):
                 for d in (p, p / "index", *(p / "cases" / s for s in STREETS)):
                     remove_dead_temp(d)
+            if os.access(p.resolve().parent, os.W_OK):
+                remove_dead_builds(p.resolve().parent)  # builds beside it killed before they finished
             m = read_manifest(p)
             _check_files(p, m)
             if os.access(p, os.W_OK) and _catalog_lags(p, m):

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 __all__ = ["fsync_dir", "atomic_write_bytes", "atomic_write_with", "exchange_or_replace_dir", "rename_noreplace",
-           "pid_alive", "remove_dead_temp"]
+           "pid_alive", "remove_dead_temp", "remove_dead_builds"]
 
 #: Temp names carry the writer's pid: ``.<name>.tmp-<pid>``, ``.<name>.building-<pid>-<hex>``,
 #: ``.<name>.old-<pid>``, ``.tmp-<street>-<pid>-<hex>`` (index scratch directories), and the
@@ -92,6 +92,29 @@ def pid_alive(pid: int) -> bool:
     except PermissionError:  # pragma: no cover - someone else's live process
         return True
     return True
+
+
+BUILD_TEMP_RE = re.compile(r"^\..+\.(?:building-(\d+)-[0-9a-f]+|old-(\d+))$")
+
+
+def remove_dead_builds(parent: str | os.PathLike[str]) -> list[str]:
+    """Delete the temp folders of case-base builds in ``parent`` (``.<name>.building-<pid>-<hex>``,
+    ``.<name>.old-<pid>``) whose process is dead; only folders, only those names."""
+    removed = []
+    try:
+        entries = list(os.scandir(parent))
+    except OSError:
+        return removed
+    for e in entries:
+        m = BUILD_TEMP_RE.match(e.name)
+        if not m or not e.is_dir(follow_symlinks=False):
+            continue
+        pid = int(m.group(1) or m.group(2))
+        if pid == os.getpid() or pid_alive(pid):
+            continue
+        shutil.rmtree(e.path, ignore_errors=True)
+        removed.append(e.name)
+    return sorted(removed)
 
 
 def remove_dead_temp(directory: str | os.PathLike[str]) -> list[str]:

@@ -31,7 +31,7 @@ from cbr.game.decision import DecisionPoint
 from cbr.game.gamedef import STREETS, GameDef
 from cbr.store import catalog as _catalog
 from cbr.store.casebase import CaseBase
-from cbr.store.durable import exchange_or_replace_dir, fsync_dir, remove_dead_temp, rename_noreplace
+from cbr.store.durable import exchange_or_replace_dir, fsync_dir, remove_dead_builds, rename_noreplace
 from cbr.store.honesty import action_warnings, game_warnings
 from cbr.store.indexes import (check_similarity, default_similarity, dump_similarity, load_similarity, new_index,
                                retrieval_available, save_index)
@@ -122,7 +122,7 @@ class CaseBaseWriter:
             if not (target / MANIFEST).is_file():
                 raise CaseBaseError(f"{target} exists and is not a case base (no {MANIFEST}); refusing to replace it")
         target.parent.mkdir(parents=True, exist_ok=True)
-        remove_dead_temp(target.parent)  # temp folders of builds killed before they finished
+        remove_dead_builds(target.parent)  # temp folders of builds killed before they finished
         self._tmp = target.parent / f".{target.name}.building-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         self._tmp.mkdir()
         return self

@@ -335,8 +335,14 @@ def test_temp_files_of_dead_processes_are_removed_on_open_and_build(tmp_path: Pa
     stale = tmp_path / f".other.building-{dead}-0123abcd"
     stale.mkdir()
     (stale / "manifest.json").write_text("{}")
+    not_ours = tmp_path / f".notes.txt.tmp-{dead}"  # another program's file: left alone
+    not_ours.write_text("x")
     make_casebase(tmp_path / "cb2", n=5)
-    assert not stale.exists()
+    assert not stale.exists() and not_ours.exists()
+    # ... and so does opening a case base beside it
+    stale.mkdir()
+    CaseBase.open(tmp_path / "cb").close()
+    assert not stale.exists() and not_ours.exists()
 
 
 def test_on_disk_catalog_counts_the_manifest_parts_only(tmp_path: Path) -> None:
