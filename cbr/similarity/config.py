@@ -295,7 +295,8 @@ class SimilarityConfig:
     def to_toml(self) -> str:
         """The configuration as TOML text (read back by :meth:`from_toml`)."""
         lines = ["# Similarity for the CBR engine: one [[street]] table per feature, in column order.",
-                 "# measure: linear (1-|d|/(high-low)), exp (exp(-k|d|)), exact (1 if equal), equity (pre-flop rank by equity).",
+                 "# measure: linear (1-|d|/(high-low)), exp (exp(-k|d|)), exact (1 if equal),",
+                 "#          equity (pre-flop rank compared by its equity).",
                  f"threshold = {_toml_value(self.threshold)}",
                  f"fallback_k = {self.fallback_k}",
                  f"weighted_triple = {_toml_value(self.weighted_triple)}"]

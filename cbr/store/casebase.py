@@ -54,7 +54,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from cbr.errors import CaseBaseError
 from cbr.game.decision import DecisionPoint

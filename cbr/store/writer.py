@@ -254,8 +254,8 @@ class CaseBaseWriter:
             try:
                 rename_noreplace(tmp, self.path)
             except FileExistsError:
-                raise CaseBaseError(f"{self.path} appeared while this build ran (another build?); "
-                                    "nothing was replaced: pass overwrite=True (or --overwrite) to replace it") from None
+                raise CaseBaseError(f"{self.path} appeared while this build ran (another build?); nothing was "
+                                    "replaced: pass overwrite=True (or --overwrite) to replace it") from None
         self._tmp = None
         self.manifest = m
         self.warnings = action_warnings(m.counts) + game_warnings(m.games)
