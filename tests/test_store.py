@@ -475,6 +475,12 @@ def test_cli_sql_rows_are_capped_unless_asked(tmp_path: Path, monkeypatch: pytes
     assert res.exit_code == 2
 
 
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc to see the query running")
 def test_cli_sql_ctrl_c_is_one_line_exit_130(tmp_path: Path) -> None:
     write_demo(tmp_path / "cb", np.random.default_rng(18))
     slow = "SELECT sum(a.range * b.range) FROM range(200000000) a, range(1000) b"
@@ -482,8 +488,10 @@ def test_cli_sql_ctrl_c_is_one_line_exit_130(tmp_path: Path) -> None:
                              "--sql", slow], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "PYTHONPATH": str(REPO)})
     try:
-        time.sleep(3.0)  # imports, opening, and well into the query
-        assert proc.poll() is None, proc.communicate()
+        deadline = time.monotonic() + 60
+        while _cpu_seconds(proc.pid) < 3.0:  # imports and opening take ~1 s of CPU: then well into the query
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.1)
         t0 = time.monotonic()
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=20)
