@@ -284,21 +284,29 @@ def _rich_table(title: Optional[str], columns: list[str], rows: list[list[Any]])
 def casebase_inspect(
     name: Annotated[str, typer.Argument(help="A case-base directory, a name under ./casebases/, or 'default'.")],
     sql: Annotated[Optional[str], typer.Option("--sql", help="Run SQL on the views `cases` and `cases_<street>`.")] = None,
+    limit: Annotated[int, typer.Option("--limit", min=0, max=10**9,
+                                       help="With --sql: print at most this many rows.")] = 100,
+    all_rows: Annotated[bool, typer.Option("--all", help="With --sql: print every row (no --limit).")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
-    """Counts per street, action and source, and feature distributions; or run SQL."""
+    """Counts per street, action and source, and feature distributions; or run SQL.
+
+    Warns (on stderr) when an action kind is missing or rare (< 1%) on a street: a case base
+    built from logs that show cards only at showdown has no folds and can never recommend one.
+    With --sql, at most --limit rows (100) are printed unless --all; Ctrl-C stops a query (exit 130).
+    """
     from cbr.store import CaseBase, inspect, resolve_casebase
 
     cb = CaseBase.open(resolve_casebase(name))
     try:
         if sql is not None:
-            result = cb.sql(sql)
-            columns = [d[0] for d in (result.description or [])]
-            rows = result.fetchall()
+            columns, rows, truncated = cb.sql_rows(sql, None if all_rows else limit)
             if as_json:
                 print_json([dict(zip(columns, r)) for r in rows])
             else:
                 stdout.print(_rich_table(None, columns, [list(r) for r in rows]))
+            if truncated:
+                stderr.print(f"(first {limit} rows shown; --limit N or --all for more)", soft_wrap=True)
             return
         info = inspect(cb)
     finally:
@@ -321,6 +329,8 @@ def casebase_inspect(
         stats = ["min", "q25", "q50", "mean", "q75", "max"]  # --json has q05 and q95 too
         stdout.print(_rich_table(f"{s} features", ["feature", *stats],
                                  [[f, *(v[k] for k in stats)] for f, v in feats.items()]))
+    for w in info["warnings"]:
+        stderr.print(f"warning: {w}", markup=False, highlight=False, soft_wrap=True)
 
 
 @plugins_app.command("list")

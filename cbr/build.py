@@ -47,7 +47,7 @@ class BuildReport:
     skipped: list[ParseIssue] = field(default_factory=list)
     sources: int = 0
     seconds: float = 0.0
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # what the case base cannot answer (cbr.store.honesty)
 
     @property
     def hands_per_second(self) -> float:
@@ -254,5 +254,6 @@ def build_casebase(
         if report.cases == 0:
             raise CBRError(f"no cases: {report.hands} hands read, none with a decision of a player "
                            f"whose hole cards are known" + (f" among {', '.join(sorted(wanted))}" if wanted else ""))
+    report.warnings.extend(writer.warnings)
     report.seconds = time.perf_counter() - t0
     return report

@@ -64,3 +64,37 @@ def test_default_cases_are_reproducible_from_one_log(tmp_path: Path, monkeypatch
     finally:
         shipped.close()
         again.close()
+
+
+def test_default_carries_checksums_and_reading_it_changes_nothing() -> None:
+    """Schema 2: every part, the similarity file, each index file and the catalog have a
+    size and CRC-32 in the manifest (parts also Parquet page CRCs); opening and querying the
+    shipped case base writes nothing into it."""
+    import pyarrow.parquet as pq
+
+    from cbr.store.manifest import SCHEMA_VERSION, file_checksum
+
+    def snapshot() -> dict[str, str]:
+        return {str(p.relative_to(DEFAULT)): hashlib.sha256(p.read_bytes()).hexdigest()
+                for p in sorted(DEFAULT.rglob("*")) if p.is_file()}
+
+    before = snapshot()
+    cb = CaseBase.open(DEFAULT)
+    try:
+        m = cb.manifest
+        assert m.schema_version == SCHEMA_VERSION == 2
+        for street in STREETS:
+            for part in m.parts[street]:
+                assert file_checksum(DEFAULT / part["file"]) == {"bytes": part["bytes"], "crc32": part["crc32"]}
+                pq.read_table(DEFAULT / part["file"], page_checksum_verification=True)
+                assert pq.ParquetFile(DEFAULT / part["file"]).metadata.row_group(0).num_rows == part["rows"]
+            entry = m.index[street]
+            assert set(entry["files"]) == {f.name for f in (DEFAULT / entry["file"]).iterdir()}
+            assert cb.index(street).n_cases_ == cb.count(street)
+        assert file_checksum(DEFAULT / "similarity.toml") == m.checksums["similarity.toml"]
+        assert m.catalog == file_checksum(DEFAULT / "catalog.duckdb")
+        assert cb.sql("SELECT count(*) FROM cases").fetchone() == (cb.count(),)
+        assert cb.notes == []
+    finally:
+        cb.close()
+    assert snapshot() == before

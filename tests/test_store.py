@@ -255,7 +255,7 @@ def test_count_disagreement_is_detected(tmp_path: Path) -> None:
     m = json.loads((tmp_path / "cb" / "manifest.json").read_text())
     m["parts"]["flop"][0]["rows"] += 1
     (tmp_path / "cb" / "manifest.json").write_text(json.dumps(m))
-    with pytest.raises(CaseBaseError, match="holds"):
+    with pytest.raises(CaseBaseError, match="hold"):
         CaseBase.open(tmp_path / "cb")
 
 
@@ -370,9 +370,6 @@ def test_append_survives_sigkill(tmp_path: Path) -> None:
 
 # ---- indexes (cbr.retrieval) ------------------------------------------------------------
 def test_index_built_saved_and_repaired_when_counts_disagree(tmp_path: Path) -> None:
-    pytest.importorskip("cbr.retrieval", reason="cbr.retrieval not written yet")
-    from cbr.store.indexes import index_size as _index_size
-
     rng = np.random.default_rng(13)
     with CaseBaseWriter(tmp_path / "cb") as w:
         for s in STREETS:
@@ -380,27 +377,28 @@ def test_index_built_saved_and_repaired_when_counts_disagree(tmp_path: Path) -> 
             w.add_rows(s, random_rows(rng, s, n), list(rng.choice(list("fcr"), size=n)))
     cb = CaseBase.open(tmp_path / "cb")
     for s in STREETS:
-        assert (tmp_path / "cb" / "index" / s / "index.faiss").is_file()
+        assert (tmp_path / "cb" / cb.manifest.index[s]["file"] / "index.faiss").is_file()
         index = cb.index(s)
-        assert _index_size(index) == 30
+        assert index.n_cases_ == 30
         X = cb.cases(s).features
         assert int(index.retrieve(X[7]).ids[0]) == 7  # ids are row numbers of the street table
     # append without loading the flop index: reopen notices and extends it
     cb2 = CaseBase.open(tmp_path / "cb")
     cb2.append("flop", random_rows(rng, "flop", 2), "cr")
     cb3 = CaseBase.open(tmp_path / "cb")
-    assert _index_size(cb3.index("flop")) == 32
+    assert cb3.index("flop").n_cases_ == 32
     # append with the index loaded: extended in memory and saved on close
     cb3.append("flop", random_rows(rng, "flop", 1), "f")
-    assert _index_size(cb3.index("flop")) == 33
+    assert cb3.index("flop").n_cases_ == 33
     cb3.close()
     assert CaseBase.open(tmp_path / "cb").manifest.index["flop"]["cases"] == 33
     # an index that disagrees with the cases (here: another similarity) is rebuilt
     from cbr.similarity import default_casper
 
-    (tmp_path / "cb" / "similarity.toml").write_text(default_casper(threshold=0.9).to_toml())
+    with CaseBase.open(tmp_path / "cb") as cb:
+        cb.set_similarity(default_casper(threshold=0.9))
     cb4 = CaseBase.open(tmp_path / "cb")
-    assert cb4.index("turn").threshold == 0.9 and _index_size(cb4.index("turn")) == 30
+    assert cb4.index("turn").threshold == 0.9 and cb4.index("turn").n_cases_ == 30
 
 
 # ---- inspect and the CLI -----------------------------------------------------------------
@@ -453,3 +451,99 @@ def test_cli_casebase_inspect(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     assert res.exit_code == 0 and "hand_strength" in res.stdout
     res = runner.invoke(app, ["casebase", "inspect", "missing"])
     assert res.exit_code == 1 and "no case base 'missing'" in res.stderr
+
+
+def test_cli_sql_rows_are_capped_unless_asked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from cli import app
+
+    data = write_demo(tmp_path / "casebases" / "demo", np.random.default_rng(17))
+    total = sum(len(data[s][1]) for s in STREETS)
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    query = "SELECT case_id FROM cases ORDER BY case_id"
+    res = runner.invoke(app, ["casebase", "inspect", "demo", "--json", "--sql", query, "--limit", "5"])
+    assert res.exit_code == 0, res.output
+    assert [r["case_id"] for r in json.loads(res.stdout)] == list(range(5))
+    assert "first 5 rows shown" in res.stderr
+    res = runner.invoke(app, ["casebase", "inspect", "demo", "--json", "--sql", query, "--all"])
+    assert res.exit_code == 0 and len(json.loads(res.stdout)) == total and "rows shown" not in res.stderr
+    res = runner.invoke(app, ["casebase", "inspect", "demo", "--json", "--sql", query])  # default cap: 100
+    assert len(json.loads(res.stdout)) == min(total, 100)
+    res = runner.invoke(app, ["casebase", "inspect", "demo", "--sql", query, "--limit", "-1"])
+    assert res.exit_code == 2
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc to see the query running")
+def test_cli_sql_ctrl_c_is_one_line_exit_130(tmp_path: Path) -> None:
+    write_demo(tmp_path / "cb", np.random.default_rng(18))
+    slow = "SELECT sum(a.range * b.range) FROM range(200000000) a, range(1000) b"
+    proc = subprocess.Popen([sys.executable, str(REPO / "cli.py"), "casebase", "inspect", str(tmp_path / "cb"),
+                             "--sql", slow], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(REPO)})
+    try:
+        deadline = time.monotonic() + 60
+        while _cpu_seconds(proc.pid) < 3.0:  # imports and opening take ~1 s of CPU: then well into the query
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.1)
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=20)
+        assert time.monotonic() - t0 < 5
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, err
+    assert err.strip() == "interrupted"
+
+
+def test_no_fold_cases_are_reported_by_build_and_inspect(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from cli import app
+
+    rng = np.random.default_rng(19)
+    with CaseBaseWriter(tmp_path / "casebases" / "showdown", build_index=False) as w:
+        for s in STREETS:
+            acts = ["c"] * 150 + ["r"] * 49 + (["f"] if s == "turn" else ["c"])  # no folds; turn: 1 in 200
+            w.add_rows(s, random_rows(rng, s, 200), acts)
+    assert any(x.startswith("flop: no fold cases among 200") for x in w.warnings)
+    assert any(x.startswith("turn: only 1 fold cases among 200 (0.5% < 1%)") for x in w.warnings)
+    assert not any("check/call" in x or "bet/raise" in x for x in w.warnings)
+    info = inspect(tmp_path / "casebases" / "showdown")
+    assert info["warnings"] == w.warnings
+    monkeypatch.chdir(tmp_path)
+    res = CliRunner().invoke(app, ["casebase", "inspect", "showdown"])
+    assert res.exit_code == 0 and "warning: preflop: no fold cases among 200" in res.stderr
+    # a case base with every action on every street has nothing to warn about
+    with CaseBaseWriter(tmp_path / "fine", build_index=False) as w:
+        for s in STREETS:
+            w.add_rows(s, random_rows(rng, s, 100), ["f", "c", "r", "c"] * 25)
+    assert w.warnings == [] and inspect(tmp_path / "fine")["warnings"] == []
+
+
+def test_build_report_warns_about_missing_folds_and_no_limit(tmp_path: Path) -> None:
+    from cbr.build import build_casebase
+
+    hh = tmp_path / "nl.phh"
+    hh.write_text(textwrap.dedent("""\
+        variant = 'NT'
+        antes = [0, 0]
+        blinds_or_straddles = [1, 2]
+        min_bet = 2
+        starting_stacks = [200, 200]
+        actions = ['d dh p1 AsAh', 'd dh p2 KsKh', 'p2 cbr 6', 'p1 cc', 'd db 2c3d4h', 'p1 cc', 'p2 cc',
+                   'd db 9s', 'p1 cc', 'p2 cc', 'd db Td', 'p1 cc', 'p2 cc', 'p1 sm AsAh', 'p2 sm KsKh']
+        players = ['a', 'b']
+        """))
+    report = build_casebase([hh], tmp_path / "cb")
+    assert any("no-limit" in x for x in report.warnings), report.warnings
+    assert any(x.startswith("preflop: no fold cases") for x in report.warnings)
+    assert report.to_dict()["warnings"] == report.warnings

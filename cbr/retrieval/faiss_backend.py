@@ -7,7 +7,8 @@ configuration (linear, exponential and exact-match measures, any weights).
 How it stays exact while using faiss:
 
 1. *Bound space.* Each feature is clipped to its domain ``[low, high]``, shifted by
-   ``low`` and scaled by ``w_i * c_i / sum(w)``, where ``c_i`` is the measure's
+   ``low`` (or mapped by the measure's monotone ``bound_transform``, e.g. rank -> equity)
+   and scaled by ``w_i * c_i / sum(w)``, where ``c_i`` is the measure's
    lower-bound slope (see :mod:`cbr.similarity.measures`). The L1 distance of two scaled rows is
    then a lower bound of ``1 - global similarity``: ``bound(q, x) <= 1 - s(q, x)``.
 2. *Index.* The scaled rows are clustered (k-means, faiss) into inverted lists of a faiss
@@ -77,10 +78,7 @@ class FaissBackend(BruteForceBackend):
     # -- bound space ----------------------------------------------------------------------
 
     def _scale(self, rows: np.ndarray) -> np.ndarray:
-        st = self.similarity
-        lows, highs = st.lows, st.highs
-        z = (np.clip(rows.astype(np.float64), lows, highs) - lows) * st.bound_scales()
-        return np.ascontiguousarray(z, dtype=np.float32)
+        return np.ascontiguousarray(self.similarity.bound_rows(rows), dtype=np.float32)
 
     def _list_count(self, n: int) -> int:
         if self.n_lists == "auto":

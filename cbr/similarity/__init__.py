@@ -19,6 +19,7 @@ from cbr.similarity.config import (
 )
 from cbr.similarity.measures import (
     BUILTIN_MEASURES,
+    EquitySimilarity,
     ExactMatch,
     ExponentialSimilarity,
     LinearSimilarity,
@@ -28,7 +29,8 @@ from cbr.similarity.measures import (
 
 __all__ = [
     # measures
-    "LocalMeasure", "LinearSimilarity", "ExponentialSimilarity", "ExactMatch", "BUILTIN_MEASURES", "measure_class",
+    "LocalMeasure", "LinearSimilarity", "ExponentialSimilarity", "ExactMatch", "EquitySimilarity", "BUILTIN_MEASURES",
+    "measure_class",
     # configuration
     "FeatureSimilarity", "StreetSimilarity", "SimilarityConfig", "CASPER_FEATURES", "default_casper",
     "local_similarities", "global_similarity", "similarity_into",

@@ -162,6 +162,18 @@ class StreetSimilarity:
         """Per feature the lower-bound slope ``c_i`` of bound (B) (see :mod:`cbr.similarity.measures`)."""
         return np.array([s.measure_obj.lower_bound_slope() for s in self.feature_specs], dtype=np.float64)
 
+    def bound_rows(self, rows: np.ndarray) -> np.ndarray:
+        """Rows in retrieval's bound space (float64): per feature the value clipped to the
+        domain minus ``low`` (or the measure's ``bound_transform``), times :meth:`bound_scales`.
+        The L1 distance of two such rows is a lower bound of ``1 - global similarity``."""
+        x = np.asarray(rows, dtype=np.float64)
+        z = np.clip(x, self.lows, self.highs) - self.lows
+        for i, spec in enumerate(self.feature_specs):
+            transform = getattr(spec.measure_obj, "bound_transform", None)
+            if transform is not None:
+                z[:, i] = transform(x[:, i])
+        return z * self.bound_scales()
+
     def bound_scales(self) -> np.ndarray:
         """``w_i * c_i / sum(w)``: L1 distance of rows scaled by these (after clipping to the
         domain and shifting by ``low``) is a lower bound of ``1 - global similarity``."""
@@ -283,7 +295,8 @@ class SimilarityConfig:
     def to_toml(self) -> str:
         """The configuration as TOML text (read back by :meth:`from_toml`)."""
         lines = ["# Similarity for the CBR engine: one [[street]] table per feature, in column order.",
-                 "# measure: linear (1-|d|/(high-low)), exp (exp(-k|d|)), exact (1 if equal).",
+                 "# measure: linear (1-|d|/(high-low)), exp (exp(-k|d|)), exact (1 if equal),",
+                 "#          equity (pre-flop rank compared by its equity).",
                  f"threshold = {_toml_value(self.threshold)}",
                  f"fallback_k = {self.fallback_k}",
                  f"weighted_triple = {_toml_value(self.weighted_triple)}"]

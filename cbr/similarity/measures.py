@@ -6,7 +6,12 @@ each is a small class):
 
 - ``linear``: ``1 - |x1 - x2| / range``, clipped at 0, ``range = high - low``;
 - ``exp``: exponential decay ``exp(-k |x1 - x2|)``;
-- ``exact``: 1 if equal else 0 (values compared as float32, like the stored rows).
+- ``exact``: 1 if equal else 0 (values compared as float32, like the stored rows);
+- ``equity``: for the pre-flop ``hand_strength`` (CASPER's rank 1..169, which is ordinal):
+  ranks are mapped to their equity (``evaluator_ext.preflop.PREFLOP_EQUITY``, linear
+  between whole ranks) before a linear difference, ``1 - |e1 - e2| / (e(low) - e(high))``.
+  With CASPER's weights and threshold 0.97, a pocket-aces query retrieves ranks 1..19 with
+  ``linear`` but only pocket aces with ``equity`` (KK's equity is already 0.06 below).
 
 Every feature also declares its domain ``[low, high]``. Retrieval (``cbr.retrieval``)
 needs, per measure, a slope ``c > 0`` with a lower bound of the dissimilarity that is
@@ -25,6 +30,12 @@ Because clipping is 1-Lipschitz and never lengthens a difference beyond ``R = hi
 - exact: ``g(t) = 1`` for ``t > 0`` and ``g(0) = 0``, so ``c = 1/R``; it is 0 only when the
   clipped values are equal, which equal values always are.
 
+A measure may instead be linear in a monotone *transform* of the value: it then provides
+``bound_transform(values)`` (non-decreasing, of the values clipped to the domain, 0 at
+``low``) and its slope in transformed units; retrieval's bound space uses the transform
+in place of ``clip(x) - low``. ``equity`` does: ``g = |T(x1) - T(x2)| / (T(high) - T(low))``,
+so ``c = 1 / (T(high) - T(low))`` and the bound is exact.
+
 >>> m = measure_class("linear")(low=0, high=10)
 >>> m(5.0, np.array([5.0, 7.5])).tolist(), m.lower_bound_slope()
 ([1.0, 0.75], 0.1)
@@ -37,8 +48,8 @@ from typing import ClassVar, Protocol, runtime_checkable
 import numpy as np
 
 
-__all__ = ["LocalMeasure", "LinearSimilarity", "ExponentialSimilarity", "ExactMatch", "BUILTIN_MEASURES",
-           "measure_class"]
+__all__ = ["LocalMeasure", "LinearSimilarity", "ExponentialSimilarity", "ExactMatch", "EquitySimilarity",
+           "BUILTIN_MEASURES", "measure_class"]
 
 
 @runtime_checkable
@@ -202,10 +213,66 @@ class ExactMatch(_DomainMeasure):
         return 1.0 / self.range
 
 
+def _equity_curve() -> tuple[np.ndarray, np.ndarray]:
+    """Ranks 1..169 and ``T(rank) = equity(1) - equity(rank)`` (non-decreasing)."""
+    from evaluator_ext.preflop import PREFLOP_EQUITY
+
+    eq = np.asarray(PREFLOP_EQUITY, dtype=np.float64)
+    t = eq[0] - eq
+    if np.any(np.diff(t) < 0):  # pragma: no cover - the table is sorted by construction
+        raise ValueError("PREFLOP_EQUITY is not sorted by rank")
+    return np.arange(1, len(eq) + 1, dtype=np.float64), t
+
+
+class EquitySimilarity(_DomainMeasure):
+    """Pre-flop rank compared by equity: ``1 - |T(r1) - T(r2)| / (T(high) - T(low))`` with
+    ``T(r) = equity(1) - equity(r)`` (the equity table of :mod:`evaluator_ext.preflop`,
+    linear between whole ranks; values clipped to the domain, which must lie in 1..169).
+
+    >>> m = EquitySimilarity(low=1, high=169)
+    >>> [round(v, 3) for v in m(1.0, np.array([1, 2, 19, 169], np.float32)).tolist()]   # AA vs AA, KK, JTs, 72o
+    [1.0, 0.847, 0.401, 0.0]
+    >>> [round(v, 3) for v in LinearSimilarity(low=1, high=169)(1.0, np.array([1, 2, 19, 169])).tolist()]
+    [1.0, 0.994, 0.893, 0.0]
+    """
+
+    name: ClassVar[str] = "equity"
+
+    def __init__(self, *, low: float, high: float) -> None:
+        super().__init__(low=low, high=high)
+        ranks, t = _equity_curve()
+        if self.low < ranks[0] or self.high > ranks[-1]:
+            raise ValueError(f"the equity measure is for pre-flop ranks 1..169; domain {self.low}..{self.high}")
+        self._ranks, self._t = ranks, t
+        self._t_low = float(np.interp(self.low, ranks, t))
+        self._t_range = float(np.interp(self.high, ranks, t)) - self._t_low
+        if not self._t_range > 0:
+            raise ValueError(f"ranks {self.low}..{self.high} all have the same equity")
+
+    def bound_transform(self, values: np.ndarray) -> np.ndarray:
+        """``T(clip(values)) - T(low)`` in float64 (non-decreasing, 0 at ``low``)."""
+        v = np.clip(np.asarray(values, dtype=np.float64), self.low, self.high)
+        return np.interp(v, self._ranks, self._t) - self._t_low
+
+    def into(self, query_value: float, column: np.ndarray, out: np.ndarray) -> np.ndarray:
+        """``out[:] = max(1 - |T(column) - T(query)| / (T(high) - T(low)), 0)`` in float64."""
+        col = np.asarray(column, dtype=np.float32)
+        out[...] = self.bound_transform(col)
+        np.subtract(out, float(self.bound_transform(np.float32(query_value))), out=out)
+        np.abs(out, out=out)
+        np.divide(out, self._t_range, out=out)
+        np.subtract(1.0, out, out=out)
+        return np.maximum(out, 0.0, out=out)
+
+    def lower_bound_slope(self) -> float:
+        return 1.0 / self._t_range
+
+
 BUILTIN_MEASURES: dict[str, type] = {
     "linear": LinearSimilarity,
     "exp": ExponentialSimilarity,
     "exact": ExactMatch,
+    "equity": EquitySimilarity,
 }
 
 

@@ -24,31 +24,51 @@ A case base is written by :class:`~cbr.store.writer.CaseBaseWriter`, then opened
 Each appended batch (retained cases) becomes a new Parquet part written through a temp
 file + fsync + rename; the manifest is then replaced atomically and that is the commit.
 A crash in between leaves an unlisted part that readers ignore and the next writer
-deletes.
+deletes; temp files of dead processes are removed on the next open or write.
+
+Integrity: every file is checked against the size and CRC-32 the manifest lists when it is
+first read (Parquet pages also against their page CRCs); damage is a :class:`CaseBaseError`
+naming the file. A damaged index, only a cache of the cases, is rebuilt from them (and
+noted in :attr:`CaseBase.notes`).
+
+Concurrent readers: an open :class:`CaseBase` holds a shared ``flock`` on the case-base
+directory until :meth:`~CaseBase.close`. :meth:`~CaseBase.compact` and index saves never
+delete the files they replace at once: they list them as ``retired`` in the manifest,
+and a writer deletes retired files only when it can take that lock exclusively, i.e. when
+no reader (in any process) is open, so a reader never loses a file its manifest lists.
 """
 from __future__ import annotations
 
+import copy
 import fcntl
 import os
+import select
+import shutil
+import signal
+import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from cbr.errors import CaseBaseError
 from cbr.game.decision import DecisionPoint
 from cbr.game.gamedef import STREETS, GameDef
 from cbr.store import catalog as _catalog
-from cbr.store.indexes import (default_similarity, extended_index, index_size, load_index, load_similarity,
-                               new_index, save_index, street_similarity)
-from cbr.store.manifest import MANIFEST, Manifest, read_manifest, write_manifest
+from cbr.store.durable import remove_dead_builds, remove_dead_temp
+from cbr.store.indexes import default_similarity, load_index, load_similarity, new_index, save_index, street_similarity
+from cbr.store.manifest import (INDEX_PATH_RE, MANIFEST, Manifest, file_checksum, now_utc, read_manifest, verify_file,
+                                write_manifest)
 from cbr.store.parts import (PART_RE, build_table, case_schema, count_actions, decision_meta, load_feature_set,
-                             next_part_number, part_file, street_name, write_part)
+                             next_part_number, part_entry, part_file, read_part, street_name, write_part)
+
+if TYPE_CHECKING:
+    from cbr.retrieval import CaseIndex
+    from cbr.similarity import SimilarityConfig
 
 __all__ = ["CaseBase", "CaseArrays"]
 
@@ -71,45 +91,50 @@ class CaseArrays:
 class CaseBase:
     """An opened case base. Use :meth:`open`; see the module docstring for the layout."""
 
-    def __init__(self, path: Path, manifest: Manifest) -> None:
+    def __init__(self, path: Path, manifest: Manifest, *, reader_lock: int | None = None) -> None:
         self.path = Path(path)
         self.manifest = manifest
         self._tables: dict[str, pa.Table] = {}
-        self._indexes: dict[str, Any] = {}
+        self._indexes: dict[str, "CaseIndex"] = {}
         self._dirty_indexes: set[str] = set()
-        self._similarity: Any = None
+        self._similarity: "SimilarityConfig | None" = None
         self._feature_set: Any = None
         self._con: Any = None
+        self._reader_lock = reader_lock
+        self._verified: set[str] = set()  # parts whose checksum was checked
+        #: What opening or reading repaired on the way (e.g. a damaged index rebuilt).
+        self.notes: list[str] = []
 
     # ---- opening --------------------------------------------------------------
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> "CaseBase":
         """Open and validate a case base (manifest, schema version, listed files).
 
-        Raises :class:`CaseBaseError` with a message naming what is wrong.
+        Takes a shared lock on the directory (held until :meth:`close`) before reading the
+        manifest, so no writer deletes the files it lists. Checks every field of the
+        manifest and that every listed file exists with its listed size; the checksums
+        are checked when a file is first read. Removes temp files of dead processes.
+        Raises :class:`CaseBaseError` with a one-line message naming what is wrong.
         """
         p = Path(path)
-        m = read_manifest(p)
-        for s in STREETS:
-            if not m.parts[s]:
-                raise CaseBaseError(f"{p}: the manifest lists no Parquet part for {s}")
-            for part in m.parts[s]:
-                f = p / part["file"]
-                if not f.is_file():
-                    raise CaseBaseError(f"{p}: missing file {part['file']} (listed in {MANIFEST}); "
-                                        "the case base is incomplete, rebuild it")
-                try:
-                    rows = pq.read_metadata(f).num_rows
-                except (OSError, pa.ArrowException) as exc:
-                    raise CaseBaseError(f"{p}: unreadable Parquet part {part['file']}: {exc}") from None
-                if rows != int(part["rows"]):
-                    raise CaseBaseError(f"{p}: {part['file']} holds {rows} cases, the manifest says {part['rows']}")
-            if m.part_rows(s) != m.counts[s]["total"]:
-                raise CaseBaseError(f"{p}: {s} counts ({m.counts[s]['total']}) disagree with its parts "
-                                    f"({m.part_rows(s)})")
-        if m.similarity and not (p / m.similarity).is_file():
-            raise CaseBaseError(f"{p}: missing file {m.similarity} (the similarity configuration)")
-        return cls(p, m)
+        lock = _reader_lock(p)
+        try:
+            if os.access(p, os.W_OK):
+                for d in (p, p / "index", *(p / "cases" / s for s in STREETS)):
+                    remove_dead_temp(d)
+            if os.access(p.resolve().parent, os.W_OK):
+                remove_dead_builds(p.resolve().parent)  # builds beside it killed before they finished
+            m = read_manifest(p)
+            _check_files(p, m)
+            if os.access(p, os.W_OK) and _catalog_lags(p, m):
+                repair = cls(p, m)
+                repair._repair_catalog()
+                m = repair.manifest
+        except BaseException:
+            if lock is not None:
+                os.close(lock)
+            raise
+        return cls(p, m, reader_lock=lock)
 
     def __repr__(self) -> str:
         counts = ", ".join(f"{s}={self.manifest.counts[s]['total']}" for s in STREETS)
@@ -122,10 +147,23 @@ class CaseBase:
         self.close()
 
     def close(self) -> None:
-        """Save indexes grown by appends (when writable) and release the SQL connection."""
-        if self._dirty_indexes and self.writable:
-            self.save_indexes()
-        self._close_sql()
+        """Save indexes grown by appends (when writable), release the SQL connection and
+        the reader lock."""
+        try:
+            if self._dirty_indexes and self.writable:
+                self.save_indexes()
+            if self.manifest.catalog is None and self.writable:
+                self._repair_catalog()
+        finally:
+            self._close_sql()
+            if self._reader_lock is not None:
+                os.close(self._reader_lock)
+                self._reader_lock = None
+
+    def __del__(self) -> None:
+        if getattr(self, "_reader_lock", None) is not None:
+            os.close(self._reader_lock)  # type: ignore[arg-type]
+            self._reader_lock = None
 
     def _close_sql(self) -> None:
         """Release the DuckDB connection (reopened on the next :meth:`sql`, over the current parts)."""
@@ -160,23 +198,70 @@ class CaseBase:
             self._feature_set = load_feature_set(self.manifest.feature_set)
         return self._feature_set
 
-    def similarity(self) -> Any:
+    def similarity(self) -> "SimilarityConfig":
         """The ``SimilarityConfig`` from ``similarity.toml`` (default CASPER if none)."""
         if self._similarity is None:
             if self.manifest.similarity:
-                self._similarity = load_similarity(self.path / self.manifest.similarity)
+                f = self.path / self.manifest.similarity
+                try:
+                    verify_file(f, self.manifest.checksums[self.manifest.similarity], str(self.path))
+                except CaseBaseError as exc:
+                    raise CaseBaseError(f"{exc}; to change a case base's similarity use "
+                                        "CaseBase.set_similarity, not an editor") from None
+                self._similarity = load_similarity(f)
             else:
                 self._similarity = default_similarity()
         return self._similarity
+
+    def set_similarity(self, config: "SimilarityConfig") -> None:
+        """Replace the case base's similarity configuration (checked against its features;
+        the indexes are rebuilt on next use).
+
+        >>> import tempfile, numpy as np
+        >>> from cbr.similarity import default_casper
+        >>> from cbr.store.writer import CaseBaseWriter
+        >>> root = tempfile.mkdtemp()
+        >>> with CaseBaseWriter(f"{root}/demo", build_index=False) as w:
+        ...     ids = w.add_rows("preflop", np.ones((2, 8), np.float32), ["c", "r"])
+        >>> with CaseBase.open(f"{root}/demo") as cb:
+        ...     cb.set_similarity(default_casper(threshold=0.9))
+        >>> CaseBase.open(f"{root}/demo").similarity().threshold
+        0.9
+        """
+        from cbr.store.indexes import check_similarity, dump_similarity
+
+        check_similarity(config, self.manifest.features)
+        with self._lock():
+            m = read_manifest(self.path)
+            name = m.similarity or "similarity.toml"
+            dump_similarity(config, self.path / name)
+            m.similarity = name
+            m.checksums[name] = file_checksum(self.path / name)
+            self._commit(m)
+        self._similarity = None
+        self._indexes.clear()
+        self._dirty_indexes.clear()
 
     # ---- cases ---------------------------------------------------------------------
     def table(self, street: int | str) -> pa.Table:
         """All cases of a street as one Arrow table (parts in commit order)."""
         s = street_name(street)
         if s not in self._tables:
-            tables = [pq.read_table(self.path / p["file"]) for p in self.manifest.parts[s]]
             schema = case_schema(self.manifest.features[s])
-            self._tables[s] = pa.concat_tables([t.cast(schema) for t in tables]) if tables else schema.empty_table()
+            tables = []
+            for entry in self.manifest.parts[s]:
+                t = read_part(self.path, entry, schema)
+                self._verified.add(entry["file"])
+                if t.num_rows != entry["rows"]:
+                    raise CaseBaseError(f"{self.path}: {entry['file']} holds {t.num_rows} cases, "
+                                        f"the manifest says {entry['rows']}")
+                tables.append(t)
+            table = pa.concat_tables(tables) if tables else schema.empty_table()
+            ids = table.column("case_id").to_numpy()
+            if len(ids) and (ids[0] < 0 or ids[-1] >= self.manifest.next_case_id or np.any(np.diff(ids) <= 0)):
+                raise CaseBaseError(f"{self.path}: the case ids of {s} are not increasing below next_case_id "
+                                    f"{self.manifest.next_case_id}; the case base is damaged")
+            self._tables[s] = table
         return self._tables[s]
 
     def cases(self, street: int | str) -> CaseArrays:
@@ -193,41 +278,80 @@ class CaseBase:
 
     def sql(self, query: str) -> Any:
         """Run SQL on the views ``cases`` and ``cases_<street>``; returns a DuckDB result
-        (``.fetchall()``, ``.arrow()``, ``.df()``, ``.description``)."""
+        (``.fetchall()``, ``.arrow()``, ``.df()``, ``.description``). Ctrl-C interrupts a
+        running query (``KeyboardInterrupt``)."""
         import duckdb
 
         if self._con is None:
+            for s in STREETS:  # DuckDB reads the parts itself: check them first (once each)
+                for entry in self.manifest.parts[s]:
+                    if entry["file"] not in self._verified:
+                        verify_file(self.path / entry["file"], entry, str(self.path))
+                        self._verified.add(entry["file"])
             self._con = _catalog.connect(self.path, self.manifest)
         try:
-            return self._con.execute(query)
+            with _interruptible(self._con):
+                return self._con.execute(query)
+        except duckdb.InterruptException:
+            raise KeyboardInterrupt from None
         except duckdb.Error as exc:
             raise CaseBaseError(f"SQL failed: {str(exc).splitlines()[0]}") from None
 
+    def sql_rows(self, query: str, limit: int | None = None) -> tuple[list[str], list[tuple[Any, ...]], bool]:
+        """``(columns, rows, truncated)`` of a query: at most ``limit`` rows (None: all);
+        ``truncated`` says whether more were left. Ctrl-C interrupts (``KeyboardInterrupt``).
+
+        >>> import tempfile, numpy as np
+        >>> from cbr.store.writer import CaseBaseWriter
+        >>> root = tempfile.mkdtemp()
+        >>> with CaseBaseWriter(f"{root}/demo", build_index=False) as w:
+        ...     ids = w.add_rows("flop", np.ones((5, 12), np.float32), "ccrcf")
+        >>> CaseBase.open(f"{root}/demo").sql_rows("SELECT case_id FROM cases ORDER BY 1", limit=2)
+        (['case_id'], [(0,), (1,)], True)
+        """
+        import duckdb
+
+        if limit is not None and limit < 0:
+            raise ValueError(f"limit must be at least 0, got {limit}")
+        result = self.sql(query)
+        columns = [d[0] for d in (result.description or [])]
+        try:
+            with _interruptible(self._con):
+                if limit is None:
+                    return columns, result.fetchall(), False
+                rows = result.fetchmany(limit + 1)
+        except duckdb.InterruptException:
+            raise KeyboardInterrupt from None
+        except duckdb.Error as exc:
+            raise CaseBaseError(f"SQL failed: {str(exc).splitlines()[0]}") from None
+        return columns, rows[:limit], len(rows) > limit
+
     # ---- retrieval index ----------------------------------------------------------------
-    def index(self, street: int | str) -> Any:
+    def index(self, street: int | str) -> "CaseIndex":
         """The street's ``CaseIndex`` (ids = row numbers of :meth:`table`), loaded on first
         use. A saved index that lags behind appends is extended; one that disagrees with
-        the cases or the similarity configuration is rebuilt."""
+        the cases or the similarity configuration, or whose files are damaged, is rebuilt
+        (a damaged one is noted in :attr:`notes`)."""
         s = street_name(street)
         if s in self._indexes:
             return self._indexes[s]
         X = self.cases(s).features
         config = self.similarity()
         entry = self.manifest.index.get(s)
-        index = None
-        if entry and (self.path / entry["file"]).exists():
+        index: "CaseIndex | None" = None
+        if entry:
             try:
-                index = load_index(self.path / entry["file"])
-            except Exception:  # the index is only a cache of the cases: rebuild it
-                index = None
+                index = load_index(self.path, entry)
+            except CaseBaseError as exc:  # only a cache of the cases: rebuild it, and say so
+                self.notes.append(f"{exc}; rebuilt the {s} index from the cases")
         if index is not None:
-            have = index_size(index)
+            have = index.n_cases_
             same_config = (index.similarity == street_similarity(config, s)
                            and index.threshold == config.threshold and index.fallback_k == config.fallback_k)
             if not same_config or have > len(X) or not np.array_equal(index.cases_[:have], X[:have]):
                 index = None
             elif have < len(X):
-                index = extended_index(index, X[have:])
+                index.add(X[have:])
                 self._dirty_indexes.add(s)
         if index is None:
             index = new_index(config, s)
@@ -238,21 +362,25 @@ class CaseBase:
         return index
 
     def save_indexes(self) -> None:
-        """Persist the indexes built or grown since opening (atomic per file)."""
+        """Persist the indexes built or grown since opening, each as a new generation
+        directory (the one it replaces is retired, see the module docstring)."""
         if not self._dirty_indexes:
             return
         with self._lock():
             m = read_manifest(self.path)
+            self._collect(m)
             for s in sorted(self._dirty_indexes):
                 index = self._indexes.get(s)
                 if index is None:
                     continue
-                size = index_size(index)
+                size = index.n_cases_
                 if size != m.counts[s]["total"] or size == 0:
                     continue  # someone appended meanwhile, or nothing to index: rebuild later
-                m.index[s] = {"file": save_index(index, self.path / "index", s), "cases": size}
-            write_manifest(self.path, m)
-            self.manifest = m
+                old = m.index.get(s)
+                m.index[s] = save_index(index, self.path, s, old)
+                if old:
+                    m.retired.append({"file": old["file"], "since": now_utc()})
+            self._commit(m)
         self._dirty_indexes.clear()
 
     # ---- durable appends ----------------------------------------------------------------
@@ -267,16 +395,76 @@ class CaseBase:
             finally:
                 fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
-    def _remove_orphans(self, m: Manifest) -> None:
-        """Delete parts no manifest lists and temp files: the leftovers of a crash."""
+    def _commit(self, m: Manifest, catalog: bool = True) -> None:
+        """Rewrite the on-disk catalog over the parts ``m`` lists and record its checksum
+        in ``m``, then replace the manifest (the commit point). With ``catalog=False`` the
+        manifest marks the catalog stale instead (``catalog: null``) and :meth:`close`
+        rewrites it, since a DuckDB file costs ~0.1-0.2 s to write; an open after a crash
+        repairs a stale or mismatched catalog. Called with the write lock held."""
+        if catalog:
+            _catalog.write_catalog(self.path, m)
+            m.catalog = file_checksum(self.path / _catalog.CATALOG)
+        else:
+            m.catalog = None
+        write_manifest(self.path, m)
+        self.manifest = m
+
+    def _repair_catalog(self) -> None:
+        """Rewrite ``catalog.duckdb`` when the manifest marks it stale (after appends) or it
+        does not match the manifest's checksum (a writer died in between)."""
+        with self._lock():
+            m = read_manifest(self.path)
+            if _catalog_lags(self.path, m):
+                self._commit(m)
+            else:
+                self.manifest = m
+
+    def _no_other_readers(self) -> bool:
+        """Whether no other open :class:`CaseBase` (any process) holds the reader lock: try
+        to take it exclusively (and give it back as shared). Called with the write lock held."""
+        fd = self._reader_lock
+        if fd is None:
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            return False
+        finally:  # a failed conversion may drop the shared lock: take it again
+            fcntl.flock(fd, fcntl.LOCK_SH)
+
+    def _collect(self, m: Manifest) -> bool:
+        """Delete crash leftovers (parts and index directories no manifest lists, temp files
+        of dead processes) and, when no other reader is open, the retired files ``m`` lists
+        (``m`` is updated and True returned; the caller commits it). Called with the write
+        lock held, and only with an ``m`` whose current files are committed already."""
+        keep = {r["file"] for r in m.retired} | {p["file"] for s in STREETS for p in m.parts[s]}
+        keep |= {e["file"] for e in m.index.values()}
         for s in STREETS:
             d = self.path / "cases" / s
-            if not d.is_dir():
-                continue
-            listed = {Path(p["file"]).name for p in m.parts[s]}
+            remove_dead_temp(d)
+            if d.is_dir():
+                for f in d.iterdir():
+                    if PART_RE.match(f.name) and f"cases/{s}/{f.name}" not in keep:
+                        f.unlink(missing_ok=True)
+        d = self.path / "index"
+        remove_dead_temp(d)
+        if d.is_dir():
             for f in d.iterdir():
-                if (f.name.startswith(".") and ".tmp-" in f.name) or (PART_RE.match(f.name) and f.name not in listed):
-                    f.unlink(missing_ok=True)
+                if INDEX_PATH_RE.match(f"index/{f.name}") and f"index/{f.name}" not in keep and f.is_dir():
+                    shutil.rmtree(f, ignore_errors=True)
+        if m.retired and self._no_other_readers():
+            for r in m.retired:
+                target = self.path / r["file"]
+                if target.is_dir():
+                    shutil.rmtree(target, ignore_errors=True)
+                else:
+                    target.unlink(missing_ok=True)
+            m.retired = []
+            self.manifest = copy.deepcopy(m)  # what this object reads must still exist
+            self._close_sql()
+            return True
+        return False
 
     def append(self, street: int | str, features: np.ndarray, actions: Sequence[str] | str, **meta: Any) -> np.ndarray:
         """Append cases to a street durably; returns their case ids.
@@ -291,15 +479,14 @@ class CaseBase:
         meta.setdefault("source", "retained")
         with self._lock():
             m = read_manifest(self.path)  # another process may have appended
-            self._remove_orphans(m)
+            self._collect(m)
             names = m.features[s]
             table = build_table(names, m.next_case_id, features, actions, **meta)
             ids = table.column("case_id").to_numpy()
             if table.num_rows == 0:
                 return ids
-            rel = part_file(s, next_part_number(m.parts[s]))
-            write_part(self.path / rel, table)
-            m.parts[s].append({"file": rel, "rows": table.num_rows})
+            rel = _free_part(self.path, s, m)
+            m.parts[s].append(part_entry(rel, table.num_rows, write_part(self.path / rel, table)))
             count_actions(m.counts[s], table.column("action").to_pylist())
             m.next_case_id += table.num_rows
             src_counts = {}
@@ -311,9 +498,8 @@ class CaseBase:
                     entry = {"source": src, "cases": 0}
                     m.sources.append(entry)
                 entry["cases"] = int(entry.get("cases", 0)) + k
-            write_manifest(self.path, m)  # the commit point
             stale = {x for x in STREETS if x != s and m.part_rows(x) != self.manifest.part_rows(x)}
-            self.manifest = m
+            self._commit(m, catalog=False)
         self._tables.pop(s, None)
         for x in stale:
             self._tables.pop(x, None)
@@ -321,13 +507,11 @@ class CaseBase:
         self._close_sql()
         if s in self._indexes:
             index = self._indexes[s]
-            have = index_size(index)
-            grown = None
-            if have + table.num_rows == self.count(s):
-                grown = extended_index(index, np.asarray(features, dtype=np.float32).reshape(-1, len(names)))
-            if grown is None:
-                del self._indexes[s]  # rebuilt on next use
-            self._dirty_indexes.add(s)
+            if index.n_cases_ + table.num_rows == self.count(s):
+                index.add(np.asarray(features, dtype=np.float32).reshape(-1, len(names)))
+                self._dirty_indexes.add(s)
+            else:
+                del self._indexes[s]  # another process appended too: rebuilt on next use
         return ids
 
     def retain(self, dp: DecisionPoint) -> int:
@@ -340,22 +524,123 @@ class CaseBase:
         return int(self.append(dp.street, fs.row(dp), actions, **meta)[0])
 
     def compact(self, street: int | str) -> None:
-        """Merge a street's parts into one (many small parts accumulate from retention)."""
+        """Merge a street's parts into one (many small parts accumulate from retention).
+
+        The merged part is committed; the old parts are retired, not deleted: readers
+        that opened before keep reading them (see the module docstring)."""
         s = street_name(street)
         with self._lock():
             m = read_manifest(self.path)
-            self._remove_orphans(m)
             if len(m.parts[s]) <= 1:
+                if self._collect(m):
+                    self._commit(m)
                 return
             schema = case_schema(m.features[s])
-            table = pa.concat_tables([pq.read_table(self.path / p["file"]).cast(schema) for p in m.parts[s]])
-            rel = part_file(s, next_part_number(m.parts[s]))
+            table = pa.concat_tables([read_part(self.path, p, schema) for p in m.parts[s]])
+            rel = _free_part(self.path, s, m)
             old = [p["file"] for p in m.parts[s]]
-            write_part(self.path / rel, table)
-            m.parts[s] = [{"file": rel, "rows": table.num_rows}]
-            write_manifest(self.path, m)
-            self.manifest = m
-            for f in old:
-                (self.path / f).unlink(missing_ok=True)
+            m.parts[s] = [part_entry(rel, table.num_rows, write_part(self.path / rel, table))]
+            m.retired += [{"file": f, "since": now_utc()} for f in old]
+            self._commit(m)
+            if self._collect(m):  # no other reader open: the old parts go at once
+                self._commit(m)
         self._tables.pop(s, None)
         self._close_sql()
+
+
+def _free_part(root: Path, street: str, m: Manifest) -> str:
+    """The next part file name of ``street`` not listed, retired or present."""
+    taken = [p["file"] for p in m.parts[street]] + [r["file"] for r in m.retired if PART_RE.match(Path(r["file"]).name)
+                                                   and r["file"].startswith(f"cases/{street}/")]
+    rel = part_file(street, next_part_number([{"file": f} for f in taken]))
+    while (root / rel).exists():
+        rel = part_file(street, int(PART_RE.match(Path(rel).name).group(1)) + 1)  # type: ignore[union-attr]
+    return rel
+
+
+@contextmanager
+def _interruptible(con: Any) -> Iterator[None]:
+    """Let Ctrl-C stop a DuckDB call running in C: the signal's wakeup fd wakes a watcher
+    thread that calls ``con.interrupt()`` (the Python handler only runs after the call
+    returns). Only in the main thread; elsewhere a no-op."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    r, w = os.pipe()
+    stop_r, stop_w = os.pipe()
+    os.set_blocking(w, False)
+    try:
+        old = signal.set_wakeup_fd(w, warn_on_full_buffer=False)
+    except ValueError:  # pragma: no cover - not the main thread after all
+        for fd in (r, w, stop_r, stop_w):
+            os.close(fd)
+        yield
+        return
+
+    def watch() -> None:
+        while True:
+            ready, _, _ = select.select([r, stop_r], [], [])
+            if stop_r in ready:
+                return
+            if {signal.SIGINT, signal.SIGTERM} & set(os.read(r, 64)):
+                con.interrupt()
+                return
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        signal.set_wakeup_fd(old)
+        os.write(stop_w, b"x")
+        watcher.join()
+        for fd in (r, w, stop_r, stop_w):
+            os.close(fd)
+
+
+def _catalog_lags(p: Path, m: Manifest) -> bool:
+    """Whether ``catalog.duckdb`` is marked stale, missing, or not the one ``m`` records."""
+    if m.catalog is None:
+        return True
+    try:
+        return file_checksum(p / _catalog.CATALOG) != m.catalog
+    except OSError:
+        return True
+
+
+def _reader_lock(path: Path) -> int | None:
+    """A shared ``flock`` on the case-base directory (None where directories cannot be
+    locked); raises :class:`CaseBaseError` if the directory does not exist."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except FileNotFoundError:
+        raise CaseBaseError(f"no case base at {path}: the directory does not exist") from None
+    except NotADirectoryError:
+        raise CaseBaseError(f"{path} is not a case base: not a directory") from None
+    except OSError as exc:
+        raise CaseBaseError(f"cannot open the case base {path}: {exc.strerror or exc}") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH)
+    except OSError:  # pragma: no cover - a file system without flock
+        os.close(fd)
+        return None
+    return fd
+
+
+def _check_files(p: Path, m: Manifest) -> None:
+    """Every file the manifest lists exists with its listed size (cheap: one stat each)."""
+    for s in STREETS:
+        if not m.parts[s]:
+            raise CaseBaseError(f"{p}: the manifest lists no Parquet part for {s}")
+    listed = [(e["file"], e) for s in STREETS for e in m.parts[s]]
+    if m.similarity:
+        listed.append((m.similarity, m.checksums[m.similarity]))
+    for rel, entry in listed:
+        try:
+            size = os.stat(p / rel).st_size
+        except OSError:
+            raise CaseBaseError(f"{p}: missing file {rel} (listed in {MANIFEST}); "
+                                "the case base is incomplete, rebuild it") from None
+        if size != entry["bytes"]:
+            raise CaseBaseError(f"{p}: {rel} is {size} bytes, the manifest says {entry['bytes']}; "
+                                "the file is damaged or was replaced")

@@ -2,9 +2,12 @@
 
 Two flavours of the same views:
 
-- ``catalog.duckdb`` on disk, for people using DuckDB directly. Views read
-  ``cases/<street>/part-*.parquet`` by *relative* path, resolved through DuckDB's
-  ``file_search_path``, so the directory can be moved or copied::
+- ``catalog.duckdb`` on disk, for people using DuckDB directly. Views read exactly the
+  parts the manifest lists (a part left behind by a crash or kept for readers after a
+  compaction is never counted; rewritten by builds and compactions, by
+  :meth:`~cbr.store.CaseBase.close` after appends, and on the next open if a writer died
+  before that), by *relative* path, resolved
+  through DuckDB's ``file_search_path``, so the directory can be moved or copied::
 
       duckdb -cmd "SET file_search_path='casebases/demo'" casebases/demo/catalog.duckdb
 
@@ -58,8 +61,8 @@ def connect(directory: str | Path, manifest: Manifest) -> duckdb.DuckDBPyConnect
     return con
 
 
-def write_catalog(directory: str | Path) -> None:
-    """(Re)write ``catalog.duckdb`` with relative-path views (glob over each street's parts)."""
+def write_catalog(directory: str | Path, manifest: Manifest) -> None:
+    """(Re)write ``catalog.duckdb`` with relative-path views over the parts ``manifest`` lists."""
     d = Path(directory).resolve()
 
     def write(tmp: str) -> None:
@@ -67,7 +70,7 @@ def write_catalog(directory: str | Path) -> None:
         try:
             con.execute(f"SET file_search_path = {_quote(str(d))}")
             for s in STREETS:
-                con.execute(view_sql(s, f"cases/{s}/part-*.parquet"))
+                con.execute(view_sql(s, [p["file"] for p in manifest.parts[s]]))
             con.execute(_union_sql())
             con.execute("CHECKPOINT")
         finally:

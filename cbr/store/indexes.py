@@ -1,7 +1,8 @@
 """A case base's similarity configuration (``similarity.toml``) and retrieval indexes
-(``index/<street>/``): thin links to :mod:`cbr.similarity` and :mod:`cbr.retrieval`,
-imported on first use. An index is only a cache of the cases: it is saved by swapping a
-whole directory in, and rebuilt whenever it cannot be read or extended.
+(``index/<street>.<generation>/``): thin links to :mod:`cbr.similarity` and
+:mod:`cbr.retrieval`, imported on first use. An index is only a cache of the cases: each
+save writes a new generation directory (listed in the manifest with the size and CRC-32
+of every file), so a reader of an older manifest still finds the generation it lists.
 
 >>> config = default_similarity()
 >>> street_similarity(config, "flop").features[-1], new_index(config, "flop").threshold
@@ -13,33 +14,36 @@ import os
 import shutil
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from cbr.errors import ConfigError
+from cbr.errors import CaseBaseError, ConfigError
 from cbr.game.gamedef import STREETS
-from cbr.store.durable import atomic_write_bytes, exchange_or_replace_dir, fsync_dir
+from cbr.store.durable import atomic_write_bytes, fsync_dir
+from cbr.store.manifest import INDEX_PATH_RE, file_checksum, verify_file
+
+if TYPE_CHECKING:  # imported lazily at run time: faiss is heavy
+    from cbr.retrieval import CaseIndex
+    from cbr.similarity import SimilarityConfig, StreetSimilarity
 
 __all__ = ["default_similarity", "load_similarity", "dump_similarity", "street_similarity", "check_similarity",
-           "new_index", "retrieval_available", "index_size", "save_index", "extended_index", "load_index"]
+           "new_index", "retrieval_available", "save_index", "load_index", "index_dir"]
 
 
-def default_similarity() -> Any:
+def default_similarity() -> "SimilarityConfig":
     """CASPER's similarity (:func:`cbr.similarity.default_casper`), for a case base without one."""
     from cbr.similarity import default_casper
 
     return default_casper()
 
 
-def load_similarity(path: Path) -> Any:
+def load_similarity(path: Path) -> "SimilarityConfig":
     """The ``SimilarityConfig`` in the TOML file ``path``."""
     from cbr.similarity import SimilarityConfig
 
     return SimilarityConfig.from_toml(Path(path))
 
 
-def dump_similarity(config: Any, path: Path) -> None:
+def dump_similarity(config: "SimilarityConfig | str | os.PathLike[str]", path: Path) -> None:
     """Write ``config`` (a ``SimilarityConfig`` or the path of a TOML file to copy) to ``path`` atomically."""
     if isinstance(config, (str, os.PathLike)):
         data = Path(config).read_bytes()
@@ -48,12 +52,12 @@ def dump_similarity(config: Any, path: Path) -> None:
     atomic_write_bytes(path, config.to_toml().encode("utf-8"))
 
 
-def street_similarity(config: Any, street: str) -> Any:
+def street_similarity(config: "SimilarityConfig", street: str) -> "StreetSimilarity":
     """The ``StreetSimilarity`` of ``street`` in ``config``."""
     return config.street(street)
 
 
-def check_similarity(config: Any, names: dict[str, list[str]]) -> None:
+def check_similarity(config: "SimilarityConfig", names: dict[str, list[str]]) -> None:
     """The similarity must describe exactly the feature set's columns, in order."""
     for s in STREETS:
         have = list(street_similarity(config, s).features)
@@ -62,12 +66,11 @@ def check_similarity(config: Any, names: dict[str, list[str]]) -> None:
                               f"but the feature set gives {names[s]}")
 
 
-def new_index(config: Any, street: str) -> Any:
+def new_index(config: "SimilarityConfig", street: str) -> "CaseIndex":
     """An unfitted ``CaseIndex`` with ``config``'s settings for ``street``."""
     from cbr.retrieval import CaseIndex
 
-    return CaseIndex(similarity=street_similarity(config, street), threshold=config.threshold,
-                     fallback_k=config.fallback_k)
+    return CaseIndex.for_street(config, street)
 
 
 def retrieval_available() -> bool:
@@ -79,43 +82,61 @@ def retrieval_available() -> bool:
     return True
 
 
-def index_size(index: Any) -> int:
-    """How many cases ``index`` holds."""
-    for attr in ("n_cases_", "ntotal", "n_cases"):
-        if hasattr(index, attr):
-            return int(getattr(index, attr))
-    return len(index)
+def index_dir(street: str, generation: int) -> str:
+    """The relative directory of a street's index generation.
+
+    >>> index_dir("flop", 3)
+    'index/flop.3'
+    """
+    return f"index/{street}.{generation}"
 
 
-def save_index(index: Any, directory: Path, street: str) -> str:
-    """Save into a scratch directory, then swap it in as ``index/<street>/`` (the directory
-    ``CaseIndex.save`` writes: ``index.faiss``, ``cases.npy``, ``meta.json``) in one step."""
-    directory.mkdir(parents=True, exist_ok=True)
-    scratch = directory / f".tmp-{street}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+def _generation(entry: dict[str, Any] | None) -> int:
+    if not entry:
+        return 0
+    m = INDEX_PATH_RE.match(str(entry.get("file", "")))
+    return int(m.group(2) or 0) if m else 0
+
+
+def save_index(index: "CaseIndex", root: Path, street: str, previous: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Save ``index`` as the next generation ``index/<street>.<n>/`` of the case base at
+    ``root`` (scratch directory, fsync, rename) and return its manifest entry: ``file``,
+    ``cases`` and ``files`` (size and CRC-32 of each file ``CaseIndex.save`` writes)."""
+    base = Path(root) / "index"
+    base.mkdir(parents=True, exist_ok=True)
+    generation = _generation(previous) + 1
+    while (Path(root) / index_dir(street, generation)).exists():  # an unlisted leftover of a crash
+        generation += 1
+    rel = index_dir(street, generation)
+    scratch = base / f".tmp-{street}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
     try:
         index.save(scratch)
-        for f in scratch.rglob("*"):
+        files: dict[str, dict[str, int]] = {}
+        for f in sorted(scratch.iterdir()):
             if f.is_file():
                 with open(f, "rb") as fh:
                     os.fsync(fh.fileno())
+                files[f.name] = file_checksum(f)
         fsync_dir(scratch)
-        exchange_or_replace_dir(scratch, directory / street)
+        os.rename(scratch, Path(root) / rel)
+        fsync_dir(base)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    return f"index/{street}"
+    return {"file": rel, "cases": index.n_cases_, "files": files}
 
 
-def extended_index(index: Any, rows: np.ndarray) -> Any:
-    """``index`` with ``rows`` added, or None when the backend cannot add (then rebuild)."""
-    try:
-        index.add(rows)
-    except Exception:  # e.g. a backend that cannot grow after loading: a rebuild is exact too
-        return None
-    return index
-
-
-def load_index(path: Path) -> Any:
-    """The ``CaseIndex`` saved in directory ``path``."""
+def load_index(root: Path, entry: dict[str, Any]) -> "CaseIndex":
+    """The ``CaseIndex`` of a manifest entry, every file checked against its size and
+    CRC-32 first; :class:`~cbr.errors.CaseBaseError` if any is missing or damaged."""
     from cbr.retrieval import CaseIndex
 
-    return CaseIndex.load(path)
+    where = Path(root) / entry["file"]
+    try:
+        present = {f.name for f in where.iterdir()}
+    except OSError as exc:
+        raise CaseBaseError(f"index {where}: cannot be read ({exc.strerror or exc})") from None
+    if present != set(entry["files"]):
+        raise CaseBaseError(f"index {where}: holds {sorted(present)}, the manifest lists {sorted(entry['files'])}")
+    for name, expected in entry["files"].items():
+        verify_file(where / name, expected, f"index {where}")
+    return CaseIndex.load(where)

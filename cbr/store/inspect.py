@@ -1,7 +1,9 @@
 """``inspect(casebase)``: what a case base holds, computed through DuckDB.
 
-Counts per street, action and source, and the distribution of every feature per street
-(min, mean, max and quantiles), as plain data for ``cbr casebase inspect``.
+Counts per street, action and source, the distribution of every feature per street
+(min, mean, max and quantiles), and ``warnings``: what the case base cannot answer
+honestly (an action kind missing or rare on a street, no-limit games; see
+:mod:`cbr.store.honesty`), as plain data for ``cbr casebase inspect``.
 
 >>> info = inspect(CaseBase.open("casebases/demo"))     # doctest: +SKIP
 >>> info["counts"]["flop"], info["features"]["flop"]["hand_strength"]["q50"]   # doctest: +SKIP
@@ -15,6 +17,7 @@ from typing import Any
 
 from cbr.game.gamedef import STREETS
 from cbr.store.casebase import CaseBase
+from cbr.store.honesty import action_warnings, game_warnings
 from cbr.store.manifest import ACTIONS
 
 __all__ = ["inspect", "QUANTILES"]
@@ -71,4 +74,5 @@ def inspect(casebase: CaseBase | str | os.PathLike[str]) -> dict[str, Any]:
         "parts": {s: len(m.parts[s]) for s in STREETS},
         "index": {s: (m.index.get(s) or {}).get("cases") for s in STREETS},
         "features": features,
+        "warnings": action_warnings(counts) + game_warnings(m.games),
     }

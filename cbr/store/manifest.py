@@ -6,7 +6,13 @@ parts that hold the cases, and the counts per street and action. Replacing the m
 (atomically) is the commit point of every write: a Parquet part that the manifest does
 not list does not exist for readers.
 
->>> m = Manifest.new("demo", feature_set="casper",
+Schema version 2 adds integrity: every file the engine reads is listed with its size and
+CRC-32 (parts, the similarity file, each index file), checked when the file is first read;
+Parquet parts also carry page CRCs. Parts replaced by a compaction are kept as
+``retired`` until no reader can still need them (see :mod:`cbr.store.casebase`). Every
+field is checked on reading; a bad one gives one :class:`CaseBaseError` line.
+
+>>> m = Manifest.new("demo", feature_set="casper", similarity=None,
 ...     features={s: ["x"] for s in STREETS})
 >>> Manifest.from_dict(m.to_dict()).counts["flop"]
 {'total': 0, 'f': 0, 'c': 0, 'r': 0}
@@ -14,6 +20,8 @@ not list does not exist for readers.
 from __future__ import annotations
 
 import json
+import re
+import zlib
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from importlib.metadata import PackageNotFoundError, version
@@ -24,11 +32,16 @@ from cbr.errors import CaseBaseError
 from cbr.game.gamedef import STREETS
 from cbr.store.durable import atomic_write_bytes
 
-__all__ = ["SCHEMA_VERSION", "MANIFEST", "ACTIONS", "Manifest", "read_manifest", "write_manifest", "engine_version"]
+__all__ = ["SCHEMA_VERSION", "MANIFEST", "ACTIONS", "PART_PATH_RE", "INDEX_PATH_RE", "Manifest", "read_manifest",
+           "write_manifest", "engine_version", "file_checksum", "verify_file"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 MANIFEST = "manifest.json"
 ACTIONS = ("f", "c", "r")
+#: A Parquet part's path inside the case base, and an index directory's (with its generation).
+PART_PATH_RE = re.compile(r"^cases/(preflop|flop|turn|river)/part-(\d{5,})\.parquet$")
+INDEX_PATH_RE = re.compile(r"^index/(preflop|flop|turn|river)(?:\.(\d+))?$")
+_PLAIN_FILE_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 
 
 def engine_version() -> str:
@@ -65,6 +78,9 @@ class Manifest:
     parts: dict[str, list[dict[str, Any]]] = field(default_factory=lambda: {s: [] for s in STREETS})
     next_case_id: int = 0
     index: dict[str, Any] = field(default_factory=dict)
+    retired: list[dict[str, Any]] = field(default_factory=list)
+    checksums: dict[str, dict[str, int]] = field(default_factory=dict)
+    catalog: dict[str, int] | None = None  # checksum of catalog.duckdb when it lists these parts
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -96,32 +112,41 @@ class Manifest:
             "parts": self.parts,
             "next_case_id": self.next_case_id,
             "index": self.index,
+            "retired": self.retired,
+            "checksums": self.checksums,
+            "catalog": self.catalog,
             "extra": self.extra,
         }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], *, where: str = "manifest") -> "Manifest":
-        """Read a manifest dict; raises :class:`CaseBaseError` on another schema or bad fields."""
+        """Read a manifest dict; raises :class:`CaseBaseError` (one line) on another schema
+        version or on any field of the wrong shape (see :func:`_check_fields`)."""
         if not isinstance(data, dict):
             raise CaseBaseError(f"{where}: not a JSON object")
         got = data.get("schema_version")
-        if got != SCHEMA_VERSION:
-            if isinstance(got, int) and got > SCHEMA_VERSION:
+        if type(got) is not int or got != SCHEMA_VERSION:  # 1.0 and true are not the integer 1
+            if type(got) is int and got > SCHEMA_VERSION:
                 hint = "it was written by a newer engine; upgrade cbr-holdem to read it"
-            elif isinstance(got, int):
-                hint = "it was written by an older engine; rebuild it with `cbr build`"
+            elif type(got) is int:
+                hint = ("it was written by an older engine; rebuild it with `cbr build`, or upgrade it in place "
+                        "with `python -m cbr.store.upgrade PATH`")
             else:
                 hint = "the field is missing or not an integer; is this a case base?"
             raise CaseBaseError(
                 f"{where}: case base schema version {got!r}, this engine reads version {SCHEMA_VERSION}: {hint}"
             )
         try:
+            _check_fields(data)
+        except ValueError as exc:
+            raise CaseBaseError(f"{where}: {exc}") from None
+        try:
             fs = data["feature_set"]
             m = cls(
                 name=str(data["name"]),
                 feature_set=str(fs["name"]),
                 features={s: list(fs["features"][s]) for s in STREETS},
-                schema_version=int(got),
+                schema_version=got,
                 engine_version=str(data.get("engine_version", "")),
                 created=str(data.get("created", "")),
                 updated=str(data.get("updated", "")),
@@ -129,14 +154,139 @@ class Manifest:
                 games=list(data.get("games", [])),
                 sources=list(data.get("sources", [])),
                 counts={s: {k: int(v) for k, v in data["counts"][s].items()} for s in STREETS},
-                parts={s: list(data["parts"][s]) for s in STREETS},
+                parts={s: [dict(p) for p in data["parts"][s]] for s in STREETS},
                 next_case_id=int(data["next_case_id"]),
-                index=dict(data.get("index", {})),
+                index={s: dict(e) for s, e in data.get("index", {}).items()},
+                retired=list(data.get("retired", [])),
+                checksums={k: dict(v) for k, v in data.get("checksums", {}).items()},
+                catalog=dict(data["catalog"]) if data.get("catalog") is not None else None,
                 extra=dict(data.get("extra", {})),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise CaseBaseError(f"{where}: missing or bad field ({type(exc).__name__}: {exc})") from None
         return m
+
+
+def _is_count(v: Any) -> bool:
+    return type(v) is int and v >= 0
+
+
+def _check_checksum(entry: Any, what: str) -> None:
+    if not isinstance(entry, dict) or not _is_count(entry.get("bytes")) or not _is_count(entry.get("crc32")):
+        raise ValueError(f"{what}: needs integer 'bytes' and 'crc32'")
+
+
+def _check_fields(data: dict[str, Any]) -> None:
+    """Raise ``ValueError`` naming the first field of the wrong shape: parts with a file of
+    the street's own folder, integer rows and a checksum, listed once; counts that add up;
+    ``next_case_id`` at least the number of cases; plain relative file names."""
+    if not isinstance(data.get("name"), str):
+        raise ValueError("'name' must be a string")
+    fs = data.get("feature_set")
+    if not isinstance(fs, dict) or not isinstance(fs.get("name"), str) or not isinstance(fs.get("features"), dict):
+        raise ValueError("'feature_set' must be an object with 'name' and 'features'")
+    for s in STREETS:
+        names = fs["features"].get(s)
+        if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
+            raise ValueError(f"feature_set.features.{s} must be a non-empty list of names")
+    sim = data.get("similarity")
+    if sim is not None and (not isinstance(sim, str) or not _PLAIN_FILE_RE.match(sim)):
+        raise ValueError(f"'similarity' must be a file name inside the case base, got {sim!r}")
+    for key in ("games", "sources", "retired"):
+        value = data.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(x, dict) for x in value):
+            raise ValueError(f"{key!r} must be a list of objects")
+    for key in ("index", "extra"):
+        if not isinstance(data.get(key, {}), dict):
+            raise ValueError(f"{key!r} must be an object")
+    counts, parts = data.get("counts"), data.get("parts")
+    if not isinstance(counts, dict) or not isinstance(parts, dict):
+        raise ValueError("'counts' and 'parts' must be objects with one entry per street")
+    seen: set[str] = set()
+    total = 0
+    for s in STREETS:
+        c = counts.get(s)
+        if not isinstance(c, dict) or set(c) != {"total", *ACTIONS} or not all(_is_count(v) for v in c.values()):
+            raise ValueError(f"counts.{s} must hold integer 'total', 'f', 'c', 'r'")
+        if sum(c[a] for a in ACTIONS) != c["total"]:
+            raise ValueError(f"counts.{s}: the actions add up to {sum(c[a] for a in ACTIONS)}, not {c['total']}")
+        plist = parts.get(s)
+        if not isinstance(plist, list):
+            raise ValueError(f"parts.{s} must be a list")
+        rows = 0
+        for p in plist:
+            if not isinstance(p, dict) or not isinstance(p.get("file"), str):
+                raise ValueError(f"parts.{s}: each part must be an object with a 'file'")
+            m = PART_PATH_RE.match(p["file"])
+            if not m or m.group(1) != s:
+                raise ValueError(f"parts.{s}: {p['file']!r} is not a part of cases/{s}/")
+            if p["file"] in seen:
+                raise ValueError(f"parts.{s}: {p['file']} is listed twice")
+            seen.add(p["file"])
+            if not _is_count(p.get("rows")):
+                raise ValueError(f"parts.{s}: {p['file']} has no integer 'rows'")
+            _check_checksum(p, f"parts.{s}: {p['file']}")
+            rows += p["rows"]
+        if rows != c["total"]:
+            raise ValueError(f"{s}: counts say {c['total']} cases, the parts hold {rows}")
+        total += rows
+    nid = data.get("next_case_id")
+    if not _is_count(nid) or nid < total:
+        raise ValueError(f"next_case_id {nid!r} is below the {total} case ids in use")
+    for s, e in data.get("index", {}).items():
+        if s not in STREETS or not isinstance(e, dict) or not isinstance(e.get("file"), str):
+            raise ValueError(f"index.{s}: must be a street with an object naming its 'file'")
+        m = INDEX_PATH_RE.match(e["file"])
+        if not m or m.group(1) != s or not _is_count(e.get("cases")) or not isinstance(e.get("files"), dict):
+            raise ValueError(f"index.{s}: needs a file index/{s}[.N], integer 'cases' and 'files'")
+        for name, entry in e["files"].items():
+            if not _PLAIN_FILE_RE.match(name):
+                raise ValueError(f"index.{s}: bad file name {name!r}")
+            _check_checksum(entry, f"index.{s}: {name}")
+    for r in data.get("retired", []):
+        f = r.get("file")
+        if not isinstance(f, str) or not (PART_PATH_RE.match(f) or INDEX_PATH_RE.match(f)):
+            raise ValueError(f"retired: {f!r} is not a part or an index directory")
+    checks = data.get("checksums", {})
+    if not isinstance(checks, dict):
+        raise ValueError("'checksums' must be an object")
+    for name, entry in checks.items():
+        if not _PLAIN_FILE_RE.match(name):
+            raise ValueError(f"checksums: bad file name {name!r}")
+        _check_checksum(entry, f"checksums: {name}")
+    if data.get("catalog") is not None:
+        _check_checksum(data["catalog"], "catalog")
+    if sim is not None and sim not in checks:
+        raise ValueError(f"checksums: no checksum for {sim}")
+
+
+def file_checksum(path: str | Path) -> dict[str, int]:
+    """``{"bytes": size, "crc32": CRC-32}`` of a file (CRC-32 finds every burst error up to
+    32 bits and any odd number of flipped bits; it reads at memory speed).
+
+    >>> import tempfile, os
+    >>> fd, name = tempfile.mkstemp(); os.write(fd, b"abc"); os.close(fd)
+    3
+    >>> file_checksum(name)
+    {'bytes': 3, 'crc32': 891568578}
+    """
+    crc = 0
+    size = 0
+    with open(path, "rb") as fh:
+        while block := fh.read(1 << 20):
+            crc = zlib.crc32(block, crc)
+            size += len(block)
+    return {"bytes": size, "crc32": crc}
+
+
+def verify_file(path: Path, expected: dict[str, Any], what: str) -> None:
+    """Raise :class:`CaseBaseError` unless ``path`` has the size and CRC-32 the manifest lists."""
+    try:
+        got = file_checksum(path)
+    except OSError as exc:
+        raise CaseBaseError(f"{what}: cannot read {path.name} ({exc.strerror or exc})") from None
+    if got["bytes"] != expected.get("bytes") or got["crc32"] != expected.get("crc32"):
+        raise CaseBaseError(f"{what}: {path.name} is damaged (size or checksum differs from the manifest)")
 
 
 def read_manifest(directory: str | Path) -> Manifest:
@@ -148,9 +298,13 @@ def read_manifest(directory: str | Path) -> Manifest:
     if not path.is_file():
         raise CaseBaseError(f"{d} is not a case base: {MANIFEST} is missing")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_bytes().decode("utf-8"))
+    except UnicodeDecodeError:
+        raise CaseBaseError(f"{path}: cannot read the manifest (not UTF-8 text)") from None
+    except RecursionError:
+        raise CaseBaseError(f"{path}: cannot read the manifest (nested too deeply)") from None
     except (OSError, json.JSONDecodeError) as exc:
-        raise CaseBaseError(f"{path}: cannot read the manifest ({exc})") from None
+        raise CaseBaseError(f"{path}: cannot read the manifest ({str(exc).splitlines()[0]})") from None
     return Manifest.from_dict(data, where=str(path))
 
 

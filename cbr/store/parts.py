@@ -21,11 +21,13 @@ from cbr.featuresets import load_feature_set  # lives with the feature sets; re-
 from cbr.game.decision import DecisionPoint
 from cbr.game.gamedef import STREETS
 from cbr.store.durable import atomic_write_with
-from cbr.store.manifest import ACTIONS
+from cbr.errors import CaseBaseError
+from cbr.store.manifest import ACTIONS, file_checksum, verify_file
 from evaluator_ext.cards import cards_str
 
 __all__ = ["META_COLUMNS", "PART_RE", "street_name", "case_schema", "build_table", "decision_meta",
-           "load_feature_set", "part_file", "next_part_number", "write_part", "count_actions"]
+           "load_feature_set", "part_file", "next_part_number", "write_part", "part_entry", "read_part",
+           "count_actions"]
 
 META_COLUMNS = ("action", "source", "hand_id", "player", "position", "game", "hole", "board", "history")
 PART_RE = re.compile(r"^part-(\d+)\.parquet$")
@@ -152,10 +154,29 @@ def build_table(
     return pa.table(cols, schema=case_schema(feature_names))
 
 
-def write_part(path: Path, table: pa.Table) -> None:
-    """Write a Parquet part durably (temp file + fsync + rename + directory fsync)."""
+def write_part(path: Path, table: pa.Table) -> dict[str, int]:
+    """Write a Parquet part durably (temp file + fsync + rename + directory fsync), with
+    page CRCs; returns its size and CRC-32 for the manifest."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_with(path, lambda tmp: pq.write_table(table, tmp, compression="zstd"))
+    atomic_write_with(path, lambda tmp: pq.write_table(table, tmp, compression="zstd", write_page_checksum=True))
+    return file_checksum(path)
+
+
+def part_entry(rel: str, rows: int, checksum: dict[str, int]) -> dict[str, Any]:
+    """The manifest entry of a part: file, rows, bytes, crc32."""
+    return {"file": rel, "rows": int(rows), **checksum}
+
+
+def read_part(root: Path, entry: dict[str, Any], schema: pa.Schema) -> pa.Table:
+    """Read a listed part after checking its size and CRC-32, with Parquet page CRCs
+    verified; any damage is a :class:`CaseBaseError`."""
+    path = root / entry["file"]
+    verify_file(path, entry, str(root))
+    try:
+        table = pq.read_table(path, page_checksum_verification=True)
+        return table.cast(schema)
+    except (OSError, pa.ArrowException, ValueError) as exc:
+        raise CaseBaseError(f"{root}: unreadable Parquet part {entry['file']}: {str(exc).splitlines()[0]}") from None
 
 
 def part_file(street: str, number: int) -> str:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import shutil
 import uuid
 from collections.abc import Iterable, Sequence
@@ -32,12 +31,13 @@ from cbr.game.decision import DecisionPoint
 from cbr.game.gamedef import STREETS, GameDef
 from cbr.store import catalog as _catalog
 from cbr.store.casebase import CaseBase
-from cbr.store.durable import exchange_or_replace_dir, fsync_dir
+from cbr.store.durable import exchange_or_replace_dir, fsync_dir, remove_dead_builds, rename_noreplace
+from cbr.store.honesty import action_warnings, game_warnings
 from cbr.store.indexes import (check_similarity, default_similarity, dump_similarity, load_similarity, new_index,
                                retrieval_available, save_index)
-from cbr.store.manifest import ACTIONS, MANIFEST, Manifest, write_manifest
-from cbr.store.parts import build_table, case_schema, count_actions, decision_meta, load_feature_set, part_file, \
-    street_name, write_part
+from cbr.store.manifest import ACTIONS, MANIFEST, Manifest, file_checksum, write_manifest
+from cbr.store.parts import build_table, case_schema, count_actions, decision_meta, load_feature_set, part_entry, \
+    part_file, street_name, write_part
 
 __all__ = ["CaseBaseWriter", "SIMILARITY_FILE"]
 
@@ -52,32 +52,19 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # pragma: no cover - someone else's live process
-        return True
-    return True
-
-
-def _remove_dead_builds(target: Path) -> None:
-    """Delete temp directories of builds of ``target`` whose process died (e.g. SIGKILL)."""
-    pattern = re.compile(rf"^\.{re.escape(target.name)}\.(?:building|old)-(\d+)(?:-[0-9a-f]+)?$")
-    for d in target.parent.iterdir():
-        m = pattern.match(d.name)
-        if m and d.is_dir() and int(m.group(1)) != os.getpid() and not _pid_alive(int(m.group(1))):
-            shutil.rmtree(d, ignore_errors=True)
-
-
 class CaseBaseWriter:
     """Build a case base in a temp directory beside ``path``; put it in place on success.
 
     Used as a context manager. An exception inside the ``with`` block (or in finishing)
     removes the temp directory and leaves ``path`` as it was. An existing case base at
     ``path`` is refused unless ``overwrite=True``; then it is swapped out in one step at
-    the very end.
+    the very end. Without ``overwrite`` the target is checked again at that final step
+    (an atomic no-replace rename): of two builds racing to the same new name, the second
+    fails with :class:`CaseBaseError` instead of replacing the first.
+
+    After a successful build, :attr:`warnings` lists what the case base cannot answer
+    honestly (:mod:`cbr.store.honesty`: action kinds missing or rare on a street,
+    no-limit games).
 
     - ``feature_set``: a :class:`~features.base.FeatureSet` or a ``cbr.features`` plugin
       name (default ``"casper"``); used by :meth:`add` / :meth:`add_decisions`.
@@ -124,6 +111,7 @@ class CaseBaseWriter:
         self._next_id = 0
         self._tmp: Optional[Path] = None
         self.manifest: Optional[Manifest] = None
+        self.warnings: list[str] = []
 
     # ---- context -------------------------------------------------------------
     def __enter__(self) -> "CaseBaseWriter":
@@ -134,7 +122,7 @@ class CaseBaseWriter:
             if not (target / MANIFEST).is_file():
                 raise CaseBaseError(f"{target} exists and is not a case base (no {MANIFEST}); refusing to replace it")
         target.parent.mkdir(parents=True, exist_ok=True)
-        _remove_dead_builds(target)
+        remove_dead_builds(target.parent)  # temp folders of builds killed before they finished
         self._tmp = target.parent / f".{target.name}.building-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         self._tmp.mkdir()
         return self
@@ -219,8 +207,7 @@ class CaseBaseWriter:
             return
         table = pa.concat_tables(self._buffers[s]) if self._buffers[s] else case_schema(self._names[s]).empty_table()
         rel = part_file(s, len(self._parts[s]))
-        write_part(tmp / rel, table)
-        self._parts[s].append({"file": rel, "rows": table.num_rows})
+        self._parts[s].append(part_entry(rel, table.num_rows, write_part(tmp / rel, table)))
         self._buffers[s].clear()
         self._buffered[s] = 0
 
@@ -241,11 +228,13 @@ class CaseBaseWriter:
             if isinstance(similarity, (str, os.PathLike)):
                 similarity = load_similarity(tmp / SIMILARITY_FILE)
             check_similarity(similarity, self._names)
+        checksums = {SIMILARITY_FILE: file_checksum(tmp / SIMILARITY_FILE)} if sim_file else {}
         m = Manifest.new(
             self.name, feature_set=getattr(self.feature_set, "name", type(self.feature_set).__name__),
             features=self._names, similarity=sim_file, games=list(self._games.values()),
             sources=[v for v in self._sources.values() if v.get("cases") or v.get("sha256")],
             counts=self._counts, parts=self._parts, next_case_id=self._next_id, extra=self.extra,
+            checksums=checksums,
         )
         if self.build_index and similarity is not None and retrieval_available():
             cb = CaseBase(tmp, m)
@@ -254,10 +243,19 @@ class CaseBaseWriter:
                 X = cb.cases(s).features
                 if len(X):
                     index.fit(X)
-                    m.index[s] = {"file": save_index(index, tmp / "index", s), "cases": int(len(X))}
-        _catalog.write_catalog(tmp)
+                    m.index[s] = save_index(index, tmp, s)
+        _catalog.write_catalog(tmp, m)
+        m.catalog = file_checksum(tmp / _catalog.CATALOG)
         write_manifest(tmp, m)
         fsync_dir(tmp)
-        exchange_or_replace_dir(tmp, self.path)
+        if self.overwrite:
+            exchange_or_replace_dir(tmp, self.path)
+        else:
+            try:
+                rename_noreplace(tmp, self.path)
+            except FileExistsError:
+                raise CaseBaseError(f"{self.path} appeared while this build ran (another build?); nothing was "
+                                    "replaced: pass overwrite=True (or --overwrite) to replace it") from None
         self._tmp = None
         self.manifest = m
+        self.warnings = action_warnings(m.counts) + game_warnings(m.games)
