@@ -370,7 +370,6 @@ def test_append_survives_sigkill(tmp_path: Path) -> None:
 
 # ---- indexes (cbr.retrieval) ------------------------------------------------------------
 def test_index_built_saved_and_repaired_when_counts_disagree(tmp_path: Path) -> None:
-    pytest.importorskip("cbr.retrieval", reason="cbr.retrieval not written yet")
     from cbr.store.indexes import index_size as _index_size
 
     rng = np.random.default_rng(13)

@@ -6,8 +6,8 @@ directories and yields every hand and every skipped hand, in order;
 :func:`read_log_text` is the one way parsers decode a file (UTF-8, BOM removed,
 latin-1 as a fallback that is reported).
 
->>> from cbr.logs.detect import detect_format        # doctest: +SKIP
->>> detect_format("acpc/dealer_example_limit/2p.limit.h1000.r0.log")   # doctest: +SKIP
+>>> from cbr.logs.detect import detect_format
+>>> detect_format("../shared/data/logs/acpc/dealer_example_limit/2p.limit.h1000.r0.log")
 'acpc'
 """
 from __future__ import annotations
@@ -214,7 +214,10 @@ def read_logs(
     ``progress(n, total=None)`` is called with the number of sources once, then once per
     source read.
 
-    >>> hands = [h for h in read_logs(["logs/acpc"]) if isinstance(h, HandRecord)]  # doctest: +SKIP
+    >>> from cbr.logs.record import HandRecord
+    >>> items = list(read_logs(["../shared/data/logs/acpc/dealer_example_limit"]))
+    >>> sum(isinstance(h, HandRecord) for h in items), len(items)
+    (2000, 2000)
     """
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
