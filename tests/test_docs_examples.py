@@ -35,8 +35,31 @@ class Example:
     argv: tuple[str, ...]
 
     @property
-    def needs_shared(self) -> bool:
+    def reads_shared(self) -> bool:
         return any("../shared" in a for a in self.argv)
+
+    @property
+    def outputs(self) -> tuple[str, ...]:
+        """The paths it writes (``-o``/``--output``/``--log`` values)."""
+        return tuple(b for a, b in zip(self.argv, self.argv[1:]) if a in ("-o", "--output", "--out", "--log"))
+
+
+def needs_shared(example: Example, examples: list[Example]) -> bool:
+    """True when ``example`` reads ../shared, or uses what an earlier example that needs it wrote
+    (README's queries use the case base its build example made from ../shared).
+
+    >>> build, query = Example("a", ("build", "../shared/x", "-o", "cb")), Example("b", ("query", "-c", "cb"))
+    >>> needs_shared(query, [build, query]), needs_shared(query, [query])
+    (True, False)
+    """
+    made: set[str] = set()
+    for earlier in examples:
+        if earlier == example:
+            break
+        if needs_shared(earlier, examples):
+            made.update(earlier.outputs)
+    return example.reads_shared or any(a.rstrip("/") == m or a.startswith(m.rstrip("/") + "/")
+                                       for a in example.argv for m in made)
 
 
 def _cbr_args(command: str) -> tuple[str, ...] | None:
@@ -106,6 +129,7 @@ def help_examples() -> list[Example]:
 
 README_EXAMPLES = readme_examples(README.read_text(encoding="utf-8"))
 HELP_EXAMPLES = help_examples()
+ALL_EXAMPLES = README_EXAMPLES + HELP_EXAMPLES
 
 
 def _cbr_command() -> list[str]:
@@ -127,8 +151,8 @@ def example_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[Example, subp
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
                COLUMNS="100", NO_COLOR="1", TERM="dumb")
     runs: dict[Example, subprocess.CompletedProcess[str]] = {}
-    for example in README_EXAMPLES + HELP_EXAMPLES:
-        if example.needs_shared and not LOGS.exists():
+    for example in ALL_EXAMPLES:
+        if needs_shared(example, ALL_EXAMPLES) and not LOGS.exists():
             continue
         try:
             runs[example] = subprocess.run(_cbr_command() + list(example.argv), cwd=cwd, env=env, text=True,
@@ -164,10 +188,17 @@ def test_examples_were_found() -> None:
     assert any(e.argv[:1] == ("query",) for e in HELP_EXAMPLES)
 
 
-@pytest.mark.parametrize("example", [_param(e) for e in README_EXAMPLES + HELP_EXAMPLES])
+@pytest.mark.parametrize("example", [_param(e) for e in ALL_EXAMPLES])
 def test_command_example_exits_0(example: Example, example_runs: dict) -> None:
-    if example.needs_shared and not LOGS.exists():
-        missing(f"real logs not available: {LOGS} is missing ({example.where} reads ../shared)")
+    if needs_shared(example, ALL_EXAMPLES) and not LOGS.exists():
+        missing(f"real logs not available: {LOGS} is missing ({example.where} reads ../shared or what was built from it)")
     run = example_runs[example]
     assert run.returncode == 0, (f"{example.where}: `cbr {shlex.join(example.argv)}` exited {run.returncode}\n"
                                  f"stdout:\n{run.stdout[-2000:]}\nstderr:\n{run.stderr[-2000:]}")
+
+
+def test_this_module_s_own_examples() -> None:
+    """The extraction helpers' docstring examples (this file is not a project module)."""
+    import doctest
+
+    assert doctest.testmod(sys.modules[__name__]).failed == 0

@@ -68,6 +68,20 @@ def test_under_the_strict_switch_the_same_tests_fail_with_the_same_reason(tmp_pa
         assert f"CBR_STRICT=1 and {reason}" in out, reason
 
 
+def test_without_shared_readme_examples_that_need_it_skip_and_the_others_run(tmp_path: Path) -> None:
+    """A plain clone: README's build examples (../shared) and the queries of the case base they
+    build skip with the reason; the examples that need nothing else still run and pass."""
+    env = {k: v for k, v in os.environ.items() if k not in SWITCHES}
+    env.update(CBR_SHARED=str(tmp_path / "no-shared"), PYTHONPATH=str(REPO))
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "-o", "addopts=",
+                          "tests/test_docs_examples.py", "-k", "README"], cwd=REPO, env=env, text=True,
+                         capture_output=True, timeout=600)
+    out = run.stdout
+    assert run.returncode == 0, out[-4000:] + run.stderr[-2000:]
+    assert _count("skipped", out) >= 4 and _count("passed", out) >= 3, out[-2000:]
+    assert "reads ../shared or what was built from it" in out
+
+
 def test_no_test_skips_on_the_project_s_own_modules() -> None:
     """importorskip would turn an import regression of our own code into a skip: none is left,
     and no "not written yet" / "not built yet" skip either."""
