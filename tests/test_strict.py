@@ -82,6 +82,18 @@ def test_without_shared_readme_examples_that_need_it_skip_and_the_others_run(tmp
     assert "reads ../shared or what was built from it" in out
 
 
+@pytest.mark.parametrize("strict", [False, True])
+def test_the_kernels_alone_need_a_c_compiler_and_say_so(tmp_path: Path, strict: bool) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in SWITCHES}
+    env.update(PATH=str(tmp_path), PYTHONPATH=str(REPO), **({"CBR_STRICT": "1"} if strict else {}))
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rfs", "-p", "no:cacheprovider", "-o", "addopts=",
+                          "tests/test_native_kernels.py", "-k", "compile_and_run_without_python"],
+                         cwd=REPO, env=env, text=True, capture_output=True, timeout=300)
+    summary = run.stdout.strip().splitlines()[-1]
+    assert ("1 failed" if strict else "1 skipped") in summary, run.stdout[-3000:]
+    assert "no cc or gcc on PATH" in run.stdout
+
+
 def test_no_test_skips_on_the_project_s_own_modules() -> None:
     """importorskip would turn an import regression of our own code into a skip: none is left,
     and no "not written yet" / "not built yet" skip either."""
