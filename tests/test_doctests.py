@@ -64,3 +64,42 @@ def test_docstring_examples(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     result = runner.summarize(verbose=False)
     assert result.failed == 0, "".join(report)
 
+
+
+def readme_python_sessions(text: str) -> list[tuple[int, str]]:
+    r"""``(line, block)`` for each fenced ``python`` block of README that is an interactive session
+    (``>>>`` lines); the other python blocks are sketches with placeholder names.
+
+    >>> readme_python_sessions("x\n```python\n>>> 1 + 1\n2\n```\n```python\nf(x)\n```\n")
+    [(2, '>>> 1 + 1\n2\n')]
+    """
+    sessions, block, start = [], None, 0
+    for number, line in enumerate(text.splitlines(), 1):
+        if block is None and line.strip() == "```python":
+            block, start = [], number
+        elif block is not None and line.startswith("```"):
+            if any(b.lstrip().startswith(">>> ") for b in block):
+                sessions.append((start, "\n".join(block) + "\n"))
+            block = None
+        elif block is not None:
+            block.append(line)
+    return sessions
+
+
+def test_readme_python_sessions(monkeypatch: pytest.MonkeyPatch) -> None:
+    """README's ``>>>`` examples give the output README shows."""
+    monkeypatch.chdir(REPO)
+    sessions = readme_python_sessions((REPO / "README.md").read_text(encoding="utf-8"))
+    assert sessions, "README has no >>> example"
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    report: list[str] = []
+    for line, block in sessions:
+        test = doctest.DocTestParser().get_doctest(block, {}, f"README.md:{line}", "README.md", line)
+        runner.run(test, out=report.append)
+    assert runner.summarize(verbose=False).failed == 0, "".join(report)
+
+
+def test_this_module_s_own_examples() -> None:
+    import sys
+
+    assert doctest.testmod(sys.modules[__name__]).failed == 0
