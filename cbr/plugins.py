@@ -5,7 +5,7 @@ Groups: ``cbr.features``, ``cbr.similarity``, ``cbr.parsers``, ``cbr.policies``,
 (pyproject.toml) a third-party package would use. A plugin that fails to load is
 reported by name and never stops the others from working.
 
->>> sorted(available("cbr.parsers"))[:2]   # doctest: +SKIP
+>>> sorted(available("cbr.parsers"))[:2]
 ['acpc', 'irc']
 """
 from __future__ import annotations

@@ -1,11 +1,12 @@
 """Answer a situation from a case base: features -> retrieval -> probability triple.
 
->>> from cbr.store import CaseBase
+>>> from cbr.store import CaseBase, resolve_casebase
 >>> from cbr.situation import situation
->>> cb = CaseBase.open(resolve_casebase("default"))                         # doctest: +SKIP
->>> ans = answer(cb, situation(hole="AdQc", board="3h4cJh", to_call=1, pot=4))  # doctest: +SKIP
->>> ans.triple                                                               # doctest: +SKIP
-(0.02, 0.41, 0.57)
+>>> cb = CaseBase.open(resolve_casebase("default"))          # the embedded default case base
+>>> ans = answer(cb, situation(hole="AdQc", board="3h4cJh", position=1, to_call=1, pot=5,
+...                            previous_round_bets=2))
+>>> [round(p, 2) for p in ans.triple]                        # fold, check/call, bet/raise
+[0.0, 0.55, 0.45]
 """
 from __future__ import annotations
 

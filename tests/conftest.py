@@ -1,17 +1,32 @@
-"""Shared fixtures. Real logs are read from ../shared/data (beside the clone, as in CI);
-tests that need them skip with a clear reason when that folder is absent."""
+"""Shared fixtures and the one helper for what a test needs from outside the repo.
+
+Real logs are read from ../shared/data (beside the clone, as in CI); test dependencies
+(eval7, pokerkit, hypothesis) come from the ``test`` extras; the native-kernel test needs a
+C compiler. When one of them is missing, the test that needs it **skips with the reason**,
+except under ``CBR_STRICT=1`` (set by ``.ci/run``), where it **fails with the same reason**:
+CI cannot pass with whole areas skipped.
+
+Use ``shared_path(...)`` for ../shared, ``require_module("eval7")`` (or a module-level
+``eval7 = lazy_module("eval7")``, resolved only when a test touches it) for test
+dependencies, ``require_program("cc", "gcc")`` for tools; never ``pytest.importorskip``.
+Property tests import ``given, settings, st, HealthCheck`` from here: hypothesis's own when it
+is installed; without it only the ``@given`` tests skip (fail under the switch), not their file.
+"""
 from __future__ import annotations
 
+import functools
+import importlib
+import inspect
 import os
+import shutil
 from pathlib import Path
+from types import ModuleType
+from typing import Any, Callable, NoReturn
 
 import pytest
-from hypothesis import HealthCheck, settings
 
-# Speed is shown in bench/, not asserted in tests: no per-example deadlines, and no
-# "too slow" health check on a loaded 2-core CI machine. Examples stay random.
-settings.register_profile("cbr", deadline=None, suppress_health_check=[HealthCheck.too_slow])
-settings.load_profile("cbr")
+STRICT = os.environ.get("CBR_STRICT") == "1"
+SLOW = os.environ.get("CBR_SLOW") == "1"
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("CBR_SHARED", REPO.parent / "shared"))
@@ -19,15 +34,136 @@ LOGS = SHARED / "data" / "logs"
 REFERENCE = SHARED / "data" / "reference"
 
 
+def missing(reason: str, *, module_level: bool = False) -> NoReturn:
+    """Skip the calling test with ``reason``; under ``CBR_STRICT=1`` fail it with the same reason.
+
+    ``module_level=True`` is for a whole test file that cannot even be imported without
+    the missing piece (it skips the file; under the switch the file fails to collect).
+    """
+    if STRICT:
+        pytest.fail(f"CBR_STRICT=1 and {reason}", pytrace=False)
+    pytest.skip(reason, allow_module_level=module_level)
+
+
 def shared_path(*parts: str) -> Path:
-    """A path under ../shared/data/logs; skips the calling test when it is missing."""
+    """A path under ../shared/data/logs; skips (or fails, under CBR_STRICT=1) when it is missing."""
     path = LOGS.joinpath(*parts)
     if not path.exists():
-        pytest.skip(f"real logs not available: {path} is missing (they live in ../shared beside the clone)")
+        missing(f"real logs not available: {path} is missing (they live in ../shared beside the clone)")
     return path
+
+
+def require_module(name: str, *, module_level: bool = False) -> ModuleType:
+    """Import the test dependency ``name``; skip (or fail, under CBR_STRICT=1) when it is missing.
+
+    >>> require_module("json").dumps([1])
+    '[1]'
+    """
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:
+        missing(f"test dependency {name!r} is not installed ({exc}); "
+                f"install the test extras: pip install -e '.[test]'", module_level=module_level)
+
+
+def require_program(*names: str) -> str:
+    """The path of the first of ``names`` found on PATH; skip (or fail, under CBR_STRICT=1) if none is."""
+    for name in names:
+        found = shutil.which(name)
+        if found:
+            return found
+    missing(f"no {' or '.join(names)} on PATH (a C compiler is needed to build the kernels alone)")
+
+
+class lazy_module:
+    """A test dependency imported on first use, so a module-level ``eval7 = lazy_module("eval7")``
+    costs nothing and only the tests that touch it skip (or fail, under CBR_STRICT=1).
+
+    >>> lazy_module("json").dumps({})
+    '{}'
+    """
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("_"):  # pytest's collection probes (``_pytestfixturefunction``, dunders)
+            raise AttributeError(attr)
+        return getattr(require_module(self._name), attr)
+
+    def __repr__(self) -> str:
+        return f"<lazy test dependency {self._name!r}>"
+
+
+class _Placeholder:
+    """Stands for any hypothesis strategy or health check when hypothesis is not installed."""
+
+    def __getattr__(self, attr: str) -> _Placeholder:
+        return self
+
+    def __call__(self, *args: Any, **kwargs: Any) -> _Placeholder:
+        return self
+
+    def __or__(self, other: Any) -> _Placeholder:
+        return self
+
+
+def _given_without_hypothesis(*strategies: Any, **named: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``@given`` without hypothesis: the property test skips (fails under CBR_STRICT=1) with
+    the reason; its fixtures and parameters stay as they are, so nothing else changes."""
+
+    def decorate(test: Callable[..., Any]) -> Callable[..., Any]:
+        params = list(inspect.signature(test).parameters.values())
+        drawn = set(named) | {p.name for p in params[len(params) - len(strategies):]} if strategies else set(named)
+
+        @functools.wraps(test)
+        def property_test(*args: Any, **kwargs: Any) -> None:
+            require_module("hypothesis")
+
+        property_test.__signature__ = inspect.Signature([p for p in params if p.name not in drawn])  # type: ignore[attr-defined]
+        del property_test.__wrapped__
+        return property_test
+
+    return decorate
+
+
+def _settings_without_hypothesis(*args: Any, **kwargs: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    return lambda test: test
+
+
+try:
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+except ImportError:  # property tests skip (or fail under CBR_STRICT=1); every other test runs
+    HealthCheck = st = _Placeholder()  # type: ignore[assignment]
+    given = _given_without_hypothesis  # type: ignore[assignment]
+    settings = _settings_without_hypothesis  # type: ignore[assignment]
+else:
+    # Speed is shown in bench/, not asserted in tests: no per-example deadlines, and no
+    # "too slow" health check on a loaded 2-core CI machine. Examples stay random.
+    settings.register_profile("cbr", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    settings.load_profile("cbr")
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    """Say which switches are on, so a log shows whether skips were allowed."""
+    return (f"cbr: CBR_STRICT={'1' if STRICT else '0 (missing logs/test deps skip)'}, "
+            f"CBR_SLOW={'1' if SLOW else '0 (slow tests deselected)'}, "
+            f"CBR_REQUIRE_NATIVE={os.environ.get('CBR_REQUIRE_NATIVE', '0')}")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """``slow`` tests (exhaustive runs of the pure-Python reference and the like) are deselected
+    unless ``CBR_SLOW=1`` (set by ``.ci/run``) or a ``-m`` expression names them."""
+    if SLOW or "slow" in (config.getoption("markexpr") or ""):
+        return
+    slow = [item for item in items if item.get_closest_marker("slow") is not None]
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        items[:] = [item for item in items if item.get_closest_marker("slow") is None]
 
 
 @pytest.fixture
 def logs_dir() -> Path:
-    """../shared/data/logs, or skip."""
+    """../shared/data/logs, or skip (fail under CBR_STRICT=1)."""
     return shared_path()

@@ -15,6 +15,7 @@ import pytest
 
 import evaluator_ext
 from evaluator_ext.cards import combo_index, parse_cards
+from tests.conftest import require_module
 from tests.evaluator_support import REQUIRE_NATIVE, impl, is_native, native, reference  # noqa: F401
 
 CATEGORY_ORDER = (
@@ -261,8 +262,6 @@ def _counts_by_name(result) -> dict[str, int]:
 
 
 def test_seven_card_category_counts(native) -> None:
-    if not hasattr(native, "category_counts"):
-        pytest.skip("native.category_counts is not provided")
     assert _counts_by_name(native.category_counts()) == SEVEN_CARD_COUNTS
 
 
@@ -311,7 +310,7 @@ def _random_pairs(n: int, seed: int) -> list[tuple[list[int], list[int]]]:
 
 
 def test_cross_check_eval7(impl) -> None:
-    eval7 = pytest.importorskip("eval7")
+    eval7 = require_module("eval7")
     from evaluator_ext.cards import card_str
 
     n = 20_000 if is_native(impl) else 500
@@ -333,7 +332,7 @@ def test_cross_check_eval7(impl) -> None:
 
 
 def test_cross_check_pokerkit(impl) -> None:
-    pokerkit = pytest.importorskip("pokerkit")
+    pokerkit = require_module("pokerkit")
     from evaluator_ext.cards import card_str
 
     rng = random.Random(11)

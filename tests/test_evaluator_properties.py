@@ -5,8 +5,7 @@ from itertools import combinations
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from tests.conftest import HealthCheck, given, settings, st  # hypothesis, or stand-ins that skip without it
 
 from evaluator_ext.cards import combo_index
 from tests.evaluator_support import impl, is_native, load_impl, native, reference  # noqa: F401

@@ -15,6 +15,7 @@ from cbr.game.gamedef import preset, standard_table
 from evaluator_ext.cards import parse_cards
 from features.base import FeatureSet, street_number
 from features.casper import CASPER_FEATURES, PREFLOP_FEATURES, CasperFeatures, HandFeatureCache
+from tests.conftest import lazy_module
 
 
 class CountingEvaluator:
@@ -146,7 +147,8 @@ def test_bad_decision_points_are_refused() -> None:
 
 
 def test_query_situation_and_logged_decision_give_the_same_row() -> None:
-    situation = pytest.importorskip("cbr.situation").situation
+    from cbr.situation import situation
+
     fs = CasperFeatures()
     query = situation(hole="QhQs", board="2c7d9h", players=3, position=2, to_act=1, to_call=2, pot=6,
                       previous_round_bets=1)
@@ -213,7 +215,7 @@ def test_plugin_entry_point_declared() -> None:
 
 
 # ---- real hand values against an independent enumeration (eval7) ----------------------------
-eval7 = pytest.importorskip("eval7")
+eval7 = lazy_module("eval7")
 
 
 def _e7(cards: tuple[int, ...]) -> list:

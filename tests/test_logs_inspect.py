@@ -11,7 +11,6 @@ from cli import app
 from cbr.logs.inspect import inspect_logs
 from tests.conftest import shared_path
 
-pytest.importorskip("cbr.logs.replay")
 runner = CliRunner()
 GOOD = "STATE:{i}:rc/cc/cc/cc:AhKd|2c2d/3s4s9h/Td/Jc:-20|20:a|b\n"  # the pair of deuces wins
 

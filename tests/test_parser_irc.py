@@ -4,7 +4,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import eval7
 import pytest
 
 from cbr.errors import GameError, LogFormatError
@@ -13,7 +12,9 @@ from cbr.logs.irc import IrcParser
 from cbr.logs.record import Action, HandRecord, ParseIssue
 from cbr.logs.replay import replay_hand
 from evaluator_ext.cards import card_str, parse_cards
-from tests.conftest import shared_path
+from tests.conftest import lazy_module, shared_path
+
+eval7 = lazy_module("eval7")  # only the tests that score showdowns with it need it
 
 IRC_DIR = ("irc", "IRCdata", "holdem", "199504")
 

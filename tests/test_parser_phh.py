@@ -10,7 +10,7 @@ import pytest
 from cbr.logs.acpc import AcpcParser
 from cbr.logs.phh import PhhParser
 from cbr.logs.record import HandRecord, ParseIssue
-from tests.conftest import shared_path
+from tests.conftest import require_module, shared_path
 
 HANDHQ_ABS = ("phh", "data", "handhq", "ABS-2009-07-01_2009-07-23_1000NLH_OBFU", "10",
               "abs NLH handhq_1-OBFUSCATED.first10.phhs")
@@ -135,7 +135,7 @@ def _pokerkit_actions(hh) -> list[tuple[int, str, float | None]]:
 
 
 def test_actions_agree_with_pokerkit():
-    pokerkit = pytest.importorskip("pokerkit")
+    pokerkit = require_module("pokerkit")
     paths = [shared_path("phh", "data", "wsop", "2023", "43", "5", f"{f}.phh") for f in FT_FILES]
     paths += sorted(shared_path("phh", "data", "pluribus", "30").glob("*.phh"))[:20]
     checked = 0
@@ -230,7 +230,8 @@ def test_sniff():
 
 
 def test_records_replay_through_the_rules_engine():
-    replay = pytest.importorskip("cbr.logs.replay").replay
+    from cbr.logs.replay import replay
+
     folder = shared_path("phh", "data")
     hands = _all(folder / "pluribus")[0] + _all(folder / "handhq")[0]
     hands += [h for f in FT_FILES for h in _read(folder / "wsop" / "2023" / "43" / "5" / f"{f}.phh")[0]]

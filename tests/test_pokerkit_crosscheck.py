@@ -17,14 +17,17 @@ import warnings
 
 import pytest
 
-pokerkit = pytest.importorskip("pokerkit")
-eval7 = pytest.importorskip("eval7")
+from tests.conftest import require_module  # noqa: E402
+
+# every test here drives pokerkit and scores with eval7: the file needs both
+pokerkit = require_module("pokerkit", module_level=True)
+eval7 = require_module("eval7", module_level=True)
 
 from cbr.game.gamedef import GameDef, standard_table  # noqa: E402
 from cbr.game.state import HandState  # noqa: E402
 from evaluator_ext.cards import card_str, cards_str  # noqa: E402
 
-from pokerkit import (  # noqa: E402  (after importorskip)
+from pokerkit import (  # noqa: E402  (after require_module)
     Automation, BettingStructure, Deck, Mode, Opening, StandardHighHand, State, Street,
 )
 

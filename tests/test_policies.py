@@ -6,8 +6,7 @@ import random
 from dataclasses import replace
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from tests.conftest import given, settings, st  # hypothesis, or stand-ins that skip without it
 
 import evaluator_ext as ev
 from cbr.errors import GameError, PluginError

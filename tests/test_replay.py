@@ -13,9 +13,9 @@ from cbr.logs.record import Action, HandRecord
 from cbr.logs.replay import replay, replay_hand
 from evaluator_ext.cards import card_str, parse_cards
 
-from tests.conftest import shared_path
+from tests.conftest import lazy_module, shared_path
 
-eval7 = pytest.importorskip("eval7")
+eval7 = lazy_module("eval7")  # only the tests that score showdowns with it need it
 
 
 def ev7(cards) -> int:
@@ -154,7 +154,8 @@ def test_wrong_player_count() -> None:
 
 # ---------------------------------------------------------------- real logs
 def _acpc_records(folder: str):
-    acpc = pytest.importorskip("cbr.logs.acpc")
+    from cbr.logs import acpc
+
     for path in sorted(shared_path("acpc", folder).glob("*.log")):
         for item in acpc.AcpcParser().parse(str(path)):
             if isinstance(item, HandRecord):
@@ -208,7 +209,8 @@ def test_a_player_leaving_out_of_turn_is_folded_at_once() -> None:
 def test_wsop_big_blind_ante_hand_replays_with_the_logged_payoffs() -> None:
     """WSOP 2023 #43 hand 68: the big blind (who paid a 225,000 big-blind ante) is all-in
     and called; the log takes all 3,575,000 from him: antes are dead money."""
-    phh = pytest.importorskip("cbr.logs.phh")
+    from cbr.logs import phh
+
     path = shared_path("phh", "data", "wsop", "2023", "43", "5", "03-02-41.phh")
     [rec] = [r for r in phh.PhhParser().parse(str(path)) if isinstance(r, HandRecord)]
     h = replay_hand(rec, evaluate=ev7)

@@ -5,8 +5,7 @@ import json
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from tests.conftest import HealthCheck, given, settings, st  # hypothesis, or stand-ins that skip without it
 
 from cbr.errors import CaseBaseError, CBRError, ConfigError
 from cbr.retrieval import (

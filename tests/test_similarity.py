@@ -5,8 +5,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from tests.conftest import given, settings, st  # hypothesis, or stand-ins that skip without it
 
 from cbr.errors import ConfigError
 from cbr.similarity import (

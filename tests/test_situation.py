@@ -6,8 +6,7 @@ table features), and impossible descriptions must fail with a message naming the
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from tests.conftest import given, settings, st  # hypothesis, or stand-ins that skip without it
 
 from cbr.errors import CBRError, GameError
 from cbr.game.gamedef import preset, standard_table

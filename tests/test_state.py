@@ -9,15 +9,15 @@ from __future__ import annotations
 import math
 
 import pytest
-from hypothesis import given, settings, strategies as st
 
 from cbr.errors import ConfigError, GameError
 from cbr.game import GameDef, preset, standard_table
 from cbr.game.gamedef import irc_table
 from cbr.game.state import HandState, button_position, seats_for_hand
 from evaluator_ext.cards import card_str, parse_cards
+from tests.conftest import given, lazy_module, settings, st  # hypothesis, or stand-ins that skip without it
 
-eval7 = pytest.importorskip("eval7")
+eval7 = lazy_module("eval7")  # only the tests that score showdowns with it need it
 
 
 def ev7(cards) -> int:
@@ -199,10 +199,6 @@ def test_three_way_tie_and_default_evaluator() -> None:
     s = HandState(LIMIT3, hole_cards=[C("2c3c"), C("2d3d"), C("2h3h")])
     play(s, "rcc/ccc/ccc/ccc", ["AcKdQh", "Js", "Td"])
     assert s.payoffs(evaluate=ev7) == (0.0, 0.0, 0.0)
-    import evaluator_ext
-
-    if not hasattr(evaluator_ext, "evaluate"):
-        pytest.skip("evaluator_ext.evaluate (the facade) is not built yet")
     assert s.payoffs() == (0.0, 0.0, 0.0)
 
 

@@ -12,6 +12,7 @@ from cbr.game import GameDef, preset
 from cbr.logs.record import Action, HandRecord, ParseIssue
 from cbr.logs.writers import AcpcLogWriter, PhhLogWriter, acpc_state_line, open_log, phh_player_order
 from cbr.match import run_match
+from tests.conftest import require_module
 
 
 class Tee:
@@ -39,11 +40,9 @@ def play(players, hands, path_acpc=None, path_phh=None, seed=2):
 
 
 def parser(name):
-    try:
-        from cbr.plugins import load
-        return load("cbr.parsers", name)()
-    except Exception as exc:  # pragma: no cover - until the parser lands
-        pytest.skip(f"the {name} parser is not available: {exc}")
+    from cbr.plugins import load
+
+    return load("cbr.parsers", name)()
 
 
 def by_name(record: HandRecord):
@@ -101,7 +100,7 @@ def test_acpc_log_round_trips_through_the_acpc_parser(tmp_path, players):
 @pytest.mark.parametrize("players", [["random", "raise"], ["random", "call", "raise", "random"]])
 def test_phh_log_replays_in_pokerkit(tmp_path, players):
     """An independent engine (PokerKit) replays every written hand to the same payoffs."""
-    pokerkit = pytest.importorskip("pokerkit")
+    pokerkit = require_module("pokerkit")
     path = tmp_path / "match.phhs"
     result, records = play(players, 60, path_phh=path)
     text = path.read_text()

@@ -7,8 +7,8 @@ into :class:`LogSource` entries (each read by a parser, or skipped with the reas
 opened and decoded only by :mod:`cbr.logs.source` (regular files only, a size limit per
 file, UTF-8/UTF-16 with a BOM, latin-1 as a reported fallback).
 
->>> from cbr.logs.detect import detect_format        # doctest: +SKIP
->>> detect_format("acpc/dealer_example_limit/2p.limit.h1000.r0.log")   # doctest: +SKIP
+>>> from cbr.logs.detect import detect_format
+>>> detect_format("../shared/data/logs/acpc/dealer_example_limit/2p.limit.h1000.r0.log")
 'acpc'
 """
 from __future__ import annotations
@@ -328,7 +328,10 @@ def read_logs(
     ``progress(n, total=None)`` is called with the number of sources once, then once per
     source read.
 
-    >>> hands = [h for h in read_logs(["logs/acpc"]) if isinstance(h, HandRecord)]  # doctest: +SKIP
+    >>> from cbr.logs.record import HandRecord
+    >>> items = list(read_logs(["../shared/data/logs/acpc/dealer_example_limit"]))
+    >>> sum(isinstance(h, HandRecord) for h in items), len(items)
+    (2000, 2000)
     """
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]

@@ -29,9 +29,11 @@ def resolve_casebase(name: str | os.PathLike[str], *, search: tuple[Path, ...] |
     """Where a case base is: a path, a name under ``./casebases/``, or a packaged one
     (``"default"`` = the embedded default). Raises :class:`CaseBaseError` listing names.
 
-    >>> resolve_casebase("no-such-casebase")   # doctest: +SKIP
+    >>> resolve_casebase("default").name
+    'default'
+    >>> resolve_casebase("no-such-casebase")
     Traceback (most recent call last):
-    cbr.errors.CaseBaseError: no case base 'no-such-casebase' ...
+    cbr.errors.CaseBaseError: no case base 'no-such-casebase': ...
     """
     p = Path(name)
     if p.is_dir():

@@ -5,9 +5,12 @@ Counts per street, action and source, the distribution of every feature per stre
 honestly (an action kind missing or rare on a street, no-limit games; see
 :mod:`cbr.store.honesty`), as plain data for ``cbr casebase inspect``.
 
->>> info = inspect(CaseBase.open("casebases/demo"))     # doctest: +SKIP
->>> info["counts"]["flop"], info["features"]["flop"]["hand_strength"]["q50"]   # doctest: +SKIP
-({'total': 812, 'f': 102, 'c': 455, 'r': 255}, 0.61)
+>>> from cbr.store import CaseBase, resolve_casebase
+>>> info = inspect(CaseBase.open(resolve_casebase("default")))
+>>> flop = info["counts"]["flop"]; sorted(flop), flop["total"] == flop["f"] + flop["c"] + flop["r"]
+(['c', 'f', 'r', 'total'], True)
+>>> 0 < info["features"]["flop"]["hand_strength"]["q50"] < 1
+True
 """
 from __future__ import annotations
 
