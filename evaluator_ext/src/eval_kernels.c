@@ -403,9 +403,15 @@ int ek_evaluate_batch(const uint8_t *cards, size_t rows, int cols, int32_t *out,
     return EK_OK;
 }
 
-int ek_value_histogram(int n_cards, uint64_t hist[EK_N_VALUES + 1])
+int ek_value_histogram_parts(int n_cards)
 {
-    if (n_cards < 5 || n_cards > 7)
+    return n_cards == 7 ? EK_N_CARDS - 5 : n_cards == 5 || n_cards == 6 ? 1 : 0;
+}
+
+/* Add the hands of one part (7 cards: those whose lowest card is `part`) to hist. */
+int ek_value_histogram_part(int n_cards, int part, uint64_t hist[EK_N_VALUES + 1])
+{
+    if (n_cards < 5 || n_cards > 7 || part < 0 || part >= ek_value_histogram_parts(n_cards))
         return EK_ERR_ARGUMENT;
     /* 32-bit counters are enough (C(52,7) < 2^32) and halve the cache footprint. */
     uint32_t *h = calloc(EK_N_VALUES + 1, sizeof *h);
@@ -413,7 +419,7 @@ int ek_value_histogram(int n_cards, uint64_t hist[EK_N_VALUES + 1])
         return EK_ERR_NOMEM;
     const int last = EK_N_CARDS - 1;
     /* The first n_cards - 5 cards are free; the five innermost loops are always nested. */
-    int lo_a = 0, hi_a = n_cards >= 7 ? EK_N_CARDS - 6 : 0;
+    int lo_a = n_cards >= 7 ? part : 0, hi_a = lo_a;
     for (int a = lo_a; a <= hi_a; a++) {
         uint64_t ka = KEY_START + (n_cards >= 7 ? g_card_key[a] : 0);
         uint64_t ba = n_cards >= 7 ? g_card_bit[a] : 0;
@@ -439,8 +445,22 @@ int ek_value_histogram(int n_cards, uint64_t hist[EK_N_VALUES + 1])
         }
     }
     for (int v = 0; v <= EK_N_VALUES; v++)
-        hist[v] = h[v];
+        hist[v] += h[v];
     free(h);
+    return EK_OK;
+}
+
+int ek_value_histogram(int n_cards, uint64_t hist[EK_N_VALUES + 1])
+{
+    if (n_cards < 5 || n_cards > 7)
+        return EK_ERR_ARGUMENT;
+    memset(hist, 0, (EK_N_VALUES + 1) * sizeof *hist);
+    int parts = ek_value_histogram_parts(n_cards);
+    for (int part = 0; part < parts; part++) {
+        int status = ek_value_histogram_part(n_cards, part, hist);
+        if (status)
+            return status;
+    }
     return EK_OK;
 }
 

@@ -62,6 +62,11 @@ int ek_evaluate_batch(const uint8_t *cards, size_t rows, int cols, int32_t *out,
 
 /* Count every hand of n_cards (5..7) cards by value: hist[1..7462] (hist[0] unused). */
 int ek_value_histogram(int n_cards, uint64_t hist[EK_N_VALUES + 1]);
+/* The same count in parts (7 cards: one per lowest card), so a caller can stop between
+ * them: ek_value_histogram_part adds part `part` (0 <= part < ek_value_histogram_parts)
+ * to hist, which the caller zeroes first. */
+int ek_value_histogram_parts(int n_cards);
+int ek_value_histogram_part(int n_cards, int part, uint64_t hist[EK_N_VALUES + 1]);
 
 /* Counts (or weight sums) of opponent holdings we are ahead of / tied with / behind,
  * for hole[2] and a board of n_board cards (3..5). weights: NULL or 1326 values indexed

@@ -249,9 +249,30 @@ error:
     return result;
 }
 
+/* hist[] = ek_value_histogram, in parts without the GIL; signals are checked between parts.
+ * Returns 0, or -1 with an exception set. */
+static int histogram_interruptibly(int n_cards, uint64_t *hist, const char *what)
+{
+    int status = EK_OK;
+    memset(hist, 0, (EK_N_VALUES + 1) * sizeof *hist);
+    int parts = ek_value_histogram_parts(n_cards);
+    for (int part = 0; part < parts && status == EK_OK; part++) {
+        Py_BEGIN_ALLOW_THREADS
+        status = ek_value_histogram_part(n_cards, part, hist);
+        Py_END_ALLOW_THREADS
+        if (status == EK_OK && part + 1 < parts && PyErr_CheckSignals() < 0)
+            return -1;
+    }
+    if (status) {
+        kernel_error(status, what);
+        return -1;
+    }
+    return 0;
+}
+
 static PyObject *py_value_histogram(PyObject *Py_UNUSED(self), PyObject *args)
 {
-    int n_cards = 7, status;
+    int n_cards = 7;
     PyObject *result = NULL;
     if (!PyArg_ParseTuple(args, "|i:value_histogram", &n_cards))
         return NULL;
@@ -260,13 +281,8 @@ static PyObject *py_value_histogram(PyObject *Py_UNUSED(self), PyObject *args)
     uint64_t *hist = PyMem_RawMalloc((EK_N_VALUES + 1) * sizeof *hist);
     if (!hist)
         return PyErr_NoMemory();
-    Py_BEGIN_ALLOW_THREADS
-    status = ek_value_histogram(n_cards, hist);
-    Py_END_ALLOW_THREADS
-    if (status) {
-        kernel_error(status, "value_histogram");
+    if (histogram_interruptibly(n_cards, hist, "value_histogram") < 0)
         goto error;
-    }
     result = PyTuple_New(EK_N_VALUES + 1);
     if (!result)
         goto error;
@@ -285,7 +301,7 @@ error:
 
 static PyObject *py_category_counts(PyObject *Py_UNUSED(self), PyObject *args)
 {
-    int n_cards = 7, status;
+    int n_cards = 7;
     if (!PyArg_ParseTuple(args, "|i:category_counts", &n_cards))
         return NULL;
     if (n_cards < 5 || n_cards > 7)
@@ -293,12 +309,9 @@ static PyObject *py_category_counts(PyObject *Py_UNUSED(self), PyObject *args)
     uint64_t *hist = PyMem_RawMalloc((EK_N_VALUES + 1) * sizeof *hist);
     if (!hist)
         return PyErr_NoMemory();
-    Py_BEGIN_ALLOW_THREADS
-    status = ek_value_histogram(n_cards, hist);
-    Py_END_ALLOW_THREADS
-    if (status) {
+    if (histogram_interruptibly(n_cards, hist, "category_counts") < 0) {
         PyMem_RawFree(hist);
-        return kernel_error(status, "category_counts");
+        return NULL;
     }
     unsigned long long counts[EK_N_CATEGORIES] = {0};
     for (int v = 1; v <= EK_N_VALUES; v++)
