@@ -42,7 +42,6 @@ from evaluator_ext.cards import (
     parse_hole_and_board,
 )
 from evaluator_ext._common import (
-    effective,
     CATEGORIES,
     CATEGORY_SIZES,
     EXACT_AUTO_MAX_DEALS,
@@ -50,6 +49,7 @@ from evaluator_ext._common import (
     MAX_SEED,
     MAX_TRIALS,
     N_VALUES,
+    effective,
 )
 from evaluator_ext.errors import CBRError, EvaluatorValueError, InvalidCardError
 from evaluator_ext.preflop import PREFLOP_CLASSES, PREFLOP_TABLE, class_combos, preflop_class, preflop_rank

@@ -67,7 +67,9 @@ class Kernels(Protocol):
     def category_counts(self, n_cards: int) -> Sequence[int]:
         """Hands of n_cards (5..7) per category, worst first."""
 
-    def hand_strength_counts(self, hole: Cards, board: Cards, weights: Optional[np.ndarray]) -> tuple[float, float, float]:
+    def hand_strength_counts(
+        self, hole: Cards, board: Cards, weights: Optional[np.ndarray]
+    ) -> tuple[float, float, float]:
         """(ahead, tied, behind) holdings (or weight sums) on a board of 3..5 cards."""
 
     def potential_table(self, hole: Cards, board: Cards, weights: Optional[np.ndarray]) -> Table:

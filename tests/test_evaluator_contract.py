@@ -369,7 +369,9 @@ def _outcome(module: object, func: str, args: tuple, kwargs: dict) -> tuple[type
     pytest.fail(f"{module.__name__}.{func} accepted bad input {args} {kwargs}")
 
 
-@pytest.mark.parametrize(("func", "args", "kwargs"), SAME_ERRORS, ids=[f"{c[0]}-{i}" for i, c in enumerate(SAME_ERRORS)])
+@pytest.mark.parametrize(
+    ("func", "args", "kwargs"), SAME_ERRORS, ids=[f"{c[0]}-{i}" for i, c in enumerate(SAME_ERRORS)]
+)
 def test_both_implementations_give_the_same_error(func: str, args: tuple, kwargs: dict) -> None:
     nat = _outcome(load_impl("native"), func, args, kwargs)
     ref = _outcome(load_impl("reference"), func, args, kwargs)

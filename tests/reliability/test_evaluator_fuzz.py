@@ -165,7 +165,8 @@ def _make_case(g: Gen) -> tuple[str, tuple, dict, bool]:
         elif r == 2:
             arr = np.array(table, dtype=np.int64).reshape(rows, cols)
             if arr.size:
-                arr[g.rng.randrange(rows), g.rng.randrange(cols)] = g.pick(-1, 52, 255, 2**40, arr[0, 0] if cols > 1 else 0)
+                bad = g.pick(-1, 52, 255, 2**40, arr[0, 0] if cols > 1 else 0)  # out of range or a duplicate
+                arr[g.rng.randrange(rows), g.rng.randrange(cols)] = bad
             arg = arr
         elif r == 3:
             arg = np.array(table, dtype=np.uint8).reshape(rows, cols)[:, ::-1]  # not C-contiguous
@@ -185,10 +186,12 @@ def _make_case(g: Gen) -> tuple[str, tuple, dict, bool]:
         return name, (g.count(0, 5), g.count(1, 9)), {}, True
     if name == "win_probability":
         hole, board = g.hole_board((0, 3, 4, 5, 1, 6))
+        bad_trials = () if g.clean else (0, -1, 2**64 + 5, 10**9 + 1, 1.5, True, None)
+        bad_seeds = () if g.clean else (-1, 2**64, 2**70, 1.5, True, np.int64(-1))
         kwargs = {
             "n_opponents": g.count(1, 9),
-            "trials": g.pick(1, 10, 500, np.int32(50), *(() if g.clean else (0, -1, 2**64 + 5, 10**9 + 1, 1.5, True, None))),
-            "seed": g.pick(0, 7, 2**64 - 1, np.uint64(2**64 - 1), *(() if g.clean else (-1, 2**64, 2**70, 1.5, True, np.int64(-1)))),
+            "trials": g.pick(1, 10, 500, np.int32(50), *bad_trials),
+            "seed": g.pick(0, 7, 2**64 - 1, np.uint64(2**64 - 1), *bad_seeds),
             "exact": g.pick(None, False, np.bool_(False), *(() if g.clean else (True, 1, "yes"))),
         }
         return name, (hole, board), kwargs, False
