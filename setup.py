@@ -10,7 +10,7 @@ setup(
                 "evaluator_ext/src/nativemodule.c",
             ],
             include_dirs=["evaluator_ext/src"],
-            extra_compile_args=["-O3", "-std=c11", "-Wall", "-Wextra", "-Wno-unused-parameter"],
+            extra_compile_args=["-O3", "-std=c11", "-Wall", "-Wextra"],
             optional=False,
         )
     ]

@@ -1,9 +1,15 @@
 """Hand evaluation for hold'em: the public facade.
 
-The functions come from the C extension (``evaluator_ext.native``) when it is built and
-from the pure-Python reference (``evaluator_ext.reference``) otherwise; both give the same
-results. ``IMPLEMENTATION`` says which one is in use. Set the environment variable
+The functions are one facade (``evaluator_ext._facade``: input checks, caps, formulas)
+over counting kernels from the C extension (``evaluator_ext.native``) when it is built and
+from the pure-Python reference (``evaluator_ext.reference``, imported only then) otherwise;
+both give the same results and the same errors for bad input (ValueError subclasses of
+``CBRError``). ``IMPLEMENTATION`` says which one is in use. Set the environment variable
 ``CBR_REQUIRE_NATIVE=1`` to make importing fail when the extension is missing (CI does).
+
+Caps: ``win_probability`` deals at most ``MAX_TRIALS`` (10**9) Monte Carlo trials with a
+seed in 0..2**64-1, and enumerates at most ``EXACT_MAX_DEALS`` (5e7) deals; long native
+calls stop at Ctrl-C (KeyboardInterrupt) within milliseconds.
 
 >>> from evaluator_ext import evaluate, hand_category, hand_strength, preflop_rank
 >>> hand_category(evaluate("AhKhQhJhTh"))
@@ -35,9 +41,18 @@ from evaluator_ext.cards import (
     parse_cards,
     parse_hole_and_board,
 )
+from evaluator_ext._common import (
+    CATEGORIES,
+    CATEGORY_SIZES,
+    EXACT_AUTO_MAX_DEALS,
+    EXACT_MAX_DEALS,
+    MAX_SEED,
+    MAX_TRIALS,
+    N_VALUES,
+    effective,
+)
 from evaluator_ext.errors import CBRError, EvaluatorValueError, InvalidCardError
 from evaluator_ext.preflop import PREFLOP_CLASSES, PREFLOP_TABLE, class_combos, preflop_class, preflop_rank
-from evaluator_ext.reference import CATEGORIES, CATEGORY_SIZES, N_VALUES
 
 #: The evaluator functions every implementation provides (same names and signatures).
 API = (
@@ -50,9 +65,10 @@ API = (
     "effective_hand_strength",
     "hand_strength_squared",
     "win_probability",
+    "hand_strength_counts",
+    "category_counts",
+    "showdown_deals",
 )
-#: Helpers the native module may provide; the reference version is used where it does not.
-OPTIONAL_API = ("hand_strength_counts", "category_counts")
 
 
 def _load_native() -> ModuleType:
@@ -78,8 +94,6 @@ except ImportError as _exc:
 
     IMPLEMENTATION = "reference"
 
-from evaluator_ext import reference as _reference  # noqa: E402
-
 evaluate = _impl.evaluate
 evaluate_batch = _impl.evaluate_batch
 hand_category = _impl.hand_category
@@ -89,10 +103,9 @@ hand_potential = _impl.hand_potential
 effective_hand_strength = _impl.effective_hand_strength
 hand_strength_squared = _impl.hand_strength_squared
 win_probability = _impl.win_probability
-hand_strength_counts = getattr(_impl, "hand_strength_counts", _reference.hand_strength_counts)
-category_counts = getattr(_impl, "category_counts", _reference.category_counts)
-showdown_deals = getattr(_impl, "showdown_deals", _reference.showdown_deals)
-EXACT_AUTO_MAX_DEALS: int = getattr(_impl, "EXACT_AUTO_MAX_DEALS", _reference.EXACT_AUTO_MAX_DEALS)
+hand_strength_counts = _impl.hand_strength_counts
+category_counts = _impl.category_counts
+showdown_deals = _impl.showdown_deals
 
 
 def hand_summary(
@@ -140,7 +153,7 @@ def hand_summary(
             hs=hs,
             ppot=ppot,
             npot=npot,
-            ehs=hs + (1 - hs) * ppot,
+            ehs=effective(hs, ppot),
             ehs2=hand_strength_squared(h, b),
         )
     return summary
@@ -148,9 +161,10 @@ def hand_summary(
 __all__ = [
     "IMPLEMENTATION",
     *API,
-    *OPTIONAL_API,
-    "showdown_deals",
     "EXACT_AUTO_MAX_DEALS",
+    "EXACT_MAX_DEALS",
+    "MAX_TRIALS",
+    "MAX_SEED",
     "hand_summary",
     "preflop_rank",
     "preflop_class",

@@ -13,6 +13,7 @@ True
 """
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable, Sequence
 from typing import Union
 
@@ -47,8 +48,19 @@ def card_suit(card: int) -> int:
     return card & 3
 
 
+def _number(value: object, what: str) -> int:
+    """An int (numpy ints too; never a bool, a float or an array) or InvalidCardError."""
+    if not isinstance(value, (bool, str)):  # numpy bools have no __index__
+        try:
+            return operator.index(value)  # type: ignore[arg-type]
+        except TypeError:
+            pass
+    raise InvalidCardError(f"{what} must be an int, got {value!r}")
+
+
 def card_str(card: int) -> str:
     """Text of one card number: ``card_str(51) == 'As'``."""
+    card = _number(card, "a card number")
     if not 0 <= card < N_CARDS:
         raise InvalidCardError(f"card number {card} is out of range 0..51")
     return RANKS[card >> 2] + SUITS[card & 3]
@@ -56,7 +68,11 @@ def card_str(card: int) -> str:
 
 def cards_str(cards: Iterable[int], sep: str = "") -> str:
     """Text of several card numbers, joined by ``sep``."""
-    return sep.join(card_str(c) for c in cards)
+    try:
+        items = list(cards)
+    except TypeError:
+        raise InvalidCardError(f"not a sequence of card numbers: {cards!r}") from None
+    return sep.join(card_str(c) for c in items)
 
 
 def parse_card(text: str | int) -> int:
@@ -68,7 +84,7 @@ def parse_card(text: str | int) -> int:
     if isinstance(text, bool):
         raise InvalidCardError(f"not a card: {text!r}")
     if isinstance(text, int) or hasattr(text, "__index__") and not isinstance(text, str):
-        value = int(text)  # numpy integers too
+        value = _number(text, "a card number")  # numpy integers too; arrays are refused
         if not 0 <= value < N_CARDS:
             raise InvalidCardError(f"card number {value} is out of range 0..51")
         return value
@@ -154,6 +170,7 @@ def combo_index(a: int, b: int) -> int:
 
     For ``lo < hi``: ``hi*(hi-1)//2 + lo``.
     """
+    a, b = _number(a, "a card number"), _number(b, "a card number")
     lo, hi = (a, b) if a < b else (b, a)
     if lo == hi or not (0 <= lo and hi < N_CARDS):
         raise InvalidCardError(f"not a two-card holding: {a}, {b}")
@@ -162,6 +179,7 @@ def combo_index(a: int, b: int) -> int:
 
 def combo_cards(index: int) -> tuple[int, int]:
     """Inverse of :func:`combo_index`."""
+    index = _number(index, "a combo index")
     if not 0 <= index < N_COMBOS:
         raise InvalidCardError(f"combo index {index} is out of range 0..1325")
     hi = 1

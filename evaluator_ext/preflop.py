@@ -415,7 +415,7 @@ def class_combos(name: str) -> list[tuple[int, int]]:
     >>> len(class_combos("AA")), len(class_combos("AKs")), len(class_combos("AKo"))
     (6, 4, 12)
     """
-    if name not in _RANK_OF_CLASS:
+    if not isinstance(name, str) or name not in _RANK_OF_CLASS:
         raise InvalidCardError(f"unknown pre-flop class {name!r} (expected e.g. 'AA', 'AKs', '72o')")
     hi, lo = RANKS.index(name[0]), RANKS.index(name[1])
     combos = []

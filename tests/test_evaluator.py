@@ -153,7 +153,7 @@ def test_published_potential_native(native) -> None:
 
 def test_published_potential_formulas_reference(reference, monkeypatch: pytest.MonkeyPatch) -> None:
     """PPOT/NPOT/EHS from the published table, through the reference's own formulas."""
-    monkeypatch.setattr(reference, "potential_table", lambda hole, board, weights=None: PUBLISHED_POTENTIAL)
+    monkeypatch.setattr(reference.KERNELS, "potential_table", lambda hole, board, weights: PUBLISHED_POTENTIAL)
     ppot, npot = reference.hand_potential("AdQc", "3h4cJh")
     assert (round(ppot, 4), round(npot, 4)) == (0.2083, 0.2737)
     assert round(reference.effective_hand_strength("AdQc", "3h4cJh"), 4) == 0.6715

@@ -403,9 +403,15 @@ int ek_evaluate_batch(const uint8_t *cards, size_t rows, int cols, int32_t *out,
     return EK_OK;
 }
 
-int ek_value_histogram(int n_cards, uint64_t hist[EK_N_VALUES + 1])
+int ek_value_histogram_parts(int n_cards)
 {
-    if (n_cards < 5 || n_cards > 7)
+    return n_cards == 7 ? EK_N_CARDS - 5 : n_cards == 5 || n_cards == 6 ? 1 : 0;
+}
+
+/* Add the hands of one part (7 cards: those whose lowest card is `part`) to hist. */
+int ek_value_histogram_part(int n_cards, int part, uint64_t hist[EK_N_VALUES + 1])
+{
+    if (n_cards < 5 || n_cards > 7 || part < 0 || part >= ek_value_histogram_parts(n_cards))
         return EK_ERR_ARGUMENT;
     /* 32-bit counters are enough (C(52,7) < 2^32) and halve the cache footprint. */
     uint32_t *h = calloc(EK_N_VALUES + 1, sizeof *h);
@@ -413,7 +419,7 @@ int ek_value_histogram(int n_cards, uint64_t hist[EK_N_VALUES + 1])
         return EK_ERR_NOMEM;
     const int last = EK_N_CARDS - 1;
     /* The first n_cards - 5 cards are free; the five innermost loops are always nested. */
-    int lo_a = 0, hi_a = n_cards >= 7 ? EK_N_CARDS - 6 : 0;
+    int lo_a = n_cards >= 7 ? part : 0, hi_a = lo_a;
     for (int a = lo_a; a <= hi_a; a++) {
         uint64_t ka = KEY_START + (n_cards >= 7 ? g_card_key[a] : 0);
         uint64_t ba = n_cards >= 7 ? g_card_bit[a] : 0;
@@ -439,8 +445,22 @@ int ek_value_histogram(int n_cards, uint64_t hist[EK_N_VALUES + 1])
         }
     }
     for (int v = 0; v <= EK_N_VALUES; v++)
-        hist[v] = h[v];
+        hist[v] += h[v];
     free(h);
+    return EK_OK;
+}
+
+int ek_value_histogram(int n_cards, uint64_t hist[EK_N_VALUES + 1])
+{
+    if (n_cards < 5 || n_cards > 7)
+        return EK_ERR_ARGUMENT;
+    memset(hist, 0, (EK_N_VALUES + 1) * sizeof *hist);
+    int parts = ek_value_histogram_parts(n_cards);
+    for (int part = 0; part < parts; part++) {
+        int status = ek_value_histogram_part(n_cards, part, hist);
+        if (status)
+            return status;
+    }
     return EK_OK;
 }
 
@@ -767,8 +787,15 @@ static void runouts_exact(const situation *s, showdown_ctx *c, const holdings *h
     }
 }
 
-int ek_showdown_exact(const uint8_t hole[2], const uint8_t *board, int n_board, int n_opponents,
-                      uint64_t out[3])
+int ek_showdown_exact_parts(int n_board)
+{
+    if (n_board < 0 || n_board > 5)
+        return 0;
+    return n_board == 5 ? 1 : EK_N_CARDS - 2 - n_board;
+}
+
+int ek_showdown_exact_part(const uint8_t hole[2], const uint8_t *board, int n_board, int n_opponents,
+                           int part, uint64_t out[3])
 {
     situation s;
     holdings *h = NULL;
@@ -778,6 +805,8 @@ int ek_showdown_exact(const uint8_t hole[2], const uint8_t *board, int n_board, 
     int status = make_situation(&s, hole, board, n_board);
     if (status)
         return status;
+    if (part < 0 || part >= ek_showdown_exact_parts(n_board))
+        return EK_ERR_ARGUMENT;
     status = EK_ERR_NOMEM;
     h = malloc(sizeof *h);
     c = calloc(1, sizeof *c);
@@ -786,14 +815,40 @@ int ek_showdown_exact(const uint8_t hole[2], const uint8_t *board, int n_board, 
     status = collect_holdings(h, &s, NULL);
     if (status)
         goto error;
-    runouts_exact(&s, c, h, n_opponents, 5 - n_board, 0, s.board_key, s.board_bits, 0);
+    int to_come = 5 - n_board;
+    if (to_come == 0) {
+        runouts_exact(&s, c, h, n_opponents, 0, 0, s.board_key, s.board_bits, 0);
+    } else {
+        int card = s.unseen[part];
+        runouts_exact(&s, c, h, n_opponents, to_come - 1, part + 1, s.board_key + g_card_key[card],
+                      s.board_bits | g_card_bit[card], UINT64_C(1) << card);
+    }
     for (int k = 0; k < 3; k++)
-        out[k] = c->count[k];
+        out[k] += c->count[k];
     status = EK_OK;
 error:
     free(c);
     free(h);
     return status;
+}
+
+int ek_showdown_exact(const uint8_t hole[2], const uint8_t *board, int n_board, int n_opponents,
+                      uint64_t out[3])
+{
+    if (n_opponents < 1 || n_opponents > 9 || n_board < 0 || n_board > 5)
+        return EK_ERR_ARGUMENT;
+    if (ek_showdown_deals(n_board, n_opponents) > EK_EXACT_MAX_DEALS)
+        return EK_ERR_ARGUMENT;
+    uint64_t total[3] = {0, 0, 0};
+    int parts = ek_showdown_exact_parts(n_board);
+    for (int p = 0; p < parts; p++) {
+        int status = ek_showdown_exact_part(hole, board, n_board, n_opponents, p, total);
+        if (status)
+            return status;
+    }
+    for (int k = 0; k < 3; k++)
+        out[k] = total[k];
+    return EK_OK;
 }
 
 typedef struct {
@@ -852,8 +907,8 @@ static inline void deal_cards(xoshiro256 *rng, uint64_t used, int need, uint8_t 
     }
 }
 
-int ek_showdown_monte_carlo(const uint8_t hole[2], const uint8_t *board, int n_board,
-                            int n_opponents, uint64_t trials, uint64_t seed, uint64_t out[3])
+int ek_mc_start(ek_mc_state *st, const uint8_t hole[2], const uint8_t *board, int n_board,
+                int n_opponents, uint64_t trials, uint64_t seed)
 {
     situation s;
     if (n_opponents < 1 || n_opponents > 9)
@@ -862,22 +917,45 @@ int ek_showdown_monte_carlo(const uint8_t hole[2], const uint8_t *board, int n_b
     if (status)
         return status;
     int to_come = 5 - n_board, need = to_come + 2 * n_opponents;
-    if (need > s.n_unseen)
+    if (need > s.n_unseen || trials == 0 || trials > EK_MAX_TRIALS)
         return EK_ERR_ARGUMENT;
-    if (trials == 0)
-        return EK_ERR_ARGUMENT;
+    memset(st, 0, sizeof *st);
     xoshiro256 rng;
     rng_seed(&rng, seed);
-    uint64_t count[3] = {0, 0, 0};
-    uint8_t dealt[5 + 2 * 9 + 2]; /* the second draw of a pair may land one past `need` */
-    deal_cards(&rng, s.dead, need, dealt);
-    for (uint64_t t = 0; t < trials; t++) {
-        uint64_t key = s.board_key, bits = s.board_bits;
+    st->dead = s.dead;
+    st->board_key = s.board_key;
+    st->board_bits = s.board_bits;
+    st->hole_key = s.hole_key;
+    st->hole_bits = s.hole_bits;
+    st->trials = trials;
+    st->to_come = to_come;
+    st->need = need;
+    st->n_opponents = n_opponents;
+    deal_cards(&rng, s.dead, need, st->dealt);
+    memcpy(st->rng, rng.s, sizeof st->rng);
+    return EK_OK;
+}
+
+void ek_mc_step(ek_mc_state *st, uint64_t max_trials)
+{
+    /* Locals for the hot loop; written back at the end. */
+    xoshiro256 rng;
+    memcpy(rng.s, st->rng, sizeof rng.s);
+    const uint64_t dead = st->dead, board_key = st->board_key, board_bits = st->board_bits;
+    const uint64_t hole_key = st->hole_key, hole_bits = st->hole_bits, trials = st->trials;
+    const int to_come = st->to_come, need = st->need, n_opponents = st->n_opponents;
+    uint64_t count[3] = {st->count[0], st->count[1], st->count[2]};
+    uint8_t dealt[sizeof st->dealt];
+    memcpy(dealt, st->dealt, sizeof dealt);
+    uint64_t t = st->done;
+    uint64_t end = trials - t < max_trials ? trials : t + max_trials;
+    for (; t < end; t++) {
+        uint64_t key = board_key, bits = board_bits;
         for (int i = 0; i < to_come; i++) {
             key += g_card_key[dealt[i]];
             bits |= g_card_bit[dealt[i]];
         }
-        uint16_t ours = value_of(key + s.hole_key, bits | s.hole_bits);
+        uint16_t ours = value_of(key + hole_key, bits | hole_bits);
         uint16_t best = 0;
         for (int p = 0; p < n_opponents; p++) {
             int a = dealt[to_come + 2 * p], b = dealt[to_come + 2 * p + 1];
@@ -888,10 +966,25 @@ int ek_showdown_monte_carlo(const uint8_t hole[2], const uint8_t *board, int n_b
          * then older than the dealing loop's final (hard to predict) branch and keep
          * running through its misprediction instead of being replayed after it. */
         if (t + 1 < trials)
-            deal_cards(&rng, s.dead, need, dealt);
+            deal_cards(&rng, dead, need, dealt);
         count[compare(ours, best)]++;
     }
+    st->done = t;
+    memcpy(st->rng, rng.s, sizeof st->rng);
+    memcpy(st->dealt, dealt, sizeof dealt);
     for (int k = 0; k < 3; k++)
-        out[k] = count[k];
+        st->count[k] = count[k];
+}
+
+int ek_showdown_monte_carlo(const uint8_t hole[2], const uint8_t *board, int n_board,
+                            int n_opponents, uint64_t trials, uint64_t seed, uint64_t out[3])
+{
+    ek_mc_state st;
+    int status = ek_mc_start(&st, hole, board, n_board, n_opponents, trials, seed);
+    if (status)
+        return status;
+    ek_mc_step(&st, trials);
+    for (int k = 0; k < 3; k++)
+        out[k] = st.count[k];
     return EK_OK;
 }

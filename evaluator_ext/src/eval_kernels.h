@@ -62,6 +62,11 @@ int ek_evaluate_batch(const uint8_t *cards, size_t rows, int cols, int32_t *out,
 
 /* Count every hand of n_cards (5..7) cards by value: hist[1..7462] (hist[0] unused). */
 int ek_value_histogram(int n_cards, uint64_t hist[EK_N_VALUES + 1]);
+/* The same count in parts (7 cards: one per lowest card), so a caller can stop between
+ * them: ek_value_histogram_part adds part `part` (0 <= part < ek_value_histogram_parts)
+ * to hist, which the caller zeroes first. */
+int ek_value_histogram_parts(int n_cards);
+int ek_value_histogram_part(int n_cards, int part, uint64_t hist[EK_N_VALUES + 1]);
 
 /* Counts (or weight sums) of opponent holdings we are ahead of / tied with / behind,
  * for hole[2] and a board of n_board cards (3..5). weights: NULL or 1326 values indexed
@@ -78,17 +83,49 @@ int ek_potential_table(const uint8_t hole[2], const uint8_t *board, int n_board,
 int ek_hand_strength_squared(const uint8_t hole[2], const uint8_t *board, int n_board, double *out);
 
 /* Number of deals (runout x unordered set of opponent holdings) an exact showdown
- * enumeration visits. */
+ * enumeration visits (as a double: it exceeds 2^64 pre-flop against many opponents). */
 double ek_showdown_deals(int n_board, int n_opponents);
 
+/* Caps the glue enforces (and documents): an exact showdown visits at most
+ * EK_EXACT_MAX_DEALS deals (the heads-up flop has 1,070,190; two opponents on the turn
+ * 20,497,770), a Monte Carlo run deals at most EK_MAX_TRIALS trials (standard error
+ * 1.6e-5 at the cap; more buys nothing a strategy can use and costs minutes). */
+#define EK_EXACT_MAX_DEALS 50000000.0
+#define EK_MAX_TRIALS UINT64_C(1000000000)
+
 /* Exact showdown counts (win, tie, lose) against n_opponents (1..9) random holdings,
- * n_board 0..5. Win = beats every opponent; tie = best hand shared, beaten by none. */
+ * n_board 0..5. Win = beats every opponent; tie = best hand shared, beaten by none.
+ * Refuses (EK_ERR_ARGUMENT) more than EK_EXACT_MAX_DEALS deals. */
 int ek_showdown_exact(const uint8_t hole[2], const uint8_t *board, int n_board, int n_opponents,
                       uint64_t out[3]);
+
+/* The same enumeration in parts, so a caller can stop between them: part p (0 <= p <
+ * ek_showdown_exact_parts(n_board)) covers the runouts whose first card to come is the
+ * p-th unseen card (the one runout when the board is complete). Adds to out[3]; the sum
+ * over all parts equals ek_showdown_exact. No deal cap here (the caller applies it). */
+int ek_showdown_exact_parts(int n_board);
+int ek_showdown_exact_part(const uint8_t hole[2], const uint8_t *board, int n_board, int n_opponents,
+                           int part, uint64_t out[3]);
 
 /* Monte Carlo showdown counts over `trials` deals, deterministic for `seed`
  * (xoshiro256** seeded by splitmix64; no global state). */
 int ek_showdown_monte_carlo(const uint8_t hole[2], const uint8_t *board, int n_board,
                             int n_opponents, uint64_t trials, uint64_t seed, uint64_t out[3]);
+
+/* The same run in steps (results bit-identical to one call for any step sizes): start,
+ * then ek_mc_step until `done == trials`. The state holds the generator and the deal of
+ * the next trial, so stepping splits the loop, never the random stream. */
+typedef struct {
+    uint64_t rng[4];
+    uint64_t dead, board_key, board_bits, hole_key, hole_bits;
+    uint64_t trials, done, count[3];
+    int to_come, need, n_opponents;
+    uint8_t dealt[5 + 2 * 9 + 2];
+} ek_mc_state;
+
+int ek_mc_start(ek_mc_state *st, const uint8_t hole[2], const uint8_t *board, int n_board,
+                int n_opponents, uint64_t trials, uint64_t seed);
+/* Run up to max_trials more trials (fewer when the run ends first). */
+void ek_mc_step(ek_mc_state *st, uint64_t max_trials);
 
 #endif /* EVAL_KERNELS_H */

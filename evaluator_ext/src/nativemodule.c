@@ -14,6 +14,10 @@
 
 /* Work bigger than this (hand evaluations, roughly) runs without the GIL. */
 #define GIL_FREE_ABOVE 2000
+/* Long calls run in chunks of about this many hand evaluations (a few milliseconds): the
+ * GIL is released for each chunk and re-taken between chunks to check for signals, so
+ * Ctrl-C stops them at once. Chunking splits loops, never a random stream. */
+#define CHUNK_EVALS (1 << 18)
 
 static PyObject *kernel_error(int status, const char *what)
 {
@@ -94,7 +98,9 @@ static int parse_hole_board(PyObject *hole_obj, PyObject *board_obj, uint8_t hol
     return 0;
 }
 
-/* Optional weights: None, or a C-contiguous float64 buffer of 1326 non-negative finite values. */
+/* Optional weights: None, or a C-contiguous one-dimensional float64 buffer of 1326 finite
+ * values in 0..1e300 (the cap keeps weighted sums finite). */
+#define MAX_WEIGHT 1e300
 static int get_weights(PyObject *obj, Py_buffer *view, const double **weights)
 {
     *weights = NULL;
@@ -102,16 +108,21 @@ static int get_weights(PyObject *obj, Py_buffer *view, const double **weights)
         return 0;
     if (PyObject_GetBuffer(obj, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
         return -1;
-    if (view->itemsize != sizeof(double) || !view->format || strcmp(view->format, "d") != 0 ||
-        view->len != (Py_ssize_t)(EK_N_COMBOS * sizeof(double))) {
-        PyErr_SetString(PyExc_ValueError, "weights must be a contiguous float64 buffer of 1326 values");
+    if (view->itemsize != sizeof(double) || !view->format || strcmp(view->format, "d") != 0 || view->ndim != 1 ||
+        !view->shape || view->shape[0] != EK_N_COMBOS || view->len != (Py_ssize_t)(EK_N_COMBOS * sizeof(double))) {
+        PyErr_SetString(PyExc_ValueError, "weights must be a contiguous float64 buffer of shape (1326,)");
         PyBuffer_Release(view);
         return -1;
     }
     const double *w = view->buf;
     for (int i = 0; i < EK_N_COMBOS; i++)
-        if (!(w[i] >= 0.0) || w[i] > 1e300) {
-            PyErr_Format(PyExc_ValueError, "weights must be finite and non-negative (entry %d is %g)", i, w[i]);
+        if (!(w[i] >= 0.0) || w[i] > MAX_WEIGHT) {
+            /* PyErr_Format has no %g: format the number with Python's own repr. */
+            char *text = PyOS_double_to_string(w[i], 'r', 0, 0, NULL);
+            if (text) {
+                PyErr_Format(PyExc_ValueError, "weights must be finite numbers in 0..1e300 (entry %d is %s)", i, text);
+                PyMem_Free(text);
+            }
             PyBuffer_Release(view);
             return -1;
         }
@@ -119,9 +130,44 @@ static int get_weights(PyObject *obj, Py_buffer *view, const double **weights)
     return 1;
 }
 
+/* An int in low..high from a Python int (no bool, no wrap-around: out of range is a
+ * ValueError naming the bounds, never a silently truncated value). */
+static int get_u64(PyObject *obj, const char *what, unsigned long long low, unsigned long long high,
+                   unsigned long long *out)
+{
+    if (!PyLong_Check(obj) || PyBool_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "%s must be an int, got %.100s", what, Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    int overflow = 0, out_of_range = 0;
+    unsigned long long value = 0;
+    long long small = PyLong_AsLongLongAndOverflow(obj, &overflow);
+    if (small == -1 && !overflow && PyErr_Occurred())
+        return -1;
+    if (overflow < 0 || (!overflow && small < 0)) {
+        out_of_range = 1; /* negative */
+    } else if (!overflow) {
+        value = (unsigned long long)small;
+    } else {
+        value = PyLong_AsUnsignedLongLong(obj);
+        if (value == (unsigned long long)-1 && PyErr_Occurred()) {
+            if (!PyErr_ExceptionMatches(PyExc_OverflowError))
+                return -1;
+            PyErr_Clear();
+            out_of_range = 1; /* 2^64 or more */
+        }
+    }
+    if (out_of_range || value < low || value > high) {
+        PyErr_Format(PyExc_ValueError, "%s must be %llu..%llu, got %R", what, low, high, obj);
+        return -1;
+    }
+    *out = value;
+    return 0;
+}
+
 /* ------------------------------------------------------------------------- */
 
-static PyObject *py_evaluate(PyObject *self, PyObject *args)
+static PyObject *py_evaluate(PyObject *Py_UNUSED(self), PyObject *args)
 {
     PyObject *obj;
     uint8_t cards[7];
@@ -139,7 +185,7 @@ static PyObject *py_evaluate(PyObject *self, PyObject *args)
     return PyLong_FromLong(ek_evaluate(cards, n));
 }
 
-static PyObject *py_evaluate_batch(PyObject *self, PyObject *args)
+static PyObject *py_evaluate_batch(PyObject *Py_UNUSED(self), PyObject *args)
 {
     PyObject *cards_obj, *out_obj;
     Py_buffer cards = {0}, out = {0};
@@ -164,13 +210,23 @@ static PyObject *py_evaluate_batch(PyObject *self, PyObject *args)
         goto error;
     }
     size_t rows = (size_t)cards.shape[0], bad_row = 0;
-    int cols = (int)cards.shape[1], status;
-    if (rows > GIL_FREE_ABOVE) {
-        Py_BEGIN_ALLOW_THREADS
+    int cols = (int)cards.shape[1], status = EK_OK;
+    if (rows <= GIL_FREE_ABOVE) {
         status = ek_evaluate_batch(cards.buf, rows, cols, out.buf, &bad_row);
-        Py_END_ALLOW_THREADS
     } else {
-        status = ek_evaluate_batch(cards.buf, rows, cols, out.buf, &bad_row);
+        /* Chunks of CHUNK_EVALS rows without the GIL; signals are checked between them. */
+        const uint8_t *in = cards.buf;
+        int32_t *values = out.buf;
+        for (size_t first = 0; first < rows && status == EK_OK; first += CHUNK_EVALS) {
+            size_t n = rows - first < CHUNK_EVALS ? rows - first : CHUNK_EVALS;
+            Py_BEGIN_ALLOW_THREADS
+            status = ek_evaluate_batch(in + first * (size_t)cols, n, cols, values + first, &bad_row);
+            Py_END_ALLOW_THREADS
+            if (status)
+                bad_row += first;
+            else if (first + n < rows && PyErr_CheckSignals() < 0)
+                goto error;
+        }
     }
     if (status == EK_ERR_RANGE) {
         PyErr_Format(PyExc_ValueError, "evaluate_batch: row %zu has a card number outside 0..51", bad_row);
@@ -193,9 +249,30 @@ error:
     return result;
 }
 
-static PyObject *py_value_histogram(PyObject *self, PyObject *args)
+/* hist[] = ek_value_histogram, in parts without the GIL; signals are checked between parts.
+ * Returns 0, or -1 with an exception set. */
+static int histogram_interruptibly(int n_cards, uint64_t *hist, const char *what)
 {
-    int n_cards = 7, status;
+    int status = EK_OK;
+    memset(hist, 0, (EK_N_VALUES + 1) * sizeof *hist);
+    int parts = ek_value_histogram_parts(n_cards);
+    for (int part = 0; part < parts && status == EK_OK; part++) {
+        Py_BEGIN_ALLOW_THREADS
+        status = ek_value_histogram_part(n_cards, part, hist);
+        Py_END_ALLOW_THREADS
+        if (status == EK_OK && part + 1 < parts && PyErr_CheckSignals() < 0)
+            return -1;
+    }
+    if (status) {
+        kernel_error(status, what);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *py_value_histogram(PyObject *Py_UNUSED(self), PyObject *args)
+{
+    int n_cards = 7;
     PyObject *result = NULL;
     if (!PyArg_ParseTuple(args, "|i:value_histogram", &n_cards))
         return NULL;
@@ -204,13 +281,8 @@ static PyObject *py_value_histogram(PyObject *self, PyObject *args)
     uint64_t *hist = PyMem_RawMalloc((EK_N_VALUES + 1) * sizeof *hist);
     if (!hist)
         return PyErr_NoMemory();
-    Py_BEGIN_ALLOW_THREADS
-    status = ek_value_histogram(n_cards, hist);
-    Py_END_ALLOW_THREADS
-    if (status) {
-        kernel_error(status, "value_histogram");
+    if (histogram_interruptibly(n_cards, hist, "value_histogram") < 0)
         goto error;
-    }
     result = PyTuple_New(EK_N_VALUES + 1);
     if (!result)
         goto error;
@@ -227,9 +299,9 @@ error:
     return result;
 }
 
-static PyObject *py_category_counts(PyObject *self, PyObject *args)
+static PyObject *py_category_counts(PyObject *Py_UNUSED(self), PyObject *args)
 {
-    int n_cards = 7, status;
+    int n_cards = 7;
     if (!PyArg_ParseTuple(args, "|i:category_counts", &n_cards))
         return NULL;
     if (n_cards < 5 || n_cards > 7)
@@ -237,12 +309,9 @@ static PyObject *py_category_counts(PyObject *self, PyObject *args)
     uint64_t *hist = PyMem_RawMalloc((EK_N_VALUES + 1) * sizeof *hist);
     if (!hist)
         return PyErr_NoMemory();
-    Py_BEGIN_ALLOW_THREADS
-    status = ek_value_histogram(n_cards, hist);
-    Py_END_ALLOW_THREADS
-    if (status) {
+    if (histogram_interruptibly(n_cards, hist, "category_counts") < 0) {
         PyMem_RawFree(hist);
-        return kernel_error(status, "category_counts");
+        return NULL;
     }
     unsigned long long counts[EK_N_CATEGORIES] = {0};
     for (int v = 1; v <= EK_N_VALUES; v++)
@@ -252,7 +321,7 @@ static PyObject *py_category_counts(PyObject *self, PyObject *args)
                          counts[6], counts[7], counts[8]);
 }
 
-static PyObject *py_hand_strength_counts(PyObject *self, PyObject *args)
+static PyObject *py_hand_strength_counts(PyObject *Py_UNUSED(self), PyObject *args)
 {
     PyObject *hole_obj, *board_obj, *weights_obj = Py_None, *result = NULL;
     uint8_t hole[2], board[5];
@@ -280,7 +349,7 @@ error:
     return result;
 }
 
-static PyObject *py_potential_table(PyObject *self, PyObject *args)
+static PyObject *py_potential_table(PyObject *Py_UNUSED(self), PyObject *args)
 {
     PyObject *hole_obj, *board_obj, *weights_obj = Py_None, *result = NULL;
     uint8_t hole[2], board[5];
@@ -313,7 +382,7 @@ error:
     return result;
 }
 
-static PyObject *py_hand_strength_squared(PyObject *self, PyObject *args)
+static PyObject *py_hand_strength_squared(PyObject *Py_UNUSED(self), PyObject *args)
 {
     PyObject *hole_obj, *board_obj;
     uint8_t hole[2], board[5];
@@ -335,7 +404,7 @@ static PyObject *py_hand_strength_squared(PyObject *self, PyObject *args)
     return PyFloat_FromDouble(out);
 }
 
-static PyObject *py_showdown_deals(PyObject *self, PyObject *args)
+static PyObject *py_showdown_deals(PyObject *Py_UNUSED(self), PyObject *args)
 {
     int n_board, n_opponents;
     if (!PyArg_ParseTuple(args, "ii:showdown_deals", &n_board, &n_opponents))
@@ -345,49 +414,83 @@ static PyObject *py_showdown_deals(PyObject *self, PyObject *args)
     return PyFloat_FromDouble(ek_showdown_deals(n_board, n_opponents));
 }
 
-static PyObject *py_showdown_exact(PyObject *self, PyObject *args)
+static PyObject *py_showdown_exact(PyObject *Py_UNUSED(self), PyObject *args)
 {
     PyObject *hole_obj, *board_obj;
     uint8_t hole[2], board[5];
-    int n_board, n_opponents, status;
-    uint64_t out[3];
+    int n_board, n_opponents, status = EK_OK;
+    uint64_t out[3] = {0, 0, 0};
     if (!PyArg_ParseTuple(args, "OOi:showdown_exact", &hole_obj, &board_obj, &n_opponents))
         return NULL;
     if (parse_hole_board(hole_obj, board_obj, hole, board, 0, &n_board, "showdown_exact") < 0)
         return NULL;
     if (n_opponents < 1 || n_opponents > 9)
         return PyErr_Format(PyExc_ValueError, "showdown_exact: n_opponents must be 1..9, got %d", n_opponents);
-    Py_BEGIN_ALLOW_THREADS
-    status = ek_showdown_exact(hole, board, n_board, n_opponents, out);
-    Py_END_ALLOW_THREADS
+    double deals = ek_showdown_deals(n_board, n_opponents);
+    if (deals > EK_EXACT_MAX_DEALS)
+        return PyErr_Format(PyExc_ValueError,
+                            "showdown_exact: %d opponents with %d board cards is more than %d deals "
+                            "(use Monte Carlo)", n_opponents, n_board, (int)EK_EXACT_MAX_DEALS);
+    /* One part per first card to come (a 50th of the work or less), the GIL released for
+     * each; signals are checked between parts. */
+    int parts = ek_showdown_exact_parts(n_board);
+    for (int part = 0; part < parts && status == EK_OK; part++) {
+        if (deals > GIL_FREE_ABOVE) {
+            Py_BEGIN_ALLOW_THREADS
+            status = ek_showdown_exact_part(hole, board, n_board, n_opponents, part, out);
+            Py_END_ALLOW_THREADS
+            if (status == EK_OK && part + 1 < parts && PyErr_CheckSignals() < 0)
+                return NULL;
+        } else {
+            status = ek_showdown_exact_part(hole, board, n_board, n_opponents, part, out);
+        }
+    }
     if (status)
         return kernel_error(status, "showdown_exact");
     return Py_BuildValue("(KKK)", (unsigned long long)out[0], (unsigned long long)out[1],
                          (unsigned long long)out[2]);
 }
 
-static PyObject *py_showdown_monte_carlo(PyObject *self, PyObject *args)
+static PyObject *py_showdown_monte_carlo(PyObject *Py_UNUSED(self), PyObject *args)
 {
-    PyObject *hole_obj, *board_obj;
+    PyObject *hole_obj, *board_obj, *trials_obj, *seed_obj;
     uint8_t hole[2], board[5];
     int n_board, n_opponents, status;
-    unsigned long long trials, seed;
-    uint64_t out[3];
-    if (!PyArg_ParseTuple(args, "OOiKK:showdown_monte_carlo", &hole_obj, &board_obj, &n_opponents, &trials, &seed))
+    unsigned long long trials, seed, chunk = 0;
+    PyObject *chunk_obj = NULL;
+    ek_mc_state st;
+    if (!PyArg_ParseTuple(args, "OOiOO|O:showdown_monte_carlo", &hole_obj, &board_obj, &n_opponents, &trials_obj,
+                          &seed_obj, &chunk_obj))
         return NULL;
     if (parse_hole_board(hole_obj, board_obj, hole, board, 0, &n_board, "showdown_monte_carlo") < 0)
         return NULL;
     if (n_opponents < 1 || n_opponents > 9)
         return PyErr_Format(PyExc_ValueError, "showdown_monte_carlo: n_opponents must be 1..9, got %d", n_opponents);
-    if (trials < 1)
-        return PyErr_Format(PyExc_ValueError, "showdown_monte_carlo: trials must be at least 1");
-    Py_BEGIN_ALLOW_THREADS
-    status = ek_showdown_monte_carlo(hole, board, n_board, n_opponents, trials, seed, out);
-    Py_END_ALLOW_THREADS
+    if (get_u64(trials_obj, "trials", 1, EK_MAX_TRIALS, &trials) < 0)
+        return NULL;
+    if (get_u64(seed_obj, "seed", 0, UINT64_MAX, &seed) < 0)
+        return NULL;
+    /* chunk: trials per GIL-free step; 0 (the default) sizes it to CHUNK_EVALS evaluations. */
+    if (chunk_obj && get_u64(chunk_obj, "chunk", 0, EK_MAX_TRIALS, &chunk) < 0)
+        return NULL;
+    if (chunk == 0)
+        chunk = CHUNK_EVALS / (unsigned long long)(n_opponents + 1);
+    status = ek_mc_start(&st, hole, board, n_board, n_opponents, trials, seed);
     if (status)
         return kernel_error(status, "showdown_monte_carlo");
-    return Py_BuildValue("(KKK)", (unsigned long long)out[0], (unsigned long long)out[1],
-                         (unsigned long long)out[2]);
+    if (trials <= GIL_FREE_ABOVE) {
+        ek_mc_step(&st, trials);
+    } else {
+        while (st.done < st.trials) {
+            Py_BEGIN_ALLOW_THREADS
+            ek_mc_step(&st, chunk);
+            Py_END_ALLOW_THREADS
+            if (st.done < st.trials && PyErr_CheckSignals() < 0)
+                return NULL;
+        }
+    }
+    return Py_BuildValue("(KKK)", (unsigned long long)st.count[0], (unsigned long long)st.count[1],
+                         (unsigned long long)st.count[2]);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -410,9 +513,11 @@ static PyMethodDef methods[] = {
     {"showdown_deals", py_showdown_deals, METH_VARARGS,
      "showdown_deals(n_board, n_opponents) -> float: deals an exact enumeration visits."},
     {"showdown_exact", py_showdown_exact, METH_VARARGS,
-     "showdown_exact(hole, board, n_opponents) -> (win, tie, lose) deal counts."},
+     "showdown_exact(hole, board, n_opponents) -> (win, tie, lose) deal counts (at most EXACT_MAX_DEALS deals)."},
     {"showdown_monte_carlo", py_showdown_monte_carlo, METH_VARARGS,
-     "showdown_monte_carlo(hole, board, n_opponents, trials, seed) -> (win, tie, lose) trial counts."},
+     "showdown_monte_carlo(hole, board, n_opponents, trials, seed, chunk=0) -> (win, tie, lose) trial counts.\n"
+     "trials 1..MAX_TRIALS, seed 0..2**64-1; runs in steps of `chunk` trials (0: a few ms of work)\n"
+     "between which Ctrl-C is seen; the counts do not depend on `chunk`."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -436,7 +541,9 @@ PyMODINIT_FUNC PyInit__native(void)
     PyObject *m = PyModule_Create(&moddef);
     if (!m)
         return NULL;
-    if (PyModule_AddIntConstant(m, "N_VALUES", EK_N_VALUES) < 0) {
+    if (PyModule_AddIntConstant(m, "N_VALUES", EK_N_VALUES) < 0 ||
+        PyModule_AddIntConstant(m, "EXACT_MAX_DEALS", (long)EK_EXACT_MAX_DEALS) < 0 ||
+        PyModule_AddIntConstant(m, "MAX_TRIALS", (long)EK_MAX_TRIALS) < 0) {
         Py_DECREF(m);
         return NULL;
     }
