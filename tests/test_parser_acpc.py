@@ -190,6 +190,7 @@ GOOD = "STATE:9:rc/cc/cc/cc:AhKd|2c2d/3c4c5c/6c/7c:20|-20:a|b"
     ("STATE:1:f:AhKd|2c2d:20|x:a|b", "bad payoffs"),
     ("STATE:1:f:AhKd|2c2d:20:a|b", "1 payoffs"),
     ("STATE:x:f:AhKd|2c2d:20|-20:a|b", "not a number"),
+    ("STATE:\u00b3:f:AhKd|2c2d:20|-20:a|b", "not a number"),      # a digit int() cannot read (fuzz)
     ("garbage here", "not an ACPC log line"),
 ])
 def test_bad_lines_become_issues_and_parsing_goes_on(line, words):

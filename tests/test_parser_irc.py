@@ -398,3 +398,13 @@ def test_raises_beyond_max_with_a_third_player_in_are_corrupt(tmp_path):
     hands, issues = _read(_db(tmp_path, [hand]))
     assert hands == [] and len(issues) == 1
     assert "9 with more than two players in the hand (more than 8)" in issues[0].reason
+
+
+def test_roster_count_that_is_not_a_decimal_number_is_reported(tmp_path):
+    """A superscript digit is ``isdigit()`` but not an int (found by the mutated-logs campaign)."""
+    d = _db(tmp_path, [GOOD])
+    (d / "hroster").write_text("100 \u00b3 al[1] b^b\n", encoding="utf-8")
+    hands, issues = _read(d)
+    assert hands == []
+    assert any("corrupt roster line" in i.reason and i.source.endswith("hroster") and i.line == 1
+               for i in issues), [str(i) for i in issues]

@@ -366,7 +366,7 @@ class AcpcParser:
         if len(parts) != 6:
             raise _BadHand(f"corrupt or truncated STATE line ({len(parts)} fields, expected 6)")
         _, hand_id, betting, cards, pay_text, names = parts
-        if not hand_id.isdigit():
+        if not (hand_id.isascii() and hand_id.isdigit()):
             raise _BadHand(f"hand number {hand_id!r} is not a number")
         players = tuple(names.split("|"))
         n = len(players)

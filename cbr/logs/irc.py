@@ -170,7 +170,7 @@ class IrcParser:
             fields = raw.split()
             if not fields:
                 continue
-            if len(fields) < 2 or not fields[1].isdigit() or len(fields) != int(fields[1]) + 2:
+            if len(fields) < 2 or not (fields[1].isascii() and fields[1].isdigit()) or len(fields) != int(fields[1]) + 2:
                 issues.append(ParseIssue(path, lineno, f"corrupt roster line: {raw.strip()!r}"))
                 continue
             roster[fields[0]] = fields[2:]
