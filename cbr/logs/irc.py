@@ -444,6 +444,11 @@ class _Betting:
         self.street = street
         self.live = n - sum(folded)
         self.rest = self.letters[street]
+        if self.live <= 1:                  # the hand is over: only quits may be left
+            if street > 0:
+                self.per_round.append((0, 0, False))
+            self.parser._leftovers(self.rest, [0] * n, self.ts, street, folded, self.quit_pending, self.quits)
+            return
         self.idx = [0] * n
         self.this = self.posted[:] if street == 0 else [0.0] * n
         self.level = max(self.nominal) if street == 0 else 0.0
@@ -456,30 +461,39 @@ class _Betting:
             # the hdb counts players still in (a quitter waiting for his turn is out);
             # it writes 0/0 for a round without betting (all but one all-in)
             waiting = sum(1 for q in range(n) if self.quit_pending[q] and not folded[q])
-            self.per_round.append((self.live - waiting, sum(self.put), bool(to_act)) if self.live > 1
-                                  else (0, 0, False))
-        if self.live > 1:
-            p = first if street == 0 else 0
-            while self.to_act and self.live > 1:
-                if p in self.to_act and not self._turn(p):
-                    break
+            self.per_round.append((self.live - waiting, sum(self.put), bool(to_act)))
+        p = first if street == 0 else 0
+        turn = self._turn
+        while True:
+            to_act = self.to_act        # a bet or raise makes a new set
+            if not to_act or self.live <= 1:
+                break
+            while p not in to_act:      # the next player in turn order who must act
                 p = p + 1 if p + 1 < n else 0
-            if self.crowded > self.parser.max_raises:
-                raise self._corrupt(f"{self.raises} bets/raises on the {_STREET_NAMES[street]}, {self.crowded} "
-                                    f"with more than two players in the hand (more than "
-                                    f"{self.parser.max_raises}): corrupt")
-            # preflop the big blind is not counted by ACPC caps; bets/raises are 'r' actions
-            self.caps[street] = max(self.caps[street], self.raises)
-            self.parser._leftovers(self.rest, self.idx, self.ts, street, folded, self.quit_pending, self.quits,
-                                   self.rows)
-        else:
-            self.parser._leftovers(self.rest, self.idx, self.ts, street, folded, self.quit_pending, self.quits)
+            if not turn(p):
+                break
+            p = p + 1 if p + 1 < n else 0
+        if self.crowded > self.parser.max_raises:
+            raise self._corrupt(f"{self.raises} bets/raises on the {_STREET_NAMES[street]}, {self.crowded} "
+                                f"with more than two players in the hand (more than "
+                                f"{self.parser.max_raises}): corrupt")
+        # preflop the big blind is not counted by ACPC caps; bets/raises are 'r' actions
+        self.caps[street] = max(self.caps[street], self.raises)
+        self.parser._leftovers(self.rest, self.idx, self.ts, street, folded, self.quit_pending, self.quits,
+                               self.rows)
 
     def _turn(self, p: int) -> bool:
         """Player ``p`` acts on his next letter; False when the hand ended before his turn."""
-        letter = self._next_letter(p)
-        if letter is None:
-            return False
+        s, i = self.rest[p], self.idx[p]
+        if i < len(s) and s[i] not in _QUIT:
+            letter = s[i]                   # the usual case: his next letter, no one leaving
+            self.idx[p] = i = i + 1
+        else:
+            letter = self._next_letter(p)
+            if letter is None:
+                return False
+            i = self.idx[p]
+        flag = False
         if letter in _QUIT or letter == "f":
             self.folded[p] = True
             self.live -= 1
@@ -487,11 +501,11 @@ class _Betting:
                 self.quits.append(p)
                 self.quit_pending[p] = False
             kind = "f"
-            flag = False
         else:
-            kind = self._put_in(p, letter)
-            flag = False
-            s, i = self.rest[p], self.idx[p]
+            if letter == "k" and self.this[p] >= self.level:
+                kind = "c"                  # a check: no chips
+            else:
+                kind = self._put_in(p, letter)
             if i < len(s) and s[i] == "A":
                 self.idx[p] = i + 1
                 flag = True
@@ -528,42 +542,51 @@ class _Betting:
     def _put_in(self, p: int, letter: str) -> str:
         """Chips for a check, call, bet or raise; the action's kind (``r`` only when the
         bet level went up: a short all-in raise is a call)."""
-        need = self.level - self.this[p]
-        where = f"on the {_STREET_NAMES[self.street]}"
-        nick = self.rows[p].nick
-        if letter == "k":
-            if need > 0:
-                raise self._corrupt(f"{nick} checks facing a bet {where}")
-            return "c"
+        this, level = self.this, self.level
         if letter == "c":
+            need = level - this[p]
             if need <= 0:
-                raise self._corrupt(f"{nick} calls with nothing to call {where}")
+                raise self._corrupt(f"{self.rows[p].nick} calls with nothing to call {self._on()}")
             self._pay(p, need)
             return "c"
+        if letter == "k":
+            if level - this[p] > 0:
+                raise self._corrupt(f"{self.rows[p].nick} checks facing a bet {self._on()}")
+            return "c"
         if letter == "b" or letter == "r":
-            if letter == "b" and self.level > 0:
-                raise self._corrupt(f"{nick} bets into a bet {where}")
-            if letter == "r" and self.level == 0:
-                raise self._corrupt(f"{nick} raises with no bet {where}")
-            if not any(q != p and not self.folded[q] and not self.all_in[q] for q in range(self.n)):
-                raise self._corrupt(f"{nick} {'bets' if letter == 'b' else 'raises'} {where} when every other "
-                                    f"player has folded or is all-in (no one could call)")
-            self._pay(p, self.level + self.size - self.this[p])
-            if self.this[p] <= self.level:
+            self._check_bet(p, letter)
+            self._pay(p, level + self.size - this[p])
+            if this[p] <= level:
                 return "c"
-            self.level = self.this[p]
+            self.level = this[p]
             self.raises += 1
             self.crowded += self.live > 2
             # everyone else who can still bet must answer it
-            self.to_act = {q for q in range(self.n) if not self.folded[q] and not self.all_in[q]}
+            folded, all_in = self.folded, self.all_in
+            self.to_act = {q for q in range(self.n) if not folded[q] and not all_in[q]}
             return "r"
-        raise self._corrupt(f"unexpected letter {letter!r} in {nick}'s {_STREET_NAMES[self.street]} betting "
-                            f"{self.rest[p]!r}")
+        raise self._corrupt(f"unexpected letter {letter!r} in {self.rows[p].nick}'s "
+                            f"{_STREET_NAMES[self.street]} betting {self.rest[p]!r}")
+
+    def _check_bet(self, p: int, letter: str) -> None:
+        """A bet needs no bet before it, a raise one, and both someone who could call."""
+        if letter == "b" and self.level > 0:
+            raise self._corrupt(f"{self.rows[p].nick} bets into a bet {self._on()}")
+        if letter == "r" and self.level == 0:
+            raise self._corrupt(f"{self.rows[p].nick} raises with no bet {self._on()}")
+        folded, all_in = self.folded, self.all_in
+        if not any(q != p and not folded[q] and not all_in[q] for q in range(self.n)):
+            raise self._corrupt(f"{self.rows[p].nick} {'bets' if letter == 'b' else 'raises'} {self._on()} "
+                                f"when every other player has folded or is all-in (no one could call)")
+
+    def _on(self) -> str:
+        return f"on the {_STREET_NAMES[self.street]}"
 
     def _pay(self, p: int, amount: float) -> None:
         """``p`` puts in ``amount``, or what is left of his bankroll."""
-        pay = min(amount, self.stack[p])
-        self.stack[p] -= pay
+        stack = self.stack
+        pay = amount if amount < stack[p] else stack[p]
+        stack[p] -= pay
         self.put[p] += pay
         self.this[p] += pay
 
