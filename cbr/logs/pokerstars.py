@@ -382,6 +382,7 @@ class _LimitHand:
     def _body(self, i: int) -> int:
         """Read the lines from ``i`` to the summary; returns the summary's line."""
         block, seats, hand_id = self.block, self.seats, self.hand_id
+        acting, acts = self.acting, self.acts
         betting = False                                     # pre-flop .. river
         for k, b in enumerate(block[i:], i):
             if not b:
@@ -403,8 +404,14 @@ class _LimitHand:
                 if name is None:
                     continue  # chat, joins/leaves, table messages
             # a line of a seated player: name, rest
-            if betting and (verb := _VERBS.get(rest[:5])) is not None and self._bet(name, rest, verb):
-                continue
+            if betting and (verb := _VERBS.get(rest[:5])) is not None:
+                if verb == "f":                     # the commonest line: a fold
+                    acting.add(name)
+                    if self.wrong is None:
+                        acts.append((self.at + rest.endswith("and is all-in"), name))
+                    continue
+                if self._bet(name, rest, verb):
+                    continue
             if self.street == -1 and rest.startswith("posts "):   # the blinds (and antes)
                 self._post(name, rest)
                 continue
@@ -475,13 +482,9 @@ class _LimitHand:
         return False
 
     def _bet(self, name: str, rest: str, verb: str) -> bool:
-        """A fold, check, call, bet or raise line; False when ``rest`` only looks like one."""
+        """A check, call, bet or raise line (folds are read by ``_body``); False when
+        ``rest`` only looks like one."""
         hand_id, street = self.hand_id, self.street
-        if verb == "f":
-            self.acting.add(name)
-            if self.wrong is None:
-                self.acts.append((self.at + rest.endswith("and is all-in"), name))
-            return True
         this = self.this
         if verb == "k":
             if not rest.startswith("checks"):
