@@ -13,6 +13,14 @@ continuation files without a header, the line itself: bare ``r`` = limit with th
 2p/3p layout, ``rN`` = no-limit 50/100 with the 6-max layout, no raise at all = limit
 when every payoff is below 50 chips (a no-limit hand always moves a 50 blind).
 
+All-in EV: match logs of the ACPC 2017 competition pay a no-limit hand whose players were
+all in before the river at its all-in expected value, not by the cards dealt. A hand whose
+payoffs are not the showdown result but are, to their printed precision, that exact
+equity (every run-out enumerated, :func:`all_in_ev`) is read with the showdown result as
+``payoffs``, the log's figures in ``extra["logged_payoffs"]`` and a note in
+``extra["notes"]``; other wrong payoffs are left for the rules engine to reject. A last
+line without a line end whose final player name is new to the file was cut off: skipped.
+
 >>> p = AcpcParser()
 >>> [rec] = p.parse_lines(["STATE:0:cc/crc/cc/cc:5d5c|9hQd/8dAs8s/4h/6d:20|-20:p1|p2"], "x.log")
 >>> rec.game.name, len(rec.actions), rec.board, rec.payoffs
@@ -319,7 +327,8 @@ class AcpcParser:
                                                      f"player {rec.players[-1]!r} plays no other hand of the "
                                                      f"file (cut off?)")
                     continue
-                names.update(rec.players)
+                if unterminated:
+                    names.update(rec.players)
                 k = seen.get(rec.hand_id, 0) + 1
                 seen[rec.hand_id] = k
                 if k > 1:  # a repeated hand number (concatenated sessions): keep ids unique
@@ -407,7 +416,8 @@ class AcpcParser:
         stacks = None if game.betting == "limit" or not game.stack else (float(game.stack),) * n
         rec = HandRecord(source, lineno, hand_id, game, players, hole_cards, board, actions,
                          payoffs, stacks, None, "acpc")
-        if settled and len(board) == 5 and actions and actions[-1].street < 3:
+        if settled and len(board) == 5 and actions and actions[-1].street < 3 and \
+                sum(a.kind == "f" for a in actions) < n - 1:
             rec = _all_in_ev_convention(rec, pay_text) or rec   # an all-in before the river
         return rec
 
@@ -466,17 +476,30 @@ def _all_in_ev_convention(rec: HandRecord, pay_text: str) -> Optional[HandRecord
     """
     from cbr.logs.replay import replay_hand   # the rules engine, only for these rare hands
 
+    if rec.payoffs is None or rec.game.betting == "limit":
+        return None
+    live = [p for p in range(rec.n_players) if not any(a.kind == "f" and a.position == p for a in rec.actions)]
+    if any(rec.hole_cards[p] is None for p in live):
+        return None
+    committed = _committed(rec)
+    dead = [c for p in live for c in rec.hole_cards[p]]  # type: ignore[union-attr]
+    cards = all_in_ev([rec.hole_cards[p] for p in live], live, rec.board, committed, dead)
+    if all(abs(a - b) <= 1e-6 for a, b in zip(rec.payoffs, cards)):
+        return None                   # paid by the cards: the usual case, no replay needed
+    try:
+        replay_hand(rec)
+        return None                   # paid by the cards to the odd chip
+    except (CBRError, ValueError):
+        pass
     try:
         replayed = replay_hand(rec, check_payoffs=False)
     except (CBRError, ValueError):
-        return None
+        return None                   # rejected for another reason: the engine will say why
     state, showdown = replayed.state, replayed.payoffs
     live = [p for p in range(rec.n_players) if not state.folded[p]]
     if showdown is None or len(live) < 2 or rec.payoffs is None:
         return None
     logged = rec.payoffs
-    if all(abs(a - b) <= 1e-9 for a, b in zip(logged, showdown)):
-        return None                                   # paid by the cards: the usual case
     tolerance = [0.5 * 10.0 ** -(len(t) - t.index(".") - 1 if "." in t else 0) + 1e-9
                  for t in pay_text.split("|")]
     known = BOARD_SIZES[rec.actions[-1].street]
@@ -500,6 +523,22 @@ def _all_in_ev_convention(rec: HandRecord, pay_text: str) -> Optional[HandRecord
     return None
 
 
+def _committed(rec: HandRecord) -> list[float]:
+    """Chips each position put in a no-limit hand: the blind, or its last street total
+    pre-flop, plus its last street total on every later street.
+
+    >>> [rec] = AcpcParser().parse_text("STATE:1:r300c/r900f:AhKd|QsQc/2c7d9h:300|-300:a|b")
+    >>> _committed(rec)              # pre-flop 300 each; on the flop position 0 bets 600
+    [900.0, 300.0]
+    """
+    totals: dict[tuple[int, int], float] = {}
+    for a in rec.actions:
+        if a.amount is not None:
+            totals[(a.street, a.position)] = a.amount
+    return [totals.get((0, p), float(rec.game.blinds[p])) + sum(totals.get((s, p), 0.0) for s in (1, 2, 3))
+            for p in range(rec.n_players)]
+
+
 def all_in_ev(holes: list, live: list[int], board: tuple[int, ...], committed: tuple[float, ...],
               dead: list[int]) -> tuple[float, ...]:
     """Net chips per position when every pot is split by the players' equity, exactly.
@@ -514,11 +553,23 @@ def all_in_ev(holes: list, live: list[int], board: tuple[int, ...], committed: t
     >>> round(ev[0], 2), abs(ev[0] + ev[1]) < 1e-9    # AsAh against KsKh, all in pre-flop: 82.6%
     (65.27, True)
     """
+    need = 5 - len(board)
+    if need == 0:                     # the showdown of the dealt board: one run-out
+        from evaluator_ext import evaluate
+
+        value = [evaluate((*hole, *board)) for hole in holes]
+        won = [0.0] * len(committed)
+        for pot, eligible in _pots(live, committed):
+            top = max(value[i] for i in eligible)
+            winners = [live[i] for i in eligible if value[i] == top]
+            for p in winners:
+                won[p] += pot / len(winners)
+        return tuple(w - c for w, c in zip(won, committed))
+
     import numpy as np
 
     from evaluator_ext import evaluate_batch
 
-    need = 5 - len(board)
     out = set(dead) | set(board)
     deck = np.array([c for c in range(52) if c not in out], dtype=np.uint8)
     runouts = deck[_combinations(len(deck), need)]
@@ -531,10 +582,7 @@ def all_in_ev(holes: list, live: list[int], board: tuple[int, ...], committed: t
         hand[:, :2] = hole
         values[i] = evaluate_batch(hand)
     won = [0.0] * len(committed)
-    below = 0.0
-    for level in sorted({committed[p] for p in live}):
-        pot = sum(min(c, level) - min(c, below) for c in committed)
-        eligible = [i for i, p in enumerate(live) if committed[p] >= level]
+    for pot, eligible in _pots(live, committed):
         if len(eligible) == 1:
             won[live[eligible[0]]] += pot
         else:
@@ -543,8 +591,22 @@ def all_in_ev(holes: list, live: list[int], board: tuple[int, ...], committed: t
             share = (best / best.sum(axis=0)).sum(axis=1) / rows
             for i, sh in zip(eligible, share.tolist()):
                 won[live[i]] += pot * sh
-        below = level
     return tuple(w - c for w, c in zip(won, committed))
+
+
+def _pots(live: list[int], committed: tuple[float, ...] | list[float]) -> list[tuple[float, list[int]]]:
+    """The main pot and side pots: (chips, indexes into ``live`` of the players who matched it).
+
+    >>> _pots([0, 1], [100.0, 40.0, 10.0])        # position 2 folded after 10 chips
+    [(90.0, [0, 1]), (60.0, [0])]
+    """
+    out = []
+    below = 0.0
+    for level in sorted({committed[p] for p in live}):
+        pot = sum(min(c, level) - min(c, below) for c in committed)
+        out.append((pot, [i for i, p in enumerate(live) if committed[p] >= level]))
+        below = level
+    return out
 
 
 def _combinations(n: int, k: int) -> "np.ndarray":
