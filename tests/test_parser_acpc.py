@@ -309,6 +309,11 @@ def test_all_in_hand_paid_at_its_expected_value_is_read_with_a_note(tmp_path: Pa
     for other in (hands[0], hands[2]):
         assert "notes" not in other.extra
         replay_hand(other)
+    from cbr.logs.inspect import inspect_logs
+
+    report = inspect_logs([str(tmp_path / "ev.log")])       # `cbr logs inspect` shows the note
+    assert report.hands_read == 3 and report.skipped == []
+    assert [(n.line, "all-in expected value" in n.reason) for n in report.notes] == [(3, True)]
 
 
 def test_all_in_hand_with_a_wrong_payoff_is_still_skipped(tmp_path: Path):
