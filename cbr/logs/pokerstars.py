@@ -382,8 +382,9 @@ class _LimitHand:
     def _body(self, i: int) -> int:
         """Read the lines from ``i`` to the summary; returns the summary's line."""
         block, seats, hand_id = self.block, self.seats, self.hand_id
-        acting, acts = self.acting, self.acts
+        acting, acts, bet = self.acting, self.acts, self._bet
         betting = False                                     # pre-flop .. river
+        street, at = -1, 0                                  # copies of self.street, self.at
         for k, b in enumerate(block[i:], i):
             if not b:
                 continue
@@ -394,6 +395,7 @@ class _LimitHand:
                     if b.startswith("*** SUMMARY ***"):
                         return k
                     betting = self._section(k, b)
+                    street, at = self.street, self.at
                     continue
                 if b.startswith("Dealt to "):
                     self._dealt(b)
@@ -405,14 +407,19 @@ class _LimitHand:
                     continue  # chat, joins/leaves, table messages
             # a line of a seated player: name, rest
             if betting and (verb := _VERBS.get(rest[:5])) is not None:
-                if verb == "f":                     # the commonest line: a fold
+                if verb == "f":                     # the commonest lines: a fold, a check
                     acting.add(name)
                     if self.wrong is None:
-                        acts.append((self.at + rest.endswith("and is all-in"), name))
+                        acts.append((at + rest.endswith("and is all-in"), name))
                     continue
-                if self._bet(name, rest, verb):
+                if verb == "k" and rest.startswith("checks") and self.this.get(name, 0.0) + _EPS >= self.level:
+                    acting.add(name)
+                    if self.wrong is None:
+                        acts.append((at + 2 + rest.endswith("and is all-in"), name))
                     continue
-            if self.street == -1 and rest.startswith("posts "):   # the blinds (and antes)
+                if bet(name, rest, verb):
+                    continue
+            if street == -1 and rest.startswith("posts "):   # the blinds (and antes)
                 self._post(name, rest)
                 continue
             if rest.startswith("shows ["):
@@ -421,11 +428,11 @@ class _LimitHand:
                     raise self.parser._shape_error(block, k, hand_id, f"hand #{hand_id}: no cards in {b!r}")
                 self.shown[name] = cm.group(1).split()
                 continue
-            if self.street >= 4 or rest.startswith(_NOT_BETTING):
+            if street >= 4 or rest.startswith(_NOT_BETTING):
                 continue
-            self.acting.add(name)
+            acting.add(name)
             if self.wrong is None:
-                self.wrong = (f"hand #{hand_id}: unknown action {name}: {rest}" if self.street >= 0 else
+                self.wrong = (f"hand #{hand_id}: unknown action {name}: {rest}" if street >= 0 else
                               f"hand #{hand_id}: unexpected line before the cards: {name}: {rest}")
         raise _Bad(f"hand #{hand_id}: truncated hand (no *** SUMMARY ***)")
 
@@ -482,8 +489,8 @@ class _LimitHand:
         return False
 
     def _bet(self, name: str, rest: str, verb: str) -> bool:
-        """A check, call, bet or raise line (folds are read by ``_body``); False when
-        ``rest`` only looks like one."""
+        """A check, call, bet or raise line (folds and checks in turn are read by
+        ``_body``); False when ``rest`` only looks like one."""
         hand_id, street = self.hand_id, self.street
         this = self.this
         if verb == "k":
