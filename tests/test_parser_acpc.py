@@ -190,6 +190,7 @@ GOOD = "STATE:9:rc/cc/cc/cc:AhKd|2c2d/3c4c5c/6c/7c:20|-20:a|b"
     ("STATE:1:f:AhKd|2c2d:20|x:a|b", "bad payoffs"),
     ("STATE:1:f:AhKd|2c2d:20:a|b", "1 payoffs"),
     ("STATE:x:f:AhKd|2c2d:20|-20:a|b", "not a number"),
+    ("STATE:\u00b3:f:AhKd|2c2d:20|-20:a|b", "not a number"),      # a digit int() cannot read (fuzz)
     ("garbage here", "not an ACPC log line"),
 ])
 def test_bad_lines_become_issues_and_parsing_goes_on(line, words):
@@ -247,3 +248,162 @@ def test_records_replay_through_the_rules_engine():
     for h in hands:
         points = replay(h)
         assert len(points) == len(h.actions), h.where
+
+
+# ---- all-in EV payoffs (ACPC 2017 convention) ----------------------------------
+
+_NL2_HEADER = "# name/game/hands/seed ev holdem.nolimit.2p.reverse_blinds.game 3 0\n"
+
+
+def _fmt(x: float) -> str:
+    """A value as the ACPC dealer writes it: %.6f, trailing zeros and point removed."""
+    text = f"{x:.6f}".rstrip("0").rstrip(".")
+    return "0" if text == "-0" else text
+
+
+def _equity_by_enumeration(hero: str, villain: str, flop: str) -> float:
+    """Hero's share of a heads-up pot over every turn and river, card by card (no numpy)."""
+    from itertools import combinations
+
+    from evaluator_ext import evaluate
+    from evaluator_ext.cards import parse_cards
+
+    h, v, b = parse_cards(hero), parse_cards(villain), parse_cards(flop)
+    deck = [c for c in range(52) if c not in (*h, *v, *b)]
+    share = 0.0
+    runs = 0
+    for extra in combinations(deck, 2):
+        mine, theirs = evaluate((*h, *b, *extra)), evaluate((*v, *b, *extra))
+        share += 1.0 if mine > theirs else 0.5 if mine == theirs else 0.0
+        runs += 1
+    return share / runs
+
+
+def _ev_log(tmp_path: Path, pay0: str, pay1: str) -> Path:
+    """A generated no-limit log: a plain hand, a flop all-in paid as the log says, a hand after."""
+    path = tmp_path / "ev.log"
+    path.write_text(
+        _NL2_HEADER
+        + "STATE:0:r300f:AhKd|QsQc:-100|100:alice|bob\n"
+        + f"STATE:1:cc/r20000c//:AhKd|QsQc/2c7d9h/Js/3d:{pay0}|{pay1}:bob|alice\n"
+        + "STATE:2:cc/cc/cc/cc:AhKd|QsQc/2c7d9h/Js/3d:-100|100:alice|bob\n"
+        + "SCORE:0|0:alice|bob\n")
+    return path
+
+
+def test_all_in_hand_paid_at_its_expected_value_is_read_with_a_note(tmp_path: Path):
+    from cbr.logs.replay import replay_hand
+
+    equity = _equity_by_enumeration("AhKd", "QsQc", "2c7d9h")     # bob's AhKd against QsQc
+    ev = 40_000 * equity - 20_000
+    hands, issues = _read(_ev_log(tmp_path, _fmt(ev), _fmt(-ev)))
+    assert issues == []
+    assert [h.hand_id for h in hands] == ["0", "1", "2"]
+    h = hands[1]
+    assert h.extra["payoffs_convention"] == "all-in EV"
+    assert h.extra["logged_payoffs"] == (float(_fmt(ev)), float(_fmt(-ev)))
+    [note] = h.extra["notes"]
+    assert "all-in expected value" in note and "flop" in note
+    # the dealt board (Js 3d) gives the queens the pot: the record replays to that result
+    assert h.payoffs == (-20_000.0, 20_000.0)
+    assert replay_hand(h).payoffs == h.payoffs
+    for other in (hands[0], hands[2]):
+        assert "notes" not in other.extra
+        replay_hand(other)
+    from cbr.logs.inspect import inspect_logs
+
+    report = inspect_logs([str(tmp_path / "ev.log")])       # `cbr logs inspect` shows the note
+    assert report.hands_read == 3 and report.skipped == []
+    assert [(n.line, "all-in expected value" in n.reason) for n in report.notes] == [(3, True)]
+
+
+def test_all_in_hand_with_a_wrong_payoff_is_still_skipped(tmp_path: Path):
+    from cbr.errors import GameError
+    from cbr.logs.replay import replay_hand
+
+    equity = _equity_by_enumeration("AhKd", "QsQc", "2c7d9h")
+    ev = 40_000 * equity - 20_000 + 3.0            # three chips off the all-in EV
+    hands, issues = _read(_ev_log(tmp_path, _fmt(ev), _fmt(-ev)))
+    assert issues == []
+    h = hands[1]
+    assert "notes" not in h.extra and h.payoffs == (float(_fmt(ev)), float(_fmt(-ev)))
+    with pytest.raises(GameError, match="payoffs do not match"):
+        replay_hand(h)
+    from cbr.logs.inspect import inspect_logs
+
+    report = inspect_logs([str(tmp_path / "ev.log")])
+    assert report.hands_read == 2
+    assert [(i.line, "payoffs do not match" in i.reason) for i in report.skipped] == [(3, True)]
+
+
+def test_all_in_hand_paid_by_the_cards_has_no_note(tmp_path: Path):
+    hands, issues = _read(_ev_log(tmp_path, "-20000", "20000"))
+    assert issues == [] and "notes" not in hands[1].extra
+    assert hands[1].payoffs == (-20_000.0, 20_000.0)
+
+
+def test_pluribus_all_ins_are_paid_by_the_cards():
+    """Pluribus logs pay the dealt cards: none of their all-ins before the river is an EV payoff."""
+    folder = shared_path("acpc", "pluribus_6p_nolimit")
+    early_all_ins = 0
+    for f in sorted(folder.glob("*.log")):
+        for h in _read(f)[0]:
+            assert "payoffs_convention" not in h.extra, h.where
+            if any(a.all_in for a in h.actions) and h.actions[-1].street < 3 and len(h.board) == 5:
+                early_all_ins += 1
+    assert early_all_ins > 50
+
+
+def test_three_way_all_in_with_a_folded_player_at_its_expected_value():
+    """Three players, one folds after putting chips in: his chips stay in the pot the two
+    all-in players share by equity; the deck is the one less every hole card the log shows."""
+    from itertools import combinations
+
+    from evaluator_ext import evaluate
+    from evaluator_ext.cards import parse_cards
+
+    holes = {"p0": "AhKd", "p1": "QsQc", "p2": "7h2s"}
+    flop = "2c7d9h"
+    # pre-flop: position 2 raises to 300, 0 and 1 call; flop: 0 raises to 20000 (all in),
+    # 1 calls all in, 2 folds
+    h0, h1 = parse_cards(holes["p0"]), parse_cards(holes["p1"])
+    dead = [*h0, *h1, *parse_cards(holes["p2"]), *parse_cards(flop)]
+    deck = [c for c in range(52) if c not in dead]
+    share = runs = 0.0
+    for extra in combinations(deck, 2):
+        a, b = evaluate((*h0, *parse_cards(flop), *extra)), evaluate((*h1, *parse_cards(flop), *extra))
+        share += 1.0 if a > b else 0.5 if a == b else 0.0
+        runs += 1
+    pot = 20_000 * 2 + 300
+    ev0 = pot * share / runs - 20_000
+    ev1 = pot * (1 - share / runs) - 20_000
+    line = (f"STATE:4:r300cc/r20000cf//:{holes['p0']}|{holes['p1']}|{holes['p2']}/{flop}/Js/3d:"
+            f"{_fmt(ev0)}|{_fmt(ev1)}|-300:p0|p1|p2")
+    hands, issues = _text("# name/game/hands/seed x holdem.nolimit.3p.game 1 0\n" + line + "\n")
+    assert issues == []
+    [h] = hands
+    assert h.extra.get("payoffs_convention") == "all-in EV", h.extra
+    assert "every hole card the log shows" in h.extra["notes"][0]
+
+
+def test_truncated_last_line_is_reported(tmp_path: Path):
+    """A log cut off inside the last player's name is a skipped hand with file:line, not a read one."""
+    full = shared_path("acpc", "dealer_example_limit", "2p.limit.h1000.r0.log").read_text()
+    lines = full.splitlines()
+    last_state = max(i for i, x in enumerate(lines) if x.startswith("STATE:"))
+    cut = "\n".join(lines[:last_state + 1])[:-1]          # "...|p2" -> "...|p"
+    path = tmp_path / "cut.log"
+    path.write_text(cut)
+    hands, issues = _read(path)
+    assert len(hands) == 999
+    [issue] = issues
+    assert issue.line == last_state + 1 and issue.source == str(path)
+    assert "truncated last line" in issue.reason and "'p'" in issue.reason
+    # the same line with its line end, or cut after a whole name, is a good hand
+    path.write_text(cut + "2")
+    assert len(_read(path)[0]) == 1000 and _read(path)[1] == []
+
+
+def test_empty_player_name_is_an_issue():
+    _, issues = _text("STATE:1:f:AhKd|2c2d:5|-5:a|\n")
+    assert "empty player name" in issues[0].reason

@@ -77,8 +77,8 @@ def test_issue_reasons_are_known_data_defects(parsed):
     kinds = ("pdb records", "bets/raises on the", "no one could call")
     assert all(any(k in i.reason for k in kinds) for i in issues), [str(i) for i in issues
                                                                      if not any(k in i.reason for k in kinds)]
-    # the absurd raising wars of SOURCE.md are reported, not read
-    assert any("bets/raises on the river" in i.reason for i in issues)
+    # the raising wars of SOURCE.md (13 to 53 bets/raises on a street) are heads-up: read
+    assert not any("bets/raises on the" in i.reason for i in issues)
 
 
 def test_first_hand_as_documented():
@@ -290,8 +290,9 @@ def test_small_good_database_with_crlf_and_odd_nicks(tmp_path):
      "pdb says"),
     (("106 1 7 3 2/20 0/0 0/0 1/30 2c 3d 4h", ["x 106 3 1 Bc b - - 1000 20 30", "y 106 3 2 Bk f - - 1000 10 0"]),
      "pdb records for 3 players"),
-    (("107 1 8 2 2/20 2/220 0/0 1/240 2c 3d 4h",
-      ["x 107 2 1 Bc brrrrrrrrr b - 1000 120 240", "y 107 2 2 Bk rrrrrrrrrc f - 1000 120 0"]),
+    (("107 1 8 3 3/30 3/300 3/300 3/300 2c 3d 4h 5s 6c",     # 9 bets/raises with three players in
+      ["x 107 3 1 Bc brrc k k 1000 100 300", "y 107 3 2 Bk rrrc k k 1000 100 0",
+       "z 107 3 3 c rrr k k 1000 100 0"]),
      "more than 8"),
     (("108 1 9 2 2/20 0/0 0/0 1/30 2c 3d 4h", ["x 108 2 1 Bc bb - - 1000 20 30", "y 108 2 2 Bk f - - 1000 10 0"]),
      "left over"),
@@ -302,6 +303,9 @@ def test_bad_hand_is_an_issue_on_its_hdb_line_and_reading_goes_on(tmp_path, hand
     bad_hdb, bad_rows = hand
     d = _db(tmp_path, [GOOD, (bad_hdb, bad_rows), (GOOD[0].replace("100", "200", 1), [
         r.replace(" 100 ", " 200 ") for r in GOOD[1]])])
+    if bad_hdb.startswith("107"):
+        lines = (d / "hroster").read_text().splitlines()
+        assert lines[1] == "107 3 x y z"
     if bad_hdb.startswith("106"):
         lines = (d / "hroster").read_text().splitlines()
         lines[1] = "106 3 x y z"
@@ -333,3 +337,75 @@ def test_truncated_hdb_and_unreadable_paths(tmp_path):
     with pytest.raises(LogFormatError):
         list(IrcParser().parse(str(tmp_path)))
     assert IrcParser().sniff(str(d), "") and IrcParser().sniff(str(d / "hdb"), "")
+
+
+# ---------------------------------------------------------------- the raise cap, heads-up
+def test_shared_data_raises_beyond_the_cap_come_only_between_two_players(parsed):
+    """The evidence for the rule: in the real month every bet or raise beyond the usual cap
+    (3 pre-flop counting from the big blind, 4 after) is made with two players left in the
+    hand, while many rounds with more players stop exactly at the cap."""
+    hands, _ = parsed
+    beyond = {2: 0, 3: 0}
+    capped_crowded = 0
+    for h in hands:
+        folded: set[int] = set()
+        for street, cap in enumerate((3, 4, 4, 4)):
+            raises = 0
+            for a in h.actions:
+                if a.street != street:
+                    continue
+                if a.kind == "f":
+                    folded.add(a.position)
+                elif a.kind == "r":
+                    raises += 1
+                    if raises > cap:
+                        beyond[min(h.n_players - len(folded), 3)] += 1
+            if raises == cap and h.n_players - len(folded) > 2:
+                capped_crowded += 1
+    assert beyond[3] == 0
+    assert beyond[2] == 230                # in 45 rounds, all heads-up
+    assert capped_crowded == 156           # rounds that stopped at the cap with 3+ players
+
+
+def test_shared_data_heads_up_raising_wars_are_read_and_replay(parsed):
+    hands, _ = parsed
+    wars = {h.hand_id: h for h in hands if max(h.game.raise_cap) > 8}
+    # SOURCE.md: 13, 15, 16, 23, 26, 42 and 53 bets/raises on a street, five hands
+    assert sorted(wars) == ["797212059", "797221631", "797304914", "797306313", "797322425"]
+    assert wars["797212059"].game.raise_cap[3] == 53
+    for h in wars.values():
+        replay_hand(h, evaluate=ev7)
+
+
+def test_heads_up_raising_war_beyond_max_raises_is_read(tmp_path):
+    """Twelve bets and raises on the flop between the last two players: no cap heads-up."""
+    hand = ("110 1 10 2 2/20 2/260 0/0 1/280 2c 3d 4h 5s",
+            ["x 110 2 1 Bc brrrrrc kf - 1000 130 0", "y 110 2 2 Bk rrrrrr b - 1000 150 280"])
+    hands, issues = _read(_db(tmp_path, [hand]))
+    assert issues == []
+    [h] = hands
+    flop = [a.kind for a in h.actions if a.street == 1]
+    assert flop == ["r"] * 12 + ["c"]
+    assert h.game.raise_cap == (3, 12, 4, 4) and h.game.name.endswith(".cap-3-12-4-4")
+    assert h.payoffs == (-130.0, 130.0)
+    replay_hand(h, evaluate=ev7)
+
+
+def test_raises_beyond_max_with_a_third_player_in_are_corrupt(tmp_path):
+    """Same war with a third player who stays in: the server capped such rounds, so the log is corrupt."""
+    hand = ("111 1 11 3 3/30 3/300 3/300 3/300 2c 3d 4h 5s 6c",
+            ["x 111 3 1 Bc brrc k k 1000 100 300", "y 111 3 2 Bk rrrc k k 1000 100 0",
+             "z 111 3 3 c rrr k k 1000 100 0"])
+    hands, issues = _read(_db(tmp_path, [hand]))
+    assert hands == [] and len(issues) == 1
+    assert "9 with more than two players in the hand (more than 8)" in issues[0].reason
+
+
+def test_roster_count_that_is_not_a_decimal_number_is_reported(tmp_path):
+    """A superscript digit is ``isdigit()`` but not an int (found by the mutated-logs campaign)."""
+    d = _db(tmp_path, [GOOD])
+    (d / "hroster").write_text("100 \u00b3 al[1] b^b\n", encoding="utf-8")
+    hands, issues = _read(d)
+    assert hands == []
+    assert any("corrupt roster line" in i.reason and i.source.endswith("hroster") and i.line == 1
+               for i in issues), [str(i) for i in issues]

@@ -176,6 +176,7 @@ def _hand(actions: str) -> str:
     ("'d dh p1 AhKd', 'd dh p2 AhQd', 'd dh p3 ????', 'p3 f', 'p1 f'", "dealt twice"),
     ("'d dh p1 AhKx', 'p3 f', 'p1 f'", "unknown card"),
     ("'d dh p9 AhKd', 'p3 f', 'p1 f'", "unknown player"),
+    ("'d dh p\u00b3 AhKd', 'p3 f', 'p1 f'", "unknown player"),     # a digit int() cannot read (fuzz)
     ("'p3 f', 'p3 cc'", "acts after folding"),
     ("'p3 cbr 1'", "not above the bet"),
     ("'p3 cbr 500'", "more than p3's stack"),

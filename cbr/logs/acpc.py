@@ -13,6 +13,14 @@ continuation files without a header, the line itself: bare ``r`` = limit with th
 2p/3p layout, ``rN`` = no-limit 50/100 with the 6-max layout, no raise at all = limit
 when every payoff is below 50 chips (a no-limit hand always moves a 50 blind).
 
+All-in EV: match logs of the ACPC 2017 competition pay a no-limit hand whose players were
+all in before the river at its all-in expected value, not by the cards dealt. A hand whose
+payoffs are not the showdown result but are, to their printed precision, that exact
+equity (every run-out enumerated, :func:`all_in_ev`) is read with the showdown result as
+``payoffs``, the log's figures in ``extra["logged_payoffs"]`` and a note in
+``extra["notes"]``; other wrong payoffs are left for the rules engine to reject. A last
+line without a line end whose final player name is new to the file was cut off: skipped.
+
 >>> p = AcpcParser()
 >>> [rec] = p.parse_lines(["STATE:0:cc/crc/cc/cc:5d5c|9hQd/8dAs8s/4h/6d:20|-20:p1|p2"], "x.log")
 >>> rec.game.name, len(rec.actions), rec.board, rec.payoffs
@@ -277,19 +285,36 @@ class AcpcParser:
         text, issue = read_log_text(path)
         if issue is not None:
             yield issue
-        yield from self.parse_lines(text.splitlines(), path)
+        yield from self.parse_text(text, path)
 
     def parse_text(self, text: str, source: str = "<text>") -> Iterator[HandRecord | ParseIssue]:
-        """Hands and skipped hands of log text (tests, benchmarks)."""
-        return self.parse_lines(text.splitlines(), source)
+        """Hands and skipped hands of log text (tests, benchmarks).
 
-    def parse_lines(self, lines: Iterable[str], source: str) -> Iterator[HandRecord | ParseIssue]:
-        """Hands and skipped hands of an iterable of lines (numbered from 1)."""
+        Text that does not end with a line end may have been cut off: see ``parse_lines``.
+        """
+        return self.parse_lines(text.splitlines(), source, unterminated=_unterminated(text))
+
+    def parse_lines(self, lines: Iterable[str], source: str, *,
+                    unterminated: bool = False) -> Iterator[HandRecord | ParseIssue]:
+        """Hands and skipped hands of an iterable of lines (numbered from 1).
+
+        ``unterminated``: the last line had no line end. The dealer ends every line, so
+        such a last ``STATE:`` line whose final player name is not a name of the file's
+        other hands was cut off (``...|Alic``): it is skipped with the reason.
+
+        >>> text = "STATE:0:f:AhKd|2c2d:5|-5:Alice|Bob\\nSTATE:1:f:AhKd|2c2d:5|-5:Bob|Alic"
+        >>> [str(x) for x in AcpcParser().parse_text(text, "t.log")][1]
+        "t.log:2: truncated last line: it has no line end and its last player 'Alic' plays no other hand of the file (cut off?)"
+        """
         header_game: Optional[GameDef] = None
         json_game: Optional[GameDef] = None
         named_game: Optional[GameDef] = None
         file_betting: Optional[str] = None
         seen: dict[str, int] = {}
+        names: set[str] = set()
+        if unterminated and not isinstance(lines, list):
+            lines = list(lines)
+        last = len(lines) if unterminated else -1   # type: ignore[arg-type]
         for lineno, line in enumerate(lines, 1):
             if line.startswith("STATE:"):
                 try:
@@ -297,6 +322,13 @@ class AcpcParser:
                 except _BadHand as exc:
                     yield ParseIssue(source, lineno, str(exc))
                     continue
+                if lineno == last and names and rec.players[-1] not in names:
+                    yield ParseIssue(source, lineno, f"truncated last line: it has no line end and its last "
+                                                     f"player {rec.players[-1]!r} plays no other hand of the "
+                                                     f"file (cut off?)")
+                    continue
+                if unterminated:
+                    names.update(rec.players)
                 k = seen.get(rec.hand_id, 0) + 1
                 seen[rec.hand_id] = k
                 if k > 1:  # a repeated hand number (concatenated sessions): keep ids unique
@@ -343,12 +375,14 @@ class AcpcParser:
         if len(parts) != 6:
             raise _BadHand(f"corrupt or truncated STATE line ({len(parts)} fields, expected 6)")
         _, hand_id, betting, cards, pay_text, names = parts
-        if not hand_id.isdigit():
+        if not (hand_id.isascii() and hand_id.isdigit()):
             raise _BadHand(f"hand number {hand_id!r} is not a number")
         players = tuple(names.split("|"))
         n = len(players)
         if not 2 <= n <= MAX_SEATS:
             raise _BadHand(f"{n} players; hold'em tables seat 2 to {MAX_SEATS}")
+        if "" in players:
+            raise _BadHand(f"empty player name in {names!r} (truncated?)")
         try:
             payoffs = tuple(map(float, pay_text.split("|")))
         except ValueError:
@@ -380,8 +414,12 @@ class AcpcParser:
         if len(board) != need and not (settled and len(board) > need):
             raise _BadHand(f"{len(board)} board cards for a hand that reached the {STREETS[last]}")
         stacks = None if game.betting == "limit" or not game.stack else (float(game.stack),) * n
-        return HandRecord(source, lineno, hand_id, game, players, hole_cards, board, actions,
-                          payoffs, stacks, None, "acpc")
+        rec = HandRecord(source, lineno, hand_id, game, players, hole_cards, board, actions,
+                         payoffs, stacks, None, "acpc")
+        if settled and len(board) == 5 and actions and actions[-1].street < 3 and \
+                sum(a.kind == "f" for a in actions) < n - 1:
+            rec = _all_in_ev_convention(rec, pay_text) or rec   # an all-in before the river
+        return rec
 
     def _actions(self, game: GameDef, betting: str) -> tuple[tuple[Action, ...], int, bool]:
         entry = self._memo.get(id(game))
@@ -402,6 +440,11 @@ class AcpcParser:
         return got  # type: ignore[return-value]
 
 
+def _unterminated(text: str) -> bool:
+    """Whether ``text`` ends without a line end (its last line may have been cut off)."""
+    return bool(text) and text[-1] not in "\n\r"
+
+
 def _board(text: str) -> tuple[int, ...]:
     """Board cards of ``flop/turn/river`` text (memoised); raises _BadHand."""
     parts = text.split("/")
@@ -415,3 +458,173 @@ def _board(text: str) -> tuple[int, ...]:
     if len(BOARD) < 500_000:
         BOARD[text] = board
     return board
+
+
+# -- all-in EV payoffs ---------------------------------------------------------------
+# The dealer of the ACPC 2017 competition paid a hand whose players were all in before
+# the river at its all-in expected value: each pot split by the equity of the players
+# over every run-out of the remaining board cards, not by the cards that were dealt.
+
+def _all_in_ev_convention(rec: HandRecord, pay_text: str) -> Optional[HandRecord]:
+    """``rec`` read under the all-in EV convention, or None when it does not apply.
+
+    Applies when the log's payoffs are not the showdown result but are, to their printed
+    precision, the exact all-in equity (:func:`all_in_ev`) with the deck less the hole
+    cards of the players still in (or less every hole card the log shows). The record
+    then carries the showdown result as ``payoffs`` (what the rules engine replays), the
+    log's figures as ``extra["logged_payoffs"]`` and a note in ``extra["notes"]``.
+    """
+    from cbr.logs.replay import replay_hand   # the rules engine, only for these rare hands
+
+    if rec.payoffs is None or rec.game.betting == "limit":
+        return None
+    live = [p for p in range(rec.n_players) if not any(a.kind == "f" and a.position == p for a in rec.actions)]
+    if any(rec.hole_cards[p] is None for p in live):
+        return None
+    committed = _committed(rec)
+    dead = [c for p in live for c in rec.hole_cards[p]]  # type: ignore[union-attr]
+    cards = all_in_ev([rec.hole_cards[p] for p in live], live, rec.board, committed, dead)
+    if all(abs(a - b) <= 1e-6 for a, b in zip(rec.payoffs, cards)):
+        return None                   # paid by the cards: the usual case, no replay needed
+    try:
+        replay_hand(rec)
+        return None                   # paid by the cards to the odd chip
+    except (CBRError, ValueError):
+        pass
+    try:
+        replayed = replay_hand(rec, check_payoffs=False)
+    except (CBRError, ValueError):
+        return None                   # rejected for another reason: the engine will say why
+    state, showdown = replayed.state, replayed.payoffs
+    live = [p for p in range(rec.n_players) if not state.folded[p]]
+    if showdown is None or len(live) < 2 or rec.payoffs is None:
+        return None
+    logged = rec.payoffs
+    tolerance = [0.5 * 10.0 ** -(len(t) - t.index(".") - 1 if "." in t else 0) + 1e-9
+                 for t in pay_text.split("|")]
+    known = BOARD_SIZES[rec.actions[-1].street]
+    shown = [p for p in range(rec.n_players) if rec.hole_cards[p] is not None]
+    for deck_less, who in (("the hole cards of the players in the hand", live),
+                           ("every hole card the log shows", shown)):
+        dead = [c for p in who for c in rec.hole_cards[p]]  # type: ignore[union-attr]
+        ev = all_in_ev([rec.hole_cards[p] for p in live], live, rec.board[:known], state.total_committed,
+                       dead)
+        if all(abs(a - b) <= t for a, b, t in zip(logged, ev, tolerance)):
+            note = (f"payoffs are the all-in expected value (ACPC 2017 convention): all in on the "
+                    f"{STREETS[rec.actions[-1].street]}, equity over every run-out of the deck less "
+                    f"{deck_less}; showdown result {list(showdown)} used as payoffs")
+            extra = dict(rec.extra)
+            extra["notes"] = tuple(extra.get("notes", ())) + (note,)
+            extra["logged_payoffs"] = logged
+            extra["payoffs_convention"] = "all-in EV"
+            return HandRecord(rec.source, rec.line, rec.hand_id, rec.game, rec.players, rec.hole_cards,
+                              rec.board, rec.actions, tuple(showdown), rec.stacks, rec.posted, rec.format,
+                              extra)
+    return None
+
+
+def _committed(rec: HandRecord) -> list[float]:
+    """Chips each position put in a no-limit hand: the blind, or its last street total
+    pre-flop, plus its last street total on every later street.
+
+    >>> [rec] = AcpcParser().parse_text("STATE:1:r300c/r900f:AhKd|QsQc/2c7d9h:300|-300:a|b")
+    >>> _committed(rec)              # pre-flop 300 each; on the flop position 0 bets 600
+    [900.0, 300.0]
+    """
+    totals: dict[tuple[int, int], float] = {}
+    for a in rec.actions:
+        if a.amount is not None:
+            totals[(a.street, a.position)] = a.amount
+    return [totals.get((0, p), float(rec.game.blinds[p])) + sum(totals.get((s, p), 0.0) for s in (1, 2, 3))
+            for p in range(rec.n_players)]
+
+
+def all_in_ev(holes: list, live: list[int], board: tuple[int, ...], committed: tuple[float, ...],
+              dead: list[int]) -> tuple[float, ...]:
+    """Net chips per position when every pot is split by the players' equity, exactly.
+
+    ``holes[i]`` are the hole cards of position ``live[i]`` (the players still in),
+    ``board`` the cards dealt when the betting ended, ``committed`` every position's chips
+    in the pot, ``dead`` the cards out of the deck besides the board. Every run-out of the
+    missing board cards is scored with ``evaluator_ext.evaluate_batch``; side pots go to
+    the best hand among the players who matched them, ties split.
+
+    >>> ev = all_in_ev([(51, 50), (47, 46)], [0, 1], (), (100.0, 100.0), [51, 50, 47, 46])
+    >>> round(ev[0], 2), abs(ev[0] + ev[1]) < 1e-9    # AsAh against KsKh, all in pre-flop: 82.6%
+    (65.27, True)
+    """
+    need = 5 - len(board)
+    if need == 0:                     # the showdown of the dealt board: one run-out
+        from evaluator_ext import evaluate
+
+        value = [evaluate((*hole, *board)) for hole in holes]
+        won = [0.0] * len(committed)
+        for pot, eligible in _pots(live, committed):
+            top = max(value[i] for i in eligible)
+            winners = [live[i] for i in eligible if value[i] == top]
+            for p in winners:
+                won[p] += pot / len(winners)
+        return tuple(w - c for w, c in zip(won, committed))
+
+    import numpy as np
+
+    from evaluator_ext import evaluate_batch
+
+    out = set(dead) | set(board)
+    deck = np.array([c for c in range(52) if c not in out], dtype=np.uint8)
+    runouts = deck[_combinations(len(deck), need)]
+    rows = len(runouts)
+    values = np.empty((len(live), rows), dtype=np.int32)
+    hand = np.empty((rows, 7), dtype=np.uint8)
+    hand[:, 2:2 + len(board)] = board
+    hand[:, 2 + len(board):] = runouts
+    for i, hole in enumerate(holes):
+        hand[:, :2] = hole
+        values[i] = evaluate_batch(hand)
+    won = [0.0] * len(committed)
+    for pot, eligible in _pots(live, committed):
+        if len(eligible) == 1:
+            won[live[eligible[0]]] += pot
+        else:
+            v = values[eligible]
+            best = v == v.max(axis=0)
+            share = (best / best.sum(axis=0)).sum(axis=1) / rows
+            for i, sh in zip(eligible, share.tolist()):
+                won[live[i]] += pot * sh
+    return tuple(w - c for w, c in zip(won, committed))
+
+
+def _pots(live: list[int], committed: tuple[float, ...] | list[float]) -> list[tuple[float, list[int]]]:
+    """The main pot and side pots: (chips, indexes into ``live`` of the players who matched it).
+
+    >>> _pots([0, 1], [100.0, 40.0, 10.0])        # position 2 folded after 10 chips
+    [(90.0, [0, 1]), (60.0, [0])]
+    """
+    out = []
+    below = 0.0
+    for level in sorted({committed[p] for p in live}):
+        pot = sum(min(c, level) - min(c, below) for c in committed)
+        out.append((pot, [i for i, p in enumerate(live) if committed[p] >= level]))
+        below = level
+    return out
+
+
+def _combinations(n: int, k: int) -> "np.ndarray":
+    """Every k-subset of range(n), one sorted row each, in lexicographic order.
+
+    >>> _combinations(4, 2).tolist()
+    [[0, 1], [0, 2], [0, 3], [1, 2], [1, 3], [2, 3]]
+    """
+    import numpy as np
+
+    if k == 0:
+        return np.zeros((1, 0), dtype=np.int64)
+    rows = np.arange(n - k + 1, dtype=np.int64).reshape(-1, 1)
+    for j in range(1, k):
+        last = rows[:, -1]
+        counts = np.maximum(0, n - (k - j) + 1 - (last + 1))
+        total = int(counts.sum())
+        first = np.repeat(last + 1, counts)
+        step = np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts)
+        rows = np.column_stack([np.repeat(rows, counts, axis=0), first + step])
+    return rows

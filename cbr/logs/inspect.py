@@ -102,6 +102,8 @@ def inspect_logs(
                 continue
             report.hands_read += 1
             counts["hands"] += 1
+            for note in item.extra.get("notes", ()):      # read, with a remark (ACPC all-in EV)
+                report.notes.append(ParseIssue(item.source, item.line, note))
             report.decisions += len(points)
             report.decisions_known += sum(p.hole is not None for p in points)
             names.update(item.players)

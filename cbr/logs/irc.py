@@ -76,10 +76,14 @@ class _PdbRow:
 class IrcParser:
     """Parser plugin ``irc``: the UofA IRC database directory -> HandRecords and ParseIssues.
 
-    ``max_raises``: a street with more bets/raises than this is reported as corrupt
-    (the data has raising wars of 15-53 raises that look like logging faults; real
-    heads-up hands show up to about 8). ``raise_cap`` of each hand's game is the usual
-    (3, 4, 4, 4) or, where the hand shows more raises (uncapped heads-up), that many.
+    Raise cap: the server capped a round at ``raise_cap`` bets/raises (3 pre-flop after
+    the big blind, 4 later) while more than two players were in the hand, and lifted the
+    cap when two were left: in the April 1995 data all 230 bets/raises beyond the cap
+    (45 rounds, up to 53 on one river) come with two players left, while 156 rounds with
+    more players stop exactly at the cap. So raises between the last two players are
+    read however many; ``max_raises`` bounds the raises made while more than two players
+    are in (more is reported as corrupt). Each hand's game has the usual ``raise_cap``
+    or, where the hand shows more raises, that many.
 
     >>> p = IrcParser()
     >>> p.name, p.small_bet, p.big_bet, p.blinds
@@ -163,7 +167,7 @@ class IrcParser:
             fields = raw.split()
             if not fields:
                 continue
-            if len(fields) < 2 or not fields[1].isdigit() or len(fields) != int(fields[1]) + 2:
+            if len(fields) < 2 or not (fields[1].isascii() and fields[1].isdigit()) or len(fields) != int(fields[1]) + 2:
                 issues.append(ParseIssue(path, lineno, f"corrupt roster line: {raw.strip()!r}"))
                 continue
             roster[fields[0]] = fields[2:]
@@ -297,7 +301,8 @@ class IrcParser:
             sb, bb = self.blinds
             kind = "" if tuple(posted[:2]) == (sb, bb) and not any(posted[2:]) else ".blinds-" + "-".join(
                 f"{p:g}" for p in posted)
-            cap = "" if caps == self.raise_cap else ".cap-" + "".join(str(c) for c in caps)
+            cap = "" if caps == self.raise_cap else ".cap-" + ("" if max(caps) < 10 else "-").join(
+                str(c) for c in caps)
             game = GameDef(f"irc.{self.small_bet:g}-{self.big_bet:g}.{n}p{kind}{cap}", n, tuple(posted),
                            self.small_bet, self.big_bet, caps, (first_pre, 0, 0, 0))
             self._games[key] = game
@@ -305,154 +310,18 @@ class IrcParser:
 
     # -- merging the letters ---------------------------------------------------------
     def _betting(self, rows: list[_PdbRow], ts: str):
-        """Replay the per-player letters in turn order.
+        """Replay the per-player letters in turn order (see :class:`_Betting`).
 
-        Returns (actions, chips put in per position, blinds posted, pre-flop opener,
-        raise caps, [(players, pot) at the start of flop/turn/river], quitters).
+        Returns (actions, chips put in per position, blinds posted, nominal blinds,
+        pre-flop opener, raise caps, [(players, pot, betting) at the start of flop/turn/river],
+        quitters).
         """
-        n = len(rows)
-        stack = [float(r.bankroll) for r in rows]
-        put = [0.0] * n
-        folded = [False] * n
-        all_in = [False] * n
-        quit_pending = [False] * n
-        quits: list[int] = []
-        actions: list[Action] = []
-        letters = [[("" if r.letters[s] == "-" else r.letters[s]) for r in rows] for s in range(4)]
-
-        # blinds: the leading B letters, small then big (one B alone is the big blind)
-        pre = letters[0]
-        posters = [p for p in range(n) if pre[p].startswith("B")]
-        if len(posters) > 2:
-            raise _Corrupt(f"hand {ts}: {len(posters)} blinds posted")
-        amounts = {2: self.blinds, 1: (self.blinds[1],), 0: ()}[len(posters)]
-        posted = [0.0] * n
-        nominal = [0.0] * n
-        for p, amt in zip(posters, amounts):
-            nominal[p] = amt
-            pay = min(amt, stack[p])
-            posted[p] = pay
-            stack[p] -= pay
-            put[p] += pay
-            rest = pre[p][1:]
-            if rest.startswith("A"):
-                rest = rest[1:]
-            if stack[p] <= 0:
-                all_in[p] = True
-            pre[p] = rest
-        if any("B" in pre[p] for p in range(n)):
-            raise _Corrupt(f"hand {ts}: a blind letter B in the middle of the betting")
-        first_pre = (posters[-1] + 1) % n if posters else 0
-
-        caps = list(self.raise_cap)
-        per_round: list[tuple[int, float]] = []
+        hand = _Betting(self, rows, ts)
+        first_pre = hand.post_blinds()
         for street in range(4):
-            live = n - sum(folded)
-            rest = letters[street]
-            idx = [0] * n
-            size = self.small_bet if street < 2 else self.big_bet
-            this = posted[:] if street == 0 else [0.0] * n
-            level = max(nominal) if street == 0 else 0.0
-            raises = 0
-            to_act = {p for p in range(n) if not folded[p] and not all_in[p]}
-            if len(to_act) == 1 and all(this[p] >= level for p in to_act):
-                to_act = set()  # everyone else all-in and matched: no betting
-            if street > 0:
-                # the hdb counts players still in (a quitter waiting for his turn is out);
-                # it writes 0/0 for a round without betting (all but one all-in)
-                in_hand = live - sum(1 for q in range(n) if quit_pending[q] and not folded[q])
-                per_round.append((in_hand, sum(put), bool(to_act)) if live > 1 else (0, 0, False))
-            if live <= 1:
-                self._leftovers(rest, idx, ts, street, folded, quit_pending, quits)
-                continue
-            p = first_pre if street == 0 else 0
-            while to_act and live > 1:
-                if p in to_act:
-                    s = rest[p]
-                    i = idx[p]
-                    quitting = s[i] in _QUIT if i < len(s) else quit_pending[p]
-                    if (i >= len(s) and not quitting) or (quitting and rows[p].winnings > 0):
-                        # p has no letter left, or left too but collected chips (so he did not
-                        # fold first): whoever else left the table left before p's turn, out of
-                        # turn, and was folded at once, which ended the hand when one player
-                        # was left. (The letters do not say who left first; the pdb does.)
-                        live = self._leave_out_of_turn(p, street, rest, idx, folded, all_in, quit_pending,
-                                                       quits, to_act, actions, live)
-                        if live <= 1:
-                            break
-                    if i >= len(s):
-                        if quit_pending[p]:
-                            letter = "Q"
-                        else:
-                            raise _Corrupt(f"hand {ts}: {rows[p].nick} (position {p + 1}) has no letter left "
-                                           f"for his turn on the {_STREET_NAMES[street]}")
-                    else:
-                        letter = s[i]
-                        idx[p] = i + 1
-                    need = level - this[p]
-                    kind = "c"
-                    if letter in _QUIT or letter == "f":
-                        kind = "f"
-                        folded[p] = True
-                        live -= 1
-                        if letter != "f":
-                            quits.append(p)
-                            quit_pending[p] = False
-                    elif letter == "k":
-                        if need > 0:
-                            raise _Corrupt(f"hand {ts}: {rows[p].nick} checks facing a bet on the "
-                                           f"{_STREET_NAMES[street]}")
-                    elif letter == "c":
-                        if need <= 0:
-                            raise _Corrupt(f"hand {ts}: {rows[p].nick} calls with nothing to call on the "
-                                           f"{_STREET_NAMES[street]}")
-                        pay = min(need, stack[p])
-                        stack[p] -= pay
-                        put[p] += pay
-                        this[p] += pay
-                    elif letter == "b" or letter == "r":
-                        if letter == "b" and level > 0:
-                            raise _Corrupt(f"hand {ts}: {rows[p].nick} bets into a bet on the "
-                                           f"{_STREET_NAMES[street]}")
-                        if letter == "r" and level == 0:
-                            raise _Corrupt(f"hand {ts}: {rows[p].nick} raises with no bet on the "
-                                           f"{_STREET_NAMES[street]}")
-                        if not any(q != p and not folded[q] and not all_in[q] for q in range(n)):
-                            raise _Corrupt(f"hand {ts}: {rows[p].nick} {'bets' if letter == 'b' else 'raises'} "
-                                           f"on the {_STREET_NAMES[street]} when every other player has "
-                                           f"folded or is all-in (no one could call)")
-                        pay = min(level + size - this[p], stack[p])
-                        stack[p] -= pay
-                        put[p] += pay
-                        this[p] += pay
-                        if this[p] > level:
-                            kind = "r"
-                            level = this[p]
-                            raises += 1
-                            to_act = {q for q in range(n) if not folded[q] and not all_in[q]}
-                    else:
-                        raise _Corrupt(f"hand {ts}: unexpected letter {letter!r} in {rows[p].nick}'s "
-                                       f"{_STREET_NAMES[street]} betting {s!r}")
-                    flag = False
-                    if kind != "f":
-                        if idx[p] < len(s) and s[idx[p]] == "A":
-                            idx[p] += 1
-                            flag = True
-                        if stack[p] <= 0:
-                            flag = True
-                            all_in[p] = True
-                    actions.append(limit_action(street, p, kind, flag))
-                    to_act.discard(p)
-                    if flag:
-                        to_act.discard(p)
-                p = p + 1 if p + 1 < n else 0
-            if raises > self.max_raises:
-                raise _Corrupt(f"hand {ts}: {raises} bets/raises on the {_STREET_NAMES[street]} "
-                               f"(more than {self.max_raises}): corrupt")
-            # preflop the big blind is not counted by ACPC caps; bets/raises are 'r' actions
-            caps[street] = max(caps[street], raises)
-            self._leftovers(rest, idx, ts, street, folded, quit_pending, quits, rows)
-        return actions, put, posted, nominal, first_pre, tuple(caps), per_round, quits
+            hand.play_round(street, first_pre)
+        return (hand.actions, hand.put, hand.posted, hand.nominal, first_pre, tuple(hand.caps),
+                hand.per_round, hand.quits)
 
     @staticmethod
     def _leave_out_of_turn(p: int, street: int, rest: list[str], idx: list[int], folded: list[bool],
@@ -496,6 +365,226 @@ class IrcParser:
             who = rows[p].nick if rows else f"position {p + 1}"
             raise _Corrupt(f"hand {ts}: {who}'s letters {tail!r} on the {_STREET_NAMES[street]} "
                            f"are left over after the round")
+
+
+class _Betting:
+    """One hand's betting, rebuilt from the players' letters: the blinds, then each round.
+
+    The letters have no amounts: a round is walked in turn order from the pre-flop opener
+    (or the first player still in), each player taking his next letter, and walked again
+    after every bet or raise until everyone still able to bet has answered it. Chips follow
+    the fixed bet sizes, limited by each player's bankroll (an all-in).
+
+    Raise cap: the IRC server capped a round at ``raise_cap`` bets and raises while more
+    than two players were in the hand, and lifted the cap once only two were left
+    (heads-up raising wars). So the raises made while more than two players are in are
+    bounded by the parser's ``max_raises``; the raises between the last two are not.
+    """
+
+    __slots__ = ("parser", "rows", "ts", "n", "stack", "put", "folded", "all_in", "quit_pending", "quits",
+                 "actions", "letters", "posted", "nominal", "caps", "per_round",
+                 # the round being played
+                 "street", "rest", "idx", "this", "level", "size", "to_act", "live", "raises", "crowded")
+
+    def __init__(self, parser: "IrcParser", rows: list[_PdbRow], ts: str) -> None:
+        n = len(rows)
+        self.parser = parser
+        self.rows = rows
+        self.ts = ts
+        self.n = n
+        self.stack = [float(r.bankroll) for r in rows]
+        self.put = [0.0] * n
+        self.folded = [False] * n
+        self.all_in = [False] * n
+        self.quit_pending = [False] * n
+        self.quits: list[int] = []
+        self.actions: list[Action] = []
+        self.letters = [[("" if r.letters[s] == "-" else r.letters[s]) for r in rows] for s in range(4)]
+        self.posted = [0.0] * n
+        self.nominal = [0.0] * n
+        self.caps = list(parser.raise_cap)
+        self.per_round: list[tuple[int, float, bool]] = []
+
+    def _corrupt(self, what: str) -> _Corrupt:
+        return _Corrupt(f"hand {self.ts}: {what}")
+
+    def post_blinds(self) -> int:
+        """Post the leading ``B`` letters (small then big; one ``B`` alone is the big blind);
+        returns the pre-flop opener."""
+        n, pre, stack = self.n, self.letters[0], self.stack
+        posters = [p for p in range(n) if pre[p].startswith("B")]
+        if len(posters) > 2:
+            raise self._corrupt(f"{len(posters)} blinds posted")
+        blinds = self.parser.blinds
+        amounts = {2: blinds, 1: (blinds[1],), 0: ()}[len(posters)]
+        for p, amt in zip(posters, amounts):
+            self.nominal[p] = amt
+            pay = min(amt, stack[p])
+            self.posted[p] = pay
+            stack[p] -= pay
+            self.put[p] += pay
+            rest = pre[p][1:]
+            if rest.startswith("A"):
+                rest = rest[1:]
+            if stack[p] <= 0:
+                self.all_in[p] = True
+            pre[p] = rest
+        if any("B" in pre[p] for p in range(n)):
+            raise self._corrupt("a blind letter B in the middle of the betting")
+        return (posters[-1] + 1) % n if posters else 0
+
+    def play_round(self, street: int, first: int) -> None:
+        """One betting round: the table at its start (for the hdb checks), the turns, and
+        what the round leaves over. ``first`` opens the pre-flop round."""
+        n, folded, all_in = self.n, self.folded, self.all_in
+        self.street = street
+        self.live = n - sum(folded)
+        self.rest = self.letters[street]
+        if self.live <= 1:                  # the hand is over: only quits may be left
+            if street > 0:
+                self.per_round.append((0, 0, False))
+            self.parser._leftovers(self.rest, [0] * n, self.ts, street, folded, self.quit_pending, self.quits)
+            return
+        self.idx = [0] * n
+        self.this = self.posted[:] if street == 0 else [0.0] * n
+        self.level = max(self.nominal) if street == 0 else 0.0
+        self.size = self.parser.small_bet if street < 2 else self.parser.big_bet
+        self.raises = self.crowded = 0
+        to_act = self.to_act = {p for p in range(n) if not folded[p] and not all_in[p]}
+        if len(to_act) == 1 and all(self.this[p] >= self.level for p in to_act):
+            to_act.clear()  # everyone else all-in and matched: no betting
+        if street > 0:
+            # the hdb counts players still in (a quitter waiting for his turn is out);
+            # it writes 0/0 for a round without betting (all but one all-in)
+            waiting = sum(1 for q in range(n) if self.quit_pending[q] and not folded[q])
+            self.per_round.append((self.live - waiting, sum(self.put), bool(to_act)))
+        p = first if street == 0 else 0
+        turn = self._turn
+        while True:
+            to_act = self.to_act        # a bet or raise makes a new set
+            if not to_act or self.live <= 1:
+                break
+            while p not in to_act:      # the next player in turn order who must act
+                p = p + 1 if p + 1 < n else 0
+            if not turn(p):
+                break
+            p = p + 1 if p + 1 < n else 0
+        if self.crowded > self.parser.max_raises:
+            raise self._corrupt(f"{self.raises} bets/raises on the {_STREET_NAMES[street]}, {self.crowded} "
+                                f"with more than two players in the hand (more than "
+                                f"{self.parser.max_raises}): corrupt")
+        # preflop the big blind is not counted by ACPC caps; bets/raises are 'r' actions
+        self.caps[street] = max(self.caps[street], self.raises)
+        self.parser._leftovers(self.rest, self.idx, self.ts, street, folded, self.quit_pending, self.quits,
+                               self.rows)
+
+    def _turn(self, p: int) -> bool:
+        """Player ``p`` acts on his next letter; False when the hand ended before his turn."""
+        s, i = self.rest[p], self.idx[p]
+        if i < len(s) and s[i] not in _QUIT:
+            letter = s[i]                   # the usual case: his next letter, no one leaving
+            self.idx[p] = i = i + 1
+        else:
+            letter = self._next_letter(p)
+            if letter is None:
+                return False
+            i = self.idx[p]
+        flag = False
+        if letter in _QUIT or letter == "f":
+            self.folded[p] = True
+            self.live -= 1
+            if letter != "f":
+                self.quits.append(p)
+                self.quit_pending[p] = False
+            kind = "f"
+        else:
+            if letter == "k" and self.this[p] >= self.level:
+                kind = "c"                  # a check: no chips
+            else:
+                kind = self._put_in(p, letter)
+            if i < len(s) and s[i] == "A":
+                self.idx[p] = i + 1
+                flag = True
+            if self.stack[p] <= 0:
+                flag = True
+                self.all_in[p] = True
+        self.actions.append(limit_action(self.street, p, kind, flag))  # type: ignore[arg-type]
+        self.to_act.discard(p)
+        return True
+
+    def _next_letter(self, p: int) -> Optional[str]:
+        """The letter ``p`` plays now (a quitter waiting for his turn plays ``Q``); None
+        when the others' leaving ended the hand first."""
+        s, i = self.rest[p], self.idx[p]
+        quitting = s[i] in _QUIT if i < len(s) else self.quit_pending[p]
+        if (i >= len(s) and not quitting) or (quitting and self.rows[p].winnings > 0):
+            # p has no letter left, or left too but collected chips (so he did not fold
+            # first): whoever else left the table left before p's turn, out of turn, and
+            # was folded at once, which ended the hand when one player was left. (The
+            # letters do not say who left first; the pdb does.)
+            self.live = self.parser._leave_out_of_turn(p, self.street, self.rest, self.idx, self.folded,
+                                                       self.all_in, self.quit_pending, self.quits, self.to_act,
+                                                       self.actions, self.live)
+            if self.live <= 1:
+                return None
+        if i < len(s):
+            self.idx[p] = i + 1
+            return s[i]
+        if self.quit_pending[p]:
+            return "Q"
+        raise self._corrupt(f"{self.rows[p].nick} (position {p + 1}) has no letter left for his turn on the "
+                            f"{_STREET_NAMES[self.street]}")
+
+    def _put_in(self, p: int, letter: str) -> str:
+        """Chips for a check, call, bet or raise; the action's kind (``r`` only when the
+        bet level went up: a short all-in raise is a call)."""
+        this, level = self.this, self.level
+        if letter == "c":
+            need = level - this[p]
+            if need <= 0:
+                raise self._corrupt(f"{self.rows[p].nick} calls with nothing to call {self._on()}")
+            self._pay(p, need)
+            return "c"
+        if letter == "k":
+            if level - this[p] > 0:
+                raise self._corrupt(f"{self.rows[p].nick} checks facing a bet {self._on()}")
+            return "c"
+        if letter == "b" or letter == "r":
+            self._check_bet(p, letter)
+            self._pay(p, level + self.size - this[p])
+            if this[p] <= level:
+                return "c"
+            self.level = this[p]
+            self.raises += 1
+            self.crowded += self.live > 2
+            # everyone else who can still bet must answer it
+            folded, all_in = self.folded, self.all_in
+            self.to_act = {q for q in range(self.n) if not folded[q] and not all_in[q]}
+            return "r"
+        raise self._corrupt(f"unexpected letter {letter!r} in {self.rows[p].nick}'s "
+                            f"{_STREET_NAMES[self.street]} betting {self.rest[p]!r}")
+
+    def _check_bet(self, p: int, letter: str) -> None:
+        """A bet needs no bet before it, a raise one, and both someone who could call."""
+        if letter == "b" and self.level > 0:
+            raise self._corrupt(f"{self.rows[p].nick} bets into a bet {self._on()}")
+        if letter == "r" and self.level == 0:
+            raise self._corrupt(f"{self.rows[p].nick} raises with no bet {self._on()}")
+        folded, all_in = self.folded, self.all_in
+        if not any(q != p and not folded[q] and not all_in[q] for q in range(self.n)):
+            raise self._corrupt(f"{self.rows[p].nick} {'bets' if letter == 'b' else 'raises'} {self._on()} "
+                                f"when every other player has folded or is all-in (no one could call)")
+
+    def _on(self) -> str:
+        return f"on the {_STREET_NAMES[self.street]}"
+
+    def _pay(self, p: int, amount: float) -> None:
+        """``p`` puts in ``amount``, or what is left of his bankroll."""
+        stack = self.stack
+        pay = amount if amount < stack[p] else stack[p]
+        stack[p] -= pay
+        self.put[p] += pay
+        self.this[p] += pay
 
 
 def _database_dir(path: str) -> Optional[str]:

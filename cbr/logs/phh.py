@@ -314,7 +314,7 @@ class PhhParser:
 
     @staticmethod
     def _position(word: str, n: int, pos_of: dict[int, int], where: str) -> int:
-        if len(word) < 2 or word[0] != "p" or not word[1:].isdigit() or not 1 <= int(word[1:]) <= n:
+        if len(word) < 2 or word[0] != "p" or not (word[1:].isascii() and word[1:].isdigit()) or not 1 <= int(word[1:]) <= n:
             raise _BadHand(f"{where}: unknown player {word!r} (p1..p{n})")
         return pos_of[int(word[1:]) - 1]
 

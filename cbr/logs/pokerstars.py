@@ -188,360 +188,8 @@ class PokerStarsParser:
             raise _Bad(msg if msg.startswith("hand #") else f"hand #{hand_id}: {msg}") from None
 
     def _limit_hand(self, path: str, line: int, block: list[str], hand_id: str, desc: str) -> HandRecord:
-        lm = _LEVEL.search(desc)
-        sm = lm or _CASH_STAKES.search(desc)
-        if sm is None:
-            raise _Bad(f"hand #{hand_id}: no stakes in the header")
-        if lm:
-            small_bet, big_bet = _money(lm.group(1)), _money(lm.group(2))
-        else:
-            small_bet, big_bet = _money(sm.group(2)), _money(sm.group(3))
-        nb = len(block)
-        if nb < 2:
-            raise _Bad(f"hand #{hand_id}: truncated hand (header only)")
-        tm = _TABLE.match(block[1])
-        if tm is None:
-            raise _Bad(f"hand #{hand_id}: no table/button line")
-        button = int(tm.group(1))
-
-        seats: dict[str, tuple[int, float, bool]] = {}   # name -> (seat, stack, sitting out)
-        i = 2
-        while i < nb and block[i].startswith("Seat "):
-            i += 1
-        found = _SEATS.findall("\n".join(block[2:i]))      # one match per good line
-        try:
-            if len(found) != i - 2:
-                raise ValueError
-            for seat_no, who, chips, tail in found:
-                seats[who] = (int(seat_no), float(chips.replace(",", "")), "sitting out" in tail)
-        except ValueError:                                  # a line that does not match, or "1.2.3" chips
-            raise self._bad_seat_line(block[2:i], hand_id) from None
-        if len(seats) < 2:
-            raise _Bad(f"hand #{hand_id}: {len(seats)} players seated")
-
-        # One pass over the body, chips counted as the lines come. Players are keyed by
-        # name: positions are known only at the end (players dealt in = seated players
-        # with a line in the hand). The first betting fault is kept in `wrong` and raised
-        # after the checks of the hand's shape (summary, sections, board, total pot,
-        # players dealt in), which take precedence when a hand has several faults.
-        street = -1
-        board: list[str] = []
-        shown: dict[str, list[str]] = {}
-        returned: dict[str, float] = {}
-        collected: dict[str, float] = {}
-        acting: set[str] = set()
-        acts: list[tuple[int, str]] = []                    # (action code less the position, name)
-        at = 0                                              # street * _STREET_CODES
-        put: dict[str, float] = {}
-        posted: dict[str, float] = {}
-        dead: dict[str, float] = {}
-        nominal: dict[str, float] = {}
-        this: dict[str, float] = {}
-        sb_first: Optional[str] = None
-        bb_first: Optional[str] = None
-        sb_amount: Optional[float] = None
-        raises = [0, 0, 0, 0]
-        level = 0.0
-        size = small_bet
-        wrong: Optional[str] = None
-        summary = -1
-        betting = False                                     # pre-flop .. river
-        for k, b in enumerate(block[i:], i):
-            if not b:
-                continue
-            # the common case first: "name: action" by a seated player
-            name, colon, rest = b.partition(": ")
-            if not colon or name not in seats:
-                if b.startswith("*** "):
-                    if b.startswith("*** SUMMARY ***"):
-                        summary = k
-                        break
-                    if b.startswith(_SHOWDOWN):
-                        street = 4
-                        betting = False
-                        continue
-                    section = b[:b.find(" ***", 3) + 4]       # "*** FLOP ***"
-                    s = _STREETS.get(section)
-                    if s is None:
-                        raise self._shape_error(block, k, hand_id, f"hand #{hand_id}: unknown section {b!r}")
-                    if s != street + 1:
-                        raise self._shape_error(block, k, hand_id, f"hand #{hand_id}: {section} out of order")
-                    street = s
-                    at = s * _STREET_CODES
-                    betting = True
-                    if s == 0:
-                        this = dict(posted)
-                        level = max(max(nominal.values(), default=0.0), max(posted.values(), default=0.0))
-                    else:
-                        groups = _CARDS.findall(b)
-                        new = groups[-1].split() if groups else []
-                        if len(new) != (3 if s == 1 else 1):
-                            raise self._shape_error(block, k, hand_id, f"hand #{hand_id}: bad board line {b!r}")
-                        board.extend(new)
-                        this = {}
-                        level = 0.0
-                        if s == 2:
-                            size = big_bet
-                    continue
-                elif b.startswith("Dealt to "):
-                    rest = b[9:]
-                    name = rest[: rest.rfind(" [")] if " [" in rest else rest
-                    cm = _CARDS.search(rest, len(name))
-                    if name in seats and cm:
-                        shown[name] = cm.group(1).split()
-                        acting.add(name)
-                    continue
-                else:
-                    um = _UNCALLED.match(b) if b.startswith("Uncalled") else None
-                    if um:
-                        who = um.group(2).strip()
-                        returned[who] = returned.get(who, 0.0) + _money(um.group(1))
-                        continue
-                    cm2 = _COLLECTED.match(b) if " collected " in b else None
-                    if cm2 and cm2.group(1) in seats:
-                        collected[cm2.group(1)] = collected.get(cm2.group(1), 0.0) + _money(cm2.group(2))
-                        continue
-                    name, rest = self._split_actor(b, seats)
-                    if name is None:
-                        continue  # chat, joins/leaves, table messages
-
-            # a line of a seated player: name, rest
-            if betting and (verb := _VERBS.get(rest[:5])) is not None:
-                if verb == "f":
-                    acting.add(name)
-                    if wrong is None:
-                        acts.append((at + rest.endswith("and is all-in"), name))
-                    continue
-                if verb == "k" and rest.startswith("checks"):
-                    acting.add(name)
-                    if wrong is None:
-                        if this.get(name, 0.0) + _EPS < level:
-                            wrong = f"hand #{hand_id}: {name} checks facing a bet on the {_STREET_NAMES[street]}"
-                        else:
-                            acts.append((at + 2 + rest.endswith("and is all-in"), name))
-                    continue
-                if verb == "c" and rest.startswith("calls "):
-                    acting.add(name)
-                    if wrong is None:
-                        try:
-                            amt = _money(rest[6:].split(None, 1)[0].lstrip(_CURRENCY))
-                        except _Bad as exc:
-                            wrong = f"hand #{hand_id}: {exc} in {name}: {rest}"
-                            continue
-                        put[name] = put.get(name, 0.0) + amt
-                        now = this[name] = round(this.get(name, 0.0) + amt + 0.0, 2)
-                        if now > level + _EPS:
-                            wrong = f"hand #{hand_id}: {name} calls more than the bet on the {_STREET_NAMES[street]}"
-                        else:
-                            acts.append((at + 2 + rest.endswith("and is all-in"), name))
-                    continue
-                if verb == "b" or (verb == "r" and rest.startswith("raises ")):
-                    acting.add(name)
-                    if wrong is None:
-                        all_in = rest.endswith("and is all-in")
-                        words = rest.split()
-                        before = this.get(name, 0.0)
-                        try:
-                            if verb == "b":
-                                to = round(before + _money(words[1].lstrip(_CURRENCY)) + 0.0, 2)
-                            else:
-                                to = _money(words[-4 if all_in else -1].lstrip(_CURRENCY))
-                        except _Bad as exc:
-                            wrong = f"hand #{hand_id}: {exc} in {name}: {rest}"
-                            continue
-                        full = round(level + size + 0.0, 2)
-                        if to > full + _EPS or (to < full - _EPS and not all_in):
-                            wrong = (f"hand #{hand_id}: {name} {' '.join(words[:4])} on the "
-                                     f"{_STREET_NAMES[street]}, but the limit bet makes it {full:g}: "
-                                     f"not limit betting")
-                            continue
-                        put[name] = put.get(name, 0.0) + (to - before)
-                        this[name] = to
-                        if to > level + _EPS:
-                            level = to
-                            raises[street] += 1
-                            acts.append((at + 4 + all_in, name))
-                        else:
-                            acts.append((at + 2 + all_in, name))
-                    continue
-            elif street == -1 and rest.startswith("posts "):   # the blinds (and antes)
-                acting.add(name)
-                if rest.startswith("posts small blind"):
-                    post = "sb"
-                    if sb_first is None:
-                        sb_first = name
-                elif rest.startswith("posts big blind"):
-                    post = "bb"
-                    if bb_first is None:
-                        bb_first = name
-                elif rest.startswith("posts small & big blinds"):
-                    post = "sb+bb"
-                elif rest.startswith("posts the ante"):
-                    post = "ante"
-                else:
-                    post = ""
-                if wrong is not None:
-                    continue
-                amounts = _AMOUNT.findall(rest)
-                if not amounts:
-                    wrong = f"hand #{hand_id}: unexpected line before the cards: {name}: {rest}"
-                    continue
-                try:
-                    amt = _money(amounts[-1])
-                except _Bad as exc:
-                    wrong = f"hand #{hand_id}: {exc} in {name}: {rest}"
-                    continue
-                if post == "sb":
-                    posted[name] = posted.get(name, 0.0) + amt
-                    if name == sb_first:
-                        sb_amount = nominal[name] = small_bet / 2 if rest.endswith("and is all-in") else amt
-                elif post == "bb":
-                    posted[name] = posted.get(name, 0.0) + amt
-                    if name == bb_first:
-                        nominal[name] = small_bet
-                elif post == "sb+bb":
-                    live = min(small_bet, amt)
-                    posted[name] = posted.get(name, 0.0) + live
-                    dead[name] = dead.get(name, 0.0) + _r(amt - live)
-                elif post == "ante":
-                    dead[name] = dead.get(name, 0.0) + amt
-                else:
-                    wrong = f"hand #{hand_id}: unknown post {name}: {rest}"
-                    continue
-                put[name] = put.get(name, 0.0) + amt
-                continue
-            if rest.startswith("shows ["):
-                cm = _CARDS.search(rest)
-                if cm is None:
-                    raise self._shape_error(block, k, hand_id, f"hand #{hand_id}: no cards in {b!r}")
-                shown[name] = cm.group(1).split()
-                continue
-            if street >= 4 or rest.startswith(_NOT_BETTING):
-                continue
-            acting.add(name)
-            if wrong is None:
-                wrong = (f"hand #{hand_id}: unknown action {name}: {rest}" if street >= 0 else
-                         f"hand #{hand_id}: unexpected line before the cards: {name}: {rest}")
-        if summary < 0:
-            raise _Bad(f"hand #{hand_id}: truncated hand (no *** SUMMARY ***)")
-
-        total_pot = rake = None
-        by_seat: Optional[dict[str, str]] = None
-        for b in block[summary + 1:]:
-            if b.startswith("Seat "):
-                if "showed [" in b or "mucked [" in b:
-                    if by_seat is None:
-                        by_seat = {str(seat): nm for nm, (seat, _, _) in seats.items()}
-                    c = b.find(": ")
-                    name = by_seat.get(b[5:c]) if c > 5 else None
-                    cm = _CARDS.search(b)
-                    if name is not None and cm and b.startswith(name + " ", c + 2):
-                        shown.setdefault(name, cm.group(1).split())
-                continue
-            tp = _TOTAL.match(b) if b.startswith("Total pot") else None
-            if tp:
-                total_pot, rake = _money(tp.group(1)), _money(tp.group(2))
-        if total_pot is None or rake is None:
-            raise _Bad(f"hand #{hand_id}: no 'Total pot ... | Rake ...' line in the summary")
-
-        # players dealt in, in blind order
-        dealt = sorted([(seats[nm][0], nm) for nm in acting])     # (seat, name); acting are seated
-        n = len(dealt)
-        if n < 2:
-            raise _Bad(f"hand #{hand_id}: {n} players dealt in")
-        if n > MAX_SEATS:
-            raise _Bad(f"hand #{hand_id}: {n} players dealt; game definitions seat at most {MAX_SEATS}")
-        if wrong is not None:
-            raise _Bad(wrong)
-        k = bisect_right(dealt, button, key=_first)      # the first seat after the button
-        after_button = dealt[k:] + dealt[:k]
-        if n == 2:
-            after_button = after_button[::-1]  # heads-up: the button is the small blind
-        names = [nm for _, nm in after_button]
-        no_small = False
-        if sb_first is not None:
-            k = names.index(sb_first)
-            names = names[k:] + names[:k]
-        elif bb_first is not None:
-            k = names.index(bb_first)
-            names = names[k:] + names[:k]
-            no_small = True
-        pos = {nm: p for p, nm in enumerate(names)}
-        actions = [_ACTIONS[code + 6 * pos[nm]] for code, nm in acts]
-
-        # chips must balance
-        put_p = [put.get(nm, 0.0) for nm in names]
-        dead_p = [dead.get(nm, 0.0) for nm in names] if dead else [0.0] * n
-        stacks = [seats[nm][1] for nm in names]
-        extra_notes: dict = {}
-        put_in = _r(sum(put_p))
-        back = _r(sum([returned.get(nm, 0.0) for nm in names]) if returned else 0.0)
-        if not returned and put_in - total_pot > 0.005:
-            # 2005 histories leave out "Uncalled bet returned": the top contributor's
-            # excess over the next one went back to him without a line
-            order = sorted(range(n), key=lambda q: put_p[q] - dead_p[q], reverse=True)
-            top, second = order[0], order[1]
-            excess = _r((put_p[top] - dead_p[top]) - (put_p[second] - dead_p[second]))
-            if abs(put_in - total_pot - excess) <= 0.005:
-                returned[names[top]] = excess
-                back = excess
-                extra_notes = {"implicit_uncalled": excess}
-        if abs(put_in - back - total_pot) > 0.005:
-            raise _Bad(f"hand #{hand_id}: chips put in {put_in:g} - returned {back:g} != total pot {total_pot:g}")
-        won = _r(sum(collected.values()))
-        if abs(won + rake - total_pot) > 0.005:
-            raise _Bad(f"hand #{hand_id}: collected {won:g} + rake {rake:g} != total pot {total_pot:g}")
-        if returned:
-            over = [p for p in range(n) if put_p[p] - returned.get(names[p], 0.0) > stacks[p] + 0.005]
-        else:
-            over = [p for p, (x, stack) in enumerate(zip(put_p, stacks)) if x > stack + 0.005]
-        if over:
-            p = over[0]
-            raise _Bad(f"hand #{hand_id}: {names[p]} puts in more than his stack {stacks[p]:g}")
-        net = [-x for x in put_p]            # collected + returned - put, to the cent
-        for nm in (*collected, *returned):
-            p = pos.get(nm, -1)
-            if p >= 0:
-                net[p] = collected.get(nm, 0.0) + returned.get(nm, 0.0) - put_p[p]
-        payoffs = tuple([round(x + 0.0, 2) if x else 0.0 for x in net])
-
-        # cards
-        seen: set[int] = set()
-        board_ints = tuple([self._card(c, seen, hand_id) for c in board])
-        holes: list[Optional[tuple[int, int]]] = [None] * n
-        partial: dict[str, str] = {}
-        card = self._card
-        for p in sorted([pos[nm] for nm in shown if nm in pos]):    # in position order
-            cards = shown[names[p]]
-            if len(cards) == 2:
-                holes[p] = (card(cards[0], seen, hand_id), card(cards[1], seen, hand_id))
-            else:
-                for c in cards:
-                    card(c, seen, hand_id)
-                partial[names[p]] = " ".join(cards)
-
-        caps = self.raise_cap if max(raises) <= min(self.raise_cap) else tuple(
-            [max(c, r) for c, r in zip(self.raise_cap, raises)])
-        game = self._game(n, no_small, small_bet, big_bet, caps, sb_amount)
-        post_l = [0.0] * n
-        for nm, x in posted.items():                         # the posters are dealt in
-            post_l[pos[nm]] = round(x + 0.0, 2)
-        post_t = tuple(post_l)
-        extra: dict = {"button_seat": button, "seats": tuple([seats[nm][0] for nm in names]), "rake": rake,
-                       "total_pot": total_pot}
-        extra.update(extra_notes)
-        if any(dead_p):
-            extra["dead"] = tuple(dead_p)
-        if partial:
-            extra["partial_cards"] = partial
-        if lm:
-            extra["tournament"] = True
-        return HandRecord(
-            source=path, line=line, hand_id=hand_id, game=game, players=tuple(names),
-            hole_cards=tuple(holes), board=board_ints, actions=tuple(actions), payoffs=payoffs,
-            stacks=tuple(stacks), posted=None if post_t == game.blinds else post_t,
-            format=self.name, extra=extra,
-        )
+        """A ``Hold'em Limit`` hand (see :class:`_LimitHand` for its steps)."""
+        return _LimitHand(self, path, line, block, hand_id).read(desc)
 
     @staticmethod
     def _bad_seat_line(lines: list[str], hand_id: str) -> _Bad:
@@ -602,3 +250,470 @@ class PokerStarsParser:
             game = GameDef(name, n, blinds, small_bet, big_bet, caps, first)
             _GAMES[key] = game
         return game
+
+
+class _LimitHand:
+    """One ``Hold'em Limit`` hand read in the order of its parts: the stakes in the
+    header, the table and seat lines, one pass over the body (blinds, streets, actions,
+    cards dealt and shown, chips returned and collected), the summary, then the
+    positions, the chips' balance and the cards.
+
+    Players are keyed by name while the body is read: positions are known only at the
+    end (players dealt in = seated players with a line in the hand). The first betting
+    fault is kept in ``wrong`` and raised after the checks of the hand's shape (summary,
+    sections, board, total pot, players dealt in), which take precedence when a hand has
+    several faults.
+    """
+
+    __slots__ = ("parser", "path", "line", "block", "hand_id", "small_bet", "big_bet", "tournament", "button",
+                 "seats", "street", "board", "shown", "returned", "collected", "acting", "acts", "at", "put",
+                 "posted", "dead", "nominal", "this", "sb_first", "bb_first", "sb_amount", "raises", "level",
+                 "size", "wrong", "total_pot", "rake")
+
+    def __init__(self, parser: "PokerStarsParser", path: str, line: int, block: list[str], hand_id: str) -> None:
+        self.parser = parser
+        self.path = path
+        self.line = line
+        self.block = block
+        self.hand_id = hand_id
+        self.street = -1
+        self.board: list[str] = []
+        self.shown: dict[str, list[str]] = {}
+        self.returned: dict[str, float] = {}
+        self.collected: dict[str, float] = {}
+        self.acting: set[str] = set()
+        self.acts: list[tuple[int, str]] = []            # (action code less the position, name)
+        self.at = 0                                     # street * _STREET_CODES
+        self.put: dict[str, float] = {}
+        self.posted: dict[str, float] = {}
+        self.dead: dict[str, float] = {}
+        self.nominal: dict[str, float] = {}
+        self.this: dict[str, float] = {}
+        self.sb_first: Optional[str] = None
+        self.bb_first: Optional[str] = None
+        self.sb_amount: Optional[float] = None
+        self.raises = [0, 0, 0, 0]
+        self.level = 0.0
+        self.wrong: Optional[str] = None
+
+    def read(self, desc: str) -> HandRecord:
+        """The hand as a record; raises _Bad with the reason."""
+        self._stakes(desc)
+        body = self._table_and_seats()
+        summary = self._body(body)
+        self._summary(summary)
+        names, no_small = self._positions()
+        pos = {nm: p for p, nm in enumerate(names)}
+        actions = [_ACTIONS[code + 6 * pos[nm]] for code, nm in self.acts]
+        payoffs, stacks, dead_p, notes = self._balance(names, pos)
+        board, holes, partial = self._cards(names, pos)
+        return self._record(names, pos, no_small, actions, payoffs, stacks, dead_p, notes, board, holes, partial)
+
+    # -- header, table, seats ----------------------------------------------------------
+    def _stakes(self, desc: str) -> None:
+        """Small and big bet from the header: a tournament level or the cash stakes."""
+        lm = _LEVEL.search(desc)
+        sm = lm or _CASH_STAKES.search(desc)
+        if sm is None:
+            raise _Bad(f"hand #{self.hand_id}: no stakes in the header")
+        if lm:
+            self.small_bet, self.big_bet = _money(lm.group(1)), _money(lm.group(2))
+        else:
+            self.small_bet, self.big_bet = _money(sm.group(2)), _money(sm.group(3))
+        self.tournament = lm is not None
+        self.size = self.small_bet
+
+    def _table_and_seats(self) -> int:
+        """The button from the table line and every seat line; returns the body's first line."""
+        block, hand_id = self.block, self.hand_id
+        nb = len(block)
+        if nb < 2:
+            raise _Bad(f"hand #{hand_id}: truncated hand (header only)")
+        tm = _TABLE.match(block[1])
+        if tm is None:
+            raise _Bad(f"hand #{hand_id}: no table/button line")
+        self.button = int(tm.group(1))
+        seats: dict[str, tuple[int, float, bool]] = {}   # name -> (seat, stack, sitting out)
+        i = 2
+        while i < nb and block[i].startswith("Seat "):
+            i += 1
+        found = _SEATS.findall("\n".join(block[2:i]))      # one match per good line
+        try:
+            if len(found) != i - 2:
+                raise ValueError
+            for seat_no, who, chips, tail in found:
+                seats[who] = (int(seat_no), float(chips.replace(",", "")), "sitting out" in tail)
+        except ValueError:                                  # a line that does not match, or "1.2.3" chips
+            raise self.parser._bad_seat_line(block[2:i], hand_id) from None
+        if len(seats) < 2:
+            raise _Bad(f"hand #{hand_id}: {len(seats)} players seated")
+        self.seats = seats
+        return i
+
+    # -- the body, in one pass -----------------------------------------------------------
+    def _body(self, i: int) -> int:
+        """Read the lines from ``i`` to the summary; returns the summary's line."""
+        block, seats, hand_id = self.block, self.seats, self.hand_id
+        acting, acts, bet = self.acting, self.acts, self._bet
+        betting = False                                     # pre-flop .. river
+        street, at = -1, 0                                  # copies of self.street, self.at
+        for k, b in enumerate(block[i:], i):
+            if not b:
+                continue
+            # the common case first: "name: action" by a seated player
+            name, colon, rest = b.partition(": ")
+            if not colon or name not in seats:
+                if b.startswith("*** "):
+                    if b.startswith("*** SUMMARY ***"):
+                        return k
+                    betting = self._section(k, b)
+                    street, at = self.street, self.at
+                    continue
+                if b.startswith("Dealt to "):
+                    self._dealt(b)
+                    continue
+                if self._chips_line(b):
+                    continue
+                name, rest = self.parser._split_actor(b, seats)
+                if name is None:
+                    continue  # chat, joins/leaves, table messages
+            # a line of a seated player: name, rest
+            if betting and (verb := _VERBS.get(rest[:5])) is not None:
+                if verb == "f":                     # the commonest lines: a fold, a check
+                    acting.add(name)
+                    if self.wrong is None:
+                        acts.append((at + rest.endswith("and is all-in"), name))
+                    continue
+                if verb == "k" and rest.startswith("checks") and self.this.get(name, 0.0) + _EPS >= self.level:
+                    acting.add(name)
+                    if self.wrong is None:
+                        acts.append((at + 2 + rest.endswith("and is all-in"), name))
+                    continue
+                if bet(name, rest, verb):
+                    continue
+            if street == -1 and rest.startswith("posts "):   # the blinds (and antes)
+                self._post(name, rest)
+                continue
+            if rest.startswith("shows ["):
+                cm = _CARDS.search(rest)
+                if cm is None:
+                    raise self.parser._shape_error(block, k, hand_id, f"hand #{hand_id}: no cards in {b!r}")
+                self.shown[name] = cm.group(1).split()
+                continue
+            if street >= 4 or rest.startswith(_NOT_BETTING):
+                continue
+            acting.add(name)
+            if self.wrong is None:
+                self.wrong = (f"hand #{hand_id}: unknown action {name}: {rest}" if street >= 0 else
+                              f"hand #{hand_id}: unexpected line before the cards: {name}: {rest}")
+        raise _Bad(f"hand #{hand_id}: truncated hand (no *** SUMMARY ***)")
+
+    def _section(self, k: int, b: str) -> bool:
+        """A ``*** ... ***`` line: the next street (and its board cards) or the showdown;
+        returns whether betting goes on."""
+        block, hand_id = self.block, self.hand_id
+        if b.startswith(_SHOWDOWN):
+            self.street = 4
+            return False
+        section = b[:b.find(" ***", 3) + 4]       # "*** FLOP ***"
+        s = _STREETS.get(section)
+        if s is None:
+            raise self.parser._shape_error(block, k, hand_id, f"hand #{hand_id}: unknown section {b!r}")
+        if s != self.street + 1:
+            raise self.parser._shape_error(block, k, hand_id, f"hand #{hand_id}: {section} out of order")
+        self.street = s
+        self.at = s * _STREET_CODES
+        if s == 0:
+            self.this = dict(self.posted)
+            self.level = max(max(self.nominal.values(), default=0.0), max(self.posted.values(), default=0.0))
+        else:
+            groups = _CARDS.findall(b)
+            new = groups[-1].split() if groups else []
+            if len(new) != (3 if s == 1 else 1):
+                raise self.parser._shape_error(block, k, hand_id, f"hand #{hand_id}: bad board line {b!r}")
+            self.board.extend(new)
+            self.this = {}
+            self.level = 0.0
+            if s == 2:
+                self.size = self.big_bet
+        return True
+
+    def _dealt(self, b: str) -> None:
+        """``Dealt to NAME [cards]``: the hero's hole cards (and he is dealt in)."""
+        rest = b[9:]
+        name = rest[: rest.rfind(" [")] if " [" in rest else rest
+        cm = _CARDS.search(rest, len(name))
+        if name in self.seats and cm:
+            self.shown[name] = cm.group(1).split()
+            self.acting.add(name)
+
+    def _chips_line(self, b: str) -> bool:
+        """An uncalled bet returned or a pot collected; False for any other line."""
+        um = _UNCALLED.match(b) if b.startswith("Uncalled") else None
+        if um:
+            who = um.group(2).strip()
+            self.returned[who] = self.returned.get(who, 0.0) + _money(um.group(1))
+            return True
+        cm = _COLLECTED.match(b) if " collected " in b else None
+        if cm and cm.group(1) in self.seats:
+            self.collected[cm.group(1)] = self.collected.get(cm.group(1), 0.0) + _money(cm.group(2))
+            return True
+        return False
+
+    def _bet(self, name: str, rest: str, verb: str) -> bool:
+        """A check, call, bet or raise line (folds and checks in turn are read by
+        ``_body``); False when ``rest`` only looks like one."""
+        hand_id, street = self.hand_id, self.street
+        this = self.this
+        if verb == "k":
+            if not rest.startswith("checks"):
+                return False
+            self.acting.add(name)
+            if self.wrong is None:
+                if this.get(name, 0.0) + _EPS < self.level:
+                    self.wrong = f"hand #{hand_id}: {name} checks facing a bet on the {_STREET_NAMES[street]}"
+                else:
+                    self.acts.append((self.at + 2 + rest.endswith("and is all-in"), name))
+            return True
+        if verb == "c":
+            if not rest.startswith("calls "):
+                return False
+            self.acting.add(name)
+            if self.wrong is None:
+                try:
+                    amt = _money(rest[6:].split(None, 1)[0].lstrip(_CURRENCY))
+                except _Bad as exc:
+                    self.wrong = f"hand #{hand_id}: {exc} in {name}: {rest}"
+                    return True
+                self.put[name] = self.put.get(name, 0.0) + amt
+                now = this[name] = round(this.get(name, 0.0) + amt + 0.0, 2)
+                if now > self.level + _EPS:
+                    self.wrong = f"hand #{hand_id}: {name} calls more than the bet on the {_STREET_NAMES[street]}"
+                else:
+                    self.acts.append((self.at + 2 + rest.endswith("and is all-in"), name))
+            return True
+        if verb == "r" and not rest.startswith("raises "):
+            return False
+        self.acting.add(name)
+        if self.wrong is None:
+            self._bet_or_raise(name, rest, verb)
+        return True
+
+    def _bet_or_raise(self, name: str, rest: str, verb: str) -> None:
+        """Chips of a bet or raise, which must be the limit bet (or less, all in)."""
+        all_in = rest.endswith("and is all-in")
+        words = rest.split()
+        before = self.this.get(name, 0.0)
+        try:
+            if verb == "b":
+                to = round(before + _money(words[1].lstrip(_CURRENCY)) + 0.0, 2)
+            else:
+                to = _money(words[-4 if all_in else -1].lstrip(_CURRENCY))
+        except _Bad as exc:
+            self.wrong = f"hand #{self.hand_id}: {exc} in {name}: {rest}"
+            return
+        full = round(self.level + self.size + 0.0, 2)
+        if to > full + _EPS or (to < full - _EPS and not all_in):
+            self.wrong = (f"hand #{self.hand_id}: {name} {' '.join(words[:4])} on the "
+                          f"{_STREET_NAMES[self.street]}, but the limit bet makes it {full:g}: not limit betting")
+            return
+        self.put[name] = self.put.get(name, 0.0) + (to - before)
+        self.this[name] = to
+        if to > self.level + _EPS:
+            self.level = to
+            self.raises[self.street] += 1
+            self.acts.append((self.at + 4 + all_in, name))
+        else:
+            self.acts.append((self.at + 2 + all_in, name))
+
+    def _post(self, name: str, rest: str) -> None:
+        """A blind or ante posted before the cards: live and dead chips."""
+        self.acting.add(name)
+        if rest.startswith("posts small blind"):
+            post = "sb"
+            if self.sb_first is None:
+                self.sb_first = name
+        elif rest.startswith("posts big blind"):
+            post = "bb"
+            if self.bb_first is None:
+                self.bb_first = name
+        elif rest.startswith("posts small & big blinds"):
+            post = "sb+bb"
+        elif rest.startswith("posts the ante"):
+            post = "ante"
+        else:
+            post = ""
+        if self.wrong is not None:
+            return
+        hand_id = self.hand_id
+        amounts = _AMOUNT.findall(rest)
+        if not amounts:
+            self.wrong = f"hand #{hand_id}: unexpected line before the cards: {name}: {rest}"
+            return
+        try:
+            amt = _money(amounts[-1])
+        except _Bad as exc:
+            self.wrong = f"hand #{hand_id}: {exc} in {name}: {rest}"
+            return
+        posted, dead = self.posted, self.dead
+        if post == "sb":
+            posted[name] = posted.get(name, 0.0) + amt
+            if name == self.sb_first:
+                self.sb_amount = self.nominal[name] = self.small_bet / 2 if rest.endswith("and is all-in") else amt
+        elif post == "bb":
+            posted[name] = posted.get(name, 0.0) + amt
+            if name == self.bb_first:
+                self.nominal[name] = self.small_bet
+        elif post == "sb+bb":
+            live = min(self.small_bet, amt)
+            posted[name] = posted.get(name, 0.0) + live
+            dead[name] = dead.get(name, 0.0) + _r(amt - live)
+        elif post == "ante":
+            dead[name] = dead.get(name, 0.0) + amt
+        else:
+            self.wrong = f"hand #{hand_id}: unknown post {name}: {rest}"
+            return
+        self.put[name] = self.put.get(name, 0.0) + amt
+
+    # -- after the body --------------------------------------------------------------------
+    def _summary(self, summary: int) -> None:
+        """Cards shown in the summary's seat lines, the total pot and the rake."""
+        total_pot = rake = None
+        by_seat: Optional[dict[str, str]] = None
+        shown = self.shown
+        for b in self.block[summary + 1:]:
+            if b.startswith("Seat "):
+                if "showed [" in b or "mucked [" in b:
+                    if by_seat is None:
+                        by_seat = {str(seat): nm for nm, (seat, _, _) in self.seats.items()}
+                    c = b.find(": ")
+                    name = by_seat.get(b[5:c]) if c > 5 else None
+                    cm = _CARDS.search(b)
+                    if name is not None and cm and b.startswith(name + " ", c + 2):
+                        shown.setdefault(name, cm.group(1).split())
+                continue
+            tp = _TOTAL.match(b) if b.startswith("Total pot") else None
+            if tp:
+                total_pot, rake = _money(tp.group(1)), _money(tp.group(2))
+        if total_pot is None or rake is None:
+            raise _Bad(f"hand #{self.hand_id}: no 'Total pot ... | Rake ...' line in the summary")
+        self.total_pot, self.rake = total_pot, rake
+
+    def _positions(self) -> tuple[list[str], bool]:
+        """Players dealt in, in blind order (position 0 the small blind, or the big blind
+        when no small blind was posted); and whether it was."""
+        hand_id, seats = self.hand_id, self.seats
+        dealt = sorted([(seats[nm][0], nm) for nm in self.acting])     # (seat, name); acting are seated
+        n = len(dealt)
+        if n < 2:
+            raise _Bad(f"hand #{hand_id}: {n} players dealt in")
+        if n > MAX_SEATS:
+            raise _Bad(f"hand #{hand_id}: {n} players dealt; game definitions seat at most {MAX_SEATS}")
+        if self.wrong is not None:
+            raise _Bad(self.wrong)
+        k = bisect_right(dealt, self.button, key=_first)      # the first seat after the button
+        after_button = dealt[k:] + dealt[:k]
+        if n == 2:
+            after_button = after_button[::-1]  # heads-up: the button is the small blind
+        names = [nm for _, nm in after_button]
+        no_small = False
+        if self.sb_first is not None:
+            k = names.index(self.sb_first)
+            names = names[k:] + names[:k]
+        elif self.bb_first is not None:
+            k = names.index(self.bb_first)
+            names = names[k:] + names[:k]
+            no_small = True
+        return names, no_small
+
+    def _balance(self, names: list[str], pos: dict[str, int]) -> tuple[tuple[float, ...], list[float],
+                                                                         list[float], dict]:
+        """Chips must balance (put in - returned == total pot == collected + rake); returns
+        the payoffs, the stacks, the dead chips and notes on the chips."""
+        hand_id, n = self.hand_id, len(names)
+        put, dead, returned, collected = self.put, self.dead, self.returned, self.collected
+        total_pot, rake = self.total_pot, self.rake
+        put_p = [put.get(nm, 0.0) for nm in names]
+        dead_p = [dead.get(nm, 0.0) for nm in names] if dead else [0.0] * n
+        stacks = [self.seats[nm][1] for nm in names]
+        notes: dict = {}
+        put_in = _r(sum(put_p))
+        back = _r(sum([returned.get(nm, 0.0) for nm in names]) if returned else 0.0)
+        if not returned and put_in - total_pot > 0.005:
+            # 2005 histories leave out "Uncalled bet returned": the top contributor's
+            # excess over the next one went back to him without a line
+            order = sorted(range(n), key=lambda q: put_p[q] - dead_p[q], reverse=True)
+            top, second = order[0], order[1]
+            excess = _r((put_p[top] - dead_p[top]) - (put_p[second] - dead_p[second]))
+            if abs(put_in - total_pot - excess) <= 0.005:
+                returned[names[top]] = excess
+                back = excess
+                notes = {"implicit_uncalled": excess}
+        if abs(put_in - back - total_pot) > 0.005:
+            raise _Bad(f"hand #{hand_id}: chips put in {put_in:g} - returned {back:g} != total pot {total_pot:g}")
+        won = _r(sum(collected.values()))
+        if abs(won + rake - total_pot) > 0.005:
+            raise _Bad(f"hand #{hand_id}: collected {won:g} + rake {rake:g} != total pot {total_pot:g}")
+        if returned:
+            over = [p for p in range(n) if put_p[p] - returned.get(names[p], 0.0) > stacks[p] + 0.005]
+        else:
+            over = [p for p, (x, stack) in enumerate(zip(put_p, stacks)) if x > stack + 0.005]
+        if over:
+            p = over[0]
+            raise _Bad(f"hand #{hand_id}: {names[p]} puts in more than his stack {stacks[p]:g}")
+        net = [-x for x in put_p]            # collected + returned - put, to the cent
+        for nm in (*collected, *returned):
+            p = pos.get(nm, -1)
+            if p >= 0:
+                net[p] = collected.get(nm, 0.0) + returned.get(nm, 0.0) - put_p[p]
+        payoffs = tuple([round(x + 0.0, 2) if x else 0.0 for x in net])
+        return payoffs, stacks, dead_p, notes
+
+    def _cards(self, names: list[str], pos: dict[str, int]) -> tuple[tuple[int, ...],
+                                                                     list[Optional[tuple[int, int]]],
+                                                                     dict[str, str]]:
+        """The board, the hole cards shown (by position) and partly shown hands."""
+        hand_id, card = self.hand_id, self.parser._card
+        seen: set[int] = set()
+        board = tuple([card(c, seen, hand_id) for c in self.board])
+        holes: list[Optional[tuple[int, int]]] = [None] * len(names)
+        partial: dict[str, str] = {}
+        for p in sorted([pos[nm] for nm in self.shown if nm in pos]):    # in position order
+            cards = self.shown[names[p]]
+            if len(cards) == 2:
+                holes[p] = (card(cards[0], seen, hand_id), card(cards[1], seen, hand_id))
+            else:
+                for c in cards:
+                    card(c, seen, hand_id)
+                partial[names[p]] = " ".join(cards)
+        return board, holes, partial
+
+    def _record(self, names: list[str], pos: dict[str, int], no_small: bool, actions: list[Action],
+                payoffs: tuple[float, ...], stacks: list[float], dead_p: list[float], notes: dict,
+                board: tuple[int, ...], holes: list[Optional[tuple[int, int]]],
+                partial: dict[str, str]) -> HandRecord:
+        """The record: the game (caps raised where the hand shows more raises), posts, extras."""
+        parser, raises = self.parser, self.raises
+        n = len(names)
+        caps = parser.raise_cap if max(raises) <= min(parser.raise_cap) else tuple(
+            [max(c, r) for c, r in zip(parser.raise_cap, raises)])
+        game = parser._game(n, no_small, self.small_bet, self.big_bet, caps, self.sb_amount)
+        post_l = [0.0] * n
+        for nm, x in self.posted.items():                         # the posters are dealt in
+            post_l[pos[nm]] = round(x + 0.0, 2)
+        post_t = tuple(post_l)
+        extra: dict = {"button_seat": self.button, "seats": tuple([self.seats[nm][0] for nm in names]),
+                       "rake": self.rake, "total_pot": self.total_pot}
+        extra.update(notes)
+        if any(dead_p):
+            extra["dead"] = tuple(dead_p)
+        if partial:
+            extra["partial_cards"] = partial
+        if self.tournament:
+            extra["tournament"] = True
+        return HandRecord(
+            source=self.path, line=self.line, hand_id=self.hand_id, game=game, players=tuple(names),
+            hole_cards=tuple(holes), board=board, actions=tuple(actions), payoffs=payoffs,
+            stacks=tuple(stacks), posted=None if post_t == game.blinds else post_t,
+            format=parser.name, extra=extra,
+        )
