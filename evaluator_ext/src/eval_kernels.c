@@ -550,19 +550,16 @@ int ek_hand_strength_counts(const uint8_t hole[2], const uint8_t *board, int n_b
     return EK_OK;
 }
 
-/* Score every holding on one completed board: per-holding outcome counts (if `per_holding`)
- * and the number of holdings we are ahead of / tied with / behind (`tally`). */
+/* Score every holding on one completed board: the number of holdings we are ahead of /
+ * tied with / behind (`tally`). */
 static inline void score_board(const holdings *h, uint64_t key, uint64_t bits, uint64_t runout,
-                               uint16_t ours, uint32_t *per_holding, uint32_t tally[3])
+                               uint16_t ours, uint32_t tally[3])
 {
     uint32_t tied = 0, behind = 0, n = 0;
     for (int o = 0; o < h->n; o++) {
         if (h->mask[o] & runout)
             continue;
         uint16_t theirs = value_of(key + h->key[o], bits | h->bits[o]);
-        unsigned k = compare(ours, theirs);
-        if (per_holding)
-            per_holding[3 * o + k]++;
         tied += theirs == ours;
         behind += theirs > ours;
         n++;
@@ -600,67 +597,303 @@ static void for_each_runout(const situation *s, int to_come, runout_visitor visi
 
 typedef struct {
     const holdings *h;
-    uint32_t *per_holding;
     double hs_squared_sum;
     uint64_t n_boards;
 } runout_ctx;
-
-static void visit_potential(void *p, uint64_t key, uint64_t bits, uint64_t runout, uint16_t ours)
-{
-    runout_ctx *ctx = p;
-    uint32_t tally[3];
-    score_board(ctx->h, key, bits, runout, ours, ctx->per_holding, tally);
-}
 
 static void visit_hs_squared(void *p, uint64_t key, uint64_t bits, uint64_t runout, uint16_t ours)
 {
     runout_ctx *ctx = p;
     uint32_t tally[3];
-    score_board(ctx->h, key, bits, runout, ours, NULL, tally);
+    score_board(ctx->h, key, bits, runout, ours, tally);
     double n = (double)tally[0] + tally[1] + tally[2];
     double hs = ((double)tally[0] + 0.5 * tally[1]) / n;
     ctx->hs_squared_sum += hs * hs;
     ctx->n_boards++;
 }
 
-int ek_potential_table(const uint8_t hole[2], const uint8_t *board, int n_board,
-                       const double *weights, double table[9])
+/* ------------------------------------------------------------------------- */
+/* Potential tables, shared per board                                          */
+/* ------------------------------------------------------------------------- */
+/*
+ * Every player on one board sees the same runouts and the same opponent holdings, so
+ * the work is split in two:
+ *
+ *  1. per runout (shared by all holes): the value of every holding of two cards off the
+ *     board ("universe" U = the 52 - n_board cards not on the board). Outside a flush
+ *     a holding's value depends only on its two ranks, so the 91 rank pairs are looked
+ *     up once and each holding reads its pair's value from a 169-entry table; only
+ *     holdings that can make a flush on this runout are evaluated in full. Holdings that
+ *     use a runout card get value 0 (below every real value: never tied, never ahead).
+ *  2. per hole and runout: our value is our own holding's entry; two vectorisable
+ *     passes add "they are ahead" and "tied" to per-holding counters (uint16: at most
+ *     1176 runouts). "We are ahead" is the rest of the runouts the holding can see.
+ *
+ * The table then sums weight * counter per holding, in the same holding order as
+ * always, so weighted tables are bit-for-bit the sums they always were.
+ */
+
+#define PT_MAX_HOLDINGS (EK_N_CARDS * (EK_N_CARDS - 1) / 2)
+
+typedef struct {
+    int n_u, n_h, to_come;
+    uint8_t u[EK_N_CARDS];          /* cards off the board, ascending */
+    int8_t pos[EK_N_CARDS];         /* card -> index in u, -1 on the board */
+    uint64_t board_key, board_bits;
+    uint8_t rank_count[13];         /* board ranks */
+    uint8_t rank_pair[PT_MAX_HOLDINGS];   /* 13 * low rank + high rank */
+    uint64_t key[PT_MAX_HOLDINGS], bits[PT_MAX_HOLDINGS];
+    uint16_t both_suit[4][PT_MAX_HOLDINGS]; /* holdings with both cards of a suit */
+    uint16_t any_suit[4][PT_MAX_HOLDINGS];  /* holdings with at least one card of a suit */
+    int n_both[4], n_any[4];
+    uint16_t value[PT_MAX_HOLDINGS];        /* of the current runout */
+} pt_board;
+
+/* Index of the holding of universe positions i < j. */
+static inline int pt_index(int i, int j)
 {
-    situation s;
-    holdings *h = NULL;
-    uint32_t *per_holding = NULL;
-    int status = make_situation(&s, hole, board, n_board);
-    if (status)
-        return status;
-    if (n_board < 3)
+    return j * (j - 1) / 2 + i;
+}
+
+static int pt_setup(pt_board *b, const uint8_t *board, int n_board)
+{
+    if (n_board < 3 || n_board > 5)
         return EK_ERR_ARGUMENT;
-    status = EK_ERR_NOMEM;
-    h = malloc(sizeof *h);
-    if (!h)
-        goto error;
-    per_holding = calloc(3 * EK_N_COMBOS, sizeof *per_holding);
-    if (!per_holding)
-        goto error;
-    status = collect_holdings(h, &s, weights);
-    if (status)
-        goto error;
+    uint64_t dead = 0;
+    b->board_key = KEY_START;
+    b->board_bits = 0;
+    memset(b->rank_count, 0, sizeof b->rank_count);
+    for (int i = 0; i < n_board; i++) {
+        unsigned c = board[i];
+        if (c >= EK_N_CARDS)
+            return EK_ERR_RANGE;
+        if (dead & (UINT64_C(1) << c))
+            return EK_ERR_DUPLICATE;
+        dead |= UINT64_C(1) << c;
+        b->board_key += g_card_key[c];
+        b->board_bits |= g_card_bit[c];
+        b->rank_count[c >> 2]++;
+    }
+    b->to_come = 5 - n_board;
+    b->n_u = 0;
+    for (int c = 0; c < EK_N_CARDS; c++) {
+        if (dead & (UINT64_C(1) << c)) {
+            b->pos[c] = -1;
+            continue;
+        }
+        b->pos[c] = (int8_t)b->n_u;
+        b->u[b->n_u++] = (uint8_t)c;
+    }
+    b->n_h = b->n_u * (b->n_u - 1) / 2;
+    memset(b->n_both, 0, sizeof b->n_both);
+    memset(b->n_any, 0, sizeof b->n_any);
+    for (int j = 1; j < b->n_u; j++)
+        for (int i = 0; i < j; i++) {
+            int o = pt_index(i, j), lo = b->u[i], hi = b->u[j];
+            int rl = lo >> 2, rh = hi >> 2, sl = lo & 3, sh = hi & 3;
+            b->rank_pair[o] = (uint8_t)(13 * rl + rh); /* u ascending: rl <= rh */
+            b->key[o] = g_card_key[lo] + g_card_key[hi];
+            b->bits[o] = g_card_bit[lo] | g_card_bit[hi];
+            if (sl == sh)
+                b->both_suit[sl][b->n_both[sl]++] = (uint16_t)o;
+            b->any_suit[sl][b->n_any[sl]++] = (uint16_t)o;
+            if (sh != sl)
+                b->any_suit[sh][b->n_any[sh]++] = (uint16_t)o;
+        }
+    return EK_OK;
+}
 
-    runout_ctx ctx = {h, per_holding, 0.0, 0};
-    for_each_runout(&s, 5 - n_board, visit_potential, &ctx);
+/* Values of every holding on the board completed by the runout cards (universe
+ * positions r[0..n_r-1]); holdings using a runout card get 0. */
+static void pt_values(pt_board *b, const int *r, int n_r)
+{
+    uint64_t key = b->board_key, bits = b->board_bits;
+    uint8_t count[13];
+    memcpy(count, b->rank_count, sizeof count);
+    for (int k = 0; k < n_r; k++) {
+        int c = b->u[r[k]];
+        key += g_card_key[c];
+        bits |= g_card_bit[c];
+        count[c >> 2]++;
+    }
+    /* non-flush values by rank pair (impossible pairs are never read) */
+    uint16_t pair_value[169];
+    uint32_t rank_sum = (uint32_t)key;
+    for (int lo = 0; lo < 13; lo++)
+        for (int hi = lo; hi < 13; hi++) {
+            int ok = lo == hi ? count[lo] <= 2 : count[lo] <= 3 && count[hi] <= 3;
+            pair_value[13 * lo + hi] = ok ? rank_lookup(rank_sum + POW5[lo] + POW5[hi]) : 0;
+        }
+    uint16_t *v = b->value;
+    const uint8_t *rp = b->rank_pair;
+    for (int o = 0; o < b->n_h; o++)
+        v[o] = pair_value[rp[o]];
+    /* flushes: a suit with 3+ cards on the completed board (at most one suit) */
+    for (int s = 0; s < 4; s++) {
+        int n_suit = (int)((key >> (32 + 4 * s)) & 0xF) - 3;
+        if (n_suit < 3)
+            continue;
+        if (n_suit == 3) {
+            for (int k = 0; k < b->n_both[s]; k++) {
+                int o = b->both_suit[s][k];
+                v[o] = value_of(key + b->key[o], bits | b->bits[o]);
+            }
+        } else if (n_suit == 4) {
+            for (int k = 0; k < b->n_any[s]; k++) {
+                int o = b->any_suit[s][k];
+                v[o] = value_of(key + b->key[o], bits | b->bits[o]);
+            }
+        } else {
+            for (int o = 0; o < b->n_h; o++)
+                v[o] = value_of(key + b->key[o], bits | b->bits[o]);
+        }
+        break;
+    }
+    /* holdings that use a runout card do not exist on this runout */
+    for (int k = 0; k < n_r; k++) {
+        int p = r[k];
+        for (int i = 0; i < p; i++)
+            v[pt_index(i, p)] = 0;
+        for (int j = p + 1; j < b->n_u; j++)
+            v[pt_index(p, j)] = 0;
+    }
+}
 
-    uint16_t ours_now = value_of(s.board_key + s.hole_key, s.board_bits | s.hole_bits);
+/* One hole's counters: for every holding, runouts where they are ahead / tied. */
+typedef struct {
+    int lo, hi;          /* universe positions of the hole, lo < hi */
+    int index;           /* its own holding index */
+    uint16_t *behind, *tied;
+} pt_hole;
+
+static inline void pt_count(const pt_board *b, pt_hole *h)
+{
+    const uint16_t *v = b->value;
+    uint16_t ours = v[h->index];
+    uint16_t *restrict behind = h->behind, *restrict tied = h->tied;
+    int n = b->n_h;
+    for (int o = 0; o < n; o++) {
+        behind[o] += v[o] > ours;
+        tied[o] += v[o] == ours;
+    }
+}
+
+/* One runout: values once, then every hole that does not hold a runout card counts. */
+static void pt_visit(pt_board *b, pt_hole *h, int n_holes, const int *r, int n_r)
+{
+    pt_values(b, r, n_r);
+    for (int p = 0; p < n_holes; p++) {
+        int clash = 0;
+        for (int k = 0; k < n_r; k++)
+            clash |= r[k] == h[p].lo || r[k] == h[p].hi;
+        if (!clash)
+            pt_count(b, &h[p]);
+    }
+}
+
+/* Sum the counters into the 3x3 table (holdings in colex order of (low, high) card,
+ * as the opponents were always listed). */
+static int pt_table(const pt_board *b, const pt_hole *h, const double *weights, double table[9])
+{
+    uint8_t hole[2] = {b->u[h->lo], b->u[h->hi]};
+    uint64_t hk = g_card_key[hole[0]] + g_card_key[hole[1]];
+    uint64_t hb = g_card_bit[hole[0]] | g_card_bit[hole[1]];
+    uint16_t ours_now = value_of(b->board_key + hk, b->board_bits | hb);
+    /* runouts a holding can see: from the cards off the board, our hole and theirs */
+    uint32_t seen = b->to_come == 0 ? 1u
+                  : b->to_come == 1 ? (uint32_t)(b->n_u - 4)
+                  : (uint32_t)((b->n_u - 4) * (b->n_u - 5) / 2);
+    int any = 0;
     for (int k = 0; k < 9; k++)
         table[k] = 0.0;
-    for (int o = 0; o < h->n; o++) {
-        unsigned now = compare(ours_now, value_of(s.board_key + h->key[o], s.board_bits | h->bits[o]));
-        for (int k = 0; k < 3; k++)
-            table[3 * now + k] += h->weight[o] * (double)per_holding[3 * o + k];
+    for (int i = 0; i < b->n_u; i++) {
+        if (i == h->lo || i == h->hi)
+            continue;
+        for (int j = i + 1; j < b->n_u; j++) {
+            if (j == h->lo || j == h->hi)
+                continue;
+            int a = b->u[i], c = b->u[j];
+            double w = weights ? weights[combo_index(a, c)] : 1.0;
+            if (!(w > 0.0))
+                continue;
+            any = 1;
+            int o = pt_index(i, j);
+            unsigned now = compare(ours_now, value_of(b->board_key + b->key[o], b->board_bits | b->bits[o]));
+            uint32_t behind = h->behind[o], tied = h->tied[o];
+            table[3 * now + 0] += w * (double)(seen - tied - behind);
+            table[3 * now + 1] += w * (double)tied;
+            table[3 * now + 2] += w * (double)behind;
+        }
+    }
+    return any ? EK_OK : EK_ERR_NO_WEIGHT;
+}
+
+int ek_potential_tables(const uint8_t *holes, int n_holes, const uint8_t *board, int n_board,
+                        const double *weights, double *tables)
+{
+    if (n_holes < 1)
+        return EK_ERR_ARGUMENT;
+    pt_board *b = malloc(sizeof *b);
+    pt_hole *h = malloc((size_t)n_holes * sizeof *h);
+    uint16_t *counters = NULL;
+    int status = EK_ERR_NOMEM;
+    if (!b || !h)
+        goto error;
+    status = pt_setup(b, board, n_board);
+    if (status)
+        goto error;
+    for (int p = 0; p < n_holes; p++) {
+        unsigned c0 = holes[2 * p], c1 = holes[2 * p + 1];
+        if (c0 >= EK_N_CARDS || c1 >= EK_N_CARDS) {
+            status = EK_ERR_RANGE;
+            goto error;
+        }
+        if (c0 == c1 || b->pos[c0] < 0 || b->pos[c1] < 0) {
+            status = EK_ERR_DUPLICATE;
+            goto error;
+        }
+        int i = b->pos[c0], j = b->pos[c1];
+        h[p].lo = i < j ? i : j;
+        h[p].hi = i < j ? j : i;
+        h[p].index = pt_index(h[p].lo, h[p].hi);
+    }
+    status = EK_ERR_NOMEM;
+    counters = calloc((size_t)n_holes * 2 * (size_t)b->n_h, sizeof *counters);
+    if (!counters)
+        goto error;
+    for (int p = 0; p < n_holes; p++) {
+        h[p].behind = counters + (size_t)p * 2 * (size_t)b->n_h;
+        h[p].tied = h[p].behind + b->n_h;
+    }
+
+    int r[2];
+    if (b->to_come == 0) {
+        pt_visit(b, h, n_holes, r, 0);
+    } else if (b->to_come == 1) {
+        for (r[0] = 0; r[0] < b->n_u; r[0]++)
+            pt_visit(b, h, n_holes, r, 1);
+    } else {
+        for (r[0] = 0; r[0] < b->n_u; r[0]++)
+            for (r[1] = r[0] + 1; r[1] < b->n_u; r[1]++)
+                pt_visit(b, h, n_holes, r, 2);
+    }
+    for (int p = 0; p < n_holes; p++) {
+        status = pt_table(b, &h[p], weights, tables + 9 * (size_t)p);
+        if (status)
+            goto error;
     }
     status = EK_OK;
 error:
-    free(per_holding);
+    free(counters);
     free(h);
+    free(b);
     return status;
+}
+
+int ek_potential_table(const uint8_t hole[2], const uint8_t *board, int n_board,
+                       const double *weights, double table[9])
+{
+    return ek_potential_tables(hole, 1, board, n_board, weights, table);
 }
 
 int ek_hand_strength_squared(const uint8_t hole[2], const uint8_t *board, int n_board, double *out)
@@ -677,7 +910,7 @@ int ek_hand_strength_squared(const uint8_t hole[2], const uint8_t *board, int n_
         return EK_ERR_NOMEM;
     status = collect_holdings(h, &s, NULL);
     if (status == EK_OK) {
-        runout_ctx ctx = {h, NULL, 0.0, 0};
+        runout_ctx ctx = {h, 0.0, 0};
         for_each_runout(&s, 5 - n_board, visit_hs_squared, &ctx);
         *out = ctx.hs_squared_sum / (double)ctx.n_boards;
     }
