@@ -17,7 +17,10 @@
 
 Hand features depend only on (hole, board), so they are computed once per player and
 street and kept in an LRU cache: the several decisions a player makes in one betting
-round cost one evaluation.
+round cost one evaluation. :meth:`CasperFeatures.prepare` goes further for a batch of
+decision points (what a build does per chunk): the exact PPOT/NPOT enumeration of a flop
+or turn board is shared by every hole seen on that board (one pass over the runouts and
+the opponents' values for all of them; same values as one hole at a time).
 
 >>> from cbr.game import preset
 >>> fs = CasperFeatures()
@@ -105,6 +108,25 @@ class HandFeatureCache:
             self._data.popitem(last=False)
         return value
 
+    def __contains__(self, hole_board: tuple[Iterable[int], Iterable[int]]) -> bool:
+        hole, board = hole_board
+        return (tuple(sorted(hole)), tuple(sorted(board))) in self._data
+
+    def put(self, hole: Iterable[int], board: Iterable[int], value: Iterable[float]) -> None:
+        """Store a value computed elsewhere (counts as a miss, as computing it here would).
+
+        >>> cache = HandFeatureCache()
+        >>> cache.put((3, 2), (9, 8, 7), (0.5, 0.25, 0.125))
+        >>> ((2, 3), (7, 8, 9)) in cache, cache.get_or_compute((2, 3), (7, 8, 9), list)
+        (True, (0.5, 0.25, 0.125))
+        """
+        key = (tuple(sorted(hole)), tuple(sorted(board)))
+        self._misses += 1
+        self._data[key] = tuple(value)
+        self._data.move_to_end(key)
+        if len(self._data) > self.maxsize:
+            self._data.popitem(last=False)
+
     def info(self) -> CacheInfo:
         return CacheInfo(self._hits, self._misses, len(self._data), self.maxsize)
 
@@ -117,8 +139,10 @@ class CasperFeatures:
     """CASPER's feature set (plugin ``casper`` in ``cbr.features``).
 
     ``evaluator`` is anything with ``preflop_rank(hole)``, ``hand_strength(hole, board)``
-    and ``hand_potential(hole, board) -> (ppot, npot)``; by default the
-    :mod:`evaluator_ext` facade (imported on first use).
+    and ``hand_potential(hole, board) -> (ppot, npot)``, optionally
+    ``hand_potentials(holes, board) -> [(ppot, npot), ...]`` (used by :meth:`prepare`);
+    by default the :mod:`evaluator_ext` facade (imported on first use), whose native
+    build shares the enumeration between holes.
 
     >>> CasperFeatures().feature_names("flop")[-2:]
     ['small_bets_in_pot', 'previous_round_bets']
@@ -158,6 +182,68 @@ class CasperFeatures:
     def rows(self, dps: Iterable[DecisionPoint]) -> dict[int, np.ndarray]:
         """``{street: (n, d) float32}`` for streets 0..3, input order kept within a street."""
         return split_rows(self, list(dps))
+
+    def prepare(self, dps: Iterable[DecisionPoint]) -> int:
+        """Compute and cache the flop and turn hand features of many decision points at once.
+
+        Holes on the same board share one exact potential enumeration. Decision points
+        without two known hole cards, with the wrong board size, or already cached are
+        left to :meth:`hand_features`; the values are the same either way. Returns the
+        number of (hole, board) pairs computed. Without a batch-capable evaluator this
+        does nothing (returns 0).
+
+        >>> from cbr.game import preset
+        >>> fs = CasperFeatures()
+        >>> dp = DecisionPoint(game=preset("holdem.limit.2p"), street=1, position=0, player="p1",
+        ...     hole=(49, 40), board=(6, 8, 38), folded=(False, False), all_in=(False, False),
+        ...     acted=(False, False), order=(0, 1), street_bets=0, committed=(0.0, 0.0),
+        ...     total_committed=(10.0, 10.0), previous_round_bets=1, legal="kr")
+        >>> fs.prepare([dp, dp]), [round(x, 4) for x in fs.hand_features(dp)]
+        (1, [0.5851, 0.2083, 0.2737])
+        """
+        batch = self._batch_potentials()
+        if batch is None:
+            return 0
+        by_board: dict[tuple[int, ...], dict[tuple[int, ...], None]] = {}
+        for dp in dps:
+            board = tuple(dp.board)
+            if dp.hole is None or len(dp.hole) != 2 or len(board) not in (3, 4):
+                continue
+            if not 0 <= dp.street < len(STREETS) or len(board) != BOARD_SIZES[dp.street]:
+                continue
+            hole = tuple(dp.hole)
+            if len(set(hole + board)) != 2 + len(board) or (hole, board) in self.cache:
+                continue
+            by_board.setdefault(tuple(sorted(board)), {})[tuple(sorted(hole))] = None
+        done = 0
+        ev = self.evaluator
+        for board, holes in by_board.items():
+            hole_list = list(holes)
+            for hole, (ppot, npot) in zip(hole_list, batch(hole_list, board)):
+                hs = float(ev.hand_strength(hole, board))
+                self.cache.put(hole, board, (hs, float(ppot), float(npot)))
+                done += 1
+        return done
+
+    def _batch_potentials(self) -> Optional[Any]:
+        """The evaluator's ``hand_potentials``; for the native :mod:`evaluator_ext`, its kernel."""
+        ev = self.evaluator
+        batch = getattr(ev, "hand_potentials", None)
+        if callable(batch):
+            return batch
+        if getattr(ev, "__name__", None) == "evaluator_ext" and getattr(ev, "IMPLEMENTATION", None) == "native":
+            from evaluator_ext import _native
+            from evaluator_ext._common import potentials
+
+            if not hasattr(_native, "potential_tables"):
+                return None
+
+            def native_batch(holes: list[tuple[int, ...]], board: tuple[int, ...]) -> list[tuple[float, float]]:
+                tables = _native.potential_tables(holes, board)
+                return [potentials([[int(x) for x in row] for row in t]) for t in tables]
+
+            return native_batch
+        return None
 
     # ---- hand features --------------------------------------------------------
     def hand_features(self, dp: DecisionPoint) -> tuple[float, ...]:
