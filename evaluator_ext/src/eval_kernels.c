@@ -941,7 +941,7 @@ int ek_potential_tables(const uint8_t *holes, int n_holes, const uint8_t *board,
         h[p].fix_tied = h[p].fix_behind + b->n_h;
     }
 
-    int r[2];
+    int r[2] = {0, 0};
     if (b->to_come == 0) {
         pt_visit(b, h, n_holes, r, 0);
     } else if (b->to_come == 1) {
