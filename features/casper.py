@@ -65,6 +65,27 @@ CASPER_FEATURES: tuple[str, ...] = (
 PREFLOP_FEATURES: tuple[str, ...] = CASPER_FEATURES[:8]
 
 
+def _features_of_table(table: Any, board_size: int) -> tuple[float, float, float]:
+    """(HS, PPOT, NPOT) from an unweighted potential table of a flop or turn.
+
+    Every opponent holding appears in its row ("now") once per runout it can see:
+    C(45, 2) = 990 on the flop, 44 on the turn. So the row sums divided by that are the
+    hand-strength counts, and HS is computed exactly as ``hand_strength`` does.
+
+    >>> table = ((449005, 3211, 169504), (0, 8370, 540), (91981, 1036, 346543))  # AdQc, 3h4cJh
+    >>> [round(x, 4) for x in _features_of_table(table, 3)]  # 628 ahead, 9 tied, 444 behind
+    [0.5851, 0.2083, 0.2737]
+    """
+    from evaluator_ext._common import potentials
+
+    seen = 990 if board_size == 3 else 44
+    t = [[int(x) for x in row] for row in table]
+    ahead, tied, behind = (sum(row) // seen for row in t)
+    hs = (ahead + tied / 2) / (ahead + tied + behind)
+    ppot, npot = potentials(t)
+    return (float(hs), ppot, npot)
+
+
 @dataclass(frozen=True)
 class CacheInfo:
     """Hits, misses and size of a :class:`HandFeatureCache`."""
@@ -216,33 +237,31 @@ class CasperFeatures:
                 continue
             by_board.setdefault(tuple(sorted(board)), {})[tuple(sorted(hole))] = None
         done = 0
-        ev = self.evaluator
         for board, holes in by_board.items():
             hole_list = list(holes)
-            for hole, (ppot, npot) in zip(hole_list, batch(hole_list, board)):
-                hs = float(ev.hand_strength(hole, board))
-                self.cache.put(hole, board, (hs, float(ppot), float(npot)))
+            for hole, features in zip(hole_list, batch(hole_list, board)):
+                self.cache.put(hole, board, features)
                 done += 1
         return done
 
     def _batch_potentials(self) -> Optional[Any]:
-        """The evaluator's ``hand_potentials``; for the native :mod:`evaluator_ext`, its kernel."""
+        """``(holes, board) -> [(hs, ppot, npot), ...]`` from the evaluator's ``hand_potentials``;
+        for the native :mod:`evaluator_ext`, straight from its shared-enumeration kernel."""
         ev = self.evaluator
         batch = getattr(ev, "hand_potentials", None)
         if callable(batch):
-            return batch
+
+            def evaluator_batch(holes: list[tuple[int, ...]], board: tuple[int, ...]) -> list[tuple[float, ...]]:
+                pots = batch(holes, board)
+                return [(float(ev.hand_strength(h, board)), float(p), float(n)) for h, (p, n) in zip(holes, pots)]
+
+            return evaluator_batch
         if getattr(ev, "__name__", None) == "evaluator_ext" and getattr(ev, "IMPLEMENTATION", None) == "native":
             from evaluator_ext import _native
-            from evaluator_ext._common import potentials
 
             if not hasattr(_native, "potential_tables"):
                 return None
-
-            def native_batch(holes: list[tuple[int, ...]], board: tuple[int, ...]) -> list[tuple[float, float]]:
-                tables = _native.potential_tables(holes, board)
-                return [potentials([[int(x) for x in row] for row in t]) for t in tables]
-
-            return native_batch
+            return lambda holes, board: [_features_of_table(t, len(board)) for t in _native.potential_tables(holes, board)]
         return None
 
     # ---- hand features --------------------------------------------------------

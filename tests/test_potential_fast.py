@@ -217,6 +217,9 @@ def test_prepare_gives_the_same_rows_as_one_at_a_time() -> None:
     for street in a.rows:
         np.testing.assert_array_equal(a.rows[street][0], b.rows[street][0])
     assert batched.cache.info().misses == plain.cache.info().misses
+    # the float64 features themselves, not only the float32 rows: bit for bit
+    assert dict(batched.cache._data) == dict(plain.cache._data)
+    assert any(len(board) == 3 for _, board in batched.cache._data)
 
 
 def test_build_chunk_enumerates_each_board_once() -> None:
