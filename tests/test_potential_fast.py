@@ -145,6 +145,7 @@ def test_batch_equals_one_hole_at_a_time(board_size: int) -> None:
     "holes, board, weights, message",
     [
         ([], (0, 1, 2), None, "holes"),
+        ([(3, 4)] * 1327, (0, 1, 2), None, "1 to 1326 holes"),
         ([(3, 0)], (0, 1, 2), None, "shares a card"),
         ([(3, 3)], (0, 1, 2), None, "shares a card"),
         ([(3, 52)], (0, 1, 2), None, "out of range"),

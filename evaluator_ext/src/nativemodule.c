@@ -450,8 +450,8 @@ static PyObject *py_potential_tables(PyObject *self, PyObject *args)
     if (!holes_seq)
         return NULL;
     Py_ssize_t n_holes = PySequence_Fast_GET_SIZE(holes_seq);
-    if (n_holes < 1 || n_holes > 100000) {
-        PyErr_Format(PyExc_ValueError, "potential_tables: need 1 to 100000 holes, got %zd", n_holes);
+    if (n_holes < 1 || n_holes > EK_N_COMBOS) { /* ~40 KB of counters per hole */
+        PyErr_Format(PyExc_ValueError, "potential_tables: need 1 to %d holes, got %zd", EK_N_COMBOS, n_holes);
         goto error;
     }
     holes = PyMem_Malloc((size_t)n_holes * 2);
@@ -549,7 +549,7 @@ static PyMethodDef methods[] = {
      "showdown_monte_carlo(hole, board, n_opponents, trials, seed) -> (win, tie, lose) trial counts."},
     {"potential_tables", py_potential_tables, METH_VARARGS,
      "potential_tables(holes, board, weights=None) -> list of 3x3 tuples: potential_table of each hole "
-     "(2-card sequences) on one board, enumerated once for all of them."},
+     "(1..1326 2-card sequences) on one board, enumerated once for all of them."},
     {NULL, NULL, 0, NULL},
 };
 
