@@ -257,3 +257,55 @@ def test_prepare_skips_what_it_cannot_batch() -> None:
     assert (round(ppot, 4), round(npot, 4)) == (0.2083, 0.2737)
     assert fs.cache.info().hits == 1
     assert CasperFeatures(evaluator=object()).prepare([flop]) == 0  # no batch evaluator
+
+
+# ---- the kernel without Python ---------------------------------------------------------
+
+C_DRIVER = r"""
+#include <stdio.h>
+#include "eval_kernels.h"
+
+int main(void)
+{
+    if (ek_init() != EK_OK)
+        return 1;
+    /* AdQc and KsKd (cards rank*4 + suit) on 3h4cJh, in one call */
+    const uint8_t holes[4] = {49, 40, 47, 45}, board[3] = {6, 8, 38};
+    double t[18];
+    if (ek_potential_tables(holes, 2, board, 3, NULL, t) != EK_OK)
+        return 2;
+    double one[9];
+    if (ek_potential_table(holes + 2, board, 3, NULL, one) != EK_OK)
+        return 3;
+    for (int k = 0; k < 9; k++)
+        printf("%.0f ", t[k]);
+    for (int k = 0; k < 9; k++)
+        if (t[9 + k] != one[k])
+            return 4;
+    /* errors: a hole card on the board, no holes */
+    const uint8_t clash[2] = {6, 7};
+    printf("%d %d\n", ek_potential_tables(clash, 1, board, 3, NULL, t) == EK_ERR_DUPLICATE,
+           ek_potential_tables(holes, 0, board, 3, NULL, t) == EK_ERR_ARGUMENT);
+    return 0;
+}
+"""
+
+
+def test_kernel_compiles_and_runs_without_python(tmp_path) -> None:
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler")
+    src = Path(__file__).resolve().parents[1] / "evaluator_ext" / "src"
+    assert "#include <Python.h>" not in (src / "eval_kernels.c").read_text()
+    driver = tmp_path / "driver.c"
+    driver.write_text(C_DRIVER)
+    exe = tmp_path / "driver"
+    for opt in ("-O0", "-O3"):
+        subprocess.run([cc, opt, "-std=c11", "-Wall", "-Wextra", "-Werror", f"-I{src}", str(driver),
+                        str(src / "eval_kernels.c"), "-o", str(exe)], check=True, capture_output=True, timeout=120)
+        out = subprocess.run([str(exe)], check=True, capture_output=True, text=True, timeout=60).stdout.split()
+        assert out == [str(x) for row in PUBLISHED for x in row] + ["1", "1"], opt
