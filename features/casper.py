@@ -233,7 +233,10 @@ class CasperFeatures:
             if not 0 <= dp.street < len(STREETS) or len(board) != BOARD_SIZES[dp.street]:
                 continue
             hole = tuple(dp.hole)
-            if len(set(hole + board)) != 2 + len(board) or (hole, board) in self.cache:
+            cards = hole + board
+            if len(set(cards)) != len(cards) or not all(type(c) is int and 0 <= c < 52 for c in cards):
+                continue  # left to hand_features, which reports it
+            if (hole, board) in self.cache:
                 continue
             by_board.setdefault(tuple(sorted(board)), {})[tuple(sorted(hole))] = None
         done = 0

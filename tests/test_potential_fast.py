@@ -251,7 +251,8 @@ def test_prepare_skips_what_it_cannot_batch() -> None:
     unknown = DecisionPoint(**{**base, "hole": None})
     flop = DecisionPoint(**base)
     other = DecisionPoint(**{**base, "hole": parse_cards("KsKd")})
-    assert fs.prepare([river, unknown, flop, flop, other]) == 2
+    clash = DecisionPoint(**{**base, "hole": parse_cards("3hAs")})
+    assert fs.prepare([river, unknown, clash, flop, flop, other]) == 2
     assert fs.prepare([flop]) == 0  # cached
     hs, ppot, npot = fs.hand_features(flop)
     assert (round(ppot, 4), round(npot, 4)) == (0.2083, 0.2737)
