@@ -70,7 +70,8 @@ int ek_hand_strength_counts(const uint8_t hole[2], const uint8_t *board, int n_b
                             const double *weights, double out[3]);
 
 /* Poki's 3x3 potential table, row-major: rows ahead/tied/behind now, columns
- * ahead/tied/behind after the whole board; exact over all runouts (n_board 3..5). */
+ * ahead/tied/behind after the whole board; exact over all runouts (n_board 3..5).
+ * Same as ek_potential_tables with one hole (about 0.3 ms on a flop, 30 us on a turn). */
 int ek_potential_table(const uint8_t hole[2], const uint8_t *board, int n_board,
                        const double *weights, double table[9]);
 
