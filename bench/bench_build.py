@@ -11,14 +11,16 @@ Data (from ../shared/data/logs, beside the clone):
 
 Peer: none (no other library builds CASPER case bases); the target is printed beside
 the figures: >= 500 hands/s on the IRC sample on the 2-core machine. Besides wall-clock
-figures the CPU seconds (this process + worker processes) are printed, since the machine
-is shared, and a breakdown of one single-process build: parse, replay, hand features
-(hand strength + potentials, the exact enumerations) and the rest (table features, store,
-faiss indexes).
+figures the CPU seconds (this process + worker processes) and the CPU milliseconds per
+hand are printed, since the machine is shared (CPU time is much less sensitive to other
+load than wall time), and a breakdown of one single-process build, wall and CPU seconds
+per stage: parse, replay, hand features (hand strength + potentials, the exact
+enumerations, batched per board as the build does) and table features.
 """
 from __future__ import annotations
 
 import argparse
+import atexit
 import os
 import resource
 import sys
@@ -54,31 +56,46 @@ def one_build(path: Path, workers: int) -> dict:
             "wall": wall, "cpu": cpu}
 
 
-def breakdown(path: Path) -> dict[str, float]:
-    """Seconds spent per stage in one process (the stages of ``cases_of_hands``)."""
-    t = time.perf_counter()
+CHUNK_HANDS = 250  # as cbr.build: hand features are batched per chunk of hands
+
+
+def breakdown(path: Path) -> dict[str, object]:
+    """Wall and CPU seconds per stage in one process (the stages of ``cases_of_hands``)."""
+    wall: dict[str, float] = {}
+    cpu: dict[str, float] = {}
+
+    def stage(name: str, t: float, c: float) -> None:
+        wall[name] = time.perf_counter() - t
+        cpu[name] = time.process_time() - c
+
+    t, c = time.perf_counter(), time.process_time()
     records = [r for r in read_logs([path]) if isinstance(r, HandRecord)]
-    parse = time.perf_counter() - t
-    t = time.perf_counter()
-    dps = []
-    for r in records:
-        try:
-            dps.extend(d for d in replay(r) if d.hole is not None)
-        except Exception:  # noqa: BLE001 - skipped hands, as the build does
-            pass
-    rep = time.perf_counter() - t
+    stage("parse", t, c)
+    t, c = time.perf_counter(), time.process_time()
+    chunks: list[list] = []
+    for i in range(0, len(records), CHUNK_HANDS):
+        chunk = []
+        for r in records[i:i + CHUNK_HANDS]:
+            try:
+                chunk.extend(d for d in replay(r) if d.hole is not None)
+            except Exception:  # noqa: BLE001 - skipped hands, as the build does
+                pass
+        chunks.append(chunk)
+    stage("replay", t, c)
+    dps = [dp for chunk in chunks for dp in chunk]
     fs = CasperFeatures(cache_size=10_000_000)  # keep every hand so the 2nd pass is table-only
-    t = time.perf_counter()
-    for dp in dps:
-        fs.hand_features(dp)
-    hand = time.perf_counter() - t
+    t, c = time.perf_counter(), time.process_time()
+    for chunk in chunks:
+        fs.prepare(chunk)
+        for dp in chunk:
+            fs.hand_features(dp)
+    stage("hand features", t, c)
     distinct = fs.cache.info().misses
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     for dp in dps:  # hand features now cached: this is the table part of the row
         fs.row(dp)
-    table = time.perf_counter() - t
-    return {"parse": parse, "replay": rep, "hand features": hand, "table features": table,
-            "hands": len(records), "cases": len(dps), "distinct hands/boards": distinct}
+    stage("table features", t, c)
+    return {"wall": wall, "cpu": cpu, "hands": len(records), "cases": len(dps), "distinct hands/boards": distinct}
 
 
 def main() -> None:
@@ -91,6 +108,7 @@ def main() -> None:
 
     print(f"build_casebase, CASPER features (exact HS/PPOT/NPOT); {os.cpu_count()} CPUs, "
           f"load average {os.getloadavg()[0]:.1f} at start")
+    atexit.register(lambda: print(f"load average {os.getloadavg()[0]:.1f} at end"))
     print(f"target: >= {TARGET_HANDS_PER_S:.0f} hands/s on the IRC sample; peer: none")
     for name in args.data:
         path = DATA[name]
@@ -102,9 +120,10 @@ def main() -> None:
             b = breakdown(path)
             print(f"  stages (1 process): {b['hands']} hands, {b['cases']} cases, "
                   f"{b['distinct hands/boards']} distinct (hole, board) evaluated")
-            total = sum(v for k, v in b.items() if k in ("parse", "replay", "hand features", "table features"))
+            total = sum(b["cpu"].values())
             for k in ("parse", "replay", "hand features", "table features"):
-                print(f"    {k:15s} {b[k]:7.2f} s  {100 * b[k] / total:5.1f}%")
+                print(f"    {k:15s} {b['wall'][k]:7.2f} s wall {b['cpu'][k]:7.2f} s CPU  "
+                      f"{100 * b['cpu'][k] / total:5.1f}% of CPU  {1000 * b['cpu'][k] / b['hands']:6.3f} ms CPU/hand")
         base = None
         for w in args.workers:
             runs = [one_build(path, w) for _ in range(args.repeat)]
@@ -113,7 +132,8 @@ def main() -> None:
             base = base or hps
             print(f"  workers={w}: {r['hands']} hands, {r['cases']} cases ({r['skipped']} hands skipped) "
                   f"in {r['wall']:.2f} s wall, {r['cpu']:.2f} s CPU -> {hps:7.1f} hands/s, "
-                  f"{r['cases'] / r['wall']:7.1f} cases/s, {r['hands'] / r['cpu']:7.1f} hands per CPU-s; "
+                  f"{r['cases'] / r['wall']:7.1f} cases/s, {r['hands'] / r['cpu']:7.1f} hands per CPU-s "
+                  f"({1000 * r['cpu'] / r['hands']:.2f} ms CPU/hand); "
                   f"x{hps / base:.2f} vs workers={args.workers[0]}; target ratio {hps / TARGET_HANDS_PER_S:.2f}")
 
 

@@ -114,6 +114,9 @@ def cases_of_hands(records: Sequence[HandRecord], feature_set: Any,
             if players is not None and dp.player not in players:
                 continue
             per_street[dp.street].append(dp)
+    prepare = getattr(feature_set, "prepare", None)
+    if callable(prepare):  # batch hand features (CASPER: one potential enumeration per board)
+        prepare([dp for dps in per_street.values() for dp in dps])
     rows = {}
     for street, dps in per_street.items():
         if dps:

@@ -17,7 +17,10 @@
 
 Hand features depend only on (hole, board), so they are computed once per player and
 street and kept in an LRU cache: the several decisions a player makes in one betting
-round cost one evaluation.
+round cost one evaluation. :meth:`CasperFeatures.prepare` goes further for a batch of
+decision points (what a build does per chunk): the exact PPOT/NPOT enumeration of a flop
+or turn board is shared by every hole seen on that board (one pass over the runouts and
+the opponents' values for all of them; same values as one hole at a time).
 
 >>> from cbr.game import preset
 >>> fs = CasperFeatures()
@@ -60,6 +63,27 @@ CASPER_FEATURES: tuple[str, ...] = (
     "previous_round_bets",
 )
 PREFLOP_FEATURES: tuple[str, ...] = CASPER_FEATURES[:8]
+
+
+def _features_of_table(table: Any, board_size: int) -> tuple[float, float, float]:
+    """(HS, PPOT, NPOT) from an unweighted potential table of a flop or turn.
+
+    Every opponent holding appears in its row ("now") once per runout it can see:
+    C(45, 2) = 990 on the flop, 44 on the turn. So the row sums divided by that are the
+    hand-strength counts, and HS is computed exactly as ``hand_strength`` does.
+
+    >>> table = ((449005, 3211, 169504), (0, 8370, 540), (91981, 1036, 346543))  # AdQc, 3h4cJh
+    >>> [round(x, 4) for x in _features_of_table(table, 3)]  # 628 ahead, 9 tied, 444 behind
+    [0.5851, 0.2083, 0.2737]
+    """
+    from evaluator_ext._common import potentials
+
+    seen = 990 if board_size == 3 else 44
+    t = [[int(x) for x in row] for row in table]
+    ahead, tied, behind = (sum(row) // seen for row in t)
+    hs = (ahead + tied / 2) / (ahead + tied + behind)
+    ppot, npot = potentials(t)
+    return (float(hs), ppot, npot)
 
 
 @dataclass(frozen=True)
@@ -105,6 +129,25 @@ class HandFeatureCache:
             self._data.popitem(last=False)
         return value
 
+    def __contains__(self, hole_board: tuple[Iterable[int], Iterable[int]]) -> bool:
+        hole, board = hole_board
+        return (tuple(sorted(hole)), tuple(sorted(board))) in self._data
+
+    def put(self, hole: Iterable[int], board: Iterable[int], value: Iterable[float]) -> None:
+        """Store a value computed elsewhere (counts as a miss, as computing it here would).
+
+        >>> cache = HandFeatureCache()
+        >>> cache.put((3, 2), (9, 8, 7), (0.5, 0.25, 0.125))
+        >>> ((2, 3), (7, 8, 9)) in cache, cache.get_or_compute((2, 3), (7, 8, 9), list)
+        (True, (0.5, 0.25, 0.125))
+        """
+        key = (tuple(sorted(hole)), tuple(sorted(board)))
+        self._misses += 1
+        self._data[key] = tuple(value)
+        self._data.move_to_end(key)
+        if len(self._data) > self.maxsize:
+            self._data.popitem(last=False)
+
     def info(self) -> CacheInfo:
         return CacheInfo(self._hits, self._misses, len(self._data), self.maxsize)
 
@@ -117,8 +160,10 @@ class CasperFeatures:
     """CASPER's feature set (plugin ``casper`` in ``cbr.features``).
 
     ``evaluator`` is anything with ``preflop_rank(hole)``, ``hand_strength(hole, board)``
-    and ``hand_potential(hole, board) -> (ppot, npot)``; by default the
-    :mod:`evaluator_ext` facade (imported on first use).
+    and ``hand_potential(hole, board) -> (ppot, npot)``, optionally
+    ``hand_potentials(holes, board) -> [(ppot, npot), ...]`` (used by :meth:`prepare`);
+    by default the :mod:`evaluator_ext` facade (imported on first use), whose native
+    build shares the enumeration between holes.
 
     >>> CasperFeatures().feature_names("flop")[-2:]
     ['small_bets_in_pot', 'previous_round_bets']
@@ -158,6 +203,69 @@ class CasperFeatures:
     def rows(self, dps: Iterable[DecisionPoint]) -> dict[int, np.ndarray]:
         """``{street: (n, d) float32}`` for streets 0..3, input order kept within a street."""
         return split_rows(self, list(dps))
+
+    def prepare(self, dps: Iterable[DecisionPoint]) -> int:
+        """Compute and cache the flop and turn hand features of many decision points at once.
+
+        Holes on the same board share one exact potential enumeration. Decision points
+        without two known hole cards, with the wrong board size, or already cached are
+        left to :meth:`hand_features`; the values are the same either way. Returns the
+        number of (hole, board) pairs computed. Without a batch-capable evaluator this
+        does nothing (returns 0).
+
+        >>> from cbr.game import preset
+        >>> fs = CasperFeatures()
+        >>> dp = DecisionPoint(game=preset("holdem.limit.2p"), street=1, position=0, player="p1",
+        ...     hole=(49, 40), board=(6, 8, 38), folded=(False, False), all_in=(False, False),
+        ...     acted=(False, False), order=(0, 1), street_bets=0, committed=(0.0, 0.0),
+        ...     total_committed=(10.0, 10.0), previous_round_bets=1, legal="kr")
+        >>> fs.prepare([dp, dp]), [round(x, 4) for x in fs.hand_features(dp)]
+        (1, [0.5851, 0.2083, 0.2737])
+        """
+        batch = self._batch_potentials()
+        if batch is None:
+            return 0
+        by_board: dict[tuple[int, ...], dict[tuple[int, ...], None]] = {}
+        for dp in dps:
+            board = tuple(dp.board)
+            if dp.hole is None or len(dp.hole) != 2 or len(board) not in (3, 4):
+                continue
+            if not 0 <= dp.street < len(STREETS) or len(board) != BOARD_SIZES[dp.street]:
+                continue
+            hole = tuple(dp.hole)
+            cards = hole + board
+            if len(set(cards)) != len(cards) or not all(type(c) is int and 0 <= c < 52 for c in cards):
+                continue  # left to hand_features, which reports it
+            if (hole, board) in self.cache:
+                continue
+            by_board.setdefault(tuple(sorted(board)), {})[tuple(sorted(hole))] = None
+        done = 0
+        for board, holes in by_board.items():
+            hole_list = list(holes)
+            for hole, features in zip(hole_list, batch(hole_list, board)):
+                self.cache.put(hole, board, features)
+                done += 1
+        return done
+
+    def _batch_potentials(self) -> Optional[Any]:
+        """``(holes, board) -> [(hs, ppot, npot), ...]`` from the evaluator's ``hand_potentials``;
+        for the native :mod:`evaluator_ext`, straight from its shared-enumeration kernel."""
+        ev = self.evaluator
+        batch = getattr(ev, "hand_potentials", None)
+        if callable(batch):
+
+            def evaluator_batch(holes: list[tuple[int, ...]], board: tuple[int, ...]) -> list[tuple[float, ...]]:
+                pots = batch(holes, board)
+                return [(float(ev.hand_strength(h, board)), float(p), float(n)) for h, (p, n) in zip(holes, pots)]
+
+            return evaluator_batch
+        if getattr(ev, "__name__", None) == "evaluator_ext" and getattr(ev, "IMPLEMENTATION", None) == "native":
+            from evaluator_ext import _native
+
+            if not hasattr(_native, "potential_tables"):
+                return None
+            return lambda holes, board: [_features_of_table(t, len(board)) for t in _native.potential_tables(holes, board)]
+        return None
 
     # ---- hand features --------------------------------------------------------
     def hand_features(self, dp: DecisionPoint) -> tuple[float, ...]:

@@ -570,19 +570,16 @@ int ek_hand_strength_counts(const uint8_t hole[2], const uint8_t *board, int n_b
     return EK_OK;
 }
 
-/* Score every holding on one completed board: per-holding outcome counts (if `per_holding`)
- * and the number of holdings we are ahead of / tied with / behind (`tally`). */
+/* Score every holding on one completed board: the number of holdings we are ahead of /
+ * tied with / behind (`tally`). */
 static inline void score_board(const holdings *h, uint64_t key, uint64_t bits, uint64_t runout,
-                               uint16_t ours, uint32_t *per_holding, uint32_t tally[3])
+                               uint16_t ours, uint32_t tally[3])
 {
     uint32_t tied = 0, behind = 0, n = 0;
     for (int o = 0; o < h->n; o++) {
         if (h->mask[o] & runout)
             continue;
         uint16_t theirs = value_of(key + h->key[o], bits | h->bits[o]);
-        unsigned k = compare(ours, theirs);
-        if (per_holding)
-            per_holding[3 * o + k]++;
         tied += theirs == ours;
         behind += theirs > ours;
         n++;
@@ -620,67 +617,378 @@ static void for_each_runout(const situation *s, int to_come, runout_visitor visi
 
 typedef struct {
     const holdings *h;
-    uint32_t *per_holding;
     double hs_squared_sum;
     uint64_t n_boards;
 } runout_ctx;
-
-static void visit_potential(void *p, uint64_t key, uint64_t bits, uint64_t runout, uint16_t ours)
-{
-    runout_ctx *ctx = p;
-    uint32_t tally[3];
-    score_board(ctx->h, key, bits, runout, ours, ctx->per_holding, tally);
-}
 
 static void visit_hs_squared(void *p, uint64_t key, uint64_t bits, uint64_t runout, uint16_t ours)
 {
     runout_ctx *ctx = p;
     uint32_t tally[3];
-    score_board(ctx->h, key, bits, runout, ours, NULL, tally);
+    score_board(ctx->h, key, bits, runout, ours, tally);
     double n = (double)tally[0] + tally[1] + tally[2];
     double hs = ((double)tally[0] + 0.5 * tally[1]) / n;
     ctx->hs_squared_sum += hs * hs;
     ctx->n_boards++;
 }
 
-int ek_potential_table(const uint8_t hole[2], const uint8_t *board, int n_board,
-                       const double *weights, double table[9])
+/* ------------------------------------------------------------------------- */
+/* Potential tables, shared per board                                          */
+/* ------------------------------------------------------------------------- */
+/*
+ * Every player on one board sees the same runouts and the same opponent holdings, and
+ * outside a flush a holding's value on a completed board depends only on its two ranks.
+ * So, per runout:
+ *
+ *  - the value of each of the 91 rank pairs (a 169-entry table, which depends only on
+ *    the runout's ranks and is built once per rank pair of the runout);
+ *  - the exceptions: holdings that use a runout card (they do not exist on this runout:
+ *    value 0, below every real value) and holdings that can make a flush (evaluated in
+ *    full; a suit needs 3+ cards on the completed board).
+ *
+ * Each hole counts, per rank pair, the runouts where that pair is ahead of / tied with
+ * it (169 vectorisable updates), and per holding a correction for the runouts where the
+ * holding was an exception (the true outcome minus the rank pair's). A holding's
+ * counters are then its pair's plus its correction; "we are ahead" is the rest of the
+ * runouts the holding can see. The table sums weight * counter per holding in the same
+ * holding order as always, so even weighted tables are bit-for-bit what they were.
+ */
+
+#define PT_MAX_HOLDINGS (EK_N_CARDS * (EK_N_CARDS - 1) / 2)
+#define PT_PAIRS 176 /* 169 rank pairs (13 * low + high), padded with value 0 for whole vectors */
+
+typedef struct {
+    int n_u, n_h, to_come;
+    uint8_t u[EK_N_CARDS];          /* cards off the board, ascending */
+    int8_t pos[EK_N_CARDS];         /* card -> index in u, -1 on the board */
+    uint64_t board_key, board_bits;
+    uint8_t rank_count[13];         /* board ranks */
+    uint8_t rank_pair[PT_MAX_HOLDINGS];     /* 13 * low rank + high rank */
+    uint64_t key[PT_MAX_HOLDINGS], bits[PT_MAX_HOLDINGS], mask[PT_MAX_HOLDINGS];
+    uint16_t both_suit[4][PT_MAX_HOLDINGS]; /* holdings with both cards of a suit */
+    uint16_t any_suit[4][PT_MAX_HOLDINGS];  /* holdings with at least one card of a suit */
+    int n_both[4], n_any[4];
+    /* rank-pair values by the runout's rank pair (13 * low + high; 0 for 0 or 1 cards) */
+    uint16_t pair_value[169][PT_PAIRS];
+    uint8_t pair_ready[169];
+    /* the current runout */
+    uint64_t key_now, bits_now;
+    const uint16_t *pv;
+    int n_exc;
+    uint16_t exc_holding[PT_MAX_HOLDINGS], exc_value[PT_MAX_HOLDINGS], exc_pair[PT_MAX_HOLDINGS];
+} pt_board;
+
+/* Index of the holding of universe positions i < j. */
+static inline int pt_index(int i, int j)
 {
-    situation s;
-    holdings *h = NULL;
-    uint32_t *per_holding = NULL;
-    int status = make_situation(&s, hole, board, n_board);
-    if (status)
-        return status;
-    if (n_board < 3)
+    return j * (j - 1) / 2 + i;
+}
+
+static int pt_setup(pt_board *b, const uint8_t *board, int n_board)
+{
+    if (n_board < 3 || n_board > 5)
         return EK_ERR_ARGUMENT;
-    status = EK_ERR_NOMEM;
-    h = malloc(sizeof *h);
-    if (!h)
-        goto error;
-    per_holding = calloc(3 * EK_N_COMBOS, sizeof *per_holding);
-    if (!per_holding)
-        goto error;
-    status = collect_holdings(h, &s, weights);
-    if (status)
-        goto error;
+    uint64_t dead = 0;
+    b->board_key = KEY_START;
+    b->board_bits = 0;
+    memset(b->rank_count, 0, sizeof b->rank_count);
+    for (int i = 0; i < n_board; i++) {
+        unsigned c = board[i];
+        if (c >= EK_N_CARDS)
+            return EK_ERR_RANGE;
+        if (dead & (UINT64_C(1) << c))
+            return EK_ERR_DUPLICATE;
+        dead |= UINT64_C(1) << c;
+        b->board_key += g_card_key[c];
+        b->board_bits |= g_card_bit[c];
+        b->rank_count[c >> 2]++;
+    }
+    b->to_come = 5 - n_board;
+    b->n_u = 0;
+    for (int c = 0; c < EK_N_CARDS; c++) {
+        if (dead & (UINT64_C(1) << c)) {
+            b->pos[c] = -1;
+            continue;
+        }
+        b->pos[c] = (int8_t)b->n_u;
+        b->u[b->n_u++] = (uint8_t)c;
+    }
+    b->n_h = b->n_u * (b->n_u - 1) / 2;
+    memset(b->n_both, 0, sizeof b->n_both);
+    memset(b->n_any, 0, sizeof b->n_any);
+    memset(b->pair_ready, 0, sizeof b->pair_ready);
+    for (int j = 1; j < b->n_u; j++)
+        for (int i = 0; i < j; i++) {
+            int o = pt_index(i, j), lo = b->u[i], hi = b->u[j];
+            int rl = lo >> 2, rh = hi >> 2, sl = lo & 3, sh = hi & 3;
+            b->rank_pair[o] = (uint8_t)(13 * rl + rh); /* u ascending: rl <= rh */
+            b->key[o] = g_card_key[lo] + g_card_key[hi];
+            b->bits[o] = g_card_bit[lo] | g_card_bit[hi];
+            b->mask[o] = (UINT64_C(1) << lo) | (UINT64_C(1) << hi);
+            if (sl == sh)
+                b->both_suit[sl][b->n_both[sl]++] = (uint16_t)o;
+            b->any_suit[sl][b->n_any[sl]++] = (uint16_t)o;
+            if (sh != sl)
+                b->any_suit[sh][b->n_any[sh]++] = (uint16_t)o;
+        }
+    return EK_OK;
+}
 
-    runout_ctx ctx = {h, per_holding, 0.0, 0};
-    for_each_runout(&s, 5 - n_board, visit_potential, &ctx);
+/* Non-flush values of the rank pairs on the board plus runout cards of the given ranks
+ * (pairs that cannot exist next to them get 0; only exceptions can hold such pairs). */
+static const uint16_t *pt_pair_values(pt_board *b, const int *runout_ranks, int n_r)
+{
+    int slot = n_r == 0 ? 0 : n_r == 1 ? runout_ranks[0] : 13 * runout_ranks[0] + runout_ranks[1];
+    uint16_t *pv = b->pair_value[slot];
+    if (b->pair_ready[slot])
+        return pv;
+    uint8_t count[13];
+    uint32_t rank_sum = (uint32_t)b->board_key;
+    memcpy(count, b->rank_count, sizeof count);
+    for (int k = 0; k < n_r; k++) {
+        count[runout_ranks[k]]++;
+        rank_sum += POW5[runout_ranks[k]];
+    }
+    memset(pv, 0, PT_PAIRS * sizeof *pv);
+    for (int lo = 0; lo < 13; lo++)
+        for (int hi = lo; hi < 13; hi++) {
+            int ok = lo == hi ? count[lo] <= 2 : count[lo] <= 3 && count[hi] <= 3;
+            if (ok)
+                pv[13 * lo + hi] = rank_lookup(rank_sum + POW5[lo] + POW5[hi]);
+        }
+    b->pair_ready[slot] = 1;
+    return pv;
+}
 
-    uint16_t ours_now = value_of(s.board_key + s.hole_key, s.board_bits | s.hole_bits);
+/* Set up one runout (universe positions r[0..n_r-1], increasing): the rank-pair values
+ * and the list of exceptions with their true values. */
+static void pt_runout(pt_board *b, const int *r, int n_r)
+{
+    uint64_t key = b->board_key, bits = b->board_bits, runout = 0;
+    int ranks[2];
+    for (int k = 0; k < n_r; k++) {
+        int c = b->u[r[k]];
+        key += g_card_key[c];
+        bits |= g_card_bit[c];
+        runout |= UINT64_C(1) << c;
+        ranks[k] = c >> 2; /* cards increase, so ranks[0] <= ranks[1] */
+    }
+    b->key_now = key;
+    b->bits_now = bits;
+    const uint16_t *pv = b->pv = pt_pair_values(b, ranks, n_r);
+    int n = 0;
+    /* flushes: a suit with 3+ cards on the completed board (at most one suit) */
+    for (int s = 0; s < 4; s++) {
+        int n_suit = (int)((key >> (32 + 4 * s)) & 0xF) - 3;
+        if (n_suit < 3)
+            continue;
+        const uint16_t *list = n_suit == 3 ? b->both_suit[s] : b->any_suit[s];
+        int n_list = n_suit == 3 ? b->n_both[s] : b->n_any[s];
+        if (n_suit == 5) {
+            n_list = 0; /* every holding: walk them all below */
+            for (int o = 0; o < b->n_h; o++)
+                if (!(b->mask[o] & runout)) {
+                    b->exc_holding[n] = (uint16_t)o;
+                    b->exc_value[n] = value_of(key + b->key[o], bits | b->bits[o]);
+                    b->exc_pair[n] = pv[b->rank_pair[o]];
+                    n++;
+                }
+        }
+        for (int k = 0; k < n_list; k++) {
+            int o = list[k];
+            if (b->mask[o] & runout)
+                continue;
+            b->exc_holding[n] = (uint16_t)o;
+            b->exc_value[n] = value_of(key + b->key[o], bits | b->bits[o]);
+            b->exc_pair[n] = pv[b->rank_pair[o]];
+            n++;
+        }
+        break;
+    }
+    b->n_exc = n;
+}
+
+/* One hole's counters: per rank pair, runouts where that pair is ahead / tied (all
+ * runouts, and those holding each card); per holding, the correction for runouts where
+ * it can make a flush. Holdings that use a runout card do not exist on that runout:
+ * their pair's counts on runouts with either of their cards are taken off at the end
+ * (the runout of exactly their two cards is added back once, in the correction). */
+typedef struct {
+    int lo, hi;          /* universe positions of the hole, lo < hi */
+    uint64_t key, bits;
+    uint16_t pair_behind[PT_PAIRS], pair_tied[PT_PAIRS];
+    uint16_t card_behind[EK_N_CARDS][PT_PAIRS], card_tied[EK_N_CARDS][PT_PAIRS];
+    int16_t *fix_behind, *fix_tied;
+} pt_hole;
+
+/* Add one runout's "pair ahead of us" / "tied" indicators to the pair counters and to
+ * the counters of the runout's cards (n_cards 0..2). */
+static inline void pt_add_pairs(const uint16_t *restrict pv, uint16_t ours, uint16_t *restrict pb,
+                                uint16_t *restrict pt, uint16_t *restrict cb0, uint16_t *restrict ct0,
+                                uint16_t *restrict cb1, uint16_t *restrict ct1, int n_cards)
+{
+    if (n_cards == 0) {
+        for (int k = 0; k < PT_PAIRS; k++) {
+            pb[k] += pv[k] > ours;
+            pt[k] += pv[k] == ours;
+        }
+    } else if (n_cards == 1) {
+        for (int k = 0; k < PT_PAIRS; k++) {
+            uint16_t above = pv[k] > ours, same = pv[k] == ours;
+            pb[k] += above;
+            pt[k] += same;
+            cb0[k] += above;
+            ct0[k] += same;
+        }
+    } else {
+        for (int k = 0; k < PT_PAIRS; k++) {
+            uint16_t above = pv[k] > ours, same = pv[k] == ours;
+            pb[k] += above;
+            pt[k] += same;
+            cb0[k] += above;
+            ct0[k] += same;
+            cb1[k] += above;
+            ct1[k] += same;
+        }
+    }
+}
+
+static inline void pt_count(const pt_board *b, pt_hole *h, const int *r, int n_r)
+{
+    uint16_t ours = value_of(b->key_now + h->key, b->bits_now | h->bits);
+    const uint16_t *pv = b->pv;
+    int c0 = n_r > 0 ? r[0] : 0, c1 = n_r > 1 ? r[1] : 0;
+    pt_add_pairs(pv, ours, h->pair_behind, h->pair_tied, h->card_behind[c0], h->card_tied[c0],
+                 h->card_behind[c1], h->card_tied[c1], n_r);
+    if (n_r == 2) {
+        int o = pt_index(r[0], r[1]);
+        uint16_t p = pv[b->rank_pair[o]];
+        h->fix_behind[o] += p > ours;
+        h->fix_tied[o] += p == ours;
+    }
+    for (int e = 0; e < b->n_exc; e++) {
+        int o = b->exc_holding[e];
+        uint16_t v = b->exc_value[e], p = b->exc_pair[e];
+        h->fix_behind[o] += (int16_t)((v > ours) - (p > ours));
+        h->fix_tied[o] += (int16_t)((v == ours) - (p == ours));
+    }
+}
+
+/* One runout: set it up once, then every hole that does not hold a runout card counts. */
+static void pt_visit(pt_board *b, pt_hole *h, int n_holes, const int *r, int n_r)
+{
+    pt_runout(b, r, n_r);
+    for (int p = 0; p < n_holes; p++) {
+        int clash = 0;
+        for (int k = 0; k < n_r; k++)
+            clash |= r[k] == h[p].lo || r[k] == h[p].hi;
+        if (!clash)
+            pt_count(b, &h[p], r, n_r);
+    }
+}
+
+/* Sum the counters into the 3x3 table (holdings ordered by low card, then high card,
+ * as the opponents were always listed). */
+static int pt_table(const pt_board *b, const pt_hole *h, const double *weights, double table[9])
+{
+    uint16_t ours_now = value_of(b->board_key + h->key, b->board_bits | h->bits);
+    /* runouts a holding can see: from the cards off the board, our hole and theirs */
+    int32_t seen = b->to_come == 0 ? 1
+                 : b->to_come == 1 ? b->n_u - 4
+                 : (b->n_u - 4) * (b->n_u - 5) / 2;
+    int any = 0;
     for (int k = 0; k < 9; k++)
         table[k] = 0.0;
-    for (int o = 0; o < h->n; o++) {
-        unsigned now = compare(ours_now, value_of(s.board_key + h->key[o], s.board_bits | h->bits[o]));
-        for (int k = 0; k < 3; k++)
-            table[3 * now + k] += h->weight[o] * (double)per_holding[3 * o + k];
+    for (int i = 0; i < b->n_u; i++) {
+        if (i == h->lo || i == h->hi)
+            continue;
+        for (int j = i + 1; j < b->n_u; j++) {
+            if (j == h->lo || j == h->hi)
+                continue;
+            int a = b->u[i], c = b->u[j];
+            double w = weights ? weights[combo_index(a, c)] : 1.0;
+            if (!(w > 0.0))
+                continue;
+            any = 1;
+            int o = pt_index(i, j), rp = b->rank_pair[o];
+            unsigned now = compare(ours_now, value_of(b->board_key + b->key[o], b->board_bits | b->bits[o]));
+            int32_t behind = h->pair_behind[rp] - h->card_behind[i][rp] - h->card_behind[j][rp] + h->fix_behind[o];
+            int32_t tied = h->pair_tied[rp] - h->card_tied[i][rp] - h->card_tied[j][rp] + h->fix_tied[o];
+            table[3 * now + 0] += w * (double)(seen - tied - behind);
+            table[3 * now + 1] += w * (double)tied;
+            table[3 * now + 2] += w * (double)behind;
+        }
+    }
+    return any ? EK_OK : EK_ERR_NO_WEIGHT;
+}
+
+int ek_potential_tables(const uint8_t *holes, int n_holes, const uint8_t *board, int n_board,
+                        const double *weights, double *tables)
+{
+    if (n_holes < 1)
+        return EK_ERR_ARGUMENT;
+    pt_board *b = malloc(sizeof *b);
+    pt_hole *h = calloc((size_t)n_holes, sizeof *h);
+    int16_t *fixes = NULL;
+    int status = EK_ERR_NOMEM;
+    if (!b || !h)
+        goto error;
+    status = pt_setup(b, board, n_board);
+    if (status)
+        goto error;
+    for (int p = 0; p < n_holes; p++) {
+        unsigned c0 = holes[2 * p], c1 = holes[2 * p + 1];
+        if (c0 >= EK_N_CARDS || c1 >= EK_N_CARDS) {
+            status = EK_ERR_RANGE;
+            goto error;
+        }
+        if (c0 == c1 || b->pos[c0] < 0 || b->pos[c1] < 0) {
+            status = EK_ERR_DUPLICATE;
+            goto error;
+        }
+        int i = b->pos[c0], j = b->pos[c1];
+        h[p].lo = i < j ? i : j;
+        h[p].hi = i < j ? j : i;
+        h[p].key = g_card_key[c0] + g_card_key[c1];
+        h[p].bits = g_card_bit[c0] | g_card_bit[c1];
+    }
+    status = EK_ERR_NOMEM;
+    fixes = calloc((size_t)n_holes * 2 * (size_t)b->n_h, sizeof *fixes);
+    if (!fixes)
+        goto error;
+    for (int p = 0; p < n_holes; p++) {
+        h[p].fix_behind = fixes + (size_t)p * 2 * (size_t)b->n_h;
+        h[p].fix_tied = h[p].fix_behind + b->n_h;
+    }
+
+    int r[2] = {0, 0};
+    if (b->to_come == 0) {
+        pt_visit(b, h, n_holes, r, 0);
+    } else if (b->to_come == 1) {
+        for (r[0] = 0; r[0] < b->n_u; r[0]++)
+            pt_visit(b, h, n_holes, r, 1);
+    } else {
+        for (r[0] = 0; r[0] < b->n_u; r[0]++)
+            for (r[1] = r[0] + 1; r[1] < b->n_u; r[1]++)
+                pt_visit(b, h, n_holes, r, 2);
+    }
+    for (int p = 0; p < n_holes; p++) {
+        status = pt_table(b, &h[p], weights, tables + 9 * (size_t)p);
+        if (status)
+            goto error;
     }
     status = EK_OK;
 error:
-    free(per_holding);
+    free(fixes);
     free(h);
+    free(b);
     return status;
+}
+
+int ek_potential_table(const uint8_t hole[2], const uint8_t *board, int n_board,
+                       const double *weights, double table[9])
+{
+    return ek_potential_tables(hole, 1, board, n_board, weights, table);
 }
 
 int ek_hand_strength_squared(const uint8_t hole[2], const uint8_t *board, int n_board, double *out)
@@ -697,7 +1005,7 @@ int ek_hand_strength_squared(const uint8_t hole[2], const uint8_t *board, int n_
         return EK_ERR_NOMEM;
     status = collect_holdings(h, &s, NULL);
     if (status == EK_OK) {
-        runout_ctx ctx = {h, NULL, 0.0, 0};
+        runout_ctx ctx = {h, 0.0, 0};
         for_each_runout(&s, 5 - n_board, visit_hs_squared, &ctx);
         *out = ctx.hs_squared_sum / (double)ctx.n_boards;
     }

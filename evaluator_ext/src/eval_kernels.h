@@ -75,9 +75,16 @@ int ek_hand_strength_counts(const uint8_t hole[2], const uint8_t *board, int n_b
                             const double *weights, double out[3]);
 
 /* Poki's 3x3 potential table, row-major: rows ahead/tied/behind now, columns
- * ahead/tied/behind after the whole board; exact over all runouts (n_board 3..5). */
+ * ahead/tied/behind after the whole board; exact over all runouts (n_board 3..5).
+ * Same as ek_potential_tables with one hole (about 0.3 ms on a flop, 30 us on a turn). */
 int ek_potential_table(const uint8_t hole[2], const uint8_t *board, int n_board,
                        const double *weights, double table[9]);
+
+/* ek_potential_table for n_holes holes (holes[2*p], holes[2*p+1]) on one board at once:
+ * the runouts and opponents' values are enumerated once for all of them (holes may
+ * share cards with each other, not with the board). tables: n_holes x 9, row-major. */
+int ek_potential_tables(const uint8_t *holes, int n_holes, const uint8_t *board, int n_board,
+                        const double *weights, double *tables);
 
 /* E[HS^2] over the runouts of the board (n_board 3..5), HS vs one random holding. */
 int ek_hand_strength_squared(const uint8_t hole[2], const uint8_t *board, int n_board, double *out);

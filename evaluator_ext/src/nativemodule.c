@@ -494,6 +494,140 @@ static PyObject *py_showdown_monte_carlo(PyObject *Py_UNUSED(self), PyObject *ar
 }
 
 /* ------------------------------------------------------------------------- */
+/* potential_tables: several holes on one board (self-contained helpers)       */
+/* ------------------------------------------------------------------------- */
+
+/* Up to max_n card numbers 0..51 from a sequence into out[]; the count, or -1 (exception set). */
+static int pt_parse_cards(PyObject *obj, uint8_t *out, int min_n, int max_n, const char *what)
+{
+    PyObject *seq = PySequence_Fast(obj, "potential_tables: cards must be sequences of card numbers 0..51");
+    if (!seq)
+        return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    int result = -1;
+    if (n < min_n || n > max_n) {
+        PyErr_Format(PyExc_ValueError, "potential_tables: %s must be %d to %d cards, got %zd", what, min_n, max_n, n);
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
+        if (!PyLong_Check(item)) {
+            PyErr_Format(PyExc_TypeError, "potential_tables: %s cards must be ints", what);
+            goto done;
+        }
+        long c = PyLong_AsLong(item);
+        if (c == -1 && PyErr_Occurred())
+            goto done;
+        if (c < 0 || c >= EK_N_CARDS) {
+            PyErr_Format(PyExc_ValueError, "potential_tables: %s card number %ld is out of range 0..51", what, c);
+            goto done;
+        }
+        out[i] = (uint8_t)c;
+    }
+    result = (int)n;
+done:
+    Py_DECREF(seq);
+    return result;
+}
+
+static PyObject *py_potential_tables(PyObject *Py_UNUSED(self), PyObject *args)
+{
+    PyObject *holes_obj, *board_obj, *weights_obj = Py_None, *holes_seq = NULL, *result = NULL;
+    uint8_t board[5], *holes = NULL;
+    double *tables = NULL;
+    Py_buffer view = {0};
+    int have_view = 0, status;
+    const double *weights = NULL;
+    if (!PyArg_ParseTuple(args, "OO|O:potential_tables", &holes_obj, &board_obj, &weights_obj))
+        return NULL;
+    int n_board = pt_parse_cards(board_obj, board, 3, 5, "board");
+    if (n_board < 0)
+        return NULL;
+    uint64_t board_mask = 0;
+    for (int i = 0; i < n_board; i++) {
+        if (board_mask & (UINT64_C(1) << board[i]))
+            return PyErr_Format(PyExc_ValueError, "potential_tables: board card %d appears twice", (int)board[i]);
+        board_mask |= UINT64_C(1) << board[i];
+    }
+    holes_seq = PySequence_Fast(holes_obj, "potential_tables: holes must be a sequence of 2-card holes");
+    if (!holes_seq)
+        return NULL;
+    Py_ssize_t n_holes = PySequence_Fast_GET_SIZE(holes_seq);
+    if (n_holes < 1 || n_holes > EK_N_COMBOS) { /* ~40 KB of counters per hole */
+        PyErr_Format(PyExc_ValueError, "potential_tables: need 1 to %d holes, got %zd", EK_N_COMBOS, n_holes);
+        goto error;
+    }
+    holes = PyMem_Malloc((size_t)n_holes * 2);
+    tables = PyMem_Malloc((size_t)n_holes * 9 * sizeof *tables);
+    if (!holes || !tables) {
+        PyErr_NoMemory();
+        goto error;
+    }
+    for (Py_ssize_t p = 0; p < n_holes; p++) {
+        uint8_t *h = holes + 2 * p;
+        if (pt_parse_cards(PySequence_Fast_GET_ITEM(holes_seq, p), h, 2, 2, "hole") < 0)
+            goto error;
+        uint64_t m0 = UINT64_C(1) << h[0], m1 = UINT64_C(1) << h[1];
+        if (h[0] == h[1] || ((m0 | m1) & board_mask)) {
+            PyErr_Format(PyExc_ValueError, "potential_tables: hole %zd shares a card with itself or the board", p);
+            goto error;
+        }
+    }
+    if (weights_obj != Py_None) {
+        if (PyObject_GetBuffer(weights_obj, &view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+            goto error;
+        have_view = 1;
+        if (view.itemsize != sizeof(double) || !view.format || strcmp(view.format, "d") != 0 ||
+            view.len != (Py_ssize_t)(EK_N_COMBOS * sizeof(double))) {
+            PyErr_SetString(PyExc_ValueError, "potential_tables: weights must be a contiguous float64 buffer of 1326 values");
+            goto error;
+        }
+        weights = view.buf;
+        for (int i = 0; i < EK_N_COMBOS; i++)
+            if (!(weights[i] >= 0.0) || weights[i] > 1e300) {
+                PyErr_Format(PyExc_ValueError, "potential_tables: weights must be finite and non-negative (entry %d is %g)",
+                             i, weights[i]);
+                goto error;
+            }
+    }
+    Py_BEGIN_ALLOW_THREADS
+    status = ek_potential_tables(holes, (int)n_holes, board, n_board, weights, tables);
+    Py_END_ALLOW_THREADS
+    if (status == EK_ERR_NOMEM) {
+        PyErr_NoMemory();
+        goto error;
+    }
+    if (status == EK_ERR_NO_WEIGHT) {
+        PyErr_SetString(PyExc_ValueError, "potential_tables: weights give no weight to any holding that does not clash "
+                                          "with the known cards");
+        goto error;
+    }
+    if (status) {
+        PyErr_Format(PyExc_ValueError, "potential_tables: invalid cards (status %d)", status);
+        goto error;
+    }
+    result = PyList_New(n_holes);
+    if (!result)
+        goto error;
+    for (Py_ssize_t p = 0; p < n_holes; p++) {
+        const double *t = tables + 9 * p;
+        PyObject *x = Py_BuildValue("((ddd)(ddd)(ddd))", t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8]);
+        if (!x) {
+            Py_CLEAR(result);
+            goto error;
+        }
+        PyList_SET_ITEM(result, p, x);
+    }
+error:
+    if (have_view)
+        PyBuffer_Release(&view);
+    PyMem_Free(tables);
+    PyMem_Free(holes);
+    Py_XDECREF(holes_seq);
+    return result;
+}
+
+/* ------------------------------------------------------------------------- */
 
 static PyMethodDef methods[] = {
     {"evaluate", py_evaluate, METH_VARARGS,
@@ -518,6 +652,9 @@ static PyMethodDef methods[] = {
      "showdown_monte_carlo(hole, board, n_opponents, trials, seed, chunk=0) -> (win, tie, lose) trial counts.\n"
      "trials 1..MAX_TRIALS, seed 0..2**64-1; runs in steps of `chunk` trials (0: a few ms of work)\n"
      "between which Ctrl-C is seen; the counts do not depend on `chunk`."},
+    {"potential_tables", py_potential_tables, METH_VARARGS,
+     "potential_tables(holes, board, weights=None) -> list of 3x3 tuples: potential_table of each hole "
+     "(1..1326 2-card sequences) on one board, enumerated once for all of them."},
     {NULL, NULL, 0, NULL},
 };
 
