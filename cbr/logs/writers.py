@@ -59,7 +59,7 @@ class HandLogWriter(Protocol):
     def close(self) -> None: ...
 
 
-def _first_non_folder(path: Path) -> Optional[Path]:
+def first_non_folder(path: Path) -> Optional[Path]:
     """The nearest existing ancestor of ``path`` that is not a folder (None if there is none)."""
     for parent in reversed(path.parents):
         try:
@@ -101,7 +101,7 @@ def check_output_path(path: str | os.PathLike[str], *, overwrite: bool = False,
     except (FileNotFoundError, NotADirectoryError):
         st = None
     if st is None:
-        blocker = _first_non_folder(path)
+        blocker = first_non_folder(path)
         if blocker is not None:
             raise OutputPathError(f"cannot write the {what} {path}: {blocker} is a file, not a folder")
         parent = path.parent
