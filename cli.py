@@ -247,23 +247,51 @@ def _is_number(text: str) -> bool:
     return True
 
 
-def _rich_table(title: Optional[str], columns: list[str], rows: list[list[Any]]) -> Any:
-    """A table whose numbers are never cut or wrapped (their column is at least as wide as
-    the widest number); text cells fold onto more lines rather than end in an ellipsis."""
+def _rich_table(title: Optional[str], columns: list[str], rows: list[list[Any]], width: Optional[int] = None) -> Any:
+    """A table whose numbers are never cut, wrapped or dropped in ``width`` columns (default:
+    the terminal's, 80 in a pipe): a number column is as wide as its widest number, text
+    folds onto more lines, and columns that do not fit go to a second table (the first
+    column repeated) instead of being cropped.
+    """
+    from rich.console import Group
     from rich.table import Table
 
     cells = [[_cell(v) for v in row] for row in rows]
-    table = Table(title=title, title_justify="left")
+    n = len(columns)
+    numeric = []
+    need = []
     for i, c in enumerate(columns):
         values = [row[i] for row in cells if i < len(row) and row[i]]
-        if values and all(_is_number(v) for v in values):
-            table.add_column(str(c), justify="right", no_wrap=True, overflow="fold",
-                             min_width=max(len(v) for v in values))
-        else:
-            table.add_column(str(c), no_wrap=i == 0, overflow="fold")
-    for row in cells:
-        table.add_row(*row)
-    return table
+        numeric.append(bool(values) and all(_is_number(v) for v in values))
+        need.append(max([len(str(c)), *(len(v) for v in values)]))
+    width = width or stdout.width or 80
+
+    def cost(i: int) -> int:  # characters a column takes: text may fold down to 16
+        return (need[i] if numeric[i] or i == 0 else min(need[i], 16)) + 3
+
+    groups: list[list[int]] = []
+    current: list[int] = []
+    used = 1 + cost(0)
+    for i in range(1, n):
+        if current and used + cost(i) > width:
+            groups.append(current)
+            current, used = [], 1 + cost(0)
+        current.append(i)
+        used += cost(i)
+    groups.append(current)
+    tables = []
+    for k, group in enumerate(groups):
+        table = Table(title=title if k == 0 else None, title_justify="left")
+        for i in [0, *group] if n else []:
+            if numeric[i]:
+                table.add_column(str(columns[i]), justify="right", no_wrap=True, min_width=need[i])
+            else:
+                table.add_column(str(columns[i]), no_wrap=i == 0, overflow="fold",
+                                 min_width=need[i] if i == 0 else None)
+        for row in cells:
+            table.add_row(*(row[i] if i < len(row) else "" for i in [0, *group]))
+        tables.append(table)
+    return tables[0] if len(tables) == 1 else Group(*tables)
 
 
 # ---------------------------------------------------------------------------
