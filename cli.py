@@ -540,9 +540,8 @@ def _load_game(spec: str) -> Any:
 
     >>> _load_game("holdem.limit.2p").n_players
     2
-    >>> _load_game(_load_game("holdem.limit.2p").to_dict().__repr__().replace("'", '"')
-    ...            .replace("True", "true").replace("False", "false").replace("None", "null")).n_players
-    2
+    >>> _load_game(json.dumps(_load_game("holdem.limit.2p").to_dict())).name    # inline JSON
+    'holdem.limit.2p'
     """
     from pathlib import Path
 

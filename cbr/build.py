@@ -123,6 +123,17 @@ def _worker_init(feature_set: Any, parent: Optional[int] = None) -> None:
     _WORKER_FEATURES = _feature_set(feature_set)
 
 
+def _pool_context() -> Any:
+    """The start method of the worker pool: the platform's default, except that workers of
+    a fork server would have the server as their parent, so ``spawn`` replaces it (the
+    workers must be children of this process for :func:`die_with_parent`)."""
+    import multiprocessing
+
+    if multiprocessing.get_start_method(allow_none=False) == "forkserver":
+        return multiprocessing.get_context("spawn")
+    return multiprocessing.get_context()
+
+
 def _stop_pool(pool: ProcessPoolExecutor) -> None:
     """Stop a pool now: drop queued chunks, end the workers (SIGTERM, then SIGKILL)."""
     processes = list((getattr(pool, "_processes", None) or {}).values())
@@ -254,7 +265,8 @@ def build_casebase(
         else:
             # Workers die with this process (even on SIGKILL) and are stopped at once on
             # any error, Ctrl-C or SIGTERM (raised here as KeyboardInterrupt by the CLI).
-            pool = ProcessPoolExecutor(workers, initializer=_worker_init, initargs=(feature_set, os.getpid()))
+            pool = ProcessPoolExecutor(workers, mp_context=_pool_context(), initializer=_worker_init,
+                                       initargs=(feature_set, os.getpid()))
             try:
                 pending = []
                 for chunk in chunks:

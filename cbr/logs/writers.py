@@ -90,7 +90,7 @@ def check_output_path(path: str | os.PathLike[str], *, overwrite: bool = False,
     'new'
     >>> (d / "f").write_text("x")
     1
-    >>> check_output_path(d / "f" / "x.log")
+    >>> check_output_path(d / "f" / "x.log")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     cbr.errors.OutputPathError: cannot write the log ... is a file, not a folder
