@@ -18,6 +18,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
@@ -277,6 +278,10 @@ def build_casebase(
                         consume(pending.pop(0).result())
                 for fut in pending:
                     consume(fut.result())
+            except BrokenProcessPool as exc:
+                _stop_pool(pool)
+                raise CBRError(f"a worker process of the build died ({exc}); killed from outside, "
+                               f"or out of memory? Nothing was written") from exc
             except BaseException:
                 _stop_pool(pool)
                 raise

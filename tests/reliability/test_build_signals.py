@@ -150,6 +150,21 @@ def test_sigterm_and_ctrl_c_stop_the_workers_and_leave_no_temp_folder(
         _kill_all([proc.pid, *pids])
 
 
+def test_a_killed_worker_fails_the_build_with_one_line(match_log: Path, tmp_path: Path) -> None:
+    out = tmp_path / "cb"
+    proc, pids = _start_and_wait_for_workers(match_log, out, 2)
+    try:
+        os.kill(pids[0], signal.SIGKILL)
+        _, err = proc.communicate(timeout=30)
+        lines = err.decode().strip().splitlines()
+        assert proc.returncode == 1, lines
+        assert len(lines) == 1 and lines[0].startswith("error: a worker process of the build died"), lines
+        assert _wait_for(lambda: not any(_alive(p) for p in pids), timeout=5)
+        assert not out.exists() and _leftovers(out) == []
+    finally:
+        _kill_all([proc.pid, *pids])
+
+
 def test_watchdog_alone_ends_a_worker_whose_parent_was_killed(tmp_path: Path) -> None:
     """The portable fallback without the parent-death signal: a forked child running only
     the watchdog thread exits once it is re-parented."""
