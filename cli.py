@@ -31,6 +31,10 @@ import typer
 
 #: Most hands ``cbr match`` plays (``cbr.match.MAX_HANDS``: results take no memory per hand).
 MAX_HANDS = 1_000_000_000
+#: Most Monte Carlo deals ``cbr hand --trials`` accepts (the evaluator may cap lower).
+MAX_TRIALS = 1_000_000_000_000
+#: Seeds of the native evaluator are unsigned 64-bit numbers.
+MAX_SEED = 2**64 - 1
 #: Most worker processes ``cbr build -j`` accepts; more than the CPUs are reduced to the CPUs.
 MAX_WORKERS = 256
 EXIT_ERROR, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_TERMINATED = 1, 2, 3, 130, 143
@@ -326,8 +330,8 @@ def hand_command(
     opponents: Annotated[Optional[int], typer.Option("--opponents", min=1, max=9,
                                                      help="Random opponents, 1..9 [default: 1].")] = None,
     opponents_n: Annotated[Optional[int], typer.Option("-n", min=1, max=9, hidden=True)] = None,
-    trials: Annotated[int, typer.Option("--trials", "-t", min=1, help="Monte Carlo deals for win/tie/lose.")] = 50_000,
-    seed: Annotated[int, typer.Option("--seed", min=0, help="Seed of the Monte Carlo deals.")] = 0,
+    trials: Annotated[int, typer.Option("--trials", "-t", min=1, max=MAX_TRIALS, help="Monte Carlo deals for win/tie/lose.")] = 50_000,
+    seed: Annotated[int, typer.Option("--seed", min=0, max=MAX_SEED, help="Seed of the Monte Carlo deals.")] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Hand strength, potentials, EHS and win/tie/lose of a holding (preflop: rank and win/tie/lose)."""

@@ -72,6 +72,9 @@ def small_log(tmp_path_factory) -> Path:
     ["build", "x.log", "-o", "cb", "--log-format", "nope"],
     ["build", "x.log", "-o", "cb", "--only-players", "a", "--players", "b"],
     ["hand", "AsKd", "--opponents", "99999999999999999999"],
+    ["hand", "AsKd", "--trials", "99999999999999999999"],             # ran 2^64-sized work before
+    ["hand", "AsKd", "--seed", "-1"],
+    ["hand", "AsKd", "--seed", "18446744073709551616"],
     ["logs", "inspect", "x.log", "--log-format", "acpc", "--format", "phh"],
 ])
 def test_usage_errors_exit_2(args: list[str], tmp_path: Path) -> None:
