@@ -1,67 +1,203 @@
 """The ``cbr`` command line. The only module that prints, exits or draws progress bars.
 
 Commands are thin: parse options, call one library function, print the result
-(``--json`` for scripts). Errors of the project (:class:`CBRError`) and bad values
-(``ValueError``) become one line on stderr and exit code 1; usage errors exit 2;
-``--debug`` shows tracebacks.
+(``--json`` for scripts). Exit codes:
+
+- 0: done;
+- 1: an error in the input or the environment: the project's own errors
+  (:class:`CBRError`: a bad log, case base, game or similarity file...) and file errors
+  on the user's paths, as one line ``error: ...`` on stderr;
+- 2: a usage error: an unknown option or bot or format name, conflicting options, a
+  count out of its documented range (``--hands``, ``--workers``, ``--opponents``...);
+- 3: an internal error (a bug): ``internal error: ... (run with --debug for the traceback)``;
+- 130: interrupted (Ctrl-C); 143: terminated (SIGTERM), after the same clean-up.
+
+``--debug`` shows tracebacks instead of the one-line messages. Heavy libraries (numpy,
+faiss, duckdb, pyarrow, rich) are imported inside the commands that use them, so
+``cbr --help`` starts fast.
 """
 from __future__ import annotations
 
 import functools
 import json
 import os
+import signal
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Annotated, Any, Optional, TypeVar
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from evaluator_ext.errors import CBRError
+#: Most hands ``cbr match`` plays (``cbr.match.MAX_HANDS``: results take no memory per hand).
+MAX_HANDS = 1_000_000_000
+#: Most Monte Carlo deals ``cbr hand --trials`` accepts (the evaluator may cap lower).
+MAX_TRIALS = 1_000_000_000_000
+#: Seeds of the native evaluator are unsigned 64-bit numbers.
+MAX_SEED = 2**64 - 1
+#: Most worker processes ``cbr build -j`` accepts; more than the CPUs are reduced to the CPUs.
+MAX_WORKERS = 256
+EXIT_ERROR, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_TERMINATED = 1, 2, 3, 130, 143
 
+# Typer's plain help (click's formatter), not its rich panels: flags show as flags (no
+# ``<bool>``), help text wraps to the terminal and never truncates, and rich is not imported.
 app = typer.Typer(
     name="cbr",
     help="Case-based reasoning engine for limit Texas hold'em.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
 )
 
-stdout = Console()
-stderr = Console(stderr=True)
+
+class _LazyConsole:
+    """A rich ``Console`` made on first use (rich is imported only by commands that print)."""
+
+    def __init__(self, stderr: bool = False) -> None:
+        self._stderr = stderr
+        self._console: Any = None
+
+    def real(self) -> Any:
+        """The ``rich.console.Console`` itself."""
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(stderr=self._stderr)
+        return self._console
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.real(), name)
+
+
+stdout: Any = _LazyConsole()
+stderr: Any = _LazyConsole(stderr=True)
 _state = {"debug": False}
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            v = version("cbr-holdem")
+        except PackageNotFoundError:  # pragma: no cover - run from a bare checkout
+            v = "unknown (not installed)"
+        typer.echo(f"cbr {v}")
+        raise typer.Exit()
+
+
 @app.callback()
 def _main(
     debug: Annotated[bool, typer.Option("--debug", help="Show full tracebacks on errors.")] = False,
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                          help="Show the version and exit.")] = False,
 ) -> None:
-    """Case-based reasoning engine for limit Texas hold'em."""
+    """Case-based reasoning engine for limit Texas hold'em.
+
+    Exit codes: 0 done, 1 error in the input (one line on stderr), 2 usage error,
+    3 internal error, 130 interrupted, 143 terminated. --debug shows tracebacks.
+    """
     _state["debug"] = debug
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread so that every clean-up of Ctrl-C runs."""
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise Terminated()
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _os_error_line(exc: OSError) -> str:
+    """``PATH: reason`` for an OS error on a user's path."""
+    reason = exc.strerror or _one_line(exc)
+    names = [str(n) for n in (exc.filename, exc.filename2) if n is not None]
+    return f"{' -> '.join(names)}: {reason}" if names else reason
+
+
 def guarded(func: F) -> F:
-    """Turn project errors and bad values into a one-line message and exit code 1."""
+    """Run a command with the exit-code conventions of this module.
+
+    The project's errors (``CBRError``) and OS errors on the user's files become one line
+    and exit 1; typer's usage errors pass through (exit 2); any other exception is an
+    internal error (exit 3) that says so; Ctrl-C exits 130 and SIGTERM 143 after the
+    same clean-up (SIGTERM is raised as :class:`Terminated`, a ``KeyboardInterrupt``).
+    """
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from evaluator_ext.errors import CBRError
+
+        previous = None
+        try:
+            previous = signal.signal(signal.SIGTERM, _on_sigterm)
+        except ValueError:  # not the main thread: leave SIGTERM alone
+            pass
         try:
             return func(*args, **kwargs)
-        except (CBRError, ValueError, FileNotFoundError, PermissionError) as exc:
+        except (typer.Exit, typer.Abort, typer.TyperException):
+            raise
+        except Terminated:
             if _state["debug"]:
                 raise
-            message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            typer.echo(f"error: {message}", err=True)
-            raise typer.Exit(1) from None
+            typer.echo("terminated", err=True)
+            raise typer.Exit(EXIT_TERMINATED) from None
         except KeyboardInterrupt:
+            if _state["debug"]:
+                raise
             typer.echo("interrupted", err=True)
-            raise typer.Exit(130) from None
+            raise typer.Exit(EXIT_INTERRUPTED) from None
+        except BrokenPipeError:  # the reader went away (`cbr ... | head`): stop quietly
+            try:
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, sys.stdout.fileno())
+            except (OSError, ValueError):  # pragma: no cover
+                pass
+            raise typer.Exit(EXIT_ERROR) from None
+        except CBRError as exc:
+            if _state["debug"]:
+                raise
+            typer.echo(f"error: {_one_line(exc)}", err=True)
+            raise typer.Exit(EXIT_ERROR) from None
+        except OSError as exc:
+            if _state["debug"]:
+                raise
+            typer.echo(f"error: {_os_error_line(exc)}", err=True)
+            raise typer.Exit(EXIT_ERROR) from None
+        except Exception as exc:
+            if _state["debug"]:
+                raise
+            typer.echo(f"internal error: {type(exc).__name__}: {_one_line(exc)} "
+                       f"(run with --debug for the traceback)", err=True)
+            raise typer.Exit(EXIT_INTERNAL) from None
+        finally:
+            if previous is not None:
+                signal.signal(signal.SIGTERM, previous)
 
     return wrapper  # type: ignore[return-value]
+
+
+def usage_error(message: str, option: Optional[str] = None) -> typer.BadParameter:
+    """A usage error (exit 2) about ``option``; raise it from a command."""
+    return typer.BadParameter(message, param_hint=f"'{option}'" if option else None)
+
+
+def _alias(new: Any, old: Any, new_name: str, old_name: str) -> Any:
+    """The value of an option given under its name or its old (hidden) spelling."""
+    if old is None:
+        return new
+    if new is not None and new != old:
+        raise usage_error(f"{old_name} (the old name of {new_name}) and {new_name} disagree "
+                          f"({old!r} vs {new!r})", new_name)
+    return old
 
 
 def print_json(obj: Any) -> None:
@@ -98,12 +234,14 @@ def progress_bar(description: str, total: Optional[int] = None, enabled: bool = 
     if not enabled or not sys.stderr.isatty():
         yield lambda n=1, total=None: None
         return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeRemainingColumn(),
-        console=stderr,
+        console=stderr.real(),
         transient=True,
     ) as progress:
         task = progress.add_task(description, total=total)
@@ -116,15 +254,86 @@ def progress_bar(description: str, total: Optional[int] = None, enabled: bool = 
         yield advance
 
 
+def _cell(value: Any) -> str:
+    return "" if value is None else (f"{value:.4g}" if isinstance(value, float) else str(value))
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text.replace(",", "").lstrip("±"))
+    except ValueError:
+        return False
+    return True
+
+
+def _rich_table(title: Optional[str], columns: list[str], rows: list[list[Any]], width: Optional[int] = None) -> Any:
+    """A table whose numbers are never cut, wrapped or dropped in ``width`` columns (default:
+    the terminal's, 80 in a pipe): a number column is as wide as its widest number, text
+    folds onto more lines, and columns that do not fit go to a second table (the first
+    column repeated) instead of being cropped.
+    """
+    from rich.console import Group
+    from rich.table import Table
+
+    cells = [[_cell(v) for v in row] for row in rows]
+    n = len(columns)
+    numeric = []
+    need = []
+    for i, c in enumerate(columns):
+        values = [row[i] for row in cells if i < len(row) and row[i]]
+        numeric.append(bool(values) and all(_is_number(v) for v in values))
+        need.append(max([len(str(c)), *(len(v) for v in values)]))
+    width = width or stdout.width or 80
+
+    def cost(i: int) -> int:  # characters a column takes: text may fold down to 16
+        return (need[i] if numeric[i] or i == 0 else min(need[i], 16)) + 3
+
+    groups: list[list[int]] = []
+    current: list[int] = []
+    used = 1 + cost(0)
+    for i in range(1, n):
+        if current and used + cost(i) > width:
+            groups.append(current)
+            current, used = [], 1 + cost(0)
+        current.append(i)
+        used += cost(i)
+    groups.append(current)
+    tables = []
+    for k, group in enumerate(groups):
+        table = Table(title=title if k == 0 else None, title_justify="left")
+        for i in [0, *group] if n else []:
+            if numeric[i]:
+                table.add_column(str(columns[i]), justify="right", no_wrap=True, min_width=need[i])
+            else:
+                table.add_column(str(columns[i]), no_wrap=i == 0, overflow="fold",
+                                 min_width=need[i] if i == 0 else None)
+        for row in cells:
+            table.add_row(*(row[i] if i < len(row) else "" for i in [0, *group]))
+        tables.append(table)
+    return tables[0] if len(tables) == 1 else Group(*tables)
+
+
 # ---------------------------------------------------------------------------
 # Command groups. Each command lives in its own section below.
 # ---------------------------------------------------------------------------
-logs_app = typer.Typer(help="Read hand-history logs.", no_args_is_help=True)
-casebase_app = typer.Typer(help="Look inside case bases.", no_args_is_help=True)
-plugins_app = typer.Typer(help="The plugin store.", no_args_is_help=True)
+logs_app = typer.Typer(help="Read hand-history logs.", no_args_is_help=True, rich_markup_mode=None)
+casebase_app = typer.Typer(help="Look inside case bases.", no_args_is_help=True, rich_markup_mode=None)
+plugins_app = typer.Typer(help="The plugin store.", no_args_is_help=True, rich_markup_mode=None)
 app.add_typer(logs_app, name="logs")
 app.add_typer(casebase_app, name="casebase")
 app.add_typer(plugins_app, name="plugins")
+
+
+def _known_log_format(fmt: Optional[str], option: str = "--log-format") -> Optional[str]:
+    """``fmt`` if it names a parser plugin (``cbr.parsers``), else a usage error listing them."""
+    if fmt is None:
+        return None
+    from cbr.plugins import available
+
+    known = available("cbr.parsers")
+    if fmt not in known:
+        raise usage_error(f"unknown log format {fmt!r}; known formats: {', '.join(known)}", option)
+    return fmt
 
 
 # ---- cbr hand (issue 2) ----------------------------------------------------
@@ -133,15 +342,19 @@ app.add_typer(plugins_app, name="plugins")
 def hand_command(
     hole: Annotated[str, typer.Argument(help="Two hole cards, e.g. AhKd.")],
     board: Annotated[Optional[str], typer.Argument(help="Board of 3-5 cards, e.g. 3h4sJd (omit before the flop).")] = None,
-    opponents: Annotated[int, typer.Option("--opponents", "-n", help="Random opponents, 1..9.")] = 1,
-    trials: Annotated[int, typer.Option("--trials", "-t", help="Monte Carlo deals for win/tie/lose.")] = 50_000,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the Monte Carlo deals.")] = 0,
+    opponents: Annotated[Optional[int], typer.Option("--opponents", min=1, max=9,
+                                                     help="Random opponents, 1..9 [default: 1].")] = None,
+    opponents_n: Annotated[Optional[int], typer.Option("-n", min=1, max=9, hidden=True)] = None,
+    trials: Annotated[int, typer.Option("--trials", "-t", min=1, max=MAX_TRIALS, help="Monte Carlo deals for win/tie/lose.")] = 50_000,
+    seed: Annotated[int, typer.Option("--seed", min=0, max=MAX_SEED, help="Seed of the Monte Carlo deals.")] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Hand strength, potentials, EHS and win/tie/lose of a holding (preflop: rank and win/tie/lose)."""
     import evaluator_ext
 
-    s = evaluator_ext.hand_summary(hole, board or (), n_opponents=opponents, trials=trials, seed=seed)
+    n_opponents = _alias(opponents, opponents_n, "--opponents", "-n")
+    n_opponents = 1 if n_opponents is None else n_opponents
+    s = evaluator_ext.hand_summary(hole, board or (), n_opponents=n_opponents, trials=trials, seed=seed)
     if as_json:
         print_json(s)
         return
@@ -171,51 +384,55 @@ def hand_command(
 @app.command("match")
 @guarded
 def match_command(
-    players: Annotated[str, typer.Option("--players", "-p", help="Comma-separated bot names, one per seat (2-10), e.g. ehs,call.")],
-    hands: Annotated[int, typer.Option("--hands", "-n", min=1, help="Hands to play (duplicate: rounded up to a multiple of the seats).")] = 1000,
+    players: Annotated[str, typer.Option("--players", "-p", help="Comma-separated bot names, one per seat (2-10), e.g. ehs,call (see `cbr plugins list`).")],
+    hands: Annotated[int, typer.Option("--hands", "-n", min=1, max=MAX_HANDS, help="Hands to play (duplicate: rounded up to a multiple of the seats).")] = 1000,
     duplicate: Annotated[bool, typer.Option("--duplicate", help="Replay every deal with the seats rotated (removes card luck).")] = False,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the deals and of the bots' choices.")] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
-    log: Annotated[Optional[str], typer.Option("--log", help="Write the hands to this log (phh: a .phhs file or a directory).")] = None,
-    fmt: Annotated[str, typer.Option("--format", help="Log format: acpc or phh.")] = "acpc",
+    log: Annotated[Optional[str], typer.Option("--log", help="Write the hands to this log: a new file in an existing folder, an existing file with --overwrite, or a named pipe (phh: a .phhs file or a directory). Links and devices are refused.")] = None,
+    log_format: Annotated[Optional[str], typer.Option("--log-format", help="Format of the --log: acpc or phh [default: acpc].")] = None,
+    log_format_old: Annotated[Optional[str], typer.Option("--format", hidden=True)] = None,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing --log file (atomically, when the match ends).")] = False,
 ) -> None:
     """Play bots against each other; results in sb/h and mbb/h with 95% confidence intervals."""
     from contextlib import nullcontext
 
-    from rich.table import Table
-
-    from cbr.logs.writers import open_log
-    from cbr.match import run_match
     from cbr.plugins import available, load
 
+    fmt = _alias(log_format, log_format_old, "--log-format", "--format")
     names = [p.strip() for p in players.split(",") if p.strip()]
     known = available("cbr.policies")
     unknown = [p for p in names if p not in known]
     if unknown:
-        raise ValueError(f"unknown bot {unknown[0]!r}; known bots: {', '.join(known)}")
+        raise usage_error(f"unknown bot {unknown[0]!r}; known bots: {', '.join(known)}", "--players")
+    if not 2 <= len(names) <= 10:
+        raise usage_error(f"a match seats 2 to 10 bots, got {len(names)}", "--players")
+    if fmt is not None and fmt not in ("acpc", "phh"):
+        raise usage_error(f"unknown log format {fmt!r}; use acpc or phh", "--log-format")
+    if log is None and (fmt is not None or overwrite):
+        raise usage_error("--log-format and --overwrite need --log", "--log")
+    fmt = fmt or "acpc"
     for p in names:
         load("cbr.policies", p)
-    if fmt not in ("acpc", "phh"):
-        raise ValueError(f"unknown log format {fmt!r}; use acpc or phh")
+
+    from cbr.logs.writers import open_log
+    from cbr.match import run_match
+
     n = len(names)
     total = -(-hands // n) * n if duplicate else hands
-    writer = open_log(log, fmt) if log else nullcontext()
+    writer = open_log(log, fmt, overwrite=overwrite) if log else nullcontext()
     with writer as w, progress_bar("playing", total=total, enabled=not as_json) as advance:
         result = run_match(names, hands, duplicate=duplicate, seed=seed, progress=advance, log=w)
     if as_json:
         print_json(result.to_dict())
         return
-    table = Table(title=f"{result.game.name}: {result.hands} hands"
-                  + (f" (duplicate, {result.deals} deals)" if result.duplicate else "") + f", seed {seed}")
-    for col in ("seat", "bot", "chips", "sb/h", "± 95%", "mbb/h", "± 95%"):
-        table.add_column(col, justify="left" if col in ("seat", "bot") else "right")
-    for s, p in enumerate(result.players):
-        table.add_row(str(s), p.name, f"{p.total:+.0f}", f"{p.sb_per_hand:+.3f}", f"{p.sb_ci:.3f}",
-                      f"{p.mbb_per_hand:+.0f}", f"{p.mbb_ci:.0f}")
-    stdout.print(table)
+    title = (f"{result.game.name}: {result.hands} hands"
+             + (f" (duplicate, {result.deals} deals)" if result.duplicate else "") + f", seed {seed}")
+    rows = [[str(s), p.name, f"{p.total:+.0f}", f"{p.sb_per_hand:+.3f}", f"{p.sb_ci:.3f}",
+             f"{p.mbb_per_hand:+.0f}", f"{p.mbb_ci:.0f}"] for s, p in enumerate(result.players)]
+    stdout.print(_rich_table(title, ["seat", "bot", "chips", "sb/h", "± 95%", "mbb/h", "± 95%"], rows))
     if log:
-        stdout.print(f"log written to {log} ({fmt})")
-
+        stdout.print(f"log written to {log} ({fmt})", markup=False, highlight=False, soft_wrap=True)
 
 
 # ---- cbr logs inspect (issue 3) --------------------------------------------
@@ -223,8 +440,9 @@ def match_command(
 @guarded
 def logs_inspect(
     paths: Annotated[list[str], typer.Argument(help="Log files or folders (walked recursively).")],
-    format: Annotated[Optional[str], typer.Option("--format", "-f",
-                                                  help="Force a parser (acpc, phh, irc, pokerstars).")] = None,
+    log_format: Annotated[Optional[str], typer.Option("--log-format", "-f",
+                                                      help="Force a parser: the format of the logs read (acpc, phh, irc, pokerstars).")] = None,
+    log_format_old: Annotated[Optional[str], typer.Option("--format", hidden=True)] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
     max_issues: Annotated[int, typer.Option("--max-issues", min=0,
                                             help="List at most this many skipped hands.")] = 20,
@@ -235,8 +453,9 @@ def logs_inspect(
     from cbr.logs.inspect import inspect_logs
     from cbr.logs.source import DEFAULT_MAX_FILE_SIZE
 
+    fmt = _known_log_format(_alias(log_format, log_format_old, "--log-format", "--format"))
     with progress_bar("reading logs", enabled=not as_json) as advance:
-        report = inspect_logs(paths, format=format, progress=advance,
+        report = inspect_logs(paths, format=fmt, progress=advance,
                               max_file_size=max_file_size or DEFAULT_MAX_FILE_SIZE)
     if as_json:
         data = report.to_dict()
@@ -268,17 +487,6 @@ def logs_inspect(
 
 
 # ---- cbr build / query / casebase / plugins (issue 4) ----------------------
-def _rich_table(title: Optional[str], columns: list[str], rows: list[list[Any]]) -> Any:
-    from rich.table import Table
-
-    table = Table(title=title, title_justify="left")
-    for i, c in enumerate(columns):
-        table.add_column(str(c), no_wrap=i == 0)
-    for row in rows:
-        table.add_row(*("" if v is None else (f"{v:.4g}" if isinstance(v, float) else str(v)) for v in row))
-    return table
-
-
 @casebase_app.command("inspect")
 @guarded
 def casebase_inspect(
@@ -354,25 +562,127 @@ def plugins_list(
         stderr.print(f"{len(broken)} plugin(s) failed to load: {', '.join(f'{i.group}:{i.name}' for i in broken)}")
 
 
-
 # ---- cbr build / cbr query (issue 4) ----------------------------------------
+GAME_HELP = ("Game: a preset name (e.g. holdem.limit.2p), a GameDef JSON file (.json), inline GameDef "
+             "JSON ('{...}') or an ACPC .game file.")
+
+
 def _load_game(spec: str) -> Any:
-    """A game from a preset name, a GameDef JSON file or an ACPC ``.game`` file."""
+    """A game from a preset name, inline GameDef JSON (``{...}``), a GameDef JSON file or an
+    ACPC ``.game`` file; every problem is one :class:`ConfigError` naming the file.
+
+    >>> _load_game("holdem.limit.2p").n_players
+    2
+    >>> _load_game(json.dumps(_load_game("holdem.limit.2p").to_dict())).name    # inline JSON
+    'holdem.limit.2p'
+    """
     from pathlib import Path
 
     from cbr.errors import ConfigError
     from cbr.game.gamedef import GameDef, preset
 
+    text = spec.strip()
+    if text.startswith("{"):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"--game: inline JSON is not valid JSON ({exc})") from None
+        return _game_from_dict(data, "--game (inline JSON)")
     path = Path(spec)
-    if path.is_file():
-        text = path.read_text(encoding="utf-8")
-        if path.suffix == ".json":
+    if path.exists():
+        if path.is_dir():
+            raise ConfigError(f"game file {path} is a directory")
+        try:
+            raw = path.read_bytes()
+        except OSError as exc:
+            raise ConfigError(f"cannot read the game file {path}: {exc.strerror or exc}") from None
+        try:
+            body = raw.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            raise ConfigError(f"game file {path} is not UTF-8 text") from None
+        if path.suffix.lower() == ".json" or body.lstrip().startswith("{"):
             try:
-                return GameDef.from_dict(json.loads(text))
+                data = json.loads(body)
             except json.JSONDecodeError as exc:
-                raise ConfigError(f"{path}: not JSON ({exc})") from None
-        return GameDef.from_acpc_game(text, name=path.stem)
-    return preset(spec)
+                raise ConfigError(f"game file {path}: not JSON ({exc})") from None
+            return _game_from_dict(data, f"game file {path}")
+        try:
+            return GameDef.from_acpc_game(body, name=path.stem)
+        except (ValueError, TypeError, KeyError, IndexError) as exc:  # CBR errors are ValueErrors too
+            raise ConfigError(f"game file {path}: not an ACPC game definition ({_one_line(exc)})") from None
+    try:
+        return preset(spec)
+    except ConfigError as exc:
+        if any(sep in spec for sep in "/\\") or path.suffix.lower() in (".json", ".game"):
+            raise ConfigError(f"unknown game {spec!r}: no such game file, and no preset of that name") from None
+        raise exc from None
+
+
+def _game_from_dict(data: Any, where: str) -> Any:
+    from cbr.errors import ConfigError
+    from cbr.game.gamedef import GameDef
+
+    if not isinstance(data, dict):
+        raise ConfigError(f"{where}: expected a JSON object (a GameDef), got {type(data).__name__}")
+    try:
+        return GameDef.from_dict(data)
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError) as exc:
+        raise ConfigError(f"{where}: not a game definition ({_one_line(exc)})") from None
+
+
+def _load_similarity(spec: str, feature_set: str) -> Any:
+    """Read and check a similarity TOML before a build: a ``SimilarityConfig`` that covers
+    exactly the feature set's columns; errors name the user's file."""
+    from pathlib import Path
+
+    from cbr.errors import ConfigError
+    from cbr.game.gamedef import STREETS
+    from cbr.plugins import load
+    from cbr.similarity import SimilarityConfig
+
+    path = Path(spec)
+    if not path.exists():
+        raise ConfigError(f"similarity config {path} does not exist")
+    if not path.is_file():
+        raise ConfigError(f"similarity config {path} is not a file")
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except OSError as exc:
+        raise ConfigError(f"cannot read the similarity config {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"similarity config {path} is not UTF-8 text") from None
+    try:
+        config = SimilarityConfig.from_toml(text if "\n" in text or "=" in text else text + "\n")
+    except ConfigError as exc:
+        message = str(exc).removeprefix("similarity config: ")
+        raise ConfigError(f"similarity config {path}: {message}") from None
+    fs = load("cbr.features", feature_set)
+    fs = fs() if isinstance(fs, type) else fs
+    for s in STREETS:
+        have, want = list(config.street(s).features), list(fs.feature_names(s))
+        if have != want:
+            raise ConfigError(f"similarity config {path}: {s} covers {have}, but feature set "
+                              f"{feature_set!r} gives {want}")
+    return config
+
+
+def _usable_cpus() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _check_out_dir(out: str) -> None:
+    """A case base cannot be written under a regular file (``-o file/cb``)."""
+    from pathlib import Path
+
+    from cbr.errors import OutputPathError
+    from cbr.logs.writers import first_non_folder
+
+    blocker = first_non_folder(Path(out))
+    if blocker is not None:
+        raise OutputPathError(f"cannot write the case base {out}: {blocker} is a file, not a folder")
 
 
 @app.command("build")
@@ -381,12 +691,14 @@ def build_command(
     logs: Annotated[list[str], typer.Argument(help="Log files or folders (ACPC, PHH, IRC database, PokerStars).")],
     out: Annotated[str, typer.Option("--out", "-o", help="The case base to write, e.g. casebases/NAME.")],
     feature_set: Annotated[str, typer.Option("--feature-set", help="Feature-set plugin (cbr.features).")] = "casper",
-    players: Annotated[Optional[str], typer.Option("--players", help="Only these players' decisions (comma-separated names).")] = None,
-    workers: Annotated[Optional[int], typer.Option("--workers", "-j", min=1, help="Processes computing features (default: one per CPU, at most 8). Any number gives the same case base.")] = None,
-    log_format: Annotated[Optional[str], typer.Option("--format", help="Force a log format (acpc, phh, irc, pokerstars).")] = None,
-    similarity: Annotated[Optional[str], typer.Option("--similarity", help="Similarity TOML (default: CASPER's).")] = None,
+    only_players: Annotated[Optional[str], typer.Option("--only-players", help="Keep only these players' decisions (comma-separated player names in the logs).")] = None,
+    only_players_old: Annotated[Optional[str], typer.Option("--players", hidden=True)] = None,
+    workers: Annotated[Optional[int], typer.Option("--workers", "-j", min=1, max=MAX_WORKERS, help="Processes computing features (default: one per CPU, at most 8; more than the CPUs are reduced to the CPUs). Any number gives the same case base.")] = None,
+    log_format: Annotated[Optional[str], typer.Option("--log-format", help="Force the format of the logs read (acpc, phh, irc, pokerstars).")] = None,
+    log_format_old: Annotated[Optional[str], typer.Option("--format", hidden=True)] = None,
+    similarity: Annotated[Optional[str], typer.Option("--similarity", help="Similarity TOML file, checked before the build (default: CASPER's).")] = None,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing case base (atomically, at the end).")] = False,
-    max_issues: Annotated[int, typer.Option("--max-issues", help="Skipped hands to list.")] = 10,
+    max_issues: Annotated[int, typer.Option("--max-issues", min=0, help="Skipped hands to list.")] = 10,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     max_file_size: Annotated[Optional[int], typer.Option("--max-file-size", parser=_file_size, metavar="SIZE",
                                                          help=MAX_FILE_SIZE_HELP)] = None,
@@ -395,18 +707,31 @@ def build_command(
 
     Writes Parquet per street, a DuckDB catalog, a manifest and one faiss index per street.
     The case base appears only when the build succeeds; bad hands are skipped and listed.
+    Ctrl-C or SIGTERM stops the workers and leaves nothing behind.
     """
+    players = _alias(only_players, only_players_old, "--only-players", "--players")
+    fmt = _known_log_format(_alias(log_format, log_format_old, "--log-format", "--format"))
+    names = [p.strip() for p in players.split(",") if p.strip()] if players else None
+    if players is not None and not names:
+        raise usage_error("no player name given", "--only-players")
+    cpus = _usable_cpus()
+    if workers is None:
+        workers = min(cpus, 8)
+    elif workers > cpus:
+        typer.echo(f"note: --workers {workers} reduced to {cpus} (the CPUs this process may use)", err=True)
+        workers = cpus
+    _check_out_dir(out)
+    sim = _load_similarity(similarity, feature_set) if similarity is not None else None
+
     from cbr.build import build_casebase
     from cbr.logs.source import DEFAULT_MAX_FILE_SIZE
 
-    names = [p.strip() for p in players.split(",") if p.strip()] if players else None
     with progress_bar("building", enabled=not as_json) as advance:
-        report = build_casebase(logs, out, feature_set=feature_set, players=names,
-                                workers=workers if workers is not None else min(os.cpu_count() or 1, 8),
-                                format=log_format, similarity=similarity, overwrite=overwrite, progress=advance,
+        report = build_casebase(logs, out, feature_set=feature_set, players=names, workers=workers,
+                                format=fmt, similarity=sim, overwrite=overwrite, progress=advance,
                                 max_file_size=max_file_size or DEFAULT_MAX_FILE_SIZE)
     for warning in report.warnings:
-        stderr.print(f"warning: {warning}", markup=False, highlight=False, soft_wrap=True)
+        typer.echo(f"warning: {warning}", err=True)
     if as_json:
         print_json(report.to_dict())
         return

@@ -12,9 +12,13 @@ The case base appears only when everything succeeded (:class:`~cbr.store.CaseBas
 from __future__ import annotations
 
 import os
+import signal
+import sys
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
@@ -82,9 +86,72 @@ def _feature_set(feature_set: Any) -> Any:
     return load_feature_set(feature_set) if isinstance(feature_set, str) else feature_set
 
 
-def _worker_init(feature_set: Any) -> None:
+PR_SET_PDEATHSIG = 1        # <linux/prctl.h>
+PARENT_CHECK_SECONDS = 0.5  # how often a worker's watchdog looks for its parent
+
+
+def _watch_parent(parent: int, every: float = PARENT_CHECK_SECONDS) -> None:
+    """Exit this process (at once, no clean-up) when ``parent`` is no longer its parent."""
+    while True:
+        if os.getppid() != parent:
+            os._exit(1)
+        time.sleep(every)
+
+
+def die_with_parent(parent: int) -> None:
+    """Make this (worker) process die with ``parent``: the kernel's parent-death signal
+    (``prctl(PR_SET_PDEATHSIG, SIGKILL)``, Linux) and, everywhere, a daemon thread that
+    exits when the parent changes (re-parenting to init or a subreaper), so a SIGKILLed
+    ``cbr build`` never leaves its workers running with the caller's stdout open.
+    """
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        except (OSError, AttributeError):  # pragma: no cover - no prctl: the watchdog remains
+            pass
+    if os.getppid() != parent:  # the parent died before the signal was armed
+        os._exit(1)
+    threading.Thread(target=_watch_parent, args=(parent,), daemon=True, name="cbr-parent-watch").start()
+
+
+def _worker_init(feature_set: Any, parent: Optional[int] = None) -> None:
+    """Worker start: die with the parent, leave Ctrl-C and SIGTERM to it (it stops the
+    pool), and load the feature set once."""
     global _WORKER_FEATURES
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if parent is not None:
+        die_with_parent(parent)
     _WORKER_FEATURES = _feature_set(feature_set)
+
+
+def _pool_context() -> Any:
+    """The start method of the worker pool: the platform's default, except that workers of
+    a fork server would have the server as their parent, so ``spawn`` replaces it (the
+    workers must be children of this process for :func:`die_with_parent`)."""
+    import multiprocessing
+
+    if multiprocessing.get_start_method(allow_none=False) == "forkserver":
+        return multiprocessing.get_context("spawn")
+    return multiprocessing.get_context()
+
+
+def _stop_pool(pool: ProcessPoolExecutor) -> None:
+    """Stop a pool now: drop queued chunks, end the workers (SIGTERM, then SIGKILL)."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in processes:
+        if proc.is_alive():
+            proc.terminate()
+    deadline = time.monotonic() + 2.0
+    for proc in processes:
+        proc.join(max(0.0, deadline - time.monotonic()))
+        if proc.is_alive():  # pragma: no cover - a worker that ignores SIGTERM
+            proc.kill()
+            proc.join(1.0)
 
 
 def cases_of_hands(records: Sequence[HandRecord], feature_set: Any,
@@ -230,7 +297,11 @@ def build_casebase(
                     writer.add_game(record.game)
                 consume(cases_of_hands(chunk, fs, wanted))
         else:
-            with ProcessPoolExecutor(workers, initializer=_worker_init, initargs=(feature_set,)) as pool:
+            # Workers die with this process (even on SIGKILL) and are stopped at once on
+            # any error, Ctrl-C or SIGTERM (raised here as KeyboardInterrupt by the CLI).
+            pool = ProcessPoolExecutor(workers, mp_context=_pool_context(), initializer=_worker_init,
+                                       initargs=(feature_set, os.getpid()))
+            try:
                 pending = []
                 for chunk in chunks:
                     for record in chunk:
@@ -240,6 +311,14 @@ def build_casebase(
                         consume(pending.pop(0).result())
                 for fut in pending:
                     consume(fut.result())
+            except BrokenProcessPool as exc:
+                _stop_pool(pool)
+                raise CBRError(f"a worker process of the build died ({exc}); killed from outside, "
+                               f"or out of memory? Nothing was written") from exc
+            except BaseException:
+                _stop_pool(pool)
+                raise
+            pool.shutdown(wait=True)
         report.cases_per_street = {STREETS[s]: n for s, n in per_street.items()}
         report.cases = sum(report.cases_per_street.values())
         report.skipped = issues

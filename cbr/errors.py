@@ -25,6 +25,11 @@ class PluginError(CBRError):
     """A plugin that cannot be found or fails to load (the message names it)."""
 
 
+class OutputPathError(CBRError, ValueError):
+    """An output path that may not be written (missing folder, a file in the way, a link,
+    a device, or an existing file without ``overwrite``); the message names the path."""
+
+
 __all__ = [
     "CBRError",
     "InvalidCardError",
@@ -33,4 +38,5 @@ __all__ = [
     "CaseBaseError",
     "ConfigError",
     "PluginError",
+    "OutputPathError",
 ]

@@ -16,6 +16,9 @@ and card luck cancels. Bots see only their own hole cards.
 Results are per seat: chips, small bets per hand (sb/h) and milli-big-blinds per hand
 (mbb/h), each with the half-width of a 95% confidence interval (``1.96 * s / sqrt(m)``
 over the ``m`` per-hand results, or over the per-deal averages in duplicate mode).
+They are kept as running sums (:class:`RunningMean`: count, mean and sum of squared
+deviations per seat, plus the current deal's sum), so a match needs no memory per hand;
+``keep_payoffs=True`` also keeps every hand's payoffs. At most :data:`MAX_HANDS` hands.
 
 >>> r = run_match(["call", "raise"], 40, seed=1, duplicate=True)
 >>> r.hands, r.deals, round(sum(p.total for p in r.players), 6)
@@ -40,6 +43,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 Z95 = 1.959963984540054  # two-sided 95% normal quantile
 PROGRESS_EVERY = 50
+#: Most hands one match plays (about a week of play on one core at the bots' speed).
+MAX_HANDS = 1_000_000_000
 
 
 def default_game(n_players: int) -> GameDef:
@@ -69,6 +74,38 @@ def mean_ci(values: Sequence[float]) -> tuple[float, float]:
         return (mean, math.inf)
     var = math.fsum((v - mean) ** 2 for v in values) / (m - 1)
     return (mean, Z95 * math.sqrt(var / m))
+
+
+class RunningMean:
+    """Mean and 95% half-width of a stream of values in constant memory (Welford's update).
+
+    Gives what :func:`mean_ci` gives for the same values (up to rounding).
+
+    >>> acc = RunningMean()
+    >>> for v in (2.0, 4.0, 9.0):
+    ...     acc.add(v)
+    >>> acc.count, acc.mean, round(acc.ci(), 6) == round(mean_ci([2.0, 4.0, 9.0])[1], 6)
+    (3, 5.0, True)
+    """
+
+    __slots__ = ("count", "mean", "m2")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.mean = 0.0
+        self.m2 = 0.0
+
+    def add(self, value: float) -> None:
+        self.count += 1
+        delta = value - self.mean
+        self.mean += delta / self.count
+        self.m2 += delta * (value - self.mean)
+
+    def ci(self) -> float:
+        """Half-width of the 95% normal confidence interval (``inf`` for fewer than 2 values)."""
+        if self.count < 2:
+            return math.inf
+        return Z95 * math.sqrt(max(self.m2, 0.0) / (self.count - 1) / self.count)
 
 
 @dataclass(frozen=True)
@@ -102,7 +139,7 @@ class MatchResult:
     deals: int
     duplicate: bool
     seed: int
-    hand_payoffs: tuple[tuple[float, ...], ...] = field(default=(), repr=False, compare=False)
+    hand_payoffs: tuple[tuple[float, ...], ...] = field(default=(), repr=False, compare=False)  # keep_payoffs=True
 
     def __getitem__(self, name: str) -> PlayerResult:
         for p in self.players:
@@ -212,6 +249,7 @@ def run_match(
     seed: int = 0,
     progress: Optional[Callable[[int], None]] = None,
     log: Optional["HandLogWriter"] = None,
+    keep_payoffs: bool = False,
 ) -> MatchResult:
     """Play ``hands`` hands between 2..10 policies (names of ``cbr.policies`` plugins or
     :class:`Policy` objects) and return per-seat results.
@@ -220,17 +258,20 @@ def run_match(
     rotated (so ``hands`` is rounded up to a multiple of ``n``). ``progress(k)`` is called
     with the number of hands finished since the previous call; ``log`` receives every
     hand's full :class:`HandRecord`. Policies named by string get ``seed=seed*1009+seat``.
-    Raises :class:`~cbr.errors.PluginError` for unknown names, ``ValueError`` for bad counts.
+    Results take constant memory; ``keep_payoffs=True`` also returns every hand's payoffs
+    (``MatchResult.hand_payoffs``, memory per hand).
+    Raises :class:`~cbr.errors.PluginError` for unknown names, :class:`~cbr.errors.GameError`
+    (a ``ValueError``) for bad counts: 2..10 players, 1..:data:`MAX_HANDS` hands.
     """
     n = len(players)
     if not 2 <= n <= 10:
-        raise ValueError(f"a match seats 2 to 10 players, got {n}")
-    if hands < 1:
-        raise ValueError(f"hands must be at least 1, got {hands}")
+        raise GameError(f"a match seats 2 to 10 players, got {n}")
+    if isinstance(hands, bool) or not isinstance(hands, int) or not 1 <= hands <= MAX_HANDS:
+        raise GameError(f"hands must be a whole number from 1 to {MAX_HANDS:,}, got {hands!r}")
     policies = _resolve(players, seed)
     game = game or default_game(n)
     if game.n_players != n:
-        raise ValueError(f"game {game.name!r} seats {game.n_players} players but {n} were given")
+        raise GameError(f"game {game.name!r} seats {game.n_players} players but {n} were given")
     names = seat_names(policies)
     for p in policies:
         p.reset()
@@ -239,7 +280,10 @@ def run_match(
     deals = -(-hands // n) if duplicate else hands
     total_hands = deals * n if duplicate else hands
 
-    won = [[0.0] * total_hands for _ in range(n)]     # chips per seat per hand
+    totals = [0.0] * n                                # chips per seat (whole chips: exact sums)
+    stats = [RunningMean() for _ in range(n)]         # per-hand results, or per-deal averages
+    deal_sums = [0.0] * n                             # duplicate: the current deal's chips per seat
+    kept: list[tuple[float, ...]] = []
     pending = 0
     for k in range(total_hands):
         deal = k // n if duplicate else k
@@ -247,10 +291,23 @@ def run_match(
         seats = seats_for_hand(range(n), k)           # position -> seat
         record = play_hand(game, [policies[s] for s in seats], [names[s] for s in seats],
                            [act_rngs[s] for s in seats], holes, board, hand_id=str(k))
+        won = [0.0] * n
         for pos, s in enumerate(seats):
-            won[s][k] = record.payoffs[pos]  # type: ignore[index]
+            won[s] = float(record.payoffs[pos])  # type: ignore[index]
             if observers[s]:
                 policies[s].observe(_seen_by(record, pos), pos)
+        for s in range(n):
+            totals[s] += won[s]
+            if duplicate:
+                deal_sums[s] += won[s]
+            else:
+                stats[s].add(won[s])
+        if duplicate and k % n == n - 1:
+            for s in range(n):
+                stats[s].add(deal_sums[s] / n)
+                deal_sums[s] = 0.0
+        if keep_payoffs:
+            kept.append(tuple(won))
         if log is not None:
             log.write(record)
         pending += 1
@@ -260,15 +317,11 @@ def run_match(
 
     results = []
     for s in range(n):
-        if duplicate:
-            samples = [math.fsum(won[s][d * n : d * n + n]) / n for d in range(deals)]
-        else:
-            samples = won[s]
-        mean, ci = mean_ci(samples)
+        mean, ci = stats[s].mean, stats[s].ci()
         sb, bb = game.small_bet, game.big_blind
         results.append(PlayerResult(
-            name=names[s], policy=policies[s].name, hands=total_hands, total=math.fsum(won[s]),
+            name=names[s], policy=policies[s].name, hands=total_hands, total=totals[s],
             sb_per_hand=mean / sb, sb_ci=ci / sb, mbb_per_hand=1000.0 * mean / bb, mbb_ci=1000.0 * ci / bb,
         ))
-    per_hand = tuple(tuple(won[s][k] for s in range(n)) for k in range(total_hands))
+    per_hand = tuple(kept)
     return MatchResult(game, tuple(results), total_hands, deals, duplicate, seed, per_hand)

@@ -69,8 +69,6 @@ def test_seed_makes_it_deterministic() -> None:
         (("As", "3h4sJd"), "hole"),
         (("AsKd", "3h4s"), "board"),
         (("AsKd", "3h4sKd"), "Kd"),
-        (("AsKd", "--opponents", "10"), "n_opponents"),
-        (("AsKd", "--trials", "0"), "trials"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_1(args: tuple[str, ...], needle: str) -> None:
@@ -80,3 +78,25 @@ def test_bad_input_is_one_line_and_exit_1(args: tuple[str, ...], needle: str) ->
     assert message.startswith("error:") and needle in message
     assert len(message.splitlines()) == 1
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (("AsKd", "--opponents", "10"), "--opponents"),
+        (("AsKd", "--opponents", "99999999999999999999"), "--opponents"),
+        (("AsKd", "--trials", "0"), "--trials"),
+        (("AsKd", "-n", "2", "--opponents", "3"), "--opponents"),
+    ],
+)
+def test_out_of_range_counts_are_usage_errors(args: tuple[str, ...], needle: str) -> None:
+    result = run(*args)
+    assert result.exit_code == 2, result.output
+    assert needle in result.stderr and "Traceback" not in result.output
+
+
+def test_minus_n_is_a_hidden_alias_of_opponents() -> None:
+    a = json.loads(run("AsKd", "--opponents", "2", "--trials", "500", "--json").stdout)
+    b = json.loads(run("AsKd", "-n", "2", "--trials", "500", "--json").stdout)
+    assert a == b and a["opponents"] == 2
+    assert "-n" not in run("--help").stdout.split()

@@ -75,7 +75,7 @@ def test_cli_exit_codes(tmp_path: Path):
     assert result.exit_code == 1 and "no hand could be read" in result.output
     result = runner.invoke(app, ["logs", "inspect", str(tmp_path / "missing.log")])
     assert result.exit_code == 1 and "no such file" in result.output
-    result = runner.invoke(app, ["logs", "inspect", str(bad), "--format", "nope"])
-    assert result.exit_code == 1 and "known formats" in result.output
+    result = runner.invoke(app, ["logs", "inspect", str(bad), "--log-format", "nope"])
+    assert result.exit_code == 2 and "known formats" in result.output   # a usage error
     result = runner.invoke(app, ["logs", "inspect"])
     assert result.exit_code == 2                                     # usage error

@@ -569,7 +569,7 @@ def test_heads_up_triples_unchanged_by_the_multiway_normalisation():
 @needs_native
 def test_nine_handed_match_of_the_rule_bots_is_zero_sum():
     seats = RULE_BOTS * 2 + ["ehs"]
-    r = run_match(seats, 200, seed=5)
+    r = run_match(seats, 200, seed=5, keep_payoffs=True)
     assert r.hands == 200 and len(r.players) == 9
     assert {p.policy for p in r.players} == set(RULE_BOTS)
     assert all(abs(math.fsum(hand)) < 1e-6 for hand in r.hand_payoffs)

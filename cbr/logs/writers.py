@@ -30,13 +30,15 @@ user field ``_cbr_game`` (JSON).
 """
 from __future__ import annotations
 
+import errno
 import json
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import IO, Optional, Protocol, Sequence
 
-from cbr.errors import LogFormatError
+from cbr.errors import LogFormatError, OutputPathError
 from cbr.game.gamedef import STREET_OF_BOARD, GameDef
 from cbr.logs.record import HandRecord
 from evaluator_ext.cards import cards_str
@@ -57,16 +59,100 @@ class HandLogWriter(Protocol):
     def close(self) -> None: ...
 
 
-class _AtomicFile:
-    """A text file written under a temporary name and renamed into place on commit."""
+def first_non_folder(path: Path) -> Optional[Path]:
+    """The nearest existing ancestor of ``path`` that is not a folder (None if there is none)."""
+    for parent in reversed(path.parents):
+        try:
+            st = os.stat(parent)
+        except FileNotFoundError:
+            return None
+        except NotADirectoryError:  # pragma: no cover - caught at the ancestor before
+            return parent
+        if not stat.S_ISDIR(st.st_mode):
+            return parent
+    return None
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+
+def check_output_path(path: str | os.PathLike[str], *, overwrite: bool = False,
+                      make_parents: bool = False, what: str = "log") -> str:
+    """Check that a log may be written at ``path``; return ``"new"``, ``"file"`` or ``"fifo"``.
+
+    Accepted: a new name in an existing folder (its parents are created first only with
+    ``make_parents``), an existing regular file (only with ``overwrite``; it is replaced
+    atomically) and a named pipe (written through, in place). Refused with
+    :class:`~cbr.errors.OutputPathError`: a path under a regular file, a missing parent
+    folder, a symbolic link, a directory, a device node or a socket (a temp file renamed
+    over them would destroy them).
+
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp())
+    >>> check_output_path(d / "new.log")
+    'new'
+    >>> (d / "f").write_text("x")
+    1
+    >>> check_output_path(d / "f" / "x.log")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    cbr.errors.OutputPathError: cannot write the log ... is a file, not a folder
+    """
+    path = Path(path)
+    try:
+        st = os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        st = None
+    if st is None:
+        blocker = first_non_folder(path)
+        if blocker is not None:
+            raise OutputPathError(f"cannot write the {what} {path}: {blocker} is a file, not a folder")
+        parent = path.parent
+        if not parent.is_dir():
+            if not make_parents:
+                missing = parent
+                while not missing.parent.is_dir():
+                    missing = missing.parent
+                raise OutputPathError(f"cannot write the {what} {path}: folder {missing} does not exist "
+                                      f"(create it first)")
+            parent.mkdir(parents=True, exist_ok=True)
+        return "new"
+    mode = st.st_mode
+    if stat.S_ISLNK(mode):
+        raise OutputPathError(f"{path} is a symbolic link; refusing to replace it with the {what} "
+                              f"(give the path it points to, or a new name)")
+    if stat.S_ISREG(mode):
+        if not overwrite:
+            raise OutputPathError(f"{path} already exists (--overwrite replaces it)")
+        return "file"
+    if stat.S_ISFIFO(mode):
+        return "fifo"
+    if stat.S_ISDIR(mode):
+        raise OutputPathError(f"{path} is a directory, expected a {what} file name")
+    raise OutputPathError(f"{path} is a device or socket, not a regular file; refusing to write the {what} there")
+
+
+class _AtomicFile:
+    """A text file written under a temporary name and moved into place on commit.
+
+    A new name is linked into place (never replacing a file that appeared meanwhile); an
+    existing regular file is replaced only with ``overwrite``; a named pipe is written
+    through in place (no temp file: its reader sees the hands as they are played, and
+    an aborted run stops mid-stream). Everything else is refused (:func:`check_output_path`).
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, overwrite: bool = True, make_parents: bool = True) -> None:
         self.path = Path(path)
-        if self.path.is_dir():
-            raise LogFormatError(f"{self.path} is a directory, expected a log file name")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
-        self.tmp = Path(tmp)
+        self.kind = check_output_path(self.path, overwrite=overwrite, make_parents=make_parents)
+        self.tmp: Optional[Path] = None
+        if self.kind == "fifo":
+            try:
+                fd = os.open(self.path, os.O_WRONLY | os.O_NONBLOCK)
+            except OSError as exc:
+                if exc.errno == errno.ENXIO:
+                    raise OutputPathError(f"named pipe {self.path} has no reader") from None
+                raise
+            os.set_blocking(fd, True)
+        else:
+            fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
+            self.tmp = Path(tmp)
         self.fh: Optional[IO[str]] = os.fdopen(fd, "w", encoding="utf-8", newline="\n")
 
     def write(self, text: str) -> None:
@@ -78,17 +164,44 @@ class _AtomicFile:
         if self.fh is None:
             return
         self.fh.flush()
+        if self.tmp is None:  # a named pipe: nothing to move
+            self.fh.close()
+            self.fh = None
+            return
         os.fsync(self.fh.fileno())
         self.fh.close()
         self.fh = None
         os.chmod(self.tmp, 0o644)
-        os.replace(self.tmp, self.path)
+        try:
+            self._move_into_place(self.tmp)
+        except BaseException:
+            self.tmp.unlink(missing_ok=True)
+            raise
+        self.tmp = None
+
+    def _move_into_place(self, tmp: Path) -> None:
+        if self.kind == "new":
+            try:
+                os.link(tmp, self.path)  # fails if the name appeared meanwhile
+            except FileExistsError:
+                raise OutputPathError(f"{self.path} appeared while the log was written; "
+                                      f"not replaced (the log is lost)") from None
+            except OSError:  # a file system without hard links: re-check, then rename
+                check_output_path(self.path, overwrite=False)
+                os.replace(tmp, self.path)
+                return
+            tmp.unlink()
+            return
+        check_output_path(self.path, overwrite=True)  # still a regular file (or gone)
+        os.replace(tmp, self.path)
 
     def abort(self) -> None:
         if self.fh is not None:
             self.fh.close()
             self.fh = None
-        self.tmp.unlink(missing_ok=True)
+        if self.tmp is not None:
+            self.tmp.unlink(missing_ok=True)
+            self.tmp = None
 
 
 class _WriterBase:
@@ -150,8 +263,9 @@ class AcpcLogWriter(_WriterBase):
     The header is written from the first hand's game (or ``game`` if given).
     """
 
-    def __init__(self, path: str | os.PathLike[str], game: GameDef | None = None) -> None:
-        self._file = _AtomicFile(path)
+    def __init__(self, path: str | os.PathLike[str], game: GameDef | None = None, *,
+                 overwrite: bool = True, make_parents: bool = True) -> None:
+        self._file = _AtomicFile(path, overwrite=overwrite, make_parents=make_parents)
         self.path = self._file.path
         self.game = game
         self._header = False
@@ -315,19 +429,23 @@ def phh_text(record: HandRecord) -> str:
 
 class PhhLogWriter(_WriterBase):
     """PHH writer: a ``.phhs`` file with ``[1]``, ``[2]``, ... tables, or a directory of
-    ``<hand>.phh`` files (each written atomically)."""
+    ``<hand>.phh`` files (each written atomically; an existing one is replaced only with
+    ``overwrite``)."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, overwrite: bool = True, make_parents: bool = True) -> None:
         self.path = Path(path)
         self._count = 0
         self._file: Optional[_AtomicFile] = None
         self._written: list[Path] = []
+        self.overwrite = overwrite
         if self.path.suffix == ".phhs":
-            self._file = _AtomicFile(self.path)
+            self._file = _AtomicFile(self.path, overwrite=overwrite, make_parents=make_parents)
         else:
-            if self.path.exists() and not self.path.is_dir():
-                raise LogFormatError(f"{self.path} exists and is not a directory (use a .phhs name for one file)")
-            self.path.mkdir(parents=True, exist_ok=True)
+            if os.path.islink(self.path) or (self.path.exists() and not self.path.is_dir()):
+                raise OutputPathError(f"{self.path} exists and is not a directory (use a .phhs name for one file)")
+            if not self.path.is_dir():
+                check_output_path(self.path, overwrite=False, make_parents=make_parents, what="log folder")
+                self.path.mkdir()
 
     def write(self, record: HandRecord) -> None:
         text = phh_text(record)
@@ -336,7 +454,7 @@ class PhhLogWriter(_WriterBase):
             self._file.write(("\n" if self._count > 1 else "") + f"[{self._count}]\n" + text)
             return
         name = record.hand_id if record.hand_id and all(c.isalnum() or c in "-_." for c in record.hand_id) else str(self._count)
-        one = _AtomicFile(self.path / f"{name}.phh")
+        one = _AtomicFile(self.path / f"{name}.phh", overwrite=self.overwrite, make_parents=False)
         try:
             one.write(text)
             one.commit()
@@ -354,14 +472,23 @@ class PhhLogWriter(_WriterBase):
             self._file.abort()
 
 
-def open_log(path: str | os.PathLike[str], fmt: str = "acpc", game: GameDef | None = None) -> AcpcLogWriter | PhhLogWriter:
-    """A writer for ``fmt`` (``acpc`` or ``phh``); raises ``ValueError`` for other formats."""
+def open_log(path: str | os.PathLike[str], fmt: str = "acpc", game: GameDef | None = None, *,
+             overwrite: bool = False, make_parents: bool = False) -> AcpcLogWriter | PhhLogWriter:
+    """A writer for ``fmt`` (``acpc`` or ``phh``); raises ``ValueError`` for other formats.
+
+    What ``cbr match --log`` uses, with the command line's path rules (checked here, before
+    any hand is played; see :func:`check_output_path`): a new name in an existing folder
+    (missing folders are not created unless ``make_parents``), an existing regular file
+    only with ``overwrite``, or a named pipe (written through); a symbolic link, a device,
+    a socket or a path under a regular file is refused with
+    :class:`~cbr.errors.OutputPathError`.
+    """
     if fmt == "acpc":
-        return AcpcLogWriter(path, game)
+        return AcpcLogWriter(path, game, overwrite=overwrite, make_parents=make_parents)
     if fmt == "phh":
-        return PhhLogWriter(path)
+        return PhhLogWriter(path, overwrite=overwrite, make_parents=make_parents)
     raise LogFormatError(f"unknown log format {fmt!r}; known: acpc, phh")
 
 
-__all__ = ["HandLogWriter", "AcpcLogWriter", "PhhLogWriter", "open_log", "acpc_state_line",
+__all__ = ["HandLogWriter", "check_output_path", "AcpcLogWriter", "PhhLogWriter", "open_log", "acpc_state_line",
            "acpc_betting", "acpc_cards", "phh_hand", "phh_text", "UNLIMITED_STACK"]

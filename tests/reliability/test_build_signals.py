@@ -1,0 +1,197 @@
+"""`cbr build -j N` killed from outside: SIGKILL, SIGTERM and Ctrl-C (SIGINT) of the real
+command in a subprocess, with real worker processes.
+
+Before: a SIGKILLed build left its N workers running forever under PID 1, holding the
+caller's stdout/stderr open (a supervisor reading them hung); SIGTERM left the temp
+folder and two workers blocked forever. Now the workers die with their parent (the
+kernel's parent-death signal, and a watchdog thread as the portable fallback, tested
+alone below) and SIGTERM/Ctrl-C stop the pool and remove the temp folder.
+
+Every test is bounded (timeouts of seconds) and kills whatever it started.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.reliability import reliability_rounds
+
+REPO = Path(__file__).resolve().parents[2]
+LINUX = sys.platform.startswith("linux")
+pytestmark = pytest.mark.skipif(not LINUX, reason="reads /proc to find the worker processes")
+
+
+@pytest.fixture(scope="module")
+def match_log(tmp_path_factory) -> Path:
+    """A generated heads-up dealer log (every hole card shown: every decision is a case),
+    long enough that a 2-worker build is still busy when it is killed."""
+    from cbr.logs.writers import AcpcLogWriter
+    from cbr.match import run_match
+
+    path = tmp_path_factory.mktemp("signals") / "hu.log"
+    with AcpcLogWriter(path) as log:
+        run_match(["random", "call"], 600, seed=7, log=log)
+    return path
+
+
+def _ppid(pid: int) -> int | None:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError, PermissionError):
+        return None
+    fields = stat[stat.rindex(")") + 2:].split()
+    if fields[0] == "Z":  # a zombie is dead
+        return None
+    return int(fields[1])
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and _ppid(int(entry)) == pid:
+            out.append(int(entry))
+    return out
+
+
+def _alive(pid: int) -> bool:
+    return _ppid(pid) is not None
+
+
+def _wait_for(predicate, timeout: float, every: float = 0.05) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(every)
+    return predicate()
+
+
+def _kill_all(pids: list[int]) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def _start_build(log: Path, out: Path, workers: int) -> subprocess.Popen:
+    code = "import sys; from cli import app; sys.argv[0] = 'cbr'; app()"
+    return subprocess.Popen(
+        [sys.executable, "-c", code, "build", str(log), "-o", str(out), "-j", str(workers)],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+    )
+
+
+def _start_and_wait_for_workers(log: Path, out: Path, workers: int) -> tuple[subprocess.Popen, list[int]]:
+    proc = _start_build(log, out, workers)
+    found: list[int] = []
+
+    def ready() -> bool:
+        found[:] = _children(proc.pid)
+        return len(found) >= workers or proc.poll() is not None
+
+    if not _wait_for(ready, timeout=60):
+        proc.kill()
+        proc.communicate(timeout=10)
+        pytest.fail("the build's workers did not start within 60 s")
+    if proc.poll() is not None:
+        _, err = proc.communicate(timeout=10)
+        pytest.fail(f"the build ended before it could be killed: {err.decode()!r}")
+    time.sleep(0.3)  # the workers are computing features now
+    return proc, list(found)
+
+
+def _leftovers(out: Path) -> list[str]:
+    return sorted(p.name for p in out.parent.iterdir() if p.name.startswith(f".{out.name}."))
+
+
+def test_sigkill_of_the_build_takes_its_workers_with_it(match_log: Path, tmp_path: Path) -> None:
+    workers = 2
+    for round_ in range(reliability_rounds(1)):
+        out = tmp_path / f"cb{round_}"
+        proc, pids = _start_and_wait_for_workers(match_log, out, workers)
+        try:
+            assert len(pids) == workers
+            os.kill(proc.pid, signal.SIGKILL)
+            # The caller's pipes reach EOF: no worker holds stdout/stderr open any more.
+            proc.communicate(timeout=15)
+            assert proc.returncode == -signal.SIGKILL
+            assert _wait_for(lambda: not any(_alive(p) for p in pids), timeout=10), \
+                f"workers still running after their parent was killed: {[p for p in pids if _alive(p)]}"
+            assert not out.exists()
+        finally:
+            _kill_all([proc.pid, *pids])
+
+
+@pytest.mark.parametrize(("signum", "code", "word"), [
+    (signal.SIGTERM, 143, "terminated"),
+    (signal.SIGINT, 130, "interrupted"),
+])
+def test_sigterm_and_ctrl_c_stop_the_workers_and_leave_no_temp_folder(
+        match_log: Path, tmp_path: Path, signum: int, code: int, word: str) -> None:
+    out = tmp_path / "cb"
+    proc, pids = _start_and_wait_for_workers(match_log, out, 2)
+    try:
+        os.kill(proc.pid, signum)
+        _, err = proc.communicate(timeout=20)
+        assert proc.returncode == code, err.decode()
+        lines = err.decode().strip().splitlines()
+        assert lines == [word], lines                  # one line, no traceback from any worker
+        assert _wait_for(lambda: not any(_alive(p) for p in pids), timeout=5)
+        assert not out.exists() and _leftovers(out) == []
+    finally:
+        _kill_all([proc.pid, *pids])
+
+
+def test_a_killed_worker_fails_the_build_with_one_line(match_log: Path, tmp_path: Path) -> None:
+    out = tmp_path / "cb"
+    proc, pids = _start_and_wait_for_workers(match_log, out, 2)
+    try:
+        os.kill(pids[0], signal.SIGKILL)
+        _, err = proc.communicate(timeout=30)
+        lines = err.decode().strip().splitlines()
+        assert proc.returncode == 1, lines
+        assert len(lines) == 1 and lines[0].startswith("error: a worker process of the build died"), lines
+        assert _wait_for(lambda: not any(_alive(p) for p in pids), timeout=5)
+        assert not out.exists() and _leftovers(out) == []
+    finally:
+        _kill_all([proc.pid, *pids])
+
+
+def test_watchdog_alone_ends_a_worker_whose_parent_was_killed(tmp_path: Path) -> None:
+    """The portable fallback without the parent-death signal: a forked child running only
+    the watchdog thread exits once it is re-parented."""
+    script = tmp_path / "parent.py"
+    script.write_text(textwrap.dedent("""
+        import multiprocessing as mp, os, sys, threading, time
+        from cbr.build import _watch_parent
+
+        def child(parent):
+            threading.Thread(target=_watch_parent, args=(parent, 0.05), daemon=True).start()
+            time.sleep(60)
+
+        if __name__ == "__main__":
+            p = mp.get_context("fork").Process(target=child, args=(os.getpid(),))
+            p.start()
+            print(p.pid, flush=True)
+            time.sleep(60)
+    """))
+    proc = subprocess.Popen([sys.executable, str(script)], cwd=REPO, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True)
+    child = None
+    try:
+        line = proc.stdout.readline()
+        child = int(line)
+        assert _alive(child)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.communicate(timeout=10)                   # EOF: the child closed the pipe too
+        assert _wait_for(lambda: not _alive(child), timeout=5)
+    finally:
+        _kill_all([proc.pid] + ([child] if child else []))
