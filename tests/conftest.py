@@ -66,6 +66,18 @@ def require_module(name: str, *, module_level: bool = False) -> ModuleType:
                 f"install the test extras: pip install -e '.[test]'", module_level=module_level)
 
 
+def require_native(module_level: bool = False) -> ModuleType:
+    """The C extension ``evaluator_ext._native``: a failure when it is missing under
+    ``CBR_REQUIRE_NATIVE=1`` or ``CBR_STRICT=1``, else a skip with the reason."""
+    try:
+        return importlib.import_module("evaluator_ext._native")
+    except ImportError as exc:
+        if os.environ.get("CBR_REQUIRE_NATIVE") == "1":
+            raise
+        missing(f"native extension not built ({exc}); run `python3 setup.py build_ext --inplace`",
+                module_level=module_level)
+
+
 def require_program(*names: str) -> str:
     """The path of the first of ``names`` found on PATH; skip (or fail, under CBR_STRICT=1) if none is."""
     for name in names:

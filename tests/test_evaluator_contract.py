@@ -23,6 +23,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.conftest import require_native
+
 import evaluator_ext
 from evaluator_ext import CBRError, EvaluatorValueError, InvalidCardError
 from evaluator_ext.cards import combo_index, parse_cards
@@ -30,7 +32,7 @@ from tests.evaluator_support import impl, is_native, load_impl, native, referenc
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "evaluator_ext"
-_native = pytest.importorskip("evaluator_ext._native", reason="native extension not built")
+_native = require_native(module_level=True)
 
 
 def run_python(code: str, timeout: float, *options: str) -> subprocess.CompletedProcess[str]:

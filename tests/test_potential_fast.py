@@ -12,9 +12,10 @@ from itertools import combinations
 import numpy as np
 import pytest
 
-from tests.conftest import shared_path
+from tests.conftest import shared_path, require_native
 
-native = pytest.importorskip("evaluator_ext.native")
+require_native(module_level=True)
+from evaluator_ext import native  # noqa: E402
 from evaluator_ext import _native  # noqa: E402
 from evaluator_ext.cards import combo_index, parse_cards  # noqa: E402
 

@@ -24,6 +24,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+from tests.conftest import require_native
+
 from evaluator_ext import CBRError, class_combos, combo_cards, combo_index, card_str, parse_cards, preflop_class
 from tests.evaluator_support import load_impl
 from tests.reliability import reliability_rounds
@@ -266,7 +268,7 @@ RAW_ERRORS = (TypeError, ValueError, OverflowError, BufferError)
 
 def test_fuzzed_raw_native_module_never_crashes() -> None:
     """Garbage straight into evaluator_ext._native: an exception at most, never a crash."""
-    _native = pytest.importorskip("evaluator_ext._native")
+    _native = require_native()
     g = Gen(random.randrange(2**32))
 
     def seq() -> Any:

@@ -15,9 +15,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.conftest import require_native
+
 from tests.reliability import reliability_rounds
 
-pytest.importorskip("evaluator_ext.native")
+require_native(module_level=True)
 from evaluator_ext import _native  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
