@@ -31,8 +31,9 @@ import typer
 
 #: Most hands ``cbr match`` plays (``cbr.match.MAX_HANDS``: results take no memory per hand).
 MAX_HANDS = 1_000_000_000
-#: Most Monte Carlo deals ``cbr hand --trials`` accepts (the evaluator may cap lower).
-MAX_TRIALS = 1_000_000_000_000
+#: Most Monte Carlo deals ``cbr hand --trials`` accepts: ``evaluator_ext.MAX_TRIALS`` (kept here
+#: as a number so ``cbr --help`` need not import the evaluator; a test checks they agree).
+MAX_TRIALS = 1_000_000_000
 #: Seeds of the native evaluator are unsigned 64-bit numbers.
 MAX_SEED = 2**64 - 1
 #: Most worker processes ``cbr build -j`` accepts; more than the CPUs are reduced to the CPUs.

@@ -416,3 +416,13 @@ def test_help_imports_no_heavy_library() -> None:
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_hand_trials_range_is_the_evaluator_cap() -> None:
+    """`cbr hand --trials` refuses what the evaluator would refuse, as a usage error (exit 2)."""
+    import cli
+    import evaluator_ext
+
+    assert cli.MAX_TRIALS == evaluator_ext.MAX_TRIALS
+    result = cbr("hand", "AhKd", "--trials", str(evaluator_ext.MAX_TRIALS + 1))
+    assert result.exit_code == 2, result.output

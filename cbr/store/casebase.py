@@ -57,13 +57,14 @@ import pyarrow as pa
 
 from cbr.errors import CaseBaseError
 from cbr.game.decision import DecisionPoint
+from cbr.featuresets import load_feature_set
 from cbr.game.gamedef import STREETS, GameDef
 from cbr.store import catalog as _catalog
 from cbr.store.durable import remove_dead_builds, remove_dead_temp
 from cbr.store.indexes import default_similarity, load_index, load_similarity, new_index, save_index, street_similarity
 from cbr.store.manifest import (INDEX_PATH_RE, MANIFEST, Manifest, file_checksum, now_utc, read_manifest, verify_file,
                                 write_manifest)
-from cbr.store.parts import (PART_RE, build_table, case_schema, count_actions, decision_meta, load_feature_set,
+from cbr.store.parts import (PART_RE, build_table, case_schema, count_actions, decision_meta,
                              next_part_number, part_entry, part_file, read_part, street_name, write_part)
 
 if TYPE_CHECKING:

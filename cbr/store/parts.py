@@ -17,7 +17,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from cbr.featuresets import load_feature_set  # lives with the feature sets; re-exported for cbr.store
 from cbr.game.decision import DecisionPoint
 from cbr.game.gamedef import STREETS
 from cbr.store.durable import atomic_write_with
@@ -26,7 +25,7 @@ from cbr.store.manifest import ACTIONS, file_checksum, verify_file
 from evaluator_ext.cards import cards_str
 
 __all__ = ["META_COLUMNS", "PART_RE", "street_name", "case_schema", "build_table", "decision_meta",
-           "load_feature_set", "part_file", "next_part_number", "write_part", "part_entry", "read_part",
+           "part_file", "next_part_number", "write_part", "part_entry", "read_part",
            "count_actions"]
 
 META_COLUMNS = ("action", "source", "hand_id", "player", "position", "game", "hole", "board", "history")
