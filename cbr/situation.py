@@ -223,8 +223,9 @@ def _close(a: float, b: float) -> bool:
     return abs(a - b) <= 1e-7
 
 
-def _matches(state: HandState, t: _Target) -> bool:
-    """Whether the player to act in ``state`` (on the target street) is the described spot."""
+def _matches(state: HandState, t: _Target, pot: Optional[float] = None, prev: Optional[int] = None) -> bool:
+    """Whether the player to act in ``state`` (on the target street) is the described spot
+    (``pot`` in chips and ``prev`` replace the state's own when given)."""
     p = state.to_act
     if p is None:
         return False
@@ -238,9 +239,11 @@ def _matches(state: HandState, t: _Target) -> bool:
         return False
     if t.to_call is not None and not _close(state.to_call / unit, t.to_call):
         return False
-    if t.pot is not None and not _close(state.pot / state.game.small_bet, t.pot):
+    chips = state.pot if pot is None else pot
+    if t.pot is not None and not _close(chips / state.game.small_bet, t.pot):
         return False
-    if t.previous_round_bets is not None and state.previous_round_bets != t.previous_round_bets:
+    bets = state.previous_round_bets if prev is None else prev
+    if t.previous_round_bets is not None and bets != t.previous_round_bets:
         return False
     if t.to_act is not None:
         i = state.order.index(p)
@@ -290,14 +293,15 @@ def _copy(state: HandState) -> HandState:
     return clone
 
 
-def _search(game: GameDef, board: tuple[int, ...], t: _Target, limit: int = SEARCH_LIMIT) -> Optional[HandState]:
+def _search_flat(game: GameDef, board: tuple[int, ...], t: _Target, limit: int = SEARCH_LIMIT,
+                 depth_first: bool = False) -> Optional[HandState]:
     """Breadth-first over legal actions (fewest actions first; at each step check/call,
     then raise, then fold): the first state whose player to act matches ``t``, or None when none can. Raises :class:`GameError`
     when the search visits more than ``limit`` states."""
     seen: set[tuple] = set()
     queue = deque([HandState(game, source="situation")])
     while queue:
-        state = queue.popleft()
+        state = queue.pop() if depth_first else queue.popleft()
         if state.is_over:
             continue
         if state.needs_board:
@@ -320,7 +324,7 @@ def _search(game: GameDef, board: tuple[int, ...], t: _Target, limit: int = SEAR
         if state.street == t.street and _matches(state, t):
             return state
         legal = state.legal_actions()
-        for kind in "crf":
+        for kind in ("frc" if depth_first else "crf"):  # depth first: the last pushed is tried first
             if kind in legal:
                 child = _copy(state)
                 child.act(kind)
@@ -358,3 +362,140 @@ def _summary(t: _Target) -> str:
     names = {"in_hand": "--in-hand", "position": "--position", "to_act": "--to-act", "committed": "--committed",
              "to_call": "--to-call", "pot": "--pot", "previous_round_bets": "--prev-bets"}
     return ", ".join(f"{opt} {getattr(t, k):g}" for k, opt in names.items() if getattr(t, k) is not None)
+
+
+# ---------------------------------------------------------------- street by street
+# Within a street, what can happen depends only on who has folded (no one can be all-in
+# when the stacks cover every bet), not on the pot or the earlier betting. So each street
+# is played out once per set of folded players (cached per game), and the search over
+# whole hands only adds up pots between streets.
+_STREET_LIMIT = 5_000
+_street_cache: dict[tuple, "_StreetPlay"] = {}
+
+
+@dataclass(frozen=True)
+class _StreetPlay:
+    """A street played from its start: decisions (actions, state) and ends (actions, state),
+    fewest actions first; ``start_pot`` is the start state's pot."""
+
+    start_pot: float
+    decisions: tuple[tuple[tuple[str, ...], HandState], ...]
+    ends: tuple[tuple[tuple[str, ...], HandState], ...]
+
+
+def _play_street(start: HandState) -> _StreetPlay:
+    key = (start.game, start.street, start.folded)
+    hit = _street_cache.get(key)
+    if hit is not None:
+        return hit
+    seen: set[tuple] = set()
+    decisions, ends = [], []
+    queue = deque([((), start)])
+    while queue:
+        actions, state = queue.popleft()
+        if state.is_over or state.needs_board:
+            ends.append((actions, state))
+            continue
+        k = (state.to_act, state.committed, state.folded, state.acted, state.raises, state.bet_level)
+        if k in seen:
+            continue
+        seen.add(k)
+        if len(seen) > _STREET_LIMIT:
+            raise _SearchLimit()
+        decisions.append((actions, state))
+        legal = state.legal_actions()
+        for kind in "crf":
+            if kind in legal:
+                child = _copy(state)
+                child.act(kind)
+                queue.append((actions + (kind,), child))
+    play = _StreetPlay(start.pot, tuple(decisions), tuple(ends))
+    if len(_street_cache) > 512:
+        _street_cache.clear()
+    _street_cache[key] = play
+    return play
+
+
+def _no_all_in(game: GameDef) -> bool:
+    if game.stack is None:
+        return True
+    most = sum((game.raise_cap[k] + 1) * game.bet_size(k) for k in range(4)) + max(game.blinds) + max(game.antes)
+    return game.stack > most
+
+
+def _search(game: GameDef, board: tuple[int, ...], t: _Target) -> Optional[HandState]:
+    """The state (reached by legal play) whose player to act is the spot ``t``, or None.
+
+    Street by street when no one can be all-in (see :func:`_play_street`), else
+    breadth-first over whole hands; both prefer the fewest actions, and at each step
+    check/call, then raise, then fold."""
+    if not _no_all_in(game):
+        return _search_flat(game, board, t)
+    try:
+        return _search_streets(game, board, t)
+    except _SearchLimit:  # big tables: too many ways to play a street; look depth first
+        return _search_flat(game, board, t, depth_first=True)
+
+
+def _search_streets(game: GameDef, board: tuple[int, ...], t: _Target) -> Optional[HandState]:
+    """:func:`_search` street by street; raises :class:`_SearchLimit` on big tables."""
+    sb = game.small_bet
+    root = HandState(game, source="situation")
+    # boundary: (folded, pot, previous street's bets) -> (actions per street, a state at that street's start)
+    boundary: dict[tuple, tuple[tuple[tuple[str, ...], ...], HandState]] = {(root.folded, root.pot, None): ((), root)}
+    for k in range(t.street):
+        nxt: dict[tuple, tuple[tuple[tuple[str, ...], ...], HandState]] = {}
+        for (folded, pot, _), (path, start) in sorted(boundary.items(), key=lambda kv: _length(kv[1][0])):
+            play = _play_street(start)
+            for actions, end in play.ends:
+                if end.is_over:
+                    continue
+                live = sum(not f for f in end.folded)
+                if t.in_hand is not None and live < t.in_hand:
+                    continue
+                new_pot = pot + end.pot - play.start_pot
+                if t.pot is not None and new_pot / sb > t.pot + 1e-7:
+                    continue
+                bets = end.street_bets
+                if k == t.street - 1 and t.previous_round_bets is not None and bets != t.previous_round_bets:
+                    continue
+                key = (end.folded, new_pot, bets if k == t.street - 1 else None)
+                cand = path + (actions,)
+                if key not in nxt or _length(cand) < _length(nxt[key][0]):
+                    nxt[key] = (cand, end)
+        boundary = {}
+        for key, (path, _end) in nxt.items():
+            # replayed (not the cached end state, whose board is another query's)
+            start = _replay(game, board, path)
+            start.deal_board(board[BOARD_SIZES[k]:BOARD_SIZES[k + 1]])
+            boundary[key] = (path, start)
+    best: Optional[tuple[int, tuple[tuple[str, ...], ...]]] = None
+    for (folded, pot, prev), (path, start) in boundary.items():
+        play = _play_street(start)
+        for actions, state in play.decisions:
+            if best is not None and _length(path) + len(actions) >= best[0]:
+                break
+            if _matches(state, t, pot=pot + state.pot - play.start_pot, prev=prev):
+                best = (_length(path) + len(actions), path + (actions,))
+                break
+    if best is None:
+        return None
+    state = _replay(game, board, best[1])
+    if not _matches(state, t):  # pragma: no cover - the street-by-street bookkeeping is exact
+        raise GameError("internal: the spot found street by street does not replay to the described numbers")
+    return state
+
+
+def _length(path: tuple[tuple[str, ...], ...]) -> int:
+    return sum(len(a) for a in path)
+
+
+def _replay(game: GameDef, board: tuple[int, ...], path: tuple[tuple[str, ...], ...]) -> HandState:
+    """Play ``path`` (actions per street) through a fresh HandState, dealing the board."""
+    state = HandState(game, source="situation")
+    for k, actions in enumerate(path):
+        if k:
+            state.deal_board(board[BOARD_SIZES[k - 1]:BOARD_SIZES[k]])
+        for kind in actions:
+            state.act(kind)
+    return state
