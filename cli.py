@@ -387,6 +387,9 @@ def build_command(
             stdout.print(f"  ... and {len(report.skipped) - max_issues} more (--max-issues, --json)")
 
 
+_FLAG = ""  # a flag shows no <bool> value in --help
+
+
 @app.command("query")
 @guarded
 def query_command(
@@ -405,11 +408,11 @@ def query_command(
     to_call: Annotated[Optional[float], typer.Option("--to-call", help="Bets you must add to call.")] = None,
     pot: Annotated[Optional[float], typer.Option("--pot", help="Pot before your action, in small bets.")] = None,
     prev_bets: Annotated[Optional[int], typer.Option("--prev-bets", help="Bets and raises made in the previous round (pre-flop the big blind counts as the first bet: a limped pot has 1).")] = None,
-    weighted: Annotated[bool, typer.Option("--weighted", help="Weight actions by similarity (default: the case base's setting).")] = False,
-    unweighted: Annotated[bool, typer.Option("--unweighted", help="Count every retrieved action once.")] = False,
+    weighted: Annotated[bool, typer.Option("--weighted", metavar=_FLAG, help="Weight actions by similarity (default: the case base's setting).")] = False,
+    unweighted: Annotated[bool, typer.Option("--unweighted", metavar=_FLAG, help="Count every retrieved action once.")] = False,
     top: Annotated[int, typer.Option("--top", min=0, help="Cases to show.")] = 5,
-    explain: Annotated[bool, typer.Option("--explain", help="Show each case's own feature values and local similarities.")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON (all retrieved cases with --explain; JSON lines for several MATCHSTATEs).")] = False,
+    explain: Annotated[bool, typer.Option("--explain", metavar=_FLAG, help="Show each case's own feature values and local similarities.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", metavar=_FLAG, help="Print JSON (all retrieved cases with --explain; JSON lines for several MATCHSTATEs).")] = False,
 ) -> None:
     """The (fold, check/call, bet/raise) probabilities for a situation, and the cases behind them.
 
