@@ -130,7 +130,7 @@ def situation(
     ``to_call``; pre-flop the small blind is half a bet), the pot in small bets.
 
     - ``players``: players dealt (default: the game's seats, or 2).
-    - ``in_hand``: players not folded, the actor included.
+    - ``in_hand``: players not folded, the actor included (default: all dealt).
     - ``position``: the actor's place among the players in hand in this round's betting
       order, 0 = first to act .. ``in_hand - 1`` = last.
     - ``to_act``: players still to act after the actor this round.
@@ -138,7 +138,7 @@ def situation(
     - ``previous_round_bets``: bets and raises of the previous street (the big blind is
       the first bet pre-flop, so a limped pre-flop has 1); 0 or None pre-flop.
 
-    Every option left out (None) takes the value of the spot reached with the fewest
+    Every other option left out (None) takes the value of the spot reached with the fewest
     actions after the blinds (among those, checks and calls come before raises and raises
     before folds): a left-out option means "no more betting than the options given need".
     Raises :class:`GameError` (a ``ValueError``) naming the option to change when no
@@ -186,8 +186,8 @@ def _validated_target(game: GameDef, street: int, in_hand: Optional[int], positi
                       pot: Optional[float], prev: Optional[int]) -> _Target:
     """Range checks that need no search, each naming its option."""
     n = game.n_players
-    m = _count("in_hand", in_hand, 2, n, f"(players dealt: {n})")
-    live = m if m is not None else n
+    m = _count("in_hand", n if in_hand is None else in_hand, 2, n, f"(players dealt: {n})")
+    live = m
     pos = _count("position", position, 0, live - 1, "(0 = first to act)")
     after = _count("to_act", to_act, 0, live - 1, f"(players in hand after you: at most {live - 1})")
     cap = game.raise_cap[street] + (1 if street == 0 else 0)  # pre-flop the big blind is a bet
@@ -324,6 +324,8 @@ def _search_flat(game: GameDef, board: tuple[int, ...], t: _Target, limit: int =
         if state.street == t.street and _matches(state, t):
             return state
         legal = state.legal_actions()
+        if t.in_hand is not None and sum(not f for f in state.folded) <= t.in_hand:
+            legal = legal.replace("f", "")
         for kind in ("frc" if depth_first else "crf"):  # depth first: the last pushed is tried first
             if kind in legal:
                 child = _copy(state)
@@ -383,8 +385,10 @@ class _StreetPlay:
     ends: tuple[tuple[tuple[str, ...], HandState], ...]
 
 
-def _play_street(start: HandState) -> _StreetPlay:
-    key = (start.game, start.street, start.folded)
+def _play_street(start: HandState, min_live: int = 2) -> _StreetPlay:
+    """Play the street of ``start`` every way (folds only while more than ``min_live``
+    players are in), fewest actions first; cached per game, street, folded players."""
+    key = (start.game, start.street, start.folded, min_live)
     hit = _street_cache.get(key)
     if hit is not None:
         return hit
@@ -404,6 +408,8 @@ def _play_street(start: HandState) -> _StreetPlay:
             raise _SearchLimit()
         decisions.append((actions, state))
         legal = state.legal_actions()
+        if sum(not f for f in state.folded) <= min_live:
+            legal = legal.replace("f", "")
         for kind in "crf":
             if kind in legal:
                 child = _copy(state)
@@ -446,7 +452,7 @@ def _search_streets(game: GameDef, board: tuple[int, ...], t: _Target) -> Option
     for k in range(t.street):
         nxt: dict[tuple, tuple[tuple[tuple[str, ...], ...], HandState]] = {}
         for (folded, pot, _), (path, start) in sorted(boundary.items(), key=lambda kv: _length(kv[1][0])):
-            play = _play_street(start)
+            play = _play_street(start, t.in_hand or 2)
             for actions, end in play.ends:
                 if end.is_over:
                     continue
@@ -471,7 +477,7 @@ def _search_streets(game: GameDef, board: tuple[int, ...], t: _Target) -> Option
             boundary[key] = (path, start)
     best: Optional[tuple[int, tuple[tuple[str, ...], ...]]] = None
     for (folded, pot, prev), (path, start) in boundary.items():
-        play = _play_street(start)
+        play = _play_street(start, t.in_hand or 2)
         for actions, state in play.decisions:
             if best is not None and _length(path) + len(actions) >= best[0]:
                 break
