@@ -23,6 +23,8 @@ cbr.errors.GameError: no legal hand reaches a pot of 4 small bets with the other
 """
 from __future__ import annotations
 
+import heapq
+import itertools
 from collections import deque
 import math
 from dataclasses import dataclass, replace
@@ -293,15 +295,16 @@ def _copy(state: HandState) -> HandState:
     return clone
 
 
-def _search_flat(game: GameDef, board: tuple[int, ...], t: _Target, limit: int = SEARCH_LIMIT,
-                 depth_first: bool = False) -> Optional[HandState]:
-    """Breadth-first over legal actions (fewest actions first; at each step check/call,
-    then raise, then fold): the first state whose player to act matches ``t``, or None when none can. Raises :class:`GameError`
-    when the search visits more than ``limit`` states."""
+def _search_flat(game: GameDef, board: tuple[int, ...], t: _Target, limit: int = SEARCH_LIMIT) -> Optional[HandState]:
+    """Over whole hands, cheapest first: the cost of a line is its raises and folds (then
+    its length), so checks and calls are tried before any bet. The first state whose
+    player to act matches ``t``, or None when none can; raises :class:`_SearchLimit`
+    after ``limit`` states. Used on big tables and where stacks can run out."""
     seen: set[tuple] = set()
-    queue = deque([HandState(game, source="situation")])
-    while queue:
-        state = queue.pop() if depth_first else queue.popleft()
+    counter = itertools.count()
+    heap: list[tuple[int, int, int, HandState]] = [(0, 0, next(counter), HandState(game, source="situation"))]
+    while heap:
+        cost, length, _, state = heapq.heappop(heap)
         if state.is_over:
             continue
         if state.needs_board:
@@ -311,7 +314,7 @@ def _search_flat(game: GameDef, board: tuple[int, ...], t: _Target, limit: int =
             if state.is_over:
                 continue
             if state.needs_board:  # nobody can bet any more: no decision on this street
-                queue.append(state)
+                heapq.heappush(heap, (cost, length, next(counter), state))
                 continue
         key = _key(state, t.pot is not None)
         if key in seen:
@@ -326,11 +329,10 @@ def _search_flat(game: GameDef, board: tuple[int, ...], t: _Target, limit: int =
         legal = state.legal_actions()
         if t.in_hand is not None and sum(not f for f in state.folded) <= t.in_hand:
             legal = legal.replace("f", "")
-        for kind in ("frc" if depth_first else "crf"):  # depth first: the last pushed is tried first
-            if kind in legal:
-                child = _copy(state)
-                child.act(kind)
-                queue.append(child)
+        for kind in legal:
+            child = _copy(state)
+            child.act(kind)
+            heapq.heappush(heap, (cost + (kind != "c"), length + 1, next(counter), child))
     return None
 
 
@@ -439,8 +441,8 @@ def _search(game: GameDef, board: tuple[int, ...], t: _Target) -> Optional[HandS
         return _search_flat(game, board, t)
     try:
         return _search_streets(game, board, t)
-    except _SearchLimit:  # big tables: too many ways to play a street; look depth first
-        return _search_flat(game, board, t, depth_first=True)
+    except _SearchLimit:  # big tables: too many ways to play a street; fewest bets first
+        return _search_flat(game, board, t)
 
 
 def _search_streets(game: GameDef, board: tuple[int, ...], t: _Target) -> Optional[HandState]:

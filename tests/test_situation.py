@@ -220,3 +220,14 @@ def test_a_given_game_is_used_for_bet_sizes() -> None:
     dp = situation(hole="AdQc", board=BOARDS[1], players=4, position=3, to_call=1, pot=11, game=game)
     assert dp.game is game
     assert dp.to_call == 20 and dp.pot == 220  # 4 x 2 small bets pre-flop, a bet and a call on the flop
+
+
+@pytest.mark.parametrize("players", [6, 9, 12])
+def test_big_tables_left_out_options_mean_no_extra_betting(players: int) -> None:
+    """On big tables too: a spot facing one bet on the turn is one bet, everyone still in."""
+    game = standard_table(f"limit.{players}p", players, (5, 10), 10, 20)
+    dp = situation(hole="AhKh", board=BOARDS[2], players=players, position=players - 1, to_act=0, to_call=1,
+                   game=game)
+    assert dp.players_in_hand == players and dp.street_bets == 1 and dp.legal == "fcr"
+    assert dp.small_bets_in_pot == players + 2 * (players - 1)  # blinds called, checked flop, a bet and calls
+    assert replayed(dp).committed == dp.committed
