@@ -491,11 +491,19 @@ def _query_situation(g: Any, matchstate: Optional[str], hole: Optional[str], boa
 
 
 def _read_lines(source: str) -> list[str]:
-    """The lines of a MATCHSTATE file ('-': stdin)."""
-    if source == "-":
-        return sys.stdin.read().splitlines()
-    with open(source, encoding="utf-8", errors="strict") as fh:
-        return fh.read().splitlines()
+    """The lines of a MATCHSTATE file ('-': stdin); one-line errors naming the file."""
+    from cbr.errors import LogFormatError
+
+    name = "standard input" if source == "-" else source
+    try:
+        if source == "-":
+            return sys.stdin.read().splitlines()
+        with open(source, encoding="utf-8", errors="strict") as fh:
+            return fh.read().splitlines()
+    except UnicodeDecodeError as exc:
+        raise LogFormatError(f"{name}: not UTF-8 text (byte {exc.start}); MATCHSTATE lines are ASCII") from None
+    except OSError as exc:
+        raise LogFormatError(f"{name}: cannot be read ({exc.strerror or exc})") from None
 
 
 def _query_lines(cb: Any, g: Any, lines: list[str], weighted: Optional[bool], top: int, explain: bool,

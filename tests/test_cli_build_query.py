@@ -379,3 +379,13 @@ def test_query_warnings_agree_with_the_case_counts(built) -> None:
     assert sorted(w for w in data["warnings"] if " has no " in w) == sorted(
         f"case base {data['casebase']!r} has no {names[k]} cases on the flop: the answer can never recommend "
         f"{names[k]}" for k in missing)
+
+
+def test_matchstate_file_errors_name_the_file(built, tmp_path: Path) -> None:
+    _, out, _ = built
+    line = one_error_line(cbr("query", "-c", out, "--matchstate-file", tmp_path / "missing.txt"))
+    assert "missing.txt: cannot be read" in line
+    binary = tmp_path / "binary.txt"
+    binary.write_bytes(b"MATCHSTATE:1:0::|AsKs\n\xff\xfe\n")
+    line = one_error_line(cbr("query", "-c", out, "--matchstate-file", binary))
+    assert "binary.txt: not UTF-8" in line
