@@ -37,7 +37,7 @@ from cbr.game.gamedef import BOARD_SIZES, MAX_SEATS, STREET_OF_BOARD, STREETS, G
 from cbr.game.state import HandState
 
 #: Game states a search may visit before giving up (each is one HandState copy).
-SEARCH_LIMIT = 200_000
+SEARCH_LIMIT = 50_000
 _EPS = 1e-9
 
 # option name in the library -> what the user changes (the ``cbr query`` option)
@@ -343,7 +343,7 @@ def _impossible(game: GameDef, board: tuple[int, ...], t: _Target) -> GameError:
             continue
         relaxed = replace(t, **{name: None})
         try:
-            found = _search(game, board, relaxed)
+            found = _search(game, board, relaxed, limit=SEARCH_LIMIT // 5)
         except _SearchLimit:
             continue
         if found is not None:
@@ -431,18 +431,18 @@ def _no_all_in(game: GameDef) -> bool:
     return game.stack > most
 
 
-def _search(game: GameDef, board: tuple[int, ...], t: _Target) -> Optional[HandState]:
+def _search(game: GameDef, board: tuple[int, ...], t: _Target, limit: int = SEARCH_LIMIT) -> Optional[HandState]:
     """The state (reached by legal play) whose player to act is the spot ``t``, or None.
 
     Street by street when no one can be all-in (see :func:`_play_street`), else
     breadth-first over whole hands; both prefer the fewest actions, and at each step
     check/call, then raise, then fold."""
     if not _no_all_in(game):
-        return _search_flat(game, board, t)
+        return _search_flat(game, board, t, limit)
     try:
         return _search_streets(game, board, t)
     except _SearchLimit:  # big tables: too many ways to play a street; fewest bets first
-        return _search_flat(game, board, t)
+        return _search_flat(game, board, t, limit)
 
 
 def _search_streets(game: GameDef, board: tuple[int, ...], t: _Target) -> Optional[HandState]:
