@@ -20,6 +20,7 @@ from cbr.game.decision import DecisionPoint
 from cbr.game.gamedef import STREETS
 from cbr.retrieval import Explanation
 from cbr.store.casebase import CaseBase
+from cbr.store import resolve_casebase  # noqa: F401  (docstring examples)
 
 PROVENANCE = ("source", "hand_id", "player", "position", "hole", "board", "history")
 
@@ -43,17 +44,71 @@ class QueryAnswer:
     threshold: float
     mean_similarity: float
     explanation: Explanation
+    case_ids: tuple[int, ...] = ()
+    case_features: tuple[dict[str, float], ...] = ()
+    warnings: tuple[str, ...] = ()
 
     def to_dict(self, top: Optional[int] = None) -> dict[str, Any]:
+        """Plain data for JSON: each case's ``id`` is its ``case_id`` in the SQL tables and
+        ``features`` its own feature values (beside ``local``, its local similarities)."""
         expl = self.explanation.to_dict()
-        cases = expl["cases"] if top is None else expl["cases"][:top]
+        cases = expl["cases"]
+        for j, case in enumerate(cases):
+            if j < len(self.case_ids):
+                case["id"] = self.case_ids[j]
+            if j < len(self.case_features):
+                case["features"] = self.case_features[j]
+        cases = cases if top is None else cases[:top]
         return {
             "casebase": self.casebase, "street": self.street, "features": self.features,
             "triple": {"fold": self.triple[0], "check_call": self.triple[1], "bet_raise": self.triple[2]},
             "passed_threshold": self.passed, "retrieved": self.retrieved, "fallback": self.fallback,
             "threshold": self.threshold, "mean_similarity": self.mean_similarity,
             "weighted": expl["weighted"], "weights": expl["weights"], "cases": cases,
+            "warnings": list(self.warnings),
         }
+
+
+#: An action kind with less than this share of a street's cases is reported as rare.
+RARE_SHARE = 0.01
+_KINDS = {"f": "fold", "c": "check/call", "r": "bet/raise"}
+_counts_cache: dict[tuple[str, str, int, str], dict[str, int]] = {}
+
+
+def action_counts(casebase: CaseBase, street: str) -> dict[str, int]:
+    """Cases per action kind on ``street`` (``{"f": n, "c": n, "r": n}``), cached per case base.
+
+    >>> action_counts(CaseBase.open(resolve_casebase("default")), "flop")  # doctest: +SKIP
+    {'f': 3391, 'c': 10417, 'r': 8203}
+    """
+    key = (str(casebase.path), street, casebase.count(street), casebase.name)
+    hit = _counts_cache.get(key)
+    if hit is None:
+        actions = casebase.cases(street).actions
+        kinds, counts = np.unique(actions, return_counts=True)
+        found = dict(zip(kinds.tolist(), counts.tolist()))
+        hit = {k: int(found.get(k, 0)) for k in "fcr"}
+        _counts_cache[key] = hit
+    return dict(hit)
+
+
+def action_warnings(counts: dict[str, int], street: str, casebase: str) -> list[str]:
+    """Warnings for action kinds a street's cases lack or have rarely (< :data:`RARE_SHARE`).
+
+    >>> action_warnings({"f": 0, "c": 70, "r": 30}, "flop", "irc")
+    ["case base 'irc' has no fold cases on the flop: the answer can never recommend fold"]
+    """
+    total = sum(counts.values())
+    out = []
+    for k, name in _KINDS.items():
+        n = counts.get(k, 0)
+        if n == 0:
+            out.append(f"case base {casebase!r} has no {name} cases on the {street}: "
+                       f"the answer can never recommend {name}")
+        elif n < RARE_SHARE * total:
+            out.append(f"case base {casebase!r} has only {n} {name} case(s) of {total} on the {street} "
+                       f"({100 * n / total:.2g}%): {name} is rarely recommended")
+    return out
 
 
 def answer(casebase: CaseBase, dp: DecisionPoint, *, weighted: Optional[bool] = None) -> QueryAnswer:
@@ -78,6 +133,12 @@ def answer(casebase: CaseBase, dp: DecisionPoint, *, weighted: Optional[bool] = 
     cols = [c for c in PROVENANCE if c in table.column_names]
     picked = table.take(expl.ids).select(cols).to_pylist() if len(expl.ids) else []
     expl = expl.with_provenance(picked)
+    rows = np.asarray(expl.ids, dtype=np.int64)
+    # the retrieval's ids are row numbers of the street's table; users see the case_id column
+    case_ids = tuple(int(i) for i in cases.case_ids[rows]) if len(rows) else ()
+    own = cases.features[rows] if len(rows) else np.zeros((0, len(cases.feature_names)))
+    case_features = tuple({n: float(v) for n, v in zip(cases.feature_names, r)} for r in own)
+    warnings = tuple(action_warnings(action_counts(casebase, street), street, casebase.name))
     sims = expl.similarities
     return QueryAnswer(
         casebase=casebase.name, street=street,
@@ -85,4 +146,5 @@ def answer(casebase: CaseBase, dp: DecisionPoint, *, weighted: Optional[bool] = 
         triple=expl.triple, passed=0 if expl.fallback else int(len(expl.ids)),
         retrieved=int(len(expl.ids)), fallback=bool(expl.fallback), threshold=float(config.threshold),
         mean_similarity=float(np.mean(sims)) if len(sims) else 0.0, explanation=expl,
+        case_ids=case_ids, case_features=case_features, warnings=warnings,
     )

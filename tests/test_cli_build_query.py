@@ -175,10 +175,9 @@ def test_query_unweighted_flag(built) -> None:
     (["--hole", "AdQc", "--board", "Ad3c4c"], "appears twice"),
     (["--hole", "AdQc", "--position", "5"], "position"),
     (["--hole", "AdQc", "--board", "3h4cJh", "--position", "1", "--committed", "1", "--to-call", "1", "--pot", "2"],
-     "smaller"),
+     "--pot"),
     (["--matchstate", "MATCHSTATE:0:1::AsKs|"], "turn"),
     (["--matchstate", "nonsense"], "MATCHSTATE"),
-    (["--matchstate", "MATCHSTATE:1:0::|AsKs", "--hole", "AsKs"], "not both"),
     ([], "no situation"),
     (["--hole", "AsKs", "--game", "no.such.game"], "unknown game"),
 ])
@@ -195,3 +194,198 @@ def test_query_missing_casebase(tmp_path: Path) -> None:
     empty.mkdir()
     line = one_error_line(cbr("query", "-c", empty, "--hole", "AsKs"))
     assert re.search(r"manifest", line)
+
+
+
+# ---------------------------------------------------------------- situations through the rules engine
+def query_json(out: Path, *args: str) -> dict:
+    result = cbr("query", "-c", out, *args, "--json")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_query_help_example_works(built) -> None:
+    _, out, _ = built
+    help_text = cbr("query", "--help").stdout
+    example = re.search(r"Example: cbr query (.+)", help_text).group(1).split()
+    result = cbr("query", *example, "-c", out)
+    assert result.exit_code == 0, result.output
+    assert "fold " in result.stdout
+
+
+def test_readme_quickstart_query_works(built) -> None:
+    _, out, _ = built
+    args = "--hole AdQc --board 3h4cJh --position 1 --to-call 1 --pot 5 --prev-bets 2 --explain".split()
+    result = cbr("query", "-c", out, *args)
+    assert result.exit_code == 0, result.output
+    assert "per-feature similarity" in result.stdout
+
+
+def test_preflop_query_has_the_blinds_posted(built) -> None:
+    """`cbr query --hole AhKd` was a spot with no blinds (pot 0, nothing to call)."""
+    _, out, _ = built
+    first = query_json(out, "--hole", "AhKd")["features"]
+    # the small blind: half a bet in, half to call into a pot of 1.5 small bets (pot odds 0.5 / 2)
+    assert first["bets_to_call"] == 0.5 and first["bets_committed"] == 0.5 and first["pot_odds"] == 0.25
+    big_blind = query_json(out, "--hole", "AhKd", "--position", "1")["features"]  # the big blind: no --committed
+    assert big_blind["bets_committed"] == 1.0 and big_blind["bets_to_call"] == 0.0
+    assert big_blind["players_to_act"] == 0 and big_blind["relative_position"] == 1.0
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--hole", "AdQc", "--board", "3h4cJh", "--prev-bets", "-1"], "--prev-bets"),
+    (["--hole", "AdQc", "--board", "3h4cJh", "--prev-bets", "99999999999999999999"], "--prev-bets"),
+    (["--hole", "AdQc", "--prev-bets", "2"], "pre-flop has no previous round"),
+    (["--hole", "AdQc", "--board", "3h4cJh", "--pot", "nan"], "finite"),
+    (["--hole", "AdQc", "--board", "3h4cJh", "--pot", "inf"], "finite"),
+    (["--hole", "AdQc", "--board", "3h4cJh", "--pot", "1e300"], "--pot"),
+    (["--hole", "AdQc", "--board", "3h4cJh", "--pot", "-3"], "negative"),
+    (["--hole", "AdQc", "--board", "3h4cJh", "--position", "1", "--to-call", "0.5"], "whole bets"),
+    (["--hole", "AdQc", "--to-call", "0.3"], "whole bets"),
+    (["--hole", "AdQc", "--committed", "nan"], "finite"),
+    # heads-up spots that cannot happen
+    (["--hole", "AdQc", "--board", "3h4cJh", "--position", "0", "--to-act", "1", "--to-call", "1"],
+     "(0 still to act can happen): change the players still to act (--to-act)"),
+    (["--hole", "AdQc", "--board", "3h4cJh", "--position", "1", "--to-act", "1", "--in-hand", "2"], "--to-act"),
+    (["--hole", "AdQc", "--board", "3h4cJh", "--position", "1", "--to-call", "1", "--pot", "4"],
+     "(a pot of 3 can happen): change the pot (--pot)"),
+    (["--hole", "AdQc", "--board", "3h4cJh", "--prev-bets", "1", "--pot", "2.5"], "change the pot (--pot)"),
+    (["--hole", "AdQc", "--in-hand", "3"], "--in-hand"),
+    (["--hole", "AdQc", "--to-call", "5"], "cap"),
+    (["--matchstate", "MATCHSTATE:1:0::|AsAh/2c3c4c"], "board shows the flop"),
+    (["--matchstate", "MATCHSTATE:0:1:cc/cc:AsKs|/2c3c4c/5c6c"], "turn '5c6c' has 2 card"),
+])
+def test_impossible_situations_are_one_line_errors(built, args, words) -> None:
+    _, out, _ = built
+    line = one_error_line(cbr("query", "-c", out, *args))
+    assert words in line
+
+
+@pytest.mark.parametrize("args", [
+    ["--hole", "AdQc", "--players", "0"],
+    ["--hole", "AdQc", "--dealt", "1"],
+    ["--hole", "AdQc", "--dealt", "99999999999999999999"],
+    ["--matchstate", "MATCHSTATE:1:0::|AsKs", "--board", "2c3c4c"],
+    ["--matchstate", "MATCHSTATE:1:0::|AsKs", "--pot", "3"],
+    ["--matchstate", "MATCHSTATE:1:0::|AsKs", "--hole", "AsKs"],
+    ["--matchstate", "MATCHSTATE:1:0::|AsKs", "--position", "0"],
+    ["--matchstate", "-", "--to-call", "1"],
+    ["--matchstate", "MATCHSTATE:1:0::|AsKs", "--matchstate-file", "x"],
+    ["--hole", "AsKs", "--weighted", "--unweighted"],
+    ["--hole", "AsKs", "--dealt", "2", "--players", "2"],
+])
+def test_contradictory_or_out_of_range_options_are_usage_errors(built, args) -> None:
+    _, out, _ = built
+    result = cbr("query", "-c", out, *args)
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output and "ZeroDivisionError" not in result.output
+
+
+def test_dealt_and_its_hidden_old_name(built) -> None:
+    _, out, _ = built
+    help_text = cbr("query", "--help").stdout
+    assert "--dealt" in help_text and "--players" not in help_text
+    assert not re.search(r"--json\s+<bool>", help_text)  # a flag, not an option taking a bool
+    a = query_json(out, "--hole", "AsKs", "--dealt", "3")
+    b = query_json(out, "--hole", "AsKs", "--players", "3")
+    assert a["features"] == b["features"] and a["features"]["players_dealt"] == 3
+
+
+def test_case_ids_are_the_sql_case_ids(built) -> None:
+    """The id shown is the case_id column: SQL on that id finds the same case."""
+    _, out, _ = built
+    data = query_json(out, "--hole", "AdQc", "--board", "3h4cJh", "--position", "1", "--to-call", "1",
+                      "--explain")
+    text = cbr("query", "-c", out, "--hole", "AdQc", "--board", "3h4cJh", "--position", "1", "--to-call", "1",
+               "--top", "3").stdout
+    assert data["cases"]
+    with CaseBase.open(out) as cb:
+        names = cb.feature_names("flop")
+        rows_differ = False
+        for case in data["cases"]:
+            prov = case["provenance"]
+            got = cb.sql(f"select hand_id, player, history, action, {', '.join(names)} from cases_flop "
+                         f"where case_id = {case['id']}").fetchall()
+            assert len(got) == 1
+            hand_id, player, history, action, *values = got[0]
+            assert (hand_id, player, history, action) == (prov["hand_id"], prov["player"], prov["history"],
+                                                          case["action"])
+            # --explain: each case's own feature values, beside its local similarities
+            assert case["features"] == pytest.approx(dict(zip(names, values)), rel=1e-6)
+            assert set(case["local"]) == set(case["features"])
+            rows_differ |= case["id"] != int(cb.cases("flop").case_ids.tolist().index(case["id"]))
+    assert rows_differ  # in this case base the row number within the street is not the case_id
+    for case in data["cases"][:3]:
+        assert re.search(rf"│ {case['id']} ", text)
+
+
+def test_explain_text_shows_case_values_beside_similarities(built) -> None:
+    _, out, _ = built
+    args = ["--hole", "AdQc", "--board", "3h4cJh", "--position", "1", "--to-call", "1"]
+    data = query_json(out, *args, "--top", "1")
+    case = data["cases"][0]
+    text = cbr("query", "-c", out, *args, "--top", "1", "--explain").stdout
+    line = next(ln for ln in text.splitlines() if "hand_strength" in ln)
+    assert f"{case['features']['hand_strength']:.4g} ~{case['local']['hand_strength']:.3g}" in line
+
+
+def test_matchstate_lines_from_stdin_and_file(built, tmp_path: Path) -> None:
+    _, out, _ = built
+    good1, bad, good2 = "MATCHSTATE:1:0:crc/r:|AdQc/3h4cJh", "MATCHSTATE:1:0::|AsAh/2c3c4c", "MATCHSTATE:1:3::|7c2d"
+    lines = f"{good1}\n\n# a comment\n{bad}\n{good2}\n"
+    result = runner.invoke(app, ["query", "-c", str(out), "--matchstate", "-", "--json"], input=lines)
+    assert result.exit_code == 1, result.output
+    records = [json.loads(ln) for ln in result.stdout.splitlines()]
+    assert [r["line"] for r in records] == [1, 5]
+    game = preset("holdem.limit.2p")
+    for r, ms in zip(records, (good1, good2)):
+        assert r["matchstate"] == ms
+        ans = library_answer(out, from_matchstate(ms, game))
+        assert [r["triple"][k] for k in ("fold", "check_call", "bet_raise")] == pytest.approx(ans.triple)
+    errors = [ln for ln in result.stderr.splitlines() if ln.startswith("error:")]
+    assert errors[0].startswith("error: line 4: MATCHSTATE board shows the flop")
+    assert errors[-1] == "error: 1 of 5 line(s) could not be answered"
+    # the same from a file, as text; all lines good: exit 0
+    path = tmp_path / "states.txt"
+    path.write_text(f"{good1}\n{good2}\n")
+    result = cbr("query", "-c", out, "--matchstate-file", path)
+    assert result.exit_code == 0, result.output
+    assert [ln.split(":")[0] for ln in result.stdout.splitlines()] == ["line 1", "line 2"]
+
+
+def test_query_warns_when_the_street_lacks_an_action_kind(tmp_path: Path) -> None:
+    """A case base without fold cases can never recommend folding: the query says so."""
+    log = tmp_path / "nofold.log"
+    with AcpcLogWriter(log) as w:
+        run_match(["call", "raise"], 30, seed=5, log=w)  # neither bot ever folds
+    assert cbr("build", log, "-o", tmp_path / "cb").exit_code == 0
+    with CaseBase.open(tmp_path / "cb") as cb:
+        assert "f" not in set(cb.cases("flop").actions.tolist())
+    result = cbr("query", "-c", tmp_path / "cb", "--hole", "AdQc", "--board", "3h4cJh", "--position", "1",
+                 "--to-call", "1", "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert any("no fold cases on the flop" in w for w in data["warnings"])
+    assert "warning: case base" in result.stderr and "no fold cases on the flop" in result.stderr
+
+
+def test_query_warnings_agree_with_the_case_counts(built) -> None:
+    _, out, _ = built
+    data = query_json(out, "--hole", "AdQc", "--board", "3h4cJh", "--position", "1", "--to-call", "1")
+    with CaseBase.open(out) as cb:
+        counts = dict(cb.sql("select action, count(*) from cases_flop group by action").fetchall())
+    missing = [k for k in "fcr" if counts.get(k, 0) == 0]
+    names = {"f": "fold", "c": "check/call", "r": "bet/raise"}
+    assert sorted(w for w in data["warnings"] if " has no " in w) == sorted(
+        f"case base {data['casebase']!r} has no {names[k]} cases on the flop: the answer can never recommend "
+        f"{names[k]}" for k in missing)
+
+
+def test_matchstate_file_errors_name_the_file(built, tmp_path: Path) -> None:
+    _, out, _ = built
+    line = one_error_line(cbr("query", "-c", out, "--matchstate-file", tmp_path / "missing.txt"))
+    assert "missing.txt: cannot be read" in line
+    binary = tmp_path / "binary.txt"
+    binary.write_bytes(b"MATCHSTATE:1:0::|AsKs\n\xff\xfe\n")
+    line = one_error_line(cbr("query", "-c", out, "--matchstate-file", binary))
+    assert "binary.txt: not UTF-8" in line
