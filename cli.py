@@ -872,6 +872,7 @@ def _query_lines(cb: Any, g: Any, lines: list[str], weighted: Optional[bool], to
     """Answer one MATCHSTATE per line (blank lines and '#' comments skipped); a bad line is
     reported on stderr as ``error: line N: ...`` and the others are still answered.
     Returns how many lines failed."""
+    from cbr.errors import CBRError
     from cbr.matchstate import from_matchstate
 
     failed = 0

@@ -165,10 +165,7 @@ def example_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[Example, subp
 #: Examples that fail today, each with the part of issue 7 that fixes it (on another branch). The
 #: marks are strict: once the fix is merged the example passes, the xfail turns into a failure,
 #: and its line here must go.
-KNOWN_FAILING = {
-    ("query", "--hole", "AdQc", "--board", "3h4cJh", "--to-call", "1", "--pot", "4"):
-        "issue 7 section 5: a pre-flop-style spot with nothing bet is refused; the help example must work",
-}
+KNOWN_FAILING: dict[tuple[str, ...], str] = {}  # argv -> reason; an example listed here must fail
 
 
 def _param(example: Example):
