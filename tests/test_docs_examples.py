@@ -1,6 +1,8 @@
-"""Every command example a user is shown runs and exits 0: README's (``cbr ...`` lines of
+"""Every command example a user is shown runs as shown: README's (``cbr ...`` lines of
 fenced ``bash`` blocks, ``$ cbr ...`` lines of any block, ``... && .venv/bin/cbr ...``) and the
-``Example: cbr ...`` lines of every command's ``--help``.
+``Example: cbr ...`` lines of every command's ``--help``. Each exits 0, except a ``$ cbr ...``
+line that README shows followed by an ``error: ...`` line: that one must exit 1 and print exactly
+that line on stderr (README shows what a refusal looks like, and the test keeps it true).
 
 They run as real ``cbr`` processes, in order, in one temporary working directory that has
 ``../shared`` beside it (a link to the real logs), so examples that write files (``-o``,
@@ -33,6 +35,7 @@ class Example:
 
     where: str
     argv: tuple[str, ...]
+    error: str | None = None  # the ``error: ...`` line README shows under it (exit 1 expected)
 
     @property
     def reads_shared(self) -> bool:
@@ -84,10 +87,13 @@ def readme_examples(text: str) -> list[Example]:
     >>> md = "```bash\\ncbr hand AhKd\\nx && .venv/bin/cbr --help\\n```\\n```\\ncbr a [-x]\\n$ cbr b\\n```\\n"
     >>> [e.argv for e in readme_examples(md)]
     [('hand', 'AhKd'), ('--help',), ('b',)]
+    >>> readme_examples("```\\n$ cbr c\\nerror: no\\n```\\n")[0].error
+    'error: no'
     """
     found: list[Example] = []
     language: str | None = None
-    for number, line in enumerate(text.splitlines(), 1):
+    lines = text.splitlines()
+    for number, line in enumerate(lines, 1):
         if line.startswith("```"):
             language = line[3:].strip() if language is None else None
             continue
@@ -99,10 +105,12 @@ def readme_examples(text: str) -> list[Example]:
             steps = [line]
         else:
             continue
+        following = lines[number].strip() if number < len(lines) else ""
+        error = following if len(steps) == 1 and following.startswith("error:") else None
         for step in steps:
             args = _cbr_args(step)
             if args is not None:
-                found.append(Example(f"README.md:{number}", args))
+                found.append(Example(f"README.md:{number}", args, error))
     return found
 
 
@@ -190,6 +198,10 @@ def test_command_example_exits_0(example: Example, example_runs: dict) -> None:
     if needs_shared(example, ALL_EXAMPLES) and not LOGS.exists():
         missing(f"real logs not available: {LOGS} is missing ({example.where} reads ../shared or what was built from it)")
     run = example_runs[example]
+    if example.error is not None:  # shown as a refusal: exit 1 with exactly that one line
+        assert (run.returncode, run.stderr.strip()) == (1, example.error), (
+            f"{example.where}: `cbr {shlex.join(example.argv)}` exited {run.returncode}\nstderr:\n{run.stderr[-2000:]}")
+        return
     assert run.returncode == 0, (f"{example.where}: `cbr {shlex.join(example.argv)}` exited {run.returncode}\n"
                                  f"stdout:\n{run.stdout[-2000:]}\nstderr:\n{run.stderr[-2000:]}")
 

@@ -22,12 +22,15 @@ street are NULL).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import duckdb
 
 from cbr.game.gamedef import STREETS
 from cbr.store.durable import atomic_write_with
 from cbr.store.manifest import Manifest
+
+if TYPE_CHECKING:  # duckdb is imported when a catalog is used, not when a case base opens
+    import duckdb
 
 __all__ = ["CATALOG", "connect", "write_catalog", "view_sql"]
 
@@ -52,6 +55,8 @@ def _union_sql() -> str:
 
 def connect(directory: str | Path, manifest: Manifest) -> duckdb.DuckDBPyConnection:
     """In-memory DuckDB with the case views over the parts the manifest lists."""
+    import duckdb
+
     d = Path(directory).resolve()
     con = duckdb.connect(":memory:")
     for s in STREETS:
@@ -66,6 +71,8 @@ def write_catalog(directory: str | Path, manifest: Manifest) -> None:
     d = Path(directory).resolve()
 
     def write(tmp: str) -> None:
+        import duckdb
+
         con = duckdb.connect(tmp)
         try:
             con.execute(f"SET file_search_path = {_quote(str(d))}")

@@ -172,8 +172,9 @@ def read_part(root: Path, entry: dict[str, Any], schema: pa.Schema) -> pa.Table:
     path = root / entry["file"]
     verify_file(path, entry, str(root))
     try:
-        table = pq.read_table(path, page_checksum_verification=True)
-        return table.cast(schema)
+        # ParquetFile, not read_table: the same read without importing pyarrow.dataset (~50 ms)
+        table = pq.ParquetFile(path, page_checksum_verification=True).read()
+        return table if table.schema.equals(schema) else table.cast(schema)  # cast imports pyarrow.compute
     except (OSError, pa.ArrowException, ValueError) as exc:
         raise CaseBaseError(f"{root}: unreadable Parquet part {entry['file']}: {str(exc).splitlines()[0]}") from None
 
