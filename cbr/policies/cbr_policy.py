@@ -78,31 +78,37 @@ def max_frequency_action(triple: Sequence[float], legal: str) -> str:
     return next(k for k in TIE_ORDER if k in legal and p[KINDS.index(k)] == best)
 
 
-def best_outcome_action(actions: Sequence[str], outcomes: Sequence[float], legal: str
+def best_outcome_action(actions: Sequence[str] | Any, outcomes: Sequence[float] | Any, legal: str
                         ) -> tuple[Optional[str], dict[str, float]]:
     """The legal action whose cases have the highest mean known outcome, and the means.
 
-    ``outcomes`` are per case (NaN = unknown). An illegal fold or raise counts as
-    check/call, as :func:`legal_triple` moves them. Returns ``(None, {})`` when no case
-    of a legal action has an outcome; ties in :data:`TIE_ORDER`.
+    ``actions``: ``'f'/'c'/'r'`` (or codes 0/1/2) per case; ``outcomes`` per case (NaN =
+    unknown). An illegal fold or raise counts as check/call, as :func:`legal_triple`
+    moves them. Returns ``(None, {})`` when no case of a legal action has an outcome;
+    ties in :data:`TIE_ORDER`.
 
     >>> best_outcome_action(["c", "r", "r", "f"], [0.5, 2.0, 0.0, -1.0], "fcr")
     ('r', {'f': -1.0, 'c': 0.5, 'r': 1.0})
     >>> best_outcome_action(["c", "r"], [math.nan, math.nan], "fcr")
     (None, {})
     """
-    sums = {k: 0.0 for k in KINDS}
-    counts = {k: 0 for k in KINDS}
-    for a, o in zip(actions, outcomes):
-        o = float(o)
-        if math.isnan(o):
-            continue
-        k = a if a in legal else "c"
-        if k not in legal:
-            continue
-        sums[k] += o
-        counts[k] += 1
-    means = {k: sums[k] / counts[k] for k in KINDS if counts[k]}
+    import numpy as np
+
+    from cbr.retrieval import action_codes
+
+    codes = action_codes(actions).astype(np.int64)
+    out = np.asarray(outcomes, dtype=np.float64)
+    if out.shape != codes.shape:
+        raise ValueError(f"{codes.shape[0]} actions but {out.shape[0] if out.ndim else 0} outcomes")
+    for i, kind in enumerate(KINDS):
+        if kind not in legal:
+            codes[codes == i] = 1  # an illegal fold/raise is played as check/call
+    known = ~np.isnan(out)
+    if "c" not in legal:
+        known &= codes != 1
+    counts = np.bincount(codes[known], minlength=3)
+    sums = np.bincount(codes[known], weights=out[known], minlength=3)
+    means = {k: float(sums[i] / counts[i]) for i, k in enumerate(KINDS) if counts[i]}
     if not means:
         return None, {}
     best = max(means.values())
@@ -116,7 +122,7 @@ class CBRDecision:
     ``triple``: the retrieved cases' triple made legal; ``played``: the triple the action
     was drawn from (one-hot for the deterministic re-use policies); ``reuse``: the re-use
     policy that decided (``probabilistic`` after a best-outcome fallback); ``case_ids``:
-    the retrieved cases' ``case_id`` values.
+    the retrieved cases' ``case_id`` values (an int64 array, most similar first).
     """
 
     action: str
@@ -126,7 +132,7 @@ class CBRDecision:
     reuse: str
     retrieved: int
     fallback: bool
-    case_ids: tuple[int, ...]
+    case_ids: Any
     explanation: str
 
 
@@ -270,7 +276,7 @@ class CBRPolicy(Policy):
         if data.index is None:
             played = legal_triple((0.0, 1.0, 0.0), dp.legal)
             action = sample_action(played, rng)
-            d = CBRDecision(action, street, played, played, self.reuse, 0, False, (),
+            d = CBRDecision(action, street, played, played, self.reuse, 0, False, data.case_ids[:0],
                             f"case base {self._cb.name!r} has no {street} cases: {_NAMES[action]}")  # type: ignore[union-attr]
             self.last_decision = d
             return d
@@ -289,11 +295,10 @@ class CBRPolicy(Policy):
             played = _one_hot(action)
             why = f"{basis} vote {shares}; the most frequent legal action is {_NAMES[action]}"
         elif reuse == "best-outcome":
-            kinds = [KINDS[c] for c in codes.tolist()]
             if data.outcomes is None:
                 action, means, missing = None, {}, f"case base {self._cb.name!r} has no outcome column"  # type: ignore[union-attr]
             else:
-                action, means = best_outcome_action(kinds, data.outcomes[ids].tolist(), dp.legal)
+                action, means = best_outcome_action(codes, data.outcomes[ids], dp.legal)
                 missing = "none of the retrieved cases has a known outcome"
             if action is None:
                 reuse = "probabilistic"
@@ -309,7 +314,7 @@ class CBRPolicy(Policy):
             action = sample_action(played, rng)
             why = f"{basis} vote {shares}; sampled {_NAMES[action]}"
         d = CBRDecision(action, street, triple, played, reuse, n, bool(r.fallback),
-                        tuple(int(i) for i in data.case_ids[ids].tolist()), why)
+                        data.case_ids[ids], why)
         self.last_decision = d
         return d
 
