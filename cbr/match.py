@@ -261,7 +261,7 @@ def run_match(
     Results take constant memory; ``keep_payoffs=True`` also returns every hand's payoffs
     (``MatchResult.hand_payoffs``, memory per hand).
     Players named by string are policy specs (``NAME:KEY=VALUE:...``, :mod:`cbr.policies.spec`);
-    the bots built from them are closed when the match ends.
+    the bots built from them are closed (``close()``, if they have one) when the match ends.
     Raises :class:`~cbr.policies.spec.PolicySpecError` (a ``ValueError``; for an unknown name
     also a :class:`~cbr.errors.PluginError`) for bad specs, :class:`~cbr.errors.GameError`
     (a ``ValueError``) for bad counts: 2..10 players, 1..:data:`MAX_HANDS` hands.
@@ -272,66 +272,73 @@ def run_match(
     if isinstance(hands, bool) or not isinstance(hands, int) or not 1 <= hands <= MAX_HANDS:
         raise GameError(f"hands must be a whole number from 1 to {MAX_HANDS:,}, got {hands!r}")
     policies = _resolve(players, seed)
-    owned = [p for p, given in zip(policies, players) if not isinstance(given, Policy)]
     try:
-        game = game or default_game(n)
-        if game.n_players != n:
-            raise GameError(f"game {game.name!r} seats {game.n_players} players but {n} were given")
-        names = seat_names(policies)
-        for p in policies:
-            p.reset()
-        observers = [type(p).observe is not Policy.observe for p in policies]
-        act_rngs = [random.Random(f"cbr-act:{seed}:{s}") for s in range(n)]
-        deals = -(-hands // n) if duplicate else hands
-        total_hands = deals * n if duplicate else hands
-
-        totals = [0.0] * n                                # chips per seat (whole chips: exact sums)
-        stats = [RunningMean() for _ in range(n)]         # per-hand results, or per-deal averages
-        deal_sums = [0.0] * n                             # duplicate: the current deal's chips per seat
-        kept: list[tuple[float, ...]] = []
-        pending = 0
-        for k in range(total_hands):
-            deal = k // n if duplicate else k
-            holes, board = deal_cards(seed, deal, n)
-            seats = seats_for_hand(range(n), k)           # position -> seat
-            record = play_hand(game, [policies[s] for s in seats], [names[s] for s in seats],
-                               [act_rngs[s] for s in seats], holes, board, hand_id=str(k))
-            won = [0.0] * n
-            for pos, s in enumerate(seats):
-                won[s] = float(record.payoffs[pos])  # type: ignore[index]
-                if observers[s]:
-                    policies[s].observe(_seen_by(record, pos), pos)
-            for s in range(n):
-                totals[s] += won[s]
-                if duplicate:
-                    deal_sums[s] += won[s]
-                else:
-                    stats[s].add(won[s])
-            if duplicate and k % n == n - 1:
-                for s in range(n):
-                    stats[s].add(deal_sums[s] / n)
-                    deal_sums[s] = 0.0
-            if keep_payoffs:
-                kept.append(tuple(won))
-            if log is not None:
-                log.write(record)
-            pending += 1
-            if progress is not None and (pending >= PROGRESS_EVERY or k == total_hands - 1):
-                progress(pending)
-                pending = 0
-
-        results = []
-        for s in range(n):
-            mean, ci = stats[s].mean, stats[s].ci()
-            sb, bb = game.small_bet, game.big_blind
-            results.append(PlayerResult(
-                name=names[s], policy=policies[s].name, hands=total_hands, total=totals[s],
-                sb_per_hand=mean / sb, sb_ci=ci / sb, mbb_per_hand=1000.0 * mean / bb, mbb_ci=1000.0 * ci / bb,
-            ))
-        per_hand = tuple(kept)
-        return MatchResult(game, tuple(results), total_hands, deals, duplicate, seed, per_hand)
-    finally:  # close the bots built here by name (a case-based bot keeps its case base open)
-        for p in owned:
+        return _play_match(policies, hands, game, duplicate, seed, progress, log, keep_payoffs)
+    finally:  # the bots built here by name (a case-based bot keeps its case base open)
+        for given, p in zip(players, policies):
             close = getattr(p, "close", None)
-            if callable(close):
+            if not isinstance(given, Policy) and callable(close):
                 close()
+
+
+def _play_match(policies: list[Policy], hands: int, game: GameDef | None, duplicate: bool, seed: int,
+                progress: Optional[Callable[[int], None]], log: Optional["HandLogWriter"],
+                keep_payoffs: bool) -> MatchResult:
+    """The dealer loop of :func:`run_match`, on resolved policies."""
+    n = len(policies)
+    game = game or default_game(n)
+    if game.n_players != n:
+        raise GameError(f"game {game.name!r} seats {game.n_players} players but {n} were given")
+    names = seat_names(policies)
+    for p in policies:
+        p.reset()
+    observers = [type(p).observe is not Policy.observe for p in policies]
+    act_rngs = [random.Random(f"cbr-act:{seed}:{s}") for s in range(n)]
+    deals = -(-hands // n) if duplicate else hands
+    total_hands = deals * n if duplicate else hands
+
+    totals = [0.0] * n                                # chips per seat (whole chips: exact sums)
+    stats = [RunningMean() for _ in range(n)]         # per-hand results, or per-deal averages
+    deal_sums = [0.0] * n                             # duplicate: the current deal's chips per seat
+    kept: list[tuple[float, ...]] = []
+    pending = 0
+    for k in range(total_hands):
+        deal = k // n if duplicate else k
+        holes, board = deal_cards(seed, deal, n)
+        seats = seats_for_hand(range(n), k)           # position -> seat
+        record = play_hand(game, [policies[s] for s in seats], [names[s] for s in seats],
+                           [act_rngs[s] for s in seats], holes, board, hand_id=str(k))
+        won = [0.0] * n
+        for pos, s in enumerate(seats):
+            won[s] = float(record.payoffs[pos])  # type: ignore[index]
+            if observers[s]:
+                policies[s].observe(_seen_by(record, pos), pos)
+        for s in range(n):
+            totals[s] += won[s]
+            if duplicate:
+                deal_sums[s] += won[s]
+            else:
+                stats[s].add(won[s])
+        if duplicate and k % n == n - 1:
+            for s in range(n):
+                stats[s].add(deal_sums[s] / n)
+                deal_sums[s] = 0.0
+        if keep_payoffs:
+            kept.append(tuple(won))
+        if log is not None:
+            log.write(record)
+        pending += 1
+        if progress is not None and (pending >= PROGRESS_EVERY or k == total_hands - 1):
+            progress(pending)
+            pending = 0
+
+    results = []
+    for s in range(n):
+        mean, ci = stats[s].mean, stats[s].ci()
+        sb, bb = game.small_bet, game.big_blind
+        results.append(PlayerResult(
+            name=names[s], policy=policies[s].name, hands=total_hands, total=totals[s],
+            sb_per_hand=mean / sb, sb_ci=ci / sb, mbb_per_hand=1000.0 * mean / bb, mbb_ci=1000.0 * ci / bb,
+        ))
+    per_hand = tuple(kept)
+    return MatchResult(game, tuple(results), total_hands, deals, duplicate, seed, per_hand)
