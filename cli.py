@@ -385,7 +385,7 @@ def hand_command(
 @app.command("match")
 @guarded
 def match_command(
-    players: Annotated[str, typer.Option("--players", "-p", help="Comma-separated bot names, one per seat (2-10), e.g. ehs,call (see `cbr plugins list`).")],
+    players: Annotated[str, typer.Option("--players", "-p", help="Comma-separated bots, one per seat (2-10), e.g. ehs,call; options as NAME:KEY=VALUE, e.g. cbr:reuse=max-frequency,ehs (see `cbr plugins list`).")],
     hands: Annotated[int, typer.Option("--hands", "-n", min=1, max=MAX_HANDS, help="Hands to play (duplicate: rounded up to a multiple of the seats).")] = 1000,
     duplicate: Annotated[bool, typer.Option("--duplicate", help="Replay every deal with the seats rotated (removes card luck).")] = False,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the deals and of the bots' choices.")] = 0,
@@ -398,14 +398,15 @@ def match_command(
     """Play bots against each other; results in sb/h and mbb/h with 95% confidence intervals."""
     from contextlib import nullcontext
 
-    from cbr.plugins import available, load
+    from cbr.policies.spec import PolicySpecError, policy_from_spec, split_policy_specs
 
     fmt = _alias(log_format, log_format_old, "--log-format", "--format")
-    names = [p.strip() for p in players.split(",") if p.strip()]
-    known = available("cbr.policies")
-    unknown = [p for p in names if p not in known]
-    if unknown:
-        raise usage_error(f"unknown bot {unknown[0]!r}; known bots: {', '.join(known)}", "--players")
+    names = split_policy_specs(players)
+    for p in names:  # checks the name and the options; opens nothing (bots read their files on first use)
+        try:
+            policy_from_spec(p)
+        except PolicySpecError as exc:
+            raise usage_error(str(exc), "--players") from None
     if not 2 <= len(names) <= 10:
         raise usage_error(f"a match seats 2 to 10 bots, got {len(names)}", "--players")
     if fmt is not None and fmt not in ("acpc", "phh"):
@@ -413,8 +414,6 @@ def match_command(
     if log is None and (fmt is not None or overwrite):
         raise usage_error("--log-format and --overwrite need --log", "--log")
     fmt = fmt or "acpc"
-    for p in names:
-        load("cbr.policies", p)
 
     from cbr.logs.writers import open_log
     from cbr.match import run_match

@@ -35,7 +35,7 @@ from cbr.errors import GameError
 from cbr.game.gamedef import GameDef, preset, standard_table
 from cbr.game.state import HandState, seats_for_hand
 from cbr.logs.record import HandRecord
-from cbr.policies import make_policy
+from cbr.policies.spec import policy_from_spec
 from cbr.policies.base import Policy
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -162,7 +162,7 @@ def _resolve(players: Sequence[str | Policy], seed: int) -> list[Policy]:
         if isinstance(p, Policy):
             out.append(p)
         elif isinstance(p, str):
-            out.append(make_policy(p.strip(), seed=seed * 1009 + i))
+            out.append(policy_from_spec(p.strip(), seed=seed * 1009 + i))
         else:
             raise ValueError(f"player {i}: expected a policy name or a Policy, got {type(p).__name__}")
     return out
@@ -260,7 +260,10 @@ def run_match(
     hand's full :class:`HandRecord`. Policies named by string get ``seed=seed*1009+seat``.
     Results take constant memory; ``keep_payoffs=True`` also returns every hand's payoffs
     (``MatchResult.hand_payoffs``, memory per hand).
-    Raises :class:`~cbr.errors.PluginError` for unknown names, :class:`~cbr.errors.GameError`
+    Players named by string are policy specs (``NAME:KEY=VALUE:...``, :mod:`cbr.policies.spec`);
+    the bots built from them are closed (``close()``, if they have one) when the match ends.
+    Raises :class:`~cbr.policies.spec.PolicySpecError` (a ``ValueError``; for an unknown name
+    also a :class:`~cbr.errors.PluginError`) for bad specs, :class:`~cbr.errors.GameError`
     (a ``ValueError``) for bad counts: 2..10 players, 1..:data:`MAX_HANDS` hands.
     """
     n = len(players)
@@ -269,6 +272,20 @@ def run_match(
     if isinstance(hands, bool) or not isinstance(hands, int) or not 1 <= hands <= MAX_HANDS:
         raise GameError(f"hands must be a whole number from 1 to {MAX_HANDS:,}, got {hands!r}")
     policies = _resolve(players, seed)
+    try:
+        return _play_match(policies, hands, game, duplicate, seed, progress, log, keep_payoffs)
+    finally:  # the bots built here by name (a case-based bot keeps its case base open)
+        for given, p in zip(players, policies):
+            close = getattr(p, "close", None)
+            if not isinstance(given, Policy) and callable(close):
+                close()
+
+
+def _play_match(policies: list[Policy], hands: int, game: GameDef | None, duplicate: bool, seed: int,
+                progress: Optional[Callable[[int], None]], log: Optional["HandLogWriter"],
+                keep_payoffs: bool) -> MatchResult:
+    """The dealer loop of :func:`run_match`, on resolved policies."""
+    n = len(policies)
     game = game or default_game(n)
     if game.n_players != n:
         raise GameError(f"game {game.name!r} seats {game.n_players} players but {n} were given")

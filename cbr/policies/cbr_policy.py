@@ -1,0 +1,327 @@
+"""The case-based bot (plugin ``cbr``): decision point -> features -> retrieval -> triple -> action.
+
+For each decision the bot computes the case base's features of the situation, retrieves
+the similar cases of that street (every case at or above the similarity threshold, else
+the ``fallback_k`` most similar) and re-uses their actions by one of three policies:
+
+``probabilistic`` (CASPER)
+    Sample an action from the retrieved cases' probability triple (weighted by
+    similarity when the case base says so).
+``max-frequency``
+    The most frequent legal action. Ties are broken in the fixed order
+    check/call, bet/raise, fold (the cheapest action that is not a give-up first).
+``best-outcome``
+    The legal action whose retrieved cases won the most on average (the case base's
+    ``outcome`` column, in small bets; NULL cases are ignored), ties as above. When the
+    case base has no ``outcome`` column or none of the retrieved cases of a legal action
+    has an outcome, it falls back to ``probabilistic`` and the decision's explanation
+    says so.
+
+The triple is always made legal first (:func:`~cbr.policies.base.legal_triple`): no fold
+when checking is free (the mass goes to check), a raise at the cap becomes a call. A
+street without cases is played check/call (and the explanation says so).
+
+The case base is opened once, on the first decision, and kept open until :meth:`CBRPolicy.close`
+(:func:`cbr.match.run_match` closes the bots it builds by name; ``with CBRPolicy() as bot``
+does too). ``act(dp, rng)`` samples with the caller's ``rng``; :meth:`CBRPolicy.decide`
+without one uses the bot's own ``random.Random`` seeded from its ``seed`` (reset by
+:meth:`~CBRPolicy.reset`).
+
+>>> from cbr.situation import situation
+>>> dp = situation(hole="AdQc", board="3h4cJh", position=1, to_call=1, pot=5, previous_round_bets=2)
+>>> with CBRPolicy(seed=1, reuse="max-frequency") as bot:
+...     d = bot.decide(dp)
+>>> d.action, d.reuse, [round(p, 2) for p in d.triple]
+('c', 'max-frequency', [0.0, 0.55, 0.45])
+"""
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Optional, Sequence
+
+from cbr.errors import ConfigError
+from cbr.policies.base import KINDS, Policy, Triple, legal_triple, sample_action
+
+if TYPE_CHECKING:  # pragma: no cover
+    from cbr.game.decision import DecisionPoint
+    from cbr.store.casebase import CaseBase
+
+__all__ = ["CBRPolicy", "CBRDecision", "REUSE_POLICIES", "TIE_ORDER", "max_frequency_action",
+           "best_outcome_action"]
+
+REUSE_POLICIES = ("probabilistic", "max-frequency", "best-outcome")
+#: Order in which tied actions are preferred: check/call, bet/raise, fold.
+TIE_ORDER = "crf"
+_NAMES = {"f": "fold", "c": "check/call", "r": "bet/raise"}
+
+
+def _one_hot(kind: str) -> Triple:
+    return tuple(1.0 if k == kind else 0.0 for k in KINDS)  # type: ignore[return-value]
+
+
+def max_frequency_action(triple: Sequence[float], legal: str) -> str:
+    """The legal action with the largest share of ``triple`` (made legal first, so a
+    capped raise's share counts for the call); ties in :data:`TIE_ORDER`.
+
+    >>> max_frequency_action((0.4, 0.2, 0.4), "fcr")      # tie: bet/raise before fold
+    'r'
+    >>> max_frequency_action((0.1, 0.3, 0.6), "fc")       # capped: the raise share calls
+    'c'
+    >>> max_frequency_action((0.9, 0.05, 0.05), "cr")     # checking is free: never fold
+    'c'
+    """
+    p = legal_triple(tuple(triple), legal)
+    best = max(p)
+    return next(k for k in TIE_ORDER if k in legal and p[KINDS.index(k)] == best)
+
+
+def best_outcome_action(actions: Sequence[str] | Any, outcomes: Sequence[float] | Any, legal: str
+                        ) -> tuple[Optional[str], dict[str, float]]:
+    """The legal action whose cases have the highest mean known outcome, and the means.
+
+    ``actions``: ``'f'/'c'/'r'`` (or codes 0/1/2) per case; ``outcomes`` per case (NaN =
+    unknown). An illegal fold or raise counts as check/call, as :func:`legal_triple`
+    moves them. Returns ``(None, {})`` when no case of a legal action has an outcome;
+    ties in :data:`TIE_ORDER`.
+
+    >>> best_outcome_action(["c", "r", "r", "f"], [0.5, 2.0, 0.0, -1.0], "fcr")
+    ('r', {'f': -1.0, 'c': 0.5, 'r': 1.0})
+    >>> best_outcome_action(["c", "r"], [math.nan, math.nan], "fcr")
+    (None, {})
+    """
+    import numpy as np
+
+    from cbr.retrieval import action_codes
+
+    codes = action_codes(actions).astype(np.int64)
+    out = np.asarray(outcomes, dtype=np.float64)
+    if out.shape != codes.shape:
+        raise ValueError(f"{codes.shape[0]} actions but {out.shape[0] if out.ndim else 0} outcomes")
+    for i, kind in enumerate(KINDS):
+        if kind not in legal:
+            codes[codes == i] = 1  # an illegal fold/raise is played as check/call
+    known = ~np.isnan(out)
+    if "c" not in legal:
+        known &= codes != 1
+    counts = np.bincount(codes[known], minlength=3)
+    sums = np.bincount(codes[known], weights=out[known], minlength=3)
+    means = {k: float(sums[i] / counts[i]) for i, k in enumerate(KINDS) if counts[i]}
+    if not means:
+        return None, {}
+    best = max(means.values())
+    return next(k for k in TIE_ORDER if k in means and means[k] == best), means
+
+
+@dataclass(frozen=True)
+class CBRDecision:
+    """One decision of the case-based bot, and why.
+
+    ``triple``: the retrieved cases' triple made legal; ``played``: the triple the action
+    was drawn from (one-hot for the deterministic re-use policies); ``reuse``: the re-use
+    policy that decided (``probabilistic`` after a best-outcome fallback); ``case_ids``:
+    the retrieved cases' ``case_id`` values (an int64 array, most similar first).
+    """
+
+    action: str
+    street: str
+    triple: Triple
+    played: Triple
+    reuse: str
+    retrieved: int
+    fallback: bool
+    case_ids: Any
+    explanation: str
+
+
+class _Street:
+    """What a street needs for decisions: index, action codes, case ids, outcomes."""
+
+    __slots__ = ("index", "actions", "case_ids", "outcomes", "count")
+
+    def __init__(self, cb: "CaseBase", street: str, config: Any) -> None:
+        import numpy as np
+
+        from cbr.retrieval import action_codes
+
+        self.count = cb.count(street)
+        if config is None:
+            self.index = cb.index(street) if self.count else None
+        else:
+            from cbr.store.indexes import new_index
+
+            self.index = new_index(config, street).fit(cb.cases(street).features) if self.count else None
+        cases = cb.cases(street)
+        self.actions = action_codes(cases.actions) if self.count else np.zeros(0, np.int8)
+        self.case_ids = cases.case_ids
+        table = cases.table
+        self.outcomes = None
+        if "outcome" in table.column_names:
+            col = table.column("outcome").to_numpy(zero_copy_only=False)
+            self.outcomes = np.asarray(col, dtype=np.float64)  # NULL -> NaN
+
+
+class CBRPolicy(Policy):
+    """The case-based bot. Options: ``casebase`` (a name or a path; ``default`` = the
+    embedded default case base), ``similarity`` (a similarity TOML file used instead of
+    the case base's own; the indexes are then built in memory), ``reuse`` (one of
+    :data:`REUSE_POLICIES`). Raises :class:`~cbr.errors.ConfigError` for an unknown
+    ``reuse``; the case base and the similarity file are read on the first decision.
+
+    >>> CBRPolicy(reuse="best-outcome", seed=7)
+    CBRPolicy(casebase='default', similarity=None, reuse='best-outcome', seed=7)
+    >>> CBRPolicy(reuse="greedy")
+    Traceback (most recent call last):
+    cbr.errors.ConfigError: unknown re-use policy 'greedy'; use probabilistic, max-frequency or best-outcome
+    """
+
+    name = "cbr"
+
+    def __init__(self, *, seed: int | None = None, casebase: str = "default", similarity: Optional[str] = None,
+                 reuse: str = "probabilistic") -> None:
+        super().__init__(seed=seed)
+        if reuse not in REUSE_POLICIES:
+            raise ConfigError(f"unknown re-use policy {reuse!r}; use {', '.join(REUSE_POLICIES[:-1])} "
+                              f"or {REUSE_POLICIES[-1]}")
+        if not isinstance(casebase, (str, Path)) or not str(casebase):
+            raise ConfigError(f"casebase must be a name or a path, got {casebase!r}")
+        from cbr.errors import CaseBaseError
+        from cbr.store import resolve_casebase
+
+        try:  # a wrong name is a bad option: say so now, not at the first decision
+            self._path = resolve_casebase(str(casebase))
+        except CaseBaseError as exc:
+            raise ConfigError(str(exc)) from None
+        if similarity is not None and not Path(similarity).is_file():
+            raise ConfigError(f"similarity config {similarity} does not exist or is not a file")
+        self.casebase = str(casebase)
+        self.similarity = similarity
+        self.reuse = reuse
+        self._cb: Optional["CaseBase"] = None
+        self._fs: Any = None
+        self._config: Any = None
+        self._weighted = False
+        self._streets: dict[str, _Street] = {}
+        self._rng = random.Random(f"cbr-policy:{seed}")
+        self.last_decision: Optional[CBRDecision] = None
+
+    def __repr__(self) -> str:
+        return (f"CBRPolicy(casebase={self.casebase!r}, similarity={self.similarity!r}, "
+                f"reuse={self.reuse!r}, seed={self.seed!r})")
+
+    # ---- life cycle --------------------------------------------------------------------
+    def open(self) -> "CaseBase":
+        """Open the case base (once) and read the similarity file if one was given."""
+        if self._cb is None:
+            from cbr.store import CaseBase
+
+            cb = CaseBase.open(self._path)
+            try:
+                if self.similarity is not None:
+                    from cbr.store.indexes import check_similarity, load_similarity
+
+                    path = Path(self.similarity)
+                    if not path.is_file():
+                        raise ConfigError(f"similarity config {path} does not exist or is not a file")
+                    config = load_similarity(path)
+                    check_similarity(config, cb.manifest.features)
+                    self._config = config
+                else:
+                    config = cb.similarity()
+                self._weighted = bool(config.weighted_triple)
+                self._fs = cb.feature_set()
+            except BaseException:
+                cb.close()
+                raise
+            self._cb = cb
+        return self._cb
+
+    def close(self) -> None:
+        """Close the case base (a later decision opens it again)."""
+        cb, self._cb = self._cb, None
+        self._streets.clear()
+        if cb is not None:
+            cb.close()
+
+    def __enter__(self) -> "CBRPolicy":
+        self.open()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def reset(self) -> None:
+        """A new match: the bot's own random draws start again from its seed."""
+        self._rng = random.Random(f"cbr-policy:{self.seed}")
+        self.last_decision = None
+
+    # ---- deciding ----------------------------------------------------------------------
+    def _street(self, street: str) -> _Street:
+        data = self._streets.get(street)
+        if data is None:
+            data = self._streets[street] = _Street(self.open(), street, self._config)
+        return data
+
+    def decide(self, dp: "DecisionPoint", rng: Optional[random.Random] = None) -> CBRDecision:
+        """Decide at ``dp``: a legal action and the reasons (also kept as :attr:`last_decision`)."""
+        from cbr.game.gamedef import STREETS
+        from cbr.retrieval import probability_triple
+
+        rng = rng if rng is not None else self._rng
+        self.open()
+        street = STREETS[dp.street]
+        data = self._street(street)
+        if data.index is None:
+            played = legal_triple((0.0, 1.0, 0.0), dp.legal)
+            action = sample_action(played, rng)
+            d = CBRDecision(action, street, played, played, self.reuse, 0, False, data.case_ids[:0],
+                            f"case base {self._cb.name!r} has no {street} cases: {_NAMES[action]}")  # type: ignore[union-attr]
+            self.last_decision = d
+            return d
+        q = self._fs.row(dp)
+        r = data.index.retrieve(q)
+        ids = r.ids
+        codes = data.actions[ids]
+        triple = legal_triple(probability_triple(codes, r.similarities, self._weighted), dp.legal)
+        n = len(ids)
+        basis = (f"{n} {street} case(s) " + ("(the most similar: none reached the threshold)" if r.fallback
+                                             else "at or above the similarity threshold"))
+        shares = f"fold {triple[0]:.2f}, check/call {triple[1]:.2f}, bet/raise {triple[2]:.2f}"
+        reuse = self.reuse
+        if reuse == "max-frequency":
+            action = max_frequency_action(triple, dp.legal)
+            played = _one_hot(action)
+            why = f"{basis} vote {shares}; the most frequent legal action is {_NAMES[action]}"
+        elif reuse == "best-outcome":
+            if data.outcomes is None:
+                action, means, missing = None, {}, f"case base {self._cb.name!r} has no outcome column"  # type: ignore[union-attr]
+            else:
+                action, means = best_outcome_action(codes, data.outcomes[ids], dp.legal)
+                missing = "none of the retrieved cases has a known outcome"
+            if action is None:
+                reuse = "probabilistic"
+                played = triple
+                action = sample_action(played, rng)
+                why = f"best-outcome fell back to probabilistic ({missing}); {basis} vote {shares}"
+            else:
+                played = _one_hot(action)
+                avg = ", ".join(f"{_NAMES[k]} {v:+.2f}" for k, v in means.items())
+                why = f"{basis}; mean outcome in small bets: {avg}; best is {_NAMES[action]}"
+        else:
+            played = triple
+            action = sample_action(played, rng)
+            why = f"{basis} vote {shares}; sampled {_NAMES[action]}"
+        d = CBRDecision(action, street, triple, played, reuse, n, bool(r.fallback),
+                        data.case_ids[ids], why)
+        self.last_decision = d
+        return d
+
+    def triple(self, dp: "DecisionPoint") -> Triple:
+        """The triple this bot plays at ``dp`` (one-hot for max-frequency and best-outcome)."""
+        return self.decide(dp).played
+
+    def act(self, dp: "DecisionPoint", rng: random.Random) -> str:
+        """One legal action kind, drawn (if at all) with ``rng``."""
+        return self.decide(dp, rng).action
