@@ -245,7 +245,7 @@ class Dealer:
             seat = seats[pos]
             pol = self.policies[seat]
             if pol is None:
-                self._check_quiet(k, None)
+                self._check_quiet(k, seat)
                 kind = self._remote_action(k, seat, sent[seat])
                 amount = None
                 if kind.startswith("r") and len(kind) > 1:
