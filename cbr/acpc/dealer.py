@@ -99,6 +99,7 @@ class Dealer:
         self.names = [f"{nm}-{i + 1}" if base.count(nm) > 1 else nm for i, nm in enumerate(base)]
         self.channels: list[Optional[LineChannel]] = [None] * n
         self._server: Optional[socket.socket] = None
+        self._earlier: dict[int, list[str]] = {}   # states sent earlier in this hand, per seat
 
     @property
     def remote_seats(self) -> list[int]:
@@ -186,6 +187,8 @@ class Dealer:
             ch = self.channels[s]
             if ch is not None:
                 line = matchstate_line(state, k, pos)
+                if s in sent:
+                    self._earlier.setdefault(s, []).append(sent[s])
                 sent[s] = line
                 try:
                     ch.send_line(line)
@@ -203,7 +206,7 @@ class Dealer:
                 line = ch.read_line(self.timeout)
             except ProtocolError as exc:
                 raise ProtocolError(f"hand {k}: {exc}") from None
-            raise ProtocolError(f"hand {k}: {ch.peer} sent {line[:60]!r} when it was not its turn")
+            raise ProtocolError(f"hand {k}: {ch.peer} sent {line[:60]!r} when it was not its turn (out of turn)")
 
     def _remote_action(self, k: int, seat: int, sent: str) -> str:
         ch = self.channels[seat]
@@ -221,6 +224,9 @@ class Dealer:
                 self._check_quiet(k, seat)
         try:
             line = ch.read_line(max(deadline - time.monotonic(), 0.001))
+            for before in self._earlier.get(seat, ()):
+                if line.startswith(before + ":") and not line.startswith(sent + ":"):
+                    raise ProtocolError(f"answered {before[:60]!r} when it was not its turn (out of turn)")
             return parse_answer(line, sent, self.game)
         except ProtocolError as exc:
             msg = str(exc)
@@ -234,6 +240,7 @@ class Dealer:
         names = [self.names[s] for s in seats]
         state = HandState(self.game, players=names, hole_cards=holes, hand_id=str(k), source="dealer")
         sent: dict[int, str] = {}
+        self._earlier = {s: [] for s in range(n)}
         self._send_all(state, k, seats, sent)
         while not state.is_over:
             if state.needs_board:
@@ -256,6 +263,7 @@ class Dealer:
                 except GameError as exc:
                     raise ProtocolError(f"hand {k}: seat {seat} (remote) answered an illegal action: {exc}") from None
             else:
+                self._check_quiet(k, None)
                 dp = state.decision_point()
                 kind = pol.act(dp, rngs[seat])
                 if kind not in dp.legal:
