@@ -10,7 +10,7 @@ Problems end the match with :class:`~cbr.errors.ProtocolError`: a connection tha
 be made, a dealer that goes away in the middle of a hand or before ``hands`` hands, a
 line that is not a valid ``MATCHSTATE`` for the game, a state that does not follow the
 previous one (another position within a hand, a hand number going back, betting that
-does not extend the previous betting, changed cards), and a dealer silent for longer
+does not extend the previous betting or lacks our answer, changed cards), and a dealer silent for longer
 than ``timeout`` seconds.
 
 >>> parse_address("127.0.0.1:18791")
@@ -92,6 +92,8 @@ def play_acpc(address: tuple[str, int], policy: Policy, game: GameDef, *, hands:
     ``timeout``: seconds to wait for each line from the dealer. ``progress(1)`` after each
     finished hand. Raises :class:`ProtocolError` as the module docstring says.
     """
+    if game.betting != "limit":
+        raise GameError(f"game {game.name!r} is no-limit; the ACPC client plays limit games only")
     host, port = address
     try:
         sock = socket.create_connection((host, port), timeout=connect_timeout)
@@ -110,6 +112,7 @@ def play_acpc(address: tuple[str, int], policy: Policy, game: GameDef, *, hands:
         ch.send_line(VERSION_LINE)
         current: Optional[MatchState] = None      # the last state of the hand in progress
         finished = -1                              # the last hand number seen to its end
+        answered: Optional[str] = None             # betting + our action, awaiting the next state
         while hands is None or len(result.hands) < hands:
             try:
                 line = ch.read_line(timeout)
@@ -128,6 +131,11 @@ def play_acpc(address: tuple[str, int], policy: Policy, game: GameDef, *, hands:
                 where = f" (hand {current.hand_number})" if current is not None else ""
                 raise ProtocolError(f"{ch.peer} sent a bad MATCHSTATE{where}: {exc}") from None
             _check_sequence(current, finished, ms, ch.peer)
+            if answered is not None:
+                if not ms.betting.startswith(answered):
+                    raise ProtocolError(f"{ch.peer} sent betting {short(ms.betting)} in hand {ms.hand_number} "
+                                        f"that does not hold our action ({short(answered)})")
+                answered = None
             if state.is_over:
                 try:
                     won = state.payoffs()[ms.position]
@@ -147,6 +155,7 @@ def play_acpc(address: tuple[str, int], policy: Policy, game: GameDef, *, hands:
             if kind not in dp.legal:
                 raise GameError(f"policy {policy.name!r} chose {kind!r} where only {dp.legal!r} is legal")
             ch.send_line(answer_line(line, kind))
+            answered = ms.betting + kind
             result.actions += 1
         return result
     finally:

@@ -87,6 +87,8 @@ class Dealer:
         if not timeout > 0 or not connect_timeout > 0:
             raise GameError("timeouts must be positive numbers of seconds")
         self.game = game or default_game(n)
+        if self.game.betting != "limit":
+            raise GameError(f"game {self.game.name!r} is no-limit; the dealer deals limit games only")
         if self.game.n_players != n:
             raise GameError(f"game {self.game.name!r} seats {self.game.n_players} players but {n} were given")
         self.seats = [s.strip() for s in seats]
