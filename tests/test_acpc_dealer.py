@@ -185,3 +185,35 @@ def test_port_in_use_is_one_line(procs: Procs) -> None:
         busy.close()
     assert code == 1 and out == ""
     assert err.count("\n") == 1 and err.startswith(f"error: cannot listen on 127.0.0.1:{port}")
+
+
+def test_two_remote_seats_at_a_three_player_table(procs: Procs, tmp_path: Path) -> None:
+    hands = 15
+    log = tmp_path / "3p.log"
+    dealer, port = procs.dealer("-p", "remote,ehs,remote", "-n", hands, "--game", "holdem.limit.3p", "--log", log)
+    a = procs.start("play", "--acpc", f"127.0.0.1:{port}", "--policy", "call", "--json", "--game", "holdem.limit.3p")
+    b = procs.start("play", "--acpc", f"127.0.0.1:{port}", "--policy", "raise", "--json", "--game", "holdem.limit.3p")
+    results = [finish(p) for p in (a, b, dealer)]
+    assert [(code, err) for code, _, err in results] == [(0, "")] * 3
+    totals = [float(x) for x in results[2][1].splitlines()[-2].split(":")[1].split("|")]
+    assert sum(totals) == 0
+    names = results[2][1].splitlines()[-2].split(":")[2].split("|")
+    assert names == ["remote-1", "ehs", "remote-3"]
+    # the clients connected in some order; each one's hands are one remote seat's hands in the log
+    clients = [json.loads(out) for _, out, _ in results[:2]]
+    seen = sorted(check_client_matches_log(c, log, name, hands) for c, name in
+                  zip(clients, _match_seats(clients, log)))
+    assert seen == sorted([totals[0], totals[2]])
+
+
+def _match_seats(clients: list[dict], log: Path) -> list[str]:
+    """Which remote seat each client sat in: the one whose position in hand 0 it reports."""
+    names = state_lines(log)[0][5].split("|")
+    return [names[c["played"][0]["position"]] for c in clients]
+
+
+def test_usage_errors(procs: Procs) -> None:
+    for args in (["play", "--policy", "call"], ["serve-dealer", "-p", "call"],
+                 ["serve-dealer", "-p", "call,call", "--overwrite"], ["serve-dealer", "-p", "call,call", "--port", "70000"]):
+        code, out, err = finish(procs.start(*args))
+        assert code == 2 and "Traceback" not in err, (args, err)
