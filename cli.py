@@ -939,5 +939,107 @@ def _num(x: float) -> str:
     return f"{x:.4g}"
 
 
+# ---- cbr serve-dealer / cbr play --acpc (issue 8, section 4) ----------------------------
+def _acpc_game(spec: Optional[str], n_players: int) -> Any:
+    """``--game`` for the ACPC commands: a preset, an ACPC game-file name we know
+    (``holdem.limit.2p.reverse_blinds``), or a game file; default: the match default."""
+    if spec is None:
+        from cbr.match import default_game
+
+        return default_game(n_players)
+    from cbr.logs.acpc import GAME_FILES
+
+    stem = spec[:-5] if spec.endswith(".game") else spec
+    if stem in GAME_FILES and not os.path.exists(spec):
+        return GAME_FILES[stem]
+    return _load_game(spec)
+
+
+@app.command("serve-dealer")
+@guarded
+def serve_dealer_command(
+    players: Annotated[str, typer.Option("--players", "-p", help="Comma-separated seats (2-10): a bot name (played in-process) or 'remote' (an ACPC client connects).")],
+    hands: Annotated[int, typer.Option("--hands", "-n", min=1, max=MAX_HANDS, help="Hands to deal.")] = 1000,
+    game: Annotated[Optional[str], typer.Option("--game", help="Preset name, ACPC game-file name or .game file [default: holdem.limit.2p heads-up].")] = None,
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="TCP port for remote seats; 0 picks a free one (printed).")] = 0,
+    host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the deals and of the bots' choices.")] = 0,
+    timeout: Annotated[float, typer.Option("--timeout", min=0.001, help="Seconds a remote seat has for its handshake and each action.")] = 10.0,
+    connect_timeout: Annotated[float, typer.Option("--connect-timeout", min=0.001, help="Seconds to wait for every remote seat to connect.")] = 60.0,
+    log: Annotated[Optional[str], typer.Option("--log", help="Write the ACPC match log here (a new file in an existing folder, or an existing one with --overwrite).")] = None,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing --log file.")] = False,
+) -> None:
+    """Deal a match over the ACPC protocol 2.0.0 (TCP) and print the final scores.
+
+    Remote seats are filled in the order clients connect; with remote seats the first line
+    printed is 'listening on HOST:PORT'.
+
+    Example: cbr serve-dealer --players ehs,call --hands 20
+    """
+    from contextlib import nullcontext
+
+    from cbr.acpc.dealer import Dealer
+
+    seats = [p.strip() for p in players.split(",") if p.strip()]
+    if not 2 <= len(seats) <= 10:
+        raise usage_error(f"a dealer seats 2 to 10 players, got {len(seats)}", "--players")
+    if log is None and overwrite:
+        raise usage_error("--overwrite needs --log", "--log")
+    g = _acpc_game(game, len(seats))
+    dealer = Dealer(seats, hands, game=g, seed=seed, host=host, port=port, timeout=timeout,
+                    connect_timeout=connect_timeout)
+    try:
+        if dealer.remote_seats:
+            bound_host, bound_port = dealer.listen()
+            typer.echo(f"listening on {bound_host}:{bound_port}")
+        from cbr.logs.writers import AcpcLogWriter
+
+        writer = AcpcLogWriter(log, g, overwrite=overwrite) if log else nullcontext()
+        with writer as w:
+            result = dealer.run(log=w)
+    finally:
+        dealer.close()
+    rows = [[str(s), name, f"{result.totals[s]:+.0f}", f"{result.sb_per_hand(s):+.3f}"]
+            for s, name in enumerate(result.names)]
+    stdout.print(_rich_table(f"{g.name}: {result.hands} hands, seed {seed}", ["seat", "player", "chips", "sb/h"], rows))
+    typer.echo("SCORE:" + "|".join(f"{t:.0f}" for t in result.totals) + ":" + "|".join(result.names))
+    if log:
+        typer.echo(f"log written to {log} (acpc)")
+
+
+def make_client_policy(spec: str, seed: int) -> Any:
+    """The policy `cbr play` plays (today a plugin name; the policy-spec parser plugs in here)."""
+    from cbr.acpc.dealer import make_seat_policy
+
+    return make_seat_policy(spec, seed)
+
+
+@app.command("play")
+@guarded
+def play_command(
+    acpc: Annotated[Optional[str], typer.Option("--acpc", help="Play against the ACPC dealer at HOST:PORT.")] = None,
+    policy: Annotated[str, typer.Option("--policy", help="The bot that plays (see `cbr plugins list`).")] = "ehs",
+    hands: Annotated[Optional[int], typer.Option("--hands", "-n", min=1, max=MAX_HANDS, help="Stop after this many hands [default: until the dealer closes].")] = None,
+    game: Annotated[Optional[str], typer.Option("--game", help="The dealer's game: preset, ACPC game-file name or .game file [default: holdem.limit.2p].")] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the bot's choices.")] = 0,
+    timeout: Annotated[float, typer.Option("--timeout", min=0.001, help="Seconds to wait for each line from the dealer.")] = 60.0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result and every hand as JSON.")] = False,
+) -> None:
+    """Play a match as a client of an ACPC protocol 2.0.0 dealer."""
+    from cbr.acpc.client import parse_address, play_acpc
+
+    if acpc is None:
+        raise usage_error("say where the dealer is: --acpc HOST:PORT", "--acpc")
+    address = parse_address(acpc)
+    g = _acpc_game(game, 2)
+    bot = make_client_policy(policy, seed)
+    result = play_acpc(address, bot, g, hands=hands, seed=seed, timeout=timeout)
+    if as_json:
+        print_json(result.to_dict())
+        return
+    typer.echo(f"{policy}: {len(result.hands)} hands, {result.total:+.0f} chips "
+               f"({result.sb_per_hand:+.3f} sb/h)")
+
+
 if __name__ == "__main__":  # pragma: no cover
     app()

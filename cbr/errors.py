@@ -30,6 +30,11 @@ class OutputPathError(CBRError, ValueError):
     a device, or an existing file without ``overwrite``); the message names the path."""
 
 
+class ProtocolError(CBRError, ValueError):
+    """A poker-protocol peer (ACPC dealer or client) that broke the protocol: a malformed or
+    out-of-turn line, a disconnect, no answer in time, or a connection that cannot be made."""
+
+
 __all__ = [
     "CBRError",
     "InvalidCardError",
@@ -39,4 +44,5 @@ __all__ = [
     "ConfigError",
     "PluginError",
     "OutputPathError",
+    "ProtocolError",
 ]

@@ -1,0 +1,179 @@
+"""An ACPC 2.0.0 client: plays a policy against any dealer that follows the protocol.
+
+It connects, sends ``VERSION:2.0.0``, then reads ``MATCHSTATE`` lines: each is replayed
+through the rules engine (:mod:`cbr.matchstate`), so the client knows whose turn it is
+and acts only on its own turn, answering ``<matchstate>:<action>``. States where another
+seat is to act, and the end-of-hand states, are only recorded. The match ends cleanly when
+the dealer closes the connection between hands (or after ``hands`` hands, if given).
+
+Problems end the match with :class:`~cbr.errors.ProtocolError`: a connection that cannot
+be made, a dealer that goes away in the middle of a hand or before ``hands`` hands, a
+line that is not a valid ``MATCHSTATE`` for the game, a state that does not follow the
+previous one (another position within a hand, a hand number going back, betting that
+does not extend the previous betting or lacks our answer, changed cards), and a dealer silent for longer
+than ``timeout`` seconds.
+
+>>> parse_address("127.0.0.1:18791")
+('127.0.0.1', 18791)
+"""
+from __future__ import annotations
+
+import random
+import socket
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+from cbr.acpc.protocol import VERSION_LINE, Disconnected, LineChannel, answer_line, short
+from cbr.errors import GameError, ProtocolError
+from cbr.game.gamedef import GameDef
+from cbr.matchstate import MatchState, parse_matchstate, state_from_matchstate
+from cbr.policies.base import Policy
+
+
+def parse_address(text: str) -> tuple[str, int]:
+    """``HOST:PORT`` -> ``(host, port)``; raises :class:`ProtocolError` when malformed.
+
+    >>> parse_address("localhost")
+    Traceback (most recent call last):
+    ...
+    cbr.errors.ProtocolError: dealer address 'localhost' is not HOST:PORT
+    """
+    host, sep, port = text.strip().rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ProtocolError(f"dealer address {short(text)} is not HOST:PORT")
+    return host.strip("[]"), int(port)
+
+
+@dataclass(frozen=True)
+class PlayedHand:
+    """One finished hand as the client saw it (the final ``MATCHSTATE``)."""
+
+    hand_number: int
+    position: int
+    betting: str
+    cards: str
+    won: float
+
+    def to_dict(self) -> dict:
+        return dict(vars(self))
+
+
+@dataclass
+class ClientResult:
+    """What :func:`play_acpc` returns: every finished hand and the chips won in all."""
+
+    game: GameDef
+    hands: list[PlayedHand] = field(default_factory=list)
+    actions: int = 0
+
+    @property
+    def total(self) -> float:
+        return float(sum(h.won for h in self.hands))
+
+    @property
+    def sb_per_hand(self) -> float:
+        return self.total / len(self.hands) / self.game.small_bet if self.hands else 0.0
+
+    def to_dict(self) -> dict:
+        return {"game": self.game.name, "hands": len(self.hands), "actions": self.actions,
+                "total": self.total, "sb_per_hand": self.sb_per_hand,
+                "played": [h.to_dict() for h in self.hands]}
+
+
+def _cards_field(line: str) -> str:
+    return line.rsplit(":", 1)[-1]
+
+
+def play_acpc(address: tuple[str, int], policy: Policy, game: GameDef, *, hands: Optional[int] = None,
+              seed: int = 0, timeout: float = 60.0, connect_timeout: float = 10.0,
+              progress: Optional[Callable[[int], None]] = None) -> ClientResult:
+    """Connect to the dealer at ``address`` and play until it closes (or ``hands`` hands).
+
+    ``timeout``: seconds to wait for each line from the dealer. ``progress(1)`` after each
+    finished hand. Raises :class:`ProtocolError` as the module docstring says.
+    """
+    if game.betting != "limit":
+        raise GameError(f"game {game.name!r} is no-limit; the ACPC client plays limit games only")
+    host, port = address
+    try:
+        sock = socket.create_connection((host, port), timeout=connect_timeout)
+    except socket.timeout:
+        raise ProtocolError(f"cannot connect to the dealer at {host}:{port}: no answer within "
+                            f"{connect_timeout:g} s") from None
+    except OSError as exc:
+        raise ProtocolError(f"cannot connect to the dealer at {host}:{port}: "
+                            f"{(exc.strerror or str(exc)).lower()}") from None
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    ch = LineChannel(sock, f"the dealer at {host}:{port}")
+    rng = random.Random(f"cbr-act:{seed}:acpc")
+    result = ClientResult(game)
+    policy.reset()
+    try:
+        ch.send_line(VERSION_LINE)
+        current: Optional[MatchState] = None      # the last state of the hand in progress
+        finished = -1                              # the last hand number seen to its end
+        answered: Optional[str] = None             # betting + our action, awaiting the next state
+        while hands is None or len(result.hands) < hands:
+            try:
+                line = ch.read_line(timeout)
+            except Disconnected:
+                if current is not None:
+                    raise ProtocolError(f"{ch.peer} closed the connection in the middle of hand "
+                                        f"{current.hand_number}") from None
+                if hands is not None:
+                    raise ProtocolError(f"{ch.peer} closed the connection after {len(result.hands)} "
+                                        f"of {hands} hands") from None
+                break
+            try:
+                ms = parse_matchstate(line, game)
+                state = state_from_matchstate(ms, game)
+            except GameError as exc:
+                where = f" (hand {current.hand_number})" if current is not None else ""
+                raise ProtocolError(f"{ch.peer} sent a bad MATCHSTATE{where}: {exc}") from None
+            _check_sequence(current, finished, ms, ch.peer)
+            if answered is not None:
+                if not ms.betting.startswith(answered):
+                    raise ProtocolError(f"{ch.peer} sent betting {short(ms.betting)} in hand {ms.hand_number} "
+                                        f"that does not hold our action ({short(answered)})")
+                answered = None
+            if state.is_over:
+                try:
+                    won = state.payoffs()[ms.position]
+                except GameError as exc:
+                    raise ProtocolError(f"{ch.peer} ended hand {ms.hand_number} without the cards "
+                                        f"to settle it: {exc}") from None
+                result.hands.append(PlayedHand(ms.hand_number, ms.position, ms.betting, _cards_field(line), won))
+                finished, current = ms.hand_number, None
+                if progress is not None:
+                    progress(1)
+                continue
+            current = ms
+            if state.needs_board or state.to_act != ms.position:
+                continue                            # another seat's turn: nothing to say
+            dp = state.decision_point()
+            kind = policy.act(dp, rng)
+            if kind not in dp.legal:
+                raise GameError(f"policy {policy.name!r} chose {kind!r} where only {dp.legal!r} is legal")
+            ch.send_line(answer_line(line, kind))
+            answered = ms.betting + kind
+            result.actions += 1
+        return result
+    finally:
+        ch.close()
+
+
+def _check_sequence(prev: Optional[MatchState], finished: int, ms: MatchState, peer: str) -> None:
+    """A state must continue the hand in progress, or start a later hand once it is over."""
+    if prev is None:
+        if ms.hand_number <= finished:
+            raise ProtocolError(f"{peer} sent hand {ms.hand_number} after hand {finished} was over "
+                                f"(out of order)")
+        return
+    if ms.hand_number != prev.hand_number:
+        raise ProtocolError(f"{peer} sent hand {ms.hand_number} before hand {prev.hand_number} was over "
+                            f"(out of order)")
+    if ms.position != prev.position or ms.hole != prev.hole:
+        raise ProtocolError(f"{peer} changed our position or hole cards in the middle of hand {ms.hand_number}")
+    if len(ms.betting) <= len(prev.betting) or not ms.betting.startswith(prev.betting) or ms.board[:len(prev.board)] != prev.board:
+        raise ProtocolError(f"{peer} sent betting {short(ms.betting)} in hand {ms.hand_number} that does not "
+                            f"follow {short(prev.betting)} (out of order)")
