@@ -1008,7 +1008,7 @@ def serve_dealer_command(
 
 
 def make_client_policy(spec: str, seed: int) -> Any:
-    """The policy `cbr play` plays (today a plugin name; the policy-spec parser plugs in here)."""
+    """The policy `cbr play` plays: a policy spec, as in `cbr match --players`."""
     from cbr.acpc.dealer import make_seat_policy
 
     return make_seat_policy(spec, seed)
@@ -1018,7 +1018,7 @@ def make_client_policy(spec: str, seed: int) -> Any:
 @guarded
 def play_command(
     acpc: Annotated[Optional[str], typer.Option("--acpc", help="Play against the ACPC dealer at HOST:PORT.")] = None,
-    policy: Annotated[str, typer.Option("--policy", help="The bot that plays (see `cbr plugins list`).")] = "ehs",
+    policy: Annotated[str, typer.Option("--policy", help="The bot that plays: a policy spec NAME[:KEY=VALUE...], e.g. cbr:reuse=max-frequency (see `cbr plugins list`).")] = "ehs",
     hands: Annotated[Optional[int], typer.Option("--hands", "-n", min=1, max=MAX_HANDS, help="Stop after this many hands [default: until the dealer closes].")] = None,
     game: Annotated[Optional[str], typer.Option("--game", help="The dealer's game: preset, ACPC game-file name or .game file [default: holdem.limit.2p].")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the bot's choices.")] = 0,

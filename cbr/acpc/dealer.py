@@ -42,16 +42,17 @@ _BOARD_STEPS = ((0, 3), (3, 4), (4, 5))
 
 
 def make_seat_policy(spec: str, seed: int) -> Policy:
-    """The built-in bot for a seat spec (today a ``cbr.policies`` plugin name).
-
-    The one place a seat spec becomes a policy, so a richer spec syntax plugs in here.
+    """The built-in bot for a seat: a policy spec, ``NAME[:KEY=VALUE...]`` (see
+    :mod:`cbr.policies.spec`), the same syntax ``cbr match --players`` takes.
 
     >>> make_seat_policy("call", 0).name
     'call'
+    >>> make_seat_policy("cbr:reuse=max-frequency", 0).name
+    'cbr'
     """
-    from cbr.policies import make_policy
+    from cbr.policies.spec import policy_from_spec
 
-    return make_policy(spec.strip(), seed=seed)
+    return policy_from_spec(spec.strip(), seed=seed)
 
 
 @dataclass(frozen=True)
