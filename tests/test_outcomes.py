@@ -24,7 +24,7 @@ from cbr.errors import CaseBaseError
 from cbr.game.gamedef import STREETS, standard_table
 from cbr.logs.writers import AcpcLogWriter
 from cbr.match import run_match
-from cbr.store import SCHEMA_VERSION, CaseBase, CaseBaseWriter
+from cbr.store import SCHEMA_VERSION, CaseBase, CaseBaseWriter, inspect
 from cbr.store.manifest import file_checksum
 from cbr.store.parts import write_part
 from cbr.store.upgrade import upgrade
@@ -133,6 +133,9 @@ def test_unknown_outcomes_stay_nan(tmp_path: Path) -> None:
         assert sorted(by_source["b-known.phh"]) == [-1.0, -1.0, 1.0]
         assert len(by_source["a-unknown.phh"]) == 3 and all(math.isnan(o) for o in by_source["a-unknown.phh"])
         assert cb.sql("SELECT count(*), count(outcome) FROM cases").fetchone() == (6, 3)
+        info = inspect(cb)
+    assert info["outcomes"]["preflop"] == {"known": 3, "mean": round(-1 / 3, 6)}
+    assert info["outcomes"]["flop"] == {"known": 0, "mean": None}
 
 
 def test_append_and_retain_take_an_optional_outcome(tmp_path: Path, acpc_match: tuple[Path, Path]) -> None:
