@@ -61,6 +61,8 @@ def test_default_cases_are_reproducible_from_one_log(tmp_path: Path, monkeypatch
             assert b.features.shape[0] == int(mine.sum()), street
             np.testing.assert_array_equal(a.features[mine], b.features, err_msg=street)
             assert list(a.actions[mine]) == list(b.actions), street
+            np.testing.assert_array_equal(a.outcomes[mine], b.outcomes, err_msg=street)  # schema 3
+            assert not np.isnan(b.outcomes).any(), street  # ACPC logs give every hand's payoffs
     finally:
         shipped.close()
         again.close()

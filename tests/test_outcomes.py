@@ -7,6 +7,7 @@ Expected values are read from the log files here with plain string splitting (AC
 from __future__ import annotations
 
 import json
+from collections import Counter
 import math
 import os
 import shutil
@@ -270,9 +271,16 @@ def test_damaged_schema_2_part_is_not_upgraded(tmp_path: Path, acpc_match: tuple
     data[len(data) // 2] ^= 0x01
     f.write_bytes(bytes(data))
     manifest_before = (path / "manifest.json").read_bytes()
+    files_before = sorted(p.relative_to(path) for p in path.rglob("*.parquet"))
     with pytest.raises(CaseBaseError, match="is damaged"):
         upgrade(path)
     assert (path / "manifest.json").read_bytes() == manifest_before
+    # the parts it wrote for the streets before the damaged one are removed again
+    assert sorted(p.relative_to(path) for p in path.rglob("*.parquet")) == files_before
+    f.write_bytes(bytes(data[: len(data) // 2]) + bytes([data[len(data) // 2] ^ 0x01]) + bytes(data[len(data) // 2 + 1:]))
+    assert upgrade(path) is True  # repaired: the upgrade goes through
+    with CaseBase.open(path) as cb:
+        assert cb.count("turn") == len(cb.cases("turn").outcomes)
 
 
 def test_cli_sql_over_outcomes(acpc_match: tuple[Path, Path]) -> None:
@@ -312,3 +320,59 @@ def test_outcome_column_is_nullable_float64() -> None:
 
     f = case_schema(["x"]).field("outcome")
     assert f.type == pa.float64() and f.nullable
+
+
+def test_upgrade_killed_at_random_moments_never_leaves_a_wrong_base(tmp_path: Path,
+                                                                     acpc_match: tuple[Path, Path]) -> None:
+    """SIGKILL ``python -m cbr.store.upgrade`` at moments spread over its run time: the base
+    is either still schema 2 (refused with the upgrade message) or schema 3 and whole; the
+    next upgrade finishes it and leaves no stray part."""
+    import random
+    import signal
+    import time
+
+    _, built = acpc_match
+    template = tmp_path / "template"
+    shutil.copytree(built, template)
+    with CaseBase.open(template) as cb:
+        expected = {s: (cb.cases(s).case_ids.tolist(), cb.cases(s).features.tobytes()) for s in STREETS}
+    _as_schema_2(template)
+
+    def run(copy: Path, delay: float | None) -> float:
+        t0 = time.monotonic()
+        proc = subprocess.Popen([sys.executable, "-m", "cbr.store.upgrade", str(copy)], cwd=REPO,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            if delay is None:
+                assert proc.wait(timeout=120) == 0
+            else:
+                time.sleep(delay)
+                proc.send_signal(signal.SIGKILL)
+                proc.wait(timeout=120)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        return time.monotonic() - t0
+
+    full = run(shutil.copytree(template, tmp_path / "full"), None)
+    rng = random.Random(5)
+    states = Counter()
+    for k in range(8):
+        copy = shutil.copytree(template, tmp_path / f"k{k}")
+        run(copy, rng.uniform(0.3 * full, 1.1 * full))
+        try:
+            with CaseBase.open(copy) as cb:
+                assert {s: (cb.cases(s).case_ids.tolist(), cb.cases(s).features.tobytes()) for s in STREETS} == expected
+                states["done"] += 1
+        except CaseBaseError as exc:
+            assert "schema version 2" in str(exc) and "cbr.store.upgrade" in str(exc), exc
+            states["not yet"] += 1
+        upgrade(copy)
+        with CaseBase.open(copy) as cb:
+            assert {s: (cb.cases(s).case_ids.tolist(), cb.cases(s).features.tobytes()) for s in STREETS} == expected
+            listed = {p["file"] for s in STREETS for p in cb.manifest.parts[s]}
+            listed |= {r["file"] for r in cb.manifest.retired}
+        on_disk = {str(p.relative_to(copy)) for p in copy.rglob("*.parquet")}
+        assert on_disk == listed, (on_disk - listed, listed - on_disk)
+    assert sum(states.values()) == 8

@@ -30,6 +30,7 @@ import pyarrow.parquet as pq
 from cbr.errors import CaseBaseError
 from cbr.game.gamedef import STREETS
 from cbr.store import catalog as _catalog
+from cbr.store.durable import remove_dead_temp
 from cbr.store.manifest import MANIFEST, SCHEMA_VERSION, Manifest, file_checksum, now_utc, verify_file, write_manifest
 from cbr.store.parts import PART_RE, case_schema, part_entry, part_file, write_part
 
@@ -62,6 +63,20 @@ def _drop_retired(root: Path, m: Manifest) -> None:
         write_manifest(root, m)
     finally:
         os.close(fd)  # closing releases the lock
+
+
+def _remove_leftovers(root: Path, data: dict) -> None:
+    """Delete what a killed upgrade (or writer) left: parts neither listed nor retired,
+    temp files of dead processes. Called with the write lock held."""
+    keep = {p["file"] for s in STREETS for p in data["parts"][s]} | {r["file"] for r in data.get("retired", [])}
+    for d in (root, *(root / "cases" / s for s in STREETS)):
+        remove_dead_temp(d)
+    for s in STREETS:
+        d = root / "cases" / s
+        if d.is_dir():
+            for f in d.iterdir():
+                if PART_RE.match(f.name) and f"cases/{s}/{f.name}" not in keep:
+                    f.unlink(missing_ok=True)
 
 
 def _next_free_number(root: Path, street: str, parts: list[dict]) -> int:
@@ -99,11 +114,13 @@ def upgrade(path: str | Path) -> bool:
     if type(old) is not int or old not in UPGRADABLE:
         raise CaseBaseError(f"{root}: schema version {old!r}; only versions "
                             f"{', '.join(map(str, UPGRADABLE))} can be upgraded to {SCHEMA_VERSION}")
+    written: list[Path] = []  # new parts, removed again if the upgrade fails
     with open(root / ".write.lock", "a+") as lock:
         fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
         try:
             features = data["feature_set"]["features"]
             retired = data.setdefault("retired", [])
+            _remove_leftovers(root, data)
             for s in STREETS:
                 number = _next_free_number(root, s, data["parts"][s])
                 for part in data["parts"][s]:
@@ -119,6 +136,7 @@ def upgrade(path: str | Path) -> bool:
                     rel = part_file(s, number)
                     number += 1
                     retired.append({"file": part["file"], "since": now_utc()})
+                    written.append(root / rel)
                     part.update(part_entry(rel, table.num_rows, write_part(root / rel, table)))
             sim = data.get("similarity")
             if old < 2:
@@ -131,10 +149,13 @@ def upgrade(path: str | Path) -> bool:
             _catalog.write_catalog(root, m)
             m.catalog = file_checksum(root / _catalog.CATALOG)
             write_manifest(root, m)
+            written = []  # committed
             _drop_retired(root, m)
         except (KeyError, TypeError, OSError, ValueError, pa.ArrowException) as exc:
             raise CaseBaseError(f"{root}: cannot upgrade ({type(exc).__name__}: {exc})") from None
         finally:
+            for f in written:  # not committed: the case base is as it was
+                f.unlink(missing_ok=True)
             fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
     return True
 
