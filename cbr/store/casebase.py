@@ -104,6 +104,7 @@ class CaseBase:
         self.path = Path(path)
         self.manifest = manifest
         self._tables: dict[str, pa.Table] = {}
+        self._arrays: dict[str, CaseArrays] = {}  # built from the table in self._tables
         self._indexes: dict[str, "CaseIndex"] = {}
         self._dirty_indexes: set[str] = set()
         self._similarity: "SimilarityConfig | None" = None
@@ -274,17 +275,27 @@ class CaseBase:
         return self._tables[s]
 
     def cases(self, street: int | str) -> CaseArrays:
-        """Features (n, d) float32, actions, outcomes (NaN = unknown) and case ids of a street."""
+        """Features (n, d) float32, actions, outcomes (NaN = unknown) and case ids of a street.
+
+        Built once per loaded table and shared by later calls (until an append changes
+        the street), so the arrays are read-only."""
         s = street_name(street)
         t = self.table(s)
+        hit = self._arrays.get(s)
+        if hit is not None and hit.table is t:
+            return hit
         names = self.manifest.features[s]
         if t.num_rows:
             X = np.column_stack([t.column(f).to_numpy() for f in names]).astype(np.float32, copy=False)
         else:
             X = np.zeros((0, len(names)), np.float32)
         outcomes = t.column("outcome").to_numpy(zero_copy_only=False).astype(np.float64, copy=False)  # NULL -> NaN
-        return CaseArrays(s, list(names), t.column("case_id").to_numpy(), np.ascontiguousarray(X),
-                          np.asarray(t.column("action").to_pylist(), dtype="<U1"), t, outcomes)
+        arrays = CaseArrays(s, list(names), np.array(t.column("case_id").to_numpy()), np.ascontiguousarray(X),
+                            np.asarray(t.column("action").to_pylist(), dtype="<U1"), t, np.array(outcomes))
+        for a in (arrays.case_ids, arrays.features, arrays.actions, arrays.outcomes):
+            a.flags.writeable = False
+        self._arrays[s] = arrays
+        return arrays
 
     def sql(self, query: str) -> Any:
         """Run SQL on the views ``cases`` and ``cases_<street>``; returns a DuckDB result
@@ -512,8 +523,10 @@ class CaseBase:
             stale = {x for x in STREETS if x != s and m.part_rows(x) != self.manifest.part_rows(x)}
             self._commit(m, catalog=False)
         self._tables.pop(s, None)
+        self._arrays.pop(s, None)
         for x in stale:
             self._tables.pop(x, None)
+            self._arrays.pop(x, None)
             self._indexes.pop(x, None)
         self._close_sql()
         if s in self._indexes:
@@ -558,6 +571,7 @@ class CaseBase:
             if self._collect(m):  # no other reader open: the old parts go at once
                 self._commit(m)
         self._tables.pop(s, None)
+        self._arrays.pop(s, None)
         self._close_sql()
 
 
