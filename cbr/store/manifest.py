@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import zlib
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -131,7 +132,7 @@ class Manifest:
             if type(got) is int and got > SCHEMA_VERSION:
                 hint = "it was written by a newer engine; upgrade cbr-holdem to read it"
             elif type(got) is int:
-                target = str(Path(where).parent) if where.endswith(MANIFEST) else "PATH"
+                target = shlex.quote(str(Path(where).parent)) if where.endswith(MANIFEST) else "PATH"
                 hint = ("it was written by an older engine; upgrade it in place with `python -m cbr.store.upgrade "
                         f"{target}` (its cases get an empty outcome column: outcomes cannot be recovered without the "
                         "logs), or rebuild it from its logs with `cbr build` to fill the outcomes")
