@@ -294,6 +294,17 @@ def test_cli_sql_over_outcomes(acpc_match: tuple[Path, Path]) -> None:
             o = cb.cases(s).outcomes
             assert got[s][1] == len(o)
             assert got[s][0] == pytest.approx(float(np.mean(o)), rel=1e-12)
+        total = float(sum(cb.cases(s).outcomes.sum() for s in STREETS))
+    # the on-disk catalog (for people using DuckDB directly) has the column too
+    import duckdb
+
+    con = duckdb.connect(str(path / "catalog.duckdb"), read_only=True)
+    try:
+        con.execute(f"SET file_search_path = '{path}'")
+        n, known, sum_ = con.execute("SELECT count(*), count(outcome), sum(outcome) FROM cases").fetchone()
+    finally:
+        con.close()
+    assert n == known == sum(got[s][1] for s in STREETS) and sum_ == pytest.approx(total, rel=1e-12)
 
 
 def test_default_casebase_carries_outcomes() -> None:
