@@ -387,3 +387,33 @@ def test_upgrade_killed_at_random_moments_never_leaves_a_wrong_base(tmp_path: Pa
         on_disk = {str(p.relative_to(copy)) for p in copy.rglob("*.parquet")}
         assert on_disk == listed, (on_disk - listed, listed - on_disk)
     assert sum(states.values()) == 8
+
+
+@pytest.mark.parametrize("name", ["pokerstars_fl", "phh"])
+def test_pokerstars_and_phh_outcomes_follow_each_hands_payoffs(tmp_path: Path, name: str) -> None:
+    """The shared PokerStars (net of rake) and PHH logs: each case's outcome is its hand's
+    payoff for that player over the hand's small bet, NaN for the PHH hands without one."""
+    from cbr.logs.detect import parse_source, scan_logs
+    from cbr.logs.record import HandRecord
+
+    src = shared_path(name)
+    expected: dict[tuple[str, str, str], float] = {}
+    for source in scan_logs([src]):
+        for rec in parse_source(source):
+            if isinstance(rec, HandRecord):
+                for i, player in enumerate(rec.players):
+                    expected[rec.source, rec.hand_id, player] = (
+                        math.nan if rec.payoffs is None else rec.payoffs[i] / rec.game.small_bet)
+    build_casebase([src], tmp_path / "cb", name="cb")
+    with CaseBase.open(tmp_path / "cb") as cb:
+        n = unknown = 0
+        for s in STREETS:
+            c = cb.cases(s)
+            t = c.table
+            for key, o in zip(zip(t.column("source").to_pylist(), t.column("hand_id").to_pylist(),
+                                  t.column("player").to_pylist()), c.outcomes.tolist()):
+                want = expected[key]
+                assert (math.isnan(o) and math.isnan(want)) or o == want, (key, o, want)
+                n += 1
+                unknown += math.isnan(o)
+    assert n > 40 and unknown < n
