@@ -526,8 +526,9 @@ def casebase_inspect(
     stdout.print(f"schema {info['schema_version']}, features {info['feature_set']}, engine {info['engine_version']}, "
                  f"created {info['created']}, games: {', '.join(g for g in info['games'] if g) or '-'}")
     streets = list(info["counts"])
-    stdout.print(_rich_table(f"{info['total']} cases", ["street", "total", "fold", "check/call", "bet/raise", "parts"],
-                             [[s, c["total"], c["f"], c["c"], c["r"], info["parts"][s]]
+    stdout.print(_rich_table(f"{info['total']} cases", ["street", "total", "fold", "check/call", "bet/raise",
+                                                        "with outcome", "parts"],
+                             [[s, c["total"], c["f"], c["c"], c["r"], info["outcomes"][s]["known"], info["parts"][s]]
                               for s, c in info["counts"].items()]))
     stdout.print(_rich_table("cases per source", ["source", *streets],
                              [[src or "-", *(n[s] for s in streets)] for src, n in info["sources"].items()]))

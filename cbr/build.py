@@ -1,6 +1,8 @@
 """Build a case base from logs: parse -> replay -> features -> store (+ faiss indexes).
 
-Every decision of a player whose hole cards the log shows becomes a case. The slow part
+Every decision of a player whose hole cards the log shows becomes a case, with the hand's
+outcome for that player (the log's payoff in small bets; unknown when the log has no
+payoffs, see :func:`hand_outcome`). The slow part
 (replay and hand features) runs over ``workers`` processes in chunks of hands; the
 results are written in input order, so a build is reproducible whatever the worker count.
 The case base appears only when everything succeeded (:class:`~cbr.store.CaseBaseWriter`).
@@ -162,6 +164,7 @@ def cases_of_hands(records: Sequence[HandRecord], feature_set: Any,
     replay is reported, not raised.
     """
     per_street: dict[int, list] = {0: [], 1: [], 2: [], 3: []}
+    outcomes: dict[int, list[float]] = {0: [], 1: [], 2: [], 3: []}
     skipped: list[ParseIssue] = []
     decisions = hands = 0
     for record in records:
@@ -181,6 +184,7 @@ def cases_of_hands(records: Sequence[HandRecord], feature_set: Any,
             if players is not None and dp.player not in players:
                 continue
             per_street[dp.street].append(dp)
+            outcomes[dp.street].append(hand_outcome(record, dp.position))
     prepare = getattr(feature_set, "prepare", None)
     if callable(prepare):  # batch hand features (CASPER: one potential enumeration per board)
         prepare([dp for dps in per_street.values() for dp in dps])
@@ -188,8 +192,27 @@ def cases_of_hands(records: Sequence[HandRecord], feature_set: Any,
     for street, dps in per_street.items():
         if dps:
             X = np.vstack([feature_set.row(dp) for dp in dps]).astype(np.float32, copy=False)
-            rows[street] = (X, decision_meta(dps))
+            meta = decision_meta(dps)
+            meta["outcome"] = outcomes[street]
+            rows[street] = (X, meta)
     return _ChunkResult(rows, decisions, hands, skipped)
+
+
+def hand_outcome(record: HandRecord, position: int) -> float:
+    """The hand's net result for ``position`` in small bets of the hand's game, from the
+    log's payoffs (checked against the rules engine by replay); NaN when the log gives none.
+
+    >>> from cbr.game import preset
+    >>> from cbr.logs.record import Action
+    >>> rec = HandRecord(source="x.log", line=1, hand_id="0", game=preset("holdem.limit.2p"),
+    ...     players=("a", "b"), hole_cards=((51, 50), None), board=(),
+    ...     actions=(Action(0, 0, "f"),), payoffs=(-5.0, 5.0))
+    >>> hand_outcome(rec, 0), hand_outcome(rec, 1), rec.game.small_bet
+    (-0.5, 0.5, 10.0)
+    """
+    if record.payoffs is None:
+        return float("nan")
+    return float(record.payoffs[position]) / record.game.small_bet
 
 
 def _worker_chunk(records: Sequence[HandRecord], players: Optional[frozenset[str]]) -> _ChunkResult:

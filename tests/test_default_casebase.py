@@ -61,13 +61,15 @@ def test_default_cases_are_reproducible_from_one_log(tmp_path: Path, monkeypatch
             assert b.features.shape[0] == int(mine.sum()), street
             np.testing.assert_array_equal(a.features[mine], b.features, err_msg=street)
             assert list(a.actions[mine]) == list(b.actions), street
+            np.testing.assert_array_equal(a.outcomes[mine], b.outcomes, err_msg=street)  # schema 3
+            assert not np.isnan(b.outcomes).any(), street  # ACPC logs give every hand's payoffs
     finally:
         shipped.close()
         again.close()
 
 
 def test_default_carries_checksums_and_reading_it_changes_nothing() -> None:
-    """Schema 2: every part, the similarity file, each index file and the catalog have a
+    """Schema 3 (2 + outcomes): every part, the similarity file, each index file and the catalog have a
     size and CRC-32 in the manifest (parts also Parquet page CRCs); opening and querying the
     shipped case base writes nothing into it."""
     import pyarrow.parquet as pq
@@ -82,7 +84,7 @@ def test_default_carries_checksums_and_reading_it_changes_nothing() -> None:
     cb = CaseBase.open(DEFAULT)
     try:
         m = cb.manifest
-        assert m.schema_version == SCHEMA_VERSION == 2
+        assert m.schema_version == SCHEMA_VERSION == 3
         for street in STREETS:
             for part in m.parts[street]:
                 assert file_checksum(DEFAULT / part["file"]) == {"bytes": part["bytes"], "crc32": part["crc32"]}

@@ -547,3 +547,30 @@ def test_build_report_warns_about_missing_folds_and_no_limit(tmp_path: Path) -> 
     assert any("no-limit" in x for x in report.warnings), report.warnings
     assert any(x.startswith("preflop: no fold cases") for x in report.warnings)
     assert report.to_dict()["warnings"] == report.warnings
+
+
+def test_case_arrays_are_shared_read_only_and_follow_appends(tmp_path: Path) -> None:
+    """cases() builds a street's arrays once (retrieval calls it per query); they are
+    read-only, and an append (here or in another CaseBase) gives new ones."""
+    rng = np.random.default_rng(21)
+    data = write_demo(tmp_path / "cb", rng)
+    with CaseBase.open(tmp_path / "cb") as cb, CaseBase.open(tmp_path / "cb") as other:
+        a = cb.cases("turn")
+        assert cb.cases("turn") is a
+        for arr in (a.features, a.actions, a.outcomes, a.case_ids):
+            with pytest.raises(ValueError, match="read-only"):
+                arr[0] = arr[1]
+        np.testing.assert_array_equal(a.features, data["turn"][0])
+        row = random_rows(rng, "turn", 1)
+        cb.append("turn", row, "r", outcome=2.5)
+        b = cb.cases("turn")
+        assert b is not a and len(b) == len(a) + 1 and b.actions[-1] == "r" and b.outcomes[-1] == 2.5
+        np.testing.assert_array_equal(b.features[-1], row[0])
+        assert len(a) == len(data["turn"][1])  # what a caller holds does not change under it
+        other.append("turn", row, "c")
+        cb.close()
+        reopened = CaseBase.open(tmp_path / "cb")
+        try:
+            assert len(reopened.cases("turn")) == len(a) + 2
+        finally:
+            reopened.close()

@@ -1,5 +1,8 @@
 """Case bases on disk: open one, validate it, query it, grow it durably.
 
+Each case row holds its features, the action taken, provenance and ``outcome`` (the
+hand's net result for the player who acted, in small bets, NULL when unknown; schema 3).
+
 Layout of ``casebases/<name>/``::
 
     manifest.json              schema version, feature set, games, sources, counts, parts
@@ -18,8 +21,10 @@ A case base is written by :class:`~cbr.store.writer.CaseBaseWriter`, then opened
 >>> cb = CaseBase.open(f"{root}/demo")
 >>> cb.count("preflop"), cb.sql("select count(*) from cases").fetchone()
 (2, (2,))
->>> cb.append("flop", np.zeros(12, np.float32), "f").tolist()     # a retained case
+>>> cb.append("flop", np.zeros(12, np.float32), "f", outcome=-1.0).tolist()  # a retained case
 [2]
+>>> cb.cases("flop").outcomes.tolist(), cb.cases("preflop").outcomes.tolist()  # NaN: unknown
+([-1.0], [nan, nan])
 
 Each appended batch (retained cases) becomes a new Parquet part written through a temp
 file + fsync + rename; the manifest is then replaced atomically and that is the commit.
@@ -76,7 +81,9 @@ __all__ = ["CaseBase", "CaseArrays"]
 
 @dataclass(frozen=True)
 class CaseArrays:
-    """A street's cases as arrays: ``features`` (n, d) float32, ``actions`` (n,) ``'f'/'c'/'r'``."""
+    """A street's cases as arrays: ``features`` (n, d) float32, ``actions`` (n,) ``'f'/'c'/'r'``,
+    ``outcomes`` (n,) float64: the hand's net result for the player who acted, in small
+    bets, NaN when unknown."""
 
     street: str
     feature_names: list[str]
@@ -84,6 +91,7 @@ class CaseArrays:
     features: np.ndarray
     actions: np.ndarray
     table: pa.Table
+    outcomes: np.ndarray
 
     def __len__(self) -> int:
         return len(self.case_ids)
@@ -96,6 +104,7 @@ class CaseBase:
         self.path = Path(path)
         self.manifest = manifest
         self._tables: dict[str, pa.Table] = {}
+        self._arrays: dict[str, CaseArrays] = {}  # built from the table in self._tables
         self._indexes: dict[str, "CaseIndex"] = {}
         self._dirty_indexes: set[str] = set()
         self._similarity: "SimilarityConfig | None" = None
@@ -266,16 +275,27 @@ class CaseBase:
         return self._tables[s]
 
     def cases(self, street: int | str) -> CaseArrays:
-        """Features (n, d) float32, actions and case ids of a street."""
+        """Features (n, d) float32, actions, outcomes (NaN = unknown) and case ids of a street.
+
+        Built once per loaded table and shared by later calls (until an append changes
+        the street), so the arrays are read-only."""
         s = street_name(street)
         t = self.table(s)
+        hit = self._arrays.get(s)
+        if hit is not None and hit.table is t:
+            return hit
         names = self.manifest.features[s]
         if t.num_rows:
             X = np.column_stack([t.column(f).to_numpy() for f in names]).astype(np.float32, copy=False)
         else:
             X = np.zeros((0, len(names)), np.float32)
-        return CaseArrays(s, list(names), t.column("case_id").to_numpy(), np.ascontiguousarray(X),
-                          np.asarray(t.column("action").to_pylist(), dtype="<U1"), t)
+        outcomes = t.column("outcome").to_numpy(zero_copy_only=False).astype(np.float64, copy=False)  # NULL -> NaN
+        arrays = CaseArrays(s, list(names), np.array(t.column("case_id").to_numpy()), np.ascontiguousarray(X),
+                            np.asarray(t.column("action").to_pylist(), dtype="<U1"), t, np.array(outcomes))
+        for a in (arrays.case_ids, arrays.features, arrays.actions, arrays.outcomes):
+            a.flags.writeable = False
+        self._arrays[s] = arrays
+        return arrays
 
     def sql(self, query: str) -> Any:
         """Run SQL on the views ``cases`` and ``cases_<street>``; returns a DuckDB result
@@ -471,7 +491,8 @@ class CaseBase:
         """Append cases to a street durably; returns their case ids.
 
         ``features``: one row (d,) or rows (n, d); ``actions``: ``'f'/'c'/'r'`` per row;
-        ``meta`` as in :meth:`~cbr.store.writer.CaseBaseWriter.add_rows` (source defaults to ``"retained"``).
+        ``meta`` as in :meth:`~cbr.store.writer.CaseBaseWriter.add_rows` (source defaults to ``"retained"``;
+        ``outcome``: the hand's result in small bets per row or for all rows, None/NaN = unknown).
         The new part is fsynced and renamed into place, then the manifest is replaced
         atomically (the commit). Loaded indexes are extended in memory and saved on
         :meth:`close`.
@@ -502,8 +523,10 @@ class CaseBase:
             stale = {x for x in STREETS if x != s and m.part_rows(x) != self.manifest.part_rows(x)}
             self._commit(m, catalog=False)
         self._tables.pop(s, None)
+        self._arrays.pop(s, None)
         for x in stale:
             self._tables.pop(x, None)
+            self._arrays.pop(x, None)
             self._indexes.pop(x, None)
         self._close_sql()
         if s in self._indexes:
@@ -515,14 +538,16 @@ class CaseBase:
                 del self._indexes[s]  # another process appended too: rebuilt on next use
         return ids
 
-    def retain(self, dp: DecisionPoint) -> int:
+    def retain(self, dp: DecisionPoint, outcome: float | None = None) -> int:
         """Append one decision made in play (``dp.action`` set), features from this case
-        base's own feature set; returns the case id."""
+        base's own feature set; returns the case id. ``outcome``: the hand's net result for
+        the player who acted, in small bets of ``dp.game`` (None = unknown, e.g. the hand is
+        still in play)."""
         fs = self.feature_set()
         meta = decision_meta([dp])
         actions = meta.pop("actions")
         meta["source"] = [dp.source or "retained"]
-        return int(self.append(dp.street, fs.row(dp), actions, **meta)[0])
+        return int(self.append(dp.street, fs.row(dp), actions, outcome=outcome, **meta)[0])
 
     def compact(self, street: int | str) -> None:
         """Merge a street's parts into one (many small parts accumulate from retention).
@@ -546,6 +571,7 @@ class CaseBase:
             if self._collect(m):  # no other reader open: the old parts go at once
                 self._commit(m)
         self._tables.pop(s, None)
+        self._arrays.pop(s, None)
         self._close_sql()
 
 

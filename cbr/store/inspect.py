@@ -1,6 +1,7 @@
 """``inspect(casebase)``: what a case base holds, computed through DuckDB.
 
-Counts per street, action and source, the distribution of every feature per street
+Counts per street, action and source, how many cases carry an outcome (and their mean,
+in small bets), the distribution of every feature per street
 (min, mean, max and quantiles), and ``warnings``: what the case base cannot answer
 honestly (an action kind missing or rare on a street, no-limit games; see
 :mod:`cbr.store.honesty`), as plain data for ``cbr casebase inspect``.
@@ -10,6 +11,8 @@ honestly (an action kind missing or rare on a street, no-limit games; see
 >>> flop = info["counts"]["flop"]; sorted(flop), flop["total"] == flop["f"] + flop["c"] + flop["r"]
 (['c', 'f', 'r', 'total'], True)
 >>> 0 < info["features"]["flop"]["hand_strength"]["q50"] < 1
+True
+>>> info["outcomes"]["flop"]["known"] == flop["total"]      # built from logs with payoffs
 True
 """
 from __future__ import annotations
@@ -45,6 +48,9 @@ def inspect(casebase: CaseBase | str | os.PathLike[str]) -> dict[str, Any]:
         "SELECT coalesce(source, '') AS source, street, count(*) FROM cases GROUP BY ALL ORDER BY ALL"
     ).fetchall():
         by_source.setdefault(source, {s: 0 for s in STREETS})[street] = int(n)
+    outcomes: dict[str, dict[str, Any]] = {s: {"known": 0, "mean": None} for s in STREETS}
+    for street, known, mean in cb.sql("SELECT street, count(outcome), avg(outcome) FROM cases GROUP BY ALL").fetchall():
+        outcomes[street] = {"known": int(known), "mean": None if mean is None else round(float(mean), 6)}
     features: dict[str, dict[str, dict[str, float | None]]] = {}
     qs = ", ".join(str(q) for q in QUANTILES)
     for s in STREETS:
@@ -71,6 +77,7 @@ def inspect(casebase: CaseBase | str | os.PathLike[str]) -> dict[str, Any]:
         "games": [g.get("name") for g in m.games],
         "total": sum(c["total"] for c in counts.values()),
         "counts": counts,
+        "outcomes": outcomes,
         "sources": by_source,
         "source_files": [{k: v for k, v in e.items() if k in ("source", "path", "sha256", "bytes")}
                          for e in m.sources if e.get("sha256")],

@@ -8,7 +8,9 @@ not list does not exist for readers.
 
 Schema version 2 adds integrity: every file the engine reads is listed with its size and
 CRC-32 (parts, the similarity file, each index file), checked when the file is first read;
-Parquet parts also carry page CRCs. Parts replaced by a compaction are kept as
+Parquet parts also carry page CRCs. Schema version 3 adds the ``outcome`` column to the
+cases (the hand's result for the player who acted, in small bets; NULL when unknown).
+Parts replaced by a compaction are kept as
 ``retired`` until no reader can still need them (see :mod:`cbr.store.casebase`). Every
 field is checked on reading; a bad one gives one :class:`CaseBaseError` line.
 
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import zlib
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -35,7 +38,7 @@ from cbr.store.durable import atomic_write_bytes
 __all__ = ["SCHEMA_VERSION", "MANIFEST", "ACTIONS", "PART_PATH_RE", "INDEX_PATH_RE", "Manifest", "read_manifest",
            "write_manifest", "engine_version", "file_checksum", "verify_file"]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 MANIFEST = "manifest.json"
 ACTIONS = ("f", "c", "r")
 #: A Parquet part's path inside the case base, and an index directory's (with its generation).
@@ -129,8 +132,10 @@ class Manifest:
             if type(got) is int and got > SCHEMA_VERSION:
                 hint = "it was written by a newer engine; upgrade cbr-holdem to read it"
             elif type(got) is int:
-                hint = ("it was written by an older engine; rebuild it with `cbr build`, or upgrade it in place "
-                        "with `python -m cbr.store.upgrade PATH`")
+                target = shlex.quote(str(Path(where).parent)) if where.endswith(MANIFEST) else "PATH"
+                hint = ("it was written by an older engine; upgrade it in place with `python -m cbr.store.upgrade "
+                        f"{target}` (its cases get an empty outcome column: outcomes cannot be recovered without the "
+                        "logs), or rebuild it from its logs with `cbr build` to fill the outcomes")
             else:
                 hint = "the field is missing or not an integer; is this a case base?"
             raise CaseBaseError(

@@ -28,7 +28,7 @@ __all__ = ["META_COLUMNS", "PART_RE", "street_name", "case_schema", "build_table
            "part_file", "next_part_number", "write_part", "part_entry", "read_part",
            "count_actions"]
 
-META_COLUMNS = ("action", "source", "hand_id", "player", "position", "game", "hole", "board", "history")
+META_COLUMNS = ("action", "source", "hand_id", "player", "position", "game", "hole", "board", "history", "outcome")
 PART_RE = re.compile(r"^part-(\d+)\.parquet$")
 
 
@@ -50,7 +50,13 @@ def street_name(street: int | str) -> str:
 
 
 def case_schema(feature_names: Sequence[str]) -> pa.Schema:
-    """Arrow schema of a street's cases: case_id, float32 features, action, provenance."""
+    """Arrow schema of a street's cases: case_id, float32 features, action, provenance,
+    and ``outcome``: float64, the net result of the whole hand for the player who acted, in
+    small bets of the hand's game (``GameDef.small_bet``); NULL when unknown.
+
+    >>> case_schema(["x"]).field("outcome").type
+    DataType(double)
+    """
     fields = [pa.field("case_id", pa.int64(), nullable=False)]
     fields += [pa.field(f, pa.float32(), nullable=False) for f in feature_names]
     fields += [
@@ -63,6 +69,7 @@ def case_schema(feature_names: Sequence[str]) -> pa.Schema:
         pa.field("hole", pa.string()),
         pa.field("board", pa.string()),
         pa.field("history", pa.string()),
+        pa.field("outcome", pa.float64()),
     ]
     return pa.schema(fields)
 
@@ -75,6 +82,20 @@ def _column(value: Any, n: int, name: str, kind: type) -> list[Any]:
     if len(out) != n:
         raise ValueError(f"{name}: {len(out)} values for {n} cases")
     return [None if x is None else kind(x) for x in out]
+
+
+def _outcome_column(value: Any, n: int) -> pa.Array:
+    """Outcomes per row from None/a number (all rows) or one value per row; None and NaN
+    become NULL (unknown); infinity is refused."""
+    if value is None or isinstance(value, (int, float, np.integer, np.floating)):
+        values = np.full(n, np.nan if value is None else float(value), dtype=np.float64)
+    else:
+        values = np.array([np.nan if v is None else v for v in value], dtype=np.float64)
+        if values.shape != (n,):
+            raise ValueError(f"outcome: {values.size} values for {n} cases")
+    if np.isinf(values).any():
+        raise ValueError("outcome contains infinity; use NaN or None for an unknown outcome")
+    return pa.array(values, pa.float64(), mask=np.isnan(values))
 
 
 def _cards_text(cards: Any) -> str | None:
@@ -111,14 +132,18 @@ def build_table(
     hole: Any = None,
     board: Any = None,
     history: Any = None,
+    outcome: Any = None,
 ) -> pa.Table:
     """Validate one batch of cases and make its Arrow table, case ids from ``first_id``.
 
     ``features``: (d,) or (n, d); ``actions``: one letter per case (a string ``"ccr"`` or a
-    list); meta columns: a scalar for every case or one value per case.
+    list); meta columns: a scalar for every case or one value per case. ``outcome``: the
+    hand's net result for the actor in small bets, None/NaN when unknown (stored as NULL).
 
     >>> build_table(["x"], 7, [[0.5], [1.0]], "cr", source="demo").column("case_id").to_pylist()
     [7, 8]
+    >>> build_table(["x"], 0, [[0.5], [1.0]], "cr", outcome=[-1.5, None]).column("outcome").to_pylist()
+    [-1.5, None]
     """
     d = len(feature_names)
     X = np.asarray(features, dtype=np.float32)
@@ -150,6 +175,7 @@ def build_table(
     cols["hole"] = pa.array(_cards_column(hole, n, "hole"), pa.string())
     cols["board"] = pa.array(_cards_column(board, n, "board"), pa.string())
     cols["history"] = pa.array(_column(history, n, "history", str), pa.string())
+    cols["outcome"] = _outcome_column(outcome, n)
     return pa.table(cols, schema=case_schema(feature_names))
 
 

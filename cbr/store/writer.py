@@ -165,9 +165,14 @@ class CaseBaseWriter:
         """Add one logged decision (``dp.action`` set); returns its case id."""
         return int(self.add_decisions([dp])[0])
 
-    def add_decisions(self, dps: Iterable[DecisionPoint]) -> np.ndarray:
-        """Add logged decisions through the feature set; returns their case ids in input order."""
+    def add_decisions(self, dps: Iterable[DecisionPoint], outcomes: Optional[Sequence[Optional[float]]] = None
+                      ) -> np.ndarray:
+        """Add logged decisions through the feature set; returns their case ids in input order.
+        ``outcomes``: per decision, the hand's net result for its player in small bets
+        (None/NaN = unknown; default: all unknown)."""
         dps = list(dps)
+        if outcomes is not None and len(outcomes) != len(dps):
+            raise ValueError(f"outcomes: {len(outcomes)} values for {len(dps)} decisions")
         ids = np.empty(len(dps), dtype=np.int64)
         for s_i, s in enumerate(STREETS):
             idx = [i for i, dp in enumerate(dps) if dp.street == s_i]
@@ -177,14 +182,17 @@ class CaseBaseWriter:
             X = np.vstack([self.feature_set.row(dp) for dp in chosen])
             for dp in chosen:
                 self.add_game(dp.game)
-            ids[idx] = self.add_rows(s, X, **decision_meta(chosen))
+            meta = decision_meta(chosen)
+            if outcomes is not None:
+                meta["outcome"] = [outcomes[i] for i in idx]
+            ids[idx] = self.add_rows(s, X, meta.pop("actions"), **meta)
         return ids
 
     def add_rows(self, street: int | str, features: np.ndarray, actions: Sequence[str], **meta: Any) -> np.ndarray:
         """Add precomputed rows of a street (e.g. from worker processes); returns case ids.
 
-        ``meta``: source, hand_id, player, position, game, hole, board, history: each a
-        scalar for all rows or one value per row.
+        ``meta``: source, hand_id, player, position, game, hole, board, history, outcome
+        (small bets, None/NaN = unknown): each a scalar for all rows or one value per row.
         """
         self._require_open()
         s = street_name(street)

@@ -262,7 +262,7 @@ def test_old_schema_says_how_to_upgrade_and_upgrade_works(pristine: tuple[Path, 
         for p in m["parts"][s]:
             del p["bytes"], p["crc32"]
     (copy / "manifest.json").write_text(json.dumps(m))
-    with pytest.raises(CaseBaseError, match=r"version 1, this engine reads version 2: .*cbr\.store\.upgrade"):
+    with pytest.raises(CaseBaseError, match=r"version 1, this engine reads version 3: .*cbr\.store\.upgrade"):
         CaseBase.open(copy)
     assert upgrade(copy) is True and upgrade(copy) is False
     assert answers(copy) == expected
