@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from cbr.errors import ConfigError
+from cbr.errors import CaseBaseError, ConfigError, GameError
 from cbr.game import preset
 from cbr.game.state import HandState
 from cbr.match import run_match
@@ -20,14 +20,16 @@ from evaluator_ext.cards import parse_cards
 GAME = preset("holdem.limit.2p")
 
 
-def tiny_casebase(path, flop_actions: str, *, streets=("flop",)) -> str:
+def tiny_casebase(path, flop_actions: str, *, streets=("flop",), outcome=0.0) -> str:
     """A case base whose given streets hold one case per letter of ``flop_actions``
-    (features drawn at random: fewer cases than fallback_k, so every case is retrieved)."""
+    (features drawn at random: fewer cases than fallback_k, so every case is retrieved);
+    ``outcome``: one value (or one per case) for every street, None = unknown."""
     rng = np.random.default_rng(len(flop_actions))
     with CaseBaseWriter(path, build_index=False) as w:
         for s in streets:
             d = 8 if s == "preflop" else 12
-            w.add_rows(s, rng.random((len(flop_actions), d)).astype(np.float32), list(flop_actions))
+            w.add_rows(s, rng.random((len(flop_actions), d)).astype(np.float32), list(flop_actions),
+                       outcome=outcome)
     return str(path)
 
 
@@ -130,8 +132,25 @@ def test_own_rng_is_seeded_by_the_policy_seed(tmp_path):
         assert [bot.decide(dp).action for _ in range(50)] != runs[0]
 
 
+def test_best_outcome_refuses_a_case_base_without_outcomes(tmp_path):
+    """Issue 8, bad input: best-outcome on a case base with no known outcome is one line."""
+    cb = tiny_casebase(tmp_path / "noout", "ffcccccrrr", outcome=None)
+    with pytest.raises(CaseBaseError, match="holds no case with an outcome"):
+        CBRPolicy(casebase=cb, reuse="best-outcome", seed=2).open()
+    from cli import app
+
+    result = CliRunner().invoke(app, ["match", "--players", f"cbr:casebase={cb}:reuse=best-outcome,call",
+                                      "--hands", "2"])
+    assert result.exit_code == 1 and len(result.stderr.strip().splitlines()) == 1, result.output
+
+
 def test_best_outcome_falls_back_without_outcomes(tmp_path):
-    cb = tiny_casebase(tmp_path / "noout", "ffcccccrrr")
+    """The retrieved (flop) cases carry no outcome, other cases do: fall back, and say so."""
+    cb = str(tmp_path / "noout")
+    with CaseBaseWriter(cb, build_index=False) as w:
+        rng = np.random.default_rng(10)
+        w.add_rows("flop", rng.random((10, 12)).astype(np.float32), list("ffcccccrrr"))
+        w.add_rows("preflop", rng.random((3, 8)).astype(np.float32), list("crr"), outcome=1.5)
     dp = flop_state(1).decision_point()
     with CBRPolicy(casebase=cb, reuse="best-outcome", seed=2) as bot:
         d = bot.decide(dp)
@@ -151,12 +170,23 @@ def test_best_outcome_action_choice():
     assert best_outcome_action(acts, [math.nan] * 6, "fcr") == (None, {})
 
 
-def test_street_without_cases_checks_or_calls(tmp_path):
+def test_street_without_cases_is_refused(tmp_path):
+    """Issue 8, bad input: a case base without the needed street is one clear line."""
     cb = tiny_casebase(tmp_path / "preonly", "rrr", streets=("preflop",))
     dp = flop_state(1).decision_point()
     with CBRPolicy(casebase=cb, reuse="probabilistic") as bot:
-        d = bot.decide(dp)
-    assert d.action == "c" and "no flop cases" in d.explanation
+        with pytest.raises(CaseBaseError, match="has no flop cases, so the cbr bot cannot decide on the flop"):
+            bot.decide(dp)
+
+
+def test_no_limit_game_for_a_limit_case_base_is_refused(tmp_path):
+    """Issue 8, bad input: a game the bot cannot play (no-limit for a limit case base)."""
+    nl = preset("holdem.nolimit.6p").with_players(2)
+    assert nl.betting != "limit"
+    st = HandState(nl, players=["a", "b"], hole_cards=[parse_cards("AhKd"), parse_cards("7c7d")])
+    with CBRPolicy(casebase="default") as bot:
+        with pytest.raises(GameError, match="cannot play .*holds only limit hands"):
+            bot.decide(st.decision_point())
 
 
 def test_options_are_checked_when_built(tmp_path):

@@ -163,6 +163,20 @@ class _Street:
             self.outcomes = np.asarray(col, dtype=np.float64)  # NULL -> NaN
 
 
+def _has_outcomes(cb: "CaseBase") -> bool:
+    """Whether any case of ``cb`` carries a known outcome (NULL = unknown)."""
+    import numpy as np
+
+    from cbr.game.gamedef import STREETS
+
+    for street in STREETS:
+        if cb.count(street):
+            outcomes = getattr(cb.cases(street), "outcomes", None)
+            if outcomes is not None and not np.all(np.isnan(outcomes)):
+                return True
+    return False
+
+
 class CBRPolicy(Policy):
     """The case-based bot. Options: ``casebase`` (a name or a path; ``default`` = the
     embedded default case base), ``similarity`` (a similarity TOML file used instead of
@@ -215,6 +229,7 @@ class CBRPolicy(Policy):
     def open(self) -> "CaseBase":
         """Open the case base (once) and read the similarity file if one was given."""
         if self._cb is None:
+            from cbr.errors import CaseBaseError
             from cbr.store import CaseBase
 
             cb = CaseBase.open(self._path)
@@ -232,6 +247,10 @@ class CBRPolicy(Policy):
                     config = cb.similarity()
                 self._weighted = bool(config.weighted_triple)
                 self._fs = cb.feature_set()
+                if self.reuse == "best-outcome" and not _has_outcomes(cb):
+                    raise CaseBaseError(f"case base {cb.name!r} holds no case with an outcome, which "
+                                        f"reuse=best-outcome needs: rebuild it from logs with payoffs "
+                                        f"(`cbr build`), or use reuse=probabilistic")
             except BaseException:
                 cb.close()
                 raise
@@ -269,17 +288,18 @@ class CBRPolicy(Policy):
         from cbr.game.gamedef import STREETS
         from cbr.retrieval import probability_triple
 
+        from cbr.errors import CaseBaseError, GameError
+
         rng = rng if rng is not None else self._rng
-        self.open()
+        cb = self.open()
+        if dp.game.betting != "limit" and all(g.get("betting", "limit") == "limit" for g in cb.manifest.games):
+            raise GameError(f"the cbr bot cannot play {dp.game.name!r} ({dp.game.betting}): case base "
+                            f"{cb.name!r} holds only limit hands, whose features count bets of a fixed size")
         street = STREETS[dp.street]
         data = self._street(street)
         if data.index is None:
-            played = legal_triple((0.0, 1.0, 0.0), dp.legal)
-            action = sample_action(played, rng)
-            d = CBRDecision(action, street, played, played, self.reuse, 0, False, data.case_ids[:0],
-                            f"case base {self._cb.name!r} has no {street} cases: {_NAMES[action]}")  # type: ignore[union-attr]
-            self.last_decision = d
-            return d
+            raise CaseBaseError(f"case base {cb.name!r} has no {street} cases, so the cbr bot cannot decide "
+                                f"on the {street}: build it from logs that reach the {street}")
         q = self._fs.row(dp)
         r = data.index.retrieve(q)
         ids = r.ids
