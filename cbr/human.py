@@ -38,7 +38,7 @@ from cbr.game.decision import DecisionPoint
 from cbr.game.gamedef import STREETS
 from cbr.game.state import HandState, seats_for_hand
 from cbr.logs.record import HandRecord
-from cbr.match import MAX_HANDS, _seen_by, deal_cards, default_game, seat_names
+from cbr.match import MAX_HANDS, deal_cards, default_game, seat_names
 from cbr.policies.base import Policy
 from cbr.policies.spec import policy_from_spec
 from evaluator_ext.cards import cards_str
@@ -159,6 +159,17 @@ def _table(state: HandState, you: int, labels: list[str], told: list[list[str]])
         if said:
             lines.append(f"{STREETS[street].capitalize()}: " + "; ".join(said))
     return lines
+
+
+def _seen_by(record: HandRecord, position: int) -> HandRecord:
+    """The record as ``position`` may see it after the hand (as :mod:`cbr.match` shows it to
+    its bots): its own cards, and the cards of players still in at a showdown."""
+    live = [not any(a.kind == "f" and a.position == p for a in record.actions) for p in range(record.n_players)]
+    showdown = sum(live) > 1
+    holes = tuple(h if p == position or (showdown and live[p]) else None for p, h in enumerate(record.hole_cards))
+    return HandRecord(record.source, record.line, record.hand_id, record.game, record.players, holes,
+                      record.board, record.actions, record.payoffs, record.stacks, record.posted,
+                      record.format, dict(record.extra))
 
 
 def _resolve(bots: Sequence[str | Policy], seed: int) -> list[Policy]:
