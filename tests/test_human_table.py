@@ -199,3 +199,12 @@ def test_cli_unknown_bot_is_one_line_exit_1():
     r = runner.invoke(app, ["play", "--human", "--bots", "nosuchbot"], input="")
     assert r.exit_code == 1
     assert "unknown policy 'nosuchbot'" in r.output
+
+
+def test_cli_default_bot_is_the_cbr_bot():
+    r = runner.invoke(app, ["play", "--human", "--hands", "2", "--seed", "1"], input="c\n" * 40)
+    assert r.exit_code == 0, r.output
+    final = r.output.strip().splitlines()[-1]
+    assert final.startswith("Result after 2 hands: you ") and ", cbr " in final
+    chips = [float(x) for x in re.findall(r"([+-][\d.]+) sb(?!/)", final)]
+    assert len(chips) == 2 and sum(chips) == pytest.approx(0.0)
