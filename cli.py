@@ -1020,17 +1020,34 @@ def make_client_policy(spec: str, seed: int) -> Any:
 def play_command(
     acpc: Annotated[Optional[str], typer.Option("--acpc", help="Play against the ACPC dealer at HOST:PORT.")] = None,
     policy: Annotated[str, typer.Option("--policy", help="The bot that plays: a policy spec NAME[:KEY=VALUE...], e.g. cbr:reuse=max-frequency (see `cbr plugins list`).")] = "ehs",
-    hands: Annotated[Optional[int], typer.Option("--hands", "-n", min=1, max=MAX_HANDS, help="Stop after this many hands [default: until the dealer closes].")] = None,
+    hands: Annotated[Optional[int], typer.Option("--hands", "-n", min=1, max=MAX_HANDS, help="Stop after this many hands [default: until the dealer closes; 10 with --human].")] = None,
     game: Annotated[Optional[str], typer.Option("--game", help="The dealer's game: preset, ACPC game-file name or .game file [default: holdem.limit.2p].")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the bot's choices.")] = 0,
     timeout: Annotated[float, typer.Option("--timeout", min=0.001, help="Seconds to wait for each line from the dealer.")] = 60.0,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result and every hand as JSON.")] = False,
+    human: Annotated[bool, typer.Option("--human", help="Play yourself, in the terminal, against --bots (keys on standard input: f, c, r, q).")] = False,
+    bots: Annotated[str, typer.Option("--bots", help="With --human: the bots at the table, comma-separated policy specs.")] = "cbr",
 ) -> None:
-    """Play a match as a client of an ACPC protocol 2.0.0 dealer."""
+    """Play a match as a client of an ACPC protocol 2.0.0 dealer (--acpc), or play yourself
+    against bots in the terminal (--human).
+
+    With --human, type one key (or word) a line: f fold, c check/call, r bet/raise, q quit;
+    a script can pipe them (end of input quits, the result is printed).
+
+    Example: cbr play --human --bots call,raise --hands 2
+    """
+    if acpc is not None and human:
+        raise usage_error("choose one mode: --acpc HOST:PORT or --human, not both", "--human")
+    if human:
+        if as_json or game is not None:
+            raise usage_error("--human plays the default limit game in text: no --json or --game",
+                              "--json" if as_json else "--game")
+        _play_human(bots, hands or 10, seed)
+        return
     from cbr.acpc.client import parse_address, play_acpc
 
     if acpc is None:
-        raise usage_error("say where the dealer is: --acpc HOST:PORT", "--acpc")
+        raise usage_error("say where the dealer is: --acpc HOST:PORT, or play yourself with --human", "--acpc")
     address = parse_address(acpc)
     g = _acpc_game(game, 2)
     bot = make_client_policy(policy, seed)
@@ -1040,6 +1057,26 @@ def play_command(
         return
     typer.echo(f"{policy}: {len(result.hands)} hands, {result.total:+.0f} chips "
                f"({result.sb_per_hand:+.3f} sb/h)")
+
+
+def _play_human(bots: str, hands: int, seed: int) -> None:
+    """`cbr play --human`: the table on stdout, one key (or word) a line from stdin."""
+    from cbr.human import play_human
+    from cbr.policies.spec import split_policy_specs
+
+    specs = split_policy_specs(bots)
+    if not specs:
+        raise usage_error("name at least one bot, e.g. --bots cbr", "--bots")
+
+    def read(prompt: str) -> Optional[str]:
+        typer.echo(prompt, nl=False)
+        line = sys.stdin.readline()
+        if not line:
+            typer.echo("")
+            return None
+        return line.rstrip("\n")
+
+    play_human(specs, hands, read=read, show=typer.echo, seed=seed)
 
 
 if __name__ == "__main__":  # pragma: no cover
