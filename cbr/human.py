@@ -38,9 +38,8 @@ from cbr.game.decision import DecisionPoint
 from cbr.game.gamedef import STREETS
 from cbr.game.state import HandState, seats_for_hand
 from cbr.logs.record import HandRecord
-from cbr.match import MAX_HANDS, deal_cards, default_game, seat_names
+from cbr.match import MAX_HANDS, deal_cards, default_game, resolve_players, seat_names, seen_by
 from cbr.policies.base import Policy
-from cbr.policies.spec import policy_from_spec
 from evaluator_ext.cards import cards_str
 
 __all__ = ["HumanResult", "QUIT", "parse_key", "play_human"]
@@ -161,24 +160,6 @@ def _table(state: HandState, you: int, labels: list[str], told: list[list[str]])
     return lines
 
 
-def _seen_by(record: HandRecord, position: int) -> HandRecord:
-    """The record as ``position`` may see it after the hand (as :mod:`cbr.match` shows it to
-    its bots): its own cards, and the cards of players still in at a showdown."""
-    live = [not any(a.kind == "f" and a.position == p for a in record.actions) for p in range(record.n_players)]
-    showdown = sum(live) > 1
-    holes = tuple(h if p == position or (showdown and live[p]) else None for p, h in enumerate(record.hole_cards))
-    return HandRecord(record.source, record.line, record.hand_id, record.game, record.players, holes,
-                      record.board, record.actions, record.payoffs, record.stacks, record.posted,
-                      record.format, dict(record.extra))
-
-
-def _resolve(bots: Sequence[str | Policy], seed: int) -> list[Policy]:
-    out: list[Policy] = []
-    for i, b in enumerate(bots, start=1):  # seat i, seeded as run_match seeds seat i
-        out.append(b if isinstance(b, Policy) else policy_from_spec(str(b).strip(), seed=seed * 1009 + i))
-    return out
-
-
 def play_human(
     bots: Sequence[str | Policy],
     hands: int,
@@ -203,7 +184,7 @@ def play_human(
         raise GameError(f"a human game seats 1 to 9 bots, got {len(bots)}")
     if isinstance(hands, bool) or not isinstance(hands, int) or not 1 <= hands <= MAX_HANDS:
         raise GameError(f"hands must be a whole number from 1 to {MAX_HANDS:,}, got {hands!r}")
-    policies = _resolve(bots, seed)
+    policies = resolve_players(bots, seed, first_seat=1)
     try:
         return _play(policies, hands, read, show, seed, name)
     finally:
@@ -286,7 +267,7 @@ def _play(bots: list[Policy], hands: int, read: Reader, show: Shower, seed: int,
         for pos, s in enumerate(seats):
             result.totals[s] += float(payoffs[pos])
             if s > 0 and observers[s - 1]:
-                bots[s - 1].observe(_seen_by(record, pos), pos)
+                bots[s - 1].observe(seen_by(record, pos), pos)
         result.hands += 1
         show(f"Hand {k + 1}: you {payoffs[you] / sb:+g} sb; running total {result.small_bets(0):+g} sb "
              f"over {result.hands} hand{'s' * (result.hands != 1)}")

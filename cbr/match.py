@@ -156,9 +156,11 @@ class MatchResult:
         }
 
 
-def _resolve(players: Sequence[str | Policy], seed: int) -> list[Policy]:
+def resolve_players(players: Sequence[str | Policy], seed: int, *, first_seat: int = 0) -> list[Policy]:
+    """Policies for seats ``first_seat``, ``first_seat + 1``, ...: a spec is built with the
+    seat's seed (``seed * 1009 + seat``), a :class:`Policy` is used as it is."""
     out: list[Policy] = []
-    for i, p in enumerate(players):
+    for i, p in enumerate(players, start=first_seat):
         if isinstance(p, Policy):
             out.append(p)
         elif isinstance(p, str):
@@ -229,7 +231,7 @@ def play_hand(
     )
 
 
-def _seen_by(record: HandRecord, position: int) -> HandRecord:
+def seen_by(record: HandRecord, position: int) -> HandRecord:
     """The record as ``position`` may see it after the hand: its own cards and those shown
     at a showdown (players not folded when more than one was left)."""
     live = [not any(a.kind == "f" and a.position == p for a in record.actions) for p in range(record.n_players)]
@@ -271,7 +273,7 @@ def run_match(
         raise GameError(f"a match seats 2 to 10 players, got {n}")
     if isinstance(hands, bool) or not isinstance(hands, int) or not 1 <= hands <= MAX_HANDS:
         raise GameError(f"hands must be a whole number from 1 to {MAX_HANDS:,}, got {hands!r}")
-    policies = _resolve(players, seed)
+    policies = resolve_players(players, seed)
     try:
         return _play_match(policies, hands, game, duplicate, seed, progress, log, keep_payoffs)
     finally:  # the bots built here by name (a case-based bot keeps its case base open)
@@ -312,7 +314,7 @@ def _play_match(policies: list[Policy], hands: int, game: GameDef | None, duplic
         for pos, s in enumerate(seats):
             won[s] = float(record.payoffs[pos])  # type: ignore[index]
             if observers[s]:
-                policies[s].observe(_seen_by(record, pos), pos)
+                policies[s].observe(seen_by(record, pos), pos)
         for s in range(n):
             totals[s] += won[s]
             if duplicate:
