@@ -1008,13 +1008,6 @@ def serve_dealer_command(
         typer.echo(f"log written to {log} (acpc)")
 
 
-def make_client_policy(spec: str, seed: int) -> Any:
-    """The policy `cbr play` plays: a policy spec, as in `cbr match --players`."""
-    from cbr.acpc.dealer import make_seat_policy
-
-    return make_seat_policy(spec, seed)
-
-
 @app.command("play")
 @guarded
 def play_command(
@@ -1050,7 +1043,9 @@ def play_command(
         raise usage_error("say where the dealer is: --acpc HOST:PORT, or play yourself with --human", "--acpc")
     address = parse_address(acpc)
     g = _acpc_game(game, 2)
-    bot = make_client_policy(policy, seed)
+    from cbr.policies.spec import policy_from_spec
+
+    bot = policy_from_spec(policy, seed=seed)
     result = play_acpc(address, bot, g, hands=hands, seed=seed, timeout=timeout)
     if as_json:
         print_json(result.to_dict())

@@ -156,15 +156,25 @@ class MatchResult:
         }
 
 
+def seat_seed(seed: int, seat: int) -> int:
+    """The seed of the bot at ``seat`` in a match seeded ``seed`` (the same in ``cbr match``,
+    the ACPC dealer and the human table, so they play the same bots on the same deals).
+
+    >>> seat_seed(0, 1), seat_seed(2, 0)
+    (1, 2018)
+    """
+    return seed * 1009 + seat
+
+
 def resolve_players(players: Sequence[str | Policy], seed: int, *, first_seat: int = 0) -> list[Policy]:
-    """Policies for seats ``first_seat``, ``first_seat + 1``, ...: a spec is built with the
-    seat's seed (``seed * 1009 + seat``), a :class:`Policy` is used as it is."""
+    """Policies for seats ``first_seat``, ``first_seat + 1``, ...: a spec is built with
+    :func:`seat_seed`, a :class:`Policy` is used as it is."""
     out: list[Policy] = []
     for i, p in enumerate(players, start=first_seat):
         if isinstance(p, Policy):
             out.append(p)
         elif isinstance(p, str):
-            out.append(policy_from_spec(p.strip(), seed=seed * 1009 + i))
+            out.append(policy_from_spec(p.strip(), seed=seat_seed(seed, i)))
         else:
             raise ValueError(f"player {i}: expected a policy name or a Policy, got {type(p).__name__}")
     return out
@@ -177,7 +187,15 @@ def seat_names(policies: Sequence[Policy]) -> list[str]:
     >>> seat_names([C(), R(), C()])
     ['call-1', 'random', 'call-3']
     """
-    names = [p.name for p in policies]
+    return unique_names([p.name for p in policies])
+
+
+def unique_names(names: Sequence[str]) -> list[str]:
+    """Names numbered by seat where one appears twice.
+
+    >>> unique_names(["remote", "ehs", "remote"])
+    ['remote-1', 'ehs', 'remote-3']
+    """
     return [f"{nm}-{i + 1}" if names.count(nm) > 1 else nm for i, nm in enumerate(names)]
 
 
@@ -259,7 +277,7 @@ def run_match(
     ``duplicate=True`` plays ``ceil(hands / n)`` deals, each ``n`` times with the seats
     rotated (so ``hands`` is rounded up to a multiple of ``n``). ``progress(k)`` is called
     with the number of hands finished since the previous call; ``log`` receives every
-    hand's full :class:`HandRecord`. Policies named by string get ``seed=seed*1009+seat``.
+    hand's full :class:`HandRecord`. Policies named by string get ``seed=seat_seed(seed, seat)``.
     Results take constant memory; ``keep_payoffs=True`` also returns every hand's payoffs
     (``MatchResult.hand_payoffs``, memory per hand).
     Players named by string are policy specs (``NAME:KEY=VALUE:...``, :mod:`cbr.policies.spec`);

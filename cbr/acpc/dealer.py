@@ -31,28 +31,15 @@ from cbr.errors import GameError, ProtocolError
 from cbr.game.gamedef import GameDef
 from cbr.game.state import HandState, seats_for_hand
 from cbr.logs.record import HandRecord
-from cbr.match import MAX_HANDS, deal_cards, default_game
+from cbr.match import MAX_HANDS, deal_cards, default_game, seat_seed, unique_names
 from cbr.policies.base import Policy
+from cbr.policies.spec import policy_from_spec
 
 if TYPE_CHECKING:  # pragma: no cover
     from cbr.logs.writers import HandLogWriter
 
 REMOTE = "remote"
 _BOARD_STEPS = ((0, 3), (3, 4), (4, 5))
-
-
-def make_seat_policy(spec: str, seed: int) -> Policy:
-    """The built-in bot for a seat: a policy spec, ``NAME[:KEY=VALUE...]`` (see
-    :mod:`cbr.policies.spec`), the same syntax ``cbr match --players`` takes.
-
-    >>> make_seat_policy("call", 0).name
-    'call'
-    >>> make_seat_policy("cbr:reuse=max-frequency", 0).name
-    'cbr'
-    """
-    from cbr.policies.spec import policy_from_spec
-
-    return policy_from_spec(spec.strip(), seed=seed)
 
 
 @dataclass(frozen=True)
@@ -97,9 +84,8 @@ class Dealer:
         self.host, self.port = host, port
         self.timeout, self.connect_timeout = timeout, connect_timeout
         self.policies: list[Optional[Policy]] = [
-            None if s == REMOTE else make_seat_policy(s, seed * 1009 + i) for i, s in enumerate(self.seats)]
-        base = [REMOTE if p is None else p.name for p in self.policies]
-        self.names = [f"{nm}-{i + 1}" if base.count(nm) > 1 else nm for i, nm in enumerate(base)]
+            None if s == REMOTE else policy_from_spec(s, seed=seat_seed(seed, i)) for i, s in enumerate(self.seats)]
+        self.names = unique_names([REMOTE if p is None else p.name for p in self.policies])
         self.channels: list[Optional[LineChannel]] = [None] * n
         self._server: Optional[socket.socket] = None
         self._earlier: dict[int, list[str]] = {}   # states sent earlier in this hand, per seat
