@@ -69,7 +69,7 @@ def test_default_cases_are_reproducible_from_one_log(tmp_path: Path, monkeypatch
 
 
 def test_default_carries_checksums_and_reading_it_changes_nothing() -> None:
-    """Schema 3 (2 + outcomes): every part, the similarity file, each index file and the catalog have a
+    """Schema 4 (2 + outcomes + retention provenance): every part, the similarity file, each index file and the catalog have a
     size and CRC-32 in the manifest (parts also Parquet page CRCs); opening and querying the
     shipped case base writes nothing into it."""
     import pyarrow.parquet as pq
@@ -84,7 +84,7 @@ def test_default_carries_checksums_and_reading_it_changes_nothing() -> None:
     cb = CaseBase.open(DEFAULT)
     try:
         m = cb.manifest
-        assert m.schema_version == SCHEMA_VERSION == 3
+        assert m.schema_version == SCHEMA_VERSION == 4 and m.log is None
         for street in STREETS:
             for part in m.parts[street]:
                 assert file_checksum(DEFAULT / part["file"]) == {"bytes": part["bytes"], "crc32": part["crc32"]}

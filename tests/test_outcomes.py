@@ -208,7 +208,7 @@ def test_schema_2_is_refused_with_the_upgrade_command_and_the_upgrade_works(
     with pytest.raises(CaseBaseError) as err:
         CaseBase.open(path)
     msg = str(err.value)
-    assert "\n" not in msg and "schema version 2, this engine reads version 3" in msg
+    assert "\n" not in msg and "schema version 2, this engine reads version 4" in msg
     assert f"python -m cbr.store.upgrade {path}" in msg and "outcome" in msg and "cbr build" in msg
     # the CLI: one line, exit 1
     res = _cli("cli.py", "casebase", "inspect", str(path))
@@ -217,11 +217,11 @@ def test_schema_2_is_refused_with_the_upgrade_command_and_the_upgrade_works(
     # the upgrade command
     res = _cli("-m", "cbr.store.upgrade", str(path))
     assert res.returncode == 0, res.stderr
-    assert "upgraded to schema version 3" in res.stdout and "outcomes unknown" in res.stdout
+    assert "upgraded to schema version 4" in res.stdout and "outcomes unknown" in res.stdout
     res = _cli("-m", "cbr.store.upgrade", str(path))
-    assert res.returncode == 0 and "already at schema version 3" in res.stdout
+    assert res.returncode == 0 and "already at schema version 4" in res.stdout
     with CaseBase.open(path) as cb:
-        assert cb.manifest.schema_version == 3 and cb.manifest.retired == []
+        assert cb.manifest.schema_version == 4 and cb.manifest.retired == []
         for s in STREETS:
             c = cb.cases(s)
             np.testing.assert_array_equal(c.case_ids, before[s][0])
@@ -241,7 +241,7 @@ def test_schema_2_is_refused_with_the_upgrade_command_and_the_upgrade_works(
         assert cb.cases("flop").outcomes[-1] == 1.0
 
 
-def test_schema_1_without_outcomes_upgrades_to_3(tmp_path: Path, acpc_match: tuple[Path, Path]) -> None:
+def test_schema_1_without_outcomes_upgrades_to_current(tmp_path: Path, acpc_match: tuple[Path, Path]) -> None:
     _, built = acpc_match
     path = tmp_path / "older"
     shutil.copytree(built, path)
@@ -252,9 +252,9 @@ def test_schema_1_without_outcomes_upgrades_to_3(tmp_path: Path, acpc_match: tup
         for p in m["parts"][s]:
             del p["bytes"], p["crc32"]
     (path / "manifest.json").write_text(json.dumps(m))
-    with pytest.raises(CaseBaseError, match=r"version 1, this engine reads version 3: .*cbr\.store\.upgrade"):
+    with pytest.raises(CaseBaseError, match=r"version 1, this engine reads version 4: .*cbr\.store\.upgrade"):
         CaseBase.open(path)
-    assert upgrade(path) is True and upgrade(path) is False
+    assert upgrade(path) == 1 and upgrade(path) == 0
     with CaseBase.open(path) as cb:
         assert sum(np.isnan(cb.cases(s).outcomes).sum() for s in STREETS) == cb.count()
 
@@ -278,7 +278,7 @@ def test_damaged_schema_2_part_is_not_upgraded(tmp_path: Path, acpc_match: tuple
     # the parts it wrote for the streets before the damaged one are removed again
     assert sorted(p.relative_to(path) for p in path.rglob("*.parquet")) == files_before
     f.write_bytes(bytes(data[: len(data) // 2]) + bytes([data[len(data) // 2] ^ 0x01]) + bytes(data[len(data) // 2 + 1:]))
-    assert upgrade(path) is True  # repaired: the upgrade goes through
+    assert upgrade(path) == 2  # repaired: the upgrade goes through
     with CaseBase.open(path) as cb:
         assert cb.count("turn") == len(cb.cases("turn").outcomes)
 

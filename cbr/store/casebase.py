@@ -10,6 +10,7 @@ Layout of ``casebases/<name>/``::
     cases/<street>/part-NNNNN.parquet   the cases of a street, in parts
     catalog.duckdb             SQL views over the parts (relative paths)
     index/<street>/            one retrieval index per street (index.faiss, cases.npy, meta.json)
+    retained/log-NNNNN.bin     the retention log: cases retained in play, after the parts
 
 A case base is written by :class:`~cbr.store.writer.CaseBaseWriter`, then opened here:
 
@@ -26,10 +27,14 @@ A case base is written by :class:`~cbr.store.writer.CaseBaseWriter`, then opened
 >>> cb.cases("flop").outcomes.tolist(), cb.cases("preflop").outcomes.tolist()  # NaN: unknown
 ([-1.0], [nan, nan])
 
-Each appended batch (retained cases) becomes a new Parquet part written through a temp
-file + fsync + rename; the manifest is then replaced atomically and that is the commit.
-A crash in between leaves an unlisted part that readers ignore and the next writer
-deletes; temp files of dead processes are removed on the next open or write.
+Retained cases (:meth:`CaseBase.append`, :meth:`CaseBase.retain_hand`) go to the
+retention log (:mod:`cbr.store.retention_log`): one CRC'd record per commit, one
+``fsync``, the manifest untouched, so an append costs the same however large the case
+base is. Readers see the listed parts, then the log's committed records (a torn last
+record of a killed writer is ignored and truncated by the next writer).
+:meth:`CaseBase.fold` moves the log's cases into Parquet parts and starts a new log in
+one manifest commit. A crash in between leaves an unlisted part that readers ignore and
+the next writer deletes; temp files of dead processes are removed on the next open or write.
 
 Integrity: every file is checked against the size and CRC-32 the manifest lists when it is
 first read (Parquet pages also against their page CRCs); damage is a :class:`CaseBaseError`
@@ -67,7 +72,8 @@ from cbr.game.gamedef import STREETS, GameDef
 from cbr.store import catalog as _catalog
 from cbr.store.durable import remove_dead_builds, remove_dead_temp
 from cbr.store.indexes import default_similarity, load_index, load_similarity, new_index, save_index, street_similarity
-from cbr.store.manifest import (INDEX_PATH_RE, MANIFEST, Manifest, file_checksum, now_utc, read_manifest, verify_file,
+from cbr.store.retention_log import RetentionLog, log_file
+from cbr.store.manifest import (LOG_PATH_RE, INDEX_PATH_RE, MANIFEST, Manifest, file_checksum, now_utc, read_manifest, verify_file,
                                 write_manifest)
 from cbr.store.parts import (PART_RE, build_table, case_schema, count_actions, decision_meta,
                              next_part_number, part_entry, part_file, read_part, street_name, write_part)
@@ -112,6 +118,9 @@ class CaseBase:
         self._con: Any = None
         self._reader_lock = reader_lock
         self._verified: set[str] = set()  # parts whose checksum was checked
+        # retention logs after the listed parts, in order: the manifest's, then newer
+        # generations started by another process's fold (loaded on first use)
+        self._logs: list[RetentionLog] | None = None
         #: What opening or reading repaired on the way (e.g. a damaged index rebuilt).
         self.notes: list[str] = []
 
@@ -196,8 +205,26 @@ class CaseBase:
     def count(self, street: int | str | None = None) -> int:
         """Cases of a street, or of all streets."""
         if street is None:
-            return self.manifest.total_cases
-        return self.manifest.counts[street_name(street)]["total"]
+            return sum(self.count(s) for s in STREETS)
+        s = street_name(street)
+        return self.manifest.counts[s]["total"] + sum(log.rows[s] for log in self._retention_logs())
+
+    def _retention_logs(self) -> list[RetentionLog]:
+        """The retention logs this object reads after the listed parts (read once)."""
+        if self._logs is None:
+            logs = []
+            if self.manifest.log:
+                log = RetentionLog(self.path / self.manifest.log, self.manifest.next_case_id)
+                log.refresh()
+                logs.append(log)
+            self._logs = logs
+        return self._logs
+
+    @property
+    def next_case_id(self) -> int:
+        """The id the next retained case gets (as far as this object has read)."""
+        logs = self._retention_logs()
+        return logs[-1].next_id if logs else self.manifest.next_case_id
 
     def games(self) -> list[GameDef]:
         return [GameDef.from_dict(g) for g in self.manifest.games]
@@ -266,13 +293,20 @@ class CaseBase:
                     raise CaseBaseError(f"{self.path}: {entry['file']} holds {t.num_rows} cases, "
                                         f"the manifest says {entry['rows']}")
                 tables.append(t)
+            tables += [log.table(s, schema) for log in self._retention_logs() if log.rows[s]]
             table = pa.concat_tables(tables) if tables else schema.empty_table()
             ids = table.column("case_id").to_numpy()
-            if len(ids) and (ids[0] < 0 or ids[-1] >= self.manifest.next_case_id or np.any(np.diff(ids) <= 0)):
+            if len(ids) and (ids[0] < 0 or ids[-1] >= self.next_case_id or np.any(np.diff(ids) <= 0)):
                 raise CaseBaseError(f"{self.path}: the case ids of {s} are not increasing below next_case_id "
-                                    f"{self.manifest.next_case_id}; the case base is damaged")
+                                    f"{self.next_case_id}; the case base is damaged")
             self._tables[s] = table
         return self._tables[s]
+
+    def rows_since(self, street: int | str, start: int) -> CaseArrays:
+        """The street's cases from row ``start`` on (retained since a caller last looked):
+        costs the new rows only. Rows are in :meth:`table` order (row number = index id)."""
+        s = street_name(street)
+        return _arrays(s, self.manifest.features[s], self.table(s).slice(start))
 
     def cases(self, street: int | str) -> CaseArrays:
         """Features (n, d) float32, actions, outcomes (NaN = unknown) and case ids of a street.
@@ -284,17 +318,7 @@ class CaseBase:
         hit = self._arrays.get(s)
         if hit is not None and hit.table is t:
             return hit
-        names = self.manifest.features[s]
-        if t.num_rows:
-            X = np.column_stack([t.column(f).to_numpy() for f in names]).astype(np.float32, copy=False)
-        else:
-            X = np.zeros((0, len(names)), np.float32)
-        outcomes = t.column("outcome").to_numpy(zero_copy_only=False).astype(np.float64, copy=False)  # NULL -> NaN
-        arrays = CaseArrays(s, list(names), np.array(t.column("case_id").to_numpy()), np.ascontiguousarray(X),
-                            np.asarray(t.column("action").to_pylist(), dtype="<U1"), t, np.array(outcomes))
-        for a in (arrays.case_ids, arrays.features, arrays.actions, arrays.outcomes):
-            a.flags.writeable = False
-        self._arrays[s] = arrays
+        arrays = self._arrays[s] = _arrays(s, self.manifest.features[s], t)
         return arrays
 
     def sql(self, query: str) -> Any:
@@ -309,7 +333,12 @@ class CaseBase:
                     if entry["file"] not in self._verified:
                         verify_file(self.path / entry["file"], entry, str(self.path))
                         self._verified.add(entry["file"])
-            self._con = _catalog.connect(self.path, self.manifest)
+            logged = {}
+            for s in STREETS:
+                if any(log.rows[s] for log in self._retention_logs()):
+                    schema = case_schema(self.manifest.features[s])
+                    logged[s] = pa.concat_tables([log.table(s, schema) for log in self._retention_logs()])
+            self._con = _catalog.connect(self.path, self.manifest, logged)
         try:
             with _interruptible(self._con):
                 return self._con.execute(query)
@@ -395,7 +424,7 @@ class CaseBase:
                 if index is None:
                     continue
                 size = index.n_cases_
-                if size != m.counts[s]["total"] or size == 0:
+                if size != _committed_count(self.path, m, s) or size == 0:
                     continue  # someone appended meanwhile, or nothing to index: rebuild later
                 old = m.index.get(s)
                 m.index[s] = save_index(index, self.path, s, old)
@@ -468,6 +497,12 @@ class CaseBase:
                 for f in d.iterdir():
                     if PART_RE.match(f.name) and f"cases/{s}/{f.name}" not in keep:
                         f.unlink(missing_ok=True)
+        d = self.path / "retained"
+        if d.is_dir():
+            for f in d.iterdir():
+                rel = f"retained/{f.name}"
+                if LOG_PATH_RE.match(rel) and rel not in keep and rel != m.log:
+                    f.unlink(missing_ok=True)  # a generation a killed fold created but never committed
         d = self.path / "index"
         remove_dead_temp(d)
         if d.is_dir():
@@ -488,73 +523,191 @@ class CaseBase:
         return False
 
     def append(self, street: int | str, features: np.ndarray, actions: Sequence[str] | str, **meta: Any) -> np.ndarray:
-        """Append cases to a street durably; returns their case ids.
+        """Append cases to a street durably (one retention-log record); returns their case ids.
 
         ``features``: one row (d,) or rows (n, d); ``actions``: ``'f'/'c'/'r'`` per row;
         ``meta`` as in :meth:`~cbr.store.writer.CaseBaseWriter.add_rows` (source defaults to ``"retained"``;
-        ``outcome``: the hand's result in small bets per row or for all rows, None/NaN = unknown).
-        The new part is fsynced and renamed into place, then the manifest is replaced
-        atomically (the commit). Loaded indexes are extended in memory and saved on
-        :meth:`close`.
+        ``outcome``: the hand's result in small bets per row or for all rows, None/NaN = unknown;
+        ``match_id``, ``seat``, ``opponents``, ``retained_at``: provenance of play).
+        Loaded indexes are extended in memory and saved on :meth:`close`.
         """
         s = street_name(street)
         meta.setdefault("source", "retained")
-        with self._lock():
-            m = read_manifest(self.path)  # another process may have appended
-            self._collect(m)
-            names = m.features[s]
-            table = build_table(names, m.next_case_id, features, actions, **meta)
-            ids = table.column("case_id").to_numpy()
-            if table.num_rows == 0:
-                return ids
-            rel = _free_part(self.path, s, m)
-            m.parts[s].append(part_entry(rel, table.num_rows, write_part(self.path / rel, table)))
-            count_actions(m.counts[s], table.column("action").to_pylist())
-            m.next_case_id += table.num_rows
-            src_counts = {}
-            for src in table.column("source").to_pylist():
-                src_counts[src or ""] = src_counts.get(src or "", 0) + 1
-            for src, k in src_counts.items():
-                entry = next((e for e in m.sources if e.get("source") == src), None)
-                if entry is None:
-                    entry = {"source": src, "cases": 0}
-                    m.sources.append(entry)
-                entry["cases"] = int(entry.get("cases", 0)) + k
-            stale = {x for x in STREETS if x != s and m.part_rows(x) != self.manifest.part_rows(x)}
-            self._commit(m, catalog=False)
-        self._tables.pop(s, None)
-        self._arrays.pop(s, None)
-        for x in stale:
-            self._tables.pop(x, None)
-            self._arrays.pop(x, None)
-            self._indexes.pop(x, None)
-        self._close_sql()
-        if s in self._indexes:
-            index = self._indexes[s]
-            if index.n_cases_ + table.num_rows == self.count(s):
-                index.add(np.asarray(features, dtype=np.float32).reshape(-1, len(names)))
-                self._dirty_indexes.add(s)
-            else:
-                del self._indexes[s]  # another process appended too: rebuilt on next use
-        return ids
+        return self.append_streets({s: (features, actions, meta)})[s]
 
-    def retain(self, dp: DecisionPoint, outcome: float | None = None) -> int:
+    def append_streets(self, batches: dict[str, tuple[Any, Any, dict[str, Any]]]) -> dict[str, np.ndarray]:
+        """Append cases of several streets as ONE durable commit (a hand's decisions): all
+        or none survive a crash. ``batches``: street -> (features, actions, meta) as in
+        :meth:`append`; returns the case ids per street. Cost: one record and one
+        ``fsync``, whatever the size of the case base.
+
+        >>> import tempfile, numpy as np
+        >>> from cbr.store.writer import CaseBaseWriter
+        >>> root = tempfile.mkdtemp()
+        >>> with CaseBaseWriter(f"{root}/demo", build_index=False) as w:
+        ...     ids = w.add_rows("preflop", np.ones((2, 8), np.float32), ["c", "r"])
+        >>> cb = CaseBase.open(f"{root}/demo")
+        >>> ids = cb.append_streets({"preflop": (np.zeros(8), "c", {}), "flop": (np.zeros((2, 12)), "rf", {})})
+        >>> {s: v.tolist() for s, v in ids.items()}, cb.count()
+        ({'preflop': [2], 'flop': [3, 4]}, 5)
+        """
+        items = [(street_name(s), b) for s, b in batches.items()]
+        with self._lock():
+            log = self._writable_log()
+            next_id = log.next_id
+            tables: dict[str, pa.Table] = {}
+            for s, (features, actions, meta) in sorted(items, key=lambda x: STREETS.index(x[0])):
+                t = build_table(self.manifest.features[s], next_id, features, actions, **meta)
+                tables[s] = t
+                next_id += t.num_rows
+            log.append(tables)
+        for s, t in tables.items():
+            self._absorb(s, t)
+        return {s: tables[s].column("case_id").to_numpy() for s, _ in items}
+
+    def _writable_log(self) -> RetentionLog:
+        """The log to append to, after reading what other processes committed (write lock
+        held): starts the first log generation, or follows a fold made by another process."""
+        m = read_manifest(self.path)
+        logs = self._retention_logs()
+        for log in logs:  # what others committed to the logs we read
+            for s, tables in log.refresh().items():
+                for t in tables:
+                    self._absorb(s, t)
+        known = logs[-1].next_id if logs else self.manifest.next_case_id
+        if logs and m.log is not None and logs[-1].path == self.path / m.log:
+            return logs[-1]
+        if m.next_case_id != known:  # cases we have not read were added: read the case base anew
+            self.manifest, self._logs = m, None
+            self._tables.clear()
+            self._arrays.clear()
+            self._indexes.clear()
+            self._dirty_indexes.clear()
+            self._close_sql()
+            return self._writable_log()
+        if m.log is None:  # the first retention: start a log (one manifest commit)
+            self._collect(m)
+            rel = log_file(_next_generation(self.path))
+            _create_empty(self.path / rel)
+            m.log = rel
+            write_manifest(self.path, m)  # the parts are unchanged, and so is the catalog over them
+            self.manifest = copy.deepcopy(m)
+        log = RetentionLog(self.path / m.log, m.next_case_id)  # a fold moved what we read into parts
+        for s, tables in log.refresh().items():
+            for t in tables:
+                self._absorb(s, t)
+        self._retention_logs().append(log)
+        return log
+
+    def _absorb(self, s: str, t: pa.Table) -> None:
+        """Extend what this object has loaded by rows just committed to the log."""
+        if t.num_rows == 0:
+            return
+        if s in self._tables:
+            self._tables[s] = pa.concat_tables([self._tables[s], t.cast(self._tables[s].schema)])
+        self._arrays.pop(s, None)
+        self._close_sql()
+        index = self._indexes.get(s)
+        if index is not None:
+            names = self.manifest.features[s]
+            index.add(np.column_stack([t.column(f).to_numpy() for f in names]).astype(np.float32))
+            self._dirty_indexes.add(s)
+
+    def retain(self, dp: DecisionPoint, outcome: float | None = None, **provenance: Any) -> int:
         """Append one decision made in play (``dp.action`` set), features from this case
         base's own feature set; returns the case id. ``outcome``: the hand's net result for
         the player who acted, in small bets of ``dp.game`` (None = unknown, e.g. the hand is
-        still in play)."""
-        fs = self.feature_set()
-        meta = decision_meta([dp])
-        actions = meta.pop("actions")
-        meta["source"] = [dp.source or "retained"]
-        return int(self.append(dp.street, fs.row(dp), actions, outcome=outcome, **meta)[0])
+        still in play); ``provenance``: ``match_id``, ``seat``, ``opponents``, ``retained_at``."""
+        return int(self.retain_hand([dp], [outcome], **provenance)[0])
 
-    def compact(self, street: int | str) -> None:
-        """Merge a street's parts into one (many small parts accumulate from retention).
+    def retain_hand(self, dps: Sequence[DecisionPoint], outcomes: Sequence[float | None] | None = None,
+                    **provenance: Any) -> list[int]:
+        """Append the decisions of one hand as one durable commit (see :meth:`append_streets`);
+        returns their case ids in the order given. ``outcomes``: one per decision (None =
+        unknown); ``provenance``: scalar or per-decision ``match_id``, ``seat``,
+        ``opponents``, ``retained_at``."""
+        if not dps:
+            return []
+        fs = self.feature_set()
+        outs = list(outcomes) if outcomes is not None else [None] * len(dps)
+        if len(outs) != len(dps):
+            raise ValueError(f"outcomes: {len(outs)} values for {len(dps)} decisions")
+        per_dp = {k: (list(v) if isinstance(v, (list, tuple)) else [v] * len(dps)) for k, v in provenance.items()}
+        by_street: dict[str, list[int]] = {}
+        for i, dp in enumerate(dps):
+            by_street.setdefault(STREETS[dp.street], []).append(i)
+        batches: dict[str, tuple[Any, Any, dict[str, Any]]] = {}
+        for s, idx in by_street.items():
+            chosen = [dps[i] for i in idx]
+            meta = decision_meta(chosen)
+            actions = meta.pop("actions")
+            meta["source"] = [dp.source or "retained" for dp in chosen]
+            meta["outcome"] = [outs[i] for i in idx]
+            for k, v in per_dp.items():
+                meta[k] = [v[i] for i in idx]
+            batches[s] = (np.vstack([fs.row(dp) for dp in chosen]), actions, meta)
+        ids = self.append_streets(batches)
+        out = [0] * len(dps)
+        for s, idx in by_street.items():
+            for i, cid in zip(idx, ids[s].tolist()):
+                out[i] = int(cid)
+        return out
+
+    def fold(self) -> int:
+        """Move the retention log's cases into Parquet parts (one per street) and start a
+        new log generation, in one manifest commit; returns the number of cases moved.
+        The old log is retired (deleted when no reader has the case base open). What this
+        object has loaded stays valid: the same cases in the same order."""
+        with self._lock():
+            m = read_manifest(self.path)
+            self._collect(m)
+            if m.log is None:
+                return 0
+            log = RetentionLog(self.path / m.log, m.next_case_id)
+            log.refresh()
+            moved = sum(log.rows.values())
+            if moved == 0:
+                return 0
+            for s in STREETS:
+                if not log.rows[s]:
+                    continue
+                table = log.table(s, case_schema(m.features[s]))
+                rel = _free_part(self.path, s, m)
+                m.parts[s].append(part_entry(rel, table.num_rows, write_part(self.path / rel, table)))
+                count_actions(m.counts[s], table.column("action").to_pylist())
+                _count_sources(m, table.column("source").to_pylist())
+            m.next_case_id = log.next_id
+            rel = log_file(_next_generation(self.path))
+            _create_empty(self.path / rel)
+            m.retired.append({"file": m.log, "since": now_utc()})
+            m.log = rel
+            self._commit(m)
+            if self._collect(m):
+                self._commit(m)
+            mine = self._logs is not None and [l.next_id for l in self._logs][-1:] == [log.next_id]
+        if mine:  # this object had read every folded case: keep its tables, follow the new log
+            self._logs = [RetentionLog(self.path / rel, m.next_case_id)]
+        else:
+            self._logs = None
+            self._tables.clear()
+            self._arrays.clear()
+            self._indexes.clear()
+            self._dirty_indexes.clear()
+        self.manifest = m
+        self._close_sql()
+        return moved
+
+    def compact(self, street: int | str | None = None) -> None:
+        """Fold the retention log into parts, then merge a street's parts into one (all
+        streets when ``street`` is None; many small parts make reads slower).
 
         The merged part is committed; the old parts are retired, not deleted: readers
         that opened before keep reading them (see the module docstring)."""
-        s = street_name(street)
+        self.fold()
+        for s in ([street_name(street)] if street is not None else list(STREETS)):
+            self._merge_parts(s)
+
+    def _merge_parts(self, s: str) -> None:
         with self._lock():
             m = read_manifest(self.path)
             if len(m.parts[s]) <= 1:
@@ -570,9 +723,60 @@ class CaseBase:
             self._commit(m)
             if self._collect(m):  # no other reader open: the old parts go at once
                 self._commit(m)
+        self.manifest = m
+        self._logs = None
         self._tables.pop(s, None)
         self._arrays.pop(s, None)
         self._close_sql()
+
+
+def _count_sources(m: Manifest, sources: Sequence[str | None]) -> None:
+    """Add cases per source to the manifest's ``sources``."""
+    counts: dict[str, int] = {}
+    for src in sources:
+        counts[src or ""] = counts.get(src or "", 0) + 1
+    for src, k in counts.items():
+        entry = next((e for e in m.sources if e.get("source") == src), None)
+        if entry is None:
+            entry = {"source": src, "cases": 0}
+            m.sources.append(entry)
+        entry["cases"] = int(entry.get("cases", 0)) + k
+
+
+def _next_generation(root: Path) -> int:
+    """A log generation number above every log file present."""
+    d = root / "retained"
+    numbers = [int(mt.group(1)) for f in (d.iterdir() if d.is_dir() else ())
+               if (mt := LOG_PATH_RE.match(f"retained/{f.name}"))]
+    return max(numbers, default=-1) + 1
+
+
+def _create_empty(path: Path) -> None:
+    """Create an empty log file durably (file and directory entry synced)."""
+    from cbr.store.durable import fsync_dir
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    fsync_dir(path.parent)
+    fsync_dir(path.parent.parent)
+
+
+def _arrays(street: str, names: Sequence[str], t: pa.Table) -> CaseArrays:
+    """Read-only numpy arrays of a case table."""
+    if t.num_rows:
+        X = np.column_stack([t.column(f).to_numpy() for f in names]).astype(np.float32, copy=False)
+    else:
+        X = np.zeros((0, len(names)), np.float32)
+    outcomes = t.column("outcome").to_numpy(zero_copy_only=False).astype(np.float64, copy=False)  # NULL -> NaN
+    arrays = CaseArrays(street, list(names), np.array(t.column("case_id").to_numpy()), np.ascontiguousarray(X),
+                        np.asarray(t.column("action").to_pylist(), dtype="<U1"), t, np.array(outcomes))
+    for a in (arrays.case_ids, arrays.features, arrays.actions, arrays.outcomes):
+        a.flags.writeable = False
+    return arrays
 
 
 def _free_part(root: Path, street: str, m: Manifest) -> str:
@@ -625,6 +829,16 @@ def _interruptible(con: Any) -> Iterator[None]:
             os.close(fd)
 
 
+def _committed_count(root: Path, m: Manifest, street: str) -> int:
+    """Cases of ``street`` that manifest ``m`` and its retention log hold now."""
+    n = m.counts[street]["total"]
+    if m.log:
+        log = RetentionLog(root / m.log, m.next_case_id)
+        log.refresh()
+        n += log.rows[street]
+    return n
+
+
 def _catalog_lags(p: Path, m: Manifest) -> bool:
     """Whether ``catalog.duckdb`` is marked stale, missing, or not the one ``m`` records."""
     if m.catalog is None:
@@ -662,6 +876,9 @@ def _check_files(p: Path, m: Manifest) -> None:
     listed = [(e["file"], e) for s in STREETS for e in m.parts[s]]
     if m.similarity:
         listed.append((m.similarity, m.checksums[m.similarity]))
+    if m.log and not (p / m.log).is_file():
+        raise CaseBaseError(f"{p}: missing retention log {m.log} (listed in {MANIFEST}); "
+                            "the retained cases in it are lost")
     for rel, entry in listed:
         try:
             size = os.stat(p / rel).st_size

@@ -12,8 +12,9 @@ Two flavours of the same views:
       duckdb -cmd "SET file_search_path='casebases/demo'" casebases/demo/catalog.duckdb
 
 - :func:`connect`: an in-memory connection whose views list exactly the parts the
-  manifest commits (a part left behind by a crash is never read). :meth:`CaseBase.sql`
-  uses this one.
+  manifest commits (a part left behind by a crash is never read), plus the cases of the
+  retention log (not yet folded into parts). :meth:`CaseBase.sql` uses this one; the
+  on-disk catalog sees retained cases once :meth:`CaseBase.fold` has moved them to parts.
 
 Views: ``cases_preflop`` .. ``cases_river`` (case_id, the street's features, action,
 provenance) and ``cases``, their union with a ``street`` column (features absent on a
@@ -22,7 +23,7 @@ street are NULL).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Mapping
 
 
 from cbr.game.gamedef import STREETS
@@ -31,6 +32,7 @@ from cbr.store.manifest import Manifest
 
 if TYPE_CHECKING:  # duckdb is imported when a catalog is used, not when a case base opens
     import duckdb
+    import pyarrow as pa
 
 __all__ = ["CATALOG", "connect", "write_catalog", "view_sql"]
 
@@ -53,15 +55,21 @@ def _union_sql() -> str:
     return "CREATE OR REPLACE VIEW cases AS " + " UNION ALL BY NAME ".join(parts)
 
 
-def connect(directory: str | Path, manifest: Manifest) -> duckdb.DuckDBPyConnection:
-    """In-memory DuckDB with the case views over the parts the manifest lists."""
+def connect(directory: str | Path, manifest: Manifest,
+            retained: Mapping[str, pa.Table] | None = None) -> duckdb.DuckDBPyConnection:
+    """In-memory DuckDB with the case views over the parts the manifest lists, followed by
+    ``retained``: the cases of the retention log per street (Arrow tables)."""
     import duckdb
 
     d = Path(directory).resolve()
     con = duckdb.connect(":memory:")
     for s in STREETS:
         files = [str(d / p["file"]) for p in manifest.parts[s]]
-        con.execute(view_sql(s, files))
+        sql = view_sql(s, files)
+        if retained is not None and s in retained:
+            con.register(f"retained_{s}", retained[s])
+            sql += f" UNION ALL BY NAME SELECT * FROM retained_{s}"
+        con.execute(sql)
     con.execute(_union_sql())
     return con
 

@@ -10,6 +10,9 @@ Schema version 2 adds integrity: every file the engine reads is listed with its 
 CRC-32 (parts, the similarity file, each index file), checked when the file is first read;
 Parquet parts also carry page CRCs. Schema version 3 adds the ``outcome`` column to the
 cases (the hand's result for the player who acted, in small bets; NULL when unknown).
+Schema version 4 adds retention during play: the provenance columns of retained cases
+(``match_id``, ``seat``, ``opponents``, ``retained_at``) and ``log``, the append-only
+retention log (:mod:`cbr.store.retention_log`) whose cases follow the listed parts.
 Parts replaced by a compaction are kept as
 ``retired`` until no reader can still need them (see :mod:`cbr.store.casebase`). Every
 field is checked on reading; a bad one gives one :class:`CaseBaseError` line.
@@ -35,15 +38,17 @@ from cbr.errors import CaseBaseError
 from cbr.game.gamedef import STREETS
 from cbr.store.durable import atomic_write_bytes
 
-__all__ = ["SCHEMA_VERSION", "MANIFEST", "ACTIONS", "PART_PATH_RE", "INDEX_PATH_RE", "Manifest", "read_manifest",
+__all__ = ["SCHEMA_VERSION", "MANIFEST", "ACTIONS", "PART_PATH_RE", "INDEX_PATH_RE", "LOG_PATH_RE", "Manifest", "read_manifest",
            "write_manifest", "engine_version", "file_checksum", "verify_file"]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 MANIFEST = "manifest.json"
 ACTIONS = ("f", "c", "r")
 #: A Parquet part's path inside the case base, and an index directory's (with its generation).
 PART_PATH_RE = re.compile(r"^cases/(preflop|flop|turn|river)/part-(\d{5,})\.parquet$")
 INDEX_PATH_RE = re.compile(r"^index/(preflop|flop|turn|river)(?:\.(\d+))?$")
+#: A retention log's path (one generation per fold into parts).
+LOG_PATH_RE = re.compile(r"^retained/log-(\d{5,})\.bin$")
 _PLAIN_FILE_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 
 
@@ -84,6 +89,7 @@ class Manifest:
     retired: list[dict[str, Any]] = field(default_factory=list)
     checksums: dict[str, dict[str, int]] = field(default_factory=dict)
     catalog: dict[str, int] | None = None  # checksum of catalog.duckdb when it lists these parts
+    log: str | None = None  # the retention log whose cases follow the parts (ids from next_case_id)
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -118,6 +124,7 @@ class Manifest:
             "retired": self.retired,
             "checksums": self.checksums,
             "catalog": self.catalog,
+            "log": self.log,
             "extra": self.extra,
         }
 
@@ -134,8 +141,9 @@ class Manifest:
             elif type(got) is int:
                 target = shlex.quote(str(Path(where).parent)) if where.endswith(MANIFEST) else "PATH"
                 hint = ("it was written by an older engine; upgrade it in place with `python -m cbr.store.upgrade "
-                        f"{target}` (its cases get an empty outcome column: outcomes cannot be recovered without the "
-                        "logs), or rebuild it from its logs with `cbr build` to fill the outcomes")
+                        f"{target}`" + (" (its cases get an empty outcome column: outcomes cannot be recovered "
+                                        "without the logs), or rebuild it from its logs with `cbr build` to fill "
+                                        "the outcomes" if got < 3 else ""))
             else:
                 hint = "the field is missing or not an integer; is this a case base?"
             raise CaseBaseError(
@@ -165,6 +173,7 @@ class Manifest:
                 retired=list(data.get("retired", [])),
                 checksums={k: dict(v) for k, v in data.get("checksums", {}).items()},
                 catalog=dict(data["catalog"]) if data.get("catalog") is not None else None,
+                log=data.get("log"),
                 extra=dict(data.get("extra", {})),
             )
         except (KeyError, TypeError, ValueError) as exc:
@@ -250,8 +259,11 @@ def _check_fields(data: dict[str, Any]) -> None:
             _check_checksum(entry, f"index.{s}: {name}")
     for r in data.get("retired", []):
         f = r.get("file")
-        if not isinstance(f, str) or not (PART_PATH_RE.match(f) or INDEX_PATH_RE.match(f)):
-            raise ValueError(f"retired: {f!r} is not a part or an index directory")
+        if not isinstance(f, str) or not (PART_PATH_RE.match(f) or INDEX_PATH_RE.match(f) or LOG_PATH_RE.match(f)):
+            raise ValueError(f"retired: {f!r} is not a part, an index directory or a retention log")
+    log = data.get("log")
+    if log is not None and (not isinstance(log, str) or not LOG_PATH_RE.match(log)):
+        raise ValueError(f"'log' must be a retention log retained/log-NNNNN.bin, got {log!r}")
     checks = data.get("checksums", {})
     if not isinstance(checks, dict):
         raise ValueError("'checksums' must be an object")

@@ -9,6 +9,7 @@ Parquet parts that hold them (``cases/<street>/part-NNNNN.parquet``).
 from __future__ import annotations
 
 import re
+from datetime import datetime
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -24,11 +25,14 @@ from cbr.errors import CaseBaseError
 from cbr.store.manifest import ACTIONS, file_checksum, verify_file
 from evaluator_ext.cards import cards_str
 
-__all__ = ["META_COLUMNS", "PART_RE", "street_name", "case_schema", "build_table", "decision_meta",
+__all__ = ["META_COLUMNS", "RETENTION_COLUMNS", "PART_RE", "street_name", "case_schema", "build_table", "decision_meta",
            "part_file", "next_part_number", "write_part", "part_entry", "read_part",
            "count_actions"]
 
-META_COLUMNS = ("action", "source", "hand_id", "player", "position", "game", "hole", "board", "history", "outcome")
+META_COLUMNS = ("action", "source", "hand_id", "player", "position", "game", "hole", "board", "history", "outcome",
+                "match_id", "seat", "opponents", "retained_at")
+#: Provenance of a case retained in play (schema 4; NULL for cases built from logs).
+RETENTION_COLUMNS = ("match_id", "seat", "opponents", "retained_at")
 PART_RE = re.compile(r"^part-(\d+)\.parquet$")
 
 
@@ -51,8 +55,11 @@ def street_name(street: int | str) -> str:
 
 def case_schema(feature_names: Sequence[str]) -> pa.Schema:
     """Arrow schema of a street's cases: case_id, float32 features, action, provenance,
-    and ``outcome``: float64, the net result of the whole hand for the player who acted, in
-    small bets of the hand's game (``GameDef.small_bet``); NULL when unknown.
+    ``outcome``: float64, the net result of the whole hand for the player who acted, in
+    small bets of the hand's game (``GameDef.small_bet``), NULL when unknown; and the
+    provenance of cases retained in play (schema 4): ``match_id``, ``seat`` (the actor's
+    seat at the table), ``opponents`` (the other seats' names, comma-separated) and
+    ``retained_at`` (UTC time of the commit), NULL for cases built from logs.
 
     >>> case_schema(["x"]).field("outcome").type
     DataType(double)
@@ -70,6 +77,10 @@ def case_schema(feature_names: Sequence[str]) -> pa.Schema:
         pa.field("board", pa.string()),
         pa.field("history", pa.string()),
         pa.field("outcome", pa.float64()),
+        pa.field("match_id", pa.string()),
+        pa.field("seat", pa.int16()),
+        pa.field("opponents", pa.string()),
+        pa.field("retained_at", pa.timestamp("us", tz="UTC")),
     ]
     return pa.schema(fields)
 
@@ -96,6 +107,17 @@ def _outcome_column(value: Any, n: int) -> pa.Array:
     if np.isinf(values).any():
         raise ValueError("outcome contains infinity; use NaN or None for an unknown outcome")
     return pa.array(values, pa.float64(), mask=np.isnan(values))
+
+
+def _time_column(value: Any, n: int) -> pa.Array:
+    """UTC timestamps per row from None/one aware ``datetime`` (all rows) or one per row."""
+    values = [value] * n if value is None or isinstance(value, datetime) else list(value)
+    if len(values) != n:
+        raise ValueError(f"retained_at: {len(values)} values for {n} cases")
+    for v in values:
+        if v is not None and (not isinstance(v, datetime) or v.tzinfo is None):
+            raise ValueError(f"retained_at must be a timezone-aware datetime or None, got {v!r}")
+    return pa.array(values, pa.timestamp("us", tz="UTC"))
 
 
 def _cards_text(cards: Any) -> str | None:
@@ -133,12 +155,17 @@ def build_table(
     board: Any = None,
     history: Any = None,
     outcome: Any = None,
+    match_id: Any = None,
+    seat: Any = None,
+    opponents: Any = None,
+    retained_at: Any = None,
 ) -> pa.Table:
     """Validate one batch of cases and make its Arrow table, case ids from ``first_id``.
 
     ``features``: (d,) or (n, d); ``actions``: one letter per case (a string ``"ccr"`` or a
     list); meta columns: a scalar for every case or one value per case. ``outcome``: the
     hand's net result for the actor in small bets, None/NaN when unknown (stored as NULL).
+    ``retained_at``: a timezone-aware ``datetime`` (or None) for every case or per case.
 
     >>> build_table(["x"], 7, [[0.5], [1.0]], "cr", source="demo").column("case_id").to_pylist()
     [7, 8]
@@ -176,6 +203,10 @@ def build_table(
     cols["board"] = pa.array(_cards_column(board, n, "board"), pa.string())
     cols["history"] = pa.array(_column(history, n, "history", str), pa.string())
     cols["outcome"] = _outcome_column(outcome, n)
+    cols["match_id"] = pa.array(_column(match_id, n, "match_id", str), pa.string())
+    cols["seat"] = pa.array(_column(seat, n, "seat", int), pa.int16())
+    cols["opponents"] = pa.array(_column(opponents, n, "opponents", str), pa.string())
+    cols["retained_at"] = _time_column(retained_at, n)
     return pa.table(cols, schema=case_schema(feature_names))
 
 

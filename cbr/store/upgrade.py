@@ -1,4 +1,4 @@
-"""Upgrade an older case base in place to the current schema (3).
+"""Upgrade an older case base in place to the current schema (4).
 
 - 1 -> 2 added checksums everywhere: the size and CRC-32 of every file the engine reads,
   and Parquet parts with page CRCs.
@@ -6,6 +6,9 @@
   small bets). An upgrade cannot recover outcomes (they need the logs), so the upgraded
   cases carry an all-NULL ``outcome`` (unknown); rebuild from the logs (``cbr build``) to
   fill it.
+- 3 -> 4 added retention during play: the provenance columns of retained cases
+  (``match_id``, ``seat``, ``opponents``, ``retained_at``; NULL for cases from logs) and
+  the retention log.
 
 This rewrites each part with the current columns and page CRCs (same rows, same values),
 records the checksums of the parts, the similarity file and the index files, rewrites the
@@ -37,7 +40,7 @@ from cbr.store.parts import PART_RE, case_schema, part_entry, part_file, write_p
 __all__ = ["upgrade", "UPGRADABLE"]
 
 #: Schema versions this module upgrades from.
-UPGRADABLE = (1, 2)
+UPGRADABLE = (1, 2, 3)
 
 
 def _drop_retired(root: Path, m: Manifest) -> None:
@@ -90,15 +93,18 @@ def _next_free_number(root: Path, street: str, parts: list[dict]) -> int:
 
 
 def _current_columns(table: pa.Table, features: list[str]) -> pa.Table:
-    """A part's table with the current schema's columns: an older part gets an all-NULL
-    ``outcome`` (unknown) column."""
-    if "outcome" not in table.column_names:
-        table = table.append_column(pa.field("outcome", pa.float64()), pa.nulls(table.num_rows, pa.float64()))
-    return table.cast(case_schema(features))
+    """A part's table with the current schema's columns: a column an older part lacks
+    (``outcome``, the retention provenance) is added as all NULL (unknown)."""
+    schema = case_schema(features)
+    for f in schema:
+        if f.name not in table.column_names:
+            table = table.append_column(f, pa.nulls(table.num_rows, f.type))
+    return table.select(schema.names).cast(schema)
 
 
-def upgrade(path: str | Path) -> bool:
-    """Upgrade the case base at ``path`` to the current schema; False if it already is.
+def upgrade(path: str | Path) -> int:
+    """Upgrade the case base at ``path`` to the current schema; returns the version it had
+    (0 if it already is current).
     Raises :class:`CaseBaseError` for anything that is not a readable case base of an
     upgradable version (:data:`UPGRADABLE`)."""
     root = Path(path)
@@ -109,7 +115,7 @@ def upgrade(path: str | Path) -> bool:
     if not isinstance(data, dict):
         raise CaseBaseError(f"{root}/{MANIFEST}: not a JSON object")
     if data.get("schema_version") == SCHEMA_VERSION and type(data.get("schema_version")) is int:
-        return False
+        return 0
     old = data.get("schema_version")
     if type(old) is not int or old not in UPGRADABLE:
         raise CaseBaseError(f"{root}: schema version {old!r}; only versions "
@@ -145,6 +151,7 @@ def upgrade(path: str | Path) -> bool:
                     d = root / entry["file"]
                     entry["files"] = {f.name: file_checksum(f) for f in sorted(d.iterdir()) if f.is_file()}
             data["schema_version"] = SCHEMA_VERSION
+            data.setdefault("log", None)
             m = Manifest.from_dict(data, where=str(root / MANIFEST))
             _catalog.write_catalog(root, m)
             m.catalog = file_checksum(root / _catalog.CATALOG)
@@ -157,7 +164,7 @@ def upgrade(path: str | Path) -> bool:
             for f in written:  # not committed: the case base is as it was
                 f.unlink(missing_ok=True)
             fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
-    return True
+    return old
 
 
 def main(argv: list[str] | None = None) -> int:  # pragma: no cover - a thin command
@@ -172,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:  # pragma: no cover - a thin com
             print(f"error: {exc}", file=sys.stderr)
             return 1
         print(f"{a}: {'upgraded to' if done else 'already at'} schema version {SCHEMA_VERSION}"
-              + (" (outcomes unknown: rebuild from the logs with `cbr build` to fill them)" if done else ""))
+              + (" (outcomes unknown: rebuild from the logs with `cbr build` to fill them)" if 0 < done < 3 else ""))
     return 0
 
 
