@@ -394,8 +394,16 @@ def match_command(
     log_format: Annotated[Optional[str], typer.Option("--log-format", help="Format of the --log: acpc or phh [default: acpc].")] = None,
     log_format_old: Annotated[Optional[str], typer.Option("--format", hidden=True)] = None,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing --log file (atomically, when the match ends).")] = False,
+    retain: Annotated[bool, typer.Option("--retain", help="The cbr bots keep every hand in their case base as it ends (their own decisions, and others' shown at a showdown), durably. The shipped default case base is never written: use --retain-into.")] = False,
+    retain_into: Annotated[Optional[str], typer.Option("--retain-into", metavar="NAME", help="Retain into case base NAME (./casebases/NAME or a path), created as a copy of the bot's case base on first use; the cbr bots play from it. Implies --retain.")] = None,
 ) -> None:
-    """Play bots against each other; results in sb/h and mbb/h with 95% confidence intervals."""
+    """Play bots against each other; results in sb/h and mbb/h with 95% confidence intervals.
+
+    With --retain (or --retain-into NAME) the case-based bots learn during the match: each
+    hand is kept in their case base as it ends and seen by their next decision.
+
+    Example: cbr match --players ehs,call --hands 200 --duplicate
+    """
     from contextlib import nullcontext
 
     from cbr.policies.spec import PolicySpecError, policy_from_spec, split_policy_specs
@@ -422,7 +430,8 @@ def match_command(
     total = -(-hands // n) * n if duplicate else hands
     writer = open_log(log, fmt, overwrite=overwrite) if log else nullcontext()
     with writer as w, progress_bar("playing", total=total, enabled=not as_json) as advance:
-        result = run_match(names, hands, duplicate=duplicate, seed=seed, progress=advance, log=w)
+        result = run_match(names, hands, duplicate=duplicate, seed=seed, progress=advance, log=w,
+                           retain=retain, retain_into=retain_into)
     if as_json:
         print_json(result.to_dict())
         return
@@ -433,6 +442,9 @@ def match_command(
     stdout.print(_rich_table(title, ["seat", "bot", "chips", "sb/h", "± 95%", "mbb/h", "± 95%"], rows))
     if log:
         stdout.print(f"log written to {log} ({fmt})", markup=False, highlight=False, soft_wrap=True)
+    if result.match_id:
+        stdout.print(f"retained {result.retained:,} cases (match {result.match_id})", markup=False,
+                     highlight=False, soft_wrap=True)
 
 
 # ---- cbr logs inspect (issue 3) --------------------------------------------
@@ -969,6 +981,8 @@ def serve_dealer_command(
     connect_timeout: Annotated[float, typer.Option("--connect-timeout", min=0.001, help="Seconds to wait for every remote seat to connect.")] = 60.0,
     log: Annotated[Optional[str], typer.Option("--log", help="Write the ACPC match log here (a new file in an existing folder, or an existing one with --overwrite).")] = None,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing --log file.")] = False,
+    retain: Annotated[bool, typer.Option("--retain", help="The cbr bots keep every hand in their case base as it ends (their own decisions, and others' shown at a showdown), durably. The shipped default case base is never written: use --retain-into.")] = False,
+    retain_into: Annotated[Optional[str], typer.Option("--retain-into", metavar="NAME", help="Retain into case base NAME (./casebases/NAME or a path), created as a copy of the bot's case base on first use; the cbr bots play from it. Implies --retain.")] = None,
 ) -> None:
     """Deal a match over the ACPC protocol 2.0.0 (TCP) and print the final scores.
 
@@ -988,7 +1002,7 @@ def serve_dealer_command(
         raise usage_error("--overwrite needs --log", "--log")
     g = _acpc_game(game, len(seats))
     dealer = Dealer(seats, hands, game=g, seed=seed, host=host, port=port, timeout=timeout,
-                    connect_timeout=connect_timeout)
+                    connect_timeout=connect_timeout, retain=retain, retain_into=retain_into)
     try:
         if dealer.remote_seats:
             bound_host, bound_port = dealer.listen()
@@ -1006,6 +1020,8 @@ def serve_dealer_command(
     typer.echo("SCORE:" + "|".join(f"{t:.0f}" for t in result.totals) + ":" + "|".join(result.names))
     if log:
         typer.echo(f"log written to {log} (acpc)")
+    if retain or retain_into:
+        typer.echo(f"retained {result.retained:,} cases")
 
 
 @app.command("play")
@@ -1020,6 +1036,8 @@ def play_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the result and every hand as JSON.")] = False,
     human: Annotated[bool, typer.Option("--human", help="Play yourself, in the terminal, against --bots (keys on standard input: f, c, r, q).")] = False,
     bots: Annotated[str, typer.Option("--bots", help="With --human: the bots at the table, comma-separated policy specs.")] = "cbr",
+    retain: Annotated[bool, typer.Option("--retain", help="A cbr bot keeps every hand in its case base as it ends (with --human: your decisions too). The shipped default case base is never written: use --retain-into.")] = False,
+    retain_into: Annotated[Optional[str], typer.Option("--retain-into", metavar="NAME", help="Retain into case base NAME (./casebases/NAME or a path), created as a copy of the bot's case base on first use; the bot plays from it. Implies --retain.")] = None,
 ) -> None:
     """Play a match as a client of an ACPC protocol 2.0.0 dealer (--acpc), or play yourself
     against bots in the terminal (--human).
@@ -1035,7 +1053,7 @@ def play_command(
         if as_json or game is not None:
             raise usage_error("--human plays the default limit game in text: no --json or --game",
                               "--json" if as_json else "--game")
-        _play_human(bots, hands or 10, seed)
+        _play_human(bots, hands or 10, seed, retain, retain_into)
         return
     from cbr.acpc.client import parse_address, play_acpc
 
@@ -1046,15 +1064,17 @@ def play_command(
     from cbr.policies.spec import policy_from_spec
 
     bot = policy_from_spec(policy, seed=seed)
-    result = play_acpc(address, bot, g, hands=hands, seed=seed, timeout=timeout)
+    result = play_acpc(address, bot, g, hands=hands, seed=seed, timeout=timeout, retain=retain,
+                       retain_into=retain_into)
     if as_json:
         print_json(result.to_dict())
         return
     typer.echo(f"{policy}: {len(result.hands)} hands, {result.total:+.0f} chips "
-               f"({result.sb_per_hand:+.3f} sb/h)")
+               f"({result.sb_per_hand:+.3f} sb/h)" + (f"; retained {result.retained:,} cases"
+                                                       if retain or retain_into else ""))
 
 
-def _play_human(bots: str, hands: int, seed: int) -> None:
+def _play_human(bots: str, hands: int, seed: int, retain: bool = False, retain_into: Optional[str] = None) -> None:
     """`cbr play --human`: the table on stdout, one key (or word) a line from stdin."""
     from cbr.human import play_human
     from cbr.policies.spec import split_policy_specs
@@ -1071,7 +1091,9 @@ def _play_human(bots: str, hands: int, seed: int) -> None:
             return None
         return line.rstrip("\n")
 
-    play_human(specs, hands, read=read, show=typer.echo, seed=seed)
+    result = play_human(specs, hands, read=read, show=typer.echo, seed=seed, retain=retain, retain_into=retain_into)
+    if retain or retain_into:
+        typer.echo(f"retained {result.retained:,} cases")
 
 
 if __name__ == "__main__":  # pragma: no cover

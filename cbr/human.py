@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from typing import Callable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from cbr.errors import GameError
 from cbr.game.decision import DecisionPoint
@@ -66,6 +66,7 @@ class HumanResult:
     decisions: list[tuple[DecisionPoint, str]] = field(default_factory=list)
     records: list[HandRecord] = field(default_factory=list, repr=False)
     quit: bool = False
+    retained: int = 0  # cases kept with retention on
 
     def small_bets(self, seat: int = 0) -> float:
         """Chips of ``seat`` in small bets."""
@@ -168,6 +169,8 @@ def play_human(
     show: Shower,
     seed: int = 0,
     name: str = "you",
+    retain: bool = False,
+    retain_into: Optional[str] = None,
 ) -> HumanResult:
     """Play up to ``hands`` hands with a human (seat 0) against 1..9 ``bots`` (policy specs
     or :class:`Policy` objects); see the module docstring for the keys and quitting.
@@ -175,6 +178,9 @@ def play_human(
     ``read(prompt)`` returns the next line typed (``None`` at end of input); ``show(line)``
     gets every line to display. Raises :class:`GameError` for bad counts and
     :class:`~cbr.policies.spec.PolicySpecError` for bad specs (both ``ValueError``).
+    ``retain``/``retain_into``: as in :func:`~cbr.match.run_match`; the human's decisions are
+    kept too (a person teaches the bot by playing it), in the first case-based bot's case base
+    (a hand the human quits in the middle is not kept).
 
     >>> play_human([], 1, read=lambda p: None, show=print)
     Traceback (most recent call last):
@@ -186,7 +192,19 @@ def play_human(
         raise GameError(f"hands must be a whole number from 1 to {MAX_HANDS:,}, got {hands!r}")
     policies = resolve_players(bots, seed, first_seat=1)
     try:
-        return _play(policies, hands, read, show, seed, name)
+        retainers = []
+        if retain or retain_into is not None:
+            from cbr.retention import start_retention
+
+            retainers = start_retention([None, *policies], [name, *seat_names(policies)],  # type: ignore[list-item]
+                                        into=retain_into, extra_seats=[0])
+        try:
+            result = _play(policies, hands, read, show, seed, name, retainers)
+        finally:
+            for r in retainers:
+                r.close()
+        result.retained = sum(r.retained for r in retainers)
+        return result
     finally:
         for given, p in zip(bots, policies):
             close = getattr(p, "close", None)
@@ -194,7 +212,8 @@ def play_human(
                 close()
 
 
-def _play(bots: list[Policy], hands: int, read: Reader, show: Shower, seed: int, name: str) -> HumanResult:
+def _play(bots: list[Policy], hands: int, read: Reader, show: Shower, seed: int, name: str,
+          retainers: Sequence[Any] = ()) -> HumanResult:
     n = len(bots) + 1
     game = default_game(n)
     names = [name, *seat_names(bots)]
@@ -256,6 +275,9 @@ def _play(bots: list[Policy], hands: int, read: Reader, show: Shower, seed: int,
             payoffs=payoffs, format="match", extra={"betting": state.history},
         )
         result.records.append(record)
+        if not result.quit:  # a hand left in the middle is not kept
+            for r in retainers:
+                r.hand(record, seats)
         live = [p for p in range(n) if not state.folded[p]]
         if len(live) > 1:
             show(f"Showdown, board {cards_str(state.board, ' ')}:")

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
 from cbr.errors import GameError
@@ -40,6 +40,7 @@ from cbr.policies.base import Policy
 
 if TYPE_CHECKING:  # pragma: no cover
     from cbr.logs.writers import HandLogWriter
+    from cbr.retention import Retainer
 
 Z95 = 1.959963984540054  # two-sided 95% normal quantile
 PROGRESS_EVERY = 50
@@ -140,6 +141,8 @@ class MatchResult:
     duplicate: bool
     seed: int
     hand_payoffs: tuple[tuple[float, ...], ...] = field(default=(), repr=False, compare=False)  # keep_payoffs=True
+    retained: int = 0  # cases retained (retain=True)
+    match_id: str = ""
 
     def __getitem__(self, name: str) -> PlayerResult:
         for p in self.players:
@@ -153,6 +156,7 @@ class MatchResult:
             "game": self.game.name, "hands": self.hands, "deals": self.deals,
             "duplicate": self.duplicate, "seed": self.seed,
             "players": [p.to_dict() for p in self.players],
+            **({"retained": self.retained, "match_id": self.match_id} if self.match_id else {}),
         }
 
 
@@ -270,6 +274,8 @@ def run_match(
     progress: Optional[Callable[[int], None]] = None,
     log: Optional["HandLogWriter"] = None,
     keep_payoffs: bool = False,
+    retain: bool = False,
+    retain_into: Optional[str] = None,
 ) -> MatchResult:
     """Play ``hands`` hands between 2..10 policies (names of ``cbr.policies`` plugins or
     :class:`Policy` objects) and return per-seat results.
@@ -279,7 +285,10 @@ def run_match(
     with the number of hands finished since the previous call; ``log`` receives every
     hand's full :class:`HandRecord`. Policies named by string get ``seed=seat_seed(seed, seat)``.
     Results take constant memory; ``keep_payoffs=True`` also returns every hand's payoffs
-    (``MatchResult.hand_payoffs``, memory per hand).
+    (``MatchResult.hand_payoffs``, memory per hand). ``retain=True``: the case-based bots
+    keep every hand durably in their case base as it ends (:mod:`cbr.retention`; into a
+    copy named ``retain_into``, created on first use); ``MatchResult.retained`` counts the
+    cases kept; the retention log is folded into parts when the match ends.
     Players named by string are policy specs (``NAME:KEY=VALUE:...``, :mod:`cbr.policies.spec`);
     the bots built from them are closed (``close()``, if they have one) when the match ends.
     Raises :class:`~cbr.policies.spec.PolicySpecError` (a ``ValueError``; for an unknown name
@@ -293,7 +302,19 @@ def run_match(
         raise GameError(f"hands must be a whole number from 1 to {MAX_HANDS:,}, got {hands!r}")
     policies = resolve_players(players, seed)
     try:
-        return _play_match(policies, hands, game, duplicate, seed, progress, log, keep_payoffs)
+        retainers = []
+        if retain or retain_into is not None:
+            from cbr.retention import start_retention
+
+            retainers = start_retention(policies, seat_names(policies), into=retain_into)
+        try:
+            result = _play_match(policies, hands, game, duplicate, seed, progress, log, keep_payoffs, retainers)
+        finally:
+            for r in retainers:
+                r.close()
+        if retainers:
+            result = replace(result, retained=sum(r.retained for r in retainers), match_id=retainers[0].match_id)
+        return result
     finally:  # the bots built here by name (a case-based bot keeps its case base open)
         for given, p in zip(players, policies):
             close = getattr(p, "close", None)
@@ -303,7 +324,7 @@ def run_match(
 
 def _play_match(policies: list[Policy], hands: int, game: GameDef | None, duplicate: bool, seed: int,
                 progress: Optional[Callable[[int], None]], log: Optional["HandLogWriter"],
-                keep_payoffs: bool) -> MatchResult:
+                keep_payoffs: bool, retainers: Sequence["Retainer"] = ()) -> MatchResult:
     """The dealer loop of :func:`run_match`, on resolved policies."""
     n = len(policies)
     game = game or default_game(n)
@@ -328,6 +349,8 @@ def _play_match(policies: list[Policy], hands: int, game: GameDef | None, duplic
         seats = seats_for_hand(range(n), k)           # position -> seat
         record = play_hand(game, [policies[s] for s in seats], [names[s] for s in seats],
                            [act_rngs[s] for s in seats], holes, board, hand_id=str(k))
+        for r in retainers:
+            r.hand(record, seats)
         won = [0.0] * n
         for pos, s in enumerate(seats):
             won[s] = float(record.payoffs[pos])  # type: ignore[index]

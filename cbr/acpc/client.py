@@ -21,11 +21,12 @@ from __future__ import annotations
 import random
 import socket
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 from cbr.acpc.protocol import VERSION_LINE, Disconnected, LineChannel, answer_line, short
 from cbr.errors import GameError, ProtocolError
 from cbr.game.gamedef import GameDef
+from cbr.logs.record import HandRecord
 from cbr.matchstate import MatchState, parse_matchstate, state_from_matchstate
 from cbr.policies.base import Policy
 
@@ -65,6 +66,7 @@ class ClientResult:
     game: GameDef
     hands: list[PlayedHand] = field(default_factory=list)
     actions: int = 0
+    retained: int = 0  # cases kept with retention on
 
     @property
     def total(self) -> float:
@@ -76,7 +78,7 @@ class ClientResult:
 
     def to_dict(self) -> dict:
         return {"game": self.game.name, "hands": len(self.hands), "actions": self.actions,
-                "total": self.total, "sb_per_hand": self.sb_per_hand,
+                "total": self.total, "sb_per_hand": self.sb_per_hand, "retained": self.retained,
                 "played": [h.to_dict() for h in self.hands]}
 
 
@@ -86,11 +88,15 @@ def _cards_field(line: str) -> str:
 
 def play_acpc(address: tuple[str, int], policy: Policy, game: GameDef, *, hands: Optional[int] = None,
               seed: int = 0, timeout: float = 60.0, connect_timeout: float = 10.0,
-              progress: Optional[Callable[[int], None]] = None) -> ClientResult:
+              progress: Optional[Callable[[int], None]] = None, retain: bool = False,
+              retain_into: Optional[str] = None) -> ClientResult:
     """Connect to the dealer at ``address`` and play until it closes (or ``hands`` hands).
 
     ``timeout``: seconds to wait for each line from the dealer. ``progress(1)`` after each
     finished hand. Raises :class:`ProtocolError` as the module docstring says.
+    ``retain``/``retain_into``: a case-based ``policy`` keeps every finished hand as it
+    ends (its decisions, and the opponents' shown at a showdown; :mod:`cbr.retention`);
+    what was kept before an error stays kept.
     """
     if game.betting != "limit":
         raise GameError(f"game {game.name!r} is no-limit; the ACPC client plays limit games only")
@@ -108,6 +114,15 @@ def play_acpc(address: tuple[str, int], policy: Policy, game: GameDef, *, hands:
     rng = random.Random(f"cbr-act:{seed}:acpc")
     result = ClientResult(game)
     policy.reset()
+    retainer = None
+    if retain or retain_into is not None:
+        from cbr.retention import start_retention
+
+        try:
+            retainer = start_retention([policy], [policy.name], into=retain_into)[0]
+        except BaseException:
+            ch.close()
+            raise
     try:
         ch.send_line(VERSION_LINE)
         current: Optional[MatchState] = None      # the last state of the hand in progress
@@ -143,6 +158,8 @@ def play_acpc(address: tuple[str, int], policy: Policy, game: GameDef, *, hands:
                     raise ProtocolError(f"{ch.peer} ended hand {ms.hand_number} without the cards "
                                         f"to settle it: {exc}") from None
                 result.hands.append(PlayedHand(ms.hand_number, ms.position, ms.betting, _cards_field(line), won))
+                if retainer is not None:
+                    result.retained += _retain(retainer, state, ms, policy.name, f"{host}:{port}")
                 finished, current = ms.hand_number, None
                 if progress is not None:
                     progress(1)
@@ -159,7 +176,23 @@ def play_acpc(address: tuple[str, int], policy: Policy, game: GameDef, *, hands:
             result.actions += 1
         return result
     finally:
-        ch.close()
+        try:
+            if retainer is not None:
+                retainer.close()
+        finally:
+            ch.close()
+
+
+def _retain(retainer: Any, state: Any, ms: MatchState, name: str, dealer: str) -> int:
+    """Keep a finished hand as this client saw it (its cards, and those shown)."""
+    players = tuple(name if p == ms.position else f"opponent@{p}" for p in range(state.game.n_players))
+    record = HandRecord(source="acpc", line=0, hand_id=str(ms.hand_number), game=state.game, players=players,
+                        hole_cards=tuple(tuple(h) if h is not None else None for h in state.hole_cards),
+                        board=tuple(state.board), actions=tuple(state.actions), payoffs=tuple(state.payoffs()),
+                        format="acpc")
+    retainer.keep = {ms.position}
+    retainer.names = [dealer if p != ms.position else name for p in range(len(players))]
+    return retainer.hand(record, None)
 
 
 def _check_sequence(prev: Optional[MatchState], finished: int, ms: MatchState, peer: str) -> None:

@@ -50,6 +50,7 @@ class DealerResult:
     names: tuple[str, ...]
     totals: tuple[float, ...]
     hands: int
+    retained: int = 0  # cases the in-process case-based bots kept (retention on)
 
     def sb_per_hand(self, seat: int) -> float:
         return self.totals[seat] / self.hands / self.game.small_bet if self.hands else 0.0
@@ -66,7 +67,7 @@ class Dealer:
 
     def __init__(self, seats: Sequence[str], hands: int, *, game: GameDef | None = None, seed: int = 0,
                  host: str = "127.0.0.1", port: int = 0, timeout: float = 10.0,
-                 connect_timeout: float = 60.0) -> None:
+                 connect_timeout: float = 60.0, retain: bool = False, retain_into: Optional[str] = None) -> None:
         n = len(seats)
         if not 2 <= n <= 10:
             raise GameError(f"a dealer seats 2 to 10 players, got {n}")
@@ -89,6 +90,11 @@ class Dealer:
         self.channels: list[Optional[LineChannel]] = [None] * n
         self._server: Optional[socket.socket] = None
         self._earlier: dict[int, list[str]] = {}   # states sent earlier in this hand, per seat
+        self.retainers: list = []
+        if retain or retain_into is not None:  # the in-process case-based bots keep every hand
+            from cbr.retention import start_retention
+
+            self.retainers = start_retention(self.policies, self.names, into=retain_into)  # type: ignore[arg-type]
 
     @property
     def remote_seats(self) -> list[int]:
@@ -158,6 +164,8 @@ class Dealer:
             for k in range(self.hands):
                 seats = seats_for_hand(range(n), k)
                 record = self._play_hand(k, list(seats), rngs)
+                for r in self.retainers:
+                    r.hand(record, list(seats))
                 for pos, s in enumerate(seats):
                     totals[s] += float(record.payoffs[pos])  # type: ignore[index]
                     pol = self.policies[s]
@@ -167,9 +175,14 @@ class Dealer:
                     log.write(record)
                 if progress is not None:
                     progress(1)
-            return DealerResult(self.game, tuple(self.names), tuple(totals), self.hands)
+            return DealerResult(self.game, tuple(self.names), tuple(totals), self.hands,
+                                sum(r.retained for r in self.retainers))
         finally:
-            self.close()
+            try:
+                for r in self.retainers:
+                    r.close()
+            finally:
+                self.close()
 
     def _send_all(self, state: HandState, k: int, seats: list[int], sent: dict[int, str]) -> None:
         for pos, s in enumerate(seats):

@@ -137,30 +137,72 @@ class CBRDecision:
 
 
 class _Street:
-    """What a street needs for decisions: index, action codes, case ids, outcomes."""
+    """What a street needs for decisions: index, action codes, case ids, outcomes; grown in
+    place (amortised doubling) as retained cases arrive, so a hand's retention costs its
+    own rows, not the street's size."""
 
-    __slots__ = ("index", "actions", "case_ids", "outcomes", "count")
+    __slots__ = ("index", "_actions", "_case_ids", "_outcomes", "count", "own_index")
 
     def __init__(self, cb: "CaseBase", street: str, config: Any) -> None:
         import numpy as np
 
-        from cbr.retrieval import action_codes
-
-        self.count = cb.count(street)
+        self.count = 0
+        self.own_index = config is not None
+        self._actions = np.zeros(0, np.int8)
+        self._case_ids = np.zeros(0, np.int64)
+        self._outcomes = np.zeros(0, np.float64)
+        n = cb.count(street)
         if config is None:
-            self.index = cb.index(street) if self.count else None
+            self.index = cb.index(street) if n else None
         else:
             from cbr.store.indexes import new_index
 
-            self.index = new_index(config, street).fit(cb.cases(street).features) if self.count else None
-        cases = cb.cases(street)
-        self.actions = action_codes(cases.actions) if self.count else np.zeros(0, np.int8)
-        self.case_ids = cases.case_ids
-        table = cases.table
-        self.outcomes = None
-        if "outcome" in table.column_names:
-            col = table.column("outcome").to_numpy(zero_copy_only=False)
-            self.outcomes = np.asarray(col, dtype=np.float64)  # NULL -> NaN
+            self.index = new_index(config, street).fit(cb.cases(street).features) if n else None
+        self._take(cb.cases(street), grow_index=False)
+
+    @property
+    def actions(self) -> Any:
+        return self._actions[: self.count]
+
+    @property
+    def case_ids(self) -> Any:
+        return self._case_ids[: self.count]
+
+    @property
+    def outcomes(self) -> Any:
+        return self._outcomes[: self.count]
+
+    def _take(self, rows: Any, grow_index: bool) -> None:
+        import numpy as np
+
+        from cbr.retrieval import action_codes
+
+        k = len(rows)
+        if k == 0:
+            return
+        n0, n1 = self.count, self.count + k
+        if n1 > len(self._actions):
+            cap = max(n1, 2 * len(self._actions))
+            for name in ("_actions", "_case_ids", "_outcomes"):
+                old = getattr(self, name)
+                grown = np.empty(cap, old.dtype)
+                grown[:n0] = old[:n0]
+                setattr(self, name, grown)
+        self._actions[n0:n1] = action_codes(rows.actions)
+        self._case_ids[n0:n1] = rows.case_ids
+        self._outcomes[n0:n1] = rows.outcomes
+        if grow_index and self.own_index and self.index is not None:
+            self.index.add(rows.features)
+        self.count = n1
+
+    def catch_up(self, cb: "CaseBase", street: str, config: Any) -> None:
+        """Take the cases retained since this street was loaded (the case base's own index
+        is grown by the case base; an index built from a similarity file, here)."""
+        if cb.count(street) > self.count:
+            if self.index is None:  # the street had no case yet
+                self.__init__(cb, street, config)  # type: ignore[misc]
+            else:
+                self._take(cb.rows_since(street, self.count), grow_index=True)
 
 
 def _has_outcomes(cb: "CaseBase") -> bool:
@@ -192,6 +234,8 @@ class CBRPolicy(Policy):
     """
 
     name = "cbr"
+    #: Retention during play writes through this bot's case base (:mod:`cbr.retention`).
+    can_retain = True
 
     def __init__(self, *, seed: int | None = None, casebase: str = "default", similarity: Optional[str] = None,
                  reuse: str = "probabilistic") -> None:
@@ -218,12 +262,30 @@ class CBRPolicy(Policy):
         self._config: Any = None
         self._weighted = False
         self._streets: dict[str, _Street] = {}
+        self._hand: Optional[str] = None
         self._rng = random.Random(f"cbr-policy:{seed}")
         self.last_decision: Optional[CBRDecision] = None
 
     def __repr__(self) -> str:
         return (f"CBRPolicy(casebase={self.casebase!r}, similarity={self.similarity!r}, "
                 f"reuse={self.reuse!r}, seed={self.seed!r})")
+
+    @property
+    def casebase_path(self) -> Path:
+        """Where this bot's case base is."""
+        return self._path
+
+    def use_casebase(self, path: str | Path) -> None:
+        """Play from (and retain into) another case base, e.g. a copy (closes the current one)."""
+        from cbr.errors import CaseBaseError
+        from cbr.store import resolve_casebase
+
+        self.close()
+        try:
+            self._path = resolve_casebase(str(path))
+        except CaseBaseError as exc:
+            raise ConfigError(str(exc)) from None
+        self.casebase = str(path)
 
     # ---- life cycle --------------------------------------------------------------------
     def open(self) -> "CaseBase":
@@ -281,7 +343,15 @@ class CBRPolicy(Policy):
         data = self._streets.get(street)
         if data is None:
             data = self._streets[street] = _Street(self.open(), street, self._config)
+        else:
+            data.catch_up(self.open(), street, self._config)
         return data
+
+    def _new_hand(self, hand_id: str) -> None:
+        """Once per hand: read the cases retained since (by this process or another)."""
+        if (hand_id != self._hand or hand_id.startswith("/")) and self._cb is not None:
+            self._hand = hand_id
+            self._cb.refresh()
 
     def decide(self, dp: "DecisionPoint", rng: Optional[random.Random] = None) -> CBRDecision:
         """Decide at ``dp``: a legal action and the reasons (also kept as :attr:`last_decision`)."""
@@ -292,6 +362,7 @@ class CBRPolicy(Policy):
 
         rng = rng if rng is not None else self._rng
         cb = self.open()
+        self._new_hand(f"{dp.hand_id}/{dp.source}")
         if dp.game.betting != "limit" and all(g.get("betting", "limit") == "limit" for g in cb.manifest.games):
             raise GameError(f"the cbr bot cannot play {dp.game.name!r} ({dp.game.betting}): case base "
                             f"{cb.name!r} holds only limit hands, whose features count bets of a fixed size")

@@ -132,8 +132,9 @@ class FaissBackend(BruteForceBackend):
         dist = np.abs(zs.astype(np.float64) - self._centroids[a_sorted]).sum(axis=1)
         self._radius[lists] = np.maximum(self._radius[lists], np.maximum.reduceat(dist, starts))
         self._sizes += np.bincount(assign, minlength=self._sizes.shape[0])
-        self._index.add_core(z.shape[0], _ptr(z), _ptr(np.ascontiguousarray(ids, dtype=np.int64)),
-                             _ptr(np.ascontiguousarray(assign)))
+        with _threads(z.shape[0] < 100_000):  # a retained hand's few rows: one thread (a team costs ~10 ms)
+            self._index.add_core(z.shape[0], _ptr(z), _ptr(np.ascontiguousarray(ids, dtype=np.int64)),
+                                 _ptr(np.ascontiguousarray(assign)))
 
     def _add(self, rows: np.ndarray, ids: np.ndarray) -> None:
         self._insert(self._scale(rows), ids)

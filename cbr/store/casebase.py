@@ -111,6 +111,7 @@ class CaseBase:
         self.manifest = manifest
         self._tables: dict[str, pa.Table] = {}
         self._arrays: dict[str, CaseArrays] = {}  # built from the table in self._tables
+        self._tails: dict[str, list[pa.Table]] = {s: [] for s in STREETS}  # retained after self._tables[s] loaded
         self._indexes: dict[str, "CaseIndex"] = {}
         self._dirty_indexes: set[str] = set()
         self._similarity: "SimilarityConfig | None" = None
@@ -121,6 +122,10 @@ class CaseBase:
         # retention logs after the listed parts, in order: the manifest's, then newer
         # generations started by another process's fold (loaded on first use)
         self._logs: list[RetentionLog] | None = None
+        self._manifest_stamp: tuple[int, int, int] | None = None
+        #: Seconds between ``fsync`` calls of retained records (0: every commit); a killed
+        #: process loses at most the hand in flight either way, see :mod:`cbr.store.retention_log`.
+        self.sync_every = 1.0
         #: What opening or reading repaired on the way (e.g. a damaged index rebuilt).
         self.notes: list[str] = []
 
@@ -166,9 +171,11 @@ class CaseBase:
         self.close()
 
     def close(self) -> None:
-        """Save indexes grown by appends (when writable), release the SQL connection and
-        the reader lock."""
+        """``fsync`` retained records, save indexes grown by appends (when writable), release
+        the SQL connection and the reader lock."""
         try:
+            for log in self._logs or []:
+                log.sync()
             if self._dirty_indexes and self.writable:
                 self.save_indexes()
             if self.manifest.catalog is None and self.writable:
@@ -300,13 +307,28 @@ class CaseBase:
                 raise CaseBaseError(f"{self.path}: the case ids of {s} are not increasing below next_case_id "
                                     f"{self.next_case_id}; the case base is damaged")
             self._tables[s] = table
+            self._tails[s] = []
+        elif self._tails[s]:
+            self._tables[s] = pa.concat_tables([self._tables[s], *self._tails[s]]).combine_chunks()
+            self._tails[s] = []
         return self._tables[s]
 
     def rows_since(self, street: int | str, start: int) -> CaseArrays:
         """The street's cases from row ``start`` on (retained since a caller last looked):
         costs the new rows only. Rows are in :meth:`table` order (row number = index id)."""
         s = street_name(street)
-        return _arrays(s, self.manifest.features[s], self.table(s).slice(start))
+        base = self._tables.get(s)
+        if base is None or start < base.num_rows:
+            return _arrays(s, self.manifest.features[s], self.table(s).slice(start))
+        pieces, end = [], self.count(s)  # the tails hold the last rows: walk back from the end
+        for t in reversed(self._tails[s]):
+            if end <= start:
+                break
+            row = end - t.num_rows
+            pieces.append(t.slice(max(0, start - row)))
+            end = row
+        table = pa.concat_tables(pieces[::-1]) if pieces else base.slice(base.num_rows)
+        return _arrays(s, self.manifest.features[s], table)
 
     def cases(self, street: int | str) -> CaseArrays:
         """Features (n, d) float32, actions, outcomes (NaN = unknown) and case ids of a street.
@@ -566,6 +588,12 @@ class CaseBase:
         return {s: tables[s].column("case_id").to_numpy() for s, _ in items}
 
     def _writable_log(self) -> RetentionLog:
+        """The log to append to (see :meth:`_follow_log`), with this object's ``sync_every``."""
+        log = self._follow_log()
+        log.sync_every = self.sync_every
+        return log
+
+    def _follow_log(self) -> RetentionLog:
         """The log to append to, after reading what other processes committed (write lock
         held): starts the first log generation, or follows a fold made by another process."""
         m = read_manifest(self.path)
@@ -580,11 +608,12 @@ class CaseBase:
         if m.next_case_id != known:  # cases we have not read were added: read the case base anew
             self.manifest, self._logs = m, None
             self._tables.clear()
+            self._tails = {x: [] for x in STREETS}
             self._arrays.clear()
             self._indexes.clear()
             self._dirty_indexes.clear()
             self._close_sql()
-            return self._writable_log()
+            return self._follow_log()
         if m.log is None:  # the first retention: start a log (one manifest commit)
             self._collect(m)
             rel = log_file(_next_generation(self.path))
@@ -599,12 +628,52 @@ class CaseBase:
         self._retention_logs().append(log)
         return log
 
+    def refresh(self) -> int:
+        """Read the cases other processes retained since this object last looked (new
+        records of the retention log; after another process's fold, the next log
+        generation); returns how many. Costs the new records only.
+
+        >>> import tempfile, numpy as np
+        >>> from cbr.store.writer import CaseBaseWriter
+        >>> root = tempfile.mkdtemp()
+        >>> with CaseBaseWriter(f"{root}/demo", build_index=False) as w:
+        ...     ids = w.add_rows("flop", np.ones((2, 12), np.float32), "cr")
+        >>> reader, writer = CaseBase.open(f"{root}/demo"), CaseBase.open(f"{root}/demo")
+        >>> _ = reader.count("flop"); _ = writer.append("flop", np.zeros(12), "f")
+        >>> reader.count("flop"), reader.refresh(), reader.count("flop")
+        (2, 1, 3)
+        """
+        before = self.count()
+        for log in self._retention_logs():
+            for s, tables in log.refresh().items():
+                for t in tables:
+                    self._absorb(s, t)
+        try:  # the manifest is replaced (a new inode) by every commit: re-read it only then
+            st = os.stat(self.path / MANIFEST)
+            stamp = (st.st_ino, st.st_mtime_ns, st.st_size)
+            if stamp == self._manifest_stamp:
+                return self.count() - before
+            m = read_manifest(self.path)
+            self._manifest_stamp = stamp
+        except (OSError, CaseBaseError):
+            return self.count() - before
+        logs = self._retention_logs()
+        known = logs[-1].next_id if logs else self.manifest.next_case_id
+        if m.log is not None and (not logs or logs[-1].path != self.path / m.log) and m.next_case_id == known:
+            log = RetentionLog(self.path / m.log, m.next_case_id)  # a new generation: the old one is in parts
+            for s, tables in log.refresh().items():
+                for t in tables:
+                    self._absorb(s, t)
+            logs.append(log)
+        return self.count() - before
+
     def _absorb(self, s: str, t: pa.Table) -> None:
         """Extend what this object has loaded by rows just committed to the log."""
         if t.num_rows == 0:
             return
         if s in self._tables:
-            self._tables[s] = pa.concat_tables([self._tables[s], t.cast(self._tables[s].schema)])
+            schema = self._tables[s].schema
+            self._tails[s].append(t if t.schema.equals(schema) else t.cast(schema))
         self._arrays.pop(s, None)
         self._close_sql()
         index = self._indexes.get(s)
@@ -690,6 +759,7 @@ class CaseBase:
         else:
             self._logs = None
             self._tables.clear()
+            self._tails = {x: [] for x in STREETS}
             self._arrays.clear()
             self._indexes.clear()
             self._dirty_indexes.clear()
@@ -726,6 +796,7 @@ class CaseBase:
         self.manifest = m
         self._logs = None
         self._tables.pop(s, None)
+        self._tails[s] = []
         self._arrays.pop(s, None)
         self._close_sql()
 

@@ -9,7 +9,7 @@ Parquet parts that hold them (``cases/<street>/part-NNNNN.parquet``).
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import datetime, timezone
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -59,7 +59,7 @@ def case_schema(feature_names: Sequence[str]) -> pa.Schema:
     small bets of the hand's game (``GameDef.small_bet``), NULL when unknown; and the
     provenance of cases retained in play (schema 4): ``match_id``, ``seat`` (the actor's
     seat at the table), ``opponents`` (the other seats' names, comma-separated) and
-    ``retained_at`` (UTC time of the commit), NULL for cases built from logs.
+    ``retained_at`` (UTC time of the commit, stored without a zone), NULL for cases built from logs.
 
     >>> case_schema(["x"]).field("outcome").type
     DataType(double)
@@ -80,7 +80,7 @@ def case_schema(feature_names: Sequence[str]) -> pa.Schema:
         pa.field("match_id", pa.string()),
         pa.field("seat", pa.int16()),
         pa.field("opponents", pa.string()),
-        pa.field("retained_at", pa.timestamp("us", tz="UTC")),
+        pa.field("retained_at", pa.timestamp("us")),  # UTC
     ]
     return pa.schema(fields)
 
@@ -110,14 +110,16 @@ def _outcome_column(value: Any, n: int) -> pa.Array:
 
 
 def _time_column(value: Any, n: int) -> pa.Array:
-    """UTC timestamps per row from None/one aware ``datetime`` (all rows) or one per row."""
+    """UTC timestamps (stored without a zone, so SQL clients need no time-zone package) per
+    row from None/one aware ``datetime`` (all rows) or one per row."""
     values = [value] * n if value is None or isinstance(value, datetime) else list(value)
     if len(values) != n:
         raise ValueError(f"retained_at: {len(values)} values for {n} cases")
     for v in values:
         if v is not None and (not isinstance(v, datetime) or v.tzinfo is None):
             raise ValueError(f"retained_at must be a timezone-aware datetime or None, got {v!r}")
-    return pa.array(values, pa.timestamp("us", tz="UTC"))
+    return pa.array([None if v is None else v.astimezone(timezone.utc).replace(tzinfo=None) for v in values],
+                    pa.timestamp("us"))
 
 
 def _cards_text(cards: Any) -> str | None:
