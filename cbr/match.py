@@ -227,10 +227,12 @@ def play_hand(
     board: Sequence[int],
     hand_id: str = "",
     source: str = "match",
+    decisions: Optional[list] = None,
 ) -> HandRecord:
     """Play one hand; ``policies``/``names``/``rngs`` are indexed by *position*.
 
-    Returns the full record (every hole card, as a dealer log shows them).
+    Returns the full record (every hole card, as a dealer log shows them). ``decisions``:
+    a list that receives every decision point with its action taken (for retention).
     """
     state = HandState(game, players=names, hole_cards=holes, hand_id=hand_id, source=source)
     while not state.is_over:
@@ -244,6 +246,8 @@ def play_hand(
         if kind not in dp.legal:
             raise GameError(f"policy {names[pos]!r} chose {kind!r} where only {dp.legal!r} is legal "
                             f"(hand {hand_id}, history {state.history!r})")
+        if decisions is not None:
+            decisions.append(replace(dp, action=kind))
         state.act(kind)
     payoffs = state.payoffs()
     return HandRecord(
@@ -347,10 +351,11 @@ def _play_match(policies: list[Policy], hands: int, game: GameDef | None, duplic
         deal = k // n if duplicate else k
         holes, board = deal_cards(seed, deal, n)
         seats = seats_for_hand(range(n), k)           # position -> seat
+        decisions: Optional[list] = [] if retainers else None
         record = play_hand(game, [policies[s] for s in seats], [names[s] for s in seats],
-                           [act_rngs[s] for s in seats], holes, board, hand_id=str(k))
+                           [act_rngs[s] for s in seats], holes, board, hand_id=str(k), decisions=decisions)
         for r in retainers:
-            r.hand(record, seats)
+            r.hand(record, seats, decisions)
         won = [0.0] * n
         for pos, s in enumerate(seats):
             won[s] = float(record.payoffs[pos])  # type: ignore[index]

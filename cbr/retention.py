@@ -32,7 +32,6 @@ import json
 import os
 import secrets
 import shutil
-from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Sequence
@@ -148,19 +147,21 @@ class Retainer:
         self.retained = 0
         self.hands = 0
 
-    def hand(self, record: HandRecord, seats: Optional[Sequence[int]] = None) -> int:
+    def hand(self, record: HandRecord, seats: Optional[Sequence[int]] = None,
+             decisions: Optional[Sequence[Any]] = None) -> int:
         """Retain a finished hand. ``record``: as the dealer saw it (every hole card) or as
         a seat saw it; ``seats[pos]``: the seat at position ``pos`` (None: the record's
         positions are seats, as for a client that knows only its own view). Returns the
-        number of cases kept. Raises :class:`~cbr.errors.CBRError` if the hand does not
+        number of cases kept. ``decisions``: the hand's decision points with their actions,
+        when the caller kept them while playing (saves replaying the record). Raises :class:`~cbr.errors.CBRError` if the hand does not
         replay (a dealer bug) or the write fails."""
         seat_of = list(seats) if seats is not None else list(range(record.n_players))
         mine = {pos for pos, s in enumerate(seat_of) if s in self.keep and record.hole_cards[pos] is not None}
         wanted = mine | shown_positions(record)
         if not wanted:
             return 0
-        dps = [dp for dp in replay(record, check_payoffs=False)
-               if dp.position in wanted and dp.hole is not None and dp.action in ("f", "c", "r")]
+        played = decisions if decisions is not None else replay(record, check_payoffs=False)
+        dps = [dp for dp in played if dp.position in wanted and dp.hole is not None and dp.action in ("f", "c", "r")]
         if not dps:
             return 0
         now = datetime.now(timezone.utc)
@@ -168,8 +169,7 @@ class Retainer:
         outcomes = [hand_outcome(record, dp.position) for dp in dps]
         seat = [seat_of[dp.position] for dp in dps]
         opponents = [",".join(n for i, n in enumerate(names) if i != s) for s in seat]
-        dps = [replace(dp, source="retained") for dp in dps]
-        ids = self.cb.retain_hand(dps, outcomes, match_id=self.match_id, seat=seat, opponents=opponents,
+        ids = self.cb.retain_hand(dps, outcomes, source="retained", match_id=self.match_id, seat=seat, opponents=opponents,
                                   retained_at=now)
         self.retained += len(ids)
         self.hands += 1

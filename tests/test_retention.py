@@ -149,9 +149,10 @@ def test_human_decisions_are_retained(small_copy: Path, tmp_path: Path) -> None:
 
 # ---- the retention log -----------------------------------------------------------------
 def _table(first: int, n: int):  # noqa: ANN202
-    from cbr.store.parts import build_table
+    """A log chunk: case ids from ``first`` and ``n`` rows of one feature."""
+    from cbr.store.parts import row_batch
 
-    return build_table(["x"], first, np.arange(n, dtype=np.float32).reshape(n, 1), "c" * n)
+    return (np.arange(first, first + n), row_batch(["x"], np.arange(n, dtype=np.float32).reshape(n, 1), "c" * n))
 
 
 def test_torn_tail_is_ignored_then_truncated(tmp_path: Path) -> None:

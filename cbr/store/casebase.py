@@ -72,10 +72,10 @@ from cbr.game.gamedef import STREETS, GameDef
 from cbr.store import catalog as _catalog
 from cbr.store.durable import remove_dead_builds, remove_dead_temp
 from cbr.store.indexes import default_similarity, load_index, load_similarity, new_index, save_index, street_similarity
-from cbr.store.retention_log import RetentionLog, log_file
+from cbr.store.retention_log import Chunk, RetentionLog, chunks_table, log_file
 from cbr.store.manifest import (LOG_PATH_RE, INDEX_PATH_RE, MANIFEST, Manifest, file_checksum, now_utc, read_manifest, verify_file,
                                 write_manifest)
-from cbr.store.parts import (PART_RE, build_table, case_schema, count_actions, decision_meta,
+from cbr.store.parts import (PART_RE, case_schema, count_actions, decision_meta, row_batch,
                              next_part_number, part_entry, part_file, read_part, street_name, write_part)
 
 if TYPE_CHECKING:
@@ -111,7 +111,7 @@ class CaseBase:
         self.manifest = manifest
         self._tables: dict[str, pa.Table] = {}
         self._arrays: dict[str, CaseArrays] = {}  # built from the table in self._tables
-        self._tails: dict[str, list[pa.Table]] = {s: [] for s in STREETS}  # retained after self._tables[s] loaded
+        self._tails: dict[str, list[Chunk]] = {s: [] for s in STREETS}  # retained after self._tables[s] loaded
         self._indexes: dict[str, "CaseIndex"] = {}
         self._dirty_indexes: set[str] = set()
         self._similarity: "SimilarityConfig | None" = None
@@ -123,9 +123,13 @@ class CaseBase:
         # generations started by another process's fold (loaded on first use)
         self._logs: list[RetentionLog] | None = None
         self._manifest_stamp: tuple[int, int, int] | None = None
+        self._writer_stamp: tuple[int, int, int] | None = None
         #: Seconds between ``fsync`` calls of retained records (0: every commit); a killed
         #: process loses at most the hand in flight either way, see :mod:`cbr.store.retention_log`.
         self.sync_every = 1.0
+        #: Records after which an append folds the retention log into parts (so reading it
+        #: on open stays quick; amortised, a fold costs about as much as the appends it folds).
+        self.fold_every = 2000
         #: What opening or reading repaired on the way (e.g. a damaged index rebuilt).
         self.notes: list[str] = []
 
@@ -300,7 +304,7 @@ class CaseBase:
                     raise CaseBaseError(f"{self.path}: {entry['file']} holds {t.num_rows} cases, "
                                         f"the manifest says {entry['rows']}")
                 tables.append(t)
-            tables += [log.table(s, schema) for log in self._retention_logs() if log.rows[s]]
+            tables += [log.table(s, self.manifest.features[s]) for log in self._retention_logs() if log.rows[s]]
             table = pa.concat_tables(tables) if tables else schema.empty_table()
             ids = table.column("case_id").to_numpy()
             if len(ids) and (ids[0] < 0 or ids[-1] >= self.next_case_id or np.any(np.diff(ids) <= 0)):
@@ -309,7 +313,8 @@ class CaseBase:
             self._tables[s] = table
             self._tails[s] = []
         elif self._tails[s]:
-            self._tables[s] = pa.concat_tables([self._tables[s], *self._tails[s]]).combine_chunks()
+            tail = chunks_table(self._tails[s], self.manifest.features[s])
+            self._tables[s] = pa.concat_tables([self._tables[s], tail]).combine_chunks()
             self._tails[s] = []
         return self._tables[s]
 
@@ -320,15 +325,23 @@ class CaseBase:
         base = self._tables.get(s)
         if base is None or start < base.num_rows:
             return _arrays(s, self.manifest.features[s], self.table(s).slice(start))
+        names = self.manifest.features[s]
         pieces, end = [], self.count(s)  # the tails hold the last rows: walk back from the end
-        for t in reversed(self._tails[s]):
+        for ids, b in reversed(self._tails[s]):
             if end <= start:
                 break
-            row = end - t.num_rows
-            pieces.append(t.slice(max(0, start - row)))
+            row = end - len(b)
+            cut = max(0, start - row)
+            pieces.append((ids[cut:], b.features[cut:], b.actions[cut:], b.outcomes[cut:]))
             end = row
-        table = pa.concat_tables(pieces[::-1]) if pieces else base.slice(base.num_rows)
-        return _arrays(s, self.manifest.features[s], table)
+        pieces.reverse()
+        if not pieces:
+            return _arrays(s, names, base.slice(base.num_rows))
+        arrays = CaseArrays(s, list(names), np.concatenate([p[0] for p in pieces]),
+                            np.concatenate([p[1] for p in pieces]),
+                            np.array([a for p in pieces for a in p[2]], dtype="<U1"), None,  # type: ignore[arg-type]
+                            np.concatenate([p[3] for p in pieces]))
+        return arrays
 
     def cases(self, street: int | str) -> CaseArrays:
         """Features (n, d) float32, actions, outcomes (NaN = unknown) and case ids of a street.
@@ -359,13 +372,18 @@ class CaseBase:
             for s in STREETS:
                 if any(log.rows[s] for log in self._retention_logs()):
                     schema = case_schema(self.manifest.features[s])
-                    logged[s] = pa.concat_tables([log.table(s, schema) for log in self._retention_logs()])
+                    logged[s] = pa.concat_tables([log.table(s, self.manifest.features[s])
+                                                  for log in self._retention_logs()])
             self._con = _catalog.connect(self.path, self.manifest, logged)
         try:
             with _interruptible(self._con):
                 return self._con.execute(query)
         except duckdb.InterruptException:
             raise KeyboardInterrupt from None
+        except RuntimeError as exc:  # an interrupt can also surface as "Query interrupted"
+            if "interrupted" in str(exc).lower():
+                raise KeyboardInterrupt from None
+            raise
         except duckdb.Error as exc:
             raise CaseBaseError(f"SQL failed: {str(exc).splitlines()[0]}") from None
 
@@ -394,6 +412,10 @@ class CaseBase:
                 rows = result.fetchmany(limit + 1)
         except duckdb.InterruptException:
             raise KeyboardInterrupt from None
+        except RuntimeError as exc:  # an interrupt while fetching surfaces as "Query interrupted"
+            if "interrupted" in str(exc).lower():
+                raise KeyboardInterrupt from None
+            raise
         except duckdb.Error as exc:
             raise CaseBaseError(f"SQL failed: {str(exc).splitlines()[0]}") from None
         return columns, rows[:limit], len(rows) > limit
@@ -577,15 +599,17 @@ class CaseBase:
         with self._lock():
             log = self._writable_log()
             next_id = log.next_id
-            tables: dict[str, pa.Table] = {}
+            chunks: dict[str, Chunk] = {}
             for s, (features, actions, meta) in sorted(items, key=lambda x: STREETS.index(x[0])):
-                t = build_table(self.manifest.features[s], next_id, features, actions, **meta)
-                tables[s] = t
-                next_id += t.num_rows
-            log.append(tables)
-        for s, t in tables.items():
-            self._absorb(s, t)
-        return {s: tables[s].column("case_id").to_numpy() for s, _ in items}
+                b = row_batch(self.manifest.features[s], features, actions, **meta)
+                chunks[s] = (np.arange(next_id, next_id + len(b), dtype=np.int64), b)
+                next_id += len(b)
+            log.append(chunks)
+        for s, chunk in chunks.items():
+            self._absorb(s, chunk)
+        if log.records >= self.fold_every:
+            self.fold()
+        return {s: chunks[s][0] for s, _ in items}
 
     def _writable_log(self) -> RetentionLog:
         """The log to append to (see :meth:`_follow_log`), with this object's ``sync_every``."""
@@ -596,12 +620,21 @@ class CaseBase:
     def _follow_log(self) -> RetentionLog:
         """The log to append to, after reading what other processes committed (write lock
         held): starts the first log generation, or follows a fold made by another process."""
-        m = read_manifest(self.path)
         logs = self._retention_logs()
+        st = os.stat(self.path / MANIFEST)  # replaced (a new inode) by every commit
+        stamp = (st.st_ino, st.st_mtime_ns, st.st_size)
+        if logs and stamp == self._writer_stamp:
+            for log in logs:  # the manifest is as we left it: only the log can have grown
+                for s, chunks in log.refresh().items():
+                    for chunk in chunks:
+                        self._absorb(s, chunk)
+            return logs[-1]
+        m = read_manifest(self.path)
+        self._writer_stamp = stamp
         for log in logs:  # what others committed to the logs we read
-            for s, tables in log.refresh().items():
-                for t in tables:
-                    self._absorb(s, t)
+            for s, chunks in log.refresh().items():
+                for chunk in chunks:
+                    self._absorb(s, chunk)
         known = logs[-1].next_id if logs else self.manifest.next_case_id
         if logs and m.log is not None and logs[-1].path == self.path / m.log:
             return logs[-1]
@@ -622,9 +655,9 @@ class CaseBase:
             write_manifest(self.path, m)  # the parts are unchanged, and so is the catalog over them
             self.manifest = copy.deepcopy(m)
         log = RetentionLog(self.path / m.log, m.next_case_id)  # a fold moved what we read into parts
-        for s, tables in log.refresh().items():
-            for t in tables:
-                self._absorb(s, t)
+        for s, chunks in log.refresh().items():
+            for chunk in chunks:
+                self._absorb(s, chunk)
         self._retention_logs().append(log)
         return log
 
@@ -645,9 +678,9 @@ class CaseBase:
         """
         before = self.count()
         for log in self._retention_logs():
-            for s, tables in log.refresh().items():
-                for t in tables:
-                    self._absorb(s, t)
+            for s, chunks in log.refresh().items():
+                for chunk in chunks:
+                    self._absorb(s, chunk)
         try:  # the manifest is replaced (a new inode) by every commit: re-read it only then
             st = os.stat(self.path / MANIFEST)
             stamp = (st.st_ino, st.st_mtime_ns, st.st_size)
@@ -661,25 +694,23 @@ class CaseBase:
         known = logs[-1].next_id if logs else self.manifest.next_case_id
         if m.log is not None and (not logs or logs[-1].path != self.path / m.log) and m.next_case_id == known:
             log = RetentionLog(self.path / m.log, m.next_case_id)  # a new generation: the old one is in parts
-            for s, tables in log.refresh().items():
-                for t in tables:
-                    self._absorb(s, t)
+            for s, chunks in log.refresh().items():
+                for chunk in chunks:
+                    self._absorb(s, chunk)
             logs.append(log)
         return self.count() - before
 
-    def _absorb(self, s: str, t: pa.Table) -> None:
+    def _absorb(self, s: str, chunk: Chunk) -> None:
         """Extend what this object has loaded by rows just committed to the log."""
-        if t.num_rows == 0:
+        if len(chunk[1]) == 0:
             return
         if s in self._tables:
-            schema = self._tables[s].schema
-            self._tails[s].append(t if t.schema.equals(schema) else t.cast(schema))
+            self._tails[s].append(chunk)
         self._arrays.pop(s, None)
         self._close_sql()
         index = self._indexes.get(s)
         if index is not None:
-            names = self.manifest.features[s]
-            index.add(np.column_stack([t.column(f).to_numpy() for f in names]).astype(np.float32))
+            index.add(chunk[1].features)
             self._dirty_indexes.add(s)
 
     def retain(self, dp: DecisionPoint, outcome: float | None = None, **provenance: Any) -> int:
@@ -690,10 +721,11 @@ class CaseBase:
         return int(self.retain_hand([dp], [outcome], **provenance)[0])
 
     def retain_hand(self, dps: Sequence[DecisionPoint], outcomes: Sequence[float | None] | None = None,
-                    **provenance: Any) -> list[int]:
+                    source: str | None = None, **provenance: Any) -> list[int]:
         """Append the decisions of one hand as one durable commit (see :meth:`append_streets`);
         returns their case ids in the order given. ``outcomes``: one per decision (None =
-        unknown); ``provenance``: scalar or per-decision ``match_id``, ``seat``,
+        unknown); ``source``: for every case (default: each decision's own, else
+        ``"retained"``); ``provenance``: scalar or per-decision ``match_id``, ``seat``,
         ``opponents``, ``retained_at``."""
         if not dps:
             return []
@@ -710,7 +742,7 @@ class CaseBase:
             chosen = [dps[i] for i in idx]
             meta = decision_meta(chosen)
             actions = meta.pop("actions")
-            meta["source"] = [dp.source or "retained" for dp in chosen]
+            meta["source"] = [source or dp.source or "retained" for dp in chosen]
             meta["outcome"] = [outs[i] for i in idx]
             for k, v in per_dp.items():
                 meta[k] = [v[i] for i in idx]
@@ -740,7 +772,7 @@ class CaseBase:
             for s in STREETS:
                 if not log.rows[s]:
                     continue
-                table = log.table(s, case_schema(m.features[s]))
+                table = log.table(s, m.features[s])
                 rel = _free_part(self.path, s, m)
                 m.parts[s].append(part_entry(rel, table.num_rows, write_part(self.path / rel, table)))
                 count_actions(m.counts[s], table.column("action").to_pylist())

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, timezone
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,8 @@ from cbr.errors import CaseBaseError
 from cbr.store.manifest import ACTIONS, file_checksum, verify_file
 from evaluator_ext.cards import cards_str
 
-__all__ = ["META_COLUMNS", "RETENTION_COLUMNS", "PART_RE", "street_name", "case_schema", "build_table", "decision_meta",
+__all__ = ["META_COLUMNS", "RETENTION_COLUMNS", "PART_RE", "street_name", "case_schema", "build_table",
+           "RowBatch", "row_batch", "batch_table", "decision_meta",
            "part_file", "next_part_number", "write_part", "part_entry", "read_part",
            "count_actions"]
 
@@ -95,9 +97,9 @@ def _column(value: Any, n: int, name: str, kind: type) -> list[Any]:
     return [None if x is None else kind(x) for x in out]
 
 
-def _outcome_column(value: Any, n: int) -> pa.Array:
-    """Outcomes per row from None/a number (all rows) or one value per row; None and NaN
-    become NULL (unknown); infinity is refused."""
+def _outcomes(value: Any, n: int) -> np.ndarray:
+    """Outcomes per row (float64, NaN = unknown) from None/a number (all rows) or one value
+    per row; infinity is refused."""
     if value is None or isinstance(value, (int, float, np.integer, np.floating)):
         values = np.full(n, np.nan if value is None else float(value), dtype=np.float64)
     else:
@@ -106,20 +108,21 @@ def _outcome_column(value: Any, n: int) -> pa.Array:
             raise ValueError(f"outcome: {values.size} values for {n} cases")
     if np.isinf(values).any():
         raise ValueError("outcome contains infinity; use NaN or None for an unknown outcome")
-    return pa.array(values, pa.float64(), mask=np.isnan(values))
+    return values
 
 
-def _time_column(value: Any, n: int) -> pa.Array:
-    """UTC timestamps (stored without a zone, so SQL clients need no time-zone package) per
-    row from None/one aware ``datetime`` (all rows) or one per row."""
+def _times(value: Any, n: int) -> list[datetime | None]:
+    """UTC times per row (naive, so SQL clients need no time-zone package) from None/one
+    aware ``datetime`` (all rows) or one per row."""
     values = [value] * n if value is None or isinstance(value, datetime) else list(value)
     if len(values) != n:
         raise ValueError(f"retained_at: {len(values)} values for {n} cases")
+    out: list[datetime | None] = []
     for v in values:
         if v is not None and (not isinstance(v, datetime) or v.tzinfo is None):
             raise ValueError(f"retained_at must be a timezone-aware datetime or None, got {v!r}")
-    return pa.array([None if v is None else v.astimezone(timezone.utc).replace(tzinfo=None) for v in values],
-                    pa.timestamp("us"))
+        out.append(None if v is None else v.astimezone(timezone.utc).replace(tzinfo=None))
+    return out
 
 
 def _cards_text(cards: Any) -> str | None:
@@ -142,38 +145,50 @@ def _cards_column(value: Any, n: int, name: str) -> list[str | None]:
     return [_cards_text(v) for v in items]
 
 
-def build_table(
-    feature_names: Sequence[str],
-    first_id: int,
-    features: Any,
-    actions: Sequence[str] | str,
-    *,
-    source: Any = None,
-    hand_id: Any = None,
-    player: Any = None,
-    position: Any = None,
-    game: Any = None,
-    hole: Any = None,
-    board: Any = None,
-    history: Any = None,
-    outcome: Any = None,
-    match_id: Any = None,
-    seat: Any = None,
-    opponents: Any = None,
-    retained_at: Any = None,
-) -> pa.Table:
-    """Validate one batch of cases and make its Arrow table, case ids from ``first_id``.
+#: Provenance columns of a case besides its features, action and outcome: name -> kind.
+_META_KINDS = {"source": str, "hand_id": str, "player": str, "position": int, "game": str, "hole": "cards",
+               "board": "cards", "history": str, "match_id": str, "seat": int, "opponents": str}
 
-    ``features``: (d,) or (n, d); ``actions``: one letter per case (a string ``"ccr"`` or a
-    list); meta columns: a scalar for every case or one value per case. ``outcome``: the
-    hand's net result for the actor in small bets, None/NaN when unknown (stored as NULL).
-    ``retained_at``: a timezone-aware ``datetime`` (or None) for every case or per case.
 
-    >>> build_table(["x"], 7, [[0.5], [1.0]], "cr", source="demo").column("case_id").to_pylist()
-    [7, 8]
-    >>> build_table(["x"], 0, [[0.5], [1.0]], "cr", outcome=[-1.5, None]).column("outcome").to_pylist()
-    [-1.5, None]
+@dataclass
+class RowBatch:
+    """Validated case rows before they become Arrow: ``features`` (n, d) float32,
+    ``actions`` (one letter each), ``outcomes`` float64 (NaN = unknown), ``meta`` (one
+    list per provenance column: str/int/None) and ``retained_at`` (naive UTC datetimes or
+    None). Cheap to build and to concatenate; :func:`batch_table` makes the Arrow table."""
+
+    features: np.ndarray
+    actions: list[str]
+    outcomes: np.ndarray
+    meta: dict[str, list[Any]]
+    retained_at: list[datetime | None]
+
+    def __len__(self) -> int:
+        return len(self.actions)
+
+    @staticmethod
+    def concat(batches: Sequence["RowBatch"], d: int) -> "RowBatch":
+        """One batch of the rows of ``batches`` in order (``d``: the feature count)."""
+        if not batches:
+            return RowBatch(np.zeros((0, d), np.float32), [], np.zeros(0), {k: [] for k in _META_KINDS}, [])
+        if len(batches) == 1:
+            return batches[0]
+        return RowBatch(np.concatenate([b.features for b in batches]), [a for b in batches for a in b.actions],
+                        np.concatenate([b.outcomes for b in batches]),
+                        {k: [v for b in batches for v in b.meta[k]] for k in _META_KINDS},
+                        [t for b in batches for t in b.retained_at])
+
+
+def row_batch(feature_names: Sequence[str], features: Any, actions: Sequence[str] | str, **meta: Any) -> RowBatch:
+    """Validate rows as :func:`build_table` does and keep them as a :class:`RowBatch`.
+
+    >>> b = row_batch(["x"], [[0.5], [1.0]], "cr", outcome=[-1.5, None], player="me")
+    >>> len(b), b.meta["player"], b.outcomes.tolist()
+    (2, ['me', 'me'], [-1.5, nan])
     """
+    unknown = set(meta) - set(_META_KINDS) - {"outcome", "retained_at"}
+    if unknown:
+        raise TypeError(f"unknown case columns: {', '.join(sorted(unknown))}")
     d = len(feature_names)
     X = np.asarray(features, dtype=np.float32)
     if X.ndim == 1 and X.size == d:
@@ -192,24 +207,49 @@ def build_table(
     bad = sorted({str(a) for a in acts if a not in ACTIONS})
     if bad:
         raise ValueError(f"actions must be 'f', 'c' or 'r', got {bad[:3]}")
-    cols: dict[str, Any] = {"case_id": pa.array(np.arange(first_id, first_id + n, dtype=np.int64))}
+    cols: dict[str, list[Any]] = {}
+    for name, kind in _META_KINDS.items():
+        value = meta.get(name)
+        cols[name] = _cards_column(value, n, name) if kind == "cards" else _column(value, n, name, kind)  # type: ignore[arg-type]
+    return RowBatch(np.ascontiguousarray(X), [str(a) for a in acts], _outcomes(meta.get("outcome"), n), cols,
+                    _times(meta.get("retained_at"), n))
+
+
+def batch_table(feature_names: Sequence[str], case_ids: Any, batch: RowBatch) -> pa.Table:
+    """The Arrow table (:func:`case_schema`) of a :class:`RowBatch` with these case ids."""
+    n = len(batch)
+    cols: dict[str, Any] = {"case_id": pa.array(np.asarray(case_ids, dtype=np.int64).reshape(n))}
     for j, f in enumerate(feature_names):
-        cols[f] = pa.array(X[:, j], type=pa.float32())
-    cols["action"] = pa.array(acts, pa.string())
-    cols["source"] = pa.array(_column(source, n, "source", str), pa.string())
-    cols["hand_id"] = pa.array(_column(hand_id, n, "hand_id", str), pa.string())
-    cols["player"] = pa.array(_column(player, n, "player", str), pa.string())
-    cols["position"] = pa.array(_column(position, n, "position", int), pa.int16())
-    cols["game"] = pa.array(_column(game, n, "game", str), pa.string())
-    cols["hole"] = pa.array(_cards_column(hole, n, "hole"), pa.string())
-    cols["board"] = pa.array(_cards_column(board, n, "board"), pa.string())
-    cols["history"] = pa.array(_column(history, n, "history", str), pa.string())
-    cols["outcome"] = _outcome_column(outcome, n)
-    cols["match_id"] = pa.array(_column(match_id, n, "match_id", str), pa.string())
-    cols["seat"] = pa.array(_column(seat, n, "seat", int), pa.int16())
-    cols["opponents"] = pa.array(_column(opponents, n, "opponents", str), pa.string())
-    cols["retained_at"] = _time_column(retained_at, n)
+        cols[f] = pa.array(batch.features[:, j], type=pa.float32())
+    cols["action"] = pa.array(batch.actions, pa.string())
+    for name in ("source", "hand_id", "player", "position", "game", "hole", "board", "history"):
+        cols[name] = pa.array(batch.meta[name], pa.int16() if name == "position" else pa.string())
+    cols["outcome"] = pa.array(batch.outcomes, pa.float64(), mask=np.isnan(batch.outcomes))
+    cols["match_id"] = pa.array(batch.meta["match_id"], pa.string())
+    cols["seat"] = pa.array(batch.meta["seat"], pa.int16())
+    cols["opponents"] = pa.array(batch.meta["opponents"], pa.string())
+    cols["retained_at"] = pa.array(batch.retained_at, pa.timestamp("us"))
     return pa.table(cols, schema=case_schema(feature_names))
+
+
+def build_table(feature_names: Sequence[str], first_id: int, features: Any, actions: Sequence[str] | str,
+                **meta: Any) -> pa.Table:
+    """Validate one batch of cases and make its Arrow table, case ids from ``first_id``.
+
+    ``features``: (d,) or (n, d); ``actions``: one letter per case (a string ``"ccr"`` or a
+    list); meta columns (``source``, ``hand_id``, ``player``, ``position``, ``game``,
+    ``hole``, ``board``, ``history``, ``match_id``, ``seat``, ``opponents``): a scalar for
+    every case or one value per case. ``outcome``: the hand's net result for the actor in
+    small bets, None/NaN when unknown (stored as NULL). ``retained_at``: a timezone-aware
+    ``datetime`` (or None) for every case or per case.
+
+    >>> build_table(["x"], 7, [[0.5], [1.0]], "cr", source="demo").column("case_id").to_pylist()
+    [7, 8]
+    >>> build_table(["x"], 0, [[0.5], [1.0]], "cr", outcome=[-1.5, None]).column("outcome").to_pylist()
+    [-1.5, None]
+    """
+    batch = row_batch(feature_names, features, actions, **meta)
+    return batch_table(feature_names, np.arange(first_id, first_id + len(batch), dtype=np.int64), batch)
 
 
 def write_part(path: Path, table: pa.Table) -> dict[str, int]:

@@ -9,9 +9,12 @@ Parquet parts and starts a new log generation (``retained/log-NNNNN.bin``) in on
 manifest commit.
 
 A record is ``MAGIC`` (4 bytes), the payload length and the payload's CRC-32 (two
-little-endian ``uint32``), then the payload: per street with cases, the street number
-(``uint8``), a length (``uint32``) and an Arrow IPC stream of that street's case rows
-(case ids included, so every record can be checked to continue the id sequence).
+little-endian ``uint32``), then the payload: a JSON header (its length first, ``uint32``)
+listing per street the rows' count, first case id (the ids of a street run on within a
+record, so every record can be checked to continue the id sequence), actions and
+provenance, followed per street by the features (float32) and outcomes (float64) as raw
+little-endian arrays. Rows stay numpy until a reader needs Arrow (SQL, a fold), which is
+built once for all records.
 
 Durability: every record is written to the operating system before ``append`` returns,
 so a process killed (SIGKILL included) loses at most the hand in flight. ``fsync``, which
@@ -29,10 +32,10 @@ header is not a record's), and raises :class:`~cbr.errors.CaseBaseError`.
 
 >>> import tempfile, numpy as np
 >>> from pathlib import Path
->>> from cbr.store.parts import build_table
+>>> from cbr.store.parts import row_batch
 >>> path = Path(tempfile.mkdtemp()) / "log-00000.bin"
 >>> log = RetentionLog(path, first_id=10)
->>> log.append({"flop": build_table(["x"], 10, [[0.5], [1.0]], "cr")})
+>>> log.append({"flop": (np.arange(10, 12), row_batch(["x"], [[0.5], [1.0]], "cr"))})
 >>> with open(path, "ab") as fh: _ = fh.write(b"CBRL\\x99")   # a torn tail, as after a kill
 >>> again = RetentionLog(path, first_id=10); new = again.refresh()
 >>> again.rows["flop"], again.next_id, again.torn
@@ -40,21 +43,24 @@ header is not a record's), and raises :class:`~cbr.errors.CaseBaseError`.
 """
 from __future__ import annotations
 
-import io
+import json
 import os
 import struct
 import time
 import zlib
+from datetime import datetime
 from pathlib import Path
-from typing import Mapping
+from typing import Mapping, Sequence
 
+import numpy as np
 import pyarrow as pa
 
 from cbr.errors import CaseBaseError
 from cbr.game.gamedef import STREETS
 from cbr.store.durable import fsync_dir
+from cbr.store.parts import RowBatch, batch_table, case_schema
 
-__all__ = ["MAGIC", "RetentionLog", "log_file"]
+__all__ = ["MAGIC", "RetentionLog", "log_file", "chunks_table"]
 
 MAGIC = b"CBRL"
 _HEAD = struct.Struct("<4sII")  # magic, payload length, CRC-32 of the payload
@@ -72,45 +78,58 @@ def log_file(generation: int) -> str:
     return f"retained/log-{generation:05d}.bin"
 
 
-def _encode(tables: Mapping[str, pa.Table]) -> bytes:
-    out = io.BytesIO()
-    for s in STREETS:
-        t = tables.get(s)
-        if t is None or t.num_rows == 0:
+Chunk = tuple[np.ndarray, RowBatch]  # case ids and their rows
+
+
+def _encode(chunks: Mapping[str, Chunk]) -> bytes:
+    header, blobs = [], []
+    for st in STREETS:
+        if st not in chunks or len(chunks[st][1]) == 0:
             continue
-        sink = pa.BufferOutputStream()
-        with pa.ipc.new_stream(sink, t.schema) as w:
-            w.write_table(t)
-        buf = sink.getvalue().to_pybytes()
-        out.write(_PART.pack(STREETS.index(s), len(buf)))
-        out.write(buf)
-    return out.getvalue()
+        ids, b = chunks[st]
+        header.append({"street": st, "n": len(b), "first_id": int(ids[0]), "d": int(b.features.shape[1]),
+                       "actions": "".join(b.actions), "meta": b.meta,
+                       "retained_at": [None if t is None else t.isoformat() for t in b.retained_at]})
+        blobs.append(np.ascontiguousarray(b.features, dtype="<f4").tobytes())
+        blobs.append(np.ascontiguousarray(b.outcomes, dtype="<f8").tobytes())
+    head = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    return struct.pack("<I", len(head)) + head + b"".join(blobs)
 
 
-def _decode(payload: bytes, where: str) -> dict[str, pa.Table]:
-    tables: dict[str, pa.Table] = {}
-    pos = 0
-    while pos < len(payload):
-        if pos + _PART.size > len(payload):
-            raise CaseBaseError(f"{where}: a record's street header is cut short")
-        street, n = _PART.unpack_from(payload, pos)
-        pos += _PART.size
-        if street >= len(STREETS) or pos + n > len(payload) or STREETS[street] in tables:
-            raise CaseBaseError(f"{where}: a record names a bad street or length")
-        try:
-            tables[STREETS[street]] = pa.ipc.open_stream(payload[pos:pos + n]).read_all()
-        except (pa.ArrowException, ValueError) as exc:
-            raise CaseBaseError(f"{where}: unreadable record ({str(exc).splitlines()[0]})") from None
-        pos += n
-    return tables
+def _decode(payload: bytes, where: str) -> dict[str, Chunk]:
+    try:
+        (hlen,) = struct.unpack_from("<I", payload, 0)
+        header = json.loads(payload[4:4 + hlen].decode("utf-8"))
+        pos = 4 + hlen
+        out: dict[str, Chunk] = {}
+        for h in header:
+            st, n, d = h["street"], int(h["n"]), int(h["d"])
+            if st not in STREETS or st in out or n < 1 or d < 1:
+                raise ValueError(f"bad street entry {st!r}")
+            X = np.frombuffer(payload, dtype="<f4", count=n * d, offset=pos).reshape(n, d).astype(np.float32)
+            pos += 4 * n * d
+            outcomes = np.frombuffer(payload, dtype="<f8", count=n, offset=pos).astype(np.float64)
+            pos += 8 * n
+            actions = list(h["actions"])
+            meta = {k: list(v) for k, v in h["meta"].items()}
+            times = [None if t is None else datetime.fromisoformat(t) for t in h["retained_at"]]
+            if len(actions) != n or len(times) != n or any(len(v) != n for v in meta.values()):
+                raise ValueError("column lengths differ")
+            ids = np.arange(int(h["first_id"]), int(h["first_id"]) + n, dtype=np.int64)
+            out[st] = (ids, RowBatch(X, actions, outcomes, meta, times))
+        if pos != len(payload):
+            raise ValueError("trailing bytes")
+        return out
+    except (ValueError, KeyError, TypeError, struct.error, UnicodeDecodeError) as exc:
+        raise CaseBaseError(f"{where}: unreadable record ({exc})") from None
 
 
 class RetentionLog:
     """One log generation: its committed records, read incrementally.
 
     ``first_id``: the first case id the log may hold (the manifest's ``next_case_id``).
-    After :meth:`refresh`: ``rows`` per street, ``tables`` (list of Arrow tables per
-    street, in commit order), ``next_id`` (one above the last case id), ``end`` (bytes of
+    After :meth:`refresh`: ``rows`` per street, ``chunks`` (``(case ids, RowBatch)`` per
+    record and street, in commit order), ``next_id`` (one above the last case id), ``end`` (bytes of
     valid records) and ``torn`` (whether a torn record follows them).
     """
 
@@ -127,15 +146,15 @@ class RetentionLog:
         self.torn = False
         self.records = 0
         self.rows: dict[str, int] = {s: 0 for s in STREETS}
-        self.tables: dict[str, list[pa.Table]] = {s: [] for s in STREETS}
+        self.chunks: dict[str, list[Chunk]] = {s: [] for s in STREETS}
 
     def __repr__(self) -> str:
         return f"RetentionLog({str(self.path)!r}, records={self.records}, next_id={self.next_id})"
 
-    def refresh(self) -> dict[str, list[pa.Table]]:
+    def refresh(self) -> dict[str, list[Chunk]]:
         """Read the records committed since the last call; returns them per street. A
         missing file is an empty log (created by the first append)."""
-        new: dict[str, list[pa.Table]] = {s: [] for s in STREETS}
+        new: dict[str, list[Chunk]] = {s: [] for s in STREETS}
         try:
             fh = open(self.path, "rb")
         except FileNotFoundError:
@@ -163,34 +182,35 @@ class RetentionLog:
                     break
                 raise CaseBaseError(f"{where}: damaged record at byte {at} with committed records after it; "
                                     f"the case base is damaged")
-            tables = _decode(body, f"{where} (byte {at})")
-            for s, t in tables.items():
-                ids = t.column("case_id").to_numpy()
-                if len(ids) and (ids[0] < self.next_id or (len(ids) > 1 and (ids[1:] <= ids[:-1]).any())):
-                    raise CaseBaseError(f"{where}: the case ids of the record at byte {at} do not follow "
-                                        f"{self.next_id - 1}; the case base is damaged")
-            ids_all = [int(t.column("case_id")[-1].as_py()) for t in tables.values() if t.num_rows]
-            for s, t in tables.items():
-                new[s].append(t)
-                self.tables[s].append(t)
-                self.rows[s] += t.num_rows
+            chunks = _decode(body, f"{where} (byte {at})")
+            ids_all = sorted(int(i) for ids, _ in chunks.values() for i in ids)
+            if ids_all != list(range(self.next_id, self.next_id + len(ids_all))):
+                raise CaseBaseError(f"{where}: the case ids of the record at byte {at} do not follow "
+                                    f"{self.next_id - 1}; the case base is damaged")
+            for s, chunk in chunks.items():
+                new[s].append(chunk)
+                self.chunks[s].append(chunk)
+                self.rows[s] += len(chunk[1])
             if ids_all:
-                self.next_id = max(ids_all) + 1
+                self.next_id = ids_all[-1] + 1
             self.records += 1
             pos += _HEAD.size + n
         self.end += pos
         return new
 
-    def append(self, tables: Mapping[str, pa.Table]) -> None:
+    def append(self, chunks: Mapping[str, Chunk]) -> None:
         """Commit one record (call with the case base's write lock held, after
-        :meth:`refresh`): truncate a torn tail, write, ``fsync`` if ``sync_every`` has passed. The tables' case ids
-        must start at :attr:`next_id`."""
-        ids = sorted(int(i) for t in tables.values() for i in t.column("case_id").to_numpy())
+        :meth:`refresh`): truncate a torn tail, write, ``fsync`` if ``sync_every`` has passed.
+        The case ids (contiguous per street) must run on from :attr:`next_id`."""
+        ids = sorted(int(i) for c_ids, _ in chunks.values() for i in c_ids)
         if not ids:
             return
-        if ids[0] != self.next_id or ids != list(range(ids[0], ids[0] + len(ids))):
+        if ids != list(range(self.next_id, self.next_id + len(ids))):
             raise CaseBaseError(f"retention log {self.path}: a record's case ids must run from {self.next_id}")
-        payload = _encode(tables)
+        for c_ids, _ in chunks.values():
+            if len(c_ids) and list(c_ids) != list(range(int(c_ids[0]), int(c_ids[0]) + len(c_ids))):
+                raise CaseBaseError(f"retention log {self.path}: a street's case ids must be contiguous in a record")
+        payload = _encode(chunks)
         record = _HEAD.pack(MAGIC, len(payload), zlib.crc32(payload)) + payload
         created = not self.path.exists()
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -212,10 +232,10 @@ class RetentionLog:
             os.close(fd)
         if created:
             fsync_dir(self.path.parent)
-        for s, t in tables.items():
-            if t.num_rows:
-                self.tables[s].append(t)
-                self.rows[s] += t.num_rows
+        for s, chunk in chunks.items():
+            if len(chunk[1]):
+                self.chunks[s].append(chunk)
+                self.rows[s] += len(chunk[1])
         self.next_id = ids[-1] + 1
         self.end += len(record)
         self.records += 1
@@ -231,9 +251,14 @@ class RetentionLog:
                 os.close(fd)
             self._synced_at, self._unsynced = time.monotonic(), False
 
-    def table(self, street: str, schema: pa.Schema) -> pa.Table:
-        """All of a street's logged cases as one table (``schema``'s columns)."""
-        parts = self.tables[street]
-        if not parts:
-            return schema.empty_table()
-        return pa.concat_tables(parts).cast(schema) if not parts[0].schema.equals(schema) else pa.concat_tables(parts)
+    def table(self, street: str, feature_names: Sequence[str]) -> pa.Table:
+        """All of a street's logged cases as one Arrow table (built once per call)."""
+        return chunks_table(self.chunks[street], feature_names)
+
+
+def chunks_table(chunks: Sequence[Chunk], feature_names: Sequence[str]) -> pa.Table:
+    """One Arrow table of logged chunks, in order."""
+    if not chunks:
+        return case_schema(feature_names).empty_table()
+    ids = np.concatenate([c[0] for c in chunks])
+    return batch_table(feature_names, ids, RowBatch.concat([c[1] for c in chunks], len(feature_names)))

@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import duckdb
+import pytest
 import numpy as np
 
 from cbr.game.gamedef import STREETS
@@ -75,6 +76,7 @@ def agrees_with_itself(path: Path) -> CaseBase:
     return cb
 
 
+@pytest.mark.time_limit(420)
 def test_sigkill_during_retention_loses_at_most_the_hand_in_flight(tmp_path: Path) -> None:
     """SIGKILL a retaining match at random moments; the base stays whole each time."""
     path = copy_casebase("default", tmp_path / "cb")

@@ -1,0 +1,161 @@
+"""Retention during play: does an append cost the same however large the case base is?
+
+Run:  python3 bench/bench_retention.py [--decisions 100000] [--hands 10000] [--skip-match]
+
+1. Appends: ``--decisions`` retained decisions into a copy of the default case base, in
+   commits of one hand (4 decisions on 4 streets, random CASPER-shaped rows), with the
+   default ``sync_every`` (fsync at most once a second) and with an ``fsync`` per commit.
+   Prints the append p50/p99 of the first and the last 10% of the commits (they must not
+   grow), beside the peer: the way appends worked before the retention log (a Parquet part
+   and a manifest rewrite per commit: ``CaseBase._append_part_per_commit`` below, measured
+   on the same base for the first 300 commits only, as its cost grows).
+2. Reading after: opening the base and answering one flop query (index extended by the
+   log's rows), with the 100,000 cases still in the log and after :meth:`CaseBase.fold`.
+3. A ``--hands`` heads-up match `cbr` vs `call` with retention off and on (same deals,
+   ``OMP_NUM_THREADS=1``): hands per second and the ratio (target: on >= 70% of off).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from cbr.game.gamedef import STREETS  # noqa: E402
+from cbr.retention import copy_casebase  # noqa: E402
+from cbr.store import CaseBase  # noqa: E402
+from cbr.store.manifest import read_manifest  # noqa: E402
+from cbr.store.parts import build_table, count_actions, part_entry, write_part  # noqa: E402
+
+
+def pct(values: list[float], q: float) -> float:
+    return float(np.percentile(np.asarray(values), q)) * 1000.0
+
+
+def hand_batches(cb: CaseBase, rng: np.random.Generator) -> dict:
+    out = {}
+    for s in STREETS:
+        d = len(cb.feature_names(s))
+        out[s] = (rng.random((1, d), dtype=np.float32), rng.choice(list("fcr")), {"match_id": "bench", "seat": 0})
+    return out
+
+
+def appends(path: Path, commits: int, sync_every: float, seed: int) -> list[float]:
+    rng = np.random.default_rng(seed)
+    times = []
+    with CaseBase.open(path) as cb:
+        cb.sync_every = sync_every
+        for _ in range(commits):
+            b = hand_batches(cb, rng)
+            t = time.perf_counter()
+            cb.append_streets(b)
+            times.append(time.perf_counter() - t)
+    return times
+
+
+def part_per_commit(path: Path, commits: int, seed: int) -> list[float]:
+    """The pre-log way: per commit, a Parquet part per street and a manifest (and stale
+    catalog) rewrite listing every part, under the write lock."""
+    rng = np.random.default_rng(seed)
+    times = []
+    with CaseBase.open(path) as cb:
+        for _ in range(commits):
+            b = hand_batches(cb, rng)
+            t = time.perf_counter()
+            with cb._lock():
+                m = read_manifest(cb.path)
+                for s, (X, a, meta) in b.items():
+                    table = build_table(m.features[s], m.next_case_id, X, a, **meta)
+                    n = len(m.parts[s])
+                    rel = f"cases/{s}/part-{n + 90000:05d}.parquet"
+                    m.parts[s].append(part_entry(rel, 1, write_part(cb.path / rel, table)))
+                    count_actions(m.counts[s], [a])
+                    m.next_case_id += 1
+                cb._commit(m, catalog=False)
+            times.append(time.perf_counter() - t)
+    return times
+
+
+def read_after(path: Path) -> tuple[float, float]:
+    t = time.perf_counter()
+    cb = CaseBase.open(path)
+    n = cb.count()
+    opened = time.perf_counter() - t
+    q = cb.cases("flop").features[0]
+    cb.index("flop").retrieve(q)
+    answered = time.perf_counter() - t
+    cb._dirty_indexes.clear()  # measure reading only: do not save the grown index on close
+    cb.close()
+    assert n > 0
+    return opened, answered
+
+
+def match_speed(hands: int, retain: bool, root: Path) -> float:
+    from cbr.match import run_match
+    from cbr.policies.cbr_policy import CBRPolicy
+
+    path = copy_casebase("default", root / ("on" if retain else "off"))
+    bot = CBRPolicy(casebase=str(path), seed=1)
+    bot.open()
+    t = time.perf_counter()
+    r = run_match([bot, "call"], hands, seed=7, retain=retain)
+    dt = time.perf_counter() - t
+    bot.close()
+    print(f"  retention {'on ' if retain else 'off'}: {hands:,} hands in {dt:.1f} s = {hands / dt:,.0f} hands/s"
+          + (f", {r.retained:,} cases retained" if retain else ""), flush=True)
+    return hands / dt
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--decisions", type=int, default=100_000)
+    ap.add_argument("--hands", type=int, default=10_000)
+    ap.add_argument("--skip-match", action="store_true")
+    args = ap.parse_args()
+    commits = args.decisions // 4
+    tenth = max(1, commits // 10)
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        print(f"1. appends: {args.decisions:,} decisions in {commits:,} commits of one hand (4 streets)")
+        for label, sync in (("fsync at most once a second (default)", 1.0), ("fsync every commit", 0.0)):
+            path = copy_casebase("default", root / f"a{sync}")
+            n = commits if sync else max(tenth * 2, min(commits, 5000))
+            t = appends(path, n, sync, 1)
+            k = max(1, n // 10)
+            print(f"  {label}: first {k:,} commits p50 {pct(t[:k], 50):.2f} ms p99 {pct(t[:k], 99):.2f} ms; "
+                  f"last {k:,} p50 {pct(t[-k:], 50):.2f} ms p99 {pct(t[-k:], 99):.2f} ms", flush=True)
+            if sync:
+                big = path
+        peer = copy_casebase("default", root / "peer")
+        t = part_per_commit(peer, 300, 1)
+        print(f"  peer, a part + manifest rewrite per commit: commits 1-30 p50 {pct(t[:30], 50):.2f} ms, "
+              f"commits 271-300 p50 {pct(t[-30:], 50):.2f} ms (grows with the parts listed)", flush=True)
+        print("2. open + one flop query afterwards (median of 3)")
+        runs = [read_after(big) for _ in range(3)]
+        print(f"  {args.decisions:,} cases in the retention log: open {statistics.median(r[0] for r in runs):.2f} s, "
+              f"open + query {statistics.median(r[1] for r in runs):.2f} s", flush=True)
+        t = time.perf_counter()
+        with CaseBase.open(big) as cb:
+            moved = cb.fold()
+        fold = time.perf_counter() - t
+        runs = [read_after(big) for _ in range(3)]
+        print(f"  after fold ({moved:,} cases in {fold:.2f} s): open {statistics.median(r[0] for r in runs):.2f} s, "
+              f"open + query {statistics.median(r[1] for r in runs):.2f} s", flush=True)
+        if not args.skip_match:
+            print(f"3. match cbr vs call, {args.hands:,} hands heads-up")
+            off = match_speed(args.hands, False, root)
+            on = match_speed(args.hands, True, root)
+            print(f"  on / off = {on / off:.2f} (target >= 0.70)")
+
+
+if __name__ == "__main__":
+    main()
