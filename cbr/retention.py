@@ -169,7 +169,8 @@ class Retainer:
         outcomes = [hand_outcome(record, dp.position) for dp in dps]
         seat = [seat_of[dp.position] for dp in dps]
         opponents = [",".join(n for i, n in enumerate(names) if i != s) for s in seat]
-        ids = self.cb.retain_hand(dps, outcomes, source="retained", match_id=self.match_id, seat=seat, opponents=opponents,
+        ids = self.cb.retain_hand(dps, outcomes, source="retained", match_id=self.match_id, seat=seat,
+                                  opponents=opponents,
                                   retained_at=now)
         self.retained += len(ids)
         self.hands += 1
