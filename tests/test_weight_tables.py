@@ -236,3 +236,26 @@ def test_bot_with_a_store_starts_from_what_the_store_remembers(tmp_path: Path) -
     second.close()
     models = PlayerModels()
     assert models.model("lag").hands == 0
+
+
+def test_current_aggressiveness_follows_the_hand_in_play() -> None:
+    bot = PokiWeightTablePolicy(seed=1)
+    bot.observe(_folded_hand(), 0)          # a hand where "opp" (small blind) folded at once
+    # the next hand: the button moved, so "opp" is at position 0 and "me" at position 1
+    s = HandState(HU, players=("opp", "me"), hole_cards=[parse_cards("7c2d"), parse_cards("9s9h")])
+    s.act("c")           # me (small blind) limps: not an opponent action
+    s.act("r")           # opp raises
+    bot.triple(s.decision_point())
+    assert bot.models.model("opp").current_aggressiveness == 1.0
+    s.act("c")
+    s.deal_board(parse_cards("Kh8d3c"))
+    s.act("c")           # opp checks: street 0 was 1/1, street 1 is 0/1
+    bot.triple(s.decision_point())
+    assert bot.models.model("opp").current_aggressiveness == (1.0 + 0.0) / 2
+
+
+def _folded_hand():
+    from cbr.logs.record import Action, HandRecord
+
+    return HandRecord(source="t", line=1, hand_id="0", game=HU, players=("me", "opp"),
+                      hole_cards=(parse_cards("9s9h"), None), board=(), actions=(Action(0, 1, "f"),))

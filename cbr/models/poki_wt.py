@@ -74,10 +74,11 @@ class HandTracker:
     def name(self, position: int) -> Optional[str]:
         return self.names[position] if self.names is not None else None
 
-    def sync(self, dp: "DecisionPoint", model_of) -> None:
+    def sync(self, dp: "DecisionPoint", model_of, on_action=None) -> None:
         """Replay the actions of ``dp.history`` not seen yet, re-weighting the actor's
-        table (``model_of(name or None) -> ActionModel``). Raises GameError when the
-        history does not replay."""
+        table (``model_of(name or None) -> ActionModel``) and calling
+        ``on_action(name or None, street, kind)`` for each opponent action. Raises
+        GameError when the history does not replay."""
         for ch in dp.history[len(self.seen):]:
             state = self.state
             if ch == "/":
@@ -98,6 +99,8 @@ class HandTracker:
                 self.tables[p].reweight(ch, holding_strengths(state.board), model_of(self.name(p)),
                                         facing_bet=before.to_call > 0, can_raise="r" in before.legal)
                 self.actions.append((p, state.street, ch))
+                if on_action is not None:
+                    on_action(self.name(p), state.street, ch)
             state.act(ch)
         self.seen = dp.history
 
@@ -186,11 +189,16 @@ class PokiWeightTablePolicy(PokiFormulaPolicy):
             self._weighted.clear()
             self._action_models.clear()
         try:
-            t.sync(dp, self.action_model)
+            t.sync(dp, self.action_model, self._on_action)
         except (GameError, ValueError):
             self._tracker = None
             return None
         return t
+
+    def _on_action(self, name: Optional[str], street: int, kind: str) -> None:
+        """An opponent's action in the hand in progress: his current aggressiveness."""
+        if name is not None:
+            self.models.history(name).observe_action(street, kind)
 
     def _weighted_values(self, dp: "DecisionPoint") -> Optional[tuple[float, float]]:
         """``(HS_n, PPOT)`` against the opponents' weight tables, or None (no tables)."""
