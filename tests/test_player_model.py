@@ -376,3 +376,14 @@ def test_cli_usage_errors(tmp_path: Path) -> None:
     assert r.exit_code == 2
     r = cbr("players", "inspect", "--store", tmp_path / "missing.duckdb")
     assert r.exit_code == 1 and "no model store at" in r.stderr
+
+
+def test_a_store_in_use_by_another_process_is_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "p.duckdb"
+    log = shared_path("acpc", "dealer_example_limit", "2p.limit.h1000.r0.log")
+    with ModelStore.open(path, create=True):
+        r = subprocess.run([sys.executable, "-m", "cli", "players", "build", str(log), "--store", str(path)],
+                           capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert r.returncode == 1 and r.stderr.count("\n") == 1 and "in use by another process" in r.stderr
+    r = cbr("players", "build", tmp_path / "p.duckdb", "--store", tmp_path / "q.duckdb")
+    assert r.exit_code == 1 and "no hand could be read" in r.stderr

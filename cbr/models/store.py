@@ -6,7 +6,10 @@ and count of per-hand values and the last 10 values). Every write is one DuckDB
 transaction (all of it or nothing: DuckDB's write-ahead log replays committed
 transactions only), and a new store is made under a temporary name and renamed into
 place once it is complete, so a writer killed at any moment leaves either the store as
-it was or the store with the whole write: never one that fails to open.
+it was or the store with the whole write: never one that fails to open. (A writer killed
+while making a new store may leave a hidden ``.NAME.*.tmp`` file beside it: never read,
+safe to delete.) One process writes a store at a time (DuckDB's file lock); another one
+is told the store is in use.
 
 A store of another schema version, or a file that is not a model store, is refused with
 :class:`~cbr.errors.ModelError` naming it. A player never seen gets
