@@ -16,7 +16,7 @@ from cbr.match import run_match
 from cbr.models.player_model import DEFAULTS, PlayerModels, default_model
 from cbr.models.poki_wt import HandTracker, PokiWeightTablePolicy
 from cbr.models.weights import (LOWEST_WEIGHT, MAX_SPREAD, MIN_SPREAD, ActionModel, WeightTable, holding_strengths,
-                                touching, weighted_percentiles)
+                                touching, weighted_ehs, weighted_percentiles)
 from cbr.plugins import available
 from cbr.policies.rules import PokiFormulaPolicy
 from cbr.policies.spec import policy_from_spec
@@ -120,6 +120,13 @@ def test_weighted_hand_strength_falls_against_a_raiser() -> None:
     plain = ev.hand_strength(hole, flop)
     weighted = ev.hand_strength(hole, flop, weights=table.weights)
     assert weighted < plain - 0.1
+    hs_n, ppot, ehs = weighted_ehs(hole, flop, [table])
+    assert hs_n == weighted and ppot == ev.hand_potential(hole, flop, weights=table.normalized())[0]
+    assert ehs == pytest.approx(hs_n + (1 - hs_n) * ppot, abs=1e-15)
+    # two opponents: HS_n is the product of the per-opponent strengths
+    uniform = WeightTable(dead=hole + flop)
+    hs_two, _, _ = weighted_ehs(hole, flop, [table, uniform])
+    assert hs_two == pytest.approx(weighted * plain, abs=1e-12)
     # eq. 8 of the Waterloo report: the opponent's expected strength rose
     assert table.mean_strength(holding_strengths(flop)) > WeightTable(dead=hole + flop).mean_strength(
         holding_strengths(flop))

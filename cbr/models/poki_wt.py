@@ -25,15 +25,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Optional
 
-import numpy as np
-
 import evaluator_ext as ev
 
 from cbr.errors import GameError
 from cbr.game.gamedef import BOARD_SIZES
 from cbr.game.state import HandState
 from cbr.models.player_model import PlayerModels
-from cbr.models.weights import ActionModel, WeightTable, holding_strengths
+from cbr.models.weights import ActionModel, WeightTable, holding_strengths, weighted_ehs
 from cbr.policies.base import Triple
 from cbr.policies.rules import PokiFormulaPolicy
 
@@ -211,12 +209,8 @@ class PokiWeightTablePolicy(PokiFormulaPolicy):
         key = (t.key, dp.history, tuple(dp.board))
         hit = self._weighted.get(key)
         if hit is None:
-            hs_n = 1.0
-            for table in tables:
-                hs_n *= ev.hand_strength(dp.hole, dp.board, weights=table.weights)
-            pooled = np.sum([table.normalized() for table in tables], axis=0)
-            ppot = ev.hand_potential(dp.hole, dp.board, weights=pooled)[0] if len(dp.board) < 5 else 0.0
-            hit = self._weighted[key] = (float(hs_n), float(ppot))
+            hs_n, ppot, _ = weighted_ehs(dp.hole, dp.board, tables)  # type: ignore[arg-type]
+            hit = self._weighted[key] = (hs_n, ppot)
         return hit
 
     def ehs(self, dp: "DecisionPoint") -> float:

@@ -260,3 +260,28 @@ class WeightTable:
         w = self.normalized()
         live = w > 0
         return float((w[live] * np.nan_to_num(strengths[live])).sum())
+
+
+def weighted_ehs(hole: Sequence[int], board: Sequence[int], tables: Sequence[WeightTable]) -> tuple[float, float, float]:
+    """Poki's EHS against opponents with weight tables: ``(HS_n, PPOT, EHS)`` with
+    ``HS_n = prod_p HS(hole, board, weights_p)``, ``PPOT`` against the sum of the
+    normalised tables (0 on the river) and ``EHS = HS_n + (1 - HS_n) * PPOT``.
+    Uniform tables give the unweighted numbers.
+
+    >>> import evaluator_ext as ev
+    >>> hole, flop = ev.parse_cards("AdQc"), ev.parse_cards("3h4cJh")
+    >>> hs, ppot, ehs = weighted_ehs(hole, flop, [WeightTable(dead=hole + flop)])
+    >>> round(hs, 6) == round(ev.hand_strength(hole, flop), 6), round(ehs, 4) == round(ev.effective_hand_strength(hole, flop), 4)
+    (True, True)
+    """
+    if not tables:
+        raise ValueError("weighted_ehs needs at least one opponent's table")
+    hs_n = 1.0
+    for table in tables:
+        hs_n *= ev.hand_strength(hole, board, weights=table.weights)
+    if len(board) < 5:
+        pooled = np.sum([table.normalized() for table in tables], axis=0)
+        ppot = float(ev.hand_potential(hole, board, weights=pooled)[0])
+    else:
+        ppot = 0.0
+    return float(hs_n), ppot, float(hs_n + (1.0 - hs_n) * ppot)
