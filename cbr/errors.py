@@ -35,6 +35,11 @@ class ProtocolError(CBRError, ValueError):
     out-of-turn line, a disconnect, no answer in time, or a connection that cannot be made."""
 
 
+class ModelError(CBRError, ValueError):
+    """An opponent-model store that is missing, in use, not a model store, or of another
+    schema version (the message names the path and what to do)."""
+
+
 __all__ = [
     "CBRError",
     "InvalidCardError",
@@ -45,4 +50,5 @@ __all__ = [
     "PluginError",
     "OutputPathError",
     "ProtocolError",
+    "ModelError",
 ]
