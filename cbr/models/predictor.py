@@ -306,89 +306,101 @@ def _game_map(games: Iterable[GameDef]) -> dict[str, GameDef]:
     return {g.name: g for g in games}
 
 
-def case_decision(row: dict[str, Any], street: int,
-                  games: dict[str, GameDef]) -> tuple[list[DecisionPoint], DecisionPoint]:
-    """The decision point of one stored case (a row of a street table), rebuilt from its
-    game, betting history and board, with the hand's decisions before it; checked against
-    the case's own CASPER features. Raises :class:`PredictorError` when it cannot be rebuilt."""
-    from evaluator_ext.cards import parse_cards
+def _n_tokens(history: str) -> int:
+    return sum(1 for ch in history if ch in "fcr")
 
-    game = games.get(row.get("game") or "")
-    if game is None:
-        raise PredictorError(f"case {row.get('case_id')}: unknown game {row.get('game')!r}")
-    if row.get("history") is None or row.get("position") is None:
-        raise PredictorError(f"case {row.get('case_id')}: no betting history stored")
-    try:
-        board = parse_cards(row.get("board") or "")
-    except ValueError as exc:
-        raise PredictorError(f"case {row.get('case_id')}: board {row.get('board')!r}: {exc}") from None
-    done, state = _replay_history(game, row["history"], board)
-    position = int(row["position"])
-    if state.is_over or state.to_act != position or state.street != street:
+
+def _check_case(row: dict[str, Any], dp: DecisionPoint, street: int) -> None:
+    if dp.position != int(row["position"]) or dp.street != street:
         raise PredictorError(f"case {row.get('case_id')}: history {row['history']!r} does not lead to "
-                             f"position {position} acting on the {STREETS[street]}")
-    dp = replace(state.decision_point(), player=row.get("player") or "")
+                             f"position {row['position']} acting on the {STREETS[street]}")
     for name, value in (("bets_to_call", dp.bets_to_call), ("players_in_hand", dp.players_in_hand),
                         ("players_to_act", dp.players_to_act), ("bets_committed", dp.bets_committed)):
         stored = row.get(name)
         if stored is not None and abs(float(stored) - float(value)) > 1e-4:
             raise PredictorError(f"case {row.get('case_id')}: the replayed history gives {name} {value}, "
                                  f"the case has {stored}")
-    return done, dp
+
+
+def _hand_rows(cases: list[tuple[int, dict[str, Any]]], games: dict[str, GameDef]) -> list[np.ndarray | str]:
+    """Inputs of every case of one hand (``(street, row)`` pairs), or why a case has none.
+
+    The hand is replayed once, along its longest history; each case is the decision after
+    as many actions as its own history holds (which must be a prefix of the longest)."""
+    from evaluator_ext.cards import parse_cards
+
+    first = cases[0][1]
+    game = games.get(first.get("game") or "")
+    if game is None:
+        return [f"case {r.get('case_id')}: unknown game {r.get('game')!r}" for _, r in cases]
+    if any(r.get("history") is None or r.get("position") is None for _, r in cases):
+        return [f"case {r.get('case_id')}: no betting history stored" for _, r in cases]
+    longest = max((r for _, r in cases), key=lambda r: (_n_tokens(r["history"]), len(r.get("board") or "")))
+    try:
+        board = parse_cards(longest.get("board") or "")
+        done, state = _replay_history(game, longest["history"], board)
+    except (ValueError, CBRError) as exc:
+        return [f"case {r.get('case_id')}: {exc}" for _, r in cases]
+    points = list(done)
+    if not state.is_over:
+        points.append(state.decision_point())
+    X = hand_inputs(points)
+    out: list[np.ndarray | str] = []
+    history = longest["history"]
+    for street, row in cases:
+        h = row["history"]
+        n = _n_tokens(h)
+        try:
+            if n >= len(points) or not history.startswith(h.rstrip("/")):
+                raise PredictorError(f"case {row.get('case_id')}: history {h!r} is not part of its hand's "
+                                     f"betting {history!r}")
+            _check_case(row, points[n], street)
+        except PredictorError as exc:
+            out.append(str(exc))
+            continue
+        out.append(X[n])
+    return out
 
 
 def examples_from_casebase(casebase: Any, *, player: Optional[str] = None,
                            progress: Optional[Callable[..., None]] = None) -> tuple[Examples, np.ndarray]:
     """Every case (of ``player``, if given) as an example, its decision rebuilt from the
-    stored history. Returns the examples and, per example, ``(street, row number)`` of its
-    case in the street table (``(n, 2)`` int64). Cases that cannot be rebuilt are counted
-    in ``skipped``; hands are grouped by ``(source, hand_id)``."""
+    stored history (the actor's earlier decisions in the hand from the same replay).
+    Returns the examples and, per example, ``(street, row number)`` of its case in the
+    street table (``(n, 2)`` int64), in street then row order. Cases that cannot be rebuilt
+    (or whose rebuilt decision disagrees with their stored CASPER features) are listed in
+    ``skipped``; hands are grouped by ``(source, hand_id)``."""
     games = _game_map(casebase.games())
-    rows: list[np.ndarray] = []
-    actions: list[str] = []
-    streets: list[int] = []
-    groups: list[int] = []
-    players: list[str] = []
-    where: list[tuple[int, int]] = []
-    skipped: list[str] = []
-    hand_ids: dict[tuple[str, str], int] = {}
-    # the actor's previous case in the same hand: cases are numbered in decision order
     cols = ["case_id", "action", "source", "hand_id", "player", "position", "game", "board", "history",
             "bets_to_call", "players_in_hand", "players_to_act", "bets_committed"]
-    per_street = []
+    by_hand: dict[tuple[str, str, str], list[tuple[int, int, dict[str, Any]]]] = {}
     for s, name in enumerate(STREETS):
-        n = casebase.count(name)
-        if n == 0:
+        if casebase.count(name) == 0:
             continue
         table = casebase.table(name)
         present = [c for c in cols if c in table.column_names]
-        per_street.append((s, table.select(present).to_pylist()))
-    total = sum(len(r) for _, r in per_street)
-    if progress is not None:
-        progress(0, total=total)
-    for s, table_rows in per_street:
-        for i, row in enumerate(table_rows):
-            if progress is not None and i % 500 == 0 and i:
-                progress(500)
+        for i, row in enumerate(table.select(present).to_pylist()):
             if player is not None and row.get("player") != player:
                 continue
-            try:
-                prefix, dp = case_decision(row, s, games)
-                inputs = hand_inputs([*prefix, dp])[-1]
-            except (PredictorError, CBRError) as exc:
-                skipped.append(str(exc))
-                continue
-            key = (row.get("source") or "", row.get("hand_id") or f"case{row.get('case_id')}")
-            g = hand_ids.setdefault(key, len(hand_ids))
-            rows.append(inputs)
-            actions.append(row["action"])
-            streets.append(s)
-            groups.append(g)
-            players.append(row.get("player") or "")
-            where.append((s, i))
-    ex = Examples.from_rows(rows, actions, streets, groups, players, source=str(casebase.path),
-                            hands=len(hand_ids), skipped=skipped)
-    return ex, np.asarray(where, dtype=np.int64).reshape(len(where), 2)
+            key = (row.get("source") or "", row.get("hand_id") or f"case{row.get('case_id')}", row.get("game") or "")
+            by_hand.setdefault(key, []).append((s, i, row))
+    if progress is not None:
+        progress(0, total=len(by_hand))
+    found: dict[tuple[int, int], tuple[np.ndarray, str, int, str]] = {}
+    skipped: list[str] = []
+    for g, cases in enumerate(by_hand.values()):
+        for (s, i, row), result in zip(cases, _hand_rows([(s, row) for s, _, row in cases], games)):
+            if isinstance(result, str):
+                skipped.append(result)
+            else:
+                found[(s, i)] = (result, row["action"], g, row.get("player") or "")
+        if progress is not None:
+            progress(1)
+    keys = sorted(found)
+    ex = Examples.from_rows([found[k][0] for k in keys], [found[k][1] for k in keys], [k[0] for k in keys],
+                            [found[k][2] for k in keys], [found[k][3] for k in keys], source=str(casebase.path),
+                            hands=len(by_hand), skipped=skipped)
+    return ex, np.asarray(keys, dtype=np.int64).reshape(len(keys), 2)
 
 
 # ---------------------------------------------------------------------------------------
