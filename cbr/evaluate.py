@@ -85,6 +85,9 @@ class Evaluation:
     skipped: int = 0
     notes: list[str] = field(default_factory=list)
     clip: float = LOG_LOSS_CLIP
+    #: With ``details=True``: one record per evaluated decision (street, row number of its
+    #: case or its index among the hold-out decisions, fold, action, k-NN triple, mean similarity).
+    decisions: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {"casebase": self.casebase, "mode": self.mode, "folds": self.folds, "holdout": self.holdout,
@@ -171,12 +174,13 @@ def _hand_keys(casebase: Any) -> dict[str, np.ndarray]:
 def evaluate_casebase(casebase: Any, *, folds: Optional[int] = 5, holdout: Optional[Sequence[str]] = None,
                       similarity: Any = None, similarity_name: Optional[str] = None, seed: int = 0,
                       max_decisions: Optional[int] = None, ann: bool = True, log_format: Optional[str] = None,
-                      progress: Progress = None) -> Evaluation:
+                      details: bool = False, progress: Progress = None) -> Evaluation:
     """Evaluate ``casebase`` (an open :class:`~cbr.store.CaseBase`): K-fold over its cases
     (``folds``), or on the decisions of ``holdout`` logs; see the module docstring.
 
     ``similarity``: a :class:`~cbr.similarity.SimilarityConfig` to use instead of the case
-    base's own (named ``similarity_name`` in the report); ``ann=False`` skips the predictor.
+    base's own (named ``similarity_name`` in the report); ``ann=False`` skips the predictor;
+    ``details=True`` lists every evaluated decision in :attr:`Evaluation.decisions`.
     """
     config = similarity if similarity is not None else casebase.similarity()
     check_similarity(config, casebase)
@@ -184,11 +188,15 @@ def evaluate_casebase(casebase: Any, *, folds: Optional[int] = 5, holdout: Optio
     if max_decisions is not None and max_decisions < 1:
         raise ConfigError(f"max_decisions must be at least 1, got {max_decisions}")
     if holdout:
-        return _evaluate_holdout(casebase, list(holdout), config, similarity is not None, name, seed,
-                                 max_decisions, ann, log_format, progress)
-    if folds is None or folds < 2:
-        raise ConfigError(f"k-fold evaluation needs at least 2 folds, got {folds}")
-    return _evaluate_folds(casebase, folds, config, name, seed, max_decisions, ann, progress)
+        ev = _evaluate_holdout(casebase, list(holdout), config, similarity is not None, name, seed,
+                               max_decisions, ann, log_format, progress)
+    else:
+        if folds is None or folds < 2:
+            raise ConfigError(f"k-fold evaluation needs at least 2 folds, got {folds}")
+        ev = _evaluate_folds(casebase, folds, config, name, seed, max_decisions, ann, progress)
+    if not details:
+        ev.decisions = []
+    return ev
 
 
 def _evaluate_folds(cb: Any, k: int, config: Any, sim_name: str, seed: int, max_decisions: Optional[int],
@@ -229,6 +237,7 @@ def _evaluate_folds(cb: Any, k: int, config: Any, sim_name: str, seed: int, max_
     if progress is not None:
         progress(0, total=total)
     weighted = bool(config.weighted_triple)
+    decisions: list[dict[str, Any]] = []
     per_street: dict[str, dict[str, list[np.ndarray]]] = {s: {"y": [], "knn": [], "majority": [], "ann": [],
                                                               "sims": [], "fell": []} for s in STREETS}
     for f in range(k):
@@ -261,11 +270,14 @@ def _evaluate_folds(cb: Any, k: int, config: Any, sim_name: str, seed: int, max_
             d["fell"].append(fell)
             if net is not None and ex is not None:
                 d["ann"].append(net.predict_proba(ex.X[ex_index[s][test]]))
+            decisions.extend({"street": s, "row": int(r), "fold": f, "action": ACTIONS[int(a)],
+                              "knn": P[j].tolist(), "mean_similarity": float(sims[j])}
+                             for j, (r, a) in enumerate(zip(test, y)))
             if progress is not None:
                 progress(len(test))
     rows = _rows(per_street, ann and all(len(per_street[s]["ann"]) == len(per_street[s]["y"]) for s in STREETS))
     return Evaluation(casebase=cb.name, mode="folds", folds=k, holdout=[], similarity=sim_name, seed=seed,
-                      max_decisions=max_decisions, rows=rows, skipped=skipped, notes=notes)
+                      max_decisions=max_decisions, rows=rows, skipped=skipped, notes=notes, decisions=decisions)
 
 
 def _rows(per_street: dict[str, dict[str, list[np.ndarray]]], with_ann: bool) -> list[StreetEvaluation]:
@@ -340,6 +352,7 @@ def _evaluate_holdout(cb: Any, paths: list[str], config: Any, own_index: bool, s
     if progress is not None:
         progress(0, total=total)
     weighted = bool(config.weighted_triple)
+    decisions: list[dict[str, Any]] = []
     per_street: dict[str, dict[str, list[np.ndarray]]] = {s: {"y": [], "knn": [], "majority": [], "ann": [],
                                                               "sims": [], "fell": []} for s in STREETS}
     for s, name in enumerate(STREETS):
@@ -363,8 +376,11 @@ def _evaluate_holdout(cb: Any, paths: list[str], config: Any, own_index: bool, s
         d["fell"].append(fell)
         if net is not None:
             d["ann"].append(net.predict_proba(np.asarray([inputs_by_street[s][i] for i in chosen[s]])))
+        decisions.extend({"street": name, "row": int(i), "fold": None, "action": ACTIONS[int(a)],
+                          "knn": P[j].tolist(), "mean_similarity": float(sims[j])}
+                         for j, (i, a) in enumerate(zip(chosen[s], y)))
         if progress is not None:
             progress(len(y))
     rows = _rows(per_street, net is not None)
     return Evaluation(casebase=cb.name, mode="holdout", folds=None, holdout=paths, similarity=sim_name, seed=seed,
-                      max_decisions=max_decisions, rows=rows, skipped=skipped, notes=notes)
+                      max_decisions=max_decisions, rows=rows, skipped=skipped, notes=notes, decisions=decisions)
