@@ -1120,7 +1120,7 @@ def train_predictor_command(
     network) and report its cross-validated accuracy and log-loss per street, beside a
     majority-class and a per-context frequency baseline; then save it with its input schema.
 
-    Example: cbr train predictor casebases/selfplay/hu-ehs-hs.log --folds 3 --out hs.ann
+    Example: cbr train predictor ../shared/data/logs/acpc/dealer_example_limit --folds 3 --out acpc.ann
     """
     from cbr.models.predictor import train_predictor
 
