@@ -264,7 +264,9 @@ def examples_from_logs(paths: Sequence[str], *, player: Optional[str] = None, lo
     """Every decision in the logs (of ``player`` only, if given) as an example; hands that
     do not parse or replay are listed in ``skipped``.
 
-    >>> ex = examples_from_logs(["../shared/data/logs/acpc/dealer_example_limit"])  # doctest: +SKIP
+    >>> ex = examples_from_logs(["../shared/data/logs/acpc/dealer_example_limit"], player="p1")
+    >>> len(ex), ex.hands, ex.X.shape, sorted(set(ex.players))
+    (10069, 2000, (10069, 19), ['p1'])
     """
     from cbr.logs.detect import read_logs
     from cbr.logs.record import HandRecord
