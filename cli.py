@@ -1180,7 +1180,7 @@ def evaluate_command(
     ANN predictor on the same decisions, and the mean similarity of the retrieved cases.
     Log-loss clips each probability at 0.001 (a k-NN triple can hold zeros).
 
-    Example: cbr evaluate default --folds 3 --max-decisions 50 --no-ann
+    Example: cbr evaluate default --folds 3 --max-decisions 100 --no-ann
     """
     from cbr.evaluate import evaluate_casebase
     from cbr.store import CaseBase, resolve_casebase

@@ -22,9 +22,9 @@ street). ``max_decisions`` evaluates a seeded sample of each street's held-out d
 (the training side always uses every case).
 
 >>> from cbr.store import CaseBase, resolve_casebase
->>> ev = evaluate_casebase(CaseBase.open(resolve_casebase("default")), folds=3, max_decisions=60, ann=False)
+>>> ev = evaluate_casebase(CaseBase.open(resolve_casebase("default")), folds=3, max_decisions=100, ann=False)
 >>> [r.street for r in ev.rows], ev.rows[0].decisions
-(['preflop', 'flop', 'turn', 'river', 'all'], 60)
+(['preflop', 'flop', 'turn', 'river', 'all'], 100)
 >>> 0 <= ev.rows[-1].knn["accuracy"] <= 1
 True
 """

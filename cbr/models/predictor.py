@@ -97,8 +97,9 @@ ACTIONS = "fcr"
 LOG_LOSS_CLIP = 1e-3
 #: Fewest decisions :func:`train_predictor` trains and cross-validates on.
 MIN_EXAMPLES = 100
-#: Fewest held-out decisions of a street for which an accuracy is reported (else ``None``).
-MIN_STREET_EXAMPLES = 20
+#: Fewest held-out decisions of a street for which an accuracy is reported (else ``None``):
+#: from 100 decisions on, the standard error of an accuracy is at most sqrt(0.25/100) = 0.05.
+MIN_STREET_EXAMPLES = 100
 _MAGIC = b"CBR-ACTION-PREDICTOR\n"
 _RANK_A, _RANK_K, _RANK_Q = 12, 11, 10
 
