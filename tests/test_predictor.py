@@ -322,3 +322,21 @@ def test_irc_logs_train(tmp_path: Path) -> None:
     streets, overall, _ = cross_validate(ex, folds=2, seed=0)
     n = overall.decisions
     assert overall.accuracy["ann"] > overall.accuracy["majority"] + 4 * math.sqrt(0.25 / n)
+
+
+def test_a_player_leaving_with_nothing_to_call_replays_from_the_history() -> None:
+    """IRC logs: a fold with nothing to call is a player leaving (no decision); its 'f' is in
+    the history, and rebuilding from the history treats it the same way."""
+    from cbr.logs.record import Action
+    rec = HandRecord(source="x.log", line=1, hand_id="1", game=preset("holdem.limit.3p"), players=("a", "b", "c"),
+                     hole_cards=(None, None, None), board=parse_cards("2c7d9hJsQd"),
+                     actions=(Action(0, 2, "c"), Action(0, 0, "c"), Action(0, 1, "c"),
+                              Action(1, 0, "f"), Action(1, 1, "r"), Action(1, 2, "c"),
+                              Action(2, 1, "c"), Action(2, 2, "r"), Action(2, 1, "c"),
+                              Action(3, 1, "c"), Action(3, 2, "c")), payoffs=None)
+    dps = replay(rec)
+    assert len(dps) == 10 and "f" in dps[-1].history
+    X = hand_inputs(dps)
+    for dp, row in zip(dps, X):
+        assert np.array_equal(decision_inputs(dp), row), dp.history
+    assert named(X[-1])["last_action_raise"] == 1.0 and named(X[-1])["players_active"] == pytest.approx(0.2)

@@ -196,6 +196,9 @@ def _replay_history(game: GameDef, history: str, board: Sequence[int]) -> tuple[
                     cards = tuple(board[BOARD_SIZES[state.street]:BOARD_SIZES[state.street + 1]])
                     state.deal_board(cards)
             for kind, amount in _tokens(segment):
+                if kind == "f" and not state.is_over and not state.can("f") and state.to_call <= 0:
+                    state.fold_out()   # a player leaving with nothing to call: no decision (as replay does)
+                    continue
                 point = state.decision_point()
                 act = state.act(kind, amount)
                 done.append(replace(point, action=kind, amount=act.amount))
