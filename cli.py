@@ -1172,6 +1172,7 @@ def evaluate_command(
     similarity: Annotated[Optional[str], typer.Option("--similarity", help="Similarity TOML to retrieve with instead of the case base's own.")] = None,
     max_decisions: Annotated[Optional[int], typer.Option("--max-decisions", min=1, help="Evaluate a seeded sample of at most this many held-out decisions per street [default: all].")] = None,
     no_ann: Annotated[bool, typer.Option("--no-ann", metavar=_FLAG, help="Skip the ANN predictor column.")] = False,
+    predictor: Annotated[Optional[str], typer.Option("--predictor", help="With --holdout: a predictor saved by `cbr train predictor` for the ANN column (default: one trained on the case base).")] = None,
     seed: Annotated[int, typer.Option("--seed", min=0, max=2**32 - 1, help="Seed of the folds, the sample and the network.")] = 0,
     as_json: Annotated[bool, typer.Option("--json", metavar=_FLAG, help="Print the report as JSON.")] = False,
 ) -> None:
@@ -1187,13 +1188,21 @@ def evaluate_command(
 
     if folds is not None and holdout:
         raise usage_error("give --folds or --holdout, not both", "--folds")
+    if predictor is not None and (not holdout or no_ann):
+        raise usage_error("--predictor needs --holdout (with folds the ANN is trained per fold) and the ANN column",
+                          "--predictor")
+    net = None
+    if predictor is not None:
+        from cbr.models.predictor import ActionPredictor
+
+        net = ActionPredictor.load(predictor)
     cb = CaseBase.open(resolve_casebase(casebase))
     try:
         config = _load_similarity(similarity, cb.manifest.feature_set) if similarity else None
         with progress_bar("evaluating", enabled=not as_json) as advance:
             ev = evaluate_casebase(cb, folds=folds or 5, holdout=holdout, similarity=config,
                                    similarity_name=similarity, seed=seed, max_decisions=max_decisions,
-                                   ann=not no_ann, progress=advance)
+                                   ann=not no_ann, predictor=net, progress=advance)
     finally:
         cb.close()
     if as_json:

@@ -174,22 +174,29 @@ def _hand_keys(casebase: Any) -> dict[str, np.ndarray]:
 def evaluate_casebase(casebase: Any, *, folds: Optional[int] = 5, holdout: Optional[Sequence[str]] = None,
                       similarity: Any = None, similarity_name: Optional[str] = None, seed: int = 0,
                       max_decisions: Optional[int] = None, ann: bool = True, log_format: Optional[str] = None,
-                      details: bool = False, progress: Progress = None) -> Evaluation:
+                      details: bool = False, predictor: Optional[ActionPredictor] = None,
+                      progress: Progress = None) -> Evaluation:
     """Evaluate ``casebase`` (an open :class:`~cbr.store.CaseBase`): K-fold over its cases
     (``folds``), or on the decisions of ``holdout`` logs; see the module docstring.
 
     ``similarity``: a :class:`~cbr.similarity.SimilarityConfig` to use instead of the case
     base's own (named ``similarity_name`` in the report); ``ann=False`` skips the predictor;
-    ``details=True`` lists every evaluated decision in :attr:`Evaluation.decisions`.
+    ``details=True`` lists every evaluated decision in :attr:`Evaluation.decisions`;
+    ``predictor``: a trained :class:`~cbr.models.predictor.ActionPredictor` for the ANN
+    column of a hold-out evaluation (default: one trained on the case base's cases; with
+    folds it is always trained per fold, as a saved one may have seen the held-out hands).
     """
     config = similarity if similarity is not None else casebase.similarity()
     check_similarity(config, casebase)
     name = similarity_name or ("case base's own" if similarity is None else "given")
     if max_decisions is not None and max_decisions < 1:
         raise ConfigError(f"max_decisions must be at least 1, got {max_decisions}")
+    if predictor is not None and not holdout:
+        raise ConfigError("a saved predictor can only be compared on hold-out logs: with folds it is trained "
+                          "per fold, on the training folds only")
     if holdout:
         ev = _evaluate_holdout(casebase, list(holdout), config, similarity is not None, name, seed,
-                               max_decisions, ann, log_format, progress)
+                               max_decisions, ann, log_format, progress, predictor)
     else:
         if folds is None or folds < 2:
             raise ConfigError(f"k-fold evaluation needs at least 2 folds, got {folds}")
@@ -309,7 +316,7 @@ def _rows(per_street: dict[str, dict[str, list[np.ndarray]]], with_ann: bool) ->
 
 def _evaluate_holdout(cb: Any, paths: list[str], config: Any, own_index: bool, sim_name: str, seed: int,
                       max_decisions: Optional[int], ann: bool, log_format: Optional[str],
-                      progress: Progress) -> Evaluation:
+                      progress: Progress, predictor: Optional[ActionPredictor] = None) -> Evaluation:
     from cbr.errors import CBRError
     from cbr.logs.detect import read_logs
     from cbr.logs.record import HandRecord
@@ -342,8 +349,8 @@ def _evaluate_holdout(cb: Any, paths: list[str], config: Any, own_index: bool, s
     total = sum(len(c) for c in chosen.values())
     if total == 0:
         raise TooFewExamplesError(f"no decision with known hole cards in {', '.join(paths)}")
-    net = None
-    if ann:
+    net = predictor if ann else None
+    if ann and net is None:
         ex, _ = examples_from_casebase(cb)
         try:
             net = ActionPredictor(seed=seed).fit(ex.X, ex.y)

@@ -251,3 +251,29 @@ def test_cli_errors_exit_1(logs, tmp_path: Path) -> None:
         result = cbr(*args)
         assert result.exit_code == 1, result.output
         assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+def test_saved_predictor_on_holdout_and_schema_refusal(logs, tmp_path: Path) -> None:
+    from cbr.models.predictor import train_predictor
+
+    path = tmp_path / "p.ann"
+    net, _ = train_predictor([str(logs["train"])], folds=2, out=path)
+    held = str(logs["heldout"])
+    with CaseBase.open(logs["cb"]) as cb:
+        ev = evaluate_casebase(cb, holdout=[held], predictor=net)
+        with pytest.raises(ConfigError, match="hold-out"):
+            evaluate_casebase(cb, folds=3, predictor=net)
+    result = cbr("evaluate", logs["cb"], "--holdout", held, "--predictor", path, "--json")
+    assert result.exit_code == 0, result.output
+    assert [s["ann"] for s in json.loads(result.stdout)["streets"]] == [r.ann for r in ev.rows]
+    # a predictor of another input schema: one line naming the file and the versions, exit 1
+    data = path.read_bytes()
+    magic, header, rest = data.split(b"\n", 2)
+    other = tmp_path / "old.ann"
+    other.write_bytes(magic + b"\n" + json.dumps({**json.loads(header), "schema_version": 0}).encode() + b"\n" + rest)
+    refused = cbr("evaluate", logs["cb"], "--holdout", held, "--predictor", other)
+    assert refused.exit_code == 1 and refused.stdout == ""
+    line = refused.stderr.strip().splitlines()
+    assert len(line) == 1 and str(other) in line[0] and "schema version 0" in line[0] and "retrain" in line[0]
+    assert cbr("evaluate", logs["cb"], "--predictor", path).exit_code == 2            # needs --holdout
+    assert cbr("evaluate", logs["cb"], "--holdout", held, "--no-ann", "--predictor", path).exit_code == 2
