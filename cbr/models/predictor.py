@@ -76,7 +76,7 @@ __all__ = [
     "PredictorError", "TooFewExamplesError", "Examples", "ActionPredictor", "TrainReport", "StreetScore",
     "context_inputs", "hand_inputs", "decision_inputs", "prefix_decisions", "examples_from_logs",
     "examples_from_casebase", "fold_assignment", "clipped_log_loss", "context_frequency",
-    "cross_validate", "train_predictor",
+    "cross_validate", "train_predictor", "majority_triples", "score_street",
 ]
 
 #: The 19 context inputs of table 5 (Waterloo report; Davidson), in network order.
