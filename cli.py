@@ -1188,5 +1188,160 @@ def players_inspect(
                              ["player", "hands", "agg", "agg10", "tight", "tight10", "risk", "risk10"], rows))
 
 
+# ---- cbr train predictor / cbr evaluate (issue 9) ----------------------------
+train_app = typer.Typer(help="Train models beside the case base.", no_args_is_help=True, rich_markup_mode=None)
+app.add_typer(train_app, name="train")
+
+
+def _casebase_source(sources: list[str]) -> Optional[str]:
+    """The case base named by ``sources`` (one argument: a case-base directory, or a name
+    that is no path but a case base under ./casebases/ or shipped), else None (logs)."""
+    from pathlib import Path
+
+    if len(sources) != 1:
+        return None
+    p = Path(sources[0])
+    if p.is_dir():
+        return str(p) if (p / "manifest.json").is_file() else None
+    if p.exists():
+        return None
+    from cbr.errors import CaseBaseError
+    from cbr.store import resolve_casebase
+
+    try:
+        return str(resolve_casebase(sources[0]))
+    except CaseBaseError:
+        return None
+
+
+def _fmt_score(x: Optional[float]) -> str:
+    return "n/a" if x is None else f"{x:.3f}"
+
+
+@train_app.command("predictor")
+@guarded
+def train_predictor_command(
+    sources: Annotated[list[str], typer.Argument(help="Log files or folders (any supported format), or one case base (a directory, a name under ./casebases/, or 'default').")],
+    player: Annotated[Optional[str], typer.Option("--player", help="Learn only this player's decisions.")] = None,
+    out: Annotated[str, typer.Option("--out", "-o", help="Where to save the trained predictor.")] = "predictor.ann",
+    overwrite: Annotated[bool, typer.Option("--overwrite", metavar=_FLAG, help="Replace an existing --out file.")] = False,
+    folds: Annotated[int, typer.Option("--folds", min=2, max=50, help="Cross-validation folds (whole hands per fold).")] = 5,
+    seed: Annotated[int, typer.Option("--seed", min=0, max=2**32 - 1, help="Seed of the folds and the network.")] = 0,
+    log_format: Annotated[Optional[str], typer.Option("--log-format", help="Force the format of the logs read (acpc, phh, irc, pokerstars).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", metavar=_FLAG, help="Print the report as JSON.")] = False,
+) -> None:
+    """Train the ANN action predictor (an MLP over the 19 context inputs of Davidson's
+    network) and report its cross-validated accuracy and log-loss per street, beside a
+    majority-class and a per-context frequency baseline; then save it with its input schema.
+
+    Example: cbr train predictor ../shared/data/logs/acpc/dealer_example_limit --folds 3 --out acpc.ann
+    """
+    from cbr.models.predictor import train_predictor
+
+    fmt = _known_log_format(log_format)
+    cb_path = _casebase_source(sources)
+    if cb_path is not None and fmt is not None:
+        raise usage_error("--log-format applies to logs, not to a case base", "--log-format")
+    with progress_bar("cross-validating", enabled=not as_json) as advance:
+        if cb_path is not None:
+            from cbr.store import CaseBase
+
+            cb = CaseBase.open(cb_path)
+            try:
+                _, report = train_predictor(cb, player=player, folds=folds, seed=seed, out=out, overwrite=overwrite,
+                                            progress=advance)
+            finally:
+                cb.close()
+        else:
+            _, report = train_predictor(list(sources), player=player, folds=folds, seed=seed, out=out,
+                                        overwrite=overwrite, log_format=fmt, progress=advance)
+    if as_json:
+        print_json(report.to_dict())
+        return
+    who = f", player {player}" if player else ""
+    stdout.print(f"{report.examples} decisions from {report.hands} hands{who}; {report.folds}-fold cross-validation "
+                 f"(seed {report.seed}); log-loss clips probabilities at {report.clip}",
+                 markup=False, highlight=False, soft_wrap=True)
+    rows = [[s.street, s.decisions, _fmt_score(s.accuracy["ann"]), _fmt_score(s.accuracy["majority"]),
+             _fmt_score(s.accuracy["context"]), _fmt_score(s.log_loss["ann"]), _fmt_score(s.log_loss["majority"]),
+             _fmt_score(s.log_loss["context"])] for s in [*report.streets, report.overall]]
+    stdout.print(_rich_table("accuracy (acc) / log-loss (ll)",
+                             ["street", "n", "acc ANN", "acc maj", "acc ctx", "ll ANN", "ll maj", "ll ctx"], rows))
+    for s in report.streets:
+        if s.note:
+            stderr.print(f"note: {s.street}: {s.note}", markup=False, highlight=False, soft_wrap=True)
+    if report.skipped:
+        stderr.print(f"note: {report.skipped} hand(s) or case(s) could not be used", soft_wrap=True)
+    if not report.converged:
+        stderr.print("note: the network stopped at its iteration limit before converging", soft_wrap=True)
+    stdout.print(f"saved to {report.saved}", markup=False, highlight=False, soft_wrap=True)
+
+
+@app.command("evaluate")
+@guarded
+def evaluate_command(
+    casebase: Annotated[str, typer.Argument(help="Case base: a directory, a name under ./casebases/, or 'default'.")],
+    folds: Annotated[Optional[int], typer.Option("--folds", min=2, max=50, help="K-fold over the case base's cases, whole hands per fold [default: 5].")] = None,
+    holdout: Annotated[Optional[list[str]], typer.Option("--holdout", help="Evaluate on the decisions (known hole cards) of these logs instead; repeat for more paths.")] = None,
+    similarity: Annotated[Optional[str], typer.Option("--similarity", help="Similarity TOML to retrieve with instead of the case base's own.")] = None,
+    max_decisions: Annotated[Optional[int], typer.Option("--max-decisions", min=1, help="Evaluate a seeded sample of at most this many held-out decisions per street [default: all].")] = None,
+    no_ann: Annotated[bool, typer.Option("--no-ann", metavar=_FLAG, help="Skip the ANN predictor column.")] = False,
+    predictor: Annotated[Optional[str], typer.Option("--predictor", help="With --holdout: a predictor saved by `cbr train predictor` for the ANN column (default: one trained on the case base).")] = None,
+    seed: Annotated[int, typer.Option("--seed", min=0, max=2**32 - 1, help="Seed of the folds, the sample and the network.")] = 0,
+    as_json: Annotated[bool, typer.Option("--json", metavar=_FLAG, help="Print the report as JSON.")] = False,
+) -> None:
+    """How well does a case base predict? Per street: accuracy of the most likely action and
+    log-loss of the k-NN triple for held-out decisions, beside the majority baseline and the
+    ANN predictor on the same decisions, and the mean similarity of the retrieved cases.
+    Log-loss clips each probability at 0.001 (a k-NN triple can hold zeros).
+
+    Example: cbr evaluate default --folds 3 --max-decisions 100 --no-ann
+    """
+    from cbr.evaluate import evaluate_casebase
+    from cbr.store import CaseBase, resolve_casebase
+
+    if folds is not None and holdout:
+        raise usage_error("give --folds or --holdout, not both", "--folds")
+    if predictor is not None and (not holdout or no_ann):
+        raise usage_error("--predictor needs --holdout (with folds the ANN is trained per fold) and the ANN column",
+                          "--predictor")
+    net = None
+    if predictor is not None:
+        from cbr.models.predictor import ActionPredictor
+
+        net = ActionPredictor.load(predictor)
+    cb = CaseBase.open(resolve_casebase(casebase))
+    try:
+        config = _load_similarity(similarity, cb.manifest.feature_set) if similarity else None
+        with progress_bar("evaluating", enabled=not as_json) as advance:
+            ev = evaluate_casebase(cb, folds=folds or 5, holdout=holdout, similarity=config,
+                                   similarity_name=similarity, seed=seed, max_decisions=max_decisions,
+                                   ann=not no_ann, predictor=net, progress=advance)
+    finally:
+        cb.close()
+    if as_json:
+        print_json(ev.to_dict())
+        return
+    how = f"{ev.folds}-fold" if ev.mode == "folds" else f"hold-out logs {', '.join(ev.holdout)}"
+    stdout.print(f"case base {ev.casebase}: {how}, similarity: {ev.similarity}, seed {ev.seed}"
+                 + (f", at most {ev.max_decisions} decisions per street" if ev.max_decisions else "")
+                 + f"; log-loss clips probabilities at {ev.clip}", markup=False, highlight=False, soft_wrap=True)
+    columns = ["street", "n", "acc kNN", "acc maj", *(["acc ANN"] if not no_ann else []), "ll kNN", "ll maj",
+               *(["ll ANN"] if not no_ann else []), "mean sim", "p=0"]
+    rows = []
+    for r in ev.rows:
+        ann = r.ann or {"accuracy": None, "log_loss": None}
+        rows.append([r.street, r.decisions, _fmt_score(r.knn.get("accuracy")), _fmt_score(r.majority.get("accuracy")),
+                     *([_fmt_score(ann["accuracy"])] if not no_ann else []), _fmt_score(r.knn.get("log_loss")),
+                     _fmt_score(r.majority.get("log_loss")), *([_fmt_score(ann["log_loss"])] if not no_ann else []),
+                     _fmt_score(r.mean_similarity), _fmt_score(r.zero_share)])
+    stdout.print(_rich_table("accuracy (acc) / log-loss (ll); p=0: k-NN gave the action 0", columns, rows))
+    for r in ev.rows:
+        if r.note:
+            stderr.print(f"note: {r.street}: {r.note}", markup=False, highlight=False, soft_wrap=True)
+    for note in ev.notes:
+        stderr.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
+
+
 if __name__ == "__main__":  # pragma: no cover
     app()

@@ -8,6 +8,8 @@
   algorithm 7 of ``waterloo-holdem-bot-report.txt``).
 - :mod:`cbr.models.store`: the model store, a DuckDB file written in transactions.
 - :mod:`cbr.models.poki_wt`: the ``poki-wt`` bot (a ``cbr.policies`` plugin).
+- :mod:`cbr.models.predictor`: the ANN action predictor (Davidson's 19 context inputs,
+  a scikit-learn MLP predicting the (fold, call, raise) triple).
 
 Nothing here is imported by ``cbr.policies``: the bot lives in this package, so the
 package graph stays acyclic (``cbr.models`` -> ``cbr.policies``).
