@@ -495,3 +495,33 @@ class LooseAggressivePolicy(RuleBot):
         odds = dp.pot_odds * self.looseness
         keep = ehs > odds or ppot > odds
         return legal_triple((0, 1, 0) if keep else (1, 0, 0), dp.legal)
+
+
+class StationPolicy(RuleBot):
+    """A loose-passive calling station that raises only the nuts: it checks or calls every
+    time, and bets or raises only when its hand is (nearly) unbeatable: pre-flop with
+    ``preflop_strength >= preflop_nuts`` (0.82: AA, KK heads-up), after the flop with hand
+    strength ``>= nuts`` (0.97) against one random hand. It never folds. A style absent
+    from the default case base (whose bots fold weak hands and bet strong ones), for the
+    retention experiment (CASPER's section VIII).
+
+    >>> from cbr.game import preset
+    >>> from cbr.game.state import HandState
+    >>> from evaluator_ext import parse_cards
+    >>> s = HandState(preset("holdem.limit.2p"), hole_cards=[parse_cards("7c2d"), parse_cards("AsAh")])
+    >>> dp = s.decision_point(); dp.position, StationPolicy().triple(dp)   # AA acts first pre-flop: raises
+    (1, (0.0, 0.0, 1.0))
+    """
+
+    name = "station"
+
+    def __init__(self, *, seed: int | None = None, nuts: float = 0.97, preflop_nuts: float = 0.82) -> None:
+        super().__init__(seed=seed)
+        if not 0.0 <= nuts <= 1.0 or not 0.0 <= preflop_nuts <= 1.0:
+            raise ValueError(f"nuts and preflop-nuts are strengths in [0, 1], got {nuts!r}, {preflop_nuts!r}")
+        self.nuts, self.preflop_nuts = float(nuts), float(preflop_nuts)
+
+    def triple(self, dp: "DecisionPoint") -> Triple:
+        strong = (self.preflop_strength(dp) >= self.preflop_nuts if dp.street == 0
+                  else self.hand_strength(dp) >= self.nuts)
+        return legal_triple((0.0, 0.0, 1.0) if strong else (0.0, 1.0, 0.0), dp.legal)

@@ -39,8 +39,8 @@ PLAYER = textwrap.dedent("""
     from cbr.policies.cbr_policy import CBRPolicy
 
     inner = retention.Retainer.hand
-    def hand(self, record, seats=None):
-        n = inner(self, record, seats)
+    def hand(self, record, seats=None, decisions=None):
+        n = inner(self, record, seats, decisions)
         print("hand", self.match_id, record.hand_id, n, flush=True)
         if self.hands % 7 == 0:
             self.cb.fold()
@@ -96,6 +96,7 @@ def test_sigkill_during_retention_loses_at_most_the_hand_in_flight(tmp_path: Pat
             proc.send_signal(signal.SIGKILL)
             proc.wait(timeout=30)
             rest = proc.stdout.read() or ""
+            assert proc.returncode == -signal.SIGKILL, proc.stderr.read() if proc.stderr else ""  # killed, not crashed
         finally:
             if proc.poll() is None:
                 proc.kill()

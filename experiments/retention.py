@@ -1,0 +1,157 @@
+"""CASPER's figures 5 and 6: does the case-based bot learn from the table it plays?
+
+    python3 experiments/retention.py [--hands 10000] [--seed 2] [--opponent station] [--reuse best-outcome]
+
+The ``cbr`` bot starts from (a copy of) the default case base and plays ``--hands``
+heads-up hands against an opponent whose style the case base lacks (default ``station``:
+a loose-passive calling station that raises only the nuts; none of the default case
+base's bots plays like it), twice on the same deals: once retaining every hand (its own
+decisions with their outcomes, the opponent's shown at a showdown) and once without
+retention (the control). ``--reuse best-outcome`` lets retained outcomes change what
+the bot does (with ``probabilistic`` re-use, retention only adds its own and the
+opponent's actions to the votes).
+
+Measured per decision: the mean similarity of the retrieved cases; per hand: the small
+bets won. Reported: the rolling mean similarity (window ``--window`` decisions), the
+cumulative small bets, and the win rate of each third of the match with a 95% CI, plus
+two differences with 95% CIs: last third minus first third (retention on), and last third
+with retention minus without (paired by deal). Written to
+``experiments/results/retention-seed<S>.json`` and ``.png`` (matplotlib, the ``plots``
+extra). Choices were made on seed 1; the README reports seed 2.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from cbr.match import Z95, run_match  # noqa: E402
+from cbr.policies.cbr_policy import CBRPolicy  # noqa: E402
+from cbr.retention import copy_casebase  # noqa: E402
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+class WatchedCBR(CBRPolicy):
+    """The cbr bot, recording each decision's mean similarity and the hand it was in."""
+
+    def __init__(self, **kw) -> None:  # noqa: ANN003
+        super().__init__(**kw)
+        self.similarities: list[float] = []
+        self.hands: list[int] = []
+
+    def act(self, dp, rng):  # noqa: ANN001, ANN201
+        action = super().act(dp, rng)
+        self.similarities.append(self.last_decision.similarity)  # type: ignore[union-attr]
+        self.hands.append(int(dp.hand_id))
+        return action
+
+
+def play(hands: int, seed: int, opponent: str, reuse: str, retain: bool, root: Path) -> dict:
+    path = copy_casebase("default", root / ("retain" if retain else "control"))
+    bot = WatchedCBR(casebase=str(path), reuse=reuse, seed=seed)
+    t = time.perf_counter()
+    r = run_match([bot, opponent], hands, seed=seed, retain=retain, keep_payoffs=True)
+    seconds = time.perf_counter() - t
+    bot.close()
+    sb = np.array([p[0] for p in r.hand_payoffs]) / r.game.small_bet
+    return {"sb": sb, "similarity": np.array(bot.similarities), "decision_hand": np.array(bot.hands),
+            "retained": r.retained, "seconds": seconds}
+
+
+def mean_ci(x: np.ndarray) -> tuple[float, float]:
+    return float(x.mean()), float(Z95 * x.std(ddof=1) / math.sqrt(len(x)))
+
+
+def diff_ci(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
+    """Difference of two independent means with its 95% half-width."""
+    return float(a.mean() - b.mean()), float(Z95 * math.sqrt(a.var(ddof=1) / len(a) + b.var(ddof=1) / len(b)))
+
+
+def rolling(x: np.ndarray, w: int) -> np.ndarray:
+    c = np.cumsum(np.insert(x, 0, 0.0))
+    return (c[w:] - c[:-w]) / w
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--hands", type=int, default=10_000)
+    ap.add_argument("--seed", type=int, default=2)
+    ap.add_argument("--opponent", default="station")
+    ap.add_argument("--reuse", default="best-outcome")
+    ap.add_argument("--window", type=int, default=2000)
+    args = ap.parse_args()
+    RESULTS.mkdir(exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        runs = {}
+        for retain in (True, False):
+            runs[retain] = play(args.hands, args.seed, args.opponent, args.reuse, retain, Path(tmp))
+            print(f"retention {'on ' if retain else 'off'}: {args.hands:,} hands in {runs[retain]['seconds']:.0f} s"
+                  + (f", {runs[retain]['retained']:,} cases retained" if retain else ""), file=sys.stderr)
+    on, off = runs[True], runs[False]
+    n = args.hands
+    thirds = [slice(0, n // 3), slice(n // 3, 2 * n // 3), slice(2 * n // 3, n)]
+    report: dict = {
+        "experiment": "retention (CASPER figures 5 and 6)", "hands": n, "seed": args.seed, "tuning_seed": 1,
+        "opponent": args.opponent, "reuse": args.reuse, "retained": on["retained"],
+        "seconds": {"retention": round(on["seconds"], 1), "control": round(off["seconds"], 1)},
+        "thirds": {}, "similarity_thirds": {},
+    }
+    for label, run in (("retention", on), ("control", off)):
+        report["thirds"][label] = [dict(zip(("sb_per_hand", "ci"), (round(v, 4) for v in mean_ci(run["sb"][t]))))
+                                   for t in thirds]
+        sims = [run["similarity"][(run["decision_hand"] >= t.start) & (run["decision_hand"] < t.stop)] for t in thirds]
+        report["similarity_thirds"][label] = [round(float(s.mean()), 4) for s in sims]
+    d_time = diff_ci(on["sb"][thirds[2]], on["sb"][thirds[0]])
+    d_ctrl = mean_ci(on["sb"][thirds[2]] - off["sb"][thirds[2]])  # same deals: paired
+    report["last_minus_first_third"] = {"sb_per_hand": round(d_time[0], 4), "ci": round(d_time[1], 4)}
+    report["last_third_minus_control"] = {"sb_per_hand": round(d_ctrl[0], 4), "ci": round(d_ctrl[1], 4)}
+    report["whole_match"] = {k: dict(zip(("sb_per_hand", "ci"), (round(v, 4) for v in mean_ci(r["sb"]))))
+                             for k, r in (("retention", on), ("control", off))}
+    s0, s2 = report["similarity_thirds"]["retention"][0], report["similarity_thirds"]["retention"][2]
+    report["verdict"] = {
+        "similarity_rises": bool(s2 > s0),
+        "last_third_beats_first_by_more_than_ci": bool(d_time[0] > d_time[1]),
+        "last_third_beats_control_by_more_than_ci": bool(d_ctrl[0] > d_ctrl[1]),
+    }
+    out = RESULTS / f"retention-seed{args.seed}.json"
+    out.write_text(json.dumps(report, indent=2) + "\n")
+    print(json.dumps(report, indent=2))
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib is missing: pip install -e .[plots] for the PNG (the JSON is written)", file=sys.stderr)
+        return
+    fig, (a1, a2) = plt.subplots(2, 1, figsize=(9, 7), sharex=False)
+    w = args.window
+    for label, run, color in (("retention on", on, "tab:blue"), ("retention off (control)", off, "tab:gray")):
+        sim = rolling(run["similarity"], w)
+        x = run["decision_hand"][w - 1:]
+        a1.plot(x, sim, label=label, color=color)
+        a2.plot(np.arange(1, n + 1), np.cumsum(run["sb"]), label=label, color=color)
+    a1.set_ylabel(f"mean similarity of retrieved cases\n(rolling, {w} decisions)")
+    a1.set_xlabel("hand")
+    a1.legend()
+    a1.set_title(f"cbr ({args.reuse}) vs {args.opponent}, {n:,} heads-up hands, seed {args.seed}")
+    a2.set_ylabel("cumulative small bets won")
+    a2.set_xlabel("hand")
+    a2.legend()
+    fig.tight_layout()
+    png = RESULTS / f"retention-seed{args.seed}.png"
+    fig.savefig(png, dpi=100)
+    print(f"wrote {out} and {png}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
