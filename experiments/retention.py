@@ -11,8 +11,9 @@ retention (the control). ``--reuse best-outcome`` lets retained outcomes change 
 the bot does (with ``probabilistic`` re-use, retention only adds its own and the
 opponent's actions to the votes).
 
-Measured per decision: the mean similarity of the retrieved cases; per hand: the small
-bets won. Reported: the rolling mean similarity (window ``--window`` decisions), the
+Measured per decision: the mean similarity of the 10 most similar retrieved cases (how
+close the nearest experience is; the mean over all retrieved cases sits at the retrieval
+threshold by construction); per hand: the small bets won. Reported: the rolling mean similarity (window ``--window`` decisions), the
 cumulative small bets, and the win rate of each third of the match with a 95% CI, plus
 two differences with 95% CIs: last third minus first third (retention on), and last third
 with retention minus without (paired by deal). Written to
@@ -140,7 +141,7 @@ def main() -> None:
         x = run["decision_hand"][w - 1:]
         a1.plot(x, sim, label=label, color=color)
         a2.plot(np.arange(1, n + 1), np.cumsum(run["sb"]), label=label, color=color)
-    a1.set_ylabel(f"mean similarity of retrieved cases\n(rolling, {w} decisions)")
+    a1.set_ylabel(f"similarity of the 10 nearest cases\n(rolling mean, {w} decisions)")
     a1.set_xlabel("hand")
     a1.legend()
     a1.set_title(f"cbr ({args.reuse}) vs {args.opponent}, {n:,} heads-up hands, seed {args.seed}")
