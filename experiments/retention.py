@@ -89,8 +89,12 @@ def main() -> None:
     ap.add_argument("--opponent", default="station")
     ap.add_argument("--reuse", default="best-outcome")
     ap.add_argument("--window", type=int, default=2000)
+    ap.add_argument("--out", default=str(RESULTS), help="folder for the JSON and the PNG")
     args = ap.parse_args()
-    RESULTS.mkdir(exist_ok=True)
+    if args.hands < 30 or not 1 <= args.window:
+        ap.error("--hands must be at least 30 (three thirds with a CI each) and --window at least 1")
+    outdir = Path(args.out)
+    outdir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         runs = {}
         for retain in (True, False):
@@ -123,7 +127,7 @@ def main() -> None:
         "last_third_beats_first_by_more_than_ci": bool(d_time[0] > d_time[1]),
         "last_third_beats_control_by_more_than_ci": bool(d_ctrl[0] > d_ctrl[1]),
     }
-    out = RESULTS / f"retention-seed{args.seed}.json"
+    out = outdir / f"retention-seed{args.seed}.json"
     out.write_text(json.dumps(report, indent=2) + "\n")
     print(json.dumps(report, indent=2))
     try:
@@ -137,6 +141,7 @@ def main() -> None:
     fig, (a1, a2) = plt.subplots(2, 1, figsize=(9, 7), sharex=False)
     w = args.window
     for label, run, color in (("retention on", on, "tab:blue"), ("retention off (control)", off, "tab:gray")):
+        w = min(args.window, len(run["similarity"]))
         sim = rolling(run["similarity"], w)
         x = run["decision_hand"][w - 1:]
         a1.plot(x, sim, label=label, color=color)
@@ -149,7 +154,7 @@ def main() -> None:
     a2.set_xlabel("hand")
     a2.legend()
     fig.tight_layout()
-    png = RESULTS / f"retention-seed{args.seed}.png"
+    png = outdir / f"retention-seed{args.seed}.png"
     fig.savefig(png, dpi=100)
     print(f"wrote {out} and {png}", file=sys.stderr)
 

@@ -308,3 +308,19 @@ def test_acpc_client_and_dealer_retain(small_copy: Path, tmp_path: Path) -> None
     kept = int(run.stdout.strip().splitlines()[-1].split()[1].replace(",", ""))
     with CaseBase.open(tmp_path / "dealt") as cb:
         assert kept > 0 and cb.sql("SELECT count(*) FROM cases WHERE source = 'retained'").fetchone() == (kept,)
+
+
+def test_retention_experiment_script_runs_and_reports(tmp_path: Path) -> None:
+    """experiments/retention.py on a few hands: the report's shape, and the paired difference
+    equals the mean of the per-hand differences it is computed from."""
+    run = subprocess.run([sys.executable, str(REPO / "experiments" / "retention.py"), "--hands", "45", "--seed", "5",
+                          "--window", "20", "--out", str(tmp_path)], env=ENV, cwd=tmp_path, capture_output=True,
+                         text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    report = json.loads((tmp_path / "retention-seed5.json").read_text())
+    assert report["hands"] == 45 and report["retained"] > 0
+    assert len(report["thirds"]["retention"]) == 3 == len(report["similarity_thirds"]["control"])
+    assert set(report["verdict"]) == {"similarity_rises", "last_third_beats_first_by_more_than_ci",
+                                      "last_third_beats_control_by_more_than_ci"}
+    on, off = report["thirds"]["retention"][2], report["thirds"]["control"][2]
+    assert abs(report["last_third_minus_control"]["sb_per_hand"] - (on["sb_per_hand"] - off["sb_per_hand"])) < 2e-4
