@@ -11,8 +11,9 @@ retention (the control). ``--reuse best-outcome`` lets retained outcomes change 
 the bot does (with ``probabilistic`` re-use, retention only adds its own and the
 opponent's actions to the votes).
 
-Measured per decision: the mean similarity of the retrieved cases; per hand: the small
-bets won. Reported: the rolling mean similarity (window ``--window`` decisions), the
+Measured per decision: the mean similarity of the 10 most similar retrieved cases (how
+close the nearest experience is; the mean over all retrieved cases sits at the retrieval
+threshold by construction); per hand: the small bets won. Reported: the rolling mean similarity (window ``--window`` decisions), the
 cumulative small bets, and the win rate of each third of the match with a 95% CI, plus
 two differences with 95% CIs: last third minus first third (retention on), and last third
 with retention minus without (paired by deal). Written to
@@ -88,8 +89,12 @@ def main() -> None:
     ap.add_argument("--opponent", default="station")
     ap.add_argument("--reuse", default="best-outcome")
     ap.add_argument("--window", type=int, default=2000)
+    ap.add_argument("--out", default=str(RESULTS), help="folder for the JSON and the PNG")
     args = ap.parse_args()
-    RESULTS.mkdir(exist_ok=True)
+    if args.hands < 30 or not 1 <= args.window:
+        ap.error("--hands must be at least 30 (three thirds with a CI each) and --window at least 1")
+    outdir = Path(args.out)
+    outdir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         runs = {}
         for retain in (True, False):
@@ -122,7 +127,7 @@ def main() -> None:
         "last_third_beats_first_by_more_than_ci": bool(d_time[0] > d_time[1]),
         "last_third_beats_control_by_more_than_ci": bool(d_ctrl[0] > d_ctrl[1]),
     }
-    out = RESULTS / f"retention-seed{args.seed}.json"
+    out = outdir / f"retention-seed{args.seed}.json"
     out.write_text(json.dumps(report, indent=2) + "\n")
     print(json.dumps(report, indent=2))
     try:
@@ -136,11 +141,12 @@ def main() -> None:
     fig, (a1, a2) = plt.subplots(2, 1, figsize=(9, 7), sharex=False)
     w = args.window
     for label, run, color in (("retention on", on, "tab:blue"), ("retention off (control)", off, "tab:gray")):
+        w = min(args.window, len(run["similarity"]))
         sim = rolling(run["similarity"], w)
         x = run["decision_hand"][w - 1:]
         a1.plot(x, sim, label=label, color=color)
         a2.plot(np.arange(1, n + 1), np.cumsum(run["sb"]), label=label, color=color)
-    a1.set_ylabel(f"mean similarity of retrieved cases\n(rolling, {w} decisions)")
+    a1.set_ylabel(f"similarity of the 10 nearest cases\n(rolling mean, {w} decisions)")
     a1.set_xlabel("hand")
     a1.legend()
     a1.set_title(f"cbr ({args.reuse}) vs {args.opponent}, {n:,} heads-up hands, seed {args.seed}")
@@ -148,7 +154,7 @@ def main() -> None:
     a2.set_xlabel("hand")
     a2.legend()
     fig.tight_layout()
-    png = RESULTS / f"retention-seed{args.seed}.png"
+    png = outdir / f"retention-seed{args.seed}.png"
     fig.savefig(png, dpi=100)
     print(f"wrote {out} and {png}", file=sys.stderr)
 

@@ -270,3 +270,57 @@ def test_inspect_and_query_in_other_processes_while_a_bot_retains(small_copy: Pa
             player.wait()
     assert totals == sorted(totals) and len(totals) >= 2
     assert CaseBase.open(path).count() == CaseBase.open(small_copy).count() + json.loads(out)["retained"]
+
+
+def test_acpc_client_and_dealer_retain(small_copy: Path, tmp_path: Path) -> None:
+    """`cbr serve-dealer --retain-into` (an in-process cbr seat) and `cbr play --acpc --retain`
+    (a client, over loopback TCP) both keep their hands."""
+    path = fresh(small_copy, tmp_path)
+    before = CaseBase.open(path).count()
+    dealer = subprocess.Popen([sys.executable, "-m", "cli", "serve-dealer", "--players", "remote,call", "--hands", "12",
+                               "--port", "0", "--timeout", "30"], env=ENV, cwd=REPO, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        assert dealer.stdout is not None
+        line = dealer.stdout.readline().strip()
+        assert line.startswith("listening on "), dealer.stderr.read() if dealer.stderr else line
+        address = line.split()[-1]
+        client = subprocess.run([sys.executable, "-m", "cli", "play", "--acpc", address, "--policy",
+                                 f"cbr:casebase={path}", "--retain", "--json"], env=ENV, cwd=REPO,
+                                capture_output=True, text=True, timeout=120)
+        assert client.returncode == 0, client.stderr
+        out = json.loads(client.stdout)
+        assert out["hands"] == 12 and out["retained"] > 0
+        dealer.wait(timeout=60)
+    finally:
+        if dealer.poll() is None:
+            dealer.kill()
+            dealer.wait()
+    with CaseBase.open(path) as cb:
+        assert cb.count() == before + out["retained"]
+        (opps,) = cb.sql("SELECT DISTINCT opponents FROM cases WHERE source = 'retained' AND player = "
+                         "'cbr'").fetchone()
+        assert opps == address  # the client knows its opponents only by the dealer's address
+    run = subprocess.run([sys.executable, "-m", "cli", "serve-dealer", "--players", "cbr,call", "--hands", "6",
+                          "--retain-into", str(tmp_path / "dealt")], env=ENV, cwd=REPO, capture_output=True,
+                         text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    kept = int(run.stdout.strip().splitlines()[-1].split()[1].replace(",", ""))
+    with CaseBase.open(tmp_path / "dealt") as cb:
+        assert kept > 0 and cb.sql("SELECT count(*) FROM cases WHERE source = 'retained'").fetchone() == (kept,)
+
+
+def test_retention_experiment_script_runs_and_reports(tmp_path: Path) -> None:
+    """experiments/retention.py on a few hands: the report's shape, and the paired difference
+    equals the mean of the per-hand differences it is computed from."""
+    run = subprocess.run([sys.executable, str(REPO / "experiments" / "retention.py"), "--hands", "45", "--seed", "5",
+                          "--window", "20", "--out", str(tmp_path)], env=ENV, cwd=tmp_path, capture_output=True,
+                         text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    report = json.loads((tmp_path / "retention-seed5.json").read_text())
+    assert report["hands"] == 45 and report["retained"] > 0
+    assert len(report["thirds"]["retention"]) == 3 == len(report["similarity_thirds"]["control"])
+    assert set(report["verdict"]) == {"similarity_rises", "last_third_beats_first_by_more_than_ci",
+                                      "last_third_beats_control_by_more_than_ci"}
+    on, off = report["thirds"]["retention"][2], report["thirds"]["control"][2]
+    assert abs(report["last_third_minus_control"]["sb_per_hand"] - (on["sb_per_hand"] - off["sb_per_hand"])) < 2e-4

@@ -134,7 +134,7 @@ class CBRDecision:
     fallback: bool
     case_ids: Any
     explanation: str
-    similarity: float = float("nan")  # mean similarity of the retrieved cases
+    similarity: float = float("nan")  # mean similarity of the (up to) 10 most similar retrieved cases
 
 
 class _Street:
@@ -406,7 +406,7 @@ class CBRPolicy(Policy):
             action = sample_action(played, rng)
             why = f"{basis} vote {shares}; sampled {_NAMES[action]}"
         d = CBRDecision(action, street, triple, played, reuse, n, bool(r.fallback),
-                        data.case_ids[ids], why, float(r.similarities.mean()) if n else float("nan"))
+                        data.case_ids[ids], why, float(r.similarities[:10].mean()) if n else float("nan"))
         self.last_decision = d
         return d
 
