@@ -993,7 +993,7 @@ def serve_dealer_command(
         if dealer.remote_seats:
             bound_host, bound_port = dealer.listen()
             typer.echo(f"listening on {bound_host}:{bound_port}")
-        from cbr.logs.writers import AcpcLogWriter
+        from cbr.logs.writers import AcpcLogWriter, acpc_number
 
         writer = AcpcLogWriter(log, g, overwrite=overwrite) if log else nullcontext()
         with writer as w:
@@ -1003,7 +1003,7 @@ def serve_dealer_command(
     rows = [[str(s), name, f"{result.totals[s]:+.0f}", f"{result.sb_per_hand(s):+.3f}"]
             for s, name in enumerate(result.names)]
     stdout.print(_rich_table(f"{g.name}: {result.hands} hands, seed {seed}", ["seat", "player", "chips", "sb/h"], rows))
-    typer.echo("SCORE:" + "|".join(f"{t:.0f}" for t in result.totals) + ":" + "|".join(result.names))
+    typer.echo("SCORE:" + "|".join(acpc_number(t) for t in result.totals) + ":" + "|".join(result.names))
     if log:
         typer.echo(f"log written to {log} (acpc)")
 

@@ -23,7 +23,7 @@ import socket
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-from cbr.acpc.protocol import VERSION_LINE, Disconnected, LineChannel, answer_line, short
+from cbr.acpc.protocol import VERSION_LINE, Disconnected, LineChannel, acpc_payoffs, answer_line, short
 from cbr.errors import GameError, ProtocolError
 from cbr.game.gamedef import GameDef
 from cbr.matchstate import MatchState, parse_matchstate, state_from_matchstate
@@ -138,7 +138,7 @@ def play_acpc(address: tuple[str, int], policy: Policy, game: GameDef, *, hands:
                 answered = None
             if state.is_over:
                 try:
-                    won = state.payoffs()[ms.position]
+                    won = acpc_payoffs(state)[ms.position]
                 except GameError as exc:
                     raise ProtocolError(f"{ch.peer} ended hand {ms.hand_number} without the cards "
                                         f"to settle it: {exc}") from None
