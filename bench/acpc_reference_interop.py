@@ -2,7 +2,7 @@
 
 Run:  python3 bench/acpc_reference_interop.py --dealer PATH/TO/dealer
           [--game holdem.limit.2p | holdem.limit.3p | FILE.game] [--hands 1000] [--seed 7]
-          [--policies ehs,call] [--fixed-seats] [--workdir DIR] [--json]
+          [--policies ehs,call] [--fixed-seats] [--dealer-args '-S'] [--workdir DIR] [--json]
 
 The reference dealer (``dealer`` of the University of Alberta's ``project_acpc_server``) is not
 part of this repository and nothing of it is copied here: build it from its own sources and
@@ -34,6 +34,7 @@ import argparse
 import json
 import os
 import re
+import shlex
 import statistics
 import subprocess
 import sys
@@ -259,7 +260,7 @@ def run(args: argparse.Namespace) -> dict:
         raise SystemExit(f"--policies: {n} policy specs for the {n}-player game, got {len(specs)}")
     names = [f"s{i + 1}_{re.sub(r'[^A-Za-z0-9]+', '-', s)}" for i, s in enumerate(specs)]
     dealer_cmd = [str(Path(args.dealer).resolve()), "interop", str(gpath), str(args.hands), str(args.seed),
-                  *names] + (["-f"] if args.fixed_seats else [])
+                  *names] + (["-f"] if args.fixed_seats else []) + shlex.split(args.dealer_args)
     procs: list[subprocess.Popen] = []
     started = time.monotonic()
     err_path = workdir / "dealer.stderr"
@@ -325,6 +326,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--policies", default="ehs,call", help="one policy spec per seat, comma-separated")
     ap.add_argument("--fixed-seats", action="store_true", help="pass -f: no seat rotation")
+    ap.add_argument("--dealer-args", default="", help="more dealer options, e.g. '-S' (show folded cards)")
     ap.add_argument("--timeout", type=float, default=60.0, help="our clients' --timeout (seconds per line)")
     ap.add_argument("--limit", type=float, default=3600.0, help="seconds before every process is killed")
     ap.add_argument("--workdir", help="where the game file, log and outputs go (default: a new temp dir)")
