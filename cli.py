@@ -1000,7 +1000,7 @@ def serve_dealer_command(
             result = dealer.run(log=w)
     finally:
         dealer.close()
-    rows = [[str(s), name, f"{result.totals[s]:+.0f}", f"{result.sb_per_hand(s):+.3f}"]
+    rows = [[str(s), name, ("+" if result.totals[s] > 0 else "") + acpc_number(result.totals[s]), f"{result.sb_per_hand(s):+.3f}"]
             for s, name in enumerate(result.names)]
     stdout.print(_rich_table(f"{g.name}: {result.hands} hands, seed {seed}", ["seat", "player", "chips", "sb/h"], rows))
     typer.echo("SCORE:" + "|".join(acpc_number(t) for t in result.totals) + ":" + "|".join(result.names))
@@ -1038,6 +1038,7 @@ def play_command(
         _play_human(bots, hands or 10, seed)
         return
     from cbr.acpc.client import parse_address, play_acpc
+    from cbr.logs.writers import acpc_number
 
     if acpc is None:
         raise usage_error("say where the dealer is: --acpc HOST:PORT, or play yourself with --human", "--acpc")
@@ -1050,7 +1051,7 @@ def play_command(
     if as_json:
         print_json(result.to_dict())
         return
-    typer.echo(f"{policy}: {len(result.hands)} hands, {result.total:+.0f} chips "
+    typer.echo(f"{policy}: {len(result.hands)} hands, {'+' if result.total > 0 else ''}{acpc_number(result.total)} chips "
                f"({result.sb_per_hand:+.3f} sb/h)")
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import doctest
 import importlib.util
+import subprocess
 import sys
 from pathlib import Path
 
@@ -26,6 +27,7 @@ from cbr.logs.replay import replay_hand
 from cbr.logs.writers import AcpcLogWriter, acpc_number
 from cbr.matchstate import parse_matchstate, state_from_matchstate
 from cbr.policies import make_policy
+from tests.test_acpc_dealer import cbr_command
 from tests.test_acpc_protocol import WAIT, ScriptedDealer
 
 REPO = Path(__file__).resolve().parent.parent
@@ -260,3 +262,21 @@ def test_bench_compare_agrees_and_names_each_disagreement() -> None:
     ]
     assert mod.compare(["s1_ehs", "x"], played, {}, None, 4)[:3] == [
         "the dealer logged 0 hands, not 4", "the dealer wrote no SCORE line", "s1_ehs hand 0: not in the dealer's log"]
+
+
+def test_serve_dealer_prints_and_logs_half_chips(tmp_path: Path) -> None:
+    """`cbr serve-dealer` pays a tie beside a folded blind as the reference dealer does, and
+    prints its SCORE line in the reference's number format (it printed whole chips before)."""
+    log = tmp_path / "3p.log"
+    proc = subprocess.run(cbr_command() + ["serve-dealer", "--players", "hs,call,call", "--hands", "40", "--game",
+                                           "holdem.limit.3p", "--seed", "2", "--log", str(log)],
+                          capture_output=True, text=True, timeout=WAIT, cwd=REPO)
+    assert proc.returncode == 0, proc.stderr
+    score = next(line for line in proc.stdout.splitlines() if line.startswith("SCORE:"))
+    assert log.read_text().splitlines()[-1] == score
+    records = [r for r in AcpcParser().parse(str(log)) if isinstance(r, HandRecord)]
+    totals = [sum(r.payoffs[r.players.index(name)] for r in records) for name in score.split(":")[2].split("|")]
+    assert score.split(":")[1] == "|".join(acpc_number(t) for t in totals)
+    halves = [r for r in records if any(not float(x).is_integer() for x in r.payoffs)]
+    assert halves and all(2 * x == int(2 * x) for r in halves for x in r.payoffs)
+    assert any(not t.is_integer() for t in totals) and sum(totals) == 0
