@@ -242,7 +242,10 @@ def game_file(game: str, workdir: Path) -> tuple[Path, GameDef]:
     """The ``.game`` file the dealer and our clients read, and its game."""
     if game.endswith(".game"):
         path = Path(game).resolve()
-        return path, GameDef.from_acpc_game(path.read_text(), path.stem)
+        try:
+            return path, GameDef.from_acpc_game(path.read_text(), path.stem)
+        except (OSError, ValueError) as exc:
+            raise SystemExit(f"error: --game {game}: {exc}") from None
     if game not in GAME_FILE_NAMES:
         raise SystemExit(f"--game: one of {', '.join(GAME_FILE_NAMES)} or a .game file")
     path = workdir / GAME_FILE_NAMES[game]
@@ -270,7 +273,11 @@ def run(args: argparse.Namespace) -> dict:
                                       stdout=subprocess.PIPE, stderr=err, text=True)
         procs.append(dealer)
         assert dealer.stdout is not None
-        ports = parse_ports(dealer.stdout.readline(), n)
+        try:
+            ports = parse_ports(dealer.stdout.readline(), n)
+        except ValueError as exc:
+            dealer.wait(timeout=10)
+            raise SystemExit(f"error: the dealer did not start ({exc}): {err_path.read_text().strip()[-300:]}")
         clients = []
         for i, (spec, port) in enumerate(zip(specs, ports)):
             out = open(workdir / f"client{i + 1}.json", "w")
@@ -281,8 +288,14 @@ def run(args: argparse.Namespace) -> dict:
                 stdin=subprocess.DEVNULL, stdout=out, stderr=cerr, text=True))
             procs.append(clients[-1])
         deadline = started + args.limit
+        while any(p.poll() is None for p in procs):
+            if time.monotonic() > deadline or any(c.returncode for c in clients if c.poll() is not None):
+                break        # too slow, or a client gave up: the dealer would wait for it forever
+            time.sleep(0.05)
         for p in procs:
-            p.wait(timeout=max(1.0, deadline - time.monotonic()))
+            if p.poll() is None:
+                p.kill()
+                p.wait()
         dealer_out = dealer.stdout.read()
     finally:
         for p in procs:
@@ -291,23 +304,28 @@ def run(args: argparse.Namespace) -> dict:
                 p.wait()
     seconds = time.monotonic() - started
     problems: list[str] = []
+    def ended(code: int) -> str:
+        return "was stopped (another process failed or --limit passed)" if code < 0 else f"exited with {code}"
+
     if dealer.returncode != 0:
-        problems.append(f"the dealer exited with {dealer.returncode}")
+        problems.append(f"the dealer {ended(dealer.returncode)}")
     played: dict[str, list[PlayedHand]] = {}
     for i, (name, proc) in enumerate(zip(names, clients)):
         if proc.returncode != 0:
             msg = (workdir / f"client{i + 1}.stderr").read_text().strip()
-            problems.append(f"{name}: our client exited with {proc.returncode}: {msg[-300:]}")
+            problems.append(f"{name}: our client {ended(proc.returncode)}" + (f": {msg[-300:]}" if msg else ""))
             continue
         result = json.loads((workdir / f"client{i + 1}.json").read_text())
         played[name] = [PlayedHand(**h) for h in result["played"]]
-    log_path = workdir / "interop.log"
-    logged, score = read_log(log_path.read_text().splitlines()) if log_path.exists() else ({}, None)
-    problems += compare(names, played, logged, score, args.hands)
     stderr_lines = err_path.read_text().splitlines()
     problems += [f"the dealer said: {c}" for c in complaints(stderr_lines)]
-    if log_path.exists():
-        problems += check_log_with_our_parser(log_path)
+    log_path = workdir / "interop.log"
+    score = None
+    if not problems:       # every process finished: compare what each side saw
+        logged, score = read_log(log_path.read_text().splitlines()) if log_path.exists() else ({}, None)
+        problems += compare(names, played, logged, score, args.hands)
+        if log_path.exists():
+            problems += check_log_with_our_parser(log_path)
     times = response_times(stderr_lines)
     latency = {names[s - 1]: {"answers": len(v), "p50_ms": 1000 * statistics.median(v),
                                "p99_ms": 1000 * sorted(v)[int(0.99 * (len(v) - 1))], "max_ms": 1000 * max(v)}
