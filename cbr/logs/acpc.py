@@ -8,7 +8,8 @@ players are listed in this hand's positions (ACPC order), so positions need no m
 
 The game comes from, in order of precedence: a ``# game: {json}`` comment (written by
 our own match runner), the ``# name/game/hands/seed`` header's game file
-(``holdem.limit.2p.reverse_blinds.game`` -> preset ``holdem.limit.2p``), or, for
+(``holdem.limit.2p.reverse_blinds.game`` -> preset ``holdem.limit.2p``; a file of another
+name is read when it is found from the log's folder, as the dealer was given it), or, for
 continuation files without a header, the line itself: bare ``r`` = limit with the ACPC
 2p/3p layout, ``rN`` = no-limit 50/100 with the 6-max layout, no raise at all = limit
 when every payoff is below 50 chips (a no-limit hand always moves a 50 blind).
@@ -267,9 +268,9 @@ def _parse_game_header(line: str, source: str = "") -> Optional[GameDef]:
 
 def _game_file(path: str, source: str) -> Optional[GameDef]:
     """The ACPC ``.game`` file a log header names, read if it is found next to the log."""
-    if not path.endswith(".game"):
-        return None
-    folder = os.path.dirname(os.path.abspath(source)) if source else os.getcwd()
+    if not path.endswith(".game") or not os.path.isfile(source):
+        return None          # log text that is not a file has no folder to look in
+    folder = os.path.dirname(os.path.abspath(source))
     for candidate in (os.path.join(folder, path), os.path.join(folder, os.path.basename(path))):
         try:
             if os.path.isfile(candidate) and os.path.getsize(candidate) <= 65536:
