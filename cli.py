@@ -1007,17 +1007,17 @@ def serve_dealer_command(
         if dealer.remote_seats:
             bound_host, bound_port = dealer.listen()
             typer.echo(f"listening on {bound_host}:{bound_port}")
-        from cbr.logs.writers import AcpcLogWriter
+        from cbr.logs.writers import AcpcLogWriter, acpc_number
 
         writer = AcpcLogWriter(log, g, overwrite=overwrite) if log else nullcontext()
         with writer as w:
             result = dealer.run(log=w)
     finally:
         dealer.close()
-    rows = [[str(s), name, f"{result.totals[s]:+.0f}", f"{result.sb_per_hand(s):+.3f}"]
+    rows = [[str(s), name, ("+" if result.totals[s] > 0 else "") + acpc_number(result.totals[s]), f"{result.sb_per_hand(s):+.3f}"]
             for s, name in enumerate(result.names)]
     stdout.print(_rich_table(f"{g.name}: {result.hands} hands, seed {seed}", ["seat", "player", "chips", "sb/h"], rows))
-    typer.echo("SCORE:" + "|".join(f"{t:.0f}" for t in result.totals) + ":" + "|".join(result.names))
+    typer.echo("SCORE:" + "|".join(acpc_number(t) for t in result.totals) + ":" + "|".join(result.names))
     if log:
         typer.echo(f"log written to {log} (acpc)")
     if retain or retain_into:
@@ -1056,6 +1056,7 @@ def play_command(
         _play_human(bots, hands or 10, seed, retain, retain_into)
         return
     from cbr.acpc.client import parse_address, play_acpc
+    from cbr.logs.writers import acpc_number
 
     if acpc is None:
         raise usage_error("say where the dealer is: --acpc HOST:PORT, or play yourself with --human", "--acpc")
@@ -1069,7 +1070,7 @@ def play_command(
     if as_json:
         print_json(result.to_dict())
         return
-    typer.echo(f"{policy}: {len(result.hands)} hands, {result.total:+.0f} chips "
+    typer.echo(f"{policy}: {len(result.hands)} hands, {'+' if result.total > 0 else ''}{acpc_number(result.total)} chips "
                f"({result.sb_per_hand:+.3f} sb/h)" + (f"; retained {result.retained:,} cases"
                                                        if retain or retain_into else ""))
 

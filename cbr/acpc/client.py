@@ -23,7 +23,7 @@ import socket
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
-from cbr.acpc.protocol import VERSION_LINE, Disconnected, LineChannel, answer_line, short
+from cbr.acpc.protocol import VERSION_LINE, Disconnected, LineChannel, acpc_payoffs, answer_line, short
 from cbr.errors import GameError, ProtocolError
 from cbr.game.gamedef import GameDef
 from cbr.logs.record import HandRecord
@@ -148,12 +148,16 @@ def play_acpc(address: tuple[str, int], policy: Policy, game: GameDef, *, hands:
             _check_sequence(current, finished, ms, ch.peer)
             if answered is not None:
                 if not ms.betting.startswith(answered):
+                    hint = ""
+                    if ms.betting.startswith(answered[:-1] + "c") and answered[-1] != "c":
+                        hint = (f": it recorded a call for our {answered[-1]!r}, as the ACPC reference dealer "
+                                f"does with an action its game does not allow; is its game {game.name!r} (--game)?")
                     raise ProtocolError(f"{ch.peer} sent betting {short(ms.betting)} in hand {ms.hand_number} "
-                                        f"that does not hold our action ({short(answered)})")
+                                        f"that does not hold our action ({short(answered)}){hint}")
                 answered = None
             if state.is_over:
                 try:
-                    won = state.payoffs()[ms.position]
+                    won = acpc_payoffs(state)[ms.position]
                 except GameError as exc:
                     raise ProtocolError(f"{ch.peer} ended hand {ms.hand_number} without the cards "
                                         f"to settle it: {exc}") from None

@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
-from cbr.acpc.protocol import LineChannel, matchstate_line, parse_answer, parse_version
+from cbr.acpc.protocol import LineChannel, acpc_payoffs, matchstate_line, parse_answer, parse_version
 from cbr.errors import GameError, ProtocolError
 from cbr.game.gamedef import GameDef
 from cbr.game.state import HandState, seats_for_hand
@@ -275,7 +275,7 @@ class Dealer:
                 lo, hi = _BOARD_STEPS[state.street]
                 state.deal_board(board[lo:hi])
             self._send_all(state, k, seats, sent)
-        payoffs = state.payoffs()
+        payoffs = acpc_payoffs(state)   # a split pot in fractions of a chip, as ACPC pays it
         return HandRecord(
             source="dealer", line=0, hand_id=str(k), game=self.game, players=tuple(names),
             hole_cards=tuple(tuple(h) for h in holes), board=state.board, actions=tuple(state.actions),

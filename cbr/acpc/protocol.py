@@ -75,6 +75,39 @@ def showdown_positions(state: HandState) -> set[int]:
     return live if len(live) > 1 else set()
 
 
+def acpc_payoffs(state: HandState) -> tuple[float, ...]:
+    """Net chips won per position of a finished hand, as an ACPC dealer pays them.
+
+    Same as :meth:`HandState.payoffs` except for a pot shared by tied hands: the ACPC
+    reference dealer splits it exactly, in fractions of a chip, where ``payoffs`` gives whole
+    chips and the odd chip to the first winner after the button. Three-handed, a small blind
+    that folds leaves 5 chips for two tied players: 2.5 each here (the reference dealer's
+    log line ``STATE:996:rfc/crc/crc/crc:2hKs|6cAh|4sAd/8cTd4d/Ac/Ts:-5|2.5|2.5:...``).
+
+    >>> from cbr.game import preset
+    >>> from cbr.matchstate import parse_matchstate, state_from_matchstate
+    >>> g = preset("holdem.limit.3p")
+    >>> line = "MATCHSTATE:1:996:rfc/crc/crc/crc:2hKs|6cAh|4sAd/8cTd4d/Ac/Ts"
+    >>> s = state_from_matchstate(parse_matchstate(line, g), g)
+    >>> acpc_payoffs(s), s.payoffs()
+    ((-5.0, 2.5, 2.5), (-5.0, 3.0, 2.0))
+    """
+    exact = state.payoffs()    # checks that the hand is over and can be settled
+    live = [p for p in range(state.n_players) if not state.folded[p]]
+    if len(live) < 2:
+        return exact
+    from evaluator_ext import evaluate  # type: ignore[attr-defined]
+
+    strength = {p: evaluate(tuple(state.hole_cards[p]) + tuple(state.board)) for p in live}  # type: ignore[arg-type]
+    won = [0.0] * state.n_players
+    for chips, eligible in state.pots():
+        best = max(strength[p] for p in eligible)
+        winners = [p for p in eligible if strength[p] == best]
+        for w in winners:
+            won[w] += chips / len(winners)
+    return tuple(won[p] - state.total_committed[p] for p in range(state.n_players))
+
+
 def matchstate_line(state: HandState, hand_number: int, viewer: int) -> str:
     """The ``MATCHSTATE`` line position ``viewer`` is sent: its own hole cards, and every
     live player's once the hand is over at a showdown."""

@@ -13,6 +13,7 @@ the usual layouts:
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -152,9 +153,10 @@ class GameDef:
             if low in ("limit", "nolimit"):
                 betting = low
                 continue
-            if "=" not in line:
+            # "key = values" or, as the reference dealer's reader also takes, "key values"
+            key, _, value = re.sub(r"[\s=]+", " ", line, count=1).partition(" ")
+            if not value.strip():
                 raise ConfigError(f"ACPC game {name!r}: cannot read line {raw.strip()!r}")
-            key, value = line.split("=", 1)
             fields[key.strip().lower()] = value.split()
 
         def ints(key: str, default: list[int] | None = None) -> list[int]:

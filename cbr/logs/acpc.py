@@ -8,7 +8,8 @@ players are listed in this hand's positions (ACPC order), so positions need no m
 
 The game comes from, in order of precedence: a ``# game: {json}`` comment (written by
 our own match runner), the ``# name/game/hands/seed`` header's game file
-(``holdem.limit.2p.reverse_blinds.game`` -> preset ``holdem.limit.2p``), or, for
+(``holdem.limit.2p.reverse_blinds.game`` -> preset ``holdem.limit.2p``; a file of another
+name is read when it is found from the log's folder, as the dealer was given it), or, for
 continuation files without a header, the line itself: bare ``r`` = limit with the ACPC
 2p/3p layout, ``rN`` = no-limit 50/100 with the 6-max layout, no raise at all = limit
 when every payoff is below 50 chips (a no-limit hand always moves a 50 blind).
@@ -241,8 +242,14 @@ def _betting_actions(game: GameDef, betting: str) -> tuple[tuple[Action, ...], i
     return tuple(out), last, settled
 
 
-def _parse_game_header(line: str) -> Optional[GameDef]:
-    """The game named by a ``#`` header line, or None (other comments)."""
+def _parse_game_header(line: str, source: str = "") -> Optional[GameDef]:
+    """The game named by a ``#`` header line, or None (other comments).
+
+    A ``name/game/hands/seed`` header names the game file the dealer read, as given on its
+    command line: a file name we know maps to its game; another one is read when it is found
+    (the path as written, taken from the log's folder when relative, or its file name in the
+    log's folder), else the game is inferred from the hands.
+    """
     body = line[1:].strip()
     if body.startswith("game:"):
         try:
@@ -255,7 +262,22 @@ def _parse_game_header(line: str) -> Optional[GameDef]:
             base = os.path.basename(fields[2])
             if base.endswith(".game"):
                 base = base[:-5]
-            return GAME_FILES.get(base)
+            return GAME_FILES.get(base) or _game_file(fields[2], source)
+    return None
+
+
+def _game_file(path: str, source: str) -> Optional[GameDef]:
+    """The ACPC ``.game`` file a log header names, read if it is found next to the log."""
+    if not path.endswith(".game") or not os.path.isfile(source):
+        return None          # log text that is not a file has no folder to look in
+    folder = os.path.dirname(os.path.abspath(source))
+    for candidate in (os.path.join(folder, path), os.path.join(folder, os.path.basename(path))):
+        try:
+            if os.path.isfile(candidate) and os.path.getsize(candidate) <= 65536:
+                with open(candidate, encoding="ascii", errors="replace") as f:
+                    return GameDef.from_acpc_game(f.read(), os.path.basename(path)[:-5])
+        except (OSError, CBRError) as exc:
+            raise _BadHand(f"cannot read the game file {path!r} the header names: {exc}") from None
     return None
 
 
@@ -337,7 +359,7 @@ class AcpcParser:
                 yield rec
             elif line.startswith("#"):
                 try:
-                    game = _parse_game_header(line)
+                    game = _parse_game_header(line, source)
                 except _BadHand as exc:
                     yield ParseIssue(source, lineno, str(exc))
                     continue

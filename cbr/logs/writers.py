@@ -51,6 +51,17 @@ def _num(x: float) -> str:
     return str(int(x)) if x.is_integer() else repr(x)
 
 
+def acpc_number(x: float) -> str:
+    """Chips as the ACPC reference dealer prints them in ``STATE`` and ``SCORE`` lines: six
+    decimals, trailing zeros and point removed (a split pot gives halves or thirds).
+
+    >>> acpc_number(20), acpc_number(-2.5), acpc_number(10 / 3)
+    ('20', '-2.5', '3.333333')
+    """
+    text = f"{float(x):.6f}".rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
+
+
 class HandLogWriter(Protocol):
     """What :func:`cbr.match.run_match` writes to: ``write`` per hand, ``close`` at the end."""
 
@@ -254,7 +265,7 @@ def acpc_state_line(record: HandRecord) -> str:
         if any(ch in name for ch in ":|\n") or not name:
             raise LogFormatError(f"player name {name!r} cannot be written to an ACPC log (':' '|' or empty)")
     return (f"STATE:{record.hand_id}:{acpc_betting(record)}:{acpc_cards(record)}:"
-            f"{'|'.join(_num(p) for p in record.payoffs)}:{'|'.join(record.players)}")
+            f"{'|'.join(acpc_number(p) for p in record.payoffs)}:{'|'.join(record.players)}")
 
 
 class AcpcLogWriter(_WriterBase):
@@ -294,7 +305,7 @@ class AcpcLogWriter(_WriterBase):
             return
         if self._totals:
             names = list(self._totals)
-            self._file.write(f"SCORE:{'|'.join(_num(self._totals[n]) for n in names)}:{'|'.join(names)}\n")
+            self._file.write(f"SCORE:{'|'.join(acpc_number(self._totals[n]) for n in names)}:{'|'.join(names)}\n")
         self._file.commit()
 
     def abort(self) -> None:
