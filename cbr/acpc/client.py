@@ -192,7 +192,7 @@ def _retain(retainer: Any, state: Any, ms: MatchState, name: str, dealer: str) -
     players = tuple(name if p == ms.position else f"opponent@{p}" for p in range(state.game.n_players))
     record = HandRecord(source="acpc", line=0, hand_id=str(ms.hand_number), game=state.game, players=players,
                         hole_cards=tuple(tuple(h) if h is not None else None for h in state.hole_cards),
-                        board=tuple(state.board), actions=tuple(state.actions), payoffs=tuple(state.payoffs()),
+                        board=tuple(state.board), actions=tuple(state.actions), payoffs=tuple(acpc_payoffs(state)),
                         format="acpc")
     retainer.keep = {ms.position}
     retainer.names = [dealer if p != ms.position else name for p in range(len(players))]
