@@ -166,13 +166,18 @@ class StreetSimilarity:
         """Rows in retrieval's bound space (float64): per feature the value clipped to the
         domain minus ``low`` (or the measure's ``bound_transform``), times :meth:`bound_scales`.
         The L1 distance of two such rows is a lower bound of ``1 - global similarity``."""
+        cached = self.__dict__.get("_bound")  # constants of a frozen config: computed once
+        if cached is None:
+            transforms = [(i, t) for i, spec in enumerate(self.feature_specs)
+                          if (t := getattr(spec.measure_obj, "bound_transform", None)) is not None]
+            cached = (self.lows, self.highs, self.bound_scales(), transforms)
+            object.__setattr__(self, "_bound", cached)
+        lows, highs, scales, transforms = cached
         x = np.asarray(rows, dtype=np.float64)
-        z = np.clip(x, self.lows, self.highs) - self.lows
-        for i, spec in enumerate(self.feature_specs):
-            transform = getattr(spec.measure_obj, "bound_transform", None)
-            if transform is not None:
-                z[:, i] = transform(x[:, i])
-        return z * self.bound_scales()
+        z = np.clip(x, lows, highs) - lows
+        for i, transform in transforms:
+            z[:, i] = transform(x[:, i])
+        return z * scales
 
     def bound_scales(self) -> np.ndarray:
         """``w_i * c_i / sum(w)``: L1 distance of rows scaled by these (after clipping to the
