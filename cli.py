@@ -1344,5 +1344,63 @@ def evaluate_command(
         stderr.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
 
 
+# ---- cbr tune (issue 9, section 9) ------------------------------------------
+@app.command("tune")
+@guarded
+def tune_command(
+    casebase: Annotated[str, typer.Argument(help="Case base: a directory, a name under ./casebases/, or 'default'.")],
+    out: Annotated[str, typer.Option("--out", "-o", help="Write the learned similarity TOML here (a new file, or an existing one with --overwrite).")] = "tuned-similarity.toml",
+    generations: Annotated[int, typer.Option("--generations", "-g", min=1, max=1000, help="Generations of the evolution strategy.")] = 10,
+    population: Annotated[int, typer.Option("--population", min=1, max=200, help="Children evaluated per generation.")] = 8,
+    folds: Annotated[int, typer.Option("--folds", min=2, max=20, help="K-fold of each evaluation (whole hands per fold).")] = 3,
+    max_decisions: Annotated[int, typer.Option("--max-decisions", min=100, help="Held-out decisions per street per evaluation (a seeded sample; at least 100).")] = 1000,
+    seed: Annotated[int, typer.Option("--seed", min=0, max=2**32 - 1, help="Seed of the search and of the tuning folds.")] = 0,
+    report_seed: Annotated[Optional[int], typer.Option("--report-seed", min=0, max=2**32 - 1, help="Report both configurations on other folds and samples (default: seed + 1).")] = None,
+    overwrite: Annotated[bool, typer.Option("--overwrite", metavar=_FLAG, help="Replace an existing --out file.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", metavar=_FLAG, help="Print the report as JSON.")] = False,
+) -> None:
+    """Learn similarity weights (CASPERGeneral): an evolutionary search over the feature
+    weights and decay constants that minimises the hold-out log-loss of the case base's
+    triples (as `cbr evaluate` measures it), then a report on other folds (--report-seed).
+
+    Example: cbr tune default --generations 1 --population 1 --folds 2 --max-decisions 100 -o tuned.toml
+    """
+    from pathlib import Path
+
+    from cbr.store import CaseBase, resolve_casebase
+    from cbr.store.indexes import dump_similarity
+    from cbr.tune import street_losses, tune_similarity
+
+    target = Path(out)
+    if target.exists() and not overwrite:
+        raise usage_error(f"{target} exists; add --overwrite to replace it", "--out")
+    if not target.parent.is_dir():
+        raise usage_error(f"the folder of {target} does not exist", "--out")
+    cb = CaseBase.open(resolve_casebase(casebase))
+    try:
+        with progress_bar("tuning", total=generations * population, enabled=not as_json) as advance:
+            result = tune_similarity(cb, generations=generations, population=population, folds=folds,
+                                     max_decisions=max_decisions, seed=seed, progress=advance)
+        rseed = seed + 1 if report_seed is None else report_seed
+        start_r = street_losses(cb, cb.similarity(), folds=folds, max_decisions=max_decisions, seed=rseed)
+        best_r = street_losses(cb, result.best, folds=folds, max_decisions=max_decisions, seed=rseed)
+    finally:
+        cb.close()
+    dump_similarity(result.best, target)
+    report = {"casebase": casebase, "out": str(target), "seed": seed, "report_seed": rseed,
+              "generations": generations, "population": population, "folds": folds,
+              "max_decisions": max_decisions, **result.to_dict(),
+              "report": {"start_loss": start_r, "best_loss": best_r}}
+    if as_json:
+        print_json(report)
+        return
+    rows = [[s, f"{result.start_loss[s]:.4f}", f"{result.best_loss[s]:.4f}", f"{start_r[s]:.4f}", f"{best_r[s]:.4f}"]
+            for s in (*("preflop", "flop", "turn", "river"), "all")]
+    stdout.print(_rich_table(f"log-loss of the k-NN triples ({folds}-fold, at most {max_decisions} decisions a street)",
+                             ["street", f"hand-picked (seed {seed})", "learned", f"hand-picked (seed {rseed})",
+                              "learned"], rows))
+    typer.echo(f"learned similarity written to {target} ({result.evaluations} evaluations)")
+
+
 if __name__ == "__main__":  # pragma: no cover
     app()
