@@ -185,3 +185,110 @@ def test_reuse_policies_script(tmp_path: Path) -> None:
         assert by[(opp, "probabilistic")]["vs_probabilistic"] == 0.0
     assert out.with_suffix(".png").exists() == HAVE_MATPLOTLIB
     assert data["markdown"].count("\n") == 1 + 7
+
+
+# ---- the shaping options of the cbr bot (tuning knobs; defaults = CASPER's sampling) -------
+
+def test_shaped_triple_laws() -> None:
+    from cbr.policies.base import legal_triple
+    from cbr.policies.cbr_policy import max_frequency_action, shaped_triple
+
+    rng = random.Random(11)
+    for _ in range(300):
+        raw = [rng.random() * (rng.random() > 0.2) for _ in range(3)]
+        if sum(raw) == 0:
+            continue
+        t = tuple(x / sum(raw) for x in raw)
+        legal = rng.choice(["fcr", "cr", "fc"])
+        base = legal_triple(t, legal)
+        assert shaped_triple(t, legal) == pytest.approx(base)                  # the defaults change nothing
+        sharp = shaped_triple(t, legal, sharpen=60.0)
+        best = max_frequency_action(t, legal)
+        if sorted(base)[-1] - sorted(base)[-2] > 0.05:                         # no near tie
+            assert sharp["fcr".index(best)] > 0.99                             # towards max-frequency
+        means = {k: rng.uniform(-3, 3) for k in legal if base["fcr".index(k)] > 0}
+        w = rng.uniform(-2, 2)
+        tilted = shaped_triple(t, legal, outcome_weight=w, means=means)
+        assert sum(tilted) == pytest.approx(1.0)
+        for a in means:
+            for b in means:
+                ia, ib = "fcr".index(a), "fcr".index(b)
+                want = base[ia] / base[ib] * math.exp(w * (means[a] - means[b]))
+                assert tilted[ia] / tilted[ib] == pytest.approx(want, rel=1e-9)
+        for i, k in enumerate("fcr"):
+            if k not in legal:
+                assert sharp[i] == tilted[i] == 0.0
+
+
+def test_shaped_bot_samples_its_shaped_triple() -> None:
+    """The bot's sampled actions at one situation follow the shaped triple it reports
+    (tolerance 4 * sqrt(p (1 - p) / n) per action)."""
+    from cbr.policies.cbr_policy import CBRPolicy
+    from cbr.situation import situation
+
+    dp = situation(hole="9d8d", board="3h7cJh", position=1, to_call=1, pot=5, previous_round_bets=2)
+    n = 1500
+    with CBRPolicy(seed=3, sharpen=2.0, outcome_weight=0.5) as bot:
+        first = bot.decide(dp)
+        counts = {k: 0 for k in "fcr"}
+        rng = random.Random(8)
+        for _ in range(n):
+            d = bot.decide(dp, rng)
+            counts[d.action] += 1
+            assert d.played == first.played and d.reuse == "probabilistic" and "shaped" in d.explanation
+    assert first.played != first.triple                    # the shaping did something here
+    for i, k in enumerate("fcr"):
+        p = first.played[i]
+        assert abs(counts[k] / n - p) <= 4 * math.sqrt(p * (1 - p) / n) + 1e-12
+
+
+def test_shaping_options_are_checked() -> None:
+    from cbr.policies.spec import policy_from_spec
+
+    bot = policy_from_spec("cbr:sharpen=2:outcome-weight=0.5", seed=1)
+    assert (bot.sharpen, bot.outcome_weight) == (2.0, 0.5)
+    assert "sharpen=2.0" in repr(bot) and "sharpen" not in repr(policy_from_spec("cbr", seed=1))
+    for spec in ("cbr:sharpen=0", "cbr:sharpen=-1", "cbr:outcome-weight=nan"):
+        with pytest.raises(ValueError):
+            policy_from_spec(spec, seed=1)
+
+
+def test_odds_guard_never_folds_a_hand_the_pot_odds_pay_for() -> None:
+    """In a real match against always-raise, every post-flop fold of a bot with the odds guard
+    is of a hand whose effective strength is below the guard x pot odds, and the guard turned
+    some folds into calls (the explanation says so)."""
+    from cbr.policies.base import Policy
+    from cbr.policies.cbr_policy import CBRPolicy, guard_strength
+    from features.casper import CasperFeatures
+
+    seen: list = []
+
+    class Recorder(Policy):
+        name = "recorder"
+
+        def __init__(self, bot: CBRPolicy) -> None:
+            super().__init__(seed=0)
+            self.bot = bot
+
+        def act(self, dp, rng):  # type: ignore[no-untyped-def]
+            d = self.bot.decide(dp, rng)
+            seen.append((dp, d))
+            return d.action
+
+    fs = CasperFeatures()
+    with CBRPolicy(seed=2, odds_guard=1.0) as bot:
+        run_match([Recorder(bot), "raise"], 300, duplicate=True, seed=6)
+    guarded = 0
+    for dp, d in seen:
+        if dp.street == 0:
+            continue
+        row = fs.row(dp)
+        ehs = guard_strength(float(row[7]), float(row[8]), int(row[2]))
+        if d.action == "f":
+            assert ehs < dp.pot_odds
+        if "odds guard" in d.explanation:
+            guarded += 1
+            assert d.action == "c" and ehs >= dp.pot_odds and d.played[0] == 0.0
+    assert guarded > 0
+    with pytest.raises(ValueError):
+        CBRPolicy(odds_guard=-1.0)
