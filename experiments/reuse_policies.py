@@ -55,13 +55,13 @@ def run_one(job: dict) -> dict:
     return out
 
 
-def compare(results: list[dict]) -> list[dict]:
+def compare(results: list[dict], variants: list[str]) -> list[dict]:
     """Rows per opponent and policy: sb/h with CI, and the paired difference to probabilistic."""
     by = {(r["opponent"], r["reuse"]): r for r in results}
     rows = []
     for opp in OPPONENTS:
         base = by[(opp, "probabilistic")]["deal_means"]
-        for reuse in REUSE_POLICIES:
+        for reuse in variants:
             r = by[(opp, reuse)]
             diff, dci = paired_difference(r["deal_means"], base) if reuse != "probabilistic" else (0.0, 0.0)
             rows.append({"opponent": opp, "reuse": reuse, "hands": r["hands"], "sb": round(r["sb"], 4),
@@ -71,13 +71,13 @@ def compare(results: list[dict]) -> list[dict]:
     return rows
 
 
-def markdown(rows: list[dict]) -> str:
+def markdown(rows: list[dict], variants: list[str]) -> str:
     """One line per opponent, one column per re-use policy (differences in brackets)."""
-    head = "| opponent | " + " | ".join(REUSE_POLICIES) + " |"
-    lines = [head, "|---|" + "---:|" * len(REUSE_POLICIES)]
+    head = "| opponent | " + " | ".join(f"`{v}`" if ":" in v else v for v in variants) + " |"
+    lines = [head, "|---|" + "---:|" * len(variants)]
     for opp in OPPONENTS:
         cells = []
-        for reuse in REUSE_POLICIES:
+        for reuse in variants:
             r = next(x for x in rows if x["opponent"] == opp and x["reuse"] == reuse)
             text = f"{r['sb']:+.3f} ± {r['ci']:.3f}"
             if reuse != "probabilistic":
@@ -87,19 +87,19 @@ def markdown(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def plot(rows: list[dict], path: Path, title: str) -> bool:
+def plot(rows: list[dict], variants: list[str], path: Path, title: str) -> bool:
     """Grouped bars: one group per opponent, one bar per re-use policy, 95% CI whiskers."""
     plt = pyplot()
     if plt is None:
         return False
     fig, ax = plt.subplots(figsize=(9.5, 4.8))
-    width = 0.27
-    colors = {"probabilistic": "tab:blue", "max-frequency": "tab:orange", "best-outcome": "tab:green"}
-    for i, reuse in enumerate(REUSE_POLICIES):
+    width = 0.8 / len(variants)
+    colors = ["tab:blue", "tab:orange", "tab:green", "tab:purple"]
+    for i, reuse in enumerate(variants):
         rs = [next(x for x in rows if x["opponent"] == o and x["reuse"] == reuse) for o in OPPONENTS]
-        xs = [j + (i - 1) * width for j in range(len(OPPONENTS))]
+        xs = [j + (i - (len(variants) - 1) / 2) * width for j in range(len(OPPONENTS))]
         ax.bar(xs, [r["sb"] for r in rs], width, yerr=[r["ci"] for r in rs], capsize=3,
-               color=colors[reuse], edgecolor="black", linewidth=0.5, label=reuse)
+               color=colors[i % len(colors)], edgecolor="black", linewidth=0.5, label=reuse)
     for j, opp in enumerate(OPPONENTS):
         if TARGETS[opp] is not None:
             ax.hlines(TARGETS[opp], j - 0.45, j + 0.45, colors="red", linestyles="--", linewidth=1.2)
@@ -123,14 +123,21 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--hands", type=int, default=4000, help="duplicate hands per match")
     ap.add_argument("--jobs", type=int, choices=(1, 2), default=1, help="matches played at once")
     ap.add_argument("--bot", default="cbr", help="the case-based bot's spec; reuse=... is set per run")
+    ap.add_argument("--also", default=None, metavar="SPEC",
+                    help="one more bot to compare on the same deals (e.g. the tuned cbr spec)")
     ap.add_argument("--out", type=Path, default=RESULTS / "reuse_policies.json")
     ap.add_argument("--png", type=Path, default=None, help="default: the --out path with .png")
     args = ap.parse_args(argv)
     if args.hands < 2:
         ap.error("--hands must be at least 2 (one deal)")
     png = args.png or args.out.with_suffix(".png")
-    jobs = [{"spec": with_reuse(args.bot, reuse), "reuse": reuse, "opponent": opp, "hands": args.hands,
-             "seed": args.seed} for opp in OPPONENTS for reuse in REUSE_POLICIES]
+    specs = {reuse: with_reuse(args.bot, reuse) for reuse in REUSE_POLICIES}
+    if args.also:
+        parse_policy_spec(args.also)
+        specs[args.also] = args.also
+    variants = list(specs)
+    jobs = [{"spec": spec, "reuse": label, "opponent": opp, "hands": args.hands, "seed": args.seed}
+            for opp in OPPONENTS for label, spec in specs.items()]
     t0 = time.perf_counter()
     say(f"re-use policies: {len(jobs)} matches of {args.hands} duplicate hands, seed {args.seed}, jobs {args.jobs}")
     if args.jobs == 1:
@@ -139,17 +146,17 @@ def main(argv: Optional[list[str]] = None) -> int:
         with ProcessPoolExecutor(max_workers=args.jobs) as pool:
             results = list(pool.map(run_one, jobs))
     seconds = time.perf_counter() - t0
-    rows = compare(results)
-    table = markdown(rows)
+    rows = compare(results, variants)
+    table = markdown(rows, variants)
     report: dict[str, Any] = {
         "experiment": "re-use policies of the cbr bot on the same duplicate deals",
-        "bot": args.bot, "seed": args.seed, "tuning_seed": 1, "hands": args.hands,
+        "bot": args.bot, "specs": specs, "seed": args.seed, "tuning_seed": 1, "hands": args.hands,
         "game": "holdem.limit.2p", "jobs": args.jobs, "seconds": round(seconds, 1),
         "environment": environment(), "rows": rows, "markdown": table,
         "note": "vs_probabilistic: mean per-deal difference to the probabilistic bot on the same deals, 95% CI",
     }
     write_json(args.out, report)
-    drew = plot(rows, png, f"Re-use policies of {args.bot}, the same {args.hands:,} duplicate hands "
+    drew = plot(rows, variants, png, f"Re-use policies of {args.bot}, the same {args.hands:,} duplicate hands "
                            f"per match (seed {args.seed}), 95% CI")
     print(table)
     print(f"{len(jobs) * args.hands:,} hands in {seconds:.0f} s; wrote {args.out}" + (f" and {png}" if drew else ""))

@@ -168,20 +168,21 @@ def test_reuse_policies_script(tmp_path: Path) -> None:
     """The three re-use policies on the same deals: one row per opponent and policy, the
     paired differences computed deal by deal, reproducible from the seed."""
     out = tmp_path / "r.json"
-    p = run_script("reuse_policies.py", "--seed", "5", "--hands", "8", "--out", str(out))
+    p = run_script("reuse_policies.py", "--seed", "5", "--hands", "8", "--also", "cbr:sharpen=2", "--out", str(out))
     assert p.returncode == 0, p.stderr
     data = json.loads(out.read_text())
     rows = data["rows"]
-    assert len(rows) == 7 * 3
-    assert {r["reuse"] for r in rows} == {"probabilistic", "max-frequency", "best-outcome"}
+    assert len(rows) == 7 * 4
+    assert {r["reuse"] for r in rows} == {"probabilistic", "max-frequency", "best-outcome", "cbr:sharpen=2"}
     by = {(r["opponent"], r["reuse"]): r for r in rows}
-    for opp in ("poki", "call", "raise"):
+    for opp, other in (("poki", "best-outcome"), ("call", "best-outcome"), ("raise", "cbr:sharpen=2")):
         base = run_match(["cbr:reuse=probabilistic", opp], 8, duplicate=True, seed=5, keep_payoffs=True)
-        best = run_match(["cbr:reuse=best-outcome", opp], 8, duplicate=True, seed=5, keep_payoffs=True)
+        spec = other if ":" in other else f"cbr:reuse={other}"
+        best = run_match([spec, opp], 8, duplicate=True, seed=5, keep_payoffs=True)
         assert by[(opp, "probabilistic")]["sb"] == round(base.players[0].sb_per_hand, 4)
         diff, dci = paired_difference(deal_means(best), deal_means(base))
-        assert by[(opp, "best-outcome")]["vs_probabilistic"] == round(diff, 4)
-        assert by[(opp, "best-outcome")]["vs_probabilistic_ci"] == round(dci, 4)
+        assert by[(opp, other)]["vs_probabilistic"] == round(diff, 4)
+        assert by[(opp, other)]["vs_probabilistic_ci"] == round(dci, 4)
         assert by[(opp, "probabilistic")]["vs_probabilistic"] == 0.0
     assert out.with_suffix(".png").exists() == HAVE_MATPLOTLIB
     assert data["markdown"].count("\n") == 1 + 7
