@@ -25,7 +25,7 @@ from typing import Callable, Optional, Sequence
 from cbr.errors import ConfigError
 from cbr.match import MatchResult, mean_ci, run_match
 
-__all__ = ["SOURCE_BOTS", "BASELINES", "TARGETS", "CASPER_TABLE_SEATS", "Cell", "hands_needed",
+__all__ = ["SOURCE_BOTS", "BASELINES", "TARGETS", "TUNED_BOT", "CASPER_TABLE_SEATS", "Cell", "hands_needed",
            "measure", "deal_means", "paired_difference", "markdown_table", "table_seats"]
 
 #: The bots the default case base's cases came from (``casebases/build_default.py``).
@@ -35,6 +35,9 @@ BASELINES = ("call", "raise", "random")
 #: The issue's targets for the case-based bot, sb/h (``None``: no target set).
 TARGETS: dict[str, Optional[float]] = {"poki": -0.05, "ehs": -0.05, "lag": -0.05, "hs": -0.05,
                                        "call": 0.9, "raise": 3.0, "random": None}
+#: The bot as tuned on seed 1 (experiments/TUNING.md): CASPER's sampling sharpened and tilted
+#: towards the actions whose retrieved cases won more (:func:`cbr.policies.cbr_policy.shaped_triple`).
+TUNED_BOT = "cbr:sharpen=2:outcome-weight=2"
 #: The 9-player table's other seats: two of each source bot (CASPER's 9-player table).
 CASPER_TABLE_SEATS = ("poki", "poki", "ehs", "ehs", "lag", "lag", "hs", "hs")
 

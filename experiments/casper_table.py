@@ -2,7 +2,9 @@
 
     python3 experiments/casper_table.py [--seed 2] [--hands N] [--jobs 1|2] [--bot SPEC]
 
-The bot (``--bot``, default ``cbr``: the default case base, default re-use policy) plays
+The bot (``--bot``, default :data:`cbr.experiments.TUNED_BOT`: the default case base, CASPER's
+probabilistic re-use sharpened and tilted by the cases' outcomes, as tuned on seed 1; ``--bot cbr``
+is CASPER's plain sampling) plays
 DUPLICATE heads-up limit hold'em against each of ``poki``, ``ehs``, ``lag``, ``hs`` (the
 source bots of the default case base), ``call``, ``raise`` and ``random``, and sits at a
 9-player table with two of each source bot. Reported: the bot's sb/h with the 95% CI over
@@ -37,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import RESULTS, environment, pyplot, say, write_json  # noqa: E402
 
-from cbr.experiments import (BASELINES, SOURCE_BOTS, Cell, markdown_table, measure,  # noqa: E402
+from cbr.experiments import (BASELINES, SOURCE_BOTS, TUNED_BOT, Cell, markdown_table, measure,  # noqa: E402
                              table_seats)
 
 TABLE = "9-player table"
@@ -116,7 +118,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--seed", type=int, default=2, help="deal seed (2: the reported run; 1 was for tuning)")
     ap.add_argument("--hands", type=int, default=None, help="fixed hands per match (skips the pilot)")
     ap.add_argument("--jobs", type=int, choices=(1, 2), default=1, help="matches played at once")
-    ap.add_argument("--bot", default="cbr", help="the case-based bot's policy spec (default: cbr)")
+    ap.add_argument("--bot", default=TUNED_BOT,
+                    help=f"the case-based bot's policy spec (default: the tuned {TUNED_BOT}; plain CASPER: cbr)")
     ap.add_argument("--target-ci", type=float, default=0.1, help="95%% half-width to reach, sb/h")
     ap.add_argument("--pilot-hands", type=int, default=2000)
     ap.add_argument("--cap", type=int, default=200_000, help="most hands of one heads-up match")
@@ -160,7 +163,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         "environment": environment(), "cells": cells, "markdown": table,
     }
     write_json(args.out, report)
-    title = (f"CASPER's table: {args.bot} (default case base), duplicate, seed {args.seed}, "
+    title = (f"CASPER's table: {args.bot}, duplicate, seed {args.seed}, "
              f"95% CI; {sum(c['hands'] for c in cells):,} hands")
     drew = plot(cells, png, title)
     print(table)

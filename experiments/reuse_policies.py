@@ -1,11 +1,11 @@
 """The re-use policies compared (issue 8, section 7b): probabilistic, max-frequency, best-outcome.
 
-    python3 experiments/reuse_policies.py [--seed 2] [--hands 4000] [--jobs 1|2] [--bot SPEC]
+    python3 experiments/reuse_policies.py [--seed 2] [--hands 4000] [--jobs 1|2] [--bot SPEC] [--also SPEC]
 
 Each re-use policy of the case-based bot (``--bot`` with ``reuse=...`` added; default
 case base) plays the SAME duplicate deals (one seed, so deal ``d`` has the same cards in
 every match) against each of ``poki``, ``ehs``, ``lag``, ``hs``, ``call``, ``raise``,
-``random``. Reported: each policy's sb/h with its 95% CI, and each policy minus
+``random``, and so does ``--also`` (default: the tuned bot of CASPER's table). Reported: each policy's sb/h with its 95% CI, and each policy minus
 ``probabilistic`` deal by deal (a paired difference: the card luck both saw cancels, so
 its CI is narrower than either result's). Writes ``experiments/results/reuse_policies.json``
 and ``reuse_policies.png`` (needs ``pip install -e .[plots]``; the JSON is written
@@ -26,7 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import RESULTS, environment, pyplot, say, write_json  # noqa: E402
 
-from cbr.experiments import BASELINES, SOURCE_BOTS, TARGETS, deal_means, paired_difference  # noqa: E402
+from cbr.experiments import (BASELINES, SOURCE_BOTS, TARGETS, TUNED_BOT, deal_means,  # noqa: E402
+                             paired_difference)
 from cbr.match import run_match  # noqa: E402
 from cbr.policies.cbr_policy import REUSE_POLICIES  # noqa: E402
 from cbr.policies.spec import parse_policy_spec  # noqa: E402
@@ -123,8 +124,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--hands", type=int, default=4000, help="duplicate hands per match")
     ap.add_argument("--jobs", type=int, choices=(1, 2), default=1, help="matches played at once")
     ap.add_argument("--bot", default="cbr", help="the case-based bot's spec; reuse=... is set per run")
-    ap.add_argument("--also", default=None, metavar="SPEC",
-                    help="one more bot to compare on the same deals (e.g. the tuned cbr spec)")
+    ap.add_argument("--also", default=TUNED_BOT, metavar="SPEC",
+                    help=f"one more bot compared on the same deals (default: the tuned {TUNED_BOT}; '' for none)")
     ap.add_argument("--out", type=Path, default=RESULTS / "reuse_policies.json")
     ap.add_argument("--png", type=Path, default=None, help="default: the --out path with .png")
     args = ap.parse_args(argv)

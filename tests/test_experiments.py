@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from cbr.errors import ConfigError
-from cbr.experiments import (CASPER_TABLE_SEATS, SOURCE_BOTS, TARGETS, Cell, deal_means, hands_needed,
+from cbr.experiments import (CASPER_TABLE_SEATS, SOURCE_BOTS, TARGETS, TUNED_BOT, Cell, deal_means, hands_needed,
                              markdown_table, measure, paired_difference, table_seats)
 from cbr.match import Z95, mean_ci, run_match
 
@@ -131,9 +131,10 @@ def test_casper_table_script(tmp_path: Path) -> None:
         assert c["target"] == TARGETS.get(c["opponent"])
         assert c["met"] == (None if c["target"] is None else c["sb"] >= c["target"])
     table = a["cells"][-1]
-    assert table["players"] == 9 and a["table_seats"][0] == "cbr"
+    assert a["bot"] == TUNED_BOT and all(c["bot"] == TUNED_BOT for c in a["cells"])
+    assert table["players"] == 9 and a["table_seats"] == table_seats(TUNED_BOT)
     # the script's numbers are run_match's for the same seats, hands and seed
-    direct = run_match(["cbr", "hs"], 18, duplicate=True, seed=3).players[0]
+    direct = run_match([TUNED_BOT, "hs"], 18, duplicate=True, seed=3).players[0]
     hs = a["cells"][3]
     assert (hs["sb"], hs["ci"]) == (round(direct.sb_per_hand, 4), round(direct.sb_ci, 4))
     if HAVE_MATPLOTLIB:

@@ -17,6 +17,14 @@ the ``fallback_k`` most similar) and re-uses their actions by one of three polic
     has an outcome, it falls back to ``probabilistic`` and the decision's explanation
     says so.
 
+Options that shape the ``probabilistic`` sampling (defaults: CASPER's plain sampling, so they
+change nothing unless given; tuned for CASPER's table in ``experiments/TUNING.md``):
+``sharpen`` raises each share to that power before sampling (towards max-frequency),
+``outcome_weight`` multiplies each action's share by ``exp(weight * mean outcome)`` of its
+retrieved cases (:func:`shaped_triple`), and ``odds_guard`` (any re-use policy) turns a
+post-flop fold into a call when the effective strength is at least that many times the pot
+odds (:func:`guard_strength`).
+
 The triple is always made legal first (:func:`~cbr.policies.base.legal_triple`): no fold
 when checking is free (the mass goes to check), a raise at the cap becomes a call. A
 street without cases is played check/call (and the explanation says so).
