@@ -17,6 +17,14 @@ the ``fallback_k`` most similar) and re-uses their actions by one of three polic
     has an outcome, it falls back to ``probabilistic`` and the decision's explanation
     says so.
 
+Options that shape the ``probabilistic`` sampling (defaults: CASPER's plain sampling, so they
+change nothing unless given; tuned for CASPER's table in ``experiments/TUNING.md``):
+``sharpen`` raises each share to that power before sampling (towards max-frequency),
+``outcome_weight`` multiplies each action's share by ``exp(weight * mean outcome)`` of its
+retrieved cases (:func:`shaped_triple`), and ``odds_guard`` (any re-use policy) turns a
+post-flop fold into a call when the effective strength is at least that many times the pot
+odds (:func:`guard_strength`).
+
 The triple is always made legal first (:func:`~cbr.policies.base.legal_triple`): no fold
 when checking is free (the mass goes to check), a raise at the cap becomes a call. A
 street without cases is played check/call (and the explanation says so).
@@ -50,7 +58,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from cbr.store.casebase import CaseBase
 
 __all__ = ["CBRPolicy", "CBRDecision", "REUSE_POLICIES", "TIE_ORDER", "max_frequency_action",
-           "best_outcome_action"]
+           "best_outcome_action", "shaped_triple"]
 
 REUSE_POLICIES = ("probabilistic", "max-frequency", "best-outcome")
 #: Order in which tied actions are preferred: check/call, bet/raise, fold.
@@ -113,6 +121,55 @@ def best_outcome_action(actions: Sequence[str] | Any, outcomes: Sequence[float] 
         return None, {}
     best = max(means.values())
     return next(k for k in TIE_ORDER if k in means and means[k] == best), means
+
+
+_SHAPING_DEFAULTS = {"sharpen": 1.0, "outcome_weight": 0.0, "odds_guard": 0.0}
+
+
+def _check_shaping(sharpen: Any, outcome_weight: Any) -> tuple[float, float]:
+    """Validated ``(sharpen, outcome_weight)``: ``sharpen`` > 0, ``outcome_weight`` finite."""
+    ok = [isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in (sharpen, outcome_weight)]
+    if not ok[0] or sharpen <= 0:
+        raise ConfigError(f"sharpen must be a positive number (1 = CASPER's sampling), got {sharpen!r}")
+    if not ok[1]:
+        raise ConfigError(f"outcome_weight must be a finite number (0 = ignore outcomes), got {outcome_weight!r}")
+    return float(sharpen), float(outcome_weight)
+
+
+def guard_strength(hand_strength: float, positive_potential: float, players_in_hand: int) -> float:
+    """Effective hand strength against the ``players_in_hand - 1`` opponents, as the EHS bot
+    computes it: ``HS_n + (1 - HS_n) * PPOT`` with ``HS_n = HS ** opponents`` (CASPER's
+    features 7, 8 and 2). The odds guard compares it with the pot odds.
+
+    >>> round(guard_strength(0.5, 0.2, 3), 3)
+    0.4
+    """
+    hs_n = hand_strength ** max(players_in_hand - 1, 1)
+    return hs_n + (1.0 - hs_n) * positive_potential
+
+
+def shaped_triple(triple: Sequence[float], legal: str, *, sharpen: float = 1.0, outcome_weight: float = 0.0,
+                  means: Optional[dict[str, float]] = None) -> Triple:
+    """The triple the ``probabilistic`` re-use samples once shaped: each legal action's share
+    raised to the power ``sharpen`` (1: CASPER's sampling; towards infinity: max-frequency)
+    and multiplied by ``exp(outcome_weight * mean outcome)`` of its retrieved cases
+    (``means`` as :func:`best_outcome_action` gives them, in small bets; an action without
+    a known mean keeps its share), then normalised. Actions with no share stay at 0.
+
+    >>> [round(p, 3) for p in shaped_triple((0.2, 0.3, 0.5), "fcr", sharpen=2)]
+    [0.105, 0.237, 0.658]
+    >>> [round(p, 3) for p in shaped_triple((0.0, 0.5, 0.5), "fcr", outcome_weight=1.0, means={"c": 0.0, "r": 1.0})]
+    [0.0, 0.269, 0.731]
+    """
+    p = legal_triple(tuple(triple), legal)
+    means = means or {}
+    top = max(means.values(), default=0.0)  # shift the exponents: no overflow
+    w = [(x ** sharpen if x > 0.0 else 0.0) * (math.exp(outcome_weight * (means[k] - top)) if k in means else 1.0)
+         for k, x in zip(KINDS, p)]
+    total = sum(w)
+    if total <= 0.0 or not math.isfinite(total):
+        return p
+    return (w[0] / total, w[1] / total, w[2] / total)
 
 
 @dataclass(frozen=True)
@@ -239,7 +296,8 @@ class CBRPolicy(Policy):
     can_retain = True
 
     def __init__(self, *, seed: int | None = None, casebase: str = "default", similarity: Optional[str] = None,
-                 reuse: str = "probabilistic") -> None:
+                 reuse: str = "probabilistic", sharpen: float = 1.0, outcome_weight: float = 0.0,
+                 odds_guard: float = 0.0) -> None:
         super().__init__(seed=seed)
         if reuse not in REUSE_POLICIES:
             raise ConfigError(f"unknown re-use policy {reuse!r}; use {', '.join(REUSE_POLICIES[:-1])} "
@@ -266,10 +324,16 @@ class CBRPolicy(Policy):
         self._hand: Optional[str] = None
         self._rng = random.Random(f"cbr-policy:{seed}")
         self.last_decision: Optional[CBRDecision] = None
+        self.sharpen, self.outcome_weight = _check_shaping(sharpen, outcome_weight)
+        if not (isinstance(odds_guard, (int, float)) and not isinstance(odds_guard, bool)
+                and math.isfinite(odds_guard) and odds_guard >= 0):
+            raise ConfigError(f"odds_guard must be a number >= 0 (0 = off), got {odds_guard!r}")
+        self.odds_guard = float(odds_guard)
 
     def __repr__(self) -> str:
+        extra = "".join(f", {k}={getattr(self, k)!r}" for k, v in _SHAPING_DEFAULTS.items() if getattr(self, k) != v)
         return (f"CBRPolicy(casebase={self.casebase!r}, similarity={self.similarity!r}, "
-                f"reuse={self.reuse!r}, seed={self.seed!r})")
+                f"reuse={self.reuse!r}{extra}, seed={self.seed!r})")
 
     @property
     def casebase_path(self) -> Path:
@@ -401,10 +465,31 @@ class CBRPolicy(Policy):
                 played = _one_hot(action)
                 avg = ", ".join(f"{_NAMES[k]} {v:+.2f}" for k, v in means.items())
                 why = f"{basis}; mean outcome in small bets: {avg}; best is {_NAMES[action]}"
+        elif self.sharpen != 1.0 or self.outcome_weight != 0.0:
+            means = {}
+            if self.outcome_weight != 0.0 and data.outcomes is not None:
+                means = best_outcome_action(codes, data.outcomes[ids], dp.legal)[1]
+            played = shaped_triple(triple, dp.legal, sharpen=self.sharpen, outcome_weight=self.outcome_weight,
+                                   means=means)
+            action = sample_action(played, rng)
+            why = (f"{basis} vote {shares}; shaped (sharpen {self.sharpen:g}, outcome weight "
+                   f"{self.outcome_weight:g}) to fold {played[0]:.2f}, check/call {played[1]:.2f}, "
+                   f"bet/raise {played[2]:.2f}; sampled {_NAMES[action]}")
         else:
             played = triple
             action = sample_action(played, rng)
             why = f"{basis} vote {shares}; sampled {_NAMES[action]}"
+        if action == "f" and self.odds_guard > 0.0 and dp.street > 0 and "c" in dp.legal:
+            names = list(cb.manifest.features.get(street, ()))
+            need = ("hand_strength", "positive_potential", "players_in_hand")
+            if not all(f in names for f in need):
+                raise ConfigError(f"odds_guard needs the features {', '.join(need)} on the {street}; case base "
+                                  f"{cb.name!r} has {', '.join(names)}")
+            ehs = guard_strength(*(float(q[names.index(f)]) for f in need[:2]), int(q[names.index(need[2])]))
+            if ehs >= self.odds_guard * dp.pot_odds:
+                action, played = "c", (0.0, played[0] + played[1], played[2])
+                why += (f"; odds guard: effective strength {ehs:.2f} >= {self.odds_guard:g} x pot odds "
+                        f"{dp.pot_odds:.2f}, so call instead of fold")
         d = CBRDecision(action, street, triple, played, reuse, n, bool(r.fallback),
                         data.case_ids[ids], why, float(r.similarities[:10].mean()) if n else float("nan"))
         self.last_decision = d
