@@ -30,8 +30,8 @@ Phase II ``ehs`` bot (:class:`~cbr.policies.rules.EHSPolicy`), unchanged.
 >>> m = ShowdownModel(min_samples=3)
 >>> for hs in (0.5, 0.7, 0.9):
 ...     m.add("bob", ("RF",), hs)
->>> m.stats("bob", ("RF",))             # mu, delta (population deviation), n
-(0.7, 0.16329931618554522, 3)
+>>> [round(x, 4) for x in m.stats("bob", ("RF",))]     # mu, delta (population deviation), n
+[0.7, 0.1633, 3]
 >>> m.stats("bob", ("CF",)) is None     # never seen: no model
 True
 """
@@ -72,9 +72,9 @@ def street_token(decisions: Sequence["DecisionPoint"], position: int, street: in
     >>> from cbr.game import HandState, preset
     >>> from cbr.models.predictor import prefix_decisions
     >>> s = HandState(preset("holdem.limit.2p")); _ = s.act("r"); _ = s.act("r")
-    >>> made = prefix_decisions(s.decision_point())
+    >>> made = prefix_decisions(s.decision_point())   # the SB raised to 2 bets, the BB to 3
     >>> street_token(made, 1, 0), street_token(made, 0, 0), street_token(made, 0, 1)
-    ('RF', 'RM', '-')
+    ('RM', 'RN', '-')
     """
     raised, put_in = False, None
     for dp in decisions:
