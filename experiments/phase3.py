@@ -30,13 +30,15 @@ from cbr.models.showdown import MIN_SAMPLES, Phase3Policy  # noqa: E402
 from cbr.policies.rules import EHSPolicy  # noqa: E402
 
 
-def play(variant: str, preflop: bool, hands: int, seed: int, opponent: str = "ehs") -> dict:
+def play(variant: str, preflop: bool, hands: int, seed: int, opponent: str = "ehs",
+         opponent_preflop: bool = False) -> dict:
     bot = Phase3Policy(variant=variant, preflop=preflop)
-    other = EHSPolicy() if opponent == "ehs" else Phase3Policy(variant=opponent, preflop=preflop)
+    other = EHSPolicy() if opponent == "ehs" else Phase3Policy(variant=opponent, preflop=opponent_preflop)
     t0 = time.perf_counter()
     result = run_match([bot, other], hands, duplicate=True, seed=seed)
     me = result.players[0]
     return {"variant": variant, "preflop": preflop, "opponent": opponent, "seed": seed,
+            "opponent_preflop": opponent_preflop if opponent != "ehs" else None,
             "sb_per_hand": round(me.sb_per_hand, 4), "sb_ci95": round(me.sb_ci, 4),
             "mbb_per_hand": round(me.mbb_per_hand, 1), "hands": result.hands, "deals": result.deals,
             "model_share": round(bot.model_decisions / max(1, bot.decisions), 3),
@@ -82,7 +84,8 @@ def main() -> None:
         row = play(variant, chosen[variant], args.hands, args.seed)
         show(row)
         report["results"].append(row)
-    row = play("aggressive", chosen["aggressive"], args.hands, args.seed, opponent="conservative")
+    row = play("aggressive", chosen["aggressive"], args.hands, args.seed, opponent="conservative",
+               opponent_preflop=chosen["conservative"])
     show(row)
     report["results"].append(row)
     out = Path(args.out)
