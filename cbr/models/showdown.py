@@ -38,7 +38,6 @@ True
 from __future__ import annotations
 
 import math
-import random
 from collections import defaultdict
 from typing import TYPE_CHECKING, Optional, Sequence
 
