@@ -1278,6 +1278,58 @@ def train_predictor_command(
     stdout.print(f"saved to {report.saved}", markup=False, highlight=False, soft_wrap=True)
 
 
+@train_app.command("network")
+@guarded
+def train_network_command(
+    sources: Annotated[list[str], typer.Argument(help="Log files or folders (any supported format).")],
+    player: Annotated[Optional[list[str]], typer.Option("--player", help="Train one network per player named (repeat); default: the three players with the most shown-card actions.")] = None,
+    hidden: Annotated[Optional[list[int]], typer.Option("--hidden", min=1, max=64, help="Hidden neurons (repeat for several, as the thesis' table 8) [default: 2].")] = None,
+    out: Annotated[Optional[str], typer.Option("--out", "-o", help="Save the network of the first player and hidden size here.")] = None,
+    overwrite: Annotated[bool, typer.Option("--overwrite", metavar=_FLAG, help="Replace an existing --out file.")] = False,
+    folds: Annotated[int, typer.Option("--folds", min=2, max=50, help="Cross-validation folds (whole hands per fold).")] = 5,
+    seed: Annotated[int, typer.Option("--seed", min=0, max=2**32 - 1, help="Seed of the folds and the network.")] = 0,
+    log_format: Annotated[Optional[str], typer.Option("--log-format", help="Force the format of the logs read (acpc, phh, irc, pokerstars).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", metavar=_FLAG, help="Print the report as JSON.")] = False,
+) -> None:
+    """Train the thesis' default-strategy network (5 inputs, 2 outputs: defensive,
+    aggressive) on each player's actions with shown cards and report its total network
+    error (TNE, Neuroph's halved mean squared error) per player as the thesis' table 8:
+    on the training data, held out, and of a constant-frequency baseline.
+
+    Example: cbr train network ../shared/data/logs/acpc/dealer_example_limit/2p.limit.h1000.r0.log --folds 3
+    """
+    from cbr.models.default_network import examples_from_logs, train_network
+
+    fmt = _known_log_format(log_format)
+    with progress_bar("reading logs", enabled=not as_json) as advance:
+        ex = examples_from_logs(list(sources), log_format=fmt, progress=advance)
+    players = list(player) if player else list(ex.counts())[:3]
+    sizes = list(hidden) if hidden else [2]
+    reports = []
+    saved = None
+    for p in players:
+        for h in sizes:
+            net, report = train_network(ex, player=p, hidden=h, folds=folds, seed=seed)
+            reports.append(report)
+            if out is not None and saved is None:
+                saved = str(net.save(out, overwrite=overwrite))
+    if as_json:
+        print_json({"reports": [r.to_dict() for r in reports], "saved": saved, "hands": ex.hands,
+                    "skipped": len(ex.skipped)})
+        return
+    rows = [[r.player, r.hidden, r.examples, r.hands, f"{r.raise_share:.2f}", f"{100 * r.train_tne:.1f}",
+             f"{100 * r.cv_tne:.1f}", f"{100 * r.baseline_tne:.1f}", f"{100 * r.cv_error:.1f}"] for r in reports]
+    stdout.print(_rich_table(f"TNE % (train, held out in {folds} folds, constant baseline), seed {seed}",
+                             ["player", "hid", "acts", "hands", "raise", "train", "held out", "const", "err %"],
+                             rows))
+    if ex.skipped:
+        stderr.print(f"note: {len(ex.skipped)} hand(s) could not be used", soft_wrap=True)
+    if not all(r.converged for r in reports):
+        stderr.print("note: a network stopped at its iteration limit before converging", soft_wrap=True)
+    if saved:
+        stdout.print(f"saved to {saved}", markup=False, highlight=False, soft_wrap=True)
+
+
 @app.command("evaluate")
 @guarded
 def evaluate_command(
