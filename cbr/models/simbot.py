@@ -18,9 +18,11 @@ Play in a trial:
 
 - an opponent acts from his predicted action distribution (the weight tables'
   :meth:`~cbr.models.weights.ActionModel.triples`, from his player model: defaults for a
-  player never seen) at his holding's strength percentile: on the current street its
-  percentile in his weighted range (the same numbers the re-weighting uses), on a later
-  street its immediate hand strength against a random holding on that trial's board;
+  player never seen) at his holding's strength: its immediate hand strength against one
+  random holding on the trial's board of that street (pre-flop: its percentile among the
+  starting holdings, :func:`~cbr.models.weights.holding_strengths`). Not the percentile
+  in his weighted range, which the re-weighting uses: a range narrowed to strong hands
+  would still fold its weaker part to any bet, and every bluff would look profitable;
 - we continue with the ``poki`` formula (:class:`~cbr.policies.rules.PokiFormulaPolicy`'s
   ramps around the raise threshold and the pot odds) on our strength: the weighted ``EHS``
   on the current street, ``HS ** n`` (``n`` opponents still in) on later streets.
@@ -39,8 +41,10 @@ formula before the flop (cheaper; Poki itself used its pre-flop tables there).
 >>> _ = s.act("c"); _ = s.act("c"); s.deal_board(parse_cards("AsAcKd"))
 >>> bot = SimulationPolicy(seed=1, trials=40)
 >>> result = bot.simulate(s.decision_point())
->>> result.best, result.trials, result.mean("r") > 0
-('r', 40, True)
+>>> result.trials, result.actions, result.mean("c") > 0 and result.mean("r") > 0   # quads: both win chips
+(40, 'cr', True)
+>>> result.best == max("cr", key=result.mean)
+True
 """
 from __future__ import annotations
 
@@ -60,7 +64,7 @@ from cbr.errors import ConfigError, GameError
 from cbr.game.gamedef import BOARD_SIZES
 from cbr.game.state import HandState
 from cbr.models.poki_wt import HandTracker, PokiWeightTablePolicy
-from cbr.models.weights import ActionModel, WeightTable, holding_strengths, touching, weighted_percentiles
+from cbr.models.weights import ActionModel, WeightTable, holding_strengths, touching
 from cbr.policies.base import Triple, legal_triple
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -195,10 +199,12 @@ class SimulationPolicy(PokiWeightTablePolicy):
         """Play the hand out ``trials`` times (default: the bot's) per legal action and
         return the expected values, or None when the hand cannot be followed."""
         n_trials = self.trials if trials is None else check_trials(trials)
+        self.last = None
         if dp.hole is None or dp.game.betting != "limit" or not dp.legal:
             return None
         tracker = self.tracker(dp)
-        if tracker is None or tracker.state.to_act != dp.position:
+        if (tracker is None or tracker.state.to_act != dp.position or tracker.state.street != dp.street
+                or tuple(tracker.state.board) != tuple(dp.board)):
             return None
         base = tracker.state
         me = dp.position
@@ -207,9 +213,7 @@ class SimulationPolicy(PokiWeightTablePolicy):
         opponents = [p for p in range(dp.players_dealt) if p != me and not dp.folded[p]]
         tables = {p: tracker.tables[p] for p in opponents}
         models = {p: self.action_model(tracker.name(p)) for p in opponents}
-        strengths = holding_strengths(board)
-        pct_now = {p: weighted_percentiles(np.where(tables[p].weights > 0, np.nan_to_num(strengths), 0.0),
-                                           tables[p].weights) for p in opponents}
+        strengths = np.nan_to_num(holding_strengths(board))
         my_now = self.preflop_strength(dp) if dp.street == 0 else self.ehs(dp)
         seed = self._rng_seed(dp)
         nprng = np.random.default_rng(seed)
@@ -230,7 +234,7 @@ class SimulationPolicy(PokiWeightTablePolicy):
             runout = tuple(trial_rng.sample(deck, 5 - base_board))
             full = board + runout
             us_draws = [trial_rng.random() for _ in range(64)]
-            ctx = _Trial(me, hole, held, full, dp.street, my_now, pct_now, models, self)
+            ctx = _Trial(me, hole, held, full, dp.street, my_now, strengths, models, self)
             for kind in kinds:
                 value = ctx.play(base, kind, us_draws) + sunk
                 sums[kind] += value
@@ -277,13 +281,13 @@ class SimulationPolicy(PokiWeightTablePolicy):
 class _Trial:
     """One trial's cards and the play of both sides (see the module doc)."""
 
-    __slots__ = ("me", "hole", "held", "board", "street", "my_now", "pct_now", "models", "bot", "_hs")
+    __slots__ = ("me", "hole", "held", "board", "street", "my_now", "strengths", "models", "bot", "_hs")
 
     def __init__(self, me: int, hole: tuple[int, int], held: dict[int, tuple[int, int]], board: tuple[int, ...],
-                 street: int, my_now: float, pct_now: dict[int, np.ndarray], models: dict[int, ActionModel],
+                 street: int, my_now: float, strengths: np.ndarray, models: dict[int, ActionModel],
                  bot: SimulationPolicy) -> None:
         self.me, self.hole, self.held, self.board = me, hole, held, board
-        self.street, self.my_now, self.pct_now, self.models, self.bot = street, my_now, pct_now, models, bot
+        self.street, self.my_now, self.strengths, self.models, self.bot = street, my_now, strengths, models, bot
         self._hs: dict[tuple[int, int], float] = {}
 
     def hs(self, position: int, street: int) -> float:
@@ -341,7 +345,7 @@ class _Trial:
     def theirs(self, s: HandState, p: int, legal: str) -> Triple:
         """Opponent ``p``'s predicted triple (his action model at his holding's percentile)."""
         if s.street == self.street:
-            pct = float(self.pct_now[p][ev.combo_index(*self.held[p])])
+            pct = float(self.strengths[ev.combo_index(*self.held[p])])
         else:
             pct = self.hs(p, s.street)
         m = self.models[p]
