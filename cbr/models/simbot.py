@@ -70,8 +70,8 @@ from cbr.policies.base import Triple, legal_triple
 if TYPE_CHECKING:  # pragma: no cover
     from cbr.game.decision import DecisionPoint
 
-#: Trials per decision by default: about 25 ms a decision heads-up on the flop here
-#: (``bench/bench_simbot.py`` measures it).
+#: Trials per decision by default: about 30 ms of CPU a decision heads-up (p50; p99
+#: under 40 ms), measured by ``bench/bench_simbot.py``.
 DEFAULT_TRIALS = 60
 #: The largest trial count accepted.
 MAX_TRIALS = 100_000
