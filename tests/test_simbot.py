@@ -109,6 +109,9 @@ def test_seven_deuce_facing_a_raise_against_a_strong_range_folds() -> None:
     assert result is not None and result.best == "f"
     # the call's mean is below 0 by more than four of its standard errors (from the 80 trials)
     assert result.mean("c") + 4 * result.stderr("c") < 0.0
+    # folding is 0 in every trial: the paired difference has the call's own spread
+    assert result.stderr_diff("c", "f") == pytest.approx(result.stderr("c"), rel=1e-9)
+    assert result.stderr_diff("c", "r") <= result.stderr("c") + result.stderr("r") + 1e-9   # sd of a difference
     assert bot.triple(dp) == (1.0, 0.0, 0.0)
 
 
