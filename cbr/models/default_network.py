@@ -37,9 +37,6 @@ the player's raise frequency ``p`` has ``p * (1 - p)``.
 """
 from __future__ import annotations
 
-import io
-import json
-import pickle
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -50,6 +47,7 @@ import numpy as np
 
 import evaluator_ext as ev
 
+from cbr.models.modelfile import read_model_header, read_model_object, write_model_file
 from cbr.errors import CBRError
 from cbr.policies.base import Policy, Triple, legal_triple
 from cbr.policies.rules import preflop_win
@@ -291,38 +289,18 @@ class DefaultNetwork:
 
     def save(self, path: str | Path, *, overwrite: bool = False) -> Path:
         """A magic line, a JSON header with the input schema, then the pickled network
-        (atomic; an existing file only with ``overwrite``)."""
-        from cbr.logs.writers import check_output_path
-        from cbr.store.durable import atomic_write_bytes
-
+        (atomic; an existing file only with ``overwrite``; :mod:`cbr.models.modelfile`)."""
         if not hasattr(self, "model_"):
             raise NetworkError("this network is not trained; nothing to save")
-        path = Path(path)
-        check_output_path(path, overwrite=overwrite, what="network")
-        buf = io.BytesIO()
-        buf.write(_MAGIC)
-        buf.write(json.dumps(self.header(), default=str).encode() + b"\n")
-        pickle.dump(self.model_, buf, protocol=pickle.HIGHEST_PROTOCOL)
-        atomic_write_bytes(path, buf.getvalue())
-        return path
+        return write_model_file(path, _MAGIC, self.header(), self.model_, what="network", overwrite=overwrite)
 
     @staticmethod
     def read_header(path: str | Path) -> dict[str, Any]:
         """The checked JSON header: another file kind or input schema is refused with
         :class:`NetworkError` before anything is unpickled."""
         path = Path(path)
-        try:
-            with open(path, "rb") as f:
-                magic = f.read(len(_MAGIC))
-                line = f.readline(1 << 20)
-        except OSError as exc:
-            raise NetworkError(f"cannot read network {path}: {exc.strerror or exc}") from None
-        if magic != _MAGIC:
-            raise NetworkError(f"{path} is not a thesis network file (saved by `cbr train network`)")
-        try:
-            header = json.loads(line)
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            raise NetworkError(f"{path}: damaged network header") from None
+        header = read_model_header(path, _MAGIC, what="a thesis network", made_by="cbr train network",
+                                   error=NetworkError)
         version, inputs = header.get("schema_version"), header.get("inputs")
         if version != SCHEMA_VERSION or inputs != list(INPUT_NAMES) or header.get("opp_max") != OPP_MAX \
                 or header.get("default_stack_bets") != DEFAULT_STACK_BETS:
@@ -338,12 +316,7 @@ class DefaultNetwork:
         """Read a network written by :meth:`save` (a trusted file: the network is pickled)."""
         path = Path(path)
         header = cls.read_header(path)
-        data = path.read_bytes()
-        start = data.index(b"\n", len(_MAGIC)) + 1
-        try:
-            model = pickle.loads(data[start:])
-        except Exception as exc:  # truncated or damaged: one message
-            raise NetworkError(f"{path}: damaged network ({type(exc).__name__})") from None
+        model = read_model_object(path, _MAGIC, what="network", error=NetworkError)
         net = cls(hidden=int(header.get("hidden", 2)), seed=int(header.get("seed", 0)),
                   max_iter=int(header.get("max_iter", 2000)))
         net.model_ = model

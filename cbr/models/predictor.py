@@ -55,9 +55,6 @@ True
 """
 from __future__ import annotations
 
-import io
-import json
-import pickle
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -66,6 +63,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from cbr.models.modelfile import read_model_header, read_model_object, write_model_file
 from cbr.errors import CBRError
 from cbr.game.decision import DecisionPoint
 from cbr.game.gamedef import BOARD_SIZES, STREETS, GameDef
@@ -563,35 +561,20 @@ class ActionPredictor:
 
     def save(self, path: str | Path, *, overwrite: bool = False) -> Path:
         """Write the predictor: a magic line, a JSON header with the input schema, then the
-        pickled network. Atomic (temp file + rename); an existing file only with ``overwrite``."""
-        from cbr.logs.writers import check_output_path
-        from cbr.store.durable import atomic_write_bytes
-
+        pickled network (:mod:`cbr.models.modelfile`). Atomic (temp file + rename); an
+        existing file only with ``overwrite``."""
         if not hasattr(self, "model_"):
             raise PredictorError("this predictor is not trained; nothing to save")
-        path = Path(path)
-        check_output_path(path, overwrite=overwrite, what="predictor")
-        buf = io.BytesIO()
-        buf.write(_MAGIC)
-        buf.write(json.dumps(self.header(), default=_json_default).encode() + b"\n")
-        pickle.dump(self.model_, buf, protocol=pickle.HIGHEST_PROTOCOL)
-        atomic_write_bytes(path, buf.getvalue())
-        return path
+        return write_model_file(path, _MAGIC, self.header(), self.model_, what="predictor", overwrite=overwrite,
+                                default=_json_default)
 
     @classmethod
     def read_header(cls, path: str | Path) -> dict[str, Any]:
         """The JSON header of a predictor file, checked: a file of another input schema or
         feature list is refused with :class:`PredictorError` before anything is unpickled."""
         path = Path(path)
-        with open(path, "rb") as f:
-            magic = f.read(len(_MAGIC))
-            if magic != _MAGIC:
-                raise PredictorError(f"{path} is not an action predictor file (saved by `cbr train predictor`)")
-            line = f.readline(1 << 20)
-        try:
-            header = json.loads(line)
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            raise PredictorError(f"{path}: damaged predictor header") from None
+        header = read_model_header(path, _MAGIC, what="an action predictor", made_by="cbr train predictor",
+                                   error=PredictorError)
         version = header.get("schema_version")
         inputs = header.get("inputs")
         if version != SCHEMA_VERSION or inputs != list(INPUT_NAMES):
@@ -607,12 +590,7 @@ class ActionPredictor:
         """Read a predictor written by :meth:`save` (a trusted file: the network is pickled)."""
         path = Path(path)
         header = cls.read_header(path)
-        data = path.read_bytes()
-        start = data.index(b"\n", len(_MAGIC)) + 1
-        try:
-            model = pickle.loads(data[start:])
-        except Exception as exc:  # a truncated or damaged pickle: any error, one message
-            raise PredictorError(f"{path}: damaged predictor ({type(exc).__name__})") from None
+        model = read_model_object(path, _MAGIC, what="predictor", error=PredictorError)
         obj = cls(hidden=tuple(header.get("hidden", (4,))), seed=int(header.get("seed", 0)),
                   max_iter=int(header.get("max_iter", 300)))
         obj.model_ = model
