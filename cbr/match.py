@@ -259,13 +259,11 @@ def play_hand(
 
 def seen_by(record: HandRecord, position: int) -> HandRecord:
     """The record as ``position`` may see it after the hand: its own cards and those shown
-    at a showdown (players not folded when more than one was left)."""
-    live = [not any(a.kind == "f" and a.position == p for a in record.actions) for p in range(record.n_players)]
-    showdown = sum(live) > 1
-    holes = tuple(h if p == position or (showdown and live[p]) else None for p, h in enumerate(record.hole_cards))
-    return HandRecord(record.source, record.line, record.hand_id, record.game, record.players, holes,
-                      record.board, record.actions, record.payoffs, record.stacks, record.posted,
-                      record.format, dict(record.extra))
+    at a showdown (:attr:`HandRecord.showdown`). Bots observe this in ``cbr match``, the ACPC
+    dealer and the human table."""
+    shown = record.showdown
+    holes = tuple(h if p == position or p in shown else None for p, h in enumerate(record.hole_cards))
+    return replace(record, hole_cards=holes, extra=dict(record.extra))
 
 
 def run_match(

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 from cbr.build import hand_outcome
-from cbr.errors import CaseBaseError, CBRError
+from cbr.errors import CaseBaseError
 from cbr.logs.record import HandRecord
 from cbr.logs.replay import replay
 from cbr.store import DEFAULT_CASEBASE, PACKAGED_CASEBASES, resolve_casebase
@@ -60,21 +60,17 @@ def new_match_id() -> str:
 
 
 def shown_positions(record: HandRecord) -> set[int]:
-    """Positions whose hole cards a table sees after the hand: those still in at a showdown
-    (more than one player left) whose cards the record holds.
+    """Positions whose hole cards a table sees after the hand and the record holds: those
+    in :attr:`HandRecord.showdown` with known cards.
 
     >>> from cbr.game import preset
     >>> from cbr.logs.record import Action
     >>> rec = HandRecord(source="x", line=1, hand_id="0", game=preset("holdem.limit.2p"),
-    ...     players=("a", "b"), hole_cards=((51, 50), (0, 1)), board=(), actions=(Action(0, 0, "f"),))
+    ...     players=("a", "b"), hole_cards=((51, 50), None), board=(), actions=())
     >>> shown_positions(rec)
-    set()
+    {0}
     """
-    folded = {a.position for a in record.actions if a.kind == "f"}
-    live = [p for p in range(record.n_players) if p not in folded]
-    if len(live) < 2:
-        return set()
-    return {p for p in live if record.hole_cards[p] is not None}
+    return {p for p in record.showdown if record.hole_cards[p] is not None}
 
 
 def check_retention_target(path: Path) -> None:
@@ -103,7 +99,8 @@ def copy_casebase(source: str | Path, target: str | Path) -> Path:
     tmp = dst.parent / f".{dst.name}.copy-{secrets.token_hex(4)}"
     try:
         with CaseBase.open(src) as cb:  # the reader lock: no writer retires files under us
-            cb.fold() if cb.writable and cb.manifest.log else None
+            if cb.writable and cb.manifest.log:  # the copy starts with every case in parts
+                cb.fold()
             shutil.copytree(src, tmp, ignore=shutil.ignore_patterns(".write.lock", ".tmp-*", "*.tmp-*"))
         from cbr.store.manifest import read_manifest, write_manifest
 
@@ -153,8 +150,9 @@ class Retainer:
         a seat saw it; ``seats[pos]``: the seat at position ``pos`` (None: the record's
         positions are seats, as for a client that knows only its own view). Returns the
         number of cases kept. ``decisions``: the hand's decision points with their actions,
-        when the caller kept them while playing (saves replaying the record). Raises :class:`~cbr.errors.CBRError` if the hand does not
-        replay (a dealer bug) or the write fails."""
+        when the caller kept them while playing (saves replaying the record). Raises
+        :class:`~cbr.errors.CBRError` if the hand does not replay (a dealer bug) or the
+        write fails."""
         seat_of = list(seats) if seats is not None else list(range(record.n_players))
         mine = {pos for pos, s in enumerate(seat_of) if s in self.keep and record.hole_cards[pos] is not None}
         wanted = mine | shown_positions(record)
@@ -180,8 +178,6 @@ class Retainer:
         """Fold what this match retained into Parquet parts (the case base stays open)."""
         try:
             self.cb.fold()
-        except CBRError:
-            raise
         except OSError as exc:  # pragma: no cover - disk full and the like
             raise CaseBaseError(f"cannot fold the retained cases of {self.cb.path}: {exc}") from None
 

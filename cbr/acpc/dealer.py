@@ -23,7 +23,7 @@ import random
 import select
 import socket
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
 from cbr.acpc.protocol import LineChannel, acpc_payoffs, matchstate_line, parse_answer, parse_version
@@ -31,7 +31,7 @@ from cbr.errors import GameError, ProtocolError
 from cbr.game.gamedef import GameDef
 from cbr.game.state import HandState, seats_for_hand
 from cbr.logs.record import HandRecord
-from cbr.match import MAX_HANDS, deal_cards, default_game, seat_seed, unique_names
+from cbr.match import MAX_HANDS, deal_cards, default_game, seat_seed, seen_by, unique_names
 from cbr.policies.base import Policy
 from cbr.policies.spec import policy_from_spec
 
@@ -281,15 +281,6 @@ class Dealer:
             hole_cards=tuple(tuple(h) for h in holes), board=state.board, actions=tuple(state.actions),
             payoffs=payoffs, format="match", extra={"betting": state.history},
         )
-
-
-def seen_by(record: HandRecord, position: int) -> HandRecord:
-    """``record`` as ``position`` saw it at the table: its own cards and those shown at a
-    showdown (what the final ``MATCHSTATE`` shows it; bots observe this, as in ``cbr match``)."""
-    live = [not any(a.kind == "f" and a.position == p for a in record.actions) for p in range(record.n_players)]
-    showdown = sum(live) > 1
-    holes = tuple(h if p == position or (showdown and live[p]) else None for p, h in enumerate(record.hole_cards))
-    return replace(record, hole_cards=holes, extra=dict(record.extra))
 
 
 def parse_version_from(ch: LineChannel, timeout: float) -> tuple[int, int, int]:

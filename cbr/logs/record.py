@@ -67,6 +67,23 @@ class HandRecord:
         """``file:line`` for reports."""
         return f"{self.source}:{self.line}"
 
+    @property
+    def showdown(self) -> frozenset[int]:
+        """Positions that did not fold, when more than one was left at the end: the
+        players whose cards the table sees after the hand. Empty when one player won
+        uncontested.
+
+        >>> from dataclasses import replace
+        >>> from cbr.game import preset
+        >>> rec = HandRecord(source="x", line=1, hand_id="0", game=preset("holdem.limit.2p"),
+        ...     players=("a", "b"), hole_cards=((51, 50), (0, 1)), board=(), actions=(Action(0, 0, "f"),))
+        >>> rec.showdown, replace(rec, actions=()).showdown
+        (frozenset(), frozenset({0, 1}))
+        """
+        folded = {a.position for a in self.actions if a.kind == "f"}
+        live = frozenset(p for p in range(self.n_players) if p not in folded)
+        return live if len(live) > 1 else frozenset()
+
 
 @dataclass(frozen=True)
 class ParseIssue:

@@ -122,8 +122,7 @@ class CaseBase:
         # retention logs after the listed parts, in order: the manifest's, then newer
         # generations started by another process's fold (loaded on first use)
         self._logs: list[RetentionLog] | None = None
-        self._manifest_stamp: tuple[int, int, int] | None = None
-        self._writer_stamp: tuple[int, int, int] | None = None
+        self._stamp: tuple[int, int, int] | None = None  # the manifest file as this object last read it
         #: Seconds between ``fsync`` calls of retained records (0: every commit); a killed
         #: process loses at most the hand in flight either way, see :mod:`cbr.store.retention_log`.
         self.sync_every = 1.0
@@ -360,8 +359,6 @@ class CaseBase:
         """Run SQL on the views ``cases`` and ``cases_<street>``; returns a DuckDB result
         (``.fetchall()``, ``.arrow()``, ``.df()``, ``.description``). Ctrl-C interrupts a
         running query (``KeyboardInterrupt``)."""
-        import duckdb
-
         if self._con is None:
             for s in STREETS:  # DuckDB reads the parts itself: check them first (once each)
                 for entry in self.manifest.parts[s]:
@@ -371,21 +368,11 @@ class CaseBase:
             logged = {}
             for s in STREETS:
                 if any(log.rows[s] for log in self._retention_logs()):
-                    schema = case_schema(self.manifest.features[s])
                     logged[s] = pa.concat_tables([log.table(s, self.manifest.features[s])
                                                   for log in self._retention_logs()])
             self._con = _catalog.connect(self.path, self.manifest, logged)
-        try:
-            with _interruptible(self._con):
-                return self._con.execute(query)
-        except duckdb.InterruptException:
-            raise KeyboardInterrupt from None
-        except RuntimeError as exc:  # an interrupt can also surface as "Query interrupted"
-            if "interrupted" in str(exc).lower():
-                raise KeyboardInterrupt from None
-            raise
-        except duckdb.Error as exc:
-            raise CaseBaseError(f"SQL failed: {str(exc).splitlines()[0]}") from None
+        with _sql_call(self._con):
+            return self._con.execute(query)
 
     def sql_rows(self, query: str, limit: int | None = None) -> tuple[list[str], list[tuple[Any, ...]], bool]:
         """``(columns, rows, truncated)`` of a query: at most ``limit`` rows (None: all);
@@ -399,25 +386,14 @@ class CaseBase:
         >>> CaseBase.open(f"{root}/demo").sql_rows("SELECT case_id FROM cases ORDER BY 1", limit=2)
         (['case_id'], [(0,), (1,)], True)
         """
-        import duckdb
-
         if limit is not None and limit < 0:
             raise ValueError(f"limit must be at least 0, got {limit}")
         result = self.sql(query)
         columns = [d[0] for d in (result.description or [])]
-        try:
-            with _interruptible(self._con):
-                if limit is None:
-                    return columns, result.fetchall(), False
-                rows = result.fetchmany(limit + 1)
-        except duckdb.InterruptException:
-            raise KeyboardInterrupt from None
-        except RuntimeError as exc:  # an interrupt while fetching surfaces as "Query interrupted"
-            if "interrupted" in str(exc).lower():
-                raise KeyboardInterrupt from None
-            raise
-        except duckdb.Error as exc:
-            raise CaseBaseError(f"SQL failed: {str(exc).splitlines()[0]}") from None
+        with _sql_call(self._con):
+            if limit is None:
+                return columns, result.fetchall(), False
+            rows = result.fetchmany(limit + 1)
         return columns, rows[:limit], len(rows) > limit
 
     # ---- retrieval index ----------------------------------------------------------------
@@ -620,46 +596,27 @@ class CaseBase:
     def _follow_log(self) -> RetentionLog:
         """The log to append to, after reading what other processes committed (write lock
         held): starts the first log generation, or follows a fold made by another process."""
-        logs = self._retention_logs()
-        st = os.stat(self.path / MANIFEST)  # replaced (a new inode) by every commit
-        stamp = (st.st_ino, st.st_mtime_ns, st.st_size)
-        if logs and stamp == self._writer_stamp:
-            for log in logs:  # the manifest is as we left it: only the log can have grown
-                for s, chunks in log.refresh().items():
-                    for chunk in chunks:
-                        self._absorb(s, chunk)
-            return logs[-1]
-        m = read_manifest(self.path)
-        self._writer_stamp = stamp
-        for log in logs:  # what others committed to the logs we read
-            for s, chunks in log.refresh().items():
-                for chunk in chunks:
-                    self._absorb(s, chunk)
-        known = logs[-1].next_id if logs else self.manifest.next_case_id
-        if logs and m.log is not None and logs[-1].path == self.path / m.log:
-            return logs[-1]
-        if m.next_case_id != known:  # cases we have not read were added: read the case base anew
-            self.manifest, self._logs = m, None
-            self._tables.clear()
-            self._tails = {x: [] for x in STREETS}
-            self._arrays.clear()
-            self._indexes.clear()
-            self._dirty_indexes.clear()
-            self._close_sql()
+        self._read_logs()
+        m = self._manifest_if_replaced()
+        if m is None and self._retention_logs():
+            return self._retention_logs()[-1]  # the manifest is as we left it: only the log could grow
+        if m is None:
+            m = read_manifest(self.path)
+        if self._follow_generation(m):
+            return self._retention_logs()[-1]
+        if m.log is not None or m.next_case_id != self.next_case_id:
+            # cases were added that we have not read (parts written meanwhile): read anew
+            self.manifest = m
+            self._forget_loaded()
             return self._follow_log()
-        if m.log is None:  # the first retention: start a log (one manifest commit)
-            self._collect(m)
-            rel = log_file(_next_generation(self.path))
-            _create_empty(self.path / rel)
-            m.log = rel
-            write_manifest(self.path, m)  # the parts are unchanged, and so is the catalog over them
-            self.manifest = copy.deepcopy(m)
-        log = RetentionLog(self.path / m.log, m.next_case_id)  # a fold moved what we read into parts
-        for s, chunks in log.refresh().items():
-            for chunk in chunks:
-                self._absorb(s, chunk)
-        self._retention_logs().append(log)
-        return log
+        self._collect(m)  # the first retention: start a log (one manifest commit)
+        rel = log_file(_next_generation(self.path))
+        _create_empty(self.path / rel)
+        m.log = rel
+        write_manifest(self.path, m)  # the parts are unchanged, and so is the catalog over them
+        self.manifest = copy.deepcopy(m)
+        self._follow_generation(m)
+        return self._retention_logs()[-1]
 
     def refresh(self) -> int:
         """Read the cases other processes retained since this object last looked (new
@@ -677,28 +634,60 @@ class CaseBase:
         (2, 1, 3)
         """
         before = self.count()
-        for log in self._retention_logs():
-            for s, chunks in log.refresh().items():
-                for chunk in chunks:
-                    self._absorb(s, chunk)
-        try:  # the manifest is replaced (a new inode) by every commit: re-read it only then
-            st = os.stat(self.path / MANIFEST)
-            stamp = (st.st_ino, st.st_mtime_ns, st.st_size)
-            if stamp == self._manifest_stamp:
-                return self.count() - before
-            m = read_manifest(self.path)
-            self._manifest_stamp = stamp
+        self._read_logs()
+        try:
+            m = self._manifest_if_replaced()
         except (OSError, CaseBaseError):
-            return self.count() - before
-        logs = self._retention_logs()
-        known = logs[-1].next_id if logs else self.manifest.next_case_id
-        if m.log is not None and (not logs or logs[-1].path != self.path / m.log) and m.next_case_id == known:
-            log = RetentionLog(self.path / m.log, m.next_case_id)  # a new generation: the old one is in parts
-            for s, chunks in log.refresh().items():
-                for chunk in chunks:
-                    self._absorb(s, chunk)
-            logs.append(log)
+            m = None
+        if m is not None:
+            self._follow_generation(m)
         return self.count() - before
+
+    def _read_logs(self) -> None:
+        """Take the records committed to the logs this object reads since it last looked."""
+        for log in self._retention_logs():
+            self._read_log(log)
+
+    def _read_log(self, log: RetentionLog) -> None:
+        for s, chunks in log.refresh().items():
+            for chunk in chunks:
+                self._absorb(s, chunk)
+
+    def _manifest_if_replaced(self) -> Manifest | None:
+        """The manifest, if it was replaced since this object last read it here (every
+        commit writes a new file: a new inode), else None."""
+        st = os.stat(self.path / MANIFEST)
+        stamp = (st.st_ino, st.st_mtime_ns, st.st_size)
+        if stamp == self._stamp:
+            return None
+        m = read_manifest(self.path)
+        self._stamp = stamp
+        return m
+
+    def _follow_generation(self, m: Manifest) -> bool:
+        """Whether the log ``m`` names is the one this object reads, or the next generation
+        (another process folded exactly what we have read into parts), which is then read."""
+        logs = self._retention_logs()
+        if m.log is None:
+            return False
+        if logs and logs[-1].path == self.path / m.log:
+            return True
+        if m.next_case_id != self.next_case_id:
+            return False
+        log = RetentionLog(self.path / m.log, m.next_case_id)
+        self._read_log(log)
+        logs.append(log)
+        return True
+
+    def _forget_loaded(self) -> None:
+        """Drop everything read from the case base: the next use reads it anew."""
+        self._logs = None
+        self._tables.clear()
+        self._tails = {x: [] for x in STREETS}
+        self._arrays.clear()
+        self._indexes.clear()
+        self._dirty_indexes.clear()
+        self._close_sql()
 
     def _absorb(self, s: str, chunk: Chunk) -> None:
         """Extend what this object has loaded by rows just committed to the log."""
@@ -789,12 +778,7 @@ class CaseBase:
         if mine:  # this object had read every folded case: keep its tables, follow the new log
             self._logs = [RetentionLog(self.path / rel, m.next_case_id)]
         else:
-            self._logs = None
-            self._tables.clear()
-            self._tails = {x: [] for x in STREETS}
-            self._arrays.clear()
-            self._indexes.clear()
-            self._dirty_indexes.clear()
+            self._forget_loaded()
         self.manifest = m
         self._close_sql()
         return moved
@@ -890,6 +874,26 @@ def _free_part(root: Path, street: str, m: Manifest) -> str:
     while (root / rel).exists():
         rel = part_file(street, int(PART_RE.match(Path(rel).name).group(1)) + 1)  # type: ignore[union-attr]
     return rel
+
+
+@contextmanager
+def _sql_call(con: Any) -> Iterator[None]:
+    """A DuckDB call that Ctrl-C interrupts (``KeyboardInterrupt``) and whose errors are one
+    :class:`CaseBaseError` line. DuckDB reports an interrupt as ``InterruptException``, or
+    while fetching as ``RuntimeError("Query interrupted")``."""
+    import duckdb
+
+    try:
+        with _interruptible(con):
+            yield
+    except duckdb.InterruptException:
+        raise KeyboardInterrupt from None
+    except RuntimeError as exc:
+        if "interrupted" in str(exc).lower():
+            raise KeyboardInterrupt from None
+        raise
+    except duckdb.Error as exc:
+        raise CaseBaseError(f"SQL failed: {str(exc).splitlines()[0]}") from None
 
 
 @contextmanager
