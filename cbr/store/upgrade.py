@@ -16,7 +16,8 @@ catalog over the listed parts and commits a current manifest, under the write lo
 
     python -m cbr.store.upgrade casebases/mine
 
-A case base already at the current schema is left as it is.
+A case base already at the current schema is left as it is, except that the clean-up of
+an upgrade killed after its commit is finished (retired parts deleted when no reader is open).
 """
 from __future__ import annotations
 
@@ -115,6 +116,16 @@ def upgrade(path: str | Path) -> int:
     if not isinstance(data, dict):
         raise CaseBaseError(f"{root}/{MANIFEST}: not a JSON object")
     if data.get("schema_version") == SCHEMA_VERSION and type(data.get("schema_version")) is int:
+        if data.get("retired"):  # an upgrade killed after its commit: finish its clean-up
+            with open(root / ".write.lock", "a+") as lock:
+                fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+                try:
+                    m = Manifest.from_dict(json.loads((root / MANIFEST).read_bytes().decode("utf-8")),
+                                           where=str(root / MANIFEST))
+                    _remove_leftovers(root, m.to_dict())
+                    _drop_retired(root, m)
+                finally:
+                    fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
         return 0
     old = data.get("schema_version")
     if type(old) is not int or old not in UPGRADABLE:
