@@ -417,3 +417,29 @@ def test_pokerstars_and_phh_outcomes_follow_each_hands_payoffs(tmp_path: Path, n
                 n += 1
                 unknown += math.isnan(o)
     assert n > 40 and unknown < n
+
+
+def test_upgrade_rerun_finishes_the_clean_up_of_a_killed_upgrade(tmp_path: Path,
+                                                                  acpc_match: tuple[Path, Path]) -> None:
+    """Killed between deleting the retired parts and rewriting the manifest, an upgrade leaves
+    retired entries whose files are gone (and, killed earlier, retired files still on disk):
+    the next upgrade run removes both, and the cases are untouched."""
+    from cbr.store.upgrade import upgrade
+
+    _, built = acpc_match
+    path = tmp_path / "cb"
+    shutil.copytree(built, path)
+    _as_schema_2(path)
+    assert upgrade(path) == 2
+    m = json.loads((path / "manifest.json").read_text())
+    kept = path / "cases" / "flop" / "part-00777.parquet"
+    shutil.copy(path / m["parts"]["flop"][0]["file"], kept)  # a retired part still on disk
+    m["retired"] = [{"file": "cases/turn/part-00999.parquet", "since": "x"},  # already deleted
+                    {"file": "cases/flop/part-00777.parquet", "since": "x"}]
+    (path / "manifest.json").write_text(json.dumps(m))
+    with CaseBase.open(path) as cb:
+        before = {s: cb.cases(s).case_ids.tolist() for s in STREETS}
+    assert upgrade(path) == 0
+    with CaseBase.open(path) as cb:
+        assert cb.manifest.retired == [] and {s: cb.cases(s).case_ids.tolist() for s in STREETS} == before
+    assert not kept.exists()
