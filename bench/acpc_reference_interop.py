@@ -25,6 +25,22 @@ pass its path. This script
 4. prints the match time, hands per second and each seat's response times (from the dealer's
    ``TO``/``FROM`` timestamps on standard error).
 
+With ``--retain-into DIR``, the first ``cbr`` seat's client runs with ``--retain-into DIR``
+(a copy of its case base, made on first use), and the script also checks that the case base
+kept exactly the decisions it should: every action of that seat, and every action of the
+players whose cards were shown at a showdown, counted from the dealer's log.
+
+The other direction, ``--reference-sources DIR`` (instead of ``--dealer``): OUR dealer
+(``cbr serve-dealer``) against clients built on the reference's own state code.
+``bench/acpc_reference_client.c`` (ours) is compiled with ``DIR/game.c``, ``DIR/rng.c`` and
+any other ``.c`` file of ``DIR`` without a ``main`` (your build of the reference sources). Each
+client parses every ``MATCHSTATE`` our dealer sends with the reference's ``readMatchState``,
+requires the whole line to be read and the reference's ``printMatchState`` to print it back
+the same, answers with random valid actions printed by the reference's ``printAction``, and
+sums the reference's ``valueOfState`` for its seat. The script checks that every client
+exits 0 having seen every hand, that those totals equal our dealer's ``SCORE``, and that our
+dealer's log reads and replays with our parser.
+
 Not part of the test suite (the binary is yours to build); its pure parts are tested in
 ``tests/test_acpc_reference_interop.py``.
 """
@@ -231,6 +247,129 @@ def check_log_with_our_parser(path: Path) -> list[str]:
     return problems
 
 
+def expected_retained(log_path: Path, name: str) -> int:
+    """Cases a client retaining for seat ``name`` must keep from the dealer's log: every action
+    of that seat, and every action of the players shown at a showdown."""
+    from cbr.logs.acpc import AcpcParser
+    from cbr.logs.record import ParseIssue
+    from cbr.logs.replay import replay
+    from cbr.retention import shown_positions
+
+    total = 0
+    for record in AcpcParser().parse(str(log_path)):
+        if isinstance(record, ParseIssue):
+            continue
+        wanted = shown_positions(record) | {record.players.index(name)}
+        total += sum(1 for dp in replay(record, check_payoffs=False)
+                     if dp.position in wanted and dp.action in ("f", "c", "r"))
+    return total
+
+
+def check_retained(path: Path, log_path: Path, name: str) -> list[str]:
+    """Problems with what the retaining client kept in ``path`` (see :func:`expected_retained`)."""
+    from cbr.store import CaseBase
+
+    want = expected_retained(log_path, name)
+    with CaseBase.open(path) as cb:
+        got = cb.sql("SELECT count(*) FROM cases WHERE source = 'retained'").fetchone()[0]
+        bad = cb.sql("SELECT count(*) FROM cases WHERE source = 'retained' AND "
+                     "(match_id IS NULL OR retained_at IS NULL OR outcome IS NULL)").fetchone()[0]
+    problems = []
+    if got != want:
+        problems.append(f"{name}: retained {got} cases in {path}, the dealer's log calls for {want}")
+    if bad:
+        problems.append(f"{name}: {bad} retained cases lack their match id, time or outcome")
+    return problems
+
+
+def build_reference_client(sources: Path, workdir: Path) -> Path:
+    """Compile ``bench/acpc_reference_client.c`` with the reference's state code from ``sources``."""
+    own = Path(__file__).resolve().parent / "acpc_reference_client.c"
+    if not (sources / "game.c").exists() or not (sources / "game.h").exists():
+        raise SystemExit(f"error: {sources} has no game.c / game.h of the reference server")
+    main_re = re.compile(r"\bint\s+main\s*\(")
+    objs = [str(c) for c in sorted(sources.glob("*.c")) if not main_re.search(c.read_text(errors="replace"))]
+    exe = workdir / "reference_client"
+    cmd = ["gcc", "-O2", "-I", str(sources), "-o", str(exe), str(own), *objs, "-lm"]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"error: cannot build the reference client: {done.stderr.strip()[-500:]}")
+    return exe
+
+
+def run_our_dealer(args: argparse.Namespace) -> dict:
+    """Our ``cbr serve-dealer`` against clients built on the reference's state code."""
+    workdir = Path(args.workdir or tempfile.mkdtemp(prefix="acpc_interop_")).resolve()
+    workdir.mkdir(parents=True, exist_ok=True)
+    exe = build_reference_client(Path(args.reference_sources).resolve(), workdir)
+    gpath, game = game_file(args.game, workdir)
+    n = game.n_players
+    log_path = workdir / "ours.log"
+    dealer_cmd = cbr_command() + ["serve-dealer", "--players", ",".join(["remote"] * n), "--hands",
+                                  str(args.hands), "--seed", str(args.seed), "--game", str(gpath),
+                                  "--log", str(log_path), "--overwrite", "--timeout", str(args.timeout)]
+    procs: list[subprocess.Popen] = []
+    started = time.monotonic()
+    try:
+        dealer = subprocess.Popen(dealer_cmd, cwd=workdir, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                  stderr=open(workdir / "dealer.stderr", "w"), text=True)
+        procs.append(dealer)
+        assert dealer.stdout is not None
+        first = dealer.stdout.readline()
+        m = re.match(r"listening on [^:]+:(\d+)", first)
+        if not m:
+            dealer.wait(timeout=10)
+            raise SystemExit(f"error: our dealer did not start: {first!r} "
+                             f"{(workdir / 'dealer.stderr').read_text().strip()[-300:]}")
+        clients = []
+        for i in range(n):
+            clients.append(subprocess.Popen([str(exe), str(gpath), "127.0.0.1", m.group(1), str(args.seed + i)],
+                                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                            stderr=subprocess.PIPE, text=True))
+            procs.append(clients[-1])
+            time.sleep(0.2)          # seats are filled in the order clients connect
+        deadline = started + args.limit
+        while any(p.poll() is None for p in procs) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    seconds = time.monotonic() - started
+    dealer_out = dealer.stdout.read() if dealer.stdout else ""
+    problems: list[str] = []
+    if dealer.returncode != 0:
+        problems.append(f"our dealer exited with {dealer.returncode}: "
+                        f"{(workdir / 'dealer.stderr').read_text().strip()[-300:]}")
+    totals: list[float] = []
+    for i, c in enumerate(clients):
+        out, err = c.communicate()
+        fields = out.split()
+        if c.returncode != 0 or len(fields) != 6:
+            problems.append(f"reference client {i + 1} exited with {c.returncode}: {err.strip()[-300:]}")
+            continue
+        if int(fields[1]) != args.hands:
+            problems.append(f"reference client {i + 1} saw {fields[1]} hands, not {args.hands}")
+        totals.append(float(fields[5]))
+    score_line = next((ln for ln in dealer_out.splitlines() if ln.startswith("SCORE:")), None)
+    if score_line is None:
+        problems.append("our dealer printed no SCORE line")
+    elif len(totals) == n:
+        values = [float(v) for v in score_line.split(":")[1].split("|")]
+        for i, (mine, theirs) in enumerate(zip(values, totals)):
+            if abs(mine - theirs) > EPS * max(1, args.hands):
+                problems.append(f"seat {i + 1}: our dealer scored {mine:g}, the reference's valueOfState sums to {theirs:g}")
+    if log_path.exists():
+        problems += check_log_with_our_parser(log_path)
+    else:
+        problems.append("our dealer wrote no log")
+    return {"dealer": dealer_cmd, "workdir": str(workdir), "game": game.name, "hands": args.hands,
+            "seconds": round(seconds, 3), "hands_per_second": round(args.hands / seconds, 1),
+            "score": score_line, "reference_totals": totals, "dealer_stdout": score_line or "",
+            "latency": {}, "problems": problems}
+
+
 def cbr_command() -> list[str]:
     script = Path(sys.executable).parent / "cbr"
     if script.exists():
@@ -262,6 +401,11 @@ def run(args: argparse.Namespace) -> dict:
     if len(specs) != n:
         raise SystemExit(f"--policies: {n} policy specs for the {n}-player game, got {len(specs)}")
     names = [f"s{i + 1}_{re.sub(r'[^A-Za-z0-9]+', '-', s)}" for i, s in enumerate(specs)]
+    retain_seat = None
+    if args.retain_into:
+        retain_seat = next((i for i, s in enumerate(specs) if s.split(":")[0] == "cbr"), None)
+        if retain_seat is None:
+            raise SystemExit("--retain-into needs a cbr seat in --policies")
     dealer_cmd = [str(Path(args.dealer).resolve()), "interop", str(gpath), str(args.hands), str(args.seed),
                   *names] + (["-f"] if args.fixed_seats else []) + shlex.split(args.dealer_args)
     procs: list[subprocess.Popen] = []
@@ -282,9 +426,10 @@ def run(args: argparse.Namespace) -> dict:
         for i, (spec, port) in enumerate(zip(specs, ports)):
             out = open(workdir / f"client{i + 1}.json", "w")
             cerr = open(workdir / f"client{i + 1}.stderr", "w")
+            extra = ["--retain-into", str(Path(args.retain_into).resolve())] if i == retain_seat else []
             clients.append(subprocess.Popen(
                 cbr_command() + ["play", "--acpc", f"127.0.0.1:{port}", "--policy", spec, "--game", str(gpath),
-                                 "--seed", str(args.seed + i), "--timeout", str(args.timeout), "--json"],
+                                 "--seed", str(args.seed + i), "--timeout", str(args.timeout), "--json", *extra],
                 stdin=subprocess.DEVNULL, stdout=out, stderr=cerr, text=True))
             procs.append(clients[-1])
         deadline = started + args.limit
@@ -326,6 +471,8 @@ def run(args: argparse.Namespace) -> dict:
         problems += compare(names, played, logged, score, args.hands)
         if log_path.exists():
             problems += check_log_with_our_parser(log_path)
+            if retain_seat is not None:
+                problems += check_retained(Path(args.retain_into), log_path, names[retain_seat])
     times = response_times(stderr_lines)
     latency = {names[s - 1]: {"answers": len(v), "p50_ms": 1000 * statistics.median(v),
                                "p99_ms": 1000 * sorted(v)[int(0.99 * (len(v) - 1))], "max_ms": 1000 * max(v)}
@@ -338,7 +485,13 @@ def run(args: argparse.Namespace) -> dict:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--dealer", required=True, help="the reference dealer binary you built")
+    who = ap.add_mutually_exclusive_group(required=True)
+    who.add_argument("--dealer", help="the reference dealer binary you built: our clients play at it")
+    who.add_argument("--reference-sources", metavar="DIR",
+                     help="your reference server sources (game.c, game.h, rng.c, ...): clients built on them "
+                          "play at OUR dealer")
+    ap.add_argument("--retain-into", metavar="DIR",
+                    help="the first cbr seat's client retains into DIR; check what it kept against the log")
     ap.add_argument("--game", default="holdem.limit.2p", help="holdem.limit.2p, holdem.limit.3p or a .game file")
     ap.add_argument("--hands", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=7)
@@ -350,10 +503,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--workdir", help="where the game file, log and outputs go (default: a new temp dir)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
-    if not os.access(args.dealer, os.X_OK):
+    if args.dealer and not os.access(args.dealer, os.X_OK):
         print(f"error: {args.dealer} is not an executable dealer binary", file=sys.stderr)
         return 2
-    report = run(args)
+    report = run(args) if args.dealer else run_our_dealer(args)
     if args.json:
         print(json.dumps(report, indent=2))
     else:
