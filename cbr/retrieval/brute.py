@@ -143,9 +143,16 @@ class BruteForceBackend:
         self._build(rows)
         return self
 
+    #: Whether the case rows (and the backend's lists) are memory-mapped files, read-only
+    #: (``CaseIndex.load(path, mmap=True)``).
+    memory_mapped: bool = False
+
     def add(self, X: Any) -> np.ndarray:
         """Append cases (live-play retention); returns their ids."""
         self._check_fitted()
+        if self.memory_mapped:
+            raise CBRError("this index is memory-mapped from its files and read-only; load it without "
+                           "mmap=True to add cases")
         rows = self._rows(X)
         n0, n1 = self.n_cases_, self.n_cases_ + rows.shape[0]
         if n1 > self._buf.shape[0]:
@@ -334,18 +341,20 @@ class BruteForceBackend:
         self._build(self.cases_)
 
     @classmethod
-    def _from_meta(cls, root: Path, meta: dict[str, Any]) -> "BruteForceBackend":
+    def _from_meta(cls, root: Path, meta: dict[str, Any], mmap: bool = False) -> "BruteForceBackend":
         obj = cls(similarity=street_from_json(meta["similarity"]), threshold=meta["threshold"],
                   fallback_k=meta["fallback_k"], **meta.get("backend_params", {}))
         obj._check_params()
         try:
-            cases = np.load(root / "cases.npy")
+            cases = np.load(root / "cases.npy", mmap_mode="r" if mmap else None)
         except (OSError, ValueError) as exc:
             raise CaseBaseError(f"index {root}: cannot read cases.npy ({exc})") from None
-        if cases.shape != (meta["n_cases"], meta["n_features"]) or cases.dtype != np.float32:
+        if cases.shape != (meta["n_cases"], meta["n_features"]) or cases.dtype != np.float32 \
+                or not cases.flags.c_contiguous:
             raise CaseBaseError(f"index {root}: cases.npy holds {cases.shape} {cases.dtype}, "
                                 f"meta.json says ({meta['n_cases']}, {meta['n_features']}) float32")
-        obj._buf = np.ascontiguousarray(cases)
+        obj._buf = cases
+        obj.memory_mapped = mmap
         obj.n_cases_ = cases.shape[0]
         obj.n_features_in_ = cases.shape[1]
         obj._load_extra(root, meta)

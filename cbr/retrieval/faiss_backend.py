@@ -244,8 +244,10 @@ class FaissBackend(BruteForceBackend):
     def _load_extra(self, root: Path, meta: dict[str, Any]) -> None:
         import faiss
 
+        # memory-mapped: the inverted lists stay in the file (the page cache), read on demand
+        flags = faiss.IO_FLAG_MMAP | faiss.IO_FLAG_READ_ONLY if self.memory_mapped else 0
         try:
-            index = faiss.read_index(str(root / "index.faiss"))
+            index = faiss.read_index(str(root / "index.faiss"), flags)
             with np.load(root / "lists.npz") as data:
                 self._centroids = data["centroids"]
                 self._lo, self._hi = data["lo"], data["hi"]

@@ -115,6 +115,11 @@ class CaseIndex:
     def cases_(self) -> np.ndarray:
         return self._fitted().cases_
 
+    @property
+    def memory_mapped(self) -> bool:
+        """Whether the index was loaded with ``mmap=True`` (read-only, files mapped)."""
+        return bool(getattr(self._fitted(), "memory_mapped", False))
+
     def add(self, X: Any) -> np.ndarray:
         """Append cases (live-play retention); returns their ids."""
         return self._fitted().add(X)
@@ -146,12 +151,27 @@ class CaseIndex:
         return self._fitted().save(path)
 
     @classmethod
-    def load(cls, path: str | Path) -> "CaseIndex":
+    def load(cls, path: str | Path, *, mmap: bool = False) -> "CaseIndex":
         """Read an index written by :meth:`save`; raises :class:`CaseBaseError` if it is
-        missing, incomplete or of another version."""
+        missing, incomplete or of another version.
+
+        ``mmap=True`` maps the files instead of reading them: the case rows (``cases.npy``)
+        and faiss's inverted lists stay on disk and in the page cache, and a query reads only
+        the pages of the lists it probes and the rows it scores, so a street larger than
+        memory can be searched (the answers are identical; the index is read-only).
+
+        >>> import tempfile
+        >>> from cbr.similarity import default_casper
+        >>> X = np.random.default_rng(0).random((500, 12), dtype=np.float32)
+        >>> path = CaseIndex.for_street(default_casper(), "flop").fit(X).save(tempfile.mkdtemp())
+        >>> mapped = CaseIndex.load(path, mmap=True)
+        >>> mapped.memory_mapped, np.array_equal(mapped.retrieve(X[3]).ids, CaseIndex.load(path).retrieve(X[3]).ids)
+        (True, True)
+        """
         root = Path(path)
         meta = read_meta(root)
-        backend = backend_class(meta["backend"])._from_meta(root, meta)
+        kind = backend_class(meta["backend"])
+        backend = kind._from_meta(root, meta, mmap=True) if mmap else kind._from_meta(root, meta)
         obj = cls(similarity=backend.similarity, threshold=backend.threshold, fallback_k=backend.fallback_k,
                   backend=meta["backend"], backend_params=meta.get("backend_params") or None)
         obj.backend_ = backend
