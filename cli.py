@@ -786,6 +786,7 @@ def query_command(
     top: Annotated[int, typer.Option("--top", min=0, help="Cases to show.")] = 5,
     explain: Annotated[bool, typer.Option("--explain", metavar=_FLAG, help="Show each case's own feature values and local similarities.")] = False,
     as_json: Annotated[bool, typer.Option("--json", metavar=_FLAG, help="Print JSON (all retrieved cases with --explain; JSON lines for several MATCHSTATEs).")] = False,
+    memory_map: Annotated[bool, typer.Option("--memory-map", metavar=_FLAG, help="Map the street's saved index instead of loading the street: for case bases larger than memory (same answers; the saved index must cover every case).")] = False,
 ) -> None:
     """The (fold, check/call, bet/raise) probabilities for a situation, and the cases behind them.
 
@@ -814,7 +815,7 @@ def query_command(
     g = _load_game(game)
     if source is not None:
         lines = _read_lines(source)
-        cb = CaseBase.open(resolve_casebase(casebase))
+        cb = CaseBase.open(resolve_casebase(casebase), memory_map=memory_map)
         try:
             failed = _query_lines(cb, g, lines, weight, top, explain, as_json)
         finally:
@@ -825,7 +826,7 @@ def query_command(
         return
     dp = _query_situation(g, matchstate, hole, board, dealt if dealt is not None else players, in_hand, position,
                           to_act, committed, to_call, pot, prev_bets)
-    cb = CaseBase.open(resolve_casebase(casebase))
+    cb = CaseBase.open(resolve_casebase(casebase), memory_map=memory_map)
     try:
         ans = _answer(cb, dp, weight)
     finally:

@@ -84,7 +84,7 @@ def action_counts(casebase: CaseBase, street: str) -> dict[str, int]:
     key = (str(casebase.path), street, casebase.count(street), casebase.name)
     hit = _counts_cache.get(key)
     if hit is None:
-        actions = casebase.cases(street).actions
+        actions = casebase.column(street, "action")
         kinds, counts = np.unique(actions, return_counts=True)
         found = dict(zip(kinds.tolist(), counts.tolist()))
         hit = {k: int(found.get(k, 0)) for k in "fcr"}
@@ -148,17 +148,24 @@ def answer(casebase: CaseBase, dp: DecisionPoint, *, weighted: Optional[bool] = 
     fs = casebase.feature_set()
     q = fs.row(dp)
     index = casebase.index(street)
-    cases = casebase.cases(street)
-    expl = index.explain(q, cases.actions, weighted=weighted)
-    table = casebase.table(street)
-    cols = [c for c in PROVENANCE if c in table.column_names]
-    picked = _rows(table.select(cols), expl.ids)
-    expl = expl.with_provenance(picked)
-    rows = np.asarray(expl.ids, dtype=np.int64)
-    # the retrieval's ids are row numbers of the street's table; users see the case_id column
-    case_ids = tuple(int(i) for i in cases.case_ids[rows]) if len(rows) else ()
-    own = cases.features[rows] if len(rows) else np.zeros((0, len(cases.feature_names)))
-    case_features = tuple({n: float(v) for n, v in zip(cases.feature_names, r)} for r in own)
+    names = casebase.feature_names(street)
+    if casebase.memory_map:  # the street may not fit in memory: read the hits only
+        expl = index.explain(q, casebase.column(street, "action"), weighted=weighted)
+        rows = np.asarray(expl.ids, dtype=np.int64)
+        case_ids = tuple(int(i) for i in casebase.column(street, "case_id")[rows])
+        expl = expl.with_provenance(casebase.rows_by_id(street, case_ids, PROVENANCE))
+        own = index.cases_[rows]
+    else:
+        cases = casebase.cases(street)
+        expl = index.explain(q, cases.actions, weighted=weighted)
+        table = casebase.table(street)
+        cols = [c for c in PROVENANCE if c in table.column_names]
+        expl = expl.with_provenance(_rows(table.select(cols), expl.ids))
+        rows = np.asarray(expl.ids, dtype=np.int64)
+        # the retrieval's ids are row numbers of the street's table; users see the case_id column
+        case_ids = tuple(int(i) for i in cases.case_ids[rows]) if len(rows) else ()
+        own = cases.features[rows] if len(rows) else np.zeros((0, len(names)))
+    case_features = tuple({n: float(v) for n, v in zip(names, r)} for r in own)
     warnings = tuple(action_warnings(action_counts(casebase, street), street, casebase.name))
     sims = expl.similarities
     return QueryAnswer(

@@ -76,7 +76,7 @@ from cbr.store.retention_log import Chunk, RetentionLog, chunks_table, log_file
 from cbr.store.manifest import (LOG_PATH_RE, INDEX_PATH_RE, MANIFEST, Manifest, file_checksum, now_utc, read_manifest, verify_file,
                                 write_manifest)
 from cbr.store.parts import (PART_RE, case_schema, count_actions, decision_meta, row_batch,
-                             next_part_number, part_entry, part_file, read_part, street_name, write_part)
+                             next_part_number, part_entry, part_file, read_part, read_part_column, street_name, write_part)
 
 if TYPE_CHECKING:
     from cbr.retrieval import CaseIndex
@@ -131,11 +131,18 @@ class CaseBase:
         self.fold_every = 2000
         #: What opening or reading repaired on the way (e.g. a damaged index rebuilt).
         self.notes: list[str] = []
+        #: Map the saved indexes instead of loading them (``open(..., memory_map=True)``).
+        self.memory_map = False
 
     # ---- opening --------------------------------------------------------------
     @classmethod
-    def open(cls, path: str | os.PathLike[str]) -> "CaseBase":
+    def open(cls, path: str | os.PathLike[str], *, memory_map: bool = False) -> "CaseBase":
         """Open and validate a case base (manifest, schema version, listed files).
+
+        ``memory_map``: for streets larger than memory, :meth:`index` maps each street's
+        saved index (case rows and inverted lists stay in their files) instead of loading
+        it, and nothing reads a street's whole table to answer a query (see
+        :meth:`column`); the saved index must cover every case of the street.
 
         Takes a shared lock on the directory (held until :meth:`close`) before reading the
         manifest, so no writer deletes the files it lists. Checks every field of the
@@ -161,7 +168,9 @@ class CaseBase:
             if lock is not None:
                 os.close(lock)
             raise
-        return cls(p, m, reader_lock=lock)
+        cb = cls(p, m, reader_lock=lock)
+        cb.memory_map = memory_map
+        return cb
 
     def __repr__(self) -> str:
         counts = ", ".join(f"{s}={self.manifest.counts[s]['total']}" for s in STREETS)
@@ -357,7 +366,7 @@ class CaseBase:
 
     def sql(self, query: str) -> Any:
         """Run SQL on the views ``cases`` and ``cases_<street>``; returns a DuckDB result
-        (``.fetchall()``, ``.arrow()``, ``.df()``, ``.description``). Ctrl-C interrupts a
+        (``.fetchall()``, ``.to_arrow_table()``, ``.df()``, ``.description``). Ctrl-C interrupts a
         running query (``KeyboardInterrupt``)."""
         if self._con is None:
             for s in STREETS:  # DuckDB reads the parts itself: check them first (once each)
@@ -405,6 +414,9 @@ class CaseBase:
         s = street_name(street)
         if s in self._indexes:
             return self._indexes[s]
+        if self.memory_map:
+            self._indexes[s] = self._mapped_index(s)
+            return self._indexes[s]
         X = self.cases(s).features
         config = self.similarity()
         entry = self.manifest.index.get(s)
@@ -430,6 +442,82 @@ class CaseBase:
                 self._dirty_indexes.add(s)
         self._indexes[s] = index
         return index
+
+    def _mapped_index(self, s: str) -> "CaseIndex":
+        """The street's saved index, memory-mapped; it must cover every case of the street
+        with the case base's similarity settings (it is read-only, so it cannot catch up)."""
+        entry = self.manifest.index.get(s)
+        if not entry:
+            raise CaseBaseError(f"{self.path}: no saved {s} index to map; open it once without memory "
+                                f"mapping to build and save one")
+        index = load_index(self.path, entry, mmap=True)
+        config = self.similarity()
+        if index.similarity != street_similarity(config, s) or index.threshold != config.threshold \
+                or index.fallback_k != config.fallback_k:
+            raise CaseBaseError(f"{self.path}: the saved {s} index was built with other similarity settings; "
+                                f"open it once without memory mapping to rebuild it")
+        if index.n_cases_ != self.count(s):
+            raise CaseBaseError(f"{self.path}: the saved {s} index covers {index.n_cases_} of {self.count(s)} "
+                                f"cases (cases retained since); open it once without memory mapping to extend it")
+        return index
+
+    def column(self, street: int | str, name: str) -> np.ndarray:
+        """One column of a street's cases as a numpy array, in row order (row number =
+        index id): from the loaded table if there is one, else read alone from the parts
+        and the retention log, without the other columns.
+
+        >>> import tempfile, numpy as np
+        >>> from cbr.store.writer import CaseBaseWriter
+        >>> root = tempfile.mkdtemp()
+        >>> with CaseBaseWriter(f"{root}/demo", build_index=False) as w:
+        ...     ids = w.add_rows("flop", np.ones((3, 12), np.float32), "crf")
+        >>> CaseBase.open(f"{root}/demo").column("flop", "action").tolist()
+        ['c', 'r', 'f']
+        """
+        s = street_name(street)
+        if s in self._tables:
+            return self.table(s).column(name).to_numpy()
+        pieces = [read_part_column(self.path, entry, name) for entry in self.manifest.parts[s]]
+        pieces += [log.table(s, self.manifest.features[s]).column(name).combine_chunks()
+                   for log in self._retention_logs() if log.rows[s]]
+        if not pieces:
+            return case_schema(self.manifest.features[s]).empty_table().column(name).to_numpy()
+        return pa.chunked_array(pieces).to_numpy()
+
+    def rows_by_id(self, street: int | str, case_ids: Sequence[int], columns: Sequence[str]) -> list[dict[str, Any]]:
+        """The ``columns`` (those the street has) of the cases ``case_ids``, as dicts in that
+        order, through the catalog: DuckDB reads only what it needs from the parts.
+
+        >>> import tempfile, numpy as np
+        >>> from cbr.store.writer import CaseBaseWriter
+        >>> root = tempfile.mkdtemp()
+        >>> with CaseBaseWriter(f"{root}/demo", build_index=False) as w:
+        ...     ids = w.add_rows("flop", np.ones((3, 12), np.float32), "crf")
+        >>> CaseBase.open(f"{root}/demo").rows_by_id("flop", [2, 0], ["action", "no_such"])
+        [{'action': 'f'}, {'action': 'c'}]
+        """
+        s = street_name(street)
+        if not len(case_ids):
+            return []
+        probe = self.sql(f"SELECT * FROM cases_{s} LIMIT 0")
+        have = {d[0] for d in probe.description}
+        with _sql_call(self._con):
+            probe.fetchall()  # finish the result before the next statement
+        cols = [c for c in columns if c in have]
+        wanted = pa.table({"case_id": pa.array(list(case_ids), pa.int64()),
+                           "_order": pa.array(np.arange(len(case_ids), dtype=np.int64))})
+        self._con.register("_wanted_cases", wanted)
+        try:
+            result = self.sql(f"SELECT {', '.join(f'c.{c}' for c in cols) or 'c.case_id'} FROM cases_{s} c "
+                              f"JOIN _wanted_cases w USING (case_id) ORDER BY w._order")
+            with _sql_call(self._con):
+                rows = result.fetchall()
+        finally:
+            self._con.unregister("_wanted_cases")
+        if len(rows) != len(case_ids):
+            raise CaseBaseError(f"{self.path}: {len(case_ids) - len(rows)} of the {s} cases asked for "
+                                f"are not in the catalog; the case base is damaged")
+        return [dict(zip(cols, row)) for row in rows]
 
     def save_indexes(self) -> None:
         """Persist the indexes built or grown since opening, each as a new generation

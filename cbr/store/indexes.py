@@ -125,9 +125,10 @@ def save_index(index: "CaseIndex", root: Path, street: str, previous: dict[str, 
     return {"file": rel, "cases": index.n_cases_, "files": files}
 
 
-def load_index(root: Path, entry: dict[str, Any]) -> "CaseIndex":
+def load_index(root: Path, entry: dict[str, Any], mmap: bool = False) -> "CaseIndex":
     """The ``CaseIndex`` of a manifest entry, every file checked against its size and
-    CRC-32 first; :class:`~cbr.errors.CaseBaseError` if any is missing or damaged."""
+    CRC-32 first; :class:`~cbr.errors.CaseBaseError` if any is missing or damaged.
+    ``mmap``: map its files instead of reading them (see ``CaseIndex.load``)."""
     from cbr.retrieval import CaseIndex
 
     where = Path(root) / entry["file"]
@@ -139,4 +140,4 @@ def load_index(root: Path, entry: dict[str, Any]) -> "CaseIndex":
         raise CaseBaseError(f"index {where}: holds {sorted(present)}, the manifest lists {sorted(entry['files'])}")
     for name, expected in entry["files"].items():
         verify_file(where / name, expected, f"index {where}")
-    return CaseIndex.load(where)
+    return CaseIndex.load(where, mmap=mmap)

@@ -278,6 +278,16 @@ def read_part(root: Path, entry: dict[str, Any], schema: pa.Schema) -> pa.Table:
         raise CaseBaseError(f"{root}: unreadable Parquet part {entry['file']}: {str(exc).splitlines()[0]}") from None
 
 
+def read_part_column(root: Path, entry: dict[str, Any], name: str) -> pa.Array:
+    """One column of a listed part (checked as :func:`read_part` does), without the others."""
+    path = root / entry["file"]
+    verify_file(path, entry, str(root))
+    try:
+        return pq.ParquetFile(path, page_checksum_verification=True).read(columns=[name]).column(0).combine_chunks()
+    except (OSError, pa.ArrowException, ValueError) as exc:
+        raise CaseBaseError(f"{root}: unreadable Parquet part {entry['file']}: {str(exc).splitlines()[0]}") from None
+
+
 def part_file(street: str, number: int) -> str:
     """The relative path of a street's Parquet part ``number``."""
     return f"cases/{street}/part-{number:05d}.parquet"
