@@ -104,9 +104,10 @@ class OrderedModels:
         return out
 
 
-def opponent_similarity(base: Any = None) -> Any:
+def opponent_similarity(base: Any = None, scale: float = 1.0) -> Any:
     """The default similarity of ``casper-opp``: CASPER's (or ``base``'s) features and
-    weights, then the opponent columns of :data:`OPPONENT_SIMILARITY`.
+    weights, then the opponent columns of :data:`OPPONENT_SIMILARITY` (their weights times
+    ``scale``; 0 ignores them).
 
     >>> cfg = opponent_similarity()
     >>> cfg.street("flop").features[-4:], len(cfg.street("preflop"))
@@ -116,7 +117,7 @@ def opponent_similarity(base: Any = None) -> Any:
     from cbr.similarity.config import FeatureSimilarity, SimilarityConfig, StreetSimilarity
 
     base = base if base is not None else default_casper()
-    extra = tuple(FeatureSimilarity(name, m, weight=w, low=lo, high=hi)
+    extra = tuple(FeatureSimilarity(name, m, weight=w * scale, low=lo, high=hi)
                   for name, (m, w, lo, hi) in OPPONENT_SIMILARITY.items())
     streets = tuple(StreetSimilarity(st.street, st.feature_specs + extra) for st in base.streets)
     return SimilarityConfig(streets=streets, threshold=base.threshold, fallback_k=base.fallback_k,  # type: ignore[arg-type]

@@ -408,6 +408,11 @@ class CBRPolicy(Policy):
             raise ConfigError(f"models: case base {cb.name!r} uses feature set {cb.manifest.feature_set!r}, "
                               f"whose cases ignore player models; build one with --feature-set casper-opp")
 
+    @property
+    def opponent_models(self) -> Any:
+        """The bot's player models (``PlayerModels``) over an opponent-aware case base, else None."""
+        return self._tracker.models if self._tracker is not None else None
+
     def observe(self, record: "HandRecord", position: int) -> None:
         """After each hand: the opponent models take it (opponent-aware case bases only)."""
         self.open()
