@@ -39,13 +39,14 @@ from cbr.policies.opponents import model_values
 __all__ = ["needs_player_models", "OrderedModels", "table_view", "opponent_similarity",
            "default_similarity_for", "OPPONENT_SIMILARITY"]
 
-#: feature: (measure, weight, low, high) of the opponent columns in the default similarity
-#: (weights chosen on seed 1 of ``experiments/opponent_aware.py``).
+#: feature: (measure, weight, low, high) of the opponent columns in the default similarity.
+#: Weights chosen on seed 1 of ``experiments/opponent_aware.py --weights``: twice the first
+#: guess (30, 10, 30, 10) did best against both opponents (README, "Opponent-aware cases").
 OPPONENT_SIMILARITY: dict[str, tuple[str, float, float, float]] = {
-    "opp_aggressiveness": ("linear", 30, 0, 1),
-    "opp_tightness": ("linear", 10, 0, 1),
-    "opp_riskiness": ("linear", 30, 0, 1),
-    "opp_max_aggressiveness": ("linear", 10, 0, 1),
+    "opp_aggressiveness": ("linear", 60, 0, 1),
+    "opp_tightness": ("linear", 20, 0, 1),
+    "opp_riskiness": ("linear", 60, 0, 1),
+    "opp_max_aggressiveness": ("linear", 20, 0, 1),
 }
 
 

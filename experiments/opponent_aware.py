@@ -90,6 +90,28 @@ def weighted_similarity(scale: float, path: Path) -> str:
     return str(path)
 
 
+def markdown(report: dict) -> str:
+    """The results as a README table."""
+    lines = []
+    if all("difference" in row for row in report["results"].values()):
+        lines += ["| opponent | cbr, casper (sb/h ± 95%) | cbr, casper-opp (sb/h ± 95%) | "
+                  "casper-opp - casper, paired by deal | bot's model of the opponent (agg / tight / risk) |",
+                  "|---|---|---|---|---|"]
+        for opponent, row in report["results"].items():
+            m = row["model_of_opponent"] or {}
+            cells = [f"{row[k]['sb_per_hand']:+.3f} ± {row[k]['ci']:.3f}" for k in ("casper", "casper-opp", "difference")]
+            lines.append(f"| {opponent} | " + " | ".join(cells)
+                         + f" | {m.get('aggressiveness', float('nan')):.2f} / {m.get('tightness', float('nan')):.2f}"
+                         f" / {m.get('riskiness', float('nan')):.2f} |")
+    else:
+        keys = list(next(iter(report["results"].values())))
+        lines += ["| opponent | " + " | ".join(f"weights {k}" for k in keys) + " |", "|---|" + "---|" * len(keys)]
+        for opponent, row in report["results"].items():
+            lines.append(f"| {opponent} | " + " | ".join(f"{row[k]['sb_per_hand']:+.3f} ± {row[k]['ci']:.3f}"
+                                                           for k in keys) + " |")
+    return "\n".join(lines)
+
+
 def r4(x: float) -> float:
     return round(float(x), 4)
 
@@ -116,6 +138,14 @@ def main(argv: list[str] | None = None) -> dict:
             scales = [float(x) for x in args.weights.split(",")]
         except ValueError:
             ap.error(f"--weights takes numbers separated by commas, got {args.weights!r}")
+        from cbr.errors import ConfigError
+        from cbr.opponents import opponent_similarity
+
+        for scale in scales:
+            try:
+                opponent_similarity(scale=scale)
+            except ConfigError as exc:
+                ap.error(f"--weights {scale:g}: {exc}")
     t0 = time.perf_counter()
     report: dict = {"experiment": "opponent-aware cases (issue 9, section 7)", "seed": args.seed, "tuning_seed": 1,
                     "hands": args.hands, "duplicate": True, "reuse": "probabilistic",
@@ -139,6 +169,7 @@ def main(argv: list[str] | None = None) -> dict:
                     res = play(cbs["casper-opp"], opponent, args.hands, args.seed, sim)
                     row[f"x{scale:g}"] = {"sb_per_hand": r4(res["sb_per_hand"]), "ci": r4(res["ci"]),
                                           "seconds": round(res["seconds"], 1)}
+                    say(f"  {res['sb_per_hand']:+.4f} +- {res['ci']:.4f} sb/h")
             else:
                 runs = {}
                 for fs in ("casper", "casper-opp"):
@@ -150,11 +181,15 @@ def main(argv: list[str] | None = None) -> dict:
                 row["difference"] = {"sb_per_hand": r4(diff), "ci": r4(ci)}
                 row["model_of_opponent"] = runs["casper-opp"]["model"]
             report["results"][opponent] = row
+    if scales:
+        from cbr.opponents import OPPONENT_SIMILARITY
+
+        report["opponent_weights_x1"] = {k: v[1] for k, v in OPPONENT_SIMILARITY.items()}
     report["seconds"] = round(time.perf_counter() - t0, 1)
     suffix = "-quick" if args.quick else "-tuning" if scales else ""
     out = Path(args.out) / f"opponent-aware-seed{args.seed}{suffix}.json"
     write_json(out, report)
-    say(f"wrote {out} in {report['seconds']:.0f} s")
+    say(f"wrote {out} in {report['seconds']:.0f} s\n" + markdown(report))
     return report
 
 
