@@ -157,17 +157,20 @@ def _stop_pool(pool: ProcessPoolExecutor) -> None:
 
 
 def cases_of_hands(records: Sequence[HandRecord], feature_set: Any,
-                   players: Optional[frozenset[str]] = None) -> _ChunkResult:
+                   players: Optional[frozenset[str]] = None,
+                   tables: Optional[Sequence[Any]] = None) -> _ChunkResult:
     """Replay hands and compute the feature rows of their known-card decisions.
 
     A pure function of its input (what each worker process runs). A hand that does not
-    replay is reported, not raised.
+    replay is reported, not raised. ``tables``: per record, the player-model values a
+    feature set with ``needs_player_models`` takes (``row(dp, table)``; :mod:`cbr.opponents`).
     """
     per_street: dict[int, list] = {0: [], 1: [], 2: [], 3: []}
+    table_of: dict[int, list] = {0: [], 1: [], 2: [], 3: []}
     outcomes: dict[int, list[float]] = {0: [], 1: [], 2: [], 3: []}
     skipped: list[ParseIssue] = []
     decisions = hands = 0
-    for record in records:
+    for i, record in enumerate(records):
         try:
             dps = replay(record)
         except CBRError as exc:
@@ -184,6 +187,8 @@ def cases_of_hands(records: Sequence[HandRecord], feature_set: Any,
             if players is not None and dp.player not in players:
                 continue
             per_street[dp.street].append(dp)
+            if tables is not None:
+                table_of[dp.street].append(tables[i])
             outcomes[dp.street].append(hand_outcome(record, dp.position))
     prepare = getattr(feature_set, "prepare", None)
     if callable(prepare):  # batch hand features (CASPER: one potential enumeration per board)
@@ -191,7 +196,11 @@ def cases_of_hands(records: Sequence[HandRecord], feature_set: Any,
     rows = {}
     for street, dps in per_street.items():
         if dps:
-            X = np.vstack([feature_set.row(dp) for dp in dps]).astype(np.float32, copy=False)
+            if tables is None:
+                X = np.vstack([feature_set.row(dp) for dp in dps]).astype(np.float32, copy=False)
+            else:
+                X = np.vstack([feature_set.row(dp, t) for dp, t in zip(dps, table_of[street])]).astype(
+                    np.float32, copy=False)
             meta = decision_meta(dps)
             meta["outcome"] = outcomes[street]
             rows[street] = (X, meta)
@@ -215,8 +224,9 @@ def hand_outcome(record: HandRecord, position: int) -> float:
     return float(record.payoffs[position]) / record.game.small_bet
 
 
-def _worker_chunk(records: Sequence[HandRecord], players: Optional[frozenset[str]]) -> _ChunkResult:
-    return cases_of_hands(records, _WORKER_FEATURES, players)
+def _worker_chunk(records: Sequence[HandRecord], players: Optional[frozenset[str]],
+                  tables: Optional[Sequence[Any]] = None) -> _ChunkResult:
+    return cases_of_hands(records, _WORKER_FEATURES, players, tables)
 
 
 def _chunks(items: Iterable[HandRecord | ParseIssue], size: int,
@@ -271,7 +281,9 @@ def build_casebase(
     """Build the case base ``out`` from the logs under ``paths``.
 
     ``feature_set`` is a ``cbr.features`` plugin name or a feature-set instance (pickled
-    to the worker processes); ``players`` keeps only the decisions of those player names; ``workers`` > 1 computes
+    to the worker processes); a feature set with ``needs_player_models`` gets the values of
+    player models fed the hands in order, in this process (:mod:`cbr.opponents`: the same
+    case base whatever ``workers``), and its default similarity; ``players`` keeps only the decisions of those player names; ``workers`` > 1 computes
     features in that many processes; ``similarity`` is a ``SimilarityConfig`` or a TOML
     path (default: CASPER's). ``progress(n, total=None)`` is called per hand.
     Files are found as :func:`cbr.logs.detect.scan_logs` finds them (the same file given
@@ -293,6 +305,12 @@ def build_casebase(
         raise CBRError(f"no log files found in {given}" + _why([s.issue() for s in sources]))
     wanted = frozenset(players) if players else None
     fs = _feature_set(feature_set)
+    models = None
+    if getattr(fs, "needs_player_models", False):  # opponent-aware cases: models fed in order
+        from cbr.opponents import OrderedModels, default_similarity_for
+
+        models = OrderedModels()
+        similarity = similarity if similarity is not None else default_similarity_for(fs)
     issues: list[ParseIssue] = []
     names: set[str] = set()
     per_street = {0: 0, 1: 0, 2: 0, 3: 0}
@@ -318,7 +336,7 @@ def build_casebase(
             for chunk in chunks:
                 for record in chunk:
                     writer.add_game(record.game)
-                consume(cases_of_hands(chunk, fs, wanted))
+                consume(cases_of_hands(chunk, fs, wanted, models.tables(chunk) if models else None))
         else:
             # Workers die with this process (even on SIGKILL) and are stopped at once on
             # any error, Ctrl-C or SIGTERM (raised here as KeyboardInterrupt by the CLI).
@@ -329,7 +347,7 @@ def build_casebase(
                 for chunk in chunks:
                     for record in chunk:
                         writer.add_game(record.game)
-                    pending.append(pool.submit(_worker_chunk, chunk, wanted))
+                    pending.append(pool.submit(_worker_chunk, chunk, wanted, models.tables(chunk) if models else None))
                     while len(pending) > 2 * workers:
                         consume(pending.pop(0).result())
                 for fut in pending:

@@ -294,6 +294,15 @@ class PlayerModels:
         self.strength = strength
         self.changed: set[str] = set()
 
+    @classmethod
+    def load(cls, path: str) -> "PlayerModels":
+        """Every player's history in the model store file ``path`` (:mod:`cbr.models.store`),
+        read only. Raises :class:`~cbr.errors.ModelError` when there is no store there."""
+        from cbr.models.store import ModelStore
+
+        with ModelStore.open(path, read_only=True) as store:
+            return store.load()
+
     def __len__(self) -> int:
         return len(self.histories)
 

@@ -55,6 +55,7 @@ from cbr.policies.base import KINDS, Policy, Triple, legal_triple, sample_action
 
 if TYPE_CHECKING:  # pragma: no cover
     from cbr.game.decision import DecisionPoint
+    from cbr.logs.record import HandRecord
     from cbr.store.casebase import CaseBase
 
 __all__ = ["CBRPolicy", "CBRDecision", "REUSE_POLICIES", "TIE_ORDER", "max_frequency_action",
@@ -281,7 +282,11 @@ class CBRPolicy(Policy):
     """The case-based bot. Options: ``casebase`` (a name or a path; ``default`` = the
     embedded default case base), ``similarity`` (a similarity TOML file used instead of
     the case base's own; the indexes are then built in memory), ``reuse`` (one of
-    :data:`REUSE_POLICIES`). Raises :class:`~cbr.errors.ConfigError` for an unknown
+    :data:`REUSE_POLICIES`), ``models`` (a model-store file to start the opponent models
+    from; only for an opponent-aware case base). Over a case base whose feature set needs
+    player models (``casper-opp``) the bot keeps a model of every player at the table,
+    updated in :meth:`observe` (:mod:`cbr.policies.opponents`), and gives their values to
+    the feature set, which retention then uses too. Raises :class:`~cbr.errors.ConfigError` for an unknown
     ``reuse``; the case base and the similarity file are read on the first decision.
 
     >>> CBRPolicy(reuse="best-outcome", seed=7)
@@ -297,7 +302,7 @@ class CBRPolicy(Policy):
 
     def __init__(self, *, seed: int | None = None, casebase: str = "default", similarity: Optional[str] = None,
                  reuse: str = "probabilistic", sharpen: float = 1.0, outcome_weight: float = 0.0,
-                 odds_guard: float = 0.0) -> None:
+                 odds_guard: float = 0.0, models: Optional[str] = None) -> None:
         super().__init__(seed=seed)
         if reuse not in REUSE_POLICIES:
             raise ConfigError(f"unknown re-use policy {reuse!r}; use {', '.join(REUSE_POLICIES[:-1])} "
@@ -329,6 +334,11 @@ class CBRPolicy(Policy):
                 and math.isfinite(odds_guard) and odds_guard >= 0):
             raise ConfigError(f"odds_guard must be a number >= 0 (0 = off), got {odds_guard!r}")
         self.odds_guard = float(odds_guard)
+        if models is not None and not Path(models).is_file():
+            raise ConfigError(f"models: no model store file at {models} (fill one with: cbr players build LOGS... "
+                              f"--store {models})")
+        self.models = models
+        self._tracker: Any = None  # the opponent models (opponent-aware case bases only)
 
     def __repr__(self) -> str:
         extra = "".join(f", {k}={getattr(self, k)!r}" for k, v in _SHAPING_DEFAULTS.items() if getattr(self, k) != v)
@@ -374,6 +384,7 @@ class CBRPolicy(Policy):
                     config = cb.similarity()
                 self._weighted = bool(config.weighted_triple)
                 self._fs = cb.feature_set()
+                self._track_opponents(cb)
                 if self.reuse == "best-outcome" and not _has_outcomes(cb):
                     raise CaseBaseError(f"case base {cb.name!r} holds no case with an outcome, which "
                                         f"reuse=best-outcome needs: rebuild it from logs with payoffs "
@@ -383,6 +394,30 @@ class CBRPolicy(Policy):
                 raise
             self._cb = cb
         return self._cb
+
+    def _track_opponents(self, cb: "CaseBase") -> None:
+        """Give an opponent-aware feature set the bot's opponent models (kept across
+        re-opening); refuse ``models`` for a case base whose features ignore them."""
+        if getattr(self._fs, "needs_player_models", False):
+            if self._tracker is None:
+                from cbr.policies.opponents import OpponentTracker
+
+                self._tracker = OpponentTracker(self.models)
+            self._fs.opponent_values = self._tracker.values
+        elif self.models is not None:
+            raise ConfigError(f"models: case base {cb.name!r} uses feature set {cb.manifest.feature_set!r}, "
+                              f"whose cases ignore player models; build one with --feature-set casper-opp")
+
+    @property
+    def opponent_models(self) -> Any:
+        """The bot's player models (``PlayerModels``) over an opponent-aware case base, else None."""
+        return self._tracker.models if self._tracker is not None else None
+
+    def observe(self, record: "HandRecord", position: int) -> None:
+        """After each hand: the opponent models take it (opponent-aware case bases only)."""
+        self.open()
+        if self._tracker is not None:
+            self._tracker.observe(record)
 
     def close(self) -> None:
         """Close the case base (a later decision opens it again)."""
@@ -402,6 +437,8 @@ class CBRPolicy(Policy):
         """A new match: the bot's own random draws start again from its seed."""
         self._rng = random.Random(f"cbr-policy:{self.seed}")
         self.last_decision = None
+        if self._tracker is not None:
+            self._tracker.reset()
 
     # ---- deciding ----------------------------------------------------------------------
     def _street(self, street: str) -> _Street:

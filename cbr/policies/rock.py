@@ -1,0 +1,65 @@
+"""A tight-passive rule bot (plugin ``rock``): few hands, rarely a bet.
+
+The "tight" and "passive" ends of the player attributes of seed
+``itu-adaptive-poker-computer-thesis.txt`` (section 3.1: aggressiveness is how often a
+player bets or raises, tightness how closely the actions follow the hand), the opposite
+corner of :class:`~cbr.policies.rules.LooseAggressivePolicy` (``lag``). The rules are ours:
+
+- pre-flop: raise only a hand class ranked ``<= raise_rank`` (3: AA, KK, QQ), call one
+  ranked ``<= call_rank`` (25), else fold (check when free); multi-way both cut-offs
+  tighten by :func:`~cbr.policies.rules.rank_cutoff`;
+- post-flop: bet or raise only with hand strength ``>= nuts`` (0.9 against one random
+  hand); otherwise check when free, call with ``EHS >= call_ehs`` (0.6), else fold.
+
+>>> from cbr.game import preset
+>>> from cbr.game.state import HandState
+>>> from evaluator_ext import parse_cards
+>>> s = HandState(preset("holdem.limit.2p"), hole_cards=[parse_cards("AsAh"), parse_cards("7c2d")])
+>>> dp = s.decision_point(); dp.position, RockPolicy().triple(dp)   # 72o first to act: folds
+(1, (1.0, 0.0, 0.0))
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import evaluator_ext as ev
+
+from cbr.policies.base import Triple, legal_triple
+from cbr.policies.rules import RuleBot
+
+if TYPE_CHECKING:  # pragma: no cover
+    from cbr.game.decision import DecisionPoint
+
+__all__ = ["RockPolicy"]
+
+
+class RockPolicy(RuleBot):
+    """Tight-passive: see the module docstring for the rules and the defaults."""
+
+    name = "rock"
+
+    def __init__(self, *, seed: int | None = None, raise_rank: int = 3, call_rank: int = 25,
+                 nuts: float = 0.9, call_ehs: float = 0.6) -> None:
+        super().__init__(seed=seed)
+        if not 1 <= raise_rank <= 169 or not 1 <= call_rank <= 169:
+            raise ValueError(f"raise-rank and call-rank are hand-class ranks 1..169, got {raise_rank!r}, {call_rank!r}")
+        if not 0.0 <= nuts <= 1.0 or not 0.0 <= call_ehs <= 1.0:
+            raise ValueError(f"nuts and call-ehs are strengths in [0, 1], got {nuts!r}, {call_ehs!r}")
+        self.raise_rank, self.call_rank = int(raise_rank), int(call_rank)
+        self.nuts, self.call_ehs = float(nuts), float(call_ehs)
+
+    def triple(self, dp: "DecisionPoint") -> Triple:
+        if dp.street == 0:
+            rank = ev.preflop_rank(dp.hole)
+            if rank <= self.rank_cutoff(dp, self.raise_rank):
+                raw = (0.0, 0.0, 1.0)
+            elif rank <= self.rank_cutoff(dp, self.call_rank):
+                raw = (0.0, 1.0, 0.0)
+            else:
+                raw = (1.0, 0.0, 0.0)
+            return legal_triple(raw, dp.legal)
+        if self.hand_strength(dp) >= self.nuts:
+            return legal_triple((0.0, 0.0, 1.0), dp.legal)
+        if dp.to_call <= 0 or self.ehs(dp) >= self.call_ehs:
+            return legal_triple((0.0, 1.0, 0.0), dp.legal)
+        return legal_triple((1.0, 0.0, 0.0), dp.legal)
