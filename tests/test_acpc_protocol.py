@@ -233,3 +233,37 @@ def test_no_limit_is_refused() -> None:
         Dealer(["call"] * 6, 3, game=preset("holdem.nolimit.6p"))
     with pytest.raises(GameError, match="limit games only"):
         play_acpc(("127.0.0.1", 9), make_policy("call"), preset("holdem.nolimit.6p"))
+
+
+def test_client_bot_observes_every_hand_as_it_saw_it() -> None:
+    """Bots that learn (player models, weight tables, showdown models) see each finished hand
+    through the client as in ``cbr match``: the cards it was shown, the opponent under one name."""
+    from cbr.policies.rules import EHSPolicy
+
+    class Watching(EHSPolicy):
+        def __init__(self) -> None:
+            super().__init__(seed=1)
+            self.seen: list = []
+
+        def observe(self, record, position):
+            self.seen.append((record, position))
+
+    dealer = Dealer(["lag", "remote"], 40, seed=5, timeout=WAIT, connect_timeout=WAIT)
+    _, port = dealer.listen()
+    t = threading.Thread(target=dealer.run, daemon=True)
+    t.start()
+    bot = Watching()
+    result = play_acpc(("127.0.0.1", port), bot, preset("holdem.limit.2p"), timeout=WAIT)
+    t.join(WAIT)
+    assert len(bot.seen) == len(result.hands) == 40
+    showdowns = 0
+    for (record, position), played in zip(bot.seen, result.hands):
+        assert position == played.position and record.players[position] == bot.name
+        assert set(record.players) == {bot.name, "opponent+1"}
+        assert record.payoffs[position] == played.won and record.hole_cards[position] is not None
+        other = 1 - position
+        shown = other in record.showdown
+        showdowns += shown
+        assert (record.hole_cards[other] is not None) == shown  # cards only when shown
+    assert 0 < showdowns < 40
+    assert {p for _, p in bot.seen} == {0, 1}  # positions rotate, the opponent's name does not

@@ -114,6 +114,7 @@ def play_acpc(address: tuple[str, int], policy: Policy, game: GameDef, *, hands:
     rng = random.Random(f"cbr-act:{seed}:acpc")
     result = ClientResult(game)
     policy.reset()
+    observes = type(policy).observe is not Policy.observe  # as in cbr match: bots that learn see each hand
     retainer = None
     if retain or retain_into is not None:
         from cbr.retention import start_retention
@@ -162,8 +163,11 @@ def play_acpc(address: tuple[str, int], policy: Policy, game: GameDef, *, hands:
                     raise ProtocolError(f"{ch.peer} ended hand {ms.hand_number} without the cards "
                                         f"to settle it: {exc}") from None
                 result.hands.append(PlayedHand(ms.hand_number, ms.position, ms.betting, _cards_field(line), won))
+                record = _seen_record(state, ms, policy.name)
+                if observes:
+                    policy.observe(record, ms.position)
                 if retainer is not None:
-                    result.retained += _retain(retainer, state, ms, policy.name, f"{host}:{port}")
+                    result.retained += _retain(retainer, record, ms, policy.name, f"{host}:{port}")
                 finished, current = ms.hand_number, None
                 if progress is not None:
                     progress(1)
@@ -187,13 +191,29 @@ def play_acpc(address: tuple[str, int], policy: Policy, game: GameDef, *, hands:
             ch.close()
 
 
-def _retain(retainer: Any, state: Any, ms: MatchState, name: str, dealer: str) -> int:
-    """Keep a finished hand as this client saw it (its cards, and those shown)."""
-    players = tuple(name if p == ms.position else f"opponent@{p}" for p in range(state.game.n_players))
-    record = HandRecord(source="acpc", line=0, hand_id=str(ms.hand_number), game=state.game, players=players,
-                        hole_cards=tuple(tuple(h) if h is not None else None for h in state.hole_cards),
-                        board=tuple(state.board), actions=tuple(state.actions), payoffs=tuple(acpc_payoffs(state)),
-                        format="acpc")
+def _seen_record(state: Any, ms: MatchState, name: str) -> HandRecord:
+    """A finished hand as this client saw it (its cards, and those shown). The protocol
+    names no one, so the others are named by their seat relative to ours (``opponent+1`` is
+    the next seat), which stays the same person while the dealer rotates the positions.
+
+    >>> from cbr.game import preset
+    >>> g = preset("holdem.limit.2p")
+    >>> ms = parse_matchstate("MATCHSTATE:1:7:f:|AsKs", g)
+    >>> record = _seen_record(state_from_matchstate(ms, g), ms, "me")
+    >>> record.players, record.payoffs
+    (('opponent+1', 'me'), (5.0, -5.0))
+    """
+    n = state.game.n_players
+    players = tuple(name if p == ms.position else f"opponent+{(p - ms.position) % n}" for p in range(n))
+    return HandRecord(source="acpc", line=0, hand_id=str(ms.hand_number), game=state.game, players=players,
+                      hole_cards=tuple(tuple(h) if h is not None else None for h in state.hole_cards),
+                      board=tuple(state.board), actions=tuple(state.actions), payoffs=tuple(acpc_payoffs(state)),
+                      format="acpc")
+
+
+def _retain(retainer: Any, record: HandRecord, ms: MatchState, name: str, dealer: str) -> int:
+    """Keep a finished hand as this client saw it (:func:`_seen_record`)."""
+    players = record.players
     retainer.keep = {ms.position}
     retainer.names = [dealer if p != ms.position else name for p in range(len(players))]
     return retainer.hand(record, None)
