@@ -47,9 +47,9 @@ from typing import Any, Optional
 import numpy as np
 
 from cbr.abstraction.game import BucketGame
-from cbr.abstraction.metrics import board_metrics, check_metric, preflop_metrics, river_values
+from cbr.abstraction.metrics import board_metrics, check_metric, clean_board_metrics, preflop_metrics, river_values
 from cbr.errors import ConfigError
-from evaluator_ext import combo_index, parse_cards, parse_hole_and_board
+from evaluator_ext import parse_cards
 from evaluator_ext.cards import check_distinct
 
 __all__ = ["Abstraction", "sample_boards", "KINDS", "FORMAT_VERSION", "ABSTRACTION_FILE", "BUCKET_GAME_FILE", "Progress"]
@@ -238,15 +238,16 @@ class Abstraction:
         >>> Abstraction.build("uniform", "hs2", n_buckets=8, samples=0).bucket_sequence("AhKh", "QhJhTh")
         (3, 7)
         """
-        h, b = parse_hole_and_board(hole, board)
-        index = combo_index(*h)
+        h, b = _clean(hole, board)
+        index = h[1] * (h[1] - 1) // 2 + h[0] if h[1] > h[0] else h[0] * (h[0] - 1) // 2 + h[1]
         which = 0 if self.metric == "hs" else 1
-        streets = {0: 1, 3: 2, 4: 3, 5: 4}[len(b)]
-        prefixes = ((), b[:3], b[:4], b[:5])
         seq: list[int] = []
-        for street in range(streets):
-            value = float(board_metrics(prefixes[street])[which][index])
-            seq.append(self.bucket(street, value, seq[-1] if seq else None))
+        previous = None
+        for n in _PREFIXES[len(b)]:
+            value = clean_board_metrics(tuple(sorted(b[:n])))[which][index]
+            t = self.thresholds[len(seq)]
+            previous = int(np.searchsorted(t if t.ndim == 1 else t[previous], value, side="right"))
+            seq.append(previous)
         return tuple(seq)
 
     def _assign(self, street: int, values: np.ndarray, previous: Optional[np.ndarray]) -> np.ndarray:
@@ -518,6 +519,16 @@ class Abstraction:
             equity=equity,
             description=description,
         )
+
+
+_PREFIXES = {0: (0,), 3: (0, 3), 4: (0, 3, 4), 5: (0, 3, 4, 5)}
+
+
+def _clean(hole: Any, board: Any) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Hole and board as card numbers (text memoised by the evaluator's facade)."""
+    from evaluator_ext._facade import clean_hole_board
+
+    return clean_hole_board(hole, board, (0, 3, 4, 5))
 
 
 def _board5(board: Any) -> tuple[int, ...]:

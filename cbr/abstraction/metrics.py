@@ -164,11 +164,16 @@ def board_metrics(board: CardLike) -> tuple[np.ndarray, np.ndarray]:
     1.0
     """
     cards = tuple(sorted(parse_cards(board)))
-    if len(cards) == 0:
-        return preflop_metrics()
-    if len(cards) not in (3, 4, 5):
+    if len(cards) not in (0, 3, 4, 5):
         raise ConfigError(f"board must have 0, 3, 4 or 5 cards, got {len(cards)}")
     check_distinct(cards)
+    return clean_board_metrics(cards)
+
+
+def clean_board_metrics(cards: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`board_metrics` of a board already checked: sorted distinct card numbers (0, 3, 4 or 5)."""
+    if not cards:
+        return preflop_metrics()
     hit = _cache.get(cards)
     if hit is not None:
         _cache.move_to_end(cards)
