@@ -17,11 +17,11 @@ Every node knows the history that reaches it, in the engine's own notation
 ``/`` between streets), which is how a real hand is mapped onto the tree.
 
 >>> t = build_tree("holdem.limit.2p")
->>> t.node_of("").player, t.actions(t.node_of(""))   # the small blind (position 1) opens
+>>> int(t.player[t.node_of("")]), t.actions(t.node_of(""))   # the small blind (position 1) opens
 (1, 'fcr')
->>> t.actions(t.node_of("c")), t.node_of("cc").kind  # the big blind's option, then the flop
+>>> t.actions(t.node_of("c")), t.kind_name(t.node_of("cc"))  # the big blind's option, then the flop
 ('cr', 'chance')
->>> t.node_of("rrrc/").street, t.actions(t.node_of("rrr"))   # capped after three raises
+>>> int(t.street[t.node_of("rrrc/")]), t.actions(t.node_of("rrr"))   # capped after three raises
 (1, 'fc')
 >>> n = build_tree("nolimit.fcpa")
 >>> [n.history(c) for c in n.children(n.node_of(""))]
