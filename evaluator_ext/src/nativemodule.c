@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "eval_kernels.h"
+#include "abstraction_kernels.h"
 
 /* Work bigger than this (hand evaluations, roughly) runs without the GIL. */
 #define GIL_FREE_ABOVE 2000
@@ -628,6 +629,127 @@ error:
 }
 
 /* ------------------------------------------------------------------------- */
+/* Card abstraction kernels (abstraction_kernels.c, issue 10)                  */
+/* ------------------------------------------------------------------------- */
+
+/* A writable C-contiguous 1-D buffer of `n` items of struct format `fmt`, or -1 with an exception. */
+static int out_buffer(PyObject *obj, Py_buffer *view, const char *fmt, Py_ssize_t itemsize, Py_ssize_t n,
+                      const char *what)
+{
+    if (PyObject_GetBuffer(obj, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_WRITABLE) < 0)
+        return -1;
+    if (view->itemsize != itemsize || !view->format || strcmp(view->format, fmt) != 0 || view->ndim != 1 ||
+        view->shape[0] != n) {
+        PyErr_Format(PyExc_ValueError, "%s: output arrays must be C-contiguous 1-D of %zd items ('%s')", what, n, fmt);
+        PyBuffer_Release(view);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *py_abs_river_all(PyObject *Py_UNUSED(self), PyObject *args)
+{
+    PyObject *board_obj, *hs_obj, *values_obj;
+    uint8_t board[5];
+    Py_buffer hs = {0}, values = {0};
+    if (!PyArg_ParseTuple(args, "OOO:abs_river_all", &board_obj, &hs_obj, &values_obj))
+        return NULL;
+    if (cards_from_sequence(board_obj, board, 5, 5, "board") < 0)
+        return NULL;
+    if (out_buffer(hs_obj, &hs, "d", 8, EK_N_COMBOS, "abs_river_all") < 0)
+        return NULL;
+    if (out_buffer(values_obj, &values, "i", 4, EK_N_COMBOS, "abs_river_all") < 0) {
+        PyBuffer_Release(&hs);
+        return NULL;
+    }
+    int status = ak_river_all(board, hs.buf, values.buf);
+    PyBuffer_Release(&values);
+    PyBuffer_Release(&hs);
+    if (status)
+        return kernel_error(status, "abs_river_all");
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_abs_board_metrics(PyObject *Py_UNUSED(self), PyObject *args)
+{
+    PyObject *board_obj, *hs_obj, *hs2_obj;
+    uint8_t board[5];
+    Py_buffer hs = {0}, hs2 = {0};
+    if (!PyArg_ParseTuple(args, "OOO:abs_board_metrics", &board_obj, &hs_obj, &hs2_obj))
+        return NULL;
+    int n_board = cards_from_sequence(board_obj, board, 3, 5, "board");
+    if (n_board < 0)
+        return NULL;
+    if (out_buffer(hs_obj, &hs, "d", 8, EK_N_COMBOS, "abs_board_metrics") < 0)
+        return NULL;
+    if (out_buffer(hs2_obj, &hs2, "d", 8, EK_N_COMBOS, "abs_board_metrics") < 0) {
+        PyBuffer_Release(&hs);
+        return NULL;
+    }
+    int status;
+    Py_BEGIN_ALLOW_THREADS /* a flop is ~1.3 M evaluations, tens of milliseconds */
+    status = ak_board_metrics(board, n_board, hs.buf, hs2.buf);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&hs2);
+    PyBuffer_Release(&hs);
+    if (status)
+        return kernel_error(status, "abs_board_metrics");
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_abs_river_accumulate(PyObject *Py_UNUSED(self), PyObject *args)
+{
+    PyObject *boards_obj, *sum_obj, *sum2_obj, *count_obj;
+    Py_buffer boards = {0}, sum = {0}, sum2 = {0}, count = {0};
+    PyObject *result = NULL;
+    int have = 0;
+    if (!PyArg_ParseTuple(args, "OOOO:abs_river_accumulate", &boards_obj, &sum_obj, &sum2_obj, &count_obj))
+        return NULL;
+    if (PyObject_GetBuffer(boards_obj, &boards, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+        return NULL;
+    have = 1;
+    if (boards.itemsize != 1 || !boards.format || strcmp(boards.format, "B") != 0 || boards.ndim != 2 ||
+        boards.shape[1] != 5) {
+        PyErr_SetString(PyExc_ValueError, "abs_river_accumulate: boards must be a C-contiguous uint8 array (n, 5)");
+        goto error;
+    }
+    if (out_buffer(sum_obj, &sum, "d", 8, EK_N_COMBOS, "abs_river_accumulate") < 0)
+        goto error;
+    have = 2;
+    if (out_buffer(sum2_obj, &sum2, "d", 8, EK_N_COMBOS, "abs_river_accumulate") < 0)
+        goto error;
+    have = 3;
+    if (out_buffer(count_obj, &count, "d", 8, EK_N_COMBOS, "abs_river_accumulate") < 0)
+        goto error;
+    have = 4;
+    size_t rows = (size_t)boards.shape[0];
+    const size_t chunk = 256; /* ~1081 evaluations per board: a few ms per chunk */
+    for (size_t first = 0; first < rows; first += chunk) {
+        size_t n = rows - first < chunk ? rows - first : chunk;
+        int status;
+        Py_BEGIN_ALLOW_THREADS
+        status = ak_river_accumulate((const uint8_t *)boards.buf + 5 * first, n, sum.buf, sum2.buf, count.buf);
+        Py_END_ALLOW_THREADS
+        if (status) {
+            kernel_error(status, "abs_river_accumulate");
+            goto error;
+        }
+        if (first + n < rows && PyErr_CheckSignals() < 0)
+            goto error;
+    }
+    result = Py_NewRef(Py_None);
+error:
+    if (have >= 4)
+        PyBuffer_Release(&count);
+    if (have >= 3)
+        PyBuffer_Release(&sum2);
+    if (have >= 2)
+        PyBuffer_Release(&sum);
+    PyBuffer_Release(&boards);
+    return result;
+}
+
+/* ------------------------------------------------------------------------- */
 
 static PyMethodDef methods[] = {
     {"evaluate", py_evaluate, METH_VARARGS,
@@ -655,6 +777,15 @@ static PyMethodDef methods[] = {
     {"potential_tables", py_potential_tables, METH_VARARGS,
      "potential_tables(holes, board, weights=None) -> list of 3x3 tuples: potential_table of each hole "
      "(1..1326 2-card sequences) on one board, enumerated once for all of them."},
+    {"abs_river_all", py_abs_river_all, METH_VARARGS,
+     "abs_river_all(board5, hs, values) -> None: river HS (float64 hs[1326], -1 clashing) and hand values "
+     "(int32 values[1326], 0 clashing) of every holding."},
+    {"abs_board_metrics", py_abs_board_metrics, METH_VARARGS,
+     "abs_board_metrics(board, hs, hs2) -> None: E[HS] and E[HS^2] over every runout of a 3..5-card board, "
+     "for every holding (float64 [1326], -1 clashing)."},
+    {"abs_river_accumulate", py_abs_river_accumulate, METH_VARARGS,
+     "abs_river_accumulate(boards, sum_hs, sum_hs2, count) -> None: add every holding's river HS, HS^2 and 1 "
+     "over uint8 boards (n, 5); interruptible."},
     {NULL, NULL, 0, NULL},
 };
 
