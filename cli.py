@@ -1344,6 +1344,8 @@ def train_cfr_command(
     """Solve the abstract game with CFR+ (vector form, chance enumerated, in C) and store the
     average strategy beside its abstraction; report its exact exploitability in mbb/g. Ctrl-C
     stops between iterations; --resume continues from the last checkpoint.
+
+    Example: cbr train cfr --abstraction h_hs2_4 --iterations 2 -o cfr-example.npz
     """
     from cbr.cfr.strategy import resolve_abstraction_dir, train
     from cbr.cfr.tree import GAMES

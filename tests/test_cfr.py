@@ -301,3 +301,163 @@ def test_off_tree_raise_is_translated_with_the_pseudo_harmonic_frequency() -> No
     tol = 4 * math.sqrt(expect * (1 - expect) / n)
     assert abs(hits / n - expect) <= tol
     assert map_history(t, "r300c/r9000c", rng) in (t.children(allin_child)[1], t.children(pot_child)[1])
+
+
+# ---------------------------------------------------------------- abstraction, strategy files, the bot, the CLI
+
+import json  # noqa: E402
+import os  # noqa: E402
+import shutil  # noqa: E402
+import signal  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from typer.testing import CliRunner  # noqa: E402
+
+from cbr.abstraction import BUCKET_GAME_FILE, Abstraction  # noqa: E402
+from cbr.cfr.policy import CFRPolicy, sequence_index  # noqa: E402
+from cbr.cfr.strategy import SHIPPED_STRATEGY, load_strategy, train  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _abstraction_dir(path: Path, kind: str = "uniform", n: int = 2, boards: int = 3) -> Path:
+    """A real (small) abstraction directory: thresholds and the estimated bucket game."""
+    a = Abstraction.build(kind, "hs", n_buckets=n, samples=0 if kind == "uniform" else 4, seed=0)
+    a.save(path)
+    a.bucket_game(boards, seed=1).save(path / BUCKET_GAME_FILE)
+    return path
+
+
+@pytest.fixture(scope="module")
+def abs2(tmp_path_factory) -> Path:
+    return _abstraction_dir(tmp_path_factory.mktemp("abs") / "u2")
+
+
+def _cbr(*args: str, cwd: Path | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    exe = Path(sys.executable).with_name("cbr")
+    return subprocess.run([str(exe), *args], capture_output=True, text=True, cwd=cwd, timeout=timeout)
+
+
+def test_train_writes_a_strategy_beside_its_abstraction(abs2: Path, tmp_path: Path) -> None:
+    d = tmp_path / "a"
+    shutil.copytree(abs2, d)
+    r = _cbr("train", "cfr", "--abstraction", str(d), "--iterations", "6", "--json")
+    assert r.returncode == 0, r.stderr
+    report = json.loads(r.stdout)
+    assert report["iterations"] == 6 and report["ran"] == 6
+    assert Path(report["strategy"]) == d / "cfr.holdem.limit.2p.npz"
+    s = load_strategy(d / "cfr.holdem.limit.2p.npz")
+    assert s.info["iterations"] == 6 and s.n_buckets == 2
+    assert s.info["abstraction_fingerprint"] == Abstraction.load(d).fingerprint
+    # the stored exploitability is the quantised strategy's, measured by the solver
+    solver = Solver(s.tree, Abstraction.load(d).load_bucket_game(d))
+    assert solver.exploitability(s.probs) == pytest.approx(s.info["exploitability_mbb"], rel=1e-6)
+    assert report["exploitability_mbb"] > 0
+
+
+def test_strategy_written_elsewhere_finds_its_abstraction(abs2: Path, tmp_path: Path) -> None:
+    out = tmp_path / "elsewhere" / "s.npz"
+    out.parent.mkdir()
+    r = _cbr("train", "cfr", "-a", str(abs2), "-n", "2", "-o", str(out), "--game", "nolimit.fcpa")
+    assert r.returncode == 0, r.stderr
+    s = load_strategy(out)
+    assert s.tree.name == "nolimit.fcpa" and s.abstraction.fingerprint == Abstraction.load(abs2).fingerprint
+    assert "exploitability" in r.stdout and str(out) in r.stdout
+
+
+def test_resume_continues_to_the_same_numbers(abs2: Path, tmp_path: Path) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    shutil.copytree(abs2, a)
+    shutil.copytree(abs2, b)
+    assert _cbr("train", "cfr", "-a", str(a), "-n", "9", "--checkpoint-every", "4").returncode == 0
+    assert _cbr("train", "cfr", "-a", str(b), "-n", "5").returncode == 0
+    r = _cbr("train", "cfr", "-a", str(b), "-n", "9", "--resume", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["ran"] == 4
+    with np.load(a / "cfr.holdem.limit.2p.npz") as x, np.load(b / "cfr.holdem.limit.2p.npz") as y:
+        assert np.array_equal(x["probs"], y["probs"])
+
+
+def test_interrupted_training_resumes_from_its_last_checkpoint(abs2: Path, tmp_path: Path) -> None:
+    d = tmp_path / "a"
+    shutil.copytree(abs2, d)
+    exe = Path(sys.executable).with_name("cbr")
+    ckpt = d / "cfr.holdem.limit.2p.npz.ckpt.npz"
+    proc = subprocess.Popen([str(exe), "train", "cfr", "-a", str(d), "-n", "1000000", "--checkpoint-every", "3"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.time() + 60
+        while not ckpt.exists() and time.time() < deadline:
+            time.sleep(0.05)
+        assert ckpt.exists()
+        time.sleep(0.3)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130 and err.strip().splitlines()[-1] == "interrupted"
+    with np.load(ckpt) as data:
+        saved = json.loads(bytes(data["info"]).decode())["iteration"]
+    assert saved >= 3 and saved % 3 == 0
+    r = _cbr("train", "cfr", "-a", str(d), "-n", str(saved + 2), "--resume", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["ran"] == 2 and json.loads(r.stdout)["iterations"] == saved + 2
+
+
+def test_bad_inputs_are_one_line_exit_1(abs2: Path, tmp_path: Path) -> None:
+    d = tmp_path / "a"
+    shutil.copytree(abs2, d)
+    assert _cbr("train", "cfr", "-a", str(d), "-n", "3").returncode == 0
+    ckpt = d / "cfr.holdem.limit.2p.npz.ckpt.npz"
+    ckpt.write_bytes(ckpt.read_bytes()[:200])
+    r = _cbr("train", "cfr", "-a", str(d), "-n", "5", "--resume")
+    assert r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1 and "corrupted checkpoint" in r.stderr
+    # a bucket game of another bucket count beside the abstraction
+    other = _abstraction_dir(tmp_path / "u3", n=3)
+    shutil.copy(other / BUCKET_GAME_FILE, d / BUCKET_GAME_FILE)
+    r = _cbr("train", "cfr", "-a", str(d), "-n", "2")
+    assert r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1 and "buckets" in r.stderr
+    # a strategy moved beside another abstraction
+    shutil.copy(d / "cfr.holdem.limit.2p.npz", other / "moved.npz")
+    r = _cbr("match", "--players", f"cfr:strategy={other / 'moved.npz'},call", "--hands", "2")
+    assert r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1
+    assert "does not match its abstraction" in r.stderr
+    r = _cbr("train", "cfr", "-a", str(d), "-n", "2", "--game", "stud")
+    assert r.returncode == 2
+    r = _cbr("train", "cfr", "-a", str(tmp_path / "nowhere"), "-n", "2")
+    assert r.returncode == 1 and "no such abstraction directory" in r.stderr
+
+
+def test_policy_plays_the_strategy_row(abs2: Path, tmp_path: Path) -> None:
+    d = tmp_path / "a"
+    shutil.copytree(abs2, d)
+    train("holdem.limit.2p", d, 30)
+    path = d / "cfr.holdem.limit.2p.npz"
+    s = load_strategy(path)
+    bot = CFRPolicy(strategy=str(path), seed=1)
+    hs = HandState(game_def("holdem.limit.2p"), hole_cards=[(51, 47), (0, 5)])
+    hs.act("r")
+    dp = hs.decision_point()  # the big blind (position 0) faces a raise
+    seq = sequence_index(s.abstraction.bucket_sequence(dp.hole, dp.board), 2)
+    probs = s.action_probs(s.tree.node_of("r"), seq)
+    assert bot.triple(dp) == pytest.approx((probs["f"], probs["c"], probs["r"]), abs=1e-6)
+    hs.act("c")
+    hs.deal_board([8, 13, 18])
+    dp = hs.decision_point()
+    seq = sequence_index(s.abstraction.bucket_sequence(dp.hole, dp.board), 2)
+    assert len(s.abstraction.bucket_sequence(dp.hole, dp.board)) == 2
+    probs = s.action_probs(s.tree.node_of("rc/"), seq)
+    assert bot.triple(dp) == pytest.approx((0.0, probs["c"], probs["r"]), abs=1e-6)
+
+
+def test_shipped_strategy_plays_a_match() -> None:
+    s = load_strategy(SHIPPED_STRATEGY)
+    assert s.tree.name == "holdem.limit.2p" and s.info["iterations"] >= 100
+    assert SHIPPED_STRATEGY.stat().st_size < 5_000_000
+    r = _cbr("match", "--players", "cfr,ehs", "--hands", "40", "--json")
+    assert r.returncode == 0, r.stderr

@@ -214,12 +214,16 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else ""
 
 
-def _atomic_npz(path: Path, **arrays: np.ndarray) -> Path:
-    """``np.savez`` to a temporary file beside ``path``, fsync, then rename over it."""
+def _atomic_npz(path: Path, compress: bool = False, **arrays: np.ndarray) -> Path:
+    """``np.savez`` to a temporary file beside ``path``, fsync, then rename over it (the
+    file gets the usual permissions, 0666 less the umask)."""
     fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent if str(path.parent) else ".")
     try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         with os.fdopen(fd, "wb") as fh:
-            np.savez(fh, **arrays)
+            (np.savez_compressed if compress else np.savez)(fh, **arrays)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)

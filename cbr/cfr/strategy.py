@@ -1,7 +1,8 @@
 """Strategy files beside their abstraction, and training runs with checkpoints.
 
 A trained strategy is an ``.npz`` written next to the abstraction it was trained on
-(default ``<abstraction dir>/cfr.<game>.npz``): the average strategy quantised to one
+(default ``<abstraction dir>/cfr.<game>.npz``; one written elsewhere records where its
+abstraction is): the average strategy quantised to one
 byte per (information set, action) (rows renormalised on load) and a JSON header with
 the game, the betting tree's fingerprint, the abstraction's name, bucket count and
 fingerprint, the iterations and the exploitability of the stored (quantised) strategy.
@@ -39,7 +40,7 @@ __all__ = ["STRATEGY_FORMAT", "Strategy", "load_strategy", "save_strategy", "tra
 
 STRATEGY_FORMAT = 1
 #: The shipped heads-up limit strategy (``cbr match --players cfr,ehs`` uses it).
-SHIPPED_STRATEGY = Path(__file__).resolve().parents[2] / "casebases" / "cfr" / "limit8" / "cfr.holdem.limit.2p.npz"
+SHIPPED_STRATEGY = Path(__file__).resolve().parents[2] / "casebases" / "cfr" / "h_hs2_4" / "cfr.holdem.limit.2p.npz"
 
 
 def resolve_abstraction_dir(text: str | os.PathLike[str]) -> Path:
@@ -119,7 +120,7 @@ def save_strategy(path: str | os.PathLike[str], solver: Solver, abstraction: Any
     info = {"format": STRATEGY_FORMAT, "game": solver.tree.name, "tree": solver.tree.fingerprint,
             "bucket_game": bucket_game_fingerprint(solver.game), "iterations": solver.iteration,
             "exploitability_mbb": exploit, **_abstraction_identity(abstraction), **(extra or {})}
-    _atomic_npz(Path(path), probs=q, info=np.frombuffer(json.dumps(info, sort_keys=True).encode(), dtype=np.uint8))
+    _atomic_npz(Path(path), compress=True, probs=q, info=np.frombuffer(json.dumps(info, sort_keys=True).encode(), dtype=np.uint8))
     return info
 
 
@@ -147,7 +148,10 @@ def load_strategy(path: str | os.PathLike[str], abstraction: Any = None) -> Stra
     if info.get("tree") != tree.fingerprint:
         raise ConfigError(f"{path}: strategy was trained on another {game} betting tree")
     if abstraction is None:
-        abstraction = _load_abstraction(path.parent)
+        home = path.parent
+        if not (home / "abstraction.json").exists() and isinstance(info.get("abstraction_dir"), str):
+            home = Path(info["abstraction_dir"])  # a strategy written elsewhere with -o
+        abstraction = _load_abstraction(home)
     mine = _abstraction_identity(abstraction)
     for key, want in mine.items():
         if info.get(key) != want:
@@ -164,15 +168,7 @@ def _load_abstraction(directory: Path) -> Any:
 
 
 def _load_bucket_game(directory: Path, abstraction: Any) -> BucketGame:
-    path = Path(directory) / "bucket_game.npz"
-    game = BucketGame.load(path)
-    if game.n_buckets != abstraction.n_buckets:
-        raise ConfigError(f"{path}: bucket game has {game.n_buckets} buckets, the abstraction {abstraction.n_buckets}")
-    fp = (abstraction.description or {}).get("fingerprint")
-    gfp = (game.description or {}).get("fingerprint")
-    if fp and gfp and fp != gfp:
-        raise ConfigError(f"{path}: bucket game was estimated for another abstraction (fingerprint {gfp}, not {fp})")
-    return game
+    return abstraction.load_bucket_game(directory)
 
 
 def train(game: str, abstraction_dir: str | os.PathLike[str], iterations: int, *, resume: bool = False,
@@ -206,7 +202,7 @@ def train(game: str, abstraction_dir: str | os.PathLike[str], iterations: int, *
     solver.run(max(0, iterations - solver.iteration), progress=progress, checkpoint=ckpt,
                checkpoint_every=checkpoint_every, meta=meta)
     seconds = time.perf_counter() - start
-    info = save_strategy(out_path, solver, abstraction)
+    info = save_strategy(out_path, solver, abstraction, {"abstraction_dir": str(directory.resolve())})
     return {"game": game, "abstraction": str(directory), "iterations": solver.iteration,
             "ran": solver.iteration - ran_from, "seconds": seconds,
             "exploitability_mbb": solver.exploitability(), "stored_exploitability_mbb": info["exploitability_mbb"],
