@@ -24,6 +24,7 @@ True
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import os
 import tempfile
@@ -36,12 +37,12 @@ from cbr.abstraction.game import BucketGame
 from cbr.cfr.tree import KIND_DECISION, BettingTree
 from cbr.errors import ConfigError
 
-try:
-    from evaluator_ext import _cfr as _native
+try:  # the compiled extension, private like evaluator_ext._native
+    _native: Any = importlib.import_module("evaluator_ext._cfr")
 except ImportError:  # pragma: no cover - CBR_REQUIRE_NATIVE=1 fails evaluator_ext's import instead
     _native = None
 
-__all__ = ["Solver", "IMPLEMENTATION", "game_arrays", "bucket_game_fingerprint", "CHECKPOINT_FORMAT"]
+__all__ = ["Solver", "IMPLEMENTATION", "game_arrays", "bucket_game_fingerprint", "CHECKPOINT_FORMAT", "atomic_npz"]
 
 IMPLEMENTATION = "native" if _native is not None else "reference"
 CHECKPOINT_FORMAT = 1
@@ -172,7 +173,7 @@ class Solver:
     def save_checkpoint(self, path: str | os.PathLike[str], meta: Optional[dict] = None) -> Path:
         """Write regrets, averages, the iteration count and the identity atomically."""
         info = {"format": CHECKPOINT_FORMAT, "iteration": self.iteration, **self.identity(), "meta": meta or {}}
-        return _atomic_npz(Path(path), regret=self.regret, average=self.average,
+        return atomic_npz(Path(path), regret=self.regret, average=self.average,
                            info=np.frombuffer(json.dumps(info, sort_keys=True).encode(), dtype=np.uint8))
 
     def load_checkpoint(self, path: str | os.PathLike[str]) -> dict:
@@ -214,7 +215,7 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else ""
 
 
-def _atomic_npz(path: Path, compress: bool = False, **arrays: np.ndarray) -> Path:
+def atomic_npz(path: Path, compress: bool = False, **arrays: np.ndarray) -> Path:
     """``np.savez`` to a temporary file beside ``path``, fsync, then rename over it (the
     file gets the usual permissions, 0666 less the umask)."""
     fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent if str(path.parent) else ".")
