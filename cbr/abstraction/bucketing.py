@@ -47,12 +47,12 @@ from typing import Any, Optional
 import numpy as np
 
 from cbr.abstraction.game import BucketGame
-from cbr.abstraction.metrics import board_metrics, check_metric, preflop_metrics, river_values
+from cbr.abstraction.metrics import board_metrics, check_metric, clean_board_metrics, preflop_metrics, river_values
 from cbr.errors import ConfigError
-from evaluator_ext import combo_index, parse_cards, parse_hole_and_board
+from evaluator_ext import parse_cards
 from evaluator_ext.cards import check_distinct
 
-__all__ = ["Abstraction", "KINDS", "FORMAT_VERSION", "ABSTRACTION_FILE", "BUCKET_GAME_FILE", "Progress"]
+__all__ = ["Abstraction", "sample_boards", "KINDS", "FORMAT_VERSION", "ABSTRACTION_FILE", "BUCKET_GAME_FILE", "Progress"]
 
 FORMAT = "cbr-abstraction"
 FORMAT_VERSION = 1
@@ -61,6 +61,9 @@ BUCKET_GAME_FILE = "bucket_game.npz"
 KINDS: tuple[str, ...] = ("uniform", "percentile", "minmax", "history")
 _PREFIX = {"uniform": "u", "percentile": "p", "minmax": "mm", "history": "h"}
 MAX_BUCKETS = 64
+#: Most boards :meth:`Abstraction.build` deals (it keeps every holding's metrics: ~26 MB per
+#: 1000 boards; 20,000 boards take about 20 minutes).
+MAX_BUILD_SAMPLES = 20_000
 #: Progress callback: ``progress(done, total)`` (boards dealt so far).
 Progress = Callable[[int, int], None]
 
@@ -92,8 +95,13 @@ def _percentiles(values: np.ndarray, n: int) -> np.ndarray:
     return v[np.minimum(positions, v.size - 1)]
 
 
-def _deal_boards(samples: int, seed: int) -> np.ndarray:
-    """``samples`` random boards of 5 distinct cards (uint8, flop first), reproducible for ``seed``."""
+def sample_boards(samples: int, seed: int) -> np.ndarray:
+    """The ``samples`` random boards (5 distinct cards, flop first; uint8 rows) that
+    :meth:`Abstraction.build` and :meth:`Abstraction.bucket_game` deal for ``seed``.
+
+    >>> sample_boards(2, seed=0).shape
+    (2, 5)
+    """
     rng = np.random.default_rng(seed)
     deck = np.tile(np.arange(52, dtype=np.uint8), (samples, 1))
     return np.ascontiguousarray(rng.permuted(deck, axis=1)[:, :5])
@@ -230,15 +238,16 @@ class Abstraction:
         >>> Abstraction.build("uniform", "hs2", n_buckets=8, samples=0).bucket_sequence("AhKh", "QhJhTh")
         (3, 7)
         """
-        h, b = parse_hole_and_board(hole, board)
-        index = combo_index(*h)
+        h, b = _clean(hole, board)
+        index = h[1] * (h[1] - 1) // 2 + h[0] if h[1] > h[0] else h[0] * (h[0] - 1) // 2 + h[1]
         which = 0 if self.metric == "hs" else 1
-        streets = {0: 1, 3: 2, 4: 3, 5: 4}[len(b)]
-        prefixes = ((), b[:3], b[:4], b[:5])
         seq: list[int] = []
-        for street in range(streets):
-            value = float(board_metrics(prefixes[street])[which][index])
-            seq.append(self.bucket(street, value, seq[-1] if seq else None))
+        previous = None
+        for n in _PREFIXES[len(b)]:
+            value = clean_board_metrics(tuple(sorted(b[:n])))[which][index]
+            t = self.thresholds[len(seq)]
+            previous = int(np.searchsorted(t if t.ndim == 1 else t[previous], value, side="right"))
+            seq.append(previous)
         return tuple(seq)
 
     def _assign(self, street: int, values: np.ndarray, previous: Optional[np.ndarray]) -> np.ndarray:
@@ -308,12 +317,12 @@ class Abstraction:
         kind = _check_kind(kind)
         metric = check_metric(metric)
         n = _check_count(n_buckets, "n_buckets", 1, MAX_BUCKETS)
-        samples = _check_count(samples, "samples", 0, 10**7)
+        samples = _check_count(samples, "samples", 0, MAX_BUILD_SAMPLES)
         seed = _check_count(seed, "seed", 0, 2**63 - 1)
         start = time.perf_counter()
         which = 0 if metric == "hs" else 1
         pre = preflop_metrics()[which]
-        boards = _deal_boards(samples, seed)
+        boards = sample_boards(samples, seed)
         street_values: list[list[np.ndarray]] = [[pre], [], [], []]
         street_combos: list[np.ndarray] = []
         for k, board in enumerate(boards):
@@ -466,7 +475,7 @@ class Abstraction:
         batches = 10 if samples >= 10 else 1
         wins = np.zeros((batches, c, c))
         pairs = np.zeros((batches, c, c))
-        boards = _deal_boards(samples, seed)
+        boards = sample_boards(samples, seed)
         start = time.perf_counter()
         for k, board in enumerate(boards):
             combos, seqs, river_metric = self.board_sequences(tuple(int(x) for x in board))
@@ -510,6 +519,16 @@ class Abstraction:
             equity=equity,
             description=description,
         )
+
+
+_PREFIXES = {0: (0,), 3: (0, 3), 4: (0, 3, 4), 5: (0, 3, 4, 5)}
+
+
+def _clean(hole: Any, board: Any) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Hole and board as card numbers (text memoised by the evaluator's facade)."""
+    from evaluator_ext._facade import clean_hole_board
+
+    return clean_hole_board(hole, board, (0, 3, 4, 5))
 
 
 def _board5(board: Any) -> tuple[int, ...]:

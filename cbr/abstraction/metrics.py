@@ -10,7 +10,9 @@
   spread of next-street strengths is what sets drawing hands apart from made ones.
 
 Everything after the flop is exact (``evaluator_ext._native.abs_board_metrics`` values all
-1326 holdings on a board at once: a flop in about 55 ms, a turn in 2 ms, a river in 0.1 ms).
+1326 holdings on a board at once: a flop in about 55 ms, a turn in 2 ms, a river in 0.1 ms;
+:func:`reference_board_metrics` is the same in numpy, far slower, used when the native
+evaluator is not built).
 Pre-flop values come from a 169-class table computed exactly once by
 ``bench/make_preflop_hs_table.py`` (``cbr.abstraction.preflop_table``), so there is no
 sampling error anywhere; values are rounded to 6 decimals pre-flop.
@@ -46,6 +48,7 @@ __all__ = [
     "board_metrics",
     "river_values",
     "preflop_metrics",
+    "reference_board_metrics",
     "combo_index",
 ]
 
@@ -98,6 +101,59 @@ def _native():  # type: ignore[no-untyped-def]
     return native
 
 
+def _use_native() -> bool:
+    import evaluator_ext
+
+    return evaluator_ext.IMPLEMENTATION == "native"
+
+
+_COMBOS = np.array([(lo, hi) for hi in range(1, 52) for lo in range(hi)], dtype=np.int64)  # by combo index
+
+
+def _reference_river(board: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """River HS and values of every holding, in numpy over ``evaluate_batch`` (the reference
+    of ``abs_river_all``: a full 1081 x 1081 comparison with card removal)."""
+    from evaluator_ext import evaluate_batch
+
+    dead = np.zeros(52, dtype=bool)
+    dead[list(board)] = True
+    live = np.flatnonzero(~(dead[_COMBOS[:, 0]] | dead[_COMBOS[:, 1]]))
+    cards = _COMBOS[live]
+    values = evaluate_batch(np.hstack([cards, np.tile(board, (live.size, 1))]).astype(np.uint8))
+    lo, hi = cards[:, 0], cards[:, 1]
+    disjoint = ~((lo[:, None] == lo[None, :]) | (lo[:, None] == hi[None, :]) | (hi[:, None] == lo[None, :])
+                 | (hi[:, None] == hi[None, :]))
+    score = (values[:, None] > values[None, :]) + 0.5 * (values[:, None] == values[None, :])
+    hs = np.full(1326, -1.0)
+    hs[live] = (score * disjoint).sum(axis=1) / disjoint.sum(axis=1)
+    out = np.zeros(1326, dtype=np.int32)
+    out[live] = values
+    return hs, out
+
+
+def reference_board_metrics(board: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """(HS, HS^2) of every holding by the definitions, in numpy (slow: a flop takes tens of
+    seconds): the reference the native kernel is tested against, and the fallback when the
+    native evaluator is not built.
+
+    >>> hs, hs2 = reference_board_metrics(tuple(parse_cards("2c7dJhQsKs")))
+    >>> bool(np.allclose(hs, board_metrics("2c7dJhQsKs")[0]))
+    True
+    """
+    board = tuple(board)
+    if len(board) == 5:
+        hs = _reference_river(board)[0]
+        return hs, np.where(hs >= 0, hs * hs, -1.0)
+    nexts = [c for c in range(52) if c not in board]
+    per_next = [reference_board_metrics(board + (c,))[0] for c in nexts]  # next street's HS
+    stack = np.stack(per_next)
+    ok = stack >= 0
+    n = ok.sum(axis=0)
+    hs = np.where(n > 0, (stack * ok).sum(axis=0) / np.maximum(n, 1), -1.0)
+    hs2 = np.where(n > 0, (stack**2 * ok).sum(axis=0) / np.maximum(n, 1), -1.0)  # the next street's HS, squared
+    return hs, hs2
+
+
 def board_metrics(board: CardLike) -> tuple[np.ndarray, np.ndarray]:
     """(HS, HS^2) of every holding on a board of 0, 3, 4 or 5 cards (arrays of 1326, -1 clashing).
 
@@ -108,18 +164,26 @@ def board_metrics(board: CardLike) -> tuple[np.ndarray, np.ndarray]:
     1.0
     """
     cards = tuple(sorted(parse_cards(board)))
-    if len(cards) == 0:
-        return preflop_metrics()
-    if len(cards) not in (3, 4, 5):
+    if len(cards) not in (0, 3, 4, 5):
         raise ConfigError(f"board must have 0, 3, 4 or 5 cards, got {len(cards)}")
     check_distinct(cards)
+    return clean_board_metrics(cards)
+
+
+def clean_board_metrics(cards: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`board_metrics` of a board already checked: sorted distinct card numbers (0, 3, 4 or 5)."""
+    if not cards:
+        return preflop_metrics()
     hit = _cache.get(cards)
     if hit is not None:
         _cache.move_to_end(cards)
         return hit
-    hs = np.empty(1326)
-    hs2 = np.empty(1326)
-    _native().abs_board_metrics(cards, hs, hs2)
+    if _use_native():
+        hs = np.empty(1326)
+        hs2 = np.empty(1326)
+        _native().abs_board_metrics(cards, hs, hs2)
+    else:
+        hs, hs2 = reference_board_metrics(cards)
     hs.flags.writeable = False
     hs2.flags.writeable = False
     _cache[cards] = (hs, hs2)
@@ -139,6 +203,8 @@ def river_values(board: CardLike) -> np.ndarray:
     if len(cards) != 5:
         raise ConfigError(f"river_values needs a complete board of 5 cards, got {len(cards)}")
     check_distinct(cards)
+    if not _use_native():
+        return _reference_river(tuple(cards))[1]
     hs = np.empty(1326)
     values = np.empty(1326, dtype=np.int32)
     _native().abs_river_all(cards, hs, values)
