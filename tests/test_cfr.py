@@ -427,6 +427,13 @@ def test_bad_inputs_are_one_line_exit_1(abs2: Path, tmp_path: Path) -> None:
     r = _cbr("match", "--players", f"cfr:strategy={other / 'moved.npz'},call", "--hands", "2")
     assert r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1
     assert "does not match its abstraction" in r.stderr
+    # an abstraction replaced under a run (its bucket game, its checkpoint no longer match)
+    twin = tmp_path / "twin"
+    shutil.copytree(abs2, twin)
+    assert _cbr("train", "cfr", "-a", str(twin), "-n", "2", "-o", str(twin / "s.npz")).returncode == 0
+    (twin / "abstraction.json").write_text(Path(other / "abstraction.json").read_text())
+    r = _cbr("train", "cfr", "-a", str(twin), "-n", "3", "-o", str(twin / "s.npz"), "--resume")
+    assert r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1
     r = _cbr("train", "cfr", "-a", str(d), "-n", "2", "--game", "stud")
     assert r.returncode == 2
     r = _cbr("train", "cfr", "-a", str(tmp_path / "nowhere"), "-n", "2")

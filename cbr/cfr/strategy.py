@@ -194,7 +194,11 @@ def train(game: str, abstraction_dir: str | os.PathLike[str], iterations: int, *
     solver = Solver(tree, bucket_game)
     meta = {"abstraction_dir": str(directory), **_abstraction_identity(abstraction)}
     if resume:
-        solver.load_checkpoint(ckpt)
+        saved = solver.load_checkpoint(ckpt).get("meta") or {}
+        if saved.get("abstraction_fingerprint") != meta["abstraction_fingerprint"]:
+            raise ConfigError(f"{ckpt}: checkpoint is for abstraction {saved.get('abstraction', '?')} "
+                              f"(fingerprint {str(saved.get('abstraction_fingerprint'))[:12]}), not for "
+                              f"{meta['abstraction']} (fingerprint {meta['abstraction_fingerprint'][:12]})")
     if on_start is not None:
         on_start(solver.iteration, iterations)
     start = time.perf_counter()
