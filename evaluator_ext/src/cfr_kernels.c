@@ -17,6 +17,9 @@
  * reach; a showdown aggregates the opponent's reach by class (R), takes W = equity R, and
  * v[i] = stake * (2 cls[i] . W - sum R).
  *
+ * A subtree that neither player reaches (the opponent's reach all zero and, in training,
+ * the traverser's too) is skipped: its values are 0 and nothing in it would change.
+ *
  * CFR+: regrets are floored at 0 after each update, updates alternate (player 0 then player
  * 1, the second pass sees the first's new regrets), and the average strategy is weighted by
  * the iteration number t (linear averaging). Everything is deterministic: chance is
@@ -144,6 +147,15 @@ static void walk(const walk_ctx *cx, int node, const double *reach_t, const doub
                 acc += row[c] * w[c];
             v[i] = stake * (2.0 * acc - total);
         }
+        return;
+    }
+    /* Pruning: with no opponent reach every value below is 0 (regrets do not move), and in
+     * training, with no traverser reach either, no average changes: skip the subtree. */
+    int live = 0;
+    for (int64_t i = 0; i < len && !live; i++)
+        live = reach_o[i] != 0.0 || (cx->mode == MODE_TRAIN && reach_t[i] != 0.0);
+    if (!live) {
+        memset(v, 0, sizeof(double) * (size_t)len);
         return;
     }
     const int32_t *kids = g->child_index + g->child_start[node];
