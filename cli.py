@@ -1345,7 +1345,7 @@ def train_cfr_command(
     average strategy beside its abstraction; report its exact exploitability in mbb/g. Ctrl-C
     stops between iterations; --resume continues from the last checkpoint.
 
-    Example: cbr train cfr --abstraction h_hs2_4 --iterations 2 -o cfr-example.npz
+    Example: cbr train cfr -a h_hs2_4 -n 2 -o cfr-example.npz
     """
     from cbr.cfr.strategy import resolve_abstraction_dir, train
     from cbr.cfr.tree import GAMES
