@@ -366,6 +366,9 @@ def test_strategy_written_elsewhere_finds_its_abstraction(abs2: Path, tmp_path: 
     s = load_strategy(out)
     assert s.tree.name == "nolimit.fcpa" and s.abstraction.fingerprint == Abstraction.load(abs2).fingerprint
     assert "exploitability" in r.stdout and str(out) in r.stdout
+    # the bot plays fixed limit: a no-limit strategy is refused in one line
+    r = _cbr("match", "--players", f"cfr:strategy={out},call", "--hands", "2")
+    assert r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1 and "fixed-limit" in r.stderr
 
 
 def test_resume_continues_to_the_same_numbers(abs2: Path, tmp_path: Path) -> None:
