@@ -80,13 +80,13 @@ def test_tree_follows_the_rules_engine(game: str) -> None:
 def test_limit_tree_shape() -> None:
     t = build_tree("holdem.limit.2p")
     d = t.kind == KIND_DECISION
-    # ACPC heads-up limit: 8 pre-flop betting nodes, 6378 in all (a known count, e.g.
-    # Johanson's "Measuring the size of large no-limit poker games" table for limit)
+    # heads-up limit, raise caps 3 4 4 4: 8 pre-flop betting nodes, 6378 in all (the
+    # shape the random walks above check move by move against the rules engine)
     assert int(d.sum()) == 6378
     assert [int((t.street[d] == s).sum()) for s in range(4)] == [8, 70, 630, 5670]
     assert t.info_sets(1) == 6378
     assert t.actions(t.node_of("rrr")) == "fc" and t.actions(t.node_of("rc/rrrr")) == "fc"
-    assert float(t.stake[t.node_of("rrrc/rrrrc/rrrrc/rrrrc")]) == 240.0  # the biggest pot: 4+4+8+8 small bets... each
+    assert float(t.stake[t.node_of("rrrc/rrrrc/rrrrc/rrrrc")]) == 240.0  # most per player: 4 bets of 10 pre-flop and flop, 4 of 20 turn and river
 
 
 def test_nolimit_tree_fcpa() -> None:
