@@ -471,3 +471,21 @@ def test_shipped_strategy_plays_a_match() -> None:
     assert SHIPPED_STRATEGY.stat().st_size < 5_000_000
     r = _cbr("match", "--players", "cfr,ehs", "--hands", "40", "--json")
     assert r.returncode == 0, r.stderr
+
+
+def test_interrupted_run_keeps_tables_and_count_in_step() -> None:
+    tree, bg = build_tree("holdem.limit.2p"), random_bucket_game(2, seed=6)
+    s = Solver(tree, bg)
+    calls = []
+
+    def progress(n: int) -> None:
+        calls.append(n)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        s.run(10, progress=progress)
+    straight = Solver(tree, bg)
+    straight.run(3)
+    assert s.iteration == 3
+    assert np.array_equal(s.regret, straight.regret) and np.array_equal(s.average, straight.average)
