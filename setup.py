@@ -1,4 +1,4 @@
-"""Build the native hand evaluator as a plain setuptools Extension (CPython C API)."""
+"""Build the native hand evaluator and the CFR solver as plain setuptools Extensions (CPython C API)."""
 from setuptools import Extension, setup
 
 setup(
@@ -13,6 +13,17 @@ setup(
             include_dirs=["evaluator_ext/src"],
             extra_compile_args=["-O3", "-std=c11", "-Wall", "-Wextra"],
             optional=False,
-        )
+        ),
+        # CFR+ over the abstract game of cbr.abstraction (issue 10): cbr/cfr/solver.py
+        Extension(
+            "evaluator_ext._cfr",
+            sources=[
+                "evaluator_ext/src/cfr_kernels.c",
+                "evaluator_ext/src/cfr_module.c",
+            ],
+            include_dirs=["evaluator_ext/src"],
+            extra_compile_args=["-O3", "-std=c11", "-Wall", "-Wextra"],
+            optional=False,
+        ),
     ]
 )

@@ -5,7 +5,8 @@ over counting kernels from the C extension (``evaluator_ext.native``) when it is
 from the pure-Python reference (``evaluator_ext.reference``, imported only then) otherwise;
 both give the same results and the same errors for bad input (ValueError subclasses of
 ``CBRError``). ``IMPLEMENTATION`` says which one is in use. Set the environment variable
-``CBR_REQUIRE_NATIVE=1`` to make importing fail when the extension is missing (CI does).
+``CBR_REQUIRE_NATIVE=1`` to make importing fail when the extension is missing (CI does);
+the same goes for the CFR solver's extension ``evaluator_ext._cfr`` (``CFR_IMPLEMENTATION``).
 
 Caps: ``win_probability`` deals at most ``MAX_TRIALS`` (10**9) Monte Carlo trials with a
 seed in 0..2**64-1, and enumerates at most ``EXACT_MAX_DEALS`` (5e7) deals; long native
@@ -94,6 +95,18 @@ except ImportError as _exc:
 
     IMPLEMENTATION = "reference"
 
+# The CFR solver's C extension (cbr.cfr.solver falls back to a pure-numpy reference without it).
+try:
+    importlib.import_module("evaluator_ext._cfr")
+    CFR_IMPLEMENTATION = "native"
+except ImportError as _exc:
+    if os.environ.get("CBR_REQUIRE_NATIVE") == "1":
+        raise ImportError(
+            "CBR_REQUIRE_NATIVE=1 but the native CFR solver evaluator_ext._cfr cannot be imported "
+            f"({_exc}); build it with `python3 setup.py build_ext --inplace` or `pip install -e .`"
+        ) from _exc
+    CFR_IMPLEMENTATION = "reference"
+
 evaluate = _impl.evaluate
 evaluate_batch = _impl.evaluate_batch
 hand_category = _impl.hand_category
@@ -160,6 +173,7 @@ def hand_summary(
 
 __all__ = [
     "IMPLEMENTATION",
+    "CFR_IMPLEMENTATION",
     *API,
     "EXACT_AUTO_MAX_DEALS",
     "EXACT_MAX_DEALS",

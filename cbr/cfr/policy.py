@@ -1,0 +1,95 @@
+"""The ``cfr`` bot: plays a trained CFR strategy in heads-up fixed-limit hold'em.
+
+Spec: ``cfr`` (the shipped strategy, :data:`cbr.cfr.strategy.SHIPPED_STRATEGY`) or
+``cfr:strategy=PATH`` (a strategy file beside its abstraction). At each decision the
+real history (:attr:`DecisionPoint.history`) is the tree node (:func:`map_history`), the
+cards are the bucket sequence (``Abstraction.bucket_sequence(hole, board)``, one bucket
+per street so far, indexed in mixed radix), and the triple is the average strategy's row
+for that information set; :meth:`Policy.act` samples it with the caller's seeded rng.
+
+Positions: the tree's player 0 is the big blind, as in ``holdem.limit.2p``; on a table
+with another layout the bot finds its role by the blind it posted. A history the tree
+does not have (another raise cap) is an error, never a silent guess.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional
+
+from cbr.errors import ConfigError, GameError
+from cbr.policies.base import Policy, Triple, legal_triple
+
+if TYPE_CHECKING:  # pragma: no cover
+    from cbr.cfr.strategy import Strategy
+    from cbr.game.decision import DecisionPoint
+
+__all__ = ["CFRPolicy", "sequence_index"]
+
+
+def sequence_index(buckets: tuple[int, ...] | list[int], n_buckets: int) -> int:
+    """Mixed-radix index of a bucket sequence (``b0 * N**s + .. + bs``).
+
+    >>> sequence_index((1, 0, 2), 3)
+    11
+    """
+    index = 0
+    for b in buckets:
+        b = int(b)
+        if not 0 <= b < n_buckets:
+            raise ConfigError(f"bucket {b} is out of 0..{n_buckets - 1}")
+        index = index * n_buckets + b
+    return index
+
+
+class CFRPolicy(Policy):
+    """Plays the average strategy of a CFR run (see the module docstring)."""
+
+    name = "cfr"
+
+    def __init__(self, *, strategy: str = "", seed: Optional[int] = None) -> None:
+        super().__init__(seed=seed)
+        self.strategy = strategy
+        self._strategy: Optional["Strategy"] = None
+        self._cache: tuple[tuple, tuple[int, ...]] | None = None
+
+    def _load(self) -> "Strategy":
+        if self._strategy is None:
+            from cbr.cfr.strategy import SHIPPED_STRATEGY, load_strategy
+
+            path = self.strategy or SHIPPED_STRATEGY
+            loaded = load_strategy(path)
+            if loaded.tree.game.betting != "limit":
+                raise ConfigError(f"{path}: the cfr bot plays fixed-limit strategies; this one is for {loaded.tree.name}")
+            self._strategy = loaded
+        return self._strategy
+
+    def _buckets(self, hole: tuple[int, ...], board: tuple[int, ...]) -> tuple[int, ...]:
+        key = (tuple(hole), tuple(board))
+        if self._cache is not None and self._cache[0] == key:
+            return self._cache[1]
+        seq = tuple(int(b) for b in self._load().abstraction.bucket_sequence(hole, board))
+        self._cache = (key, seq)
+        return seq
+
+    def triple(self, dp: "DecisionPoint") -> Triple:
+        s = self._load()
+        tree = s.tree
+        if dp.game.n_players != 2 or dp.game.betting != "limit":
+            raise GameError(f"the cfr bot plays heads-up fixed limit, not {dp.game.name!r}")
+        if dp.hole is None:
+            raise GameError("the cfr bot needs its hole cards")
+        node = tree.node_of(dp.history) if tree.has(dp.history) else None
+        if node is None:
+            raise GameError(f"history {dp.history!r} is not in the {tree.name} betting tree "
+                            f"(raise caps {tree.game.raise_cap}, this table {dp.game.raise_cap})")
+        blinds = dp.game.blinds
+        role = 0 if blinds[dp.position] == max(blinds) else 1
+        if int(tree.player[node]) != role:
+            raise GameError(f"history {dp.history!r}: the tree has the other player to act")
+        seq = self._buckets(dp.hole, dp.board)
+        if len(seq) != dp.street + 1:
+            raise ConfigError(f"abstraction gave {len(seq)} buckets on street {dp.street}")
+        probs = s.action_probs(node, sequence_index(seq, s.n_buckets))
+        return legal_triple((probs.get("f", 0.0), probs.get("c", 0.0), probs.get("r", 0.0)), dp.legal)
+
+    def reset(self) -> None:
+        self._cache = None
