@@ -715,6 +715,8 @@ def build_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     max_file_size: Annotated[Optional[int], typer.Option("--max-file-size", parser=_file_size, metavar="SIZE",
                                                          help=MAX_FILE_SIZE_HELP)] = None,
+    scheduler: Annotated[Optional[str], typer.Option("--scheduler", metavar="ADDRESS|local", help="Run the per-file work on Dask: a scheduler's address (workers reading the logs at the same paths), or 'local' for a local cluster. Needs the [dask] extra; the case base is the same.")] = None,
+    dask_workers: Annotated[Optional[int], typer.Option("--dask-workers", min=1, max=64, help="Worker processes of --scheduler local (default 2).")] = None,
 ) -> None:
     """Build a case base: every decision of a player with known hole cards becomes a case.
 
@@ -727,6 +729,10 @@ def build_command(
     names = [p.strip() for p in players.split(",") if p.strip()] if players else None
     if players is not None and not names:
         raise usage_error("no player name given", "--only-players")
+    if dask_workers is not None and scheduler != "local":
+        raise usage_error("--dask-workers needs --scheduler local", "--dask-workers")
+    if scheduler is not None and workers is not None:
+        raise usage_error("--workers does not apply with --scheduler (the Dask workers compute)", "--workers")
     cpus = _usable_cpus()
     if workers is None:
         workers = min(cpus, 8)
@@ -742,7 +748,8 @@ def build_command(
     with progress_bar("building", enabled=not as_json) as advance:
         report = build_casebase(logs, out, feature_set=feature_set, players=names, workers=workers,
                                 format=fmt, similarity=sim, overwrite=overwrite, progress=advance,
-                                max_file_size=max_file_size or DEFAULT_MAX_FILE_SIZE)
+                                max_file_size=max_file_size or DEFAULT_MAX_FILE_SIZE,
+                                scheduler=scheduler, dask_workers=dask_workers or 2)
     for warning in report.warnings:
         typer.echo(f"warning: {warning}", err=True)
     if as_json:

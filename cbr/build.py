@@ -78,6 +78,7 @@ class _ChunkResult:
     decisions: int
     hands: int
     skipped: list[ParseIssue]
+    hand_of_row: dict[int, np.ndarray] = field(default_factory=dict)  # per street: each row's record index
 
 
 _WORKER_FEATURES: Any = None
@@ -165,9 +166,10 @@ def cases_of_hands(records: Sequence[HandRecord], feature_set: Any,
     """
     per_street: dict[int, list] = {0: [], 1: [], 2: [], 3: []}
     outcomes: dict[int, list[float]] = {0: [], 1: [], 2: [], 3: []}
+    which: dict[int, list[int]] = {0: [], 1: [], 2: [], 3: []}
     skipped: list[ParseIssue] = []
     decisions = hands = 0
-    for record in records:
+    for i, record in enumerate(records):
         try:
             dps = replay(record)
         except CBRError as exc:
@@ -185,6 +187,7 @@ def cases_of_hands(records: Sequence[HandRecord], feature_set: Any,
                 continue
             per_street[dp.street].append(dp)
             outcomes[dp.street].append(hand_outcome(record, dp.position))
+            which[dp.street].append(i)
     prepare = getattr(feature_set, "prepare", None)
     if callable(prepare):  # batch hand features (CASPER: one potential enumeration per board)
         prepare([dp for dps in per_street.values() for dp in dps])
@@ -195,7 +198,8 @@ def cases_of_hands(records: Sequence[HandRecord], feature_set: Any,
             meta = decision_meta(dps)
             meta["outcome"] = outcomes[street]
             rows[street] = (X, meta)
-    return _ChunkResult(rows, decisions, hands, skipped)
+    return _ChunkResult(rows, decisions, hands, skipped,
+                        {street: np.asarray(which[street], dtype=np.int64) for street in rows})
 
 
 def hand_outcome(record: HandRecord, position: int) -> float:
@@ -267,6 +271,8 @@ def build_casebase(
     name: Optional[str] = None,
     progress: Optional[Progress] = None,
     max_file_size: Optional[int] = DEFAULT_MAX_FILE_SIZE,
+    scheduler: Optional[str] = None,
+    dask_workers: int = 2,
 ) -> BuildReport:
     """Build the case base ``out`` from the logs under ``paths``.
 
@@ -274,6 +280,9 @@ def build_casebase(
     to the worker processes); ``players`` keeps only the decisions of those player names; ``workers`` > 1 computes
     features in that many processes; ``similarity`` is a ``SimilarityConfig`` or a TOML
     path (default: CASPER's). ``progress(n, total=None)`` is called per hand.
+    ``scheduler``: run the per-file work on Dask instead (:mod:`cbr.dask_build`): a
+    scheduler address, or ``"local"`` for a local cluster of ``dask_workers`` processes;
+    the case base is the same, id for id.
     Files are found as :func:`cbr.logs.detect.scan_logs` finds them (the same file given
     twice is read once; files that are not logs, not regular files or larger than
     ``max_file_size`` bytes are skipped and listed in ``skipped`` with the reason).
@@ -314,7 +323,12 @@ def build_casebase(
                 progress(result.hands + len(result.skipped))
 
         chunks = _chunks(stream, CHUNK_HANDS, issues, names)
-        if workers == 1:
+        if scheduler is not None:  # Dask is imported only here
+            from cbr.dask_build import build_on_dask
+
+            build_on_dask(scheduler, sources, feature_set, wanted, writer, consume, names,
+                          dask_workers=dask_workers, chunk_hands=CHUNK_HANDS, max_file_size=max_file_size)
+        elif workers == 1:
             for chunk in chunks:
                 for record in chunk:
                     writer.add_game(record.game)

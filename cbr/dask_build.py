@@ -1,0 +1,209 @@
+"""Case-base builds on Dask (``cbr build --scheduler ADDRESS|local``): the per-file work
+(parse, replay, hand features) runs as one ``dask.distributed`` task per log file; this
+process writes the rows in input order, so the case base is the same, case for case and id
+for id, as a build without Dask (:func:`cbr.build.build_casebase`).
+
+Each file's rows are cut back into the local build's chunks of hands (chunks run across
+files), so even the Parquet parts match. A worker that dies is replaced and its files are
+recomputed by the scheduler (Dask's ``allowed-failures``); a task that fails, or a file
+whose worker died too often, fails the build, which then leaves no case base.
+
+``"local"`` starts a ``LocalCluster`` of worker processes (one thread each) that is closed
+at the end and whose workers die with this process, even on SIGKILL. With an address, the
+workers must be able to import ``cbr`` and read the log files at the same paths (a shared
+file system). Dask is imported only here, and this module only when ``--scheduler`` is given.
+
+>>> rows = {0: (np.zeros((3, 2), np.float32), {"actions": list("ccr"), "hand_id": ["a", "b", "c"]})}
+>>> fr = FileResult(records=3, hands=3, decisions=3, skipped=[], games=[], names=set(),
+...                 rows=rows, hand_of_row={0: np.array([0, 1, 2])})
+>>> out = []
+>>> cutter = _Rechunker(2, out.append)
+>>> cutter.feed(fr); cutter.close()
+>>> [r.rows[0][1]["hand_id"] for r in out if r.rows]
+[['a', 'b'], ['c']]
+"""
+from __future__ import annotations
+
+import logging
+import os
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import numpy as np
+
+from cbr.build import _ChunkResult, _feature_set, cases_of_hands, die_with_parent
+from cbr.errors import CBRError
+from cbr.game.gamedef import GameDef
+from cbr.logs.detect import LogSource, parse_source
+from cbr.logs.record import HandRecord, ParseIssue
+
+__all__ = ["FileResult", "file_cases", "build_on_dask", "LOCAL"]
+
+LOCAL = "local"
+_FEATURES: dict[str, Any] = {}   # per worker process: feature sets loaded by name
+_ARMED: set[int] = set()         # per worker process: die_with_parent armed for these parents
+
+
+@dataclass
+class FileResult:
+    """What one task returns for one log file: its rows per street (``hand_of_row``: the
+    index among the file's hand records of each row's hand), counts, issues, games, names."""
+
+    records: int
+    hands: int
+    decisions: int
+    skipped: list[ParseIssue]
+    games: list[GameDef]
+    names: set[str]
+    rows: dict[int, tuple[np.ndarray, dict[str, list[Any]]]]
+    hand_of_row: dict[int, np.ndarray]
+
+
+def _arm(parent: Optional[int]) -> None:
+    """In a worker of a local cluster: die with the building process (armed once)."""
+    if parent is None or parent in _ARMED or os.getppid() != parent:
+        return
+    die_with_parent(parent)
+    _ARMED.add(parent)
+
+
+def file_cases(source: LogSource, feature_set: Any, players: Optional[frozenset[str]],
+               max_file_size: Optional[int], parent: Optional[int] = None) -> FileResult:
+    """The task: parse one source, replay its hands, compute the rows of its cases (a pure
+    function of the file, what ``cases_of_hands`` computes chunk by chunk)."""
+    _arm(parent)
+    if isinstance(feature_set, str):
+        fs = _FEATURES.get(feature_set)
+        if fs is None:
+            fs = _FEATURES[feature_set] = _feature_set(feature_set)
+    else:
+        fs = feature_set
+    records: list[HandRecord] = []
+    issues: list[ParseIssue] = []
+    games: dict[str, GameDef] = {}
+    names: set[str] = set()
+    for item in parse_source(source, max_file_size=max_file_size):
+        if isinstance(item, ParseIssue):
+            issues.append(item)
+            continue
+        records.append(item)
+        games.setdefault(item.game.name, item.game)
+        names.update(item.players)
+    result = cases_of_hands(records, fs, players)
+    return FileResult(len(records), result.hands, result.decisions, issues + result.skipped,
+                      list(games.values()), names, result.rows, result.hand_of_row)
+
+
+class _Rechunker:
+    """Cut file results back into the local build's chunks of ``size`` hand records (a
+    chunk may span files) and pass each chunk's rows to ``emit`` as a ``_ChunkResult``."""
+
+    def __init__(self, size: int, emit: Callable[[_ChunkResult], None]) -> None:
+        self.size = size
+        self.emit = emit
+        self.count = 0
+        self.pieces: dict[int, list[tuple[np.ndarray, dict[str, list[Any]]]]] = {}
+
+    def feed(self, fr: FileResult) -> None:
+        start = 0
+        while start < fr.records:
+            end = start + min(self.size - self.count, fr.records - start)
+            for street, (X, meta) in fr.rows.items():
+                h = fr.hand_of_row[street]
+                a, b = np.searchsorted(h, start, "left"), np.searchsorted(h, end, "left")
+                if b > a:
+                    self.pieces.setdefault(street, []).append((X[a:b], {k: v[a:b] for k, v in meta.items()}))
+            self.count += end - start
+            start = end
+            if self.count == self.size:
+                self._flush()
+
+    def _flush(self) -> None:
+        rows = {}
+        for street, pieces in self.pieces.items():
+            X = pieces[0][0] if len(pieces) == 1 else np.vstack([p[0] for p in pieces])
+            meta = {k: [v for p in pieces for v in p[1][k]] for k in pieces[0][1]}
+            rows[street] = (X, meta)
+        self.pieces = {}
+        self.count = 0
+        if rows:
+            self.emit(_ChunkResult(rows, 0, 0, []))
+
+    def close(self) -> None:
+        if self.count:
+            self._flush()
+
+
+def _client(scheduler: str, dask_workers: int) -> tuple[Any, Any]:
+    """``(client, cluster)``: a client of the scheduler at ``scheduler``, or of a new local
+    cluster (``cluster`` is then to be closed, else None)."""
+    try:
+        from dask.distributed import Client, LocalCluster
+    except ImportError as exc:
+        raise CBRError(f"--scheduler needs Dask ({exc}); install it: pip install 'cbr-holdem[dask]'") from None
+    if scheduler == LOCAL:
+        if dask_workers < 1:
+            raise ValueError(f"dask_workers must be at least 1, got {dask_workers}")
+        cluster = LocalCluster(n_workers=dask_workers, threads_per_worker=1, processes=True,
+                               dashboard_address=None, silence_logs=logging.ERROR)
+        try:
+            return Client(cluster), cluster
+        except BaseException:
+            cluster.close()
+            raise
+    try:
+        return Client(scheduler, timeout="20s"), None
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise CBRError(f"cannot reach the Dask scheduler {scheduler}: {exc}") from None
+
+
+def build_on_dask(scheduler: str, sources: Sequence[LogSource], feature_set: Any,
+                  players: Optional[frozenset[str]], writer: Any, consume: Callable[[_ChunkResult], None],
+                  names: set[str], *, dask_workers: int = 2,
+                  chunk_hands: int = 250, max_file_size: Optional[int] = None) -> None:
+    """Run :func:`file_cases` for every source on Dask, at most two files per worker in
+    flight, and hand the rows to ``consume`` (and games to ``writer``) in input order."""
+    client, cluster = _client(scheduler, dask_workers)
+    parent = os.getpid() if cluster is not None else None
+    pending: deque[Any] = deque()
+    try:
+        from distributed import KilledWorker
+
+        if not isinstance(feature_set, str):  # one copy per worker, not one per task
+            feature_set = client.scatter(feature_set, broadcast=True, hash=False)
+        if parent is not None:
+            client.run(_arm, parent)
+        window = 2 * max(1, sum(client.nthreads().values()) or dask_workers)
+        cutter = _Rechunker(chunk_hands, consume)
+        todo = iter(enumerate(sources))
+
+        def submit() -> None:
+            for i, src in todo:
+                pending.append(client.submit(file_cases, src, feature_set, players, max_file_size, parent,
+                                             key=f"cbr-file-{i}-{os.getpid()}-{id(pending)}", pure=False))
+                return
+
+        for _ in range(window):
+            submit()
+        while pending:
+            future = pending.popleft()
+            try:
+                fr: FileResult = future.result()
+            except KilledWorker as exc:
+                raise CBRError(f"the Dask workers computing a log file died too often ({exc}); "
+                               f"out of memory? Nothing was written") from None
+            submit()
+            for game in fr.games:
+                writer.add_game(game)
+            names.update(fr.names)
+            cutter.feed(fr)
+            consume(_ChunkResult({}, fr.decisions, fr.hands, fr.skipped))
+        cutter.close()
+    finally:
+        for future in pending:
+            future.cancel()
+        client.close()
+        if cluster is not None:
+            cluster.close()
