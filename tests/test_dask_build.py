@@ -167,3 +167,27 @@ def test_no_dask_import_without_scheduler(tmp_path: Path) -> None:
                        env={**os.environ, "PYTHONPATH": str(REPO)}, cwd=REPO)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "[]"
+
+
+def test_index_built_in_batches_is_the_index_built_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Streaming builds fill the faiss lists in batches: the index (its k-means sample,
+    lists, bounds) and every answer are those of the one-shot fill."""
+    import numpy as np
+
+    from cbr.retrieval import faiss_backend
+    from cbr.retrieval.index import CaseIndex
+    from cbr.similarity import default_casper
+
+    st = default_casper().street("flop")
+    rng = np.random.default_rng(7)
+    lows, highs = np.asarray(st.lows), np.asarray(st.highs)
+    X = (lows + rng.random((20000, len(st.features))) * (highs - lows)).astype(np.float32)
+    X[:, -1] = rng.integers(0, 4, len(X))
+    whole = CaseIndex(similarity=st).fit(X).backend_
+    monkeypatch.setattr(faiss_backend, "BUILD_BATCH", 3000)
+    batched = CaseIndex(similarity=st).fit(X).backend_
+    for name in ("_centroids", "_lo", "_hi", "_radius", "_sizes"):
+        assert np.array_equal(getattr(whole, name), getattr(batched, name)), name
+    Q = X[rng.choice(len(X), 50, replace=False)] + np.float32(0.01)
+    for a, b in zip(whole.retrieve_batch(Q), batched.retrieve_batch(Q)):
+        assert a.ids.tolist() == b.ids.tolist() and np.array_equal(a.similarities, b.similarities)

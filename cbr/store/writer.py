@@ -25,13 +25,13 @@ from typing import Any, Optional
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from cbr.errors import CaseBaseError
 from cbr.featuresets import load_feature_set
 from cbr.game.decision import DecisionPoint
 from cbr.game.gamedef import STREETS, GameDef
 from cbr.store import catalog as _catalog
-from cbr.store.casebase import CaseBase
 from cbr.store.durable import exchange_or_replace_dir, fsync_dir, remove_dead_builds, rename_noreplace
 from cbr.store.honesty import action_warnings, game_warnings
 from cbr.store.indexes import (check_similarity, default_similarity, dump_similarity, load_similarity, new_index,
@@ -220,6 +220,23 @@ class CaseBaseWriter:
         self._buffers[s].clear()
         self._buffered[s] = 0
 
+    def _features(self, s: str) -> np.ndarray:
+        """The street's feature rows (float32, id order), read part by part from the parts
+        written, feature columns only: the provenance columns are never all in memory."""
+        tmp = self._require_open()
+        names = self._names[s]
+        X = np.empty((sum(p["rows"] for p in self._parts[s]), len(names)), dtype=np.float32)
+        row = 0
+        for entry in self._parts[s]:
+            with pq.ParquetFile(tmp / entry["file"]) as pf:
+                for batch in pf.iter_batches(batch_size=65536, columns=names):
+                    for j, f in enumerate(names):
+                        X[row:row + batch.num_rows, j] = batch.column(f).to_numpy(zero_copy_only=False)
+                    row += batch.num_rows
+        if row != len(X):
+            raise CaseBaseError(f"{tmp}: the parts of {s} hold {row} cases, {len(X)} were written")
+        return X
+
     def _finish(self) -> None:
         tmp = self._require_open()
         for s in STREETS:
@@ -246,13 +263,14 @@ class CaseBaseWriter:
             checksums=checksums,
         )
         if self.build_index and similarity is not None and retrieval_available():
-            cb = CaseBase(tmp, m)
             for s in STREETS:
-                index = new_index(similarity, s)
-                X = cb.cases(s).features
+                X = self._features(s)
                 if len(X):
+                    index = new_index(similarity, s)
                     index.fit(X)
+                    del X  # the index holds its own copy
                     m.index[s] = save_index(index, tmp, s)
+                    del index
         _catalog.write_catalog(tmp, m)
         m.catalog = file_checksum(tmp / _catalog.CATALOG)
         write_manifest(tmp, m)
