@@ -554,6 +554,36 @@ def casebase_inspect(
         stderr.print(f"warning: {w}", markup=False, highlight=False, soft_wrap=True)
 
 
+@casebase_app.command("merge")
+@guarded
+def casebase_merge(
+    inputs: Annotated[list[str], typer.Argument(help="Two or more case bases (directories or names under ./casebases/).")],
+    out: Annotated[str, typer.Option("--out", "-o", help="The merged case base to write.")],
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing case base (atomically, at the end).")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Merge case bases of the same feature set, schema and similarity into a new one.
+
+    Streams the cases part by part (never a whole case base in memory); new case ids in
+    input order; the indexes are rebuilt. OUT appears only when the merge succeeded.
+    """
+    if len(inputs) < 2:
+        raise usage_error("give at least two case bases to merge", "INPUTS")
+    _check_out_dir(out)
+    from cbr.store import resolve_casebase
+    from cbr.store.merge import merge_casebases
+
+    report = merge_casebases([resolve_casebase(i) for i in inputs], out, overwrite=overwrite)
+    for warning in report.warnings:
+        typer.echo(f"warning: {warning}", err=True)
+    if as_json:
+        print_json(report.to_dict())
+        return
+    per = ", ".join(f"{s} {n}" for s, n in report.cases_per_street.items())
+    stdout.print(f"merged {len(inputs)} case bases into {out}: {report.cases} cases ({per}), {report.seconds:.1f} s",
+                 soft_wrap=True)
+
+
 @plugins_app.command("list")
 @guarded
 def plugins_list(

@@ -209,6 +209,34 @@ class CaseBaseWriter:
             self._flush(s)
         return ids
 
+    def add_table(self, street: int | str, table: pa.Table) -> np.ndarray:
+        """Add cases of another case base (an Arrow table of the street's case schema, e.g.
+        a Parquet part): new case ids are assigned in row order; returns them."""
+        self._require_open()
+        s = street_name(street)
+        schema = case_schema(self._names[s])
+        if table.schema.names != schema.names:
+            raise CaseBaseError(f"{s}: the cases have columns {table.schema.names}, this case base {schema.names}")
+        ids = np.arange(self._next_id, self._next_id + table.num_rows, dtype=np.int64)
+        table = table.set_column(0, schema.field(0), pa.array(ids)).cast(schema)
+        self._next_id += table.num_rows
+        count_actions(self._counts[s], table.column("action").to_pylist())
+        for src in table.column("source").to_pylist():
+            key = src or ""
+            self._sources.setdefault(key, {"source": key, "cases": 0})["cases"] += 1
+        self._buffers[s].append(table)
+        self._buffered[s] += table.num_rows
+        if self._buffered[s] >= self.part_rows:
+            self._flush(s)
+        return ids
+
+    def add_source_entry(self, entry: dict[str, Any]) -> None:
+        """Record a source as another case base's manifest lists it (hash, size, format;
+        its case count is counted again from the cases added)."""
+        key = str(entry.get("source", ""))
+        mine = self._sources.setdefault(key, {"source": key, "cases": 0})
+        mine.update({k: v for k, v in entry.items() if k not in ("source", "cases")})
+
     # ---- output ---------------------------------------------------------------
     def _flush(self, s: str) -> None:
         tmp = self._require_open()
