@@ -775,11 +775,16 @@ def build_command(
     from cbr.build import build_casebase
     from cbr.logs.source import DEFAULT_MAX_FILE_SIZE
 
+    options = dict(feature_set=feature_set, players=names, format=fmt, similarity=sim, overwrite=overwrite,
+                   max_file_size=max_file_size or DEFAULT_MAX_FILE_SIZE)
     with progress_bar("building", enabled=not as_json) as advance:
-        report = build_casebase(logs, out, feature_set=feature_set, players=names, workers=workers,
-                                format=fmt, similarity=sim, overwrite=overwrite, progress=advance,
-                                max_file_size=max_file_size or DEFAULT_MAX_FILE_SIZE,
-                                scheduler=scheduler, dask_workers=dask_workers or 2)
+        if scheduler is not None:  # Dask is imported only here
+            from cbr.dask_build import build_casebase_on_dask
+
+            report = build_casebase_on_dask(logs, out, scheduler=scheduler, dask_workers=dask_workers or 2,
+                                            progress=advance, **options)
+        else:
+            report = build_casebase(logs, out, workers=workers, progress=advance, **options)
     for warning in report.warnings:
         typer.echo(f"warning: {warning}", err=True)
     if as_json:

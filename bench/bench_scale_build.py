@@ -2,7 +2,7 @@
 
 Run:  python3 bench/bench_scale_build.py --hands 100000 [--modes local dask1 dask2] [--logs DIR]
 
-The logs are rule-bot self-play (:func:`cbr.logs.synthetic.write_selfplay_logs`, files of
+The logs are rule-bot self-play (:func:`cbr.synthetic.write_selfplay_logs`, files of
 5,000 hands, generated once into ``--logs``, default ``/tmp/cbr-selfplay-<hands>``). Each
 mode runs ``cbr build`` as a child process and samples, every 0.1 s, the resident memory of
 that process and all of its children (the local cluster's workers included), so the peak
@@ -12,7 +12,8 @@ is the whole build's:
 - ``dask1`` / ``dask2``: ``cbr build --scheduler local --dask-workers 1 / 2``.
 
 Printed per mode: wall seconds, hands/s, peak RSS of the tree (and of the largest single
-process), case-base bytes, bytes per million hands, cases per hand; and an extrapolation
+process), case-base bytes, bytes per million hands (all, Parquet parts, faiss indexes),
+cases per hand; and an extrapolation
 to 10,000,000 hands (time at the measured rate; memory per worker stays flat, the index
 grows with the cases). ``--json FILE`` writes the figures.
 """
@@ -83,10 +84,13 @@ def run(mode: str, logs: Path, hands: int) -> dict:
             raise SystemExit(f"{mode}: cbr build failed ({child.returncode}): {stderr.strip()[-500:]}")
         report = json.loads(stdout)
         size = du(out)
+        parts, index = du(out / "cases"), du(out / "index")
     return {"mode": mode, "hands": report["hands"], "cases": report["cases"], "wall_s": round(wall, 1),
             "hands_per_s": round(report["hands"] / wall, 1), "peak_rss_mb": round(peak / 2**20),
             "peak_rss_largest_process_mb": round(peak_one / 2**20), "casebase_bytes": size,
             "mb_per_million_hands": round(size / report["hands"] * 1e6 / 2**20, 1),
+            "parts_mb_per_million_hands": round(parts / report["hands"] * 1e6 / 2**20, 1),
+            "index_mb_per_million_hands": round(index / report["hands"] * 1e6 / 2**20, 1),
             "cases_per_hand": round(report["cases"] / report["hands"], 2)}
 
 
@@ -97,7 +101,7 @@ def main() -> None:
     ap.add_argument("--logs", type=Path, default=None)
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
-    from cbr.logs.synthetic import write_selfplay_logs
+    from cbr.synthetic import write_selfplay_logs
 
     logs = args.logs or Path(tempfile.gettempdir()) / f"cbr-selfplay-{args.hands}"
     t0 = time.perf_counter()

@@ -38,6 +38,7 @@ from cbr.store.parts import decision_meta
 from cbr.store.writer import CaseBaseWriter
 
 Progress = Callable[..., None]
+SourceRunner = Callable[..., None]  # see build_casebase(runner=...)
 CHUNK_HANDS = 250
 
 
@@ -71,7 +72,7 @@ class BuildReport:
 
 
 @dataclass
-class _ChunkResult:
+class ChunkResult:
     """Cases of one chunk of hands, per street: features, and provenance columns."""
 
     rows: dict[int, tuple[np.ndarray, dict[str, list[Any]]]]
@@ -158,7 +159,7 @@ def _stop_pool(pool: ProcessPoolExecutor) -> None:
 
 
 def cases_of_hands(records: Sequence[HandRecord], feature_set: Any,
-                   players: Optional[frozenset[str]] = None) -> _ChunkResult:
+                   players: Optional[frozenset[str]] = None) -> ChunkResult:
     """Replay hands and compute the feature rows of their known-card decisions.
 
     A pure function of its input (what each worker process runs). A hand that does not
@@ -198,7 +199,7 @@ def cases_of_hands(records: Sequence[HandRecord], feature_set: Any,
             meta = decision_meta(dps)
             meta["outcome"] = outcomes[street]
             rows[street] = (X, meta)
-    return _ChunkResult(rows, decisions, hands, skipped,
+    return ChunkResult(rows, decisions, hands, skipped,
                         {street: np.asarray(which[street], dtype=np.int64) for street in rows})
 
 
@@ -219,7 +220,7 @@ def hand_outcome(record: HandRecord, position: int) -> float:
     return float(record.payoffs[position]) / record.game.small_bet
 
 
-def _worker_chunk(records: Sequence[HandRecord], players: Optional[frozenset[str]]) -> _ChunkResult:
+def _worker_chunk(records: Sequence[HandRecord], players: Optional[frozenset[str]]) -> ChunkResult:
     return cases_of_hands(records, _WORKER_FEATURES, players)
 
 
@@ -271,8 +272,7 @@ def build_casebase(
     name: Optional[str] = None,
     progress: Optional[Progress] = None,
     max_file_size: Optional[int] = DEFAULT_MAX_FILE_SIZE,
-    scheduler: Optional[str] = None,
-    dask_workers: int = 2,
+    runner: Optional[SourceRunner] = None,
 ) -> BuildReport:
     """Build the case base ``out`` from the logs under ``paths``.
 
@@ -280,9 +280,10 @@ def build_casebase(
     to the worker processes); ``players`` keeps only the decisions of those player names; ``workers`` > 1 computes
     features in that many processes; ``similarity`` is a ``SimilarityConfig`` or a TOML
     path (default: CASPER's). ``progress(n, total=None)`` is called per hand.
-    ``scheduler``: run the per-file work on Dask instead (:mod:`cbr.dask_build`): a
-    scheduler address, or ``"local"`` for a local cluster of ``dask_workers`` processes;
-    the case base is the same, id for id.
+    ``runner``: computes the cases of the sources elsewhere (``workers`` is then unused):
+    called as ``runner(sources, feature_set, players, writer, consume, names,
+    chunk_hands=, max_file_size=)``, it must pass the rows to ``consume`` cut into the
+    chunks of this build, in input order (:func:`cbr.dask_build.build_casebase_on_dask`).
     Files are found as :func:`cbr.logs.detect.scan_logs` finds them (the same file given
     twice is read once; files that are not logs, not regular files or larger than
     ``max_file_size`` bytes are skipped and listed in ``skipped`` with the reason).
@@ -311,7 +312,7 @@ def build_casebase(
         for src in sources:
             _add_source(writer, src)
 
-        def consume(result: _ChunkResult) -> None:
+        def consume(result: ChunkResult) -> None:
             report.hands += result.hands
             report.decisions += result.decisions
             issues.extend(result.skipped)
@@ -323,11 +324,9 @@ def build_casebase(
                 progress(result.hands + len(result.skipped))
 
         chunks = _chunks(stream, CHUNK_HANDS, issues, names)
-        if scheduler is not None:  # Dask is imported only here
-            from cbr.dask_build import build_on_dask
-
-            build_on_dask(scheduler, sources, feature_set, wanted, writer, consume, names,
-                          dask_workers=dask_workers, chunk_hands=CHUNK_HANDS, max_file_size=max_file_size)
+        if runner is not None:  # e.g. on Dask (cbr.dask_build)
+            runner(sources, feature_set, wanted, writer, consume, names,
+                   chunk_hands=CHUNK_HANDS, max_file_size=max_file_size)
         elif workers == 1:
             for chunk in chunks:
                 for record in chunk:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import logging
 import os
+import uuid
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -33,13 +34,14 @@ from typing import Any, Optional
 
 import numpy as np
 
-from cbr.build import _ChunkResult, _feature_set, cases_of_hands, die_with_parent
+from cbr.build import BuildReport, ChunkResult, build_casebase, cases_of_hands, die_with_parent
 from cbr.errors import CBRError
+from cbr.featuresets import load_feature_set
 from cbr.game.gamedef import GameDef
 from cbr.logs.detect import LogSource, parse_source
 from cbr.logs.record import HandRecord, ParseIssue
 
-__all__ = ["FileResult", "file_cases", "build_on_dask", "LOCAL"]
+__all__ = ["FileResult", "file_cases", "build_on_dask", "build_casebase_on_dask", "LOCAL"]
 
 LOCAL = "local"
 _FEATURES: dict[str, Any] = {}   # per worker process: feature sets loaded by name
@@ -77,7 +79,7 @@ def file_cases(source: LogSource, feature_set: Any, players: Optional[frozenset[
     if isinstance(feature_set, str):
         fs = _FEATURES.get(feature_set)
         if fs is None:
-            fs = _FEATURES[feature_set] = _feature_set(feature_set)
+            fs = _FEATURES[feature_set] = load_feature_set(feature_set)
     else:
         fs = feature_set
     records: list[HandRecord] = []
@@ -98,9 +100,9 @@ def file_cases(source: LogSource, feature_set: Any, players: Optional[frozenset[
 
 class _Rechunker:
     """Cut file results back into the local build's chunks of ``size`` hand records (a
-    chunk may span files) and pass each chunk's rows to ``emit`` as a ``_ChunkResult``."""
+    chunk may span files) and pass each chunk's rows to ``emit`` as a ``ChunkResult``."""
 
-    def __init__(self, size: int, emit: Callable[[_ChunkResult], None]) -> None:
+    def __init__(self, size: int, emit: Callable[[ChunkResult], None]) -> None:
         self.size = size
         self.emit = emit
         self.count = 0
@@ -129,7 +131,7 @@ class _Rechunker:
         self.pieces = {}
         self.count = 0
         if rows:
-            self.emit(_ChunkResult(rows, 0, 0, []))
+            self.emit(ChunkResult(rows, 0, 0, []))
 
     def close(self) -> None:
         if self.count:
@@ -159,8 +161,24 @@ def _client(scheduler: str, dask_workers: int) -> tuple[Any, Any]:
         raise CBRError(f"cannot reach the Dask scheduler {scheduler}: {exc}") from None
 
 
+def build_casebase_on_dask(paths: Sequence[str | os.PathLike[str]], out: str | os.PathLike[str], *,
+                           scheduler: str, dask_workers: int = 2, **options: Any) -> BuildReport:
+    """:func:`cbr.build.build_casebase` with the per-file work on Dask: ``scheduler`` is a
+    scheduler address or ``"local"`` (a local cluster of ``dask_workers`` processes);
+    ``options`` are ``build_casebase``'s. The case base is the same, id for id."""
+    if dask_workers < 1:
+        raise ValueError(f"dask_workers must be at least 1, got {dask_workers}")
+
+    def runner(sources: Sequence[LogSource], feature_set: Any, players: Optional[frozenset[str]], writer: Any,
+               consume: Callable[[ChunkResult], None], names: set[str], **kw: Any) -> None:
+        build_on_dask(scheduler, sources, feature_set, players, writer, consume, names,
+                      dask_workers=dask_workers, **kw)
+
+    return build_casebase(paths, out, runner=runner, **options)
+
+
 def build_on_dask(scheduler: str, sources: Sequence[LogSource], feature_set: Any,
-                  players: Optional[frozenset[str]], writer: Any, consume: Callable[[_ChunkResult], None],
+                  players: Optional[frozenset[str]], writer: Any, consume: Callable[[ChunkResult], None],
                   names: set[str], *, dask_workers: int = 2,
                   chunk_hands: int = 250, max_file_size: Optional[int] = None) -> None:
     """Run :func:`file_cases` for every source on Dask, at most two files per worker in
@@ -178,11 +196,12 @@ def build_on_dask(scheduler: str, sources: Sequence[LogSource], feature_set: Any
         window = 2 * max(1, sum(client.nthreads().values()) or dask_workers)
         cutter = _Rechunker(chunk_hands, consume)
         todo = iter(enumerate(sources))
+        run = uuid.uuid4().hex  # task keys unique to this build on a shared scheduler
 
         def submit() -> None:
             for i, src in todo:
                 pending.append(client.submit(file_cases, src, feature_set, players, max_file_size, parent,
-                                             key=f"cbr-file-{i}-{os.getpid()}-{id(pending)}", pure=False))
+                                             key=f"cbr-file-{i}-{run}", pure=False))
                 return
 
         for _ in range(window):
@@ -199,7 +218,7 @@ def build_on_dask(scheduler: str, sources: Sequence[LogSource], feature_set: Any
                 writer.add_game(game)
             names.update(fr.names)
             cutter.feed(fr)
-            consume(_ChunkResult({}, fr.decisions, fr.hands, fr.skipped))
+            consume(ChunkResult({}, fr.decisions, fr.hands, fr.skipped))
         cutter.close()
     finally:
         for future in pending:

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from cbr.build import build_casebase
+from cbr.dask_build import build_casebase_on_dask
 from cbr.errors import CBRError
 from cbr.game.gamedef import STREETS
 from cbr.store import CaseBase
@@ -23,6 +24,10 @@ from features.casper import CasperFeatures
 from tests.conftest import REPO, require_module, shared_path
 
 CLI = [sys.executable, "-c", "import sys; from cli import app; sys.exit(app())"]
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(REPO)}
 
 
 def _logs() -> Path:
@@ -53,7 +58,7 @@ def local_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_local_cluster_build_is_the_local_build(local_build: Path, tmp_path: Path) -> None:
     psutil = require_module("psutil")
     before = {p.pid for p in psutil.Process().children(recursive=True)}
-    report = build_casebase([_logs()], tmp_path / "cb", scheduler="local", dask_workers=2)
+    report = build_casebase_on_dask([_logs()], tmp_path / "cb", scheduler="local", dask_workers=2)
     assert report.cases == sum(report.cases_per_street.values()) > 0
     assert_same_casebase(local_build, tmp_path / "cb")
     # the local cluster is torn down with the build: no worker process is left
@@ -77,7 +82,8 @@ def test_worker_killed_mid_build_is_retried(local_build: Path, tmp_path: Path) -
 
         def run() -> None:
             try:
-                outcome["report"] = build_casebase([_logs()], tmp_path / "cb", scheduler=cluster.scheduler_address)
+                outcome["report"] = build_casebase_on_dask([_logs()], tmp_path / "cb",
+                                                           scheduler=cluster.scheduler_address)
             except BaseException as exc:  # reported to the main thread
                 outcome["error"] = exc
 
@@ -109,35 +115,40 @@ class ExplodingFeatures(CasperFeatures):
 
 def test_failing_build_leaves_no_casebase(tmp_path: Path) -> None:
     with pytest.raises(CBRError, match="failed on purpose"):
-        build_casebase([_logs()], tmp_path / "cb", feature_set=ExplodingFeatures(), scheduler="local",
-                       dask_workers=1)
+        build_casebase_on_dask([_logs()], tmp_path / "cb", feature_set=ExplodingFeatures(), scheduler="local",
+                               dask_workers=1)
     assert os.listdir(tmp_path) == []
     with pytest.raises(CBRError, match="none of the --players"):
-        build_casebase([_logs()], tmp_path / "cb", players=["nobody"], scheduler="local", dask_workers=1)
+        build_casebase_on_dask([_logs()], tmp_path / "cb", players=["nobody"], scheduler="local", dask_workers=1)
     assert os.listdir(tmp_path) == []
 
 
+@pytest.mark.slow
 def test_cli_build_with_local_cluster(local_build: Path, tmp_path: Path) -> None:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
     r = subprocess.run([*CLI, "build", str(_logs()), "-o", str(tmp_path / "cb"), "--scheduler", "local",
-                        "--dask-workers", "2", "--json"], capture_output=True, text=True, env=env, timeout=300)
+                        "--dask-workers", "2", "--json"], capture_output=True, text=True, env=_env(), timeout=300)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["cases"] == CaseBase.open(local_build).manifest.next_case_id
     assert_same_casebase(local_build, tmp_path / "cb")
+
+
+def test_cli_scheduler_usage_and_errors(tmp_path: Path) -> None:
     r = subprocess.run([*CLI, "build", str(_logs()), "-o", str(tmp_path / "x"), "--dask-workers", "2"],
-                       capture_output=True, text=True, env=env, timeout=60)
+                       capture_output=True, text=True, env=_env(), timeout=60)
     assert r.returncode == 2 and "--scheduler local" in r.stderr
+    r = subprocess.run([*CLI, "build", str(_logs()), "-o", str(tmp_path / "x"), "--scheduler", "local", "-j", "2"],
+                       capture_output=True, text=True, env=_env(), timeout=60)
+    assert r.returncode == 2 and "--workers" in r.stderr
     r = subprocess.run([*CLI, "build", str(_logs()), "-o", str(tmp_path / "x"), "--scheduler", "tcp://127.0.0.1:9"],
-                       capture_output=True, text=True, env=env, timeout=120)
+                       capture_output=True, text=True, env=_env(), timeout=120)
     assert r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert "scheduler" in r.stderr and not (tmp_path / "x").exists()
 
 
 def test_local_cluster_dies_with_a_killed_build(tmp_path: Path) -> None:
     psutil = require_module("psutil")
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
     proc = subprocess.Popen([*CLI, "build", str(_logs()), "-o", str(tmp_path / "cb"), "--scheduler", "local",
-                             "--dask-workers", "2", "--json"], env=env,
+                             "--dask-workers", "2", "--json"], env=_env(),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         workers: list = []

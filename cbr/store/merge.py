@@ -30,7 +30,7 @@ from typing import Any, Optional
 import pyarrow.parquet as pq
 
 from cbr.errors import CaseBaseError
-from cbr.game.gamedef import STREETS
+from cbr.game.gamedef import STREETS, GameDef
 from cbr.store.casebase import CaseBase
 from cbr.store.manifest import verify_file
 from cbr.store.parts import case_schema
@@ -112,7 +112,7 @@ def merge_casebases(inputs: Sequence[str | os.PathLike[str]], out: str | os.Path
             for cb in bases:
                 m = cb.manifest
                 for game in m.games:
-                    writer._games.setdefault(game["name"], game)
+                    writer.add_game(GameDef.from_dict(game))
                 for entry in m.sources:
                     if entry.get("sha256"):
                         writer.add_source_entry(entry)
