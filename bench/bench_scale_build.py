@@ -15,7 +15,9 @@ Printed per mode: wall seconds, hands/s, peak RSS of the tree (and of the larges
 process), case-base bytes, bytes per million hands (all, Parquet parts, faiss indexes),
 cases per hand; and an extrapolation
 to 10,000,000 hands (time at the measured rate; memory per worker stays flat, the index
-grows with the cases). ``--json FILE`` writes the figures.
+grows with the cases). CPU seconds of the whole process tree are sampled too (the machine
+may be shared: CPU per hand is the figure to size a cluster with). ``--json FILE`` writes
+the figures.
 """
 from __future__ import annotations
 
@@ -39,8 +41,9 @@ MODES = {
 }
 
 
-def tree_rss(proc: "psutil.Process") -> tuple[int, int]:  # noqa: F821
-    """(sum, max) of the resident memory of ``proc`` and its descendants, in bytes."""
+def tree_rss(proc: "psutil.Process", cpu: dict[int, float]) -> tuple[int, int]:  # noqa: F821
+    """(sum, max) of the resident memory of ``proc`` and its descendants, in bytes; the
+    CPU seconds (user + system) of each process are kept in ``cpu`` by pid."""
     import psutil
 
     total = biggest = 0
@@ -50,9 +53,12 @@ def tree_rss(proc: "psutil.Process") -> tuple[int, int]:  # noqa: F821
         return 0, 0
     for p in procs:
         try:
-            rss = p.memory_info().rss
+            with p.oneshot():
+                rss = p.memory_info().rss
+                t = p.cpu_times()
         except psutil.Error:
             continue
+        cpu[p.pid] = t.user + t.system
         total += rss
         biggest = max(biggest, rss)
     return total, biggest
@@ -74,9 +80,12 @@ def run(mode: str, logs: Path, hands: int) -> dict:
                                  env={**os.environ, "PYTHONPATH": str(REPO)})
         proc = psutil.Process(child.pid)
         peak = peak_one = 0
+        samples: list[tuple[float, int]] = []
+        cpu: dict[int, float] = {}
         while child.poll() is None:
-            total, one = tree_rss(proc)
+            total, one = tree_rss(proc, cpu)
             peak, peak_one = max(peak, total), max(peak_one, one)
+            samples.append((time.perf_counter() - t0, total))
             time.sleep(0.1)
         stdout, stderr = child.communicate()
         wall = time.perf_counter() - t0
@@ -86,12 +95,18 @@ def run(mode: str, logs: Path, hands: int) -> dict:
         size = du(out)
         parts, index = du(out / "cases"), du(out / "index")
     return {"mode": mode, "hands": report["hands"], "cases": report["cases"], "wall_s": round(wall, 1),
-            "hands_per_s": round(report["hands"] / wall, 1), "peak_rss_mb": round(peak / 2**20),
+            "hands_per_s": round(report["hands"] / wall, 1),
+            # CPU seconds of the whole tree (sampled every 0.1 s): less sensitive to other load than wall time
+            "cpu_s": round(sum(cpu.values()), 1), "cpu_ms_per_hand": round(sum(cpu.values()) / report["hands"] * 1e3, 2),
+            "peak_rss_mb": round(peak / 2**20),
             "peak_rss_largest_process_mb": round(peak_one / 2**20), "casebase_bytes": size,
             "mb_per_million_hands": round(size / report["hands"] * 1e6 / 2**20, 1),
             "parts_mb_per_million_hands": round(parts / report["hands"] * 1e6 / 2**20, 1),
             "index_mb_per_million_hands": round(index / report["hands"] * 1e6 / 2**20, 1),
-            "cases_per_hand": round(report["cases"] / report["hands"], 2)}
+            "cases_per_hand": round(report["cases"] / report["hands"], 2),
+            # the tree's RSS (MB) at each tenth of the wall time: flat, or growing with the hands read?
+            "rss_mb_by_tenth": [round(max((r for t, r in samples if t <= wall * k / 10), default=0) / 2**20)
+                                for k in range(1, 11)]}
 
 
 def main() -> None:

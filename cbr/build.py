@@ -75,7 +75,7 @@ class BuildReport:
 class ChunkResult:
     """Cases of one chunk of hands, per street: features, and provenance columns."""
 
-    rows: dict[int, tuple[np.ndarray, dict[str, list[Any]]]]
+    rows: dict[int, Any]  # per street: (features, provenance columns), or an Arrow table of cases
     decisions: int
     hands: int
     skipped: list[ParseIssue]
@@ -316,10 +316,13 @@ def build_casebase(
             report.hands += result.hands
             report.decisions += result.decisions
             issues.extend(result.skipped)
-            for street, (X, meta) in sorted(result.rows.items()):
-                actions = meta.pop("actions")
-                writer.add_rows(street, X, actions, **meta)
-                per_street[street] += len(X)
+            for street, rows in sorted(result.rows.items()):
+                if isinstance(rows, tuple):
+                    X, meta = rows
+                    writer.add_rows(street, X, meta.pop("actions"), **meta)
+                else:  # an Arrow table of cases (a runner's): renumbered by the writer
+                    writer.add_table(street, rows)
+                per_street[street] += len(rows[0]) if isinstance(rows, tuple) else rows.num_rows
             if progress is not None:
                 progress(result.hands + len(result.skipped))
 

@@ -13,13 +13,14 @@ at the end and whose workers die with this process, even on SIGKILL. With an add
 workers must be able to import ``cbr`` and read the log files at the same paths (a shared
 file system). Dask is imported only here, and this module only when ``--scheduler`` is given.
 
->>> rows = {0: (np.zeros((3, 2), np.float32), {"actions": list("ccr"), "hand_id": ["a", "b", "c"]})}
+>>> from cbr.store.parts import build_table
+>>> rows = {0: build_table(["x"], 0, np.zeros((3, 1), np.float32), "ccr", hand_id=["a", "b", "c"])}
 >>> fr = FileResult(records=3, hands=3, decisions=3, skipped=[], games=[], names=set(),
 ...                 rows=rows, hand_of_row={0: np.array([0, 1, 2])})
 >>> out = []
 >>> cutter = _Rechunker(2, out.append)
 >>> cutter.feed(fr); cutter.close()
->>> [r.rows[0][1]["hand_id"] for r in out if r.rows]
+>>> [r.rows[0].column("hand_id").to_pylist() for r in out]
 [['a', 'b'], ['c']]
 """
 from __future__ import annotations
@@ -33,13 +34,15 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 import numpy as np
+import pyarrow as pa
 
 from cbr.build import BuildReport, ChunkResult, build_casebase, cases_of_hands, die_with_parent
 from cbr.errors import CBRError
 from cbr.featuresets import load_feature_set
-from cbr.game.gamedef import GameDef
+from cbr.game.gamedef import STREETS, GameDef
 from cbr.logs.detect import LogSource, parse_source
 from cbr.logs.record import HandRecord, ParseIssue
+from cbr.store.parts import build_table
 
 __all__ = ["FileResult", "file_cases", "build_on_dask", "build_casebase_on_dask", "LOCAL"]
 
@@ -50,8 +53,9 @@ _ARMED: set[int] = set()         # per worker process: die_with_parent armed for
 
 @dataclass
 class FileResult:
-    """What one task returns for one log file: its rows per street (``hand_of_row``: the
-    index among the file's hand records of each row's hand), counts, issues, games, names."""
+    """What one task returns for one log file: its cases per street as Arrow tables (ids
+    from 0, renumbered by the writer; cheap to send), ``hand_of_row``: the index among the
+    file's hand records of each row's hand; counts, issues, games, player names."""
 
     records: int
     hands: int
@@ -59,7 +63,7 @@ class FileResult:
     skipped: list[ParseIssue]
     games: list[GameDef]
     names: set[str]
-    rows: dict[int, tuple[np.ndarray, dict[str, list[Any]]]]
+    rows: dict[int, pa.Table]
     hand_of_row: dict[int, np.ndarray]
 
 
@@ -94,8 +98,12 @@ def file_cases(source: LogSource, feature_set: Any, players: Optional[frozenset[
         games.setdefault(item.game.name, item.game)
         names.update(item.players)
     result = cases_of_hands(records, fs, players)
+    tables = {}
+    for street, (X, meta) in result.rows.items():
+        actions = meta.pop("actions")
+        tables[street] = build_table(list(fs.feature_names(STREETS[street])), 0, X, actions, **meta)
     return FileResult(len(records), result.hands, result.decisions, issues + result.skipped,
-                      list(games.values()), names, result.rows, result.hand_of_row)
+                      list(games.values()), names, tables, result.hand_of_row)
 
 
 class _Rechunker:
@@ -106,28 +114,25 @@ class _Rechunker:
         self.size = size
         self.emit = emit
         self.count = 0
-        self.pieces: dict[int, list[tuple[np.ndarray, dict[str, list[Any]]]]] = {}
+        self.pieces: dict[int, list[pa.Table]] = {}
 
     def feed(self, fr: FileResult) -> None:
         start = 0
         while start < fr.records:
             end = start + min(self.size - self.count, fr.records - start)
-            for street, (X, meta) in fr.rows.items():
+            for street, table in fr.rows.items():
                 h = fr.hand_of_row[street]
                 a, b = np.searchsorted(h, start, "left"), np.searchsorted(h, end, "left")
                 if b > a:
-                    self.pieces.setdefault(street, []).append((X[a:b], {k: v[a:b] for k, v in meta.items()}))
+                    self.pieces.setdefault(street, []).append(table.slice(int(a), int(b - a)))
             self.count += end - start
             start = end
             if self.count == self.size:
                 self._flush()
 
     def _flush(self) -> None:
-        rows = {}
-        for street, pieces in self.pieces.items():
-            X = pieces[0][0] if len(pieces) == 1 else np.vstack([p[0] for p in pieces])
-            meta = {k: [v for p in pieces for v in p[1][k]] for k in pieces[0][1]}
-            rows[street] = (X, meta)
+        rows = {street: pieces[0] if len(pieces) == 1 else pa.concat_tables(pieces)
+                for street, pieces in self.pieces.items()}
         self.pieces = {}
         self.count = 0
         if rows:
@@ -148,8 +153,10 @@ def _client(scheduler: str, dask_workers: int) -> tuple[Any, Any]:
     if scheduler == LOCAL:
         if dask_workers < 1:
             raise ValueError(f"dask_workers must be at least 1, got {dask_workers}")
-        cluster = LocalCluster(n_workers=dask_workers, threads_per_worker=1, processes=True,
-                               dashboard_address=None, silence_logs=logging.ERROR)
+        # loopback only; no dashboard, and its HTTP server (health checks) on a free port
+        cluster = LocalCluster(n_workers=dask_workers, threads_per_worker=1, processes=True, host="127.0.0.1",
+                               dashboard_address=None, scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
+                               silence_logs=logging.ERROR)
         try:
             return Client(cluster), cluster
         except BaseException:
