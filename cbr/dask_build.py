@@ -76,7 +76,7 @@ def _arm(parent: Optional[int]) -> None:
 
 
 def file_cases(source: LogSource, feature_set: Any, players: Optional[frozenset[str]],
-               max_file_size: Optional[int], parent: Optional[int] = None) -> FileResult:
+               max_file_size: Optional[int], parent: Optional[int] = None, chunk_hands: int = 250) -> FileResult:
     """The task: parse one source, replay its hands, compute the rows of its cases (a pure
     function of the file, what ``cases_of_hands`` computes chunk by chunk)."""
     _arm(parent)
@@ -97,13 +97,24 @@ def file_cases(source: LogSource, feature_set: Any, players: Optional[frozenset[
         records.append(item)
         games.setdefault(item.game.name, item.game)
         names.update(item.players)
-    result = cases_of_hands(records, fs, players)
-    tables = {}
-    for street, (X, meta) in result.rows.items():
-        actions = meta.pop("actions")
-        tables[street] = build_table(list(fs.feature_names(STREETS[street])), 0, X, actions, **meta)
-    return FileResult(len(records), result.hands, result.decisions, issues + result.skipped,
-                      list(games.values()), names, tables, result.hand_of_row)
+    # chunk by chunk, as the local build: the feature set's batch (prepare) and its cache
+    # are sized for a chunk; a whole file at once would overflow the cache and recompute
+    pieces: dict[int, list[pa.Table]] = {}
+    where: dict[int, list[np.ndarray]] = {}
+    hands = decisions = 0
+    for start in range(0, len(records), chunk_hands):
+        result = cases_of_hands(records[start:start + chunk_hands], fs, players)
+        hands += result.hands
+        decisions += result.decisions
+        issues.extend(result.skipped)
+        for street, (X, meta) in result.rows.items():
+            actions = meta.pop("actions")
+            pieces.setdefault(street, []).append(
+                build_table(list(fs.feature_names(STREETS[street])), 0, X, actions, **meta))
+            where.setdefault(street, []).append(result.hand_of_row[street] + start)
+    tables = {s: pa.concat_tables(p) for s, p in pieces.items()}
+    return FileResult(len(records), hands, decisions, issues, list(games.values()), names, tables,
+                      {s: np.concatenate(w) for s, w in where.items()})
 
 
 class _Rechunker:
@@ -154,9 +165,12 @@ def _client(scheduler: str, dask_workers: int) -> tuple[Any, Any]:
         if dask_workers < 1:
             raise ValueError(f"dask_workers must be at least 1, got {dask_workers}")
         # loopback only; no dashboard, and its HTTP server (health checks) on a free port
-        cluster = LocalCluster(n_workers=dask_workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-                               dashboard_address=None, scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
-                               silence_logs=logging.ERROR)
+        try:
+            cluster = LocalCluster(n_workers=dask_workers, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                   dashboard_address=None, scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
+                                   silence_logs=logging.ERROR)
+        except Exception as exc:  # e.g. a worker process that cannot start
+            raise CBRError(f"the local Dask cluster did not start: {exc}") from None
         try:
             return Client(cluster), cluster
         except BaseException:
@@ -193,6 +207,7 @@ def build_on_dask(scheduler: str, sources: Sequence[LogSource], feature_set: Any
     client, cluster = _client(scheduler, dask_workers)
     parent = os.getpid() if cluster is not None else None
     pending: deque[Any] = deque()
+    finished = False
     try:
         from distributed import KilledWorker
 
@@ -208,6 +223,7 @@ def build_on_dask(scheduler: str, sources: Sequence[LogSource], feature_set: Any
         def submit() -> None:
             for i, src in todo:
                 pending.append(client.submit(file_cases, src, feature_set, players, max_file_size, parent,
+                                             chunk_hands,
                                              key=f"cbr-file-{i}-{run}", pure=False))
                 return
 
@@ -227,9 +243,26 @@ def build_on_dask(scheduler: str, sources: Sequence[LogSource], feature_set: Any
             cutter.feed(fr)
             consume(ChunkResult({}, fr.decisions, fr.hands, fr.skipped))
         cutter.close()
+        finished = True
     finally:
+        if cluster is not None and not finished:  # an error or Ctrl-C/SIGTERM: stop the workers now
+            _kill_workers(cluster)
         for future in pending:
             future.cancel()
         client.close()
         if cluster is not None:
             cluster.close()
+
+
+def _kill_workers(cluster: Any) -> None:
+    """SIGKILL the worker processes of a local cluster (a busy worker would finish its file
+    before a graceful close)."""
+    import signal
+
+    for nanny in list(getattr(cluster, "workers", {}).values()):
+        pid = getattr(nanny, "pid", None)
+        if isinstance(pid, int) and pid > 0:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:  # already gone
+                pass

@@ -202,3 +202,46 @@ def test_index_built_in_batches_is_the_index_built_at_once(monkeypatch: pytest.M
     Q = X[rng.choice(len(X), 50, replace=False)] + np.float32(0.01)
     for a, b in zip(whole.retrieve_batch(Q), batched.retrieve_batch(Q)):
         assert a.ids.tolist() == b.ids.tolist() and np.array_equal(a.similarities, b.similarities)
+
+
+def test_sigterm_stops_a_local_cluster_build_at_once(tmp_path: Path) -> None:
+    psutil = require_module("psutil")
+    proc = subprocess.Popen([*CLI, "build", str(_logs()), "-o", str(tmp_path / "cb"), "--scheduler", "local",
+                             "--dask-workers", "2"], env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        workers: list = []
+        deadline = time.monotonic() + 60
+        while len(workers) < 2 and time.monotonic() < deadline and proc.poll() is None:
+            workers = [p for p in psutil.Process(proc.pid).children(recursive=True)
+                       if "resource_tracker" not in " ".join(p.cmdline())]
+            time.sleep(0.05)
+        assert len(workers) >= 2, "the local cluster's workers never started"
+
+        def worker_cpu() -> float:
+            total = 0.0
+            for p in workers:
+                try:
+                    t = p.cpu_times()
+                    total += t.user + t.system
+                except psutil.Error:
+                    pass
+            return total
+
+        while worker_cpu() < 4.0 and proc.poll() is None and time.monotonic() < deadline + 60:
+            time.sleep(0.1)  # started, imported, and computing features
+        assert proc.poll() is None, "the build ended before it could be stopped"
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+        stopped = time.monotonic() - t0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+    assert proc.returncode == 143, err
+    assert err.strip().splitlines()[-1] == "terminated"
+    assert stopped < 8, f"took {stopped:.1f} s to stop"
+    _, alive = psutil.wait_procs(workers, timeout=5)
+    assert not alive
+    assert os.listdir(tmp_path) == []

@@ -48,11 +48,11 @@ from cbr.similarity import StreetSimilarity
 __all__ = ["FaissBackend"]
 
 
-# float32 rounding in the bound space (values in [0, 1], sums of d terms) stays far below this;
-# the margin only widens the candidate set, never the answer.
 BUILD_BATCH = 1 << 18  # rows scaled and inserted at a time when an index is built
 
 
+# float32 rounding in the bound space (values in [0, 1], sums of d terms) stays far below this;
+# the margin only widens the candidate set, never the answer.
 def _margin(d: int) -> float:
     return 1e-5 + 1e-6 * d
 
