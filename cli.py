@@ -554,6 +554,36 @@ def casebase_inspect(
         stderr.print(f"warning: {w}", markup=False, highlight=False, soft_wrap=True)
 
 
+@casebase_app.command("merge")
+@guarded
+def casebase_merge(
+    inputs: Annotated[list[str], typer.Argument(help="Two or more case bases (directories or names under ./casebases/).")],
+    out: Annotated[str, typer.Option("--out", "-o", help="The merged case base to write.")],
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing case base (atomically, at the end).")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Merge case bases of the same feature set, schema and similarity into a new one.
+
+    Streams the cases part by part (never a whole case base in memory); new case ids in
+    input order; the indexes are rebuilt. OUT appears only when the merge succeeded.
+    """
+    if len(inputs) < 2:
+        raise usage_error("give at least two case bases to merge", "INPUTS")
+    _check_out_dir(out)
+    from cbr.store import resolve_casebase
+    from cbr.store.merge import merge_casebases
+
+    report = merge_casebases([resolve_casebase(i) for i in inputs], out, overwrite=overwrite)
+    for warning in report.warnings:
+        typer.echo(f"warning: {warning}", err=True)
+    if as_json:
+        print_json(report.to_dict())
+        return
+    per = ", ".join(f"{s} {n}" for s, n in report.cases_per_street.items())
+    stdout.print(f"merged {len(inputs)} case bases into {out}: {report.cases} cases ({per}), {report.seconds:.1f} s",
+                 soft_wrap=True)
+
+
 @plugins_app.command("list")
 @guarded
 def plugins_list(
@@ -715,6 +745,8 @@ def build_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     max_file_size: Annotated[Optional[int], typer.Option("--max-file-size", parser=_file_size, metavar="SIZE",
                                                          help=MAX_FILE_SIZE_HELP)] = None,
+    scheduler: Annotated[Optional[str], typer.Option("--scheduler", metavar="ADDRESS|local", help="Run the per-file work on Dask: a scheduler's address (workers reading the logs at the same paths), or 'local' for a local cluster. Needs the [dask] extra; the case base is the same.")] = None,
+    dask_workers: Annotated[Optional[int], typer.Option("--dask-workers", min=1, max=64, help="Worker processes of --scheduler local (default 2).")] = None,
 ) -> None:
     """Build a case base: every decision of a player with known hole cards becomes a case.
 
@@ -727,6 +759,10 @@ def build_command(
     names = [p.strip() for p in players.split(",") if p.strip()] if players else None
     if players is not None and not names:
         raise usage_error("no player name given", "--only-players")
+    if dask_workers is not None and scheduler != "local":
+        raise usage_error("--dask-workers needs --scheduler local", "--dask-workers")
+    if scheduler is not None and workers is not None:
+        raise usage_error("--workers does not apply with --scheduler (the Dask workers compute)", "--workers")
     cpus = _usable_cpus()
     if workers is None:
         workers = min(cpus, 8)
@@ -739,10 +775,16 @@ def build_command(
     from cbr.build import build_casebase
     from cbr.logs.source import DEFAULT_MAX_FILE_SIZE
 
+    options = dict(feature_set=feature_set, players=names, format=fmt, similarity=sim, overwrite=overwrite,
+                   max_file_size=max_file_size or DEFAULT_MAX_FILE_SIZE)
     with progress_bar("building", enabled=not as_json) as advance:
-        report = build_casebase(logs, out, feature_set=feature_set, players=names, workers=workers,
-                                format=fmt, similarity=sim, overwrite=overwrite, progress=advance,
-                                max_file_size=max_file_size or DEFAULT_MAX_FILE_SIZE)
+        if scheduler is not None:  # Dask is imported only here
+            from cbr.dask_build import build_casebase_on_dask
+
+            report = build_casebase_on_dask(logs, out, scheduler=scheduler, dask_workers=dask_workers or 2,
+                                            progress=advance, **options)
+        else:
+            report = build_casebase(logs, out, workers=workers, progress=advance, **options)
     for warning in report.warnings:
         typer.echo(f"warning: {warning}", err=True)
     if as_json:

@@ -27,7 +27,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from cbr.errors import CBRError
+from cbr.errors import CBRError, ConfigError
 from cbr.featuresets import load_feature_set
 from cbr.game.gamedef import STREETS
 from cbr.logs.detect import LogSource, parse_source, scan_logs
@@ -38,6 +38,7 @@ from cbr.store.parts import decision_meta
 from cbr.store.writer import CaseBaseWriter
 
 Progress = Callable[..., None]
+SourceRunner = Callable[..., None]  # see build_casebase(runner=...)
 CHUNK_HANDS = 250
 
 
@@ -71,13 +72,14 @@ class BuildReport:
 
 
 @dataclass
-class _ChunkResult:
+class ChunkResult:
     """Cases of one chunk of hands, per street: features, and provenance columns."""
 
-    rows: dict[int, tuple[np.ndarray, dict[str, list[Any]]]]
+    rows: dict[int, Any]  # per street: (features, provenance columns), or an Arrow table of cases
     decisions: int
     hands: int
     skipped: list[ParseIssue]
+    hand_of_row: dict[int, np.ndarray] = field(default_factory=dict)  # per street: each row's record index
 
 
 _WORKER_FEATURES: Any = None
@@ -158,7 +160,7 @@ def _stop_pool(pool: ProcessPoolExecutor) -> None:
 
 def cases_of_hands(records: Sequence[HandRecord], feature_set: Any,
                    players: Optional[frozenset[str]] = None,
-                   tables: Optional[Sequence[Any]] = None) -> _ChunkResult:
+                   tables: Optional[Sequence[Any]] = None) -> ChunkResult:
     """Replay hands and compute the feature rows of their known-card decisions.
 
     A pure function of its input (what each worker process runs). A hand that does not
@@ -168,6 +170,7 @@ def cases_of_hands(records: Sequence[HandRecord], feature_set: Any,
     per_street: dict[int, list] = {0: [], 1: [], 2: [], 3: []}
     table_of: dict[int, list] = {0: [], 1: [], 2: [], 3: []}
     outcomes: dict[int, list[float]] = {0: [], 1: [], 2: [], 3: []}
+    which: dict[int, list[int]] = {0: [], 1: [], 2: [], 3: []}
     skipped: list[ParseIssue] = []
     decisions = hands = 0
     for i, record in enumerate(records):
@@ -190,6 +193,7 @@ def cases_of_hands(records: Sequence[HandRecord], feature_set: Any,
             if tables is not None:
                 table_of[dp.street].append(tables[i])
             outcomes[dp.street].append(hand_outcome(record, dp.position))
+            which[dp.street].append(i)
     prepare = getattr(feature_set, "prepare", None)
     if callable(prepare):  # batch hand features (CASPER: one potential enumeration per board)
         prepare([dp for dps in per_street.values() for dp in dps])
@@ -204,7 +208,8 @@ def cases_of_hands(records: Sequence[HandRecord], feature_set: Any,
             meta = decision_meta(dps)
             meta["outcome"] = outcomes[street]
             rows[street] = (X, meta)
-    return _ChunkResult(rows, decisions, hands, skipped)
+    return ChunkResult(rows, decisions, hands, skipped,
+                        {street: np.asarray(which[street], dtype=np.int64) for street in rows})
 
 
 def hand_outcome(record: HandRecord, position: int) -> float:
@@ -225,7 +230,7 @@ def hand_outcome(record: HandRecord, position: int) -> float:
 
 
 def _worker_chunk(records: Sequence[HandRecord], players: Optional[frozenset[str]],
-                  tables: Optional[Sequence[Any]] = None) -> _ChunkResult:
+                  tables: Optional[Sequence[Any]] = None) -> ChunkResult:
     return cases_of_hands(records, _WORKER_FEATURES, players, tables)
 
 
@@ -277,6 +282,7 @@ def build_casebase(
     name: Optional[str] = None,
     progress: Optional[Progress] = None,
     max_file_size: Optional[int] = DEFAULT_MAX_FILE_SIZE,
+    runner: Optional[SourceRunner] = None,
 ) -> BuildReport:
     """Build the case base ``out`` from the logs under ``paths``.
 
@@ -286,6 +292,10 @@ def build_casebase(
     case base whatever ``workers``), and its default similarity; ``players`` keeps only the decisions of those player names; ``workers`` > 1 computes
     features in that many processes; ``similarity`` is a ``SimilarityConfig`` or a TOML
     path (default: CASPER's). ``progress(n, total=None)`` is called per hand.
+    ``runner``: computes the cases of the sources elsewhere (``workers`` is then unused):
+    called as ``runner(sources, feature_set, players, writer, consume, names,
+    chunk_hands=, max_file_size=)``, it must pass the rows to ``consume`` cut into the
+    chunks of this build, in input order (:func:`cbr.dask_build.build_casebase_on_dask`).
     Files are found as :func:`cbr.logs.detect.scan_logs` finds them (the same file given
     twice is read once; files that are not logs, not regular files or larger than
     ``max_file_size`` bytes are skipped and listed in ``skipped`` with the reason).
@@ -309,6 +319,10 @@ def build_casebase(
     if getattr(fs, "needs_player_models", False):  # opponent-aware cases: models fed in order
         from cbr.opponents import OrderedModels, default_similarity_for
 
+        if runner is not None:
+            raise ConfigError(f"feature set {getattr(fs, 'name', feature_set)!r} needs player models fed the "
+                              f"hands in order, which a distributed build does not do yet: build it without "
+                              f"--scheduler")
         models = OrderedModels()
         similarity = similarity if similarity is not None else default_similarity_for(fs)
     issues: list[ParseIssue] = []
@@ -320,19 +334,25 @@ def build_casebase(
         for src in sources:
             _add_source(writer, src)
 
-        def consume(result: _ChunkResult) -> None:
+        def consume(result: ChunkResult) -> None:
             report.hands += result.hands
             report.decisions += result.decisions
             issues.extend(result.skipped)
-            for street, (X, meta) in sorted(result.rows.items()):
-                actions = meta.pop("actions")
-                writer.add_rows(street, X, actions, **meta)
-                per_street[street] += len(X)
+            for street, rows in sorted(result.rows.items()):
+                if isinstance(rows, tuple):
+                    X, meta = rows
+                    writer.add_rows(street, X, meta.pop("actions"), **meta)
+                else:  # an Arrow table of cases (a runner's): renumbered by the writer
+                    writer.add_table(street, rows)
+                per_street[street] += len(rows[0]) if isinstance(rows, tuple) else rows.num_rows
             if progress is not None:
                 progress(result.hands + len(result.skipped))
 
         chunks = _chunks(stream, CHUNK_HANDS, issues, names)
-        if workers == 1:
+        if runner is not None:  # e.g. on Dask (cbr.dask_build)
+            runner(sources, feature_set, wanted, writer, consume, names,
+                   chunk_hands=CHUNK_HANDS, max_file_size=max_file_size)
+        elif workers == 1:
             for chunk in chunks:
                 for record in chunk:
                     writer.add_game(record.game)

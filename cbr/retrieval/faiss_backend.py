@@ -48,6 +48,9 @@ from cbr.similarity import StreetSimilarity
 __all__ = ["FaissBackend"]
 
 
+BUILD_BATCH = 1 << 18  # rows scaled and inserted at a time when an index is built
+
+
 # float32 rounding in the bound space (values in [0, 1], sums of d terms) stays far below this;
 # the margin only widens the candidate set, never the answer.
 def _margin(d: int) -> float:
@@ -88,16 +91,23 @@ class FaissBackend(BruteForceBackend):
         return int(min(self.n_lists, n))
 
     def _build(self, rows: np.ndarray) -> None:
+        # The k-means is trained on a sample; the rows go to the bound space and into the
+        # lists in batches of BUILD_BATCH (the float64 scaling of all rows at once would
+        # take several times the cases' memory). Same index whatever the batch size: the
+        # list bounds are maxima and minima, faiss appends in id order.
         import faiss
 
-        z = self._scale(rows)
-        n, d = z.shape
+        n, d = rows.shape
+        z = self._scale(rows) if n <= BUILD_BATCH else None
         nlist = self._list_count(n)
         if nlist == 1:
-            centroids = z.mean(axis=0, keepdims=True).astype(np.float32)
+            centroids = (z if z is not None else self._scale(rows)).mean(axis=0, keepdims=True).astype(np.float32)
         else:
             rng = np.random.default_rng(self.seed)
-            sample = z if n <= 64 * nlist else z[np.sort(rng.choice(n, 64 * nlist, replace=False))]
+            if n <= 64 * nlist:
+                sample = z if z is not None else self._scale(rows)
+            else:
+                sample = self._scale(rows[np.sort(rng.choice(n, 64 * nlist, replace=False))])
             km = faiss.Kmeans(d, nlist, niter=12, seed=int(self.seed), verbose=False,
                               max_points_per_centroid=64, min_points_per_centroid=1)
             with _threads(sample.shape[0] * nlist < 50_000_000):
@@ -117,7 +127,12 @@ class FaissBackend(BruteForceBackend):
         self._hi = np.full((nlist, d), -np.inf, dtype=np.float32)
         self._radius = np.full(nlist, -np.inf, dtype=np.float64)
         self._sizes = np.zeros(nlist, dtype=np.int64)
-        self._insert(z, np.arange(n, dtype=np.int64))
+        if z is not None:
+            self._insert(z, np.arange(n, dtype=np.int64))
+            return
+        for start in range(0, n, BUILD_BATCH):
+            end = min(n, start + BUILD_BATCH)
+            self._insert(self._scale(rows[start:end]), np.arange(start, end, dtype=np.int64))
 
     def _insert(self, z: np.ndarray, ids: np.ndarray) -> None:
         with _threads(z.shape[0] * self._lo.shape[0] < 50_000_000):

@@ -25,13 +25,13 @@ from typing import Any, Optional
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from cbr.errors import CaseBaseError
 from cbr.featuresets import load_feature_set
 from cbr.game.decision import DecisionPoint
 from cbr.game.gamedef import STREETS, GameDef
 from cbr.store import catalog as _catalog
-from cbr.store.casebase import CaseBase
 from cbr.store.durable import exchange_or_replace_dir, fsync_dir, remove_dead_builds, rename_noreplace
 from cbr.store.honesty import action_warnings, game_warnings
 from cbr.store.indexes import (check_similarity, default_similarity, dump_similarity, load_similarity, new_index,
@@ -209,6 +209,34 @@ class CaseBaseWriter:
             self._flush(s)
         return ids
 
+    def add_table(self, street: int | str, table: pa.Table) -> np.ndarray:
+        """Add cases of another case base (an Arrow table of the street's case schema, e.g.
+        a Parquet part): new case ids are assigned in row order; returns them."""
+        self._require_open()
+        s = street_name(street)
+        schema = case_schema(self._names[s])
+        if table.schema.names != schema.names:
+            raise CaseBaseError(f"{s}: the cases have columns {table.schema.names}, this case base {schema.names}")
+        ids = np.arange(self._next_id, self._next_id + table.num_rows, dtype=np.int64)
+        table = table.set_column(0, schema.field(0), pa.array(ids)).cast(schema)
+        self._next_id += table.num_rows
+        count_actions(self._counts[s], table.column("action").to_pylist())
+        for src in table.column("source").to_pylist():
+            key = src or ""
+            self._sources.setdefault(key, {"source": key, "cases": 0})["cases"] += 1
+        self._buffers[s].append(table)
+        self._buffered[s] += table.num_rows
+        if self._buffered[s] >= self.part_rows:
+            self._flush(s)
+        return ids
+
+    def add_source_entry(self, entry: dict[str, Any]) -> None:
+        """Record a source as another case base's manifest lists it (hash, size, format;
+        its case count is counted again from the cases added)."""
+        key = str(entry.get("source", ""))
+        mine = self._sources.setdefault(key, {"source": key, "cases": 0})
+        mine.update({k: v for k, v in entry.items() if k not in ("source", "cases")})
+
     # ---- output ---------------------------------------------------------------
     def _flush(self, s: str) -> None:
         tmp = self._require_open()
@@ -219,6 +247,23 @@ class CaseBaseWriter:
         self._parts[s].append(part_entry(rel, table.num_rows, write_part(tmp / rel, table)))
         self._buffers[s].clear()
         self._buffered[s] = 0
+
+    def _features(self, s: str) -> np.ndarray:
+        """The street's feature rows (float32, id order), read part by part from the parts
+        written, feature columns only: the provenance columns are never all in memory."""
+        tmp = self._require_open()
+        names = self._names[s]
+        X = np.empty((sum(p["rows"] for p in self._parts[s]), len(names)), dtype=np.float32)
+        row = 0
+        for entry in self._parts[s]:
+            with pq.ParquetFile(tmp / entry["file"]) as pf:
+                for batch in pf.iter_batches(batch_size=65536, columns=names):
+                    for j, f in enumerate(names):
+                        X[row:row + batch.num_rows, j] = batch.column(f).to_numpy(zero_copy_only=False)
+                    row += batch.num_rows
+        if row != len(X):
+            raise CaseBaseError(f"{tmp}: the parts of {s} hold {row} cases, {len(X)} were written")
+        return X
 
     def _finish(self) -> None:
         tmp = self._require_open()
@@ -246,13 +291,14 @@ class CaseBaseWriter:
             checksums=checksums,
         )
         if self.build_index and similarity is not None and retrieval_available():
-            cb = CaseBase(tmp, m)
             for s in STREETS:
-                index = new_index(similarity, s)
-                X = cb.cases(s).features
+                X = self._features(s)
                 if len(X):
+                    index = new_index(similarity, s)
                     index.fit(X)
+                    del X  # the index holds its own copy
                     m.index[s] = save_index(index, tmp, s)
+                    del index
         _catalog.write_catalog(tmp, m)
         m.catalog = file_checksum(tmp / _catalog.CATALOG)
         write_manifest(tmp, m)
