@@ -7,13 +7,14 @@ history buckets on HS or HS^2): the thresholds from ``--threshold-boards`` rando
 (seed 0), the abstract game's chance model from ``--game-boards`` boards (seed 1), then
 CFR+ for heads-up limit (``holdem.limit.2p``, ``--limit-iterations``) and for no-limit
 fcpa (``nolimit.fcpa``, ``--nolimit-iterations``). The same settings for all five; the
-defaults are the shipped strategy's recipe (``casebases/build_cfr.py``: 4 buckets, 400/600
-boards) with fewer iterations so that everything fits in a few minutes of CPU.
+defaults (4 buckets as the shipped strategy, 200/300 boards, 200 limit and 500 no-limit
+iterations) are smaller than the shipped recipe (``casebases/build_cfr.py``: 400/600
+boards, 1000 iterations) so that everything fits in a few minutes of CPU on a shared machine.
 
 Files go to ``--cache`` (default ``experiments/cache/table2``, not in git), one directory
 per bucketing as ``cbr abstraction build`` / ``cbr train cfr`` write them; a directory
 whose ``settings.json`` matches is reused, so re-running is free. Deterministic from the
-seeds (the rebuilt ``h_hs2`` has the shipped abstraction's fingerprint). The per-board
+seeds. The per-board
 metric tables are shared by the five builds (one computation per board).
 """
 from __future__ import annotations
@@ -39,8 +40,8 @@ BUCKETINGS: tuple[tuple[str, str, str], ...] = (
 )
 GAMES = ("holdem.limit.2p", "nolimit.fcpa")
 CACHE = REPO / "experiments" / "cache" / "table2"
-DEFAULTS = {"buckets": 4, "threshold_boards": 400, "game_boards": 600, "limit_iterations": 300,
-            "nolimit_iterations": 1000}
+DEFAULTS = {"buckets": 4, "threshold_boards": 200, "game_boards": 300, "limit_iterations": 200,
+            "nolimit_iterations": 500}
 QUICK = {"buckets": 2, "threshold_boards": 4, "game_boards": 4, "limit_iterations": 5, "nolimit_iterations": 5}
 
 

@@ -1,6 +1,6 @@
 """The KTH study's table 2: the five bucketings against each other, duplicate, bb/100 (issue 10, section 3).
 
-    python3 experiments/cfr_table2.py [--seed 2] [--boards 400] [--limit-hands 400] [--quick]
+    python3 experiments/cfr_table2.py [--seed 2] [--boards 200] [--limit-hands 200] [--quick]
 
 The five strategies (p_hs, mm_hs, mm_hs2, h_hs, h_hs2) come from
 ``experiments/cfr_strategies.py`` (built here if missing; same bucket count, boards and
@@ -66,7 +66,7 @@ def match_table(cache: Path, seed: int, hands: int) -> dict:
             specs = [f"cfr:strategy={strategy_path(cache, n, game)}" for n in (a, b)]
             r = run_match(specs, hands, duplicate=True, seed=seed)
             me = r.players[0]
-            cells.append({"a": a, "b": b, "bb100": me.sb_per_hand * 50.0, "ci": me.sb_ci * 50.0, "hands": r.hands,
+            cells.append({"a": a, "b": b, "bb100": me.mbb_per_hand / 10.0, "ci": me.mbb_ci / 10.0, "hands": r.hands,
                           "deals": r.deals, "seconds": round(time.perf_counter() - t, 1)})
             say(f"limit match: {a} vs {b}: {cells[-1]['bb100']:+.1f} ± {cells[-1]['ci']:.1f} bb/100 "
                 f"({r.hands} hands, {cells[-1]['seconds']:.0f} s)")
@@ -132,16 +132,16 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_arguments(ap)
     ap.add_argument("--seed", type=int, default=2, help="deal seed (2: the reported run; 1 was for choosing sizes)")
-    ap.add_argument("--boards", type=int, default=None, help="evaluator boards per game (default 400; quick 3)")
+    ap.add_argument("--boards", type=int, default=None, help="evaluator boards per game (default 200; quick 3)")
     ap.add_argument("--pairs", type=int, default=16, help="evaluator deals per board")
-    ap.add_argument("--limit-hands", type=int, default=None, help="match-runner hands per pair (default 400; quick 4)")
+    ap.add_argument("--limit-hands", type=int, default=None, help="match-runner hands per pair (default 200; quick 4)")
     ap.add_argument("--no-match", action="store_true", help="skip the match-runner round robin")
     ap.add_argument("--out", type=Path, default=None, help="JSON (default experiments/results/cfr_table2.json)")
     args = ap.parse_args(argv)
     settings = settings_from(args)
     cache = args.cache or CACHE
-    boards = args.boards or (3 if args.quick else 400)
-    hands = args.limit_hands or (4 if args.quick else 400)
+    boards = args.boards or (3 if args.quick else 200)
+    hands = args.limit_hands or (4 if args.quick else 200)
     out = args.out or RESULTS / "cfr_table2.json"
     t0 = time.perf_counter()
     strategies = prepare(cache, settings)

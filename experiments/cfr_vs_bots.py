@@ -1,6 +1,6 @@
 """The CFR bot against our other bots, heads-up limit, duplicate (issue 10, section 3).
 
-    python3 experiments/cfr_vs_bots.py [--seed 2] [--hands 1000] [--bot cfr] [--quick]
+    python3 experiments/cfr_vs_bots.py [--seed 2] [--hands 500] [--bot cfr] [--quick]
 
 ``--bot`` (default ``cfr``: the shipped strategy, ``casebases/cfr/h_hs2_4``; any policy
 spec, e.g. ``cfr:strategy=PATH``) plays duplicate heads-up fixed-limit hold'em
@@ -70,21 +70,25 @@ def main(argv: Optional[list[str]] = None) -> int:
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seed", type=int, default=2, help="deal seed (2: the reported run)")
-    ap.add_argument("--hands", type=int, default=None, help="hands per opponent (default 1000; quick 4)")
+    ap.add_argument("--hands", type=int, default=None, help="hands per opponent (default 500; quick 4)")
     ap.add_argument("--bot", default="cfr", help="the CFR bot's policy spec (default: the shipped strategy)")
     ap.add_argument("--opponents", default=",".join(OPPONENTS))
     ap.add_argument("--quick", action="store_true", help="4 hands per opponent (for tests)")
     ap.add_argument("--out", type=Path, default=RESULTS / "cfr_vs_bots.json")
     args = ap.parse_args(argv)
-    hands = args.hands or (4 if args.quick else 1000)
+    hands = args.hands or (4 if args.quick else 500)
     if hands < 1:
         ap.error("--hands must be at least 1")
     opponents = args.opponents.split(",")
+    from cbr.match import default_game
+
+    game = default_game(2)
+    bb_per_sb = game.small_bet / game.big_blind  # 1 in holdem.limit.2p: the small bet is the big blind
     t0 = time.perf_counter()
     cells = []
     for opp in opponents:
         c = measure(args.bot, [opp], seed=args.seed, hands=hands, label=opp, target=0.0)
-        row = {"opponent": opp, "sb": c.sb, "ci": c.ci, "bb100": c.sb * 50.0, "hands": c.hands, "deals": c.deals,
+        row = {"opponent": opp, "sb": c.sb, "ci": c.ci, "bb100": c.sb * bb_per_sb * 100.0, "hands": c.hands, "deals": c.deals,
                "verdict": verdict(c.sb, c.ci), "seconds": round(c.seconds, 1)}
         cells.append(row)
         say(f"{args.bot} vs {opp}: {c.sb:+.3f} ± {c.ci:.3f} sb/h ({row['verdict']}), {c.hands} hands, {c.seconds:.0f} s")

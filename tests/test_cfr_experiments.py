@@ -186,4 +186,6 @@ def test_vs_bots_quick(tmp_path):
     data = json.loads(out.read_text())
     assert [c["opponent"] for c in data["cells"]] == ["call", "raise", "hs"]
     assert all(c["hands"] == 4 and c["verdict"] in ("beats", "loses to", "not shown") for c in data["cells"])
+    # holdem.limit.2p: the small bet is the big blind, so bb/100 is 100 x sb/h
+    assert all(c["bb100"] == pytest.approx(100.0 * c["sb"]) for c in data["cells"])
     assert "| call |" in proc.stdout
