@@ -1,6 +1,6 @@
 """The CFR bot against our other bots, heads-up limit, duplicate (issue 10, section 3).
 
-    python3 experiments/cfr_vs_bots.py [--seed 2] [--hands 500] [--bot cfr] [--quick]
+    python3 experiments/cfr_vs_bots.py [--seed 2] [--hands 1000] [--bot cfr] [--quick]
 
 ``--bot`` (default ``cfr``: the shipped strategy, ``casebases/cfr/h_hs2_4``; any policy
 spec, e.g. ``cfr:strategy=PATH``) plays duplicate heads-up fixed-limit hold'em
@@ -70,13 +70,13 @@ def main(argv: Optional[list[str]] = None) -> int:
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seed", type=int, default=2, help="deal seed (2: the reported run)")
-    ap.add_argument("--hands", type=int, default=None, help="hands per opponent (default 500; quick 4)")
+    ap.add_argument("--hands", type=int, default=None, help="hands per opponent (default 1000; quick 4)")
     ap.add_argument("--bot", default="cfr", help="the CFR bot's policy spec (default: the shipped strategy)")
     ap.add_argument("--opponents", default=",".join(OPPONENTS))
     ap.add_argument("--quick", action="store_true", help="4 hands per opponent (for tests)")
     ap.add_argument("--out", type=Path, default=RESULTS / "cfr_vs_bots.json")
     args = ap.parse_args(argv)
-    hands = args.hands or (4 if args.quick else 500)
+    hands = args.hands or (4 if args.quick else 1000)
     if hands < 1:
         ap.error("--hands must be at least 1")
     opponents = args.opponents.split(",")
