@@ -1,6 +1,6 @@
 """The KTH study's table 2: the five bucketings against each other, duplicate, bb/100 (issue 10, section 3).
 
-    python3 experiments/cfr_table2.py [--seed 2] [--boards 200] [--limit-hands 200] [--quick]
+    python3 experiments/cfr_table2.py [--seed 2] [--boards 1000] [--limit-hands 500] [--quick]
 
 The five strategies (p_hs, mm_hs, mm_hs2, h_hs, h_hs2) come from
 ``experiments/cfr_strategies.py`` (built here if missing; same bucket count, boards and
@@ -132,16 +132,16 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_arguments(ap)
     ap.add_argument("--seed", type=int, default=2, help="deal seed (2: the reported run)")
-    ap.add_argument("--boards", type=int, default=None, help="evaluator boards per game (default 200; quick 3)")
+    ap.add_argument("--boards", type=int, default=None, help="evaluator boards per game (default 1000; quick 3)")
     ap.add_argument("--pairs", type=int, default=16, help="evaluator deals per board")
-    ap.add_argument("--limit-hands", type=int, default=None, help="match-runner hands per pair (default 200; quick 4)")
+    ap.add_argument("--limit-hands", type=int, default=None, help="match-runner hands per pair (default 500; quick 4)")
     ap.add_argument("--no-match", action="store_true", help="skip the match-runner round robin")
     ap.add_argument("--out", type=Path, default=None, help="JSON (default experiments/results/cfr_table2.json)")
     args = ap.parse_args(argv)
     settings = settings_from(args)
     cache = args.cache or CACHE
-    boards = args.boards or (3 if args.quick else 200)
-    hands = args.limit_hands or (4 if args.quick else 200)
+    boards = args.boards or (3 if args.quick else 1000)
+    hands = args.limit_hands or (4 if args.quick else 500)
     out = args.out or RESULTS / "cfr_table2.json"
     t0 = time.perf_counter()
     strategies = prepare(cache, settings)
