@@ -475,3 +475,42 @@ def test_native_kernel_agrees_with_the_numpy_reference() -> None:
     assert np.array_equal(river_values(board), ref_values)
     for got, want in zip(board_metrics(board[:4]), reference_board_metrics(board[:4])):
         assert np.allclose(got, want, atol=1e-12)
+
+
+def test_native_glue_refuses_bad_input_without_crashing() -> None:
+    from evaluator_ext import _native
+
+    hs, hs2 = np.empty(1326), np.empty(1326)
+    values = np.empty(1326, dtype=np.int32)
+    for board in ((0, 1, 2, 3, 3), (0, 1, 2, 3, 52), (0, 1, 2, 3)):
+        with pytest.raises(ValueError):
+            _native.abs_river_all(board, hs, values)
+    for board in ((0, 1), (0, 0, 1), (0, 1, 2, 3, 4, 5), (-1, 2, 3)):
+        with pytest.raises((ValueError, OverflowError)):
+            _native.abs_board_metrics(board, hs, hs2)
+    with pytest.raises(ValueError):
+        _native.abs_board_metrics((0, 1, 2), np.empty(1326, dtype=np.float32), hs2)
+    with pytest.raises(ValueError):
+        _native.abs_river_all((0, 1, 2, 3, 4), hs, np.empty(1000, dtype=np.int32))
+    with pytest.raises(ValueError):
+        _native.abs_river_accumulate(np.zeros((2, 4), dtype=np.uint8), hs, hs2, np.zeros(1326))
+
+
+def test_river_accumulate_sums_the_river_values() -> None:
+    from evaluator_ext import _native
+
+    boards = sample_boards(3, 2)
+    s1, s2, count = np.zeros(1326), np.zeros(1326), np.zeros(1326)
+    _native.abs_river_accumulate(boards, s1, s2, count)
+    want1, want2, want_n = np.zeros(1326), np.zeros(1326), np.zeros(1326)
+    for board in boards:
+        hs = board_metrics(tuple(int(c) for c in board))[0]
+        live = hs >= 0
+        want1[live] += hs[live]
+        want2[live] += hs[live] ** 2
+        want_n[live] += 1
+    assert np.allclose(s1, want1) and np.allclose(s2, want2) and np.array_equal(count, want_n)
+    bad = boards.copy()
+    bad[1, 4] = bad[1, 0]
+    with pytest.raises(ValueError):
+        _native.abs_river_accumulate(np.ascontiguousarray(bad), s1, s2, count)

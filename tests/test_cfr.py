@@ -80,13 +80,13 @@ def test_tree_follows_the_rules_engine(game: str) -> None:
 def test_limit_tree_shape() -> None:
     t = build_tree("holdem.limit.2p")
     d = t.kind == KIND_DECISION
-    # ACPC heads-up limit: 8 pre-flop betting nodes, 6378 in all (a known count, e.g.
-    # Johanson's "Measuring the size of large no-limit poker games" table for limit)
+    # heads-up limit, raise caps 3 4 4 4: 8 pre-flop betting nodes, 6378 in all (the
+    # shape the random walks above check move by move against the rules engine)
     assert int(d.sum()) == 6378
     assert [int((t.street[d] == s).sum()) for s in range(4)] == [8, 70, 630, 5670]
     assert t.info_sets(1) == 6378
     assert t.actions(t.node_of("rrr")) == "fc" and t.actions(t.node_of("rc/rrrr")) == "fc"
-    assert float(t.stake[t.node_of("rrrc/rrrrc/rrrrc/rrrrc")]) == 240.0  # the biggest pot: 4+4+8+8 small bets... each
+    assert float(t.stake[t.node_of("rrrc/rrrrc/rrrrc/rrrrc")]) == 240.0  # most per player: 4 bets of 10 pre-flop and flop, 4 of 20 turn and river
 
 
 def test_nolimit_tree_fcpa() -> None:
@@ -471,3 +471,87 @@ def test_shipped_strategy_plays_a_match() -> None:
     assert SHIPPED_STRATEGY.stat().st_size < 5_000_000
     r = _cbr("match", "--players", "cfr,ehs", "--hands", "40", "--json")
     assert r.returncode == 0, r.stderr
+
+
+def test_interrupted_run_keeps_tables_and_count_in_step() -> None:
+    tree, bg = build_tree("holdem.limit.2p"), random_bucket_game(2, seed=6)
+    s = Solver(tree, bg)
+    calls = []
+
+    def progress(n: int) -> None:
+        calls.append(n)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        s.run(10, progress=progress)
+    straight = Solver(tree, bg)
+    straight.run(3)
+    assert s.iteration == 3
+    assert np.array_equal(s.regret, straight.regret) and np.array_equal(s.average, straight.average)
+
+
+# ---------------------------------------------------------------- the extension: required, private, alone
+
+SRC = REPO / "evaluator_ext" / "src"
+_BLOCK_CFR = ("import sys\n"
+              "class Block:\n"
+              "    def find_spec(self, name, path=None, target=None):\n"
+              "        if name == 'evaluator_ext._cfr':\n"
+              "            raise ImportError('blocked for the test')\n"
+              "sys.meta_path.insert(0, Block())\n")
+
+
+def test_require_native_fails_without_the_cfr_extension() -> None:
+    env = dict(os.environ, CBR_REQUIRE_NATIVE="1", PYTHONPATH=str(REPO))
+    r = subprocess.run([sys.executable, "-c", _BLOCK_CFR + "import evaluator_ext"], env=env, capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode != 0 and "evaluator_ext._cfr" in r.stderr
+    env["CBR_REQUIRE_NATIVE"] = "0"
+    code = (_BLOCK_CFR + "import evaluator_ext, cbr.cfr.solver as s\n"
+            "print(evaluator_ext.CFR_IMPLEMENTATION, s.IMPLEMENTATION)\n")
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["reference", "reference"]
+    if os.environ.get("CBR_REQUIRE_NATIVE") == "1":
+        import evaluator_ext
+
+        assert evaluator_ext.CFR_IMPLEMENTATION == "native" and IMPLEMENTATION == "native"
+
+
+def _c_array(ctype: str, name: str, values) -> str:
+    body = ", ".join(repr(float(v)) if ctype == "double" else str(int(v)) for v in np.ravel(values))
+    return f"static const {ctype} {name}[] = {{{body}}};\n"
+
+
+def test_kernels_compiled_alone_give_the_solver_s_numbers(tmp_path: Path) -> None:
+    """cfr_kernels.c without Python.h, driven from C on the toy tree: the same values."""
+    from tests.conftest import require_program
+
+    cc = require_program("cc", "gcc", "clang")
+    tree, bg = _toy_tree(), random_bucket_game(2, seed=3)
+    s = Solver(tree, bg)
+    g = s._game
+    driver = tmp_path / "driver.c"
+    driver.write_text(
+        '#include <stdio.h>\n#include <stdlib.h>\n#include "cfr_kernels.h"\n'
+        + _c_array("int8_t", "kind", tree.kind) + _c_array("int8_t", "player", tree.player)
+        + _c_array("int8_t", "street", tree.street) + _c_array("int32_t", "cstart", tree.child_start)
+        + _c_array("int32_t", "nch", tree.n_children) + _c_array("int32_t", "cidx", tree.child_index)
+        + _c_array("double", "stake", tree.stake) + _c_array("int64_t", "offset", s.offset)
+        + "".join(_c_array("double", f"a{i}", g[i]) for i in range(1, 10))
+        + f"int main(void) {{\n cfr_game gm = {{{tree.n_nodes}, kind, player, street, cstart, nch, cidx, stake, offset,"
+        + f" {g[0]}, {bg.n_classes}, {{2, 4, 8, 16}}, a1, {{a2, a3, a4}}, {{a5, a6, a7, a8}}, a9}};\n"
+        + f" float *r = calloc({s.size}, sizeof(float)), *avg = calloc({s.size}, sizeof(float));\n"
+        + " double *ws = malloc(sizeof(double) * (cfr_workspace_size(&gm) + 64));\n"
+        + " for (int t = 1; t <= 7; t++) cfr_iterate(&gm, r, avg, t, ws);\n"
+        + " for (int p = 0; p < 2; p++) for (int br = 0; br < 2; br++) {\n"
+        + "  double v; cfr_value(&gm, avg, p, br, ws, &v); printf(\"%.12g\\n\", v); }\n"
+        + " free(r); free(avg); free(ws); return 0;\n}\n")
+    exe = tmp_path / "driver"
+    subprocess.run([cc, "-O2", "-std=c11", "-Wall", "-Wextra", "-Werror", f"-I{SRC}", str(driver),
+                    str(SRC / "cfr_kernels.c"), "-o", str(exe)], check=True, capture_output=True, text=True)
+    out = [float(x) for x in subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.split()]
+    s.run(7)
+    expect = [s.value(p, br) for p in (0, 1) for br in (False, True)]
+    assert out == pytest.approx(expect, rel=1e-9, abs=1e-12)

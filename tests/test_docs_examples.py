@@ -55,14 +55,18 @@ def needs_shared(example: Example, examples: list[Example]) -> bool:
     >>> needs_shared(query, [build, query]), needs_shared(query, [query])
     (True, False)
     """
-    made: set[str] = set()
+    made: set[str] = set()  # outputs of the earlier examples that need ../shared (one pass, in order)
+
+    def needs(e: Example) -> bool:
+        return e.reads_shared or any(a.rstrip("/") == m or a.startswith(m.rstrip("/") + "/")
+                                     for a in e.argv for m in made)
+
     for earlier in examples:
         if earlier == example:
             break
-        if needs_shared(earlier, examples):
+        if needs(earlier):
             made.update(earlier.outputs)
-    return example.reads_shared or any(a.rstrip("/") == m or a.startswith(m.rstrip("/") + "/")
-                                       for a in example.argv for m in made)
+    return needs(example)
 
 
 def _cbr_args(command: str) -> tuple[str, ...] | None:

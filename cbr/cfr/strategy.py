@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional
 
@@ -88,22 +88,24 @@ class Strategy:
     info: dict
     abstraction: Any
     path: Path
+    offset: np.ndarray = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.offset = self.tree.layout(self.n_buckets)[0]
 
     @property
     def n_buckets(self) -> int:
         return int(self.info["n_buckets"])
 
     def action_probs(self, node: int, sequence: int) -> dict[str, float]:
-        """The action letters of a decision node and their probabilities for one bucket sequence."""
+        """A decision node's action letters and their probabilities for one bucket sequence
+        (mixed-radix index, see :func:`cbr.cfr.policy.sequence_index`)."""
         k = int(self.tree.n_children[node])
-        off = int(self.tree.layout(self.n_buckets)[0][node]) if self._offset is None else int(self._offset[node])
-        row = self.probs[off + sequence * k: off + (sequence + 1) * k]
-        return {self.tree.edge[c]: float(p) for c, p in zip(self.tree.children(node), row)}
-
-    _offset: Optional[np.ndarray] = None
-
-    def __post_init__(self) -> None:
-        self._offset = self.tree.layout(self.n_buckets)[0]
+        rows = self.n_buckets ** (int(self.tree.street[node]) + 1)
+        if not 0 <= sequence < rows:
+            raise ConfigError(f"bucket sequence index {sequence} is out of 0..{rows - 1} at node {node}")
+        off = int(self.offset[node]) + sequence * k
+        return {self.tree.edge[c]: float(p) for c, p in zip(self.tree.children(node), self.probs[off: off + k])}
 
 
 def _abstraction_identity(abstraction: Any) -> dict:
