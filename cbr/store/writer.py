@@ -197,17 +197,7 @@ class CaseBaseWriter:
         self._require_open()
         s = street_name(street)
         table = build_table(self._names[s], self._next_id, features, actions, **meta)
-        ids = table.column("case_id").to_numpy()
-        self._next_id += table.num_rows
-        count_actions(self._counts[s], table.column("action").to_pylist())
-        for src in table.column("source").to_pylist():
-            key = src or ""
-            self._sources.setdefault(key, {"source": key, "cases": 0})["cases"] += 1
-        self._buffers[s].append(table)
-        self._buffered[s] += table.num_rows
-        if self._buffered[s] >= self.part_rows:
-            self._flush(s)
-        return ids
+        return self._take(s, table)
 
     def add_table(self, street: int | str, table: pa.Table) -> np.ndarray:
         """Add cases of another case base (an Arrow table of the street's case schema, e.g.
@@ -218,7 +208,12 @@ class CaseBaseWriter:
         if table.schema.names != schema.names:
             raise CaseBaseError(f"{s}: the cases have columns {table.schema.names}, this case base {schema.names}")
         ids = np.arange(self._next_id, self._next_id + table.num_rows, dtype=np.int64)
-        table = table.set_column(0, schema.field(0), pa.array(ids)).cast(schema)
+        return self._take(s, table.set_column(0, schema.field(0), pa.array(ids)).cast(schema))
+
+    def _take(self, s: str, table: pa.Table) -> np.ndarray:
+        """Buffer a street's table of new cases (ids already assigned from ``_next_id``):
+        count its actions and sources, flush a full part; returns the case ids."""
+        ids = table.column("case_id").to_numpy()
         self._next_id += table.num_rows
         count_actions(self._counts[s], table.column("action").to_pylist())
         for src in table.column("source").to_pylist():
