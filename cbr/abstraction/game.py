@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from cbr.errors import ConfigError
+from cbr.store.durable import atomic_savez
 
 __all__ = ["BucketGame", "FORMAT_VERSION"]
 
@@ -108,16 +108,7 @@ class BucketGame:
                 json.dumps({"format": FORMAT_VERSION, "n_buckets": self.n_buckets, "description": self.description},
                            sort_keys=True).encode(), dtype=np.uint8),
         }
-        fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                np.savez_compressed(fh, **arrays)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        atomic_savez(path, compress=True, **arrays)
         return path
 
     @classmethod

@@ -27,7 +27,6 @@ import hashlib
 import importlib
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any, Callable, Optional
 
@@ -36,13 +35,14 @@ import numpy as np
 from cbr.abstraction.game import BucketGame
 from cbr.cfr.tree import KIND_DECISION, BettingTree
 from cbr.errors import ConfigError
+from cbr.store.durable import atomic_savez
 
 try:  # the compiled extension, private like evaluator_ext._native
     _native: Any = importlib.import_module("evaluator_ext._cfr")
 except ImportError:  # pragma: no cover - CBR_REQUIRE_NATIVE=1 fails evaluator_ext's import instead
     _native = None
 
-__all__ = ["Solver", "IMPLEMENTATION", "game_arrays", "bucket_game_fingerprint", "CHECKPOINT_FORMAT", "atomic_npz"]
+__all__ = ["Solver", "IMPLEMENTATION", "game_arrays", "bucket_game_fingerprint", "CHECKPOINT_FORMAT"]
 
 IMPLEMENTATION = "native" if _native is not None else "reference"
 CHECKPOINT_FORMAT = 1
@@ -173,8 +173,8 @@ class Solver:
     def save_checkpoint(self, path: str | os.PathLike[str], meta: Optional[dict] = None) -> Path:
         """Write regrets, averages, the iteration count and the identity atomically."""
         info = {"format": CHECKPOINT_FORMAT, "iteration": self.iteration, **self.identity(), "meta": meta or {}}
-        return atomic_npz(Path(path), regret=self.regret, average=self.average,
-                           info=np.frombuffer(json.dumps(info, sort_keys=True).encode(), dtype=np.uint8))
+        return atomic_savez(path, regret=self.regret, average=self.average,
+                            info=np.frombuffer(json.dumps(info, sort_keys=True).encode(), dtype=np.uint8))
 
     def load_checkpoint(self, path: str | os.PathLike[str]) -> dict:
         """Resume from a checkpoint of this same game, tree and bucket game; returns its info.
@@ -215,20 +215,3 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else ""
 
 
-def atomic_npz(path: Path, compress: bool = False, **arrays: np.ndarray) -> Path:
-    """``np.savez`` to a temporary file beside ``path``, fsync, then rename over it (the
-    file gets the usual permissions, 0666 less the umask)."""
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent if str(path.parent) else ".")
-    try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        with os.fdopen(fd, "wb") as fh:
-            (np.savez_compressed if compress else np.savez)(fh, **arrays)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path

@@ -31,7 +31,8 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from cbr.abstraction.game import BucketGame
-from cbr.cfr.solver import Solver, atomic_npz, bucket_game_fingerprint
+from cbr.cfr.solver import Solver, bucket_game_fingerprint
+from cbr.store.durable import atomic_savez
 from cbr.cfr.tree import BettingTree, build_tree, GAMES
 from cbr.errors import ConfigError
 
@@ -122,7 +123,7 @@ def save_strategy(path: str | os.PathLike[str], solver: Solver, abstraction: Any
     info = {"format": STRATEGY_FORMAT, "game": solver.tree.name, "tree": solver.tree.fingerprint,
             "bucket_game": bucket_game_fingerprint(solver.game), "iterations": solver.iteration,
             "exploitability_mbb": exploit, **_abstraction_identity(abstraction), **(extra or {})}
-    atomic_npz(Path(path), compress=True, probs=q, info=np.frombuffer(json.dumps(info, sort_keys=True).encode(), dtype=np.uint8))
+    atomic_savez(path, compress=True, probs=q, info=np.frombuffer(json.dumps(info, sort_keys=True).encode(), dtype=np.uint8))
     return info
 
 
