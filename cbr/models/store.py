@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Iterable, Optional, Union
 
 from cbr.errors import ModelError
+from cbr.store import duck
 from cbr.models.player_model import ATTRIBUTES, PlayerHistory, PlayerModel, PlayerModels, default_model
 
 #: The schema this engine reads and writes; another version is refused.
@@ -112,7 +113,7 @@ class ModelStore:
                 raise ModelError(f"no model store at {p}")
             cls._create(p)
         try:
-            con = duckdb.connect(str(p), read_only=read_only)
+            con = duck.connect(str(p), read_only=read_only)
         except duckdb.Error as exc:
             text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             if "lock" in text.lower():
@@ -134,7 +135,7 @@ class ModelStore:
             raise ModelError(f"cannot create model store {p}: folder {p.parent} does not exist")
         tmp = p.with_name(f".{p.name}.{uuid.uuid4().hex}.tmp")
         try:
-            con = duckdb.connect(str(tmp))
+            con = duck.connect(str(tmp))
             try:
                 con.execute("BEGIN TRANSACTION")
                 for ddl in _DDL:

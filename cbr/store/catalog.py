@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Mapping
 
 
 from cbr.game.gamedef import STREETS
+from cbr.store import duck
 from cbr.store.durable import atomic_write_with
 from cbr.store.manifest import Manifest
 
@@ -59,10 +60,8 @@ def connect(directory: str | Path, manifest: Manifest,
             retained: Mapping[str, pa.Table] | None = None) -> duckdb.DuckDBPyConnection:
     """In-memory DuckDB with the case views over the parts the manifest lists, followed by
     ``retained``: the cases of the retention log per street (Arrow tables)."""
-    import duckdb
-
     d = Path(directory).resolve()
-    con = duckdb.connect(":memory:")
+    con = duck.connect()
     for s in STREETS:
         files = [str(d / p["file"]) for p in manifest.parts[s]]
         sql = view_sql(s, files)
@@ -79,9 +78,7 @@ def write_catalog(directory: str | Path, manifest: Manifest) -> None:
     d = Path(directory).resolve()
 
     def write(tmp: str) -> None:
-        import duckdb
-
-        con = duckdb.connect(tmp)
+        con = duck.connect(tmp)
         try:
             con.execute(f"SET file_search_path = {_quote(str(d))}")
             for s in STREETS:
