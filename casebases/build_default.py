@@ -4,16 +4,21 @@ Recipe (CASPER's case bases also came from bot play):
 
 1. Heads-up: every pair of the rule bots (``poki``, ``ehs``, ``lag``, ``hs``) plays
    ``HU_HANDS`` duplicate hands at the ACPC ``holdem.limit.2p`` table.
-2. Nine-handed: the rule bots fill a 9-player $10/$20 table (CASPER's) for ``RING_HANDS``
+2. Poki's simulation bot (``simbot``, 60 trials a decision) plays ``HU_HANDS`` duplicate
+   hands against each rule bot, as CASPER's cases came from Pokibots and Simbots. These
+   pairs have their own seeds, so adding them left the rule bots' logs as they were.
+3. Nine-handed: the rule bots fill a 9-player $10/$20 table (CASPER's) for ``RING_HANDS``
    hands.
-3. The matches are written as ACPC logs under ``casebases/selfplay/`` (kept in the repo, so
+4. The matches are written as ACPC logs under ``casebases/selfplay/`` (kept in the repo, so
    the case base can be rebuilt from them alone) and ``cbr build`` turns them into
    ``casebases/default/``.
 
-Everything is seeded, so the same code gives the same logs and the same case base.
+Everything is seeded, so the same code gives the same logs and the same case base. The
+matches run in ``--workers`` processes (the simbot pairs take about 2.5 CPU minutes each).
 
-    python -m casebases.build_default            # logs + case base
+    python -m casebases.build_default                # logs + case base
     python -m casebases.build_default --cases-only   # case base from the kept logs
+    python -m casebases.build_default --missing-logs # play only the matches without a log
 """
 from __future__ import annotations
 
@@ -22,6 +27,8 @@ import itertools
 import os
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 from cbr.build import build_casebase
@@ -40,32 +47,58 @@ RING = ("poki", "ehs", "lag", "hs", "poki", "ehs", "lag", "hs", "poki")
 SEED = 2026
 
 
-def write_selfplay_logs(progress: bool = True) -> list[Path]:
-    """Play the recipe's matches and write their ACPC logs; returns the log paths."""
+@dataclass(frozen=True)
+class SelfPlayMatch:
+    """One match of the recipe: who plays, how many hands, with which seed, into which log."""
+
+    log: str
+    players: tuple[str, ...]
+    hands: int
+    seed: int
+    game: str = "holdem.limit.2p"
+    duplicate: bool = True
+
+    def play(self) -> Path:
+        """Play the match and write its ACPC log (under a temporary name, then renamed)."""
+        path = LOGS / self.log
+        tmp = path.with_name(f".{path.name}.tmp")
+        game = preset(self.game)
+        with AcpcLogWriter(tmp, game) as log:
+            run_match(list(self.players), self.hands, game=game, duplicate=self.duplicate, seed=self.seed, log=log)
+        os.replace(tmp, path)
+        return path
+
+
+def recipe() -> list[SelfPlayMatch]:
+    """The matches whose logs make the default case base."""
+    matches = [SelfPlayMatch(f"hu-{a}-{b}.log", (a, b), HU_HANDS, SEED + i)
+               for i, (a, b) in enumerate(itertools.combinations(BOTS, 2))]
+    matches += [SelfPlayMatch(f"hu-simbot-{b}.log", ("simbot", b), HU_HANDS, SEED + 200 + i)
+                for i, b in enumerate(BOTS)]
+    matches.append(SelfPlayMatch("ring-9p.log", RING, RING_HANDS, SEED + 100, game="casper.9p", duplicate=False))
+    return matches
+
+
+def write_selfplay_logs(progress: bool = True, workers: int = 2, missing_only: bool = False) -> list[Path]:
+    """Play the recipe's matches in ``workers`` processes and write their ACPC logs; with
+    ``missing_only`` only those without a log yet. Returns the log paths written."""
     LOGS.mkdir(exist_ok=True)
+    todo = [m for m in recipe() if not (missing_only and (LOGS / m.log).exists())]
     paths = []
-    for i, (a, b) in enumerate(itertools.combinations(BOTS, 2)):
-        path = LOGS / f"hu-{a}-{b}.log"
-        with AcpcLogWriter(path, preset("holdem.limit.2p")) as log:
-            run_match([a, b], HU_HANDS, game=preset("holdem.limit.2p"), duplicate=True, seed=SEED + i, log=log)
-        paths.append(path)
-        if progress:
-            print(f"wrote {path.relative_to(REPO)}", file=sys.stderr)
-    path = LOGS / "ring-9p.log"
-    game = preset("casper.9p")
-    with AcpcLogWriter(path, game) as log:
-        run_match(list(RING), RING_HANDS, game=game, seed=SEED + 100, log=log)
-    paths.append(path)
-    if progress:
-        print(f"wrote {path.relative_to(REPO)}", file=sys.stderr)
+    with ProcessPoolExecutor(max_workers=max(1, workers)) as pool:
+        for path in pool.map(SelfPlayMatch.play, todo):
+            paths.append(path)
+            if progress:
+                print(f"wrote {path.relative_to(REPO)}", file=sys.stderr)
     return paths
 
 
-def build(cases_only: bool = False, workers: int = 2) -> None:
-    """Write the logs (unless ``cases_only``) and build ``casebases/default``."""
+def build(cases_only: bool = False, workers: int = 2, missing_logs: bool = False) -> None:
+    """Write the logs (unless ``cases_only``; with ``missing_logs`` only those not there)
+    and build ``casebases/default``."""
     t0 = time.perf_counter()
     if not cases_only:
-        write_selfplay_logs()
+        write_selfplay_logs(workers=workers, missing_only=missing_logs)
     os.chdir(REPO)  # provenance paths relative to the repository
     logs = sorted(str(p.relative_to(REPO)) for p in LOGS.glob("*.log"))
     if not logs:
@@ -78,9 +111,11 @@ def build(cases_only: bool = False, workers: int = 2) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases-only", action="store_true", help="rebuild the case base from the kept logs")
-    parser.add_argument("--workers", type=int, default=2, help="processes computing features")
+    parser.add_argument("--missing-logs", action="store_true",
+                        help="play only the matches whose log is not in casebases/selfplay yet")
+    parser.add_argument("--workers", type=int, default=2, help="processes playing matches and computing features")
     args = parser.parse_args()
-    build(cases_only=args.cases_only, workers=args.workers)
+    build(cases_only=args.cases_only, workers=args.workers, missing_logs=args.missing_logs)
 
 
 if __name__ == "__main__":

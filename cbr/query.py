@@ -6,7 +6,7 @@
 >>> ans = answer(cb, situation(hole="AdQc", board="3h4cJh", position=1, to_call=1, pot=5,
 ...                            previous_round_bets=2))
 >>> [round(p, 2) for p in ans.triple]                        # fold, check/call, bet/raise
-[0.0, 0.55, 0.45]
+[0.11, 0.48, 0.41]
 """
 from __future__ import annotations
 

@@ -40,7 +40,7 @@ without one uses the bot's own ``random.Random`` seeded from its ``seed`` (reset
 >>> with CBRPolicy(seed=1, reuse="max-frequency") as bot:
 ...     d = bot.decide(dp)
 >>> d.action, d.reuse, [round(p, 2) for p in d.triple]
-('c', 'max-frequency', [0.0, 0.55, 0.45])
+('c', 'max-frequency', [0.11, 0.48, 0.41])
 """
 from __future__ import annotations
 
