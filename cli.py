@@ -829,6 +829,8 @@ def query_command(
     explain: Annotated[bool, typer.Option("--explain", metavar=_FLAG, help="Show each case's own feature values and local similarities.")] = False,
     as_json: Annotated[bool, typer.Option("--json", metavar=_FLAG, help="Print JSON (all retrieved cases with --explain; JSON lines for several MATCHSTATEs).")] = False,
     memory_map: Annotated[bool, typer.Option("--memory-map", metavar=_FLAG, help="Map the street's saved index instead of loading the street: for case bases larger than memory (same answers; the saved index must cover every case).")] = False,
+    opponent: Annotated[Optional[list[str]], typer.Option("--opponent", metavar="AGG,TIGHT,RISK|NAME", help="For a casper-opp case base: the player model of an opponent still in the hand, in position order (repeat per opponent; the rest stay at the defaults 0.14,0.74,0.39): three values in 0..1, or a player's name in --models.")] = None,
+    models: Annotated[Optional[str], typer.Option("--models", help="Model store (cbr players build) where --opponent NAME is looked up.")] = None,
 ) -> None:
     """The (fold, check/call, bet/raise) probabilities for a situation, and the cases behind them.
 
@@ -854,12 +856,13 @@ def query_command(
     if (matchstate is not None or matchstate_file is not None) and given:
         raise typer.BadParameter(f"a MATCHSTATE describes the whole situation: leave out {', '.join(given)}")
     weight = True if weighted else (False if unweighted else None)
+    opponents = _opponent_models(opponent, models)
     g = _load_game(game)
     if source is not None:
         lines = _read_lines(source)
         cb = CaseBase.open(resolve_casebase(casebase), memory_map=memory_map)
         try:
-            failed = _query_lines(cb, g, lines, weight, top, explain, as_json)
+            failed = _query_lines(cb, g, lines, weight, top, explain, as_json, opponents)
         finally:
             cb.close()
         if failed:
@@ -870,7 +873,7 @@ def query_command(
                           to_act, committed, to_call, pot, prev_bets)
     cb = CaseBase.open(resolve_casebase(casebase), memory_map=memory_map)
     try:
-        ans = _answer(cb, dp, weight)
+        ans = _answer(cb, dp, weight, opponents)
     finally:
         cb.close()
     for warning in ans.warnings:
@@ -881,10 +884,54 @@ def query_command(
     _print_answer(ans, top, explain)
 
 
-def _answer(cb: Any, dp: Any, weighted: Optional[bool]) -> Any:
+def _answer(cb: Any, dp: Any, weighted: Optional[bool], opponents: Optional[list] = None) -> Any:
     from cbr.query import answer
 
-    return answer(cb, dp, weighted=weighted)
+    return answer(cb, dp, weighted=weighted, opponents=opponents)
+
+
+def _opponent_models(given: Optional[list[str]], models: Optional[str]) -> Optional[list[tuple[float, ...]]]:
+    """``cbr query --opponent``: each value is AGG,TIGHT,RISK or a player's name in ``--models``."""
+    if models is not None and not given:
+        raise typer.BadParameter("--models names the store where --opponent NAME is looked up: give --opponent too")
+    if not given:
+        return None
+    out: list[tuple[float, ...]] = []
+    store = None
+    try:
+        for text in given:
+            parts = text.split(",")
+            if len(parts) == 3 and all(_is_number(p) for p in parts):
+                out.append(tuple(float(p) for p in parts))
+                continue
+            if len(parts) != 1:
+                raise typer.BadParameter(f"--opponent {text!r}: give three values AGG,TIGHT,RISK in 0..1 "
+                                         "or a player's name in --models")
+            if models is None:
+                raise typer.BadParameter(f"--opponent {text!r} is a name: give --models STORE to look it up "
+                                         "(or give AGG,TIGHT,RISK)")
+            if store is None:
+                from cbr.models.store import ModelStore
+
+                store = ModelStore.open(models, read_only=True)
+            if text not in store.players():
+                raise typer.BadParameter(f"--opponent {text!r}: no such player in {models} "
+                                         f"({len(store.players())} players; see cbr players inspect --store {models})")
+            from cbr.policies.opponents import model_values
+
+            out.append(model_values(store.model(text)))
+    finally:
+        if store is not None:
+            store.close()
+    return out
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _query_situation(g: Any, matchstate: Optional[str], hole: Optional[str], board: Optional[str],
@@ -923,7 +970,7 @@ def _read_lines(source: str) -> list[str]:
 
 
 def _query_lines(cb: Any, g: Any, lines: list[str], weighted: Optional[bool], top: int, explain: bool,
-                 as_json: bool) -> int:
+                 as_json: bool, opponents: Optional[list] = None) -> int:
     """Answer one MATCHSTATE per line (blank lines and '#' comments skipped); a bad line is
     reported on stderr as ``error: line N: ...`` and the others are still answered.
     Returns how many lines failed."""
@@ -937,7 +984,7 @@ def _query_lines(cb: Any, g: Any, lines: list[str], weighted: Optional[bool], to
         if not text or text.startswith("#"):
             continue
         try:
-            ans = _answer(cb, from_matchstate(text, g), weighted)
+            ans = _answer(cb, from_matchstate(text, g), weighted, opponents)
         except CBRError as exc:
             failed += 1
             message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__

@@ -11,11 +11,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from cbr.errors import CaseBaseError
+from cbr.errors import CaseBaseError, ConfigError
 from cbr.game.decision import DecisionPoint
 from cbr.game.gamedef import STREETS
 from cbr.retrieval import Explanation
@@ -132,12 +132,47 @@ def _rows(table: Any, ids: Any) -> list[dict[str, Any]]:
     return pa.concat_tables([table.slice(int(i), 1) for i in ids]).to_pylist()
 
 
-def answer(casebase: CaseBase, dp: DecisionPoint, *, weighted: Optional[bool] = None) -> QueryAnswer:
+def opponents_in_hand(dp: DecisionPoint) -> list[int]:
+    """Positions of the opponents still in the hand at ``dp`` (not the actor, not folded),
+    in position order: the order in which :func:`answer` takes ``opponents``."""
+    return [q for q, out in enumerate(dp.folded) if q != dp.position and not out]
+
+
+def opponent_values(dp: DecisionPoint, opponents: Sequence[Sequence[float]]) -> dict[int, tuple[float, ...]]:
+    """``position -> (aggressiveness, tightness, riskiness)`` from values given for the
+    opponents still in the hand, in position order (fewer: the rest stay at the player
+    model's defaults). Raises :class:`ConfigError` for more values than opponents, or an
+    attribute outside 0..1.
+
+    >>> from cbr.situation import situation
+    >>> dp = situation(hole="AdQc", board="3h4cJh", position=1, to_call=1, pot=5)
+    >>> opponent_values(dp, [(0.4, 0.8, 0.6)])
+    {0: (0.4, 0.8, 0.6)}
+    """
+    positions = opponents_in_hand(dp)
+    if len(opponents) > len(positions):
+        raise ConfigError(f"{len(opponents)} opponent models given, but {len(positions)} opponent(s) are "
+                          "still in the hand")
+    out = {}
+    for q, values in zip(positions, opponents):
+        vals = tuple(float(v) for v in values)
+        if len(vals) != 3 or not all(0.0 <= v <= 1.0 for v in vals):
+            raise ConfigError(f"an opponent model is three values in 0..1 (aggressiveness, tightness, "
+                              f"riskiness), not {values!r}")
+        out[q] = vals
+    return out
+
+
+def answer(casebase: CaseBase, dp: DecisionPoint, *, weighted: Optional[bool] = None,
+           opponents: Optional[Sequence[Sequence[float]]] = None) -> QueryAnswer:
     """Retrieve the cases most similar to ``dp`` and the action frequencies they vote for.
 
     ``weighted`` (default: the case base's ``weighted_triple`` setting) weights each
-    retrieved action by its similarity. Raises :class:`CaseBaseError` when the street has
-    no cases.
+    retrieved action by its similarity. ``opponents``: for a case base whose features use
+    player models (``casper-opp``), the (aggressiveness, tightness, riskiness) of the
+    opponents still in the hand in position order (see :func:`opponent_values`; None or
+    fewer: the model's defaults). Raises :class:`CaseBaseError` when the street has no
+    cases, :class:`ConfigError` for ``opponents`` the feature set does not use.
     """
     street = STREETS[dp.street]
     if casebase.count(street) == 0:
@@ -146,7 +181,13 @@ def answer(casebase: CaseBase, dp: DecisionPoint, *, weighted: Optional[bool] = 
     if weighted is None:
         weighted = bool(config.weighted_triple)
     fs = casebase.feature_set()
-    q = fs.row(dp)
+    if opponents is not None:
+        if not getattr(fs, "needs_player_models", False):
+            raise ConfigError(f"case base {casebase.name!r} (feature set {fs.name!r}) does not use opponent "
+                              "models; they apply to case bases built with --feature-set casper-opp")
+        q = fs.row(dp, opponent_values(dp, opponents))
+    else:
+        q = fs.row(dp)
     index = casebase.index(street)
     names = casebase.feature_names(street)
     if casebase.memory_map:  # the street may not fit in memory: read the hits only

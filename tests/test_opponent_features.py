@@ -318,3 +318,61 @@ def test_experiment_quick_mode(tmp_path: Path) -> None:
         assert set(row) >= {"casper", "casper-opp", "difference", "model_of_opponent"}
         assert row["model_of_opponent"]["hands"] == 40
     assert report["casebases"]["casper"]["cases"] == report["casebases"]["casper-opp"]["cases"]
+
+
+# ------------------------------------------------------------------ cbr query with opponent models
+def test_query_takes_opponent_models_as_values_or_from_a_store(opp_casebase: Path, tmp_path: Path) -> None:
+    """``answer(..., opponents=)`` / ``cbr query --opponent``: the query row's opponent columns
+    are the values given (or a stored player's overall model), and retrieval follows them."""
+    from cbr.query import answer
+    from cbr.situation import situation
+
+    dp = situation(hole="AdQc", board="3h4cJh", position=1, to_call=1, pot=5)
+    with CaseBase.open(opp_casebase) as cb:
+        plain = answer(cb, dp)
+        aggro = answer(cb, dp, opponents=[(0.9, 0.2, 0.95)])
+    assert [plain.features[f] for f in OPPONENT_FEATURES] == pytest.approx(list(DEFAULT_VALUES) + [DEFAULT_VALUES[0]])
+    assert [aggro.features[f] for f in OPPONENT_FEATURES] == pytest.approx([0.9, 0.2, 0.95, 0.9])
+    assert aggro.case_ids != plain.case_ids            # other opponents, other neighbours
+    # the CLI: values, then the same opponent by name from a model store
+    args = ["query", "-c", str(opp_casebase), "--hole", "AdQc", "--board", "3h4cJh", "--position", "1",
+            "--to-call", "1", "--pot", "5", "--json"]
+    by_values = runner.invoke(app, args + ["--opponent", "0.9,0.2,0.95"])
+    assert by_values.exit_code == 0, by_values.output
+    assert json.loads(by_values.stdout)["features"]["opp_riskiness"] == pytest.approx(0.95)
+    store = tmp_path / "players.duckdb"
+    known = PlayerModels()
+    for rec in records(hand_made_log(tmp_path / "h.log"))[:1]:
+        known.update(table_view(rec))                  # bob: one raise
+    with ModelStore.open(store, create=True) as s:
+        s.save(known)
+        bob = s.model("bob")
+    by_name = runner.invoke(app, args + ["--opponent", "bob", "--models", str(store)])
+    assert by_name.exit_code == 0, by_name.output
+    got = json.loads(by_name.stdout)["features"]
+    assert [got[f] for f in OPPONENT_FEATURES[:3]] == pytest.approx([bob.aggressiveness, bob.tightness, bob.riskiness])
+
+
+def test_query_opponent_refusals(opp_casebase: Path, tmp_path: Path) -> None:
+    from cbr.query import answer
+    from cbr.situation import situation
+
+    dp = situation(hole="AdQc", board="3h4cJh", position=1, to_call=1, pot=5)
+    with CaseBase.open(opp_casebase) as cb:
+        with pytest.raises(ConfigError, match="2 opponent models given, but 1 opponent"):
+            answer(cb, dp, opponents=[(0.1, 0.2, 0.3), (0.1, 0.2, 0.3)])
+        with pytest.raises(ConfigError, match="three values in 0..1"):
+            answer(cb, dp, opponents=[(0.1, 1.2, 0.3)])
+    build_casebase([hand_made_log(tmp_path / "h.log")], tmp_path / "plain")
+    with CaseBase.open(tmp_path / "plain") as cb:
+        with pytest.raises(ConfigError, match="does not use opponent models"):
+            answer(cb, dp, opponents=[(0.1, 0.2, 0.3)])
+    base = ["query", "-c", str(opp_casebase), "--hole", "AdQc", "--board", "3h4cJh", "--position", "1",
+            "--to-call", "1", "--pot", "5"]
+    for extra, message in ((["--opponent", "bob"], "give --models"),
+                           (["--opponent", "0.1,0.2"], "three values"),
+                           (["--models", "x.duckdb"], "give --opponent too"),
+                           (["--opponent", "nobody", "--models", str(tmp_path / "missing.duckdb")], "no model store")):
+        result = runner.invoke(app, base + extra)
+        assert result.exit_code in (1, 2) and message in result.output, (extra, result.output)
+        assert "Traceback" not in result.output
