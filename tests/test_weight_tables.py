@@ -168,7 +168,7 @@ def test_tracker_follows_the_betting_of_a_hand() -> None:
     dp = s.decision_point()
     model = ActionModel.from_player(default_model("x"))
     t = HandTracker(dp, names=None)
-    t.sync(dp, lambda name: model)
+    t.sync(dp, lambda name, dp=None: model)
     assert t.actions == [(1, 0, "r"), (1, 1, "r")]       # only the opponent's actions re-weight
     # the same two re-weightings by hand
     by_hand = WeightTable(dead=parse_cards("9s9h"))
@@ -266,3 +266,82 @@ def _folded_hand():
 
     return HandRecord(source="t", line=1, hand_id="0", game=HU, players=("me", "opp"),
                       hole_cards=(parse_cards("9s9h"), None), board=(), actions=(Action(0, 1, "f"),))
+
+
+# ------------------------------------------------------------------ the ANN predictor in play
+@pytest.fixture(scope="module")
+def small_predictor(tmp_path_factory) -> Path:
+    """A predictor trained on a real (written) self-play log of lag and hs."""
+    from cbr.logs.writers import AcpcLogWriter
+    from cbr.models.predictor import train_predictor
+
+    folder = tmp_path_factory.mktemp("ann")
+    log = folder / "selfplay.log"
+    with AcpcLogWriter(log) as w:
+        run_match(["lag", "hs"], 300, seed=3, log=w)
+    train_predictor([str(log)], folds=2, out=folder / "p.ann")
+    return folder / "p.ann"
+
+
+def test_predicted_action_model_sets_the_thresholds() -> None:
+    from cbr.models.poki_wt import predicted_action_model
+
+    m = predicted_action_model((0.2, 0.5, 0.3), 0.1)
+    assert (m.raise_rate, m.fold_rate, m.spread) == pytest.approx((0.3, 0.2, 0.1))
+    assert predicted_action_model((0.0, 2.0, 2.0), 0.2).raise_rate == pytest.approx(0.5)   # normalised
+    with pytest.raises(ValueError, match="needs some probability"):
+        predicted_action_model((0.0, 0.0, 0.0), 0.1)
+
+
+def test_poki_wt_reweights_from_the_predictor(small_predictor: Path) -> None:
+    """With ``predictor=FILE`` each opponent action re-weights with the predictor's triple at
+    the opponent's decision point (the spread still from the player model)."""
+    from cbr.models.poki_wt import predicted_action_model
+    from cbr.models.predictor import ActionPredictor
+
+    ann = ActionPredictor.load(small_predictor)
+    s = HandState(preset("holdem.limit.2p"), hole_cards=[(51, 50), (20, 1)])
+    s.act("r")                                           # position 1 raises pre-flop
+    s.act("r")                                           # position 0 re-raises
+    opp_dp = s.decision_point()                          # position 1 to act
+    s.act("c")
+    s.deal_board(parse_cards("Kh8d3c"))
+    s.act("c")
+    mine = s.decision_point()                            # the next decision, on the flop
+    bot = PokiWeightTablePolicy(seed=1, predictor=str(small_predictor))
+    plain = PokiWeightTablePolicy(seed=1)
+    expect = predicted_action_model(ann.predict_decision(opp_dp), plain.action_model(None).spread)
+    assert bot.action_model(None, opp_dp) == expect
+    assert plain.action_model(None, opp_dp) == plain.action_model(None)   # no predictor: the player model
+    # the weight tables follow: replaying the same hand gives other weights than the player model's
+    a, b = bot.tracker(mine), plain.tracker(mine)
+    assert a is not None and b is not None
+    opp = next(iter(a.tables))
+    assert not np.allclose(a.tables[opp].weights, b.tables[opp].weights)
+    r = runner.invoke(app, ["match", "--players", f"poki-wt:predictor={small_predictor},lag", "--hands", "10",
+                            "--seed", "4", "--json"])
+    assert r.exit_code == 0, r.output
+
+
+def test_poki_wt_predictor_file_errors(tmp_path: Path) -> None:
+    from cbr.models.predictor import PredictorError
+
+    bad = tmp_path / "bad.ann"
+    bad.write_text("not a predictor\n")
+    with pytest.raises(PredictorError):
+        PokiWeightTablePolicy(predictor=str(bad))
+    r = runner.invoke(app, ["match", "--players", f"poki-wt:predictor={tmp_path / 'missing.ann'},lag", "--hands", "2"])
+    assert r.exit_code in (1, 2) and "missing.ann" in r.output and "Traceback" not in r.output
+
+
+def test_predictor_in_play_experiment_quick(tmp_path: Path) -> None:
+    from cbr.logs.writers import AcpcLogWriter
+    from experiments.predictor_in_play import main
+
+    log = tmp_path / "selfplay.log"
+    with AcpcLogWriter(log) as w:
+        run_match(["lag", "hs"], 300, seed=3, log=w)
+    report = main(["--hands", "20", "--opponents", "call", "--logs", str(log), "--out", str(tmp_path / "r.json")])
+    row = report["results"]["call"]
+    assert set(row) == {"models", "predictor", "difference"}
+    assert (tmp_path / "r.json").exists() and not (tmp_path / "r.ann").exists()

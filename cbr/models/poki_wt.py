@@ -5,7 +5,11 @@ holdings. This variant keeps a :class:`~cbr.models.weights.WeightTable` per oppo
 the hand in progress: reset at the start of each hand, re-weighted after every action
 the opponent takes (replayed from the decision point's betting ``history``) with the
 action distribution predicted from that opponent's player model
-(:mod:`cbr.models.player_model`; defaults for a player never seen). After the flop its
+(:mod:`cbr.models.player_model`; defaults for a player never seen), or, with
+``predictor=FILE``, by Poki's neural-network predictor (:mod:`cbr.models.predictor`, ``cbr
+train predictor``): its (fold, call, raise) triple for the opponent's context sets the
+thresholds of that action (the top ``P(raise)`` of the range raises, the bottom ``P(fold)``
+folds to a bet), the player model still giving the spread. After the flop its
 strength is Poki's weighted ``EHS = HS_n + (1 - HS_n) * PPOT`` with
 ``HS_n = prod_p HS(weights_p)`` over the opponents still in and ``PPOT`` against their
 pooled normalised tables; pre-flop it plays as ``poki`` (but still re-weights).
@@ -38,6 +42,7 @@ from cbr.policies.rules import PokiFormulaPolicy
 if TYPE_CHECKING:  # pragma: no cover
     from cbr.game.decision import DecisionPoint
     from cbr.logs.record import HandRecord
+    from cbr.models.predictor import ActionPredictor
     from cbr.models.store import ModelStore
 
 
@@ -49,7 +54,7 @@ class HandTracker:
     >>> s = HandState(preset("holdem.limit.2p"), hole_cards=[(51, 50), (20, 1)])
     >>> _ = s.act("r")                                    # position 1 raises
     >>> t = HandTracker(s.decision_point(), names=None)   # position 0 (AsAh) to act
-    >>> t.sync(s.decision_point(), lambda name: ActionModel(0.2, 0.5, 0.1))
+    >>> t.sync(s.decision_point(), lambda name, dp: ActionModel(0.2, 0.5, 0.1))
     >>> i, j = ev.combo_index(49, 48), ev.combo_index(16, 3)  # AdAc, 6c2s
     >>> float(t.tables[1].weights[i]) > float(t.tables[1].weights[j])
     True
@@ -74,7 +79,7 @@ class HandTracker:
 
     def sync(self, dp: "DecisionPoint", model_of, on_action=None) -> None:
         """Replay the actions of ``dp.history`` not seen yet, re-weighting the actor's
-        table (``model_of(name or None) -> ActionModel``) and calling
+        table (``model_of(name or None, his decision point) -> ActionModel``) and calling
         ``on_action(name or None, street, kind)`` for each opponent action. Raises
         GameError when the history does not replay."""
         for ch in dp.history[len(self.seen):]:
@@ -94,7 +99,7 @@ class HandTracker:
                 raise GameError("an action after the hand ended")
             if p != self.me and p in self.tables:
                 before = state.decision_point()
-                self.tables[p].reweight(ch, holding_strengths(state.board), model_of(self.name(p)),
+                self.tables[p].reweight(ch, holding_strengths(state.board), model_of(self.name(p), before),
                                         facing_bet=before.to_call > 0, can_raise="r" in before.legal)
                 self.actions.append((p, state.street, ch))
                 if on_action is not None:
@@ -107,18 +112,40 @@ class HandTracker:
         return [t for p, t in sorted(self.tables.items()) if not dp.folded[p]]
 
 
+def predicted_action_model(triple: tuple[float, float, float], spread: float) -> ActionModel:
+    """The action model of one decision from a predicted (fold, call, raise) triple: the
+    top ``P(raise)`` of the range raises, the bottom ``P(fold)`` folds (Poki: the predictor
+    sets the re-weighting thresholds); ``spread`` from the player model.
+
+    >>> predicted_action_model((0.25, 0.5, 0.25), 0.1)
+    ActionModel(raise_rate=0.25, fold_rate=0.25, spread=0.1)
+    """
+    f, c, r = (max(0.0, float(x)) for x in triple)
+    total = f + c + r
+    if total <= 0:
+        raise ValueError(f"a predicted triple needs some probability, got {triple!r}")
+    return ActionModel(raise_rate=min(1.0, r / total), fold_rate=min(1.0, f / total), spread=spread)
+
+
 class PokiWeightTablePolicy(PokiFormulaPolicy):
     """Poki's formula bot on weighted EHS (see the module doc). Options: the formula's
     (``raise_base``, ``raise_step``, ``width``), ``store`` (a model store path, "" for
-    none) and ``learn`` (update the player models after every hand)."""
+    none), ``learn`` (update the player models after every hand) and ``predictor`` (an
+    action-predictor file, "" for none: the player models predict)."""
 
     name = "poki-wt"
 
     def __init__(self, *, seed: int | None = None, raise_base: float = 0.62, raise_step: float = 0.08,
-                 width: float = 0.1, store: str = "", learn: bool = True) -> None:
+                 width: float = 0.1, store: str = "", learn: bool = True, predictor: str = "") -> None:
         super().__init__(seed=seed, raise_base=raise_base, raise_step=raise_step, width=width)
         self.store = store
         self.learn = learn
+        self.predictor = predictor
+        self._predictor: Optional["ActionPredictor"] = None
+        if predictor:
+            from cbr.models.predictor import ActionPredictor
+
+            self._predictor = ActionPredictor.load(predictor)
         self.models = PlayerModels()
         self._store: Optional["ModelStore"] = None
         self._loaded = False
@@ -169,12 +196,16 @@ class PokiWeightTablePolicy(PokiFormulaPolicy):
         r = (last.index(dp.player) - dp.position) % n
         return tuple(last[(i + r) % n] for i in range(n))
 
-    def action_model(self, player: Optional[str]) -> ActionModel:
-        """The predicted-action model of ``player`` (defaults for None or a stranger)."""
+    def action_model(self, player: Optional[str], dp: Optional["DecisionPoint"] = None) -> ActionModel:
+        """The predicted-action model of ``player`` (defaults for None or a stranger); with
+        a predictor and the player's decision point ``dp``, its rates come from the
+        predictor's triple there (:func:`predicted_action_model`)."""
         hit = self._action_models.get(player)
         if hit is None:
             self._ensure_loaded()
             hit = self._action_models[player] = ActionModel.from_player(self.models.model(player or ""))
+        if self._predictor is not None and dp is not None:
+            return predicted_action_model(self._predictor.predict_decision(dp), hit.spread)
         return hit
 
     def tracker(self, dp: "DecisionPoint") -> Optional[HandTracker]:
