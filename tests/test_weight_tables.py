@@ -334,13 +334,10 @@ def test_poki_wt_predictor_file_errors(tmp_path: Path) -> None:
     assert r.exit_code in (1, 2) and "missing.ann" in r.output and "Traceback" not in r.output
 
 
-def test_predictor_in_play_experiment_quick(tmp_path: Path) -> None:
-    from cbr.logs.writers import AcpcLogWriter
+def test_predictor_in_play_experiment_quick(small_predictor: Path, tmp_path: Path) -> None:
     from experiments.predictor_in_play import main
 
-    log = tmp_path / "selfplay.log"
-    with AcpcLogWriter(log) as w:
-        run_match(["lag", "hs"], 300, seed=3, log=w)
+    log = small_predictor.parent / "selfplay.log"                      # the fixture's log
     report = main(["--hands", "20", "--opponents", "call", "--logs", str(log), "--out", str(tmp_path / "r.json")])
     row = report["results"]["call"]
     assert set(row) == {"models", "predictor", "difference"}
