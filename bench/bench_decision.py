@@ -25,6 +25,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")  # one core: before numpy/faiss lo
 
 import argparse  # noqa: E402
 import random  # noqa: E402
+import statistics  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
@@ -68,23 +69,25 @@ def flop_decisions(n: int, seed: int) -> list:
     return out[:n]
 
 
-def time_decisions(bot: CBRPolicy, dps: list) -> tuple[list[float], list[float], int]:
-    """Per decision: total seconds, seconds of the features alone (fresh feature cache), fallbacks."""
+def time_decisions(bot: CBRPolicy, dps: list) -> tuple[list[float], list[float], int, list[int]]:
+    """Per decision: total seconds, seconds of the features alone (fresh feature cache),
+    fallbacks, and the number of cases each decision retrieved."""
     from features.casper import CasperFeatures
 
     rng = random.Random(0)
     bot.decide(dps[-1], rng)  # warm-up: open the case base, load the flop index
     peer = CasperFeatures()
-    total, feats, fallbacks = [], [], 0
+    total, feats, fallbacks, hits = [], [], 0, []
     for dp in dps[:-1]:
         t0 = time.perf_counter()
         d = bot.decide(dp, rng)
         total.append(time.perf_counter() - t0)
         fallbacks += d.fallback
+        hits.append(len(d.case_ids))
         t0 = time.perf_counter()
         peer.row(dp)
         feats.append(time.perf_counter() - t0)
-    return total, feats, fallbacks
+    return total, feats, fallbacks, hits
 
 
 def pct(ts: list[float]) -> tuple[float, float]:
@@ -115,11 +118,11 @@ def big_casebase(root: Path, n: int) -> tuple[Path, float]:
     return path, time.perf_counter() - t0
 
 
-def report(label: str, total: list[float], feats: list[float], fallbacks: int) -> None:
+def report(label: str, total: list[float], feats: list[float], fallbacks: int, hits: list[int]) -> None:
     p50, p99 = pct(total)
     f50, f99 = pct(feats)
     print(f"{label:34s} {p50:8.2f} {p99:8.2f}   features alone {f50:6.2f} {f99:6.2f}   "
-          f"fell back to top-k: {fallbacks}/{len(total)}")
+          f"fell back to top-k: {fallbacks}/{len(total)}   retrieved (median) {int(statistics.median(hits)):,}")
 
 
 def main() -> None:
