@@ -18,8 +18,9 @@ from cbr.store import CaseBase
 from cbr.store.writer import CaseBaseWriter
 
 REPO = Path(__file__).resolve().parents[1]
-#: A query long enough to draw a bar once progress_bar_time is 0 (about 0.1 s here).
-SLOW = "SELECT count(*) FROM range(20000000) t(a) WHERE a % 7 = 1"
+#: A query long enough to draw a bar once progress_bar_time is 0 (about 0.5 s here, so a much
+#: faster machine still spends some milliseconds in it).
+SLOW = "SELECT count(*) FROM range(100000000) t(a) WHERE a % 7 = 1"
 
 
 def _stdout_of(code: str, *args: str) -> bytes:
@@ -52,7 +53,7 @@ def test_casebase_sql_prints_nothing_even_with_progress_bar_time_0(tmp_path: Pat
         from cbr.store import CaseBase
         cb = CaseBase.open(sys.argv[1])
         cb.sql("SET progress_bar_time = 0")
-        assert cb.sql("{SLOW}").fetchone()[0] == 2857143
+        assert cb.sql("{SLOW}").fetchone()[0] == 14285715
         cb.close()
     """, str(path))
     assert out == b""
