@@ -896,6 +896,673 @@ def _opponent_models(given: Optional[list[str]], models: Optional[str]) -> Optio
         raise typer.BadParameter("--models names the store where --opponent NAME is looked up: give --opponent too")
     if not given:
         return None
+    parsed: list = []
+    for text in given:
+        parts = text.split(",")
+        if len(parts) == 3 and all(_is_number(p) for p in parts):
+            parsed.append(tuple(float(p) for p in parts))
+        elif len(parts) != 1:
+            raise typer.BadParameter(f"--opponent {text!r}: give three values AGG,TIGHT,RISK in 0..1 "
+                                     "or a player's name in --models")
+        elif models is None:
+            raise typer.BadParameter(f"--opponent {text!r} is a name: give --models STORE to look it up "
+                                     "(or give AGG,TIGHT,RISK)")
+        else:
+            parsed.append(text)
+    if all(isinstance(p, tuple) for p in parsed):
+        return parsed
+    from cbr.models.store import ModelStore
+    from cbr.policies.opponents import model_values
+
+    with ModelStore.open(models, read_only=True) as store:
+        known = store.players()
+        for i, name in enumerate(parsed):
+            if isinstance(name, tuple):
+                continue
+            if name not in known:
+                raise typer.BadParameter(f"--opponent {name!r}: no such player in {models} "
+                                         f"({len(known)} players; see cbr players inspect --store {models})")
+            parsed[i] = model_values(store.model(name))
+    return parsed
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text.replace(",", "").lstrip("±"))
+    except ValueError:
+        return False
+    return True
+
+
+def _rich_table(title: Optional[str], columns: list[str], rows: list[list[Any]], width: Optional[int] = None) -> Any:
+    """A table whose numbers are never cut, wrapped or dropped in ``width`` columns (default:
+    the terminal's, 80 in a pipe): a number column is as wide as its widest number, text
+    folds onto more lines, and columns that do not fit go to a second table (the first
+    column repeated) instead of being cropped.
+    """
+    from rich.console import Group
+    from rich.table import Table
+
+    cells = [[_cell(v) for v in row] for row in rows]
+    n = len(columns)
+    numeric = []
+    need = []
+    for i, c in enumerate(columns):
+        values = [row[i] for row in cells if i < len(row) and row[i]]
+        numeric.append(bool(values) and all(_is_number(v) for v in values))
+        need.append(max([len(str(c)), *(len(v) for v in values)]))
+    width = width or stdout.width or 80
+
+    def cost(i: int) -> int:  # characters a column takes: text may fold down to 16
+        return (need[i] if numeric[i] or i == 0 else min(need[i], 16)) + 3
+
+    groups: list[list[int]] = []
+    current: list[int] = []
+    used = 1 + cost(0)
+    for i in range(1, n):
+        if current and used + cost(i) > width:
+            groups.append(current)
+            current, used = [], 1 + cost(0)
+        current.append(i)
+        used += cost(i)
+    groups.append(current)
+    tables = []
+    for k, group in enumerate(groups):
+        table = Table(title=title if k == 0 else None, title_justify="left")
+        for i in [0, *group] if n else []:
+            if numeric[i]:
+                table.add_column(str(columns[i]), justify="right", no_wrap=True, min_width=need[i])
+            else:
+                table.add_column(str(columns[i]), no_wrap=i == 0, overflow="fold",
+                                 min_width=need[i] if i == 0 else None)
+        for row in cells:
+            table.add_row(*(row[i] if i < len(row) else "" for i in [0, *group]))
+        tables.append(table)
+    return tables[0] if len(tables) == 1 else Group(*tables)
+
+
+# ---------------------------------------------------------------------------
+# Command groups. Each command lives in its own section below.
+# ---------------------------------------------------------------------------
+logs_app = typer.Typer(help="Read hand-history logs.", no_args_is_help=True, rich_markup_mode=None)
+casebase_app = typer.Typer(help="Look inside case bases.", no_args_is_help=True, rich_markup_mode=None)
+plugins_app = typer.Typer(help="The plugin store.", no_args_is_help=True, rich_markup_mode=None)
+app.add_typer(logs_app, name="logs")
+app.add_typer(casebase_app, name="casebase")
+app.add_typer(plugins_app, name="plugins")
+
+
+def _known_log_format(fmt: Optional[str], option: str = "--log-format") -> Optional[str]:
+    """``fmt`` if it names a parser plugin (``cbr.parsers``), else a usage error listing them."""
+    if fmt is None:
+        return None
+    from cbr.plugins import available
+
+    known = available("cbr.parsers")
+    if fmt not in known:
+        raise usage_error(f"unknown log format {fmt!r}; known formats: {', '.join(known)}", option)
+    return fmt
+
+
+# ---- cbr hand (issue 2) ----------------------------------------------------
+@app.command("hand")
+@guarded
+def hand_command(
+    hole: Annotated[str, typer.Argument(help="Two hole cards, e.g. AhKd.")],
+    board: Annotated[Optional[str], typer.Argument(help="Board of 3-5 cards, e.g. 3h4sJd (omit before the flop).")] = None,
+    opponents: Annotated[Optional[int], typer.Option("--opponents", min=1, max=9,
+                                                     help="Random opponents, 1..9 [default: 1].")] = None,
+    opponents_n: Annotated[Optional[int], typer.Option("-n", min=1, max=9, hidden=True)] = None,
+    trials: Annotated[int, typer.Option("--trials", "-t", min=1, max=MAX_TRIALS, help="Monte Carlo deals for win/tie/lose.")] = 50_000,
+    seed: Annotated[int, typer.Option("--seed", min=0, max=MAX_SEED, help="Seed of the Monte Carlo deals.")] = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Hand strength, potentials, EHS and win/tie/lose of a holding (preflop: rank and win/tie/lose)."""
+    import evaluator_ext
+
+    n_opponents = _alias(opponents, opponents_n, "--opponents", "-n")
+    n_opponents = 1 if n_opponents is None else n_opponents
+    s = evaluator_ext.hand_summary(hole, board or (), n_opponents=n_opponents, trials=trials, seed=seed)
+    if as_json:
+        print_json(s)
+        return
+
+    def num(value: Any) -> str:
+        return "n/a" if value is None else f"{value:.4f}"
+
+    vs = f"vs {s['opponents']} opponent{'s' if s['opponents'] != 1 else ''}"
+    how = "exact enumeration" if s["exact"] else f"Monte Carlo, {s['trials']:,} deals, seed {s['seed']}"
+    lines = [
+        f"hole       {s['hole']}   class {s['preflop_class']}, preflop rank {s['preflop_rank']} of 169",
+        f"board      {s['board'] or '(preflop)'}",
+        f"category   {s['category'] or 'n/a'}",
+        f"HS         {num(s['hs'])}   ({vs})",
+        f"PPOT       {num(s['ppot'])}",
+        f"NPOT       {num(s['npot'])}",
+        f"EHS        {num(s['ehs'])}   ({vs})",
+        f"E[HS^2]    {num(s['ehs2'])}",
+        f"win        {s['win']:.4f}   ({vs}; {how})",
+        f"tie        {s['tie']:.4f}",
+        f"lose       {s['lose']:.4f}",
+    ]
+    typer.echo("\n".join(lines))
+
+
+# ---- cbr match (issue 3) ---------------------------------------------------
+@app.command("match")
+@guarded
+def match_command(
+    players: Annotated[str, typer.Option("--players", "-p", help="Comma-separated bots, one per seat (2-10), e.g. ehs,call; options as NAME:KEY=VALUE, e.g. cbr:reuse=max-frequency,ehs (see `cbr plugins list`).")],
+    hands: Annotated[int, typer.Option("--hands", "-n", min=1, max=MAX_HANDS, help="Hands to play (duplicate: rounded up to a multiple of the seats).")] = 1000,
+    duplicate: Annotated[bool, typer.Option("--duplicate", help="Replay every deal with the seats rotated (removes card luck).")] = False,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the deals and of the bots' choices.")] = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
+    log: Annotated[Optional[str], typer.Option("--log", help="Write the hands to this log: a new file in an existing folder, an existing file with --overwrite, or a named pipe (phh: a .phhs file or a directory). Links and devices are refused.")] = None,
+    log_format: Annotated[Optional[str], typer.Option("--log-format", help="Format of the --log: acpc or phh [default: acpc].")] = None,
+    log_format_old: Annotated[Optional[str], typer.Option("--format", hidden=True)] = None,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing --log file (atomically, when the match ends).")] = False,
+    retain: Annotated[bool, typer.Option("--retain", help="The cbr bots keep every hand in their case base as it ends (their own decisions, and others' shown at a showdown), durably. The shipped default case base is never written: use --retain-into.")] = False,
+    retain_into: Annotated[Optional[str], typer.Option("--retain-into", metavar="NAME", help="Retain into case base NAME (./casebases/NAME or a path), created as a copy of the bot's case base on first use; the cbr bots play from it. Implies --retain.")] = None,
+) -> None:
+    """Play bots against each other; results in sb/h and mbb/h with 95% confidence intervals.
+
+    With --retain (or --retain-into NAME) the case-based bots learn during the match: each
+    hand is kept in their case base as it ends and seen by their next decision.
+
+    Example: cbr match --players ehs,call --hands 200 --duplicate
+    """
+    from contextlib import nullcontext
+
+    from cbr.policies.spec import PolicySpecError, policy_from_spec, split_policy_specs
+
+    fmt = _alias(log_format, log_format_old, "--log-format", "--format")
+    names = split_policy_specs(players)
+    for p in names:  # checks the name and the options; opens nothing (bots read their files on first use)
+        try:
+            policy_from_spec(p)
+        except PolicySpecError as exc:
+            raise usage_error(str(exc), "--players") from None
+    if not 2 <= len(names) <= 10:
+        raise usage_error(f"a match seats 2 to 10 bots, got {len(names)}", "--players")
+    if fmt is not None and fmt not in ("acpc", "phh"):
+        raise usage_error(f"unknown log format {fmt!r}; use acpc or phh", "--log-format")
+    if log is None and (fmt is not None or overwrite):
+        raise usage_error("--log-format and --overwrite need --log", "--log")
+    fmt = fmt or "acpc"
+
+    from cbr.logs.writers import open_log
+    from cbr.match import run_match
+
+    n = len(names)
+    total = -(-hands // n) * n if duplicate else hands
+    writer = open_log(log, fmt, overwrite=overwrite) if log else nullcontext()
+    with writer as w, progress_bar("playing", total=total, enabled=not as_json) as advance:
+        result = run_match(names, hands, duplicate=duplicate, seed=seed, progress=advance, log=w,
+                           retain=retain, retain_into=retain_into)
+    if as_json:
+        print_json(result.to_dict())
+        return
+    title = (f"{result.game.name}: {result.hands} hands"
+             + (f" (duplicate, {result.deals} deals)" if result.duplicate else "") + f", seed {seed}")
+    rows = [[str(s), p.name, f"{p.total:+.0f}", f"{p.sb_per_hand:+.3f}", f"{p.sb_ci:.3f}",
+             f"{p.mbb_per_hand:+.0f}", f"{p.mbb_ci:.0f}"] for s, p in enumerate(result.players)]
+    stdout.print(_rich_table(title, ["seat", "bot", "chips", "sb/h", "± 95%", "mbb/h", "± 95%"], rows))
+    if log:
+        stdout.print(f"log written to {log} ({fmt})", markup=False, highlight=False, soft_wrap=True)
+    if result.match_id:
+        stdout.print(f"retained {result.retained:,} cases (match {result.match_id})", markup=False,
+                     highlight=False, soft_wrap=True)
+
+
+# ---- cbr logs inspect (issue 3) --------------------------------------------
+@logs_app.command("inspect")
+@guarded
+def logs_inspect(
+    paths: Annotated[list[str], typer.Argument(help="Log files or folders (walked recursively).")],
+    log_format: Annotated[Optional[str], typer.Option("--log-format", "-f",
+                                                      help="Force a parser: the format of the logs read (acpc, phh, irc, pokerstars).")] = None,
+    log_format_old: Annotated[Optional[str], typer.Option("--format", hidden=True)] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    max_issues: Annotated[int, typer.Option("--max-issues", min=0,
+                                            help="List at most this many skipped hands.")] = 20,
+    max_file_size: Annotated[Optional[int], typer.Option("--max-file-size", parser=_file_size, metavar="SIZE",
+                                                         help=MAX_FILE_SIZE_HELP)] = None,
+) -> None:
+    """Read logs, replay every hand, and report hands, skipped hands, decisions and players."""
+    from cbr.logs.inspect import inspect_logs
+    from cbr.logs.source import DEFAULT_MAX_FILE_SIZE
+
+    fmt = _known_log_format(_alias(log_format, log_format_old, "--log-format", "--format"))
+    with progress_bar("reading logs", enabled=not as_json) as advance:
+        report = inspect_logs(paths, format=fmt, progress=advance,
+                              max_file_size=max_file_size or DEFAULT_MAX_FILE_SIZE)
+    if as_json:
+        data = report.to_dict()
+        data["skipped"] = data["skipped"][:max_issues]
+        print_json(data)
+    else:
+        stdout.print(f"sources read: {report.sources}")
+        stdout.print(f"hands read: {report.hands_read}   skipped: {report.hands_skipped}")
+        stdout.print(f"decisions: {report.decisions}   with known hole cards: {report.decisions_known}")
+        stdout.print(f"players: {report.players}")
+        for street, kinds in report.actions_per_street.items():
+            stdout.print(f"  {street:<8} fold {kinds['f']:>7}  check/call {kinds['c']:>7}  bet/raise {kinds['r']:>7}")
+        for name, counts in sorted(report.per_format.items()):
+            stdout.print(f"  format {name}: {counts['hands']} hands, {counts['skipped']} skipped, "
+                         f"{counts['sources']} sources")
+        for issue in report.notes[:max_issues]:
+            stdout.print(f"note: {issue}", markup=False, highlight=False, soft_wrap=True)
+        if report.skipped:
+            stdout.print("skipped hands:")
+            for issue in report.skipped[:max_issues]:
+                stdout.print(f"  {issue}", markup=False, highlight=False, soft_wrap=True)
+            rest = report.hands_skipped - max_issues
+            if rest > 0:
+                stdout.print(f"  ... and {rest} more (--max-issues to see them)")
+    if report.hands_read == 0:
+        typer.echo(f"error: no hand could be read from {', '.join(paths)} "
+                   f"({report.hands_skipped} skipped)", err=True)
+        raise typer.Exit(1)
+
+
+# ---- cbr build / query / casebase / plugins (issue 4) ----------------------
+@casebase_app.command("inspect")
+@guarded
+def casebase_inspect(
+    name: Annotated[str, typer.Argument(help="A case-base directory, a name under ./casebases/, or 'default'.")],
+    sql: Annotated[Optional[str], typer.Option("--sql", help="Run SQL on the views `cases` and `cases_<street>`.")] = None,
+    limit: Annotated[int, typer.Option("--limit", min=0, max=10**9,
+                                       help="With --sql: print at most this many rows.")] = 100,
+    all_rows: Annotated[bool, typer.Option("--all", help="With --sql: print every row (no --limit).")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Counts per street, action and source, and feature distributions; or run SQL.
+
+    Warns (on stderr) when an action kind is missing or rare (< 1%) on a street: a case base
+    built from logs that show cards only at showdown has no folds and can never recommend one.
+    With --sql, at most --limit rows (100) are printed unless --all; Ctrl-C stops a query (exit 130).
+    """
+    from cbr.store import CaseBase, inspect, resolve_casebase
+
+    cb = CaseBase.open(resolve_casebase(name))
+    try:
+        if sql is not None:
+            columns, rows, truncated = cb.sql_rows(sql, None if all_rows else limit)
+            if as_json:
+                print_json([dict(zip(columns, r)) for r in rows])
+            else:
+                stdout.print(_rich_table(None, columns, [list(r) for r in rows]))
+            if truncated:
+                stderr.print(f"(first {limit} rows shown; --limit N or --all for more)", soft_wrap=True)
+            return
+        info = inspect(cb)
+    finally:
+        cb.close()
+    if as_json:
+        print_json(info)
+        return
+    stdout.print(f"[bold]{info['name']}[/bold]  {info['path']}")
+    stdout.print(f"schema {info['schema_version']}, features {info['feature_set']}, engine {info['engine_version']}, "
+                 f"created {info['created']}, games: {', '.join(g for g in info['games'] if g) or '-'}")
+    streets = list(info["counts"])
+    stdout.print(_rich_table(f"{info['total']} cases", ["street", "total", "fold", "check/call", "bet/raise",
+                                                        "with outcome", "parts"],
+                             [[s, c["total"], c["f"], c["c"], c["r"], info["outcomes"][s]["known"], info["parts"][s]]
+                              for s, c in info["counts"].items()]))
+    stdout.print(_rich_table("cases per source", ["source", *streets],
+                             [[src or "-", *(n[s] for s in streets)] for src, n in info["sources"].items()]))
+    for s, feats in info["features"].items():
+        if not info["counts"][s]["total"]:
+            continue
+        stats = ["min", "q25", "q50", "mean", "q75", "max"]  # --json has q05 and q95 too
+        stdout.print(_rich_table(f"{s} features", ["feature", *stats],
+                                 [[f, *(v[k] for k in stats)] for f, v in feats.items()]))
+    for w in info["warnings"]:
+        stderr.print(f"warning: {w}", markup=False, highlight=False, soft_wrap=True)
+
+
+@casebase_app.command("merge")
+@guarded
+def casebase_merge(
+    inputs: Annotated[list[str], typer.Argument(help="Two or more case bases (directories or names under ./casebases/).")],
+    out: Annotated[str, typer.Option("--out", "-o", help="The merged case base to write.")],
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing case base (atomically, at the end).")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Merge case bases of the same feature set, schema and similarity into a new one.
+
+    Streams the cases part by part (never a whole case base in memory); new case ids in
+    input order; the indexes are rebuilt. OUT appears only when the merge succeeded.
+    """
+    if len(inputs) < 2:
+        raise usage_error("give at least two case bases to merge", "INPUTS")
+    _check_out_dir(out)
+    from cbr.store import resolve_casebase
+    from cbr.store.merge import merge_casebases
+
+    report = merge_casebases([resolve_casebase(i) for i in inputs], out, overwrite=overwrite)
+    for warning in report.warnings:
+        typer.echo(f"warning: {warning}", err=True)
+    if as_json:
+        print_json(report.to_dict())
+        return
+    per = ", ".join(f"{s} {n}" for s, n in report.cases_per_street.items())
+    stdout.print(f"merged {len(inputs)} case bases into {out}: {report.cases} cases ({per}), {report.seconds:.1f} s",
+                 soft_wrap=True)
+
+
+@plugins_app.command("list")
+@guarded
+def plugins_list(
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Installed plugins per group; a plugin that fails to load is shown with its error."""
+    from dataclasses import asdict
+
+    from cbr.plugins import describe
+
+    infos = describe()
+    if as_json:
+        print_json([{**asdict(i), "ok": i.ok} for i in infos])
+        return
+    rows = [[i.group, i.name, i.target, i.distribution, "ok" if i.ok else f"ERROR: {i.error}"] for i in infos]
+    stdout.print(_rich_table(f"{len(infos)} plugins", ["group", "name", "target", "package", "status"], rows))
+    broken = [i for i in infos if not i.ok]
+    if broken:
+        stderr.print(f"{len(broken)} plugin(s) failed to load: {', '.join(f'{i.group}:{i.name}' for i in broken)}")
+
+
+# ---- cbr build / cbr query (issue 4) ----------------------------------------
+GAME_HELP = ("Game: a preset name (e.g. holdem.limit.2p), a GameDef JSON file (.json), inline GameDef "
+             "JSON ('{...}') or an ACPC .game file.")
+
+
+def _load_game(spec: str) -> Any:
+    """A game from a preset name, inline GameDef JSON (``{...}``), a GameDef JSON file or an
+    ACPC ``.game`` file; every problem is one :class:`ConfigError` naming the file.
+
+    >>> _load_game("holdem.limit.2p").n_players
+    2
+    >>> _load_game(json.dumps(_load_game("holdem.limit.2p").to_dict())).name    # inline JSON
+    'holdem.limit.2p'
+    """
+    from pathlib import Path
+
+    from cbr.errors import ConfigError
+    from cbr.game.gamedef import GameDef, preset
+
+    text = spec.strip()
+    if text.startswith("{"):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"--game: inline JSON is not valid JSON ({exc})") from None
+        return _game_from_dict(data, "--game (inline JSON)")
+    path = Path(spec)
+    if path.exists():
+        if path.is_dir():
+            raise ConfigError(f"game file {path} is a directory")
+        try:
+            raw = path.read_bytes()
+        except OSError as exc:
+            raise ConfigError(f"cannot read the game file {path}: {exc.strerror or exc}") from None
+        try:
+            body = raw.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            raise ConfigError(f"game file {path} is not UTF-8 text") from None
+        if path.suffix.lower() == ".json" or body.lstrip().startswith("{"):
+            try:
+                data = json.loads(body)
+            except json.JSONDecodeError as exc:
+                raise ConfigError(f"game file {path}: not JSON ({exc})") from None
+            return _game_from_dict(data, f"game file {path}")
+        try:
+            return GameDef.from_acpc_game(body, name=path.stem)
+        except (ValueError, TypeError, KeyError, IndexError) as exc:  # CBR errors are ValueErrors too
+            raise ConfigError(f"game file {path}: not an ACPC game definition ({_one_line(exc)})") from None
+    try:
+        return preset(spec)
+    except ConfigError as exc:
+        if any(sep in spec for sep in "/\\") or path.suffix.lower() in (".json", ".game"):
+            raise ConfigError(f"unknown game {spec!r}: no such game file, and no preset of that name") from None
+        raise exc from None
+
+
+def _game_from_dict(data: Any, where: str) -> Any:
+    from cbr.errors import ConfigError
+    from cbr.game.gamedef import GameDef
+
+    if not isinstance(data, dict):
+        raise ConfigError(f"{where}: expected a JSON object (a GameDef), got {type(data).__name__}")
+    try:
+        return GameDef.from_dict(data)
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError) as exc:
+        raise ConfigError(f"{where}: not a game definition ({_one_line(exc)})") from None
+
+
+def _load_similarity(spec: str, feature_set: str) -> Any:
+    """Read and check a similarity TOML before a build: a ``SimilarityConfig`` that covers
+    exactly the feature set's columns; errors name the user's file."""
+    from pathlib import Path
+
+    from cbr.errors import ConfigError
+    from cbr.game.gamedef import STREETS
+    from cbr.plugins import load
+    from cbr.similarity import SimilarityConfig
+
+    path = Path(spec)
+    if not path.exists():
+        raise ConfigError(f"similarity config {path} does not exist")
+    if not path.is_file():
+        raise ConfigError(f"similarity config {path} is not a file")
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except OSError as exc:
+        raise ConfigError(f"cannot read the similarity config {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"similarity config {path} is not UTF-8 text") from None
+    try:
+        config = SimilarityConfig.from_toml(text if "\n" in text or "=" in text else text + "\n")
+    except ConfigError as exc:
+        message = str(exc).removeprefix("similarity config: ")
+        raise ConfigError(f"similarity config {path}: {message}") from None
+    fs = load("cbr.features", feature_set)
+    fs = fs() if isinstance(fs, type) else fs
+    for s in STREETS:
+        have, want = list(config.street(s).features), list(fs.feature_names(s))
+        if have != want:
+            raise ConfigError(f"similarity config {path}: {s} covers {have}, but feature set "
+                              f"{feature_set!r} gives {want}")
+    return config
+
+
+def _usable_cpus() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _check_out_dir(out: str) -> None:
+    """A case base cannot be written under a regular file (``-o file/cb``)."""
+    from pathlib import Path
+
+    from cbr.errors import OutputPathError
+    from cbr.logs.writers import first_non_folder
+
+    blocker = first_non_folder(Path(out))
+    if blocker is not None:
+        raise OutputPathError(f"cannot write the case base {out}: {blocker} is a file, not a folder")
+
+
+@app.command("build")
+@guarded
+def build_command(
+    logs: Annotated[list[str], typer.Argument(help="Log files or folders (ACPC, PHH, IRC database, PokerStars).")],
+    out: Annotated[str, typer.Option("--out", "-o", help="The case base to write, e.g. casebases/NAME.")],
+    feature_set: Annotated[str, typer.Option("--feature-set", help="Feature-set plugin (cbr.features).")] = "casper",
+    only_players: Annotated[Optional[str], typer.Option("--only-players", help="Keep only these players' decisions (comma-separated player names in the logs).")] = None,
+    only_players_old: Annotated[Optional[str], typer.Option("--players", hidden=True)] = None,
+    workers: Annotated[Optional[int], typer.Option("--workers", "-j", min=1, max=MAX_WORKERS, help="Processes computing features (default: one per CPU, at most 8; more than the CPUs are reduced to the CPUs). Any number gives the same case base.")] = None,
+    log_format: Annotated[Optional[str], typer.Option("--log-format", help="Force the format of the logs read (acpc, phh, irc, pokerstars).")] = None,
+    log_format_old: Annotated[Optional[str], typer.Option("--format", hidden=True)] = None,
+    similarity: Annotated[Optional[str], typer.Option("--similarity", help="Similarity TOML file, checked before the build (default: CASPER's).")] = None,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing case base (atomically, at the end).")] = False,
+    max_issues: Annotated[int, typer.Option("--max-issues", min=0, help="Skipped hands to list.")] = 10,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    max_file_size: Annotated[Optional[int], typer.Option("--max-file-size", parser=_file_size, metavar="SIZE",
+                                                         help=MAX_FILE_SIZE_HELP)] = None,
+    scheduler: Annotated[Optional[str], typer.Option("--scheduler", metavar="ADDRESS|local", help="Run the per-file work on Dask: a scheduler's address (workers reading the logs at the same paths), or 'local' for a local cluster. Needs the [dask] extra; the case base is the same.")] = None,
+    dask_workers: Annotated[Optional[int], typer.Option("--dask-workers", min=1, max=64, help="Worker processes of --scheduler local (default 2).")] = None,
+) -> None:
+    """Build a case base: every decision of a player with known hole cards becomes a case.
+
+    Writes Parquet per street, a DuckDB catalog, a manifest and one faiss index per street.
+    The case base appears only when the build succeeds; bad hands are skipped and listed.
+    Ctrl-C or SIGTERM stops the workers and leaves nothing behind.
+    """
+    players = _alias(only_players, only_players_old, "--only-players", "--players")
+    fmt = _known_log_format(_alias(log_format, log_format_old, "--log-format", "--format"))
+    names = [p.strip() for p in players.split(",") if p.strip()] if players else None
+    if players is not None and not names:
+        raise usage_error("no player name given", "--only-players")
+    if dask_workers is not None and scheduler != "local":
+        raise usage_error("--dask-workers needs --scheduler local", "--dask-workers")
+    if scheduler is not None and workers is not None:
+        raise usage_error("--workers does not apply with --scheduler (the Dask workers compute)", "--workers")
+    cpus = _usable_cpus()
+    if workers is None:
+        workers = min(cpus, 8)
+    elif workers > cpus:
+        typer.echo(f"note: --workers {workers} reduced to {cpus} (the CPUs this process may use)", err=True)
+        workers = cpus
+    _check_out_dir(out)
+    sim = _load_similarity(similarity, feature_set) if similarity is not None else None
+
+    from cbr.build import build_casebase
+    from cbr.logs.source import DEFAULT_MAX_FILE_SIZE
+
+    options = dict(feature_set=feature_set, players=names, format=fmt, similarity=sim, overwrite=overwrite,
+                   max_file_size=max_file_size or DEFAULT_MAX_FILE_SIZE)
+    with progress_bar("building", enabled=not as_json) as advance:
+        if scheduler is not None:  # Dask is imported only here
+            from cbr.dask_build import build_casebase_on_dask
+
+            report = build_casebase_on_dask(logs, out, scheduler=scheduler, dask_workers=dask_workers or 2,
+                                            progress=advance, **options)
+        else:
+            report = build_casebase(logs, out, workers=workers, progress=advance, **options)
+    for warning in report.warnings:
+        typer.echo(f"warning: {warning}", err=True)
+    if as_json:
+        print_json(report.to_dict())
+        return
+    per = ", ".join(f"{s} {n}" for s, n in report.cases_per_street.items())
+    stdout.print(f"built {out}: {report.cases} cases ({per}) from {report.hands} hands in "
+                 f"{report.sources} source(s), {report.seconds:.1f} s ({report.hands_per_second:.0f} hands/s)",
+                 soft_wrap=True)
+    if report.skipped:
+        stdout.print(f"{len(report.skipped)} hand(s) skipped:")
+        for issue in report.skipped[:max_issues]:
+            stdout.print(f"  {issue.where}: {issue.reason}", markup=False, highlight=False, soft_wrap=True)
+        if len(report.skipped) > max_issues:
+            stdout.print(f"  ... and {len(report.skipped) - max_issues} more (--max-issues, --json)")
+
+
+_FLAG = ""  # a flag shows no <bool> value in --help
+
+
+@app.command("query")
+@guarded
+def query_command(
+    casebase: Annotated[str, typer.Option("--casebase", "-c", help="Case base: a directory, a name under ./casebases/, or 'default' (embedded).")] = "default",
+    matchstate: Annotated[Optional[str], typer.Option("--matchstate", help="An ACPC MATCHSTATE string; '-' reads one per line from stdin. Its game comes from --game.")] = None,
+    matchstate_file: Annotated[Optional[str], typer.Option("--matchstate-file", help="A file of MATCHSTATE lines ('-': stdin); one answer per line.")] = None,
+    game: Annotated[str, typer.Option("--game", help="Game for --matchstate (and options): preset name, GameDef JSON or ACPC .game file.")] = "holdem.limit.2p",
+    hole: Annotated[Optional[str], typer.Option("--hole", help="Your hole cards, e.g. AdQc.")] = None,
+    board: Annotated[Optional[str], typer.Option("--board", help="Board cards: none (pre-flop), 3, 4 or 5.")] = None,
+    dealt: Annotated[Optional[int], typer.Option("--dealt", min=2, max=12, help="Players dealt in (default: the game's seats).")] = None,
+    players: Annotated[Optional[int], typer.Option("--players", min=2, max=12, hidden=True, help="Old name of --dealt.")] = None,
+    in_hand: Annotated[Optional[int], typer.Option("--in-hand", help="Players not folded, you included (default: all dealt).")] = None,
+    position: Annotated[Optional[int], typer.Option("--position", help="Your place in this round's order among players in hand: 0 = first to act.")] = None,
+    to_act: Annotated[Optional[int], typer.Option("--to-act", help="Players still to act after you this round.")] = None,
+    committed: Annotated[Optional[float], typer.Option("--committed", help="Bets you already put in this round (pre-flop the small blind is 0.5).")] = None,
+    to_call: Annotated[Optional[float], typer.Option("--to-call", help="Bets you must add to call.")] = None,
+    pot: Annotated[Optional[float], typer.Option("--pot", help="Pot before your action, in small bets.")] = None,
+    prev_bets: Annotated[Optional[int], typer.Option("--prev-bets", help="Bets and raises made in the previous round (pre-flop the big blind counts as the first bet: a limped pot has 1).")] = None,
+    weighted: Annotated[bool, typer.Option("--weighted", metavar=_FLAG, help="Weight actions by similarity (default: the case base's setting).")] = False,
+    unweighted: Annotated[bool, typer.Option("--unweighted", metavar=_FLAG, help="Count every retrieved action once.")] = False,
+    top: Annotated[int, typer.Option("--top", min=0, help="Cases to show.")] = 5,
+    explain: Annotated[bool, typer.Option("--explain", metavar=_FLAG, help="Show each case's own feature values and local similarities.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", metavar=_FLAG, help="Print JSON (all retrieved cases with --explain; JSON lines for several MATCHSTATEs).")] = False,
+    memory_map: Annotated[bool, typer.Option("--memory-map", metavar=_FLAG, help="Map the street's saved index instead of loading the street: for case bases larger than memory (same answers; the saved index must cover every case).")] = False,
+    opponent: Annotated[Optional[list[str]], typer.Option("--opponent", metavar="AGG,TIGHT,RISK|NAME", help="For a casper-opp case base: the player model of an opponent still in the hand, in position order (repeat per opponent; the rest stay at the defaults 0.14,0.74,0.39): three values in 0..1, or a player's name in --models.")] = None,
+    models: Annotated[Optional[str], typer.Option("--models", help="Model store (cbr players build) where --opponent NAME is looked up.")] = None,
+) -> None:
+    """The (fold, check/call, bet/raise) probabilities for a situation, and the cases behind them.
+
+    Describe the situation with --matchstate (+ --game), or with --hole/--board and the
+    betting options; options left out take the spot reached with the fewest actions, and a
+    spot no legal hand reaches is refused naming the option to change.
+
+    Example: cbr query --hole AdQc --board 3h4cJh --position 1 --to-call 1 --pot 5
+    """
+    from cbr.store import CaseBase, resolve_casebase
+
+    described = {"--hole": hole, "--board": board, "--dealt": dealt, "--players": players, "--in-hand": in_hand,
+                 "--position": position, "--to-act": to_act, "--committed": committed, "--to-call": to_call,
+                 "--pot": pot, "--prev-bets": prev_bets}
+    given = [name for name, value in described.items() if value is not None]
+    if weighted and unweighted:
+        raise typer.BadParameter("give --weighted or --unweighted, not both")
+    if dealt is not None and players is not None:
+        raise typer.BadParameter("--players is the old name of --dealt: give one of them")
+    if matchstate is not None and matchstate_file is not None:
+        raise typer.BadParameter("give --matchstate or --matchstate-file, not both")
+    source = matchstate_file if matchstate_file is not None else (matchstate if matchstate == "-" else None)
+    if (matchstate is not None or matchstate_file is not None) and given:
+        raise typer.BadParameter(f"a MATCHSTATE describes the whole situation: leave out {', '.join(given)}")
+    weight = True if weighted else (False if unweighted else None)
+    opponents = _opponent_models(opponent, models)
+    g = _load_game(game)
+    if source is not None:
+        lines = _read_lines(source)
+        cb = CaseBase.open(resolve_casebase(casebase), memory_map=memory_map)
+        try:
+            failed = _query_lines(cb, g, lines, weight, top, explain, as_json, opponents)
+        finally:
+            cb.close()
+        if failed:
+            typer.echo(f"error: {failed} of {len(lines)} line(s) could not be answered", err=True)
+            raise typer.Exit(1)
+        return
+    dp = _query_situation(g, matchstate, hole, board, dealt if dealt is not None else players, in_hand, position,
+                          to_act, committed, to_call, pot, prev_bets)
+    cb = CaseBase.open(resolve_casebase(casebase), memory_map=memory_map)
+    try:
+        ans = _answer(cb, dp, weight, opponents)
+    finally:
+        cb.close()
+    for warning in ans.warnings:
+        typer.echo(f"warning: {warning}", err=True)
+    if as_json:
+        print_json(ans.to_dict(top=None if explain else top))
+        return
+    _print_answer(ans, top, explain)
+
+
+def _answer(cb: Any, dp: Any, weighted: Optional[bool], opponents: Optional[list] = None) -> Any:
+    from cbr.query import answer
+
+    return answer(cb, dp, weighted=weighted, opponents=opponents)
+
+
+def _opponent_models(given: Optional[list[str]], models: Optional[str]) -> Optional[list[tuple[float, ...]]]:
+    """``cbr query --opponent``: each value is AGG,TIGHT,RISK or a player's name in ``--models``."""
+    if models is not None and not given:
+        raise typer.BadParameter("--models names the store where --opponent NAME is looked up: give --opponent too")
+    if not given:
+        return None
     out: list[tuple[float, ...]] = []
     store = None
     try:

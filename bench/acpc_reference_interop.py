@@ -297,6 +297,14 @@ def build_reference_client(sources: Path, workdir: Path) -> Path:
     return exe
 
 
+def end_all(procs: list[subprocess.Popen]) -> None:
+    """Kill (and reap) every process of ``procs`` still running."""
+    for p in procs:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+
+
 def run_our_dealer(args: argparse.Namespace) -> dict:
     """Our ``cbr serve-dealer`` against clients built on the reference's state code."""
     workdir = Path(args.workdir or tempfile.mkdtemp(prefix="acpc_interop_")).resolve()
@@ -332,10 +340,7 @@ def run_our_dealer(args: argparse.Namespace) -> dict:
         while any(p.poll() is None for p in procs) and time.monotonic() < deadline:
             time.sleep(0.05)
     finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
+        end_all(procs)
     seconds = time.monotonic() - started
     dealer_out = dealer.stdout.read() if dealer.stdout else ""
     problems: list[str] = []
@@ -437,16 +442,10 @@ def run(args: argparse.Namespace) -> dict:
             if time.monotonic() > deadline or any(c.returncode for c in clients if c.poll() is not None):
                 break        # too slow, or a client gave up: the dealer would wait for it forever
             time.sleep(0.05)
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
+        end_all(procs)
         dealer_out = dealer.stdout.read()
     finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
+        end_all(procs)
     seconds = time.monotonic() - started
     problems: list[str] = []
     def ended(code: int) -> str:

@@ -78,8 +78,9 @@ def main(argv: list[str] | None = None) -> dict:
         results[opponent] = {"models": models, "predictor": ann, "difference": {"sb_per_hand": mean, "ci": ci}}
         print(f"{opponent:7s} models {models['sb_per_hand']:+.3f} ± {models['ci']:.3f}   predictor "
               f"{ann['sb_per_hand']:+.3f} ± {ann['ci']:.3f}   difference {mean:+.3f} ± {ci:.3f}", file=sys.stderr, flush=True)
-    report = {"seed": args.seed, "hands": args.hands, "logs": [str(Path(p).relative_to(ROOT)) if Path(p).is_absolute()
-                                                             and ROOT in Path(p).parents else str(p) for p in logs],
+    shown = [str(Path(p).resolve().relative_to(ROOT)) if Path(p).resolve().is_relative_to(ROOT) else str(p)
+             for p in logs]
+    report = {"seed": args.seed, "hands": args.hands, "logs": shown,
               "predictor_accuracy": trained.get("overall", {}).get("accuracy"),
               "results": {o: {k: {kk: vv for kk, vv in v.items() if kk != "per_deal"} for k, v in row.items()}
                           for o, row in results.items()},

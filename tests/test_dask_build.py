@@ -145,19 +145,25 @@ def test_cli_scheduler_usage_and_errors(tmp_path: Path) -> None:
     assert "scheduler" in r.stderr and not (tmp_path / "x").exists()
 
 
+def _cluster_workers(proc: subprocess.Popen, psutil, deadline: float) -> list:
+    """The local cluster's worker processes under ``proc`` (at least 2), waiting for them
+    until ``deadline``; multiprocessing's resource tracker is not a worker."""
+    workers: list = []
+    while len(workers) < 2 and time.monotonic() < deadline and proc.poll() is None:
+        workers = [p for p in psutil.Process(proc.pid).children(recursive=True)
+                   if "resource_tracker" not in " ".join(p.cmdline())]
+        time.sleep(0.05)
+    assert len(workers) >= 2, "the local cluster's workers never started"
+    return workers
+
+
 def test_local_cluster_dies_with_a_killed_build(tmp_path: Path) -> None:
     psutil = require_module("psutil")
     proc = subprocess.Popen([*CLI, "build", str(_logs()), "-o", str(tmp_path / "cb"), "--scheduler", "local",
                              "--dask-workers", "2", "--json"], env=_env(),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        workers: list = []
-        deadline = time.monotonic() + 60
-        while len(workers) < 2 and time.monotonic() < deadline and proc.poll() is None:
-            workers = [p for p in psutil.Process(proc.pid).children(recursive=True)
-                       if "resource_tracker" not in " ".join(p.cmdline())]
-            time.sleep(0.05)
-        assert len(workers) >= 2, "the local cluster's workers never started"
+        workers = _cluster_workers(proc, psutil, time.monotonic() + 60)
         time.sleep(1.0)  # workers busy with the files
         proc.kill()
         proc.wait(10)
@@ -210,13 +216,8 @@ def test_sigterm_stops_a_local_cluster_build_at_once(tmp_path: Path) -> None:
                              "--dask-workers", "2"], env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             text=True)
     try:
-        workers: list = []
         deadline = time.monotonic() + 60
-        while len(workers) < 2 and time.monotonic() < deadline and proc.poll() is None:
-            workers = [p for p in psutil.Process(proc.pid).children(recursive=True)
-                       if "resource_tracker" not in " ".join(p.cmdline())]
-            time.sleep(0.05)
-        assert len(workers) >= 2, "the local cluster's workers never started"
+        workers = _cluster_workers(proc, psutil, deadline)
 
         def worker_cpu() -> float:
             total = 0.0

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Iterable, Optional, Union
 
 from cbr.errors import ModelError
-from cbr.store import duck
+from cbr import duck
 from cbr.models.player_model import ATTRIBUTES, PlayerHistory, PlayerModel, PlayerModels, default_model
 
 #: The schema this engine reads and writes; another version is refused.

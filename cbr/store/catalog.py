@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Mapping
 
 
 from cbr.game.gamedef import STREETS
-from cbr.store import duck
+from cbr import duck
 from cbr.store.durable import atomic_write_with
 from cbr.store.manifest import Manifest
 
