@@ -42,7 +42,7 @@ exits 0 having seen every hand, that those totals equal our dealer's ``SCORE``, 
 dealer's log reads and replays with our parser.
 
 Not part of the test suite (the binary is yours to build); its pure parts are tested in
-``tests/test_acpc_reference_interop.py``.
+``tests/acpc/test_acpc_reference_interop.py``.
 """
 from __future__ import annotations
 
@@ -253,7 +253,7 @@ def expected_retained(log_path: Path, name: str) -> int:
     from cbr.logs.acpc import AcpcParser
     from cbr.logs.record import ParseIssue
     from cbr.logs.replay import replay
-    from cbr.retention import shown_positions
+    from cbr.play.retention import shown_positions
 
     total = 0
     for record in AcpcParser().parse(str(log_path)):

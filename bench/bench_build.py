@@ -30,7 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from cbr.build import build_casebase  # noqa: E402
+from cbr.build.local import build_casebase  # noqa: E402
 from cbr.logs.detect import read_logs  # noqa: E402
 from cbr.logs.record import HandRecord  # noqa: E402
 from cbr.logs.replay import replay  # noqa: E402
@@ -56,7 +56,7 @@ def one_build(path: Path, workers: int) -> dict:
             "wall": wall, "cpu": cpu}
 
 
-CHUNK_HANDS = 250  # as cbr.build: hand features are batched per chunk of hands
+CHUNK_HANDS = 250  # as cbr.build.local: hand features are batched per chunk of hands
 
 
 def breakdown(path: Path) -> dict[str, object]:

@@ -16,15 +16,12 @@ Run:  python3 bench/bench_cfr.py [--abstraction DIR] [--target 300] [--budget 45
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import numpy as np  # noqa: E402
 
 from cbr.cfr.solver import Solver  # noqa: E402
 from cbr.cfr.testing import random_bucket_game  # noqa: E402

@@ -37,10 +37,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from cbr.game import preset  # noqa: E402
-from cbr.match import deal_cards  # noqa: E402
+from cbr.game.state import HandState  # noqa: E402
+from cbr.play.match import deal_cards  # noqa: E402
 from cbr.policies.base import legal_triple, sample_action  # noqa: E402
 from cbr.policies.cbr_policy import CBRPolicy  # noqa: E402
-from cbr.game.state import HandState  # noqa: E402
 
 
 def flop_decisions(n: int, seed: int) -> list:

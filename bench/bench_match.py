@@ -2,7 +2,7 @@
 
 Run:  python3 bench/bench_match.py [--hands 20000] [--ehs-hands 2000]
 
-1. ``random`` vs ``call`` through :func:`cbr.match.run_match` (deals, the rules engine,
+1. ``random`` vs ``call`` through :func:`cbr.play.match.run_match` (deals, the rules engine,
    decision points, policies, showdowns): this measures the engine. Target >= 2,000 hands/s.
 2. The same random-vs-call play driven through PokerKit's fixed-limit hold'em state
    machine (automatic dealing and showdown, the same uniform choice among legal actions):
@@ -21,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import evaluator_ext  # noqa: E402
-from cbr.match import run_match  # noqa: E402
+from cbr.play.match import run_match  # noqa: E402
 
 
 def timed(fn, hands: int) -> tuple[float, float]:

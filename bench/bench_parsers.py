@@ -116,8 +116,8 @@ def bench_phh(repeat: int) -> None:
 
 
 def bench_other(name: str, folder: str, repeat: int) -> None:
-    from cbr.logs.detect import log_sources, parser_for
     from cbr.errors import PluginError
+    from cbr.logs.detect import log_sources, parser_for
 
     try:
         parser_cls = type(parser_for(name))

@@ -34,7 +34,7 @@ import numpy as np  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from cbr.game.gamedef import STREETS  # noqa: E402
-from cbr.retention import copy_casebase  # noqa: E402
+from cbr.play.retention import copy_casebase  # noqa: E402
 from cbr.store import CaseBase  # noqa: E402
 from cbr.store.manifest import read_manifest  # noqa: E402
 from cbr.store.parts import build_table, count_actions, part_entry, write_part  # noqa: E402
@@ -103,7 +103,7 @@ def read_after(path: Path) -> tuple[float, float]:
 
 
 def match_speed(hands: int, retain: bool, root: Path) -> tuple[float, float]:
-    from cbr.match import run_match
+    from cbr.play.match import run_match
     from cbr.policies.cbr_policy import CBRPolicy
 
     path = copy_casebase("default", root / ("on" if retain else "off"))

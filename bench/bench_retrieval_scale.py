@@ -38,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_retrieval import brute_retrieve, casebase_cases, percentiles  # noqa: E402
+
 from cbr.retrieval import CaseIndex  # noqa: E402
 from cbr.similarity import default_casper  # noqa: E402
 

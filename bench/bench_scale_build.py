@@ -2,7 +2,7 @@
 
 Run:  python3 bench/bench_scale_build.py --hands 100000 [--modes local dask1 dask2] [--logs DIR]
 
-The logs are rule-bot self-play (:func:`cbr.synthetic.write_selfplay_logs`, files of
+The logs are rule-bot self-play (:func:`cbr.play.selfplay.write_selfplay_logs`, files of
 5,000 hands, generated once into ``--logs``, default ``/tmp/cbr-selfplay-<hands>``). Each
 mode runs ``cbr build`` as a child process and samples, every 0.1 s, the resident memory of
 that process and all of its children (the local cluster's workers included), so the peak
@@ -116,7 +116,7 @@ def main() -> None:
     ap.add_argument("--logs", type=Path, default=None)
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
-    from cbr.synthetic import write_selfplay_logs
+    from cbr.play.selfplay import write_selfplay_logs
 
     logs = args.logs or Path(tempfile.gettempdir()) / f"cbr-selfplay-{args.hands}"
     t0 = time.perf_counter()

@@ -20,9 +20,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np  # noqa: E402
 
-from cbr.match import run_match  # noqa: E402
-from cbr.models.simbot import DEFAULT_TRIALS  # noqa: E402
+from cbr.play.match import run_match  # noqa: E402
 from cbr.policies.base import Policy  # noqa: E402
+from cbr.policies.simbot import DEFAULT_TRIALS  # noqa: E402
 from cbr.policies.spec import policy_from_spec  # noqa: E402
 
 STREETS = ("pre-flop", "flop", "turn", "river")

@@ -20,7 +20,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pokerkit import (  # noqa: E402
-    Automation, BettingStructure, Deck, Mode, Opening, StandardHighHand, State, Street,
+    Automation,
+    BettingStructure,
+    Deck,
+    Mode,
+    Opening,
+    StandardHighHand,
+    State,
+    Street,
 )
 
 from cbr.game import GameDef, standard_table  # noqa: E402

@@ -31,10 +31,10 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from cbr.build import build_casebase
+from cbr.build.local import build_casebase
 from cbr.game.gamedef import preset
 from cbr.logs.writers import AcpcLogWriter
-from cbr.match import run_match
+from cbr.play.match import run_match
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent

@@ -26,6 +26,16 @@ import importlib
 import os
 from types import ModuleType
 
+from evaluator_ext._common import (
+    CATEGORIES,
+    CATEGORY_SIZES,
+    EXACT_AUTO_MAX_DEALS,
+    EXACT_MAX_DEALS,
+    MAX_SEED,
+    MAX_TRIALS,
+    N_VALUES,
+    effective,
+)
 from evaluator_ext.cards import (
     N_CARDS,
     N_COMBOS,
@@ -41,16 +51,6 @@ from evaluator_ext.cards import (
     parse_card,
     parse_cards,
     parse_hole_and_board,
-)
-from evaluator_ext._common import (
-    CATEGORIES,
-    CATEGORY_SIZES,
-    EXACT_AUTO_MAX_DEALS,
-    EXACT_MAX_DEALS,
-    MAX_SEED,
-    MAX_TRIALS,
-    N_VALUES,
-    effective,
 )
 from evaluator_ext.errors import CBRError, EvaluatorValueError, InvalidCardError
 from evaluator_ext.preflop import PREFLOP_CLASSES, PREFLOP_TABLE, class_combos, preflop_class, preflop_rank

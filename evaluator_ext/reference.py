@@ -36,16 +36,22 @@ import numpy as np
 
 from evaluator_ext._common import (
     AHEAD as _AHEAD,
+)
+from evaluator_ext._common import (
     BEHIND as _BEHIND,
+)
+from evaluator_ext._common import (
     CATEGORIES,
     CATEGORY_SIZES,
     EXACT_AUTO_MAX_DEALS,
     EXACT_MAX_DEALS,
     MAX_TRIALS,
     N_VALUES,
-    TIED as _TIED,
     batch_duplicate_error,
     batch_range_error,
+)
+from evaluator_ext._common import (
+    TIED as _TIED,
 )
 from evaluator_ext._facade import Cards, Evaluator, Table
 from evaluator_ext.cards import N_CARDS, card_rank, card_suit, combo_index

@@ -2,7 +2,7 @@
 
     python3 experiments/casper_table.py [--seed 2] [--hands N] [--jobs 1|2] [--bot SPEC]
 
-The bot (``--bot``, default :data:`cbr.experiments.TUNED_BOT`: the default case base, CASPER's
+The bot (``--bot``, default :data:`cbr.play.measure.TUNED_BOT`: the default case base, CASPER's
 probabilistic re-use sharpened and tilted by the cases' outcomes, as tuned on seed 1; ``--bot cbr``
 is CASPER's plain sampling) plays
 DUPLICATE heads-up limit hold'em against each of ``poki``, ``ehs``, ``lag``, ``hs`` (the
@@ -39,8 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import RESULTS, environment, pyplot, say, write_json  # noqa: E402
 
-from cbr.experiments import (BASELINES, SOURCE_BOTS, TUNED_BOT, Cell, markdown_table, measure,  # noqa: E402
-                             table_seats)
+from cbr.play.measure import BASELINES, SOURCE_BOTS, TUNED_BOT, Cell, markdown_table, measure, table_seats  # noqa: E402
 
 TABLE = "9-player table"
 ORDER = (*SOURCE_BOTS, *BASELINES, TABLE)

@@ -10,7 +10,7 @@ CFR+ iterations for all, see its defaults). Three round robins, every pair on th
   buckets its own cards with its own abstraction; exact expectation over both players'
   mixed strategies per deal; duplicate), ``--boards`` boards of ``--pairs`` deals;
 - ``holdem.limit.2p`` with the same evaluator and deals;
-- ``holdem.limit.2p`` through the match runner (``cbr.match.run_match``, duplicate, the
+- ``holdem.limit.2p`` through the match runner (``cbr.play.match.run_match``, duplicate, the
   ``cfr`` policy with ``strategy=PATH``, actions sampled), ``--limit-hands`` hands a pair.
 
 Cells are the row's bb/100 against the column with the 95% half-width (per-board means
@@ -55,7 +55,7 @@ def evaluator_table(cache: Path, game: str, seed: int, boards: int, pairs: int) 
 
 def match_table(cache: Path, seed: int, hands: int) -> dict:
     """Round robin in limit through the match runner with the ``cfr`` policy."""
-    from cbr.match import run_match
+    from cbr.play.match import run_match
 
     game = "holdem.limit.2p"
     t0 = time.perf_counter()
@@ -70,7 +70,7 @@ def match_table(cache: Path, seed: int, hands: int) -> dict:
                           "deals": r.deals, "seconds": round(time.perf_counter() - t, 1)})
             say(f"limit match: {a} vs {b}: {cells[-1]['bb100']:+.1f} ± {cells[-1]['ci']:.1f} bb/100 "
                 f"({r.hands} hands, {cells[-1]['seconds']:.0f} s)")
-    return {"game": game, "method": "cbr.match.run_match (cfr policy, duplicate, sampled actions)",
+    return {"game": game, "method": "cbr.play.match.run_match (cfr policy, duplicate, sampled actions)",
             "hands_per_pair": hands, "seconds": round(time.perf_counter() - t0, 1), "cells": cells}
 
 

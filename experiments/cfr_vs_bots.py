@@ -8,7 +8,7 @@ spec, e.g. ``cfr:strategy=PATH``) plays duplicate heads-up fixed-limit hold'em
 ``cbr`` (the case-based bot on the default case base) and ``call``, ``raise``,
 ``random``: ``--hands`` hands each (a fixed number, so the whole table fits in a few
 minutes of CPU; the bucketing of a new flop is the costly part of the CFR bot). Reported:
-the bot's sb/h with the 95% CI over per-deal averages (:func:`cbr.experiments.measure`,
+the bot's sb/h with the 95% CI over per-deal averages (:func:`cbr.play.measure.measure`,
 as ``experiments/casper_table.py``) and whether it beats the opponent (the CI's lower end
 above 0), loses (upper end below 0) or neither is shown. Seed 2 is the reported run
 (nothing here is tuned). Writes ``experiments/results/cfr_vs_bots.json`` and
@@ -66,7 +66,7 @@ def plot(cells: list[dict], path: Path, title: str) -> bool:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    from cbr.experiments import measure
+    from cbr.play.measure import measure
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seed", type=int, default=2, help="deal seed (2: the reported run)")
@@ -80,7 +80,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     if hands < 1:
         ap.error("--hands must be at least 1")
     opponents = args.opponents.split(",")
-    from cbr.match import default_game
+    from cbr.game.spec import default_game
 
     game = default_game(2)
     bb_per_sb = game.small_bet / game.big_blind  # 1 in holdem.limit.2p: the small bet is the big blind

@@ -23,7 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import evaluator_ext  # noqa: E402
-from cbr.match import run_match  # noqa: E402
+from cbr.play.match import run_match  # noqa: E402
 from cbr.policies.rules import EHSPolicy  # noqa: E402
 
 TARGETS = {"call": 0.9, "raise": 3.0}

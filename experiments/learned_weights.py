@@ -24,11 +24,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from cbr.evaluate import evaluate_casebase  # noqa: E402
-from cbr.experiments import SOURCE_BOTS, deal_means, paired_difference  # noqa: E402
-from cbr.match import Z95, run_match  # noqa: E402
 from cbr.models.predictor import LOG_LOSS_CLIP  # noqa: E402
+from cbr.play.match import run_match  # noqa: E402
+from cbr.play.measure import SOURCE_BOTS, deal_means, paired_difference  # noqa: E402
+from cbr.query.evaluate import evaluate_casebase  # noqa: E402
 from cbr.similarity import SimilarityConfig  # noqa: E402
+from cbr.stats import Z95  # noqa: E402
 from cbr.store import CaseBase, resolve_casebase  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"

@@ -9,7 +9,7 @@ default case base's self-play hands of ``ehs``, ``hs``, ``lag`` and ``poki``): o
 CASPER's features (``casper``), one with CASPER's features plus the player-model values
 of the opponents still in the hand (``casper-opp``: mean aggressiveness, tightness and
 riskiness and the largest aggressiveness, from player models fed the logged hands in
-order, :mod:`cbr.opponents`). The ``cbr`` bot (probabilistic re-use, CASPER's) plays each
+order, :mod:`cbr.build.ordered`). The ``cbr`` bot (probabilistic re-use, CASPER's) plays each
 against a loose-aggressive (``lag``) and a tight-passive (``rock``) opponent, heads-up,
 in duplicate (each deal twice, seats swapped), on the same deals for both case bases;
 with ``casper-opp`` it models the opponent from the hands it plays (starting from no
@@ -18,7 +18,7 @@ per-deal averages) and the difference opp - casper paired by deal with its 95% C
 what the bot's model of the opponent said at the end.
 
 ``--weights``: the tuning run: multiples of the opponent columns' default weights
-(:data:`cbr.opponents.OPPONENT_SIMILARITY`), played over the ``casper-opp`` case base with
+(:data:`cbr.build.ordered.OPPONENT_SIMILARITY`), played over the ``casper-opp`` case base with
 an in-memory similarity file each (0 = the columns ignored, i.e. CASPER's retrieval).
 The defaults were chosen on seed 1; the README reports seed 2.
 
@@ -44,7 +44,7 @@ QUICK_LOGS = ("hu-ehs-lag.log", "hu-poki-hs.log")
 
 
 def build(logs: list[str], out: Path, feature_set: str, workers: int) -> dict:
-    from cbr.build import build_casebase
+    from cbr.build.local import build_casebase
 
     report = build_casebase(logs, out, feature_set=feature_set, workers=workers, overwrite=True)
     return {"cases": report.cases, "hands": report.hands, "seconds": round(report.seconds, 1)}
@@ -52,7 +52,7 @@ def build(logs: list[str], out: Path, feature_set: str, workers: int) -> dict:
 
 def play(casebase: Path, opponent: str, hands: int, seed: int, similarity: str | None = None) -> dict:
     """One duplicate match of the cbr bot (seat 0) against ``opponent``; per-deal sb."""
-    from cbr.match import run_match
+    from cbr.play.match import run_match
     from cbr.policies.cbr_policy import CBRPolicy
 
     bot = CBRPolicy(casebase=str(casebase), similarity=similarity, seed=seed)
@@ -73,7 +73,7 @@ def play(casebase: Path, opponent: str, hands: int, seed: int, similarity: str |
 
 def paired(a: list[float], b: list[float]) -> tuple[float, float]:
     """Mean of ``a - b`` (paired by deal) and its 95% half-width."""
-    from cbr.match import Z95
+    from cbr.stats import Z95
 
     d = [x - y for x, y in zip(a, b)]
     n = len(d)
@@ -84,7 +84,7 @@ def paired(a: list[float], b: list[float]) -> tuple[float, float]:
 
 def weighted_similarity(scale: float, path: Path) -> str:
     """A similarity file: casper-opp's default with the opponent columns' weights times ``scale``."""
-    from cbr.opponents import opponent_similarity
+    from cbr.build.ordered import opponent_similarity
 
     opponent_similarity(scale=scale).dump(path)
     return str(path)
@@ -138,8 +138,8 @@ def main(argv: list[str] | None = None) -> dict:
             scales = [float(x) for x in args.weights.split(",")]
         except ValueError:
             ap.error(f"--weights takes numbers separated by commas, got {args.weights!r}")
+        from cbr.build.ordered import opponent_similarity
         from cbr.errors import ConfigError
-        from cbr.opponents import opponent_similarity
 
         for scale in scales:
             try:
@@ -182,7 +182,7 @@ def main(argv: list[str] | None = None) -> dict:
                 row["model_of_opponent"] = runs["casper-opp"]["model"]
             report["results"][opponent] = row
     if scales:
-        from cbr.opponents import OPPONENT_SIMILARITY
+        from cbr.build.ordered import OPPONENT_SIMILARITY
 
         report["opponent_weights_x1"] = {k: v[1] for k, v in OPPONENT_SIMILARITY.items()}
     report["seconds"] = round(time.perf_counter() - t0, 1)

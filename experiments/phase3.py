@@ -3,7 +3,7 @@
     python3 experiments/phase3.py [--hands 20000] [--tune-hands 10000] [--tune-seed 1] [--seed 2]
 
 The Phase III bots (``phase3`` = Conservative, ``phase3-aggressive`` = Aggressive;
-:mod:`cbr.models.showdown`) start every match knowing nothing and learn the showdown model
+:mod:`cbr.policies.phase3`) start every match knowing nothing and learn the showdown model
 of their opponent during it. Each plays ``--hands`` duplicate hands (every deal twice,
 seats swapped) of ACPC heads-up limit (``holdem.limit.2p``) against the Phase II ``ehs``
 bot with its default constants. One setting is tuned, on ``--tune-seed`` only: whether the
@@ -25,8 +25,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import evaluator_ext  # noqa: E402
-from cbr.match import run_match  # noqa: E402
-from cbr.models.showdown import MIN_SAMPLES, Phase3Policy  # noqa: E402
+from cbr.play.match import run_match  # noqa: E402
+from cbr.policies.phase3 import MIN_SAMPLES, Phase3Policy  # noqa: E402
 from cbr.policies.rules import EHSPolicy  # noqa: E402
 
 

@@ -24,8 +24,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from cbr.experiments import deal_means, paired_difference  # noqa: E402
-from cbr.match import run_match  # noqa: E402
+from cbr.play.match import run_match  # noqa: E402
+from cbr.play.measure import deal_means, paired_difference  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "experiments" / "results"

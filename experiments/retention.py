@@ -34,9 +34,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from cbr.match import Z95, run_match  # noqa: E402
+from cbr.play.match import run_match  # noqa: E402
+from cbr.play.retention import copy_casebase  # noqa: E402
 from cbr.policies.cbr_policy import CBRPolicy  # noqa: E402
-from cbr.retention import copy_casebase  # noqa: E402
+from cbr.stats import Z95  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

@@ -26,9 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import RESULTS, environment, pyplot, say, write_json  # noqa: E402
 
-from cbr.experiments import (BASELINES, SOURCE_BOTS, TARGETS, TUNED_BOT, deal_means,  # noqa: E402
-                             paired_difference)
-from cbr.match import run_match  # noqa: E402
+from cbr.play.match import run_match  # noqa: E402
+from cbr.play.measure import BASELINES, SOURCE_BOTS, TARGETS, TUNED_BOT, deal_means, paired_difference  # noqa: E402
 from cbr.policies.cbr_policy import REUSE_POLICIES  # noqa: E402
 from cbr.policies.spec import parse_policy_spec  # noqa: E402
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from cbr.match import run_match  # noqa: E402
+from cbr.play.match import run_match  # noqa: E402
 from cbr.policies.rules import EHSPolicy  # noqa: E402
 
 SEED_DEFAULTS = dict(raise_ehs=0.8, bluff_rate=0.5, semibluff_rate=0.5, reraise_step=0.1)

@@ -19,6 +19,7 @@ import importlib
 import inspect
 import os
 import shutil
+import signal
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable, NoReturn
@@ -32,6 +33,17 @@ REPO = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("CBR_SHARED", REPO.parent / "shared"))
 LOGS = SHARED / "data" / "logs"
 REFERENCE = SHARED / "data" / "reference"
+
+
+def default_sigint() -> None:
+    """``preexec_fn`` of a child a test interrupts with SIGINT: Ctrl-C's default action again.
+
+    A background job (``nohup python -m pytest ... &``) starts with SIGINT ignored, every child
+    inherits that, and Python leaves an ignored SIGINT ignored: the child would never see the
+    test's Ctrl-C. Resetting it before ``exec`` makes Python install its KeyboardInterrupt
+    handler as in a foreground run.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def missing(reason: str, *, module_level: bool = False) -> NoReturn:

@@ -4,7 +4,7 @@ casebases and cli.py (one test per module, so a failure names it).
 Examples run from the repository root as the working directory, the place README's commands
 assume. Examples that read ``../shared/data/logs`` skip (fail under CBR_STRICT=1) when it is
 absent; one that genuinely cannot run here (a user's own file, a slow build) is marked
-``# doctest: +SKIP`` in its docstring. ``python -m pytest tests/test_doctests.py -k cbr.query`` runs one module.
+``# doctest: +SKIP`` in its docstring. ``python -m pytest tests/test_doctests.py -k cbr.query.answer`` runs one module.
 """
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ SHARED_IN_EXAMPLES = "../shared/data/logs"
 def project_modules() -> list[str]:
     """Dotted names of every module of the project (packages walked recursively, sorted).
 
-    >>> {"cli", "cbr.query", "evaluator_ext.reference"} <= set(project_modules())
+    >>> {"cli", "cbr.query.answer", "evaluator_ext.reference"} <= set(project_modules())
     True
     """
     names = list(TOP_LEVEL_MODULES)

@@ -1,28 +1,32 @@
 """Imports point one way: DESIGN.md's layering, checked on the import graph of the repo.
 
-The layers, bottom to top::
+The layers, bottom to top (a module may import its own layer and the layers below)::
 
-    evaluator_ext  <-  cbr.game  <-  features  <-  rest of cbr  <-  cli
+    0  evaluator_ext, cbr.errors, cbr.stats        (the evaluator; the kernel's errors and CIs)
+    1  cbr.game                                    (cards, rules, actions, table state, decisions)
+    2  features                                    (feature sets: pure functions, no storage)
+    3  cbr.plugins, cbr.logs, cbr.similarity, cbr.retrieval, cbr.store
+    4  cbr.build, cbr.query, cbr.policies, cbr.models, cbr.abstraction, cbr.cfr
+    5  cbr.play, cbr.acpc
+    6  cbr.cli                                     (the command line)
+    7  cli (the console script's entry point), casebases (recipes)
 
 Rules asserted here (every ``import`` statement counts: module level, inside functions,
 and under ``if TYPE_CHECKING``, because each one is a dependency someone can trip on):
 
 - ``evaluator_ext`` imports nothing of ours outside ``evaluator_ext``. The project's one
   exception base class ``CBRError`` lives there (``evaluator_ext/errors.py``) for that reason.
-- ``cbr.errors`` is the engine's error module: it re-exports ``CBRError`` and adds the
-  subclasses. It imports only ``evaluator_ext.errors``, so every layer may use it; it sits
-  beside ``evaluator_ext`` at the bottom.
-- ``cbr.game`` (cards, rules, actions, table state, decision points) imports only
-  ``evaluator_ext``, ``cbr.errors`` and itself.
-- ``features`` imports only ``evaluator_ext``, ``cbr.errors``, ``cbr.game`` and itself (no
-  storage, no plugin store).
-- ``cbr.plugins`` (the plugin store) belongs to the rest of ``cbr``: it finds plugins
-  through entry points at run time, and nothing below that layer imports it. Loading a
-  feature set by name is therefore in ``cbr.featuresets``, not in ``features``.
-- ``cbr/__init__.py`` imports nothing (importing ``cbr.game`` must not pull in the engine).
-- Nothing of ours imports ``cli`` (tests and benchmarks may drive it).
-- No import cycles between packages: ``cbr.logs``, ``cbr.store``, ... and each top-level
-  module of ``cbr`` are one node each; their graph is acyclic.
+- ``cbr.errors`` re-exports ``CBRError`` and adds the subclasses; it imports only
+  ``evaluator_ext.errors``. ``cbr.stats`` imports nothing of ours.
+- ``cbr.game`` imports only ``evaluator_ext``, ``cbr.errors`` and itself; ``features`` only
+  those and itself (no storage, no plugin store: loading a feature set by name is in
+  ``cbr.plugins``).
+- Every other import points to the same layer or a lower one; within a layer the packages
+  form no cycle (each package of ``cbr`` is one node).
+- The root of ``cbr`` holds only the kernel (``errors``, ``plugins``, ``stats``);
+  ``cbr/__init__.py`` imports nothing (importing ``cbr.game`` must not pull in the engine).
+- Nothing imports ``cli``; only ``cli`` imports ``cbr.cli``; only ``cbr.cli`` (and ``cli``)
+  import typer or rich.
 """
 from __future__ import annotations
 
@@ -35,6 +39,10 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 OURS = ("evaluator_ext", "cbr", "features", "cli", "casebases")
 PRODUCT = ("evaluator_ext", "cbr", "features", "casebases")
+#: Modules allowed at the root of ``cbr``: the kernel.
+KERNEL = {"cbr.errors", "cbr.plugins", "cbr.stats"}
+#: Third-party packages only the command line may import.
+CLI_ONLY = ("typer", "rich", "click")
 
 
 def module_files(root: Path) -> dict[str, Path]:
@@ -60,8 +68,8 @@ def _resolve(module: str, is_package: bool, node: ast.ImportFrom) -> str:
     return ".".join(base + ([node.module] if node.module else []))
 
 
-def imports_of(module: str, path: Path, known: Iterable[str]) -> set[str]:
-    """Modules of ours that ``module`` imports anywhere in its file.
+def imports_of(module: str, path: Path, known: Iterable[str], ours: tuple[str, ...] = OURS) -> set[str]:
+    """Modules of ours (or of the top-level packages ``ours``) that ``module`` imports anywhere in its file.
 
     ``from a.b import c`` counts as ``a.b.c`` when that is a module, else ``a.b``.
     """
@@ -76,7 +84,7 @@ def imports_of(module: str, path: Path, known: Iterable[str]) -> set[str]:
             names = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base for alias in node.names]
         else:
             continue
-        out.update(n for n in names if n.split(".")[0] in OURS)
+        out.update(n for n in names if n.split(".")[0] in ours)
     return out
 
 
@@ -86,18 +94,42 @@ def import_graph(root: Path) -> dict[str, set[str]]:
     return {m: imports_of(m, p, files) for m, p in files.items()}
 
 
+#: The layer of each node (see the module docstring).
+LAYERS: Mapping[str, int] = {
+    "evaluator_ext": 0, "cbr.errors": 0, "cbr.stats": 0, "cbr": 0,
+    "cbr.game": 1,
+    "features": 2,
+    "cbr.plugins": 3, "cbr.logs": 3, "cbr.similarity": 3, "cbr.retrieval": 3, "cbr.store": 3,
+    "cbr.build": 4, "cbr.query": 4, "cbr.policies": 4, "cbr.models": 4, "cbr.abstraction": 4, "cbr.cfr": 4,
+    "cbr.play": 5, "cbr.acpc": 5,
+    "cbr.cli": 6,
+    "cli": 7, "casebases": 7,
+}
+
+
 def layer(module: str) -> str:
-    """The layer of a module: evaluator_ext, errors, game, features, cbr, cli or casebases."""
-    if module == "cbr.errors":
-        return "errors"
-    top = module.split(".")[0]
-    if top == "cbr" and (module == "cbr.game" or module.startswith("cbr.game.")):
-        return "game"
-    return top
+    """The node of a module in the layering: ``evaluator_ext``, ``features``, ``cli``,
+    ``casebases``, ``cbr`` (its ``__init__``), or ``cbr.<package or kernel module>``; the
+    bottom layers keep the names of the old rules: ``errors``, ``game``.
+
+    >>> layer("cbr.store.casebase"), layer("cbr.game.state"), layer("cbr.errors"), layer("cli")
+    ('cbr.store', 'game', 'errors', 'cli')
+    """
+    parts = module.split(".")
+    if parts[0] != "cbr" or len(parts) == 1:
+        return parts[0]
+    node = f"cbr.{parts[1]}"
+    return {"cbr.errors": "errors", "cbr.game": "game"}.get(node, node)
+
+
+def rank(node: str) -> int:
+    """The layer number of a node (an unknown ``cbr`` module: the top of the engine, 5)."""
+    return LAYERS.get({"errors": "cbr.errors", "game": "cbr.game"}.get(node, node), 5)
 
 
 ALLOWED: Mapping[str, set[str]] = {
     "evaluator_ext": {"evaluator_ext"},
+    "cbr.stats": set(),
     "game": {"evaluator_ext", "errors", "game"},
     "features": {"evaluator_ext", "errors", "game", "features"},
 }
@@ -109,13 +141,20 @@ def layer_violations(graph: Mapping[str, set[str]]) -> list[str]:
     for module, deps in sorted(graph.items()):
         mine = layer(module)
         for dep in sorted(deps):
+            theirs = layer(dep)
             if dep == "cli":
                 bad.append(f"{module} -> {dep} (nothing imports cli)")
+            elif theirs == "cbr.cli" and mine not in ("cli", "cbr.cli"):
+                bad.append(f"{module} -> {dep} (only cli imports cbr.cli)")
             elif mine == "errors":
                 if dep != "evaluator_ext.errors":
                     bad.append(f"{module} -> {dep} (cbr.errors imports only evaluator_ext.errors)")
-            elif mine in ALLOWED and layer(dep) not in ALLOWED[mine]:
-                bad.append(f"{module} -> {dep} ({mine} may import only {', '.join(sorted(ALLOWED[mine]))})")
+            elif mine in ALLOWED:
+                if theirs not in ALLOWED[mine]:
+                    allowed = ", ".join(sorted(ALLOWED[mine])) or "nothing of ours"
+                    bad.append(f"{module} -> {dep} ({mine} may import only {allowed})")
+            elif rank(theirs) > rank(mine):
+                bad.append(f"{module} -> {dep} (layer {rank(mine)} may not import layer {rank(theirs)})")
         if module == "cbr" and deps:
             bad.append(f"cbr/__init__.py -> {', '.join(sorted(deps))} (the cbr package imports nothing)")
     return bad
@@ -123,7 +162,7 @@ def layer_violations(graph: Mapping[str, set[str]]) -> list[str]:
 
 def package_of(module: str) -> str:
     """The node of a module in the package graph: ``cbr.logs.acpc`` -> ``cbr.logs``,
-    ``cbr.build`` -> ``cbr.build`` (a top-level module of cbr is a node of its own)."""
+    ``cbr.stats`` -> ``cbr.stats`` (a kernel module at the root of cbr is a node of its own)."""
     parts = module.split(".")
     if parts[0] == "cbr":
         return ".".join(parts[:2])
@@ -193,7 +232,7 @@ def graph() -> dict[str, set[str]]:
 
 def test_the_graph_covers_the_repo(graph) -> None:
     for module in ("evaluator_ext.cards", "cbr.game.state", "cbr.game.actions", "cbr.logs.source",
-                   "features.casper", "cbr.featuresets", "cli"):
+                   "features.casper", "cbr.plugins", "cli"):
         assert module in graph
     # function-level imports are seen: the inspector imports the rules engine inside a function
     assert "cbr.logs.replay" in graph["cbr.logs.inspect"]
@@ -205,6 +244,26 @@ def test_layers_point_one_way(graph) -> None:
 
 def test_no_import_cycles_between_packages(graph) -> None:
     assert package_cycles(graph) == []
+
+
+def test_the_root_of_cbr_is_the_kernel() -> None:
+    """Everything but the kernel lives in a room (a package named after its use)."""
+    loose = {f"cbr.{p.stem}" for p in (REPO / "cbr").glob("*.py") if p.stem != "__init__"}
+    assert loose == KERNEL
+
+
+def test_only_the_command_line_uses_typer_and_rich() -> None:
+    files = module_files(REPO)
+    users = sorted(m for m, path in files.items() if imports_of(m, path, files, ours=CLI_ONLY))
+    assert users and all(m == "cli" or m == "cbr.cli" or m.startswith("cbr.cli.") for m in users), users
+
+
+def test_layers_are_documented_in_the_design() -> None:
+    """DESIGN.md names every room of the layering."""
+    design = (REPO / "DESIGN.md").read_text()
+    for node in LAYERS:
+        if node.startswith("cbr."):
+            assert f"{node.split('.')[1]}/" in design or f"{node.split('.')[1]}.py" in design, node
 
 
 def test_the_rules_engine_does_not_know_the_logs(graph) -> None:
@@ -248,7 +307,7 @@ def test_private_names_stay_private() -> None:
 
 
 def test_load_feature_set_lives_with_the_feature_sets(graph) -> None:
-    from cbr.featuresets import load_feature_set
+    from cbr.plugins import load_feature_set
 
     assert load_feature_set("casper").name == "casper"
     text = (REPO / "cbr" / "store" / "parts.py").read_text()
@@ -303,3 +362,22 @@ def test_checker_accepts_the_layering(tmp_path: Path) -> None:
     })
     graph = import_graph(root)
     assert layer_violations(graph) == [] and package_cycles(graph) == []
+
+
+def test_checker_catches_upward_imports_and_the_cli(tmp_path: Path) -> None:
+    root = _tree(tmp_path, {
+        "evaluator_ext/__init__.py": "",
+        "cbr/__init__.py": "",
+        "cbr/errors.py": "from evaluator_ext.errors import CBRError\n",
+        "cbr/store/__init__.py": "",
+        "cbr/store/parts.py": "def f():\n    from cbr.play.match import run_match\n",
+        "cbr/play/__init__.py": "",
+        "cbr/play/match.py": "import cbr.cli.query\n",
+        "cbr/cli/__init__.py": "",
+        "cbr/cli/query.py": "import cbr.play.match\n",
+        "cli.py": "from cbr.cli import app\n",
+    })
+    bad = layer_violations(import_graph(root))
+    assert any(b.startswith("cbr.store.parts -> cbr.play.match (layer 3 may not import layer 5)") for b in bad)
+    assert any(b.startswith("cbr.play.match -> cbr.cli.query (only cli imports cbr.cli)") for b in bad)
+    assert not any(b.startswith(("cli ->", "cbr.cli.query ->")) for b in bad)

@@ -99,9 +99,9 @@ def test_third_party_similarity_measure_is_used_from_toml(demo_plugin) -> None:
 
 
 def test_third_party_feature_set_builds_and_grows_a_case_base(demo_plugin, tmp_path: Path) -> None:
-    from cbr.store import CaseBase, CaseBaseWriter
     from cbr.similarity import SimilarityConfig
-    from tests.test_store import make_dp
+    from cbr.store import CaseBase, CaseBaseWriter
+    from tests.store.test_store import make_dp
 
     rows = []
     for s in ("preflop", "flop", "turn", "river"):

@@ -20,7 +20,7 @@ from tests.conftest import REPO
 
 HIDDEN = ("eval7", "pokerkit", "hypothesis")
 # files that use eval7 or hypothesis only in some of their tests, and one that needs pokerkit throughout
-FILES = ("tests/test_state.py", "tests/test_replay.py", "tests/test_features.py", "tests/test_parser_irc.py")
+FILES = ("tests/game/test_state.py", "tests/logs/test_replay.py", "tests/features/test_features.py", "tests/logs/test_parser_irc.py")
 SWITCHES = ("CBR_STRICT", "CBR_SLOW", "CBR_RELIABILITY", "CBR_RELIABILITY_ROUNDS")
 
 
@@ -46,7 +46,7 @@ def _count(word: str, output: str) -> int:
 
 
 def test_missing_test_dependencies_skip_only_their_tests_with_the_reason(tmp_path: Path) -> None:
-    run = _run_without_test_dependencies(tmp_path, FILES + ("tests/test_pokerkit_crosscheck.py",), strict=False)
+    run = _run_without_test_dependencies(tmp_path, FILES + ("tests/game/test_pokerkit_crosscheck.py",), strict=False)
     out = run.stdout
     assert run.returncode == 0, out[-4000:] + run.stderr[-2000:]
     assert _count("passed", out) >= 50, out[-2000:]          # the rules engine and hand-computed features still run
@@ -93,7 +93,7 @@ def test_the_kernels_alone_need_a_c_compiler_and_say_so(tmp_path: Path, strict: 
     env = {k: v for k, v in os.environ.items() if k not in SWITCHES}
     env.update(PATH=str(tmp_path), PYTHONPATH=str(REPO), **({"CBR_STRICT": "1"} if strict else {}))
     run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rfs", "-p", "no:cacheprovider", "-o", "addopts=",
-                          "tests/test_native_kernels.py", "-k", "compile_and_run_without_python"],
+                          "tests/evaluator/test_native_kernels.py", "-k", "compile_and_run_without_python"],
                          cwd=REPO, env=env, text=True, capture_output=True, timeout=300)
     summary = run.stdout.strip().splitlines()[-1]
     assert ("1 failed" if strict else "1 skipped") in summary, run.stdout[-3000:]

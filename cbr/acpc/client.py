@@ -1,7 +1,7 @@
 """An ACPC 2.0.0 client: plays a policy against any dealer that follows the protocol.
 
 It connects, sends ``VERSION:2.0.0``, then reads ``MATCHSTATE`` lines: each is replayed
-through the rules engine (:mod:`cbr.matchstate`), so the client knows whose turn it is
+through the rules engine (:mod:`cbr.acpc.matchstate`), so the client knows whose turn it is
 and acts only on its own turn, answering ``<matchstate>:<action>``. States where another
 seat is to act, and the end-of-hand states, are only recorded. The match ends cleanly when
 the dealer closes the connection between hands (or after ``hands`` hands, if given).
@@ -23,11 +23,11 @@ import socket
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
+from cbr.acpc.matchstate import MatchState, parse_matchstate, state_from_matchstate
 from cbr.acpc.protocol import VERSION_LINE, Disconnected, LineChannel, acpc_payoffs, answer_line, short
 from cbr.errors import GameError, ProtocolError
 from cbr.game.gamedef import GameDef
 from cbr.logs.record import HandRecord
-from cbr.matchstate import MatchState, parse_matchstate, state_from_matchstate
 from cbr.policies.base import Policy
 
 
@@ -95,7 +95,7 @@ def play_acpc(address: tuple[str, int], policy: Policy, game: GameDef, *, hands:
     ``timeout``: seconds to wait for each line from the dealer. ``progress(1)`` after each
     finished hand. Raises :class:`ProtocolError` as the module docstring says.
     ``retain``/``retain_into``: a case-based ``policy`` keeps every finished hand as it
-    ends (its decisions, and the opponents' shown at a showdown; :mod:`cbr.retention`);
+    ends (its decisions, and the opponents' shown at a showdown; :mod:`cbr.play.retention`);
     what was kept before an error stays kept.
     """
     if game.betting != "limit":
@@ -117,7 +117,7 @@ def play_acpc(address: tuple[str, int], policy: Policy, game: GameDef, *, hands:
     observes = type(policy).observe is not Policy.observe  # as in cbr match: bots that learn see each hand
     retainer = None
     if retain or retain_into is not None:
-        from cbr.retention import start_retention
+        from cbr.play.retention import start_retention
 
         try:
             retainer = start_retention([policy], [policy.name], into=retain_into)[0]

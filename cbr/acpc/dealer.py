@@ -1,9 +1,9 @@
 """An ACPC 2.0.0 dealer: built-in bots play in-process, ``remote`` seats are TCP clients.
 
-Seating and cards follow :mod:`cbr.match`: position ``i`` of hand ``k`` is seat
+Seating and cards follow :mod:`cbr.play.match`: position ``i`` of hand ``k`` is seat
 ``(i + k) % n`` (as the ACPC reference dealer rotates its players), deal ``k`` comes from
-:func:`cbr.match.deal_cards` with the dealer's seed, and a built-in bot in seat ``s`` gets
-the same seed and action stream as in :func:`cbr.match.run_match`, so a dealer with only
+:func:`cbr.play.match.deal_cards` with the dealer's seed, and a built-in bot in seat ``s`` gets
+the same seed and action stream as in :func:`cbr.play.match.run_match`, so a dealer with only
 built-in bots plays exactly the match ``cbr match`` plays.
 
 Remote seats are filled in the order clients connect to the one listening port. Every
@@ -29,9 +29,10 @@ from typing import TYPE_CHECKING, Callable, Optional, Sequence
 from cbr.acpc.protocol import LineChannel, acpc_payoffs, matchstate_line, parse_answer, parse_version
 from cbr.errors import GameError, ProtocolError
 from cbr.game.gamedef import GameDef
+from cbr.game.spec import default_game
 from cbr.game.state import HandState, seats_for_hand
 from cbr.logs.record import HandRecord
-from cbr.match import MAX_HANDS, deal_cards, default_game, seat_seed, seen_by, unique_names
+from cbr.play.match import MAX_HANDS, deal_cards, seat_seed, seen_by, unique_names
 from cbr.policies.base import Policy
 from cbr.policies.spec import policy_from_spec
 
@@ -92,7 +93,7 @@ class Dealer:
         self._earlier: dict[int, list[str]] = {}   # states sent earlier in this hand, per seat
         self.retainers: list = []
         if retain or retain_into is not None:  # the in-process case-based bots keep every hand
-            from cbr.retention import start_retention
+            from cbr.play.retention import start_retention
 
             self.retainers = start_retention(self.policies, self.names, into=retain_into)  # type: ignore[arg-type]
 

@@ -85,7 +85,7 @@ def acpc_payoffs(state: HandState) -> tuple[float, ...]:
     log line ``STATE:996:rfc/crc/crc/crc:2hKs|6cAh|4sAd/8cTd4d/Ac/Ts:-5|2.5|2.5:...``).
 
     >>> from cbr.game import preset
-    >>> from cbr.matchstate import parse_matchstate, state_from_matchstate
+    >>> from cbr.acpc.matchstate import parse_matchstate, state_from_matchstate
     >>> g = preset("holdem.limit.3p")
     >>> line = "MATCHSTATE:1:996:rfc/crc/crc/crc:2hKs|6cAh|4sAd/8cTd4d/Ac/Ts"
     >>> s = state_from_matchstate(parse_matchstate(line, g), g)

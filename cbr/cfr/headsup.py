@@ -12,7 +12,7 @@ Duplicate: every deal is played twice with the seats swapped (the same holdings 
 the same seat of the tree, the players change seats), and a deal's value is the mean of
 the two. Deals come ``pairs`` to a board (the per-board metric tables are the costly
 part); boards are the independent units, so the 95% confidence interval is over per-board
-means (:func:`cbr.match.mean_ci`). Results are in big blinds per 100 hands (bb/100).
+means (:func:`cbr.stats.mean_ci`). Results are in big blinds per 100 hands (bb/100).
 
 Roles follow the tree: role 0 is the big blind, role 1 the small blind, who acts first
 pre-flop.
@@ -257,7 +257,7 @@ def round_robin(contestants: Sequence[Contestant], *, seed: int, boards: int, pa
 
 
 def _result(a: Contestant, b: Contestant, board_means: list[float], pairs: int, seconds: float) -> DuplicateResult:
-    from cbr.match import mean_ci
+    from cbr.stats import mean_ci
 
     scale = 100.0 / float(a.tree.game.big_blind)  # chips per hand -> bb/100
     mean, ci = mean_ci([v * scale for v in board_means])

@@ -32,9 +32,9 @@ import numpy as np
 
 from cbr.abstraction.game import BucketGame
 from cbr.cfr.solver import Solver, bucket_game_fingerprint
-from cbr.store.durable import atomic_savez
-from cbr.cfr.tree import BettingTree, build_tree, GAMES
+from cbr.cfr.tree import GAMES, BettingTree, build_tree
 from cbr.errors import ConfigError
+from cbr.store.durable import atomic_savez
 
 __all__ = ["STRATEGY_FORMAT", "Strategy", "load_strategy", "save_strategy", "train", "quantise", "dequantise",
            "default_strategy_path", "resolve_abstraction_dir", "SHIPPED_STRATEGY"]

@@ -34,14 +34,17 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Iterator
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from cbr.errors import CBRError
-from cbr.game.gamedef import BOARD_SIZES, MAX_SEATS, PRESETS, STREETS, GameDef, standard_table
 from cbr.game.actions import Action
+from cbr.game.gamedef import BOARD_SIZES, MAX_SEATS, PRESETS, STREETS, GameDef, standard_table
 from cbr.logs.record import HandRecord, ParseIssue
 from cbr.logs.source import read_log_text
 from evaluator_ext.cards import CARD_NAMES, CARD_OF_TEXT
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
 
 CARD = CARD_OF_TEXT   # the project's one card table (evaluator_ext.cards)
 # Two-card holdings by text ("AhKd" -> (50, 45)); ordered pairs of distinct cards.
@@ -496,7 +499,7 @@ def _all_in_ev_convention(rec: HandRecord, pay_text: str) -> Optional[HandRecord
     then carries the showdown result as ``payoffs`` (what the rules engine replays), the
     log's figures as ``extra["logged_payoffs"]`` and a note in ``extra["notes"]``.
     """
-    from cbr.logs.replay import replay_hand   # the rules engine, only for these rare hands
+    from cbr.logs.replay import replay_hand  # the rules engine, only for these rare hands
 
     if rec.payoffs is None or rec.game.betting == "limit":
         return None
@@ -650,3 +653,23 @@ def _combinations(n: int, k: int) -> "np.ndarray":
         step = np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts)
         rows = np.column_stack([np.repeat(rows, counts, axis=0), first + step])
     return rows
+
+
+def acpc_game(spec: Optional[str], n_players: int) -> GameDef:
+    """The game of an ACPC command's ``--game``: a game-file name the reference dealer ships
+    (``holdem.limit.2p.reverse_blinds``, with or without ``.game``), or anything
+    :func:`cbr.game.spec.load_game` reads; ``None``: the default game of ``n_players``.
+
+    >>> acpc_game("holdem.limit.2p.reverse_blinds.game", 2).name
+    'holdem.limit.2p'
+    >>> acpc_game(None, 3).n_players
+    3
+    """
+    from cbr.game.spec import default_game, load_game
+
+    if spec is None:
+        return default_game(n_players)
+    stem = spec[:-5] if spec.endswith(".game") else spec
+    if stem in GAME_FILES and not os.path.exists(spec):
+        return GAME_FILES[stem]
+    return load_game(spec)

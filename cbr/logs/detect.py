@@ -22,8 +22,7 @@ from typing import Any, Optional, Union
 from cbr import plugins
 from cbr.errors import LogFormatError, PluginError
 from cbr.logs.record import HandRecord, ParseIssue
-from cbr.logs.source import DEFAULT_MAX_FILE_SIZE, HEAD_BYTES, file_problem, file_size_limit, read_head, \
-    read_log_text
+from cbr.logs.source import DEFAULT_MAX_FILE_SIZE, HEAD_BYTES, file_problem, file_size_limit, read_head, read_log_text
 
 __all__ = ["DEFAULT_MAX_FILE_SIZE", "HEAD_BYTES", "LogSource", "PathLike", "Progress", "detect_format",
            "log_sources", "parse_source", "parser_for", "read_log_text", "read_logs", "scan_logs"]

@@ -42,8 +42,8 @@ from collections import defaultdict
 from typing import Iterator, Optional
 
 from cbr.errors import LogFormatError
-from cbr.game.gamedef import BOARD_SIZES, MAX_SEATS, GameDef
 from cbr.game.actions import Action, limit_action
+from cbr.game.gamedef import BOARD_SIZES, MAX_SEATS, GameDef
 from cbr.logs.record import HandRecord, ParseIssue
 from cbr.logs.source import read_log_text
 from evaluator_ext.cards import CARD_OF_TEXT, card_str

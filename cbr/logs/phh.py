@@ -40,11 +40,12 @@ import tomllib
 from collections.abc import Iterator
 from typing import Any, Optional
 
-from cbr.game.gamedef import MAX_SEATS, STREETS, GameDef
 from cbr.game.actions import Action
+from cbr.game.gamedef import MAX_SEATS, STREETS, GameDef
 from cbr.logs.record import HandRecord, ParseIssue
 from cbr.logs.source import read_log_text
-from evaluator_ext.cards import CARD_NAMES, CARD_OF_TEXT as CARD
+from evaluator_ext.cards import CARD_NAMES
+from evaluator_ext.cards import CARD_OF_TEXT as CARD
 
 VARIANTS = {
     "FT": "fixed-limit Texas hold'em", "NT": "no-limit Texas hold'em", "NS": "no-limit short-deck hold'em",

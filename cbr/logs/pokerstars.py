@@ -34,14 +34,13 @@ True
 """
 from __future__ import annotations
 
-import os
 import re
 from bisect import bisect_right
 from operator import itemgetter
 from typing import Iterator, Optional
 
-from cbr.game.gamedef import MAX_SEATS, GameDef
 from cbr.game.actions import Action, limit_action
+from cbr.game.gamedef import MAX_SEATS, GameDef
 from cbr.logs.record import HandRecord, ParseIssue
 from cbr.logs.source import read_log_text
 from evaluator_ext.cards import CARD_OF_TEXT, card_str

@@ -29,7 +29,6 @@ from cbr.logs.record import HandRecord
 from evaluator_ext.cards import card_str
 
 
-
 @dataclass
 class ReplayedHand:
     """The result of :func:`replay_hand`.

@@ -63,7 +63,7 @@ def acpc_number(x: float) -> str:
 
 
 class HandLogWriter(Protocol):
-    """What :func:`cbr.match.run_match` writes to: ``write`` per hand, ``close`` at the end."""
+    """What :func:`cbr.play.match.run_match` writes to: ``write`` per hand, ``close`` at the end."""
 
     def write(self, record: HandRecord) -> None: ...
 

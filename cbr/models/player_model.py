@@ -16,7 +16,7 @@ attribute could be measured), plus *current aggressiveness* (this hand so far):
 
 Hand strength is the thesis' "absolute hand strength": the probability of winning
 against one random hand played to the river, ties counted half (before the flop the
-cached, seeded simulation :func:`cbr.policies.rules.preflop_win`; after it an exact
+cached, seeded simulation :func:`evaluator_ext.preflop_odds.preflop_win`; after it an exact
 enumeration), whatever the number of opponents.
 
 A player never seen, or an attribute never measured, takes :data:`DEFAULTS` (and
@@ -43,7 +43,6 @@ from functools import lru_cache
 from typing import Callable, Iterable, Optional, Sequence
 
 import evaluator_ext as ev
-
 from cbr.game.decision import DecisionPoint
 from cbr.logs.record import HandRecord
 
@@ -69,7 +68,7 @@ FLOP_SEED = 20240601
 
 def hand_strength(hole: Sequence[int], board: Sequence[int]) -> float:
     """The thesis' absolute hand strength: P(win) + P(tie)/2 against one random hand
-    played to the river. Pre-flop :func:`cbr.policies.rules.preflop_win` (cached per hand
+    played to the river. Pre-flop :func:`evaluator_ext.preflop_odds.preflop_win` (cached per hand
     class); flop: :data:`FLOP_TRIALS` seeded Monte Carlo deals (standard error below
     0.008); turn and river: exact enumeration. Cached per ``(hole, board)``.
 
@@ -83,7 +82,7 @@ def hand_strength(hole: Sequence[int], board: Sequence[int]) -> float:
 
 @lru_cache(maxsize=8192)
 def _hand_strength(hole: tuple[int, ...], board: tuple[int, ...]) -> float:
-    from cbr.policies.rules import preflop_win  # (cbr.models builds on cbr.policies)
+    from evaluator_ext.preflop_odds import preflop_win
 
     if not board:
         return preflop_win((hole[0], hole[1]), 1)
@@ -293,15 +292,6 @@ class PlayerModels:
         self.histories: dict[str, PlayerHistory] = {h.player: h for h in histories}
         self.strength = strength
         self.changed: set[str] = set()
-
-    @classmethod
-    def load(cls, path: str) -> "PlayerModels":
-        """Every player's history in the model store file ``path`` (:mod:`cbr.models.store`),
-        read only. Raises :class:`~cbr.errors.ModelError` when there is no store there."""
-        from cbr.models.store import ModelStore
-
-        with ModelStore.open(path, read_only=True) as store:
-            return store.load()
 
     def __len__(self) -> int:
         return len(self.histories)

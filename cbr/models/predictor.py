@@ -63,11 +63,11 @@ from typing import Any, Optional
 
 import numpy as np
 
-from cbr.models.modelfile import read_model_header, read_model_object, write_model_file
 from cbr.errors import CBRError
 from cbr.game.decision import DecisionPoint
 from cbr.game.gamedef import BOARD_SIZES, STREETS, GameDef
 from cbr.game.state import HandState
+from cbr.models.modelfile import read_model_header, read_model_object, write_model_file
 
 __all__ = [
     "INPUT_NAMES", "SCHEMA_VERSION", "ACTIONS", "LOG_LOSS_CLIP", "MIN_EXAMPLES", "MIN_STREET_EXAMPLES",

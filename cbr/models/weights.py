@@ -51,9 +51,8 @@ from typing import Iterable, Optional, Sequence
 import numpy as np
 
 import evaluator_ext as ev
-from evaluator_ext.cards import N_COMBOS, combo_cards
-
 from cbr.models.player_model import PlayerModel
+from evaluator_ext.cards import N_COMBOS, combo_cards
 
 #: The floor of a possible holding's weight (algorithm 7's ``lowest_weight``).
 LOWEST_WEIGHT = 0.01
@@ -92,7 +91,7 @@ def holding_strengths(board: Sequence[int]) -> np.ndarray:
     """Strength of every holding on ``board`` (NaN for holdings that touch it).
 
     Before the flop: the holding's heads-up percentile among the starting holdings
-    (:func:`cbr.policies.rules.preflop_percentile`). After it: immediate hand strength
+    (:func:`evaluator_ext.preflop_odds.preflop_percentile`). After it: immediate hand strength
     against one random holding that shares no card with it or the board,
     ``(ahead + tied / 2) / all`` (the same number as ``evaluator_ext.hand_strength``).
 
@@ -109,7 +108,7 @@ def holding_strengths(board: Sequence[int]) -> np.ndarray:
     if not key:
         global _PREFLOP
         if _PREFLOP is None:
-            from cbr.policies.rules import preflop_percentile
+            from evaluator_ext.preflop_odds import preflop_percentile
 
             by_class: dict[str, float] = {}
             out = np.empty(N_COMBOS)

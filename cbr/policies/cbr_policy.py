@@ -30,12 +30,12 @@ when checking is free (the mass goes to check), a raise at the cap becomes a cal
 street without cases is played check/call (and the explanation says so).
 
 The case base is opened once, on the first decision, and kept open until :meth:`CBRPolicy.close`
-(:func:`cbr.match.run_match` closes the bots it builds by name; ``with CBRPolicy() as bot``
+(:func:`cbr.play.match.run_match` closes the bots it builds by name; ``with CBRPolicy() as bot``
 does too). ``act(dp, rng)`` samples with the caller's ``rng``; :meth:`CBRPolicy.decide`
 without one uses the bot's own ``random.Random`` seeded from its ``seed`` (reset by
 :meth:`~CBRPolicy.reset`).
 
->>> from cbr.situation import situation
+>>> from cbr.game.situation import situation
 >>> dp = situation(hole="AdQc", board="3h4cJh", position=1, to_call=1, pot=5, previous_round_bets=2)
 >>> with CBRPolicy(seed=1, reuse="max-frequency") as bot:
 ...     d = bot.decide(dp)
@@ -285,7 +285,7 @@ class CBRPolicy(Policy):
     :data:`REUSE_POLICIES`), ``models`` (a model-store file to start the opponent models
     from; only for an opponent-aware case base). Over a case base whose feature set needs
     player models (``casper-opp``) the bot keeps a model of every player at the table,
-    updated in :meth:`observe` (:mod:`cbr.policies.opponents`), and gives their values to
+    updated in :meth:`observe` (:mod:`cbr.models.tracker`), and gives their values to
     the feature set, which retention then uses too. Raises :class:`~cbr.errors.ConfigError` for an unknown
     ``reuse``; the case base and the similarity file are read on the first decision.
 
@@ -297,7 +297,7 @@ class CBRPolicy(Policy):
     """
 
     name = "cbr"
-    #: Retention during play writes through this bot's case base (:mod:`cbr.retention`).
+    #: Retention during play writes through this bot's case base (:mod:`cbr.play.retention`).
     can_retain = True
 
     def __init__(self, *, seed: int | None = None, casebase: str = "default", similarity: Optional[str] = None,
@@ -400,7 +400,7 @@ class CBRPolicy(Policy):
         re-opening); refuse ``models`` for a case base whose features ignore them."""
         if getattr(self._fs, "needs_player_models", False):
             if self._tracker is None:
-                from cbr.policies.opponents import OpponentTracker
+                from cbr.models.tracker import OpponentTracker
 
                 self._tracker = OpponentTracker(self.models)
             self._fs.opponent_values = self._tracker.values
@@ -457,10 +457,9 @@ class CBRPolicy(Policy):
 
     def decide(self, dp: "DecisionPoint", rng: Optional[random.Random] = None) -> CBRDecision:
         """Decide at ``dp``: a legal action and the reasons (also kept as :attr:`last_decision`)."""
+        from cbr.errors import CaseBaseError, GameError
         from cbr.game.gamedef import STREETS
         from cbr.retrieval import probability_triple
-
-        from cbr.errors import CaseBaseError, GameError
 
         rng = rng if rng is not None else self._rng
         cb = self.open()

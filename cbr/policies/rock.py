@@ -7,7 +7,7 @@ corner of :class:`~cbr.policies.rules.LooseAggressivePolicy` (``lag``). The rule
 
 - pre-flop: raise only a hand class ranked ``<= raise_rank`` (3: AA, KK, QQ), call one
   ranked ``<= call_rank`` (25), else fold (check when free); multi-way both cut-offs
-  tighten by :func:`~cbr.policies.rules.rank_cutoff`;
+  tighten by :func:`~evaluator_ext.preflop_odds.rank_cutoff`;
 - post-flop: bet or raise only with hand strength ``>= nuts`` (0.9 against one random
   hand); otherwise check when free, call with ``EHS >= call_ehs`` (0.6), else fold.
 
@@ -23,7 +23,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import evaluator_ext as ev
-
 from cbr.policies.base import Triple, legal_triple
 from cbr.policies.rules import RuleBot
 

@@ -99,7 +99,7 @@ def _factory(name: str) -> Any:
 
     try:
         return load("cbr.policies", name)
-    except PluginError as exc:
+    except PluginError:
         known = available("cbr.policies")
         if name not in known:
             raise UnknownPolicyError(f"unknown policy {name!r}; known policies: {', '.join(known)}") from None

@@ -14,6 +14,7 @@ from cbr.similarity.config import (
     StreetSimilarity,
     default_casper,
     global_similarity,
+    load_similarity_file,
     local_similarities,
     similarity_into,
 )
@@ -33,5 +34,5 @@ __all__ = [
     "measure_class",
     # configuration
     "FeatureSimilarity", "StreetSimilarity", "SimilarityConfig", "CASPER_FEATURES", "default_casper",
-    "local_similarities", "global_similarity", "similarity_into",
+    "local_similarities", "global_similarity", "similarity_into", "load_similarity_file",
 ]

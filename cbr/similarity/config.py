@@ -494,3 +494,35 @@ def global_similarity(street: StreetSimilarity, query: np.ndarray, cases: np.nda
     q, x = _check_rows(street, query, cases)
     n = x.shape[0]
     return similarity_into(street, q, [x[:, i] for i in range(x.shape[1])], np.empty(n), np.empty(n))
+
+
+def load_similarity_file(spec: str | Path, feature_set: str) -> SimilarityConfig:
+    """Read and check a similarity TOML before a build: a ``SimilarityConfig`` that covers
+    exactly the feature set's (a ``cbr.features`` plugin name) columns; every problem is one
+    :class:`ConfigError` naming the user's file."""
+    from cbr.plugins import load
+
+    path = Path(spec)
+    if not path.exists():
+        raise ConfigError(f"similarity config {path} does not exist")
+    if not path.is_file():
+        raise ConfigError(f"similarity config {path} is not a file")
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except OSError as exc:
+        raise ConfigError(f"cannot read the similarity config {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"similarity config {path} is not UTF-8 text") from None
+    try:
+        config = SimilarityConfig.from_toml(text if "\n" in text or "=" in text else text + "\n")
+    except ConfigError as exc:
+        message = str(exc).removeprefix("similarity config: ")
+        raise ConfigError(f"similarity config {path}: {message}") from None
+    fs = load("cbr.features", feature_set)
+    fs = fs() if isinstance(fs, type) else fs
+    for s in STREETS:
+        have, want = list(config.street(s).features), list(fs.feature_names(s))
+        if have != want:
+            raise ConfigError(f"similarity config {path}: {s} covers {have}, but feature set "
+                              f"{feature_set!r} gives {want}")
+    return config

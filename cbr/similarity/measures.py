@@ -47,7 +47,6 @@ from typing import ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
-
 __all__ = ["LocalMeasure", "LinearSimilarity", "ExponentialSimilarity", "ExactMatch", "EquitySimilarity",
            "BUILTIN_MEASURES", "measure_class"]
 

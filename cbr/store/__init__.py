@@ -1,24 +1,42 @@
 """The case store: case bases as Parquet parts + a DuckDB catalog + a manifest.
 
+Importing the package is cheap: the case base's classes load on first use (PEP 562), so a
+module that needs only :mod:`cbr.store.duck` or :mod:`cbr.store.durable` (the model store,
+the log writers) does not pay for pyarrow and faiss.
+
 >>> from cbr.store import CaseBase, CaseBaseWriter, inspect, resolve_casebase
 """
 from __future__ import annotations
 
+import importlib
 import os
 from pathlib import Path
+from typing import Any
 
 from cbr.errors import CaseBaseError
-from cbr.store.casebase import CaseArrays, CaseBase
-from cbr.store.inspect import inspect
-from cbr.store.manifest import SCHEMA_VERSION, Manifest, read_manifest
-from cbr.store.parts import case_schema, street_name
-from cbr.store.writer import CaseBaseWriter
 
 __all__ = [
     "CaseArrays", "CaseBase", "CaseBaseWriter", "CaseBaseError", "Manifest", "SCHEMA_VERSION",
     "case_schema", "inspect", "read_manifest", "resolve_casebase", "street_name",
-    "PACKAGED_CASEBASES", "DEFAULT_CASEBASE",
+    "PACKAGED_CASEBASES", "DEFAULT_CASEBASE", "detect_casebase",
 ]
+
+#: Where each name of the package comes from (loaded on first use).
+_LAZY = {
+    "CaseArrays": "cbr.store.casebase", "CaseBase": "cbr.store.casebase", "inspect": "cbr.store.summary",
+    "SCHEMA_VERSION": "cbr.store.manifest", "Manifest": "cbr.store.manifest", "read_manifest": "cbr.store.manifest",
+    "case_schema": "cbr.store.parts", "street_name": "cbr.store.parts", "CaseBaseWriter": "cbr.store.writer",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'cbr.store' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 #: Case bases shipped with the engine (``casebases/`` beside the packages).
 PACKAGED_CASEBASES = Path(__file__).resolve().parents[2] / "casebases"
@@ -47,3 +65,24 @@ def resolve_casebase(name: str | os.PathLike[str], *, search: tuple[Path, ...] |
                     if c.is_dir() and (c / "manifest.json").is_file()})
     raise CaseBaseError(f"no case base {str(name)!r}: not a directory, and not found in "
                         f"{', '.join(str(d) for d in dirs)} (known: {', '.join(known) or 'none'})")
+
+
+def detect_casebase(sources: list[str]) -> Path | None:
+    """The case base that ``sources`` name, or None when they name logs: one argument that is
+    a case-base directory (it has a manifest), or a name that is no path but a case base
+    under ./casebases/ or a shipped one.
+
+    >>> detect_casebase(["default"]).name, detect_casebase(["some/logs", "more/logs"])
+    ('default', None)
+    """
+    if len(sources) != 1:
+        return None
+    p = Path(sources[0])
+    if p.is_dir():
+        return p if (p / "manifest.json").is_file() else None
+    if p.exists():
+        return None
+    try:
+        return resolve_casebase(sources[0])
+    except CaseBaseError:
+        return None

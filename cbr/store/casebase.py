@@ -67,16 +67,37 @@ import pyarrow as pa
 
 from cbr.errors import CaseBaseError
 from cbr.game.decision import DecisionPoint
-from cbr.featuresets import load_feature_set
 from cbr.game.gamedef import STREETS, GameDef
+from cbr.plugins import load_feature_set
 from cbr.store import catalog as _catalog
 from cbr.store.durable import remove_dead_builds, remove_dead_temp
 from cbr.store.indexes import default_similarity, load_index, load_similarity, new_index, save_index, street_similarity
+from cbr.store.manifest import (
+    INDEX_PATH_RE,
+    LOG_PATH_RE,
+    MANIFEST,
+    Manifest,
+    file_checksum,
+    now_utc,
+    read_manifest,
+    verify_file,
+    write_manifest,
+)
+from cbr.store.parts import (
+    PART_RE,
+    case_schema,
+    count_actions,
+    decision_meta,
+    next_part_number,
+    part_entry,
+    part_file,
+    read_part,
+    read_part_column,
+    row_batch,
+    street_name,
+    write_part,
+)
 from cbr.store.retention_log import Chunk, RetentionLog, chunks_table, log_file
-from cbr.store.manifest import (LOG_PATH_RE, INDEX_PATH_RE, MANIFEST, Manifest, file_checksum, now_utc, read_manifest, verify_file,
-                                write_manifest)
-from cbr.store.parts import (PART_RE, case_schema, count_actions, decision_meta, row_batch,
-                             next_part_number, part_entry, part_file, read_part, read_part_column, street_name, write_part)
 
 if TYPE_CHECKING:
     from cbr.retrieval import CaseIndex

@@ -25,9 +25,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Mapping
 
-
 from cbr.game.gamedef import STREETS
-from cbr import duck
+from cbr.store import duck
 from cbr.store.durable import atomic_write_with
 from cbr.store.manifest import Manifest
 

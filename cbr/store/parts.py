@@ -9,9 +9,9 @@ Parquet parts that hold them (``cases/<street>/part-NNNNN.parquet``).
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -19,10 +19,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from cbr.errors import CaseBaseError
 from cbr.game.decision import DecisionPoint
 from cbr.game.gamedef import STREETS
 from cbr.store.durable import atomic_write_with
-from cbr.errors import CaseBaseError
 from cbr.store.manifest import ACTIONS, file_checksum, verify_file
 from evaluator_ext.cards import cards_str
 

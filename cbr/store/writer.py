@@ -28,17 +28,32 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from cbr.errors import CaseBaseError
-from cbr.featuresets import load_feature_set
 from cbr.game.decision import DecisionPoint
 from cbr.game.gamedef import STREETS, GameDef
+from cbr.plugins import load_feature_set
 from cbr.store import catalog as _catalog
 from cbr.store.durable import exchange_or_replace_dir, fsync_dir, remove_dead_builds, rename_noreplace
 from cbr.store.honesty import action_warnings, game_warnings
-from cbr.store.indexes import (check_similarity, default_similarity, dump_similarity, load_similarity, new_index,
-                               retrieval_available, save_index)
+from cbr.store.indexes import (
+    check_similarity,
+    default_similarity,
+    dump_similarity,
+    load_similarity,
+    new_index,
+    retrieval_available,
+    save_index,
+)
 from cbr.store.manifest import ACTIONS, MANIFEST, Manifest, file_checksum, write_manifest
-from cbr.store.parts import build_table, case_schema, count_actions, decision_meta, part_entry, \
-    part_file, street_name, write_part
+from cbr.store.parts import (
+    build_table,
+    case_schema,
+    count_actions,
+    decision_meta,
+    part_entry,
+    part_file,
+    street_name,
+    write_part,
+)
 
 __all__ = ["CaseBaseWriter", "SIMILARITY_FILE"]
 

@@ -21,6 +21,8 @@ from typing import Any, Callable
 
 import pytest
 
+from tests.acpc.support import procs  # noqa: F401  (the ACPC fault tests' fixture)
+from tests.conftest import default_sigint
 from tests.reliability import reliability_rounds
 
 #: Seconds a reliability test may take in the short form unless it says otherwise.
@@ -68,6 +70,7 @@ def spawn() -> Iterator[Callable[..., subprocess.Popen]]:
 
     def start(args: Any, **kwargs: Any) -> subprocess.Popen:
         kwargs.setdefault("start_new_session", True)
+        kwargs.setdefault("preexec_fn", default_sigint)  # a background run must not pass on an ignored Ctrl-C
         proc = subprocess.Popen(args, **kwargs)
         started.append(proc)
         return proc

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import socket
 import time
-from pathlib import Path
 
 import pytest
 
-from tests.test_acpc_dealer import WAIT, Procs, finish, procs  # noqa: F401  (procs: the fixture)
+from tests.acpc.support import WAIT, Procs, finish
 
 # ---- a fake client against the real dealer ------------------------------------------
 

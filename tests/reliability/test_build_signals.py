@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import default_sigint
 from tests.reliability import reliability_rounds
 
 REPO = Path(__file__).resolve().parents[2]
@@ -33,7 +34,7 @@ def match_log(tmp_path_factory) -> Path:
     """A generated heads-up dealer log (every hole card shown: every decision is a case),
     long enough that a 2-worker build is still busy when it is killed."""
     from cbr.logs.writers import AcpcLogWriter
-    from cbr.match import run_match
+    from cbr.play.match import run_match
 
     path = tmp_path_factory.mktemp("signals") / "hu.log"
     with AcpcLogWriter(path) as log:
@@ -86,6 +87,7 @@ def _start_build(log: Path, out: Path, workers: int) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-c", code, "build", str(log), "-o", str(out), "-j", str(workers)],
         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+        preexec_fn=default_sigint,
     )
 
 
@@ -171,7 +173,7 @@ def test_watchdog_alone_ends_a_worker_whose_parent_was_killed(tmp_path: Path) ->
     script = tmp_path / "parent.py"
     script.write_text(textwrap.dedent("""
         import multiprocessing as mp, os, sys, threading, time
-        from cbr.build import _watch_parent
+        from cbr.build.local import _watch_parent
 
         def child(parent):
             threading.Thread(target=_watch_parent, args=(parent, 0.05), daemon=True).start()

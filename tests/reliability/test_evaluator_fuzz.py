@@ -22,12 +22,10 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import pytest
 
+from evaluator_ext import CBRError, card_str, class_combos, combo_cards, combo_index, parse_cards, preflop_class
 from tests.conftest import require_native
-
-from evaluator_ext import CBRError, class_combos, combo_cards, combo_index, card_str, parse_cards, preflop_class
-from tests.evaluator_support import load_impl
+from tests.evaluator.support import load_impl
 from tests.reliability import reliability_rounds
 
 TIME_BUDGET = 20.0  # seconds per test in the short form; the long form scales the rounds only

@@ -15,16 +15,16 @@ from pathlib import Path
 
 import pytest
 
+from cbr.acpc.matchstate import from_matchstate
 from cbr.errors import CBRError
 from cbr.game.gamedef import BOARD_SIZES, preset
 from cbr.logs.detect import read_logs
 from cbr.logs.writers import AcpcLogWriter
-from cbr.match import run_match
-from cbr.matchstate import from_matchstate
+from cbr.play.match import run_match
 from evaluator_ext.cards import parse_cards
+from tests.acpc.test_matchstate import decisions, matchstate_of
 from tests.conftest import shared_path
 from tests.reliability import reliability_rounds
-from tests.test_matchstate import decisions, matchstate_of
 
 RANKS, SUITS = "23456789TJQKA", "cdhs"
 TIME_LIMIT = 60.0  # seconds for one test, whatever the rounds

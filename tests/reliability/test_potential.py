@@ -13,10 +13,8 @@ import time
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from tests.conftest import require_native
-
 from tests.reliability import reliability_rounds
 
 require_native(module_level=True)

@@ -18,11 +18,11 @@ import time
 from pathlib import Path
 
 import duckdb
-import pytest
 import numpy as np
+import pytest
 
 from cbr.game.gamedef import STREETS
-from cbr.retention import copy_casebase
+from cbr.play.retention import copy_casebase
 from cbr.store import CaseBase
 from cbr.store.catalog import CATALOG
 from tests.reliability import reliability_rounds
@@ -34,8 +34,8 @@ ENV = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
 #: commit, and folds the retention log into parts every 7 hands (so kills also land in folds).
 PLAYER = textwrap.dedent("""
     import sys
-    import cbr.retention as retention
-    from cbr.match import run_match
+    import cbr.play.retention as retention
+    from cbr.play.match import run_match
     from cbr.policies.cbr_policy import CBRPolicy
 
     inner = retention.Retainer.hand

@@ -1,0 +1,410 @@
+"""Build a case base from logs: parse -> replay -> features -> store (+ faiss indexes).
+
+Every decision of a player whose hole cards the log shows becomes a case, with the hand's
+outcome for that player (the log's payoff in small bets; unknown when the log has no
+payoffs, see :func:`hand_outcome`). The slow part
+(replay and hand features) runs over ``workers`` processes in chunks of hands; the
+results are written in input order, so a build is reproducible whatever the worker count.
+The case base appears only when everything succeeded (:class:`~cbr.store.CaseBaseWriter`).
+
+>>> report = build_casebase(["../shared/data/logs/acpc/dealer_example_limit"],
+...                         "casebases/acpc-limit")                     # doctest: +SKIP
+>>> report.cases, report.hands                                          # doctest: +SKIP
+"""
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+import numpy as np
+
+from cbr.errors import CBRError, ConfigError
+from cbr.game.gamedef import STREETS
+from cbr.logs.detect import LogSource, parse_source, scan_logs
+from cbr.logs.record import HandRecord, ParseIssue
+from cbr.logs.replay import replay
+from cbr.logs.source import DEFAULT_MAX_FILE_SIZE
+from cbr.plugins import load_feature_set
+from cbr.store.parts import decision_meta
+from cbr.store.writer import CaseBaseWriter
+
+Progress = Callable[..., None]
+SourceRunner = Callable[..., None]  # see build_casebase(runner=...)
+CHUNK_HANDS = 250
+
+
+@dataclass
+class BuildReport:
+    """What a build did: hands read, cases per street, hands skipped with file:line."""
+
+    path: str
+    hands: int = 0
+    decisions: int = 0
+    cases: int = 0
+    cases_per_street: dict[str, int] = field(default_factory=dict)
+    skipped: list[ParseIssue] = field(default_factory=list)
+    sources: int = 0
+    seconds: float = 0.0
+    warnings: list[str] = field(default_factory=list)  # what the case base cannot answer (cbr.store.honesty)
+
+    @property
+    def hands_per_second(self) -> float:
+        return self.hands / self.seconds if self.seconds > 0 else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path, "sources": self.sources, "hands": self.hands,
+            "decisions": self.decisions, "cases": self.cases,
+            "cases_per_street": self.cases_per_street, "skipped": len(self.skipped),
+            "skipped_hands": [{"where": i.where, "reason": i.reason} for i in self.skipped],
+            "seconds": round(self.seconds, 3), "hands_per_second": round(self.hands_per_second, 1),
+            "warnings": list(self.warnings),
+        }
+
+
+@dataclass
+class ChunkResult:
+    """Cases of one chunk of hands, per street: features, and provenance columns."""
+
+    rows: dict[int, Any]  # per street: (features, provenance columns), or an Arrow table of cases
+    decisions: int
+    hands: int
+    skipped: list[ParseIssue]
+    hand_of_row: dict[int, np.ndarray] = field(default_factory=dict)  # per street: each row's record index
+
+
+_WORKER_FEATURES: Any = None
+
+
+def _feature_set(feature_set: Any) -> Any:
+    """A feature-set instance from a ``cbr.features`` plugin name, or the instance itself."""
+    return load_feature_set(feature_set) if isinstance(feature_set, str) else feature_set
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask where the system has one)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+PR_SET_PDEATHSIG = 1        # <linux/prctl.h>
+PARENT_CHECK_SECONDS = 0.5  # how often a worker's watchdog looks for its parent
+
+
+def _watch_parent(parent: int, every: float = PARENT_CHECK_SECONDS) -> None:
+    """Exit this process (at once, no clean-up) when ``parent`` is no longer its parent."""
+    while True:
+        if os.getppid() != parent:
+            os._exit(1)
+        time.sleep(every)
+
+
+def die_with_parent(parent: int) -> None:
+    """Make this (worker) process die with ``parent``: the kernel's parent-death signal
+    (``prctl(PR_SET_PDEATHSIG, SIGKILL)``, Linux) and, everywhere, a daemon thread that
+    exits when the parent changes (re-parenting to init or a subreaper), so a SIGKILLed
+    ``cbr build`` never leaves its workers running with the caller's stdout open.
+    """
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        except (OSError, AttributeError):  # pragma: no cover - no prctl: the watchdog remains
+            pass
+    if os.getppid() != parent:  # the parent died before the signal was armed
+        os._exit(1)
+    threading.Thread(target=_watch_parent, args=(parent,), daemon=True, name="cbr-parent-watch").start()
+
+
+def _worker_init(feature_set: Any, parent: Optional[int] = None) -> None:
+    """Worker start: die with the parent, leave Ctrl-C and SIGTERM to it (it stops the
+    pool), and load the feature set once."""
+    global _WORKER_FEATURES
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if parent is not None:
+        die_with_parent(parent)
+    _WORKER_FEATURES = _feature_set(feature_set)
+
+
+def _pool_context() -> Any:
+    """The start method of the worker pool: the platform's default, except that workers of
+    a fork server would have the server as their parent, so ``spawn`` replaces it (the
+    workers must be children of this process for :func:`die_with_parent`)."""
+    import multiprocessing
+
+    if multiprocessing.get_start_method(allow_none=False) == "forkserver":
+        return multiprocessing.get_context("spawn")
+    return multiprocessing.get_context()
+
+
+def _stop_pool(pool: ProcessPoolExecutor) -> None:
+    """Stop a pool now: drop queued chunks, end the workers (SIGTERM, then SIGKILL)."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in processes:
+        if proc.is_alive():
+            proc.terminate()
+    deadline = time.monotonic() + 2.0
+    for proc in processes:
+        proc.join(max(0.0, deadline - time.monotonic()))
+        if proc.is_alive():  # pragma: no cover - a worker that ignores SIGTERM
+            proc.kill()
+            proc.join(1.0)
+
+
+def cases_of_hands(records: Sequence[HandRecord], feature_set: Any,
+                   players: Optional[frozenset[str]] = None,
+                   tables: Optional[Sequence[Any]] = None) -> ChunkResult:
+    """Replay hands and compute the feature rows of their known-card decisions.
+
+    A pure function of its input (what each worker process runs). A hand that does not
+    replay is reported, not raised. ``tables``: per record, the player-model values a
+    feature set with ``needs_player_models`` takes (``row(dp, table)``; :mod:`cbr.build.ordered`).
+    """
+    per_street: dict[int, list] = {0: [], 1: [], 2: [], 3: []}
+    table_of: dict[int, list] = {0: [], 1: [], 2: [], 3: []}
+    outcomes: dict[int, list[float]] = {0: [], 1: [], 2: [], 3: []}
+    which: dict[int, list[int]] = {0: [], 1: [], 2: [], 3: []}
+    skipped: list[ParseIssue] = []
+    decisions = hands = 0
+    for i, record in enumerate(records):
+        try:
+            dps = replay(record)
+        except CBRError as exc:
+            reason = str(exc)  # replay names the hand as "file:line (hand N): problem"
+            prefix = f"{record.where} "
+            skipped.append(ParseIssue(record.source, record.line,
+                                      reason[len(prefix):] if reason.startswith(prefix) else reason))
+            continue
+        hands += 1
+        decisions += len(dps)
+        for dp in dps:
+            if dp.hole is None or dp.action not in ("f", "c", "r"):
+                continue
+            if players is not None and dp.player not in players:
+                continue
+            per_street[dp.street].append(dp)
+            if tables is not None:
+                table_of[dp.street].append(tables[i])
+            outcomes[dp.street].append(hand_outcome(record, dp.position))
+            which[dp.street].append(i)
+    prepare = getattr(feature_set, "prepare", None)
+    if callable(prepare):  # batch hand features (CASPER: one potential enumeration per board)
+        prepare([dp for dps in per_street.values() for dp in dps])
+    rows = {}
+    for street, dps in per_street.items():
+        if dps:
+            if tables is None:
+                X = np.vstack([feature_set.row(dp) for dp in dps]).astype(np.float32, copy=False)
+            else:
+                X = np.vstack([feature_set.row(dp, t) for dp, t in zip(dps, table_of[street])]).astype(
+                    np.float32, copy=False)
+            meta = decision_meta(dps)
+            meta["outcome"] = outcomes[street]
+            rows[street] = (X, meta)
+    return ChunkResult(rows, decisions, hands, skipped,
+                        {street: np.asarray(which[street], dtype=np.int64) for street in rows})
+
+
+def hand_outcome(record: HandRecord, position: int) -> float:
+    """The hand's net result for ``position`` in small bets of the hand's game, from the
+    log's payoffs (checked against the rules engine by replay); NaN when the log gives none.
+
+    >>> from cbr.game import preset
+    >>> from cbr.logs.record import Action
+    >>> rec = HandRecord(source="x.log", line=1, hand_id="0", game=preset("holdem.limit.2p"),
+    ...     players=("a", "b"), hole_cards=((51, 50), None), board=(),
+    ...     actions=(Action(0, 0, "f"),), payoffs=(-5.0, 5.0))
+    >>> hand_outcome(rec, 0), hand_outcome(rec, 1), rec.game.small_bet
+    (-0.5, 0.5, 10.0)
+    """
+    if record.payoffs is None:
+        return float("nan")
+    return float(record.payoffs[position]) / record.game.small_bet
+
+
+def _worker_chunk(records: Sequence[HandRecord], players: Optional[frozenset[str]],
+                  tables: Optional[Sequence[Any]] = None) -> ChunkResult:
+    return cases_of_hands(records, _WORKER_FEATURES, players, tables)
+
+
+def _chunks(items: Iterable[HandRecord | ParseIssue], size: int,
+            issues: list[ParseIssue], names: set[str]) -> Iterator[list[HandRecord]]:
+    chunk: list[HandRecord] = []
+    for item in items:
+        if isinstance(item, ParseIssue):
+            issues.append(item)
+            continue
+        names.update(item.players)
+        chunk.append(item)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def _why(issues: Sequence[ParseIssue]) -> str:
+    """``": file:line: reason (and N more skipped)"`` for an error message, or ""."""
+    if not issues:
+        return ""
+    more = f" (and {len(issues) - 1} more skipped; cbr logs inspect lists them)" if len(issues) > 1 else ""
+    return f": {issues[0].where}: {issues[0].reason}{more}"
+
+
+def _add_source(writer: CaseBaseWriter, source: LogSource) -> None:
+    """Record a source read (its hash) in the manifest."""
+    if source.skipped:
+        return
+    where = Path(source.path)
+    if where.is_file():
+        writer.add_source(source.path, format=source.format)
+    elif (where / "hdb").is_file():  # a database folder (IRC): hash its index file
+        writer.add_source(where / "hdb", name=source.path, format=source.format)
+
+
+def build_casebase(
+    paths: Sequence[str | os.PathLike[str]],
+    out: str | os.PathLike[str],
+    *,
+    feature_set: Any = "casper",
+    players: Optional[Iterable[str]] = None,
+    workers: int = 1,
+    format: Optional[str] = None,
+    similarity: Any = None,
+    overwrite: bool = False,
+    name: Optional[str] = None,
+    progress: Optional[Progress] = None,
+    max_file_size: Optional[int] = DEFAULT_MAX_FILE_SIZE,
+    runner: Optional[SourceRunner] = None,
+) -> BuildReport:
+    """Build the case base ``out`` from the logs under ``paths``.
+
+    ``feature_set`` is a ``cbr.features`` plugin name or a feature-set instance (pickled
+    to the worker processes); a feature set with ``needs_player_models`` gets the values of
+    player models fed the hands in order, in this process (:mod:`cbr.build.ordered`: the same
+    case base whatever ``workers``), and its default similarity; ``players`` keeps only the decisions of those player names; ``workers`` > 1 computes
+    features in that many processes; ``similarity`` is a ``SimilarityConfig`` or a TOML
+    path (default: CASPER's). ``progress(n, total=None)`` is called per hand.
+    ``runner``: computes the cases of the sources elsewhere (``workers`` is then unused):
+    called as ``runner(sources, feature_set, players, writer, consume, names,
+    chunk_hands=, max_file_size=)``, it must pass the rows to ``consume`` cut into the
+    chunks of this build, in input order (:func:`cbr.build.on_dask.build_casebase_on_dask`).
+    Files are found as :func:`cbr.logs.detect.scan_logs` finds them (the same file given
+    twice is read once; files that are not logs, not regular files or larger than
+    ``max_file_size`` bytes are skipped and listed in ``skipped`` with the reason).
+
+    Raises :class:`CBRError` when no case could be built, saying why (the reasons
+    ``cbr logs inspect`` gives for the files and hands skipped), and when none of the
+    ``players`` names appears in the logs; names of ``players`` that do not appear while
+    others do are listed in ``warnings``. Bad hands are only reported.
+    """
+    if workers < 1:
+        raise ValueError(f"workers must be at least 1, got {workers}")
+    t0 = time.perf_counter()
+    sources = scan_logs(paths, format, max_file_size=max_file_size)
+    report = BuildReport(path=str(out), sources=sum(1 for s in sources if not s.skipped))
+    given = ", ".join(str(p) for p in paths)
+    if not report.sources:
+        raise CBRError(f"no log files found in {given}" + _why([s.issue() for s in sources]))
+    wanted = frozenset(players) if players else None
+    fs = _feature_set(feature_set)
+    models = None
+    if getattr(fs, "needs_player_models", False):  # opponent-aware cases: models fed in order
+        from cbr.build.ordered import OrderedModels, default_similarity_for
+
+        if runner is not None:
+            raise ConfigError(f"feature set {getattr(fs, 'name', feature_set)!r} needs player models fed the "
+                              f"hands in order, which a distributed build does not do yet: build it without "
+                              f"--scheduler")
+        models = OrderedModels()
+        similarity = similarity if similarity is not None else default_similarity_for(fs)
+    issues: list[ParseIssue] = []
+    names: set[str] = set()
+    per_street = {0: 0, 1: 0, 2: 0, 3: 0}
+    stream = (item for source in sources for item in parse_source(source, max_file_size=max_file_size))
+    with CaseBaseWriter(out, feature_set=fs, similarity=similarity, overwrite=overwrite, name=name,
+                        extra={"built_by": "cbr build", "players": sorted(wanted) if wanted else None}) as writer:
+        for src in sources:
+            _add_source(writer, src)
+
+        def consume(result: ChunkResult) -> None:
+            report.hands += result.hands
+            report.decisions += result.decisions
+            issues.extend(result.skipped)
+            for street, rows in sorted(result.rows.items()):
+                if isinstance(rows, tuple):
+                    X, meta = rows
+                    writer.add_rows(street, X, meta.pop("actions"), **meta)
+                else:  # an Arrow table of cases (a runner's): renumbered by the writer
+                    writer.add_table(street, rows)
+                per_street[street] += len(rows[0]) if isinstance(rows, tuple) else rows.num_rows
+            if progress is not None:
+                progress(result.hands + len(result.skipped))
+
+        chunks = _chunks(stream, CHUNK_HANDS, issues, names)
+        if runner is not None:  # e.g. on Dask (cbr.build.on_dask)
+            runner(sources, feature_set, wanted, writer, consume, names,
+                   chunk_hands=CHUNK_HANDS, max_file_size=max_file_size)
+        elif workers == 1:
+            for chunk in chunks:
+                for record in chunk:
+                    writer.add_game(record.game)
+                consume(cases_of_hands(chunk, fs, wanted, models.tables(chunk) if models else None))
+        else:
+            # Workers die with this process (even on SIGKILL) and are stopped at once on
+            # any error, Ctrl-C or SIGTERM (raised here as KeyboardInterrupt by the CLI).
+            pool = ProcessPoolExecutor(workers, mp_context=_pool_context(), initializer=_worker_init,
+                                       initargs=(feature_set, os.getpid()))
+            try:
+                pending = []
+                for chunk in chunks:
+                    for record in chunk:
+                        writer.add_game(record.game)
+                    pending.append(pool.submit(_worker_chunk, chunk, wanted, models.tables(chunk) if models else None))
+                    while len(pending) > 2 * workers:
+                        consume(pending.pop(0).result())
+                for fut in pending:
+                    consume(fut.result())
+            except BrokenProcessPool as exc:
+                _stop_pool(pool)
+                raise CBRError(f"a worker process of the build died ({exc}); killed from outside, "
+                               f"or out of memory? Nothing was written") from exc
+            except BaseException:
+                _stop_pool(pool)
+                raise
+            pool.shutdown(wait=True)
+        report.cases_per_street = {STREETS[s]: n for s, n in per_street.items()}
+        report.cases = sum(report.cases_per_street.values())
+        report.skipped = issues
+        if wanted:
+            missing = sorted(wanted - names)
+            if len(missing) == len(wanted) and names:
+                seen = sorted(names)
+                raise CBRError(f"no cases: none of the --players names ({', '.join(missing)}) appears in the logs; "
+                               f"players there include {', '.join(seen[:8])}"
+                               + (f" and {len(seen) - 8} more" if len(seen) > 8 else ""))
+            if missing:
+                report.warnings.append(f"--players names not found in the logs: {', '.join(missing)}")
+        if report.hands == 0:
+            raise CBRError(f"no hand could be read from {given}" + _why(issues))
+        if report.cases == 0:
+            raise CBRError(f"no cases: {report.hands} hands read, none with a decision of a player "
+                           f"whose hole cards are known" + (f" among {', '.join(sorted(wanted))}" if wanted else ""))
+    report.warnings.extend(writer.warnings)
+    report.seconds = time.perf_counter() - t0
+    return report

@@ -1,0 +1,268 @@
+"""Case-base builds on Dask (``cbr build --scheduler ADDRESS|local``): the per-file work
+(parse, replay, hand features) runs as one ``dask.distributed`` task per log file; this
+process writes the rows in input order, so the case base is the same, case for case and id
+for id, as a build without Dask (:func:`cbr.build.local.build_casebase`).
+
+Each file's rows are cut back into the local build's chunks of hands (chunks run across
+files), so even the Parquet parts match. A worker that dies is replaced and its files are
+recomputed by the scheduler (Dask's ``allowed-failures``); a task that fails, or a file
+whose worker died too often, fails the build, which then leaves no case base.
+
+``"local"`` starts a ``LocalCluster`` of worker processes (one thread each) that is closed
+at the end and whose workers die with this process, even on SIGKILL. With an address, the
+workers must be able to import ``cbr`` and read the log files at the same paths (a shared
+file system). Dask is imported only here, and this module only when ``--scheduler`` is given.
+
+>>> from cbr.store.parts import build_table
+>>> rows = {0: build_table(["x"], 0, np.zeros((3, 1), np.float32), "ccr", hand_id=["a", "b", "c"])}
+>>> fr = FileResult(records=3, hands=3, decisions=3, skipped=[], games=[], names=set(),
+...                 rows=rows, hand_of_row={0: np.array([0, 1, 2])})
+>>> out = []
+>>> cutter = _Rechunker(2, out.append)
+>>> cutter.feed(fr); cutter.close()
+>>> [r.rows[0].column("hand_id").to_pylist() for r in out]
+[['a', 'b'], ['c']]
+"""
+from __future__ import annotations
+
+import logging
+import os
+import uuid
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import numpy as np
+import pyarrow as pa
+
+from cbr.build.local import BuildReport, ChunkResult, build_casebase, cases_of_hands, die_with_parent
+from cbr.errors import CBRError
+from cbr.game.gamedef import STREETS, GameDef
+from cbr.logs.detect import LogSource, parse_source
+from cbr.logs.record import HandRecord, ParseIssue
+from cbr.plugins import load_feature_set
+from cbr.store.parts import build_table
+
+__all__ = ["FileResult", "file_cases", "build_on_dask", "build_casebase_on_dask", "LOCAL"]
+
+LOCAL = "local"
+_FEATURES: dict[str, Any] = {}   # per worker process: feature sets loaded by name
+_ARMED: set[int] = set()         # per worker process: die_with_parent armed for these parents
+
+
+@dataclass
+class FileResult:
+    """What one task returns for one log file: its cases per street as Arrow tables (ids
+    from 0, renumbered by the writer; cheap to send), ``hand_of_row``: the index among the
+    file's hand records of each row's hand; counts, issues, games, player names."""
+
+    records: int
+    hands: int
+    decisions: int
+    skipped: list[ParseIssue]
+    games: list[GameDef]
+    names: set[str]
+    rows: dict[int, pa.Table]
+    hand_of_row: dict[int, np.ndarray]
+
+
+def _arm(parent: Optional[int]) -> None:
+    """In a worker of a local cluster: die with the building process (armed once)."""
+    if parent is None or parent in _ARMED or os.getppid() != parent:
+        return
+    die_with_parent(parent)
+    _ARMED.add(parent)
+
+
+def file_cases(source: LogSource, feature_set: Any, players: Optional[frozenset[str]],
+               max_file_size: Optional[int], parent: Optional[int] = None, chunk_hands: int = 250) -> FileResult:
+    """The task: parse one source, replay its hands, compute the rows of its cases (a pure
+    function of the file, what ``cases_of_hands`` computes chunk by chunk)."""
+    _arm(parent)
+    if isinstance(feature_set, str):
+        fs = _FEATURES.get(feature_set)
+        if fs is None:
+            fs = _FEATURES[feature_set] = load_feature_set(feature_set)
+    else:
+        fs = feature_set
+    records: list[HandRecord] = []
+    issues: list[ParseIssue] = []
+    games: dict[str, GameDef] = {}
+    names: set[str] = set()
+    for item in parse_source(source, max_file_size=max_file_size):
+        if isinstance(item, ParseIssue):
+            issues.append(item)
+            continue
+        records.append(item)
+        games.setdefault(item.game.name, item.game)
+        names.update(item.players)
+    # chunk by chunk, as the local build: the feature set's batch (prepare) and its cache
+    # are sized for a chunk; a whole file at once would overflow the cache and recompute
+    pieces: dict[int, list[pa.Table]] = {}
+    where: dict[int, list[np.ndarray]] = {}
+    hands = decisions = 0
+    for start in range(0, len(records), chunk_hands):
+        result = cases_of_hands(records[start:start + chunk_hands], fs, players)
+        hands += result.hands
+        decisions += result.decisions
+        issues.extend(result.skipped)
+        for street, (X, meta) in result.rows.items():
+            actions = meta.pop("actions")
+            pieces.setdefault(street, []).append(
+                build_table(list(fs.feature_names(STREETS[street])), 0, X, actions, **meta))
+            where.setdefault(street, []).append(result.hand_of_row[street] + start)
+    tables = {s: pa.concat_tables(p) for s, p in pieces.items()}
+    return FileResult(len(records), hands, decisions, issues, list(games.values()), names, tables,
+                      {s: np.concatenate(w) for s, w in where.items()})
+
+
+class _Rechunker:
+    """Cut file results back into the local build's chunks of ``size`` hand records (a
+    chunk may span files) and pass each chunk's rows to ``emit`` as a ``ChunkResult``."""
+
+    def __init__(self, size: int, emit: Callable[[ChunkResult], None]) -> None:
+        self.size = size
+        self.emit = emit
+        self.count = 0
+        self.pieces: dict[int, list[pa.Table]] = {}
+
+    def feed(self, fr: FileResult) -> None:
+        start = 0
+        while start < fr.records:
+            end = start + min(self.size - self.count, fr.records - start)
+            for street, table in fr.rows.items():
+                h = fr.hand_of_row[street]
+                a, b = np.searchsorted(h, start, "left"), np.searchsorted(h, end, "left")
+                if b > a:
+                    self.pieces.setdefault(street, []).append(table.slice(int(a), int(b - a)))
+            self.count += end - start
+            start = end
+            if self.count == self.size:
+                self._flush()
+
+    def _flush(self) -> None:
+        rows = {street: pieces[0] if len(pieces) == 1 else pa.concat_tables(pieces)
+                for street, pieces in self.pieces.items()}
+        self.pieces = {}
+        self.count = 0
+        if rows:
+            self.emit(ChunkResult(rows, 0, 0, []))
+
+    def close(self) -> None:
+        if self.count:
+            self._flush()
+
+
+def _client(scheduler: str, dask_workers: int) -> tuple[Any, Any]:
+    """``(client, cluster)``: a client of the scheduler at ``scheduler``, or of a new local
+    cluster (``cluster`` is then to be closed, else None)."""
+    try:
+        from dask.distributed import Client, LocalCluster
+    except ImportError as exc:
+        raise CBRError(f"--scheduler needs Dask ({exc}); install it: pip install 'cbr-holdem[dask]'") from None
+    if scheduler == LOCAL:
+        if dask_workers < 1:
+            raise ValueError(f"dask_workers must be at least 1, got {dask_workers}")
+        # loopback only; no dashboard, and its HTTP server (health checks) on a free port
+        try:
+            cluster = LocalCluster(n_workers=dask_workers, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                   dashboard_address=None, scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
+                                   silence_logs=logging.ERROR)
+        except Exception as exc:  # e.g. a worker process that cannot start
+            raise CBRError(f"the local Dask cluster did not start: {exc}") from None
+        try:
+            return Client(cluster), cluster
+        except BaseException:
+            cluster.close()
+            raise
+    try:
+        return Client(scheduler, timeout="20s"), None
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise CBRError(f"cannot reach the Dask scheduler {scheduler}: {exc}") from None
+
+
+def build_casebase_on_dask(paths: Sequence[str | os.PathLike[str]], out: str | os.PathLike[str], *,
+                           scheduler: str, dask_workers: int = 2, **options: Any) -> BuildReport:
+    """:func:`cbr.build.local.build_casebase` with the per-file work on Dask: ``scheduler`` is a
+    scheduler address or ``"local"`` (a local cluster of ``dask_workers`` processes);
+    ``options`` are ``build_casebase``'s. The case base is the same, id for id."""
+    if dask_workers < 1:
+        raise ValueError(f"dask_workers must be at least 1, got {dask_workers}")
+
+    def runner(sources: Sequence[LogSource], feature_set: Any, players: Optional[frozenset[str]], writer: Any,
+               consume: Callable[[ChunkResult], None], names: set[str], **kw: Any) -> None:
+        build_on_dask(scheduler, sources, feature_set, players, writer, consume, names,
+                      dask_workers=dask_workers, **kw)
+
+    return build_casebase(paths, out, runner=runner, **options)
+
+
+def build_on_dask(scheduler: str, sources: Sequence[LogSource], feature_set: Any,
+                  players: Optional[frozenset[str]], writer: Any, consume: Callable[[ChunkResult], None],
+                  names: set[str], *, dask_workers: int = 2,
+                  chunk_hands: int = 250, max_file_size: Optional[int] = None) -> None:
+    """Run :func:`file_cases` for every source on Dask, at most two files per worker in
+    flight, and hand the rows to ``consume`` (and games to ``writer``) in input order."""
+    client, cluster = _client(scheduler, dask_workers)
+    parent = os.getpid() if cluster is not None else None
+    pending: deque[Any] = deque()
+    finished = False
+    try:
+        from distributed import KilledWorker
+
+        if not isinstance(feature_set, str):  # one copy per worker, not one per task
+            feature_set = client.scatter(feature_set, broadcast=True, hash=False)
+        if parent is not None:
+            client.run(_arm, parent)
+        window = 2 * max(1, sum(client.nthreads().values()) or dask_workers)
+        cutter = _Rechunker(chunk_hands, consume)
+        todo = iter(enumerate(sources))
+        run = uuid.uuid4().hex  # task keys unique to this build on a shared scheduler
+
+        def submit() -> None:
+            for i, src in todo:
+                pending.append(client.submit(file_cases, src, feature_set, players, max_file_size, parent,
+                                             chunk_hands,
+                                             key=f"cbr-file-{i}-{run}", pure=False))
+                return
+
+        for _ in range(window):
+            submit()
+        while pending:
+            future = pending.popleft()
+            try:
+                fr: FileResult = future.result()
+            except KilledWorker as exc:
+                raise CBRError(f"the Dask workers computing a log file died too often ({exc}); "
+                               f"out of memory? Nothing was written") from None
+            submit()
+            for game in fr.games:
+                writer.add_game(game)
+            names.update(fr.names)
+            cutter.feed(fr)
+            consume(ChunkResult({}, fr.decisions, fr.hands, fr.skipped))
+        cutter.close()
+        finished = True
+    finally:
+        if cluster is not None and not finished:  # an error or Ctrl-C/SIGTERM: stop the workers now
+            _kill_workers(cluster)
+        for future in pending:
+            future.cancel()
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def _kill_workers(cluster: Any) -> None:
+    """SIGKILL the worker processes of a local cluster (a busy worker would finish its file
+    before a graceful close)."""
+    import signal
+
+    for nanny in list(getattr(cluster, "workers", {}).values()):
+        pid = getattr(nanny, "pid", None)
+        if isinstance(pid, int) and pid > 0:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:  # already gone
+                pass

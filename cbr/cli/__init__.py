@@ -1,0 +1,76 @@
+"""The ``cbr`` command line: the only package that prints, exits, draws progress bars or
+imports typer and rich. Nothing of the engine imports it.
+
+One module per command group (``hand``, ``build``, ``query``, ``play``, ``logs``,
+``casebase``, ``plugins``, ``players``, ``train``, ``evaluate``, ``abstraction``), one
+module of shared options (:mod:`cbr.cli._options`), one error table
+(:mod:`cbr.cli._errors`: exit codes 0 done, 1 error, 2 usage, 3 internal, 130
+interrupted, 143 terminated) and one output module (:mod:`cbr.cli._output`: consoles,
+``--json``, progress bars, tables). Commands are thin: parse options, call the library,
+print. Heavy libraries (numpy, faiss, duckdb, pyarrow, rich) are imported inside the
+commands that use them, so ``cbr --help`` starts fast.
+"""
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from cbr.cli import abstraction, build, casebase, evaluate, hand, logs, play, players, plugins, query, train
+from cbr.cli._errors import state
+
+# Typer's plain help (click's formatter), not its rich panels: flags show as flags (no
+# ``<bool>``), help text wraps to the terminal and never truncates, and rich is not imported.
+app = typer.Typer(
+    name="cbr",
+    help="Case-based reasoning engine for limit Texas hold'em.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            v = version("cbr-holdem")
+        except PackageNotFoundError:  # pragma: no cover - run from a bare checkout
+            v = "unknown (not installed)"
+        typer.echo(f"cbr {v}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    debug: Annotated[bool, typer.Option("--debug", help="Show full tracebacks on errors.")] = False,
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                          help="Show the version and exit.")] = False,
+) -> None:
+    """Case-based reasoning engine for limit Texas hold'em.
+
+    Exit codes: 0 done, 1 error in the input (one line on stderr), 2 usage error,
+    3 internal error, 130 interrupted, 143 terminated. --debug shows tracebacks.
+    """
+    state["debug"] = debug
+
+
+# Commands, then groups, in the order `cbr --help` lists them.
+app.command("hand")(hand.hand_command)
+app.command("match")(play.match_command)
+app.command("build")(build.build_command)
+app.command("query")(query.query_command)
+app.command("serve-dealer")(play.serve_dealer_command)
+app.command("play")(play.play_command)
+app.command("evaluate")(evaluate.evaluate_command)
+app.command("tune")(evaluate.tune_command)
+app.add_typer(logs.app, name="logs")
+app.add_typer(casebase.app, name="casebase")
+app.add_typer(plugins.app, name="plugins")
+app.add_typer(players.app, name="players")
+app.add_typer(train.app, name="train")
+app.add_typer(abstraction.app, name="abstraction")
+
+__all__ = ["app"]

@@ -1,0 +1,71 @@
+"""Options and checks shared by several commands: limits, help texts, old spellings, log
+formats and file sizes.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import typer
+
+from cbr.cli._errors import usage_error
+
+#: Most hands ``cbr match`` plays (``cbr.play.match.MAX_HANDS``: results take no memory per hand).
+MAX_HANDS = 1_000_000_000
+#: Most Monte Carlo deals ``cbr hand --trials`` accepts: ``evaluator_ext.MAX_TRIALS`` (kept here
+#: as a number so ``cbr --help`` need not import the evaluator; a test checks they agree).
+MAX_TRIALS = 1_000_000_000
+#: Seeds of the native evaluator are unsigned 64-bit numbers.
+MAX_SEED = 2**64 - 1
+#: Most worker processes ``cbr build -j`` accepts; more than the CPUs are reduced to the CPUs.
+MAX_WORKERS = 256
+
+FLAG = ""  # a flag shows no <bool> value in --help
+MAX_FILE_SIZE_HELP = "Skip (and list) log files larger than this, e.g. 512M, 1G (default 256M)."
+GAME_HELP = ("Game: a preset name (e.g. holdem.limit.2p), a GameDef JSON file (.json), inline GameDef "
+             "JSON ('{...}') or an ACPC .game file.")
+
+
+def alias(new: Any, old: Any, new_name: str, old_name: str) -> Any:
+    """The value of an option given under its name or its old (hidden) spelling."""
+    if old is None:
+        return new
+    if new is not None and new != old:
+        raise usage_error(f"{old_name} (the old name of {new_name}) and {new_name} disagree "
+                          f"({old!r} vs {new!r})", new_name)
+    return old
+
+
+def file_size(value: Optional[str]) -> Optional[int]:
+    """``--max-file-size`` (``256M``, ``1G``, bytes) as bytes; a bad size is a usage error (exit 2)."""
+    if value is None:
+        return None
+    from cbr.logs.source import parse_size
+
+    try:
+        return parse_size(value)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
+def known_log_format(fmt: Optional[str], option: str = "--log-format") -> Optional[str]:
+    """``fmt`` if it names a parser plugin (``cbr.parsers``), else a usage error listing them."""
+    if fmt is None:
+        return None
+    from cbr.plugins import available
+
+    known = available("cbr.parsers")
+    if fmt not in known:
+        raise usage_error(f"unknown log format {fmt!r}; known formats: {', '.join(known)}", option)
+    return fmt
+
+
+def check_out_dir(out: str) -> None:
+    """A case base cannot be written under a regular file (``-o file/cb``)."""
+    from pathlib import Path
+
+    from cbr.errors import OutputPathError
+    from cbr.logs.writers import first_non_folder
+
+    blocker = first_non_folder(Path(out))
+    if blocker is not None:
+        raise OutputPathError(f"cannot write the case base {out}: {blocker} is a file, not a folder")

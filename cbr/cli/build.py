@@ -1,0 +1,94 @@
+"""``cbr build``: a case base from logs."""
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from cbr.cli._errors import guarded, usage_error
+from cbr.cli._options import (
+    MAX_FILE_SIZE_HELP,
+    MAX_WORKERS,
+    alias,
+    check_out_dir,
+    file_size,
+    known_log_format,
+)
+from cbr.cli._output import print_json, progress_bar, stdout
+
+
+@guarded
+def build_command(
+    logs: Annotated[list[str], typer.Argument(help="Log files or folders (ACPC, PHH, IRC database, PokerStars).")],
+    out: Annotated[str, typer.Option("--out", "-o", help="The case base to write, e.g. casebases/NAME.")],
+    feature_set: Annotated[str, typer.Option("--feature-set", help="Feature-set plugin (cbr.features).")] = "casper",
+    only_players: Annotated[Optional[str], typer.Option("--only-players", help="Keep only these players' decisions (comma-separated player names in the logs).")] = None,
+    only_players_old: Annotated[Optional[str], typer.Option("--players", hidden=True)] = None,
+    workers: Annotated[Optional[int], typer.Option("--workers", "-j", min=1, max=MAX_WORKERS, help="Processes computing features (default: one per CPU, at most 8; more than the CPUs are reduced to the CPUs). Any number gives the same case base.")] = None,
+    log_format: Annotated[Optional[str], typer.Option("--log-format", help="Force the format of the logs read (acpc, phh, irc, pokerstars).")] = None,
+    log_format_old: Annotated[Optional[str], typer.Option("--format", hidden=True)] = None,
+    similarity: Annotated[Optional[str], typer.Option("--similarity", help="Similarity TOML file, checked before the build (default: CASPER's).")] = None,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing case base (atomically, at the end).")] = False,
+    max_issues: Annotated[int, typer.Option("--max-issues", min=0, help="Skipped hands to list.")] = 10,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    max_file_size: Annotated[Optional[int], typer.Option("--max-file-size", parser=file_size, metavar="SIZE",
+                                                         help=MAX_FILE_SIZE_HELP)] = None,
+    scheduler: Annotated[Optional[str], typer.Option("--scheduler", metavar="ADDRESS|local", help="Run the per-file work on Dask: a scheduler's address (workers reading the logs at the same paths), or 'local' for a local cluster. Needs the [dask] extra; the case base is the same.")] = None,
+    dask_workers: Annotated[Optional[int], typer.Option("--dask-workers", min=1, max=64, help="Worker processes of --scheduler local (default 2).")] = None,
+) -> None:
+    """Build a case base: every decision of a player with known hole cards becomes a case.
+
+    Writes Parquet per street, a DuckDB catalog, a manifest and one faiss index per street.
+    The case base appears only when the build succeeds; bad hands are skipped and listed.
+    Ctrl-C or SIGTERM stops the workers and leaves nothing behind.
+    """
+    players = alias(only_players, only_players_old, "--only-players", "--players")
+    fmt = known_log_format(alias(log_format, log_format_old, "--log-format", "--format"))
+    names = [p.strip() for p in players.split(",") if p.strip()] if players else None
+    if players is not None and not names:
+        raise usage_error("no player name given", "--only-players")
+    if dask_workers is not None and scheduler != "local":
+        raise usage_error("--dask-workers needs --scheduler local", "--dask-workers")
+    if scheduler is not None and workers is not None:
+        raise usage_error("--workers does not apply with --scheduler (the Dask workers compute)", "--workers")
+    from cbr.build.local import usable_cpus
+
+    cpus = usable_cpus()
+    if workers is None:
+        workers = min(cpus, 8)
+    elif workers > cpus:
+        typer.echo(f"note: --workers {workers} reduced to {cpus} (the CPUs this process may use)", err=True)
+        workers = cpus
+    check_out_dir(out)
+    from cbr.similarity.config import load_similarity_file
+
+    sim = load_similarity_file(similarity, feature_set) if similarity is not None else None
+
+    from cbr.build.local import build_casebase
+    from cbr.logs.source import DEFAULT_MAX_FILE_SIZE
+
+    options = dict(feature_set=feature_set, players=names, format=fmt, similarity=sim, overwrite=overwrite,
+                   max_file_size=max_file_size or DEFAULT_MAX_FILE_SIZE)
+    with progress_bar("building", enabled=not as_json) as advance:
+        if scheduler is not None:  # Dask is imported only here
+            from cbr.build.on_dask import build_casebase_on_dask
+
+            report = build_casebase_on_dask(logs, out, scheduler=scheduler, dask_workers=dask_workers or 2,
+                                            progress=advance, **options)
+        else:
+            report = build_casebase(logs, out, workers=workers, progress=advance, **options)
+    for warning in report.warnings:
+        typer.echo(f"warning: {warning}", err=True)
+    if as_json:
+        print_json(report.to_dict())
+        return
+    per = ", ".join(f"{s} {n}" for s, n in report.cases_per_street.items())
+    stdout.print(f"built {out}: {report.cases} cases ({per}) from {report.hands} hands in "
+                 f"{report.sources} source(s), {report.seconds:.1f} s ({report.hands_per_second:.0f} hands/s)",
+                 soft_wrap=True)
+    if report.skipped:
+        stdout.print(f"{len(report.skipped)} hand(s) skipped:")
+        for issue in report.skipped[:max_issues]:
+            stdout.print(f"  {issue.where}: {issue.reason}", markup=False, highlight=False, soft_wrap=True)
+        if len(report.skipped) > max_issues:
+            stdout.print(f"  ... and {len(report.skipped) - max_issues} more (--max-issues, --json)")

@@ -1,0 +1,99 @@
+"""``cbr casebase``: look inside case bases, merge them."""
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from cbr.cli._errors import guarded, usage_error
+from cbr.cli._options import (
+    check_out_dir,
+)
+from cbr.cli._output import print_json, rich_table, stderr, stdout
+
+app = typer.Typer(help="Look inside case bases.", no_args_is_help=True, rich_markup_mode=None)
+
+
+@app.command("inspect")
+@guarded
+def casebase_inspect(
+    name: Annotated[str, typer.Argument(help="A case-base directory, a name under ./casebases/, or 'default'.")],
+    sql: Annotated[Optional[str], typer.Option("--sql", help="Run SQL on the views `cases` and `cases_<street>`.")] = None,
+    limit: Annotated[int, typer.Option("--limit", min=0, max=10**9,
+                                       help="With --sql: print at most this many rows.")] = 100,
+    all_rows: Annotated[bool, typer.Option("--all", help="With --sql: print every row (no --limit).")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Counts per street, action and source, and feature distributions; or run SQL.
+
+    Warns (on stderr) when an action kind is missing or rare (< 1%) on a street: a case base
+    built from logs that show cards only at showdown has no folds and can never recommend one.
+    With --sql, at most --limit rows (100) are printed unless --all; Ctrl-C stops a query (exit 130).
+    """
+    from cbr.store import CaseBase, inspect, resolve_casebase
+
+    cb = CaseBase.open(resolve_casebase(name))
+    try:
+        if sql is not None:
+            columns, rows, truncated = cb.sql_rows(sql, None if all_rows else limit)
+            if as_json:
+                print_json([dict(zip(columns, r)) for r in rows])
+            else:
+                stdout.print(rich_table(None, columns, [list(r) for r in rows]))
+            if truncated:
+                stderr.print(f"(first {limit} rows shown; --limit N or --all for more)", soft_wrap=True)
+            return
+        info = inspect(cb)
+    finally:
+        cb.close()
+    if as_json:
+        print_json(info)
+        return
+    stdout.print(f"[bold]{info['name']}[/bold]  {info['path']}")
+    stdout.print(f"schema {info['schema_version']}, features {info['feature_set']}, engine {info['engine_version']}, "
+                 f"created {info['created']}, games: {', '.join(g for g in info['games'] if g) or '-'}")
+    streets = list(info["counts"])
+    stdout.print(rich_table(f"{info['total']} cases", ["street", "total", "fold", "check/call", "bet/raise",
+                                                        "with outcome", "parts"],
+                             [[s, c["total"], c["f"], c["c"], c["r"], info["outcomes"][s]["known"], info["parts"][s]]
+                              for s, c in info["counts"].items()]))
+    stdout.print(rich_table("cases per source", ["source", *streets],
+                             [[src or "-", *(n[s] for s in streets)] for src, n in info["sources"].items()]))
+    for s, feats in info["features"].items():
+        if not info["counts"][s]["total"]:
+            continue
+        stats = ["min", "q25", "q50", "mean", "q75", "max"]  # --json has q05 and q95 too
+        stdout.print(rich_table(f"{s} features", ["feature", *stats],
+                                 [[f, *(v[k] for k in stats)] for f, v in feats.items()]))
+    for w in info["warnings"]:
+        stderr.print(f"warning: {w}", markup=False, highlight=False, soft_wrap=True)
+
+
+@app.command("merge")
+@guarded
+def casebase_merge(
+    inputs: Annotated[list[str], typer.Argument(help="Two or more case bases (directories or names under ./casebases/).")],
+    out: Annotated[str, typer.Option("--out", "-o", help="The merged case base to write.")],
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing case base (atomically, at the end).")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Merge case bases of the same feature set, schema and similarity into a new one.
+
+    Streams the cases part by part (never a whole case base in memory); new case ids in
+    input order; the indexes are rebuilt. OUT appears only when the merge succeeded.
+    """
+    if len(inputs) < 2:
+        raise usage_error("give at least two case bases to merge", "INPUTS")
+    check_out_dir(out)
+    from cbr.store import resolve_casebase
+    from cbr.store.merge import merge_casebases
+
+    report = merge_casebases([resolve_casebase(i) for i in inputs], out, overwrite=overwrite)
+    for warning in report.warnings:
+        typer.echo(f"warning: {warning}", err=True)
+    if as_json:
+        print_json(report.to_dict())
+        return
+    per = ", ".join(f"{s} {n}" for s, n in report.cases_per_street.items())
+    stdout.print(f"merged {len(inputs)} case bases into {out}: {report.cases} cases ({per}), {report.seconds:.1f} s",
+                 soft_wrap=True)

@@ -1,0 +1,207 @@
+"""``cbr match``, ``cbr serve-dealer`` and ``cbr play``: bots and people at a table."""
+from __future__ import annotations
+
+import sys
+from typing import Annotated, Optional
+
+import typer
+
+from cbr.cli._errors import guarded, usage_error
+from cbr.cli._options import (
+    MAX_HANDS,
+    alias,
+)
+from cbr.cli._output import print_json, progress_bar, rich_table, stdout
+
+
+@guarded
+def match_command(
+    players: Annotated[str, typer.Option("--players", "-p", help="Comma-separated bots, one per seat (2-10), e.g. ehs,call; options as NAME:KEY=VALUE, e.g. cbr:reuse=max-frequency,ehs (see `cbr plugins list`).")],
+    hands: Annotated[int, typer.Option("--hands", "-n", min=1, max=MAX_HANDS, help="Hands to play (duplicate: rounded up to a multiple of the seats).")] = 1000,
+    duplicate: Annotated[bool, typer.Option("--duplicate", help="Replay every deal with the seats rotated (removes card luck).")] = False,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the deals and of the bots' choices.")] = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
+    log: Annotated[Optional[str], typer.Option("--log", help="Write the hands to this log: a new file in an existing folder, an existing file with --overwrite, or a named pipe (phh: a .phhs file or a directory). Links and devices are refused.")] = None,
+    log_format: Annotated[Optional[str], typer.Option("--log-format", help="Format of the --log: acpc or phh [default: acpc].")] = None,
+    log_format_old: Annotated[Optional[str], typer.Option("--format", hidden=True)] = None,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing --log file (atomically, when the match ends).")] = False,
+    retain: Annotated[bool, typer.Option("--retain", help="The cbr bots keep every hand in their case base as it ends (their own decisions, and others' shown at a showdown), durably. The shipped default case base is never written: use --retain-into.")] = False,
+    retain_into: Annotated[Optional[str], typer.Option("--retain-into", metavar="NAME", help="Retain into case base NAME (./casebases/NAME or a path), created as a copy of the bot's case base on first use; the cbr bots play from it. Implies --retain.")] = None,
+) -> None:
+    """Play bots against each other; results in sb/h and mbb/h with 95% confidence intervals.
+
+    With --retain (or --retain-into NAME) the case-based bots learn during the match: each
+    hand is kept in their case base as it ends and seen by their next decision.
+
+    Example: cbr match --players ehs,call --hands 200 --duplicate
+    """
+    from contextlib import nullcontext
+
+    from cbr.policies.spec import PolicySpecError, policy_from_spec, split_policy_specs
+
+    fmt = alias(log_format, log_format_old, "--log-format", "--format")
+    names = split_policy_specs(players)
+    for p in names:  # checks the name and the options; opens nothing (bots read their files on first use)
+        try:
+            policy_from_spec(p)
+        except PolicySpecError as exc:
+            raise usage_error(str(exc), "--players") from None
+    if not 2 <= len(names) <= 10:
+        raise usage_error(f"a match seats 2 to 10 bots, got {len(names)}", "--players")
+    if fmt is not None and fmt not in ("acpc", "phh"):
+        raise usage_error(f"unknown log format {fmt!r}; use acpc or phh", "--log-format")
+    if log is None and (fmt is not None or overwrite):
+        raise usage_error("--log-format and --overwrite need --log", "--log")
+    fmt = fmt or "acpc"
+
+    from cbr.logs.writers import open_log
+    from cbr.play.match import run_match
+
+    n = len(names)
+    total = -(-hands // n) * n if duplicate else hands
+    writer = open_log(log, fmt, overwrite=overwrite) if log else nullcontext()
+    with writer as w, progress_bar("playing", total=total, enabled=not as_json) as advance:
+        result = run_match(names, hands, duplicate=duplicate, seed=seed, progress=advance, log=w,
+                           retain=retain, retain_into=retain_into)
+    if as_json:
+        print_json(result.to_dict())
+        return
+    title = (f"{result.game.name}: {result.hands} hands"
+             + (f" (duplicate, {result.deals} deals)" if result.duplicate else "") + f", seed {seed}")
+    rows = [[str(s), p.name, f"{p.total:+.0f}", f"{p.sb_per_hand:+.3f}", f"{p.sb_ci:.3f}",
+             f"{p.mbb_per_hand:+.0f}", f"{p.mbb_ci:.0f}"] for s, p in enumerate(result.players)]
+    stdout.print(rich_table(title, ["seat", "bot", "chips", "sb/h", "± 95%", "mbb/h", "± 95%"], rows))
+    if log:
+        stdout.print(f"log written to {log} ({fmt})", markup=False, highlight=False, soft_wrap=True)
+    if result.match_id:
+        stdout.print(f"retained {result.retained:,} cases (match {result.match_id})", markup=False,
+                     highlight=False, soft_wrap=True)
+
+
+@guarded
+def serve_dealer_command(
+    players: Annotated[str, typer.Option("--players", "-p", help="Comma-separated seats (2-10): a bot name (played in-process) or 'remote' (an ACPC client connects).")],
+    hands: Annotated[int, typer.Option("--hands", "-n", min=1, max=MAX_HANDS, help="Hands to deal.")] = 1000,
+    game: Annotated[Optional[str], typer.Option("--game", help="Preset name, ACPC game-file name or .game file [default: holdem.limit.2p heads-up].")] = None,
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="TCP port for remote seats; 0 picks a free one (printed).")] = 0,
+    host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the deals and of the bots' choices.")] = 0,
+    timeout: Annotated[float, typer.Option("--timeout", min=0.001, help="Seconds a remote seat has for its handshake and each action.")] = 10.0,
+    connect_timeout: Annotated[float, typer.Option("--connect-timeout", min=0.001, help="Seconds to wait for every remote seat to connect.")] = 60.0,
+    log: Annotated[Optional[str], typer.Option("--log", help="Write the ACPC match log here (a new file in an existing folder, or an existing one with --overwrite).")] = None,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing --log file.")] = False,
+    retain: Annotated[bool, typer.Option("--retain", help="The cbr bots keep every hand in their case base as it ends (their own decisions, and others' shown at a showdown), durably. The shipped default case base is never written: use --retain-into.")] = False,
+    retain_into: Annotated[Optional[str], typer.Option("--retain-into", metavar="NAME", help="Retain into case base NAME (./casebases/NAME or a path), created as a copy of the bot's case base on first use; the cbr bots play from it. Implies --retain.")] = None,
+) -> None:
+    """Deal a match over the ACPC protocol 2.0.0 (TCP) and print the final scores.
+
+    Remote seats are filled in the order clients connect; with remote seats the first line
+    printed is 'listening on HOST:PORT'.
+
+    Example: cbr serve-dealer --players ehs,call --hands 20
+    """
+    from contextlib import nullcontext
+
+    from cbr.acpc.dealer import Dealer
+    from cbr.logs.acpc import acpc_game
+
+    seats = [p.strip() for p in players.split(",") if p.strip()]
+    if not 2 <= len(seats) <= 10:
+        raise usage_error(f"a dealer seats 2 to 10 players, got {len(seats)}", "--players")
+    if log is None and overwrite:
+        raise usage_error("--overwrite needs --log", "--log")
+    g = acpc_game(game, len(seats))
+    dealer = Dealer(seats, hands, game=g, seed=seed, host=host, port=port, timeout=timeout,
+                    connect_timeout=connect_timeout, retain=retain, retain_into=retain_into)
+    try:
+        if dealer.remote_seats:
+            bound_host, bound_port = dealer.listen()
+            typer.echo(f"listening on {bound_host}:{bound_port}")
+        from cbr.logs.writers import AcpcLogWriter, acpc_number
+
+        writer = AcpcLogWriter(log, g, overwrite=overwrite) if log else nullcontext()
+        with writer as w:
+            result = dealer.run(log=w)
+    finally:
+        dealer.close()
+    rows = [[str(s), name, ("+" if result.totals[s] > 0 else "") + acpc_number(result.totals[s]), f"{result.sb_per_hand(s):+.3f}"]
+            for s, name in enumerate(result.names)]
+    stdout.print(rich_table(f"{g.name}: {result.hands} hands, seed {seed}", ["seat", "player", "chips", "sb/h"], rows))
+    typer.echo("SCORE:" + "|".join(acpc_number(t) for t in result.totals) + ":" + "|".join(result.names))
+    if log:
+        typer.echo(f"log written to {log} (acpc)")
+    if retain or retain_into:
+        typer.echo(f"retained {result.retained:,} cases")
+
+
+@guarded
+def play_command(
+    acpc: Annotated[Optional[str], typer.Option("--acpc", help="Play against the ACPC dealer at HOST:PORT.")] = None,
+    policy: Annotated[str, typer.Option("--policy", help="The bot that plays: a policy spec NAME[:KEY=VALUE...], e.g. cbr:reuse=max-frequency (see `cbr plugins list`).")] = "ehs",
+    hands: Annotated[Optional[int], typer.Option("--hands", "-n", min=1, max=MAX_HANDS, help="Stop after this many hands [default: until the dealer closes; 10 with --human].")] = None,
+    game: Annotated[Optional[str], typer.Option("--game", help="The dealer's game: preset, ACPC game-file name or .game file [default: holdem.limit.2p].")] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the bot's choices.")] = 0,
+    timeout: Annotated[float, typer.Option("--timeout", min=0.001, help="Seconds to wait for each line from the dealer.")] = 60.0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result and every hand as JSON.")] = False,
+    human: Annotated[bool, typer.Option("--human", help="Play yourself, in the terminal, against --bots (keys on standard input: f, c, r, q).")] = False,
+    bots: Annotated[str, typer.Option("--bots", help="With --human: the bots at the table, comma-separated policy specs.")] = "cbr",
+    retain: Annotated[bool, typer.Option("--retain", help="A cbr bot keeps every hand in its case base as it ends (with --human: your decisions too). The shipped default case base is never written: use --retain-into.")] = False,
+    retain_into: Annotated[Optional[str], typer.Option("--retain-into", metavar="NAME", help="Retain into case base NAME (./casebases/NAME or a path), created as a copy of the bot's case base on first use; the bot plays from it. Implies --retain.")] = None,
+) -> None:
+    """Play a match as a client of an ACPC protocol 2.0.0 dealer (--acpc), or play yourself
+    against bots in the terminal (--human).
+
+    With --human, type one key (or word) a line: f fold, c check/call, r bet/raise, q quit;
+    a script can pipe them (end of input quits, the result is printed).
+
+    Example: cbr play --human --bots call,raise --hands 2
+    """
+    if acpc is not None and human:
+        raise usage_error("choose one mode: --acpc HOST:PORT or --human, not both", "--human")
+    if human:
+        if as_json or game is not None:
+            raise usage_error("--human plays the default limit game in text: no --json or --game",
+                              "--json" if as_json else "--game")
+        _play_human(bots, hands or 10, seed, retain, retain_into)
+        return
+    from cbr.acpc.client import parse_address, play_acpc
+    from cbr.logs.acpc import acpc_game
+    from cbr.logs.writers import acpc_number
+
+    if acpc is None:
+        raise usage_error("say where the dealer is: --acpc HOST:PORT, or play yourself with --human", "--acpc")
+    address = parse_address(acpc)
+    g = acpc_game(game, 2)
+    from cbr.policies.spec import policy_from_spec
+
+    bot = policy_from_spec(policy, seed=seed)
+    result = play_acpc(address, bot, g, hands=hands, seed=seed, timeout=timeout, retain=retain,
+                       retain_into=retain_into)
+    if as_json:
+        print_json(result.to_dict())
+        return
+    typer.echo(f"{policy}: {len(result.hands)} hands, {'+' if result.total > 0 else ''}{acpc_number(result.total)} chips "
+               f"({result.sb_per_hand:+.3f} sb/h)" + (f"; retained {result.retained:,} cases"
+                                                       if retain or retain_into else ""))
+
+
+def _play_human(bots: str, hands: int, seed: int, retain: bool = False, retain_into: Optional[str] = None) -> None:
+    """`cbr play --human`: the table on stdout, one key (or word) a line from stdin."""
+    from cbr.play.human import play_human
+    from cbr.policies.spec import split_policy_specs
+
+    specs = split_policy_specs(bots)
+    if not specs:
+        raise usage_error("name at least one bot, e.g. --bots cbr", "--bots")
+
+    def read(prompt: str) -> Optional[str]:
+        typer.echo(prompt, nl=False)
+        line = sys.stdin.readline()
+        if not line:
+            typer.echo("")
+            return None
+        return line.rstrip("\n")
+
+    result = play_human(specs, hands, read=read, show=typer.echo, seed=seed, retain=retain, retain_into=retain_into)
+    if retain or retain_into:
+        typer.echo(f"retained {result.retained:,} cases")

@@ -1,0 +1,101 @@
+"""``cbr players``: opponent models in a model store."""
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from cbr.cli._errors import EXIT_ERROR, guarded, usage_error
+from cbr.cli._options import (
+    known_log_format,
+)
+from cbr.cli._output import print_json, progress_bar, rich_table, stdout
+
+app = typer.Typer(help="Opponent models: the thesis' player model, kept in a model store.",
+                          no_args_is_help=True, rich_markup_mode=None)
+
+STORE_HELP = "The model store: a DuckDB file (made by build when missing)."
+STORE_CASEBASE_HELP = ("Keep the models in players.duckdb inside this case base (a path or a name; not the "
+                       "shipped default, which is read-only).")
+
+
+def _players_store(store: Optional[str], casebase: Optional[str]) -> str:
+    """The model store path from --store or --casebase (exactly one; else a usage error)."""
+    if (store is None) == (casebase is None):
+        raise usage_error("give the model store with --store PATH or --casebase NAME (one of them)", "--store")
+    if store is not None:
+        return store
+    from cbr.models.store import casebase_store_path
+
+    return str(casebase_store_path(casebase))  # type: ignore[arg-type]
+
+
+@app.command("build")
+@guarded
+def players_build(
+    paths: Annotated[list[str], typer.Argument(help="Log files or folders (walked recursively).")],
+    store: Annotated[Optional[str], typer.Option("--store", help=STORE_HELP)] = None,
+    casebase: Annotated[Optional[str], typer.Option("--casebase", help=STORE_CASEBASE_HELP)] = None,
+    log_format: Annotated[Optional[str], typer.Option("--log-format", "-f",
+                                                      help="Force a parser (acpc, phh, irc, pokerstars).")] = None,
+    reset: Annotated[bool, typer.Option("--reset", help="Empty the store first (default: add to it).")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Replay every hand of the logs into per-player models and save them in the store.
+
+    Each player's actions in a hand are one round of the thesis' player model
+    (aggressiveness, tightness, riskiness). Players already in the store are continued;
+    the store is written in one transaction at the end.
+    """
+    from cbr.models.store import build_store
+
+    fmt = known_log_format(log_format)
+    path = _players_store(store, casebase)
+    with progress_bar("reading logs", enabled=not as_json) as advance:
+        report = build_store(paths, path, format=fmt, reset=reset, progress=advance)
+    if as_json:
+        print_json(report.to_dict())
+    else:
+        typer.echo(f"{report.hands} hands read ({report.skipped} skipped), {report.players} players; "
+                   f"{report.players_in_store} players in {report.store}")
+    if report.hands == 0:
+        typer.echo(f"error: no hand could be read from {', '.join(paths)} ({report.skipped} skipped)", err=True)
+        raise typer.Exit(EXIT_ERROR)
+
+
+@app.command("inspect")
+@guarded
+def players_inspect(
+    store: Annotated[Optional[str], typer.Option("--store", help="The model store (a DuckDB file).")] = None,
+    casebase: Annotated[Optional[str], typer.Option("--casebase", help=STORE_CASEBASE_HELP)] = None,
+    player: Annotated[Optional[str], typer.Option("--player", help="Show this player only (defaults if never seen).")] = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, max=10**9,
+                                       help="Without --player: show the players with most hands, at most this many.")] = 20,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Show the player models: aggressiveness, tightness and riskiness, overall and over the
+    last 10 hands (agg10, tight10, risk10). A player never seen, or an attribute never
+    measured (tightness needs shown cards), shows the documented defaults.
+    """
+    from cbr.models.store import inspect_store
+
+    path = _players_store(store, casebase)
+    models = inspect_store(path, player)
+    total = len(models)
+    if player is None:
+        models = models[:limit]
+    if as_json:
+        print_json([m.to_dict() for m in models])
+        return
+    if player is not None:
+        m = models[0]
+        typer.echo(f"{m.player}: {m.hands} hands" + ("" if m.hands else " (never seen: defaults)"))
+        for a in ("aggressiveness", "tightness", "riskiness"):
+            note = " (default)" if a in m.defaults else f" ({m.measured.get(a, 0)} hands)"
+            typer.echo(f"  {a:<15} {getattr(m, a):.3f}   recent {getattr(m, 'recent_' + a):.3f}{note}")
+        return
+    rows = [[m.player, m.hands, *(f"{getattr(m, k):.3f}" for k in (
+        "aggressiveness", "recent_aggressiveness", "tightness", "recent_tightness", "riskiness", "recent_riskiness"))]
+        for m in models]
+    stdout.print(rich_table(f"{total} players in {path}" + (f" (first {limit})" if total > limit else ""),
+                             ["player", "hands", "agg", "agg10", "tight", "tight10", "risk", "risk10"], rows))

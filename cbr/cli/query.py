@@ -1,0 +1,253 @@
+"""``cbr query``: the probability triple of a situation and the cases behind it."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Annotated, Any, Optional
+
+import typer
+
+from cbr.cli._errors import guarded
+from cbr.cli._options import (
+    FLAG,
+)
+from cbr.cli._output import print_json, rich_table, stdout
+
+
+@guarded
+def query_command(
+    casebase: Annotated[str, typer.Option("--casebase", "-c", help="Case base: a directory, a name under ./casebases/, or 'default' (embedded).")] = "default",
+    matchstate: Annotated[Optional[str], typer.Option("--matchstate", help="An ACPC MATCHSTATE string; '-' reads one per line from stdin. Its game comes from --game.")] = None,
+    matchstate_file: Annotated[Optional[str], typer.Option("--matchstate-file", help="A file of MATCHSTATE lines ('-': stdin); one answer per line.")] = None,
+    game: Annotated[str, typer.Option("--game", help="Game for --matchstate (and options): preset name, GameDef JSON or ACPC .game file.")] = "holdem.limit.2p",
+    hole: Annotated[Optional[str], typer.Option("--hole", help="Your hole cards, e.g. AdQc.")] = None,
+    board: Annotated[Optional[str], typer.Option("--board", help="Board cards: none (pre-flop), 3, 4 or 5.")] = None,
+    dealt: Annotated[Optional[int], typer.Option("--dealt", min=2, max=12, help="Players dealt in (default: the game's seats).")] = None,
+    players: Annotated[Optional[int], typer.Option("--players", min=2, max=12, hidden=True, help="Old name of --dealt.")] = None,
+    in_hand: Annotated[Optional[int], typer.Option("--in-hand", help="Players not folded, you included (default: all dealt).")] = None,
+    position: Annotated[Optional[int], typer.Option("--position", help="Your place in this round's order among players in hand: 0 = first to act.")] = None,
+    to_act: Annotated[Optional[int], typer.Option("--to-act", help="Players still to act after you this round.")] = None,
+    committed: Annotated[Optional[float], typer.Option("--committed", help="Bets you already put in this round (pre-flop the small blind is 0.5).")] = None,
+    to_call: Annotated[Optional[float], typer.Option("--to-call", help="Bets you must add to call.")] = None,
+    pot: Annotated[Optional[float], typer.Option("--pot", help="Pot before your action, in small bets.")] = None,
+    prev_bets: Annotated[Optional[int], typer.Option("--prev-bets", help="Bets and raises made in the previous round (pre-flop the big blind counts as the first bet: a limped pot has 1).")] = None,
+    weighted: Annotated[bool, typer.Option("--weighted", metavar=FLAG, help="Weight actions by similarity (default: the case base's setting).")] = False,
+    unweighted: Annotated[bool, typer.Option("--unweighted", metavar=FLAG, help="Count every retrieved action once.")] = False,
+    top: Annotated[int, typer.Option("--top", min=0, help="Cases to show.")] = 5,
+    explain: Annotated[bool, typer.Option("--explain", metavar=FLAG, help="Show each case's own feature values and local similarities.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", metavar=FLAG, help="Print JSON (all retrieved cases with --explain; JSON lines for several MATCHSTATEs).")] = False,
+    memory_map: Annotated[bool, typer.Option("--memory-map", metavar=FLAG, help="Map the street's saved index instead of loading the street: for case bases larger than memory (same answers; the saved index must cover every case).")] = False,
+    opponent: Annotated[Optional[list[str]], typer.Option("--opponent", metavar="AGG,TIGHT,RISK|NAME", help="For a casper-opp case base: the player model of an opponent still in the hand, in position order (repeat per opponent; the rest stay at the defaults 0.14,0.74,0.39): three values in 0..1, or a player's name in --models.")] = None,
+    models: Annotated[Optional[str], typer.Option("--models", help="Model store (cbr players build) where --opponent NAME is looked up.")] = None,
+) -> None:
+    """The (fold, check/call, bet/raise) probabilities for a situation, and the cases behind them.
+
+    Describe the situation with --matchstate (+ --game), or with --hole/--board and the
+    betting options; options left out take the spot reached with the fewest actions, and a
+    spot no legal hand reaches is refused naming the option to change.
+
+    Example: cbr query --hole AdQc --board 3h4cJh --position 1 --to-call 1 --pot 5
+    """
+    from cbr.store import CaseBase, resolve_casebase
+
+    described = {"--hole": hole, "--board": board, "--dealt": dealt, "--players": players, "--in-hand": in_hand,
+                 "--position": position, "--to-act": to_act, "--committed": committed, "--to-call": to_call,
+                 "--pot": pot, "--prev-bets": prev_bets}
+    given = [name for name, value in described.items() if value is not None]
+    if weighted and unweighted:
+        raise typer.BadParameter("give --weighted or --unweighted, not both")
+    if dealt is not None and players is not None:
+        raise typer.BadParameter("--players is the old name of --dealt: give one of them")
+    if matchstate is not None and matchstate_file is not None:
+        raise typer.BadParameter("give --matchstate or --matchstate-file, not both")
+    source = matchstate_file if matchstate_file is not None else (matchstate if matchstate == "-" else None)
+    if (matchstate is not None or matchstate_file is not None) and given:
+        raise typer.BadParameter(f"a MATCHSTATE describes the whole situation: leave out {', '.join(given)}")
+    weight = True if weighted else (False if unweighted else None)
+    opponents = _opponent_models(opponent, models)
+    from cbr.game.spec import load_game
+
+    g = load_game(game)
+    if source is not None:
+        lines = _read_lines(source)
+        cb = CaseBase.open(resolve_casebase(casebase), memory_map=memory_map)
+        try:
+            failed = _query_lines(cb, g, lines, weight, top, explain, as_json, opponents)
+        finally:
+            cb.close()
+        if failed:
+            typer.echo(f"error: {failed} of {len(lines)} line(s) could not be answered", err=True)
+            raise typer.Exit(1)
+        return
+    dp = _query_situation(g, matchstate, hole, board, dealt if dealt is not None else players, in_hand, position,
+                          to_act, committed, to_call, pot, prev_bets)
+    cb = CaseBase.open(resolve_casebase(casebase), memory_map=memory_map)
+    try:
+        ans = _answer(cb, dp, weight, opponents)
+    finally:
+        cb.close()
+    for warning in ans.warnings:
+        typer.echo(f"warning: {warning}", err=True)
+    if as_json:
+        print_json(ans.to_dict(top=None if explain else top))
+        return
+    _print_answer(ans, top, explain)
+
+
+def _answer(cb: Any, dp: Any, weighted: Optional[bool], opponents: Optional[list] = None) -> Any:
+    from cbr.query.answer import answer
+
+    return answer(cb, dp, weighted=weighted, opponents=opponents)
+
+
+def _opponent_models(given: Optional[list[str]], models: Optional[str]) -> Optional[list[tuple[float, ...]]]:
+    """``cbr query --opponent``: each value is AGG,TIGHT,RISK or a player's name in ``--models``."""
+    if models is not None and not given:
+        raise typer.BadParameter("--models names the store where --opponent NAME is looked up: give --opponent too")
+    if not given:
+        return None
+    parsed: list = []
+    for text in given:
+        parts = text.split(",")
+        if len(parts) == 3 and all(_is_number(p) for p in parts):
+            parsed.append(tuple(float(p) for p in parts))
+        elif len(parts) != 1:
+            raise typer.BadParameter(f"--opponent {text!r}: give three values AGG,TIGHT,RISK in 0..1 "
+                                     "or a player's name in --models")
+        elif models is None:
+            raise typer.BadParameter(f"--opponent {text!r} is a name: give --models STORE to look it up "
+                                     "(or give AGG,TIGHT,RISK)")
+        else:
+            parsed.append(text)
+    if all(isinstance(p, tuple) for p in parsed):
+        return parsed
+    from cbr.models.store import ModelStore
+    from cbr.models.tracker import model_values
+
+    with ModelStore.open(models, read_only=True) as store:
+        known = store.players()
+        for i, name in enumerate(parsed):
+            if isinstance(name, tuple):
+                continue
+            if name not in known:
+                raise typer.BadParameter(f"--opponent {name!r}: no such player in {models} "
+                                         f"({len(known)} players; see cbr players inspect --store {models})")
+            parsed[i] = model_values(store.model(name))
+    return parsed
+
+
+def _is_number(text: str) -> bool:
+    """Whether ``text`` reads as a float (one value of ``--opponent AGG,TIGHT,RISK``)."""
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _query_situation(g: Any, matchstate: Optional[str], hole: Optional[str], board: Optional[str],
+                     dealt: Optional[int], in_hand: Optional[int], position: Optional[int], to_act: Optional[int],
+                     committed: Optional[float], to_call: Optional[float], pot: Optional[float],
+                     prev_bets: Optional[int]) -> Any:
+    """The decision point of ``cbr query``'s options (or of one MATCHSTATE)."""
+    from cbr.acpc.matchstate import from_matchstate
+    from cbr.errors import GameError
+    from cbr.game.situation import situation
+
+    if matchstate is not None:
+        return from_matchstate(matchstate, g)
+    if hole is None:
+        raise GameError("no situation: give --hole (and --board, --to-call, ...) or --matchstate")
+    n = dealt if dealt is not None else g.n_players
+    return situation(hole=hole, board=board or "", players=n, in_hand=in_hand, position=position, to_act=to_act,
+                     committed=committed, to_call=to_call, pot=pot, previous_round_bets=prev_bets,
+                     game=g if g.n_players == n else g.with_players(n))
+
+
+def _read_lines(source: str) -> list[str]:
+    """The lines of a MATCHSTATE file ('-': stdin); one-line errors naming the file."""
+    from cbr.errors import LogFormatError
+
+    name = "standard input" if source == "-" else source
+    try:
+        if source == "-":
+            return sys.stdin.read().splitlines()
+        with open(source, encoding="utf-8", errors="strict") as fh:
+            return fh.read().splitlines()
+    except UnicodeDecodeError as exc:
+        raise LogFormatError(f"{name}: not UTF-8 text (byte {exc.start}); MATCHSTATE lines are ASCII") from None
+    except OSError as exc:
+        raise LogFormatError(f"{name}: cannot be read ({exc.strerror or exc})") from None
+
+
+def _query_lines(cb: Any, g: Any, lines: list[str], weighted: Optional[bool], top: int, explain: bool,
+                 as_json: bool, opponents: Optional[list] = None) -> int:
+    """Answer one MATCHSTATE per line (blank lines and '#' comments skipped); a bad line is
+    reported on stderr as ``error: line N: ...`` and the others are still answered.
+    Returns how many lines failed."""
+    from cbr.acpc.matchstate import from_matchstate
+    from cbr.errors import CBRError
+
+    failed = 0
+    warned: set[str] = set()
+    for number, raw in enumerate(lines, start=1):
+        text = raw.strip()
+        if not text or text.startswith("#"):
+            continue
+        try:
+            ans = _answer(cb, from_matchstate(text, g), weighted, opponents)
+        except CBRError as exc:
+            failed += 1
+            message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            typer.echo(f"error: line {number}: {message}", err=True)
+            continue
+        for warning in ans.warnings:
+            if warning not in warned:
+                warned.add(warning)
+                typer.echo(f"warning: {warning}", err=True)
+        if as_json:
+            record = {"line": number, "matchstate": text, **ans.to_dict(top=None if explain else top)}
+            typer.echo(json.dumps(record, default=lambda o: o.tolist() if hasattr(o, "tolist") else str(o)))
+        else:
+            f, c, r = ans.triple
+            stdout.print(f"line {number}: fold {f:.3f}   check/call {c:.3f}   bet/raise {r:.3f}   "
+                         f"({ans.street}, {ans.retrieved} cases)", highlight=False)
+    return failed
+
+
+def _print_answer(ans: Any, top: int, explain: bool) -> None:
+    """The text output of one ``cbr query`` answer."""
+
+    f, c, r = ans.triple
+    stdout.print(f"[bold]fold {f:.3f}   check/call {c:.3f}   bet/raise {r:.3f}[/bold]   "
+                 f"({ans.street}, case base {ans.casebase})")
+    if ans.fallback:
+        stdout.print(f"no case reached similarity {ans.threshold}; the {ans.retrieved} most similar were used, "
+                     f"mean similarity {ans.mean_similarity:.4f}")
+    else:
+        stdout.print(f"{ans.passed} case(s) with similarity >= {ans.threshold}, mean similarity {ans.mean_similarity:.4f}")
+    data = ans.to_dict(top=top)
+    rows = []
+    for case in data["cases"]:
+        prov = case.get("provenance") or {}
+        rows.append([case["id"], case["similarity"], case["action"], prov.get("hole"), prov.get("board") or "-",
+                     prov.get("history"), prov.get("player"),
+                     f"{os.path.basename(prov.get('source') or '')}#{prov.get('hand_id', '')}"])  # full path: --json
+    if rows:
+        stdout.print(rich_table(f"top {len(rows)} cases (id: case_id in the SQL tables)",
+                                 ["id", "similarity", "action", "hole", "board", "betting",
+                                  "player", "source#hand"], rows))
+    if explain and data["cases"]:
+        names = list(data["features"])
+        # each case: its own value, then its local similarity to the query (value ~ similarity)
+        expl_rows = [[n, data["weights"][n], data["features"][n],
+                      *(f"{_num(case['features'][n])} ~{case['local'][n]:.3g}" for case in data["cases"])]
+                     for n in names]
+        stdout.print(rich_table("per-feature similarity: each case's value ~ local similarity",
+                                 ["feature", "weight", "query", *(f"#{case['id']}" for case in data["cases"])],
+                                 expl_rows))
+
+
+def _num(x: float) -> str:
+    return f"{x:.4g}"

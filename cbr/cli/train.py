@@ -1,0 +1,167 @@
+"""``cbr train``: models beside the case base (the ANN predictor, the thesis network, CFR)."""
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from cbr.cli._errors import guarded, usage_error
+from cbr.cli._options import (
+    FLAG,
+    known_log_format,
+)
+from cbr.cli._output import fmt_score, print_json, progress_bar, rich_table, stderr, stdout
+
+app = typer.Typer(help="Train models beside the case base.", no_args_is_help=True, rich_markup_mode=None)
+
+
+@app.command("predictor")
+@guarded
+def train_predictor_command(
+    sources: Annotated[list[str], typer.Argument(help="Log files or folders (any supported format), or one case base (a directory, a name under ./casebases/, or 'default').")],
+    player: Annotated[Optional[str], typer.Option("--player", help="Learn only this player's decisions.")] = None,
+    out: Annotated[str, typer.Option("--out", "-o", help="Where to save the trained predictor.")] = "predictor.ann",
+    overwrite: Annotated[bool, typer.Option("--overwrite", metavar=FLAG, help="Replace an existing --out file.")] = False,
+    folds: Annotated[int, typer.Option("--folds", min=2, max=50, help="Cross-validation folds (whole hands per fold).")] = 5,
+    seed: Annotated[int, typer.Option("--seed", min=0, max=2**32 - 1, help="Seed of the folds and the network.")] = 0,
+    log_format: Annotated[Optional[str], typer.Option("--log-format", help="Force the format of the logs read (acpc, phh, irc, pokerstars).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", metavar=FLAG, help="Print the report as JSON.")] = False,
+) -> None:
+    """Train the ANN action predictor (an MLP over the 19 context inputs of Davidson's
+    network) and report its cross-validated accuracy and log-loss per street, beside a
+    majority-class and a per-context frequency baseline; then save it with its input schema.
+
+    Example: cbr train predictor ../shared/data/logs/acpc/dealer_example_limit --folds 3 --out acpc.ann
+    """
+    from cbr.models.predictor import train_predictor
+
+    fmt = known_log_format(log_format)
+    from cbr.store import detect_casebase
+
+    cb_path = detect_casebase(sources)
+    if cb_path is not None and fmt is not None:
+        raise usage_error("--log-format applies to logs, not to a case base", "--log-format")
+    with progress_bar("cross-validating", enabled=not as_json) as advance:
+        if cb_path is not None:
+            from cbr.store import CaseBase
+
+            cb = CaseBase.open(cb_path)
+            try:
+                _, report = train_predictor(cb, player=player, folds=folds, seed=seed, out=out, overwrite=overwrite,
+                                            progress=advance)
+            finally:
+                cb.close()
+        else:
+            _, report = train_predictor(list(sources), player=player, folds=folds, seed=seed, out=out,
+                                        overwrite=overwrite, log_format=fmt, progress=advance)
+    if as_json:
+        print_json(report.to_dict())
+        return
+    who = f", player {player}" if player else ""
+    stdout.print(f"{report.examples} decisions from {report.hands} hands{who}; {report.folds}-fold cross-validation "
+                 f"(seed {report.seed}); log-loss clips probabilities at {report.clip}",
+                 markup=False, highlight=False, soft_wrap=True)
+    rows = [[s.street, s.decisions, fmt_score(s.accuracy["ann"]), fmt_score(s.accuracy["majority"]),
+             fmt_score(s.accuracy["context"]), fmt_score(s.log_loss["ann"]), fmt_score(s.log_loss["majority"]),
+             fmt_score(s.log_loss["context"])] for s in [*report.streets, report.overall]]
+    stdout.print(rich_table("accuracy (acc) / log-loss (ll)",
+                             ["street", "n", "acc ANN", "acc maj", "acc ctx", "ll ANN", "ll maj", "ll ctx"], rows))
+    for s in report.streets:
+        if s.note:
+            stderr.print(f"note: {s.street}: {s.note}", markup=False, highlight=False, soft_wrap=True)
+    if report.skipped:
+        stderr.print(f"note: {report.skipped} hand(s) or case(s) could not be used", soft_wrap=True)
+    if not report.converged:
+        stderr.print("note: the network stopped at its iteration limit before converging", soft_wrap=True)
+    stdout.print(f"saved to {report.saved}", markup=False, highlight=False, soft_wrap=True)
+
+
+@app.command("network")
+@guarded
+def train_network_command(
+    sources: Annotated[list[str], typer.Argument(help="Log files or folders (any supported format).")],
+    player: Annotated[Optional[list[str]], typer.Option("--player", help="Train one network per player named (repeat); default: the three players with the most shown-card actions.")] = None,
+    hidden: Annotated[Optional[list[int]], typer.Option("--hidden", min=1, max=64, help="Hidden neurons (repeat for several, as the thesis' table 8) [default: 2].")] = None,
+    out: Annotated[Optional[str], typer.Option("--out", "-o", help="Save the network of the first player and hidden size here.")] = None,
+    overwrite: Annotated[bool, typer.Option("--overwrite", metavar=FLAG, help="Replace an existing --out file.")] = False,
+    folds: Annotated[int, typer.Option("--folds", min=2, max=50, help="Cross-validation folds (whole hands per fold).")] = 5,
+    seed: Annotated[int, typer.Option("--seed", min=0, max=2**32 - 1, help="Seed of the folds and the network.")] = 0,
+    log_format: Annotated[Optional[str], typer.Option("--log-format", help="Force the format of the logs read (acpc, phh, irc, pokerstars).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", metavar=FLAG, help="Print the report as JSON.")] = False,
+) -> None:
+    """Train the thesis' default-strategy network (5 inputs, 2 outputs: defensive,
+    aggressive) on each player's actions with shown cards and report its total network
+    error (TNE, Neuroph's halved mean squared error) per player as the thesis' table 8:
+    on the training data, held out, and of a constant-frequency baseline.
+
+    Example: cbr train network ../shared/data/logs/acpc/dealer_example_limit/2p.limit.h1000.r0.log --folds 3
+    """
+    from cbr.policies.thesis_net import examples_from_logs, train_network
+
+    fmt = known_log_format(log_format)
+    with progress_bar("reading logs", enabled=not as_json) as advance:
+        ex = examples_from_logs(list(sources), log_format=fmt, progress=advance)
+    players = list(player) if player else list(ex.counts())[:3]
+    sizes = list(hidden) if hidden else [2]
+    reports = []
+    saved = None
+    for p in players:
+        for h in sizes:
+            net, report = train_network(ex, player=p, hidden=h, folds=folds, seed=seed)
+            reports.append(report)
+            if out is not None and saved is None:
+                saved = str(net.save(out, overwrite=overwrite))
+    if as_json:
+        print_json({"reports": [r.to_dict() for r in reports], "saved": saved, "hands": ex.hands,
+                    "skipped": len(ex.skipped)})
+        return
+    rows = [[r.player, r.hidden, r.examples, r.hands, f"{r.raise_share:.2f}", f"{100 * r.train_tne:.1f}",
+             f"{100 * r.cv_tne:.1f}", f"{100 * r.baseline_tne:.1f}", f"{100 * r.cv_error:.1f}"] for r in reports]
+    stdout.print(rich_table(f"TNE % (train, held out in {folds} folds, constant baseline), seed {seed}",
+                             ["player", "hid", "acts", "hands", "raise", "train", "held out", "const", "err %"],
+                             rows))
+    if ex.skipped:
+        stderr.print(f"note: {len(ex.skipped)} hand(s) could not be used", soft_wrap=True)
+    if not all(r.converged for r in reports):
+        stderr.print("note: a network stopped at its iteration limit before converging", soft_wrap=True)
+    if saved:
+        stdout.print(f"saved to {saved}", markup=False, highlight=False, soft_wrap=True)
+
+
+@app.command("cfr")
+@guarded
+def train_cfr_command(
+    abstraction: Annotated[str, typer.Option("--abstraction", "-a", help="Abstraction directory (its bucket_game.npz is the abstract game), or the name of a shipped one under casebases/cfr/.")],
+    iterations: Annotated[int, typer.Option("--iterations", "-n", min=1, max=10**9, help="Train until this many CFR+ iterations in all (with --resume: counting the checkpoint's).")],
+    game: Annotated[str, typer.Option("--game", help="holdem.limit.2p (ACPC heads-up limit) or nolimit.fcpa (100 bb, fold/call/pot/all-in).")] = "holdem.limit.2p",
+    resume: Annotated[bool, typer.Option("--resume", metavar=FLAG, help="Continue from the run's checkpoint (<out>.ckpt.npz).")] = False,
+    out: Annotated[Optional[str], typer.Option("--out", "-o", help="Strategy file [default: cfr.<game>.npz in the abstraction directory].")] = None,
+    checkpoint_every: Annotated[int, typer.Option("--checkpoint-every", min=0, help="Write the checkpoint every K iterations (0: only at the end).")] = 50,
+    as_json: Annotated[bool, typer.Option("--json", metavar=FLAG, help="Print the report as JSON.")] = False,
+) -> None:
+    """Solve the abstract game with CFR+ (vector form, chance enumerated, in C) and store the
+    average strategy beside its abstraction; report its exact exploitability in mbb/g. Ctrl-C
+    stops between iterations; --resume continues from the last checkpoint.
+
+    Example: cbr train cfr -a h_hs2_4 -n 2 -o cfr-example.npz
+    """
+    from cbr.cfr.strategy import resolve_abstraction_dir, train
+    from cbr.cfr.tree import GAMES
+
+    if game not in GAMES:
+        raise usage_error(f"unknown game {game!r}; choose one of {', '.join(GAMES)}", "--game")
+    directory = resolve_abstraction_dir(abstraction)
+    with progress_bar("CFR+ iterations", total=iterations, enabled=not as_json) as advance:
+        report = train(game, directory, iterations, resume=resume, out=out, checkpoint_every=checkpoint_every,
+                       progress=lambda n: advance(n), on_start=lambda done, total: advance(done))
+    if as_json:
+        print_json(report)
+        return
+    stdout.print(f"{report['game']}: {report['iterations']} iterations ({report['ran']} in this run, "
+                 f"{report['seconds']:.1f} s), {report['info_sets']:,} information sets", markup=False,
+                 highlight=False, soft_wrap=True)
+    stdout.print(f"exploitability {report['exploitability_mbb']:.1f} mbb/g "
+                 f"(stored, quantised: {report['stored_exploitability_mbb']:.1f} mbb/g)", markup=False,
+                 highlight=False, soft_wrap=True)
+    stdout.print(f"saved to {report['strategy']} ({report['bytes']:,} bytes); checkpoint {report['checkpoint']}",
+                 markup=False, highlight=False, soft_wrap=True)

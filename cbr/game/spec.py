@@ -1,0 +1,92 @@
+"""A game from what a user typed: a preset name, inline GameDef JSON, a GameDef JSON file
+or an ACPC ``.game`` file; and the default game for a number of players.
+
+Every problem is one :class:`~cbr.errors.ConfigError` naming the file (``--game`` is the
+option the messages name).
+
+>>> load_game("holdem.limit.2p").n_players
+2
+>>> default_game(6).blinds[:3]
+(5.0, 10.0, 0.0)
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from cbr.errors import ConfigError
+from cbr.game.gamedef import GameDef, preset, standard_table
+
+__all__ = ["load_game", "game_from_dict", "default_game"]
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def default_game(n_players: int) -> GameDef:
+    """Heads-up: the ACPC preset ``holdem.limit.2p``; 3-10 players: blinds 5/10, bets 10/20.
+
+    >>> default_game(2).name, default_game(6).blinds[:3]
+    ('holdem.limit.2p', (5.0, 10.0, 0.0))
+    """
+    if n_players == 2:
+        return preset("holdem.limit.2p")
+    return standard_table(f"limit.{n_players}p", n_players, (5, 10), 10, 20)
+
+
+def load_game(spec: str) -> GameDef:
+    """A game from a preset name, inline GameDef JSON (``{...}``), a GameDef JSON file or an
+    ACPC ``.game`` file; every problem is one :class:`ConfigError` naming the file.
+
+    >>> load_game("holdem.limit.2p").n_players
+    2
+    >>> load_game(json.dumps(load_game("holdem.limit.2p").to_dict())).name    # inline JSON
+    'holdem.limit.2p'
+    """
+    text = spec.strip()
+    if text.startswith("{"):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"--game: inline JSON is not valid JSON ({exc})") from None
+        return game_from_dict(data, "--game (inline JSON)")
+    path = Path(spec)
+    if path.exists():
+        if path.is_dir():
+            raise ConfigError(f"game file {path} is a directory")
+        try:
+            raw = path.read_bytes()
+        except OSError as exc:
+            raise ConfigError(f"cannot read the game file {path}: {exc.strerror or exc}") from None
+        try:
+            body = raw.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            raise ConfigError(f"game file {path} is not UTF-8 text") from None
+        if path.suffix.lower() == ".json" or body.lstrip().startswith("{"):
+            try:
+                data = json.loads(body)
+            except json.JSONDecodeError as exc:
+                raise ConfigError(f"game file {path}: not JSON ({exc})") from None
+            return game_from_dict(data, f"game file {path}")
+        try:
+            return GameDef.from_acpc_game(body, name=path.stem)
+        except (ValueError, TypeError, KeyError, IndexError) as exc:  # CBR errors are ValueErrors too
+            raise ConfigError(f"game file {path}: not an ACPC game definition ({_one_line(exc)})") from None
+    try:
+        return preset(spec)
+    except ConfigError as exc:
+        if any(sep in spec for sep in "/\\") or path.suffix.lower() in (".json", ".game"):
+            raise ConfigError(f"unknown game {spec!r}: no such game file, and no preset of that name") from None
+        raise exc from None
+
+
+def game_from_dict(data: Any, where: str) -> GameDef:
+    if not isinstance(data, dict):
+        raise ConfigError(f"{where}: expected a JSON object (a GameDef), got {type(data).__name__}")
+    try:
+        return GameDef.from_dict(data)
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError) as exc:
+        raise ConfigError(f"{where}: not a game definition ({_one_line(exc)})") from None

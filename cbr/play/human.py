@@ -1,0 +1,316 @@
+"""A human at the table: a text game of limit hold'em against bots (``cbr play --human``).
+
+The library never prints and never reads a terminal: :func:`play_human` sends every line
+to show to a ``show(line)`` callback and asks ``read(prompt)`` for each of the human's
+actions (``None`` = end of input, which quits). Keys: ``f`` fold, ``c`` check/call,
+``r`` bet/raise (only the legal ones are offered), ``q`` quit; the words ``fold``,
+``check``, ``call``, ``bet``, ``raise``, ``quit`` work too. An illegal key shows one
+error line and is asked again.
+
+Dealing and seating are :mod:`cbr.play.match`'s: the human sits in seat 0 and the bots in
+seats 1.., positions rotate one seat per hand (:func:`~cbr.game.state.seats_for_hand`),
+deal ``k`` of seed ``S`` has the cards :func:`~cbr.play.match.deal_cards` gives, and the bots
+(policy specs) get the seeds :func:`~cbr.play.match.run_match` gives, so a human game is a real
+match played through :class:`~cbr.game.state.HandState`.
+
+Quitting (``q`` or end of input) in the middle of a hand folds the human out of it (the
+bots finish the hand, which counts); quitting between hands stops at once. The result
+keeps every decision the human made as ``(DecisionPoint, action)`` pairs, for retention.
+
+>>> keys = iter(["c", "c", "c", "c"])              # call pre-flop, then check it down
+>>> lines: list[str] = []
+>>> r = play_human(["call"], 1, seed=3, read=lambda prompt: next(keys, None), show=lines.append)
+>>> r.hands, r.names, sum(r.totals)
+(1, ('you', 'call'), 0.0)
+>>> [a for _, a in r.decisions]
+['c', 'c', 'c', 'c']
+>>> lines[-1].startswith("Result after 1 hand: you ")
+True
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional, Sequence
+
+from cbr.errors import GameError
+from cbr.game.decision import DecisionPoint
+from cbr.game.gamedef import STREETS
+from cbr.game.spec import default_game
+from cbr.game.state import HandState, seats_for_hand
+from cbr.logs.record import HandRecord
+from cbr.play.match import MAX_HANDS, deal_cards, resolve_players, seat_names, seen_by
+from cbr.policies.base import Policy
+from evaluator_ext.cards import cards_str
+
+__all__ = ["HumanResult", "QUIT", "parse_key", "play_human"]
+
+#: What :func:`parse_key` returns for a quit.
+QUIT = "q"
+_WORDS = {"f": "f", "fold": "f", "c": "c", "check": "c", "call": "c", "k": "c",
+          "r": "r", "bet": "r", "raise": "r", "b": "r", "q": QUIT, "quit": QUIT, "exit": QUIT}
+_BOARD_STEPS = ((0, 3), (3, 4), (4, 5))
+
+Reader = Callable[[str], Optional[str]]
+Shower = Callable[[str], None]
+
+
+@dataclass
+class HumanResult:
+    """What :func:`play_human` returns. ``totals`` are chips per seat (seat 0 is the human),
+    zero-sum; ``decisions`` are the human's decisions in order, as ``(DecisionPoint, kind)``."""
+
+    names: tuple[str, ...]
+    small_bet: float
+    hands: int = 0
+    totals: list[float] = field(default_factory=list)
+    decisions: list[tuple[DecisionPoint, str]] = field(default_factory=list)
+    records: list[HandRecord] = field(default_factory=list, repr=False)
+    quit: bool = False
+    retained: int = 0  # cases kept with retention on
+
+    def small_bets(self, seat: int = 0) -> float:
+        """Chips of ``seat`` in small bets."""
+        return self.totals[seat] / self.small_bet
+
+    def sb_per_hand(self, seat: int = 0) -> float:
+        """Small bets per hand of ``seat`` (0.0 before the first hand)."""
+        return self.small_bets(seat) / self.hands if self.hands else 0.0
+
+
+def parse_key(text: str, legal: str) -> str:
+    """The action kind (``f``/``c``/``r``) or :data:`QUIT` a typed key or word means.
+
+    Raises :class:`GameError` (a ``ValueError``) with a sentence for an unknown key or an
+    action that is not legal here.
+
+    >>> parse_key(" Call ", "fcr"), parse_key("q", "cr"), parse_key("bet", "cr")
+    ('c', 'q', 'r')
+    >>> parse_key("f", "cr")
+    Traceback (most recent call last):
+    cbr.errors.GameError: cannot fold: nothing to call, check instead (type c, r or q)
+    >>> parse_key("x", "fc")
+    Traceback (most recent call last):
+    cbr.errors.GameError: unknown key 'x' (type f, c or q)
+    """
+    options = ", ".join(legal) + " or q"
+    kind = _WORDS.get(text.strip().lower())
+    if kind is None:
+        raise GameError(f"unknown key {text.strip()!r} (type {options})")
+    if kind != QUIT and kind not in legal:
+        why = ("cannot fold: nothing to call, check instead" if kind == "f"
+               else "cannot raise: betting is capped" if kind == "r" else "cannot check or call here")
+        raise GameError(f"{why} (type {options})")
+    return kind
+
+
+def _labels(state: HandState) -> list[str]:
+    """Position labels: BB, SB and BTN (heads-up the button is the small blind)."""
+    n = state.n_players
+    blinds = state.game.blinds
+    out = [""] * n
+    big = max(blinds)
+    for p in range(n):
+        if big > 0 and blinds[p] == big:
+            out[p] = "BB"
+        elif blinds[p] > 0:
+            out[p] = "SB"
+    b = state.button
+    out[b] = "BTN" if not out[b] else out[b] + "/BTN"
+    return out
+
+
+def _verb(state: HandState, kind: str) -> str:
+    """How the action ``kind`` of the player to act reads (before it is taken)."""
+    to_call = state.to_call
+    if kind == "f":
+        return "folds"
+    if kind == "c":
+        return f"calls {to_call:g}" if to_call > 0 else "checks"
+    word = "bets" if state.street_bets == 0 else "raises"
+    p = state.to_act
+    assert p is not None
+    target = state.committed[p] + to_call + state.game.bet_size(state.street)
+    return f"{word} to {target:g}"
+
+
+def _key_help(state: HandState, legal: str) -> str:
+    to_call = state.to_call
+    words = {"f": "f=fold",
+             "c": f"c=call {to_call:g}" if to_call > 0 else "c=check",
+             "r": "r=bet" if state.street_bets == 0 else "r=raise"}
+    return ", ".join(words[k] for k in "fcr" if k in legal) + ", q=quit"
+
+
+def _table(state: HandState, you: int, labels: list[str], told: list[list[str]]) -> list[str]:
+    """The lines showing the table to the human at position ``you``."""
+    n = state.n_players
+    lines = [f"-- {STREETS[state.street]} --",
+             f"Your cards: {cards_str(state.hole_cards[you] or (), ' ')}",
+             f"Board: {cards_str(state.board, ' ') if state.board else '(none)'}",
+             f"Pot: {state.pot:g}"]
+    for p in range(n):
+        status = " (folded)" if state.folded[p] else ""
+        stack = state.stacks[p]
+        stack_txt = f", stack {stack:g}" if stack != float("inf") else ""
+        mark = "*" if p == you else " "
+        label = f" [{labels[p]}]" if labels[p] else ""
+        lines.append(f" {mark} {state.players[p]}{label}: in the pot {state.total_committed[p]:g}{stack_txt}{status}")
+    for street, said in enumerate(told):
+        if said:
+            lines.append(f"{STREETS[street].capitalize()}: " + "; ".join(said))
+    return lines
+
+
+def play_human(
+    bots: Sequence[str | Policy],
+    hands: int,
+    *,
+    read: Reader,
+    show: Shower,
+    seed: int = 0,
+    name: str = "you",
+    retain: bool = False,
+    retain_into: Optional[str] = None,
+) -> HumanResult:
+    """Play up to ``hands`` hands with a human (seat 0) against 1..9 ``bots`` (policy specs
+    or :class:`Policy` objects); see the module docstring for the keys and quitting.
+
+    ``read(prompt)`` returns the next line typed (``None`` at end of input); ``show(line)``
+    gets every line to display. Raises :class:`GameError` for bad counts and
+    :class:`~cbr.policies.spec.PolicySpecError` for bad specs (both ``ValueError``).
+    ``retain``/``retain_into``: as in :func:`~cbr.play.match.run_match`; the human's decisions are
+    kept too (a person teaches the bot by playing it), in the first case-based bot's case base
+    (a hand the human quits in the middle is not kept).
+
+    >>> play_human([], 1, read=lambda p: None, show=print)
+    Traceback (most recent call last):
+    cbr.errors.GameError: a human game seats 1 to 9 bots, got 0
+    """
+    if not 1 <= len(bots) <= 9:
+        raise GameError(f"a human game seats 1 to 9 bots, got {len(bots)}")
+    if isinstance(hands, bool) or not isinstance(hands, int) or not 1 <= hands <= MAX_HANDS:
+        raise GameError(f"hands must be a whole number from 1 to {MAX_HANDS:,}, got {hands!r}")
+    policies = resolve_players(bots, seed, first_seat=1)
+    try:
+        retainers = []
+        if retain or retain_into is not None:
+            from cbr.play.retention import start_retention
+
+            retainers = start_retention([None, *policies], [name, *seat_names(policies)],  # type: ignore[list-item]
+                                        into=retain_into, extra_seats=[0])
+        try:
+            result = _play(policies, hands, read, show, seed, name, retainers)
+        finally:
+            for r in retainers:
+                r.close()
+        result.retained = sum(r.retained for r in retainers)
+        return result
+    finally:
+        for given, p in zip(bots, policies):
+            close = getattr(p, "close", None)
+            if not isinstance(given, Policy) and callable(close):
+                close()
+
+
+def _play(bots: list[Policy], hands: int, read: Reader, show: Shower, seed: int, name: str,
+          retainers: Sequence[Any] = ()) -> HumanResult:
+    n = len(bots) + 1
+    game = default_game(n)
+    names = [name, *seat_names(bots)]
+    if name in names[1:]:
+        names[0] = f"{name} (human)"
+    for p in bots:
+        p.reset()
+    observers = [type(p).observe is not Policy.observe for p in bots]
+    act_rngs = [random.Random(f"cbr-act:{seed}:{s}") for s in range(n)]
+    result = HumanResult(names=tuple(names), small_bet=game.small_bet, totals=[0.0] * n)
+    sb = game.small_bet
+    for k in range(hands):
+        if result.quit:
+            break
+        holes, board = deal_cards(seed, k, n)
+        seats = seats_for_hand(range(n), k)            # position -> seat
+        you = seats.index(0)
+        state = HandState(game, players=[names[s] for s in seats], hole_cards=holes, hand_id=str(k), source="human")
+        labels = _labels(state)
+        told: list[list[str]] = [[] for _ in STREETS]
+        show("")
+        show(f"=== Hand {k + 1} of {hands} (you are {labels[you] or 'position ' + str(you)}) ===")
+        while not state.is_over:
+            if state.needs_board:
+                lo, hi = _BOARD_STEPS[state.street]
+                state.deal_board(board[lo:hi])
+                show(f"{STREETS[state.street].capitalize()}: {cards_str(state.board, ' ')}")
+                continue
+            pos = state.to_act
+            assert pos is not None
+            if pos == you and result.quit:             # quit mid-hand: folded out, bots play on
+                state.fold_out(you)
+                told[state.street].append(f"{state.players[pos]} leaves (folds)")
+                continue
+            dp = state.decision_point()
+            if pos == you:
+                for line in _table(state, you, labels, told):
+                    show(line)
+                kind = _ask(state, dp.legal, read, show)
+                if kind == QUIT:
+                    result.quit = True
+                    show("You quit: you fold this hand.")
+                    continue
+                result.decisions.append((dp, kind))
+            else:
+                s = seats[pos]
+                kind = bots[s - 1].act(dp, act_rngs[s])
+                if kind not in dp.legal:
+                    raise GameError(f"policy {names[s]!r} chose {kind!r} where only {dp.legal!r} is legal")
+            verb, _, rest = _verb(state, kind).partition(" ")
+            said = f"{state.players[pos]} {verb[:-1] if pos == you else verb}" + (f" {rest}" if rest else "")
+            state.act(kind)
+            told[dp.street].append(said)
+            show(said)
+        payoffs = state.payoffs()
+        record = HandRecord(
+            source="human", line=0, hand_id=str(k), game=game, players=tuple(state.players),
+            hole_cards=tuple(tuple(h) for h in holes), board=state.board, actions=tuple(state.actions),
+            payoffs=payoffs, format="match", extra={"betting": state.history},
+        )
+        result.records.append(record)
+        if not result.quit:  # a hand left in the middle is not kept
+            for r in retainers:
+                r.hand(record, seats)
+        live = [p for p in range(n) if not state.folded[p]]
+        if len(live) > 1:
+            show(f"Showdown, board {cards_str(state.board, ' ')}:")
+            for p in live:
+                show(f"  {state.players[p]} show{'s' * (p != you)} {cards_str(holes[p], ' ')}")
+        for p in range(n):
+            if payoffs[p] > 0:
+                show(f"{state.players[p]} win{'s' * (p != you)} {payoffs[p] + state.total_committed[p]:g} (net {payoffs[p]:+g})")
+        for pos, s in enumerate(seats):
+            result.totals[s] += float(payoffs[pos])
+            if s > 0 and observers[s - 1]:
+                bots[s - 1].observe(seen_by(record, pos), pos)
+        result.hands += 1
+        show(f"Hand {k + 1}: you {payoffs[you] / sb:+g} sb; running total {result.small_bets(0):+g} sb "
+             f"over {result.hands} hand{'s' * (result.hands != 1)}")
+    show("")
+    parts = [f"{names[s]} {result.totals[s] / sb:+g} sb" for s in range(n)]
+    show(f"Result after {result.hands} hand{'s' * (result.hands != 1)}: " + ", ".join(parts)
+         + (f" (you: {result.sb_per_hand(0):+.3f} sb/h)" if result.hands else ""))
+    return result
+
+
+def _ask(state: HandState, legal: str, read: Reader, show: Shower) -> str:
+    """Read keys until one is legal here (or a quit); end of input is a quit."""
+    prompt = f"Your move ({_key_help(state, legal)}): "
+    while True:
+        line = read(prompt)
+        if line is None:
+            return QUIT
+        if not line.strip():
+            continue
+        try:
+            return parse_key(line, legal)
+        except GameError as exc:
+            show(f"error: {exc}")

@@ -1,0 +1,212 @@
+"""Retention during play: the case base grows from the hands a bot plays.
+
+After every hand, a :class:`Retainer` keeps, as one durable commit (one retention-log
+record, :mod:`cbr.store.retention_log`): every decision of the seats it retains for (the
+case-based bots, a human at the table) and every decision of the other players whose
+hole cards became known at a showdown, as CASPER grew its case base from the players it
+met. Each case carries the hand's outcome for the player who acted (small bets) and its
+provenance: ``source = "retained"``, ``match_id``, ``seat``, ``opponents`` (the other
+seats' names) and ``retained_at`` (UTC). A process killed at any moment loses at most the
+hand in flight.
+
+The retainer writes through the case-based bot's own open case base, so the bot's very
+next retrieval sees the new cases (:class:`~cbr.policies.cbr_policy.CBRPolicy` grows its
+street data in place). :meth:`Retainer.close` folds the retention log into Parquet parts.
+
+>>> import tempfile
+>>> from cbr.play.match import run_match
+>>> from cbr.policies.cbr_policy import CBRPolicy
+>>> root = tempfile.mkdtemp()
+>>> copy_casebase("default", f"{root}/mine")
+PosixPath('.../mine')
+>>> bot = CBRPolicy(casebase=f"{root}/mine", seed=1)
+>>> before = bot.open().count()
+>>> r = run_match([bot, "call"], 4, seed=3, retain=True)
+>>> bot.close(); after = CBRPolicy(casebase=f"{root}/mine").open().count()
+>>> after - before == r.retained > 0
+True
+"""
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Optional, Sequence
+
+from cbr.build.local import hand_outcome
+from cbr.errors import CaseBaseError
+from cbr.logs.record import HandRecord
+from cbr.logs.replay import replay
+from cbr.store import DEFAULT_CASEBASE, PACKAGED_CASEBASES, resolve_casebase
+
+if TYPE_CHECKING:  # pragma: no cover
+    from cbr.policies.base import Policy
+    from cbr.store import CaseBase
+
+__all__ = ["Retainer", "new_match_id", "copy_casebase", "retaining_bots", "shown_positions",
+           "check_retention_target", "start_retention"]
+
+
+def new_match_id() -> str:
+    """A fresh match id: UTC time and random hex, e.g. ``20261122T180501-3f9a1c``.
+
+    >>> len(new_match_id().split("-")[1])
+    6
+    """
+    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S") + "-" + secrets.token_hex(3)
+
+
+def shown_positions(record: HandRecord) -> set[int]:
+    """Positions whose hole cards a table sees after the hand and the record holds: those
+    in :attr:`HandRecord.showdown` with known cards.
+
+    >>> from cbr.game import preset
+    >>> from cbr.logs.record import Action
+    >>> rec = HandRecord(source="x", line=1, hand_id="0", game=preset("holdem.limit.2p"),
+    ...     players=("a", "b"), hole_cards=((51, 50), None), board=(), actions=())
+    >>> shown_positions(rec)
+    {0}
+    """
+    return {p for p in record.showdown if record.hole_cards[p] is not None}
+
+
+def check_retention_target(path: Path) -> None:
+    """Refuse to retain into the shipped default case base and into a read-only directory,
+    with a message naming ``--retain-into``."""
+    p = Path(path).resolve()
+    if p == (PACKAGED_CASEBASES / DEFAULT_CASEBASE).resolve():
+        raise CaseBaseError(f"the shipped case base {p.name!r} is never written to; retain into a copy "
+                            f"with --retain-into NAME (created from it on first use)")
+    if not os.access(p, os.W_OK):
+        raise CaseBaseError(f"case base {p} is read-only; retain into a copy with --retain-into NAME")
+
+
+def copy_casebase(source: str | Path, target: str | Path) -> Path:
+    """Copy case base ``source`` (a name or a path) to ``target`` (a name under
+    ``./casebases/`` or a path; refused if it exists), skipping lock files; returns the new
+    path. The copy is made beside the target and renamed into place, so a crash never
+    leaves a half copy under the target's name."""
+    from cbr.store import CaseBase
+
+    src = resolve_casebase(str(source))
+    dst = _target_path(target)
+    if dst.exists():
+        raise CaseBaseError(f"{dst} exists already; retain into it by name, or choose another name")
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dst.parent / f".{dst.name}.copy-{secrets.token_hex(4)}"
+    try:
+        with CaseBase.open(src) as cb:  # the reader lock: no writer retires files under us
+            if cb.writable and cb.manifest.log:  # the copy starts with every case in parts
+                cb.fold()
+            shutil.copytree(src, tmp, ignore=shutil.ignore_patterns(".write.lock", ".tmp-*", "*.tmp-*"))
+        from cbr.store.manifest import read_manifest, write_manifest
+
+        m = read_manifest(tmp)
+        m.name = dst.name
+        write_manifest(tmp, m)
+        os.replace(tmp, dst)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return dst
+
+
+def _target_path(target: str | Path) -> Path:
+    t = Path(target)
+    if t.is_absolute() or len(t.parts) > 1 or str(target).startswith("."):
+        return t
+    return Path.cwd() / "casebases" / str(target)
+
+
+def retaining_bots(policies: Sequence["Policy"]) -> list[int]:
+    """Seats whose policy can retain (has ``open()`` giving a case base and a ``retain`` flag)."""
+    return [s for s, p in enumerate(policies) if getattr(p, "can_retain", False)]
+
+
+class Retainer:
+    """Keeps the hands of one match in one case base (see the module docstring).
+
+    ``cb``: the open, writable case base (the case-based bot's own handle); ``keep``: the
+    seats whose every decision is kept; ``names``: the seat names; ``match_id``: shared by
+    all its cases. :attr:`retained` counts the cases kept, :attr:`hands` the hands.
+    """
+
+    def __init__(self, cb: "CaseBase", keep: Sequence[int], names: Sequence[str], *,
+                 match_id: Optional[str] = None) -> None:
+        check_retention_target(cb.path)
+        self.cb = cb
+        self.keep = set(keep)
+        self.names = list(names)
+        self.match_id = match_id or new_match_id()
+        self.retained = 0
+        self.hands = 0
+
+    def hand(self, record: HandRecord, seats: Optional[Sequence[int]] = None,
+             decisions: Optional[Sequence[Any]] = None) -> int:
+        """Retain a finished hand. ``record``: as the dealer saw it (every hole card) or as
+        a seat saw it; ``seats[pos]``: the seat at position ``pos`` (None: the record's
+        positions are seats, as for a client that knows only its own view). Returns the
+        number of cases kept. ``decisions``: the hand's decision points with their actions,
+        when the caller kept them while playing (saves replaying the record). Raises
+        :class:`~cbr.errors.CBRError` if the hand does not replay (a dealer bug) or the
+        write fails."""
+        seat_of = list(seats) if seats is not None else list(range(record.n_players))
+        mine = {pos for pos, s in enumerate(seat_of) if s in self.keep and record.hole_cards[pos] is not None}
+        wanted = mine | shown_positions(record)
+        if not wanted:
+            return 0
+        played = decisions if decisions is not None else replay(record, check_payoffs=False)
+        dps = [dp for dp in played if dp.position in wanted and dp.hole is not None and dp.action in ("f", "c", "r")]
+        if not dps:
+            return 0
+        now = datetime.now(timezone.utc)
+        names = self.names if len(self.names) == record.n_players else list(record.players)
+        outcomes = [hand_outcome(record, dp.position) for dp in dps]
+        seat = [seat_of[dp.position] for dp in dps]
+        opponents = [",".join(n for i, n in enumerate(names) if i != s) for s in seat]
+        ids = self.cb.retain_hand(dps, outcomes, source="retained", match_id=self.match_id, seat=seat,
+                                  opponents=opponents,
+                                  retained_at=now)
+        self.retained += len(ids)
+        self.hands += 1
+        return len(ids)
+
+    def close(self) -> None:
+        """Fold what this match retained into Parquet parts (the case base stays open)."""
+        try:
+            self.cb.fold()
+        except OSError as exc:  # pragma: no cover - disk full and the like
+            raise CaseBaseError(f"cannot fold the retained cases of {self.cb.path}: {exc}") from None
+
+
+def start_retention(policies: Sequence["Policy"], names: Sequence[str], *, into: str | Path | None = None,
+                    match_id: Optional[str] = None, extra_seats: Sequence[int] = ()) -> list[Retainer]:
+    """Retainers for the case-based bots among ``policies`` (one per case base; bots on the
+    same case base share it). ``into``: first point every such bot at case base ``into``
+    (a name under ``./casebases/`` or a path), created as a copy of the first bot's case
+    base when it does not exist. ``extra_seats``: seats that are not bots but whose
+    decisions are kept too (a human), in the first bot's case base. Raises
+    :class:`~cbr.errors.CaseBaseError` when no seat can retain or a target is refused."""
+    seats = retaining_bots(policies)
+    if not seats:
+        raise CaseBaseError("retention needs a case-based bot at the table (a `cbr` seat): its case base "
+                            "is the one that grows")
+    if into is not None:
+        target = _target_path(into)
+        if not target.exists():
+            copy_casebase(policies[seats[0]].casebase_path, target)  # type: ignore[attr-defined]
+        for s in seats:
+            policies[s].use_casebase(target)  # type: ignore[attr-defined]
+    groups: dict[Path, list[int]] = {}
+    for s in seats:
+        path = Path(policies[s].casebase_path).resolve()  # type: ignore[attr-defined]
+        check_retention_target(path)
+        groups.setdefault(path, []).append(s)
+    match_id = match_id or new_match_id()
+    out = []
+    for i, members in enumerate(groups.values()):
+        keep = members + (list(extra_seats) if i == 0 else [])
+        out.append(Retainer(policies[members[0]].open(), keep, names, match_id=match_id))  # type: ignore[attr-defined]
+    return out

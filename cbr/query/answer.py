@@ -1,0 +1,219 @@
+"""Answer a situation from a case base: features -> retrieval -> probability triple.
+
+>>> from cbr.store import CaseBase, resolve_casebase
+>>> from cbr.game.situation import situation
+>>> cb = CaseBase.open(resolve_casebase("default"))          # the embedded default case base
+>>> ans = answer(cb, situation(hole="AdQc", board="3h4cJh", position=1, to_call=1, pot=5,
+...                            previous_round_bets=2))
+>>> [round(p, 2) for p in ans.triple]                        # fold, check/call, bet/raise
+[0.11, 0.48, 0.41]
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+from cbr.errors import CaseBaseError, ConfigError
+from cbr.game.decision import DecisionPoint
+from cbr.game.gamedef import STREETS
+from cbr.retrieval import Explanation
+from cbr.store import resolve_casebase  # noqa: F401  (docstring examples)
+from cbr.store.casebase import CaseBase
+
+PROVENANCE = ("source", "hand_id", "player", "position", "hole", "board", "history")
+
+
+@dataclass(frozen=True)
+class QueryAnswer:
+    """The triple for one situation, and why.
+
+    ``passed``: cases at or above the similarity threshold (0 when the fallback top-k was
+    used); ``explanation``: every retrieved case with global and per-feature similarity,
+    action and provenance.
+    """
+
+    casebase: str
+    street: str
+    features: dict[str, float]
+    triple: tuple[float, float, float]
+    passed: int
+    retrieved: int
+    fallback: bool
+    threshold: float
+    mean_similarity: float
+    explanation: Explanation
+    case_ids: tuple[int, ...] = ()
+    case_features: tuple[dict[str, float], ...] = ()
+    warnings: tuple[str, ...] = ()
+
+    def to_dict(self, top: Optional[int] = None) -> dict[str, Any]:
+        """Plain data for JSON: each case's ``id`` is its ``case_id`` in the SQL tables and
+        ``features`` its own feature values (beside ``local``, its local similarities)."""
+        expl = self.explanation.to_dict()
+        cases = expl["cases"]
+        for j, case in enumerate(cases):
+            if j < len(self.case_ids):
+                case["id"] = self.case_ids[j]
+            if j < len(self.case_features):
+                case["features"] = self.case_features[j]
+        cases = cases if top is None else cases[:top]
+        return {
+            "casebase": self.casebase, "street": self.street, "features": self.features,
+            "triple": {"fold": self.triple[0], "check_call": self.triple[1], "bet_raise": self.triple[2]},
+            "passed_threshold": self.passed, "retrieved": self.retrieved, "fallback": self.fallback,
+            "threshold": self.threshold, "mean_similarity": self.mean_similarity,
+            "weighted": expl["weighted"], "weights": expl["weights"], "cases": cases,
+            "warnings": list(self.warnings),
+        }
+
+
+#: An action kind with less than this share of a street's cases is reported as rare.
+RARE_SHARE = 0.01
+_KINDS = {"f": "fold", "c": "check/call", "r": "bet/raise"}
+_counts_cache: dict[tuple[str, str, int, str], dict[str, int]] = {}
+
+
+def action_counts(casebase: CaseBase, street: str) -> dict[str, int]:
+    """Cases per action kind on ``street`` (``{"f": n, "c": n, "r": n}``), cached per case base.
+
+    >>> action_counts(CaseBase.open(resolve_casebase("default")), "flop")  # doctest: +SKIP
+    {'f': 3391, 'c': 10417, 'r': 8203}
+    """
+    key = (str(casebase.path), street, casebase.count(street), casebase.name)
+    hit = _counts_cache.get(key)
+    if hit is None:
+        actions = casebase.column(street, "action")
+        kinds, counts = np.unique(actions, return_counts=True)
+        found = dict(zip(kinds.tolist(), counts.tolist()))
+        hit = {k: int(found.get(k, 0)) for k in "fcr"}
+        _counts_cache[key] = hit
+    return dict(hit)
+
+
+def action_warnings(counts: dict[str, int], street: str, casebase: str) -> list[str]:
+    """Warnings for action kinds a street's cases lack or have rarely (< :data:`RARE_SHARE`).
+
+    >>> action_warnings({"f": 0, "c": 70, "r": 30}, "flop", "irc")
+    ["case base 'irc' has no fold cases on the flop: the answer can never recommend fold"]
+    """
+    total = sum(counts.values())
+    out = []
+    for k, name in _KINDS.items():
+        n = counts.get(k, 0)
+        if n == 0:
+            out.append(f"case base {casebase!r} has no {name} cases on the {street}: "
+                       f"the answer can never recommend {name}")
+        elif n < RARE_SHARE * total:
+            out.append(f"case base {casebase!r} has only {n} {name} case(s) of {total} on the {street} "
+                       f"({100 * n / total:.2g}%): {name} is rarely recommended")
+    return out
+
+
+#: Up to this many rows are gathered by slicing (~12 us a row); more use ``Table.take``, whose first call imports
+#: ``pyarrow.compute`` (~40 ms of a one-query process) but is faster per row.
+SLICE_ROWS = 2000
+
+
+def _rows(table: Any, ids: Any) -> list[dict[str, Any]]:
+    """Rows ``ids`` of an Arrow table as dicts, in that order.
+
+    >>> import pyarrow as pa
+    >>> _rows(pa.table({"a": [10, 11, 12]}), [2, 0])
+    [{'a': 12}, {'a': 10}]
+    """
+    if len(ids) == 0:
+        return []
+    if len(ids) > SLICE_ROWS:
+        return table.take(ids).to_pylist()
+    import pyarrow as pa
+
+    return pa.concat_tables([table.slice(int(i), 1) for i in ids]).to_pylist()
+
+
+def opponents_in_hand(dp: DecisionPoint) -> list[int]:
+    """Positions of the opponents still in the hand at ``dp`` (not the actor, not folded),
+    in position order: the order in which :func:`answer` takes ``opponents``."""
+    return [q for q, out in enumerate(dp.folded) if q != dp.position and not out]
+
+
+def opponent_values(dp: DecisionPoint, opponents: Sequence[Sequence[float]]) -> dict[int, tuple[float, ...]]:
+    """``position -> (aggressiveness, tightness, riskiness)`` from values given for the
+    opponents still in the hand, in position order (fewer: the rest stay at the player
+    model's defaults). Raises :class:`ConfigError` for more values than opponents, or an
+    attribute outside 0..1.
+
+    >>> from cbr.game.situation import situation
+    >>> dp = situation(hole="AdQc", board="3h4cJh", position=1, to_call=1, pot=5)
+    >>> opponent_values(dp, [(0.4, 0.8, 0.6)])
+    {1: (0.4, 0.8, 0.6)}
+    """
+    positions = opponents_in_hand(dp)
+    if len(opponents) > len(positions):
+        raise ConfigError(f"{len(opponents)} opponent models given, but {len(positions)} opponent(s) are "
+                          "still in the hand")
+    out = {}
+    for q, values in zip(positions, opponents):
+        vals = tuple(float(v) for v in values)
+        if len(vals) != 3 or not all(0.0 <= v <= 1.0 for v in vals):
+            raise ConfigError(f"an opponent model is three values in 0..1 (aggressiveness, tightness, "
+                              f"riskiness), not {values!r}")
+        out[q] = vals
+    return out
+
+
+def answer(casebase: CaseBase, dp: DecisionPoint, *, weighted: Optional[bool] = None,
+           opponents: Optional[Sequence[Sequence[float]]] = None) -> QueryAnswer:
+    """Retrieve the cases most similar to ``dp`` and the action frequencies they vote for.
+
+    ``weighted`` (default: the case base's ``weighted_triple`` setting) weights each
+    retrieved action by its similarity. ``opponents``: for a case base whose features use
+    player models (``casper-opp``), the (aggressiveness, tightness, riskiness) of the
+    opponents still in the hand in position order (see :func:`opponent_values`; None or
+    fewer: the model's defaults). Raises :class:`CaseBaseError` when the street has no
+    cases, :class:`ConfigError` for ``opponents`` the feature set does not use.
+    """
+    street = STREETS[dp.street]
+    if casebase.count(street) == 0:
+        raise CaseBaseError(f"case base {casebase.name!r} has no {street} cases")
+    config = casebase.similarity()
+    if weighted is None:
+        weighted = bool(config.weighted_triple)
+    fs = casebase.feature_set()
+    if opponents is not None:
+        if not getattr(fs, "needs_player_models", False):
+            raise ConfigError(f"case base {casebase.name!r} (feature set {fs.name!r}) does not use opponent "
+                              "models; they apply to case bases built with --feature-set casper-opp")
+        q = fs.row(dp, opponent_values(dp, opponents))
+    else:
+        q = fs.row(dp)
+    index = casebase.index(street)
+    names = casebase.feature_names(street)
+    if casebase.memory_map:  # the street may not fit in memory: read the hits only
+        expl = index.explain(q, casebase.column(street, "action"), weighted=weighted)
+        rows = np.asarray(expl.ids, dtype=np.int64)
+        case_ids = tuple(int(i) for i in casebase.column(street, "case_id")[rows])
+        expl = expl.with_provenance(casebase.rows_by_id(street, case_ids, PROVENANCE))
+        own = index.cases_[rows]
+    else:
+        cases = casebase.cases(street)
+        expl = index.explain(q, cases.actions, weighted=weighted)
+        table = casebase.table(street)
+        cols = [c for c in PROVENANCE if c in table.column_names]
+        expl = expl.with_provenance(_rows(table.select(cols), expl.ids))
+        rows = np.asarray(expl.ids, dtype=np.int64)
+        # the retrieval's ids are row numbers of the street's table; users see the case_id column
+        case_ids = tuple(int(i) for i in cases.case_ids[rows]) if len(rows) else ()
+        own = cases.features[rows] if len(rows) else np.zeros((0, len(names)))
+    case_features = tuple({n: float(v) for n, v in zip(names, r)} for r in own)
+    warnings = tuple(action_warnings(action_counts(casebase, street), street, casebase.name))
+    sims = expl.similarities
+    return QueryAnswer(
+        casebase=casebase.name, street=street,
+        features={n: float(v) for n, v in zip(fs.feature_names(street), q)},
+        triple=expl.triple, passed=0 if expl.fallback else int(len(expl.ids)),
+        retrieved=int(len(expl.ids)), fallback=bool(expl.fallback), threshold=float(config.threshold),
+        mean_similarity=float(np.mean(sims)) if len(sims) else 0.0, explanation=expl,
+        case_ids=case_ids, case_features=case_features, warnings=warnings,
+    )

@@ -1,0 +1,63 @@
+"""Confidence intervals: the statistics every measurement of the engine reports.
+
+>>> mean_ci([1.0, 3.0])
+(2.0, 1.959963984540054)
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+__all__ = ["Z95", "mean_ci", "RunningMean"]
+
+Z95 = 1.959963984540054  # two-sided 95% normal quantile
+
+
+def mean_ci(values: Sequence[float]) -> tuple[float, float]:
+    """Mean and the half-width of its 95% normal confidence interval,
+    ``1.96 * stdev / sqrt(m)`` (sample stdev, ``m - 1`` in the denominator);
+    the half-width is ``inf`` for fewer than 2 values.
+
+    >>> mean_ci([1.0, 3.0])
+    (2.0, 1.959963984540054)
+    """
+    m = len(values)
+    if m == 0:
+        return (0.0, math.inf)
+    mean = math.fsum(values) / m
+    if m < 2:
+        return (mean, math.inf)
+    var = math.fsum((v - mean) ** 2 for v in values) / (m - 1)
+    return (mean, Z95 * math.sqrt(var / m))
+
+
+class RunningMean:
+    """Mean and 95% half-width of a stream of values in constant memory (Welford's update).
+
+    Gives what :func:`mean_ci` gives for the same values (up to rounding).
+
+    >>> acc = RunningMean()
+    >>> for v in (2.0, 4.0, 9.0):
+    ...     acc.add(v)
+    >>> acc.count, acc.mean, round(acc.ci(), 6) == round(mean_ci([2.0, 4.0, 9.0])[1], 6)
+    (3, 5.0, True)
+    """
+
+    __slots__ = ("count", "mean", "m2")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.mean = 0.0
+        self.m2 = 0.0
+
+    def add(self, value: float) -> None:
+        self.count += 1
+        delta = value - self.mean
+        self.mean += delta / self.count
+        self.m2 += delta * (value - self.mean)
+
+    def ci(self) -> float:
+        """Half-width of the 95% normal confidence interval (``inf`` for fewer than 2 values)."""
+        if self.count < 2:
+            return math.inf
+        return Z95 * math.sqrt(max(self.m2, 0.0) / (self.count - 1) / self.count)

@@ -1,0 +1,169 @@
+"""`cbr serve-dealer` and `cbr play --acpc` as real processes over loopback TCP (issue 8, section 4):
+our client against our dealer, dealers of built-in bots only, reversed and normal heads-up blinds."""
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from cbr.acpc.dealer import Dealer
+from cbr.logs.acpc import AcpcParser
+from cbr.play.match import run_match
+from tests.acpc.support import WAIT, Procs, cbr_command, finish
+
+REPO = Path(__file__).resolve().parents[2]
+
+# The ACPC reference server's holdem.limit.2p.reverse_blinds.game: the first player
+# (position 0) posts the big blind, position 1 (small blind, button) acts first pre-flop.
+REVERSE_BLINDS_GAME = """GAMEDEF
+limit
+numPlayers = 2
+numRounds = 4
+blind = 10 5
+raiseSize = 10 10 20 20
+firstPlayer = 2 1 1 1
+maxRaises = 3 4 4 4
+numSuits = 4
+numRanks = 13
+numHoleCards = 2
+numBoardCards = 0 3 1 1
+END GAMEDEF
+"""
+
+
+def state_lines(log: Path) -> list[list[str]]:
+    return [line.split(":") for line in log.read_text().splitlines() if line.startswith("STATE:")]
+
+
+def check_client_matches_log(client: dict, log: Path, remote: str, hands: int) -> float:
+    """Every hand the client reports is the dealer's logged hand, seen from the remote seat."""
+    states = state_lines(log)
+    assert len(states) == hands and len(client["played"]) == hands
+    total = 0.0
+    for row, played in zip(states, client["played"]):
+        _, hand, betting, cards, payoffs, names = row
+        names_l = names.split("|")
+        pos = names_l.index(remote)
+        assert played["hand_number"] == int(hand)
+        assert played["position"] == pos
+        assert played["betting"] == betting
+        assert played["won"] == float(payoffs.split("|")[pos])
+        holes = cards.split("/")[0].split("|")
+        assert played["cards"].split("/")[0].split("|")[pos] == holes[pos]
+        assert played["cards"].split("/")[1:] == cards.split("/")[1:]
+        total += played["won"]
+    assert client["total"] == total
+    return total
+
+
+def test_client_against_dealer_over_tcp(procs: Procs, tmp_path: Path) -> None:
+    hands = 50
+    log = tmp_path / "match.log"
+    dealer, port = procs.dealer("--players", "remote,ehs", "--hands", hands, "--seed", 5, "--log", log)
+    client = procs.start("play", "--acpc", f"127.0.0.1:{port}", "--policy", "hs", "--json")
+    code_c, out_c, err_c = finish(client)
+    code_d, out_d, err_d = finish(dealer)
+    assert (code_c, err_c) == (0, ""), err_c
+    assert (code_d, err_d) == (0, ""), err_d
+    score = next(line for line in out_d.splitlines() if line.startswith("SCORE:"))
+    totals = [float(x) for x in score.split(":")[1].split("|")]
+    assert score.split(":")[2] == "remote|ehs"
+    assert sum(totals) == 0
+    assert log.read_text().splitlines()[-1] == score       # the log's SCORE line is the printed one
+    inspect = subprocess.run(cbr_command() + ["logs", "inspect", str(log), "--json"], capture_output=True,
+                             text=True, timeout=WAIT)
+    report = json.loads(inspect.stdout)
+    assert (report["hands_read"], report["hands_skipped"]) == (hands, 0)
+    data = json.loads(out_c)
+    assert data["hands"] == hands and data["actions"] > 0
+    assert check_client_matches_log(data, log, "remote", hands) == totals[0]
+
+
+def test_dealer_with_built_in_bots_plays_what_cbr_match_plays(tmp_path: Path) -> None:
+    for names, hands in ((["ehs", "call"], 40), (["lag", "hs", "random"], 30)):
+        result = Dealer(names, hands, seed=3).run()
+        expected = run_match(names, hands, seed=3)
+        assert list(result.totals) == [p.total for p in expected.players]
+        assert sum(result.totals) == 0
+
+
+def test_dealer_command_without_remote_seats_writes_a_log(procs: Procs, tmp_path: Path) -> None:
+    log = tmp_path / "bots.log"
+    code, out, err = finish(procs.start("serve-dealer", "-p", "poki,call,raise", "-n", 30, "--log", log))
+    assert (code, err) == (0, ""), err
+    assert "listening" not in out
+    records = list(AcpcParser().parse_lines(log.read_text().splitlines(), str(log)))
+    assert len(records) == 30 and all(sum(r.payoffs) == 0 for r in records)
+    assert all(r.game.n_players == 3 for r in records)
+
+
+@pytest.mark.parametrize("game, first_preflop", [("reverse-file", 1), ("holdem.limit.2p.reverse_blinds", 1),
+                                                 ("casper.2p", 0)])
+def test_heads_up_blinds_both_ways(procs: Procs, tmp_path: Path, game: str, first_preflop: int) -> None:
+    """Reversed blinds (ACPC: position 0 big blind, position 1 opens pre-flop) and the usual
+    layout (position 0 small blind and first to act): the client acts exactly on its turns."""
+    if game == "reverse-file":
+        path = tmp_path / "holdem.limit.2p.reverse_blinds.game"
+        path.write_text(REVERSE_BLINDS_GAME)
+        game = str(path)
+    hands = 24
+    log = tmp_path / "m.log"
+    dealer, port = procs.dealer("-p", "lag,remote", "-n", hands, "--game", game, "--log", log, "--seed", 11)
+    client = procs.start("play", "--acpc", f"127.0.0.1:{port}", "--policy", "random", "--json", "--game", game)
+    code_c, out_c, err_c = finish(client)
+    code_d, out_d, err_d = finish(dealer)
+    assert (code_c, err_c, code_d, err_d) == (0, "", 0, "")
+    records = list(AcpcParser().parse_lines(log.read_text().splitlines(), str(log)))
+    assert len(records) == hands
+    for r in records:
+        assert r.actions[0].position == first_preflop
+        assert r.game.blinds[first_preflop] == 5.0        # the small blind opens heads-up
+    check_client_matches_log(json.loads(out_c), log, "remote", hands)
+
+
+def test_port_in_use_is_one_line(procs: Procs) -> None:
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", 0))
+    busy.listen(1)
+    try:
+        port = busy.getsockname()[1]
+        code, out, err = finish(procs.start("serve-dealer", "-p", "remote,call", "--port", port))
+    finally:
+        busy.close()
+    assert code == 1 and out == ""
+    assert err.count("\n") == 1 and err.startswith(f"error: cannot listen on 127.0.0.1:{port}")
+
+
+def test_two_remote_seats_at_a_three_player_table(procs: Procs, tmp_path: Path) -> None:
+    hands = 15
+    log = tmp_path / "3p.log"
+    dealer, port = procs.dealer("-p", "remote,ehs,remote", "-n", hands, "--game", "holdem.limit.3p", "--log", log)
+    a = procs.start("play", "--acpc", f"127.0.0.1:{port}", "--policy", "call", "--json", "--game", "holdem.limit.3p")
+    b = procs.start("play", "--acpc", f"127.0.0.1:{port}", "--policy", "raise", "--json", "--game", "holdem.limit.3p")
+    results = [finish(p) for p in (a, b, dealer)]
+    assert [(code, err) for code, _, err in results] == [(0, "")] * 3
+    totals = [float(x) for x in results[2][1].splitlines()[-2].split(":")[1].split("|")]
+    assert sum(totals) == 0
+    names = results[2][1].splitlines()[-2].split(":")[2].split("|")
+    assert names == ["remote-1", "ehs", "remote-3"]
+    # the clients connected in some order; each one's hands are one remote seat's hands in the log
+    clients = [json.loads(out) for _, out, _ in results[:2]]
+    seen = sorted(check_client_matches_log(c, log, name, hands) for c, name in
+                  zip(clients, _match_seats(clients, log)))
+    assert seen == sorted([totals[0], totals[2]])
+
+
+def _match_seats(clients: list[dict], log: Path) -> list[str]:
+    """Which remote seat each client sat in: the one whose position in hand 0 it reports."""
+    names = state_lines(log)[0][5].split("|")
+    return [names[c["played"][0]["position"]] for c in clients]
+
+
+def test_usage_errors(procs: Procs) -> None:
+    for args in (["play", "--policy", "call"], ["serve-dealer", "-p", "call"],
+                 ["serve-dealer", "-p", "call,call", "--overwrite"], ["serve-dealer", "-p", "call,call", "--port", "70000"]):
+        code, out, err = finish(procs.start(*args))
+        assert code == 2 and "Traceback" not in err, (args, err)

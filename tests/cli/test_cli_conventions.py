@@ -1,0 +1,429 @@
+"""Conventions of the `cbr` command line (issue 7, section 6): exit codes, one-line errors,
+usage errors for out-of-range counts, output paths, option names, --version, help, tables
+and start-up imports. Driven through typer's CliRunner, or a real subprocess where a
+signal or a fresh interpreter is the point."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import stat
+import subprocess
+import sys
+import threading
+import time
+from importlib.metadata import version
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from cbr.cli import _errors, _options, _output
+from cbr.errors import ConfigError, GameError, OutputPathError
+from cbr.game.spec import load_game
+from cbr.logs.writers import AcpcLogWriter, check_output_path
+from cbr.play.match import MAX_HANDS, run_match
+from cli import app
+
+REPO = Path(__file__).resolve().parents[2]
+runner = CliRunner()
+
+
+def cbr(*args: object, **kwargs):
+    return runner.invoke(app, [str(a) for a in args], **kwargs)
+
+
+def one_error_line(result, code: int = 1) -> str:
+    assert result.exit_code == code, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "Traceback" not in result.output
+    return lines[0]
+
+
+def usage_error(result) -> str:
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    return result.stderr
+
+
+@pytest.fixture(scope="module")
+def small_log(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("conv") / "hu.log"
+    with AcpcLogWriter(path) as log:
+        run_match(["random", "call"], 30, seed=3, log=log)
+    return path
+
+
+# ---- exit codes: usage errors (2) ---------------------------------------------------
+@pytest.mark.parametrize("args", [
+    ["match", "-p", "random,call", "--hands", "99999999999999999999"],
+    ["match", "-p", "random,call", "--hands", "9223372036854775808"],   # was an OverflowError
+    ["match", "-p", "random,call", "--hands", "1000000000000"],         # was a MemoryError
+    ["match", "-p", "random,call", "--hands", "0"],
+    ["match", "-p", "random"],                                          # one seat
+    ["match", "-p", ",".join(["call"] * 11)],                           # eleven seats
+    ["match", "-p", "random,nobody"],                                   # unknown bot
+    ["match", "-p", "random,call", "--log-format", "xml", "--log", "x.log"],
+    ["match", "-p", "random,call", "--log-format", "phh"],              # dropped silently before
+    ["build", "x.log", "-o", "cb", "-j", "99999999999999999999"],
+    ["build", "x.log", "-o", "cb", "-j", "0"],
+    ["build", "x.log", "-o", "cb", "--log-format", "nope"],
+    ["build", "x.log", "-o", "cb", "--only-players", "a", "--players", "b"],
+    ["hand", "AsKd", "--opponents", "99999999999999999999"],
+    ["hand", "AsKd", "--trials", "99999999999999999999"],             # ran 2^64-sized work before
+    ["hand", "AsKd", "--seed", "-1"],
+    ["hand", "AsKd", "--seed", "18446744073709551616"],
+    ["logs", "inspect", "x.log", "--log-format", "acpc", "--format", "phh"],
+])
+def test_usage_errors_exit_2(args: list[str], tmp_path: Path) -> None:
+    result = cbr(*args)
+    usage_error(result)
+    assert not (tmp_path / "cb").exists()
+
+
+def test_hands_cap_is_the_library_cap() -> None:
+    assert _options.MAX_HANDS == MAX_HANDS
+    with pytest.raises(GameError, match="hands"):
+        run_match(["random", "call"], MAX_HANDS + 1)
+    with pytest.raises(GameError, match="hands"):
+        run_match(["random", "call"], 9223372036854775808)
+
+
+def test_match_results_take_no_memory_per_hand() -> None:
+    r = run_match(["random", "raise"], 90, seed=2, duplicate=True)
+    assert r.hand_payoffs == ()
+    kept = run_match(["random", "raise"], 90, seed=2, duplicate=True, keep_payoffs=True)
+    assert [p.total for p in r.players] == [p.total for p in kept.players]
+    for a, b in zip(r.players, kept.players):
+        assert a.sb_per_hand == pytest.approx(b.sb_per_hand, abs=1e-12)
+        assert a.sb_ci == pytest.approx(b.sb_ci, rel=1e-9)
+    assert len(kept.hand_payoffs) == 90
+
+
+def test_workers_above_the_cpus_are_reduced_with_a_note(small_log: Path, tmp_path: Path) -> None:
+    result = cbr("build", small_log, "-o", tmp_path / "cb", "-j", "200", "--json")
+    assert result.exit_code == 0, result.output
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    assert re.search(rf"--workers 200 reduced to {cpus}\b", result.stderr)
+    assert json.loads(result.stdout)["cases"] > 0
+
+
+# ---- exit codes: errors (1), internal errors (3), interrupts -------------------------
+def _guarded_app(exc: BaseException) -> typer.Typer:
+    probe = typer.Typer()
+
+    @probe.command()
+    @_errors.guarded
+    def boom() -> None:
+        raise exc
+
+    @probe.command()
+    @_errors.guarded
+    def other() -> None:
+        pass
+
+    return probe
+
+
+@pytest.mark.parametrize(("exc", "code", "start"), [
+    (ConfigError("bad config"), 1, "error: bad config"),
+    (FileNotFoundError(2, "No such file or directory", "/no/such/file"), 1,
+     "error: /no/such/file: No such file or directory"),
+    (IsADirectoryError(21, "Is a directory", "/tmp"), 1, "error: /tmp: Is a directory"),
+    (ValueError("not ours"), 3, "internal error: ValueError: not ours (run with --debug"),
+    (ZeroDivisionError("division by zero"), 3, "internal error: ZeroDivisionError"),
+    (KeyboardInterrupt(), 130, "interrupted"),
+    (_errors.Terminated(), 143, "terminated"),
+])
+def test_guarded_maps_exceptions_to_one_line_and_exit_code(exc: BaseException, code: int, start: str) -> None:
+    result = runner.invoke(_guarded_app(exc), ["boom"])
+    assert one_error_line(result, code).startswith(start)
+
+
+def test_debug_shows_the_traceback() -> None:
+    _errors.state["debug"] = True
+    try:
+        result = runner.invoke(_guarded_app(ValueError("not ours")), ["boom"])
+    finally:
+        _errors.state["debug"] = False
+    assert isinstance(result.exception, ValueError)
+
+
+def test_sigterm_during_a_match_cleans_up_the_log(tmp_path: Path) -> None:
+    """SIGTERM of a real `cbr match --log`: one line, exit 143, no log and no temp file."""
+    log = tmp_path / "m.log"
+    code = "import sys; from cli import app; sys.argv[0] = 'cbr'; app()"
+    proc = subprocess.Popen([sys.executable, "-c", code, "match", "-p", "random,call", "-n", "100000000",
+                             "--log", str(log)], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not any(p.name.startswith(".m.log.") for p in tmp_path.iterdir()):
+            time.sleep(0.05)
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=20)
+    finally:
+        proc.kill()
+    assert proc.returncode == 143, err.decode()
+    assert err.decode().strip() == "terminated"
+    assert list(tmp_path.iterdir()) == []
+
+
+# ---- output paths -------------------------------------------------------------------
+def test_log_under_a_regular_file_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    line = one_error_line(cbr("match", "-p", "random,call", "-n", "2", "--log", tmp_path / "file" / "x.log"))
+    assert f"{tmp_path / 'file'} is a file, not a folder" in line
+    line = one_error_line(cbr("match", "-p", "random,call", "-n", "2", "--log", "/etc/passwd/x.log"))
+    assert "/etc/passwd is a file" in line
+
+
+def test_build_out_under_a_regular_file_is_one_line(small_log: Path, tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    line = one_error_line(cbr("build", small_log, "-o", tmp_path / "file" / "cb"))
+    assert f"{tmp_path / 'file'} is a file, not a folder" in line
+
+
+def test_log_refuses_to_overwrite_without_overwrite(tmp_path: Path) -> None:
+    log = tmp_path / "m.log"
+    log.write_text("precious\n")
+    line = one_error_line(cbr("match", "-p", "random,call", "-n", "3", "--log", log))
+    assert str(log) in line and "--overwrite" in line
+    assert log.read_text() == "precious\n"
+    result = cbr("match", "-p", "random,call", "-n", "3", "--log", log, "--overwrite")
+    assert result.exit_code == 0, result.output
+    assert log.read_text().count("STATE:") == 3
+    assert [p.name for p in tmp_path.iterdir()] == ["m.log"]          # no temp file left
+
+
+def test_log_does_not_create_missing_folders(tmp_path: Path) -> None:
+    log = tmp_path / "a" / "b" / "m.log"
+    line = one_error_line(cbr("match", "-p", "random,call", "-n", "2", "--log", log))
+    assert f"folder {tmp_path / 'a'} does not exist" in line
+    assert not (tmp_path / "a").exists()
+
+
+def test_log_refuses_a_symlink_and_leaves_it(tmp_path: Path) -> None:
+    target = tmp_path / "target.log"
+    target.write_text("kept\n")
+    link = tmp_path / "link.log"
+    link.symlink_to(target)
+    for extra in ([], ["--overwrite"]):
+        line = one_error_line(cbr("match", "-p", "random,call", "-n", "2", "--log", link, *extra))
+        assert "symbolic link" in line
+        assert link.is_symlink() and target.read_text() == "kept\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.log", "target.log"]
+
+
+def test_log_is_written_through_a_named_pipe(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    received: list[bytes] = []
+
+    def read() -> None:
+        with open(fifo, "rb") as fh:
+            received.append(fh.read())
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    time.sleep(0.1)                                  # the reader has the pipe open
+    result = cbr("match", "-p", "random,call", "-n", "4", "--log", fifo)
+    reader.join(10)
+    assert result.exit_code == 0, result.output
+    assert not reader.is_alive()
+    text = received[0].decode()
+    assert text.startswith("# game: ") and text.count("STATE:") == 4 and "SCORE:" in text
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)        # still a pipe, not replaced by a file
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pipe"]
+
+
+def test_named_pipe_without_a_reader_is_an_error_not_a_hang(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    line = one_error_line(cbr("match", "-p", "random,call", "-n", "2", "--log", fifo))
+    assert "has no reader" in line and stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+def test_devices_are_refused_by_the_check_alone() -> None:
+    """Only the read-only check is run against a device node: nothing is written."""
+    for dev in ("/dev/null", "/dev/zero"):
+        if os.path.exists(dev) and stat.S_ISCHR(os.lstat(dev).st_mode):
+            with pytest.raises(OutputPathError, match="device"):
+                check_output_path(dev, overwrite=True)
+
+
+def test_phh_log_folder_is_not_created_under_a_missing_folder(tmp_path: Path) -> None:
+    line = one_error_line(cbr("match", "-p", "random,call", "-n", "2", "--log-format", "phh",
+                              "--log", tmp_path / "missing" / "hands"))
+    assert "does not exist" in line and not (tmp_path / "missing").exists()
+
+
+# ---- build --similarity and --game ---------------------------------------------------
+def test_similarity_is_checked_before_the_build_and_names_the_file(small_log: Path, tmp_path: Path) -> None:
+    bad = tmp_path / "sim.toml"
+    bad.write_text("threshold = 0.9\n[[preflop]]\nfeature = 'hand_strength'\nmeasure = 'linear'\n")
+    t0 = time.perf_counter()
+    line = one_error_line(cbr("build", small_log, "-o", tmp_path / "cb", "--similarity", bad))
+    assert str(bad) in line and ".building-" not in line
+    assert not (tmp_path / "cb").exists() and sorted(p.name for p in tmp_path.iterdir()) == ["sim.toml"]
+    from cbr.similarity.config import default_casper
+
+    wrong = tmp_path / "wrong.toml"                  # a valid config for other features
+    text = default_casper().to_toml().replace("'previous_round_bets'", "'prev'").replace(
+        '"previous_round_bets"', '"prev"')
+    wrong.write_text(text)
+    line = one_error_line(cbr("build", small_log, "-o", tmp_path / "cb", "--similarity", wrong))
+    assert str(wrong) in line
+    binary = tmp_path / "bin.toml"
+    binary.write_bytes(b"\xff\xfe\x00bad")
+    assert str(binary) in one_error_line(cbr("build", small_log, "-o", tmp_path / "cb", "--similarity", binary))
+    assert str(tmp_path) in one_error_line(cbr("build", small_log, "-o", tmp_path / "cb", "--similarity", tmp_path))
+    assert time.perf_counter() - t0 < 60
+
+
+def test_good_similarity_file_is_used(small_log: Path, tmp_path: Path) -> None:
+    from cbr.similarity.config import default_casper
+
+    cfg = default_casper()
+    good = tmp_path / "sim.toml"
+    good.write_text(cfg.to_toml().replace("threshold = 0.97", "threshold = 0.9"))
+    result = cbr("build", small_log, "-o", tmp_path / "cb", "--similarity", good, "--json")
+    assert result.exit_code == 0, result.output
+    from cbr.similarity import SimilarityConfig
+
+    saved = SimilarityConfig.from_toml(next((tmp_path / "cb").glob("*.toml")))
+    assert saved.threshold == 0.9
+
+
+def test_game_accepts_inline_json_and_names_bad_files(tmp_path: Path) -> None:
+    from cbr.game.gamedef import preset
+
+    g = preset("holdem.limit.2p")
+    inline = json.dumps(g.to_dict())
+    assert load_game(inline) == g
+    assert load_game("  " + inline) == g
+    f = tmp_path / "g.json"
+    f.write_text(inline)
+    assert load_game(str(f)) == g
+    cases = {
+        "bad.json": b"{not json",
+        "list.json": b"[1, 2]",
+        "empty.json": b"{}",
+        "latin1.game": b"GAMEDEF\n\xe9\xe9\n",
+        "nonsense.game": b"GAMEDEF\nlimit\nnumPlayers = banana\n",
+    }
+    for name, data in cases.items():
+        p = tmp_path / name
+        p.write_bytes(data)
+        with pytest.raises(ConfigError) as info:
+            load_game(str(p))
+        assert str(p) in str(info.value) and "\n" not in str(info.value)
+    with pytest.raises(ConfigError, match="directory"):
+        load_game(str(tmp_path))
+    with pytest.raises(ConfigError, match="not valid JSON"):
+        load_game("{oops")
+    with pytest.raises(ConfigError, match="unknown game"):
+        load_game("no.such.preset")
+
+
+def test_query_takes_inline_json_game() -> None:
+    inline = json.dumps(load_game("holdem.limit.2p").to_dict())
+    result = cbr("query", "--game", inline, "--matchstate", "MATCHSTATE:1:0::|AsKs", "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["street"] == "preflop"
+
+
+# ---- option names and help ------------------------------------------------------------
+def test_only_players_and_its_hidden_alias(small_log: Path, tmp_path: Path) -> None:
+    a = cbr("build", small_log, "-o", tmp_path / "a", "--only-players", "call", "--json")
+    b = cbr("build", small_log, "-o", tmp_path / "b", "--players", "call", "--json")
+    assert a.exit_code == 0 and b.exit_code == 0, a.output + b.output
+    ja, jb = json.loads(a.stdout), json.loads(b.stdout)
+    assert ja["cases"] == jb["cases"] > 0
+    full = json.loads(cbr("build", small_log, "-o", tmp_path / "c", "--json").stdout)
+    assert ja["cases"] < full["cases"]
+
+
+def _option_names(help_text: str) -> set[str]:
+    return set(re.findall(r"(?<![\w-])(--?[a-z][\w-]*)", help_text))
+
+
+@pytest.mark.parametrize(("command", "shown", "hidden"), [
+    (["build"], {"--only-players", "--log-format", "--workers", "--similarity", "--json"}, {"--players", "--format"}),
+    (["match"], {"--players", "--log-format", "--log", "--overwrite", "--hands"}, {"--format"}),
+    (["logs", "inspect"], {"--log-format"}, {"--format"}),
+    (["hand"], {"--opponents"}, {"-n"}),
+])
+def test_help_shows_the_new_names_only(command: list[str], shown: set[str], hidden: set[str]) -> None:
+    text = cbr(*command, "--help").stdout
+    names = _option_names(text)
+    assert shown <= names, names
+    assert not (hidden & names), hidden & names
+
+
+def test_json_is_shown_as_a_flag_and_help_fits_80_columns() -> None:
+    for command in (["--help"], ["match", "--help"], ["build", "--help"], ["hand", "--help"],
+                    ["logs", "inspect", "--help"], ["plugins", "list", "--help"], ["query", "--help"]):
+        text = cbr(*command, env={"COLUMNS": "80"}).stdout
+        assert "<bool>" not in text, command
+        assert max(len(line) for line in text.splitlines()) <= 80, command
+    assert re.search(r"^\s+--json\s+Print", cbr("match", "--help").stdout, re.M)
+
+
+def test_version() -> None:
+    result = cbr("--version")
+    assert result.exit_code == 0
+    assert result.stdout.strip() == f"cbr {version('cbr-holdem')}"
+
+
+# ---- tables --------------------------------------------------------------------------
+def test_match_table_keeps_every_number_in_80_columns() -> None:
+    args = ["match", "-p", "random,raise,call,random,raise,call,lag,random,call,raise", "-n", "20", "--seed", "4"]
+    data = json.loads(cbr(*args, "--json").stdout)
+    text = cbr(*args, env={"COLUMNS": "80"}).stdout
+    assert max(len(line) for line in text.splitlines()) <= 80
+    for p in data["players"]:
+        assert f"{p['total']:+.0f}" in text and f"{p['sb_per_hand']:+.3f}" in text
+        assert f"{p['mbb_per_hand']:+.0f}" in text and f"{p['mbb_ci']:.0f}" in text
+    assert "…" not in text
+
+
+def test_wide_tables_split_instead_of_cropping() -> None:
+    from rich.console import Console
+
+    numbers = [123456.789 * (i + 1) for i in range(12)]
+    table = _output.rich_table("t", ["feature", *(f"c{i}" for i in range(12))], [["hand_strength", *numbers]], width=80)
+    console = Console(width=80, record=True, file=open(os.devnull, "w"))
+    console.print(table)
+    text = console.export_text()
+    assert max(len(line) for line in text.splitlines()) <= 80
+    for x in numbers:
+        assert f"{x:.4g}" in text
+    assert "…" not in text and text.count("hand_strength") >= 2
+
+
+# ---- start-up -------------------------------------------------------------------------
+HEAVY = ("numpy", "faiss", "duckdb", "pyarrow", "rich", "sklearn")
+
+
+def test_help_imports_no_heavy_library() -> None:
+    code = ("import sys; from cli import app\n"
+            "try:\n    app(['--help'])\nexcept SystemExit:\n    pass\n"
+            f"print(sorted(m for m in {HEAVY!r} if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_hand_trials_range_is_the_evaluator_cap() -> None:
+    """`cbr hand --trials` refuses what the evaluator would refuse, as a usage error (exit 2)."""
+    import evaluator_ext
+    from cbr.cli import _options
+
+    assert _options.MAX_TRIALS == evaluator_ext.MAX_TRIALS
+    result = cbr("hand", "AhKd", "--trials", str(evaluator_ext.MAX_TRIALS + 1))
+    assert result.exit_code == 2, result.output

@@ -1,0 +1,80 @@
+"""`inspect_logs` and `cbr logs inspect`: counts over real logs, JSON output, exit codes, bad files."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from cbr.logs.inspect import inspect_logs
+from cli import app
+from tests.conftest import shared_path
+
+runner = CliRunner()
+GOOD = "STATE:{i}:rc/cc/cc/cc:AhKd|2c2d/3s4s9h/Td/Jc:-20|20:a|b\n"  # the pair of deuces wins
+
+
+def test_report_over_the_limit_dealer_logs():
+    report = inspect_logs([shared_path("acpc", "dealer_example_limit")])
+    assert report.hands_read == 2000 and report.hands_skipped == 0
+    assert report.per_format == {"acpc": {"sources": 2, "hands": 2000, "skipped": 0}}
+    assert report.players == 3                                     # p1, p2, p3
+    actions = sum(sum(k.values()) for k in report.actions_per_street.values())
+    assert report.decisions <= actions and report.decisions > 0.9 * actions
+    assert report.decisions_known == report.decisions                # the dealer shows all cards
+
+
+def test_report_lists_skipped_hands_with_reasons(tmp_path: Path):
+    log = tmp_path / "a.log"
+    log.write_text(GOOD.format(i=0) + "STATE:1:cc/c\n" + GOOD.format(i=2) + "STATE:3:rc/cc:AhKd|2c2d/Ah4c5c:2|-2:a|b\n")
+    report = inspect_logs(log)
+    assert report.hands_read == 2
+    assert [i.where for i in report.skipped] == [f"{log}:2", f"{log}:4"]
+    assert "dealt twice" in report.skipped[1].reason
+    data = report.to_dict()
+    assert data["hands_skipped"] == 2 and data["skipped"][0]["where"] == f"{log}:2"
+
+
+def test_rules_engine_rejections_are_skipped_hands(tmp_path: Path):
+    # a valid-looking PHH hand where p3 never acts (p1 acts out of turn)
+    (tmp_path / "x.phh").write_text("variant = 'NT'\nantes = [0, 0, 0]\nblinds_or_straddles = [1, 2, 0]\n"
+                                    "min_bet = 2\nstarting_stacks = [50, 50, 50]\nactions = ['p1 f', 'p2 f']\n")
+    report = inspect_logs(tmp_path)
+    assert report.hands_read == 0 and report.hands_skipped == 1
+    assert "rules engine" in report.skipped[0].reason
+
+
+def test_cli_text_and_json(tmp_path: Path):
+    log = tmp_path / "a.log"
+    log.write_text("".join(GOOD.format(i=i) for i in range(3)) + "garbage\n" + "STATE:9:zz\n")
+    result = runner.invoke(app, ["logs", "inspect", str(log), "--max-issues", "1"])
+    assert result.exit_code == 0, result.output
+    assert "hands read: 3" in result.output and "skipped: 2" in result.output
+    assert f"{log}:4" in result.output and "and 1 more" in result.output
+    result = runner.invoke(app, ["logs", "inspect", str(log), "--json"])
+    assert result.exit_code == 0
+    data = json.loads(result.output)
+    assert data["hands_read"] == 3 and data["hands_skipped"] == 2
+    assert data["per_format"]["acpc"]["hands"] == 3
+    assert data["actions_per_street"]["preflop"] == {"f": 0, "c": 3, "r": 3}
+
+
+def test_cli_real_phh_folder_json():
+    result = runner.invoke(app, ["logs", "inspect", str(shared_path("phh", "data", "wsop", "2023")), "--json"])
+    assert result.exit_code == 0
+    data = json.loads(result.output)
+    assert data["hands_read"] + data["hands_skipped"] == 83         # SOURCE.md: 83 WSOP 2023 hands
+    assert data["hands_read"] >= 17                                  # 7 FT + 11 NT (one may be rejected)
+
+
+def test_cli_exit_codes(tmp_path: Path):
+    bad = tmp_path / "bad.log"
+    bad.write_text("STATE:1:cc/c\n")
+    result = runner.invoke(app, ["logs", "inspect", str(bad)])
+    assert result.exit_code == 1 and "no hand could be read" in result.output
+    result = runner.invoke(app, ["logs", "inspect", str(tmp_path / "missing.log")])
+    assert result.exit_code == 1 and "no such file" in result.output
+    result = runner.invoke(app, ["logs", "inspect", str(bad), "--log-format", "nope"])
+    assert result.exit_code == 2 and "known formats" in result.output   # a usage error
+    result = runner.invoke(app, ["logs", "inspect"])
+    assert result.exit_code == 2                                     # usage error

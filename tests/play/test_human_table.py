@@ -1,0 +1,210 @@
+"""`cbr play --human`: the text table, driven from a script (library function and real CLI)."""
+from __future__ import annotations
+
+import re
+
+import pytest
+from typer.testing import CliRunner
+
+from cbr.errors import GameError
+from cbr.game.state import HandState
+from cbr.play.human import play_human
+from cbr.play.match import run_match
+from cli import app
+from evaluator_ext.cards import cards_str
+
+runner = CliRunner()
+KEYS_RE = re.compile(r"\b([fcrq])=")
+
+
+def keys_of(prompt: str) -> set[str]:
+    """The action keys a prompt offers (q excluded)."""
+    return set(KEYS_RE.findall(prompt)) - {"q"}
+
+
+class Script:
+    """A scripted human: ``choose(prompt)`` gives the next line; prompts are kept."""
+
+    def __init__(self, choose):
+        self.choose = choose
+        self.prompts: list[str] = []
+
+    def __call__(self, prompt: str):
+        self.prompts.append(prompt)
+        return self.choose(prompt)
+
+
+def play(bot: str, hands: int, choose, seed: int = 5):
+    lines: list[str] = []
+    script = Script(choose)
+    result = play_human([bot], hands, read=script, show=lines.append, seed=seed)
+    return result, lines, script
+
+
+def calls(prompt: str) -> str:
+    return "c"
+
+
+def raises(prompt: str) -> str:
+    return "r" if "r=" in prompt else "c"
+
+
+@pytest.mark.parametrize("bot, choose", [("call", calls), ("raise", raises)])
+def test_scripted_session_is_the_same_match_as_run_match(bot, choose):
+    # A human who always calls (or raises when allowed) is the `call` (`raise`) bot:
+    # the same deals, seats and bot seeds give the payoffs run_match gives.
+    seed, hands = 5, 3
+    result, lines, _ = play(bot, hands, choose, seed)
+    mirror = "call" if choose is calls else "raise"
+    expected = run_match([mirror, bot], hands, seed=seed, keep_payoffs=True)
+    assert result.hands == hands and not result.quit
+    assert result.totals == [sum(p[s] for p in expected.hand_payoffs) for s in range(2)]
+    assert sum(result.totals) == 0.0
+    assert [r.payoffs for r in result.records] != [] and len(result.records) == hands
+    per_hand = [float(m.group(1)) for m in (re.match(r"Hand \d+: you ([+-][\d.]+) sb", ln) for ln in lines) if m]
+    assert len(per_hand) == hands
+    assert sum(per_hand) == pytest.approx(result.small_bets(0))
+    final = lines[-1]
+    you, other = (float(x) for x in re.findall(r"([+-][\d.]+) sb(?!/)", final)[:2])
+    assert you == pytest.approx(result.small_bets(0)) and you + other == pytest.approx(0.0)
+
+
+@pytest.mark.parametrize("bot, choose", [("call", calls), ("raise", raises)])
+def test_prompts_offer_exactly_the_legal_keys_and_the_table_lines_match_the_state(bot, choose):
+    result, lines, script = play(bot, 3, choose)
+    assert len(script.prompts) == len(result.decisions) > 0       # no illegal key typed: one prompt each
+    for prompt, (dp, kind) in zip(script.prompts, result.decisions):
+        assert keys_of(prompt) == set(dp.legal)
+        assert kind in dp.legal
+    if bot == "raise":  # the raise bot caps some street: then r is not offered
+        assert any("r" not in dp.legal for dp, _ in result.decisions)
+    # Each decision's table: board and pot as the decision point has them.
+    tables = [i for i, ln in enumerate(lines) if ln.startswith("Your cards: ")]
+    assert len(tables) == len(result.decisions)
+    for i, (dp, _) in zip(tables, result.decisions):
+        assert lines[i] == f"Your cards: {cards_str(dp.hole, ' ')}"
+        assert lines[i + 1] == f"Board: {cards_str(dp.board, ' ') if dp.board else '(none)'}"
+        assert lines[i + 2] == f"Pot: {sum(dp.total_committed):g}"
+
+
+def test_bot_actions_showdown_and_replay():
+    result, lines, _ = play("raise", 3, calls)
+    text = "\n".join(lines)
+    assert "raise raises to" in text and "you call" in text
+    for rec in result.records:
+        # the record replays on a fresh HandState to the same payoffs
+        s = HandState(rec.game, players=rec.players, hole_cards=rec.hole_cards)
+        board = list(rec.board)
+        for a in rec.actions:
+            while s.needs_board:
+                s.deal_board(board[: {0: 3, 1: 4, 2: 5}[s.street]][len(s.board):])
+            s.act(a.kind)
+        while s.needs_board:
+            s.deal_board(board[len(s.board): {0: 3, 1: 4, 2: 5}[s.street]])
+        assert s.payoffs() == rec.payoffs
+        folded = any(a.kind == "f" for a in rec.actions)
+        if not folded:  # calling down: both hands are shown
+            for name, hole in zip(rec.players, rec.hole_cards):
+                verb = "show" if name == "you" else "shows"
+                assert f"  {name} {verb} {cards_str(hole, ' ')}" in lines
+        winners = [p for p, v in enumerate(rec.payoffs) if v > 0]
+        for p in winners:
+            assert any(ln.startswith(f"{rec.players[p]} win") and f"net {rec.payoffs[p]:+g}" in ln for ln in lines)
+
+
+def test_illegal_keys_are_refused_and_asked_again():
+    # Against `call` the human in the big blind can check pre-flop: fold is illegal then.
+    typed: list[str] = []
+
+    def choose(prompt: str) -> str:
+        if "f=" not in prompt and (not typed or typed[-1] != "f"):
+            typed.append("f")
+            return "f"
+        typed.append("zz" if len(typed) == 1 else "c")
+        return typed[-1]
+
+    result, lines, script = play("call", 2, choose)
+    errors = [ln for ln in lines if ln.startswith("error: ")]
+    assert any("cannot fold: nothing to call, check instead" in e for e in errors)
+    assert len(script.prompts) == len(result.decisions) + len(errors)
+    assert all(kind != "f" for _, kind in result.decisions)
+
+
+def test_raise_at_the_cap_is_refused():
+    said: list[str] = []
+
+    def choose(prompt: str) -> str:
+        if "r=" not in prompt and not said:
+            said.append(prompt)
+            return "raise"
+        return raises(prompt)
+
+    result, lines, script = play("raise", 3, choose)
+    assert said, "the raise bot and a raising human reach the cap"
+    assert any(ln.startswith("error: cannot raise: betting is capped") for ln in lines)
+    assert sum(result.totals) == 0.0
+
+
+@pytest.mark.parametrize("quit_line", ["q", None])
+def test_quit_mid_hand_folds_and_stops(quit_line):
+    answers = iter(["c", "c", quit_line])
+    result, lines, script = play("call", 5, lambda prompt: next(answers))
+    assert result.quit and result.hands == 1
+    assert len(result.decisions) == 2
+    assert "You quit: you fold this hand." in lines
+    assert sum(result.totals) == 0.0 and result.totals[0] < 0     # folded the blinds/bets in
+    assert lines[-1].startswith("Result after 1 hand: you ")
+
+
+def test_bad_counts():
+    with pytest.raises(GameError):
+        play_human([], 1, read=lambda p: None, show=lambda s: None)
+    with pytest.raises(GameError):
+        play_human(["call"], 0, read=lambda p: None, show=lambda s: None)
+    with pytest.raises(ValueError, match="unknown policy"):
+        play_human(["nosuchbot"], 1, read=lambda p: None, show=lambda s: None)
+
+
+def test_cli_scripted_session_against_call_and_raise():
+    r = runner.invoke(app, ["play", "--human", "--bots", "call,raise", "--hands", "3", "--seed", "2"],
+                      input="c\n" * 200)
+    assert r.exit_code == 0, r.output
+    assert "=== Hand 3 of 3" in r.output
+    final = r.output.strip().splitlines()[-1]
+    chips = [float(x) for x in re.findall(r"([+-][\d.]+) sb(?!/)", final)]
+    assert final.startswith("Result after 3 hands:") and len(chips) == 3
+    assert sum(chips) == pytest.approx(0.0)
+    # the same as the match of a calling seat against the same bots
+    expected = run_match(["call", "call", "raise"], 3, seed=2)
+    assert chips == pytest.approx([p.total / expected.game.small_bet for p in expected.players])
+
+
+def test_cli_illegal_key_quit_and_eof():
+    r = runner.invoke(app, ["play", "--human", "--bots", "call", "--hands", "4"], input="x\nq\n")
+    assert r.exit_code == 0, r.output
+    assert "error: unknown key 'x'" in r.output and "You quit" in r.output
+    assert "Result after 1 hand:" in r.output
+    r = runner.invoke(app, ["play", "--human", "--bots", "call", "--hands", "4"], input="")
+    assert r.exit_code == 0, r.output
+    assert "Result after 1 hand:" in r.output
+
+
+@pytest.mark.parametrize("args", [[], ["--human", "--acpc", "127.0.0.1:1"], ["--human", "--json"]])
+def test_cli_usage_errors(args):
+    r = runner.invoke(app, ["play", *args], input="")
+    assert r.exit_code == 2
+
+
+def test_cli_unknown_bot_is_one_line_exit_1():
+    r = runner.invoke(app, ["play", "--human", "--bots", "nosuchbot"], input="")
+    assert r.exit_code == 1
+    assert "unknown policy 'nosuchbot'" in r.output
+
+
+def test_cli_default_bot_is_the_cbr_bot():
+    r = runner.invoke(app, ["play", "--human", "--hands", "2", "--seed", "1"], input="c\n" * 40)
+    assert r.exit_code == 0, r.output
+    final = r.output.strip().splitlines()[-1]
+    assert final.startswith("Result after 2 hands: you ") and ", cbr " in final
+    chips = [float(x) for x in re.findall(r"([+-][\d.]+) sb(?!/)", final)]
+    assert len(chips) == 2 and sum(chips) == pytest.approx(0.0)

@@ -1,0 +1,251 @@
+"""The match runner: zero-sum results, seat rotation, duplicate replay, CIs, the CLI."""
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from cbr.errors import PluginError
+from cbr.game import standard_table
+from cbr.game.spec import default_game
+from cbr.logs.record import HandRecord
+from cbr.play.match import deal_cards, run_match, seat_names
+from cbr.policies import Policy, legal_triple
+from cbr.policies.baseline import AlwaysCallPolicy, RandomPolicy
+from cbr.stats import mean_ci
+from cli import app
+
+
+class Recorder:
+    """A log writer that keeps the records in memory."""
+
+    def __init__(self) -> None:
+        self.records: list[HandRecord] = []
+
+    def write(self, record: HandRecord) -> None:
+        self.records.append(record)
+
+    def close(self) -> None:
+        pass
+
+
+class Spy(Policy):
+    """Random play that remembers every decision point and every observed record."""
+
+    name = "spy"
+
+    def __init__(self, *, seed: int | None = None) -> None:
+        super().__init__(seed=seed)
+        self.seen: list = []
+        self.observed: list[tuple[HandRecord, int]] = []
+
+    def triple(self, dp):
+        self.seen.append(dp)
+        return legal_triple((1, 1, 1), dp.legal)
+
+    def observe(self, record, position):
+        self.observed.append((record, position))
+
+
+def test_results_are_zero_sum_hand_by_hand():
+    r = run_match(["random", "raise", "call", "random"], 200, seed=4, keep_payoffs=True)
+    assert r.hands == 200 and len(r.hand_payoffs) == 200
+    for hand in r.hand_payoffs:
+        assert math.isclose(sum(hand), 0.0, abs_tol=1e-9)
+    assert math.isclose(sum(p.total for p in r.players), 0.0, abs_tol=1e-9)
+    assert [p.name for p in r.players] == ["random-1", "raise", "call", "random-4"]
+
+
+def test_button_rotates_one_seat_per_hand():
+    rec = Recorder()
+    run_match(["random", "call", "raise"], 6, seed=1, log=rec)
+    names = seat_names([RandomPolicy(), AlwaysCallPolicy(), RandomPolicy()])
+    assert names == ["random-1", "call", "random-3"]
+    order = [r.players for r in rec.records]
+    assert order[0] == ("random", "call", "raise")
+    assert order[1] == ("call", "raise", "random")     # position i of hand k = seat (i + k) % n
+    assert order[3] == order[0]
+
+
+def test_duplicate_replays_every_deal_with_the_seats_rotated():
+    rec = Recorder()
+    r = run_match(["random", "raise", "call"], 9, seed=5, duplicate=True, log=rec)
+    assert (r.hands, r.deals) == (9, 3)
+    for d in range(3):
+        hands = rec.records[3 * d: 3 * d + 3]
+        assert len({h.hole_cards for h in hands}) == 1          # same cards per position
+        assert len({h.players for h in hands}) == 3             # different seating each time
+        # every seat held every position's cards once
+        for name in ("random", "raise", "call"):
+            got = {h.hole_cards[h.players.index(name)] for h in hands}
+            assert got == set(hands[0].hole_cards)
+    assert rec.records[0].hole_cards != rec.records[3].hole_cards
+
+
+def test_plain_matches_deal_new_cards_every_hand():
+    rec = Recorder()
+    run_match(["random", "call"], 20, seed=5, log=rec)
+    assert len({r.hole_cards for r in rec.records}) == 20
+
+
+def test_duplicate_rounds_the_hands_up_to_whole_deals():
+    r = run_match(["call", "call", "raise"], 10, duplicate=True)
+    assert (r.hands, r.deals) == (12, 4)
+    assert all(p.hands == 12 for p in r.players)
+
+
+def test_duplicate_cancels_the_cards_between_identical_players():
+    # Two calling stations check every hand down: the same cards in both seats exactly cancel.
+    r = run_match(["call", "call"], 400, duplicate=True, seed=9)
+    assert all(p.total == 0 and p.sb_ci == 0 for p in r.players)
+    plain = run_match(["call", "call"], 400, seed=9)
+    assert plain.players[0].sb_ci > 0.05         # +-1 small bet a hand: about 1.96 / sqrt(400)
+
+
+def test_confidence_intervals_match_the_direct_formula():
+    r = run_match(["random", "raise", "call"], 300, seed=3, keep_payoffs=True)
+    x = np.array(r.hand_payoffs)                       # hands x seats, in chips
+    for s, p in enumerate(r.players):
+        col = x[:, s] / r.game.small_bet
+        assert p.sb_per_hand == pytest.approx(col.mean())
+        assert p.sb_ci == pytest.approx(1.959964 * col.std(ddof=1) / math.sqrt(len(col)), rel=1e-6)
+        assert p.mbb_per_hand == pytest.approx(1000 * col.mean() * r.game.small_bet / r.game.big_blind)
+
+    d = run_match(["random", "raise"], 300, seed=3, duplicate=True, keep_payoffs=True)
+    y = np.array(d.hand_payoffs)[:, 0].reshape(d.deals, 2).mean(axis=1) / d.game.small_bet
+    p = d.players[0]
+    assert p.sb_per_hand == pytest.approx(y.mean())
+    assert p.sb_ci == pytest.approx(1.959964 * y.std(ddof=1) / math.sqrt(d.deals), rel=1e-6)
+
+
+def test_units_follow_the_game():
+    game = standard_table("x", 2, (5, 10), 20, 40)      # small bet 20, big blind 10
+    r = run_match(["random", "call"], 100, game=game, seed=2)
+    p = r.players[0]
+    assert p.sb_per_hand == pytest.approx(p.total / 100 / 20)
+    assert p.mbb_per_hand == pytest.approx(1000 * p.total / 100 / 10)
+
+
+def test_mean_ci_by_hand():
+    values = [2.0, 4.0, 9.0]
+    mean, half = mean_ci(values)
+    s = math.sqrt(sum((v - 5.0) ** 2 for v in values) / 2)
+    assert mean == 5.0 and half == pytest.approx(1.959964 * s / math.sqrt(3))
+    assert mean_ci([1.0])[1] == math.inf
+
+
+def test_same_seed_same_match_other_seed_other_match():
+    a = run_match(["random", "raise"], 100, seed=1, keep_payoffs=True)
+    b = run_match(["random", "raise"], 100, seed=1, keep_payoffs=True)
+    c = run_match(["random", "raise"], 100, seed=2, keep_payoffs=True)
+    assert a.hand_payoffs == b.hand_payoffs != c.hand_payoffs
+
+
+def test_bots_see_only_their_own_hole_cards():
+    spy = Spy()
+    rec = Recorder()
+    run_match([spy, "random", "call"], 60, seed=8, log=rec)
+    by_hand = {r.hand_id: r for r in rec.records}
+    assert spy.seen
+    for dp in spy.seen:
+        record = by_hand[dp.hand_id]
+        assert dp.hole == record.hole_cards[dp.position]
+        others = {c for p, h in enumerate(record.hole_cards) if p != dp.position for c in h}
+        assert not others & set(dp.board)
+        assert "hole_cards" not in vars(dp)  # a DecisionPoint carries no table of hole cards
+
+
+def test_observe_hides_cards_that_were_not_shown():
+    spy = Spy()
+    run_match([spy, "random"], 80, seed=6)
+    assert len(spy.observed) == 80
+    hidden = 0
+    for record, pos in spy.observed:
+        assert record.hole_cards[pos] is not None
+        folded = {a.position for a in record.actions if a.kind == "f"}
+        showdown = record.n_players - len(folded) > 1
+        for p, h in enumerate(record.hole_cards):
+            if p == pos:
+                continue
+            if showdown and p not in folded:
+                assert h is not None                       # shown down
+            else:
+                assert h is None
+                hidden += 1
+    assert hidden > 0
+
+
+def test_bad_matches_are_refused():
+    with pytest.raises(ValueError):
+        run_match(["call"], 10)
+    with pytest.raises(ValueError):
+        run_match(["call", "call"], 0)
+    with pytest.raises(ValueError):
+        run_match(["call", "call", "call"], 10, game=default_game(2))
+    with pytest.raises(PluginError, match="known|installed"):
+        run_match(["call", "nobody"], 10)
+
+
+def test_deals_use_distinct_cards_and_depend_on_the_seed():
+    holes, board = deal_cards(3, 0, 10)
+    cards = [c for h in holes for c in h] + list(board)
+    assert len(cards) == 25 and len(set(cards)) == 25
+    assert deal_cards(3, 0, 2) != deal_cards(4, 0, 2)
+
+
+def test_progress_counts_every_hand():
+    ticks: list[int] = []
+    run_match(["random", "call"], 123, progress=ticks.append)
+    assert sum(ticks) == 123
+
+
+def test_the_hand_strength_bot_beats_the_random_bot():
+    # Random folds a third of its hands to any bet and raises trash; the Phase I bot does not.
+    r = run_match(["hs", "random"], 2000, duplicate=True, seed=12)
+    p = r["hs"]
+    assert p.sb_per_hand - p.sb_ci > 0
+    assert r["random"].sb_per_hand == pytest.approx(-p.sb_per_hand)
+
+
+# ---------------------------------------------------------------- the CLI
+runner = CliRunner()
+
+
+def test_cli_match_json():
+    res = runner.invoke(app, ["match", "--players", "random,call", "--hands", "50", "--seed", "3", "--json"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    assert data["hands"] == 50 and [p["name"] for p in data["players"]] == ["random", "call"]
+    direct = run_match(["random", "call"], 50, seed=3)
+    assert data["players"][0]["total"] == direct.players[0].total
+
+
+def test_cli_match_table_and_duplicate():
+    res = runner.invoke(app, ["match", "-p", "raise,call,random", "-n", "10", "--duplicate"])
+    assert res.exit_code == 0, res.output
+    assert "sb/h" in res.stdout and "raise" in res.stdout and "12 hands" in res.stdout
+
+
+def test_cli_match_unknown_bot_lists_the_known_ones():
+    res = runner.invoke(app, ["match", "--players", "ehs,nobody", "--hands", "5"])
+    assert res.exit_code == 2                                   # a usage error
+    err = res.stderr.strip().splitlines()[-1]
+    assert "nobody" in err and "ehs" in err and "call" in err
+
+
+def test_cli_match_writes_a_log(tmp_path):
+    path = tmp_path / "m.log"
+    res = runner.invoke(app, ["match", "-p", "random,raise", "-n", "20", "--log", str(path)])
+    assert res.exit_code == 0, res.output
+    lines = path.read_text().splitlines()
+    assert lines[0].startswith("# game: ") and lines[-1].startswith("SCORE:")
+    assert sum(line.startswith("STATE:") for line in lines) == 20
+    res = runner.invoke(app, ["match", "-p", "random,raise", "-n", "5", "--log", str(tmp_path / "m.phhs"),
+                              "--log-format", "phh"])
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "m.phhs").read_text().count("variant = 'FT'") == 5
+    res = runner.invoke(app, ["match", "-p", "random,raise", "-n", "5", "--log", str(path), "--log-format", "xml"])
+    assert res.exit_code == 2 and "xml" in res.stderr            # a usage error

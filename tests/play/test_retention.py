@@ -1,0 +1,326 @@
+"""Retention during play (issue 8, section 3): what is kept, with which provenance and
+outcome, seen by the next retrieval, never written into the shipped default case base;
+the retention log's crash rules; readers in other processes."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cbr.errors import CaseBaseError
+from cbr.game.gamedef import STREETS
+from cbr.logs.replay import replay
+from cbr.play.match import run_match
+from cbr.play.retention import Retainer, copy_casebase, shown_positions
+from cbr.policies.cbr_policy import CBRPolicy
+from cbr.store import DEFAULT_CASEBASE, PACKAGED_CASEBASES, CaseBase
+from cbr.store.retention_log import RetentionLog
+
+REPO = Path(__file__).resolve().parents[2]
+ENV = {**os.environ, "PYTHONPATH": str(REPO)}
+
+
+@pytest.fixture(scope="module")
+def small_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the default case base (made once; each test copies it again)."""
+    return copy_casebase("default", tmp_path_factory.mktemp("cb") / "base")
+
+
+def fresh(small_copy: Path, tmp_path: Path, name: str = "mine") -> Path:
+    return copy_casebase(small_copy, tmp_path / name)
+
+
+class Recorder:
+    """A log writer stand-in that keeps the records (the match's own HandRecords)."""
+
+    def __init__(self) -> None:
+        self.records = []
+
+    def write(self, record) -> None:  # noqa: ANN001
+        self.records.append(record)
+
+
+def test_match_keeps_own_decisions_and_showdowns_with_outcomes_and_provenance(small_copy: Path,
+                                                                               tmp_path: Path) -> None:
+    path = fresh(small_copy, tmp_path)
+    before = CaseBase.open(path).count()
+    rec = Recorder()
+    bot = CBRPolicy(casebase=str(path), seed=4)
+    r = run_match([bot, "call"], 30, seed=5, retain=True, log=rec)  # type: ignore[arg-type]
+    bot.close()
+    # what should be kept, counted independently from the match's records
+    expected = []
+    for k, record in enumerate(rec.records):
+        bot_pos = [p for p, name in enumerate(record.players) if name == "cbr"][0]
+        wanted = {bot_pos} | shown_positions(record)
+        for dp in replay(record):
+            if dp.position in wanted:
+                seat = 0 if dp.position == bot_pos else 1
+                expected.append((str(k), dp.player, dp.street, dp.action, seat,
+                                 record.payoffs[dp.position] / record.game.small_bet))
+    cb = CaseBase.open(path)
+    assert cb.count() - before == r.retained == len(expected) > 0
+    assert cb.manifest.log is not None and cb.manifest.counts["flop"]["total"] == cb.count("flop")  # folded
+    rows = cb.sql("SELECT hand_id, player, street, action, seat, outcome, match_id, opponents, source, "
+                  "retained_at FROM cases WHERE source = 'retained'").fetchall()
+    streets = {s: i for i, s in enumerate(STREETS)}
+    got = sorted((h, p, streets[s], a, seat, o) for h, p, s, a, seat, o, *_ in rows)
+    assert got == sorted(expected)
+    assert {row[6] for row in rows} == {r.match_id}
+    assert {(row[1], row[7]) for row in rows} <= {("cbr", "call"), ("call", "cbr")}
+    assert all(row[9] is not None for row in rows)
+
+
+def test_retained_case_is_seen_by_the_next_retrieval(small_copy: Path, tmp_path: Path) -> None:
+    """Retain one hand, then decide at exactly a retained decision: the case is retrieved."""
+    path = fresh(small_copy, tmp_path)
+    rec = Recorder()
+    run_match(["ehs", "call"], 3, seed=11, log=rec)
+    record = next(r for r in rec.records if len(shown_positions(r)) == 2)
+    bot = CBRPolicy(casebase=str(path), seed=1)
+    cb = bot.open()
+    flop = [dp for dp in replay(record) if dp.street == 1]
+    assert flop
+    first = bot.decide(flop[0])
+    assert first.case_ids.size  # the street is loaded before the retention
+    retainer = Retainer(cb, keep=[], names=list(record.players), match_id="m1")
+    kept = retainer.hand(record, [0, 1])
+    ids = cb.sql("SELECT case_id FROM cases_flop WHERE match_id = 'm1' ORDER BY case_id").fetchall()
+    assert kept > 0 and ids
+    again = bot.decide(flop[0])
+    assert ids[0][0] in set(again.case_ids.tolist())  # in the very next retrieval
+    assert len(again.case_ids) > len(first.case_ids)
+    bot.close()
+
+
+def test_default_casebase_is_never_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    default = PACKAGED_CASEBASES / DEFAULT_CASEBASE
+    before = {p.name: p.stat().st_mtime_ns for p in default.rglob("*") if p.is_file()}
+    with pytest.raises(CaseBaseError, match="never written to.*--retain-into"):
+        run_match(["cbr", "call"], 2, retain=True)
+    monkeypatch.chdir(tmp_path)
+    r = run_match(["cbr", "call"], 4, retain_into="copy1")
+    assert r.retained > 0 and (tmp_path / "casebases" / "copy1" / "manifest.json").is_file()
+    r2 = run_match(["cbr", "call"], 4, retain_into="copy1", seed=2)  # grows the same copy
+    with CaseBase.open(tmp_path / "casebases" / "copy1") as cb:
+        assert cb.sql("SELECT count(DISTINCT match_id) FROM cases").fetchone() == (2,)
+        assert cb.count() == CaseBase.open(default).count() + r.retained + r2.retained
+        assert cb.name == "copy1"
+    after = {p.name: p.stat().st_mtime_ns for p in default.rglob("*") if p.is_file()}
+    assert after == before
+
+
+def test_retention_needs_a_case_based_bot() -> None:
+    with pytest.raises(CaseBaseError, match="case-based bot"):
+        run_match(["ehs", "call"], 2, retain=True)
+
+
+def test_cli_match_retain_json_and_errors(small_copy: Path, tmp_path: Path) -> None:
+    path = fresh(small_copy, tmp_path)
+    run = subprocess.run([sys.executable, "-m", "cli", "match", "--players", f"cbr:casebase={path},call",
+                          "--hands", "6", "--retain", "--json"], capture_output=True, text=True, env=ENV,
+                         cwd=REPO, timeout=120)
+    assert run.returncode == 0, run.stderr
+    out = json.loads(run.stdout)
+    assert out["retained"] > 0 and out["match_id"]
+    bad = subprocess.run([sys.executable, "-m", "cli", "match", "--players", "cbr,call", "--hands", "2", "--retain"],
+                         capture_output=True, text=True, env=ENV, cwd=tmp_path, timeout=120)
+    assert bad.returncode == 1 and bad.stderr.count("\n") == 1 and "--retain-into" in bad.stderr
+
+
+def test_human_decisions_are_retained(small_copy: Path, tmp_path: Path) -> None:
+    from cbr.play.human import play_human
+
+    path = fresh(small_copy, tmp_path)
+    keys = iter(["c"] * 40)
+    r = play_human([f"cbr:casebase={path}"], 3, read=lambda p: next(keys, None), show=lambda s: None, seed=3,
+                   retain=True)
+    with CaseBase.open(path) as cb:
+        mine = cb.sql("SELECT count(*) FROM cases WHERE source = 'retained' AND player = 'you'").fetchone()[0]
+        total = cb.sql("SELECT count(*) FROM cases WHERE source = 'retained'").fetchone()[0]
+    assert mine == len(r.decisions) > 0 and total == r.retained
+
+
+# ---- the retention log -----------------------------------------------------------------
+def _table(first: int, n: int):  # noqa: ANN202
+    """A log chunk: case ids from ``first`` and ``n`` rows of one feature."""
+    from cbr.store.parts import row_batch
+
+    return (np.arange(first, first + n), row_batch(["x"], np.arange(n, dtype=np.float32).reshape(n, 1), "c" * n))
+
+
+def test_torn_tail_is_ignored_then_truncated(tmp_path: Path) -> None:
+    path = tmp_path / "log-00000.bin"
+    log = RetentionLog(path, 0)
+    log.append({"flop": _table(0, 2)})
+    good = path.stat().st_size
+    for cut in (1, 5, 11, 12, 30):  # a record cut anywhere: header or body
+        with open(path, "r+b") as fh:
+            fh.truncate(good)
+            fh.seek(good)
+            fh.write(bytes(_full_record(2, 3))[:cut])
+        again = RetentionLog(path, 0)
+        again.refresh()
+        assert again.rows["flop"] == 2 and again.torn, cut
+    again.append({"flop": _table(2, 1)})  # the next writer drops the torn tail
+    third = RetentionLog(path, 0)
+    third.refresh()
+    assert third.rows["flop"] == 3 and not third.torn and third.next_id == 3
+
+
+def _full_record(first: int, n: int) -> bytes:
+    import struct
+    import zlib
+
+    from cbr.store.retention_log import MAGIC, _encode
+
+    payload = _encode({"flop": _table(first, n)})
+    return struct.pack("<4sII", MAGIC, len(payload), zlib.crc32(payload)) + payload
+
+
+def test_damage_before_committed_records_is_an_error(tmp_path: Path) -> None:
+    path = tmp_path / "log-00000.bin"
+    log = RetentionLog(path, 0)
+    log.append({"flop": _table(0, 2)})
+    first = path.stat().st_size
+    log.append({"flop": _table(2, 2)})
+    data = bytearray(path.read_bytes())
+    data[first // 2] ^= 0x40  # a flipped bit inside the first record
+    path.write_bytes(bytes(data))
+    with pytest.raises(CaseBaseError, match="damaged record at byte 0"):
+        RetentionLog(path, 0).refresh()
+
+
+def test_a_zero_filled_tail_is_torn_not_damage(tmp_path: Path) -> None:
+    path = tmp_path / "log-00000.bin"
+    RetentionLog(path, 0).append({"flop": _table(0, 2)})
+    with open(path, "ab") as fh:
+        fh.write(b"\0" * 100)
+    log = RetentionLog(path, 0)
+    log.refresh()
+    assert log.rows["flop"] == 2 and log.torn
+
+
+def test_fold_by_another_handle_keeps_the_writer_consistent(small_copy: Path, tmp_path: Path) -> None:
+    path = fresh(small_copy, tmp_path)
+    writer, folder = CaseBase.open(path), CaseBase.open(path)
+    rows = np.zeros((1, len(writer.feature_names("flop"))), np.float32)
+    a = writer.append("flop", rows, "c")
+    assert folder.fold() == 1
+    b = writer.append("flop", rows + 0.5, "r")  # follows the new log generation
+    assert int(b[0]) == int(a[0]) + 1
+    writer.close()
+    folder.close()
+    with CaseBase.open(path) as cb:
+        c = cb.cases("flop")
+        assert c.case_ids[-2:].tolist() == [int(a[0]), int(b[0])] and c.actions[-2:].tolist() == ["c", "r"]
+        assert cb.index("flop").n_cases_ == len(c)
+
+
+def test_reader_in_another_process_sees_new_cases_after_refresh(small_copy: Path, tmp_path: Path) -> None:
+    path = fresh(small_copy, tmp_path)
+    reader = CaseBase.open(path)
+    n = reader.count("turn")
+    proc = subprocess.run([sys.executable, "-c", "import sys, numpy as np\nfrom cbr.store import CaseBase\n"
+                           "cb = CaseBase.open(sys.argv[1])\n"
+                           "cb.append('turn', np.zeros((2, len(cb.feature_names('turn'))), np.float32), 'cr')\n",
+                           str(path)], env=ENV, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert reader.count("turn") == n  # a snapshot until refreshed
+    assert reader.refresh() == 2 and reader.count("turn") == n + 2
+    assert reader.sql("SELECT count(*) FROM cases_turn").fetchone() == (n + 2,)
+    reader.close()
+
+
+def test_inspect_and_query_in_other_processes_while_a_bot_retains(small_copy: Path, tmp_path: Path) -> None:
+    """`cbr casebase inspect --json` and `cbr query` run while a match retains: every answer is
+    a consistent base (counts add up, the total never goes down, queries answer)."""
+    path = fresh(small_copy, tmp_path)
+    player = subprocess.Popen([sys.executable, "-m", "cli", "match", "--players", f"cbr:casebase={path},call",
+                               "--hands", "400", "--retain", "--json"], env=ENV, cwd=REPO,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    totals = []
+    try:
+        deadline = time.monotonic() + 120
+        while player.poll() is None and time.monotonic() < deadline and len(totals) < 6:
+            ins = subprocess.run([sys.executable, "-m", "cli", "casebase", "inspect", str(path), "--json"],
+                                 env=ENV, cwd=REPO, capture_output=True, text=True, timeout=120)
+            assert ins.returncode == 0, ins.stderr
+            info = json.loads(ins.stdout)
+            assert info["total"] == sum(c["total"] for c in info["counts"].values())
+            for c in info["counts"].values():
+                assert c["total"] == c["f"] + c["c"] + c["r"]
+            totals.append(info["total"])
+            q = subprocess.run([sys.executable, "-m", "cli", "query", "--casebase", str(path), "--hole", "AsKs",
+                                "--board", "2c7d9h", "--json"], env=ENV, cwd=REPO, capture_output=True,
+                               text=True, timeout=120)
+            assert q.returncode == 0, q.stderr
+            assert abs(sum(json.loads(q.stdout)["triple"].values()) - 1) < 1e-6
+        out, err = player.communicate(timeout=300)
+        assert player.returncode == 0, err
+    finally:
+        if player.poll() is None:
+            player.kill()
+            player.wait()
+    assert totals == sorted(totals) and len(totals) >= 2
+    assert CaseBase.open(path).count() == CaseBase.open(small_copy).count() + json.loads(out)["retained"]
+
+
+def test_acpc_client_and_dealer_retain(small_copy: Path, tmp_path: Path) -> None:
+    """`cbr serve-dealer --retain-into` (an in-process cbr seat) and `cbr play --acpc --retain`
+    (a client, over loopback TCP) both keep their hands."""
+    path = fresh(small_copy, tmp_path)
+    before = CaseBase.open(path).count()
+    dealer = subprocess.Popen([sys.executable, "-m", "cli", "serve-dealer", "--players", "remote,call", "--hands", "12",
+                               "--port", "0", "--timeout", "30"], env=ENV, cwd=REPO, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        assert dealer.stdout is not None
+        line = dealer.stdout.readline().strip()
+        assert line.startswith("listening on "), dealer.stderr.read() if dealer.stderr else line
+        address = line.split()[-1]
+        client = subprocess.run([sys.executable, "-m", "cli", "play", "--acpc", address, "--policy",
+                                 f"cbr:casebase={path}", "--retain", "--json"], env=ENV, cwd=REPO,
+                                capture_output=True, text=True, timeout=120)
+        assert client.returncode == 0, client.stderr
+        out = json.loads(client.stdout)
+        assert out["hands"] == 12 and out["retained"] > 0
+        dealer.wait(timeout=60)
+    finally:
+        if dealer.poll() is None:
+            dealer.kill()
+            dealer.wait()
+    with CaseBase.open(path) as cb:
+        assert cb.count() == before + out["retained"]
+        (opps,) = cb.sql("SELECT DISTINCT opponents FROM cases WHERE source = 'retained' AND player = "
+                         "'cbr'").fetchone()
+        assert opps == address  # the client knows its opponents only by the dealer's address
+    run = subprocess.run([sys.executable, "-m", "cli", "serve-dealer", "--players", "cbr,call", "--hands", "6",
+                          "--retain-into", str(tmp_path / "dealt")], env=ENV, cwd=REPO, capture_output=True,
+                         text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    kept = int(run.stdout.strip().splitlines()[-1].split()[1].replace(",", ""))
+    with CaseBase.open(tmp_path / "dealt") as cb:
+        assert kept > 0 and cb.sql("SELECT count(*) FROM cases WHERE source = 'retained'").fetchone() == (kept,)
+
+
+def test_retention_experiment_script_runs_and_reports(tmp_path: Path) -> None:
+    """experiments/retention.py on a few hands: the report's shape, and the paired difference
+    equals the mean of the per-hand differences it is computed from."""
+    run = subprocess.run([sys.executable, str(REPO / "experiments" / "retention.py"), "--hands", "45", "--seed", "5",
+                          "--window", "20", "--out", str(tmp_path)], env=ENV, cwd=tmp_path, capture_output=True,
+                         text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    report = json.loads((tmp_path / "retention-seed5.json").read_text())
+    assert report["hands"] == 45 and report["retained"] > 0
+    assert len(report["thirds"]["retention"]) == 3 == len(report["similarity_thirds"]["control"])
+    assert set(report["verdict"]) == {"similarity_rises", "last_third_beats_first_by_more_than_ci",
+                                      "last_third_beats_control_by_more_than_ci"}
+    on, off = report["thirds"]["retention"][2], report["thirds"]["control"][2]
+    assert abs(report["last_third_minus_control"]["sb_per_hand"] - (on["sb_per_hand"] - off["sb_per_hand"])) < 2e-4

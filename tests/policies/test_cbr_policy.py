@@ -1,0 +1,271 @@
+"""The case-based bot (plugin ``cbr``): legal actions, re-use policies, life cycle, CLI."""
+from __future__ import annotations
+
+import math
+import random
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from cbr.errors import CaseBaseError, ConfigError, GameError
+from cbr.game import preset
+from cbr.game.state import HandState
+from cbr.play.match import run_match
+from cbr.policies import make_policy
+from cbr.policies.cbr_policy import CBRPolicy, best_outcome_action, max_frequency_action
+from cbr.store.writer import CaseBaseWriter
+from evaluator_ext.cards import parse_cards
+
+GAME = preset("holdem.limit.2p")
+
+
+def tiny_casebase(path, flop_actions: str, *, streets=("flop",), outcome=0.0) -> str:
+    """A case base whose given streets hold one case per letter of ``flop_actions``
+    (features drawn at random: fewer cases than fallback_k, so every case is retrieved);
+    ``outcome``: one value (or one per case) for every street, None = unknown."""
+    rng = np.random.default_rng(len(flop_actions))
+    with CaseBaseWriter(path, build_index=False) as w:
+        for s in streets:
+            d = 8 if s == "preflop" else 12
+            w.add_rows(s, rng.random((len(flop_actions), d)).astype(np.float32), list(flop_actions),
+                       outcome=outcome)
+    return str(path)
+
+
+def flop_state(raises: int) -> HandState:
+    """A heads-up hand on the flop after both limp in, then ``raises`` bets/raises on the flop."""
+    hole = [parse_cards("AhKd"), parse_cards("7c7d")]
+    st = HandState(GAME, players=["a", "b"], hole_cards=hole)
+    st.act("c")
+    st.act("c")
+    st.deal_board(parse_cards("2c9hTs"))
+    for _ in range(raises):
+        st.act("r")
+    return st
+
+
+def free_check_dp():
+    dp = flop_state(0).decision_point()
+    assert "f" not in dp.legal and "c" in dp.legal
+    return dp
+
+
+def capped_dp():
+    st = flop_state(0)
+    while "r" in st.decision_point().legal:
+        st.act("r")
+    dp = st.decision_point()
+    assert dp.legal == "fc"
+    return dp
+
+
+REUSES = ("probabilistic", "max-frequency", "best-outcome")
+
+
+@pytest.mark.parametrize("reuse", REUSES)
+def test_never_folds_when_checking_is_free(tmp_path, reuse):
+    cb = tiny_casebase(tmp_path / "folds", "ffffffff")
+    dp = free_check_dp()
+    with CBRPolicy(casebase=cb, reuse=reuse, seed=1) as bot:
+        rng = random.Random(0)
+        actions = {bot.act(dp, rng) for _ in range(200)}
+        assert actions == {"c"}
+        assert bot.last_decision.triple == (0.0, 1.0, 0.0)
+
+
+@pytest.mark.parametrize("reuse", REUSES)
+def test_capped_raise_becomes_call(tmp_path, reuse):
+    cb = tiny_casebase(tmp_path / "raises", "rrrrrrrr")
+    dp = capped_dp()
+    with CBRPolicy(casebase=cb, reuse=reuse, seed=1) as bot:
+        rng = random.Random(0)
+        assert {bot.act(dp, rng) for _ in range(200)} == {"c"}
+
+
+def test_max_frequency_picks_the_mode(tmp_path):
+    cb = tiny_casebase(tmp_path / "mode", "rrrrrrcccf")
+    dp = flop_state(1).decision_point()            # facing a bet: fold, call, raise legal
+    assert dp.legal == "fcr"
+    with CBRPolicy(casebase=cb, reuse="max-frequency") as bot:
+        d = bot.decide(dp)
+        assert d.action == "r" and d.played == (0.0, 0.0, 1.0)
+        assert d.triple == pytest.approx((0.1, 0.3, 0.6))
+        assert d.retrieved == 10 and len(d.case_ids) == 10
+    with CBRPolicy(casebase=cb, reuse="max-frequency") as bot:   # capped: raise share (0.6) calls
+        assert bot.decide(capped_dp()).action == "c"
+
+
+def test_max_frequency_ties_are_deterministic(tmp_path):
+    cb = tiny_casebase(tmp_path / "tie", "ffffrrrr")
+    dp = flop_state(1).decision_point()
+    with CBRPolicy(casebase=cb, reuse="max-frequency") as bot:
+        assert {bot.act(dp, random.Random(s)) for s in range(20)} == {"r"}   # bet/raise before fold
+    assert max_frequency_action((0.0, 0.5, 0.5), "fcr") == "c"                 # check/call before raise
+    assert max_frequency_action((0.5, 0.0, 0.5), "fcr") == "r"
+
+
+def test_probabilistic_frequencies_match_the_triple(tmp_path):
+    cb = tiny_casebase(tmp_path / "mix", "ffcccccrrr")       # 0.2, 0.5, 0.3
+    dp = flop_state(1).decision_point()
+    n = 4000
+    rng = random.Random(11)
+    with CBRPolicy(casebase=cb) as bot:
+        counts = {k: 0 for k in "fcr"}
+        for _ in range(n):
+            counts[bot.act(dp, rng)] += 1
+        triple = bot.last_decision.triple
+    assert triple == pytest.approx((0.2, 0.5, 0.3))
+    for k, p in zip("fcr", triple):
+        assert abs(counts[k] / n - p) <= 4 * math.sqrt(p * (1 - p) / n), (k, counts)
+
+
+def test_own_rng_is_seeded_by_the_policy_seed(tmp_path):
+    cb = tiny_casebase(tmp_path / "mix", "ffcccccrrr")
+    dp = flop_state(1).decision_point()
+    runs = []
+    for _ in range(2):
+        with CBRPolicy(casebase=cb, seed=5) as bot:
+            runs.append([bot.decide(dp).action for _ in range(50)])
+    assert runs[0] == runs[1] and len(set(runs[0])) > 1
+    with CBRPolicy(casebase=cb, seed=6) as bot:
+        assert [bot.decide(dp).action for _ in range(50)] != runs[0]
+
+
+def test_best_outcome_refuses_a_case_base_without_outcomes(tmp_path):
+    """Issue 8, bad input: best-outcome on a case base with no known outcome is one line."""
+    cb = tiny_casebase(tmp_path / "noout", "ffcccccrrr", outcome=None)
+    with pytest.raises(CaseBaseError, match="holds no case with an outcome"):
+        CBRPolicy(casebase=cb, reuse="best-outcome", seed=2).open()
+    from cli import app
+
+    result = CliRunner().invoke(app, ["match", "--players", f"cbr:casebase={cb}:reuse=best-outcome,call",
+                                      "--hands", "2"])
+    assert result.exit_code == 1 and len(result.stderr.strip().splitlines()) == 1, result.output
+
+
+def test_best_outcome_falls_back_without_outcomes(tmp_path):
+    """The retrieved (flop) cases carry no outcome, other cases do: fall back, and say so."""
+    cb = str(tmp_path / "noout")
+    with CaseBaseWriter(cb, build_index=False) as w:
+        rng = np.random.default_rng(10)
+        w.add_rows("flop", rng.random((10, 12)).astype(np.float32), list("ffcccccrrr"))
+        w.add_rows("preflop", rng.random((3, 8)).astype(np.float32), list("crr"), outcome=1.5)
+    dp = flop_state(1).decision_point()
+    with CBRPolicy(casebase=cb, reuse="best-outcome", seed=2) as bot:
+        d = bot.decide(dp)
+    assert d.reuse == "probabilistic"
+    # schema 3 always has the column; these cases carry no outcome (NULL)
+    assert "fell back to probabilistic" in d.explanation
+    assert "none of the retrieved cases has a known outcome" in d.explanation
+    assert d.played == d.triple == pytest.approx((0.2, 0.5, 0.3))
+
+
+def test_best_outcome_action_choice():
+    acts = ["f", "c", "c", "r", "r", "r"]
+    out = [-1.0, 1.0, 2.0, 0.0, 3.0, math.nan]      # means: f -1, c 1.5, r 1.5 (NaN ignored)
+    assert best_outcome_action(acts, out, "fcr") == ("c", {"f": -1.0, "c": 1.5, "r": 1.5})
+    assert best_outcome_action(acts, out, "fc")[0] == "c"          # capped: raises count as calls
+    assert best_outcome_action(["f", "f"], [5.0, 5.0], "cr") == ("c", {"c": 5.0})
+    assert best_outcome_action(acts, [math.nan] * 6, "fcr") == (None, {})
+
+
+def test_street_without_cases_is_refused(tmp_path):
+    """Issue 8, bad input: a case base without the needed street is one clear line."""
+    cb = tiny_casebase(tmp_path / "preonly", "rrr", streets=("preflop",))
+    dp = flop_state(1).decision_point()
+    with CBRPolicy(casebase=cb, reuse="probabilistic") as bot:
+        with pytest.raises(CaseBaseError, match="has no flop cases, so the cbr bot cannot decide on the flop"):
+            bot.decide(dp)
+
+
+def test_no_limit_game_for_a_limit_case_base_is_refused(tmp_path):
+    """Issue 8, bad input: a game the bot cannot play (no-limit for a limit case base)."""
+    nl = preset("holdem.nolimit.6p").with_players(2)
+    assert nl.betting != "limit"
+    st = HandState(nl, players=["a", "b"], hole_cards=[parse_cards("AhKd"), parse_cards("7c7d")])
+    with CBRPolicy(casebase="default") as bot:
+        with pytest.raises(GameError, match="cannot play .*holds only limit hands"):
+            bot.decide(st.decision_point())
+
+
+def test_options_are_checked_when_built(tmp_path):
+    with pytest.raises(ConfigError, match="probabilistic, max-frequency or best-outcome"):
+        CBRPolicy(reuse="mode")
+    with pytest.raises(ConfigError, match="no case base"):
+        CBRPolicy(casebase=str(tmp_path / "missing"))
+    with pytest.raises(ConfigError, match="similarity config"):
+        CBRPolicy(similarity=str(tmp_path / "missing.toml"))
+
+
+def test_close_and_reopen(tmp_path):
+    cb = tiny_casebase(tmp_path / "cb", "cccr")
+    bot = make_policy("cbr", casebase=cb, reuse="max-frequency")
+    dp = flop_state(1).decision_point()
+    assert bot.act(dp, random.Random(0)) == "c"
+    assert bot._cb is not None                          # kept open between decisions
+    bot.close()
+    assert bot._cb is None
+    assert bot.act(dp, random.Random(0)) == "c"          # opens again on use
+    bot.close()
+
+
+@pytest.mark.parametrize("reuse", REUSES)
+def test_legal_actions_in_generated_matches(reuse):
+    """Property: over every decision of generated matches (the default case base, against
+    random and raising opponents: capped streets, free checks, multi-way pots) the bot's
+    action is legal; the dealer loop refuses anything else with a GameError."""
+    seen: list[tuple[str, str]] = []
+
+    class Watched(CBRPolicy):
+        def act(self, dp, rng):
+            a = super().act(dp, rng)
+            seen.append((dp.legal, a))
+            return a
+
+    for seed, opponents in ((1, ["random"]), (2, ["raise"]), (3, ["random", "raise"])):
+        bot = Watched(reuse=reuse, seed=seed)
+        try:
+            run_match([bot, *opponents], 30, seed=seed)
+        finally:
+            bot.close()
+    assert len(seen) > 50
+    assert all(a in legal for legal, a in seen)
+    assert any(legal == "fc" for legal, _ in seen) and any("f" not in legal for legal, _ in seen)
+
+
+def test_run_match_leaves_a_given_bot_open():
+    bot = CBRPolicy(reuse="max-frequency")
+    r = run_match([bot, "call"], 10, seed=4)
+    assert r.players[0].policy == "cbr" and bot._cb is not None      # the caller closes it
+    bot.close()
+    r = run_match(["cbr:reuse=max-frequency", "call"], 10, seed=4)    # built and closed by the match
+    assert r.hands == 10
+
+
+def test_cli_match_with_a_cbr_spec():
+    from cli import app
+
+    res = CliRunner().invoke(app, ["match", "--players", "cbr:casebase=default:reuse=probabilistic,call",
+                                   "--hands", "50", "--json", "--seed", "3"])
+    assert res.exit_code == 0, res.output
+    import json
+
+    data = json.loads(res.output)
+    assert data["hands"] == 50 and [p["policy"] for p in data["players"]] == ["cbr", "call"]
+    assert sum(p["total"] for p in data["players"]) == 0
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("cbr:colour=red,call", "has no option 'colour'; options: casebase, similarity, reuse"),
+    ("cbr:reuse=best,call", "unknown re-use policy 'best'"),
+    ("nosuchbot,call", "unknown policy 'nosuchbot'; known policies:"),
+    ("call:x=1,call", "policy 'call' takes no options"),
+])
+def test_cli_bad_spec_is_a_usage_error(spec, message):
+    from cli import app
+
+    res = CliRunner().invoke(app, ["match", "--players", spec, "--hands", "5"])
+    assert res.exit_code == 2
+    errors = [line for line in res.output.splitlines() if message in line]
+    assert len(errors) == 1, res.output

@@ -1,0 +1,91 @@
+"""Policy specs ``NAME:KEY=VALUE:...``: parsing, options through the plugin store, errors."""
+from __future__ import annotations
+
+import pytest
+
+from cbr.errors import ConfigError, PluginError
+from cbr.policies.cbr_policy import CBRPolicy
+from cbr.policies.rules import LooseAggressivePolicy
+from cbr.policies.spec import (
+    PolicySpecError,
+    UnknownPolicyError,
+    parse_policy_spec,
+    policy_from_spec,
+    policy_options,
+    split_policy_specs,
+)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("call", ("call", {})),
+    ("  ehs ", ("ehs", {})),
+    ("cbr:casebase=default", ("cbr", {"casebase": "default"})),
+    ("cbr:casebase=/tmp/x/cb:reuse=best-outcome", ("cbr", {"casebase": "/tmp/x/cb", "reuse": "best-outcome"})),
+    ("lag:stab-rate=0.1:raise_rank=40", ("lag", {"stab_rate": "0.1", "raise_rank": "40"})),
+    ("cbr:similarity=a=b.toml", ("cbr", {"similarity": "a=b.toml"})),     # first '=' splits
+])
+def test_parse_good(text, expected):
+    assert parse_policy_spec(text) == expected
+
+
+@pytest.mark.parametrize("text, message", [
+    ("", "expected a policy name first"),
+    (":reuse=x", "expected a policy name first"),
+    ("cbr:reuse", "expected KEY=VALUE"),
+    ("cbr:=x", "expected KEY=VALUE"),
+    ("cbr:", "expected KEY=VALUE"),
+    ("cbr:reuse=a:reuse=b", "given twice"),
+    ("cbr:reuse=a:re-use=b:re_use=c", "given twice"),
+    ("cbr:casebase=a,b", "contains a comma"),
+    ("c br", "expected a policy name first"),
+])
+def test_parse_bad(text, message):
+    with pytest.raises(PolicySpecError, match=message) as info:
+        parse_policy_spec(text)
+    assert isinstance(info.value, ValueError) and "\n" not in str(info.value)
+
+
+def test_split_keeps_options_with_their_policy():
+    assert split_policy_specs("cbr:casebase=default:reuse=max-frequency,ehs") == [
+        "cbr:casebase=default:reuse=max-frequency", "ehs"]
+    assert split_policy_specs(" a , ,b,") == ["a", "b"]
+
+
+def test_options_come_from_the_constructor():
+    assert {k: v for k, v in policy_options("cbr").items() if k in ("casebase", "similarity", "reuse")} == {
+        "casebase": "default", "similarity": None, "reuse": "probabilistic"}
+    assert policy_options("call") == {} and policy_options("random") == {}
+    assert policy_options("ehs")["raise_ehs"] == 0.6
+    assert "stab_rate" in policy_options("lag") and "seed" not in policy_options("lag")
+
+
+def test_build_with_typed_options():
+    bot = policy_from_spec("lag:stab-rate=0.25:raise_rank=40", seed=9)
+    assert isinstance(bot, LooseAggressivePolicy)
+    assert bot.stab_rate == 0.25 and bot.raise_rank == 40 and isinstance(bot.raise_rank, int) and bot.seed == 9
+    cbr = policy_from_spec("cbr:reuse=max-frequency", seed=2)
+    assert isinstance(cbr, CBRPolicy) and cbr.reuse == "max-frequency" and cbr.casebase == "default"
+    assert policy_from_spec("call").name == "call"
+
+
+@pytest.mark.parametrize("text, error, message", [
+    ("nosuchbot", UnknownPolicyError, r"unknown policy 'nosuchbot'; known policies: .*cbr.*ehs"),
+    ("cbr:colour=red", PolicySpecError, "has no option 'colour'; options: casebase, similarity, reuse"),
+    ("call:x=1", PolicySpecError, "policy 'call' takes no options, got 'x'"),
+    ("lag:raise-rank=many", PolicySpecError, "option 'raise_rank' is an int, got 'many'"),
+    ("lag:stab-rate=half", PolicySpecError, "option 'stab_rate' is a float, got 'half'"),
+    ("cbr:reuse=often", PolicySpecError, "unknown re-use policy 'often'; use probabilistic"),
+    ("cbr:casebase=/no/such/dir", PolicySpecError, "no case base"),
+    ("cbr:reuse=", PolicySpecError, "option 'reuse' has an empty value"),
+    ("cbr:seed=3", PolicySpecError, "has no option 'seed'"),
+])
+def test_build_errors(text, error, message):
+    with pytest.raises(error, match=message) as info:
+        policy_from_spec(text)
+    assert isinstance(info.value, ConfigError) and isinstance(info.value, ValueError)
+    assert "\n" not in str(info.value)
+
+
+def test_unknown_policy_is_also_a_plugin_error():
+    with pytest.raises(PluginError):
+        policy_from_spec("nosuchbot")

@@ -1,0 +1,157 @@
+"""``cbr casebase merge`` (cbr/store/merge.py): the merge of case bases built from two real
+logs holds the cases of the case base built from both logs (as multisets); ids are new,
+dense and deterministic; inputs that differ are refused in one line; an interrupted or
+failing merge leaves no output."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from cbr.build.local import build_casebase
+from cbr.errors import CaseBaseError
+from cbr.game.gamedef import STREETS
+from cbr.similarity import default_casper
+from cbr.store import CaseBase
+from cbr.store.merge import merge_casebases
+from cbr.store.writer import CaseBaseWriter
+from features.casper import CasperFeatures
+from tests.conftest import REPO, shared_path
+
+CLI = [sys.executable, "-c", "import sys; from cli import app; sys.exit(app())"]
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(REPO)}
+
+
+def cases(path: Path) -> dict[str, Counter]:
+    """Per street, the multiset of cases: every column but the case id."""
+    cb = CaseBase.open(path)
+    try:
+        out = {}
+        for s in STREETS:
+            t = cb.table(s).drop(["case_id"])
+            out[s] = Counter(zip(*(t.column(c).to_pylist() for c in t.column_names)))
+        return out
+    finally:
+        cb.close()
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    logs = shared_path("acpc", "dealer_example_limit")
+    root = tmp_path_factory.mktemp("merge")
+    out = {"a": root / "a", "b": root / "b", "union": root / "union"}
+    build_casebase([logs / "2p.limit.h1000.r0.log"], out["a"], workers=2)
+    build_casebase([logs / "3p.limit.h1000.r0.log"], out["b"], workers=2)
+    build_casebase([logs], out["union"], workers=2)
+    return out
+
+
+def test_merge_is_the_build_of_the_union(built: dict[str, Path], tmp_path: Path) -> None:
+    report = merge_casebases([built["a"], built["b"]], tmp_path / "ab")
+    merged, union = cases(tmp_path / "ab"), cases(built["union"])
+    assert merged == union
+    assert report.cases == sum(sum(c.values()) for c in union.values())
+    cb, cu = CaseBase.open(tmp_path / "ab"), CaseBase.open(built["union"])
+    try:
+        assert cb.manifest.counts == cu.manifest.counts
+        assert sorted(g["name"] for g in cb.manifest.games) == sorted(g["name"] for g in cu.manifest.games)
+        assert {s["source"]: (s["sha256"], s["cases"]) for s in cb.manifest.sources} == \
+               {s["source"]: (s["sha256"], s["cases"]) for s in cu.manifest.sources}
+        ids = sorted(i for s in STREETS for i in cb.table(s).column("case_id").to_pylist())
+        assert ids == list(range(report.cases)) and cb.manifest.next_case_id == report.cases
+        # the indexes were rebuilt over the merged cases and answer like the union's
+        for s in STREETS:
+            assert cb.manifest.index[s]["cases"] == cu.manifest.index[s]["cases"]
+            X = cb.cases(s).features
+            q = X[len(X) // 2]
+            hits_m = sorted(tuple(r) for r in cb.cases(s).features[cb.index(s).retrieve(q).ids].tolist())
+            hits_u = sorted(tuple(r) for r in cu.cases(s).features[cu.index(s).retrieve(q).ids].tolist())
+            assert hits_m == hits_u
+    finally:
+        cb.close()
+        cu.close()
+    # deterministic ids: input order, then streets, then old ids
+    merge_casebases([built["a"], built["b"]], tmp_path / "ab2")
+    one, two = CaseBase.open(tmp_path / "ab"), CaseBase.open(tmp_path / "ab2")
+    try:
+        for s in STREETS:
+            assert one.table(s).equals(two.table(s))
+        first = one.table("preflop").slice(0, 1).column("source").to_pylist()[0]
+        assert first.endswith("2p.limit.h1000.r0.log")
+    finally:
+        one.close()
+        two.close()
+
+
+class RenamedCasper(CasperFeatures):
+    name = "casper-renamed"
+
+
+def _small(path: Path, **kw: object) -> Path:
+    with CaseBaseWriter(path, build_index=False, **kw) as w:
+        w.add_rows("flop", [[0.5] * 12, [0.25] * 12], "cr", source="x.log")
+    return path
+
+
+def test_refusals(built: dict[str, Path], tmp_path: Path) -> None:
+    other_fs = _small(tmp_path / "fs", feature_set=RenamedCasper())
+    with pytest.raises(CaseBaseError, match="feature set 'casper-renamed' vs 'casper'"):
+        merge_casebases([built["a"], other_fs], tmp_path / "out")
+    other_sim = _small(tmp_path / "sim", similarity=dataclasses.replace(default_casper(), threshold=0.9))
+    with pytest.raises(CaseBaseError, match="similarity configurations differ"):
+        merge_casebases([built["a"], other_sim], tmp_path / "out")
+    with pytest.raises(CaseBaseError, match="given twice"):
+        merge_casebases([built["a"], built["a"]], tmp_path / "out")
+    with pytest.raises(CaseBaseError, match="one of the inputs"):
+        merge_casebases([built["a"], built["b"]], built["b"])
+    with pytest.raises(CaseBaseError):
+        merge_casebases([built["a"], tmp_path / "nothing"], tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+    r = subprocess.run([*CLI, "casebase", "merge", str(built["a"]), str(other_fs), "-o", str(tmp_path / "out")],
+                       capture_output=True, text=True, env=_env(), timeout=120)
+    assert r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1 and "feature set" in r.stderr, r.stderr
+    r = subprocess.run([*CLI, "casebase", "merge", str(built["a"]), "-o", str(tmp_path / "out")],
+                       capture_output=True, text=True, env=_env(), timeout=120)
+    assert r.returncode == 2 and "at least two" in r.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_interrupted_or_failing_merge_leaves_no_output(built: dict[str, Path], tmp_path: Path) -> None:
+    seen = []
+
+    def interrupt(n: int) -> None:
+        seen.append(n)
+        if len(seen) == 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        merge_casebases([built["a"], built["b"]], tmp_path / "out", progress=interrupt)
+    assert os.listdir(tmp_path) == []
+    # a damaged part of the second input, found mid-merge
+    damaged = tmp_path / "damaged"
+    subprocess.run(["cp", "-r", str(built["b"]), str(damaged)], check=True)
+    part = damaged / CaseBase.open(damaged).manifest.parts["flop"][0]["file"]
+    data = bytearray(part.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    part.write_bytes(bytes(data))
+    with pytest.raises(CaseBaseError, match="part-00000"):
+        merge_casebases([built["a"], damaged], tmp_path / "out")
+    assert sorted(os.listdir(tmp_path)) == ["damaged"]
+
+
+def test_cli_merge_json(built: dict[str, Path], tmp_path: Path) -> None:
+    r = subprocess.run([*CLI, "casebase", "merge", str(built["a"]), str(built["b"]), "-o", str(tmp_path / "ab"),
+                        "--json"], capture_output=True, text=True, env=_env(), timeout=300)
+    assert r.returncode == 0, r.stderr
+    info = json.loads(r.stdout)
+    assert info["cases"] == CaseBase.open(built["union"]).manifest.next_case_id
+    assert cases(tmp_path / "ab") == cases(built["union"])
