@@ -9,6 +9,7 @@ setup(
                 "evaluator_ext/src/eval_kernels.c",
                 "evaluator_ext/src/nativemodule.c",
                 "evaluator_ext/src/abstraction_kernels.c",
+                "evaluator_ext/src/range_kernels.c",
             ],
             include_dirs=["evaluator_ext/src"],
             extra_compile_args=["-O3", "-std=c11", "-Wall", "-Wextra"],

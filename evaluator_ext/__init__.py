@@ -69,6 +69,8 @@ API = (
     "hand_strength_counts",
     "category_counts",
     "showdown_deals",
+    "range_equity",
+    "range_update",
 )
 
 
@@ -116,6 +118,8 @@ hand_potential = _impl.hand_potential
 effective_hand_strength = _impl.effective_hand_strength
 hand_strength_squared = _impl.hand_strength_squared
 win_probability = _impl.win_probability
+range_equity = _impl.range_equity
+range_update = _impl.range_update
 hand_strength_counts = _impl.hand_strength_counts
 category_counts = _impl.category_counts
 showdown_deals = _impl.showdown_deals

@@ -49,6 +49,25 @@ class NativeKernels:
     category_counts = staticmethod(_native.category_counts)
 
     @staticmethod
+    def range_equity(hole: tuple, board: tuple, weights, trials: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+        eq, counted = np.empty(1326), np.empty(1326)
+        try:
+            _native.range_equity(hole, board, weights, trials, seed, eq, counted)
+        except ValueError as exc:  # no holding of the range left: the facade's shared message
+            if "weights give no weight" in str(exc):
+                from evaluator_ext._common import no_usable_weight
+
+                raise no_usable_weight() from None
+            raise
+        return eq, counted
+
+    @staticmethod
+    def range_update(weights: np.ndarray, likelihood: np.ndarray, dead: tuple) -> np.ndarray:
+        out = weights.copy()
+        _native.range_update(out, likelihood, dead)
+        return out
+
+    @staticmethod
     def evaluate_batch(cards: np.ndarray) -> np.ndarray:
         out = np.empty(cards.shape[0], dtype=np.int32)
         try:
@@ -73,6 +92,8 @@ effective_hand_strength = EVALUATOR.effective_hand_strength
 hand_strength_squared = EVALUATOR.hand_strength_squared
 showdown_deals = EVALUATOR.showdown_deals
 win_probability = EVALUATOR.win_probability
+range_equity = EVALUATOR.range_equity
+range_update = EVALUATOR.range_update
 
 __all__ = [
     "CATEGORIES",
@@ -96,4 +117,6 @@ __all__ = [
     "hand_strength_squared",
     "showdown_deals",
     "win_probability",
+    "range_equity",
+    "range_update",
 ]

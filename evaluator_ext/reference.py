@@ -49,6 +49,7 @@ from evaluator_ext._common import (
     N_VALUES,
     batch_duplicate_error,
     batch_range_error,
+    no_usable_weight,
 )
 from evaluator_ext._common import (
     TIED as _TIED,
@@ -74,6 +75,8 @@ __all__ = [
     "hand_strength_squared",
     "win_probability",
     "showdown_deals",
+    "range_equity",
+    "range_update",
     "EXACT_AUTO_MAX_DEALS",
     "EXACT_MAX_DEALS",
     "MAX_TRIALS",
@@ -333,6 +336,51 @@ class ReferenceKernels:
         return tally[0], tally[1], tally[2]
 
 
+    @staticmethod
+    def range_equity(hole: Cards, board: Cards, weights: Optional[np.ndarray], trials: int,
+                     seed: int) -> tuple[np.ndarray, np.ndarray]:
+        """Every runout (trials 0) or ``trials`` runouts from ``random.Random(seed)``; each
+        holding of the range counts the runouts that leave its cards in the deck."""
+        deck = [c for c in range(N_CARDS) if c not in hole + board]
+        to_come = 5 - len(board)
+        holdings = [(x, y) for x, y in _opponent_holdings(hole + board) if _weight_of(weights, x, y) > 0]
+        if not holdings:
+            raise no_usable_weight()
+        if trials == 0:
+            runouts: Iterable[tuple[int, ...]] = combinations(deck, to_come)
+        else:
+            rng = random.Random(seed)
+            runouts = (tuple(rng.sample(deck, to_come)) for _ in range(trials))
+        score = {h: [0.0, 0.0] for h in holdings}  # (win + tie / 2, runouts)
+        for runout in runouts:
+            final = board + tuple(runout)
+            ours = _value(hole + final)
+            for x, y in holdings:
+                if x in runout or y in runout:
+                    continue
+                theirs = _value((x, y) + final)
+                s = score[(x, y)]
+                s[0] += 1.0 if ours > theirs else 0.5 if ours == theirs else 0.0
+                s[1] += 1.0
+        eq, counted = np.full(1326, -1.0), np.zeros(1326)
+        for (x, y), (points, n) in score.items():
+            i = combo_index(x, y)
+            counted[i] = n
+            if n:
+                eq[i] = points / n
+        return eq, counted
+
+    @staticmethod
+    def range_update(weights: np.ndarray, likelihood: np.ndarray, dead: Cards) -> np.ndarray:
+        out = np.zeros(1326)
+        for hi in range(1, N_CARDS):
+            for lo in range(hi):
+                if hi in dead or lo in dead:
+                    continue
+                i = combo_index(hi, lo)
+                out[i] = float(weights[i]) * float(likelihood[i])
+        return out
+
 KERNELS = ReferenceKernels()
 EVALUATOR = Evaluator(KERNELS)
 
@@ -348,3 +396,5 @@ effective_hand_strength = EVALUATOR.effective_hand_strength
 hand_strength_squared = EVALUATOR.hand_strength_squared
 showdown_deals = EVALUATOR.showdown_deals
 win_probability = EVALUATOR.win_probability
+range_equity = EVALUATOR.range_equity
+range_update = EVALUATOR.range_update

@@ -12,6 +12,7 @@
 
 #include "eval_kernels.h"
 #include "abstraction_kernels.h"
+#include "range_kernels.h"
 
 /* Work bigger than this (hand evaluations, roughly) runs without the GIL. */
 #define GIL_FREE_ABOVE 2000
@@ -750,6 +751,113 @@ error:
 }
 
 /* ------------------------------------------------------------------------- */
+/* play against a range (range_kernels.c)                                    */
+/* ------------------------------------------------------------------------- */
+
+static PyObject *py_range_equity(PyObject *Py_UNUSED(self), PyObject *args)
+{
+    PyObject *hole_obj, *board_obj, *weights_obj, *trials_obj, *seed_obj, *eq_obj, *counted_obj;
+    uint8_t hole[2], board[5];
+    int n_board, status, have_weights;
+    unsigned long long trials, seed;
+    const double *weights = NULL;
+    Py_buffer wview = {0}, eq = {0}, counted = {0};
+    rk_equity *e = NULL;
+    PyObject *result = NULL;
+    if (!PyArg_ParseTuple(args, "OOOOOOO:range_equity", &hole_obj, &board_obj, &weights_obj, &trials_obj, &seed_obj,
+                          &eq_obj, &counted_obj))
+        return NULL;
+    if (parse_hole_board(hole_obj, board_obj, hole, board, 0, &n_board, "range_equity") < 0)
+        return NULL;
+    if (n_board == 1 || n_board == 2)
+        return PyErr_Format(PyExc_ValueError, "range_equity: a board has 0, 3, 4 or 5 cards, got %d", n_board);
+    if (get_u64(trials_obj, "trials", 0, EK_MAX_TRIALS, &trials) < 0)
+        return NULL;
+    if (get_u64(seed_obj, "seed", 0, UINT64_MAX, &seed) < 0)
+        return NULL;
+    have_weights = get_weights(weights_obj, &wview, &weights);
+    if (have_weights < 0)
+        return NULL;
+    if (out_buffer(eq_obj, &eq, "d", 8, EK_N_COMBOS, "range_equity") < 0)
+        goto done;
+    if (out_buffer(counted_obj, &counted, "d", 8, EK_N_COMBOS, "range_equity") < 0)
+        goto done;
+    status = rk_equity_start(hole, board, n_board, weights, trials == 0, seed, &e);
+    if (status == EK_ERR_ARGUMENT) {
+        PyErr_Format(PyExc_ValueError, "range_equity: a %d-card board has more than %d runouts: give trials > 0",
+                     n_board, RK_MAX_EXACT_RUNOUTS);
+        goto done;
+    }
+    if (status) {
+        kernel_error(status, "range_equity");
+        goto done;
+    }
+    if (trials == 0) {
+        Py_BEGIN_ALLOW_THREADS /* at most a flop: 1,081 runouts */
+        rk_equity_exact(e);
+        Py_END_ALLOW_THREADS
+    } else {
+        /* chunks of about CHUNK_EVALS evaluations; one random stream across them */
+        unsigned long long per = (unsigned long long)rk_equity_holdings(e) + 1;
+        unsigned long long chunk = CHUNK_EVALS / per ? CHUNK_EVALS / per : 1, done = 0;
+        while (done < trials) {
+            unsigned long long n = trials - done < chunk ? trials - done : chunk;
+            Py_BEGIN_ALLOW_THREADS
+            rk_equity_sample(e, n);
+            Py_END_ALLOW_THREADS
+            done += n;
+            if (done < trials && PyErr_CheckSignals() < 0)
+                goto done;
+        }
+    }
+    rk_equity_finish(e, eq.buf, counted.buf);
+    e = NULL;
+    result = Py_NewRef(Py_None);
+done:
+    if (e)
+        rk_equity_free(e);
+    if (counted.obj)
+        PyBuffer_Release(&counted);
+    if (eq.obj)
+        PyBuffer_Release(&eq);
+    if (have_weights > 0)
+        PyBuffer_Release(&wview);
+    return result;
+}
+
+static PyObject *py_range_update(PyObject *Py_UNUSED(self), PyObject *args)
+{
+    PyObject *weights_obj, *likelihood_obj, *dead_obj;
+    Py_buffer w = {0}, lk = {0};
+    uint8_t dead[EK_N_CARDS];
+    uint64_t mask = 0;
+    double total = 0.0;
+    if (!PyArg_ParseTuple(args, "OOO:range_update", &weights_obj, &likelihood_obj, &dead_obj))
+        return NULL;
+    int n_dead = cards_from_sequence(dead_obj, dead, 0, EK_N_CARDS, "dead cards");
+    if (n_dead < 0)
+        return NULL;
+    for (int i = 0; i < n_dead; i++)
+        mask |= UINT64_C(1) << dead[i];
+    if (out_buffer(weights_obj, &w, "d", 8, EK_N_COMBOS, "range_update") < 0)
+        return NULL;
+    if (PyObject_GetBuffer(likelihood_obj, &lk, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
+        PyBuffer_Release(&w);
+        return NULL;
+    }
+    int status = EK_ERR_ARGUMENT;
+    if (lk.itemsize == 8 && lk.format && strcmp(lk.format, "d") == 0 && lk.ndim == 1 && lk.shape &&
+        lk.shape[0] == EK_N_COMBOS)
+        status = rk_range_update(w.buf, lk.buf, mask, &total);
+    PyBuffer_Release(&lk);
+    PyBuffer_Release(&w);
+    if (status)
+        return PyErr_Format(PyExc_ValueError, "range_update: the likelihoods must be a contiguous float64 array of "
+                            "1326 numbers in 0..1");
+    return PyFloat_FromDouble(total);
+}
+
+/* ------------------------------------------------------------------------- */
 
 static PyMethodDef methods[] = {
     {"evaluate", py_evaluate, METH_VARARGS,
@@ -783,6 +891,12 @@ static PyMethodDef methods[] = {
     {"abs_board_metrics", py_abs_board_metrics, METH_VARARGS,
      "abs_board_metrics(board, hs, hs2) -> None: E[HS] and E[HS^2] over every runout of a 3..5-card board, "
      "for every holding (float64 [1326], -1 clashing)."},
+    {"range_equity", py_range_equity, METH_VARARGS,
+     "range_equity(hole, board, weights, trials, seed, eq, counted) -> None: equity against every holding of a "
+     "range (1326), exact (trials 0) or over sampled runouts; fills float64 eq and counted (1326)."},
+    {"range_update", py_range_update, METH_VARARGS,
+     "range_update(weights, likelihood, dead) -> float: weights *= likelihood, 0 for holdings using a dead "
+     "card; the new total."},
     {"abs_river_accumulate", py_abs_river_accumulate, METH_VARARGS,
      "abs_river_accumulate(boards, sum_hs, sum_hs2, count) -> None: add every holding's river HS, HS^2 and 1 "
      "over uint8 boards (n, 5); interruptible."},
