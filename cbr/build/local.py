@@ -140,7 +140,7 @@ def _worker_init(feature_set: Any, parent: Optional[int] = None) -> None:
     _WORKER_FEATURES = _feature_set(feature_set)
 
 
-def _pool_context() -> Any:
+def pool_context() -> Any:
     """The start method of the worker pool: the platform's default, except that workers of
     a fork server would have the server as their parent, so ``spawn`` replaces it (the
     workers must be children of this process for :func:`die_with_parent`)."""
@@ -151,7 +151,7 @@ def _pool_context() -> Any:
     return multiprocessing.get_context()
 
 
-def _stop_pool(pool: ProcessPoolExecutor) -> None:
+def stop_pool(pool: ProcessPoolExecutor) -> None:
     """Stop a pool now: drop queued chunks, end the workers (SIGTERM, then SIGKILL)."""
     processes = list((getattr(pool, "_processes", None) or {}).values())
     pool.shutdown(wait=False, cancel_futures=True)
@@ -368,7 +368,7 @@ def build_casebase(
         else:
             # Workers die with this process (even on SIGKILL) and are stopped at once on
             # any error, Ctrl-C or SIGTERM (raised here as KeyboardInterrupt by the CLI).
-            pool = ProcessPoolExecutor(workers, mp_context=_pool_context(), initializer=_worker_init,
+            pool = ProcessPoolExecutor(workers, mp_context=pool_context(), initializer=_worker_init,
                                        initargs=(feature_set, os.getpid()))
             try:
                 pending = []
@@ -381,11 +381,11 @@ def build_casebase(
                 for fut in pending:
                     consume(fut.result())
             except BrokenProcessPool as exc:
-                _stop_pool(pool)
+                stop_pool(pool)
                 raise CBRError(f"a worker process of the build died ({exc}); killed from outside, "
                                f"or out of memory? Nothing was written") from exc
             except BaseException:
-                _stop_pool(pool)
+                stop_pool(pool)
                 raise
             pool.shutdown(wait=True)
         report.cases_per_street = {STREETS[s]: n for s, n in per_street.items()}

@@ -16,7 +16,7 @@ from typing import Annotated
 
 import typer
 
-from cbr.cli import abstraction, build, casebase, evaluate, hand, logs, play, players, plugins, query, train
+from cbr.cli import abstraction, build, casebase, evaluate, exploit, hand, logs, play, players, plugins, query, train
 from cbr.cli._errors import state
 
 # Typer's plain help (click's formatter), not its rich panels: flags show as flags (no
@@ -66,6 +66,7 @@ app.command("serve-dealer")(play.serve_dealer_command)
 app.command("play")(play.play_command)
 app.command("evaluate")(evaluate.evaluate_command)
 app.command("tune")(evaluate.tune_command)
+app.command("exploit")(exploit.exploit_command)
 app.add_typer(logs.app, name="logs")
 app.add_typer(casebase.app, name="casebase")
 app.add_typer(plugins.app, name="plugins")

@@ -20,7 +20,11 @@ samples one action kind from it. The triple is always *legal*: zero on kinds mis
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, ClassVar
+
+import numpy as np
 
 from cbr.errors import GameError
 
@@ -111,6 +115,30 @@ class Policy:
     def triple(self, dp: "DecisionPoint") -> Triple:
         """Probabilities of (fold, check/call, bet/raise), legal for ``dp.legal``."""
         raise NotImplementedError(f"{type(self).__name__} does not define triple()")
+
+    def triples(self, dp: "DecisionPoint", holes: Sequence[tuple[int, int]]) -> np.ndarray:
+        """The triple this policy would answer at ``dp`` holding each of ``holes`` instead of
+        ``dp.hole``: a float array of shape ``(len(holes), 3)``, each row legal for ``dp.legal``.
+
+        What an exploitability measurement asks ("your triple for each hidden holding at
+        this spot"). The default asks :meth:`triple` once per holding; policies whose triple
+        does not depend on the cards, or that can answer many holdings at once, override it.
+        A policy must answer without side effects: asking for other holdings never changes
+        what it answers for its own.
+
+        >>> from cbr.game import preset
+        >>> from cbr.game.state import HandState
+        >>> class Pairs(Policy):
+        ...     def triple(self, dp):
+        ...         return (0.0, 0.0, 1.0) if dp.hole[0] // 4 == dp.hole[1] // 4 else (0.0, 1.0, 0.0)
+        >>> dp = HandState(preset("holdem.limit.2p")).decision_point()
+        >>> Pairs().triples(dp, [(51, 50), (51, 47)]).tolist()       # AsAh raises, AsKs calls
+        [[0.0, 0.0, 1.0], [0.0, 1.0, 0.0]]
+        """
+        out = np.empty((len(holes), 3))
+        for i, hole in enumerate(holes):
+            out[i] = legal_triple(self.triple(replace(dp, hole=tuple(hole))), dp.legal)
+        return out
 
     def act(self, dp: "DecisionPoint", rng: random.Random) -> str:
         """One action kind (``'f'``, ``'c'`` or ``'r'``) drawn from :meth:`triple`."""

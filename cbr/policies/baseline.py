@@ -1,4 +1,4 @@
-"""Baseline opponents: random, always-call, always-raise.
+"""Baseline opponents: random, always-fold, always-call, always-raise.
 
 ``RandomPolicy`` is CASPER's baseline (seed ``watson-improving-casper-cbr-bot.txt``): it
 picks uniformly among the *legal* actions, so it never folds when it can check.
@@ -14,7 +14,10 @@ picks uniformly among the *legal* actions, so it never folds when it can check.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 from cbr.policies.base import KINDS, Policy, Triple, legal_triple
 
@@ -22,7 +25,14 @@ if TYPE_CHECKING:  # pragma: no cover
     from cbr.game.decision import DecisionPoint
 
 
-class RandomPolicy(Policy):
+class BlindPolicy(Policy):
+    """A policy whose triple does not depend on its cards: every holding answers alike."""
+
+    def triples(self, dp: "DecisionPoint", holes: Sequence[tuple[int, int]]) -> np.ndarray:
+        return np.tile(np.asarray(self.triple(dp), dtype=float), (len(holes), 1))
+
+
+class RandomPolicy(BlindPolicy):
     """Uniform over the legal actions (fold only when facing a bet)."""
 
     name = "random"
@@ -32,7 +42,18 @@ class RandomPolicy(Policy):
         return legal_triple(tuple(share if k in dp.legal else 0.0 for k in KINDS), dp.legal)  # type: ignore[arg-type]
 
 
-class AlwaysCallPolicy(Policy):
+class AlwaysFoldPolicy(BlindPolicy):
+    """Folds whenever it faces a bet, checks when checking is free (a best response wins
+    exactly 750 mbb/g from it heads-up: the big blind when it is in the big blind, the small
+    blind when it is in the small blind)."""
+
+    name = "fold"
+
+    def triple(self, dp: "DecisionPoint") -> Triple:
+        return legal_triple((1.0, 0.0, 0.0), dp.legal)
+
+
+class AlwaysCallPolicy(BlindPolicy):
     """The calling station: checks or calls every time."""
 
     name = "call"
@@ -41,7 +62,7 @@ class AlwaysCallPolicy(Policy):
         return legal_triple((0.0, 1.0, 0.0), dp.legal)
 
 
-class AlwaysRaisePolicy(Policy):
+class AlwaysRaisePolicy(BlindPolicy):
     """The maniac: bets or raises whenever it may, calls when the street is capped."""
 
     name = "raise"

@@ -67,7 +67,8 @@ class RuleBot(Policy):
     def _key(self, dp: "DecisionPoint") -> tuple[tuple[int, int], tuple[int, ...]]:
         if dp.hole is None:
             raise ValueError("a rule bot needs its own hole cards in the decision point")
-        if len(self._cache) > 256:  # old hands: not needed any more
+        if len(self._cache) > 8192:  # old hands: not needed any more (every holding of a board fits:
+            # an exploitability run asks for all of them, again at each decision on the board)
             self._cache.clear()
         return (tuple(dp.hole), tuple(dp.board))  # type: ignore[return-value]
 
