@@ -250,6 +250,30 @@ class Abstraction:
             seq.append(previous)
         return tuple(seq)
 
+    def bucket_sequences(self, holdings: Any, board: Any = ()) -> np.ndarray:
+        """:meth:`bucket_sequence` for many holdings at once: ``holdings`` are holding indices
+        (0..1325, as :func:`evaluator_ext.cards.combo_index`) that do not clash with ``board``;
+        returns an int array of shape (len(holdings), streets so far), the same buckets.
+
+        >>> from evaluator_ext import combo_index
+        >>> a = Abstraction.build("uniform", "hs2", n_buckets=8, samples=0)
+        >>> a.bucket_sequences([combo_index(51, 47)], "QhJhTh").tolist()    # AhKh
+        [[3, 7]]
+        """
+        b = parse_cards(board)
+        if len(b) not in _PREFIXES:
+            raise ConfigError(f"a board has 0, 3, 4 or 5 cards, got {len(b)}")
+        check_distinct(b)
+        idx = np.asarray(holdings, dtype=np.int64)
+        which = 0 if self.metric == "hs" else 1
+        out = np.empty((idx.size, len(_PREFIXES[len(b)])), dtype=np.int64)
+        previous: Optional[np.ndarray] = None
+        for street, n in enumerate(_PREFIXES[len(b)]):
+            values = clean_board_metrics(tuple(sorted(b[:n])))[which][idx]
+            previous = self._assign(street, values, previous)
+            out[:, street] = previous
+        return out
+
     def _assign(self, street: int, values: np.ndarray, previous: Optional[np.ndarray]) -> np.ndarray:
         """Vectorised :meth:`bucket` over arrays."""
         t = self.thresholds[street]

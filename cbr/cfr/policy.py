@@ -13,10 +13,14 @@ does not have (another raise cap) is an error, never a silent guess.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Optional
+
+import numpy as np
 
 from cbr.errors import ConfigError, GameError
 from cbr.policies.base import Policy, Triple, legal_triple
+from evaluator_ext.cards import combo_index
 
 if TYPE_CHECKING:  # pragma: no cover
     from cbr.cfr.strategy import Strategy
@@ -70,13 +74,11 @@ class CFRPolicy(Policy):
         self._cache = (key, seq)
         return seq
 
-    def triple(self, dp: "DecisionPoint") -> Triple:
-        s = self._load()
-        tree = s.tree
+    def _node(self, dp: "DecisionPoint") -> int:
+        """The betting tree's node of ``dp`` (checked: the game, the history, who acts)."""
+        tree = self._load().tree
         if dp.game.n_players != 2 or dp.game.betting != "limit":
             raise GameError(f"the cfr bot plays heads-up fixed limit, not {dp.game.name!r}")
-        if dp.hole is None:
-            raise GameError("the cfr bot needs its hole cards")
         node = tree.node_of(dp.history) if tree.has(dp.history) else None
         if node is None:
             raise GameError(f"history {dp.history!r} is not in the {tree.name} betting tree "
@@ -85,11 +87,35 @@ class CFRPolicy(Policy):
         role = 0 if blinds[dp.position] == max(blinds) else 1
         if int(tree.player[node]) != role:
             raise GameError(f"history {dp.history!r}: the tree has the other player to act")
+        return int(node)
+
+    def triple(self, dp: "DecisionPoint") -> Triple:
+        s = self._load()
+        if dp.hole is None:
+            raise GameError("the cfr bot needs its hole cards")
+        node = self._node(dp)
         seq = self._buckets(dp.hole, dp.board)
         if len(seq) != dp.street + 1:
             raise ConfigError(f"abstraction gave {len(seq)} buckets on street {dp.street}")
         probs = s.action_probs(node, sequence_index(seq, s.n_buckets))
         return legal_triple((probs.get("f", 0.0), probs.get("c", 0.0), probs.get("r", 0.0)), dp.legal)
+
+    def triples(self, dp: "DecisionPoint", holes: Sequence[tuple[int, int]]) -> np.ndarray:
+        """The strategy's rows for many holdings: their bucket sequences at once
+        (:meth:`~cbr.abstraction.Abstraction.bucket_sequences`), then one lookup each."""
+        s = self._load()
+        node = self._node(dp)
+        idx = [combo_index(int(a), int(b)) for a, b in holes]
+        seqs = s.abstraction.bucket_sequences(idx, dp.board)
+        flat = np.zeros(len(idx), dtype=np.int64)
+        for street in range(seqs.shape[1]):
+            flat = flat * s.n_buckets + seqs[:, street]
+        k = int(s.tree.n_children[node])
+        rows = s.probs[int(s.offset[node]) + flat[:, None] * k + np.arange(k)]
+        out = np.zeros((len(idx), 3))
+        for j, child in enumerate(s.tree.children(node)):
+            out[:, "fcr".index(s.tree.edge[child])] = rows[:, j]
+        return np.array([legal_triple(tuple(row), dp.legal) for row in out])
 
     def reset(self) -> None:
         self._cache = None
