@@ -257,7 +257,7 @@ class Abstraction:
 
         >>> from evaluator_ext import combo_index
         >>> a = Abstraction.build("uniform", "hs2", n_buckets=8, samples=0)
-        >>> a.bucket_sequences([combo_index(51, 47)], "QhJhTh").tolist()    # AhKh
+        >>> a.bucket_sequences([combo_index(50, 46)], "QhJhTh").tolist()    # AhKh
         [[3, 7]]
         """
         b = parse_cards(board)
