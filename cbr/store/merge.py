@@ -3,7 +3,7 @@
 The inputs must have the same feature set (name and columns of every street), schema
 version and similarity configuration; anything else is refused with one line naming the
 first difference. Cases are streamed part by part (Parquet record batches, then any cases
-of a retention log not yet folded) into a :class:`~cbr.store.writer.CaseBaseWriter`, so
+of a retention log not yet compacted) into a :class:`~cbr.store.writer.CaseBaseWriter`, so
 memory holds one batch and the writer's buffer, and the result appears only when the merge
 succeeded (an interrupt or error leaves no ``OUT``). New case ids are assigned in a fixed
 order: inputs in the order given, then streets (pre-flop to river), then old id order. The
@@ -128,7 +128,7 @@ def merge_casebases(inputs: Sequence[str | os.PathLike[str]], out: str | os.Path
                                 per_street[s] += table.num_rows
                                 if progress is not None:
                                     progress(table.num_rows)
-                    for log in cb._retention_logs():  # retained cases not yet folded into parts
+                    for log in cb._retention_logs():  # retained cases not yet compacted into parts
                         if log.rows[s]:
                             table = log.table(s, m.features[s])
                             writer.add_table(s, table)

@@ -4,7 +4,7 @@ Appending a Parquet part per hand would make every append rewrite a manifest tha
 all parts, so its cost would grow with the case base. Retention appends here instead:
 one *record* per commit (a hand's decisions, any streets), written with one ``write`` (and
 ``fsync``, see below); the manifest is not touched. Readers read the parts the manifest lists,
-then the log's records. :meth:`~cbr.store.CaseBase.fold` moves the log's cases into
+then the log's records. :meth:`~cbr.store.CaseBase.compact` moves the log's cases into
 Parquet parts and starts a new log generation (``retained/log-NNNNN.bin``) in one
 manifest commit.
 
@@ -13,7 +13,7 @@ little-endian ``uint32``), then the payload: a JSON header (its length first, ``
 listing per street the rows' count, first case id (the ids of a street run on within a
 record, so every record can be checked to continue the id sequence), actions and
 provenance, followed per street by the features (float32) and outcomes (float64) as raw
-little-endian arrays. Rows stay numpy until a reader needs Arrow (SQL, a fold), which is
+little-endian arrays. Rows stay numpy until a reader needs Arrow (SQL, a compaction), which is
 built once for all records.
 
 Durability: every record is written to the operating system before ``append`` returns,
@@ -21,7 +21,7 @@ so a process killed (SIGKILL included) loses at most the hand in flight. ``fsync
 also survives an operating-system crash or a power cut, costs milliseconds on many
 disks; it runs at most every ``sync_every`` seconds (default 1.0: a power cut loses at
 most the last second of hands; 0: every record), and always on :meth:`RetentionLog.sync`
-(the case base calls it when it folds or closes).
+(the case base calls it when it compacts or closes).
 
 Crash rules: a process killed while writing leaves at most a torn *last* record
 (incomplete, or failing its CRC). Readers ignore it and the next writer truncates it
@@ -58,9 +58,10 @@ import pyarrow as pa
 from cbr.errors import CaseBaseError
 from cbr.game.gamedef import STREETS
 from cbr.store.durable import fsync_dir
+from cbr.store.manifest import LOG_PATH_RE
 from cbr.store.parts import RowBatch, batch_table, case_schema
 
-__all__ = ["MAGIC", "RetentionLog", "log_file", "chunks_table"]
+__all__ = ["MAGIC", "RetentionLog", "log_file", "start_log", "chunks_table"]
 
 MAGIC = b"CBRL"
 _HEAD = struct.Struct("<4sII")  # magic, payload length, CRC-32 of the payload
@@ -76,6 +77,25 @@ def log_file(generation: int) -> str:
     'retained/log-00003.bin'
     """
     return f"retained/log-{generation:05d}.bin"
+
+
+def start_log(root: Path) -> str:
+    """Create the next log generation of the case base at ``root``, empty and durable (file
+    and directory entries synced); returns its relative path (a number above every log
+    file present, so a generation is never reused)."""
+    d = root / "retained"
+    numbers = [int(mt.group(1)) for f in (d.iterdir() if d.is_dir() else ())
+               if (mt := LOG_PATH_RE.match(f"retained/{f.name}"))]
+    rel = log_file(max(numbers, default=-1) + 1)
+    d.mkdir(parents=True, exist_ok=True)
+    fd = os.open(root / rel, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    fsync_dir(d)
+    fsync_dir(root)
+    return rel
 
 
 Chunk = tuple[np.ndarray, RowBatch]  # case ids and their rows
