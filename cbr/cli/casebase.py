@@ -1,17 +1,18 @@
-"""``cbr casebase``: look inside case bases, merge them."""
+"""``cbr casebase``: look inside case bases, check and repair them, merge them."""
 from __future__ import annotations
 
 from typing import Annotated, Optional
 
 import typer
 
-from cbr.cli._errors import guarded, usage_error
+from cbr.cli._errors import EXIT_ERROR, guarded, usage_error
 from cbr.cli._options import (
     check_out_dir,
 )
 from cbr.cli._output import print_json, rich_table, stderr, stdout
 
-app = typer.Typer(help="Look inside case bases.", no_args_is_help=True, rich_markup_mode=None)
+app = typer.Typer(help="Look inside case bases, check and repair them, merge them.", no_args_is_help=True,
+                  rich_markup_mode=None)
 
 
 @app.command("inspect")
@@ -67,6 +68,78 @@ def casebase_inspect(
                                  [[f, *(v[k] for k in stats)] for f, v in feats.items()]))
     for w in info["warnings"]:
         stderr.print(f"warning: {w}", markup=False, highlight=False, soft_wrap=True)
+
+
+@app.command("verify")
+@guarded
+def casebase_verify(
+    name: Annotated[str, typer.Argument(help="A case-base directory, a name under ./casebases/, or 'default'.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON (also when damaged).")] = False,
+) -> None:
+    """Check every file of a case base; change nothing.
+
+    Checks the manifest, each Parquet part (size, CRC-32, rows), the similarity file, the
+    catalog, each index file and the retention log record by record. Prints one line per
+    problem on stderr, naming the file and (in the retention log) the byte offset, and exits
+    1 when there is any; exits 0 when the case base is sound.
+
+    Example: cbr casebase verify default
+    """
+    from cbr.store import resolve_casebase
+    from cbr.store.verify import verify_casebase
+
+    report = verify_casebase(resolve_casebase(name))
+    if as_json:
+        print_json(report.to_dict())
+    else:
+        for note in report.notes:
+            stderr.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
+        for problem in report.problems:
+            typer.echo(f"error: {problem.line(report.path)}", err=True)
+        if report.sound:
+            total = sum(report.cases.values())
+            log = report.log
+            logged = f", {log['records']} records in the retention log" if log else ""
+            stdout.print(f"{report.path}: sound ({total} cases{logged})", markup=False, highlight=False,
+                         soft_wrap=True)
+    if not report.sound:
+        raise typer.Exit(EXIT_ERROR)
+
+
+@app.command("repair")
+@guarded
+def casebase_repair(
+    name: Annotated[str, typer.Argument(help="A case-base directory or a name under ./casebases/.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Repair a damaged retention log (and the catalog and indexes, which are caches).
+
+    Keeps the retention log's sound records before the first damage and moves the rest,
+    byte for byte, into retained/log-NNNNN.bin.damaged-at-OFFSET beside it (never deleted);
+    rewrites a catalog and rebuilds indexes that disagree with the manifest. Interrupted at
+    any moment, it leaves the old log or the repaired one. A sound case base is left as it
+    is. Damaged parts cannot be repaired: they are listed (exit 1). The shipped default case
+    base is refused.
+    """
+    from cbr.store import resolve_casebase
+    from cbr.store.verify import repair_casebase
+
+    report = repair_casebase(resolve_casebase(name))
+    if as_json:
+        print_json(report.to_dict())
+    else:
+        if report.moved_to is not None:
+            stdout.print(f"{report.path}: kept {report.records_kept} records ({report.cases_kept} cases) of "
+                         f"{report.log}; moved {report.bytes_moved} bytes from byte {report.moved_from} to "
+                         f"{report.moved_to}", markup=False, highlight=False, soft_wrap=True)
+        for note in report.notes:
+            stdout.print(f"{report.path}: {note}", markup=False, highlight=False, soft_wrap=True)
+        for problem in report.left:
+            typer.echo(f"error: cannot repair {problem.line(report.path)}", err=True)
+        if not report.repaired and not report.left:
+            stdout.print(f"{report.path}: nothing to repair", markup=False, highlight=False, soft_wrap=True)
+    if report.left:
+        raise typer.Exit(EXIT_ERROR)
 
 
 @app.command("merge")

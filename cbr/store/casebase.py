@@ -61,7 +61,6 @@ no reader (in any process) is open, so a reader never loses a file its manifest 
 from __future__ import annotations
 
 import copy
-import fcntl
 import os
 import select
 import shutil
@@ -83,6 +82,7 @@ from cbr.store import catalog as _catalog
 from cbr.store.compaction import Compaction
 from cbr.store.durable import remove_dead_builds, remove_dead_temp
 from cbr.store.indexes import default_similarity, load_index, load_similarity, new_index, save_index, street_similarity
+from cbr.store.locks import no_other_readers, reader_lock, write_lock
 from cbr.store.manifest import (
     INDEX_PATH_RE,
     LOG_PATH_RE,
@@ -175,10 +175,10 @@ class CaseBase(RetainedWrites, Compaction):
         Raises :class:`CaseBaseError` with a one-line message naming what is wrong.
         """
         p = Path(path)
-        lock = _reader_lock(p)
+        lock = reader_lock(p)
         try:
             if os.access(p, os.W_OK):
-                for d in (p, p / "index", *(p / "cases" / s for s in STREETS)):
+                for d in (p, p / "index", p / "retained", *(p / "cases" / s for s in STREETS)):
                     remove_dead_temp(d)
             if os.access(p.resolve().parent, os.W_OK):
                 remove_dead_builds(p.resolve().parent)  # builds beside it killed before they finished
@@ -570,12 +570,8 @@ class CaseBase(RetainedWrites, Compaction):
     def _lock(self) -> Iterator[None]:
         if not self.writable:
             raise CaseBaseError(f"{self.path} is read-only; copy it somewhere writable to retain cases")
-        with open(self.path / ".write.lock", "a+") as fh:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+        with write_lock(self.path):
+            yield
 
     def _commit(self, m: Manifest, catalog: bool = True) -> None:
         """Rewrite the on-disk catalog over the parts ``m`` lists and record its checksum
@@ -602,18 +598,9 @@ class CaseBase(RetainedWrites, Compaction):
                 self.manifest = m
 
     def _no_other_readers(self) -> bool:
-        """Whether no other open :class:`CaseBase` (any process) holds the reader lock: try
-        to take it exclusively (and give it back as shared). Called with the write lock held."""
-        fd = self._reader_lock
-        if fd is None:
-            return False
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return True
-        except BlockingIOError:
-            return False
-        finally:  # a failed conversion may drop the shared lock: take it again
-            fcntl.flock(fd, fcntl.LOCK_SH)
+        """Whether no other open :class:`CaseBase` (any process) holds the reader lock.
+        Called with the write lock held."""
+        return no_other_readers(self._reader_lock)
 
     def _collect(self, m: Manifest) -> bool:
         """Delete crash leftovers (parts and index directories no manifest lists, temp files
@@ -758,25 +745,6 @@ def _catalog_lags(p: Path, m: Manifest) -> bool:
         return file_checksum(p / _catalog.CATALOG) != m.catalog
     except OSError:
         return True
-
-
-def _reader_lock(path: Path) -> int | None:
-    """A shared ``flock`` on the case-base directory (None where directories cannot be
-    locked); raises :class:`CaseBaseError` if the directory does not exist."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    except FileNotFoundError:
-        raise CaseBaseError(f"no case base at {path}: the directory does not exist") from None
-    except NotADirectoryError:
-        raise CaseBaseError(f"{path} is not a case base: not a directory") from None
-    except OSError as exc:
-        raise CaseBaseError(f"cannot open the case base {path}: {exc.strerror or exc}") from None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH)
-    except OSError:  # pragma: no cover - a file system without flock
-        os.close(fd)
-        return None
-    return fd
 
 
 def _check_files(p: Path, m: Manifest) -> None:
