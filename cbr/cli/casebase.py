@@ -148,12 +148,17 @@ def casebase_merge(
     inputs: Annotated[list[str], typer.Argument(help="Two or more case bases (directories or names under ./casebases/).")],
     out: Annotated[str, typer.Option("--out", "-o", help="The merged case base to write.")],
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing case base (atomically, at the end).")] = False,
+    dedupe: Annotated[bool, typer.Option("--dedupe", help="Keep the cases of a log that several inputs were built "
+                                                          "from once.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Merge case bases of the same feature set, schema and similarity into a new one.
 
     Streams the cases part by part (never a whole case base in memory); new case ids in
     input order; the indexes are rebuilt. OUT appears only when the merge succeeded.
+    Inputs built from a common log (the same file by checksum) would hold its cases once
+    per input: a warning names the log; --dedupe keeps each of its decisions once (by
+    hand id, player, position, street and the betting before the decision).
     """
     if len(inputs) < 2:
         raise usage_error("give at least two case bases to merge", "INPUTS")
@@ -161,7 +166,7 @@ def casebase_merge(
     from cbr.store import resolve_casebase
     from cbr.store.merge import merge_casebases
 
-    report = merge_casebases([resolve_casebase(i) for i in inputs], out, overwrite=overwrite)
+    report = merge_casebases([resolve_casebase(i) for i in inputs], out, overwrite=overwrite, dedupe=dedupe)
     for warning in report.warnings:
         typer.echo(f"warning: {warning}", err=True)
     if as_json:
@@ -170,3 +175,7 @@ def casebase_merge(
     per = ", ".join(f"{s} {n}" for s, n in report.cases_per_street.items())
     stdout.print(f"merged {len(inputs)} case bases into {out}: {report.cases} cases ({per}), {report.seconds:.1f} s",
                  soft_wrap=True)
+    if report.dedupe and report.shared_sources:
+        names = "; ".join(" = ".join(e["sources"]) for e in report.shared_sources)
+        stdout.print(f"--dedupe: dropped {report.duplicates_dropped} duplicate cases of {len(report.shared_sources)} "
+                     f"shared sources ({names})", soft_wrap=True, markup=False, highlight=False)
