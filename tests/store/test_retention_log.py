@@ -302,3 +302,17 @@ def test_verify_names_damaged_parts_and_index_files_and_repair_rebuilds_the_inde
     assert cli("casebase", "verify", str(path)).returncode == 0
     with CaseBase.open(path) as cb:
         assert cb.notes == [] and cb.index("turn").n_cases_ == 30
+
+
+def test_a_missing_log_is_reported_and_repair_starts_an_empty_one(logged, tmp_path: Path) -> None:
+    path, log, _, _ = fresh(logged, tmp_path)
+    log.unlink()
+    with pytest.raises(CaseBaseError, match="missing retention log"):
+        open_and_count(path)
+    v = cli("casebase", "verify", str(path), "--json")
+    assert v.returncode == 1
+    assert [(p["kind"], p["file"], p["offset"]) for p in json.loads(v.stdout)["problems"]] == \
+        [("log", str(log.relative_to(path)), None)]
+    r = cli("casebase", "repair", str(path))
+    assert r.returncode == 0 and "started it empty" in r.stdout, r.stdout + r.stderr
+    assert log.read_bytes() == b"" and open_and_count(path) == 4 * BASE_CASES
