@@ -230,7 +230,7 @@ def run_match(
     (``MatchResult.hand_payoffs``, memory per hand). ``retain=True``: the case-based bots
     keep every hand durably in their case base as it ends (:mod:`cbr.play.retention`; into a
     copy named ``retain_into``, created on first use); ``MatchResult.retained`` counts the
-    cases kept; the retention log is folded into parts when the match ends.
+    cases kept; the retention log is compacted into parts when the match ends.
     Players named by string are policy specs (``NAME:KEY=VALUE:...``, :mod:`cbr.policies.spec`);
     the bots built from them are closed (``close()``, if they have one) when the match ends.
     Raises :class:`~cbr.policies.spec.PolicySpecError` (a ``ValueError``; for an unknown name

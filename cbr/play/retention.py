@@ -11,7 +11,7 @@ hand in flight.
 
 The retainer writes through the case-based bot's own open case base, so the bot's very
 next retrieval sees the new cases (:class:`~cbr.policies.cbr_policy.CBRPolicy` grows its
-street data in place). :meth:`Retainer.close` folds the retention log into Parquet parts.
+street data in place). :meth:`Retainer.close` compacts the retention log into Parquet parts.
 
 >>> import tempfile
 >>> from cbr.play.match import run_match
@@ -99,7 +99,7 @@ def copy_casebase(source: str | Path, target: str | Path) -> Path:
     try:
         with CaseBase.open(src) as cb:  # the reader lock: no writer retires files under us
             if cb.writable and cb.manifest.log:  # the copy starts with every case in parts
-                cb.fold()
+                cb.compact()
             shutil.copytree(src, tmp, ignore=shutil.ignore_patterns(".write.lock", ".tmp-*", "*.tmp-*"))
         from cbr.store.manifest import read_manifest, write_manifest
 
@@ -174,11 +174,11 @@ class Retainer:
         return len(ids)
 
     def close(self) -> None:
-        """Fold what this match retained into Parquet parts (the case base stays open)."""
+        """Compact what this match retained into Parquet parts (the case base stays open)."""
         try:
-            self.cb.fold()
+            self.cb.compact()
         except OSError as exc:  # pragma: no cover - disk full and the like
-            raise CaseBaseError(f"cannot fold the retained cases of {self.cb.path}: {exc}") from None
+            raise CaseBaseError(f"cannot compact the retained cases of {self.cb.path}: {exc}") from None
 
 
 def start_retention(policies: Sequence["Policy"], names: Sequence[str], *, into: str | Path | None = None,

@@ -66,7 +66,7 @@ def test_match_keeps_own_decisions_and_showdowns_with_outcomes_and_provenance(sm
                                  record.payoffs[dp.position] / record.game.small_bet))
     cb = CaseBase.open(path)
     assert cb.count() - before == r.retained == len(expected) > 0
-    assert cb.manifest.log is not None and cb.manifest.counts["flop"]["total"] == cb.count("flop")  # folded
+    assert cb.manifest.log is not None and cb.manifest.counts["flop"]["total"] == cb.count("flop")  # compacted
     rows = cb.sql("SELECT hand_id, player, street, action, seat, outcome, match_id, opponents, source, "
                   "retained_at FROM cases WHERE source = 'retained'").fetchall()
     streets = {s: i for i, s in enumerate(STREETS)}
@@ -207,16 +207,16 @@ def test_a_zero_filled_tail_is_torn_not_damage(tmp_path: Path) -> None:
     assert log.rows["flop"] == 2 and log.torn
 
 
-def test_fold_by_another_handle_keeps_the_writer_consistent(small_copy: Path, tmp_path: Path) -> None:
+def test_compaction_by_another_handle_keeps_the_writer_consistent(small_copy: Path, tmp_path: Path) -> None:
     path = fresh(small_copy, tmp_path)
-    writer, folder = CaseBase.open(path), CaseBase.open(path)
+    writer, compactor = CaseBase.open(path), CaseBase.open(path)
     rows = np.zeros((1, len(writer.feature_names("flop"))), np.float32)
     a = writer.append("flop", rows, "c")
-    assert folder.fold() == 1
+    assert compactor.compact() == 1
     b = writer.append("flop", rows + 0.5, "r")  # follows the new log generation
     assert int(b[0]) == int(a[0]) + 1
     writer.close()
-    folder.close()
+    compactor.close()
     with CaseBase.open(path) as cb:
         c = cb.cases("flop")
         assert c.case_ids[-2:].tolist() == [int(a[0]), int(b[0])] and c.actions[-2:].tolist() == ["c", "r"]
