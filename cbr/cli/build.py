@@ -10,7 +10,7 @@ from cbr.cli._options import (
     MAX_FILE_SIZE_HELP,
     MAX_WORKERS,
     alias,
-    check_out_dir,
+    check_output,
     file_size,
     known_log_format,
 )
@@ -20,7 +20,7 @@ from cbr.cli._output import print_json, progress_bar, stdout
 @guarded
 def build_command(
     logs: Annotated[list[str], typer.Argument(help="Log files or folders (ACPC, PHH, IRC database, PokerStars).")],
-    out: Annotated[str, typer.Option("--out", "-o", help="The case base to write, e.g. casebases/NAME.")],
+    out: Annotated[str, typer.Option("--out", "-o", help="The case base to write, e.g. casebases/NAME (its folder must exist).")],
     feature_set: Annotated[str, typer.Option("--feature-set", help="Feature-set plugin (cbr.features).")] = "casper",
     only_players: Annotated[Optional[str], typer.Option("--only-players", help="Keep only these players' decisions (comma-separated player names in the logs).")] = None,
     only_players_old: Annotated[Optional[str], typer.Option("--players", hidden=True)] = None,
@@ -59,7 +59,7 @@ def build_command(
     elif workers > cpus:
         typer.echo(f"note: --workers {workers} reduced to {cpus} (the CPUs this process may use)", err=True)
         workers = cpus
-    check_out_dir(out)
+    check_output(out, what="case base", overwrite=overwrite, folder=True)
     from cbr.similarity.config import load_similarity_file
 
     sim = load_similarity_file(similarity, feature_set) if similarity is not None else None

@@ -7,7 +7,7 @@ import typer
 
 from cbr.cli._errors import EXIT_ERROR, guarded, usage_error
 from cbr.cli._options import (
-    check_out_dir,
+    check_output,
 )
 from cbr.cli._output import print_json, rich_table, stderr, stdout
 
@@ -146,7 +146,7 @@ def casebase_repair(
 @guarded
 def casebase_merge(
     inputs: Annotated[list[str], typer.Argument(help="Two or more case bases (directories or names under ./casebases/).")],
-    out: Annotated[str, typer.Option("--out", "-o", help="The merged case base to write.")],
+    out: Annotated[str, typer.Option("--out", "-o", help="The merged case base to write (its folder must exist).")],
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing case base (atomically, at the end).")] = False,
     dedupe: Annotated[bool, typer.Option("--dedupe", help="Keep the cases of a log that several inputs were built "
                                                           "from once.")] = False,
@@ -162,7 +162,7 @@ def casebase_merge(
     """
     if len(inputs) < 2:
         raise usage_error("give at least two case bases to merge", "INPUTS")
-    check_out_dir(out)
+    check_output(out, what="case base", overwrite=overwrite, folder=True)
     from cbr.store import resolve_casebase
     from cbr.store.merge import merge_casebases
 

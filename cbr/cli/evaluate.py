@@ -8,6 +8,7 @@ import typer
 from cbr.cli._errors import guarded, usage_error
 from cbr.cli._options import (
     FLAG,
+    check_output,
 )
 from cbr.cli._output import fmt_score, print_json, progress_bar, rich_table, stderr, stdout
 
@@ -82,7 +83,7 @@ def evaluate_command(
 @guarded
 def tune_command(
     casebase: Annotated[str, typer.Argument(help="Case base: a directory, a name under ./casebases/, or 'default'.")],
-    out: Annotated[str, typer.Option("--out", "-o", help="Write the learned similarity TOML here (a new file, or an existing one with --overwrite).")] = "tuned-similarity.toml",
+    out: Annotated[str, typer.Option("--out", "-o", help="Write the learned similarity TOML here (a new file in an existing folder, or an existing one with --overwrite).")] = "tuned-similarity.toml",
     generations: Annotated[int, typer.Option("--generations", "-g", min=1, max=1000, help="Generations of the evolution strategy.")] = 10,
     population: Annotated[int, typer.Option("--population", min=1, max=200, help="Children evaluated per generation.")] = 8,
     folds: Annotated[int, typer.Option("--folds", min=2, max=20, help="K-fold of each evaluation (whole hands per fold).")] = 3,
@@ -105,10 +106,7 @@ def tune_command(
     from cbr.store.indexes import dump_similarity
 
     target = Path(out)
-    if target.exists() and not overwrite:
-        raise usage_error(f"{target} exists; add --overwrite to replace it", "--out")
-    if not target.parent.is_dir():
-        raise usage_error(f"the folder of {target} does not exist", "--out")
+    check_output(out, what="similarity file", overwrite=overwrite)
     cb = CaseBase.open(resolve_casebase(casebase))
     try:
         with progress_bar("tuning", total=generations * population, enabled=not as_json) as advance:

@@ -8,6 +8,7 @@ import typer
 from cbr.cli._errors import guarded, usage_error
 from cbr.cli._options import (
     FLAG,
+    check_output,
     known_log_format,
 )
 from cbr.cli._output import fmt_score, print_json, progress_bar, rich_table, stderr, stdout
@@ -36,6 +37,7 @@ def train_predictor_command(
     from cbr.models.predictor import train_predictor
 
     fmt = known_log_format(log_format)
+    check_output(out, what="predictor", overwrite=overwrite)
     from cbr.store import detect_casebase
 
     cb_path = detect_casebase(sources)
@@ -99,6 +101,8 @@ def train_network_command(
     from cbr.policies.thesis_net import examples_from_logs, train_network
 
     fmt = known_log_format(log_format)
+    if out is not None:
+        check_output(out, what="network", overwrite=overwrite)
     with progress_bar("reading logs", enabled=not as_json) as advance:
         ex = examples_from_logs(list(sources), log_format=fmt, progress=advance)
     players = list(player) if player else list(ex.counts())[:3]
@@ -151,6 +155,8 @@ def train_cfr_command(
     if game not in GAMES:
         raise usage_error(f"unknown game {game!r}; choose one of {', '.join(GAMES)}", "--game")
     directory = resolve_abstraction_dir(abstraction)
+    if out is not None:  # the folder must exist (replacing a strategy: the trainer's rule)
+        check_output(out, what="strategy", overwrite=True)
     with progress_bar("CFR+ iterations", total=iterations, enabled=not as_json) as advance:
         report = train(game, directory, iterations, resume=resume, out=out, checkpoint_every=checkpoint_every,
                        progress=lambda n: advance(n), on_start=lambda done, total: advance(done))

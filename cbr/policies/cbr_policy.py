@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 from cbr.errors import ConfigError
+from cbr.game.actions import ACTION_NAMES
 from cbr.policies.base import KINDS, Policy, Triple, legal_triple, sample_action
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -64,7 +65,6 @@ __all__ = ["CBRPolicy", "CBRDecision", "REUSE_POLICIES", "TIE_ORDER", "max_frequ
 REUSE_POLICIES = ("probabilistic", "max-frequency", "best-outcome")
 #: Order in which tied actions are preferred: check/call, bet/raise, fold.
 TIE_ORDER = "crf"
-_NAMES = {"f": "fold", "c": "check/call", "r": "bet/raise"}
 
 
 def _one_hot(kind: str) -> Triple:
@@ -485,7 +485,7 @@ class CBRPolicy(Policy):
         if reuse == "max-frequency":
             action = max_frequency_action(triple, dp.legal)
             played = _one_hot(action)
-            why = f"{basis} vote {shares}; the most frequent legal action is {_NAMES[action]}"
+            why = f"{basis} vote {shares}; the most frequent legal action is {ACTION_NAMES[action].name}"
         elif reuse == "best-outcome":
             if data.outcomes is None:
                 action, means, missing = None, {}, f"case base {self._cb.name!r} has no outcome column"  # type: ignore[union-attr]
@@ -499,8 +499,8 @@ class CBRPolicy(Policy):
                 why = f"best-outcome fell back to probabilistic ({missing}); {basis} vote {shares}"
             else:
                 played = _one_hot(action)
-                avg = ", ".join(f"{_NAMES[k]} {v:+.2f}" for k, v in means.items())
-                why = f"{basis}; mean outcome in small bets: {avg}; best is {_NAMES[action]}"
+                avg = ", ".join(f"{ACTION_NAMES[k].name} {v:+.2f}" for k, v in means.items())
+                why = f"{basis}; mean outcome in small bets: {avg}; best is {ACTION_NAMES[action].name}"
         elif self.sharpen != 1.0 or self.outcome_weight != 0.0:
             means = {}
             if self.outcome_weight != 0.0 and data.outcomes is not None:
@@ -510,11 +510,11 @@ class CBRPolicy(Policy):
             action = sample_action(played, rng)
             why = (f"{basis} vote {shares}; shaped (sharpen {self.sharpen:g}, outcome weight "
                    f"{self.outcome_weight:g}) to fold {played[0]:.2f}, check/call {played[1]:.2f}, "
-                   f"bet/raise {played[2]:.2f}; sampled {_NAMES[action]}")
+                   f"bet/raise {played[2]:.2f}; sampled {ACTION_NAMES[action].name}")
         else:
             played = triple
             action = sample_action(played, rng)
-            why = f"{basis} vote {shares}; sampled {_NAMES[action]}"
+            why = f"{basis} vote {shares}; sampled {ACTION_NAMES[action].name}"
         if action == "f" and self.odds_guard > 0.0 and dp.street > 0 and "c" in dp.legal:
             names = list(cb.manifest.features.get(street, ()))
             need = ("hand_strength", "positive_potential", "players_in_hand")

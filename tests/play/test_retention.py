@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cbr.errors import CaseBaseError
+from cbr.errors import CaseBaseError, OutputPathError
 from cbr.game.gamedef import STREETS
 from cbr.logs.replay import replay
 from cbr.play.match import run_match
@@ -114,6 +114,50 @@ def test_default_casebase_is_never_written(tmp_path: Path, monkeypatch: pytest.M
         assert cb.name == "copy1"
     after = {p.name: p.stat().st_mtime_ns for p in default.rglob("*") if p.is_file()}
     assert after == before
+
+
+def test_retain_into_a_path_means_that_path(small_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--retain-into ./X` made ./casebases/X, and every later run with ./X failed. A path (a
+    separator in it, or a leading '.') is that folder; a bare name is ./casebases/NAME; at
+    every table that retains (match, ACPC dealer, human table)."""
+    from cbr.acpc.dealer import Dealer
+    from cbr.play.human import play_human
+
+    monkeypatch.chdir(tmp_path)
+    bot = f"cbr:casebase={small_copy}"
+    first = run_match([bot, "call"], 3, seed=1, retain_into="./mine")
+    assert (tmp_path / "mine" / "manifest.json").is_file() and not (tmp_path / "casebases").exists()
+    second = run_match([bot, "call"], 3, seed=2, retain_into="./mine")  # the same copy grows
+    with CaseBase.open(tmp_path / "mine") as cb:
+        assert cb.sql("SELECT count(DISTINCT match_id) FROM cases WHERE source = 'retained'").fetchone() == (2,)
+        assert cb.count() == CaseBase.open(small_copy).count() + first.retained + second.retained
+    (tmp_path / "sub").mkdir()
+    Dealer([bot, "call"], 2, seed=3, retain_into="sub/dealt").run()
+    assert (tmp_path / "sub" / "dealt" / "manifest.json").is_file()
+    play_human([bot], 1, read=lambda prompt: "c", show=lambda line: None, retain_into=".person")
+    assert (tmp_path / ".person" / "manifest.json").is_file()
+    run_match([bot, "call"], 2, retain_into="named")
+    assert (tmp_path / "casebases" / "named" / "manifest.json").is_file()
+    with pytest.raises(OutputPathError, match="does not exist"):  # a path's folder must exist
+        run_match([bot, "call"], 2, retain_into="./nowhere/x")
+    assert not (tmp_path / "nowhere").exists()
+
+
+def test_cli_retain_into_a_path_twice(small_copy: Path, tmp_path: Path) -> None:
+    """The second `cbr match --retain-into ./X` grows ./X (it failed when the first made ./casebases/X)."""
+    runs = [subprocess.run([sys.executable, "-m", "cli", "match", "--players", f"cbr:casebase={small_copy},call",
+                            "--hands", "2", "--seed", str(seed), "--retain-into", "./X", "--json"],
+                           capture_output=True, text=True, env=ENV, cwd=tmp_path, timeout=120) for seed in (1, 2)]
+    for run in runs:
+        assert run.returncode == 0, run.stderr
+    ids = {json.loads(run.stdout)["match_id"] for run in runs}
+    with CaseBase.open(tmp_path / "X") as cb:
+        assert {r[0] for r in cb.sql("SELECT DISTINCT match_id FROM cases WHERE source = 'retained'").fetchall()} == ids
+    assert not (tmp_path / "casebases").exists()
+    help_text = subprocess.run([sys.executable, "-m", "cli", "match", "--help"], capture_output=True, text=True,
+                               env=ENV, cwd=tmp_path, timeout=60).stdout
+    help_text = " ".join(help_text.split())
+    assert "a bare name is ./casebases/NAME" in help_text and "starting with '.') is that folder" in help_text
 
 
 def test_retention_needs_a_case_based_bot() -> None:

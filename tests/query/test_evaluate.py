@@ -15,9 +15,9 @@ from typer.testing import CliRunner
 from cbr.build.local import build_casebase
 from cbr.errors import ConfigError
 from cbr.game.gamedef import STREETS
+from cbr.logs.acpc import AcpcLogWriter
 from cbr.logs.detect import read_logs
 from cbr.logs.replay import replay
-from cbr.logs.writers import AcpcLogWriter
 from cbr.play.match import run_match
 from cbr.query.evaluate import evaluate_casebase
 from cbr.similarity import SimilarityConfig, default_casper

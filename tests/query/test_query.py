@@ -17,9 +17,9 @@ from cbr.build.local import build_casebase
 from cbr.errors import CaseBaseError
 from cbr.game.gamedef import STREETS
 from cbr.game.situation import situation
+from cbr.logs.acpc import AcpcLogWriter
 from cbr.logs.detect import read_logs
 from cbr.logs.replay import replay
-from cbr.logs.writers import AcpcLogWriter
 from cbr.play.match import run_match
 from cbr.query.answer import QueryAnswer, answer
 from cbr.similarity import default_casper, global_similarity

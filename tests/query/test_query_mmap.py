@@ -10,8 +10,8 @@ from typer.testing import CliRunner
 
 from cbr.build.local import build_casebase
 from cbr.errors import CaseBaseError
+from cbr.logs.acpc import AcpcLogWriter
 from cbr.logs.replay import replay
-from cbr.logs.writers import AcpcLogWriter
 from cbr.play.match import run_match
 from cbr.query.answer import answer
 from cbr.store import CaseBase

@@ -102,7 +102,7 @@ def test_cli_writes_a_similarity_file_and_reports(learnable: Path, tmp_path: Pat
     assert SimilarityConfig.from_toml(out).street("flop").features == default_casper().street("flop").features
     again = subprocess.run([sys.executable, "-m", "cli", "tune", str(learnable), "-o", str(out)], env=ENV, cwd=REPO,
                            capture_output=True, text=True, timeout=60)
-    assert again.returncode == 2 and "--overwrite" in again.stderr
+    assert again.returncode == 1 and "--overwrite" in again.stderr  # an output-path refusal: exit 1, as every -o
     few = subprocess.run([sys.executable, "-m", "cli", "tune", str(learnable), "--max-decisions", "20",
                           "-o", str(tmp_path / "x.toml")], env=ENV, cwd=REPO, capture_output=True, text=True,
                          timeout=60)

@@ -23,7 +23,7 @@ import pytest
 from cbr.build.local import build_casebase
 from cbr.errors import CaseBaseError
 from cbr.game.gamedef import STREETS, standard_table
-from cbr.logs.writers import AcpcLogWriter
+from cbr.logs.acpc import AcpcLogWriter
 from cbr.play.match import run_match
 from cbr.store import SCHEMA_VERSION, CaseBase, CaseBaseWriter, inspect
 from cbr.store.manifest import file_checksum
