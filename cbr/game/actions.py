@@ -12,9 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, Optional
 
-__all__ = ["Action", "ActionKind", "limit_action"]
+__all__ = ["Action", "ActionKind", "ACTION_WORDS", "limit_action"]
 
 ActionKind = Literal["f", "c", "r"]
+
+#: The words users read for each action kind (explanations, warnings, tables).
+ACTION_WORDS = {"f": "fold", "c": "check/call", "r": "bet/raise"}
 
 
 @dataclass(frozen=True)
