@@ -1,14 +1,24 @@
 """The one retrieve -> triple path, used by ``cbr query`` (:func:`cbr.query.answer.answer`) and
-the cbr bot (:class:`cbr.policies.cbr_policy.CBRPolicy`): the features of a decision point,
-retrieval in its street's index, the neighbours' actions, and the probability triple they vote
-for (similarity-weighted or not), with what the explanation and the re-use rules need: the
-per-action totals, the neighbours' outcomes (:meth:`Vote.outcome_means`, for best-outcome
-re-use) and the cases in order (:meth:`Vote.explanation`).
+the cbr bot (:class:`cbr.policies.cbr_policy.CBRPolicy`):
+
+1. the features of the decision point (the feature set's row; with the opponents' model values
+   for an opponent-aware feature set);
+2. retrieval in the street's index: every case at or above the similarity threshold, else the
+   ``fallback_k`` most similar (:meth:`~cbr.retrieval.CaseIndex.retrieve`);
+3. the neighbours' actions (codes 0/1/2 = fold, check/call, bet/raise, by index id);
+4. the vote: each neighbour's weight resolved once (1, or its similarity when the triple is
+   weighted: :func:`~cbr.retrieval.results.vote_weights`), the per-action totals, and the
+   triple, the totals over their sum (the arithmetic of
+   :func:`~cbr.retrieval.probability_triple`).
+
+The :class:`Vote` keeps what the explanation and the re-use rules need besides the triple:
+the neighbours in order with their similarities (:meth:`Vote.explanation`), the per-action
+totals, and the neighbours' outcomes (:meth:`Vote.outcome_means`, for best-outcome re-use).
 
 Callers bring the street ready for retrieval: its :class:`~cbr.retrieval.CaseIndex`, the
-action code (0/1/2 = fold, check/call, bet/raise, :func:`~cbr.retrieval.action_codes`) of
-every case by index id, and optionally the cases' outcomes. How the case base is opened,
-refreshed or joined to provenance stays with them.
+action code of every case by index id (:func:`~cbr.retrieval.action_codes`), and optionally
+the cases' outcomes. How the case base is opened, refreshed or joined to provenance stays
+with them.
 
 >>> from features.casper import CasperFeatures
 >>> from cbr.game.situation import situation
