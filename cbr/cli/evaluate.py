@@ -26,8 +26,10 @@ def evaluate_command(
 ) -> None:
     """How well does a case base predict? Per street: accuracy of the most likely action and
     log-loss of the k-NN triple for held-out decisions, beside the majority baseline and the
-    ANN predictor on the same decisions, and the mean similarity of the retrieved cases.
-    Log-loss clips each probability at 0.001 (a k-NN triple can hold zeros).
+    ANN predictor on the same decisions (it leaves out those whose inputs cannot be rebuilt),
+    and the mean similarity of the retrieved cases; each score ± the half-width of its 95%
+    confidence interval over hands. Log-loss clips each probability at 0.001 (a k-NN triple
+    can hold zeros).
 
     Example: cbr evaluate default --folds 3 --max-decisions 100 --no-ann
     """
