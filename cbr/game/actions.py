@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, Optional
 
-__all__ = ["Action", "ActionKind", "ActionName", "ACTION_NAMES", "KIND_OF_WORD", "limit_action"]
+__all__ = ["Action", "ActionKind", "ActionName", "ACTION_NAMES", "ACTION_WORDS", "KIND_OF_WORD", "limit_action"]
 
 ActionKind = Literal["f", "c", "r"]
 
@@ -40,6 +40,8 @@ ACTION_NAMES: dict[str, ActionName] = {
     "c": ActionName("c", "check/call", "check or call", ("c", "check", "call", "k")),
     "r": ActionName("r", "bet/raise", "bet or raise", ("r", "bet", "raise", "b")),
 }
+#: Each kind's name as users read it in explanations, warnings and tables (``"check/call"``).
+ACTION_WORDS: dict[str, str] = {k: a.name for k, a in ACTION_NAMES.items()}
 #: The kind a typed word means (``"call"`` -> ``"c"``).
 KIND_OF_WORD: dict[str, str] = {w: a.kind for a in ACTION_NAMES.values() for w in a.words}
 

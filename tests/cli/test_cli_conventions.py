@@ -510,6 +510,61 @@ def test_wide_tables_split_instead_of_cropping() -> None:
     assert "…" not in text and text.count("hand_strength") >= 2
 
 
+def _rendered(table, width: int) -> str:
+    from rich.console import Console
+
+    console = Console(width=width, record=True, file=open(os.devnull, "w"))
+    console.print(table)
+    return console.export_text()
+
+
+def _whole(text: str, width: int) -> bool:
+    """No line wider than ``width``, nothing elided, every table closed on its right edge."""
+    lines = text.splitlines()
+    return (max(len(line) for line in lines) <= width and "…" not in text
+            and all(line.rstrip()[-1] in "┓┃┩│┘" for line in lines if line[:1] in "┏┃┡│└"))
+
+
+@pytest.mark.parametrize("width", [40, 80, 120])
+def test_numbers_survive_headers_wider_than_the_table(width: int) -> None:
+    """Random tables (seeded): headers of every length, up to twice the width, over numbers and
+    text; every number is printed whole, nothing is cropped or elided."""
+    import random
+
+    rng = random.Random(width)
+    for _ in range(300):
+        n = rng.randint(1, 7)
+        heads = ["h" * rng.randint(1, 2 * width) for _ in range(n)]
+        kinds = ["n" if rng.random() < 0.6 else "t" for _ in range(n)]
+        rows = [[rng.randint(0, 10 ** rng.randint(1, 9)) if k == "n" else "t" * rng.randint(1, 90) for k in kinds]
+                for _ in range(rng.randint(1, 3))]
+        text = _rendered(_output.rich_table("t", heads, rows, width=width), width)
+        assert _whole(text, width), (heads, rows, text)
+        for row in rows:
+            for value, kind in zip(row, kinds):
+                assert kind == "t" or str(value) in text, (value, heads, text)
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT count(*) AS a_very_long_column_name_indeed_for_the_number_of_cases_in_the_whole_case_base FROM cases",
+    "SELECT street, count(*) AS a_very_long_column_name_indeed_for_the_number_of_cases_on_each_street, "
+    "avg(hand_strength) AS mean_hand_strength FROM cases GROUP BY street ORDER BY street",
+    "SELECT street AS the_street_of_the_cases_counted_with_a_name_long_enough_to_fill_a_line, "
+    "count(*) AS a_very_long_column_name_indeed FROM cases GROUP BY street ORDER BY street",
+])
+def test_sql_numbers_print_under_long_headers_at_80_columns(sql: str) -> None:
+    """`cbr casebase inspect --sql`: a number column whose header is wider than the room left
+    prints every number whole at 80 columns (it used to print blanks or cut digits)."""
+    rows = json.loads(cbr("casebase", "inspect", "default", "--sql", sql, "--json").stdout)
+    result = cbr("casebase", "inspect", "default", "--sql", sql, env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    assert _whole(result.stdout, 80), result.stdout
+    numbers = [v for row in rows for v in row.values() if isinstance(v, (int, float))]
+    assert numbers
+    for v in numbers:
+        assert (f"{v:.4g}" if isinstance(v, float) else str(v)) in result.stdout, (v, result.stdout)
+
+
 # ---- start-up -------------------------------------------------------------------------
 HEAVY = ("numpy", "faiss", "duckdb", "pyarrow", "rich", "sklearn")
 
