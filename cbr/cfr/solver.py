@@ -109,8 +109,9 @@ class Solver:
 
         ``progress(n)`` is called after each batch of ``batch`` iterations; with
         ``checkpoint`` set, a checkpoint is written every ``checkpoint_every`` iterations
-        and at the end, each followed by ``on_checkpoint(iteration, path)``. Ctrl-C stops between iterations (KeyboardInterrupt propagates;
-        :attr:`iteration` counts exactly the finished ones and the tables match it).
+        and at the end, each followed by ``on_checkpoint(iteration, path)``. Ctrl-C stops
+        between iterations (KeyboardInterrupt propagates; :attr:`iteration` counts exactly
+        the finished ones and the tables match it).
         """
         if iterations < 0:
             raise ConfigError(f"iterations must be >= 0, got {iterations}")

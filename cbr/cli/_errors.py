@@ -161,9 +161,9 @@ def prepare_for_memory_cap() -> None:
     pyarrow's system allocator and no background thread of its jemalloc (which prints its
     own line when it cannot start one), one malloc arena (each more reserves 64 MB of
     address space), unless the user set them; and faiss and DuckDB loaded only with room
-    for them (:class:`_NativeRoom`). Nothing changes without a limit. Called by every command before
-    the native libraries load (they read these settings when they load); results are the
-    same, only slower where the pools would have used more threads."""
+    for them (:class:`_NativeRoom`). Nothing changes without a limit. Called before any
+    command loads a native library (they read these settings when they load); results are
+    the same, only slower where the pools would have used more threads."""
     if _PREPARED["done"] or _address_space_limit() is None:
         return
     _PREPARED["done"] = True

@@ -17,8 +17,8 @@ is told the store is in use.
 
 A store of another schema version, a file that is not a model store, and a damaged one
 (DuckDB cannot read its blocks: truncated, overwritten) are refused with
-:class:`~cbr.errors.ModelError` naming it, as is a write that fails (a full disk). A player never seen gets
-:data:`~cbr.models.player_model.DEFAULTS`.
+:class:`~cbr.errors.ModelError` naming it, as is a write that fails (a full disk). A
+player never seen gets :data:`~cbr.models.player_model.DEFAULTS`.
 
 With a case base, the store is ``players.duckdb`` in its directory
 (:func:`casebase_store_path`); the shipped default case base is read-only and refused.
@@ -28,8 +28,8 @@ logs is replayed through the rules engine; each seated player's actions in it be
 thesis *round* of their history. Hands the engine cannot replay are skipped and counted.
 Logs already read into the store (the same bytes, under any name) are skipped and listed;
 ``reset`` starts over. The store is written once, in one transaction (models and sources
-together), after every log was read: an interrupted build leaves the store as it was. :func:`inspect_store` reads it back
-(``cbr players inspect``).
+together), after every log was read: an interrupted build leaves the store as it was.
+:func:`inspect_store` reads it back (``cbr players inspect``).
 
 >>> import tempfile, os
 >>> from cbr.models.player_model import PlayerModels, RoundStats
