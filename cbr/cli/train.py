@@ -157,11 +157,12 @@ def train_cfr_command(
         raise usage_error(f"unknown game {game!r}; choose one of {', '.join(GAMES)}", "--game")
     if resume and overwrite:
         raise usage_error("--resume continues the run's files, --overwrite starts over: give one", "--overwrite")
-    if out is not None and inside_package(out):
-        raise OutputPathError(f"{out} is inside the installed package, which is never written; "
-                              f"give --out a path elsewhere")
     directory = resolve_abstraction_dir(abstraction)
-    checkpoints = [checkpoint_path(out if out is not None else default_output(directory, game))]
+    target = out if out is not None else default_output(directory, game)
+    if inside_package(target):  # also the default, run from inside the package's folders
+        raise OutputPathError(f"{target} is inside the installed package, which is never written; "
+                              f"give --out a path elsewhere")
+    checkpoints = [checkpoint_path(target)]
     try:
         with progress_bar("CFR+ iterations", total=iterations, enabled=not as_json) as advance:
             report = train(game, directory, iterations, resume=resume, out=out, overwrite=overwrite,

@@ -78,6 +78,10 @@ def test_an_out_path_inside_the_package_is_refused(tmp_path: Path) -> None:
 
     assert inside_package(SHIPPED_STRATEGY) and not inside_package(tmp_path / "x.npz")
     assert default_output(SHIPPED_DIR, "holdem.limit.2p").parent == Path.cwd()
+    # the default output, run from inside the shipped folder itself, is refused as well
+    r = _cbr("train", "cfr", "-a", "h_hs2_4", "-n", "2", "--overwrite", cwd=SHIPPED_DIR)
+    assert r.returncode == 1 and "inside the installed package" in r.stderr, r.stderr
+    assert _tree_digest(SHIPPED_DIR) == before
 
 
 def test_an_existing_strategy_is_replaced_only_with_overwrite(abs2: Path, tmp_path: Path) -> None:
