@@ -1,6 +1,7 @@
 """``cbr build``: a case base from logs."""
 from __future__ import annotations
 
+import sys
 from typing import Annotated, Optional
 
 import typer
@@ -69,14 +70,16 @@ def build_command(
 
     options = dict(feature_set=feature_set, players=names, format=fmt, similarity=sim, overwrite=overwrite,
                    max_file_size=max_file_size or DEFAULT_MAX_FILE_SIZE)
-    with progress_bar("building", enabled=not as_json) as advance:
+    # hands done of the hands in the logs, on a terminal only (the library counts them first)
+    drawing = not as_json and sys.stderr.isatty()
+    with progress_bar("building: hands", enabled=drawing) as advance:
         if scheduler is not None:  # Dask is imported only here
             from cbr.build.on_dask import build_casebase_on_dask
 
             report = build_casebase_on_dask(logs, out, scheduler=scheduler, dask_workers=dask_workers or 2,
-                                            progress=advance, **options)
+                                            progress=advance if drawing else None, **options)
         else:
-            report = build_casebase(logs, out, workers=workers, progress=advance, **options)
+            report = build_casebase(logs, out, workers=workers, progress=advance if drawing else None, **options)
     for warning in report.warnings:
         typer.echo(f"warning: {warning}", err=True)
     if as_json:

@@ -15,6 +15,10 @@ ACPC raise cap of 4 bets a street (``raise_cap=(3, 4, 4, 4)``, the big blind cou
 as the first pre-flop bet); PHH has no cap field and heads-up limit is played uncapped,
 so heads-up ``FT`` gets ``raise_cap=(99, 99, 99, 99)``.
 
+Numbers (stacks, blinds, bets, amounts) must be finite and at most :data:`MAX_AMOUNT` in
+size (chip sums stay exact in floats); a hand with an absurd one (``inf``, a 5,000-digit
+integer) is skipped and reported like any malformed hand.
+
 Payoffs are ``finishing_stacks - starting_stacks`` when given, else ``winnings`` minus
 what the player put in (an uncalled bet returned, unless the winnings already count it:
 HandHQ hands do both); ``winnings`` of all zeros (HandHQ hands whose result was not
@@ -45,8 +49,10 @@ user field ``_cbr_game`` (JSON).
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
+import sys
 import tomllib
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
@@ -70,6 +76,8 @@ VARIANTS = {
 READ = ("FT", "NT")
 _TABLE = re.compile(r"^\[\s*(\d+)\s*\]\s*(#.*)?$", re.M)
 _GAMES: dict[tuple, GameDef] = {}
+#: The largest stack, blind or amount read (10**15: sums of chips stay exact in float64).
+MAX_AMOUNT = 10**15
 
 
 class _BadHand(Exception):
@@ -114,6 +122,32 @@ def _cards(text: str, what: str) -> Optional[tuple[int, ...]]:
         raise _BadHand(f"unknown card {exc.args[0]!r} in {what} {text!r}") from None
 
 
+def _clip(text: str, size: int = 40) -> str:
+    """``text`` cut to ``size`` characters for a message (a 5,000-digit number is not shown whole).
+
+    >>> _clip("9" * 50, 10)
+    '9999999999... (50 characters)'
+    """
+    return text if len(text) <= size else f"{text[:size]}... ({len(text)} characters)"
+
+
+def _amount(value: Any, what: str, shown: Optional[str] = None) -> float:
+    """A number of chips as a float: finite and at most :data:`MAX_AMOUNT` in size.
+
+    >>> _amount(10**20, "stack")
+    Traceback (most recent call last):
+    cbr.logs.phh._BadHand: stack 100000000000000000000 is out of range (at most 10^15 in size)
+    """
+    try:
+        x = float(value)
+    except OverflowError:
+        x = math.inf
+    if not math.isfinite(x) or abs(x) > MAX_AMOUNT:
+        raise _BadHand(f"{what} {_clip(str(value) if shown is None else shown)} is out of range "
+                       f"(at most 10^15 in size)")
+    return x
+
+
 def _numbers(data: dict, key: str, n: Optional[int] = None, required: bool = True) -> Optional[tuple[float, ...]]:
     value = data.get(key)
     if value is None:
@@ -125,7 +159,7 @@ def _numbers(data: dict, key: str, n: Optional[int] = None, required: bool = Tru
         raise _BadHand(f"field {key!r} must be a list of numbers")
     if n is not None and len(value) != n:
         raise _BadHand(f"field {key!r} has {len(value)} entries for {n} players")
-    return tuple(float(v) for v in value)
+    return tuple(_amount(v, f"field {key!r}: value") for v in value)
 
 
 def _number(data: dict, key: str, default: Optional[float] = None) -> float:
@@ -134,7 +168,7 @@ def _number(data: dict, key: str, default: Optional[float] = None) -> float:
         raise _BadHand(f"field {key!r} is missing")
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         raise _BadHand(f"field {key!r} must be a number")
-    return float(value)
+    return _amount(value, f"field {key!r}: value")
 
 
 class PhhParser:
@@ -188,6 +222,9 @@ class PhhParser:
             data = tomllib.loads(body)
         except tomllib.TOMLDecodeError as exc:
             return ParseIssue(source, line, f"not valid TOML (truncated or corrupt hand?): {exc}")
+        except ValueError:  # an integer longer than Python reads (sys.get_int_max_str_digits)
+            return ParseIssue(source, line, f"a number of more than {sys.get_int_max_str_digits()} digits "
+                                            f"cannot be read")
         try:
             return self.hand_from_dict(data, source, line, table if table is not None
                                        else str(data.get("hand", fallback_id)))
@@ -244,7 +281,7 @@ class PhhParser:
             words = raw.split("#", 1)[0].split()
             if not words:
                 continue
-            where = f"action {k + 1} {raw!r}"
+            where = f"action {k + 1} {_clip(raw)!r}"
             if words[0] == "d":
                 if len(words) < 3:
                     raise _BadHand(f"{where}: incomplete deal")
@@ -303,7 +340,8 @@ class PhhParser:
                 try:
                     new = float(words[2])
                 except ValueError:
-                    raise _BadHand(f"{where}: bad amount {words[2]!r}") from None
+                    raise _BadHand(f"{where}: bad amount {_clip(words[2])!r}") from None
+                new = _amount(new, f"{where}: amount", shown=words[2])
                 if new <= bet:
                     raise _BadHand(f"{where}: raise to {new:g} is not above the bet of {bet:g}")
                 if new - street_c[pos] > stacks[pos] - total[pos] + 1e-9:

@@ -17,13 +17,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from cbr.game.actions import ACTION_WORDS
+from cbr.game.actions import ACTION_NAMES, ACTION_WORDS
 
 __all__ = ["RARE_SHARE", "ACTION_WORDS", "WORDINGS", "action_warnings", "street_gaps", "game_warnings"]
 
 #: An action kind below this share of a street's cases is reported as rare.
 RARE_SHARE = 0.01
-_VERB = {"f": "to fold", "c": "to check or call", "r": "to bet or raise"}
 _NO_FOLDS = " (logs that show cards only at showdown, such as the IRC database, hold no folds)"
 
 #: How each reader is told about a missing or a rare action kind: ``casebase`` (the build
@@ -77,7 +76,7 @@ def action_warnings(counts: Mapping[str, Mapping[str, int]], *, wording: str = "
         total = int(c.get("total", 0))
         for a, n in street_gaps(c).items():
             out.append(templates["missing" if n == 0 else "rare"].format(
-                street=street, on=_on(street), word=ACTION_WORDS[a], verb=_VERB[a], n=n, total=total,
+                street=street, on=_on(street), word=ACTION_WORDS[a], verb="to " + ACTION_NAMES[a].verb, n=n, total=total,
                 pct=100 * n / total, rare=RARE_SHARE, why=_NO_FOLDS if a == "f" else "", casebase=casebase))
     return out
 
