@@ -1,6 +1,6 @@
 """Build the shipped CFR strategy: ``python -m casebases.build_cfr [--iterations N]``.
 
-Recipe (issue 10): the study's best bucketing, history buckets on HS^2 (``h_hs2``), with
+Recipe: the study's best bucketing, history buckets on HS^2 (``h_hs2``), with
 4 buckets per street (small enough for the repository: 3.9 million table entries, one
 byte each, compressed), thresholds from 400 random boards (seed 0), the abstract game's
 chance model from 600 boards (seed 1), then CFR+ on heads-up fixed limit

@@ -88,7 +88,7 @@ def evaluate_command(
         stderr.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
 
 
-# ---- cbr tune (issue 9, section 9) ------------------------------------------
+# ---- cbr tune -----------------------------------------------------------------
 @guarded
 def tune_command(
     casebase: Annotated[str, typer.Argument(help="Case base: a directory, a name under ./casebases/, or 'default'.")],
