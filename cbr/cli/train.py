@@ -166,6 +166,7 @@ def train_cfr_command(
     if inside_package(target):  # also the default, run from inside the package's folders
         raise OutputPathError(f"{target} is inside the installed package, which is never written; "
                               f"give --out a path elsewhere")
+    check_output(str(target), what="strategy", overwrite=True)  # its folder must exist; replacing it: the trainer's rule
     checkpoints = [checkpoint_path(target)]
     try:
         with progress_bar("CFR+ iterations", total=iterations, enabled=not as_json) as advance:
