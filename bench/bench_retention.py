@@ -10,7 +10,7 @@ Run:  python3 bench/bench_retention.py [--decisions 100000] [--hands 10000] [--s
    and a manifest rewrite per commit: ``CaseBase._append_part_per_commit`` below, measured
    on the same base for the first 300 commits only, as its cost grows).
 2. Reading after: opening the base and answering one flop query (index extended by the
-   log's rows), with the 100,000 cases still in the log and after :meth:`CaseBase.fold`.
+   log's rows), with the 100,000 cases still in the log and after :meth:`CaseBase.compact`.
 3. A ``--hands`` heads-up match `cbr` vs `call` with retention off and on (same deals,
    ``OMP_NUM_THREADS=1``): hands per second of wall time and per CPU second (the CPU figure
    does not move when other processes load the machine) and the ratios (target: on >= 70%
@@ -111,7 +111,7 @@ def match_speed(hands: int, retain: bool, root: Path) -> tuple[float, float]:
     bot.open()
     t, c = time.perf_counter(), time.process_time()
     r = run_match([bot, "call"], hands, seed=7, retain=retain)
-    bot.close()  # folds the retention log: part of the cost
+    bot.close()  # compacts the retention log: part of the cost
     dt, dc = time.perf_counter() - t, time.process_time() - c
     print(f"  retention {'on ' if retain else 'off'}: {hands:,} hands in {dt:.1f} s wall = {hands / dt:,.0f} hands/s, "
           f"{dc:.1f} s CPU = {hands / dc:,.0f} hands per CPU second"
@@ -147,16 +147,16 @@ def main() -> None:
         runs = [read_after(big) for _ in range(3)]
         with CaseBase.open(big) as cb:
             logged = cb.count() - cb.manifest.total_cases
-        print(f"  {args.decisions:,} retained ({args.decisions - logged:,} already folded into parts by the "
-              f"automatic fold every {cb.fold_every:,} records, {logged:,} in the log): open "
+        print(f"  {args.decisions:,} retained ({args.decisions - logged:,} already compacted into parts by the "
+              f"automatic compaction every {cb.compact_every:,} records, {logged:,} in the log): open "
               f"{statistics.median(r[0] for r in runs):.2f} s, open + query "
               f"{statistics.median(r[1] for r in runs):.2f} s", flush=True)
         t = time.perf_counter()
         with CaseBase.open(big) as cb:
-            moved = cb.fold()
-        fold = time.perf_counter() - t
+            moved = cb.compact()
+        compaction = time.perf_counter() - t
         runs = [read_after(big) for _ in range(3)]
-        print(f"  after fold ({moved:,} cases in {fold:.2f} s): open {statistics.median(r[0] for r in runs):.2f} s, "
+        print(f"  after compact() ({moved:,} cases in {compaction:.2f} s): open {statistics.median(r[0] for r in runs):.2f} s, "
               f"open + query {statistics.median(r[1] for r in runs):.2f} s", flush=True)
         if not args.skip_match:
             print(f"3. match cbr vs call, {args.hands:,} hands heads-up")

@@ -1,6 +1,6 @@
 """Build the shipped CFR strategy: ``python -m casebases.build_cfr [--iterations N]``.
 
-Recipe (issue 10): the study's best bucketing, history buckets on HS^2 (``h_hs2``), with
+Recipe: the study's best bucketing, history buckets on HS^2 (``h_hs2``), with
 4 buckets per street (small enough for the repository: 3.9 million table entries, one
 byte each, compressed), thresholds from 400 random boards (seed 0), the abstract game's
 chance model from 600 boards (seed 1), then CFR+ on heads-up fixed limit
@@ -41,8 +41,11 @@ def main(argv: list[str] | None = None) -> int:
         t = time.time()
         a.bucket_game(args.game_boards, seed=1).save(out / BUCKET_GAME_FILE)
         print(f"bucket game estimated in {time.time() - t:.0f} s", file=sys.stderr)
-    report = train("holdem.limit.2p", out, args.iterations, checkpoint=out.parent / "h_hs2_4.ckpt.npz",
-                   checkpoint_every=100, resume=(out.parent / "h_hs2_4.ckpt.npz").exists())
+    ckpt = out.parent / "h_hs2_4.ckpt.npz"
+    resume = ckpt.exists()
+    # the recipe writes the shipped strategy itself (training's default never writes in the package)
+    report = train("holdem.limit.2p", out, args.iterations, out=out / "cfr.holdem.limit.2p.npz", checkpoint=ckpt,
+                   checkpoint_every=100, resume=resume, overwrite=not resume)
     print({k: report[k] for k in ("iterations", "seconds", "exploitability_mbb", "stored_exploitability_mbb",
                                   "info_sets", "bytes")}, file=sys.stderr)
     return 0

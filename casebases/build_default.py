@@ -33,7 +33,7 @@ from pathlib import Path
 
 from cbr.build.local import build_casebase
 from cbr.game.gamedef import preset
-from cbr.logs.writers import AcpcLogWriter
+from cbr.logs.acpc import AcpcLogWriter
 from cbr.play.match import run_match
 
 HERE = Path(__file__).resolve().parent

@@ -6,9 +6,9 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 
-__all__ = ["Z95", "mean_ci", "RunningMean"]
+__all__ = ["Z95", "mean_ci", "cluster_mean_ci", "RunningMean"]
 
 Z95 = 1.959963984540054  # two-sided 95% normal quantile
 
@@ -29,6 +29,45 @@ def mean_ci(values: Sequence[float]) -> tuple[float, float]:
         return (mean, math.inf)
     var = math.fsum((v - mean) ** 2 for v in values) / (m - 1)
     return (mean, Z95 * math.sqrt(var / m))
+
+
+def cluster_mean_ci(values: Sequence[float], clusters: Sequence[Hashable]) -> tuple[float, float]:
+    """Mean of ``values`` and the half-width of its 95% confidence interval when the values
+    come in dependent groups (``clusters``: the group of each value, e.g. the hand of each
+    decision): the groups, not the values, are the independent draws.
+
+    The mean is ``sum(v) / n``; its variance is estimated from the groups' totals ``S_g``
+    and sizes ``n_g`` (the cluster-robust, or ratio-estimator, variance)
+    ``G / (G - 1) * sum_g (S_g - mean * n_g) ** 2 / n ** 2`` over ``G`` groups, and the
+    half-width is ``1.96`` times its root (``inf`` for fewer than 2 groups). With one value
+    per group it is :func:`mean_ci`'s half-width; values that move together within a group
+    widen it.
+
+    >>> m, h = cluster_mean_ci([1.0, 3.0], ["a", "b"])
+    >>> (m, h) == mean_ci([1.0, 3.0])
+    True
+    >>> cluster_mean_ci([1.0, 1.0, 3.0, 3.0], ["a", "a", "b", "b"])[1] > mean_ci([1.0, 1.0, 3.0, 3.0])[1]
+    True
+    """
+    n = len(values)
+    if n != len(clusters):
+        raise ValueError(f"{n} values but {len(clusters)} clusters")
+    if n == 0:
+        return (0.0, math.inf)
+    mean = math.fsum(values) / n
+    totals: dict[Hashable, list[float]] = {}
+    for v, g in zip(values, clusters):
+        acc = totals.get(g)
+        if acc is None:
+            totals[g] = [v, 1.0]
+        else:
+            acc[0] += v
+            acc[1] += 1.0
+    groups = len(totals)
+    if groups < 2:
+        return (mean, math.inf)
+    ss = math.fsum((t - mean * k) ** 2 for t, k in totals.values())
+    return (mean, Z95 * math.sqrt(groups / (groups - 1) * ss) / n)
 
 
 class RunningMean:

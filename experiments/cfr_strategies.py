@@ -80,7 +80,8 @@ def prepare(cache: Path, settings: dict, names: Optional[list[str]] = None) -> d
         row = {"fingerprint": a.fingerprint[:16], "build_seconds": round(build_s, 1),
                "bucket_game_seconds": round(game_s, 1)}
         for game, key in zip(GAMES, ("limit_iterations", "nolimit_iterations")):
-            r = train(game, d, settings[key], checkpoint=d / f"cfr.{game}.ckpt.npz", checkpoint_every=0)
+            r = train(game, d, settings[key], checkpoint=d / f"cfr.{game}.ckpt.npz", checkpoint_every=0,
+                      overwrite=True)  # the bucketing was rebuilt: its old strategy is stale
             Path(r["checkpoint"]).unlink(missing_ok=True)
             row[game] = {"iterations": r["iterations"], "seconds": round(r["seconds"], 1),
                          "exploitability_mbb": round(r["stored_exploitability_mbb"], 2),

@@ -20,7 +20,7 @@ what the bot's model of the opponent said at the end.
 ``--weights``: the tuning run: multiples of the opponent columns' default weights
 (:data:`cbr.build.ordered.OPPONENT_SIMILARITY`), played over the ``casper-opp`` case base with
 an in-memory similarity file each (0 = the columns ignored, i.e. CASPER's retrieval).
-The defaults were chosen on seed 1; the README reports seed 2.
+The defaults were chosen on seed 1; docs/opponent-models.md reports seed 2.
 
 Results: ``experiments/results/opponent-aware-seed<S>.json`` (``-tuning`` for
 ``--weights``, ``-quick`` for ``--quick``).
@@ -91,7 +91,7 @@ def weighted_similarity(scale: float, path: Path) -> str:
 
 
 def markdown(report: dict) -> str:
-    """The results as a README table."""
+    """The results as a Markdown table (for the docs)."""
     lines = []
     if all("difference" in row for row in report["results"].values()):
         lines += ["| opponent | cbr, casper (sb/h ± 95%) | cbr, casper-opp (sb/h ± 95%) | "

@@ -18,7 +18,7 @@ cumulative small bets, and the win rate of each third of the match with a 95% CI
 two differences with 95% CIs: last third minus first third (retention on), and last third
 with retention minus without (paired by deal). Written to
 ``experiments/results/retention-seed<S>.json`` and ``.png`` (matplotlib, the ``plots``
-extra). Choices were made on seed 1; the README reports seed 2.
+extra). Choices were made on seed 1; docs/experiments.md reports seed 2.
 """
 from __future__ import annotations
 

@@ -2,8 +2,9 @@
 casebases and cli.py (one test per module, so a failure names it).
 
 Examples run from the repository root as the working directory, the place README's commands
-assume. Examples that read ``../shared/data/logs`` skip (fail under CBR_STRICT=1) when it is
-absent; one that genuinely cannot run here (a user's own file, a slow build) is marked
+assume; so do the ``>>>`` sessions of README and of the pages in docs/ (one test per page).
+Examples that read ``../shared/data/logs`` skip (fail under CBR_STRICT=1) when it is absent; one
+that genuinely cannot run here (a user's own file, a slow build) is marked
 ``# doctest: +SKIP`` in its docstring. ``python -m pytest tests/test_doctests.py -k cbr.query.answer`` runs one module.
 """
 from __future__ import annotations
@@ -66,11 +67,15 @@ def test_docstring_examples(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 
-def readme_python_sessions(text: str) -> list[tuple[int, str]]:
-    r"""``(line, block)`` for each fenced ``python`` block of README that is an interactive session
-    (``>>>`` lines); the other python blocks are sketches with placeholder names.
+#: The pages whose ``>>>`` sessions run: README and every page in docs/.
+PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 
-    >>> readme_python_sessions("x\n```python\n>>> 1 + 1\n2\n```\n```python\nf(x)\n```\n")
+
+def markdown_python_sessions(text: str) -> list[tuple[int, str]]:
+    r"""``(line, block)`` for each fenced ``python`` block of a page that is an interactive
+    session (``>>>`` lines); the other python blocks are sketches with placeholder names.
+
+    >>> markdown_python_sessions("x\n```python\n>>> 1 + 1\n2\n```\n```python\nf(x)\n```\n")
     [(2, '>>> 1 + 1\n2\n')]
     """
     sessions, block, start = [], None, 0
@@ -86,15 +91,22 @@ def readme_python_sessions(text: str) -> list[tuple[int, str]]:
     return sessions
 
 
-def test_readme_python_sessions(monkeypatch: pytest.MonkeyPatch) -> None:
-    """README's ``>>>`` examples give the output README shows."""
+def test_readme_has_python_sessions() -> None:
+    """README shows the engine from Python too (and its sessions run below)."""
+    assert markdown_python_sessions((REPO / "README.md").read_text(encoding="utf-8")), "README has no >>> example"
+
+
+@pytest.mark.parametrize("page", [p.relative_to(REPO).as_posix() for p in PAGES])
+def test_page_python_sessions(page: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A page's ``>>>`` examples give the output the page shows (run from the repository root)."""
     monkeypatch.chdir(REPO)
-    sessions = readme_python_sessions((REPO / "README.md").read_text(encoding="utf-8"))
-    assert sessions, "README has no >>> example"
+    sessions = markdown_python_sessions((REPO / page).read_text(encoding="utf-8"))
+    if any("../shared" in block for _, block in sessions) and not (REPO / SHARED_IN_EXAMPLES).exists():
+        missing(f"real logs not available: {REPO / SHARED_IN_EXAMPLES} is missing (the examples of {page} read them)")
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     report: list[str] = []
     for line, block in sessions:
-        test = doctest.DocTestParser().get_doctest(block, {}, f"README.md:{line}", "README.md", line)
+        test = doctest.DocTestParser().get_doctest(block, {}, f"{page}:{line}", page, line)
         runner.run(test, out=report.append)
     assert runner.summarize(verbose=False).failed == 0, "".join(report)
 

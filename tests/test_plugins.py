@@ -114,7 +114,7 @@ def test_third_party_feature_set_builds_and_grows_a_case_base(demo_plugin, tmp_p
     cb = CaseBase.open(tmp_path / "cb")
     assert cb.manifest.feature_set == "pot_only"
     assert cb.feature_names("flop") == ["pot_odds", "small_bets_in_pot"]
-    cb.retain(make_dp(1, action="f", hand_id="live"))  # the plugin is loaded back by name
+    cb.retain_hand([make_dp(1, action="f", hand_id="live")])  # the plugin is loaded back by name
     np.testing.assert_allclose(cb.cases("flop").features, [[0.25, 1.5], [0.25, 1.5]])
     assert cb.similarity().threshold == 0.9
 

@@ -74,7 +74,7 @@ def test_without_shared_readme_examples_that_need_it_skip_and_the_others_run(tmp
     env = {k: v for k, v in os.environ.items() if k not in SWITCHES}
     env.update(CBR_SHARED=str(tmp_path / "no-shared"), PYTHONPATH=str(REPO))
     run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "-o", "addopts=",
-                          "tests/test_docs_examples.py", "-k", "README"], cwd=REPO, env=env, text=True,
+                          "tests/test_docs_examples.py", "-k", "[README.md:"], cwd=REPO, env=env, text=True,
                          capture_output=True, timeout=600)
     out = run.stdout
     assert run.returncode == 0, out[-4000:] + run.stderr[-2000:]
@@ -123,10 +123,21 @@ def _ci_copy(tmp_path: Path, command: str) -> tuple[Path, dict[str, str]]:
     script.write_text((REPO / ".ci" / "run").read_text())
     script.chmod(script.stat().st_mode | stat.S_IXUSR)
     (root / "README.md").write_text(f"# x\n\n```bash\n# 2. tests\n{command}\n```\n")
+    (root / "pyproject.toml").write_text('test = [\n    "ruff==0.0.1",\n]\n')
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     fake = bin_dir / "python3"
-    fake.write_text("#!/bin/sh\nexit 0\n")
+    # `python3 -m venv DIR` makes DIR/bin/pip (which does nothing) and DIR/bin/ruff, which
+    # exits with the code in the file `ruff-exit` beside the repo (0 when there is none)
+    fake.write_text(f"""#!/bin/sh
+if [ "$1" = -m ] && [ "$2" = venv ] && [ "$3" != .venv ]; then
+    mkdir -p "$3/bin"
+    printf '#!/bin/sh\\nexit 0\\n' > "$3/bin/pip"
+    printf '#!/bin/sh\\n[ -f {tmp_path}/ruff-exit ] && exit $(cat {tmp_path}/ruff-exit)\\nexit 0\\n' > "$3/bin/ruff"
+    chmod +x "$3/bin/pip" "$3/bin/ruff"
+fi
+exit 0
+""")
     fake.chmod(0o755)
     env = {k: v for k, v in os.environ.items() if k not in SWITCHES + ("CBR_REQUIRE_NATIVE",)}
     env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
@@ -146,6 +157,21 @@ def test_ci_fails_when_pytest_collects_no_tests(tmp_path: Path) -> None:
     root, env = _ci_copy(tmp_path, "python3 -m venv .venv && exit 5 && .venv/bin/python -m pytest -q")
     run = subprocess.run([str(root / ".ci" / "run")], cwd=tmp_path, env=env, text=True, capture_output=True, timeout=60)
     assert run.returncode == 1 and "collected no tests (exit 5)" in run.stderr, run.stderr
+
+
+def test_ci_lints_before_the_tests_and_fails_on_a_finding(tmp_path: Path) -> None:
+    root, env = _ci_copy(tmp_path, "python3 -m venv .venv && touch ran-tests && .venv/bin/python -m pytest -q")
+    (tmp_path / "ruff-exit").write_text("1")
+    run = subprocess.run([str(root / ".ci" / "run")], cwd=tmp_path, env=env, text=True, capture_output=True, timeout=60)
+    assert run.returncode == 1 and "FAILED: ruff check" in run.stderr, run.stderr
+    assert "ruff==0.0.1" in run.stderr and not (root / "ran-tests").exists()
+
+
+def test_ci_fails_when_pyproject_pins_no_ruff(tmp_path: Path) -> None:
+    root, env = _ci_copy(tmp_path, "python3 -m venv .venv && true && .venv/bin/python -m pytest -q")
+    (root / "pyproject.toml").write_text("[project]\n")
+    run = subprocess.run([str(root / ".ci" / "run")], cwd=tmp_path, env=env, text=True, capture_output=True, timeout=60)
+    assert run.returncode == 1 and "pins no ruff" in run.stderr, run.stderr
 
 
 def test_ci_fails_when_readme_has_no_test_command(tmp_path: Path) -> None:

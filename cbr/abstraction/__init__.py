@@ -1,4 +1,4 @@
-"""Card abstractions and the abstract game CFR solves (issue 10, the KTH study).
+"""Card abstractions and the abstract game CFR solves (the KTH study).
 
 - :mod:`cbr.abstraction.metrics`: the study's hand-strength metrics HS and HS^2, for one
   holding or every holding on a board at once (native kernels).

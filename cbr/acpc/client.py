@@ -7,7 +7,9 @@ seat is to act, and the end-of-hand states, are only recorded. The match ends cl
 the dealer closes the connection between hands (or after ``hands`` hands, if given).
 
 Problems end the match with :class:`~cbr.errors.ProtocolError`: a connection that cannot
-be made, a dealer that goes away in the middle of a hand or before ``hands`` hands, a
+be made, a dealer that closes it before dealing us a single hand (every seat taken: our
+dealer says so in a comment line, which the message repeats; the reference dealer just
+closes), a dealer that goes away in the middle of a hand or before ``hands`` hands, a
 line that is not a valid ``MATCHSTATE`` for the game, a state that does not follow the
 previous one (another position within a hand, a hand number going back, betting that
 does not extend the previous betting or lacks our answer, changed cards), and a dealer silent for longer
@@ -136,6 +138,10 @@ def play_acpc(address: tuple[str, int], policy: Policy, game: GameDef, *, hands:
                 if current is not None:
                     raise ProtocolError(f"{ch.peer} closed the connection in the middle of hand "
                                         f"{current.hand_number}") from None
+                if finished < 0:  # not a match that ended: we never had a seat
+                    why = (f": {ch.last_comment}" if ch.last_comment else
+                           " (is every seat of its match taken, or is the match over?)")
+                    raise ProtocolError(f"{ch.peer} closed the connection before dealing us a hand{why}") from None
                 if hands is not None:
                     raise ProtocolError(f"{ch.peer} closed the connection after {len(result.hands)} "
                                         f"of {hands} hands") from None

@@ -1,16 +1,21 @@
 """An ACPC 2.0.0 dealer: built-in bots play in-process, ``remote`` seats are TCP clients.
 
-Seating and cards follow :mod:`cbr.play.match`: position ``i`` of hand ``k`` is seat
+Seating and cards follow :mod:`cbr.play.table`: position ``i`` of hand ``k`` is seat
 ``(i + k) % n`` (as the ACPC reference dealer rotates its players), deal ``k`` comes from
-:func:`cbr.play.match.deal_cards` with the dealer's seed, and a built-in bot in seat ``s`` gets
+:func:`cbr.play.table.deal_cards` with the dealer's seed, and a built-in bot in seat ``s`` gets
 the same seed and action stream as in :func:`cbr.play.match.run_match`, so a dealer with only
 built-in bots plays exactly the match ``cbr match`` plays.
+
+The hands are played at the table loop of :mod:`cbr.play.table`: a remote seat is a
+:class:`RemoteSeat`, and the dealer watches the table to send the ``MATCHSTATE`` lines.
 
 Remote seats are filled in the order clients connect to the one listening port. Every
 remote seat is sent a ``MATCHSTATE`` at the start of each hand and after each action;
 the seat to act must answer within ``timeout`` seconds. A disconnect, a malformed or
 out-of-turn line, an illegal action or a slow client raises
-:class:`~cbr.errors.ProtocolError` naming the seat and the hand.
+:class:`~cbr.errors.ProtocolError` naming the seat and the hand. A client that connects
+once every remote seat is taken is told so in a comment line (:data:`SEATS_TAKEN`) and
+the connection is closed; the match goes on.
 
 >>> d = Dealer(["call", "raise"], hands=4, seed=1)
 >>> r = d.run()
@@ -19,28 +24,32 @@ out-of-turn line, an illegal action or a slow client raises
 """
 from __future__ import annotations
 
-import random
 import select
 import socket
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
-from cbr.acpc.protocol import LineChannel, acpc_payoffs, matchstate_line, parse_answer, parse_version
+from cbr.acpc.matchstate import matchstate_line
+from cbr.acpc.protocol import LineChannel, acpc_payoffs, comment_line, parse_answer, parse_version
 from cbr.errors import GameError, ProtocolError
+from cbr.game.decision import DecisionPoint
 from cbr.game.gamedef import GameDef
 from cbr.game.spec import default_game
-from cbr.game.state import HandState, seats_for_hand
-from cbr.logs.record import HandRecord
-from cbr.play.match import MAX_HANDS, deal_cards, seat_seed, seen_by, unique_names
+from cbr.game.state import HandState
+from cbr.play.table import MAX_HANDS, PolicySeat, Seat, Table, Watcher, act_rng, seat_seed, unique_names
 from cbr.policies.base import Policy
 from cbr.policies.spec import policy_from_spec
 
 if TYPE_CHECKING:  # pragma: no cover
-    from cbr.logs.writers import HandLogWriter
+    from cbr.logs.output import HandLogWriter
 
 REMOTE = "remote"
-_BOARD_STEPS = ((0, 3), (3, 4), (4, 5))
+#: What the dealer tells a client that connects when every remote seat is taken (a comment
+#: line, which the protocol lets a client skip), before it closes the connection.
+SEATS_TAKEN = "every remote seat of this match is taken; closing"
+#: Seconds the dealer waits for a turned-away client's handshake before it closes.
+TURN_AWAY_WAIT = 0.5
 
 
 @dataclass(frozen=True)
@@ -91,6 +100,7 @@ class Dealer:
         self.channels: list[Optional[LineChannel]] = [None] * n
         self._server: Optional[socket.socket] = None
         self._earlier: dict[int, list[str]] = {}   # states sent earlier in this hand, per seat
+        self._wire: Optional[_Wire] = None
         self.retainers: list = []
         if retain or retain_into is not None:  # the in-process case-based bots keep every hand
             from cbr.play.retention import start_retention
@@ -142,11 +152,17 @@ class Dealer:
             parse_version_from(ch, self.timeout)
 
     def close(self) -> None:
-        """Close every connection and the listening socket."""
+        """Close every connection and the listening socket (telling a client still waiting
+        to connect that the seats are taken)."""
         for ch in self.channels:
             if ch is not None:
                 ch.close()
         if self._server is not None:
+            if self.remote_seats and all(self.channels[s] is not None for s in self.remote_seats):  # all seated
+                try:
+                    self._turn_away()
+                except OSError:  # pragma: no cover
+                    pass
             self._server.close()
             self._server = None
 
@@ -156,24 +172,24 @@ class Dealer:
         every hand's full record, ``progress(1)`` is called after each hand."""
         try:
             self._accept_all()
-            for p in self.policies:
-                if p is not None:
+            self._wire = _Wire(self)
+            seats: list[Seat] = []
+            for s, p in enumerate(self.policies):
+                if p is None:
+                    seats.append(RemoteSeat(self, s))
+                else:
                     p.reset()
+                    seats.append(PolicySeat(p, act_rng(self.seed, s)))
+            table = Table(self.game, seats, self.names, seed=self.seed, source="dealer",
+                          settle=acpc_payoffs,   # a split pot in fractions of a chip, as ACPC pays it
+                          retainers=self.retainers, log=log, watcher=self._wire)
             n = len(self.seats)
-            rngs = [random.Random(f"cbr-act:{self.seed}:{s}") for s in range(n)]
             totals = [0.0] * n
             for k in range(self.hands):
-                seats = seats_for_hand(range(n), k)
-                record = self._play_hand(k, list(seats), rngs)
-                for r in self.retainers:
-                    r.hand(record, list(seats))
-                for pos, s in enumerate(seats):
-                    totals[s] += float(record.payoffs[pos])  # type: ignore[index]
-                    pol = self.policies[s]
-                    if pol is not None and type(pol).observe is not Policy.observe:
-                        pol.observe(seen_by(record, pos), pos)
-                if log is not None:
-                    log.write(record)
+                won = table.play(k).won
+                for s in range(n):
+                    totals[s] += won[s]
+                self._turn_away()
                 if progress is not None:
                     progress(1)
             return DealerResult(self.game, tuple(self.names), tuple(totals), self.hands,
@@ -185,7 +201,29 @@ class Dealer:
             finally:
                 self.close()
 
-    def _send_all(self, state: HandState, k: int, seats: list[int], sent: dict[int, str]) -> None:
+    def _turn_away(self) -> None:
+        """Tell every client waiting to connect that the seats are taken, and close it."""
+        server = self._server
+        while server is not None:
+            ready, _, _ = select.select([server], [], [], 0)
+            if not ready:
+                return
+            try:
+                conn, _ = server.accept()
+            except OSError:  # pragma: no cover - gone before it was accepted
+                return
+            ch = LineChannel(conn, "a client beyond the seats")
+            try:
+                ch.read_line(TURN_AWAY_WAIT)  # its handshake: read, so closing sends no reset
+            except ProtocolError:
+                pass
+            try:
+                ch.send_line(comment_line(SEATS_TAKEN))
+            except ProtocolError:
+                pass
+            ch.close()
+
+    def _send_all(self, state: HandState, k: int, seats: Sequence[int], sent: dict[int, str]) -> None:
         for pos, s in enumerate(seats):
             ch = self.channels[s]
             if ch is not None:
@@ -222,8 +260,11 @@ class Dealer:
                 raise ProtocolError(f"hand {k}: {ch.peer} did not act within {self.timeout:g} s (timeout)")
             if ch.has_data():
                 break
-            ready, _, _ = select.select([ch, *others], [], [], left)
-            if any(c is not ch for c in ready):
+            server = self._server
+            ready, _, _ = select.select([ch, *others, *([server] if server is not None else [])], [], [], left)
+            if server is not None and server in ready:
+                self._turn_away()
+            if any(c is not ch and c is not server for c in ready):
                 self._check_quiet(k, seat)
         try:
             line = ch.read_line(max(deadline - time.monotonic(), 0.001))
@@ -237,51 +278,48 @@ class Dealer:
                 msg = f"{ch.peer}: {msg}"
             raise ProtocolError(f"hand {k}: {msg}") from None
 
-    def _play_hand(self, k: int, seats: list[int], rngs: list[random.Random]) -> HandRecord:
-        n = len(seats)
-        holes, board = deal_cards(self.seed, k, n)
-        names = [self.names[s] for s in seats]
-        state = HandState(self.game, players=names, hole_cards=holes, hand_id=str(k), source="dealer")
-        sent: dict[int, str] = {}
-        self._earlier = {s: [] for s in range(n)}
-        self._send_all(state, k, seats, sent)
-        while not state.is_over:
-            if state.needs_board:
-                lo, hi = _BOARD_STEPS[state.street]
-                state.deal_board(board[lo:hi])
-                continue
-            pos = state.to_act
-            assert pos is not None
-            seat = seats[pos]
-            pol = self.policies[seat]
-            if pol is None:
-                self._check_quiet(k, seat)
-                kind = self._remote_action(k, seat, sent[seat])
-                amount = None
-                if kind.startswith("r") and len(kind) > 1:
-                    amount = float(kind[1:]) - (state.total_committed[pos] - state.committed[pos])
-                    kind = "r"
-                try:
-                    state.act(kind, amount)
-                except GameError as exc:
-                    raise ProtocolError(f"hand {k}: seat {seat} (remote) answered an illegal action: {exc}") from None
-            else:
-                self._check_quiet(k, None)
-                dp = state.decision_point()
-                kind = pol.act(dp, rngs[seat])
-                if kind not in dp.legal:
-                    raise GameError(f"bot {names[pos]!r} chose {kind!r} where only {dp.legal!r} is legal (hand {k})")
-                state.act(kind)
-            while state.needs_board and not state.is_over:
-                lo, hi = _BOARD_STEPS[state.street]
-                state.deal_board(board[lo:hi])
-            self._send_all(state, k, seats, sent)
-        payoffs = acpc_payoffs(state)   # a split pot in fractions of a chip, as ACPC pays it
-        return HandRecord(
-            source="dealer", line=0, hand_id=str(k), game=self.game, players=tuple(names),
-            hole_cards=tuple(tuple(h) for h in holes), board=state.board, actions=tuple(state.actions),
-            payoffs=payoffs, format="match", extra={"betting": state.history},
-        )
+
+class _Wire(Watcher):
+    """The dealer at its table: a ``MATCHSTATE`` to every remote seat when a hand is dealt and
+    after every action; no remote seat may speak out of turn."""
+
+    def __init__(self, dealer: Dealer) -> None:
+        self.dealer = dealer
+        self.k = 0
+        self.seats: Sequence[int] = ()
+        self.sent: dict[int, str] = {}    # the last state sent to each remote seat in this hand
+
+    def dealt(self, k: int, state: HandState, seats: Sequence[int]) -> None:
+        self.k, self.seats, self.sent = k, seats, {}
+        self.dealer._earlier = {s: [] for s in range(len(seats))}  # states sent earlier in this hand
+        self.dealer._send_all(state, k, seats, self.sent)
+
+    def turn(self, state: HandState, position: int) -> None:
+        seat = self.seats[position]
+        self.dealer._check_quiet(self.k, seat if self.dealer.policies[seat] is None else None)
+
+    def moved(self, state: HandState) -> None:
+        self.dealer._send_all(state, self.k, self.seats, self.sent)
+
+
+class RemoteSeat(Seat):
+    """A seat played by an ACPC client over TCP: its action is its answer to the last
+    ``MATCHSTATE`` the dealer sent it; an illegal one is a :class:`ProtocolError`."""
+
+    def __init__(self, dealer: Dealer, seat: int) -> None:
+        self.dealer = dealer
+        self.seat = seat
+
+    def act(self, state: HandState, dp: DecisionPoint) -> str:
+        d = self.dealer
+        wire = d._wire
+        assert wire is not None
+        kind = d._remote_action(wire.k, self.seat, wire.sent[self.seat])
+        try:
+            state.verify(kind)
+        except GameError as exc:
+            raise ProtocolError(f"hand {wire.k}: seat {self.seat} (remote) answered an illegal action: {exc}") from None
+        return kind
 
 
 def parse_version_from(ch: LineChannel, timeout: float) -> tuple[int, int, int]:

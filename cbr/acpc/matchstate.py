@@ -1,9 +1,10 @@
-"""ACPC ``MATCHSTATE`` strings: the situation a dealer sends to one seat.
+"""ACPC ``MATCHSTATE`` strings, parsed and written: the situation a dealer sends to one seat.
 
 ``MATCHSTATE:<position>:<hand number>:<betting>:<cards>`` where ``cards`` holds one hole
-pair per position (only the receiver's is shown) and then ``/flop/turn/river``. The
-betting is replayed through the rules engine, so the decision point is the one a logged
-hand gives at the same moment.
+pair per position (only the receiver's is shown, and every live player's at the end of a
+hand that went to a showdown) and then ``/flop/turn/river``. Parsing replays the betting
+through the rules engine, so the decision point is the one a logged hand gives at the same
+moment; :func:`matchstate_line` writes the line a dealer sends from its table state.
 
 >>> from cbr.game import preset
 >>> ms = parse_matchstate("MATCHSTATE:1:7:cr/:|AdQc/3h4cJh", preset("holdem.limit.2p"))
@@ -12,6 +13,13 @@ hand gives at the same moment.
 >>> dp = from_matchstate("MATCHSTATE:1:7:crc/r:|AdQc/3h4cJh", preset("holdem.limit.2p"))
 >>> dp.street, dp.position, dp.bets_to_call, dp.legal
 (1, 1, 1.0, 'fcr')
+>>> s = HandState(preset("holdem.limit.2p"), hole_cards=[(51, 50), (0, 5)], hand_id="7")
+>>> s.act("r")
+Action(street=0, position=1, kind='r', amount=None, all_in=False)
+>>> matchstate_line(s, 7, viewer=0)
+'MATCHSTATE:0:7:r:AsAh|'
+>>> parse_matchstate(matchstate_line(s, 7, viewer=1), s.game).hole
+(0, 5)
 """
 from __future__ import annotations
 
@@ -23,7 +31,7 @@ from cbr.errors import GameError
 from cbr.game.decision import DecisionPoint
 from cbr.game.gamedef import BOARD_SIZES, STREETS, GameDef
 from cbr.game.state import HandState
-from evaluator_ext.cards import parse_cards
+from evaluator_ext.cards import cards_str, parse_cards
 
 
 @dataclass(frozen=True)
@@ -186,3 +194,22 @@ def from_matchstate(text: str, game: GameDef) -> DecisionPoint:
     if state.to_act != ms.position:
         raise GameError(f"it is position {state.to_act}'s turn in this MATCHSTATE, not position {ms.position}'s")
     return state.decision_point()
+
+
+def showdown_positions(state: HandState) -> set[int]:
+    """Positions whose cards everyone sees at the end: those not folded when 2+ remain."""
+    if not state.is_over:
+        return set()
+    live = {p for p in range(state.n_players) if not state.folded[p]}
+    return live if len(live) > 1 else set()
+
+
+def matchstate_line(state: HandState, hand_number: int, viewer: int) -> str:
+    """The ``MATCHSTATE`` line position ``viewer`` is sent: its own hole cards, and every
+    live player's once the hand is over at a showdown."""
+    shown = showdown_positions(state) | {viewer}
+    holes = "|".join(cards_str(h) if (p in shown and h is not None) else ""
+                     for p, h in enumerate(state.hole_cards))
+    b = state.board
+    board = "".join("/" + cards_str(b[lo:hi]) for lo, hi in ((0, 3), (3, 4), (4, 5)) if len(b) >= hi)
+    return f"MATCHSTATE:{viewer}:{hand_number}:{state.history}:{holes}{board}"

@@ -7,14 +7,12 @@ it is answers the state it was sent followed by ``:`` and its action (``f``, ``c
 ``r``; no-limit ``rN``). Server lines end in ``\\r\\n``; a peer's line may end in ``\\n``
 or ``\\r\\n``; lines starting with ``#`` or ``;`` are comments and are skipped.
 
+The ``MATCHSTATE`` lines themselves are parsed and written in :mod:`cbr.acpc.matchstate`;
+this module holds the rest: the handshake, the answers, comments, the line channel, and
+how an ACPC dealer pays a finished hand.
+
 >>> from cbr.game import preset
->>> from cbr.game.state import HandState
 >>> g = preset("holdem.limit.2p")
->>> s = HandState(g, hole_cards=[(51, 50), (0, 5)], hand_id="7")
->>> s.act("r")
-Action(street=0, position=1, kind='r', amount=None, all_in=False)
->>> matchstate_line(s, 7, viewer=0)
-'MATCHSTATE:0:7:r:AsAh|'
 >>> parse_answer("MATCHSTATE:0:7:r:AsAh|:c", "MATCHSTATE:0:7:r:AsAh|", g)
 'c'
 >>> parse_version("VERSION:2.0.0")
@@ -31,7 +29,6 @@ from typing import Optional
 from cbr.errors import ProtocolError
 from cbr.game.gamedef import GameDef
 from cbr.game.state import HandState
-from evaluator_ext.cards import cards_str
 
 VERSION = "2.0.0"
 VERSION_LINE = f"VERSION:{VERSION}"
@@ -67,14 +64,6 @@ def parse_version(line: str) -> tuple[int, int, int]:
     return version
 
 
-def showdown_positions(state: HandState) -> set[int]:
-    """Positions whose cards everyone sees at the end: those not folded when 2+ remain."""
-    if not state.is_over:
-        return set()
-    live = {p for p in range(state.n_players) if not state.folded[p]}
-    return live if len(live) > 1 else set()
-
-
 def acpc_payoffs(state: HandState) -> tuple[float, ...]:
     """Net chips won per position of a finished hand, as an ACPC dealer pays them.
 
@@ -108,15 +97,13 @@ def acpc_payoffs(state: HandState) -> tuple[float, ...]:
     return tuple(won[p] - state.total_committed[p] for p in range(state.n_players))
 
 
-def matchstate_line(state: HandState, hand_number: int, viewer: int) -> str:
-    """The ``MATCHSTATE`` line position ``viewer`` is sent: its own hole cards, and every
-    live player's once the hand is over at a showdown."""
-    shown = showdown_positions(state) | {viewer}
-    holes = "|".join(cards_str(h) if (p in shown and h is not None) else ""
-                     for p, h in enumerate(state.hole_cards))
-    b = state.board
-    board = "".join("/" + cards_str(b[lo:hi]) for lo, hi in ((0, 3), (3, 4), (4, 5)) if len(b) >= hi)
-    return f"MATCHSTATE:{viewer}:{hand_number}:{state.history}:{holes}{board}"
+def comment_line(text: str) -> str:
+    """A comment line (a peer skips it): ``# text``, on one line.
+
+    >>> comment_line("every seat is taken")
+    '# every seat is taken'
+    """
+    return "# " + " ".join(text.split())
 
 
 def answer_line(matchstate: str, action: str) -> str:
@@ -162,7 +149,7 @@ class Disconnected(ProtocolError):
 
 class LineChannel:
     """Lines over a connected socket: ``send_line`` adds ``\\r\\n``; ``read_line`` returns the
-    next line (comment lines skipped) or raises :class:`ProtocolError` for a disconnect
+    next line (comment lines skipped; the last is kept in ``last_comment``) or raises :class:`ProtocolError` for a disconnect
     (:class:`Disconnected`), no line within ``timeout`` seconds, a line over
     :data:`MAX_LINE` bytes or one that is not ASCII text. ``peer`` names it in messages.
     """
@@ -172,6 +159,7 @@ class LineChannel:
         self.peer = peer
         self._buf = b""
         self.closed = False
+        self.last_comment = ""  # the last comment line skipped (what a peer said on its own)
 
     def fileno(self) -> int:
         return self.sock.fileno()
@@ -215,6 +203,7 @@ class LineChannel:
             line = self._pop_line()
             if line is not None:
                 if line.startswith(("#", ";")):
+                    self.last_comment = line[1:].strip()
                     continue
                 return line
             if deadline is not None:

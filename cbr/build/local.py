@@ -73,13 +73,15 @@ class BuildReport:
 
 @dataclass
 class ChunkResult:
-    """Cases of one chunk of hands, per street: features, and provenance columns."""
+    """Cases of one chunk of hands, per street: features, and provenance columns;
+    ``records``: the hand records the chunk finished (what the build's progress counts)."""
 
     rows: dict[int, Any]  # per street: (features, provenance columns), or an Arrow table of cases
     decisions: int
     hands: int
     skipped: list[ParseIssue]
     hand_of_row: dict[int, np.ndarray] = field(default_factory=dict)  # per street: each row's record index
+    records: int = 0
 
 
 _WORKER_FEATURES: Any = None
@@ -217,7 +219,7 @@ def cases_of_hands(records: Sequence[HandRecord], feature_set: Any,
             meta["outcome"] = outcomes[street]
             rows[street] = (X, meta)
     return ChunkResult(rows, decisions, hands, skipped,
-                        {street: np.asarray(which[street], dtype=np.int64) for street in rows})
+                        {street: np.asarray(which[street], dtype=np.int64) for street in rows}, len(records))
 
 
 def hand_outcome(record: HandRecord, position: int) -> float:
@@ -266,6 +268,18 @@ def _why(issues: Sequence[ParseIssue]) -> str:
     return f": {issues[0].where}: {issues[0].reason}{more}"
 
 
+def count_hand_records(sources: Sequence[LogSource], max_file_size: Optional[int] = DEFAULT_MAX_FILE_SIZE) -> int:
+    """The hand records the sources hold (a quick first pass of the parsers: the total of a
+    build's progress; hands that do not replay are records too).
+
+    >>> from cbr.logs.detect import scan_logs
+    >>> count_hand_records(scan_logs(["../shared/data/logs/acpc/dealer_example_limit"]))
+    2000
+    """
+    return sum(isinstance(item, HandRecord) for source in sources
+               for item in parse_source(source, max_file_size=max_file_size))
+
+
 def _add_source(writer: CaseBaseWriter, source: LogSource) -> None:
     """Record a source read (its hash) in the manifest."""
     if source.skipped:
@@ -299,7 +313,10 @@ def build_casebase(
     player models fed the hands in order, in this process (:mod:`cbr.build.ordered`: the same
     case base whatever ``workers``), and its default similarity; ``players`` keeps only the decisions of those player names; ``workers`` > 1 computes
     features in that many processes; ``similarity`` is a ``SimilarityConfig`` or a TOML
-    path (default: CASPER's). ``progress(n, total=None)`` is called per hand.
+    path (default: CASPER's). ``progress(n, total=None)``: first ``progress(0, total=T)``
+    with the hand records of the logs (counted by a quick first pass of the parsers, made
+    only when ``progress`` is given), then ``progress(n)`` as each chunk of ``n`` records is
+    written, for local and distributed builds alike; the calls add up to the total.
     ``runner``: computes the cases of the sources elsewhere (``workers`` is then unused):
     called as ``runner(sources, feature_set, players, writer, consume, names,
     chunk_hands=, max_file_size=)``, it must pass the rows to ``consume`` cut into the
@@ -337,6 +354,10 @@ def build_casebase(
     names: set[str] = set()
     per_street = {0: 0, 1: 0, 2: 0, 3: 0}
     stream = (item for source in sources for item in parse_source(source, max_file_size=max_file_size))
+    counted = {"total": 0, "done": 0}  # hand records: in the logs, written so far
+    if progress is not None:
+        counted["total"] = count_hand_records(sources, max_file_size)
+        progress(0, total=counted["total"])
     with CaseBaseWriter(out, feature_set=fs, similarity=similarity, overwrite=overwrite, name=name,
                         extra={"built_by": "cbr build", "players": sorted(wanted) if wanted else None}) as writer:
         for src in sources:
@@ -353,8 +374,9 @@ def build_casebase(
                 else:  # an Arrow table of cases (a runner's): renumbered by the writer
                     writer.add_table(street, rows)
                 per_street[street] += len(rows[0]) if isinstance(rows, tuple) else rows.num_rows
-            if progress is not None:
-                progress(result.hands + len(result.skipped))
+            if progress is not None and result.records:
+                counted["done"] += result.records
+                progress(result.records)
 
         chunks = _chunks(stream, CHUNK_HANDS, issues, names)
         if runner is not None:  # e.g. on Dask (cbr.build.on_dask)
@@ -388,6 +410,8 @@ def build_casebase(
                 stop_pool(pool)
                 raise
             pool.shutdown(wait=True)
+        if progress is not None and counted["done"] != counted["total"]:  # a log changed after it was counted
+            progress(0, total=counted["done"])
         report.cases_per_street = {STREETS[s]: n for s, n in per_street.items()}
         report.cases = sum(report.cases_per_street.values())
         report.skipped = issues

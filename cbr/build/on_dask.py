@@ -241,7 +241,7 @@ def build_on_dask(scheduler: str, sources: Sequence[LogSource], feature_set: Any
                 writer.add_game(game)
             names.update(fr.names)
             cutter.feed(fr)
-            consume(ChunkResult({}, fr.decisions, fr.hands, fr.skipped))
+            consume(ChunkResult({}, fr.decisions, fr.hands, fr.skipped, records=fr.records))
         cutter.close()
         finished = True
     finally:

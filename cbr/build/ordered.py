@@ -41,7 +41,7 @@ __all__ = ["needs_player_models", "OrderedModels", "table_view", "opponent_simil
 
 #: feature: (measure, weight, low, high) of the opponent columns in the default similarity.
 #: Weights chosen on seed 1 of ``experiments/opponent_aware.py --weights``: twice the first
-#: guess (30, 10, 30, 10) did best against both opponents (README, "Opponent-aware cases").
+#: guess (30, 10, 30, 10) did best against both opponents (docs/opponent-models.md, opponent-aware cases).
 OPPONENT_SIMILARITY: dict[str, tuple[str, float, float, float]] = {
     "opp_aggressiveness": ("linear", 60, 0, 1),
     "opp_tightness": ("linear", 20, 0, 1),

@@ -1,4 +1,4 @@
-"""Counterfactual regret minimisation over the abstract game (issue 10, the KTH study).
+"""Counterfactual regret minimisation over the abstract game (the KTH study).
 
 - :mod:`cbr.cfr.tree`: heads-up betting trees (fixed limit; no-limit fcpa), flattened.
 - :mod:`cbr.cfr.translate`: action translation of off-tree no-limit bets.

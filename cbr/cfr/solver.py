@@ -42,7 +42,8 @@ try:  # the compiled extension, private like evaluator_ext._native
 except ImportError:  # pragma: no cover - CBR_REQUIRE_NATIVE=1 fails evaluator_ext's import instead
     _native = None
 
-__all__ = ["Solver", "IMPLEMENTATION", "game_arrays", "bucket_game_fingerprint", "CHECKPOINT_FORMAT"]
+__all__ = ["Solver", "IMPLEMENTATION", "game_arrays", "bucket_game_fingerprint", "checkpoint_iteration",
+           "CHECKPOINT_FORMAT"]
 
 IMPLEMENTATION = "native" if _native is not None else "reference"
 CHECKPOINT_FORMAT = 1
@@ -102,13 +103,15 @@ class Solver:
     # ---- training ----
     def run(self, iterations: int, *, progress: Optional[Callable[[int], None]] = None,
             checkpoint: Optional[str | os.PathLike[str]] = None, checkpoint_every: int = 0,
-            meta: Optional[dict] = None, batch: int = 1) -> int:
+            meta: Optional[dict] = None, batch: int = 1,
+            on_checkpoint: Optional[Callable[[int, Path], None]] = None) -> int:
         """Run ``iterations`` more iterations; returns how many ran.
 
         ``progress(n)`` is called after each batch of ``batch`` iterations; with
         ``checkpoint`` set, a checkpoint is written every ``checkpoint_every`` iterations
-        and at the end. Ctrl-C stops between iterations (KeyboardInterrupt propagates;
-        :attr:`iteration` counts exactly the finished ones and the tables match it).
+        and at the end, each followed by ``on_checkpoint(iteration, path)``. Ctrl-C stops
+        between iterations (KeyboardInterrupt propagates; :attr:`iteration` counts exactly
+        the finished ones and the tables match it).
         """
         if iterations < 0:
             raise ConfigError(f"iterations must be >= 0, got {iterations}")
@@ -127,11 +130,17 @@ class Solver:
             if progress is not None:
                 progress(int(done[0]))
             if checkpoint is not None and checkpoint_every > 0 and since >= checkpoint_every:
-                self.save_checkpoint(checkpoint, meta)
+                self._checkpoint(checkpoint, meta, on_checkpoint)
                 since = 0
         if checkpoint is not None:
-            self.save_checkpoint(checkpoint, meta)
+            self._checkpoint(checkpoint, meta, on_checkpoint)
         return iterations
+
+    def _checkpoint(self, path: str | os.PathLike[str], meta: Optional[dict],
+                    on_checkpoint: Optional[Callable[[int, Path], None]]) -> None:
+        written = self.save_checkpoint(path, meta)
+        if on_checkpoint is not None:
+            on_checkpoint(self.iteration, Path(written))
 
     # ---- evaluation ----
     def value(self, player: int, best_response: bool = False, average: Optional[np.ndarray] = None) -> float:
@@ -208,6 +217,17 @@ class Solver:
         self.average[:] = average
         self.iteration = it
         return info
+
+
+def checkpoint_iteration(path: str | os.PathLike[str]) -> Optional[int]:
+    """The iteration count a checkpoint file holds, or None when there is none readable at ``path``."""
+    try:
+        with np.load(Path(path), allow_pickle=False) as data:
+            info = json.loads(bytes(data["info"]).decode())
+    except Exception:  # noqa: BLE001 - missing or damaged: no checkpoint to continue
+        return None
+    it = info.get("iteration") if isinstance(info, dict) else None
+    return it if isinstance(it, int) and it >= 0 else None
 
 
 def _first_line(exc: BaseException) -> str:

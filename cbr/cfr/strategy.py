@@ -2,7 +2,10 @@
 
 A trained strategy is an ``.npz`` written next to the abstraction it was trained on
 (default ``<abstraction dir>/cfr.<game>.npz``; one written elsewhere records where its
-abstraction is): the average strategy quantised to one
+abstraction is). A shipped abstraction (``casebases/cfr/``) is never written into: its
+default strategy file is ``./cfr.<game>.npz`` in the current directory
+(:func:`default_output`). An existing strategy or checkpoint is replaced only with
+``overwrite`` (or continued with ``resume``). The file holds the average strategy quantised to one
 byte per (information set, action) (rows renormalised on load) and a JSON header with
 the game, the betting tree's fingerprint, the abstraction's name, bucket count and
 fingerprint, the iterations and the exploitability of the stored (quantised) strategy.
@@ -33,15 +36,29 @@ import numpy as np
 from cbr.abstraction.game import BucketGame
 from cbr.cfr.solver import Solver, bucket_game_fingerprint
 from cbr.cfr.tree import GAMES, BettingTree, build_tree
-from cbr.errors import ConfigError
+from cbr.errors import ConfigError, OutputPathError
 from cbr.store.durable import atomic_savez
 
 __all__ = ["STRATEGY_FORMAT", "Strategy", "load_strategy", "save_strategy", "train", "quantise", "dequantise",
-           "default_strategy_path", "resolve_abstraction_dir", "SHIPPED_STRATEGY"]
+           "default_strategy_path", "default_output", "checkpoint_path", "inside_package",
+           "resolve_abstraction_dir", "SHIPPED_STRATEGY"]
 
 STRATEGY_FORMAT = 1
 #: The shipped heads-up limit strategy (``cbr match --players cfr,ehs`` uses it).
 SHIPPED_STRATEGY = Path(__file__).resolve().parents[2] / "casebases" / "cfr" / "h_hs2_4" / "cfr.holdem.limit.2p.npz"
+#: The folders of the installed package (its top-level packages): training never writes there.
+PACKAGE_DIRS = tuple(Path(__file__).resolve().parents[2] / name for name in ("casebases", "cbr", "evaluator_ext",
+                                                                               "features"))
+
+
+def inside_package(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is inside the installed package (a shipped abstraction's folder, say).
+
+    >>> inside_package(SHIPPED_STRATEGY), inside_package("/tmp/cfr.holdem.limit.2p.npz")
+    (True, False)
+    """
+    where = Path(path).resolve()
+    return any(where == d or d in where.parents for d in PACKAGE_DIRS)
 
 
 def resolve_abstraction_dir(text: str | os.PathLike[str]) -> Path:
@@ -58,6 +75,25 @@ def resolve_abstraction_dir(text: str | os.PathLike[str]) -> Path:
 def default_strategy_path(abstraction_dir: str | os.PathLike[str], game: str) -> Path:
     """Where a strategy for ``game`` lives beside its abstraction."""
     return Path(abstraction_dir) / f"cfr.{game}.npz"
+
+
+def default_output(abstraction_dir: str | os.PathLike[str], game: str) -> Path:
+    """Where training writes by default: beside the abstraction, except for a shipped one
+    (inside the installed package, never written): then ``cfr.<game>.npz`` in the current
+    directory (the file records where its abstraction is).
+
+    >>> default_output(SHIPPED_STRATEGY.parent, "holdem.limit.2p") == Path.cwd() / "cfr.holdem.limit.2p.npz"
+    True
+    """
+    if inside_package(abstraction_dir):
+        return Path.cwd() / f"cfr.{game}.npz"
+    return default_strategy_path(abstraction_dir, game)
+
+
+def checkpoint_path(out: str | os.PathLike[str]) -> Path:
+    """The checkpoint of the run writing the strategy ``out``: ``<out>.ckpt.npz``."""
+    out = Path(out)
+    return out.with_name(out.name + ".ckpt.npz")
 
 
 def quantise(probs: np.ndarray) -> np.ndarray:
@@ -174,15 +210,46 @@ def _load_bucket_game(directory: Path, abstraction: Any) -> BucketGame:
     return abstraction.load_bucket_game(directory)
 
 
+def _iterations_in(path: Path) -> str:
+    """``" (N iterations)"`` from a strategy or checkpoint header, or ``""``."""
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            info = json.loads(bytes(data["info"]).decode())
+        n = info.get("iteration", info.get("iterations"))
+        return f" ({int(n)} iterations)" if isinstance(n, int) else ""
+    except Exception:  # noqa: BLE001 - only a detail of a message
+        return ""
+
+
+def _refuse_to_replace(out_path: Path, ckpt: Path, resume: bool, overwrite: bool) -> None:
+    """An existing strategy or checkpoint is replaced only with ``overwrite``; with
+    ``resume`` the run continues its own files."""
+    if overwrite or resume:
+        return
+    if out_path.exists():
+        raise OutputPathError(f"{out_path} already exists{_iterations_in(out_path)}; pass overwrite=True "
+                              f"(or --overwrite) to replace it, or resume=True (or --resume) to continue its run")
+    if ckpt.exists():
+        raise OutputPathError(f"checkpoint {ckpt} already exists{_iterations_in(ckpt)}; pass resume=True "
+                              f"(or --resume) to continue it, or overwrite=True (or --overwrite) to start over")
+
+
 def train(game: str, abstraction_dir: str | os.PathLike[str], iterations: int, *, resume: bool = False,
           out: Optional[str | os.PathLike[str]] = None, checkpoint: Optional[str | os.PathLike[str]] = None,
-          checkpoint_every: int = 0, progress: Optional[Callable[[int], None]] = None,
-          on_start: Optional[Callable[[int, int], None]] = None, abstraction: Any = None,
+          checkpoint_every: int = 0, overwrite: bool = False, progress: Optional[Callable[[int], None]] = None,
+          on_start: Optional[Callable[[int, int], None]] = None,
+          on_checkpoint: Optional[Callable[[int, Path], None]] = None, abstraction: Any = None,
           bucket_game: Optional[BucketGame] = None) -> dict:
     """Train CFR+ on ``game`` with the abstraction in ``abstraction_dir`` up to ``iterations``
     in total, checkpointing to ``checkpoint`` (default ``<out>.ckpt.npz``); with ``resume``
-    continue from the checkpoint. Writes the strategy to ``out`` (default beside the
-    abstraction) and returns a report. ``on_start(done, total)`` is called once resumed.
+    continue from the checkpoint. Writes the strategy to ``out`` (default
+    :func:`default_output`: beside the abstraction, or in the current directory for a
+    shipped one) and returns a report. ``on_start(done, total)`` is called once resumed;
+    ``on_checkpoint(iteration, path)`` after each checkpoint written (and once for the
+    checkpoint resumed from), so a caller interrupted by Ctrl-C knows what ``resume`` continues.
+
+    Raises :class:`~cbr.errors.OutputPathError` when ``out`` or the checkpoint exists and
+    neither ``resume`` nor ``overwrite`` is given (nothing is written).
     """
     if iterations < 1:
         raise ConfigError(f"iterations must be >= 1, got {iterations}")
@@ -192,8 +259,11 @@ def train(game: str, abstraction_dir: str | os.PathLike[str], iterations: int, *
     if bucket_game is None:
         bucket_game = _load_bucket_game(directory, abstraction)
     tree = build_tree(game)
-    out_path = Path(out) if out is not None else default_strategy_path(directory, game)
-    ckpt = Path(checkpoint) if checkpoint is not None else out_path.with_name(out_path.name + ".ckpt.npz")
+    out_path = Path(out) if out is not None else default_output(directory, game)
+    ckpt = Path(checkpoint) if checkpoint is not None else checkpoint_path(out_path)
+    _refuse_to_replace(out_path, ckpt, resume, overwrite)
+    if overwrite and not resume:  # starting over: a stale checkpoint must not be resumed later
+        ckpt.unlink(missing_ok=True)
     solver = Solver(tree, bucket_game)
     meta = {"abstraction_dir": str(directory), **_abstraction_identity(abstraction)}
     if resume:
@@ -202,12 +272,14 @@ def train(game: str, abstraction_dir: str | os.PathLike[str], iterations: int, *
             raise ConfigError(f"{ckpt}: checkpoint is for abstraction {saved.get('abstraction', '?')} "
                               f"(fingerprint {str(saved.get('abstraction_fingerprint'))[:12]}), not for "
                               f"{meta['abstraction']} (fingerprint {meta['abstraction_fingerprint'][:12]})")
+        if on_checkpoint is not None:
+            on_checkpoint(solver.iteration, ckpt)
     if on_start is not None:
         on_start(solver.iteration, iterations)
     start = time.perf_counter()
     ran_from = solver.iteration
     solver.run(max(0, iterations - solver.iteration), progress=progress, checkpoint=ckpt,
-               checkpoint_every=checkpoint_every, meta=meta)
+               checkpoint_every=checkpoint_every, meta=meta, on_checkpoint=on_checkpoint)
     seconds = time.perf_counter() - start
     info = save_strategy(out_path, solver, abstraction, {"abstraction_dir": str(directory.resolve())})
     return {"game": game, "abstraction": str(directory), "iterations": solver.iteration,

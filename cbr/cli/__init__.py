@@ -17,7 +17,7 @@ from typing import Annotated
 import typer
 
 from cbr.cli import abstraction, build, casebase, evaluate, exploit, hand, logs, play, players, plugins, query, train
-from cbr.cli._errors import state
+from cbr.cli._errors import prepare_for_memory_cap, state
 
 # Typer's plain help (click's formatter), not its rich panels: flags show as flags (no
 # ``<bool>``), help text wraps to the terminal and never truncates, and rich is not imported.
@@ -55,6 +55,7 @@ def _main(
     3 internal error, 130 interrupted, 143 terminated. --debug shows tracebacks.
     """
     state["debug"] = debug
+    prepare_for_memory_cap()  # before any option of a command loads a native library
 
 
 # Commands, then groups, in the order `cbr --help` lists them.

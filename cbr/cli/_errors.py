@@ -4,20 +4,30 @@
 - 1: an error in the input or the environment: the project's own errors
   (:class:`~evaluator_ext.errors.CBRError`: a bad log, case base, game or similarity
   file...) and file errors on the user's paths, as one line ``error: ...`` on stderr;
+  running out of memory (``MemoryError``, a native library that cannot be mapped: see
+  :func:`memory_failure`) as ``error: not enough memory (...)``;
 - 2: a usage error: an unknown option or bot or format name, conflicting options, a
   count out of its documented range (``--hands``, ``--workers``, ``--opponents``...);
 - 3: an internal error (a bug): ``internal error: ... (run with --debug for the traceback)``;
 - 130: interrupted (Ctrl-C); 143: terminated (SIGTERM), after the same clean-up.
 
 ``--debug`` shows tracebacks instead of the one-line messages.
+
+Under an address-space limit (``ulimit -v``, ``RLIMIT_AS``) the native libraries' thread
+pools are kept to one thread (each reserves tens of MB of address space) and faiss and
+DuckDB, whose start-up crashes when it cannot allocate, are loaded only with room for them
+(else a ``MemoryError`` says how much they need): :func:`prepare_for_memory_cap`.
 """
 from __future__ import annotations
 
+import errno
 import functools
+import importlib.abc
 import os
+import resource
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Optional, TypeVar
 
 import typer
@@ -49,11 +59,145 @@ def _os_error_line(exc: OSError) -> str:
     return f"{' -> '.join(names)}: {reason}" if names else reason
 
 
+def _address_space_limit() -> Optional[int]:
+    """The soft address-space limit in bytes, or None when there is none."""
+    soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    return None if soft == resource.RLIM_INFINITY else int(soft)
+
+
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        yield exc
+        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
+
+
+#: What native libraries say when an allocation or a mapping failed.
+_OUT_OF_MEMORY = ("failed to map segment", "cannot allocate memory", "bad_alloc", "realloc of size",
+                  "malloc of size", "memory allocation failed")
+#: What a thread that cannot start says (under an address-space limit: its stack did not fit).
+_NO_THREAD = ("can't start new thread", "failed to launch worker thread", "failed to create thread")
+
+
+def memory_failure(exc: BaseException) -> Optional[str]:
+    """``exc`` (or an error it came from) as the reason memory ran out, or None: a
+    ``MemoryError`` (numpy's, pyarrow's...), an ``ImportError`` of a native library that
+    could not be mapped ("failed to map segment"), an allocation error of a native library;
+    under an address-space limit also a thread that could not start and a worker process
+    that died (the limit is named).
+
+    >>> memory_failure(ImportError("libarrow.so.2600: failed to map segment from shared object"))
+    'ImportError: libarrow.so.2600: failed to map segment from shared object'
+    >>> memory_failure(ValueError("bad card")) is None
+    True
+    """
+    limit = _address_space_limit()
+    found = None
+    for e in _chain(exc):
+        text = str(e).strip().splitlines()[0] if str(e).strip() else ""
+        low = text.lower()
+        if isinstance(e, MemoryError) or (isinstance(e, OSError) and e.errno == errno.ENOMEM) \
+                or type(e).__name__ == "OutOfMemoryException" or any(k in low for k in _OUT_OF_MEMORY):
+            found = f"{type(e).__name__}: {text}" if text else type(e).__name__
+            break
+        if limit is not None and (any(k in low for k in _NO_THREAD) or type(e).__name__ == "BrokenProcessPool"
+                                  or ("worker process" in low and "died" in low)):
+            found = f"{type(e).__name__}: {text}" if text else type(e).__name__
+            break
+    if found is None:
+        return None
+    return found if limit is None else f"address-space limit {limit >> 20} MB: {found}"
+
+
+#: Address space a native library takes to start with one thread, with room to spare
+#: (measured on Linux with the pinned wheels: faiss's start-up (its OpenBLAS and OpenMP)
+#: crashed with SIGSEGV with 195 MB left and loaded with 203 MB; DuckDB's first connection
+#: aborted ("cannot allocate memory for thread-local data") with 151 MB left and ran with
+#: 161 MB). Each more OpenMP thread takes faiss about 130 MB more.
+NATIVE_ADDRESS_SPACE = {"faiss": 224 << 20, "duckdb": 184 << 20}
+FAISS_PER_THREAD = 130 << 20
+
+
+def _address_space_used() -> Optional[int]:
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmSize:"):
+                    return int(line.split()[1]) << 10
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+class _NativeRoom(importlib.abc.MetaPathFinder):
+    """Refuse to start loading a native library of :data:`NATIVE_ADDRESS_SPACE` without the
+    address space it needs: their start-up kills the process (SIGSEGV, abort) when an
+    allocation fails, which no handler can turn into a message; a ``MemoryError`` here can."""
+
+    def find_spec(self, name: str, path: Optional[Sequence[str]] = None, target: Any = None) -> None:
+        if name not in NATIVE_ADDRESS_SPACE or name in sys.modules:
+            return None
+        limit, used = _address_space_limit(), _address_space_used()
+        if limit is None or used is None:
+            return None
+        need = NATIVE_ADDRESS_SPACE[name]
+        if name == "faiss":
+            try:
+                need += (max(1, int(os.environ.get("OMP_NUM_THREADS", "1"))) - 1) * FAISS_PER_THREAD
+            except ValueError:
+                pass
+        if limit - used < need:
+            raise MemoryError(f"loading {name} needs about {need >> 20} MB of address space, "
+                              f"{max(0, limit - used) >> 20} MB are left")
+        return None
+
+
+_PREPARED = {"done": False}
+
+
+def prepare_for_memory_cap() -> None:
+    """Under an address-space limit: one thread per native pool (OpenMP, OpenBLAS, MKL),
+    pyarrow's system allocator and no background thread of its jemalloc (which prints its
+    own line when it cannot start one), one malloc arena (each more reserves 64 MB of
+    address space), unless the user set them; and faiss and DuckDB loaded only with room
+    for them (:class:`_NativeRoom`). Nothing changes without a limit. Called before any
+    command loads a native library (they read these settings when they load); results are
+    the same, only slower where the pools would have used more threads."""
+    if _PREPARED["done"] or _address_space_limit() is None:
+        return
+    _PREPARED["done"] = True
+    for name, value in (("OMP_NUM_THREADS", "1"), ("OPENBLAS_NUM_THREADS", "1"), ("MKL_NUM_THREADS", "1"),
+                        ("ARROW_DEFAULT_MEMORY_POOL", "system"), ("MALLOC_ARENA_MAX", "1"),
+                        ("JE_ARROW_MALLOC_CONF", "background_thread:false")):
+        os.environ.setdefault(name, value)
+    try:  # this process's malloc (the variable above is for the processes it starts)
+        import ctypes
+
+        ctypes.CDLL(None).mallopt(-8, int(os.environ["MALLOC_ARENA_MAX"]))  # M_ARENA_MAX (glibc)
+    except (OSError, AttributeError):  # pragma: no cover - not glibc
+        pass
+    sys.meta_path.insert(0, _NativeRoom())
+
+
+def _exit_now(code: int) -> None:
+    """Exit at once, after the clean-ups of the unwound command ran: a native library that
+    ran out of address space half-way through its start-up may crash in the interpreter's
+    own tear-down, which would turn a clear exit 1 into a SIGSEGV."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
+
+
 def guarded(func: F) -> F:
     """Run a command with the exit-code conventions of this module.
 
     The project's errors (``CBRError``) and OS errors on the user's files become one line
-    and exit 1; typer's usage errors pass through (exit 2); any other exception is an
+    and exit 1, as does running out of memory (:func:`memory_failure`: ``error: not enough
+    memory (...)``); typer's usage errors pass through (exit 2); any other exception is an
     internal error (exit 3) that says so; Ctrl-C exits 130 and SIGTERM 143 after the
     same clean-up (SIGTERM is raised as :class:`Terminated`, a ``KeyboardInterrupt``).
     """
@@ -62,6 +206,7 @@ def guarded(func: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         from evaluator_ext.errors import CBRError
 
+        prepare_for_memory_cap()
         previous = None
         try:
             previous = signal.signal(signal.SIGTERM, _on_sigterm)
@@ -88,22 +233,24 @@ def guarded(func: F) -> F:
             except (OSError, ValueError):  # pragma: no cover
                 pass
             raise typer.Exit(EXIT_ERROR) from None
-        except CBRError as exc:
-            if state["debug"]:
-                raise
-            typer.echo(f"error: {one_line(exc)}", err=True)
-            raise typer.Exit(EXIT_ERROR) from None
-        except OSError as exc:
-            if state["debug"]:
-                raise
-            typer.echo(f"error: {_os_error_line(exc)}", err=True)
-            raise typer.Exit(EXIT_ERROR) from None
         except Exception as exc:
             if state["debug"]:
                 raise
-            typer.echo(f"internal error: {type(exc).__name__}: {one_line(exc)} "
-                       f"(run with --debug for the traceback)", err=True)
-            raise typer.Exit(EXIT_INTERNAL) from None
+            memory = memory_failure(exc)
+            if memory is not None:
+                typer.echo(f"error: not enough memory ({memory})", err=True)
+                if _address_space_limit() is not None:
+                    _exit_now(EXIT_ERROR)
+                raise typer.Exit(EXIT_ERROR) from None
+            if isinstance(exc, CBRError):
+                typer.echo(f"error: {one_line(exc)}", err=True)
+            elif isinstance(exc, OSError):
+                typer.echo(f"error: {_os_error_line(exc)}", err=True)
+            else:
+                typer.echo(f"internal error: {type(exc).__name__}: {one_line(exc)} "
+                           f"(run with --debug for the traceback)", err=True)
+                raise typer.Exit(EXIT_INTERNAL) from None
+            raise typer.Exit(EXIT_ERROR) from None
         finally:
             if previous is not None:
                 signal.signal(signal.SIGTERM, previous)

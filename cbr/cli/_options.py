@@ -1,5 +1,5 @@
 """Options and checks shared by several commands: limits, help texts, old spellings, log
-formats and file sizes.
+formats, file sizes and the output-path rule.
 """
 from __future__ import annotations
 
@@ -59,13 +59,12 @@ def known_log_format(fmt: Optional[str], option: str = "--log-format") -> Option
     return fmt
 
 
-def check_out_dir(out: str) -> None:
-    """A case base cannot be written under a regular file (``-o file/cb``)."""
-    from pathlib import Path
+def check_output(path: str, *, what: str, overwrite: bool = False, folder: bool = False) -> None:
+    """The one output-path rule for every ``-o/--out/--log`` (:func:`cbr.logs.output.check_output_path`),
+    checked before a command starts its work: the folder must exist (a case base may go
+    straight into ``./casebases``, created if need be), no part of the path may be a file, an
+    existing output needs ``--overwrite``. A refusal is one ``error:`` line, exit 1."""
+    from cbr.logs.output import check_output_path
 
-    from cbr.errors import OutputPathError
-    from cbr.logs.writers import first_non_folder
-
-    blocker = first_non_folder(Path(out))
-    if blocker is not None:
-        raise OutputPathError(f"cannot write the case base {out}: {blocker} is a file, not a folder")
+    home = "casebases" if what == "case base" else None
+    check_output_path(path, overwrite=overwrite, what=what, folder=folder, home=home)

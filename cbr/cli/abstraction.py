@@ -8,6 +8,7 @@ import typer
 from cbr.cli._errors import guarded, usage_error
 from cbr.cli._options import (
     FLAG,
+    check_output,
 )
 from cbr.cli._output import print_json, progress_bar
 
@@ -31,10 +32,11 @@ def _abstraction_summary(abstraction: Any, directory: str, game: Any = None) -> 
 def abstraction_build_command(
     kind: Annotated[str, typer.Option("--kind", help="uniform, percentile, minmax or history.")],
     metric: Annotated[str, typer.Option("--metric", help="hs (hand strength) or hs2 (hand strength squared).")],
-    out: Annotated[str, typer.Option("--out", "-o", help="Directory to write abstraction.json and bucket_game.npz to.")],
+    out: Annotated[str, typer.Option("--out", "-o", help="Directory to write abstraction.json and bucket_game.npz to (created, in a folder that exists).")],
     buckets: Annotated[int, typer.Option("--buckets", min=1, max=64, help="Buckets per street.")] = 8,
     samples: Annotated[int, typer.Option("--samples", min=1, max=20_000, help="Random boards for the thresholds and, again, for the bucket game (each board: every holding; about 0.15 s a board).")] = 400,
     seed: Annotated[int, typer.Option("--seed", min=0, max=2**62, help="Seed of the boards (the bucket game uses seed + 1).")] = 0,
+    overwrite: Annotated[bool, typer.Option("--overwrite", metavar=FLAG, help="Write into an existing --out directory (replacing its files).")] = False,
     as_json: Annotated[bool, typer.Option("--json", metavar=FLAG, help="Print the summary as JSON.")] = False,
 ) -> None:
     """Build a bucketing (thresholds from sampled boards) and estimate its bucket game;
@@ -51,10 +53,7 @@ def abstraction_build_command(
     from cbr.abstraction import BUCKET_GAME_FILE, Abstraction
 
     target = Path(out)
-    if target.exists() and not target.is_dir():
-        from cbr.errors import OutputPathError
-
-        raise OutputPathError(f"cannot write the abstraction to {target}: it is a file, not a folder")
+    check_output(out, what="abstraction", overwrite=overwrite, folder=True)
     with progress_bar("thresholds", total=samples, enabled=not as_json) as advance:
         abstraction = Abstraction.build(kind, metric, n_buckets=buckets, samples=samples, seed=seed,
                                         progress=lambda done, total: advance(1))

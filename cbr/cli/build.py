@@ -1,6 +1,7 @@
 """``cbr build``: a case base from logs."""
 from __future__ import annotations
 
+import sys
 from typing import Annotated, Optional
 
 import typer
@@ -10,7 +11,7 @@ from cbr.cli._options import (
     MAX_FILE_SIZE_HELP,
     MAX_WORKERS,
     alias,
-    check_out_dir,
+    check_output,
     file_size,
     known_log_format,
 )
@@ -20,7 +21,7 @@ from cbr.cli._output import print_json, progress_bar, stdout
 @guarded
 def build_command(
     logs: Annotated[list[str], typer.Argument(help="Log files or folders (ACPC, PHH, IRC database, PokerStars).")],
-    out: Annotated[str, typer.Option("--out", "-o", help="The case base to write, e.g. casebases/NAME.")],
+    out: Annotated[str, typer.Option("--out", "-o", help="The case base to write, e.g. casebases/NAME (its folder must exist).")],
     feature_set: Annotated[str, typer.Option("--feature-set", help="Feature-set plugin (cbr.features).")] = "casper",
     only_players: Annotated[Optional[str], typer.Option("--only-players", help="Keep only these players' decisions (comma-separated player names in the logs).")] = None,
     only_players_old: Annotated[Optional[str], typer.Option("--players", hidden=True)] = None,
@@ -59,7 +60,7 @@ def build_command(
     elif workers > cpus:
         typer.echo(f"note: --workers {workers} reduced to {cpus} (the CPUs this process may use)", err=True)
         workers = cpus
-    check_out_dir(out)
+    check_output(out, what="case base", overwrite=overwrite, folder=True)
     from cbr.similarity.config import load_similarity_file
 
     sim = load_similarity_file(similarity, feature_set) if similarity is not None else None
@@ -69,14 +70,16 @@ def build_command(
 
     options = dict(feature_set=feature_set, players=names, format=fmt, similarity=sim, overwrite=overwrite,
                    max_file_size=max_file_size or DEFAULT_MAX_FILE_SIZE)
-    with progress_bar("building", enabled=not as_json) as advance:
+    # hands done of the hands in the logs, on a terminal only (the library counts them first)
+    drawing = not as_json and sys.stderr.isatty()
+    with progress_bar("building: hands", enabled=drawing) as advance:
         if scheduler is not None:  # Dask is imported only here
             from cbr.build.on_dask import build_casebase_on_dask
 
             report = build_casebase_on_dask(logs, out, scheduler=scheduler, dask_workers=dask_workers or 2,
-                                            progress=advance, **options)
+                                            progress=advance if drawing else None, **options)
         else:
-            report = build_casebase(logs, out, workers=workers, progress=advance, **options)
+            report = build_casebase(logs, out, workers=workers, progress=advance if drawing else None, **options)
     for warning in report.warnings:
         typer.echo(f"warning: {warning}", err=True)
     if as_json:

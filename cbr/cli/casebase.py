@@ -1,17 +1,18 @@
-"""``cbr casebase``: look inside case bases, merge them."""
+"""``cbr casebase``: look inside case bases, check and repair them, merge them."""
 from __future__ import annotations
 
 from typing import Annotated, Optional
 
 import typer
 
-from cbr.cli._errors import guarded, usage_error
+from cbr.cli._errors import EXIT_ERROR, guarded, usage_error
 from cbr.cli._options import (
-    check_out_dir,
+    check_output,
 )
 from cbr.cli._output import print_json, rich_table, stderr, stdout
 
-app = typer.Typer(help="Look inside case bases.", no_args_is_help=True, rich_markup_mode=None)
+app = typer.Typer(help="Look inside case bases, check and repair them, merge them.", no_args_is_help=True,
+                  rich_markup_mode=None)
 
 
 @app.command("inspect")
@@ -69,26 +70,103 @@ def casebase_inspect(
         stderr.print(f"warning: {w}", markup=False, highlight=False, soft_wrap=True)
 
 
+@app.command("verify")
+@guarded
+def casebase_verify(
+    name: Annotated[str, typer.Argument(help="A case-base directory, a name under ./casebases/, or 'default'.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON (also when damaged).")] = False,
+) -> None:
+    """Check every file of a case base; change nothing.
+
+    Checks the manifest, each Parquet part (size, CRC-32, rows), the similarity file, the
+    catalog, each index file and the retention log record by record. Prints one line per
+    problem on stderr, naming the file and (in the retention log) the byte offset, and exits
+    1 when there is any; exits 0 when the case base is sound.
+
+    Example: cbr casebase verify default
+    """
+    from cbr.store import resolve_casebase
+    from cbr.store.verify import verify_casebase
+
+    report = verify_casebase(resolve_casebase(name))
+    if as_json:
+        print_json(report.to_dict())
+    else:
+        for note in report.notes:
+            stderr.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
+        for problem in report.problems:
+            typer.echo(f"error: {problem.line(report.path)}", err=True)
+        if report.sound:
+            total = sum(report.cases.values())
+            log = report.log
+            logged = f", {log['records']} records in the retention log" if log else ""
+            stdout.print(f"{report.path}: sound ({total} cases{logged})", markup=False, highlight=False,
+                         soft_wrap=True)
+    if not report.sound:
+        raise typer.Exit(EXIT_ERROR)
+
+
+@app.command("repair")
+@guarded
+def casebase_repair(
+    name: Annotated[str, typer.Argument(help="A case-base directory or a name under ./casebases/.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Repair a damaged retention log (and the catalog and indexes, which are caches).
+
+    Keeps the retention log's sound records before the first damage and moves the rest,
+    byte for byte, into retained/log-NNNNN.bin.damaged-at-OFFSET beside it (never deleted);
+    rewrites a catalog and rebuilds indexes that disagree with the manifest. Interrupted at
+    any moment, it leaves the old log or the repaired one. A sound case base is left as it
+    is. Damaged parts cannot be repaired: they are listed (exit 1). The shipped default case
+    base is refused.
+    """
+    from cbr.store import resolve_casebase
+    from cbr.store.verify import repair_casebase
+
+    report = repair_casebase(resolve_casebase(name))
+    if as_json:
+        print_json(report.to_dict())
+    else:
+        if report.moved_to is not None:
+            stdout.print(f"{report.path}: kept {report.records_kept} records ({report.cases_kept} cases) of "
+                         f"{report.log}; moved {report.bytes_moved} bytes from byte {report.moved_from} to "
+                         f"{report.moved_to}", markup=False, highlight=False, soft_wrap=True)
+        for note in report.notes:
+            stdout.print(f"{report.path}: {note}", markup=False, highlight=False, soft_wrap=True)
+        for problem in report.left:
+            typer.echo(f"error: cannot repair {problem.line(report.path)}", err=True)
+        if not report.repaired and not report.left:
+            stdout.print(f"{report.path}: nothing to repair", markup=False, highlight=False, soft_wrap=True)
+    if report.left:
+        raise typer.Exit(EXIT_ERROR)
+
+
 @app.command("merge")
 @guarded
 def casebase_merge(
     inputs: Annotated[list[str], typer.Argument(help="Two or more case bases (directories or names under ./casebases/).")],
-    out: Annotated[str, typer.Option("--out", "-o", help="The merged case base to write.")],
+    out: Annotated[str, typer.Option("--out", "-o", help="The merged case base to write (its folder must exist).")],
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing case base (atomically, at the end).")] = False,
+    dedupe: Annotated[bool, typer.Option("--dedupe", help="Keep the cases of a log that several inputs were built "
+                                                          "from once.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Merge case bases of the same feature set, schema and similarity into a new one.
 
     Streams the cases part by part (never a whole case base in memory); new case ids in
     input order; the indexes are rebuilt. OUT appears only when the merge succeeded.
+    Inputs built from a common log (the same file by checksum) would hold its cases once
+    per input: a warning names the log; --dedupe keeps each of its decisions once (by
+    hand id, player, position, street and the betting before the decision).
     """
     if len(inputs) < 2:
         raise usage_error("give at least two case bases to merge", "INPUTS")
-    check_out_dir(out)
+    check_output(out, what="case base", overwrite=overwrite, folder=True)
     from cbr.store import resolve_casebase
     from cbr.store.merge import merge_casebases
 
-    report = merge_casebases([resolve_casebase(i) for i in inputs], out, overwrite=overwrite)
+    report = merge_casebases([resolve_casebase(i) for i in inputs], out, overwrite=overwrite, dedupe=dedupe)
     for warning in report.warnings:
         typer.echo(f"warning: {warning}", err=True)
     if as_json:
@@ -97,3 +175,7 @@ def casebase_merge(
     per = ", ".join(f"{s} {n}" for s, n in report.cases_per_street.items())
     stdout.print(f"merged {len(inputs)} case bases into {out}: {report.cases} cases ({per}), {report.seconds:.1f} s",
                  soft_wrap=True)
+    if report.dedupe and report.shared_sources:
+        names = "; ".join(" = ".join(e["sources"]) for e in report.shared_sources)
+        stdout.print(f"--dedupe: dropped {report.duplicates_dropped} duplicate cases of {len(report.shared_sources)} "
+                     f"shared sources ({names})", soft_wrap=True, markup=False, highlight=False)

@@ -8,8 +8,9 @@ import typer
 from cbr.cli._errors import guarded, usage_error
 from cbr.cli._options import (
     FLAG,
+    check_output,
 )
-from cbr.cli._output import fmt_score, print_json, progress_bar, rich_table, stderr, stdout
+from cbr.cli._output import fmt_change, fmt_score, fmt_score_ci, print_json, progress_bar, rich_table, stderr, stdout
 
 
 @guarded
@@ -26,8 +27,10 @@ def evaluate_command(
 ) -> None:
     """How well does a case base predict? Per street: accuracy of the most likely action and
     log-loss of the k-NN triple for held-out decisions, beside the majority baseline and the
-    ANN predictor on the same decisions, and the mean similarity of the retrieved cases.
-    Log-loss clips each probability at 0.001 (a k-NN triple can hold zeros).
+    ANN predictor on the same decisions (it leaves out those whose inputs cannot be rebuilt),
+    and the mean similarity of the retrieved cases; each score ± the half-width of its 95%
+    confidence interval over hands. Log-loss clips each probability at 0.001 (a k-NN triple
+    can hold zeros).
 
     Example: cbr evaluate default --folds 3 --max-decisions 100 --no-ann
     """
@@ -65,24 +68,31 @@ def evaluate_command(
                *(["ll ANN"] if not no_ann else []), "mean sim", "p=0"]
     rows = []
     for r in ev.rows:
-        ann = r.ann or {"accuracy": None, "log_loss": None}
-        rows.append([r.street, r.decisions, fmt_score(r.knn.get("accuracy")), fmt_score(r.majority.get("accuracy")),
-                     *([fmt_score(ann["accuracy"])] if not no_ann else []), fmt_score(r.knn.get("log_loss")),
-                     fmt_score(r.majority.get("log_loss")), *([fmt_score(ann["log_loss"])] if not no_ann else []),
+        scores = {"knn": r.knn, "majority": r.majority, "ann": r.ann or {"accuracy": None, "log_loss": None}}
+        shown = ["knn", "majority", *(["ann"] if not no_ann else [])]
+        rows.append([r.street, r.decisions,
+                     *(fmt_score_ci(scores[p].get("accuracy"), (r.ci.get(p) or {}).get("accuracy")) for p in shown),
+                     *(fmt_score_ci(scores[p].get("log_loss"), (r.ci.get(p) or {}).get("log_loss")) for p in shown),
                      fmt_score(r.mean_similarity), fmt_score(r.zero_share)])
-    stdout.print(rich_table("accuracy (acc) / log-loss (ll); p=0: k-NN gave the action 0", columns, rows))
+    stdout.print(rich_table("accuracy (acc) / log-loss (ll) ± 95% CI over hands; p=0: k-NN gave the action 0",
+                            columns, rows))
     for r in ev.rows:
         if r.note:
             stderr.print(f"note: {r.street}: {r.note}", markup=False, highlight=False, soft_wrap=True)
+    short = [r for r in ev.rows if r.ann_decisions is not None and r.ann_decisions < r.decisions]
+    if short:
+        each = ", ".join(f"{r.street} {r.ann_decisions}/{r.decisions}" for r in short)
+        stderr.print(f"note: the ANN column scores only the decisions whose inputs could be rebuilt: {each}",
+                     markup=False, highlight=False, soft_wrap=True)
     for note in ev.notes:
         stderr.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
 
 
-# ---- cbr tune (issue 9, section 9) ------------------------------------------
+# ---- cbr tune -----------------------------------------------------------------
 @guarded
 def tune_command(
     casebase: Annotated[str, typer.Argument(help="Case base: a directory, a name under ./casebases/, or 'default'.")],
-    out: Annotated[str, typer.Option("--out", "-o", help="Write the learned similarity TOML here (a new file, or an existing one with --overwrite).")] = "tuned-similarity.toml",
+    out: Annotated[str, typer.Option("--out", "-o", help="Write the learned similarity TOML here (a new file in an existing folder, or an existing one with --overwrite).")] = "tuned-similarity.toml",
     generations: Annotated[int, typer.Option("--generations", "-g", min=1, max=1000, help="Generations of the evolution strategy.")] = 10,
     population: Annotated[int, typer.Option("--population", min=1, max=200, help="Children evaluated per generation.")] = 8,
     folds: Annotated[int, typer.Option("--folds", min=2, max=20, help="K-fold of each evaluation (whole hands per fold).")] = 3,
@@ -94,7 +104,9 @@ def tune_command(
 ) -> None:
     """Learn similarity weights (CASPERGeneral): an evolutionary search over the feature
     weights and decay constants that minimises the hold-out log-loss of the case base's
-    triples (as `cbr evaluate` measures it), then a report on other folds (--report-seed).
+    triples (as `cbr evaluate` measures it), then a report on other folds (--report-seed):
+    both log-losses with 95% confidence intervals over hands, and their difference with its
+    own, paired over the same held-out decisions.
 
     Example: cbr tune default --generations 1 --population 1 --folds 2 --max-decisions 100 -o tuned.toml
     """
@@ -105,10 +117,7 @@ def tune_command(
     from cbr.store.indexes import dump_similarity
 
     target = Path(out)
-    if target.exists() and not overwrite:
-        raise usage_error(f"{target} exists; add --overwrite to replace it", "--out")
-    if not target.parent.is_dir():
-        raise usage_error(f"the folder of {target} does not exist", "--out")
+    check_output(out, what="similarity file", overwrite=overwrite)
     cb = CaseBase.open(resolve_casebase(casebase))
     try:
         with progress_bar("tuning", total=generations * population, enabled=not as_json) as advance:
@@ -124,9 +133,13 @@ def tune_command(
     if as_json:
         print_json(report)
         return
-    rows = [[s, f"{result.start_loss[s]:.4f}", f"{result.best_loss[s]:.4f}", f"{start_r[s]:.4f}", f"{best_r[s]:.4f}"]
+    rep = report["report"]
+    rows = [[s, f"{result.start_loss[s]:.4f}", f"{result.best_loss[s]:.4f}",
+             fmt_score_ci(start_r[s], rep["start_ci"][s], 4), fmt_score_ci(best_r[s], rep["best_ci"][s], 4),
+             fmt_change(rep["difference"][s], rep["difference_ci"][s])]
             for s in (*("preflop", "flop", "turn", "river"), "all")]
-    stdout.print(rich_table(f"log-loss of the k-NN triples ({folds}-fold, at most {max_decisions} decisions a street)",
+    stdout.print(rich_table(f"log-loss of the k-NN triples ({folds}-fold, at most {max_decisions} decisions a street) "
+                            "± 95% CI over hands",
                              ["street", f"hand-picked (seed {seed})", "learned", f"hand-picked (seed {rseed})",
-                              "learned"], rows))
+                              "learned", f"learned - hand-picked (seed {rseed})"], rows))
     typer.echo(f"learned similarity written to {target} ({result.evaluations} evaluations)")

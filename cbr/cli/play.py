@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
@@ -10,8 +10,12 @@ from cbr.cli._errors import guarded, usage_error
 from cbr.cli._options import (
     MAX_HANDS,
     alias,
+    check_output,
 )
 from cbr.cli._output import print_json, progress_bar, rich_table, stdout
+
+if TYPE_CHECKING:  # pragma: no cover
+    from cbr.play.match import MatchResult
 
 
 @guarded
@@ -26,7 +30,7 @@ def match_command(
     log_format_old: Annotated[Optional[str], typer.Option("--format", hidden=True)] = None,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing --log file (atomically, when the match ends).")] = False,
     retain: Annotated[bool, typer.Option("--retain", help="The cbr bots keep every hand in their case base as it ends (their own decisions, and others' shown at a showdown), durably. The shipped default case base is never written: use --retain-into.")] = False,
-    retain_into: Annotated[Optional[str], typer.Option("--retain-into", metavar="NAME", help="Retain into case base NAME (./casebases/NAME or a path), created as a copy of the bot's case base on first use; the cbr bots play from it. Implies --retain.")] = None,
+    retain_into: Annotated[Optional[str], typer.Option("--retain-into", metavar="NAME", help="Retain into case base NAME: a bare name is ./casebases/NAME, a path (with a / or starting with '.') is that folder; created as a copy of the bot's case base on first use; the cbr bots play from it. Implies --retain.")] = None,
 ) -> None:
     """Play bots against each other; results in sb/h and mbb/h with 95% confidence intervals.
 
@@ -54,25 +58,42 @@ def match_command(
         raise usage_error("--log-format and --overwrite need --log", "--log")
     fmt = fmt or "acpc"
 
-    from cbr.logs.writers import open_log
-    from cbr.play.match import run_match
+    from cbr.logs.output import open_log
+    from cbr.play.match import interrupted_result, run_match
 
     n = len(names)
     total = -(-hands // n) * n if duplicate else hands
     writer = open_log(log, fmt, overwrite=overwrite) if log else nullcontext()
-    with writer as w, progress_bar("playing", total=total, enabled=not as_json) as advance:
-        result = run_match(names, hands, duplicate=duplicate, seed=seed, progress=advance, log=w,
-                           retain=retain, retain_into=retain_into)
+    try:
+        with writer as w, progress_bar("playing", total=total, enabled=not as_json) as advance:
+            result = run_match(names, hands, duplicate=duplicate, seed=seed, progress=advance, log=w,
+                               retain=retain, retain_into=retain_into)
+    except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: the result so far, then exit 130 / 143
+        partial = interrupted_result(exc)
+        if partial is not None:
+            _print_match(partial, seed, as_json)
+            if log and not as_json:
+                stdout.print(f"no log written ({log}: a log holds a whole match)", markup=False, highlight=False,
+                             soft_wrap=True)
+        raise
+    _print_match(result, seed, as_json)
+    if as_json:
+        return
+    if log:
+        stdout.print(f"log written to {log} ({fmt})", markup=False, highlight=False, soft_wrap=True)
+
+
+def _print_match(result: "MatchResult", seed: int, as_json: bool) -> None:
+    """The results of `cbr match` (a table, or JSON), also those of a match stopped early."""
     if as_json:
         print_json(result.to_dict())
         return
     title = (f"{result.game.name}: {result.hands} hands"
-             + (f" (duplicate, {result.deals} deals)" if result.duplicate else "") + f", seed {seed}")
+             + (f" (duplicate, {result.deals} deals)" if result.duplicate else "") + f", seed {seed}"
+             + (" (interrupted)" if result.interrupted else ""))
     rows = [[str(s), p.name, f"{p.total:+.0f}", f"{p.sb_per_hand:+.3f}", f"{p.sb_ci:.3f}",
              f"{p.mbb_per_hand:+.0f}", f"{p.mbb_ci:.0f}"] for s, p in enumerate(result.players)]
     stdout.print(rich_table(title, ["seat", "bot", "chips", "sb/h", "± 95%", "mbb/h", "± 95%"], rows))
-    if log:
-        stdout.print(f"log written to {log} ({fmt})", markup=False, highlight=False, soft_wrap=True)
     if result.match_id:
         stdout.print(f"retained {result.retained:,} cases (match {result.match_id})", markup=False,
                      highlight=False, soft_wrap=True)
@@ -91,7 +112,7 @@ def serve_dealer_command(
     log: Annotated[Optional[str], typer.Option("--log", help="Write the ACPC match log here (a new file in an existing folder, or an existing one with --overwrite).")] = None,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing --log file.")] = False,
     retain: Annotated[bool, typer.Option("--retain", help="The cbr bots keep every hand in their case base as it ends (their own decisions, and others' shown at a showdown), durably. The shipped default case base is never written: use --retain-into.")] = False,
-    retain_into: Annotated[Optional[str], typer.Option("--retain-into", metavar="NAME", help="Retain into case base NAME (./casebases/NAME or a path), created as a copy of the bot's case base on first use; the cbr bots play from it. Implies --retain.")] = None,
+    retain_into: Annotated[Optional[str], typer.Option("--retain-into", metavar="NAME", help="Retain into case base NAME: a bare name is ./casebases/NAME, a path (with a / or starting with '.') is that folder; created as a copy of the bot's case base on first use; the cbr bots play from it. Implies --retain.")] = None,
 ) -> None:
     """Deal a match over the ACPC protocol 2.0.0 (TCP) and print the final scores.
 
@@ -111,15 +132,18 @@ def serve_dealer_command(
     if log is None and overwrite:
         raise usage_error("--overwrite needs --log", "--log")
     g = acpc_game(game, len(seats))
+    if log:  # before any seat is dealt in (the log is opened when the match starts)
+        check_output(log, what="log", overwrite=overwrite)
     dealer = Dealer(seats, hands, game=g, seed=seed, host=host, port=port, timeout=timeout,
                     connect_timeout=connect_timeout, retain=retain, retain_into=retain_into)
     try:
         if dealer.remote_seats:
             bound_host, bound_port = dealer.listen()
             typer.echo(f"listening on {bound_host}:{bound_port}")
-        from cbr.logs.writers import AcpcLogWriter, acpc_number
+        from cbr.logs.acpc import acpc_number
+        from cbr.logs.output import open_log
 
-        writer = AcpcLogWriter(log, g, overwrite=overwrite) if log else nullcontext()
+        writer = open_log(log, "acpc", g, overwrite=overwrite) if log else nullcontext()
         with writer as w:
             result = dealer.run(log=w)
     finally:
@@ -146,7 +170,7 @@ def play_command(
     human: Annotated[bool, typer.Option("--human", help="Play yourself, in the terminal, against --bots (keys on standard input: f, c, r, q).")] = False,
     bots: Annotated[str, typer.Option("--bots", help="With --human: the bots at the table, comma-separated policy specs.")] = "cbr",
     retain: Annotated[bool, typer.Option("--retain", help="A cbr bot keeps every hand in its case base as it ends (with --human: your decisions too). The shipped default case base is never written: use --retain-into.")] = False,
-    retain_into: Annotated[Optional[str], typer.Option("--retain-into", metavar="NAME", help="Retain into case base NAME (./casebases/NAME or a path), created as a copy of the bot's case base on first use; the bot plays from it. Implies --retain.")] = None,
+    retain_into: Annotated[Optional[str], typer.Option("--retain-into", metavar="NAME", help="Retain into case base NAME: a bare name is ./casebases/NAME, a path (with a / or starting with '.') is that folder; created as a copy of the bot's case base on first use; the bot plays from it. Implies --retain.")] = None,
 ) -> None:
     """Play a match as a client of an ACPC protocol 2.0.0 dealer (--acpc), or play yourself
     against bots in the terminal (--human).
@@ -165,8 +189,7 @@ def play_command(
         _play_human(bots, hands or 10, seed, retain, retain_into)
         return
     from cbr.acpc.client import parse_address, play_acpc
-    from cbr.logs.acpc import acpc_game
-    from cbr.logs.writers import acpc_number
+    from cbr.logs.acpc import acpc_game, acpc_number
 
     if acpc is None:
         raise usage_error("say where the dealer is: --acpc HOST:PORT, or play yourself with --human", "--acpc")

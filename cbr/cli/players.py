@@ -45,7 +45,9 @@ def players_build(
 
     Each player's actions in a hand are one round of the thesis' player model
     (aggressiveness, tightness, riskiness). Players already in the store are continued;
-    the store is written in one transaction at the end.
+    a log the store has read before (the same bytes, by SHA-256) is skipped with a note,
+    so no hand counts twice (--reset starts over). The store is written in one
+    transaction at the end.
     """
     from cbr.models.store import build_store
 
@@ -58,7 +60,12 @@ def players_build(
     else:
         typer.echo(f"{report.hands} hands read ({report.skipped} skipped), {report.players} players; "
                    f"{report.players_in_store} players in {report.store}")
-    if report.hands == 0:
+    for src in report.skipped_sources:
+        when = f"on {src['read_at']}" if src["read_at"] else "earlier in this build"
+        again = "" if src["read_as"] == src["path"] else f" as {src['read_as']}"
+        typer.echo(f"note: {src['path']} skipped: its bytes were already read into {report.store} {when}{again} "
+                   f"(--reset starts over)", err=True)
+    if report.hands == 0 and not report.skipped_sources:
         typer.echo(f"error: no hand could be read from {', '.join(paths)} ({report.skipped} skipped)", err=True)
         raise typer.Exit(EXIT_ERROR)
 

@@ -8,6 +8,7 @@ import typer
 from cbr.cli._errors import guarded, usage_error
 from cbr.cli._options import (
     FLAG,
+    check_output,
     known_log_format,
 )
 from cbr.cli._output import fmt_score, print_json, progress_bar, rich_table, stderr, stdout
@@ -36,6 +37,7 @@ def train_predictor_command(
     from cbr.models.predictor import train_predictor
 
     fmt = known_log_format(log_format)
+    check_output(out, what="predictor", overwrite=overwrite)
     from cbr.store import detect_casebase
 
     cb_path = detect_casebase(sources)
@@ -99,6 +101,8 @@ def train_network_command(
     from cbr.policies.thesis_net import examples_from_logs, train_network
 
     fmt = known_log_format(log_format)
+    if out is not None:
+        check_output(out, what="network", overwrite=overwrite)
     with progress_bar("reading logs", enabled=not as_json) as advance:
         ex = examples_from_logs(list(sources), log_format=fmt, progress=advance)
     players = list(player) if player else list(ex.counts())[:3]
@@ -135,25 +139,51 @@ def train_cfr_command(
     iterations: Annotated[int, typer.Option("--iterations", "-n", min=1, max=10**9, help="Train until this many CFR+ iterations in all (with --resume: counting the checkpoint's).")],
     game: Annotated[str, typer.Option("--game", help="holdem.limit.2p (ACPC heads-up limit) or nolimit.fcpa (100 bb, fold/call/pot/all-in).")] = "holdem.limit.2p",
     resume: Annotated[bool, typer.Option("--resume", metavar=FLAG, help="Continue from the run's checkpoint (<out>.ckpt.npz).")] = False,
-    out: Annotated[Optional[str], typer.Option("--out", "-o", help="Strategy file [default: cfr.<game>.npz in the abstraction directory].")] = None,
+    out: Annotated[Optional[str], typer.Option("--out", "-o", help="Strategy file [default: cfr.<game>.npz in the abstraction directory; for a shipped abstraction, which is never written, in the current directory].")] = None,
+    overwrite: Annotated[bool, typer.Option("--overwrite", metavar=FLAG, help="Replace an existing strategy file and start its checkpoint over.")] = False,
     checkpoint_every: Annotated[int, typer.Option("--checkpoint-every", min=0, help="Write the checkpoint every K iterations (0: only at the end).")] = 50,
     as_json: Annotated[bool, typer.Option("--json", metavar=FLAG, help="Print the report as JSON.")] = False,
 ) -> None:
     """Solve the abstract game with CFR+ (vector form, chance enumerated, in C) and store the
-    average strategy beside its abstraction; report its exact exploitability in mbb/g. Ctrl-C
-    stops between iterations; --resume continues from the last checkpoint.
+    average strategy beside its abstraction (a shipped abstraction's in the current
+    directory); report its exact exploitability in mbb/g. An existing strategy or
+    checkpoint is kept unless --overwrite (or continued with --resume). Ctrl-C stops
+    between iterations and says which checkpoint --resume continues from.
 
     Example: cbr train cfr -a h_hs2_4 -n 2 -o cfr-example.npz
     """
-    from cbr.cfr.strategy import resolve_abstraction_dir, train
+    from cbr.cfr.solver import checkpoint_iteration
+    from cbr.cfr.strategy import checkpoint_path, default_output, inside_package, resolve_abstraction_dir, train
     from cbr.cfr.tree import GAMES
+    from cbr.errors import OutputPathError
 
     if game not in GAMES:
         raise usage_error(f"unknown game {game!r}; choose one of {', '.join(GAMES)}", "--game")
+    if resume and overwrite:
+        raise usage_error("--resume continues the run's files, --overwrite starts over: give one", "--overwrite")
     directory = resolve_abstraction_dir(abstraction)
-    with progress_bar("CFR+ iterations", total=iterations, enabled=not as_json) as advance:
-        report = train(game, directory, iterations, resume=resume, out=out, checkpoint_every=checkpoint_every,
-                       progress=lambda n: advance(n), on_start=lambda done, total: advance(done))
+    target = out if out is not None else default_output(directory, game)
+    if inside_package(target):  # also the default, run from inside the package's folders
+        raise OutputPathError(f"{target} is inside the installed package, which is never written; "
+                              f"give --out a path elsewhere")
+    check_output(str(target), what="strategy", overwrite=True)  # its folder must exist; replacing it: the trainer's rule
+    checkpoints = [checkpoint_path(target)]
+    try:
+        with progress_bar("CFR+ iterations", total=iterations, enabled=not as_json) as advance:
+            report = train(game, directory, iterations, resume=resume, out=out, overwrite=overwrite,
+                           checkpoint_every=checkpoint_every, progress=lambda n: advance(n),
+                           on_start=lambda done, total: advance(done),
+                           on_checkpoint=lambda _, path: checkpoints.append(path))
+    except KeyboardInterrupt:  # say what --resume continues (the file itself is the truth)
+        done = checkpoint_iteration(checkpoints[-1])
+        if done is not None:
+            stderr.print(f"checkpoint at iteration {done} in {checkpoints[-1]}; continue with --resume "
+                         f"(and the same --abstraction, --game and --out)", markup=False, highlight=False,
+                         soft_wrap=True)
+        else:
+            stderr.print("no checkpoint was written yet (see --checkpoint-every): a new run starts over",
+                         markup=False, highlight=False, soft_wrap=True)
+        raise
     if as_json:
         print_json(report)
         return

@@ -1,4 +1,5 @@
-"""Betting actions: the frozen record of one action, shared by the rules engine and the logs.
+"""Betting actions: the frozen record of one action, shared by the rules engine and the logs,
+and the one table of what each action kind is called (:data:`ACTION_NAMES`).
 
 It lives in :mod:`cbr.game` (not with the log parsers) because the table state machine
 (:mod:`cbr.game.state`) applies actions, and ``cbr.game`` imports nothing above it.
@@ -6,15 +7,43 @@ It lives in :mod:`cbr.game` (not with the log parsers) because the table state m
 >>> a = limit_action(0, 1, "r")
 >>> a.kind, a.amount, a is limit_action(0, 1, "r")
 ('r', None, True)
+>>> ACTION_NAMES["c"].name, ACTION_NAMES["r"].verb, KIND_OF_WORD["bet"]
+('check/call', 'bet or raise', 'r')
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Literal, Optional
 
-__all__ = ["Action", "ActionKind", "limit_action"]
+__all__ = ["Action", "ActionKind", "ActionName", "ACTION_NAMES", "ACTION_WORDS", "KIND_OF_WORD", "limit_action"]
 
 ActionKind = Literal["f", "c", "r"]
+
+
+@dataclass(frozen=True)
+class ActionName:
+    """What one action kind is called: ``name`` in tables, explanations and warnings
+    (``check/call``), ``verb`` in sentences (``cannot check or call``, ``never recommend to
+    check or call``), ``words`` what a person may type for it (``cbr play --human``; the
+    first is the key offered)."""
+
+    kind: ActionKind
+    name: str
+    verb: str
+    words: tuple[str, ...]
+
+
+#: The action kinds in their order (``f``, ``c``, ``r``) and their names: the one table every
+#: message, explanation and prompt takes its words from.
+ACTION_NAMES: dict[str, ActionName] = {
+    "f": ActionName("f", "fold", "fold", ("f", "fold")),
+    "c": ActionName("c", "check/call", "check or call", ("c", "check", "call", "k")),
+    "r": ActionName("r", "bet/raise", "bet or raise", ("r", "bet", "raise", "b")),
+}
+#: Each kind's name as users read it in explanations, warnings and tables (``"check/call"``).
+ACTION_WORDS: dict[str, str] = {k: a.name for k, a in ACTION_NAMES.items()}
+#: The kind a typed word means (``"call"`` -> ``"c"``).
+KIND_OF_WORD: dict[str, str] = {w: a.kind for a in ACTION_NAMES.values() for w in a.words}
 
 
 @dataclass(frozen=True)

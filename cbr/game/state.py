@@ -50,7 +50,7 @@ import math
 from typing import Callable, Optional, Sequence
 
 from cbr.errors import GameError
-from cbr.game.actions import Action
+from cbr.game.actions import ACTION_NAMES, Action
 from cbr.game.decision import DecisionPoint
 from cbr.game.gamedef import BOARD_SIZES, STREETS, GameDef
 from evaluator_ext.cards import card_str
@@ -390,7 +390,7 @@ class HandState:
         """
         reason = self._no_actor_reason()
         if reason:
-            raise GameError(f"cannot {_VERB.get(kind, 'act')}: {reason}")
+            raise GameError(f"cannot {ACTION_NAMES[kind].verb if kind in ACTION_NAMES else 'act'}: {reason}")
         p = self.to_act
         assert p is not None
         if kind == "f":
@@ -681,5 +681,3 @@ class HandState:
         return (f"HandState(street={self.street}, to_act={self.to_act}, history={self.history!r}, "
                 f"pot={_fmt(self.pot)}, over={self.is_over})")
 
-
-_VERB = {"f": "fold", "c": "check or call", "r": "raise"}

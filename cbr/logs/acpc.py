@@ -1,4 +1,4 @@
-"""ACPC dealer logs: one ``STATE:`` line per hand.
+"""ACPC dealer logs, read and written: one ``STATE:`` line per hand.
 
 ``STATE:<hand>:<betting>:<cards>:<payoffs>:<players>``, e.g.
 ``STATE:3:rrrc/rrf:4s8s|6hJd/QhJs9d:-50|50:p2|p1``. Betting is ``f``/``c``/``r`` with
@@ -22,6 +22,12 @@ equity (every run-out enumerated, :func:`all_in_ev`) is read with the showdown r
 ``extra["notes"]``; other wrong payoffs are left for the rules engine to reject. A last
 line without a line end whose final player name is new to the file was cut off: skipped.
 
+Writing (:class:`AcpcLogWriter` to a file, :func:`dumps` to text; :func:`loads` reads text
+back): a first comment line ``# game: <GameDef.to_dict() as compact JSON>`` (so the exact
+rules, caps included, read back), one ``STATE:<hand>:<betting>:<hole|hole.../flop/turn/river>:
+<payoffs>:<players>`` line per hand, chips as the reference dealer prints them
+(:func:`acpc_number`), and a final ``SCORE:<totals>:<players>``.
+
 >>> p = AcpcParser()
 >>> [rec] = p.parse_lines(["STATE:0:cc/crc/cc/cc:5d5c|9hQd/8dAs8s/4h/6d:20|-20:p1|p2"], "x.log")
 >>> rec.game.name, len(rec.actions), rec.board, rec.payoffs
@@ -36,12 +42,13 @@ import os
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Optional
 
-from cbr.errors import CBRError
+from cbr.errors import CBRError, LogFormatError
 from cbr.game.actions import Action
-from cbr.game.gamedef import BOARD_SIZES, MAX_SEATS, PRESETS, STREETS, GameDef, standard_table
+from cbr.game.gamedef import BOARD_SIZES, MAX_SEATS, PRESETS, STREET_OF_BOARD, STREETS, GameDef, standard_table
+from cbr.logs.output import LogFile, WriterBase
 from cbr.logs.record import HandRecord, ParseIssue
 from cbr.logs.source import read_log_text
-from evaluator_ext.cards import CARD_NAMES, CARD_OF_TEXT
+from evaluator_ext.cards import CARD_NAMES, CARD_OF_TEXT, cards_str
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -673,3 +680,163 @@ def acpc_game(spec: Optional[str], n_players: int) -> GameDef:
     if stem in GAME_FILES and not os.path.exists(spec):
         return GAME_FILES[stem]
     return load_game(spec)
+
+
+# ---------------------------------------------------------------------------------- writing
+def acpc_header(game: GameDef) -> str:
+    """The first line of our logs: ``# game: <GameDef as compact JSON>`` (the exact rules,
+    caps included, read back by :class:`AcpcParser`).
+
+    >>> from cbr.game import preset
+    >>> acpc_header(preset("holdem.limit.2p"))[:24]
+    '# game: {"name":"holdem.'
+    """
+    return "# game: " + json.dumps(game.to_dict(), separators=(",", ":"))
+
+
+def acpc_number(x: float) -> str:
+    """Chips as the ACPC reference dealer prints them in ``STATE`` and ``SCORE`` lines: six
+    decimals, trailing zeros and point removed (a split pot gives halves or thirds).
+
+    >>> acpc_number(20), acpc_number(-2.5), acpc_number(10 / 3)
+    ('20', '-2.5', '3.333333')
+    """
+    text = f"{float(x):.6f}".rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
+
+
+def acpc_betting(record: HandRecord) -> str:
+    """The ACPC betting string of a limit hand (``rc/crc/...``), one ``/`` per board dealt.
+
+    Uses ``record.extra["betting"]`` when the producer stored it (no-limit amounts).
+    """
+    if record.extra.get("betting"):
+        return str(record.extra["betting"])
+    if record.game.betting != "limit":
+        raise LogFormatError(f"hand {record.hand_id}: no-limit betting needs the ACPC string in extra['betting']")
+    streets = max([STREET_OF_BOARD.get(len(record.board), 0)] + [a.street for a in record.actions])
+    parts = [""] * (streets + 1)
+    for a in record.actions:
+        parts[a.street] += a.kind
+    return "/".join(parts)
+
+
+def acpc_cards(record: HandRecord) -> str:
+    """``hole|hole.../flop/turn/river`` (an unknown hole is left empty)."""
+    holes = "|".join(cards_str(h) if h is not None else "" for h in record.hole_cards)
+    b = record.board
+    board = "".join("/" + cards_str(b[lo:hi]) for lo, hi in ((0, 3), (3, 4), (4, 5)) if len(b) >= hi)
+    return holes + board
+
+
+def acpc_state_line(record: HandRecord) -> str:
+    """One ``STATE:`` line."""
+    if record.payoffs is None:
+        raise LogFormatError(f"hand {record.hand_id}: an ACPC log needs the payoffs")
+    for name in record.players:
+        if any(ch in name for ch in ":|\n") or not name:
+            raise LogFormatError(f"player name {name!r} cannot be written to an ACPC log (':' '|' or empty)")
+    return (f"STATE:{record.hand_id}:{acpc_betting(record)}:{acpc_cards(record)}:"
+            f"{'|'.join(acpc_number(p) for p in record.payoffs)}:{'|'.join(record.players)}")
+
+
+class AcpcLines:
+    """The lines of an ACPC log, hand by hand: the header before the first ``STATE:`` line,
+    the running totals per player for the closing ``SCORE:`` line. The one formatter of
+    :class:`AcpcLogWriter` and :func:`dumps`."""
+
+    def __init__(self, game: GameDef | None = None) -> None:
+        self.game = game
+        self._header = False
+        self._totals: dict[str, float] = {}
+
+    def hand(self, record: HandRecord) -> str:
+        """The text one hand adds (with the header before the first hand): whole lines."""
+        head = ""
+        if not self._header:
+            self.game = self.game or record.game
+            head = acpc_header(self.game) + "\n"
+            self._header = True
+        if record.game != self.game:
+            raise LogFormatError(f"hand {record.hand_id}: game {record.game.name!r} differs from "
+                                 f"the log's {self.game.name!r}")  # type: ignore[union-attr]
+        line = acpc_state_line(record)
+        for name, pay in zip(record.players, record.payoffs or ()):
+            self._totals[name] = self._totals.get(name, 0.0) + pay
+        return head + line + "\n"
+
+    def header(self) -> str:
+        """The header line now, when the game is known (an empty match still names its game)."""
+        if self._header or self.game is None:
+            return ""
+        self._header = True
+        return acpc_header(self.game) + "\n"
+
+    def score(self) -> str:
+        """The closing ``SCORE:<totals>:<players>`` line ("" before any hand)."""
+        if not self._totals:
+            return ""
+        names = list(self._totals)
+        return f"SCORE:{'|'.join(acpc_number(self._totals[n]) for n in names)}:{'|'.join(names)}\n"
+
+
+class AcpcLogWriter(WriterBase):
+    """ACPC dealer log: ``# game: {...}`` header, one ``STATE:`` line per hand, ``SCORE:`` last.
+
+    The header is written from the first hand's game (or ``game`` if given). The file
+    appears when the writer is closed (:class:`~cbr.logs.output.LogFile`); ``overwrite``
+    and ``make_parents`` as in :func:`~cbr.logs.output.check_output_path`.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], game: GameDef | None = None, *,
+                 overwrite: bool = True, make_parents: bool = True) -> None:
+        self._file = LogFile(path, overwrite=overwrite, make_parents=make_parents)
+        self.path = self._file.path
+        self._lines = AcpcLines(game)
+        if game is not None:
+            self._file.write(self._lines.header())
+
+    @property
+    def game(self) -> GameDef | None:
+        return self._lines.game
+
+    def write(self, record: HandRecord) -> None:
+        self._file.write(self._lines.hand(record))
+
+    def close(self) -> None:
+        if not self._file.open:
+            return
+        self._file.write(self._lines.score())
+        self._file.commit()
+
+    def abort(self) -> None:
+        self._file.abort()
+
+
+def dumps(records: Iterable[HandRecord], game: GameDef | None = None) -> str:
+    """The text of an ACPC log of ``records`` (what :class:`AcpcLogWriter` writes).
+
+    >>> from cbr.game import preset
+    >>> rec = HandRecord(source="m", line=0, hand_id="0", game=preset("holdem.limit.2p"),
+    ...     players=("a", "b"), hole_cards=((51, 50), (0, 5)), board=(),
+    ...     actions=(Action(0, 1, "r"), Action(0, 0, "f")), payoffs=(-10.0, 10.0))
+    >>> dumps([rec]).splitlines()[1:]
+    ['STATE:0:rf:AsAh|2c3d:-10|10:a|b', 'SCORE:-10|10:a|b']
+    >>> [back] = loads(dumps([rec]))
+    >>> back.actions == rec.actions and back.payoffs == rec.payoffs
+    True
+    """
+    lines = AcpcLines(game)
+    text = [lines.header()] + [lines.hand(r) for r in records]
+    return "".join(text) + lines.score()
+
+
+def loads(text: str, source: str = "<text>") -> list[HandRecord]:
+    """The hands of an ACPC log's text; raises :class:`~cbr.errors.LogFormatError` at the
+    first hand that does not read (:class:`AcpcParser` skips and reports them instead)."""
+    out: list[HandRecord] = []
+    for item in AcpcParser().parse_text(text, source):
+        if isinstance(item, ParseIssue):
+            raise LogFormatError(f"{item.where}: {item.reason}")
+        out.append(item)
+    return out

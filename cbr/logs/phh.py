@@ -1,4 +1,5 @@
-"""PHH (Poker Hand History, TOML) files: ``.phh`` (one hand) and ``.phhs`` (``[n]`` tables).
+"""PHH (Poker Hand History, TOML) files, read and written: ``.phh`` (one hand) and ``.phhs``
+(``[n]`` tables).
 
 Only hold'em is read: ``FT`` (fixed-limit) and ``NT`` (no-limit); every other variant is
 skipped with a :class:`ParseIssue` naming it. Players ``p1..pn`` are in blind order
@@ -14,10 +15,23 @@ ACPC raise cap of 4 bets a street (``raise_cap=(3, 4, 4, 4)``, the big blind cou
 as the first pre-flop bet); PHH has no cap field and heads-up limit is played uncapped,
 so heads-up ``FT`` gets ``raise_cap=(99, 99, 99, 99)``.
 
+Numbers (stacks, blinds, bets, amounts) must be finite and at most :data:`MAX_AMOUNT` in
+size (chip sums stay exact in floats); a hand with an absurd one (``inf``, a 5,000-digit
+integer) is skipped and reported like any malformed hand.
+
 Payoffs are ``finishing_stacks - starting_stacks`` when given, else ``winnings`` minus
 what the player put in (an uncalled bet returned, unless the winnings already count it:
 HandHQ hands do both); ``winnings`` of all zeros (HandHQ hands whose result was not
 recorded) gives no payoffs. With ``winnings`` the rake makes payoffs sum below zero.
+
+Writing (:class:`PhhLogWriter` to files, :func:`dumps` to text; :func:`loads` reads text
+back; https://phh.readthedocs.io): ``variant = 'FT'`` (fixed-limit hold'em; ``'NT'`` for
+no-limit), players ``p1..pn`` in blind order (p1 small blind; heads-up p1 is the big
+blind and p2 the button, as PokerKit reads it), ``cbr X`` = the actor's total on the
+street after the bet. A target ending in ``.phhs`` holds every hand under ``[k]`` tables;
+any other target is a directory with one ``<hand>.phh`` file per hand. Unlimited stacks
+are written as :data:`UNLIMITED_STACK` chips; the exact game definition goes in the
+user field ``_cbr_game`` (JSON).
 
 >>> text = '''variant = 'FT'
 ... antes = [0, 0]
@@ -34,17 +48,23 @@ recorded) gives no payoffs. With ``winnings`` the rake makes payoffs sum below z
 """
 from __future__ import annotations
 
+import json
+import math
 import os
 import re
+import sys
 import tomllib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
 from typing import Any, Optional
 
+from cbr.errors import LogFormatError, OutputPathError
 from cbr.game.actions import Action
-from cbr.game.gamedef import MAX_SEATS, STREETS, GameDef
+from cbr.game.gamedef import MAX_SEATS, STREET_OF_BOARD, STREETS, GameDef
+from cbr.logs.output import LogFile, WriterBase, check_output_path
 from cbr.logs.record import HandRecord, ParseIssue
 from cbr.logs.source import read_log_text
-from evaluator_ext.cards import CARD_NAMES
+from evaluator_ext.cards import CARD_NAMES, cards_str
 from evaluator_ext.cards import CARD_OF_TEXT as CARD
 
 VARIANTS = {
@@ -56,6 +76,8 @@ VARIANTS = {
 READ = ("FT", "NT")
 _TABLE = re.compile(r"^\[\s*(\d+)\s*\]\s*(#.*)?$", re.M)
 _GAMES: dict[tuple, GameDef] = {}
+#: The largest stack, blind or amount read (10**15: sums of chips stay exact in float64).
+MAX_AMOUNT = 10**15
 
 
 class _BadHand(Exception):
@@ -100,6 +122,32 @@ def _cards(text: str, what: str) -> Optional[tuple[int, ...]]:
         raise _BadHand(f"unknown card {exc.args[0]!r} in {what} {text!r}") from None
 
 
+def _clip(text: str, size: int = 40) -> str:
+    """``text`` cut to ``size`` characters for a message (a 5,000-digit number is not shown whole).
+
+    >>> _clip("9" * 50, 10)
+    '9999999999... (50 characters)'
+    """
+    return text if len(text) <= size else f"{text[:size]}... ({len(text)} characters)"
+
+
+def _amount(value: Any, what: str, shown: Optional[str] = None) -> float:
+    """A number of chips as a float: finite and at most :data:`MAX_AMOUNT` in size.
+
+    >>> _amount(10**20, "stack")
+    Traceback (most recent call last):
+    cbr.logs.phh._BadHand: stack 100000000000000000000 is out of range (at most 10^15 in size)
+    """
+    try:
+        x = float(value)
+    except OverflowError:
+        x = math.inf
+    if not math.isfinite(x) or abs(x) > MAX_AMOUNT:
+        raise _BadHand(f"{what} {_clip(str(value) if shown is None else shown)} is out of range "
+                       f"(at most 10^15 in size)")
+    return x
+
+
 def _numbers(data: dict, key: str, n: Optional[int] = None, required: bool = True) -> Optional[tuple[float, ...]]:
     value = data.get(key)
     if value is None:
@@ -111,7 +159,7 @@ def _numbers(data: dict, key: str, n: Optional[int] = None, required: bool = Tru
         raise _BadHand(f"field {key!r} must be a list of numbers")
     if n is not None and len(value) != n:
         raise _BadHand(f"field {key!r} has {len(value)} entries for {n} players")
-    return tuple(float(v) for v in value)
+    return tuple(_amount(v, f"field {key!r}: value") for v in value)
 
 
 def _number(data: dict, key: str, default: Optional[float] = None) -> float:
@@ -120,7 +168,7 @@ def _number(data: dict, key: str, default: Optional[float] = None) -> float:
         raise _BadHand(f"field {key!r} is missing")
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         raise _BadHand(f"field {key!r} must be a number")
-    return float(value)
+    return _amount(value, f"field {key!r}: value")
 
 
 class PhhParser:
@@ -174,6 +222,9 @@ class PhhParser:
             data = tomllib.loads(body)
         except tomllib.TOMLDecodeError as exc:
             return ParseIssue(source, line, f"not valid TOML (truncated or corrupt hand?): {exc}")
+        except ValueError:  # an integer longer than Python reads (sys.get_int_max_str_digits)
+            return ParseIssue(source, line, f"a number of more than {sys.get_int_max_str_digits()} digits "
+                                            f"cannot be read")
         try:
             return self.hand_from_dict(data, source, line, table if table is not None
                                        else str(data.get("hand", fallback_id)))
@@ -230,7 +281,7 @@ class PhhParser:
             words = raw.split("#", 1)[0].split()
             if not words:
                 continue
-            where = f"action {k + 1} {raw!r}"
+            where = f"action {k + 1} {_clip(raw)!r}"
             if words[0] == "d":
                 if len(words) < 3:
                     raise _BadHand(f"{where}: incomplete deal")
@@ -289,7 +340,8 @@ class PhhParser:
                 try:
                     new = float(words[2])
                 except ValueError:
-                    raise _BadHand(f"{where}: bad amount {words[2]!r}") from None
+                    raise _BadHand(f"{where}: bad amount {_clip(words[2])!r}") from None
+                new = _amount(new, f"{where}: amount", shown=words[2])
                 if new <= bet:
                     raise _BadHand(f"{where}: raise to {new:g} is not above the bet of {bet:g}")
                 if new - street_c[pos] > stacks[pos] - total[pos] + 1e-9:
@@ -341,3 +393,217 @@ class PhhParser:
 
 def _card_text(card: int) -> str:
     return CARD_NAMES[card]
+
+
+# ---------------------------------------------------------------------------------- writing
+#: Chips written as the starting stack of a game without stacks (PHH needs a number).
+UNLIMITED_STACK = 1_000_000
+
+
+def _num(x: float) -> str:
+    x = float(x)
+    return str(int(x)) if x.is_integer() else repr(x)
+
+
+def _toml_str(s: str) -> str:
+    if "'" not in s and "\n" not in s:
+        return f"'{s}'"
+    return json.dumps(s)
+
+
+def _toml_list(values: Sequence[object]) -> str:
+    return "[" + ", ".join(_toml_str(v) if isinstance(v, str) else _num(v) for v in values) + "]"  # type: ignore[arg-type]
+
+
+def phh_player_order(game: GameDef) -> list[int]:
+    """Position of each PHH player ``p1..pn`` (PHH lists players in blind order;
+    heads-up p1 is the big blind and p2 the small blind/button).
+
+    >>> from cbr.game import preset
+    >>> phh_player_order(preset("holdem.limit.2p")), phh_player_order(preset("casper.2p"))
+    ([0, 1], [1, 0])
+    """
+    n = game.n_players
+    if n == 2:
+        big = 0 if game.blinds[0] >= game.blinds[1] else 1
+        return [big, 1 - big]
+    if game.first_to_act[1] != 0 or game.first_to_act[0] != 2 % n:
+        raise LogFormatError(f"game {game.name!r}: PHH needs positions in blind order "
+                             f"(position 0 small blind, 2 first to act pre-flop)")
+    return list(range(n))
+
+
+def phh_hand(record: HandRecord) -> dict[str, object]:
+    """The PHH fields of one hand (values as Python data, in PHH's order)."""
+    game = record.game
+    order = phh_player_order(game)
+    pn = {pos: i + 1 for i, pos in enumerate(order)}
+    n = game.n_players
+    posted = record.posted or game.blinds
+    blinds = [posted[pos] for pos in order]
+    if n == 2:
+        blinds = sorted(blinds)  # PHH/PokerKit heads-up: [small, big], posted reversed
+    stacks = record.stacks or tuple(game.stack if game.stack is not None else UNLIMITED_STACK for _ in range(n))
+    actions: list[str] = []
+    for i, pos in enumerate(order):
+        hole = record.hole_cards[pos]
+        actions.append(f"d dh p{i + 1} {cards_str(hole) if hole is not None else '????'}")
+    board = record.board
+    level = max(posted)
+    street_total = list(posted)
+    street = 0
+    folded: set[int] = set()
+    for a in record.actions:
+        while a.street > street:
+            street += 1
+            lo, hi = ((0, 3), (3, 4), (4, 5))[street - 1]
+            if len(board) < hi:
+                raise LogFormatError(f"hand {record.hand_id}: action on street {street} but the board has {len(board)} cards")
+            actions.append(f"d db {cards_str(board[lo:hi])}")
+            level, street_total = 0.0, [0.0] * n
+        who = f"p{pn[a.position]}"
+        if a.kind == "f":
+            folded.add(a.position)
+            actions.append(f"{who} f")
+        elif a.kind == "c":
+            street_total[a.position] = a.amount if a.amount is not None else level
+            actions.append(f"{who} cc")
+        else:
+            to = a.amount if a.amount is not None else level + game.bet_size(street)
+            street_total[a.position] = level = float(to)
+            actions.append(f"{who} cbr {_num(to)}")
+    while street < STREET_OF_BOARD.get(len(board), 0):  # boards dealt after all-ins
+        street += 1
+        lo, hi = ((0, 3), (3, 4), (4, 5))[street - 1]
+        actions.append(f"d db {cards_str(board[lo:hi])}")
+    live = [pos for pos in range(n) if pos not in folded]
+    if len(live) > 1:
+        for pos in _showdown_order(record, live, pn):
+            h = record.hole_cards[pos]
+            actions.append(f"p{pn[pos]} sm {cards_str(h) if h is not None else ''}".rstrip())
+    fields: dict[str, object] = {
+        "variant": "FT" if game.betting == "limit" else "NT",
+        "ante_trimming_status": True,
+        "antes": [game.antes[pos] for pos in order],
+        "blinds_or_straddles": blinds,
+    }
+    if game.betting == "limit":
+        fields["small_bet"], fields["big_bet"] = game.small_bet, game.big_bet
+    else:
+        fields["min_bet"] = game.big_blind
+    fields["starting_stacks"] = [stacks[pos] for pos in order]
+    fields["actions"] = actions
+    fields["hand"] = int(record.hand_id) if record.hand_id.isdigit() else record.hand_id
+    fields["players"] = [record.players[pos] for pos in order]
+    if record.payoffs is not None:
+        fields["finishing_stacks"] = [stacks[pos] + record.payoffs[pos] for pos in order]
+    fields["_cbr_game"] = json.dumps(game.to_dict(), separators=(",", ":"))
+    return fields
+
+
+def _showdown_order(record: HandRecord, live: list[int], pn: dict[int, int]) -> list[int]:
+    """PokerKit's showdown order: the last bettor/raiser on the river first, else the first
+    live player after the button; then around the table."""
+    game = record.game
+    n = game.n_players
+    start = game.first_to_act[3]
+    river_raises = [a.position for a in record.actions if a.street == 3 and a.kind == "r"]
+    if river_raises:
+        start = river_raises[-1]
+    seq = [(start + i) % n for i in range(n)]
+    return [pos for pos in seq if pos in live]
+
+
+def phh_text(record: HandRecord) -> str:
+    """One hand as PHH TOML text."""
+    lines = []
+    for key, value in phh_hand(record).items():
+        if isinstance(value, bool):
+            text = "true" if value else "false"
+        elif isinstance(value, (list, tuple)):
+            text = _toml_list(value)
+        elif isinstance(value, str):
+            text = _toml_str(value)
+        else:
+            text = _num(value)  # type: ignore[arg-type]
+        lines.append(f"{key} = {text}")
+    return "\n".join(lines) + "\n"
+
+
+def phhs_table(k: int, text: str) -> str:
+    """Hand ``k`` (1, 2, ...) of a ``.phhs`` file: its ``[k]`` table (a blank line before
+    every table but the first)."""
+    return ("\n" if k > 1 else "") + f"[{k}]\n" + text
+
+
+class PhhLogWriter(WriterBase):
+    """PHH writer: a ``.phhs`` file with ``[1]``, ``[2]``, ... tables, or a directory of
+    ``<hand>.phh`` files (each written atomically; an existing one is replaced only with
+    ``overwrite``)."""
+
+    def __init__(self, path: str | os.PathLike[str], *, overwrite: bool = True, make_parents: bool = True) -> None:
+        self.path = Path(path)
+        self._count = 0
+        self._file: Optional[LogFile] = None
+        self._written: list[Path] = []
+        self.overwrite = overwrite
+        if self.path.suffix == ".phhs":
+            self._file = LogFile(self.path, overwrite=overwrite, make_parents=make_parents)
+        else:
+            if os.path.islink(self.path) or (self.path.exists() and not self.path.is_dir()):
+                raise OutputPathError(f"{self.path} exists and is not a directory (use a .phhs name for one file)")
+            if not self.path.is_dir():
+                check_output_path(self.path, overwrite=False, make_parents=make_parents, what="log folder")
+                self.path.mkdir()
+
+    def write(self, record: HandRecord) -> None:
+        text = phh_text(record)
+        self._count += 1
+        if self._file is not None:
+            self._file.write(phhs_table(self._count, text))
+            return
+        name = record.hand_id if record.hand_id and all(c.isalnum() or c in "-_." for c in record.hand_id) else str(self._count)
+        one = LogFile(self.path / f"{name}.phh", overwrite=self.overwrite, make_parents=False)
+        try:
+            one.write(text)
+            one.commit()
+        except BaseException:
+            one.abort()
+            raise
+        self._written.append(one.path)
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.commit()
+
+    def abort(self) -> None:
+        if self._file is not None:
+            self._file.abort()
+
+
+def dumps(records: Iterable[HandRecord]) -> str:
+    """The text of a ``.phhs`` file of ``records`` (what :class:`PhhLogWriter` writes to one).
+
+    >>> from cbr.game import preset
+    >>> rec = HandRecord(source="m", line=0, hand_id="0", game=preset("holdem.limit.2p"),
+    ...     players=("a", "b"), hole_cards=((51, 50), (0, 5)), board=(),
+    ...     actions=(Action(0, 1, "r"), Action(0, 0, "f")), payoffs=(-10.0, 10.0))
+    >>> dumps([rec]).splitlines()[:2]
+    ['[1]', "variant = 'FT'"]
+    >>> [back] = loads(dumps([rec]))              # PHH numbers heads-up positions from the button
+    >>> dict(zip(back.players, back.payoffs)), [back.players[a.position] + a.kind for a in back.actions]
+    ({'b': 10.0, 'a': -10.0}, ['br', 'af'])
+    """
+    return "".join(phhs_table(k, phh_text(r)) for k, r in enumerate(records, start=1))
+
+
+def loads(text: str, source: str = "<text>") -> list[HandRecord]:
+    """The hands of PHH text (one hand, or ``[k]`` tables); raises
+    :class:`~cbr.errors.LogFormatError` at the first hand that does not read
+    (:class:`PhhParser` skips and reports them instead)."""
+    out: list[HandRecord] = []
+    for item in PhhParser().parse_text(text, source):
+        if isinstance(item, ParseIssue):
+            raise LogFormatError(f"{item.where}: {item.reason}")
+        out.append(item)
+    return out

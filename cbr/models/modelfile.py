@@ -26,8 +26,8 @@ __all__ = ["write_model_file", "read_model_header", "read_model_object"]
 def write_model_file(path: str | Path, magic: bytes, header: dict[str, Any], model: Any, *, what: str,
                      overwrite: bool = False, default: Callable[[Any], Any] = str) -> Path:
     """Write magic, header and pickled ``model`` atomically (temp file + rename); an
-    existing file only with ``overwrite`` (:func:`~cbr.logs.writers.check_output_path`)."""
-    from cbr.logs.writers import check_output_path
+    existing file only with ``overwrite`` (:func:`~cbr.logs.output.check_output_path`)."""
+    from cbr.logs.output import check_output_path
     from cbr.store.durable import atomic_write_bytes
 
     path = Path(path)

@@ -716,7 +716,7 @@ def train_predictor(source: Sequence[str] | Any, *, player: Optional[str] = None
         raise TooFewExamplesError(f"only {len(ex)} decision(s){who} in {ex.source}; at least {MIN_EXAMPLES} are "
                                   f"needed to train and cross-validate a predictor (no accuracy reported)")
     if out is not None:
-        from cbr.logs.writers import check_output_path
+        from cbr.logs.output import check_output_path
 
         check_output_path(out, overwrite=overwrite, what="predictor")  # fail before the work, not after
     streets, overall, converged = cross_validate(ex, folds=folds, seed=seed, hidden=hidden, progress=progress)

@@ -1,8 +1,12 @@
 """The model store: player histories kept durably in one DuckDB file.
 
 Tables: ``meta(key, value)`` (``kind`` = ``cbr-player-models``, ``schema_version``,
-``created``) and ``players`` (one row per player: hands seen, and per attribute the sum
-and count of per-hand values and the last 10 values). Every write is one DuckDB
+``created``), ``players`` (one row per player: hands seen, and per attribute the sum
+and count of per-hand values and the last 10 values) and ``sources`` (one row per log
+read by ``cbr players build``: its SHA-256, path, bytes, hands and when; a log whose
+content was read before is skipped, so building twice never counts a hand twice). A store
+made before ``sources`` existed (schema version 1 too: readers do not need the table) gets
+it in the transaction of its first build. Every write is one DuckDB
 transaction (all of it or nothing: DuckDB's write-ahead log replays committed
 transactions only), and a new store is made under a temporary name and renamed into
 place once it is complete, so a writer killed at any moment leaves either the store as
@@ -11,9 +15,10 @@ while making a new store may leave a hidden ``.NAME.*.tmp`` file beside it: neve
 safe to delete.) One process writes a store at a time (DuckDB's file lock); another one
 is told the store is in use.
 
-A store of another schema version, or a file that is not a model store, is refused with
-:class:`~cbr.errors.ModelError` naming it. A player never seen gets
-:data:`~cbr.models.player_model.DEFAULTS`.
+A store of another schema version, a file that is not a model store, and a damaged one
+(DuckDB cannot read its blocks: truncated, overwritten) are refused with
+:class:`~cbr.errors.ModelError` naming it, as is a write that fails (a full disk). A
+player never seen gets :data:`~cbr.models.player_model.DEFAULTS`.
 
 With a case base, the store is ``players.duckdb`` in its directory
 (:func:`casebase_store_path`); the shipped default case base is read-only and refused.
@@ -21,9 +26,10 @@ With a case base, the store is ``players.duckdb`` in its directory
 Filling a store from logs (``cbr players build``, :func:`build_store`): every hand of the
 logs is replayed through the rules engine; each seated player's actions in it become one
 thesis *round* of their history. Hands the engine cannot replay are skipped and counted.
-The store is written once, in one transaction, after every log was read: an interrupted
-build leaves the store as it was. :func:`inspect_store` reads it back
-(``cbr players inspect``).
+Logs already read into the store (the same bytes, under any name) are skipped and listed;
+``reset`` starts over. The store is written once, in one transaction (models and sources
+together), after every log was read: an interrupted build leaves the store as it was.
+:func:`inspect_store` reads it back (``cbr players inspect``).
 
 >>> import tempfile, os
 >>> from cbr.models.player_model import PlayerModels, RoundStats
@@ -36,19 +42,26 @@ build leaves the store as it was. :func:`inspect_store` reads it back
 >>> with ModelStore.open(path, read_only=True) as store:
 ...     store.players(), store.model("ann").aggressiveness, store.model("nobody").hands
 (['ann'], 0.5, 0)
->>> report = build_store(["../shared/data/logs/acpc/dealer_example_limit/2p.limit.h1000.r0.log"],
-...                      os.path.join(tempfile.mkdtemp(), "players.duckdb"))
+>>> log = "../shared/data/logs/acpc/dealer_example_limit/2p.limit.h1000.r0.log"
+>>> store = os.path.join(tempfile.mkdtemp(), "players.duckdb")
+>>> report = build_store([log], store)
 >>> report.hands, report.players, report.skipped
 (1000, 2, 0)
+>>> again = build_store([log], store)                     # the same log again: skipped
+>>> again.hands, [s["path"] for s in again.skipped_sources] == [log]
+(0, True)
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable, Iterable, Optional, Union
+from typing import Any, Callable, Iterable, Optional, Union
 
 from cbr.errors import GameError, ModelError
 from cbr.logs.record import HandRecord, ParseIssue
@@ -64,11 +77,44 @@ CASEBASE_STORE = "players.duckdb"
 PathLike = Union[str, "os.PathLike[str]"]
 
 _COLUMNS = ["player", "hands"] + [f"{a}_{s}" for a in ATTRIBUTES for s in ("sum", "n", "recent")]
+_SOURCE_COLUMNS = ["sha256", "path", "bytes", "hands", "read_at"]
+#: The logs read into the store (made by the first write of a store older than the table).
+_SOURCES_DDL = ("CREATE TABLE IF NOT EXISTS sources (sha256 VARCHAR PRIMARY KEY, path VARCHAR NOT NULL, "
+                "bytes BIGINT NOT NULL, hands BIGINT NOT NULL, read_at VARCHAR NOT NULL)")
 _DDL = ("CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR NOT NULL)",
         "CREATE TABLE players (player VARCHAR PRIMARY KEY, hands BIGINT NOT NULL, "
         + ", ".join(f"{a}_sum DOUBLE NOT NULL, {a}_n BIGINT NOT NULL, {a}_recent DOUBLE[] NOT NULL"
                     for a in ATTRIBUTES)
-        + ", updated VARCHAR NOT NULL)")
+        + ", updated VARCHAR NOT NULL)",
+        _SOURCES_DDL)
+#: What DuckDB says of a file whose blocks cannot be read back (truncated or overwritten).
+_DAMAGE = ("could not read enough bytes", "corrupt database file", "checksum", "invalid block", "unexpected end")
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _in_use(text: str) -> bool:
+    low = text.lower()
+    return "could not set lock" in low or "conflicting lock" in low
+
+
+def _damaged(path: Path, exc: BaseException) -> ModelError:
+    return ModelError(f"model store {path} is damaged ({_first_line(exc)}); delete it and fill a new one "
+                      f"with cbr players build LOGS... --store {path}")
+
+
+def _store_error(path: Path, exc: BaseException, writing: bool = False) -> ModelError:
+    """A DuckDB error on the open store ``path`` as one :class:`ModelError`: in use, damaged,
+    or (``writing``) a write that failed, e.g. on a full disk."""
+    text = _first_line(exc)
+    if _in_use(text):
+        return ModelError(f"model store {path} is in use by another process ({text})")
+    if writing and not any(d in text.lower() for d in _DAMAGE):
+        return ModelError(f"cannot write model store {path} ({text}); it is as it was before this write")
+    return _damaged(path, exc)
 
 
 def _now() -> str:
@@ -128,9 +174,11 @@ class ModelStore:
         try:
             con = duck.connect(str(p), read_only=read_only)
         except duckdb.Error as exc:
-            text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            if "lock" in text.lower():
+            text = _first_line(exc)
+            if _in_use(text):
                 raise ModelError(f"model store {p} is in use by another process ({text})") from None
+            if any(d in text.lower() for d in _DAMAGE):
+                raise _damaged(p, exc) from None
             raise ModelError(f"{p} is not a model store (DuckDB cannot open it: {text})") from None
         try:
             cls._check(p, con)
@@ -142,23 +190,16 @@ class ModelStore:
     @staticmethod
     def _create(p: Path) -> None:
         """Make a complete, empty store under a temporary name, then rename it into place."""
-
         if not p.parent.is_dir():
             raise ModelError(f"cannot create model store {p}: folder {p.parent} does not exist")
+        import duckdb
+
         tmp = p.with_name(f".{p.name}.{uuid.uuid4().hex}.tmp")
         try:
-            con = duck.connect(str(tmp))
             try:
-                con.execute("BEGIN TRANSACTION")
-                for ddl in _DDL:
-                    con.execute(ddl)
-                con.executemany("INSERT INTO meta VALUES (?, ?)",
-                                [("kind", STORE_KIND), ("schema_version", str(SCHEMA_VERSION)),
-                                 ("created", _now())])
-                con.execute("COMMIT")
-                con.execute("CHECKPOINT")
-            finally:
-                con.close()
+                ModelStore._fill_new(tmp)
+            except duckdb.Error as exc:
+                raise ModelError(f"cannot create model store {p} ({_first_line(exc)})") from None
             if p.exists():  # another process made it meanwhile: keep theirs
                 return
             os.replace(tmp, p)
@@ -170,13 +211,30 @@ class ModelStore:
                     pass
 
     @staticmethod
+    def _fill_new(tmp: Path) -> None:
+        """The tables and meta rows of a new store, committed and checkpointed into ``tmp``."""
+        con = duck.connect(str(tmp))
+        try:
+            con.execute("BEGIN TRANSACTION")
+            for ddl in _DDL:
+                con.execute(ddl)
+            con.executemany("INSERT INTO meta VALUES (?, ?)",
+                            [("kind", STORE_KIND), ("schema_version", str(SCHEMA_VERSION)), ("created", _now())])
+            con.execute("COMMIT")
+            con.execute("CHECKPOINT")
+        finally:
+            con.close()
+
+    @staticmethod
     def _check(p: Path, con) -> None:
         import duckdb
 
         try:
             rows = dict(con.execute("SELECT key, value FROM meta").fetchall())
-        except duckdb.Error:
+        except duckdb.CatalogException:
             raise ModelError(f"{p} is a DuckDB file but not a model store (no meta table)") from None
+        except duckdb.Error as exc:
+            raise _store_error(p, exc) from None
         if rows.get("kind") != STORE_KIND:
             raise ModelError(f"{p} is not a model store (kind {rows.get('kind')!r})")
         version = rows.get("schema_version")
@@ -201,18 +259,31 @@ class ModelStore:
             raise ModelError(f"model store {self.path} is closed")
         return self._con
 
+    @contextmanager
+    def _guard(self, writing: bool = False) -> Iterator[None]:
+        """DuckDB errors on this store as one :class:`ModelError` (damaged, in use, a failed write)."""
+        import duckdb
+
+        try:
+            yield
+        except duckdb.Error as exc:
+            raise _store_error(self.path, exc, writing) from None
+
     # ---- reading ----
     def meta(self) -> dict[str, str]:
         """The ``meta`` table (kind, schema_version, created)."""
-        return dict(self.con.execute("SELECT key, value FROM meta").fetchall())
+        with self._guard():
+            return dict(self.con.execute("SELECT key, value FROM meta").fetchall())
 
     def players(self) -> list[str]:
         """Names of the players in the store, sorted."""
-        return [r[0] for r in self.con.execute("SELECT player FROM players ORDER BY player").fetchall()]
+        with self._guard():
+            return [r[0] for r in self.con.execute("SELECT player FROM players ORDER BY player").fetchall()]
 
     def _rows(self, where: str = "", params: tuple = ()) -> list[dict]:
-        cur = self.con.execute(f"SELECT {', '.join(_COLUMNS)} FROM players {where}", params)
-        return [dict(zip(_COLUMNS, r)) for r in cur.fetchall()]
+        with self._guard():
+            cur = self.con.execute(f"SELECT {', '.join(_COLUMNS)} FROM players {where}", params)
+            return [dict(zip(_COLUMNS, r)) for r in cur.fetchall()]
 
     def history(self, player: str) -> Optional[PlayerHistory]:
         rows = self._rows("WHERE player = ?", (player,))
@@ -227,12 +298,25 @@ class ModelStore:
         """Every player's history."""
         return PlayerModels(PlayerHistory.from_row(r) for r in self._rows("ORDER BY player"))
 
+    def sources(self) -> list[dict[str, Any]]:
+        """The logs read into the store (sha256, path, bytes, hands, read_at), oldest first;
+        none for a store made before the table existed and never built since."""
+        with self._guard():
+            exists = self.con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'sources' "
+                                      "AND database_name = current_database()").fetchone()[0]
+            if not exists:
+                return []
+            cur = self.con.execute(f"SELECT {', '.join(_SOURCE_COLUMNS)} FROM sources ORDER BY read_at, path")
+            return [dict(zip(_SOURCE_COLUMNS, r)) for r in cur.fetchall()]
+
     # ---- writing ----
     def save(self, models: PlayerModels, players: Optional[Iterable[str]] = None, *,
-             replace_all: bool = False) -> int:
+             replace_all: bool = False, sources: Iterable[dict[str, Any]] = ()) -> int:
         """Write the histories of ``players`` (default: every player in ``models``) in one
-        transaction, replacing their rows; with ``replace_all`` every other row is removed
-        in the same transaction. Returns the number of rows written."""
+        transaction, replacing their rows; with ``replace_all`` every other row (and every
+        source read) is removed in the same transaction. ``sources``: logs read for this
+        write (dicts with sha256, path, bytes, hands), recorded in the same transaction.
+        Returns the number of rows written."""
         if self.read_only:
             raise ModelError(f"model store {self.path} was opened read-only")
         names = sorted(models.histories) if players is None else sorted(set(players))
@@ -244,24 +328,46 @@ class ModelStore:
                 continue
             r = h.to_row()
             rows.append([r[c] for c in _COLUMNS] + [now])
+        read = [[str(src["sha256"]), str(src["path"]), int(src["bytes"]), int(src["hands"]), now] for src in sources]
         con = self.con
-        con.execute("BEGIN TRANSACTION")
-        try:
-            if replace_all:
-                con.execute("DELETE FROM players")
-            if rows:
-                con.executemany(f"INSERT OR REPLACE INTO players VALUES ({', '.join('?' * (len(_COLUMNS) + 1))})", rows)
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
+        with self._guard(writing=True):
+            con.execute("BEGIN TRANSACTION")
+            try:
+                if replace_all:
+                    con.execute("DELETE FROM players")
+                if replace_all or read:
+                    con.execute(_SOURCES_DDL)  # a store older than the table gets it here
+                if replace_all:
+                    con.execute("DELETE FROM sources")
+                if rows:
+                    con.executemany(f"INSERT OR REPLACE INTO players VALUES ({', '.join('?' * (len(_COLUMNS) + 1))})",
+                                    rows)
+                if read:
+                    con.executemany(f"INSERT OR REPLACE INTO sources ({', '.join(_SOURCE_COLUMNS)}) "
+                                    f"VALUES ({', '.join('?' * len(_SOURCE_COLUMNS))})", read)
+                con.execute("COMMIT")
+            except BaseException:
+                _rollback(con)
+                raise
         return len(rows)
 
     def clear(self) -> None:
         """Remove every player (one transaction)."""
         if self.read_only:
             raise ModelError(f"model store {self.path} was opened read-only")
-        self.con.execute("DELETE FROM players")
+        with self._guard(writing=True):
+            self.con.execute("DELETE FROM players")
+
+
+def _rollback(con: Any) -> None:
+    """Roll back the open transaction; a connection DuckDB has invalidated (a failed write
+    on a full disk) has nothing left to roll back, and the first error is the one to report."""
+    import duckdb
+
+    try:
+        con.execute("ROLLBACK")
+    except duckdb.Error:
+        pass
 
 
 def load_models(path: PathLike) -> PlayerModels:
@@ -275,7 +381,10 @@ def load_models(path: PathLike) -> PlayerModels:
 
 @dataclass
 class BuildReport:
-    """What :func:`build_store` read and wrote."""
+    """What :func:`build_store` read and wrote: hands, players, the logs read
+    (``sources``: path, sha256, bytes, hands) and the logs skipped because the store had
+    read their bytes before (``skipped_sources``: path, sha256, ``read_as``: the path it was
+    read as, ``read_at``: when, None for a log read earlier in the same build)."""
 
     store: str
     hands: int = 0
@@ -283,21 +392,88 @@ class BuildReport:
     players: int = 0
     players_in_store: int = 0
     issues: list[str] = field(default_factory=list)
+    sources: list[dict[str, Any]] = field(default_factory=list)
+    skipped_sources: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return {"store": self.store, "hands": self.hands, "skipped": self.skipped, "players": self.players,
-                "players_in_store": self.players_in_store, "issues": self.issues}
+                "players_in_store": self.players_in_store, "issues": self.issues,
+                "sources": self.sources, "skipped_sources": self.skipped_sources}
+
+
+def source_digest(path: PathLike) -> tuple[str, int]:
+    """``(sha256, bytes)`` of a log file, or of a database folder (IRC: every file in it,
+    by relative name, so that a change to any of them is another source).
+
+    >>> import tempfile, os
+    >>> d = tempfile.mkdtemp(); p = os.path.join(d, "a.log")
+    >>> _ = open(p, "w").write("hand\\n")
+    >>> source_digest(p)[1], len(source_digest(p)[0])
+    (5, 64)
+    """
+    p = Path(path)
+    if p.is_dir():
+        h = hashlib.sha256()
+        total = 0
+        for f in sorted(q for q in p.rglob("*") if q.is_file()):
+            sha, size = source_digest(f)
+            h.update(f"{f.relative_to(p).as_posix()}\0{sha}\0".encode())
+            total += size
+        return h.hexdigest(), total
+    h = hashlib.sha256()
+    with open(p, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest(), p.stat().st_size
 
 
 def update_from_logs(models: PlayerModels, paths: Iterable[PathLike], *, format: Optional[str] = None,
-                     progress: Optional[Callable[..., None]] = None,
-                     max_issues: int = 100) -> BuildReport:
-    """Add every hand of the logs at ``paths`` to ``models``; the report has no store."""
-    from cbr.logs.detect import read_logs
+                     progress: Optional[Callable[..., None]] = None, max_issues: int = 100,
+                     known: Optional[dict[str, dict[str, Any]]] = None) -> BuildReport:
+    """Add every hand of the logs at ``paths`` to ``models``; the report has no store.
+
+    ``known``: sources already read (by sha256); a log with those bytes is skipped, as is
+    a second log with the bytes of one read in this call. ``progress(n, total=None)`` is
+    called with the number of sources once, then once per source.
+    """
+    from cbr.logs.detect import scan_logs
 
     report = BuildReport(store="")
     seen: set[str] = set()
-    for item in read_logs(list(paths), format, progress):
+    known = dict(known or {})
+    sources = scan_logs(list(paths), format)
+    if progress is not None:
+        progress(0, total=len(sources))
+    for source in sources:
+        digest = None
+        if not source.skipped:
+            try:
+                digest = source_digest(source.path)
+            except OSError:  # vanished or unreadable: parse_source says why
+                digest = None
+        if digest is not None and digest[0] in known:
+            before = known[digest[0]]
+            report.skipped_sources.append({"path": source.path, "sha256": digest[0], "read_as": before["path"],
+                                           "read_at": before.get("read_at")})
+        else:
+            hands_before = report.hands
+            _read_source(models, source, report, seen, max_issues)
+            if digest is not None and report.hands > hands_before:
+                entry = {"path": source.path, "sha256": digest[0], "bytes": digest[1],
+                         "hands": report.hands - hands_before}
+                report.sources.append(entry)
+                known[digest[0]] = {**entry, "read_at": None}  # None: earlier in this same build
+        if progress is not None:
+            progress(1)
+    report.players = len(seen)
+    return report
+
+
+def _read_source(models: PlayerModels, source: Any, report: BuildReport, seen: set[str], max_issues: int) -> None:
+    """Every hand of one source into ``models``; skipped hands counted and listed in ``report``."""
+    from cbr.logs.detect import parse_source
+
+    for item in parse_source(source):
         if isinstance(item, ParseIssue):
             if item.line:  # a skipped hand (line 0: a whole file that is no log)
                 report.skipped += 1
@@ -314,23 +490,24 @@ def update_from_logs(models: PlayerModels, paths: Iterable[PathLike], *, format:
             continue
         report.hands += 1
         seen.update(item.players)
-    report.players = len(seen)
-    return report
 
 
 def build_store(paths: Iterable[PathLike], store_path: PathLike, *, format: Optional[str] = None,
                 reset: bool = False, progress: Optional[Callable[..., None]] = None) -> BuildReport:
     """Add the hands of the logs to the store at ``store_path`` (made when missing).
 
-    Histories already in the store are continued (the same opponent met again); with
-    ``reset`` the store is emptied first, in the same transaction as the write.
+    Histories already in the store are continued (the same opponent met again); a log
+    the store has read before (the same SHA-256) is skipped and listed in
+    ``skipped_sources``. With ``reset`` the store is emptied first (players and sources),
+    in the same transaction as the write.
     """
     with ModelStore.open(store_path, create=True) as store:
+        known = {} if reset else {src["sha256"]: src for src in store.sources()}
         models = PlayerModels() if reset else store.load()
         models.changed.clear()
-        report = update_from_logs(models, paths, format=format, progress=progress)
+        report = update_from_logs(models, paths, format=format, progress=progress, known=known)
         report.store = str(store.path)
-        store.save(models, None if reset else models.changed, replace_all=reset)
+        store.save(models, None if reset else models.changed, replace_all=reset, sources=report.sources)
         report.players_in_store = len(store.players())
     return report
 

@@ -7,11 +7,11 @@ actions (``None`` = end of input, which quits). Keys: ``f`` fold, ``c`` check/ca
 ``check``, ``call``, ``bet``, ``raise``, ``quit`` work too. An illegal key shows one
 error line and is asked again.
 
-Dealing and seating are :mod:`cbr.play.match`'s: the human sits in seat 0 and the bots in
-seats 1.., positions rotate one seat per hand (:func:`~cbr.game.state.seats_for_hand`),
-deal ``k`` of seed ``S`` has the cards :func:`~cbr.play.match.deal_cards` gives, and the bots
-(policy specs) get the seeds :func:`~cbr.play.match.run_match` gives, so a human game is a real
-match played through :class:`~cbr.game.state.HandState`.
+The hands are played at the table loop of :mod:`cbr.play.table`, as ``cbr match`` plays
+them: the human sits in seat 0 and the bots in seats 1.., positions rotate one seat per
+hand (:func:`~cbr.game.state.seats_for_hand`), deal ``k`` of seed ``S`` has the cards
+:func:`~cbr.play.table.deal_cards` gives, and the bots (policy specs) get the seeds and
+action streams :func:`~cbr.play.match.run_match` gives, so a human game is a real match.
 
 Quitting (``q`` or end of input) in the middle of a hand folds the human out of it (the
 bots finish the hand, which counts); quitting between hands stops at once. The result
@@ -29,17 +29,17 @@ True
 """
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
 
 from cbr.errors import GameError
+from cbr.game.actions import ACTION_NAMES, KIND_OF_WORD
 from cbr.game.decision import DecisionPoint
 from cbr.game.gamedef import STREETS
 from cbr.game.spec import default_game
-from cbr.game.state import HandState, seats_for_hand
+from cbr.game.state import HandState
 from cbr.logs.record import HandRecord
-from cbr.play.match import MAX_HANDS, deal_cards, resolve_players, seat_names, seen_by
+from cbr.play.table import LEAVE, MAX_HANDS, PolicySeat, Seat, Table, Watcher, act_rng, resolve_players, seat_names
 from cbr.policies.base import Policy
 from evaluator_ext.cards import cards_str
 
@@ -47,9 +47,7 @@ __all__ = ["HumanResult", "QUIT", "parse_key", "play_human"]
 
 #: What :func:`parse_key` returns for a quit.
 QUIT = "q"
-_WORDS = {"f": "f", "fold": "f", "c": "c", "check": "c", "call": "c", "k": "c",
-          "r": "r", "bet": "r", "raise": "r", "b": "r", "q": QUIT, "quit": QUIT, "exit": QUIT}
-_BOARD_STEPS = ((0, 3), (3, 4), (4, 5))
+_WORDS = {**KIND_OF_WORD, "q": QUIT, "quit": QUIT, "exit": QUIT}  # the action words: cbr.game.actions
 
 Reader = Callable[[str], Optional[str]]
 Shower = Callable[[str], None]
@@ -99,7 +97,7 @@ def parse_key(text: str, legal: str) -> str:
         raise GameError(f"unknown key {text.strip()!r} (type {options})")
     if kind != QUIT and kind not in legal:
         why = ("cannot fold: nothing to call, check instead" if kind == "f"
-               else "cannot raise: betting is capped" if kind == "r" else "cannot check or call here")
+               else "cannot raise: betting is capped" if kind == "r" else f"cannot {ACTION_NAMES[kind].verb} here")
         raise GameError(f"{why} (type {options})")
     return kind
 
@@ -136,10 +134,10 @@ def _verb(state: HandState, kind: str) -> str:
 
 def _key_help(state: HandState, legal: str) -> str:
     to_call = state.to_call
-    words = {"f": "f=fold",
-             "c": f"c=call {to_call:g}" if to_call > 0 else "c=check",
-             "r": "r=bet" if state.street_bets == 0 else "r=raise"}
-    return ", ".join(words[k] for k in "fcr" if k in legal) + ", q=quit"
+    words = {"f": "fold",
+             "c": f"call {to_call:g}" if to_call > 0 else "check",
+             "r": "bet" if state.street_bets == 0 else "raise"}
+    return ", ".join(f"{ACTION_NAMES[k].words[0]}={words[k]}" for k in ACTION_NAMES if k in legal) + ", q=quit"
 
 
 def _table(state: HandState, you: int, labels: list[str], told: list[list[str]]) -> list[str]:
@@ -213,6 +211,49 @@ def play_human(
                 close()
 
 
+class _Person(Seat, Watcher):
+    """The human's seat at the table, and the table as the human sees it: every line to
+    ``show``, every action asked with ``read``."""
+
+    def __init__(self, hands: int, read: Reader, show: Shower, result: HumanResult) -> None:
+        self.hands, self.read, self.show, self.result = hands, read, show, result
+        self.state: HandState
+        self.you = 0
+        self.labels: list[str] = []
+        self.told: list[list[str]] = []
+
+    # ---- the seat
+    def act(self, state: HandState, dp: DecisionPoint) -> str:
+        for line in _table(state, self.you, self.labels, self.told):
+            self.show(line)
+        kind = _ask(state, dp.legal, self.read, self.show)
+        if kind == QUIT:  # folded out at once; the bots finish the hand
+            self.result.quit = True
+            self.show("You quit: you fold this hand.")
+            self.told[state.street].append(f"{state.players[self.you]} leaves (folds)")
+            return LEAVE
+        self.result.decisions.append((dp, kind))
+        return kind
+
+    # ---- the table
+    def dealt(self, k: int, state: HandState, seats: Sequence[int]) -> None:
+        self.state = state
+        self.you = seats.index(0)
+        self.labels = _labels(state)
+        self.told = [[] for _ in STREETS]
+        self.show("")
+        self.show(f"=== Hand {k + 1} of {self.hands} (you are {self.labels[self.you] or 'position ' + str(self.you)}) ===")
+
+    def acting(self, state: HandState, position: int, kind: str) -> None:
+        verb, _, rest = _verb(state, kind).partition(" ")
+        said = f"{state.players[position]} {verb[:-1] if position == self.you else verb}" + (f" {rest}" if rest else "")
+        self.told[state.street].append(said)
+        self.show(said)
+
+    def board(self, state: HandState) -> None:
+        self.show(f"{STREETS[state.street].capitalize()}: {cards_str(state.board, ' ')}")
+
+
 def _play(bots: list[Policy], hands: int, read: Reader, show: Shower, seed: int, name: str,
           retainers: Sequence[Any] = ()) -> HumanResult:
     n = len(bots) + 1
@@ -222,75 +263,28 @@ def _play(bots: list[Policy], hands: int, read: Reader, show: Shower, seed: int,
         names[0] = f"{name} (human)"
     for p in bots:
         p.reset()
-    observers = [type(p).observe is not Policy.observe for p in bots]
-    act_rngs = [random.Random(f"cbr-act:{seed}:{s}") for s in range(n)]
     result = HumanResult(names=tuple(names), small_bet=game.small_bet, totals=[0.0] * n)
+    person = _Person(hands, read, show, result)
+    table = Table(game, [person, *(PolicySeat(p, act_rng(seed, s)) for s, p in enumerate(bots, start=1))], names,
+                  seed=seed, source="human", retainers=retainers, watcher=person)
     sb = game.small_bet
     for k in range(hands):
         if result.quit:
             break
-        holes, board = deal_cards(seed, k, n)
-        seats = seats_for_hand(range(n), k)            # position -> seat
-        you = seats.index(0)
-        state = HandState(game, players=[names[s] for s in seats], hole_cards=holes, hand_id=str(k), source="human")
-        labels = _labels(state)
-        told: list[list[str]] = [[] for _ in STREETS]
-        show("")
-        show(f"=== Hand {k + 1} of {hands} (you are {labels[you] or 'position ' + str(you)}) ===")
-        while not state.is_over:
-            if state.needs_board:
-                lo, hi = _BOARD_STEPS[state.street]
-                state.deal_board(board[lo:hi])
-                show(f"{STREETS[state.street].capitalize()}: {cards_str(state.board, ' ')}")
-                continue
-            pos = state.to_act
-            assert pos is not None
-            if pos == you and result.quit:             # quit mid-hand: folded out, bots play on
-                state.fold_out(you)
-                told[state.street].append(f"{state.players[pos]} leaves (folds)")
-                continue
-            dp = state.decision_point()
-            if pos == you:
-                for line in _table(state, you, labels, told):
-                    show(line)
-                kind = _ask(state, dp.legal, read, show)
-                if kind == QUIT:
-                    result.quit = True
-                    show("You quit: you fold this hand.")
-                    continue
-                result.decisions.append((dp, kind))
-            else:
-                s = seats[pos]
-                kind = bots[s - 1].act(dp, act_rngs[s])
-                if kind not in dp.legal:
-                    raise GameError(f"policy {names[s]!r} chose {kind!r} where only {dp.legal!r} is legal")
-            verb, _, rest = _verb(state, kind).partition(" ")
-            said = f"{state.players[pos]} {verb[:-1] if pos == you else verb}" + (f" {rest}" if rest else "")
-            state.act(kind)
-            told[dp.street].append(said)
-            show(said)
-        payoffs = state.payoffs()
-        record = HandRecord(
-            source="human", line=0, hand_id=str(k), game=game, players=tuple(state.players),
-            hole_cards=tuple(tuple(h) for h in holes), board=state.board, actions=tuple(state.actions),
-            payoffs=payoffs, format="match", extra={"betting": state.history},
-        )
+        record, _, won = table.play(k)
         result.records.append(record)
-        if not result.quit:  # a hand left in the middle is not kept
-            for r in retainers:
-                r.hand(record, seats)
+        state, you, payoffs = person.state, person.you, record.payoffs or ()
         live = [p for p in range(n) if not state.folded[p]]
         if len(live) > 1:
             show(f"Showdown, board {cards_str(state.board, ' ')}:")
             for p in live:
-                show(f"  {state.players[p]} show{'s' * (p != you)} {cards_str(holes[p], ' ')}")
+                show(f"  {state.players[p]} show{'s' * (p != you)} {cards_str(record.hole_cards[p], ' ')}")  # type: ignore[arg-type]
         for p in range(n):
             if payoffs[p] > 0:
-                show(f"{state.players[p]} win{'s' * (p != you)} {payoffs[p] + state.total_committed[p]:g} (net {payoffs[p]:+g})")
-        for pos, s in enumerate(seats):
-            result.totals[s] += float(payoffs[pos])
-            if s > 0 and observers[s - 1]:
-                bots[s - 1].observe(seen_by(record, pos), pos)
+                show(f"{state.players[p]} win{'s' * (p != you)} {payoffs[p] + state.total_committed[p]:g} "
+                     f"(net {payoffs[p]:+g})")
+        for s in range(n):
+            result.totals[s] += won[s]
         result.hands += 1
         show(f"Hand {k + 1}: you {payoffs[you] / sb:+g} sb; running total {result.small_bets(0):+g} sb "
              f"over {result.hands} hand{'s' * (result.hands != 1)}")

@@ -1,4 +1,5 @@
-"""Matches between policies: the dealer loop, duplicate replay and results with confidence intervals.
+"""Matches between policies: duplicate replay and results with confidence intervals, played
+at one :class:`~cbr.play.table.Table` (the table loop the ACPC dealer and the human table use).
 
 Seating: ``players[s]`` sits in *seat* ``s``. Positions in a hand are ACPC order (the
 game definition's positions: heads-up ``holdem.limit.2p`` position 0 is the big blind,
@@ -20,6 +21,10 @@ They are kept as running sums (:class:`RunningMean`: count, mean and sum of squa
 deviations per seat, plus the current deal's sum), so a match needs no memory per hand;
 ``keep_payoffs=True`` also keeps every hand's payoffs. At most :data:`MAX_HANDS` hands.
 
+A match stopped by ``KeyboardInterrupt`` (Ctrl-C; ``cbr`` turns SIGTERM into one too) still
+has a result: the exception leaves :func:`run_match` carrying the result of the hands
+finished (whole deals in duplicate mode), marked ``interrupted`` (:func:`interrupted_result`).
+
 >>> r = run_match(["call", "raise"], 40, seed=1, duplicate=True)
 >>> r.hands, r.deals, round(sum(p.total for p in r.players), 6)
 (40, 20, 0.0)
@@ -27,26 +32,37 @@ deviations per seat, plus the current deal's sum), so a match needs no memory pe
 from __future__ import annotations
 
 import math
-import random
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
 from cbr.errors import GameError
 from cbr.game.gamedef import GameDef
 from cbr.game.spec import default_game
-from cbr.game.state import HandState, seats_for_hand
-from cbr.logs.record import HandRecord
+from cbr.play.table import (
+    MAX_HANDS,
+    PolicySeat,
+    Table,
+    act_rng,
+    deal_cards,
+    play_hand,
+    resolve_players,
+    seat_names,
+    seat_seed,
+    seen_by,
+    unique_names,
+)
 from cbr.policies.base import Policy
-from cbr.policies.spec import policy_from_spec
 from cbr.stats import RunningMean
 
 if TYPE_CHECKING:  # pragma: no cover
-    from cbr.logs.writers import HandLogWriter
+    from cbr.logs.output import HandLogWriter
     from cbr.play.retention import Retainer
 
+__all__ = ["MAX_HANDS", "PROGRESS_EVERY", "MatchResult", "PlayerResult", "run_match", "interrupted_result",
+           # the table's helpers, long imported from here
+           "deal_cards", "play_hand", "resolve_players", "seat_names", "seat_seed", "seen_by", "unique_names"]
+
 PROGRESS_EVERY = 50
-#: Most hands one match plays (about a week of play on one core at the bots' speed).
-MAX_HANDS = 1_000_000_000
 
 
 @dataclass(frozen=True)
@@ -83,6 +99,7 @@ class MatchResult:
     hand_payoffs: tuple[tuple[float, ...], ...] = field(default=(), repr=False, compare=False)  # keep_payoffs=True
     retained: int = 0  # cases retained (retain=True)
     match_id: str = ""
+    interrupted: bool = False  # stopped by Ctrl-C or SIGTERM: the hands (whole deals) finished before
 
     def __getitem__(self, name: str) -> PlayerResult:
         for p in self.players:
@@ -97,113 +114,8 @@ class MatchResult:
             "duplicate": self.duplicate, "seed": self.seed,
             "players": [p.to_dict() for p in self.players],
             **({"retained": self.retained, "match_id": self.match_id} if self.match_id else {}),
+            **({"interrupted": True} if self.interrupted else {}),
         }
-
-
-def seat_seed(seed: int, seat: int) -> int:
-    """The seed of the bot at ``seat`` in a match seeded ``seed`` (the same in ``cbr match``,
-    the ACPC dealer and the human table, so they play the same bots on the same deals).
-
-    >>> seat_seed(0, 1), seat_seed(2, 0)
-    (1, 2018)
-    """
-    return seed * 1009 + seat
-
-
-def resolve_players(players: Sequence[str | Policy], seed: int, *, first_seat: int = 0) -> list[Policy]:
-    """Policies for seats ``first_seat``, ``first_seat + 1``, ...: a spec is built with
-    :func:`seat_seed`, a :class:`Policy` is used as it is."""
-    out: list[Policy] = []
-    for i, p in enumerate(players, start=first_seat):
-        if isinstance(p, Policy):
-            out.append(p)
-        elif isinstance(p, str):
-            out.append(policy_from_spec(p.strip(), seed=seat_seed(seed, i)))
-        else:
-            raise ValueError(f"player {i}: expected a policy name or a Policy, got {type(p).__name__}")
-    return out
-
-
-def seat_names(policies: Sequence[Policy]) -> list[str]:
-    """One unique name per seat: the policy's name, numbered when it appears twice.
-
-    >>> from cbr.policies.baseline import AlwaysCallPolicy as C, RandomPolicy as R
-    >>> seat_names([C(), R(), C()])
-    ['call-1', 'random', 'call-3']
-    """
-    return unique_names([p.name for p in policies])
-
-
-def unique_names(names: Sequence[str]) -> list[str]:
-    """Names numbered by seat where one appears twice.
-
-    >>> unique_names(["remote", "ehs", "remote"])
-    ['remote-1', 'ehs', 'remote-3']
-    """
-    return [f"{nm}-{i + 1}" if names.count(nm) > 1 else nm for i, nm in enumerate(names)]
-
-
-def deal_cards(seed: int, deal: int, n_players: int) -> tuple[list[tuple[int, int]], list[int]]:
-    """Hole cards per position and the five board cards of deal ``deal`` (deterministic).
-
-    >>> holes, board = deal_cards(0, 7, 2)
-    >>> len(set(sum(holes, ()) + tuple(board)))
-    9
-    """
-    deck = random.Random(f"cbr-deal:{seed}:{deal}").sample(range(52), 2 * n_players + 5)
-    holes = [(deck[2 * i], deck[2 * i + 1]) for i in range(n_players)]
-    return holes, deck[2 * n_players : 2 * n_players + 5]
-
-
-_BOARD_STEPS = ((0, 3), (3, 4), (4, 5))
-
-
-def play_hand(
-    game: GameDef,
-    policies: Sequence[Policy],
-    names: Sequence[str],
-    rngs: Sequence[random.Random],
-    holes: Sequence[tuple[int, int]],
-    board: Sequence[int],
-    hand_id: str = "",
-    source: str = "match",
-    decisions: Optional[list] = None,
-) -> HandRecord:
-    """Play one hand; ``policies``/``names``/``rngs`` are indexed by *position*.
-
-    Returns the full record (every hole card, as a dealer log shows them). ``decisions``:
-    a list that receives every decision point with its action taken (for retention).
-    """
-    state = HandState(game, players=names, hole_cards=holes, hand_id=hand_id, source=source)
-    while not state.is_over:
-        if state.needs_board:
-            lo, hi = _BOARD_STEPS[state.street]
-            state.deal_board(board[lo:hi])
-            continue
-        pos = state.to_act
-        dp = state.decision_point()          # carries the actor's hole cards only
-        kind = policies[pos].act(dp, rngs[pos])
-        if kind not in dp.legal:
-            raise GameError(f"policy {names[pos]!r} chose {kind!r} where only {dp.legal!r} is legal "
-                            f"(hand {hand_id}, history {state.history!r})")
-        if decisions is not None:
-            decisions.append(replace(dp, action=kind))
-        state.act(kind)
-    payoffs = state.payoffs()
-    return HandRecord(
-        source=source, line=0, hand_id=hand_id, game=game, players=tuple(names),
-        hole_cards=tuple(tuple(h) for h in holes), board=state.board, actions=tuple(state.actions),
-        payoffs=payoffs, format="match", extra={"betting": state.history},
-    )
-
-
-def seen_by(record: HandRecord, position: int) -> HandRecord:
-    """The record as ``position`` may see it after the hand: its own cards and those shown
-    at a showdown (:attr:`HandRecord.showdown`). Bots observe this in ``cbr match``, the ACPC
-    dealer and the human table."""
-    shown = record.showdown
-    holes = tuple(h if p == position or p in shown else None for p, h in enumerate(record.hole_cards))
-    return replace(record, hole_cards=holes, extra=dict(record.extra))
 
 
 def run_match(
@@ -230,7 +142,7 @@ def run_match(
     (``MatchResult.hand_payoffs``, memory per hand). ``retain=True``: the case-based bots
     keep every hand durably in their case base as it ends (:mod:`cbr.play.retention`; into a
     copy named ``retain_into``, created on first use); ``MatchResult.retained`` counts the
-    cases kept; the retention log is folded into parts when the match ends.
+    cases kept; the retention log is compacted into parts when the match ends.
     Players named by string are policy specs (``NAME:KEY=VALUE:...``, :mod:`cbr.policies.spec`);
     the bots built from them are closed (``close()``, if they have one) when the match ends.
     Raises :class:`~cbr.policies.spec.PolicySpecError` (a ``ValueError``; for an unknown name
@@ -251,12 +163,15 @@ def run_match(
             retainers = start_retention(policies, seat_names(policies), into=retain_into)
         try:
             result = _play_match(policies, hands, game, duplicate, seed, progress, log, keep_payoffs, retainers)
+        except KeyboardInterrupt as exc:
+            partial = interrupted_result(exc)
+            if partial is not None and retainers:
+                exc.match_result = _with_retained(partial, retainers)  # type: ignore[attr-defined]
+            raise
         finally:
             for r in retainers:
                 r.close()
-        if retainers:
-            result = replace(result, retained=sum(r.retained for r in retainers), match_id=retainers[0].match_id)
-        return result
+        return _with_retained(result, retainers)
     finally:  # the bots built here by name (a case-based bot keeps its case base open)
         for given, p in zip(players, policies):
             close = getattr(p, "close", None)
@@ -264,10 +179,20 @@ def run_match(
                 close()
 
 
+def _with_retained(result: MatchResult, retainers: Sequence["Retainer"]) -> MatchResult:
+    if not retainers:
+        return result
+    return replace(result, retained=sum(r.retained for r in retainers), match_id=retainers[0].match_id)
+
+
 def _play_match(policies: list[Policy], hands: int, game: GameDef | None, duplicate: bool, seed: int,
                 progress: Optional[Callable[[int], None]], log: Optional["HandLogWriter"],
                 keep_payoffs: bool, retainers: Sequence["Retainer"] = ()) -> MatchResult:
-    """The dealer loop of :func:`run_match`, on resolved policies."""
+    """The match loop of :func:`run_match` on resolved policies, at one :class:`~cbr.play.table.Table`.
+
+    A ``KeyboardInterrupt`` leaves with ``match_result`` set on it: the result of the hands
+    finished (of the deals finished, in duplicate mode), marked ``interrupted``.
+    """
     n = len(policies)
     game = game or default_game(n)
     if game.n_players != n:
@@ -275,8 +200,8 @@ def _play_match(policies: list[Policy], hands: int, game: GameDef | None, duplic
     names = seat_names(policies)
     for p in policies:
         p.reset()
-    observers = [type(p).observe is not Policy.observe for p in policies]
-    act_rngs = [random.Random(f"cbr-act:{seed}:{s}") for s in range(n)]
+    table = Table(game, [PolicySeat(p, act_rng(seed, s)) for s, p in enumerate(policies)], names, seed=seed,
+                  retainers=retainers, log=log)
     deals = -(-hands // n) if duplicate else hands
     total_hands = deals * n if duplicate else hands
 
@@ -285,46 +210,66 @@ def _play_match(policies: list[Policy], hands: int, game: GameDef | None, duplic
     deal_sums = [0.0] * n                             # duplicate: the current deal's chips per seat
     kept: list[tuple[float, ...]] = []
     pending = 0
-    for k in range(total_hands):
-        deal = k // n if duplicate else k
-        holes, board = deal_cards(seed, deal, n)
-        seats = seats_for_hand(range(n), k)           # position -> seat
-        decisions: Optional[list] = [] if retainers else None
-        record = play_hand(game, [policies[s] for s in seats], [names[s] for s in seats],
-                           [act_rngs[s] for s in seats], holes, board, hand_id=str(k), decisions=decisions)
-        for r in retainers:
-            r.hand(record, seats, decisions)
-        won = [0.0] * n
-        for pos, s in enumerate(seats):
-            won[s] = float(record.payoffs[pos])  # type: ignore[index]
-            if observers[s]:
-                policies[s].observe(seen_by(record, pos), pos)
-        for s in range(n):
-            totals[s] += won[s]
-            if duplicate:
-                deal_sums[s] += won[s]
-            else:
-                stats[s].add(won[s])
-        if duplicate and k % n == n - 1:
+    # What an interruption reports: (hands, totals, stats) after the last hand (whole deal)
+    # fully counted, rebound in one step, so a Ctrl-C in the middle of the counting is safe.
+    counted: tuple[int, list[float], list[tuple[int, float, float]]] = (0, list(totals), [(0, 0.0, 0.0)] * n)
+    try:
+        for k in range(total_hands):
+            won = table.play(k, k // n if duplicate else k).won
             for s in range(n):
-                stats[s].add(deal_sums[s] / n)
-                deal_sums[s] = 0.0
-        if keep_payoffs:
-            kept.append(tuple(won))
-        if log is not None:
-            log.write(record)
-        pending += 1
-        if progress is not None and (pending >= PROGRESS_EVERY or k == total_hands - 1):
-            progress(pending)
-            pending = 0
+                totals[s] += won[s]
+                if duplicate:
+                    deal_sums[s] += won[s]
+                else:
+                    stats[s].add(won[s])
+            if duplicate and k % n == n - 1:
+                for s in range(n):
+                    stats[s].add(deal_sums[s] / n)
+                    deal_sums[s] = 0.0
+            if keep_payoffs:
+                kept.append(tuple(won))
+            if not duplicate or k % n == n - 1:
+                counted = (k + 1, totals.copy(), [(m.count, m.mean, m.m2) for m in stats])
+            pending += 1
+            if progress is not None and (pending >= PROGRESS_EVERY or k == total_hands - 1):
+                progress(pending)
+                pending = 0
+    except KeyboardInterrupt as exc:
+        done, done_totals, done_stats = counted
+        partial = []
+        for count, mean, m2 in done_stats:
+            m = RunningMean()
+            m.count, m.mean, m.m2 = count, mean, m2
+            partial.append(m)
+        exc.match_result = MatchResult(  # type: ignore[attr-defined]
+            game, _players(game, names, policies, done, done_totals, partial), done,
+            done // n if duplicate else done, duplicate, seed, tuple(kept[:done]), interrupted=True)
+        raise
+    return MatchResult(game, _players(game, names, policies, total_hands, totals, stats), total_hands, deals,
+                       duplicate, seed, tuple(kept))
 
-    results = []
-    for s in range(n):
-        mean, ci = stats[s].mean, stats[s].ci()
-        sb, bb = game.small_bet, game.big_blind
-        results.append(PlayerResult(
-            name=names[s], policy=policies[s].name, hands=total_hands, total=totals[s],
+
+def _players(game: GameDef, names: Sequence[str], policies: Sequence[Policy], hands: int, totals: Sequence[float],
+             stats: Sequence[RunningMean]) -> tuple[PlayerResult, ...]:
+    """Each seat's :class:`PlayerResult` from its chips and its running mean."""
+    sb, bb = game.small_bet, game.big_blind
+    out = []
+    for s, m in enumerate(stats):
+        mean, ci = m.mean, m.ci()
+        out.append(PlayerResult(
+            name=names[s], policy=policies[s].name, hands=hands, total=totals[s],
             sb_per_hand=mean / sb, sb_ci=ci / sb, mbb_per_hand=1000.0 * mean / bb, mbb_ci=1000.0 * ci / bb,
         ))
-    per_hand = tuple(kept)
-    return MatchResult(game, tuple(results), total_hands, deals, duplicate, seed, per_hand)
+    return tuple(out)
+
+
+def interrupted_result(exc: BaseException) -> Optional[MatchResult]:
+    """The result :func:`run_match` had when ``exc`` (a ``KeyboardInterrupt``: Ctrl-C, or a
+    SIGTERM the caller turned into one) stopped it: the hands finished (whole deals in
+    duplicate mode), marked ``interrupted``; None when ``exc`` did not come from a match.
+
+    >>> interrupted_result(KeyboardInterrupt()) is None
+    True
+    """
+    result = getattr(exc, "match_result", None)
+    return result if isinstance(result, MatchResult) else None

@@ -1,7 +1,7 @@
-"""Pure helpers of the experiments in ``experiments/`` (issue 8, section 7): CASPER's table
-and the re-use policies compared. The scripts print and plot; this module only computes.
+"""Pure helpers of the experiments in ``experiments/``: CASPER's table and the re-use
+policies compared. The scripts print and plot; this module only computes.
 
-- :data:`TARGETS`: the issue's sb/h target against each opponent (``None``: no target).
+- :data:`TARGETS`: the sb/h target against each opponent (``None``: no target).
 - :func:`hands_needed`: how many duplicate hands bring a 95% CI half-width below a bound,
   from a pilot run's half-width (the half-width shrinks as ``1/sqrt(hands)``).
 - :func:`measure`: one duplicate match of the bot against its opponents, the bot's sb/h with
@@ -33,7 +33,7 @@ __all__ = ["SOURCE_BOTS", "BASELINES", "TARGETS", "TUNED_BOT", "CASPER_TABLE_SEA
 SOURCE_BOTS = ("poki", "ehs", "lag", "hs")
 #: The baselines CASPER was also measured against.
 BASELINES = ("call", "raise", "random")
-#: The issue's targets for the case-based bot, sb/h (``None``: no target set).
+#: The targets set for the case-based bot, sb/h (``None``: no target set).
 TARGETS: dict[str, Optional[float]] = {"poki": -0.05, "ehs": -0.05, "lag": -0.05, "hs": -0.05,
                                        "call": 0.9, "raise": 3.0, "random": None}
 #: The bot as tuned on seed 1 (experiments/TUNING.md): CASPER's sampling sharpened and tilted

@@ -11,7 +11,7 @@ hand in flight.
 
 The retainer writes through the case-based bot's own open case base, so the bot's very
 next retrieval sees the new cases (:class:`~cbr.policies.cbr_policy.CBRPolicy` grows its
-street data in place). :meth:`Retainer.close` folds the retention log into Parquet parts.
+street data in place). :meth:`Retainer.close` compacts the retention log into Parquet parts.
 
 >>> import tempfile
 >>> from cbr.play.match import run_match
@@ -46,7 +46,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from cbr.store import CaseBase
 
 __all__ = ["Retainer", "new_match_id", "copy_casebase", "retaining_bots", "shown_positions",
-           "check_retention_target", "start_retention"]
+           "check_retention_target", "start_retention", "names_a_path", "retention_target"]
 
 
 def new_match_id() -> str:
@@ -84,14 +84,14 @@ def check_retention_target(path: Path) -> None:
 
 
 def copy_casebase(source: str | Path, target: str | Path) -> Path:
-    """Copy case base ``source`` (a name or a path) to ``target`` (a name under
-    ``./casebases/`` or a path; refused if it exists), skipping lock files; returns the new
-    path. The copy is made beside the target and renamed into place, so a crash never
+    """Copy case base ``source`` (a name or a path) to ``target`` (a bare name: under
+    ``./casebases/``; a path: that folder, :func:`retention_target`; refused if it exists),
+    skipping lock files; returns the new path. The copy is made beside the target and renamed into place, so a crash never
     leaves a half copy under the target's name."""
     from cbr.store import CaseBase
 
     src = resolve_casebase(str(source))
-    dst = _target_path(target)
+    dst = retention_target(target)
     if dst.exists():
         raise CaseBaseError(f"{dst} exists already; retain into it by name, or choose another name")
     dst.parent.mkdir(parents=True, exist_ok=True)
@@ -99,7 +99,7 @@ def copy_casebase(source: str | Path, target: str | Path) -> Path:
     try:
         with CaseBase.open(src) as cb:  # the reader lock: no writer retires files under us
             if cb.writable and cb.manifest.log:  # the copy starts with every case in parts
-                cb.fold()
+                cb.compact()
             shutil.copytree(src, tmp, ignore=shutil.ignore_patterns(".write.lock", ".tmp-*", "*.tmp-*"))
         from cbr.store.manifest import read_manifest, write_manifest
 
@@ -113,10 +113,27 @@ def copy_casebase(source: str | Path, target: str | Path) -> Path:
     return dst
 
 
-def _target_path(target: str | Path) -> Path:
-    t = Path(target)
-    if t.is_absolute() or len(t.parts) > 1 or str(target).startswith("."):
-        return t
+def names_a_path(target: str | os.PathLike[str]) -> bool:
+    """Whether ``target`` (what ``--retain-into`` was given) is a path rather than a bare
+    case-base name: a ``Path``, or text with a separator in it or starting with ``.``.
+
+    >>> names_a_path("mine"), names_a_path("./mine"), names_a_path("runs/mine"), names_a_path(".mine")
+    (False, True, True, True)
+    """
+    if not isinstance(target, str):
+        return True
+    return os.sep in target or bool(os.altsep and os.altsep in target) or target.startswith(".")
+
+
+def retention_target(target: str | os.PathLike[str]) -> Path:
+    """The folder ``--retain-into TARGET`` means, as an absolute path: a path
+    (:func:`names_a_path`) is that path; a bare name is ``./casebases/NAME``.
+
+    >>> retention_target("./mine") == Path.cwd() / "mine", retention_target("mine") == Path.cwd() / "casebases" / "mine"
+    (True, True)
+    """
+    if names_a_path(target):
+        return Path(os.path.abspath(os.fspath(target)))
     return Path.cwd() / "casebases" / str(target)
 
 
@@ -174,19 +191,20 @@ class Retainer:
         return len(ids)
 
     def close(self) -> None:
-        """Fold what this match retained into Parquet parts (the case base stays open)."""
+        """Compact what this match retained into Parquet parts (the case base stays open)."""
         try:
-            self.cb.fold()
+            self.cb.compact()
         except OSError as exc:  # pragma: no cover - disk full and the like
-            raise CaseBaseError(f"cannot fold the retained cases of {self.cb.path}: {exc}") from None
+            raise CaseBaseError(f"cannot compact the retained cases of {self.cb.path}: {exc}") from None
 
 
 def start_retention(policies: Sequence["Policy"], names: Sequence[str], *, into: str | Path | None = None,
                     match_id: Optional[str] = None, extra_seats: Sequence[int] = ()) -> list[Retainer]:
     """Retainers for the case-based bots among ``policies`` (one per case base; bots on the
     same case base share it). ``into``: first point every such bot at case base ``into``
-    (a name under ``./casebases/`` or a path), created as a copy of the first bot's case
-    base when it does not exist. ``extra_seats``: seats that are not bots but whose
+    (a bare name: ``./casebases/NAME``; a path, with a separator or a leading ``.``: that
+    folder, whose parent must exist; :func:`retention_target`), created as a copy of the
+    first bot's case base when it does not exist. ``extra_seats``: seats that are not bots but whose
     decisions are kept too (a human), in the first bot's case base. Raises
     :class:`~cbr.errors.CaseBaseError` when no seat can retain or a target is refused."""
     seats = retaining_bots(policies)
@@ -194,8 +212,12 @@ def start_retention(policies: Sequence["Policy"], names: Sequence[str], *, into:
         raise CaseBaseError("retention needs a case-based bot at the table (a `cbr` seat): its case base "
                             "is the one that grows")
     if into is not None:
-        target = _target_path(into)
+        target = retention_target(into)  # absolute from here on: never looked up as a name again
         if not target.exists():
+            if names_a_path(into):  # a path's folder must exist (the output-path rule)
+                from cbr.logs.output import check_output_path
+
+                check_output_path(target, what="case base", folder=True)
             copy_casebase(policies[seats[0]].casebase_path, target)  # type: ignore[attr-defined]
         for s in seats:
             policies[s].use_casebase(target)  # type: ignore[attr-defined]

@@ -1,5 +1,5 @@
 """Synthetic ACPC logs of any size for builds at scale: rule-bot self-play
-(:func:`cbr.play.match.run_match` written by :class:`~cbr.logs.writers.AcpcLogWriter`), so every
+(:func:`cbr.play.match.run_match` written by :class:`~cbr.logs.acpc.AcpcLogWriter`), so every
 hand is a real, legal limit hold'em hand with both hole cards shown and payoffs.
 
 Files of ``hands_per_file`` hands, named ``selfplay-00000.log`` ...; the pairing of bots
@@ -28,7 +28,7 @@ PAIRS: tuple[tuple[str, str], ...] = (("lag", "station"), ("station", "lag"), ("
 def write_selfplay_logs(folder: str | os.PathLike[str], hands: int, *, hands_per_file: int = 5000,
                         seed: int = 0) -> list[Path]:
     """Write ``hands`` self-play hands as ACPC logs under ``folder``; returns the files."""
-    from cbr.logs.writers import AcpcLogWriter
+    from cbr.logs.acpc import AcpcLogWriter
     from cbr.play.match import run_match
 
     if hands < 1 or hands_per_file < 1:

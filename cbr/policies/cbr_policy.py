@@ -2,7 +2,9 @@
 
 For each decision the bot computes the case base's features of the situation, retrieves
 the similar cases of that street (every case at or above the similarity threshold, else
-the ``fallback_k`` most similar) and re-uses their actions by one of three policies:
+the ``fallback_k`` most similar) by :func:`cbr.retrieval.triple.retrieve_triple`, the path
+``cbr query`` answers by, and re-uses their actions by one of three policies (the table
+:data:`~cbr.policies.reuse.REUSE`):
 
 ``probabilistic`` (CASPER)
     Sample an action from the retrieved cases' probability triple (weighted by
@@ -48,10 +50,21 @@ import math
 import random
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Optional
 
 from cbr.errors import ConfigError
-from cbr.policies.base import KINDS, Policy, Triple, legal_triple, sample_action
+from cbr.policies.base import Policy, Triple, legal_triple
+from cbr.policies.reuse import (
+    REUSE,
+    REUSE_POLICIES,
+    TIE_ORDER,
+    Reused,
+    Spot,
+    best_outcome_action,
+    guard_strength,
+    max_frequency_action,
+    shaped_triple,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from cbr.game.decision import DecisionPoint
@@ -59,69 +72,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from cbr.store.casebase import CaseBase
 
 __all__ = ["CBRPolicy", "CBRDecision", "REUSE_POLICIES", "TIE_ORDER", "max_frequency_action",
-           "best_outcome_action", "shaped_triple"]
-
-REUSE_POLICIES = ("probabilistic", "max-frequency", "best-outcome")
-#: Order in which tied actions are preferred: check/call, bet/raise, fold.
-TIE_ORDER = "crf"
-_NAMES = {"f": "fold", "c": "check/call", "r": "bet/raise"}
-
-
-def _one_hot(kind: str) -> Triple:
-    return tuple(1.0 if k == kind else 0.0 for k in KINDS)  # type: ignore[return-value]
-
-
-def max_frequency_action(triple: Sequence[float], legal: str) -> str:
-    """The legal action with the largest share of ``triple`` (made legal first, so a
-    capped raise's share counts for the call); ties in :data:`TIE_ORDER`.
-
-    >>> max_frequency_action((0.4, 0.2, 0.4), "fcr")      # tie: bet/raise before fold
-    'r'
-    >>> max_frequency_action((0.1, 0.3, 0.6), "fc")       # capped: the raise share calls
-    'c'
-    >>> max_frequency_action((0.9, 0.05, 0.05), "cr")     # checking is free: never fold
-    'c'
-    """
-    p = legal_triple(tuple(triple), legal)
-    best = max(p)
-    return next(k for k in TIE_ORDER if k in legal and p[KINDS.index(k)] == best)
-
-
-def best_outcome_action(actions: Sequence[str] | Any, outcomes: Sequence[float] | Any, legal: str
-                        ) -> tuple[Optional[str], dict[str, float]]:
-    """The legal action whose cases have the highest mean known outcome, and the means.
-
-    ``actions``: ``'f'/'c'/'r'`` (or codes 0/1/2) per case; ``outcomes`` per case (NaN =
-    unknown). An illegal fold or raise counts as check/call, as :func:`legal_triple`
-    moves them. Returns ``(None, {})`` when no case of a legal action has an outcome;
-    ties in :data:`TIE_ORDER`.
-
-    >>> best_outcome_action(["c", "r", "r", "f"], [0.5, 2.0, 0.0, -1.0], "fcr")
-    ('r', {'f': -1.0, 'c': 0.5, 'r': 1.0})
-    >>> best_outcome_action(["c", "r"], [math.nan, math.nan], "fcr")
-    (None, {})
-    """
-    import numpy as np
-
-    from cbr.retrieval import action_codes
-
-    codes = action_codes(actions).astype(np.int64)
-    out = np.asarray(outcomes, dtype=np.float64)
-    if out.shape != codes.shape:
-        raise ValueError(f"{codes.shape[0]} actions but {out.shape[0] if out.ndim else 0} outcomes")
-    for i, kind in enumerate(KINDS):
-        if kind not in legal:
-            codes[codes == i] = 1  # an illegal fold/raise is played as check/call
-    known = ~np.isnan(out)
-    if "c" not in legal:
-        known &= codes != 1
-    counts = np.bincount(codes[known], minlength=3)
-    sums = np.bincount(codes[known], weights=out[known], minlength=3)
-    means = {k: float(sums[i] / counts[i]) for i, k in enumerate(KINDS) if counts[i]}
-    if not means:
-        return None, {}
-    best = max(means.values())
-    return next(k for k in TIE_ORDER if k in means and means[k] == best), means
+           "best_outcome_action", "shaped_triple", "guard_strength"]
 
 
 _SHAPING_DEFAULTS = {"sharpen": 1.0, "outcome_weight": 0.0, "odds_guard": 0.0}
@@ -135,42 +86,6 @@ def _check_shaping(sharpen: Any, outcome_weight: Any) -> tuple[float, float]:
     if not ok[1]:
         raise ConfigError(f"outcome_weight must be a finite number (0 = ignore outcomes), got {outcome_weight!r}")
     return float(sharpen), float(outcome_weight)
-
-
-def guard_strength(hand_strength: float, positive_potential: float, players_in_hand: int) -> float:
-    """Effective hand strength against the ``players_in_hand - 1`` opponents, as the EHS bot
-    computes it: ``HS_n + (1 - HS_n) * PPOT`` with ``HS_n = HS ** opponents`` (CASPER's
-    features 7, 8 and 2). The odds guard compares it with the pot odds.
-
-    >>> round(guard_strength(0.5, 0.2, 3), 3)
-    0.4
-    """
-    hs_n = hand_strength ** max(players_in_hand - 1, 1)
-    return hs_n + (1.0 - hs_n) * positive_potential
-
-
-def shaped_triple(triple: Sequence[float], legal: str, *, sharpen: float = 1.0, outcome_weight: float = 0.0,
-                  means: Optional[dict[str, float]] = None) -> Triple:
-    """The triple the ``probabilistic`` re-use samples once shaped: each legal action's share
-    raised to the power ``sharpen`` (1: CASPER's sampling; towards infinity: max-frequency)
-    and multiplied by ``exp(outcome_weight * mean outcome)`` of its retrieved cases
-    (``means`` as :func:`best_outcome_action` gives them, in small bets; an action without
-    a known mean keeps its share), then normalised. Actions with no share stay at 0.
-
-    >>> [round(p, 3) for p in shaped_triple((0.2, 0.3, 0.5), "fcr", sharpen=2)]
-    [0.105, 0.237, 0.658]
-    >>> [round(p, 3) for p in shaped_triple((0.0, 0.5, 0.5), "fcr", outcome_weight=1.0, means={"c": 0.0, "r": 1.0})]
-    [0.0, 0.269, 0.731]
-    """
-    p = legal_triple(tuple(triple), legal)
-    means = means or {}
-    top = max(means.values(), default=0.0)  # shift the exponents: no overflow
-    w = [(x ** sharpen if x > 0.0 else 0.0) * (math.exp(outcome_weight * (means[k] - top)) if k in means else 1.0)
-         for k, x in zip(KINDS, p)]
-    total = sum(w)
-    if total <= 0.0 or not math.isfinite(total):
-        return p
-    return (w[0] / total, w[1] / total, w[2] / total)
 
 
 @dataclass(frozen=True)
@@ -459,7 +374,7 @@ class CBRPolicy(Policy):
         """Decide at ``dp``: a legal action and the reasons (also kept as :attr:`last_decision`)."""
         from cbr.errors import CaseBaseError, GameError
         from cbr.game.gamedef import STREETS
-        from cbr.retrieval import probability_triple
+        from cbr.retrieval.triple import retrieve_triple
 
         rng = rng if rng is not None else self._rng
         cb = self.open()
@@ -472,64 +387,32 @@ class CBRPolicy(Policy):
         if data.index is None:
             raise CaseBaseError(f"case base {cb.name!r} has no {street} cases, so the cbr bot cannot decide "
                                 f"on the {street}: build it from logs that reach the {street}")
-        q = self._fs.row(dp)
-        r = data.index.retrieve(q)
-        ids = r.ids
-        codes = data.actions[ids]
-        triple = legal_triple(probability_triple(codes, r.similarities, self._weighted), dp.legal)
-        n = len(ids)
-        basis = (f"{n} {street} case(s) " + ("(the most similar: none reached the threshold)" if r.fallback
-                                             else "at or above the similarity threshold"))
-        shares = f"fold {triple[0]:.2f}, check/call {triple[1]:.2f}, bet/raise {triple[2]:.2f}"
-        reuse = self.reuse
-        if reuse == "max-frequency":
-            action = max_frequency_action(triple, dp.legal)
-            played = _one_hot(action)
-            why = f"{basis} vote {shares}; the most frequent legal action is {_NAMES[action]}"
-        elif reuse == "best-outcome":
-            if data.outcomes is None:
-                action, means, missing = None, {}, f"case base {self._cb.name!r} has no outcome column"  # type: ignore[union-attr]
-            else:
-                action, means = best_outcome_action(codes, data.outcomes[ids], dp.legal)
-                missing = "none of the retrieved cases has a known outcome"
-            if action is None:
-                reuse = "probabilistic"
-                played = triple
-                action = sample_action(played, rng)
-                why = f"best-outcome fell back to probabilistic ({missing}); {basis} vote {shares}"
-            else:
-                played = _one_hot(action)
-                avg = ", ".join(f"{_NAMES[k]} {v:+.2f}" for k, v in means.items())
-                why = f"{basis}; mean outcome in small bets: {avg}; best is {_NAMES[action]}"
-        elif self.sharpen != 1.0 or self.outcome_weight != 0.0:
-            means = {}
-            if self.outcome_weight != 0.0 and data.outcomes is not None:
-                means = best_outcome_action(codes, data.outcomes[ids], dp.legal)[1]
-            played = shaped_triple(triple, dp.legal, sharpen=self.sharpen, outcome_weight=self.outcome_weight,
-                                   means=means)
-            action = sample_action(played, rng)
-            why = (f"{basis} vote {shares}; shaped (sharpen {self.sharpen:g}, outcome weight "
-                   f"{self.outcome_weight:g}) to fold {played[0]:.2f}, check/call {played[1]:.2f}, "
-                   f"bet/raise {played[2]:.2f}; sampled {_NAMES[action]}")
-        else:
-            played = triple
-            action = sample_action(played, rng)
-            why = f"{basis} vote {shares}; sampled {_NAMES[action]}"
-        if action == "f" and self.odds_guard > 0.0 and dp.street > 0 and "c" in dp.legal:
-            names = list(cb.manifest.features.get(street, ()))
-            need = ("hand_strength", "positive_potential", "players_in_hand")
-            if not all(f in names for f in need):
-                raise ConfigError(f"odds_guard needs the features {', '.join(need)} on the {street}; case base "
-                                  f"{cb.name!r} has {', '.join(names)}")
-            ehs = guard_strength(*(float(q[names.index(f)]) for f in need[:2]), int(q[names.index(need[2])]))
-            if ehs >= self.odds_guard * dp.pot_odds:
-                action, played = "c", (0.0, played[0] + played[1], played[2])
-                why += (f"; odds guard: effective strength {ehs:.2f} >= {self.odds_guard:g} x pot odds "
-                        f"{dp.pot_odds:.2f}, so call instead of fold")
-        d = CBRDecision(action, street, triple, played, reuse, n, bool(r.fallback),
-                        data.case_ids[ids], why, float(r.similarities[:10].mean()) if n else float("nan"))
+        vote = retrieve_triple(self._fs, dp, data.index, data.actions, weighted=self._weighted,
+                               outcomes=data.outcomes)
+        triple = legal_triple(vote.triple, dp.legal)
+        reused = REUSE[self.reuse](Spot(vote, triple, dp.legal, rng, self.sharpen, self.outcome_weight, cb.name))
+        if reused.action == "f" and self.odds_guard > 0.0 and dp.street > 0 and "c" in dp.legal:
+            reused = self._odds_guard(cb, street, vote.query, dp, reused)
+        d = CBRDecision(reused.action, street, triple, reused.played, reused.reuse, len(vote), vote.fallback,
+                        data.case_ids[vote.ids], reused.why, vote.mean_similarity(10))
         self.last_decision = d
         return d
+
+    def _odds_guard(self, cb: "CaseBase", street: str, q: Any, dp: "DecisionPoint", reused: Reused) -> Reused:
+        """A post-flop fold turned into a call when the effective strength (:func:`guard_strength`
+        of the features ``q``) is at least ``odds_guard`` times the pot odds."""
+        names = list(cb.manifest.features.get(street, ()))
+        need = ("hand_strength", "positive_potential", "players_in_hand")
+        if not all(f in names for f in need):
+            raise ConfigError(f"odds_guard needs the features {', '.join(need)} on the {street}; case base "
+                              f"{cb.name!r} has {', '.join(names)}")
+        ehs = guard_strength(*(float(q[names.index(f)]) for f in need[:2]), int(q[names.index(need[2])]))
+        if ehs < self.odds_guard * dp.pot_odds:
+            return reused
+        played = reused.played
+        return Reused("c", (0.0, played[0] + played[1], played[2]), reused.reuse,
+                      reused.why + f"; odds guard: effective strength {ehs:.2f} >= {self.odds_guard:g} x pot odds "
+                                   f"{dp.pot_odds:.2f}, so call instead of fold")
 
     def triple(self, dp: "DecisionPoint") -> Triple:
         """The triple this bot plays at ``dp`` (one-hot for max-frequency and best-outcome)."""

@@ -1,4 +1,6 @@
-"""Answer a situation from a case base: features -> retrieval -> probability triple.
+"""Answer a situation from a case base: features -> retrieval -> probability triple
+(:func:`cbr.retrieval.triple.retrieve_triple`, the path the cbr bot decides by), with the
+cases behind it and their provenance.
 
 >>> from cbr.store import CaseBase, resolve_casebase
 >>> from cbr.game.situation import situation
@@ -16,11 +18,14 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from cbr.errors import CaseBaseError, ConfigError
+from cbr.game.actions import ACTION_WORDS
 from cbr.game.decision import DecisionPoint
 from cbr.game.gamedef import STREETS
-from cbr.retrieval import Explanation
+from cbr.retrieval import Explanation, action_codes
+from cbr.retrieval.triple import resolve_weighted, retrieve_triple
 from cbr.store import resolve_casebase  # noqa: F401  (docstring examples)
 from cbr.store.casebase import CaseBase
+from cbr.store.honesty import action_warnings
 
 PROVENANCE = ("source", "hand_id", "player", "position", "hole", "board", "history")
 
@@ -69,9 +74,6 @@ class QueryAnswer:
         }
 
 
-#: An action kind with less than this share of a street's cases is reported as rare.
-RARE_SHARE = 0.01
-_KINDS = {"f": "fold", "c": "check/call", "r": "bet/raise"}
 _counts_cache: dict[tuple[str, str, int, str], dict[str, int]] = {}
 
 
@@ -87,28 +89,18 @@ def action_counts(casebase: CaseBase, street: str) -> dict[str, int]:
         actions = casebase.column(street, "action")
         kinds, counts = np.unique(actions, return_counts=True)
         found = dict(zip(kinds.tolist(), counts.tolist()))
-        hit = {k: int(found.get(k, 0)) for k in "fcr"}
+        hit = {k: int(found.get(k, 0)) for k in ACTION_WORDS}
         _counts_cache[key] = hit
     return dict(hit)
 
 
-def action_warnings(counts: dict[str, int], street: str, casebase: str) -> list[str]:
-    """Warnings for action kinds a street's cases lack or have rarely (< :data:`RARE_SHARE`).
-
-    >>> action_warnings({"f": 0, "c": 70, "r": 30}, "flop", "irc")
-    ["case base 'irc' has no fold cases on the flop: the answer can never recommend fold"]
-    """
-    total = sum(counts.values())
-    out = []
-    for k, name in _KINDS.items():
-        n = counts.get(k, 0)
-        if n == 0:
-            out.append(f"case base {casebase!r} has no {name} cases on the {street}: "
-                       f"the answer can never recommend {name}")
-        elif n < RARE_SHARE * total:
-            out.append(f"case base {casebase!r} has only {n} {name} case(s) of {total} on the {street} "
-                       f"({100 * n / total:.2g}%): {name} is rarely recommended")
-    return out
+def street_warnings(casebase: CaseBase, street: str) -> list[str]:
+    """The answer's warnings: action kinds ``street`` lacks or has rarely (under
+    :data:`~cbr.store.honesty.RARE_SHARE`), in :func:`cbr.store.honesty.action_warnings`'
+    ``answer`` wording."""
+    counts = action_counts(casebase, street)
+    return action_warnings({street: {"total": sum(counts.values()), **counts}}, wording="answer",
+                           casebase=casebase.name)
 
 
 #: Up to this many rows are gathered by slicing (~12 us a row); more use ``Table.take``, whose first call imports
@@ -178,27 +170,28 @@ def answer(casebase: CaseBase, dp: DecisionPoint, *, weighted: Optional[bool] = 
     if casebase.count(street) == 0:
         raise CaseBaseError(f"case base {casebase.name!r} has no {street} cases")
     config = casebase.similarity()
-    if weighted is None:
-        weighted = bool(config.weighted_triple)
+    weighted = resolve_weighted(weighted, config)
     fs = casebase.feature_set()
+    values = None
     if opponents is not None:
         if not getattr(fs, "needs_player_models", False):
             raise ConfigError(f"case base {casebase.name!r} (feature set {fs.name!r}) does not use opponent "
                               "models; they apply to case bases built with --feature-set casper-opp")
-        q = fs.row(dp, opponent_values(dp, opponents))
-    else:
-        q = fs.row(dp)
+        values = opponent_values(dp, opponents)
     index = casebase.index(street)
     names = casebase.feature_names(street)
     if casebase.memory_map:  # the street may not fit in memory: read the hits only
-        expl = index.explain(q, casebase.column(street, "action"), weighted=weighted)
+        vote = retrieve_triple(fs, dp, index, action_codes(casebase.column(street, "action")), weighted=weighted,
+                               opponents=values)
+        expl = vote.explanation(index)
         rows = np.asarray(expl.ids, dtype=np.int64)
         case_ids = tuple(int(i) for i in casebase.column(street, "case_id")[rows])
         expl = expl.with_provenance(casebase.rows_by_id(street, case_ids, PROVENANCE))
         own = index.cases_[rows]
     else:
         cases = casebase.cases(street)
-        expl = index.explain(q, cases.actions, weighted=weighted)
+        vote = retrieve_triple(fs, dp, index, action_codes(cases.actions), weighted=weighted, opponents=values)
+        expl = vote.explanation(index)
         table = casebase.table(street)
         cols = [c for c in PROVENANCE if c in table.column_names]
         expl = expl.with_provenance(_rows(table.select(cols), expl.ids))
@@ -207,13 +200,12 @@ def answer(casebase: CaseBase, dp: DecisionPoint, *, weighted: Optional[bool] = 
         case_ids = tuple(int(i) for i in cases.case_ids[rows]) if len(rows) else ()
         own = cases.features[rows] if len(rows) else np.zeros((0, len(names)))
     case_features = tuple({n: float(v) for n, v in zip(names, r)} for r in own)
-    warnings = tuple(action_warnings(action_counts(casebase, street), street, casebase.name))
-    sims = expl.similarities
+    sims = vote.similarities
     return QueryAnswer(
         casebase=casebase.name, street=street,
-        features={n: float(v) for n, v in zip(fs.feature_names(street), q)},
-        triple=expl.triple, passed=0 if expl.fallback else int(len(expl.ids)),
-        retrieved=int(len(expl.ids)), fallback=bool(expl.fallback), threshold=float(config.threshold),
+        features={n: float(v) for n, v in zip(fs.feature_names(street), vote.query)},
+        triple=vote.triple, passed=0 if vote.fallback else len(vote),
+        retrieved=len(vote), fallback=vote.fallback, threshold=float(config.threshold),
         mean_similarity=float(np.mean(sims)) if len(sims) else 0.0, explanation=expl,
-        case_ids=case_ids, case_features=case_features, warnings=warnings,
+        case_ids=case_ids, case_features=case_features, warnings=tuple(street_warnings(casebase, street)),
     )

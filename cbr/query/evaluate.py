@@ -5,7 +5,10 @@ log-loss of the triple (each probability clipped to at least
 :data:`~cbr.models.predictor.LOG_LOSS_CLIP` = 0.001 and renormalised, because a k-NN triple
 can give the action taken probability 0; ``zero_share`` says how often it did), beside the
 majority-class baseline and the ANN action predictor (:mod:`cbr.models.predictor`) on the
-same decisions, and the mean similarity of the retrieved cases.
+same decisions, and the mean similarity of the retrieved cases. Each accuracy and log-loss
+comes with the half-width of its 95% confidence interval over hands
+(:func:`cbr.stats.cluster_mean_ci`: the decisions of one hand are not independent, so the hands
+are the independent draws).
 
 Two ways to hold decisions out:
 
@@ -19,7 +22,10 @@ Two ways to hold decisions out:
 The majority baseline answers each street with the training cases' action frequencies;
 the ANN is trained on the training cases (every street at once, as its inputs hold the
 street). ``max_decisions`` evaluates a seeded sample of each street's held-out decisions
-(the training side always uses every case).
+(the training side always uses every case). The decisions scored never depend on the
+columns asked for: a case whose decision cannot be rebuilt for the ANN's inputs is still
+scored by the k-NN and the majority baseline, and only the ANN column leaves it out
+(``ann_decisions`` says on how many it was scored).
 
 >>> from cbr.store import CaseBase, resolve_casebase
 >>> ev = evaluate_casebase(CaseBase.open(resolve_casebase("default")), folds=3, max_decisions=100, ann=False)
@@ -30,6 +36,7 @@ True
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -53,16 +60,25 @@ from cbr.models.predictor import (
     majority_triples,
 )
 from cbr.retrieval import CaseIndex, action_codes, probability_triple
+from cbr.stats import cluster_mean_ci
 
-__all__ = ["StreetEvaluation", "Evaluation", "evaluate_casebase", "check_similarity", "knn_triples"]
+__all__ = ["StreetEvaluation", "Evaluation", "evaluate_casebase", "check_similarity", "knn_triples", "log_losses",
+           "CI_METHOD"]
 
 Progress = Optional[Callable[..., None]]
+#: How the confidence intervals are computed (``--json``'s ``ci_method``).
+CI_METHOD = "cluster-robust over hands (the hands are the independent draws)"
+#: The per-decision arrays kept for each street while evaluating.
+_KEYS = ("y", "knn", "majority", "ann", "sims", "fell", "hands")
 
 
 @dataclass
 class StreetEvaluation:
     """Scores on one street (or ``all``): each predictor's ``{"accuracy", "log_loss"}``
-    (``None`` below :data:`~cbr.models.predictor.MIN_STREET_EXAMPLES` decisions)."""
+    (``None`` below :data:`~cbr.models.predictor.MIN_STREET_EXAMPLES` decisions), and in
+    ``ci`` the same keys per predictor holding the half-width of the 95% confidence interval
+    over ``hands`` (:func:`cbr.stats.cluster_mean_ci`). ``ann_decisions``: the decisions the
+    ANN column was scored on (those whose inputs could be rebuilt; None without the ANN)."""
 
     street: str
     decisions: int
@@ -74,11 +90,15 @@ class StreetEvaluation:
     fallback_share: Optional[float]
     zero_share: Optional[float]
     note: str = ""
+    hands: int = 0
+    ann_decisions: Optional[int] = None
+    ci: dict[str, Optional[dict[str, Optional[float]]]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {"street": self.street, "decisions": self.decisions, "actions": self.actions, "knn": self.knn,
                 "majority": self.majority, "ann": self.ann, "mean_similarity": self.mean_similarity,
-                "fallback_share": self.fallback_share, "zero_share": self.zero_share, "note": self.note}
+                "fallback_share": self.fallback_share, "zero_share": self.zero_share, "note": self.note,
+                "hands": self.hands, "ann_decisions": self.ann_decisions, "ci": self.ci}
 
 
 @dataclass
@@ -97,14 +117,15 @@ class Evaluation:
     notes: list[str] = field(default_factory=list)
     clip: float = LOG_LOSS_CLIP
     #: With ``details=True``: one record per evaluated decision (street, row number of its
-    #: case or its index among the hold-out decisions, fold, action, k-NN triple, mean similarity).
+    #: case or its index among the hold-out decisions, fold, hand number, action, k-NN triple,
+    #: mean similarity).
     decisions: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {"casebase": self.casebase, "mode": self.mode, "folds": self.folds, "holdout": self.holdout,
                 "similarity": self.similarity, "seed": self.seed, "max_decisions": self.max_decisions,
                 "log_loss_clip": self.clip, "skipped": self.skipped, "notes": self.notes,
-                "streets": [r.to_dict() for r in self.rows]}
+                "ci_level": 0.95, "ci_method": CI_METHOD, "streets": [r.to_dict() for r in self.rows]}
 
 
 def check_similarity(config: Any, casebase: Any) -> None:
@@ -133,27 +154,55 @@ def knn_triples(index: CaseIndex, actions: np.ndarray, queries: np.ndarray,
     return P, sims, fell
 
 
+def log_losses(P: np.ndarray, y: np.ndarray, eps: float = LOG_LOSS_CLIP) -> np.ndarray:
+    """Per decision ``-ln p(action taken)``, each triple clipped as :func:`~cbr.models.predictor.
+    clipped_log_loss` does (whose value is their mean).
+
+    >>> log_losses(np.array([[0.5, 0.5, 0.0], [0.0, 1.0, 0.0]]), np.array([1, 1])).round(4).tolist()
+    [0.6941, 0.002]
+    """
+    P = np.maximum(np.asarray(P, dtype=np.float64), eps)
+    P = P / P.sum(axis=1, keepdims=True)
+    y = np.asarray(y, dtype=np.int64)
+    return -np.log(P[np.arange(len(y)), y])
+
+
+def _half_width(values: np.ndarray, hands: np.ndarray) -> Optional[float]:
+    """The 95% half-width over hands (None when it has no finite value: a single hand)."""
+    half = cluster_mean_ci(values.tolist(), hands.tolist())[1]
+    return half if math.isfinite(half) else None
+
+
 def _score(name: str, y: np.ndarray, P: dict[str, Optional[np.ndarray]], sims: np.ndarray,
-           fell: np.ndarray) -> StreetEvaluation:
+           fell: np.ndarray, hands: np.ndarray) -> StreetEvaluation:
     n = int(len(y))
     counts = {a: int((y == i).sum()) for i, a in enumerate(ACTIONS)}
 
-    def scores(M: Optional[np.ndarray]) -> Optional[dict[str, Optional[float]]]:
+    def scores(M: Optional[np.ndarray]) -> tuple[Optional[dict[str, Optional[float]]],
+                                                 Optional[dict[str, Optional[float]]]]:
         if M is None:
-            return None
-        if n < MIN_STREET_EXAMPLES:
-            return {"accuracy": None, "log_loss": None}
-        return {"accuracy": float(np.mean(np.argmax(M, axis=1) == y)), "log_loss": clipped_log_loss(M, y)}
+            return None, None
+        known = ~np.isnan(M).any(axis=1)  # the ANN leaves out the decisions it has no inputs for
+        m, yk, hk = (M, y, hands) if known.all() else (M[known], y[known], hands[known])
+        if len(yk) < MIN_STREET_EXAMPLES:
+            return {"accuracy": None, "log_loss": None}, {"accuracy": None, "log_loss": None}
+        hits = (np.argmax(m, axis=1) == yk).astype(np.float64)
+        return ({"accuracy": float(np.mean(hits)), "log_loss": clipped_log_loss(m, yk)},
+                {"accuracy": _half_width(hits, hk), "log_loss": _half_width(log_losses(m, yk), hk)})
 
     knn = P["knn"]
     enough = n >= MIN_STREET_EXAMPLES
+    (knn_s, knn_ci), (maj_s, maj_ci), (ann_s, ann_ci) = scores(knn), scores(P["majority"]), scores(P.get("ann"))
+    ann = P.get("ann")
     return StreetEvaluation(
-        street=name, decisions=n, actions=counts, knn=scores(knn) or {}, majority=scores(P["majority"]) or {},
-        ann=scores(P.get("ann")),
+        street=name, decisions=n, actions=counts, knn=knn_s or {}, majority=maj_s or {}, ann=ann_s,
         mean_similarity=float(np.mean(sims)) if enough else None,
         fallback_share=float(np.mean(fell)) if enough else None,
         zero_share=float(np.mean(knn[np.arange(n), y] <= 0)) if enough and knn is not None else None,
         note="" if enough else f"too few decisions ({n} < {MIN_STREET_EXAMPLES}) for a meaningful accuracy",
+        hands=int(len(np.unique(hands))),
+        ann_decisions=None if ann is None else int((~np.isnan(ann).any(axis=1)).sum()),
+        ci={"knn": knn_ci or {}, "majority": maj_ci or {}, "ann": ann_ci},
     )
 
 
@@ -243,21 +292,16 @@ def _evaluate_folds(cb: Any, k: int, config: Any, sim_name: str, seed: int, max_
         ex_fold = np.asarray([fold[STREETS[s]][row] for s, row in where.tolist()], dtype=np.int64)
         skipped = len(ex.skipped)
         if skipped:
-            notes.append(f"{skipped} case(s) whose decision could not be rebuilt for the ANN's inputs are not "
-                         f"evaluated (still retrieved from): {ex.skipped[0]}")
-    chosen: dict[str, np.ndarray] = {}
-    for s in STREETS:
-        rows = np.arange(cb.count(s))
-        if ann:
-            rows = rows[ex_index[s][rows] >= 0]
-        chosen[s] = _sample(rows, max_decisions, rng)
+            notes.append(f"{skipped} case(s) whose decision could not be rebuilt for the ANN's inputs are left out "
+                         f"of the ANN column only (k-NN and majority score them): {ex.skipped[0]}")
+    # the decisions scored: the same whichever columns are asked for
+    chosen = {s: _sample(np.arange(cb.count(s)), max_decisions, rng) for s in STREETS}
     total = sum(len(c) for c in chosen.values())
     if progress is not None:
         progress(0, total=total)
     weighted = bool(config.weighted_triple)
     decisions: list[dict[str, Any]] = []
-    per_street: dict[str, dict[str, list[np.ndarray]]] = {s: {"y": [], "knn": [], "majority": [], "ann": [],
-                                                              "sims": [], "fell": []} for s in STREETS}
+    per_street: dict[str, dict[str, list[np.ndarray]]] = {s: {key: [] for key in _KEYS} for s in STREETS}
     for f in range(k):
         net = None
         if ann and ex is not None:
@@ -286,11 +330,12 @@ def _evaluate_folds(cb: Any, k: int, config: Any, sim_name: str, seed: int, max_
             d["majority"].append(maj)
             d["sims"].append(sims)
             d["fell"].append(fell)
+            d["hands"].append(hands[s][test])
             if net is not None and ex is not None:
-                d["ann"].append(net.predict_proba(ex.X[ex_index[s][test]]))
-            decisions.extend({"street": s, "row": int(r), "fold": f, "action": ACTIONS[int(a)],
+                d["ann"].append(_ann_triples(net, ex.X, ex_index[s][test]))
+            decisions.extend({"street": s, "row": int(r), "fold": f, "hand": int(h), "action": ACTIONS[int(a)],
                               "knn": P[j].tolist(), "mean_similarity": float(sims[j])}
-                             for j, (r, a) in enumerate(zip(test, y)))
+                             for j, (r, h, a) in enumerate(zip(test, hands[s][test], y)))
             if progress is not None:
                 progress(len(test))
     rows = _rows(per_street, ann and all(len(per_street[s]["ann"]) == len(per_street[s]["y"]) for s in STREETS))
@@ -298,30 +343,43 @@ def _evaluate_folds(cb: Any, k: int, config: Any, sim_name: str, seed: int, max_
                       max_decisions=max_decisions, rows=rows, skipped=skipped, notes=notes, decisions=decisions)
 
 
+def _ann_triples(net: ActionPredictor, X: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """The ANN's triples for the examples ``rows`` (-1: no inputs; a row of NaN, left out of its scores)."""
+    out = np.full((len(rows), 3), np.nan)
+    known = rows >= 0
+    if known.any():
+        out[known] = net.predict_proba(X[rows[known]])
+    return out
+
+
 def _rows(per_street: dict[str, dict[str, list[np.ndarray]]], with_ann: bool) -> list[StreetEvaluation]:
     out = []
-    merged: dict[str, list[np.ndarray]] = {key: [] for key in ("y", "knn", "majority", "ann", "sims", "fell")}
+    merged: dict[str, list[np.ndarray]] = {key: [] for key in _KEYS}
 
     def cat(parts: list[np.ndarray], width: int = 3) -> np.ndarray:
         return np.concatenate(parts) if parts else np.zeros((0, width))
 
+    def flat(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
+
     for s in STREETS:
         d = per_street[s]
-        y = np.concatenate(d["y"]) if d["y"] else np.zeros(0, dtype=np.int64)
+        y = flat(d["y"], np.int64)
         P = {"knn": cat(d["knn"]), "majority": cat(d["majority"]), "ann": cat(d["ann"]) if with_ann else None}
-        sims = np.concatenate(d["sims"]) if d["sims"] else np.zeros(0)
-        fell = np.concatenate(d["fell"]) if d["fell"] else np.zeros(0, dtype=bool)
-        out.append(_score(s, y, P, sims, fell))
-        merged["y"].append(y)
-        merged["sims"].append(sims)
-        merged["fell"].append(fell)
+        sims = flat(d["sims"], np.float64)
+        fell = flat(d["fell"], bool)
+        hands = flat(d["hands"], np.int64)
+        out.append(_score(s, y, P, sims, fell, hands))
+        for key, value in (("y", y), ("sims", sims), ("fell", fell), ("hands", hands)):
+            merged[key].append(value)
         for key in ("knn", "majority", "ann"):
             if P[key] is not None:
                 merged[key].append(P[key])
     y = np.concatenate(merged["y"])
     P = {"knn": cat(merged["knn"]), "majority": cat(merged["majority"]),
          "ann": cat(merged["ann"]) if with_ann else None}
-    out.append(_score("all", y, P, np.concatenate(merged["sims"]), np.concatenate(merged["fell"])))
+    out.append(_score("all", y, P, np.concatenate(merged["sims"]), np.concatenate(merged["fell"]),
+                      np.concatenate(merged["hands"])))
     return out
 
 
@@ -336,9 +394,10 @@ def _evaluate_holdout(cb: Any, paths: list[str], config: Any, own_index: bool, s
     fs = cb.feature_set()
     dps_by_street: dict[int, list[Any]] = {s: [] for s in range(4)}
     inputs_by_street: dict[int, list[np.ndarray]] = {s: [] for s in range(4)}
+    hand_by_street: dict[int, list[int]] = {s: [] for s in range(4)}
     skipped = 0
     notes: list[str] = []
-    for item in read_logs(paths, log_format):
+    for hand, item in enumerate(read_logs(paths, log_format)):
         if not isinstance(item, HandRecord):
             skipped += 1
             continue
@@ -353,6 +412,7 @@ def _evaluate_holdout(cb: Any, paths: list[str], config: Any, own_index: bool, s
                 continue
             dps_by_street[dp.street].append(dp)
             inputs_by_street[dp.street].append(row)
+            hand_by_street[dp.street].append(hand)
     if skipped:
         notes.append(f"{skipped} hand(s) or file(s) of the hold-out logs could not be read or replayed")
     rng = np.random.default_rng(seed)
@@ -371,8 +431,7 @@ def _evaluate_holdout(cb: Any, paths: list[str], config: Any, own_index: bool, s
         progress(0, total=total)
     weighted = bool(config.weighted_triple)
     decisions: list[dict[str, Any]] = []
-    per_street: dict[str, dict[str, list[np.ndarray]]] = {s: {"y": [], "knn": [], "majority": [], "ann": [],
-                                                              "sims": [], "fell": []} for s in STREETS}
+    per_street: dict[str, dict[str, list[np.ndarray]]] = {s: {key: [] for key in _KEYS} for s in STREETS}
     for s, name in enumerate(STREETS):
         picked = [dps_by_street[s][i] for i in chosen[s]]
         if not picked or cb.count(name) == 0:
@@ -392,11 +451,13 @@ def _evaluate_holdout(cb: Any, paths: list[str], config: Any, own_index: bool, s
         d["majority"].append(majority_triples(codes, np.full(len(codes), s), np.full(len(y), s)))
         d["sims"].append(sims)
         d["fell"].append(fell)
+        hands = np.asarray([hand_by_street[s][i] for i in chosen[s]], dtype=np.int64)
+        d["hands"].append(hands)
         if net is not None:
             d["ann"].append(net.predict_proba(np.asarray([inputs_by_street[s][i] for i in chosen[s]])))
-        decisions.extend({"street": name, "row": int(i), "fold": None, "action": ACTIONS[int(a)],
+        decisions.extend({"street": name, "row": int(i), "fold": None, "hand": int(h), "action": ACTIONS[int(a)],
                           "knn": P[j].tolist(), "mean_similarity": float(sims[j])}
-                         for j, (i, a) in enumerate(zip(chosen[s], y)))
+                         for j, (i, h, a) in enumerate(zip(chosen[s], hands, y)))
         if progress is not None:
             progress(len(y))
     rows = _rows(per_street, net is not None)

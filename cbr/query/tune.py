@@ -11,7 +11,10 @@ best on that street. Generation 0 holds the case base's own (hand-picked) config
 so the result is never worse than it on the tuning folds.
 
 Tune on one evaluation seed, report on another (``report_seed``): the held-out folds and
-the decision sample differ, so the reported improvement is not the tuning's own score.
+the decision sample differ, so the reported improvement is not the tuning's own score. The
+report gives each log-loss with the half-width of its 95% confidence interval over hands, and
+the change (learned minus hand-picked) with its own, paired over the same held-out decisions
+(:func:`report_losses`).
 
 >>> from cbr.store import CaseBase, resolve_casebase
 >>> r = tune_similarity(CaseBase.open(resolve_casebase("default")), generations=1, population=1,
@@ -28,11 +31,11 @@ from typing import Any, Optional
 
 import numpy as np
 
-from cbr.errors import ConfigError
+from cbr.errors import CBRError, ConfigError
 from cbr.game.gamedef import STREETS
 from cbr.similarity.config import FeatureSimilarity, SimilarityConfig, StreetSimilarity
 
-__all__ = ["TuneResult", "tune_similarity", "tune_and_report", "street_losses", "mutate"]
+__all__ = ["TuneResult", "tune_similarity", "tune_and_report", "street_losses", "report_losses", "mutate"]
 
 #: Bounds of a mutated weight (CASPER's weights run 0..100; 0 would drop a feature for good).
 WEIGHT_RANGE = (0.5, 100.0)
@@ -67,11 +70,50 @@ def street_losses(cb: Any, config: SimilarityConfig, *, folds: int, max_decision
     return out
 
 
-def _evaluate(cb: Any, config: SimilarityConfig, folds: int, max_decisions: Optional[int], seed: int) -> Any:
+def _evaluate(cb: Any, config: SimilarityConfig, folds: int, max_decisions: Optional[int], seed: int,
+              details: bool = False) -> Any:
     from cbr.query.evaluate import evaluate_casebase
 
     return evaluate_casebase(cb, folds=folds, similarity=config, similarity_name="tuned", seed=seed,
-                             max_decisions=max_decisions, ann=False)
+                             max_decisions=max_decisions, ann=False, details=details)
+
+
+def report_losses(cb: Any, start: SimilarityConfig, best: SimilarityConfig, *, folds: int,
+                  max_decisions: Optional[int], seed: int) -> dict[str, dict[str, Optional[float]]]:
+    """Both configurations' k-NN log-loss per street and ``all`` on the same held-out
+    decisions (``seed`` fixes the folds and the sample, whatever the similarity), each with the
+    half-width of its 95% confidence interval over hands (``start_ci``, ``best_ci``), and
+    their paired difference ``best - start`` per decision, its mean (``difference``) and
+    half-width (``difference_ci``), also over hands. ``None`` (losses: ``inf``) where a street
+    has too few decisions."""
+    from cbr.models.predictor import ACTIONS, MIN_STREET_EXAMPLES
+    from cbr.query.evaluate import log_losses
+    from cbr.stats import cluster_mean_ci
+
+    evs = [_evaluate(cb, config, folds, max_decisions, seed, details=True) for config in (start, best)]
+    if [(d["street"], d["row"]) for d in evs[0].decisions] != [(d["street"], d["row"]) for d in evs[1].decisions]:
+        raise CBRError("the two evaluations did not hold out the same decisions")  # pragma: no cover
+    out: dict[str, dict[str, Optional[float]]] = {k: {} for k in ("start_loss", "best_loss", "start_ci", "best_ci",
+                                                                   "difference", "difference_ci")}
+    for which, ev in zip(("start", "best"), evs):
+        for row in ev.rows:
+            loss = row.knn.get("log_loss")
+            out[f"{which}_loss"][row.street] = float("inf") if loss is None else float(loss)
+            out[f"{which}_ci"][row.street] = row.ci["knn"].get("log_loss")
+    y = np.asarray([ACTIONS.index(d["action"]) for d in evs[0].decisions], dtype=np.int64)
+    losses = [log_losses(np.asarray([d["knn"] for d in ev.decisions]).reshape(-1, 3), y) for ev in evs]
+    change = losses[1] - losses[0]
+    streets = [d["street"] for d in evs[0].decisions]
+    hands = [d["hand"] for d in evs[0].decisions]
+    for row in evs[0].rows:
+        picked = [i for i, s in enumerate(streets) if row.street in ("all", s)]
+        if len(picked) < MIN_STREET_EXAMPLES:
+            out["difference"][row.street] = out["difference_ci"][row.street] = None
+            continue
+        mean, half = cluster_mean_ci(change[picked].tolist(), [hands[i] for i in picked])
+        out["difference"][row.street] = mean
+        out["difference_ci"][row.street] = half if math.isfinite(half) else None
+    return out
 
 
 def mutate(config: SimilarityConfig, rng: np.random.Generator, sigma: float) -> SimilarityConfig:
@@ -171,14 +213,13 @@ def tune_and_report(cb: Any, *, generations: int = 10, population: int = 8, fold
                     max_decisions: Optional[int] = 1000, seed: int = 0, report_seed: Optional[int] = None,
                     progress: Optional[Callable[[int], None]] = None) -> tuple[TuneResult, dict[str, Any]]:
     """:func:`tune_similarity` on ``seed``, then both configurations scored again on
-    ``report_seed`` (default ``seed + 1``: other folds and samples). Returns the result and
-    the report (``cbr tune --json`` without its ``casebase`` and ``out``)."""
+    ``report_seed`` (default ``seed + 1``: other folds and samples) by :func:`report_losses`.
+    Returns the result and the report (``cbr tune --json`` without its ``casebase`` and ``out``)."""
     result = tune_similarity(cb, generations=generations, population=population, folds=folds,
                              max_decisions=max_decisions, seed=seed, progress=progress)
     rseed = seed + 1 if report_seed is None else report_seed
-    start_r = street_losses(cb, cb.similarity(), folds=folds, max_decisions=max_decisions, seed=rseed)
-    best_r = street_losses(cb, result.best, folds=folds, max_decisions=max_decisions, seed=rseed)
     report = {"seed": seed, "report_seed": rseed, "generations": generations, "population": population,
               "folds": folds, "max_decisions": max_decisions, **result.to_dict(),
-              "report": {"start_loss": start_r, "best_loss": best_r}}
+              "report": report_losses(cb, cb.similarity(), result.best, folds=folds, max_decisions=max_decisions,
+                                      seed=rseed)}
     return result, report

@@ -5,7 +5,9 @@
 - :mod:`~cbr.retrieval.brute`: ``BruteForceBackend``, the definition;
 - :mod:`~cbr.retrieval.faiss_backend`: ``FaissBackend``, exact with faiss (and why);
 - :mod:`~cbr.retrieval.persist`: the on-disk format of an index;
-- :mod:`~cbr.retrieval.index`: ``CaseIndex``, the facade, and ``backend_class``.
+- :mod:`~cbr.retrieval.index`: ``CaseIndex``, the facade, and ``backend_class``;
+- :mod:`~cbr.retrieval.triple`: ``retrieve_triple`` and its ``Vote``, the one path from a
+  decision point to the triple, used by ``cbr query`` and the cbr bot.
 
 >>> from cbr.similarity import default_casper
 >>> CaseIndex.for_street(default_casper(), "flop").get_params()["backend"]
@@ -18,6 +20,7 @@ from cbr.retrieval.faiss_backend import FaissBackend
 from cbr.retrieval.index import CaseIndex, backend_class
 from cbr.retrieval.persist import INDEX_FORMAT, INDEX_VERSION
 from cbr.retrieval.results import ACTIONS, Explanation, QueryError, Retrieval, action_codes, probability_triple
+from cbr.retrieval.triple import Vote, retrieve_triple
 
 __all__ = [
     "QueryError",
@@ -32,4 +35,6 @@ __all__ = [
     "ACTIONS",
     "INDEX_FORMAT",
     "INDEX_VERSION",
+    "Vote",
+    "retrieve_triple",
 ]

@@ -15,7 +15,8 @@ import numpy as np
 
 from cbr.errors import CBRError
 
-__all__ = ["ACTIONS", "QueryError", "Retrieval", "Explanation", "probability_triple", "action_codes"]
+__all__ = ["ACTIONS", "QueryError", "Retrieval", "Explanation", "probability_triple", "action_codes", "vote_weights",
+           "action_totals", "triple_of_totals"]
 
 ACTIONS = ("f", "c", "r")
 
@@ -70,9 +71,52 @@ def action_codes(actions: Sequence[Any] | np.ndarray) -> np.ndarray:
     return codes.astype(np.int8)
 
 
+def vote_weights(similarities: np.ndarray | None, n: int, weighted: bool) -> np.ndarray:
+    """How much each of ``n`` retrieved cases' action counts in the vote (float64): 1 each,
+    or with ``weighted`` its similarity (negative ones as 0; all 0: 1 each again).
+
+    >>> vote_weights(np.array([0.5, 1.0]), 2, True).tolist(), vote_weights(None, 2, False).tolist()
+    ([0.5, 1.0], [1.0, 1.0])
+    """
+    weights = np.ones(n, dtype=np.float64)
+    if weighted:
+        if similarities is None:
+            raise QueryError("a weighted triple needs the similarities")
+        sims = np.asarray(similarities, dtype=np.float64)
+        if sims.shape != (n,):
+            raise QueryError(f"{n} actions but {sims.shape} similarities")
+        if not np.isfinite(sims).all():
+            raise QueryError("similarities must be finite")
+        sims = np.maximum(sims, 0.0)
+        if sims.sum() > 0:
+            weights = sims
+    return weights
+
+
+def action_totals(codes: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Per action code 0/1/2 (fold, check/call, bet/raise) the summed vote ``weights`` (float64 ``(3,)``).
+
+    >>> action_totals(np.array([2, 0, 2], np.int8), np.array([1.0, 0.5, 0.25])).tolist()
+    [0.5, 0.0, 1.25]
+    """
+    return np.bincount(codes, weights=weights, minlength=3)
+
+
+def triple_of_totals(totals: np.ndarray) -> tuple[float, float, float]:
+    """The probability triple of per-action totals: each over their sum.
+
+    >>> triple_of_totals(np.array([0.5, 0.0, 1.5]))
+    (0.25, 0.0, 0.75)
+    """
+    total = totals.sum()
+    return (float(totals[0] / total), float(totals[1] / total), float(totals[2] / total))
+
+
 def probability_triple(actions: Sequence[Any] | np.ndarray, similarities: np.ndarray | None = None,
                        weighted: bool = False) -> tuple[float, float, float]:
-    """``(fold, check/call, bet/raise)`` frequencies of the retrieved cases' actions.
+    """``(fold, check/call, bet/raise)`` frequencies of the retrieved cases' actions: the one
+    function from neighbours to class probabilities (:func:`vote_weights`, then
+    :func:`action_totals`, then :func:`triple_of_totals`).
 
     With ``weighted=True`` each action counts with its case's similarity (cases of
     similarity 0 then count nothing; if all are 0 the plain frequencies are used).
@@ -85,21 +129,7 @@ def probability_triple(actions: Sequence[Any] | np.ndarray, similarities: np.nda
     codes = action_codes(actions)
     if codes.size == 0:
         raise QueryError("no cases to form a probability triple from")
-    weights = np.ones(codes.shape[0], dtype=np.float64)
-    if weighted:
-        if similarities is None:
-            raise QueryError("a weighted triple needs the similarities")
-        sims = np.asarray(similarities, dtype=np.float64)
-        if sims.shape != codes.shape:
-            raise QueryError(f"{codes.shape[0]} actions but {sims.shape} similarities")
-        if not np.isfinite(sims).all():
-            raise QueryError("similarities must be finite")
-        sims = np.maximum(sims, 0.0)
-        if sims.sum() > 0:
-            weights = sims
-    totals = np.bincount(codes, weights=weights, minlength=3)
-    total = totals.sum()
-    return (float(totals[0] / total), float(totals[1] / total), float(totals[2] / total))
+    return triple_of_totals(action_totals(codes, vote_weights(similarities, codes.shape[0], weighted)))
 
 
 @dataclass(frozen=True)

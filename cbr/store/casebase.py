@@ -27,14 +27,25 @@ A case base is written by :class:`~cbr.store.writer.CaseBaseWriter`, then opened
 >>> cb.cases("flop").outcomes.tolist(), cb.cases("preflop").outcomes.tolist()  # NaN: unknown
 ([-1.0], [nan, nan])
 
-Retained cases (:meth:`CaseBase.append`, :meth:`CaseBase.retain_hand`) go to the
-retention log (:mod:`cbr.store.retention_log`): one CRC'd record per commit, one
-``fsync``, the manifest untouched, so an append costs the same however large the case
-base is. Readers see the listed parts, then the log's committed records (a torn last
-record of a killed writer is ignored and truncated by the next writer).
-:meth:`CaseBase.fold` moves the log's cases into Parquet parts and starts a new log in
-one manifest commit. A crash in between leaves an unlisted part that readers ignore and
-the next writer deletes; temp files of dead processes are removed on the next open or write.
+The case base is one object, :class:`CaseBase`, in three modules of one concept each:
+
+- here, opening and reading: validation, tables and arrays per street, SQL, retrieval
+  indexes, and the commit primitives the writes share (the write lock, the manifest
+  commit, the removal of retired files);
+- :mod:`cbr.store.retained`, retained writes: the cases kept in play go to the retention
+  log (:mod:`cbr.store.retention_log`) through one write path,
+  :meth:`~CaseBase.append_streets` (:meth:`~CaseBase.append` and
+  :meth:`~CaseBase.retain_hand` wrap it): one CRC'd record per commit, at most one
+  ``fsync``, the manifest untouched, so an append costs the same however large the case
+  base is; and the following of what other processes append (:meth:`~CaseBase.refresh`);
+- :mod:`cbr.store.compaction`: :meth:`~CaseBase.compact` moves the log's cases into
+  Parquet parts and starts a new log in one manifest commit; :meth:`~CaseBase.merge_parts`
+  merges a street's parts into one.
+
+Readers see the listed parts, then the log's committed records (a torn tail, all a crash
+can leave, is ignored and cut by the next writer; other damage is an error naming the byte:
+``cbr casebase verify`` and ``cbr casebase repair``, :mod:`cbr.store.verify`). Temp files
+of dead processes are removed on the next open or write.
 
 Integrity: every file is checked against the size and CRC-32 the manifest lists when it is
 first read (Parquet pages also against their page CRCs); damage is a :class:`CaseBaseError`
@@ -42,15 +53,14 @@ naming the file. A damaged index, only a cache of the cases, is rebuilt from the
 noted in :attr:`CaseBase.notes`).
 
 Concurrent readers: an open :class:`CaseBase` holds a shared ``flock`` on the case-base
-directory until :meth:`~CaseBase.close`. :meth:`~CaseBase.compact` and index saves never
-delete the files they replace at once: they list them as ``retired`` in the manifest,
+directory until :meth:`~CaseBase.close`. :meth:`~CaseBase.compact`, :meth:`~CaseBase.merge_parts`
+and index saves never delete the files they replace at once: they list them as ``retired`` in the manifest,
 and a writer deletes retired files only when it can take that lock exclusively, i.e. when
 no reader (in any process) is open, so a reader never loses a file its manifest lists.
 """
 from __future__ import annotations
 
 import copy
-import fcntl
 import os
 import select
 import shutil
@@ -66,12 +76,13 @@ import numpy as np
 import pyarrow as pa
 
 from cbr.errors import CaseBaseError
-from cbr.game.decision import DecisionPoint
 from cbr.game.gamedef import STREETS, GameDef
 from cbr.plugins import load_feature_set
 from cbr.store import catalog as _catalog
+from cbr.store.compaction import Compaction
 from cbr.store.durable import remove_dead_builds, remove_dead_temp
 from cbr.store.indexes import default_similarity, load_index, load_similarity, new_index, save_index, street_similarity
+from cbr.store.locks import no_other_readers, reader_lock, write_lock
 from cbr.store.manifest import (
     INDEX_PATH_RE,
     LOG_PATH_RE,
@@ -86,18 +97,12 @@ from cbr.store.manifest import (
 from cbr.store.parts import (
     PART_RE,
     case_schema,
-    count_actions,
-    decision_meta,
-    next_part_number,
-    part_entry,
-    part_file,
     read_part,
     read_part_column,
-    row_batch,
     street_name,
-    write_part,
 )
-from cbr.store.retention_log import Chunk, RetentionLog, chunks_table, log_file
+from cbr.store.retained import RetainedWrites
+from cbr.store.retention_log import Chunk, RetentionLog, chunks_table
 
 if TYPE_CHECKING:
     from cbr.retrieval import CaseIndex
@@ -124,8 +129,12 @@ class CaseArrays:
         return len(self.case_ids)
 
 
-class CaseBase:
-    """An opened case base. Use :meth:`open`; see the module docstring for the layout."""
+class CaseBase(RetainedWrites, Compaction):
+    """An opened case base. Use :meth:`open`; see the module docstring for the layout.
+
+    Reading is defined here; the retained writes (:class:`~cbr.store.retained.RetainedWrites`)
+    and compaction (:class:`~cbr.store.compaction.Compaction`) are mixed in: they share this
+    object's loaded state, so a write extends what it has loaded instead of reading it anew."""
 
     def __init__(self, path: Path, manifest: Manifest, *, reader_lock: int | None = None) -> None:
         self.path = Path(path)
@@ -141,15 +150,9 @@ class CaseBase:
         self._reader_lock = reader_lock
         self._verified: set[str] = set()  # parts whose checksum was checked
         # retention logs after the listed parts, in order: the manifest's, then newer
-        # generations started by another process's fold (loaded on first use)
+        # generations started by another process's compaction (loaded on first use)
         self._logs: list[RetentionLog] | None = None
         self._stamp: tuple[int, int, int] | None = None  # the manifest file as this object last read it
-        #: Seconds between ``fsync`` calls of retained records (0: every commit); a killed
-        #: process loses at most the hand in flight either way, see :mod:`cbr.store.retention_log`.
-        self.sync_every = 1.0
-        #: Records after which an append folds the retention log into parts (so reading it
-        #: on open stays quick; amortised, a fold costs about as much as the appends it folds).
-        self.fold_every = 2000
         #: What opening or reading repaired on the way (e.g. a damaged index rebuilt).
         self.notes: list[str] = []
         #: Map the saved indexes instead of loading them (``open(..., memory_map=True)``).
@@ -172,10 +175,10 @@ class CaseBase:
         Raises :class:`CaseBaseError` with a one-line message naming what is wrong.
         """
         p = Path(path)
-        lock = _reader_lock(p)
+        lock = reader_lock(p)
         try:
             if os.access(p, os.W_OK):
-                for d in (p, p / "index", *(p / "cases" / s for s in STREETS)):
+                for d in (p, p / "index", p / "retained", *(p / "cases" / s for s in STREETS)):
                     remove_dead_temp(d)
             if os.access(p.resolve().parent, os.W_OK):
                 remove_dead_builds(p.resolve().parent)  # builds beside it killed before they finished
@@ -562,17 +565,13 @@ class CaseBase:
             self._commit(m)
         self._dirty_indexes.clear()
 
-    # ---- durable appends ----------------------------------------------------------------
+    # ---- commits (shared by set_similarity, save_indexes, the retained writes and compaction) ----
     @contextmanager
     def _lock(self) -> Iterator[None]:
         if not self.writable:
             raise CaseBaseError(f"{self.path} is read-only; copy it somewhere writable to retain cases")
-        with open(self.path / ".write.lock", "a+") as fh:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+        with write_lock(self.path):
+            yield
 
     def _commit(self, m: Manifest, catalog: bool = True) -> None:
         """Rewrite the on-disk catalog over the parts ``m`` lists and record its checksum
@@ -599,18 +598,9 @@ class CaseBase:
                 self.manifest = m
 
     def _no_other_readers(self) -> bool:
-        """Whether no other open :class:`CaseBase` (any process) holds the reader lock: try
-        to take it exclusively (and give it back as shared). Called with the write lock held."""
-        fd = self._reader_lock
-        if fd is None:
-            return False
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return True
-        except BlockingIOError:
-            return False
-        finally:  # a failed conversion may drop the shared lock: take it again
-            fcntl.flock(fd, fcntl.LOCK_SH)
+        """Whether no other open :class:`CaseBase` (any process) holds the reader lock.
+        Called with the write lock held."""
+        return no_other_readers(self._reader_lock)
 
     def _collect(self, m: Manifest) -> bool:
         """Delete crash leftovers (parts and index directories no manifest lists, temp files
@@ -631,7 +621,7 @@ class CaseBase:
             for f in d.iterdir():
                 rel = f"retained/{f.name}"
                 if LOG_PATH_RE.match(rel) and rel not in keep and rel != m.log:
-                    f.unlink(missing_ok=True)  # a generation a killed fold created but never committed
+                    f.unlink(missing_ok=True)  # a generation a killed compaction created but never committed
         d = self.path / "index"
         remove_dead_temp(d)
         if d.is_dir():
@@ -651,143 +641,6 @@ class CaseBase:
             return True
         return False
 
-    def append(self, street: int | str, features: np.ndarray, actions: Sequence[str] | str, **meta: Any) -> np.ndarray:
-        """Append cases to a street durably (one retention-log record); returns their case ids.
-
-        ``features``: one row (d,) or rows (n, d); ``actions``: ``'f'/'c'/'r'`` per row;
-        ``meta`` as in :meth:`~cbr.store.writer.CaseBaseWriter.add_rows` (source defaults to ``"retained"``;
-        ``outcome``: the hand's result in small bets per row or for all rows, None/NaN = unknown;
-        ``match_id``, ``seat``, ``opponents``, ``retained_at``: provenance of play).
-        Loaded indexes are extended in memory and saved on :meth:`close`.
-        """
-        s = street_name(street)
-        meta.setdefault("source", "retained")
-        return self.append_streets({s: (features, actions, meta)})[s]
-
-    def append_streets(self, batches: dict[str, tuple[Any, Any, dict[str, Any]]]) -> dict[str, np.ndarray]:
-        """Append cases of several streets as ONE durable commit (a hand's decisions): all
-        or none survive a crash. ``batches``: street -> (features, actions, meta) as in
-        :meth:`append`; returns the case ids per street. Cost: one record and one
-        ``fsync``, whatever the size of the case base.
-
-        >>> import tempfile, numpy as np
-        >>> from cbr.store.writer import CaseBaseWriter
-        >>> root = tempfile.mkdtemp()
-        >>> with CaseBaseWriter(f"{root}/demo", build_index=False) as w:
-        ...     ids = w.add_rows("preflop", np.ones((2, 8), np.float32), ["c", "r"])
-        >>> cb = CaseBase.open(f"{root}/demo")
-        >>> ids = cb.append_streets({"preflop": (np.zeros(8), "c", {}), "flop": (np.zeros((2, 12)), "rf", {})})
-        >>> {s: v.tolist() for s, v in ids.items()}, cb.count()
-        ({'preflop': [2], 'flop': [3, 4]}, 5)
-        """
-        items = [(street_name(s), b) for s, b in batches.items()]
-        with self._lock():
-            log = self._writable_log()
-            next_id = log.next_id
-            chunks: dict[str, Chunk] = {}
-            for s, (features, actions, meta) in sorted(items, key=lambda x: STREETS.index(x[0])):
-                b = row_batch(self.manifest.features[s], features, actions, **meta)
-                chunks[s] = (np.arange(next_id, next_id + len(b), dtype=np.int64), b)
-                next_id += len(b)
-            log.append(chunks)
-        for s, chunk in chunks.items():
-            self._absorb(s, chunk)
-        if log.records >= self.fold_every:
-            self.fold()
-        return {s: chunks[s][0] for s, _ in items}
-
-    def _writable_log(self) -> RetentionLog:
-        """The log to append to (see :meth:`_follow_log`), with this object's ``sync_every``."""
-        log = self._follow_log()
-        log.sync_every = self.sync_every
-        return log
-
-    def _follow_log(self) -> RetentionLog:
-        """The log to append to, after reading what other processes committed (write lock
-        held): starts the first log generation, or follows a fold made by another process."""
-        self._read_logs()
-        m = self._manifest_if_replaced()
-        if m is None and self._retention_logs():
-            return self._retention_logs()[-1]  # the manifest is as we left it: only the log could grow
-        if m is None:
-            m = read_manifest(self.path)
-        if self._follow_generation(m):
-            return self._retention_logs()[-1]
-        if m.log is not None or m.next_case_id != self.next_case_id:
-            # cases were added that we have not read (parts written meanwhile): read anew
-            self.manifest = m
-            self._forget_loaded()
-            return self._follow_log()
-        self._collect(m)  # the first retention: start a log (one manifest commit)
-        rel = log_file(_next_generation(self.path))
-        _create_empty(self.path / rel)
-        m.log = rel
-        write_manifest(self.path, m)  # the parts are unchanged, and so is the catalog over them
-        self.manifest = copy.deepcopy(m)
-        self._follow_generation(m)
-        return self._retention_logs()[-1]
-
-    def refresh(self) -> int:
-        """Read the cases other processes retained since this object last looked (new
-        records of the retention log; after another process's fold, the next log
-        generation); returns how many. Costs the new records only.
-
-        >>> import tempfile, numpy as np
-        >>> from cbr.store.writer import CaseBaseWriter
-        >>> root = tempfile.mkdtemp()
-        >>> with CaseBaseWriter(f"{root}/demo", build_index=False) as w:
-        ...     ids = w.add_rows("flop", np.ones((2, 12), np.float32), "cr")
-        >>> reader, writer = CaseBase.open(f"{root}/demo"), CaseBase.open(f"{root}/demo")
-        >>> _ = reader.count("flop"); _ = writer.append("flop", np.zeros(12), "f")
-        >>> reader.count("flop"), reader.refresh(), reader.count("flop")
-        (2, 1, 3)
-        """
-        before = self.count()
-        self._read_logs()
-        try:
-            m = self._manifest_if_replaced()
-        except (OSError, CaseBaseError):
-            m = None
-        if m is not None:
-            self._follow_generation(m)
-        return self.count() - before
-
-    def _read_logs(self) -> None:
-        """Take the records committed to the logs this object reads since it last looked."""
-        for log in self._retention_logs():
-            self._read_log(log)
-
-    def _read_log(self, log: RetentionLog) -> None:
-        for s, chunks in log.refresh().items():
-            for chunk in chunks:
-                self._absorb(s, chunk)
-
-    def _manifest_if_replaced(self) -> Manifest | None:
-        """The manifest, if it was replaced since this object last read it here (every
-        commit writes a new file: a new inode), else None."""
-        st = os.stat(self.path / MANIFEST)
-        stamp = (st.st_ino, st.st_mtime_ns, st.st_size)
-        if stamp == self._stamp:
-            return None
-        m = read_manifest(self.path)
-        self._stamp = stamp
-        return m
-
-    def _follow_generation(self, m: Manifest) -> bool:
-        """Whether the log ``m`` names is the one this object reads, or the next generation
-        (another process folded exactly what we have read into parts), which is then read."""
-        logs = self._retention_logs()
-        if m.log is None:
-            return False
-        if logs and logs[-1].path == self.path / m.log:
-            return True
-        if m.next_case_id != self.next_case_id:
-            return False
-        log = RetentionLog(self.path / m.log, m.next_case_id)
-        self._read_log(log)
-        logs.append(log)
-        return True
-
     def _forget_loaded(self) -> None:
         """Drop everything read from the case base: the next use reads it anew."""
         self._logs = None
@@ -797,168 +650,6 @@ class CaseBase:
         self._indexes.clear()
         self._dirty_indexes.clear()
         self._close_sql()
-
-    def _absorb(self, s: str, chunk: Chunk) -> None:
-        """Extend what this object has loaded by rows just committed to the log."""
-        if len(chunk[1]) == 0:
-            return
-        if s in self._tables:
-            self._tails[s].append(chunk)
-        self._arrays.pop(s, None)
-        self._close_sql()
-        index = self._indexes.get(s)
-        if index is not None:
-            index.add(chunk[1].features)
-            self._dirty_indexes.add(s)
-
-    def retain(self, dp: DecisionPoint, outcome: float | None = None, **provenance: Any) -> int:
-        """Append one decision made in play (``dp.action`` set), features from this case
-        base's own feature set; returns the case id. ``outcome``: the hand's net result for
-        the player who acted, in small bets of ``dp.game`` (None = unknown, e.g. the hand is
-        still in play); ``provenance``: ``match_id``, ``seat``, ``opponents``, ``retained_at``."""
-        return int(self.retain_hand([dp], [outcome], **provenance)[0])
-
-    def retain_hand(self, dps: Sequence[DecisionPoint], outcomes: Sequence[float | None] | None = None,
-                    source: str | None = None, **provenance: Any) -> list[int]:
-        """Append the decisions of one hand as one durable commit (see :meth:`append_streets`);
-        returns their case ids in the order given. ``outcomes``: one per decision (None =
-        unknown); ``source``: for every case (default: each decision's own, else
-        ``"retained"``); ``provenance``: scalar or per-decision ``match_id``, ``seat``,
-        ``opponents``, ``retained_at``."""
-        if not dps:
-            return []
-        fs = self.feature_set()
-        outs = list(outcomes) if outcomes is not None else [None] * len(dps)
-        if len(outs) != len(dps):
-            raise ValueError(f"outcomes: {len(outs)} values for {len(dps)} decisions")
-        per_dp = {k: (list(v) if isinstance(v, (list, tuple)) else [v] * len(dps)) for k, v in provenance.items()}
-        by_street: dict[str, list[int]] = {}
-        for i, dp in enumerate(dps):
-            by_street.setdefault(STREETS[dp.street], []).append(i)
-        batches: dict[str, tuple[Any, Any, dict[str, Any]]] = {}
-        for s, idx in by_street.items():
-            chosen = [dps[i] for i in idx]
-            meta = decision_meta(chosen)
-            actions = meta.pop("actions")
-            meta["source"] = [source or dp.source or "retained" for dp in chosen]
-            meta["outcome"] = [outs[i] for i in idx]
-            for k, v in per_dp.items():
-                meta[k] = [v[i] for i in idx]
-            batches[s] = (np.vstack([fs.row(dp) for dp in chosen]), actions, meta)
-        ids = self.append_streets(batches)
-        out = [0] * len(dps)
-        for s, idx in by_street.items():
-            for i, cid in zip(idx, ids[s].tolist()):
-                out[i] = int(cid)
-        return out
-
-    def fold(self) -> int:
-        """Move the retention log's cases into Parquet parts (one per street) and start a
-        new log generation, in one manifest commit; returns the number of cases moved.
-        The old log is retired (deleted when no reader has the case base open). What this
-        object has loaded stays valid: the same cases in the same order."""
-        with self._lock():
-            m = read_manifest(self.path)
-            self._collect(m)
-            if m.log is None:
-                return 0
-            log = RetentionLog(self.path / m.log, m.next_case_id)
-            log.refresh()
-            moved = sum(log.rows.values())
-            if moved == 0:
-                return 0
-            for s in STREETS:
-                if not log.rows[s]:
-                    continue
-                table = log.table(s, m.features[s])
-                rel = _free_part(self.path, s, m)
-                m.parts[s].append(part_entry(rel, table.num_rows, write_part(self.path / rel, table)))
-                count_actions(m.counts[s], table.column("action").to_pylist())
-                _count_sources(m, table.column("source").to_pylist())
-            m.next_case_id = log.next_id
-            rel = log_file(_next_generation(self.path))
-            _create_empty(self.path / rel)
-            m.retired.append({"file": m.log, "since": now_utc()})
-            m.log = rel
-            self._commit(m)
-            if self._collect(m):
-                self._commit(m)
-            mine = self._logs is not None and [l.next_id for l in self._logs][-1:] == [log.next_id]
-        if mine:  # this object had read every folded case: keep its tables, follow the new log
-            self._logs = [RetentionLog(self.path / rel, m.next_case_id)]
-        else:
-            self._forget_loaded()
-        self.manifest = m
-        self._close_sql()
-        return moved
-
-    def compact(self, street: int | str | None = None) -> None:
-        """Fold the retention log into parts, then merge a street's parts into one (all
-        streets when ``street`` is None; many small parts make reads slower).
-
-        The merged part is committed; the old parts are retired, not deleted: readers
-        that opened before keep reading them (see the module docstring)."""
-        self.fold()
-        for s in ([street_name(street)] if street is not None else list(STREETS)):
-            self._merge_parts(s)
-
-    def _merge_parts(self, s: str) -> None:
-        with self._lock():
-            m = read_manifest(self.path)
-            if len(m.parts[s]) <= 1:
-                if self._collect(m):
-                    self._commit(m)
-                return
-            schema = case_schema(m.features[s])
-            table = pa.concat_tables([read_part(self.path, p, schema) for p in m.parts[s]])
-            rel = _free_part(self.path, s, m)
-            old = [p["file"] for p in m.parts[s]]
-            m.parts[s] = [part_entry(rel, table.num_rows, write_part(self.path / rel, table))]
-            m.retired += [{"file": f, "since": now_utc()} for f in old]
-            self._commit(m)
-            if self._collect(m):  # no other reader open: the old parts go at once
-                self._commit(m)
-        self.manifest = m
-        self._logs = None
-        self._tables.pop(s, None)
-        self._tails[s] = []
-        self._arrays.pop(s, None)
-        self._close_sql()
-
-
-def _count_sources(m: Manifest, sources: Sequence[str | None]) -> None:
-    """Add cases per source to the manifest's ``sources``."""
-    counts: dict[str, int] = {}
-    for src in sources:
-        counts[src or ""] = counts.get(src or "", 0) + 1
-    for src, k in counts.items():
-        entry = next((e for e in m.sources if e.get("source") == src), None)
-        if entry is None:
-            entry = {"source": src, "cases": 0}
-            m.sources.append(entry)
-        entry["cases"] = int(entry.get("cases", 0)) + k
-
-
-def _next_generation(root: Path) -> int:
-    """A log generation number above every log file present."""
-    d = root / "retained"
-    numbers = [int(mt.group(1)) for f in (d.iterdir() if d.is_dir() else ())
-               if (mt := LOG_PATH_RE.match(f"retained/{f.name}"))]
-    return max(numbers, default=-1) + 1
-
-
-def _create_empty(path: Path) -> None:
-    """Create an empty log file durably (file and directory entry synced)."""
-    from cbr.store.durable import fsync_dir
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    fsync_dir(path.parent)
-    fsync_dir(path.parent.parent)
 
 
 def _arrays(street: str, names: Sequence[str], t: pa.Table) -> CaseArrays:
@@ -974,15 +665,6 @@ def _arrays(street: str, names: Sequence[str], t: pa.Table) -> CaseArrays:
         a.flags.writeable = False
     return arrays
 
-
-def _free_part(root: Path, street: str, m: Manifest) -> str:
-    """The next part file name of ``street`` not listed, retired or present."""
-    taken = [p["file"] for p in m.parts[street]] + [r["file"] for r in m.retired if PART_RE.match(Path(r["file"]).name)
-                                                   and r["file"].startswith(f"cases/{street}/")]
-    rel = part_file(street, next_part_number([{"file": f} for f in taken]))
-    while (root / rel).exists():
-        rel = part_file(street, int(PART_RE.match(Path(rel).name).group(1)) + 1)  # type: ignore[union-attr]
-    return rel
 
 
 @contextmanager
@@ -1063,25 +745,6 @@ def _catalog_lags(p: Path, m: Manifest) -> bool:
         return file_checksum(p / _catalog.CATALOG) != m.catalog
     except OSError:
         return True
-
-
-def _reader_lock(path: Path) -> int | None:
-    """A shared ``flock`` on the case-base directory (None where directories cannot be
-    locked); raises :class:`CaseBaseError` if the directory does not exist."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    except FileNotFoundError:
-        raise CaseBaseError(f"no case base at {path}: the directory does not exist") from None
-    except NotADirectoryError:
-        raise CaseBaseError(f"{path} is not a case base: not a directory") from None
-    except OSError as exc:
-        raise CaseBaseError(f"cannot open the case base {path}: {exc.strerror or exc}") from None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH)
-    except OSError:  # pragma: no cover - a file system without flock
-        os.close(fd)
-        return None
-    return fd
 
 
 def _check_files(p: Path, m: Manifest) -> None:

@@ -13,8 +13,8 @@ Two flavours of the same views:
 
 - :func:`connect`: an in-memory connection whose views list exactly the parts the
   manifest commits (a part left behind by a crash is never read), plus the cases of the
-  retention log (not yet folded into parts). :meth:`CaseBase.sql` uses this one; the
-  on-disk catalog sees retained cases once :meth:`CaseBase.fold` has moved them to parts.
+  retention log (not yet compacted into parts). :meth:`CaseBase.sql` uses this one; the
+  on-disk catalog sees retained cases once :meth:`CaseBase.compact` has moved them to parts.
 
 Views: ``cases_preflop`` .. ``cases_river`` (case_id, the street's features, action,
 provenance) and ``cases``, their union with a ``street`` column (features absent on a

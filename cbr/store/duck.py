@@ -1,7 +1,7 @@
 """Every DuckDB connection the library opens goes through :func:`connect`.
 
 DuckDB prints a progress bar to the process's *stdout* when a query runs longer than two
-seconds, even when stdout is a pipe or a file: a slow fold on a busy machine would write
+seconds, even when stdout is a pipe or a file: a slow compaction on a busy machine would write
 bar characters into a bot's ACPC stream or a ``--json`` answer. The library never prints,
 so its connections turn the bar off (``enable_progress_bar_print`` also stays off if
 someone later sets ``progress_bar_time``, which switches the bar itself back on).

@@ -14,14 +14,18 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import errno
+import functools
 import os
 import re
+import secrets
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+from typing import IO, Optional
 
-__all__ = ["fsync_dir", "atomic_write_bytes", "atomic_write_with", "exchange_or_replace_dir", "rename_noreplace",
-           "pid_alive", "remove_dead_temp", "remove_dead_builds"]
+__all__ = ["fsync_dir", "fsync_file", "temp_path", "move_into_place", "atomic_write_bytes", "atomic_write_with",
+           "AtomicFile", "exchange_or_replace_dir", "rename_noreplace", "pid_alive", "remove_dead_temp",
+           "remove_dead_builds"]
 
 #: Temp names carry the writer's pid: ``.<name>.tmp-<pid>``, ``.<name>.building-<pid>-<hex>``,
 #: ``.<name>.old-<pid>``, ``.tmp-<street>-<pid>-<hex>`` (index scratch directories), and the
@@ -43,29 +47,133 @@ def fsync_dir(path: str | os.PathLike[str]) -> None:
         os.close(fd)
 
 
+def temp_path(target: str | os.PathLike[str], *, unique: bool = False) -> Path:
+    """The temp name a write of ``target`` goes through: ``.<name>.tmp-<pid>`` beside it
+    (same file system, so the final rename is atomic), ``.<name>.tmp-<pid>-<hex>`` when
+    ``unique`` (several writers of one name in one process). :func:`remove_dead_temp`
+    recognises both once their process is dead.
+
+    >>> temp_path("/data/m.log").name == f".m.log.tmp-{os.getpid()}"
+    True
+    >>> bool(TEMP_RE.match(temp_path("m.log", unique=True).name))
+    True
+    """
+    target = Path(target)
+    tail = f"-{secrets.token_hex(4)}" if unique else ""
+    return target.with_name(f".{target.name}.tmp-{os.getpid()}{tail}")
+
+
+def fsync_file(path: str | os.PathLike[str]) -> None:
+    """Flush a written file's data to disk."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def move_into_place(tmp: str | os.PathLike[str], target: str | os.PathLike[str], *, replace: bool = True) -> None:
+    """Rename the written, fsync'd file ``tmp`` onto ``target`` and flush the directory.
+
+    ``replace=False`` never replaces a ``target`` that exists (one that appeared while
+    ``tmp`` was written): ``FileExistsError``, ``tmp`` left for the caller to remove.
+    """
+    if replace:
+        os.replace(tmp, target)
+    else:
+        try:
+            os.link(tmp, target)  # fails if the name exists
+        except FileExistsError:
+            raise
+        except OSError:  # a file system without hard links
+            rename_noreplace(tmp, target)
+            return
+        os.unlink(tmp)
+    fsync_dir(Path(target).parent)
+
+
 def atomic_write_with(path: str | os.PathLike[str], write: Callable[[str], None]) -> None:
     """Call ``write(tmp_path)`` then fsync and rename ``tmp_path`` onto ``path``.
 
-    The temp file sits beside ``path`` (same file system) as ``.<name>.tmp-<pid>`` and is
-    removed if ``write`` fails.
+    The temp file sits beside ``path`` (same file system) as ``.<name>.tmp-<pid>``
+    (:func:`temp_path`) and is removed if ``write`` fails.
     """
     target = Path(path)
-    tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
+    tmp = temp_path(target)
     try:
         write(str(tmp))
-        fd = os.open(tmp, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, target)
+        fsync_file(tmp)
+        move_into_place(tmp, target)
     except BaseException:
         try:
             tmp.unlink()
         except FileNotFoundError:
             pass
         raise
-    fsync_dir(target.parent)
+
+
+class AtomicFile:
+    """A text file written as it goes under a unique temp name (:func:`temp_path`) and moved
+    onto ``path`` by :meth:`commit` (fsync'd, then renamed; a reader sees no file or the
+    whole file). ``replace=False``: the commit never replaces a file that appeared at
+    ``path`` meanwhile (``FileExistsError``). :meth:`abort`, or leaving a ``with`` block by
+    an exception, removes the temp file; so does a commit that fails.
+
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp())
+    >>> with AtomicFile(d / "hands.log") as f:
+    ...     f.write("STATE:0:f:AsAh|2c3d:5|-5:a|b\\n")
+    >>> os.listdir(d), (d / "hands.log").read_text()[:5]
+    (['hands.log'], 'STATE')
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, replace: bool = True) -> None:
+        self.path = Path(path)
+        self.replace = replace
+        self.tmp: Optional[Path] = temp_path(self.path, unique=True)
+        fd = os.open(self.tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        self.fh: Optional[IO[str]] = os.fdopen(fd, "w", encoding="utf-8", newline="\n")
+
+    def write(self, text: str) -> None:
+        if self.fh is None:
+            raise ValueError(f"{self.path} is already committed or aborted")
+        self.fh.write(text)
+
+    def commit(self) -> None:
+        """Flush, fsync and move the file into place (once; later calls do nothing)."""
+        if self.fh is None or self.tmp is None:
+            return
+        fh, tmp = self.fh, self.tmp
+        self.fh = None
+        try:
+            fh.flush()
+            os.fsync(fh.fileno())
+            fh.close()
+            move_into_place(tmp, self.path, replace=self.replace)
+        except BaseException:
+            fh.close()
+            tmp.unlink(missing_ok=True)
+            self.tmp = None
+            raise
+        self.tmp = None
+
+    def abort(self) -> None:
+        """Drop what was written (the target is untouched)."""
+        if self.fh is not None:
+            self.fh.close()
+            self.fh = None
+        if self.tmp is not None:
+            self.tmp.unlink(missing_ok=True)
+            self.tmp = None
+
+    def __enter__(self) -> "AtomicFile":
+        return self
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if exc_type is None:
+            self.commit()
+        else:
+            self.abort()
 
 
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
@@ -171,8 +279,9 @@ _RENAME_NOREPLACE = 1  # linux/fs.h
 _RENAME_EXCHANGE = 2
 
 
-def _renameat2(a: Path, b: Path, flags: int) -> int | None:
-    """Linux renameat2: 0 on success, else the errno; None when unsupported."""
+@functools.lru_cache(maxsize=1)
+def _renameat2_function() -> Optional[Callable[..., int]]:
+    """libc's renameat2, looked up once (finding libc runs a subprocess); None without it."""
     libc_name = ctypes.util.find_library("c")
     if not libc_name:
         return None
@@ -181,9 +290,17 @@ def _renameat2(a: Path, b: Path, flags: int) -> int | None:
         fn = libc.renameat2
     except (OSError, AttributeError):
         return None
-    AT_FDCWD = -100
     fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
     fn.restype = ctypes.c_int
+    return fn
+
+
+def _renameat2(a: Path, b: Path, flags: int) -> int | None:
+    """Linux renameat2: 0 on success, else the errno; None when unsupported."""
+    fn = _renameat2_function()
+    if fn is None:
+        return None
+    AT_FDCWD = -100
     rc = fn(AT_FDCWD, os.fsencode(a), AT_FDCWD, os.fsencode(b), flags)
     if rc == 0:
         return 0

@@ -4,7 +4,8 @@ street, and games whose betting the similarity ranges do not describe.
 A case base learns only the decisions its logs show with hole cards. Logs that reveal
 cards only at showdown (the IRC database) hold no folds at all, so such a case base can
 never recommend folding; :func:`action_warnings` says so for ``cbr build`` (the
-``BuildReport``) and ``cbr casebase inspect``.
+``BuildReport``), ``cbr casebase inspect`` and, for the street of each answer, ``cbr query``
+(:func:`cbr.query.answer.answer`).
 
 >>> action_warnings({"flop": {"total": 200, "f": 0, "c": 150, "r": 50}})[0]
 'flop: no fold cases among 200: retrieval can never recommend to fold on the flop (logs that show cards only at showdown, such as the IRC database, hold no folds)'
@@ -16,12 +17,32 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["RARE_SHARE", "ACTION_WORDS", "action_warnings", "street_gaps", "game_warnings"]
+from cbr.game.actions import ACTION_NAMES, ACTION_WORDS
+
+__all__ = ["RARE_SHARE", "ACTION_WORDS", "WORDINGS", "action_warnings", "street_gaps", "game_warnings"]
 
 #: An action kind below this share of a street's cases is reported as rare.
 RARE_SHARE = 0.01
-ACTION_WORDS = {"f": "fold", "c": "check/call", "r": "bet/raise"}
-_VERB = {"f": "to fold", "c": "to check or call", "r": "to bet or raise"}
+_NO_FOLDS = " (logs that show cards only at showdown, such as the IRC database, hold no folds)"
+
+#: How each reader is told about a missing or a rare action kind: ``casebase`` (the build
+#: report and ``cbr casebase inspect``, every street of a case base at once) and ``answer``
+#: (``cbr query``: the street of the answer in hand, naming its case base). Fields: ``street``,
+#: ``on`` (``pre-flop`` / ``on the flop``), ``word`` and ``verb`` of the action kind, ``n`` its
+#: cases, ``total`` the street's, ``pct`` = 100 n / total, ``rare`` = :data:`RARE_SHARE`,
+#: ``why`` (why folds may be missing), ``casebase`` (its name).
+WORDINGS: dict[str, dict[str, str]] = {
+    "casebase": {
+        "missing": "{street}: no {word} cases among {total}: retrieval can never recommend {verb} {on}{why}",
+        "rare": "{street}: only {n} {word} cases among {total} ({pct:.1f}% < {rare:.0%}): retrieval will rarely "
+                "recommend {verb} {on}",
+    },
+    "answer": {
+        "missing": "case base {casebase!r} has no {word} cases on the {street}: the answer can never recommend {word}",
+        "rare": "case base {casebase!r} has only {n} {word} case(s) of {total} on the {street} ({pct:.2g}%): "
+                "{word} is rarely recommended",
+    },
+}
 
 
 def _on(street: str) -> str:
@@ -40,21 +61,23 @@ def street_gaps(counts: Mapping[str, int]) -> dict[str, int]:
     return {a: int(counts.get(a, 0)) for a in ACTION_WORDS if int(counts.get(a, 0)) < RARE_SHARE * total}
 
 
-def action_warnings(counts: Mapping[str, Mapping[str, int]]) -> list[str]:
-    """One sentence per street and action kind that is missing or rare (see the module docstring)."""
+def action_warnings(counts: Mapping[str, Mapping[str, int]], *, wording: str = "casebase",
+                    casebase: str = "") -> list[str]:
+    """One sentence per street and action kind that is missing or rare (see the module
+    docstring), worded for the reader (:data:`WORDINGS`; ``casebase`` names the case base
+    in the ``answer`` wording). ``counts``: per street, ``{"total": n, "f": n, "c": n, "r": n}``.
+
+    >>> action_warnings({"flop": {"total": 100, "f": 0, "c": 70, "r": 30}}, wording="answer", casebase="irc")
+    ["case base 'irc' has no fold cases on the flop: the answer can never recommend fold"]
+    """
+    templates = WORDINGS[wording]
     out = []
     for street, c in counts.items():
         total = int(c.get("total", 0))
         for a, n in street_gaps(c).items():
-            word = ACTION_WORDS[a]
-            if n == 0:
-                why = (" (logs that show cards only at showdown, such as the IRC database, hold no folds)"
-                       if a == "f" else "")
-                out.append(f"{street}: no {word} cases among {total}: retrieval can never recommend "
-                           f"{_VERB[a]} {_on(street)}{why}")
-            else:
-                out.append(f"{street}: only {n} {word} cases among {total} ({100 * n / total:.1f}% < "
-                           f"{RARE_SHARE:.0%}): retrieval will rarely recommend {_VERB[a]} {_on(street)}")
+            out.append(templates["missing" if n == 0 else "rare"].format(
+                street=street, on=_on(street), word=ACTION_WORDS[a], verb="to " + ACTION_NAMES[a].verb, n=n, total=total,
+                pct=100 * n / total, rare=RARE_SHARE, why=_NO_FOLDS if a == "f" else "", casebase=casebase))
     return out
 
 

@@ -47,7 +47,7 @@ ACTIONS = ("f", "c", "r")
 #: A Parquet part's path inside the case base, and an index directory's (with its generation).
 PART_PATH_RE = re.compile(r"^cases/(preflop|flop|turn|river)/part-(\d{5,})\.parquet$")
 INDEX_PATH_RE = re.compile(r"^index/(preflop|flop|turn|river)(?:\.(\d+))?$")
-#: A retention log's path (one generation per fold into parts).
+#: A retention log's path (one generation per compaction into parts).
 LOG_PATH_RE = re.compile(r"^retained/log-(\d{5,})\.bin$")
 _PLAIN_FILE_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 

@@ -3,11 +3,22 @@
 The inputs must have the same feature set (name and columns of every street), schema
 version and similarity configuration; anything else is refused with one line naming the
 first difference. Cases are streamed part by part (Parquet record batches, then any cases
-of a retention log not yet folded) into a :class:`~cbr.store.writer.CaseBaseWriter`, so
+of a retention log not yet compacted) into a :class:`~cbr.store.writer.CaseBaseWriter`, so
 memory holds one batch and the writer's buffer, and the result appears only when the merge
 succeeded (an interrupt or error leaves no ``OUT``). New case ids are assigned in a fixed
 order: inputs in the order given, then streets (pre-flop to river), then old id order. The
 retrieval indexes are rebuilt from the merged parts in batches, as a build does.
+
+Shared sources: case bases track the log files they were built from by SHA-256 (the
+manifest's ``sources``). When inputs share one (built from a common log, whatever its path
+was), merging them as they are holds that log's cases once per input: the report warns,
+naming the source. With ``dedupe=True`` a case of a shared source is kept once: a case is
+identified by its source's checksum, street, hand id, player, position and the betting
+history before the decision (the same decision of the same hand of the same file, whatever
+build made it), and each identity is kept as many times as the input holding it most often
+holds it, so the merge of a base with one built from a superset of its logs is the bigger
+one (a hand id repeated within one file keeps all its decisions). Cases without a hand id
+or whose source has no checksum (retained in play) are never dropped.
 
 >>> import tempfile, numpy as np
 >>> from cbr.store.writer import CaseBaseWriter
@@ -51,11 +62,19 @@ class MergeReport:
     cases_per_street: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
     warnings: list[str] = field(default_factory=list)
+    #: Sources (log files, by SHA-256) that two or more inputs hold: ``sha256``, ``sources``
+    #: (their names in the inputs), ``inputs`` (the inputs holding them), ``cases`` (per
+    #: input) and, with ``dedupe``, ``dropped`` (its duplicates left out).
+    shared_sources: list[dict[str, Any]] = field(default_factory=list)
+    #: Whether cases of shared sources were kept once, and how many duplicates that dropped.
+    dedupe: bool = False
+    duplicates_dropped: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {"path": self.path, "inputs": self.inputs, "cases": self.cases,
                 "cases_per_street": self.cases_per_street, "seconds": round(self.seconds, 3),
-                "warnings": list(self.warnings)}
+                "warnings": list(self.warnings), "shared_sources": list(self.shared_sources),
+                "dedupe": self.dedupe, "duplicates_dropped": self.duplicates_dropped}
 
 
 def _check_same(bases: Sequence[CaseBase]) -> None:
@@ -79,10 +98,12 @@ def _check_same(bases: Sequence[CaseBase]) -> None:
 
 def merge_casebases(inputs: Sequence[str | os.PathLike[str]], out: str | os.PathLike[str], *,
                     overwrite: bool = False, name: Optional[str] = None, build_index: bool = True,
-                    progress: Optional[Callable[[int], None]] = None) -> MergeReport:
+                    progress: Optional[Callable[[int], None]] = None, dedupe: bool = False) -> MergeReport:
     """Merge the case bases ``inputs`` (two or more) into the new case base ``out``.
 
-    ``progress(n)`` is called with the number of cases copied per batch. Raises
+    ``progress(n)`` is called with the number of cases read per batch. Inputs that share a
+    source (a log file, by checksum) are warned about in ``report.warnings``; ``dedupe``
+    keeps the cases of shared sources once (see the module docstring). Raises
     :class:`CaseBaseError` for fewer than two inputs, an input given twice, ``out`` among
     the inputs, inputs that cannot be merged (see the module docstring), or a damaged part.
     """
@@ -104,13 +125,17 @@ def merge_casebases(inputs: Sequence[str | os.PathLike[str]], out: str | os.Path
         first = bases[0]
         m0 = first.manifest
         similarity = first.path / m0.similarity if m0.similarity else None
-        report = MergeReport(path=str(out), inputs=[str(p) for p in inputs])
+        report = MergeReport(path=str(out), inputs=[str(p) for p in inputs], dedupe=dedupe)
+        shared = _shared_sources(bases, report)
+        seen = _Seen(shared) if dedupe else None
         per_street = {s: 0 for s in STREETS}
         extra = {"built_by": "cbr casebase merge", "merged_from": [cb.manifest.name for cb in bases]}
         with CaseBaseWriter(out, feature_set=_Names(m0.feature_set, m0.features), similarity=similarity,
                             overwrite=overwrite, name=name, build_index=build_index, extra=extra) as writer:
             for cb in bases:
                 m = cb.manifest
+                if seen is not None:
+                    seen.next_input(cb)
                 for game in m.games:
                     writer.add_game(GameDef.from_dict(game))
                 for entry in m.sources:
@@ -123,18 +148,14 @@ def merge_casebases(inputs: Sequence[str | os.PathLike[str]], out: str | os.Path
                         verify_file(path, part, str(cb.path))
                         with pq.ParquetFile(path, page_checksum_verification=True) as pf:
                             for batch in pf.iter_batches(batch_size=BATCH_ROWS):
-                                table = _as_table(batch, schema)
-                                writer.add_table(s, table)
-                                per_street[s] += table.num_rows
-                                if progress is not None:
-                                    progress(table.num_rows)
-                    for log in cb._retention_logs():  # retained cases not yet folded into parts
+                                per_street[s] += _add(writer, s, _as_table(batch, schema), seen, progress)
+                    for log in cb._retention_logs():  # retained cases not yet compacted into parts
                         if log.rows[s]:
-                            table = log.table(s, m.features[s])
-                            writer.add_table(s, table)
-                            per_street[s] += table.num_rows
-                            if progress is not None:
-                                progress(table.num_rows)
+                            per_street[s] += _add(writer, s, log.table(s, m.features[s]), seen, progress)
+        if seen is not None:
+            report.duplicates_dropped = seen.dropped
+            for entry in report.shared_sources:
+                entry["dropped"] = seen.dropped_per_source.get(entry["sha256"], 0)
         report.warnings.extend(writer.warnings)
     finally:
         for cb in bases:
@@ -143,6 +164,89 @@ def merge_casebases(inputs: Sequence[str | os.PathLike[str]], out: str | os.Path
     report.cases = sum(per_street.values())
     report.seconds = time.perf_counter() - t0
     return report
+
+
+def _add(writer: CaseBaseWriter, street: str, table: Any, seen: "_Seen | None",
+         progress: Optional[Callable[[int], None]]) -> int:
+    """Add a batch of an input's cases (without the duplicates ``seen`` drops); returns how many were added."""
+    n = table.num_rows
+    if seen is not None:
+        table = seen.keep(street, table)
+    if table.num_rows:
+        writer.add_table(street, table)
+    if progress is not None:
+        progress(n)
+    return table.num_rows
+
+
+def _checksums(cb: CaseBase) -> dict[str, str]:
+    """Source name -> SHA-256 of the sources a case base lists with a checksum."""
+    return {str(e.get("source", "")): str(e["sha256"]) for e in cb.manifest.sources if e.get("sha256")}
+
+
+def _shared_sources(bases: Sequence[CaseBase], report: MergeReport) -> set[str]:
+    """The checksums of sources two or more inputs hold (listed in ``report.shared_sources``,
+    with a warning each unless the merge dedupes); returns them."""
+    holders: dict[str, list[tuple[CaseBase, list[str]]]] = {}
+    for cb in bases:
+        names: dict[str, list[str]] = {}
+        for name, sha in _checksums(cb).items():
+            names.setdefault(sha, []).append(name)
+        for sha, mine in names.items():
+            holders.setdefault(sha, []).append((cb, sorted(mine)))
+    shared = {sha: held for sha, held in holders.items() if len(held) > 1}
+    for sha, held in sorted(shared.items(), key=lambda x: x[1][0][1]):
+        names = sorted({n for _, mine in held for n in mine})
+        cases = {str(cb.path): sum(int(e.get("cases", 0)) for e in cb.manifest.sources
+                                   if str(e.get("source", "")) in mine) for cb, mine in held}
+        report.shared_sources.append({"sha256": sha, "sources": names, "inputs": [str(cb.path) for cb, _ in held],
+                                      "cases": cases})
+        if not report.dedupe:
+            report.warnings.append(
+                f"the inputs {', '.join(str(cb.path) for cb, _ in held)} share the source {' = '.join(names)} "
+                f"(sha256 {sha[:12]}): its cases are merged once per input ({sum(cases.values())} cases); "
+                f"--dedupe keeps them once")
+    return set(shared)
+
+
+class _Seen:
+    """The identities of the cases of shared sources kept so far (see the module docstring)."""
+
+    def __init__(self, shared: set[str]) -> None:
+        self.shared = shared
+        self.kept: dict[tuple[Any, ...], int] = {}  # identity -> copies kept (the most any input held so far)
+        self.mine: dict[tuple[Any, ...], int] = {}  # identity -> copies met in the current input
+        self.sha: dict[str, str] = {}
+        self.dropped = 0
+        self.dropped_per_source: dict[str, int] = {}
+
+    def next_input(self, cb: CaseBase) -> None:
+        for key, n in self.mine.items():
+            self.kept[key] = max(self.kept.get(key, 0), n)
+        self.mine = {}
+        self.sha = {name: sha for name, sha in _checksums(cb).items() if sha in self.shared}
+
+    def keep(self, street: str, table: Any) -> Any:
+        """``table`` without the cases an earlier input gave already."""
+        import pyarrow as pa
+
+        if not self.sha:
+            return table
+        cols = [table.column(c).to_pylist() for c in ("source", "hand_id", "player", "position", "history")]
+        mask = []
+        for source, hand, player, position, history in zip(*cols):
+            sha = self.sha.get(source or "")
+            if sha is None or hand is None:
+                mask.append(True)
+                continue
+            key = (sha, street, hand, player, position, history)
+            n = self.mine[key] = self.mine.get(key, 0) + 1
+            keep = n > self.kept.get(key, 0)
+            if not keep:
+                self.dropped += 1
+                self.dropped_per_source[sha] = self.dropped_per_source.get(sha, 0) + 1
+            mask.append(keep)
+        return table if all(mask) else table.filter(pa.array(mask, pa.bool_()))
 
 
 def _as_table(batch: Any, schema: Any) -> Any:

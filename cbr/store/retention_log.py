@@ -4,7 +4,7 @@ Appending a Parquet part per hand would make every append rewrite a manifest tha
 all parts, so its cost would grow with the case base. Retention appends here instead:
 one *record* per commit (a hand's decisions, any streets), written with one ``write`` (and
 ``fsync``, see below); the manifest is not touched. Readers read the parts the manifest lists,
-then the log's records. :meth:`~cbr.store.CaseBase.fold` moves the log's cases into
+then the log's records. :meth:`~cbr.store.CaseBase.compact` moves the log's cases into
 Parquet parts and starts a new log generation (``retained/log-NNNNN.bin``) in one
 manifest commit.
 
@@ -13,22 +13,29 @@ little-endian ``uint32``), then the payload: a JSON header (its length first, ``
 listing per street the rows' count, first case id (the ids of a street run on within a
 record, so every record can be checked to continue the id sequence), actions and
 provenance, followed per street by the features (float32) and outcomes (float64) as raw
-little-endian arrays. Rows stay numpy until a reader needs Arrow (SQL, a fold), which is
-built once for all records.
+little-endian arrays. The payload describes its own size (the header's row and feature
+counts), so the length field is checked twice. Rows stay numpy until a reader needs Arrow
+(SQL, a compaction), which is built once for all records.
 
 Durability: every record is written to the operating system before ``append`` returns,
 so a process killed (SIGKILL included) loses at most the hand in flight. ``fsync``, which
 also survives an operating-system crash or a power cut, costs milliseconds on many
 disks; it runs at most every ``sync_every`` seconds (default 1.0: a power cut loses at
 most the last second of hands; 0: every record), and always on :meth:`RetentionLog.sync`
-(the case base calls it when it folds or closes).
+(the case base calls it when it compacts or closes).
 
-Crash rules: a process killed while writing leaves at most a torn *last* record
-(incomplete, or failing its CRC). Readers ignore it and the next writer truncates it
-away (under the write lock) before appending, so the cases of every committed record
-survive and the hand in flight is lost whole. A bad record followed by more data is not
-a torn write but damage (as is a bad last record whose
-header is not a record's), and raises :class:`~cbr.errors.CaseBaseError`.
+What a crash can leave, and nothing else, is a *torn tail*: the file ends inside its last
+record (the header cut short, or a complete header whose payload is cut short: a prefix of
+a record that was being written), or it ends in zero bytes (a file system that had grown
+the file but not written the data at a power cut). Readers ignore a torn tail and the
+next writer cuts it off (under the write lock) before appending, so the cases of every
+committed record survive and the hand in flight is lost whole. Anything else is damage
+and raises one :class:`~cbr.errors.CaseBaseError` naming the file and the byte offset, for
+readers and writers alike (a writer never cuts what is not a torn tail): a complete record
+whose CRC fails; a length field that disagrees with the payload's own description of its
+size (so a flipped length byte is never taken for a torn tail, wherever it points);
+bytes that do not start a record. ``cbr casebase repair`` keeps the records before the
+damage and moves the rest into a file beside the log (:mod:`cbr.store.verify`).
 
 >>> import tempfile, numpy as np
 >>> from pathlib import Path
@@ -40,6 +47,10 @@ header is not a record's), and raises :class:`~cbr.errors.CaseBaseError`.
 >>> again = RetentionLog(path, first_id=10); new = again.refresh()
 >>> again.rows["flop"], again.next_id, again.torn
 (2, 12, True)
+>>> with open(path, "ab") as fh: _ = fh.write(b"more bytes")   # no crash writes this
+>>> RetentionLog(path, first_id=10).refresh()
+Traceback (most recent call last):
+cbr.errors.CaseBaseError: retention log ...: damaged record at byte 368: impossible record length ...
 """
 from __future__ import annotations
 
@@ -48,9 +59,10 @@ import os
 import struct
 import time
 import zlib
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -58,14 +70,16 @@ import pyarrow as pa
 from cbr.errors import CaseBaseError
 from cbr.game.gamedef import STREETS
 from cbr.store.durable import fsync_dir
+from cbr.store.manifest import LOG_PATH_RE
 from cbr.store.parts import RowBatch, batch_table, case_schema
 
-__all__ = ["MAGIC", "RetentionLog", "log_file", "chunks_table"]
+__all__ = ["MAGIC", "MAX_RECORD", "RetentionLog", "LogScan", "scan_log", "log_file", "start_log", "chunks_table"]
 
 MAGIC = b"CBRL"
 _HEAD = struct.Struct("<4sII")  # magic, payload length, CRC-32 of the payload
-_PART = struct.Struct("<BI")  # street number, IPC stream length
-#: Largest record accepted (a hand has a few dozen decisions; this is far above).
+_U32 = struct.Struct("<I")
+#: Largest record payload (a hand has a few dozen decisions; this is far above). ``append``
+#: refuses larger ones, so a reader knows no writer ever wrote a longer length field.
 MAX_RECORD = 64 << 20
 
 
@@ -76,6 +90,25 @@ def log_file(generation: int) -> str:
     'retained/log-00003.bin'
     """
     return f"retained/log-{generation:05d}.bin"
+
+
+def start_log(root: Path) -> str:
+    """Create the next log generation of the case base at ``root``, empty and durable (file
+    and directory entries synced); returns its relative path (a number above every log
+    file present, so a generation is never reused)."""
+    d = root / "retained"
+    numbers = [int(mt.group(1)) for f in (d.iterdir() if d.is_dir() else ())
+               if (mt := LOG_PATH_RE.match(f"retained/{f.name}"))]
+    rel = log_file(max(numbers, default=-1) + 1)
+    d.mkdir(parents=True, exist_ok=True)
+    fd = os.open(root / rel, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    fsync_dir(d)
+    fsync_dir(root)
+    return rel
 
 
 Chunk = tuple[np.ndarray, RowBatch]  # case ids and their rows
@@ -93,18 +126,35 @@ def _encode(chunks: Mapping[str, Chunk]) -> bytes:
         blobs.append(np.ascontiguousarray(b.features, dtype="<f4").tobytes())
         blobs.append(np.ascontiguousarray(b.outcomes, dtype="<f8").tobytes())
     head = json.dumps(header, separators=(",", ":")).encode("utf-8")
-    return struct.pack("<I", len(head)) + head + b"".join(blobs)
+    return _U32.pack(len(head)) + head + b"".join(blobs)
 
 
-def _decode(payload: bytes, where: str) -> dict[str, Chunk]:
+def _payload_size(header: Any, hlen: int) -> int:
+    """The payload size a record's JSON header describes (raises ``ValueError`` if it
+    describes none): the header, then per street n*d float32 features and n float64 outcomes."""
+    if not isinstance(header, list):
+        raise ValueError("the header is not a list of streets")
+    size = _U32.size + hlen
+    for h in header:
+        n, d = h["n"], h["d"]
+        if type(n) is not int or type(d) is not int or n < 1 or d < 1:
+            raise ValueError("bad row or feature count")
+        size += 4 * n * d + 8 * n
+    return size
+
+
+def _decode(payload: bytes) -> dict[str, Chunk]:
+    """The chunks of a record's payload; raises ``ValueError`` naming what is wrong."""
     try:
-        (hlen,) = struct.unpack_from("<I", payload, 0)
+        (hlen,) = _U32.unpack_from(payload, 0)
         header = json.loads(payload[4:4 + hlen].decode("utf-8"))
+        if _payload_size(header, hlen) != len(payload):
+            raise ValueError("the header describes another size")
         pos = 4 + hlen
         out: dict[str, Chunk] = {}
         for h in header:
             st, n, d = h["street"], int(h["n"]), int(h["d"])
-            if st not in STREETS or st in out or n < 1 or d < 1:
+            if st not in STREETS or st in out:
                 raise ValueError(f"bad street entry {st!r}")
             X = np.frombuffer(payload, dtype="<f4", count=n * d, offset=pos).reshape(n, d).astype(np.float32)
             pos += 4 * n * d
@@ -117,11 +167,119 @@ def _decode(payload: bytes, where: str) -> dict[str, Chunk]:
                 raise ValueError("column lengths differ")
             ids = np.arange(int(h["first_id"]), int(h["first_id"]) + n, dtype=np.int64)
             out[st] = (ids, RowBatch(X, actions, outcomes, meta, times))
-        if pos != len(payload):
-            raise ValueError("trailing bytes")
         return out
-    except (ValueError, KeyError, TypeError, struct.error, UnicodeDecodeError) as exc:
-        raise CaseBaseError(f"{where}: unreadable record ({exc})") from None
+    except (ValueError, KeyError, TypeError, AttributeError, struct.error, UnicodeDecodeError) as exc:
+        raise ValueError(f"unreadable record ({exc})") from None
+
+
+_NOT_A_RECORD = "bytes that are not a record (no record marker)"
+
+
+def _torn_payload(body: bytes, n: int) -> str | None:
+    """None if ``body`` (shorter than ``n``) can be the start of an ``n``-byte payload being
+    written; else why not. Checked as far as the bytes go: the header length fits in ``n``,
+    and once the JSON header is all there, it reads and describes exactly ``n`` bytes."""
+    if len(body) < _U32.size:
+        return None
+    (hlen,) = _U32.unpack_from(body)
+    if _U32.size + hlen > n:
+        return f"its length field says {n} bytes, less than its own header"
+    if len(body) < _U32.size + hlen:
+        return None
+    try:
+        size = _payload_size(json.loads(body[4:4 + hlen].decode("utf-8")), hlen)
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+        return f"its length field says {n} bytes, and its header is unreadable"
+    if size != n:
+        return f"its length field says {n} bytes, its header describes {size} (a damaged length, not a crash)"
+    return None
+
+
+def _record_at(data: bytes, pos: int) -> int | str | None:
+    """What starts at ``data[pos:]``: the size of a complete record whose CRC holds (int),
+    None for a torn tail (see the module docstring), or why it is damage (str)."""
+    rest = len(data) - pos
+    if rest < _HEAD.size or data[pos:pos + 4] != MAGIC:
+        if not data[pos:].strip(b"\0"):
+            return None  # zeros to the end: grown but never written (a power cut)
+        if rest < _HEAD.size and data[pos:pos + 4] == MAGIC[:min(rest, 4)]:
+            if rest < 8 or _U32.size <= _U32.unpack_from(data, pos + 4)[0] <= MAX_RECORD:
+                return None  # a header cut short
+            return f"impossible record length {_U32.unpack_from(data, pos + 4)[0]}"
+        return _NOT_A_RECORD
+    _, n, crc = _HEAD.unpack_from(data, pos)
+    if not _U32.size <= n <= MAX_RECORD:
+        return f"impossible record length {n}"
+    body = data[pos + _HEAD.size:pos + _HEAD.size + n]
+    if len(body) < n:
+        return _torn_payload(body, n)
+    if zlib.crc32(body) != crc:
+        return "its checksum fails on a complete record (not a crash: damage)"
+    return _HEAD.size + n
+
+
+@dataclass
+class LogScan:
+    """What :func:`scan_log` found: ``records`` (byte offset and chunks of each sound record,
+    in order), ``end`` (the offset after the last of them), ``next_id``, ``torn`` (bytes of
+    a torn tail after ``end``) and ``damage`` (``(offset, why)`` of the first damage; the
+    records before it are sound, nothing after it is read)."""
+
+    records: list[tuple[int, dict[str, Chunk]]] = field(default_factory=list)
+    end: int = 0
+    next_id: int = 0
+    torn: int = 0
+    damage: tuple[int, str] | None = None
+
+
+def scan_log(data: bytes, next_id: int, *, offset: int = 0) -> LogScan:
+    """Walk the records of ``data`` (the log's bytes from byte ``offset``), whose case ids
+    must run on from ``next_id``; stops at a torn tail or at the first damage.
+
+    >>> import numpy as np
+    >>> from cbr.store.parts import row_batch
+    >>> payload = _encode({"flop": (np.arange(3, 4), row_batch(["x"], [[0.5]], "c"))})
+    >>> record = _HEAD.pack(MAGIC, len(payload), zlib.crc32(payload)) + payload
+    >>> s = scan_log(record + record[:7], next_id=3)
+    >>> len(s.records), s.end == len(record), s.torn, s.damage
+    (1, True, 7, None)
+    >>> bad = bytearray(record); bad[6] ^= 0x10         # a flipped length bit: points past the end
+    >>> scan_log(bytes(bad) + record, next_id=3).damage
+    (0, 'its length field says 1048..., its header describes 2... (a damaged length, not a crash)')
+    """
+    scan = LogScan(end=offset, next_id=next_id)
+    pos = 0
+    while pos < len(data):
+        at = offset + pos
+        size = _record_at(data, pos)
+        if size is None:
+            scan.torn = len(data) - pos
+            break
+        if isinstance(size, str):
+            scan.damage = (at, size)
+            break
+        try:
+            chunks = _decode(data[pos + _HEAD.size:pos + size])
+        except ValueError as exc:
+            scan.damage = (at, str(exc))
+            break
+        ids = sorted(int(i) for c_ids, _ in chunks.values() for i in c_ids)
+        if ids != list(range(scan.next_id, scan.next_id + len(ids))):
+            scan.damage = (at, f"its case ids do not follow {scan.next_id - 1}")
+            break
+        scan.records.append((at, chunks))
+        scan.next_id += len(ids)
+        pos += size
+        scan.end = offset + pos
+    return scan
+
+
+def damage_error(path: Path, at: int, why: str, sound: int) -> CaseBaseError:
+    """The one-line error of damage at byte ``at`` of the log ``path`` (``sound``: records before it)."""
+    root = path.parent.parent if path.parent.name == "retained" else path.parent
+    before = "1 record before it is" if sound == 1 else f"{sound} records before it are"
+    return CaseBaseError(f"retention log {path}: damaged record at byte {at}: {why}; {before} sound: "
+                         f"`cbr casebase repair {root}` keeps them and moves the rest aside")
 
 
 class RetentionLog:
@@ -153,7 +311,8 @@ class RetentionLog:
 
     def refresh(self) -> dict[str, list[Chunk]]:
         """Read the records committed since the last call; returns them per street. A
-        missing file is an empty log (created by the first append)."""
+        missing file is an empty log (created by the first append). Raises
+        :class:`CaseBaseError` at damage (see the module docstring)."""
         new: dict[str, list[Chunk]] = {s: [] for s in STREETS}
         try:
             fh = open(self.path, "rb")
@@ -163,45 +322,49 @@ class RetentionLog:
             raise CaseBaseError(f"cannot read the retention log {self.path}: {exc.strerror or exc}") from None
         with fh:
             size = os.fstat(fh.fileno()).st_size
+            if size < self.end:
+                raise self._shrunk(size)
             fh.seek(self.end)
             data = fh.read(size - self.end)
-        pos = 0
-        self.torn = False
-        where = f"retention log {self.path}"
-        while pos < len(data):
-            at = self.end + pos
-            if pos + _HEAD.size > len(data):
-                self.torn = True
-                break
-            magic, n, crc = _HEAD.unpack_from(data, pos)
-            body = data[pos + _HEAD.size: pos + _HEAD.size + n]
-            last = pos + _HEAD.size + n >= len(data)
-            if magic != MAGIC or n > MAX_RECORD or len(body) < n or zlib.crc32(body) != crc:
-                if (last and magic == MAGIC) or not data[pos:].strip(b"\0"):
-                    self.torn = True  # the last record cut by a crash (or a zero-filled tail): not committed
-                    break
-                raise CaseBaseError(f"{where}: damaged record at byte {at} with committed records after it; "
-                                    f"the case base is damaged")
-            chunks = _decode(body, f"{where} (byte {at})")
-            ids_all = sorted(int(i) for ids, _ in chunks.values() for i in ids)
-            if ids_all != list(range(self.next_id, self.next_id + len(ids_all))):
-                raise CaseBaseError(f"{where}: the case ids of the record at byte {at} do not follow "
-                                    f"{self.next_id - 1}; the case base is damaged")
+        scan = scan_log(data, self.next_id, offset=self.end)
+        if scan.damage is not None:
+            raise damage_error(self.path, *scan.damage, self.records + len(scan.records))
+        for _, chunks in scan.records:
             for s, chunk in chunks.items():
                 new[s].append(chunk)
                 self.chunks[s].append(chunk)
                 self.rows[s] += len(chunk[1])
-            if ids_all:
-                self.next_id = ids_all[-1] + 1
-            self.records += 1
-            pos += _HEAD.size + n
-        self.end += pos
+        self.records += len(scan.records)
+        self.next_id = scan.next_id
+        self.end = scan.end
+        self.torn = scan.torn > 0
         return new
+
+    def _shrunk(self, size: int) -> CaseBaseError:
+        return CaseBaseError(f"retention log {self.path}: {size} bytes, shorter than the {self.end} bytes read "
+                             f"before: it was replaced (repaired?) meanwhile; open the case base again")
+
+    def _cut_torn_tail(self, fd: int) -> None:
+        """Cut what follows the records read, if it is a torn tail; refuse anything else."""
+        size = os.fstat(fd).st_size
+        if size == self.end:
+            return
+        if size < self.end:
+            raise self._shrunk(size)
+        tail = os.pread(fd, size - self.end, self.end)
+        what = _record_at(tail, 0)
+        if isinstance(what, int):
+            raise CaseBaseError(f"retention log {self.path}: a record at byte {self.end} was committed by another "
+                                f"writer and not read by this one; refresh before appending")
+        if isinstance(what, str):
+            raise damage_error(self.path, self.end, what, self.records)
+        os.ftruncate(fd, self.end)  # a torn tail left by a killed writer
 
     def append(self, chunks: Mapping[str, Chunk]) -> None:
         """Commit one record (call with the case base's write lock held, after
-        :meth:`refresh`): truncate a torn tail, write, ``fsync`` if ``sync_every`` has passed.
-        The case ids (contiguous per street) must run on from :attr:`next_id`."""
+        :meth:`refresh`): cut a torn tail, write, ``fsync`` if ``sync_every`` has passed.
+        The case ids (contiguous per street) must run on from :attr:`next_id`; a record
+        holds at most :data:`MAX_RECORD` bytes."""
         ids = sorted(int(i) for c_ids, _ in chunks.values() for i in c_ids)
         if not ids:
             return
@@ -211,13 +374,15 @@ class RetentionLog:
             if len(c_ids) and list(c_ids) != list(range(int(c_ids[0]), int(c_ids[0]) + len(c_ids))):
                 raise CaseBaseError(f"retention log {self.path}: a street's case ids must be contiguous in a record")
         payload = _encode(chunks)
+        if len(payload) > MAX_RECORD:
+            raise CaseBaseError(f"retention log {self.path}: {len(ids)} cases make a record of {len(payload)} bytes, "
+                                f"above the {MAX_RECORD} one commit may hold; append fewer cases at a time")
         record = _HEAD.pack(MAGIC, len(payload), zlib.crc32(payload)) + payload
         created = not self.path.exists()
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o644)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
-            if os.fstat(fd).st_size != self.end:
-                os.ftruncate(fd, self.end)  # drop a torn tail left by a killed writer
+            self._cut_torn_tail(fd)
             os.lseek(fd, self.end, os.SEEK_SET)
             view = memoryview(record)
             while view:

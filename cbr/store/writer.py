@@ -12,14 +12,22 @@ target). The layout it writes is described in :mod:`cbr.store.casebase`.
 ...     pass
 >>> os.listdir(root)                                     # no case base, no leftovers
 []
+
+A write that fails (a full disk, a file-size limit: whatever DuckDB, faiss, pyarrow or numpy
+raise for it) is one :class:`CaseBaseError` naming the case base and the OS's reason
+(:func:`write_failure`), and leaves nothing behind either.
 """
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
+import resource
 import shutil
+import sys
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Optional
 
@@ -27,7 +35,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from cbr.errors import CaseBaseError
+from cbr.errors import CaseBaseError, CBRError
 from cbr.game.decision import DecisionPoint
 from cbr.game.gamedef import STREETS, GameDef
 from cbr.plugins import load_feature_set
@@ -55,9 +63,63 @@ from cbr.store.parts import (
     write_part,
 )
 
-__all__ = ["CaseBaseWriter", "SIMILARITY_FILE"]
+__all__ = ["CaseBaseWriter", "SIMILARITY_FILE", "write_failure"]
 
 SIMILARITY_FILE = "similarity.toml"
+#: Free bytes below which a failed write on the target's file system is taken for a full disk.
+LOW_SPACE = 1 << 20
+#: What the OS answers a write that cannot be done (as in "No space left on device").
+_DISK_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, errno.EROFS)
+_DISK_TEXTS = tuple(os.strerror(e) for e in _DISK_ERRNOS)
+
+
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        yield exc
+        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
+
+
+def write_failure(exc: BaseException, folder: str | os.PathLike[str]) -> str | None:
+    """Why writing files into ``folder`` failed, in the OS's words, when ``exc`` (raised by
+    Python, numpy, pyarrow, DuckDB or faiss while writing there) is a failed write: an OS
+    error number (no space, quota, file too large...) or its text, else a file system with
+    less than :data:`LOW_SPACE` bytes free, else a file-size limit (``ulimit -f``) in force,
+    else any ``OSError``'s own reason. None for anything else (not a write failure).
+
+    >>> write_failure(OSError(errno.ENOSPC, "No space left on device"), ".")
+    'no space left on device'
+    >>> write_failure(KeyError("x"), ".") is None   # plenty of room here, no limit: not a write failure
+    True
+    """
+    chain = list(_chain(exc))
+    for e in chain:
+        if isinstance(e, OSError) and e.errno in _DISK_ERRNOS:
+            return os.strerror(e.errno).lower()
+    for e in chain:
+        text = str(e)
+        for known in _DISK_TEXTS:
+            if known in text:
+                return known.lower()
+    if not any(isinstance(e, (OSError, RuntimeError)) or type(e).__module__.startswith(("duckdb", "_duckdb"))
+               for e in chain):
+        return None
+    try:
+        st = os.statvfs(folder)
+        free = st.f_bavail * st.f_frsize
+    except OSError:
+        free = None
+    if free is not None and free < LOW_SPACE:
+        return f"no space left on device ({free:,} bytes free)"
+    soft = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    if soft != resource.RLIM_INFINITY:
+        return f"file size limit reached (ulimit -f: {soft:,} bytes)"
+    for e in chain:
+        if isinstance(e, OSError):
+            text = e.strerror or str(e).strip() or type(e).__name__
+            return text.splitlines()[0].lower()
+    return None
 
 
 def _sha256(path: Path) -> str:
@@ -66,6 +128,44 @@ def _sha256(path: Path) -> str:
         for block in iter(lambda: fh.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+@contextmanager
+def _native_stderr_held() -> Iterator[None]:
+    """Hold what is written to file descriptor 2 during the block (faiss prints "file ...
+    close error: No space left on device" there itself when a write fails): dropped when
+    the block fails, as its error says the same in one line; written back when it succeeds.
+    Held in memory (``memfd``), never on the disk that may be full; a no-op where that is
+    not available."""
+    try:
+        held = os.memfd_create("cbr-held-stderr")
+    except (AttributeError, OSError):
+        yield
+        return
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError):
+        os.close(held)
+        yield
+        return
+    os.dup2(held, 2)
+    ok = False
+    try:
+        yield
+        ok = True
+    finally:
+        try:
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass
+        os.dup2(saved, 2)
+        os.close(saved)
+        if ok:
+            os.lseek(held, 0, os.SEEK_SET)
+            while chunk := os.read(held, 1 << 16):
+                os.write(2, chunk)
+        os.close(held)
 
 
 class CaseBaseWriter:
@@ -137,16 +237,18 @@ class CaseBaseWriter:
                 raise CaseBaseError(f"{target} already exists; pass overwrite=True (or --overwrite) to replace it")
             if not (target / MANIFEST).is_file():
                 raise CaseBaseError(f"{target} exists and is not a case base (no {MANIFEST}); refusing to replace it")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        remove_dead_builds(target.parent)  # temp folders of builds killed before they finished
-        self._tmp = target.parent / f".{target.name}.building-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-        self._tmp.mkdir()
+        with self._writing():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            remove_dead_builds(target.parent)  # temp folders of builds killed before they finished
+            self._tmp = target.parent / f".{target.name}.building-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+            self._tmp.mkdir()
         return self
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
         try:
             if exc_type is None:
-                self._finish()
+                with self._writing():
+                    self._finish()
         except BaseException:
             self._discard()
             raise
@@ -158,6 +260,21 @@ class CaseBaseWriter:
         if self._tmp is not None:
             shutil.rmtree(self._tmp, ignore_errors=True)
             self._tmp = None
+
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """A failed write (:func:`write_failure`) as one :class:`CaseBaseError` naming the case
+        base; the temp directory is removed by the caller (``__exit__``)."""
+        try:
+            yield
+        except CBRError:
+            raise
+        except Exception as exc:
+            reason = write_failure(exc, self.path.parent if self.path.parent.exists() else Path("."))
+            if reason is None:
+                raise
+            kept = "the case base there is unchanged" if (self.path / MANIFEST).is_file() else "nothing was written"
+            raise CaseBaseError(f"cannot write case base {self.path}: {reason}; {kept}") from exc
 
     def _require_open(self) -> Path:
         if self._tmp is None:
@@ -254,7 +371,9 @@ class CaseBaseWriter:
             return
         table = pa.concat_tables(self._buffers[s]) if self._buffers[s] else case_schema(self._names[s]).empty_table()
         rel = part_file(s, len(self._parts[s]))
-        self._parts[s].append(part_entry(rel, table.num_rows, write_part(tmp / rel, table)))
+        with self._writing():
+            written = write_part(tmp / rel, table)
+        self._parts[s].append(part_entry(rel, table.num_rows, written))
         self._buffers[s].clear()
         self._buffered[s] = 0
 
@@ -307,7 +426,8 @@ class CaseBaseWriter:
                     index = new_index(similarity, s)
                     index.fit(X)
                     del X  # the index holds its own copy
-                    m.index[s] = save_index(index, tmp, s)
+                    with _native_stderr_held():
+                        m.index[s] = save_index(index, tmp, s)
                     del index
         _catalog.write_catalog(tmp, m)
         m.catalog = file_checksum(tmp / _catalog.CATALOG)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import socket
 import subprocess
+import threading
 from pathlib import Path
 
 import pytest
@@ -135,6 +136,44 @@ def test_port_in_use_is_one_line(procs: Procs) -> None:
         busy.close()
     assert code == 1 and out == ""
     assert err.count("\n") == 1 and err.startswith(f"error: cannot listen on 127.0.0.1:{port}")
+
+
+def test_a_client_beyond_the_seats_is_told_they_are_taken(procs: Procs) -> None:
+    """A second `cbr play --acpc` to a dealer whose only remote seat is taken got no message
+    and exited 0 with '0 hands': it is told the seat is taken (exit 1) and the match goes on."""
+    dealer, port = procs.dealer("--players", "remote,call", "--hands", 3, "--timeout", WAIT)
+    with socket.create_connection(("127.0.0.1", port), timeout=WAIT) as first:
+        first.sendall(b"VERSION:2.0.0\r\n")
+        assert first.makefile("rb").readline().startswith(b"MATCHSTATE:0:0:")  # seated: the match is on
+        code, out, err = finish(procs.start("play", "--acpc", f"127.0.0.1:{port}", "--timeout", 10))
+        assert dealer.poll() is None  # still dealing to the first client
+    assert code == 1 and out == "", out
+    assert err.startswith(f"error: the dealer at 127.0.0.1:{port} closed the connection before dealing us a hand")
+    assert err.count("\n") == 1 and "every remote seat of this match is taken" in err
+
+
+def test_a_dealer_that_closes_before_dealing_a_hand_is_an_error() -> None:
+    """The reference dealer's way with a client it has no seat for: it reads the handshake and
+    closes. The client says so in one line and exits 1 (it printed '0 hands' and exited 0)."""
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+
+    def serve() -> None:
+        conn, _ = server.accept()
+        with conn:
+            conn.makefile("rb").readline()  # the handshake, then nothing
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        run = subprocess.run(cbr_command() + ["play", "--acpc", f"127.0.0.1:{port}"], capture_output=True, text=True,
+                             timeout=WAIT)
+    finally:
+        thread.join(WAIT)
+        server.close()
+    assert run.returncode == 1 and run.stdout == "", run.stdout
+    assert run.stderr.count("\n") == 1
+    assert run.stderr.startswith(f"error: the dealer at 127.0.0.1:{port} closed the connection before dealing us a hand")
 
 
 def test_two_remote_seats_at_a_three_player_table(procs: Procs, tmp_path: Path) -> None:

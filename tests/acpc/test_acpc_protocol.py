@@ -12,13 +12,12 @@ import pytest
 
 from cbr.acpc.client import parse_address, play_acpc
 from cbr.acpc.dealer import Dealer
-from cbr.acpc.matchstate import parse_matchstate, state_from_matchstate
+from cbr.acpc.matchstate import matchstate_line, parse_matchstate, state_from_matchstate
 from cbr.acpc.protocol import (
     MAX_LINE,
     VERSION_LINE,
     Disconnected,
     LineChannel,
-    matchstate_line,
     parse_answer,
     parse_version,
 )

@@ -22,10 +22,9 @@ from cbr.acpc.matchstate import parse_matchstate, state_from_matchstate
 from cbr.acpc.protocol import VERSION_LINE, acpc_payoffs
 from cbr.errors import ConfigError, ProtocolError
 from cbr.game.gamedef import GameDef, preset
-from cbr.logs.acpc import AcpcParser
+from cbr.logs.acpc import AcpcLogWriter, AcpcParser, acpc_number
 from cbr.logs.record import HandRecord, ParseIssue
 from cbr.logs.replay import replay_hand
-from cbr.logs.writers import AcpcLogWriter, acpc_number
 from cbr.policies import make_policy
 from tests.acpc.support import cbr_command
 from tests.acpc.test_acpc_protocol import WAIT, ScriptedDealer

@@ -18,10 +18,10 @@ from cbr.errors import CBRError, GameError
 from cbr.game.decision import DecisionPoint
 from cbr.game.gamedef import preset
 from cbr.game.situation import situation
+from cbr.logs.acpc import AcpcLogWriter
 from cbr.logs.detect import read_logs
 from cbr.logs.record import HandRecord
 from cbr.logs.replay import replay_hand
-from cbr.logs.writers import AcpcLogWriter
 from cbr.play.match import run_match
 from evaluator_ext.cards import cards_str, parse_cards
 from evaluator_ext.errors import InvalidCardError

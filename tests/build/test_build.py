@@ -17,7 +17,7 @@ import cbr.build.local
 from cbr.build.local import BuildReport, build_casebase
 from cbr.errors import CaseBaseError, CBRError
 from cbr.game.gamedef import STREETS
-from cbr.logs.writers import AcpcLogWriter
+from cbr.logs.acpc import AcpcLogWriter
 from cbr.play.match import run_match
 from cbr.store import CaseBase
 from features.casper import CasperFeatures

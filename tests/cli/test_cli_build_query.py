@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from cbr.acpc.matchstate import from_matchstate
 from cbr.game.gamedef import STREETS, preset
 from cbr.game.situation import situation
-from cbr.logs.writers import AcpcLogWriter
+from cbr.logs.acpc import AcpcLogWriter
 from cbr.play.match import run_match
 from cbr.query.answer import answer
 from cbr.store import CaseBase

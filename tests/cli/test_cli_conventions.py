@@ -23,7 +23,8 @@ from typer.testing import CliRunner
 from cbr.cli import _errors, _options, _output
 from cbr.errors import ConfigError, GameError, OutputPathError
 from cbr.game.spec import load_game
-from cbr.logs.writers import AcpcLogWriter, check_output_path
+from cbr.logs.acpc import AcpcLogWriter
+from cbr.logs.output import check_output_path
 from cbr.play.match import MAX_HANDS, run_match
 from cli import app
 
@@ -173,6 +174,49 @@ def test_sigterm_during_a_match_cleans_up_the_log(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []
 
 
+def stop_a_long_match(tmp_path: Path, sig: int, *args: str) -> tuple[int, str, str]:
+    """A real `cbr match --log` of 10^8 hands, sent ``sig`` once hands have been played (its
+    log's temp file has been flushed); returns (exit code, stdout, stderr)."""
+    code = "import sys; from cli import app; sys.argv[0] = 'cbr'; app()"
+    proc = subprocess.Popen([sys.executable, "-c", code, "match", "-n", "100000000", "--log", str(tmp_path / "m.log"),
+                             *args], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and proc.poll() is None and \
+                not any(p.name.startswith(".m.log.") and p.stat().st_size > 0 for p in tmp_path.iterdir()):
+            time.sleep(0.05)
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    return proc.returncode, out, err
+
+
+def test_ctrl_c_during_a_match_prints_the_result_so_far(tmp_path: Path) -> None:
+    """Ctrl-C printed only 'interrupted': the result of the hands played comes first (exit 130)."""
+    code, out, err = stop_a_long_match(tmp_path, signal.SIGINT, "-p", "random,call")
+    assert code == 130 and err.strip() == "interrupted", err
+    title = re.search(r"holdem\.limit\.2p: ([0-9]+) hands, seed 0 \(interrupted\)", out)
+    assert title and int(title.group(1)) > 0, out
+    assert "random" in out and "call" in out and "sb/h" in out and "± 95%" in out
+    assert "no log written" in out
+    assert list(tmp_path.iterdir()) == []  # the log: whole or not at all
+
+
+def test_sigterm_during_a_match_prints_the_partial_json(tmp_path: Path) -> None:
+    """SIGTERM (exit 143) with --json: the JSON of the whole deals played, flagged interrupted."""
+    code, out, err = stop_a_long_match(tmp_path, signal.SIGTERM, "-p", "random,call,lag", "--duplicate", "--json")
+    assert code == 143 and err.strip() == "terminated", err
+    result = json.loads(out)
+    assert result["interrupted"] is True and result["duplicate"] is True
+    hands = result["hands"]
+    assert hands > 0 and hands % 3 == 0 and result["deals"] == hands // 3
+    assert [p["hands"] for p in result["players"]] == [hands] * 3
+    assert abs(sum(p["total"] for p in result["players"])) < 1e-9
+    assert list(tmp_path.iterdir()) == []
+
+
 # ---- output paths -------------------------------------------------------------------
 def test_log_under_a_regular_file_is_one_line(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("x")
@@ -260,6 +304,66 @@ def test_phh_log_folder_is_not_created_under_a_missing_folder(tmp_path: Path) ->
     line = one_error_line(cbr("match", "-p", "random,call", "-n", "2", "--log-format", "phh",
                               "--log", tmp_path / "missing" / "hands"))
     assert "does not exist" in line and not (tmp_path / "missing").exists()
+
+
+#: Every command's output option, as (name, arguments with OUT for the output, folder output?).
+OUTPUTS = [
+    ("build", ["build", "{log}", "-o", "OUT"], True),
+    ("casebase merge", ["casebase", "merge", "default", "default", "-o", "OUT"], True),
+    ("abstraction build", ["abstraction", "build", "--kind", "uniform", "--metric", "hs", "--buckets", "2",
+                           "--samples", "1", "-o", "OUT"], True),
+    ("tune", ["tune", "default", "-g", "1", "--population", "1", "--folds", "2", "--max-decisions", "100",
+              "-o", "OUT"], False),
+    ("train predictor", ["train", "predictor", "{log}", "--folds", "2", "-o", "OUT"], False),
+    ("train network", ["train", "network", "{log}", "--folds", "2", "-o", "OUT"], False),
+    ("train cfr", ["train", "cfr", "-a", "h_hs2_4", "-n", "1", "-o", "OUT"], False),
+    ("match --log", ["match", "-p", "random,call", "-n", "2", "--log", "OUT"], False),
+    ("serve-dealer --log", ["serve-dealer", "-p", "random,call", "-n", "2", "--log", "OUT"], False),
+]
+
+
+def run_with_output(args: list[str], out: Path, small_log: Path):
+    return cbr(*[str(out) if a == "OUT" else a.format(log=small_log) for a in args])
+
+
+@pytest.mark.parametrize("name, args, folder", OUTPUTS, ids=[o[0] for o in OUTPUTS])
+def test_every_output_needs_an_existing_folder(name, args, folder, small_log: Path, tmp_path: Path) -> None:
+    """One rule for every -o/--out/--log: a missing folder is an error (exit 1, one line),
+    never created; a path under a regular file is an error."""
+    line = one_error_line(run_with_output(args, tmp_path / "missing" / "deeper" / "out", small_log))
+    assert f"folder {tmp_path / 'missing'} does not exist (create it first)" in line
+    assert not (tmp_path / "missing").exists()
+    (tmp_path / "file").write_text("kept")
+    line = one_error_line(run_with_output(args, tmp_path / "file" / "out", small_log))
+    assert f"{tmp_path / 'file'} is a file, not a folder" in line
+    assert (tmp_path / "file").read_text() == "kept"
+
+
+@pytest.mark.parametrize("name, args, folder", [o for o in OUTPUTS if o[0] != "train cfr"],
+                         ids=[o[0] for o in OUTPUTS if o[0] != "train cfr"])
+def test_every_existing_output_needs_overwrite(name, args, folder, small_log: Path, tmp_path: Path) -> None:
+    """An existing output is refused (exit 1, one line naming --overwrite) and left as it was.
+    (`train cfr` replaces its own strategy file on --resume: its rule is the trainer's.)"""
+    out = tmp_path / "out"
+    if folder:
+        out.mkdir()
+        (out / "note").write_text("kept")
+    else:
+        out.write_text("kept")
+    line = one_error_line(run_with_output(args, out, small_log))
+    assert str(out) in line and "--overwrite" in line
+    assert (out / "note" if folder else out).read_text() == "kept"
+
+
+def test_a_case_base_may_go_straight_into_the_casebases_home(small_log: Path, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """`-o casebases/NAME` (README's form) works from a folder without ./casebases (the home of
+    case bases named by a bare name, as --retain-into NAME makes it); deeper folders do not."""
+    monkeypatch.chdir(tmp_path)
+    assert cbr("build", small_log, "-o", "casebases/mine").exit_code == 0
+    assert (tmp_path / "casebases" / "mine" / "manifest.json").is_file()
+    line = one_error_line(cbr("build", small_log, "-o", "elsewhere/mine"))
+    assert "folder elsewhere does not exist" in line and not (tmp_path / "elsewhere").exists()
 
 
 # ---- build --similarity and --game ---------------------------------------------------
@@ -404,6 +508,61 @@ def test_wide_tables_split_instead_of_cropping() -> None:
     for x in numbers:
         assert f"{x:.4g}" in text
     assert "…" not in text and text.count("hand_strength") >= 2
+
+
+def _rendered(table, width: int) -> str:
+    from rich.console import Console
+
+    console = Console(width=width, record=True, file=open(os.devnull, "w"))
+    console.print(table)
+    return console.export_text()
+
+
+def _whole(text: str, width: int) -> bool:
+    """No line wider than ``width``, nothing elided, every table closed on its right edge."""
+    lines = text.splitlines()
+    return (max(len(line) for line in lines) <= width and "…" not in text
+            and all(line.rstrip()[-1] in "┓┃┩│┘" for line in lines if line[:1] in "┏┃┡│└"))
+
+
+@pytest.mark.parametrize("width", [40, 80, 120])
+def test_numbers_survive_headers_wider_than_the_table(width: int) -> None:
+    """Random tables (seeded): headers of every length, up to twice the width, over numbers and
+    text; every number is printed whole, nothing is cropped or elided."""
+    import random
+
+    rng = random.Random(width)
+    for _ in range(300):
+        n = rng.randint(1, 7)
+        heads = ["h" * rng.randint(1, 2 * width) for _ in range(n)]
+        kinds = ["n" if rng.random() < 0.6 else "t" for _ in range(n)]
+        rows = [[rng.randint(0, 10 ** rng.randint(1, 9)) if k == "n" else "t" * rng.randint(1, 90) for k in kinds]
+                for _ in range(rng.randint(1, 3))]
+        text = _rendered(_output.rich_table("t", heads, rows, width=width), width)
+        assert _whole(text, width), (heads, rows, text)
+        for row in rows:
+            for value, kind in zip(row, kinds):
+                assert kind == "t" or str(value) in text, (value, heads, text)
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT count(*) AS a_very_long_column_name_indeed_for_the_number_of_cases_in_the_whole_case_base FROM cases",
+    "SELECT street, count(*) AS a_very_long_column_name_indeed_for_the_number_of_cases_on_each_street, "
+    "avg(hand_strength) AS mean_hand_strength FROM cases GROUP BY street ORDER BY street",
+    "SELECT street AS the_street_of_the_cases_counted_with_a_name_long_enough_to_fill_a_line, "
+    "count(*) AS a_very_long_column_name_indeed FROM cases GROUP BY street ORDER BY street",
+])
+def test_sql_numbers_print_under_long_headers_at_80_columns(sql: str) -> None:
+    """`cbr casebase inspect --sql`: a number column whose header is wider than the room left
+    prints every number whole at 80 columns (it used to print blanks or cut digits)."""
+    rows = json.loads(cbr("casebase", "inspect", "default", "--sql", sql, "--json").stdout)
+    result = cbr("casebase", "inspect", "default", "--sql", sql, env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    assert _whole(result.stdout, 80), result.stdout
+    numbers = [v for row in rows for v in row.values() if isinstance(v, (int, float))]
+    assert numbers
+    for v in numbers:
+        assert (f"{v:.4g}" if isinstance(v, float) else str(v)) in result.stdout, (v, result.stdout)
 
 
 # ---- start-up -------------------------------------------------------------------------

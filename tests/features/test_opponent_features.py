@@ -18,9 +18,9 @@ from cbr.errors import ConfigError, GameError
 from cbr.game import preset
 from cbr.game.decision import DecisionPoint
 from cbr.game.gamedef import STREETS
+from cbr.logs.acpc import AcpcLogWriter
 from cbr.logs.detect import parse_source, scan_logs
 from cbr.logs.record import HandRecord
-from cbr.logs.writers import AcpcLogWriter
 from cbr.models.player_model import ATTRIBUTES, DEFAULTS, PlayerModels
 from cbr.models.store import ModelStore
 from cbr.models.tracker import OpponentTracker

@@ -8,8 +8,10 @@ import pytest
 
 from cbr.errors import LogFormatError
 from cbr.game import GameDef, preset
+from cbr.logs.acpc import AcpcLogWriter, acpc_state_line
+from cbr.logs.output import open_log
+from cbr.logs.phh import PhhLogWriter, phh_player_order
 from cbr.logs.record import Action, HandRecord, ParseIssue
-from cbr.logs.writers import AcpcLogWriter, PhhLogWriter, acpc_state_line, open_log, phh_player_order
 from cbr.play.match import run_match
 from tests.conftest import require_module
 
@@ -125,6 +127,25 @@ def test_phh_log_round_trips_through_the_phh_parser(tmp_path, players):
     for mine, back in zip(records, hands):
         assert back.board == mine.board
         assert by_name(back) == by_name(mine)
+
+
+@pytest.mark.parametrize("players", [["random", "raise"], ["random", "call", "raise", "lag"]])
+def test_each_format_dumps_what_its_writer_writes_and_loads_it_back(tmp_path, players):
+    """One module per format reads and writes it: dumps is the writer's text, loads reads it back."""
+    from cbr.logs import acpc, phh
+
+    _, records = play(players, 40, path_acpc=tmp_path / "m.log", path_phh=tmp_path / "m.phhs")
+    assert acpc.dumps(records) == (tmp_path / "m.log").read_text()
+    assert phh.dumps(records) == (tmp_path / "m.phhs").read_text()
+    back = acpc.loads(acpc.dumps(records))
+    assert [(r.hand_id, r.game, r.players, r.hole_cards, r.board, r.payoffs) for r in back] == \
+           [(r.hand_id, r.game, r.players, r.hole_cards, r.board, r.payoffs) for r in records]
+    assert [[(a.street, a.position, a.kind) for a in r.actions] for r in back] == \
+           [[(a.street, a.position, a.kind) for a in r.actions] for r in records]
+    back = phh.loads(phh.dumps(records))
+    assert [(by_name(r), r.board) for r in back] == [(by_name(r), r.board) for r in records]
+    with pytest.raises(LogFormatError, match="<text>:1"):
+        acpc.loads("STATE:0:garbage\n")
 
 
 def test_phh_directory_holds_one_file_per_hand(tmp_path):

@@ -219,14 +219,23 @@ def test_store_round_trip(tmp_path: Path) -> None:
 
 
 def test_build_adds_to_the_store_and_reset_empties_it(tmp_path: Path) -> None:
+    # Two logs of the same two players (the real log cut in halves): the second build adds
+    # to the histories. (Issue 16: building the *same* log twice used to double every count
+    # here; a log already read is now skipped, see test_model_store_sources.py.)
     log = shared_path("acpc", "dealer_example_limit", "2p.limit.h1000.r0.log")
+    lines = log.read_text().splitlines(keepends=True)
+    head = [ln for ln in lines if ln.startswith("#")]
+    body = [ln for ln in lines if ln.startswith("STATE:")]
+    halves = [tmp_path / "first.log", tmp_path / "second.log"]
+    halves[0].write_text("".join(head + body[:len(body) // 2]))
+    halves[1].write_text("".join(head + body[len(body) // 2:]))
     path = tmp_path / "p.duckdb"
-    first = build_store([log], path)
-    again = build_store([log], path)
-    assert [m.hands for m in inspect_store(path)] == [2 * first.hands] * 2
+    first = build_store([halves[0]], path)
+    again = build_store([halves[1]], path)
+    assert [m.hands for m in inspect_store(path)] == [first.hands + again.hands] * 2
     assert again.players_in_store == 2
     build_store([log], path, reset=True)
-    assert [m.hands for m in inspect_store(path)] == [first.hands] * 2
+    assert [m.hands for m in inspect_store(path)] == [first.hands + again.hands] * 2 == [len(body)] * 2
 
 
 _WRITER = r"""

@@ -14,10 +14,10 @@ from typer.testing import CliRunner
 
 from cbr.build.local import build_casebase
 from cbr.game import HandState, preset
+from cbr.logs.acpc import AcpcLogWriter
 from cbr.logs.detect import read_logs
 from cbr.logs.record import HandRecord
 from cbr.logs.replay import replay
-from cbr.logs.writers import AcpcLogWriter
 from cbr.models.predictor import (
     INPUT_NAMES,
     LOG_LOSS_CLIP,

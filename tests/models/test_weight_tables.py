@@ -281,7 +281,7 @@ def _folded_hand():
 @pytest.fixture(scope="module")
 def small_predictor(tmp_path_factory) -> Path:
     """A predictor trained on a real (written) self-play log of lag and hs."""
-    from cbr.logs.writers import AcpcLogWriter
+    from cbr.logs.acpc import AcpcLogWriter
     from cbr.models.predictor import train_predictor
 
     folder = tmp_path_factory.mktemp("ann")

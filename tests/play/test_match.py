@@ -202,6 +202,42 @@ def test_progress_counts_every_hand():
     assert sum(ticks) == 123
 
 
+class CallThenStop(AlwaysCallPolicy):
+    """Calls like ``call`` until it is asked to act in hand ``stop`` or later: then Ctrl-C."""
+
+    def __init__(self, stop: int) -> None:
+        super().__init__()
+        self.stop = stop
+        self.stopped_in: int | None = None
+
+    def act(self, dp, rng):
+        if int(dp.hand_id) >= self.stop:
+            self.stopped_in = int(dp.hand_id)
+            raise KeyboardInterrupt
+        return super().act(dp, rng)
+
+
+@pytest.mark.parametrize("duplicate", [False, True])
+def test_an_interrupted_match_carries_the_result_of_the_hands_it_finished(duplicate, tmp_path):
+    """Ctrl-C in a long match: the exception carries the result so far (whole deals in
+    duplicate mode), the same result a match of that many hands gives; the log is not written."""
+    from cbr.logs.acpc import AcpcLogWriter
+    from cbr.play.match import interrupted_result
+
+    stopper = CallThenStop(37)
+    with pytest.raises(KeyboardInterrupt) as caught:
+        with AcpcLogWriter(tmp_path / "m.log") as log:
+            run_match(["random", "lag", stopper], 90, seed=3, duplicate=duplicate, keep_payoffs=True, log=log)
+    partial = interrupted_result(caught.value)
+    assert partial is not None and partial.interrupted and partial.to_dict()["interrupted"] is True
+    finished = stopper.stopped_in // 3 * 3 if duplicate else stopper.stopped_in
+    assert partial.hands == finished > 0 and partial.deals == (finished // 3 if duplicate else finished)
+    same = run_match(["random", "lag", AlwaysCallPolicy()], finished, seed=3, duplicate=duplicate, keep_payoffs=True)
+    assert partial.players == same.players and partial.hand_payoffs == same.hand_payoffs
+    assert "interrupted" not in same.to_dict() and not same.interrupted
+    assert list(tmp_path.iterdir()) == []  # a log is whole or not at all
+
+
 def test_the_hand_strength_bot_beats_the_random_bot():
     # Random folds a third of its hands to any bet and raises trash; the Phase I bot does not.
     r = run_match(["hs", "random"], 2000, duplicate=True, seed=12)

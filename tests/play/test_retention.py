@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cbr.errors import CaseBaseError
+from cbr.errors import CaseBaseError, OutputPathError
 from cbr.game.gamedef import STREETS
 from cbr.logs.replay import replay
 from cbr.play.match import run_match
@@ -66,7 +66,7 @@ def test_match_keeps_own_decisions_and_showdowns_with_outcomes_and_provenance(sm
                                  record.payoffs[dp.position] / record.game.small_bet))
     cb = CaseBase.open(path)
     assert cb.count() - before == r.retained == len(expected) > 0
-    assert cb.manifest.log is not None and cb.manifest.counts["flop"]["total"] == cb.count("flop")  # folded
+    assert cb.manifest.log is not None and cb.manifest.counts["flop"]["total"] == cb.count("flop")  # compacted
     rows = cb.sql("SELECT hand_id, player, street, action, seat, outcome, match_id, opponents, source, "
                   "retained_at FROM cases WHERE source = 'retained'").fetchall()
     streets = {s: i for i, s in enumerate(STREETS)}
@@ -114,6 +114,50 @@ def test_default_casebase_is_never_written(tmp_path: Path, monkeypatch: pytest.M
         assert cb.name == "copy1"
     after = {p.name: p.stat().st_mtime_ns for p in default.rglob("*") if p.is_file()}
     assert after == before
+
+
+def test_retain_into_a_path_means_that_path(small_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--retain-into ./X` made ./casebases/X, and every later run with ./X failed. A path (a
+    separator in it, or a leading '.') is that folder; a bare name is ./casebases/NAME; at
+    every table that retains (match, ACPC dealer, human table)."""
+    from cbr.acpc.dealer import Dealer
+    from cbr.play.human import play_human
+
+    monkeypatch.chdir(tmp_path)
+    bot = f"cbr:casebase={small_copy}"
+    first = run_match([bot, "call"], 3, seed=1, retain_into="./mine")
+    assert (tmp_path / "mine" / "manifest.json").is_file() and not (tmp_path / "casebases").exists()
+    second = run_match([bot, "call"], 3, seed=2, retain_into="./mine")  # the same copy grows
+    with CaseBase.open(tmp_path / "mine") as cb:
+        assert cb.sql("SELECT count(DISTINCT match_id) FROM cases WHERE source = 'retained'").fetchone() == (2,)
+        assert cb.count() == CaseBase.open(small_copy).count() + first.retained + second.retained
+    (tmp_path / "sub").mkdir()
+    Dealer([bot, "call"], 2, seed=3, retain_into="sub/dealt").run()
+    assert (tmp_path / "sub" / "dealt" / "manifest.json").is_file()
+    play_human([bot], 1, read=lambda prompt: "c", show=lambda line: None, retain_into=".person")
+    assert (tmp_path / ".person" / "manifest.json").is_file()
+    run_match([bot, "call"], 2, retain_into="named")
+    assert (tmp_path / "casebases" / "named" / "manifest.json").is_file()
+    with pytest.raises(OutputPathError, match="does not exist"):  # a path's folder must exist
+        run_match([bot, "call"], 2, retain_into="./nowhere/x")
+    assert not (tmp_path / "nowhere").exists()
+
+
+def test_cli_retain_into_a_path_twice(small_copy: Path, tmp_path: Path) -> None:
+    """The second `cbr match --retain-into ./X` grows ./X (it failed when the first made ./casebases/X)."""
+    runs = [subprocess.run([sys.executable, "-m", "cli", "match", "--players", f"cbr:casebase={small_copy},call",
+                            "--hands", "2", "--seed", str(seed), "--retain-into", "./X", "--json"],
+                           capture_output=True, text=True, env=ENV, cwd=tmp_path, timeout=120) for seed in (1, 2)]
+    for run in runs:
+        assert run.returncode == 0, run.stderr
+    ids = {json.loads(run.stdout)["match_id"] for run in runs}
+    with CaseBase.open(tmp_path / "X") as cb:
+        assert {r[0] for r in cb.sql("SELECT DISTINCT match_id FROM cases WHERE source = 'retained'").fetchall()} == ids
+    assert not (tmp_path / "casebases").exists()
+    help_text = subprocess.run([sys.executable, "-m", "cli", "match", "--help"], capture_output=True, text=True,
+                               env=ENV, cwd=tmp_path, timeout=60).stdout
+    help_text = " ".join(help_text.split())
+    assert "a bare name is ./casebases/NAME" in help_text and "starting with '.') is that folder" in help_text
 
 
 def test_retention_needs_a_case_based_bot() -> None:
@@ -207,16 +251,16 @@ def test_a_zero_filled_tail_is_torn_not_damage(tmp_path: Path) -> None:
     assert log.rows["flop"] == 2 and log.torn
 
 
-def test_fold_by_another_handle_keeps_the_writer_consistent(small_copy: Path, tmp_path: Path) -> None:
+def test_compaction_by_another_handle_keeps_the_writer_consistent(small_copy: Path, tmp_path: Path) -> None:
     path = fresh(small_copy, tmp_path)
-    writer, folder = CaseBase.open(path), CaseBase.open(path)
+    writer, compactor = CaseBase.open(path), CaseBase.open(path)
     rows = np.zeros((1, len(writer.feature_names("flop"))), np.float32)
     a = writer.append("flop", rows, "c")
-    assert folder.fold() == 1
+    assert compactor.compact() == 1
     b = writer.append("flop", rows + 0.5, "r")  # follows the new log generation
     assert int(b[0]) == int(a[0]) + 1
     writer.close()
-    folder.close()
+    compactor.close()
     with CaseBase.open(path) as cb:
         c = cb.cases("flop")
         assert c.case_ids[-2:].tolist() == [int(a[0]), int(b[0])] and c.actions[-2:].tolist() == ["c", "r"]

@@ -17,9 +17,9 @@ from cbr.build.local import build_casebase
 from cbr.errors import CaseBaseError
 from cbr.game.gamedef import STREETS
 from cbr.game.situation import situation
+from cbr.logs.acpc import AcpcLogWriter
 from cbr.logs.detect import read_logs
 from cbr.logs.replay import replay
-from cbr.logs.writers import AcpcLogWriter
 from cbr.play.match import run_match
 from cbr.query.answer import QueryAnswer, answer
 from cbr.similarity import default_casper, global_similarity
@@ -188,3 +188,21 @@ def test_empty_street_is_a_case_base_error(tmp_path: Path) -> None:
         assert answer(cb, situation(hole="AsKs")).retrieved == 2
         with pytest.raises(CaseBaseError, match="has no flop cases"):
             answer(cb, situation(hole="AsKs", board="2c7d9s"))
+
+
+def test_query_and_the_cbr_bot_take_one_path(casebase: CaseBase, queries: list) -> None:
+    """`cbr query` and the cbr bot retrieve the same cases and vote the same triple (the bot's
+    made legal), on every street, in both retrieval modes."""
+    from cbr.policies.base import legal_triple
+    from cbr.policies.cbr_policy import CBRPolicy
+
+    modes = set()
+    with CBRPolicy(casebase=str(casebase.path), reuse="max-frequency") as bot:
+        for dp in queries[::3]:
+            ans = answer(casebase, dp)
+            d = bot.decide(dp)
+            assert d.triple == legal_triple(ans.triple, dp.legal)
+            assert tuple(int(i) for i in d.case_ids) == ans.case_ids
+            assert d.fallback == ans.fallback and d.retrieved == ans.retrieved
+            modes.add(ans.fallback)
+    assert modes == {False, True}

@@ -10,8 +10,8 @@ from typer.testing import CliRunner
 
 from cbr.build.local import build_casebase
 from cbr.errors import CaseBaseError
+from cbr.logs.acpc import AcpcLogWriter
 from cbr.logs.replay import replay
-from cbr.logs.writers import AcpcLogWriter
 from cbr.play.match import run_match
 from cbr.query.answer import answer
 from cbr.store import CaseBase
@@ -71,7 +71,7 @@ def test_memory_map_refuses_an_index_behind_the_cases(built: Path, tmp_path: Pat
     shutil.copytree(built, copy)
     dp = next(d for d in situations if d.street == 1 and d.action in ("f", "c", "r"))
     with CaseBase.open(copy) as cb:
-        cb.retain(dp, 1.0)  # retained: the saved flop index no longer covers every case
+        cb.retain_hand([dp], [1.0])  # retained: the saved flop index no longer covers every case
         n = cb.count("flop")
     with CaseBase.open(copy, memory_map=True) as cb:
         with pytest.raises(CaseBaseError, match=f"covers {n - 1} of {n} cases"):

@@ -13,8 +13,10 @@ import pytest
 
 from cbr.errors import ConfigError
 from cbr.game.gamedef import STREETS
-from cbr.query.tune import K_RANGE, WEIGHT_RANGE, mutate, street_losses, tune_similarity
+from cbr.query.evaluate import evaluate_casebase, log_losses
+from cbr.query.tune import K_RANGE, WEIGHT_RANGE, mutate, street_losses, tune_and_report, tune_similarity
 from cbr.similarity import default_casper
+from cbr.stats import cluster_mean_ci
 from cbr.store import CaseBase, CaseBaseWriter
 
 REPO = Path(__file__).resolve().parents[2]
@@ -80,6 +82,36 @@ def test_search_never_loses_to_its_start_and_improves_a_bad_start(learnable: Pat
     cb.close()
 
 
+def test_report_gives_intervals_and_the_paired_change(learnable: Path) -> None:
+    """The report's log-losses are `cbr evaluate`'s on the report seed, each with its 95% half-width
+    over hands; the change is learned minus hand-picked per held-out decision (the same
+    decisions for both), its mean and half-width over hands."""
+    cb = CaseBase.open(learnable)
+    result, report = tune_and_report(cb, generations=1, population=2, folds=2, max_decisions=200, seed=0)
+    rep = report["report"]
+    assert rep["start_loss"] == street_losses(cb, cb.similarity(), folds=2, max_decisions=200, seed=1)
+    assert rep["best_loss"] == street_losses(cb, result.best, folds=2, max_decisions=200, seed=1)
+    evs = [evaluate_casebase(cb, folds=2, similarity=c, seed=1, max_decisions=200, ann=False, details=True)
+           for c in (cb.similarity(), result.best)]
+    cb.close()
+    assert [(d["street"], d["row"]) for d in evs[0].decisions] == [(d["street"], d["row"]) for d in evs[1].decisions]
+    for street in (*STREETS, "all"):
+        picked = [d for d in evs[0].decisions if street in ("all", d["street"])]
+        other = [d for d in evs[1].decisions if street in ("all", d["street"])]
+        y = np.asarray(["fcr".index(d["action"]) for d in picked])
+        start = log_losses(np.asarray([d["knn"] for d in picked]), y)
+        best = log_losses(np.asarray([d["knn"] for d in other]), y)
+        hands = [d["hand"] for d in picked]
+        assert len(set(hands)) < len(hands) or street != "all"     # a hand's decisions on several streets
+        assert rep["start_ci"][street] == pytest.approx(cluster_mean_ci(start.tolist(), hands)[1], rel=1e-9)
+        assert rep["best_ci"][street] == pytest.approx(cluster_mean_ci(best.tolist(), hands)[1], rel=1e-9)
+        change, half = cluster_mean_ci((best - start).tolist(), hands)
+        assert rep["difference"][street] == pytest.approx(change, abs=1e-12)
+        assert rep["difference"][street] == pytest.approx(rep["best_loss"][street] - rep["start_loss"][street],
+                                                          abs=1e-12)
+        assert rep["difference_ci"][street] == pytest.approx(half, rel=1e-9)
+
+
 def test_bad_settings_are_refused(learnable: Path) -> None:
     cb = CaseBase.open(learnable)
     with pytest.raises(ConfigError, match="generations"):
@@ -102,7 +134,7 @@ def test_cli_writes_a_similarity_file_and_reports(learnable: Path, tmp_path: Pat
     assert SimilarityConfig.from_toml(out).street("flop").features == default_casper().street("flop").features
     again = subprocess.run([sys.executable, "-m", "cli", "tune", str(learnable), "-o", str(out)], env=ENV, cwd=REPO,
                            capture_output=True, text=True, timeout=60)
-    assert again.returncode == 2 and "--overwrite" in again.stderr
+    assert again.returncode == 1 and "--overwrite" in again.stderr  # an output-path refusal: exit 1, as every -o
     few = subprocess.run([sys.executable, "-m", "cli", "tune", str(learnable), "--max-decisions", "20",
                           "-o", str(tmp_path / "x.toml")], env=ENV, cwd=REPO, capture_output=True, text=True,
                          timeout=60)

@@ -33,7 +33,7 @@ pytestmark = pytest.mark.skipif(not LINUX, reason="reads /proc to find the worke
 def match_log(tmp_path_factory) -> Path:
     """A generated heads-up dealer log (every hole card shown: every decision is a case),
     long enough that a 2-worker build is still busy when it is killed."""
-    from cbr.logs.writers import AcpcLogWriter
+    from cbr.logs.acpc import AcpcLogWriter
     from cbr.play.match import run_match
 
     path = tmp_path_factory.mktemp("signals") / "hu.log"

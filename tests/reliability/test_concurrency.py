@@ -61,11 +61,12 @@ def test_reader_kept_open_survives_compaction_by_another_process(tmp_path: Path)
         assert proc.stdout is not None and proc.stdout.readline().strip() == "opened"
         with CaseBase.open(tmp_path / "cb") as cb:
             cb.append("flop", _rows(np.random.default_rng(2), "flop", 3), "crc")
+            cb.compact()
             for s in STREETS:
-                cb.compact(s)
+                cb.merge_parts(s)
             retired = {r["file"] for r in cb.manifest.retired}
-        # kept, as the reader may still need them: 3 parts per street, the part the fold
-        # made from the retention log (merged away since) and the folded log itself
+        # kept, as the reader may still need them: 3 parts per street, the part the compaction
+        # made from the retention log (merged away since) and the compacted log itself
         assert len(retired) == 4 * 3 + 2 and sum(f.startswith("retained/") for f in retired) == 1
         assert all((tmp_path / "cb" / f).exists() for f in retired)
         out, err = proc.communicate("go\n", timeout=60)
@@ -80,7 +81,8 @@ def test_reader_kept_open_survives_compaction_by_another_process(tmp_path: Path)
             proc.wait()
     # with no reader left, the next write deletes the retired parts
     with CaseBase.open(tmp_path / "cb") as cb:
-        cb.compact("flop")
+        cb.compact()
+        cb.merge_parts("flop")
         assert cb.manifest.retired == []
     assert not any((tmp_path / "cb" / f).exists() for f in retired)
 
@@ -124,7 +126,8 @@ def test_readers_reopening_per_query_never_fail_during_compactions(tmp_path: Pat
                 s = STREETS[compactions % 4]
                 cb.append(s, _rows(rng, s, 2), "cr")
                 cb.append(s, _rows(rng, s, 1), "f")
-                cb.compact(s)
+                cb.compact()
+                cb.merge_parts(s)
             compactions += 1
         results = []
         for p in readers:

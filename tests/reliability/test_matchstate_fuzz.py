@@ -18,8 +18,8 @@ import pytest
 from cbr.acpc.matchstate import from_matchstate
 from cbr.errors import CBRError
 from cbr.game.gamedef import BOARD_SIZES, preset
+from cbr.logs.acpc import AcpcLogWriter
 from cbr.logs.detect import read_logs
-from cbr.logs.writers import AcpcLogWriter
 from cbr.play.match import run_match
 from evaluator_ext.cards import parse_cards
 from tests.acpc.test_matchstate import decisions, matchstate_of

@@ -31,7 +31,7 @@ REPO = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
 
 #: The player: a cbr bot against `call`, retaining; it prints "hand MATCH HAND_ID" after each
-#: commit, and folds the retention log into parts every 7 hands (so kills also land in folds).
+#: commit, and compacts the retention log into parts every 7 hands (so kills also land in compactions).
 PLAYER = textwrap.dedent("""
     import sys
     import cbr.play.retention as retention
@@ -43,7 +43,7 @@ PLAYER = textwrap.dedent("""
         n = inner(self, record, seats, decisions)
         print("hand", self.match_id, record.hand_id, n, flush=True)
         if self.hands % 7 == 0:
-            self.cb.fold()
+            self.cb.compact()
         return n
     retention.Retainer.hand = hand
     bot = CBRPolicy(casebase=sys.argv[1], seed=int(sys.argv[2]))

@@ -349,7 +349,8 @@ def test_on_disk_catalog_counts_the_manifest_parts_only(tmp_path: Path) -> None:
     make_casebase(tmp_path / "cb", n=30)
     with CaseBase.open(tmp_path / "cb") as cb:
         cb.append("flop", _rows(np.random.default_rng(1), "flop", 4), "ccrf")
-        cb.compact("flop")
+        cb.compact()
+        cb.merge_parts("flop")
     # an orphan left by a crash between writing a part and committing the manifest
     shutil.copy(tmp_path / "cb" / "cases" / "flop" / "part-00002.parquet",
                 tmp_path / "cb" / "cases" / "flop" / "part-00007.parquet")
@@ -379,7 +380,8 @@ APPENDER = textwrap.dedent("""
             cb.index(s)           # grown in memory ...
             cb.save_indexes()     # ... and saved as a new generation
         if k % 5 == 4:
-            cb.compact(s)
+            cb.compact()
+            cb.merge_parts(s)
         k += 1
 """)
 
@@ -460,3 +462,76 @@ def test_sql_first_never_reads_a_damaged_part(pristine: tuple[Path, dict[str, An
             cb.sql("SELECT sum(hand_strength) FROM cases_turn")
     finally:
         cb.close()
+
+
+# ---- a repair killed at every step ------------------------------------------------------------
+REPAIR_KILLED = textwrap.dedent("""
+    import os, signal, sys
+    from cbr.store.verify import repair_casebase
+    limit, calls = int(sys.argv[2]), [0]
+
+    def dying(call):
+        def step(*args, **kwargs):
+            calls[0] += 1
+            if calls[0] == limit:
+                os.kill(os.getpid(), signal.SIGKILL)
+            return call(*args, **kwargs)
+        return step
+
+    for name in ("open", "fsync", "replace", "rename", "unlink", "ftruncate"):
+        setattr(os, name, dying(getattr(os, name)))
+    repair_casebase(sys.argv[1])
+    print(calls[0], flush=True)
+""")
+
+
+def test_repair_killed_at_every_step_leaves_the_old_or_the_repaired_log(tmp_path: Path) -> None:
+    """``cbr casebase repair`` SIGKILLed before each of its file-system calls (every ``open``,
+    ``fsync``, ``replace``... in turn): the log is the damaged one or its sound prefix with
+    the rest already moved aside; the next repair finishes with exactly one aside copy."""
+    template = tmp_path / "template"
+    make_casebase(template, n=10)
+    rng = np.random.default_rng(4)
+    with CaseBase.open(template) as cb:
+        for k in range(40):
+            s = STREETS[k % 4]
+            cb.append(s, _rows(rng, s, 2), "cr")
+        m = cb.manifest
+        good = cb.count()
+    log = template / m.log
+    data = log.read_bytes()
+    junk = rng.integers(1, 256, 777, dtype=np.uint8).tobytes()
+    junk = (b"X" + junk[1:])  # no record starts with X: damage at len(data)
+    log.write_bytes(data + junk)
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+
+    def run(copy: Path, limit: int) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-c", REPAIR_KILLED, str(copy), str(limit)], env=env,
+                              capture_output=True, text=True, timeout=120)
+
+    full = run(shutil.copytree(template, tmp_path / "full"), 0)
+    assert full.returncode == 0, full.stderr
+    steps = int(full.stdout.split()[-1])
+    assert steps >= 6  # the aside file and the log, each written, synced and renamed
+    states = {"old": 0, "repaired": 0}
+    aside = f"{log.name}.damaged-at-{len(data)}"
+    for limit in range(1, steps + 1):
+        copy = shutil.copytree(template, tmp_path / f"k{limit}")
+        killed = run(copy, limit)
+        assert killed.returncode == -signal.SIGKILL, (limit, killed.stderr)
+        now = (copy / m.log).read_bytes()
+        if now == data + junk:
+            states["old"] += 1
+        else:
+            assert now == data, limit  # the sound prefix, never anything between
+            assert (copy / m.log).with_name(aside).read_bytes() == junk, limit
+            states["repaired"] += 1
+        from cbr.store.verify import repair_casebase
+
+        repair_casebase(copy)
+        assert (copy / m.log).read_bytes() == data
+        assert sorted(p.name for p in (copy / "retained").iterdir() if not p.name.startswith(".")) == \
+            sorted([log.name, aside]), limit
+        assert agrees_with_itself(copy) == good
+        assert [p.name for p in (copy / "retained").iterdir() if p.name.startswith(".")] == [], limit
+    assert states["old"] > 0 and states["repaired"] > 0, states

@@ -1,7 +1,7 @@
 """The library never prints: DuckDB's progress bar (written to stdout by DuckDB itself once a
 query runs past ``progress_bar_time``) is off on every connection the library opens.
 
-Found by CI: a slow fold printed bar characters into a retaining player's stdout.
+Found by CI: a slow compaction (then called fold) printed bar characters into a retaining player's stdout.
 """
 from __future__ import annotations
 

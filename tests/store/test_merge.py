@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections import Counter
@@ -155,3 +156,56 @@ def test_cli_merge_json(built: dict[str, Path], tmp_path: Path) -> None:
     info = json.loads(r.stdout)
     assert info["cases"] == CaseBase.open(built["union"]).manifest.next_case_id
     assert cases(tmp_path / "ab") == cases(built["union"])
+
+
+def cases_but_source(path: Path) -> dict[str, Counter]:
+    """Per street, the multiset of cases: every column but the case id and the source's name
+    (a log read under another path has another name, the same checksum)."""
+    with CaseBase.open(path) as cb:
+        out = {}
+        for s in STREETS:
+            t = cb.table(s).drop(["case_id", "source"])
+            out[s] = Counter(zip(*(t.column(c).to_pylist() for c in t.column_names)))
+        return out
+
+
+def test_merging_bases_built_from_a_common_log_warns_and_dedupe_keeps_its_cases_once(
+        built: dict[str, Path], tmp_path: Path) -> None:
+    """Defect 5b: before, the common log's cases were merged twice, silently. Here the 2p log
+    is read again under another name (the same file by checksum) into its own base; merged
+    with the base built from both logs it is warned about, and ``--dedupe`` gives exactly the
+    cases of the base built from both logs. Expected counts come from the separate builds."""
+    logs = shared_path("acpc", "dealer_example_limit")
+    again = tmp_path / "logs" / "again-2p.log"
+    again.parent.mkdir()
+    shutil.copy(logs / "2p.limit.h1000.r0.log", again)
+    build_casebase([again], tmp_path / "a2", workers=2)
+    union, a2 = cases_but_source(built["union"]), cases_but_source(tmp_path / "a2")
+    n_union, n_a2 = (sum(sum(c.values()) for c in x.values()) for x in (union, a2))
+    assert n_a2 > 0 and all(not (a2[s] - union[s]) for s in STREETS)  # the 2p log's cases are in both
+
+    plain = subprocess.run([*CLI, "casebase", "merge", str(built["union"]), str(tmp_path / "a2"), "-o",
+                            str(tmp_path / "plain"), "--json"], capture_output=True, text=True, env=_env(), timeout=300)
+    assert plain.returncode == 0, plain.stderr
+    warned = [line for line in plain.stderr.splitlines() if "share the source" in line]
+    assert len(warned) == 1 and warned[0].startswith("warning: ") and "again-2p.log" in warned[0] \
+        and "2p.limit.h1000.r0.log" in warned[0] and "--dedupe" in warned[0], plain.stderr
+    info = json.loads(plain.stdout)
+    assert info["cases"] == n_union + n_a2 and info["duplicates_dropped"] == 0 and not info["dedupe"]
+    assert [len(e["inputs"]) for e in info["shared_sources"]] == [2]
+    assert any("share the source" in w for w in info["warnings"])
+    assert cases_but_source(tmp_path / "plain") == {s: union[s] + a2[s] for s in STREETS}
+
+    deduped = subprocess.run([*CLI, "casebase", "merge", str(tmp_path / "a2"), str(built["union"]), "-o",
+                              str(tmp_path / "deduped"), "--dedupe"], capture_output=True, text=True, env=_env(),
+                             timeout=300)
+    assert deduped.returncode == 0, deduped.stderr
+    assert "share the source" not in deduped.stderr and f"dropped {n_a2} duplicate cases" in deduped.stdout
+    assert cases_but_source(tmp_path / "deduped") == union
+    with CaseBase.open(tmp_path / "deduped") as cb, CaseBase.open(built["union"]) as cu:
+        assert cb.manifest.counts == cu.manifest.counts
+    # the other order keeps the union's own cases, sources and all
+    report = merge_casebases([built["union"], tmp_path / "a2"], tmp_path / "other", dedupe=True, build_index=False)
+    assert (report.cases, report.duplicates_dropped) == (n_union, n_a2)
+    assert report.shared_sources[0]["dropped"] == n_a2
+    assert cases(tmp_path / "other") == cases(built["union"])

@@ -23,7 +23,7 @@ import pytest
 from cbr.build.local import build_casebase
 from cbr.errors import CaseBaseError
 from cbr.game.gamedef import STREETS, standard_table
-from cbr.logs.writers import AcpcLogWriter
+from cbr.logs.acpc import AcpcLogWriter
 from cbr.play.match import run_match
 from cbr.store import SCHEMA_VERSION, CaseBase, CaseBaseWriter, inspect
 from cbr.store.manifest import file_checksum
@@ -157,8 +157,8 @@ def test_append_and_retain_take_an_optional_outcome(tmp_path: Path, acpc_match: 
         log, _ = acpc_match
         hand = next(h for src in scan_logs([log]) for h in parse_source(src))
         dp = next(d for d in replay(hand) if d.hole is not None)
-        a = cb.retain(dp, outcome=-0.5)
-        b = cb.retain(dp)
+        (a,) = cb.retain_hand([dp], [-0.5])
+        (b,) = cb.retain_hand([dp])
     with CaseBase.open(tmp_path / "cb") as cb:
         got = np.array(cb.cases("flop").outcomes[:7])
         np.testing.assert_array_equal(got, [1.5, np.nan, np.nan, -2.0, 3.0, 3.0, np.nan])

@@ -301,7 +301,7 @@ def test_append_is_visible_everywhere_and_ignores_orphans(tmp_path: Path) -> Non
     assert cb.count("flop") == again.count("flop")  # the appending handle sees it too
     assert cb.sql("SELECT count(*) FROM cases_flop").fetchone() == (again.count("flop"),)
     assert again.manifest.counts["flop"]["r"] == data["flop"][1].count("r")  # in the retention log, not a part
-    assert cb.fold() == 1  # into a part: now the manifest counts it
+    assert cb.compact() == 1  # into a part: now the manifest counts it
     assert CaseBase.open(tmp_path / "cb").manifest.counts["flop"]["r"] == data["flop"][1].count("r") + 1
 
 
@@ -312,10 +312,11 @@ def test_retain_decision_and_compact(tmp_path: Path) -> None:
     cb = CaseBase.open(tmp_path / "cb")
     cb._feature_set = fs  # the stub evaluator instead of the installed one
     for i in range(3):
-        cb.retain(make_dp(1, action="r", hand_id=f"live-{i}"))
+        cb.retain_hand([make_dp(1, action="r", hand_id=f"live-{i}")])
     assert cb.count("flop") == 4 and len(cb.manifest.parts["flop"]) == 1  # three log records, no new part
     before = cb.cases("flop")
-    cb.compact("flop")
+    cb.compact()
+    cb.merge_parts("flop")
     after = CaseBase.open(tmp_path / "cb").cases("flop")
     assert len(CaseBase.open(tmp_path / "cb").manifest.parts["flop"]) == 1
     np.testing.assert_array_equal(after.features, before.features)

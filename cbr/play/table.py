@@ -1,0 +1,340 @@
+"""One table loop: deal from the seeded deck, ask each seat for its action, apply it, settle.
+
+The match runner (:mod:`cbr.play.match`), the ACPC dealer (:mod:`cbr.acpc.dealer`) and the
+human table (:mod:`cbr.play.human`) all play their hands here, so the same seed gives the
+same deals and the same bots' actions at every table.
+
+- **Seats.** ``seats[s]`` is a :class:`Seat`: a policy (:class:`PolicySeat`, its own
+  action stream :func:`act_rng`), a remote ACPC client (the dealer's seat) or the person
+  (the human table's seat). A seat answers ``f``, ``c`` or ``r`` for the decision point it
+  is shown, or :data:`LEAVE` to be folded out of the hand (a person who quits).
+- **Positions.** The button moves one seat per hand: position ``i`` of hand ``k`` is seat
+  ``(i + k) % n`` (:func:`cbr.game.state.seats_for_hand`).
+- **Cards.** Deal ``d`` shuffles a fresh deck with ``random.Random(f"cbr-deal:{seed}:{d}")``
+  (:func:`deal_cards`): position ``i`` gets cards ``2i, 2i+1``, the board the next five.
+- **After the hand.** The retainers keep it (unless a seat left it in the middle), the
+  seats that learn observe it as they may see it (:func:`seen_by`), the log gets the full
+  record, in that order.
+- **Watching.** A :class:`Watcher` hears the table's events (hand dealt, a seat's turn, an
+  action about to be taken, board cards dealt, an action taken): the dealer sends its
+  ``MATCHSTATE`` lines from them, the human table its text.
+
+>>> from cbr.game import preset
+>>> from cbr.policies.baseline import AlwaysCallPolicy, AlwaysRaisePolicy
+>>> seats = [PolicySeat(AlwaysCallPolicy(), act_rng(0, 0)), PolicySeat(AlwaysRaisePolicy(), act_rng(0, 1))]
+>>> table = Table(preset("holdem.limit.2p"), seats, ["call", "raise"], seed=0)
+>>> hand = table.play(0)
+>>> hand.record.extra["betting"], hand.seats, sum(hand.won)
+('rc/crc/crc/crc', (0, 1), 0.0)
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+from typing import TYPE_CHECKING, Callable, NamedTuple, Optional, Sequence
+
+from cbr.errors import GameError
+from cbr.game.decision import DecisionPoint
+from cbr.game.gamedef import GameDef
+from cbr.game.state import HandState, seats_for_hand
+from cbr.logs.record import HandRecord
+from cbr.policies.base import Policy
+from cbr.policies.spec import policy_from_spec
+
+if TYPE_CHECKING:  # pragma: no cover
+    from cbr.logs.output import HandLogWriter
+    from cbr.play.retention import Retainer
+
+__all__ = ["MAX_HANDS", "LEAVE", "Seat", "PolicySeat", "Watcher", "Table", "PlayedHand", "act_rng", "deal_cards",
+           "play_hand", "play_out", "resolve_players", "seat_names", "seat_seed", "seen_by", "unique_names"]
+
+#: Most hands one match plays (about a week of play on one core at the bots' speed).
+MAX_HANDS = 1_000_000_000
+#: What a seat answers to be folded out of the hand (a person who quits in the middle).
+LEAVE = "leave"
+#: Board cards dealt after each street's betting: ``board[lo:hi]``.
+BOARD_STEPS = ((0, 3), (3, 4), (4, 5))
+
+Settle = Callable[[HandState], tuple[float, ...]]
+
+
+# ---------------------------------------------------------------------- seeds, cards, names
+def seat_seed(seed: int, seat: int) -> int:
+    """The seed of the bot at ``seat`` in a match seeded ``seed`` (the same in ``cbr match``,
+    the ACPC dealer and the human table, so they play the same bots on the same deals).
+
+    >>> seat_seed(0, 1), seat_seed(2, 0)
+    (1, 2018)
+    """
+    return seed * 1009 + seat
+
+
+def act_rng(seed: int, seat: int) -> random.Random:
+    """The stream a policy at ``seat`` draws its actions from in a match seeded ``seed``.
+
+    >>> act_rng(0, 1).random() == act_rng(0, 1).random() != act_rng(0, 0).random()
+    True
+    """
+    return random.Random(f"cbr-act:{seed}:{seat}")
+
+
+def deal_cards(seed: int, deal: int, n_players: int) -> tuple[list[tuple[int, int]], list[int]]:
+    """Hole cards per position and the five board cards of deal ``deal`` (deterministic).
+
+    >>> holes, board = deal_cards(0, 7, 2)
+    >>> len(set(sum(holes, ()) + tuple(board)))
+    9
+    """
+    deck = random.Random(f"cbr-deal:{seed}:{deal}").sample(range(52), 2 * n_players + 5)
+    holes = [(deck[2 * i], deck[2 * i + 1]) for i in range(n_players)]
+    return holes, deck[2 * n_players : 2 * n_players + 5]
+
+
+def resolve_players(players: Sequence[str | Policy], seed: int, *, first_seat: int = 0) -> list[Policy]:
+    """Policies for seats ``first_seat``, ``first_seat + 1``, ...: a spec is built with
+    :func:`seat_seed`, a :class:`Policy` is used as it is."""
+    out: list[Policy] = []
+    for i, p in enumerate(players, start=first_seat):
+        if isinstance(p, Policy):
+            out.append(p)
+        elif isinstance(p, str):
+            out.append(policy_from_spec(p.strip(), seed=seat_seed(seed, i)))
+        else:
+            raise ValueError(f"player {i}: expected a policy name or a Policy, got {type(p).__name__}")
+    return out
+
+
+def seat_names(policies: Sequence[Policy]) -> list[str]:
+    """One unique name per seat: the policy's name, numbered when it appears twice.
+
+    >>> from cbr.policies.baseline import AlwaysCallPolicy as C, RandomPolicy as R
+    >>> seat_names([C(), R(), C()])
+    ['call-1', 'random', 'call-3']
+    """
+    return unique_names([p.name for p in policies])
+
+
+def unique_names(names: Sequence[str]) -> list[str]:
+    """Names numbered by seat where one appears twice.
+
+    >>> unique_names(["remote", "ehs", "remote"])
+    ['remote-1', 'ehs', 'remote-3']
+    """
+    return [f"{nm}-{i + 1}" if names.count(nm) > 1 else nm for i, nm in enumerate(names)]
+
+
+def seen_by(record: HandRecord, position: int) -> HandRecord:
+    """The record as ``position`` may see it after the hand: its own cards and those shown
+    at a showdown (:attr:`HandRecord.showdown`). Bots observe this in ``cbr match``, the ACPC
+    dealer and the human table."""
+    shown = record.showdown
+    holes = tuple(h if p == position or p in shown else None for p, h in enumerate(record.hole_cards))
+    return replace(record, hole_cards=holes, extra=dict(record.extra))
+
+
+# ---------------------------------------------------------------------------------- seats
+class Seat:
+    """A chair at the table. :meth:`act` answers ``f``, ``c``, ``r`` or :data:`LEAVE` for
+    the decision point ``dp`` of ``state`` (the seat's turn); a seat that learns sets
+    ``observes`` and gets every finished hand in :meth:`observe`."""
+
+    observes: bool = False
+
+    def act(self, state: HandState, dp: DecisionPoint) -> str:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def observe(self, record: HandRecord, position: int) -> None:
+        """The finished hand as this seat may see it (:func:`seen_by`)."""
+
+
+class PolicySeat(Seat):
+    """A policy in a seat, drawing its actions from ``rng`` (:func:`act_rng`)."""
+
+    __slots__ = ("policy", "rng", "observes")
+
+    def __init__(self, policy: Policy, rng: random.Random) -> None:
+        self.policy = policy
+        self.rng = rng
+        self.observes = type(policy).observe is not Policy.observe
+
+    def act(self, state: HandState, dp: DecisionPoint) -> str:
+        return self.policy.act(dp, self.rng)
+
+    def observe(self, record: HandRecord, position: int) -> None:
+        self.policy.observe(record, position)
+
+
+class Watcher:
+    """Hears what happens at the table; every method does nothing unless overridden.
+
+    ``dealt(k, state, seats)``: hand ``k`` is dealt (``seats[pos]`` sits at position
+    ``pos``); ``turn(state, position)``: ``position`` is about to be asked;
+    ``acting(state, position, kind)``: ``kind`` is about to be applied (``state`` still
+    shows the moment of the decision); ``board(state)``: board cards were dealt;
+    ``moved(state)``: an action was applied and the board cards it called for dealt.
+    """
+
+    def dealt(self, k: int, state: HandState, seats: Sequence[int]) -> None:
+        pass
+
+    def turn(self, state: HandState, position: int) -> None:
+        pass
+
+    def acting(self, state: HandState, position: int, kind: str) -> None:
+        pass
+
+    def board(self, state: HandState) -> None:
+        pass
+
+    def moved(self, state: HandState) -> None:
+        pass
+
+
+# ---------------------------------------------------------------------------------- hands
+def _deal_boards(state: HandState, board: Sequence[int], watcher: Optional[Watcher]) -> None:
+    while state.needs_board and not state.is_over:
+        lo, hi = BOARD_STEPS[state.street]
+        state.deal_board(board[lo:hi])
+        if watcher is not None:
+            watcher.board(state)
+
+
+def play_out(state: HandState, seats: Sequence[Seat], board: Sequence[int], *,
+             decisions: Optional[list] = None, watcher: Optional[Watcher] = None) -> bool:
+    """Play ``state`` to its end: ``seats`` and ``board`` are indexed by *position*.
+
+    ``decisions`` receives every decision point with its action taken (for retention).
+    Returns whether a seat left the hand (:data:`LEAVE`). Raises :class:`GameError` when a
+    seat chooses an action that is not legal.
+    """
+    left = False
+    if state.needs_board:
+        _deal_boards(state, board, watcher)
+    while not state.is_over:
+        pos = state.to_act
+        if watcher is not None:
+            watcher.turn(state, pos)  # type: ignore[arg-type]
+        dp = state.decision_point()          # carries the actor's hole cards only
+        kind = seats[pos].act(state, dp)  # type: ignore[index]
+        if kind not in dp.legal:
+            if kind != LEAVE:
+                raise GameError(f"policy {state.players[pos]!r} chose {kind!r} where only {dp.legal!r} is legal "  # type: ignore[index]
+                                f"(hand {state.hand_id}, history {state.history!r})")
+            left = True
+            state.fold_out(pos)
+        else:
+            if decisions is not None:
+                decisions.append(replace(dp, action=kind))
+            if watcher is not None:
+                watcher.acting(state, pos, kind)  # type: ignore[arg-type]
+            state.act(kind)
+        if state.needs_board:
+            _deal_boards(state, board, watcher)
+        if watcher is not None:
+            watcher.moved(state)
+    return left
+
+
+def _record(state: HandState, holes: Sequence[tuple[int, int]], payoffs: tuple[float, ...]) -> HandRecord:
+    """The full record of a finished hand (every hole card, as a dealer log shows them)."""
+    return HandRecord(
+        source=state.source, line=0, hand_id=state.hand_id, game=state.game, players=tuple(state.players),
+        hole_cards=tuple(tuple(h) for h in holes), board=state.board, actions=tuple(state.actions),
+        payoffs=payoffs, format="match", extra={"betting": state.history},
+    )
+
+
+def play_hand(
+    game: GameDef,
+    policies: Sequence[Policy],
+    names: Sequence[str],
+    rngs: Sequence[random.Random],
+    holes: Sequence[tuple[int, int]],
+    board: Sequence[int],
+    hand_id: str = "",
+    source: str = "match",
+    decisions: Optional[list] = None,
+) -> HandRecord:
+    """Play one hand between policies; ``policies``/``names``/``rngs`` are indexed by *position*.
+
+    Returns the full record (every hole card, as a dealer log shows them). ``decisions``:
+    a list that receives every decision point with its action taken (for retention).
+
+    >>> from cbr.game import preset
+    >>> from cbr.policies.baseline import AlwaysCallPolicy
+    >>> rec = play_hand(preset("holdem.limit.2p"), [AlwaysCallPolicy()] * 2, ["a", "b"],
+    ...                 [random.Random(0)] * 2, [(0, 1), (2, 3)], [4, 5, 6, 7, 8])
+    >>> rec.extra["betting"], rec.payoffs
+    ('cc/cc/cc/cc', (0.0, 0.0))
+    """
+    state = HandState(game, players=names, hole_cards=holes, hand_id=hand_id, source=source)
+    play_out(state, [PolicySeat(p, r) for p, r in zip(policies, rngs)], board, decisions=decisions)
+    return _record(state, holes, state.payoffs())
+
+
+class PlayedHand(NamedTuple):
+    """One hand played at a :class:`Table`: its full record, the seat at each position and
+    the chips each *seat* won."""
+
+    record: HandRecord
+    seats: tuple[int, ...]
+    won: list[float]
+
+
+class Table:
+    """``seats`` (2..10, by seat) named ``names`` playing ``game`` on the deals of ``seed``.
+
+    ``source``: the records' source; ``settle``: a finished hand's payoffs per position
+    (default :meth:`HandState.payoffs`, whole chips; the ACPC dealer splits pots exactly);
+    ``retainers``: keep every hand (:class:`~cbr.play.retention.Retainer`); ``log``: gets
+    every hand's full record; ``watcher``: hears every event (:class:`Watcher`).
+    """
+
+    def __init__(self, game: GameDef, seats: Sequence[Seat], names: Sequence[str], *, seed: int = 0,
+                 source: str = "match", settle: Optional[Settle] = None, retainers: Sequence["Retainer"] = (),
+                 log: Optional["HandLogWriter"] = None, watcher: Optional[Watcher] = None) -> None:
+        n = len(seats)
+        if game.n_players != n:
+            raise GameError(f"game {game.name!r} seats {game.n_players} players but {n} were given")
+        if len(names) != n:
+            raise GameError(f"{n} seats need {n} names, got {len(names)}")
+        self.game = game
+        self.seats = list(seats)
+        self.names = list(names)
+        self.seed = seed
+        self.source = source
+        self.settle: Settle = settle or HandState.payoffs
+        self.retainers = list(retainers)
+        self.log = log
+        self.watcher = watcher
+        self._observes = any(seat.observes for seat in seats)
+        self._range = range(n)
+
+    def play(self, k: int, deal: Optional[int] = None) -> PlayedHand:
+        """Play hand ``k`` (positions rotated ``k`` seats) on the cards of deal ``deal``
+        (default ``k``), then retain, observe and log it."""
+        n = len(self.seats)
+        holes, board = deal_cards(self.seed, k if deal is None else deal, n)
+        order = seats_for_hand(self._range, k)            # position -> seat
+        state = HandState(self.game, players=[self.names[s] for s in order], hole_cards=holes, hand_id=str(k),
+                          source=self.source)
+        decisions: Optional[list] = [] if self.retainers else None
+        watcher = self.watcher
+        if watcher is not None:
+            watcher.dealt(k, state, order)
+        left = play_out(state, [self.seats[s] for s in order], board, decisions=decisions, watcher=watcher)
+        payoffs = self.settle(state)
+        record = _record(state, holes, payoffs)
+        if not left:  # a hand a seat left in the middle is not kept
+            for r in self.retainers:
+                r.hand(record, order, decisions)
+        won = [0.0] * n
+        for pos, s in enumerate(order):
+            won[s] = float(payoffs[pos])
+        if self._observes:
+            for pos, s in enumerate(order):
+                if self.seats[s].observes:
+                    self.seats[s].observe(seen_by(record, pos), pos)
+        if self.log is not None:
+            self.log.write(record)
+        return PlayedHand(record, order, won)

@@ -1,0 +1,339 @@
+"""Checking a case base, and repairing what can be repaired without losing a case
+(``cbr casebase verify`` and ``cbr casebase repair``).
+
+:func:`verify_casebase` reads every file the manifest lists and changes nothing: the
+manifest's fields, each Parquet part (size, CRC-32, row count), the similarity file, the
+DuckDB catalog, each index file, and the retention log record by record
+(:func:`~cbr.store.retention_log.scan_log`). Each problem names its file and, in the
+retention log, the byte offset; states a reader handles by itself (a torn tail, a catalog
+marked stale after appends) are notes, not problems.
+
+:func:`repair_casebase` fixes the retention log: it keeps the sound records before the
+first damage and moves every byte from there on into a file beside the log,
+``retained/log-NNNNN.bin.damaged-at-<offset>`` (never deleted; a second damage later gets
+its own file). The aside file is written and synced first, then the log is replaced by its
+sound prefix with one rename, so a repair interrupted at any moment leaves the old log or
+the repaired one (and at worst an aside copy to be reused by the next run). It then lets
+the case base rewrite a catalog that disagrees with the manifest, and rebuilds damaged
+indexes from the cases (both are caches). Damaged parts, manifest or similarity file
+cannot be repaired here: they are reported (the case base is rebuilt from its logs).
+Repairing a sound case base changes nothing; the shipped default case base is refused.
+
+>>> import tempfile, numpy as np
+>>> from cbr.store import CaseBase, CaseBaseWriter
+>>> root = tempfile.mkdtemp()
+>>> with CaseBaseWriter(f"{root}/demo", build_index=False) as w:
+...     ids = w.add_rows("flop", np.ones((2, 12), np.float32), "cr")
+>>> with CaseBase.open(f"{root}/demo") as cb:
+...     for a in "fcr":
+...         _ = cb.append("flop", np.zeros(12, np.float32), a)
+>>> log = Path(root, "demo", "retained", "log-00000.bin")
+>>> with open(log, "ab") as fh:
+...     _ = fh.write(b"junk")                      # bytes no crash writes
+>>> report = verify_casebase(f"{root}/demo")
+>>> report.sound, [(p.file, p.offset == log.stat().st_size - 4) for p in report.problems]
+(False, [('retained/log-00000.bin', True)])
+>>> fixed = repair_casebase(f"{root}/demo")
+>>> fixed.records_kept, fixed.bytes_moved, fixed.moved_to
+(3, 4, 'retained/log-00000.bin.damaged-at-...')
+>>> verify_casebase(f"{root}/demo").sound, CaseBase.open(f"{root}/demo").count("flop")
+(True, 5)
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cbr.errors import CaseBaseError
+from cbr.game.gamedef import STREETS
+from cbr.store.durable import atomic_write_bytes, fsync_dir
+from cbr.store.locks import reader_lock, write_lock
+from cbr.store.manifest import MANIFEST, Manifest, file_checksum, read_manifest
+from cbr.store.retention_log import LogScan, scan_log
+
+__all__ = ["Problem", "VerifyReport", "RepairReport", "verify_casebase", "repair_casebase", "aside_name"]
+
+@dataclass(frozen=True)
+class Problem:
+    """One problem: its ``kind`` (``manifest``, ``part``, ``similarity``, ``catalog``,
+    ``index``, ``log``), the ``file`` (relative to the case base), the byte ``offset`` when
+    the damage has one place (the retention log), what is wrong and what fixes it."""
+
+    kind: str
+    file: str
+    offset: int | None
+    problem: str
+    fix: str
+
+    def line(self, root: str | os.PathLike[str] | None = None) -> str:
+        """``file, byte N: problem (fix)``: one line (``file`` under ``root`` when given)."""
+        where = (f"{Path(root) / self.file}" if root is not None else self.file) + \
+            (f", byte {self.offset}" if self.offset is not None else "")
+        return f"{where}: {self.problem} ({self.fix})"
+
+
+@dataclass
+class VerifyReport:
+    """What :func:`verify_casebase` found; ``sound`` when there is no problem."""
+
+    path: str
+    problems: list[Problem] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    cases: dict[str, int] = field(default_factory=dict)
+    log: dict[str, Any] | None = None
+
+    @property
+    def sound(self) -> bool:
+        return not self.problems
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "sound": self.sound,
+                "problems": [{"kind": p.kind, "file": p.file, "offset": p.offset, "problem": p.problem, "fix": p.fix}
+                             for p in self.problems],
+                "notes": list(self.notes), "cases": dict(self.cases), "log": self.log}
+
+
+@dataclass
+class RepairReport:
+    """What :func:`repair_casebase` did: the log it repaired (None: nothing to repair in
+    it), the records and cases kept, the bytes moved aside and where, what else it did
+    (``notes``) and the problems it cannot repair (``left``)."""
+
+    path: str
+    log: str | None = None
+    records_kept: int = 0
+    cases_kept: int = 0
+    bytes_moved: int = 0
+    moved_from: int | None = None
+    moved_to: str | None = None
+    notes: list[str] = field(default_factory=list)
+    left: list[Problem] = field(default_factory=list)
+
+    @property
+    def repaired(self) -> bool:
+        """Whether anything was changed."""
+        return self.moved_to is not None or bool(self.notes)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "repaired": self.repaired, "log": self.log, "records_kept": self.records_kept,
+                "cases_kept": self.cases_kept, "bytes_moved": self.bytes_moved, "moved_from": self.moved_from,
+                "moved_to": self.moved_to, "notes": list(self.notes),
+                "left": [{"kind": p.kind, "file": p.file, "offset": p.offset, "problem": p.problem, "fix": p.fix}
+                         for p in self.left]}
+
+
+_REBUILD = "rebuild the case base from its logs with cbr build, or restore it from a copy"
+_REPAIR = "cbr casebase repair fixes it"
+
+
+def verify_casebase(path: str | os.PathLike[str]) -> VerifyReport:
+    """Check every file of the case base at ``path`` (see the module docstring); changes
+    nothing. Raises :class:`CaseBaseError` only when ``path`` is no directory."""
+    root = Path(path)
+    lock = reader_lock(root)  # no writer deletes a listed file meanwhile
+    try:
+        return _verify(root)
+    finally:
+        if lock is not None:
+            os.close(lock)
+
+
+def _verify(root: Path) -> VerifyReport:
+    report = VerifyReport(path=str(root))
+    try:
+        m = read_manifest(root)
+    except CaseBaseError as exc:
+        report.problems.append(Problem("manifest", MANIFEST, None, str(exc), _REBUILD))
+        return report
+    for s in STREETS:
+        report.cases[s] = 0
+        for entry in m.parts[s]:
+            rows = _check_part(root, entry, report)
+            report.cases[s] += rows if rows is not None else entry["rows"]
+    if m.similarity:
+        _check_listed(root, m.similarity, m.checksums.get(m.similarity, {}), "similarity", report,
+                      "restore it from a copy, or set a similarity configuration again")
+    _check_catalog(root, m, report)
+    for s, entry in sorted(m.index.items()):
+        for name, check in sorted(entry.get("files", {}).items()):
+            _check_listed(root, f"{entry['file']}/{name}", check, "index", report,
+                          "an index is a cache of the cases: opening rebuilds it, and so does " + _REPAIR)
+    if m.log:
+        scan = _scan_listed_log(root, m, report)
+        if scan is not None:
+            for _, chunks in scan.records:
+                for s, (ids, _b) in chunks.items():
+                    report.cases[s] += len(ids)
+    return report
+
+
+def _check_part(root: Path, entry: dict[str, Any], report: VerifyReport) -> int | None:
+    """Check a part's size, CRC-32 and row count; its rows, or None when it is damaged."""
+    import pyarrow.parquet as pq
+
+    rel = entry["file"]
+    if not _check_listed(root, rel, entry, "part", report, _REBUILD):
+        return None
+    try:
+        rows = pq.read_metadata(root / rel).num_rows
+    except Exception as exc:  # noqa: BLE001 - any reader error is damage, reported in one line
+        report.problems.append(Problem("part", rel, None, f"not a readable Parquet file ({exc})", _REBUILD))
+        return None
+    if rows != entry["rows"]:
+        report.problems.append(Problem("part", rel, None, f"holds {rows} cases, the manifest says {entry['rows']}",
+                                       _REBUILD))
+        return None
+    return rows
+
+
+def _check_listed(root: Path, rel: str, expected: dict[str, Any], kind: str, report: VerifyReport, fix: str) -> bool:
+    """Whether the file ``rel`` has the size and CRC-32 the manifest lists (else a problem)."""
+    try:
+        got = file_checksum(root / rel)
+    except FileNotFoundError:
+        report.problems.append(Problem(kind, rel, None, f"missing (listed in {MANIFEST})", fix))
+        return False
+    except OSError as exc:
+        report.problems.append(Problem(kind, rel, None, f"cannot be read ({exc.strerror or exc})", fix))
+        return False
+    if got["bytes"] != expected.get("bytes"):
+        report.problems.append(Problem(kind, rel, None, f"{got['bytes']} bytes, the manifest says "
+                                                        f"{expected.get('bytes')}", fix))
+        return False
+    if got["crc32"] != expected.get("crc32"):
+        report.problems.append(Problem(kind, rel, None, "its CRC-32 differs from the manifest's: damaged", fix))
+        return False
+    return True
+
+
+def _check_catalog(root: Path, m: Manifest, report: VerifyReport) -> None:
+    from cbr.store.catalog import CATALOG
+
+    if m.catalog is None:
+        report.notes.append(f"{CATALOG} is marked stale (cases were appended); the next open by a writer rewrites it")
+        return
+    _check_listed(root, CATALOG, m.catalog, "catalog", report,
+                  "the catalog is rewritten from the manifest: the next open by a writer does it, and so does "
+                  + _REPAIR)
+
+
+def _scan_listed_log(root: Path, m: Manifest, report: VerifyReport) -> LogScan | None:
+    """Scan the manifest's retention log; problems and notes go to ``report``."""
+    assert m.log is not None
+    try:
+        data = (root / m.log).read_bytes()
+    except FileNotFoundError:
+        report.problems.append(Problem("log", m.log, None, f"missing (listed in {MANIFEST}): the cases retained "
+                                                            "in it are lost", _REPAIR + " (starts an empty log)"))
+        return None
+    except OSError as exc:
+        report.problems.append(Problem("log", m.log, None, f"cannot be read ({exc.strerror or exc})",
+                                       "check the file's permissions"))
+        return None
+    scan = scan_log(data, m.next_case_id)
+    report.log = {"file": m.log, "records": len(scan.records), "sound_bytes": scan.end, "bytes": len(data),
+                  "torn_bytes": scan.torn}
+    if scan.damage is not None:
+        at, why = scan.damage
+        report.problems.append(Problem("log", m.log, at, f"damaged record: {why}",
+                                       f"{_REPAIR}: keeps the {len(scan.records)} sound records before it and moves "
+                                       f"the {len(data) - at} bytes from there aside"))
+    elif scan.torn:
+        report.notes.append(f"{m.log}: a torn tail of {scan.torn} bytes at byte {scan.end} (a record cut short: a "
+                            "crash, or a write in flight): readers ignore it, the next append cuts it off")
+    return scan
+
+
+def aside_name(log_rel: str, offset: int, n: int = 0) -> str:
+    """Where :func:`repair_casebase` moves the bytes of ``log_rel`` from ``offset`` on (the
+    ``n``-th other name when that one is taken by different bytes).
+
+    >>> aside_name("retained/log-00002.bin", 4096), aside_name("retained/log-00002.bin", 4096, 1)
+    ('retained/log-00002.bin.damaged-at-4096', 'retained/log-00002.bin.damaged-at-4096.1')
+    """
+    return f"{log_rel}.damaged-at-{offset}" + (f".{n}" if n else "")
+
+
+def repair_casebase(path: str | os.PathLike[str]) -> RepairReport:
+    """Repair the case base at ``path`` (see the module docstring); returns what was done.
+
+    Raises :class:`CaseBaseError` for the shipped case bases, a read-only directory, or a
+    manifest that cannot be read (nothing to repair from)."""
+    from cbr.store import PACKAGED_CASEBASES
+
+    root = Path(path)
+    if not root.is_dir():
+        raise CaseBaseError(f"no case base at {root}: the directory does not exist")
+    packaged = PACKAGED_CASEBASES.resolve()
+    if root.resolve() == packaged or packaged in root.resolve().parents:
+        raise CaseBaseError(f"{root} is a shipped case base: it is never written to (reinstall the engine if it "
+                            f"is damaged)")
+    if not os.access(root, os.W_OK):
+        raise CaseBaseError(f"{root} is read-only; copy it somewhere writable to repair it")
+    report = RepairReport(path=str(root))
+    with write_lock(root):
+        m = read_manifest(root)
+        if m.log:
+            _repair_log(root, m, report)
+    _repair_caches(root, report)
+    return report
+
+
+def _repair_log(root: Path, m: Manifest, report: RepairReport) -> None:
+    """Keep the log's sound prefix, move the rest aside (called with the write lock held)."""
+    assert m.log is not None
+    log = root / m.log
+    report.log = m.log
+    try:
+        data = log.read_bytes()
+    except FileNotFoundError:
+        log.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        fsync_dir(log.parent)
+        report.notes.append(f"{m.log} was missing: started it empty (the cases retained in it are lost)")
+        return
+    scan = scan_log(data, m.next_case_id)
+    report.records_kept = len(scan.records)
+    report.cases_kept = sum(len(ids) for _, chunks in scan.records for ids, _b in chunks.values())
+    if scan.damage is None:
+        return
+    at = scan.damage[0]
+    rest = data[at:]
+    n = 0
+    while True:  # a name that is free, or holds these very bytes (a repair interrupted before)
+        rel = aside_name(m.log, at, n)
+        try:
+            if (root / rel).read_bytes() == rest:
+                break
+        except FileNotFoundError:
+            atomic_write_bytes(root / rel, rest)
+            break
+        n += 1
+    atomic_write_bytes(log, data[:at])  # the commit point: one rename
+    report.bytes_moved, report.moved_from, report.moved_to = len(rest), at, rel
+
+
+def _repair_caches(root: Path, report: RepairReport) -> None:
+    """Rewrite a catalog that disagrees with the manifest and rebuild damaged indexes (both
+    caches), through an open of the case base; list what cannot be repaired in ``report.left``."""
+    from cbr.store.casebase import CaseBase
+
+    left = verify_casebase(root).problems
+    caches = [p for p in left if p.kind in ("catalog", "index")]
+    report.left = [p for p in left if p.kind not in ("catalog", "index")]
+    if not caches or report.left:  # nothing to do, or the case base cannot be opened to do it
+        return
+    with CaseBase.open(root) as cb:  # an open by a writer rewrites a catalog that lags the manifest
+        for s, entry in cb.manifest.index.items():
+            if any(p.file.startswith(entry["file"] + "/") for p in caches):
+                cb.index(s)  # the damaged index is rebuilt from the cases ...
+        cb.save_indexes()  # ... and saved as a new generation
+    for p in caches:
+        report.notes.append(f"{p.file}: " + ("rewrote the catalog" if p.kind == "catalog"
+                                             else "rebuilt the index from the cases"))

@@ -1,0 +1,87 @@
+"""Commands under a memory cap (issue 16, defect 6): with an address-space limit of 300-800 MB
+`cbr query` and `cbr build` used to exit 3 ("ImportError ... failed to map segment"), abort
+(std::bad_alloc) or crash (SIGSEGV while faiss loads). Whatever fails now is one line
+``error: not enough memory (...)`` and exit 1, and a failed build leaves nothing behind;
+what fits in the cap succeeds.
+
+The cap is real: ``RLIMIT_AS`` set in the child before it starts (``ulimit -v``)."""
+from __future__ import annotations
+
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import shared_path
+
+CAPS_MB = (300, 500, 800)
+
+
+def _cbr() -> str:
+    return str(Path(sys.executable).with_name("cbr"))
+
+
+def _capped(mb: int):
+    def preexec() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (mb << 20, mb << 20))
+    return preexec
+
+
+def _run_capped(mb: int, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([_cbr(), *args], capture_output=True, text=True, timeout=600, preexec_fn=_capped(mb))
+
+
+def _ok_or_not_enough_memory(r: subprocess.CompletedProcess, mb: int) -> bool:
+    """True when the command ran; else it must have said so in the one line of the rule."""
+    if r.returncode == 0:
+        return True
+    assert r.returncode == 1, (mb, r.returncode, r.stderr)
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, (mb, r.stderr)
+    assert lines[0].startswith(f"error: not enough memory (address-space limit {mb} MB: "), lines[0]
+    return False
+
+
+@pytest.mark.time_limit(900)
+def test_query_under_a_memory_cap() -> None:
+    ran = {}
+    for mb in CAPS_MB:
+        r = _run_capped(mb, "query", "--hole", "AsKs", "--board", "2c3d4h", "--json")
+        ran[mb] = _ok_or_not_enough_memory(r, mb)
+    assert ran[max(CAPS_MB)], "the largest cap should leave room for a query"
+
+
+@pytest.mark.time_limit(900)
+def test_build_under_a_memory_cap(tmp_path: Path) -> None:
+    log = shared_path("acpc", "dealer_example_limit", "2p.limit.h1000.r0.log")
+    ran = {}
+    for mb in CAPS_MB:
+        folder = tmp_path / f"cap{mb}"
+        folder.mkdir()
+        r = _run_capped(mb, "build", str(log), "-o", str(folder / "cb"))
+        ran[mb] = _ok_or_not_enough_memory(r, mb)
+        if not ran[mb]:
+            assert list(folder.iterdir()) == []  # no case base, no temporary directory
+        else:
+            assert (folder / "cb" / "manifest.json").is_file()
+    assert ran[max(CAPS_MB)], "the largest cap should leave room for a build"
+
+
+def test_what_counts_as_running_out_of_memory() -> None:
+    from cbr.cli._errors import memory_failure
+
+    assert memory_failure(MemoryError()) is not None
+    assert memory_failure(ImportError("libopenblaso.so: failed to map segment from shared object")) is not None
+    try:
+        try:
+            raise MemoryError("realloc of size 32768 failed")
+        except MemoryError as inner:
+            raise ValueError("unreadable Parquet part") from inner
+    except ValueError as outer:
+        assert "realloc of size 32768 failed" in (memory_failure(outer) or "")
+    assert memory_failure(ImportError("No module named 'eval7'")) is None
+    uncapped = resource.getrlimit(resource.RLIMIT_AS)[0] == resource.RLIM_INFINITY
+    # a thread that cannot start means memory only under an address-space limit
+    assert (memory_failure(RuntimeError("can't start new thread")) is None) == uncapped

@@ -1,0 +1,318 @@
+"""The retention log's damage rules (issue 16, defect 2): a torn tail is only what a crash
+can leave (the file ends inside its last record, or in zeros); anything else (a flipped
+length byte mid-log, a complete last record whose CRC fails, garbage after the log) is
+one CaseBaseError naming the file and the byte offset, for readers and writers alike (a
+writer never cuts it); ``cbr casebase verify`` reports it and ``cbr casebase repair`` keeps
+the sound prefix and moves the rest aside, never deleting it.
+
+Record offsets are found here by walking the documented record header (magic, payload
+length, CRC-32) over the log as the appends left it, before any damage."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cbr.errors import CaseBaseError
+from cbr.game.gamedef import STREETS
+from cbr.store import CaseBase, CaseBaseWriter
+from cbr.store.retention_log import RetentionLog
+from tests.conftest import REPO
+
+CLI = [sys.executable, "-c", "import sys; from cli import app; sys.exit(app())"]
+ENV = {**os.environ, "PYTHONPATH": str(REPO)}
+DIMS = {"preflop": 8, "flop": 12, "turn": 12, "river": 12}
+HEAD = struct.Struct("<4sII")
+BASE_CASES = 5  # cases per street in the parts
+
+
+def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, env=ENV, cwd=REPO, timeout=timeout)
+
+
+def _rows(rng: np.random.Generator, street: str, n: int) -> np.ndarray:
+    return rng.random((n, DIMS[street])).astype(np.float32)
+
+
+def record_offsets(data: bytes) -> list[tuple[int, int]]:
+    """(offset, size) of each record of a sound log, from the record headers."""
+    out, pos = [], 0
+    while pos < len(data):
+        magic, n, _ = HEAD.unpack_from(data, pos)
+        assert magic == b"CBRL"
+        out.append((pos, HEAD.size + n))
+        pos += HEAD.size + n
+    assert pos == len(data)
+    return out
+
+
+def make_logged(path: Path, records: int = 12, seed: int = 5) -> list[int]:
+    """A small case base whose retention log holds ``records`` records of 1-3 cases each
+    (streets in turn); returns the cases per record, in order."""
+    rng = np.random.default_rng(seed)
+    with CaseBaseWriter(path, build_index=False) as w:
+        for s in STREETS:
+            w.add_rows(s, _rows(rng, s, BASE_CASES), "fcrcf"[:BASE_CASES], source="log")
+    sizes = []
+    with CaseBase.open(path) as cb:
+        for k in range(records):
+            s = STREETS[k % 4]
+            n = int(rng.integers(1, 4))
+            cb.append(s, _rows(rng, s, n), "".join(rng.choice(list("fcr"), n)), hand_id=f"h{k}")
+            sizes.append(n)
+    return sizes
+
+
+def log_path(path: Path) -> Path:
+    return path / json.loads((path / "manifest.json").read_text())["log"]
+
+
+def open_and_count(path: Path) -> int:
+    with CaseBase.open(path) as cb:
+        return cb.count()
+
+
+@pytest.fixture(scope="module")
+def logged(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[int]]:
+    path = tmp_path_factory.mktemp("logged") / "cb"
+    return path, make_logged(path)
+
+
+def fresh(logged: tuple[Path, list[int]], tmp_path: Path) -> tuple[Path, Path, bytes, list[int]]:
+    src, sizes = logged
+    path = tmp_path / "cb"
+    shutil.copytree(src, path)
+    log = log_path(path)
+    return path, log, log.read_bytes(), sizes
+
+
+def assert_refused_everywhere(path: Path, log: Path, offset: int) -> str:
+    """Opening and reading, and appending, each raise one CaseBaseError naming the log file
+    and the byte offset; the writer leaves the log's bytes as they were."""
+    before = log.read_bytes()
+    with pytest.raises(CaseBaseError) as read_error:
+        open_and_count(path)
+    msg = str(read_error.value)
+    assert str(log) in msg and re.search(rf"at byte {offset}\b", msg) and "\n" not in msg, msg
+    cb = CaseBase.open(path)
+    try:
+        with pytest.raises(CaseBaseError, match=rf"at byte {offset}\b"):
+            cb.append("flop", np.zeros(12, np.float32), "c")
+    finally:
+        cb.close()
+    assert log.read_bytes() == before  # the writer cut nothing
+    return msg
+
+
+# ---- damage is an error, never a torn tail ---------------------------------------------------
+def test_a_flipped_length_byte_mid_log_is_an_error_naming_the_offset(logged, tmp_path: Path) -> None:
+    """Before: a length pointing past the end made readers drop that record and every later
+    one (exit 0), and the next writer truncated them for good."""
+    path, log, data, sizes = fresh(logged, tmp_path)
+    records = record_offsets(data)
+    k = len(records) // 2
+    at = records[k][0]
+    expected_cases = sum(sizes)
+    for byte in range(4):  # every byte of the length field, bits that point past the end and inside
+        for bit in (0, 3, 7):
+            bad = bytearray(data)
+            bad[at + 4 + byte] ^= 1 << bit
+            log.write_bytes(bytes(bad))
+            assert_refused_everywhere(path, log, at)
+    log.write_bytes(data)
+    assert open_and_count(path) == 4 * BASE_CASES + expected_cases  # the copy itself was sound
+
+
+def test_a_complete_last_record_with_a_bad_crc_is_an_error(logged, tmp_path: Path) -> None:
+    """Before: a complete last record failing its CRC was dropped silently as if torn."""
+    path, log, data, _ = fresh(logged, tmp_path)
+    at, size = record_offsets(data)[-1]
+    for where in (at + 8, at + HEAD.size, at + size - 1):  # the CRC field, the payload's first and last byte
+        bad = bytearray(data)
+        bad[where] ^= 0x20
+        log.write_bytes(bytes(bad))
+        assert_refused_everywhere(path, log, at)
+
+
+def test_garbage_after_the_log_is_an_error_at_its_first_byte(logged, tmp_path: Path) -> None:
+    """Before: the error said committed records followed when none did."""
+    path, log, data, _ = fresh(logged, tmp_path)
+    rng = np.random.default_rng(11)
+    for n in (1, 5, 12, 300, 5000):
+        junk = bytearray(rng.integers(0, 256, n, dtype=np.uint8).tobytes())
+        junk[0] = 0x41 if junk[0] in (0, ord("C")) else junk[0]  # neither a zero fill nor a record's start
+        log.write_bytes(data + bytes(junk))
+        msg = assert_refused_everywhere(path, log, len(data))
+        assert "committed records after it" not in msg and "not a record" in msg, msg
+
+
+def test_every_flipped_bit_anywhere_in_the_log_is_an_error_at_its_record(tmp_path: Path) -> None:
+    """No single flipped bit of a log is ever read as a torn tail or as other cases: the
+    error names the record holding the bit (one seeded bit of every byte, every bit of the
+    length fields)."""
+    path = tmp_path / "cb"
+    make_logged(path, records=3, seed=8)
+    log = log_path(path)
+    data = log.read_bytes()
+    rng = np.random.default_rng(3)
+    probe = tmp_path / "probe.bin"
+    for at, size in record_offsets(data):
+        for i in range(at, at + size):
+            for bit in (range(8) if at + 4 <= i < at + 8 else [int(rng.integers(0, 8))]):
+                bad = bytearray(data)
+                bad[i] ^= 1 << bit
+                probe.write_bytes(bytes(bad))
+                with pytest.raises(CaseBaseError, match=rf"damaged record at byte {at}\b"):
+                    RetentionLog(probe, json.loads((path / "manifest.json").read_text())["next_case_id"]).refresh()
+
+
+# ---- a torn tail is what a crash leaves ------------------------------------------------------
+def test_torn_tails_of_every_length_are_ignored_and_cut_by_the_next_writer(logged, tmp_path: Path) -> None:
+    path, log, data, sizes = fresh(logged, tmp_path)
+    committed = 4 * BASE_CASES + sum(sizes)
+    with CaseBase.open(path) as cb:  # the next record, as an append writes it
+        cb.append("turn", np.full((2, 12), 0.5, np.float32), "cr", hand_id="next")
+    record = log.read_bytes()[len(data):]
+    assert record_offsets(record) == [(0, len(record))]
+    first_id = json.loads((path / "manifest.json").read_text())["next_case_id"]
+    for cut in range(1, len(record)):  # every length a killed write can leave
+        log.write_bytes(data + record[:cut])
+        reader = RetentionLog(log, first_id)
+        reader.refresh()
+        assert (reader.records, reader.end, reader.torn) == (len(sizes), len(data), True), cut
+    for zeros in (1, 4096):  # grown but never written (a power cut)
+        log.write_bytes(data + b"\0" * zeros)
+        reader = RetentionLog(log, first_id)
+        reader.refresh()
+        assert (reader.records, reader.torn) == (len(sizes), True), zeros
+    for cut in (1, 11, 12, len(record) // 2, len(record) - 1):  # through the case base: read, then cut
+        log.write_bytes(data + record[:cut])
+        assert open_and_count(path) == committed, cut
+        with CaseBase.open(path) as cb:
+            cb.append("turn", np.full((2, 12), 0.5, np.float32), "cr", hand_id="next")
+        assert log.read_bytes() == data + record, cut
+        assert open_and_count(path) == committed + 2
+        log.write_bytes(data)
+
+
+# ---- cbr casebase verify / repair -----------------------------------------------------------
+def test_verify_and_repair_through_the_cli(logged, tmp_path: Path) -> None:
+    path, log, data, sizes = fresh(logged, tmp_path)
+    ok = cli("casebase", "verify", str(path), "--json")
+    assert ok.returncode == 0, ok.stderr
+    report = json.loads(ok.stdout)
+    assert report["sound"] and report["problems"] == []
+    assert report["cases"] == {s: BASE_CASES + sum(n for k, n in enumerate(sizes) if k % 4 == i)
+                               for i, s in enumerate(STREETS)}
+    with CaseBase.open(path) as cb:
+        ids = {s: cb.cases(s).case_ids.tolist() for s in STREETS}
+    records = record_offsets(data)
+    k = 7
+    at = records[k][0]
+    bad = bytearray(data)
+    bad[at + 6] ^= 0x10  # the length now points far past the end
+    log.write_bytes(bytes(bad))
+
+    damaged = cli("casebase", "verify", str(path))
+    assert damaged.returncode == 1
+    lines = damaged.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and f"{log.relative_to(path)}, byte {at}:" in lines[0]
+    as_json = cli("casebase", "verify", str(path), "--json")
+    assert as_json.returncode == 1
+    problems = json.loads(as_json.stdout)["problems"]
+    assert [(p["kind"], p["file"], p["offset"]) for p in problems] == [("log", str(log.relative_to(path)), at)]
+
+    fixed = cli("casebase", "repair", str(path), "--json")
+    assert fixed.returncode == 0, fixed.stderr
+    done = json.loads(fixed.stdout)
+    aside = path / done["moved_to"]
+    assert (done["records_kept"], done["cases_kept"], done["bytes_moved"], done["moved_from"]) == \
+        (k, sum(sizes[:k]), len(data) - at, at)
+    assert aside.parent == log.parent and aside.name.startswith(log.name) and str(at) in aside.name
+    assert aside.read_bytes() == bytes(bad[at:])  # moved aside, byte for byte
+    assert log.read_bytes() == data[:at]  # the sound prefix, byte for byte
+    assert cli("casebase", "verify", str(path)).returncode == 0
+    with CaseBase.open(path) as cb:  # the repaired base holds exactly the prefix's cases
+        kept = sorted(i for s in STREETS for i in cb.cases(s).case_ids.tolist())
+        before = sorted(i for s in STREETS for i in ids[s])
+        assert kept == before[:len(before) - sum(sizes[k:])]
+        cb.append("river", np.zeros(12, np.float32), "c")  # and takes appends again
+    assert open_and_count(path) == 4 * BASE_CASES + sum(sizes[:k]) + 1
+
+    again = cli("casebase", "repair", str(path))  # idempotent: nothing more to do
+    assert again.returncode == 0 and "nothing to repair" in again.stdout, again.stdout + again.stderr
+    assert sorted(p.name for p in log.parent.iterdir()) == sorted([log.name, aside.name])
+    human = cli("casebase", "repair", str(path), "--json")
+    assert json.loads(human.stdout)["repaired"] is False
+
+
+def test_repair_says_what_it_did_and_keeps_a_second_damage_apart(logged, tmp_path: Path) -> None:
+    path, log, data, sizes = fresh(logged, tmp_path)
+    log.write_bytes(data + b"garbage!")
+    r = cli("casebase", "repair", str(path))
+    assert r.returncode == 0, r.stderr
+    assert f"kept {len(sizes)} records ({sum(sizes)} cases)" in r.stdout and "moved 8 bytes" in r.stdout, r.stdout
+    first = log.parent / f"{log.name}.damaged-at-{len(data)}"
+    assert first.read_bytes() == b"garbage!" and str(first.relative_to(path)) in r.stdout
+    log.write_bytes(data + b"other junk")  # damage again, at the same byte: a file of its own
+    assert cli("casebase", "repair", str(path)).returncode == 0
+    assert first.read_bytes() == b"garbage!"
+    assert (log.parent / f"{first.name}.1").read_bytes() == b"other junk"
+
+
+def test_repair_refuses_the_shipped_default_and_verify_reads_it() -> None:
+    r = cli("casebase", "repair", "default")
+    assert r.returncode == 1 and r.stderr.startswith("error: ") and "shipped" in r.stderr, r.stderr
+    v = cli("casebase", "verify", "default", "--json")
+    assert v.returncode == 0 and json.loads(v.stdout)["sound"], v.stderr
+
+
+def test_verify_names_damaged_parts_and_index_files_and_repair_rebuilds_the_index(tmp_path: Path) -> None:
+    path = tmp_path / "cb"
+    rng = np.random.default_rng(2)
+    with CaseBaseWriter(path) as w:
+        for s in STREETS:
+            w.add_rows(s, _rows(rng, s, 30), "fcr" * 10, source="log")
+    m = json.loads((path / "manifest.json").read_text())
+    index_dir = m["index"]["turn"]["file"]
+    index_file = sorted(m["index"]["turn"]["files"])[0]
+    part = m["parts"]["river"][0]["file"]
+    good_part = (path / part).read_bytes()
+    for rel in (f"{index_dir}/{index_file}", part):
+        data = bytearray((path / rel).read_bytes())
+        data[len(data) // 2] ^= 0x01
+        (path / rel).write_bytes(bytes(data))
+    v = cli("casebase", "verify", str(path), "--json")
+    assert v.returncode == 1
+    assert sorted((p["kind"], p["file"]) for p in json.loads(v.stdout)["problems"]) == \
+        [("index", f"{index_dir}/{index_file}"), ("part", part)]
+    r = cli("casebase", "repair", str(path))  # a damaged part is beyond repair: said, exit 1
+    assert r.returncode == 1 and part in r.stderr, r.stderr
+    (path / part).write_bytes(good_part)  # with the part restored, repair rebuilds the index (a cache)
+    r = cli("casebase", "repair", str(path))
+    assert r.returncode == 0 and "rebuilt the index" in r.stdout, r.stdout + r.stderr
+    assert cli("casebase", "verify", str(path)).returncode == 0
+    with CaseBase.open(path) as cb:
+        assert cb.notes == [] and cb.index("turn").n_cases_ == 30
+
+
+def test_a_missing_log_is_reported_and_repair_starts_an_empty_one(logged, tmp_path: Path) -> None:
+    path, log, _, _ = fresh(logged, tmp_path)
+    log.unlink()
+    with pytest.raises(CaseBaseError, match="missing retention log"):
+        open_and_count(path)
+    v = cli("casebase", "verify", str(path), "--json")
+    assert v.returncode == 1
+    assert [(p["kind"], p["file"], p["offset"]) for p in json.loads(v.stdout)["problems"]] == \
+        [("log", str(log.relative_to(path)), None)]
+    r = cli("casebase", "repair", str(path))
+    assert r.returncode == 0 and "started it empty" in r.stdout, r.stdout + r.stderr
+    assert log.read_bytes() == b"" and open_and_count(path) == 4 * BASE_CASES
