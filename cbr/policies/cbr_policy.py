@@ -48,9 +48,12 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
+
+import numpy as np
 
 from cbr.errors import ConfigError
 from cbr.policies.base import Policy, Triple, legal_triple
@@ -370,13 +373,11 @@ class CBRPolicy(Policy):
             self._hand = hand_id
             self._cb.refresh()
 
-    def decide(self, dp: "DecisionPoint", rng: Optional[random.Random] = None) -> CBRDecision:
-        """Decide at ``dp``: a legal action and the reasons (also kept as :attr:`last_decision`)."""
+    def _spot(self, dp: "DecisionPoint") -> tuple["CaseBase", str, _Street]:
+        """The open case base, the street and its retrieval data for a decision at ``dp``."""
         from cbr.errors import CaseBaseError, GameError
         from cbr.game.gamedef import STREETS
-        from cbr.retrieval.triple import retrieve_triple
 
-        rng = rng if rng is not None else self._rng
         cb = self.open()
         self._new_hand(f"{dp.hand_id}/{dp.source}")
         if dp.game.betting != "limit" and all(g.get("betting", "limit") == "limit" for g in cb.manifest.games):
@@ -387,16 +388,50 @@ class CBRPolicy(Policy):
         if data.index is None:
             raise CaseBaseError(f"case base {cb.name!r} has no {street} cases, so the cbr bot cannot decide "
                                 f"on the {street}: build it from logs that reach the {street}")
+        return cb, street, data
+
+    def decide(self, dp: "DecisionPoint", rng: Optional[random.Random] = None) -> CBRDecision:
+        """Decide at ``dp``: a legal action and the reasons (also kept as :attr:`last_decision`)."""
+        from cbr.retrieval.triple import retrieve_triple
+
+        cb, street, data = self._spot(dp)
         vote = retrieve_triple(self._fs, dp, data.index, data.actions, weighted=self._weighted,
                                outcomes=data.outcomes)
+        d = self._reuse(cb, street, data, dp, vote, rng if rng is not None else self._rng)
+        self.last_decision = d
+        return d
+
+    def triples(self, dp: "DecisionPoint", holes: Sequence[tuple[int, int]]) -> np.ndarray:
+        """The triple this bot plays at ``dp`` for each holding of ``holes``: one batch of
+        retrievals (:func:`~cbr.retrieval.triple.votes_of`), each vote re-used as
+        :meth:`decide` re-uses it (the same triples, holding by holding)."""
+        from dataclasses import replace
+
+        from cbr.retrieval.triple import votes_of
+
+        cb, street, data = self._spot(dp)
+        if not holes:
+            return np.empty((0, 3))
+        spots = [replace(dp, hole=tuple(h)) for h in holes]
+        queries = np.stack([self._fs.row(s) for s in spots])
+        # holdings with the same feature row (pre-flop: the 169 classes) share one retrieval
+        rows, first, back = np.unique(queries, axis=0, return_index=True, return_inverse=True)
+        votes = votes_of(data.index, rows, data.actions, weighted=self._weighted, outcomes=data.outcomes,
+                         street=street)
+        rng = random.Random(0)  # what the re-use rules draw is not part of the triple they play
+        played = np.array([self._reuse(cb, street, data, spots[i], v, rng).played for i, v in zip(first, votes)],
+                          dtype=float)
+        return played[back.reshape(-1)]
+
+    def _reuse(self, cb: "CaseBase", street: str, data: _Street, dp: "DecisionPoint", vote: Any,
+               rng: random.Random) -> CBRDecision:
+        """The re-use rule (and the odds guard) on the vote of ``dp``: the decision."""
         triple = legal_triple(vote.triple, dp.legal)
         reused = REUSE[self.reuse](Spot(vote, triple, dp.legal, rng, self.sharpen, self.outcome_weight, cb.name))
         if reused.action == "f" and self.odds_guard > 0.0 and dp.street > 0 and "c" in dp.legal:
             reused = self._odds_guard(cb, street, vote.query, dp, reused)
-        d = CBRDecision(reused.action, street, triple, reused.played, reused.reuse, len(vote), vote.fallback,
-                        data.case_ids[vote.ids], reused.why, vote.mean_similarity(10))
-        self.last_decision = d
-        return d
+        return CBRDecision(reused.action, street, triple, reused.played, reused.reuse, len(vote), vote.fallback,
+                           data.case_ids[vote.ids], reused.why, vote.mean_similarity(10))
 
     def _odds_guard(self, cb: "CaseBase", street: str, q: Any, dp: "DecisionPoint", reused: Reused) -> Reused:
         """A post-flop fold turned into a call when the effective strength (:func:`guard_strength`

@@ -53,7 +53,7 @@ from cbr.retrieval.results import (
 )
 from cbr.similarity import local_similarities
 
-__all__ = ["Vote", "retrieve_triple", "vote_of", "outcome_means", "resolve_weighted"]
+__all__ = ["Vote", "retrieve_triple", "vote_of", "votes_of", "outcome_means", "resolve_weighted"]
 
 
 def resolve_weighted(weighted: Optional[bool], config: Any) -> bool:
@@ -145,18 +145,35 @@ def vote_of(index: CaseIndex, query: np.ndarray, codes: np.ndarray, *, weighted:
     None). Raises :class:`~cbr.retrieval.QueryError` when ``codes`` (or ``outcomes``) do not
     cover the index's cases.
     """
+    _check_cover(index, codes, outcomes)
+    return _vote(index.retrieve(query), query, codes, weighted, outcomes, street or index.similarity.street)
+
+
+def votes_of(index: CaseIndex, queries: np.ndarray, codes: np.ndarray, *, weighted: bool,
+             outcomes: Optional[np.ndarray] = None, street: Optional[str] = None) -> list[Vote]:
+    """:func:`vote_of` for every row of ``queries`` (an ``(n, features)`` array), retrieved in
+    one batch: the same votes, row by row, as one query at a time."""
+    _check_cover(index, codes, outcomes)
+    name = street or index.similarity.street
+    return [_vote(r, q, codes, weighted, outcomes, name) for r, q in zip(index.retrieve_batch(queries), queries)]
+
+
+def _check_cover(index: CaseIndex, codes: np.ndarray, outcomes: Optional[np.ndarray]) -> None:
     n = index.n_cases_
     if codes.shape[0] < n:
         raise QueryError(f"{codes.shape[0]} actions for {n} cases")
     if outcomes is not None and outcomes.shape[0] < n:
         raise QueryError(f"{outcomes.shape[0]} outcomes for {n} cases")
-    r = index.retrieve(query)
+
+
+def _vote(r: Any, query: np.ndarray, codes: np.ndarray, weighted: bool, outcomes: Optional[np.ndarray],
+          street: str) -> Vote:
     ids = r.ids
     chosen = codes[ids]
     if chosen.shape[0] == 0:
         raise QueryError("no cases to form a probability triple from")
     totals = action_totals(chosen, vote_weights(r.similarities, chosen.shape[0], weighted))
-    return Vote(street=street or index.similarity.street, query=query, ids=ids, similarities=r.similarities,
+    return Vote(street=street, query=query, ids=ids, similarities=r.similarities,
                 codes=chosen, fallback=bool(r.fallback), weighted=weighted, totals=totals,
                 triple=triple_of_totals(totals), outcomes=None if outcomes is None else outcomes[ids])
 
