@@ -19,10 +19,12 @@ import numpy as np
 
 from cbr.cfr.tree import KIND_CHANCE, KIND_DECISION, KIND_FOLD
 
-__all__ = ["iterate", "value"]
+__all__ = ["FlatGame", "iterate", "value"]
 
 
-class _Game:
+class FlatGame:
+    """The solver's flat tree and bucket-game arrays, with a node's children and table rows."""
+
     def __init__(self, tree: tuple, game: tuple) -> None:
         (self.kind, self.player, self.street, self.child_start, self.n_children, self.child_index,
          self.stake, self.offset) = tree
@@ -51,7 +53,7 @@ def _matching(rows: np.ndarray) -> np.ndarray:
     return np.where(sums > 0, pos / np.where(sums > 0, sums, 1.0), uniform)
 
 
-def _walk(g: _Game, node: int, trav: int, reach_t: np.ndarray, reach_o: np.ndarray, mode: str,
+def _walk(g: FlatGame, node: int, trav: int, reach_t: np.ndarray, reach_o: np.ndarray, mode: str,
           regret: np.ndarray | None, avg: np.ndarray, t: int) -> np.ndarray:
     kind = int(g.kind[node])
     s = int(g.street[node])
@@ -92,7 +94,7 @@ def _walk(g: _Game, node: int, trav: int, reach_t: np.ndarray, reach_o: np.ndarr
 def iterate(tree: tuple, game: tuple, regret: np.ndarray, avg: np.ndarray, t0: int, n: int,
             done: np.ndarray) -> None:
     """CFR+ iterations ``t0 .. t0+n-1`` in place (the reference of ``_cfr.iterate``)."""
-    g = _Game(tree, game)
+    g = FlatGame(tree, game)
     done[0] = 0
     for i in range(n):
         for trav in (0, 1):
@@ -102,6 +104,6 @@ def iterate(tree: tuple, game: tuple, regret: np.ndarray, avg: np.ndarray, t0: i
 
 def value(tree: tuple, game: tuple, avg: np.ndarray, player: int, best_response: bool) -> float:
     """``player``'s chips per game, best response or average strategy, against the average."""
-    g = _Game(tree, game)
+    g = FlatGame(tree, game)
     v = _walk(g, 0, int(player), g.prior.copy(), g.prior.copy(), "br" if best_response else "eval", None, avg, 0)
     return float(g.prior @ v)
