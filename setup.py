@@ -11,6 +11,8 @@ setup(
                 "evaluator_ext/src/abstraction_kernels.c",
                 "evaluator_ext/src/range_kernels.c",
             ],
+            depends=["evaluator_ext/src/eval_kernels.h", "evaluator_ext/src/abstraction_kernels.h",
+                     "evaluator_ext/src/range_kernels.h", "evaluator_ext/src/xoshiro.h"],
             include_dirs=["evaluator_ext/src"],
             extra_compile_args=["-O3", "-std=c11", "-Wall", "-Wextra"],
             optional=False,

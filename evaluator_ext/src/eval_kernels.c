@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "xoshiro.h"
+
 /* ------------------------------------------------------------------------- */
 /* Tables                                                                      */
 /* ------------------------------------------------------------------------- */
@@ -156,14 +158,6 @@ static void collect_multisets(multisets *m, int rank, int left, uint32_t key, in
     }
     for (int c = 0; c <= 4 && c <= left; c++)
         collect_multisets(m, rank + 1, left - c, key + (uint32_t)c * POW5[rank], size + c, target);
-}
-
-static uint64_t splitmix64(uint64_t *state)
-{
-    uint64_t z = (*state += UINT64_C(0x9E3779B97F4A7C15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-    return z ^ (z >> 31);
 }
 
 /* Hash-and-displace: try to place every key for multiplier `mult`. 1 on success. */
@@ -1159,35 +1153,6 @@ int ek_showdown_exact(const uint8_t hole[2], const uint8_t *board, int n_board, 
     return EK_OK;
 }
 
-typedef struct {
-    uint64_t s[4];
-} xoshiro256;
-
-static void rng_seed(xoshiro256 *rng, uint64_t seed)
-{
-    for (int i = 0; i < 4; i++)
-        rng->s[i] = splitmix64(&seed);
-}
-
-static inline uint64_t rotl(uint64_t x, int k)
-{
-    return (x << k) | (x >> (64 - k));
-}
-
-static inline uint64_t rng_next(xoshiro256 *rng)
-{
-    uint64_t *s = rng->s;
-    uint64_t result = rotl(s[1] * 5, 7) * 9;
-    uint64_t t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = rotl(s[3], 45);
-    return result;
-}
-
 /* Threshold of Lemire's method for range 52: 2^32 mod 52 (a product whose low half is
  * below it is rejected, so every card is exactly equally likely). */
 #define DRAW_REJECT ((uint32_t)(UINT64_C(4294967296) % EK_N_CARDS))
@@ -1199,7 +1164,7 @@ static inline void deal_cards(xoshiro256 *rng, uint64_t used, int need, uint8_t 
 {
     int k = 0;
     while (k < need) {
-        uint64_t r = rng_next(rng);
+        uint64_t r = xoshiro_next(rng);
         for (int half = 0; half < 2; half++) {
             uint64_t m = (r & UINT64_C(0xFFFFFFFF)) * EK_N_CARDS;
             r >>= 32;
@@ -1229,7 +1194,7 @@ int ek_mc_start(ek_mc_state *st, const uint8_t hole[2], const uint8_t *board, in
         return EK_ERR_ARGUMENT;
     memset(st, 0, sizeof *st);
     xoshiro256 rng;
-    rng_seed(&rng, seed);
+    xoshiro_seed(&rng, seed);
     st->dead = s.dead;
     st->board_key = s.board_key;
     st->board_bits = s.board_bits;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "eval_kernels.h"
+#include "xoshiro.h"
 
 /* Holding index of two distinct cards (colex order). */
 static int combo_of(int a, int b)
@@ -13,49 +14,15 @@ static int combo_of(int a, int b)
     return hi * (hi - 1) / 2 + lo;
 }
 
-/* ---- a seeded xoshiro256** generator (splitmix64 seeding) ---- */
-typedef struct {
-    uint64_t s[4];
-} rk_rng;
-
-static uint64_t splitmix64(uint64_t *x)
-{
-    uint64_t z = (*x += UINT64_C(0x9E3779B97F4A7C15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-    return z ^ (z >> 31);
-}
-
-static void rng_seed(rk_rng *r, uint64_t seed)
-{
-    for (int i = 0; i < 4; i++)
-        r->s[i] = splitmix64(&seed);
-}
-
-static inline uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-
-static inline uint64_t rng_next(rk_rng *r)
-{
-    uint64_t *s = r->s;
-    uint64_t result = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = rotl(s[3], 45);
-    return result;
-}
-
 /* Uniform integer in 0..n-1 (n small: Lemire's multiply-shift; the bias is below 2^-50). */
-static inline int rng_below(rk_rng *r, int n) { return (int)(((rng_next(r) >> 11) * (uint64_t)n) >> 53); }
+static inline int rng_below(xoshiro256 *r, int n) { return (int)(((xoshiro_next(r) >> 11) * (uint64_t)n) >> 53); }
 
 /* The work of one equity call: the known cards, the deck left, the random stream, and the
  * holdings of the range that clash with no known card, as parallel arrays. */
 struct rk_equity {
     uint8_t hole[2], full[5], deck[EK_N_CARDS];
     int n_board, m;
-    rk_rng rng;
+    xoshiro256 rng;
     int n;
     int16_t idx[EK_N_COMBOS];
     uint8_t c1[EK_N_COMBOS], c2[EK_N_COMBOS];
@@ -125,7 +92,7 @@ int rk_equity_start(const uint8_t hole[2], const uint8_t *board, int n_board, co
         free(e);
         return EK_ERR_ARGUMENT;
     }
-    rng_seed(&e->rng, seed);
+    xoshiro_seed(&e->rng, seed);
     e->n = 0;
     for (int hi = 1; hi < EK_N_CARDS; hi++)
         for (int lo = 0; lo < hi; lo++) {
