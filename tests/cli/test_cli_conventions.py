@@ -27,6 +27,7 @@ from cbr.logs.acpc import AcpcLogWriter
 from cbr.logs.output import check_output_path
 from cbr.play.match import MAX_HANDS, run_match
 from cli import app
+from tests.conftest import default_sigint
 
 REPO = Path(__file__).resolve().parents[2]
 runner = CliRunner()
@@ -159,7 +160,7 @@ def test_sigterm_during_a_match_cleans_up_the_log(tmp_path: Path) -> None:
     code = "import sys; from cli import app; sys.argv[0] = 'cbr'; app()"
     proc = subprocess.Popen([sys.executable, "-c", code, "match", "-p", "random,call", "-n", "100000000",
                              "--log", str(log)], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=default_sigint)
     try:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and not any(p.name.startswith(".m.log.") for p in tmp_path.iterdir()):
@@ -180,7 +181,7 @@ def stop_a_long_match(tmp_path: Path, sig: int, *args: str) -> tuple[int, str, s
     code = "import sys; from cli import app; sys.argv[0] = 'cbr'; app()"
     proc = subprocess.Popen([sys.executable, "-c", code, "match", "-n", "100000000", "--log", str(tmp_path / "m.log"),
                              *args], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=default_sigint)
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and proc.poll() is None and \
