@@ -147,6 +147,12 @@ class Policy:
     def observe(self, record: "HandRecord", position: int) -> None:
         """Called after every hand with the full record and this bot's position (no-op)."""
 
+    @property
+    def learns(self) -> bool:
+        """Whether this bot changes from the hands it is shown (by default: whether its class
+        overrides :meth:`observe`; a bot whose ``observe`` may do nothing says so itself)."""
+        return type(self).observe is not Policy.observe
+
     def reset(self) -> None:
         """Forget everything learned or cached (start of a new match)."""
 

@@ -331,6 +331,12 @@ class CBRPolicy(Policy):
         """The bot's player models (``PlayerModels``) over an opponent-aware case base, else None."""
         return self._tracker.models if self._tracker is not None else None
 
+    @property
+    def learns(self) -> bool:
+        """Only with an opponent-aware case base (its opponent models learn); opens the case base."""
+        self.open()
+        return self._tracker is not None
+
     def observe(self, record: "HandRecord", position: int) -> None:
         """After each hand: the opponent models take it (opponent-aware case bases only)."""
         self.open()

@@ -260,6 +260,11 @@ class PokiWeightTablePolicy(PokiFormulaPolicy):
         return super().triple(dp)
 
     # ---- learning ----
+    @property
+    def learns(self) -> bool:
+        """Unless built with ``learn=False``: its player models take every finished hand."""
+        return bool(self.learn)
+
     def observe(self, record: "HandRecord", position: int) -> None:
         """Learn the finished hand: every opponent's round goes into their model (and the store)."""
         self._last_players = tuple(record.players)
