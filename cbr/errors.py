@@ -2,6 +2,8 @@
 
 Errors about bad input values also derive from ``ValueError``.
 """
+from collections.abc import Iterator
+
 from evaluator_ext.errors import CBRError, InvalidCardError
 
 
@@ -51,4 +53,24 @@ __all__ = [
     "OutputPathError",
     "ProtocolError",
     "ModelError",
+    "exception_chain",
 ]
+
+
+def exception_chain(exc: BaseException) -> Iterator[BaseException]:
+    """``exc``, then what caused it (``__cause__``, else ``__context__``), each once.
+
+    >>> try:
+    ...     try:
+    ...         raise KeyError("inner")
+    ...     except KeyError as e:
+    ...         raise ConfigError("outer") from e
+    ... except ConfigError as e:
+    ...     [type(x).__name__ for x in exception_chain(e)]
+    ['ConfigError', 'KeyError']
+    """
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        yield exc
+        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]

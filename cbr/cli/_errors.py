@@ -27,7 +27,7 @@ import os
 import resource
 import signal
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Optional, TypeVar
 
 import typer
@@ -65,14 +65,6 @@ def _address_space_limit() -> Optional[int]:
     return None if soft == resource.RLIM_INFINITY else int(soft)
 
 
-def _chain(exc: BaseException) -> Iterator[BaseException]:
-    seen: set[int] = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        yield exc
-        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
-
-
 #: What native libraries say when an allocation or a mapping failed.
 _OUT_OF_MEMORY = ("failed to map segment", "cannot allocate memory", "bad_alloc", "realloc of size",
                   "malloc of size", "memory allocation failed")
@@ -92,9 +84,11 @@ def memory_failure(exc: BaseException) -> Optional[str]:
     >>> memory_failure(ValueError("bad card")) is None
     True
     """
+    from cbr.errors import exception_chain  # not at import: the CLI's start-up stays light
+
     limit = _address_space_limit()
     found = None
-    for e in _chain(exc):
+    for e in exception_chain(exc):
         text = str(e).strip().splitlines()[0] if str(e).strip() else ""
         low = text.lower()
         if isinstance(e, MemoryError) or (isinstance(e, OSError) and e.errno == errno.ENOMEM) \

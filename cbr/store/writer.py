@@ -35,7 +35,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from cbr.errors import CaseBaseError, CBRError
+from cbr.errors import CaseBaseError, CBRError, exception_chain
 from cbr.game.decision import DecisionPoint
 from cbr.game.gamedef import STREETS, GameDef
 from cbr.plugins import load_feature_set
@@ -73,14 +73,6 @@ _DISK_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, errno.EROFS)
 _DISK_TEXTS = tuple(os.strerror(e) for e in _DISK_ERRNOS)
 
 
-def _chain(exc: BaseException) -> Iterator[BaseException]:
-    seen: set[int] = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        yield exc
-        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
-
-
 def write_failure(exc: BaseException, folder: str | os.PathLike[str]) -> str | None:
     """Why writing files into ``folder`` failed, in the OS's words, when ``exc`` (raised by
     Python, numpy, pyarrow, DuckDB or faiss while writing there) is a failed write: an OS
@@ -93,7 +85,7 @@ def write_failure(exc: BaseException, folder: str | os.PathLike[str]) -> str | N
     >>> write_failure(KeyError("x"), ".") is None   # plenty of room here, no limit: not a write failure
     True
     """
-    chain = list(_chain(exc))
+    chain = list(exception_chain(exc))
     for e in chain:
         if isinstance(e, OSError) and e.errno in _DISK_ERRNOS:
             return os.strerror(e.errno).lower()
