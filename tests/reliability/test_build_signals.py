@@ -32,13 +32,15 @@ pytestmark = pytest.mark.skipif(not LINUX, reason="reads /proc to find the worke
 @pytest.fixture(scope="module")
 def match_log(tmp_path_factory) -> Path:
     """A generated heads-up dealer log (every hole card shown: every decision is a case),
-    long enough that a 2-worker build is still busy when it is killed."""
+    long enough that a 2-worker build is still busy when it is killed (600 hands took
+    under a second once the workers had started, and CI once killed a worker that had
+    already finished)."""
     from cbr.logs.acpc import AcpcLogWriter
     from cbr.play.match import run_match
 
     path = tmp_path_factory.mktemp("signals") / "hu.log"
     with AcpcLogWriter(path) as log:
-        run_match(["random", "call"], 600, seed=7, log=log)
+        run_match(["random", "call"], 4000, seed=7, log=log)
     return path
 
 
