@@ -28,5 +28,20 @@ setup(
             extra_compile_args=["-O3", "-std=c11", "-Wall", "-Wextra"],
             optional=False,
         ),
+        # imperfect-recall buckets and external-sampling MCCFR on real cards (issue 18): cbr/cfr/mccfr.py
+        Extension(
+            "evaluator_ext._mccfr",
+            sources=[
+                "evaluator_ext/src/eval_kernels.c",
+                "evaluator_ext/src/mccfr_kernels.c",
+                "evaluator_ext/src/mccfr_module.c",
+            ],
+            depends=["evaluator_ext/src/eval_kernels.h", "evaluator_ext/src/mccfr_kernels.h",
+                     "evaluator_ext/src/xoshiro.h"],
+            include_dirs=["evaluator_ext/src"],
+            extra_compile_args=["-O3", "-std=c11", "-Wall", "-Wextra", "-pthread"],
+            extra_link_args=["-pthread"],
+            optional=False,
+        ),
     ]
 )

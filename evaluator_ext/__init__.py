@@ -6,7 +6,8 @@ from the pure-Python reference (``evaluator_ext.reference``, imported only then)
 both give the same results and the same errors for bad input (ValueError subclasses of
 ``CBRError``). ``IMPLEMENTATION`` says which one is in use. Set the environment variable
 ``CBR_REQUIRE_NATIVE=1`` to make importing fail when the extension is missing (CI does);
-the same goes for the CFR solver's extension ``evaluator_ext._cfr`` (``CFR_IMPLEMENTATION``).
+the same goes for the CFR solver's extension ``evaluator_ext._cfr`` (``CFR_IMPLEMENTATION``)
+and the MCCFR teacher's ``evaluator_ext._mccfr`` (``MCCFR_AVAILABLE``; no fallback).
 
 Caps: ``win_probability`` deals at most ``MAX_TRIALS`` (10**9) Monte Carlo trials with a
 seed in 0..2**64-1, and enumerates at most ``EXACT_MAX_DEALS`` (5e7) deals; long native
@@ -109,6 +110,19 @@ except ImportError as _exc:
         ) from _exc
     CFR_IMPLEMENTATION = "reference"
 
+# Hand-strength-distribution buckets and MCCFR (cbr.abstraction.distribution, cbr.cfr.mccfr):
+# native only (no reference: without it those modules raise a ConfigError that says so).
+try:
+    importlib.import_module("evaluator_ext._mccfr")
+    MCCFR_AVAILABLE = True
+except ImportError as _exc:
+    if os.environ.get("CBR_REQUIRE_NATIVE") == "1":
+        raise ImportError(
+            "CBR_REQUIRE_NATIVE=1 but the MCCFR extension evaluator_ext._mccfr cannot be imported "
+            f"({_exc}); build it with `python3 setup.py build_ext --inplace` or `pip install -e .`"
+        ) from _exc
+    MCCFR_AVAILABLE = False
+
 evaluate = _impl.evaluate
 evaluate_batch = _impl.evaluate_batch
 hand_category = _impl.hand_category
@@ -178,6 +192,7 @@ def hand_summary(
 __all__ = [
     "IMPLEMENTATION",
     "CFR_IMPLEMENTATION",
+    "MCCFR_AVAILABLE",
     *API,
     "EXACT_AUTO_MAX_DEALS",
     "EXACT_MAX_DEALS",

@@ -1,11 +1,14 @@
 """The ``cfr`` bot: plays a trained CFR strategy in heads-up fixed-limit hold'em.
 
-Spec: ``cfr`` (the shipped strategy, :data:`cbr.cfr.strategy.SHIPPED_STRATEGY`) or
-``cfr:strategy=PATH`` (a strategy file beside its abstraction). At each decision the
-real history (:attr:`DecisionPoint.history`) is the tree node (:func:`map_history`), the
-cards are the bucket sequence (``Abstraction.bucket_sequence(hole, board)``, one bucket
-per street so far, indexed in mixed radix), and the triple is the average strategy's row
-for that information set; :meth:`Policy.act` samples it with the caller's seeded rng.
+Spec: ``cfr`` (the shipped teacher: MCCFR with imperfect-recall hand-strength-distribution
+buckets, :data:`SHIPPED_TEACHER`, see :mod:`cbr.cfr.mccfr`), ``cfr:strategy=h_hs2_4`` (the
+older 4-bucket perfect-recall CFR+ strategy, :data:`cbr.cfr.strategy.SHIPPED_STRATEGY`), or
+``cfr:strategy=PATH``: a folder holding ``strategy.npz`` and ``abstraction.npz`` (MCCFR), or
+a CFR+ strategy file beside its abstraction. At each decision the real history
+(:attr:`DecisionPoint.history`) is the tree node, the cards are buckets (MCCFR: the
+current street's bucket, a table lookup; CFR+: the bucket sequence of every street so
+far, indexed in mixed radix), and the triple is the average strategy's row for that
+information set; :meth:`Policy.act` samples it with the caller's seeded rng.
 
 Positions: the tree's player 0 is the big blind, as in ``holdem.limit.2p``; on a table
 with another layout the bot finds its role by the blind it posted. A history the tree
@@ -14,6 +17,7 @@ does not have (another raise cap) is an error, never a silent guess.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 import numpy as np
@@ -23,10 +27,35 @@ from cbr.policies.base import Policy, Triple, legal_triple
 from evaluator_ext.cards import combo_index
 
 if TYPE_CHECKING:  # pragma: no cover
+    from cbr.cfr.mccfr import ImperfectStrategy
     from cbr.cfr.strategy import Strategy
     from cbr.game.decision import DecisionPoint
 
-__all__ = ["CFRPolicy", "sequence_index"]
+__all__ = ["CFRPolicy", "sequence_index", "SHIPPED_TEACHER", "resolve_strategy"]
+
+#: The folder of the strategy ``cfr`` plays with no options (MCCFR, issue 18).
+SHIPPED_TEACHER = Path(__file__).resolve().parents[2] / "casebases" / "cfr" / "emd_256"
+
+
+def resolve_strategy(text: str) -> Path:
+    """Where a ``strategy=`` option points: a path, or a shipped name under ``casebases/cfr/``
+    (``emd_256``: the MCCFR folder; ``h_hs2_4``: the CFR+ file).
+
+    >>> resolve_strategy("h_hs2_4").name
+    'cfr.holdem.limit.2p.npz'
+    """
+    from cbr.cfr.strategy import SHIPPED_STRATEGY
+
+    if not text:
+        return SHIPPED_TEACHER
+    path = Path(text)
+    if path.exists():
+        return path
+    shipped = SHIPPED_TEACHER.parent / text
+    if "/" not in text and shipped.is_dir():
+        return shipped if (shipped / "strategy.npz").exists() else shipped / SHIPPED_STRATEGY.name
+    raise ConfigError(f"{text}: no such strategy (a path, or one of the shipped "
+                      f"{', '.join(sorted(p.name for p in SHIPPED_TEACHER.parent.iterdir() if p.is_dir()))})")
 
 
 def sequence_index(buckets: tuple[int, ...] | list[int], n_buckets: int) -> int:
@@ -52,19 +81,42 @@ class CFRPolicy(Policy):
     def __init__(self, *, strategy: str = "", seed: Optional[int] = None) -> None:
         super().__init__(seed=seed)
         self.strategy = strategy
-        self._strategy: Optional["Strategy"] = None
+        self._strategy: "Optional[Strategy | ImperfectStrategy]" = None
         self._cache: tuple[tuple, tuple[int, ...]] | None = None
+        self._boards: dict[tuple[int, ...], np.ndarray] = {}
 
-    def _load(self) -> "Strategy":
+    def _load(self) -> "Strategy | ImperfectStrategy":
         if self._strategy is None:
-            from cbr.cfr.strategy import SHIPPED_STRATEGY, load_strategy
+            from cbr.cfr.strategy import load_strategy
 
-            path = self.strategy or SHIPPED_STRATEGY
-            loaded = load_strategy(path)
+            path = resolve_strategy(self.strategy)
+            if path.is_dir():
+                from cbr.cfr.mccfr import load_imperfect_strategy
+
+                loaded = load_imperfect_strategy(path)
+            else:
+                loaded = load_strategy(path)
             if loaded.tree.game.betting != "limit":
                 raise ConfigError(f"{path}: the cfr bot plays fixed-limit strategies; this one is for {loaded.tree.name}")
             self._strategy = loaded
         return self._strategy
+
+    @property
+    def imperfect(self) -> bool:
+        """Whether the strategy is an MCCFR one (imperfect recall, a bucket per street)."""
+        from cbr.cfr.mccfr import ImperfectStrategy
+
+        return isinstance(self._load(), ImperfectStrategy)
+
+    def _street_buckets(self, board: tuple[int, ...]) -> np.ndarray:
+        """Every combo's bucket on ``board`` (computed once per board: a hand has four)."""
+        key = tuple(int(c) for c in board)
+        got = self._boards.get(key)
+        if got is None:
+            if len(self._boards) > 64:
+                self._boards.clear()
+            got = self._boards[key] = self._load().abstraction.street_buckets(key)
+        return got
 
     def _buckets(self, hole: tuple[int, ...], board: tuple[int, ...]) -> tuple[int, ...]:
         key = (tuple(hole), tuple(board))
@@ -94,6 +146,12 @@ class CFRPolicy(Policy):
         if dp.hole is None:
             raise GameError("the cfr bot needs its hole cards")
         node = self._node(dp)
+        if self.imperfect:
+            bucket = int(self._street_buckets(dp.board)[combo_index(int(dp.hole[0]), int(dp.hole[1]))])
+            if bucket == 65535:
+                raise GameError(f"hole {dp.hole} shares a card with the board {dp.board}")
+            f, c, r = self._fcr(node, s.row(node, bucket)[None, :])[0]
+            return legal_triple((float(f), float(c), float(r)), dp.legal)
         seq = self._buckets(dp.hole, dp.board)
         if len(seq) != dp.street + 1:
             raise ConfigError(f"abstraction gave {len(seq)} buckets on street {dp.street}")
@@ -106,6 +164,13 @@ class CFRPolicy(Policy):
         s = self._load()
         node = self._node(dp)
         idx = [combo_index(int(a), int(b)) for a, b in holes]
+        if self.imperfect:
+            buckets = self._street_buckets(dp.board)[idx].astype(np.int64)
+            if (buckets == 65535).any():
+                raise GameError(f"a holding shares a card with the board {dp.board}")
+            k = int(s.tree.n_children[node])
+            rows = self._fcr(node, s.probs[int(s.offset[node]) + buckets[:, None] * k + np.arange(k)])
+            return np.array([legal_triple(tuple(row), dp.legal) for row in rows])
         seqs = s.abstraction.bucket_sequences(idx, dp.board)
         flat = np.zeros(len(idx), dtype=np.int64)
         for street in range(seqs.shape[1]):
@@ -116,6 +181,14 @@ class CFRPolicy(Policy):
         for j, child in enumerate(s.tree.children(node)):
             out[:, "fcr".index(s.tree.edge[child])] = rows[:, j]
         return np.array([legal_triple(tuple(row), dp.legal) for row in out])
+
+    def _fcr(self, node: int, rows: np.ndarray) -> np.ndarray:
+        """Rows of the node's action probabilities as (fold, call, raise) columns."""
+        tree = self._load().tree
+        out = np.zeros((rows.shape[0], 3))
+        for j, child in enumerate(tree.children(node)):
+            out[:, "fcr".index(tree.edge[child])] = rows[:, j]
+        return out
 
     def reset(self) -> None:
         self._cache = None

@@ -42,6 +42,7 @@ def test_native_required_sentinel() -> None:
     import evaluator_ext.native  # noqa: F401  (ImportError fails the test)
 
     assert evaluator_ext.IMPLEMENTATION == "native"
+    assert evaluator_ext.CFR_IMPLEMENTATION == "native" and evaluator_ext.MCCFR_AVAILABLE
 
 
 def test_facade_uses_native_when_it_imports() -> None:

@@ -16,7 +16,7 @@ from cbr.policies.spec import policy_from_spec
 from tests.conftest import shared_path
 
 SPECS = ["random", "fold", "call", "raise", "hs", "ehs", "poki", "lag", "station", "rock", "poki-wt", "phase3",
-         "thesis-net:logs={acpc2p}:player=p2", "simbot:trials=20", "cfr", "cbr", "cbr:reuse=max-frequency",
+         "thesis-net:logs={acpc2p}:player=p2", "simbot:trials=20", "cfr", "cfr:strategy=h_hs2_4", "cbr", "cbr:reuse=max-frequency",
          "cbr:reuse=best-outcome", "cbr:sharpen=2:outcome-weight=0.5"]
 STEPS = {0: 3, 3: 4, 4: 5}
 

@@ -1,0 +1,374 @@
+"""Imperfect-recall buckets from hand-strength distributions (Johanson et al. 2013).
+
+Pre-flop: the 169 lossless classes. Flop and turn: a holding is described by the
+histogram of its *river* hand strength (HS against one random holding once the board is
+complete, ties half) over every runout; histograms are clustered by k-means under the
+earth mover's distance. In one dimension that distance is the L1 distance between
+cumulative histograms, and the L1 centre of a cluster is its coordinate-wise median, so
+the clustering here is k-medians on cumulative histograms (seeded the k-means++ way).
+River: percentile buckets of river HS. Each street's bucket depends on that street's
+cards only (imperfect recall), so a street can have hundreds of buckets.
+
+Tables: every flop (1,755 up to a permutation of suits) and every turn board (16,432)
+gets its holdings' buckets once, in C (:mod:`evaluator_ext._mccfr`, both cores), stored
+per canonical board; a lookup maps the real board to its canonical form and the hole
+cards through the same suit permutation. River buckets are computed at once (990
+showdowns).
+
+>>> a = DistributionAbstraction.load(SHIPPED_ABSTRACTION)      # doctest: +SKIP
+>>> a.buckets((51, 47), (0, 5, 17, 30, 44))                   # doctest: +SKIP
+(0, 211, 190, 247)
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Optional, Sequence
+
+import numpy as np
+
+from cbr.errors import ConfigError
+from cbr.store.durable import atomic_savez
+
+__all__ = ["DistributionAbstraction", "CanonicalBoards", "canonical_boards", "PREFLOP_CLASS", "river_hs",
+           "board_histograms", "k_medians_l1", "ABSTRACTION_FORMAT"]
+
+ABSTRACTION_FORMAT = 1
+N_COMBOS = 1326
+_PERMS = np.array(list(itertools.permutations(range(4))), dtype=np.int64)  # 24 suit permutations
+
+
+def _native():
+    try:
+        from evaluator_ext import _mccfr
+    except ImportError:
+        raise ConfigError("the MCCFR extension evaluator_ext._mccfr is not built (it has no pure-Python "
+                          "fallback): `pip install -e .` builds it") from None
+    return _mccfr
+
+
+def _combo(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    hi, lo = np.maximum(a, b), np.minimum(a, b)
+    return hi * (hi - 1) // 2 + lo
+
+
+_HI = np.array([h for h in range(1, 52) for _ in range(h)], dtype=np.int64)
+_LO = np.array([lo for h in range(1, 52) for lo in range(h)], dtype=np.int64)
+
+
+def _permute(cards: np.ndarray, perm: np.ndarray) -> np.ndarray:
+    return (cards // 4) * 4 + perm[cards % 4]
+
+
+#: ``_PERM_COMBO[p, c]``: the combo ``c`` with its suits permuted by ``_PERMS[p]``.
+_PERM_COMBO = np.stack([_combo(_permute(_LO, p), _permute(_HI, p)) for p in _PERMS])
+
+
+def _preflop_classes() -> np.ndarray:
+    from evaluator_ext import PREFLOP_CLASSES, class_combos, combo_index
+
+    out = np.full(N_COMBOS, 255, dtype=np.uint8)
+    for i, name in enumerate(PREFLOP_CLASSES):
+        for a, b in class_combos(name):
+            out[combo_index(a, b)] = i
+    return out
+
+
+#: The pre-flop class 0..168 (:data:`evaluator_ext.PREFLOP_CLASSES` order) of each combo.
+PREFLOP_CLASS = _preflop_classes()
+
+
+def _colex(sorted_cards: np.ndarray) -> np.ndarray:
+    """Colex index of rows of ascending cards."""
+    n = sorted_cards.shape[1]
+    out = np.zeros(sorted_cards.shape[0], dtype=np.int64)
+    for i in range(n):
+        out += np.array([math.comb(int(c), i + 1) for c in range(52)], dtype=np.int64)[sorted_cards[:, i]]
+    return out
+
+
+@dataclass(frozen=True)
+class CanonicalBoards:
+    """The boards of ``n`` cards up to a permutation of suits.
+
+    ``boards``: one ascending row per canonical board (the least colex index of its suit
+    permutations); ``canon[raw]``/``perm[raw]``: for the raw board of colex index ``raw``,
+    its canonical board's row and the suit permutation (index into the 24) that maps it there.
+    """
+
+    n: int
+    boards: np.ndarray
+    canon: np.ndarray
+    perm: np.ndarray
+
+    def lookup(self, board: Sequence[int]) -> tuple[int, int]:
+        """(canonical row, permutation) of a real board."""
+        cards = np.sort(np.asarray(board, dtype=np.int64))[None, :]
+        raw = int(_colex(cards)[0])
+        return int(self.canon[raw]), int(self.perm[raw])
+
+
+_CANONICAL: dict[int, CanonicalBoards] = {}
+
+
+def canonical_boards(n: int) -> CanonicalBoards:
+    """:class:`CanonicalBoards` of ``n`` = 3 (1,755) or 4 (16,432) cards (cached).
+
+    >>> canonical_boards(3).boards.shape
+    (1755, 3)
+    """
+    if n not in (3, 4):
+        raise ConfigError(f"canonical boards of 3 or 4 cards, not {n}")
+    if n not in _CANONICAL:
+        raw = np.array(list(itertools.combinations(range(52), n)), dtype=np.int64)
+        raw_index = _colex(raw)
+        order = np.argsort(raw_index)
+        raw = raw[order]  # row i has colex index i
+        best = np.full(raw.shape[0], np.iinfo(np.int64).max)
+        best_perm = np.zeros(raw.shape[0], dtype=np.uint8)
+        for p, perm in enumerate(_PERMS):
+            idx = _colex(np.sort(_permute(raw, perm), axis=1))
+            better = idx < best
+            best[better] = idx[better]
+            best_perm[better] = p
+        uniq, canon = np.unique(best, return_inverse=True)
+        _CANONICAL[n] = CanonicalBoards(n, raw[uniq], canon.astype(np.int32), best_perm)
+    return _CANONICAL[n]
+
+
+def river_hs(board: Sequence[int]) -> np.ndarray:
+    """River HS of every combo on a complete board (-1 where a combo shares a card).
+
+    >>> hs = river_hs((0, 5, 17, 30, 44))
+    >>> int((hs >= 0).sum()), round(float(hs[hs >= 0].mean()), 3)
+    (1081, 0.5)
+    """
+    out = np.empty(N_COMBOS)
+    _native().river_hs(bytes(int(c) for c in board), out)
+    return out
+
+
+def board_histograms(board: Sequence[int], n_bins: int) -> np.ndarray:
+    """River-HS histograms (1326 x n_bins runout counts) of every combo on a flop or turn."""
+    out = np.empty(N_COMBOS * n_bins, dtype=np.uint16)
+    _native().board_histograms(bytes(int(c) for c in board), int(n_bins), out)
+    return out.reshape(N_COMBOS, n_bins)
+
+
+def _cdf(hist: np.ndarray) -> np.ndarray:
+    c = np.cumsum(hist, axis=1, dtype=np.float32)
+    return np.ascontiguousarray(c / c[:, -1:])
+
+
+def _assign(points: np.ndarray, centroids: np.ndarray, workers: int = 2) -> tuple[np.ndarray, np.ndarray]:
+    n, d = points.shape
+    out = np.empty(n, dtype=np.int32)
+    dist = np.empty(n, dtype=np.float32)
+    cent = np.ascontiguousarray(centroids, dtype=np.float32)
+    parts = np.array_split(np.arange(n), max(1, workers))
+
+    def one(ix: np.ndarray) -> None:
+        if len(ix):
+            o, dd = np.empty(len(ix), np.int32), np.empty(len(ix), np.float32)
+            _native().assign_l1(np.ascontiguousarray(points[ix]), cent, d, o, dd)
+            out[ix], dist[ix] = o, dd
+
+    with ThreadPoolExecutor(len(parts)) as pool:
+        list(pool.map(one, parts))
+    return out, dist
+
+
+def k_medians_l1(points: np.ndarray, k: int, *, iterations: int = 12, seed: int = 0) -> np.ndarray:
+    """k centres of ``points`` (rows) under L1: k-means++-style seeding by L1 distance,
+    then alternating nearest-centre assignment and coordinate-wise medians.
+
+    >>> pts = np.array([[0, 0], [0, 1], [10, 10], [10, 11]], dtype=np.float32)
+    >>> sorted(k_medians_l1(pts, 2, seed=1)[:, 0].tolist())
+    [0.0, 10.0]
+    """
+    points = np.ascontiguousarray(points, dtype=np.float32)
+    n = points.shape[0]
+    if not 1 <= k <= n:
+        raise ConfigError(f"k-medians needs 1 <= k <= {n} points, got k={k}")
+    rng = np.random.default_rng(seed)
+    centres = [points[rng.integers(n)]]
+    dist = np.abs(points - centres[0]).sum(axis=1)
+    for _ in range(1, k):
+        total = float(dist.sum())
+        i = int(rng.choice(n, p=dist / total)) if total > 0 else int(rng.integers(n))
+        centres.append(points[i])
+        dist = np.minimum(dist, np.abs(points - points[i]).sum(axis=1))
+    cent = np.array(centres, dtype=np.float32)
+    for _ in range(iterations):
+        labels, _ = _assign(points, cent)
+        order = np.argsort(labels, kind="stable")
+        bounds = np.searchsorted(labels[order], np.arange(k + 1))
+        for c in range(k):
+            members = points[order[bounds[c]:bounds[c + 1]]]
+            if len(members):
+                cent[c] = np.median(members, axis=0)
+    return cent
+
+
+@dataclass
+class DistributionAbstraction:
+    """169 pre-flop classes, k-medians buckets of river-HS distributions on the flop and
+    turn, river-HS percentiles on the river (see the module docstring).
+
+    ``flop_table[row, combo]`` / ``turn_table[row, combo]``: the bucket of a combo on a
+    canonical board (:func:`canonical_boards` rows); 65535 where the combo clashes.
+    """
+
+    n_buckets: tuple[int, int, int, int]
+    n_bins: int
+    flop_centroids: np.ndarray
+    turn_centroids: np.ndarray
+    river_edges: np.ndarray
+    flop_table: np.ndarray
+    turn_table: np.ndarray
+    meta: dict
+
+    @property
+    def name(self) -> str:
+        return "emd_{}_{}_{}_{}".format(*self.n_buckets)
+
+    # -- building ---------------------------------------------------------------
+    @classmethod
+    def build(cls, flop: int = 256, turn: int = 256, river: int = 256, *, n_bins: int = 30,
+              fit_boards: int = 400, fit_points: int = 100_000, seed: int = 0, threads: int = 2,
+              progress: Optional[Callable[[str, int, int], None]] = None) -> "DistributionAbstraction":
+        """Fit the centres on ``fit_boards`` random boards per street (``fit_points``
+        histograms), then bucket every canonical flop and turn (minutes on two cores)."""
+        for s, k in (("flop", flop), ("turn", turn), ("river", river)):
+            if not 1 <= k <= 65534:
+                raise ConfigError(f"{s} buckets must be 1..65534, got {k}")
+        t0 = time.time()
+        rng = np.random.default_rng(seed)
+        cents = []
+        for n, k in ((3, flop), (4, turn)):
+            pts = []
+            for _ in range(fit_boards):
+                board = rng.choice(52, n, replace=False)
+                h = board_histograms(board, n_bins)
+                pts.append(_cdf(h[h.sum(axis=1) > 0]))
+            allp = np.concatenate(pts)
+            take = rng.choice(len(allp), min(fit_points, len(allp)), replace=False)
+            cents.append(k_medians_l1(allp[take], k, seed=seed + n))
+        # river: HS percentiles over random deals
+        samples = []
+        for _ in range(fit_boards):
+            hs = river_hs(rng.choice(52, 5, replace=False))
+            samples.append(hs[hs >= 0])
+        allhs = np.concatenate(samples)
+        edges = np.quantile(allhs, np.arange(1, river) / river) if river > 1 else np.zeros(0)
+        tables = []
+        for n, cent in ((3, cents[0]), (4, cents[1])):
+            boards = canonical_boards(n).boards
+            table = np.empty((len(boards), N_COMBOS), dtype=np.uint16)
+            flat = np.ascontiguousarray(cent, dtype=np.float32).ravel()
+            done = [0]
+
+            def one(i: int, table=table, boards=boards, flat=flat, n=n, done=done) -> None:
+                _native().board_buckets(bytes(int(c) for c in boards[i]), n_bins, flat, table[i])
+                done[0] += 1
+                if progress is not None and done[0] % 200 == 0:
+                    progress("flop" if n == 3 else "turn", done[0], len(boards))
+
+            with ThreadPoolExecutor(threads) as pool:
+                list(pool.map(one, range(len(boards))))
+            tables.append(table)
+        meta = {"format": ABSTRACTION_FORMAT, "seed": seed, "fit_boards": fit_boards, "fit_points": fit_points,
+                "n_bins": n_bins, "build_seconds": round(time.time() - t0, 1),
+                "method": "k-medians (EMD = L1 on cumulative river-HS histograms), flop and turn; "
+                          "river HS percentiles; 169 pre-flop classes"}
+        return cls((169, flop, turn, river), n_bins, cents[0], cents[1], np.asarray(edges, dtype=np.float64),
+                   tables[0], tables[1], meta)
+
+    # -- files --------------------------------------------------------------------
+    def save(self, path: str | os.PathLike) -> Path:
+        """Write ``abstraction.npz`` (compressed, atomic) into the folder ``path``."""
+        folder = Path(path)
+        folder.mkdir(parents=True, exist_ok=True)
+        out = folder / "abstraction.npz"
+        atomic_savez(out, compress=True, n_buckets=np.array(self.n_buckets), n_bins=np.array(self.n_bins),
+                     flop_centroids=self.flop_centroids, turn_centroids=self.turn_centroids,
+                     river_edges=self.river_edges, flop_table=self.flop_table, turn_table=self.turn_table,
+                     meta=np.array(json.dumps(self.meta)))
+        return out
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> "DistributionAbstraction":
+        p = Path(path)
+        f = p / "abstraction.npz" if p.is_dir() else p
+        if not f.exists():
+            raise ConfigError(f"{f}: no abstraction here (build one with `python -m casebases.build_cfr_emd`)")
+        try:
+            with np.load(f, allow_pickle=False) as z:
+                meta = json.loads(str(z["meta"]))
+                a = cls(tuple(int(x) for x in z["n_buckets"]), int(z["n_bins"]), z["flop_centroids"],
+                        z["turn_centroids"], z["river_edges"], z["flop_table"], z["turn_table"], meta)
+        except (OSError, ValueError, KeyError) as exc:
+            raise ConfigError(f"{f}: not a readable abstraction ({exc})") from None
+        if meta.get("format") != ABSTRACTION_FORMAT:
+            raise ConfigError(f"{f}: abstraction format {meta.get('format')}, this engine reads {ABSTRACTION_FORMAT}")
+        if a.flop_table.shape != (1755, N_COMBOS) or a.turn_table.shape != (16432, N_COMBOS):
+            raise ConfigError(f"{f}: the bucket tables have the wrong shape")
+        return a
+
+    # -- lookups --------------------------------------------------------------------
+    def street_buckets(self, board: Sequence[int]) -> np.ndarray:
+        """The current street's bucket of every combo on ``board`` (0, 3, 4 or 5 cards);
+        65535 where a combo shares a card with the board."""
+        n = len(board)
+        if n == 0:
+            return PREFLOP_CLASS.astype(np.uint16)
+        if n in (3, 4):
+            cb = canonical_boards(n)
+            row, p = cb.lookup(board)
+            table = self.flop_table if n == 3 else self.turn_table
+            return table[row][_PERM_COMBO[p]]
+        if n == 5:
+            hs = river_hs(board)
+            out = np.searchsorted(self.river_edges, hs, side="right").astype(np.uint16)
+            out[hs < 0] = 65535
+            return out
+        raise ConfigError(f"a board has 0, 3, 4 or 5 cards, not {n}")
+
+    def buckets(self, hole: Sequence[int], board: Sequence[int]) -> tuple[int, ...]:
+        """The bucket of every street so far (one per street: pre-flop, flop, ...)."""
+        from evaluator_ext import combo_index
+
+        c = combo_index(int(hole[0]), int(hole[1]))
+        out = []
+        for n in (0, 3, 4, 5)[: {0: 1, 3: 2, 4: 3, 5: 4}[len(board)]]:
+            b = int(self.street_buckets(board[:n])[c])
+            if b == 65535:
+                raise ConfigError(f"hole {tuple(hole)} shares a card with board {tuple(board)}")
+            out.append(b)
+        return tuple(out)
+
+    def raw_tables(self) -> tuple:
+        """The solver's tables: ((169, b1, b2, b3), pre-flop classes, flop and turn buckets
+        by raw colex board index (22,100 and 270,725 rows), river edges); computed once
+        per object (about 1 GB)."""
+        cached = self.__dict__.get("_raw_tables")
+        if cached is not None:
+            return cached
+        expanded = []
+        for n, table in ((3, self.flop_table), (4, self.turn_table)):
+            cb = canonical_boards(n)
+            raw = np.empty((len(cb.canon), N_COMBOS), dtype=np.uint16)
+            for start in range(0, len(cb.canon), 20_000):  # in slices: the index arrays are int64
+                sl = slice(start, start + 20_000)
+                raw[sl] = table[cb.canon[sl, None], _PERM_COMBO[cb.perm[sl]]]
+            expanded.append(raw.ravel())
+        raw = (tuple(int(x) for x in self.n_buckets), PREFLOP_CLASS, expanded[0], expanded[1],
+               np.ascontiguousarray(self.river_edges, dtype=np.float64))
+        self.__dict__["_raw_tables"] = raw
+        return raw

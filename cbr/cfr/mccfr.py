@@ -1,0 +1,222 @@
+"""Monte Carlo CFR on real cards with an imperfect-recall abstraction (issue 18's teacher).
+
+External-sampling MCCFR (Lanctot et al. 2009) in C (``evaluator_ext/src/mccfr_kernels.c``):
+each iteration deals real cards, looks both players' buckets up in a
+:class:`~cbr.abstraction.distribution.DistributionAbstraction` (an information set is the
+betting node and the *current* street's bucket), and walks the heads-up fixed-limit tree
+once per player. Two threads share the tables without locks, as parallel MCCFR commonly
+does (one thread is deterministic for the seed). Linear CFR's discount (regrets and
+averages scaled by t/(t+1) after the t-th block of ``discount_every`` iterations, for the
+first ``discount_blocks`` blocks) speeds the start, as in Brown and Sandholm 2019.
+
+Runs are checkpointed (:meth:`MCCFRTrainer.save_checkpoint`, atomic) and resumable; the
+average strategy is written as one byte per action (:meth:`MCCFRTrainer.save_strategy`).
+
+>>> t = MCCFRTrainer(tiny_abstraction(), seed=1, threads=1)   # doctest: +SKIP
+>>> t.run(1000)                                                 # doctest: +SKIP
+1000
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Optional
+
+import numpy as np
+
+from cbr.abstraction.distribution import DistributionAbstraction
+from cbr.cfr.tree import KIND_DECISION, BettingTree, build_tree
+from cbr.errors import ConfigError
+from cbr.store.durable import atomic_savez
+
+__all__ = ["MCCFRTrainer", "ImperfectStrategy", "STRATEGY_FILE", "layout", "abstraction_fingerprint",
+           "load_imperfect_strategy"]
+
+STRATEGY_FILE = "strategy.npz"
+FORMAT = 1
+
+
+def _native():
+    try:
+        from evaluator_ext import _mccfr
+    except ImportError:
+        raise ConfigError("the MCCFR extension evaluator_ext._mccfr is not built (it has no pure-Python "
+                          "fallback): `pip install -e .` builds it") from None
+    return _mccfr
+
+
+def layout(tree: BettingTree, n_buckets: tuple[int, ...]) -> tuple[np.ndarray, int]:
+    """Offsets of each decision node's (buckets of its street x actions) table, and the size.
+
+    >>> off, size = layout(build_tree("holdem.limit.2p"), (1, 1, 1, 1))
+    >>> size == int(build_tree("holdem.limit.2p").n_children[build_tree("holdem.limit.2p").kind == 0].sum())
+    True
+    """
+    rows = np.array([n_buckets[s] for s in tree.street], dtype=np.int64)
+    sizes = np.where(tree.kind == KIND_DECISION, rows * tree.n_children, 0).astype(np.int64)
+    offset = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+    return offset, int(sizes.sum())
+
+
+def abstraction_fingerprint(a: DistributionAbstraction) -> str:
+    """A short hash of an abstraction's buckets (stored in checkpoints and strategies)."""
+    h = hashlib.sha256()
+    for x in (np.array(a.n_buckets), a.river_edges, a.flop_table, a.turn_table):
+        h.update(np.ascontiguousarray(x).tobytes())
+    return h.hexdigest()[:16]
+
+
+def _tree_tuple(tree: BettingTree, offset: np.ndarray) -> tuple:
+    return (tree.kind, tree.player, tree.street, tree.child_start, tree.n_children, tree.child_index, tree.stake,
+            offset)
+
+
+def normalise(avg: np.ndarray, tree: BettingTree, n_buckets: tuple[int, ...], offset: np.ndarray) -> np.ndarray:
+    """Average-strategy sums to probabilities (a row never reached: uniform)."""
+    out = np.asarray(avg, dtype=np.float64).copy()
+    for node in tree.decision_nodes():
+        k = int(tree.n_children[node])
+        rows = n_buckets[int(tree.street[node])]
+        t = out[offset[node]: offset[node] + rows * k].reshape(rows, k)
+        s = t.sum(axis=1, keepdims=True)
+        t[:] = np.where(s > 0, t / np.where(s > 0, s, 1), 1.0 / k)
+    return out
+
+
+class MCCFRTrainer:
+    """External-sampling MCCFR over ``tree`` with ``abstraction`` (see the module docstring)."""
+
+    def __init__(self, abstraction: DistributionAbstraction, *, tree: Optional[BettingTree] = None, seed: int = 0,
+                 threads: int = 2, discount_every: int = 1_000_000, discount_blocks: int = 50) -> None:
+        self.abstraction = abstraction
+        self.tree = tree or build_tree("holdem.limit.2p")
+        if self.tree.game.betting != "limit":
+            raise ConfigError("MCCFR here plays heads-up fixed limit")
+        self.offset, self.size = layout(self.tree, abstraction.n_buckets)
+        self.regret = np.zeros(self.size, dtype=np.float32)
+        self.avg = np.zeros(self.size, dtype=np.float32)
+        self.iterations = 0
+        self.seconds = 0.0
+        self.seed = int(seed)
+        self.threads = int(threads)
+        self.discount_every = int(discount_every)
+        self.discount_blocks = int(discount_blocks)
+        self._tables = abstraction.raw_tables()
+        self._tree = _tree_tuple(self.tree, self.offset)
+
+    def run(self, iterations: int, *, chunk: int = 200_000,
+            progress: Optional[Callable[[int, int], None]] = None) -> int:
+        """Run ``iterations`` more iterations in chunks (Ctrl-C stops between chunks with
+        every finished chunk kept); returns the iterations done."""
+        done = 0
+        while done < iterations:
+            # a chunk never crosses a discount boundary, so the schedule is the same however runs are split
+            n = min(chunk, iterations - done)
+            block_end = (self.iterations // self.discount_every + 1) * self.discount_every
+            if self.iterations < self.discount_every * self.discount_blocks:
+                n = min(n, block_end - self.iterations)
+            t = time.perf_counter()
+            _native().run(self._tree, self._tables, self.regret, self.avg, self.iterations, n,
+                          self.seed & 0xFFFFFFFFFFFFFFFF, self.threads)
+            self.seconds += time.perf_counter() - t
+            self.iterations += n
+            done += n
+            if self.iterations % self.discount_every == 0:
+                block = self.iterations // self.discount_every
+                if block <= self.discount_blocks:
+                    f = np.float32(block / (block + 1))
+                    self.regret *= f
+                    self.avg *= f
+            if progress is not None:
+                progress(done, iterations)
+        return done
+
+    def strategy(self) -> np.ndarray:
+        """The average strategy as probabilities (float64, one per table entry)."""
+        return normalise(self.avg, self.tree, self.abstraction.n_buckets, self.offset)
+
+    def _info(self) -> dict:
+        return {"format": FORMAT, "tree": self.tree.fingerprint, "game": self.tree.name,
+                "abstraction": abstraction_fingerprint(self.abstraction), "n_buckets": list(self.abstraction.n_buckets),
+                "iterations": self.iterations, "seconds": round(self.seconds, 1), "seed": self.seed,
+                "threads": self.threads, "discount_every": self.discount_every,
+                "discount_blocks": self.discount_blocks}
+
+    def save_checkpoint(self, path: str | os.PathLike) -> Path:
+        """Regrets, averages and the run's counters (atomic: a crash keeps the old file)."""
+        return atomic_savez(path, regret=self.regret, avg=self.avg, info=np.array(json.dumps(self._info())))
+
+    def load_checkpoint(self, path: str | os.PathLike) -> None:
+        """Resume from a checkpoint of the same tree and abstraction."""
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                info = json.loads(str(z["info"]))
+                regret, avg = np.array(z["regret"]), np.array(z["avg"])
+        except (OSError, ValueError, KeyError) as exc:
+            raise ConfigError(f"{path}: not a readable MCCFR checkpoint ({exc})") from None
+        mine = self._info()
+        for key in ("format", "tree", "abstraction", "discount_every", "discount_blocks"):
+            if info.get(key) != mine[key]:
+                raise ConfigError(f"{path}: checkpoint {key} {info.get(key)!r} differs from this run's {mine[key]!r}")
+        if regret.shape != (self.size,) or avg.shape != (self.size,):
+            raise ConfigError(f"{path}: checkpoint tables have the wrong size")
+        self.regret, self.avg = regret.astype(np.float32), avg.astype(np.float32)
+        self.iterations, self.seconds = int(info["iterations"]), float(info["seconds"])
+
+    def save_strategy(self, path: str | os.PathLike) -> Path:
+        """The average strategy, one byte per action (compressed, atomic)."""
+        q = np.clip(np.rint(self.strategy() * 255.0), 0, 255).astype(np.uint8)
+        return atomic_savez(path, compress=True, probs=q, info=np.array(json.dumps(self._info())))
+
+    def deal_buckets(self, hole: tuple[int, int], board: tuple[int, ...]) -> tuple[int, int, int, int]:
+        """The four buckets the solver uses for ``hole`` on a complete ``board`` (a test hook:
+        they must equal :meth:`DistributionAbstraction.buckets`)."""
+        return _native().deal_buckets(self._tree, self._tables, bytes(hole), bytes(board))
+
+
+@dataclass
+class ImperfectStrategy:
+    """A trained imperfect-recall strategy: probabilities per (decision node, bucket, action)."""
+
+    tree: BettingTree
+    abstraction: DistributionAbstraction
+    probs: np.ndarray
+    offset: np.ndarray
+    info: dict
+    path: Path
+
+    @property
+    def n_buckets(self) -> tuple[int, ...]:
+        return self.abstraction.n_buckets
+
+    def row(self, node: int, bucket: int) -> np.ndarray:
+        k = int(self.tree.n_children[node])
+        start = int(self.offset[node]) + int(bucket) * k
+        return self.probs[start: start + k]
+
+
+def load_imperfect_strategy(folder: str | os.PathLike) -> ImperfectStrategy:
+    """Load ``strategy.npz`` and ``abstraction.npz`` from ``folder`` (checked together)."""
+    folder = Path(folder)
+    f = folder / STRATEGY_FILE
+    if not f.exists():
+        raise ConfigError(f"{folder}: no {STRATEGY_FILE} here (train one with `python -m casebases.build_cfr_emd`)")
+    try:
+        with np.load(f, allow_pickle=False) as z:
+            info = json.loads(str(z["info"]))
+            q = np.array(z["probs"])
+    except (OSError, ValueError, KeyError) as exc:
+        raise ConfigError(f"{f}: not a readable strategy ({exc})") from None
+    a = DistributionAbstraction.load(folder)
+    tree = build_tree(info.get("game", "holdem.limit.2p"))
+    if info.get("tree") != tree.fingerprint or info.get("abstraction") != abstraction_fingerprint(a):
+        raise ConfigError(f"{f}: the strategy was trained on another tree or abstraction")
+    offset, size = layout(tree, a.n_buckets)
+    if q.shape != (size,):
+        raise ConfigError(f"{f}: {q.shape[0]} entries, the tree and abstraction need {size}")
+    probs = normalise(q.astype(np.float64), tree, a.n_buckets, offset)
+    return ImperfectStrategy(tree, a, probs, offset, info, folder)

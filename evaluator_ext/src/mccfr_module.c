@@ -1,0 +1,388 @@
+/* CPython glue for the imperfect-recall abstraction and MCCFR: module evaluator_ext._mccfr.
+ *
+ * Buffers, checks and the GIL live here; the kernels (mccfr_kernels.c) know nothing of
+ * Python. Callers: cbr/abstraction/distribution.py and cbr/cfr/mccfr.py, which own the
+ * arrays (numpy) and pass them as buffers; every size, dtype, card and index is checked
+ * here so that a bad argument raises ValueError instead of crashing. Long calls run
+ * without the GIL (the callers make them in chunks and check for Ctrl-C between).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <string.h>
+
+#include "mccfr_kernels.h"
+
+#define MAX_BUFS 16
+
+typedef struct {
+    Py_buffer bufs[MAX_BUFS];
+    int n;
+} views;
+
+static void release(views *v)
+{
+    for (int i = 0; i < v->n; i++)
+        PyBuffer_Release(&v->bufs[i]);
+    v->n = 0;
+}
+
+/* A C-contiguous view of obj with items of one of `formats` and `itemsize` bytes. */
+static void *get(views *v, PyObject *obj, const char *formats, Py_ssize_t itemsize, int writable, const char *what,
+                 Py_ssize_t *count)
+{
+    Py_buffer *view = &v->bufs[v->n];
+    int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
+    if (PyObject_GetBuffer(obj, view, flags) < 0) {
+        PyErr_Format(PyExc_TypeError, "%s must be a C-contiguous%s array", what, writable ? " writable" : "");
+        return NULL;
+    }
+    v->n++;
+    const char *fmt = view->format ? view->format : "B";
+    if (*fmt == '<' || *fmt == '=' || *fmt == '@')
+        fmt++;
+    if (view->itemsize != itemsize || strlen(fmt) != 1 || !strchr(formats, *fmt)) {
+        PyErr_Format(PyExc_ValueError, "%s has the wrong dtype (format %s, item size %zd)", what, fmt, view->itemsize);
+        return NULL;
+    }
+    *count = view->len / itemsize;
+    return view->buf;
+}
+
+/* Cards from a bytes-like of n distinct cards 0..51 into out; 0 or -1 with ValueError. */
+static int cards_of(PyObject *obj, int lo, int hi, uint8_t *out, int *n_out, const char *what)
+{
+    Py_buffer b;
+    if (PyObject_GetBuffer(obj, &b, PyBUF_SIMPLE) < 0)
+        return -1;
+    int ok = b.len >= lo && b.len <= hi;
+    uint64_t seen = 0;
+    for (Py_ssize_t i = 0; ok && i < b.len; i++) {
+        uint8_t c = ((const uint8_t *)b.buf)[i];
+        if (c > 51 || (seen >> c) & 1)
+            ok = 0;
+        else {
+            seen |= UINT64_C(1) << c;
+            out[i] = c;
+        }
+    }
+    *n_out = (int)b.len;
+    PyBuffer_Release(&b);
+    if (!ok) {
+        PyErr_Format(PyExc_ValueError, "%s must be %d to %d distinct cards 0..51", what, lo, hi);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *py_river_hs(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *board_obj, *out_obj;
+    if (!PyArg_ParseTuple(args, "OO", &board_obj, &out_obj))
+        return NULL;
+    uint8_t board[5];
+    int n;
+    if (cards_of(board_obj, 5, 5, board, &n, "a river board") < 0)
+        return NULL;
+    views v = {.n = 0};
+    Py_ssize_t count;
+    double *out = get(&v, out_obj, "d", 8, 1, "out", &count);
+    if (out && count != MC_N_COMBOS) {
+        PyErr_SetString(PyExc_ValueError, "out must hold 1326 float64");
+        out = NULL;
+    }
+    if (out) {
+        Py_BEGIN_ALLOW_THREADS mc_river_hs_all(board, out);
+        Py_END_ALLOW_THREADS
+    }
+    release(&v);
+    if (!out)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_board_histograms(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *board_obj, *out_obj;
+    int n_bins;
+    if (!PyArg_ParseTuple(args, "OiO", &board_obj, &n_bins, &out_obj))
+        return NULL;
+    uint8_t board[5];
+    int n;
+    if (cards_of(board_obj, 3, 4, board, &n, "a flop or turn board") < 0)
+        return NULL;
+    if (n_bins < 1 || n_bins > 1000)
+        return PyErr_Format(PyExc_ValueError, "n_bins must be 1..1000, got %d", n_bins);
+    views v = {.n = 0};
+    Py_ssize_t count;
+    uint16_t *out = get(&v, out_obj, "H", 2, 1, "out", &count);
+    if (out && count != (Py_ssize_t)MC_N_COMBOS * n_bins) {
+        PyErr_SetString(PyExc_ValueError, "out must hold 1326 x n_bins uint16");
+        out = NULL;
+    }
+    if (out) {
+        Py_BEGIN_ALLOW_THREADS mc_board_histograms(board, n, n_bins, out);
+        Py_END_ALLOW_THREADS
+    }
+    release(&v);
+    if (!out)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_board_buckets(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *board_obj, *cent_obj, *out_obj;
+    int n_bins;
+    if (!PyArg_ParseTuple(args, "OiOO", &board_obj, &n_bins, &cent_obj, &out_obj))
+        return NULL;
+    uint8_t board[5];
+    int n;
+    if (cards_of(board_obj, 3, 4, board, &n, "a flop or turn board") < 0)
+        return NULL;
+    if (n_bins < 1 || n_bins > 1000)
+        return PyErr_Format(PyExc_ValueError, "n_bins must be 1..1000, got %d", n_bins);
+    views v = {.n = 0};
+    Py_ssize_t nc, no;
+    const float *cent = get(&v, cent_obj, "f", 4, 0, "centroids", &nc);
+    uint16_t *out = cent ? get(&v, out_obj, "H", 2, 1, "out", &no) : NULL;
+    int status = MC_ERR_ARGUMENT;
+    if (out && nc % n_bins == 0 && nc > 0 && nc / n_bins <= 65535 && no == MC_N_COMBOS) {
+        int k = (int)(nc / n_bins);
+        Py_BEGIN_ALLOW_THREADS status = mc_board_buckets(board, n, n_bins, cent, k, out);
+        Py_END_ALLOW_THREADS
+    } else if (out) {
+        PyErr_SetString(PyExc_ValueError, "centroids must be k x n_bins float32 (k <= 65535), out 1326 uint16");
+    }
+    release(&v);
+    if (PyErr_Occurred())
+        return NULL;
+    if (status == MC_ERR_NOMEM)
+        return PyErr_NoMemory();
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_assign_l1(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *pts_obj, *cent_obj, *out_obj, *dist_obj;
+    int d;
+    if (!PyArg_ParseTuple(args, "OOiOO", &pts_obj, &cent_obj, &d, &out_obj, &dist_obj))
+        return NULL;
+    if (d < 1)
+        return PyErr_Format(PyExc_ValueError, "d must be >= 1, got %d", d);
+    views v = {.n = 0};
+    Py_ssize_t np_, nc, no, nd = 0;
+    const float *pts = get(&v, pts_obj, "f", 4, 0, "points", &np_);
+    const float *cent = pts ? get(&v, cent_obj, "f", 4, 0, "centroids", &nc) : NULL;
+    int32_t *out = cent ? get(&v, out_obj, "i", 4, 1, "out", &no) : NULL;
+    float *dist = NULL;
+    if (out && dist_obj != Py_None)
+        dist = get(&v, dist_obj, "f", 4, 1, "dist", &nd);
+    if (out && !PyErr_Occurred()) {
+        int64_t n = np_ / d;
+        if (np_ % d || nc % d || nc == 0 || nc / d > INT32_MAX || no != n || (dist && nd != n)) {
+            PyErr_SetString(PyExc_ValueError, "points n x d, centroids k x d (k >= 1), out and dist n entries");
+        } else {
+            Py_BEGIN_ALLOW_THREADS mc_assign_l1(pts, n, cent, (int)(nc / d), d, out, dist);
+            Py_END_ALLOW_THREADS
+        }
+    }
+    release(&v);
+    if (PyErr_Occurred())
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+#define N_TREE 8
+
+/* tree: (kind, player, street, child_start, n_children, child_index, stake, offset);
+ * tables: ((b0, b1, b2, b3), preflop uint8[1326], flop uint16[22100*1326],
+ * turn uint16[270725*1326], river_edges float64[b3-1]); table_len: regret/avg length. */
+static int parse_game(PyObject *tree, PyObject *tables, int64_t table_len, views *v, mc_game *g, int check_tables)
+{
+    memset(g, 0, sizeof(*g));
+    if (!PyTuple_Check(tree) || PyTuple_GET_SIZE(tree) != N_TREE || !PyTuple_Check(tables) ||
+        PyTuple_GET_SIZE(tables) != 5) {
+        PyErr_SetString(PyExc_TypeError, "tree must be an 8-tuple and tables a 5-tuple (see mccfr_module.c)");
+        return -1;
+    }
+    Py_ssize_t n, k, m;
+    if (!(g->kind = get(v, PyTuple_GET_ITEM(tree, 0), "bB", 1, 0, "kind", &n)))
+        return -1;
+    if (n < 1 || n > INT32_MAX / 2) {
+        PyErr_SetString(PyExc_ValueError, "mccfr: the tree needs at least one node");
+        return -1;
+    }
+    g->n_nodes = (int32_t)n;
+    if (!(g->player = get(v, PyTuple_GET_ITEM(tree, 1), "bB", 1, 0, "player", &k)) || k != n ||
+        !(g->street = get(v, PyTuple_GET_ITEM(tree, 2), "bB", 1, 0, "street", &k)) || k != n ||
+        !(g->child_start = get(v, PyTuple_GET_ITEM(tree, 3), "iil", 4, 0, "child_start", &k)) || k != n ||
+        !(g->n_children = get(v, PyTuple_GET_ITEM(tree, 4), "iil", 4, 0, "n_children", &k)) || k != n ||
+        !(g->child_index = get(v, PyTuple_GET_ITEM(tree, 5), "iil", 4, 0, "child_index", &m)) ||
+        !(g->stake = get(v, PyTuple_GET_ITEM(tree, 6), "d", 8, 0, "stake", &k)) || k != n ||
+        !(g->offset = get(v, PyTuple_GET_ITEM(tree, 7), "qlL", 8, 0, "offset", &k)) || k != n) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "mccfr: the tree's arrays differ in length");
+        return -1;
+    }
+    PyObject *nb = PyTuple_GET_ITEM(tables, 0);
+    if (!PyTuple_Check(nb) || PyTuple_GET_SIZE(nb) != 4) {
+        PyErr_SetString(PyExc_TypeError, "tables[0] must be the 4 bucket counts");
+        return -1;
+    }
+    for (int s = 0; s < 4; s++) {
+        long b = PyLong_AsLong(PyTuple_GET_ITEM(nb, s));
+        if (b == -1 && PyErr_Occurred())
+            return -1;
+        if (b < 1 || b > 65535) {
+            PyErr_Format(PyExc_ValueError, "mccfr: street %d has %ld buckets (1..65535)", s, b);
+            return -1;
+        }
+        g->n_buckets[s] = (int32_t)b;
+    }
+    Py_ssize_t np_, nf, nt, ne;
+    if (!(g->preflop = get(v, PyTuple_GET_ITEM(tables, 1), "B", 1, 0, "preflop", &np_)) ||
+        !(g->flop = get(v, PyTuple_GET_ITEM(tables, 2), "H", 2, 0, "flop", &nf)) ||
+        !(g->turn = get(v, PyTuple_GET_ITEM(tables, 3), "H", 2, 0, "turn", &nt)) ||
+        !(g->river_edges = get(v, PyTuple_GET_ITEM(tables, 4), "d", 8, 0, "river_edges", &ne)))
+        return -1;
+    if (np_ != MC_N_COMBOS || nf != (Py_ssize_t)22100 * MC_N_COMBOS || nt != (Py_ssize_t)270725 * MC_N_COMBOS ||
+        ne != g->n_buckets[3] - 1) {
+        PyErr_SetString(PyExc_ValueError, "mccfr: table sizes: preflop 1326, flop 22100x1326, turn 270725x1326, "
+                                          "river_edges b3-1");
+        return -1;
+    }
+    /* every bucket in range, so that a walk never indexes outside its table */
+    for (Py_ssize_t i = 0; check_tables && i < np_; i++)
+        if (g->preflop[i] >= g->n_buckets[0]) {
+            PyErr_SetString(PyExc_ValueError, "mccfr: a pre-flop class is out of range");
+            return -1;
+        }
+    for (Py_ssize_t i = 0; check_tables && i < nf; i++)
+        if (g->flop[i] >= g->n_buckets[1] && g->flop[i] != MC_NO_BUCKET) {
+            PyErr_SetString(PyExc_ValueError, "mccfr: a flop bucket is out of range");
+            return -1;
+        }
+    for (Py_ssize_t i = 0; check_tables && i < nt; i++)
+        if (g->turn[i] >= g->n_buckets[2] && g->turn[i] != MC_NO_BUCKET) {
+            PyErr_SetString(PyExc_ValueError, "mccfr: a turn bucket is out of range");
+            return -1;
+        }
+    g->table_len = table_len;
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        int kind = g->kind[i];
+        if (kind < 0 || kind > 3 || (kind == MC_DECISION && (g->player[i] < 0 || g->player[i] > 1)) ||
+            g->street[i] < 0 || g->street[i] > 3 || g->n_children[i] < 0 || g->n_children[i] > 4 ||
+            g->child_start[i] < 0 || (int64_t)g->child_start[i] + g->n_children[i] > m) {
+            PyErr_Format(PyExc_ValueError, "mccfr: bad betting tree at node %d", i);
+            return -1;
+        }
+        for (int c = 0; c < g->n_children[i]; c++) {
+            int32_t child = g->child_index[g->child_start[i] + c];
+            if (child <= i || child >= g->n_nodes) {
+                PyErr_Format(PyExc_ValueError, "mccfr: node %d has a child out of order", i);
+                return -1;
+            }
+        }
+        if ((kind == MC_DECISION && g->n_children[i] < 1) || (kind == MC_CHANCE && g->n_children[i] != 1)) {
+            PyErr_Format(PyExc_ValueError, "mccfr: node %d has the wrong number of children", i);
+            return -1;
+        }
+        if (kind == MC_DECISION &&
+            (g->offset[i] < 0 ||
+             g->offset[i] + (int64_t)g->n_buckets[g->street[i]] * g->n_children[i] > table_len)) {
+            PyErr_Format(PyExc_ValueError, "mccfr: node %d's table is outside the arrays", i);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static PyObject *py_run(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *tree, *tables, *reg_obj, *avg_obj;
+    long long first, iterations;
+    unsigned long long seed;
+    int threads;
+    if (!PyArg_ParseTuple(args, "OOOOLLKi", &tree, &tables, &reg_obj, &avg_obj, &first, &iterations, &seed,
+                          &threads))
+        return NULL;
+    if (first < 0 || iterations < 0 || threads < 1 || threads > 64)
+        return PyErr_Format(PyExc_ValueError, "iterations >= 0 and threads 1..64, got %lld and %d", iterations,
+                            threads);
+    views v = {.n = 0};
+    Py_ssize_t nr, na;
+    float *regret = get(&v, reg_obj, "f", 4, 1, "regret", &nr);
+    float *avg = regret ? get(&v, avg_obj, "f", 4, 1, "avg", &na) : NULL;
+    mc_game g;
+    volatile int64_t done = 0;
+    if (avg && nr != na)
+        PyErr_SetString(PyExc_ValueError, "regret and avg differ in length");
+    else if (avg && parse_game(tree, tables, nr, &v, &g, 1) == 0) {
+        Py_BEGIN_ALLOW_THREADS mc_run(&g, regret, avg, first, iterations, seed, threads, &done);
+        Py_END_ALLOW_THREADS
+    }
+    release(&v);
+    if (PyErr_Occurred())
+        return NULL;
+    return PyLong_FromLongLong((long long)done);
+}
+
+static PyObject *py_deal_buckets(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *tree, *tables, *hole_obj, *board_obj;
+    if (!PyArg_ParseTuple(args, "OOOO", &tree, &tables, &hole_obj, &board_obj))
+        return NULL;
+    uint8_t hole[2], board[5];
+    int nh, nb;
+    if (cards_of(hole_obj, 2, 2, hole, &nh, "a hole") < 0 || cards_of(board_obj, 5, 5, board, &nb, "a board") < 0)
+        return NULL;
+    for (int i = 0; i < 5; i++)
+        if (board[i] == hole[0] || board[i] == hole[1])
+            return PyErr_Format(PyExc_ValueError, "the hole and the board share a card");
+    views v = {.n = 0};
+    mc_game g;
+    PyObject *result = NULL;
+    if (parse_game(tree, tables, INT64_MAX / 4, &v, &g, 0) == 0) {
+        int32_t b[4];
+        mc_deal_buckets(&g, hole, board, b);
+        result = Py_BuildValue("(iiii)", b[0], b[1], b[2], b[3]);
+    }
+    release(&v);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"river_hs", py_river_hs, METH_VARARGS, "river_hs(board5, out float64[1326]): river HS of every holding."},
+    {"board_histograms", py_board_histograms, METH_VARARGS,
+     "board_histograms(board, n_bins, out uint16[1326*n_bins]): river-HS histograms over the runouts."},
+    {"board_buckets", py_board_buckets, METH_VARARGS,
+     "board_buckets(board, n_bins, centroids float32[k*n_bins], out uint16[1326]): nearest centroid (L1 on CDFs)."},
+    {"assign_l1", py_assign_l1, METH_VARARGS,
+     "assign_l1(points f32[n*d], centroids f32[k*d], d, out int32[n], dist f32[n] or None)."},
+    {"run", py_run, METH_VARARGS,
+     "run(tree, tables, regret, avg, first, iterations, seed, threads) -> iterations done (external-sampling MCCFR)."},
+    {"deal_buckets", py_deal_buckets, METH_VARARGS, "deal_buckets(tree, tables, hole, board5) -> 4 buckets."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef moddef = {
+    PyModuleDef_HEAD_INIT, "evaluator_ext._mccfr",
+    "Hand-strength-distribution buckets and external-sampling MCCFR (see cbr/cfr/mccfr.py).", -1, methods,
+    NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__mccfr(void)
+{
+    if (mc_init() != MC_OK) {
+        PyErr_SetString(PyExc_RuntimeError, "evaluator_ext._mccfr: could not build the evaluator's tables");
+        return NULL;
+    }
+    return PyModule_Create(&moddef);
+}

@@ -1,0 +1,145 @@
+"""Issue 18's teacher measured: LBR against training time, then the trained strategy's LBR
+and its duplicate results against the house's bots, with 95% CIs.
+
+    python3 experiments/teacher.py --snapshots /tmp/snaps --seed 3 --snapshot-hands 2000 \\
+        --hands 20000 --match-hands 10000 --workers 2
+
+1. ``--snapshots DIR`` (strategy files ``strategy-<iterations>.npz`` written by
+   ``python -m casebases.build_cfr_emd --snapshots DIR``): LBR of each for
+   ``--snapshot-hands`` hands, plotted against its iterations and training seconds.
+2. The shipped teacher (``cfr``): LBR over ``--hands`` hands; duplicate matches of
+   ``--match-hands`` hands against each opponent of ``--opponents``; decision time.
+
+Writes ``experiments/results/teacher-seed<S>.json``, ``teacher-lbr-seed<S>.png`` and a
+Markdown table on stdout. Nothing here was tuned on these seeds: the abstraction's sizes and
+the training schedule were fixed before any measurement.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from cbr.cfr.policy import SHIPPED_TEACHER  # noqa: E402
+from cbr.exploit.lbr import Variant  # noqa: E402
+from cbr.exploit.measure import exploit  # noqa: E402
+from cbr.play.match import run_match  # noqa: E402
+
+RESULTS = Path(__file__).resolve().parent / "results"
+OPPONENTS = "call,raise,hs,ehs,poki,lag,cfr:strategy=h_hs2_4,cbr"
+
+
+def snapshot_folders(snaps: Path, work: Path) -> list[tuple[int, Path, dict]]:
+    """One strategy folder per snapshot (the shipped abstraction beside each)."""
+    out = []
+    for f in sorted(snaps.glob("strategy-*.npz"), key=lambda p: int(re.findall(r"\d+", p.name)[0])):
+        it = int(re.findall(r"\d+", f.name)[0])
+        folder = work / f"s{it}"
+        folder.mkdir(parents=True, exist_ok=True)
+        shutil.copy(SHIPPED_TEACHER / "abstraction.npz", folder / "abstraction.npz")
+        shutil.copy(f, folder / "strategy.npz")
+        import numpy as np
+
+        with np.load(f) as z:
+            info = json.loads(str(z["info"]))
+        out.append((it, folder, info))
+    return out
+
+
+def plot(points: list[dict], final: dict | None, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    xs = [p["seconds"] / 60 for p in points]
+    ys = [p["mbb"] for p in points]
+    lo = [p["mbb"] - p["ci"] for p in points]
+    hi = [p["mbb"] + p["ci"] for p in points]
+    ax.plot(xs, ys, "o-", color="C0", label="MCCFR teacher (LBR, 95% CI band)")
+    ax.fill_between(xs, lo, hi, color="C0", alpha=0.2)
+    if final is not None:
+        ax.errorbar([final["seconds"] / 60], [final["mbb"]], yerr=[final["ci"]], fmt="s", color="C3",
+                    label=f"shipped ({final['hands']:,} hands)")
+    ax.axhline(150, color="grey", ls="--", lw=1, label="target 150")
+    ax.axhline(254, color="C1", ls=":", lw=1, label="4-bucket cfr (254, yardstick)")
+    ax.set_xlabel("training time (minutes, two threads)")
+    ax.set_ylabel("LBR (mbb/g)")
+    ax.set_title("Exploitability of the MCCFR teacher against training time")
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--snapshots", default="")
+    ap.add_argument("--seed", type=int, default=3)
+    ap.add_argument("--snapshot-hands", type=int, default=2000)
+    ap.add_argument("--hands", type=int, default=20000)
+    ap.add_argument("--match-hands", type=int, default=10000)
+    ap.add_argument("--opponents", default=OPPONENTS)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--skip", default="", help="comma list of parts to skip: snapshots,lbr,matches")
+    args = ap.parse_args()
+    skip = set(filter(None, args.skip.split(",")))
+    RESULTS.mkdir(exist_ok=True)
+    out_json = RESULTS / f"teacher-seed{args.seed}.json"
+    report = json.loads(out_json.read_text()) if out_json.exists() else {}
+    report["seed"] = args.seed
+    if args.snapshots and "snapshots" not in skip:
+        points = []
+        with tempfile.TemporaryDirectory() as tmp:
+            for it, folder, info in snapshot_folders(Path(args.snapshots), Path(tmp)):
+                t = time.time()
+                r = exploit(f"cfr:strategy={folder}", hands=args.snapshot_hands, seed=args.seed,
+                            workers=args.workers, variant=Variant()).to_dict()
+                points.append({"iterations": it, "seconds": info["seconds"], "mbb": r["mbb_per_game"],
+                               "ci": r["ci95"], "hands": r["hands"], "lbr_seconds": round(time.time() - t)})
+                print(f"snapshot {it:,}: {r['mbb_per_game']:.0f} +- {r['ci95']:.0f} mbb/g", file=sys.stderr)
+        report["snapshots"] = points
+    if "lbr" not in skip:
+        import numpy as np
+
+        t = time.time()
+        r = exploit("cfr", hands=args.hands, seed=args.seed, workers=args.workers, variant=Variant()).to_dict()
+        with np.load(SHIPPED_TEACHER / "strategy.npz") as z:
+            info = json.loads(str(z["info"]))
+        report["lbr"] = {"mbb": r["mbb_per_game"], "ci": r["ci95"], "hands": r["hands"], "seconds": info["seconds"],
+                         "iterations": info["iterations"], "lbr_seconds": round(time.time() - t)}
+        print(f"shipped teacher: LBR {r['mbb_per_game']:.0f} +- {r['ci95']:.0f} mbb/g ({r['hands']} hands)",
+              file=sys.stderr)
+    if "matches" not in skip:
+        matches = report.get("matches", {})
+        for opp in args.opponents.split(","):
+            t = time.time()
+            m = run_match(["cfr", opp], args.match_hands, duplicate=True, seed=args.seed)
+            me = m.players[0]
+            matches[opp] = {"sb_per_hand": me.sb_per_hand, "ci": me.sb_ci, "hands": m.hands,
+                            "seconds": round(time.time() - t)}
+            print(f"cfr vs {opp}: {me.sb_per_hand:+.3f} +- {me.sb_ci:.3f} sb/h ({m.hands} hands)", file=sys.stderr)
+            report["matches"] = matches
+            out_json.write_text(json.dumps(report, indent=1))
+    out_json.write_text(json.dumps(report, indent=1))
+    if report.get("snapshots"):
+        plot(report["snapshots"], report.get("lbr"), RESULTS / f"teacher-lbr-seed{args.seed}.png")
+    print("| measure | result (95% CI) |\n|---|---|")
+    if "lbr" in report:
+        lb = report["lbr"]
+        print(f"| LBR (`cbr exploit cfr`) | {lb['mbb']:.0f} ± {lb['ci']:.0f} mbb/g ({lb['hands']:,} hands) |")
+    for opp, m in report.get("matches", {}).items():
+        print(f"| against `{opp}` | {m['sb_per_hand']:+.3f} ± {m['ci']:.3f} sb/h ({m['hands']:,} hands) |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
