@@ -1,8 +1,8 @@
 """The CFR bot against our other bots, heads-up limit, duplicate (issue 10, section 3).
 
-    python3 experiments/cfr_vs_bots.py [--seed 2] [--hands 1000] [--bot cfr] [--quick]
+    python3 experiments/cfr_vs_bots.py [--seed 2] [--hands 1000] [--bot cfr:strategy=h_hs2_4] [--quick]
 
-``--bot`` (default ``cfr``: the shipped strategy, ``casebases/cfr/h_hs2_4``; any policy
+``--bot`` (default ``cfr:strategy=h_hs2_4``: the 4-bucket CFR+ strategy; any policy
 spec, e.g. ``cfr:strategy=PATH``) plays duplicate heads-up fixed-limit hold'em
 (``holdem.limit.2p``) against each of ``hs``, ``ehs``, ``poki``, ``lag`` (the rule bots),
 ``cbr`` (the case-based bot on the default case base) and ``call``, ``raise``,
@@ -71,7 +71,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seed", type=int, default=2, help="deal seed (2: the reported run)")
     ap.add_argument("--hands", type=int, default=None, help="hands per opponent (default 1000; quick 4)")
-    ap.add_argument("--bot", default="cfr", help="the CFR bot's policy spec (default: the shipped strategy)")
+    ap.add_argument("--bot", default="cfr:strategy=h_hs2_4", help="the CFR bot's policy spec (default: the 4-bucket CFR+ strategy)")
     ap.add_argument("--opponents", default=",".join(OPPONENTS))
     ap.add_argument("--quick", action="store_true", help="4 hands per opponent (for tests)")
     ap.add_argument("--out", type=Path, default=RESULTS / "cfr_vs_bots.json")

@@ -467,7 +467,7 @@ def test_shipped_strategy_plays_a_match() -> None:
     s = load_strategy(SHIPPED_STRATEGY)
     assert s.tree.name == "holdem.limit.2p" and s.info["iterations"] >= 100
     assert SHIPPED_STRATEGY.stat().st_size < 5_000_000
-    r = _cbr("match", "--players", "cfr,ehs", "--hands", "40", "--json")
+    r = _cbr("match", "--players", "cfr:strategy=h_hs2_4,ehs", "--hands", "40", "--json")
     assert r.returncode == 0, r.stderr
 
 

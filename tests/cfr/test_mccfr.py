@@ -237,3 +237,19 @@ def test_strategy_names_and_damaged_files(trained, tmp_path) -> None:
     a.save(other)
     with pytest.raises(ConfigError, match="another tree or abstraction"):
         load_imperfect_strategy(other)
+
+
+def test_the_shipped_teacher_is_small_and_plays_from_the_command_line() -> None:
+    import json
+    import subprocess
+    import sys
+
+    s = load_imperfect_strategy(SHIPPED_TEACHER)
+    assert s.info["iterations"] >= 10_000_000 and s.n_buckets == (169, 256, 256, 256)
+    size = sum(f.stat().st_size for f in SHIPPED_TEACHER.iterdir())
+    assert size < 50_000_000, size
+    exe = Path(sys.executable).with_name("cbr")
+    r = subprocess.run([str(exe), "match", "--players", "cfr,cfr:strategy=h_hs2_4", "--hands", "40", "--json"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["hands"] == 40
