@@ -84,12 +84,14 @@ def _preflop_classes() -> np.ndarray:
 PREFLOP_CLASS = _preflop_classes()
 
 
+_CHOOSE = np.array([[math.comb(c, k) for c in range(52)] for k in range(6)], dtype=np.int64)
+
+
 def _colex(sorted_cards: np.ndarray) -> np.ndarray:
     """Colex index of rows of ascending cards."""
-    n = sorted_cards.shape[1]
     out = np.zeros(sorted_cards.shape[0], dtype=np.int64)
-    for i in range(n):
-        out += np.array([math.comb(int(c), i + 1) for c in range(52)], dtype=np.int64)[sorted_cards[:, i]]
+    for i in range(sorted_cards.shape[1]):
+        out += _CHOOSE[i + 1][sorted_cards[:, i]]
     return out
 
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Optional
 import numpy as np
 
 from cbr.errors import ConfigError, GameError
-from cbr.policies.base import Policy, Triple, legal_triple
+from cbr.policies.base import Policy, Triple, legal_triple, legal_triples
 from evaluator_ext.cards import combo_index
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -163,24 +163,25 @@ class CFRPolicy(Policy):
         (:meth:`~cbr.abstraction.Abstraction.bucket_sequences`), then one lookup each."""
         s = self._load()
         node = self._node(dp)
-        idx = [combo_index(int(a), int(b)) for a, b in holes]
         if self.imperfect:
-            buckets = self._street_buckets(dp.board)[idx].astype(np.int64)
+            h = np.asarray(holes, dtype=np.int64).reshape(-1, 2)
+            if ((h < 0) | (h > 51)).any() or (h[:, 0] == h[:, 1]).any():
+                raise GameError("a holding is two distinct cards 0..51")
+            hi, lo = h.max(axis=1), h.min(axis=1)
+            buckets = self._street_buckets(dp.board)[hi * (hi - 1) // 2 + lo].astype(np.int64)
             if (buckets == 65535).any():
                 raise GameError(f"a holding shares a card with the board {dp.board}")
             k = int(s.tree.n_children[node])
-            rows = self._fcr(node, s.probs[int(s.offset[node]) + buckets[:, None] * k + np.arange(k)])
-            return np.array([legal_triple(tuple(row), dp.legal) for row in rows])
+            return legal_triples(self._fcr(node, s.probs[int(s.offset[node]) + buckets[:, None] * k + np.arange(k)]),
+                                 dp.legal)
+        idx = [combo_index(int(a), int(b)) for a, b in holes]
         seqs = s.abstraction.bucket_sequences(idx, dp.board)
         flat = np.zeros(len(idx), dtype=np.int64)
         for street in range(seqs.shape[1]):
             flat = flat * s.n_buckets + seqs[:, street]
         k = int(s.tree.n_children[node])
         rows = s.probs[int(s.offset[node]) + flat[:, None] * k + np.arange(k)]
-        out = np.zeros((len(idx), 3))
-        for j, child in enumerate(s.tree.children(node)):
-            out[:, "fcr".index(s.tree.edge[child])] = rows[:, j]
-        return np.array([legal_triple(tuple(row), dp.legal) for row in out])
+        return legal_triples(self._fcr(node, rows), dp.legal)
 
     def _fcr(self, node: int, rows: np.ndarray) -> np.ndarray:
         """Rows of the node's action probabilities as (fold, call, raise) columns."""
