@@ -290,10 +290,11 @@ def test_private_names_stay_private() -> None:
     """No module imports another module's underscore name (``inspect`` took ``detect._instance``).
 
     Private modules are fine: ``evaluator_ext._native`` is the compiled extension behind
-    the facade.
+    the facade, ``evaluator_ext._mccfr`` the one behind ``cbr.abstraction.distribution`` and
+    ``cbr.cfr.mccfr``.
     """
     files = module_files(REPO)
-    private_modules = {"evaluator_ext._native"}
+    private_modules = {"evaluator_ext._native", "evaluator_ext._mccfr"}
     bad = []
     for module, path in files.items():
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
