@@ -16,11 +16,12 @@
 | 11 | previous_round_bets | ``dp.previous_round_bets`` |
 
 Hand features depend only on (hole, board), so they are computed once per player and
-street and kept in an LRU cache: the several decisions a player makes in one betting
-round cost one evaluation. :meth:`CasperFeatures.prepare` goes further for a batch of
-decision points (what a build does per chunk): the exact PPOT/NPOT enumeration of a flop
-or turn board is shared by every hole seen on that board (one pass over the runouts and
-the opponents' values for all of them; same values as one hole at a time).
+street and kept in an LRU cache (:class:`features.hand.HandFeatureCache`): the several
+decisions a player makes in one betting round cost one evaluation.
+:meth:`CasperFeatures.prepare` goes further for a batch of decision points (what a build
+does per chunk): the exact PPOT/NPOT enumeration of a flop or turn board is shared by
+every hole seen on that board (one pass over the runouts and the opponents' values for
+all of them; same values as one hole at a time).
 
 >>> from cbr.game import preset
 >>> fs = CasperFeatures()
@@ -33,10 +34,7 @@ the opponents' values for all of them; same values as one hole at a time).
 """
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Iterable
-from dataclasses import dataclass
-from types import ModuleType
 from typing import Any, Optional
 
 import numpy as np
@@ -45,6 +43,7 @@ from cbr.errors import GameError
 from cbr.game.decision import DecisionPoint
 from cbr.game.gamedef import BOARD_SIZES
 from features.base import STREETS, split_rows, street_number
+from features.hand import CacheInfo, EvaluatorUser, HandFeatureCache, known_hand
 
 __all__ = ["CASPER_FEATURES", "PREFLOP_FEATURES", "CasperFeatures", "HandFeatureCache", "CacheInfo"]
 
@@ -86,77 +85,7 @@ def _features_of_table(table: Any, board_size: int) -> tuple[float, float, float
     return (float(hs), ppot, npot)
 
 
-@dataclass(frozen=True)
-class CacheInfo:
-    """Hits, misses and size of a :class:`HandFeatureCache`."""
-
-    hits: int
-    misses: int
-    size: int
-    maxsize: int
-
-
-class HandFeatureCache:
-    """LRU of hand features keyed by (hole, board), card order ignored.
-
-    >>> cache = HandFeatureCache(maxsize=2)
-    >>> cache.get_or_compute((1, 0), (), lambda: (5.0,))
-    (5.0,)
-    >>> cache.get_or_compute((0, 1), (), lambda: (9.0,)), cache.info().hits
-    ((5.0,), 1)
-    """
-
-    def __init__(self, maxsize: int = 4096) -> None:
-        if maxsize < 1:
-            raise ValueError(f"cache size must be at least 1, got {maxsize}")
-        self.maxsize = maxsize
-        self._data: OrderedDict[tuple[tuple[int, ...], tuple[int, ...]], tuple[float, ...]] = OrderedDict()
-        self._hits = 0
-        self._misses = 0
-
-    def get_or_compute(self, hole: Iterable[int], board: Iterable[int], compute: Any) -> tuple[float, ...]:
-        """The cached value for (hole, board), or ``compute()`` stored and returned."""
-        key = (tuple(sorted(hole)), tuple(sorted(board)))
-        value = self._data.get(key)
-        if value is not None:
-            self._hits += 1
-            self._data.move_to_end(key)
-            return value
-        self._misses += 1
-        value = tuple(compute())
-        self._data[key] = value
-        if len(self._data) > self.maxsize:
-            self._data.popitem(last=False)
-        return value
-
-    def __contains__(self, hole_board: tuple[Iterable[int], Iterable[int]]) -> bool:
-        hole, board = hole_board
-        return (tuple(sorted(hole)), tuple(sorted(board))) in self._data
-
-    def put(self, hole: Iterable[int], board: Iterable[int], value: Iterable[float]) -> None:
-        """Store a value computed elsewhere (counts as a miss, as computing it here would).
-
-        >>> cache = HandFeatureCache()
-        >>> cache.put((3, 2), (9, 8, 7), (0.5, 0.25, 0.125))
-        >>> ((2, 3), (7, 8, 9)) in cache, cache.get_or_compute((2, 3), (7, 8, 9), list)
-        (True, (0.5, 0.25, 0.125))
-        """
-        key = (tuple(sorted(hole)), tuple(sorted(board)))
-        self._misses += 1
-        self._data[key] = tuple(value)
-        self._data.move_to_end(key)
-        if len(self._data) > self.maxsize:
-            self._data.popitem(last=False)
-
-    def info(self) -> CacheInfo:
-        return CacheInfo(self._hits, self._misses, len(self._data), self.maxsize)
-
-    def clear(self) -> None:
-        self._data.clear()
-        self._hits = self._misses = 0
-
-
-class CasperFeatures:
+class CasperFeatures(EvaluatorUser):
     """CASPER's feature set (plugin ``casper`` in ``cbr.features``).
 
     ``evaluator`` is anything with ``preflop_rank(hole)``, ``hand_strength(hole, board)``
@@ -270,12 +199,7 @@ class CasperFeatures:
     # ---- hand features --------------------------------------------------------
     def hand_features(self, dp: DecisionPoint) -> tuple[float, ...]:
         """``(preflop_rank,)`` pre-flop, ``(hs, ppot, npot)`` after (potentials 0 on the river)."""
-        if dp.hole is None or len(dp.hole) != 2:
-            raise GameError(f"player {dp.player!r} has no known hole cards; CASPER features need them")
-        s = dp.street
-        if len(dp.board) != BOARD_SIZES[s]:
-            raise GameError(f"{STREETS[s]} needs {BOARD_SIZES[s]} board cards, the decision point has {len(dp.board)}")
-        hole, board = tuple(dp.hole), tuple(dp.board)
+        hole, board = known_hand(dp, "CASPER")
         return self.cache.get_or_compute(hole, board, lambda: self._compute(hole, board))
 
     def _compute(self, hole: tuple[int, ...], board: tuple[int, ...]) -> tuple[float, ...]:
@@ -287,21 +211,6 @@ class CasperFeatures:
             return (hs, 0.0, 0.0)
         ppot, npot = ev.hand_potential(hole, board)
         return (hs, float(ppot), float(npot))
-
-    @property
-    def evaluator(self) -> Any:
-        if self._evaluator is None:
-            import evaluator_ext  # the facade; imported late so features load without the C module
-
-            self._evaluator = evaluator_ext
-        return self._evaluator
-
-    def __getstate__(self) -> dict:
-        """Picklable for worker processes: the default evaluator module is re-imported there."""
-        state = self.__dict__.copy()
-        if isinstance(state.get("_evaluator"), ModuleType):
-            state["_evaluator"] = None
-        return state
 
     def __repr__(self) -> str:
         return f"CasperFeatures(cache={self.cache.info()})"

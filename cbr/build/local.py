@@ -313,9 +313,10 @@ def build_casebase(
     player models fed the hands in order, in this process (:mod:`cbr.build.ordered`: the same
     case base whatever ``workers``), and its default similarity; ``players`` keeps only the decisions of those player names; ``workers`` > 1 computes
     features in that many processes; ``similarity`` is a ``SimilarityConfig`` or a TOML
-    path (default: CASPER's). ``progress(n, total=None)``: first ``progress(0, total=T)``
-    with the hand records of the logs (counted by a quick first pass of the parsers, made
-    only when ``progress`` is given), then ``progress(n)`` as each chunk of ``n`` records is
+    path (default: the feature set's, :func:`cbr.similarity.default_for`).
+    ``progress(n, total=None)``: first ``progress(0, total=T)`` with the hand records of
+    the logs (counted by a quick first pass of the parsers, made only when ``progress`` is
+    given), then ``progress(n)`` as each chunk of ``n`` records is
     written, for local and distributed builds alike; the calls add up to the total.
     ``runner``: computes the cases of the sources elsewhere (``workers`` is then unused):
     called as ``runner(sources, feature_set, players, writer, consume, names,

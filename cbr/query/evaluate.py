@@ -438,7 +438,9 @@ def _evaluate_holdout(cb: Any, paths: list[str], config: Any, own_index: bool, s
             if picked:
                 notes.append(f"case base {cb.name!r} has no {name} cases: {len(picked)} decision(s) not evaluated")
             continue
-        fs.prepare(picked)
+        prepare = getattr(fs, "prepare", None)
+        if callable(prepare):  # batch hand features where the feature set has it (CASPER)
+            prepare(picked)
         Q = np.asarray([fs.row(dp) for dp in picked], dtype=np.float32)
         cases = cb.cases(name)
         index = CaseIndex.for_street(config, name).fit(cases.features) if own_index else cb.index(name)

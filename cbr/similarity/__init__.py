@@ -13,6 +13,8 @@ from cbr.similarity.config import (
     SimilarityConfig,
     StreetSimilarity,
     default_casper,
+    default_for,
+    default_sartre,
     global_similarity,
     load_similarity_file,
     local_similarities,
@@ -34,5 +36,5 @@ __all__ = [
     "measure_class",
     # configuration
     "FeatureSimilarity", "StreetSimilarity", "SimilarityConfig", "CASPER_FEATURES", "default_casper",
-    "local_similarities", "global_similarity", "similarity_into", "load_similarity_file",
+    "default_sartre", "default_for", "local_similarities", "global_similarity", "similarity_into", "load_similarity_file",
 ]

@@ -34,7 +34,7 @@ from cbr.game.gamedef import STREETS
 from cbr.similarity.measures import LocalMeasure, measure_class
 
 __all__ = ["FeatureSimilarity", "StreetSimilarity", "SimilarityConfig", "CASPER_FEATURES", "default_casper",
-           "local_similarities", "global_similarity", "similarity_into"]
+           "default_sartre", "default_for", "local_similarities", "global_similarity", "similarity_into"]
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _FEATURE_KEYS = {"feature", "measure", "weight", "low", "high"}
@@ -400,6 +400,92 @@ def default_casper(threshold: float = 0.97, fallback_k: int = 20,
                *(StreetSimilarity(s, tuple(post)) for s in STREETS[1:]))
     return SimilarityConfig(streets=streets, threshold=threshold, fallback_k=fallback_k,  # type: ignore[arg-type]
                             weighted_triple=weighted_triple)
+
+
+# ---------------------------------------------------------------------------------------
+# SARTRE defaults
+# ---------------------------------------------------------------------------------------
+
+# (measure, weight, low, high). The betting counts are graded (one bet or raise of difference
+# on a street costs a quarter of that column; the current street's count weighs most); the
+# current street's actions only break ties between equal counts (their weight, 10, is below
+# the 15 that one bet of difference on a street costs), so an identical sequence is the most
+# similar, then the same counts, then one bet or raise away; the strength bucket is a
+# distance over the buckets; a board texture either is the same category or not.
+_SARTRE_BETS_DONE = ("linear", 60, 0, 4)        # bets and raises on an earlier street
+_SARTRE_BETS_NOW = ("linear", 80, 0, 4)         # ... on the current street
+_SARTRE_ACTIONS = ("exact", 10, 0, 12)          # actions already taken on the current street
+_SARTRE_STRENGTH_WEIGHT = 100                   # hand_strength_bucket: linear over 0..buckets-1
+_SARTRE_TEXTURE = ("exact", 60, 0, 8)           # board_texture code
+
+
+def default_sartre(buckets: int | None = None, threshold: float = 0.97, fallback_k: int = 20,
+                   weighted_triple: bool = False) -> SimilarityConfig:
+    """SARTRE's similarity (:mod:`features.sartre`): for the columns of each street,
+
+    ========================  ==========  ======  =====================
+    feature                   measure     weight  domain
+    ========================  ==========  ======  =====================
+    <earlier street>_bets     linear      60      0..4
+    <current street>_bets     linear      80      0..4
+    <current street>_actions  exact       10      0..12
+    hand_strength_bucket      linear      100     0..buckets-1 (49)
+    board_texture             exact       60      0..8 (after the flop)
+    ========================  ==========  ======  =====================
+
+    One bet or raise of difference on a street lowers its local similarity by 1/4, so a
+    betting sequence one raise away is more similar than one three raises away, and any
+    sequence with the query's counts more similar than one a raise away. With the threshold
+    0.97 the cases retrieved have the query's bets per street and actions, its texture and a
+    strength a few buckets away (else the ``fallback_k`` most similar).
+    ``buckets``: the feature set's hand-strength buckets (default
+    :data:`features.sartre.HAND_STRENGTH_BUCKETS`).
+
+    >>> cfg = default_sartre()
+    >>> [len(s) for s in cfg.streets], cfg.street("turn").features[:3]
+    ([3, 5, 6, 7], ('preflop_bets', 'flop_bets', 'turn_bets'))
+    """
+    from features.sartre import HAND_STRENGTH_BUCKETS, sartre_feature_names
+
+    buckets = HAND_STRENGTH_BUCKETS if buckets is None else buckets
+    if isinstance(buckets, bool) or not isinstance(buckets, int) or buckets < 2:
+        raise ConfigError(f"buckets must be an integer of at least 2, got {buckets!r}")
+
+    def spec(name: str, current: str) -> FeatureSimilarity:
+        if name == "hand_strength_bucket":
+            measure, weight, low, high = "linear", _SARTRE_STRENGTH_WEIGHT, 0, buckets - 1
+        elif name == "board_texture":
+            measure, weight, low, high = _SARTRE_TEXTURE
+        elif name.endswith("_actions"):
+            measure, weight, low, high = _SARTRE_ACTIONS
+        else:
+            measure, weight, low, high = _SARTRE_BETS_NOW if name == f"{current}_bets" else _SARTRE_BETS_DONE
+        return FeatureSimilarity(name, measure, weight=weight, low=low, high=high)
+
+    streets = tuple(StreetSimilarity(s, tuple(spec(n, s) for n in sartre_feature_names(s))) for s in STREETS)
+    return SimilarityConfig(streets=streets, threshold=threshold, fallback_k=fallback_k,  # type: ignore[arg-type]
+                            weighted_triple=weighted_triple)
+
+
+def default_for(feature_set: Any) -> SimilarityConfig | None:
+    """The default similarity of a feature set (an instance): CASPER's for ``casper``,
+    :func:`default_sartre` (with its ``buckets``) for ``sartre``; None for any other, or when
+    its columns differ from the default's.
+
+    >>> from features.sartre import SartreFeatures
+    >>> default_for(SartreFeatures(buckets=10)).street("river").feature_specs[-2].high
+    9.0
+    """
+    name = getattr(feature_set, "name", None)
+    if name == "casper":
+        config = default_casper()
+    elif name == "sartre":
+        config = default_sartre(getattr(feature_set, "buckets", None))
+    else:
+        return None
+    if all(list(config.street(s).features) == list(feature_set.feature_names(s)) for s in STREETS):
+        return config
+    return None
 
 
 # ---------------------------------------------------------------------------------------

@@ -29,11 +29,14 @@ __all__ = ["default_similarity", "load_similarity", "dump_similarity", "street_s
            "new_index", "retrieval_available", "save_index", "load_index", "index_dir"]
 
 
-def default_similarity() -> "SimilarityConfig":
-    """CASPER's similarity (:func:`cbr.similarity.default_casper`), for a case base without one."""
-    from cbr.similarity import default_casper
+def default_similarity(feature_set: Any = None) -> "SimilarityConfig":
+    """The similarity of a case base built without one: the feature set's default
+    (:func:`cbr.similarity.default_for`: SARTRE's for ``sartre``), else CASPER's
+    (:func:`cbr.similarity.default_casper`)."""
+    from cbr.similarity import default_casper, default_for
 
-    return default_casper()
+    config = default_for(feature_set) if feature_set is not None else None
+    return config if config is not None else default_casper()
 
 
 def load_similarity(path: Path) -> "SimilarityConfig":

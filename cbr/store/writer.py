@@ -176,8 +176,8 @@ class CaseBaseWriter:
 
     - ``feature_set``: a :class:`~features.base.FeatureSet` or a ``cbr.features`` plugin
       name (default ``"casper"``); used by :meth:`add` / :meth:`add_decisions`.
-    - ``similarity``: a ``SimilarityConfig``, a path to a TOML file, or None for
-      ``cbr.similarity.default_casper()``.
+    - ``similarity``: a ``SimilarityConfig``, a path to a TOML file, or None for the
+      feature set's default (``cbr.similarity.default_for``: CASPER's, SARTRE's).
     - ``build_index``: build and save ``index/<street>.faiss`` (else built on first use).
     - ``part_rows``: cases per Parquet part while building.
     """
@@ -395,7 +395,7 @@ class CaseBaseWriter:
         sim_file: Optional[str] = SIMILARITY_FILE
         if similarity is None:
             try:
-                similarity = default_similarity()
+                similarity = default_similarity(self.feature_set)
             except ImportError:
                 similarity, sim_file = None, None
         if similarity is not None:
