@@ -5,7 +5,8 @@ Recipe (issue 18): the imperfect-recall abstraction of
 k-medians buckets of river-HS distributions on the flop and on the turn, 30 bins, centres
 fitted on 400 random boards per street, seed 0; 256 river-HS percentile buckets), then
 external-sampling MCCFR (:mod:`cbr.cfr.mccfr`, two threads, seed 0) on heads-up fixed
-limit for ``--minutes`` of training or ``--iterations`` iterations. Writes
+limit for ``--minutes`` of training (checked every 10 million iterations) or ``--iterations``
+more iterations, whichever ends first. Writes
 ``casebases/cfr/emd_256/`` (``abstraction.npz``, ``strategy.npz``: what ``cfr`` plays) and
 keeps a checkpoint beside it (``emd_256.ckpt.npz``, not shipped): run the command again to
 go on training from it. ``--snapshots DIR`` also writes the strategy every
@@ -29,7 +30,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--buckets", type=int, default=256, help="buckets on the flop, the turn and the river")
     ap.add_argument("--minutes", type=float, default=0.0, help="train this long (0: use --iterations)")
-    ap.add_argument("--iterations", type=int, default=100_000_000)
+    ap.add_argument("--iterations", type=int, default=0,
+                    help="train this many more iterations (0: until --minutes are up; neither: 100 million)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=str(OUT))
@@ -57,9 +59,12 @@ def main(argv: list[str] | None = None) -> int:
     if snaps:
         snaps.mkdir(parents=True, exist_ok=True)
     deadline = time.time() + args.minutes * 60 if args.minutes else None
-    target = trainer.iterations + args.iterations
-    while trainer.iterations < target and (deadline is None or time.time() < deadline):
-        step = min(args.checkpoint_every - trainer.iterations % args.checkpoint_every, target - trainer.iterations)
+    more = args.iterations or (0 if args.minutes else 100_000_000)
+    target = trainer.iterations + more if more else None
+    while (target is None or trainer.iterations < target) and (deadline is None or time.time() < deadline):
+        step = args.checkpoint_every - trainer.iterations % args.checkpoint_every
+        if target is not None:
+            step = min(step, target - trainer.iterations)
         if snaps:
             step = min(step, args.snapshot_every - trainer.iterations % args.snapshot_every)
         trainer.run(step)

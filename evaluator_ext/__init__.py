@@ -26,6 +26,7 @@ from __future__ import annotations
 import importlib
 import os
 from types import ModuleType
+from typing import Any
 
 from evaluator_ext._common import (
     CATEGORIES,
@@ -85,43 +86,32 @@ def _load_native() -> ModuleType:
     return native
 
 
-try:
-    _impl = _load_native()
-    IMPLEMENTATION = "native"
-except ImportError as _exc:
-    if os.environ.get("CBR_REQUIRE_NATIVE") == "1":
-        raise ImportError(
-            "CBR_REQUIRE_NATIVE=1 but the native hand evaluator cannot be imported "
-            f"({_exc}); build it with `python3 setup.py build_ext --inplace` or `pip install -e .`"
-        ) from _exc
+def _native_or_none(load: Any, what: str) -> Any:
+    """``load()``, or None when it raises ImportError; with ``CBR_REQUIRE_NATIVE=1`` an
+    ImportError that says which extension is missing and how to build it."""
+    try:
+        return load()
+    except ImportError as exc:
+        if os.environ.get("CBR_REQUIRE_NATIVE") == "1":
+            raise ImportError(
+                f"CBR_REQUIRE_NATIVE=1 but {what} cannot be imported ({exc}); build it with "
+                "`python3 setup.py build_ext --inplace` or `pip install -e .`"
+            ) from exc
+        return None
+
+
+_impl = _native_or_none(_load_native, "the native hand evaluator")
+IMPLEMENTATION = "native" if _impl is not None else "reference"
+if _impl is None:
     from evaluator_ext import reference as _impl
 
-    IMPLEMENTATION = "reference"
-
 # The CFR solver's C extension (cbr.cfr.solver falls back to a pure-numpy reference without it).
-try:
-    importlib.import_module("evaluator_ext._cfr")
-    CFR_IMPLEMENTATION = "native"
-except ImportError as _exc:
-    if os.environ.get("CBR_REQUIRE_NATIVE") == "1":
-        raise ImportError(
-            "CBR_REQUIRE_NATIVE=1 but the native CFR solver evaluator_ext._cfr cannot be imported "
-            f"({_exc}); build it with `python3 setup.py build_ext --inplace` or `pip install -e .`"
-        ) from _exc
-    CFR_IMPLEMENTATION = "reference"
-
+CFR_IMPLEMENTATION = "native" if _native_or_none(lambda: importlib.import_module("evaluator_ext._cfr"),
+                                                 "the native CFR solver evaluator_ext._cfr") else "reference"
 # Hand-strength-distribution buckets and MCCFR (cbr.abstraction.distribution, cbr.cfr.mccfr):
 # native only (no reference: without it those modules raise a ConfigError that says so).
-try:
-    importlib.import_module("evaluator_ext._mccfr")
-    MCCFR_AVAILABLE = True
-except ImportError as _exc:
-    if os.environ.get("CBR_REQUIRE_NATIVE") == "1":
-        raise ImportError(
-            "CBR_REQUIRE_NATIVE=1 but the MCCFR extension evaluator_ext._mccfr cannot be imported "
-            f"({_exc}); build it with `python3 setup.py build_ext --inplace` or `pip install -e .`"
-        ) from _exc
-    MCCFR_AVAILABLE = False
+MCCFR_AVAILABLE = _native_or_none(lambda: importlib.import_module("evaluator_ext._mccfr"),
+                                  "the MCCFR extension evaluator_ext._mccfr") is not None
 
 evaluate = _impl.evaluate
 evaluate_batch = _impl.evaluate_batch

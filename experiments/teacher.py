@@ -8,7 +8,7 @@ and its duplicate results against the house's bots, with 95% CIs.
    ``python -m casebases.build_cfr_emd --snapshots DIR``): LBR of each for
    ``--snapshot-hands`` hands, plotted against its iterations and training seconds.
 2. The shipped teacher (``cfr``): LBR over ``--hands`` hands; duplicate matches of
-   ``--match-hands`` hands against each opponent of ``--opponents``; decision time.
+   ``--match-hands`` hands against each opponent of ``--opponents``, ``--workers`` at a time.
 
 Writes ``experiments/results/teacher-seed<S>.json``, ``teacher-lbr-seed<S>.png`` and a
 Markdown table on stdout. Nothing here was tuned on these seeds: the abstraction's sizes and
@@ -53,6 +53,14 @@ def snapshot_folders(snaps: Path, work: Path) -> list[tuple[int, Path, dict]]:
     return out
 
 
+def duel(opp: str, hands: int, seed: int) -> dict:
+    """The teacher against ``opp``: duplicate, ``hands`` hands, its sb/h with the 95% CI."""
+    t = time.time()
+    m = run_match(["cfr", opp], hands, duplicate=True, seed=seed)
+    me = m.players[0]
+    return {"sb_per_hand": me.sb_per_hand, "ci": me.sb_ci, "hands": m.hands, "seconds": round(time.time() - t)}
+
+
 def plot(points: list[dict], final: dict | None, path: Path) -> None:
     import matplotlib
 
@@ -70,7 +78,7 @@ def plot(points: list[dict], final: dict | None, path: Path) -> None:
         ax.errorbar([final["seconds"] / 60], [final["mbb"]], yerr=[final["ci"]], fmt="s", color="C3",
                     label=f"shipped ({final['hands']:,} hands)")
     ax.axhline(150, color="grey", ls="--", lw=1, label="target 150")
-    ax.axhline(254, color="C1", ls=":", lw=1, label="4-bucket cfr (254, yardstick)")
+    ax.axhline(254, color="C1", ls=":", lw=1, label="4-bucket cfr:strategy=h_hs2_4 (254 ± 162, yardstick, seed 2)")
     ax.set_xlabel("training time (minutes, two threads)")
     ax.set_ylabel("LBR (mbb/g)")
     ax.set_title("Exploitability of the MCCFR teacher against training time")
@@ -97,16 +105,20 @@ def main() -> int:
     report = json.loads(out_json.read_text()) if out_json.exists() else {}
     report["seed"] = args.seed
     if args.snapshots and "snapshots" not in skip:
-        points = []
+        points = [p for p in report.get("snapshots", []) if p.get("hands") == args.snapshot_hands]
+        have = {p["iterations"] for p in points}
         with tempfile.TemporaryDirectory() as tmp:
             for it, folder, info in snapshot_folders(Path(args.snapshots), Path(tmp)):
+                if it in have:  # measured by an earlier run with the same seed and hands
+                    continue
                 t = time.time()
                 r = exploit(f"cfr:strategy={folder}", hands=args.snapshot_hands, seed=args.seed,
                             workers=args.workers, variant=Variant()).to_dict()
                 points.append({"iterations": it, "seconds": info["seconds"], "mbb": r["mbb_per_game"],
                                "ci": r["ci95"], "hands": r["hands"], "lbr_seconds": round(time.time() - t)})
                 print(f"snapshot {it:,}: {r['mbb_per_game']:.0f} +- {r['ci95']:.0f} mbb/g", file=sys.stderr)
-        report["snapshots"] = points
+                report["snapshots"] = sorted(points, key=lambda p: p["iterations"])
+                out_json.write_text(json.dumps(report, indent=1))
     if "lbr" not in skip:
         import numpy as np
 
@@ -119,16 +131,18 @@ def main() -> int:
         print(f"shipped teacher: LBR {r['mbb_per_game']:.0f} +- {r['ci95']:.0f} mbb/g ({r['hands']} hands)",
               file=sys.stderr)
     if "matches" not in skip:
+        from concurrent.futures import ProcessPoolExecutor
+
         matches = report.get("matches", {})
-        for opp in args.opponents.split(","):
-            t = time.time()
-            m = run_match(["cfr", opp], args.match_hands, duplicate=True, seed=args.seed)
-            me = m.players[0]
-            matches[opp] = {"sb_per_hand": me.sb_per_hand, "ci": me.sb_ci, "hands": m.hands,
-                            "seconds": round(time.time() - t)}
-            print(f"cfr vs {opp}: {me.sb_per_hand:+.3f} +- {me.sb_ci:.3f} sb/h ({m.hands} hands)", file=sys.stderr)
-            report["matches"] = matches
-            out_json.write_text(json.dumps(report, indent=1))
+        opponents = args.opponents.split(",")
+        with ProcessPoolExecutor(args.workers) as pool:
+            for opp, m in zip(opponents, pool.map(duel, opponents, [args.match_hands] * len(opponents),
+                                                  [args.seed] * len(opponents))):
+                matches[opp] = m
+                print(f"cfr vs {opp}: {m['sb_per_hand']:+.3f} +- {m['ci']:.3f} sb/h ({m['hands']} hands)",
+                      file=sys.stderr)
+                report["matches"] = matches
+                out_json.write_text(json.dumps(report, indent=1))
     out_json.write_text(json.dumps(report, indent=1))
     if report.get("snapshots"):
         plot(report["snapshots"], report.get("lbr"), RESULTS / f"teacher-lbr-seed{args.seed}.png")

@@ -29,7 +29,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
@@ -37,14 +37,16 @@ from cbr.errors import ConfigError
 from cbr.store.durable import atomic_savez
 
 __all__ = ["DistributionAbstraction", "CanonicalBoards", "canonical_boards", "PREFLOP_CLASS", "river_hs",
-           "board_histograms", "k_medians_l1", "ABSTRACTION_FORMAT"]
+           "board_histograms", "k_medians_l1", "ABSTRACTION_FORMAT", "native_module"]
 
 ABSTRACTION_FORMAT = 1
 N_COMBOS = 1326
 _PERMS = np.array(list(itertools.permutations(range(4))), dtype=np.int64)  # 24 suit permutations
 
 
-def _native():
+def native_module() -> Any:
+    """The C extension ``evaluator_ext._mccfr``, or a :class:`ConfigError` saying it is not
+    built (it has no pure-Python fallback)."""
     try:
         from evaluator_ext import _mccfr
     except ImportError:
@@ -152,14 +154,14 @@ def river_hs(board: Sequence[int]) -> np.ndarray:
     (1081, 0.5)
     """
     out = np.empty(N_COMBOS)
-    _native().river_hs(bytes(int(c) for c in board), out)
+    native_module().river_hs(bytes(int(c) for c in board), out)
     return out
 
 
 def board_histograms(board: Sequence[int], n_bins: int) -> np.ndarray:
     """River-HS histograms (1326 x n_bins runout counts) of every combo on a flop or turn."""
     out = np.empty(N_COMBOS * n_bins, dtype=np.uint16)
-    _native().board_histograms(bytes(int(c) for c in board), int(n_bins), out)
+    native_module().board_histograms(bytes(int(c) for c in board), int(n_bins), out)
     return out.reshape(N_COMBOS, n_bins)
 
 
@@ -178,7 +180,7 @@ def _assign(points: np.ndarray, centroids: np.ndarray, workers: int = 2) -> tupl
     def one(ix: np.ndarray) -> None:
         if len(ix):
             o, dd = np.empty(len(ix), np.int32), np.empty(len(ix), np.float32)
-            _native().assign_l1(np.ascontiguousarray(points[ix]), cent, d, o, dd)
+            native_module().assign_l1(np.ascontiguousarray(points[ix]), cent, d, o, dd)
             out[ix], dist[ix] = o, dd
 
     with ThreadPoolExecutor(len(parts)) as pool:
@@ -277,7 +279,7 @@ class DistributionAbstraction:
             done = [0]
 
             def one(i: int, table=table, boards=boards, flat=flat, n=n, done=done) -> None:
-                _native().board_buckets(bytes(int(c) for c in boards[i]), n_bins, flat, table[i])
+                native_module().board_buckets(bytes(int(c) for c in boards[i]), n_bins, flat, table[i])
                 done[0] += 1
                 if progress is not None and done[0] % 200 == 0:
                     progress("flop" if n == 3 else "turn", done[0], len(boards))

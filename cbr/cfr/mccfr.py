@@ -28,7 +28,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from cbr.abstraction.distribution import DistributionAbstraction
+from cbr.abstraction.distribution import DistributionAbstraction, native_module
 from cbr.cfr.tree import KIND_DECISION, BettingTree, build_tree
 from cbr.errors import ConfigError
 from cbr.store.durable import atomic_savez
@@ -38,15 +38,6 @@ __all__ = ["MCCFRTrainer", "ImperfectStrategy", "STRATEGY_FILE", "layout", "abst
 
 STRATEGY_FILE = "strategy.npz"
 FORMAT = 1
-
-
-def _native():
-    try:
-        from evaluator_ext import _mccfr
-    except ImportError:
-        raise ConfigError("the MCCFR extension evaluator_ext._mccfr is not built (it has no pure-Python "
-                          "fallback): `pip install -e .` builds it") from None
-    return _mccfr
 
 
 def layout(tree: BettingTree, n_buckets: tuple[int, ...]) -> tuple[np.ndarray, int]:
@@ -75,15 +66,45 @@ def _tree_tuple(tree: BettingTree, offset: np.ndarray) -> tuple:
             offset)
 
 
-def normalise(avg: np.ndarray, tree: BettingTree, n_buckets: tuple[int, ...], offset: np.ndarray) -> np.ndarray:
-    """Average-strategy sums to probabilities (a row never reached: uniform)."""
+def normalise(avg: np.ndarray, tree: BettingTree, n_buckets: tuple[int, ...], offset: np.ndarray,
+              regret: Optional[np.ndarray] = None) -> np.ndarray:
+    """Average-strategy sums to probabilities, one row per (decision node, bucket).
+
+    A row the samples never reached has no average. It gets, in this order: the current
+    strategy (regret matching) when ``regret`` has a positive entry there; on the river
+    (buckets ordered by hand strength) the nearest bucket's row that has an average; else
+    check/call. (Uniform would fold a third of the hands it knows nothing about, which an
+    aggressive opponent and a best response exploit.)
+    """
     out = np.asarray(avg, dtype=np.float64).copy()
     for node in tree.decision_nodes():
         k = int(tree.n_children[node])
-        rows = n_buckets[int(tree.street[node])]
-        t = out[offset[node]: offset[node] + rows * k].reshape(rows, k)
+        street = int(tree.street[node])
+        rows = n_buckets[street]
+        lo, hi = int(offset[node]), int(offset[node]) + rows * k
+        t = out[lo:hi].reshape(rows, k)
         s = t.sum(axis=1, keepdims=True)
-        t[:] = np.where(s > 0, t / np.where(s > 0, s, 1), 1.0 / k)
+        empty = s[:, 0] <= 0
+        t[:] = np.where(s > 0, t / np.where(s > 0, s, 1), 0.0)
+        if not empty.any():
+            continue
+        if regret is not None:
+            r = np.maximum(np.asarray(regret[lo:hi], dtype=np.float64).reshape(rows, k), 0.0)
+            rs = r.sum(axis=1)
+            use = empty & (rs > 0)
+            t[use] = r[use] / rs[use, None]
+            empty &= ~use
+        known = np.flatnonzero(~empty)
+        if street == 3 and known.size and empty.any():
+            gone = np.flatnonzero(empty)
+            pos = np.clip(np.searchsorted(known, gone), 1, max(1, known.size - 1))
+            left, right = known[np.maximum(pos - 1, 0)], known[np.minimum(pos, known.size - 1)]
+            t[gone] = t[np.where(np.abs(gone - left) <= np.abs(right - gone), left, right)]
+            empty[gone] = False
+        if empty.any():
+            call = [j for j, c in enumerate(tree.children(node)) if tree.edge[c] == "c"][0]
+            t[empty] = 0.0
+            t[empty, call] = 1.0
     return out
 
 
@@ -120,7 +141,7 @@ class MCCFRTrainer:
             if self.iterations < self.discount_every * self.discount_blocks:
                 n = min(n, block_end - self.iterations)
             t = time.perf_counter()
-            _native().run(self._tree, self._tables, self.regret, self.avg, self.iterations, n,
+            native_module().run(self._tree, self._tables, self.regret, self.avg, self.iterations, n,
                           self.seed & 0xFFFFFFFFFFFFFFFF, self.threads)
             self.seconds += time.perf_counter() - t
             self.iterations += n
@@ -136,8 +157,9 @@ class MCCFRTrainer:
         return done
 
     def strategy(self) -> np.ndarray:
-        """The average strategy as probabilities (float64, one per table entry)."""
-        return normalise(self.avg, self.tree, self.abstraction.n_buckets, self.offset)
+        """The average strategy as probabilities (float64, one per table entry; rows never
+        reached: see :func:`normalise`)."""
+        return normalise(self.avg, self.tree, self.abstraction.n_buckets, self.offset, self.regret)
 
     def _info(self) -> dict:
         return {"format": FORMAT, "tree": self.tree.fingerprint, "game": self.tree.name,
@@ -175,7 +197,7 @@ class MCCFRTrainer:
     def deal_buckets(self, hole: tuple[int, int], board: tuple[int, ...]) -> tuple[int, int, int, int]:
         """The four buckets the solver uses for ``hole`` on a complete ``board`` (a test hook:
         they must equal :meth:`DistributionAbstraction.buckets`)."""
-        return _native().deal_buckets(self._tree, self._tables, bytes(hole), bytes(board))
+        return native_module().deal_buckets(self._tree, self._tables, bytes(hole), bytes(board))
 
 
 @dataclass

@@ -102,6 +102,18 @@ static PyObject *py_river_hs(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* A flop or turn board and a bin count from a call's arguments; 0 or -1 with ValueError. */
+static int board_and_bins(PyObject *board_obj, int n_bins, uint8_t board[5], int *n)
+{
+    if (cards_of(board_obj, 3, 4, board, n, "a flop or turn board") < 0)
+        return -1;
+    if (n_bins < 1 || n_bins > 1000) {
+        PyErr_Format(PyExc_ValueError, "n_bins must be 1..1000, got %d", n_bins);
+        return -1;
+    }
+    return 0;
+}
+
 static PyObject *py_board_histograms(PyObject *self, PyObject *args)
 {
     (void)self;
@@ -111,10 +123,8 @@ static PyObject *py_board_histograms(PyObject *self, PyObject *args)
         return NULL;
     uint8_t board[5];
     int n;
-    if (cards_of(board_obj, 3, 4, board, &n, "a flop or turn board") < 0)
+    if (board_and_bins(board_obj, n_bins, board, &n) < 0)
         return NULL;
-    if (n_bins < 1 || n_bins > 1000)
-        return PyErr_Format(PyExc_ValueError, "n_bins must be 1..1000, got %d", n_bins);
     views v = {.n = 0};
     Py_ssize_t count;
     uint16_t *out = get(&v, out_obj, "H", 2, 1, "out", &count);
@@ -141,10 +151,8 @@ static PyObject *py_board_buckets(PyObject *self, PyObject *args)
         return NULL;
     uint8_t board[5];
     int n;
-    if (cards_of(board_obj, 3, 4, board, &n, "a flop or turn board") < 0)
+    if (board_and_bins(board_obj, n_bins, board, &n) < 0)
         return NULL;
-    if (n_bins < 1 || n_bins > 1000)
-        return PyErr_Format(PyExc_ValueError, "n_bins must be 1..1000, got %d", n_bins);
     views v = {.n = 0};
     Py_ssize_t nc, no;
     const float *cent = get(&v, cent_obj, "f", 4, 0, "centroids", &nc);

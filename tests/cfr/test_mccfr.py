@@ -253,3 +253,31 @@ def test_the_shipped_teacher_is_small_and_plays_from_the_command_line() -> None:
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["hands"] == 40
+
+
+def test_rows_never_reached_play_the_regrets_a_neighbour_or_call() -> None:
+    from cbr.cfr.mccfr import layout, normalise
+    from cbr.cfr.tree import build_tree
+
+    tree = build_tree("holdem.limit.2p")
+    nb = (2, 3, 3, 4)
+    offset, size = layout(tree, nb)
+    avg, regret = np.zeros(size), np.zeros(size)
+    river = tree.node_of("cc/cc/cc/r")                  # facing a bet: fold, call, raise
+    flop = tree.node_of("cc/r")
+    assert tree.actions(river) == "fcr" and tree.actions(flop) == "fcr"
+    r0, f0 = int(offset[river]), int(offset[flop])
+    avg[r0:r0 + 3] = (2, 6, 2)                          # river bucket 0 has an average
+    regret[r0 + 3:r0 + 6] = (-1, 3, 1)                  # bucket 1: none, but regrets
+    avg[r0 + 9:r0 + 12] = (0, 0, 5)                     # bucket 3 has an average; bucket 2 nothing
+    probs = normalise(avg, tree, nb, offset, regret)
+    rows = probs[r0:r0 + 12].reshape(4, 3)
+    assert rows[0].tolist() == [0.2, 0.6, 0.2]
+    assert rows[1].tolist() == [0.0, 0.75, 0.25]
+    assert rows[2].tolist() in ([0.0, 0.75, 0.25], [0.0, 0.0, 1.0])   # a nearest neighbour's row
+    assert rows[3].tolist() == [0.0, 0.0, 1.0]
+    assert probs[f0:f0 + 9].reshape(3, 3).tolist() == [[0.0, 1.0, 0.0]] * 3   # flop: nothing known, call
+    for node in tree.decision_nodes():                 # every row of every node is a distribution
+        k, rows_n = int(tree.n_children[node]), nb[int(tree.street[node])]
+        t = probs[int(offset[node]): int(offset[node]) + rows_n * k].reshape(rows_n, k)
+        assert np.allclose(t.sum(axis=1), 1.0) and (t >= 0).all()
