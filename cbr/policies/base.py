@@ -42,7 +42,7 @@ def legal_triples(rows: np.ndarray, legal: str) -> np.ndarray:
     through :func:`legal_triple` one by one.
 
     >>> legal_triples(np.array([[0.2, 0.8, 0.0], [0.5, 0.0, 0.5]]), "fc").tolist()
-    [[0.2, 0.8, 0.0], [0.0, 1.0, 0.0]]
+    [[0.2, 0.8, 0.0], [0.5, 0.5, 0.0]]
     """
     rows = np.asarray(rows, dtype=np.float64)
     if rows.ndim != 2 or rows.shape[1] != 3:
