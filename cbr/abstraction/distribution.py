@@ -37,10 +37,12 @@ from cbr.errors import ConfigError
 from cbr.store.durable import atomic_savez
 
 __all__ = ["DistributionAbstraction", "CanonicalBoards", "canonical_boards", "PREFLOP_CLASS", "river_hs",
-           "board_histograms", "k_medians_l1", "ABSTRACTION_FORMAT", "native_module"]
+           "board_histograms", "k_medians_l1", "ABSTRACTION_FORMAT", "native_module", "NO_BUCKET"]
 
 ABSTRACTION_FORMAT = 1
 N_COMBOS = 1326
+#: The bucket of a holding that shares a card with the board (as in the C tables).
+NO_BUCKET = 65535
 _PERMS = np.array(list(itertools.permutations(range(4))), dtype=np.int64)  # 24 suit permutations
 
 
@@ -226,7 +228,7 @@ class DistributionAbstraction:
     turn, river-HS percentiles on the river (see the module docstring).
 
     ``flop_table[row, combo]`` / ``turn_table[row, combo]``: the bucket of a combo on a
-    canonical board (:func:`canonical_boards` rows); 65535 where the combo clashes.
+    canonical board (:func:`canonical_boards` rows); :data:`NO_BUCKET` where the combo clashes.
     """
 
     n_buckets: tuple[int, int, int, int]
@@ -328,7 +330,7 @@ class DistributionAbstraction:
     # -- lookups --------------------------------------------------------------------
     def street_buckets(self, board: Sequence[int]) -> np.ndarray:
         """The current street's bucket of every combo on ``board`` (0, 3, 4 or 5 cards);
-        65535 where a combo shares a card with the board."""
+        :data:`NO_BUCKET` where a combo shares a card with the board."""
         n = len(board)
         if n == 0:
             return PREFLOP_CLASS.astype(np.uint16)
@@ -340,19 +342,30 @@ class DistributionAbstraction:
         if n == 5:
             hs = river_hs(board)
             out = np.searchsorted(self.river_edges, hs, side="right").astype(np.uint16)
-            out[hs < 0] = 65535
+            out[hs < 0] = NO_BUCKET
             return out
         raise ConfigError(f"a board has 0, 3, 4 or 5 cards, not {n}")
 
+    def holding_buckets(self, board: Sequence[int], holes: Sequence[Sequence[int]],
+                        street_buckets: Optional[np.ndarray] = None) -> np.ndarray:
+        """The current street's bucket of each holding (rows of two cards) on ``board``,
+        :data:`NO_BUCKET` for a holding that shares a card with it; ``street_buckets``: this
+        board's :meth:`street_buckets`, when the caller keeps them.
+
+        Raises :class:`ConfigError` for a holding that is not two distinct cards 0..51.
+        """
+        h = np.asarray(holes, dtype=np.int64).reshape(-1, 2)
+        if ((h < 0) | (h > 51)).any() or (h[:, 0] == h[:, 1]).any():
+            raise ConfigError("a holding is two distinct cards 0..51")
+        table = self.street_buckets(board) if street_buckets is None else street_buckets
+        return table[_combo(h[:, 0], h[:, 1])]
+
     def buckets(self, hole: Sequence[int], board: Sequence[int]) -> tuple[int, ...]:
         """The bucket of every street so far (one per street: pre-flop, flop, ...)."""
-        from evaluator_ext import combo_index
-
-        c = combo_index(int(hole[0]), int(hole[1]))
         out = []
         for n in (0, 3, 4, 5)[: {0: 1, 3: 2, 4: 3, 5: 4}[len(board)]]:
-            b = int(self.street_buckets(board[:n])[c])
-            if b == 65535:
+            b = int(self.holding_buckets(board[:n], [hole])[0])
+            if b == NO_BUCKET:
                 raise ConfigError(f"hole {tuple(hole)} shares a card with board {tuple(board)}")
             out.append(b)
         return tuple(out)

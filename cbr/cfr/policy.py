@@ -146,16 +146,18 @@ class CFRPolicy(Policy):
         if dp.hole is None:
             raise GameError("the cfr bot needs its hole cards")
         node = self._node(dp)
-        if self.imperfect:
+        if self.imperfect:  # the current street's bucket: a lookup in the board's buckets
+            from cbr.abstraction.distribution import NO_BUCKET
+
             bucket = int(self._street_buckets(dp.board)[combo_index(int(dp.hole[0]), int(dp.hole[1]))])
-            if bucket == 65535:
+            if bucket == NO_BUCKET:
                 raise GameError(f"hole {dp.hole} shares a card with the board {dp.board}")
-            f, c, r = self._fcr(node, s.row(node, bucket)[None, :])[0]
-            return legal_triple((float(f), float(c), float(r)), dp.legal)
-        seq = self._buckets(dp.hole, dp.board)
-        if len(seq) != dp.street + 1:
-            raise ConfigError(f"abstraction gave {len(seq)} buckets on street {dp.street}")
-        probs = s.action_probs(node, sequence_index(seq, s.n_buckets))
+            probs = {a: float(p) for a, p in zip(s.tree.actions(node), s.row(node, bucket))}
+        else:
+            seq = self._buckets(dp.hole, dp.board)
+            if len(seq) != dp.street + 1:
+                raise ConfigError(f"abstraction gave {len(seq)} buckets on street {dp.street}")
+            probs = s.action_probs(node, sequence_index(seq, s.n_buckets))
         return legal_triple((probs.get("f", 0.0), probs.get("c", 0.0), probs.get("r", 0.0)), dp.legal)
 
     def triples(self, dp: "DecisionPoint", holes: Sequence[tuple[int, int]]) -> np.ndarray:
@@ -164,12 +166,10 @@ class CFRPolicy(Policy):
         s = self._load()
         node = self._node(dp)
         if self.imperfect:
-            h = np.asarray(holes, dtype=np.int64).reshape(-1, 2)
-            if ((h < 0) | (h > 51)).any() or (h[:, 0] == h[:, 1]).any():
-                raise GameError("a holding is two distinct cards 0..51")
-            hi, lo = h.max(axis=1), h.min(axis=1)
-            buckets = self._street_buckets(dp.board)[hi * (hi - 1) // 2 + lo].astype(np.int64)
-            if (buckets == 65535).any():
+            from cbr.abstraction.distribution import NO_BUCKET
+
+            buckets = s.abstraction.holding_buckets(dp.board, holes, self._street_buckets(dp.board)).astype(np.int64)
+            if (buckets == NO_BUCKET).any():
                 raise GameError(f"a holding shares a card with the board {dp.board}")
             k = int(s.tree.n_children[node])
             return legal_triples(self._fcr(node, s.probs[int(s.offset[node]) + buckets[:, None] * k + np.arange(k)]),

@@ -159,6 +159,20 @@ int mc_river_hs_all(const uint8_t board[5], double hs[MC_N_COMBOS])
     return MC_OK;
 }
 
+/* Add the river HS of every holding on the complete board full[5] to its histogram. */
+static void add_runout(const uint8_t full[5], uint64_t used, int n_bins, uint16_t *hist)
+{
+    int16_t combos[1081];
+    double hs[1081];
+    int n = river_core(full, used, combos, hs);
+    for (int i = 0; i < n; i++) {
+        int bin = (int)(hs[i] * n_bins);
+        if (bin >= n_bins)
+            bin = n_bins - 1;
+        hist[(size_t)combos[i] * (size_t)n_bins + (size_t)bin]++;
+    }
+}
+
 int mc_board_histograms(const uint8_t *board, int n_board, int n_bins, uint16_t *hist)
 {
     uint64_t used;
@@ -167,32 +181,20 @@ int mc_board_histograms(const uint8_t *board, int n_board, int n_bins, uint16_t 
     memset(hist, 0, sizeof(uint16_t) * (size_t)MC_N_COMBOS * (size_t)n_bins);
     uint8_t full[5];
     memcpy(full, board, (size_t)n_board);
-    int16_t combos[1081];
-    double hs[1081];
     for (int t = 0; t < 52; t++) {
         if ((used >> t) & 1)
             continue;
-        int first_river = n_board == 3 ? t + 1 : t;
-        for (int r = first_river; r < 52; r++) {
+        uint64_t with_t = used | (UINT64_C(1) << t);
+        full[n_board] = (uint8_t)t;
+        if (n_board == 4) { /* a turn board: t is the river */
+            add_runout(full, with_t, n_bins, hist);
+            continue;
+        }
+        for (int r = t + 1; r < 52; r++) { /* a flop: every turn t and river r > t */
             if ((used >> r) & 1)
                 continue;
-            uint64_t u = used | (UINT64_C(1) << t);
-            if (n_board == 3) {
-                full[3] = (uint8_t)t;
-                full[4] = (uint8_t)r;
-                u |= UINT64_C(1) << r;
-            } else {
-                if (r != t)
-                    continue; /* a turn board has one card to come: the river t */
-                full[4] = (uint8_t)t;
-            }
-            int n = river_core(full, u, combos, hs);
-            for (int i = 0; i < n; i++) {
-                int bin = (int)(hs[i] * n_bins);
-                if (bin >= n_bins)
-                    bin = n_bins - 1;
-                hist[(size_t)combos[i] * (size_t)n_bins + (size_t)bin]++;
-            }
+            full[4] = (uint8_t)r;
+            add_runout(full, with_t | (UINT64_C(1) << r), n_bins, hist);
         }
     }
     return MC_OK;
