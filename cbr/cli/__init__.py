@@ -2,7 +2,7 @@
 imports typer and rich. Nothing of the engine imports it.
 
 One module per command group (``hand``, ``build``, ``query``, ``play``, ``logs``,
-``casebase``, ``plugins``, ``players``, ``train``, ``evaluate``, ``abstraction``), one
+``casebase``, ``plugins``, ``players``, ``train``, ``evaluate``, ``abstraction``, ``serve``), one
 module of shared options (:mod:`cbr.cli._options`), one error table
 (:mod:`cbr.cli._errors`: exit codes 0 done, 1 error, 2 usage, 3 internal, 130
 interrupted, 143 terminated) and one output module (:mod:`cbr.cli._output`: consoles,
@@ -16,7 +16,21 @@ from typing import Annotated
 
 import typer
 
-from cbr.cli import abstraction, build, casebase, evaluate, exploit, hand, logs, play, players, plugins, query, train
+from cbr.cli import (
+    abstraction,
+    build,
+    casebase,
+    evaluate,
+    exploit,
+    hand,
+    logs,
+    play,
+    players,
+    plugins,
+    query,
+    serve,
+    train,
+)
 from cbr.cli._errors import prepare_for_memory_cap, state
 
 # Typer's plain help (click's formatter), not its rich panels: flags show as flags (no
@@ -64,6 +78,7 @@ app.command("match")(play.match_command)
 app.command("build")(build.build_command)
 app.command("query")(query.query_command)
 app.command("serve-dealer")(play.serve_dealer_command)
+app.command("serve")(serve.serve_command)
 app.command("play")(play.play_command)
 app.command("evaluate")(evaluate.evaluate_command)
 app.command("tune")(evaluate.tune_command)

@@ -152,17 +152,13 @@ def _query_situation(g: Any, matchstate: Optional[str], hole: Optional[str], boa
                      prev_bets: Optional[int]) -> Any:
     """The decision point of ``cbr query``'s options (or of one MATCHSTATE)."""
     from cbr.acpc.matchstate import from_matchstate
-    from cbr.errors import GameError
-    from cbr.game.situation import situation
+    from cbr.game.situation import described_situation
 
     if matchstate is not None:
         return from_matchstate(matchstate, g)
-    if hole is None:
-        raise GameError("no situation: give --hole (and --board, --to-call, ...) or --matchstate")
-    n = dealt if dealt is not None else g.n_players
-    return situation(hole=hole, board=board or "", players=n, in_hand=in_hand, position=position, to_act=to_act,
-                     committed=committed, to_call=to_call, pot=pot, previous_round_bets=prev_bets,
-                     game=g if g.n_players == n else g.with_players(n))
+    return described_situation(g, hole=hole, board=board, dealt=dealt, in_hand=in_hand, position=position,
+                               to_act=to_act, committed=committed, to_call=to_call, pot=pot,
+                               previous_round_bets=prev_bets)
 
 
 def _read_lines(source: str) -> list[str]:

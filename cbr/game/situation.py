@@ -177,6 +177,36 @@ def situation(
     return replace(state.decision_point(), player="query")
 
 
+def described_situation(
+    game: GameDef,
+    *,
+    hole: Optional[CardLike],
+    board: Optional[CardLike] = None,
+    dealt: Optional[int] = None,
+    in_hand: Optional[int] = None,
+    position: Optional[int] = None,
+    to_act: Optional[int] = None,
+    committed: Optional[float] = None,
+    to_call: Optional[float] = None,
+    pot: Optional[float] = None,
+    previous_round_bets: Optional[int] = None,
+) -> DecisionPoint:
+    """The spot ``cbr query``'s options (and the HTTP server's fields) describe in ``game``:
+    :func:`situation` with ``dealt`` players (default: the game's seats; another count
+    re-seats the game). Raises :class:`GameError` when ``hole`` is missing.
+
+    >>> from cbr.game.gamedef import preset
+    >>> described_situation(preset("holdem.limit.2p"), hole="AdQc", dealt=3).game.n_players
+    3
+    """
+    if hole is None:
+        raise GameError("no situation: give --hole (and --board, --to-call, ...) or --matchstate")
+    n = dealt if dealt is not None else game.n_players
+    return situation(hole=hole, board=board or "", players=n, in_hand=in_hand, position=position, to_act=to_act,
+                     committed=committed, to_call=to_call, pot=pot, previous_round_bets=previous_round_bets,
+                     game=game if game.n_players == n else game.with_players(n))
+
+
 def _count_players(players: int) -> int:
     if isinstance(players, bool) or not float(players).is_integer() or not 2 <= players <= MAX_SEATS:
         raise GameError(f"players dealt (--dealt) must be between 2 and {MAX_SEATS}, got {players!r}")

@@ -37,9 +37,11 @@ def default_game(n_players: int) -> GameDef:
     return standard_table(f"limit.{n_players}p", n_players, (5, 10), 10, 20)
 
 
-def load_game(spec: str) -> GameDef:
+def load_game(spec: str, *, files: bool = True) -> GameDef:
     """A game from a preset name, inline GameDef JSON (``{...}``), a GameDef JSON file or an
     ACPC ``.game`` file; every problem is one :class:`ConfigError` naming the file.
+    ``files=False`` reads no file: only a preset name or inline JSON (what a server accepts
+    from its clients).
 
     >>> load_game("holdem.limit.2p").n_players
     2
@@ -53,6 +55,8 @@ def load_game(spec: str) -> GameDef:
         except json.JSONDecodeError as exc:
             raise ConfigError(f"--game: inline JSON is not valid JSON ({exc})") from None
         return game_from_dict(data, "--game (inline JSON)")
+    if not files:
+        return preset(text)
     path = Path(spec)
     if path.exists():
         if path.is_dir():

@@ -33,7 +33,7 @@ import secrets
 import shutil
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
 from cbr.build.local import hand_outcome
 from cbr.errors import CaseBaseError
@@ -169,25 +169,53 @@ class Retainer:
         when the caller kept them while playing (saves replaying the record). Raises
         :class:`~cbr.errors.CBRError` if the hand does not replay (a dealer bug) or the
         write fails."""
+        cases = self._cases(record, seats, decisions)
+        if cases is None:
+            return 0
+        return self._commit(*cases, hands=1)
+
+    def retain_hands(self, records: Sequence[HandRecord], *, before_write: Optional[Callable[[], None]] = None) -> int:
+        """Retain several finished hands (positions are seats) as ONE durable commit: every
+        hand is replayed first, so a hand that does not replay raises
+        (:class:`~cbr.errors.CBRError`) before anything is written. ``before_write``: called
+        after the replays, just before the write; what it raises stops the write (a caller's
+        time limit). Returns the cases kept."""
+        prepared = [c for c in (self._cases(r, None, None) for r in records) if c is not None]
+        if before_write is not None:
+            before_write()
+        if not prepared:
+            return 0
+        merged: tuple[list, list, list, list] = ([], [], [], [])
+        for case in prepared:
+            for into, part in zip(merged, case):
+                into.extend(part)
+        return self._commit(*merged, hands=len(prepared))
+
+    def _cases(self, record: HandRecord, seats: Optional[Sequence[int]],
+               decisions: Optional[Sequence[Any]]) -> Optional[tuple[list, list, list, list]]:
+        """The decisions of ``record`` to keep, with their outcomes, seats and opponents
+        (None: none to keep); replays the record unless ``decisions`` are given."""
         seat_of = list(seats) if seats is not None else list(range(record.n_players))
         mine = {pos for pos, s in enumerate(seat_of) if s in self.keep and record.hole_cards[pos] is not None}
         wanted = mine | shown_positions(record)
         if not wanted:
-            return 0
+            return None
         played = decisions if decisions is not None else replay(record, check_payoffs=False)
         dps = [dp for dp in played if dp.position in wanted and dp.hole is not None and dp.action in ("f", "c", "r")]
         if not dps:
-            return 0
-        now = datetime.now(timezone.utc)
+            return None
         names = self.names if len(self.names) == record.n_players else list(record.players)
         outcomes = [hand_outcome(record, dp.position) for dp in dps]
         seat = [seat_of[dp.position] for dp in dps]
         opponents = [",".join(n for i, n in enumerate(names) if i != s) for s in seat]
+        return dps, outcomes, seat, opponents
+
+    def _commit(self, dps: list, outcomes: list, seat: list, opponents: list, *, hands: int) -> int:
+        """Write prepared cases as one durable commit; returns how many."""
         ids = self.cb.retain_hand(dps, outcomes, source="retained", match_id=self.match_id, seat=seat,
-                                  opponents=opponents,
-                                  retained_at=now)
+                                  opponents=opponents, retained_at=datetime.now(timezone.utc))
         self.retained += len(ids)
-        self.hands += 1
+        self.hands += hands
         return len(ids)
 
     def close(self) -> None:

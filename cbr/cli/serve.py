@@ -1,0 +1,79 @@
+"""``cbr serve``: the engine over HTTP (FastAPI + uvicorn, the ``serve`` extra)."""
+from __future__ import annotations
+
+import ipaddress
+from typing import Annotated, Optional
+
+import typer
+
+from cbr.cli._errors import guarded
+
+INSTALL_HINT = 'pip install -e ".[serve]"'
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is a loopback address (``localhost``, 127.0.0.0/8, ``::1``).
+
+    >>> is_loopback("127.0.0.1"), is_loopback("localhost"), is_loopback("::1"), is_loopback("0.0.0.0")
+    (True, True, True, False)
+    """
+    if host.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+@guarded
+def serve_command(
+    casebase: Annotated[Optional[list[str]], typer.Option("--casebase", "-c", metavar="NAME|PATH", help="Case base to serve: a directory, a name under ./casebases/, or 'default'; repeat for more [default: default].")] = None,
+    host: Annotated[str, typer.Option("--host", help="Address to listen on. Other than loopback needs --token-file.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port to listen on.")] = 8000,
+    token_file: Annotated[Optional[str], typer.Option("--token-file", help="File whose first line is the bearer token writes (/retain) need; without it the server takes no writes.")] = None,
+    workers: Annotated[int, typer.Option("--workers", min=1, max=64, help="Server processes, each with the case bases loaded.")] = 1,
+    time_limit: Annotated[float, typer.Option("--time-limit", min=0.001, max=3600, help="Seconds a request may take before it is answered 503.")] = 10.0,
+    max_body: Annotated[int, typer.Option("--max-body", min=1024, max=1 << 30, help="Largest request body in bytes (larger: 413).")] = 1_000_000,
+    threads: Annotated[int, typer.Option("--threads", min=1, max=256, help="Requests worked on at once, per process.")] = 8,
+) -> None:
+    """Serve the engine over HTTP: /retrieve, /retrieve/batch, /reuse, /retain, /casebases,
+    /evaluate, /policies, /health; the API is described at /docs and /openapi.json.
+
+    Listens on loopback unless --host says otherwise; a non-loopback host needs
+    --token-file. Needs the serve extra (pip install -e ".[serve]").
+    """
+    try:
+        import fastapi  # noqa: F401
+        import uvicorn
+    except ImportError:
+        typer.echo(f"error: cbr serve needs FastAPI and uvicorn: {INSTALL_HINT}", err=True)
+        raise typer.Exit(1) from None
+    from cbr.errors import ConfigError
+
+    if not is_loopback(host) and token_file is None:
+        raise ConfigError(f"--host {host} is not loopback: give --token-file (anyone who can reach the port "
+                          "could otherwise use the server)")
+    from cbr.serve.app import CONFIG_ENV, ServeConfig, create_app, read_token
+
+    token = read_token(token_file) if token_file is not None else None
+    config = ServeConfig(casebases=tuple(casebase or ("default",)), token=token, max_body_bytes=max_body,
+                         time_limit=time_limit, threads=threads)
+    url = f"http://{host if ':' not in host else f'[{host}]'}:{port}"
+    if workers == 1:
+        app = create_app(config)  # loads the case bases now: a bad one is an error before listening
+        typer.echo(f"cbr serve: {', '.join(app.state.engine.casebases)} on {url} (API docs: {url}/docs; "
+                   f"writes {'need the token' if token else 'off'})", err=True)
+        uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
+        return
+    import os
+    from dataclasses import replace
+
+    from cbr.serve.engine import Engine
+
+    Engine(config.casebases, warm=False).close()  # each worker loads them; check them once here
+    # the workers read the token from its file: it is not put in their environment
+    os.environ[CONFIG_ENV] = replace(config, token=None, token_file=token_file).to_json()
+    typer.echo(f"cbr serve: {workers} workers on {url} (API docs: {url}/docs; "
+               f"writes {'need the token' if token else 'off'})", err=True)
+    uvicorn.run("cbr.serve.app:app_from_environment", factory=True, host=host, port=port, workers=workers,
+                log_level="warning", access_log=False)

@@ -1,0 +1,341 @@
+"""The FastAPI app of ``cbr serve``: :func:`create_app` builds it from a :class:`ServeConfig`.
+
+Limits every request shares: a body over ``max_body_bytes`` is refused with 413 before it is
+read; work runs in a bounded thread pool and a request over ``time_limit`` seconds is
+answered 503 (a retention that has started writing is waited for and answered with its
+result, so a 503 from ``/retain`` means nothing was written). Errors: a bad body or a
+situation no hand reaches is 422 naming the field, an unknown case base or policy 404, a
+write without the token 401, a write the server refuses 403.
+"""
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import math
+import os
+import re
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager
+from dataclasses import asdict, dataclass, replace
+from typing import Any, Callable, Optional
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import Response
+
+from cbr.errors import CBRError
+from cbr.serve.engine import (
+    MAX_EVALUATE_DECISIONS,
+    MAX_RETAIN_HANDS,
+    Deadline,
+    Engine,
+    ForbiddenError,
+    NotFoundError,
+    TimeLimitError,
+    UnauthorizedError,
+)
+from cbr.serve.schemas import MAX_BATCH, BatchRequest, EvaluateRequest, RetainRequest, ReuseRequest, Situation
+
+__all__ = ["ServeConfig", "create_app", "app_from_environment", "read_token", "CONFIG_ENV", "MAX_BODY_BYTES", "TIME_LIMIT"]
+
+#: Default largest request body, in bytes (1 MB).
+MAX_BODY_BYTES = 1_000_000
+#: Default time limit of a request, in seconds.
+TIME_LIMIT = 10.0
+#: The environment variable through which ``cbr serve --workers N`` hands each worker its config.
+CONFIG_ENV = "CBR_SERVE_CONFIG"
+
+
+@dataclass(frozen=True)
+class ServeConfig:
+    """What the server serves and its limits. ``token``: the bearer token writes need, or
+    ``token_file`` holding it (neither: the server takes no writes); ``threads``: requests
+    worked on at once."""
+
+    casebases: tuple[str, ...] = ("default",)
+    token: Optional[str] = None
+    token_file: Optional[str] = None
+    max_body_bytes: int = MAX_BODY_BYTES
+    time_limit: float = TIME_LIMIT
+    threads: int = 8
+    warm: bool = True
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self))
+
+    @classmethod
+    def from_json(cls, text: str) -> "ServeConfig":
+        data = json.loads(text)
+        data["casebases"] = tuple(data["casebases"])
+        return cls(**data)
+
+
+def read_token(path: str) -> str:
+    """The bearer token in file ``path`` (its first line, stripped); :class:`ConfigError`
+    when the file cannot be read or the token is shorter than 16 characters."""
+    from cbr.errors import ConfigError
+
+    try:
+        with open(path, encoding="utf-8") as fh:
+            token = fh.readline().strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"--token-file {path}: cannot be read ({getattr(exc, 'strerror', None) or exc})") from None
+    if len(token) < 16:
+        raise ConfigError(f"--token-file {path}: the token (the file's first line) must be at least 16 characters")
+    return token
+
+
+def _jsonable(obj: Any) -> Any:
+    """Plain JSON data: numpy values as Python ones, NaN and infinities as null."""
+    if isinstance(obj, dict):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if obj is None or isinstance(obj, (bool, int, str)):
+        return obj
+    if hasattr(obj, "tolist"):
+        return _jsonable(obj.tolist())
+    return str(obj)
+
+
+def _json(data: Any, status: int = 200, headers: Optional[dict[str, str]] = None) -> Response:
+    body = json.dumps(_jsonable(data), separators=(",", ":"), allow_nan=False)
+    return Response(body, status_code=status, media_type="application/json", headers=headers)
+
+
+class BodyLimit:
+    """ASGI middleware: 413 for a request body over ``limit`` bytes, from its
+    ``Content-Length`` before reading it, or while reading a body sent without one."""
+
+    def __init__(self, app: Any, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        message = f"the request body is over the server's limit of {self.limit} bytes"
+        for name, value in scope.get("headers", ()):
+            if name == b"content-length":
+                try:
+                    size = int(value)
+                except ValueError:
+                    size = -1
+                if size > self.limit or size < 0:
+                    await _json(_error_body(message if size >= 0 else "bad Content-Length"),
+                                413 if size >= 0 else 400)(scope, receive, send)
+                    return
+        seen = 0
+        started = False
+
+        async def counted() -> dict:
+            nonlocal seen
+            msg = await receive()
+            if msg["type"] == "http.request":
+                seen += len(msg.get("body", b""))
+                if seen > self.limit:
+                    raise _TooLarge()
+            return msg
+
+        async def tracked(msg: dict) -> None:
+            nonlocal started
+            if msg["type"] == "http.response.start":
+                started = True
+            await send(msg)
+
+        try:
+            await self.app(scope, counted, tracked)
+        except _TooLarge:
+            if not started:
+                await _json(_error_body(message), 413)(scope, receive, send)
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def _error_body(message: str) -> dict[str, Any]:
+    return {"detail": message}
+
+
+#: ``--option`` names in library messages -> the request field they mean.
+_FIELD_OF_OPTION = {"hole": "hole", "board": "board", "dealt": "dealt", "players": "dealt", "in-hand": "in_hand",
+                    "position": "position", "to-act": "to_act", "committed": "committed", "to-call": "to_call",
+                    "pot": "pot", "prev-bets": "prev_bets", "matchstate": "matchstate", "game": "game"}
+
+
+def _field_of(message: str, body_fields: tuple[str, ...]) -> Optional[str]:
+    """The request field a library message is about (it names ``cbr query``'s option), if any."""
+    for option in re.findall(r"--([a-z][a-z-]*)", message):
+        name = _FIELD_OF_OPTION.get(option)
+        if name is not None and name in body_fields:
+            return name
+    return None
+
+
+def create_app(config: ServeConfig = ServeConfig(), engine: Optional[Engine] = None) -> FastAPI:
+    """The app over ``engine`` (default: an :class:`~cbr.serve.engine.Engine` loading
+    ``config.casebases``, closed when the app shuts down)."""
+    own = engine is None
+    if config.token is None and config.token_file is not None:
+        config = replace(config, token=read_token(config.token_file))
+    engine = engine if engine is not None else Engine(config.casebases, warm=config.warm)
+    pool = ThreadPoolExecutor(max_workers=max(1, config.threads), thread_name_prefix="cbr-serve")
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):  # type: ignore[no-untyped-def]
+        yield
+        pool.shutdown(wait=True)
+        if own:
+            engine.close()
+
+    app = FastAPI(
+        title="cbr serve",
+        summary="Case-based reasoning for limit Texas hold'em over HTTP.",
+        description=(f"Request bodies over {config.max_body_bytes} bytes are refused (413); a request over "
+                     f"{config.time_limit:g} s is answered 503. Writes (/retain) need `Authorization: Bearer "
+                     f"TOKEN`. Batch: at most {MAX_BATCH} situations; retain: at most {MAX_RETAIN_HANDS} hands; "
+                     f"evaluate: at most {MAX_EVALUATE_DECISIONS} decisions per street."),
+        version=_version(),
+        lifespan=lifespan,
+    )
+    app.state.engine = engine
+    app.state.config = config
+    app.add_middleware(BodyLimit, limit=config.max_body_bytes)
+
+    async def run(fn: Callable[..., Any], *args: Any, deadline: Optional[Deadline] = None, **kwargs: Any) -> Any:
+        """Run ``fn`` in the pool under the time limit (see the module docstring)."""
+        deadline = deadline or Deadline(config.time_limit)
+        future = asyncio.get_running_loop().run_in_executor(pool, lambda: fn(*args, **kwargs))
+        try:
+            return await asyncio.wait_for(asyncio.shield(future), timeout=config.time_limit)
+        except asyncio.TimeoutError:
+            if deadline.give_up():
+                future.add_done_callback(lambda f: f.exception())  # its late error is not "never retrieved"
+                raise TimeLimitError(f"the request ran over the server's time limit of {config.time_limit:g} s")
+            return await future  # a write had started: its result is the answer
+
+    def body_fields(request: Request) -> tuple[str, ...]:
+        route = request.scope.get("route")
+        model = getattr(route, "body_field", None)
+        annotation = getattr(getattr(model, "field_info", None), "annotation", None)
+        return tuple(getattr(annotation, "model_fields", {}) or ())
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, exc: RequestValidationError) -> Response:
+        errors = [{"loc": list(e.get("loc", ())), "msg": e.get("msg", ""), "type": e.get("type", "")}
+                  for e in exc.errors()]
+        return _json({"detail": errors}, 422)
+
+    @app.exception_handler(CBRError)
+    async def _cbr_error(request: Request, exc: CBRError) -> Response:
+        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        if isinstance(exc, NotFoundError):
+            return _json(_error_body(message), 404)
+        if isinstance(exc, UnauthorizedError):
+            return _json(_error_body(message), 401, {"WWW-Authenticate": "Bearer"})
+        if isinstance(exc, ForbiddenError):
+            return _json(_error_body(message), 403)
+        if isinstance(exc, TimeLimitError):
+            return _json(_error_body(message), 503, {"Retry-After": "1"})
+        return _unprocessable(message, type(exc).__name__, body_fields(request), getattr(exc, "field", None))
+
+    @app.exception_handler(ValueError)
+    async def _value_error(request: Request, exc: ValueError) -> Response:
+        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        return _unprocessable(message, type(exc).__name__, body_fields(request))
+
+    def authorize(request: Request) -> None:
+        if config.token is None:
+            raise ForbiddenError("this server takes no writes: it was started without --token-file")
+        header = request.headers.get("authorization", "")
+        scheme, _, token = header.partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(token.strip().encode(), config.token.encode()):
+            raise UnauthorizedError("a write needs the header 'Authorization: Bearer TOKEN' with the server's token")
+
+    @app.get("/health", summary="Liveness, and the case bases served")
+    async def health() -> Response:
+        return _json({"status": "ok", "version": _version(), "casebases": list(engine.casebases),
+                      "writes": config.token is not None})
+
+    @app.post("/retrieve", summary="The triple of a situation and the cases behind it")
+    async def retrieve(situation: Situation) -> Response:
+        return _json(await run(engine.retrieve, situation.model_dump()))
+
+    @app.post("/retrieve/batch", summary=f"Several situations (at most {MAX_BATCH}), answered one by one")
+    async def retrieve_batch(batch: BatchRequest) -> Response:
+        def work() -> list[dict[str, Any]]:
+            out = []
+            for i, s in enumerate(batch.situations):
+                try:
+                    out.append(engine.retrieve(s.model_dump()))
+                except NotFoundError as exc:
+                    out.append({"error": {"status": 404, "detail": str(exc)}})
+                except (CBRError, ValueError) as exc:
+                    message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                    name = getattr(exc, "field", None) or _field_of(message, tuple(Situation.model_fields))
+                    out.append({"error": {"status": 422, "detail": [
+                        {"loc": ["body", "situations", i, *([name] if name else [])], "msg": message,
+                         "type": type(exc).__name__}]}})
+            return out
+
+        return _json({"answers": await run(work)})
+
+    @app.post("/reuse", summary="The retrieval, and the action a policy takes there")
+    async def reuse(request: ReuseRequest) -> Response:
+        return _json(await run(engine.reuse, request.model_dump()))
+
+    @app.post("/retain", summary="Keep the decisions of finished hands in a case base (bearer token)")
+    async def retain(request: Request, body: RetainRequest) -> Response:
+        authorize(request)
+        deadline = Deadline(config.time_limit)
+        return _json(await run(lambda: engine.retain(body.casebase, body.text, log_format=body.format,
+                                                     game=body.game, deadline=deadline), deadline=deadline))
+
+    @app.get("/casebases", summary="The case bases served")
+    async def casebases() -> Response:
+        return _json({"casebases": await run(engine.list_casebases)})
+
+    @app.get("/casebases/{name}", summary="Streets, counts, sources, feature set and similarity of a case base")
+    async def casebase(name: str) -> Response:
+        return _json(await run(engine.inspect, name))
+
+    @app.post("/evaluate", summary="A bounded k-fold hold-out evaluation of a case base")
+    async def evaluate(body: EvaluateRequest) -> Response:
+        deadline = Deadline(config.time_limit)
+        return _json(await run(lambda: engine.evaluate(body.casebase, folds=body.folds,
+                                                       max_decisions=body.max_decisions, seed=body.seed,
+                                                       ann=body.ann, deadline=deadline), deadline=deadline))
+
+    @app.get("/policies", summary="The installed policies (bots) and their options")
+    async def policies() -> Response:
+        return _json({"policies": await run(engine.policies)})
+
+    return app
+
+
+def _unprocessable(message: str, kind: str, fields: tuple[str, ...], name: Optional[str] = None) -> Response:
+    name = name or _field_of(message, fields)
+    return _json({"detail": [{"loc": ["body", *([name] if name else [])], "msg": message, "type": kind}]}, 422)
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("cbr-holdem")
+    except PackageNotFoundError:  # pragma: no cover - a bare checkout
+        return "unknown"
+
+
+def app_from_environment() -> FastAPI:
+    """The app of one ``cbr serve --workers N`` worker process: its config comes from the
+    environment variable :data:`CONFIG_ENV` (set by the command)."""
+    text = os.environ.get(CONFIG_ENV)
+    if not text:
+        raise RuntimeError(f"{CONFIG_ENV} is not set: start workers with `cbr serve --workers N`")
+    return create_app(ServeConfig.from_json(text))

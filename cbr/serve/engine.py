@@ -1,0 +1,470 @@
+"""What the HTTP server does, without HTTP: the case bases loaded once, and one method per
+endpoint over the library (:func:`cbr.query.answer.answer`, policy specs,
+:class:`~cbr.play.retention.Retainer`, :func:`cbr.store.inspect`,
+:func:`cbr.query.evaluate.evaluate_casebase`). Nothing here prints, exits or knows FastAPI;
+errors are :class:`~cbr.errors.CBRError` subclasses the app maps to HTTP statuses.
+
+Concurrency: each loaded case base has one lock; a retrieval, a decision over it and a
+retention take it in turn (a retrieval takes about a millisecond), so a reader never sees
+a half-applied write. Inspection and evaluation open a handle of their own and run beside
+them. Before each read, a writable case base follows what other processes (other server
+workers, a ``cbr match --retain-into``) retained.
+
+>>> engine = Engine(["default"])
+>>> ans = engine.retrieve({"hole": "AdQc", "board": "3h4cJh", "position": 1, "to_call": 1, "pot": 5,
+...                        "prev_bets": 2})
+>>> [round(p, 2) for p in ans["triple"].values()]
+[0.11, 0.48, 0.41]
+>>> engine.close()
+"""
+from __future__ import annotations
+
+import os
+import random
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+from cbr.errors import CaseBaseError, CBRError, ConfigError, GameError, LogFormatError
+from cbr.game.gamedef import STREETS
+
+__all__ = ["Engine", "Deadline", "FieldError", "NotFoundError", "ForbiddenError", "UnauthorizedError", "TimeLimitError",
+           "MAX_RETAIN_HANDS", "MAX_EVALUATE_DECISIONS", "PATH_OPTIONS"]
+
+#: Most hands one ``/retain`` request may hold.
+MAX_RETAIN_HANDS = 1000
+#: The cap on ``/evaluate``'s ``max_decisions`` (per street).
+MAX_EVALUATE_DECISIONS = 2000
+#: Policy options that name files on the server: a client may not set them (the case base
+#: comes from the request's ``casebase``, a loaded one).
+PATH_OPTIONS = ("casebase", "similarity", "models", "strategy", "store", "predictor", "model", "logs")
+#: Policies kept built between requests (least recently used dropped first).
+POLICY_CACHE = 16
+
+
+class FieldError(CBRError, ValueError):
+    """A request field the library refused (HTTP 422 naming ``field``)."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class NotFoundError(CBRError, LookupError):
+    """A case base or policy the server does not have (HTTP 404)."""
+
+
+class ForbiddenError(CBRError):
+    """A write the server refuses whoever asks: a shipped or read-only case base, or
+    retention switched off (no token configured) (HTTP 403)."""
+
+
+class UnauthorizedError(CBRError):
+    """A write without the right bearer token (HTTP 401)."""
+
+
+class TimeLimitError(CBRError):
+    """A request that ran over the server's time limit (HTTP 503)."""
+
+
+class Deadline:
+    """A request's time limit, shared by the thread doing the work and the one answering.
+
+    A write starts only through :meth:`begin_write`, which refuses once the limit has passed
+    or the request was answered as timed out (:meth:`give_up`); :meth:`give_up` refuses
+    once a write has started, so a request answered "over time" never wrote anything.
+
+    >>> d = Deadline(60.0); d.begin_write(); d.give_up()
+    False
+    >>> d = Deadline(60.0); d.give_up(); d.check()
+    Traceback (most recent call last):
+    cbr.serve.engine.TimeLimitError: the request ran over the server's time limit of 60 s
+    """
+
+    def __init__(self, seconds: Optional[float]) -> None:
+        self.seconds = seconds
+        self.end = None if seconds is None else time.monotonic() + seconds
+        self._lock = threading.Lock()
+        self._writing = False
+        self._abandoned = False
+
+    def _message(self) -> str:
+        return f"the request ran over the server's time limit of {self.seconds:g} s"
+
+    def passed(self) -> bool:
+        """Whether the limit has passed or the request was given up."""
+        return self._abandoned or (self.end is not None and time.monotonic() > self.end)
+
+    def check(self, *_: Any, **__: Any) -> None:
+        """Raise :class:`TimeLimitError` when the limit has passed (usable as a progress callback)."""
+        if self.passed():
+            raise TimeLimitError(self._message())
+
+    def begin_write(self) -> None:
+        """Mark the start of a write; raises :class:`TimeLimitError` (nothing written) when too late."""
+        with self._lock:
+            if self.passed():
+                self._abandoned = True
+                raise TimeLimitError(self._message() + "; nothing was written")
+            self._writing = True
+
+    def give_up(self) -> bool:
+        """Answer the request as timed out: True, unless a write has started (then the
+        caller waits for it to finish and answers with its result)."""
+        with self._lock:
+            if self._writing:
+                return False
+            self._abandoned = True
+            return True
+
+
+@dataclass
+class _Loaded:
+    """One case base the server holds open, with the lock its readers and writers share."""
+
+    name: str
+    path: Path
+    cb: Any
+    lock: threading.Lock
+    shipped: bool
+
+
+def _is_shipped(path: Path) -> bool:
+    from cbr.store import PACKAGED_CASEBASES
+
+    try:
+        return path.resolve().is_relative_to(PACKAGED_CASEBASES.resolve())
+    except OSError:  # pragma: no cover
+        return False
+
+
+class Engine:
+    """The loaded case bases and the work of each endpoint; see the module docstring.
+
+    ``casebases``: names or paths (:func:`cbr.store.resolve_casebase`), each opened once and
+    warmed (every street's index and cases loaded) so the first request pays no loading.
+    Raises :class:`~cbr.errors.CaseBaseError` for a missing case base or two with one name.
+    """
+
+    def __init__(self, casebases: Iterable[str] = ("default",), *, warm: bool = True) -> None:
+        from cbr.store import CaseBase, resolve_casebase
+
+        self.casebases: dict[str, _Loaded] = {}
+        try:
+            for spec in casebases:
+                path = resolve_casebase(spec).resolve()
+                cb = CaseBase.open(path)
+                if cb.name in self.casebases:
+                    cb.close()
+                    raise CaseBaseError(f"two case bases are named {cb.name!r} ({self.casebases[cb.name].path} "
+                                        f"and {path}); serve one of them, or a copy under another name")
+                self.casebases[cb.name] = _Loaded(cb.name, path, cb, threading.Lock(), _is_shipped(path))
+                if warm:
+                    self._warm(cb)
+        except BaseException:
+            self.close()
+            raise
+        if not self.casebases:
+            raise CaseBaseError("no case base to serve")
+        self._policies: OrderedDict[tuple[str, str], tuple[Any, threading.Lock]] = OrderedDict()
+        self._policies_lock = threading.Lock()
+
+    @staticmethod
+    def _warm(cb: Any) -> None:
+        from cbr.query.answer import action_counts
+
+        for street in STREETS:
+            if cb.count(street):
+                cb.index(street)
+                cb.cases(street)
+                action_counts(cb, street)
+
+    def close(self) -> None:
+        """Close the policies and the case bases (fsyncs and saves what retention grew)."""
+        for policy, _ in getattr(self, "_policies", {}).values():
+            _close_policy(policy)
+        for loaded in self.casebases.values():
+            with loaded.lock:
+                loaded.cb.close()
+
+    # ---- lookups -------------------------------------------------------------------------
+    def loaded(self, name: str) -> _Loaded:
+        """The loaded case base ``name``; :class:`NotFoundError` listing the served ones."""
+        found = self.casebases.get(name)
+        if found is None:
+            raise NotFoundError(f"no case base {name!r} is served here (served: {', '.join(self.casebases)})")
+        return found
+
+    @staticmethod
+    def _follow(loaded: _Loaded) -> None:
+        """Take the cases other processes retained (lock held)."""
+        if not loaded.shipped and loaded.cb.writable:
+            loaded.cb.refresh()
+
+    # ---- retrieval -------------------------------------------------------------------------
+    def decision_point(self, situation: Mapping[str, Any]) -> Any:
+        """The decision point a request describes: a ``matchstate`` in its ``game``, or the
+        ``cbr query`` fields (:func:`cbr.game.situation.described_situation`). The game is
+        a preset name or inline GameDef JSON: the server reads no file a client names."""
+        from cbr.acpc.matchstate import from_matchstate
+        from cbr.game.situation import described_situation
+        from cbr.game.spec import load_game
+        from evaluator_ext.cards import parse_cards, parse_hole_and_board
+
+        try:
+            game = load_game(situation.get("game") or "holdem.limit.2p", files=False)
+        except ConfigError as exc:
+            raise FieldError("game", str(exc)) from None
+        if situation.get("matchstate") is not None:
+            return from_matchstate(situation["matchstate"], game)
+        hole, board = situation.get("hole"), situation.get("board")
+        for name, value in (("hole", hole), ("board", board)):
+            try:  # which field a bad card is in (the situation says only which card)
+                parse_hole_and_board(value, "") if name == "hole" else parse_cards(value or "")
+            except ValueError as exc:
+                raise FieldError(name, str(exc)) from None
+        return described_situation(game, hole=situation.get("hole"), board=situation.get("board"),
+                                   dealt=situation.get("dealt"), in_hand=situation.get("in_hand"),
+                                   position=situation.get("position"), to_act=situation.get("to_act"),
+                                   committed=situation.get("committed"), to_call=situation.get("to_call"),
+                                   pot=situation.get("pot"), previous_round_bets=situation.get("prev_bets"))
+
+    def retrieve(self, situation: Mapping[str, Any], dp: Any = None) -> dict[str, Any]:
+        """``/retrieve``: :func:`cbr.query.answer.answer` on a served case base, as
+        ``QueryAnswer.to_dict(top)`` (what ``cbr query --json`` prints; ``top`` None: every
+        retrieved case, as with ``--explain``)."""
+        from cbr.query.answer import answer
+
+        loaded = self.loaded(situation.get("casebase") or "default")
+        dp = dp if dp is not None else self.decision_point(situation)
+        with loaded.lock:
+            self._follow(loaded)
+            ans = answer(loaded.cb, dp, weighted=situation.get("weighted"))
+        return ans.to_dict(top=situation.get("top", 5))
+
+    # ---- re-use ----------------------------------------------------------------------------
+    def policy(self, spec: str, casebase: str) -> tuple[Any, threading.Lock]:
+        """The policy ``spec`` names (built once per spec and case base, kept in a small
+        cache), with the lock its decisions take. A policy with a ``casebase`` option plays
+        from the served case base ``casebase``; options naming server files are refused."""
+        from cbr.policies.spec import UnknownPolicyError, parse_policy_spec, policy_from_spec, policy_options
+
+        name, options = parse_policy_spec(spec)
+        try:
+            valid = policy_options(name)
+        except UnknownPolicyError as exc:
+            raise NotFoundError(str(exc)) from None
+        given = sorted(k for k in options if k.replace("-", "_") in PATH_OPTIONS)
+        if given:
+            raise ConfigError(f"policy spec {spec!r}: option {given[0]!r} names a file on the server; the "
+                              "case base comes from the request's casebase field")
+        loaded = self.loaded(casebase)
+        key = (spec.strip(), loaded.name if "casebase" in valid else "")
+        with self._policies_lock:
+            hit = self._policies.get(key)
+            if hit is not None:
+                self._policies.move_to_end(key)
+                return hit
+        text = spec.strip()
+        if "casebase" in valid:
+            if any(c in str(loaded.path) for c in ":,"):
+                raise ConfigError(f"case base path {loaded.path} holds ':' or ',', which a policy spec cannot "
+                                  "carry; serve it through a path without them")
+            text += f":casebase={loaded.path}"
+        policy = policy_from_spec(text, seed=0)
+        entry = (policy, threading.Lock())
+        with self._policies_lock:
+            self._policies[key] = entry
+            while len(self._policies) > POLICY_CACHE:
+                _, (old, _lock) = self._policies.popitem(last=False)
+                _close_policy(old)
+        return entry
+
+    def reuse(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """``/reuse``: the retrieval of ``/retrieve`` and the action the policy ``request["policy"]``
+        takes there, drawn with ``request["seed"]`` (same seed, same case base contents: same
+        action), with the decision's explanation."""
+        from cbr.game.actions import ACTION_WORDS
+
+        casebase = request.get("casebase") or "default"
+        spec = request.get("policy") or "cbr"
+        seed = int(request.get("seed") or 0)
+        dp = self.decision_point(request)
+        out = self.retrieve(request, dp)
+        policy, lock = self.policy(spec, casebase)
+        rng = random.Random(f"cbr-serve:{seed}")
+        with lock:
+            if getattr(policy, "can_retain", False):
+                policy.open().refresh()  # what was retained since the policy opened its case base
+            if hasattr(policy, "decide"):
+                d = policy.decide(dp, rng)
+                decision = {"action": d.action, "street": d.street, "triple": _triple(d.triple),
+                            "played": _triple(d.played), "reuse": d.reuse, "why": d.explanation,
+                            "retrieved": d.retrieved, "fallback": d.fallback,
+                            "case_ids": [int(i) for i in d.case_ids], "similarity": _number(d.similarity)}
+            else:
+                triple = policy.triple(dp)
+                action = policy.act(dp, rng)
+                decision = {"action": action, "triple": _triple(triple)}
+        out.update({"policy": spec, "seed": seed, "action": decision["action"],
+                    "action_word": ACTION_WORDS.get(decision["action"], decision["action"]), "decision": decision})
+        return out
+
+    def policies(self) -> list[dict[str, Any]]:
+        """``/policies``: the installed ``cbr.policies`` plugins and the options each takes."""
+        from cbr.plugins import available
+        from cbr.policies.spec import policy_options
+
+        out = []
+        for name in available("cbr.policies"):
+            try:
+                options = {k.replace("_", "-"): _plain(v) for k, v in policy_options(name).items()}
+                error = None
+            except CBRError as exc:  # installed but broken: listed with the reason
+                options, error = {}, str(exc).splitlines()[0]
+            out.append({"name": name, "options": options, **({"error": error} if error else {})})
+        return out
+
+    # ---- retention -------------------------------------------------------------------------
+    def retain(self, casebase: str, text: str, *, log_format: str = "acpc", game: Optional[str] = None,
+               deadline: Optional[Deadline] = None) -> dict[str, Any]:
+        """``/retain``: every decision with known hole cards of the hands in ``text`` (ACPC
+        ``STATE:`` lines or PHH, in ``game`` when given: a preset name or inline JSON), kept
+        in the served case base ``casebase`` as ONE durable commit of its retention log (all
+        hands or none). Refuses the shipped case bases and read-only ones
+        (:func:`cbr.play.retention.check_retention_target`)."""
+        from cbr.game.spec import load_game
+        from cbr.play.retention import Retainer, check_retention_target
+
+        loaded = self.loaded(casebase)
+        try:
+            check_retention_target(loaded.path)
+            if loaded.shipped:
+                raise CaseBaseError(f"{loaded.name!r} is a case base shipped with the engine, never written to")
+        except CaseBaseError as exc:
+            raise ForbiddenError(f"retention refused: {exc}") from None
+        gamedef = load_game(game, files=False) if game else None
+        records = _parse_hands(text, log_format, gamedef)
+        with loaded.lock:
+            self._follow(loaded)
+            before = {s: loaded.cb.count(s) for s in STREETS}
+            retainer = Retainer(loaded.cb, keep=range(32), names=())
+            kept = retainer.retain_hands(records, before_write=deadline.begin_write if deadline else None)
+            after = {s: loaded.cb.count(s) for s in STREETS}
+        return {"casebase": loaded.name, "hands": len(records), "hands_with_cases": retainer.hands,
+                "cases": kept, "match_id": retainer.match_id,
+                "added": {s: after[s] - before[s] for s in STREETS}, "counts": after}
+
+    # ---- case bases ------------------------------------------------------------------------
+    def list_casebases(self) -> list[dict[str, Any]]:
+        """``/casebases``: each served case base with its counts per street."""
+        out = []
+        for loaded in self.casebases.values():
+            with loaded.lock:
+                self._follow(loaded)
+                counts = {s: loaded.cb.count(s) for s in STREETS}
+                m = loaded.cb.manifest
+                out.append({"name": loaded.name, "path": str(loaded.path), "feature_set": m.feature_set,
+                            "counts": counts, "total": sum(counts.values()), "shipped": loaded.shipped,
+                            "writable": (not loaded.shipped) and loaded.cb.writable})
+        return out
+
+    def inspect(self, name: str) -> dict[str, Any]:
+        """``/casebases/{name}``: :func:`cbr.store.inspect` (``cbr casebase inspect --json``)
+        and the similarity configuration, through a handle of its own."""
+        from cbr.store import CaseBase, inspect
+
+        loaded = self.loaded(name)
+        with CaseBase.open(loaded.path) as cb:
+            info = inspect(cb)
+            config = cb.similarity()
+            info["similarity_config"] = {
+                "threshold": _number(config.threshold), "weighted_triple": bool(config.weighted_triple),
+                "streets": {s: config.street(s).to_dicts() for s in STREETS}}
+        info["shipped"] = loaded.shipped
+        return info
+
+    def evaluate(self, name: str, *, folds: int = 3, max_decisions: int = 100, seed: int = 0, ann: bool = False,
+                 deadline: Optional[Deadline] = None) -> dict[str, Any]:
+        """``/evaluate``: a k-fold hold-out evaluation (:func:`cbr.query.evaluate.evaluate_casebase`)
+        of at most ``max_decisions`` decisions per street (capped at :data:`MAX_EVALUATE_DECISIONS`),
+        stopped at the deadline."""
+        from cbr.query.evaluate import evaluate_casebase
+        from cbr.store import CaseBase
+
+        if not 1 <= max_decisions <= MAX_EVALUATE_DECISIONS:
+            raise ConfigError(f"max_decisions is 1..{MAX_EVALUATE_DECISIONS}, got {max_decisions}")
+        loaded = self.loaded(name)
+        with CaseBase.open(loaded.path) as cb:
+            ev = evaluate_casebase(cb, folds=folds, seed=seed, max_decisions=max_decisions, ann=ann,
+                                   progress=deadline.check if deadline else None)
+        return ev.to_dict()
+
+
+def _parse_hands(text: str, log_format: str, game: Any) -> list[Any]:
+    """The hands of log ``text`` (``acpc`` or ``phh``); the first unreadable hand is a
+    :class:`LogFormatError` naming its line; at most :data:`MAX_RETAIN_HANDS` hands."""
+    from cbr.logs.acpc import AcpcParser
+    from cbr.logs.phh import PhhParser
+    from cbr.logs.record import ParseIssue
+
+    if log_format == "acpc":
+        if game is not None:
+            import json
+
+            text = f"# game: {json.dumps(game.to_dict())}\n{text}"
+        items = AcpcParser().parse_text(text if text.endswith("\n") else text + "\n", "request")
+    elif log_format == "phh":
+        if game is not None:
+            raise ConfigError("a PHH hand names its own game (variant, blinds): leave out game")
+        items = PhhParser().parse_text(text, "request")
+    else:
+        raise ConfigError(f"unknown hand format {log_format!r}; use acpc or phh")
+    records = []
+    for item in items:
+        if isinstance(item, ParseIssue):
+            raise LogFormatError(f"{item.where}: {item.reason}")
+        records.append(item)
+        if len(records) > MAX_RETAIN_HANDS:
+            raise LogFormatError(f"more than {MAX_RETAIN_HANDS} hands in one request; send them in parts")
+    if not records:
+        raise LogFormatError(f"no hand found in the {log_format} text")
+    for r in records:
+        if r.game.betting != "limit":
+            raise GameError(f"hand {r.hand_id} is {r.game.betting}: the case bases hold limit hands")
+    return records
+
+
+def _triple(t: Any) -> dict[str, float]:
+    return {"fold": float(t[0]), "check_call": float(t[1]), "bet_raise": float(t[2])}
+
+
+def _number(x: Any) -> Optional[float]:
+    """A float for JSON (NaN and infinities as None)."""
+    import math
+
+    v = float(x)
+    return v if math.isfinite(v) else None
+
+
+def _plain(v: Any) -> Any:
+    if v is None or isinstance(v, (bool, int, str)):
+        return v
+    if isinstance(v, float):
+        return _number(v)
+    if isinstance(v, (os.PathLike,)):
+        return os.fspath(v)
+    return str(v)
+
+
+def _close_policy(policy: Any) -> None:
+    close: Optional[Callable[[], None]] = getattr(policy, "close", None)
+    if close is not None:
+        try:
+            close()
+        except CBRError:  # pragma: no cover - closing is best effort at shutdown
+            pass

@@ -1,0 +1,95 @@
+"""The request bodies of the HTTP API (pydantic models; FastAPI checks them and answers 422
+naming the field). The answers are plain JSON built by :mod:`cbr.serve.engine`."""
+from __future__ import annotations
+
+from typing import Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from cbr.serve.engine import MAX_EVALUATE_DECISIONS
+
+__all__ = ["Situation", "BatchRequest", "ReuseRequest", "RetainRequest", "EvaluateRequest", "MAX_BATCH",
+           "SITUATION_FIELDS"]
+
+#: Most situations one ``/retrieve/batch`` request may hold.
+MAX_BATCH = 256
+#: The fields that describe a situation with numbers (the ``cbr query`` options).
+SITUATION_FIELDS = ("hole", "board", "dealt", "in_hand", "position", "to_act", "committed", "to_call", "pot",
+                    "prev_bets")
+
+
+class Situation(BaseModel):
+    """A situation, as ``cbr query`` takes it: the ``cbr query`` fields, or a ``matchstate``
+    (an ACPC MATCHSTATE string) in ``game``. Fields left out take the spot reached with the
+    fewest actions."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    casebase: str = Field("default", max_length=200, description="A served case base (GET /casebases).")
+    matchstate: Optional[str] = Field(None, max_length=2000, description="An ACPC MATCHSTATE string.")
+    game: str = Field("holdem.limit.2p", max_length=20000,
+                      description="A preset name or inline GameDef JSON (no file names).")
+    hole: Optional[str] = Field(None, max_length=20, description="Your hole cards, e.g. AdQc.")
+    board: Optional[str] = Field(None, max_length=30, description="Board cards: none, 3, 4 or 5.")
+    dealt: Optional[int] = Field(None, ge=2, le=12, description="Players dealt in (default: the game's seats).")
+    in_hand: Optional[int] = Field(None, description="Players not folded, you included.")
+    position: Optional[int] = Field(None, description="Your place in this round's order, 0 = first to act.")
+    to_act: Optional[int] = Field(None, description="Players still to act after you this round.")
+    committed: Optional[float] = Field(None, description="Bets you already put in this round.")
+    to_call: Optional[float] = Field(None, description="Bets you must add to call.")
+    pot: Optional[float] = Field(None, description="Pot before your action, in small bets.")
+    prev_bets: Optional[int] = Field(None, description="Bets and raises made in the previous round.")
+    weighted: Optional[bool] = Field(None, description="Weight actions by similarity (null: the case base's "
+                                                       "setting; false: count every retrieved case once).")
+    top: Optional[int] = Field(5, ge=0, le=100000, description="Cases to return (null: every retrieved case).")
+
+    @model_validator(mode="after")
+    def _one_description(self) -> "Situation":
+        given = [f for f in SITUATION_FIELDS if getattr(self, f) is not None]
+        if self.matchstate is not None and given:
+            raise ValueError(f"a matchstate describes the whole situation: leave out {', '.join(given)}")
+        if self.matchstate is None and self.hole is None:
+            raise ValueError("no situation: give hole (and board, to_call, ...) or matchstate")
+        return self
+
+
+class BatchRequest(BaseModel):
+    """Several situations answered in one request, each on its own (one bad situation is
+    an error in its place of the answer list, not a failed batch)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    situations: list[Situation] = Field(..., min_length=1, max_length=MAX_BATCH)
+
+
+class ReuseRequest(Situation):
+    """A situation, and the policy spec whose action is wanted (``cbr``,
+    ``cbr:reuse=max-frequency``, ``ehs``...; GET /policies) with the seed of its draw."""
+
+    policy: str = Field("cbr", min_length=1, max_length=300, description="A policy spec: NAME:KEY=VALUE:...")
+    seed: int = Field(0, ge=0, le=2**63 - 1, description="Seed of the policy's draw (same seed, same action).")
+
+
+class RetainRequest(BaseModel):
+    """Finished hands to keep in a served case base (needs the bearer token)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    casebase: str = Field(..., max_length=200, description="A served case base that is not shipped.")
+    format: Literal["acpc", "phh"] = Field("acpc", description="ACPC STATE: lines or PHH text.")
+    text: str = Field(..., min_length=1, description="The hands (at most 1000).")
+    game: Optional[str] = Field(None, max_length=20000,
+                                description="For ACPC lines: a preset name or inline GameDef JSON "
+                                            "(default: inferred from the lines).")
+
+
+class EvaluateRequest(BaseModel):
+    """A bounded k-fold hold-out evaluation of a served case base."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    casebase: str = Field("default", max_length=200)
+    folds: int = Field(3, ge=2, le=10)
+    max_decisions: int = Field(100, ge=1, le=MAX_EVALUATE_DECISIONS, description="Decisions per street.")
+    seed: int = Field(0, ge=0, le=2**32 - 1)
+    ann: bool = Field(False, description="Also train and score the ANN action predictor (slower).")
