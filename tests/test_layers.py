@@ -7,7 +7,7 @@ The layers, bottom to top (a module may import its own layer and the layers belo
     2  features                                    (feature sets: pure functions, no storage)
     3  cbr.plugins, cbr.logs, cbr.similarity, cbr.retrieval, cbr.store
     4  cbr.build, cbr.query, cbr.policies, cbr.models, cbr.abstraction, cbr.cfr
-    5  cbr.play, cbr.acpc, cbr.exploit
+    5  cbr.play, cbr.acpc, cbr.exploit, cbr.serve
     6  cbr.cli                                     (the command line)
     7  cli (the console script's entry point), casebases (recipes)
 
@@ -101,7 +101,7 @@ LAYERS: Mapping[str, int] = {
     "features": 2,
     "cbr.plugins": 3, "cbr.logs": 3, "cbr.similarity": 3, "cbr.retrieval": 3, "cbr.store": 3,
     "cbr.build": 4, "cbr.query": 4, "cbr.policies": 4, "cbr.models": 4, "cbr.abstraction": 4, "cbr.cfr": 4,
-    "cbr.play": 5, "cbr.acpc": 5, "cbr.exploit": 5,
+    "cbr.play": 5, "cbr.acpc": 5, "cbr.exploit": 5, "cbr.serve": 5,
     "cbr.cli": 6,
     "cli": 7, "casebases": 7,
 }

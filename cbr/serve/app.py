@@ -108,7 +108,8 @@ def _json(data: Any, status: int = 200, headers: Optional[dict[str, str]] = None
 
 class BodyLimit:
     """ASGI middleware: 413 for a request body over ``limit`` bytes, from its
-    ``Content-Length`` before reading it, or while reading a body sent without one."""
+    ``Content-Length`` before reading it, or while reading a body sent without one (the
+    body is read whole before the app runs)."""
 
     def __init__(self, app: Any, limit: int) -> None:
         self.app = app
@@ -129,33 +130,32 @@ class BodyLimit:
                     await _json(_error_body(message if size >= 0 else "bad Content-Length"),
                                 413 if size >= 0 else 400)(scope, receive, send)
                     return
+        # read the body first (it is bounded), so a body sent without Content-Length is
+        # refused before the app sees any of it
+        chunks: list[bytes] = []
         seen = 0
-        started = False
-
-        async def counted() -> dict:
-            nonlocal seen
+        while True:
             msg = await receive()
-            if msg["type"] == "http.request":
-                seen += len(msg.get("body", b""))
-                if seen > self.limit:
-                    raise _TooLarge()
-            return msg
-
-        async def tracked(msg: dict) -> None:
-            nonlocal started
-            if msg["type"] == "http.response.start":
-                started = True
-            await send(msg)
-
-        try:
-            await self.app(scope, counted, tracked)
-        except _TooLarge:
-            if not started:
+            if msg["type"] != "http.request":
+                return  # the client went away
+            chunks.append(msg.get("body", b""))
+            seen += len(chunks[-1])
+            if seen > self.limit:
                 await _json(_error_body(message), 413)(scope, receive, send)
+                return
+            if not msg.get("more_body", False):
+                break
+        body = b"".join(chunks)
+        replayed = False
 
+        async def replay() -> dict:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
 
-class _TooLarge(Exception):
-    pass
+        await self.app(scope, replay, send)
 
 
 def _error_body(message: str) -> dict[str, Any]:

@@ -251,17 +251,25 @@ class Engine:
         """The policy ``spec`` names (built once per spec and case base, kept in a small
         cache), with the lock its decisions take. A policy with a ``casebase`` option plays
         from the served case base ``casebase``; options naming server files are refused."""
-        from cbr.policies.spec import UnknownPolicyError, parse_policy_spec, policy_from_spec, policy_options
+        from cbr.policies.spec import (
+            PolicySpecError,
+            UnknownPolicyError,
+            parse_policy_spec,
+            policy_from_spec,
+            policy_options,
+        )
 
-        name, options = parse_policy_spec(spec)
         try:
+            name, options = parse_policy_spec(spec)
             valid = policy_options(name)
         except UnknownPolicyError as exc:
             raise NotFoundError(str(exc)) from None
+        except PolicySpecError as exc:
+            raise FieldError("policy", str(exc)) from None
         given = sorted(k for k in options if k.replace("-", "_") in PATH_OPTIONS)
         if given:
-            raise ConfigError(f"policy spec {spec!r}: option {given[0]!r} names a file on the server; the "
-                              "case base comes from the request's casebase field")
+            raise FieldError("policy", f"policy spec {spec!r}: option {given[0]!r} names a file on the server; "
+                                       "the case base comes from the request's casebase field")
         loaded = self.loaded(casebase)
         key = (spec.strip(), loaded.name if "casebase" in valid else "")
         with self._policies_lock:
@@ -275,7 +283,10 @@ class Engine:
                 raise ConfigError(f"case base path {loaded.path} holds ':' or ',', which a policy spec cannot "
                                   "carry; serve it through a path without them")
             text += f":casebase={loaded.path}"
-        policy = policy_from_spec(text, seed=0)
+        try:
+            policy = policy_from_spec(text, seed=0)
+        except PolicySpecError as exc:
+            raise FieldError("policy", str(exc)) from None
         entry = (policy, threading.Lock())
         with self._policies_lock:
             self._policies[key] = entry

@@ -1,0 +1,348 @@
+"""The HTTP API through FastAPI's TestClient: the same numbers as ``cbr query --json``, the
+batch, re-use, retention (token, shipped case bases, atomicity), the case bases, evaluation,
+policies, and every error status (422 naming the field, 404, 401, 403, 413, 503)."""
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+from typer.testing import CliRunner
+
+from cbr.game.gamedef import STREETS
+from cbr.store import CaseBase
+from cli import app as cli_app
+from tests.conftest import require_module
+from tests.serve.conftest import TOKEN, make_client
+
+require_module("fastapi", module_level=True)
+require_module("httpx", module_level=True)
+
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
+# (request fields, the same situation as cbr query options)
+SITUATIONS = [
+    ({"hole": "AdQc", "board": "3h4cJh", "position": 1, "to_call": 1, "pot": 5, "prev_bets": 2},
+     ["--hole", "AdQc", "--board", "3h4cJh", "--position", "1", "--to-call", "1", "--pot", "5", "--prev-bets", "2"]),
+    ({"hole": "7c2d", "dealt": 3, "position": 0, "weighted": True},
+     ["--hole", "7c2d", "--dealt", "3", "--position", "0", "--weighted"]),
+    ({"hole": "KsKd", "board": "2c7h9dJs", "in_hand": 2, "weighted": False},
+     ["--hole", "KsKd", "--board", "2c7h9dJs", "--in-hand", "2", "--unweighted"]),
+    ({"matchstate": "MATCHSTATE:1:0:crc/r:|AsKs/Qh7h2c", "game": "holdem.limit.2p"},
+     ["--matchstate", "MATCHSTATE:1:0:crc/r:|AsKs/Qh7h2c", "--game", "holdem.limit.2p"]),
+]
+
+
+def cli_query(args: list[str]) -> dict:
+    result = CliRunner().invoke(cli_app, ["query", *args, "--json", "--explain"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def decisions_in(state_lines: str) -> int:
+    """Decisions in ACPC STATE lines: one per action letter of the betting field."""
+    n = 0
+    for line in state_lines.splitlines():
+        if line.startswith("STATE:"):
+            n += sum(line.split(":")[2].count(k) for k in "fcr")
+    return n
+
+
+def counts(path) -> dict[str, int]:
+    with CaseBase.open(path) as cb:
+        return {s: cb.count(s) for s in STREETS}
+
+
+# ---- /retrieve -----------------------------------------------------------------------------
+@pytest.mark.parametrize(("fields", "args"), SITUATIONS)
+def test_retrieve_gives_the_numbers_of_cbr_query_json_explain(client, fields, args) -> None:
+    r = client.post("/retrieve", json={**fields, "top": None})
+    assert r.status_code == 200, r.text
+    got, want = r.json(), cli_query(args)
+    assert got["triple"] == want["triple"]
+    assert got["features"] == want["features"]
+    assert got["weights"] == want["weights"]
+    for key in ("street", "retrieved", "passed_threshold", "fallback", "threshold", "mean_similarity", "weighted",
+                "warnings"):
+        assert got[key] == want[key], key
+    assert len(got["cases"]) == len(want["cases"]) == want["retrieved"]
+    for a, b in zip(got["cases"], want["cases"]):
+        assert (a["id"], a["similarity"], a["action"]) == (b["id"], b["similarity"], b["action"])
+        assert a["local"] == b["local"] and a["features"] == b["features"]
+        assert a["provenance"] == b["provenance"]
+
+
+def test_retrieve_top_limits_the_cases_not_the_triple(client) -> None:
+    fields = SITUATIONS[0][0]
+    full = client.post("/retrieve", json={**fields, "top": None}).json()
+    three = client.post("/retrieve", json={**fields, "top": 3}).json()
+    none = client.post("/retrieve", json={**fields, "top": 0}).json()
+    assert full["retrieved"] > 3
+    assert three["cases"] == full["cases"][:3] and none["cases"] == []
+    assert three["triple"] == none["triple"] == full["triple"]
+    # each case says why it was near: a local similarity and a weight per feature
+    assert set(three["cases"][0]["local"]) == set(full["weights"]) == set(full["features"])
+
+
+def test_weighted_changes_the_vote_as_the_flag_does(client) -> None:
+    base = SITUATIONS[0][0]
+    w = client.post("/retrieve", json={**base, "weighted": True}).json()
+    u = client.post("/retrieve", json={**base, "weighted": False}).json()
+    assert w["weighted"] is True and u["weighted"] is False
+    assert w["triple"] == cli_query([*SITUATIONS[0][1], "--weighted"])["triple"]
+    assert u["triple"] == cli_query([*SITUATIONS[0][1], "--unweighted"])["triple"]
+
+
+# ---- /retrieve/batch ----------------------------------------------------------------------
+def test_batch_answers_each_situation_as_retrieve_does(client) -> None:
+    items = [{**f, "top": 2} for f, _ in SITUATIONS]
+    r = client.post("/retrieve/batch", json={"situations": items})
+    assert r.status_code == 200, r.text
+    answers = r.json()["answers"]
+    assert len(answers) == len(items)
+    for item, ans in zip(items, answers):
+        assert ans == client.post("/retrieve", json=item).json()
+
+
+def test_a_bad_situation_is_an_error_in_its_place_of_the_batch(client) -> None:
+    items = [SITUATIONS[0][0], {"hole": "AdQc", "board": "3h4cJh", "position": 1, "to_call": 1, "pot": 4},
+             {"hole": "AdQc", "casebase": "nope"}, SITUATIONS[1][0]]
+    answers = client.post("/retrieve/batch", json={"situations": items}).json()["answers"]
+    assert answers[0]["triple"] and answers[3]["triple"]
+    assert answers[1]["error"]["status"] == 422
+    assert answers[1]["error"]["detail"][0]["loc"] == ["body", "situations", 1, "pot"]
+    assert answers[2]["error"]["status"] == 404
+
+
+def test_batch_is_bounded(client) -> None:
+    from cbr.serve.schemas import MAX_BATCH
+
+    r = client.post("/retrieve/batch", json={"situations": [{"hole": "AdQc"}] * (MAX_BATCH + 1)})
+    assert r.status_code == 422
+    assert r.json()["detail"][0]["loc"] == ["body", "situations"]
+    assert client.post("/retrieve/batch", json={"situations": []}).status_code == 422
+
+
+# ---- /reuse --------------------------------------------------------------------------------
+def test_reuse_max_frequency_plays_the_most_likely_legal_action(client) -> None:
+    fields = SITUATIONS[0][0]
+    r = client.post("/reuse", json={**fields, "policy": "cbr:reuse=max-frequency", "seed": 1})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    d = body["decision"]
+    assert d["reuse"] == "max-frequency" and d["why"]
+    assert body["action"] == d["action"] == max(zip(d["triple"].values(), "fcr"))[1]
+    assert d["played"][{"f": "fold", "c": "check_call", "r": "bet_raise"}[body["action"]]] == 1.0
+    # the decision retrieves what /retrieve retrieves (a spot where every action is legal)
+    assert d["triple"] == body["triple"] == client.post("/retrieve", json=fields).json()["triple"]
+    assert d["retrieved"] == body["retrieved"]
+
+
+def test_reuse_same_seed_same_action_and_seeds_draw_from_the_triple(client) -> None:
+    fields = {**SITUATIONS[0][0], "policy": "cbr", "top": 0}
+    first = [client.post("/reuse", json={**fields, "seed": s}).json()["action"] for s in range(30)]
+    again = [client.post("/reuse", json={**fields, "seed": s}).json()["action"] for s in range(30)]
+    assert first == again
+    # the triple gives each action at least 10%: 30 draws show more than one of them
+    assert len(set(first)) > 1 and set(first) <= set("fcr")
+
+
+def test_reuse_other_policies(client) -> None:
+    r = client.post("/reuse", json={"hole": "AsAh", "policy": "ehs", "top": 0})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["policy"] == "ehs" and body["action"] in "fcr"
+    t = body["decision"]["triple"]
+    assert abs(sum(t.values()) - 1.0) < 1e-9
+
+
+def test_reuse_errors(client) -> None:
+    r = client.post("/reuse", json={"hole": "AsAh", "policy": "nosuchbot"})
+    assert r.status_code == 404 and "nosuchbot" in r.json()["detail"]
+    r = client.post("/reuse", json={"hole": "AsAh", "policy": "cbr:casebase=/etc"})
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "policy"]
+    r = client.post("/reuse", json={"hole": "AsAh", "policy": "cbr:reuse=greedy"})
+    assert r.status_code == 422 and "greedy" in r.json()["detail"][0]["msg"]
+    assert r.json()["detail"][0]["loc"] == ["body", "policy"]
+
+
+# ---- /retain -------------------------------------------------------------------------------
+def test_retain_needs_the_token(client, casebase_copy, acpc_hands) -> None:
+    before = counts(casebase_copy)
+    body = {"casebase": "mine", "text": acpc_hands}
+    r = client.post("/retain", json=body)
+    assert r.status_code == 401 and r.headers["www-authenticate"] == "Bearer"
+    r = client.post("/retain", json=body, headers={"Authorization": "Bearer wrong-token-0123456789"})
+    assert r.status_code == 401
+    assert counts(casebase_copy) == before
+
+
+def test_retain_keeps_every_decision_durably(client, casebase_copy, acpc_hands) -> None:
+    before = counts(casebase_copy)
+    r = client.post("/retain", json={"casebase": "mine", "text": acpc_hands}, headers=AUTH)
+    assert r.status_code == 200, r.text
+    body = r.json()
+    expected = decisions_in(acpc_hands)
+    assert expected > 0 and body["cases"] == expected and body["hands"] == 10
+    after = counts(casebase_copy)  # a new handle: what is on disk
+    assert sum(after.values()) - sum(before.values()) == expected
+    assert {s: after[s] - before[s] for s in STREETS} == body["added"]
+    with CaseBase.open(casebase_copy) as cb:
+        n, = cb.sql(f"SELECT count(*) FROM cases WHERE source = 'retained' "
+                    f"AND match_id = '{body['match_id']}'").fetchone()
+    assert n == expected
+    # the server's own handle sees them too
+    listed = {c["name"]: c for c in client.get("/casebases").json()["casebases"]}
+    assert listed["mine"]["counts"] == after
+
+
+def test_retain_phh_and_a_given_game(client, casebase_copy, acpc_hands) -> None:
+    from cbr.logs.acpc import AcpcParser
+    from cbr.logs.phh import phh_text, phhs_table
+
+    records = [h for h in AcpcParser().parse_text(acpc_hands, "x") if hasattr(h, "hand_id")][:2]
+    before = sum(counts(casebase_copy).values())
+    phh = "".join(phhs_table(k, phh_text(rec)) for k, rec in enumerate(records, 1))
+    r = client.post("/retain", json={"casebase": "mine", "format": "phh", "text": phh}, headers=AUTH)
+    assert r.status_code == 200, r.text
+    states = "\n".join(line for line in acpc_hands.splitlines() if line.startswith("STATE:"))
+    r2 = client.post("/retain", json={"casebase": "mine", "text": states, "game": "holdem.limit.2p"}, headers=AUTH)
+    assert r2.status_code == 200, r2.text
+    want = decisions_in("\n".join(states.splitlines()[:2])) + decisions_in(states)
+    assert r.json()["cases"] + r2.json()["cases"] == want
+    assert sum(counts(casebase_copy).values()) - before == want
+
+
+def test_retain_refuses_the_shipped_case_base(client, acpc_hands) -> None:
+    from cbr.store import resolve_casebase
+
+    path = resolve_casebase("default")
+    before = counts(path)
+    r = client.post("/retain", json={"casebase": "default", "text": acpc_hands}, headers=AUTH)
+    assert r.status_code == 403 and "shipped" in r.json()["detail"]
+    assert counts(path) == before
+
+
+def test_a_bad_hand_fails_the_whole_request_and_writes_nothing(client, casebase_copy, acpc_hands) -> None:
+    before = counts(casebase_copy)
+    good = [line for line in acpc_hands.splitlines() if line.startswith("STATE:")]
+    bad = good[0].replace("|", "|XxYy", 1)  # an unknown card
+    r = client.post("/retain", json={"casebase": "mine", "text": "\n".join([*good[:3], bad])}, headers=AUTH)
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body"]
+    assert ":4:" in r.json()["detail"][0]["msg"]  # names the line
+    assert counts(casebase_copy) == before
+
+
+def test_retain_unknown_case_base_and_a_server_without_token(client, engine, acpc_hands) -> None:
+    r = client.post("/retain", json={"casebase": "nope", "text": acpc_hands}, headers=AUTH)
+    assert r.status_code == 404
+    with make_client(engine) as no_token:
+        r = no_token.post("/retain", json={"casebase": "mine", "text": acpc_hands}, headers=AUTH)
+        assert r.status_code == 403 and "--token-file" in r.json()["detail"]
+
+
+# ---- errors --------------------------------------------------------------------------------
+@pytest.mark.parametrize(("fields", "loc", "word"), [
+    ({"hole": "AdQc", "board": "3h4cJh", "position": 1, "to_call": 1, "pot": 4}, ["body", "pot"], "pot"),
+    ({"hole": "AdQx"}, ["body", "hole"], "Qx"),
+    ({"hole": "AdQc", "board": "3h4cZz"}, ["body", "board"], "Zz"),
+    ({"hole": "AdQc", "dealt": 99}, ["body", "dealt"], "12"),
+    ({"hole": "AdQc", "board": "3h4c"}, ["body"], "board"),
+    ({"hole": "AdQc", "colour": "red"}, ["body", "colour"], "xtra"),
+    ({"hole": "AdQc", "matchstate": "MATCHSTATE:0:0::AsKs|"}, ["body"], "matchstate"),
+    ({"board": "3h4cJh"}, ["body"], "hole"),
+    ({"matchstate": "MATCHSTATE:0:0:zz:AsKs|"}, ["body"], "zz"),
+    ({"hole": "AdQc", "game": "/etc/passwd"}, ["body", "game"], "game"),
+])
+def test_bad_input_is_422_with_the_field_and_the_reason(client, fields, loc, word) -> None:
+    r = client.post("/retrieve", json=fields)
+    assert r.status_code == 422, r.text
+    detail = r.json()["detail"][0]
+    assert detail["loc"] == loc
+    assert word.lower() in detail["msg"].lower()
+
+
+def test_not_json_is_422_and_unknown_names_404(client) -> None:
+    r = client.post("/retrieve", content=b"{not json", headers={"content-type": "application/json"})
+    assert r.status_code == 422
+    assert client.post("/retrieve", json={"hole": "AdQc", "casebase": "nope"}).status_code == 404
+    assert client.get("/casebases/nope").status_code == 404
+    assert client.post("/evaluate", json={"casebase": "nope"}).status_code == 404
+    assert client.get("/no/such/path").status_code == 404
+
+
+def test_body_over_the_limit_is_413_and_the_server_goes_on(engine) -> None:
+    with make_client(engine, max_body_bytes=2048) as c:
+        r = c.post("/retrieve", content=json.dumps({"hole": "AdQc", "pad": "x" * 5000}),
+                   headers={"content-type": "application/json"})
+        assert r.status_code == 413 and "2048" in r.json()["detail"]
+
+        def chunks():  # no Content-Length: counted while read
+            yield b'{"hole": "AdQc", "game": "'
+            for _ in range(10):
+                yield b"x" * 1000
+            yield b'"}'
+
+        r = c.post("/retrieve", content=chunks(), headers={"content-type": "application/json"})
+        assert r.status_code == 413
+        assert c.post("/retrieve", json={"hole": "AdQc"}).status_code == 200
+
+
+def test_over_the_time_limit_is_503_and_a_late_retain_writes_nothing(engine, casebase_copy, acpc_hands) -> None:
+    with make_client(engine, time_limit=1e-6, token=TOKEN) as c:
+        r = c.post("/evaluate", json={"casebase": "default", "folds": 2, "max_decisions": 50})
+        assert r.status_code == 503 and "time limit" in r.json()["detail"]
+        before = counts(casebase_copy)
+        r = c.post("/retain", json={"casebase": "mine", "text": acpc_hands}, headers=AUTH)
+        assert r.status_code == 503
+        time.sleep(1.0)  # the worker thread stopped before its write
+        assert counts(casebase_copy) == before
+        assert c.get("/health").status_code == 200
+
+
+# ---- the rest ------------------------------------------------------------------------------
+def test_health_and_openapi(client) -> None:
+    h = client.get("/health").json()
+    assert h["status"] == "ok" and h["casebases"] == ["default", "mine"] and h["writes"] is True
+    spec = client.get("/openapi.json").json()
+    for path in ("/retrieve", "/retrieve/batch", "/reuse", "/retain", "/casebases", "/casebases/{name}",
+                 "/evaluate", "/policies", "/health"):
+        assert path in spec["paths"], path
+    assert client.get("/docs").status_code == 200
+
+
+def test_casebases_list_and_inspect(client) -> None:
+    from cbr.store import inspect, resolve_casebase
+
+    listed = {c["name"]: c for c in client.get("/casebases").json()["casebases"]}
+    assert listed["default"]["shipped"] is True and listed["default"]["writable"] is False
+    assert listed["mine"]["shipped"] is False and listed["mine"]["writable"] is True
+    info = client.get("/casebases/default").json()
+    with CaseBase.open(resolve_casebase("default")) as cb:
+        want = inspect(cb)
+        threshold = cb.similarity().threshold
+    assert info["counts"] == want["counts"] and info["sources"] == want["sources"]
+    assert info["feature_set"] == "casper"
+    assert info["similarity_config"]["threshold"] == pytest.approx(threshold)
+    flop = [f["feature"] for f in info["similarity_config"]["streets"]["flop"]]
+    assert flop == list(info["features"]["flop"])
+
+
+def test_evaluate_is_bounded(client) -> None:
+    r = client.post("/evaluate", json={"casebase": "default", "folds": 2, "max_decisions": 30, "seed": 1})
+    assert r.status_code == 200, r.text
+    ev = r.json()
+    assert ev["max_decisions"] == 30 and ev["folds"] == 2
+    assert [s["street"] for s in ev["streets"]] == [*STREETS, "all"]
+    assert all(s["decisions"] <= 30 for s in ev["streets"][:-1])
+    r = client.post("/evaluate", json={"casebase": "default", "max_decisions": 10**9})
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "max_decisions"]
+
+
+def test_policies_are_the_installed_bots(client) -> None:
+    from cbr.plugins import available
+
+    listed = client.get("/policies").json()["policies"]
+    assert [p["name"] for p in listed] == available("cbr.policies")
+    cbr = next(p for p in listed if p["name"] == "cbr")
+    assert cbr["options"]["reuse"] == "probabilistic"

@@ -1,0 +1,152 @@
+"""``cbr serve`` as users run it: a real process on a free loopback port, spoken to over
+real HTTP (httpx), killed at the end of each test whatever happens; and the command's
+refusals (a non-loopback host without a token, the extra not installed)."""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from cli import app as cli_app
+from tests.conftest import REPO, require_module
+from tests.serve.conftest import TOKEN
+
+httpx = require_module("httpx", module_level=True)
+require_module("fastapi", module_level=True)
+require_module("uvicorn", module_level=True)
+
+START_TIMEOUT = 60.0
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(*args: str) -> tuple[subprocess.Popen, str]:
+    """``cbr serve ARGS`` on a free loopback port; returns the process and its URL once
+    /health answers (the process is killed if it does not come up)."""
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "cli", "serve", "--port", str(port), *args], cwd=REPO,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + START_TIMEOUT
+    try:
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise AssertionError(f"cbr serve exited {proc.returncode}: {proc.stderr.read()}")
+            try:
+                if httpx.get(f"{url}/health", timeout=1.0).status_code == 200:
+                    return proc, url
+            except httpx.TransportError:
+                time.sleep(0.1)
+        raise AssertionError(f"cbr serve did not answer /health within {START_TIMEOUT:g} s")
+    except BaseException:
+        stop_server(proc)
+        raise
+
+
+def stop_server(proc: subprocess.Popen) -> None:
+    """SIGTERM, then SIGKILL of the whole process group if it lingers; always reaped."""
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+    for stream in (proc.stdout, proc.stderr):
+        if stream is not None:
+            stream.close()
+
+
+@pytest.fixture
+def server(casebase_copy, token_file):
+    """A ``cbr serve`` process over the default case base and a writable copy, with a token."""
+    proc, url = start_server("--casebase", "default", "--casebase", str(casebase_copy),
+                             "--token-file", str(token_file), "--max-body", "4096")
+    try:
+        yield proc, url
+    finally:
+        stop_server(proc)
+    assert proc.poll() is not None  # the process never outlives the test
+
+
+def test_real_http_retrieve_equals_the_library(server) -> None:
+    from cbr.game.situation import situation
+    from cbr.query.answer import answer
+    from cbr.store import CaseBase, resolve_casebase
+
+    _, url = server
+    body = {"hole": "AdQc", "board": "3h4cJh", "position": 1, "to_call": 1, "pot": 5, "prev_bets": 2, "top": 10}
+    r = httpx.post(f"{url}/retrieve", json=body, timeout=30)
+    assert r.status_code == 200, r.text
+    with CaseBase.open(resolve_casebase("default")) as cb:
+        want = answer(cb, situation(hole="AdQc", board="3h4cJh", position=1, to_call=1, pot=5,
+                                    previous_round_bets=2)).to_dict(top=10)
+    got = r.json()
+    assert got["triple"] == want["triple"]
+    assert [(c["id"], c["similarity"], c["local"]) for c in got["cases"]] == \
+           [(c["id"], c["similarity"], c["local"]) for c in want["cases"]]
+
+
+def test_real_http_writes_limits_and_errors(server, casebase_copy) -> None:
+    from cbr.logs.acpc import AcpcLogWriter
+    from cbr.play.match import run_match
+    from cbr.store import CaseBase
+
+    _, url = server
+    log = casebase_copy.parent / "http-hands.log"
+    with AcpcLogWriter(log, overwrite=True) as w:
+        run_match(["lag", "call"], 3, seed=11, log=w)
+    text = log.read_text()
+    with CaseBase.open(casebase_copy) as cb:
+        before = cb.count()
+    r = httpx.post(f"{url}/retain", json={"casebase": "mine", "text": text}, timeout=30)
+    assert r.status_code == 401
+    r = httpx.post(f"{url}/retain", json={"casebase": "mine", "text": text}, timeout=30,
+                   headers={"Authorization": f"Bearer {TOKEN}"})
+    assert r.status_code == 200, r.text
+    with CaseBase.open(casebase_copy) as cb:
+        assert cb.count() == before + r.json()["cases"] > before
+    r = httpx.post(f"{url}/retrieve", content=b"{" + b" " * 5000 + b"}", timeout=30,
+                   headers={"content-type": "application/json"})
+    assert r.status_code == 413
+    r = httpx.post(f"{url}/retrieve", json={"hole": "AdQc", "to_call": -3}, timeout=30)
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "to_call"]
+    assert httpx.post(f"{url}/retrieve", json={"hole": "AdQc", "casebase": "x"}, timeout=30).status_code == 404
+    assert httpx.get(f"{url}/openapi.json", timeout=30).json()["info"]["title"] == "cbr serve"
+    assert httpx.get(f"{url}/health", timeout=30).json()["status"] == "ok"  # still up after the errors
+
+
+def test_a_non_loopback_host_needs_a_token_file() -> None:
+    result = CliRunner().invoke(cli_app, ["serve", "--host", "0.0.0.0", "--port", "1"])
+    assert result.exit_code == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "--token-file" in lines[0] and "0.0.0.0" in lines[0]
+
+
+def test_a_short_token_is_refused(tmp_path: Path) -> None:
+    token = tmp_path / "t"
+    token.write_text("short\n")
+    result = CliRunner().invoke(cli_app, ["serve", "--token-file", str(token), "--port", "1"])
+    assert result.exit_code == 1 and "16 characters" in result.stderr
+
+
+def test_without_the_extra_it_says_how_to_install_it(monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "uvicorn", None)  # import uvicorn now raises ImportError
+    result = CliRunner().invoke(cli_app, ["serve"])
+    assert result.exit_code == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and 'pip install -e ".[serve]"' in lines[0]
