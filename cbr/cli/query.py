@@ -84,7 +84,7 @@ def query_command(
                           to_act, committed, to_call, pot, prev_bets)
     cb = CaseBase.open(resolve_casebase(casebase), memory_map=memory_map)
     try:
-        ans = _answer(cb, dp, weight, opponents)
+        ans = _answer(cb, dp, weight, opponents, top=None if explain else top)
     finally:
         cb.close()
     for warning in ans.warnings:
@@ -95,10 +95,11 @@ def query_command(
     _print_answer(ans, top, explain)
 
 
-def _answer(cb: Any, dp: Any, weighted: Optional[bool], opponents: Optional[list] = None) -> Any:
+def _answer(cb: Any, dp: Any, weighted: Optional[bool], opponents: Optional[list] = None,
+            top: Optional[int] = None) -> Any:
     from cbr.query.answer import answer
 
-    return answer(cb, dp, weighted=weighted, opponents=opponents)
+    return answer(cb, dp, weighted=weighted, opponents=opponents, top=top)
 
 
 def _opponent_models(given: Optional[list[str]], models: Optional[str]) -> Optional[list[tuple[float, ...]]]:
@@ -192,7 +193,7 @@ def _query_lines(cb: Any, g: Any, lines: list[str], weighted: Optional[bool], to
         if not text or text.startswith("#"):
             continue
         try:
-            ans = _answer(cb, from_matchstate(text, g), weighted, opponents)
+            ans = _answer(cb, from_matchstate(text, g), weighted, opponents, top=None if explain else top)
         except CBRError as exc:
             failed += 1
             message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__

@@ -159,6 +159,16 @@ class Explanation:
             raise QueryError(f"{len(rows)} provenance records for {len(self.ids)} cases")
         return replace(self, provenance=rows)
 
+    def head(self, k: int) -> "Explanation":
+        """A copy with only the ``k`` most similar cases (the triple, the query and the
+        weights unchanged): what a caller shows when it shows ``k`` cases."""
+        if k >= len(self.ids):
+            return self
+        k = max(0, int(k))
+        return replace(self, ids=self.ids[:k], similarities=self.similarities[:k], local=self.local[:k],
+                       actions=self.actions[:k],
+                       provenance=None if self.provenance is None else self.provenance[:k])
+
     def to_dict(self) -> dict[str, Any]:
         """Plain data for JSON output."""
         cases = []

@@ -243,8 +243,9 @@ class Engine:
         dp = dp if dp is not None else self.decision_point(situation)
         with loaded.lock:
             self._follow(loaded)
-            ans = answer(loaded.cb, dp, weighted=situation.get("weighted"))
-        return ans.to_dict(top=situation.get("top", 5))
+            top = situation.get("top", 5)
+            ans = answer(loaded.cb, dp, weighted=situation.get("weighted"), top=top)
+        return ans.to_dict(top=top)
 
     # ---- re-use ----------------------------------------------------------------------------
     def policy(self, spec: str, casebase: str) -> tuple[Any, threading.Lock]:

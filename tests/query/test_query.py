@@ -206,3 +206,17 @@ def test_query_and_the_cbr_bot_take_one_path(casebase: CaseBase, queries: list) 
             assert d.fallback == ans.fallback and d.retrieved == ans.retrieved
             modes.add(ans.fallback)
     assert modes == {False, True}
+
+
+@pytest.mark.parametrize("top", [0, 1, 7])
+def test_top_explains_fewer_cases_with_the_same_numbers(top: int) -> None:
+    """answer(top=k) (what cbr query and cbr serve ask for) is answer() cut after k cases."""
+    from cbr.store import resolve_casebase
+
+    dp = situation(hole="AdQc", board="3h4cJh", position=1, to_call=1, pot=5, previous_round_bets=2)
+    with CaseBase.open(resolve_casebase("default")) as cb:
+        full, cut = answer(cb, dp).to_dict(), answer(cb, dp, top=top).to_dict()
+    assert full["retrieved"] > 7 and len(cut["cases"]) == top
+    assert cut["cases"] == full["cases"][:top]
+    for key in ("triple", "retrieved", "passed_threshold", "mean_similarity", "features", "weights", "fallback"):
+        assert cut[key] == full[key], key

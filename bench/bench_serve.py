@@ -1,0 +1,208 @@
+"""``cbr serve``'s ``/retrieve`` over real HTTP on loopback, beside the same queries through
+the library in the same process (the floor) and through ``cbr query`` as a process per query.
+
+A ``cbr serve`` process is started on a free loopback port over the default case base; 1, 4
+and 16 client threads (one ``httpx.Client`` each, keep-alive) send ``/retrieve`` requests
+for ``--seconds`` each, drawn from a fixed set of situations (random holdings and boards on
+every street, seeded). Printed per row: requests, errors (any status but 200), p50 and p99
+latency in ms, and requests per second. The floor rows run the same bodies in this process:
+``answer()`` on a decision point built beforehand, and the server's own per-request work
+(``Engine.retrieve``: situation search + retrieval + JSON-ready answer). ``cbr query``
+starts an interpreter per query (``--process-samples`` of them). Aim: p99 <= 10 ms with 16
+clients, no errors.
+
+    python bench/bench_serve.py --seconds 5
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+RANKS, SUITS = "23456789TJQKA", "cdhs"
+
+
+def situations(n: int, seed: int) -> list[dict]:
+    """``n`` request bodies: random holdings and boards (0, 3, 4, 5 cards), position and to_call."""
+    rng = random.Random(seed)
+    deck = [r + s for r in RANKS for s in SUITS]
+    out = []
+    for _ in range(n):
+        cards = rng.sample(deck, 7)
+        board = "".join(cards[2:2 + rng.choice((0, 3, 4, 5))])
+        body = {"hole": "".join(cards[:2]), "top": 5}
+        if board:
+            body.update(board=board, position=rng.choice((0, 1)), to_call=rng.choice((0, 1)))
+        out.append(body)
+    return out
+
+
+def percentile(values: list[float], q: float) -> float:
+    s = sorted(values)
+    return s[min(len(s) - 1, max(0, round(q * (len(s) - 1))))]
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(threads: int) -> tuple[subprocess.Popen, str]:
+    import httpx
+
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "cli", "serve", "--port", str(port), "--threads", str(threads)],
+                            cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    end = time.monotonic() + 60
+    while time.monotonic() < end:
+        if proc.poll() is not None:
+            raise SystemExit(f"cbr serve exited: {proc.stderr.read().decode()}")
+        try:
+            if httpx.get(f"{url}/health", timeout=1).status_code == 200:
+                return proc, url
+        except httpx.TransportError:
+            time.sleep(0.1)
+    stop(proc)
+    raise SystemExit("cbr serve did not start within 60 s")
+
+
+def stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def http_load(url: str, bodies: list[dict], clients: int, seconds: float) -> dict:
+    """``clients`` threads posting ``bodies`` round-robin for ``seconds``."""
+    import httpx
+
+    lat: list[list[float]] = [[] for _ in range(clients)]
+    errors = [0] * clients
+    start = threading.Barrier(clients + 1)
+    stop_at = [0.0]
+
+    def worker(k: int) -> None:
+        with httpx.Client(base_url=url, timeout=30) as c:
+            c.post("/retrieve", json=bodies[k % len(bodies)])  # connect before timing
+            start.wait()
+            i = k
+            while time.perf_counter() < stop_at[0]:
+                t = time.perf_counter()
+                try:
+                    r = c.post("/retrieve", json=bodies[i % len(bodies)])
+                    ok = r.status_code == 200
+                except httpx.HTTPError:
+                    ok = False
+                lat[k].append(time.perf_counter() - t)
+                errors[k] += not ok
+                i += clients
+
+    ts = [threading.Thread(target=worker, args=(k,)) for k in range(clients)]
+    for t in ts:
+        t.start()
+    stop_at[0] = time.perf_counter() + 1e9
+    start.wait()
+    t0 = time.perf_counter()
+    stop_at[0] = t0 + seconds
+    for t in ts:
+        t.join()
+    wall = time.perf_counter() - t0
+    flat = [x for xs in lat for x in xs]
+    return {"n": len(flat), "errors": sum(errors), "p50": percentile(flat, 0.5), "p99": percentile(flat, 0.99),
+            "rps": len(flat) / wall}
+
+
+def timed(fn, items: list, seconds: float) -> dict:
+    lat = []
+    end = time.perf_counter() + seconds
+    t0 = time.perf_counter()
+    i = 0
+    while time.perf_counter() < end:
+        t = time.perf_counter()
+        fn(items[i % len(items)])
+        lat.append(time.perf_counter() - t)
+        i += 1
+    wall = time.perf_counter() - t0
+    return {"n": len(lat), "errors": 0, "p50": percentile(lat, 0.5), "p99": percentile(lat, 0.99),
+            "rps": len(lat) / wall}
+
+
+def process_queries(bodies: list[dict], samples: int) -> dict:
+    script = Path(sys.executable).parent / "cbr"
+    cmd = [str(script)] if script.is_file() else [sys.executable, "-m", "cli"]
+    lat, errors = [], 0
+    for body in bodies[:samples]:
+        args = ["query", "--json", "--hole", body["hole"]]
+        for k in ("board", "position", "to_call"):
+            if k in body:
+                args += [f"--{k.replace('_', '-')}", str(body[k])]
+        t = time.perf_counter()
+        r = subprocess.run(cmd + args, cwd=REPO, capture_output=True)
+        lat.append(time.perf_counter() - t)
+        errors += r.returncode != 0
+    return {"n": len(lat), "errors": errors, "p50": percentile(lat, 0.5), "p99": percentile(lat, 0.99),
+            "rps": len(lat) / sum(lat)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seconds", type=float, default=5.0, help="Seconds of load per row.")
+    ap.add_argument("--clients", default="1,4,16", help="Client thread counts.")
+    ap.add_argument("--situations", type=int, default=200)
+    ap.add_argument("--process-samples", type=int, default=5)
+    ap.add_argument("--threads", type=int, default=8, help="The server's --threads.")
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args()
+
+    from cbr.serve.engine import Engine
+
+    engine = Engine(["default"])
+    bodies = []
+    for b in situations(args.situations * 2, args.seed):  # keep the spots a legal hand reaches
+        try:
+            engine.decision_point(b)
+        except ValueError:
+            continue
+        bodies.append(b)
+        if len(bodies) == args.situations:
+            break
+    from cbr.query.answer import answer
+
+    cb = engine.casebases["default"].cb
+    dps = [engine.decision_point(b) for b in bodies]
+    rows = [("library: answer() on a built spot", 1, timed(lambda dp: answer(cb, dp).to_dict(top=5), dps,
+                                                             args.seconds)),
+            ("library: Engine.retrieve (situation + answer)", 1, timed(engine.retrieve, bodies, args.seconds))]
+    engine.close()
+    proc, url = start_server(args.threads)
+    try:
+        for n in (int(x) for x in args.clients.split(",")):
+            rows.append((f"HTTP /retrieve, {n} client(s)", n, http_load(url, bodies, n, args.seconds)))
+    finally:
+        stop(proc)
+    rows.append(("cbr query, a process per query", 1, process_queries(bodies, args.process_samples)))
+    print(f"{len(bodies)} situations, default case base, {args.seconds:g} s per row, {os.cpu_count()} CPUs")
+    print(f"{'path':<48} {'requests':>8} {'errors':>6} {'p50 ms':>8} {'p99 ms':>8} {'req/s':>8}")
+    for name, _, r in rows:
+        print(f"{name:<48} {r['n']:>8} {r['errors']:>6} {r['p50'] * 1e3:>8.2f} {r['p99'] * 1e3:>8.2f} "
+              f"{r['rps']:>8.1f}")
+
+
+if __name__ == "__main__":
+    main()
