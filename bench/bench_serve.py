@@ -7,7 +7,8 @@ for ``--seconds`` each, drawn from a fixed set of situations (random holdings an
 every street, seeded). Printed per row: requests, errors (any status but 200), p50 and p99
 latency in ms, and requests per second. The floor rows run the same bodies in this process:
 ``answer()`` on a decision point built beforehand, and the server's own per-request work
-(``Engine.retrieve``: situation search + retrieval + JSON-ready answer). ``cbr query``
+(``Engine.retrieve``: situation search + retrieval + JSON-ready answer); ``GET /health``
+with one client is the HTTP floor (no engine work). ``cbr query``
 starts an interpreter per query (``--process-samples`` of them). Aim: p99 <= 10 ms with 16
 clients, no errors.
 
@@ -58,11 +59,12 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(threads: int) -> tuple[subprocess.Popen, str]:
+def start_server(threads: int, workers: int = 1) -> tuple[subprocess.Popen, str]:
     import httpx
 
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "cli", "serve", "--port", str(port), "--threads", str(threads)],
+    proc = subprocess.Popen([sys.executable, "-m", "cli", "serve", "--port", str(port), "--threads", str(threads),
+                             "--workers", str(workers)],
                             cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
     end = time.monotonic() + 60
@@ -88,8 +90,9 @@ def stop(proc: subprocess.Popen) -> None:
             proc.wait()
 
 
-def http_load(url: str, bodies: list[dict], clients: int, seconds: float) -> dict:
-    """``clients`` threads posting ``bodies`` round-robin for ``seconds``."""
+def http_load(url: str, bodies: list[dict], clients: int, seconds: float, health: bool = False) -> dict:
+    """``clients`` threads posting ``bodies`` round-robin to /retrieve for ``seconds``
+    (``health``: GET /health instead, the HTTP floor)."""
     import httpx
 
     lat: list[list[float]] = [[] for _ in range(clients)]
@@ -105,7 +108,7 @@ def http_load(url: str, bodies: list[dict], clients: int, seconds: float) -> dic
             while time.perf_counter() < stop_at[0]:
                 t = time.perf_counter()
                 try:
-                    r = c.post("/retrieve", json=bodies[i % len(bodies)])
+                    r = c.get("/health") if health else c.post("/retrieve", json=bodies[i % len(bodies)])
                     ok = r.status_code == 200
                 except httpx.HTTPError:
                     ok = False
@@ -167,6 +170,7 @@ def main() -> None:
     ap.add_argument("--situations", type=int, default=200)
     ap.add_argument("--process-samples", type=int, default=5)
     ap.add_argument("--threads", type=int, default=8, help="The server's --threads.")
+    ap.add_argument("--workers", type=int, default=1, help="The server's --workers (processes).")
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
 
@@ -186,18 +190,20 @@ def main() -> None:
 
     cb = engine.casebases["default"].cb
     dps = [engine.decision_point(b) for b in bodies]
-    rows = [("library: answer() on a built spot", 1, timed(lambda dp: answer(cb, dp).to_dict(top=5), dps,
+    rows = [("library: answer() on a built spot", 1, timed(lambda dp: answer(cb, dp, top=5).to_dict(top=5), dps,
                                                              args.seconds)),
             ("library: Engine.retrieve (situation + answer)", 1, timed(engine.retrieve, bodies, args.seconds))]
     engine.close()
-    proc, url = start_server(args.threads)
+    proc, url = start_server(args.threads, args.workers)
     try:
+        rows.append(("HTTP GET /health, 1 client (HTTP floor)", 1, http_load(url, bodies, 1, args.seconds, True)))
         for n in (int(x) for x in args.clients.split(",")):
             rows.append((f"HTTP /retrieve, {n} client(s)", n, http_load(url, bodies, n, args.seconds)))
     finally:
         stop(proc)
     rows.append(("cbr query, a process per query", 1, process_queries(bodies, args.process_samples)))
-    print(f"{len(bodies)} situations, default case base, {args.seconds:g} s per row, {os.cpu_count()} CPUs")
+    print(f"{len(bodies)} situations, default case base, {args.seconds:g} s per row, {os.cpu_count()} CPUs, "
+          f"server: {args.workers} worker(s) x {args.threads} threads")
     print(f"{'path':<48} {'requests':>8} {'errors':>6} {'p50 ms':>8} {'p99 ms':>8} {'req/s':>8}")
     for name, _, r in rows:
         print(f"{name:<48} {r['n']:>8} {r['errors']:>6} {r['p50'] * 1e3:>8.2f} {r['p99'] * 1e3:>8.2f} "

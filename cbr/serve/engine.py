@@ -227,6 +227,10 @@ class Engine:
                 parse_hole_and_board(value, "") if name == "hole" else parse_cards(value or "")
             except ValueError as exc:
                 raise FieldError(name, str(exc)) from None
+        try:  # sizes, and a card in both
+            parse_hole_and_board(hole, board or "")
+        except ValueError as exc:
+            raise FieldError("board", str(exc)) from None
         return described_situation(game, hole=situation.get("hole"), board=situation.get("board"),
                                    dealt=situation.get("dealt"), in_hand=situation.get("in_hand"),
                                    position=situation.get("position"), to_act=situation.get("to_act"),
@@ -299,12 +303,14 @@ class Engine:
     def reuse(self, request: Mapping[str, Any]) -> dict[str, Any]:
         """``/reuse``: the retrieval of ``/retrieve`` and the action the policy ``request["policy"]``
         takes there, drawn with ``request["seed"]`` (same seed, same case base contents: same
-        action), with the decision's explanation."""
+        action), with the decision's explanation (for the ``cbr`` bot: the ids of the ``top``
+        most similar cases it retrieved)."""
         from cbr.game.actions import ACTION_WORDS
 
         casebase = request.get("casebase") or "default"
         spec = request.get("policy") or "cbr"
         seed = int(request.get("seed") or 0)
+        top = request.get("top", 5)
         dp = self.decision_point(request)
         out = self.retrieve(request, dp)
         policy, lock = self.policy(spec, casebase)
@@ -317,7 +323,7 @@ class Engine:
                 decision = {"action": d.action, "street": d.street, "triple": _triple(d.triple),
                             "played": _triple(d.played), "reuse": d.reuse, "why": d.explanation,
                             "retrieved": d.retrieved, "fallback": d.fallback,
-                            "case_ids": [int(i) for i in d.case_ids], "similarity": _number(d.similarity)}
+                            "case_ids": [int(i) for i in d.case_ids[:top]], "similarity": _number(d.similarity)}
             else:
                 triple = policy.triple(dp)
                 action = policy.act(dp, rng)
@@ -353,10 +359,11 @@ class Engine:
         from cbr.play.retention import Retainer, check_retention_target
 
         loaded = self.loaded(casebase)
+        if loaded.shipped:
+            raise ForbiddenError(f"retention refused: {loaded.name!r} is a case base shipped with the engine, never "
+                                 "written to; serve a copy of it (cbr.play.retention.copy_casebase) and retain there")
         try:
-            check_retention_target(loaded.path)
-            if loaded.shipped:
-                raise CaseBaseError(f"{loaded.name!r} is a case base shipped with the engine, never written to")
+            check_retention_target(loaded.path)  # the shipped default, a read-only directory
         except CaseBaseError as exc:
             raise ForbiddenError(f"retention refused: {exc}") from None
         gamedef = load_game(game, files=False) if game else None

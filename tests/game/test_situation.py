@@ -230,3 +230,21 @@ def test_big_tables_left_out_options_mean_no_extra_betting(players: int) -> None
     assert dp.players_in_hand == players and dp.street_bets == 1 and dp.legal == "fcr"
     assert dp.small_bets_in_pot == players + 2 * (players - 1)  # blinds called, checked flop, a bet and calls
     assert replayed(dp).committed == dp.committed
+
+
+@pytest.mark.parametrize("options", [
+    dict(position=1, to_call=1, pot=8, previous_round_bets=2),
+    dict(in_hand=3, players=4, to_act=1),
+    dict(position=0, pot=2),
+])
+def test_a_spot_replayed_from_the_path_cache_is_the_spot_searched_anew(options) -> None:
+    from cbr.game import situation as module
+
+    module._PATHS.clear()
+    first = situation(hole="AdQc", board="3h4cJh2s", **options)      # searched, its path kept
+    assert len(module._PATHS) == 1
+    cached = situation(hole="AdQc", board="5d6d7dKs", **options)     # the path replayed on another board
+    module._PATHS.clear()
+    fresh = situation(hole="AdQc", board="5d6d7dKs", **options)      # searched anew
+    assert cached == fresh
+    assert cached.history == first.history and cached.board != first.board

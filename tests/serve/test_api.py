@@ -112,6 +112,8 @@ def test_a_bad_situation_is_an_error_in_its_place_of_the_batch(client) -> None:
     assert answers[1]["error"]["status"] == 422
     assert answers[1]["error"]["detail"][0]["loc"] == ["body", "situations", 1, "pot"]
     assert answers[2]["error"]["status"] == 404
+    bad_board = client.post("/retrieve/batch", json={"situations": [{"hole": "AdQc", "board": "3h4c"}]})
+    assert bad_board.json()["answers"][0]["error"]["detail"][0]["loc"] == ["body", "situations", 0, "board"]
 
 
 def test_batch_is_bounded(client) -> None:
@@ -136,6 +138,8 @@ def test_reuse_max_frequency_plays_the_most_likely_legal_action(client) -> None:
     # the decision retrieves what /retrieve retrieves (a spot where every action is legal)
     assert d["triple"] == body["triple"] == client.post("/retrieve", json=fields).json()["triple"]
     assert d["retrieved"] == body["retrieved"]
+    # the bot's most similar cases are the ones /retrieve shows (top: 5 by default)
+    assert d["case_ids"] == [c["id"] for c in body["cases"]] and len(d["case_ids"]) == 5
 
 
 def test_reuse_same_seed_same_action_and_seeds_draw_from_the_triple(client) -> None:
@@ -247,7 +251,8 @@ def test_retain_unknown_case_base_and_a_server_without_token(client, engine, acp
     ({"hole": "AdQx"}, ["body", "hole"], "Qx"),
     ({"hole": "AdQc", "board": "3h4cZz"}, ["body", "board"], "Zz"),
     ({"hole": "AdQc", "dealt": 99}, ["body", "dealt"], "12"),
-    ({"hole": "AdQc", "board": "3h4c"}, ["body"], "board"),
+    ({"hole": "AdQc", "board": "3h4c"}, ["body", "board"], "board"),
+    ({"hole": "AdQc", "board": "3h4cAd"}, ["body", "board"], "Ad"),
     ({"hole": "AdQc", "colour": "red"}, ["body", "colour"], "xtra"),
     ({"hole": "AdQc", "matchstate": "MATCHSTATE:0:0::AsKs|"}, ["body"], "matchstate"),
     ({"board": "3h4cJh"}, ["body"], "hole"),
