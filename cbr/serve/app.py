@@ -101,8 +101,17 @@ def _jsonable(obj: Any) -> Any:
     return str(obj)
 
 
+def _plain_value(obj: Any) -> Any:
+    if hasattr(obj, "tolist"):
+        return obj.tolist()
+    return str(obj)
+
+
 def _json(data: Any, status: int = 200, headers: Optional[dict[str, str]] = None) -> Response:
-    body = json.dumps(_jsonable(data), separators=(",", ":"), allow_nan=False)
+    try:  # the common case: plain data with numbers that are all finite
+        body = json.dumps(data, separators=(",", ":"), allow_nan=False, default=_plain_value)
+    except ValueError:  # a NaN or an infinity somewhere: null
+        body = json.dumps(_jsonable(data), separators=(",", ":"), allow_nan=False)
     return Response(body, status_code=status, media_type="application/json", headers=headers)
 
 
