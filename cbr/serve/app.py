@@ -269,7 +269,7 @@ def create_app(config: ServeConfig = ServeConfig(), engine: Optional[Engine] = N
     @app.get("/health", summary="Liveness, and the case bases served")
     async def health() -> Response:
         return _json({"status": "ok", "version": _version(), "casebases": list(engine.casebases),
-                      "writes": config.token is not None})
+                      "writes": config.token is not None, "pid": os.getpid()})
 
     @app.post("/retrieve", summary="The triple of a situation and the cases behind it")
     async def retrieve(situation: Situation) -> Response:

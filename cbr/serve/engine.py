@@ -131,6 +131,7 @@ class _Loaded:
     cb: Any
     lock: threading.Lock
     shipped: bool
+    retained: bool = False
 
 
 def _is_shipped(path: Path) -> bool:
@@ -154,6 +155,7 @@ class Engine:
         from cbr.store import CaseBase, resolve_casebase
 
         self.casebases: dict[str, _Loaded] = {}
+        self.notes: list[str] = []
         try:
             for spec in casebases:
                 path = resolve_casebase(spec).resolve()
@@ -184,12 +186,21 @@ class Engine:
                 action_counts(cb, street)
 
     def close(self) -> None:
-        """Close the policies and the case bases (fsyncs and saves what retention grew)."""
+        """Close the policies and the case bases. A case base this engine retained into is
+        compacted first (its retention log moved into Parquet parts, as a match's retention
+        ends); a compaction that fails leaves the cases in the log, where they are durable
+        already, and is noted in :attr:`notes`."""
         for policy, _ in getattr(self, "_policies", {}).values():
             _close_policy(policy)
         for loaded in self.casebases.values():
             with loaded.lock:
-                loaded.cb.close()
+                try:
+                    if loaded.retained:
+                        loaded.cb.compact()
+                except (CBRError, OSError) as exc:
+                    self.notes.append(f"case base {loaded.name!r} not compacted: {exc}")
+                finally:
+                    loaded.cb.close()
 
     # ---- lookups -------------------------------------------------------------------------
     def loaded(self, name: str) -> _Loaded:
@@ -373,6 +384,7 @@ class Engine:
             before = {s: loaded.cb.count(s) for s in STREETS}
             retainer = Retainer(loaded.cb, keep=range(32), names=())
             kept = retainer.retain_hands(records, before_write=deadline.begin_write if deadline else None)
+            loaded.retained = loaded.retained or kept > 0
             after = {s: loaded.cb.count(s) for s in STREETS}
         return {"casebase": loaded.name, "hands": len(records), "hands_with_cases": retainer.hands,
                 "cases": kept, "match_id": retainer.match_id,

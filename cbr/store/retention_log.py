@@ -407,9 +407,16 @@ class RetentionLog:
         self.torn = False
 
     def sync(self) -> None:
-        """``fsync`` the records written since the last one (a no-op when there are none)."""
+        """``fsync`` the records written since the last one (a no-op when there are none).
+
+        A log already deleted has nothing left to sync: a log is deleted only once it was
+        retired by a compaction, which wrote its records to parts and synced them."""
         if self._unsynced:
-            fd = os.open(self.path, os.O_RDONLY)
+            try:
+                fd = os.open(self.path, os.O_RDONLY)
+            except FileNotFoundError:
+                self._synced_at, self._unsynced = time.monotonic(), False
+                return
             try:
                 os.fsync(fd)
             finally:

@@ -150,3 +150,37 @@ def test_without_the_extra_it_says_how_to_install_it(monkeypatch) -> None:
     assert result.exit_code == 1
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and 'pip install -e ".[serve]"' in lines[0]
+
+
+def test_workers_each_see_what_another_retained(casebase_copy, token_file) -> None:
+    """--workers 2: two processes over one case base; a retention through either is seen by
+    both (each follows the case base's retention log before it reads)."""
+    from cbr.logs.acpc import AcpcLogWriter
+    from cbr.play.match import run_match
+    from cbr.store import CaseBase
+
+    log = casebase_copy.parent / "workers-hands.log"
+    with AcpcLogWriter(log, overwrite=True) as w:
+        run_match(["ehs", "call"], 4, seed=21, log=w)
+    proc, url = start_server("--casebase", str(casebase_copy), "--token-file", str(token_file), "--workers", "2")
+    try:
+        with httpx.Client(base_url=url, timeout=30) as c:
+            for _ in range(6):  # both workers have answered at least once (loaded and warm)
+                assert c.get("/casebases").status_code == 200
+            r = c.post("/retain", json={"casebase": "mine", "text": log.read_text()},
+                       headers={"Authorization": f"Bearer {TOKEN}"})
+            assert r.status_code == 200, r.text
+            with CaseBase.open(casebase_copy) as cb:
+                on_disk = cb.count()
+            seen: dict[int, set[int]] = {}
+            for i in range(40):
+                with httpx.Client(base_url=url, timeout=30) as fresh:  # a new connection: either worker
+                    pid = fresh.get("/health").json()["pid"]    # one connection: one worker
+                    seen.setdefault(pid, set()).add(fresh.get("/casebases").json()["casebases"][0]["total"])
+                if len(seen) == 2 and i >= 7:
+                    break
+            assert len(seen) == 2, seen  # both workers answered
+            assert all(totals == {on_disk} for totals in seen.values()), (seen, on_disk)
+    finally:
+        stop_server(proc)
+    assert proc.poll() is not None

@@ -316,3 +316,22 @@ def test_a_missing_log_is_reported_and_repair_starts_an_empty_one(logged, tmp_pa
     r = cli("casebase", "repair", str(path))
     assert r.returncode == 0 and "started it empty" in r.stdout, r.stdout + r.stderr
     assert log.read_bytes() == b"" and open_and_count(path) == 4 * BASE_CASES
+
+
+def test_closing_after_another_process_compacted_and_this_one_collected(tmp_path: Path) -> None:
+    """A handle appends (not yet fsynced), another compacts and closes (the old log retired,
+    kept while the first is open), the first follows and compacts too (nothing to move; the
+    retired log is deleted): closing it syncs nothing that is gone, and no case is lost."""
+    with CaseBaseWriter(tmp_path / "cb", build_index=False) as w:
+        w.add_rows("flop", np.ones((2, 12), np.float32), "cr")
+    a = CaseBase.open(tmp_path / "cb")
+    a.append("flop", np.zeros(12, np.float32), "f")
+    b = CaseBase.open(tmp_path / "cb")
+    b.refresh()
+    assert b.compact() == 1
+    b.close()
+    a.refresh()
+    assert a.compact() == 0
+    a.close()  # raised FileNotFoundError: the retired log it still listed was deleted
+    with CaseBase.open(tmp_path / "cb") as cb:
+        assert cb.count("flop") == 3 and cb.cases("flop").actions.tolist() == ["c", "r", "f"]
