@@ -29,7 +29,7 @@ def is_loopback(host: str) -> bool:
 def serve_command(
     casebase: Annotated[Optional[list[str]], typer.Option("--casebase", "-c", metavar="NAME|PATH", help="Case base to serve: a directory, a name under ./casebases/, or 'default'; repeat for more [default: default].")] = None,
     host: Annotated[str, typer.Option("--host", help="Address to listen on. Other than loopback needs --token-file.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port to listen on.")] = 8000,
+    port: Annotated[int, typer.Option("--port", min=1, max=65535, help="Port to listen on.")] = 8000,
     token_file: Annotated[Optional[str], typer.Option("--token-file", help="File whose first line is the bearer token writes (/retain) need; without it the server takes no writes.")] = None,
     workers: Annotated[int, typer.Option("--workers", min=1, max=64, help="Server processes, each with the case bases loaded.")] = 1,
     time_limit: Annotated[float, typer.Option("--time-limit", min=0.001, max=3600, help="Seconds a request may take before it is answered 503.")] = 10.0,

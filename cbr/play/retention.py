@@ -31,6 +31,7 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
@@ -45,7 +46,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from cbr.policies.base import Policy
     from cbr.store import CaseBase
 
-__all__ = ["Retainer", "new_match_id", "copy_casebase", "retaining_bots", "shown_positions",
+__all__ = ["Retainer", "ReplayedHands", "new_match_id", "copy_casebase", "retaining_bots", "shown_positions",
            "check_retention_target", "start_retention", "names_a_path", "retention_target"]
 
 
@@ -142,6 +143,18 @@ def retaining_bots(policies: Sequence["Policy"]) -> list[int]:
     return [s for s, p in enumerate(policies) if getattr(p, "can_retain", False)]
 
 
+@dataclass(frozen=True)
+class ReplayedHands:
+    """Hands replayed by :meth:`Retainer.replay_hands`: the decisions to keep, with their
+    outcomes, seats and opponents (one each), and how many hands had any."""
+
+    dps: list
+    outcomes: list
+    seats: list
+    opponents: list
+    hands: int
+
+
 class Retainer:
     """Keeps the hands of one match in one case base (see the module docstring).
 
@@ -174,22 +187,31 @@ class Retainer:
             return 0
         return self._commit(*cases, hands=1)
 
-    def retain_hands(self, records: Sequence[HandRecord], *, before_write: Optional[Callable[[], None]] = None) -> int:
-        """Retain several finished hands (positions are seats) as ONE durable commit: every
-        hand is replayed first, so a hand that does not replay raises
-        (:class:`~cbr.errors.CBRError`) before anything is written. ``before_write``: called
-        after the replays, just before the write; what it raises stops the write (a caller's
-        time limit). Returns the cases kept."""
+    def replay_hands(self, records: Sequence[HandRecord]) -> "ReplayedHands":
+        """The decisions of ``records`` (positions are seats) this retainer keeps, replayed
+        and ready for :meth:`retain_hands`; writes nothing (a caller may replay outside its
+        own lock). Raises :class:`~cbr.errors.CBRError` for a hand that does not replay."""
         prepared = [c for c in (self._cases(r, None, None) for r in records) if c is not None]
-        if before_write is not None:
-            before_write()
-        if not prepared:
-            return 0
         merged: tuple[list, list, list, list] = ([], [], [], [])
         for case in prepared:
             for into, part in zip(merged, case):
                 into.extend(part)
-        return self._commit(*merged, hands=len(prepared))
+        return ReplayedHands(*merged, hands=len(prepared))
+
+    def retain_hands(self, hands: "Sequence[HandRecord] | ReplayedHands", *,
+                     before_write: Optional[Callable[[], None]] = None) -> int:
+        """Retain several finished hands (records, or :meth:`replay_hands`' result) as ONE
+        durable commit: every hand is replayed first, so a hand that does not replay raises
+        (:class:`~cbr.errors.CBRError`) before anything is written. ``before_write``: called
+        after the replays, just before the write; what it raises stops the write (a caller's
+        time limit). Returns the cases kept."""
+        replayed = hands if isinstance(hands, ReplayedHands) else self.replay_hands(hands)
+        if before_write is not None:
+            before_write()
+        if not replayed.dps:
+            return 0
+        return self._commit(replayed.dps, replayed.outcomes, replayed.seats, replayed.opponents,
+                            hands=replayed.hands)
 
     def _cases(self, record: HandRecord, seats: Optional[Sequence[int]],
                decisions: Optional[Sequence[Any]]) -> Optional[tuple[list, list, list, list]]:

@@ -258,6 +258,12 @@ def create_app(config: ServeConfig = ServeConfig(), engine: Optional[Engine] = N
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         return _unprocessable(message, type(exc).__name__, body_fields(request))
 
+    @app.exception_handler(Exception)
+    async def _internal(request: Request, exc: Exception) -> Response:
+        # a bug: the request fails with 500, the server goes on
+        message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        return _json(_error_body(f"internal error: {type(exc).__name__}: {message}".rstrip(": ")), 500)
+
     def authorize(request: Request) -> None:
         if config.token is None:
             raise ForbiddenError("this server takes no writes: it was started without --token-file")

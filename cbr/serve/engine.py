@@ -379,11 +379,12 @@ class Engine:
             raise ForbiddenError(f"retention refused: {exc}") from None
         gamedef = load_game(game, files=False) if game else None
         records = _parse_hands(text, log_format, gamedef)
+        retainer = Retainer(loaded.cb, keep=range(32), names=())
+        replayed = retainer.replay_hands(records)  # outside the lock: retrievals go on meanwhile
         with loaded.lock:
             self._follow(loaded)
             before = {s: loaded.cb.count(s) for s in STREETS}
-            retainer = Retainer(loaded.cb, keep=range(32), names=())
-            kept = retainer.retain_hands(records, before_write=deadline.begin_write if deadline else None)
+            kept = retainer.retain_hands(replayed, before_write=deadline.begin_write if deadline else None)
             loaded.retained = loaded.retained or kept > 0
             after = {s: loaded.cb.count(s) for s in STREETS}
         return {"casebase": loaded.name, "hands": len(records), "hands_with_cases": retainer.hands,

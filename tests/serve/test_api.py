@@ -351,3 +351,14 @@ def test_policies_are_the_installed_bots(client) -> None:
     assert [p["name"] for p in listed] == available("cbr.policies")
     cbr = next(p for p in listed if p["name"] == "cbr")
     assert cbr["options"]["reuse"] == "probabilistic"
+
+
+def test_a_bug_is_a_500_in_json_and_the_server_goes_on(client, engine, monkeypatch) -> None:
+    def broken() -> list:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(engine, "list_casebases", broken)
+    r = client.get("/casebases")
+    assert r.status_code == 500 and r.json()["detail"] == "internal error: RuntimeError: a bug"
+    monkeypatch.undo()
+    assert client.get("/casebases").status_code == 200
