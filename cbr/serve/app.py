@@ -186,6 +186,15 @@ def _field_of(message: str, body_fields: tuple[str, ...]) -> Optional[str]:
     return None
 
 
+def _errors(*codes: int) -> dict[int | str, dict[str, Any]]:
+    """The error answers an endpoint can give, for its OpenAPI description."""
+    text = {401: "no or a wrong bearer token", 403: "a write the server refuses (shipped or read-only case base, "
+            "no token configured)", 404: "an unknown case base or policy", 413: "the request body is too large",
+            422: "bad input: `detail` lists each problem with the field (`loc`) and the reason (`msg`)",
+            500: "an internal error", 503: "over the time limit"}
+    return {c: {"description": text[c]} for c in codes}
+
+
 def create_app(config: ServeConfig = ServeConfig(), engine: Optional[Engine] = None) -> FastAPI:
     """The app over ``engine`` (default: an :class:`~cbr.serve.engine.Engine` loading
     ``config.casebases``, closed when the app shuts down)."""
@@ -277,11 +286,13 @@ def create_app(config: ServeConfig = ServeConfig(), engine: Optional[Engine] = N
         return _json({"status": "ok", "version": _version(), "casebases": list(engine.casebases),
                       "writes": config.token is not None, "pid": os.getpid()})
 
-    @app.post("/retrieve", summary="The triple of a situation and the cases behind it")
+    @app.post("/retrieve", summary="The triple of a situation and the cases behind it",
+              responses=_errors(404, 413, 422, 503))
     async def retrieve(situation: Situation) -> Response:
         return _json(await run(engine.retrieve, situation.model_dump()))
 
-    @app.post("/retrieve/batch", summary=f"Several situations (at most {MAX_BATCH}), answered one by one")
+    @app.post("/retrieve/batch", summary=f"Several situations (at most {MAX_BATCH}), answered one by one",
+              responses=_errors(413, 422, 503))
     async def retrieve_batch(batch: BatchRequest) -> Response:
         def work() -> list[dict[str, Any]]:
             out = []
@@ -300,11 +311,13 @@ def create_app(config: ServeConfig = ServeConfig(), engine: Optional[Engine] = N
 
         return _json({"answers": await run(work)})
 
-    @app.post("/reuse", summary="The retrieval, and the action a policy takes there")
+    @app.post("/reuse", summary="The retrieval, and the action a policy takes there",
+              responses=_errors(404, 413, 422, 503))
     async def reuse(request: ReuseRequest) -> Response:
         return _json(await run(engine.reuse, request.model_dump()))
 
-    @app.post("/retain", summary="Keep the decisions of finished hands in a case base (bearer token)")
+    @app.post("/retain", summary="Keep the decisions of finished hands in a case base (bearer token)",
+              responses=_errors(401, 403, 404, 413, 422, 503))
     async def retain(request: Request, body: RetainRequest) -> Response:
         authorize(request)
         deadline = Deadline(config.time_limit)
@@ -315,11 +328,13 @@ def create_app(config: ServeConfig = ServeConfig(), engine: Optional[Engine] = N
     async def casebases() -> Response:
         return _json({"casebases": await run(engine.list_casebases)})
 
-    @app.get("/casebases/{name}", summary="Streets, counts, sources, feature set and similarity of a case base")
+    @app.get("/casebases/{name}", summary="Streets, counts, sources, feature set and similarity of a case base",
+             responses=_errors(404, 503))
     async def casebase(name: str) -> Response:
         return _json(await run(engine.inspect, name))
 
-    @app.post("/evaluate", summary="A bounded k-fold hold-out evaluation of a case base")
+    @app.post("/evaluate", summary="A bounded k-fold hold-out evaluation of a case base",
+              responses=_errors(404, 413, 422, 503))
     async def evaluate(body: EvaluateRequest) -> Response:
         deadline = Deadline(config.time_limit)
         return _json(await run(lambda: engine.evaluate(body.casebase, folds=body.folds,

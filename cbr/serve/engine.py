@@ -233,15 +233,16 @@ class Engine:
         if situation.get("matchstate") is not None:
             return from_matchstate(situation["matchstate"], game)
         hole, board = situation.get("hole"), situation.get("board")
-        for name, value in (("hole", hole), ("board", board)):
-            try:  # which field a bad card is in (the situation says only which card)
-                parse_hole_and_board(value, "") if name == "hole" else parse_cards(value or "")
+        if hole is not None:  # (no hole: described_situation says what to give)
+            for name, value in (("hole", hole), ("board", board)):
+                try:  # which field a bad card is in (the situation says only which card)
+                    parse_hole_and_board(value, "") if name == "hole" else parse_cards(value or "")
+                except ValueError as exc:
+                    raise FieldError(name, str(exc)) from None
+            try:  # sizes, and a card in both
+                parse_hole_and_board(hole, board or "")
             except ValueError as exc:
-                raise FieldError(name, str(exc)) from None
-        try:  # sizes, and a card in both
-            parse_hole_and_board(hole, board or "")
-        except ValueError as exc:
-            raise FieldError("board", str(exc)) from None
+                raise FieldError("board", str(exc)) from None
         return described_situation(game, hole=situation.get("hole"), board=situation.get("board"),
                                    dealt=situation.get("dealt"), in_hand=situation.get("in_hand"),
                                    position=situation.get("position"), to_act=situation.get("to_act"),

@@ -313,6 +313,8 @@ def test_health_and_openapi(client) -> None:
     for path in ("/retrieve", "/retrieve/batch", "/reuse", "/retain", "/casebases", "/casebases/{name}",
                  "/evaluate", "/policies", "/health"):
         assert path in spec["paths"], path
+    assert {"401", "403", "422"} <= set(spec["paths"]["/retain"]["post"]["responses"])
+    assert spec["components"]["schemas"]["Situation"]["properties"]["hole"]
     assert client.get("/docs").status_code == 200
 
 
