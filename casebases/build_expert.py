@@ -11,9 +11,10 @@ Recipe:
    ``--workers`` at a time; each match writes an ACPC log under ``--logs`` (atomic: a
    log is there whole or not at all, and a re-run plays only the missing ones).
 2. ``cbr build`` keeps the teacher's decisions only (seats ``cfr``, ``cfr-1``, ``cfr-2``):
-   ``--out`` (default ``casebases/expert``, not in the repository: about 100 bytes a case).
+   ``--out`` (default ``casebases/expert-full``, not in the repository: about 110 bytes a case).
 3. ``--ship N`` builds instead from the first matches of each pairing up to N hands in
-   all, into ``casebases/expert-ship`` (what the repository carries, within ~50 MB).
+   all, into ``casebases/expert`` (what the repository carries, within ~50 MB).
+   ``--feature-set sartre`` builds the same cases with SARTRE's features (for comparisons).
 
 Everything is seeded; the logs are the same for the same arguments.
 """
@@ -22,6 +23,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -50,11 +52,9 @@ class ExpertMatch:
         from cbr.logs.acpc import AcpcLogWriter
         from cbr.play.match import run_match
 
-        tmp = self.log.with_name(f".{self.log.name}.tmp")
         game = preset("holdem.limit.2p")
-        with AcpcLogWriter(tmp, game) as log:
+        with AcpcLogWriter(self.log, game) as log:  # the log appears when it is whole
             run_match(list(self.players), self.hands, game=game, duplicate=True, seed=self.seed, log=log)
-        os.replace(tmp, self.log)
         return self.log
 
 
@@ -83,16 +83,38 @@ def play(matches: list[ExpertMatch], workers: int) -> None:
             print(f"{path.name}: {done:,} hands in {time.time() - t0:.0f} s", file=sys.stderr, flush=True)
 
 
-def shipped_subset(matches: list[ExpertMatch], hands: int) -> list[ExpertMatch]:
-    """The first matches of each pairing, in the recipe's shares, up to ``hands`` in all."""
+def shipped_subset(matches: list[ExpertMatch], hands: int) -> list[tuple[ExpertMatch, int]]:
+    """The first hands of each pairing, in the recipe's shares, ``hands`` in all: ``(match,
+    hands taken from the start of its log)`` pairs (a duplicate deal is never split).
+
+    >>> [(m.log.name, k) for m, k in shipped_subset(recipe(Path("x"), 100_000, 20_000), 30_000)][:3]
+    [('cfr-cfr-000.log', 12000), ('cfr-hs-000.log', 4500), ('cfr-ehs-000.log', 4500)]
+    """
     out = []
     for (a, b), share in zip(PAIRINGS, SHARES):
-        budget = round(hands * share)
+        budget = round(hands * share) // 2 * 2
         for m in (m for m in matches if m.players == (a, b)):
             if budget <= 0:
                 break
-            out.append(m)
-            budget -= m.hands
+            take = min(budget, m.hands)
+            out.append((m, take))
+            budget -= take
+    return out
+
+
+def first_hands(log: Path, hands: int, folder: Path) -> Path:
+    """A copy of ACPC ``log`` in ``folder`` keeping its header and first ``hands`` hands."""
+    out = folder / log.name
+    kept = 0
+    with open(log, encoding="utf-8") as src, open(out, "w", encoding="utf-8") as dst:
+        for line in src:
+            if line.startswith("STATE:"):
+                if kept == hands:
+                    break
+                kept += 1
+            elif not line.startswith("#"):
+                continue
+            dst.write(line)
     return out
 
 
@@ -104,6 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--out", default="")
     ap.add_argument("--ship", type=int, default=0, help="build the shipped sample from this many hands")
+    ap.add_argument("--feature-set", default="casper", help="feature-set plugin of the case base")
     args = ap.parse_args(argv)
     from cbr.build.local import build_casebase
 
@@ -113,11 +136,22 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.time()
     play(matches, args.workers)
     played = time.time() - t0
-    chosen = shipped_subset(matches, args.ship) if args.ship else matches
-    out = Path(args.out or (HERE / ("expert-ship" if args.ship else "expert")))
+    out = Path(args.out or (HERE / ("expert" if args.ship else "expert-full")))
     t1 = time.time()
-    report = build_casebase([str(m.log) for m in chosen], out, workers=args.workers, overwrite=True,
-                            players=TEACHER_SEATS, name=out.name)
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = [str(m.log) for m in matches]
+        here = os.getcwd()
+        if args.ship:  # cut copies under a neutral name: the cases' source reads expert-logs/<log>
+            out = out.resolve()
+            (Path(tmp) / "expert-logs").mkdir()
+            paths = [f"expert-logs/{first_hands(m.log, k, Path(tmp) / 'expert-logs').name}"
+                     for m, k in shipped_subset(matches, args.ship)]
+            os.chdir(tmp)
+        try:
+            report = build_casebase(paths, out, workers=args.workers, overwrite=True, players=TEACHER_SEATS,
+                                    name=out.name, feature_set=args.feature_set)
+        finally:
+            os.chdir(here)
     print(f"played {sum(m.hands for m in matches):,} hands in {played:.0f} s; built {out}: {report.cases:,} cases "
           f"{report.cases_per_street} from {report.hands:,} hands in {time.time() - t1:.0f} s", file=sys.stderr)
     return 0

@@ -57,8 +57,8 @@ class WatchedCBR(CBRPolicy):
         return action
 
 
-def play(hands: int, seed: int, opponent: str, reuse: str, retain: bool, root: Path) -> dict:
-    path = copy_casebase("default", root / ("retain" if retain else "control"))
+def play(hands: int, seed: int, opponent: str, reuse: str, retain: bool, root: Path, casebase: str = "default") -> dict:
+    path = copy_casebase(casebase, root / ("retain" if retain else "control"))
     bot = WatchedCBR(casebase=str(path), reuse=reuse, seed=seed)
     t = time.perf_counter()
     r = run_match([bot, opponent], hands, seed=seed, retain=retain, keep_payoffs=True)
@@ -90,8 +90,11 @@ def main() -> None:
     ap.add_argument("--opponent", default="station")
     ap.add_argument("--reuse", default="best-outcome")
     ap.add_argument("--window", type=int, default=2000)
+    ap.add_argument("--casebase", default="default", help="the case base the bot starts from (a copy of it)")
     ap.add_argument("--out", default=str(RESULTS), help="folder for the JSON and the PNG")
     args = ap.parse_args()
+    stem = (f"retention-seed{args.seed}" if args.casebase == "default"
+            else f"retention-{Path(args.casebase).name}-{args.opponent}-seed{args.seed}")
     if args.hands < 30 or not 1 <= args.window:
         ap.error("--hands must be at least 30 (three thirds with a CI each) and --window at least 1")
     outdir = Path(args.out)
@@ -99,7 +102,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         runs = {}
         for retain in (True, False):
-            runs[retain] = play(args.hands, args.seed, args.opponent, args.reuse, retain, Path(tmp))
+            runs[retain] = play(args.hands, args.seed, args.opponent, args.reuse, retain, Path(tmp), args.casebase)
             print(f"retention {'on ' if retain else 'off'}: {args.hands:,} hands in {runs[retain]['seconds']:.0f} s"
                   + (f", {runs[retain]['retained']:,} cases retained" if retain else ""), file=sys.stderr)
     on, off = runs[True], runs[False]
@@ -107,7 +110,7 @@ def main() -> None:
     thirds = [slice(0, n // 3), slice(n // 3, 2 * n // 3), slice(2 * n // 3, n)]
     report: dict = {
         "experiment": "retention (CASPER figures 5 and 6)", "hands": n, "seed": args.seed, "tuning_seed": 1,
-        "opponent": args.opponent, "reuse": args.reuse, "retained": on["retained"],
+        "opponent": args.opponent, "reuse": args.reuse, "casebase": args.casebase, "retained": on["retained"],
         "seconds": {"retention": round(on["seconds"], 1), "control": round(off["seconds"], 1)},
         "thirds": {}, "similarity_thirds": {},
     }
@@ -128,7 +131,7 @@ def main() -> None:
         "last_third_beats_first_by_more_than_ci": bool(d_time[0] > d_time[1]),
         "last_third_beats_control_by_more_than_ci": bool(d_ctrl[0] > d_ctrl[1]),
     }
-    out = outdir / f"retention-seed{args.seed}.json"
+    out = outdir / f"{stem}.json"
     out.write_text(json.dumps(report, indent=2) + "\n")
     print(json.dumps(report, indent=2))
     try:
@@ -146,16 +149,19 @@ def main() -> None:
         sim = rolling(run["similarity"], w)
         x = run["decision_hand"][w - 1:]
         a1.plot(x, sim, label=label, color=color)
-        a2.plot(np.arange(1, n + 1), np.cumsum(run["sb"]), label=label, color=color)
+        hand = np.arange(1, n + 1)
+        band = Z95 * run["sb"].std(ddof=1) * np.sqrt(hand)  # 95% band of a sum of i.i.d. hands
+        a2.plot(hand, np.cumsum(run["sb"]), label=label, color=color)
+        a2.fill_between(hand, np.cumsum(run["sb"]) - band, np.cumsum(run["sb"]) + band, color=color, alpha=0.15)
     a1.set_ylabel(f"similarity of the 10 nearest cases\n(rolling mean, {w} decisions)")
     a1.set_xlabel("hand")
     a1.legend()
-    a1.set_title(f"cbr ({args.reuse}) vs {args.opponent}, {n:,} heads-up hands, seed {args.seed}")
-    a2.set_ylabel("cumulative small bets won")
+    a1.set_title(f"cbr ({args.reuse}, from {Path(args.casebase).name}) vs {args.opponent}, {n:,} heads-up hands, seed {args.seed}")
+    a2.set_ylabel("cumulative small bets won\n(band: 95% CI)")
     a2.set_xlabel("hand")
     a2.legend()
     fig.tight_layout()
-    png = outdir / f"retention-seed{args.seed}.png"
+    png = outdir / f"{stem}.png"
     fig.savefig(png, dpi=100)
     print(f"wrote {out} and {png}", file=sys.stderr)
 

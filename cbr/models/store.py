@@ -21,7 +21,7 @@ A store of another schema version, a file that is not a model store, and a damag
 player never seen gets :data:`~cbr.models.player_model.DEFAULTS`.
 
 With a case base, the store is ``players.duckdb`` in its directory
-(:func:`casebase_store_path`); the shipped default case base is read-only and refused.
+(:func:`casebase_store_path`); the shipped case bases are read-only and refused.
 
 Filling a store from logs (``cbr players build``, :func:`build_store`): every hand of the
 logs is replayed through the rules engine; each seated player's actions in it become one
@@ -124,19 +124,19 @@ def _now() -> str:
 def casebase_store_path(name: PathLike) -> Path:
     """``players.duckdb`` inside the case base ``name`` (a path or a name, as everywhere).
 
-    Raises :class:`ModelError` for the shipped default case base or a read-only one
+    Raises :class:`ModelError` for a shipped case base or a read-only one
     (keep the models elsewhere with ``--store``), and :class:`~cbr.errors.CaseBaseError`
     for a case base that does not exist.
 
     >>> casebase_store_path("default")                       # doctest: +ELLIPSIS
     Traceback (most recent call last):
-    cbr.errors.ModelError: case base 'default' is the shipped default case base, ...
+    cbr.errors.ModelError: case base 'default' is a shipped case base, ...
     """
-    from cbr.store import DEFAULT_CASEBASE, PACKAGED_CASEBASES, resolve_casebase
+    from cbr.store import is_shipped, resolve_casebase
 
     path = resolve_casebase(name)
-    if path.resolve() == (PACKAGED_CASEBASES / DEFAULT_CASEBASE).resolve():
-        raise ModelError(f"case base {str(name)!r} is the shipped default case base, which is read-only; "
+    if is_shipped(path):
+        raise ModelError(f"case base {str(name)!r} is a shipped case base, which is read-only; "
                          "keep the player models in a store of your own with --store PATH")
     if not os.access(path, os.W_OK):
         raise ModelError(f"case base {str(name)!r} ({path}) is read-only; "

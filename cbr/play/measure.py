@@ -38,7 +38,7 @@ TARGETS: dict[str, Optional[float]] = {"poki": -0.05, "ehs": -0.05, "lag": -0.05
                                        "call": 0.9, "raise": 3.0, "random": None}
 #: The bot as tuned on seed 1 (experiments/TUNING.md): CASPER's sampling sharpened and tilted
 #: towards the actions whose retrieved cases won more (:func:`cbr.policies.cbr_policy.shaped_triple`).
-TUNED_BOT = "cbr:sharpen=2:outcome-weight=0.5"
+TUNED_BOT = "cbr:preset=casper:sharpen=2:outcome-weight=0.5"
 #: The 9-player table's other seats: two of each source bot (CASPER's 9-player table).
 CASPER_TABLE_SEATS = ("poki", "poki", "ehs", "ehs", "lag", "lag", "hs", "hs")
 

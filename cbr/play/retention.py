@@ -40,7 +40,7 @@ from cbr.build.local import hand_outcome
 from cbr.errors import CaseBaseError
 from cbr.logs.record import HandRecord
 from cbr.logs.replay import replay
-from cbr.store import DEFAULT_CASEBASE, PACKAGED_CASEBASES, resolve_casebase
+from cbr.store import is_shipped, resolve_casebase
 
 if TYPE_CHECKING:  # pragma: no cover
     from cbr.policies.base import Policy
@@ -74,10 +74,10 @@ def shown_positions(record: HandRecord) -> set[int]:
 
 
 def check_retention_target(path: Path) -> None:
-    """Refuse to retain into the shipped default case base and into a read-only directory,
+    """Refuse to retain into a shipped case base and into a read-only directory,
     with a message naming ``--retain-into``."""
     p = Path(path).resolve()
-    if p == (PACKAGED_CASEBASES / DEFAULT_CASEBASE).resolve():
+    if is_shipped(p):
         raise CaseBaseError(f"the shipped case base {p.name!r} is never written to; retain into a copy "
                             f"with --retain-into NAME (created from it on first use)")
     if not os.access(p, os.W_OK):

@@ -80,6 +80,26 @@ __all__ = ["CBRPolicy", "CBRDecision", "REUSE_POLICIES", "TIE_ORDER", "max_frequ
 
 _SHAPING_DEFAULTS = {"sharpen": 1.0, "outcome_weight": 0.0, "odds_guard": 0.0}
 
+#: Named configurations of the bot (``cbr:preset=NAME``); an option given beside a preset
+#: overrides that preset's value. ``expert`` (the default) plays the expert case base, the
+#: MCCFR teacher's decisions (``casebases/build_expert.py``); ``casper`` is CASPER as
+#: published: the rule-bot case base ``default`` with plain probabilistic re-use.
+PRESETS: dict[str, dict[str, Any]] = {
+    "expert": {"casebase": "expert", "reuse": "probabilistic", **_SHAPING_DEFAULTS},
+    "casper": {"casebase": "default", "reuse": "probabilistic", **_SHAPING_DEFAULTS},
+}
+DEFAULT_PRESET = "expert"
+
+
+def _number(name: str, value: Any) -> Any:
+    """A number option given as text in a policy spec (``cbr:sharpen=2``) as a float; other values as they are."""
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            raise ConfigError(f"{name} must be a number, got {value!r}") from None
+    return value
+
 
 def _check_shaping(sharpen: Any, outcome_weight: Any) -> tuple[float, float]:
     """Validated ``(sharpen, outcome_weight)``: ``sharpen`` > 0, ``outcome_weight`` finite."""
@@ -197,8 +217,9 @@ def _has_outcomes(cb: "CaseBase") -> bool:
 
 
 class CBRPolicy(Policy):
-    """The case-based bot. Options: ``casebase`` (a name or a path; ``default`` = the
-    embedded default case base), ``similarity`` (a similarity TOML file used instead of
+    """The case-based bot. Options: ``preset`` (a named configuration from :data:`PRESETS`:
+    ``expert``, the default, or ``casper``; the options below override its values),
+    ``casebase`` (a name or a path; ``expert`` and ``default`` are shipped), ``similarity`` (a similarity TOML file used instead of
     the case base's own; the indexes are then built in memory), ``reuse`` (one of
     :data:`REUSE_POLICIES`), ``models`` (a model-store file to start the opponent models
     from; only for an opponent-aware case base). Over a case base whose feature set needs
@@ -207,8 +228,8 @@ class CBRPolicy(Policy):
     the feature set, which retention then uses too. Raises :class:`~cbr.errors.ConfigError` for an unknown
     ``reuse``; the case base and the similarity file are read on the first decision.
 
-    >>> CBRPolicy(reuse="best-outcome", seed=7)
-    CBRPolicy(casebase='default', similarity=None, reuse='best-outcome', seed=7)
+    >>> CBRPolicy(preset="casper", reuse="best-outcome", seed=7)
+    CBRPolicy(preset='casper', casebase='default', similarity=None, reuse='best-outcome', seed=7)
     >>> CBRPolicy(reuse="greedy")
     Traceback (most recent call last):
     cbr.errors.ConfigError: unknown re-use policy 'greedy'; use probabilistic, max-frequency or best-outcome
@@ -218,10 +239,20 @@ class CBRPolicy(Policy):
     #: Retention during play writes through this bot's case base (:mod:`cbr.play.retention`).
     can_retain = True
 
-    def __init__(self, *, seed: int | None = None, casebase: str = "default", similarity: Optional[str] = None,
-                 reuse: str = "probabilistic", sharpen: float = 1.0, outcome_weight: float = 0.0,
-                 odds_guard: float = 0.0, models: Optional[str] = None) -> None:
+    def __init__(self, *, seed: int | None = None, preset: str = DEFAULT_PRESET, casebase: Optional[str] = None,
+                 similarity: Optional[str] = None, reuse: Optional[str] = None, sharpen: Optional[float] = None,
+                 outcome_weight: Optional[float] = None, odds_guard: Optional[float] = None,
+                 models: Optional[str] = None) -> None:
         super().__init__(seed=seed)
+        if preset not in PRESETS:
+            raise ConfigError(f"unknown preset {preset!r}; use {' or '.join(PRESETS)}")
+        chosen = PRESETS[preset]
+        casebase = chosen["casebase"] if casebase is None else casebase
+        reuse = chosen["reuse"] if reuse is None else reuse
+        sharpen = chosen["sharpen"] if sharpen is None else _number("sharpen", sharpen)
+        outcome_weight = chosen["outcome_weight"] if outcome_weight is None else _number("outcome_weight", outcome_weight)
+        odds_guard = chosen["odds_guard"] if odds_guard is None else _number("odds_guard", odds_guard)
+        self.preset = preset
         if reuse not in REUSE_POLICIES:
             raise ConfigError(f"unknown re-use policy {reuse!r}; use {', '.join(REUSE_POLICIES[:-1])} "
                               f"or {REUSE_POLICIES[-1]}")
@@ -259,8 +290,9 @@ class CBRPolicy(Policy):
         self._tracker: Any = None  # the opponent models (opponent-aware case bases only)
 
     def __repr__(self) -> str:
-        extra = "".join(f", {k}={getattr(self, k)!r}" for k, v in _SHAPING_DEFAULTS.items() if getattr(self, k) != v)
-        return (f"CBRPolicy(casebase={self.casebase!r}, similarity={self.similarity!r}, "
+        chosen = PRESETS[self.preset]
+        extra = "".join(f", {k}={getattr(self, k)!r}" for k in _SHAPING_DEFAULTS if getattr(self, k) != chosen[k])
+        return (f"CBRPolicy(preset={self.preset!r}, casebase={self.casebase!r}, similarity={self.similarity!r}, "
                 f"reuse={self.reuse!r}{extra}, seed={self.seed!r})")
 
     @property

@@ -41,6 +41,18 @@ def __getattr__(name: str) -> Any:
 #: Case bases shipped with the engine (``casebases/`` beside the packages).
 PACKAGED_CASEBASES = Path(__file__).resolve().parents[2] / "casebases"
 DEFAULT_CASEBASE = "default"
+#: The shipped case bases (read-only: retention and model stores refuse them).
+SHIPPED_CASEBASES = ("default", "expert")
+
+
+def is_shipped(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is one of the case bases shipped with the engine.
+
+    >>> is_shipped(PACKAGED_CASEBASES / "expert"), is_shipped("casebases/mine")
+    (True, False)
+    """
+    p = Path(path).resolve()
+    return any(p == (PACKAGED_CASEBASES / n).resolve() for n in SHIPPED_CASEBASES)
 
 
 def resolve_casebase(name: str | os.PathLike[str], *, search: tuple[Path, ...] | None = None) -> Path:

@@ -306,3 +306,25 @@ def test_odds_guard_never_folds_a_hand_the_pot_odds_pay_for() -> None:
     assert guarded > 0
     with pytest.raises(ValueError):
         CBRPolicy(odds_guard=-1.0)
+
+
+def test_bot_table_script(tmp_path: Path) -> None:
+    """The bot table at a tiny scale: every cell measured (LBR computed for a seed no earlier
+    table has), the decision times counted, and a re-run keeps the cells it has."""
+    args = ("--seed", "991", "--bots", "call,ehs", "--opponents", "raise", "--hands", "20", "--lbr-hands", "8",
+            "--time-hands", "6", "--workers", "1", "--out", str(tmp_path))
+    r = run_script("bot_table.py", *args)
+    assert r.returncode == 0, r.stderr
+    rows = json.loads((tmp_path / "bot-table-seed991.json").read_text())["rows"]
+    assert set(rows) == {"call", "ehs"}
+    for bot in rows.values():
+        assert bot["raise"]["hands"] == 20 and math.isfinite(bot["raise"]["sb_per_hand"])
+        assert bot["lbr"]["hands"] >= 8 and "from" not in bot["lbr"]
+        assert bot["time"]["decisions"] > 0 and bot["time"]["mean_ms"] > 0 and bot["time"]["p99_ms"] > 0
+    assert rows["call"]["raise"]["sb_per_hand"] == 0          # duplicate: every hand a showdown of the same pot
+    assert "| `call` |" in r.stdout and "| `ehs` |" in r.stdout
+    assert (tmp_path / "bot-table-seed991.png").is_file() == HAVE_MATPLOTLIB
+    stamp = (tmp_path / "bot-table-seed991.json").read_text()
+    again = run_script("bot_table.py", *args)
+    assert again.returncode == 0, again.stderr
+    assert (tmp_path / "bot-table-seed991.json").read_text() == stamp      # nothing re-measured

@@ -198,6 +198,36 @@ def test_options_are_checked_when_built(tmp_path):
         CBRPolicy(similarity=str(tmp_path / "missing.toml"))
 
 
+def test_presets_name_a_configuration_and_options_override_them(tmp_path):
+    from cbr.policies.cbr_policy import DEFAULT_PRESET, PRESETS
+    from cbr.policies.spec import policy_from_spec
+
+    plain = CBRPolicy()
+    assert plain.preset == DEFAULT_PRESET == "expert" and plain.casebase == PRESETS["expert"]["casebase"] == "expert"
+    assert plain.casebase_path.name == "expert" and (plain.casebase_path / "manifest.json").is_file()
+    casper = policy_from_spec("cbr:preset=casper")
+    assert (casper.casebase, casper.reuse, casper.sharpen, casper.outcome_weight) == ("default", "probabilistic", 1.0, 0.0)
+    tuned = policy_from_spec("cbr:preset=casper:sharpen=2:outcome-weight=0.5:reuse=max-frequency")
+    assert (tuned.casebase, tuned.sharpen, tuned.outcome_weight, tuned.reuse) == ("default", 2.0, 0.5, "max-frequency")
+    assert "sharpen=2.0" in repr(tuned) and "preset='casper'" in repr(tuned)
+    other = policy_from_spec(f"cbr:preset=casper:casebase={tiny_casebase(tmp_path / 'cb', 'cccr')}")
+    assert other.casebase_path == tmp_path / "cb"
+    with pytest.raises(ConfigError, match="unknown preset 'nosuch'; use expert or casper"):
+        CBRPolicy(preset="nosuch")
+    with pytest.raises(ValueError, match="sharpen must be a number, got 'x'"):
+        policy_from_spec("cbr:sharpen=x")
+
+
+def test_the_shipped_case_bases_are_never_retained_into():
+    from cbr.play.retention import check_retention_target
+    from cbr.store import PACKAGED_CASEBASES, SHIPPED_CASEBASES
+
+    assert SHIPPED_CASEBASES == ("default", "expert")
+    for name in SHIPPED_CASEBASES:
+        with pytest.raises(CaseBaseError, match="never written to; retain into a copy"):
+            check_retention_target(PACKAGED_CASEBASES / name)
+
+
 def test_close_and_reopen(tmp_path):
     cb = tiny_casebase(tmp_path / "cb", "cccr")
     bot = make_policy("cbr", casebase=cb, reuse="max-frequency")

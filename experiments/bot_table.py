@@ -1,0 +1,208 @@
+"""Every bot of the house on one table: LBR (mbb/g), duplicate results against ``call``,
+``raise`` and ``ehs`` (sb/h), and decision time, heads-up limit, with 95% CIs.
+
+    python3 experiments/bot_table.py --seed 2 --hands 4000 --lbr-hands 2000 --workers 2
+
+Rows are policy specs (``--bots``); columns are ``--opponents`` (duplicate matches of
+``--hands`` hands, ``--workers`` at a time), LBR (``cbr exploit``'s default variant, at most
+``--lbr-hands`` hands or ``--lbr-budget`` seconds; a row's LBR is taken from
+``exploit-table-seed<S>.json`` when that file measured the same spec on the same seed) and the
+decision time (mean and p99 of every decision in ``--time-hands`` hands against ``call``, one
+process, after a warm-up hand). A cell already in the results file is kept unless ``--redo``.
+Writes ``experiments/results/bot-table-seed<S>.json``, ``bot-table-seed<S>.png`` (matplotlib,
+the ``plots`` extra) and a Markdown table on stdout.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import numpy as np  # noqa: E402
+
+from cbr.exploit.lbr import Variant  # noqa: E402
+from cbr.exploit.measure import exploit  # noqa: E402
+from cbr.play.match import run_match  # noqa: E402
+from cbr.policies.spec import policy_from_spec  # noqa: E402
+
+RESULTS = Path(__file__).resolve().parent / "results"
+BOTS = ("hs,ehs,poki,lag,simbot,cfr:strategy=h_hs2_4,cfr,cbr:preset=casper,cbr")
+OPPONENTS = "call,raise,ehs"
+LABELS = {"cfr:strategy=h_hs2_4": "cfr, 4 buckets (old default)", "cfr": "cfr, MCCFR teacher (default)",
+          "cbr:preset=casper": "cbr, CASPER's base (old default)", "cbr": "cbr, expert base (default)"}
+
+
+def duel(bot: str, opp: str, hands: int, seed: int) -> dict:
+    """``bot`` against ``opp``: duplicate, its sb/h with the 95% CI."""
+    t = time.time()
+    m = run_match([bot, opp], hands, duplicate=True, seed=seed)
+    me = m.players[0]
+    return {"sb_per_hand": me.sb_per_hand, "ci": me.sb_ci, "hands": m.hands, "seconds": round(time.time() - t)}
+
+
+def lbr(bot: str, hands: int, seed: int, workers: int, budget: float) -> dict:
+    """LBR against ``bot`` for at most ``hands`` hands or ``budget`` seconds (the chunks done count)."""
+    def alarm(signum, frame):
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGALRM, alarm)
+    signal.setitimer(signal.ITIMER_REAL, budget)
+    try:
+        r = exploit(bot, hands=hands, seed=seed, workers=workers, variant=Variant()).to_dict()
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+    return {"mbb": r["mbb_per_game"], "ci": r["ci95"], "hands": r["hands"], "seconds": round(r["seconds"])}
+
+
+def decision_time(bot: str, hands: int, seed: int) -> dict:
+    """Mean and p99 milliseconds of ``bot``'s decisions in ``hands`` hands against ``call``."""
+    policy = policy_from_spec(bot, seed=seed)
+    times: list[float] = []
+    act = policy.act
+
+    def timed(dp, rng):
+        t = time.perf_counter()
+        a = act(dp, rng)
+        times.append(time.perf_counter() - t)
+        return a
+
+    policy.act = timed  # type: ignore[method-assign]
+    run_match([policy, "call"], 2, seed=seed + 1)  # warm-up: the case base or strategy is loaded
+    times.clear()
+    run_match([policy, "call"], hands, seed=seed)
+    ms = np.array(times) * 1e3
+    close = getattr(policy, "close", None)
+    if close is not None:
+        close()
+    return {"mean_ms": float(ms.mean()), "p99_ms": float(np.percentile(ms, 99)), "decisions": int(ms.size)}
+
+
+#: Rows measured earlier under another spec: the exploitability table ran when ``cfr`` meant the
+#: 4-bucket strategy and ``cbr`` the CASPER preset.
+RENAMED = {"cfr:strategy=h_hs2_4": "cfr", "cbr:preset=casper": "cbr"}
+
+
+def old_lbr(seed: int, bot: str) -> dict | None:
+    """The LBR of ``bot`` measured earlier: the exploitability table of the same seed, or for
+    ``cfr`` the teacher's own experiment (``teacher-seed*.json``, the largest run)."""
+    if bot == "cfr":
+        runs = [json.loads(p.read_text()) for p in sorted(RESULTS.glob("teacher-seed*.json"))]
+        runs = [r for r in runs if "lbr" in r]
+        if runs:
+            r = max(runs, key=lambda r: r["lbr"]["hands"])
+            return {**{k: r["lbr"][k] for k in ("mbb", "ci", "hands")}, "seconds": r["lbr"]["lbr_seconds"],
+                    "from": f"teacher-seed{r['seed']}.json"}
+        return None
+    path = RESULTS / f"exploit-table-seed{seed}.json"
+    if not path.exists() or bot in RENAMED.values():
+        return None
+    row = json.loads(path.read_text())["rows"].get(RENAMED.get(bot, bot))
+    if not row or "lbr" not in row:
+        return None
+    r = row["lbr"]
+    return {"mbb": r["mbb_per_game"], "ci": r["ci95"], "hands": r["hands"], "seconds": round(r["seconds"]),
+            "from": path.name}
+
+
+def plot(report: dict, opponents: list[str], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = report["rows"]
+    bots = [b for b in rows if "lbr" in rows[b]]
+    fig, axes = plt.subplots(1, 1 + len(opponents), figsize=(4 + 3 * len(opponents), 0.45 * len(bots) + 1.8),
+                             sharey=True)
+    y = np.arange(len(bots))
+    names = [LABELS.get(b, b) for b in bots]
+    cols = [("lbr", "LBR (mbb/g, lower is better)", "mbb")] + [(o, f"against {o} (sb/h)", "sb_per_hand")
+                                                                 for o in opponents]
+    for ax, (key, title, field) in zip(axes, cols):
+        vals = [rows[b].get(key, {}).get(field, np.nan) for b in bots]
+        errs = [rows[b].get(key, {}).get("ci", 0) for b in bots]
+        ax.barh(y, vals, xerr=errs, color="C0" if key == "lbr" else "C2", alpha=0.8, capsize=3)
+        ax.set_title(title, fontsize=9)
+        ax.axvline(0, color="black", lw=0.8)
+        ax.grid(axis="x", alpha=0.3)
+    axes[0].set_yticks(y, names, fontsize=8)
+    axes[0].invert_yaxis()
+    fig.suptitle(f"The house's bots, heads-up limit (seed {report['seed']}, 95% CI bars)", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seed", type=int, default=2)
+    ap.add_argument("--bots", default=BOTS)
+    ap.add_argument("--opponents", default=OPPONENTS)
+    ap.add_argument("--hands", type=int, default=4000)
+    ap.add_argument("--lbr-hands", type=int, default=2000)
+    ap.add_argument("--lbr-budget", type=float, default=1800)
+    ap.add_argument("--time-hands", type=int, default=300)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--skip", default="", help="comma list of parts to skip: matches,lbr,time")
+    ap.add_argument("--redo", action="store_true")
+    ap.add_argument("--out", default=str(RESULTS), help="folder for the JSON and the PNG")
+    args = ap.parse_args()
+    skip = set(filter(None, args.skip.split(",")))
+    bots, opponents = args.bots.split(","), args.opponents.split(",")
+    outdir = Path(args.out)
+    outdir.mkdir(parents=True, exist_ok=True)
+    out = outdir / f"bot-table-seed{args.seed}.json"
+    report = json.loads(out.read_text()) if out.exists() and not args.redo else {"seed": args.seed, "rows": {}}
+    rows = report["rows"]
+
+    def save() -> None:
+        out.write_text(json.dumps(report, indent=1))
+
+    if "matches" not in skip:
+        todo = [(b, o) for b in bots for o in opponents if o not in rows.get(b, {})]
+        with ProcessPoolExecutor(args.workers) as pool:
+            futures = {pool.submit(duel, b, o, args.hands, args.seed): (b, o) for b, o in todo}
+            for fut, (b, o) in futures.items():
+                rows.setdefault(b, {})[o] = m = fut.result()
+                print(f"{b} vs {o}: {m['sb_per_hand']:+.3f} +- {m['ci']:.3f} sb/h", file=sys.stderr, flush=True)
+                save()
+    if "lbr" not in skip:
+        for b in bots:
+            if "lbr" in rows.get(b, {}):
+                continue
+            r = old_lbr(args.seed, b)
+            if r is None:
+                r = lbr(b, args.lbr_hands, args.seed, args.workers, args.lbr_budget)
+            rows.setdefault(b, {})["lbr"] = r
+            print(f"{b}: LBR {r['mbb']:.0f} +- {r['ci']:.0f} mbb/g ({r['hands']} hands)", file=sys.stderr, flush=True)
+            save()
+    if "time" not in skip:
+        for b in bots:
+            if "time" not in rows.get(b, {}):
+                rows.setdefault(b, {})["time"] = t = decision_time(b, args.time_hands, args.seed)
+                print(f"{b}: {t['mean_ms']:.3f} ms mean, {t['p99_ms']:.3f} p99", file=sys.stderr, flush=True)
+                save()
+    save()
+    try:
+        plot(report, opponents, outdir / f"bot-table-seed{args.seed}.png")
+    except ImportError:
+        print("matplotlib is missing: pip install -e .[plots] for the PNG (the JSON is written)", file=sys.stderr)
+    head = "| bot | LBR (mbb/g) | " + " | ".join(f"vs `{o}` (sb/h)" for o in opponents) + " | decision ms (mean / p99) |"
+    print(head + "\n|---|" + "---:|" * (len(opponents) + 2))
+    for b in bots:
+        r = rows.get(b, {})
+        cells = [f"{r['lbr']['mbb']:.0f} ± {r['lbr']['ci']:.0f} ({r['lbr']['hands']:,} h)" if "lbr" in r else "-"]
+        cells += [f"{r[o]['sb_per_hand']:+.3f} ± {r[o]['ci']:.3f}" if o in r else "-" for o in opponents]
+        cells.append(f"{r['time']['mean_ms']:.2f} / {r['time']['p99_ms']:.2f}" if "time" in r else "-")
+        print(f"| `{b}` | " + " | ".join(cells) + " |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
