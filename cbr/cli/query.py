@@ -151,11 +151,12 @@ def _query_situation(g: Any, matchstate: Optional[str], hole: Optional[str], boa
                      committed: Optional[float], to_call: Optional[float], pot: Optional[float],
                      prev_bets: Optional[int]) -> Any:
     """The decision point of ``cbr query``'s options (or of one MATCHSTATE)."""
-    from cbr.acpc.matchstate import from_matchstate
     from cbr.errors import GameError
     from cbr.game.situation import situation
 
     if matchstate is not None:
+        from cbr.acpc.matchstate import from_matchstate
+
         return from_matchstate(matchstate, g)
     if hole is None:
         raise GameError("no situation: give --hole (and --board, --to-call, ...) or --matchstate")
