@@ -69,7 +69,8 @@ class LazyGroup(TyperGroup):
 
     def __init__(self, *, commands: Any = None, **attrs: Any) -> None:
         super().__init__(commands=None, **attrs)
-        # the settings the root Typer passes down to the commands it builds itself
+        # the settings the root Typer passes down to the commands it builds itself (the root
+        # keeps typer's default pretty_exceptions_short=True; only a traceback guard reads it)
         self._settings = {"pretty_exceptions_short": True, "rich_markup_mode": self.rich_markup_mode}
         self.commands = _Commands(self.table, self._build)
         plain_values(self, subcommands=False)  # --debug, --version
