@@ -105,13 +105,30 @@ IMPLEMENTATION = "native" if _impl is not None else "reference"
 if _impl is None:
     from evaluator_ext import reference as _impl
 
-# The CFR solver's C extension (cbr.cfr.solver falls back to a pure-numpy reference without it).
-CFR_IMPLEMENTATION = "native" if _native_or_none(lambda: importlib.import_module("evaluator_ext._cfr"),
-                                                 "the native CFR solver evaluator_ext._cfr") else "reference"
-# Hand-strength-distribution buckets and MCCFR (cbr.abstraction.distribution, cbr.cfr.mccfr):
-# native only (no reference: without it those modules raise a ConfigError that says so).
-MCCFR_AVAILABLE = _native_or_none(lambda: importlib.import_module("evaluator_ext._mccfr"),
-                                  "the MCCFR extension evaluator_ext._mccfr") is not None
+#: The optional extensions' flags: ``CFR_IMPLEMENTATION`` (the CFR solver's C extension;
+#: cbr.cfr.solver falls back to a pure-numpy reference without it) and ``MCCFR_AVAILABLE``
+#: (hand-strength-distribution buckets and MCCFR, cbr.abstraction.distribution and
+#: cbr.cfr.mccfr: native only, those modules raise a ConfigError without it). Each loads its
+#: extension when first read (a process that evaluates hands does not map them), except
+#: under CBR_REQUIRE_NATIVE=1, where importing this package loads and checks them.
+_OPTIONAL = {
+    "CFR_IMPLEMENTATION": lambda: "native" if _native_or_none(
+        lambda: importlib.import_module("evaluator_ext._cfr"), "the native CFR solver evaluator_ext._cfr") else "reference",
+    "MCCFR_AVAILABLE": lambda: _native_or_none(
+        lambda: importlib.import_module("evaluator_ext._mccfr"), "the MCCFR extension evaluator_ext._mccfr") is not None,
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _OPTIONAL:
+        raise AttributeError(f"module 'evaluator_ext' has no attribute {name!r}")
+    value = globals()[name] = _OPTIONAL[name]()
+    return value
+
+
+if os.environ.get("CBR_REQUIRE_NATIVE") == "1":
+    for _name in _OPTIONAL:
+        __getattr__(_name)
 
 evaluate = _impl.evaluate
 evaluate_batch = _impl.evaluate_batch

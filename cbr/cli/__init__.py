@@ -8,35 +8,49 @@ module of shared options (:mod:`cbr.cli._options`), one error table
 interrupted, 143 terminated) and one output module (:mod:`cbr.cli._output`: consoles,
 ``--json``, progress bars, tables). Commands are thin: parse options, call the library,
 print. Heavy libraries (numpy, faiss, duckdb, pyarrow, rich) are imported inside the
-commands that use them, so ``cbr --help`` starts fast.
+commands that use them, and each command's module only when that command runs
+(:mod:`cbr.cli._lazy`), so ``cbr --help`` and ``cbr query`` start fast.
 """
-from __future__ import annotations
+# No `from __future__ import annotations`: typer reads the options' annotations, and real ones
+# (compiled with the module) cost it far less than strings it must evaluate at every start.
 
 from typing import Annotated
 
 import typer
 
-from cbr.cli import (
-    abstraction,
-    build,
-    casebase,
-    evaluate,
-    exploit,
-    hand,
-    logs,
-    play,
-    players,
-    plugins,
-    query,
-    serve,
-    train,
-)
 from cbr.cli._errors import prepare_for_memory_cap, state
+from cbr.cli._lazy import LazyGroup
+
+
+class _Commands(LazyGroup):
+    """``cbr``'s commands, then groups, in the order `cbr --help` lists them: each one's
+    module of :mod:`cbr.cli` is imported when the command is run or its help shown."""
+
+    table = {
+        "hand": "hand:hand_command",
+        "match": "play:match_command",
+        "build": "build:build_command",
+        "query": "query:query_command",
+        "serve-dealer": "play:serve_dealer_command",
+        "serve": "serve:serve_command",
+        "play": "play:play_command",
+        "evaluate": "evaluate:evaluate_command",
+        "tune": "evaluate:tune_command",
+        "exploit": "exploit:exploit_command",
+        "logs": "logs:app",
+        "casebase": "casebase:app",
+        "plugins": "plugins:app",
+        "players": "players:app",
+        "train": "train:app",
+        "abstraction": "abstraction:app",
+    }
+
 
 # Typer's plain help (click's formatter), not its rich panels: flags show as flags (no
 # ``<bool>``), help text wraps to the terminal and never truncates, and rich is not imported.
 app = typer.Typer(
     name="cbr",
+    cls=_Commands,
     help="Case-based reasoning engine for limit Texas hold'em.",
     no_args_is_help=True,
     add_completion=False,
@@ -71,23 +85,5 @@ def _main(
     state["debug"] = debug
     prepare_for_memory_cap()  # before any option of a command loads a native library
 
-
-# Commands, then groups, in the order `cbr --help` lists them.
-app.command("hand")(hand.hand_command)
-app.command("match")(play.match_command)
-app.command("build")(build.build_command)
-app.command("query")(query.query_command)
-app.command("serve-dealer")(play.serve_dealer_command)
-app.command("serve")(serve.serve_command)
-app.command("play")(play.play_command)
-app.command("evaluate")(evaluate.evaluate_command)
-app.command("tune")(evaluate.tune_command)
-app.command("exploit")(exploit.exploit_command)
-app.add_typer(logs.app, name="logs")
-app.add_typer(casebase.app, name="casebase")
-app.add_typer(plugins.app, name="plugins")
-app.add_typer(players.app, name="players")
-app.add_typer(train.app, name="train")
-app.add_typer(abstraction.app, name="abstraction")
 
 __all__ = ["app"]

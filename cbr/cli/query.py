@@ -1,5 +1,6 @@
 """``cbr query``: the probability triple of a situation and the cases behind it."""
-from __future__ import annotations
+# No `from __future__ import annotations`: typer reads the options' annotations, and real ones
+# (compiled with the module) cost it far less than strings it must evaluate at every start.
 
 import json
 import os
@@ -152,10 +153,11 @@ def _query_situation(g: Any, matchstate: Optional[str], hole: Optional[str], boa
                      committed: Optional[float], to_call: Optional[float], pot: Optional[float],
                      prev_bets: Optional[int]) -> Any:
     """The decision point of ``cbr query``'s options (or of one MATCHSTATE)."""
-    from cbr.acpc.matchstate import from_matchstate
     from cbr.game.situation import described_situation
 
     if matchstate is not None:
+        from cbr.acpc.matchstate import from_matchstate
+
         return from_matchstate(matchstate, g)
     return described_situation(g, hole=hole, board=board, dealt=dealt, in_hand=in_hand, position=position,
                                to_act=to_act, committed=committed, to_call=to_call, pot=pot,

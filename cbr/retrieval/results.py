@@ -54,10 +54,10 @@ def action_codes(actions: Sequence[Any] | np.ndarray) -> np.ndarray:
     if arr.ndim != 1:
         raise QueryError(f"actions must be a 1-d sequence, got shape {arr.shape}")
     if arr.dtype.kind in "US":
-        lowered = np.char.lower(arr.astype(str))
+        text = arr.astype(str)
         codes = np.full(arr.shape, -1, dtype=np.int8)
-        for code, label in enumerate(ACTIONS):
-            codes[lowered == label] = code
+        for code, label in enumerate(ACTIONS):  # either case; compared, not lowered (np.char.lower is slow)
+            codes[(text == label) | (text == label.upper())] = code
     elif arr.dtype.kind in "iu":
         codes = arr.astype(np.int64)
     elif arr.dtype.kind == "O" or arr.size == 0:

@@ -17,7 +17,6 @@ import errno
 import functools
 import os
 import re
-import secrets
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -59,7 +58,7 @@ def temp_path(target: str | os.PathLike[str], *, unique: bool = False) -> Path:
     True
     """
     target = Path(target)
-    tail = f"-{secrets.token_hex(4)}" if unique else ""
+    tail = f"-{os.urandom(4).hex()}" if unique else ""  # secrets.token_hex, without importing it
     return target.with_name(f".{target.name}.tmp-{os.getpid()}{tail}")
 
 
