@@ -82,10 +82,12 @@ _SHAPING_DEFAULTS = {"sharpen": 1.0, "outcome_weight": 0.0, "odds_guard": 0.0}
 
 #: Named configurations of the bot (``cbr:preset=NAME``); an option given beside a preset
 #: overrides that preset's value. ``expert`` (the default) plays the expert case base, the
-#: MCCFR teacher's decisions (``casebases/build_expert.py``); ``casper`` is CASPER as
-#: published: the rule-bot case base ``default`` with plain probabilistic re-use.
+#: MCCFR teacher's decisions (``casebases/build_expert.py``), sharpened (4) and tilted towards
+#: the actions whose cases won (outcome weight 1): tuned on seed 1 (docs/experiments.md);
+#: ``casper`` is CASPER as published: the rule-bot case base ``default``, plain sampling.
 PRESETS: dict[str, dict[str, Any]] = {
-    "expert": {"casebase": "expert", "reuse": "probabilistic", **_SHAPING_DEFAULTS},
+    "expert": {"casebase": "expert", "reuse": "probabilistic", **_SHAPING_DEFAULTS, "sharpen": 4.0,
+               "outcome_weight": 1.0},
     "casper": {"casebase": "default", "reuse": "probabilistic", **_SHAPING_DEFAULTS},
 }
 DEFAULT_PRESET = "expert"

@@ -19,7 +19,7 @@ from cbr.logs.replay import replay
 from cbr.play.match import run_match
 from cbr.play.retention import Retainer, copy_casebase, shown_positions
 from cbr.policies.cbr_policy import CBRPolicy
-from cbr.store import DEFAULT_CASEBASE, PACKAGED_CASEBASES, CaseBase
+from cbr.store import PACKAGED_CASEBASES, CaseBase
 from cbr.store.retention_log import RetentionLog
 
 REPO = Path(__file__).resolve().parents[2]
@@ -100,7 +100,8 @@ def test_retained_case_is_seen_by_the_next_retrieval(small_copy: Path, tmp_path:
 
 
 def test_default_casebase_is_never_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    default = PACKAGED_CASEBASES / DEFAULT_CASEBASE
+    """Plain ``cbr`` plays the shipped expert base: retention refuses it and grows a copy."""
+    default = PACKAGED_CASEBASES / "expert"
     before = {p.name: p.stat().st_mtime_ns for p in default.rglob("*") if p.is_file()}
     with pytest.raises(CaseBaseError, match="never written to.*--retain-into"):
         run_match(["cbr", "call"], 2, retain=True)
@@ -114,6 +115,8 @@ def test_default_casebase_is_never_written(tmp_path: Path, monkeypatch: pytest.M
         assert cb.name == "copy1"
     after = {p.name: p.stat().st_mtime_ns for p in default.rglob("*") if p.is_file()}
     assert after == before
+    with pytest.raises(CaseBaseError, match="never written to.*--retain-into"):   # CASPER's base likewise
+        run_match(["cbr:preset=casper", "call"], 2, retain=True)
 
 
 def test_retain_into_a_path_means_that_path(small_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -52,8 +52,8 @@ def test_split_keeps_options_with_their_policy():
 
 
 def test_options_come_from_the_constructor():
-    assert {k: v for k, v in policy_options("cbr").items() if k in ("casebase", "similarity", "reuse")} == {
-        "casebase": "default", "similarity": None, "reuse": "probabilistic"}
+    assert {k: v for k, v in policy_options("cbr").items() if k in ("preset", "casebase", "similarity", "reuse")} == {
+        "preset": "expert", "casebase": None, "similarity": None, "reuse": None}   # None: the preset's value
     assert policy_options("call") == {} and policy_options("random") == {}
     assert policy_options("ehs")["raise_ehs"] == 0.6
     assert "stab_rate" in policy_options("lag") and "seed" not in policy_options("lag")
@@ -64,13 +64,13 @@ def test_build_with_typed_options():
     assert isinstance(bot, LooseAggressivePolicy)
     assert bot.stab_rate == 0.25 and bot.raise_rank == 40 and isinstance(bot.raise_rank, int) and bot.seed == 9
     cbr = policy_from_spec("cbr:reuse=max-frequency", seed=2)
-    assert isinstance(cbr, CBRPolicy) and cbr.reuse == "max-frequency" and cbr.casebase == "default"
+    assert isinstance(cbr, CBRPolicy) and cbr.reuse == "max-frequency" and cbr.casebase == "expert"
     assert policy_from_spec("call").name == "call"
 
 
 @pytest.mark.parametrize("text, error, message", [
     ("nosuchbot", UnknownPolicyError, r"unknown policy 'nosuchbot'; known policies: .*cbr.*ehs"),
-    ("cbr:colour=red", PolicySpecError, "has no option 'colour'; options: casebase, similarity, reuse"),
+    ("cbr:colour=red", PolicySpecError, "has no option 'colour'; options: preset, casebase, similarity, reuse"),
     ("call:x=1", PolicySpecError, "policy 'call' takes no options, got 'x'"),
     ("lag:raise-rank=many", PolicySpecError, "option 'raise_rank' is an int, got 'many'"),
     ("lag:stab-rate=half", PolicySpecError, "option 'stab_rate' is a float, got 'half'"),
