@@ -110,7 +110,7 @@ def test_probabilistic_frequencies_match_the_triple(tmp_path):
     dp = flop_state(1).decision_point()
     n = 4000
     rng = random.Random(11)
-    with CBRPolicy(casebase=cb) as bot:
+    with CBRPolicy(preset="casper", casebase=cb) as bot:           # CASPER's plain sampling
         counts = {k: 0 for k in "fcr"}
         for _ in range(n):
             counts[bot.act(dp, rng)] += 1
@@ -287,7 +287,7 @@ def test_cli_match_with_a_cbr_spec():
 
 
 @pytest.mark.parametrize("spec, message", [
-    ("cbr:colour=red,call", "has no option 'colour'; options: casebase, similarity, reuse"),
+    ("cbr:colour=red,call", "has no option 'colour'; options: preset, casebase, similarity, reuse"),
     ("cbr:reuse=best,call", "unknown re-use policy 'best'"),
     ("nosuchbot,call", "unknown policy 'nosuchbot'; known policies:"),
     ("call:x=1,call", "policy 'call' takes no options"),
