@@ -42,7 +42,7 @@ without one uses the bot's own ``random.Random`` seeded from its ``seed`` (reset
 >>> with CBRPolicy(seed=1, reuse="max-frequency") as bot:
 ...     d = bot.decide(dp)
 >>> d.action, d.reuse, [round(p, 2) for p in d.triple]
-('c', 'max-frequency', [0.11, 0.48, 0.41])
+('c', 'max-frequency', [0.0, 0.77, 0.23])
 """
 from __future__ import annotations
 
