@@ -111,14 +111,14 @@ def old_lbr(seed: int, bot: str) -> dict | None:
             "from": path.name}
 
 
-def plot(report: dict, opponents: list[str], path: Path) -> None:
+def plot(report: dict, bots: list[str], opponents: list[str], path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     rows = report["rows"]
-    bots = [b for b in rows if "lbr" in rows[b]]
+    bots = [b for b in bots if "lbr" in rows.get(b, {})]
     fig, axes = plt.subplots(1, 1 + len(opponents), figsize=(4 + 3 * len(opponents), 0.45 * len(bots) + 1.8),
                              sharey=True)
     y = np.arange(len(bots))
@@ -129,6 +129,8 @@ def plot(report: dict, opponents: list[str], path: Path) -> None:
         vals = [rows[b].get(key, {}).get(field, np.nan) for b in bots]
         errs = [rows[b].get(key, {}).get("ci", 0) for b in bots]
         ax.barh(y, vals, xerr=errs, color="C0" if key == "lbr" else "C2", alpha=0.8, capsize=3)
+        if key == "lbr":  # a bot measured over a few hands has a CI wider than the field: cut at 2.5x the top value
+            ax.set_xlim(0, 2.5 * max(v for v in vals if v == v))
         ax.set_title(title, fontsize=9)
         ax.axvline(0, color="black", lw=0.8)
         ax.grid(axis="x", alpha=0.3)
@@ -190,7 +192,7 @@ def main() -> int:
                 save()
     save()
     try:
-        plot(report, opponents, outdir / f"bot-table-seed{args.seed}.png")
+        plot(report, bots, opponents, outdir / f"bot-table-seed{args.seed}.png")
     except ImportError:
         print("matplotlib is missing: pip install -e .[plots] for the PNG (the JSON is written)", file=sys.stderr)
     head = "| bot | LBR (mbb/g) | " + " | ".join(f"vs `{o}` (sb/h)" for o in opponents) + " | decision ms (mean / p99) |"
