@@ -429,7 +429,7 @@ def test_resolve_casebase(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.chdir(tmp_path)
     assert resolve_casebase("mine") == (tmp_path / "casebases" / "mine").resolve()
     assert resolve_casebase(tmp_path / "casebases" / "mine") == tmp_path / "casebases" / "mine"
-    with pytest.raises(CaseBaseError, match=r"known: (default, )?(expert, )?mine\)"):
+    with pytest.raises(CaseBaseError, match=r"\(known: ([a-z-]+, )*mine\)"):
         resolve_casebase("yours")
     with pytest.raises(CaseBaseError, match=r"known: mine\)"):
         resolve_casebase("yours", search=(tmp_path / "casebases",))
