@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import signal
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -25,9 +24,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np  # noqa: E402
+from common import budgeted_lbr, duel  # noqa: E402
 
-from cbr.exploit.lbr import Variant  # noqa: E402
-from cbr.exploit.measure import exploit  # noqa: E402
 from cbr.play.match import run_match  # noqa: E402
 from cbr.policies.spec import policy_from_spec  # noqa: E402
 
@@ -38,26 +36,9 @@ LABELS = {"cfr:strategy=h_hs2_4": "cfr, 4 buckets (old default)", "cfr": "cfr, M
           "cbr:preset=casper": "cbr, CASPER's base (old default)", "cbr": "cbr, expert base (default)"}
 
 
-def duel(bot: str, opp: str, hands: int, seed: int) -> dict:
-    """``bot`` against ``opp``: duplicate, its sb/h with the 95% CI."""
-    t = time.time()
-    m = run_match([bot, opp], hands, duplicate=True, seed=seed)
-    me = m.players[0]
-    return {"sb_per_hand": me.sb_per_hand, "ci": me.sb_ci, "hands": m.hands, "seconds": round(time.time() - t)}
-
-
 def lbr(bot: str, hands: int, seed: int, workers: int, budget: float) -> dict:
-    """LBR against ``bot`` for at most ``hands`` hands or ``budget`` seconds (the chunks done count)."""
-    def alarm(signum, frame):
-        raise KeyboardInterrupt
-
-    old = signal.signal(signal.SIGALRM, alarm)
-    signal.setitimer(signal.ITIMER_REAL, budget)
-    try:
-        r = exploit(bot, hands=hands, seed=seed, workers=workers, variant=Variant()).to_dict()
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
+    """LBR against ``bot`` for at most ``hands`` hands or ``budget`` seconds, as the table keeps it."""
+    r = budgeted_lbr(bot, hands, seed, workers, budget)
     return {"mbb": r["mbb_per_game"], "ci": r["ci95"], "hands": r["hands"], "seconds": round(r["seconds"])}
 
 

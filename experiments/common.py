@@ -45,6 +45,40 @@ def environment() -> dict:
             "cpus": os.cpu_count(), "omp_num_threads": os.environ.get("OMP_NUM_THREADS")}
 
 
+def duel(bot: str, opp: str, hands: int, seed: int) -> dict:
+    """``bot`` against ``opp``: a duplicate match of ``hands`` hands; the bot's sb/h with its 95% CI."""
+    from cbr.play.match import run_match
+
+    t = time.time()
+    m = run_match([bot, opp], hands, duplicate=True, seed=seed)
+    me = m.players[0]
+    return {"sb_per_hand": me.sb_per_hand, "ci": me.sb_ci, "hands": m.hands, "seconds": round(time.time() - t)}
+
+
+def budgeted_lbr(bot: str, hands: int, seed: int, workers: int, budget: float,
+                 chunk_deals: Optional[int] = None) -> dict:
+    """LBR (``cbr exploit``'s default variant) against ``bot`` for at most ``hands`` hands or
+    ``budget`` seconds: SIGALRM ends it like a Ctrl-C, and the chunks finished so far count.
+    Returns :meth:`~cbr.exploit.measure.ExploitResult.to_dict`."""
+    import signal
+
+    from cbr.exploit.lbr import Variant
+    from cbr.exploit.measure import CHUNK_DEALS, exploit
+
+    def alarm(signum, frame):  # noqa: ANN001, ANN202
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGALRM, alarm)
+    signal.setitimer(signal.ITIMER_REAL, budget)
+    try:
+        r = exploit(bot, hands=hands, seed=seed, workers=workers, variant=Variant(),
+                    chunk_deals=CHUNK_DEALS if chunk_deals is None else chunk_deals)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+    return r.to_dict()
+
+
 def write_json(path: Path, data: dict) -> None:
     """Write ``data`` as indented JSON (the folder is created if missing)."""
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -27,10 +27,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from common import duel  # noqa: E402
+
 from cbr.cfr.policy import SHIPPED_TEACHER  # noqa: E402
 from cbr.exploit.lbr import Variant  # noqa: E402
 from cbr.exploit.measure import exploit  # noqa: E402
-from cbr.play.match import run_match  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 OPPONENTS = "call,raise,hs,ehs,poki,lag,cfr:strategy=h_hs2_4,cbr"
@@ -51,14 +52,6 @@ def snapshot_folders(snaps: Path, work: Path) -> list[tuple[int, Path, dict]]:
             info = json.loads(str(z["info"]))
         out.append((it, folder, info))
     return out
-
-
-def duel(opp: str, hands: int, seed: int) -> dict:
-    """The teacher against ``opp``: duplicate, ``hands`` hands, its sb/h with the 95% CI."""
-    t = time.time()
-    m = run_match(["cfr", opp], hands, duplicate=True, seed=seed)
-    me = m.players[0]
-    return {"sb_per_hand": me.sb_per_hand, "ci": me.sb_ci, "hands": m.hands, "seconds": round(time.time() - t)}
 
 
 def plot(points: list[dict], final: dict | None, path: Path) -> None:
@@ -136,7 +129,7 @@ def main() -> int:
         matches = report.get("matches", {})
         opponents = args.opponents.split(",")
         with ProcessPoolExecutor(args.workers) as pool:
-            for opp, m in zip(opponents, pool.map(duel, opponents, [args.match_hands] * len(opponents),
+            for opp, m in zip(opponents, pool.map(duel, ["cfr"] * len(opponents), opponents, [args.match_hands] * len(opponents),
                                                   [args.seed] * len(opponents))):
                 matches[opp] = m
                 print(f"cfr vs {opp}: {m['sb_per_hand']:+.3f} +- {m['ci']:.3f} sb/h ({m['hands']} hands)",
