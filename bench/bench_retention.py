@@ -1,6 +1,7 @@
 """Retention during play: does an append cost the same however large the case base is?
 
-Run:  python3 bench/bench_retention.py [--decisions 100000] [--hands 10000] [--skip-match]
+Run:  python3 bench/bench_retention.py [--decisions 100000] [--hands 10000] [--skip-match | --only-match]
+                                       [--bots cbr,casper] [--pairs 1]
 
 1. Appends: ``--decisions`` retained decisions into a copy of the default case base, in
    commits of one hand (4 decisions on 4 streets, random CASPER-shaped rows), with the
@@ -11,16 +12,21 @@ Run:  python3 bench/bench_retention.py [--decisions 100000] [--hands 10000] [--s
    on the same base for the first 300 commits only, as its cost grows).
 2. Reading after: opening the base and answering one flop query (index extended by the
    log's rows), with the 100,000 cases still in the log and after :meth:`CaseBase.compact`.
-3. A ``--hands`` heads-up match `cbr` vs `call` with retention off and on (same deals,
-   ``OMP_NUM_THREADS=1``): hands per second of wall time and per CPU second (the CPU figure
-   does not move when other processes load the machine) and the ratios (target: on >= 70%
-   of off). `call` never folds, so every hand reaches a showdown and both players'
-   decisions are retained: the most work retention can have per hand.
+3. A ``--hands`` heads-up match against `call` with retention off and on (same deals,
+   ``OMP_NUM_THREADS=1``), for each bot of ``--bots``: ``cbr`` (the default bot: the
+   expert preset on a copy of the shipped expert case base) and ``casper`` (CASPER's
+   preset on a copy of the default case base, whose decisions are cheaper, so retention
+   weighs more). ``--pairs`` off/on pairs run interleaved; hands per second of wall time
+   and per CPU second (the CPU figure moves less when other processes load the machine),
+   the median of each and the ratios (target: on >= 70% of off). `call` never folds, so
+   every hand reaches a showdown and both players' decisions are retained: the most work
+   retention can have per hand. The time includes closing the bot (compaction, indexes saved).
 """
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -102,29 +108,63 @@ def read_after(path: Path) -> tuple[float, float]:
     return opened, answered
 
 
-def match_speed(hands: int, retain: bool, root: Path) -> tuple[float, float]:
+#: Bots of the match part: bot -> (shipped case base copied, policy preset).
+MATCH_BOTS = {"cbr": ("expert", "expert"), "casper": ("default", "casper")}
+
+
+def match_speed(hands: int, retain: bool, root: Path, bot_name: str, run: int) -> tuple[float, float]:
     from cbr.play.match import run_match
     from cbr.policies.cbr_policy import CBRPolicy
 
-    path = copy_casebase("default", root / ("on" if retain else "off"))
-    bot = CBRPolicy(casebase=str(path), seed=1)
+    base, preset = MATCH_BOTS[bot_name]
+    path = copy_casebase(base, root / f"{bot_name}-{run}-{'on' if retain else 'off'}")
+    bot = CBRPolicy(preset=preset, casebase=str(path), seed=1)
     bot.open()
     t, c = time.perf_counter(), time.process_time()
     r = run_match([bot, "call"], hands, seed=7, retain=retain)
-    bot.close()  # compacts the retention log: part of the cost
+    bot.close()  # compacts the retention log and saves the grown indexes: part of the cost
     dt, dc = time.perf_counter() - t, time.process_time() - c
-    print(f"  retention {'on ' if retain else 'off'}: {hands:,} hands in {dt:.1f} s wall = {hands / dt:,.0f} hands/s, "
-          f"{dc:.1f} s CPU = {hands / dc:,.0f} hands per CPU second"
+    print(f"  {bot_name} retention {'on ' if retain else 'off'}: {hands:,} hands in {dt:.1f} s wall = "
+          f"{hands / dt:,.0f} hands/s, {dc:.1f} s CPU = {hands / dc:,.0f} hands per CPU second"
           + (f", {r.retained:,} cases retained" if retain else ""), flush=True)
+    shutil.rmtree(path, ignore_errors=True)
     return hands / dt, hands / dc
+
+
+def match_part(hands: int, bots: list[str], pairs: int, root: Path) -> None:
+    for bot_name in bots:
+        print(f"3. match {bot_name} vs call, {hands:,} hands heads-up, {pairs} off/on pair(s)")
+        off, on = [], []
+        for run in range(pairs):
+            off.append(match_speed(hands, False, root, bot_name, run))
+            on.append(match_speed(hands, True, root, bot_name, run))
+        wall_off, cpu_off = (statistics.median(x[i] for x in off) for i in (0, 1))
+        wall_on, cpu_on = (statistics.median(x[i] for x in on) for i in (0, 1))
+        pair_wall = [b[0] / a[0] for a, b in zip(off, on)]
+        pair_cpu = [b[1] / a[1] for a, b in zip(off, on)]
+        print(f"  {bot_name}: median off {wall_off:,.0f} hands/s wall, {cpu_off:,.0f} per CPU s; on {wall_on:,.0f} / "
+              f"{cpu_on:,.0f}; on / off = {wall_on / wall_off:.2f} wall, {cpu_on / cpu_off:.2f} CPU "
+              f"(pairs: wall {', '.join(f'{x:.2f}' for x in pair_wall)}; CPU {', '.join(f'{x:.2f}' for x in pair_cpu)}; "
+              f"target >= 0.70)", flush=True)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--decisions", type=int, default=100_000)
     ap.add_argument("--hands", type=int, default=10_000)
-    ap.add_argument("--skip-match", action="store_true")
+    ap.add_argument("--skip-match", action="store_true", help="only the append and read parts")
+    ap.add_argument("--only-match", action="store_true", help="only the match part")
+    ap.add_argument("--bots", default="cbr,casper", help=f"match bots, of {', '.join(MATCH_BOTS)}")
+    ap.add_argument("--pairs", type=int, default=1, help="off/on match pairs per bot (medians reported)")
     args = ap.parse_args()
+    bots = [b for b in args.bots.split(",") if b]
+    unknown = [b for b in bots if b not in MATCH_BOTS]
+    if unknown:
+        ap.error(f"unknown bot(s) {', '.join(unknown)}; use {', '.join(MATCH_BOTS)}")
+    if args.only_match:
+        with tempfile.TemporaryDirectory() as tmp:
+            match_part(args.hands, bots, args.pairs, Path(tmp))
+        return
     commits = args.decisions // 4
     tenth = max(1, commits // 10)
     with tempfile.TemporaryDirectory() as tmp:
@@ -159,10 +199,7 @@ def main() -> None:
         print(f"  after compact() ({moved:,} cases in {compaction:.2f} s): open {statistics.median(r[0] for r in runs):.2f} s, "
               f"open + query {statistics.median(r[1] for r in runs):.2f} s", flush=True)
         if not args.skip_match:
-            print(f"3. match cbr vs call, {args.hands:,} hands heads-up")
-            off = match_speed(args.hands, False, root)
-            on = match_speed(args.hands, True, root)
-            print(f"  on / off = {on[0] / off[0]:.2f} wall, {on[1] / off[1]:.2f} CPU (target >= 0.70)")
+            match_part(args.hands, bots, args.pairs, root)
 
 
 if __name__ == "__main__":

@@ -53,6 +53,10 @@ BUILD_BATCH = 1 << 18  # rows scaled and inserted at a time when an index is bui
 
 # float32 rounding in the bound space (values in [0, 1], sums of d terms) stays far below this;
 # the margin only widens the candidate set, never the answer.
+#: Batches of at most this many rows (a retained hand's, per street) take :meth:`FaissBackend._insert_few`.
+FEW_ROWS = 8
+
+
 def _margin(d: int) -> float:
     return 1e-5 + 1e-6 * d
 
@@ -135,6 +139,9 @@ class FaissBackend(BruteForceBackend):
             self._insert(self._scale(rows[start:end]), np.arange(start, end, dtype=np.int64))
 
     def _insert(self, z: np.ndarray, ids: np.ndarray) -> None:
+        if z.shape[0] <= FEW_ROWS:
+            self._insert_few(z, ids)
+            return
         with _threads(z.shape[0] * self._lo.shape[0] < 50_000_000):
             _, assign = self._index.quantizer.search(z, 1)
         assign = assign.ravel().astype(np.int64)
@@ -150,6 +157,27 @@ class FaissBackend(BruteForceBackend):
         with _threads(z.shape[0] < 100_000):  # a retained hand's few rows: one thread (a team costs ~10 ms)
             self._index.add_core(z.shape[0], _ptr(z), _ptr(np.ascontiguousarray(ids, dtype=np.int64)),
                                  _ptr(np.ascontiguousarray(assign)))
+
+    def _insert_few(self, z: np.ndarray, ids: np.ndarray) -> None:
+        """:meth:`_insert` for a retained hand's few rows: the same lists and bounds (the
+        nearest centroid by L2, as the quantizer; any assignment stays exact), without
+        grouping arrays or waking faiss's thread team for a one-row search."""
+        c = self._centroids
+        norms = self.__dict__.get("_centroid_norms")
+        if norms is None or norms[0] is not c:
+            norms = (c, np.einsum("ij,ij->i", c, c))
+            self._centroid_norms = norms
+        assign = np.ascontiguousarray((norms[1][:, None] - 2.0 * (c @ z.T)).argmin(axis=0), dtype=np.int64)
+        lo, hi = self._lo, self._hi
+        for row, a in zip(z, assign.tolist()):
+            np.minimum(lo[a], row, out=lo[a])
+            np.maximum(hi[a], row, out=hi[a])
+            dist = float(np.abs(row.astype(np.float64) - c[a]).sum())
+            if dist > self._radius[a]:
+                self._radius[a] = dist
+            self._sizes[a] += 1
+        with _threads(True):
+            self._index.add_core(z.shape[0], _ptr(z), _ptr(np.ascontiguousarray(ids, dtype=np.int64)), _ptr(assign))
 
     def _add(self, rows: np.ndarray, ids: np.ndarray) -> None:
         self._insert(self._scale(rows), ids)

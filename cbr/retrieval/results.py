@@ -44,6 +44,9 @@ class Retrieval:
         return int(self.ids.shape[0])
 
 
+_CODES = {label: code for code, label in enumerate(ACTIONS)} | {label.upper(): code for code, label in enumerate(ACTIONS)}
+
+
 def action_codes(actions: Sequence[Any] | np.ndarray) -> np.ndarray:
     """Action labels ``'f'/'c'/'r'`` (or 0/1/2) as int8 codes 0/1/2.
 
@@ -53,6 +56,11 @@ def action_codes(actions: Sequence[Any] | np.ndarray) -> np.ndarray:
     arr = np.asarray(actions)
     if arr.ndim != 1:
         raise QueryError(f"actions must be a 1-d sequence, got shape {arr.shape}")
+    if arr.dtype.kind == "U" and arr.size <= 64:  # a retained hand's few rows: a lookup each
+        try:
+            return np.fromiter((_CODES[a] for a in arr.tolist()), dtype=np.int8, count=arr.size)
+        except KeyError:
+            pass  # the general path below names the unknown action
     if arr.dtype.kind in "US":
         text = arr.astype(str)
         codes = np.full(arr.shape, -1, dtype=np.int8)

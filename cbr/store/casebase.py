@@ -369,6 +369,9 @@ class CaseBase(RetainedWrites, Compaction):
         pieces.reverse()
         if not pieces:
             return _arrays(s, names, base.slice(base.num_rows))
+        if len(pieces) == 1:  # what one retained hand added: no concatenation
+            ids, X, acts, outs = pieces[0]
+            return CaseArrays(s, list(names), ids, X, np.array(acts, dtype="<U1"), None, outs)  # type: ignore[arg-type]
         arrays = CaseArrays(s, list(names), np.concatenate([p[0] for p in pieces]),
                             np.concatenate([p[1] for p in pieces]),
                             np.array([a for p in pieces for a in p[2]], dtype="<U1"), None,  # type: ignore[arg-type]
@@ -573,13 +576,17 @@ class CaseBase(RetainedWrites, Compaction):
         with write_lock(self.path):
             yield
 
-    def _commit(self, m: Manifest, catalog: bool = True) -> None:
+    def _commit(self, m: Manifest, catalog: bool | None = True) -> None:
         """Rewrite the on-disk catalog over the parts ``m`` lists and record its checksum
         in ``m``, then replace the manifest (the commit point). With ``catalog=False`` the
         manifest marks the catalog stale instead (``catalog: null``) and :meth:`close`
         rewrites it, since a DuckDB file costs ~0.1-0.2 s to write; an open after a crash
-        repairs a stale or mismatched catalog. Called with the write lock held."""
-        if catalog:
+        repairs a stale or mismatched catalog. ``catalog=None``: the parts are those of the
+        catalog ``m`` already records (only retired files changed): it is kept as it is.
+        Called with the write lock held."""
+        if catalog is None:
+            pass
+        elif catalog:
             _catalog.write_catalog(self.path, m)
             m.catalog = file_checksum(self.path / _catalog.CATALOG)
         else:

@@ -69,9 +69,7 @@ class Compaction:
         with self._lock():
             m = read_manifest(self.path)
             collected = self._collect(m)
-            log = RetentionLog(self.path / m.log, m.next_case_id) if m.log else None
-            if log is not None:
-                log.refresh()
+            log = self._log_to_compact(m)
             moved = sum(log.rows.values()) if log is not None else 0
             if log is None or moved == 0:
                 if collected:  # retired files deleted: commit the manifest that no longer lists them
@@ -91,7 +89,7 @@ class Compaction:
             m.log = rel
             self._commit(m)
             if self._collect(m):
-                self._commit(m)
+                self._commit(m, catalog=None)  # only retired files went: the parts, so the catalog, are the same
             mine = self._logs is not None and [lg.next_id for lg in self._logs][-1:] == [log.next_id]
         if mine:  # this object had read every case moved: keep its tables, follow the new log
             self._logs = [RetentionLog(self.path / rel, m.next_case_id)]
@@ -100,6 +98,19 @@ class Compaction:
         self.manifest = m
         self._close_sql()
         return moved
+
+    def _log_to_compact(self: "CaseBase", m: Manifest) -> RetentionLog | None:
+        """The log ``m`` names, read to its end (write lock held): this object's own when it
+        reads that log (only the records since it last looked are read), else read anew."""
+        if not m.log:
+            return None
+        own = self._logs[-1] if self._logs else None
+        if own is not None and own.path == self.path / m.log:
+            own.refresh()
+            return own
+        log = RetentionLog(self.path / m.log, m.next_case_id)
+        log.refresh()
+        return log
 
     def merge_parts(self: "CaseBase", street: int | str | None = None) -> None:
         """Merge a street's Parquet parts into one (every street when ``street`` is None);

@@ -114,7 +114,9 @@ def _outcomes(value: Any, n: int) -> np.ndarray:
 def _times(value: Any, n: int) -> list[datetime | None]:
     """UTC times per row (naive, so SQL clients need no time-zone package) from None/one
     aware ``datetime`` (all rows) or one per row."""
-    values = [value] * n if value is None or isinstance(value, datetime) else list(value)
+    if value is None or isinstance(value, datetime):  # one value for every row: converted once
+        return _times([value], 1) * n
+    values = list(value)
     if len(values) != n:
         raise ValueError(f"retained_at: {len(values)} values for {n} cases")
     out: list[datetime | None] = []

@@ -128,7 +128,8 @@ class RetainedWrites:
         outs = list(outcomes) if outcomes is not None else [None] * len(dps)
         if len(outs) != len(dps):
             raise ValueError(f"outcomes: {len(outs)} values for {len(dps)} decisions")
-        per_dp = {k: (list(v) if isinstance(v, (list, tuple)) else [v] * len(dps)) for k, v in provenance.items()}
+        per_dp = {k: list(v) for k, v in provenance.items() if isinstance(v, (list, tuple))}
+        scalars = {k: v for k, v in provenance.items() if k not in per_dp}  # one value for every row
         by_street: dict[str, list[int]] = {}
         for i, dp in enumerate(dps):
             by_street.setdefault(STREETS[dp.street], []).append(i)
@@ -141,6 +142,7 @@ class RetainedWrites:
             meta["outcome"] = [outs[i] for i in idx]
             for k, v in per_dp.items():
                 meta[k] = [v[i] for i in idx]
+            meta.update(scalars)
             batches[s] = (np.vstack([fs.row(dp) for dp in chosen]), actions, meta)
         ids = self.append_streets(batches)
         out = [0] * len(dps)

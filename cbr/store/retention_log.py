@@ -21,8 +21,10 @@ Durability: every record is written to the operating system before ``append`` re
 so a process killed (SIGKILL included) loses at most the hand in flight. ``fsync``, which
 also survives an operating-system crash or a power cut, costs milliseconds on many
 disks; it runs at most every ``sync_every`` seconds (default 1.0: a power cut loses at
-most the last second of hands; 0: every record), and always on :meth:`RetentionLog.sync`
-(the case base calls it when it compacts or closes).
+most the last second of hands, plus the few milliseconds that ``fsync`` takes; 0: every
+record, before ``append`` returns), and always on :meth:`RetentionLog.sync` (the case base
+calls it when it compacts or closes). With ``sync_every`` above 0 the periodic ``fsync``
+runs on a background thread (:class:`BackgroundSync`), so play does not wait for the disk.
 
 What a crash can leave, and nothing else, is a *torn tail*: the file ends inside its last
 record (the header cut short, or a complete header whose payload is cut short: a prefix of
@@ -57,6 +59,7 @@ from __future__ import annotations
 import json
 import os
 import struct
+import threading
 import time
 import zlib
 from dataclasses import dataclass, field
@@ -73,7 +76,8 @@ from cbr.store.durable import fsync_dir
 from cbr.store.manifest import LOG_PATH_RE
 from cbr.store.parts import RowBatch, batch_table, case_schema
 
-__all__ = ["MAGIC", "MAX_RECORD", "RetentionLog", "LogScan", "scan_log", "log_file", "start_log", "chunks_table"]
+__all__ = ["MAGIC", "MAX_RECORD", "RetentionLog", "LogScan", "scan_log", "log_file", "start_log", "chunks_table",
+           "BackgroundSync"]
 
 MAGIC = b"CBRL"
 _HEAD = struct.Struct("<4sII")  # magic, payload length, CRC-32 of the payload
@@ -282,6 +286,72 @@ def damage_error(path: Path, at: int, why: str, sound: int) -> CaseBaseError:
                          f"`cbr casebase repair {root}` keeps them and moves the rest aside")
 
 
+class BackgroundSync:
+    """One daemon thread that syncs (``fsync``) the files handed to it, so a writer need not wait for
+    the disk; :meth:`wait` blocks until a file handed over has been synced. A file deleted
+    before its turn is skipped (a retired log: a compaction synced its cases into parts).
+    Errors are not raised here: the synchronous :meth:`RetentionLog.sync` on close reports them.
+
+    >>> import tempfile
+    >>> path = Path(tempfile.mkdtemp()) / "f"; _ = path.write_bytes(b"x")
+    >>> syncer = BackgroundSync(); syncer.submit(path); syncer.wait(path); syncer.synced
+    1
+    """
+
+    def __init__(self) -> None:
+        self._cv = threading.Condition()
+        self._pending: list[Path] = []
+        self._current: Path | None = None
+        self._thread: threading.Thread | None = None
+        self.synced = 0  # files synced (a count for tests and benchmarks)
+
+    def submit(self, path: Path) -> None:
+        """Have ``path`` synced soon (once, however often it is handed over meanwhile)."""
+        with self._cv:
+            if path not in self._pending:
+                self._pending.append(path)
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="cbr-log-fsync", daemon=True)
+                self._thread.start()
+            self._cv.notify_all()
+
+    def wait(self, path: Path) -> None:
+        """Return once ``path`` is neither waiting nor being synced."""
+        with self._cv:
+            while path in self._pending or self._current == path:
+                self._cv.wait()
+
+    def _run(self) -> None:
+        while True:
+            with self._cv:
+                while not self._pending:
+                    self._cv.wait()
+                self._current = self._pending.pop(0)
+            path = self._current
+            try:
+                fd = os.open(path, os.O_RDONLY)
+                try:
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+            except OSError:
+                pass
+            with self._cv:
+                self.synced += 1
+                self._current = None
+                self._cv.notify_all()
+
+    def _after_fork(self) -> None:
+        """In a forked child: no thread runs; start afresh."""
+        self._cv = threading.Condition()
+        self._pending, self._current, self._thread = [], None, None
+
+
+#: The process's background syncer (shared by every log it writes).
+_SYNCER = BackgroundSync()
+os.register_at_fork(after_in_child=_SYNCER._after_fork)
+
+
 class RetentionLog:
     """One log generation: its committed records, read incrementally.
 
@@ -315,6 +385,8 @@ class RetentionLog:
         :class:`CaseBaseError` at damage (see the module docstring)."""
         new: dict[str, list[Chunk]] = {s: [] for s in STREETS}
         try:
+            if os.stat(self.path).st_size == self.end:  # nothing committed since: no need to open it
+                return new
             fh = open(self.path, "rb")
         except FileNotFoundError:
             return new
@@ -388,11 +460,14 @@ class RetentionLog:
             while view:
                 view = view[os.write(fd, view):]
             now = time.monotonic()
-            if now - self._synced_at >= self.sync_every:
+            if self.sync_every == 0:
                 os.fsync(fd)
                 self._synced_at, self._unsynced = now, False
             else:
-                self._unsynced = True
+                if now - self._synced_at >= self.sync_every:
+                    _SYNCER.submit(self.path)
+                    self._synced_at = now
+                self._unsynced = True  # until sync(): the background fsync may not have run yet
         finally:
             os.close(fd)
         if created:
@@ -412,6 +487,7 @@ class RetentionLog:
         A log already deleted has nothing left to sync: a log is deleted only once it was
         retired by a compaction, which wrote its records to parts and synced them."""
         if self._unsynced:
+            _SYNCER.wait(self.path)
             try:
                 fd = os.open(self.path, os.O_RDONLY)
             except FileNotFoundError:
