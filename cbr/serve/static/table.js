@@ -144,6 +144,7 @@ async function act(kind) {
 // ---- drawing ----------------------------------------------------------------------------
 function render(view) {
   session = view;
+  window.cbrRenders = (window.cbrRenders || 0) + 1;  // for tests: a new view was drawn
   const hand = view.hand;
   $("deal").disabled = !!(hand && !hand.over);
   renderSeats(view);
@@ -287,7 +288,7 @@ function drawPlot(perHand) {
   add("line", { class: "zero", x1: L, y1: Y(0), x2: W - R, y2: Y(0) });
   add("text", { x: L - 4, y: Y(hi) + 4, "text-anchor": "end" }, fmt(hi, 1));
   add("text", { x: L - 4, y: Y(lo) + 4, "text-anchor": "end" }, fmt(lo, 1));
-  add("text", { x: W - R, y: H - 4, "text-anchor": "end" }, n + " hands");
+  add("text", { x: W - R, y: H - 4, "text-anchor": "end" }, n + (n === 1 ? " hand" : " hands"));
   add("text", { x: L + 4, y: H - 4 }, "cumulative sb");
   if (perHand.length) {
     add("polyline", { class: "line", id: "plot-line", points: cum.map((v, i) => X(i).toFixed(1) + "," + Y(v).toFixed(1)).join(" "),
@@ -334,6 +335,7 @@ async function openCases(id) {
                          "; the " + data.cases.length + " most similar below." }));
   drawCases();
   $("cases-panel").hidden = false;
+  window.cbrCasesShown = (window.cbrCasesShown || 0) + 1;
 }
 
 function caseColumns(data) {
