@@ -31,11 +31,12 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(*args: str) -> tuple[subprocess.Popen, str]:
-    """``cbr serve ARGS`` on a free loopback port; returns the process and its URL once
-    /health answers (the process is killed if it does not come up)."""
+def start_server(*args: str, cwd: Path = REPO) -> tuple[subprocess.Popen, str]:
+    """``cbr serve ARGS`` on a free loopback port (run in ``cwd``); returns the process and
+    its URL once /health answers (the process is killed if it does not come up)."""
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "cli", "serve", "--port", str(port), *args], cwd=REPO,
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    proc = subprocess.Popen([sys.executable, "-m", "cli", "serve", "--port", str(port), *args], cwd=cwd, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + START_TIMEOUT

@@ -173,7 +173,7 @@ def screenshot(driver, name: str) -> None:
         driver.save_screenshot(str(Path(folder) / name))
 
 
-def test_heads_up_hands_clicked_match_the_record_and_the_cases_panel(server, browser) -> None:
+def test_heads_up_hands_clicked_match_the_record_and_the_cases_panel(browser, server) -> None:
     from selenium.webdriver.common.by import By
 
     driver, url = browser, server
@@ -244,7 +244,7 @@ def test_heads_up_hands_clicked_match_the_record_and_the_cases_panel(server, bro
     assert httpx.get(href, timeout=30).status_code == 200
 
 
-def test_a_four_player_table_and_a_bad_spec(server, browser) -> None:
+def test_a_four_player_table_and_a_bad_spec(browser, server) -> None:
     from selenium.webdriver.common.by import By
 
     driver, url = browser, server
@@ -262,3 +262,27 @@ def test_a_four_player_table_and_a_bad_spec(server, browser) -> None:
     you = list(record.players).index("you")
     assert shown["hand_sb"] == pytest.approx(record.payoffs[you] / 10)
     screenshot(driver, "web-table-4p.png")
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_without_a_browser_the_tests_skip_or_fail_with_the_reason(tmp_path, strict) -> None:
+    """A pytest child whose PATH holds no chromium: the browser tests skip with the reason,
+    and fail with it under ``CBR_STRICT=1``."""
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    env = {k: v for k, v in os.environ.items() if k not in ("CBR_STRICT", "CBR_TABLE_SCREENSHOTS")}
+    env.update(PATH=str(tmp_path), PYTHONPATH=str(REPO), PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
+    if strict:
+        env["CBR_STRICT"] = "1"
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rfsE", "-p", "no:cacheprovider", "-o", "addopts=",
+                          f"{__file__}::test_a_four_player_table_and_a_bad_spec"],
+                         cwd=REPO, env=env, text=True, capture_output=True, timeout=300)
+    last = run.stdout.strip().splitlines()[-1]
+    assert "no headless browser: the web-table tests need Debian's chromium and chromium-driver" in run.stdout
+    if strict:
+        assert run.returncode != 0 and "CBR_STRICT=1 and no headless browser" in run.stdout and "skipped" not in last
+    else:
+        assert run.returncode == 0 and "1 skipped" in last, run.stdout[-2000:]
