@@ -37,7 +37,7 @@ from cbr.game.decision import DecisionPoint
 from cbr.game.gamedef import STREETS
 from cbr.game.spec import default_game
 from cbr.game.state import HandState
-from cbr.play.human import _labels, _verb
+from cbr.play.human import action_text, position_labels
 from cbr.play.table import LEAVE, PlayedHand, PolicySeat, Seat, Table, Watcher, act_rng, resolve_players, seat_names
 from cbr.policies.base import Policy
 from cbr.serve.engine import PATH_OPTIONS, FieldError, ForbiddenError, NotFoundError
@@ -143,12 +143,12 @@ class _Person(Seat, Watcher):
         self.state = state
         self.order = seats
         self.you = list(seats).index(0)
-        self.labels = _labels(state)
+        self.labels = position_labels(state)
         self.history = [[] for _ in STREETS]
 
     def acting(self, state: HandState, position: int, kind: str) -> None:
         s = self.session
-        verb, _, rest = _verb(state, kind).partition(" ")
+        verb, _, rest = action_text(state, kind).partition(" ")
         if position == self.you:  # "you call 10", "cbr calls 10"
             verb = verb[:-1]
         text = f"{state.players[position]} {verb}" + (f" {rest}" if rest else "")
@@ -483,7 +483,7 @@ def _legal(state: HandState, legal: str) -> list[dict[str, str]]:
     out = []
     for kind in "fcr":
         if kind in legal:
-            text = _verb(state, kind)
+            text = action_text(state, kind)
             label = {"folds": "Fold", "checks": "Check"}.get(text, text[0].upper() + text[1:])
             label = label.replace("Calls", "Call").replace("Bets", "Bet").replace("Raises", "Raise")
             out.append({"kind": kind, "key": keys[kind], "label": label})
