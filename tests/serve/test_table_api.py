@@ -83,6 +83,8 @@ def test_hands_match_the_tables_record(client, bots) -> None:
         assert end["result"]["hands"] == k + 1
         assert end["result"]["chips"] == total
         assert end["result"]["sb"] == pytest.approx(total / end["small_bet"])
+        won = {s["seat"]: s["session_chips"] for s in hand["seats"]}
+        assert won[0] == total and sum(won.values()) == 0  # each seat's chips over the session
         # the person's cards are always shown, the bots' only at a showdown
         for v in views:
             for s in v["hand"]["seats"]:

@@ -181,6 +181,8 @@ function renderSeats(view) {
       cardsEl(s.cards, !s.folded),
       el("div", { class: "bet", text: "in the pot " + fmt(s.committed) + " (" + fmt(s.committed / sb) + " sb)" +
                   (s.folded ? ", folded" : "") }));
+    seat.append(el("div", { class: "stack", text: (s.stack === null ? "session " + signed(s.session_chips) + " (" + signed(s.session_chips / sb) + " sb)"
+                                                  : "stack " + fmt(s.stack) + " (" + fmt(s.stack / sb) + " sb)") }));
     if (s.hand_name) seat.append(el("div", { class: "hand-name", text: s.hand_name }));
     if (s.won !== null && s.won !== undefined) {
       seat.append(el("div", { class: "won " + (s.won > 0 ? "plus" : s.won < 0 ? "minus" : ""),
