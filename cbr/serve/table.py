@@ -29,6 +29,7 @@ import secrets
 import threading
 import time
 from collections import OrderedDict
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
@@ -44,7 +45,7 @@ from cbr.serve.engine import PATH_OPTIONS, FieldError, ForbiddenError, NotFoundE
 from cbr.stats import mean_ci
 from evaluator_ext.cards import card_str
 
-__all__ = ["TableSession", "TableSessions", "TableStateError", "MAX_SESSIONS", "SESSION_TTL", "MAX_BOTS",
+__all__ = ["TableSession", "TableSessions", "SharedBots", "TableStateError", "MAX_SESSIONS", "SESSION_TTL", "MAX_BOTS",
            "MAX_SESSION_HANDS", "CASES_SHOWN"]
 
 #: Table sessions a server keeps at once (a new one beyond it is refused while all are fresh).
@@ -90,23 +91,31 @@ class BotDecision:
     dp: DecisionPoint
     policy: Policy
     decision: Any = None  # a CBRDecision, for the case-based bot
+    lock: Any = field(default_factory=nullcontext)  # taken around the policy's use (a shared bot)
 
 
 class _BotSeat(PolicySeat):
     """A bot's seat that keeps every decision for the session (the case-based bot's with its reasons)."""
 
-    def __init__(self, policy: Policy, rng: Any, seat: int, name: str, session: "TableSession") -> None:
+    def __init__(self, policy: Policy, rng: Any, seat: int, name: str, session: "TableSession",
+                 lock: Any = None) -> None:
         super().__init__(policy, rng)
         self.seat, self.name, self.session = seat, name, session
+        self.lock = lock if lock is not None else nullcontext()
 
     def act(self, state: HandState, dp: DecisionPoint) -> str:
-        decide = getattr(self.policy, "decide", None)
-        decision = decide(dp, self.rng) if callable(decide) else None
-        kind = decision.action if decision is not None else self.policy.act(dp, self.rng)
+        with self.lock:
+            decide = getattr(self.policy, "decide", None)
+            decision = decide(dp, self.rng) if callable(decide) else None
+            kind = decision.action if decision is not None else self.policy.act(dp, self.rng)
         s = self.session
         s.bot_decisions.append(BotDecision(len(s.bot_decisions), s.hand_number, self.seat, self.name,
-                                           STREETS[state.street], kind, dp, self.policy, decision))
+                                           STREETS[state.street], kind, dp, self.policy, decision, self.lock))
         return kind
+
+    def observe(self, record: Any, position: int) -> None:
+        with self.lock:
+            self.policy.observe(record, position)
 
 
 class _Person(Seat, Watcher):
@@ -176,6 +185,7 @@ class TableSession:
     seed: int
     policies: list[Policy]
     retain_into: Optional[str] = None
+    shared: dict[int, Any] = field(default_factory=dict)  # seat -> the lock of a bot shared between sessions
     retainers: list[Any] = field(default_factory=list)
     lock: threading.RLock = field(default_factory=threading.RLock)
     touched: float = field(default_factory=time.monotonic)
@@ -189,11 +199,13 @@ class TableSession:
     # ---- building ------------------------------------------------------------------------
     @classmethod
     def create(cls, bots: Sequence[str], *, seed: Optional[int] = None, name: str = "you",
-               retain_into: Optional[str] = None) -> "TableSession":
+               retain_into: Optional[str] = None, shared: Optional["SharedBots"] = None) -> "TableSession":
         """A new table of the person and ``bots`` (1..5 policy specs; options naming server
         files are refused). ``retain_into``: a case-base name (``./casebases/NAME`` on the
         server, a copy of the first case-based bot's case base made on first use) that keeps
-        every hand: the bot's decisions and the person's (a person teaches the bot)."""
+        every hand: the bot's decisions and the person's (a person teaches the bot).
+        ``shared``: case-based bots that do not retain are taken from it (one open case base
+        for every session) instead of built for this session."""
         from cbr.policies.spec import PolicySpecError, UnknownPolicyError, parse_policy_spec
 
         if not 1 <= len(bots) <= MAX_BOTS:
@@ -226,8 +238,12 @@ class TableSession:
             names[0] = f"{name}-person"
         session = cls(secrets.token_urlsafe(24), list(bots), names, seed, policies, retain_into=retain_into)
         try:
-            for p in policies:
-                p.reset()
+            for i, p in enumerate(policies):
+                hit = shared.get(bots[i], p) if shared is not None and retain_into is None else None
+                if hit is not None:
+                    policies[i], session.shared[i + 1] = hit
+                else:
+                    p.reset()
             if retain_into is not None:
                 from cbr.errors import CaseBaseError
                 from cbr.play.retention import start_retention
@@ -243,7 +259,8 @@ class TableSession:
         session._person = _Person(session)
         n = len(policies) + 1
         seats: list[Seat] = [session._person]
-        seats += [_BotSeat(p, act_rng(seed, s), s, names[s], session) for s, p in enumerate(policies, start=1)]
+        seats += [_BotSeat(p, act_rng(seed, s), s, names[s], session, session.shared.get(s))
+                  for s, p in enumerate(policies, start=1)]
         session._table = Table(default_game(n), seats, names, seed=seed, source="web",
                                retainers=session.retainers, watcher=session._person)
         session._thread = None
@@ -340,7 +357,9 @@ class TableSession:
             except CBRError:  # pragma: no cover - the cases are durable in the log already
                 pass
         self.retainers = []
-        for p in self.policies:
+        for s, p in enumerate(self.policies, start=1):
+            if s in self.shared:  # the server's, closed when it stops
+                continue
             close = getattr(p, "close", None)
             if callable(close):
                 try:
@@ -426,9 +445,10 @@ class TableSession:
         if d.hand == self.hand_number and self.in_hand:
             raise TableStateError("a bot's reasons are shown when the hand is over (they tell the strength "
                                   "of its cards)")
-        cb = d.policy.open()  # type: ignore[attr-defined]
-        ans = answer(cb, d.dp, top=top).to_dict(top=top)
-        outcomes = _outcomes(cb, ans["street"], [c.get("id") for c in ans["cases"]])
+        with d.lock:
+            cb = d.policy.open()  # type: ignore[attr-defined]
+            ans = answer(cb, d.dp, top=top).to_dict(top=top)
+            outcomes = _outcomes(cb, ans["street"], [c.get("id") for c in ans["cases"]])
         cases = []
         for c in ans["cases"]:
             prov = c.get("provenance", {})
@@ -515,6 +535,44 @@ def _outcomes(cb: Any, street: str, ids: Sequence[Any]) -> dict[Any, Optional[fl
     return out
 
 
+class SharedBots:
+    """Case-based bots shared by the sessions of a server, one per policy spec: each holds its
+    case base open once (the expert base takes about 150 MB), and a lock serialises its
+    decisions. A bot is shared only when it keeps no state between decisions but its case base
+    (not over an opponent-aware case base, whose models learn): each session draws its actions
+    from its own stream, so a shared bot plays as a session's own would."""
+
+    def __init__(self) -> None:
+        self._bots: dict[str, tuple[Policy, threading.Lock]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, spec: str, built: Policy) -> Optional[tuple[Policy, threading.Lock]]:
+        """The shared bot of ``spec`` and its lock (``built``, a fresh bot of that spec, becomes
+        it the first time); None when ``built`` is not one to share (then it is the session's)."""
+        if not getattr(built, "can_retain", False):
+            return None
+        key = spec.strip()
+        with self._lock:
+            hit = self._bots.get(key)
+            if hit is None:
+                if built.learns:  # type: ignore[attr-defined]  (opens its case base)
+                    return None
+                hit = self._bots[key] = (built, threading.Lock())
+            elif hit[0] is not built:
+                built.close()  # type: ignore[attr-defined]  (never opened: nothing to free)
+            return hit
+
+    def close(self) -> None:
+        with self._lock:
+            bots = list(self._bots.values())
+            self._bots.clear()
+        for policy, lock in bots:
+            with lock:
+                close = getattr(policy, "close", None)
+                if callable(close):
+                    close()
+
+
 class TableSessions:
     """The table sessions of one server: created with an unguessable id, found by it,
     dropped after ``ttl`` seconds without a request, at most ``max_sessions`` at once."""
@@ -524,6 +582,7 @@ class TableSessions:
         self.ttl = ttl
         self._sessions: OrderedDict[str, TableSession] = OrderedDict()
         self._lock = threading.Lock()
+        self.shared = SharedBots()
 
     def __len__(self) -> int:
         return len(self._sessions)
@@ -547,7 +606,7 @@ class TableSessions:
             raise TableStateError(f"the server has {self.max_sessions} table sessions open: try again later "
                                   "(a session ends after its last request plus "
                                   f"{self.ttl / 60:g} minutes, or when it is closed)")
-        session = TableSession.create(bots, **options)
+        session = TableSession.create(bots, shared=self.shared, **options)
         with self._lock:
             self._sessions[session.id] = session
         return session
@@ -582,3 +641,4 @@ class TableSessions:
             self._sessions.clear()
         for s in sessions:
             s.close()
+        self.shared.close()

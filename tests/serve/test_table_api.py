@@ -258,3 +258,16 @@ def test_session_limit_and_expiry(engine) -> None:
         time.sleep(0.6)
         start(c)  # the old ones expired
         assert c.get(f"/table/sessions/{a}").status_code == 404
+
+
+def test_case_based_bots_are_shared_yet_each_session_plays_its_own_game(client) -> None:
+    a, b = start(client, ("cbr:preset=casper", "call"), seed=8), start(client, ("cbr:preset=casper", "call"), seed=8)
+    sa, sb = tables(client).get(a), tables(client).get(b)
+    assert sa.policies[0] is sb.policies[0]            # one open case base for both
+    assert sa.policies[1] is not sb.policies[1]        # a rule bot is each session's own
+    for _ in range(3):  # interleaved, hand by hand: the same seed gives the same game
+        va, vb = play_hand(client, a), play_hand(client, b)
+        assert va[-1]["hand"]["betting"] == vb[-1]["hand"]["betting"]
+        assert va[-1]["hand"]["result"] == vb[-1]["hand"]["result"]
+    assert client.delete(f"/table/sessions/{a}").status_code == 200
+    play_hand(client, b)  # the shared bot outlives a session that used it
