@@ -72,6 +72,7 @@ class ServeConfig:
     warm: bool = True
     max_sessions: int = 32
     session_ttl: float = 3600.0
+    tables: bool = True  # the web table's sessions (off with several worker processes: a session lives in one)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -363,14 +364,16 @@ def create_app(config: ServeConfig = ServeConfig(), engine: Optional[Engine] = N
     async def policies() -> Response:
         return _json({"policies": await run(engine.policies)})
 
-    add_table_routes(app, tables, run, authorize)
+    add_table_routes(app, tables if config.tables else None, run, authorize)
     return app
 
 
-def add_table_routes(app: FastAPI, tables: TableSessions, run: Callable[..., Any],
+def add_table_routes(app: FastAPI, tables: Optional[TableSessions], run: Callable[..., Any],
                      authorize: Callable[[Request], None]) -> None:
     """The web table: the page and its files at ``/`` and ``/static/...``, and the session
-    endpoints under ``/table/sessions`` (:mod:`cbr.serve.table`)."""
+    endpoints under ``/table/sessions`` (:mod:`cbr.serve.table`). ``tables`` None: a server
+    of several worker processes, where a new session is refused (409) since the requests of one
+    session could reach another process."""
     from fastapi.responses import PlainTextResponse
 
     static = _static_files()
@@ -391,6 +394,8 @@ def add_table_routes(app: FastAPI, tables: TableSessions, run: Callable[..., Any
 
     def locked(session_id: str, fn: Callable[[Any], Any]) -> Callable[[], Any]:
         def work() -> Any:
+            if tables is None:
+                raise NotFoundError("no such table session: this server of several processes keeps none")
             session = tables.get(session_id)
             with session.lock:
                 return fn(session)
@@ -399,6 +404,8 @@ def add_table_routes(app: FastAPI, tables: TableSessions, run: Callable[..., Any
     @app.post("/table/sessions", status_code=201, summary="Sit down at a new table (the person and 1-5 bots)",
               responses=_errors(401, 403, 404, 409, 413, 422, 503))
     async def new_session(request: Request, body: TableRequest) -> Response:
+        if tables is None:
+            raise TableStateError("the web table needs a server of one process: start cbr serve without --workers")
         if body.retain_into is not None:
             authorize(request)
 
@@ -449,7 +456,8 @@ def add_table_routes(app: FastAPI, tables: TableSessions, run: Callable[..., Any
     @app.delete("/table/sessions/{session_id}", summary="Leave the table (the session ends)",
                 responses=_errors(404))
     async def end_session(session_id: str) -> Response:
-        await run(lambda: tables.drop(session_id))
+        await run(locked(session_id, lambda s: None))
+        await run(lambda: tables.drop(session_id))  # type: ignore[union-attr]
         return _json({"closed": session_id})
 
 

@@ -182,6 +182,10 @@ def test_workers_each_see_what_another_retained(casebase_copy, token_file) -> No
                     break
             assert len(seen) == 2, seen  # both workers answered
             assert all(totals == {on_disk} for totals in seen.values()), (seen, on_disk)
+            # the web table needs one process (a session lives in one): refused with the reason
+            r = c.post("/table/sessions", json={"bots": ["call"]})
+            assert r.status_code == 409 and "one process" in r.json()["detail"], r.text
+            assert c.get("/").status_code == 200 and c.get("/table/sessions/x").status_code == 404
     finally:
         stop_server(proc)
     assert proc.poll() is not None
