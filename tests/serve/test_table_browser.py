@@ -219,7 +219,7 @@ def test_heads_up_hands_clicked_match_the_record_and_the_cases_panel(browser, se
     assert 1 <= len(rows) <= 20
     heads = [th.text for th in driver.find_elements(By.CSS_SELECTOR, "#cases-table th")]
     assert heads[:7] == ["similarity", "hole", "board", "betting", "action", "outcome (sb)", "source"]
-    assert any(h.startswith("hand_strength") for h in heads)
+    assert heads[7].startswith("hand_strength")  # the features by weight, the heaviest first
     assert driver.find_element(By.ID, "cases-why").text
     sims = driver.execute_script("return [...document.querySelectorAll('#cases-table tbody tr')]"
                                  ".map((r) => Number(r.cells[0].textContent))")

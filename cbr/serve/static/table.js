@@ -341,7 +341,9 @@ async function openCases(id) {
 }
 
 function caseColumns(data) {
-  const feats = Object.keys(data.weights || {}).filter((f) => data.cases.some((c) => f in (c.local || {})));
+  // the features by weight, heaviest first (those that tell the cases apart most)
+  const feats = Object.keys(data.weights || {}).filter((f) => data.cases.some((c) => f in (c.local || {})))
+    .sort((a, b) => (data.weights[b] || 0) - (data.weights[a] || 0));
   const cols = [
     { key: "similarity", label: "similarity", num: true, get: (c) => c.similarity },
     { key: "hole", label: "hole", get: (c) => c.hole, cards: true },
@@ -351,7 +353,7 @@ function caseColumns(data) {
     { key: "outcome", label: "outcome (sb)", num: true, get: (c) => c.outcome },
     { key: "source", label: "source", get: (c) => (c.source || "") + (c.hand_id ? " #" + c.hand_id : ""), cls: "src" },
   ];
-  for (const f of feats) cols.push({ key: "f:" + f, label: f + " (w " + fmt(data.weights[f], 0) + ")", num: true, sim: true, get: (c) => (c.local || {})[f] });
+  for (const f of feats) cols.push({ key: "f:" + f, label: f, sub: "weight " + fmt(data.weights[f], 0), num: true, sim: true, get: (c) => (c.local || {})[f] });
   return cols;
 }
 
@@ -364,8 +366,10 @@ function drawCases() {
   tbody.textContent = "";
   const row = el("tr");
   for (const c of cols) {
-    const th = el("th", { "data-key": c.key, text: c.label, title: "sort by " + c.label,
+    const th = el("th", { "data-key": c.key, title: "sort by " + c.label,
                           onclick: () => { sortState = { key: c.key, dir: sortState.key === c.key ? -sortState.dir : (c.num ? -1 : 1) }; drawCases(); } });
+    th.append(el("span", { text: c.label }));
+    if (c.sub) th.append(el("br"), el("span", { class: "sub", text: c.sub }));
     if (sortState.key === c.key) th.classList.add(sortState.dir > 0 ? "sorted-asc" : "sorted-desc");
     row.append(th);
   }
