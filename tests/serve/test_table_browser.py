@@ -112,14 +112,15 @@ def view(driver) -> dict:
     return driver.execute_script("return session")
 
 
-def play_to_end(driver, keys: str, shot: str = "") -> None:
+def play_to_end(driver, keys: str, shot: str = "") -> int:
     """Play the current hand to its end: the person's k-th action is ``keys[k]`` when legal
     (clicked on its button, or pressed as a key for upper-case letters), else check/call.
-    ``shot``: save a screenshot of that name at the person's second turn (if the hand gets there)."""
+    ``shot``: save a screenshot of that name at the person's second turn (if the hand gets there).
+    Returns how many actions were keys."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys  # noqa: F401  (send_keys below)
 
-    k = 0
+    k = pressed = 0
     while not view(driver)["hand"]["over"]:
         hand = view(driver)["hand"]
         assert hand["your_turn"], hand
@@ -133,10 +134,12 @@ def play_to_end(driver, keys: str, shot: str = "") -> None:
             driver.find_element(By.TAG_NAME, "body").send_keys(kind)
             wait_for(driver, f"return (window.cbrRenders || 0) > {before} && "
                      "!document.body.classList.contains('busy')", "take the key")
+            pressed += 1
         else:
             click_and_wait(driver, driver.find_element(By.ID, f"act-{kind}"))
         k += 1
         assert k < 40
+    return pressed
 
 
 def engine_record(url: str, session_id: str, number: int):
@@ -180,11 +183,16 @@ def test_heads_up_hands_clicked_match_the_record_and_the_cases_panel(browser, se
     new_session(driver, url, "cbr", seed=7)
     sid = view(driver)["session"]
     total = 0.0
+    keyed = 0
     for number, keys in enumerate(["c", "rC", "Rc", "cr"], start=1):
-        if number > 1:
+        if number == 3:  # the key N deals too
+            before = renders(driver)
+            driver.find_element(By.TAG_NAME, "body").send_keys("n")
+            wait_for(driver, f"return (window.cbrRenders || 0) > {before}", "deal on the key N")
+        elif number > 1:
             click_and_wait(driver, driver.find_element(By.ID, "deal"))
         assert view(driver)["hand"]["number"] == number
-        play_to_end(driver, keys, shot="web-table.png" if number == 4 else "")
+        keyed += play_to_end(driver, keys, shot="web-table.png" if number == 4 else "")
         shown = page_numbers(driver)
         record = engine_record(url, sid, number)
         sb = view(driver)["small_bet"]
@@ -207,6 +215,7 @@ def test_heads_up_hands_clicked_match_the_record_and_the_cases_panel(browser, se
             assert cards == []
             assert record.hole_cards[bot] is None  # the log is the person's view too
     assert "95% CI" in shown["rate"]
+    assert keyed >= 1  # some actions were keys, not clicks
     # the cases panel of the bot's last decision
     buttons = driver.find_elements(By.CSS_SELECTOR, "#decisions button.why")
     assert buttons, "no decision of the cbr bot to explain"
