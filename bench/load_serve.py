@@ -98,6 +98,30 @@ BAD: list[tuple[str, Any, int]] = [
 ]
 
 
+POLICIES = ("cbr:preset=casper", "ehs", "call")
+
+
+def warm_up(url: str, hands: list[str]) -> int:
+    """Every path once before the memory is measured: each policy built, each street's cases
+    read, each kind of refusal, one retention (its cases are returned)."""
+    import httpx
+
+    with httpx.Client(base_url=url, timeout=60) as c:
+        for board in ("", "3h4cJh", "3h4cJh2s", "3h4cJh2s9d"):
+            body = {"hole": "AdQc", "board": board} if board else {"hole": "AdQc"}
+            c.post("/retrieve", json=body)
+            for policy in POLICIES:
+                c.post("/reuse", json={**body, "policy": policy})
+        for path, body, _ in BAD:
+            if isinstance(body, bytes):
+                c.post(path, content=body, headers={"Content-Type": "application/json"})
+            else:
+                c.post(path, json=body, headers={"Authorization": f"Bearer {TOKEN}"})
+        r = c.post("/retain", json={"casebase": "loadcb", "text": hands[0]}, headers={"Authorization": f"Bearer {TOKEN}"})
+        r.raise_for_status()
+        return int(r.json()["cases"])
+
+
 def client_run(url: str, seed: int, requests: int, hands: list[str], out: dict[str, Any]) -> None:
     """One client's requests; ``out`` gets its counts and the cases its retentions kept."""
     import httpx
@@ -114,7 +138,7 @@ def client_run(url: str, seed: int, requests: int, hands: list[str], out: dict[s
                 kind, path, body, want = "retrieve", "/retrieve", situation(rng), 200
             elif roll < 0.65:
                 body = situation(rng)
-                body.update(policy=rng.choice(("cbr:preset=casper", "ehs", "call")), seed=rng.randrange(1000))
+                body.update(policy=rng.choice(POLICIES), seed=rng.randrange(1000))
                 kind, path, want = "reuse", "/reuse", 200
             elif roll < 0.95:
                 path, body, want = rng.choice(BAD)
@@ -195,8 +219,9 @@ def run_load(clients: int = 16, requests: int = 500, *, seed: int = 0, threads: 
             before = cb.count()
         proc, url = start_server(root, casebase, token_file, threads)
         try:
+            warm_retained = warm_up(url, hands)  # every path once: the policies built, the caches filled
             warm: dict[str, Any] = {}
-            client_run(url, -1 - seed, 40, hands, warm)  # warm-up: every path once, caches filled
+            client_run(url, -1 - seed, 40, hands, warm)  # and 40 requests as the clients send them
             rss_before = rss_mb(proc.pid)
             outs: list[dict[str, Any]] = [{} for _ in range(clients)]
             workers = [threading.Thread(target=client_run, args=(url, seed * 1000 + i, requests, hands, outs[i]))
@@ -232,7 +257,7 @@ def run_load(clients: int = 16, requests: int = 500, *, seed: int = 0, threads: 
     for o in [warm, *outs]:
         statuses.update(o.get("statuses", {}))
         wrong += o.get("wrong", [])
-    retained = sum(o.get("retained", 0) for o in [warm, *outs])
+    retained = warm_retained + sum(o.get("retained", 0) for o in [warm, *outs])
     errors_5xx = sum(n for s, n in statuses.items() if isinstance(s, int) and s >= 500)
     answered = sum(n for s, n in statuses.items() if isinstance(s, int))
     lost = before + retained - after
