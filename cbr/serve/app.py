@@ -374,6 +374,9 @@ def add_table_routes(app: FastAPI, tables: Optional[TableSessions], run: Callabl
     endpoints under ``/table/sessions`` (:mod:`cbr.serve.table`). ``tables`` None: a server
     of several worker processes, where a new session is refused (409) since the requests of one
     session could reach another process."""
+    from typing import Literal
+
+    from fastapi import Query
     from fastapi.responses import PlainTextResponse
 
     static = _static_files()
@@ -438,17 +441,13 @@ def add_table_routes(app: FastAPI, tables: Optional[TableSessions], run: Callabl
     @app.get("/table/sessions/{session_id}/decisions/{decision_id}",
              summary="A case-based bot's decision: its triple, why, and the retrieved cases",
              responses=_errors(404, 409, 503))
-    async def decision(session_id: str, decision_id: int, top: int = 20) -> Response:
-        if not 1 <= top <= 200:
-            return _unprocessable("top must be 1 to 200", "value_error", ("top",), "top")
+    async def decision(session_id: str, decision_id: int,
+                       top: int = Query(20, ge=1, le=200, description="The most similar cases to show.")) -> Response:
         return _json(await run(locked(session_id, lambda s: s.explain(decision_id, top))))
 
     @app.get("/table/sessions/{session_id}/log", summary="The session's hands as an ACPC or PHH log",
              responses=_errors(404, 422))
-    async def log(session_id: str, format: str = "acpc") -> Response:
-        if format not in ("acpc", "phh"):
-            return _unprocessable(f"unknown log format {format!r}; use acpc or phh", "value_error", ("format",),
-                                  "format")
+    async def log(session_id: str, format: Literal["acpc", "phh"] = Query("acpc")) -> Response:
         text = await run(locked(session_id, lambda s: s.log(format)))
         name = f"cbr-table-{session_id[:8]}.{'log' if format == 'acpc' else 'phhs'}"
         return PlainTextResponse(text, headers={"Content-Disposition": f'attachment; filename="{name}"'})

@@ -180,7 +180,8 @@ def test_log_download_reads_back(client, fmt) -> None:
         seen = {n: (h if p == list(want.players).index(session.names[0]) or p in want.showdown else None)
                 for p, (n, h) in enumerate(zip(want.players, want.hole_cards))}
         assert dict(zip(got.players, got.hole_cards)) == seen  # the log is the person's view
-    assert client.get(f"/table/sessions/{sid}/log", params={"format": "csv"}).status_code == 422
+    r = client.get(f"/table/sessions/{sid}/log", params={"format": "csv"})
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["query", "format"]
 
 
 def test_refusals(client) -> None:
@@ -207,7 +208,8 @@ def test_refusals(client) -> None:
         assert post(f"/table/sessions/{sid}/action", json={"action": "f"}).status_code == 422
     assert post(f"/table/sessions/{sid}/action", json={"action": "q"}).status_code == 422
     assert post(f"/table/sessions/{sid}/action", json={}).status_code == 422
-    assert client.get(f"/table/sessions/{sid}/decisions/0", params={"top": 0}).status_code == 422
+    r = client.get(f"/table/sessions/{sid}/decisions/0", params={"top": 0})
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["query", "top"]
     # the session survives every refusal
     assert post(f"/table/sessions/{sid}/action", json={"action": "call"}).status_code == 200
     assert client.delete(f"/table/sessions/{sid}").status_code == 200
