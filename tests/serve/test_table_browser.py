@@ -295,3 +295,40 @@ def test_without_a_browser_the_tests_skip_or_fail_with_the_reason(tmp_path, stri
         assert run.returncode != 0 and "CBR_STRICT=1 and no headless browser" in run.stdout and "skipped" not in last
     else:
         assert run.returncode == 0 and "1 skipped" in last, run.stdout[-2000:]
+
+
+def test_a_person_teaches_the_bot_through_the_browser(browser, tmp_path, token_file) -> None:
+    """Retention from the page: the hands go into a copy, the person's decisions with them."""
+    from selenium.webdriver.common.by import By
+
+    from cbr.store import CaseBase, resolve_casebase
+    from tests.serve.conftest import TOKEN
+
+    proc, url = start_server("--casebase", "default", "--token-file", str(token_file), cwd=tmp_path)
+    driver = browser
+    try:
+        driver.get(url + "/")
+        wait_for(driver, "return document.readyState === 'complete'", "load")
+        for field, value in (("bots", "cbr:preset=casper"), ("seed", "12"), ("retain-into", "taught"),
+                             ("token", TOKEN)):
+            box = driver.find_element(By.ID, field)
+            box.clear()
+            box.send_keys(value)
+        driver.find_element(By.ID, "new-session").click()
+        wait_for(driver, "return (window.cbrRenders || 0) >= 2 && !document.body.classList.contains('busy')",
+                 "deal the first hand")
+        mine = 0
+        for number in (1, 2):
+            if number > 1:
+                click_and_wait(driver, driver.find_element(By.ID, "deal"))
+            play_to_end(driver, "cr")
+            mine += len(driver.find_elements(By.CSS_SELECTOR, "#history li.act[data-seat='0']"))
+        kept = view(driver)["retained"]
+        assert kept >= mine > 0
+        assert driver.find_element(By.ID, "retention").text == f"Retention on: {kept} case(s) kept in taught."
+    finally:
+        stop_server(proc)
+    with CaseBase.open(tmp_path / "casebases" / "taught") as cb, CaseBase.open(resolve_casebase("default")) as base:
+        assert cb.count() - base.count() == kept
+        _, rows, _ = cb.sql_rows("SELECT seat FROM cases WHERE source = 'retained'")
+    assert [r[0] for r in rows].count(0) == mine  # every decision of the person
