@@ -141,6 +141,7 @@ exit 0
     fake.chmod(0o755)
     env = {k: v for k, v in os.environ.items() if k not in SWITCHES + ("CBR_REQUIRE_NATIVE",)}
     env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
+    env["CBR_CI_NO_INSTALL"] = "1"  # no apt-get of the browser from a test
     return root, env
 
 

@@ -61,8 +61,8 @@ def serve_command(
     url = f"http://{host if ':' not in host else f'[{host}]'}:{port}"
     if workers == 1:
         app = create_app(config)  # loads the case bases now: a bad one is an error before listening
-        typer.echo(f"cbr serve: {', '.join(app.state.engine.casebases)} on {url} (API docs: {url}/docs; "
-                   f"writes {'need the token' if token else 'off'})", err=True)
+        typer.echo(f"cbr serve: {', '.join(app.state.engine.casebases)} on {url} (web table: {url}/; API docs: "
+                   f"{url}/docs; writes {'need the token' if token else 'off'})", err=True)
         uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
         return
     import os
@@ -72,8 +72,8 @@ def serve_command(
 
     Engine(config.casebases, warm=False).close()  # each worker loads them; check them once here
     # the workers read the token from its file: it is not put in their environment
-    os.environ[CONFIG_ENV] = replace(config, token=None, token_file=token_file).to_json()
+    os.environ[CONFIG_ENV] = replace(config, token=None, token_file=token_file, tables=False).to_json()
     typer.echo(f"cbr serve: {workers} workers on {url} (API docs: {url}/docs; "
-               f"writes {'need the token' if token else 'off'})", err=True)
+               f"writes {'need the token' if token else 'off'}; no web table: it needs one process)", err=True)
     uvicorn.run("cbr.serve.app:app_from_environment", factory=True, host=host, port=port, workers=workers,
                 log_level="warning", access_log=False)

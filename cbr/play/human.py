@@ -43,7 +43,7 @@ from cbr.play.table import LEAVE, MAX_HANDS, PolicySeat, Seat, Table, Watcher, a
 from cbr.policies.base import Policy
 from evaluator_ext.cards import cards_str
 
-__all__ = ["HumanResult", "QUIT", "parse_key", "play_human"]
+__all__ = ["HumanResult", "QUIT", "parse_key", "play_human", "position_labels", "action_text"]
 
 #: What :func:`parse_key` returns for a quit.
 QUIT = "q"
@@ -102,8 +102,9 @@ def parse_key(text: str, legal: str) -> str:
     return kind
 
 
-def _labels(state: HandState) -> list[str]:
-    """Position labels: BB, SB and BTN (heads-up the button is the small blind)."""
+def position_labels(state: HandState) -> list[str]:
+    """Position labels: BB, SB and BTN (heads-up the button is the small blind); the web table
+    (:mod:`cbr.serve.table`) shows them too."""
     n = state.n_players
     blinds = state.game.blinds
     out = [""] * n
@@ -118,8 +119,9 @@ def _labels(state: HandState) -> list[str]:
     return out
 
 
-def _verb(state: HandState, kind: str) -> str:
-    """How the action ``kind`` of the player to act reads (before it is taken)."""
+def action_text(state: HandState, kind: str) -> str:
+    """How the action ``kind`` of the player to act reads (before it is taken): ``calls 10``,
+    ``raises to 30``; the web table (:mod:`cbr.serve.table`) words its history so too."""
     to_call = state.to_call
     if kind == "f":
         return "folds"
@@ -239,13 +241,13 @@ class _Person(Seat, Watcher):
     def dealt(self, k: int, state: HandState, seats: Sequence[int]) -> None:
         self.state = state
         self.you = seats.index(0)
-        self.labels = _labels(state)
+        self.labels = position_labels(state)
         self.told = [[] for _ in STREETS]
         self.show("")
         self.show(f"=== Hand {k + 1} of {self.hands} (you are {self.labels[self.you] or 'position ' + str(self.you)}) ===")
 
     def acting(self, state: HandState, position: int, kind: str) -> None:
-        verb, _, rest = _verb(state, kind).partition(" ")
+        verb, _, rest = action_text(state, kind).partition(" ")
         said = f"{state.players[position]} {verb[:-1] if position == self.you else verb}" + (f" {rest}" if rest else "")
         self.told[state.street].append(said)
         self.show(said)

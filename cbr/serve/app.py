@@ -35,7 +35,17 @@ from cbr.serve.engine import (
     TimeLimitError,
     UnauthorizedError,
 )
-from cbr.serve.schemas import MAX_BATCH, BatchRequest, EvaluateRequest, RetainRequest, ReuseRequest, Situation
+from cbr.serve.schemas import (
+    MAX_BATCH,
+    ActionRequest,
+    BatchRequest,
+    EvaluateRequest,
+    RetainRequest,
+    ReuseRequest,
+    Situation,
+    TableRequest,
+)
+from cbr.serve.table import TableSessions, TableStateError
 
 __all__ = ["ServeConfig", "create_app", "app_from_environment", "read_token", "CONFIG_ENV", "MAX_BODY_BYTES", "TIME_LIMIT"]
 
@@ -60,6 +70,9 @@ class ServeConfig:
     time_limit: float = TIME_LIMIT
     threads: int = 8
     warm: bool = True
+    max_sessions: int = 32
+    session_ttl: float = 3600.0
+    tables: bool = True  # the web table's sessions (off with several worker processes: a session lives in one)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -190,6 +203,7 @@ def _errors(*codes: int) -> dict[int | str, dict[str, Any]]:
     """The error answers an endpoint can give, for its OpenAPI description."""
     text = {401: "no or a wrong bearer token", 403: "a write the server refuses (shipped or read-only case base, "
             "no token configured)", 404: "an unknown case base or policy", 413: "the request body is too large",
+            409: "not now: an action when it is not the person's turn, a new hand during a hand",
             422: "bad input: `detail` lists each problem with the field (`loc`) and the reason (`msg`)",
             500: "an internal error", 503: "over the time limit"}
     return {c: {"description": text[c]} for c in codes}
@@ -203,10 +217,12 @@ def create_app(config: ServeConfig = ServeConfig(), engine: Optional[Engine] = N
         config = replace(config, token=read_token(config.token_file))
     engine = engine if engine is not None else Engine(config.casebases, warm=config.warm)
     pool = ThreadPoolExecutor(max_workers=max(1, config.threads), thread_name_prefix="cbr-serve")
+    tables = TableSessions(config.max_sessions, config.session_ttl)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):  # type: ignore[no-untyped-def]
         yield
+        tables.close()
         pool.shutdown(wait=True)
         if own:
             engine.close()
@@ -222,6 +238,7 @@ def create_app(config: ServeConfig = ServeConfig(), engine: Optional[Engine] = N
         lifespan=lifespan,
     )
     app.state.engine = engine
+    app.state.tables = tables
     app.state.config = config
     app.add_middleware(BodyLimit, limit=config.max_body_bytes)
 
@@ -258,6 +275,8 @@ def create_app(config: ServeConfig = ServeConfig(), engine: Optional[Engine] = N
             return _json(_error_body(message), 401, {"WWW-Authenticate": "Bearer"})
         if isinstance(exc, ForbiddenError):
             return _json(_error_body(message), 403)
+        if isinstance(exc, TableStateError):
+            return _json(_error_body(message), 409)
         if isinstance(exc, TimeLimitError):
             return _json(_error_body(message), 503, {"Retry-After": "1"})
         return _unprocessable(message, type(exc).__name__, body_fields(request), getattr(exc, "field", None))
@@ -345,7 +364,108 @@ def create_app(config: ServeConfig = ServeConfig(), engine: Optional[Engine] = N
     async def policies() -> Response:
         return _json({"policies": await run(engine.policies)})
 
+    add_table_routes(app, tables if config.tables else None, run, authorize)
     return app
+
+
+def add_table_routes(app: FastAPI, tables: Optional[TableSessions], run: Callable[..., Any],
+                     authorize: Callable[[Request], None]) -> None:
+    """The web table: the page and its files at ``/`` and ``/static/...``, and the session
+    endpoints under ``/table/sessions`` (:mod:`cbr.serve.table`). ``tables`` None: a server
+    of several worker processes, where a new session is refused (409) since the requests of one
+    session could reach another process."""
+    from typing import Literal
+
+    from fastapi import Query
+    from fastapi.responses import PlainTextResponse
+
+    static = _static_files()
+
+    @app.get("/", include_in_schema=False)
+    async def page() -> Response:
+        return Response(static["index.html"], media_type="text/html; charset=utf-8",
+                        headers={"Cache-Control": "no-cache"})
+
+    @app.get("/static/{name}", include_in_schema=False)
+    async def static_file(name: str) -> Response:
+        body = static.get(name)
+        if body is None:
+            return _json(_error_body(f"no file {name!r} here"), 404)
+        kind = {"js": "text/javascript", "css": "text/css", "html": "text/html", "svg": "image/svg+xml"}
+        return Response(body, media_type=kind.get(name.rsplit(".", 1)[-1], "application/octet-stream") +
+                        "; charset=utf-8", headers={"Cache-Control": "no-cache"})
+
+    def locked(session_id: str, fn: Callable[[Any], Any]) -> Callable[[], Any]:
+        def work() -> Any:
+            if tables is None:
+                raise NotFoundError("no such table session: this server of several processes keeps none")
+            session = tables.get(session_id)
+            with session.lock:
+                return fn(session)
+        return work
+
+    @app.post("/table/sessions", status_code=201, summary="Sit down at a new table (the person and 1-5 bots)",
+              responses=_errors(401, 403, 404, 409, 413, 422, 503))
+    async def new_session(request: Request, body: TableRequest) -> Response:
+        if tables is None:
+            raise TableStateError("the web table needs a server of one process: start cbr serve without --workers")
+        if body.retain_into is not None:
+            authorize(request)
+
+        def work() -> Any:
+            session = tables.create(body.bots, seed=body.seed, name=body.name, retain_into=body.retain_into)
+            with session.lock:
+                return session.view()
+        return _json(await run(work), 201)
+
+    @app.get("/table/sessions/{session_id}", summary="The table as the person sees it", responses=_errors(404))
+    async def get_session(session_id: str) -> Response:
+        return _json(await run(locked(session_id, lambda s: s.view())))
+
+    @app.post("/table/sessions/{session_id}/hand", summary="Deal the next hand (the bots act up to your turn)",
+              responses=_errors(404, 409, 503))
+    async def new_hand(session_id: str) -> Response:
+        def work(s: Any) -> Any:
+            s.new_hand()
+            return s.view()
+        return _json(await run(locked(session_id, work)))
+
+    @app.post("/table/sessions/{session_id}/action", summary="Your action (the bots act up to your next turn)",
+              responses=_errors(404, 409, 422, 503))
+    async def action(session_id: str, body: ActionRequest) -> Response:
+        def work(s: Any) -> Any:
+            s.act(body.action)
+            return s.view()
+        return _json(await run(locked(session_id, work)))
+
+    @app.get("/table/sessions/{session_id}/decisions/{decision_id}",
+             summary="A case-based bot's decision: its triple, why, and the retrieved cases",
+             responses=_errors(404, 409, 503))
+    async def decision(session_id: str, decision_id: int,
+                       top: int = Query(20, ge=1, le=200, description="The most similar cases to show.")) -> Response:
+        return _json(await run(locked(session_id, lambda s: s.explain(decision_id, top))))
+
+    @app.get("/table/sessions/{session_id}/log", summary="The session's hands as an ACPC or PHH log",
+             responses=_errors(404, 422))
+    async def log(session_id: str, format: Literal["acpc", "phh"] = Query("acpc")) -> Response:
+        text = await run(locked(session_id, lambda s: s.log(format)))
+        name = f"cbr-table-{session_id[:8]}.{'log' if format == 'acpc' else 'phhs'}"
+        return PlainTextResponse(text, headers={"Content-Disposition": f'attachment; filename="{name}"'})
+
+    @app.delete("/table/sessions/{session_id}", summary="Leave the table (the session ends)",
+                responses=_errors(404))
+    async def end_session(session_id: str) -> Response:
+        await run(locked(session_id, lambda s: None))
+        await run(lambda: tables.drop(session_id))  # type: ignore[union-attr]
+        return _json({"closed": session_id})
+
+
+def _static_files() -> dict[str, bytes]:
+    """The web table's files shipped in the package (``cbr/serve/static``), read once."""
+    from importlib.resources import files
+
+    folder = files("cbr.serve") / "static"
+    return {f.name: f.read_bytes() for f in folder.iterdir() if f.is_file() and not f.name.startswith(".")}
 
 
 def _unprocessable(message: str, kind: str, fields: tuple[str, ...], name: Optional[str] = None) -> Response:

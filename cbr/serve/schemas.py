@@ -8,8 +8,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from cbr.serve.engine import MAX_EVALUATE_DECISIONS
 
-__all__ = ["Situation", "BatchRequest", "ReuseRequest", "RetainRequest", "EvaluateRequest", "MAX_BATCH",
-           "SITUATION_FIELDS"]
+__all__ = ["Situation", "BatchRequest", "ReuseRequest", "RetainRequest", "EvaluateRequest", "TableRequest",
+           "ActionRequest", "MAX_BATCH", "SITUATION_FIELDS"]
 
 #: Most situations one ``/retrieve/batch`` request may hold.
 MAX_BATCH = 256
@@ -93,3 +93,26 @@ class EvaluateRequest(BaseModel):
     max_decisions: int = Field(100, ge=1, le=MAX_EVALUATE_DECISIONS, description="Decisions per street.")
     seed: int = Field(0, ge=0, le=2**32 - 1)
     ann: bool = Field(False, description="Also train and score the ANN action predictor (slower).")
+
+
+class TableRequest(BaseModel):
+    """A new table session: the bots beside the person (1-5 policy specs; 2-6 players), the
+    seed of the deals, the person's name, and optionally a case base to retain the hands
+    into (a bare name, a copy made on first use; needs the bearer token)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    bots: list[str] = Field(["cbr"], min_length=1, max_length=5, description="Policy specs, e.g. [\"cbr\"].")
+    seed: Optional[int] = Field(None, ge=0, le=2**31 - 1, description="Seed of the deals (null: a random one).")
+    name: str = Field("you", min_length=1, max_length=64, description="The person's name at the table.")
+    retain_into: Optional[str] = Field(None, min_length=1, max_length=64,
+                                       description="Keep every hand (the person's decisions too) in this case "
+                                                   "base (./casebases/NAME on the server); needs the token.")
+
+
+class ActionRequest(BaseModel):
+    """The person's action: f, c, r, or a word (fold, check, call, bet, raise)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    action: str = Field(..., min_length=1, max_length=10)

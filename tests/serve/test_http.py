@@ -31,11 +31,12 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(*args: str) -> tuple[subprocess.Popen, str]:
-    """``cbr serve ARGS`` on a free loopback port; returns the process and its URL once
-    /health answers (the process is killed if it does not come up)."""
+def start_server(*args: str, cwd: Path = REPO) -> tuple[subprocess.Popen, str]:
+    """``cbr serve ARGS`` on a free loopback port (run in ``cwd``); returns the process and
+    its URL once /health answers (the process is killed if it does not come up)."""
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "cli", "serve", "--port", str(port), *args], cwd=REPO,
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    proc = subprocess.Popen([sys.executable, "-m", "cli", "serve", "--port", str(port), *args], cwd=cwd, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + START_TIMEOUT
@@ -181,6 +182,10 @@ def test_workers_each_see_what_another_retained(casebase_copy, token_file) -> No
                     break
             assert len(seen) == 2, seen  # both workers answered
             assert all(totals == {on_disk} for totals in seen.values()), (seen, on_disk)
+            # the web table needs one process (a session lives in one): refused with the reason
+            r = c.post("/table/sessions", json={"bots": ["call"]})
+            assert r.status_code == 409 and "one process" in r.json()["detail"], r.text
+            assert c.get("/").status_code == 200 and c.get("/table/sessions/x").status_code == 404
     finally:
         stop_server(proc)
     assert proc.poll() is not None

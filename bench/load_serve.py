@@ -1,0 +1,307 @@
+"""A bounded load test of ``cbr serve`` on loopback: many clients mixing good and bad requests.
+
+A ``cbr serve`` process is started in a temporary folder over the shipped default case base
+and a writable copy of it (``loadcb``), with a token. ``--clients`` threads (one keep-alive
+``httpx.Client`` each) send ``--requests`` requests each, drawn with a fixed seed:
+
+- ``/retrieve`` and ``/reuse`` of random situations (holdings and boards on every street),
+- bad input: a bad card, a board of two cards, an unknown case base, a pot no hand reaches,
+  a body that is not JSON, an unknown field, a policy naming a server file, an unknown policy,
+- ``/retain`` of one finished hand (ACPC) into the copy, with the token.
+
+Checked: no answer is a 5xx; every good request is answered 200 and every bad one 4xx; no
+retained case is lost (the copy's case count after the server's stop equals the count before
+plus the cases every ``/retain`` answer reported); the server's memory is flat: its RSS after
+a warm-up, sampled every 0.25 s during the run and at the end; the growth from the warm-up to
+the end must stay under ``--max-growth-mb`` (64) and from a quarter of the run to its end under
+half of that (the first requests fill the caches: policies, counts).
+
+    python bench/load_serve.py                      # the full form: 16 clients x 500 requests
+    python bench/load_serve.py --clients 4 --requests 50 --json
+
+Exit status 0 when every check held, 1 otherwise. ``tests/serve/test_load.py`` runs a short
+form with the suite (``run_load`` below).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any, Optional
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+RANKS, SUITS = "23456789TJQKA", "cdhs"
+TOKEN = "load-test-token-0123456789"
+START_TIMEOUT = 120.0
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def rss_mb(pid: int) -> float:
+    """Resident memory of process ``pid`` in MB (Linux ``/proc``)."""
+    with open(f"/proc/{pid}/status", encoding="ascii") as fh:
+        for line in fh:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    raise RuntimeError(f"no VmRSS for process {pid}")
+
+
+def hands_text(n: int, seed: int, folder: Path) -> list[str]:
+    """``n`` finished heads-up hands as ACPC ``STATE:`` lines (every card shown), one per item."""
+    from cbr.logs.acpc import AcpcLogWriter
+    from cbr.play.match import run_match
+
+    path = folder / "hands.log"
+    with AcpcLogWriter(path, overwrite=True) as log:
+        run_match(["ehs", "lag"], n, seed=seed, log=log)
+    return [line for line in path.read_text().splitlines() if line.startswith("STATE:")]
+
+
+def situation(rng: random.Random) -> dict[str, Any]:
+    deck = [r + s for r in RANKS for s in SUITS]
+    cards = rng.sample(deck, 7)
+    board = "".join(cards[2:2 + rng.choice((0, 3, 4, 5))])
+    body: dict[str, Any] = {"hole": "".join(cards[:2]), "top": rng.choice((0, 3, 5))}
+    if board:
+        body["board"] = board
+    return body
+
+
+#: Bad requests: (path, body as JSON data or raw bytes, expected status).
+BAD: list[tuple[str, Any, int]] = [
+    ("/retrieve", {"hole": "AdXx"}, 422),
+    ("/retrieve", {"hole": "AdQc", "board": "3h4c"}, 422),
+    ("/retrieve", {"hole": "AdQc", "casebase": "nosuch"}, 404),
+    ("/retrieve", {"hole": "AdQc", "board": "3h4cJh", "position": 1, "to_call": 1, "pot": 4}, 422),
+    ("/retrieve", b"{not json", 422),
+    ("/retrieve", {"hole": "AdQc", "colour": "red"}, 422),
+    ("/reuse", {"hole": "AdQc", "policy": "cbr:similarity=/etc/passwd"}, 422),
+    ("/reuse", {"hole": "AdQc", "policy": "nosuchbot"}, 404),
+    ("/retrieve/batch", {"situations": []}, 422),
+    ("/retain", {"casebase": "loadcb", "text": "STATE:0:rr:garbage"}, 422),
+]
+
+
+POLICIES = ("cbr:preset=casper", "ehs", "call")
+
+
+def warm_up(url: str, hands: list[str]) -> int:
+    """Every path once before the memory is measured: each policy built, each street's cases
+    read, each kind of refusal, one retention (its cases are returned)."""
+    import httpx
+
+    with httpx.Client(base_url=url, timeout=60) as c:
+        for board in ("", "3h4cJh", "3h4cJh2s", "3h4cJh2s9d"):
+            body = {"hole": "AdQc", "board": board} if board else {"hole": "AdQc"}
+            c.post("/retrieve", json=body)
+            for policy in POLICIES:
+                c.post("/reuse", json={**body, "policy": policy})
+        for path, body, _ in BAD:
+            if isinstance(body, bytes):
+                c.post(path, content=body, headers={"Content-Type": "application/json"})
+            else:
+                c.post(path, json=body, headers={"Authorization": f"Bearer {TOKEN}"})
+        r = c.post("/retain", json={"casebase": "loadcb", "text": hands[0]}, headers={"Authorization": f"Bearer {TOKEN}"})
+        r.raise_for_status()
+        return int(r.json()["cases"])
+
+
+def client_run(url: str, seed: int, requests: int, hands: list[str], out: dict[str, Any]) -> None:
+    """One client's requests; ``out`` gets its counts and the cases its retentions kept."""
+    import httpx
+
+    rng = random.Random(f"load:{seed}")
+    statuses: Counter = Counter()
+    wrong: list[str] = []
+    retained = 0
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    with httpx.Client(base_url=url, timeout=60) as c:
+        for _ in range(requests):
+            roll = rng.random()
+            if roll < 0.40:
+                kind, path, body, want = "retrieve", "/retrieve", situation(rng), 200
+            elif roll < 0.65:
+                body = situation(rng)
+                body.update(policy=rng.choice(POLICIES), seed=rng.randrange(1000))
+                kind, path, want = "reuse", "/reuse", 200
+            elif roll < 0.95:
+                path, body, want = rng.choice(BAD)
+                kind = "bad"
+            else:
+                kind, path, body, want = "retain", "/retain", {"casebase": "loadcb", "text": rng.choice(hands)}, 200
+            headers = auth if kind == "retain" or path == "/retain" else {}
+            if isinstance(body, bytes):
+                r = c.post(path, content=body, headers={**headers, "Content-Type": "application/json"})
+            else:
+                r = c.post(path, json=body, headers=headers)
+            statuses[r.status_code] += 1
+            if r.status_code != want and len(wrong) < 20:
+                wrong.append(f"{kind} {path} {json.dumps(body) if not isinstance(body, bytes) else body!r}: "
+                             f"{r.status_code} (wanted {want}) {r.text[:200]}")
+            if kind == "retain" and r.status_code == 200:
+                retained += int(r.json()["cases"])
+            statuses[f"{kind}:{'ok' if r.status_code == want else 'wrong'}"] += 1
+    out.update(statuses=statuses, wrong=wrong, retained=retained)
+
+
+def start_server(folder: Path, casebase: Path, token_file: Path, threads: int) -> tuple[subprocess.Popen, str]:
+    import httpx
+
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    proc = subprocess.Popen([sys.executable, "-m", "cli", "serve", "--port", str(port), "--casebase", "default",
+                             "--casebase", str(casebase), "--token-file", str(token_file), "--threads", str(threads)],
+                            cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + START_TIMEOUT
+    try:
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise RuntimeError(f"cbr serve exited {proc.returncode}: {proc.stderr.read()}")
+            try:
+                if httpx.get(f"{url}/health", timeout=1.0).status_code == 200:
+                    return proc, url
+            except httpx.TransportError:
+                time.sleep(0.1)
+        raise RuntimeError(f"cbr serve did not answer within {START_TIMEOUT:g} s")
+    except BaseException:
+        stop_server(proc)
+        raise
+
+
+def stop_server(proc: subprocess.Popen) -> None:
+    """SIGTERM (the server compacts and closes its case bases), SIGKILL if it lingers."""
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+    for stream in (proc.stdout, proc.stderr):
+        if stream is not None:
+            stream.close()
+
+
+def run_load(clients: int = 16, requests: int = 500, *, seed: int = 0, threads: int = 8,
+             folder: Optional[Path] = None, max_growth_mb: float = 64.0) -> dict[str, Any]:
+    """Run the load test (see the module docstring); returns the figures and ``ok``."""
+    from cbr.play.retention import copy_casebase
+    from cbr.store import CaseBase
+
+    with tempfile.TemporaryDirectory(prefix="cbr-load-") as tmp:
+        root = Path(folder or tmp)
+        casebase = copy_casebase("default", root / "loadcb")
+        token_file = root / "token"
+        token_file.write_text(TOKEN + "\n")
+        hands = hands_text(40, seed, root)
+        with CaseBase.open(casebase) as cb:
+            before = cb.count()
+        proc, url = start_server(root, casebase, token_file, threads)
+        try:
+            warm_retained = warm_up(url, hands)  # every path once: the policies built, the caches filled
+            warm: dict[str, Any] = {}
+            client_run(url, -1 - seed, 40, hands, warm)  # and 40 requests as the clients send them
+            rss_before = rss_mb(proc.pid)
+            outs: list[dict[str, Any]] = [{} for _ in range(clients)]
+            workers = [threading.Thread(target=client_run, args=(url, seed * 1000 + i, requests, hands, outs[i]))
+                       for i in range(clients)]
+            samples: list[tuple[float, float]] = []   # (seconds since the start, RSS MB)
+            done = threading.Event()
+
+            def sample() -> None:
+                while not done.wait(0.25):
+                    try:
+                        samples.append((time.monotonic() - start, rss_mb(proc.pid)))
+                    except (OSError, RuntimeError):
+                        return
+
+            start = time.monotonic()
+            sampler = threading.Thread(target=sample, daemon=True)
+            sampler.start()
+            for w in workers:
+                w.start()
+            for w in workers:
+                w.join()
+            seconds = time.monotonic() - start
+            done.set()
+            sampler.join()
+            rss_after = rss_mb(proc.pid)
+            alive = proc.poll() is None
+        finally:
+            stop_server(proc)
+        with CaseBase.open(casebase) as cb:
+            after = cb.count()
+    statuses: Counter = Counter()
+    wrong: list[str] = []
+    for o in [warm, *outs]:
+        statuses.update(o.get("statuses", {}))
+        wrong += o.get("wrong", [])
+    retained = warm_retained + sum(o.get("retained", 0) for o in [warm, *outs])
+    errors_5xx = sum(n for s, n in statuses.items() if isinstance(s, int) and s >= 500)
+    answered = sum(n for s, n in statuses.items() if isinstance(s, int))
+    lost = before + retained - after
+    growth = rss_after - rss_before
+    # flat: from a quarter of the run to its end (the first requests fill the caches)
+    quarter = next((mb for t, mb in samples if t >= seconds / 4), rss_before)
+    late_growth = rss_after - quarter
+    report = {
+        "clients": clients, "requests_per_client": requests, "requests": clients * requests,
+        "answered": answered,
+        "seconds": round(seconds, 2), "requests_per_second": round(clients * requests / seconds, 1),
+        "status": {str(k): v for k, v in sorted(statuses.items(), key=lambda kv: str(kv[0])) if isinstance(k, int)},
+        "by_kind": {k: v for k, v in sorted((k, v) for k, v in statuses.items() if isinstance(k, str))},
+        "errors_5xx": errors_5xx, "wrong_status": sum(n for k, n in statuses.items()
+                                                      if isinstance(k, str) and k.endswith(":wrong")),
+        "wrong_examples": wrong[:5], "retained_cases": retained, "cases_before": before, "cases_after": after,
+        "lost_cases": lost, "rss_mb_before": round(rss_before, 1), "rss_mb_after": round(rss_after, 1),
+        "rss_mb_at_quarter": round(quarter, 1), "rss_mb_max": round(max([rss_after, *(mb for _, mb in samples)]), 1),
+        "rss_growth_mb": round(growth, 1), "rss_growth_after_quarter_mb": round(late_growth, 1),
+        "max_growth_mb": max_growth_mb, "server_alive": alive,
+    }
+    report["ok"] = (errors_5xx == 0 and report["wrong_status"] == 0 and lost == 0 and alive
+                    and growth < max_growth_mb and late_growth < max_growth_mb / 2)
+    return report
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--clients", type=int, default=16)
+    parser.add_argument("--requests", type=int, default=500, help="requests per client")
+    parser.add_argument("--threads", type=int, default=8, help="the server's --threads")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--max-growth-mb", type=float, default=64.0)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    report = run_load(args.clients, args.requests, seed=args.seed, threads=args.threads,
+                      max_growth_mb=args.max_growth_mb)
+    if args.json:
+        print(json.dumps(report, indent=1))
+    else:
+        for k, v in report.items():
+            print(f"{k:>20}: {v}")
+    return 0 if report["ok"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,644 @@
+"""The web table of ``cbr serve``: a person plays limit hold'em against bots in a browser.
+
+Each :class:`TableSession` is one person's table, kept on the server under an unguessable id
+(:class:`TableSessions`: at most ``max_sessions``, each dropped after ``ttl`` seconds without
+a request). The hands are played at the one table loop of :mod:`cbr.play.table`
+(:class:`~cbr.play.table.Table`, as ``cbr match`` and ``cbr play --human`` play them): the
+person sits in seat 0, the bots (policy specs) in seats 1..5, positions rotate one seat a
+hand, and deal ``k`` of the session's seed has the cards
+:func:`~cbr.play.table.deal_cards` gives. A hand runs in a thread of its own that waits at
+the person's turns; the bots act server-side when it is their turn, so every request that
+starts a hand or takes the person's action answers once the person is to act again or the
+hand is over.
+
+What the person is sent (:meth:`TableSession.view`) is what a player at a real table sees:
+their own cards, the board, the bets, and a bot's cards only when they go to a showdown. A
+case-based bot's reasons (its triple, the re-use rule, the retrieved cases with their
+per-feature similarities: :meth:`TableSession.explain`) are released when the hand is over,
+since the features of a decision tell the strength of the bot's cards.
+
+Nothing here prints or knows HTTP; errors are :class:`~cbr.errors.CBRError` subclasses the
+app maps to statuses (:class:`~cbr.serve.engine.NotFoundError` 404, a bad action or option
+422, :class:`TableStateError` 409).
+"""
+from __future__ import annotations
+
+import math
+import re
+import secrets
+import threading
+import time
+from collections import OrderedDict
+from contextlib import nullcontext
+from dataclasses import dataclass, field
+from typing import Any, Optional, Sequence
+
+from cbr.errors import CBRError, GameError
+from cbr.game.decision import DecisionPoint
+from cbr.game.gamedef import STREETS
+from cbr.game.spec import default_game
+from cbr.game.state import HandState
+from cbr.play.human import action_text, position_labels
+from cbr.play.table import LEAVE, PlayedHand, PolicySeat, Seat, Table, Watcher, act_rng, resolve_players, seat_names
+from cbr.policies.base import Policy
+from cbr.serve.engine import PATH_OPTIONS, FieldError, ForbiddenError, NotFoundError
+from cbr.stats import mean_ci
+from evaluator_ext.cards import card_str
+
+__all__ = ["TableSession", "TableSessions", "SharedBots", "TableStateError", "MAX_SESSIONS", "SESSION_TTL", "MAX_BOTS",
+           "MAX_SESSION_HANDS", "CASES_SHOWN"]
+
+#: Table sessions a server keeps at once (a new one beyond it is refused while all are fresh).
+MAX_SESSIONS = 32
+#: Seconds a session is kept without a request.
+SESSION_TTL = 3600.0
+#: Bots at one table (with the person: 2 to 6 players).
+MAX_BOTS = 5
+#: Hands one session may play (its log and its per-hand results stay in memory).
+MAX_SESSION_HANDS = 5000
+#: Retrieved cases shown in a decision's panel.
+CASES_SHOWN = 20
+#: Seconds a request waits for the bots to reach the person's turn (they take milliseconds).
+BOT_WAIT = 60.0
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+
+
+class TableStateError(CBRError):
+    """A request that does not fit the table's moment: an action when it is not the
+    person's turn, a new hand while one is being played (HTTP 409)."""
+
+
+def _cards(cards: Sequence[int] | None) -> list[str]:
+    return [card_str(c) for c in cards] if cards else []
+
+
+def _number(x: float) -> Optional[float]:
+    return float(x) if math.isfinite(x) else None
+
+
+@dataclass
+class BotDecision:
+    """A bot's decision at the table: who, where, what, and (for the case-based bot) the
+    decision point and the bot's reasons, kept for :meth:`TableSession.explain`."""
+
+    id: int
+    hand: int
+    seat: int
+    name: str
+    street: str
+    action: str
+    dp: DecisionPoint
+    policy: Policy
+    decision: Any = None  # a CBRDecision, for the case-based bot
+    lock: Any = field(default_factory=nullcontext)  # taken around the policy's use (a shared bot)
+
+
+class _BotSeat(PolicySeat):
+    """A bot's seat that keeps every decision for the session (the case-based bot's with its reasons)."""
+
+    def __init__(self, policy: Policy, rng: Any, seat: int, name: str, session: "TableSession",
+                 lock: Any = None) -> None:
+        super().__init__(policy, rng)
+        self.seat, self.name, self.session = seat, name, session
+        self.lock = lock if lock is not None else nullcontext()
+
+    def act(self, state: HandState, dp: DecisionPoint) -> str:
+        with self.lock:
+            decide = getattr(self.policy, "decide", None)
+            decision = decide(dp, self.rng) if callable(decide) else None
+            kind = decision.action if decision is not None else self.policy.act(dp, self.rng)
+        s = self.session
+        s.bot_decisions.append(BotDecision(len(s.bot_decisions), s.hand_number, self.seat, self.name,
+                                           STREETS[state.street], kind, dp, self.policy, decision, self.lock))
+        return kind
+
+    def observe(self, record: Any, position: int) -> None:
+        with self.lock:
+            self.policy.observe(record, position)
+
+
+class _Person(Seat, Watcher):
+    """The person's seat (waits for the action a request brings) and the table as they see it."""
+
+    def __init__(self, session: "TableSession") -> None:
+        self.session = session
+        self.cv = threading.Condition()
+        self.state: Optional[HandState] = None
+        self.order: Sequence[int] = ()
+        self.you = 0
+        self.labels: list[str] = []
+        self.history: list[list[dict[str, Any]]] = []
+        self.waiting: Optional[str] = None   # the legal actions while the person is to act
+        self.answer: Optional[str] = None
+        self.leaving = False
+
+    # ---- the seat
+    def act(self, state: HandState, dp: DecisionPoint) -> str:
+        with self.cv:
+            self.waiting = dp.legal
+            self.cv.notify_all()
+            while self.answer is None and not self.leaving:
+                self.cv.wait()
+            kind = self.answer if self.answer is not None else LEAVE
+            self.answer = None
+            self.waiting = None
+        if kind != LEAVE:
+            self.session.person_decisions += 1
+        return kind
+
+    # ---- the table
+    def dealt(self, k: int, state: HandState, seats: Sequence[int]) -> None:
+        self.state = state
+        self.order = seats
+        self.you = list(seats).index(0)
+        self.labels = position_labels(state)
+        self.history = [[] for _ in STREETS]
+
+    def acting(self, state: HandState, position: int, kind: str) -> None:
+        s = self.session
+        verb, _, rest = action_text(state, kind).partition(" ")
+        if position == self.you:  # "you call 10", "cbr calls 10"
+            verb = verb[:-1]
+        text = f"{state.players[position]} {verb}" + (f" {rest}" if rest else "")
+        entry: dict[str, Any] = {"seat": self.order[position], "name": state.players[position],
+                                 "action": kind, "text": text}
+        if position != self.you:
+            entry["decision"] = len(s.bot_decisions) - 1  # the bot's seat recorded it just now
+        self.history[state.street].append(entry)
+
+
+@dataclass
+class _HandResult:
+    number: int
+    won: list[float]            # chips per seat
+    record: Any                 # the full record (every hole card)
+
+
+@dataclass
+class TableSession:
+    """One person's table; see the module docstring. Build it with :meth:`create`."""
+
+    id: str
+    bots: list[str]
+    names: list[str]
+    seed: int
+    policies: list[Policy]
+    retain_into: Optional[str] = None
+    shared: dict[int, Any] = field(default_factory=dict)  # seat -> the lock of a bot shared between sessions
+    retainers: list[Any] = field(default_factory=list)
+    lock: threading.RLock = field(default_factory=threading.RLock)
+    touched: float = field(default_factory=time.monotonic)
+    hand_number: int = -1
+    results: list[_HandResult] = field(default_factory=list)
+    bot_decisions: list[BotDecision] = field(default_factory=list)
+    person_decisions: int = 0
+    error: Optional[str] = None
+    closed: bool = False
+
+    # ---- building ------------------------------------------------------------------------
+    @classmethod
+    def create(cls, bots: Sequence[str], *, seed: Optional[int] = None, name: str = "you",
+               retain_into: Optional[str] = None, shared: Optional["SharedBots"] = None) -> "TableSession":
+        """A new table of the person and ``bots`` (1..5 policy specs; options naming server
+        files are refused). ``retain_into``: a case-base name (``./casebases/NAME`` on the
+        server, a copy of the first case-based bot's case base made on first use) that keeps
+        every hand: the bot's decisions and the person's (a person teaches the bot).
+        ``shared``: case-based bots that do not retain are taken from it (one open case base
+        for every session) instead of built for this session."""
+        from cbr.policies.spec import PolicySpecError, UnknownPolicyError, parse_policy_spec
+
+        if not 1 <= len(bots) <= MAX_BOTS:
+            raise FieldError("bots", f"a table seats 1 to {MAX_BOTS} bots beside you, got {len(bots)}")
+        for spec in bots:
+            try:
+                _, options = parse_policy_spec(spec)
+            except UnknownPolicyError as exc:
+                raise NotFoundError(str(exc)) from None
+            except PolicySpecError as exc:
+                raise FieldError("bots", str(exc)) from None
+            given = sorted(k for k in options if k.replace("-", "_") in PATH_OPTIONS)
+            if given:
+                raise FieldError("bots", f"policy spec {spec!r}: option {given[0]!r} names a file on the server; "
+                                         "the bots play from their shipped case bases")
+        if retain_into is not None and not _NAME.match(retain_into):
+            raise FieldError("retain_into", f"retain_into must be a case-base name (letters, digits, '-' and '_', "
+                                            f"at most 64), got {retain_into!r}")
+        if not _NAME.match(name):
+            raise FieldError("name", f"name must be letters, digits, '-' and '_' (at most 64), got {name!r}")
+        seed = secrets.randbelow(2**31) if seed is None else seed
+        try:
+            policies = resolve_players(list(bots), seed, first_seat=1)
+        except UnknownPolicyError as exc:
+            raise NotFoundError(str(exc)) from None
+        except (PolicySpecError, ValueError) as exc:
+            raise FieldError("bots", str(exc).splitlines()[0]) from None
+        names = [name, *seat_names(policies)]
+        if name in names[1:]:
+            names[0] = f"{name}-person"
+        session = cls(secrets.token_urlsafe(24), list(bots), names, seed, policies, retain_into=retain_into)
+        try:
+            for i, p in enumerate(policies):
+                hit = shared.get(bots[i], p) if shared is not None and retain_into is None else None
+                if hit is not None:
+                    policies[i], session.shared[i + 1] = hit
+                else:
+                    p.reset()
+            if retain_into is not None:
+                from cbr.errors import CaseBaseError
+                from cbr.play.retention import start_retention
+
+                try:
+                    session.retainers = start_retention([None, *policies], names,  # type: ignore[list-item]
+                                                        into=retain_into, extra_seats=[0])
+                except CaseBaseError as exc:
+                    raise ForbiddenError(f"retention refused: {exc}") from None
+        except BaseException:
+            session.close()
+            raise
+        session._person = _Person(session)
+        n = len(policies) + 1
+        seats: list[Seat] = [session._person]
+        seats += [_BotSeat(p, act_rng(seed, s), s, names[s], session, session.shared.get(s))
+                  for s, p in enumerate(policies, start=1)]
+        session._table = Table(default_game(n), seats, names, seed=seed, source="web",
+                               retainers=session.retainers, watcher=session._person)
+        session._thread = None
+        session._running = False
+        return session
+
+    # ---- playing -------------------------------------------------------------------------
+    @property
+    def in_hand(self) -> bool:
+        """Whether a hand is being played (its thread waits for the person)."""
+        return self._running
+
+    def new_hand(self) -> None:
+        """Deal the next hand and let the bots act up to the person's first turn (or the end)."""
+        if self.closed:
+            raise TableStateError("this session is closed: start a new one")
+        if self.in_hand:
+            raise TableStateError("a hand is being played: finish it first")
+        if len(self.results) >= MAX_SESSION_HANDS:
+            raise TableStateError(f"a session plays at most {MAX_SESSION_HANDS} hands: start a new session")
+        self.hand_number += 1
+        k = self.hand_number
+        person = self._person
+        person.state = None
+        self.error = None
+        self._running = True
+
+        def run() -> None:
+            try:
+                played: PlayedHand = self._table.play(k)
+                self.results.append(_HandResult(k, list(played.won), played.record))
+            except Exception as exc:  # a bot's failure ends the hand; the session says why
+                self.error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+            finally:
+                with person.cv:
+                    self._running = False
+                    person.cv.notify_all()
+
+        self._thread = threading.Thread(target=run, name=f"cbr-table-{self.id[:6]}-{k}", daemon=True)
+        self._thread.start()
+        self._settle()
+
+    def act(self, key: str) -> None:
+        """The person's action: ``f``, ``c``, ``r`` or a word (``fold``, ``check``, ``call``,
+        ``bet``, ``raise``); then the bots act up to the person's next turn (or the end)."""
+        from cbr.play.human import QUIT, parse_key
+
+        person = self._person
+        with person.cv:
+            legal = person.waiting
+        if legal is None:
+            raise TableStateError("it is not your turn" + ("" if self.in_hand else ": deal a new hand"))
+        try:
+            kind = parse_key(key, legal)
+        except GameError as exc:
+            raise FieldError("action", str(exc).replace(" or q)", ")")) from None
+        if kind == QUIT:
+            raise FieldError("action", f"unknown action {key!r} (use {', '.join(legal)})")
+        with person.cv:
+            person.answer = kind
+            person.cv.notify_all()
+        self._settle()
+
+    def _settle(self) -> None:
+        """Wait until the person is to act again or the hand is over."""
+        person = self._person
+        end = time.monotonic() + BOT_WAIT
+        with person.cv:
+            while True:
+                if not self._running or (person.waiting is not None and person.answer is None):
+                    break
+                left = end - time.monotonic()
+                if left <= 0:
+                    raise TableStateError(f"the bots did not reach your turn within {BOT_WAIT:g} s")
+                person.cv.wait(min(left, 0.5))
+        if not self._running and self._thread is not None:
+            self._thread.join(timeout=BOT_WAIT)
+
+    def close(self) -> None:
+        """End the session: a hand in play is left (the bots finish it; it is not kept),
+        the retention is compacted and the bots closed."""
+        self.closed = True
+        person = getattr(self, "_person", None)
+        thread = getattr(self, "_thread", None)
+        if person is not None:
+            with person.cv:
+                person.leaving = True
+                person.cv.notify_all()
+        if thread is not None:
+            thread.join(timeout=BOT_WAIT)
+        for r in self.retainers:
+            try:
+                r.close()
+            except CBRError:  # pragma: no cover - the cases are durable in the log already
+                pass
+        self.retainers = []
+        for s, p in enumerate(self.policies, start=1):
+            if s in self.shared:  # the server's, closed when it stops
+                continue
+            close = getattr(p, "close", None)
+            if callable(close):
+                try:
+                    close()
+                except CBRError:  # pragma: no cover
+                    pass
+
+    # ---- what the person sees --------------------------------------------------------------
+    def view(self) -> dict[str, Any]:
+        """The table as the person may see it now (plain JSON data)."""
+        person = self._person
+        game = self._table.game
+        sb = game.small_bet
+        out: dict[str, Any] = {"session": self.id, "bots": list(self.bots), "names": list(self.names),
+                               "seed": self.seed, "small_bet": sb, "big_bet": game.big_bet,
+                               "game": game.name, "retain_into": self.retain_into,
+                               "retained": sum(r.retained for r in self.retainers), "error": self.error,
+                               "hand": None, "result": self._result()}
+        state = person.state
+        if state is None:
+            return out
+        with person.cv:
+            legal = person.waiting
+        over = not self.in_hand
+        done = self.results[-1] if over and self.results and self.results[-1].number == self.hand_number else None
+        record = done.record if done is not None else None
+        shown = record.showdown if record is not None else ()
+        seats = []
+        for p in range(state.n_players):
+            seat = person.order[p]
+            visible = p == person.you or (record is not None and p in shown)
+            cards = (record.hole_cards[p] if record is not None else state.hole_cards[p]) if visible else None
+            stack = state.stacks[p]
+            seats.append({
+                "seat": seat, "position": p, "name": state.players[p], "label": person.labels[p],
+                "you": p == person.you, "committed": state.total_committed[p],
+                "committed_sb": state.total_committed[p] / sb, "street_bet": state.committed[p],
+                "stack": _number(stack), "session_chips": sum(r.won[seat] for r in self.results),
+                "folded": state.folded[p], "cards": _cards(cards),
+                "hand_name": _hand_name(cards, state.board) if visible and record is not None and p in shown else None,
+                "won": done.won[seat] if done is not None else None,
+                "to_act": (not over) and state.to_act == p,
+            })
+        to_act = state.to_act if not over else None
+        hand: dict[str, Any] = {
+            "number": self.hand_number + 1, "street": STREETS[min(state.street, 3)], "board": _cards(state.board),
+            "pot": state.pot, "pot_sb": state.pot / sb, "to_call": state.to_call if legal else 0.0,
+            "seats": seats, "to_act": person.order[to_act] if to_act is not None else None,
+            "your_turn": legal is not None, "over": over,
+            "legal": _legal(state, legal) if legal else [],
+            "history": _history(state, person.history),
+            "betting": state.history,
+        }
+        if done is not None:
+            you_won = done.won[0]
+            hand["result"] = {"won": done.won, "you": you_won, "you_sb": you_won / sb,
+                              "showdown": [person.order[p] for p in shown]}
+        hand["decisions"] = [{"id": d.id, "seat": d.seat, "name": d.name, "street": d.street, "action": d.action,
+                              "explained": d.decision is not None and over}
+                             for d in self.bot_decisions if d.hand == self.hand_number]
+        out["hand"] = hand
+        return out
+
+    def _result(self) -> dict[str, Any]:
+        sb = self._table.game.small_bet
+        per_hand = [r.won[0] / sb for r in self.results]
+        mean, half = mean_ci(per_hand)
+        return {"hands": len(per_hand), "chips": sum(r.won[0] for r in self.results), "sb": sum(per_hand),
+                "sb_per_hand": mean if per_hand else 0.0, "ci95": _number(half), "per_hand_sb": per_hand}
+
+    def explain(self, decision_id: int, top: int = CASES_SHOWN) -> dict[str, Any]:
+        """A case-based bot's decision ``decision_id`` explained: its triple, the action, the
+        re-use rule and why, and the ``top`` most similar retrieved cases (hole, board,
+        betting, action, outcome, source) with each feature's local similarity. Only once its
+        hand is over (409 before); 404 for a decision that is not a case-based bot's."""
+        from cbr.query.answer import answer
+
+        if not 0 <= decision_id < len(self.bot_decisions):
+            raise NotFoundError(f"no decision {decision_id} at this table ({len(self.bot_decisions)} so far)")
+        d = self.bot_decisions[decision_id]
+        if d.decision is None:
+            raise NotFoundError(f"decision {decision_id} is {d.name}'s, a bot that does not retrieve cases")
+        if d.hand == self.hand_number and self.in_hand:
+            raise TableStateError("a bot's reasons are shown when the hand is over (they tell the strength "
+                                  "of its cards)")
+        with d.lock:
+            cb = d.policy.open()  # type: ignore[attr-defined]
+            ans = answer(cb, d.dp, top=top).to_dict(top=top)
+            outcomes = _outcomes(cb, ans["street"], [c.get("id") for c in ans["cases"]])
+        cases = []
+        for c in ans["cases"]:
+            prov = c.get("provenance", {})
+            cases.append({"id": c.get("id"), "similarity": c.get("similarity"), "action": c.get("action"),
+                          "hole": prov.get("hole"), "board": prov.get("board"), "betting": prov.get("history"),
+                          "outcome": outcomes.get(c.get("id")), "source": prov.get("source"),
+                          "hand_id": prov.get("hand_id"), "player": prov.get("player"), "local": c.get("local", {})})
+        dec = d.decision
+        return {"id": d.id, "hand": d.hand + 1, "seat": d.seat, "name": d.name, "street": d.street,
+                "action": d.action, "casebase": ans["casebase"],
+                "triple": _triple(dec.triple), "played": _triple(dec.played), "reuse": dec.reuse,
+                "why": dec.explanation, "retrieved": dec.retrieved, "fallback": dec.fallback,
+                "features": ans["features"], "weights": ans["weights"], "threshold": ans["threshold"],
+                "cases": cases}
+
+    def log(self, fmt: str = "acpc") -> str:
+        """The session's hands as an ACPC or PHH log, as the person saw them (a bot's cards
+        only where they went to a showdown)."""
+        from cbr.play.table import seen_by
+
+        records = []
+        for r in self.results:
+            you = list(r.record.players).index(self.names[0])
+            records.append(seen_by(r.record, you))
+        if fmt == "acpc":
+            from cbr.logs.acpc import dumps
+
+            return dumps(records, self._table.game)
+        if fmt == "phh":
+            from cbr.logs.phh import dumps as phh_dumps
+
+            return phh_dumps(records)
+        raise FieldError("format", f"unknown log format {fmt!r}; use acpc or phh")
+
+
+def _history(state: HandState, told: Sequence[Sequence[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The hand's actions street by street, each street with the board it was played on."""
+    out = []
+    for i, acts in enumerate(told):
+        size = (0, 3, 4, 5)[i]
+        if acts or (i and len(state.board) >= size):
+            out.append({"street": STREETS[i], "board": _cards(state.board[:size]), "actions": [dict(a) for a in acts]})
+    return out
+
+
+def _triple(t: Any) -> dict[str, float]:
+    return {"fold": float(t[0]), "check_call": float(t[1]), "bet_raise": float(t[2])}
+
+
+def _legal(state: HandState, legal: str) -> list[dict[str, str]]:
+    """The person's legal actions as buttons: kind, key and label (``call 10``, ``raise to 30``)."""
+    keys = {"f": "f", "c": "c", "r": "r"}
+    out = []
+    for kind in "fcr":
+        if kind in legal:
+            text = action_text(state, kind)
+            label = {"folds": "Fold", "checks": "Check"}.get(text, text[0].upper() + text[1:])
+            label = label.replace("Calls", "Call").replace("Bets", "Bet").replace("Raises", "Raise")
+            out.append({"kind": kind, "key": keys[kind], "label": label})
+    return out
+
+
+def _hand_name(cards: Optional[Sequence[int]], board: Sequence[int]) -> Optional[str]:
+    if not cards or len(board) < 3:
+        return None
+    from evaluator_ext import evaluate, hand_category
+
+    return hand_category(evaluate(list(cards) + list(board)))
+
+
+def _outcomes(cb: Any, street: str, ids: Sequence[Any]) -> dict[Any, Optional[float]]:
+    """The ``outcome`` (small bets won by the case's player) of the cases ``ids``, where known."""
+    ids = [int(i) for i in ids if i is not None]
+    if not ids:
+        return {}
+    try:
+        rows = cb.rows_by_id(street, ids, ("case_id", "outcome"))
+    except (CBRError, KeyError, ValueError):
+        return {}
+    out: dict[Any, Optional[float]] = {}
+    for row in rows:
+        v = row.get("outcome")
+        out[row.get("case_id")] = float(v) if v is not None and math.isfinite(float(v)) else None
+    return out
+
+
+class SharedBots:
+    """Case-based bots shared by the sessions of a server, one per policy spec: each holds its
+    case base open once (the expert base takes about 150 MB), and a lock serialises its
+    decisions. A bot is shared only when it keeps no state between decisions but its case base
+    (not over an opponent-aware case base, whose models learn): each session draws its actions
+    from its own stream, so a shared bot plays as a session's own would."""
+
+    def __init__(self) -> None:
+        self._bots: dict[str, tuple[Policy, threading.Lock]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, spec: str, built: Policy) -> Optional[tuple[Policy, threading.Lock]]:
+        """The shared bot of ``spec`` and its lock (``built``, a fresh bot of that spec, becomes
+        it the first time); None when ``built`` is not one to share (then it is the session's)."""
+        if not getattr(built, "can_retain", False):
+            return None
+        key = spec.strip()
+        with self._lock:
+            hit = self._bots.get(key)
+            if hit is None:
+                if built.learns:  # type: ignore[attr-defined]  (opens its case base)
+                    return None
+                hit = self._bots[key] = (built, threading.Lock())
+            elif hit[0] is not built:
+                built.close()  # type: ignore[attr-defined]  (never opened: nothing to free)
+            return hit
+
+    def close(self) -> None:
+        with self._lock:
+            bots = list(self._bots.values())
+            self._bots.clear()
+        for policy, lock in bots:
+            with lock:
+                close = getattr(policy, "close", None)
+                if callable(close):
+                    close()
+
+
+class TableSessions:
+    """The table sessions of one server: created with an unguessable id, found by it,
+    dropped after ``ttl`` seconds without a request, at most ``max_sessions`` at once."""
+
+    def __init__(self, max_sessions: int = MAX_SESSIONS, ttl: float = SESSION_TTL) -> None:
+        self.max_sessions = max_sessions
+        self.ttl = ttl
+        self._sessions: OrderedDict[str, TableSession] = OrderedDict()
+        self._lock = threading.Lock()
+        self.shared = SharedBots()
+
+    def __len__(self) -> int:
+        return len(self._sessions)
+
+    def _expire(self) -> list[TableSession]:
+        now = time.monotonic()
+        gone = [s for s in self._sessions.values() if now - s.touched > self.ttl]
+        for s in gone:
+            del self._sessions[s.id]
+        return gone
+
+    def create(self, bots: Sequence[str], **options: Any) -> TableSession:
+        """A new session (see :meth:`TableSession.create`); refused (:class:`TableStateError`)
+        when ``max_sessions`` are open and none has expired."""
+        with self._lock:
+            gone = self._expire()
+            full = len(self._sessions) >= self.max_sessions
+        for s in gone:
+            s.close()
+        if full:
+            raise TableStateError(f"the server has {self.max_sessions} table sessions open: try again later "
+                                  "(a session ends after its last request plus "
+                                  f"{self.ttl / 60:g} minutes, or when it is closed)")
+        session = TableSession.create(bots, shared=self.shared, **options)
+        with self._lock:
+            self._sessions[session.id] = session
+        return session
+
+    def get(self, session_id: str) -> TableSession:
+        """The session ``session_id`` (its clock restarted); :class:`NotFoundError` if unknown or expired."""
+        with self._lock:
+            gone = self._expire()
+            session = self._sessions.get(session_id)
+            if session is not None:
+                session.touched = time.monotonic()
+                self._sessions.move_to_end(session_id)
+        for s in gone:
+            s.close()
+        if session is None:
+            raise NotFoundError("no such table session (it ended, expired or never existed): start a new one")
+        return session
+
+    def drop(self, session_id: str) -> None:
+        """Close and forget the session ``session_id`` (:class:`NotFoundError` if unknown)."""
+        with self._lock:
+            session = self._sessions.pop(session_id, None)
+        if session is None:
+            raise NotFoundError("no such table session (it ended, expired or never existed)")
+        with session.lock:
+            session.close()
+
+    def close(self) -> None:
+        """Close every session (the server stops)."""
+        with self._lock:
+            sessions = list(self._sessions.values())
+            self._sessions.clear()
+        for s in sessions:
+            s.close()
+        self.shared.close()

@@ -1,0 +1,275 @@
+"""The web table's endpoints through FastAPI's test client: hands played to their end and
+checked against the table's own record, what the person may see, the cases panel, the logs,
+retention into a named copy, and the refusals (422, 404, 409, 401, 403)."""
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import require_module
+from tests.serve.conftest import TOKEN, make_client
+
+require_module("fastapi", module_level=True)
+require_module("httpx", module_level=True)
+
+
+@pytest.fixture(scope="module")
+def client(engine):
+    with make_client(engine, token=TOKEN) as c:
+        yield c
+
+
+def tables(client):
+    return client.app.state.tables
+
+
+def start(client, bots=("call",), seed=3, **extra):
+    r = client.post("/table/sessions", json={"bots": list(bots), "seed": seed, **extra})
+    assert r.status_code == 201, r.text
+    return r.json()["session"]
+
+
+def play_hand(client, sid, choose=lambda legal, turn: legal[min(1, len(legal) - 1)]["kind"]):
+    """Deal a hand and play it to its end; returns every view the person got."""
+    r = client.post(f"/table/sessions/{sid}/hand")
+    assert r.status_code == 200, r.text
+    views = [r.json()]
+    turn = 0
+    while not views[-1]["hand"]["over"]:
+        hand = views[-1]["hand"]
+        assert hand["your_turn"] and hand["legal"]
+        r = client.post(f"/table/sessions/{sid}/action", json={"action": choose(hand["legal"], turn)})
+        assert r.status_code == 200, r.text
+        views.append(r.json())
+        turn += 1
+        assert turn < 40
+    return views
+
+
+def final_pot(record) -> float:
+    """The pot at the end of ``record``, replayed by the rules engine."""
+    from cbr.game.state import HandState
+    from cbr.play.table import BOARD_STEPS
+
+    state = HandState(record.game, players=record.players, hole_cards=record.hole_cards)
+    for a in record.actions:
+        while state.needs_board:
+            lo, hi = BOARD_STEPS[state.street]
+            state.deal_board(record.board[lo:hi])
+        state.act(a.kind)
+    return state.pot
+
+
+@pytest.mark.parametrize("bots", [("call",), ("ehs", "call", "lag")])
+def test_hands_match_the_tables_record(client, bots) -> None:
+    sid = start(client, bots, seed=11)
+    session = tables(client).get(sid)
+    total = 0.0
+    for k in range(4):
+        choose = (lambda legal, turn: legal[-1]["kind"]) if k % 2 else (lambda legal, turn: "c")
+        views = play_hand(client, sid, choose)
+        end = views[-1]
+        record = session.results[-1].record
+        hand = end["hand"]
+        assert hand["number"] == k + 1 and hand["over"]
+        assert len(hand["seats"]) == len(bots) + 1
+        # the pot, the betting, the board and the result are the table's own
+        assert hand["pot"] == final_pot(record)
+        assert hand["betting"] == record.extra["betting"]
+        said = [a["action"] for street in hand["history"] for a in street["actions"]]
+        assert said == [a.kind for a in record.actions]
+        you = list(record.players).index(end["names"][0])
+        assert hand["result"]["you"] == record.payoffs[you]
+        total += record.payoffs[you]
+        assert end["result"]["hands"] == k + 1
+        assert end["result"]["chips"] == total
+        assert end["result"]["sb"] == pytest.approx(total / end["small_bet"])
+        won = {s["seat"]: s["session_chips"] for s in hand["seats"]}
+        assert won[0] == total and sum(won.values()) == 0  # each seat's chips over the session
+        # the person's cards are always shown, the bots' only at a showdown
+        for v in views:
+            for s in v["hand"]["seats"]:
+                if s["you"]:
+                    assert len(s["cards"]) == 2
+                elif not v["hand"]["over"] or s["position"] not in record.showdown:
+                    assert s["cards"] == [], (s, v["hand"]["over"])
+                else:
+                    assert len(s["cards"]) == 2 and s["hand_name"]
+    ci = end["result"]["ci95"]
+    assert ci is not None and ci > 0
+    assert len(end["result"]["per_hand_sb"]) == 4
+
+
+def test_bots_hole_cards_never_sent_before_the_showdown(client) -> None:
+    sid = start(client, ("call",), seed=5)
+    session = tables(client).get(sid)
+    r = client.post(f"/table/sessions/{sid}/hand")
+    state = session._person.state
+    bot_pos = 1 - session._person.you
+    from evaluator_ext.cards import card_str
+
+    secret = [card_str(c) for c in state.hole_cards[bot_pos]]
+    assert not any(c in r.text for c in secret if c not in r.json()["hand"]["board"] + sum(
+        (s["cards"] for s in r.json()["hand"]["seats"] if s["you"]), []))
+    r = client.get(f"/table/sessions/{sid}")
+    assert all(s["cards"] == [] for s in r.json()["hand"]["seats"] if not s["you"])
+
+
+def test_sessions_are_isolated(client) -> None:
+    a, b = start(client, ("call",), seed=1), start(client, ("call",), seed=1)
+    assert a != b and len(a) >= 30
+    play_hand(client, a)
+    va, vb = client.get(f"/table/sessions/{a}").json(), client.get(f"/table/sessions/{b}").json()
+    assert va["result"]["hands"] == 1 and vb["result"]["hands"] == 0 and vb["hand"] is None
+
+
+def test_cases_panel_of_a_cbr_decision(client) -> None:
+    sid = start(client, ("cbr:preset=casper",), seed=2)
+    r = client.post(f"/table/sessions/{sid}/hand")
+    hand = r.json()["hand"]
+    while not hand["over"]:
+        if hand["decisions"]:  # the reasons wait for the end of the hand
+            d = hand["decisions"][0]
+            assert not d["explained"]
+            assert client.get(f"/table/sessions/{sid}/decisions/{d['id']}").status_code == 409
+        hand = client.post(f"/table/sessions/{sid}/action", json={"action": "call"}).json()["hand"]
+    assert hand["decisions"] and all(d["explained"] for d in hand["decisions"])
+    d = hand["decisions"][-1]
+    r = client.get(f"/table/sessions/{sid}/decisions/{d['id']}", params={"top": 7})
+    assert r.status_code == 200, r.text
+    e = r.json()
+    assert e["action"] == d["action"] and e["street"] == d["street"] and e["casebase"] == "default"
+    assert sum(e["triple"].values()) == pytest.approx(1.0)
+    assert e["why"] and e["reuse"] == "probabilistic" and e["retrieved"] >= 1
+    assert 1 <= len(e["cases"]) <= 7
+    sims = [c["similarity"] for c in e["cases"]]
+    assert sims == sorted(sims, reverse=True)
+    for c in e["cases"]:
+        assert set(c["local"]) == set(e["weights"]) and all(0 <= v <= 1 for v in c["local"].values())
+        assert c["action"] in "fcr" and c["source"] and len(c["hole"]) == 4
+    # the same retrieval as the library's answer for the bot's decision point
+    from cbr.query.answer import answer
+
+    bd = tables(client).get(sid).bot_decisions[d["id"]]
+    want = answer(bd.policy.open(), bd.dp, top=7).to_dict(top=7)
+    assert [c["id"] for c in e["cases"]] == [c["id"] for c in want["cases"]]
+    assert client.get(f"/table/sessions/{sid}/decisions/999").status_code == 404
+    # a rule bot's decision has no cases
+    sid2 = start(client, ("call",), seed=2)
+    views = play_hand(client, sid2)
+    other = views[-1]["hand"]["decisions"][0]
+    assert not other["explained"]
+    assert client.get(f"/table/sessions/{sid2}/decisions/{other['id']}").status_code == 404
+
+
+@pytest.mark.parametrize("fmt", ["acpc", "phh"])
+def test_log_download_reads_back(client, fmt) -> None:
+    from cbr.logs import acpc, phh
+
+    sid = start(client, ("ehs",), seed=9)
+    session = tables(client).get(sid)
+    for _ in range(3):
+        play_hand(client, sid)
+    r = client.get(f"/table/sessions/{sid}/log", params={"format": fmt})
+    assert r.status_code == 200 and "attachment" in r.headers["content-disposition"]
+    back = (acpc.loads if fmt == "acpc" else phh.loads)(r.text)
+    assert len(back) == 3
+    for got, want in zip(back, (h.record for h in session.results)):
+        # (PHH lists the players from the small blind: compare by name)
+        assert dict(zip(got.players, got.payoffs)) == dict(zip(want.players, want.payoffs))
+        assert [a.kind for a in got.actions] == [a.kind for a in want.actions]
+        seen = {n: (h if p == list(want.players).index(session.names[0]) or p in want.showdown else None)
+                for p, (n, h) in enumerate(zip(want.players, want.hole_cards))}
+        assert dict(zip(got.players, got.hole_cards)) == seen  # the log is the person's view
+    r = client.get(f"/table/sessions/{sid}/log", params={"format": "csv"})
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["query", "format"]
+
+
+def test_refusals(client) -> None:
+    post = client.post
+    assert post("/table/sessions", json={"bots": ["nosuchbot"]}).status_code == 404
+    r = post("/table/sessions", json={"bots": ["cbr:casebase=/etc"]})
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "bots"]
+    assert post("/table/sessions", json={"bots": ["cbr:reuse=greedy"]}).status_code == 422
+    assert post("/table/sessions", json={"bots": ["call"] * 6}).status_code == 422
+    assert post("/table/sessions", json={"bots": []}).status_code == 422
+    assert post("/table/sessions", json={"bots": ["call"], "seed": -1}).status_code == 422
+    assert post("/table/sessions", json={"bots": ["call"], "extra": 1}).status_code == 422
+    assert post("/table/sessions", content=b"{not json", headers={"Content-Type": "application/json"}
+                ).status_code == 422
+    assert client.get("/table/sessions/nope").status_code == 404
+    assert post("/table/sessions/nope/hand").status_code == 404
+    sid = start(client, ("call",))
+    assert post(f"/table/sessions/{sid}/action", json={"action": "c"}).status_code == 409  # no hand yet
+    hand = post(f"/table/sessions/{sid}/hand").json()["hand"]
+    assert post(f"/table/sessions/{sid}/hand").status_code == 409  # one hand at a time
+    r = post(f"/table/sessions/{sid}/action", json={"action": "x"})
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "action"]
+    if "f" not in [a["kind"] for a in hand["legal"]]:
+        assert post(f"/table/sessions/{sid}/action", json={"action": "f"}).status_code == 422
+    assert post(f"/table/sessions/{sid}/action", json={"action": "q"}).status_code == 422
+    assert post(f"/table/sessions/{sid}/action", json={}).status_code == 422
+    r = client.get(f"/table/sessions/{sid}/decisions/0", params={"top": 0})
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["query", "top"]
+    # the session survives every refusal
+    assert post(f"/table/sessions/{sid}/action", json={"action": "call"}).status_code == 200
+    assert client.delete(f"/table/sessions/{sid}").status_code == 200
+    assert client.get(f"/table/sessions/{sid}").status_code == 404
+    assert client.delete(f"/table/sessions/{sid}").status_code == 404
+
+
+def test_retention_needs_the_token_and_a_copy(client, tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    body = {"bots": ["cbr:preset=casper"], "seed": 4, "retain_into": "taught"}
+    assert client.post("/table/sessions", json=body).status_code == 401
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    r = client.post("/table/sessions", json={**body, "retain_into": "../x"}, headers=auth)
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "retain_into"]
+    r = client.post("/table/sessions", json={**body, "bots": ["call"]}, headers=auth)
+    assert r.status_code == 403  # no case-based bot: nothing to retain into
+    assert not (tmp_path / "casebases" / "taught").exists()
+    r = client.post("/table/sessions", json=body, headers=auth)
+    assert r.status_code == 201, r.text
+    sid = r.json()["session"]
+    from cbr.store import CaseBase
+
+    target = tmp_path / "casebases" / "taught"
+    with CaseBase.open(target) as cb:
+        before = cb.count()
+    person = 0
+    for _ in range(3):
+        views = play_hand(client, sid)
+        person += len(views) - 1
+    retained = views[-1]["retained"]
+    assert views[-1]["retain_into"] == "taught" and retained >= person > 0
+    assert client.delete(f"/table/sessions/{sid}").status_code == 200  # compacts
+    with CaseBase.open(target) as cb:
+        assert cb.count() - before == retained
+        _, rows, _ = cb.sql_rows("SELECT seat FROM cases WHERE source = 'retained'")
+        seats = [row[0] for row in rows]
+    assert seats.count(0) == person  # every decision of the person was kept
+
+
+def test_session_limit_and_expiry(engine) -> None:
+    with make_client(engine, max_sessions=2, session_ttl=0.5) as c:
+        a = start(c)
+        start(c)
+        r = c.post("/table/sessions", json={"bots": ["call"]})
+        assert r.status_code == 409 and "table sessions open" in r.json()["detail"]
+        import time
+
+        time.sleep(0.6)
+        start(c)  # the old ones expired
+        assert c.get(f"/table/sessions/{a}").status_code == 404
+
+
+def test_case_based_bots_are_shared_yet_each_session_plays_its_own_game(client) -> None:
+    a, b = start(client, ("cbr:preset=casper", "call"), seed=8), start(client, ("cbr:preset=casper", "call"), seed=8)
+    sa, sb = tables(client).get(a), tables(client).get(b)
+    assert sa.policies[0] is sb.policies[0]            # one open case base for both
+    assert sa.policies[1] is not sb.policies[1]        # a rule bot is each session's own
+    for _ in range(3):  # interleaved, hand by hand: the same seed gives the same game
+        va, vb = play_hand(client, a), play_hand(client, b)
+        assert va[-1]["hand"]["betting"] == vb[-1]["hand"]["betting"]
+        assert va[-1]["hand"]["result"] == vb[-1]["hand"]["result"]
+    assert client.delete(f"/table/sessions/{a}").status_code == 200
+    play_hand(client, b)  # the shared bot outlives a session that used it

@@ -1,0 +1,334 @@
+"""The web table in a real browser: headless Chromium (Debian's ``chromium`` and
+``chromium-driver``, driven by Selenium; nothing is downloaded) against a ``cbr serve``
+process on loopback. Hands are played by clicking the page's buttons and pressing its keys;
+the pot, the history and the result the page shows are checked against the table's own
+record of each hand (its ACPC log, read back by the library), and the cases panel of a
+decision of the case-based bot is opened and sorted.
+
+Without the browser these tests skip with the reason (fail under ``CBR_STRICT=1``).
+``CBR_TABLE_SCREENSHOTS=DIR`` also saves the page as PNG files in DIR (the pictures of
+docs/serve.md are taken so).
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import missing, require_module
+from tests.serve.test_http import start_server, stop_server
+
+httpx = require_module("httpx", module_level=True)
+require_module("fastapi", module_level=True)
+require_module("uvicorn", module_level=True)
+
+WAIT = 30.0
+
+
+def _browser_paths() -> tuple[str, str]:
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    driver = shutil.which("chromedriver")
+    if not chromium or not driver:
+        missing("no headless browser: the web-table tests need Debian's chromium and chromium-driver on PATH "
+                f"(apt-get install -y chromium chromium-driver; found chromium={chromium}, chromedriver={driver})")
+    return chromium, driver  # type: ignore[return-value]
+
+
+@pytest.fixture(scope="module")
+def server():
+    proc, url = start_server("--casebase", "default")
+    try:
+        yield url
+    finally:
+        stop_server(proc)
+    assert proc.poll() is not None
+
+
+@pytest.fixture(scope="module")
+def browser():
+    chromium, driver_path = _browser_paths()
+    require_module("selenium")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--window-size=1440,960", "--force-device-scale-factor=1", "--disable-extensions",
+                "--no-first-run", "--disable-background-networking"):
+        options.add_argument(arg)
+    driver = webdriver.Chrome(service=Service(executable_path=driver_path), options=options)
+    try:
+        driver.set_page_load_timeout(WAIT)
+        yield driver
+    finally:
+        driver.quit()
+
+
+def wait_for(driver, condition, what: str, timeout: float = WAIT):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        value = driver.execute_script(condition)
+        if value:
+            return value
+        time.sleep(0.05)
+    shown = driver.execute_script("return document.getElementById('error').textContent")
+    raise AssertionError(f"the page did not {what} within {timeout:g} s; error box: {shown!r}")
+
+
+def renders(driver) -> int:
+    return driver.execute_script("return window.cbrRenders || 0") or 0
+
+
+def click_and_wait(driver, element) -> None:
+    """Click, then wait for the page to draw the server's next view."""
+    before = renders(driver)
+    element.click()
+    wait_for(driver, f"return (window.cbrRenders || 0) > {before} && !document.body.classList.contains('busy')",
+             "draw the next view")
+
+
+def new_session(driver, url: str, bots: str, seed: int, *, refused: bool = False) -> None:
+    from selenium.webdriver.common.by import By
+
+    driver.get(url + "/")
+    wait_for(driver, "return document.readyState === 'complete'", "load")
+    for field, value in (("bots", bots), ("seed", str(seed))):
+        box = driver.find_element(By.ID, field)
+        box.clear()
+        box.send_keys(value)
+    driver.find_element(By.ID, "new-session").click()
+    if refused:
+        wait_for(driver, "return !document.getElementById('error').hidden", "show the refusal")
+    else:
+        wait_for(driver, "return (window.cbrRenders || 0) >= 2 && !document.body.classList.contains('busy')",
+                 "deal the first hand")
+
+
+def view(driver) -> dict:
+    return driver.execute_script("return session")
+
+
+def play_to_end(driver, keys: str, shot: str = "") -> int:
+    """Play the current hand to its end: the person's k-th action is ``keys[k]`` when legal
+    (clicked on its button, or pressed as a key for upper-case letters), else check/call.
+    ``shot``: save a screenshot of that name at the person's second turn (if the hand gets there).
+    Returns how many actions were keys."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys  # noqa: F401  (send_keys below)
+
+    k = pressed = 0
+    while not view(driver)["hand"]["over"]:
+        hand = view(driver)["hand"]
+        assert hand["your_turn"], hand
+        if k == 1 and shot:
+            screenshot(driver, shot)
+        want = keys[k % len(keys)]
+        legal = [a["kind"] for a in hand["legal"]]
+        kind = want.lower() if want.lower() in legal else "c"
+        if want.isupper():
+            before = renders(driver)
+            driver.find_element(By.TAG_NAME, "body").send_keys(kind)
+            wait_for(driver, f"return (window.cbrRenders || 0) > {before} && "
+                     "!document.body.classList.contains('busy')", "take the key")
+            pressed += 1
+        else:
+            click_and_wait(driver, driver.find_element(By.ID, f"act-{kind}"))
+        k += 1
+        assert k < 40
+    return pressed
+
+
+def engine_record(url: str, session_id: str, number: int):
+    """Hand ``number`` (1-based) of the session as the table recorded it (its ACPC log)."""
+    from cbr.logs.acpc import loads
+
+    r = httpx.get(f"{url}/table/sessions/{session_id}/log", params={"format": "acpc"}, timeout=30)
+    assert r.status_code == 200, r.text
+    return loads(r.text)[number - 1]
+
+
+def final_pot(record) -> float:
+    from tests.serve.test_table_api import final_pot as pot
+
+    return pot(record)
+
+
+def page_numbers(driver) -> dict:
+    return driver.execute_script("""
+        const h = [...document.querySelectorAll('#history li.act')].map((li) => li.dataset.action);
+        return {pot: Number(document.getElementById('pot').textContent),
+                history: h,
+                hand_sb: Number(document.getElementById('hand-result').dataset.sb),
+                total_sb: Number(document.getElementById('result-total').dataset.sb),
+                plot_last: Number((document.getElementById('plot-line') || {dataset: {last: 'NaN'}}).dataset.last),
+                rate: document.getElementById('result-rate').textContent};
+    """)
+
+
+def screenshot(driver, name: str) -> None:
+    folder = os.environ.get("CBR_TABLE_SCREENSHOTS")
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        driver.save_screenshot(str(Path(folder) / name))
+
+
+def test_heads_up_hands_clicked_match_the_record_and_the_cases_panel(browser, server) -> None:
+    from selenium.webdriver.common.by import By
+
+    driver, url = browser, server
+    new_session(driver, url, "cbr", seed=7)
+    sid = view(driver)["session"]
+    total = 0.0
+    keyed = 0
+    for number, keys in enumerate(["c", "rC", "Rc", "cr"], start=1):
+        if number == 3:  # the key N deals too
+            before = renders(driver)
+            driver.find_element(By.TAG_NAME, "body").send_keys("n")
+            wait_for(driver, f"return (window.cbrRenders || 0) > {before}", "deal on the key N")
+        elif number > 1:
+            click_and_wait(driver, driver.find_element(By.ID, "deal"))
+        assert view(driver)["hand"]["number"] == number
+        keyed += play_to_end(driver, keys, shot="web-table.png" if number == 4 else "")
+        shown = page_numbers(driver)
+        record = engine_record(url, sid, number)
+        sb = view(driver)["small_bet"]
+        you = list(record.players).index("you")
+        assert shown["pot"] == final_pot(record)
+        assert shown["history"] == [a.kind for a in record.actions]
+        assert shown["hand_sb"] == pytest.approx(record.payoffs[you] / sb)
+        total += record.payoffs[you] / sb
+        assert shown["total_sb"] == pytest.approx(total)
+        assert shown["plot_last"] == pytest.approx(total)
+        # the bot's cards: on the page only when they went to a showdown
+        bot = 1 - you
+        cards = driver.execute_script("return [...document.querySelectorAll('.seat:not(.you) .card:not(.back)')]"
+                                      ".map((c) => c.dataset.card)")
+        if bot in record.showdown:
+            from evaluator_ext.cards import card_str
+
+            assert cards == [card_str(c) for c in record.hole_cards[bot]]
+        else:
+            assert cards == []
+            assert record.hole_cards[bot] is None  # the log is the person's view too
+    assert "95% CI" in shown["rate"]
+    assert keyed >= 1  # some actions were keys, not clicks
+    # the cases panel of the bot's last decision
+    buttons = driver.find_elements(By.CSS_SELECTOR, "#decisions button.why")
+    assert buttons, "no decision of the cbr bot to explain"
+    before = driver.execute_script("return window.cbrCasesShown || 0")
+    buttons[-1].click()
+    wait_for(driver, f"return (window.cbrCasesShown || 0) > {before}", "open the cases panel")
+    panel = driver.find_element(By.ID, "cases-panel")
+    assert panel.is_displayed()
+    rows = driver.find_elements(By.CSS_SELECTOR, "#cases-table tbody tr")
+    assert 1 <= len(rows) <= 20
+    heads = [th.text for th in driver.find_elements(By.CSS_SELECTOR, "#cases-table th")]
+    assert heads[:7] == ["similarity", "hole", "board", "betting", "action", "outcome (sb)", "source"]
+    assert heads[7].startswith("hand_strength")  # the features by weight, the heaviest first
+    assert driver.find_element(By.ID, "cases-why").text
+    sims = driver.execute_script("return [...document.querySelectorAll('#cases-table tbody tr')]"
+                                 ".map((r) => Number(r.cells[0].textContent))")
+    assert sims == sorted(sims, reverse=True)
+    screenshot(driver, "web-table-cases.png")
+    # sort by the outcome, then back by similarity (ascending)
+    driver.find_element(By.CSS_SELECTOR, "#cases-table th[data-key='outcome']").click()
+    outs = driver.execute_script("return [...document.querySelectorAll('#cases-table tbody tr')]"
+                                 ".map((r) => r.cells[5].textContent)")
+    known = [float(x.replace("\u2212", "-")) for x in outs if x != "\u2013"]
+    assert known == sorted(known, reverse=True)
+    for _ in range(2):
+        driver.find_element(By.CSS_SELECTOR, "#cases-table th[data-key='similarity']").click()
+    sims = driver.execute_script("return [...document.querySelectorAll('#cases-table tbody tr')]"
+                                 ".map((r) => Number(r.cells[0].textContent))")
+    assert sims == sorted(sims)
+    driver.find_element(By.ID, "cases-close").click()
+    assert not panel.is_displayed()
+    # the log links point at the session's log
+    href = driver.find_element(By.ID, "log-phh").get_attribute("href")
+    assert href.endswith(f"/table/sessions/{sid}/log?format=phh")
+    assert httpx.get(href, timeout=30).status_code == 200
+
+
+def test_a_four_player_table_and_a_bad_spec(browser, server) -> None:
+    from selenium.webdriver.common.by import By
+
+    driver, url = browser, server
+    new_session(driver, url, "nosuchbot", seed=1, refused=True)
+    error = driver.find_element(By.ID, "error")
+    assert error.is_displayed() and "nosuchbot" in error.text
+    new_session(driver, url, "ehs, lag, cbr:preset=casper", seed=3)
+    sid = view(driver)["session"]
+    assert len(driver.find_elements(By.CSS_SELECTOR, "#seats .seat")) == 4
+    play_to_end(driver, "cC")
+    record = engine_record(url, sid, 1)
+    shown = page_numbers(driver)
+    assert shown["pot"] == final_pot(record)
+    assert shown["history"] == [a.kind for a in record.actions]
+    you = list(record.players).index("you")
+    assert shown["hand_sb"] == pytest.approx(record.payoffs[you] / 10)
+    screenshot(driver, "web-table-4p.png")
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_without_a_browser_the_tests_skip_or_fail_with_the_reason(tmp_path, strict) -> None:
+    """A pytest child whose PATH holds no chromium: the browser tests skip with the reason,
+    and fail with it under ``CBR_STRICT=1``."""
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    env = {k: v for k, v in os.environ.items() if k not in ("CBR_STRICT", "CBR_TABLE_SCREENSHOTS")}
+    env.update(PATH=str(tmp_path), PYTHONPATH=str(REPO), PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
+    if strict:
+        env["CBR_STRICT"] = "1"
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rfsE", "-p", "no:cacheprovider", "-o", "addopts=",
+                          f"{__file__}::test_a_four_player_table_and_a_bad_spec"],
+                         cwd=REPO, env=env, text=True, capture_output=True, timeout=300)
+    last = run.stdout.strip().splitlines()[-1]
+    assert "no headless browser: the web-table tests need Debian's chromium and chromium-driver" in run.stdout
+    if strict:
+        assert run.returncode != 0 and "CBR_STRICT=1 and no headless browser" in run.stdout and "skipped" not in last
+    else:
+        assert run.returncode == 0 and "1 skipped" in last, run.stdout[-2000:]
+
+
+def test_a_person_teaches_the_bot_through_the_browser(browser, tmp_path, token_file) -> None:
+    """Retention from the page: the hands go into a copy, the person's decisions with them."""
+    from selenium.webdriver.common.by import By
+
+    from cbr.store import CaseBase, resolve_casebase
+    from tests.serve.conftest import TOKEN
+
+    proc, url = start_server("--casebase", "default", "--token-file", str(token_file), cwd=tmp_path)
+    driver = browser
+    try:
+        driver.get(url + "/")
+        wait_for(driver, "return document.readyState === 'complete'", "load")
+        for field, value in (("bots", "cbr:preset=casper"), ("seed", "12"), ("retain-into", "taught"),
+                             ("token", TOKEN)):
+            box = driver.find_element(By.ID, field)
+            box.clear()
+            box.send_keys(value)
+        driver.find_element(By.ID, "new-session").click()
+        wait_for(driver, "return (window.cbrRenders || 0) >= 2 && !document.body.classList.contains('busy')",
+                 "deal the first hand")
+        mine = 0
+        for number in (1, 2):
+            if number > 1:
+                click_and_wait(driver, driver.find_element(By.ID, "deal"))
+            play_to_end(driver, "cr")
+            mine += len(driver.find_elements(By.CSS_SELECTOR, "#history li.act[data-seat='0']"))
+        kept = view(driver)["retained"]
+        assert kept >= mine > 0
+        assert driver.find_element(By.ID, "retention").text == f"Retention on: {kept} case(s) kept in taught."
+    finally:
+        stop_server(proc)
+    with CaseBase.open(tmp_path / "casebases" / "taught") as cb, CaseBase.open(resolve_casebase("default")) as base:
+        assert cb.count() - base.count() == kept
+        _, rows, _ = cb.sql_rows("SELECT seat FROM cases WHERE source = 'retained'")
+    assert [r[0] for r in rows].count(0) == mine  # every decision of the person
