@@ -281,3 +281,27 @@ def test_opponent_aware_feature_sets_are_refused_on_dask(tmp_path: Path) -> None
                         "--feature-set", "casper-opp"], capture_output=True, text=True, env=_env(), timeout=120)
     assert r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert "in order" in r.stderr and "without --scheduler" in r.stderr and not (tmp_path / "x").exists()
+
+
+def _settings() -> tuple[object, object]:
+    import dask
+
+    return dask.config.get("distributed.admin.tick.interval"), dask.config.get("distributed.worker.profile.enabled")
+
+
+def test_the_local_cluster_runs_quiet_and_leaves_the_callers_settings_alone() -> None:
+    """The cluster a build starts ticks once a second and samples no profile in its workers
+    (the idle CPU they cost, see docs/scale-out.md); the process that started it keeps its own
+    Dask settings."""
+    require_module("distributed")
+    from cbr.build.on_dask import QUIET_CLUSTER, _client
+
+    before = _settings()
+    client, cluster = _client("local", 1)
+    try:
+        seen = client.run(_settings)
+        assert list(seen.values()) == [(QUIET_CLUSTER["distributed.admin.tick.interval"], False)]
+        assert before != tuple(QUIET_CLUSTER.values()) and _settings() == before
+    finally:
+        client.close()
+        cluster.close()
