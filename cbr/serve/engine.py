@@ -257,10 +257,16 @@ class Engine:
 
         loaded = self.loaded(situation.get("casebase") or "default")
         dp = dp if dp is not None else self.decision_point(situation)
+        opponents = situation.get("opponents")
         with loaded.lock:
             self._follow(loaded)
             top = situation.get("top", 5)
-            ans = answer(loaded.cb, dp, weighted=situation.get("weighted"), top=top)
+            try:
+                ans = answer(loaded.cb, dp, weighted=situation.get("weighted"), top=top, opponents=opponents)
+            except ConfigError as exc:
+                if opponents is None:
+                    raise
+                raise FieldError("opponents", str(exc)) from None
         return ans.to_dict(top=top)
 
     # ---- re-use ----------------------------------------------------------------------------
@@ -319,6 +325,9 @@ class Engine:
         most similar cases it retrieved)."""
         from cbr.game.actions import ACTION_WORDS
 
+        if request.get("opponents") is not None:
+            raise FieldError("opponents", "opponents applies to /retrieve only: a case-based bot keeps its own "
+                                          "models of the players it meets")
         casebase = request.get("casebase") or "default"
         spec = request.get("policy") or "cbr"
         seed = int(request.get("seed") or 0)

@@ -42,6 +42,10 @@ class Situation(BaseModel):
     weighted: Optional[bool] = Field(None, description="Weight actions by similarity (null: the case base's "
                                                        "setting; false: count every retrieved case once).")
     top: Optional[int] = Field(5, ge=0, le=100000, description="Cases to return (null: every retrieved case).")
+    opponents: Optional[list[tuple[float, float, float]]] = Field(
+        None, max_length=11, description="For a case base built with the casper-opp feature set: the player "
+        "model (aggressiveness, tightness, riskiness, each in 0..1) of each opponent still in the hand, in "
+        "position order; the rest stay at the defaults (cbr query --opponent).")
 
     @model_validator(mode="after")
     def _one_description(self) -> "Situation":

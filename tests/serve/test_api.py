@@ -364,3 +364,58 @@ def test_a_bug_is_a_500_in_json_and_the_server_goes_on(client, engine, monkeypat
     assert r.status_code == 500 and r.json()["detail"] == "internal error: RuntimeError: a bug"
     monkeypatch.undo()
     assert client.get("/casebases").status_code == 200
+
+
+# ---- opponent models (a casper-opp case base) ------------------------------------------------
+@pytest.fixture(scope="module")
+def opp_client(tmp_path_factory):
+    """A server over a small casper-opp case base (400 self-play hands, lag vs rock)."""
+    from cbr.build.local import build_casebase
+    from cbr.logs.acpc import AcpcLogWriter
+    from cbr.play.match import run_match
+    from cbr.serve.engine import Engine
+
+    folder = tmp_path_factory.mktemp("opp")
+    with AcpcLogWriter(folder / "selfplay.log") as w:
+        run_match(["lag", "rock"], 400, seed=5, log=w)
+    build_casebase([folder / "selfplay.log"], folder / "opp", feature_set="casper-opp")
+    engine = Engine([str(folder / "opp")])
+    with make_client(engine) as c:
+        yield c, folder / "opp"
+    engine.close()
+
+
+OPP_SPOT = {"casebase": "opp", "hole": "AdQc", "board": "3h4cJh", "position": 1, "to_call": 1, "pot": 5,
+            "prev_bets": 2, "top": None}
+
+
+def test_retrieve_with_opponent_models_gives_the_numbers_of_cbr_query(opp_client) -> None:
+    """``opponents`` is ``cbr query --opponent AGG,TIGHT,RISK``: the same triple, features and
+    cases; other values give another row to retrieve with."""
+    client, path = opp_client
+    args = ["--casebase", str(path), "--hole", "AdQc", "--board", "3h4cJh", "--position", "1", "--to-call", "1",
+            "--pot", "5", "--prev-bets", "2"]
+    answers = {}
+    for model in ((0.9, 0.1, 0.8), (0.05, 0.95, 0.1)):
+        r = client.post("/retrieve", json={**OPP_SPOT, "opponents": [list(model)]})
+        assert r.status_code == 200, r.text
+        got, want = r.json(), cli_query([*args, "--opponent", ",".join(map(str, model))])
+        assert got["triple"] == want["triple"] and got["features"] == want["features"]
+        assert [c["id"] for c in got["cases"]] == [c["id"] for c in want["cases"]]
+        answers[model] = got
+    first, second = answers.values()
+    assert first["features"] != second["features"]
+
+
+def test_opponent_models_that_do_not_apply_are_a_422_naming_the_field(opp_client, client) -> None:
+    opp, _ = opp_client
+    for c, body in ((opp, {**OPP_SPOT, "opponents": [[0.5, 1.5, 0.5]]}),  # outside 0..1
+                    (opp, {**OPP_SPOT, "opponents": [[0.5, 0.5, 0.5]] * 2}),  # heads-up: one opponent
+                    (client, {**OPP_SPOT, "casebase": "default", "opponents": [[0.5, 0.5, 0.5]]}),  # not casper-opp
+                    (opp, {**OPP_SPOT, "policy": "cbr", "opponents": [[0.5, 0.5, 0.5]]})):
+        url = "/reuse" if "policy" in body else "/retrieve"
+        r = c.post(url, json=body)
+        assert r.status_code == 422, (url, body, r.text)
+        assert "opponents" in json.dumps(r.json()), r.text
+    r = opp.post("/retrieve", json={**OPP_SPOT, "opponents": [[0.5, 0.5]]})  # two values: the schema says so
+    assert r.status_code == 422 and "opponents" in json.dumps(r.json())
