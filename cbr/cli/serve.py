@@ -35,6 +35,8 @@ def serve_command(
     time_limit: Annotated[float, typer.Option("--time-limit", min=0.001, max=3600, help="Seconds a request may take before it is answered 503.")] = 10.0,
     max_body: Annotated[int, typer.Option("--max-body", min=1024, max=1 << 30, help="Largest request body in bytes (larger: 413).")] = 1_000_000,
     threads: Annotated[int, typer.Option("--threads", min=1, max=256, help="Requests worked on at once, per process.")] = 8,
+    max_sessions: Annotated[int, typer.Option("--max-sessions", min=1, max=10000, help="Web-table sessions open at once (a new one beyond: 409).")] = 32,
+    session_ttl: Annotated[float, typer.Option("--session-ttl", min=1, max=7 * 86400, help="Seconds a web-table session is kept without a request.")] = 3600.0,
 ) -> None:
     """Serve the engine over HTTP: /retrieve, /retrieve/batch, /reuse, /retain, /casebases,
     /evaluate, /policies, /health; the API is described at /docs and /openapi.json.
@@ -57,7 +59,7 @@ def serve_command(
 
     token = read_token(token_file) if token_file is not None else None
     config = ServeConfig(casebases=tuple(casebase or ("default",)), token=token, max_body_bytes=max_body,
-                         time_limit=time_limit, threads=threads)
+                         time_limit=time_limit, threads=threads, max_sessions=max_sessions, session_ttl=session_ttl)
     url = f"http://{host if ':' not in host else f'[{host}]'}:{port}"
     if workers == 1:
         app = create_app(config)  # loads the case bases now: a bad one is an error before listening

@@ -107,3 +107,25 @@ def test_bad_input_never_stops_the_server(served) -> None:
         assert r.status_code in (404, 422), (path, r.status_code, r.text)
         assert "detail" in r.json()
     assert httpx.get(url + "/health", timeout=30).status_code == 200 and proc.poll() is None
+
+
+def test_the_session_limits_are_options_of_cbr_serve(tmp_path) -> None:
+    """``--max-sessions 1``: a second session is refused (409) while the first is open, and
+    taken once it is left; ``--session-ttl``: an idle session ends."""
+    httpx = require_module("httpx")
+    proc, url = start_server("--casebase", "default", "--max-sessions", "1", "--session-ttl", "2", cwd=tmp_path)
+    try:
+        with httpx.Client(base_url=url, timeout=30) as c:
+            first = c.post("/table/sessions", json={"bots": ["call"], "seed": 1})
+            assert first.status_code == 201, first.text
+            refused = c.post("/table/sessions", json={"bots": ["call"], "seed": 2})
+            assert refused.status_code == 409 and "1 table sessions" in refused.text
+            assert c.delete(f"/table/sessions/{first.json()['session']}").status_code == 200
+            second = c.post("/table/sessions", json={"bots": ["call"], "seed": 3})
+            assert second.status_code == 201, second.text
+            import time
+
+            time.sleep(2.5)  # idle past --session-ttl: the next request finds it gone
+            assert c.get(f"/table/sessions/{second.json()['session']}").status_code == 404
+    finally:
+        stop_server(proc)
