@@ -56,6 +56,7 @@ def serve_command(
         raise ConfigError(f"--host {host} is not loopback: give --token-file (anyone who can reach the port "
                           "could otherwise use the server)")
     from cbr.serve.app import CONFIG_ENV, ServeConfig, create_app, read_token
+    from cbr.serve.nodelay import PROTOCOL as NODELAY_PROTOCOL
 
     token = read_token(token_file) if token_file is not None else None
     config = ServeConfig(casebases=tuple(casebase or ("default",)), token=token, max_body_bytes=max_body,
@@ -65,7 +66,7 @@ def serve_command(
         app = create_app(config)  # loads the case bases now: a bad one is an error before listening
         typer.echo(f"cbr serve: {', '.join(app.state.engine.casebases)} on {url} (web table: {url}/; API docs: "
                    f"{url}/docs; writes {'need the token' if token else 'off'})", err=True)
-        uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
+        uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False, http=NODELAY_PROTOCOL)
         return
     import os
     from dataclasses import replace
@@ -78,4 +79,4 @@ def serve_command(
     typer.echo(f"cbr serve: {workers} workers on {url} (API docs: {url}/docs; "
                f"writes {'need the token' if token else 'off'}; no web table: it needs one process)", err=True)
     uvicorn.run("cbr.serve.app:app_from_environment", factory=True, host=host, port=port, workers=workers,
-                log_level="warning", access_log=False)
+                log_level="warning", access_log=False, http=NODELAY_PROTOCOL)
