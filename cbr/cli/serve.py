@@ -7,6 +7,7 @@ from typing import Annotated, Optional
 import typer
 
 from cbr.cli._errors import guarded
+from cbr.cli._options import FLAG
 
 INSTALL_HINT = 'pip install -e ".[serve]"'
 
@@ -37,6 +38,7 @@ def serve_command(
     threads: Annotated[int, typer.Option("--threads", min=1, max=256, help="Requests worked on at once, per process.")] = 8,
     max_sessions: Annotated[int, typer.Option("--max-sessions", min=1, max=10000, help="Web-table sessions open at once (a new one beyond: 409).")] = 32,
     session_ttl: Annotated[float, typer.Option("--session-ttl", min=1, max=7 * 86400, help="Seconds a web-table session is kept without a request.")] = 3600.0,
+    memory_map: Annotated[bool, typer.Option("--memory-map", metavar=FLAG, help="Map each street's saved index instead of loading the case bases: for case bases larger than memory. Serves /retrieve (same answers); refuses retention, evaluation and case-based bots in /reuse (403).")] = False,
 ) -> None:
     """Serve the engine over HTTP: /retrieve, /retrieve/batch, /reuse, /retain, /casebases,
     /evaluate, /policies, /health; the API is described at /docs and /openapi.json.
@@ -60,7 +62,8 @@ def serve_command(
 
     token = read_token(token_file) if token_file is not None else None
     config = ServeConfig(casebases=tuple(casebase or ("default",)), token=token, max_body_bytes=max_body,
-                         time_limit=time_limit, threads=threads, max_sessions=max_sessions, session_ttl=session_ttl)
+                         time_limit=time_limit, threads=threads, max_sessions=max_sessions, session_ttl=session_ttl,
+                         memory_map=memory_map)
     url = f"http://{host if ':' not in host else f'[{host}]'}:{port}"
     if workers == 1:
         app = create_app(config)  # loads the case bases now: a bad one is an error before listening
@@ -73,7 +76,7 @@ def serve_command(
 
     from cbr.serve.engine import Engine
 
-    Engine(config.casebases, warm=False).close()  # each worker loads them; check them once here
+    Engine(config.casebases, warm=False, memory_map=memory_map).close()  # each worker loads them; check them once here
     # the workers read the token from its file: it is not put in their environment
     os.environ[CONFIG_ENV] = replace(config, token=None, token_file=token_file, tables=False).to_json()
     typer.echo(f"cbr serve: {workers} workers on {url} (API docs: {url}/docs; "

@@ -72,6 +72,7 @@ class ServeConfig:
     warm: bool = True
     max_sessions: int = 32
     session_ttl: float = 3600.0
+    memory_map: bool = False  # map the saved indexes (case bases larger than memory): /retrieve only
     tables: bool = True  # the web table's sessions (off with several worker processes: a session lives in one)
 
     def to_json(self) -> str:
@@ -215,7 +216,8 @@ def create_app(config: ServeConfig = ServeConfig(), engine: Optional[Engine] = N
     own = engine is None
     if config.token is None and config.token_file is not None:
         config = replace(config, token=read_token(config.token_file))
-    engine = engine if engine is not None else Engine(config.casebases, warm=config.warm)
+    engine = engine if engine is not None else Engine(config.casebases, warm=config.warm,
+                                                      memory_map=config.memory_map)
     pool = ThreadPoolExecutor(max_workers=max(1, config.threads), thread_name_prefix="cbr-serve")
     tables = TableSessions(config.max_sessions, config.session_ttl)
 

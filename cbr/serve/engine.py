@@ -151,15 +151,17 @@ class Engine:
     Raises :class:`~cbr.errors.CaseBaseError` for a missing case base or two with one name.
     """
 
-    def __init__(self, casebases: Iterable[str] = ("default",), *, warm: bool = True) -> None:
+    def __init__(self, casebases: Iterable[str] = ("default",), *, warm: bool = True,
+                 memory_map: bool = False) -> None:
         from cbr.store import CaseBase, resolve_casebase
 
+        self.memory_map = memory_map
         self.casebases: dict[str, _Loaded] = {}
         self.notes: list[str] = []
         try:
             for spec in casebases:
                 path = resolve_casebase(spec).resolve()
-                cb = CaseBase.open(path)
+                cb = CaseBase.open(path, memory_map=memory_map)
                 if cb.name in self.casebases:
                     cb.close()
                     raise CaseBaseError(f"two case bases are named {cb.name!r} ({self.casebases[cb.name].path} "
@@ -181,9 +183,16 @@ class Engine:
 
         for street in STREETS:
             if cb.count(street):
-                cb.index(street)
-                cb.cases(street)
-                action_counts(cb, street)
+                cb.index(street)  # memory-mapped: mapped, not read
+                if not cb.memory_map:
+                    cb.cases(street)
+                    action_counts(cb, street)
+
+    def _refuse_mapped(self, what: str) -> None:
+        """:class:`ForbiddenError` for ``what`` when the case bases are served memory-mapped."""
+        if self.memory_map:
+            raise ForbiddenError(f"{what} refused: the case bases are served memory-mapped (--memory-map), for "
+                                 "/retrieve only; it needs them in memory: serve them without --memory-map")
 
     def close(self) -> None:
         """Close the policies and the case bases. A case base this engine retained into is
@@ -294,6 +303,8 @@ class Engine:
             raise FieldError("policy", f"policy spec {spec!r}: option {given[0]!r} names a file on the server; "
                                        "the case base comes from the request's casebase field")
         loaded = self.loaded(casebase)
+        if "casebase" in valid:
+            self._refuse_mapped(f"policy {name!r} (a case-based bot)")
         key = (spec.strip(), loaded.name if "casebase" in valid else "")
         with self._policies_lock:
             hit = self._policies.get(key)
@@ -380,6 +391,7 @@ class Engine:
         from cbr.play.retention import Retainer, check_retention_target
 
         loaded = self.loaded(casebase)
+        self._refuse_mapped("retention")
         if loaded.shipped:
             raise ForbiddenError(f"retention refused: {loaded.name!r} is a case base shipped with the engine, never "
                                  "written to; serve a copy of it (cbr.play.retention.copy_casebase) and retain there")
@@ -441,6 +453,7 @@ class Engine:
         if not 1 <= max_decisions <= MAX_EVALUATE_DECISIONS:
             raise ConfigError(f"max_decisions is 1..{MAX_EVALUATE_DECISIONS}, got {max_decisions}")
         loaded = self.loaded(name)
+        self._refuse_mapped("evaluation")
         with CaseBase.open(loaded.path) as cb:
             ev = evaluate_casebase(cb, folds=folds, seed=seed, max_decisions=max_decisions, ann=ann,
                                    progress=deadline.check if deadline else None)

@@ -419,3 +419,42 @@ def test_opponent_models_that_do_not_apply_are_a_422_naming_the_field(opp_client
         assert "opponents" in json.dumps(r.json()), r.text
     r = opp.post("/retrieve", json={**OPP_SPOT, "opponents": [[0.5, 0.5]]})  # two values: the schema says so
     assert r.status_code == 422 and "opponents" in json.dumps(r.json())
+
+
+# ---- --memory-map ---------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def mapped_client(casebase_copy):
+    """A server over the default case base and the writable copy, memory-mapped (``--memory-map``)."""
+    from cbr.serve.engine import Engine
+
+    engine = Engine(["default", str(casebase_copy)], memory_map=True)
+    assert all(loaded.cb.memory_map for loaded in engine.casebases.values())
+    with make_client(engine, token=TOKEN) as c:
+        yield c
+    engine.close()
+
+
+@pytest.mark.parametrize(("fields", "args"), SITUATIONS)
+def test_memory_mapped_retrieve_gives_the_numbers_of_the_loaded_server(mapped_client, client, fields, args) -> None:
+    got = mapped_client.post("/retrieve", json={**fields, "top": None})
+    want = client.post("/retrieve", json={**fields, "top": None})
+    assert got.status_code == want.status_code == 200, got.text
+    a, b = got.json(), want.json()
+    for key in ("triple", "features", "weights", "street", "retrieved", "passed_threshold", "fallback"):
+        assert a[key] == b[key], key
+    assert [(c["id"], c["similarity"], c["action"], c["local"]) for c in a["cases"]] == \
+           [(c["id"], c["similarity"], c["action"], c["local"]) for c in b["cases"]]
+
+
+def test_memory_mapped_server_refuses_what_needs_the_cases_in_memory(mapped_client, casebase_copy,
+                                                                     acpc_hands) -> None:
+    spot = dict(SITUATIONS[0][0])
+    before = counts(casebase_copy)
+    for url, body in (("/retain", {"casebase": "mine", "text": acpc_hands}),
+                      ("/evaluate", {"casebase": "default", "folds": 2, "max_decisions": 10}),
+                      ("/reuse", {**spot, "policy": "cbr"})):
+        r = mapped_client.post(url, json=body, headers=AUTH)
+        assert r.status_code == 403 and "--memory-map" in r.text, (url, r.text)
+    assert counts(casebase_copy) == before
+    r = mapped_client.post("/reuse", json={**spot, "policy": "call"})  # a rule bot needs no cases
+    assert r.status_code == 200 and r.json()["action"] == "c", r.text
