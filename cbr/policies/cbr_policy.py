@@ -113,14 +113,21 @@ def _check_shaping(sharpen: Any, outcome_weight: Any) -> tuple[float, float]:
     return float(sharpen), float(outcome_weight)
 
 
+#: How many of the retrieved cases a decision lists (``CBRDecision.case_ids``): the triple,
+#: the counts and the outcome means come from every retrieved case, computed without listing
+#: them (:func:`cbr.retrieval.triple.aggregate_vote`).
+DECISION_CASES = 100
+
+
 @dataclass(frozen=True)
 class CBRDecision:
     """One decision of the case-based bot, and why.
 
     ``triple``: the retrieved cases' triple made legal; ``played``: the triple the action
     was drawn from (one-hot for the deterministic re-use policies); ``reuse``: the re-use
-    policy that decided (``probabilistic`` after a best-outcome fallback); ``case_ids``:
-    the retrieved cases' ``case_id`` values (an int64 array, most similar first).
+    policy that decided (``probabilistic`` after a best-outcome fallback); ``retrieved``: how
+    many cases were retrieved; ``case_ids``: the ``case_id`` values of the (up to
+    :data:`DECISION_CASES`) most similar of them (an int64 array, most similar first).
     """
 
     action: str
@@ -436,18 +443,18 @@ class CBRPolicy(Policy):
 
         cb, street, data = self._spot(dp)
         vote = retrieve_triple(self._fs, dp, data.index, data.actions, weighted=self._weighted,
-                               outcomes=data.outcomes)
+                               outcomes=data.outcomes, top=DECISION_CASES)
         d = self._reuse(cb, street, data, dp, vote, rng if rng is not None else self._rng)
         self.last_decision = d
         return d
 
     def triples(self, dp: "DecisionPoint", holes: Sequence[tuple[int, int]]) -> np.ndarray:
         """The triple this bot plays at ``dp`` for each holding of ``holes``: one batch of
-        retrievals (:func:`~cbr.retrieval.triple.votes_of`), each vote re-used as
+        retrievals (:func:`~cbr.retrieval.triple.aggregate_votes`), each vote re-used as
         :meth:`decide` re-uses it (the same triples, holding by holding)."""
         from dataclasses import replace
 
-        from cbr.retrieval.triple import votes_of
+        from cbr.retrieval.triple import aggregate_votes
 
         cb, street, data = self._spot(dp)
         if not holes:
@@ -456,8 +463,8 @@ class CBRPolicy(Policy):
         queries = np.stack([self._fs.row(s) for s in spots])
         # holdings with the same feature row (pre-flop: the 169 classes) share one retrieval
         rows, first, back = np.unique(queries, axis=0, return_index=True, return_inverse=True)
-        votes = votes_of(data.index, rows, data.actions, weighted=self._weighted, outcomes=data.outcomes,
-                         street=street)
+        votes = aggregate_votes(data.index, rows, data.actions, weighted=self._weighted, outcomes=data.outcomes,
+                                street=street, top=DECISION_CASES)
         rng = random.Random(0)  # what the re-use rules draw is not part of the triple they play
         played = np.array([self._reuse(cb, street, data, spots[i], v, rng).played for i, v in zip(first, votes)],
                           dtype=float)

@@ -50,11 +50,13 @@ from cbr.similarity import StreetSimilarity
 from cbr.similarity.config import _local_into
 from cbr.similarity.measures import LinearSimilarity
 
-__all__ = ["Aggregate", "GroupedLayout", "native_scan", "MAX_KEY_VALUES"]
+__all__ = ["Aggregate", "GroupedLayout", "native_scan", "MAX_KEY_VALUES", "LAYOUT_FILES", "REBUILD_TAIL"]
 
 #: A linear column with at most this many distinct values is a key column.
 MAX_KEY_VALUES = 256
-_FILES = ("aggregate.npz", "agg_free.npy", "agg_ids.npy")
+#: The layout is rebuilt once the cases appended since exceed this many and a quarter of it.
+REBUILD_TAIL = 50_000
+LAYOUT_FILES = ("aggregate.npz", "agg_free.npy", "agg_ids.npy", "agg_gcodes.npy", "agg_gstart.npy")
 
 
 def native_scan() -> Any:
@@ -170,13 +172,16 @@ class GroupedLayout:
         self._offsets = np.zeros(len(self.values) + 1, dtype=np.int64)
         np.cumsum([v.shape[0] for v in self.values], out=self._offsets[1:])
         self._tables: dict[tuple[float, ...], np.ndarray] = {}
-        self.gcodes = np.ascontiguousarray(self.gcodes, dtype=np.int32)
+        if self.gcodes.dtype != np.int32 or not self.gcodes.flags.c_contiguous:
+            self.gcodes = np.ascontiguousarray(self.gcodes, dtype=np.int32)
         self._fw = np.array([specs[c].weight for c in self.free_cols], np.float64)
 
     @classmethod
     def build(cls, similarity: StreetSimilarity, rows: np.ndarray,
-              max_key_values: int = MAX_KEY_VALUES) -> "GroupedLayout":
-        """Group ``rows`` (float32 ``(n, d)``, ids = row numbers)."""
+              max_key_values: Optional[int] = None) -> "GroupedLayout":
+        """Group ``rows`` (float32 ``(n, d)``, ids = row numbers); a linear column with more
+        than ``max_key_values`` (default :data:`MAX_KEY_VALUES`) distinct values is free."""
+        max_key_values = MAX_KEY_VALUES if max_key_values is None else max_key_values
         rows = np.asarray(rows, dtype=np.float32)
         n = rows.shape[0]
         key_cols, free_cols, values, codes = [], [], [], []
@@ -233,7 +238,7 @@ class GroupedLayout:
         """Per key column the weighted local similarity of ``q`` to each of its distinct values,
         concatenated (float64; column ``i`` at ``offsets[i]``): the definition's own numpy
         operations. Cached by the query's key values (betting features repeat)."""
-        key = tuple(float(q[int(j)]) for j in self.key_cols)
+        key = tuple(q[self.key_cols].tolist())
         hit = self._tables.get(key)
         if hit is not None:
             return hit
@@ -252,7 +257,7 @@ class GroupedLayout:
              top: int) -> tuple[int, tuple, np.ndarray, np.ndarray]:
         """The native scan for query ``q`` (float32 ``(d,)``): ``(hits, sums, top_ids,
         top_sims)`` with ``sums = (counts, pos_sims, known, outcome_sums, sim_sum)``."""
-        fq = np.array([float(q[int(j)]) for j in self.free_cols], dtype=np.float64)
+        fq = q[self.free_cols].astype(np.float64)
         top_ids = np.empty(top, dtype=np.int64)
         top_sims = np.empty(top, dtype=np.float64)
         n_top, hits, _, count, pos, known, osum, sim_sum = scan(
@@ -265,7 +270,7 @@ class GroupedLayout:
     # -- persistence -----------------------------------------------------------------------
 
     def save(self, root: Path, write_atomic: Any) -> None:
-        """Write ``aggregate.npz`` (the small parts) and ``agg_free.npy`` / ``agg_ids.npy``."""
+        """Write ``aggregate.npz`` (the small parts) and the arrays as ``agg_*.npy`` (mappable)."""
         def npy(arr: np.ndarray) -> Any:
             def write(p: Path) -> None:
                 with open(p, "wb") as fh:
@@ -274,11 +279,13 @@ class GroupedLayout:
 
         write_atomic(root / "agg_free.npy", npy(np.ascontiguousarray(self.free)))
         write_atomic(root / "agg_ids.npy", npy(np.ascontiguousarray(self.ids)))
+        write_atomic(root / "agg_gcodes.npy", npy(np.ascontiguousarray(self.gcodes)))
+        write_atomic(root / "agg_gstart.npy", npy(np.ascontiguousarray(self.gstart)))
 
         def small(p: Path) -> None:
             with open(p, "wb") as fh:
                 np.savez(fh, key_cols=self.key_cols, free_cols=self.free_cols, sort_free=np.int64(self.sort_free),
-                         gcodes=self.gcodes, gstart=self.gstart, n_rows=np.int64(self.n_rows),
+                         n_rows=np.int64(self.n_rows),
                          **{f"values_{i}": v for i, v in enumerate(self.values)})
         write_atomic(root / "aggregate.npz", small)
 
@@ -287,21 +294,24 @@ class GroupedLayout:
         """The layout saved in ``root``, or None when there is none (an index saved before it
         existed: the layout is then built on first use); raises :class:`CaseBaseError` when
         the files are there but inconsistent."""
-        if not all((root / f).exists() for f in _FILES):
+        if not all((root / f).exists() for f in LAYOUT_FILES):
             return None
         try:
             with np.load(root / "aggregate.npz") as z:
                 key_cols, free_cols = z["key_cols"].astype(np.int64), z["free_cols"].astype(np.int64)
-                sort_free, gcodes, gstart = int(z["sort_free"]), z["gcodes"], z["gstart"]
+                sort_free = int(z["sort_free"])
                 n_rows = int(z["n_rows"])
                 values = [z[f"values_{i}"] for i in range(key_cols.shape[0])]
             free = np.load(root / "agg_free.npy", mmap_mode="r" if mmap else None)
             ids = np.load(root / "agg_ids.npy", mmap_mode="r" if mmap else None)
+            gcodes = np.load(root / "agg_gcodes.npy", mmap_mode="r" if mmap else None)
+            gstart = np.load(root / "agg_gstart.npy", mmap_mode="r" if mmap else None)
         except (OSError, ValueError, KeyError) as exc:
             raise CaseBaseError(f"index {root}: cannot read the aggregate layout ({exc})") from None
         d = len(similarity)
         ok = (free.dtype == np.float32 and ids.dtype == np.int64 and free.shape == (free_cols.shape[0], n_rows)
               and ids.shape == (n_rows,) and n_rows <= n_cases and gstart.dtype == np.int64
+              and gcodes.dtype == np.int32 and gcodes.ndim == 2
               and gstart.shape == (gcodes.shape[0] + 1,) and gcodes.shape[1:] == (key_cols.shape[0],)
               and gstart[0] == 0 and gstart[-1] == n_rows and np.all(np.diff(gstart) >= 0)
               and np.all((key_cols >= 0) & (key_cols < d)) and np.all((free_cols >= 0) & (free_cols < d))
@@ -311,7 +321,7 @@ class GroupedLayout:
         if not ok:
             raise CaseBaseError(f"index {root}: the aggregate layout files do not fit together or the index")
         return cls(similarity, key_cols, free_cols, sort_free, [v.astype(np.float32) for v in values],
-                   gcodes.astype(np.int32), gstart, free, ids)
+                   gcodes, gstart, free, ids)
 
 
 def check_labels(codes: Any, outcomes: Any, n: int) -> tuple[np.ndarray, Optional[np.ndarray]]:

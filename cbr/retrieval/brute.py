@@ -307,16 +307,18 @@ class BruteForceBackend:
     def _layout_now(self) -> Any:
         """The grouped layout covering all but a small tail of the cases: built on first use,
         rebuilt when the cases appended since outgrow a quarter of it."""
-        from cbr.retrieval.aggregate import GroupedLayout
+        from cbr.retrieval import aggregate
+
+        def stale(layout: Any) -> bool:
+            return layout is None or self.n_cases_ - layout.n_rows > max(aggregate.REBUILD_TAIL, layout.n_rows // 4)
 
         layout = self.__dict__.get("_layout")
-        tail = self.n_cases_ - (layout.n_rows if layout is not None else 0)
-        if layout is None or tail > max(50_000, layout.n_rows // 4):
+        if stale(layout):
             lock = self.__dict__.setdefault("_layout_lock", threading.Lock())
             with lock:
                 layout = self.__dict__.get("_layout")
-                if layout is None or self.n_cases_ - layout.n_rows > max(50_000, layout.n_rows // 4):
-                    layout = GroupedLayout.build(self.similarity, self.cases_)
+                if stale(layout):
+                    layout = aggregate.GroupedLayout.build(self.similarity, self.cases_)
                     self._layout = layout
         return layout
 
@@ -402,7 +404,9 @@ class BruteForceBackend:
         if native_scan() is not None:
             self._layout_now().save(root, write_atomic)
         else:  # never leave another save's layout beside these cases
-            for name in ("aggregate.npz", "agg_free.npy", "agg_ids.npy"):
+            from cbr.retrieval.aggregate import LAYOUT_FILES
+
+            for name in LAYOUT_FILES:
                 (root / name).unlink(missing_ok=True)
         text = json.dumps(self._meta(), indent=2)
         write_atomic(meta_path, lambda p: p.write_text(text, encoding="utf-8"))

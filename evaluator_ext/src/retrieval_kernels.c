@@ -187,6 +187,9 @@ int rk_scan(const rk_layout *lay, const rk_program *p, const int8_t *codes, int6
     group_prog gp;
     double fmax[RK_MAX_FREE], ft[RK_MAX_FREE], sims[RK_CHUNK], acc[RK_CHUNK];
     int32_t pos[RK_CHUNK];
+    double count[3] = {0.0, 0.0, 0.0}, pos_sim[3] = {0.0, 0.0, 0.0}, known[3] = {0.0, 0.0, 0.0};
+    double outcome[3] = {0.0, 0.0, 0.0}, sim_sum = 0.0;
+    const double total = p->total;
     for (int32_t i = 0; i < nf; i++)
         fmax[i] = p->fw[i];
     for (int64_t g = 0; g < lay->n_groups; g++) {
@@ -268,8 +271,10 @@ int rk_scan(const rk_layout *lay, const rk_program *p, const int8_t *codes, int6
                         acc[r] = acc[r] + v;
                 }
             }
+            for (int32_t r = 0; r < len; r++)
+                acc[r] = acc[r] / total;
             for (int32_t r = 0; r < len; r++) {
-                double sim = acc[r] / p->total;
+                double sim = acc[r];
                 sims[nh] = sim;
                 pos[nh] = r;
                 nh += sim >= t;
@@ -290,21 +295,28 @@ int rk_scan(const rk_layout *lay, const rk_program *p, const int8_t *codes, int6
                 int c = codes[id];
                 if (c < 0 || c > 2)
                     return RK_ERR_CODE;
-                tot->count[c] += 1.0;
-                tot->pos_sim[c] += sim > 0.0 ? sim : 0.0;
-                tot->sim_sum += sim;
-                tot->hits++;
+                count[c] += 1.0;
+                pos_sim[c] += sim > 0.0 ? sim : 0.0;
+                sim_sum += sim;
                 if (outcomes) {
                     double o = outcomes[id];
                     if (o == o) {
-                        tot->known[c] += 1.0;
-                        tot->outcome[c] += o;
+                        known[c] += 1.0;
+                        outcome[c] += o;
                     }
                 }
                 offer(k, top_ids, top_sims, n_top, sim, id);
             }
         }
     }
+    for (int a = 0; a < 3; a++) {
+        tot->count[a] = count[a];
+        tot->pos_sim[a] = pos_sim[a];
+        tot->known[a] = known[a];
+        tot->outcome[a] = outcome[a];
+        tot->hits += (int64_t)count[a];
+    }
+    tot->sim_sum = sim_sum;
     finish_top(top_ids, top_sims, *n_top);
     return RK_OK;
 }
