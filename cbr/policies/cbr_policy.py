@@ -460,6 +460,9 @@ class CBRPolicy(Policy):
         if not holes:
             return np.empty((0, 3))
         spots = [replace(dp, hole=tuple(h)) for h in holes]
+        prepare = getattr(self._fs, "prepare", None)
+        if prepare is not None:  # hand features of every holding on this board in one enumeration
+            prepare(spots)
         queries = np.stack([self._fs.row(s) for s in spots])
         # holdings with the same feature row (pre-flop: the 169 classes) share one retrieval
         rows, first, back = np.unique(queries, axis=0, return_index=True, return_inverse=True)
