@@ -47,6 +47,7 @@ from bench_retrieval import (  # noqa: E402
 )
 
 from cbr.retrieval import CaseIndex  # noqa: E402
+from cbr.retrieval.aggregate import Labels  # noqa: E402
 from cbr.similarity import default_casper  # noqa: E402
 
 
@@ -89,18 +90,22 @@ def mapped_child(path: str, queries: int, top: int) -> None:
     Q = casebase_cases(queries, seed=2)
     small = CaseIndex.for_street(default_casper(), "flop").fit(Q)
     timed(small, Q[:5])  # warm the code paths, not the data
-    timed_aggregate(small, Q[:5], np.zeros(queries, np.int8), np.zeros(queries), top)
+    timed_aggregate(small, Q[:5], Labels(np.zeros(queries, np.int8), np.zeros(queries)), None, top)
     before = rss_anon_mib()
     t0 = time.perf_counter()
     index = CaseIndex.load(path, mmap=True)
+    opened = time.perf_counter() - t0
     codes = np.load(Path(path) / "bench_codes.npy", mmap_mode="r")
     outcomes = np.load(Path(path) / "bench_outcomes.npy", mmap_mode="r")
-    opened = time.perf_counter() - t0
-    first, _ = timed_aggregate(index, Q[:20], codes, outcomes, top)
-    warm, aggs = timed_aggregate(index, Q, codes, outcomes, top)
+    t0 = time.perf_counter()
+    labels = Labels(codes, outcomes)
+    first, _ = timed_aggregate(index, Q[:20], labels, None, top)
+    first_s = time.perf_counter() - t0
+    warm, aggs = timed_aggregate(index, Q, labels, None, top)
     rfirst, _ = timed(index, Q[:20])
     rwarm, sizes = timed(index, Q)
     print(json.dumps({"open_s": opened, "first20_ms": percentiles(first), "warm_ms": percentiles(warm),
+                      "labels_and_first20_s": first_s,
                       "retrieve_first20_ms": percentiles(rfirst), "retrieve_warm_ms": percentiles(rwarm),
                       "median_hits": int(np.median(sizes)), "rss_anon_mib": rss_anon_mib() - before,
                       "aggregates": [summary(a) for a in aggs]}))
@@ -125,10 +130,11 @@ def main() -> None:
     print(f"street: flop, CASPER similarity, threshold {cfg.threshold}, fallback top {cfg.fallback_k}; "
           f"cases: the default case base's distribution; {args.queries} queries per size")
     print("aggregate: the triple's per-action totals and outcome sums and the top "
-          f"{args.top} (grouped layout, C scan), every query checked against numpy brute force")
+          f"{args.top} (grouped layout, C scan; labels copied into the layout's order, and read by case "
+          "id), every query checked against numpy brute force")
     print(f"{'cases':>11s} {'build s':>8s} {'layout s':>8s} {'hits p50':>9s} | {'agg p50':>8s} {'agg p99':>8s} "
           f"{'brute p50':>9s} {'brute p99':>9s} {'x p50':>6s} {'x p99':>6s} {'same':>8s} | "
-          f"{'retrieve p50':>12s} {'p99':>7s}")
+          f"{'by id p50':>9s} {'p99':>7s} | {'retrieve p50':>12s} {'p99':>7s}")
     last = None
     for n in sizes:
         X, codes, outcomes = casebase_draw(n, seed=1)
@@ -138,9 +144,14 @@ def main() -> None:
         t0 = time.perf_counter()
         index.aggregate(Q[0], codes, outcomes, args.top)  # builds the grouped layout
         layout = time.perf_counter() - t0
+        labels = Labels(codes, outcomes)                  # the labels, copied into the layout's order
+        index.aggregate(Q[0], labels, None, args.top)
         index.retrieve(Q[0])
         ts, hits = timed(index, Q)
-        ats, aggs = timed_aggregate(index, Q, codes, outcomes, args.top)
+        ats, aggs = timed_aggregate(index, Q, labels, None, args.top)
+        its, by_id = timed_aggregate(index, Q, codes, outcomes, args.top)
+        if [summary(a) for a in aggs] != [summary(a) for a in by_id]:
+            raise SystemExit("labels in layout order and by case id answer differently")
         brute, same = [], 0
         for q, a in zip(Q, aggs):
             t0 = time.perf_counter()
@@ -152,14 +163,15 @@ def main() -> None:
                 raise SystemExit("retrieve and brute force disagree")
         p50, p99 = percentiles(ts)
         a50, a99 = percentiles(ats)
+        i50, i99 = percentiles(its)
         b50, b99 = percentiles(brute)
         print(f"{n:11,d} {build:8.1f} {layout:8.1f} {int(np.median(hits)):9,d} | {a50:8.2f} {a99:8.2f} "
               f"{b50:9.1f} {b99:9.1f} {b50 / a50:5.0f}x {b99 / a99:5.0f}x {same:>4d}/{len(brute)} | "
-              f"{p50:12.2f} {p99:7.2f}", flush=True)
+              f"{i50:9.2f} {i99:7.2f} | {p50:12.2f} {p99:7.2f}", flush=True)
         if same != len(brute):
             raise SystemExit("the aggregate and brute force disagree")
         last = (n, index, X, codes, outcomes, aggs)
-        del X
+        del X, labels
     if args.no_mmap or last is None:
         return
     n, index, X, codes, outcomes, aggs = last
@@ -175,7 +187,8 @@ def main() -> None:
         r = json.loads(out.stdout)
         same = sum(a == b for a, b in zip(r["aggregates"], expected))
         print(f"\nmemory-mapped, {n:,} cases (files {size:,.0f} MiB), fresh process: open {r['open_s']:.2f} s, "
-              f"anonymous memory +{r['rss_anon_mib']:.0f} MiB")
+              f"anonymous memory +{r['rss_anon_mib']:.0f} MiB (the labels' copy included; copying them and "
+              f"the first 20 queries {r['labels_and_first20_s']:.2f} s)")
         print(f"  aggregate: first 20 queries p50 {r['first20_ms'][0]:.2f} ms, p99 {r['first20_ms'][1]:.2f} ms; "
               f"warm p50 {r['warm_ms'][0]:.2f} ms, p99 {r['warm_ms'][1]:.2f} ms; "
               f"same as in memory (checked against brute force there): {same}/{len(expected)}")

@@ -147,12 +147,13 @@ class _Street:
     place (amortised doubling) as retained cases arrive, so a hand's retention costs its
     own rows, not the street's size."""
 
-    __slots__ = ("index", "_actions", "_case_ids", "_outcomes", "count", "own_index")
+    __slots__ = ("index", "_actions", "_case_ids", "_outcomes", "count", "own_index", "_labels")
 
     def __init__(self, cb: "CaseBase", street: str, config: Any) -> None:
         import numpy as np
 
         self.count = 0
+        self._labels: Any = None
         self.own_index = config is not None
         self._actions = np.zeros(0, np.int8)
         self._case_ids = np.zeros(0, np.int64)
@@ -178,6 +179,16 @@ class _Street:
     def outcomes(self) -> Any:
         return self._outcomes[: self.count]
 
+    @property
+    def labels(self) -> Any:
+        """The actions and outcomes as :class:`~cbr.retrieval.aggregate.Labels` (a copy kept in
+        the retrieval layout's order; extended as cases are taken)."""
+        from cbr.retrieval.aggregate import Labels
+
+        if self._labels is None:
+            self._labels = Labels(self.actions, self.outcomes)
+        return self._labels
+
     def _take(self, rows: Any, grow_index: bool) -> None:
         import numpy as np
 
@@ -197,6 +208,8 @@ class _Street:
         self._actions[n0:n1] = action_codes(rows.actions)
         self._case_ids[n0:n1] = rows.case_ids
         self._outcomes[n0:n1] = rows.outcomes
+        if self._labels is not None:
+            self._labels.extend(self._actions[n0:n1], self._outcomes[n0:n1])
         if grow_index and self.own_index and self.index is not None:
             self.index.add(rows.features)
         self.count = n1
@@ -442,8 +455,7 @@ class CBRPolicy(Policy):
         from cbr.retrieval.triple import retrieve_triple
 
         cb, street, data = self._spot(dp)
-        vote = retrieve_triple(self._fs, dp, data.index, data.actions, weighted=self._weighted,
-                               outcomes=data.outcomes, top=DECISION_CASES)
+        vote = retrieve_triple(self._fs, dp, data.index, data.labels, weighted=self._weighted, top=DECISION_CASES)
         d = self._reuse(cb, street, data, dp, vote, rng if rng is not None else self._rng)
         self.last_decision = d
         return d
@@ -466,8 +478,8 @@ class CBRPolicy(Policy):
         queries = np.stack([self._fs.row(s) for s in spots])
         # holdings with the same feature row (pre-flop: the 169 classes) share one retrieval
         rows, first, back = np.unique(queries, axis=0, return_index=True, return_inverse=True)
-        votes = aggregate_votes(data.index, rows, data.actions, weighted=self._weighted, outcomes=data.outcomes,
-                                street=street, top=DECISION_CASES)
+        votes = aggregate_votes(data.index, rows, data.labels, weighted=self._weighted, street=street,
+                                top=DECISION_CASES)
         rng = random.Random(0)  # what the re-use rules draw is not part of the triple they play
         played = np.array([self._reuse(cb, street, data, spots[i], v, rng).played for i, v in zip(first, votes)],
                           dtype=float)

@@ -326,7 +326,9 @@ class BruteForceBackend:
         """What the cases :meth:`retrieve` returns for ``q`` add up to, computed without listing
         them: an :class:`~cbr.retrieval.aggregate.Aggregate` (hit count, per-action counts,
         similarity and outcome sums, the ``top`` most similar). ``codes``: every case's action
-        (by id; int8 0/1/2 or labels), ``outcomes``: every case's outcome (NaN = unknown) or None."""
+        (by id; int8 0/1/2 or labels), ``outcomes``: every case's outcome (NaN = unknown) or None;
+        or ``codes`` a :class:`~cbr.retrieval.aggregate.Labels` (outcomes None), read in the
+        layout's order."""
         q = np.asarray(q)
         if q.ndim != 1:
             raise QueryError(f"aggregate takes one query of shape (d,), got {q.shape}; use aggregate_batch")
@@ -334,14 +336,22 @@ class BruteForceBackend:
 
     def aggregate_batch(self, Q: Any, codes: Any, outcomes: Any = None, top: int = 20) -> list[Any]:
         """:meth:`aggregate` for each row of ``Q``."""
-        from cbr.retrieval.aggregate import Aggregate, aggregate_of, check_labels, native_scan
+        from cbr.retrieval.aggregate import Aggregate, Labels, aggregate_of, check_labels, native_scan
 
         self._check_fitted()
         Q = self._queries(Q)
         if isinstance(top, bool) or not isinstance(top, (int, np.integer)) or top < 1:
             raise QueryError(f"top must be a positive integer, got {top!r}")
         top = int(top)
-        codes, outcomes = check_labels(codes, outcomes, self.n_cases_)
+        bound = codes if isinstance(codes, Labels) else None
+        if bound is not None:
+            if outcomes is not None:
+                raise QueryError("with Labels the outcomes are the labels' own; pass outcomes=None")
+            if len(bound) < self.n_cases_:
+                raise QueryError(f"labels for {len(bound)} cases, the index holds {self.n_cases_}")
+            codes, outcomes = bound.codes, bound.outcomes
+        else:
+            codes, outcomes = check_labels(codes, outcomes, self.n_cases_)
         scan = native_scan()
         if scan is None:
             return [aggregate_of(r.ids, r.similarities, codes, outcomes, top, r.fallback)
@@ -349,9 +359,10 @@ class BruteForceBackend:
         layout = self._layout_now()
         t = float(self.threshold)
         n0 = layout.n_rows
+        scan_codes, scan_outcomes = (codes, outcomes) if bound is None else bound.for_layout(layout)
         out: list[Any] = []
         for q in Q:
-            hits, sums, tids, tsims = layout.scan(scan, q, t, codes, outcomes, top)
+            hits, sums, tids, tsims = layout.scan(scan, q, t, scan_codes, scan_outcomes, top, bound is not None)
             counts, pos, known, osum, sim_sum = sums
             if n0 < self.n_cases_:   # the tail appended since the layout was built: numpy
                 ids, s = self._score(q, np.arange(n0, self.n_cases_, dtype=np.int64))

@@ -218,7 +218,9 @@ def aggregate_vote(index: CaseIndex, query: np.ndarray, codes: np.ndarray, *, we
                    outcomes: Optional[np.ndarray] = None, street: Optional[str] = None, top: int = 20) -> Vote:
     """:func:`vote_of` without listing every neighbour: the same triple, totals, count, fallback
     and outcome means (sums to float rounding), but ``ids`` / ``similarities`` / ``codes`` /
-    ``outcomes`` only for the ``top`` most similar (:meth:`~cbr.retrieval.CaseIndex.aggregate`)."""
+    ``outcomes`` only for the ``top`` most similar (:meth:`~cbr.retrieval.CaseIndex.aggregate`).
+    ``codes`` may be a :class:`~cbr.retrieval.aggregate.Labels` (actions and outcomes; then
+    ``outcomes`` is None)."""
     return aggregate_votes(index, np.asarray(query)[None, :], codes, weighted=weighted, outcomes=outcomes,
                            street=street, top=top)[0]
 
@@ -227,10 +229,17 @@ def aggregate_votes(index: CaseIndex, queries: np.ndarray, codes: np.ndarray, *,
                     outcomes: Optional[np.ndarray] = None, street: Optional[str] = None,
                     top: int = 20) -> list[Vote]:
     """:func:`aggregate_vote` for every row of ``queries`` (an ``(n, features)`` array)."""
-    _check_cover(index, codes, outcomes)
+    from cbr.retrieval.aggregate import Labels
+
+    if isinstance(codes, Labels):  # labels copied into the layout's order: read sequentially
+        found = index.aggregate_batch(queries, codes, None, top)
+        codes, outcomes = codes.codes, codes.outcomes
+    else:
+        _check_cover(index, codes, outcomes)
+        found = index.aggregate_batch(queries, codes, outcomes, top)
     name = street or index.similarity.street
     out = []
-    for a, q in zip(index.aggregate_batch(queries, codes, outcomes, top), queries):
+    for a, q in zip(found, queries):
         totals = a.totals(weighted)
         out.append(Vote(street=name, query=q, ids=a.top_ids, similarities=a.top_sims, codes=codes[a.top_ids],
                         fallback=bool(a.fallback), weighted=weighted, totals=totals, triple=triple_of_totals(totals),
@@ -247,7 +256,11 @@ def retrieve_triple(features: Any, dp: Any, index: CaseIndex, codes: np.ndarray 
     ``index``, the street's (see :func:`vote_of` for ``codes`` and ``outcomes``). ``top``: keep
     only the ``top`` most similar neighbours (:func:`aggregate_vote`: the same triple, without
     listing every neighbour); None: every one."""
+    from cbr.retrieval.aggregate import Labels
+
     query = features.row(dp) if opponents is None else features.row(dp, opponents)
+    if top is not None and isinstance(codes, Labels):
+        return aggregate_vote(index, query, codes, weighted=weighted, street=STREETS[dp.street], top=top)
     codes = codes if isinstance(codes, np.ndarray) and codes.dtype == np.int8 else action_codes(codes)
     if top is not None:
         return aggregate_vote(index, query, codes, weighted=weighted, outcomes=outcomes, street=STREETS[dp.street],

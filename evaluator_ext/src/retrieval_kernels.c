@@ -164,7 +164,7 @@ static void finish_top(int64_t *ids, double *sims, int64_t n)
 }
 
 int rk_scan(const rk_layout *lay, const rk_program *p, const int8_t *codes, int64_t n_codes,
-            const double *outcomes, int64_t k, int64_t *top_ids, double *top_sims, int64_t *n_top,
+            const double *outcomes, int by_row, int64_t k, int64_t *top_ids, double *top_sims, int64_t *n_top,
             rk_totals *tot)
 {
     const double t = p->threshold;
@@ -280,7 +280,9 @@ int rk_scan(const rk_layout *lay, const rk_program *p, const int8_t *codes, int6
                 nh += sim >= t;
             }
             for (int32_t h = 0; h < nh; h++) {
-                if (h + RK_AHEAD < nh) { /* labels are read by case id: fetch them early */
+                int64_t row = c0 + pos[h];
+                int64_t at = by_row ? row : lay->ids[row]; /* where this case's labels are */
+                if (!by_row && h + RK_AHEAD < nh) { /* labels read by case id: fetch them early */
                     int64_t ahead = lay->ids[c0 + pos[h + RK_AHEAD]];
                     if (ahead >= 0 && ahead < n_codes) {
                         PREFETCH(codes + ahead);
@@ -289,23 +291,23 @@ int rk_scan(const rk_layout *lay, const rk_program *p, const int8_t *codes, int6
                     }
                 }
                 double sim = sims[h];
-                int64_t id = lay->ids[c0 + pos[h]];
-                if (id < 0 || id >= n_codes)
+                if (at < 0 || at >= n_codes)
                     return RK_ERR_ARGUMENT;
-                int c = codes[id];
+                int c = codes[at];
                 if (c < 0 || c > 2)
                     return RK_ERR_CODE;
                 count[c] += 1.0;
                 pos_sim[c] += sim > 0.0 ? sim : 0.0;
                 sim_sum += sim;
                 if (outcomes) {
-                    double o = outcomes[id];
+                    double o = outcomes[at];
                     if (o == o) {
                         known[c] += 1.0;
                         outcome[c] += o;
                     }
                 }
-                offer(k, top_ids, top_sims, n_top, sim, id);
+                if (*n_top < k || sim >= top_sims[0]) /* else it cannot enter the top */
+                    offer(k, top_ids, top_sims, n_top, sim, lay->ids[row]);
             }
         }
     }

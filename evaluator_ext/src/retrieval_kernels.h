@@ -56,11 +56,12 @@ typedef struct {
 } rk_totals;
 
 /* Scan the layout for one query: every row with similarity >= threshold is counted into
- * `totals` (its action codes[id] and, if outcomes is not NULL, outcomes[id]) and offered to
- * the top-k list (top_ids/top_sims, similarity descending then id ascending; *n_top its
- * length). ids must be < n_codes. Returns RK_OK or an RK_ERR_* code. */
-int rk_scan(const rk_layout *lay, const rk_program *prog, const int8_t *codes, int64_t n_codes,
-            const double *outcomes, int64_t k, int64_t *top_ids, double *top_sims, int64_t *n_top,
+ * `totals` (its action code and, if outcomes is not NULL, its outcome: codes[id] and
+ * outcomes[id] by case id, or with by_row codes[row] and outcomes[row] by layout row) and
+ * offered to the top-k list (top_ids/top_sims, similarity descending then id ascending;
+ * *n_top its length). Label indexes must be < n_codes. Returns RK_OK or an RK_ERR_* code. */
+int rk_scan(const rk_layout *lay, const rk_program *p, const int8_t *codes, int64_t n_codes,
+            const double *outcomes, int by_row, int64_t k, int64_t *top_ids, double *top_sims, int64_t *n_top,
             rk_totals *totals);
 
 #endif

@@ -70,12 +70,12 @@ static PyObject *py_scan(PyObject *Py_UNUSED(self), PyObject *args)
 {
     PyObject *free_o, *ids_o, *gstart_o, *gcodes_o, *tables_o, *offsets_o, *kind_o, *index_o, *fq_o, *frange_o, *fw_o, *codes_o, *outc_o,
         *top_ids_o, *top_sims_o;
-    int sort_free;
+    int sort_free, by_row;
     double total, threshold;
-    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOiddOOOO:scan", &free_o, &ids_o, &gstart_o, &gcodes_o, &tables_o,
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOiddOOpOO:scan", &free_o, &ids_o, &gstart_o, &gcodes_o, &tables_o,
                           &offsets_o, &kind_o,
                           &index_o, &fq_o, &frange_o, &fw_o, &sort_free, &total, &threshold, &codes_o, &outc_o,
-                          &top_ids_o, &top_sims_o))
+                          &by_row, &top_ids_o, &top_sims_o))
         return NULL;
     views v = {.n_bufs = 0};
     Py_ssize_t n_free_vals, n_rows, n_gstart, n_gcodes, n_tables, n_offsets, n_kind, n_index, n_fq, n_frange, n_fw, n_codes, n_out = 0,
@@ -145,6 +145,10 @@ static PyObject *py_scan(PyObject *Py_UNUSED(self), PyObject *args)
         return fail(&v, "the weight sum must be positive and the threshold finite");
     if (outcomes && n_out < n_codes)
         return fail(&v, "fewer outcomes than action codes");
+    if (by_row && n_codes != n_rows)
+        return fail(&v, "labels by layout row must hold one action code per row");
+    if (n_codes < n_rows)
+        return fail(&v, "fewer action codes than layout rows");
     if (n_tid != n_tsim || n_tid < 1)
         return fail(&v, "top ids and similarities must have the same length >= 1");
     p.sort_free = sort_free;
@@ -155,7 +159,7 @@ static PyObject *py_scan(PyObject *Py_UNUSED(self), PyObject *args)
     int64_t n_top = 0;
     int status;
     Py_BEGIN_ALLOW_THREADS
-    status = rk_scan(&lay, &p, codes, n_codes, outcomes, n_tid, top_ids, top_sims, &n_top, &tot);
+    status = rk_scan(&lay, &p, codes, n_codes, outcomes, by_row, n_tid, top_ids, top_sims, &n_top, &tot);
     Py_END_ALLOW_THREADS
     release(&v);
     if (status == RK_ERR_CODE) {
@@ -177,8 +181,9 @@ error:
 static PyMethodDef methods[] = {
     {"scan", py_scan, METH_VARARGS,
      "scan(free, ids, gstart, gcodes, tables, offsets, kind, index, fq, frange, fw, sort_free, total, threshold,\n"
-     "     codes, outcomes, top_ids, top_sims) -> (n_top, hits, scanned, count, pos_sim, known, outcome, sim_sum):\n"
-     "the exact aggregates of the rows at or above the threshold over a grouped layout (see\n"
+     "     codes, outcomes, by_row, top_ids, top_sims) -> (n_top, hits, scanned, count, pos_sim, known, outcome, sim_sum):\n"
+     "the exact aggregates of the rows at or above the threshold over a grouped layout (labels by case id,\n"
+     "or by layout row with by_row; see\n"
      "cbr/retrieval/aggregate.py); fills top_ids/top_sims (similarity descending, then id ascending)."},
     {NULL, NULL, 0, NULL},
 };

@@ -11,7 +11,7 @@ import pytest
 
 import cbr.retrieval.aggregate as agg_mod
 from cbr.retrieval import CaseIndex, QueryError, action_codes
-from cbr.retrieval.aggregate import GroupedLayout, native_scan
+from cbr.retrieval.aggregate import GroupedLayout, Labels, native_scan
 from cbr.retrieval.triple import aggregate_vote, outcome_means, outcome_means_of_totals, vote_of
 from cbr.similarity import default_casper, default_sartre, global_similarity
 from tests.conftest import HealthCheck, given, settings, st
@@ -253,10 +253,10 @@ def _scan_args():
     X = _flop(300, 2)
     layout = GroupedLayout.build(cfg.street("flop"), X)
     q = X[0]
-    codes = np.zeros(300, np.int8)
+    codes = np.zeros(301, np.int8)
     return [layout.free, layout.ids, layout.gstart, layout.gcodes, layout.key_tables(q), layout._offsets,
             layout._kind, layout._index, q[layout.free_cols].astype(np.float64), layout._frange, layout._fw,
-            layout.sort_free, layout._total, 0.97, codes, None, np.empty(5, np.int64), np.empty(5)]
+            layout.sort_free, layout._total, 0.97, codes, None, False, np.empty(5, np.int64), np.empty(5)]
 
 
 @pytest.mark.skipif(native_scan() is None, reason="the native retrieval kernel is not built")
@@ -296,13 +296,49 @@ def test_kernel_refuses_bad_input():
     bad(13, "0.97", TypeError)
     bad(14, np.zeros(300, np.int64))                       # codes not int8
     bad(14, np.full(300, 3, np.int8))                      # a code outside 0..2
+    bad(14, np.zeros(299, np.int8))                        # fewer codes than cases
     bad(15, np.zeros(10))                                  # fewer outcomes than codes
-    bad(16, np.empty(5, np.int32))
-    bad(16, np.empty(0, np.int64))                         # no room for the top
-    bad(17, np.empty(4))
+    bad(16, True)                                          # by layout row, but codes are by id (too long)
+    bad(17, np.empty(5, np.int32))
+    bad(17, np.empty(0, np.int64))                         # no room for the top
+    bad(18, np.empty(4))
     ro = np.empty(5)
     ro.flags.writeable = False
-    bad(17, ro)                                            # the top must be writable
+    bad(18, ro)                                            # the top must be writable
     bad(0, "not an array")
     with pytest.raises(TypeError):
         scan(*ok[:-1])
+
+
+@pytest.mark.parametrize("backend", ["faiss", "brute"])
+def test_labels_in_layout_order_answer_as_labels_by_id(backend):
+    """Labels copied into the layout's order: the same aggregates, also with a tail, after a
+    rebuild, and unaffected by later changes to the arrays they were copied from."""
+    cfg = default_casper()
+    st_ = cfg.street("flop")
+    X = _flop(4000, 11)
+    codes, outcomes = labels(4000, 12)
+    index = CaseIndex.for_street(cfg, "flop", backend=backend).fit(X[:3000])
+    lab = Labels(codes[:3000], outcomes[:3000])
+    Q = np.vstack([X[:4], _flop(6, 13)])
+    for q in Q:
+        want = reference(st_, X[:3000], q, cfg.threshold, cfg.fallback_k, codes, outcomes, 9)
+        assert_same(index.aggregate(q, lab, top=9), want)
+    original = codes.copy()
+    codes[:] = 0                                       # the labels hold their own copy
+    codes[:] = original
+    index.add(X[3000:])
+    with pytest.raises(QueryError, match="labels for 3000"):
+        index.aggregate(Q[0], lab)
+    lab.extend(codes[3000:], outcomes[3000:])
+    for q in Q:
+        assert_same(index.aggregate(q, lab, top=9), reference(st_, X, q, cfg.threshold, cfg.fallback_k, codes,
+                                                              outcomes, 9))
+    with pytest.raises(QueryError, match="outcomes"):
+        index.aggregate(Q[0], lab, outcomes)
+    with pytest.raises(QueryError, match="outcomes must be given"):
+        lab.extend(codes[:1])
+    plain = Labels(codes)                              # without outcomes
+    a = index.aggregate(Q[0], plain)
+    assert a.known.sum() == 0 and a.n == reference(st_, X, Q[0], cfg.threshold, cfg.fallback_k, codes, outcomes,
+                                                   20)["n"]
