@@ -24,6 +24,7 @@ setup(
                 "evaluator_ext/src/cfr_kernels.c",
                 "evaluator_ext/src/cfr_module.c",
             ],
+            depends=["evaluator_ext/src/cfr_kernels.h"],  # so the sdist carries the header
             include_dirs=["evaluator_ext/src"],
             extra_compile_args=["-O3", "-std=c11", "-Wall", "-Wextra"],
             optional=False,
