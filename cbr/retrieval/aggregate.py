@@ -33,7 +33,7 @@ and ``load`` (also memory-mapped) reads it back.
 >>> index = CaseIndex(similarity=default_casper().street("river")).fit(X)
 >>> agg = index.aggregate(X[29], np.array([2] * 15 + [1] * 15, np.int8), top=3)
 >>> len(agg), agg.top_ids.tolist(), agg.triple(weighted=False)
-(6, [29, 28, 27], (0.0, 0.0, 1.0))
+(6, [29, 28, 27], (0.0, 1.0, 0.0))
 """
 from __future__ import annotations
 
