@@ -46,8 +46,7 @@ import numpy as np
 
 from cbr.errors import CaseBaseError, CBRError
 from cbr.retrieval.results import QueryError, triple_of_totals
-from cbr.similarity import StreetSimilarity
-from cbr.similarity.config import _local_into
+from cbr.similarity import StreetSimilarity, local_into
 from cbr.similarity.measures import LinearSimilarity
 
 __all__ = ["Aggregate", "GroupedLayout", "Labels", "native_scan", "MAX_KEY_VALUES", "LAYOUT_FILES", "REBUILD_TAIL"]
@@ -247,7 +246,7 @@ class GroupedLayout:
         for i, (j, vals) in enumerate(zip(self.key_cols, self.values)):
             spec = specs[int(j)]
             buf = out[self._offsets[i]: self._offsets[i + 1]]
-            np.multiply(_local_into(spec.measure_obj, key[i], vals, buf), spec.weight, out=buf)
+            np.multiply(local_into(spec.measure_obj, key[i], vals, buf), spec.weight, out=buf)
         if len(self._tables) >= 4096:
             self._tables.clear()
         self._tables[key] = out
