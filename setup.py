@@ -1,4 +1,4 @@
-"""Build the native hand evaluator and the CFR solver as plain setuptools Extensions (CPython C API)."""
+"""Build the native hand evaluator, the CFR solver and the retrieval kernel as plain setuptools Extensions (CPython C API)."""
 from setuptools import Extension, setup
 
 setup(
@@ -24,6 +24,7 @@ setup(
                 "evaluator_ext/src/cfr_kernels.c",
                 "evaluator_ext/src/cfr_module.c",
             ],
+            depends=["evaluator_ext/src/cfr_kernels.h"],  # so the sdist carries the header
             include_dirs=["evaluator_ext/src"],
             extra_compile_args=["-O3", "-std=c11", "-Wall", "-Wextra"],
             optional=False,
@@ -41,6 +42,18 @@ setup(
             include_dirs=["evaluator_ext/src"],
             extra_compile_args=["-O3", "-std=c11", "-Wall", "-Wextra", "-pthread"],
             extra_link_args=["-pthread"],
+            optional=False,
+        ),
+        # exact retrieval aggregates over a grouped case layout: cbr/retrieval/aggregate.py
+        Extension(
+            "evaluator_ext._retrieval",
+            sources=[
+                "evaluator_ext/src/retrieval_kernels.c",
+                "evaluator_ext/src/retrieval_module.c",
+            ],
+            depends=["evaluator_ext/src/retrieval_kernels.h"],
+            include_dirs=["evaluator_ext/src"],
+            extra_compile_args=["-O3", "-std=c11", "-Wall", "-Wextra", "-ffp-contract=off"],
             optional=False,
         ),
     ]

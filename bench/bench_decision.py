@@ -83,7 +83,7 @@ def time_decisions(bot: CBRPolicy, dps: list) -> tuple[list[float], list[float],
         d = bot.decide(dp, rng)
         total.append(time.perf_counter() - t0)
         fallbacks += d.fallback
-        hits.append(len(d.case_ids))
+        hits.append(d.retrieved)
         t0 = time.perf_counter()
         peer.row(dp)
         feats.append(time.perf_counter() - t0)

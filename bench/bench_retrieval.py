@@ -57,20 +57,64 @@ def casebase_cases(n: int, seed: int, casebase: str = "default") -> np.ndarray:
     with a small Gaussian kernel (bandwidth 0.02, clipped to [0, 1]) so that a million draws
     are not copies of the few thousand cases the shipped case base holds.
     """
+    return casebase_draw(n, seed, casebase)[0]
+
+
+def casebase_draw(n: int, seed: int, casebase: str = "default") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`casebase_cases` (the same rows for the same seed) with each drawn case's action
+    code (int8 0/1/2) and outcome (NaN = unknown), those of the real case it was drawn from."""
+    from cbr.retrieval import action_codes
     from cbr.store import CaseBase, resolve_casebase
 
     cb = CaseBase.open(resolve_casebase(casebase))
     try:
         arrays = cb.cases("flop")
         names, real = arrays.feature_names, arrays.features
+        codes, outcomes = action_codes(arrays.actions), np.asarray(arrays.outcomes, dtype=np.float64)
     finally:
         cb.close()
     rng = np.random.default_rng(seed)
-    X = real[rng.integers(0, real.shape[0], n)].copy()
+    pick = rng.integers(0, real.shape[0], n)
+    X = real[pick].copy()
     for name in ("hand_strength", "positive_potential", "negative_potential"):
         j = names.index(name)
         X[:, j] = np.clip(X[:, j] + rng.normal(0.0, 0.02, n), 0.0, 1.0)
-    return X.astype(np.float32)
+    return X.astype(np.float32), codes[pick], outcomes[pick]
+
+
+def brute_aggregate(st, X: np.ndarray, q: np.ndarray, t: float, k: int, codes: np.ndarray,
+                    outcomes: np.ndarray, top: int) -> dict:
+    """What the triple and the explanation need, in plain numpy over every case: the hits (else
+    the top ``k``), their count, per-action counts, similarity sums and known-outcome counts
+    and sums, and the ``top`` most similar (similarity descending, ties by id)."""
+    s = global_similarity(st, q, X)
+    ids = np.flatnonzero(s >= t)
+    fallback = ids.size == 0
+    if fallback:
+        ids = brute_retrieve(st, X, q, t, k)
+    c = codes[ids].astype(np.int64)
+    o = outcomes[ids]
+    ok = ~np.isnan(o)
+    if fallback or ids.size <= top:
+        best = ids[np.lexsort((ids, -s[ids]))][:top]
+    else:
+        kth = np.partition(s[ids], ids.size - top)[ids.size - top]
+        cand = ids[s[ids] >= kth]
+        best = cand[np.lexsort((cand, -s[cand]))][:top]
+    return {"n": int(ids.size), "fallback": bool(fallback), "counts": np.bincount(c, minlength=3),
+            "pos_sims": np.bincount(c, weights=np.maximum(s[ids], 0.0), minlength=3),
+            "known": np.bincount(c[ok], minlength=3), "outcome_sums": np.bincount(c[ok], weights=o[ok], minlength=3),
+            "top_ids": best, "top_sims": s[best]}
+
+
+def same_aggregate(agg, ref: dict) -> bool:
+    """Whether an :class:`~cbr.retrieval.aggregate.Aggregate` equals the brute-force one: counts,
+    ids and similarities exactly, the sums to float rounding (they are added in another order)."""
+    return (agg.n == ref["n"] and agg.fallback == ref["fallback"]
+            and np.array_equal(agg.counts, ref["counts"]) and np.array_equal(agg.known, ref["known"])
+            and np.array_equal(agg.top_ids, ref["top_ids"]) and np.array_equal(agg.top_sims, ref["top_sims"])
+            and np.allclose(agg.pos_sims, ref["pos_sims"], rtol=1e-9, atol=1e-9)
+            and np.allclose(agg.outcome_sums, ref["outcome_sums"], rtol=1e-9, atol=1e-9))
 
 
 def percentiles(ts: list[float]) -> tuple[float, float]:
@@ -96,6 +140,7 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=300)
     ap.add_argument("--brute-queries", type=int, default=20)
     ap.add_argument("--batch", type=int, default=1000)
+    ap.add_argument("--top", type=int, default=20, help="cases the aggregate keeps for the explanation")
     ap.add_argument("--source", choices=("casebase", "synthetic"), default="casebase",
                     help="feature distribution of the cases: the default case base's flop (default) or synthetic")
     args = ap.parse_args()
@@ -107,7 +152,13 @@ def main() -> None:
 
     draw = casebase_cases if args.source == "casebase" else flop_cases
     print(f"case distribution: {'the default case base (flop), smoothed' if args.source == 'casebase' else 'synthetic'}")
-    X = draw(args.cases, seed=1)
+    if args.source == "casebase":
+        X, codes, outcomes = casebase_draw(args.cases, seed=1)
+    else:
+        X = draw(args.cases, seed=1)
+        rng = np.random.default_rng(3)
+        codes = rng.integers(0, 3, args.cases).astype(np.int8)
+        outcomes = np.where(rng.random(args.cases) < 0.3, np.nan, rng.normal(0.0, 2.0, args.cases))
     Q = draw(max(args.queries, args.batch), seed=2)
 
     t0 = time.perf_counter()
@@ -142,6 +193,27 @@ def main() -> None:
     index.retrieve_batch(Q[: args.batch])
     batch = time.perf_counter() - t0
 
+    # the aggregate path (what the triple and the explanation need), every timed query checked
+    from cbr.retrieval.aggregate import Labels
+
+    labels = Labels(codes, outcomes)  # the actions and outcomes, copied into the layout's order
+    index.aggregate(Q[0], labels, None, args.top)  # builds the grouped layout
+    agg, agg_id, agg_brute, agg_same = [], [], [], 0
+    for q in Q[: args.queries]:
+        t0 = time.perf_counter()
+        a = index.aggregate(q, labels, None, args.top)
+        agg.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        b = index.aggregate(q, codes, outcomes, args.top)   # the labels read by case id
+        agg_id.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        ref = brute_aggregate(st, X, q, cfg.threshold, cfg.fallback_k, codes, outcomes, args.top)
+        agg_brute.append(time.perf_counter() - t0)
+        agg_same += same_aggregate(a, ref) and same_aggregate(b, ref)
+    t0 = time.perf_counter()
+    index.aggregate_batch(Q[: args.batch], labels, None, args.top)
+    agg_batch = time.perf_counter() - t0
+
     p50, p99 = percentiles(ours)
     b50, b99 = percentiles(brute)
     k50, k99 = percentiles(knn)
@@ -165,8 +237,21 @@ def main() -> None:
     print(f"memory per million cases: {per_million:.0f} MiB (features {feat_bytes / 2**20 * 1e6 / args.cases:.0f}, "
           f"faiss lists {ivf_bytes / 2**20 * 1e6 / args.cases:.0f}, list bounds "
           f"{lists_bytes / 2**20 * 1e6 / args.cases:.1f})")
+    a50, a99 = percentiles(agg)
+    i50, i99 = percentiles(agg_id)
+    ab50, ab99 = percentiles(agg_brute)
+    print()
+    print(f"{'triple + top ' + str(args.top) + ' (aggregate)':40s} {'p50 ms':>9s} {'p99 ms':>9s}")
+    print(f"{'  ours (grouped layout, C scan)':40s} {a50:9.3f} {a99:9.3f}   targets <= 1 / <= 5")
+    print(f"{'  ours, labels read by case id':40s} {i50:9.3f} {i99:9.3f}")
+    print(f"{'  numpy brute force, same aggregate':40s} {ab50:9.1f} {ab99:9.1f}")
+    print(f"{'  ratio (brute / ours)':40s} {ab50 / a50:8.0f}x {ab99 / a99:8.0f}x")
+    print(f"identical aggregates, ours (both) vs brute force: {agg_same}/{len(agg)} timed queries")
+    print(f"aggregate batch of {args.batch}: {args.batch / agg_batch:,.0f} queries/s")
     if mismatches:
         raise SystemExit("faiss and brute force disagree")
+    if agg_same != len(agg):
+        raise SystemExit("the aggregate and brute force disagree")
 
 
 def _threads() -> int:

@@ -37,9 +37,17 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_retrieval import brute_retrieve, casebase_cases, percentiles  # noqa: E402
+from bench_retrieval import (  # noqa: E402
+    brute_aggregate,
+    brute_retrieve,
+    casebase_cases,
+    casebase_draw,
+    percentiles,
+    same_aggregate,
+)
 
 from cbr.retrieval import CaseIndex  # noqa: E402
+from cbr.retrieval.aggregate import Labels  # noqa: E402
 from cbr.similarity import default_casper  # noqa: E402
 
 
@@ -61,19 +69,46 @@ def timed(index: CaseIndex, Q: np.ndarray) -> tuple[list[float], list[int]]:
     return ts, sizes
 
 
-def mapped_child(path: str, queries: int) -> None:
+def timed_aggregate(index: CaseIndex, Q: np.ndarray, codes: np.ndarray, outcomes: np.ndarray,
+                    top: int) -> tuple[list[float], list]:
+    ts, out = [], []
+    for q in Q:
+        t0 = time.perf_counter()
+        a = index.aggregate(q, codes, outcomes, top)
+        ts.append(time.perf_counter() - t0)
+        out.append(a)
+    return ts, out
+
+
+def summary(a) -> list:
+    """What must agree between two aggregates, as plain data."""
+    return [a.n, a.counts.tolist(), a.known.tolist(), a.top_ids.tolist(), a.top_sims.tolist()]
+
+
+def mapped_child(path: str, queries: int, top: int) -> None:
     """In a fresh process: open the saved index memory-mapped, query, report as JSON."""
     Q = casebase_cases(queries, seed=2)
-    timed(CaseIndex.for_street(default_casper(), "flop").fit(Q), Q[:5])  # warm the code paths, not the data
+    small = CaseIndex.for_street(default_casper(), "flop").fit(Q)
+    timed(small, Q[:5])  # warm the code paths, not the data
+    timed_aggregate(small, Q[:5], Labels(np.zeros(queries, np.int8), np.zeros(queries)), None, top)
     before = rss_anon_mib()
     t0 = time.perf_counter()
     index = CaseIndex.load(path, mmap=True)
     opened = time.perf_counter() - t0
-    first, _ = timed(index, Q[:20])
-    warm, sizes = timed(index, Q)
+    codes = np.load(Path(path) / "bench_codes.npy", mmap_mode="r")
+    outcomes = np.load(Path(path) / "bench_outcomes.npy", mmap_mode="r")
+    t0 = time.perf_counter()
+    labels = Labels(codes, outcomes)
+    first, _ = timed_aggregate(index, Q[:20], labels, None, top)
+    first_s = time.perf_counter() - t0
+    warm, aggs = timed_aggregate(index, Q, labels, None, top)
+    rfirst, _ = timed(index, Q[:20])
+    rwarm, sizes = timed(index, Q)
     print(json.dumps({"open_s": opened, "first20_ms": percentiles(first), "warm_ms": percentiles(warm),
+                      "labels_and_first20_s": first_s,
+                      "retrieve_first20_ms": percentiles(rfirst), "retrieve_warm_ms": percentiles(rwarm),
                       "median_hits": int(np.median(sizes)), "rss_anon_mib": rss_anon_mib() - before,
-                      "ids": [index.retrieve(q).ids.tolist() for q in Q[:5]]}))
+                      "aggregates": [summary(a) for a in aggs]}))
 
 
 def main() -> None:
@@ -83,57 +118,83 @@ def main() -> None:
     ap.add_argument("--brute-queries", type=int, default=5)
     ap.add_argument("--no-mmap", action="store_true", help="skip the memory-mapped part")
     ap.add_argument("--mapped-child", help=argparse.SUPPRESS)
+    ap.add_argument("--top", type=int, default=20, help="cases the aggregate keeps for the explanation")
     args = ap.parse_args()
     if args.mapped_child:
-        mapped_child(args.mapped_child, args.queries)
+        mapped_child(args.mapped_child, args.queries, args.top)
         return
     cfg = default_casper()
     st = cfg.street("flop")
     sizes = [int(x) for x in args.sizes.split(",")]
     Q = casebase_cases(args.queries, seed=2)
     print(f"street: flop, CASPER similarity, threshold {cfg.threshold}, fallback top {cfg.fallback_k}; "
-          f"cases: the default case base's distribution")
-    print(f"{'cases':>11s} {'build s':>8s} {'hits p50':>9s} {'ours p50':>9s} {'ours p99':>9s} "
-          f"{'brute p50':>10s} {'ratio':>7s} {'same ids':>9s}")
+          f"cases: the default case base's distribution; {args.queries} queries per size")
+    print("aggregate: the triple's per-action totals and outcome sums and the top "
+          f"{args.top} (grouped layout, C scan; labels copied into the layout's order, and read by case "
+          "id), every query checked against numpy brute force")
+    print(f"{'cases':>11s} {'build s':>8s} {'layout s':>8s} {'hits p50':>9s} | {'agg p50':>8s} {'agg p99':>8s} "
+          f"{'brute p50':>9s} {'brute p99':>9s} {'x p50':>6s} {'x p99':>6s} {'same':>8s} | "
+          f"{'by id p50':>9s} {'p99':>7s} | {'retrieve p50':>12s} {'p99':>7s}")
     last = None
     for n in sizes:
-        X = casebase_cases(n, seed=1)
+        X, codes, outcomes = casebase_draw(n, seed=1)
         t0 = time.perf_counter()
         index = CaseIndex.for_street(cfg, "flop").fit(X)
         build = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        index.aggregate(Q[0], codes, outcomes, args.top)  # builds the grouped layout
+        layout = time.perf_counter() - t0
+        labels = Labels(codes, outcomes)                  # the labels, copied into the layout's order
+        index.aggregate(Q[0], labels, None, args.top)
         index.retrieve(Q[0])
         ts, hits = timed(index, Q)
+        ats, aggs = timed_aggregate(index, Q, labels, None, args.top)
+        its, by_id = timed_aggregate(index, Q, codes, outcomes, args.top)
+        if [summary(a) for a in aggs] != [summary(a) for a in by_id]:
+            raise SystemExit("labels in layout order and by case id answer differently")
         brute, same = [], 0
-        for q in Q[: args.brute_queries]:
+        for q, a in zip(Q, aggs):
             t0 = time.perf_counter()
-            ids = brute_retrieve(st, X, q, cfg.threshold, cfg.fallback_k)
+            ref = brute_aggregate(st, X, q, cfg.threshold, cfg.fallback_k, codes, outcomes, args.top)
             brute.append(time.perf_counter() - t0)
-            same += np.array_equal(ids, index.retrieve(q).ids)
+            same += same_aggregate(a, ref)
+        for q in Q[: args.brute_queries]:  # the full retrieval too, on the first few
+            if not np.array_equal(brute_retrieve(st, X, q, cfg.threshold, cfg.fallback_k), index.retrieve(q).ids):
+                raise SystemExit("retrieve and brute force disagree")
         p50, p99 = percentiles(ts)
-        b50, _ = percentiles(brute)
-        print(f"{n:11,d} {build:8.1f} {int(np.median(hits)):9,d} {p50:9.2f} {p99:9.2f} {b50:10.1f} "
-              f"{b50 / p50:6.0f}x {same:>5d}/{len(brute)}", flush=True)
+        a50, a99 = percentiles(ats)
+        i50, i99 = percentiles(its)
+        b50, b99 = percentiles(brute)
+        print(f"{n:11,d} {build:8.1f} {layout:8.1f} {int(np.median(hits)):9,d} | {a50:8.2f} {a99:8.2f} "
+              f"{b50:9.1f} {b99:9.1f} {b50 / a50:5.0f}x {b99 / a99:5.0f}x {same:>4d}/{len(brute)} | "
+              f"{i50:9.2f} {i99:7.2f} | {p50:12.2f} {p99:7.2f}", flush=True)
         if same != len(brute):
-            raise SystemExit("faiss and brute force disagree")
-        last = (n, index, X)
-        del X
+            raise SystemExit("the aggregate and brute force disagree")
+        last = (n, index, X, codes, outcomes, aggs)
+        del X, labels
     if args.no_mmap or last is None:
         return
-    n, index, X = last
+    n, index, X, codes, outcomes, aggs = last
     with tempfile.TemporaryDirectory(prefix="cbr_mmap_") as tmp:
         path = index.save(Path(tmp) / "flop")
+        np.save(Path(path) / "bench_codes.npy", codes)
+        np.save(Path(path) / "bench_outcomes.npy", outcomes)
         size = sum(f.stat().st_size for f in Path(path).iterdir()) / 2**20
-        expected = [index.retrieve(q).ids.tolist() for q in Q[:5]]
-        del index, X, last
-        out = subprocess.run([sys.executable, __file__, "--mapped-child", str(path), "--queries", str(args.queries)],
-                             capture_output=True, text=True, check=True)
+        expected = [summary(a) for a in aggs]
+        del index, X, last, codes, outcomes
+        out = subprocess.run([sys.executable, __file__, "--mapped-child", str(path), "--queries", str(args.queries),
+                              "--top", str(args.top)], capture_output=True, text=True, check=True)
         r = json.loads(out.stdout)
+        same = sum(a == b for a, b in zip(r["aggregates"], expected))
         print(f"\nmemory-mapped, {n:,} cases (files {size:,.0f} MiB), fresh process: open {r['open_s']:.2f} s, "
-              f"anonymous memory +{r['rss_anon_mib']:.0f} MiB")
-        print(f"  first 20 queries p50 {r['first20_ms'][0]:.2f} ms, p99 {r['first20_ms'][1]:.2f} ms; "
+              f"anonymous memory +{r['rss_anon_mib']:.0f} MiB (the labels' copy included; copying them and "
+              f"the first 20 queries {r['labels_and_first20_s']:.2f} s)")
+        print(f"  aggregate: first 20 queries p50 {r['first20_ms'][0]:.2f} ms, p99 {r['first20_ms'][1]:.2f} ms; "
               f"warm p50 {r['warm_ms'][0]:.2f} ms, p99 {r['warm_ms'][1]:.2f} ms; "
-              f"same ids as in memory: {r['ids'] == expected}")
-        if r["ids"] != expected:
+              f"same as in memory (checked against brute force there): {same}/{len(expected)}")
+        print(f"  retrieve (every hit listed): warm p50 {r['retrieve_warm_ms'][0]:.2f} ms, "
+              f"p99 {r['retrieve_warm_ms'][1]:.2f} ms")
+        if same != len(expected):
             raise SystemExit("the memory-mapped index answers differently")
 
 

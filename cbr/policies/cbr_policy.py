@@ -113,14 +113,21 @@ def _check_shaping(sharpen: Any, outcome_weight: Any) -> tuple[float, float]:
     return float(sharpen), float(outcome_weight)
 
 
+#: How many of the retrieved cases a decision lists (``CBRDecision.case_ids``): the triple,
+#: the counts and the outcome means come from every retrieved case, computed without listing
+#: them (:func:`cbr.retrieval.triple.aggregate_vote`).
+DECISION_CASES = 100
+
+
 @dataclass(frozen=True)
 class CBRDecision:
     """One decision of the case-based bot, and why.
 
     ``triple``: the retrieved cases' triple made legal; ``played``: the triple the action
     was drawn from (one-hot for the deterministic re-use policies); ``reuse``: the re-use
-    policy that decided (``probabilistic`` after a best-outcome fallback); ``case_ids``:
-    the retrieved cases' ``case_id`` values (an int64 array, most similar first).
+    policy that decided (``probabilistic`` after a best-outcome fallback); ``retrieved``: how
+    many cases were retrieved; ``case_ids``: the ``case_id`` values of the (up to
+    :data:`DECISION_CASES`) most similar of them (an int64 array, most similar first).
     """
 
     action: str
@@ -140,12 +147,13 @@ class _Street:
     place (amortised doubling) as retained cases arrive, so a hand's retention costs its
     own rows, not the street's size."""
 
-    __slots__ = ("index", "_actions", "_case_ids", "_outcomes", "count", "own_index")
+    __slots__ = ("index", "_actions", "_case_ids", "_outcomes", "count", "own_index", "_labels")
 
     def __init__(self, cb: "CaseBase", street: str, config: Any) -> None:
         import numpy as np
 
         self.count = 0
+        self._labels: Any = None
         self.own_index = config is not None
         self._actions = np.zeros(0, np.int8)
         self._case_ids = np.zeros(0, np.int64)
@@ -171,6 +179,16 @@ class _Street:
     def outcomes(self) -> Any:
         return self._outcomes[: self.count]
 
+    @property
+    def labels(self) -> Any:
+        """The actions and outcomes as :class:`~cbr.retrieval.aggregate.Labels` (a copy kept in
+        the retrieval layout's order; extended as cases are taken)."""
+        from cbr.retrieval.aggregate import Labels
+
+        if self._labels is None:
+            self._labels = Labels(self.actions, self.outcomes)
+        return self._labels
+
     def _take(self, rows: Any, grow_index: bool) -> None:
         import numpy as np
 
@@ -190,6 +208,8 @@ class _Street:
         self._actions[n0:n1] = action_codes(rows.actions)
         self._case_ids[n0:n1] = rows.case_ids
         self._outcomes[n0:n1] = rows.outcomes
+        if self._labels is not None:
+            self._labels.extend(self._actions[n0:n1], self._outcomes[n0:n1])
         if grow_index and self.own_index and self.index is not None:
             self.index.add(rows.features)
         self.count = n1
@@ -435,29 +455,31 @@ class CBRPolicy(Policy):
         from cbr.retrieval.triple import retrieve_triple
 
         cb, street, data = self._spot(dp)
-        vote = retrieve_triple(self._fs, dp, data.index, data.actions, weighted=self._weighted,
-                               outcomes=data.outcomes)
+        vote = retrieve_triple(self._fs, dp, data.index, data.labels, weighted=self._weighted, top=DECISION_CASES)
         d = self._reuse(cb, street, data, dp, vote, rng if rng is not None else self._rng)
         self.last_decision = d
         return d
 
     def triples(self, dp: "DecisionPoint", holes: Sequence[tuple[int, int]]) -> np.ndarray:
         """The triple this bot plays at ``dp`` for each holding of ``holes``: one batch of
-        retrievals (:func:`~cbr.retrieval.triple.votes_of`), each vote re-used as
+        retrievals (:func:`~cbr.retrieval.triple.aggregate_votes`), each vote re-used as
         :meth:`decide` re-uses it (the same triples, holding by holding)."""
         from dataclasses import replace
 
-        from cbr.retrieval.triple import votes_of
+        from cbr.retrieval.triple import aggregate_votes
 
         cb, street, data = self._spot(dp)
         if not holes:
             return np.empty((0, 3))
         spots = [replace(dp, hole=tuple(h)) for h in holes]
+        prepare = getattr(self._fs, "prepare", None)
+        if prepare is not None:  # hand features of every holding on this board in one enumeration
+            prepare(spots)
         queries = np.stack([self._fs.row(s) for s in spots])
         # holdings with the same feature row (pre-flop: the 169 classes) share one retrieval
         rows, first, back = np.unique(queries, axis=0, return_index=True, return_inverse=True)
-        votes = votes_of(data.index, rows, data.actions, weighted=self._weighted, outcomes=data.outcomes,
-                         street=street)
+        votes = aggregate_votes(data.index, rows, data.labels, weighted=self._weighted, street=street,
+                                top=DECISION_CASES)
         rng = random.Random(0)  # what the re-use rules draw is not part of the triple they play
         played = np.array([self._reuse(cb, street, data, spots[i], v, rng).played for i, v in zip(first, votes)],
                           dtype=float)

@@ -198,9 +198,12 @@ def answer(casebase: CaseBase, dp: DecisionPoint, *, weighted: Optional[bool] = 
         values = opponent_values(dp, opponents)
     index = casebase.index(street)
     names = casebase.feature_names(street)
+    # with ``top``, the triple and the counts come from the aggregate of every hit, and only the
+    # ``top`` most similar cases are listed (retrieve_triple's top)
+    keep = None if top is None else max(int(top), 1)
     if casebase.memory_map:  # the street may not fit in memory: read the hits only
         vote = retrieve_triple(fs, dp, index, action_codes(casebase.column(street, "action")), weighted=weighted,
-                               opponents=values)
+                               opponents=values, top=keep)
         expl = vote.explanation(index)
         expl = expl if top is None else expl.head(top)
         rows = np.asarray(expl.ids, dtype=np.int64)
@@ -209,7 +212,8 @@ def answer(casebase: CaseBase, dp: DecisionPoint, *, weighted: Optional[bool] = 
         own = index.cases_[rows]
     else:
         cases = casebase.cases(street)
-        vote = retrieve_triple(fs, dp, index, _action_codes(cases.actions), weighted=weighted, opponents=values)
+        vote = retrieve_triple(fs, dp, index, _action_codes(cases.actions), weighted=weighted, opponents=values,
+                               top=keep)
         expl = vote.explanation(index)
         expl = expl if top is None else expl.head(top)
         table = casebase.table(street)
@@ -220,12 +224,11 @@ def answer(casebase: CaseBase, dp: DecisionPoint, *, weighted: Optional[bool] = 
         case_ids = tuple(int(i) for i in cases.case_ids[rows]) if len(rows) else ()
         own = cases.features[rows] if len(rows) else np.zeros((0, len(names)))
     case_features = tuple({n: float(v) for n, v in zip(names, r)} for r in own)
-    sims = vote.similarities
     return QueryAnswer(
         casebase=casebase.name, street=street,
         features={n: float(v) for n, v in zip(fs.feature_names(street), vote.query)},
         triple=vote.triple, passed=0 if vote.fallback else len(vote),
         retrieved=len(vote), fallback=vote.fallback, threshold=float(config.threshold),
-        mean_similarity=float(np.mean(sims)) if len(sims) else 0.0, explanation=expl,
+        mean_similarity=vote.mean_similarity() if len(vote) else 0.0, explanation=expl,
         case_ids=case_ids, case_features=case_features, warnings=tuple(street_warnings(casebase, street)),
     )

@@ -302,6 +302,86 @@ class BruteForceBackend:
             actions=labels, triple=probability_triple(chosen, r.similarities, weighted),
             fallback=r.fallback, weighted=weighted)
 
+    # -- aggregates (cbr.retrieval.aggregate) --------------------------------------------
+
+    def _layout_now(self) -> Any:
+        """The grouped layout covering all but a small tail of the cases: built on first use,
+        rebuilt when the cases appended since outgrow a quarter of it."""
+        from cbr.retrieval import aggregate
+
+        def stale(layout: Any) -> bool:
+            return layout is None or self.n_cases_ - layout.n_rows > max(aggregate.REBUILD_TAIL, layout.n_rows // 4)
+
+        layout = self.__dict__.get("_layout")
+        if stale(layout):
+            lock = self.__dict__.setdefault("_layout_lock", threading.Lock())
+            with lock:
+                layout = self.__dict__.get("_layout")
+                if stale(layout):
+                    layout = aggregate.GroupedLayout.build(self.similarity, self.cases_)
+                    self._layout = layout
+        return layout
+
+    def aggregate(self, q: Any, codes: Any, outcomes: Any = None, top: int = 20) -> Any:
+        """What the cases :meth:`retrieve` returns for ``q`` add up to, computed without listing
+        them: an :class:`~cbr.retrieval.aggregate.Aggregate` (hit count, per-action counts,
+        similarity and outcome sums, the ``top`` most similar). ``codes``: every case's action
+        (by id; int8 0/1/2 or labels), ``outcomes``: every case's outcome (NaN = unknown) or None;
+        or ``codes`` a :class:`~cbr.retrieval.aggregate.Labels` (outcomes None), read in the
+        layout's order."""
+        q = np.asarray(q)
+        if q.ndim != 1:
+            raise QueryError(f"aggregate takes one query of shape (d,), got {q.shape}; use aggregate_batch")
+        return self.aggregate_batch(q[None, :], codes, outcomes, top)[0]
+
+    def aggregate_batch(self, Q: Any, codes: Any, outcomes: Any = None, top: int = 20) -> list[Any]:
+        """:meth:`aggregate` for each row of ``Q``."""
+        from cbr.retrieval.aggregate import Aggregate, Labels, aggregate_of, check_labels, native_scan
+
+        self._check_fitted()
+        Q = self._queries(Q)
+        if isinstance(top, bool) or not isinstance(top, (int, np.integer)) or top < 1:
+            raise QueryError(f"top must be a positive integer, got {top!r}")
+        top = int(top)
+        bound = codes if isinstance(codes, Labels) else None
+        if bound is not None:
+            if outcomes is not None:
+                raise QueryError("with Labels the outcomes are the labels' own; pass outcomes=None")
+            if len(bound) < self.n_cases_:
+                raise QueryError(f"labels for {len(bound)} cases, the index holds {self.n_cases_}")
+            codes, outcomes = bound.codes, bound.outcomes
+        else:
+            codes, outcomes = check_labels(codes, outcomes, self.n_cases_)
+        scan = native_scan()
+        if scan is None:
+            return [aggregate_of(r.ids, r.similarities, codes, outcomes, top, r.fallback)
+                    for r in self.retrieve_batch(Q)]
+        layout = self._layout_now()
+        t = float(self.threshold)
+        n0 = layout.n_rows
+        scan_codes, scan_outcomes = (codes, outcomes) if bound is None else bound.for_layout(layout)
+        out: list[Any] = []
+        for q in Q:
+            hits, sums, tids, tsims = layout.scan(scan, q, t, scan_codes, scan_outcomes, top, bound is not None)
+            counts, pos, known, osum, sim_sum = sums
+            if n0 < self.n_cases_:   # the tail appended since the layout was built: numpy
+                ids, s = self._score(q, np.arange(n0, self.n_cases_, dtype=np.int64))
+                keep = s >= t
+                if keep.any():
+                    tail = aggregate_of(*_sorted(ids[keep], s[keep]), codes, outcomes, top, False)
+                    hits += tail.n
+                    counts, pos = counts + tail.counts, pos + tail.pos_sims
+                    known, osum = known + tail.known, osum + tail.outcome_sums
+                    sim_sum += tail.sim_sum
+                    tids, tsims = _top_k(np.concatenate([tids, tail.top_ids]),
+                                         np.concatenate([tsims, tail.top_sims]), top)
+            if hits == 0:
+                ids, s = self._knn(q[None, :], int(self.fallback_k))[0]
+                out.append(aggregate_of(ids, s, codes, outcomes, top, True))
+            else:
+                out.append(Aggregate(hits, False, counts, pos, known, osum, sim_sum, tids, tsims))
+        return out
+
     # -- persistence ----------------------------------------------------------------------
 
     def _meta(self) -> dict[str, Any]:
@@ -330,6 +410,15 @@ class BruteForceBackend:
 
         write_atomic(root / "cases.npy", write_cases)
         self._save_extra(root)
+        from cbr.retrieval.aggregate import native_scan
+
+        if native_scan() is not None:
+            self._layout_now().save(root, write_atomic)
+        else:  # never leave another save's layout beside these cases
+            from cbr.retrieval.aggregate import LAYOUT_FILES
+
+            for name in LAYOUT_FILES:
+                (root / name).unlink(missing_ok=True)
         text = json.dumps(self._meta(), indent=2)
         write_atomic(meta_path, lambda p: p.write_text(text, encoding="utf-8"))
         return root
@@ -358,4 +447,9 @@ class BruteForceBackend:
         obj.n_cases_ = cases.shape[0]
         obj.n_features_in_ = cases.shape[1]
         obj._load_extra(root, meta)
+        from cbr.retrieval.aggregate import GroupedLayout
+
+        layout = GroupedLayout.load(root, obj.similarity, obj.n_cases_, mmap)
+        if layout is not None:
+            obj._layout = layout
         return obj

@@ -132,6 +132,16 @@ class CaseIndex:
         """:meth:`retrieve` for each row of ``Q``."""
         return self._fitted().retrieve_batch(Q)
 
+    def aggregate(self, q: Any, codes: Any, outcomes: Any = None, top: int = 20) -> Any:
+        """What the cases :meth:`retrieve` returns add up to (per-action counts, similarity and
+        outcome sums, the ``top`` most similar), exact and without listing them:
+        :class:`~cbr.retrieval.aggregate.Aggregate`. ``codes``: every case's action by id."""
+        return self._fitted().aggregate(q, codes, outcomes, top)
+
+    def aggregate_batch(self, Q: Any, codes: Any, outcomes: Any = None, top: int = 20) -> list[Any]:
+        """:meth:`aggregate` for each row of ``Q``."""
+        return self._fitted().aggregate_batch(Q, codes, outcomes, top)
+
     def kneighbors(self, Q: Any, k: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """``(similarities, ids)`` of the k most similar cases, each ``(n_queries, k)``."""
         return self._fitted().kneighbors(Q, k)

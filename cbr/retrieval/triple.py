@@ -53,7 +53,8 @@ from cbr.retrieval.results import (
 )
 from cbr.similarity import local_similarities
 
-__all__ = ["Vote", "retrieve_triple", "vote_of", "votes_of", "outcome_means", "resolve_weighted"]
+__all__ = ["Vote", "retrieve_triple", "vote_of", "votes_of", "aggregate_vote", "aggregate_votes", "outcome_means",
+           "outcome_means_of_totals", "resolve_weighted"]
 
 
 def resolve_weighted(weighted: Optional[bool], config: Any) -> bool:
@@ -93,6 +94,28 @@ def outcome_means(codes: np.ndarray, outcomes: np.ndarray, legal: str = "fcr") -
     return {k: float(sums[i] / counts[i]) for i, k in enumerate(ACTIONS) if counts[i]}
 
 
+def outcome_means_of_totals(known: np.ndarray, sums: np.ndarray, legal: str = "fcr") -> dict[str, float]:
+    """:func:`outcome_means` from per-action totals instead of the cases: ``known``, the cases
+    with a known outcome per action code 0/1/2, and ``sums``, their outcomes' sums (the same
+    means, to float rounding).
+
+    >>> outcome_means_of_totals(np.array([1.0, 1, 2]), np.array([-1.0, 0.5, 2.0]))
+    {'f': -1.0, 'c': 0.5, 'r': 1.0}
+    >>> outcome_means_of_totals(np.array([0.0, 1, 2]), np.array([0.0, 0.5, 2.0]), "fc")
+    {'c': 0.8333333333333334}
+    """
+    counts = np.asarray(known, dtype=np.float64).copy()
+    total = np.asarray(sums, dtype=np.float64).copy()
+    for i, kind in enumerate(ACTIONS):
+        if kind not in legal and i != 1:  # an illegal fold/raise is played as check/call
+            counts[1] += counts[i]
+            total[1] += total[i]
+            counts[i] = total[i] = 0.0
+    if "c" not in legal:
+        counts[1] = total[1] = 0.0
+    return {k: float(total[i] / counts[i]) for i, k in enumerate(ACTIONS) if counts[i]}
+
+
 @dataclass(frozen=True)
 class Vote:
     """What the cases retrieved for one query say: ``ids`` (row numbers in the street's index)
@@ -112,18 +135,31 @@ class Vote:
     totals: np.ndarray
     triple: tuple[float, float, float]
     outcomes: Optional[np.ndarray] = None
+    #: With an aggregate vote (:func:`aggregate_vote`): how many cases were retrieved (``ids``
+    #: then holds only the most similar of them), their similarities' sum, and per action the
+    #: cases with a known outcome and those outcomes' sum (None without outcomes).
+    retrieved: Optional[int] = None
+    sim_sum: Optional[float] = None
+    outcome_totals: Optional[tuple[np.ndarray, np.ndarray]] = None
 
     def __len__(self) -> int:
-        return int(self.ids.shape[0])
+        return int(self.ids.shape[0]) if self.retrieved is None else self.retrieved
 
     def mean_similarity(self, top: Optional[int] = None) -> float:
-        """Mean similarity of the (``top`` most similar) retrieved cases; NaN without any."""
+        """Mean similarity of the (``top`` most similar) retrieved cases; NaN without any. An
+        aggregate vote answers ``top`` up to the cases it kept (beyond: those kept)."""
+        if top is None and self.retrieved is not None and self.sim_sum is not None:
+            return self.sim_sum / self.retrieved if self.retrieved else float("nan")
         sims = self.similarities if top is None else self.similarities[:top]
         return float(sims.mean()) if len(sims) else float("nan")
 
     def outcome_means(self, legal: str = "fcr") -> dict[str, float]:
         """:func:`outcome_means` of the neighbours (``{}`` without outcomes)."""
-        return {} if self.outcomes is None else outcome_means(self.codes, self.outcomes, legal)
+        if self.outcomes is None:
+            return {}
+        if self.outcome_totals is not None:
+            return outcome_means_of_totals(*self.outcome_totals, legal)
+        return outcome_means(self.codes, self.outcomes, legal)
 
     def explanation(self, index: CaseIndex) -> Explanation:
         """Every retrieved case with its global and per-feature similarity and its action
@@ -178,12 +214,55 @@ def _vote(r: Any, query: np.ndarray, codes: np.ndarray, weighted: bool, outcomes
                 triple=triple_of_totals(totals), outcomes=None if outcomes is None else outcomes[ids])
 
 
+def aggregate_vote(index: CaseIndex, query: np.ndarray, codes: np.ndarray, *, weighted: bool,
+                   outcomes: Optional[np.ndarray] = None, street: Optional[str] = None, top: int = 20) -> Vote:
+    """:func:`vote_of` without listing every neighbour: the same triple, totals, count, fallback
+    and outcome means (sums to float rounding), but ``ids`` / ``similarities`` / ``codes`` /
+    ``outcomes`` only for the ``top`` most similar (:meth:`~cbr.retrieval.CaseIndex.aggregate`).
+    ``codes`` may be a :class:`~cbr.retrieval.aggregate.Labels` (actions and outcomes; then
+    ``outcomes`` is None)."""
+    return aggregate_votes(index, np.asarray(query)[None, :], codes, weighted=weighted, outcomes=outcomes,
+                           street=street, top=top)[0]
+
+
+def aggregate_votes(index: CaseIndex, queries: np.ndarray, codes: np.ndarray, *, weighted: bool,
+                    outcomes: Optional[np.ndarray] = None, street: Optional[str] = None,
+                    top: int = 20) -> list[Vote]:
+    """:func:`aggregate_vote` for every row of ``queries`` (an ``(n, features)`` array)."""
+    from cbr.retrieval.aggregate import Labels
+
+    if isinstance(codes, Labels):  # labels copied into the layout's order: read sequentially
+        found = index.aggregate_batch(queries, codes, None, top)
+        codes, outcomes = codes.codes, codes.outcomes
+    else:
+        _check_cover(index, codes, outcomes)
+        found = index.aggregate_batch(queries, codes, outcomes, top)
+    name = street or index.similarity.street
+    out = []
+    for a, q in zip(found, queries):
+        totals = a.totals(weighted)
+        out.append(Vote(street=name, query=q, ids=a.top_ids, similarities=a.top_sims, codes=codes[a.top_ids],
+                        fallback=bool(a.fallback), weighted=weighted, totals=totals, triple=triple_of_totals(totals),
+                        outcomes=None if outcomes is None else outcomes[a.top_ids], retrieved=a.n,
+                        sim_sum=a.sim_sum, outcome_totals=None if outcomes is None else (a.known, a.outcome_sums)))
+    return out
+
+
 def retrieve_triple(features: Any, dp: Any, index: CaseIndex, codes: np.ndarray | Sequence[Any], *,
                     weighted: bool, outcomes: Optional[np.ndarray] = None,
-                    opponents: Optional[Mapping[int, Sequence[float]]] = None) -> Vote:
+                    opponents: Optional[Mapping[int, Sequence[float]]] = None, top: Optional[int] = None) -> Vote:
     """The decision point ``dp``'s features (``features.row(dp)``, or ``features.row(dp,
     opponents)`` with opponent model values for an opponent-aware feature set), retrieved in
-    ``index``, the street's (see :func:`vote_of` for ``codes`` and ``outcomes``)."""
+    ``index``, the street's (see :func:`vote_of` for ``codes`` and ``outcomes``). ``top``: keep
+    only the ``top`` most similar neighbours (:func:`aggregate_vote`: the same triple, without
+    listing every neighbour); None: every one."""
+    from cbr.retrieval.aggregate import Labels
+
     query = features.row(dp) if opponents is None else features.row(dp, opponents)
+    if top is not None and isinstance(codes, Labels):
+        return aggregate_vote(index, query, codes, weighted=weighted, street=STREETS[dp.street], top=top)
     codes = codes if isinstance(codes, np.ndarray) and codes.dtype == np.int8 else action_codes(codes)
+    if top is not None:
+        return aggregate_vote(index, query, codes, weighted=weighted, outcomes=outcomes, street=STREETS[dp.street],
+                              top=top)
     return vote_of(index, query, codes, weighted=weighted, outcomes=outcomes, street=STREETS[dp.street])

@@ -17,6 +17,7 @@ from cbr.similarity.config import (
     default_sartre,
     global_similarity,
     load_similarity_file,
+    local_into,
     local_similarities,
     similarity_into,
 )
@@ -36,5 +37,6 @@ __all__ = [
     "measure_class",
     # configuration
     "FeatureSimilarity", "StreetSimilarity", "SimilarityConfig", "CASPER_FEATURES", "default_casper",
-    "default_sartre", "default_for", "local_similarities", "global_similarity", "similarity_into", "load_similarity_file",
+    "default_sartre", "default_for", "local_similarities", "global_similarity", "similarity_into", "local_into",
+    "load_similarity_file",
 ]

@@ -34,7 +34,7 @@ from cbr.game.gamedef import STREETS
 from cbr.similarity.measures import LocalMeasure, measure_class
 
 __all__ = ["FeatureSimilarity", "StreetSimilarity", "SimilarityConfig", "CASPER_FEATURES", "default_casper",
-           "default_sartre", "default_for", "local_similarities", "global_similarity", "similarity_into"]
+           "default_sartre", "default_for", "local_similarities", "global_similarity", "similarity_into", "local_into"]
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _FEATURE_KEYS = {"feature", "measure", "weight", "low", "high"}
@@ -520,7 +520,7 @@ def local_similarities(street: StreetSimilarity, query: np.ndarray, cases: np.nd
     return out
 
 
-def _local_into(measure: Any, value: float, column: np.ndarray, out: np.ndarray) -> np.ndarray:
+def local_into(measure: Any, value: float, column: np.ndarray, out: np.ndarray) -> np.ndarray:
     """``measure``'s local similarities into ``out``: its ``into`` when it has one (built-ins),
     else its ``__call__`` copied in (plugins)."""
     into = getattr(measure, "into", None)
@@ -556,9 +556,9 @@ def similarity_into(street: StreetSimilarity, query: np.ndarray, columns: Sequen
         if w == 0.0:
             continue
         if total == 0.0:
-            np.multiply(_local_into(spec.measure_obj, float(query[i]), columns[i], out), w, out=out)
+            np.multiply(local_into(spec.measure_obj, float(query[i]), columns[i], out), w, out=out)
         else:
-            np.multiply(_local_into(spec.measure_obj, float(query[i]), columns[i], work), w, out=work)
+            np.multiply(local_into(spec.measure_obj, float(query[i]), columns[i], work), w, out=work)
             np.add(out, work, out=out)
         total += w
     return np.divide(out, total, out=out)

@@ -1,0 +1,344 @@
+"""The aggregate path (cbr.retrieval.aggregate): the same hit count, per-action counts, top ids
+and similarities as numpy brute force over every case, and the same sums to float rounding;
+after adds, after save/load and memory-mapped; and the C kernel refuses bad input."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import cbr.retrieval.aggregate as agg_mod
+from cbr.retrieval import CaseIndex, QueryError, action_codes
+from cbr.retrieval.aggregate import GroupedLayout, Labels, native_scan
+from cbr.retrieval.triple import aggregate_vote, outcome_means, outcome_means_of_totals, vote_of
+from cbr.similarity import default_casper, default_sartre, global_similarity
+from tests.conftest import HealthCheck, given, settings, st
+from tests.retrieval.test_retrieval import problems
+
+
+def reference(street, X, q, threshold, k, codes, outcomes, top):
+    """Numpy brute force: every case scored by the definition."""
+    s = global_similarity(street, q, X)
+    ids = np.flatnonzero(s >= threshold)
+    fallback = ids.size == 0
+    if fallback:
+        ids = np.arange(s.shape[0])
+    ids = ids[np.lexsort((ids, -s[ids]))]
+    if fallback:
+        ids = ids[:k]
+    c = codes[ids].astype(np.int64)
+    o = outcomes[ids]
+    ok = ~np.isnan(o)
+    return {"n": ids.size, "fallback": fallback, "counts": np.bincount(c, minlength=3),
+            "pos": np.bincount(c, weights=np.maximum(s[ids], 0), minlength=3),
+            "known": np.bincount(c[ok], minlength=3), "osum": np.bincount(c[ok], weights=o[ok], minlength=3),
+            "sim_sum": float(s[ids].sum()), "top_ids": ids[:top], "top_sims": s[ids[:top]]}
+
+
+def assert_same(a, ref):
+    assert a.n == ref["n"] and a.fallback == ref["fallback"]
+    assert np.array_equal(a.counts, ref["counts"]) and np.array_equal(a.known, ref["known"])
+    assert np.array_equal(a.top_ids, ref["top_ids"])
+    assert np.array_equal(a.top_sims, ref["top_sims"])          # bit for bit
+    np.testing.assert_allclose(a.pos_sims, ref["pos"], rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(a.outcome_sums, ref["osum"], rtol=1e-10, atol=1e-10)
+    assert a.sim_sum == pytest.approx(ref["sim_sum"], rel=1e-10, abs=1e-10)
+
+
+def labels(n, seed):
+    rng = np.random.default_rng(seed)
+    codes = rng.integers(0, 3, n).astype(np.int8)
+    outcomes = np.where(rng.random(n) < 0.3, np.nan, rng.normal(0, 2, n))
+    return codes, outcomes
+
+
+def test_the_native_kernel_is_there_when_required():
+    if os.environ.get("CBR_REQUIRE_NATIVE") == "1":
+        assert native_scan() is not None
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problems(), st.sampled_from([None, 0, 3]), st.integers(1, 30), st.sampled_from(["brute", "faiss"]))
+def test_aggregate_equals_brute_force_on_random_problems(problem, max_key, top, backend):
+    """Random measures, weights, domains (values also outside them), thresholds; key columns
+    chosen by the default rule, or every linear column free (0), or nearly (3)."""
+    street, X, Q, extra, threshold, k, n_lists = problem
+    codes, outcomes = labels(X.shape[0] + extra.shape[0], 1)
+    params = {"n_lists": n_lists} if backend == "faiss" else None
+    index = CaseIndex(similarity=street, threshold=threshold, fallback_k=k, backend=backend,
+                      backend_params=params).fit(X)
+    if max_key is not None:
+        index.backend_._layout = GroupedLayout.build(street, X, max_key_values=max_key)
+    for q, a in zip(Q, index.aggregate_batch(Q, codes, outcomes, top)):
+        assert_same(a, reference(street, X, q, threshold, k, codes, outcomes, top))
+    index.add(extra)                                    # a tail beside the layout
+    Y = np.vstack([X, extra])
+    for q in Q:
+        assert_same(index.aggregate(q, codes, outcomes, top), reference(street, Y, q, threshold, k, codes, outcomes,
+                                                                        top))
+
+
+@pytest.mark.parametrize("street", ["preflop", "flop", "turn", "river"])
+def test_aggregate_on_the_default_case_base(street):
+    """The shipped case base's rows, actions and outcomes; queries: its own rows (exact matches)
+    and rows with the continuous features moved a little."""
+    from cbr.store import CaseBase, resolve_casebase
+
+    with CaseBase.open(resolve_casebase("default")) as cb:
+        cases = cb.cases(street)
+        X, codes = cases.features, action_codes(cases.actions)
+        outcomes = np.asarray(cases.outcomes, dtype=np.float64)
+    cfg = default_casper()
+    st_ = cfg.street(street)
+    index = CaseIndex.for_street(cfg, street).fit(X)
+    rng = np.random.default_rng(7)
+    Q = X[rng.integers(0, X.shape[0], 12)].copy()
+    if street != "preflop":
+        Q[6:, 7:10] = np.clip(Q[6:, 7:10] + rng.normal(0, 0.03, (6, 3)), 0, 1)
+    for q, a in zip(Q, index.aggregate_batch(Q, codes, outcomes, 20)):
+        assert_same(a, reference(st_, X, q, cfg.threshold, cfg.fallback_k, codes, outcomes, 20))
+
+
+def test_aggregate_with_sartre_similarity():
+    """All-discrete columns (no free column): groups are scored whole."""
+    cfg = default_sartre()
+    st_ = cfg.street("turn")
+    rng = np.random.default_rng(3)
+    n = 3000
+    X = np.column_stack([rng.integers(0, 5, n), rng.integers(0, 5, n), rng.integers(0, 5, n),
+                         rng.integers(0, 13, n), rng.integers(0, 50, n), rng.integers(0, 9, n)]).astype(np.float32)
+    codes, outcomes = labels(n, 4)
+    index = CaseIndex.for_street(cfg, "turn").fit(X)
+    assert index.backend_._layout_now().free_cols.size == 0
+    for q in X[:10]:
+        assert_same(index.aggregate(q, codes, outcomes, 25),
+                    reference(st_, X, q, cfg.threshold, cfg.fallback_k, codes, outcomes, 25))
+
+
+def _flop(n, seed):
+    rng = np.random.default_rng(seed)
+    X = np.column_stack([rng.integers(2, 10, n), rng.integers(0, 4, n) / 3, rng.integers(2, 5, n),
+                         rng.integers(0, 3, n), rng.integers(0, 3, n), rng.integers(0, 3, n),
+                         rng.integers(0, 6, n) / 10, rng.random(n), rng.random(n) / 4, rng.random(n) / 4,
+                         rng.integers(2, 20, n), rng.integers(1, 5, n)])
+    return X.astype(np.float32)
+
+
+@pytest.mark.parametrize("backend", ["faiss", "brute"])
+def test_aggregate_after_adds_save_and_mmap(tmp_path: Path, backend: str):
+    cfg = default_casper()
+    st_ = cfg.street("flop")
+    X = _flop(6000, 1)
+    Q = np.vstack([X[:5], _flop(10, 2)])
+    codes, outcomes = labels(30000, 3)
+    index = CaseIndex.for_street(cfg, "flop", backend=backend).fit(X[:2000])
+    index.aggregate(Q[0], codes, outcomes)              # the layout covers 2,000 cases
+    index.add(X[2000:4000])                             # a tail
+    Y = X[:4000]
+    for q in Q:
+        assert_same(index.aggregate(q, codes, outcomes, 10),
+                    reference(st_, Y, q, cfg.threshold, cfg.fallback_k, codes, outcomes, 10))
+    assert index.backend_._layout.n_rows == 2000
+    index.add(X[4000:])
+    layout = index.backend_._layout_now()
+    assert layout.n_rows == 2000                         # a tail of 4,000 < 50,000: kept
+    path = index.save(tmp_path / "flop")
+    assert all((path / f).exists() for f in agg_mod.LAYOUT_FILES)
+    for mmap in (False, True):
+        loaded = CaseIndex.load(path, mmap=mmap)
+        assert loaded.backend_.__dict__.get("_layout") is not None       # read, not rebuilt
+        if mmap:
+            assert isinstance(loaded.backend_._layout.free, np.memmap)
+        for q in Q:
+            assert_same(loaded.aggregate(q, codes, outcomes, 10),
+                        reference(st_, X, q, cfg.threshold, cfg.fallback_k, codes, outcomes, 10))
+
+
+def test_layout_rebuilt_when_the_tail_outgrows_it(monkeypatch):
+    monkeypatch.setattr(agg_mod, "REBUILD_TAIL", 100)
+    cfg = default_casper()
+    X = _flop(3000, 5)
+    codes, outcomes = labels(3000, 6)
+    index = CaseIndex.for_street(cfg, "flop", backend="brute").fit(X[:1000])
+    index.aggregate(X[0], codes, outcomes)
+    index.add(X[1000:1200])                              # 200 <= max(100, 250): a tail
+    index.aggregate(X[0], codes, outcomes)
+    assert index.backend_._layout.n_rows == 1000
+    index.add(X[1200:])                                  # 2,000 > 250: rebuilt on the next query
+    for q in X[:5]:
+        assert_same(index.aggregate(q, codes, outcomes, 5),
+                    reference(cfg.street("flop"), X, q, cfg.threshold, cfg.fallback_k, codes, outcomes, 5))
+    assert index.backend_._layout.n_rows == 3000
+
+
+def test_stale_layout_files_are_refused(tmp_path: Path):
+    cfg = default_casper()
+    path = CaseIndex.for_street(cfg, "flop", backend="brute").fit(_flop(500, 1)).save(tmp_path / "a")
+    np.save(path / "agg_ids.npy", np.arange(10, dtype=np.int64))        # not the layout's length
+    from cbr.errors import CaseBaseError
+
+    with pytest.raises(CaseBaseError, match="aggregate layout"):
+        CaseIndex.load(path)
+
+
+def test_aggregate_vote_equals_vote_of():
+    """The policy's aggregate vote: the full vote's triple, count, fallback and outcome means."""
+    cfg = default_casper()
+    X = _flop(5000, 8)
+    codes, outcomes = labels(5000, 9)
+    index = CaseIndex.for_street(cfg, "flop").fit(X)
+    for weighted in (False, True):
+        for q in np.vstack([X[:6], _flop(6, 10)]):
+            full = vote_of(index, q, codes, weighted=weighted, outcomes=outcomes)
+            cut = aggregate_vote(index, q, codes, weighted=weighted, outcomes=outcomes, top=7)
+            assert len(cut) == len(full) and cut.fallback == full.fallback
+            assert np.array_equal(cut.ids, full.ids[:7]) and np.array_equal(cut.codes, full.codes[:7])
+            assert cut.triple == pytest.approx(full.triple, rel=1e-12, abs=1e-15)
+            if not weighted:
+                assert cut.triple == full.triple
+            assert cut.mean_similarity(5) == full.mean_similarity(5)
+            assert cut.mean_similarity() == pytest.approx(full.mean_similarity(), rel=1e-12)
+            for legal in ("fcr", "fc", "cr", "fr"):
+                got, want = cut.outcome_means(legal), full.outcome_means(legal)
+                assert got.keys() == want.keys()
+                for key in want:
+                    assert got[key] == pytest.approx(want[key], rel=1e-9, abs=1e-12)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from(["fcr", "fc", "cr", "fr", "c", "f", "r"]))
+def test_outcome_means_of_totals(seed, legal):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(0, 40))
+    codes = rng.integers(0, 3, n)
+    out = np.where(rng.random(n) < 0.3, np.nan, rng.normal(0, 1, n))
+    ok = ~np.isnan(out)
+    known = np.bincount(codes[ok], minlength=3).astype(float)
+    sums = np.bincount(codes[ok], weights=out[ok], minlength=3)
+    want = outcome_means(codes, out, legal)
+    got = outcome_means_of_totals(known, sums, legal)
+    assert got.keys() == want.keys()
+    for key in want:
+        assert got[key] == pytest.approx(want[key], rel=1e-12, abs=1e-12)
+
+
+def test_aggregate_refuses_bad_labels_and_top():
+    cfg = default_casper()
+    X = _flop(200, 1)
+    index = CaseIndex.for_street(cfg, "flop").fit(X)
+    codes, outcomes = labels(200, 1)
+    with pytest.raises(QueryError):
+        index.aggregate(X[0], codes[:100])                 # fewer actions than cases
+    with pytest.raises(QueryError):
+        index.aggregate(X[0], codes, outcomes[:50])
+    with pytest.raises(QueryError):
+        index.aggregate(X[0], codes, top=0)
+    with pytest.raises(QueryError):
+        index.aggregate(X[:2], codes)                      # two queries
+    with pytest.raises(QueryError):
+        index.aggregate(X[0], ["x"] * 200)                 # unknown action
+    bad = codes.copy()
+    bad[:] = 7                                             # int8 codes outside 0..2
+    with pytest.raises(ValueError, match="action code"):
+        index.aggregate(X[0], bad)
+
+
+# -- the C kernel itself ----------------------------------------------------------------------
+
+
+def _scan_args():
+    cfg = default_casper()
+    X = _flop(300, 2)
+    layout = GroupedLayout.build(cfg.street("flop"), X)
+    q = X[0]
+    codes = np.zeros(301, np.int8)
+    return [layout.free, layout.ids, layout.gstart, layout.gcodes, layout.key_tables(q), layout._offsets,
+            layout._kind, layout._index, q[layout.free_cols].astype(np.float64), layout._frange, layout._fw,
+            layout.sort_free, layout._total, 0.97, codes, None, False, np.empty(5, np.int64), np.empty(5)]
+
+
+@pytest.mark.skipif(native_scan() is None, reason="the native retrieval kernel is not built")
+def test_kernel_refuses_bad_input():
+    scan = native_scan()
+    ok = _scan_args()
+    assert scan(*ok)[1] >= 1                               # the query itself is a hit
+
+    def bad(i, value, exc=(ValueError, TypeError)):
+        args = list(_scan_args())
+        args[i] = value
+        with pytest.raises(exc):
+            scan(*args)
+
+    bad(0, ok[0].astype(np.float64))                       # free rows not float32
+    bad(0, ok[0][:, :-1].copy())                           # wrong size
+    bad(0, np.ones((ok[0].shape[0], 2 * ok[0].shape[1]), np.float32)[:, ::2])  # not contiguous
+    bad(1, ok[1].astype(np.int32))
+    bad(1, np.full_like(ok[1], 10**9))                    # ids beyond the codes
+    bad(2, ok[2][::-1].copy())                            # offsets not from 0 to n
+    g = ok[2].copy()
+    if g.shape[0] > 2:
+        g[1] = ok[1].shape[0] + 5                          # an offset beyond the rows
+        bad(2, g)
+    bad(3, np.full_like(ok[3], 10**6))                     # group codes beyond the tables
+    bad(3, ok[3][:-1].copy())
+    bad(4, ok[4][:-1].copy())                              # tables shorter than the offsets say
+    bad(5, ok[5][::-1].copy())
+    bad(6, np.full_like(ok[6], 5))                         # program kind not 0/1
+    bad(7, np.full_like(ok[7], 99))                        # program index out of range
+    bad(7, ok[7][:-1].copy())
+    bad(8, ok[8][:-1].copy())
+    bad(9, np.zeros_like(ok[9]))                           # range 0
+    bad(10, np.full_like(ok[10], np.nan))
+    bad(12, 0.0)                                           # weight sum 0
+    bad(13, float("nan"))
+    bad(13, "0.97", TypeError)
+    bad(14, np.zeros(300, np.int64))                       # codes not int8
+    bad(14, np.full(300, 3, np.int8))                      # a code outside 0..2
+    bad(14, np.zeros(299, np.int8))                        # fewer codes than cases
+    bad(15, np.zeros(10))                                  # fewer outcomes than codes
+    bad(16, True)                                          # by layout row, but codes are by id (too long)
+    bad(17, np.empty(5, np.int32))
+    bad(17, np.empty(0, np.int64))                         # no room for the top
+    bad(18, np.empty(4))
+    ro = np.empty(5)
+    ro.flags.writeable = False
+    bad(18, ro)                                            # the top must be writable
+    bad(0, "not an array")
+    with pytest.raises(TypeError):
+        scan(*ok[:-1])
+
+
+@pytest.mark.parametrize("backend", ["faiss", "brute"])
+def test_labels_in_layout_order_answer_as_labels_by_id(backend):
+    """Labels copied into the layout's order: the same aggregates, also with a tail, after a
+    rebuild, and unaffected by later changes to the arrays they were copied from."""
+    cfg = default_casper()
+    st_ = cfg.street("flop")
+    X = _flop(4000, 11)
+    codes, outcomes = labels(4000, 12)
+    index = CaseIndex.for_street(cfg, "flop", backend=backend).fit(X[:3000])
+    lab = Labels(codes[:3000], outcomes[:3000])
+    Q = np.vstack([X[:4], _flop(6, 13)])
+    for q in Q:
+        want = reference(st_, X[:3000], q, cfg.threshold, cfg.fallback_k, codes, outcomes, 9)
+        assert_same(index.aggregate(q, lab, top=9), want)
+    original = codes.copy()
+    codes[:] = 0                                       # the labels hold their own copy
+    codes[:] = original
+    index.add(X[3000:])
+    with pytest.raises(QueryError, match="labels for 3000"):
+        index.aggregate(Q[0], lab)
+    lab.extend(codes[3000:], outcomes[3000:])
+    for q in Q:
+        assert_same(index.aggregate(q, lab, top=9), reference(st_, X, q, cfg.threshold, cfg.fallback_k, codes,
+                                                              outcomes, 9))
+    with pytest.raises(QueryError, match="outcomes"):
+        index.aggregate(Q[0], lab, outcomes)
+    with pytest.raises(QueryError, match="outcomes must be given"):
+        lab.extend(codes[:1])
+    plain = Labels(codes)                              # without outcomes
+    a = index.aggregate(Q[0], plain)
+    assert a.known.sum() == 0 and a.n == reference(st_, X, Q[0], cfg.threshold, cfg.fallback_k, codes, outcomes,
+                                                   20)["n"]
