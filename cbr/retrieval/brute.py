@@ -322,6 +322,35 @@ class BruteForceBackend:
                     self._layout = layout
         return layout
 
+    def _tail_layout_now(self, start: int) -> Any:
+        """A layout of the cases ``start ..`` appended since the main layout (None while they
+        are few): rebuilt when more than :func:`~cbr.retrieval.aggregate.tail_rows_left_raw`
+        of them are not in it, so numpy scores at most that many on each query."""
+        from cbr.retrieval import aggregate
+
+        def stale(tail: Any) -> bool:
+            if self.n_cases_ - start <= aggregate.RAW_TAIL:
+                return False
+            if tail is None or tail[0] != start:
+                return True
+            return self.n_cases_ - start - tail[1].n_rows > aggregate.tail_rows_left_raw(self.n_cases_ - start)
+
+        tail = self.__dict__.get("_tail_layout")
+        if tail is not None and tail[0] != start:
+            tail = None
+        if stale(tail):
+            lock = self.__dict__.setdefault("_layout_lock", threading.Lock())
+            with lock:
+                tail = self.__dict__.get("_tail_layout")
+                if tail is not None and tail[0] != start:
+                    tail = None
+                if stale(tail):
+                    layout = aggregate.GroupedLayout.build(self.similarity, self.cases_[start:])
+                    layout.ids = layout.ids + start  # case ids, not row numbers of the slice
+                    tail = (start, layout)
+                    self._tail_layout = tail
+        return None if tail is None else tail[1]
+
     def aggregate(self, q: Any, codes: Any, outcomes: Any = None, top: int = 20) -> Any:
         """What the cases :meth:`retrieve` returns for ``q`` add up to, computed without listing
         them: an :class:`~cbr.retrieval.aggregate.Aggregate` (hit count, per-action counts,
@@ -359,13 +388,24 @@ class BruteForceBackend:
         layout = self._layout_now()
         t = float(self.threshold)
         n0 = layout.n_rows
+        tail_layout = self._tail_layout_now(n0)  # most of what was appended since, laid out too
+        n1 = n0 + (tail_layout.n_rows if tail_layout is not None else 0)
         scan_codes, scan_outcomes = (codes, outcomes) if bound is None else bound.for_layout(layout)
+        if tail_layout is not None:
+            tail_codes, tail_outcomes = (codes, outcomes) if bound is None else bound.for_layout(tail_layout)
         out: list[Any] = []
         for q in Q:
             hits, sums, tids, tsims = layout.scan(scan, q, t, scan_codes, scan_outcomes, top, bound is not None)
             counts, pos, known, osum, sim_sum = sums
-            if n0 < self.n_cases_:   # the tail appended since the layout was built: numpy
-                ids, s = self._score(q, np.arange(n0, self.n_cases_, dtype=np.int64))
+            if tail_layout is not None:
+                h2, (c2, p2, k2, o2, s2), ids2, sims2 = tail_layout.scan(scan, q, t, tail_codes, tail_outcomes, top,
+                                                                         bound is not None)
+                if h2:
+                    hits += h2
+                    counts, pos, known, osum, sim_sum = counts + c2, pos + p2, known + k2, osum + o2, sim_sum + s2
+                    tids, tsims = _top_k(np.concatenate([tids, ids2]), np.concatenate([tsims, sims2]), top)
+            if n1 < self.n_cases_:   # the few appended since the tail's layout: numpy
+                ids, s = self._score(q, np.arange(n1, self.n_cases_, dtype=np.int64))
                 keep = s >= t
                 if keep.any():
                     tail = aggregate_of(*_sorted(ids[keep], s[keep]), codes, outcomes, top, False)

@@ -342,3 +342,35 @@ def test_labels_in_layout_order_answer_as_labels_by_id(backend):
     a = index.aggregate(Q[0], plain)
     assert a.known.sum() == 0 and a.n == reference(st_, X, Q[0], cfg.threshold, cfg.fallback_k, codes, outcomes,
                                                    20)["n"]
+
+
+@pytest.mark.parametrize("backend", ["faiss", "brute"])
+def test_the_tail_gets_a_layout_of_its_own_and_stays_exact(backend):
+    """Cases appended since the layout: a second layout once more than RAW_TAIL of them would be
+    scored by numpy, rebuilt when more than tail_rows_left_raw are left out of it; the answers
+    stay brute force's, with labels by id and in layout order."""
+    cfg = default_casper()
+    st_ = cfg.street("flop")
+    X = _flop(6000, 21)
+    codes, outcomes = labels(6000, 22)
+    index = CaseIndex.for_street(cfg, "flop", backend=backend).fit(X[:2000])
+    lab = Labels(codes[:2000], outcomes[:2000])
+    Q = np.vstack([X[:3], X[2500:2503], _flop(4, 23)])
+
+    def check(n: int) -> None:
+        for q in Q:
+            want = reference(st_, X[:n], q, cfg.threshold, cfg.fallback_k, codes, outcomes, 12)
+            assert_same(index.aggregate(q, codes, outcomes, 12), want)
+            assert_same(index.aggregate(q, lab, top=12), want)
+
+    check(2000)
+    assert index.backend_._tail_layout_now(2000) is None
+    for end, laid in ((2400, None), (5000, 3000), (5400, 3000), (6000, 4000)):
+        start = index.n_cases_
+        index.add(X[start:end])
+        lab.extend(codes[start:end], outcomes[start:end])
+        check(end)
+        tail = index.backend_._tail_layout_now(2000)
+        assert (None if tail is None else tail.n_rows) == laid, end
+        assert index.backend_._layout.n_rows == 2000      # the main layout is kept (tail < 50,000)
+    assert agg_mod.tail_rows_left_raw(4000) == agg_mod.RAW_TAIL
