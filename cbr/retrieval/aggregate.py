@@ -59,6 +59,8 @@ REBUILD_TAIL = 50_000
 #: The cases appended since the layout are themselves laid out (a second, smaller layout,
 #: :func:`tail_rows_left_raw`) once more than this many are scored by numpy.
 RAW_TAIL = 512
+#: ``tail_rows_left_raw``'s factor (the cost ratio of a rebuild to a query, per case).
+TAIL_BALANCE = 64
 
 
 def tail_rows_left_raw(tail: int) -> int:
@@ -70,7 +72,7 @@ def tail_rows_left_raw(tail: int) -> int:
     >>> tail_rows_left_raw(1000), tail_rows_left_raw(50_000)
     (512, 1788)
     """
-    return max(RAW_TAIL, int(math.isqrt(64 * max(0, int(tail)))))
+    return max(RAW_TAIL, int(math.isqrt(TAIL_BALANCE * max(0, int(tail)))))
 LAYOUT_FILES = ("aggregate.npz", "agg_free.npy", "agg_ids.npy", "agg_gcodes.npy", "agg_gstart.npy")
 
 
