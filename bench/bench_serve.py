@@ -19,8 +19,6 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -53,41 +51,20 @@ def percentile(values: list[float], q: float) -> float:
     return s[min(len(s) - 1, max(0, round(q * (len(s) - 1))))]
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def start_server(threads: int, workers: int = 1) -> tuple[subprocess.Popen, str]:
-    import httpx
+    from cbr.errors import CBRError
+    from cbr.serve.process import start_server as start
 
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "cli", "serve", "--port", str(port), "--threads", str(threads),
-                             "--workers", str(workers)],
-                            cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
-    url = f"http://127.0.0.1:{port}"
-    end = time.monotonic() + 60
-    while time.monotonic() < end:
-        if proc.poll() is not None:
-            raise SystemExit(f"cbr serve exited: {proc.stderr.read().decode()}")
-        try:
-            if httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                return proc, url
-        except httpx.TransportError:
-            time.sleep(0.1)
-    stop(proc)
-    raise SystemExit("cbr serve did not start within 60 s")
+    try:
+        return start(["--threads", str(threads), "--workers", str(workers)], cwd=REPO, stdout=subprocess.DEVNULL)
+    except CBRError as exc:
+        raise SystemExit(str(exc)) from None
 
 
 def stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+    from cbr.serve.process import stop_server
+
+    stop_server(proc)
 
 
 def http_load(url: str, bodies: list[dict], clients: int, seconds: float, health: bool = False) -> dict:

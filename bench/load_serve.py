@@ -26,10 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -46,11 +43,7 @@ RANKS, SUITS = "23456789TJQKA", "cdhs"
 TOKEN = "load-test-token-0123456789"
 START_TIMEOUT = 120.0
 
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from cbr.serve.process import stop_server  # noqa: E402
 
 
 def rss_mb(pid: int) -> float:
@@ -161,46 +154,11 @@ def client_run(url: str, seed: int, requests: int, hands: list[str], out: dict[s
 
 
 def start_server(folder: Path, casebase: Path, token_file: Path, threads: int) -> tuple[subprocess.Popen, str]:
-    import httpx
+    """The server under load: the default case base and a writable copy, with a token."""
+    from cbr.serve.process import start_server as start
 
-    port = free_port()
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
-    proc = subprocess.Popen([sys.executable, "-m", "cli", "serve", "--port", str(port), "--casebase", "default",
-                             "--casebase", str(casebase), "--token-file", str(token_file), "--threads", str(threads)],
-                            cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + START_TIMEOUT
-    try:
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                raise RuntimeError(f"cbr serve exited {proc.returncode}: {proc.stderr.read()}")
-            try:
-                if httpx.get(f"{url}/health", timeout=1.0).status_code == 200:
-                    return proc, url
-            except httpx.TransportError:
-                time.sleep(0.1)
-        raise RuntimeError(f"cbr serve did not answer within {START_TIMEOUT:g} s")
-    except BaseException:
-        stop_server(proc)
-        raise
-
-
-def stop_server(proc: subprocess.Popen) -> None:
-    """SIGTERM (the server compacts and closes its case bases), SIGKILL if it lingers."""
-    if proc.poll() is None:
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=10)
-    for stream in (proc.stdout, proc.stderr):
-        if stream is not None:
-            stream.close()
+    return start(["--casebase", "default", "--casebase", str(casebase), "--token-file", str(token_file),
+                  "--threads", str(threads)], cwd=folder, timeout=START_TIMEOUT)
 
 
 def run_load(clients: int = 16, requests: int = 500, *, seed: int = 0, threads: int = 8,

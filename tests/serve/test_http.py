@@ -3,17 +3,15 @@ real HTTP (httpx), killed at the end of each test whatever happens; and the comm
 refusals (a non-loopback host without a token, the extra not installed)."""
 from __future__ import annotations
 
-import os
-import signal
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
+from cbr.serve.process import start_server as _start
+from cbr.serve.process import stop_server
 from cli import app as cli_app
 from tests.conftest import REPO, require_module
 from tests.serve.conftest import TOKEN
@@ -25,51 +23,9 @@ require_module("uvicorn", module_level=True)
 START_TIMEOUT = 60.0
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def start_server(*args: str, cwd: Path = REPO) -> tuple[subprocess.Popen, str]:
-    """``cbr serve ARGS`` on a free loopback port (run in ``cwd``); returns the process and
-    its URL once /health answers (the process is killed if it does not come up)."""
-    port = free_port()
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
-    proc = subprocess.Popen([sys.executable, "-m", "cli", "serve", "--port", str(port), *args], cwd=cwd, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + START_TIMEOUT
-    try:
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                raise AssertionError(f"cbr serve exited {proc.returncode}: {proc.stderr.read()}")
-            try:
-                if httpx.get(f"{url}/health", timeout=1.0).status_code == 200:
-                    return proc, url
-            except httpx.TransportError:
-                time.sleep(0.1)
-        raise AssertionError(f"cbr serve did not answer /health within {START_TIMEOUT:g} s")
-    except BaseException:
-        stop_server(proc)
-        raise
-
-
-def stop_server(proc: subprocess.Popen) -> None:
-    """SIGTERM, then SIGKILL of the whole process group if it lingers; always reaped."""
-    if proc.poll() is None:
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=10)
-    for stream in (proc.stdout, proc.stderr):
-        if stream is not None:
-            stream.close()
+    """``cbr serve ARGS`` on a free loopback port (run in ``cwd``): :func:`cbr.serve.process.start_server`."""
+    return _start(args, cwd=cwd, timeout=START_TIMEOUT)
 
 
 @pytest.fixture
