@@ -427,11 +427,20 @@ def test_opponent_models_that_do_not_apply_are_a_422_naming_the_field(opp_client
 
 # ---- --memory-map ---------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def mapped_client(casebase_copy):
-    """A server over the default case base and the writable copy, memory-mapped (``--memory-map``)."""
+def mapped_copy(tmp_path_factory):
+    """A writable copy of the default case base of its own (``mapped``): its saved indexes
+    cover every case (the package's ``mine`` may have grown in other tests)."""
+    from cbr.play.retention import copy_casebase
+
+    return copy_casebase("default", tmp_path_factory.mktemp("mapped") / "mapped")
+
+
+@pytest.fixture(scope="module")
+def mapped_client(mapped_copy):
+    """A server over the default case base and a writable copy, memory-mapped (``--memory-map``)."""
     from cbr.serve.engine import Engine
 
-    engine = Engine(["default", str(casebase_copy)], memory_map=True)
+    engine = Engine(["default", str(mapped_copy)], memory_map=True)
     assert all(loaded.cb.memory_map for loaded in engine.casebases.values())
     with make_client(engine, token=TOKEN) as c:
         yield c
@@ -450,15 +459,15 @@ def test_memory_mapped_retrieve_gives_the_numbers_of_the_loaded_server(mapped_cl
            [(c["id"], c["similarity"], c["action"], c["local"]) for c in b["cases"]]
 
 
-def test_memory_mapped_server_refuses_what_needs_the_cases_in_memory(mapped_client, casebase_copy,
+def test_memory_mapped_server_refuses_what_needs_the_cases_in_memory(mapped_client, mapped_copy,
                                                                      acpc_hands) -> None:
     spot = dict(SITUATIONS[0][0])
-    before = counts(casebase_copy)
-    for url, body in (("/retain", {"casebase": "mine", "text": acpc_hands}),
+    before = counts(mapped_copy)
+    for url, body in (("/retain", {"casebase": "mapped", "text": acpc_hands}),
                       ("/evaluate", {"casebase": "default", "folds": 2, "max_decisions": 10}),
                       ("/reuse", {**spot, "policy": "cbr"})):
         r = mapped_client.post(url, json=body, headers=AUTH)
         assert r.status_code == 403 and "--memory-map" in r.text, (url, r.text)
-    assert counts(casebase_copy) == before
+    assert counts(mapped_copy) == before
     r = mapped_client.post("/reuse", json={**spot, "policy": "call"})  # a rule bot needs no cases
     assert r.status_code == 200 and r.json()["action"] == "c", r.text
