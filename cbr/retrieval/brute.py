@@ -328,28 +328,25 @@ class BruteForceBackend:
         of them are not in it, so numpy scores at most that many on each query."""
         from cbr.retrieval import aggregate
 
-        def stale(tail: Any) -> bool:
-            if self.n_cases_ - start <= aggregate.RAW_TAIL:
-                return False
-            if tail is None or tail[0] != start:
-                return True
-            return self.n_cases_ - start - tail[1].n_rows > aggregate.tail_rows_left_raw(self.n_cases_ - start)
+        def current() -> Any:  # the tail's layout, if it starts where the main layout ends
+            tail = self.__dict__.get("_tail_layout")
+            return tail[1] if tail is not None and tail[0] == start else None
 
-        tail = self.__dict__.get("_tail_layout")
-        if tail is not None and tail[0] != start:
-            tail = None
-        if stale(tail):
-            lock = self.__dict__.setdefault("_layout_lock", threading.Lock())
-            with lock:
-                tail = self.__dict__.get("_tail_layout")
-                if tail is not None and tail[0] != start:
-                    tail = None
-                if stale(tail):
+        def stale(layout: Any) -> bool:
+            appended = self.n_cases_ - start
+            if appended <= aggregate.RAW_TAIL:
+                return False
+            return layout is None or appended - layout.n_rows > aggregate.tail_rows_left_raw(appended)
+
+        layout = current()
+        if stale(layout):
+            with self.__dict__.setdefault("_layout_lock", threading.Lock()):
+                layout = current()
+                if stale(layout):
                     layout = aggregate.GroupedLayout.build(self.similarity, self.cases_[start:])
                     layout.ids = layout.ids + start  # case ids, not row numbers of the slice
-                    tail = (start, layout)
-                    self._tail_layout = tail
-        return None if tail is None else tail[1]
+                    self._tail_layout = (start, layout)
+        return layout
 
     def aggregate(self, q: Any, codes: Any, outcomes: Any = None, top: int = 20) -> Any:
         """What the cases :meth:`retrieve` returns for ``q`` add up to, computed without listing

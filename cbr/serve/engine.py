@@ -32,7 +32,7 @@ from typing import Any, Optional
 from cbr.errors import CaseBaseError, CBRError, ConfigError, GameError, LogFormatError
 from cbr.game.gamedef import STREETS
 
-__all__ = ["Engine", "Deadline", "FieldError", "NotFoundError", "ForbiddenError", "UnauthorizedError", "TimeLimitError",
+__all__ = ["Engine", "checked_spec", "Deadline", "FieldError", "NotFoundError", "ForbiddenError", "UnauthorizedError", "TimeLimitError",
            "MAX_RETAIN_HANDS", "MAX_EVALUATE_DECISIONS", "PATH_OPTIONS"]
 
 #: Most hands one ``/retain`` request may hold.
@@ -44,6 +44,33 @@ MAX_EVALUATE_DECISIONS = 2000
 PATH_OPTIONS = ("casebase", "similarity", "models", "strategy", "store", "predictor", "model", "logs")
 #: Policies kept built between requests (least recently used dropped first).
 POLICY_CACHE = 16
+
+
+def checked_spec(spec: str, field: str, where: str) -> tuple[str, dict[str, str]]:
+    """``(name, options)`` of a policy spec a client sent: an unknown policy is
+    :class:`NotFoundError`; a malformed spec, or an option naming a file on the server
+    (:data:`PATH_OPTIONS`), a :class:`FieldError` on ``field`` (``where``: what the client is
+    told to use instead).
+
+    >>> checked_spec("cbr:reuse=best-outcome", "policy", "")
+    ('cbr', {'reuse': 'best-outcome'})
+    >>> checked_spec("cbr:similarity=/etc/passwd", "policy", "use a served case base")
+    Traceback (most recent call last):
+    cbr.serve.engine.FieldError: policy spec 'cbr:similarity=/etc/passwd': option 'similarity' names a file on the server; use a served case base
+    """
+    from cbr.policies.spec import PolicySpecError, UnknownPolicyError, parse_policy_spec, policy_options
+
+    try:
+        name, options = parse_policy_spec(spec)
+        policy_options(name)
+    except UnknownPolicyError as exc:
+        raise NotFoundError(str(exc)) from None
+    except PolicySpecError as exc:
+        raise FieldError(field, str(exc)) from None
+    given = sorted(k for k in options if k.replace("-", "_") in PATH_OPTIONS)
+    if given:
+        raise FieldError(field, f"policy spec {spec!r}: option {given[0]!r} names a file on the server; {where}")
+    return name, options
 
 
 class FieldError(CBRError, ValueError):
@@ -283,25 +310,10 @@ class Engine:
         """The policy ``spec`` names (built once per spec and case base, kept in a small
         cache), with the lock its decisions take. A policy with a ``casebase`` option plays
         from the served case base ``casebase``; options naming server files are refused."""
-        from cbr.policies.spec import (
-            PolicySpecError,
-            UnknownPolicyError,
-            parse_policy_spec,
-            policy_from_spec,
-            policy_options,
-        )
+        from cbr.policies.spec import PolicySpecError, policy_from_spec, policy_options
 
-        try:
-            name, options = parse_policy_spec(spec)
-            valid = policy_options(name)
-        except UnknownPolicyError as exc:
-            raise NotFoundError(str(exc)) from None
-        except PolicySpecError as exc:
-            raise FieldError("policy", str(exc)) from None
-        given = sorted(k for k in options if k.replace("-", "_") in PATH_OPTIONS)
-        if given:
-            raise FieldError("policy", f"policy spec {spec!r}: option {given[0]!r} names a file on the server; "
-                                       "the case base comes from the request's casebase field")
+        name, _ = checked_spec(spec, "policy", "the case base comes from the request's casebase field")
+        valid = policy_options(name)
         loaded = self.loaded(casebase)
         if "casebase" in valid:
             self._refuse_mapped(f"policy {name!r} (a case-based bot)")

@@ -41,7 +41,7 @@ from cbr.game.state import HandState
 from cbr.play.human import action_text, position_labels
 from cbr.play.table import LEAVE, PlayedHand, PolicySeat, Seat, Table, Watcher, act_rng, resolve_players, seat_names
 from cbr.policies.base import Policy
-from cbr.serve.engine import PATH_OPTIONS, FieldError, ForbiddenError, NotFoundError
+from cbr.serve.engine import FieldError, ForbiddenError, NotFoundError, checked_spec
 from cbr.stats import mean_ci
 from evaluator_ext.cards import card_str
 
@@ -206,21 +206,12 @@ class TableSession:
         every hand: the bot's decisions and the person's (a person teaches the bot).
         ``shared``: case-based bots that do not retain are taken from it (one open case base
         for every session) instead of built for this session."""
-        from cbr.policies.spec import PolicySpecError, UnknownPolicyError, parse_policy_spec
+        from cbr.policies.spec import PolicySpecError, UnknownPolicyError
 
         if not 1 <= len(bots) <= MAX_BOTS:
             raise FieldError("bots", f"a table seats 1 to {MAX_BOTS} bots beside you, got {len(bots)}")
         for spec in bots:
-            try:
-                _, options = parse_policy_spec(spec)
-            except UnknownPolicyError as exc:
-                raise NotFoundError(str(exc)) from None
-            except PolicySpecError as exc:
-                raise FieldError("bots", str(exc)) from None
-            given = sorted(k for k in options if k.replace("-", "_") in PATH_OPTIONS)
-            if given:
-                raise FieldError("bots", f"policy spec {spec!r}: option {given[0]!r} names a file on the server; "
-                                         "the bots play from their shipped case bases")
+            checked_spec(spec, "bots", "the bots play from their shipped case bases")
         if retain_into is not None and not _NAME.match(retain_into):
             raise FieldError("retain_into", f"retain_into must be a case-base name (letters, digits, '-' and '_', "
                                             f"at most 64), got {retain_into!r}")
