@@ -153,3 +153,15 @@ def test_plugin_package_installs_with_pip(tmp_path: Path) -> None:
             "print(sorted(i.name for i in describe() if i.distribution == 'cbr-demo-plugin'))")
     out = subprocess.run([sys.executable, "-c", code, str(target)], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "['broken_bot', 'pot_only', 'steep']", out.stderr
+
+
+def test_builtin_feature_sets_are_the_ones_pyproject_registers() -> None:
+    """The feature sets resolved without the entry-point scan are exactly the entry points
+    pyproject.toml registers (the two lists cannot drift), and each loads its class."""
+    pyproject = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    assert plugins.BUILTIN_FEATURE_SETS == pyproject["project"]["entry-points"]["cbr.features"]
+    for name, target in plugins.BUILTIN_FEATURE_SETS.items():
+        fs = plugins.load_feature_set(name)
+        assert f"{type(fs).__module__}:{type(fs).__name__}" == target and fs.name == name
+    with pytest.raises(PluginError, match="no plugin 'nope' in cbr.features"):
+        plugins.load_feature_set("nope")

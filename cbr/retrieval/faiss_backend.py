@@ -33,6 +33,7 @@ then id ascending.
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -55,6 +56,8 @@ BUILD_BATCH = 1 << 18  # rows scaled and inserted at a time when an index is bui
 # the margin only widens the candidate set, never the answer.
 #: Batches of at most this many rows (a retained hand's, per street) take :meth:`FaissBackend._insert_few`.
 FEW_ROWS = 8
+#: The first bytes of a saved ``IndexIVFFlat`` (faiss's own tag for it).
+IVF_FLAT_FOURCC = b"IwFl"
 
 
 def _margin(d: int) -> float:
@@ -285,24 +288,56 @@ class FaissBackend(BruteForceBackend):
         write_atomic(root / "lists.npz", write_bounds)
 
     def _load_extra(self, root: Path, meta: dict[str, Any]) -> None:
+        # The list bounds now; ``index.faiss`` only when faiss is first needed (a query the
+        # aggregate layout answers never needs it, and importing faiss and reading the
+        # index is most of a one-shot ``cbr query``'s index time). Its header is checked now.
+        try:
+            with np.load(root / "lists.npz") as data:
+                self._centroids = data["centroids"]
+                self._lo, self._hi = data["lo"], data["hi"]
+                self._radius, self._sizes = data["radius"], data["sizes"]
+            with open(root / "index.faiss", "rb") as fh:
+                head = fh.read(16)
+        except (OSError, KeyError, ValueError) as exc:
+            raise CaseBaseError(f"index {root}: cannot read the faiss index ({exc})") from None
+        if len(head) < 16 or head[:4] != IVF_FLAT_FOURCC:
+            raise CaseBaseError(f"index {root}: index.faiss does not hold a faiss IndexIVFFlat")
+        d, ntotal = int.from_bytes(head[4:8], "little"), int.from_bytes(head[8:16], "little")
+        if ntotal != self.n_cases_ or int(self._sizes.sum()) != self.n_cases_ or d != self.n_features_in_:
+            raise CaseBaseError(f"index {root}: faiss index holds {ntotal} cases of {d} features, cases.npy "
+                                f"{self.n_cases_} of {self.n_features_in_}; rebuild the index")
+        self.__dict__["_faiss_file"] = (root / "index.faiss", ntotal)
+        self.__dict__.pop("_faiss", None)
+
+    @property
+    def _index(self) -> Any:
+        """The faiss ``IndexIVFFlat``: built, or read from the saved file on first use."""
+        index = self.__dict__.get("_faiss")
+        if index is None:
+            with self.__dict__.setdefault("_faiss_lock", threading.Lock()):
+                index = self.__dict__.get("_faiss")
+                if index is None:
+                    index = self._read_faiss(*self.__dict__["_faiss_file"])
+                    self.__dict__["_faiss"] = index
+        return index
+
+    @_index.setter
+    def _index(self, index: Any) -> None:
+        self.__dict__["_faiss"] = index
+
+    def _read_faiss(self, path: Path, ntotal: int) -> Any:
         import faiss
 
         # memory-mapped: the inverted lists stay in the file (the page cache), read on demand
         flags = faiss.IO_FLAG_MMAP | faiss.IO_FLAG_READ_ONLY if self.memory_mapped else 0
         try:
-            index = faiss.read_index(str(root / "index.faiss"), flags)
-            with np.load(root / "lists.npz") as data:
-                self._centroids = data["centroids"]
-                self._lo, self._hi = data["lo"], data["hi"]
-                self._radius, self._sizes = data["radius"], data["sizes"]
-        except (OSError, RuntimeError, KeyError, ValueError) as exc:
-            raise CaseBaseError(f"index {root}: cannot read the faiss index ({exc})") from None
-        if index.ntotal != self.n_cases_ or int(self._sizes.sum()) != self.n_cases_:
-            raise CaseBaseError(f"index {root}: faiss index holds {index.ntotal} cases, cases.npy "
-                                f"{self.n_cases_}; rebuild the index")
-        if not isinstance(index, faiss.IndexIVFFlat):
-            raise CaseBaseError(f"index {root}: index.faiss holds a {type(index).__name__}, not an IndexIVFFlat")
-        self._index = index
+            index = faiss.read_index(str(path), flags)
+        except (OSError, RuntimeError) as exc:
+            raise CaseBaseError(f"index {path.parent}: cannot read the faiss index ({exc})") from None
+        if not isinstance(index, faiss.IndexIVFFlat) or index.ntotal != ntotal:
+            raise CaseBaseError(f"index {path.parent}: index.faiss no longer holds the {ntotal} cases "
+                                "it held when the index was opened; rebuild the index")
+        return index
 
 
 @contextmanager

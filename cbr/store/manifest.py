@@ -30,7 +30,6 @@ import shlex
 import zlib
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +53,8 @@ _PLAIN_FILE_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 
 def engine_version() -> str:
     """Version of the installed engine (``0+unknown`` when run from a bare checkout)."""
+    from importlib.metadata import PackageNotFoundError, version  # ~20 ms: only when writing
+
     try:
         return version("cbr-holdem")
     except PackageNotFoundError:  # pragma: no cover

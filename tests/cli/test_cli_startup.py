@@ -91,11 +91,13 @@ def test_answers_and_errors_are_those_of_eager_registration(args: list[str]) -> 
 
 def test_a_query_imports_its_own_command_only() -> None:
     """`cbr query --json` loads the query's module (no other command's), not pydantic,
-    rich or DuckDB."""
+    rich, DuckDB, faiss (the saved aggregate layout answers; ``index.faiss`` is read on
+    first use) or importlib.metadata (built-in feature sets need no entry-point scan)."""
     code = ("import sys; from cli import app\n"
             "try:\n    app(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
             "print(sorted(m for m in sys.modules if m.startswith('cbr.cli')), file=sys.stderr)\n"
-            "print(sorted(m for m in ('pydantic', 'rich', 'duckdb') if m in sys.modules), file=sys.stderr)")
+            "print(sorted(m for m in ('pydantic', 'rich', 'duckdb', 'faiss', 'importlib.metadata')"
+            " if m in sys.modules), file=sys.stderr)")
     out = subprocess.run([sys.executable, "-c", code, *QUERY, "--json"], cwd=REPO, capture_output=True,
                          text=True, timeout=120)
     assert out.returncode == 0, out.stderr

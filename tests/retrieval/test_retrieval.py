@@ -264,6 +264,33 @@ def test_estimator_shape_and_errors(tmp_path):
     assert made.threshold == 0.5 and made.fallback_k == 3 and made.similarity == cfg.street(3)
 
 
+def test_saved_faiss_index_is_read_on_first_use_and_checked(tmp_path):
+    """A loaded index reads ``index.faiss`` only when faiss is first needed (the header is
+    checked at load: a file of another index is refused there); the late read answers as
+    the saved index did, and a file damaged after the load fails that read with a clear
+    error instead of a crash."""
+    street = default_casper().street("flop")
+    X = casper_flop(400, 5)
+    path = CaseIndex(similarity=street, threshold=0.9).fit(X).save(tmp_path / "a")
+    CaseIndex(similarity=street, threshold=0.9).fit(X[:300]).save(tmp_path / "b")
+    loaded = CaseIndex.load(path)
+    assert "_faiss" not in loaded.backend_.__dict__
+    loaded.add(X[:5])  # appending goes through faiss
+    assert "_faiss" in loaded.backend_.__dict__
+    want = CaseIndex(similarity=street, threshold=0.9, backend="brute").fit(np.vstack([X, X[:5]])).retrieve(X[7])
+    got = loaded.retrieve(X[7])
+    assert got.ids.tolist() == want.ids.tolist() and np.array_equal(got.similarities, want.similarities)
+    (path / "index.faiss").write_bytes((tmp_path / "b" / "index.faiss").read_bytes())
+    with pytest.raises(CaseBaseError, match="faiss index holds 300 cases"):
+        CaseIndex.load(path)
+    CaseIndex(similarity=street, threshold=0.9).fit(X).save(path)
+    late = CaseIndex.load(path)
+    data = bytearray((path / "index.faiss").read_bytes())
+    (path / "index.faiss").write_bytes(bytes(data[:64]))  # cut after the load
+    with pytest.raises(CaseBaseError, match="cannot read the faiss index"):
+        late.add(X[:1])
+
+
 # -- the fast path is the definition: bit-identical values, order and ties ---------------------
 
 from cbr.retrieval.brute import _sorted  # noqa: E402
