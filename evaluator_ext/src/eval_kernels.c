@@ -985,6 +985,303 @@ int ek_potential_table(const uint8_t hole[2], const uint8_t *board, int n_board,
     return ek_potential_tables(hole, 1, board, n_board, weights, table);
 }
 
+/* ------------------------------------------------------------------------- */
+/* Potential tables of every holding on one board                              */
+/* ------------------------------------------------------------------------- */
+/*
+ * The table of one hole counts, over every opponent holding o disjoint from it and every
+ * runout r disjoint from both, the pair (class now, class after r). For all holdings at
+ * once it is cheaper to turn that around: per runout r, value every holding disjoint
+ * from r once (v), then for each holding h count the holdings o by (n(o) vs n(h),
+ * v(o) vs v(h)), n being the value now. That is dominance counting: sweep the holdings
+ * by increasing v, insert each into a Fenwick tree over its (compressed) rank of n, and
+ * query each holding before its group of equal v is inserted (v(o) < v(h)) and after
+ * (v(o) <= v(h)).
+ *
+ * The sweep counts every holding, including those sharing a card with h (and h itself),
+ * which are not opponents of h. Each card c keeps the same counts over the holdings
+ * that contain it (a small Fenwick tree over their ranks of n among the holdings of c);
+ * for h = {a, b} the opponents are all holdings minus those holding a minus those
+ * holding b plus h itself (which holds both), so the counts subtract exactly.
+ *
+ * Per holding six counts are summed over the runouts: opponents with v below ours and
+ * with v up to ours, each in total, with n below ours and with n equal to ours. With the
+ * number of opponents in each class now (times the runouts a pair sees) they give the
+ * nine cells. About 90 ms for the 1,176 holdings of a flop (1,176 runouts), 4 ms on a
+ * turn.
+ */
+
+typedef struct {
+    int32_t vlt_all, vlt_nlt, vlt_neq, vle_all, vle_nlt, vle_neq;
+} bp_acc;
+
+#define BP_CARD_RANKS 64 /* ranks of n among the (at most 48) holdings of one card */
+
+static inline int32_t bp_prefix(const int32_t *tree, int k)
+{
+    int32_t s = 0;
+    for (; k > 0; k -= k & -k)
+        s += tree[k];
+    return s;
+}
+
+static inline void bp_add(int32_t *tree, int size, int k)
+{
+    for (; k <= size; k += k & -k)
+        tree[k]++;
+}
+
+typedef struct {
+    int n_u, n_h, to_come;
+    uint8_t u[EK_N_CARDS];
+    uint64_t board_key, board_bits;
+    /* per holding (index pt_index(i, j) of universe positions i < j) */
+    uint64_t key[PT_MAX_HOLDINGS], bits[PT_MAX_HOLDINGS];
+    uint8_t lo[PT_MAX_HOLDINGS], hi[PT_MAX_HOLDINGS];     /* universe positions */
+    uint16_t now[PT_MAX_HOLDINGS];                         /* value now */
+    uint16_t rank[PT_MAX_HOLDINGS];                        /* 1-based rank of now among all */
+    uint8_t rank_lo[PT_MAX_HOLDINGS], rank_hi[PT_MAX_HOLDINGS]; /* among the holdings of lo / hi */
+    int n_ranks;
+    /* per runout */
+    uint16_t value[PT_MAX_HOLDINGS];
+    uint16_t order[PT_MAX_HOLDINGS], tmp[PT_MAX_HOLDINGS];
+    int32_t tree[PT_MAX_HOLDINGS + 1], same[PT_MAX_HOLDINGS + 1];
+    int32_t card_tree[EK_N_CARDS][BP_CARD_RANKS + 1], card_same[EK_N_CARDS][BP_CARD_RANKS + 1];
+    int32_t card_count[EK_N_CARDS];
+    bp_acc acc[PT_MAX_HOLDINGS];
+} bp_board;
+
+static int cmp_u16(const void *a, const void *b)
+{
+    uint16_t x = *(const uint16_t *)a, y = *(const uint16_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* 1-based rank of v in sorted distinct values[0..n-1]. */
+static int bp_rank_of(const uint16_t *values, int n, uint16_t v)
+{
+    int lo = 0, hi = n;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (values[mid] < v)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo + 1;
+}
+
+static int bp_unique(uint16_t *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_u16);
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (m == 0 || v[m - 1] != v[i])
+            v[m++] = v[i];
+    return m;
+}
+
+static int bp_setup(bp_board *b, const uint8_t *board, int n_board)
+{
+    if (n_board < 3 || n_board > 4)
+        return EK_ERR_ARGUMENT;
+    uint64_t dead = 0;
+    b->board_key = KEY_START;
+    b->board_bits = 0;
+    for (int i = 0; i < n_board; i++) {
+        unsigned c = board[i];
+        if (c >= EK_N_CARDS)
+            return EK_ERR_RANGE;
+        if (dead & (UINT64_C(1) << c))
+            return EK_ERR_DUPLICATE;
+        dead |= UINT64_C(1) << c;
+        b->board_key += g_card_key[c];
+        b->board_bits |= g_card_bit[c];
+    }
+    b->to_come = 5 - n_board;
+    b->n_u = 0;
+    for (int c = 0; c < EK_N_CARDS; c++)
+        if (!(dead & (UINT64_C(1) << c)))
+            b->u[b->n_u++] = (uint8_t)c;
+    b->n_h = b->n_u * (b->n_u - 1) / 2;
+    for (int j = 1; j < b->n_u; j++)
+        for (int i = 0; i < j; i++) {
+            int o = pt_index(i, j);
+            b->key[o] = g_card_key[b->u[i]] + g_card_key[b->u[j]];
+            b->bits[o] = g_card_bit[b->u[i]] | g_card_bit[b->u[j]];
+            b->lo[o] = (uint8_t)i;
+            b->hi[o] = (uint8_t)j;
+            b->now[o] = value_of(b->board_key + b->key[o], b->board_bits | b->bits[o]);
+        }
+    /* ranks of the value now: among all holdings, and among the holdings of each card */
+    uint16_t *distinct = b->tmp, card_values[EK_N_CARDS];
+    memcpy(distinct, b->now, (size_t)b->n_h * sizeof *distinct);
+    b->n_ranks = bp_unique(distinct, b->n_h);
+    for (int o = 0; o < b->n_h; o++)
+        b->rank[o] = (uint16_t)bp_rank_of(distinct, b->n_ranks, b->now[o]);
+    for (int i = 0; i < b->n_u; i++) {
+        int n = 0;
+        for (int j = 0; j < b->n_u; j++)
+            if (j != i)
+                card_values[n++] = b->now[i < j ? pt_index(i, j) : pt_index(j, i)];
+        n = bp_unique(card_values, n);
+        for (int j = 0; j < b->n_u; j++) {
+            if (j == i)
+                continue;
+            int o = i < j ? pt_index(i, j) : pt_index(j, i);
+            uint8_t r = (uint8_t)bp_rank_of(card_values, n, b->now[o]);
+            if (i < j)
+                b->rank_lo[o] = r;
+            else
+                b->rank_hi[o] = r;
+        }
+    }
+    memset(b->acc, 0, sizeof b->acc);
+    return EK_OK;
+}
+
+/* Sort the listed holdings by value (two passes of 7 bits: values are below 8192). */
+static void bp_sort(bp_board *b, int m)
+{
+    uint16_t *src = b->order, *dst = b->tmp;
+    for (int pass = 0; pass < 2; pass++) {
+        int shift = 7 * pass, count[129] = {0};
+        for (int k = 0; k < m; k++)
+            count[((b->value[src[k]] >> shift) & 127) + 1]++;
+        for (int d = 0; d < 128; d++)
+            count[d + 1] += count[d];
+        for (int k = 0; k < m; k++)
+            dst[count[(b->value[src[k]] >> shift) & 127]++] = src[k];
+        uint16_t *t = src;
+        src = dst;
+        dst = t;
+    }
+    /* two passes: the result is back in b->order */
+}
+
+/* Counts of holding h against the holdings inserted so far (all minus those holding
+ * either of its cards): total, with n below h's, with n equal to h's. */
+static inline void bp_query(const bp_board *b, int o, int32_t inserted, int32_t out[3])
+{
+    int r = b->rank[o], i = b->lo[o], j = b->hi[o], ri = b->rank_lo[o], rj = b->rank_hi[o];
+    int32_t le = bp_prefix(b->tree, r) - bp_prefix(b->card_tree[i], ri) - bp_prefix(b->card_tree[j], rj);
+    int32_t eq = b->same[r] - b->card_same[i][ri] - b->card_same[j][rj];
+    out[0] = inserted - b->card_count[i] - b->card_count[j];
+    out[1] = le - eq;
+    out[2] = eq;
+}
+
+/* One runout (universe positions r[0..n_r-1]). */
+static void bp_runout(bp_board *b, const int *r, int n_r)
+{
+    uint64_t key = b->board_key, bits = b->board_bits, gone = 0;
+    for (int k = 0; k < n_r; k++) {
+        int c = b->u[r[k]];
+        key += g_card_key[c];
+        bits |= g_card_bit[c];
+        gone |= UINT64_C(1) << r[k];
+    }
+    int m = 0;
+    for (int o = 0; o < b->n_h; o++) {
+        if (((gone >> b->lo[o]) | (gone >> b->hi[o])) & 1)
+            continue;
+        b->value[o] = value_of(key + b->key[o], bits | b->bits[o]);
+        b->order[m++] = (uint16_t)o;
+    }
+    bp_sort(b, m);
+    memset(b->tree, 0, (size_t)(b->n_ranks + 1) * sizeof *b->tree);
+    memset(b->same, 0, (size_t)(b->n_ranks + 1) * sizeof *b->same);
+    memset(b->card_tree, 0, sizeof b->card_tree);
+    memset(b->card_same, 0, sizeof b->card_same);
+    memset(b->card_count, 0, sizeof b->card_count);
+    int32_t q[3];
+    for (int start = 0, end; start < m; start = end) {
+        uint16_t v = b->value[b->order[start]];
+        for (end = start + 1; end < m && b->value[b->order[end]] == v; end++)
+            ;
+        for (int k = start; k < end; k++) { /* below our value */
+            int o = b->order[k];
+            bp_query(b, o, start, q);
+            b->acc[o].vlt_all += q[0];
+            b->acc[o].vlt_nlt += q[1];
+            b->acc[o].vlt_neq += q[2];
+        }
+        for (int k = start; k < end; k++) {
+            int o = b->order[k], i = b->lo[o], j = b->hi[o];
+            bp_add(b->tree, b->n_ranks, b->rank[o]);
+            b->same[b->rank[o]]++;
+            bp_add(b->card_tree[i], BP_CARD_RANKS, b->rank_lo[o]);
+            b->card_same[i][b->rank_lo[o]]++;
+            b->card_count[i]++;
+            bp_add(b->card_tree[j], BP_CARD_RANKS, b->rank_hi[o]);
+            b->card_same[j][b->rank_hi[o]]++;
+            b->card_count[j]++;
+        }
+        for (int k = start; k < end; k++) { /* up to our value; h itself was taken off once too often */
+            int o = b->order[k];
+            bp_query(b, o, end, q);
+            b->acc[o].vle_all += q[0] + 1;
+            b->acc[o].vle_nlt += q[1];
+            b->acc[o].vle_neq += q[2] + 1;
+        }
+    }
+}
+
+int ek_board_potential_tables(const uint8_t *board, int n_board, uint8_t *holes, double *tables)
+{
+    bp_board *b = malloc(sizeof *b);
+    if (!b)
+        return EK_ERR_NOMEM;
+    int status = bp_setup(b, board, n_board);
+    if (status) {
+        free(b);
+        return status;
+    }
+    int r[2] = {0, 0};
+    if (b->to_come == 1) {
+        for (r[0] = 0; r[0] < b->n_u; r[0]++)
+            bp_runout(b, r, 1);
+    } else {
+        for (r[0] = 0; r[0] < b->n_u; r[0]++)
+            for (r[1] = r[0] + 1; r[1] < b->n_u; r[1]++)
+                bp_runout(b, r, 2);
+    }
+    /* runouts a pair of disjoint holdings sees */
+    int32_t seen = b->to_come == 1 ? b->n_u - 4 : (b->n_u - 4) * (b->n_u - 5) / 2;
+    int p = 0;
+    for (int i = 0; i < b->n_u; i++)
+        for (int j = i + 1; j < b->n_u; j++, p++) {
+            int o = pt_index(i, j);
+            /* opponents now: below / equal / above our value */
+            int32_t n_lt = 0, n_eq = 0, n_all = 0;
+            uint16_t ours = b->now[o];
+            for (int q = 0; q < b->n_h; q++) {
+                if (b->lo[q] == i || b->lo[q] == j || b->hi[q] == i || b->hi[q] == j)
+                    continue;
+                n_all++;
+                n_lt += b->now[q] < ours;
+                n_eq += b->now[q] == ours;
+            }
+            const bp_acc *a = &b->acc[o];
+            int32_t t[9];
+            t[0] = a->vlt_nlt;
+            t[1] = a->vle_nlt - a->vlt_nlt;
+            t[2] = n_lt * seen - t[0] - t[1];
+            t[3] = a->vlt_neq;
+            t[4] = a->vle_neq - a->vlt_neq;
+            t[5] = n_eq * seen - t[3] - t[4];
+            t[6] = a->vlt_all - t[0] - t[3];
+            t[7] = (a->vle_all - a->vlt_all) - t[1] - t[4];
+            t[8] = (n_all - n_lt - n_eq) * seen - t[6] - t[7];
+            holes[2 * p] = b->u[i];
+            holes[2 * p + 1] = b->u[j];
+            for (int k = 0; k < 9; k++)
+                tables[9 * p + k] = (double)t[k];
+        }
+    free(b);
+    return p;
+}
+
 int ek_hand_strength_squared(const uint8_t hole[2], const uint8_t *board, int n_board, double *out)
 {
     situation s;
