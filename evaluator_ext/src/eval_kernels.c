@@ -994,42 +994,31 @@ int ek_potential_table(const uint8_t hole[2], const uint8_t *board, int n_board,
  * once it is cheaper to turn that around: per runout r, value every holding disjoint
  * from r once (v), then for each holding h count the holdings o by (n(o) vs n(h),
  * v(o) vs v(h)), n being the value now. That is dominance counting: sweep the holdings
- * by increasing v, insert each into a Fenwick tree over its (compressed) rank of n, and
- * query each holding before its group of equal v is inserted (v(o) < v(h)) and after
- * (v(o) <= v(h)).
+ * by increasing v, mark each in a bitset over the holdings sorted by n (its slot), and
+ * query each holding before its group of equal v is marked (v(o) < v(h)) and after
+ * (v(o) <= v(h)): the marked slots below the first slot of h's n are the holdings with
+ * a lower n (a popcount plus a count per 64-slot word), those with h's n are counted
+ * apart.
  *
  * The sweep counts every holding, including those sharing a card with h (and h itself),
- * which are not opponents of h. Each card c keeps the same counts over the holdings
- * that contain it (a small Fenwick tree over their ranks of n among the holdings of c);
- * for h = {a, b} the opponents are all holdings minus those holding a minus those
- * holding b plus h itself (which holds both), so the counts subtract exactly.
+ * which are not opponents of h. Each card c keeps the same counts over the (at most 48)
+ * holdings that contain it, in one 64-bit word of slots sorted by n; for h = {a, b} the
+ * opponents are all holdings minus those holding a minus those holding b plus h itself
+ * (which holds both), so the counts subtract exactly.
  *
- * Per holding six counts are summed over the runouts: opponents with v below ours and
- * with v up to ours, each in total, with n below ours and with n equal to ours. With the
- * number of opponents in each class now (times the runouts a pair sees) they give the
- * nine cells. About 90 ms for the 1,176 holdings of a flop (1,176 runouts), 4 ms on a
- * turn.
+ * Per holding six counts are summed over the runouts: the opponents with v below ours
+ * and with v up to ours, each in total, with n below ours and with n equal to ours. With
+ * the number of opponents in each class now (times the runouts a pair sees) they give
+ * the nine cells.
  */
 
 typedef struct {
     int32_t vlt_all, vlt_nlt, vlt_neq, vle_all, vle_nlt, vle_neq;
 } bp_acc;
 
-#define BP_CARD_RANKS 64 /* ranks of n among the (at most 48) holdings of one card */
-
-static inline int32_t bp_prefix(const int32_t *tree, int k)
-{
-    int32_t s = 0;
-    for (; k > 0; k -= k & -k)
-        s += tree[k];
-    return s;
-}
-
-static inline void bp_add(int32_t *tree, int size, int k)
-{
-    for (; k <= size; k += k & -k)
-        tree[k]++;
-}
+#define BP_WORDS 24 /* 64-slot words over the holdings (21 needed), a multiple of 8 */
+#define BP_VALUE_WORDS ((EK_N_VALUES + 64) / 64) /* 64-value words over v = 1..7462 */
+#define BP_HOLDING_BITS 11 /* holding index in the low bits of a sort key (n_h <= 1326 < 2048) */
 
 typedef struct {
     int n_u, n_h, to_come;
@@ -1037,48 +1026,55 @@ typedef struct {
     uint64_t board_key, board_bits;
     /* per holding (index pt_index(i, j) of universe positions i < j) */
     uint64_t key[PT_MAX_HOLDINGS], bits[PT_MAX_HOLDINGS];
-    uint8_t lo[PT_MAX_HOLDINGS], hi[PT_MAX_HOLDINGS];     /* universe positions */
-    uint16_t now[PT_MAX_HOLDINGS];                         /* value now */
-    uint16_t rank[PT_MAX_HOLDINGS];                        /* 1-based rank of now among all */
-    uint8_t rank_lo[PT_MAX_HOLDINGS], rank_hi[PT_MAX_HOLDINGS]; /* among the holdings of lo / hi */
-    int n_ranks;
+    uint8_t lo[PT_MAX_HOLDINGS], hi[PT_MAX_HOLDINGS];  /* universe positions */
+    uint16_t now[PT_MAX_HOLDINGS];                      /* value now */
+    /* by n: its slot, the first slot of its n, the number of holdings with its n */
+    uint16_t slot[PT_MAX_HOLDINGS], first[PT_MAX_HOLDINGS], n_same[PT_MAX_HOLDINGS];
+    /* among the holdings of its low / high card: its slot bit, the slots of lower n, of equal n */
+    uint64_t bit_lo[PT_MAX_HOLDINGS], below_lo[PT_MAX_HOLDINGS], equal_lo[PT_MAX_HOLDINGS];
+    uint64_t bit_hi[PT_MAX_HOLDINGS], below_hi[PT_MAX_HOLDINGS], equal_hi[PT_MAX_HOLDINGS];
     /* per runout */
-    uint16_t value[PT_MAX_HOLDINGS];
-    uint16_t order[PT_MAX_HOLDINGS], tmp[PT_MAX_HOLDINGS];
-    int32_t tree[PT_MAX_HOLDINGS + 1], same[PT_MAX_HOLDINGS + 1];
-    int32_t card_tree[EK_N_CARDS][BP_CARD_RANKS + 1], card_same[EK_N_CARDS][BP_CARD_RANKS + 1];
+    uint32_t sorted[PT_MAX_HOLDINGS], tmp[PT_MAX_HOLDINGS]; /* v << BP_HOLDING_BITS | holding */
+    int16_t head[BP_VALUE_WORDS * 64], next[PT_MAX_HOLDINGS]; /* holdings by v: lists (-1 ends) */
+    uint64_t present[BP_VALUE_WORDS];                          /* the values v present */
+    uint64_t word[BP_WORDS];
+    uint16_t before[BP_WORDS];          /* marked slots in the words before */
+    uint16_t same[PT_MAX_HOLDINGS];     /* marked holdings by the first slot of their n */
+    uint64_t card_mask[EK_N_CARDS];
     int32_t card_count[EK_N_CARDS];
     bp_acc acc[PT_MAX_HOLDINGS];
 } bp_board;
 
-static int cmp_u16(const void *a, const void *b)
+/* Sort keys n << BP_HOLDING_BITS | holding; set slot/first (whole board) or the card's words. */
+static void bp_slots(bp_board *b, uint32_t *keys, int n, int card)
 {
-    uint16_t x = *(const uint16_t *)a, y = *(const uint16_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* 1-based rank of v in sorted distinct values[0..n-1]. */
-static int bp_rank_of(const uint16_t *values, int n, uint16_t v)
-{
-    int lo = 0, hi = n;
-    while (lo < hi) {
-        int mid = (lo + hi) / 2;
-        if (values[mid] < v)
-            lo = mid + 1;
-        else
-            hi = mid;
+    qsort(keys, (size_t)n, sizeof *keys, cmp_u32);
+    int first = 0;
+    for (int s = 0; s < n; s++) {
+        if (s > 0 && keys[s] >> BP_HOLDING_BITS != keys[s - 1] >> BP_HOLDING_BITS)
+            first = s;
+        int o = (int)(keys[s] & ((1u << BP_HOLDING_BITS) - 1));
+        int last = s; /* the last slot of the same n */
+        while (last + 1 < n && keys[last + 1] >> BP_HOLDING_BITS == keys[s] >> BP_HOLDING_BITS)
+            last++;
+        if (card < 0) {
+            b->slot[o] = (uint16_t)s;
+            b->first[o] = (uint16_t)first;
+            b->n_same[o] = (uint16_t)(last + 1 - first);
+            continue;
+        }
+        uint64_t below = (UINT64_C(1) << first) - 1;
+        uint64_t equal = ((UINT64_C(1) << (last + 1)) - 1) ^ below;
+        if (b->lo[o] == card) {
+            b->bit_lo[o] = UINT64_C(1) << s;
+            b->below_lo[o] = below;
+            b->equal_lo[o] = equal;
+        } else {
+            b->bit_hi[o] = UINT64_C(1) << s;
+            b->below_hi[o] = below;
+            b->equal_hi[o] = equal;
+        }
     }
-    return lo + 1;
-}
-
-static int bp_unique(uint16_t *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_u16);
-    int m = 0;
-    for (int i = 0; i < n; i++)
-        if (m == 0 || v[m - 1] != v[i])
-            v[m++] = v[i];
-    return m;
 }
 
 static int bp_setup(bp_board *b, const uint8_t *board, int n_board)
@@ -1112,66 +1108,43 @@ static int bp_setup(bp_board *b, const uint8_t *board, int n_board)
             b->lo[o] = (uint8_t)i;
             b->hi[o] = (uint8_t)j;
             b->now[o] = value_of(b->board_key + b->key[o], b->board_bits | b->bits[o]);
+            b->tmp[o] = (uint32_t)b->now[o] << BP_HOLDING_BITS | (uint32_t)o;
         }
-    /* ranks of the value now: among all holdings, and among the holdings of each card */
-    uint16_t *distinct = b->tmp, card_values[EK_N_CARDS];
-    memcpy(distinct, b->now, (size_t)b->n_h * sizeof *distinct);
-    b->n_ranks = bp_unique(distinct, b->n_h);
-    for (int o = 0; o < b->n_h; o++)
-        b->rank[o] = (uint16_t)bp_rank_of(distinct, b->n_ranks, b->now[o]);
+    bp_slots(b, b->tmp, b->n_h, -1);
     for (int i = 0; i < b->n_u; i++) {
         int n = 0;
         for (int j = 0; j < b->n_u; j++)
-            if (j != i)
-                card_values[n++] = b->now[i < j ? pt_index(i, j) : pt_index(j, i)];
-        n = bp_unique(card_values, n);
-        for (int j = 0; j < b->n_u; j++) {
-            if (j == i)
-                continue;
-            int o = i < j ? pt_index(i, j) : pt_index(j, i);
-            uint8_t r = (uint8_t)bp_rank_of(card_values, n, b->now[o]);
-            if (i < j)
-                b->rank_lo[o] = r;
-            else
-                b->rank_hi[o] = r;
-        }
+            if (j != i) {
+                int o = i < j ? pt_index(i, j) : pt_index(j, i);
+                b->tmp[n++] = (uint32_t)b->now[o] << BP_HOLDING_BITS | (uint32_t)o;
+            }
+        bp_slots(b, b->tmp, n, i);
     }
     memset(b->acc, 0, sizeof b->acc);
+    memset(b->head, 0xFF, sizeof b->head);
+    memset(b->present, 0, sizeof b->present);
     return EK_OK;
 }
 
-/* Sort the listed holdings by value (two passes of 7 bits: values are below 8192). */
-static void bp_sort(bp_board *b, int m)
+/* Counts of holding o against the holdings marked so far (all minus those holding either
+ * of its cards): in total, with n below o's, with n equal to o's. */
+static inline void bp_query(const bp_board *b, int o, int32_t marked, int32_t out[3])
 {
-    uint16_t *src = b->order, *dst = b->tmp;
-    for (int pass = 0; pass < 2; pass++) {
-        int shift = 7 * pass, count[129] = {0};
-        for (int k = 0; k < m; k++)
-            count[((b->value[src[k]] >> shift) & 127) + 1]++;
-        for (int d = 0; d < 128; d++)
-            count[d + 1] += count[d];
-        for (int k = 0; k < m; k++)
-            dst[count[(b->value[src[k]] >> shift) & 127]++] = src[k];
-        uint16_t *t = src;
-        src = dst;
-        dst = t;
-    }
-    /* two passes: the result is back in b->order */
+    int i = b->lo[o], j = b->hi[o], f = b->first[o];
+    uint64_t mi = b->card_mask[i], mj = b->card_mask[j];
+    int32_t below = b->before[f >> 6] + __builtin_popcountll(b->word[f >> 6] & ((UINT64_C(1) << (f & 63)) - 1));
+    below -= __builtin_popcountll(mi & b->below_lo[o]) + __builtin_popcountll(mj & b->below_hi[o]);
+    int32_t equal = b->same[f] - __builtin_popcountll(mi & b->equal_lo[o]) - __builtin_popcountll(mj & b->equal_hi[o]);
+    out[0] = marked - b->card_count[i] - b->card_count[j];
+    out[1] = below;
+    out[2] = equal;
 }
 
-/* Counts of holding h against the holdings inserted so far (all minus those holding
- * either of its cards): total, with n below h's, with n equal to h's. */
-static inline void bp_query(const bp_board *b, int o, int32_t inserted, int32_t out[3])
-{
-    int r = b->rank[o], i = b->lo[o], j = b->hi[o], ri = b->rank_lo[o], rj = b->rank_hi[o];
-    int32_t le = bp_prefix(b->tree, r) - bp_prefix(b->card_tree[i], ri) - bp_prefix(b->card_tree[j], rj);
-    int32_t eq = b->same[r] - b->card_same[i][ri] - b->card_same[j][rj];
-    out[0] = inserted - b->card_count[i] - b->card_count[j];
-    out[1] = le - eq;
-    out[2] = eq;
-}
-
-/* One runout (universe positions r[0..n_r-1]). */
+/* The sweep of one runout (universe positions r[0..n_r-1]); compiled twice on x86-64
+ * Linux (with the popcount instruction and without, picked at load time). */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+__attribute__((target_clones("popcnt", "default")))
+#endif
 static void bp_runout(bp_board *b, const int *r, int n_r)
 {
     uint64_t key = b->board_key, bits = b->board_bits, gone = 0;
@@ -1181,44 +1154,57 @@ static void bp_runout(bp_board *b, const int *r, int n_r)
         bits |= g_card_bit[c];
         gone |= UINT64_C(1) << r[k];
     }
+    /* bucket the holdings by v (a list per value, a bitmap of the values present), then
+     * read the buckets in increasing v into b->sorted */
     int m = 0;
     for (int o = 0; o < b->n_h; o++) {
         if (((gone >> b->lo[o]) | (gone >> b->hi[o])) & 1)
             continue;
-        b->value[o] = value_of(key + b->key[o], bits | b->bits[o]);
-        b->order[m++] = (uint16_t)o;
+        uint16_t v = value_of(key + b->key[o], bits | b->bits[o]);
+        b->next[o] = b->head[v];
+        b->head[v] = (int16_t)o;
+        b->present[v >> 6] |= UINT64_C(1) << (v & 63);
     }
-    bp_sort(b, m);
-    memset(b->tree, 0, (size_t)(b->n_ranks + 1) * sizeof *b->tree);
-    memset(b->same, 0, (size_t)(b->n_ranks + 1) * sizeof *b->same);
-    memset(b->card_tree, 0, sizeof b->card_tree);
-    memset(b->card_same, 0, sizeof b->card_same);
+    uint32_t *src = b->sorted;
+    for (int w = 0; w < BP_VALUE_WORDS; w++)
+        for (uint64_t x = b->present[w]; x; x &= x - 1) {
+            int v = 64 * w + __builtin_ctzll(x);
+            for (int o = b->head[v]; o >= 0; o = b->next[o])
+                src[m++] = (uint32_t)v << BP_HOLDING_BITS | (uint32_t)o;
+            b->head[v] = -1;
+        }
+    memset(b->present, 0, sizeof b->present);
+    memset(b->word, 0, sizeof b->word);
+    memset(b->before, 0, sizeof b->before);
+    memset(b->same, 0, (size_t)b->n_h * sizeof *b->same);
+    memset(b->card_mask, 0, sizeof b->card_mask);
     memset(b->card_count, 0, sizeof b->card_count);
+    const uint32_t holding = (1u << BP_HOLDING_BITS) - 1;
     int32_t q[3];
     for (int start = 0, end; start < m; start = end) {
-        uint16_t v = b->value[b->order[start]];
-        for (end = start + 1; end < m && b->value[b->order[end]] == v; end++)
+        uint32_t v = src[start] >> BP_HOLDING_BITS;
+        for (end = start + 1; end < m && src[end] >> BP_HOLDING_BITS == v; end++)
             ;
         for (int k = start; k < end; k++) { /* below our value */
-            int o = b->order[k];
+            int o = (int)(src[k] & holding);
             bp_query(b, o, start, q);
             b->acc[o].vlt_all += q[0];
             b->acc[o].vlt_nlt += q[1];
             b->acc[o].vlt_neq += q[2];
         }
         for (int k = start; k < end; k++) {
-            int o = b->order[k], i = b->lo[o], j = b->hi[o];
-            bp_add(b->tree, b->n_ranks, b->rank[o]);
-            b->same[b->rank[o]]++;
-            bp_add(b->card_tree[i], BP_CARD_RANKS, b->rank_lo[o]);
-            b->card_same[i][b->rank_lo[o]]++;
+            int o = (int)(src[k] & holding), i = b->lo[o], j = b->hi[o], s = b->slot[o];
+            b->word[s >> 6] |= UINT64_C(1) << (s & 63);
+            for (int w = 0; w < BP_WORDS; w++)
+                b->before[w] += (uint16_t)(w > (s >> 6));
+            b->same[b->first[o]]++;
+            b->card_mask[i] |= b->bit_lo[o];
+            b->card_mask[j] |= b->bit_hi[o];
             b->card_count[i]++;
-            bp_add(b->card_tree[j], BP_CARD_RANKS, b->rank_hi[o]);
-            b->card_same[j][b->rank_hi[o]]++;
             b->card_count[j]++;
         }
         for (int k = start; k < end; k++) { /* up to our value; h itself was taken off once too often */
-            int o = b->order[k];
+            int o = (int)(src[k] & holding);
             bp_query(b, o, end, q);
             b->acc[o].vle_all += q[0] + 1;
             b->acc[o].vle_nlt += q[1];
@@ -1246,22 +1232,17 @@ int ek_board_potential_tables(const uint8_t *board, int n_board, uint8_t *holes,
             for (r[1] = r[0] + 1; r[1] < b->n_u; r[1]++)
                 bp_runout(b, r, 2);
     }
-    /* runouts a pair of disjoint holdings sees */
+    /* runouts a pair of disjoint holdings sees; opponents of a holding */
     int32_t seen = b->to_come == 1 ? b->n_u - 4 : (b->n_u - 4) * (b->n_u - 5) / 2;
+    int32_t n_all = b->n_h - 2 * (b->n_u - 1) + 1;
     int p = 0;
     for (int i = 0; i < b->n_u; i++)
         for (int j = i + 1; j < b->n_u; j++, p++) {
-            int o = pt_index(i, j);
-            /* opponents now: below / equal / above our value */
-            int32_t n_lt = 0, n_eq = 0, n_all = 0;
-            uint16_t ours = b->now[o];
-            for (int q = 0; q < b->n_h; q++) {
-                if (b->lo[q] == i || b->lo[q] == j || b->hi[q] == i || b->hi[q] == j)
-                    continue;
-                n_all++;
-                n_lt += b->now[q] < ours;
-                n_eq += b->now[q] == ours;
-            }
+            int o = pt_index(i, j), f = b->first[o];
+            /* opponents now with a value below / equal to ours: all holdings minus ours */
+            int32_t n_lt = f - __builtin_popcountll(b->below_lo[o]) - __builtin_popcountll(b->below_hi[o]);
+            int32_t n_eq = b->n_same[o] + 1 - __builtin_popcountll(b->equal_lo[o]) -
+                           __builtin_popcountll(b->equal_hi[o]);
             const bp_acc *a = &b->acc[o];
             int32_t t[9];
             t[0] = a->vlt_nlt;
