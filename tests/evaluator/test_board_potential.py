@@ -80,7 +80,7 @@ def test_features_equal_hand_strength_and_hand_potential(board: tuple[int, ...])
         ((0, 1, 1), ValueError, "card 1 appears twice"),
         ((0, 1, 52), ValueError, "52 is out of range"),
         ((0, -1, 5), ValueError, "-1 is out of range"),
-        ((0, 1, "2"), TypeError, ""),
+        ((0, 1, "2"), TypeError, "cannot be interpreted as an integer"),
         (7, TypeError, "sequence"),
     ],
 )
