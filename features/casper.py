@@ -21,7 +21,7 @@ decisions a player makes in one betting round cost one evaluation.
 :meth:`CasperFeatures.prepare` goes further for a batch of decision points (what a build
 does per chunk, or the best response asking for every holding of a flop): the holes seen
 on one flop or turn are computed together, with the fastest native path for their number
-(the shared enumeration of ``potential_tables`` for a few holes on a flop, from
+(the shared enumeration of ``potential_tables`` for a few holes, from
 :data:`BOARD_BATCH_MIN` holes the tables of every holding of the board at once with
 ``board_potential_tables``); the values are the same as one hole at a time.
 
@@ -89,14 +89,15 @@ def _features_of_table(table: Any, board_size: int) -> tuple[float, float, float
 
 #: From this many holes on one board, :meth:`CasperFeatures.prepare` computes the tables of
 #: every holding of the board at once (``board_potential_tables``: about 40 ms on a flop,
-#: 4 ms on a turn) instead of hole by hole (about 0.45 ms per hole on a flop with the
-#: shared enumeration of ``potential_tables``, 0.04 ms on a turn one at a time): the
-#: crossover measured in ``bench/bench_potentials.py``.
-BOARD_BATCH_MIN = 90
+#: 3 ms on a turn) instead of the holes' alone with the shared enumeration of
+#: ``potential_tables`` (about 0.3 ms per hole on a flop, 0.025 ms on a turn, for up to
+#: ~100 holes; it beats one ``potential_table`` call per hole at every size). The
+#: crossover, measured in ``bench/bench_potentials.py``, is near 110 holes on both streets.
+BOARD_BATCH_MIN = 100
 
 
 def _native_hand_features(holes: list[tuple[int, ...]], board: tuple[int, ...]) -> list[tuple[float, float, float]]:
-    """(HS, PPOT, NPOT) of each (sorted) hole on a flop or turn with the fastest native path
+    """(HS, PPOT, NPOT) of each (sorted) hole on a flop or turn with the faster native path
     for the number of holes; the same values as one hole at a time.
 
     >>> from itertools import combinations
@@ -111,9 +112,7 @@ def _native_hand_features(holes: list[tuple[int, ...]], board: tuple[int, ...]) 
     if len(holes) >= BOARD_BATCH_MIN and hasattr(_native, "board_potential_tables"):
         tables = dict(_native.board_potential_tables(board))
         return [_features_of_table(tables[hole], n) for hole in holes]
-    if n == 3:  # the shared enumeration beats one hole at a time on a flop (not on a turn)
-        return [_features_of_table(t, n) for t in _native.potential_tables(holes, board)]
-    return [_features_of_table(_native.potential_table(hole, board), n) for hole in holes]
+    return [_features_of_table(t, n) for t in _native.potential_tables(holes, board)]
 
 
 class CasperFeatures(EvaluatorUser):
