@@ -195,7 +195,7 @@ class CasperFeatures(EvaluatorUser):
             cards = hole + board
             if len(set(cards)) != len(cards) or not all(type(c) is int and 0 <= c < 52 for c in cards):
                 continue  # left to hand_features, which reports it
-            if (hole, board) in self.cache:
+            if self.cache.touch(hole, board):  # kept: what this batch stores must not evict it
                 continue
             by_board.setdefault(tuple(sorted(board)), {})[tuple(sorted(hole))] = None
         done = 0

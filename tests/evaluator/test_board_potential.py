@@ -124,3 +124,20 @@ def test_prepare_takes_the_fastest_path_with_the_same_values(monkeypatch, board,
     for dp in checked:  # bit for bit the features of one hole at a time
         assert fs.hand_features(dp) == plain.hand_features(dp), dp.hole
     assert fs.cache.info().misses == misses  # all of them came from prepare
+
+
+def test_prepare_keeps_what_it_skips_when_the_cache_is_full() -> None:
+    """The second play of a duplicate deal: part of a board's holdings still cached (the
+    oldest entries), the rest not. What prepare skips must survive what it stores next."""
+    from features.casper import CasperFeatures
+
+    board, other = TURNS[0], TURNS[1]
+    holes = holdings_off(board)[:200]
+    fs = CasperFeatures(cache_size=200)
+    assert fs.prepare([flop_spot(h, board) for h in holes[:120]]) == 120  # oldest
+    assert fs.prepare([flop_spot(h, other) for h in holdings_off(other)[:80]]) == 80  # cache full
+    assert fs.prepare([flop_spot(h, board) for h in holes]) == 80  # 120 cached, 80 new
+    misses = fs.cache.info().misses
+    for h in holes:
+        fs.hand_features(flop_spot(h, board))
+    assert fs.cache.info().misses == misses  # every holding of the batch came from the cache
