@@ -1140,9 +1140,9 @@ static inline void bp_query(const bp_board *b, int o, int32_t marked, int32_t ou
     out[2] = equal;
 }
 
-/* The sweep of one runout (universe positions r[0..n_r-1]); compiled twice on x86-64
- * Linux (with the popcount instruction and without, picked at load time). */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+/* The sweep of one runout (universe positions r[0..n_r-1]); compiled twice by GCC on x86-64
+ * glibc (with the popcount instruction and without, picked at load time by an ifunc). */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && defined(__GLIBC__)
 __attribute__((target_clones("popcnt", "default")))
 #endif
 static void bp_runout(bp_board *b, const int *r, int n_r)
