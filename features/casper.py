@@ -19,9 +19,11 @@ Hand features depend only on (hole, board), so they are computed once per player
 street and kept in an LRU cache (:class:`features.hand.HandFeatureCache`): the several
 decisions a player makes in one betting round cost one evaluation.
 :meth:`CasperFeatures.prepare` goes further for a batch of decision points (what a build
-does per chunk): the exact PPOT/NPOT enumeration of a flop or turn board is shared by
-every hole seen on that board (one pass over the runouts and the opponents' values for
-all of them; same values as one hole at a time).
+does per chunk, or the best response asking for every holding of a flop): the holes seen
+on one flop or turn are computed together, with the fastest native path for their number
+(the shared enumeration of ``potential_tables`` for a few holes, from
+:data:`BOARD_BATCH_MIN` holes the tables of every holding of the board at once with
+``board_potential_tables``); the values are the same as one hole at a time.
 
 >>> from cbr.game import preset
 >>> fs = CasperFeatures()
@@ -85,6 +87,34 @@ def _features_of_table(table: Any, board_size: int) -> tuple[float, float, float
     return (float(hs), ppot, npot)
 
 
+#: From this many holes on one board, :meth:`CasperFeatures.prepare` computes the tables of
+#: every holding of the board at once (``board_potential_tables``: about 40 ms on a flop,
+#: 3 ms on a turn) instead of the holes' alone with the shared enumeration of
+#: ``potential_tables`` (about 0.3 ms per hole on a flop, 0.025 ms on a turn, for up to
+#: ~100 holes; it beats one ``potential_table`` call per hole at every size). The
+#: crossover, measured in ``bench/bench_potentials.py``, is near 110 holes on both streets.
+BOARD_BATCH_MIN = 100
+
+
+def _native_hand_features(holes: list[tuple[int, ...]], board: tuple[int, ...]) -> list[tuple[float, float, float]]:
+    """(HS, PPOT, NPOT) of each (sorted) hole on a flop or turn with the faster native path
+    for the number of holes; the same values as one hole at a time.
+
+    >>> from itertools import combinations
+    >>> board = (6, 8, 38)
+    >>> holes = [(40, 49)] + [h for h in combinations(sorted(set(range(52)) - set(board)), 2)][:BOARD_BATCH_MIN]
+    >>> _native_hand_features(holes, board)[0] == _native_hand_features(holes[:1], board)[0]
+    True
+    """
+    from evaluator_ext import _native
+
+    n = len(board)
+    if len(holes) >= BOARD_BATCH_MIN and hasattr(_native, "board_potential_tables"):
+        tables = dict(_native.board_potential_tables(board))
+        return [_features_of_table(tables[hole], n) for hole in holes]
+    return [_features_of_table(t, n) for t in _native.potential_tables(holes, board)]
+
+
 class CasperFeatures(EvaluatorUser):
     """CASPER's feature set (plugin ``casper`` in ``cbr.features``).
 
@@ -136,7 +166,7 @@ class CasperFeatures(EvaluatorUser):
     def prepare(self, dps: Iterable[DecisionPoint]) -> int:
         """Compute and cache the flop and turn hand features of many decision points at once.
 
-        Holes on the same board share one exact potential enumeration. Decision points
+        Holes on the same board are computed together (see :data:`BOARD_BATCH_MIN`). Decision points
         without two known hole cards, with the wrong board size, or already cached are
         left to :meth:`hand_features`; the values are the same either way. Returns the
         number of (hole, board) pairs computed. Without a batch-capable evaluator this
@@ -165,7 +195,7 @@ class CasperFeatures(EvaluatorUser):
             cards = hole + board
             if len(set(cards)) != len(cards) or not all(type(c) is int and 0 <= c < 52 for c in cards):
                 continue  # left to hand_features, which reports it
-            if (hole, board) in self.cache:
+            if self.cache.touch(hole, board):  # kept: what this batch stores must not evict it
                 continue
             by_board.setdefault(tuple(sorted(board)), {})[tuple(sorted(hole))] = None
         done = 0
@@ -178,7 +208,7 @@ class CasperFeatures(EvaluatorUser):
 
     def _batch_potentials(self) -> Optional[Any]:
         """``(holes, board) -> [(hs, ppot, npot), ...]`` from the evaluator's ``hand_potentials``;
-        for the native :mod:`evaluator_ext`, straight from its shared-enumeration kernel."""
+        for the native :mod:`evaluator_ext`, straight from its kernels (:func:`_native_hand_features`)."""
         ev = self.evaluator
         batch = getattr(ev, "hand_potentials", None)
         if callable(batch):
@@ -193,7 +223,7 @@ class CasperFeatures(EvaluatorUser):
 
             if not hasattr(_native, "potential_tables"):
                 return None
-            return lambda holes, board: [_features_of_table(t, len(board)) for t in _native.potential_tables(holes, board)]
+            return _native_hand_features
         return None
 
     # ---- hand features --------------------------------------------------------

@@ -77,6 +77,23 @@ class HandFeatureCache:
         hole, board = hole_board
         return (tuple(sorted(hole)), tuple(sorted(board))) in self._data
 
+    def touch(self, hole: Iterable[int], board: Iterable[int]) -> bool:
+        """Whether (hole, board) is cached; if so it becomes the most recently used (so
+        storing other values next does not evict it).
+
+        >>> cache = HandFeatureCache(maxsize=2)
+        >>> cache.put((0, 1), (), (1.0,)); cache.put((0, 2), (), (2.0,))
+        >>> cache.touch((1, 0), ()), cache.touch((5, 6), ())
+        (True, False)
+        >>> cache.put((0, 3), (), (3.0,)); ((0, 1), ()) in cache, ((0, 2), ()) in cache
+        (True, False)
+        """
+        key = (tuple(sorted(hole)), tuple(sorted(board)))
+        if key not in self._data:
+            return False
+        self._data.move_to_end(key)
+        return True
+
     def put(self, hole: Iterable[int], board: Iterable[int], value: Iterable[float]) -> None:
         """Store a value computed elsewhere (counts as a miss, as computing it here would).
 

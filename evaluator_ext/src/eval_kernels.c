@@ -985,6 +985,284 @@ int ek_potential_table(const uint8_t hole[2], const uint8_t *board, int n_board,
     return ek_potential_tables(hole, 1, board, n_board, weights, table);
 }
 
+/* ------------------------------------------------------------------------- */
+/* Potential tables of every holding on one board                              */
+/* ------------------------------------------------------------------------- */
+/*
+ * The table of one hole counts, over every opponent holding o disjoint from it and every
+ * runout r disjoint from both, the pair (class now, class after r). For all holdings at
+ * once it is cheaper to turn that around: per runout r, value every holding disjoint
+ * from r once (v), then for each holding h count the holdings o by (n(o) vs n(h),
+ * v(o) vs v(h)), n being the value now. That is dominance counting: sweep the holdings
+ * by increasing v, mark each in a bitset over the holdings sorted by n (its slot), and
+ * query each holding before its group of equal v is marked (v(o) < v(h)) and after
+ * (v(o) <= v(h)): the marked slots below the first slot of h's n are the holdings with
+ * a lower n (a popcount plus a count per 64-slot word), those with h's n are counted
+ * apart.
+ *
+ * The sweep counts every holding, including those sharing a card with h (and h itself),
+ * which are not opponents of h. Each card c keeps the same counts over the (at most 48)
+ * holdings that contain it, in one 64-bit word of slots sorted by n; for h = {a, b} the
+ * opponents are all holdings minus those holding a minus those holding b plus h itself
+ * (which holds both), so the counts subtract exactly.
+ *
+ * Per holding six counts are summed over the runouts: the opponents with v below ours
+ * and with v up to ours, each in total, with n below ours and with n equal to ours. With
+ * the number of opponents in each class now (times the runouts a pair sees) they give
+ * the nine cells.
+ */
+
+typedef struct {
+    int32_t vlt_all, vlt_nlt, vlt_neq, vle_all, vle_nlt, vle_neq;
+} bp_acc;
+
+#define BP_WORDS 24 /* 64-slot words over the holdings (21 needed), a multiple of 8 */
+#define BP_VALUE_WORDS ((EK_N_VALUES + 64) / 64) /* 64-value words over v = 1..7462 */
+#define BP_HOLDING_BITS 11 /* holding index in the low bits of a sort key (n_h <= 1326 < 2048) */
+
+typedef struct {
+    int n_u, n_h, to_come;
+    uint8_t u[EK_N_CARDS];
+    uint64_t board_key, board_bits;
+    /* per holding (index pt_index(i, j) of universe positions i < j) */
+    uint64_t key[PT_MAX_HOLDINGS], bits[PT_MAX_HOLDINGS];
+    uint8_t lo[PT_MAX_HOLDINGS], hi[PT_MAX_HOLDINGS];  /* universe positions */
+    uint16_t now[PT_MAX_HOLDINGS];                      /* value now */
+    /* by n: its slot, the first slot of its n, the number of holdings with its n */
+    uint16_t slot[PT_MAX_HOLDINGS], first[PT_MAX_HOLDINGS], n_same[PT_MAX_HOLDINGS];
+    /* among the holdings of its low / high card: its slot bit, the slots of lower n, of equal n */
+    uint64_t bit_lo[PT_MAX_HOLDINGS], below_lo[PT_MAX_HOLDINGS], equal_lo[PT_MAX_HOLDINGS];
+    uint64_t bit_hi[PT_MAX_HOLDINGS], below_hi[PT_MAX_HOLDINGS], equal_hi[PT_MAX_HOLDINGS];
+    /* per runout */
+    uint32_t sorted[PT_MAX_HOLDINGS], tmp[PT_MAX_HOLDINGS]; /* v << BP_HOLDING_BITS | holding */
+    int16_t head[BP_VALUE_WORDS * 64], next[PT_MAX_HOLDINGS]; /* holdings by v: lists (-1 ends) */
+    uint64_t present[BP_VALUE_WORDS];                          /* the values v present */
+    uint64_t word[BP_WORDS];
+    uint16_t before[BP_WORDS];          /* marked slots in the words before */
+    uint16_t same[PT_MAX_HOLDINGS];     /* marked holdings by the first slot of their n */
+    uint64_t card_mask[EK_N_CARDS];
+    int32_t card_count[EK_N_CARDS];
+    bp_acc acc[PT_MAX_HOLDINGS];
+} bp_board;
+
+/* Sort keys n << BP_HOLDING_BITS | holding; set slot/first (whole board) or the card's words. */
+static void bp_slots(bp_board *b, uint32_t *keys, int n, int card)
+{
+    qsort(keys, (size_t)n, sizeof *keys, cmp_u32);
+    int first = 0;
+    for (int s = 0; s < n; s++) {
+        if (s > 0 && keys[s] >> BP_HOLDING_BITS != keys[s - 1] >> BP_HOLDING_BITS)
+            first = s;
+        int o = (int)(keys[s] & ((1u << BP_HOLDING_BITS) - 1));
+        int last = s; /* the last slot of the same n */
+        while (last + 1 < n && keys[last + 1] >> BP_HOLDING_BITS == keys[s] >> BP_HOLDING_BITS)
+            last++;
+        if (card < 0) {
+            b->slot[o] = (uint16_t)s;
+            b->first[o] = (uint16_t)first;
+            b->n_same[o] = (uint16_t)(last + 1 - first);
+            continue;
+        }
+        uint64_t below = (UINT64_C(1) << first) - 1;
+        uint64_t equal = ((UINT64_C(1) << (last + 1)) - 1) ^ below;
+        if (b->lo[o] == card) {
+            b->bit_lo[o] = UINT64_C(1) << s;
+            b->below_lo[o] = below;
+            b->equal_lo[o] = equal;
+        } else {
+            b->bit_hi[o] = UINT64_C(1) << s;
+            b->below_hi[o] = below;
+            b->equal_hi[o] = equal;
+        }
+    }
+}
+
+static int bp_setup(bp_board *b, const uint8_t *board, int n_board)
+{
+    if (n_board < 3 || n_board > 4)
+        return EK_ERR_ARGUMENT;
+    uint64_t dead = 0;
+    b->board_key = KEY_START;
+    b->board_bits = 0;
+    for (int i = 0; i < n_board; i++) {
+        unsigned c = board[i];
+        if (c >= EK_N_CARDS)
+            return EK_ERR_RANGE;
+        if (dead & (UINT64_C(1) << c))
+            return EK_ERR_DUPLICATE;
+        dead |= UINT64_C(1) << c;
+        b->board_key += g_card_key[c];
+        b->board_bits |= g_card_bit[c];
+    }
+    b->to_come = 5 - n_board;
+    b->n_u = 0;
+    for (int c = 0; c < EK_N_CARDS; c++)
+        if (!(dead & (UINT64_C(1) << c)))
+            b->u[b->n_u++] = (uint8_t)c;
+    b->n_h = b->n_u * (b->n_u - 1) / 2;
+    for (int j = 1; j < b->n_u; j++)
+        for (int i = 0; i < j; i++) {
+            int o = pt_index(i, j);
+            b->key[o] = g_card_key[b->u[i]] + g_card_key[b->u[j]];
+            b->bits[o] = g_card_bit[b->u[i]] | g_card_bit[b->u[j]];
+            b->lo[o] = (uint8_t)i;
+            b->hi[o] = (uint8_t)j;
+            b->now[o] = value_of(b->board_key + b->key[o], b->board_bits | b->bits[o]);
+            b->tmp[o] = (uint32_t)b->now[o] << BP_HOLDING_BITS | (uint32_t)o;
+        }
+    bp_slots(b, b->tmp, b->n_h, -1);
+    for (int i = 0; i < b->n_u; i++) {
+        int n = 0;
+        for (int j = 0; j < b->n_u; j++)
+            if (j != i) {
+                int o = i < j ? pt_index(i, j) : pt_index(j, i);
+                b->tmp[n++] = (uint32_t)b->now[o] << BP_HOLDING_BITS | (uint32_t)o;
+            }
+        bp_slots(b, b->tmp, n, i);
+    }
+    memset(b->acc, 0, sizeof b->acc);
+    memset(b->head, 0xFF, sizeof b->head);
+    memset(b->present, 0, sizeof b->present);
+    return EK_OK;
+}
+
+/* Counts of holding o against the holdings marked so far (all minus those holding either
+ * of its cards): in total, with n below o's, with n equal to o's. */
+static inline void bp_query(const bp_board *b, int o, int32_t marked, int32_t out[3])
+{
+    int i = b->lo[o], j = b->hi[o], f = b->first[o];
+    uint64_t mi = b->card_mask[i], mj = b->card_mask[j];
+    int32_t below = b->before[f >> 6] + __builtin_popcountll(b->word[f >> 6] & ((UINT64_C(1) << (f & 63)) - 1));
+    below -= __builtin_popcountll(mi & b->below_lo[o]) + __builtin_popcountll(mj & b->below_hi[o]);
+    int32_t equal = b->same[f] - __builtin_popcountll(mi & b->equal_lo[o]) - __builtin_popcountll(mj & b->equal_hi[o]);
+    out[0] = marked - b->card_count[i] - b->card_count[j];
+    out[1] = below;
+    out[2] = equal;
+}
+
+/* The sweep of one runout (universe positions r[0..n_r-1]); compiled twice by GCC on x86-64
+ * glibc (with the popcount instruction and without, picked at load time by an ifunc). */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && defined(__GLIBC__)
+__attribute__((target_clones("popcnt", "default")))
+#endif
+static void bp_runout(bp_board *b, const int *r, int n_r)
+{
+    uint64_t key = b->board_key, bits = b->board_bits, gone = 0;
+    for (int k = 0; k < n_r; k++) {
+        int c = b->u[r[k]];
+        key += g_card_key[c];
+        bits |= g_card_bit[c];
+        gone |= UINT64_C(1) << r[k];
+    }
+    /* bucket the holdings by v (a list per value, a bitmap of the values present), then
+     * read the buckets in increasing v into b->sorted */
+    int m = 0;
+    for (int o = 0; o < b->n_h; o++) {
+        if (((gone >> b->lo[o]) | (gone >> b->hi[o])) & 1)
+            continue;
+        uint16_t v = value_of(key + b->key[o], bits | b->bits[o]);
+        b->next[o] = b->head[v];
+        b->head[v] = (int16_t)o;
+        b->present[v >> 6] |= UINT64_C(1) << (v & 63);
+    }
+    uint32_t *src = b->sorted;
+    for (int w = 0; w < BP_VALUE_WORDS; w++)
+        for (uint64_t x = b->present[w]; x; x &= x - 1) {
+            int v = 64 * w + __builtin_ctzll(x);
+            for (int o = b->head[v]; o >= 0; o = b->next[o])
+                src[m++] = (uint32_t)v << BP_HOLDING_BITS | (uint32_t)o;
+            b->head[v] = -1;
+        }
+    memset(b->present, 0, sizeof b->present);
+    memset(b->word, 0, sizeof b->word);
+    memset(b->before, 0, sizeof b->before);
+    memset(b->same, 0, (size_t)b->n_h * sizeof *b->same);
+    memset(b->card_mask, 0, sizeof b->card_mask);
+    memset(b->card_count, 0, sizeof b->card_count);
+    const uint32_t holding = (1u << BP_HOLDING_BITS) - 1;
+    int32_t q[3];
+    for (int start = 0, end; start < m; start = end) {
+        uint32_t v = src[start] >> BP_HOLDING_BITS;
+        for (end = start + 1; end < m && src[end] >> BP_HOLDING_BITS == v; end++)
+            ;
+        for (int k = start; k < end; k++) { /* below our value */
+            int o = (int)(src[k] & holding);
+            bp_query(b, o, start, q);
+            b->acc[o].vlt_all += q[0];
+            b->acc[o].vlt_nlt += q[1];
+            b->acc[o].vlt_neq += q[2];
+        }
+        for (int k = start; k < end; k++) {
+            int o = (int)(src[k] & holding), i = b->lo[o], j = b->hi[o], s = b->slot[o];
+            b->word[s >> 6] |= UINT64_C(1) << (s & 63);
+            for (int w = 0; w < BP_WORDS; w++)
+                b->before[w] += (uint16_t)(w > (s >> 6));
+            b->same[b->first[o]]++;
+            b->card_mask[i] |= b->bit_lo[o];
+            b->card_mask[j] |= b->bit_hi[o];
+            b->card_count[i]++;
+            b->card_count[j]++;
+        }
+        for (int k = start; k < end; k++) { /* up to our value; h itself was taken off once too often */
+            int o = (int)(src[k] & holding);
+            bp_query(b, o, end, q);
+            b->acc[o].vle_all += q[0] + 1;
+            b->acc[o].vle_nlt += q[1];
+            b->acc[o].vle_neq += q[2] + 1;
+        }
+    }
+}
+
+int ek_board_potential_tables(const uint8_t *board, int n_board, uint8_t *holes, double *tables)
+{
+    bp_board *b = malloc(sizeof *b);
+    if (!b)
+        return EK_ERR_NOMEM;
+    int status = bp_setup(b, board, n_board);
+    if (status) {
+        free(b);
+        return status;
+    }
+    int r[2] = {0, 0};
+    if (b->to_come == 1) {
+        for (r[0] = 0; r[0] < b->n_u; r[0]++)
+            bp_runout(b, r, 1);
+    } else {
+        for (r[0] = 0; r[0] < b->n_u; r[0]++)
+            for (r[1] = r[0] + 1; r[1] < b->n_u; r[1]++)
+                bp_runout(b, r, 2);
+    }
+    /* runouts a pair of disjoint holdings sees; opponents of a holding */
+    int32_t seen = b->to_come == 1 ? b->n_u - 4 : (b->n_u - 4) * (b->n_u - 5) / 2;
+    int32_t n_all = b->n_h - 2 * (b->n_u - 1) + 1;
+    int p = 0;
+    for (int i = 0; i < b->n_u; i++)
+        for (int j = i + 1; j < b->n_u; j++, p++) {
+            int o = pt_index(i, j), f = b->first[o];
+            /* opponents now with a value below / equal to ours: all holdings minus ours */
+            int32_t n_lt = f - __builtin_popcountll(b->below_lo[o]) - __builtin_popcountll(b->below_hi[o]);
+            int32_t n_eq = b->n_same[o] + 1 - __builtin_popcountll(b->equal_lo[o]) -
+                           __builtin_popcountll(b->equal_hi[o]);
+            const bp_acc *a = &b->acc[o];
+            int32_t t[9];
+            t[0] = a->vlt_nlt;
+            t[1] = a->vle_nlt - a->vlt_nlt;
+            t[2] = n_lt * seen - t[0] - t[1];
+            t[3] = a->vlt_neq;
+            t[4] = a->vle_neq - a->vlt_neq;
+            t[5] = n_eq * seen - t[3] - t[4];
+            t[6] = a->vlt_all - t[0] - t[3];
+            t[7] = (a->vle_all - a->vlt_all) - t[1] - t[4];
+            t[8] = (n_all - n_lt - n_eq) * seen - t[6] - t[7];
+            holes[2 * p] = b->u[i];
+            holes[2 * p + 1] = b->u[j];
+            for (int k = 0; k < 9; k++)
+                tables[9 * p + k] = (double)t[k];
+        }
+    free(b);
+    return p;
+}
+
 int ek_hand_strength_squared(const uint8_t hole[2], const uint8_t *board, int n_board, double *out)
 {
     situation s;

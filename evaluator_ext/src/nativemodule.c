@@ -629,6 +629,55 @@ error:
     return result;
 }
 
+/* board_potential_tables: every holding of one flop or turn at once */
+static PyObject *py_board_potential_tables(PyObject *Py_UNUSED(self), PyObject *args)
+{
+    PyObject *board_obj, *result = NULL;
+    uint8_t board[5], *holes = NULL;
+    double *tables = NULL;
+    if (!PyArg_ParseTuple(args, "O:board_potential_tables", &board_obj))
+        return NULL;
+    int n_board = cards_from_sequence(board_obj, board, 3, 4, "board_potential_tables: board");
+    if (n_board < 0)
+        return NULL;
+    for (int i = 0; i < n_board; i++)
+        for (int k = 0; k < i; k++)
+            if (board[i] == board[k])
+                return PyErr_Format(PyExc_ValueError, "board_potential_tables: board card %d appears twice",
+                                    (int)board[i]);
+    holes = PyMem_Malloc(2 * EK_N_COMBOS);
+    tables = PyMem_Malloc(9 * EK_N_COMBOS * sizeof *tables);
+    if (!holes || !tables) {
+        PyErr_NoMemory();
+        goto error;
+    }
+    int n;
+    Py_BEGIN_ALLOW_THREADS
+    n = ek_board_potential_tables(board, n_board, holes, tables);
+    Py_END_ALLOW_THREADS
+    if (n < 0) {
+        kernel_error(n, "board_potential_tables");
+        goto error;
+    }
+    result = PyList_New(n);
+    if (!result)
+        goto error;
+    for (int p = 0; p < n; p++) {
+        const double *t = tables + 9 * p;
+        PyObject *x = Py_BuildValue("((ii)((ddd)(ddd)(ddd)))", (int)holes[2 * p], (int)holes[2 * p + 1],
+                                    t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8]);
+        if (!x) {
+            Py_CLEAR(result);
+            goto error;
+        }
+        PyList_SET_ITEM(result, p, x);
+    }
+error:
+    PyMem_Free(tables);
+    PyMem_Free(holes);
+    return result;
+}
+
 /* ------------------------------------------------------------------------- */
 /* Card abstraction kernels (abstraction_kernels.c, issue 10)                  */
 /* ------------------------------------------------------------------------- */
@@ -885,6 +934,9 @@ static PyMethodDef methods[] = {
     {"potential_tables", py_potential_tables, METH_VARARGS,
      "potential_tables(holes, board, weights=None) -> list of 3x3 tuples: potential_table of each hole "
      "(1..1326 2-card sequences) on one board, enumerated once for all of them."},
+    {"board_potential_tables", py_board_potential_tables, METH_VARARGS,
+     "board_potential_tables(board) -> list of ((low, high), 3x3 tuple): the unweighted potential_table of "
+     "every holding disjoint from a 3- or 4-card board, in increasing order of (low, high), computed jointly."},
     {"abs_river_all", py_abs_river_all, METH_VARARGS,
      "abs_river_all(board5, hs, values) -> None: river HS (float64 hs[1326], -1 clashing) and hand values "
      "(int32 values[1326], 0 clashing) of every holding."},
