@@ -100,6 +100,9 @@ def main() -> None:
     parser.add_argument("--baseline", type=Path, help="another checkout whose cbr is timed in the same rounds")
     parser.add_argument("--importtime", action="store_true", help="list the query's slowest imports")
     args = parser.parse_args()
+    if args.baseline is not None and not list((args.baseline / "evaluator_ext").glob("_native*.so")):
+        # without its C extension the baseline runs the pure-Python evaluator: not a fair peer
+        parser.error(f"{args.baseline} has no built C extension: run `python setup.py build_ext --inplace` there")
     # with a baseline both checkouts run the same way (python -c in their directory)
     cbr = [sys.executable, "-c", RUN_CLI] if args.baseline is not None else cbr_command()
     aims = {"cbr --help": 0.2, "cbr query": 0.35}

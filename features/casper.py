@@ -47,7 +47,8 @@ from cbr.game.gamedef import BOARD_SIZES
 from features.base import STREETS, split_rows, street_number
 from features.hand import CacheInfo, EvaluatorUser, HandFeatureCache, known_hand
 
-__all__ = ["CASPER_FEATURES", "PREFLOP_FEATURES", "CasperFeatures", "HandFeatureCache", "CacheInfo"]
+__all__ = ["CASPER_FEATURES", "PREFLOP_FEATURES", "CasperFeatures", "HandFeatureCache", "CacheInfo", "BOARD_BATCH_MIN",
+           "native_hand_features"]
 
 CASPER_FEATURES: tuple[str, ...] = (
     "players_dealt",
@@ -96,14 +97,14 @@ def _features_of_table(table: Any, board_size: int) -> tuple[float, float, float
 BOARD_BATCH_MIN = 100
 
 
-def _native_hand_features(holes: list[tuple[int, ...]], board: tuple[int, ...]) -> list[tuple[float, float, float]]:
+def native_hand_features(holes: list[tuple[int, ...]], board: tuple[int, ...]) -> list[tuple[float, float, float]]:
     """(HS, PPOT, NPOT) of each (sorted) hole on a flop or turn with the faster native path
     for the number of holes; the same values as one hole at a time.
 
     >>> from itertools import combinations
     >>> board = (6, 8, 38)
     >>> holes = [(40, 49)] + [h for h in combinations(sorted(set(range(52)) - set(board)), 2)][:BOARD_BATCH_MIN]
-    >>> _native_hand_features(holes, board)[0] == _native_hand_features(holes[:1], board)[0]
+    >>> native_hand_features(holes, board)[0] == native_hand_features(holes[:1], board)[0]
     True
     """
     from evaluator_ext import _native
@@ -208,7 +209,7 @@ class CasperFeatures(EvaluatorUser):
 
     def _batch_potentials(self) -> Optional[Any]:
         """``(holes, board) -> [(hs, ppot, npot), ...]`` from the evaluator's ``hand_potentials``;
-        for the native :mod:`evaluator_ext`, straight from its kernels (:func:`_native_hand_features`)."""
+        for the native :mod:`evaluator_ext`, straight from its kernels (:func:`native_hand_features`)."""
         ev = self.evaluator
         batch = getattr(ev, "hand_potentials", None)
         if callable(batch):
@@ -223,7 +224,7 @@ class CasperFeatures(EvaluatorUser):
 
             if not hasattr(_native, "potential_tables"):
                 return None
-            return _native_hand_features
+            return native_hand_features
         return None
 
     # ---- hand features --------------------------------------------------------

@@ -33,6 +33,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 import evaluator_ext as ev
 from cbr.policies.base import Policy, Triple, legal_triple
 from evaluator_ext.preflop_odds import (
@@ -41,8 +43,11 @@ from evaluator_ext.preflop_odds import (
     preflop_win,
     rank_cutoff,
 )
+from features.casper import BOARD_BATCH_MIN, native_hand_features
 
 if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Sequence
+
     from cbr.game.decision import DecisionPoint
 
 RIVER = 3
@@ -71,6 +76,27 @@ class RuleBot(Policy):
             # an exploitability run asks for all of them, again at each decision on the board)
             self._cache.clear()
         return (tuple(dp.hole), tuple(dp.board))  # type: ignore[return-value]
+
+    def triples(self, dp: "DecisionPoint", holes: "Sequence[tuple[int, int]]") -> np.ndarray:
+        """The triple for each holding of ``holes`` at ``dp`` (:meth:`Policy.triples`). On a
+        flop or turn, many holdings' HS and potentials come from one native pass over the
+        board (:func:`features.casper.native_hand_features`: the same values as one holding
+        at a time) before the rules run holding by holding."""
+        self._prefill(dp, holes)
+        return super().triples(dp, holes)
+
+    def _prefill(self, dp: "DecisionPoint", holes: "Sequence[tuple[int, int]]") -> None:
+        board = tuple(dp.board)
+        if len(board) not in (3, 4) or len(holes) < BOARD_BATCH_MIN or getattr(ev, "IMPLEMENTATION", None) != "native":
+            return
+        todo = list(dict.fromkeys(tuple(h) for h in holes if (tuple(h), board) not in self._cache))
+        if len(todo) < BOARD_BATCH_MIN or any(len(h) != 2 or set(h) & set(board) for h in todo):
+            return  # a few, or bad ones (left to hand_strength, which reports them)
+        if len(self._cache) + len(todo) > 8192:
+            self._cache.clear()
+        values = native_hand_features([tuple(sorted(h)) for h in todo], board)
+        for hole, (hs, ppot, npot) in zip(todo, values):
+            self._cache[(hole, board)] = [hs, (ppot, npot)]  # type: ignore[index]
 
     def hand_strength(self, dp: "DecisionPoint") -> float:
         """HS of the actor's hand against one random opponent (full enumeration), cached."""

@@ -63,11 +63,11 @@ def test_board_order_does_not_matter() -> None:
 
 @pytest.mark.parametrize("board", [FLOPS[0], TURNS[1]], ids=["flop", "turn"])
 def test_features_equal_hand_strength_and_hand_potential(board: tuple[int, ...]) -> None:
-    from features.casper import BOARD_BATCH_MIN, _native_hand_features
+    from features.casper import BOARD_BATCH_MIN, native_hand_features
 
     holes = holdings_off(board)
     assert len(holes) >= BOARD_BATCH_MIN  # the all-holdings path
-    for hole, (hs, ppot, npot) in zip(holes, _native_hand_features(holes, board)):
+    for hole, (hs, ppot, npot) in zip(holes, native_hand_features(holes, board)):
         assert hs == native.hand_strength(hole, board), hole
         assert (ppot, npot) == native.hand_potential(hole, board), hole
 

@@ -61,3 +61,25 @@ def test_batched_triples_are_the_one_at_a_time_triples(spec: str) -> None:
             close = getattr(p, "close", None)
             if callable(close):
                 close()
+
+
+@pytest.mark.parametrize("spec", ["hs", "ehs", "poki", "lag", "station"])
+def test_rule_bots_answer_every_holding_of_a_board_from_one_native_pass(spec: str) -> None:
+    """Asked for every holding of a flop or turn, a rule bot takes their HS and potentials
+    from one pass over the board (:func:`features.casper.native_hand_features`) and answers
+    exactly what it answers one holding at a time with its own evaluator calls."""
+    from cbr.policies.rules import RuleBot
+
+    for actions, board in (SPOTS[2], SPOTS[4]):
+        dp = _spot(actions, board)
+        holes = [h for h in HOLDINGS if not set(h) & set(board)]
+        batch, single = policy_from_spec(spec, seed=3), policy_from_spec(spec, seed=3)
+        assert isinstance(batch, RuleBot)
+        batch._prefill(dp, holes)
+        assert len(batch._cache) == len(holes) and all(v[1] is not None for v in batch._cache.values())
+        got = batch.triples(dp, holes)
+        want = np.array([legal_triple(single.triple(replace(dp, hole=h)), dp.legal) for h in holes])
+        assert np.array_equal(got, want), (spec, actions)
+        assert batch._cache.keys() == single._cache.keys()
+        for key, (hs, pots) in single._cache.items():  # the very same HS (and potentials where used)
+            assert batch._cache[key][0] == hs and pots in (None, batch._cache[key][1])
