@@ -36,7 +36,8 @@ on one flop or turn are computed together, with the fastest native path for thei
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from typing import Any, Optional
 
 import numpy as np
@@ -112,8 +113,36 @@ def native_hand_features(holes: list[tuple[int, ...]], board: tuple[int, ...]) -
     n = len(board)
     if len(holes) >= BOARD_BATCH_MIN and hasattr(_native, "board_potential_tables"):
         tables = dict(_native.board_potential_tables(board))
-        return [_features_of_table(tables[hole], n) for hole in holes]
+        return _features_of_tables(np.array([tables[hole] for hole in holes], dtype=np.int64), n)
     return [_features_of_table(t, n) for t in _native.potential_tables(holes, board)]
+
+
+def _features_of_tables(tables: np.ndarray, board_size: int) -> list[tuple[float, float, float]]:
+    """:func:`_features_of_table` of many tables (``(n, 3, 3)`` int64) at once, with the same
+    float operations in the same order: the same values, bit for bit.
+
+    >>> t = ((449005, 3211, 169504), (0, 8370, 540), (91981, 1036, 346543))
+    >>> _features_of_tables(np.array([t, t]), 3) == [_features_of_table(t, 3)] * 2
+    True
+    """
+    A, T, B = 0, 1, 2  # ahead, tied, behind (evaluator_ext._common)
+    seen = 990 if board_size == 3 else 44
+    sums = tables.sum(axis=2)  # exact: int64
+    ahead, tied, behind = (sums[:, i] // seen for i in (A, T, B))
+    hs = (ahead + tied / 2) / (ahead + tied + behind)
+    ppot_den = sums[:, B] + sums[:, T] / 2
+    npot_den = sums[:, A] + sums[:, T] / 2
+    ppot_num = tables[:, B, A] + tables[:, B, T] / 2 + tables[:, T, A] / 2
+    npot_num = tables[:, A, B] + tables[:, T, B] / 2 + tables[:, A, T] / 2
+    ppot = np.divide(ppot_num, ppot_den, out=np.zeros_like(ppot_num), where=ppot_den != 0)
+    npot = np.divide(npot_num, npot_den, out=np.zeros_like(npot_num), where=npot_den != 0)
+    return list(zip(hs.tolist(), ppot.tolist(), npot.tolist()))
+
+
+def _valid_hole(hole: tuple[Any, ...], board: tuple[int, ...]) -> bool:
+    """Two distinct cards 0..51, neither on ``board``."""
+    return (len(hole) == 2 and all(type(c) is int and 0 <= c < 52 and c not in board for c in hole)
+            and hole[0] != hole[1])
 
 
 class CasperFeatures(EvaluatorUser):
@@ -182,19 +211,24 @@ class CasperFeatures(EvaluatorUser):
         >>> fs.prepare([dp, dp]), [round(x, 4) for x in fs.hand_features(dp)]
         (1, [0.5851, 0.2083, 0.2737])
         """
+        return self._prepare((dp.hole, dp.board, dp.street) for dp in dps)
+
+    def _prepare(self, hands: Iterable[tuple[Any, Any, int]], checked: bool = False) -> int:
+        """:meth:`prepare` of ``(hole, board, street)`` triples (``checked``: their cards are
+        known to be valid)."""
         batch = self._batch_potentials()
         if batch is None:
             return 0
         by_board: dict[tuple[int, ...], dict[tuple[int, ...], None]] = {}
-        for dp in dps:
-            board = tuple(dp.board)
-            if dp.hole is None or len(dp.hole) != 2 or len(board) not in (3, 4):
+        for hole_cards, board_cards, street in hands:
+            board = tuple(board_cards)
+            if hole_cards is None or len(hole_cards) != 2 or len(board) not in (3, 4):
                 continue
-            if not 0 <= dp.street < len(STREETS) or len(board) != BOARD_SIZES[dp.street]:
+            if not 0 <= street < len(STREETS) or len(board) != BOARD_SIZES[street]:
                 continue
-            hole = tuple(dp.hole)
+            hole = tuple(hole_cards)
             cards = hole + board
-            if len(set(cards)) != len(cards) or not all(type(c) is int and 0 <= c < 52 for c in cards):
+            if not checked and (len(set(cards)) != len(cards) or not all(type(c) is int and 0 <= c < 52 for c in cards)):
                 continue  # left to hand_features, which reports it
             if self.cache.touch(hole, board):  # kept: what this batch stores must not evict it
                 continue
@@ -206,6 +240,37 @@ class CasperFeatures(EvaluatorUser):
                 self.cache.put(hole, board, features)
                 done += 1
         return done
+
+    def hole_rows(self, dp: DecisionPoint, holes: Sequence[tuple[int, int]]) -> np.ndarray:
+        """The feature rows of ``dp`` with each holding of ``holes`` in place of ``dp.hole``
+        (float32 ``(len(holes), d)``): row ``i`` is ``row(replace(dp, hole=holes[i]))``, bit
+        for bit. The betting features are computed once and the holdings' hand features in
+        one batch (:meth:`prepare`): what a best response asks ("every holding at this spot").
+
+        >>> from cbr.game import preset
+        >>> dp = DecisionPoint(game=preset("holdem.limit.2p"), street=1, position=0, player="p1",
+        ...     hole=(49, 40), board=(6, 8, 38), folded=(False, False), all_in=(False, False),
+        ...     acted=(False, False), order=(0, 1), street_bets=0, committed=(0.0, 0.0),
+        ...     total_committed=(10.0, 10.0), previous_round_bets=1, legal="kr")
+        >>> fs = CasperFeatures()
+        >>> bool((fs.hole_rows(dp, [(49, 40), (0, 1)])[0] == fs.row(dp)).all())
+        True
+        """
+        holes = [tuple(h) for h in holes]
+        board = tuple(dp.board)
+        plain = type(self).row is CasperFeatures.row and type(self).hand_features is CasperFeatures.hand_features
+        if not holes or not plain or not all(_valid_hole(h, board) for h in holes):
+            # no holdings, a subclass with columns of its own, or bad cards (row reports them)
+            rows = [self.row(replace(dp, hole=h)) for h in holes]
+            return np.stack(rows) if rows else np.empty((0, len(self.feature_names(dp.street))), np.float32)
+        if len(set(board)) != len(board):
+            raise GameError(f"board {board} holds a card twice")
+        self._prepare(((h, board, dp.street) for h in holes), checked=True)
+        out = np.repeat(self.row(replace(dp, hole=holes[0]))[None, :], len(holes), axis=0)
+        hand = [self.cache.get_or_compute(h, board, lambda h=h: self._compute(h, board)) for h in holes]  # type: ignore[misc]
+        cols = [7] if dp.street == 0 else [7, 8, 9]  # hand[0], and after the flop hand[1], hand[2]: see row()
+        out[:, cols] = np.array(hand, dtype=np.float64).astype(np.float32)
+        return out
 
     def _batch_potentials(self) -> Optional[Any]:
         """``(holes, board) -> [(hs, ppot, npot), ...]`` from the evaluator's ``hand_potentials``;

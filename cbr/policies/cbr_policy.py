@@ -471,27 +471,37 @@ class CBRPolicy(Policy):
         cb, street, data = self._spot(dp)
         if not holes:
             return np.empty((0, 3))
-        spots = [replace(dp, hole=tuple(h)) for h in holes]
-        prepare = getattr(self._fs, "prepare", None)
-        if prepare is not None:  # hand features of every holding on this board in one enumeration
-            prepare(spots)
-        queries = np.stack([self._fs.row(s) for s in spots])
+        hole_rows = getattr(self._fs, "hole_rows", None)
+        if hole_rows is not None:  # betting features once, hand features of every holding in one batch
+            queries = hole_rows(dp, holes)
+        else:
+            spots = [replace(dp, hole=tuple(h)) for h in holes]
+            prepare = getattr(self._fs, "prepare", None)
+            if prepare is not None:  # hand features of every holding on this board in one enumeration
+                prepare(spots)
+            queries = np.stack([self._fs.row(s) for s in spots])
         # holdings with the same feature row (pre-flop: the 169 classes) share one retrieval
-        rows, first, back = np.unique(queries, axis=0, return_index=True, return_inverse=True)
+        rows, back = np.unique(queries, axis=0, return_inverse=True)
         votes = aggregate_votes(data.index, rows, data.labels, weighted=self._weighted, street=street,
                                 top=DECISION_CASES)
         rng = random.Random(0)  # what the re-use rules draw is not part of the triple they play
-        played = np.array([self._reuse(cb, street, data, spots[i], v, rng).played for i, v in zip(first, votes)],
-                          dtype=float)
+        # the re-use rules and the odds guard read the spot and the vote, never the hole cards
+        played = np.array([self._reused(cb, street, dp, v, rng)[1].played for v in votes], dtype=float)
         return played[back.reshape(-1)]
 
-    def _reuse(self, cb: "CaseBase", street: str, data: _Street, dp: "DecisionPoint", vote: Any,
-               rng: random.Random) -> CBRDecision:
-        """The re-use rule (and the odds guard) on the vote of ``dp``: the decision."""
+    def _reused(self, cb: "CaseBase", street: str, dp: "DecisionPoint", vote: Any,
+                rng: random.Random) -> tuple[Triple, Reused]:
+        """The vote's legal triple, and the re-use rule (and the odds guard) on it."""
         triple = legal_triple(vote.triple, dp.legal)
         reused = REUSE[self.reuse](Spot(vote, triple, dp.legal, rng, self.sharpen, self.outcome_weight, cb.name))
         if reused.action == "f" and self.odds_guard > 0.0 and dp.street > 0 and "c" in dp.legal:
             reused = self._odds_guard(cb, street, vote.query, dp, reused)
+        return triple, reused
+
+    def _reuse(self, cb: "CaseBase", street: str, data: _Street, dp: "DecisionPoint", vote: Any,
+               rng: random.Random) -> CBRDecision:
+        """The re-use rule (and the odds guard) on the vote of ``dp``: the decision."""
+        triple, reused = self._reused(cb, street, dp, vote, rng)
         return CBRDecision(reused.action, street, triple, reused.played, reused.reuse, len(vote), vote.fallback,
                            data.case_ids[vote.ids], reused.why, vote.mean_similarity(10))
 

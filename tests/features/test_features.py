@@ -272,3 +272,28 @@ def test_flop_features_match_eval7() -> None:
     h, b = c("AdQc"), c("3h4cJh")
     row = CasperFeatures().row(flop_3p(hole="AdQc", board=b))
     np.testing.assert_allclose(row[7:10], _reference_hs_and_potential(h, b), atol=1e-6)
+
+
+@pytest.mark.parametrize("board", ["", "3h4cJh", "3h4cJh9s", "3h4cJh9s2d"])
+def test_hole_rows_are_the_rows_holding_by_holding(board: str) -> None:
+    """``hole_rows`` (betting features once, every holding's hand features in one batch)
+    gives, row for row and bit for bit, what ``row`` gives with each holding in place of
+    the decision point's own; a subclass with columns of its own, and bad cards, take the
+    row-by-row path (and its errors)."""
+    from features.casper_opp import CasperOpponentFeatures
+
+    cards = parse_cards(board) if board else ()
+    street = {0: 0, 3: 1, 4: 2, 5: 3}[len(cards)]
+    dp = DecisionPoint(game=preset("holdem.limit.2p"), street=street, position=0, player="p1",
+                       hole=(49, 40), board=tuple(cards), folded=(False, False), all_in=(False, False),
+                       acted=(True, False), order=(0, 1), street_bets=1, committed=(2.0, 1.0),
+                       total_committed=(12.0, 11.0), previous_round_bets=2, legal="fcr")
+    holes = [h for h in combinations(range(52), 2) if not set(h) & set(cards)]
+    want = np.stack([CasperFeatures().row(dataclasses.replace(dp, hole=h)) for h in holes])
+    got = CasperFeatures().hole_rows(dp, holes)
+    assert got.dtype == np.float32 and np.array_equal(got, want)
+    opp = CasperOpponentFeatures()
+    assert np.array_equal(opp.hole_rows(dp, holes[:3]), np.stack([opp.row(dataclasses.replace(dp, hole=h))
+                                                                  for h in holes[:3]]))
+    with pytest.raises(ValueError):
+        CasperFeatures().hole_rows(dp, [holes[0], (holes[0][0], holes[0][0])])
