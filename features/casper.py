@@ -96,6 +96,8 @@ def _features_of_table(table: Any, board_size: int) -> tuple[float, float, float
 #: ~100 holes; it beats one ``potential_table`` call per hole at every size). The
 #: crossover, measured in ``bench/bench_potentials.py``, is near 110 holes on both streets.
 BOARD_BATCH_MIN = 100
+#: :meth:`CasperFeatures.hole_rows` keeps the hand features of the holdings of this many boards.
+BOARDS_KEPT = 8
 
 
 def native_hand_features(holes: list[tuple[int, ...]], board: tuple[int, ...]) -> list[tuple[float, float, float]]:
@@ -163,6 +165,7 @@ class CasperFeatures(EvaluatorUser):
     def __init__(self, *, evaluator: Optional[Any] = None, cache_size: int = 4096) -> None:
         self._evaluator = evaluator
         self.cache = HandFeatureCache(cache_size)
+        self._boards: dict[tuple[int, ...], dict[tuple[int, ...], tuple[float, ...]]] = {}  # hole_rows'
 
     # ---- protocol -----------------------------------------------------------
     def feature_names(self, street: int | str) -> list[str]:
@@ -265,12 +268,28 @@ class CasperFeatures(EvaluatorUser):
             return np.stack(rows) if rows else np.empty((0, len(self.feature_names(dp.street))), np.float32)
         if len(set(board)) != len(board):
             raise GameError(f"board {board} holds a card twice")
-        self._prepare(((h, board, dp.street) for h in holes), checked=True)
         out = np.repeat(self.row(replace(dp, hole=holes[0]))[None, :], len(holes), axis=0)
-        hand = [self.cache.get_or_compute(h, board, lambda h=h: self._compute(h, board)) for h in holes]  # type: ignore[misc]
+        hand = self._board_values(holes, board, dp.street)
         cols = [7] if dp.street == 0 else [7, 8, 9]  # hand[0], and after the flop hand[1], hand[2]: see row()
         out[:, cols] = np.array(hand, dtype=np.float64).astype(np.float32)
         return out
+
+    def _board_values(self, holes: list[tuple[int, ...]], board: tuple[int, ...], street: int) -> list[tuple[float, ...]]:
+        """The hand features of ``holes`` (checked) on ``board``, kept per board for the next
+        batch on it (a best response asks for every holding at each decision of a street):
+        the values of the cache, looked up once per board and holding."""
+        boards = self.__dict__.setdefault("_boards", {})  # (a feature set pickled before it had them)
+        memo = boards.get(board)
+        if memo is None:
+            memo = boards[board] = {}
+            if len(boards) > BOARDS_KEPT:
+                boards.pop(next(iter(boards)))
+        missing = [h for h in holes if h not in memo]
+        if missing:
+            self._prepare(((h, board, street) for h in missing), checked=True)
+            for h in missing:
+                memo[h] = self.cache.get_or_compute(h, board, lambda h=h: self._compute(h, board))  # type: ignore[misc]
+        return [memo[h] for h in holes]
 
     def _batch_potentials(self) -> Optional[Any]:
         """``(holes, board) -> [(hs, ppot, npot), ...]`` from the evaluator's ``hand_potentials``;

@@ -290,8 +290,10 @@ def test_hole_rows_are_the_rows_holding_by_holding(board: str) -> None:
                        total_committed=(12.0, 11.0), previous_round_bets=2, legal="fcr")
     holes = [h for h in combinations(range(52), 2) if not set(h) & set(cards)]
     want = np.stack([CasperFeatures().row(dataclasses.replace(dp, hole=h)) for h in holes])
-    got = CasperFeatures().hole_rows(dp, holes)
+    fs = CasperFeatures()
+    got = fs.hole_rows(dp, holes)
     assert got.dtype == np.float32 and np.array_equal(got, want)
+    assert np.array_equal(fs.hole_rows(dp, holes[::-1]), want[::-1])  # again, from the board's values kept
     opp = CasperOpponentFeatures()
     assert np.array_equal(opp.hole_rows(dp, holes[:3]), np.stack([opp.row(dataclasses.replace(dp, hole=h))
                                                                   for h in holes[:3]]))
