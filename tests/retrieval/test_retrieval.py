@@ -275,7 +275,8 @@ def test_saved_faiss_index_is_read_on_first_use_and_checked(tmp_path):
     CaseIndex(similarity=street, threshold=0.9).fit(X[:300]).save(tmp_path / "b")
     loaded = CaseIndex.load(path)
     assert "_faiss" not in loaded.backend_.__dict__
-    loaded.add(X[:5])  # appending goes through faiss
+    loaded.add(X[:5])
+    loaded.save(tmp_path / "c")  # saving writes the faiss lists: read now
     assert "_faiss" in loaded.backend_.__dict__
     want = CaseIndex(similarity=street, threshold=0.9, backend="brute").fit(np.vstack([X, X[:5]])).retrieve(X[7])
     got = loaded.retrieve(X[7])
@@ -288,7 +289,7 @@ def test_saved_faiss_index_is_read_on_first_use_and_checked(tmp_path):
     data = bytearray((path / "index.faiss").read_bytes())
     (path / "index.faiss").write_bytes(bytes(data[:64]))  # cut after the load
     with pytest.raises(CaseBaseError, match="cannot read the faiss index"):
-        late.add(X[:1])
+        late.save(tmp_path / "d")
 
 
 # -- the fast path is the definition: bit-identical values, order and ties ---------------------
