@@ -22,8 +22,10 @@ scores the window's rows with exactly the float64 operations of
 Rounding is monotone, so both bounds bound the computed similarities bit for bit: no case at
 or above the threshold is ever skipped.
 
-Cases appended after the layout was built (``add``) are a tail scored by numpy; the layout is
-rebuilt once the tail outgrows a quarter of it. ``save`` writes the layout beside the index
+Cases appended after the layout was built (``add``) are a tail: most of it gets a layout of its
+own (:func:`tail_rows_left_raw`), and the few appended since that are a :class:`RawTail`, one
+group per case, grown by appends and scanned by the same kernel; the layout is rebuilt once the
+tail outgrows a quarter of it. ``save`` writes the layout beside the index
 and ``load`` (also memory-mapped) reads it back.
 
 >>> from cbr.similarity import default_casper
@@ -50,24 +52,24 @@ from cbr.retrieval.results import QueryError, triple_of_totals
 from cbr.similarity import StreetSimilarity, local_into
 from cbr.similarity.measures import LinearSimilarity
 
-__all__ = ["Aggregate", "GroupedLayout", "Labels", "native_scan", "MAX_KEY_VALUES", "LAYOUT_FILES", "REBUILD_TAIL"]
+__all__ = ["Aggregate", "GroupedLayout", "Labels", "RawTail", "native_scan", "MAX_KEY_VALUES", "LAYOUT_FILES", "REBUILD_TAIL"]
 
 #: A linear column with at most this many distinct values is a key column.
 MAX_KEY_VALUES = 256
 #: The layout is rebuilt once the cases appended since exceed this many and a quarter of it.
 REBUILD_TAIL = 50_000
 #: The cases appended since the layout are themselves laid out (a second, smaller layout,
-#: :func:`tail_rows_left_raw`) once more than this many are scored by numpy.
+#: :func:`tail_rows_left_raw`) once more than this many are left in the :class:`RawTail`.
 RAW_TAIL = 512
 #: ``tail_rows_left_raw``'s factor (the cost ratio of a rebuild to a query, per case).
 TAIL_BALANCE = 64
 
 
 def tail_rows_left_raw(tail: int) -> int:
-    """How many of ``tail`` appended cases may stay unlaid (scored by numpy on every query)
-    before the tail's own layout is rebuilt: ``max(RAW_TAIL, sqrt(64 * tail))``. Rebuilding the
-    tail's layout costs about 1.4 µs a case and numpy about 0.1 µs a case per query, so the
-    square root balances the two in live play (about one query per case appended).
+    """How many of ``tail`` appended cases may stay unlaid (in the :class:`RawTail`, every case
+    scored on every query) before the tail's own layout is rebuilt: ``max(RAW_TAIL, sqrt(64 *
+    tail))``. The square root balances the rebuild's cost per case against the per-query cost of
+    the unlaid cases in live play (about one query per case appended).
 
     >>> tail_rows_left_raw(1000), tail_rows_left_raw(50_000)
     (512, 1788)
@@ -146,7 +148,9 @@ class GroupedLayout:
 
     def __init__(self, similarity: StreetSimilarity, key_cols: np.ndarray, free_cols: np.ndarray,
                  sort_free: int, values: list[np.ndarray], gcodes: np.ndarray, gstart: np.ndarray,
-                 free: np.ndarray, ids: np.ndarray) -> None:
+                 free: np.ndarray, ids: np.ndarray, program_of: Optional["GroupedLayout"] = None) -> None:
+        """``program_of``: a layout with the same similarity, key and free columns, whose
+        program (the per-query constants) is reused instead of derived again."""
         self.similarity = similarity
         self.key_cols = key_cols
         self.free_cols = free_cols
@@ -156,7 +160,12 @@ class GroupedLayout:
         self.gstart = gstart          # (groups + 1,) int64 offsets
         self.free = free              # (free columns, rows) float32, column by column, layout order
         self.ids = ids                # (rows,) int64 case ids, layout order
-        self._program()
+        if program_of is None:
+            self._program()
+        else:
+            for name in ("_kind", "_index", "_total", "_frange", "_fw"):
+                setattr(self, name, getattr(program_of, name))
+            self._tables_for_values()
 
     @property
     def n_rows(self) -> int:
@@ -186,12 +195,15 @@ class GroupedLayout:
         self._index = np.array(index, np.int32)
         self._total = total
         self._frange = np.array([specs[c].measure_obj.range for c in self.free_cols], np.float64)
+        self._fw = np.array([specs[c].weight for c in self.free_cols], np.float64)
+        self._tables_for_values()
+
+    def _tables_for_values(self) -> None:
         self._offsets = np.zeros(len(self.values) + 1, dtype=np.int64)
         np.cumsum([v.shape[0] for v in self.values], out=self._offsets[1:])
         self._tables: dict[tuple[float, ...], np.ndarray] = {}
         if self.gcodes.dtype != np.int32 or not self.gcodes.flags.c_contiguous:
             self.gcodes = np.ascontiguousarray(self.gcodes, dtype=np.int32)
-        self._fw = np.array([specs[c].weight for c in self.free_cols], np.float64)
 
     @classmethod
     def build(cls, similarity: StreetSimilarity, rows: np.ndarray,
@@ -340,6 +352,79 @@ class GroupedLayout:
             raise CaseBaseError(f"index {root}: the aggregate layout files do not fit together or the index")
         return cls(similarity, key_cols, free_cols, sort_free, [v.astype(np.float32) for v in values],
                    gcodes, gstart, free, ids)
+
+
+class RawTail:
+    """The cases ``start ..`` appended since the layouts, each a group of its own: the weighted
+    columns whose measure is not linear are key columns (their distinct values in order of
+    appearance, so a case appended never recodes the others), the linear ones free. Grows by
+    :meth:`extend` (the new cases only); :meth:`layout` is the :class:`GroupedLayout` of the
+    cases so far, for the native scan (exactly its similarities: the same program).
+
+    >>> from cbr.similarity import default_casper
+    >>> st = default_casper().street("preflop")
+    >>> raw = RawTail(st, 100)
+    >>> raw.extend(np.array([[2, 1, 2, 0, 0, 1, 0.25, 9], [2, 1, 2, 0, 1, 1, 0.25, 30]], np.float32))
+    >>> lay = raw.layout(); lay.n_rows, lay.ids.tolist(), [v.tolist() for v in lay.values]
+    (2, [100, 101], [[0.0, 1.0], [1.0]])
+    """
+
+    def __init__(self, similarity: StreetSimilarity, start: int) -> None:
+        specs = similarity.feature_specs
+        weighted = [j for j, spec in enumerate(specs) if spec.weight != 0.0]
+        linear = [type(specs[j].measure_obj) is LinearSimilarity for j in weighted]
+        self.similarity = similarity
+        self.start = int(start)
+        self.n = 0
+        self.key_cols = np.array([j for j, lin in zip(weighted, linear) if not lin], np.int64)
+        self.free_cols = np.array([j for j, lin in zip(weighted, linear) if lin], np.int64)
+        self.sort_free = int(np.argmax(similarity.weights[self.free_cols])) if self.free_cols.size else 0
+        self._free = np.empty((64, self.free_cols.shape[0]), np.float32)
+        self._gcodes = np.empty((64, self.key_cols.shape[0]), np.int32)
+        self._code_of: list[dict[float, int]] = [{} for _ in self.key_cols]
+        self._values: list[np.ndarray] = [np.zeros(0, np.float32) for _ in self.key_cols]
+        self._layout: Optional[GroupedLayout] = None
+
+    def extend(self, rows: np.ndarray) -> None:
+        """Append the cases ``start + n ..`` (float32 ``(m, d)``, checked rows)."""
+        m = int(rows.shape[0])
+        n0, n1 = self.n, self.n + m
+        if n1 > self._free.shape[0]:
+            cap = max(n1, 2 * self._free.shape[0])
+            for name in ("_free", "_gcodes"):
+                old = getattr(self, name)
+                grown = np.empty((cap, old.shape[1]), old.dtype)
+                grown[:n0] = old[:n0]
+                setattr(self, name, grown)
+        self._free[n0:n1] = rows[:, self.free_cols]
+        for i, j in enumerate(self.key_cols.tolist()):
+            code_of = self._code_of[i]
+            new = []
+            for r, v in enumerate(rows[:, j].tolist()):   # float32 values as exact Python floats
+                c = code_of.get(v)
+                if c is None:
+                    c = code_of[v] = len(code_of)
+                    new.append(v)
+                self._gcodes[n0 + r, i] = c
+            if new:
+                self._values[i] = np.concatenate([self._values[i], np.array(new, np.float32)])
+        self.n = n1
+
+    def layout(self) -> GroupedLayout:
+        """The :class:`GroupedLayout` of the ``n`` cases (made once per growth; the key terms
+        cached by the previous one are kept while no key column gained a value)."""
+        old = self._layout
+        if old is not None and old.n_rows == self.n:
+            return old
+        n = self.n
+        lay = GroupedLayout(self.similarity, self.key_cols, self.free_cols, self.sort_free, list(self._values),
+                            self._gcodes[:n].copy(), np.arange(n + 1, dtype=np.int64),
+                            np.ascontiguousarray(self._free[:n].T), np.arange(self.start, self.start + n, dtype=np.int64),
+                            program_of=old)
+        if old is not None and all(a.shape == b.shape for a, b in zip(old.values, lay.values)):
+            lay._tables = old._tables
+        self._layout = lay
+        return lay
 
 
 class Labels:

@@ -56,6 +56,20 @@ def _sorted(ids: np.ndarray, sims: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return ids[order].astype(np.int64, copy=False), s
 
 
+def _merge_top(ids_a: np.ndarray, sims_a: np.ndarray, ids_b: np.ndarray, sims_b: np.ndarray,
+               k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` best of two disjoint top lists by (similarity desc, id asc).
+
+    >>> i, s = _merge_top(np.array([4, 9]), np.array([0.9, 0.5]), np.array([2]), np.array([0.5]), 2)
+    >>> i.tolist(), s.tolist()
+    ([4, 2], [0.9, 0.5])
+    """
+    ids = np.concatenate([ids_a, ids_b])
+    sims = np.concatenate([sims_a, sims_b])
+    order = np.lexsort((ids, -sims))[:k]
+    return ids[order], sims[order]
+
+
 def _top_k(ids: np.ndarray, sims: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """The k best by (similarity desc, id asc); ids in any order."""
     if ids.shape[0] > k:
@@ -348,6 +362,23 @@ class BruteForceBackend:
                     self._tail_layout = (start, layout)
         return layout
 
+    def _raw_tail_now(self, start: int) -> Any:
+        """The layout of the cases ``start ..`` appended since the tail's layout (a
+        :class:`~cbr.retrieval.aggregate.RawTail`, grown by the cases appended since the last
+        query), or None when there are none."""
+        from cbr.retrieval.aggregate import RawTail
+
+        n = self.n_cases_
+        if start >= n:
+            return None
+        with self.__dict__.setdefault("_layout_lock", threading.Lock()):
+            raw = self.__dict__.get("_raw_tail")
+            if raw is None or raw.start != start or raw.start + raw.n > n:
+                raw = self._raw_tail = RawTail(self.similarity, start)
+            if raw.start + raw.n < n:
+                raw.extend(self._buf[raw.start + raw.n: n])
+            return raw.layout()
+
     def aggregate(self, q: Any, codes: Any, outcomes: Any = None, top: int = 20) -> Any:
         """What the cases :meth:`retrieve` returns for ``q`` add up to, computed without listing
         them: an :class:`~cbr.retrieval.aggregate.Aggregate` (hit count, per-action counts,
@@ -387,6 +418,7 @@ class BruteForceBackend:
         n0 = layout.n_rows
         tail_layout = self._tail_layout_now(n0)  # most of what was appended since, laid out too
         n1 = n0 + (tail_layout.n_rows if tail_layout is not None else 0)
+        raw = self._raw_tail_now(n1)
         scan_codes, scan_outcomes = (codes, outcomes) if bound is None else bound.for_layout(layout)
         if tail_layout is not None:
             tail_codes, tail_outcomes = (codes, outcomes) if bound is None else bound.for_layout(tail_layout)
@@ -400,18 +432,13 @@ class BruteForceBackend:
                 if h2:
                     hits += h2
                     counts, pos, known, osum, sim_sum = counts + c2, pos + p2, known + k2, osum + o2, sim_sum + s2
-                    tids, tsims = _top_k(np.concatenate([tids, ids2]), np.concatenate([tsims, sims2]), top)
-            if n1 < self.n_cases_:   # the few appended since the tail's layout: numpy
-                ids, s = self._score(q, np.arange(n1, self.n_cases_, dtype=np.int64))
-                keep = s >= t
-                if keep.any():
-                    tail = aggregate_of(*_sorted(ids[keep], s[keep]), codes, outcomes, top, False)
-                    hits += tail.n
-                    counts, pos = counts + tail.counts, pos + tail.pos_sims
-                    known, osum = known + tail.known, osum + tail.outcome_sums
-                    sim_sum += tail.sim_sum
-                    tids, tsims = _top_k(np.concatenate([tids, tail.top_ids]),
-                                         np.concatenate([tsims, tail.top_sims]), top)
+                    tids, tsims = _merge_top(tids, tsims, ids2, sims2, top)
+            if raw is not None:   # the few appended since the tail's layout
+                h3, (c3, p3, k3, o3, s3), ids3, sims3 = raw.scan(scan, q, t, codes, outcomes, top)
+                if h3:
+                    hits += h3
+                    counts, pos, known, osum, sim_sum = counts + c3, pos + p3, known + k3, osum + o3, sim_sum + s3
+                    tids, tsims = _merge_top(tids, tsims, ids3, sims3, top)
             if hits == 0:
                 ids, s = self._knn(q[None, :], int(self.fallback_k))[0]
                 out.append(aggregate_of(ids, s, codes, outcomes, top, True))

@@ -12,6 +12,7 @@ import pytest
 import cbr.retrieval.aggregate as agg_mod
 from cbr.retrieval import CaseIndex, QueryError, action_codes
 from cbr.retrieval.aggregate import GroupedLayout, Labels, native_scan
+from cbr.retrieval.results import probability_triple
 from cbr.retrieval.triple import aggregate_vote, outcome_means, outcome_means_of_totals, vote_of
 from cbr.similarity import default_casper, default_sartre, global_similarity
 from tests.conftest import HealthCheck, given, settings, st
@@ -73,11 +74,13 @@ def test_aggregate_equals_brute_force_on_random_problems(problem, max_key, top, 
         index.backend_._layout = GroupedLayout.build(street, X, max_key_values=max_key)
     for q, a in zip(Q, index.aggregate_batch(Q, codes, outcomes, top)):
         assert_same(a, reference(street, X, q, threshold, k, codes, outcomes, top))
-    index.add(extra)                                    # a tail beside the layout
-    Y = np.vstack([X, extra])
-    for q in Q:
-        assert_same(index.aggregate(q, codes, outcomes, top), reference(street, Y, q, threshold, k, codes, outcomes,
-                                                                        top))
+    half = extra.shape[0] // 2
+    for end in (half, extra.shape[0]):                  # a tail beside the layout, grown twice
+        index.add(extra[index.n_cases_ - X.shape[0]: end])
+        Y = np.vstack([X, extra[:end]])
+        for q in Q:
+            assert_same(index.aggregate(q, codes, outcomes, top), reference(street, Y, q, threshold, k, codes,
+                                                                            outcomes, top))
 
 
 @pytest.mark.parametrize("street", ["preflop", "flop", "turn", "river"])
@@ -374,3 +377,63 @@ def test_the_tail_gets_a_layout_of_its_own_and_stays_exact(backend):
         assert (None if tail is None else tail.n_rows) == laid, end
         assert index.backend_._layout.n_rows == 2000      # the main layout is kept (tail < 50,000)
     assert agg_mod.tail_rows_left_raw(4000) == agg_mod.RAW_TAIL
+
+
+def assert_same_without_outcomes(a, ref):
+    """``a`` aggregated without outcomes: ``ref``'s answer with no known outcome."""
+    assert a.known.sum() == 0 and a.outcome_sums.sum() == 0
+    assert_same(a, {**ref, "known": np.zeros(3), "osum": np.zeros(3)})
+
+
+@pytest.mark.parametrize("backend", ["faiss", "brute"])
+@pytest.mark.parametrize("config", ["casper", "sartre"])
+def test_cases_appended_one_by_one_are_scanned_exactly(backend, config):
+    """Live play: a case or two appended between queries (the raw tail, one group per case,
+    grown by appends): with outcomes, without, with labels in layout order, weighted or not,
+    and queries that find nothing (the fallback), always brute force's answer."""
+    cfg = default_casper() if config == "casper" else default_sartre()
+    street = "flop" if config == "casper" else "turn"
+    st_ = cfg.street(street)
+    rng = np.random.default_rng(31)
+    if config == "casper":
+        X = _flop(1400, 32)
+        far = X[:2].copy()
+        far[:, 7:10] = 1 - far[:, 7:10]                  # hand strength and potentials far from any case
+        far[:, 4:6] = 9                                  # bets never seen
+    else:
+        n = 1400
+        X = np.column_stack([rng.integers(0, 5, n), rng.integers(0, 5, n), rng.integers(0, 5, n),
+                             rng.integers(0, 13, n), rng.integers(0, 50, n), rng.integers(0, 9, n)]).astype(np.float32)
+        far = np.array([[40, 40, 40, 90, 400, 90]], np.float32)
+    codes, outcomes = labels(X.shape[0], 33)
+    index = CaseIndex.for_street(cfg, street, backend=backend).fit(X[:800])
+    lab = Labels(codes[:800], outcomes[:800])
+    index.aggregate(X[0], codes, outcomes)               # the layout: the first 800 cases
+    fallbacks = 0
+    while index.n_cases_ < X.shape[0]:
+        start = index.n_cases_
+        end = min(X.shape[0], start + int(rng.integers(1, 3)))
+        index.add(X[start:end])
+        lab.extend(codes[start:end], outcomes[start:end])
+        if end % 7 and end != X.shape[0]:
+            continue
+        Q = np.vstack([X[rng.integers(0, end, 2)], X[end - 1:end], far])
+        for q in Q:
+            want = reference(st_, X[:end], q, cfg.threshold, cfg.fallback_k, codes, outcomes, 15)
+            fallbacks += want["fallback"]
+            got = index.aggregate(q, codes, outcomes, 15)
+            assert_same(got, want)
+            assert_same(index.aggregate(q, lab, top=15), want)
+            assert_same_without_outcomes(index.aggregate(q, codes, None, 15), want)
+            for weighted in (False, True):
+                s = global_similarity(st_, q, X[:end])
+                ids = want["top_ids"] if want["fallback"] else np.flatnonzero(s >= cfg.threshold)
+                if not want["fallback"]:
+                    want_triple = probability_triple(codes[ids], s[ids], weighted)
+                    assert got.triple(weighted) == pytest.approx(want_triple, abs=1e-12)
+    backend_ = index.backend_
+    tail = backend_._tail_layout_now(800)
+    raw = backend_.__dict__.get("_raw_tail")
+    assert backend_._layout.n_rows == 800 and tail is not None and tail.n_rows > 0
+    assert raw is not None and raw.start == 800 + tail.n_rows and raw.start + raw.n == X.shape[0]
+    assert fallbacks > 0
