@@ -23,9 +23,9 @@ Rounding is monotone, so both bounds bound the computed similarities bit for bit
 or above the threshold is ever skipped.
 
 Cases appended after the layout was built (``add``) are a tail: most of it gets a layout of its
-own (:func:`tail_rows_left_raw`), and the few appended since that are a :class:`RawTail`, one
-group per case, grown by appends and scanned by the same kernel; the layout is rebuilt once the
-tail outgrows a quarter of it. ``save`` writes the layout beside the index
+own (:func:`tail_rows_left_raw`), and the few appended since that are a :class:`RawTail`, grown
+by appends, every case scored by the kernel ``scan_rows`` (the same operations, without the
+grouping); the layout is rebuilt once the tail outgrows a quarter of it. ``save`` writes the layout beside the index
 and ``load`` (also memory-mapped) reads it back.
 
 >>> from cbr.similarity import default_casper
@@ -52,7 +52,7 @@ from cbr.retrieval.results import QueryError, triple_of_totals
 from cbr.similarity import StreetSimilarity, local_into
 from cbr.similarity.measures import LinearSimilarity
 
-__all__ = ["Aggregate", "GroupedLayout", "Labels", "RawTail", "native_scan", "MAX_KEY_VALUES", "LAYOUT_FILES", "REBUILD_TAIL"]
+__all__ = ["Aggregate", "GroupedLayout", "Labels", "RawTail", "native_scan", "native_scan_rows", "MAX_KEY_VALUES", "LAYOUT_FILES", "REBUILD_TAIL"]
 
 #: A linear column with at most this many distinct values is a key column.
 MAX_KEY_VALUES = 256
@@ -76,6 +76,18 @@ def tail_rows_left_raw(tail: int) -> int:
     """
     return max(RAW_TAIL, int(math.isqrt(TAIL_BALANCE * max(0, int(tail)))))
 LAYOUT_FILES = ("aggregate.npz", "agg_free.npy", "agg_ids.npy", "agg_gcodes.npy", "agg_gstart.npy")
+
+
+def native_scan_rows() -> Any:
+    """``evaluator_ext._retrieval.scan_rows`` (for a :class:`RawTail`), or None when the
+    extension is not built (raises with ``CBR_REQUIRE_NATIVE=1``, as :func:`native_scan`)."""
+    try:
+        from evaluator_ext._retrieval import scan_rows
+    except ImportError as exc:
+        if os.environ.get("CBR_REQUIRE_NATIVE") == "1":
+            raise CBRError(f"CBR_REQUIRE_NATIVE=1 but evaluator_ext._retrieval.scan_rows is not built: {exc}") from None
+        return None
+    return scan_rows
 
 
 def native_scan() -> Any:
@@ -148,9 +160,7 @@ class GroupedLayout:
 
     def __init__(self, similarity: StreetSimilarity, key_cols: np.ndarray, free_cols: np.ndarray,
                  sort_free: int, values: list[np.ndarray], gcodes: np.ndarray, gstart: np.ndarray,
-                 free: np.ndarray, ids: np.ndarray, program_of: Optional["GroupedLayout"] = None) -> None:
-        """``program_of``: a layout with the same similarity, key and free columns, whose
-        program (the per-query constants) is reused instead of derived again."""
+                 free: np.ndarray, ids: np.ndarray) -> None:
         self.similarity = similarity
         self.key_cols = key_cols
         self.free_cols = free_cols
@@ -160,12 +170,7 @@ class GroupedLayout:
         self.gstart = gstart          # (groups + 1,) int64 offsets
         self.free = free              # (free columns, rows) float32, column by column, layout order
         self.ids = ids                # (rows,) int64 case ids, layout order
-        if program_of is None:
-            self._program()
-        else:
-            for name in ("_kind", "_index", "_total", "_frange", "_fw"):
-                setattr(self, name, getattr(program_of, name))
-            self._tables_for_values()
+        self._program()
 
     @property
     def n_rows(self) -> int:
@@ -195,15 +200,12 @@ class GroupedLayout:
         self._index = np.array(index, np.int32)
         self._total = total
         self._frange = np.array([specs[c].measure_obj.range for c in self.free_cols], np.float64)
-        self._fw = np.array([specs[c].weight for c in self.free_cols], np.float64)
-        self._tables_for_values()
-
-    def _tables_for_values(self) -> None:
         self._offsets = np.zeros(len(self.values) + 1, dtype=np.int64)
         np.cumsum([v.shape[0] for v in self.values], out=self._offsets[1:])
         self._tables: dict[tuple[float, ...], np.ndarray] = {}
         if self.gcodes.dtype != np.int32 or not self.gcodes.flags.c_contiguous:
             self.gcodes = np.ascontiguousarray(self.gcodes, dtype=np.int32)
+        self._fw = np.array([specs[c].weight for c in self.free_cols], np.float64)
 
     @classmethod
     def build(cls, similarity: StreetSimilarity, rows: np.ndarray,
@@ -355,48 +357,73 @@ class GroupedLayout:
 
 
 class RawTail:
-    """The cases ``start ..`` appended since the layouts, each a group of its own: the weighted
-    columns whose measure is not linear are key columns (their distinct values in order of
-    appearance, so a case appended never recodes the others), the linear ones free. Grows by
-    :meth:`extend` (the new cases only); :meth:`layout` is the :class:`GroupedLayout` of the
-    cases so far, for the native scan (exactly its similarities: the same program).
+    """The cases ``start ..`` appended since the layouts, scored one by one by the native
+    ``scan_rows`` straight from the case rows: the weighted columns whose measure is not linear
+    are key columns (each case's value number, its distinct values in order of appearance, so
+    a case appended never recodes the others; their terms computed by numpy per distinct value,
+    as :meth:`GroupedLayout.key_tables`), the linear ones computed in C. Grows by
+    :meth:`extend` (the new cases only).
 
     >>> from cbr.similarity import default_casper
     >>> st = default_casper().street("preflop")
     >>> raw = RawTail(st, 100)
     >>> raw.extend(np.array([[2, 1, 2, 0, 0, 1, 0.25, 9], [2, 1, 2, 0, 1, 1, 0.25, 30]], np.float32))
-    >>> lay = raw.layout(); lay.n_rows, lay.ids.tolist(), [v.tolist() for v in lay.values]
-    (2, [100, 101], [[0.0, 1.0], [1.0]])
+    >>> raw.n, raw.key_cols.tolist(), [v.tolist() for v in raw.values], raw.codes.tolist()
+    (2, [4, 5], [[0.0, 1.0], [1.0]], [[0, 0], [1, 0]])
     """
 
     def __init__(self, similarity: StreetSimilarity, start: int) -> None:
         specs = similarity.feature_specs
-        weighted = [j for j, spec in enumerate(specs) if spec.weight != 0.0]
-        linear = [type(specs[j].measure_obj) is LinearSimilarity for j in weighted]
         self.similarity = similarity
         self.start = int(start)
         self.n = 0
-        self.key_cols = np.array([j for j, lin in zip(weighted, linear) if not lin], np.int64)
-        self.free_cols = np.array([j for j, lin in zip(weighted, linear) if lin], np.int64)
-        self.sort_free = int(np.argmax(similarity.weights[self.free_cols])) if self.free_cols.size else 0
-        self._free = np.empty((64, self.free_cols.shape[0]), np.float32)
-        self._gcodes = np.empty((64, self.key_cols.shape[0]), np.int32)
-        self._code_of: list[dict[float, int]] = [{} for _ in self.key_cols]
-        self._values: list[np.ndarray] = [np.zeros(0, np.float32) for _ in self.key_cols]
-        self._layout: Optional[GroupedLayout] = None
+        key_cols, kind, index, rng, weight, cols = [], [], [], [], [], []
+        total = 0.0
+        for j, spec in enumerate(specs):
+            if spec.weight == 0.0:
+                continue
+            total += spec.weight          # summed as similarity_into sums it
+            linear = type(spec.measure_obj) is LinearSimilarity
+            kind.append(1 if linear else 0)
+            index.append(j if linear else len(key_cols))
+            rng.append(spec.measure_obj.range if linear else 1.0)
+            weight.append(spec.weight)
+            cols.append(j)
+            if not linear:
+                key_cols.append(j)
+        self.key_cols = np.array(key_cols, np.int64)
+        self._kind = np.array(kind, np.int8)
+        self._index = np.array(index, np.int32)
+        self._range = np.array(rng, np.float64)
+        self._w = np.array(weight, np.float64)
+        self._cols = np.array(cols, np.int64)
+        self._total = total
+        self._gcodes = np.empty((64, len(key_cols)), np.int32)
+        self._code_of: list[dict[float, int]] = [{} for _ in key_cols]
+        values = tuple(np.zeros(0, np.float32) for _ in key_cols)
+        self.view = RawView(0, self._gcodes[:0], values, np.zeros(len(key_cols) + 1, np.int64), {})
+
+    @property
+    def values(self) -> tuple[np.ndarray, ...]:
+        """Per key column its distinct values (float32), in order of appearance."""
+        return self.view.values
+
+    @property
+    def codes(self) -> np.ndarray:
+        """Each case's value number per key column (int32 ``(n, key columns)``)."""
+        return self.view.codes
 
     def extend(self, rows: np.ndarray) -> None:
-        """Append the cases ``start + n ..`` (float32 ``(m, d)``, checked rows)."""
+        """Append the cases ``start + n ..`` (float32 ``(m, d)``, checked rows). A scan holding
+        the previous :attr:`view` is unaffected: arrays it reads are replaced, not changed."""
         m = int(rows.shape[0])
+        old = self.view
         n0, n1 = self.n, self.n + m
-        if n1 > self._free.shape[0]:
-            cap = max(n1, 2 * self._free.shape[0])
-            for name in ("_free", "_gcodes"):
-                old = getattr(self, name)
-                grown = np.empty((cap, old.shape[1]), old.dtype)
-                grown[:n0] = old[:n0]
-                setattr(self, name, grown)
-        self._free[n0:n1] = rows[:, self.free_cols]
+        if n1 > self._gcodes.shape[0]:
+            grown = np.empty((max(n1, 2 * self._gcodes.shape[0]), self._gcodes.shape[1]), np.int32)
+            grown[:n0] = self._gcodes[:n0]
+            self._gcodes = grown
+        values = list(old.values)
         for i, j in enumerate(self.key_cols.tolist()):
             code_of = self._code_of[i]
             new = []
@@ -407,24 +434,57 @@ class RawTail:
                     new.append(v)
                 self._gcodes[n0 + r, i] = c
             if new:
-                self._values[i] = np.concatenate([self._values[i], np.array(new, np.float32)])
+                values[i] = np.concatenate([values[i], np.array(new, np.float32)])
+        if any(a is not b for a, b in zip(values, old.values)):
+            offsets = np.zeros(len(values) + 1, np.int64)
+            np.cumsum([v.shape[0] for v in values], out=offsets[1:])
+            self.view = RawView(n1, self._gcodes[:n1], tuple(values), offsets, {})
+        else:
+            self.view = RawView(n1, self._gcodes[:n1], old.values, old.offsets, old.tables)
         self.n = n1
 
-    def layout(self) -> GroupedLayout:
-        """The :class:`GroupedLayout` of the ``n`` cases (made once per growth; the key terms
-        cached by the previous one are kept while no key column gained a value)."""
-        old = self._layout
-        if old is not None and old.n_rows == self.n:
-            return old
-        n = self.n
-        lay = GroupedLayout(self.similarity, self.key_cols, self.free_cols, self.sort_free, list(self._values),
-                            self._gcodes[:n].copy(), np.arange(n + 1, dtype=np.int64),
-                            np.ascontiguousarray(self._free[:n].T), np.arange(self.start, self.start + n, dtype=np.int64),
-                            program_of=old)
-        if old is not None and all(a.shape == b.shape for a, b in zip(old.values, lay.values)):
-            lay._tables = old._tables
-        self._layout = lay
-        return lay
+    def key_tables(self, view: "RawView", q: np.ndarray) -> np.ndarray:
+        """Per key column the weighted local similarity of ``q`` to each of ``view``'s distinct
+        values (as :meth:`GroupedLayout.key_tables`; cached by the query's key values)."""
+        key = tuple(q[self.key_cols].tolist())
+        hit = view.tables.get(key)
+        if hit is not None:
+            return hit
+        specs = self.similarity.feature_specs
+        out = np.empty(int(view.offsets[-1]), dtype=np.float64)
+        for i, (j, vals) in enumerate(zip(self.key_cols.tolist(), view.values)):
+            spec = specs[j]
+            buf = out[view.offsets[i]: view.offsets[i + 1]]
+            np.multiply(local_into(spec.measure_obj, key[i], vals, buf), spec.weight, out=buf)
+        if len(view.tables) >= 4096:
+            view.tables.clear()
+        view.tables[key] = out
+        return out
+
+    def scan(self, scan_rows: Any, view: "RawView", rows: np.ndarray, q: np.ndarray, threshold: float,
+             codes: np.ndarray, outcomes: Optional[np.ndarray], top: int) -> tuple[int, tuple, np.ndarray, np.ndarray]:
+        """The native scan of ``rows`` (``view``'s cases, float32 ``(view.n, d)`` C-contiguous)
+        for query ``q``, labels by case id: as :meth:`GroupedLayout.scan`."""
+        top_ids = np.empty(top, dtype=np.int64)
+        top_sims = np.empty(top, dtype=np.float64)
+        n_top, hits, _, count, pos, known, osum, sim_sum = scan_rows(
+            rows, rows.shape[1], self.start, view.codes, self.key_tables(view, q), view.offsets, self._kind,
+            self._index, q.astype(np.float64)[self._cols], self._range, self._w, self._total, float(threshold),
+            codes, outcomes, top_ids, top_sims)
+        sums = (np.array(count), np.array(pos), np.array(known), np.array(osum), float(sim_sum))
+        return int(hits), sums, top_ids[:n_top], top_sims[:n_top]
+
+
+@dataclass(frozen=True)
+class RawView:
+    """A :class:`RawTail` as of ``n`` cases: their key codes, the key columns' distinct values
+    and table offsets, and the key terms computed for them (by query key)."""
+
+    n: int
+    codes: np.ndarray
+    values: tuple[np.ndarray, ...]
+    offsets: np.ndarray
+    tables: dict
 
 
 class Labels:

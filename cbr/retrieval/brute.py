@@ -363,9 +363,9 @@ class BruteForceBackend:
         return layout
 
     def _raw_tail_now(self, start: int) -> Any:
-        """The layout of the cases ``start ..`` appended since the tail's layout (a
-        :class:`~cbr.retrieval.aggregate.RawTail`, grown by the cases appended since the last
-        query), or None when there are none."""
+        """The cases ``start ..`` appended since the tail's layout: a
+        :class:`~cbr.retrieval.aggregate.RawTail` grown by the cases appended since the last
+        query, its view and its rows; None when there are none."""
         from cbr.retrieval.aggregate import RawTail
 
         n = self.n_cases_
@@ -377,7 +377,8 @@ class BruteForceBackend:
                 raw = self._raw_tail = RawTail(self.similarity, start)
             if raw.start + raw.n < n:
                 raw.extend(self._buf[raw.start + raw.n: n])
-            return raw.layout()
+            view = raw.view
+            return raw, view, self._buf[start: start + view.n]
 
     def aggregate(self, q: Any, codes: Any, outcomes: Any = None, top: int = 20) -> Any:
         """What the cases :meth:`retrieve` returns for ``q`` add up to, computed without listing
@@ -393,7 +394,7 @@ class BruteForceBackend:
 
     def aggregate_batch(self, Q: Any, codes: Any, outcomes: Any = None, top: int = 20) -> list[Any]:
         """:meth:`aggregate` for each row of ``Q``."""
-        from cbr.retrieval.aggregate import Aggregate, Labels, aggregate_of, check_labels, native_scan
+        from cbr.retrieval.aggregate import Aggregate, Labels, aggregate_of, check_labels, native_scan, native_scan_rows
 
         self._check_fitted()
         Q = self._queries(Q)
@@ -409,8 +410,8 @@ class BruteForceBackend:
             codes, outcomes = bound.codes, bound.outcomes
         else:
             codes, outcomes = check_labels(codes, outcomes, self.n_cases_)
-        scan = native_scan()
-        if scan is None:
+        scan, scan_rows = native_scan(), native_scan_rows()
+        if scan is None or scan_rows is None:
             return [aggregate_of(r.ids, r.similarities, codes, outcomes, top, r.fallback)
                     for r in self.retrieve_batch(Q)]
         layout = self._layout_now()
@@ -434,7 +435,8 @@ class BruteForceBackend:
                     counts, pos, known, osum, sim_sum = counts + c2, pos + p2, known + k2, osum + o2, sim_sum + s2
                     tids, tsims = _merge_top(tids, tsims, ids2, sims2, top)
             if raw is not None:   # the few appended since the tail's layout
-                h3, (c3, p3, k3, o3, s3), ids3, sims3 = raw.scan(scan, q, t, codes, outcomes, top)
+                h3, (c3, p3, k3, o3, s3), ids3, sims3 = raw[0].scan(scan_rows, *raw[1:], q, t, codes, outcomes,
+                                                                        top)
                 if h3:
                     hits += h3
                     counts, pos, known, osum, sim_sum = counts + c3, pos + p3, known + k3, osum + o3, sim_sum + s3

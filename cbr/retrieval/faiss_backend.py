@@ -187,7 +187,7 @@ class FaissBackend(BruteForceBackend):
 
     def _add(self, rows: np.ndarray, ids: np.ndarray) -> None:
         # deferred: the rows are in the case buffer; the lists take them before their next use
-        if self.__dict__.get("_pending_from") is None:
+        if ids.shape[0] and self.__dict__.get("_pending_from") is None:
             self._pending_from = int(ids[0])
 
     @property

@@ -11,7 +11,7 @@ import pytest
 
 import cbr.retrieval.aggregate as agg_mod
 from cbr.retrieval import CaseIndex, QueryError, action_codes
-from cbr.retrieval.aggregate import GroupedLayout, Labels, native_scan
+from cbr.retrieval.aggregate import GroupedLayout, Labels, native_scan, native_scan_rows
 from cbr.retrieval.results import probability_triple
 from cbr.retrieval.triple import aggregate_vote, outcome_means, outcome_means_of_totals, vote_of
 from cbr.similarity import default_casper, default_sartre, global_similarity
@@ -437,3 +437,67 @@ def test_cases_appended_one_by_one_are_scanned_exactly(backend, config):
     assert backend_._layout.n_rows == 800 and tail is not None and tail.n_rows > 0
     assert raw is not None and raw.start == 800 + tail.n_rows and raw.start + raw.n == X.shape[0]
     assert fallbacks > 0
+
+
+def _scan_rows_args():
+    """Valid scan_rows arguments: 300 CASPER flop cases from id 50 (a RawTail of them)."""
+    from cbr.retrieval.aggregate import RawTail
+
+    st_ = default_casper().street("flop")
+    X = _flop(300, 51)
+    raw = RawTail(st_, 50)
+    raw.extend(X)
+    view = raw.view
+    codes, outcomes = labels(350, 52)
+    q = X[7]
+    return [X, X.shape[1], 50, view.codes, raw.key_tables(view, q), view.offsets, raw._kind, raw._index,
+            q.astype(np.float64)[raw._cols], raw._range, raw._w, raw._total, 0.97, codes, outcomes,
+            np.empty(5, np.int64), np.empty(5)]
+
+
+@pytest.mark.skipif(native_scan_rows() is None, reason="the native retrieval kernel is not built")
+def test_row_kernel_answers_brute_force_and_refuses_bad_input():
+    scan_rows = native_scan_rows()
+    ok = _scan_rows_args()
+    X, codes = ok[0], ok[13]
+    st_ = default_casper().street("flop")
+    n_top, hits, scanned, count, pos, known, osum, sim_sum = scan_rows(*ok)
+    s = global_similarity(st_, X[7], X)
+    ids = np.flatnonzero(s >= 0.97)
+    ids = ids[np.lexsort((ids, -s[ids]))]
+    assert hits == ids.size >= 1 and scanned == 300
+    assert ok[15][:n_top].tolist() == (ids[:5] + 50).tolist() and ok[16][:n_top].tolist() == s[ids[:5]].tolist()
+    assert list(count) == np.bincount(codes[ids + 50], minlength=3).tolist()
+
+    def bad(i, value, exc=(ValueError, TypeError)):
+        args = list(_scan_rows_args())
+        args[i] = value
+        with pytest.raises(exc):
+            scan_rows(*args)
+
+    bad(0, X.astype(np.float64))                           # rows not float32
+    bad(0, X[:, :-1].copy())                               # not (rows, d)
+    bad(0, np.ones((300, 24), np.float32)[:, ::2])         # not contiguous
+    bad(1, 0)                                              # d < 1
+    bad(2, 60)                                             # case ids beyond the codes
+    bad(2, -1)
+    bad(3, np.full_like(ok[3], 10**6))                     # key codes beyond the tables
+    bad(3, ok[3][:-1].copy())                              # not one row of codes per case
+    bad(4, ok[4][:-1].copy())                              # tables shorter than the offsets say
+    bad(5, ok[5][::-1].copy())                             # offsets not from 0 to n
+    bad(6, np.full_like(ok[6], 5))                         # program kind not 0/1
+    bad(7, np.full_like(ok[7], 99))                        # program index out of range
+    bad(7, ok[7][:-1].copy())
+    bad(8, np.full_like(ok[8], np.nan))
+    bad(9, np.zeros_like(ok[9]))                           # range 0
+    bad(11, 0.0)                                           # weight sum 0
+    bad(12, float("nan"))
+    bad(13, np.zeros(350, np.int64))                       # codes not int8
+    bad(13, np.full(350, 3, np.int8))                      # a code outside 0..2
+    bad(14, np.zeros(10))                                  # fewer outcomes than codes
+    bad(15, np.empty(0, np.int64))                         # no room for the top
+    ro = np.empty(5)
+    ro.flags.writeable = False
+    bad(16, ro)                                            # the top must be writable
+    with pytest.raises(TypeError):
+        scan_rows(*ok[:-1])
