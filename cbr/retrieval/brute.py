@@ -56,16 +56,15 @@ def _sorted(ids: np.ndarray, sims: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return ids[order].astype(np.int64, copy=False), s
 
 
-def _merge_top(ids_a: np.ndarray, sims_a: np.ndarray, ids_b: np.ndarray, sims_b: np.ndarray,
-               k: int) -> tuple[np.ndarray, np.ndarray]:
-    """The ``k`` best of two disjoint top lists by (similarity desc, id asc).
+def _merge_top(ids: list[np.ndarray], sims: list[np.ndarray], k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` best of disjoint top lists (``ids[i]``, ``sims[i]``) by (similarity desc, id asc).
 
-    >>> i, s = _merge_top(np.array([4, 9]), np.array([0.9, 0.5]), np.array([2]), np.array([0.5]), 2)
+    >>> i, s = _merge_top([np.array([4, 9]), np.array([2])], [np.array([0.9, 0.5]), np.array([0.5])], 2)
     >>> i.tolist(), s.tolist()
     ([4, 2], [0.9, 0.5])
     """
-    ids = np.concatenate([ids_a, ids_b])
-    sims = np.concatenate([sims_a, sims_b])
+    ids = np.concatenate(ids)
+    sims = np.concatenate(sims)
     order = np.lexsort((ids, -sims))[:k]
     return ids[order], sims[order]
 
@@ -427,20 +426,25 @@ class BruteForceBackend:
         for q in Q:
             hits, sums, tids, tsims = layout.scan(scan, q, t, scan_codes, scan_outcomes, top, bound is not None)
             counts, pos, known, osum, sim_sum = sums
+            more_ids, more_sims = [tids], [tsims]
             if tail_layout is not None:
                 h2, (c2, p2, k2, o2, s2), ids2, sims2 = tail_layout.scan(scan, q, t, tail_codes, tail_outcomes, top,
                                                                          bound is not None)
                 if h2:
                     hits += h2
                     counts, pos, known, osum, sim_sum = counts + c2, pos + p2, known + k2, osum + o2, sim_sum + s2
-                    tids, tsims = _merge_top(tids, tsims, ids2, sims2, top)
+                    more_ids.append(ids2)
+                    more_sims.append(sims2)
             if raw is not None:   # the few appended since the tail's layout
                 h3, (c3, p3, k3, o3, s3), ids3, sims3 = raw[0].scan(scan_rows, *raw[1:], q, t, codes, outcomes,
                                                                         top)
                 if h3:
                     hits += h3
                     counts, pos, known, osum, sim_sum = counts + c3, pos + p3, known + k3, osum + o3, sim_sum + s3
-                    tids, tsims = _merge_top(tids, tsims, ids3, sims3, top)
+                    more_ids.append(ids3)
+                    more_sims.append(sims3)
+            if len(more_ids) > 1:
+                tids, tsims = _merge_top(more_ids, more_sims, top)
             if hits == 0:
                 ids, s = self._knn(q[None, :], int(self.fallback_k))[0]
                 out.append(aggregate_of(ids, s, codes, outcomes, top, True))
