@@ -153,6 +153,8 @@ class BruteForceBackend:
         self._buf = rows.copy()
         self.n_cases_ = rows.shape[0]
         self.n_features_in_ = rows.shape[1]
+        for name in ("_layout", "_tail_layout", "_raw_tail"):   # made for the cases fit replaces
+            self.__dict__.pop(name, None)
         self._build(rows)
         return self
 

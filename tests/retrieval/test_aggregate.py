@@ -501,3 +501,22 @@ def test_row_kernel_answers_brute_force_and_refuses_bad_input():
     bad(16, ro)                                            # the top must be writable
     with pytest.raises(TypeError):
         scan_rows(*ok[:-1])
+
+
+@pytest.mark.parametrize("backend", ["faiss", "brute"])
+def test_a_new_fit_forgets_the_layouts_of_the_cases_it_replaces(backend):
+    """A backend fit again with as many cases (and as many appended since): the aggregates are
+    those of the new cases, not of layouts made for the old ones."""
+    cfg = default_casper()
+    st_ = cfg.street("flop")
+    old, new = _flop(1200, 61), _flop(1200, 62)
+    codes, outcomes = labels(1200, 63)
+    b = CaseIndex.for_street(cfg, "flop", backend=backend).fit(old[:1000]).backend_
+    b.add(old[1000:])
+    for q in new[:3]:
+        b.aggregate(q, codes, outcomes)                 # layouts of the old cases, raw tail included
+    b.fit(new[:1000])
+    b.add(new[1000:])
+    for q in np.vstack([new[:3], new[1100:1103]]):
+        assert_same(b.aggregate(q, codes, outcomes, 10),
+                    reference(st_, new, q, cfg.threshold, cfg.fallback_k, codes, outcomes, 10))
