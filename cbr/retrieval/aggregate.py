@@ -22,8 +22,10 @@ scores the window's rows with exactly the float64 operations of
 Rounding is monotone, so both bounds bound the computed similarities bit for bit: no case at
 or above the threshold is ever skipped.
 
-Cases appended after the layout was built (``add``) are a tail scored by numpy; the layout is
-rebuilt once the tail outgrows a quarter of it. ``save`` writes the layout beside the index
+Cases appended after the layout was built (``add``) are a tail: most of it gets a layout of its
+own (:func:`tail_rows_left_raw`), and the few appended since that are a :class:`RawTail`, grown
+by appends, every case scored by the kernel ``scan_rows`` (the same operations, without the
+grouping); the layout is rebuilt once the tail outgrows a quarter of it. ``save`` writes the layout beside the index
 and ``load`` (also memory-mapped) reads it back.
 
 >>> from cbr.similarity import default_casper
@@ -50,30 +52,42 @@ from cbr.retrieval.results import QueryError, triple_of_totals
 from cbr.similarity import StreetSimilarity, local_into
 from cbr.similarity.measures import LinearSimilarity
 
-__all__ = ["Aggregate", "GroupedLayout", "Labels", "native_scan", "MAX_KEY_VALUES", "LAYOUT_FILES", "REBUILD_TAIL"]
+__all__ = ["Aggregate", "GroupedLayout", "Labels", "RawTail", "native_scan", "native_scan_rows", "MAX_KEY_VALUES", "LAYOUT_FILES", "REBUILD_TAIL"]
 
 #: A linear column with at most this many distinct values is a key column.
 MAX_KEY_VALUES = 256
 #: The layout is rebuilt once the cases appended since exceed this many and a quarter of it.
 REBUILD_TAIL = 50_000
 #: The cases appended since the layout are themselves laid out (a second, smaller layout,
-#: :func:`tail_rows_left_raw`) once more than this many are scored by numpy.
+#: :func:`tail_rows_left_raw`) once more than this many are left in the :class:`RawTail`.
 RAW_TAIL = 512
 #: ``tail_rows_left_raw``'s factor (the cost ratio of a rebuild to a query, per case).
 TAIL_BALANCE = 64
 
 
 def tail_rows_left_raw(tail: int) -> int:
-    """How many of ``tail`` appended cases may stay unlaid (scored by numpy on every query)
-    before the tail's own layout is rebuilt: ``max(RAW_TAIL, sqrt(64 * tail))``. Rebuilding the
-    tail's layout costs about 1.4 µs a case and numpy about 0.1 µs a case per query, so the
-    square root balances the two in live play (about one query per case appended).
+    """How many of ``tail`` appended cases may stay unlaid (in the :class:`RawTail`, every case
+    scored on every query) before the tail's own layout is rebuilt: ``max(RAW_TAIL, sqrt(64 *
+    tail))``. The square root balances the rebuild's cost per case against the per-query cost of
+    the unlaid cases in live play (about one query per case appended).
 
     >>> tail_rows_left_raw(1000), tail_rows_left_raw(50_000)
     (512, 1788)
     """
     return max(RAW_TAIL, int(math.isqrt(TAIL_BALANCE * max(0, int(tail)))))
 LAYOUT_FILES = ("aggregate.npz", "agg_free.npy", "agg_ids.npy", "agg_gcodes.npy", "agg_gstart.npy")
+
+
+def native_scan_rows() -> Any:
+    """``evaluator_ext._retrieval.scan_rows`` (for a :class:`RawTail`), or None when the
+    extension is not built (raises with ``CBR_REQUIRE_NATIVE=1``, as :func:`native_scan`)."""
+    try:
+        from evaluator_ext._retrieval import scan_rows
+    except ImportError as exc:
+        if os.environ.get("CBR_REQUIRE_NATIVE") == "1":
+            raise CBRError(f"CBR_REQUIRE_NATIVE=1 but evaluator_ext._retrieval.scan_rows is not built: {exc}") from None
+        return None
+    return scan_rows
 
 
 def native_scan() -> Any:
@@ -340,6 +354,137 @@ class GroupedLayout:
             raise CaseBaseError(f"index {root}: the aggregate layout files do not fit together or the index")
         return cls(similarity, key_cols, free_cols, sort_free, [v.astype(np.float32) for v in values],
                    gcodes, gstart, free, ids)
+
+
+class RawTail:
+    """The cases ``start ..`` appended since the layouts, scored one by one by the native
+    ``scan_rows`` straight from the case rows: the weighted columns whose measure is not linear
+    are key columns (each case's value number, its distinct values in order of appearance, so
+    a case appended never recodes the others; their terms computed by numpy per distinct value,
+    as :meth:`GroupedLayout.key_tables`), the linear ones computed in C. Grows by
+    :meth:`extend` (the new cases only).
+
+    >>> from cbr.similarity import default_casper
+    >>> st = default_casper().street("preflop")
+    >>> raw = RawTail(st, 100)
+    >>> raw.extend(np.array([[2, 1, 2, 0, 0, 1, 0.25, 9], [2, 1, 2, 0, 1, 1, 0.25, 30]], np.float32))
+    >>> raw.n, raw.key_cols.tolist(), [v.tolist() for v in raw.values], raw.codes.tolist()
+    (2, [4, 5], [[0.0, 1.0], [1.0]], [[0, 0], [1, 0]])
+    """
+
+    def __init__(self, similarity: StreetSimilarity, start: int) -> None:
+        specs = similarity.feature_specs
+        self.similarity = similarity
+        self.start = int(start)
+        self.n = 0
+        key_cols, kind, index, rng, weight, cols = [], [], [], [], [], []
+        total = 0.0
+        for j, spec in enumerate(specs):
+            if spec.weight == 0.0:
+                continue
+            total += spec.weight          # summed as similarity_into sums it
+            linear = type(spec.measure_obj) is LinearSimilarity
+            kind.append(1 if linear else 0)
+            index.append(j if linear else len(key_cols))
+            rng.append(spec.measure_obj.range if linear else 1.0)
+            weight.append(spec.weight)
+            cols.append(j)
+            if not linear:
+                key_cols.append(j)
+        self.key_cols = np.array(key_cols, np.int64)
+        self._kind = np.array(kind, np.int8)
+        self._index = np.array(index, np.int32)
+        self._range = np.array(rng, np.float64)
+        self._w = np.array(weight, np.float64)
+        self._cols = np.array(cols, np.int64)
+        self._total = total
+        self._gcodes = np.empty((64, len(key_cols)), np.int32)
+        self._code_of: list[dict[float, int]] = [{} for _ in key_cols]
+        values = tuple(np.zeros(0, np.float32) for _ in key_cols)
+        self.view = RawView(0, self._gcodes[:0], values, np.zeros(len(key_cols) + 1, np.int64), {})
+
+    @property
+    def values(self) -> tuple[np.ndarray, ...]:
+        """Per key column its distinct values (float32), in order of appearance."""
+        return self.view.values
+
+    @property
+    def codes(self) -> np.ndarray:
+        """Each case's value number per key column (int32 ``(n, key columns)``)."""
+        return self.view.codes
+
+    def extend(self, rows: np.ndarray) -> None:
+        """Append the cases ``start + n ..`` (float32 ``(m, d)``, checked rows). A scan holding
+        the previous :attr:`view` is unaffected: arrays it reads are replaced, not changed."""
+        m = int(rows.shape[0])
+        old = self.view
+        n0, n1 = self.n, self.n + m
+        if n1 > self._gcodes.shape[0]:
+            grown = np.empty((max(n1, 2 * self._gcodes.shape[0]), self._gcodes.shape[1]), np.int32)
+            grown[:n0] = self._gcodes[:n0]
+            self._gcodes = grown
+        values = list(old.values)
+        for i, j in enumerate(self.key_cols.tolist()):
+            code_of = self._code_of[i]
+            new = []
+            for r, v in enumerate(rows[:, j].tolist()):   # float32 values as exact Python floats
+                c = code_of.get(v)
+                if c is None:
+                    c = code_of[v] = len(code_of)
+                    new.append(v)
+                self._gcodes[n0 + r, i] = c
+            if new:
+                values[i] = np.concatenate([values[i], np.array(new, np.float32)])
+        if any(a is not b for a, b in zip(values, old.values)):
+            offsets = np.zeros(len(values) + 1, np.int64)
+            np.cumsum([v.shape[0] for v in values], out=offsets[1:])
+            self.view = RawView(n1, self._gcodes[:n1], tuple(values), offsets, {})
+        else:
+            self.view = RawView(n1, self._gcodes[:n1], old.values, old.offsets, old.tables)
+        self.n = n1
+
+    def key_tables(self, view: "RawView", q: np.ndarray) -> np.ndarray:
+        """Per key column the weighted local similarity of ``q`` to each of ``view``'s distinct
+        values (as :meth:`GroupedLayout.key_tables`; cached by the query's key values)."""
+        key = tuple(q[self.key_cols].tolist())
+        hit = view.tables.get(key)
+        if hit is not None:
+            return hit
+        specs = self.similarity.feature_specs
+        out = np.empty(int(view.offsets[-1]), dtype=np.float64)
+        for i, (j, vals) in enumerate(zip(self.key_cols.tolist(), view.values)):
+            spec = specs[j]
+            buf = out[view.offsets[i]: view.offsets[i + 1]]
+            np.multiply(local_into(spec.measure_obj, key[i], vals, buf), spec.weight, out=buf)
+        if len(view.tables) >= 4096:
+            view.tables.clear()
+        view.tables[key] = out
+        return out
+
+    def scan(self, scan_rows: Any, view: "RawView", rows: np.ndarray, q: np.ndarray, threshold: float,
+             codes: np.ndarray, outcomes: Optional[np.ndarray], top: int) -> tuple[int, tuple, np.ndarray, np.ndarray]:
+        """The native scan of ``rows`` (``view``'s cases, float32 ``(view.n, d)`` C-contiguous)
+        for query ``q``, labels by case id: as :meth:`GroupedLayout.scan`."""
+        top_ids = np.empty(top, dtype=np.int64)
+        top_sims = np.empty(top, dtype=np.float64)
+        n_top, hits, _, count, pos, known, osum, sim_sum = scan_rows(
+            rows, rows.shape[1], self.start, view.codes, self.key_tables(view, q), view.offsets, self._kind,
+            self._index, q.astype(np.float64)[self._cols], self._range, self._w, self._total, float(threshold),
+            codes, outcomes, top_ids, top_sims)
+        sums = (np.array(count), np.array(pos), np.array(known), np.array(osum), float(sim_sum))
+        return int(hits), sums, top_ids[:n_top], top_sims[:n_top]
+
+
+@dataclass(frozen=True)
+class RawView:
+    """A :class:`RawTail` as of ``n`` cases: their key codes, the key columns' distinct values
+    and table offsets, and the key terms computed for them (by query key)."""
+
+    n: int
+    codes: np.ndarray
+    values: tuple[np.ndarray, ...]
+    offsets: np.ndarray
+    tables: dict
 
 
 class Labels:

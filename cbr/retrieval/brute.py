@@ -56,6 +56,19 @@ def _sorted(ids: np.ndarray, sims: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return ids[order].astype(np.int64, copy=False), s
 
 
+def _merge_top(ids: list[np.ndarray], sims: list[np.ndarray], k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` best of disjoint top lists (``ids[i]``, ``sims[i]``) by (similarity desc, id asc).
+
+    >>> i, s = _merge_top([np.array([4, 9]), np.array([2])], [np.array([0.9, 0.5]), np.array([0.5])], 2)
+    >>> i.tolist(), s.tolist()
+    ([4, 2], [0.9, 0.5])
+    """
+    ids = np.concatenate(ids)
+    sims = np.concatenate(sims)
+    order = np.lexsort((ids, -sims))[:k]
+    return ids[order], sims[order]
+
+
 def _top_k(ids: np.ndarray, sims: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """The k best by (similarity desc, id asc); ids in any order."""
     if ids.shape[0] > k:
@@ -140,6 +153,8 @@ class BruteForceBackend:
         self._buf = rows.copy()
         self.n_cases_ = rows.shape[0]
         self.n_features_in_ = rows.shape[1]
+        for name in ("_layout", "_tail_layout", "_raw_tail"):   # made for the cases fit replaces
+            self.__dict__.pop(name, None)
         self._build(rows)
         return self
 
@@ -348,6 +363,24 @@ class BruteForceBackend:
                     self._tail_layout = (start, layout)
         return layout
 
+    def _raw_tail_now(self, start: int) -> Any:
+        """The cases ``start ..`` appended since the tail's layout: a
+        :class:`~cbr.retrieval.aggregate.RawTail` grown by the cases appended since the last
+        query, its view and its rows; None when there are none."""
+        from cbr.retrieval.aggregate import RawTail
+
+        n = self.n_cases_
+        if start >= n:
+            return None
+        with self.__dict__.setdefault("_layout_lock", threading.Lock()):
+            raw = self.__dict__.get("_raw_tail")
+            if raw is None or raw.start != start or raw.start + raw.n > n:
+                raw = self._raw_tail = RawTail(self.similarity, start)
+            if raw.start + raw.n < n:
+                raw.extend(self._buf[raw.start + raw.n: n])
+            view = raw.view
+            return raw, view, self._buf[start: start + view.n]
+
     def aggregate(self, q: Any, codes: Any, outcomes: Any = None, top: int = 20) -> Any:
         """What the cases :meth:`retrieve` returns for ``q`` add up to, computed without listing
         them: an :class:`~cbr.retrieval.aggregate.Aggregate` (hit count, per-action counts,
@@ -362,7 +395,7 @@ class BruteForceBackend:
 
     def aggregate_batch(self, Q: Any, codes: Any, outcomes: Any = None, top: int = 20) -> list[Any]:
         """:meth:`aggregate` for each row of ``Q``."""
-        from cbr.retrieval.aggregate import Aggregate, Labels, aggregate_of, check_labels, native_scan
+        from cbr.retrieval.aggregate import Aggregate, Labels, aggregate_of, check_labels, native_scan, native_scan_rows
 
         self._check_fitted()
         Q = self._queries(Q)
@@ -378,8 +411,8 @@ class BruteForceBackend:
             codes, outcomes = bound.codes, bound.outcomes
         else:
             codes, outcomes = check_labels(codes, outcomes, self.n_cases_)
-        scan = native_scan()
-        if scan is None:
+        scan, scan_rows = native_scan(), native_scan_rows()
+        if scan is None or scan_rows is None:
             return [aggregate_of(r.ids, r.similarities, codes, outcomes, top, r.fallback)
                     for r in self.retrieve_batch(Q)]
         layout = self._layout_now()
@@ -387,6 +420,7 @@ class BruteForceBackend:
         n0 = layout.n_rows
         tail_layout = self._tail_layout_now(n0)  # most of what was appended since, laid out too
         n1 = n0 + (tail_layout.n_rows if tail_layout is not None else 0)
+        raw = self._raw_tail_now(n1)
         scan_codes, scan_outcomes = (codes, outcomes) if bound is None else bound.for_layout(layout)
         if tail_layout is not None:
             tail_codes, tail_outcomes = (codes, outcomes) if bound is None else bound.for_layout(tail_layout)
@@ -394,24 +428,25 @@ class BruteForceBackend:
         for q in Q:
             hits, sums, tids, tsims = layout.scan(scan, q, t, scan_codes, scan_outcomes, top, bound is not None)
             counts, pos, known, osum, sim_sum = sums
+            more_ids, more_sims = [tids], [tsims]
             if tail_layout is not None:
                 h2, (c2, p2, k2, o2, s2), ids2, sims2 = tail_layout.scan(scan, q, t, tail_codes, tail_outcomes, top,
                                                                          bound is not None)
                 if h2:
                     hits += h2
                     counts, pos, known, osum, sim_sum = counts + c2, pos + p2, known + k2, osum + o2, sim_sum + s2
-                    tids, tsims = _top_k(np.concatenate([tids, ids2]), np.concatenate([tsims, sims2]), top)
-            if n1 < self.n_cases_:   # the few appended since the tail's layout: numpy
-                ids, s = self._score(q, np.arange(n1, self.n_cases_, dtype=np.int64))
-                keep = s >= t
-                if keep.any():
-                    tail = aggregate_of(*_sorted(ids[keep], s[keep]), codes, outcomes, top, False)
-                    hits += tail.n
-                    counts, pos = counts + tail.counts, pos + tail.pos_sims
-                    known, osum = known + tail.known, osum + tail.outcome_sums
-                    sim_sum += tail.sim_sum
-                    tids, tsims = _top_k(np.concatenate([tids, tail.top_ids]),
-                                         np.concatenate([tsims, tail.top_sims]), top)
+                    more_ids.append(ids2)
+                    more_sims.append(sims2)
+            if raw is not None:   # the few appended since the tail's layout
+                h3, (c3, p3, k3, o3, s3), ids3, sims3 = raw[0].scan(scan_rows, *raw[1:], q, t, codes, outcomes,
+                                                                        top)
+                if h3:
+                    hits += h3
+                    counts, pos, known, osum, sim_sum = counts + c3, pos + p3, known + k3, osum + o3, sim_sum + s3
+                    more_ids.append(ids3)
+                    more_sims.append(sims3)
+            if len(more_ids) > 1:
+                tids, tsims = _merge_top(more_ids, more_sims, top)
             if hits == 0:
                 ids, s = self._knn(q[None, :], int(self.fallback_k))[0]
                 out.append(aggregate_of(ids, s, codes, outcomes, top, True))

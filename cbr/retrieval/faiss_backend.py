@@ -29,6 +29,10 @@ How it stays exact while using faiss:
 Both steps compute the final similarities with the very same function as the brute force,
 row by row, so the values are bit-identical; results are sorted by similarity descending,
 then id ascending.
+
+Cases appended (``add``) enter the lists lazily: they are in the case rows at once (the
+aggregate path, which does not use faiss, sees them), and in the faiss lists and their bounds
+before the lists are next searched or saved (:meth:`FaissBackend.pending`), in one batch.
 """
 from __future__ import annotations
 
@@ -134,6 +138,7 @@ class FaissBackend(BruteForceBackend):
         self._hi = np.full((nlist, d), -np.inf, dtype=np.float32)
         self._radius = np.full(nlist, -np.inf, dtype=np.float64)
         self._sizes = np.zeros(nlist, dtype=np.int64)
+        self._pending_from = None
         if z is not None:
             self._insert(z, np.arange(n, dtype=np.int64))
             return
@@ -183,7 +188,30 @@ class FaissBackend(BruteForceBackend):
             self._index.add_core(z.shape[0], _ptr(z), _ptr(np.ascontiguousarray(ids, dtype=np.int64)), _ptr(assign))
 
     def _add(self, rows: np.ndarray, ids: np.ndarray) -> None:
-        self._insert(self._scale(rows), ids)
+        # deferred: the rows are in the case buffer; the lists take them before their next use
+        if ids.shape[0] and self.__dict__.get("_pending_from") is None:
+            self._pending_from = int(ids[0])
+
+    @property
+    def pending(self) -> int:
+        """How many appended cases are not in the faiss lists yet (they enter them before the
+        lists are next searched or saved)."""
+        start = self.__dict__.get("_pending_from")
+        return 0 if start is None else self.n_cases_ - start
+
+    def _flush(self) -> None:
+        """Insert the appended cases not yet in the faiss lists (in batches of BUILD_BATCH)."""
+        if self.__dict__.get("_pending_from") is None:
+            return
+        with self.__dict__.setdefault("_flush_lock", threading.Lock()):
+            start = self.__dict__.get("_pending_from")
+            if start is None:
+                return
+            end = self.n_cases_
+            for a in range(start, end, BUILD_BATCH):
+                b = min(end, a + BUILD_BATCH)
+                self._insert(self._scale(self._buf[a:b]), np.arange(a, b, dtype=np.int64))
+                self._pending_from = b if b < end else None
 
     def _list_bounds(self, z: np.ndarray) -> np.ndarray:
         """Per query and list a lower bound of the bound-space distance to every member."""
@@ -229,6 +257,7 @@ class FaissBackend(BruteForceBackend):
     def _candidates(self, Q: np.ndarray, radius: np.ndarray) -> list[np.ndarray | None]:
         """Per query the ids faiss finds within ``radius + margin`` in bound space, in list
         order (not sorted: only the hits are sorted, after exact scoring)."""
+        self._flush()
         z = self._scale(Q)
         margin = _margin(z.shape[1])
         bounds = self._list_bounds(z)
@@ -248,6 +277,7 @@ class FaissBackend(BruteForceBackend):
         return out
 
     def _seeds(self, Q: np.ndarray, k: int) -> list[np.ndarray | None]:
+        self._flush()
         z = self._scale(Q)
         bounds = self._list_bounds(z)
         want = min(max(16 * k, 256), self.n_cases_)  # more seeds: a tighter floor s_k, fewer candidates
@@ -278,6 +308,7 @@ class FaissBackend(BruteForceBackend):
     def _save_extra(self, root: Path) -> None:
         import faiss
 
+        self._flush()
         write_atomic(root / "index.faiss", lambda p: faiss.write_index(self._index, str(p)))
 
         def write_bounds(p: Path) -> None:

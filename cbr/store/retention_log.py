@@ -450,9 +450,13 @@ class RetentionLog:
             raise CaseBaseError(f"retention log {self.path}: {len(ids)} cases make a record of {len(payload)} bytes, "
                                 f"above the {MAX_RECORD} one commit may hold; append fewer cases at a time")
         record = _HEAD.pack(MAGIC, len(payload), zlib.crc32(payload)) + payload
-        created = not self.path.exists()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        created = False
+        try:  # the usual case, the log exists: one open, no stat or mkdir per commit
+            fd = os.open(self.path, os.O_RDWR)
+        except FileNotFoundError:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            created = True
         try:
             self._cut_torn_tail(fd)
             os.lseek(fd, self.end, os.SEEK_SET)

@@ -322,3 +322,73 @@ int rk_scan(const rk_layout *lay, const rk_program *p, const int8_t *codes, int6
     finish_top(top_ids, top_sims, *n_top);
     return RK_OK;
 }
+
+int rk_scan_rows(const float *rows, int64_t n_rows, int32_t d, int64_t first_id, const int32_t *gcodes, int32_t n_key,
+                 const double *tables, const int64_t *offsets, const int8_t *kind, const int32_t *index,
+                 const double *q, const double *range, const double *w, int32_t n, double total, double threshold,
+                 const int8_t *codes, int64_t n_codes, const double *outcomes, int64_t k, int64_t *top_ids,
+                 double *top_sims, int64_t *n_top, rk_totals *tot)
+{
+    *n_top = 0;
+    for (int a = 0; a < 3; a++)
+        tot->count[a] = tot->pos_sim[a] = tot->known[a] = tot->outcome[a] = 0.0;
+    tot->sim_sum = 0.0;
+    tot->hits = tot->scanned = 0;
+    if (n < 1 || k < 1 || n_rows < 0 || first_id < 0 || first_id + n_rows > n_codes)
+        return RK_ERR_ARGUMENT;
+    for (int32_t j = 0; j < n; j++) {
+        int32_t lim = kind[j] == 0 ? n_key : d;
+        if ((kind[j] != 0 && kind[j] != 1) || index[j] < 0 || index[j] >= lim)
+            return RK_ERR_ARGUMENT;
+    }
+    double count[3] = {0.0, 0.0, 0.0}, pos_sim[3] = {0.0, 0.0, 0.0}, known[3] = {0.0, 0.0, 0.0};
+    double outcome[3] = {0.0, 0.0, 0.0}, sim_sum = 0.0;
+    for (int64_t r = 0; r < n_rows; r++) {
+        const float *row = rows + r * (int64_t)d;
+        const int32_t *gc = gcodes + r * (int64_t)n_key;
+        double acc = 0.0;
+        for (int32_t j = 0; j < n; j++) {
+            int32_t i = index[j];
+            double term;
+            if (kind[j] == 0) {
+                int64_t at = offsets[i] + gc[i];
+                if (gc[i] < 0 || at >= offsets[i + 1])
+                    return RK_ERR_ARGUMENT;
+                term = tables[at];
+            } else {
+                term = linear_term((double)row[i], q[j], range[j], w[j]);
+            }
+            acc = j == 0 ? term : acc + term;
+        }
+        double sim = acc / total;
+        if (!(sim >= threshold))
+            continue;
+        int64_t id = first_id + r;
+        int c = codes[id];
+        if (c < 0 || c > 2)
+            return RK_ERR_CODE;
+        count[c] += 1.0;
+        pos_sim[c] += sim > 0.0 ? sim : 0.0;
+        sim_sum += sim;
+        if (outcomes) {
+            double o = outcomes[id];
+            if (o == o) {
+                known[c] += 1.0;
+                outcome[c] += o;
+            }
+        }
+        if (*n_top < k || sim >= top_sims[0])
+            offer(k, top_ids, top_sims, n_top, sim, id);
+    }
+    for (int a = 0; a < 3; a++) {
+        tot->count[a] = count[a];
+        tot->pos_sim[a] = pos_sim[a];
+        tot->known[a] = known[a];
+        tot->outcome[a] = outcome[a];
+        tot->hits += (int64_t)count[a];
+    }
+    tot->sim_sum = sim_sum;
+    tot->scanned = n_rows;
+    finish_top(top_ids, top_sims, *n_top);
+    return RK_OK;
+}

@@ -64,4 +64,17 @@ int rk_scan(const rk_layout *lay, const rk_program *p, const int8_t *codes, int6
             const double *outcomes, int by_row, int64_t k, int64_t *top_ids, double *top_sims, int64_t *n_top,
             rk_totals *totals);
 
+/* The few cases appended since the layouts, scored one by one (no grouping, no pruning): rows
+ * (n_rows, d) row-major float32 with case ids first_id.., each similarity the same float64
+ * operations as above, in program order: entry j of the n entries is key column index[j]
+ * (its term tables[offsets[i] + gcodes[r * n_key + i]], weight applied) when kind[j] == 0,
+ * else the linear term of rows column index[j] with query value q[j], range[j], weight w[j].
+ * Labels codes[id] / outcomes[id] by case id (< n_codes). Totals and the top list as rk_scan.
+ * Returns RK_OK or an RK_ERR_* code. */
+int rk_scan_rows(const float *rows, int64_t n_rows, int32_t d, int64_t first_id, const int32_t *gcodes, int32_t n_key,
+                 const double *tables, const int64_t *offsets, const int8_t *kind, const int32_t *index,
+                 const double *q, const double *range, const double *w, int32_t n, double total, double threshold,
+                 const int8_t *codes, int64_t n_codes, const double *outcomes, int64_t k, int64_t *top_ids,
+                 double *top_sims, int64_t *n_top, rk_totals *tot);
+
 #endif

@@ -178,6 +178,103 @@ error:
     return NULL;
 }
 
+static PyObject *py_scan_rows(PyObject *Py_UNUSED(self), PyObject *args)
+{
+    PyObject *rows_o, *gcodes_o, *tables_o, *offsets_o, *kind_o, *index_o, *q_o, *range_o, *w_o, *codes_o, *outc_o,
+        *top_ids_o, *top_sims_o;
+    int d;
+    long long first_id;
+    double total, threshold;
+    if (!PyArg_ParseTuple(args, "OiLOOOOOOOOddOOOO:scan_rows", &rows_o, &d, &first_id, &gcodes_o, &tables_o,
+                          &offsets_o, &kind_o, &index_o, &q_o, &range_o, &w_o, &total, &threshold, &codes_o,
+                          &outc_o, &top_ids_o, &top_sims_o))
+        return NULL;
+    views v = {.n_bufs = 0};
+    Py_ssize_t n_vals, n_gcodes, n_tables, n_offsets, n_kind, n_index, n_q, n_range, n_w, n_codes, n_out = 0, n_tid,
+        n_tsim;
+    const double *outcomes = NULL;
+    const float *rows = get_array(&v, rows_o, 'f', 4, 0, "rows (float32)", &n_vals);
+    if (!rows) goto error;
+    const int32_t *gcodes = get_array(&v, gcodes_o, 'i', 4, 0, "key codes (int32)", &n_gcodes);
+    if (!gcodes) goto error;
+    const double *tables = get_array(&v, tables_o, 'd', 8, 0, "key tables (float64)", &n_tables);
+    if (!tables) goto error;
+    const int64_t *offsets = get_array(&v, offsets_o, 'q', 8, 0, "key table offsets (int64)", &n_offsets);
+    if (!offsets) goto error;
+    const int8_t *kind = get_array(&v, kind_o, 'b', 1, 0, "program kinds (int8)", &n_kind);
+    if (!kind) goto error;
+    const int32_t *index = get_array(&v, index_o, 'i', 4, 0, "program indexes (int32)", &n_index);
+    if (!index) goto error;
+    const double *q = get_array(&v, q_o, 'd', 8, 0, "query values (float64)", &n_q);
+    if (!q) goto error;
+    const double *range = get_array(&v, range_o, 'd', 8, 0, "ranges (float64)", &n_range);
+    if (!range) goto error;
+    const double *w = get_array(&v, w_o, 'd', 8, 0, "weights (float64)", &n_w);
+    if (!w) goto error;
+    const int8_t *codes = get_array(&v, codes_o, 'b', 1, 0, "action codes (int8)", &n_codes);
+    if (!codes) goto error;
+    if (outc_o != Py_None) {
+        outcomes = get_array(&v, outc_o, 'd', 8, 0, "outcomes (float64)", &n_out);
+        if (!outcomes) goto error;
+    }
+    int64_t *top_ids = get_array(&v, top_ids_o, 'q', 8, 1, "top ids (int64)", &n_tid);
+    if (!top_ids) goto error;
+    double *top_sims = get_array(&v, top_sims_o, 'd', 8, 1, "top similarities (float64)", &n_tsim);
+    if (!top_sims) goto error;
+
+    if (d < 1 || n_vals % d != 0)
+        return fail(&v, "rows must hold (rows, d) values with d >= 1");
+    int64_t n_rows = (int64_t)(n_vals / d);
+    if (n_offsets < 1 || n_offsets > 257)
+        return fail(&v, "too many key columns");
+    int32_t n_key = (int32_t)(n_offsets - 1);
+    if (offsets[0] != 0 || offsets[n_key] != (int64_t)n_tables)
+        return fail(&v, "key table offsets must run from 0 to the tables' length");
+    for (int32_t i = 0; i < n_key; i++)
+        if (offsets[i + 1] < offsets[i])
+            return fail(&v, "key table offsets must not decrease");
+    if ((int64_t)n_gcodes != n_rows * (int64_t)n_key)
+        return fail(&v, "key codes must hold (rows, key columns) values");
+    if (n_kind != n_index || n_kind != n_q || n_kind != n_range || n_kind != n_w || n_kind < 1 || n_kind > 256)
+        return fail(&v, "program kinds, indexes, query values, ranges and weights must have the same length 1..256");
+    for (Py_ssize_t j = 0; j < n_kind; j++)
+        if (kind[j] == 1 && (!(range[j] > 0.0) || !isfinite(range[j]) || !isfinite(q[j]) || !isfinite(w[j]) ||
+                             w[j] < 0.0))
+            return fail(&v, "ranges must be positive, query values and weights finite");
+    if (!(total > 0.0) || !isfinite(total) || !isfinite(threshold))
+        return fail(&v, "the weight sum must be positive and the threshold finite");
+    if (outcomes && n_out < n_codes)
+        return fail(&v, "fewer outcomes than action codes");
+    if (first_id < 0 || first_id + n_rows > (int64_t)n_codes)
+        return fail(&v, "fewer action codes than case ids");
+    if (n_tid != n_tsim || n_tid < 1)
+        return fail(&v, "top ids and similarities must have the same length >= 1");
+
+    rk_totals tot;
+    int64_t n_top = 0;
+    int status;
+    Py_BEGIN_ALLOW_THREADS
+    status = rk_scan_rows(rows, n_rows, d, (int64_t)first_id, gcodes, n_key, tables, offsets, kind, index, q, range, w,
+                          (int32_t)n_kind, total, threshold, codes, n_codes, outcomes, n_tid, top_ids, top_sims,
+                          &n_top, &tot);
+    Py_END_ALLOW_THREADS
+    release(&v);
+    if (status == RK_ERR_CODE) {
+        PyErr_SetString(PyExc_ValueError, "scan_rows: an action code is outside 0..2");
+        return NULL;
+    }
+    if (status) {
+        PyErr_SetString(PyExc_ValueError, "scan_rows: a key code or program entry is out of range");
+        return NULL;
+    }
+    return Py_BuildValue("(LLLNNNNd)", (long long)n_top, (long long)tot.hits, (long long)tot.scanned,
+                         triple_of(tot.count), triple_of(tot.pos_sim), triple_of(tot.known), triple_of(tot.outcome),
+                         tot.sim_sum);
+error:
+    release(&v);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
     {"scan", py_scan, METH_VARARGS,
      "scan(free, ids, gstart, gcodes, tables, offsets, kind, index, fq, frange, fw, sort_free, total, threshold,\n"
@@ -185,6 +282,10 @@ static PyMethodDef methods[] = {
      "the exact aggregates of the rows at or above the threshold over a grouped layout (labels by case id,\n"
      "or by layout row with by_row; see\n"
      "cbr/retrieval/aggregate.py); fills top_ids/top_sims (similarity descending, then id ascending)."},
+    {"scan_rows", py_scan_rows, METH_VARARGS,
+     "scan_rows(rows, d, first_id, gcodes, tables, offsets, kind, index, q, range, w, total, threshold, codes,\n"
+     "          outcomes, top_ids, top_sims) -> (n_top, hits, scanned, count, pos_sim, known, outcome, sim_sum):\n"
+     "scan's aggregates over plain rows (case ids first_id..), each scored (cbr.retrieval.aggregate.RawTail)."},
     {NULL, NULL, 0, NULL},
 };
 

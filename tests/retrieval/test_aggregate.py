@@ -11,7 +11,8 @@ import pytest
 
 import cbr.retrieval.aggregate as agg_mod
 from cbr.retrieval import CaseIndex, QueryError, action_codes
-from cbr.retrieval.aggregate import GroupedLayout, Labels, native_scan
+from cbr.retrieval.aggregate import GroupedLayout, Labels, native_scan, native_scan_rows
+from cbr.retrieval.results import probability_triple
 from cbr.retrieval.triple import aggregate_vote, outcome_means, outcome_means_of_totals, vote_of
 from cbr.similarity import default_casper, default_sartre, global_similarity
 from tests.conftest import HealthCheck, given, settings, st
@@ -73,11 +74,13 @@ def test_aggregate_equals_brute_force_on_random_problems(problem, max_key, top, 
         index.backend_._layout = GroupedLayout.build(street, X, max_key_values=max_key)
     for q, a in zip(Q, index.aggregate_batch(Q, codes, outcomes, top)):
         assert_same(a, reference(street, X, q, threshold, k, codes, outcomes, top))
-    index.add(extra)                                    # a tail beside the layout
-    Y = np.vstack([X, extra])
-    for q in Q:
-        assert_same(index.aggregate(q, codes, outcomes, top), reference(street, Y, q, threshold, k, codes, outcomes,
-                                                                        top))
+    half = extra.shape[0] // 2
+    for end in (half, extra.shape[0]):                  # a tail beside the layout, grown twice
+        index.add(extra[index.n_cases_ - X.shape[0]: end])
+        Y = np.vstack([X, extra[:end]])
+        for q in Q:
+            assert_same(index.aggregate(q, codes, outcomes, top), reference(street, Y, q, threshold, k, codes,
+                                                                            outcomes, top))
 
 
 @pytest.mark.parametrize("street", ["preflop", "flop", "turn", "river"])
@@ -374,3 +377,146 @@ def test_the_tail_gets_a_layout_of_its_own_and_stays_exact(backend):
         assert (None if tail is None else tail.n_rows) == laid, end
         assert index.backend_._layout.n_rows == 2000      # the main layout is kept (tail < 50,000)
     assert agg_mod.tail_rows_left_raw(4000) == agg_mod.RAW_TAIL
+
+
+def assert_same_without_outcomes(a, ref):
+    """``a`` aggregated without outcomes: ``ref``'s answer with no known outcome."""
+    assert a.known.sum() == 0 and a.outcome_sums.sum() == 0
+    assert_same(a, {**ref, "known": np.zeros(3), "osum": np.zeros(3)})
+
+
+@pytest.mark.parametrize("backend", ["faiss", "brute"])
+@pytest.mark.parametrize("config", ["casper", "sartre"])
+def test_cases_appended_one_by_one_are_scanned_exactly(backend, config):
+    """Live play: a case or two appended between queries (the raw tail, one group per case,
+    grown by appends): with outcomes, without, with labels in layout order, weighted or not,
+    and queries that find nothing (the fallback), always brute force's answer."""
+    cfg = default_casper() if config == "casper" else default_sartre()
+    street = "flop" if config == "casper" else "turn"
+    st_ = cfg.street(street)
+    rng = np.random.default_rng(31)
+    if config == "casper":
+        X = _flop(1400, 32)
+        far = X[:2].copy()
+        far[:, 7:10] = 1 - far[:, 7:10]                  # hand strength and potentials far from any case
+        far[:, 4:6] = 9                                  # bets never seen
+    else:
+        n = 1400
+        X = np.column_stack([rng.integers(0, 5, n), rng.integers(0, 5, n), rng.integers(0, 5, n),
+                             rng.integers(0, 13, n), rng.integers(0, 50, n), rng.integers(0, 9, n)]).astype(np.float32)
+        far = np.array([[40, 40, 40, 90, 400, 90]], np.float32)
+    codes, outcomes = labels(X.shape[0], 33)
+    index = CaseIndex.for_street(cfg, street, backend=backend).fit(X[:800])
+    lab = Labels(codes[:800], outcomes[:800])
+    index.aggregate(X[0], codes, outcomes)               # the layout: the first 800 cases
+    fallbacks = 0
+    while index.n_cases_ < X.shape[0]:
+        start = index.n_cases_
+        end = min(X.shape[0], start + int(rng.integers(1, 3)))
+        index.add(X[start:end])
+        lab.extend(codes[start:end], outcomes[start:end])
+        if end % 7 and end != X.shape[0]:
+            continue
+        Q = np.vstack([X[rng.integers(0, end, 2)], X[end - 1:end], far])
+        for q in Q:
+            want = reference(st_, X[:end], q, cfg.threshold, cfg.fallback_k, codes, outcomes, 15)
+            fallbacks += want["fallback"]
+            got = index.aggregate(q, codes, outcomes, 15)
+            assert_same(got, want)
+            assert_same(index.aggregate(q, lab, top=15), want)
+            assert_same_without_outcomes(index.aggregate(q, codes, None, 15), want)
+            for weighted in (False, True):
+                s = global_similarity(st_, q, X[:end])
+                ids = want["top_ids"] if want["fallback"] else np.flatnonzero(s >= cfg.threshold)
+                if not want["fallback"]:
+                    want_triple = probability_triple(codes[ids], s[ids], weighted)
+                    assert got.triple(weighted) == pytest.approx(want_triple, abs=1e-12)
+    backend_ = index.backend_
+    tail = backend_._tail_layout_now(800)
+    raw = backend_.__dict__.get("_raw_tail")
+    assert backend_._layout.n_rows == 800 and tail is not None and tail.n_rows > 0
+    assert raw is not None and raw.start == 800 + tail.n_rows and raw.start + raw.n == X.shape[0]
+    assert fallbacks > 0
+
+
+def _scan_rows_args():
+    """Valid scan_rows arguments: 300 CASPER flop cases from id 50 (a RawTail of them)."""
+    from cbr.retrieval.aggregate import RawTail
+
+    st_ = default_casper().street("flop")
+    X = _flop(300, 51)
+    raw = RawTail(st_, 50)
+    raw.extend(X)
+    view = raw.view
+    codes, outcomes = labels(350, 52)
+    q = X[7]
+    return [X, X.shape[1], 50, view.codes, raw.key_tables(view, q), view.offsets, raw._kind, raw._index,
+            q.astype(np.float64)[raw._cols], raw._range, raw._w, raw._total, 0.97, codes, outcomes,
+            np.empty(5, np.int64), np.empty(5)]
+
+
+@pytest.mark.skipif(native_scan_rows() is None, reason="the native retrieval kernel is not built")
+def test_row_kernel_answers_brute_force_and_refuses_bad_input():
+    scan_rows = native_scan_rows()
+    ok = _scan_rows_args()
+    X, codes = ok[0], ok[13]
+    st_ = default_casper().street("flop")
+    n_top, hits, scanned, count, pos, known, osum, sim_sum = scan_rows(*ok)
+    s = global_similarity(st_, X[7], X)
+    ids = np.flatnonzero(s >= 0.97)
+    ids = ids[np.lexsort((ids, -s[ids]))]
+    assert hits == ids.size >= 1 and scanned == 300
+    assert ok[15][:n_top].tolist() == (ids[:5] + 50).tolist() and ok[16][:n_top].tolist() == s[ids[:5]].tolist()
+    assert list(count) == np.bincount(codes[ids + 50], minlength=3).tolist()
+
+    def bad(i, value, exc=(ValueError, TypeError)):
+        args = list(_scan_rows_args())
+        args[i] = value
+        with pytest.raises(exc):
+            scan_rows(*args)
+
+    bad(0, X.astype(np.float64))                           # rows not float32
+    bad(0, X[:, :-1].copy())                               # not (rows, d)
+    bad(0, np.ones((300, 24), np.float32)[:, ::2])         # not contiguous
+    bad(1, 0)                                              # d < 1
+    bad(2, 60)                                             # case ids beyond the codes
+    bad(2, -1)
+    bad(3, np.full_like(ok[3], 10**6))                     # key codes beyond the tables
+    bad(3, ok[3][:-1].copy())                              # not one row of codes per case
+    bad(4, ok[4][:-1].copy())                              # tables shorter than the offsets say
+    bad(5, ok[5][::-1].copy())                             # offsets not from 0 to n
+    bad(6, np.full_like(ok[6], 5))                         # program kind not 0/1
+    bad(7, np.full_like(ok[7], 99))                        # program index out of range
+    bad(7, ok[7][:-1].copy())
+    bad(8, np.full_like(ok[8], np.nan))
+    bad(9, np.zeros_like(ok[9]))                           # range 0
+    bad(11, 0.0)                                           # weight sum 0
+    bad(12, float("nan"))
+    bad(13, np.zeros(350, np.int64))                       # codes not int8
+    bad(13, np.full(350, 3, np.int8))                      # a code outside 0..2
+    bad(14, np.zeros(10))                                  # fewer outcomes than codes
+    bad(15, np.empty(0, np.int64))                         # no room for the top
+    ro = np.empty(5)
+    ro.flags.writeable = False
+    bad(16, ro)                                            # the top must be writable
+    with pytest.raises(TypeError):
+        scan_rows(*ok[:-1])
+
+
+@pytest.mark.parametrize("backend", ["faiss", "brute"])
+def test_a_new_fit_forgets_the_layouts_of_the_cases_it_replaces(backend):
+    """A backend fit again with as many cases (and as many appended since): the aggregates are
+    those of the new cases, not of layouts made for the old ones."""
+    cfg = default_casper()
+    st_ = cfg.street("flop")
+    old, new = _flop(1200, 61), _flop(1200, 62)
+    codes, outcomes = labels(1200, 63)
+    b = CaseIndex.for_street(cfg, "flop", backend=backend).fit(old[:1000]).backend_
+    b.add(old[1000:])
+    for q in new[:3]:
+        b.aggregate(q, codes, outcomes)                 # layouts of the old cases, raw tail included
+    b.fit(new[:1000])
+    b.add(new[1000:])
+    for q in np.vstack([new[:3], new[1100:1103]]):
+        assert_same(b.aggregate(q, codes, outcomes, 10),
+                    reference(st_, new, q, cfg.threshold, cfg.fallback_k, codes, outcomes, 10))

@@ -426,3 +426,85 @@ def test_measure_without_into_is_used_through_call(monkeypatch):
     assert s.tolist() == [1.0, (30 * 0.5 + 70 * 1.0) / 100, (30 * 1.0 + 70 * 0.5) / 100]
     r = CaseIndex(similarity=street, threshold=0.8).fit(X).retrieve(X[0])
     assert r.ids.tolist() == [0, 1] and np.array_equal(r.similarities, s[[0, 1]])
+
+
+def _lists_cover_their_members(backend):
+    """Every case is in exactly one faiss list, inside that list's box and covering radius."""
+    import faiss
+
+    index = backend._index
+    assert index.ntotal == backend.n_cases_ == int(backend._sizes.sum())
+    invlists = index.invlists
+    seen = []
+    z = backend._scale(backend.cases_)
+    for a in range(invlists.nlist):
+        size = invlists.list_size(a)
+        assert size == backend._sizes[a]
+        if not size:
+            continue
+        ids = faiss.rev_swig_ptr(invlists.get_ids(a), size).copy()
+        seen.append(ids)
+        rows = z[ids]
+        assert np.all(rows >= backend._lo[a]) and np.all(rows <= backend._hi[a])
+        assert np.abs(rows.astype(np.float64) - backend._centroids[a]).sum(axis=1).max() <= backend._radius[a]
+    assert np.array_equal(np.sort(np.concatenate(seen)), np.arange(backend.n_cases_))
+
+
+def test_appended_cases_enter_the_faiss_lists_before_their_next_use(tmp_path):
+    """Live play appends a hand's few cases at a time: they enter the faiss lists lazily, in
+    one batch, before the lists are searched (a threshold or top-k query) or saved; the answers
+    are brute force's and the saved index holds every case."""
+    import threading
+
+    street = default_casper().street("flop")
+    X = casper_flop(3000, 41)
+    Q = np.vstack([X[2000:2010], casper_flop(10, 42)])
+    index = CaseIndex(similarity=street, fallback_k=7).fit(X[:1500])
+    backend = index.backend_
+    assert backend.pending == 0
+    for start in range(1500, 2000, 3):                  # a hand's rows at a time
+        index.add(X[start:min(start + 3, 2000)])
+    assert backend.pending == 500 and backend._index.ntotal == 1500   # deferred
+    for q, r in zip(Q, index.retrieve_batch(Q)):       # threshold mode: flushed first
+        assert_same_as_oracle(r, street, X[:2000], q, street_threshold(index), 7)
+    assert backend.pending == 0
+    _lists_cover_their_members(backend)
+
+    index.add(X[2000:2004])
+    sims, ids = index.kneighbors(Q[:3], 5)             # top-k mode: flushed first
+    assert backend.pending == 0 and backend._index.ntotal == 2004
+    for q, s_row, i_row in zip(Q[:3], sims, ids):
+        assert_same_as_oracle(type(index.retrieve(q))(i_row, s_row, True), street, X[:2004], q, 2.0, 5)
+
+    for start in range(2004, 2600, 2):
+        index.add(X[start:start + 2])
+    errors: list[BaseException] = []
+
+    def work(t):                                       # concurrent first uses flush once
+        try:
+            for q in Q[t::4]:
+                assert_same_as_oracle(index.retrieve(q), street, X[:2600], q, street_threshold(index), 7)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not errors
+    _lists_cover_their_members(backend)
+
+    index.add(X[2600:])                                # saved while pending: flushed into the file
+    assert backend.pending == 400
+    path = index.save(tmp_path / "flop")
+    assert backend.pending == 0
+    loaded = CaseIndex.load(path)
+    assert loaded.backend_._index.ntotal == X.shape[0]
+    _lists_cover_their_members(loaded.backend_)
+    for q, r in zip(Q, loaded.retrieve_batch(Q)):
+        assert_same_as_oracle(r, street, X, q, street_threshold(index), 7)
+
+
+def street_threshold(index):
+    return index.backend_.threshold
