@@ -81,26 +81,27 @@ LAYOUT_FILES = ("aggregate.npz", "agg_free.npy", "agg_ids.npy", "agg_gcodes.npy"
 def native_scan_rows() -> Any:
     """``evaluator_ext._retrieval.scan_rows`` (for a :class:`RawTail`), or None when the
     extension is not built (raises with ``CBR_REQUIRE_NATIVE=1``, as :func:`native_scan`)."""
-    try:
-        from evaluator_ext._retrieval import scan_rows
-    except ImportError as exc:
-        if os.environ.get("CBR_REQUIRE_NATIVE") == "1":
-            raise CBRError(f"CBR_REQUIRE_NATIVE=1 but evaluator_ext._retrieval.scan_rows is not built: {exc}") from None
-        return None
-    return scan_rows
+    return _kernel("scan_rows")
 
 
 def native_scan() -> Any:
     """``evaluator_ext._retrieval.scan``, or None when the extension is not built (then
     :meth:`~cbr.retrieval.BruteForceBackend.aggregate` aggregates the full retrieval in numpy;
     with ``CBR_REQUIRE_NATIVE=1`` a missing extension raises instead)."""
+    return _kernel("scan")
+
+
+def _kernel(name: str) -> Any:
+    """``evaluator_ext._retrieval.<name>``, or None without the extension (an error with
+    ``CBR_REQUIRE_NATIVE=1``)."""
     try:
-        from evaluator_ext._retrieval import scan
-    except ImportError as exc:
+        from evaluator_ext import _retrieval
+
+        return getattr(_retrieval, name)
+    except (ImportError, AttributeError) as exc:  # not built, or built before the kernel existed
         if os.environ.get("CBR_REQUIRE_NATIVE") == "1":
-            raise CBRError(f"CBR_REQUIRE_NATIVE=1 but evaluator_ext._retrieval is not built: {exc}") from None
+            raise CBRError(f"CBR_REQUIRE_NATIVE=1 but evaluator_ext._retrieval.{name} is not built: {exc}") from None
         return None
-    return scan
 
 
 @dataclass(frozen=True)

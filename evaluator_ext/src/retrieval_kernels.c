@@ -163,6 +163,42 @@ static void finish_top(int64_t *ids, double *sims, int64_t n)
     }
 }
 
+/* The per-action sums of the hits of one scan. */
+typedef struct {
+    double count[3], pos_sim[3], known[3], outcome[3], sim_sum;
+} hit_sums;
+
+/* Count one hit of similarity `sim` with the label at `at`: RK_ERR_CODE for a bad action code. */
+static inline int add_hit(hit_sums *h, const int8_t *codes, const double *outcomes, int64_t at, double sim)
+{
+    int c = codes[at];
+    if (c < 0 || c > 2)
+        return RK_ERR_CODE;
+    h->count[c] += 1.0;
+    h->pos_sim[c] += sim > 0.0 ? sim : 0.0;
+    h->sim_sum += sim;
+    if (outcomes) {
+        double o = outcomes[at];
+        if (o == o) {
+            h->known[c] += 1.0;
+            h->outcome[c] += o;
+        }
+    }
+    return RK_OK;
+}
+
+static void store_totals(const hit_sums *h, rk_totals *tot)
+{
+    for (int a = 0; a < 3; a++) {
+        tot->count[a] = h->count[a];
+        tot->pos_sim[a] = h->pos_sim[a];
+        tot->known[a] = h->known[a];
+        tot->outcome[a] = h->outcome[a];
+        tot->hits += (int64_t)h->count[a];
+    }
+    tot->sim_sum = h->sim_sum;
+}
+
 int rk_scan(const rk_layout *lay, const rk_program *p, const int8_t *codes, int64_t n_codes,
             const double *outcomes, int by_row, int64_t k, int64_t *top_ids, double *top_sims, int64_t *n_top,
             rk_totals *tot)
@@ -187,8 +223,7 @@ int rk_scan(const rk_layout *lay, const rk_program *p, const int8_t *codes, int6
     group_prog gp;
     double fmax[RK_MAX_FREE], ft[RK_MAX_FREE], sims[RK_CHUNK], acc[RK_CHUNK];
     int32_t pos[RK_CHUNK];
-    double count[3] = {0.0, 0.0, 0.0}, pos_sim[3] = {0.0, 0.0, 0.0}, known[3] = {0.0, 0.0, 0.0};
-    double outcome[3] = {0.0, 0.0, 0.0}, sim_sum = 0.0;
+    hit_sums hs = {{0.0, 0.0, 0.0}, {0.0, 0.0, 0.0}, {0.0, 0.0, 0.0}, {0.0, 0.0, 0.0}, 0.0};
     const double total = p->total;
     for (int32_t i = 0; i < nf; i++)
         fmax[i] = p->fw[i];
@@ -293,32 +328,14 @@ int rk_scan(const rk_layout *lay, const rk_program *p, const int8_t *codes, int6
                 double sim = sims[h];
                 if (at < 0 || at >= n_codes)
                     return RK_ERR_ARGUMENT;
-                int c = codes[at];
-                if (c < 0 || c > 2)
+                if (add_hit(&hs, codes, outcomes, at, sim) != RK_OK)
                     return RK_ERR_CODE;
-                count[c] += 1.0;
-                pos_sim[c] += sim > 0.0 ? sim : 0.0;
-                sim_sum += sim;
-                if (outcomes) {
-                    double o = outcomes[at];
-                    if (o == o) {
-                        known[c] += 1.0;
-                        outcome[c] += o;
-                    }
-                }
                 if (*n_top < k || sim >= top_sims[0]) /* else it cannot enter the top */
                     offer(k, top_ids, top_sims, n_top, sim, lay->ids[row]);
             }
         }
     }
-    for (int a = 0; a < 3; a++) {
-        tot->count[a] = count[a];
-        tot->pos_sim[a] = pos_sim[a];
-        tot->known[a] = known[a];
-        tot->outcome[a] = outcome[a];
-        tot->hits += (int64_t)count[a];
-    }
-    tot->sim_sum = sim_sum;
+    store_totals(&hs, tot);
     finish_top(top_ids, top_sims, *n_top);
     return RK_OK;
 }
@@ -341,8 +358,7 @@ int rk_scan_rows(const float *rows, int64_t n_rows, int32_t d, int64_t first_id,
         if ((kind[j] != 0 && kind[j] != 1) || index[j] < 0 || index[j] >= lim)
             return RK_ERR_ARGUMENT;
     }
-    double count[3] = {0.0, 0.0, 0.0}, pos_sim[3] = {0.0, 0.0, 0.0}, known[3] = {0.0, 0.0, 0.0};
-    double outcome[3] = {0.0, 0.0, 0.0}, sim_sum = 0.0;
+    hit_sums hs = {{0.0, 0.0, 0.0}, {0.0, 0.0, 0.0}, {0.0, 0.0, 0.0}, {0.0, 0.0, 0.0}, 0.0};
     for (int64_t r = 0; r < n_rows; r++) {
         const float *row = rows + r * (int64_t)d;
         const int32_t *gc = gcodes + r * (int64_t)n_key;
@@ -364,30 +380,12 @@ int rk_scan_rows(const float *rows, int64_t n_rows, int32_t d, int64_t first_id,
         if (!(sim >= threshold))
             continue;
         int64_t id = first_id + r;
-        int c = codes[id];
-        if (c < 0 || c > 2)
+        if (add_hit(&hs, codes, outcomes, id, sim) != RK_OK)
             return RK_ERR_CODE;
-        count[c] += 1.0;
-        pos_sim[c] += sim > 0.0 ? sim : 0.0;
-        sim_sum += sim;
-        if (outcomes) {
-            double o = outcomes[id];
-            if (o == o) {
-                known[c] += 1.0;
-                outcome[c] += o;
-            }
-        }
         if (*n_top < k || sim >= top_sims[0])
             offer(k, top_ids, top_sims, n_top, sim, id);
     }
-    for (int a = 0; a < 3; a++) {
-        tot->count[a] = count[a];
-        tot->pos_sim[a] = pos_sim[a];
-        tot->known[a] = known[a];
-        tot->outcome[a] = outcome[a];
-        tot->hits += (int64_t)count[a];
-    }
-    tot->sim_sum = sim_sum;
+    store_totals(&hs, tot);
     tot->scanned = n_rows;
     finish_top(top_ids, top_sims, *n_top);
     return RK_OK;

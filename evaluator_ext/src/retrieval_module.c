@@ -66,6 +66,18 @@ static PyObject *triple_of(const double x[3])
     return Py_BuildValue("(ddd)", x[0], x[1], x[2]);
 }
 
+/* What scan and scan_rows return for a kernel's status and totals (or the ValueError it means). */
+static PyObject *scan_result(const char *name, const char *ranged, int status, int64_t n_top, const rk_totals *tot)
+{
+    if (status == RK_ERR_CODE)
+        return PyErr_Format(PyExc_ValueError, "%s: an action code is outside 0..2", name);
+    if (status)
+        return PyErr_Format(PyExc_ValueError, "%s: %s is out of range", name, ranged);
+    return Py_BuildValue("(LLLNNNNd)", (long long)n_top, (long long)tot->hits, (long long)tot->scanned,
+                         triple_of(tot->count), triple_of(tot->pos_sim), triple_of(tot->known),
+                         triple_of(tot->outcome), tot->sim_sum);
+}
+
 static PyObject *py_scan(PyObject *Py_UNUSED(self), PyObject *args)
 {
     PyObject *free_o, *ids_o, *gstart_o, *gcodes_o, *tables_o, *offsets_o, *kind_o, *index_o, *fq_o, *frange_o, *fw_o, *codes_o, *outc_o,
@@ -162,17 +174,7 @@ static PyObject *py_scan(PyObject *Py_UNUSED(self), PyObject *args)
     status = rk_scan(&lay, &p, codes, n_codes, outcomes, by_row, n_tid, top_ids, top_sims, &n_top, &tot);
     Py_END_ALLOW_THREADS
     release(&v);
-    if (status == RK_ERR_CODE) {
-        PyErr_SetString(PyExc_ValueError, "scan: an action code is outside 0..2");
-        return NULL;
-    }
-    if (status) {
-        PyErr_SetString(PyExc_ValueError, "scan: a group offset, case id or program entry is out of range");
-        return NULL;
-    }
-    return Py_BuildValue("(LLLNNNNd)", (long long)n_top, (long long)tot.hits, (long long)tot.scanned,
-                         triple_of(tot.count), triple_of(tot.pos_sim), triple_of(tot.known), triple_of(tot.outcome),
-                         tot.sim_sum);
+    return scan_result("scan", "a group offset, case id or program entry", status, n_top, &tot);
 error:
     release(&v);
     return NULL;
@@ -259,17 +261,7 @@ static PyObject *py_scan_rows(PyObject *Py_UNUSED(self), PyObject *args)
                           &n_top, &tot);
     Py_END_ALLOW_THREADS
     release(&v);
-    if (status == RK_ERR_CODE) {
-        PyErr_SetString(PyExc_ValueError, "scan_rows: an action code is outside 0..2");
-        return NULL;
-    }
-    if (status) {
-        PyErr_SetString(PyExc_ValueError, "scan_rows: a key code or program entry is out of range");
-        return NULL;
-    }
-    return Py_BuildValue("(LLLNNNNd)", (long long)n_top, (long long)tot.hits, (long long)tot.scanned,
-                         triple_of(tot.count), triple_of(tot.pos_sim), triple_of(tot.known), triple_of(tot.outcome),
-                         tot.sim_sum);
+    return scan_result("scan_rows", "a key code or program entry", status, n_top, &tot);
 error:
     release(&v);
     return NULL;
