@@ -678,14 +678,15 @@ static inline int pt_index(int i, int j)
     return j * (j - 1) / 2 + i;
 }
 
-static int pt_setup(pt_board *b, const uint8_t *board, int n_board)
+/* The board's cards checked (range, duplicates), as a card mask (*dead) and added to an
+ * evaluation key and bit set (and, if rank_count is not NULL, counted by rank): EK_OK or an
+ * EK_ERR_* code. */
+static int board_cards(const uint8_t *board, int n_board, uint64_t *dead_out, uint64_t *key, uint64_t *bits,
+                       uint8_t *rank_count)
 {
-    if (n_board < 3 || n_board > 5)
-        return EK_ERR_ARGUMENT;
     uint64_t dead = 0;
-    b->board_key = KEY_START;
-    b->board_bits = 0;
-    memset(b->rank_count, 0, sizeof b->rank_count);
+    *key = KEY_START;
+    *bits = 0;
     for (int i = 0; i < n_board; i++) {
         unsigned c = board[i];
         if (c >= EK_N_CARDS)
@@ -693,10 +694,24 @@ static int pt_setup(pt_board *b, const uint8_t *board, int n_board)
         if (dead & (UINT64_C(1) << c))
             return EK_ERR_DUPLICATE;
         dead |= UINT64_C(1) << c;
-        b->board_key += g_card_key[c];
-        b->board_bits |= g_card_bit[c];
-        b->rank_count[c >> 2]++;
+        *key += g_card_key[c];
+        *bits |= g_card_bit[c];
+        if (rank_count)
+            rank_count[c >> 2]++;
     }
+    *dead_out = dead;
+    return EK_OK;
+}
+
+static int pt_setup(pt_board *b, const uint8_t *board, int n_board)
+{
+    if (n_board < 3 || n_board > 5)
+        return EK_ERR_ARGUMENT;
+    memset(b->rank_count, 0, sizeof b->rank_count);
+    uint64_t dead;
+    int status = board_cards(board, n_board, &dead, &b->board_key, &b->board_bits, b->rank_count);
+    if (status != EK_OK)
+        return status;
     b->to_come = 5 - n_board;
     b->n_u = 0;
     for (int c = 0; c < EK_N_CARDS; c++) {
@@ -1081,19 +1096,10 @@ static int bp_setup(bp_board *b, const uint8_t *board, int n_board)
 {
     if (n_board < 3 || n_board > 4)
         return EK_ERR_ARGUMENT;
-    uint64_t dead = 0;
-    b->board_key = KEY_START;
-    b->board_bits = 0;
-    for (int i = 0; i < n_board; i++) {
-        unsigned c = board[i];
-        if (c >= EK_N_CARDS)
-            return EK_ERR_RANGE;
-        if (dead & (UINT64_C(1) << c))
-            return EK_ERR_DUPLICATE;
-        dead |= UINT64_C(1) << c;
-        b->board_key += g_card_key[c];
-        b->board_bits |= g_card_bit[c];
-    }
+    uint64_t dead;
+    int status = board_cards(board, n_board, &dead, &b->board_key, &b->board_bits, NULL);
+    if (status != EK_OK)
+        return status;
     b->to_come = 5 - n_board;
     b->n_u = 0;
     for (int c = 0; c < EK_N_CARDS; c++)
