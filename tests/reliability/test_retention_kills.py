@@ -41,7 +41,10 @@ PLAYER = textwrap.dedent("""
     inner = retention.Retainer.hand
     def hand(self, record, seats=None, decisions=None):
         n = inner(self, record, seats, decisions)
-        print("hand", self.match_id, record.hand_id, n, flush=True)
+        # one write of the whole line: with PYTHONUNBUFFERED set, print() writes each piece on its own
+        # and a SIGKILL between two of them would tear the line
+        sys.stdout.write(f"hand {self.match_id} {record.hand_id} {n}\\n")
+        sys.stdout.flush()
         if self.hands % 7 == 0:
             self.cb.compact()
         return n
