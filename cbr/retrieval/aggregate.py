@@ -155,6 +155,27 @@ def aggregate_of(ids: np.ndarray, sims: np.ndarray, codes: np.ndarray, outcomes:
                      ids[:top].copy(), sims[:top].copy())
 
 
+def key_tables_of(similarity: StreetSimilarity, key_cols: np.ndarray, values: Any, offsets: np.ndarray,
+                  cache: dict[tuple[float, ...], np.ndarray], q: np.ndarray) -> np.ndarray:
+    """Per key column ``key_cols[i]`` the weighted local similarity of ``q`` to each of its
+    distinct ``values[i]``, concatenated (float64; column ``i`` at ``offsets[i]``) with the
+    definition's own numpy operations; kept in ``cache`` by the query's key values."""
+    key = tuple(q[key_cols].tolist())
+    hit = cache.get(key)
+    if hit is not None:
+        return hit
+    specs = similarity.feature_specs
+    out = np.empty(int(offsets[-1]), dtype=np.float64)
+    for i, (j, vals) in enumerate(zip(key_cols.tolist(), values)):
+        spec = specs[j]
+        buf = out[offsets[i]: offsets[i + 1]]
+        np.multiply(local_into(spec.measure_obj, key[i], vals, buf), spec.weight, out=buf)
+    if len(cache) >= 4096:
+        cache.clear()
+    cache[key] = out
+    return out
+
+
 class GroupedLayout:
     """The cases ``0 .. n_rows - 1`` of a street grouped by key columns and sorted by a free
     column inside each group (see the module docstring); :meth:`scan` aggregates a query."""
@@ -270,20 +291,7 @@ class GroupedLayout:
         """Per key column the weighted local similarity of ``q`` to each of its distinct values,
         concatenated (float64; column ``i`` at ``offsets[i]``): the definition's own numpy
         operations. Cached by the query's key values (betting features repeat)."""
-        key = tuple(q[self.key_cols].tolist())
-        hit = self._tables.get(key)
-        if hit is not None:
-            return hit
-        specs = self.similarity.feature_specs
-        out = np.empty(int(self._offsets[-1]), dtype=np.float64)
-        for i, (j, vals) in enumerate(zip(self.key_cols, self.values)):
-            spec = specs[int(j)]
-            buf = out[self._offsets[i]: self._offsets[i + 1]]
-            np.multiply(local_into(spec.measure_obj, key[i], vals, buf), spec.weight, out=buf)
-        if len(self._tables) >= 4096:
-            self._tables.clear()
-        self._tables[key] = out
-        return out
+        return key_tables_of(self.similarity, self.key_cols, self.values, self._offsets, self._tables, q)
 
     def scan(self, scan: Any, q: np.ndarray, threshold: float, codes: np.ndarray, outcomes: Optional[np.ndarray],
              top: int, by_row: bool = False) -> tuple[int, tuple, np.ndarray, np.ndarray]:
@@ -447,20 +455,7 @@ class RawTail:
     def key_tables(self, view: "RawView", q: np.ndarray) -> np.ndarray:
         """Per key column the weighted local similarity of ``q`` to each of ``view``'s distinct
         values (as :meth:`GroupedLayout.key_tables`; cached by the query's key values)."""
-        key = tuple(q[self.key_cols].tolist())
-        hit = view.tables.get(key)
-        if hit is not None:
-            return hit
-        specs = self.similarity.feature_specs
-        out = np.empty(int(view.offsets[-1]), dtype=np.float64)
-        for i, (j, vals) in enumerate(zip(self.key_cols.tolist(), view.values)):
-            spec = specs[j]
-            buf = out[view.offsets[i]: view.offsets[i + 1]]
-            np.multiply(local_into(spec.measure_obj, key[i], vals, buf), spec.weight, out=buf)
-        if len(view.tables) >= 4096:
-            view.tables.clear()
-        view.tables[key] = out
-        return out
+        return key_tables_of(self.similarity, self.key_cols, view.values, view.offsets, view.tables, q)
 
     def scan(self, scan_rows: Any, view: "RawView", rows: np.ndarray, q: np.ndarray, threshold: float,
              codes: np.ndarray, outcomes: Optional[np.ndarray], top: int) -> tuple[int, tuple, np.ndarray, np.ndarray]:
