@@ -321,24 +321,32 @@ class FaissBackend(BruteForceBackend):
     def _load_extra(self, root: Path, meta: dict[str, Any]) -> None:
         # The list bounds now; ``index.faiss`` only when faiss is first needed (a query the
         # aggregate layout answers never needs it, and importing faiss and reading the
-        # index is most of a one-shot ``cbr query``'s index time). Its header is checked now.
+        # index is most of a one-shot ``cbr query``'s index time). Its header is checked now,
+        # and the file stays open: a generation retired and deleted meanwhile is still read.
+        fh = None
         try:
             with np.load(root / "lists.npz") as data:
                 self._centroids = data["centroids"]
                 self._lo, self._hi = data["lo"], data["hi"]
                 self._radius, self._sizes = data["radius"], data["sizes"]
-            with open(root / "index.faiss", "rb") as fh:
-                head = fh.read(16)
+            fh = open(root / "index.faiss", "rb")
+            head = fh.read(16)
         except (OSError, KeyError, ValueError) as exc:
+            if fh is not None:
+                fh.close()
             raise CaseBaseError(f"index {root}: cannot read the faiss index ({exc})") from None
         if len(head) < 16 or head[:4] != IVF_FLAT_FOURCC:
+            fh.close()
             raise CaseBaseError(f"index {root}: index.faiss does not hold a faiss IndexIVFFlat")
         d, ntotal = int.from_bytes(head[4:8], "little"), int.from_bytes(head[8:16], "little")
         if ntotal != self.n_cases_ or int(self._sizes.sum()) != self.n_cases_ or d != self.n_features_in_:
+            fh.close()
             raise CaseBaseError(f"index {root}: faiss index holds {ntotal} cases of {d} features, cases.npy "
                                 f"{self.n_cases_} of {self.n_features_in_}; rebuild the index")
-        self.__dict__["_faiss_file"] = (root / "index.faiss", ntotal)
+        self.__dict__["_faiss_file"] = (root / "index.faiss", fh, ntotal)
         self.__dict__.pop("_faiss", None)
+        if self.memory_mapped:  # mapped from its path: read (map) it now
+            self.__dict__["_faiss"] = self._read_faiss(root / "index.faiss", fh, ntotal)
 
     @property
     def _index(self) -> Any:
@@ -356,15 +364,19 @@ class FaissBackend(BruteForceBackend):
     def _index(self, index: Any) -> None:
         self.__dict__["_faiss"] = index
 
-    def _read_faiss(self, path: Path, ntotal: int) -> Any:
+    def _read_faiss(self, path: Path, fh: Any, ntotal: int) -> Any:
         import faiss
 
-        # memory-mapped: the inverted lists stay in the file (the page cache), read on demand
-        flags = faiss.IO_FLAG_MMAP | faiss.IO_FLAG_READ_ONLY if self.memory_mapped else 0
         try:
-            index = faiss.read_index(str(path), flags)
+            if self.memory_mapped:  # the inverted lists stay in the file (the page cache), read on demand
+                index = faiss.read_index(str(path), faiss.IO_FLAG_MMAP | faiss.IO_FLAG_READ_ONLY)
+            else:  # from the file opened with the index (it may have been deleted since)
+                fh.seek(0)
+                index = faiss.read_index(faiss.PyCallbackIOReader(fh.read))
         except (OSError, RuntimeError) as exc:
             raise CaseBaseError(f"index {path.parent}: cannot read the faiss index ({exc})") from None
+        finally:
+            fh.close()
         if not isinstance(index, faiss.IndexIVFFlat) or index.ntotal != ntotal:
             raise CaseBaseError(f"index {path.parent}: index.faiss no longer holds the {ntotal} cases "
                                 "it held when the index was opened; rebuild the index")

@@ -275,12 +275,15 @@ def test_saved_faiss_index_is_read_on_first_use_and_checked(tmp_path):
     CaseIndex(similarity=street, threshold=0.9).fit(X[:300]).save(tmp_path / "b")
     loaded = CaseIndex.load(path)
     assert "_faiss" not in loaded.backend_.__dict__
+    (path / "index.faiss").rename(tmp_path / "gone")
+    (tmp_path / "gone").unlink()  # a generation retired and deleted after the load: still read
     loaded.add(X[:5])
     loaded.save(tmp_path / "c")  # saving writes the faiss lists: read now
     assert "_faiss" in loaded.backend_.__dict__
     want = CaseIndex(similarity=street, threshold=0.9, backend="brute").fit(np.vstack([X, X[:5]])).retrieve(X[7])
     got = loaded.retrieve(X[7])
     assert got.ids.tolist() == want.ids.tolist() and np.array_equal(got.similarities, want.similarities)
+    CaseIndex(similarity=street, threshold=0.9).fit(X).save(path)
     (path / "index.faiss").write_bytes((tmp_path / "b" / "index.faiss").read_bytes())
     with pytest.raises(CaseBaseError, match="faiss index holds 300 cases"):
         CaseIndex.load(path)
