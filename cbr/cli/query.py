@@ -13,7 +13,7 @@ from cbr.cli._errors import guarded
 from cbr.cli._options import (
     FLAG,
 )
-from cbr.cli._output import print_json, rich_table, stdout
+from cbr.cli._output import print_json, print_table
 
 
 @guarded
@@ -210,8 +210,8 @@ def _query_lines(cb: Any, g: Any, lines: list[str], weighted: Optional[bool], to
             typer.echo(json.dumps(record, default=lambda o: o.tolist() if hasattr(o, "tolist") else str(o)))
         else:
             f, c, r = ans.triple
-            stdout.print(f"line {number}: fold {f:.3f}   check/call {c:.3f}   bet/raise {r:.3f}   "
-                         f"({ans.street}, {ans.retrieved} cases)", highlight=False)
+            typer.echo(f"line {number}: fold {f:.3f}   check/call {c:.3f}   bet/raise {r:.3f}   "
+                       f"({ans.street}, {ans.retrieved} cases)")
     return failed
 
 
@@ -219,13 +219,14 @@ def _print_answer(ans: Any, top: int, explain: bool) -> None:
     """The text output of one ``cbr query`` answer."""
 
     f, c, r = ans.triple
-    stdout.print(f"[bold]fold {f:.3f}   check/call {c:.3f}   bet/raise {r:.3f}[/bold]   "
-                 f"({ans.street}, case base {ans.casebase})")
+    bold, reset = ("\x1b[1m", "\x1b[0m") if sys.stdout.isatty() else ("", "")
+    typer.echo(f"{bold}fold {f:.3f}   check/call {c:.3f}   bet/raise {r:.3f}{reset}   "
+               f"({ans.street}, case base {ans.casebase})")
     if ans.fallback:
-        stdout.print(f"no case reached similarity {ans.threshold}; the {ans.retrieved} most similar were used, "
+        typer.echo(f"no case reached similarity {ans.threshold}; the {ans.retrieved} most similar were used, "
                      f"mean similarity {ans.mean_similarity:.4f}")
     else:
-        stdout.print(f"{ans.passed} case(s) with similarity >= {ans.threshold}, mean similarity {ans.mean_similarity:.4f}")
+        typer.echo(f"{ans.passed} case(s) with similarity >= {ans.threshold}, mean similarity {ans.mean_similarity:.4f}")
     data = ans.to_dict(top=top)
     rows = []
     for case in data["cases"]:
@@ -234,18 +235,16 @@ def _print_answer(ans: Any, top: int, explain: bool) -> None:
                      prov.get("history"), prov.get("player"),
                      f"{os.path.basename(prov.get('source') or '')}#{prov.get('hand_id', '')}"])  # full path: --json
     if rows:
-        stdout.print(rich_table(f"top {len(rows)} cases (id: case_id in the SQL tables)",
-                                 ["id", "similarity", "action", "hole", "board", "betting",
-                                  "player", "source#hand"], rows))
+        print_table(f"top {len(rows)} cases (id: case_id in the SQL tables)",
+                    ["id", "similarity", "action", "hole", "board", "betting", "player", "source#hand"], rows)
     if explain and data["cases"]:
         names = list(data["features"])
         # each case: its own value, then its local similarity to the query (value ~ similarity)
         expl_rows = [[n, data["weights"][n], data["features"][n],
                       *(f"{_num(case['features'][n])} ~{case['local'][n]:.3g}" for case in data["cases"])]
                      for n in names]
-        stdout.print(rich_table("per-feature similarity: each case's value ~ local similarity",
-                                 ["feature", "weight", "query", *(f"#{case['id']}" for case in data["cases"])],
-                                 expl_rows))
+        print_table("per-feature similarity: each case's value ~ local similarity",
+                    ["feature", "weight", "query", *(f"#{case['id']}" for case in data["cases"])], expl_rows)
 
 
 def _num(x: float) -> str:

@@ -546,6 +546,47 @@ def test_numbers_survive_headers_wider_than_the_table(width: int) -> None:
                 assert kind == "t" or str(value) in text, (value, heads, text)
 
 
+@pytest.mark.parametrize("width", [40, 80, 133])
+def test_plain_tables_are_the_text_rich_prints(width: int) -> None:
+    """`cbr query` writes its tables without rich when they need no folding: random tables
+    (seeded; numbers, scores with ``±``, cards, words, a title or none) are either left to
+    rich (None) or exactly the text rich prints for them; most of them are plain."""
+    import random
+
+    rng = random.Random(width)
+    plain = 0
+    for _ in range(400):
+        n = rng.randint(1, 9)
+        heads = [rng.choice(["id", "similarity", "source#hand", "h" * rng.randint(1, 30), "#68665"]) for _ in range(n)]
+        kinds = [rng.choice("nstc") for _ in range(n)]
+
+        def value(kind: str) -> object:
+            if kind == "n":
+                return rng.choice([rng.randint(0, 10 ** rng.randint(1, 9)), rng.random() * 10 ** rng.randint(-3, 4)])
+            if kind == "s":
+                return f"{rng.random():.3f} ± {rng.random() / 10:.3f}"
+            if kind == "c":
+                return rng.choice(["AdQc", "3h4cJh", "-", "rc/r", "", None])
+            return rng.choice(["t" * rng.randint(1, 40), "hu-simbot-lag.log#417", "0.5 ~0.998", "two words"])
+
+        rows = [[value(k) for k in kinds] for _ in range(rng.randint(0, 6))]
+        title = rng.choice([None, "t", "top 5 cases (id: case_id in the SQL tables)", "x" * rng.randint(1, 150)])
+        text = _output.plain_table(title, heads, rows, width=width)
+        if text is None:
+            continue
+        plain += 1
+        assert text == _rendered(_output.rich_table(title, heads, rows, width=width), width), (title, heads, rows)
+    assert plain >= 100
+
+
+def test_plain_tables_leave_wide_and_multi_line_cells_to_rich() -> None:
+    assert _output.plain_table(None, ["hole"], [["A\u2660K\u2660"]], width=80) is not None   # narrow symbols
+    assert _output.plain_table(None, ["name"], [["\u6f22\u5b57"]], width=80) is None          # wide characters
+    assert _output.plain_table(None, ["note"], [["two\nlines"]], width=80) is None
+    assert _output.plain_table(None, ["text"], [["t" * 100]], width=80) is None                 # must fold
+    assert _output.plain_table("a title wider than its table", ["id"], [[1]], width=80) is None
+
+
 @pytest.mark.parametrize("sql", [
     "SELECT count(*) AS a_very_long_column_name_indeed_for_the_number_of_cases_in_the_whole_case_base FROM cases",
     "SELECT street, count(*) AS a_very_long_column_name_indeed_for_the_number_of_cases_on_each_street, "

@@ -6,6 +6,7 @@ No timing here: ``bench/bench_startup.py`` measures."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -89,19 +90,24 @@ def test_answers_and_errors_are_those_of_eager_registration(args: list[str]) -> 
         json.loads(mine.stdout)
 
 
-def test_a_query_imports_its_own_command_only() -> None:
-    """`cbr query --json` loads the query's module (no other command's), not pydantic,
-    rich, DuckDB, faiss (the saved aggregate layout answers; ``index.faiss`` is read on
-    first use) or importlib.metadata (built-in feature sets need no entry-point scan)."""
+@pytest.mark.parametrize("output", [["--json"], []])
+def test_a_query_imports_its_own_command_only(output: list[str]) -> None:
+    """`cbr query` loads the query's module (no other command's), not pydantic, rich (its
+    tables need no folding at 80 columns: written without rich, the same text), DuckDB,
+    faiss (the saved aggregate layout answers; ``index.faiss`` is read on first use) or
+    importlib.metadata (built-in feature sets need no entry-point scan)."""
     code = ("import sys; from cli import app\n"
             "try:\n    app(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
             "print(sorted(m for m in sys.modules if m.startswith('cbr.cli')), file=sys.stderr)\n"
             "print(sorted(m for m in ('pydantic', 'rich', 'duckdb', 'faiss', 'importlib.metadata')"
             " if m in sys.modules), file=sys.stderr)")
-    out = subprocess.run([sys.executable, "-c", code, *QUERY, "--json"], cwd=REPO, capture_output=True,
-                         text=True, timeout=120)
+    out = subprocess.run([sys.executable, "-c", code, *QUERY, *output], cwd=REPO, capture_output=True,
+                         text=True, timeout=120, env={**os.environ, "COLUMNS": "80"})
     assert out.returncode == 0, out.stderr
-    json.loads(out.stdout)
+    if output == ["--json"]:
+        json.loads(out.stdout)
+    else:
+        assert "┏" in out.stdout and "fold" in out.stdout
     modules, heavy = out.stderr.strip().splitlines()[-2:]
     assert modules == str(["cbr.cli", "cbr.cli._coerce", "cbr.cli._errors", "cbr.cli._lazy", "cbr.cli._options",
                            "cbr.cli._output", "cbr.cli.query"])
