@@ -58,6 +58,7 @@ import numpy as np
 from cbr.errors import ConfigError
 from cbr.policies.base import Policy, Triple, legal_triple
 from cbr.policies.reuse import (
+    PLAYED,
     REUSE,
     REUSE_POLICIES,
     TIE_ORDER,
@@ -236,6 +237,29 @@ def _has_outcomes(cb: "CaseBase") -> bool:
             if outcomes is not None and not np.all(np.isnan(outcomes)):
                 return True
     return False
+
+
+def unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(rows, axis=0, return_inverse=True)`` (the distinct rows in lexicographic
+    order, and each row's place among them), from one ``lexsort`` of the columns: several
+    times faster for the ~1,200 rows of a spot's holdings.
+
+    >>> r, back = unique_rows(np.array([[1.0, 2.0], [0.0, 5.0], [1.0, 2.0]], np.float32))
+    >>> r.tolist(), back.tolist()
+    ([[0.0, 5.0], [1.0, 2.0]], [1, 0, 1])
+    """
+    rows = np.asarray(rows)
+    if rows.ndim != 2 or not len(rows):
+        found, back = np.unique(rows, axis=0, return_inverse=True)
+        return found, back.reshape(-1)
+    order = np.lexsort(rows.T[::-1])
+    ordered = rows[order]
+    new = np.empty(len(rows), dtype=bool)
+    new[0] = True
+    np.any(ordered[1:] != ordered[:-1], axis=1, out=new[1:])
+    back = np.empty(len(rows), dtype=np.intp)
+    back[order] = np.cumsum(new) - 1
+    return ordered[new], back
 
 
 class CBRPolicy(Policy):
@@ -481,20 +505,27 @@ class CBRPolicy(Policy):
                 prepare(spots)
             queries = np.stack([self._fs.row(s) for s in spots])
         # holdings with the same feature row (pre-flop: the 169 classes) share one retrieval
-        rows, back = np.unique(queries, axis=0, return_inverse=True)
+        rows, back = unique_rows(queries)
         votes = aggregate_votes(data.index, rows, data.labels, weighted=self._weighted, street=street,
                                 top=DECISION_CASES)
         rng = random.Random(0)  # what the re-use rules draw is not part of the triple they play
         # the re-use rules and the odds guard read the spot and the vote, never the hole cards
-        played = np.array([self._reused(cb, street, dp, v, rng)[1].played for v in votes], dtype=float)
-        return played[back.reshape(-1)]
+        rule = PLAYED[self.reuse]
+        played = np.empty((len(votes), 3))
+        for i, v in enumerate(votes):
+            triple = rule(Spot(v, legal_triple(v.triple, dp.legal), dp.legal, rng, self.sharpen, self.outcome_weight,
+                               cb.name))
+            if self._guarded(dp, triple) and self._guard_holds(cb, street, v.query, dp):
+                triple = (0.0, triple[0] + triple[1], triple[2])
+            played[i] = triple
+        return played[back]
 
     def _reused(self, cb: "CaseBase", street: str, dp: "DecisionPoint", vote: Any,
                 rng: random.Random) -> tuple[Triple, Reused]:
         """The vote's legal triple, and the re-use rule (and the odds guard) on it."""
         triple = legal_triple(vote.triple, dp.legal)
         reused = REUSE[self.reuse](Spot(vote, triple, dp.legal, rng, self.sharpen, self.outcome_weight, cb.name))
-        if reused.action == "f" and self.odds_guard > 0.0 and dp.street > 0 and "c" in dp.legal:
+        if self._guarded(dp, reused.played):
             reused = self._odds_guard(cb, street, vote.query, dp, reused)
         return triple, reused
 
@@ -505,21 +536,35 @@ class CBRPolicy(Policy):
         return CBRDecision(reused.action, street, triple, reused.played, reused.reuse, len(vote), vote.fallback,
                            data.case_ids[vote.ids], reused.why, vote.mean_similarity(10))
 
-    def _odds_guard(self, cb: "CaseBase", street: str, q: Any, dp: "DecisionPoint", reused: Reused) -> Reused:
-        """A post-flop fold turned into a call when the effective strength (:func:`guard_strength`
-        of the features ``q``) is at least ``odds_guard`` times the pot odds."""
+    def _guarded(self, dp: "DecisionPoint", played: Triple) -> bool:
+        """Whether the odds guard looks at this spot: on, after the flop, calling legal and
+        some share on fold."""
+        return self.odds_guard > 0.0 and dp.street > 0 and "c" in dp.legal and played[0] > 0.0
+
+    def _guard_holds(self, cb: "CaseBase", street: str, q: Any, dp: "DecisionPoint") -> bool:
+        """Whether the effective strength (:func:`guard_strength` of the features ``q``) is at
+        least ``odds_guard`` times the pot odds: then the bot never folds here."""
         names = list(cb.manifest.features.get(street, ()))
         need = ("hand_strength", "positive_potential", "players_in_hand")
         if not all(f in names for f in need):
             raise ConfigError(f"odds_guard needs the features {', '.join(need)} on the {street}; case base "
                               f"{cb.name!r} has {', '.join(names)}")
         ehs = guard_strength(*(float(q[names.index(f)]) for f in need[:2]), int(q[names.index(need[2])]))
-        if ehs < self.odds_guard * dp.pot_odds:
+        return ehs >= self.odds_guard * dp.pot_odds
+
+    def _odds_guard(self, cb: "CaseBase", street: str, q: Any, dp: "DecisionPoint", reused: Reused) -> Reused:
+        """The guard on a decision: when it holds, the fold share is played as check/call (the
+        triple the bot really plays, whatever was drawn) and a drawn fold becomes a call."""
+        if not self._guard_holds(cb, street, q, dp):
             return reused
+        names = list(cb.manifest.features.get(street, ()))
+        ehs = guard_strength(float(q[names.index("hand_strength")]), float(q[names.index("positive_potential")]),
+                             int(q[names.index("players_in_hand")]))
         played = reused.played
-        return Reused("c", (0.0, played[0] + played[1], played[2]), reused.reuse,
-                      reused.why + f"; odds guard: effective strength {ehs:.2f} >= {self.odds_guard:g} x pot odds "
-                                   f"{dp.pot_odds:.2f}, so call instead of fold")
+        said = (f"; odds guard: effective strength {ehs:.2f} >= {self.odds_guard:g} x pot odds {dp.pot_odds:.2f}, "
+                + ("so call instead of fold" if reused.action == "f" else "so the fold share is played as a call"))
+        return Reused("c" if reused.action == "f" else reused.action, (0.0, played[0] + played[1], played[2]),
+                      reused.reuse, reused.why + said)
 
     def triple(self, dp: "DecisionPoint") -> Triple:
         """The triple this bot plays at ``dp`` (one-hot for max-frequency and best-outcome)."""

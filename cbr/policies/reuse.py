@@ -33,7 +33,7 @@ from cbr.game.actions import ACTION_WORDS
 from cbr.policies.base import KINDS, Triple, legal_triple, sample_action
 from cbr.retrieval.triple import Vote, outcome_means
 
-__all__ = ["REUSE", "REUSE_POLICIES", "TIE_ORDER", "Spot", "Reused", "max_frequency_action", "best_outcome_action",
+__all__ = ["REUSE", "REUSE_POLICIES", "PLAYED", "TIE_ORDER", "Spot", "Reused", "max_frequency_action", "best_outcome_action",
            "shaped_triple", "guard_strength", "probabilistic", "max_frequency", "best_outcome"]
 
 #: Order in which tied actions are preferred: check/call, bet/raise, fold.
@@ -164,16 +164,25 @@ class Reused:
     why: str
 
 
+def _shaping(spot: Spot) -> bool:
+    return spot.sharpen != 1.0 or spot.outcome_weight != 0.0
+
+
+def _probabilistic_played(spot: Spot) -> Triple:
+    if not _shaping(spot):
+        return spot.triple
+    means = spot.vote.outcome_means(spot.legal) if spot.outcome_weight != 0.0 else {}
+    return shaped_triple(spot.triple, spot.legal, sharpen=spot.sharpen, outcome_weight=spot.outcome_weight,
+                         means=means)
+
+
 def probabilistic(spot: Spot) -> Reused:
     """CASPER's re-use: sample from the triple (shaped first when the options say so)."""
-    if spot.sharpen == 1.0 and spot.outcome_weight == 0.0:
-        action = sample_action(spot.triple, spot.rng)
-        return Reused(action, spot.triple, "probabilistic",
-                      f"{spot.basis} vote {spot.shares}; sampled {ACTION_WORDS[action]}")
-    means = spot.vote.outcome_means(spot.legal) if spot.outcome_weight != 0.0 else {}
-    played = shaped_triple(spot.triple, spot.legal, sharpen=spot.sharpen, outcome_weight=spot.outcome_weight,
-                           means=means)
+    played = _probabilistic_played(spot)
     action = sample_action(played, spot.rng)
+    if not _shaping(spot):
+        return Reused(action, played, "probabilistic",
+                      f"{spot.basis} vote {spot.shares}; sampled {ACTION_WORDS[action]}")
     return Reused(action, played, "probabilistic",
                   f"{spot.basis} vote {spot.shares}; shaped (sharpen {spot.sharpen:g}, outcome weight "
                   f"{spot.outcome_weight:g}) to fold {played[0]:.2f}, check/call {played[1]:.2f}, "
@@ -187,15 +196,16 @@ def max_frequency(spot: Spot) -> Reused:
                   f"{spot.basis} vote {spot.shares}; the most frequent legal action is {ACTION_WORDS[action]}")
 
 
+def _best_outcome_means(spot: Spot) -> tuple[dict[str, float], str]:
+    if spot.vote.outcomes is None:
+        return {}, f"case base {spot.casebase!r} has no outcome column"
+    return spot.vote.outcome_means(spot.legal), "none of the retrieved cases has a known outcome"
+
+
 def best_outcome(spot: Spot) -> Reused:
     """The legal action whose retrieved cases won the most on average; without any known
     outcome, plain ``probabilistic`` sampling, saying so."""
-    if spot.vote.outcomes is None:
-        means: dict[str, float] = {}
-        missing = f"case base {spot.casebase!r} has no outcome column"
-    else:
-        means = spot.vote.outcome_means(spot.legal)
-        missing = "none of the retrieved cases has a known outcome"
+    means, missing = _best_outcome_means(spot)
     action = _best(means)
     if action is None:
         drawn = sample_action(spot.triple, spot.rng)
@@ -206,6 +216,11 @@ def best_outcome(spot: Spot) -> Reused:
                   f"{spot.basis}; mean outcome in small bets: {avg}; best is {ACTION_WORDS[action]}")
 
 
+def _best_outcome_played(spot: Spot) -> Triple:
+    action = _best(_best_outcome_means(spot)[0])
+    return spot.triple if action is None else _one_hot(action)
+
+
 #: The re-use rules by name (the ``reuse`` option of the cbr bot).
 REUSE: dict[str, Callable[[Spot], Reused]] = {
     "probabilistic": probabilistic,
@@ -213,3 +228,12 @@ REUSE: dict[str, Callable[[Spot], Reused]] = {
     "best-outcome": best_outcome,
 }
 REUSE_POLICIES = tuple(REUSE)
+
+#: The triple each rule plays (``REUSE[name](spot).played``) without drawing an action or
+#: saying why: what a batch of triples (every holding at a spot) needs. Each rule draws at
+#: most once from ``spot.rng``, so the played triple never depends on the draw.
+PLAYED: dict[str, Callable[[Spot], Triple]] = {
+    "probabilistic": _probabilistic_played,
+    "max-frequency": lambda spot: _one_hot(max_frequency_action(spot.triple, spot.legal)),
+    "best-outcome": _best_outcome_played,
+}

@@ -17,7 +17,7 @@ from tests.conftest import shared_path
 
 SPECS = ["random", "fold", "call", "raise", "hs", "ehs", "poki", "lag", "station", "rock", "poki-wt", "phase3",
          "thesis-net:logs={acpc2p}:player=p2", "simbot:trials=20", "cfr", "cfr:strategy=h_hs2_4", "cbr", "cbr:reuse=max-frequency",
-         "cbr:reuse=best-outcome", "cbr:sharpen=2:outcome-weight=0.5"]
+         "cbr:reuse=best-outcome", "cbr:sharpen=2:outcome-weight=0.5", "cbr:odds-guard=1"]
 STEPS = {0: 3, 3: 4, 4: 5}
 
 
@@ -83,3 +83,19 @@ def test_rule_bots_answer_every_holding_of_a_board_from_one_native_pass(spec: st
         assert batch._cache.keys() == single._cache.keys()
         for key, (hs, pots) in single._cache.items():  # the very same HS (and potentials where used)
             assert batch._cache[key][0] == hs and pots in (None, batch._cache[key][1])
+
+
+def test_unique_rows_is_numpys_unique_by_rows() -> None:
+    """The batch's distinct feature rows: exactly ``np.unique(axis=0, return_inverse=True)``
+    (rows in the same order, the same inverse), on rows with many repeats, ties in early
+    columns, negative zero and a single row."""
+    from cbr.policies.cbr_policy import unique_rows
+
+    rng = np.random.default_rng(5)
+    for n, d, values in ((1, 3, 4), (50, 1, 3), (1200, 12, 3), (1200, 12, 1000), (7, 2, 2)):
+        rows = rng.integers(0, values, (n, d)).astype(np.float32) / 4
+        rows[rng.random((n, d)) < 0.05] *= -1      # -0.0 beside 0.0: equal, as numpy has it
+        got, back = unique_rows(rows)
+        want, inverse = np.unique(rows, axis=0, return_inverse=True)
+        assert np.array_equal(got, want) and np.array_equal(back, inverse.reshape(-1))
+        assert np.array_equal(got[back], rows)
