@@ -23,9 +23,10 @@ Options that shape the ``probabilistic`` sampling (defaults: CASPER's plain samp
 change nothing unless given; tuned for CASPER's table in ``experiments/TUNING.md``):
 ``sharpen`` raises each share to that power before sampling (towards max-frequency),
 ``outcome_weight`` multiplies each action's share by ``exp(weight * mean outcome)`` of its
-retrieved cases (:func:`shaped_triple`), and ``odds_guard`` (any re-use policy) turns a
-post-flop fold into a call when the effective strength is at least that many times the pot
-odds (:func:`guard_strength`).
+retrieved cases (:func:`shaped_triple`), and ``odds_guard`` (any re-use policy) plays the
+fold share as check/call after the flop when the effective strength is at least that many
+times the pot odds (:func:`guard_strength`): a drawn fold becomes a call, and the triple the
+bot plays (``played``, what an exploitability run reads) has no fold share there.
 
 The triple is always made legal first (:func:`~cbr.policies.base.legal_triple`): no fold
 when checking is free (the mass goes to check), a raise at the cap becomes a call. A
