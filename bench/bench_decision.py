@@ -15,7 +15,9 @@ Each is timed through ``CBRPolicy.decide`` (``DecisionPoint`` -> features -> ret
   folder (index built by the writer; the build is timed separately and not counted).
 
 Prints p50/p99 per decision beside the targets (p50 <= 5 ms, p99 <= 20 ms), and the
-share of it spent on the features alone (the peer measured in the same run).
+share of it spent on the features alone (the peer measured in the same run); then both
+again for the monotone flops (about 5% of flops, whose exact potentials cost about three
+times the others') and the rest.
 """
 from __future__ import annotations
 
@@ -118,11 +120,26 @@ def big_casebase(root: Path, n: int) -> tuple[Path, float]:
     return path, time.perf_counter() - t0
 
 
-def report(label: str, total: list[float], feats: list[float], fallbacks: int, hits: list[int]) -> None:
+def monotone(dp) -> bool:
+    """Whether the flop's three cards share a suit (their exact potential costs most: every
+    runout with a third card of the suit makes many holdings flush)."""
+    return len({c & 3 for c in dp.board[:3]}) == 1
+
+
+def report(label: str, total: list[float], feats: list[float], fallbacks: int, hits: list[int],
+           dps: list | None = None) -> None:
     p50, p99 = pct(total)
     f50, f99 = pct(feats)
     print(f"{label:34s} {p50:8.2f} {p99:8.2f}   features alone {f50:6.2f} {f99:6.2f}   "
           f"fell back to top-k: {fallbacks}/{len(total)}   retrieved (median) {int(statistics.median(hits)):,}")
+    if dps:
+        mono = [i for i, dp in enumerate(dps[:len(total)]) if monotone(dp)]
+        rest = [i for i in range(len(total)) if i not in set(mono)]
+        for name, idx in (("monotone flops", mono), ("other flops", rest)):
+            if idx:
+                d50, d99 = pct([total[i] for i in idx])
+                g50, g99 = pct([feats[i] for i in idx])
+                print(f"  {name + f' ({len(idx)})':32s} {d50:8.2f} {d99:8.2f}   features alone {g50:6.2f} {g99:6.2f}")
 
 
 def main() -> None:
@@ -138,11 +155,11 @@ def main() -> None:
     print(f"{'case base':34s} {'p50 ms':>8s} {'p99 ms':>8s}   targets p50 <= 5, p99 <= 20")
     with CBRPolicy(reuse=args.reuse) as bot:
         n_default = bot.open().count("flop")
-        report(f"default ({n_default:,} flop cases)", *time_decisions(bot, dps))
+        report(f"default ({n_default:,} flop cases)", *time_decisions(bot, dps), dps=dps)
     with tempfile.TemporaryDirectory(prefix="bench-decision-") as tmp:
         path, build = big_casebase(Path(tmp), args.cases)
         with CBRPolicy(casebase=str(path), reuse=args.reuse) as bot:
-            report(f"generated ({args.cases:,} flop cases)", *time_decisions(bot, dps))
+            report(f"generated ({args.cases:,} flop cases)", *time_decisions(bot, dps), dps=dps)
         print(f"(generated case base written and indexed in {build:.1f} s, not counted)")
 
 
