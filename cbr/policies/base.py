@@ -37,26 +37,54 @@ KINDS = "fcr"
 
 
 def legal_triples(rows: np.ndarray, legal: str) -> np.ndarray:
-    """:func:`legal_triple` of every row of an (n, 3) array, the same numbers: rows that are
-    already legal (the common case) are kept as they are, at numpy speed; the others go
-    through :func:`legal_triple` one by one.
+    """:func:`legal_triple` of every row of an (n, 3) array as array operations, the same
+    numbers bit for bit: rows that are already legal (the common case) are kept as they are;
+    the others get :func:`legal_triple`'s clean-up (negative and NaN entries count as 0,
+    illegal mass to check/call or spread over the legal kinds, then normalised) with the
+    same float operations in the same order.
 
     >>> legal_triples(np.array([[0.2, 0.8, 0.0], [0.5, 0.0, 0.5]]), "fc").tolist()
     [[0.2, 0.8, 0.0], [0.5, 0.5, 0.0]]
+    >>> legal_triples(np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 0.0]]), "r").tolist()
+    [[0.0, 0.0, 1.0], [0.0, 0.0, 1.0]]
     """
     rows = np.asarray(rows, dtype=np.float64)
     if rows.ndim != 2 or rows.shape[1] != 3:
         raise ValueError(f"triples come as an (n, 3) array, got shape {rows.shape}")
     if not legal or any(k not in KINDS for k in legal):
         raise GameError(f"no legal action to choose from ({legal!r}); is anyone to act?")
-    illegal = [i for i, k in enumerate(KINDS) if k not in legal]
-    ok = (rows >= 0.0).all(axis=1) & (np.abs(rows.sum(axis=1) - 1.0) < 1e-12)
-    if illegal:
-        ok &= (rows[:, illegal] == 0.0).all(axis=1)
-    out = rows.copy()
-    for i in np.flatnonzero(~ok):
-        out[i] = legal_triple(tuple(rows[i]), legal)
-    return out
+    cols = [rows[:, 0], rows[:, 1], rows[:, 2]]
+    ok = (cols[0] >= 0.0) & (cols[1] >= 0.0) & (cols[2] >= 0.0)
+    ok &= np.abs(cols[0] + cols[1] + cols[2] - 1.0) < 1e-12   # (f + c) + r, as legal_triple adds
+    for i, kind in enumerate(KINDS):
+        if kind not in legal:
+            ok &= cols[i] == 0.0
+    if ok.all():
+        return rows.copy()
+    # legal_triple's slow path on every row (the legal ones are put back below): adding a
+    # zero is exact, so moving every illegal kind's mass, zero or not, gives the same sums.
+    p = [np.where(col > 0.0, col, 0.0) for col in cols]   # max(0, x), NaN -> 0
+    targets = [KINDS.index(k) for k in legal]
+    for i, kind in enumerate(KINDS):
+        if kind not in legal:
+            moved, p[i] = p[i], np.zeros_like(p[i])
+            if "c" in legal:
+                p[1] = p[1] + moved
+            else:
+                share = moved / len(targets)
+                for j in targets:
+                    p[j] = p[j] + share
+    total = p[0] + p[1] + p[2]
+    positive = total > 0.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        fixed = np.stack([p[0] / total, p[1] / total, p[2] / total], axis=1)
+    if "c" in legal:
+        empty = np.array([0.0, 1.0, 0.0])
+    else:
+        share = 1.0 / len(legal)
+        empty = np.array([share if k in legal else 0.0 for k in KINDS])
+    fixed[~positive] = empty
+    return np.where(ok[:, None], rows, fixed)
 
 
 def legal_triple(triple: Triple | list[float], legal: str) -> Triple:

@@ -41,10 +41,12 @@ import math
 from collections import defaultdict
 from typing import TYPE_CHECKING, Optional, Sequence
 
+import numpy as np
+
 import evaluator_ext as ev
 from cbr.errors import CBRError
 from cbr.policies.base import Triple, legal_triple
-from cbr.policies.rules import EHSPolicy
+from cbr.policies.rules import PURE_ROWS, EHSPolicy, preflop_strengths
 from evaluator_ext.preflop_odds import preflop_win
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -251,6 +253,25 @@ class Phase3Policy(EHSPolicy):
         else:
             raw = (0.0, 0.0, 1.0)
         return legal_triple(raw, dp.legal)
+
+    _ROW_RULES = (*EHSPolicy._ROW_RULES, "opponent_stats")
+
+    def _rows(self, dp: "DecisionPoint", cards: np.ndarray) -> np.ndarray:
+        """:meth:`triple` for every holding at once (:meth:`RuleBot.triples`), counting each
+        holding as a decision as :meth:`triple` does."""
+        n = len(cards)
+        self.decisions += n
+        found = None if dp.street == 0 and not self.use_preflop else self.opponent_stats(dp)
+        if found is None:
+            return EHSPolicy._rows(self, dp, cards)
+        self.model_decisions += n
+        _, mu, delta, _ = found
+        if dp.street == 0:
+            strength = preflop_strengths(cards, self.opponents(dp))
+        else:
+            strength = self._ehs_rows(dp, *self._values(dp, cards))
+        low = np.array([0.5, 0.0, 0.5]) if self.variant == "aggressive" else PURE_ROWS[0]
+        return np.where((strength < mu - delta)[:, None], low, PURE_ROWS[np.where(strength < mu, 1, 2)])
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(variant={self.variant!r}, min_samples={self.model.min_samples})"

@@ -130,7 +130,12 @@ class PokiWeightTablePolicy(PokiFormulaPolicy):
     """Poki's formula bot on weighted EHS (see the module doc). Options: the formula's
     (``raise_base``, ``raise_step``, ``width``), ``store`` (a model store path, "" for
     none), ``learn`` (update the player models after every hand) and ``predictor`` (an
-    action-predictor file, "" for none: the player models predict)."""
+    action-predictor file, "" for none: the player models predict).
+
+    Asked for many holdings at once (:meth:`~cbr.policies.rules.RuleBot.triples`) it answers
+    holding by holding after the batched hand values: its weight tables leave out the cards of
+    the holding it is asked about (one tracker per holding), so its rules do not run as arrays
+    as ``poki``'s do."""
 
     name = "poki-wt"
 

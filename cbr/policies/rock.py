@@ -22,9 +22,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 import evaluator_ext as ev
 from cbr.policies.base import Triple, legal_triple
-from cbr.policies.rules import RuleBot
+from cbr.policies.rules import PURE_ROWS, RuleBot, preflop_ranks
 
 if TYPE_CHECKING:  # pragma: no cover
     from cbr.game.decision import DecisionPoint
@@ -62,3 +64,17 @@ class RockPolicy(RuleBot):
         if dp.to_call <= 0 or self.ehs(dp) >= self.call_ehs:
             return legal_triple((0.0, 1.0, 0.0), dp.legal)
         return legal_triple((1.0, 0.0, 0.0), dp.legal)
+
+    def _reads_potential(self, dp: "DecisionPoint") -> bool:
+        return dp.to_call > 0   # EHS only facing a bet
+
+    def _rows(self, dp: "DecisionPoint", cards: np.ndarray) -> np.ndarray:
+        """:meth:`triple`'s rules for every holding at once (:meth:`RuleBot.triples`)."""
+        if dp.street == 0:
+            rank = preflop_ranks(cards)
+            raise_cut, call_cut = self.rank_cutoff(dp, self.raise_rank), self.rank_cutoff(dp, self.call_rank)
+            return PURE_ROWS[np.where(rank <= raise_cut, 2, np.where(rank <= call_cut, 1, 0))]
+        free = dp.to_call <= 0
+        hs, ppot = self._values(dp, cards, potential=not free)
+        call = np.ones(len(cards), dtype=bool) if free else self._ehs_rows(dp, hs, ppot) >= self.call_ehs
+        return PURE_ROWS[np.where(hs >= self.nuts, 2, np.where(call, 1, 0))]

@@ -7,7 +7,9 @@ the flop, the 169-class rank or a seeded Monte Carlo win probability. With ``n``
 opponents left (players not folded, not players dealt), ``HS_n = HS ** n`` (Poki) and
 ``EHS = HS_n + (1 - HS_n) * PPOT`` (seed ``waterloo-holdem-bot-report.txt`` eq. 6).
 Post-flop numbers are cached per ``(hole, board)`` (one evaluation per street), pre-flop
-numbers per hand class.
+numbers per hand class. Asked for many holdings at once (:meth:`RuleBot.triples`, what an
+exploitability measurement asks), a bot computes their values in arrays and runs its rules as
+array operations: the same triples as one holding at a time, bit for bit.
 
 Multi-way pre-flop. The bots' constants were tuned heads-up. Before the flop they use the
 same ``HS_n`` idea: the hand's percentile ``s`` among the 1326 holdings (ranked by win
@@ -31,12 +33,13 @@ players fold (first-in on the button 9-handed counts the two blinds only).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from itertools import combinations
+from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 
 import evaluator_ext as ev
-from cbr.policies.base import Policy, Triple, legal_triple
+from cbr.policies.base import Policy, Triple, legal_triple, legal_triples
 from evaluator_ext.preflop_odds import (
     heads_up_equivalent,
     preflop_best_hand,
@@ -51,9 +54,122 @@ if TYPE_CHECKING:  # pragma: no cover
     from cbr.game.decision import DecisionPoint
 
 RIVER = 3
+#: From this many holdings whose HS alone is wanted (a river, or a bot that reads no
+#: potentials), :meth:`RuleBot.triples` takes their HS from one evaluation of the board's
+#: holdings (:func:`board_strengths`, about 1-2 ms for all of them) instead of one call each
+#: (about 10 us).
+HS_BATCH_MIN = 32
+#: The (fold, call, raise) rows of a pure action, indexed by its kind 0, 1, 2 (read-only).
+PURE_ROWS = np.eye(3)
+PURE_ROWS.flags.writeable = False
+
 
 def _clamp(x: float) -> float:
     return 0.0 if x < 0.0 else 1.0 if x > 1.0 else x
+
+
+def _clamp_rows(x: np.ndarray) -> np.ndarray:
+    """:func:`_clamp` of every entry (NaN stays NaN, as there)."""
+    return np.where(x < 0.0, 0.0, np.where(x > 1.0, 1.0, x))
+
+
+def _power(x: np.ndarray, n: int) -> np.ndarray:
+    """``x ** n`` entry by entry with Python's float power (the C library's ``pow``, as the
+    one-holding rules compute it; numpy's own ``power`` may round differently).
+
+    >>> _power(np.array([0.5, 0.9]), 2).tolist() == [0.5 ** 2, 0.9 ** 2]
+    True
+    """
+    if n == 1:
+        return x  # pow(x, 1) is x
+    return np.array([v ** n for v in x.tolist()], dtype=np.float64)
+
+
+def _preflop_strength(hole: tuple[int, int], n_opponents: int) -> float:
+    """:meth:`RuleBot.preflop_strength` of ``hole`` against ``n_opponents`` (a function of its
+    hand class alone)."""
+    if n_opponents == 1:
+        return preflop_win(hole, 1)  # == the mapping below, cheaper
+    return heads_up_equivalent(preflop_best_hand(hole, n_opponents))
+
+
+_RANKS: list[np.ndarray] = []                 # [52 x 52 preflop_rank of each holding, 0 on the diagonal]
+_STRENGTHS: dict[int, np.ndarray] = {}        # opponents -> _preflop_strength by rank (NaN: not yet)
+
+
+def preflop_ranks(holes: np.ndarray) -> np.ndarray:
+    """``preflop_rank`` (1 = AA .. 169) of each holding of an ``(n, 2)`` card array, from a
+    table of the 1326 holdings built once.
+
+    >>> preflop_ranks(np.array([[51, 50], [20, 1]])).tolist() == [ev.preflop_rank((51, 50)), ev.preflop_rank((20, 1))]
+    True
+    """
+    if not _RANKS:
+        table = np.zeros((52, 52), dtype=np.int64)
+        for a, b in combinations(range(52), 2):
+            table[a, b] = table[b, a] = ev.preflop_rank((a, b))
+        _RANKS.append(table)
+    return _RANKS[0][holes[:, 0], holes[:, 1]]
+
+
+def preflop_strengths(holes: np.ndarray, n_opponents: int) -> np.ndarray:
+    """:meth:`RuleBot.preflop_strength` of each holding of an ``(n, 2)`` card array against
+    ``n_opponents``: one value per hand class met, kept per number of opponents.
+
+    >>> preflop_strengths(np.array([[51, 50], [49, 48]]), 1).tolist() == [preflop_win((51, 50), 1)] * 2
+    True
+    """
+    ranks = preflop_ranks(holes)
+    table = _STRENGTHS.get(n_opponents)
+    if table is None:
+        table = _STRENGTHS[n_opponents] = np.full(len(ev.PREFLOP_TABLE) + 1, np.nan)
+    missing = np.unique(ranks[np.isnan(table[ranks])])
+    for rank in missing.tolist():
+        hole = tuple(ev.class_combos(ev.PREFLOP_TABLE[rank - 1])[0])
+        table[rank] = _preflop_strength(hole, n_opponents)  # type: ignore[arg-type]
+    return table[ranks]
+
+
+def board_strengths(holes: np.ndarray, board: tuple[int, ...]) -> np.ndarray:
+    """HS against one random hand (``ev.hand_strength(hole, board)``) of each holding of an
+    ``(n, 2)`` card array on a flop, turn or river ``board``, from one evaluation of every
+    holding of the board: the same integer counts, so the same values bit for bit.
+
+    >>> from evaluator_ext.cards import parse_cards
+    >>> board = parse_cards("AsAcKd7h2c")
+    >>> holes = np.array([parse_cards("AhAd"), parse_cards("3c4d")])
+    >>> board_strengths(holes, board).tolist() == [ev.hand_strength(tuple(h), board) for h in holes.tolist()]
+    True
+    """
+    rest = np.array(sorted(set(range(52)) - set(board)), dtype=np.intp)
+    a, b = np.triu_indices(len(rest), 1)
+    a, b = rest[a], rest[b]
+    k = len(board)
+    cards = np.empty((len(a), k + 2), dtype=np.uint8)
+    cards[:, :k] = board
+    cards[:, k], cards[:, k + 1] = a, b
+    values = np.asarray(ev.evaluate_batch(cards), dtype=np.int64)
+    grid = np.full((52, 52), 1 << 40, dtype=np.int64)   # above every value: never below nor equal
+    grid[a, b] = grid[b, a] = values
+    ordered = np.sort(values)
+    mine = grid[holes[:, 0], holes[:, 1]][:, None]
+    # Opponents: every holding of the board without either of our cards. Those holding our
+    # first or second card are in rows grid[c]; our own holding is in both, counted once.
+    rows0, rows1 = grid[holes[:, 0]], grid[holes[:, 1]]
+    ahead = (np.searchsorted(ordered, mine[:, 0], side="left")
+             - (rows0 < mine).sum(axis=1) - (rows1 < mine).sum(axis=1))
+    tied = (np.searchsorted(ordered, mine[:, 0], side="right") - np.searchsorted(ordered, mine[:, 0], side="left")
+            - (rows0 == mine).sum(axis=1) - (rows1 == mine).sum(axis=1) + 1)
+    behind = (len(values) - 2 * (len(rest) - 1) + 1) - ahead - tied
+    return (ahead + tied / 2) / (ahead + tied + behind)
+
+
+#: The RuleBot methods a bot's batched rules (``_rows``) read through: a subclass that
+#: overrides any of them (or ``triple``, or the rule methods the class lists in ``_ROW_RULES``)
+#: answers holding by holding.
+_VALUE_METHODS = ("hand_strength", "potential", "evaluation", "opponents", "hs_n", "ehs", "ppot",
+                  "preflop_strength", "rank_cutoff", "bets_faced", "round_position")
+_BATCHABLE: dict[type, bool] = {}
 
 
 class RuleBot(Policy):
@@ -64,9 +180,13 @@ class RuleBot(Policy):
     def __init__(self, *, seed: int | None = None) -> None:
         super().__init__(seed=seed)
         self._cache: dict[tuple[tuple[int, int], tuple[int, ...]], list] = {}  # [HS, (PPOT, NPOT) | None]
+        # The same values of the last few boards asked in batches, as (HS, PPOT) 52 x 52 grids
+        # indexed by the two cards (NaN: not known yet), for the batched rules.
+        self._grids: dict[tuple[int, ...], np.ndarray] = {}
 
     def reset(self) -> None:
         self._cache.clear()
+        self._grids.clear()
 
     # ---- hand evaluation (cached) ----
     def _key(self, dp: "DecisionPoint") -> tuple[tuple[int, int], tuple[int, ...]]:
@@ -74,49 +194,196 @@ class RuleBot(Policy):
             raise ValueError("a rule bot needs its own hole cards in the decision point")
         if len(self._cache) > 8192:  # old hands: not needed any more (every holding of a board fits:
             # an exploitability run asks for all of them, again at each decision on the board)
-            self._cache.clear()
+            self._forget()
         return (tuple(dp.hole), tuple(dp.board))  # type: ignore[return-value]
 
-    def triples(self, dp: "DecisionPoint", holes: "Sequence[tuple[int, int]]") -> np.ndarray:
-        """The triple for each holding of ``holes`` at ``dp`` (:meth:`Policy.triples`). On a
-        flop or turn, many holdings' HS and potentials come from one native pass over the
-        board (:func:`features.casper.native_hand_features`: the same values as one holding
-        at a time) before the rules run holding by holding."""
-        self._prefill(dp, holes)
-        return super().triples(dp, holes)
+    def _forget(self) -> None:
+        self._cache.clear()
+        self._grids.clear()
 
-    def _prefill(self, dp: "DecisionPoint", holes: "Sequence[tuple[int, int]]") -> None:
+    def triples(self, dp: "DecisionPoint", holes: "Sequence[tuple[int, int]]") -> np.ndarray:
+        """The triple for each holding of ``holes`` at ``dp`` (:meth:`Policy.triples`), the same
+        numbers as one holding at a time. The hand values come in arrays: on a flop or turn
+        many holdings' HS and potentials from one native pass over the board
+        (:func:`features.casper.native_hand_features`), on a river (on any street for a bot
+        that reads no potential) their HS from one evaluation of the board's holdings
+        (:func:`board_strengths`), before the flop the
+        rank or strength of each hand class met (:func:`preflop_ranks`,
+        :func:`preflop_strengths`); then the bot's rules run on the arrays (its ``_rows``)
+        and :func:`~cbr.policies.base.legal_triples` makes every row legal. A subclass that
+        changes the rules or the values they read answers holding by holding (the default),
+        and so does every bot when a holding is not two cards off the board (reported there).
+
+        >>> from cbr.game import preset
+        >>> from cbr.game.state import HandState
+        >>> dp = HandState(preset("holdem.limit.2p")).decision_point()
+        >>> HandStrengthPolicy().triples(dp, [(51, 50), (20, 1)]).tolist()    # AA raises, 7c2d folds
+        [[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]]
+        """
+        cards = self._checked_holes(dp, holes)
+        if cards is None:
+            return super().triples(dp, holes)
+        batchable = self._batchable()
+        self._prefill(dp, holes, cards, potential=not batchable or self._reads_potential(dp))
+        if not batchable:
+            return super().triples(dp, holes)
+        raw = self._rows(dp, cards)
+        return legal_triples(legal_triples(raw, dp.legal), dp.legal)  # as triple(), then Policy.triples
+
+    @classmethod
+    def _batchable(cls) -> bool:
+        """Whether this class's batched rules (``_rows``) are those of its ``triple``."""
+        hit = _BATCHABLE.get(cls)
+        if hit is None:
+            owner = next((k for k in cls.__mro__ if "_rows" in k.__dict__), RuleBot)
+            names = ("triple", *getattr(owner, "_ROW_RULES", ()), *_VALUE_METHODS)
+            hit = _BATCHABLE[cls] = owner is not RuleBot and "triple" in owner.__dict__ and all(
+                getattr(cls, m) is getattr(owner, m) for m in names)
+        return hit
+
+    def _reads_potential(self, dp: "DecisionPoint") -> bool:
+        """Whether the rules read PPOT at ``dp`` (if not, a batch computes the HS alone)."""
+        return True
+
+    def _rows(self, dp: "DecisionPoint", cards: np.ndarray) -> np.ndarray:
+        """The raw (before :func:`legal_triple`) triples at ``dp`` of the holdings of ``cards``
+        (an ``(n, 2)`` int array), as an ``(n, 3)`` array; RuleBot has no rules."""
+        raise NotImplementedError
+
+    @staticmethod
+    def _checked_holes(dp: "DecisionPoint", holes: "Sequence[tuple[int, int]]") -> Optional[np.ndarray]:
+        """``holes`` as an ``(n, 2)`` int array, or None when there are none or any is not two
+        distinct cards off the board."""
+        try:
+            cards = np.asarray(holes)
+        except (TypeError, ValueError):
+            return None
+        if cards.ndim != 2 or cards.shape[1] != 2 or cards.shape[0] == 0 or cards.dtype.kind not in "iu":
+            return None
+        cards = cards.astype(np.intp, copy=False)
+        if ((cards < 0) | (cards > 51)).any() or (cards[:, 0] == cards[:, 1]).any():
+            return None
+        if dp.board and np.isin(cards, np.asarray(tuple(dp.board), dtype=np.intp)).any():
+            return None
+        return cards
+
+    def _grid(self, board: tuple[int, ...]) -> np.ndarray:
+        """The ``(2, 52, 52)`` HS / PPOT grid of ``board`` (new ones all NaN; the last few kept)."""
+        grid = self._grids.get(board)
+        if grid is None:
+            if len(self._grids) >= 8:
+                del self._grids[next(iter(self._grids))]
+            grid = self._grids[board] = np.full((2, 52, 52), np.nan)
+        return grid
+
+    def _values(self, dp: "DecisionPoint", cards: np.ndarray, potential: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """``(HS, PPOT)`` arrays of the holdings of ``cards`` after the flop (PPOT 0 on the
+        river, and when ``potential`` is false): the known values, the rest one holding at a
+        time as :meth:`hand_strength` and :meth:`potential` compute them."""
         board = tuple(dp.board)
-        if len(board) not in (3, 4) or len(holes) < BOARD_BATCH_MIN or getattr(ev, "IMPLEMENTATION", None) != "native":
+        grid = self._grid(board)
+        a, b = cards[:, 0], cards[:, 1]
+        want_pot = potential and len(board) < 5
+        hs = grid[0, a, b]
+        missing = np.isnan(hs)
+        if want_pot:
+            missing |= np.isnan(grid[1, a, b])
+        for i in np.flatnonzero(missing).tolist():
+            hole = tuple(cards[i].tolist())
+            hit = self._cache.get((hole, board))
+            if hit is None or (want_pot and hit[1] is None):
+                hit = self._entry(hole, board, potential=want_pot)  # type: ignore[arg-type]
+            grid[0, hole[0], hole[1]] = grid[0, hole[1], hole[0]] = hit[0]
+            if hit[1] is not None:
+                grid[1, hole[0], hole[1]] = grid[1, hole[1], hole[0]] = hit[1][0]
+        if missing.any():
+            hs = grid[0, a, b]
+        if not want_pot:
+            return hs, np.zeros(len(cards))
+        return hs, grid[1, a, b]
+
+    def _ehs_rows(self, dp: "DecisionPoint", hs: np.ndarray, ppot: np.ndarray) -> np.ndarray:
+        """:meth:`ehs` of every holding from its ``HS`` and ``PPOT``."""
+        hs_n = _power(hs, self.opponents(dp))
+        return hs_n + (1.0 - hs_n) * ppot
+
+    def _prefill(self, dp: "DecisionPoint", holes: "Sequence[tuple[int, int]]",
+                 cards: Optional[np.ndarray] = None, potential: bool = True) -> None:
+        """Many holdings' values of a flop, turn or river at once, into the caches (``cards``:
+        ``holes`` as :meth:`_checked_holes` gives them): HS and potentials from one native pass
+        over a flop or turn (from :data:`BOARD_BATCH_MIN` holdings), or HS alone (a river, or
+        ``potential`` false) from :func:`board_strengths` (from :data:`HS_BATCH_MIN`)."""
+        board = tuple(dp.board)
+        potential = potential and len(board) < 5
+        least = BOARD_BATCH_MIN if potential else HS_BATCH_MIN
+        if len(board) not in (3, 4, 5) or len(holes) < least or getattr(ev, "IMPLEMENTATION", None) != "native":
             return
-        todo = list(dict.fromkeys(tuple(h) for h in holes if (tuple(h), board) not in self._cache))
-        if len(todo) < BOARD_BATCH_MIN or any(len(h) != 2 or set(h) & set(board) for h in todo):
-            return  # a few, or bad ones (left to hand_strength, which reports them)
-        if len(self._cache) + len(todo) > 8192:
-            self._cache.clear()
-        values = native_hand_features([tuple(sorted(h)) for h in todo], board)
-        for hole, (hs, ppot, npot) in zip(todo, values):
-            self._cache[(hole, board)] = [hs, (ppot, npot)]  # type: ignore[index]
+        if cards is None:
+            cards = self._checked_holes(dp, holes)
+            if cards is None:
+                return  # bad ones: left to hand_strength, which reports them
+        grid = self._grid(board)
+        a, b = cards[:, 0], cards[:, 1]
+        known = ~np.isnan(grid[1 if potential else 0, a, b])
+        if known.all():
+            return
+        cache = self._cache
+        todo = []
+        for hole in dict.fromkeys(tuple(h) for h in cards[~known].tolist()):
+            hit = cache.get((hole, board))
+            if hit is None or (potential and hit[1] is None):
+                todo.append(hole)
+        if len(todo) < least:
+            return
+        if len(cache) + len(todo) > 8192:
+            self._forget()
+            grid = self._grid(board)
+        t = np.array(todo, dtype=np.intp)
+        if potential:
+            values = native_hand_features([tuple(sorted(h)) for h in todo], board)
+            for hole, (hs, ppot, npot) in zip(todo, values):
+                cache[(hole, board)] = [hs, (ppot, npot)]  # type: ignore[index]
+            v = np.array(values, dtype=np.float64)
+            grid[0, t[:, 0], t[:, 1]] = grid[0, t[:, 1], t[:, 0]] = v[:, 0]
+            grid[1, t[:, 0], t[:, 1]] = grid[1, t[:, 1], t[:, 0]] = v[:, 1]
+            return
+        hs = board_strengths(t, board)
+        river = (0.0, 0.0) if len(board) == 5 else None
+        for hole, value in zip(todo, hs.tolist()):   # (none of them cached)
+            cache[(hole, board)] = [value, river]
+        grid[0, t[:, 0], t[:, 1]] = grid[0, t[:, 1], t[:, 0]] = hs
+        if river is not None:
+            grid[1, t[:, 0], t[:, 1]] = grid[1, t[:, 1], t[:, 0]] = 0.0
 
     def hand_strength(self, dp: "DecisionPoint") -> float:
         """HS of the actor's hand against one random opponent (full enumeration), cached."""
         key = self._key(dp)
         hit = self._cache.get(key)
         if hit is None:
-            hit = self._cache[key] = [float(ev.hand_strength(dp.hole, dp.board, n_opponents=1)), None]
+            hit = self._entry(*key)
         return hit[0]
 
     def potential(self, dp: "DecisionPoint") -> tuple[float, float]:
         """``(PPOT, NPOT)`` against one random opponent (0, 0 on the river), cached."""
-        self.hand_strength(dp)
-        hit = self._cache[(tuple(dp.hole), tuple(dp.board))]  # type: ignore[index, arg-type]
-        if hit[1] is None:
-            if len(dp.board) < 5:
-                ppot, npot = ev.hand_potential(dp.hole, dp.board)
+        key = self._key(dp)
+        hit = self._cache.get(key)
+        if hit is None or hit[1] is None:
+            hit = self._entry(*key, potential=True)
+        return hit[1]
+
+    def _entry(self, hole: tuple[int, int], board: tuple[int, ...], potential: bool = False) -> list:
+        """The cache entry ``[HS, (PPOT, NPOT) | None]`` of ``(hole, board)``, HS computed if
+        missing, and the potentials too with ``potential``."""
+        hit = self._cache.get((hole, board))
+        if hit is None:
+            hit = self._cache[(hole, board)] = [float(ev.hand_strength(hole, board, n_opponents=1)), None]
+        if potential and hit[1] is None:
+            if len(board) < 5:
+                ppot, npot = ev.hand_potential(hole, board)
                 hit[1] = (float(ppot), float(npot))
             else:
                 hit[1] = (0.0, 0.0)
-        return hit[1]
+        return hit
 
     def evaluation(self, dp: "DecisionPoint") -> tuple[float, float, float]:
         """``(HS, PPOT, NPOT)`` of the actor's hand against one random opponent (post-flop)."""
@@ -150,10 +417,7 @@ class RuleBot(Policy):
         """
         if dp.hole is None:
             raise ValueError("a rule bot needs its own hole cards in the decision point")
-        n = self.opponents(dp)
-        if n == 1:
-            return preflop_win(tuple(dp.hole), 1)  # type: ignore[arg-type]  # == the mapping below, cheaper
-        return heads_up_equivalent(preflop_best_hand(tuple(dp.hole), n))  # type: ignore[arg-type]
+        return _preflop_strength(tuple(dp.hole), self.opponents(dp))  # type: ignore[arg-type]
 
     def rank_cutoff(self, dp: "DecisionPoint", rank: int) -> int:
         """A heads-up ``preflop_rank`` cut-off tightened for the opponents still in
@@ -200,6 +464,17 @@ class HandStrengthPolicy(RuleBot):
             hs = self.hs_n(dp)
             action = (0, 0, 1) if hs > self.raise_hs else (0, 1, 0) if hs > self.call_hs else (1, 0, 0)
         return legal_triple(action, dp.legal)
+
+    def _reads_potential(self, dp: "DecisionPoint") -> bool:
+        return False
+
+    def _rows(self, dp: "DecisionPoint", cards: np.ndarray) -> np.ndarray:
+        if dp.street == 0:
+            rank = preflop_ranks(cards)
+            raise_cut, call_cut = self.rank_cutoff(dp, self.raise_rank), self.rank_cutoff(dp, self.call_rank)
+            return PURE_ROWS[np.where(rank <= raise_cut, 2, np.where(rank <= call_cut, 1, 0))]
+        hs = _power(self._values(dp, cards, potential=False)[0], self.opponents(dp))
+        return PURE_ROWS[np.where(hs > self.raise_hs, 2, np.where(hs > self.call_hs, 1, 0))]
 
 
 class EHSPolicy(RuleBot):
@@ -296,6 +571,37 @@ class EHSPolicy(RuleBot):
         raw = self.preflop(dp) if dp.street == 0 else self.postflop(dp)
         return legal_triple(raw, dp.legal)
 
+    _ROW_RULES = ("preflop", "postflop", "_may_bluff")
+
+    def _rows(self, dp: "DecisionPoint", cards: np.ndarray) -> np.ndarray:
+        """:meth:`preflop` or :meth:`postflop` of every holding, as array operations."""
+        if dp.street == 0:
+            p_win = preflop_strengths(cards, self.opponents(dp))
+            position = self.round_position(dp)
+            threshold = p_win * (1.0 + position / (2.0 * dp.players_dealt))
+            no_blind = dp.game.blinds[dp.position] <= 0.0
+            raised_multiway = self.opponents(dp) > 1 and self.bets_faced(dp) >= 1
+            fold = (p_win < self.fold_win) & bool((no_blind or raised_multiway) and dp.to_call > 0)
+            raise_bar = 0.5 + self.reraise_step * max(0, dp.street_bets - 1)
+            kind = np.where(threshold > raise_bar, 2, np.where(threshold > 0.25, 1, 0))
+            return PURE_ROWS[np.where(fold, 0, kind)]
+        hs, ppot = self._values(dp, cards)
+        ehs = self._ehs_rows(dp, hs, ppot)
+        free = dp.to_call <= 0
+        semi = (ppot >= self.semibluff_ppot) & bool(free and dp.street < RIVER)
+        mixed = np.array([0.0, 1.0 - self.semibluff_rate, self.semibluff_rate])
+        keep = ehs > dp.pot_odds if dp.street == RIVER else ppot > dp.pot_odds
+        base = PURE_ROWS[np.where(keep | free, 1, 0)]
+        base[semi] = mixed
+        rate = np.where((ehs < self.bluff_ehs) & self._may_bluff(dp), self.bluff_rate, 0.0)
+        weak = (1.0 - rate)[:, None] * base
+        weak[:, 0] += 0.0
+        weak[:, 1] += 0.0
+        weak[:, 2] += rate
+        out = np.where((ehs > self.raise_ehs)[:, None], PURE_ROWS[2],
+                       np.where((ehs > self.call_ehs)[:, None], np.where(semi[:, None], mixed, PURE_ROWS[1]), weak))
+        return out
+
 
 class PokiFormulaPolicy(RuleBot):
     """A Poki-style formula bot (seed ``billings-challenge-of-poker-poki.txt``, "basic
@@ -332,6 +638,23 @@ class PokiFormulaPolicy(RuleBot):
             if dp.street in (1, 2) and self.ppot(dp) >= dp.pot_odds:
                 p_cont = 1.0
         return legal_triple(((1 - p_raise) * (1 - p_cont), (1 - p_raise) * p_cont, p_raise), dp.legal)
+
+    def _rows(self, dp: "DecisionPoint", cards: np.ndarray) -> np.ndarray:
+        if dp.street == 0:
+            x = preflop_strengths(cards, self.opponents(dp))
+            ppot = np.zeros(len(cards))
+        else:
+            hs, ppot = self._values(dp, cards)
+            x = self._ehs_rows(dp, hs, ppot)
+        threshold = self.raise_base + self.raise_step * self.bets_faced(dp)
+        p_raise = _clamp_rows((x - threshold) / self.width + 0.5)
+        if dp.to_call <= 0:
+            p_cont = np.ones(len(cards))
+        else:
+            p_cont = _clamp_rows((x - dp.pot_odds) / self.width + 0.5)
+            if dp.street in (1, 2):
+                p_cont = np.where(ppot >= dp.pot_odds, 1.0, p_cont)
+        return np.stack([(1 - p_raise) * (1 - p_cont), (1 - p_raise) * p_cont, p_raise], axis=1)
 
 
 class LooseAggressivePolicy(RuleBot):
@@ -378,6 +701,23 @@ class LooseAggressivePolicy(RuleBot):
         keep = ehs > odds or ppot > odds
         return legal_triple((0, 1, 0) if keep else (1, 0, 0), dp.legal)
 
+    def _rows(self, dp: "DecisionPoint", cards: np.ndarray) -> np.ndarray:
+        if dp.street == 0:
+            rank = preflop_ranks(cards)
+            bar = self.rank_cutoff(dp, self.reraise_rank if self.bets_faced(dp) >= 1 else self.raise_rank)
+            call = self.rank_cutoff(dp, self.call_rank)
+            return PURE_ROWS[np.where(rank <= bar, 2, np.where(rank <= call, 1, 0))]
+        hs, ppot = self._values(dp, cards)   # PPOT 0 on the river
+        ehs = self._ehs_rows(dp, hs, ppot)
+        if dp.to_call <= 0:
+            rest = np.broadcast_to(np.array([0.0, 1 - self.stab_rate, self.stab_rate]), (len(cards), 3))
+        else:
+            odds = dp.pot_odds * self.looseness
+            keep = (ehs > odds) | (ppot > odds)
+            rest = np.where((ppot >= self.draw_ppot)[:, None], np.array([0.0, 0.5, 0.5]),
+                            PURE_ROWS[np.where(keep, 1, 0)])
+        return np.where((ehs >= self.raise_ehs)[:, None], PURE_ROWS[2], rest)
+
 
 class StationPolicy(RuleBot):
     """A loose-passive calling station that raises only the nuts: it checks or calls every
@@ -407,3 +747,11 @@ class StationPolicy(RuleBot):
         strong = (self.preflop_strength(dp) >= self.preflop_nuts if dp.street == 0
                   else self.hand_strength(dp) >= self.nuts)
         return legal_triple((0.0, 0.0, 1.0) if strong else (0.0, 1.0, 0.0), dp.legal)
+
+    def _reads_potential(self, dp: "DecisionPoint") -> bool:
+        return False
+
+    def _rows(self, dp: "DecisionPoint", cards: np.ndarray) -> np.ndarray:
+        strong = (preflop_strengths(cards, self.opponents(dp)) >= self.preflop_nuts if dp.street == 0
+                  else self._values(dp, cards, potential=False)[0] >= self.nuts)
+        return PURE_ROWS[np.where(strong, 2, 1)]

@@ -168,7 +168,9 @@ def _draw(triple: Sequence[float], u: float) -> str:
 class SimulationPolicy(PokiWeightTablePolicy):
     """Poki's simulation bot (see the module doc). Options: ``trials`` (per decision),
     ``preflop`` (simulate before the flop too), the ``poki`` formula's constants (our
-    continuation in the trials) and ``poki-wt``'s ``store`` and ``learn``."""
+    continuation in the trials) and ``poki-wt``'s ``store`` and ``learn``. Its triples for many
+    holdings are one simulation per holding (:meth:`~cbr.policies.rules.RuleBot.triples`
+    answers holding by holding for it)."""
 
     name = "simbot"
 
