@@ -896,6 +896,64 @@ static void pt_visit(pt_board *b, pt_hole *h, int n_holes, const int *r, int n_r
     }
 }
 
+/* One runout for a single hole: pt_runout and pt_count fused, the exceptions counted as they
+ * are found instead of listed first (a lone hole reads each once). The same counters. */
+static void pt_visit_one(pt_board *b, pt_hole *h, const int *r, int n_r)
+{
+    for (int k = 0; k < n_r; k++)
+        if (r[k] == h->lo || r[k] == h->hi)
+            return;
+    uint64_t key = b->board_key, bits = b->board_bits, runout = 0;
+    int ranks[2];
+    for (int k = 0; k < n_r; k++) {
+        int c = b->u[r[k]];
+        key += g_card_key[c];
+        bits |= g_card_bit[c];
+        runout |= UINT64_C(1) << c;
+        ranks[k] = c >> 2;
+    }
+    const uint16_t *pv = pt_pair_values(b, ranks, n_r);
+    uint16_t ours = value_of(key + h->key, bits | h->bits);
+    int c0 = n_r > 0 ? r[0] : 0, c1 = n_r > 1 ? r[1] : 0;
+    pt_add_pairs(pv, ours, h->pair_behind, h->pair_tied, h->card_behind[c0], h->card_tied[c0],
+                 h->card_behind[c1], h->card_tied[c1], n_r);
+    if (n_r == 2) {
+        int o = pt_index(r[0], r[1]);
+        uint16_t p = pv[b->rank_pair[o]];
+        h->fix_behind[o] += p > ours;
+        h->fix_tied[o] += p == ours;
+    }
+    int16_t *restrict fb = h->fix_behind, *restrict ft = h->fix_tied;
+    for (int s = 0; s < 4; s++) {
+        int n_suit = (int)((key >> (32 + 4 * s)) & 0xF) - 3;
+        if (n_suit < 3)
+            continue;
+        /* every holding below has 5+ cards of suit s among its 7: a flush (no full house or
+         * quads fit beside one in 7 cards), so its value is value_of's flush lookup */
+        unsigned shift = 16u * (unsigned)s;
+        if (n_suit == 5) {
+            for (int o = 0; o < b->n_h; o++)
+                if (!(b->mask[o] & runout)) {
+                    uint16_t v = g_flush_value[((bits | b->bits[o]) >> shift) & 0x1FFF], p = pv[b->rank_pair[o]];
+                    fb[o] += (int16_t)((v > ours) - (p > ours));
+                    ft[o] += (int16_t)((v == ours) - (p == ours));
+                }
+        } else {
+            const uint16_t *list = n_suit == 3 ? b->both_suit[s] : b->any_suit[s];
+            int n_list = n_suit == 3 ? b->n_both[s] : b->n_any[s];
+            for (int k = 0; k < n_list; k++) {
+                int o = list[k];
+                if (b->mask[o] & runout)
+                    continue;
+                uint16_t v = g_flush_value[((bits | b->bits[o]) >> shift) & 0x1FFF], p = pv[b->rank_pair[o]];
+                fb[o] += (int16_t)((v > ours) - (p > ours));
+                ft[o] += (int16_t)((v == ours) - (p == ours));
+            }
+        }
+        break;
+    }
+}
+
 /* Sum the counters into the 3x3 table (holdings ordered by low card, then high card,
  * as the opponents were always listed). */
 static int pt_table(const pt_board *b, const pt_hole *h, const double *weights, double table[9])
@@ -971,7 +1029,18 @@ int ek_potential_tables(const uint8_t *holes, int n_holes, const uint8_t *board,
     }
 
     int r[2] = {0, 0};
-    if (b->to_come == 0) {
+    if (n_holes == 1) { /* one hole (a decision's features): fused, see pt_visit_one */
+        if (b->to_come == 0) {
+            pt_visit_one(b, h, r, 0);
+        } else if (b->to_come == 1) {
+            for (r[0] = 0; r[0] < b->n_u; r[0]++)
+                pt_visit_one(b, h, r, 1);
+        } else {
+            for (r[0] = 0; r[0] < b->n_u; r[0]++)
+                for (r[1] = r[0] + 1; r[1] < b->n_u; r[1]++)
+                    pt_visit_one(b, h, r, 2);
+        }
+    } else if (b->to_come == 0) {
         pt_visit(b, h, n_holes, r, 0);
     } else if (b->to_come == 1) {
         for (r[0] = 0; r[0] < b->n_u; r[0]++)

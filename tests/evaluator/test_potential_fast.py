@@ -313,3 +313,29 @@ def test_kernel_compiles_and_runs_without_python(tmp_path) -> None:
                         str(src / "eval_kernels.c"), "-o", str(exe)], check=True, capture_output=True, timeout=120)
         out = subprocess.run([str(exe)], check=True, capture_output=True, text=True, timeout=60).stdout.split()
         assert out == [str(x) for row in PUBLISHED for x in row] + ["1", "1"], opt
+
+
+def test_flush_boards_exact_one_hole_and_many() -> None:
+    """Boards where the flush corrections do most of the work: monotone flops, turns with
+    three or four cards of a suit, holes with none, one or two cards of it, with and without
+    weights. A lone hole (the fused runout loop) and a batch of holes (the listed
+    exceptions) both equal the brute-force enumeration."""
+    rng = random.Random(17)
+    for case in range(10):
+        suit = rng.randrange(4)
+        suited = [c for c in range(52) if c % 4 == suit]
+        n_board = 3 if case < 5 else 4
+        n_suited = 3 if n_board == 3 else rng.choice((3, 4))
+        board = rng.sample(suited, n_suited)
+        board += rng.sample([c for c in range(52) if c % 4 != suit], n_board - n_suited)
+        rest = [c for c in range(52) if c not in board]
+        own = [c for c in rest if c % 4 == suit]
+        other = [c for c in rest if c % 4 != suit]
+        holes = [tuple(rng.sample(other, 2)), (rng.choice(own), rng.choice(other)), tuple(rng.sample(own, 2))]
+        weights = None if case % 2 else np.random.default_rng(case).random(1326)
+        args = () if weights is None else (weights,)
+        tables = _native.potential_tables(holes, tuple(board), *args)
+        for hole, table in zip(holes, tables):
+            want = oracle_table(hole, tuple(board), weights)
+            assert as_lists(_native.potential_table(hole, tuple(board), *args)) == want, (hole, board)
+            assert as_lists(table) == want, (hole, board)
