@@ -793,12 +793,15 @@ static void pt_runout(pt_board *b, const int *r, int n_r)
             continue;
         const uint16_t *list = n_suit == 3 ? b->both_suit[s] : b->any_suit[s];
         int n_list = n_suit == 3 ? b->n_both[s] : b->n_any[s];
+        /* every holding below has 5+ cards of suit s among its 7: a flush (no full house or
+         * quads fit beside one in 7 cards), so its value is value_of's flush lookup */
+        unsigned shift = 16u * (unsigned)s;
         if (n_suit == 5) {
             n_list = 0; /* every holding: walk them all below */
             for (int o = 0; o < b->n_h; o++)
                 if (!(b->mask[o] & runout)) {
                     b->exc_holding[n] = (uint16_t)o;
-                    b->exc_value[n] = value_of(key + b->key[o], bits | b->bits[o]);
+                    b->exc_value[n] = g_flush_value[((bits | b->bits[o]) >> shift) & 0x1FFF];
                     b->exc_pair[n] = pv[b->rank_pair[o]];
                     n++;
                 }
@@ -808,7 +811,7 @@ static void pt_runout(pt_board *b, const int *r, int n_r)
             if (b->mask[o] & runout)
                 continue;
             b->exc_holding[n] = (uint16_t)o;
-            b->exc_value[n] = value_of(key + b->key[o], bits | b->bits[o]);
+            b->exc_value[n] = g_flush_value[((bits | b->bits[o]) >> shift) & 0x1FFF];
             b->exc_pair[n] = pv[b->rank_pair[o]];
             n++;
         }
