@@ -73,6 +73,22 @@ class DecisionPoint:
     history: str = ""
     bet_level: Optional[float] = None
 
+    def taken(self, action: str) -> "DecisionPoint":
+        """This decision point with ``action`` taken: ``replace(self, action=action)`` without
+        running the constructor again (play keeps every decision for retention).
+
+        >>> from cbr.game.situation import situation
+        >>> dp = situation(hole="AdQc", board="3h4cJh", position=1, to_call=1, pot=5)
+        >>> from dataclasses import replace
+        >>> dp.taken("c") == replace(dp, action="c"), dp.action
+        (True, None)
+        """
+        new = object.__new__(type(self))
+        fields = new.__dict__
+        fields.update(self.__dict__)
+        fields["action"] = action
+        return new
+
     # ---- derived quantities (the raw material of CASPER's features) ----
     @property
     def players_dealt(self) -> int:

@@ -160,11 +160,13 @@ class Retainer:
 
     ``cb``: the open, writable case base (the case-based bot's own handle); ``keep``: the
     seats whose every decision is kept; ``names``: the seat names; ``match_id``: shared by
-    all its cases. :attr:`retained` counts the cases kept, :attr:`hands` the hands.
+    all its cases; ``deciders``: the bots deciding on ``cb`` (their
+    ``decided_row(dp, cb)`` gives the feature row of a decision they made, so it is not
+    computed again). :attr:`retained` counts the cases kept, :attr:`hands` the hands.
     """
 
     def __init__(self, cb: "CaseBase", keep: Sequence[int], names: Sequence[str], *,
-                 match_id: Optional[str] = None) -> None:
+                 match_id: Optional[str] = None, deciders: Sequence[Any] = ()) -> None:
         check_retention_target(cb.path)
         self.cb = cb
         self.keep = set(keep)
@@ -172,6 +174,7 @@ class Retainer:
         self.match_id = match_id or new_match_id()
         self.retained = 0
         self.hands = 0
+        self._row_of = [d.decided_row for d in deciders if callable(getattr(d, "decided_row", None))]
 
     def hand(self, record: HandRecord, seats: Optional[Sequence[int]] = None,
              decisions: Optional[Sequence[Any]] = None) -> int:
@@ -234,7 +237,10 @@ class Retainer:
 
     def _commit(self, dps: list, outcomes: list, seat: list, opponents: list, *, hands: int) -> int:
         """Write prepared cases as one durable commit; returns how many."""
-        ids = self.cb.retain_hand(dps, outcomes, source="retained", match_id=self.match_id, seat=seat,
+        rows = None
+        if self._row_of:  # the rows the bots computed to decide: not computed again
+            rows = [next((r for r in (f(dp, self.cb) for f in self._row_of) if r is not None), None) for dp in dps]
+        ids = self.cb.retain_hand(dps, outcomes, source="retained", rows=rows, match_id=self.match_id, seat=seat,
                                   opponents=opponents, retained_at=datetime.now(timezone.utc))
         self.retained += len(ids)
         self.hands += hands
@@ -280,5 +286,6 @@ def start_retention(policies: Sequence["Policy"], names: Sequence[str], *, into:
     out = []
     for i, members in enumerate(groups.values()):
         keep = members + (list(extra_seats) if i == 0 else [])
-        out.append(Retainer(policies[members[0]].open(), keep, names, match_id=match_id))  # type: ignore[attr-defined]
+        out.append(Retainer(policies[members[0]].open(), keep, names, match_id=match_id,  # type: ignore[attr-defined]
+                            deciders=[policies[s] for s in members]))
     return out

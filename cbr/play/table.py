@@ -224,7 +224,7 @@ def play_out(state: HandState, seats: Sequence[Seat], board: Sequence[int], *,
             state.fold_out(pos)
         else:
             if decisions is not None:
-                decisions.append(replace(dp, action=kind))
+                decisions.append(dp.taken(kind))
             if watcher is not None:
                 watcher.acting(state, pos, kind)  # type: ignore[arg-type]
             state.act(kind)

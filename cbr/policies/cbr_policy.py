@@ -226,6 +226,11 @@ class _Street:
                 self._take(cb.rows_since(street, self.count), grow_index=True)
 
 
+def _decision_key(dp: "DecisionPoint") -> tuple:
+    """What identifies a decision in a hand: whose, where in the betting, on which cards."""
+    return (dp.hand_id, dp.source, dp.game.name, dp.street, dp.position, dp.history, dp.hole, dp.board)
+
+
 def _has_outcomes(cb: "CaseBase") -> bool:
     """Whether any case of ``cb`` carries a known outcome (NULL = unknown)."""
     import numpy as np
@@ -323,6 +328,7 @@ class CBRPolicy(Policy):
         self._weighted = False
         self._streets: dict[str, _Street] = {}
         self._hand: Optional[str] = None
+        self._hand_rows: dict[tuple, np.ndarray] = {}  # this hand's decisions' feature rows (decided_row)
         self._rng = random.Random(f"cbr-policy:{seed}")
         self.last_decision: Optional[CBRDecision] = None
         self.sharpen, self.outcome_weight = _check_shaping(sharpen, outcome_weight)
@@ -456,6 +462,7 @@ class CBRPolicy(Policy):
         """Once per hand: read the cases retained since (by this process or another)."""
         if (hand_id != self._hand or hand_id.startswith("/")) and self._cb is not None:
             self._hand = hand_id
+            self._hand_rows.clear()
             self._cb.refresh()
 
     def _spot(self, dp: "DecisionPoint") -> tuple["CaseBase", str, _Street]:
@@ -481,9 +488,19 @@ class CBRPolicy(Policy):
 
         cb, street, data = self._spot(dp)
         vote = retrieve_triple(self._fs, dp, data.index, data.labels, weighted=self._weighted, top=DECISION_CASES)
+        self._hand_rows[_decision_key(dp)] = vote.query
         d = self._reuse(cb, street, data, dp, vote, rng if rng is not None else self._rng)
         self.last_decision = d
         return d
+
+    def decided_row(self, dp: "DecisionPoint", cb: "CaseBase") -> Optional[np.ndarray]:
+        """The feature row this bot computed when it decided at ``dp`` (the same decision,
+        its action set or not) in the current hand, if it did and its features are ``cb``'s
+        (retention then need not compute it again: :meth:`~cbr.store.CaseBase.retain_hand`'s
+        ``rows``); else None. The row is ``cb.feature_set().row(dp)`` bit for bit."""
+        if cb is not self._cb or self._fs is not cb.feature_set():
+            return None
+        return self._hand_rows.get(_decision_key(dp))
 
     def triples(self, dp: "DecisionPoint", holes: Sequence[tuple[int, int]]) -> np.ndarray:
         """The triple this bot plays at ``dp`` for each holding of ``holes``: one batch of

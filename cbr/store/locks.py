@@ -20,7 +20,6 @@ import fcntl
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
 from cbr.errors import CaseBaseError
 
@@ -51,12 +50,15 @@ def reader_lock(path: str | os.PathLike[str]) -> int | None:
 @contextmanager
 def write_lock(path: str | os.PathLike[str]) -> Iterator[None]:
     """Hold the case base's write lock (waits for the writer holding it)."""
-    with open(Path(path) / WRITE_LOCK, "a+") as fh:
-        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+    fd = os.open(os.path.join(path, WRITE_LOCK), os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o666)  # as open("a+")
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
         try:
             yield
         finally:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
 
 
 def no_other_readers(fd: int | None) -> bool:

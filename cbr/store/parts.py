@@ -27,7 +27,7 @@ from cbr.store.manifest import ACTIONS, file_checksum, verify_file
 from evaluator_ext.cards import cards_str
 
 __all__ = ["META_COLUMNS", "RETENTION_COLUMNS", "PART_RE", "street_name", "case_schema", "build_table",
-           "RowBatch", "row_batch", "batch_table", "decision_meta",
+           "RowBatch", "row_batch", "checked_features", "checked_meta", "batch_table", "decision_meta",
            "part_file", "next_part_number", "write_part", "part_entry", "read_part",
            "count_actions"]
 
@@ -188,9 +188,21 @@ def row_batch(feature_names: Sequence[str], features: Any, actions: Sequence[str
     >>> len(b), b.meta["player"], b.outcomes.tolist()
     (2, ['me', 'me'], [-1.5, nan])
     """
+    _check_columns(meta)
+    X = checked_features(feature_names, features)
+    acts, cols, outcomes, times = checked_meta(X.shape[0], actions, meta)
+    return RowBatch(X, acts, outcomes, cols, times)
+
+
+def _check_columns(meta: dict[str, Any]) -> None:
     unknown = set(meta) - set(_META_KINDS) - {"outcome", "retained_at"}
     if unknown:
         raise TypeError(f"unknown case columns: {', '.join(sorted(unknown))}")
+
+
+def checked_features(feature_names: Sequence[str], features: Any) -> np.ndarray:
+    """``features`` as C-contiguous float32 ``(n, len(feature_names))`` (one row ``(d,)`` too);
+    raises ``ValueError`` for another shape, NaN or infinity."""
     d = len(feature_names)
     X = np.asarray(features, dtype=np.float32)
     if X.ndim == 1 and X.size == d:
@@ -200,9 +212,16 @@ def row_batch(feature_names: Sequence[str], features: Any, actions: Sequence[str
             X = np.zeros((0, d), np.float32)
         else:
             raise ValueError(f"features must have shape (n, {d}), got {np.shape(features)}")
-    n = X.shape[0]
     if not np.isfinite(X).all():
         raise ValueError("features contain NaN or infinity")
+    return np.ascontiguousarray(X)
+
+
+def checked_meta(n: int, actions: Sequence[str] | str, meta: dict[str, Any]
+                 ) -> tuple[list[str], dict[str, list[Any]], np.ndarray, list[datetime | None]]:
+    """The actions, provenance columns, outcomes and times of ``n`` rows, validated as
+    :func:`row_batch` does (``TypeError`` for an unknown column, ``ValueError`` for bad values)."""
+    _check_columns(meta)
     acts = list(actions)
     if len(acts) != n:
         raise ValueError(f"actions: {len(acts)} values for {n} cases")
@@ -213,8 +232,7 @@ def row_batch(feature_names: Sequence[str], features: Any, actions: Sequence[str
     for name, kind in _META_KINDS.items():
         value = meta.get(name)
         cols[name] = _cards_column(value, n, name) if kind == "cards" else _column(value, n, name, kind)  # type: ignore[arg-type]
-    return RowBatch(np.ascontiguousarray(X), [str(a) for a in acts], _outcomes(meta.get("outcome"), n), cols,
-                    _times(meta.get("retained_at"), n))
+    return [str(a) for a in acts], cols, _outcomes(meta.get("outcome"), n), _times(meta.get("retained_at"), n)
 
 
 def batch_table(feature_names: Sequence[str], case_ids: Any, batch: RowBatch) -> pa.Table:
@@ -313,6 +331,16 @@ def decision_meta(dps: Sequence[DecisionPoint]) -> dict[str, Any]:
         if dp.action not in ACTIONS:
             raise ValueError(f"decision of {dp.player!r} in hand {dp.hand_id!r} has no action 'f'/'c'/'r' "
                              f"(got {dp.action!r}); only taken decisions become cases")
+    texts: dict[tuple[int, ...], str] = {}  # a hand's decisions share their cards: each written once
+
+    def text(cards: tuple[int, ...]) -> str:
+        if type(cards) is not tuple:
+            return cards_str(cards)
+        t = texts.get(cards)
+        if t is None:
+            t = texts[cards] = cards_str(cards)
+        return t
+
     return {
         "actions": [dp.action for dp in dps],
         "source": [dp.source for dp in dps],
@@ -320,7 +348,7 @@ def decision_meta(dps: Sequence[DecisionPoint]) -> dict[str, Any]:
         "player": [dp.player for dp in dps],
         "position": [dp.position for dp in dps],
         "game": [dp.game.name for dp in dps],
-        "hole": [cards_str(dp.hole) if dp.hole else None for dp in dps],
-        "board": [cards_str(dp.board) for dp in dps],
+        "hole": [text(dp.hole) if dp.hole else None for dp in dps],
+        "board": [text(dp.board) for dp in dps],
         "history": [dp.history for dp in dps],
     }

@@ -44,7 +44,7 @@ from cbr.errors import CaseBaseError
 from cbr.game.decision import DecisionPoint
 from cbr.game.gamedef import STREETS
 from cbr.store.manifest import MANIFEST, Manifest, read_manifest, write_manifest
-from cbr.store.parts import decision_meta, row_batch, street_name
+from cbr.store.parts import RowBatch, checked_features, checked_meta, decision_meta, row_batch, street_name
 from cbr.store.retention_log import Chunk, RetentionLog, start_log
 
 if TYPE_CHECKING:
@@ -84,13 +84,21 @@ class RetainedWrites:
         >>> {s: v.tolist() for s, v in ids.items()}, cb.count()
         ({'preflop': [2], 'flop': [3, 4]}, 5)
         """
-        items = [(street_name(s), b) for s, b in batches.items()]
+        checked = {}
+        for s, (features, actions, meta) in batches.items():
+            name = street_name(s)
+            checked[name] = row_batch(self.manifest.features[name], features, actions, **{"source": "retained", **meta})
+        return self._append_batches(checked)
+
+    def _append_batches(self: "CaseBase", batches: dict[str, RowBatch]) -> dict[str, np.ndarray]:
+        """:meth:`append_streets` of validated batches (street name -> rows): numbered and
+        committed as one log record; returns the case ids per street, in the order given."""
         with self._lock():
             log = self._writable_log()
             next_id = log.next_id
             chunks: dict[str, Chunk] = {}
-            for s, (features, actions, meta) in sorted(items, key=lambda x: STREETS.index(x[0])):
-                b = row_batch(self.manifest.features[s], features, actions, **{"source": "retained", **meta})
+            for s in sorted(batches, key=STREETS.index):
+                b = batches[s]
                 chunks[s] = (np.arange(next_id, next_id + len(b), dtype=np.int64), b)
                 next_id += len(b)
             log.append(chunks)
@@ -98,7 +106,7 @@ class RetainedWrites:
             self._absorb(s, chunk)
         if log.records >= self.compact_every:
             self.compact()
-        return {s: chunks[s][0] for s, _ in items}
+        return {s: chunks[s][0] for s in batches}
 
     def append(self: "CaseBase", street: int | str, features: np.ndarray, actions: Sequence[str] | str,
                **meta: Any) -> np.ndarray:
@@ -114,38 +122,44 @@ class RetainedWrites:
         return self.append_streets({s: (features, actions, meta)})[s]
 
     def retain_hand(self: "CaseBase", dps: Sequence[DecisionPoint], outcomes: Sequence[float | None] | None = None,
-                    source: str | None = None, **provenance: Any) -> list[int]:
+                    source: str | None = None, rows: Sequence[np.ndarray | None] | None = None,
+                    **provenance: Any) -> list[int]:
         """Append decisions made in play (``dp.action`` set; usually one hand's) as one
         durable commit, features from this case base's own feature set (:meth:`append_streets`);
         returns their case ids in the order given. ``outcomes``: one per decision, the
         hand's net result for the player who acted in small bets of ``dp.game`` (None =
         unknown, e.g. the hand is still in play); ``source``: for every case (default: each
-        decision's own, else ``"retained"``); ``provenance``: scalar or per-decision
-        ``match_id``, ``seat``, ``opponents``, ``retained_at``."""
+        decision's own, else ``"retained"``); ``rows``: one per decision, its feature row
+        when the caller already computed it (it must be ``feature_set().row(dp)``, e.g. what
+        the bot computed to decide), or None to compute it here; ``provenance``: scalar or
+        per-decision ``match_id``, ``seat``, ``opponents``, ``retained_at``."""
         if not dps:
             return []
+        n = len(dps)
         fs = self.feature_set()
-        outs = list(outcomes) if outcomes is not None else [None] * len(dps)
-        if len(outs) != len(dps):
-            raise ValueError(f"outcomes: {len(outs)} values for {len(dps)} decisions")
-        per_dp = {k: list(v) for k, v in provenance.items() if isinstance(v, (list, tuple))}
-        scalars = {k: v for k, v in provenance.items() if k not in per_dp}  # one value for every row
+        outs = list(outcomes) if outcomes is not None else [None] * n
+        if len(outs) != n:
+            raise ValueError(f"outcomes: {len(outs)} values for {n} decisions")
+        given = list(rows) if rows is not None else [None] * n
+        if len(given) != n:
+            raise ValueError(f"rows: {len(given)} rows for {n} decisions")
+        meta = decision_meta(dps)  # the whole hand's columns, validated once
+        actions = meta.pop("actions")
+        meta["source"] = [source or dp.source or "retained" for dp in dps]
+        meta["outcome"] = outs
+        meta.update(provenance)
+        acts, cols, outcome, times = checked_meta(n, actions, meta)
         by_street: dict[str, list[int]] = {}
         for i, dp in enumerate(dps):
             by_street.setdefault(STREETS[dp.street], []).append(i)
-        batches: dict[str, Rows] = {}
+        batches: dict[str, RowBatch] = {}
         for s, idx in by_street.items():
-            chosen = [dps[i] for i in idx]
-            meta = decision_meta(chosen)
-            actions = meta.pop("actions")
-            meta["source"] = [source or dp.source or "retained" for dp in chosen]
-            meta["outcome"] = [outs[i] for i in idx]
-            for k, v in per_dp.items():
-                meta[k] = [v[i] for i in idx]
-            meta.update(scalars)
-            batches[s] = (np.vstack([fs.row(dp) for dp in chosen]), actions, meta)
-        ids = self.append_streets(batches)
-        out = [0] * len(dps)
+            X = checked_features(self.manifest.features[s],
+                                 np.vstack([fs.row(dps[i]) if given[i] is None else given[i] for i in idx]))
+            batches[s] = RowBatch(X, [acts[i] for i in idx], outcome[idx], {k: [v[i] for i in idx] for k, v in cols.items()},
+                                  [times[i] for i in idx])
+        ids = self._append_batches(batches)
+        out = [0] * n
         for s, idx in by_street.items():
             for i, cid in zip(idx, ids[s].tolist()):
                 out[i] = int(cid)

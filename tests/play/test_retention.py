@@ -371,3 +371,79 @@ def test_retention_experiment_script_runs_and_reports(tmp_path: Path) -> None:
                                       "last_third_beats_control_by_more_than_ci"}
     on, off = report["thirds"]["retention"][2], report["thirds"]["control"][2]
     assert abs(report["last_third_minus_control"]["sb_per_hand"] - (on["sb_per_hand"] - off["sb_per_hand"])) < 2e-4
+
+
+def test_rows_the_bot_computed_are_reused_and_equal_recomputed_rows(small_copy: Path, tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Retention takes the bot's own decisions' feature rows from the bot (not computed again):
+    bit-equal to ``fs.row(dp)``; the opponent's shown decisions are computed; what is stored
+    is the same either way."""
+    path = fresh(small_copy, tmp_path)
+    seen: list[tuple[list, list]] = []
+    original = CaseBase.retain_hand
+
+    def spy(self, dps, *args, rows=None, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        seen.append((list(dps), list(rows) if rows is not None else [None] * len(dps)))
+        return original(self, dps, *args, rows=rows, **kwargs)
+
+    monkeypatch.setattr(CaseBase, "retain_hand", spy)
+    bot = CBRPolicy(casebase=str(path), seed=2)
+    r = run_match([bot, "call"], 25, seed=9, retain=True)
+    bot.close()
+    fs = CaseBase.open(path).feature_set()
+    given = [(dp, row) for dps, rows in seen for dp, row in zip(dps, rows) if row is not None]
+    computed = [dp for dps, rows in seen for dp, row in zip(dps, rows) if row is None]
+    assert given and computed and len(given) + len(computed) == r.retained
+    assert {dp.player for dp, _ in given} == {"cbr"} and {dp.player for dp in computed} == {"call"}
+    for dp, row in given:
+        again = fs.row(dp)
+        assert row.dtype == again.dtype == np.float32 and row.tobytes() == again.tobytes()
+    # the stored features are the rows recomputed from the decisions, bit for bit
+    cb = CaseBase.open(path)
+    for street, name in enumerate(STREETS):
+        dps = [dp for dps, _ in seen for dp in dps if dp.street == street]
+        if not dps:
+            continue
+        table = cb.sql(f"SELECT case_id FROM cases_{name} WHERE source = 'retained' ORDER BY case_id").fetchall()
+        arrays = cb.cases(name)
+        pos = {int(c): i for i, c in enumerate(arrays.case_ids.tolist())}
+        stored = arrays.features[[pos[c] for (c,) in table]]
+        assert stored.tobytes() == np.vstack([fs.row(dp) for dp in dps]).tobytes()
+
+
+def test_retain_hand_rows_argument(small_copy: Path, tmp_path: Path) -> None:
+    """``rows=``: None entries are computed; given ones are stored as given; a wrong count
+    or shape is refused before anything is written."""
+    rec = Recorder()
+    run_match(["ehs", "call"], 6, seed=11, log=rec)
+    dps = [dp for record in rec.records for dp in replay(record)][:12]
+    a, b = CaseBase.open(fresh(small_copy, tmp_path, "a")), CaseBase.open(fresh(small_copy, tmp_path, "b"))
+    fs = a.feature_set()
+    rows = [fs.row(dp) if i % 2 else None for i, dp in enumerate(dps)]
+    ids_a = a.retain_hand(dps, match_id="m")
+    ids_b = b.retain_hand(dps, rows=rows, match_id="m")
+    assert ids_a == ids_b
+    for s in STREETS:
+        assert a.rows_since(s, 0).features.tobytes() == b.rows_since(s, 0).features.tobytes()
+    n = b.count()
+    with pytest.raises(ValueError, match="rows: 1 rows for 12 decisions"):
+        b.retain_hand(dps, rows=rows[:1])
+    with pytest.raises(ValueError, match="features must have shape"):
+        b.retain_hand(dps, rows=[np.zeros(3, np.float32)] * len(dps))
+    assert b.count() == n
+
+
+def test_decided_row_only_for_this_hand_and_this_casebase(small_copy: Path, tmp_path: Path) -> None:
+    rec = Recorder()
+    run_match(["ehs", "call"], 4, seed=11, log=rec)
+    first, second = (list(replay(r)) for r in rec.records[:2])
+    bot = CBRPolicy(casebase=str(fresh(small_copy, tmp_path)), seed=1)
+    cb = bot.open()
+    bot.decide(first[0])
+    assert bot.decided_row(first[0], cb).tobytes() == cb.feature_set().row(first[0]).tobytes()
+    assert bot.decided_row(first[1], cb) is None  # not decided by the bot
+    other = CaseBase.open(fresh(small_copy, tmp_path, "other"))
+    assert bot.decided_row(first[0], other) is None  # another case base
+    bot.decide(second[0])  # a new hand: the last one's rows are gone
+    assert bot.decided_row(first[0], cb) is None and bot.decided_row(second[0], cb) is not None
+    bot.close()
