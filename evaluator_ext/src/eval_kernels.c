@@ -771,7 +771,10 @@ static const uint16_t *pt_pair_values(pt_board *b, const int *runout_ranks, int 
 
 /* Set up one runout (universe positions r[0..n_r-1], increasing): the rank-pair values
  * and the list of exceptions with their true values. */
-static void pt_runout(pt_board *b, const int *r, int n_r)
+/* The completed board of a runout: its evaluation key, bit set and card mask, and the
+ * rank-pair values beside it. */
+static inline const uint16_t *pt_runout_cards(pt_board *b, const int *r, int n_r, uint64_t *key_out,
+                                              uint64_t *bits_out, uint64_t *runout_out)
 {
     uint64_t key = b->board_key, bits = b->board_bits, runout = 0;
     int ranks[2];
@@ -782,9 +785,18 @@ static void pt_runout(pt_board *b, const int *r, int n_r)
         runout |= UINT64_C(1) << c;
         ranks[k] = c >> 2; /* cards increase, so ranks[0] <= ranks[1] */
     }
+    *key_out = key;
+    *bits_out = bits;
+    *runout_out = runout;
+    return pt_pair_values(b, ranks, n_r);
+}
+
+static void pt_runout(pt_board *b, const int *r, int n_r)
+{
+    uint64_t key, bits, runout;
+    const uint16_t *pv = b->pv = pt_runout_cards(b, r, n_r, &key, &bits, &runout);
     b->key_now = key;
     b->bits_now = bits;
-    const uint16_t *pv = b->pv = pt_pair_values(b, ranks, n_r);
     int n = 0;
     /* flushes: a suit with 3+ cards on the completed board (at most one suit) */
     for (int s = 0; s < 4; s++) {
@@ -865,10 +877,11 @@ static inline void pt_add_pairs(const uint16_t *restrict pv, uint16_t ours, uint
     }
 }
 
-static inline void pt_count(const pt_board *b, pt_hole *h, const int *r, int n_r)
+/* One runout's rank-pair counts of a hole whose value on it is ``ours`` (``pv``: the
+ * runout's rank-pair values), the runout's own holding corrected; returns ``ours``. */
+static inline uint16_t pt_count_pairs(const pt_board *b, pt_hole *h, const uint16_t *pv, uint16_t ours,
+                                      const int *r, int n_r)
 {
-    uint16_t ours = value_of(b->key_now + h->key, b->bits_now | h->bits);
-    const uint16_t *pv = b->pv;
     int c0 = n_r > 0 ? r[0] : 0, c1 = n_r > 1 ? r[1] : 0;
     pt_add_pairs(pv, ours, h->pair_behind, h->pair_tied, h->card_behind[c0], h->card_tied[c0],
                  h->card_behind[c1], h->card_tied[c1], n_r);
@@ -878,6 +891,12 @@ static inline void pt_count(const pt_board *b, pt_hole *h, const int *r, int n_r
         h->fix_behind[o] += p > ours;
         h->fix_tied[o] += p == ours;
     }
+    return ours;
+}
+
+static inline void pt_count(const pt_board *b, pt_hole *h, const int *r, int n_r)
+{
+    uint16_t ours = pt_count_pairs(b, h, b->pv, value_of(b->key_now + h->key, b->bits_now | h->bits), r, n_r);
     for (int e = 0; e < b->n_exc; e++) {
         int o = b->exc_holding[e];
         uint16_t v = b->exc_value[e], p = b->exc_pair[e];
@@ -906,26 +925,9 @@ static void pt_visit_one(pt_board *b, pt_hole *h, const int *r, int n_r)
     for (int k = 0; k < n_r; k++)
         if (r[k] == h->lo || r[k] == h->hi)
             return;
-    uint64_t key = b->board_key, bits = b->board_bits, runout = 0;
-    int ranks[2];
-    for (int k = 0; k < n_r; k++) {
-        int c = b->u[r[k]];
-        key += g_card_key[c];
-        bits |= g_card_bit[c];
-        runout |= UINT64_C(1) << c;
-        ranks[k] = c >> 2;
-    }
-    const uint16_t *pv = pt_pair_values(b, ranks, n_r);
-    uint16_t ours = value_of(key + h->key, bits | h->bits);
-    int c0 = n_r > 0 ? r[0] : 0, c1 = n_r > 1 ? r[1] : 0;
-    pt_add_pairs(pv, ours, h->pair_behind, h->pair_tied, h->card_behind[c0], h->card_tied[c0],
-                 h->card_behind[c1], h->card_tied[c1], n_r);
-    if (n_r == 2) {
-        int o = pt_index(r[0], r[1]);
-        uint16_t p = pv[b->rank_pair[o]];
-        h->fix_behind[o] += p > ours;
-        h->fix_tied[o] += p == ours;
-    }
+    uint64_t key, bits, runout;
+    const uint16_t *pv = pt_runout_cards(b, r, n_r, &key, &bits, &runout);
+    uint16_t ours = pt_count_pairs(b, h, pv, value_of(key + h->key, bits | h->bits), r, n_r);
     int16_t *restrict fb = h->fix_behind, *restrict ft = h->fix_tied;
     for (int s = 0; s < 4; s++) {
         int n_suit = (int)((key >> (32 + 4 * s)) & 0xF) - 3;
