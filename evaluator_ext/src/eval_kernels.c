@@ -918,9 +918,45 @@ static void pt_visit(pt_board *b, pt_hole *h, int n_holes, const int *r, int n_r
     }
 }
 
+/* A lone hole's counters for the runouts with four cards of a suit on the board (the suit
+ * ``suit``): the holdings with one card of that suit make a flush whose value depends on
+ * that card alone, so instead of one correction per such holding and runout they are
+ * counted per card (``flush_*``: runouts without the card where its flush is ahead of /
+ * tied with us; ``flush_card_*``: those of them holding another card) and per rank pair
+ * (``pair4_*`` and ``card4_*``: the rank pairs' counts on these runouts, as the main
+ * counters), and summed into each holding's correction once at the end (pt_fold_suited). */
+typedef struct {
+    int suit;               /* the suit that can reach four board cards, -1: none */
+    uint16_t flush_behind[EK_N_CARDS], flush_tied[EK_N_CARDS];
+    uint16_t flush_card_behind[EK_N_CARDS][EK_N_CARDS], flush_card_tied[EK_N_CARDS][EK_N_CARDS];
+    uint16_t pair4_behind[PT_PAIRS], pair4_tied[PT_PAIRS];
+    uint16_t card4_behind[EK_N_CARDS][PT_PAIRS], card4_tied[EK_N_CARDS][PT_PAIRS];
+} pt_suited;
+
+/* The holdings with exactly one card of ``a->suit``: their corrections from the counts. */
+static void pt_fold_suited(const pt_board *b, pt_hole *h, const pt_suited *a)
+{
+    for (int j = 1; j < b->n_u; j++)
+        for (int i = 0; i < j; i++) {
+            int si = (b->u[i] & 3) == a->suit, sj = (b->u[j] & 3) == a->suit;
+            if (si == sj)
+                continue;
+            int cs = si ? i : j, cy = si ? j : i;
+            int o = pt_index(i, j), rp = b->rank_pair[o];
+            int32_t behind = (int32_t)a->flush_behind[cs] - a->flush_card_behind[cs][cy]
+                           - ((int32_t)a->pair4_behind[rp] - a->card4_behind[cs][rp] - a->card4_behind[cy][rp]);
+            int32_t tied = (int32_t)a->flush_tied[cs] - a->flush_card_tied[cs][cy]
+                         - ((int32_t)a->pair4_tied[rp] - a->card4_tied[cs][rp] - a->card4_tied[cy][rp]);
+            h->fix_behind[o] += (int16_t)behind;
+            h->fix_tied[o] += (int16_t)tied;
+        }
+}
+
 /* One runout for a single hole: pt_runout and pt_count fused, the exceptions counted as they
- * are found instead of listed first (a lone hole reads each once). The same counters. */
-static void pt_visit_one(pt_board *b, pt_hole *h, const int *r, int n_r)
+ * are found instead of listed first (a lone hole reads each once); with ``a`` (not NULL), the
+ * holdings with one card of ``a->suit`` on runouts with four cards of it are counted in
+ * ``a`` instead (see pt_suited). The same counters in the end. */
+static void pt_visit_one(pt_board *b, pt_hole *h, pt_suited *a, const int *r, int n_r)
 {
     for (int k = 0; k < n_r; k++)
         if (r[k] == h->lo || r[k] == h->hi)
@@ -944,8 +980,9 @@ static void pt_visit_one(pt_board *b, pt_hole *h, const int *r, int n_r)
                     ft[o] += (int16_t)((v == ours) - (p == ours));
                 }
         } else {
-            const uint16_t *list = n_suit == 3 ? b->both_suit[s] : b->any_suit[s];
-            int n_list = n_suit == 3 ? b->n_both[s] : b->n_any[s];
+            int suited = n_suit == 4 && a != NULL && a->suit == s; /* one-card holdings counted in a */
+            const uint16_t *list = n_suit == 3 || suited ? b->both_suit[s] : b->any_suit[s];
+            int n_list = n_suit == 3 || suited ? b->n_both[s] : b->n_any[s];
             for (int k = 0; k < n_list; k++) {
                 int o = list[k];
                 if (b->mask[o] & runout)
@@ -953,6 +990,33 @@ static void pt_visit_one(pt_board *b, pt_hole *h, const int *r, int n_r)
                 uint16_t v = g_flush_value[((bits | b->bits[o]) >> shift) & 0x1FFF], p = pv[b->rank_pair[o]];
                 fb[o] += (int16_t)((v > ours) - (p > ours));
                 ft[o] += (int16_t)((v == ours) - (p == ours));
+            }
+            if (suited) {
+                unsigned board_s = (unsigned)((bits >> shift) & 0x1FFF);
+                for (int c = 0; c < b->n_u; c++) {
+                    int card = b->u[c];
+                    if ((card & 3) != s || (runout >> card) & 1)
+                        continue;
+                    uint16_t v = g_flush_value[board_s | (1u << (card >> 2))];
+                    uint16_t above = v > ours, same = v == ours;
+                    a->flush_behind[c] += above;
+                    a->flush_tied[c] += same;
+                    for (int q = 0; q < n_r; q++) {
+                        a->flush_card_behind[c][r[q]] += above;
+                        a->flush_card_tied[c][r[q]] += same;
+                    }
+                }
+                int c0 = n_r > 0 ? r[0] : 0, c1 = n_r > 1 ? r[1] : 0;
+                pt_add_pairs(pv, ours, a->pair4_behind, a->pair4_tied, a->card4_behind[c0], a->card4_tied[c0],
+                             a->card4_behind[c1], a->card4_tied[c1], n_r);
+                if (n_r == 2 && ((b->u[r[0]] & 3) == s) != ((b->u[r[1]] & 3) == s)) {
+                    /* the runout's own holding has one card of the suit: its pair is taken off
+                     * twice above (with each of its cards), so it is added back once here */
+                    int o = pt_index(r[0], r[1]);
+                    uint16_t p = pv[b->rank_pair[o]];
+                    fb[o] -= (int16_t)(p > ours);
+                    ft[o] -= (int16_t)(p == ours);
+                }
             }
         }
         break;
@@ -1035,15 +1099,34 @@ int ek_potential_tables(const uint8_t *holes, int n_holes, const uint8_t *board,
 
     int r[2] = {0, 0};
     if (n_holes == 1) { /* one hole (a decision's features): fused, see pt_visit_one */
+        /* the suit that can reach four board cards (at most one can: a second would need
+         * more cards than the board has) */
+        int suit = -1;
+        for (int q = 0; q < 4; q++) {
+            int on_board = (int)((b->board_key >> (32 + 4 * q)) & 0xF) - 3;
+            if (on_board >= 2 && on_board + b->to_come >= 4 && on_board <= 4)
+                suit = q;
+        }
+        pt_suited *a = NULL;
+        if (suit >= 0 && b->to_come > 0) {
+            a = calloc(1, sizeof *a);
+            if (!a)
+                goto error;
+            a->suit = suit;
+        }
         if (b->to_come == 0) {
-            pt_visit_one(b, h, r, 0);
+            pt_visit_one(b, h, a, r, 0);
         } else if (b->to_come == 1) {
             for (r[0] = 0; r[0] < b->n_u; r[0]++)
-                pt_visit_one(b, h, r, 1);
+                pt_visit_one(b, h, a, r, 1);
         } else {
             for (r[0] = 0; r[0] < b->n_u; r[0]++)
                 for (r[1] = r[0] + 1; r[1] < b->n_u; r[1]++)
-                    pt_visit_one(b, h, r, 2);
+                    pt_visit_one(b, h, a, r, 2);
+        }
+        if (a) {
+            pt_fold_suited(b, h, a);
+            free(a);
         }
     } else if (b->to_come == 0) {
         pt_visit(b, h, n_holes, r, 0);
