@@ -141,24 +141,26 @@ def _features_of_tables(tables: np.ndarray, board_size: int) -> list[tuple[float
     return list(zip(hs.tolist(), ppot.tolist(), npot.tolist()))
 
 
-def _valid_hole(hole: tuple[Any, ...], board: tuple[int, ...]) -> bool:
-    """Two distinct cards 0..51, neither on ``board``."""
-    return (len(hole) == 2 and all(type(c) is int and 0 <= c < 52 and c not in board for c in hole)
-            and hole[0] != hole[1])
+def checked_holes(holes: Any, board: Sequence[int]) -> Optional[np.ndarray]:
+    """``holes`` as an ``(n, 2)`` int array when there are some and every one is two distinct
+    integer cards 0..51 off ``board``; else None (callers then go hole by hole, where a bad
+    one is reported). What a batch of holdings (a best response's spot) is checked with.
 
-
-def _valid_holes(holes: list[tuple[Any, ...]], board: tuple[int, ...]) -> bool:
-    """:func:`_valid_hole` of every hole, checked as one array when they are all pairs of
-    ``int`` (the ~1,200 holdings of a best response's spot).
-
-    >>> _valid_holes([(0, 1), (2, 3)], (4, 5, 6)), _valid_holes([(0, 1), (2, 4)], (4, 5, 6))
-    (True, False)
+    >>> checked_holes([(0, 1), (2, 3)], (4, 5, 6)).tolist(), checked_holes([(0, 1), (2, 4)], (4, 5, 6))
+    ([[0, 1], [2, 3]], None)
     """
-    if not all(len(h) == 2 and type(h[0]) is int and type(h[1]) is int for h in holes):
-        return all(_valid_hole(h, board) for h in holes)
-    cards = np.array(holes, dtype=np.int64)
-    ok = (cards >= 0) & (cards < 52) & ~np.isin(cards, np.array(board, dtype=np.int64))
-    return bool(ok.all() and (cards[:, 0] != cards[:, 1]).all())
+    try:
+        cards = np.asarray(holes)
+    except (TypeError, ValueError):
+        return None
+    if cards.ndim != 2 or cards.shape[1] != 2 or cards.shape[0] == 0 or cards.dtype.kind not in "iu":
+        return None
+    cards = cards.astype(np.intp, copy=False)
+    if ((cards < 0) | (cards > 51)).any() or (cards[:, 0] == cards[:, 1]).any():
+        return None
+    if len(board) and np.isin(cards, np.asarray(tuple(board), dtype=np.intp)).any():
+        return None
+    return cards
 
 
 class CasperFeatures(EvaluatorUser):
@@ -273,10 +275,11 @@ class CasperFeatures(EvaluatorUser):
         >>> bool((fs.hole_rows(dp, [(49, 40), (0, 1)])[0] == fs.row(dp)).all())
         True
         """
-        holes = [tuple(h) for h in holes]
         board = tuple(dp.board)
         plain = type(self).row is CasperFeatures.row and type(self).hand_features is CasperFeatures.hand_features
-        if not holes or not plain or not _valid_holes(holes, board):
+        cards = checked_holes(holes, board) if plain else None
+        holes = [tuple(h) for h in (holes if cards is None else cards.tolist())]
+        if cards is None:
             # no holdings, a subclass with columns of its own, or bad cards (row reports them)
             rows = [self.row(replace(dp, hole=h)) for h in holes]
             return np.stack(rows) if rows else np.empty((0, len(self.feature_names(dp.street))), np.float32)

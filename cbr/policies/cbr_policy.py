@@ -245,6 +245,11 @@ def _has_outcomes(cb: "CaseBase") -> bool:
     return False
 
 
+def _fold_as_call(played: Triple) -> Triple:
+    """``played`` with its fold share on check/call (the odds guard)."""
+    return (0.0, played[0] + played[1], played[2])
+
+
 def unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``np.unique(rows, axis=0, return_inverse=True)`` (the distinct rows in lexicographic
     order, and each row's place among them), from one ``lexsort`` of the columns: several
@@ -533,8 +538,8 @@ class CBRPolicy(Policy):
         for i, v in enumerate(votes):
             triple = rule(Spot(v, legal_triple(v.triple, dp.legal), dp.legal, rng, self.sharpen, self.outcome_weight,
                                cb.name))
-            if self._guarded(dp, triple) and self._guard_holds(cb, street, v.query, dp):
-                triple = (0.0, triple[0] + triple[1], triple[2])
+            if self._guard(cb, street, v.query, dp, triple) is not None:
+                triple = _fold_as_call(triple)
             played[i] = triple
         return played[back]
 
@@ -543,8 +548,12 @@ class CBRPolicy(Policy):
         """The vote's legal triple, and the re-use rule (and the odds guard) on it."""
         triple = legal_triple(vote.triple, dp.legal)
         reused = REUSE[self.reuse](Spot(vote, triple, dp.legal, rng, self.sharpen, self.outcome_weight, cb.name))
-        if self._guarded(dp, reused.played):
-            reused = self._odds_guard(cb, street, vote.query, dp, reused)
+        ehs = self._guard(cb, street, vote.query, dp, reused.played)
+        if ehs is not None:
+            said = "so call instead of fold" if reused.action == "f" else "so the fold share is played as a call"
+            reused = Reused("c" if reused.action == "f" else reused.action, _fold_as_call(reused.played), reused.reuse,
+                            reused.why + f"; odds guard: effective strength {ehs:.2f} >= {self.odds_guard:g} x pot "
+                                         f"odds {dp.pot_odds:.2f}, {said}")
         return triple, reused
 
     def _reuse(self, cb: "CaseBase", street: str, data: _Street, dp: "DecisionPoint", vote: Any,
@@ -554,35 +563,19 @@ class CBRPolicy(Policy):
         return CBRDecision(reused.action, street, triple, reused.played, reused.reuse, len(vote), vote.fallback,
                            data.case_ids[vote.ids], reused.why, vote.mean_similarity(10))
 
-    def _guarded(self, dp: "DecisionPoint", played: Triple) -> bool:
-        """Whether the odds guard looks at this spot: on, after the flop, calling legal and
-        some share on fold."""
-        return self.odds_guard > 0.0 and dp.street > 0 and "c" in dp.legal and played[0] > 0.0
-
-    def _guard_holds(self, cb: "CaseBase", street: str, q: Any, dp: "DecisionPoint") -> bool:
-        """Whether the effective strength (:func:`guard_strength` of the features ``q``) is at
-        least ``odds_guard`` times the pot odds: then the bot never folds here."""
+    def _guard(self, cb: "CaseBase", street: str, q: Any, dp: "DecisionPoint", played: Triple) -> Optional[float]:
+        """The effective strength (:func:`guard_strength` of the features ``q``) when the odds
+        guard plays this spot's fold share as a call (on, after the flop, calling legal, some
+        share on fold, and the strength at least ``odds_guard`` times the pot odds); else None."""
+        if not (self.odds_guard > 0.0 and dp.street > 0 and "c" in dp.legal and played[0] > 0.0):
+            return None
         names = list(cb.manifest.features.get(street, ()))
         need = ("hand_strength", "positive_potential", "players_in_hand")
         if not all(f in names for f in need):
             raise ConfigError(f"odds_guard needs the features {', '.join(need)} on the {street}; case base "
                               f"{cb.name!r} has {', '.join(names)}")
         ehs = guard_strength(*(float(q[names.index(f)]) for f in need[:2]), int(q[names.index(need[2])]))
-        return ehs >= self.odds_guard * dp.pot_odds
-
-    def _odds_guard(self, cb: "CaseBase", street: str, q: Any, dp: "DecisionPoint", reused: Reused) -> Reused:
-        """The guard on a decision: when it holds, the fold share is played as check/call (the
-        triple the bot really plays, whatever was drawn) and a drawn fold becomes a call."""
-        if not self._guard_holds(cb, street, q, dp):
-            return reused
-        names = list(cb.manifest.features.get(street, ()))
-        ehs = guard_strength(float(q[names.index("hand_strength")]), float(q[names.index("positive_potential")]),
-                             int(q[names.index("players_in_hand")]))
-        played = reused.played
-        said = (f"; odds guard: effective strength {ehs:.2f} >= {self.odds_guard:g} x pot odds {dp.pot_odds:.2f}, "
-                + ("so call instead of fold" if reused.action == "f" else "so the fold share is played as a call"))
-        return Reused("c" if reused.action == "f" else reused.action, (0.0, played[0] + played[1], played[2]),
-                      reused.reuse, reused.why + said)
+        return ehs if ehs >= self.odds_guard * dp.pot_odds else None
 
     def triple(self, dp: "DecisionPoint") -> Triple:
         """The triple this bot plays at ``dp`` (one-hot for max-frequency and best-outcome)."""

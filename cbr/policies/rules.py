@@ -46,7 +46,7 @@ from evaluator_ext.preflop_odds import (
     preflop_win,
     rank_cutoff,
 )
-from features.casper import BOARD_BATCH_MIN, native_hand_features
+from features.casper import BOARD_BATCH_MIN, checked_holes, native_hand_features
 
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Sequence
@@ -253,19 +253,8 @@ class RuleBot(Policy):
     @staticmethod
     def _checked_holes(dp: "DecisionPoint", holes: "Sequence[tuple[int, int]]") -> Optional[np.ndarray]:
         """``holes`` as an ``(n, 2)`` int array, or None when there are none or any is not two
-        distinct cards off the board."""
-        try:
-            cards = np.asarray(holes)
-        except (TypeError, ValueError):
-            return None
-        if cards.ndim != 2 or cards.shape[1] != 2 or cards.shape[0] == 0 or cards.dtype.kind not in "iu":
-            return None
-        cards = cards.astype(np.intp, copy=False)
-        if ((cards < 0) | (cards > 51)).any() or (cards[:, 0] == cards[:, 1]).any():
-            return None
-        if dp.board and np.isin(cards, np.asarray(tuple(dp.board), dtype=np.intp)).any():
-            return None
-        return cards
+        distinct cards off the board (:func:`features.casper.checked_holes`)."""
+        return checked_holes(holes, tuple(dp.board))
 
     def _grid(self, board: tuple[int, ...]) -> np.ndarray:
         """The ``(2, 52, 52)`` HS / PPOT grid of ``board`` (new ones all NaN; the last few kept)."""

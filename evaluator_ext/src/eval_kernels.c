@@ -877,6 +877,14 @@ static inline void pt_add_pairs(const uint16_t *restrict pv, uint16_t ours, uint
     }
 }
 
+/* A flush holding's correction on one runout: its true value ``v`` counted instead of its
+ * rank pair's ``p``. */
+static inline void pt_correct(pt_hole *h, int o, uint16_t v, uint16_t p, uint16_t ours)
+{
+    h->fix_behind[o] += (int16_t)((v > ours) - (p > ours));
+    h->fix_tied[o] += (int16_t)((v == ours) - (p == ours));
+}
+
 /* One runout's rank-pair counts of a hole whose value on it is ``ours`` (``pv``: the
  * runout's rank-pair values), the runout's own holding corrected; returns ``ours``. */
 static inline uint16_t pt_count_pairs(const pt_board *b, pt_hole *h, const uint16_t *pv, uint16_t ours,
@@ -897,12 +905,8 @@ static inline uint16_t pt_count_pairs(const pt_board *b, pt_hole *h, const uint1
 static inline void pt_count(const pt_board *b, pt_hole *h, const int *r, int n_r)
 {
     uint16_t ours = pt_count_pairs(b, h, b->pv, value_of(b->key_now + h->key, b->bits_now | h->bits), r, n_r);
-    for (int e = 0; e < b->n_exc; e++) {
-        int o = b->exc_holding[e];
-        uint16_t v = b->exc_value[e], p = b->exc_pair[e];
-        h->fix_behind[o] += (int16_t)((v > ours) - (p > ours));
-        h->fix_tied[o] += (int16_t)((v == ours) - (p == ours));
-    }
+    for (int e = 0; e < b->n_exc; e++)
+        pt_correct(h, b->exc_holding[e], b->exc_value[e], b->exc_pair[e], ours);
 }
 
 /* One runout: set it up once, then every hole that does not hold a runout card counts. */
@@ -964,7 +968,6 @@ static void pt_visit_one(pt_board *b, pt_hole *h, pt_suited *a, const int *r, in
     uint64_t key, bits, runout;
     const uint16_t *pv = pt_runout_cards(b, r, n_r, &key, &bits, &runout);
     uint16_t ours = pt_count_pairs(b, h, pv, value_of(key + h->key, bits | h->bits), r, n_r);
-    int16_t *restrict fb = h->fix_behind, *restrict ft = h->fix_tied;
     for (int s = 0; s < 4; s++) {
         int n_suit = (int)((key >> (32 + 4 * s)) & 0xF) - 3;
         if (n_suit < 3)
@@ -974,22 +977,16 @@ static void pt_visit_one(pt_board *b, pt_hole *h, pt_suited *a, const int *r, in
         unsigned shift = 16u * (unsigned)s;
         if (n_suit == 5) {
             for (int o = 0; o < b->n_h; o++)
-                if (!(b->mask[o] & runout)) {
-                    uint16_t v = g_flush_value[((bits | b->bits[o]) >> shift) & 0x1FFF], p = pv[b->rank_pair[o]];
-                    fb[o] += (int16_t)((v > ours) - (p > ours));
-                    ft[o] += (int16_t)((v == ours) - (p == ours));
-                }
+                if (!(b->mask[o] & runout))
+                    pt_correct(h, o, g_flush_value[((bits | b->bits[o]) >> shift) & 0x1FFF], pv[b->rank_pair[o]], ours);
         } else {
             int suited = n_suit == 4 && a != NULL && a->suit == s; /* one-card holdings counted in a */
             const uint16_t *list = n_suit == 3 || suited ? b->both_suit[s] : b->any_suit[s];
             int n_list = n_suit == 3 || suited ? b->n_both[s] : b->n_any[s];
             for (int k = 0; k < n_list; k++) {
                 int o = list[k];
-                if (b->mask[o] & runout)
-                    continue;
-                uint16_t v = g_flush_value[((bits | b->bits[o]) >> shift) & 0x1FFF], p = pv[b->rank_pair[o]];
-                fb[o] += (int16_t)((v > ours) - (p > ours));
-                ft[o] += (int16_t)((v == ours) - (p == ours));
+                if (!(b->mask[o] & runout))
+                    pt_correct(h, o, g_flush_value[((bits | b->bits[o]) >> shift) & 0x1FFF], pv[b->rank_pair[o]], ours);
             }
             if (suited) {
                 unsigned board_s = (unsigned)((bits >> shift) & 0x1FFF);
@@ -1014,13 +1011,22 @@ static void pt_visit_one(pt_board *b, pt_hole *h, pt_suited *a, const int *r, in
                      * twice above (with each of its cards), so it is added back once here */
                     int o = pt_index(r[0], r[1]);
                     uint16_t p = pv[b->rank_pair[o]];
-                    fb[o] -= (int16_t)(p > ours);
-                    ft[o] -= (int16_t)(p == ours);
+                    h->fix_behind[o] -= (int16_t)(p > ours);
+                    h->fix_tied[o] -= (int16_t)(p == ours);
                 }
             }
         }
         break;
     }
+}
+
+/* One runout: a lone hole's fused path, or the listed exceptions for several holes. */
+static inline void pt_visit_runout(pt_board *b, pt_hole *h, int n_holes, pt_suited *a, const int *r, int n_r)
+{
+    if (n_holes == 1)
+        pt_visit_one(b, h, a, r, n_r);
+    else
+        pt_visit(b, h, n_holes, r, n_r);
 }
 
 /* Sum the counters into the 3x3 table (holdings ordered by low card, then high card,
@@ -1066,6 +1072,7 @@ int ek_potential_tables(const uint8_t *holes, int n_holes, const uint8_t *board,
     pt_board *b = malloc(sizeof *b);
     pt_hole *h = calloc((size_t)n_holes, sizeof *h);
     int16_t *fixes = NULL;
+    pt_suited *a = NULL; /* one hole's per-card counts, see pt_visit_one */
     int status = EK_ERR_NOMEM;
     if (!b || !h)
         goto error;
@@ -1098,46 +1105,29 @@ int ek_potential_tables(const uint8_t *holes, int n_holes, const uint8_t *board,
     }
 
     int r[2] = {0, 0};
-    if (n_holes == 1) { /* one hole (a decision's features): fused, see pt_visit_one */
-        /* the suit that can reach four board cards (at most one can: a second would need
-         * more cards than the board has) */
-        int suit = -1;
-        for (int q = 0; q < 4; q++) {
+    if (n_holes == 1 && b->to_come > 0) { /* one hole (a decision's features): see pt_visit_one */
+        for (int q = 0; q < 4; q++) { /* the suit that can reach four board cards (one at most) */
             int on_board = (int)((b->board_key >> (32 + 4 * q)) & 0xF) - 3;
-            if (on_board >= 2 && on_board + b->to_come >= 4 && on_board <= 4)
-                suit = q;
+            if (on_board + b->to_come >= 4) {
+                a = calloc(1, sizeof *a);
+                if (!a)
+                    goto error;
+                a->suit = q;
+            }
         }
-        pt_suited *a = NULL;
-        if (suit >= 0 && b->to_come > 0) {
-            a = calloc(1, sizeof *a);
-            if (!a)
-                goto error;
-            a->suit = suit;
-        }
-        if (b->to_come == 0) {
-            pt_visit_one(b, h, a, r, 0);
-        } else if (b->to_come == 1) {
-            for (r[0] = 0; r[0] < b->n_u; r[0]++)
-                pt_visit_one(b, h, a, r, 1);
-        } else {
-            for (r[0] = 0; r[0] < b->n_u; r[0]++)
-                for (r[1] = r[0] + 1; r[1] < b->n_u; r[1]++)
-                    pt_visit_one(b, h, a, r, 2);
-        }
-        if (a) {
-            pt_fold_suited(b, h, a);
-            free(a);
-        }
-    } else if (b->to_come == 0) {
-        pt_visit(b, h, n_holes, r, 0);
+    }
+    if (b->to_come == 0) {
+        pt_visit_runout(b, h, n_holes, a, r, 0);
     } else if (b->to_come == 1) {
         for (r[0] = 0; r[0] < b->n_u; r[0]++)
-            pt_visit(b, h, n_holes, r, 1);
+            pt_visit_runout(b, h, n_holes, a, r, 1);
     } else {
         for (r[0] = 0; r[0] < b->n_u; r[0]++)
             for (r[1] = r[0] + 1; r[1] < b->n_u; r[1]++)
-                pt_visit(b, h, n_holes, r, 2);
+                pt_visit_runout(b, h, n_holes, a, r, 2);
     }
+    if (a)
+        pt_fold_suited(b, h, a);
     for (int p = 0; p < n_holes; p++) {
         status = pt_table(b, &h[p], weights, tables + 9 * (size_t)p);
         if (status)
@@ -1145,6 +1135,7 @@ int ek_potential_tables(const uint8_t *holes, int n_holes, const uint8_t *board,
     }
     status = EK_OK;
 error:
+    free(a);
     free(fixes);
     free(h);
     free(b);
