@@ -154,11 +154,15 @@ class _Rechunker:
             self._flush()
 
 
-#: Dask settings of the local cluster a build starts: without them an idle cluster burns
-#: about 0.1 CPU second per second (each process's event loop ticks every 20 ms to watch for
-#: a blocked loop, and each worker samples its own stack every 10 ms for the dashboard's
-#: profile, which a build never shows); with them about 0.02 (measured in docs/scale-out.md).
-QUIET_CLUSTER = {"distributed.admin.tick.interval": "1s", "distributed.worker.profile.enabled": False}
+#: Dask settings of the local cluster a build starts. Without them an idle cluster burns about
+#: 0.1 CPU second per second: each process's event loop ticks every 20 ms to watch for a blocked
+#: loop, each worker samples its own stack every 10 ms for the dashboard's profile, checks its
+#: memory every 100 ms and every process samples its CPU, memory and disk every 500 ms for the
+#: dashboard, which a build never shows. With them about 0.01 (docs/scale-out.md); the memory
+#: limits are still enforced, checked once a second.
+QUIET_CLUSTER = {"distributed.admin.tick.interval": "1s", "distributed.worker.profile.enabled": False,
+                 "distributed.worker.memory.monitor-interval": "1s",
+                 "distributed.admin.system-monitor.interval": "5s", "distributed.admin.system-monitor.disk": False}
 
 
 def _client(scheduler: str, dask_workers: int) -> tuple[Any, Any]:
