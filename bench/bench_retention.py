@@ -1,7 +1,7 @@
 """Retention during play: does an append cost the same however large the case base is?
 
 Run:  python3 bench/bench_retention.py [--decisions 100000] [--hands 10000] [--skip-match | --only-match]
-                                       [--bots cbr,casper] [--pairs 1]
+                                       [--bots cbr,casper] [--pairs 1] [--breakdown]
 
 1. Appends: ``--decisions`` retained decisions into a copy of the default case base, in
    commits of one hand (4 decisions on 4 streets, random CASPER-shaped rows), with the
@@ -21,6 +21,11 @@ Run:  python3 bench/bench_retention.py [--decisions 100000] [--hands 10000] [--s
    the median of each and the ratios (target: on >= 70% of off). `call` never folds, so
    every hand reaches a showdown and both players' decisions are retained: the most work
    retention can have per hand. The time includes closing the bot (compaction, indexes saved).
+4. ``--breakdown``: the same off and on matches once each, with the functions retention makes
+   dearer timed by wrappers (ms a hand): the feature rows (the opponent's shown decisions are
+   computed at retention), the aggregate retrieval (the retained cases are scanned and hit),
+   the decision, the retained hand's write; then the budget that on >= 70% of off leaves for
+   retention beside what those first two alone add.
 """
 from __future__ import annotations
 
@@ -131,6 +136,60 @@ def match_speed(hands: int, retain: bool, root: Path, bot_name: str, run: int) -
     return hands / dt, hands / dc
 
 
+#: What ``--breakdown`` times: label -> (module, class, method).
+BREAKDOWN = {"feature rows": ("features.casper", "CasperFeatures", "row"),
+             "aggregate retrieval": ("cbr.retrieval.brute", "BruteForceBackend", "aggregate_batch"),
+             "decision": ("cbr.policies.cbr_policy", "CBRPolicy", "decide"),
+             "retained hand's write": ("cbr.store.retained", "RetainedWrites", "retain_hand")}
+
+
+def timed_match(hands: int, retain: bool, root: Path, bot_name: str) -> tuple[float, dict[str, float]]:
+    """Seconds of a match (closing included) and the seconds spent in each :data:`BREAKDOWN` function."""
+    import functools
+    import importlib
+
+    spent = {label: 0.0 for label in BREAKDOWN}
+    originals = []
+    for label, (module, cls, name) in BREAKDOWN.items():
+        owner = getattr(importlib.import_module(module), cls)
+        f = owner.__dict__[name]
+
+        def wrapper(*a, _f=f, _label=label, **k):
+            t = time.perf_counter()
+            try:
+                return _f(*a, **k)
+            finally:
+                spent[_label] += time.perf_counter() - t
+
+        originals.append((owner, name, f))
+        setattr(owner, name, functools.wraps(f)(wrapper))
+    try:
+        return match_speed_seconds(hands, retain, root, bot_name), spent
+    finally:
+        for owner, name, f in originals:
+            setattr(owner, name, f)
+
+
+def match_speed_seconds(hands: int, retain: bool, root: Path, bot_name: str) -> float:
+    hands_per_s, _ = match_speed(hands, retain, root, bot_name, 0)
+    return hands / hands_per_s
+
+
+def breakdown_part(hands: int, bots: list[str], root: Path) -> None:
+    for bot_name in bots:
+        print(f"4. where retention's time goes: {bot_name} vs call, {hands:,} hands, ms a hand")
+        (off, t_off), (on, t_on) = (timed_match(hands, r, root, bot_name) for r in (False, True))
+        ms = 1000.0 / hands
+        for label in BREAKDOWN:
+            print(f"  {label}: off {t_off[label] * ms:.2f}, on {t_on[label] * ms:.2f}, "
+                  f"+{(t_on[label] - t_off[label]) * ms:.2f}")
+        budget = (off / 0.7 - off) * ms
+        floor = sum(t_on[k] - t_off[k] for k in ("feature rows", "aggregate retrieval")) * ms
+        print(f"  match: off {off * ms:.2f}, on {on * ms:.2f} (on / off {off / on:.2f}); the budget for "
+              f"on >= 0.70 of off: {budget:.2f} ms a hand; the feature rows and the aggregate retrieval "
+              f"alone add {floor:.2f}", flush=True)
+
+
 def match_part(hands: int, bots: list[str], pairs: int, root: Path) -> None:
     for bot_name in bots:
         print(f"3. match {bot_name} vs call, {hands:,} hands heads-up, {pairs} off/on pair(s)")
@@ -156,11 +215,16 @@ def main() -> None:
     ap.add_argument("--only-match", action="store_true", help="only the match part")
     ap.add_argument("--bots", default="cbr,casper", help=f"match bots, of {', '.join(MATCH_BOTS)}")
     ap.add_argument("--pairs", type=int, default=1, help="off/on match pairs per bot (medians reported)")
+    ap.add_argument("--breakdown", action="store_true", help="only part 4: where retention's time goes")
     args = ap.parse_args()
     bots = [b for b in args.bots.split(",") if b]
     unknown = [b for b in bots if b not in MATCH_BOTS]
     if unknown:
         ap.error(f"unknown bot(s) {', '.join(unknown)}; use {', '.join(MATCH_BOTS)}")
+    if args.breakdown:
+        with tempfile.TemporaryDirectory() as tmp:
+            breakdown_part(args.hands, bots, Path(tmp))
+        return
     if args.only_match:
         with tempfile.TemporaryDirectory() as tmp:
             match_part(args.hands, bots, args.pairs, Path(tmp))
