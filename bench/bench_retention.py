@@ -164,15 +164,11 @@ def timed_match(hands: int, retain: bool, root: Path, bot_name: str) -> tuple[fl
         originals.append((owner, name, f))
         setattr(owner, name, functools.wraps(f)(wrapper))
     try:
-        return match_speed_seconds(hands, retain, root, bot_name), spent
+        hands_per_s, _ = match_speed(hands, retain, root, bot_name, 0)
+        return hands / hands_per_s, spent
     finally:
         for owner, name, f in originals:
             setattr(owner, name, f)
-
-
-def match_speed_seconds(hands: int, retain: bool, root: Path, bot_name: str) -> float:
-    hands_per_s, _ = match_speed(hands, retain, root, bot_name, 0)
-    return hands / hands_per_s
 
 
 def breakdown_part(hands: int, bots: list[str], root: Path) -> None:
