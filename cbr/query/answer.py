@@ -24,10 +24,9 @@ from cbr.game.gamedef import STREETS
 from cbr.retrieval import Explanation, action_codes
 from cbr.retrieval.triple import resolve_weighted, retrieve_triple
 from cbr.store import resolve_casebase  # noqa: F401  (docstring examples)
+from cbr.store.answer_rows import PROVENANCE
 from cbr.store.casebase import CaseBase
 from cbr.store.honesty import action_warnings
-
-PROVENANCE = ("source", "hand_id", "player", "position", "hole", "board", "history")
 
 
 @dataclass(frozen=True)
@@ -85,6 +84,10 @@ def action_counts(casebase: CaseBase, street: str) -> dict[str, int]:
     """
     key = (str(casebase.path), street, casebase.count(street), casebase.name)
     hit = _counts_cache.get(key)
+    source = casebase.answer_source(street) if hit is None else None
+    if source is not None:  # the saved answer rows' codes: no Parquet read
+        counts = np.bincount(source[1].codes, minlength=3)
+        hit = _counts_cache[key] = {k: int(counts[i]) for i, k in enumerate("fcr")}
     if hit is None:
         actions = casebase.column(street, "action")
         hit = {k: int(np.count_nonzero(actions == k)) for k in ACTION_WORDS}  # no sort (np.unique's)
@@ -171,6 +174,28 @@ def _action_codes(actions: np.ndarray) -> np.ndarray:
     return codes
 
 
+def _from_answer_rows(casebase: CaseBase, source: tuple[Any, Any], fs: Any, dp: DecisionPoint, weighted: bool,
+                      values: Any, keep: Optional[int], top: Optional[int]) -> Optional[tuple[Any, Any, tuple, Any]]:
+    """The vote, explanation, case ids and feature rows from the saved index and its answer
+    rows (:meth:`CaseBase.answer_source`); None if a provenance record is damaged (noted)."""
+    index, rows = source
+    vote = retrieve_triple(fs, dp, index, rows.codes, weighted=weighted, opponents=values, top=keep)
+    expl = vote.explanation(index)
+    expl = expl if top is None else expl.head(top)
+    ids = np.asarray(expl.ids, dtype=np.int64)
+    try:
+        listed = rows.rows(ids)
+    except CaseBaseError as exc:
+        if casebase.memory_map:
+            raise
+        casebase.answer_rows_damaged(dp.street, exc)
+        return None
+    case_ids = tuple(int(r.pop("case_id")) for r in listed)
+    expl = expl.with_provenance([{c: r[c] for c in PROVENANCE if c in r} for r in listed])
+    own = index.cases_[ids] if len(ids) else np.zeros((0, index.cases_.shape[1]))
+    return vote, expl, case_ids, own
+
+
 def answer(casebase: CaseBase, dp: DecisionPoint, *, weighted: Optional[bool] = None,
            opponents: Optional[Sequence[Sequence[float]]] = None, top: Optional[int] = None) -> QueryAnswer:
     """Retrieve the cases most similar to ``dp`` and the action frequencies they vote for.
@@ -196,12 +221,16 @@ def answer(casebase: CaseBase, dp: DecisionPoint, *, weighted: Optional[bool] = 
             raise ConfigError(f"case base {casebase.name!r} (feature set {fs.name!r}) does not use opponent "
                               "models; they apply to case bases built with --feature-set casper-opp")
         values = opponent_values(dp, opponents)
-    index = casebase.index(street)
     names = casebase.feature_names(street)
     # with ``top``, the triple and the counts come from the aggregate of every hit, and only the
     # ``top`` most similar cases are listed (retrieve_triple's top)
     keep = None if top is None else max(int(top), 1)
-    if casebase.memory_map:  # the street may not fit in memory: read the hits only
+    source = casebase.answer_source(street)
+    found = None if source is None else _from_answer_rows(casebase, source, fs, dp, weighted, values, keep, top)
+    if found is not None:
+        vote, expl, case_ids, own = found
+    elif casebase.memory_map:  # the street may not fit in memory: read the hits only
+        index = casebase.index(street)
         vote = retrieve_triple(fs, dp, index, action_codes(casebase.column(street, "action")), weighted=weighted,
                                opponents=values, top=keep)
         expl = vote.explanation(index)
@@ -211,6 +240,7 @@ def answer(casebase: CaseBase, dp: DecisionPoint, *, weighted: Optional[bool] = 
         expl = expl.with_provenance(casebase.rows_by_id(street, case_ids, PROVENANCE))
         own = index.cases_[rows]
     else:
+        index = casebase.index(street)
         cases = casebase.cases(street)
         vote = retrieve_triple(fs, dp, index, _action_codes(cases.actions), weighted=weighted, opponents=values,
                                top=keep)

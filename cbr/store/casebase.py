@@ -73,12 +73,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pyarrow as pa
 
 from cbr.errors import CaseBaseError
 from cbr.game.gamedef import STREETS, GameDef
 from cbr.plugins import load_feature_set
 from cbr.store import catalog as _catalog
+from cbr.store.answer_rows import PROVENANCE, AnswerRows, AnswerRowsWriter
 from cbr.store.compaction import Compaction
 from cbr.store.durable import remove_dead_builds, remove_dead_temp
 from cbr.store.indexes import default_similarity, load_index, load_similarity, new_index, save_index, street_similarity
@@ -105,6 +105,8 @@ from cbr.store.retained import RetainedWrites
 from cbr.store.retention_log import Chunk, RetentionLog, chunks_table
 
 if TYPE_CHECKING:
+    import pyarrow as pa
+
     from cbr.retrieval import CaseIndex
     from cbr.similarity import SimilarityConfig
 
@@ -143,6 +145,7 @@ class CaseBase(RetainedWrites, Compaction):
         self._arrays: dict[str, CaseArrays] = {}  # built from the table in self._tables
         self._tails: dict[str, list[Chunk]] = {s: [] for s in STREETS}  # retained after self._tables[s] loaded
         self._indexes: dict[str, "CaseIndex"] = {}
+        self._answer_rows: dict[str, AnswerRows] = {}  # each valid while it holds count(street) rows
         self._dirty_indexes: set[str] = set()
         self._similarity: "SimilarityConfig | None" = None
         self._feature_set: Any = None
@@ -325,6 +328,8 @@ class CaseBase(RetainedWrites, Compaction):
     # ---- cases ---------------------------------------------------------------------
     def table(self, street: int | str) -> pa.Table:
         """All cases of a street as one Arrow table (parts in commit order)."""
+        import pyarrow as pa
+
         s = street_name(street)
         if s not in self._tables:
             schema = case_schema(self.manifest.features[s])
@@ -395,6 +400,8 @@ class CaseBase(RetainedWrites, Compaction):
         """Run SQL on the views ``cases`` and ``cases_<street>``; returns a DuckDB result
         (``.fetchall()``, ``.to_arrow_table()``, ``.df()``, ``.description``). Ctrl-C interrupts a
         running query (``KeyboardInterrupt``)."""
+        import pyarrow as pa
+
         if self._con is None:
             for s in STREETS:  # DuckDB reads the parts itself: check them first (once each)
                 for entry in self.manifest.parts[s]:
@@ -462,6 +469,8 @@ class CaseBase(RetainedWrites, Compaction):
             elif have < len(X):
                 index.add(X[have:])
                 self._dirty_indexes.add(s)
+            elif "rows.json" not in entry["files"]:  # saved before answer rows existed: save it with them
+                self._dirty_indexes.add(s)
         if index is None:
             index = new_index(config, s)
             if len(X):
@@ -469,6 +478,66 @@ class CaseBase(RetainedWrites, Compaction):
                 self._dirty_indexes.add(s)
         self._indexes[s] = index
         return index
+
+    def rebuild_index(self, street: int | str) -> "CaseIndex":
+        """Build the street's index anew from its cases; it is saved (with its answer rows) as a
+        new generation by the next :meth:`save_indexes` or :meth:`close` (``cbr casebase
+        repair`` does this for damaged index files)."""
+        s = street_name(street)
+        self._indexes.pop(s, None)
+        self._answer_rows.pop(s, None)
+        X = self.cases(s).features
+        index = new_index(self.similarity(), s)
+        if len(X):
+            index.fit(X)
+        self._indexes[s] = index
+        self._dirty_indexes.add(s)
+        return index
+
+    def answer_rows_damaged(self, street: int | str, error: CaseBaseError) -> None:
+        """Note that the street's saved index or answer rows are damaged (``error`` says how) and
+        rebuild both from the cases, to be saved as a new generation (as a damaged index is)."""
+        s = street_name(street)
+        self.notes.append(f"{error}; rebuilt the {s} index and its answer rows from the cases")
+        self.rebuild_index(s)
+
+    def answer_source(self, street: int | str) -> "tuple[CaseIndex, AnswerRows] | None":
+        """The street's index and answer rows (every case's action, the provenance of any
+        case: :mod:`cbr.store.answer_rows`) read from the saved index alone, when it and its
+        answer rows cover every case of the street: an answer then reads neither the
+        street's parts nor pyarrow. None when they do not (an index saved before answer rows
+        existed, cases retained since, other similarity settings; damaged files, which are
+        rebuilt from the cases and noted in :attr:`notes`); then answer from :meth:`cases` and
+        :meth:`index`. Memory-mapped, damaged files raise :class:`CaseBaseError` instead.
+
+        >>> cb = CaseBase.open(resolve_casebase("default"))  # doctest: +SKIP
+        >>> index, rows = cb.answer_source("flop")  # doctest: +SKIP
+        """
+        s = street_name(street)
+        n = self.count(s)
+        rows = self._answer_rows.get(s)
+        index = self._indexes.get(s)
+        if rows is not None and len(rows) == n and index is not None and index.n_cases_ == n:
+            return index, rows
+        entry = self.manifest.index.get(s)
+        if not entry or "rows.json" not in entry["files"] or entry["cases"] != n or n == 0:
+            return None
+        try:
+            if index is None or index.n_cases_ != n:
+                index = load_index(self.path, entry, mmap=self.memory_map)
+                config = self.similarity()
+                if index.similarity != street_similarity(config, s) or index.threshold != config.threshold \
+                        or index.fallback_k != config.fallback_k or index.n_cases_ != n:
+                    return None  # saved with other settings: the index is rebuilt from the cases
+            rows = AnswerRows.load(self.path / entry["file"], entry["files"], n)
+        except CaseBaseError as exc:
+            if self.memory_map:
+                raise
+            self.answer_rows_damaged(s, exc)
+            return None
+        self._indexes[s] = index
+        self._answer_rows[s] = rows
+        return index, rows
 
     def _mapped_index(self, s: str) -> "CaseIndex":
         """The street's saved index, memory-mapped; it must cover every case of the street
@@ -501,6 +570,8 @@ class CaseBase(RetainedWrites, Compaction):
         >>> CaseBase.open(f"{root}/demo").column("flop", "action").tolist()
         ['c', 'r', 'f']
         """
+        import pyarrow as pa
+
         s = street_name(street)
         if s in self._tables:
             return self.table(s).column(name).to_numpy()
@@ -523,6 +594,8 @@ class CaseBase(RetainedWrites, Compaction):
         >>> CaseBase.open(f"{root}/demo").rows_by_id("flop", [2, 0], ["action", "no_such"])
         [{'action': 'f'}, {'action': 'c'}]
         """
+        import pyarrow as pa
+
         s = street_name(street)
         if not len(case_ids):
             return []
@@ -562,11 +635,20 @@ class CaseBase(RetainedWrites, Compaction):
                 if size != _committed_count(self.path, m, s) or size == 0:
                     continue  # someone appended meanwhile, or nothing to index: rebuild later
                 old = m.index.get(s)
-                m.index[s] = save_index(index, self.path, s, old)
+                m.index[s] = save_index(index, self.path, s, old,
+                                        rows=lambda d, s=s, n=size: self._write_answer_rows(s, n, d))
                 if old:
                     m.retired.append({"file": old["file"], "since": now_utc()})
             self._commit(m)
         self._dirty_indexes.clear()
+
+    def _write_answer_rows(self, s: str, n: int, directory: Path) -> None:
+        """The answer rows of the street's first ``n`` cases, into ``directory``."""
+        table = self.table(s).slice(0, n).select(["case_id", "action", *PROVENANCE])
+        with AnswerRowsWriter(directory, PROVENANCE) as writer:
+            for batch in table.to_batches(max_chunksize=65536):
+                writer.add(batch.column("case_id").to_numpy(), batch.column("action").to_pylist(),
+                           {c: batch.column(c).to_pylist() for c in PROVENANCE})
 
     # ---- commits (shared by set_similarity, save_indexes, the retained writes and compaction) ----
     @contextmanager
@@ -655,6 +737,7 @@ class CaseBase(RetainedWrites, Compaction):
         self._tails = {x: [] for x in STREETS}
         self._arrays.clear()
         self._indexes.clear()
+        self._answer_rows.clear()
         self._dirty_indexes.clear()
         self._close_sql()
 

@@ -35,8 +35,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import pyarrow as pa
-
 from cbr.game.gamedef import STREETS
 from cbr.store.manifest import Manifest, now_utc, read_manifest
 from cbr.store.parts import (
@@ -122,6 +120,8 @@ class Compaction:
             self._merge_street(s)
 
     def _merge_street(self: "CaseBase", s: str) -> None:
+        import pyarrow as pa
+
         with self._lock():
             m = read_manifest(self.path)
             same_log = (m.log, m.next_case_id) == (self.manifest.log, self.manifest.next_case_id)

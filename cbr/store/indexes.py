@@ -13,11 +13,13 @@ from __future__ import annotations
 import os
 import shutil
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cbr.errors import CaseBaseError, ConfigError
 from cbr.game.gamedef import STREETS
+from cbr.store.answer_rows import ROW_FILES
 from cbr.store.durable import atomic_write_bytes, fsync_dir
 from cbr.store.manifest import INDEX_PATH_RE, file_checksum, verify_file
 
@@ -101,10 +103,13 @@ def _generation(entry: dict[str, Any] | None) -> int:
     return int(m.group(2) or 0) if m else 0
 
 
-def save_index(index: "CaseIndex", root: Path, street: str, previous: dict[str, Any] | None = None) -> dict[str, Any]:
+def save_index(index: "CaseIndex", root: Path, street: str, previous: dict[str, Any] | None = None,
+               rows: Callable[[Path], None] | None = None) -> dict[str, Any]:
     """Save ``index`` as the next generation ``index/<street>.<n>/`` of the case base at
     ``root`` (scratch directory, fsync, rename) and return its manifest entry: ``file``,
-    ``cases`` and ``files`` (size and CRC-32 of each file ``CaseIndex.save`` writes)."""
+    ``cases`` and ``files`` (size and CRC-32 of each file ``CaseIndex.save`` writes).
+    ``rows(directory)``, if given, writes the street's answer rows beside the index
+    (:mod:`cbr.store.answer_rows`, one per case the index holds); they are listed in ``files`` too."""
     base = Path(root) / "index"
     base.mkdir(parents=True, exist_ok=True)
     generation = _generation(previous) + 1
@@ -114,6 +119,8 @@ def save_index(index: "CaseIndex", root: Path, street: str, previous: dict[str, 
     scratch = base / f".tmp-{street}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
     try:
         index.save(scratch)
+        if rows is not None:
+            rows(scratch)
         files: dict[str, dict[str, int]] = {}
         for f in sorted(scratch.iterdir()):
             if f.is_file():
@@ -129,8 +136,9 @@ def save_index(index: "CaseIndex", root: Path, street: str, previous: dict[str, 
 
 
 def load_index(root: Path, entry: dict[str, Any], mmap: bool = False) -> "CaseIndex":
-    """The ``CaseIndex`` of a manifest entry, every file checked against its size and
-    CRC-32 first; :class:`~cbr.errors.CaseBaseError` if any is missing or damaged.
+    """The ``CaseIndex`` of a manifest entry, every file of the index checked against its size
+    and CRC-32 first (the answer rows beside it are checked when they are loaded,
+    :mod:`cbr.store.answer_rows`); :class:`~cbr.errors.CaseBaseError` if any is missing or damaged.
     ``mmap``: map its files instead of reading them (see ``CaseIndex.load``)."""
     from cbr.retrieval import CaseIndex
 
@@ -142,5 +150,6 @@ def load_index(root: Path, entry: dict[str, Any], mmap: bool = False) -> "CaseIn
     if present != set(entry["files"]):
         raise CaseBaseError(f"index {where}: holds {sorted(present)}, the manifest lists {sorted(entry['files'])}")
     for name, expected in entry["files"].items():
-        verify_file(where / name, expected, f"index {where}")
+        if name not in ROW_FILES:
+            verify_file(where / name, expected, f"index {where}")
     return CaseIndex.load(where, mmap=mmap)

@@ -13,11 +13,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.parquet as pq
 
 from cbr.errors import CaseBaseError
 from cbr.game.decision import DecisionPoint
@@ -25,6 +23,9 @@ from cbr.game.gamedef import STREETS
 from cbr.store.durable import atomic_write_with
 from cbr.store.manifest import ACTIONS, file_checksum, verify_file
 from evaluator_ext.cards import cards_str
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 __all__ = ["META_COLUMNS", "RETENTION_COLUMNS", "PART_RE", "street_name", "case_schema", "build_table",
            "RowBatch", "row_batch", "checked_features", "checked_meta", "batch_table", "decision_meta",
@@ -66,6 +67,8 @@ def case_schema(feature_names: Sequence[str]) -> pa.Schema:
     >>> case_schema(["x"]).field("outcome").type
     DataType(double)
     """
+    import pyarrow as pa
+
     fields = [pa.field("case_id", pa.int64(), nullable=False)]
     fields += [pa.field(f, pa.float32(), nullable=False) for f in feature_names]
     fields += [
@@ -237,6 +240,8 @@ def checked_meta(n: int, actions: Sequence[str] | str, meta: dict[str, Any]
 
 def batch_table(feature_names: Sequence[str], case_ids: Any, batch: RowBatch) -> pa.Table:
     """The Arrow table (:func:`case_schema`) of a :class:`RowBatch` with these case ids."""
+    import pyarrow as pa
+
     n = len(batch)
     cols: dict[str, Any] = {"case_id": pa.array(np.asarray(case_ids, dtype=np.int64).reshape(n))}
     for j, f in enumerate(feature_names):
@@ -275,6 +280,8 @@ def build_table(feature_names: Sequence[str], first_id: int, features: Any, acti
 def write_part(path: Path, table: pa.Table) -> dict[str, int]:
     """Write a Parquet part durably (temp file + fsync + rename + directory fsync), with
     page CRCs; returns its size and CRC-32 for the manifest."""
+    import pyarrow.parquet as pq
+
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_with(path, lambda tmp: pq.write_table(table, tmp, compression="zstd", write_page_checksum=True))
     return file_checksum(path)
@@ -288,6 +295,9 @@ def part_entry(rel: str, rows: int, checksum: dict[str, int]) -> dict[str, Any]:
 def read_part(root: Path, entry: dict[str, Any], schema: pa.Schema) -> pa.Table:
     """Read a listed part after checking its size and CRC-32, with Parquet page CRCs
     verified; any damage is a :class:`CaseBaseError`."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     path = root / entry["file"]
     verify_file(path, entry, str(root))
     try:
@@ -300,6 +310,9 @@ def read_part(root: Path, entry: dict[str, Any], schema: pa.Schema) -> pa.Table:
 
 def read_part_column(root: Path, entry: dict[str, Any], name: str) -> pa.Array:
     """One column of a listed part (checked as :func:`read_part` does), without the others."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     path = root / entry["file"]
     verify_file(path, entry, str(root))
     try:

@@ -65,16 +65,18 @@ import zlib
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
-import pyarrow as pa
 
 from cbr.errors import CaseBaseError
 from cbr.game.gamedef import STREETS
 from cbr.store.durable import fsync_dir
 from cbr.store.manifest import LOG_PATH_RE
 from cbr.store.parts import RowBatch, batch_table, case_schema
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 __all__ = ["MAGIC", "MAX_RECORD", "RetentionLog", "LogScan", "scan_log", "log_file", "start_log", "chunks_table",
            "BackgroundSync"]

@@ -332,7 +332,7 @@ def _repair_caches(root: Path, report: RepairReport) -> None:
     with CaseBase.open(root) as cb:  # an open by a writer rewrites a catalog that lags the manifest
         for s, entry in cb.manifest.index.items():
             if any(p.file.startswith(entry["file"] + "/") for p in caches):
-                cb.index(s)  # the damaged index is rebuilt from the cases ...
+                cb.rebuild_index(s)  # the damaged index (or its answer rows) is rebuilt from the cases ...
         cb.save_indexes()  # ... and saved as a new generation
     for p in caches:
         report.notes.append(f"{p.file}: " + ("rewrote the catalog" if p.kind == "catalog"

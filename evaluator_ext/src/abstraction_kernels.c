@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "eval_kernels.h"
+#include "eval_tables.h"
 
 #define AK_OPPONENTS 990 /* C(45, 2): opponent holdings on a complete board */
 
@@ -12,12 +13,6 @@ static int combo_of(int a, int b)
 {
     int hi = a > b ? a : b, lo = a > b ? b : a;
     return hi * (hi - 1) / 2 + lo;
-}
-
-static int cmp_u32(const void *x, const void *y)
-{
-    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
-    return (a > b) - (a < b);
 }
 
 static int check_board(const uint8_t *board, int n_board, uint64_t *dead)
@@ -57,7 +52,7 @@ static void river_sweep(const uint8_t board[5], uint64_t dead, double *hs, int32
             n++;
         }
     }
-    qsort(keys, (size_t)n, sizeof keys[0], cmp_u32);
+    qsort(keys, (size_t)n, sizeof keys[0], ek_cmp_u32);
     int seen_card[EK_N_CARDS] = {0}, group_card[EK_N_CARDS] = {0};
     int seen = 0;
     for (int i = 0; i < n;) {

@@ -906,9 +906,23 @@ static PyObject *py_range_update(PyObject *Py_UNUSED(self), PyObject *args)
     return PyFloat_FromDouble(total);
 }
 
+static PyObject *py_tables_agree(PyObject *Py_UNUSED(self), PyObject *Py_UNUSED(args))
+{
+    int status;
+    Py_BEGIN_ALLOW_THREADS
+    status = ek_tables_agree();
+    Py_END_ALLOW_THREADS
+    if (status < 0)
+        return kernel_error(status, "tables_agree");
+    return PyBool_FromLong(status);
+}
+
 /* ------------------------------------------------------------------------- */
 
 static PyMethodDef methods[] = {
+    {"tables_agree", py_tables_agree, METH_NOARGS,
+     "tables_agree() -> bool: whether the lookup tables compiled in (built with the extension) equal tables "
+     "built now from first principles (~10 ms)."},
     {"evaluate", py_evaluate, METH_VARARGS,
      "evaluate(cards) -> int: value 1..7462 of 5-7 distinct card numbers."},
     {"evaluate_batch", py_evaluate_batch, METH_VARARGS,

@@ -94,12 +94,13 @@ def test_answers_and_errors_are_those_of_eager_registration(args: list[str]) -> 
 def test_a_query_imports_its_own_command_only(output: list[str]) -> None:
     """`cbr query` loads the query's module (no other command's), not pydantic, rich (its
     tables need no folding at 80 columns: written without rich, the same text), DuckDB,
-    faiss (the saved aggregate layout answers; ``index.faiss`` is read on first use) or
+    faiss (the saved aggregate layout answers; ``index.faiss`` is read on first use),
+    pyarrow (the saved index's answer rows hold every action and the provenance shown) or
     importlib.metadata (built-in feature sets need no entry-point scan)."""
     code = ("import sys; from cli import app\n"
             "try:\n    app(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
             "print(sorted(m for m in sys.modules if m.startswith('cbr.cli')), file=sys.stderr)\n"
-            "print(sorted(m for m in ('pydantic', 'rich', 'duckdb', 'faiss', 'importlib.metadata')"
+            "print(sorted(m for m in ('pydantic', 'rich', 'duckdb', 'faiss', 'pyarrow', 'importlib.metadata')"
             " if m in sys.modules), file=sys.stderr)")
     out = subprocess.run([sys.executable, "-c", code, *QUERY, *output], cwd=REPO, capture_output=True,
                          text=True, timeout=120, env={**os.environ, "COLUMNS": "80"})

@@ -8,6 +8,8 @@ from __future__ import annotations
 import importlib
 import math
 import os
+import subprocess
+from pathlib import Path
 from types import ModuleType
 
 import pytest
@@ -55,3 +57,16 @@ def mc_tolerance(p: float, *trials_or_sd: float) -> float:
         else:
             variance += item * item
     return 4 * math.sqrt(variance)
+
+
+SRC = Path(__file__).resolve().parents[2] / "evaluator_ext" / "src"
+
+
+def generated_tables(cc: str, where: Path) -> Path:
+    """Build and run ``gen_eval_tables`` as setup.py does, writing ``eval_tables_data.h`` into
+    ``where``; the directory to add (``-I``) when compiling the kernels alone."""
+    exe = where / "gen_eval_tables"
+    subprocess.run([cc, "-O2", "-std=c11", "-Wall", "-Wextra", "-Werror", f"-I{SRC}", str(SRC / "gen_eval_tables.c"),
+                    str(SRC / "eval_tables.c"), "-o", str(exe)], check=True, capture_output=True, timeout=120)
+    subprocess.run([str(exe), str(where / "eval_tables_data.h")], check=True, capture_output=True, timeout=60)
+    return where

@@ -27,7 +27,7 @@ import evaluator_ext
 from evaluator_ext import CBRError, EvaluatorValueError, InvalidCardError
 from evaluator_ext.cards import combo_index, parse_cards
 from tests.conftest import default_sigint, require_native
-from tests.evaluator.support import is_native, load_impl
+from tests.evaluator.support import generated_tables, is_native, load_impl
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "evaluator_ext"
@@ -156,16 +156,17 @@ def test_native_module_checks_its_build_under_python_O() -> None:
     assert result.stdout.split() == ["7462"]
 
 
-def test_c_glue_compiles_cleanly_with_unused_parameter_warnings() -> None:
+def test_c_glue_compiles_cleanly_with_unused_parameter_warnings(tmp_path: Path) -> None:
     """Py_UNUSED marks unused parameters, so -Wno-unused-parameter is gone from setup.py."""
     assert "-Wno-unused-parameter" not in (ROOT / "setup.py").read_text()
     cc = shutil.which("cc") or shutil.which("gcc")
     if cc is None:
         pytest.skip("no C compiler")
     src = PACKAGE / "src"
-    for name in ("nativemodule.c", "eval_kernels.c"):
+    tables = generated_tables(cc, tmp_path)
+    for name in ("nativemodule.c", "eval_kernels.c", "eval_tables.c", "gen_eval_tables.c"):
         result = subprocess.run(
-            [cc, "-fsyntax-only", "-std=c11", "-Wall", "-Wextra", "-Werror", f"-I{src}",
+            [cc, "-fsyntax-only", "-std=c11", "-Wall", "-Wextra", "-Werror", f"-I{src}", f"-I{tables}",
              f"-I{sysconfig.get_paths()['include']}", str(src / name)],
             capture_output=True, text=True, timeout=120,
         )

@@ -300,6 +300,8 @@ def test_kernel_compiles_and_runs_without_python(tmp_path) -> None:
     import subprocess
     from pathlib import Path
 
+    from tests.evaluator.support import generated_tables
+
     cc = shutil.which("cc") or shutil.which("gcc")
     if cc is None:
         pytest.skip("no C compiler")
@@ -308,9 +310,11 @@ def test_kernel_compiles_and_runs_without_python(tmp_path) -> None:
     driver = tmp_path / "driver.c"
     driver.write_text(C_DRIVER)
     exe = tmp_path / "driver"
+    tables = generated_tables(cc, tmp_path)
     for opt in ("-O0", "-O3"):
-        subprocess.run([cc, opt, "-std=c11", "-Wall", "-Wextra", "-Werror", f"-I{src}", str(driver),
-                        str(src / "eval_kernels.c"), "-o", str(exe)], check=True, capture_output=True, timeout=120)
+        subprocess.run([cc, opt, "-std=c11", "-Wall", "-Wextra", "-Werror", f"-I{src}", f"-I{tables}", str(driver),
+                        str(src / "eval_kernels.c"), str(src / "eval_tables.c"), "-o", str(exe)], check=True,
+                       capture_output=True, timeout=120)
         out = subprocess.run([str(exe)], check=True, capture_output=True, text=True, timeout=60).stdout.split()
         assert out == [str(x) for row in PUBLISHED for x in row] + ["1", "1"], opt
 

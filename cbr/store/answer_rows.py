@@ -1,0 +1,208 @@
+"""Answer rows: what a query reads beside a street's index, saved in the index's generation
+directory so that answering needs neither the street's Parquet parts nor pyarrow.
+
+An answer needs every case's action (the triple) and the provenance of the few cases it
+lists (the explanation). Both are written with the index, in row order (row number =
+index id), as four files listed in the manifest with the index's own:
+
+- ``rows.json``: the row count, the provenance columns and the rows per block;
+- ``actions.npy``: each row's action code (int8; :func:`cbr.retrieval.action_codes`);
+- ``provenance.bin``: the rows in blocks of :data:`BLOCK_ROWS`, each block the CRC-32 of its
+  number and its bytes (4 bytes, little-endian), then its rows as zlib-compressed JSON lines,
+  each the array ``[case_id, *columns]``;
+- ``provenance.npy``: the blocks' byte offsets (int64, blocks + 1).
+
+``rows.json`` and ``actions.npy`` are checked whole (size and CRC-32) when loaded. The
+provenance grows with the case base and is read a block at a time, so loading checks the
+sizes of its two files only and every block read is checked against its CRC: a block that is
+damaged, or reached through a damaged offset (the CRC covers the block's number), is a
+:class:`~cbr.errors.CaseBaseError`. ``cbr casebase verify`` checks every file whole.
+
+>>> import tempfile
+>>> from cbr.store.manifest import file_checksum
+>>> d = Path(tempfile.mkdtemp())
+>>> with AnswerRowsWriter(d, ("source", "hole")) as w:
+...     w.add([7, 9], ["c", "r"], {"source": ["a.log", "b.log"], "hole": ["AhKd", None]})
+>>> rows = AnswerRows.load(d, {name: file_checksum(d / name) for name in ROW_FILES}, 2)
+>>> rows.codes.tolist(), rows.rows([1, 0])
+([1, 2], [{'case_id': 9, 'source': 'b.log', 'hole': None}, {'case_id': 7, 'source': 'a.log', 'hole': 'AhKd'}])
+"""
+from __future__ import annotations
+
+import json
+import os
+import zlib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from cbr.errors import CaseBaseError
+from cbr.store.manifest import verify_file
+
+__all__ = ["ROW_FILES", "PROVENANCE", "BLOCK_ROWS", "AnswerRowsWriter", "AnswerRows"]
+
+#: The files of the answer rows, inside an index generation directory.
+ROW_FILES = ("rows.json", "actions.npy", "provenance.bin", "provenance.npy")
+#: The provenance columns an answer lists for each case it explains.
+PROVENANCE = ("source", "hand_id", "player", "position", "hole", "board", "history")
+#: Rows per compressed block of ``provenance.bin`` (a read decompresses one block, ~5 kB).
+BLOCK_ROWS = 64
+#: Action letter -> code (the order of :data:`cbr.retrieval.ACTIONS`: fold, check/call, bet/raise).
+_CODES = {"f": 0, "c": 1, "r": 2}
+
+
+def _block_crc(block: int, data: bytes) -> int:
+    return zlib.crc32(data, zlib.crc32(block.to_bytes(8, "little")))
+
+
+class AnswerRowsWriter:
+    """Writes a street's answer rows into ``directory``, batch by batch, in row order (the
+    provenance is streamed to disk block by block, so a large street is never in memory as
+    Python objects). The caller fsyncs and lists the files (:func:`cbr.store.indexes.save_index`)."""
+
+    def __init__(self, directory: str | os.PathLike[str], columns: Sequence[str]) -> None:
+        self.directory = Path(directory)
+        self.columns = tuple(columns)
+        self._codes: list[np.ndarray] = []
+        self._offsets: list[int] = [0]
+        self._pending: list[bytes] = []
+        self._out = open(self.directory / "provenance.bin", "wb")
+
+    def add(self, case_ids: Sequence[int] | np.ndarray, actions: Sequence[str] | np.ndarray,
+            columns: Mapping[str, Sequence[Any]]) -> None:
+        """Append rows: their case ids, actions (``'f'/'c'/'r'``) and provenance columns."""
+        ids = [int(i) for i in case_ids]
+        acts = [str(a) for a in actions]
+        if len(acts) != len(ids) or any(len(columns[c]) != len(ids) for c in self.columns):
+            raise ValueError("case ids, actions and every provenance column must have one value per row")
+        try:
+            self._codes.append(np.array([_CODES[a] for a in acts], dtype=np.int8))
+        except KeyError as exc:
+            raise ValueError(f"action {exc.args[0]!r} is not one of f, c, r") from None
+        values = [columns[c] for c in self.columns]
+        for j, case_id in enumerate(ids):
+            self._pending.append(json.dumps([case_id, *(_plain(v[j]) for v in values)], separators=(",", ":"),
+                                            ensure_ascii=False).encode("utf-8"))
+            if len(self._pending) == BLOCK_ROWS:
+                self._flush()
+
+    def _flush(self) -> None:
+        if not self._pending:
+            return
+        data = zlib.compress(b"\n".join(self._pending), 6)
+        block = len(self._offsets) - 1
+        self._out.write(_block_crc(block, data).to_bytes(4, "little") + data)
+        self._offsets.append(self._offsets[-1] + 4 + len(data))
+        self._pending = []
+
+    def __enter__(self) -> "AnswerRowsWriter":
+        return self
+
+    def __exit__(self, kind: Any, *exc: Any) -> None:
+        if kind is None:
+            self.close()
+        else:
+            self.abort()
+
+    def abort(self) -> None:
+        """Stop without finishing the files (the caller discards the directory)."""
+        self._out.close()
+
+    def close(self) -> None:
+        """Finish the files (``provenance.bin`` written first, ``rows.json`` last)."""
+        self._flush()
+        self._out.close()
+        codes = np.concatenate(self._codes) if self._codes else np.zeros(0, np.int8)
+        np.save(self.directory / "actions.npy", codes)
+        np.save(self.directory / "provenance.npy", np.asarray(self._offsets, dtype=np.int64))
+        head = {"rows": int(len(codes)), "columns": list(self.columns), "block_rows": BLOCK_ROWS}
+        (self.directory / "rows.json").write_text(json.dumps(head), encoding="utf-8")
+
+
+def _plain(value: Any) -> Any:
+    """A JSON-ready value (numpy scalars as Python's)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+class AnswerRows:
+    """A street's loaded answer rows: :attr:`codes` (every row's action code) and
+    :meth:`rows` (the provenance of some rows). Use :meth:`load`."""
+
+    def __init__(self, where: Path, columns: tuple[str, ...], codes: np.ndarray, offsets: np.ndarray,
+                 block_rows: int) -> None:
+        self.where = where
+        self.columns = columns
+        self.codes = codes
+        self._offsets = offsets
+        self._block_rows = block_rows
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    @classmethod
+    def load(cls, where: str | os.PathLike[str], files: Mapping[str, Mapping[str, int]], cases: int) -> "AnswerRows":
+        """The answer rows in index directory ``where`` (``files``: the manifest's checksums
+        of the index's files), checked to hold ``cases`` rows; :class:`CaseBaseError` if a
+        file is missing or damaged (see the module docstring for what is checked when)."""
+        d = Path(where)
+        what = f"index {d}"
+        for name in ("rows.json", "actions.npy"):
+            verify_file(d / name, dict(files[name]), what)
+        for name in ("provenance.bin", "provenance.npy"):
+            try:
+                size = os.stat(d / name).st_size
+            except OSError as exc:
+                raise CaseBaseError(f"{what}: cannot read {name} ({exc.strerror or exc})") from None
+            if size != files[name].get("bytes"):
+                raise CaseBaseError(f"{what}: {name} is damaged (size differs from the manifest)")
+        try:
+            head = json.loads((d / "rows.json").read_text(encoding="utf-8"))
+            columns = tuple(str(c) for c in head["columns"])
+            block_rows = int(head["block_rows"])
+            codes = np.load(d / "actions.npy")
+            offsets = np.load(d / "provenance.npy", mmap_mode="r")
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise CaseBaseError(f"{what}: unreadable answer rows ({exc})") from None
+        blocks = -(-cases // block_rows) if block_rows > 0 else -1
+        if head.get("rows") != cases or codes.shape != (cases,) or codes.dtype != np.int8 \
+                or offsets.shape != (blocks + 1,) or offsets.dtype != np.int64:
+            raise CaseBaseError(f"{what}: the answer rows do not hold the index's {cases} rows")
+        return cls(d, columns, codes, offsets, block_rows)
+
+    def rows(self, ids: Sequence[int] | np.ndarray) -> list[dict[str, Any]]:
+        """``case_id`` and the provenance columns of rows ``ids``, as dicts in that order;
+        each block read is checked against its CRC first."""
+        names = ("case_id", *self.columns)
+        size = os.stat(self.where / "provenance.bin").st_size
+        blocks: dict[int, list[bytes]] = {}
+        out = []
+        with open(self.where / "provenance.bin", "rb") as fh:
+            for i in ids:
+                row = int(i)
+                if not 0 <= row < len(self.codes):
+                    raise IndexError(f"row {row} is out of range ({len(self.codes)} rows)")
+                block, at = divmod(row, self._block_rows)
+                if block not in blocks:
+                    blocks[block] = self._read_block(fh, block, size)
+                lines = blocks[block]
+                if at >= len(lines):
+                    raise CaseBaseError(f"index {self.where}: provenance.bin is damaged (block {block})")
+                out.append(dict(zip(names, json.loads(lines[at]))))
+        return out
+
+    def _read_block(self, fh: Any, block: int, size: int) -> list[bytes]:
+        start, end = int(self._offsets[block]), int(self._offsets[block + 1])
+        damaged = f"index {self.where}: provenance.bin is damaged (block {block}, byte {start})"
+        if not 0 <= start < end <= size:
+            raise CaseBaseError(damaged)
+        fh.seek(start)
+        record = fh.read(end - start)
+        data = record[4:]
+        if len(record) != end - start or int.from_bytes(record[:4], "little") != _block_crc(block, data):
+            raise CaseBaseError(damaged)
+        try:
+            return zlib.decompress(data).split(b"\n")
+        except zlib.error:
+            raise CaseBaseError(damaged) from None
