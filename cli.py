@@ -1,7 +1,7 @@
 """The console script ``cbr``: the command line lives in :mod:`cbr.cli`."""
-from cbr.cli import app
+from cbr.cli import app, main
 
-__all__ = ["app"]
+__all__ = ["app", "main"]
 
 if __name__ == "__main__":  # pragma: no cover
-    app()
+    main()

@@ -34,8 +34,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 QUERY = ["query", "--hole", "AdQc", "--board", "3h4cJh", "--position", "1", "--to-call", "1", "--pot", "5"]
 HAND = ["hand", "AdQc", "3h4cJh"]
-#: ``cbr`` run from a checkout's directory (``cli.py`` at its root).
-RUN_CLI = "import sys; from cli import app; sys.argv[0] = 'cbr'; app()"
+#: ``cbr`` run from a checkout's directory (``cli.py`` at its root): its ``main`` (the console
+#: script), or ``app`` in a checkout from before ``main`` existed.
+RUN_CLI = "import sys, cli; sys.argv[0] = 'cbr'; getattr(cli, 'main', cli.app)()"
 
 
 def cbr_command() -> list[str]:

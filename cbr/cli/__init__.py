@@ -86,4 +86,10 @@ def _main(
     prepare_for_memory_cap()  # before any option of a command loads a native library
 
 
-__all__ = ["app"]
+def main() -> None:
+    """The ``cbr`` program (the console script): :data:`app`, run as a process of its own."""
+    state["program"] = True
+    app()
+
+
+__all__ = ["app", "main"]

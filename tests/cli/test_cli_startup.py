@@ -137,3 +137,26 @@ def test_plain_values_are_typers_values(annotation, low, high) -> None:
         if isinstance(mine, list):
             assert [type(v) for v in mine] == [type(v) for v in expected]
     assert converted >= 2
+
+
+def test_the_program_freezes_its_start_up_objects_and_a_caller_of_app_does_not() -> None:
+    """`cbr` itself (``cli:main``, the console script) moves what start-up loaded out of the
+    cyclic collector's way (``gc.freeze``); a process that only calls ``app`` (these tests,
+    an embedding program) keeps its objects collectable."""
+    import gc
+
+    code = ("import atexit, gc, sys\n"
+            "atexit.register(lambda: print('frozen', gc.get_freeze_count(), file=sys.stderr))\n"
+            "from cli import main\n"
+            "sys.argv = ['cbr', *sys.argv[1:]]\n"
+            "main()\n")
+    out = subprocess.run([sys.executable, "-c", code, *QUERY, "--json"], cwd=REPO, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["triple"]
+    frozen = int(out.stderr.split("frozen")[-1])
+    assert frozen > 10_000  # numpy, typer and the command's modules at least
+    before = gc.get_freeze_count()
+    result = runner.invoke(app, [*QUERY, "--json"])
+    assert result.exit_code == 0, result.output
+    assert gc.get_freeze_count() == before
