@@ -14,6 +14,7 @@ commands that use them, and each command's module only when that command runs
 # No `from __future__ import annotations`: typer reads the options' annotations, and real ones
 # (compiled with the module) cost it far less than strings it must evaluate at every start.
 
+import gc
 from typing import Annotated
 
 import typer
@@ -87,8 +88,11 @@ def _main(
 
 
 def main() -> None:
-    """The ``cbr`` program (the console script): :data:`app`, run as a process of its own."""
+    """The ``cbr`` program (the console script): :data:`app`, run as a process of its own.
+    What is loaded so far (typer) is frozen out of the cyclic collector's way, as is what a
+    command loads before it runs (:func:`cbr.cli._errors.guarded`)."""
     state["program"] = True
+    gc.freeze()
     app()
 
 
