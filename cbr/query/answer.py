@@ -21,7 +21,7 @@ from cbr.errors import CaseBaseError, ConfigError
 from cbr.game.actions import ACTION_WORDS
 from cbr.game.decision import DecisionPoint
 from cbr.game.gamedef import STREETS
-from cbr.retrieval import Explanation, action_codes
+from cbr.retrieval import ACTIONS, Explanation, action_codes
 from cbr.retrieval.triple import resolve_weighted, retrieve_triple
 from cbr.store import resolve_casebase  # noqa: F401  (docstring examples)
 from cbr.store.answer_rows import PROVENANCE
@@ -87,7 +87,7 @@ def action_counts(casebase: CaseBase, street: str) -> dict[str, int]:
     source = casebase.answer_source(street) if hit is None else None
     if source is not None:  # the saved answer rows' codes: no Parquet read
         counts = np.bincount(source[1].codes, minlength=3)
-        hit = _counts_cache[key] = {k: int(counts[i]) for i, k in enumerate("fcr")}
+        hit = _counts_cache[key] = {k: int(counts[i]) for i, k in enumerate(ACTIONS)}
     if hit is None:
         actions = casebase.column(street, "action")
         hit = {k: int(np.count_nonzero(actions == k)) for k in ACTION_WORDS}  # no sort (np.unique's)
@@ -192,8 +192,7 @@ def _from_answer_rows(casebase: CaseBase, source: tuple[Any, Any], fs: Any, dp: 
         return None
     case_ids = tuple(int(r.pop("case_id")) for r in listed)
     expl = expl.with_provenance([{c: r[c] for c in PROVENANCE if c in r} for r in listed])
-    own = index.cases_[ids] if len(ids) else np.zeros((0, index.cases_.shape[1]))
-    return vote, expl, case_ids, own
+    return vote, expl, case_ids, index.cases_[ids]
 
 
 def answer(casebase: CaseBase, dp: DecisionPoint, *, weighted: Optional[bool] = None,

@@ -32,13 +32,14 @@ from __future__ import annotations
 import json
 import os
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from cbr.errors import CaseBaseError
+from cbr.retrieval.results import ACTIONS
 from cbr.store.manifest import verify_file
 
 __all__ = ["ROW_FILES", "PROVENANCE", "BLOCK_ROWS", "AnswerRowsWriter", "AnswerRows"]
@@ -49,8 +50,8 @@ ROW_FILES = ("rows.json", "actions.npy", "provenance.bin", "provenance.npy")
 PROVENANCE = ("source", "hand_id", "player", "position", "hole", "board", "history")
 #: Rows per compressed block of ``provenance.bin`` (a read decompresses one block, ~5 kB).
 BLOCK_ROWS = 64
-#: Action letter -> code (the order of :data:`cbr.retrieval.ACTIONS`: fold, check/call, bet/raise).
-_CODES = {"f": 0, "c": 1, "r": 2}
+#: Action letter -> code, in the retrieval's order (fold, check/call, bet/raise).
+_CODES = {a: code for code, a in enumerate(ACTIONS)}
 
 
 def _block_crc(block: int, data: bytes) -> int:
@@ -62,7 +63,10 @@ class AnswerRowsWriter:
     provenance is streamed to disk block by block, so a large street is never in memory as
     Python objects). The caller fsyncs and lists the files (:func:`cbr.store.indexes.save_index`)."""
 
-    def __init__(self, directory: str | os.PathLike[str], columns: Sequence[str]) -> None:
+    #: The case table's columns :meth:`add_batches` reads.
+    COLUMNS = ("case_id", "action", *PROVENANCE)
+
+    def __init__(self, directory: str | os.PathLike[str], columns: Sequence[str] = PROVENANCE) -> None:
         self.directory = Path(directory)
         self.columns = tuple(columns)
         self._codes: list[np.ndarray] = []
@@ -87,6 +91,13 @@ class AnswerRowsWriter:
                                             ensure_ascii=False).encode("utf-8"))
             if len(self._pending) == BLOCK_ROWS:
                 self._flush()
+
+    def add_batches(self, batches: Iterable[Any]) -> None:
+        """Append Arrow record batches of the case table holding :attr:`COLUMNS` (a build's
+        parts, a loaded street's table)."""
+        for batch in batches:
+            self.add(batch.column("case_id").to_numpy(), batch.column("action").to_pylist(),
+                     {c: batch.column(c).to_pylist() for c in self.columns})
 
     def _flush(self) -> None:
         if not self._pending:
@@ -131,8 +142,9 @@ class AnswerRows:
     :meth:`rows` (the provenance of some rows). Use :meth:`load`."""
 
     def __init__(self, where: Path, columns: tuple[str, ...], codes: np.ndarray, offsets: np.ndarray,
-                 block_rows: int) -> None:
+                 block_rows: int, size: int) -> None:
         self.where = where
+        self._size = size  # of provenance.bin, as checked against the manifest
         self.columns = columns
         self.codes = codes
         self._offsets = offsets
@@ -169,13 +181,12 @@ class AnswerRows:
         if head.get("rows") != cases or codes.shape != (cases,) or codes.dtype != np.int8 \
                 or offsets.shape != (blocks + 1,) or offsets.dtype != np.int64:
             raise CaseBaseError(f"{what}: the answer rows do not hold the index's {cases} rows")
-        return cls(d, columns, codes, offsets, block_rows)
+        return cls(d, columns, codes, offsets, block_rows, int(files["provenance.bin"]["bytes"]))
 
     def rows(self, ids: Sequence[int] | np.ndarray) -> list[dict[str, Any]]:
         """``case_id`` and the provenance columns of rows ``ids``, as dicts in that order;
         each block read is checked against its CRC first."""
         names = ("case_id", *self.columns)
-        size = os.stat(self.where / "provenance.bin").st_size
         blocks: dict[int, list[bytes]] = {}
         out = []
         with open(self.where / "provenance.bin", "rb") as fh:
@@ -185,17 +196,17 @@ class AnswerRows:
                     raise IndexError(f"row {row} is out of range ({len(self.codes)} rows)")
                 block, at = divmod(row, self._block_rows)
                 if block not in blocks:
-                    blocks[block] = self._read_block(fh, block, size)
+                    blocks[block] = self._read_block(fh, block)
                 lines = blocks[block]
                 if at >= len(lines):
                     raise CaseBaseError(f"index {self.where}: provenance.bin is damaged (block {block})")
                 out.append(dict(zip(names, json.loads(lines[at]))))
         return out
 
-    def _read_block(self, fh: Any, block: int, size: int) -> list[bytes]:
+    def _read_block(self, fh: Any, block: int) -> list[bytes]:
         start, end = int(self._offsets[block]), int(self._offsets[block + 1])
         damaged = f"index {self.where}: provenance.bin is damaged (block {block}, byte {start})"
-        if not 0 <= start < end <= size:
+        if not 0 <= start < end <= self._size:
             raise CaseBaseError(damaged)
         fh.seek(start)
         record = fh.read(end - start)

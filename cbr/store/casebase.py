@@ -78,7 +78,7 @@ from cbr.errors import CaseBaseError
 from cbr.game.gamedef import STREETS, GameDef
 from cbr.plugins import load_feature_set
 from cbr.store import catalog as _catalog
-from cbr.store.answer_rows import PROVENANCE, AnswerRows, AnswerRowsWriter
+from cbr.store.answer_rows import AnswerRows, AnswerRowsWriter
 from cbr.store.compaction import Compaction
 from cbr.store.durable import remove_dead_builds, remove_dead_temp
 from cbr.store.indexes import default_similarity, load_index, load_similarity, new_index, save_index, street_similarity
@@ -462,9 +462,7 @@ class CaseBase(RetainedWrites, Compaction):
                 self.notes.append(f"{exc}; rebuilt the {s} index from the cases")
         if index is not None:
             have = index.n_cases_
-            same_config = (index.similarity == street_similarity(config, s)
-                           and index.threshold == config.threshold and index.fallback_k == config.fallback_k)
-            if not same_config or have > len(X) or not np.array_equal(index.cases_[:have], X[:have]):
+            if not _settings_match(index, config, s) or have > len(X) or not np.array_equal(index.cases_[:have], X[:have]):
                 index = None
             elif have < len(X):
                 index.add(X[have:])
@@ -525,9 +523,7 @@ class CaseBase(RetainedWrites, Compaction):
         try:
             if index is None or index.n_cases_ != n:
                 index = load_index(self.path, entry, mmap=self.memory_map)
-                config = self.similarity()
-                if index.similarity != street_similarity(config, s) or index.threshold != config.threshold \
-                        or index.fallback_k != config.fallback_k or index.n_cases_ != n:
+                if not _settings_match(index, self.similarity(), s) or index.n_cases_ != n:
                     return None  # saved with other settings: the index is rebuilt from the cases
             rows = AnswerRows.load(self.path / entry["file"], entry["files"], n)
         except CaseBaseError as exc:
@@ -547,9 +543,7 @@ class CaseBase(RetainedWrites, Compaction):
             raise CaseBaseError(f"{self.path}: no saved {s} index to map; open it once without memory "
                                 f"mapping to build and save one")
         index = load_index(self.path, entry, mmap=True)
-        config = self.similarity()
-        if index.similarity != street_similarity(config, s) or index.threshold != config.threshold \
-                or index.fallback_k != config.fallback_k:
+        if not _settings_match(index, self.similarity(), s):
             raise CaseBaseError(f"{self.path}: the saved {s} index was built with other similarity settings; "
                                 f"open it once without memory mapping to rebuild it")
         if index.n_cases_ != self.count(s):
@@ -644,11 +638,9 @@ class CaseBase(RetainedWrites, Compaction):
 
     def _write_answer_rows(self, s: str, n: int, directory: Path) -> None:
         """The answer rows of the street's first ``n`` cases, into ``directory``."""
-        table = self.table(s).slice(0, n).select(["case_id", "action", *PROVENANCE])
-        with AnswerRowsWriter(directory, PROVENANCE) as writer:
-            for batch in table.to_batches(max_chunksize=65536):
-                writer.add(batch.column("case_id").to_numpy(), batch.column("action").to_pylist(),
-                           {c: batch.column(c).to_pylist() for c in PROVENANCE})
+        table = self.table(s).slice(0, n).select(list(AnswerRowsWriter.COLUMNS))
+        with AnswerRowsWriter(directory) as writer:
+            writer.add_batches(table.to_batches(max_chunksize=65536))
 
     # ---- commits (shared by set_similarity, save_indexes, the retained writes and compaction) ----
     @contextmanager
@@ -740,6 +732,12 @@ class CaseBase(RetainedWrites, Compaction):
         self._answer_rows.clear()
         self._dirty_indexes.clear()
         self._close_sql()
+
+
+def _settings_match(index: "CaseIndex", config: "SimilarityConfig", street: str) -> bool:
+    """Whether a saved index was built with the case base's similarity settings for ``street``."""
+    return (index.similarity == street_similarity(config, street) and index.threshold == config.threshold
+            and index.fallback_k == config.fallback_k)
 
 
 def _arrays(street: str, names: Sequence[str], t: pa.Table) -> CaseArrays:

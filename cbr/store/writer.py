@@ -40,7 +40,7 @@ from cbr.game.decision import DecisionPoint
 from cbr.game.gamedef import STREETS, GameDef
 from cbr.plugins import load_feature_set
 from cbr.store import catalog as _catalog
-from cbr.store.answer_rows import PROVENANCE, AnswerRowsWriter
+from cbr.store.answer_rows import AnswerRowsWriter
 from cbr.store.durable import exchange_or_replace_dir, fsync_dir, remove_dead_builds, rename_noreplace
 from cbr.store.honesty import action_warnings, game_warnings
 from cbr.store.indexes import (
@@ -391,12 +391,10 @@ class CaseBaseWriter:
         """Write the street's answer rows (:mod:`cbr.store.answer_rows`) into ``directory``,
         read part by part from the parts written, as :meth:`_features` reads the features."""
         tmp = self._require_open()
-        with AnswerRowsWriter(directory, PROVENANCE) as writer:
+        with AnswerRowsWriter(directory) as writer:
             for entry in self._parts[s]:
                 with pq.ParquetFile(tmp / entry["file"]) as pf:
-                    for batch in pf.iter_batches(batch_size=65536, columns=["case_id", "action", *PROVENANCE]):
-                        writer.add(batch.column("case_id").to_numpy(), batch.column("action").to_pylist(),
-                                   {c: batch.column(c).to_pylist() for c in PROVENANCE})
+                    writer.add_batches(pf.iter_batches(batch_size=65536, columns=list(AnswerRowsWriter.COLUMNS)))
 
     def _finish(self) -> None:
         tmp = self._require_open()
