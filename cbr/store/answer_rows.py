@@ -74,10 +74,37 @@ class AnswerRowsWriter:
         self._pending: list[bytes] = []
         self._out = open(self.directory / "provenance.bin", "wb")
 
+    def carry(self, old: "AnswerRows") -> None:
+        """Start with ``old``'s rows (a previous generation's, loaded and checked): its whole
+        blocks are copied as bytes, its last partial block is re-read (its CRC checked) and
+        continued, so saving a street that grew by a retained hand costs the new rows, not all.
+        Call before any :meth:`add`. :class:`ValueError` if ``old`` was written with other
+        columns or block size, :class:`CaseBaseError` if it is damaged; either way nothing was
+        carried (write every row instead)."""
+        if self._codes or self._pending or len(self._offsets) > 1:
+            raise ValueError("carry() must come before any add()")
+        if old.columns != self.columns or old.block_rows != BLOCK_ROWS:
+            raise ValueError("the old answer rows have other columns or another block size")
+        whole, rest = divmod(len(old), BLOCK_ROWS)
+        end = int(old.offsets[whole])
+        with open(old.where / "provenance.bin", "rb") as fh:
+            pending = old._read_block(fh, whole) if rest else []
+            if len(pending) != rest:
+                raise CaseBaseError(f"index {old.where}: provenance.bin is damaged (block {whole})")
+            fh.seek(0)
+            copied = self._out.write(fh.read(end))
+        if copied != end:
+            self._out.seek(0)
+            self._out.truncate()
+            raise CaseBaseError(f"index {old.where}: provenance.bin is damaged (shorter than its offsets)")
+        self._pending = pending
+        self._offsets = [int(x) for x in old.offsets[:whole + 1]]
+        self._codes = [np.array(old.codes, dtype=np.int8)]
+
     def add(self, case_ids: Sequence[int] | np.ndarray, actions: Sequence[str] | np.ndarray,
             columns: Mapping[str, Sequence[Any]]) -> None:
         """Append rows: their case ids, actions (``'f'/'c'/'r'``) and provenance columns."""
-        ids = [int(i) for i in case_ids]
+        ids = case_ids.tolist() if isinstance(case_ids, np.ndarray) else [int(i) for i in case_ids]
         acts = [str(a) for a in actions]
         if len(acts) != len(ids) or any(len(columns[c]) != len(ids) for c in self.columns):
             raise ValueError("case ids, actions and every provenance column must have one value per row")
@@ -85,10 +112,9 @@ class AnswerRowsWriter:
             self._codes.append(np.array([_CODES[a] for a in acts], dtype=np.int8))
         except KeyError as exc:
             raise ValueError(f"action {exc.args[0]!r} is not one of f, c, r") from None
-        values = [columns[c] for c in self.columns]
-        for j, case_id in enumerate(ids):
-            self._pending.append(json.dumps([case_id, *(_plain(v[j]) for v in values)], separators=(",", ":"),
-                                            ensure_ascii=False).encode("utf-8"))
+        encode = _ENCODER.encode
+        for row in zip(ids, *(columns[c] for c in self.columns)):
+            self._pending.append(encode(row).encode("utf-8"))
             if len(self._pending) == BLOCK_ROWS:
                 self._flush()
 
@@ -96,8 +122,13 @@ class AnswerRowsWriter:
         """Append Arrow record batches of the case table holding :attr:`COLUMNS` (a build's
         parts, a loaded street's table)."""
         for batch in batches:
-            self.add(batch.column("case_id").to_numpy(), batch.column("action").to_pylist(),
-                     {c: batch.column(c).to_pylist() for c in self.columns})
+            self.add(*self.batch_rows(batch, self.columns))
+
+    @staticmethod
+    def batch_rows(batch: Any, columns: Sequence[str] = PROVENANCE) -> tuple[Any, list[Any], dict[str, list[Any]]]:
+        """The arguments of :meth:`add` for an Arrow record batch of the case table."""
+        return (batch.column("case_id").to_numpy(), batch.column("action").to_pylist(),
+                {c: batch.column(c).to_pylist() for c in columns})
 
     def _flush(self) -> None:
         if not self._pending:
@@ -133,8 +164,14 @@ class AnswerRowsWriter:
 
 
 def _plain(value: Any) -> Any:
-    """A JSON-ready value (numpy scalars as Python's)."""
-    return value.item() if isinstance(value, np.generic) else value
+    """A JSON-ready value for what :mod:`json` cannot encode itself (numpy scalars as Python's)."""
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"a provenance value must be a string, a number or None, not {type(value).__name__}")
+
+
+#: One encoder for every row (``json.dumps`` with options builds a new one per call).
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=_plain)
 
 
 class AnswerRows:
@@ -152,6 +189,16 @@ class AnswerRows:
 
     def __len__(self) -> int:
         return len(self.codes)
+
+    @property
+    def block_rows(self) -> int:
+        """Rows per block of ``provenance.bin``."""
+        return self._block_rows
+
+    @property
+    def offsets(self) -> np.ndarray:
+        """The blocks' byte offsets in ``provenance.bin`` (blocks + 1)."""
+        return self._offsets
 
     @classmethod
     def load(cls, where: str | os.PathLike[str], files: Mapping[str, Mapping[str, int]], cases: int) -> "AnswerRows":

@@ -78,7 +78,7 @@ from cbr.errors import CaseBaseError
 from cbr.game.gamedef import STREETS, GameDef
 from cbr.plugins import load_feature_set
 from cbr.store import catalog as _catalog
-from cbr.store.answer_rows import AnswerRows, AnswerRowsWriter
+from cbr.store.answer_rows import PROVENANCE, AnswerRows, AnswerRowsWriter
 from cbr.store.compaction import Compaction
 from cbr.store.durable import remove_dead_builds, remove_dead_temp
 from cbr.store.indexes import default_similarity, load_index, load_similarity, new_index, save_index, street_similarity
@@ -99,6 +99,7 @@ from cbr.store.parts import (
     case_schema,
     read_part,
     read_part_column,
+    read_part_columns,
     street_name,
 )
 from cbr.store.retained import RetainedWrites
@@ -630,17 +631,73 @@ class CaseBase(RetainedWrites, Compaction):
                     continue  # someone appended meanwhile, or nothing to index: rebuild later
                 old = m.index.get(s)
                 m.index[s] = save_index(index, self.path, s, old,
-                                        rows=lambda d, s=s, n=size: self._write_answer_rows(s, n, d))
+                                        rows=lambda d, s=s, n=size, old=old: self._write_answer_rows(s, n, d, old))
                 if old:
                     m.retired.append({"file": old["file"], "since": now_utc()})
             self._commit(m)
         self._dirty_indexes.clear()
 
-    def _write_answer_rows(self, s: str, n: int, directory: Path) -> None:
-        """The answer rows of the street's first ``n`` cases, into ``directory``."""
-        table = self.table(s).slice(0, n).select(list(AnswerRowsWriter.COLUMNS))
+    def _write_answer_rows(self, s: str, n: int, directory: Path, old: dict[str, Any] | None = None) -> None:
+        """The answer rows of the street's first ``n`` cases, into ``directory``. When the
+        generation ``old`` (a manifest entry) has answer rows for the first of them, those
+        are carried over (:meth:`AnswerRowsWriter.carry`) and only the rows after them are
+        read and written: saving after a retained hand costs its rows, not the street's."""
         with AnswerRowsWriter(directory) as writer:
-            writer.add_batches(table.to_batches(max_chunksize=65536))
+            start = self._carry_answer_rows(writer, s, n, old)
+            for ids, actions, columns in self._answer_segments(s, start, n):
+                writer.add(ids, actions, columns)
+
+    def _carry_answer_rows(self, writer: AnswerRowsWriter, s: str, n: int, old: dict[str, Any] | None) -> int:
+        """Carry ``old``'s answer rows into ``writer`` if they hold the street's first rows
+        (the rows are append-only; the last carried case id is checked against the cases);
+        the number of rows carried, 0 when they are missing, damaged or do not match."""
+        if not old or "rows.json" not in old["files"] or not 0 < old["cases"] <= n:
+            return 0
+        have = int(old["cases"])
+        where = self.path / old["file"]
+        try:
+            rows = AnswerRows.load(where, old["files"], have)
+            for name in ("provenance.bin", "provenance.npy"):  # checked whole before copying
+                verify_file(where / name, old["files"][name], f"index {where}")
+            last = next(iter(self._answer_segments(s, have - 1, have)))[0][0]
+            if rows.rows([have - 1])[0]["case_id"] != int(last):
+                return 0  # the cases are not those the old rows hold: write every row
+            writer.carry(rows)
+        except (CaseBaseError, ValueError):
+            return 0
+        return have
+
+    def _answer_segments(self, s: str, start: int, stop: int) -> Iterator[tuple[Any, Any, dict[str, Any]]]:
+        """The case ids, actions and provenance columns of the street's rows ``start:stop``,
+        in pieces, reading only what holds them: the loaded table (if any) and the rows
+        retained since, or else the parts that hold them (their answer columns only) and
+        the retention log's rows as they are."""
+        names = list(AnswerRowsWriter.COLUMNS)
+        loaded = self._tables.get(s)
+        tables: list[tuple[int, Any]] = [(loaded.num_rows, lambda t=loaded: t)] if loaded is not None else [
+            (int(e["rows"]), lambda e=e: read_part_columns(self.path, e, names)) for e in self.manifest.parts[s]]
+        chunks = self._tails[s] if loaded is not None else [c for log in self._retention_logs() for c in log.chunks[s]]
+        row = 0
+        for rows, read in tables:
+            if row + rows > start and row < stop:
+                lo = max(0, start - row)
+                t = read().select(names).slice(lo, min(row + rows, stop) - row - lo)
+                for b in t.to_batches(max_chunksize=65536):
+                    yield AnswerRowsWriter.batch_rows(b)
+            row += rows
+        ids_in: list[Any] = []
+        actions: list[str] = []
+        columns: dict[str, list[Any]] = {c: [] for c in PROVENANCE}
+        for ids, b in chunks:  # a retained hand's few rows each: gathered into one piece
+            if row + len(b) > start and row < stop:
+                lo, hi = max(0, start - row), min(row + len(b), stop) - row
+                ids_in.append(ids[lo:hi])
+                actions += b.actions[lo:hi]
+                for c in PROVENANCE:
+                    columns[c] += b.meta[c][lo:hi]
+            row += len(b)
+        if ids_in:
+            yield np.concatenate(ids_in), actions, columns
 
     # ---- commits (shared by set_similarity, save_indexes, the retained writes and compaction) ----
     @contextmanager

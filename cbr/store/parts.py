@@ -310,13 +310,18 @@ def read_part(root: Path, entry: dict[str, Any], schema: pa.Schema) -> pa.Table:
 
 def read_part_column(root: Path, entry: dict[str, Any], name: str) -> pa.Array:
     """One column of a listed part (checked as :func:`read_part` does), without the others."""
+    return read_part_columns(root, entry, [name]).column(0).combine_chunks()
+
+
+def read_part_columns(root: Path, entry: dict[str, Any], names: Sequence[str]) -> pa.Table:
+    """Some columns of a listed part (checked as :func:`read_part` does), without the others."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     path = root / entry["file"]
     verify_file(path, entry, str(root))
     try:
-        return pq.ParquetFile(path, page_checksum_verification=True).read(columns=[name]).column(0).combine_chunks()
+        return pq.ParquetFile(path, page_checksum_verification=True).read(columns=list(names))
     except (OSError, pa.ArrowException, ValueError) as exc:
         raise CaseBaseError(f"{root}: unreadable Parquet part {entry['file']}: {str(exc).splitlines()[0]}") from None
 

@@ -248,3 +248,85 @@ def test_random_damage_to_answer_rows_never_changes_an_answer(base: Path, tmp_pa
         got, _, _ = from_rows(copy, dp, top=None)
         assert got == want, f"trial {trial}: answer changed"
         shutil.rmtree(copy)
+
+
+def written_whole(cb: CaseBase, street: str, where: Path) -> AnswerRows:
+    """The street's answer rows written from its whole table (the path without carrying)."""
+    where.mkdir()
+    with AnswerRowsWriter(where) as w:
+        w.add_batches(cb.table(street).select(list(AnswerRowsWriter.COLUMNS)).to_batches(max_chunksize=1000))
+    return AnswerRows.load(where, {name: file_checksum(where / name) for name in ROW_FILES}, cb.count(street))
+
+
+def saved_rows_equal_whole(base: Path, tmp_path: Path, street: str) -> None:
+    with CaseBase.open(base) as cb:
+        index, rows = cb.answer_source(street)
+        n = cb.count(street)
+        whole = written_whole(cb, street, tmp_path / f"whole-{n}")
+        assert len(rows) == n == index.n_cases_
+        assert rows.codes.tolist() == whole.codes.tolist()
+        assert rows.rows(range(n)) == whole.rows(range(n))
+        assert rows.offsets.tolist() == whole.offsets.tolist()  # block for block the same file
+
+
+@pytest.fixture
+def carried(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Records the rows each :meth:`AnswerRowsWriter.carry` carries over."""
+    calls: list[int] = []
+    real = AnswerRowsWriter.carry
+
+    def spy(self, old):
+        real(self, old)
+        calls.append(len(old))
+    monkeypatch.setattr(AnswerRowsWriter, "carry", spy)
+    return calls
+
+
+@pytest.mark.parametrize("loaded", ["table", "saved index only"])
+@pytest.mark.parametrize("extra", ["one", "to a block's end", "past a block's end"])
+def test_a_grown_street_carries_its_saved_rows_and_writes_only_the_new(base: Path, tmp_path: Path, carried: list[int],
+                                                                      extra: str, loaded: str) -> None:
+    """Saving after appends copies the old generation's rows and adds the new ones: the result
+    equals the rows written whole, twice in a row (the second save carries the first's), whether
+    the new rows come from the loaded table or, with only the saved index loaded, from the
+    retention log."""
+    with CaseBase.open(base) as cb:
+        n = cb.count("turn")
+        X = cb.cases("turn").features[:BLOCK_ROWS + 3]
+    k = {"one": 1, "to a block's end": BLOCK_ROWS - n % BLOCK_ROWS, "past a block's end": BLOCK_ROWS + 3}[extra]
+    for round_ in range(2):
+        with CaseBase.open(base) as cb:
+            if loaded == "table":
+                cb.index("turn")  # reads the cases
+            else:
+                assert cb.answer_source("turn") is not None and not cb._tables
+            cb.append("turn", X[:k], ("rcf" * k)[:k], source=[f"live-{round_}-{i}" for i in range(k)],
+                      hole="AhKd", board="2c3d4h5s", player="hero", position=round_)
+            assert bool(cb._tables) == (loaded == "table")
+        assert carried == [n + i * k for i in range(round_ + 1)]
+        saved_rows_equal_whole(base, tmp_path, "turn")
+
+
+def test_damaged_old_rows_are_not_carried_but_written_whole(base: Path, tmp_path: Path, carried: list[int]) -> None:
+    with CaseBase.open(base) as cb:
+        X = cb.cases("turn").features[:2]
+    old = base / read_manifest(base).index["turn"]["file"]
+    damage(old / "provenance.bin", 10)  # in the first block, which a carry would copy
+    with CaseBase.open(base) as cb:
+        cb.index("turn")
+        cb.append("turn", X, "cr")
+    assert carried == []
+    saved_rows_equal_whole(base, tmp_path, "turn")
+
+
+def test_carry_comes_first_and_needs_the_same_layout(base: Path, tmp_path: Path) -> None:
+    entry = read_manifest(base).index["turn"]
+    old = AnswerRows.load(base / entry["file"], entry["files"], entry["cases"])
+    with AnswerRowsWriter(tmp_path) as w:
+        w.add([1], ["c"], {c: [None] for c in w.columns})
+        with pytest.raises(ValueError, match="before any add"):
+            w.carry(old)
+    other = tmp_path / "other"
+    other.mkdir()
+    with AnswerRowsWriter(other, ("source",)) as w, pytest.raises(ValueError, match="other columns"):
+        w.carry(old)
