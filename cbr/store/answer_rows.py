@@ -92,7 +92,12 @@ class AnswerRowsWriter:
             if len(pending) != rest:
                 raise CaseBaseError(f"index {old.where}: provenance.bin is damaged (block {whole})")
             fh.seek(0)
-            copied = self._out.write(fh.read(end))
+            copied = 0
+            while copied < end:  # in pieces: a large street's provenance is never in memory whole
+                piece = fh.read(min(end - copied, 1 << 22))
+                if not piece:
+                    break
+                copied += self._out.write(piece)
         if copied != end:
             self._out.seek(0)
             self._out.truncate()

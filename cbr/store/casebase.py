@@ -634,7 +634,7 @@ class CaseBase(RetainedWrites, Compaction):
                                         rows=lambda d, s=s, n=size, old=old: self._write_answer_rows(s, n, d, old))
                 if old:
                     m.retired.append({"file": old["file"], "since": now_utc()})
-            self._commit(m)
+            self._commit(m, catalog=None)  # the parts are unchanged, so is the catalog's view of them
         self._dirty_indexes.clear()
 
     def _write_answer_rows(self, s: str, n: int, directory: Path, old: dict[str, Any] | None = None) -> None:
