@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
@@ -166,14 +167,28 @@ def key_tables_of(similarity: StreetSimilarity, key_cols: np.ndarray, values: An
         return hit
     specs = similarity.feature_specs
     out = np.empty(int(offsets[-1]), dtype=np.float64)
-    for i, (j, vals) in enumerate(zip(key_cols.tolist(), values)):
-        spec = specs[j]
-        buf = out[offsets[i]: offsets[i + 1]]
-        np.multiply(local_into(spec.measure_obj, key[i], vals, buf), spec.weight, out=buf)
     if len(cache) >= 4096:
         cache.clear()
+    for i, (j, vals) in enumerate(zip(key_cols.tolist(), values)):
+        column = cache.get(("column", i, key[i]))  # one column's values recur far more than all of them
+        if column is None:
+            spec = specs[j]
+            column = np.multiply(local_into(spec.measure_obj, key[i], vals, np.empty(vals.shape[0], np.float64)),
+                                 spec.weight)
+            cache[("column", i, key[i])] = column  # type: ignore[index]
+        out[offsets[i]: offsets[i + 1]] = column
     cache[key] = out
     return out
+
+
+def kept_column_tables(cache: dict, same: Sequence[bool]) -> dict:
+    """The per-column entries of a :func:`key_tables_of` cache for the key columns whose distinct
+    values are unchanged (``same[i]``): what a grown or rebuilt layout can keep.
+
+    >>> kept_column_tables({("column", 0, 1.0): "a", ("column", 1, 2.0): "b", (1.0, 2.0): "ab"}, [True, False])
+    {('column', 0, 1.0): 'a'}
+    """
+    return {k: v for k, v in cache.items() if k[0] == "column" and same[k[1]]}
 
 
 class GroupedLayout:
@@ -286,6 +301,14 @@ class GroupedLayout:
                    gcodes, gstart, np.ascontiguousarray(free_arr[order].T), order.astype(np.int64))
 
     # -- a query ---------------------------------------------------------------------------
+
+    def keep_key_tables(self, older: "GroupedLayout") -> None:
+        """Keep ``older``'s cached terms of the key columns whose distinct values this layout
+        shares (a rebuilt tail's layout: most columns gain no new value)."""
+        if not np.array_equal(self.key_cols, older.key_cols):
+            return
+        same = [np.array_equal(a, b) for a, b in zip(self.values, older.values)]
+        self._tables.update(kept_column_tables(older._tables, same))
 
     def key_tables(self, q: np.ndarray) -> np.ndarray:
         """Per key column the weighted local similarity of ``q`` to each of its distinct values,
@@ -447,7 +470,8 @@ class RawTail:
         if any(a is not b for a, b in zip(values, old.values)):
             offsets = np.zeros(len(values) + 1, np.int64)
             np.cumsum([v.shape[0] for v in values], out=offsets[1:])
-            self.view = RawView(n1, self._gcodes[:n1], tuple(values), offsets, {})
+            kept = kept_column_tables(old.tables, [a is b for a, b in zip(values, old.values)])
+            self.view = RawView(n1, self._gcodes[:n1], tuple(values), offsets, kept)
         else:
             self.view = RawView(n1, self._gcodes[:n1], old.values, old.offsets, old.tables)
         self.n = n1

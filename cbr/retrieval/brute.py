@@ -57,15 +57,17 @@ def _sorted(ids: np.ndarray, sims: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _merge_top(ids: list[np.ndarray], sims: list[np.ndarray], k: int) -> tuple[np.ndarray, np.ndarray]:
-    """The ``k`` best of disjoint top lists (``ids[i]``, ``sims[i]``) by (similarity desc, id asc).
+    """The ``k`` best of top lists (``ids[i]``, ``sims[i]``) by (similarity desc, id asc); each
+    list sorted so, and every id of a list below every id of the next (the layout's cases, then
+    the tail's, then the raw tail's): a stable sort by similarity alone keeps ties in id order.
 
-    >>> i, s = _merge_top([np.array([4, 9]), np.array([2])], [np.array([0.9, 0.5]), np.array([0.5])], 2)
+    >>> i, s = _merge_top([np.array([4, 9]), np.array([12])], [np.array([0.9, 0.5]), np.array([0.5])], 2)
     >>> i.tolist(), s.tolist()
-    ([4, 2], [0.9, 0.5])
+    ([4, 9], [0.9, 0.5])
     """
     ids = np.concatenate(ids)
     sims = np.concatenate(sims)
-    order = np.lexsort((ids, -sims))[:k]
+    order = np.argsort(-sims, kind="stable")[:k]
     return ids[order], sims[order]
 
 
@@ -358,8 +360,11 @@ class BruteForceBackend:
             with self.__dict__.setdefault("_layout_lock", threading.Lock()):
                 layout = current()
                 if stale(layout):
+                    older = layout
                     layout = aggregate.GroupedLayout.build(self.similarity, self.cases_[start:])
                     layout.ids = layout.ids + start  # case ids, not row numbers of the slice
+                    if older is not None:
+                        layout.keep_key_tables(older)
                     self._tail_layout = (start, layout)
         return layout
 
