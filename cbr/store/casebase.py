@@ -659,7 +659,8 @@ class CaseBase(RetainedWrites, Compaction):
             rows = AnswerRows.load(where, old["files"], have)
             for name in ("provenance.bin", "provenance.npy"):  # checked whole before copying
                 verify_file(where / name, old["files"][name], f"index {where}")
-            last = next(iter(self._answer_segments(s, have - 1, have)))[0][0]
+            piece = next(self._row_pieces(s, have - 1, have, ["case_id"]))  # that row's id only
+            last = piece[0][piece[2]] if isinstance(piece, tuple) else piece.column(0)[0].as_py()
             if rows.rows([have - 1])[0]["case_id"] != int(last):
                 return 0  # the cases are not those the old rows hold: write every row
             writer.carry(rows)
@@ -667,35 +668,46 @@ class CaseBase(RetainedWrites, Compaction):
             return 0
         return have
 
-    def _answer_segments(self, s: str, start: int, stop: int) -> Iterator[tuple[Any, Any, dict[str, Any]]]:
-        """The case ids, actions and provenance columns of the street's rows ``start:stop``,
-        in pieces, reading only what holds them: the loaded table (if any) and the rows
-        retained since, or else the parts that hold them (their answer columns only) and
-        the retention log's rows as they are."""
-        names = list(AnswerRowsWriter.COLUMNS)
+    def _row_pieces(self, s: str, start: int, stop: int, names: Sequence[str]) -> Iterator[Any]:
+        """The street's rows ``start:stop`` in order, reading only what holds them: Arrow tables of
+        columns ``names`` (sliced from the loaded table, or from the parts that hold the rows,
+        those columns only), then the retention log's rows as they are, each piece a tuple
+        ``(ids, RowBatch, lo, hi)`` (rows ``lo:hi`` of the chunk)."""
         loaded = self._tables.get(s)
-        tables: list[tuple[int, Any]] = [(loaded.num_rows, lambda t=loaded: t)] if loaded is not None else [
-            (int(e["rows"]), lambda e=e: read_part_columns(self.path, e, names)) for e in self.manifest.parts[s]]
-        chunks = self._tails[s] if loaded is not None else [c for log in self._retention_logs() for c in log.chunks[s]]
+        if loaded is not None:
+            tables: list[tuple[int, Any]] = [(loaded.num_rows, lambda: loaded)]
+            chunks = self._tails[s]
+        else:
+            tables = [(int(e["rows"]), lambda e=e: read_part_columns(self.path, e, names)) for e in self.manifest.parts[s]]
+            chunks = [c for log in self._retention_logs() for c in log.chunks[s]]
         row = 0
         for rows, read in tables:
             if row + rows > start and row < stop:
                 lo = max(0, start - row)
-                t = read().select(names).slice(lo, min(row + rows, stop) - row - lo)
-                for b in t.to_batches(max_chunksize=65536):
-                    yield AnswerRowsWriter.batch_rows(b)
+                yield read().select(list(names)).slice(lo, min(row + rows, stop) - row - lo)
             row += rows
+        for ids, b in chunks:
+            if row + len(b) > start and row < stop:
+                yield ids, b, max(0, start - row), min(row + len(b), stop) - row
+            row += len(b)
+
+    def _answer_segments(self, s: str, start: int, stop: int) -> Iterator[tuple[Any, Any, dict[str, Any]]]:
+        """The case ids, actions and provenance columns of the street's rows ``start:stop``
+        (:meth:`_row_pieces`), as :meth:`AnswerRowsWriter.add` takes them; the retention log's
+        few rows a hand are gathered into one piece."""
         ids_in: list[Any] = []
         actions: list[str] = []
         columns: dict[str, list[Any]] = {c: [] for c in PROVENANCE}
-        for ids, b in chunks:  # a retained hand's few rows each: gathered into one piece
-            if row + len(b) > start and row < stop:
-                lo, hi = max(0, start - row), min(row + len(b), stop) - row
-                ids_in.append(ids[lo:hi])
-                actions += b.actions[lo:hi]
-                for c in PROVENANCE:
-                    columns[c] += b.meta[c][lo:hi]
-            row += len(b)
+        for piece in self._row_pieces(s, start, stop, AnswerRowsWriter.COLUMNS):
+            if not isinstance(piece, tuple):
+                for b in piece.to_batches(max_chunksize=65536):
+                    yield AnswerRowsWriter.batch_rows(b)
+                continue
+            ids, b, lo, hi = piece
+            ids_in.append(ids[lo:hi])
+            actions += b.actions[lo:hi]
+            for c in PROVENANCE:
+                columns[c] += b.meta[c][lo:hi]
         if ids_in:
             yield np.concatenate(ids_in), actions, columns
 
