@@ -33,8 +33,10 @@ The pages' other references are checked too: the modules and objects they name
 from __future__ import annotations
 
 import difflib
+import fcntl
 import functools
 import importlib
+import json
 import os
 import re
 import shlex
@@ -304,32 +306,62 @@ def _skipped(example: Example) -> bool:
     return needs_shared(example, BY_PAGE[example.page]) and not LOGS.exists()
 
 
+def _run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the pages run: a directory every pytest-xdist worker of this test run shares (the
+    run's base temporary directory; without xdist, this process's own)."""
+    base = tmp_path_factory.getbasetemp()
+    root = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "examples"
+    root.mkdir(exist_ok=True)
+    return root
+
+
 @pytest.fixture(scope="module")
 def example_runs(tmp_path_factory: pytest.TempPathFactory):
     """``run(example)``: the finished process of ``example``. A page's examples run the first time
     one of them is asked for, all of them, in order, in the page's own directory (so ``-k`` on
-    one page runs only that page)."""
-    root = tmp_path_factory.mktemp("examples")
+    one page runs only that page). Once per test run: the first worker to ask runs the page under
+    a lock and leaves what each example did beside it (``PAGE.json``); another worker asking for
+    the same page (``-n 2`` deals a page's examples to both) waits for that and reads it."""
+    root = _run_dir(tmp_path_factory)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])), **ENV)
     runs: dict[Example, subprocess.CompletedProcess[str]] = {}
     done: set[str] = set()
 
-    def run_page(page: str) -> None:
-        base = root / re.sub(r"[^A-Za-z0-9]+", "-", page).strip("-")
+    def run_examples(page: str, base: Path) -> list[tuple[int, str, str] | None]:
         cwd = base / "work"
         cwd.mkdir(parents=True)
         if SHARED.exists():
             (base / "shared").symlink_to(SHARED.resolve(), target_is_directory=True)
+        out: list[tuple[int, str, str] | None] = []
         for example in BY_PAGE[page]:
             if _skipped(example):
+                out.append(None)
                 continue
             try:
-                runs[example] = subprocess.run(_cbr_command() + list(example.argv), cwd=cwd, env=env, text=True,
-                                               capture_output=True, timeout=EXAMPLE_TIMEOUT,
-                                               input=example.stdin if example.stdin is not None else "")
+                ran = subprocess.run(_cbr_command() + list(example.argv), cwd=cwd, env=env, text=True,
+                                     capture_output=True, timeout=EXAMPLE_TIMEOUT,
+                                     input=example.stdin if example.stdin is not None else "")
+                out.append((ran.returncode, ran.stdout, ran.stderr))
             except subprocess.TimeoutExpired as exc:  # run() has killed the process
-                runs[example] = subprocess.CompletedProcess(exc.cmd, -9, exc.stdout or "",
-                                                            f"timed out after {exc.timeout} s")
+                stdout = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else exc.stdout or ""
+                out.append((-9, stdout, f"timed out after {exc.timeout} s"))
+        return out
+
+    def run_page(page: str) -> None:
+        base = root / re.sub(r"[^A-Za-z0-9]+", "-", page).strip("-")
+        results = base.with_name(base.name + ".json")
+        with open(base.with_name(base.name + ".lock"), "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # held while another worker runs the page
+            if results.exists():
+                found = json.loads(results.read_text(encoding="utf-8"))
+            else:
+                found = run_examples(page, base)
+                partial = results.with_name(results.name + ".part")
+                partial.write_text(json.dumps(found), encoding="utf-8")
+                partial.replace(results)
+        for example, got in zip(BY_PAGE[page], found):
+            if got is not None:
+                runs[example] = subprocess.CompletedProcess(_cbr_command() + list(example.argv), *got)
         done.add(page)
 
     def run(example: Example) -> subprocess.CompletedProcess[str]:
