@@ -1,7 +1,7 @@
 """Retention during play: does an append cost the same however large the case base is?
 
 Run:  python3 bench/bench_retention.py [--decisions 100000] [--hands 10000] [--skip-match | --only-match]
-                                       [--bots cbr,casper] [--pairs 1] [--breakdown]
+                                       [--bots cbr,casper] [--pairs 1] [--breakdown | --bounds]
 
 1. Appends: ``--decisions`` retained decisions into a copy of the default case base, in
    commits of one hand (4 decisions on 4 streets, random CASPER-shaped rows), with the
@@ -26,6 +26,12 @@ Run:  python3 bench/bench_retention.py [--decisions 100000] [--hands 10000] [--s
    computed at retention), the aggregate retrieval (the retained cases are scanned and hit),
    the decision, the retained hand's write; then the budget that on >= 70% of off leaves for
    retention beside what those first two alone add.
+5. ``--bounds``: how far the ratio could rise if retention left work out. Play only (the close
+   is not timed, in every variant), CPU, ``--pairs`` rounds of: off; on; *write only*: every case
+   still written durably (features, log record, compactions) but not added to what the bot
+   searches (``RetainedWrites._absorb`` and ``_Street.catch_up`` replaced by no-ops for the
+   match; the bot then plays as with retention off); *log only*: the same without compactions.
+   What-if measurements that break retention on purpose: they bound, they do not ship.
 """
 from __future__ import annotations
 
@@ -186,6 +192,57 @@ def breakdown_part(hands: int, bots: list[str], root: Path) -> None:
               f"alone add {floor:.2f}", flush=True)
 
 
+#: ``--bounds``' variants: label -> what is replaced by a no-op for the match, (module, class, method).
+BOUNDS = {"write only": [("cbr.store.retained", "RetainedWrites", "_absorb"),
+                         ("cbr.policies.cbr_policy", "_Street", "catch_up")],
+          "log only": [("cbr.store.retained", "RetainedWrites", "_absorb"),
+                       ("cbr.policies.cbr_policy", "_Street", "catch_up"),
+                       ("cbr.store.compaction", "Compaction", "compact")]}
+
+
+def play_cpu(hands: int, retain: bool, root: Path, bot_name: str, run: int, left_out: list) -> float:
+    """CPU seconds of a match's play (the close not timed) with the methods ``left_out`` made no-ops."""
+    import importlib
+
+    from cbr.play.match import run_match
+    from cbr.policies.cbr_policy import CBRPolicy
+
+    base, preset = MATCH_BOTS[bot_name]
+    path = copy_casebase(base, root / f"{bot_name}-{run}-bound")
+    bot = CBRPolicy(preset=preset, casebase=str(path), seed=1)
+    bot.open()
+    originals = []
+    for module, cls, name in left_out:
+        owner = getattr(importlib.import_module(module), cls)
+        originals.append((owner, name, owner.__dict__[name]))
+        setattr(owner, name, lambda *a, **k: None)
+    try:
+        c = time.process_time()
+        run_match([bot, "call"], hands, seed=7, retain=retain)
+        return time.process_time() - c
+    finally:
+        for owner, name, f in originals:
+            setattr(owner, name, f)
+        shutil.rmtree(path, ignore_errors=True)  # not closed: a left-out variant's base is not whole
+
+
+def bounds_part(hands: int, bots: list[str], pairs: int, root: Path) -> None:
+    for bot_name in bots:
+        print(f"5. bounds: {bot_name} vs call, {hands:,} hands, play only (close not timed), CPU ms a hand, "
+              f"{pairs} round(s)")
+        runs: dict[str, list[float]] = {"off": [], "on": [], **{label: [] for label in BOUNDS}}
+        for run in range(pairs):
+            runs["off"].append(play_cpu(hands, False, root, bot_name, run, []))
+            runs["on"].append(play_cpu(hands, True, root, bot_name, run, []))
+            for label, left_out in BOUNDS.items():
+                runs[label].append(play_cpu(hands, True, root, bot_name, run, left_out))
+        ms = {label: [1000.0 * s / hands for s in v] for label, v in runs.items()}
+        for label, v in ms.items():
+            ratios = "" if label == "off" else "; off / this: " + ", ".join(
+                f"{o / x:.2f}" for o, x in zip(ms["off"], v))
+            print(f"  {label}: {', '.join(f'{x:.2f}' for x in v)} ms a hand{ratios}", flush=True)
+
+
 def match_part(hands: int, bots: list[str], pairs: int, root: Path) -> None:
     for bot_name in bots:
         print(f"3. match {bot_name} vs call, {hands:,} hands heads-up, {pairs} off/on pair(s)")
@@ -212,6 +269,7 @@ def main() -> None:
     ap.add_argument("--bots", default="cbr,casper", help=f"match bots, of {', '.join(MATCH_BOTS)}")
     ap.add_argument("--pairs", type=int, default=1, help="off/on match pairs per bot (medians reported)")
     ap.add_argument("--breakdown", action="store_true", help="only part 4: where retention's time goes")
+    ap.add_argument("--bounds", action="store_true", help="only part 5: the ratio if retention left work out")
     args = ap.parse_args()
     bots = [b for b in args.bots.split(",") if b]
     unknown = [b for b in bots if b not in MATCH_BOTS]
@@ -220,6 +278,10 @@ def main() -> None:
     if args.breakdown:
         with tempfile.TemporaryDirectory() as tmp:
             breakdown_part(args.hands, bots, Path(tmp))
+        return
+    if args.bounds:
+        with tempfile.TemporaryDirectory() as tmp:
+            bounds_part(args.hands, bots, args.pairs, Path(tmp))
         return
     if args.only_match:
         with tempfile.TemporaryDirectory() as tmp:
