@@ -273,6 +273,9 @@ class ReferenceKernels:
         table = [[0, 0, 0] for _ in range(3)]
         ours_now = _value(hole + board)
         ours_later: dict[tuple[int, ...], int] = {}
+        # the opponent's final value depends only on the set of its cards off the board (its holding
+        # and the runout): one evaluation per set (each arises from several holding/runout splits)
+        theirs_later: dict[int, int] = {}
         to_come = 5 - len(board)
         for x, y in _opponent_holdings(hole + board):
             weight = _weight_of(weights, x, y)
@@ -283,12 +286,19 @@ class ReferenceKernels:
                 table[now][now] += weight
                 continue
             deck = [c for c in range(N_CARDS) if c not in hole + board and c not in (x, y)]
+            held = (1 << x) | (1 << y)
             for runout in combinations(deck, to_come):
                 final = board + runout
                 ours = ours_later.get(runout)
                 if ours is None:
                     ours = ours_later[runout] = _value(hole + final)
-                later = _compare(ours, _value((x, y) + final))
+                key = held
+                for c in runout:
+                    key |= 1 << c
+                theirs = theirs_later.get(key)
+                if theirs is None:
+                    theirs = theirs_later[key] = _value((x, y) + final)
+                later = _compare(ours, theirs)
                 table[now][later] += weight
         return tuple(tuple(row) for row in table)  # type: ignore[return-value]
 
@@ -352,13 +362,25 @@ class ReferenceKernels:
             rng = random.Random(seed)
             runouts = (tuple(rng.sample(deck, to_come)) for _ in range(trials))
         score = {h: [0.0, 0.0] for h in holdings}  # (win + tie / 2, runouts)
+        # a sampled runout recurs: after the flop (at most C(47, 4) sets of cards off the board) each
+        # set is evaluated once; before it, runouts seldom recur and the sets would not fit in memory
+        values: Optional[dict[int, int]] = {} if to_come <= 2 else None
         for runout in runouts:
             final = board + tuple(runout)
             ours = _value(hole + final)
+            drawn = 0
+            for c in runout:
+                drawn |= 1 << c
             for x, y in holdings:
                 if x in runout or y in runout:
                     continue
-                theirs = _value((x, y) + final)
+                if values is None:
+                    theirs = _value((x, y) + final)
+                else:
+                    key = drawn | (1 << x) | (1 << y)
+                    theirs = values.get(key)
+                    if theirs is None:
+                        theirs = values[key] = _value((x, y) + final)
                 s = score[(x, y)]
                 s[0] += 1.0 if ours > theirs else 0.5 if ours == theirs else 0.0
                 s[1] += 1.0

@@ -140,7 +140,7 @@ def test_published_hand_strength_counts() -> None:
 
 @pytest.mark.slow
 def test_published_potential_table_reference(reference) -> None:
-    """All nine counts of Billings et al.'s table 4 (about 15 s in pure Python)."""
+    """All nine counts of Billings et al.'s table 4 (about 10 s in pure Python)."""
     assert reference.potential_table("AdQc", "3h4cJh") == PUBLISHED_POTENTIAL
 
 

@@ -3,6 +3,7 @@ hand strength and potentials cross-checked against eval7 by independent enumerat
 from __future__ import annotations
 
 import dataclasses
+import functools
 import pickle
 from itertools import combinations
 
@@ -219,9 +220,15 @@ eval7 = lazy_module("eval7")
 
 
 def _e7(cards: tuple[int, ...]) -> list:
+    return [_e7_card(x) for x in cards]
+
+
+@functools.cache
+def _e7_card(card: int) -> "eval7.Card":
+    """eval7's card for our card number, made once (the flop's brute force asks a million times)."""
     from evaluator_ext.cards import card_str
 
-    return [eval7.Card(card_str(x)) for x in cards]
+    return eval7.Card(card_str(card))
 
 
 def _reference_hs_and_potential(hole: tuple[int, ...], board: tuple[int, ...]) -> tuple[float, float, float]:
