@@ -307,12 +307,27 @@ def _skipped(example: Example) -> bool:
 
 
 def _run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Where the pages run: a directory every pytest-xdist worker of this test run shares (the
-    run's base temporary directory; without xdist, this process's own)."""
-    base = tmp_path_factory.getbasetemp()
-    root = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "examples"
+    """Where the pages run: a new directory that every pytest-xdist worker of this test run shares,
+    else this process's own (see :func:`shared_base`)."""
+    root = shared_base(tmp_path_factory.getbasetemp(), os.environ.get("PYTEST_XDIST_WORKER")) / "examples"
     root.mkdir(exist_ok=True)
     return root
+
+
+def shared_base(base: Path, worker: str | None) -> Path:
+    """The base temporary directory of the whole test run: a pytest-xdist worker's own ``base`` is
+    ``popen-<worker>`` inside it. Judged by the directory, not by ``PYTEST_XDIST_WORKER`` alone: a
+    pytest started inside a worker (the strict-mode tests do) inherits that variable but is a run
+    of its own, and must neither read nor leave results outside its own directory.
+
+    >>> shared_base(Path("/t/run-1/popen-gw0"), "gw0").as_posix()
+    '/t/run-1'
+    >>> shared_base(Path("/t/pytest-of-me/pytest-7"), "gw0").as_posix()   # a pytest inside a worker
+    '/t/pytest-of-me/pytest-7'
+    >>> shared_base(Path("/t/pytest-of-me/pytest-7"), None).as_posix()
+    '/t/pytest-of-me/pytest-7'
+    """
+    return base.parent if worker and base.name == f"popen-{worker}" else base
 
 
 @pytest.fixture(scope="module")
