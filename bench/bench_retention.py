@@ -1,7 +1,7 @@
 """Retention during play: does an append cost the same however large the case base is?
 
 Run:  python3 bench/bench_retention.py [--decisions 100000] [--hands 10000] [--skip-match | --only-match]
-                                       [--bots cbr,casper] [--pairs 1] [--breakdown | --bounds]
+                                       [--bots cbr,casper] [--pairs 1] [--breakdown | --bounds | --floor]
 
 1. Appends: ``--decisions`` retained decisions into a copy of the default case base, in
    commits of one hand (4 decisions on 4 streets, random CASPER-shaped rows), with the
@@ -31,7 +31,15 @@ Run:  python3 bench/bench_retention.py [--decisions 100000] [--hands 10000] [--s
    still written durably (features, log record, compactions) but not added to what the bot
    searches (``RetainedWrites._absorb`` and ``_Street.catch_up`` replaced by no-ops for the
    match; the bot then plays as with retention off); *log only*: the same without compactions.
+   Then the floor, the work no retention can leave out: *features only* (retention computes
+   the feature rows of the opponent's shown decisions, the bot's own being kept from deciding,
+   and writes nothing) and *off, grown base* (retention off, from a copy grown first by a
+   retaining match of half the hands, another seed, closed: the mean size the case base has
+   during a retaining match). The floor is off / (off + what each of those two adds): the
+   ratio a retention whose writing, absorbing and compacting cost nothing would reach.
    What-if measurements that break retention on purpose: they bound, they do not ship.
+6. ``--floor``: those last two beside off only, ``--pairs`` rounds, each round's floor and
+   their mean with a 95% interval (Student t over the rounds).
 """
 from __future__ import annotations
 
@@ -200,22 +208,53 @@ BOUNDS = {"write only": [("cbr.store.retained", "RetainedWrites", "_absorb"),
                        ("cbr.store.compaction", "Compaction", "compact")]}
 
 
-def play_cpu(hands: int, retain: bool, root: Path, bot_name: str, run: int, left_out: list) -> float:
-    """CPU seconds of a match's play (the close not timed) with the methods ``left_out`` made no-ops."""
+def features_only(cb, dps, outcomes=None, source=None, rows=None, **provenance):
+    """``RetainedWrites.retain_hand`` reduced to the work no retention can skip: the feature
+    rows of the decisions the bot did not compute while deciding (the opponent's shown ones).
+    Nothing is written or searched."""
+    fs = cb.feature_set()
+    given = list(rows) if rows is not None else [None] * len(dps)
+    for dp, row in zip(dps, given):
+        if row is None:
+            fs.row(dp)
+    return [0] * len(dps)
+
+
+def grown_copy(hands: int, root: Path, bot_name: str, run: int) -> Path:
+    """A copy of the bot's case base grown by a retaining match of ``hands`` hands (another
+    seed than the timed matches), closed: its retained cases compacted into parts."""
+    from cbr.play.match import run_match
+    from cbr.policies.cbr_policy import CBRPolicy
+
+    base, preset = MATCH_BOTS[bot_name]
+    path = copy_casebase(base, root / f"{bot_name}-{run}-grown")
+    bot = CBRPolicy(preset=preset, casebase=str(path), seed=1)
+    bot.open()
+    run_match([bot, "call"], hands, seed=8, retain=True)
+    bot.close()
+    return path
+
+
+def play_cpu(hands: int, retain: bool, root: Path, bot_name: str, run: int, left_out: list,
+             replaced: dict | None = None, start: Path | None = None) -> float:
+    """CPU seconds of a match's play (the close not timed) with the methods ``left_out`` made
+    no-ops and those of ``replaced`` (``(module, class, method) -> function``) replaced, from a
+    copy of ``start`` (default: the bot's shipped case base)."""
     import importlib
 
     from cbr.play.match import run_match
     from cbr.policies.cbr_policy import CBRPolicy
 
     base, preset = MATCH_BOTS[bot_name]
-    path = copy_casebase(base, root / f"{bot_name}-{run}-bound")
+    path = copy_casebase(start or base, root / f"{bot_name}-{run}-bound")
     bot = CBRPolicy(preset=preset, casebase=str(path), seed=1)
     bot.open()
     originals = []
-    for module, cls, name in left_out:
+    swaps = [(where, lambda *a, **k: None) for where in left_out] + list((replaced or {}).items())
+    for (module, cls, name), f in swaps:
         owner = getattr(importlib.import_module(module), cls)
         originals.append((owner, name, owner.__dict__[name]))
-        setattr(owner, name, lambda *a, **k: None)
+        setattr(owner, name, f)
     try:
         c = time.process_time()
         run_match([bot, "call"], hands, seed=7, retain=retain)
@@ -230,17 +269,58 @@ def bounds_part(hands: int, bots: list[str], pairs: int, root: Path) -> None:
     for bot_name in bots:
         print(f"5. bounds: {bot_name} vs call, {hands:,} hands, play only (close not timed), CPU ms a hand, "
               f"{pairs} round(s)")
-        runs: dict[str, list[float]] = {"off": [], "on": [], **{label: [] for label in BOUNDS}}
+        runs: dict[str, list[float]] = {"off": [], "on": [], **{label: [] for label in BOUNDS},
+                                        "features only": [], "off, grown base": []}
         for run in range(pairs):
             runs["off"].append(play_cpu(hands, False, root, bot_name, run, []))
             runs["on"].append(play_cpu(hands, True, root, bot_name, run, []))
             for label, left_out in BOUNDS.items():
                 runs[label].append(play_cpu(hands, True, root, bot_name, run, left_out))
+            runs["features only"].append(play_cpu(hands, True, root, bot_name, run, [], {
+                ("cbr.store.retained", "RetainedWrites", "retain_hand"): features_only}))
+            grown = grown_copy(hands // 2, root, bot_name, run)
+            runs["off, grown base"].append(play_cpu(hands, False, root, bot_name, run, [], start=grown))
+            shutil.rmtree(grown, ignore_errors=True)
         ms = {label: [1000.0 * s / hands for s in v] for label, v in runs.items()}
         for label, v in ms.items():
             ratios = "" if label == "off" else "; off / this: " + ", ".join(
                 f"{o / x:.2f}" for o, x in zip(ms["off"], v))
             print(f"  {label}: {', '.join(f'{x:.2f}' for x in v)} ms a hand{ratios}", flush=True)
+        floor = [o / (f + g - o) for o, f, g in zip(ms["off"], ms["features only"], ms["off, grown base"])]
+        print(f"  floor (off / (off + what features only and the grown base each add)): "
+              f"{', '.join(f'{x:.2f}' for x in floor)}", flush=True)
+
+
+def floor_part(hands: int, bots: list[str], rounds: int, root: Path) -> None:
+    """``--floor``: only off, *features only* and *off, grown base* of :func:`bounds_part`,
+    ``rounds`` interleaved rounds; the floor of each round, their mean and its 95% interval."""
+    from statistics import mean, stdev
+
+    for bot_name in bots:
+        print(f"6. floor: {bot_name} vs call, {hands:,} hands, play only, CPU ms a hand, {rounds} round(s)")
+        off, feats, grown_off, floors = [], [], [], []
+        for run in range(rounds):
+            grown = grown_copy(hands // 2, root, bot_name, run)
+            off.append(1000.0 * play_cpu(hands, False, root, bot_name, run, []) / hands)
+            feats.append(1000.0 * play_cpu(hands, True, root, bot_name, run, [], {
+                ("cbr.store.retained", "RetainedWrites", "retain_hand"): features_only}) / hands)
+            grown_off.append(1000.0 * play_cpu(hands, False, root, bot_name, run, [], start=grown) / hands)
+            shutil.rmtree(grown, ignore_errors=True)
+            floors.append(off[-1] / (feats[-1] + grown_off[-1] - off[-1]))
+            print(f"  round {run + 1}: off {off[-1]:.2f}, features only {feats[-1]:.2f} (+{feats[-1] - off[-1]:.2f}), "
+                  f"off on the grown base {grown_off[-1]:.2f} (+{grown_off[-1] - off[-1]:.2f}); floor {floors[-1]:.2f}",
+                  flush=True)
+        if rounds > 1:
+            half = T95[min(rounds - 1, len(T95)) - 1] * stdev(floors) / rounds ** 0.5
+            left = [o / 0.7 - (f + g - o) for o, f, g in zip(off, feats, grown_off)]
+            left_half = T95[min(rounds - 1, len(T95)) - 1] * stdev(left) / rounds ** 0.5
+            print(f"  floor: mean {mean(floors):.2f} +- {half:.2f} (95%, t, {rounds} rounds); what a ratio of 0.70 "
+                  f"leaves for writing, absorbing and compacting: {mean(left):.2f} +- {left_half:.2f} ms a hand",
+                  flush=True)
+
+
+#: Two-sided 95% Student t quantiles for 1..10 degrees of freedom.
+T95 = (12.71, 4.30, 3.18, 2.78, 2.57, 2.45, 2.36, 2.31, 2.26, 2.23)
 
 
 def match_part(hands: int, bots: list[str], pairs: int, root: Path) -> None:
@@ -270,6 +350,8 @@ def main() -> None:
     ap.add_argument("--pairs", type=int, default=1, help="off/on match pairs per bot (medians reported)")
     ap.add_argument("--breakdown", action="store_true", help="only part 4: where retention's time goes")
     ap.add_argument("--bounds", action="store_true", help="only part 5: the ratio if retention left work out")
+    ap.add_argument("--floor", action="store_true",
+                    help="only part 6: the floor of part 5 alone, --pairs rounds, with a 95%% interval")
     args = ap.parse_args()
     bots = [b for b in args.bots.split(",") if b]
     unknown = [b for b in bots if b not in MATCH_BOTS]
@@ -278,6 +360,10 @@ def main() -> None:
     if args.breakdown:
         with tempfile.TemporaryDirectory() as tmp:
             breakdown_part(args.hands, bots, Path(tmp))
+        return
+    if args.floor:
+        with tempfile.TemporaryDirectory() as tmp:
+            floor_part(args.hands, bots, args.pairs, Path(tmp))
         return
     if args.bounds:
         with tempfile.TemporaryDirectory() as tmp:

@@ -252,7 +252,8 @@ class CaseBase(RetainedWrites, Compaction):
     def count(self, street: int | str | None = None) -> int:
         """Cases of a street, or of all streets."""
         if street is None:
-            return sum(self.count(s) for s in STREETS)
+            logs = self._retention_logs()
+            return sum(self.manifest.counts[s]["total"] + sum(log.rows[s] for log in logs) for s in STREETS)
         s = street_name(street)
         return self.manifest.counts[s]["total"] + sum(log.rows[s] for log in self._retention_logs())
 
