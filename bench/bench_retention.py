@@ -265,6 +265,29 @@ def play_cpu(hands: int, retain: bool, root: Path, bot_name: str, run: int, left
         shutil.rmtree(path, ignore_errors=True)  # not closed: a left-out variant's base is not whole
 
 
+def floor_runs(hands: int, root: Path, bot_name: str, run: int) -> tuple[float, float]:
+    """CPU seconds of the floor's two runs: *features only*, and off on a grown copy."""
+    feats = play_cpu(hands, True, root, bot_name, run, [], {
+        ("cbr.store.retained", "RetainedWrites", "retain_hand"): features_only})
+    grown = grown_copy(hands // 2, root, bot_name, run)
+    try:
+        return feats, play_cpu(hands, False, root, bot_name, run, [], start=grown)
+    finally:
+        shutil.rmtree(grown, ignore_errors=True)
+
+
+def floor_of(off: float, feats: float, grown_off: float) -> float:
+    """off / (off + what *features only* and the grown base each add)."""
+    return off / (feats + grown_off - off)
+
+
+def mean_ci(values: list[float]) -> tuple[float, float]:
+    """The mean and the half-width of its 95% Student t interval (at least two values)."""
+    from statistics import mean, stdev
+
+    return mean(values), T95[min(len(values) - 1, len(T95)) - 1] * stdev(values) / len(values) ** 0.5
+
+
 def bounds_part(hands: int, bots: list[str], pairs: int, root: Path) -> None:
     for bot_name in bots:
         print(f"5. bounds: {bot_name} vs call, {hands:,} hands, play only (close not timed), CPU ms a hand, "
@@ -276,17 +299,15 @@ def bounds_part(hands: int, bots: list[str], pairs: int, root: Path) -> None:
             runs["on"].append(play_cpu(hands, True, root, bot_name, run, []))
             for label, left_out in BOUNDS.items():
                 runs[label].append(play_cpu(hands, True, root, bot_name, run, left_out))
-            runs["features only"].append(play_cpu(hands, True, root, bot_name, run, [], {
-                ("cbr.store.retained", "RetainedWrites", "retain_hand"): features_only}))
-            grown = grown_copy(hands // 2, root, bot_name, run)
-            runs["off, grown base"].append(play_cpu(hands, False, root, bot_name, run, [], start=grown))
-            shutil.rmtree(grown, ignore_errors=True)
+            feats, grown_off = floor_runs(hands, root, bot_name, run)
+            runs["features only"].append(feats)
+            runs["off, grown base"].append(grown_off)
         ms = {label: [1000.0 * s / hands for s in v] for label, v in runs.items()}
         for label, v in ms.items():
             ratios = "" if label == "off" else "; off / this: " + ", ".join(
                 f"{o / x:.2f}" for o, x in zip(ms["off"], v))
             print(f"  {label}: {', '.join(f'{x:.2f}' for x in v)} ms a hand{ratios}", flush=True)
-        floor = [o / (f + g - o) for o, f, g in zip(ms["off"], ms["features only"], ms["off, grown base"])]
+        floor = [floor_of(*x) for x in zip(ms["off"], ms["features only"], ms["off, grown base"])]
         print(f"  floor (off / (off + what features only and the grown base each add)): "
               f"{', '.join(f'{x:.2f}' for x in floor)}", flush=True)
 
@@ -294,29 +315,21 @@ def bounds_part(hands: int, bots: list[str], pairs: int, root: Path) -> None:
 def floor_part(hands: int, bots: list[str], rounds: int, root: Path) -> None:
     """``--floor``: only off, *features only* and *off, grown base* of :func:`bounds_part`,
     ``rounds`` interleaved rounds; the floor of each round, their mean and its 95% interval."""
-    from statistics import mean, stdev
-
     for bot_name in bots:
         print(f"6. floor: {bot_name} vs call, {hands:,} hands, play only, CPU ms a hand, {rounds} round(s)")
-        off, feats, grown_off, floors = [], [], [], []
+        floors, left = [], []
         for run in range(rounds):
-            grown = grown_copy(hands // 2, root, bot_name, run)
-            off.append(1000.0 * play_cpu(hands, False, root, bot_name, run, []) / hands)
-            feats.append(1000.0 * play_cpu(hands, True, root, bot_name, run, [], {
-                ("cbr.store.retained", "RetainedWrites", "retain_hand"): features_only}) / hands)
-            grown_off.append(1000.0 * play_cpu(hands, False, root, bot_name, run, [], start=grown) / hands)
-            shutil.rmtree(grown, ignore_errors=True)
-            floors.append(off[-1] / (feats[-1] + grown_off[-1] - off[-1]))
-            print(f"  round {run + 1}: off {off[-1]:.2f}, features only {feats[-1]:.2f} (+{feats[-1] - off[-1]:.2f}), "
-                  f"off on the grown base {grown_off[-1]:.2f} (+{grown_off[-1] - off[-1]:.2f}); floor {floors[-1]:.2f}",
+            off = 1000.0 * play_cpu(hands, False, root, bot_name, run, []) / hands
+            feats, grown_off = (1000.0 * x / hands for x in floor_runs(hands, root, bot_name, run))
+            floors.append(floor_of(off, feats, grown_off))
+            left.append(off / 0.7 - (feats + grown_off - off))
+            print(f"  round {run + 1}: off {off:.2f}, features only {feats:.2f} (+{feats - off:.2f}), "
+                  f"off on the grown base {grown_off:.2f} (+{grown_off - off:.2f}); floor {floors[-1]:.2f}",
                   flush=True)
         if rounds > 1:
-            half = T95[min(rounds - 1, len(T95)) - 1] * stdev(floors) / rounds ** 0.5
-            left = [o / 0.7 - (f + g - o) for o, f, g in zip(off, feats, grown_off)]
-            left_half = T95[min(rounds - 1, len(T95)) - 1] * stdev(left) / rounds ** 0.5
-            print(f"  floor: mean {mean(floors):.2f} +- {half:.2f} (95%, t, {rounds} rounds); what a ratio of 0.70 "
-                  f"leaves for writing, absorbing and compacting: {mean(left):.2f} +- {left_half:.2f} ms a hand",
-                  flush=True)
+            (f, f_half), (lt, l_half) = mean_ci(floors), mean_ci(left)
+            print(f"  floor: mean {f:.2f} +- {f_half:.2f} (95%, t, {rounds} rounds); what a ratio of 0.70 "
+                  f"leaves for writing, absorbing and compacting: {lt:.2f} +- {l_half:.2f} ms a hand", flush=True)
 
 
 #: Two-sided 95% Student t quantiles for 1..10 degrees of freedom.

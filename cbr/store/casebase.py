@@ -251,11 +251,9 @@ class CaseBase(RetainedWrites, Compaction):
 
     def count(self, street: int | str | None = None) -> int:
         """Cases of a street, or of all streets."""
-        if street is None:
-            logs = self._retention_logs()
-            return sum(self.manifest.counts[s]["total"] + sum(log.rows[s] for log in logs) for s in STREETS)
-        s = street_name(street)
-        return self.manifest.counts[s]["total"] + sum(log.rows[s] for log in self._retention_logs())
+        logs = self._retention_logs()
+        streets = STREETS if street is None else (street_name(street),)
+        return sum(self.manifest.counts[s]["total"] + sum(log.rows[s] for log in logs) for s in streets)
 
     def _retention_logs(self) -> list[RetentionLog]:
         """The retention logs this object reads after the listed parts (read once)."""
