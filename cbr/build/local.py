@@ -65,6 +65,7 @@ class BuildReport:
             "path": self.path, "sources": self.sources, "hands": self.hands,
             "decisions": self.decisions, "cases": self.cases,
             "cases_per_street": self.cases_per_street, "skipped": len(self.skipped),
+            "hands_skipped": sum(1 for i in self.skipped if i.line), "files_skipped": sum(1 for i in self.skipped if not i.line),
             "skipped_hands": [{"where": i.where, "reason": i.reason} for i in self.skipped],
             "seconds": round(self.seconds, 3), "hands_per_second": round(self.hands_per_second, 1),
             "warnings": list(self.warnings),
@@ -420,11 +421,11 @@ def build_casebase(
             missing = sorted(wanted - names)
             if len(missing) == len(wanted) and names:
                 seen = sorted(names)
-                raise CBRError(f"no cases: none of the --players names ({', '.join(missing)}) appears in the logs; "
+                raise CBRError(f"no cases: none of the --only-players names ({', '.join(missing)}) appears in the logs; "
                                f"players there include {', '.join(seen[:8])}"
                                + (f" and {len(seen) - 8} more" if len(seen) > 8 else ""))
             if missing:
-                report.warnings.append(f"--players names not found in the logs: {', '.join(missing)}")
+                report.warnings.append(f"--only-players names not found in the logs: {', '.join(missing)}")
         if report.hands == 0:
             raise CBRError(f"no hand could be read from {given}" + _why(issues))
         if report.cases == 0:

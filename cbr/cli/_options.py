@@ -63,8 +63,20 @@ def check_output(path: str, *, what: str, overwrite: bool = False, folder: bool 
     """The one output-path rule for every ``-o/--out/--log`` (:func:`cbr.logs.output.check_output_path`),
     checked before a command starts its work: the folder must exist (a case base may go
     straight into ``./casebases``, created if need be), no part of the path may be a file, an
-    existing output needs ``--overwrite``. A refusal is one ``error:`` line, exit 1."""
+    existing output needs ``--overwrite``, and ``--overwrite`` replaces only a case base with a
+    case base. A refusal is one ``error:`` line, exit 1 (an empty path: exit 2)."""
+    from pathlib import Path
+
+    from cbr.errors import OutputPathError
     from cbr.logs.output import check_output_path
 
+    if not str(path).strip():
+        raise usage_error(f"the {what} path is empty", "-o")
     home = "casebases" if what == "case base" else None
+    if what == "case base" and Path(path).is_dir() and not Path(path).is_symlink():
+        from cbr.store.manifest import MANIFEST
+
+        if not (Path(path) / MANIFEST).is_file():
+            raise OutputPathError(f"{path} exists and is not a case base (no {MANIFEST}): --overwrite replaces only "
+                                  f"a case base; give a new name")
     check_output_path(path, overwrite=overwrite, what=what, folder=folder, home=home)

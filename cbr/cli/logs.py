@@ -44,7 +44,8 @@ def logs_inspect(
         data["skipped"] = data["skipped"][:max_issues]
         print_json(data)
     else:
-        stdout.print(f"sources read: {report.sources}")
+        stdout.print(f"sources read: {report.sources - report.files_skipped}"
+                     + (f"   not read: {report.files_skipped}" if report.files_skipped else ""))
         stdout.print(f"hands read: {report.hands_read}   skipped: {report.hands_skipped}")
         stdout.print(f"decisions: {report.decisions}   with known hole cards: {report.decisions_known}")
         stdout.print(f"players: {report.players}")
@@ -56,13 +57,13 @@ def logs_inspect(
         for issue in report.notes[:max_issues]:
             stdout.print(f"note: {issue}", markup=False, highlight=False, soft_wrap=True)
         if report.skipped:
-            stdout.print("skipped hands:")
+            stdout.print("skipped hands and files not read:" if report.files_skipped else "skipped hands:")
             for issue in report.skipped[:max_issues]:
                 stdout.print(f"  {issue}", markup=False, highlight=False, soft_wrap=True)
-            rest = report.hands_skipped - max_issues
+            rest = len(report.skipped) - max_issues
             if rest > 0:
                 stdout.print(f"  ... and {rest} more (--max-issues to see them)")
     if report.hands_read == 0:
         typer.echo(f"error: no hand could be read from {', '.join(paths)} "
-                   f"({report.hands_skipped} skipped)", err=True)
+                   f"({report.hands_skipped} hand(s) skipped, {report.files_skipped} file(s) not read)", err=True)
         raise typer.Exit(1)

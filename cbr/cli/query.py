@@ -14,6 +14,7 @@ from cbr.cli._options import (
     FLAG,
 )
 from cbr.cli._output import print_json, print_table
+from cbr.query import MAX_TOP
 
 
 @guarded
@@ -35,7 +36,7 @@ def query_command(
     prev_bets: Annotated[Optional[int], typer.Option("--prev-bets", help="Bets and raises made in the previous round (pre-flop the big blind counts as the first bet: a limped pot has 1).")] = None,
     weighted: Annotated[bool, typer.Option("--weighted", metavar=FLAG, help="Weight actions by similarity (default: the case base's setting).")] = False,
     unweighted: Annotated[bool, typer.Option("--unweighted", metavar=FLAG, help="Count every retrieved action once.")] = False,
-    top: Annotated[int, typer.Option("--top", min=0, help="Cases to show.")] = 5,
+    top: Annotated[int, typer.Option("--top", min=0, max=MAX_TOP, help="Cases to show.")] = 5,
     explain: Annotated[bool, typer.Option("--explain", metavar=FLAG, help="Show each case's own feature values and local similarities.")] = False,
     as_json: Annotated[bool, typer.Option("--json", metavar=FLAG, help="Print JSON (all retrieved cases with --explain; JSON lines for several MATCHSTATEs).")] = False,
     memory_map: Annotated[bool, typer.Option("--memory-map", metavar=FLAG, help="Map the street's saved index instead of loading the street: for case bases larger than memory (same answers; the saved index must cover every case).")] = False,

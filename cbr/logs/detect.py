@@ -203,6 +203,9 @@ class _Scan:
             if key in self.seen:        # the same folder given twice, or reached by a symlink: read once
                 continue
             self.seen.add(key)
+            if os.path.isfile(os.path.join(path, "manifest.json")) and os.path.isdir(os.path.join(path, "cases")):
+                self.out.append(LogSource(path, None, "a case base, not logs"))
+                continue
             as_whole = self._folder_format(path)
             if as_whole is not None:
                 self.out.append(LogSource(path, as_whole))
@@ -249,7 +252,8 @@ def scan_logs(paths: Iterable[PathLike], format: Optional[str] = None, *,
     ``pdb/``) is one source. Every file found is either given to a parser or listed with
     the reason it is skipped: no parser recognises it, it is not a regular file (a named
     pipe, a device, a symlink loop), it cannot be read, or it is larger than
-    ``max_file_size`` bytes (None: no limit). README/SOURCE/LICENSE files and other
+    ``max_file_size`` bytes (None: no limit). A case base's folder (``manifest.json`` and
+    ``cases/``) is one skipped source, not walked. README/SOURCE/LICENSE files and other
     documents beside logs (by name) are left out. The same file or folder given twice
     (a folder and a file inside it) is read once. With ``format`` given, every file found
     is given to that parser. A path that does not exist raises ``FileNotFoundError``.

@@ -41,7 +41,13 @@ class LogReport:
 
     @property
     def hands_skipped(self) -> int:
-        return len(self.skipped)
+        """Hands skipped (a ``file:line`` each)."""
+        return sum(1 for i in self.skipped if i.line)
+
+    @property
+    def files_skipped(self) -> int:
+        """Files (or folders) not read at all (line 0)."""
+        return sum(1 for i in self.skipped if not i.line)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data for ``--json``."""
@@ -49,6 +55,7 @@ class LogReport:
             "sources": self.sources,
             "hands_read": self.hands_read,
             "hands_skipped": self.hands_skipped,
+            "files_skipped": self.files_skipped,
             "skipped": [{"where": i.where, "reason": i.reason} for i in self.skipped],
             "notes": [{"where": i.where, "reason": i.reason} for i in self.notes],
             "decisions": self.decisions,

@@ -5,3 +5,6 @@ and how well a case base predicts held-out decisions.
 - :mod:`cbr.query.evaluate`: ``cbr evaluate`` (hold-out accuracy and log-loss).
 - :mod:`cbr.query.tune`: ``cbr tune`` (similarity weights learned on held-out decisions).
 """
+
+#: Most cases an answer lists (``cbr query --top``, the HTTP API's ``top``): more is a usage error.
+MAX_TOP = 100_000

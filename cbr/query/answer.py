@@ -33,7 +33,8 @@ from cbr.store.honesty import action_warnings
 class QueryAnswer:
     """The triple for one situation, and why.
 
-    ``passed``: cases at or above the similarity threshold (0 when the fallback top-k was
+    ``casebase``: the name of the case base's folder (what users pass; a copy keeps the name
+    its manifest was built with); ``passed``: cases at or above the similarity threshold (0 when the fallback top-k was
     used); ``explanation``: every retrieved case with global and per-feature similarity,
     action and provenance.
     """
@@ -101,7 +102,7 @@ def street_warnings(casebase: CaseBase, street: str) -> list[str]:
     ``answer`` wording."""
     counts = action_counts(casebase, street)
     return action_warnings({street: {"total": sum(counts.values()), **counts}}, wording="answer",
-                           casebase=casebase.name)
+                           casebase=casebase.path.name)
 
 
 #: Up to this many rows are gathered by slicing (~12 us a row); more use ``Table.take``, whose first call imports
@@ -254,7 +255,7 @@ def answer(casebase: CaseBase, dp: DecisionPoint, *, weighted: Optional[bool] = 
         own = cases.features[rows] if len(rows) else np.zeros((0, len(names)))
     case_features = tuple({n: float(v) for n, v in zip(names, r)} for r in own)
     return QueryAnswer(
-        casebase=casebase.name, street=street,
+        casebase=casebase.path.name, street=street,  # the folder users name (a copy keeps its manifest's name)
         features={n: float(v) for n, v in zip(fs.feature_names(street), vote.query)},
         triple=vote.triple, passed=0 if vote.fallback else len(vote),
         retrieved=len(vote), fallback=vote.fallback, threshold=float(config.threshold),

@@ -6,6 +6,7 @@ from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from cbr.query import MAX_TOP
 from cbr.serve.engine import MAX_EVALUATE_DECISIONS
 
 __all__ = ["Situation", "BatchRequest", "ReuseRequest", "RetainRequest", "EvaluateRequest", "TableRequest",
@@ -41,7 +42,7 @@ class Situation(BaseModel):
     prev_bets: Optional[int] = Field(None, description="Bets and raises made in the previous round.")
     weighted: Optional[bool] = Field(None, description="Weight actions by similarity (null: the case base's "
                                                        "setting; false: count every retrieved case once).")
-    top: Optional[int] = Field(5, ge=0, le=100000, description="Cases to return (null: every retrieved case).")
+    top: Optional[int] = Field(5, ge=0, le=MAX_TOP, description="Cases to return (null: every retrieved case).")
     opponents: Optional[list[tuple[float, float, float]]] = Field(
         None, max_length=11, description="For a case base built with the casper-opp feature set: the player "
         "model (aggressiveness, tightness, riskiness, each in 0..1) of each opponent still in the hand, in "

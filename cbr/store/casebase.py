@@ -415,7 +415,10 @@ class CaseBase(RetainedWrites, Compaction):
                                                   for log in self._retention_logs()])
             self._con = _catalog.connect(self.path, self.manifest, logged)
         with _sql_call(self._con):
-            return self._con.execute(query)
+            result = self._con.execute(query)
+        if result is None:  # DuckDB runs nothing for an empty query or one of comments only
+            raise CaseBaseError("SQL failed: no statement to run (the query is empty or only comments)")
+        return result
 
     def sql_rows(self, query: str, limit: int | None = None) -> tuple[list[str], list[tuple[Any, ...]], bool]:
         """``(columns, rows, truncated)`` of a query: at most ``limit`` rows (None: all);

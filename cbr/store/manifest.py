@@ -298,13 +298,16 @@ def file_checksum(path: str | Path) -> dict[str, int]:
 
 
 def verify_file(path: Path, expected: dict[str, Any], what: str) -> None:
-    """Raise :class:`CaseBaseError` unless ``path`` has the size and CRC-32 the manifest lists."""
+    """Raise :class:`CaseBaseError` unless ``path`` has the size and CRC-32 the manifest lists;
+    the error names the file as the manifest does (``cases/flop/part-00000.parquet``: every
+    street has a ``part-00000``), else by its name."""
+    name = expected.get("file") or path.name
     try:
         got = file_checksum(path)
     except OSError as exc:
-        raise CaseBaseError(f"{what}: cannot read {path.name} ({exc.strerror or exc})") from None
+        raise CaseBaseError(f"{what}: cannot read {name} ({exc.strerror or exc})") from None
     if got["bytes"] != expected.get("bytes") or got["crc32"] != expected.get("crc32"):
-        raise CaseBaseError(f"{what}: {path.name} is damaged (size or checksum differs from the manifest)")
+        raise CaseBaseError(f"{what}: {name} is damaged (size or checksum differs from the manifest)")
 
 
 def read_manifest(directory: str | Path) -> Manifest:

@@ -52,6 +52,7 @@ def test_build_json_report(built) -> None:
         assert report["cases_per_street"] == {s: cb.count(s) for s in STREETS}
         assert report["cases"] == cb.count()
     assert report["hands"] == 50 and report["sources"] == 1 and report["skipped"] == 0
+    assert report["hands_skipped"] == report["files_skipped"] == 0
     assert report["path"] == str(out)
     assert report["hands_per_second"] > 0
 
@@ -74,6 +75,27 @@ def test_build_text_report_and_overwrite(built, tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     with CaseBase.open(out) as cb:
         assert cb.count() == report["cases"]
+
+
+def test_build_refuses_a_folder_that_is_no_case_base_before_suggesting_overwrite(built, tmp_path: Path) -> None:
+    log = built[0]
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("keep me")
+    for extra in ((), ("--overwrite",)):  # the same answer with or without it: never replaced
+        line = one_error_line(cbr("build", log, "-o", tmp_path / "mine", *extra))
+        assert "is not a case base (no manifest.json)" in line and "give a new name" in line, line
+    assert (tmp_path / "mine" / "notes.txt").read_text() == "keep me"
+    result = cbr("build", log, "-o", "")
+    assert result.exit_code == 2 and "path is empty" in result.output, result.output
+
+
+def test_an_answer_names_the_case_base_queried_not_the_one_it_was_copied_from(built, tmp_path: Path) -> None:
+    import shutil
+
+    shutil.copytree(built[1], tmp_path / "copy")
+    result = cbr("query", "-c", tmp_path / "copy", "--hole", "AdQc", "--top", "0", "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["casebase"] == "copy"
 
 
 def test_build_lists_skipped_hands(tmp_path: Path) -> None:

@@ -79,6 +79,8 @@ def small_log(tmp_path_factory) -> Path:
     ["hand", "AsKd", "--seed", "-1"],
     ["hand", "AsKd", "--seed", "18446744073709551616"],
     ["logs", "inspect", "x.log", "--log-format", "acpc", "--format", "phh"],
+    ["query", "--hole", "AdQc", "--top", "99999999999999999999999"],  # was an internal error (exit 3)
+    ["query", "--hole", "AdQc", "--top", "50000000000"],              # was "not enough memory"
 ])
 def test_usage_errors_exit_2(args: list[str], tmp_path: Path) -> None:
     result = cbr(*args)

@@ -320,13 +320,13 @@ def test_unknown_player_names_are_reported(tmp_path: Path) -> None:
     log = acpc_log(tmp_path / "a.log", hands=3, players="alice|bob")
     report = build_casebase([log], tmp_path / "cb", players=["alice", "carol"])
     # the first warning is about the names; the case base's own gaps (cbr.store.honesty) follow
-    assert report.warnings[0] == "--players names not found in the logs: carol"
+    assert report.warnings[0] == "--only-players names not found in the logs: carol"
     assert not any("carol" in w for w in report.warnings[1:])
     assert report.to_dict()["warnings"] == report.warnings
-    with pytest.raises(CBRError, match=r"none of the --players names \(dave, erin\) appears in the logs; "
+    with pytest.raises(CBRError, match=r"none of the --only-players names \(dave, erin\) appears in the logs; "
                                        r"players there include alice, bob"):
         build_casebase([log], tmp_path / "cb2", players=["dave", "erin"])
     assert not (tmp_path / "cb2").exists()
     result = cbr("build", log, "-o", tmp_path / "cb3", "-j", "1", "--players", "bob,zed")
     assert result.exit_code == 0, result.output
-    assert "warning: --players names not found in the logs: zed" in result.stderr
+    assert "warning: --only-players names not found in the logs: zed" in result.stderr

@@ -78,3 +78,23 @@ def test_cli_exit_codes(tmp_path: Path):
     assert result.exit_code == 2 and "known formats" in result.output   # a usage error
     result = runner.invoke(app, ["logs", "inspect"])
     assert result.exit_code == 2                                     # usage error
+
+
+def test_files_not_read_are_not_counted_as_skipped_hands(tmp_path: Path):
+    log = tmp_path / "a.log"
+    log.write_text("".join(GOOD.format(i=i) for i in range(3)))
+    (tmp_path / "noise.log").write_bytes(bytes(range(256)) * 8)            # no parser reads it
+    cb = tmp_path / "cb"                                                 # a case base inside the folder walked
+    (cb / "cases" / "flop").mkdir(parents=True)
+    (cb / "manifest.json").write_text("{}")
+    (cb / "cases" / "flop" / "part-00000.parquet").write_bytes(b"PAR1")
+    report = inspect_logs(tmp_path)
+    assert report.hands_read == 3 and report.hands_skipped == 0 and report.files_skipped == 2
+    assert sorted((Path(i.source).name, i.reason) for i in report.skipped) == [
+        ("cb", "a case base, not logs; skipped"),                         # one line, its files not walked
+        ("noise.log", "not a log any parser recognises (formats: acpc, irc, phh, pokerstars); skipped")]
+    result = runner.invoke(app, ["logs", "inspect", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert "sources read: 1   not read: 2" in result.output and "hands read: 3   skipped: 0" in result.output
+    data = json.loads(runner.invoke(app, ["logs", "inspect", str(tmp_path), "--json"]).output)
+    assert data["hands_skipped"] == 0 and data["files_skipped"] == 2

@@ -108,7 +108,8 @@ def test_bots_hole_cards_never_sent_before_the_showdown(client) -> None:
     from evaluator_ext.cards import card_str
 
     secret = [card_str(c) for c in state.hole_cards[bot_pos]]
-    assert not any(c in r.text for c in secret if c not in r.json()["hand"]["board"] + sum(
+    text = r.text.replace(sid, "")  # the random session id may hold "Kd" by chance (a flaky test before)
+    assert not any(c in text for c in secret if c not in r.json()["hand"]["board"] + sum(
         (s["cards"] for s in r.json()["hand"]["seats"] if s["you"]), []))
     r = client.get(f"/table/sessions/{sid}")
     assert all(s["cards"] == [] for s in r.json()["hand"]["seats"] if not s["you"])

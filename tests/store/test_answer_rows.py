@@ -228,7 +228,7 @@ def test_random_damage_to_answer_rows_never_changes_an_answer(base: Path, tmp_pa
     want = from_cases(base, dp, top=None)  # every retrieved case listed: many blocks read
     rng = np.random.default_rng(sum(map(ord, name)))
     for trial in range(4):
-        copy = tmp_path / f"t{trial}"
+        copy = tmp_path / f"t{trial}" / base.name  # an answer names the case base's folder
         shutil.copytree(base, copy)
         f = flop_dir(copy) / name
         data = bytearray(f.read_bytes())

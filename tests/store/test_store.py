@@ -278,6 +278,9 @@ def test_sql_errors_are_case_base_errors(tmp_path: Path) -> None:
     write_demo(tmp_path / "cb", np.random.default_rng(9))
     with pytest.raises(CaseBaseError, match="SQL failed"):
         CaseBase.open(tmp_path / "cb").sql("SELECT nonsense FROM nowhere")
+    for nothing in ("", "  -- only a comment"):  # DuckDB runs nothing and returns None
+        with pytest.raises(CaseBaseError, match="no statement to run"):
+            CaseBase.open(tmp_path / "cb").sql_rows(nothing)
 
 
 # ---- appends --------------------------------------------------------------------------
