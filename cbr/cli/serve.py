@@ -26,6 +26,39 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def check_port_free(host: str, port: int) -> None:
+    """Raise :class:`~cbr.errors.ConfigError` (one line) when ``host:port`` cannot be bound, e.g.
+    another server listens there: said before the banner, not after it as uvicorn's log line.
+    The port is bound with the options uvicorn binds it with, then released for uvicorn.
+
+    >>> import socket
+    >>> busy = socket.create_server(("127.0.0.1", 0)); port = busy.getsockname()[1]
+    >>> check_port_free("127.0.0.1", port)
+    Traceback (most recent call last):
+    ...
+    cbr.errors.ConfigError: cannot listen on 127.0.0.1 port ...: the port is in use (another server?); choose another --port
+    >>> busy.close(); check_port_free("127.0.0.1", port)
+    """
+    import errno
+    import socket
+
+    from cbr.errors import ConfigError
+
+    try:
+        infos = socket.getaddrinfo(host.strip("[]"), port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        raise ConfigError(f"cannot listen on {host}: {exc.strerror or exc}") from None
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(address)
+        except OSError as exc:
+            why = ("the port is in use (another server?); choose another --port" if exc.errno == errno.EADDRINUSE
+                   else exc.strerror or str(exc))
+            raise ConfigError(f"cannot listen on {host} port {port}: {why}") from None
+
+
 @guarded
 def serve_command(
     casebase: Annotated[Optional[list[str]], typer.Option("--casebase", "-c", metavar="NAME|PATH", help="Case base to serve: a directory, a name under ./casebases/, or 'default'; repeat for more [default: default].")] = None,
@@ -65,6 +98,7 @@ def serve_command(
                          time_limit=time_limit, threads=threads, max_sessions=max_sessions, session_ttl=session_ttl,
                          memory_map=memory_map)
     url = f"http://{host if ':' not in host else f'[{host}]'}:{port}"
+    check_port_free(host, port)
     if workers == 1:
         app = create_app(config)  # loads the case bases now: a bad one is an error before listening
         typer.echo(f"cbr serve: {', '.join(app.state.engine.casebases)} on {url} (web table: {url}/; API docs: "

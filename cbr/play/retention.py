@@ -40,7 +40,7 @@ from cbr.build.local import hand_outcome
 from cbr.errors import CaseBaseError
 from cbr.logs.record import HandRecord
 from cbr.logs.replay import replay
-from cbr.store import is_shipped, resolve_casebase
+from cbr.store import SHIPPED_CASEBASES, is_shipped, resolve_casebase
 
 if TYPE_CHECKING:  # pragma: no cover
     from cbr.policies.base import Policy
@@ -225,7 +225,7 @@ class Retainer:
         wanted = mine | shown_positions(record)
         if not wanted:
             return None
-        played = decisions if decisions is not None else replay(record, check_payoffs=False)
+        played = decisions if decisions is not None else replay(record)  # the payoffs must match the cards
         dps = [dp for dp in played if dp.position in wanted and dp.hole is not None and dp.action in ("f", "c", "r")]
         if not dps:
             return None
@@ -269,6 +269,9 @@ def start_retention(policies: Sequence["Policy"], names: Sequence[str], *, into:
                             "is the one that grows")
     if into is not None:
         target = retention_target(into)  # absolute from here on: never looked up as a name again
+        if not target.exists() and not names_a_path(into) and str(into) in SHIPPED_CASEBASES:
+            raise CaseBaseError(f"{str(into)!r} is the name of a shipped case base: a copy at {target} would stand "
+                                f"in for it in every later run from this folder; retain into another name")
         if not target.exists():
             if names_a_path(into):  # a path's folder must exist (the output-path rule)
                 from cbr.logs.output import check_output_path

@@ -238,7 +238,15 @@ def create_app(config: ServeConfig = ServeConfig(), engine: Optional[Engine] = N
                      f"evaluate: at most {MAX_EVALUATE_DECISIONS} decisions per street."),
         version=_version(),
         lifespan=lifespan,
+        docs_url=None,   # FastAPI's pages load their scripts from a CDN: blank without the internet
+        redoc_url=None,
     )
+    docs_page = _static_files()["api.html"]  # our own, self-contained: renders /openapi.json
+
+    @app.get("/docs", include_in_schema=False)
+    async def api_docs() -> Response:
+        return Response(docs_page, media_type="text/html; charset=utf-8", headers={"Cache-Control": "no-cache"})
+
     app.state.engine = engine
     app.state.tables = tables
     app.state.config = config

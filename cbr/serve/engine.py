@@ -189,11 +189,12 @@ class Engine:
             for spec in casebases:
                 path = resolve_casebase(spec).resolve()
                 cb = CaseBase.open(path, memory_map=memory_map)
-                if cb.name in self.casebases:
+                name = path.name  # the folder's name: a copy keeps the name its manifest was built with
+                if name in self.casebases:
                     cb.close()
-                    raise CaseBaseError(f"two case bases are named {cb.name!r} ({self.casebases[cb.name].path} "
+                    raise CaseBaseError(f"two case bases are named {name!r} ({self.casebases[name].path} "
                                         f"and {path}); serve one of them, or a copy under another name")
-                self.casebases[cb.name] = _Loaded(cb.name, path, cb, threading.Lock(), _is_shipped(path))
+                self.casebases[name] = _Loaded(name, path, cb, threading.Lock(), _is_shipped(path))
                 if warm:
                     self._warm(cb)
         except BaseException:
@@ -331,8 +332,8 @@ class Engine:
             text += f":casebase={loaded.path}"
         try:
             policy = policy_from_spec(text, seed=0)
-        except PolicySpecError as exc:
-            raise FieldError("policy", str(exc)) from None
+        except PolicySpecError as exc:  # named as the request wrote it, without the case base's server path
+            raise FieldError("policy", str(exc).replace(f":casebase={loaded.path}", "")) from None
         entry = (policy, threading.Lock())
         with self._policies_lock:
             self._policies[key] = entry
@@ -406,7 +407,8 @@ class Engine:
         self._refuse_mapped("retention")
         if loaded.shipped:
             raise ForbiddenError(f"retention refused: {loaded.name!r} is a case base shipped with the engine, never "
-                                 "written to; serve a copy of it (cbr.play.retention.copy_casebase) and retain there")
+                                 f"written to; serve a copy of it (cp -r {loaded.path} ./mine, then cbr serve --casebase "
+                                 "./mine) and retain there")
         try:
             check_retention_target(loaded.path)  # the shipped default, a read-only directory
         except CaseBaseError as exc:

@@ -146,6 +146,19 @@ def test_retain_into_a_path_means_that_path(small_copy: Path, tmp_path: Path, mo
     assert not (tmp_path / "nowhere").exists()
 
 
+@pytest.mark.parametrize("name", ["default", "expert"])
+def test_retain_into_a_shipped_name_is_refused(small_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                               name: str) -> None:
+    """A copy made at ./casebases/default would stand in for the shipped default case base in
+    every later run from that folder (the web table's "Retain into" made one silently)."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(CaseBaseError, match=f"'{name}' is the name of a shipped case base"):
+        run_match([f"cbr:casebase={small_copy}", "call"], 2, retain_into=name)
+    assert not (tmp_path / "casebases").exists()
+    run_match([f"cbr:casebase={small_copy}", "call"], 2, retain_into=f"./{name}")  # a path says where: fine
+    assert (tmp_path / name / "manifest.json").is_file()
+
+
 def test_cli_retain_into_a_path_twice(small_copy: Path, tmp_path: Path) -> None:
     """The second `cbr match --retain-into ./X` grows ./X (it failed when the first made ./casebases/X)."""
     runs = [subprocess.run([sys.executable, "-m", "cli", "match", "--players", f"cbr:casebase={small_copy},call",

@@ -172,6 +172,7 @@ def test_reuse_errors(client) -> None:
     r = client.post("/reuse", json={"hole": "AsAh", "policy": "cbr:reuse=greedy"})
     assert r.status_code == 422 and "greedy" in r.json()["detail"][0]["msg"]
     assert r.json()["detail"][0]["loc"] == ["body", "policy"]
+    assert "'cbr:reuse=greedy'" in r.json()["detail"][0]["msg"] and "casebase=" not in r.json()["detail"][0]["msg"]
 
 
 # ---- /retain -------------------------------------------------------------------------------
@@ -239,6 +240,18 @@ def test_a_bad_hand_fails_the_whole_request_and_writes_nothing(client, casebase_
     assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body"]
     assert ":4:" in r.json()["detail"][0]["msg"]  # names the line
     assert counts(casebase_copy) == before
+
+
+def test_a_hand_whose_payoffs_contradict_its_cards_is_refused(client, casebase_copy) -> None:
+    """ThQh's pair of queens beats 6hJc's pair of jacks: a log that pays 6hJc would store
+    wrong outcomes, which the cbr bot weights its votes by."""
+    before = counts(casebase_copy)
+    wrong = "STATE:7:crc/cc/cc/rc:ThQh|6hJc/7s4s9h/Jd/Qd:-40|40:a|b\n"
+    r = client.post("/retain", json={"casebase": "mine", "text": wrong}, headers=AUTH)
+    assert r.status_code == 422 and "payoffs do not match" in r.json()["detail"][0]["msg"], r.text
+    assert counts(casebase_copy) == before
+    right = wrong.replace("-40|40", "40|-40")
+    assert client.post("/retain", json={"casebase": "mine", "text": right}, headers=AUTH).status_code == 200
 
 
 def test_retain_unknown_case_base_and_a_server_without_token(client, engine, acpc_hands) -> None:
@@ -471,3 +484,23 @@ def test_memory_mapped_server_refuses_what_needs_the_cases_in_memory(mapped_clie
     assert counts(mapped_copy) == before
     r = mapped_client.post("/reuse", json={**spot, "policy": "call"})  # a rule bot needs no cases
     assert r.status_code == 200 and r.json()["action"] == "c", r.text
+
+
+def test_a_case_base_is_served_under_its_folders_name(tmp_path) -> None:
+    """A `cp -r` copy of the default case base keeps "default" in its manifest: it was refused as a
+    second "default". Two folders of one name are still refused."""
+    import shutil
+
+    from cbr.errors import CaseBaseError
+    from cbr.serve.engine import Engine
+    from cbr.store import resolve_casebase
+
+    shutil.copytree(resolve_casebase("default"), tmp_path / "mine")
+    eng = Engine(["default", str(tmp_path / "mine")], warm=False)
+    try:
+        assert sorted(eng.casebases) == ["default", "mine"]
+    finally:
+        eng.close()
+    shutil.copytree(resolve_casebase("default"), tmp_path / "other" / "default")
+    with pytest.raises(CaseBaseError, match="two case bases are named 'default'"):
+        Engine(["default", str(tmp_path / "other" / "default")], warm=False)

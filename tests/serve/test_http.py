@@ -94,6 +94,18 @@ def test_a_non_loopback_host_needs_a_token_file() -> None:
     assert len(lines) == 1 and "--token-file" in lines[0] and "0.0.0.0" in lines[0]
 
 
+def test_a_port_in_use_is_one_error_line_before_the_banner() -> None:
+    """It printed the banner ("cbr serve: default on ...") and then uvicorn's ERROR line, exit 3."""
+    import socket
+
+    with socket.create_server(("127.0.0.1", 0)) as busy:
+        port = busy.getsockname()[1]
+        result = CliRunner().invoke(cli_app, ["serve", "--port", str(port)])
+    assert result.exit_code == 1, result.output
+    assert result.stderr.strip().splitlines() == [
+        f"error: cannot listen on 127.0.0.1 port {port}: the port is in use (another server?); choose another --port"]
+
+
 def test_a_short_token_is_refused(tmp_path: Path) -> None:
     token = tmp_path / "t"
     token.write_text("short\n")

@@ -273,6 +273,36 @@ def test_a_four_player_table_and_a_bad_spec(browser, server) -> None:
     screenshot(driver, "web-table-4p.png")
 
 
+def test_the_api_docs_page_works_offline_and_sends_a_query(browser, server) -> None:
+    """FastAPI's /docs loaded Swagger UI from a CDN: a blank page without the internet. Ours
+    renders /openapi.json itself; a /retrieve sent from it answers what the API answers."""
+    import json
+
+    from selenium.webdriver.common.by import By
+
+    driver, url = browser, server
+    driver.get(f"{url}/docs")
+    wait_for(driver, "return document.querySelectorAll('details.op').length > 10", "list the operations")
+    spec = httpx.get(f"{url}/openapi.json").json()
+    listed = driver.execute_script("return [...document.querySelectorAll('details.op')].map(d => d.id)")
+    assert listed == [f"{m}-{p}" for p, ops in spec["paths"].items() for m in ops]
+    assert httpx.get(f"{url}/redoc").status_code == 404  # the other CDN page is gone
+    box = driver.find_element(By.ID, "post-/retrieve")
+    box.find_element(By.TAG_NAME, "summary").click()
+    assert "hole" in box.text and "Request body (JSON):" in box.text  # the fields of the request body
+    body = {"hole": "AdQc", "board": "3h4cJh", "top": 2}
+    area = box.find_element(By.TAG_NAME, "textarea")
+    area.clear()
+    area.send_keys(json.dumps(body))
+    box.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    answer = box.find_element(By.CSS_SELECTOR, "pre.answer")
+    wait_for(driver, "return document.getElementById('post-/retrieve').querySelector('pre.answer').textContent"
+                     ".startsWith('200')", "show the answer")
+    shown = json.loads(answer.text.split("\n", 1)[1])
+    assert shown == httpx.post(f"{url}/retrieve", json=body).json()
+    screenshot(driver, "api-docs.png")
+
+
 @pytest.mark.parametrize("strict", [False, True])
 def test_without_a_browser_the_tests_skip_or_fail_with_the_reason(tmp_path, strict) -> None:
     """A pytest child whose PATH holds no chromium: the browser tests skip with the reason,
