@@ -26,6 +26,8 @@ import json
 import math
 import os
 import time
+import zipfile
+import zlib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -319,7 +321,7 @@ class DistributionAbstraction:
                 meta = json.loads(str(z["meta"]))
                 a = cls(tuple(int(x) for x in z["n_buckets"]), int(z["n_bins"]), z["flop_centroids"],
                         z["turn_centroids"], z["river_edges"], z["flop_table"], z["turn_table"], meta)
-        except (OSError, ValueError, KeyError) as exc:
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
             raise ConfigError(f"{f}: not a readable abstraction ({exc})") from None
         if meta.get("format") != ABSTRACTION_FORMAT:
             raise ConfigError(f"{f}: abstraction format {meta.get('format')}, this engine reads {ABSTRACTION_FORMAT}")

@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import json
 import os
+import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -121,7 +123,7 @@ class BucketGame:
                 arrays = {k: data[k] for k in data.files if k != "meta"}
         except FileNotFoundError:
             raise ConfigError(f"{path}: no such bucket game file") from None
-        except (OSError, ValueError, KeyError, EOFError) as exc:
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
             raise ConfigError(f"{path}: not a bucket game file ({exc})") from None
         if meta.get("format") != FORMAT_VERSION:
             raise ConfigError(f"{path}: bucket game format {meta.get('format')!r}, this version reads {FORMAT_VERSION}")

@@ -22,6 +22,8 @@ import hashlib
 import json
 import os
 import time
+import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
@@ -178,7 +180,7 @@ class MCCFRTrainer:
             with np.load(path, allow_pickle=False) as z:
                 info = json.loads(str(z["info"]))
                 regret, avg = np.array(z["regret"]), np.array(z["avg"])
-        except (OSError, ValueError, KeyError) as exc:
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
             raise ConfigError(f"{path}: not a readable MCCFR checkpoint ({exc})") from None
         mine = self._info()
         for key in ("format", "tree", "abstraction", "discount_every", "discount_blocks"):
@@ -231,7 +233,7 @@ def load_imperfect_strategy(folder: str | os.PathLike) -> ImperfectStrategy:
         with np.load(f, allow_pickle=False) as z:
             info = json.loads(str(z["info"]))
             q = np.array(z["probs"])
-    except (OSError, ValueError, KeyError) as exc:
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
         raise ConfigError(f"{f}: not a readable strategy ({exc})") from None
     a = DistributionAbstraction.load(folder)
     tree = build_tree(info.get("game", "holdem.limit.2p"))

@@ -15,14 +15,17 @@ from cbr.cli._output import print_json, rich_table, stderr, stdout
 app = typer.Typer(help="Look inside case bases, check and repair them, merge them.", no_args_is_help=True,
                   rich_markup_mode=None)
 
+#: Rows ``cbr casebase inspect --sql`` prints unless told (--limit N, --all).
+DEFAULT_SQL_ROWS = 100
+
 
 @app.command("inspect")
 @guarded
 def casebase_inspect(
     name: Annotated[str, typer.Argument(help="A case-base directory, a name under ./casebases/, or 'default'.")],
     sql: Annotated[Optional[str], typer.Option("--sql", help="Run SQL on the views `cases` and `cases_<street>`.")] = None,
-    limit: Annotated[int, typer.Option("--limit", min=0, max=10**9,
-                                       help="With --sql: print at most this many rows.")] = 100,
+    limit: Annotated[Optional[int], typer.Option("--limit", min=0, max=10**9,
+                                                 help="With --sql: print at most this many rows (default 100).")] = None,
     all_rows: Annotated[bool, typer.Option("--all", help="With --sql: print every row (no --limit).")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
@@ -34,6 +37,11 @@ def casebase_inspect(
     """
     from cbr.store import CaseBase, inspect, resolve_casebase
 
+    if sql is None and (limit is not None or all_rows):
+        raise usage_error("--limit and --all go with --sql", "--limit" if limit is not None else "--all")
+    if limit is not None and all_rows:
+        raise usage_error("give --limit N or --all, not both", "--all")
+    limit = DEFAULT_SQL_ROWS if limit is None else limit
     cb = CaseBase.open(resolve_casebase(name))
     try:
         if sql is not None:

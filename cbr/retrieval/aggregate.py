@@ -41,6 +41,8 @@ from __future__ import annotations
 
 import math
 import os
+import zipfile
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -370,7 +372,7 @@ class GroupedLayout:
             ids = np.load(root / "agg_ids.npy", mmap_mode="r" if mmap else None)
             gcodes = np.load(root / "agg_gcodes.npy", mmap_mode="r" if mmap else None)
             gstart = np.load(root / "agg_gstart.npy", mmap_mode="r" if mmap else None)
-        except (OSError, ValueError, KeyError) as exc:
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
             raise CaseBaseError(f"index {root}: cannot read the aggregate layout ({exc})") from None
         d = len(similarity)
         ok = (free.dtype == np.float32 and ids.dtype == np.int64 and free.shape == (free_cols.shape[0], n_rows)

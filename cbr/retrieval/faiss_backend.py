@@ -38,6 +38,8 @@ from __future__ import annotations
 
 import math
 import threading
+import zipfile
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -331,7 +333,7 @@ class FaissBackend(BruteForceBackend):
                 self._radius, self._sizes = data["radius"], data["sizes"]
             fh = open(root / "index.faiss", "rb")
             head = fh.read(16)
-        except (OSError, KeyError, ValueError) as exc:
+        except (OSError, KeyError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
             if fh is not None:
                 fh.close()
             raise CaseBaseError(f"index {root}: cannot read the faiss index ({exc})") from None

@@ -278,6 +278,10 @@ class SimilarityConfig:
                 text = path.read_text(encoding="utf-8")
             except FileNotFoundError:
                 raise ConfigError(f"similarity config {path} does not exist") from None
+            except UnicodeDecodeError:
+                raise ConfigError(f"similarity config {path}: not a TOML text file (not UTF-8)") from None
+            except OSError as exc:
+                raise ConfigError(f"similarity config {path}: cannot be read ({exc.strerror or exc})") from None
             origin = str(path)
         else:
             text, origin = str(source), "similarity config"

@@ -57,7 +57,10 @@ def is_shipped(path: str | os.PathLike[str]) -> bool:
 
 def resolve_casebase(name: str | os.PathLike[str], *, search: tuple[Path, ...] | None = None) -> Path:
     """Where a case base is: a path, a name under ``./casebases/``, or a packaged one
-    (``"default"`` = the embedded default). Raises :class:`CaseBaseError` listing names.
+    (``"default"`` = the embedded default). The names of the shipped case bases (``default``,
+    ``expert``) always mean the shipped ones: a folder of that name in the working folder or
+    under ``./casebases/`` is reached by its path (``./expert``). Raises
+    :class:`CaseBaseError` listing names.
 
     >>> resolve_casebase("default").name
     'default'
@@ -66,6 +69,8 @@ def resolve_casebase(name: str | os.PathLike[str], *, search: tuple[Path, ...] |
     cbr.errors.CaseBaseError: no case base 'no-such-casebase': ...
     """
     p = Path(name)
+    if search is None and str(name) in SHIPPED_CASEBASES and (PACKAGED_CASEBASES / str(name)).is_dir():
+        return PACKAGED_CASEBASES / str(name)
     if p.is_dir():
         return p
     dirs = search if search is not None else (Path.cwd() / "casebases", PACKAGED_CASEBASES)

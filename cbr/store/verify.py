@@ -59,7 +59,8 @@ __all__ = ["Problem", "VerifyReport", "RepairReport", "verify_casebase", "repair
 class Problem:
     """One problem: its ``kind`` (``manifest``, ``part``, ``similarity``, ``catalog``,
     ``index``, ``log``), the ``file`` (relative to the case base), the byte ``offset`` when
-    the damage has one place (the retention log), what is wrong and what fixes it."""
+    the damage has one place (the retention log), what is wrong and what fixes it (empty when
+    the problem says it)."""
 
     kind: str
     file: str
@@ -71,7 +72,7 @@ class Problem:
         """``file, byte N: problem (fix)``: one line (``file`` under ``root`` when given)."""
         where = (f"{Path(root) / self.file}" if root is not None else self.file) + \
             (f", byte {self.offset}" if self.offset is not None else "")
-        return f"{where}: {self.problem} ({self.fix})"
+        return f"{where}: {self.problem}" + (f" ({self.fix})" if self.fix else "")
 
 
 @dataclass
@@ -145,7 +146,10 @@ def _verify(root: Path) -> VerifyReport:
     try:
         m = read_manifest(root)
     except CaseBaseError as exc:
-        report.problems.append(Problem("manifest", MANIFEST, None, str(exc), _REBUILD))
+        what = str(exc).removeprefix(f"{root / MANIFEST}: ")  # the line names the file already
+        # a manifest of another schema version says how to upgrade it; anything else: rebuild or restore
+        report.problems.append(Problem("manifest", MANIFEST, None, what,
+                                       "" if "upgrade" in what else _REBUILD))
         return report
     for s in STREETS:
         report.cases[s] = 0
@@ -159,7 +163,8 @@ def _verify(root: Path) -> VerifyReport:
     for s, entry in sorted(m.index.items()):
         for name, check in sorted(entry.get("files", {}).items()):
             _check_listed(root, f"{entry['file']}/{name}", check, "index", report,
-                          "an index is a cache of the cases: opening rebuilds it, and so does " + _REPAIR)
+                          "an index is a cache of the cases: opening the case base rebuilds it, or run "
+                          "cbr casebase repair")
     if m.log:
         scan = _scan_listed_log(root, m, report)
         if scan is not None:
@@ -215,8 +220,8 @@ def _check_catalog(root: Path, m: Manifest, report: VerifyReport) -> None:
         report.notes.append(f"{CATALOG} is marked stale (cases were appended); the next open by a writer rewrites it")
         return
     _check_listed(root, CATALOG, m.catalog, "catalog", report,
-                  "the catalog is rewritten from the manifest: the next open by a writer does it, and so does "
-                  + _REPAIR)
+                  "the catalog is rewritten from the manifest by the next open by a writer, or run "
+                  "cbr casebase repair")
 
 
 def _scan_listed_log(root: Path, m: Manifest, report: VerifyReport) -> LogScan | None:
@@ -259,8 +264,8 @@ def aside_name(log_rel: str, offset: int, n: int = 0) -> str:
 def repair_casebase(path: str | os.PathLike[str]) -> RepairReport:
     """Repair the case base at ``path`` (see the module docstring); returns what was done.
 
-    Raises :class:`CaseBaseError` for the shipped case bases, a read-only directory, or a
-    manifest that cannot be read (nothing to repair from)."""
+    Raises :class:`CaseBaseError` for the shipped case bases or a read-only directory. A
+    manifest that cannot be read is a problem left (``left``: there is nothing to repair from)."""
     from cbr.store import PACKAGED_CASEBASES
 
     root = Path(path)
@@ -274,7 +279,11 @@ def repair_casebase(path: str | os.PathLike[str]) -> RepairReport:
         raise CaseBaseError(f"{root} is read-only; copy it somewhere writable to repair it")
     report = RepairReport(path=str(root))
     with write_lock(root):
-        m = read_manifest(root)
+        try:
+            m = read_manifest(root)
+        except CaseBaseError:
+            report.left = _verify(root).problems  # the manifest's problem, in verify's words
+            return report
         if m.log:
             _repair_log(root, m, report)
     _repair_caches(root, report)

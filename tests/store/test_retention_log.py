@@ -304,6 +304,21 @@ def test_verify_names_damaged_parts_and_index_files_and_repair_rebuilds_the_inde
         assert cb.notes == [] and cb.index("turn").n_cases_ == 30
 
 
+def test_a_damaged_manifest_is_named_once_in_verify_and_a_problem_left_in_repair_json(tmp_path: Path) -> None:
+    """verify printed the manifest's path twice; repair --json printed no JSON, only the error line."""
+    path = tmp_path / "cb"
+    with CaseBaseWriter(path) as w:
+        w.add_rows("flop", _rows(np.random.default_rng(3), "flop", 6), "fcr" * 2, source="log")
+    (path / "manifest.json").write_bytes((path / "manifest.json").read_bytes()[:50])
+    v = cli("casebase", "verify", str(path))
+    assert v.returncode == 1 and v.stderr.count("manifest.json") == 1, v.stderr
+    r = cli("casebase", "repair", str(path), "--json")
+    assert r.returncode == 1, r.stderr
+    left = json.loads(r.stdout)["left"]
+    assert [(p["kind"], p["file"]) for p in left] == [("manifest", "manifest.json")]
+    assert left[0]["problem"].startswith("cannot read the manifest") and "cbr build" in left[0]["fix"]
+
+
 def test_a_missing_log_is_reported_and_repair_starts_an_empty_one(logged, tmp_path: Path) -> None:
     path, log, _, _ = fresh(logged, tmp_path)
     log.unlink()

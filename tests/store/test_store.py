@@ -438,6 +438,20 @@ def test_resolve_casebase(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
         resolve_casebase("yours", search=(tmp_path / "casebases",))
 
 
+def test_a_shipped_name_always_means_the_shipped_case_base(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An empty ./expert folder made plain `cbr` fail ('expert is not a case base'), and a copy at
+    ./casebases/expert silently stood in for the shipped one."""
+    from cbr.store import PACKAGED_CASEBASES
+
+    (tmp_path / "expert").mkdir()
+    write_demo(tmp_path / "casebases" / "default", np.random.default_rng(17))
+    monkeypatch.chdir(tmp_path)
+    assert resolve_casebase("expert") == PACKAGED_CASEBASES / "expert"
+    assert resolve_casebase("default") == PACKAGED_CASEBASES / "default"
+    assert resolve_casebase("./casebases/default").resolve() == (tmp_path / "casebases" / "default").resolve()
+    assert resolve_casebase("./expert") == Path("./expert")  # a path is that folder
+
+
 def test_cli_casebase_inspect(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from typer.testing import CliRunner
 
@@ -480,6 +494,9 @@ def test_cli_sql_rows_are_capped_unless_asked(tmp_path: Path, monkeypatch: pytes
     assert len(json.loads(res.stdout)) == min(total, 100)
     res = runner.invoke(app, ["casebase", "inspect", "demo", "--sql", query, "--limit", "-1"])
     assert res.exit_code == 2
+    for contradictory in (["--sql", query, "--limit", "2", "--all"], ["--limit", "2"], ["--all"]):
+        res = runner.invoke(app, ["casebase", "inspect", "demo", *contradictory])  # --all won silently, or ignored
+        assert res.exit_code == 2 and ("not both" in res.output or "go with --sql" in res.output), res.output
 
 
 def _cpu_seconds(pid: int) -> float:
