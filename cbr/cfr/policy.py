@@ -39,7 +39,8 @@ SHIPPED_TEACHER = Path(__file__).resolve().parents[2] / "casebases" / "cfr" / "e
 
 def resolve_strategy(text: str) -> Path:
     """Where a ``strategy=`` option points: a path, or a shipped name under ``casebases/cfr/``
-    (``emd_256``: the MCCFR folder; ``h_hs2_4``: the CFR+ file).
+    (``emd_256``: the MCCFR folder; ``h_hs2_4``: the CFR+ file). A folder holding one CFR+
+    strategy file (``cfr.GAME.npz``, what ``cbr train cfr -a FOLDER`` writes) means that file.
 
     >>> resolve_strategy("h_hs2_4").name
     'cfr.holdem.limit.2p.npz'
@@ -49,6 +50,13 @@ def resolve_strategy(text: str) -> Path:
     if not text:
         return SHIPPED_TEACHER
     path = Path(text)
+    if path.is_dir() and not (path / "strategy.npz").exists():
+        trained = sorted(p for p in path.glob("cfr.*.npz") if not p.name.endswith(".ckpt.npz"))  # `cbr train cfr -a FOLDER`
+        if len(trained) == 1:
+            return trained[0]
+        if trained:
+            raise ConfigError(f"{text}: {len(trained)} CFR strategies here ({', '.join(p.name for p in trained)}); "
+                              f"name one: strategy={path / trained[0].name}")
     if path.exists():
         return path
     shipped = SHIPPED_TEACHER.parent / text

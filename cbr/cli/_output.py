@@ -5,6 +5,7 @@ rich is imported only by commands that print through it, so ``cbr --help`` start
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 import unicodedata
@@ -48,7 +49,26 @@ def print_json(obj: Any) -> None:
             return vars(o)
         return str(o)
 
-    typer.echo(json.dumps(obj, indent=2, default=default))
+    try:
+        text = json.dumps(obj, indent=2, default=default, allow_nan=False)
+    except ValueError:  # NaN or infinity somewhere: JSON has no such numbers, null stands for them
+        text = json.dumps(_finite(json.loads(json.dumps(obj, default=default))), indent=2, allow_nan=False)
+    typer.echo(text)
+
+
+def _finite(obj: Any) -> Any:
+    """``obj`` (plain JSON data) with every NaN or infinite float replaced by None.
+
+    >>> _finite({"a": [float("nan"), 1.5, {"b": float("inf")}]})
+    {'a': [None, 1.5, {'b': None}]}
+    """
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_finite(v) for v in obj]
+    return obj
 
 
 @contextmanager

@@ -268,6 +268,11 @@ def start_retention(policies: Sequence["Policy"], names: Sequence[str], *, into:
         raise CaseBaseError("retention needs a case-based bot at the table (a `cbr` seat): its case base "
                             "is the one that grows")
     if into is not None:
+        bases = list(dict.fromkeys(Path(policies[s].casebase_path).resolve() for s in seats))  # type: ignore[attr-defined]
+        if len(bases) > 1:  # each would then play from a copy of the first one's: another bot
+            raise CaseBaseError(f"--retain-into copies one case base, and the case-based bots here play from "
+                                f"{len(bases)} ({', '.join(b.name for b in bases)}): retain with one such bot, or "
+                                f"give them one case base")
         target = retention_target(into)  # absolute from here on: never looked up as a name again
         if not target.exists() and not names_a_path(into) and str(into) in SHIPPED_CASEBASES:
             raise CaseBaseError(f"{str(into)!r} is the name of a shipped case base: a copy at {target} would stand "

@@ -172,6 +172,42 @@ _VALUE_METHODS = ("hand_strength", "potential", "evaluation", "opponents", "hs_n
 _BATCHABLE: dict[type, bool] = {}
 
 
+def checked_share(name: str, value: float) -> float:
+    """A bot's option that is a share, a rate or a strength: a number in [0, 1], else a
+    ``ValueError`` naming the option as a spec writes it (``stab-rate``).
+
+    >>> checked_share("stab_rate", 0.5), checked_share("stab_rate", 5)
+    Traceback (most recent call last):
+    ...
+    ValueError: stab-rate is a number in [0, 1], got 5
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
+        raise ValueError(f"{name.replace('_', '-')} is a number in [0, 1], got {value!r}")
+    return float(value)
+
+
+def checked_rank(name: str, value: int) -> int:
+    """A pre-flop rank cut-off option: a whole number 0..169 (0: no hand), else a ``ValueError``.
+
+    >>> checked_rank("raise_rank", 30)
+    30
+    """
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 169:
+        raise ValueError(f"{name.replace('_', '-')} is a hand-class rank 0..169, got {value!r}")
+    return value
+
+
+def checked_positive(name: str, value: float) -> float:
+    """An option that is a finite number >= 0, else a ``ValueError``.
+
+    >>> checked_positive("looseness", 0.8)
+    0.8
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value < float("inf"):
+        raise ValueError(f"{name.replace('_', '-')} is a number >= 0, got {value!r}")
+    return float(value)
+
+
 class RuleBot(Policy):
     """Shared machinery of the rule bots: cached HS / potential / EHS for a decision point."""
 
@@ -441,8 +477,8 @@ class HandStrengthPolicy(RuleBot):
     def __init__(self, *, seed: int | None = None, raise_rank: int = 30, call_rank: int = 110,
                  raise_hs: float = 0.8, call_hs: float = 0.4) -> None:
         super().__init__(seed=seed)
-        self.raise_rank, self.call_rank = raise_rank, call_rank
-        self.raise_hs, self.call_hs = raise_hs, call_hs
+        self.raise_rank, self.call_rank = checked_rank("raise_rank", raise_rank), checked_rank("call_rank", call_rank)
+        self.raise_hs, self.call_hs = checked_share("raise_hs", raise_hs), checked_share("call_hs", call_hs)
 
     def triple(self, dp: "DecisionPoint") -> Triple:
         if dp.street == 0:
@@ -508,11 +544,13 @@ class EHSPolicy(RuleBot):
                  semibluff_ppot: float = 0.3, semibluff_rate: float = 0.2,
                  reraise_step: float = 0.1, fold_win: float = 0.45) -> None:
         super().__init__(seed=seed)
-        self.raise_ehs, self.call_ehs = raise_ehs, call_ehs
-        self.bluff_ehs, self.bluff_rate, self.bluff_pot = bluff_ehs, bluff_rate, bluff_pot
-        self.semibluff_ppot, self.semibluff_rate = semibluff_ppot, semibluff_rate
-        self.reraise_step = reraise_step
-        self.fold_win = fold_win
+        self.raise_ehs, self.call_ehs = checked_share("raise_ehs", raise_ehs), checked_share("call_ehs", call_ehs)
+        self.bluff_ehs, self.bluff_rate = checked_share("bluff_ehs", bluff_ehs), checked_share("bluff_rate", bluff_rate)
+        self.bluff_pot = checked_positive("bluff_pot", bluff_pot)
+        self.semibluff_ppot = checked_share("semibluff_ppot", semibluff_ppot)
+        self.semibluff_rate = checked_share("semibluff_rate", semibluff_rate)
+        self.reraise_step = checked_share("reraise_step", reraise_step)
+        self.fold_win = checked_share("fold_win", fold_win)
 
     def preflop(self, dp: "DecisionPoint") -> Triple:
         p_win = self.preflop_strength(dp)
@@ -614,7 +652,8 @@ class PokiFormulaPolicy(RuleBot):
     def __init__(self, *, seed: int | None = None, raise_base: float = 0.62, raise_step: float = 0.08,
                  width: float = 0.1) -> None:
         super().__init__(seed=seed)
-        self.raise_base, self.raise_step, self.width = raise_base, raise_step, width
+        self.raise_base, self.raise_step = checked_share("raise_base", raise_base), checked_share("raise_step", raise_step)
+        self.width = checked_share("width", width)
 
     def triple(self, dp: "DecisionPoint") -> Triple:
         x = self.preflop_strength(dp) if dp.street == 0 else self.ehs(dp)
@@ -668,9 +707,10 @@ class LooseAggressivePolicy(RuleBot):
                  call_rank: int = 120, raise_ehs: float = 0.6, stab_rate: float = 0.5,
                  draw_ppot: float = 0.25, looseness: float = 0.8) -> None:
         super().__init__(seed=seed)
-        self.raise_rank, self.reraise_rank, self.call_rank = raise_rank, reraise_rank, call_rank
-        self.raise_ehs, self.stab_rate = raise_ehs, stab_rate
-        self.draw_ppot, self.looseness = draw_ppot, looseness
+        self.raise_rank, self.reraise_rank = checked_rank("raise_rank", raise_rank), checked_rank("reraise_rank", reraise_rank)
+        self.call_rank = checked_rank("call_rank", call_rank)
+        self.raise_ehs, self.stab_rate = checked_share("raise_ehs", raise_ehs), checked_share("stab_rate", stab_rate)
+        self.draw_ppot, self.looseness = checked_share("draw_ppot", draw_ppot), checked_positive("looseness", looseness)
 
     def triple(self, dp: "DecisionPoint") -> Triple:
         if dp.street == 0:

@@ -125,6 +125,11 @@ def policy_options(name: str) -> dict[str, Any]:
             if k != "seed" and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
 
 
+def _shown(key: str) -> str:
+    """An option's name as a spec writes it (``stab-rate``; the keyword is ``stab_rate``)."""
+    return key.replace("_", "-")
+
+
 def _convert(spec: str, key: str, value: str, default: Any) -> Any:
     if isinstance(default, bool):
         low = value.lower()
@@ -132,16 +137,16 @@ def _convert(spec: str, key: str, value: str, default: Any) -> Any:
             return True
         if low in _FALSE:
             return False
-        raise PolicySpecError(f"policy spec {spec!r}: option {key!r} is true or false, got {value!r}")
+        raise PolicySpecError(f"policy spec {spec!r}: option {_shown(key)!r} is true or false, got {value!r}")
     for kind in (int, float):
         if isinstance(default, kind):
             try:
                 return kind(value)
             except ValueError:
-                raise PolicySpecError(f"policy spec {spec!r}: option {key!r} is a{'n' if kind is int else ''} "
+                raise PolicySpecError(f"policy spec {spec!r}: option {_shown(key)!r} is a{'n' if kind is int else ''} "
                                       f"{kind.__name__}, got {value!r}") from None
     if value == "":
-        raise PolicySpecError(f"policy spec {spec!r}: option {key!r} has an empty value")
+        raise PolicySpecError(f"policy spec {spec!r}: option {_shown(key)!r} has an empty value")
     return value
 
 

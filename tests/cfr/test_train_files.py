@@ -153,3 +153,22 @@ def test_ctrl_c_says_which_checkpoint_resume_continues(abs2: Path, tmp_path: Pat
     r = _cbr("train", "cfr", "-a", str(abs2), "-n", str(saved + 1), "-o", str(out), "--resume", "--json")
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["ran"] == 1
+
+
+def test_a_folder_cbr_train_cfr_wrote_into_is_a_strategy(tmp_path: Path) -> None:
+    """`cfr:strategy=FOLDER` on `cbr train cfr -a FOLDER`'s folder said 'no strategy.npz here'."""
+    import shutil
+
+    from cbr.cfr.policy import resolve_strategy
+    from cbr.errors import ConfigError
+    from cbr.policies.spec import policy_from_spec
+    from cbr.store import PACKAGED_CASEBASES
+
+    folder = tmp_path / "h"
+    shutil.copytree(PACKAGED_CASEBASES / "cfr" / "h_hs2_4", folder)
+    (folder / "cfr.holdem.limit.2p.npz.ckpt.npz").write_bytes(b"a checkpoint is not a strategy")
+    assert resolve_strategy(str(folder)) == folder / "cfr.holdem.limit.2p.npz"
+    assert policy_from_spec(f"cfr:strategy={folder}").name == "cfr"
+    shutil.copy(folder / "cfr.holdem.limit.2p.npz", folder / "cfr.holdem.limit.3p.npz")
+    with pytest.raises(ConfigError, match="2 CFR strategies here"):
+        resolve_strategy(str(folder))

@@ -159,6 +159,15 @@ def test_retain_into_a_shipped_name_is_refused(small_copy: Path, tmp_path: Path,
     assert (tmp_path / name / "manifest.json").is_file()
 
 
+def test_retain_into_with_bots_on_two_case_bases_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both bots played from a copy of the first one's case base: the expert bot silently
+    became a casper bot."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(CaseBaseError, match=r"play from 2 \(default, expert\)"):
+        run_match(["cbr:preset=casper", "cbr", "call"], 2, retain_into="./both")
+    assert not (tmp_path / "both").exists()
+
+
 def test_cli_retain_into_a_path_twice(small_copy: Path, tmp_path: Path) -> None:
     """The second `cbr match --retain-into ./X` grows ./X (it failed when the first made ./casebases/X)."""
     runs = [subprocess.run([sys.executable, "-m", "cli", "match", "--players", f"cbr:casebase={small_copy},call",

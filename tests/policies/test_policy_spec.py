@@ -72,8 +72,8 @@ def test_build_with_typed_options():
     ("nosuchbot", UnknownPolicyError, r"unknown policy 'nosuchbot'; known policies: .*cbr.*ehs"),
     ("cbr:colour=red", PolicySpecError, "has no option 'colour'; options: preset, casebase, similarity, reuse"),
     ("call:x=1", PolicySpecError, "policy 'call' takes no options, got 'x'"),
-    ("lag:raise-rank=many", PolicySpecError, "option 'raise_rank' is an int, got 'many'"),
-    ("lag:stab-rate=half", PolicySpecError, "option 'stab_rate' is a float, got 'half'"),
+    ("lag:raise-rank=many", PolicySpecError, "option 'raise-rank' is an int, got 'many'"),
+    ("lag:stab-rate=half", PolicySpecError, "option 'stab-rate' is a float, got 'half'"),
     ("cbr:reuse=often", PolicySpecError, "unknown re-use policy 'often'; use probabilistic"),
     ("cbr:casebase=/no/such/dir", PolicySpecError, "no case base"),
     ("cbr:reuse=", PolicySpecError, "option 'reuse' has an empty value"),
@@ -89,3 +89,20 @@ def test_build_errors(text, error, message):
 def test_unknown_policy_is_also_a_plugin_error():
     with pytest.raises(PluginError):
         policy_from_spec("nosuchbot")
+
+
+@pytest.mark.parametrize("spec, words", [
+    ("lag:stab-rate=5", "stab-rate is a number in [0, 1], got 5.0"),       # was clamped silently
+    ("lag:stab-rate=-1", "stab-rate is a number in [0, 1]"),
+    ("ehs:bluff-rate=2", "bluff-rate is a number in [0, 1]"),
+    ("ehs:bluff-pot=-3", "bluff-pot is a number >= 0"),
+    ("hs:raise-rank=500", "raise-rank is a hand-class rank 0..169"),
+    ("poki:width=nan", "width is a number in [0, 1]"),
+    ("lag:stab-rate=abc", "option 'stab-rate' is a float"),                # was named 'stab_rate'
+])
+def test_rule_bot_options_out_of_range_are_refused(spec: str, words: str) -> None:
+    from cbr.policies.spec import PolicySpecError, policy_from_spec
+
+    with pytest.raises(PolicySpecError) as exc:
+        policy_from_spec(spec)
+    assert words in str(exc.value) and spec in str(exc.value)

@@ -273,6 +273,234 @@ def test_a_four_player_table_and_a_bad_spec(browser, server) -> None:
     screenshot(driver, "web-table-4p.png")
 
 
+def fill(driver, **fields: str) -> None:
+    """Type into the session form's fields (``retain_into`` is the field ``retain-into``)."""
+    from selenium.webdriver.common.by import By
+
+    for field, value in fields.items():
+        box = driver.find_element(By.ID, field.replace("_", "-"))
+        box.clear()
+        if value:
+            box.send_keys(value)
+
+
+def count_posts(driver) -> None:
+    """From now on the page records the new sessions it asks for in ``window.cbrPosts``."""
+    driver.execute_script("""
+        window.cbrPosts = [];
+        const send = window.fetch;
+        window.fetch = (path, opts) => {
+            if (path === '/table/sessions' && opts && opts.method === 'POST') window.cbrPosts.push(opts.body);
+            return send(path, opts);
+        };
+    """)
+
+
+def refused(driver, said: str) -> str:
+    """Click New session; the page shows a refusal that names ``said`` (any case); returns it."""
+    from selenium.webdriver.common.by import By
+
+    driver.execute_script("const e = document.getElementById('error'); e.hidden = true; e.textContent = '';")
+    driver.find_element(By.ID, "new-session").click()
+    wait_for(driver, "return !document.getElementById('error').hidden && !document.body.classList.contains('busy')",
+             "show the refusal")
+    text = driver.find_element(By.ID, "error").text
+    assert said.lower() in text.lower(), text
+    return text
+
+
+def play_on(driver) -> None:
+    """One more step at the table on its buttons: check/call, or the next hand when it is over."""
+    from selenium.webdriver.common.by import By
+
+    button = "deal" if view(driver)["hand"]["over"] else "act-c"
+    click_and_wait(driver, driver.find_element(By.ID, button))
+    assert not driver.find_element(By.ID, "error").is_displayed()
+
+
+def session_status(url: str, session_id: str) -> int:
+    return httpx.get(f"{url}/table/sessions/{session_id}", timeout=30).status_code
+
+
+def ended(url: str, session_id: str) -> None:
+    """The server ends the session within WAIT seconds (the page's request may come late)."""
+    end = time.monotonic() + WAIT
+    while session_status(url, session_id) != 404:
+        assert time.monotonic() < end, f"the session {session_id} is still open"
+        time.sleep(0.05)
+
+
+def links(driver) -> list[dict]:
+    return driver.execute_script("""
+        return ['log-acpc', 'log-phh'].map((id) => {
+            const a = document.getElementById(id);
+            return {href: a.getAttribute('href'), download: a.hasAttribute('download'),
+                    off: a.classList.contains('off'), events: getComputedStyle(a).pointerEvents};
+        });
+    """)
+
+
+def test_a_refused_new_session_leaves_the_old_table_usable(browser, server) -> None:
+    """A new session the page or the server refuses (a seed out of range, an unknown bot)
+    leaves the old table as it was: its session open on the server, its buttons playing. A
+    table whose session the server no longer has is cleared: no dead buttons stay."""
+    from selenium.webdriver.common.by import By
+
+    driver, url = browser, server
+    new_session(driver, url, "call", seed=5)
+    sid = view(driver)["session"]
+    play_on(driver)
+    for fields, said in (({"seed": "-5"}, "seed"), ({"seed": "1e30"}, "seed"),
+                         ({"seed": "", "bots": "nosuchbot"}, "nosuchbot"),
+                         ({"seed": "4", "bots": "call, call, call, call, call, call"}, "bots")):
+        fill(driver, **fields)
+        refused(driver, said)
+        assert view(driver)["session"] == sid
+        assert session_status(url, sid) == 200
+        assert driver.find_elements(By.CSS_SELECTOR, "#actions button") or view(driver)["hand"]["over"]
+        play_on(driver)
+    # the session ends behind the page's back (as when it expires): the next click clears the table
+    assert httpx.delete(f"{url}/table/sessions/{sid}", timeout=30).status_code == 200
+    if view(driver)["hand"]["over"]:
+        driver.find_element(By.ID, "deal").click()
+    else:
+        driver.find_element(By.ID, "act-c").click()
+    wait_for(driver, "return session === null && !document.body.classList.contains('busy')", "clear the table")
+    assert "no such table session" in driver.find_element(By.ID, "error").text
+    assert driver.find_elements(By.CSS_SELECTOR, "#actions button, #seats .seat, #board .card") == []
+    assert not driver.find_element(By.ID, "deal").is_enabled()
+    assert all(link["href"] is None for link in links(driver))
+    # and a new session there plays
+    fill(driver, bots="call", seed="6")
+    before = renders(driver)
+    driver.find_element(By.ID, "new-session").click()
+    wait_for(driver, f"return (window.cbrRenders || 0) >= {before + 2} && !document.body.classList.contains('busy')",
+             "deal the first hand")
+    assert view(driver)["session"] != sid and view(driver)["seed"] == 6
+
+
+def test_a_seed_that_is_not_a_whole_number_is_refused_on_the_page(browser, server) -> None:
+    """``abc`` was sent as a random seed (``Number('abc')`` is NaN, JSON null): the page now
+    refuses every seed that is not a whole number from 0 to 2**31 - 1, and sends nothing."""
+    from selenium.webdriver.common.by import By
+
+    driver, url = browser, server
+    driver.get(url + "/")
+    wait_for(driver, "return document.readyState === 'complete'", "load")
+    count_posts(driver)
+    for seed in ("abc", "-5", "1e30", "3.5", "0x10", "2147483648"):
+        fill(driver, bots="call", seed=seed)
+        assert seed in refused(driver, "seed")
+        assert driver.execute_script("return window.cbrPosts") == []
+        assert view(driver) is None
+    fill(driver, seed="2147483647")  # the largest seed is taken
+    driver.find_element(By.ID, "new-session").click()
+    wait_for(driver, "return (window.cbrRenders || 0) >= 2 && !document.body.classList.contains('busy')",
+             "deal the first hand")
+    assert view(driver)["seed"] == 2**31 - 1
+    assert len(driver.execute_script("return window.cbrPosts")) == 1
+
+
+def test_leaving_the_page_ends_its_session(browser) -> None:
+    """A reload, or another address, ends the page's session (a DELETE that outlives the page):
+    with --max-sessions 2, a third reload still gets a table. A New session on a full server
+    leaves the old table to make room."""
+    from selenium.webdriver.common.by import By
+
+    driver = browser
+    proc, url = start_server("--casebase", "default", "--max-sessions", "2")
+    try:
+        sids = []
+        for seed in (1, 2, 3, 4):  # load, New session, (re)load: the third found both places taken
+            new_session(driver, url, "call", seed=seed)
+            sids.append(view(driver)["session"])
+            if len(sids) > 1:
+                ended(url, sids[-2])
+        driver.refresh()
+        wait_for(driver, "return document.readyState === 'complete'", "reload")
+        ended(url, sids[-1])
+        assert view(driver) is None
+        # the server full: the page's own session makes room for its next one
+        new_session(driver, url, "call", seed=5)
+        mine = view(driver)["session"]
+        other = httpx.post(f"{url}/table/sessions", json={"bots": ["call"]}, timeout=30)
+        assert other.status_code == 201, other.text
+        assert httpx.post(f"{url}/table/sessions", json={"bots": ["call"]}, timeout=30).status_code == 409
+        fill(driver, seed="6")
+        before = renders(driver)
+        driver.find_element(By.ID, "new-session").click()
+        wait_for(driver, f"return (window.cbrRenders || 0) >= {before + 2} && "
+                 "!document.body.classList.contains('busy')", "deal the first hand")
+        assert view(driver)["seed"] == 6 and not driver.find_element(By.ID, "error").is_displayed()
+        assert session_status(url, mine) == 404
+        assert session_status(url, other.json()["session"]) == 200
+        # another address ends it too
+        last = view(driver)["session"]
+        driver.get("about:blank")
+        ended(url, last)
+    finally:
+        stop_server(proc)
+    assert proc.poll() is not None
+
+
+def test_the_page_fits_narrow_windows(browser, server) -> None:
+    """Below about 900 px the side panel goes under the table, and nothing scrolls sideways at
+    a phone's 390 px (the grid's 520 + 340 px columns did)."""
+    from selenium.webdriver.common.by import By
+
+    driver, url = browser, server
+    new_session(driver, url, "cbr, lag", seed=8)
+    play_to_end(driver, "c")
+    try:
+        for width, height in ((390, 844), (800, 900), (1440, 960)):
+            driver.set_window_size(width, height)
+            wait_for(driver, f"return window.innerWidth === {width}", f"take the width {width}")
+            driver.execute_script("window.scrollTo(0, 0)")
+            sizes = driver.execute_script("""
+                const box = (id) => document.getElementById(id).getBoundingClientRect();
+                return {doc: document.documentElement.scrollWidth, win: window.innerWidth,
+                        table: box('table-area'), side: box('side'), header: box('session-form')};
+            """)
+            assert sizes["doc"] <= sizes["win"], sizes
+            assert sizes["side"]["right"] <= sizes["win"] and sizes["header"]["right"] <= sizes["win"]
+            if width < 900:  # stacked
+                assert sizes["side"]["top"] >= sizes["table"]["bottom"], sizes
+            else:  # side by side
+                assert sizes["side"]["left"] >= sizes["table"]["right"], sizes
+            screenshot(driver, f"web-table-{width}.png")
+            if width == 390:
+                buttons = driver.find_elements(By.CSS_SELECTOR, "#decisions button.why")
+                assert buttons, "no decision of the cbr bot to explain"
+                driver.execute_script("arguments[0].scrollIntoView()", buttons[-1])
+                before = driver.execute_script("return window.cbrCasesShown || 0")
+                buttons[-1].click()
+                wait_for(driver, f"return (window.cbrCasesShown || 0) > {before}", "open the cases panel")
+                panel = driver.execute_script("const p = document.getElementById('cases-panel'); "
+                                              "return {scroll: p.scrollWidth, client: p.clientWidth}")
+                assert panel["scroll"] <= panel["client"], panel
+                screenshot(driver, "web-table-cases-390.png")
+                driver.find_element(By.ID, "cases-close").click()
+    finally:
+        driver.set_window_size(1440, 960)
+
+
+def test_the_log_links_wait_for_a_session(browser, server) -> None:
+    """Before a session (and before its first hand is over) the log links link nowhere: no
+    ``href="#"`` to download the page itself."""
+    driver, url = browser, server
+    driver.get(url + "/")
+    wait_for(driver, "return document.readyState === 'complete'", "load")
+    assert links(driver) == [{"href": None, "download": False, "off": True, "events": "none"}] * 2
+    new_session(driver, url, "call", seed=9)
+    assert view(driver)["result"]["hands"] == 0
+    assert all(link["href"] is None for link in links(driver))
+    play_to_end(driver, "c")
+    sid = view(driver)["session"]
+    got = links(driver)
+    assert [link["href"] for link in got] == [f"/table/sessions/{sid}/log?format={f}" for f in ("acpc", "phh")]
+    assert all(link["download"] and not link["off"] and link["events"] == "auto" for link in got)
+
+
 def test_the_api_docs_page_works_offline_and_sends_a_query(browser, server) -> None:
     """FastAPI's /docs loaded Swagger UI from a CDN: a blank page without the internet. Ours
     renders /openapi.json itself; a /retrieve sent from it answers what the API answers."""

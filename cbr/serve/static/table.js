@@ -1,11 +1,15 @@
 // The web table of `cbr serve`: plain JavaScript, no library, no build step.
 // The server keeps the session and plays the bots; this page shows what it sends and
-// sends the person's actions. The session id lives in this page only (a reload starts over).
+// sends the person's actions. The session id lives in this page only: the page ends its session
+// when it goes away (a reload starts over).
 "use strict";
 
 const SUITS = { s: "\u2660", h: "\u2665", d: "\u2666", c: "\u2663" };
-let session = null;     // the last view the server sent
+const MAX_SEED = 2147483647;  // the server's seeds: 0 to 2**31 - 1
+let session = null;     // the last view the server sent (null: no table)
 let busy = false;       // a request is under way
+let failed = 0;         // the HTTP status of the last request that failed (0: none answered)
+let left = false;       // the page was hidden and its session ended (see pagehide)
 let sortState = { key: "similarity", dir: -1 };
 let lastCases = null;
 
@@ -80,35 +84,48 @@ async function api(method, path, body, headers) {
   if (!res.ok) {
     let detail = data && data.detail;
     if (Array.isArray(detail)) detail = detail.map((d) => (d.loc ? d.loc.filter((x) => x !== "body").join(".") + ": " : "") + d.msg).join("; ");
-    throw new Error((detail || res.statusText || "request failed") + " (" + res.status + ")");
+    const err = new Error((detail || res.statusText || "request failed") + " (" + res.status + ")");
+    err.status = res.status;
+    throw err;
   }
   return data;
 }
 
+function setBusy(on) {
+  busy = on;
+  document.body.classList.toggle("busy", on);
+}
+
 async function request(method, path, body, headers) {
   if (busy) return null;
-  busy = true;
-  document.body.classList.add("busy");
+  setBusy(true);
   try {
     const data = await api(method, path, body, headers);
     showError(null);
     return data;
   } catch (e) {
+    failed = e.status || 0;
     showError(e.message);
     return null;
   } finally {
-    busy = false;
-    document.body.classList.remove("busy");
+    setBusy(false);
   }
 }
 
 // ---- sessions and hands -----------------------------------------------------------------
-async function newSession(ev) {
-  if (ev) ev.preventDefault();
+function sessionForm() {
+  // the new session's request from the form: { body, headers }, or a string saying why the
+  // form is refused (then nothing is sent)
   const bots = $("bots").value.split(",").map((s) => s.trim()).filter((s) => s);
+  if (bots.length > 5) return "Bots: at most 5 policy specs, separated by commas (" + bots.length + " given)";
   const body = { bots: bots.length ? bots : ["cbr"] };
   const seed = $("seed").value.trim();
-  if (seed !== "") body.seed = Number(seed);
+  if (seed !== "") {
+    if (!/^[0-9]+$/.test(seed) || Number(seed) > MAX_SEED) {
+      return "Seed: a whole number from 0 to " + MAX_SEED + ", or empty for a random one (not \u201c" + seed + "\u201d)";
+    }
+    body.seed = Number(seed);
+  }
   const retain = $("retain-into").value.trim();
   const headers = {};
   if (retain !== "") {
@@ -116,12 +133,40 @@ async function newSession(ev) {
     const token = $("token").value.trim();
     if (token) headers.Authorization = "Bearer " + token;
   }
-  if (session) {  // leave the old table (best effort)
-    const old = session.session;
-    session = null;
-    try { await api("DELETE", "/table/sessions/" + old); } catch (e) { /* gone already */ }
+  return { body, headers };
+}
+
+async function leave(id) {
+  // end a session on the server (best effort: it may have ended already)
+  try { await api("DELETE", "/table/sessions/" + id); } catch (e) { /* gone already */ }
+}
+
+async function newSession(ev) {
+  if (ev) ev.preventDefault();
+  if (busy) return;
+  const form = sessionForm();
+  if (typeof form === "string") { showError(form); return; }
+  // the new table first: a refused one leaves the old table as it was
+  const old = session;
+  let view = null;
+  setBusy(true);
+  try {
+    try {
+      view = await api("POST", "/table/sessions", form.body, form.headers);
+    } catch (e) {
+      if (e.status !== 409 || !old) throw e;
+      // the server has all its sessions open: leave the old table to make room, then sit down again
+      await leave(old.session);
+      clearTable();
+      view = await api("POST", "/table/sessions", form.body, form.headers);
+    }
+    if (old && session === old) await leave(old.session);
+    showError(null);
+  } catch (e) {
+    showError(e.message);
+  } finally {
+    setBusy(false);
   }
-  const view = await request("POST", "/table/sessions", body, headers);
   if (view) {
     closeCases();
     render(view);
@@ -129,16 +174,22 @@ async function newSession(ev) {
   }
 }
 
+async function play(path, body) {
+  // the session's next view from the server; a session it no longer has (404: it expired, or
+  // was left from elsewhere) is taken off the page, so no dead buttons stay
+  const view = await request("POST", "/table/sessions/" + session.session + path, body);
+  if (view) render(view);
+  else if (failed === 404) clearTable();
+}
+
 async function newHand() {
   if (!session || (session.hand && !session.hand.over)) return;
-  const view = await request("POST", "/table/sessions/" + session.session + "/hand");
-  if (view) render(view);
+  await play("/hand");
 }
 
 async function act(kind) {
   if (!session || !session.hand || !session.hand.your_turn) return;
-  const view = await request("POST", "/table/sessions/" + session.session + "/action", { action: kind });
-  if (view) render(view);
+  await play("/action", { action: kind });
 }
 
 // ---- drawing ----------------------------------------------------------------------------
@@ -154,15 +205,45 @@ function render(view) {
   renderShowdown(view);
   renderResult(view);
   renderDecisions(hand);
-  const base = "/table/sessions/" + view.session + "/log?format=";
-  for (const [id, f] of [["log-acpc", "acpc"], ["log-phh", "phh"]]) {
-    const a = $(id);
-    a.href = base + f;
-    a.classList.toggle("off", view.result.hands === 0);
-  }
+  renderLogLinks(view);
   $("retention").textContent = view.retain_into
     ? "Retention on: " + view.retained + " case(s) kept in " + view.retain_into + "." : "";
   if (view.error) showError("the hand stopped: " + view.error);
+}
+
+function clearTable() {
+  // no session: an empty table, nothing to play or download (the error box is left as it is)
+  session = null;
+  closeCases();
+  $("deal").disabled = true;
+  renderSeats({ hand: null });
+  renderBoard(null);
+  renderActions(null);
+  renderHistory(null);
+  renderShowdown({ hand: null });
+  renderDecisions(null);
+  $("result").textContent = "No hand played yet.";
+  drawPlot([]);
+  renderLogLinks(null);
+  $("retention").textContent = "";
+}
+
+function renderLogLinks(view) {
+  // the session's logs, once a hand of it is over; before, the links lead nowhere
+  const live = !!(view && view.result.hands > 0);
+  for (const [id, f] of [["log-acpc", "acpc"], ["log-phh", "phh"]]) {
+    const a = $(id);
+    if (live) {
+      a.setAttribute("href", "/table/sessions/" + view.session + "/log?format=" + f);
+      a.setAttribute("download", "");
+      a.removeAttribute("aria-disabled");
+    } else {
+      a.removeAttribute("href");
+      a.removeAttribute("download");
+      a.setAttribute("aria-disabled", "true");
+    }
+    a.classList.toggle("off", !live);
+  }
 }
 
 function renderSeats(view) {
@@ -414,6 +495,21 @@ document.addEventListener("keydown", (ev) => {
 });
 
 $("session-form").addEventListener("submit", newSession);
+// a page that goes away (a reload, a closed tab, another address) ends its session, or it would
+// hold one of the server's places until it expires; keepalive lets the request outlive the
+// page. A DELETE needs no token (only the id, which this page alone knows).
+window.addEventListener("pagehide", () => {
+  if (!session) return;
+  fetch("/table/sessions/" + session.session, { method: "DELETE", keepalive: true }).catch(() => {});
+  left = true;
+});
+window.addEventListener("pageshow", (ev) => {
+  // back from the browser's page cache: the session ended when the page was left
+  if (!ev.persisted || !left) return;
+  left = false;
+  clearTable();
+  showError("this table's session ended when the page was left: start a new session");
+});
 $("deal").addEventListener("click", newHand);
 $("cases-close").addEventListener("click", closeCases);
 drawPlot([]);
