@@ -7,13 +7,17 @@ seat is to act, and the end-of-hand states, are only recorded. The match ends cl
 the dealer closes the connection between hands (or after ``hands`` hands, if given).
 
 Problems end the match with :class:`~cbr.errors.ProtocolError`: a connection that cannot
-be made, a dealer that closes it before dealing us a single hand (every seat taken: our
-dealer says so in a comment line, which the message repeats; the reference dealer just
-closes), a dealer that goes away in the middle of a hand or before ``hands`` hands, a
+be made, a dealer that closes it before dealing us a single hand (every seat taken, or
+another seat that never connected: our dealer says why in a comment line, which the
+message repeats; the reference dealer just closes), a dealer that goes away in the
+middle of a hand or before ``hands`` hands (with the comment it sent before closing, if
+any), a
 line that is not a valid ``MATCHSTATE`` for the game, a state that does not follow the
 previous one (another position within a hand, a hand number going back, betting that
 does not extend the previous betting or lacks our answer, changed cards), and a dealer silent for longer
-than ``timeout`` seconds.
+than ``timeout`` seconds. Retention is started (or refused) before connecting. An exception
+that stops the match (those, a ``KeyboardInterrupt``) carries the result of the hands
+finished before it (:func:`stopped_result`).
 
 >>> parse_address("127.0.0.1:18791")
 ('127.0.0.1', 18791)
@@ -69,6 +73,8 @@ class ClientResult:
     hands: list[PlayedHand] = field(default_factory=list)
     actions: int = 0
     retained: int = 0  # cases kept with retention on
+    interrupted: bool = False  # stopped by a KeyboardInterrupt (Ctrl-C, SIGTERM): the hands finished before
+    error: str = ""            # the error that stopped the match; the hands finished before it
 
     @property
     def total(self) -> float:
@@ -81,7 +87,19 @@ class ClientResult:
     def to_dict(self) -> dict:
         return {"game": self.game.name, "hands": len(self.hands), "actions": self.actions,
                 "total": self.total, "sb_per_hand": self.sb_per_hand, "retained": self.retained,
+                **({"interrupted": True} if self.interrupted else {}), **({"error": self.error} if self.error else {}),
                 "played": [h.to_dict() for h in self.hands]}
+
+
+def stopped_result(exc: BaseException) -> Optional[ClientResult]:
+    """The result of the hands :func:`play_acpc` finished before ``exc`` stopped it
+    (``interrupted`` or ``error`` set); None when ``exc`` did not come from a match.
+
+    >>> stopped_result(KeyboardInterrupt()) is None
+    True
+    """
+    result = getattr(exc, "client_result", None)
+    return result if isinstance(result, ClientResult) else None
 
 
 def _cards_field(line: str) -> str:
@@ -98,53 +116,48 @@ def play_acpc(address: tuple[str, int], policy: Policy, game: GameDef, *, hands:
     finished hand. Raises :class:`ProtocolError` as the module docstring says.
     ``retain``/``retain_into``: a case-based ``policy`` keeps every finished hand as it
     ends (its decisions, and the opponents' shown at a showdown; :mod:`cbr.play.retention`);
-    what was kept before an error stays kept.
+    what was kept before an error stays kept; retention is started before connecting, so a
+    policy that cannot retain never takes a dealer's seat.
     """
     if game.betting != "limit":
         raise GameError(f"game {game.name!r} is no-limit; the ACPC client plays limit games only")
     host, port = address
+    retainer = None
+    if retain or retain_into is not None:  # refused (or started) before a seat is taken
+        from cbr.play.retention import start_retention
+
+        retainer = start_retention([policy], [policy.name], into=retain_into)[0]
     try:
-        sock = socket.create_connection((host, port), timeout=connect_timeout)
-    except socket.timeout:
-        raise ProtocolError(f"cannot connect to the dealer at {host}:{port}: no answer within "
-                            f"{connect_timeout:g} s") from None
-    except OSError as exc:
-        raise ProtocolError(f"cannot connect to the dealer at {host}:{port}: "
-                            f"{(exc.strerror or str(exc)).lower()}") from None
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock = _connect(host, port, connect_timeout)
+    except BaseException:
+        if retainer is not None:
+            retainer.close()
+        raise
     ch = LineChannel(sock, f"the dealer at {host}:{port}")
     rng = random.Random(f"cbr-act:{seed}:acpc")
     result = ClientResult(game)
     policy.reset()
     observes = type(policy).observe is not Policy.observe  # as in cbr match: bots that learn see each hand
-    retainer = None
-    if retain or retain_into is not None:
-        from cbr.play.retention import start_retention
-
-        try:
-            retainer = start_retention([policy], [policy.name], into=retain_into)[0]
-        except BaseException:
-            ch.close()
-            raise
     try:
         ch.send_line(VERSION_LINE)
         current: Optional[MatchState] = None      # the last state of the hand in progress
         finished = -1                              # the last hand number seen to its end
         answered: Optional[str] = None             # betting + our action, awaiting the next state
         while hands is None or len(result.hands) < hands:
+            ch.last_comment = ""  # a comment before the dealer closes says why it closes
             try:
                 line = ch.read_line(timeout)
             except Disconnected:
+                said = f": {ch.last_comment}" if ch.last_comment else ""
                 if current is not None:
                     raise ProtocolError(f"{ch.peer} closed the connection in the middle of hand "
-                                        f"{current.hand_number}") from None
+                                        f"{current.hand_number}{said}") from None
                 if finished < 0:  # not a match that ended: we never had a seat
-                    why = (f": {ch.last_comment}" if ch.last_comment else
-                           " (is every seat of its match taken, or is the match over?)")
+                    why = said or " (is every seat of its match taken, or is the match over?)"
                     raise ProtocolError(f"{ch.peer} closed the connection before dealing us a hand{why}") from None
                 if hands is not None:
                     raise ProtocolError(f"{ch.peer} closed the connection after {len(result.hands)} "
-                                        f"of {hands} hands") from None
+                                        f"of {hands} hands{said}") from None
                 break
             try:
                 ms = parse_matchstate(line, game)
@@ -189,12 +202,32 @@ def play_acpc(address: tuple[str, int], policy: Policy, game: GameDef, *, hands:
             answered = ms.betting + kind
             result.actions += 1
         return result
+    except BaseException as exc:
+        if isinstance(exc, KeyboardInterrupt):
+            result.interrupted = True
+        else:
+            result.error = str(exc) or type(exc).__name__
+        exc.client_result = result  # type: ignore[attr-defined]
+        raise
     finally:
         try:
             if retainer is not None:
                 retainer.close()
         finally:
             ch.close()
+
+
+def _connect(host: str, port: int, timeout: float) -> socket.socket:
+    try:
+        sock = socket.create_connection((host, port), timeout=timeout)
+    except socket.timeout:
+        raise ProtocolError(f"cannot connect to the dealer at {host}:{port}: no answer within "
+                            f"{timeout:g} s") from None
+    except OSError as exc:
+        raise ProtocolError(f"cannot connect to the dealer at {host}:{port}: "
+                            f"{(exc.strerror or str(exc)).lower()}") from None
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return sock
 
 
 def _seen_record(state: Any, ms: MatchState, name: str) -> HandRecord:

@@ -15,7 +15,14 @@ the seat to act must answer within ``timeout`` seconds. A disconnect, a malforme
 out-of-turn line, an illegal action or a slow client raises
 :class:`~cbr.errors.ProtocolError` naming the seat and the hand. A client that connects
 once every remote seat is taken is told so in a comment line (:data:`SEATS_TAKEN`) and
-the connection is closed; the match goes on.
+the connection is closed; the match goes on. A dealer that gives up (a seat that never
+connected, a fault, a ``KeyboardInterrupt``) tells every remote seat still connected why,
+in a comment line, before it closes; the exception carries the result of the hands dealt
+(:func:`stopped_result`).
+
+The listening socket is bound with ``SO_REUSEADDR`` (not on Windows, where it means
+something else): a dealer restarts at once on the port of a match that just ended, whose
+connections wait out TIME-WAIT there; a port another socket listens on stays refused.
 
 >>> d = Dealer(["call", "raise"], hands=4, seed=1)
 >>> r = d.run()
@@ -24,6 +31,7 @@ the connection is closed; the match goes on.
 """
 from __future__ import annotations
 
+import os
 import select
 import socket
 import time
@@ -61,6 +69,9 @@ class DealerResult:
     totals: tuple[float, ...]
     hands: int
     retained: int = 0  # cases the in-process case-based bots kept (retention on)
+    #: "" for a whole match; else what stopped it ("interrupted": a KeyboardInterrupt, Ctrl-C
+    #: or SIGTERM; "error": a fault) and ``hands`` counts the hands dealt before
+    stopped: str = ""
 
     def sb_per_hand(self, seat: int) -> float:
         return self.totals[seat] / self.hands / self.game.small_bet if self.hands else 0.0
@@ -94,13 +105,13 @@ class Dealer:
         self.hands, self.seed = hands, seed
         self.host, self.port = host, port
         self.timeout, self.connect_timeout = timeout, connect_timeout
-        self.policies: list[Optional[Policy]] = [
-            None if s == REMOTE else policy_from_spec(s, seed=seat_seed(seed, i)) for i, s in enumerate(self.seats)]
+        self.policies: list[Optional[Policy]] = [seat_policy(s, seat_seed(seed, i)) for i, s in enumerate(self.seats)]
         self.names = unique_names([REMOTE if p is None else p.name for p in self.policies])
         self.channels: list[Optional[LineChannel]] = [None] * n
         self._server: Optional[socket.socket] = None
         self._earlier: dict[int, list[str]] = {}   # states sent earlier in this hand, per seat
         self._wire: Optional[_Wire] = None
+        self._told = False  # the remote seats were told why the match stopped (and closed)
         self.retainers: list = []
         if retain or retain_into is not None:  # the in-process case-based bots keep every hand
             from cbr.play.retention import start_retention
@@ -122,6 +133,10 @@ class Dealer:
         family, _, _, _, addr = infos[0]
         server = socket.socket(family, socket.SOCK_STREAM)
         try:
+            if os.name not in ("nt", "cygwin") and hasattr(socket, "SO_REUSEADDR"):
+                # past the TIME-WAIT connections of a match just ended on this port; another
+                # listening socket still makes the bind fail (as socket.create_server does)
+                server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             server.bind(addr)
             server.listen(len(self.seats))
         except OSError as exc:
@@ -130,26 +145,46 @@ class Dealer:
         self._server = server
         return server.getsockname()[:2]
 
-    def _accept_all(self) -> None:
-        if not self.remote_seats:
+    def accept(self) -> None:
+        """Seat the remote clients, in the order they connect, each after its handshake
+        (:meth:`run` does it when not done yet). Remote seats that do not all connect within
+        ``connect_timeout`` seconds are a :class:`ProtocolError`; the clients seated are told
+        why (a comment line) and closed, as after any fault or ``KeyboardInterrupt`` here."""
+        waiting = [s for s in self.remote_seats if self.channels[s] is None]
+        if not waiting:
             return
         if self._server is None:
             self.listen()
         assert self._server is not None
-        deadline = time.monotonic() + self.connect_timeout
-        for seat in self.remote_seats:
-            left = deadline - time.monotonic()
-            self._server.settimeout(max(left, 0.001))
-            try:
-                conn, _ = self._server.accept()
-            except socket.timeout:
-                waiting = len([s for s in self.remote_seats if self.channels[s] is None])
-                raise ProtocolError(f"{waiting} remote seat(s) did not connect within "
-                                    f"{self.connect_timeout:g} s") from None
-            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            ch = LineChannel(conn, f"seat {seat} (remote)")
-            self.channels[seat] = ch
-            parse_version_from(ch, self.timeout)
+        try:
+            deadline = time.monotonic() + self.connect_timeout
+            for seat in waiting:
+                left = deadline - time.monotonic()
+                self._server.settimeout(max(left, 0.001))
+                try:
+                    conn, _ = self._server.accept()
+                except socket.timeout:
+                    missing = len([s for s in self.remote_seats if self.channels[s] is None])
+                    raise ProtocolError(f"{missing} remote seat(s) did not connect within "
+                                        f"{self.connect_timeout:g} s") from None
+                conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                ch = LineChannel(conn, f"seat {seat} (remote)")
+                self.channels[seat] = ch
+                parse_version_from(ch, self.timeout)
+        except BaseException as exc:
+            self._tell_why(exc)
+            raise
+
+    def _tell_why(self, exc: BaseException) -> None:
+        """Tell every remote seat still connected why the match stops (a comment line), and
+        close it; once."""
+        if self._told:
+            return
+        self._told = True
+        why = "the dealer was interrupted" if isinstance(exc, KeyboardInterrupt) else (str(exc) or type(exc).__name__)
+        for ch in self.channels:
+            if ch is not None:
+                ch.close_saying(why)
 
     def close(self) -> None:
         """Close every connection and the listening socket (telling a client still waiting
@@ -168,10 +203,18 @@ class Dealer:
 
     def run(self, log: Optional["HandLogWriter"] = None,
             progress: Optional[Callable[[int], None]] = None) -> DealerResult:
-        """Accept the remote seats, play the match, close the connections; ``log`` gets
-        every hand's full record, ``progress(1)`` is called after each hand."""
+        """Accept the remote seats (:meth:`accept`), play the match, close the connections;
+        ``log`` gets every hand's full record, ``progress(1)`` is called after each hand.
+
+        An exception that stops the match once dealing has begun (a fault, a
+        ``KeyboardInterrupt``) leaves with the result of the hands dealt before it
+        (:func:`stopped_result`), after the remote seats still connected were told why.
+        """
+        n = len(self.seats)
+        counted: Optional[tuple[int, tuple[float, ...]]] = None  # (hands, totals) once dealing began
         try:
-            self._accept_all()
+            self.accept()
+            counted = (0, (0.0,) * n)
             self._wire = _Wire(self)
             seats: list[Seat] = []
             for s, p in enumerate(self.policies):
@@ -183,17 +226,22 @@ class Dealer:
             table = Table(self.game, seats, self.names, seed=self.seed, source="dealer",
                           settle=acpc_payoffs,   # a split pot in fractions of a chip, as ACPC pays it
                           retainers=self.retainers, log=log, watcher=self._wire)
-            n = len(self.seats)
-            totals = [0.0] * n
             for k in range(self.hands):
                 won = table.play(k).won
-                for s in range(n):
-                    totals[s] += won[s]
+                # rebound in one step: a KeyboardInterrupt sees a hand counted whole or not at all
+                counted = (k + 1, tuple(t + w for t, w in zip(counted[1], won)))
                 self._turn_away()
                 if progress is not None:
                     progress(1)
-            return DealerResult(self.game, tuple(self.names), tuple(totals), self.hands,
+            return DealerResult(self.game, tuple(self.names), counted[1], self.hands,
                                 sum(r.retained for r in self.retainers))
+        except BaseException as exc:
+            if counted is not None:
+                exc.dealer_result = DealerResult(  # type: ignore[attr-defined]
+                    self.game, tuple(self.names), counted[1], counted[0], sum(r.retained for r in self.retainers),
+                    stopped="interrupted" if isinstance(exc, KeyboardInterrupt) else "error")
+            self._tell_why(exc)
+            raise
         finally:
             try:
                 for r in self.retainers:
@@ -320,6 +368,43 @@ class RemoteSeat(Seat):
         except GameError as exc:
             raise ProtocolError(f"hand {wire.k}: seat {self.seat} (remote) answered an illegal action: {exc}") from None
         return kind
+
+
+def stopped_result(exc: BaseException) -> Optional[DealerResult]:
+    """The result of the hands :meth:`Dealer.run` dealt before ``exc`` stopped it (its
+    ``stopped`` says why); None when ``exc`` did not stop a match that had begun.
+
+    >>> stopped_result(KeyboardInterrupt()) is None
+    True
+    """
+    result = getattr(exc, "dealer_result", None)
+    return result if isinstance(result, DealerResult) else None
+
+
+def seat_policy(spec: str, seed: int) -> Optional[Policy]:
+    """The bot a seat's spec names, or None for ``remote`` (a client that connects).
+
+    >>> seat_policy("remote", 0) is None, seat_policy("call", 0).name
+    (True, 'call')
+    >>> seat_policy("remote:timeout=5", 0)
+    Traceback (most recent call last):
+    cbr.policies.spec.PolicySpecError: seat 'remote:timeout=5': 'remote' takes no options (it is a client that connects)
+    """
+    from cbr.policies.spec import PolicySpecError, UnknownPolicyError
+
+    spec = spec.strip()
+    if spec == REMOTE:
+        return None
+    name = spec.split(":", 1)[0].strip()
+    if name == REMOTE:
+        raise PolicySpecError(f"seat {spec!r}: 'remote' takes no options (it is a client that connects)")
+    try:
+        return policy_from_spec(spec, seed=seed)
+    except UnknownPolicyError:
+        from cbr.plugins import available
+
+        raise UnknownPolicyError(f"unknown policy {name!r}; a seat is 'remote' (a client that connects) or a policy: "
+                                 f"{', '.join(available('cbr.policies'))}") from None
 
 
 def parse_version_from(ch: LineChannel, timeout: float) -> tuple[int, int, int]:

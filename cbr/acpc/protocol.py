@@ -227,6 +227,26 @@ class LineChannel:
                 raise Disconnected(f"{self.peer} closed the connection")
             self._buf += chunk
 
+    def close_saying(self, text: str) -> None:
+        """Send ``text`` as a comment line (:func:`comment_line`) and close, without waiting:
+        a peer that reads nothing holds nobody up, and one that went away is no error. What
+        the peer sent and was not read is read first, so that closing sends no reset (which
+        could drop the comment before the peer reads it)."""
+        try:
+            self.sock.setblocking(False)
+            try:
+                self.sock.send(comment_line(text).encode("ascii", "replace") + b"\r\n")
+            except OSError:
+                pass
+            try:
+                for _ in range(64):  # what is waiting, not what may still come
+                    if not self.sock.recv(65536):
+                        break
+            except OSError:
+                pass
+        finally:
+            self.close()
+
     def close(self) -> None:
         try:
             self.sock.close()

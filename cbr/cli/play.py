@@ -16,6 +16,8 @@ from cbr.cli._options import (
 from cbr.cli._output import print_json, progress_bar, rich_table, stdout
 
 if TYPE_CHECKING:  # pragma: no cover
+    from cbr.acpc.client import ClientResult
+    from cbr.acpc.dealer import DealerResult
     from cbr.play.match import MatchResult
 
 
@@ -118,13 +120,15 @@ def serve_dealer_command(
     """Deal a match over the ACPC protocol 2.0.0 (TCP) and print the final scores.
 
     Remote seats are filled in the order clients connect; with remote seats the first line
-    printed is 'listening on HOST:PORT'.
+    printed is 'listening on HOST:PORT'. A progress bar shows on a terminal once every seat
+    is taken. A match stopped early (Ctrl-C, SIGTERM, a fault such as a client that leaves)
+    prints the result of the hands dealt, and writes no log.
 
     Example: cbr serve-dealer --players ehs,call --hands 20
     """
     from contextlib import nullcontext
 
-    from cbr.acpc.dealer import Dealer
+    from cbr.acpc.dealer import Dealer, stopped_result
     from cbr.logs.acpc import acpc_game
 
     seats = [p.strip() for p in players.split(",") if p.strip()]
@@ -137,39 +141,66 @@ def serve_dealer_command(
         check_output(log, what="log", overwrite=overwrite)
     dealer = Dealer(seats, hands, game=g, seed=seed, host=host, port=port, timeout=timeout,
                     connect_timeout=connect_timeout, retain=retain, retain_into=retain_into)
+    log_open = finished = False
     try:
         if dealer.remote_seats:
             bound_host, bound_port = dealer.listen()
             typer.echo(f"listening on {bound_host}:{bound_port}")
-        from cbr.logs.acpc import acpc_number
         from cbr.logs.output import open_log
 
         writer = open_log(log, "acpc", g, overwrite=overwrite) if log else nullcontext()
         with writer as w:
-            result = dealer.run(log=w)
+            log_open = bool(log)
+            dealer.accept()  # the bar shows the hands dealt, not the wait for the clients
+            with progress_bar("dealing", total=hands) as advance:
+                result = dealer.run(log=w, progress=advance)
+            finished = True
+    except (KeyboardInterrupt, Exception) as exc:  # the hands dealt, then `interrupted` (130, 143) or the error (1)
+        partial = stopped_result(exc)
+        if partial is not None:
+            _print_dealer(partial, seed, hands)
+        if log_open and not finished:
+            typer.echo(f"no log written ({log}: a log holds a whole match)")
+        if partial is not None and (retain or retain_into):
+            typer.echo(f"retained {partial.retained:,} cases")
+        raise
     finally:
         dealer.close()
-    rows = [[str(s), name, ("+" if result.totals[s] > 0 else "") + acpc_number(result.totals[s]), f"{result.sb_per_hand(s):+.3f}"]
-            for s, name in enumerate(result.names)]
-    stdout.print(rich_table(f"{g.name}: {result.hands} hands, seed {seed}", ["seat", "player", "chips", "sb/h"], rows))
-    typer.echo("SCORE:" + "|".join(acpc_number(t) for t in result.totals) + ":" + "|".join(result.names))
+    _print_dealer(result, seed, hands)
     if log:
         typer.echo(f"log written to {log} (acpc)")
     if retain or retain_into:
         typer.echo(f"retained {result.retained:,} cases")
 
 
+def _print_dealer(result: "DealerResult", seed: int, planned: int) -> None:
+    """The scores of `cbr serve-dealer`: a table and the ACPC ``SCORE:`` line; for a match
+    stopped early, the table and a line saying so (``interrupted: 133 of 1,000 hands
+    dealt``), with no ``SCORE:`` line (that is a whole match's)."""
+    from cbr.logs.acpc import acpc_number
+
+    rows = [[str(s), name, ("+" if result.totals[s] > 0 else "") + acpc_number(result.totals[s]), f"{result.sb_per_hand(s):+.3f}"]
+            for s, name in enumerate(result.names)]
+    stdout.print(rich_table(f"{result.game.name}: {result.hands} hands, seed {seed}", ["seat", "player", "chips", "sb/h"],
+                            rows))
+    if result.stopped:
+        why = "interrupted" if result.stopped == "interrupted" else "stopped by an error"
+        typer.echo(f"{why}: {result.hands:,} of {planned:,} hands dealt")
+    else:
+        typer.echo("SCORE:" + "|".join(acpc_number(t) for t in result.totals) + ":" + "|".join(result.names))
+
+
 @guarded
 def play_command(
     acpc: Annotated[Optional[str], typer.Option("--acpc", help="Play against the ACPC dealer at HOST:PORT.")] = None,
-    policy: Annotated[str, typer.Option("--policy", help="The bot that plays: a policy spec NAME[:KEY=VALUE...], e.g. cbr:reuse=max-frequency (see `cbr plugins list`).")] = "ehs",
+    policy: Annotated[Optional[str], typer.Option("--policy", help="With --acpc: the bot that plays, a policy spec NAME[:KEY=VALUE...], e.g. cbr:reuse=max-frequency (see `cbr plugins list`) [default: ehs].")] = None,
     hands: Annotated[Optional[int], typer.Option("--hands", "-n", min=1, max=MAX_HANDS, help="Stop after this many hands [default: until the dealer closes; 10 with --human].")] = None,
-    game: Annotated[Optional[str], typer.Option("--game", help="The dealer's game: preset, ACPC game-file name or .game file [default: holdem.limit.2p].")] = None,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the bot's choices.")] = 0,
-    timeout: Annotated[float, typer.Option("--timeout", min=0.001, help="Seconds to wait for each line from the dealer.")] = 60.0,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the result and every hand as JSON.")] = False,
+    game: Annotated[Optional[str], typer.Option("--game", help="With --acpc: the dealer's game, a preset, ACPC game-file name or .game file [default: holdem.limit.2p].")] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the bot's choices; with --human also of the cards dealt (the deals of `cbr match --seed`).")] = 0,
+    timeout: Annotated[Optional[float], typer.Option("--timeout", min=0.001, help="With --acpc: seconds to wait for each line from the dealer [default: 60].")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="With --acpc: print the result and every hand as JSON.")] = False,
     human: Annotated[bool, typer.Option("--human", help="Play yourself, in the terminal, against --bots (keys on standard input: f, c, r, q).")] = False,
-    bots: Annotated[str, typer.Option("--bots", help="With --human: the bots at the table, comma-separated policy specs.")] = "cbr",
+    bots: Annotated[Optional[str], typer.Option("--bots", help="With --human: the bots at the table, comma-separated policy specs [default: cbr].")] = None,
     retain: Annotated[bool, typer.Option("--retain", help="A cbr bot keeps every hand in its case base as it ends (with --human: your decisions too). The shipped default case base is never written: use --retain-into.")] = False,
     retain_into: Annotated[Optional[str], typer.Option("--retain-into", metavar="NAME", help="Retain into case base NAME: a bare name is ./casebases/NAME, a path (with a / or starting with '.') is that folder; created as a copy of the bot's case base on first use; the bot plays from it. Implies --retain.")] = None,
 ) -> None:
@@ -179,6 +210,9 @@ def play_command(
     With --human, type one key (or word) a line: f fold, c check/call, r bet/raise, q quit;
     a script can pipe them (end of input quits, the result is printed).
 
+    With --acpc a progress bar shows on a terminal (not with --json); a match stopped early
+    (Ctrl-C, SIGTERM, an error) prints the result of the hands played before it.
+
     Example: cbr play --human --bots call,raise --hands 2
     """
     if acpc is not None and human:
@@ -187,26 +221,48 @@ def play_command(
         if as_json or game is not None:
             raise usage_error("--human plays the default limit game in text: no --json or --game",
                               "--json" if as_json else "--game")
-        _play_human(bots, hands or 10, seed, retain, retain_into)
+        if policy is not None:
+            raise usage_error("--policy is for --acpc; with --human the bots at the table are --bots", "--policy")
+        if timeout is not None:
+            raise usage_error("--timeout is for --acpc (it bounds the wait for a dealer), not --human", "--timeout")
+        _play_human(bots if bots is not None else "cbr", hands or 10, seed, retain, retain_into)
         return
-    from cbr.acpc.client import parse_address, play_acpc
-    from cbr.logs.acpc import acpc_game, acpc_number
-
     if acpc is None:
         raise usage_error("say where the dealer is: --acpc HOST:PORT, or play yourself with --human", "--acpc")
+    if bots is not None:
+        raise usage_error("--bots is for --human; with --acpc the bot that plays is --policy", "--bots")
+    from cbr.acpc.client import parse_address, play_acpc, stopped_result
+    from cbr.logs.acpc import acpc_game
+
     address = parse_address(acpc)
     g = acpc_game(game, 2)
     from cbr.policies.spec import policy_from_spec
 
-    bot = policy_from_spec(policy, seed=seed)
-    result = play_acpc(address, bot, g, hands=hands, seed=seed, timeout=timeout, retain=retain,
-                       retain_into=retain_into)
+    spec = policy if policy is not None else "ehs"
+    bot = policy_from_spec(spec, seed=seed)
+    try:
+        with progress_bar("playing", total=hands, enabled=not as_json) as advance:
+            result = play_acpc(address, bot, g, hands=hands, seed=seed, timeout=timeout if timeout is not None else 60.0,
+                               progress=advance, retain=retain, retain_into=retain_into)
+    except (KeyboardInterrupt, Exception) as exc:  # the hands played, then `interrupted` (130, 143) or the error (1)
+        partial = stopped_result(exc)
+        if partial is not None and partial.hands:
+            _print_client(partial, spec, as_json, retain or retain_into is not None)
+        raise
+    _print_client(result, spec, as_json, retain or retain_into is not None)
+
+
+def _print_client(result: "ClientResult", spec: str, as_json: bool, retaining: bool) -> None:
+    """The result of `cbr play --acpc` (a line, or JSON), also that of a match stopped early."""
+    from cbr.logs.acpc import acpc_number
+
     if as_json:
         print_json(result.to_dict())
         return
-    typer.echo(f"{policy}: {len(result.hands)} hands, {'+' if result.total > 0 else ''}{acpc_number(result.total)} chips "
-               f"({result.sb_per_hand:+.3f} sb/h)" + (f"; retained {result.retained:,} cases"
-                                                       if retain or retain_into else ""))
+    stopped = " (interrupted)" if result.interrupted else " (stopped by an error)" if result.error else ""
+    typer.echo(f"{spec}: {len(result.hands)} hands, {'+' if result.total > 0 else ''}{acpc_number(result.total)} chips "
+               f"({result.sb_per_hand:+.3f} sb/h)" + (f"; retained {result.retained:,} cases" if retaining else "")
+               + stopped)
 
 
 def _play_human(bots: str, hands: int, seed: int, retain: bool = False, retain_into: Optional[str] = None) -> None:

@@ -121,11 +121,20 @@ def _plain_value(obj: Any) -> Any:
     return str(obj)
 
 
-def _json(data: Any, status: int = 200, headers: Optional[dict[str, str]] = None) -> Response:
+def _json_text(data: Any) -> str:
+    """``data`` as compact JSON, NaN and infinities as null."""
     try:  # the common case: plain data with numbers that are all finite
-        body = json.dumps(data, separators=(",", ":"), allow_nan=False, default=_plain_value)
+        return json.dumps(data, separators=(",", ":"), allow_nan=False, default=_plain_value)
     except ValueError:  # a NaN or an infinity somewhere: null
-        body = json.dumps(_jsonable(data), separators=(",", ":"), allow_nan=False)
+        return json.dumps(_jsonable(data), separators=(",", ":"), allow_nan=False)
+
+
+def _json(data: Any, status: int = 200, headers: Optional[dict[str, str]] = None) -> Response:
+    return _json_body(_json_text(data), status, headers)
+
+
+def _json_body(body: str, status: int = 200, headers: Optional[dict[str, str]] = None) -> Response:
+    """A JSON answer whose text was made already (in the worker pool, under the time limit)."""
     return Response(body, status_code=status, media_type="application/json", headers=headers)
 
 
@@ -261,7 +270,8 @@ def create_app(config: ServeConfig = ServeConfig(), engine: Optional[Engine] = N
         except asyncio.TimeoutError:
             if deadline.give_up():
                 future.add_done_callback(lambda f: f.exception())  # its late error is not "never retrieved"
-                raise TimeLimitError(f"the request ran over the server's time limit of {config.time_limit:g} s")
+                raise TimeLimitError(f"the request ran over the server's time limit of {config.time_limit:g} s "
+                                     "(cbr serve --time-limit)")
             return await future  # a write had started: its result is the answer
 
     def body_fields(request: Request) -> tuple[str, ...]:
@@ -318,14 +328,19 @@ def create_app(config: ServeConfig = ServeConfig(), engine: Optional[Engine] = N
     @app.post("/retrieve", summary="The triple of a situation and the cases behind it",
               responses=_errors(404, 413, 422, 503))
     async def retrieve(situation: Situation) -> Response:
-        return _json(await run(engine.retrieve, situation.model_dump()))
+        # the JSON is written in the pool too: a large answer neither blocks the other
+        # requests nor escapes the time limit
+        return _json_body(await run(lambda: _json_text(engine.retrieve(situation.model_dump()))))
 
     @app.post("/retrieve/batch", summary=f"Several situations (at most {MAX_BATCH}), answered one by one",
               responses=_errors(413, 422, 503))
     async def retrieve_batch(batch: BatchRequest) -> Response:
-        def work() -> list[dict[str, Any]]:
+        deadline = Deadline(config.time_limit)
+
+        def work() -> str:
             out = []
             for i, s in enumerate(batch.situations):
+                deadline.check()  # answered 503 already: the rest is not worked on
                 try:
                     out.append(engine.retrieve(s.model_dump()))
                 except NotFoundError as exc:
@@ -336,9 +351,10 @@ def create_app(config: ServeConfig = ServeConfig(), engine: Optional[Engine] = N
                     out.append({"error": {"status": 422, "detail": [
                         {"loc": ["body", "situations", i, *([name] if name else [])], "msg": message,
                          "type": type(exc).__name__}]}})
-            return out
+            deadline.check()
+            return _json_text({"answers": out})
 
-        return _json({"answers": await run(work)})
+        return _json_body(await run(work, deadline=deadline))
 
     @app.post("/reuse", summary="The retrieval, and the action a policy takes there",
               responses=_errors(404, 413, 422, 503))

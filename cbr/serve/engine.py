@@ -109,7 +109,7 @@ class Deadline:
     False
     >>> d = Deadline(60.0); d.give_up(); d.check()
     Traceback (most recent call last):
-    cbr.serve.engine.TimeLimitError: the request ran over the server's time limit of 60 s
+    cbr.serve.engine.TimeLimitError: the request ran over the server's time limit of 60 s (cbr serve --time-limit)
     """
 
     def __init__(self, seconds: Optional[float]) -> None:
@@ -120,7 +120,7 @@ class Deadline:
         self._abandoned = False
 
     def _message(self) -> str:
-        return f"the request ran over the server's time limit of {self.seconds:g} s"
+        return f"the request ran over the server's time limit of {self.seconds:g} s (cbr serve --time-limit)"
 
     def passed(self) -> bool:
         """Whether the limit has passed or the request was given up."""
@@ -378,18 +378,24 @@ class Engine:
         return out
 
     def policies(self) -> list[dict[str, Any]]:
-        """``/policies``: the installed ``cbr.policies`` plugins and the options each takes."""
+        """``/policies``: the installed ``cbr.policies`` plugins and the options a request may
+        give each, with their defaults (None: set otherwise, e.g. by the ``cbr`` bot's preset);
+        the options naming files on the server, which requests may not give, are listed apart
+        (``server_only``)."""
         from cbr.plugins import available
         from cbr.policies.spec import policy_options
 
         out = []
         for name in available("cbr.policies"):
             try:
-                options = {k.replace("_", "-"): _plain(v) for k, v in policy_options(name).items()}
+                everything = policy_options(name)
                 error = None
             except CBRError as exc:  # installed but broken: listed with the reason
-                options, error = {}, str(exc).splitlines()[0]
-            out.append({"name": name, "options": options, **({"error": error} if error else {})})
+                everything, error = {}, str(exc).splitlines()[0]
+            options = {k.replace("_", "-"): _plain(v) for k, v in everything.items() if k not in PATH_OPTIONS}
+            server_only = [k.replace("_", "-") for k in everything if k in PATH_OPTIONS]
+            out.append({"name": name, "options": options, **({"server_only": server_only} if server_only else {}),
+                        **({"error": error} if error else {})})
         return out
 
     # ---- retention -------------------------------------------------------------------------

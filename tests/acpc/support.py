@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import REPO, default_sigint
 
 WAIT = 60  # seconds any process of these tests may take before it is killed
 
@@ -28,9 +28,13 @@ class Procs:
     def __init__(self) -> None:
         self.procs: list[subprocess.Popen] = []
 
-    def start(self, *args: object, cwd: Path | None = None) -> subprocess.Popen:
+    def start(self, *args: object, cwd: Path | None = None, stderr: int = subprocess.PIPE,
+              env: dict[str, str] | None = None) -> subprocess.Popen:
+        """``cbr ARGS``, its stdout and stderr piped (``stderr``: another file descriptor,
+        a terminal's); Ctrl-C (a test's SIGINT) interrupts it however pytest was started."""
         proc = subprocess.Popen(cbr_command() + [str(a) for a in args], cwd=cwd or REPO, text=True,
-                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=stderr, env=env,
+                                preexec_fn=default_sigint)
         self.procs.append(proc)
         return proc
 

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from cbr.acpc.dealer import Dealer
+from cbr.acpc.dealer import Dealer, stopped_result
+from cbr.errors import ProtocolError
 from cbr.logs.acpc import AcpcParser
 from cbr.play.match import run_match
 from tests.acpc.support import WAIT, Procs, cbr_command, finish
@@ -91,6 +92,28 @@ def test_dealer_with_built_in_bots_plays_what_cbr_match_plays(tmp_path: Path) ->
         assert sum(result.totals) == 0
 
 
+def test_an_interrupted_dealer_carries_the_result_of_the_hands_it_dealt() -> None:
+    """A KeyboardInterrupt after 7 hands leaves with those 7 hands' result (what `cbr match`
+    plays in 7 hands), marked interrupted; an error before dealing carries none."""
+    def stop_after(k: int):
+        done = [0]
+
+        def progress(n: int) -> None:
+            done[0] += n
+            if done[0] == k:
+                raise KeyboardInterrupt
+        return progress
+
+    with pytest.raises(KeyboardInterrupt) as info:
+        Dealer(["ehs", "call"], 50, seed=3).run(progress=stop_after(7))
+    partial = stopped_result(info.value)
+    assert partial is not None and (partial.hands, partial.stopped) == (7, "interrupted")
+    assert list(partial.totals) == [p.total for p in run_match(["ehs", "call"], 7, seed=3).players]
+    with pytest.raises(ProtocolError) as failed:
+        Dealer(["remote", "call"], 5, connect_timeout=0.05).run()
+    assert stopped_result(failed.value) is None
+
+
 def test_dealer_command_without_remote_seats_writes_a_log(procs: Procs, tmp_path: Path) -> None:
     log = tmp_path / "bots.log"
     code, out, err = finish(procs.start("serve-dealer", "-p", "poki,call,raise", "-n", 30, "--log", log))
@@ -123,19 +146,6 @@ def test_heads_up_blinds_both_ways(procs: Procs, tmp_path: Path, game: str, firs
         assert r.actions[0].position == first_preflop
         assert r.game.blinds[first_preflop] == 5.0        # the small blind opens heads-up
     check_client_matches_log(json.loads(out_c), log, "remote", hands)
-
-
-def test_port_in_use_is_one_line(procs: Procs) -> None:
-    busy = socket.socket()
-    busy.bind(("127.0.0.1", 0))
-    busy.listen(1)
-    try:
-        port = busy.getsockname()[1]
-        code, out, err = finish(procs.start("serve-dealer", "-p", "remote,call", "--port", port))
-    finally:
-        busy.close()
-    assert code == 1 and out == ""
-    assert err.count("\n") == 1 and err.startswith(f"error: cannot listen on 127.0.0.1:{port}")
 
 
 def test_a_client_beyond_the_seats_is_told_they_are_taken(procs: Procs) -> None:

@@ -189,10 +189,21 @@ def test_cli_illegal_key_quit_and_eof():
     assert "Result after 1 hand:" in r.output
 
 
-@pytest.mark.parametrize("args", [[], ["--human", "--acpc", "127.0.0.1:1"], ["--human", "--json"]])
+@pytest.mark.parametrize("args", [[], ["--human", "--acpc", "127.0.0.1:1"], ["--human", "--json"],
+                                  # an option of the other mode is refused, not ignored
+                                  ["--human", "--policy", "lag", "--bots", "call"], ["--human", "--policy", "ehs"],
+                                  ["--human", "--timeout", "5"], ["--acpc", "127.0.0.1:1", "--bots", "call"]])
 def test_cli_usage_errors(args):
-    r = runner.invoke(app, ["play", *args], input="")
-    assert r.exit_code == 2
+    r = runner.invoke(app, ["play", *args], input="q\n")
+    assert r.exit_code == 2, r.output
+    assert "=== Hand" not in r.output
+
+
+def test_cli_help_says_the_seed_deals_the_cards_with_human():
+    r = runner.invoke(app, ["play", "--help"], env={"COLUMNS": "200"})
+    assert r.exit_code == 0
+    seed = " ".join(r.output.split("--seed", 1)[1].split("--timeout", 1)[0].split())
+    assert "with --human also" in seed and "cards" in seed, seed
 
 
 def test_cli_unknown_bot_is_one_line_exit_1():

@@ -322,6 +322,31 @@ def test_over_the_time_limit_is_503_and_a_late_retain_writes_nothing(engine, cas
         assert c.get("/health").status_code == 200
 
 
+def test_a_batch_over_the_time_limit_is_503_every_time(engine) -> None:
+    """256 situations asking for every retrieved case: answered 503 at 10 s twice, then 200 at
+    16-18 s, since the JSON was written on the event loop, outside the limit. Now the JSON is
+    written in the pool under the limit, and the work checks the limit between situations."""
+    big = {"situations": [{"hole": "AdQc", "top": None}] * 256}
+    calls = []
+    retrieve = engine.retrieve
+    engine.retrieve = lambda situation: calls.append(1) or retrieve(situation)  # counts the work done
+    try:
+        with make_client(engine, time_limit=1e-6) as c:
+            for _ in range(3):
+                r = c.post("/retrieve/batch", json=big)
+                assert r.status_code == 503 and "time limit" in r.json()["detail"], r.status_code
+            seen, end = -1, time.monotonic() + 60
+            while len(calls) != seen and time.monotonic() < end:  # until the workers are idle
+                seen = len(calls)
+                time.sleep(1.0)
+        assert len(calls) < 3 * 256 / 10, len(calls)  # before: every situation of every batch was answered
+    finally:
+        del engine.retrieve
+    with make_client(engine) as c:
+        r = c.post("/retrieve/batch", json={"situations": [{"hole": "AdQc", "top": 1}] * 2})
+        assert r.status_code == 200 and [len(a["cases"]) for a in r.json()["answers"]] == [1, 1]
+
+
 # ---- the rest ------------------------------------------------------------------------------
 def test_health_and_openapi(client) -> None:
     h = client.get("/health").json()
@@ -370,6 +395,7 @@ def test_policies_are_the_installed_bots(client) -> None:
     assert [p["name"] for p in listed] == available("cbr.policies")
     cbr = next(p for p in listed if p["name"] == "cbr")
     assert cbr["options"]["preset"] == "expert" and "reuse" in cbr["options"]   # the rest come from the preset
+    assert "casebase" not in cbr["options"] and "casebase" in cbr["server_only"]  # a request may not name files
 
 
 def test_a_bug_is_a_500_in_json_and_the_server_goes_on(client, engine, monkeypatch) -> None:
