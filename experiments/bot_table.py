@@ -65,11 +65,6 @@ def decision_time(bot: str, hands: int, seed: int) -> dict:
     return {"mean_ms": float(ms.mean()), "p99_ms": float(np.percentile(ms, 99)), "decisions": int(ms.size)}
 
 
-#: Rows measured earlier under another spec: the exploitability table ran when ``cfr`` meant the
-#: 4-bucket strategy and ``cbr`` the CASPER preset.
-RENAMED = {"cfr:strategy=h_hs2_4": "cfr", "cbr:preset=casper": "cbr"}
-
-
 def old_lbr(seed: int, bot: str) -> dict | None:
     """The LBR of ``bot`` measured earlier: the exploitability table of the same seed, or for
     ``cfr`` the teacher's own experiment (``teacher-seed*.json``, the largest run)."""
@@ -82,9 +77,11 @@ def old_lbr(seed: int, bot: str) -> dict | None:
                     "from": f"teacher-seed{r['seed']}.json"}
         return None
     path = RESULTS / f"exploit-table-seed{seed}.json"
-    if not path.exists() or bot in RENAMED.values():
+    if not path.exists():
         return None
-    row = json.loads(path.read_text())["rows"].get(RENAMED.get(bot, bot))
+    # its rows are keyed by the spec measured (the 4-bucket cfr row by cfr:strategy=h_hs2_4; the
+    # cbr row was re-run with today's default, the CASPER preset's is gone)
+    row = json.loads(path.read_text())["rows"].get(bot)
     if not row or "lbr" not in row:
         return None
     r = row["lbr"]

@@ -56,6 +56,17 @@ def print_json(obj: Any) -> None:
     typer.echo(text)
 
 
+def signed(x: float, decimals: int = 0) -> str:
+    """``x`` with its sign, rounded; what rounds to zero is ``+0`` (never ``-0``, which a
+    seat that lost a fraction of a chip per hand showed beside ``+0`` chips).
+
+    >>> signed(-1e-9, 3), signed(-0.0), signed(2.5, 1), signed(-12.0)
+    ('+0.000', '+0', '+2.5', '-12')
+    """
+    text = f"{x:+.{decimals}f}"
+    return f"{0.0:+.{decimals}f}" if float(text) == 0 else text
+
+
 def _finite(obj: Any) -> Any:
     """``obj`` (plain JSON data) with every NaN or infinite float replaced by None.
 

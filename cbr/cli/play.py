@@ -13,7 +13,7 @@ from cbr.cli._options import (
     alias,
     check_output,
 )
-from cbr.cli._output import print_json, progress_bar, rich_table, stdout
+from cbr.cli._output import print_json, progress_bar, rich_table, signed, stdout
 
 if TYPE_CHECKING:  # pragma: no cover
     from cbr.acpc.client import ClientResult
@@ -94,8 +94,8 @@ def _print_match(result: "MatchResult", seed: int, as_json: bool) -> None:
     title = (f"{result.game.name}: {result.hands} hands"
              + (f" (duplicate, {result.deals} deals)" if result.duplicate else "") + f", seed {seed}"
              + (" (interrupted)" if result.interrupted else ""))
-    rows = [[str(s), p.name, f"{p.total:+.0f}", f"{p.sb_per_hand:+.3f}", f"{p.sb_ci:.3f}",
-             f"{p.mbb_per_hand:+.0f}", f"{p.mbb_ci:.0f}"] for s, p in enumerate(result.players)]
+    rows = [[str(s), p.name, signed(p.total), signed(p.sb_per_hand, 3), f"{p.sb_ci:.3f}",
+             signed(p.mbb_per_hand), f"{p.mbb_ci:.0f}"] for s, p in enumerate(result.players)]
     stdout.print(rich_table(title, ["seat", "bot", "chips", "sb/h", "± 95%", "mbb/h", "± 95%"], rows))
     if result.match_id:
         stdout.print(f"retained {result.retained:,} cases (match {result.match_id})", markup=False,
@@ -179,7 +179,7 @@ def _print_dealer(result: "DealerResult", seed: int, planned: int) -> None:
     dealt``), with no ``SCORE:`` line (that is a whole match's)."""
     from cbr.logs.acpc import acpc_number
 
-    rows = [[str(s), name, ("+" if result.totals[s] > 0 else "") + acpc_number(result.totals[s]), f"{result.sb_per_hand(s):+.3f}"]
+    rows = [[str(s), name, ("+" if result.totals[s] > 0 else "") + acpc_number(result.totals[s]), signed(result.sb_per_hand(s), 3)]
             for s, name in enumerate(result.names)]
     stdout.print(rich_table(f"{result.game.name}: {result.hands} hands, seed {seed}", ["seat", "player", "chips", "sb/h"],
                             rows))
@@ -261,7 +261,7 @@ def _print_client(result: "ClientResult", spec: str, as_json: bool, retaining: b
         return
     stopped = " (interrupted)" if result.interrupted else " (stopped by an error)" if result.error else ""
     typer.echo(f"{spec}: {len(result.hands)} hands, {'+' if result.total > 0 else ''}{acpc_number(result.total)} chips "
-               f"({result.sb_per_hand:+.3f} sb/h)" + (f"; retained {result.retained:,} cases" if retaining else "")
+               f"({signed(result.sb_per_hand, 3)} sb/h)" + (f"; retained {result.retained:,} cases" if retaining else "")
                + stopped)
 
 

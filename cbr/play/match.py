@@ -67,7 +67,9 @@ PROGRESS_EVERY = 50
 
 @dataclass(frozen=True)
 class PlayerResult:
-    """One seat's result. ``*_ci`` are half-widths of 95% confidence intervals."""
+    """One seat's result: ``policy`` is the seat's policy spec as given (``cbr:preset=casper``),
+    or the policy's name when it was given as an object. ``*_ci`` are half-widths of 95%
+    confidence intervals."""
 
     name: str
     policy: str
@@ -257,7 +259,7 @@ def _players(game: GameDef, names: Sequence[str], policies: Sequence[Policy], ha
     for s, m in enumerate(stats):
         mean, ci = m.mean, m.ci()
         out.append(PlayerResult(
-            name=names[s], policy=policies[s].name, hands=hands, total=totals[s],
+            name=names[s], policy=getattr(policies[s], "spec", policies[s].name), hands=hands, total=totals[s],
             sb_per_hand=mean / sb, sb_ci=ci / sb, mbb_per_hand=1000.0 * mean / bb, mbb_ci=1000.0 * ci / bb,
         ))
     return tuple(out)

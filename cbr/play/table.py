@@ -92,13 +92,16 @@ def deal_cards(seed: int, deal: int, n_players: int) -> tuple[list[tuple[int, in
 
 def resolve_players(players: Sequence[str | Policy], seed: int, *, first_seat: int = 0) -> list[Policy]:
     """Policies for seats ``first_seat``, ``first_seat + 1``, ...: a spec is built with
-    :func:`seat_seed`, a :class:`Policy` is used as it is."""
+    :func:`seat_seed` (and kept as the policy's ``spec``: results name a seat's policy by it,
+    options included), a :class:`Policy` is used as it is."""
     out: list[Policy] = []
     for i, p in enumerate(players, start=first_seat):
         if isinstance(p, Policy):
             out.append(p)
         elif isinstance(p, str):
-            out.append(policy_from_spec(p.strip(), seed=seat_seed(seed, i)))
+            policy = policy_from_spec(p.strip(), seed=seat_seed(seed, i))
+            policy.spec = p.strip()  # type: ignore[attr-defined]
+            out.append(policy)
         else:
             raise ValueError(f"player {i}: expected a policy name or a Policy, got {type(p).__name__}")
     return out

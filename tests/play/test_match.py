@@ -259,6 +259,14 @@ def test_cli_match_json():
     assert data["players"][0]["total"] == direct.players[0].total
 
 
+def test_cli_match_json_names_each_seats_policy_spec():
+    """Two seats 'cbr:preset=casper' and 'cbr' were both listed as policy 'cbr'."""
+    res = runner.invoke(app, ["match", "--players", "ehs:bluff-rate=0.5,ehs", "--hands", "4", "--json"])
+    assert res.exit_code == 0, res.output
+    assert [(p["name"], p["policy"]) for p in json.loads(res.stdout)["players"]] == [
+        ("ehs-1", "ehs:bluff-rate=0.5"), ("ehs-2", "ehs")]
+
+
 def test_cli_match_table_and_duplicate():
     res = runner.invoke(app, ["match", "-p", "raise,call,random", "-n", "10", "--duplicate"])
     assert res.exit_code == 0, res.output
