@@ -190,10 +190,34 @@ def _client(scheduler: str, dask_workers: int) -> tuple[Any, Any]:
         except BaseException:
             cluster.close()
             raise
+    _probe(scheduler)
     try:
         return Client(scheduler, timeout="20s"), None
     except (OSError, TimeoutError, ValueError) as exc:
         raise CBRError(f"cannot reach the Dask scheduler {scheduler}: {exc}") from None
+
+
+def _probe(scheduler: str) -> None:
+    """Fail at once when nothing listens at a ``tcp://HOST:PORT`` scheduler address (Dask's
+    client retries a refused connection until its 20 s timeout, saying only "Timed out")."""
+    import socket
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(scheduler)
+    if parts.scheme != "tcp":
+        return
+    try:
+        host, port = parts.hostname, parts.port
+    except ValueError:  # a port that is not a number: Dask says what is wrong
+        return
+    if not host or port is None:
+        return
+    try:
+        socket.create_connection((host, port), timeout=5).close()
+    except ConnectionRefusedError:
+        raise CBRError(f"cannot reach the Dask scheduler {scheduler}: connection refused (is it running?)") from None
+    except OSError:
+        return  # a slow or filtered network: Dask's own timeout decides
 
 
 def build_casebase_on_dask(paths: Sequence[str | os.PathLike[str]], out: str | os.PathLike[str], *,

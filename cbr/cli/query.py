@@ -73,6 +73,11 @@ def query_command(
     g = load_game(game)
     if source is not None:
         lines = _read_lines(source)
+        if not any(line.strip() and not line.lstrip().startswith("#") for line in lines):
+            from cbr.errors import LogFormatError
+
+            raise LogFormatError(f"{'stdin' if source == '-' else source}: no MATCHSTATE line to answer "
+                                 f"(it is empty, or blank lines and # comments only)")
         cb = CaseBase.open(resolve_casebase(casebase), memory_map=memory_map)
         try:
             failed = _query_lines(cb, g, lines, weight, top, explain, as_json, opponents)

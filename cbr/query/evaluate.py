@@ -396,15 +396,18 @@ def _evaluate_holdout(cb: Any, paths: list[str], config: Any, own_index: bool, s
     inputs_by_street: dict[int, list[np.ndarray]] = {s: [] for s in range(4)}
     hand_by_street: dict[int, list[int]] = {s: [] for s in range(4)}
     skipped = 0
+    first_issue: Optional[str] = None  # why the first hand or file was skipped (said when none is left)
     notes: list[str] = []
     for hand, item in enumerate(read_logs(paths, log_format)):
         if not isinstance(item, HandRecord):
             skipped += 1
+            first_issue = first_issue or str(item)
             continue
         try:
             dps = replay(item)
-        except CBRError:
+        except CBRError as exc:
             skipped += 1
+            first_issue = first_issue or str(exc).splitlines()[0]
             continue
         X = hand_inputs(dps) if dps else np.zeros((0, 19), np.float32)
         for dp, row in zip(dps, X):
@@ -419,7 +422,8 @@ def _evaluate_holdout(cb: Any, paths: list[str], config: Any, own_index: bool, s
     chosen = {s: _sample(np.arange(len(dps_by_street[s])), max_decisions, rng) for s in range(4)}
     total = sum(len(c) for c in chosen.values())
     if total == 0:
-        raise TooFewExamplesError(f"no decision with known hole cards in {', '.join(paths)}")
+        raise TooFewExamplesError(f"no decision with known hole cards in {', '.join(paths)}"
+                                  + (f" ({skipped} skipped; the first: {first_issue})" if first_issue else ""))
     net = predictor if ann else None
     if ann and net is None:
         ex, _ = examples_from_casebase(cb)

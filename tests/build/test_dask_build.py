@@ -307,3 +307,18 @@ def test_the_local_cluster_runs_quiet_and_leaves_the_callers_settings_alone() ->
     finally:
         client.close()
         cluster.close()
+
+
+def test_a_scheduler_address_where_nothing_listens_is_refused_at_once(tmp_path: Path) -> None:
+    """Dask's client retried a refused connection for its whole 20 s timeout, then said
+    'Timed out'. A port no one listens on: one error line naming the address."""
+    require_module("distributed")
+    import socket
+
+    with socket.socket() as s:  # a free port, closed again: nothing listens there
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    address = f"tcp://127.0.0.1:{port}"
+    with pytest.raises(CBRError, match=f"cannot reach the Dask scheduler {address}: connection refused"):
+        build_casebase_on_dask([_logs() / "2p.limit.h1000.r0.log"], tmp_path / "cb", scheduler=address)
+    assert not (tmp_path / "cb").exists()

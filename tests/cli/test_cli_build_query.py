@@ -411,3 +411,14 @@ def test_matchstate_file_errors_name_the_file(built, tmp_path: Path) -> None:
     binary.write_bytes(b"MATCHSTATE:1:0::|AsKs\n\xff\xfe\n")
     line = one_error_line(cbr("query", "-c", out, "--matchstate-file", binary))
     assert "binary.txt: not UTF-8" in line
+
+
+def test_no_matchstate_line_is_an_error_not_a_silent_success(built, tmp_path: Path) -> None:
+    """`: | cbr query --matchstate -` exited 0 and printed nothing."""
+    _, out, _ = built
+    line = one_error_line(runner.invoke(app, ["query", "-c", str(out), "--matchstate", "-"], input=""))
+    assert line == "error: stdin: no MATCHSTATE line to answer (it is empty, or blank lines and # comments only)"
+    comments = tmp_path / "comments.txt"
+    comments.write_text("# nothing here\n\n")
+    line = one_error_line(cbr("query", "-c", out, "--matchstate-file", comments))
+    assert "comments.txt: no MATCHSTATE line to answer" in line

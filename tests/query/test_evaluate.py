@@ -379,3 +379,13 @@ def test_saved_predictor_on_holdout_and_schema_refusal(logs, tmp_path: Path) -> 
     assert len(line) == 1 and str(other) in line[0] and "schema version 0" in line[0] and "retrain" in line[0]
     assert cbr("evaluate", logs["cb"], "--predictor", path).exit_code == 2            # needs --holdout
     assert cbr("evaluate", logs["cb"], "--holdout", held, "--no-ann", "--predictor", path).exit_code == 2
+
+
+def test_a_holdout_that_is_no_log_says_why(tmp_path: Path) -> None:
+    """It said only 'no decision with known hole cards in g.log', not that g.log is no log."""
+    noise = tmp_path / "g.log"
+    noise.write_bytes(bytes(range(256)) * 4)
+    result = CliRunner().invoke(app, ["evaluate", "default", "--holdout", str(noise), "--no-ann"])
+    assert result.exit_code == 1, result.output
+    line = result.stderr.strip()
+    assert "no decision with known hole cards" in line and "not a log any parser recognises" in line, line
