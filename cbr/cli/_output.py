@@ -108,6 +108,17 @@ def progress_bar(description: str, total: Optional[int] = None, enabled: bool = 
         yield advance
 
 
+@contextmanager
+def busy(description: str, enabled: bool = True) -> Iterator[None]:
+    """A spinner with ``description`` on stderr while the block runs, for work of unknown
+    length (a search); only on a terminal, and gone when the block ends."""
+    if not enabled or not sys.stderr.isatty():
+        yield
+        return
+    with stderr.real().status(description):
+        yield
+
+
 def _cell(value: Any) -> str:
     return "" if value is None else (f"{value:.4g}" if isinstance(value, float) else str(value))
 

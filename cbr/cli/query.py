@@ -165,9 +165,12 @@ def _query_situation(g: Any, matchstate: Optional[str], hole: Optional[str], boa
         from cbr.acpc.matchstate import from_matchstate
 
         return from_matchstate(matchstate, g)
-    return described_situation(g, hole=hole, board=board, dealt=dealt, in_hand=in_hand, position=position,
-                               to_act=to_act, committed=committed, to_call=to_call, pot=pot,
-                               previous_round_bets=prev_bets)
+    from cbr.cli._output import busy
+
+    with busy("finding a hand that reaches this spot"):  # seconds on a big table (up to 50,000 states)
+        return described_situation(g, hole=hole, board=board, dealt=dealt, in_hand=in_hand, position=position,
+                                   to_act=to_act, committed=committed, to_call=to_call, pot=pot,
+                                   previous_round_bets=prev_bets)
 
 
 def _read_lines(source: str) -> list[str]:

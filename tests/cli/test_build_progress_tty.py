@@ -79,3 +79,15 @@ def test_build_in_a_pipe_draws_nothing(tmp_path: Path) -> None:
                        text=True, timeout=600)
     assert r.returncode == 0, r.stderr
     assert "building" not in r.stderr and "\r" not in r.stderr and "\x1b" not in r.stderr
+
+
+def test_query_shows_a_spinner_while_it_searches_for_the_spot_on_a_terminal_only() -> None:
+    """A spot on a big table took seconds of search with nothing on the screen."""
+    args = [_cbr(), "query", "--hole", "AdQc", "--dealt", "6", "--board", "3h4cJh", "--in-hand", "3",
+            "--pot", "12", "--to-call", "1"]
+    code, shown, out = _run_on_a_pty(args)
+    assert code == 0 and out.startswith("fold "), shown.decode(errors="replace")
+    assert b"finding a hand that reaches this spot" in shown
+    piped = subprocess.run(args, capture_output=True, text=True, timeout=600)
+    assert piped.returncode == 0 and piped.stdout.splitlines()[0] == out.splitlines()[0]
+    assert "finding" not in piped.stderr
