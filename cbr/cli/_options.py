@@ -59,6 +59,16 @@ def known_log_format(fmt: Optional[str], option: str = "--log-format") -> Option
     return fmt
 
 
+def known_feature_set(name: str, option: str = "--feature-set") -> str:
+    """``name`` if it names a feature-set plugin (``cbr.features``), else a usage error listing them."""
+    from cbr.plugins import available
+
+    known = available("cbr.features")
+    if name not in known:
+        raise usage_error(f"unknown feature set {name!r}; known feature sets: {', '.join(known)}", option)
+    return name
+
+
 def check_output(path: str, *, what: str, overwrite: bool = False, folder: bool = False) -> None:
     """The one output-path rule for every ``-o/--out/--log`` (:func:`cbr.logs.output.check_output_path`),
     checked before a command starts its work: the folder must exist (a case base may go

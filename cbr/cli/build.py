@@ -14,6 +14,7 @@ from cbr.cli._options import (
     alias,
     check_output,
     file_size,
+    known_feature_set,
     known_log_format,
 )
 from cbr.cli._output import print_json, progress_bar, stdout
@@ -61,6 +62,7 @@ def build_command(
     elif workers > cpus:
         typer.echo(f"note: --workers {workers} reduced to {cpus} (the CPUs this process may use)", err=True)
         workers = cpus
+    known_feature_set(feature_set)
     check_output(out, what="case base", overwrite=overwrite, folder=True)
     from cbr.similarity.config import load_similarity_file
 

@@ -119,7 +119,7 @@ def test_failing_build_leaves_no_casebase(tmp_path: Path) -> None:
         build_casebase_on_dask([_logs()], tmp_path / "cb", feature_set=ExplodingFeatures(), scheduler="local",
                                dask_workers=1)
     assert os.listdir(tmp_path) == []
-    with pytest.raises(CBRError, match="none of the --players"):
+    with pytest.raises(CBRError, match="none of the --only-players"):
         build_casebase_on_dask([_logs()], tmp_path / "cb", players=["nobody"], scheduler="local", dask_workers=1)
     assert os.listdir(tmp_path) == []
 

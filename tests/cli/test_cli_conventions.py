@@ -73,6 +73,7 @@ def small_log(tmp_path_factory) -> Path:
     ["build", "x.log", "-o", "cb", "-j", "99999999999999999999"],
     ["build", "x.log", "-o", "cb", "-j", "0"],
     ["build", "x.log", "-o", "cb", "--log-format", "nope"],
+    ["build", "x.log", "-o", "cb", "--feature-set", "nosuch"],           # exited 1, unlike --log-format
     ["build", "x.log", "-o", "cb", "--only-players", "a", "--players", "b"],
     ["hand", "AsKd", "--opponents", "99999999999999999999"],
     ["hand", "AsKd", "--trials", "99999999999999999999"],             # ran 2^64-sized work before
