@@ -74,20 +74,21 @@ def abstraction_build_command(
 @app.command("inspect")
 @guarded
 def abstraction_inspect_command(
-    directory: Annotated[str, typer.Argument(help="A directory written by `cbr abstraction build`.")],
+    directory: Annotated[str, typer.Argument(help="A directory written by `cbr abstraction build`, or the name of a "
+                                                  "shipped one under casebases/cfr/ (as `cbr train cfr -a` takes).")],
     as_json: Annotated[bool, typer.Option("--json", metavar=FLAG, help="Print the summary as JSON.")] = False,
 ) -> None:
     """Show an abstraction: name, fingerprint, thresholds per street, and its bucket game's figures.
 
-    Example: cbr abstraction inspect p_hs
+    Example: cbr abstraction inspect h_hs2_4
     """
-    from pathlib import Path
-
     from cbr.abstraction import BUCKET_GAME_FILE, Abstraction
+    from cbr.cfr.strategy import resolve_abstraction_dir
 
-    abstraction = Abstraction.load(directory)
-    game = abstraction.load_bucket_game(directory) if (Path(directory) / BUCKET_GAME_FILE).exists() else None
-    summary = _abstraction_summary(abstraction, directory, game)
+    where = resolve_abstraction_dir(directory)  # a path, or a shipped abstraction's name: as `cbr train cfr -a`
+    abstraction = Abstraction.load(where)
+    game = abstraction.load_bucket_game(where) if (where / BUCKET_GAME_FILE).exists() else None
+    summary = _abstraction_summary(abstraction, str(where), game)
     if as_json:
         print_json(summary)
         return

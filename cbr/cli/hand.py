@@ -12,7 +12,7 @@ from cbr.cli._options import (
     MAX_TRIALS,
     alias,
 )
-from cbr.cli._output import print_json
+from cbr.cli._output import busy, print_json
 
 
 @guarded
@@ -31,7 +31,9 @@ def hand_command(
 
     n_opponents = alias(opponents, opponents_n, "--opponents", "-n")
     n_opponents = 1 if n_opponents is None else n_opponents
-    s = evaluator_ext.hand_summary(hole, board or (), n_opponents=n_opponents, trials=trials, seed=seed)
+    # the C kernels release the GIL: a spinner turns while millions of deals are dealt (not with --json)
+    with busy(f"dealing up to {trials:,} Monte Carlo deals", enabled=not as_json and trials >= 1_000_000):
+        s = evaluator_ext.hand_summary(hole, board or (), n_opponents=n_opponents, trials=trials, seed=seed)
     if as_json:
         print_json(s)
         return

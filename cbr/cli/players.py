@@ -2,11 +2,11 @@
 # No `from __future__ import annotations`: typer reads the options' annotations, and real ones
 # (compiled with the module) cost it far less than strings it must evaluate at every start.
 
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
-from cbr.cli._errors import EXIT_ERROR, guarded, usage_error
+from cbr.cli._errors import guarded, usage_error
 from cbr.cli._options import (
     known_log_format,
 )
@@ -15,9 +15,12 @@ from cbr.cli._output import print_json, progress_bar, rich_table, stdout
 app = typer.Typer(help="Opponent models: the thesis' player model, kept in a model store.",
                           no_args_is_help=True, rich_markup_mode=None)
 
-STORE_HELP = "The model store: a DuckDB file (made by build when missing)."
-STORE_CASEBASE_HELP = ("Keep the models in players.duckdb inside this case base (a path or a name; not the "
-                       "shipped default, which is read-only).")
+BUILD_STORE_HELP = "The model store to fill: a DuckDB file (made when missing)."
+BUILD_CASEBASE_HELP = ("Fill players.duckdb inside this case base instead (a path or a name; a case base of your "
+                       "own: the shipped ones, default and expert, are read-only).")
+INSPECT_STORE_HELP = "The model store to read: a DuckDB file made by `cbr players build`."
+INSPECT_CASEBASE_HELP = ("Read players.duckdb inside this case base instead (a path or a name; one filled by "
+                         "`cbr players build --casebase`: the shipped ones, default and expert, hold none).")
 
 
 def _players_store(store: Optional[str], casebase: Optional[str]) -> str:
@@ -35,11 +38,13 @@ def _players_store(store: Optional[str], casebase: Optional[str]) -> str:
 @guarded
 def players_build(
     paths: Annotated[list[str], typer.Argument(help="Log files or folders (walked recursively).")],
-    store: Annotated[Optional[str], typer.Option("--store", help=STORE_HELP)] = None,
-    casebase: Annotated[Optional[str], typer.Option("--casebase", help=STORE_CASEBASE_HELP)] = None,
+    store: Annotated[Optional[str], typer.Option("--store", help=BUILD_STORE_HELP)] = None,
+    casebase: Annotated[Optional[str], typer.Option("--casebase", help=BUILD_CASEBASE_HELP)] = None,
     log_format: Annotated[Optional[str], typer.Option("--log-format", "-f",
                                                       help="Force a parser (acpc, phh, irc, pokerstars).")] = None,
     reset: Annotated[bool, typer.Option("--reset", help="Empty the store first (default: add to it).")] = False,
+    max_issues: Annotated[int, typer.Option("--max-issues", min=0, max=10**6,
+                                            help="Skipped hands and files not read to list (--json: at least 100).")] = 10,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
     """Replay every hand of the logs into per-player models and save them in the store.
@@ -47,35 +52,51 @@ def players_build(
     Each player's actions in a hand are one round of the thesis' player model
     (aggressiveness, tightness, riskiness). Players already in the store are continued;
     a log the store has read before (the same bytes, by SHA-256) is skipped with a note,
-    so no hand counts twice (--reset starts over). The store is written in one
-    transaction at the end.
+    so no hand counts twice (--reset starts over). Hands skipped and files not read are
+    listed with file:line and the reason; when no hand can be read the build fails saying
+    why and writes nothing (a store it made is not left behind). The store is written in
+    one transaction at the end.
     """
     from cbr.models.store import build_store
 
     fmt = known_log_format(log_format)
     path = _players_store(store, casebase)
     with progress_bar("reading logs", enabled=not as_json) as advance:
-        report = build_store(paths, path, format=fmt, reset=reset, progress=advance)
+        report = build_store(paths, path, format=fmt, reset=reset, progress=advance,
+                             max_issues=max(max_issues, 100))
     if as_json:
         print_json(report.to_dict())
     else:
         typer.echo(f"{report.hands} hands read ({report.skipped} skipped), {report.players} players; "
                    f"{report.players_in_store} players in {report.store}")
+        _list_skipped(report, max_issues)
     for src in report.skipped_sources:
         when = f"on {src['read_at']}" if src["read_at"] else "earlier in this build"
         again = "" if src["read_as"] == src["path"] else f" as {src['read_as']}"
         typer.echo(f"note: {src['path']} skipped: its bytes were already read into {report.store} {when}{again} "
                    f"(--reset starts over)", err=True)
-    if report.hands == 0 and not report.skipped_sources:
-        typer.echo(f"error: no hand could be read from {', '.join(paths)} ({report.skipped} skipped)", err=True)
-        raise typer.Exit(EXIT_ERROR)
+
+
+def _list_skipped(report: Any, max_issues: int) -> None:
+    """The hands skipped and the files not read, with file:line and the reason (as `cbr build`)."""
+    total = report.skipped + report.files_skipped
+    if not total:
+        return
+    counts = [f"{n} {what}" for n, what in ((report.skipped, "hand(s) skipped"),
+                                             (report.files_skipped, "file(s) not read")) if n]
+    typer.echo(", ".join(counts) + ":")
+    shown = report.issues[:max_issues]
+    for issue in shown:
+        typer.echo(f"  {issue.where}: {issue.reason}")
+    if total > len(shown):
+        typer.echo(f"  ... and {total - len(shown)} more (--max-issues, --json)")
 
 
 @app.command("inspect")
 @guarded
 def players_inspect(
-    store: Annotated[Optional[str], typer.Option("--store", help="The model store (a DuckDB file).")] = None,
-    casebase: Annotated[Optional[str], typer.Option("--casebase", help=STORE_CASEBASE_HELP)] = None,
+    store: Annotated[Optional[str], typer.Option("--store", help=INSPECT_STORE_HELP)] = None,
+    casebase: Annotated[Optional[str], typer.Option("--casebase", help=INSPECT_CASEBASE_HELP)] = None,
     player: Annotated[Optional[str], typer.Option("--player", help="Show this player only (defaults if never seen).")] = None,
     limit: Annotated[int, typer.Option("--limit", min=1, max=10**9,
                                        help="Without --player: show the players with most hands, at most this many.")] = 20,

@@ -25,10 +25,13 @@ With a case base, the store is ``players.duckdb`` in its directory
 
 Filling a store from logs (``cbr players build``, :func:`build_store`): every hand of the
 logs is replayed through the rules engine; each seated player's actions in it become one
-thesis *round* of their history. Hands the engine cannot replay are skipped and counted.
+thesis *round* of their history. Hands the engine cannot replay and files no parser reads
+are skipped and listed with ``file:line`` and the reason; when no hand at all can be read
+(and no log was skipped as read before) the build fails saying why, writing nothing.
 Logs already read into the store (the same bytes, under any name) are skipped and listed;
 ``reset`` starts over. The store is written once, in one transaction (models and sources
-together), after every log was read: an interrupted build leaves the store as it was.
+together), after every log was read: an interrupted or failed build leaves the store as it
+was, and a store the build made is deleted again.
 :func:`inspect_store` reads it back (``cbr players inspect``).
 
 >>> import tempfile, os
@@ -63,7 +66,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional, Union
 
-from cbr.errors import GameError, ModelError
+from cbr.errors import CBRError, GameError, ModelError
 from cbr.logs.record import HandRecord, ParseIssue
 from cbr.models.player_model import ATTRIBUTES, PlayerHistory, PlayerModel, PlayerModels, default_model
 from cbr.store import duck
@@ -147,10 +150,12 @@ def casebase_store_path(name: PathLike) -> Path:
 class ModelStore:
     """An open model store. Use :meth:`open`; close it (or use ``with``)."""
 
-    def __init__(self, path: Path, con, read_only: bool) -> None:
+    def __init__(self, path: Path, con, read_only: bool, created: bool = False) -> None:
         self.path = path
         self._con = con
         self.read_only = read_only
+        #: Whether :meth:`open` made this store (it did not exist before).
+        self.created = created
 
     # ---- opening ----
     @classmethod
@@ -165,12 +170,13 @@ class ModelStore:
         p = Path(path)
         if p.is_dir():
             raise ModelError(f"{p} is a directory, not a model store file")
+        created = False
         if not p.exists():
             if not create:
                 raise ModelError(f"no model store at {p} (fill one with: cbr players build LOGS... --store {p})")
             if read_only:
                 raise ModelError(f"no model store at {p}")
-            cls._create(p)
+            created = cls._create(p)
         try:
             con = duck.connect(str(p), read_only=read_only)
         except duckdb.Error as exc:
@@ -185,11 +191,12 @@ class ModelStore:
         except BaseException:
             con.close()
             raise
-        return cls(p, con, read_only)
+        return cls(p, con, read_only, created)
 
     @staticmethod
-    def _create(p: Path) -> None:
-        """Make a complete, empty store under a temporary name, then rename it into place."""
+    def _create(p: Path) -> bool:
+        """Make a complete, empty store under a temporary name, then rename it into place;
+        False when another process made one there meanwhile (theirs is kept)."""
         if not p.parent.is_dir():
             raise ModelError(f"cannot create model store {p}: folder {p.parent} does not exist")
         import duckdb
@@ -201,8 +208,9 @@ class ModelStore:
             except duckdb.Error as exc:
                 raise ModelError(f"cannot create model store {p} ({_first_line(exc)})") from None
             if p.exists():  # another process made it meanwhile: keep theirs
-                return
+                return False
             os.replace(tmp, p)
+            return True
         finally:
             for leftover in (tmp, tmp.with_name(tmp.name + ".wal")):
                 try:
@@ -246,6 +254,22 @@ class ModelStore:
         if self._con is not None:
             self._con.close()
             self._con = None
+
+    def discard(self) -> bool:
+        """Delete a store this :meth:`open` made, when it is still empty (no player, no
+        source), and close it; True when deleted. The file is removed while this connection
+        still holds DuckDB's lock, so no other process can have opened it meanwhile."""
+        try:
+            if not self.created or self.read_only or self._con is None or self.players() or self.sources():
+                return False
+            for leftover in (self.path, self.path.with_name(self.path.name + ".wal")):
+                try:
+                    leftover.unlink()
+                except FileNotFoundError:
+                    pass
+            return True
+        finally:
+            self.close()
 
     def __enter__(self) -> "ModelStore":
         return self
@@ -381,7 +405,9 @@ def load_models(path: PathLike) -> PlayerModels:
 
 @dataclass
 class BuildReport:
-    """What :func:`build_store` read and wrote: hands, players, the logs read
+    """What :func:`build_store` read and wrote: hands, players, the hands skipped
+    (``skipped``) and the files no parser read (``files_skipped``), the first of both listed
+    in ``issues`` (``file:line`` and the reason; line 0: a whole file), the logs read
     (``sources``: path, sha256, bytes, hands) and the logs skipped because the store had
     read their bytes before (``skipped_sources``: path, sha256, ``read_as``: the path it was
     read as, ``read_at``: when, None for a log read earlier in the same build)."""
@@ -391,13 +417,15 @@ class BuildReport:
     skipped: int = 0
     players: int = 0
     players_in_store: int = 0
-    issues: list[str] = field(default_factory=list)
+    files_skipped: int = 0
+    issues: list[ParseIssue] = field(default_factory=list)
     sources: list[dict[str, Any]] = field(default_factory=list)
     skipped_sources: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return {"store": self.store, "hands": self.hands, "skipped": self.skipped, "players": self.players,
-                "players_in_store": self.players_in_store, "issues": self.issues,
+                "players_in_store": self.players_in_store, "files_skipped": self.files_skipped,
+                "issues": [str(i) for i in self.issues],
                 "sources": self.sources, "skipped_sources": self.skipped_sources}
 
 
@@ -475,10 +503,12 @@ def _read_source(models: PlayerModels, source: Any, report: BuildReport, seen: s
 
     for item in parse_source(source):
         if isinstance(item, ParseIssue):
-            if item.line:  # a skipped hand (line 0: a whole file that is no log)
+            if item.line:  # a skipped hand
                 report.skipped += 1
+            else:  # line 0: a whole file that is no log (or cannot be read)
+                report.files_skipped += 1
             if len(report.issues) < max_issues:
-                report.issues.append(str(item))
+                report.issues.append(item)
             continue
         assert isinstance(item, HandRecord)
         try:
@@ -486,30 +516,72 @@ def _read_source(models: PlayerModels, source: Any, report: BuildReport, seen: s
         except GameError as exc:
             report.skipped += 1
             if len(report.issues) < max_issues:
-                report.issues.append(str(exc))
+                reason = str(exc)  # the rules engine may name the hand as "file:line ..." itself
+                prefix = f"{item.where} "
+                report.issues.append(ParseIssue(item.source, item.line,
+                                                reason[len(prefix):] if reason.startswith(prefix) else reason))
             continue
         report.hands += 1
         seen.update(item.players)
 
 
 def build_store(paths: Iterable[PathLike], store_path: PathLike, *, format: Optional[str] = None,
-                reset: bool = False, progress: Optional[Callable[..., None]] = None) -> BuildReport:
+                reset: bool = False, progress: Optional[Callable[..., None]] = None,
+                max_issues: int = 100) -> BuildReport:
     """Add the hands of the logs to the store at ``store_path`` (made when missing).
 
     Histories already in the store are continued (the same opponent met again); a log
     the store has read before (the same SHA-256) is skipped and listed in
     ``skipped_sources``. With ``reset`` the store is emptied first (players and sources),
-    in the same transaction as the write.
+    in the same transaction as the write. Hands skipped and files not read are counted,
+    the first ``max_issues`` of them listed in ``issues``.
+
+    Raises :class:`~cbr.errors.CBRError` when no hand could be read (and no log was
+    skipped as read before), naming the first file or hand skipped and why; the store is
+    then not written, and not left behind when this call made it (nor after any other
+    error or an interruption).
+
+    >>> import tempfile, os
+    >>> d = tempfile.mkdtemp()
+    >>> _ = open(os.path.join(d, "notes.txt"), "w").write("no hands here\\n")
+    >>> try:
+    ...     build_store([os.path.join(d, "notes.txt")], os.path.join(d, "p.duckdb"))
+    ... except CBRError as exc:
+    ...     print(exc)                                      # doctest: +ELLIPSIS
+    no hand could be read from .../notes.txt: .../notes.txt: not a log any parser recognises ...
+    >>> os.path.exists(os.path.join(d, "p.duckdb"))
+    False
     """
-    with ModelStore.open(store_path, create=True) as store:
+    paths = list(paths)
+    store = ModelStore.open(store_path, create=True)
+    try:
         known = {} if reset else {src["sha256"]: src for src in store.sources()}
         models = PlayerModels() if reset else store.load()
         models.changed.clear()
-        report = update_from_logs(models, paths, format=format, progress=progress, known=known)
+        report = update_from_logs(models, paths, format=format, progress=progress, known=known,
+                                  max_issues=max_issues)
         report.store = str(store.path)
+        if report.hands == 0 and not report.skipped_sources:
+            raise CBRError(f"no hand could be read from {', '.join(str(p) for p in paths)}" + _why(report))
         store.save(models, None if reset else models.changed, replace_all=reset, sources=report.sources)
         report.players_in_store = len(store.players())
+    except BaseException:
+        store.discard()  # a store this call made, still empty: not left behind
+        raise
+    finally:
+        store.close()
     return report
+
+
+def _why(report: BuildReport) -> str:
+    """``": file:line: reason (and N more skipped)"`` for the error of a build that read no
+    hand; ``" (no log file there)"`` when nothing was skipped (an empty folder)."""
+    if not report.issues:
+        return "" if report.skipped or report.files_skipped else " (no log file there)"
+    first = report.issues[0]
+    rest = report.skipped + report.files_skipped - 1
+    return f": {first.where}: {first.reason}" + (f" (and {rest} more skipped; cbr logs inspect lists them)"
+                                                  if rest > 0 else "")
 
 
 def inspect_store(store_path: PathLike, player: Optional[str] = None) -> list[PlayerModel]:

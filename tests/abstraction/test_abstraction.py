@@ -447,6 +447,25 @@ def test_cli_build_and_inspect(tmp_path) -> None:
     assert r.exit_code == 0 and "h_hs2" in r.stdout and "bucket game" in r.stdout
 
 
+def test_cli_inspect_takes_the_names_train_cfr_takes(tmp_path, monkeypatch) -> None:
+    # `cbr train cfr -a h_hs2_4` trains on the shipped abstraction: inspect reads it by that name too
+    from cbr.cfr.strategy import SHIPPED_STRATEGY, resolve_abstraction_dir
+
+    shipped = SHIPPED_STRATEGY.parent
+    monkeypatch.chdir(tmp_path)
+    r = runner.invoke(app, ["abstraction", "inspect", "h_hs2_4", "--json"])
+    assert r.exit_code == 0, r.output
+    summary = json.loads(r.stdout)
+    assert resolve_abstraction_dir("h_hs2_4") == shipped and summary["directory"] == str(shipped)
+    assert summary["fingerprint"] == Abstraction.load(shipped).fingerprint and "bucket_game" in summary
+    r = runner.invoke(app, ["abstraction", "inspect", "h_hs2_4"])
+    assert r.exit_code == 0 and r.stdout.startswith("h_hs2 (history buckets on hs2), 4 per street")
+    # a name train refuses is refused alike, in one line
+    r = runner.invoke(app, ["abstraction", "inspect", "no_such_abstraction"])
+    assert r.exit_code == 1 and r.stderr == ("error: no_such_abstraction: no such abstraction directory "
+                                             "(nor a shipped one of that name)\n")
+
+
 def test_cli_errors(tmp_path) -> None:
     r = runner.invoke(app, ["abstraction", "build", "--kind", "kmeans", "--metric", "hs", "-o", str(tmp_path / "x")])
     assert r.exit_code == 2

@@ -91,3 +91,13 @@ def test_query_shows_a_spinner_while_it_searches_for_the_spot_on_a_terminal_only
     piped = subprocess.run(args, capture_output=True, text=True, timeout=600)
     assert piped.returncode == 0 and piped.stdout.splitlines()[0] == out.splitlines()[0]
     assert "finding" not in piped.stderr
+
+
+def test_hand_shows_a_spinner_during_a_long_monte_carlo_run_on_a_terminal() -> None:
+    """`cbr hand AhKd --trials 200000000 --opponents 3` was silent for its whole run."""
+    args = [_cbr(), "hand", "AhKd", "--opponents", "3", "--trials", "3000000"]
+    code, shown, out = _run_on_a_pty(args)
+    assert code == 0 and "3,000,000 deals" in out, shown.decode(errors="replace")
+    assert b"dealing up to 3,000,000 Monte Carlo deals" in shown
+    piped = subprocess.run(args, capture_output=True, text=True, timeout=600)
+    assert piped.returncode == 0 and "dealing" not in piped.stderr

@@ -92,6 +92,7 @@ def test_a_new_log_of_known_players_still_adds(tmp_path: Path) -> None:
 def test_an_interrupted_build_records_neither_models_nor_sources(tmp_path: Path) -> None:
     folder = shared_path("acpc", "dealer_example_limit")
     store = tmp_path / "p.duckdb"
+    ModelStore.open(store, create=True).close()  # a store that exists: left as it was
     calls = []
 
     def progress(n: int, total: int | None = None) -> None:
@@ -123,3 +124,16 @@ def test_a_store_made_before_the_sources_table_gets_it_on_its_first_build(tmp_pa
         assert [x["sha256"] for x in s.sources()] == [_sha256(other)]
     assert report.hands > 0 and _hands(store)["p1"] == old["p1"] + report.hands
     assert build_store([other], store).hands == 0
+
+
+def test_an_interrupted_build_of_a_new_store_leaves_no_store_behind(tmp_path: Path) -> None:
+    folder = shared_path("acpc", "dealer_example_limit")
+    store = tmp_path / "p.duckdb"
+
+    def progress(n: int, total: int | None = None) -> None:
+        if total is None:  # after the first log was read
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        build_store([folder], store, progress=progress)
+    assert sorted(p.name for p in tmp_path.iterdir()) == []

@@ -366,6 +366,60 @@ def test_cli_build_and_inspect(tmp_path: Path) -> None:
     assert r.exit_code == 0 and f"{name}: 1000 hands" in r.stdout
 
 
+def test_cli_build_lists_files_not_read_and_hands_skipped(tmp_path: Path) -> None:
+    # `cbr players build` says what it did not read, as `cbr build` does: file:line and why
+    log = shared_path("acpc", "dealer_example_limit", "2p.limit.h1000.r0.log")
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not a log\n")
+    r = cbr("players", "build", notes, log, "--store", tmp_path / "p.duckdb")
+    assert r.exit_code == 0, r.output
+    assert r.stdout.splitlines()[1:] == ["1 file(s) not read:", f"  {notes}: not a log any parser recognises "
+                                         f"(formats: acpc, irc, phh, pokerstars); skipped"]
+    r = cbr("players", "build", shared_path("irc"), "--store", tmp_path / "irc.duckdb", "--max-issues", "2")
+    assert r.exit_code == 0, r.output
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith("3986 hands read (14 skipped)") and lines[1] == "14 hand(s) skipped:"
+    assert lines[2].startswith(f"  {shared_path('irc')}") and ":821: hand 797268780: Stewie raises" in lines[2]
+    assert len(lines) == 5 and lines[4] == "  ... and 12 more (--max-issues, --json)"
+    report = json.loads(cbr("players", "build", notes, log, "--store", tmp_path / "q.duckdb", "--json").stdout)
+    assert report["hands"] == 1000 and report["skipped"] == 0 and report["files_skipped"] == 1
+    assert report["issues"] == [f"{notes}: not a log any parser recognises (formats: acpc, irc, phh, pokerstars); "
+                                f"skipped"]
+
+
+def test_cli_build_of_nothing_readable_fails_with_the_reason_and_leaves_no_store(tmp_path: Path) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not a log\n")
+    store = tmp_path / "p.duckdb"
+    for extra in ((), ("--json",), ("--reset",)):
+        r = cbr("players", "build", notes, "--store", store, *extra)
+        assert r.exit_code == 1 and r.stdout == ""
+        assert r.stderr == (f"error: no hand could be read from {notes}: {notes}: not a log any parser "
+                            f"recognises (formats: acpc, irc, phh, pokerstars); skipped\n")
+        assert not store.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+    (tmp_path / "empty").mkdir()
+    r = cbr("players", "build", tmp_path / "empty", notes, "--store", store)
+    assert r.exit_code == 1 and r.stderr.count("\n") == 1 and not store.exists()
+    r = cbr("players", "build", tmp_path / "empty", "--store", store)
+    assert r.stderr == f"error: no hand could be read from {tmp_path / 'empty'} (no log file there)\n"
+    # a store that existed is left as it was, even with --reset
+    log = shared_path("acpc", "dealer_example_limit", "2p.limit.h1000.r0.log")
+    assert cbr("players", "build", log, "--store", store).exit_code == 0
+    r = cbr("players", "build", notes, "--store", store, "--reset")
+    assert r.exit_code == 1 and "no hand could be read" in r.stderr
+    assert [m.hands for m in inspect_store(store)] == [1000, 1000]
+
+
+def test_cli_help_says_what_each_players_command_does_with_its_store() -> None:
+    build = cbr("players", "build", "--help").stdout
+    inspect = cbr("players", "inspect", "--help").stdout
+    assert "Fill players.duckdb inside this case base" in build and "Keep the models" not in build
+    assert "Read players.duckdb inside this case base" in inspect
+    assert "Keep the models" not in inspect and "Fill" not in inspect and "made when missing" not in inspect
+    for text in (build, inspect):
+        assert "shipped default" not in text and "default and expert" in " ".join(text.split())
+
+
 def test_cli_casebase_store(tmp_path: Path) -> None:
     log = shared_path("acpc", "dealer_example_limit", "2p.limit.h1000.r0.log")
     cb = tmp_path / "mycb"
