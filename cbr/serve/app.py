@@ -496,7 +496,22 @@ def _static_files() -> dict[str, bytes]:
 
 def _unprocessable(message: str, kind: str, fields: tuple[str, ...], name: Optional[str] = None) -> Response:
     name = name or _field_of(message, fields)
-    return _json({"detail": [{"loc": ["body", *([name] if name else [])], "msg": message, "type": kind}]}, 422)
+    return _json({"detail": [{"loc": ["body", *([name] if name else [])], "msg": _in_fields(message, fields),
+                              "type": kind}]}, 422)
+
+
+def _in_fields(message: str, body_fields: tuple[str, ...]) -> str:
+    """A library message with ``cbr query``'s option names (``--to-call``) put as the request's
+    fields (``to_call``), where the request has that field.
+
+    >>> _in_fields("change the pot (--pot); see --to-call and --explain", ("pot", "to_call"))
+    "change the pot ('pot'); see 'to_call' and --explain"
+    """
+    def field(m: re.Match) -> str:
+        name = _FIELD_OF_OPTION.get(m.group(1))
+        return f"'{name}'" if name is not None and name in body_fields else m.group(0)
+
+    return re.sub(r"--([a-z][a-z-]*)", field, message)
 
 
 def _version() -> str:

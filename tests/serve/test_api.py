@@ -530,3 +530,14 @@ def test_a_case_base_is_served_under_its_folders_name(tmp_path) -> None:
     shutil.copytree(resolve_casebase("default"), tmp_path / "other" / "default")
     with pytest.raises(CaseBaseError, match="two case bases are named 'default'"):
         Engine(["default", str(tmp_path / "other" / "default")], warm=False)
+
+
+def test_errors_name_the_request_fields_not_the_command_line_options(client) -> None:
+    """'change the pot (--pot)' and '--game: inline JSON ...' named cbr query's options in an
+    HTTP answer."""
+    r = client.post("/retrieve", json={"hole": "AdQc", "board": "3h4cJh", "pot": 0.5})
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "pot"]
+    msg = r.json()["detail"][0]["msg"]
+    assert "change the pot ('pot')" in msg and "--" not in msg, msg
+    r = client.post("/retrieve", json={"hole": "AdQc", "to_call": 5})
+    assert "'to_call'" in r.json()["detail"][0]["msg"] and "--to-call" not in r.json()["detail"][0]["msg"]
