@@ -2,8 +2,9 @@
 
 Groups: ``cbr.features``, ``cbr.similarity``, ``cbr.parsers``, ``cbr.policies``,
 ``cbr.models``, ``cbr.backends``. The built-ins register through the same entry points
-(pyproject.toml) a third-party package would use. A plugin that fails to load is
-reported by name and never stops the others from working.
+(pyproject.toml) a third-party package would use, and win over another package's plugin of
+the same name (which is listed as not used). A plugin that fails to load is reported by name
+and never stops the others from working.
 
 Feature sets are loaded here by name (:func:`load_feature_set`), not in ``features/``:
 that package sits below the plugin store in the layering and never imports upwards.
@@ -36,21 +37,50 @@ class PluginInfo:
     target: str
     distribution: str
     error: str | None = None
+    #: False for a plugin another package's of the same name stands in for (``error`` says which).
+    used: bool = True
 
     @property
     def ok(self) -> bool:
         return self.error is None
 
 
+#: The engine's own distribution: its plugins win over another package's of the same name.
+OWN_DISTRIBUTION = "cbr-holdem"
+
+
+def _distribution(ep: EntryPoint) -> str:
+    return ep.dist.name if getattr(ep, "dist", None) is not None else "?"
+
+
 def _entry_points(group: str) -> dict[str, EntryPoint]:
+    """The entry point used for each name of ``group``: the engine's own when another package
+    registers the same name (:func:`_shadowed` lists the others), else the first found."""
+    return _scan(group)[0]
+
+
+def _shadowed(group: str) -> list[EntryPoint]:
+    """The entry points of ``group`` not used because another has their name."""
+    return _scan(group)[1]
+
+
+def _scan(group: str) -> tuple[dict[str, EntryPoint], list[EntryPoint]]:
     if group not in GROUPS:
         raise PluginError(f"unknown plugin group {group!r}; groups: {', '.join(GROUPS)}")
     from importlib.metadata import entry_points  # ~20 ms: only when a plugin is looked up
 
     found: dict[str, EntryPoint] = {}
+    unused: list[EntryPoint] = []
     for ep in entry_points(group=group):
-        found.setdefault(ep.name, ep)
-    return found
+        have = found.get(ep.name)
+        if have is None:
+            found[ep.name] = ep
+        elif _distribution(ep) == OWN_DISTRIBUTION and _distribution(have) != OWN_DISTRIBUTION:
+            unused.append(have)
+            found[ep.name] = ep
+        else:
+            unused.append(ep)
+    return found, unused
 
 
 @lru_cache(maxsize=None)
@@ -96,14 +126,19 @@ def describe(groups: tuple[str, ...] = GROUPS) -> list[PluginInfo]:
     """Every plugin of the groups, each tried once; failures carry their error."""
     out: list[PluginInfo] = []
     for group in groups:
-        for name, ep in sorted(_entry_points(group).items()):
-            dist = ep.dist.name if getattr(ep, "dist", None) is not None else "?"
+        used = _entry_points(group)
+        for name, ep in sorted(used.items()):
             error = None
             try:
                 load(group, name)
             except PluginError as exc:
                 error = str(exc)
-            out.append(PluginInfo(group, name, ep.value, dist, error))
+            out.append(PluginInfo(group, name, ep.value, _distribution(ep), error))
+        for ep in _shadowed(group):  # listed, with why they are not used
+            winner = used[ep.name]
+            out.append(PluginInfo(group, ep.name, ep.value, _distribution(ep),
+                                  f"not used: {_distribution(winner)}'s plugin {ep.name!r} in {group} "
+                                  f"({winner.value}) has the same name; rename this one", used=False))
     return out
 
 

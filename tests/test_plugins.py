@@ -165,3 +165,43 @@ def test_builtin_feature_sets_are_the_ones_pyproject_registers() -> None:
         assert f"{type(fs).__module__}:{type(fs).__name__}" == target and fs.name == name
     with pytest.raises(PluginError, match="no plugin 'nope' in cbr.features"):
         plugins.load_feature_set("nope")
+
+
+def test_builtin_similarity_measures_are_the_ones_pyproject_registers() -> None:
+    """'equity' was a built-in measure missing from the entry points (and `plugins list`)."""
+    from cbr.similarity import BUILTIN_MEASURES
+
+    pyproject = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    registered = pyproject["project"]["entry-points"]["cbr.similarity"]
+    assert set(registered) == set(BUILTIN_MEASURES)
+    assert all(registered[n] == f"cbr.similarity:{c.__name__}" for n, c in BUILTIN_MEASURES.items())
+
+
+def test_a_plugin_named_like_a_built_in_is_listed_as_not_used_and_the_built_in_runs(tmp_path: Path,
+                                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A package registering 'call' and 'casper' replaced the built-ins in `plugins list` (shown
+    failing, with no word of the clash); `match` then ran the broken 'call', `query` the
+    built-in 'casper'."""
+    info = tmp_path / "site" / "bogus-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: bogus\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[cbr.policies]\ncall = nosuch.x:Z\n[cbr.features]\ncasper = nosuch.y:F\n")
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    plugins.clear_cache()
+    try:
+        rows = [(i.group, i.name, i.distribution, i.ok, i.error) for i in plugins.describe()]
+        for group, name in (("cbr.policies", "call"), ("cbr.features", "casper")):
+            mine = [r for r in rows if r[:3] == (group, name, "cbr-holdem")]
+            theirs = [r for r in rows if r[:3] == (group, name, "bogus")]
+            assert len(mine) == 1 and mine[0][3], mine
+            assert len(theirs) == 1 and "not used" in theirs[0][4] and "same name" in theirs[0][4], theirs
+        assert plugins.load("cbr.policies", "call").__name__ == "AlwaysCallPolicy"
+        from typer.testing import CliRunner
+
+        from cli import app
+
+        res = CliRunner().invoke(app, ["plugins", "list"])
+        assert res.exit_code == 0 and "failed to load" not in res.stderr, res.stderr
+        assert "2 plugin(s) not used" in res.stderr and "cbr.policies:call (bogus)" in res.stderr
+    finally:
+        plugins.clear_cache()

@@ -2,6 +2,7 @@
 # No `from __future__ import annotations`: typer reads the options' annotations, and real ones
 # (compiled with the module) cost it far less than strings it must evaluate at every start.
 
+import math
 from typing import Annotated, Optional
 
 import typer
@@ -135,12 +136,17 @@ def tune_command(
         print_json(report)
         return
     rep = report["report"]
-    rows = [[s, f"{result.start_loss[s]:.4f}", f"{result.best_loss[s]:.4f}",
+
+    def loss(x: float) -> str:
+        return f"{x:.4f}" if math.isfinite(x) else "n/a"  # a street with too few decisions to score
+
+    rows = [[s, loss(result.start_loss[s]), loss(result.best_loss[s]),
              fmt_score_ci(start_r[s], rep["start_ci"][s], 4), fmt_score_ci(best_r[s], rep["best_ci"][s], 4),
              fmt_change(rep["difference"][s], rep["difference_ci"][s])]
             for s in (*("preflop", "flop", "turn", "river"), "all")]
     stdout.print(rich_table(f"log-loss of the k-NN triples ({folds}-fold, at most {max_decisions} decisions a street) "
                             "± 95% CI over hands",
-                             ["street", f"hand-picked (seed {seed})", "learned", f"hand-picked (seed {rseed})",
-                              "learned", f"learned - hand-picked (seed {rseed})"], rows))
+                             ["street", f"hand-picked (seed {seed})", f"learned (seed {seed})",
+                              f"hand-picked (seed {rseed})", f"learned (seed {rseed})",
+                              f"learned - hand-picked (seed {rseed})"], rows))
     typer.echo(f"learned similarity written to {target} ({result.evaluations} evaluations)")

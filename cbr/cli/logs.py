@@ -53,7 +53,8 @@ def logs_inspect(
             stdout.print(f"  {street:<8} fold {kinds['f']:>7}  check/call {kinds['c']:>7}  bet/raise {kinds['r']:>7}")
         for name, counts in sorted(report.per_format.items()):
             stdout.print(f"  format {name}: {counts['hands']} hands, {counts['skipped']} skipped, "
-                         f"{counts['sources']} sources")
+                         f"{counts['sources']} sources"
+                         + (f" ({counts['not_read']} not read)" if counts.get("not_read") else ""))
         for issue in report.notes[:max_issues]:
             stdout.print(f"note: {issue}", markup=False, highlight=False, soft_wrap=True)
         if report.skipped:

@@ -26,8 +26,14 @@ def plugins_list(
     if as_json:
         print_json([{**asdict(i), "ok": i.ok} for i in infos])
         return
-    rows = [[i.group, i.name, i.target, i.distribution, "ok" if i.ok else f"ERROR: {i.error}"] for i in infos]
+    rows = [[i.group, i.name, i.target, i.distribution,
+             "ok" if i.ok else f"ERROR: {i.error}" if i.used else f"NOT USED: {i.error.removeprefix('not used: ')}"]
+            for i in infos]
     stdout.print(rich_table(f"{len(infos)} plugins", ["group", "name", "target", "package", "status"], rows))
-    broken = [i for i in infos if not i.ok]
+    broken = [i for i in infos if not i.ok and i.used]
     if broken:
         stderr.print(f"{len(broken)} plugin(s) failed to load: {', '.join(f'{i.group}:{i.name}' for i in broken)}")
+    unused = [i for i in infos if not i.used]
+    if unused:
+        stderr.print(f"{len(unused)} plugin(s) not used, another package's having the same name: "
+                     f"{', '.join(f'{i.group}:{i.name} ({i.distribution})' for i in unused)}")

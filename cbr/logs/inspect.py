@@ -99,7 +99,10 @@ def inspect_logs(
                     report.notes.append(item)
                 else:
                     report.skipped.append(item)
-                    counts["skipped"] += 1
+                    if item.line:
+                        counts["skipped"] += 1
+                    else:  # a whole file (or folder) not read: counted apart from skipped hands
+                        counts["not_read"] = counts.get("not_read", 0) + 1
                 continue
             try:
                 points = replay(item)

@@ -143,7 +143,7 @@ def check_output_path(path: str | os.PathLike[str], *, overwrite: bool = False, 
     if stat.S_ISFIFO(mode):
         return "fifo"
     if stat.S_ISDIR(mode):
-        raise OutputPathError(f"{path} is a directory, expected a {what} file name")
+        raise OutputPathError(f"{path} is a directory; give a file name for the {what}")
     raise OutputPathError(f"{path} is a device or socket, not a regular file; refusing to write the {what} there")
 
 

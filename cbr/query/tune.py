@@ -180,6 +180,9 @@ def tune_similarity(cb: Any, *, generations: int = 10, population: int = 8, pare
 
     start_loss = score(base)
     counts = dict(score.counts)  # type: ignore[attr-defined]
+    if not any(math.isfinite(start_loss[s]) for s in STREETS if s in start_loss):
+        raise ConfigError(f"too few decisions to score a similarity on any street ({', '.join(f'{s} {n}' for s, n in counts.items())} "
+                          f"held out; each street needs {MIN_STREET_EXAMPLES}): nothing to tune on")
     start_loss["all"] = _all_loss(start_loss, counts)
     pool: list[tuple[SimilarityConfig, dict[str, float]]] = [(base, start_loss)]
     history = [{s: round(start_loss[s], 5) for s in (*STREETS, "all")}]

@@ -96,5 +96,6 @@ def test_files_not_read_are_not_counted_as_skipped_hands(tmp_path: Path):
     result = runner.invoke(app, ["logs", "inspect", str(tmp_path)])
     assert result.exit_code == 0, result.output
     assert "sources read: 1   not read: 2" in result.output and "hands read: 3   skipped: 0" in result.output
+    assert "format unknown: 0 hands, 0 skipped, 2 sources (2 not read)" in result.output
     data = json.loads(runner.invoke(app, ["logs", "inspect", str(tmp_path), "--json"]).output)
     assert data["hands_skipped"] == 0 and data["files_skipped"] == 2

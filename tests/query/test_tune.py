@@ -139,3 +139,32 @@ def test_cli_writes_a_similarity_file_and_reports(learnable: Path, tmp_path: Pat
                           "-o", str(tmp_path / "x.toml")], env=ENV, cwd=REPO, capture_output=True, text=True,
                          timeout=60)
     assert few.returncode == 2
+
+
+def test_a_case_base_too_small_to_score_is_refused_and_nothing_written(tmp_path: Path) -> None:
+    """Every loss printed 'inf', exit 0, and a 'learned' file was written from nothing."""
+    rng = np.random.default_rng(5)
+    cfg = default_casper()
+    path = tmp_path / "tiny"
+    with CaseBaseWriter(path, build_index=False) as w:
+        for s in STREETS:
+            st = cfg.street(s)
+            X = np.column_stack([rng.uniform(f.low, f.high, 12) for f in st.feature_specs]).astype(np.float32)
+            w.add_rows(s, X, list("fcr" * 4), source="synthetic", hand_id=[f"h{i}" for i in range(12)])
+    with CaseBase.open(path) as cb, pytest.raises(ConfigError, match="too few decisions to score a similarity"):
+        tune_similarity(cb, generations=1, population=1, folds=2, max_decisions=100)
+    out = tmp_path / "learned.toml"
+    run = subprocess.run([sys.executable, "-m", "cli", "tune", str(path), "-g", "1", "--population", "1", "--folds", "2",
+                          "--max-decisions", "100", "-o", str(out)], env=ENV, cwd=REPO, capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 1 and run.stderr.startswith("error: too few decisions"), run.stderr
+    assert not out.exists()
+
+
+def test_the_table_names_each_learned_column_by_its_seed(learnable: Path, tmp_path: Path) -> None:
+    """Two different columns were both headed 'learned'."""
+    run = subprocess.run([sys.executable, "-m", "cli", "tune", str(learnable), "-g", "1", "--population", "1",
+                          "--folds", "2", "--max-decisions", "100", "-o", str(tmp_path / "l.toml")],
+                         env={**ENV, "COLUMNS": "200"}, cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert "learned (seed 0)" in run.stdout and "learned (seed 1)" in run.stdout
