@@ -139,8 +139,13 @@ def serve_dealer_command(
     g = acpc_game(game, len(seats))
     if log:  # before any seat is dealt in (the log is opened when the match starts)
         check_output(log, what="log", overwrite=overwrite)
-    dealer = Dealer(seats, hands, game=g, seed=seed, host=host, port=port, timeout=timeout,
-                    connect_timeout=connect_timeout, retain=retain, retain_into=retain_into)
+    from cbr.policies.spec import PolicySpecError
+
+    try:
+        dealer = Dealer(seats, hands, game=g, seed=seed, host=host, port=port, timeout=timeout,
+                        connect_timeout=connect_timeout, retain=retain, retain_into=retain_into)
+    except PolicySpecError as exc:  # a bad seat: a usage error, as in cbr match
+        raise usage_error(str(exc), "--players") from None
     log_open = finished = False
     try:
         if dealer.remote_seats:
@@ -236,10 +241,13 @@ def play_command(
 
     address = parse_address(acpc)
     g = acpc_game(game, 2)
-    from cbr.policies.spec import policy_from_spec
+    from cbr.policies.spec import PolicySpecError, policy_from_spec
 
     spec = policy if policy is not None else "ehs"
-    bot = policy_from_spec(spec, seed=seed)
+    try:
+        bot = policy_from_spec(spec, seed=seed)
+    except PolicySpecError as exc:
+        raise usage_error(str(exc), "--policy") from None
     try:
         with progress_bar("playing", total=hands, enabled=not as_json) as advance:
             result = play_acpc(address, bot, g, hands=hands, seed=seed, timeout=timeout if timeout is not None else 60.0,
@@ -282,6 +290,12 @@ def _play_human(bots: str, hands: int, seed: int, retain: bool = False, retain_i
             return None
         return line.rstrip("\n")
 
-    result = play_human(specs, hands, read=read, show=typer.echo, seed=seed, retain=retain, retain_into=retain_into)
+    from cbr.policies.spec import PolicySpecError
+
+    try:
+        result = play_human(specs, hands, read=read, show=typer.echo, seed=seed, retain=retain,
+                            retain_into=retain_into)
+    except PolicySpecError as exc:  # raised while the bots are built, before any hand
+        raise usage_error(str(exc), "--bots") from None
     if retain or retain_into:
         typer.echo(f"retained {result.retained:,} cases")

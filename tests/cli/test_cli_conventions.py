@@ -80,6 +80,8 @@ def small_log(tmp_path_factory) -> Path:
     ["hand", "AsKd", "--seed", "-1"],
     ["hand", "AsKd", "--seed", "18446744073709551616"],
     ["logs", "inspect", "x.log", "--log-format", "acpc", "--format", "phh"],
+    ["play", "--acpc", "127.0.0.1:1", "--policy", "nosuchbot"],     # exit 1 before, unlike cbr match
+    ["serve-dealer", "-p", "nosuchbot,call", "--port", "0"],
     ["query", "--hole", "AdQc", "--top", "99999999999999999999999"],  # was an internal error (exit 3)
     ["query", "--hole", "AdQc", "--top", "50000000000"],              # was "not enough memory"
 ])

@@ -206,9 +206,9 @@ def test_cli_help_says_the_seed_deals_the_cards_with_human():
     assert "with --human also" in seed and "cards" in seed, seed
 
 
-def test_cli_unknown_bot_is_one_line_exit_1():
+def test_cli_unknown_bot_is_a_usage_error():
     r = runner.invoke(app, ["play", "--human", "--bots", "nosuchbot"], input="")
-    assert r.exit_code == 1
+    assert r.exit_code == 2  # as in cbr match
     assert "unknown policy 'nosuchbot'" in r.output
 
 
