@@ -59,6 +59,28 @@ def check_port_free(host: str, port: int) -> None:
             raise ConfigError(f"cannot listen on {host} port {port}: {why}") from None
 
 
+def _stop_messages() -> type:
+    """uvicorn's ``Server`` saying what a stop does: the first Ctrl-C (or SIGTERM) lets the
+    requests in flight finish; a second Ctrl-C cuts them, quietly (uvicorn logged a traceback
+    for every request it cut), and the case bases are still closed by the caller."""
+    import logging
+    import signal
+
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: object) -> None:
+            if not self.should_exit:
+                typer.echo("stopping: the requests in flight finish first (Ctrl-C again to cut them)", err=True)
+            elif sig == signal.SIGINT and not self.force_exit:
+                typer.echo("stopping now: the requests in flight are cut; the case bases are closed cleanly",
+                           err=True)
+                logging.getLogger("uvicorn.error").setLevel(logging.CRITICAL)
+            super().handle_exit(sig, frame)  # type: ignore[arg-type]
+
+    return Server
+
+
 @guarded
 def serve_command(
     casebase: Annotated[Optional[list[str]], typer.Option("--casebase", "-c", metavar="NAME|PATH", help="Case base to serve: a directory, a name under ./casebases/, or 'default'; repeat for more [default: default].")] = None,
@@ -103,7 +125,12 @@ def serve_command(
         app = create_app(config)  # loads the case bases now: a bad one is an error before listening
         typer.echo(f"cbr serve: {', '.join(app.state.engine.casebases)} on {url} (web table: {url}/; API docs: "
                    f"{url}/docs; writes {'need the token' if token else 'off'})", err=True)
-        uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False, http=NODELAY_PROTOCOL)
+        server = _stop_messages()(uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False,
+                                        http=NODELAY_PROTOCOL))
+        try:
+            server.run()
+        finally:
+            app.state.shutdown()  # done already unless a second Ctrl-C cut the stop short
         return
     import os
     from dataclasses import replace

@@ -230,13 +230,24 @@ def create_app(config: ServeConfig = ServeConfig(), engine: Optional[Engine] = N
     pool = ThreadPoolExecutor(max_workers=max(1, config.threads), thread_name_prefix="cbr-serve")
     tables = TableSessions(config.max_sessions, config.session_ttl)
 
-    @asynccontextmanager
-    async def lifespan(app: FastAPI):  # type: ignore[no-untyped-def]
-        yield
+    closed: list[bool] = []
+
+    def shutdown() -> None:
+        """End the sessions, wait for the work in flight, close the engine (compacting what
+        was retained); once. The lifespan's end, or the caller's when a forced stop (a second
+        Ctrl-C) skipped it."""
+        if closed:
+            return
+        closed.append(True)
         tables.close()
         pool.shutdown(wait=True)
         if own:
             engine.close()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):  # type: ignore[no-untyped-def]
+        yield
+        shutdown()
 
     app = FastAPI(
         title="cbr serve",
@@ -257,6 +268,7 @@ def create_app(config: ServeConfig = ServeConfig(), engine: Optional[Engine] = N
         return Response(docs_page, media_type="text/html; charset=utf-8", headers={"Cache-Control": "no-cache"})
 
     app.state.engine = engine
+    app.state.shutdown = shutdown
     app.state.tables = tables
     app.state.config = config
     app.add_middleware(BodyLimit, limit=config.max_body_bytes)
@@ -273,6 +285,12 @@ def create_app(config: ServeConfig = ServeConfig(), engine: Optional[Engine] = N
                 raise TimeLimitError(f"the request ran over the server's time limit of {config.time_limit:g} s "
                                      "(cbr serve --time-limit)")
             return await future  # a write had started: its result is the answer
+        except asyncio.CancelledError:  # a forced stop (a second Ctrl-C) cut the request
+            if not deadline.give_up():
+                raise  # a write had started: it finishes in the pool; the answer is lost
+            future.add_done_callback(lambda f: f.exception())
+            raise TimeLimitError("the server is stopping: this request was cut before its end (nothing was "
+                                 "written)") from None
 
     def body_fields(request: Request) -> tuple[str, ...]:
         route = request.scope.get("route")

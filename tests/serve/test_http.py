@@ -157,3 +157,45 @@ def test_workers_each_see_what_another_retained(casebase_copy, token_file) -> No
     finally:
         stop_server(proc)
     assert proc.poll() is not None
+
+
+def test_a_second_ctrl_c_cuts_the_requests_in_flight_cleanly(casebase_copy, token_file, tmp_path: Path) -> None:
+    """Two Ctrl-Cs during a request: the client got a plain-text 500, stderr filled with ~120
+    lines of tracebacks, and the case bases were not closed (a retained case base stayed
+    uncompacted). Now: a JSON 503, one line per Ctrl-C, exit 130, the case base compacted."""
+    import json
+    import shutil
+    import signal
+    import threading
+    import time
+
+    from cbr.store.verify import verify_casebase
+
+    mine = tmp_path / "mine"
+    shutil.copytree(casebase_copy, mine)
+    proc, url = start_server("--casebase", str(mine), "--token-file", str(token_file), "--time-limit", "120")
+    try:
+        hand = "STATE:8:crc/cc/cc/rc:ThQh|6hJc/7s4s9h/Jd/Qd:40|-40:a|b\n"
+        r = httpx.post(f"{url}/retain", json={"casebase": "mine", "text": hand},
+                       headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60)
+        assert r.status_code == 200, r.text
+        answers: list = []
+        slow = threading.Thread(target=lambda: answers.append(httpx.post(
+            f"{url}/evaluate", json={"casebase": "mine", "max_decisions": 500, "folds": 3, "ann": True}, timeout=120)))
+        slow.start()
+        time.sleep(1.5)  # the evaluation is under way (it takes tens of seconds)
+        proc.send_signal(signal.SIGINT)
+        time.sleep(1.0)
+        proc.send_signal(signal.SIGINT)
+        slow.join(timeout=120)
+        code = proc.wait(timeout=120)
+        err = proc.stderr.read() if proc.stderr else ""
+    finally:
+        stop_server(proc)
+    assert code == 130, err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 4, err  # banner, 2 stopping lines, interrupted
+    assert "stopping now: the requests in flight are cut" in err
+    assert answers and answers[0].status_code == 503, answers
+    assert "the server is stopping" in json.loads(answers[0].text)["detail"]
+    report = verify_casebase(mine)
+    assert report.sound and (report.log is None or report.log["records"] == 0), report  # compacted into parts
