@@ -46,6 +46,62 @@ def default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+def run_on_a_terminal(args: list[str], *, stop: Callable[[str], bool] | None = None,
+                      wait: float = 0.0) -> tuple[int, str, str]:
+    """A real ``cbr ARGS`` process whose stderr is a pseudo-terminal (so it draws its progress
+    bars); with ``stop``, SIGINT once what the terminal shows satisfies it (and ``wait``
+    seconds more). Returns (exit code, stdout, what the terminal showed, ANSI codes removed)."""
+    import re
+    import select
+    import subprocess
+    import sys
+    import time
+
+    pty = __import__("pty")  # POSIX only, as the rest of the suite
+    ansi = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]")
+    master, slave = pty.openpty()
+    env = {**os.environ, "COLUMNS": "120", "TERM": "xterm"}
+    env.pop("NO_COLOR", None)
+    code = "import sys; from cli import app; sys.argv[0] = 'cbr'; app()"
+    proc = subprocess.Popen([sys.executable, "-c", code, *args], cwd=REPO, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=slave, env=env, preexec_fn=default_sigint)
+    os.close(slave)
+    shown = b""
+
+    def read(timeout: float) -> bool:
+        nonlocal shown
+        if select.select([master], [], [], timeout)[0]:
+            try:
+                data = os.read(master, 65536)
+            except OSError:
+                return False
+            shown += data
+            return bool(data)
+        return proc.poll() is None
+
+    try:
+        if stop is not None:
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline and read(0.05):
+                if stop(ansi.sub(b"", shown).decode(errors="replace")):
+                    break
+            end = time.monotonic() + wait
+            while time.monotonic() < end and read(0.05):
+                pass
+            proc.send_signal(signal.SIGINT)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and read(0.2):
+            pass
+        out = proc.stdout.read().decode() if proc.stdout else ""
+        returncode = proc.wait(timeout=60)
+    finally:
+        os.close(master)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return returncode, out, ansi.sub(b"", shown).decode(errors="replace")
+
+
 def missing(reason: str, *, module_level: bool = False) -> NoReturn:
     """Skip the calling test with ``reason``; under ``CBR_STRICT=1`` fail it with the same reason.
 

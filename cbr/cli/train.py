@@ -20,7 +20,7 @@ app = typer.Typer(help="Train models beside the case base.", no_args_is_help=Tru
 @app.command("predictor")
 @guarded
 def train_predictor_command(
-    sources: Annotated[list[str], typer.Argument(help="Log files or folders (any supported format), or one case base (a directory, a name under ./casebases/, or 'default').")],
+    sources: Annotated[list[str], typer.Argument(help="Log files or folders (any supported format), or one case base (a directory, a name under ./casebases/, or 'default'); not both.")],
     player: Annotated[Optional[str], typer.Option("--player", help="Learn only this player's decisions.")] = None,
     out: Annotated[str, typer.Option("--out", "-o", help="Where to save the trained predictor.")] = "predictor.ann",
     overwrite: Annotated[bool, typer.Option("--overwrite", metavar=FLAG, help="Replace an existing --out file.")] = False,
@@ -41,6 +41,10 @@ def train_predictor_command(
     check_output(out, what="predictor", overwrite=overwrite)
     from cbr.store import detect_casebase
 
+    bases = [s for s in sources if detect_casebase([s]) is not None]
+    if bases and len(sources) > 1:  # detect_casebase(sources) is None then: the case base was read as logs
+        raise usage_error(f"give one case base, or logs, not both: {' and '.join(bases)} "
+                          f"{'is a case base' if len(bases) == 1 else 'are case bases'}")
     cb_path = detect_casebase(sources)
     if cb_path is not None and fmt is not None:
         raise usage_error("--log-format applies to logs, not to a case base", "--log-format")
@@ -72,6 +76,8 @@ def train_predictor_command(
     for s in report.streets:
         if s.note:
             stderr.print(f"note: {s.street}: {s.note}", markup=False, highlight=False, soft_wrap=True)
+    if report.files_skipped:
+        stderr.print(f"note: {report.files_skipped} file(s) not read (cbr logs inspect says why)", soft_wrap=True)
     if report.skipped:
         stderr.print(f"note: {report.skipped} hand(s) or case(s) could not be used", soft_wrap=True)
     if not report.converged:
@@ -85,7 +91,7 @@ def train_network_command(
     sources: Annotated[list[str], typer.Argument(help="Log files or folders (any supported format).")],
     player: Annotated[Optional[list[str]], typer.Option("--player", help="Train one network per player named (repeat); default: the three players with the most shown-card actions.")] = None,
     hidden: Annotated[Optional[list[int]], typer.Option("--hidden", min=1, max=64, help="Hidden neurons (repeat for several, as the thesis' table 8) [default: 2].")] = None,
-    out: Annotated[Optional[str], typer.Option("--out", "-o", help="Save the network of the first player and hidden size here.")] = None,
+    out: Annotated[Optional[str], typer.Option("--out", "-o", help="Save the network of the first player and hidden size here (once every network is trained).")] = None,
     overwrite: Annotated[bool, typer.Option("--overwrite", metavar=FLAG, help="Replace an existing --out file.")] = False,
     folds: Annotated[int, typer.Option("--folds", min=2, max=50, help="Cross-validation folds (whole hands per fold).")] = 5,
     seed: Annotated[int, typer.Option("--seed", min=0, max=2**32 - 1, help="Seed of the folds and the network.")] = 0,
@@ -95,11 +101,12 @@ def train_network_command(
     """Train the thesis' default-strategy network (5 inputs, 2 outputs: defensive,
     aggressive) on each player's actions with shown cards and report its total network
     error (TNE, Neuroph's halved mean squared error) per player as the thesis' table 8:
-    on the training data, held out, and of a constant-frequency baseline.
+    on the training data, held out, and of a constant-frequency baseline. Logs that give
+    no hand, or no shown cards, are an error.
 
     Example: cbr train network ../shared/data/logs/acpc/dealer_example_limit/2p.limit.h1000.r0.log --folds 3
     """
-    from cbr.policies.thesis_net import examples_from_logs, train_network
+    from cbr.policies.thesis_net import TooFewExamplesError, examples_from_logs, train_network
 
     fmt = known_log_format(log_format)
     if out is not None:
@@ -107,24 +114,34 @@ def train_network_command(
     with progress_bar("reading logs", enabled=not as_json) as advance:
         ex = examples_from_logs(list(sources), log_format=fmt, progress=advance)
     players = list(player) if player else list(ex.counts())[:3]
+    if not players:
+        raise TooFewExamplesError(f"no action with shown cards in the {ex.hands} hand(s) read from "
+                                  f"{', '.join(sources)}: the network learns only the actions of players "
+                                  f"whose hole cards the logs show")
     sizes = list(hidden) if hidden else [2]
     reports = []
+    first = None
+    with progress_bar("training", total=len(players) * len(sizes) * (folds + 1), enabled=not as_json) as advance:
+        for p in players:
+            for h in sizes:
+                net, report = train_network(ex, player=p, hidden=h, folds=folds, seed=seed, progress=advance)
+                reports.append(report)
+                if first is None:
+                    first = net
     saved = None
-    for p in players:
-        for h in sizes:
-            net, report = train_network(ex, player=p, hidden=h, folds=folds, seed=seed)
-            reports.append(report)
-            if out is not None and saved is None:
-                saved = str(net.save(out, overwrite=overwrite))
+    if out is not None and first is not None:  # once every network is trained: nothing after a failure or Ctrl-C
+        saved = str(first.save(out, overwrite=overwrite))
     if as_json:
         print_json({"reports": [r.to_dict() for r in reports], "saved": saved, "hands": ex.hands,
-                    "skipped": len(ex.skipped)})
+                    "skipped": len(ex.skipped), "files_skipped": len(ex.files_skipped)})
         return
     rows = [[r.player, r.hidden, r.examples, r.hands, f"{r.raise_share:.2f}", f"{100 * r.train_tne:.1f}",
              f"{100 * r.cv_tne:.1f}", f"{100 * r.baseline_tne:.1f}", f"{100 * r.cv_error:.1f}"] for r in reports]
     stdout.print(rich_table(f"TNE % (train, held out in {folds} folds, constant baseline), seed {seed}",
                              ["player", "hid", "acts", "hands", "raise", "train", "held out", "const", "err %"],
                              rows))
+    if ex.files_skipped:
+        stderr.print(f"note: {len(ex.files_skipped)} file(s) not read (cbr logs inspect says why)", soft_wrap=True)
     if ex.skipped:
         stderr.print(f"note: {len(ex.skipped)} hand(s) could not be used", soft_wrap=True)
     if not all(r.converged for r in reports):

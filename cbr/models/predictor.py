@@ -74,7 +74,8 @@ __all__ = [
     "PredictorError", "TooFewExamplesError", "Examples", "ActionPredictor", "TrainReport", "StreetScore",
     "context_inputs", "hand_inputs", "decision_inputs", "prefix_decisions", "examples_from_logs",
     "examples_from_casebase", "fold_assignment", "clipped_log_loss", "context_frequency",
-    "cross_validate", "train_predictor", "majority_triples", "score_street",
+    "cross_validate", "train_predictor", "majority_triples", "score_street", "fit_interruptibly",
+    "no_hand_error",
 ]
 
 #: The 19 context inputs of table 5 (Waterloo report; Davidson), in network order.
@@ -234,7 +235,8 @@ def decision_inputs(dp: DecisionPoint) -> np.ndarray:
 class Examples:
     """Training examples: ``X`` (n, 19) float32 inputs, ``y`` (n,) action codes 0/1/2
     (fold, call, raise), ``street`` (n,) 0..3, ``groups`` (n,) hand numbers (folds never
-    split a hand), ``players`` (n,) names; ``skipped`` says what could not be used."""
+    split a hand), ``players`` (n,) names; ``skipped`` says which hands or cases could not
+    be used, ``files_skipped`` which files were not read (not logs, unreadable)."""
 
     X: np.ndarray
     y: np.ndarray
@@ -244,6 +246,7 @@ class Examples:
     source: str = ""
     hands: int = 0
     skipped: list[str] = field(default_factory=list)
+    files_skipped: list[str] = field(default_factory=list)
 
     def __len__(self) -> int:
         return int(self.y.shape[0])
@@ -258,13 +261,15 @@ class Examples:
 
     def subset(self, mask: np.ndarray) -> "Examples":
         return Examples(self.X[mask], self.y[mask], self.street[mask], self.groups[mask], self.players[mask],
-                        self.source, self.hands, list(self.skipped))
+                        self.source, self.hands, list(self.skipped), list(self.files_skipped))
 
 
 def examples_from_logs(paths: Sequence[str], *, player: Optional[str] = None, log_format: Optional[str] = None,
                        progress: Optional[Callable[..., None]] = None) -> Examples:
     """Every decision in the logs (of ``player`` only, if given) as an example; hands that
-    do not parse or replay are listed in ``skipped``.
+    do not parse or replay are listed in ``skipped``, files not read in ``files_skipped``.
+    Raises :class:`TooFewExamplesError` when no hand could be read, saying why
+    (:func:`no_hand_error`).
 
     >>> ex = examples_from_logs(["../shared/data/logs/acpc/dealer_example_limit"], player="p1")
     >>> len(ex), ex.hands, ex.X.shape, sorted(set(ex.players))
@@ -280,15 +285,19 @@ def examples_from_logs(paths: Sequence[str], *, player: Optional[str] = None, lo
     groups: list[int] = []
     players: list[str] = []
     skipped: list[str] = []
+    files: list[str] = []
+    issues: list[str] = []  # both, in the order met: the first says why nothing was read
     hands = 0
     for item in read_logs(list(paths), log_format, progress):
         if not isinstance(item, HandRecord):
-            skipped.append(str(item))
+            (files if item.line == 0 else skipped).append(str(item))
+            issues.append(str(item))
             continue
         try:
             dps = replay(item)
         except CBRError as exc:
             skipped.append(str(exc))
+            issues.append(str(exc))
             continue
         hands += 1
         if not dps:
@@ -302,8 +311,28 @@ def examples_from_logs(paths: Sequence[str], *, player: Optional[str] = None, lo
             streets.append(dp.street)
             groups.append(hands)
             players.append(dp.player)
+    if hands == 0:
+        raise no_hand_error(paths, issues, TooFewExamplesError)
     return Examples.from_rows(rows, actions, streets, groups, players, source=", ".join(map(str, paths)),
-                              hands=hands, skipped=skipped)
+                              hands=hands, skipped=skipped, files_skipped=files)
+
+
+def no_hand_error(paths: Sequence[Any], issues: Sequence[str], error: type[CBRError]) -> CBRError:
+    """The error of logs that gave no hand, as ``cbr build`` words it: the paths, then the
+    first file or hand skipped and why (``issues``: ``where: reason`` lines, in order), or
+    that there was no log file at all.
+
+    >>> print(no_hand_error(["a", "b"], ["a: not a log; skipped", "b: not a log; skipped"], PredictorError))
+    no hand could be read from a, b: a: not a log; skipped (and 1 more skipped; cbr logs inspect lists them)
+    >>> print(no_hand_error(["empty"], [], PredictorError))
+    no hand could be read from empty (no log file there)
+    """
+    if not issues:
+        why = " (no log file there)"
+    else:
+        more = f" (and {len(issues) - 1} more skipped; cbr logs inspect lists them)" if len(issues) > 1 else ""
+        why = f": {issues[0]}{more}"
+    return error(f"no hand could be read from {', '.join(str(p) for p in paths)}{why}")
 
 
 def _game_map(games: Iterable[GameDef]) -> dict[str, GameDef]:
@@ -528,7 +557,7 @@ class ActionPredictor:
                                     early_stopping=len(X) >= 1000, n_iter_no_change=5)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", ConvergenceWarning)
-            self.model_.fit(X, y)
+            fit_interruptibly(self.model_, X, y)
         self.converged_ = not any(issubclass(w.category, ConvergenceWarning) for w in caught)
         return self
 
@@ -599,6 +628,23 @@ class ActionPredictor:
         return obj
 
 
+def fit_interruptibly(model: Any, X: np.ndarray, y: np.ndarray) -> Any:
+    """``model.fit(X, y)``, but a ``KeyboardInterrupt`` (Ctrl-C, or SIGTERM raised as one)
+    during the epochs comes out as itself. scikit-learn's stochastic solvers catch it, warn
+    "Training interrupted by user." and return a half-trained model, which a caller then
+    saves as if nothing happened; the warning is turned into an error raised inside their
+    ``except KeyboardInterrupt``, whose context is the interrupt re-raised here. Call it
+    inside ``warnings.catch_warnings()``."""
+    warnings.filterwarnings("error", message="Training interrupted by user", category=UserWarning)
+    try:
+        return model.fit(X, y)
+    except UserWarning as exc:
+        if not str(exc).startswith("Training interrupted by user"):
+            raise
+        stop = exc.__context__
+        raise (stop if isinstance(stop, KeyboardInterrupt) else KeyboardInterrupt()) from None
+
+
 def _json_default(o: Any) -> Any:
     if hasattr(o, "tolist"):
         return o.tolist()
@@ -649,13 +695,15 @@ class TrainReport:
     converged: bool
     saved: Optional[str] = None
     clip: float = LOG_LOSS_CLIP
+    files_skipped: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {"source": self.source, "player": self.player, "examples": self.examples, "hands": self.hands,
                 "folds": self.folds, "seed": self.seed, "inputs": list(INPUT_NAMES),
                 "schema_version": SCHEMA_VERSION, "log_loss_clip": self.clip,
                 "streets": [s.to_dict() for s in self.streets], "overall": self.overall.to_dict(),
-                "skipped": self.skipped, "converged": self.converged, "saved": self.saved}
+                "skipped": self.skipped, "files_skipped": self.files_skipped, "converged": self.converged,
+                "saved": self.saved}
 
 
 def score_street(name: str, y: np.ndarray, triples: dict[str, np.ndarray]) -> StreetScore:
@@ -704,7 +752,9 @@ def train_predictor(source: Sequence[str] | Any, *, player: Optional[str] = None
     """Train the predictor on logs (a list of paths) or an open case base, cross-validate
     it, then fit it on every example and save it to ``out`` (when given).
 
-    Raises :class:`TooFewExamplesError` below :data:`MIN_EXAMPLES` decisions (of ``player``)."""
+    Raises :class:`TooFewExamplesError` below :data:`MIN_EXAMPLES` decisions (of ``player``),
+    and when the logs give no hand (saying why: :func:`no_hand_error`). A ``KeyboardInterrupt``
+    stops it with nothing saved."""
     if isinstance(source, (str, Path)):
         source = [str(source)]
     if isinstance(source, (list, tuple)):
@@ -713,8 +763,10 @@ def train_predictor(source: Sequence[str] | Any, *, player: Optional[str] = None
         ex, _ = examples_from_casebase(source, player=player)
     if len(ex) < MIN_EXAMPLES:
         who = f" of player {player!r}" if player else ""
+        unread = (f"; {len(ex.files_skipped)} file(s) not read, the first {ex.files_skipped[0]}"
+                  if ex.files_skipped else "")
         raise TooFewExamplesError(f"only {len(ex)} decision(s){who} in {ex.source}; at least {MIN_EXAMPLES} are "
-                                  f"needed to train and cross-validate a predictor (no accuracy reported)")
+                                  f"needed to train and cross-validate a predictor (no accuracy reported){unread}")
     if out is not None:
         from cbr.logs.output import check_output_path
 
@@ -723,7 +775,7 @@ def train_predictor(source: Sequence[str] | Any, *, player: Optional[str] = None
     net = ActionPredictor(hidden=hidden, seed=seed).fit(ex.X, ex.y)
     report = TrainReport(source=ex.source, player=player, examples=len(ex), hands=ex.hands, folds=folds, seed=seed,
                          streets=streets, overall=overall, skipped=len(ex.skipped),
-                         converged=converged and net.converged_)
+                         converged=converged and net.converged_, files_skipped=len(ex.files_skipped))
     net.info_ = {"source": ex.source, "player": player, "examples": len(ex), "converged": net.converged_,
                  "cv_accuracy": overall.accuracy.get("ann"), "cv_log_loss": overall.log_loss.get("ann")}
     if out is not None:

@@ -157,7 +157,8 @@ def network_inputs(dp: "DecisionPoint", stacks: Optional[Sequence[Optional[float
 @dataclass
 class NetExamples:
     """``X`` (n, 5) inputs, ``Y`` (n, 2) targets (defensive, aggressive), ``groups`` (n,)
-    hand numbers, ``players`` (n,) names; ``hands``: hands read; ``skipped``: hands unused."""
+    hand numbers, ``players`` (n,) names; ``hands``: hands read; ``skipped``: hands unused;
+    ``files_skipped``: files not read (not logs, unreadable)."""
 
     X: np.ndarray
     Y: np.ndarray
@@ -165,13 +166,14 @@ class NetExamples:
     players: np.ndarray
     hands: int = 0
     skipped: list[str] = field(default_factory=list)
+    files_skipped: list[str] = field(default_factory=list)
 
     def __len__(self) -> int:
         return int(self.Y.shape[0])
 
     def subset(self, mask: np.ndarray) -> "NetExamples":
         return NetExamples(self.X[mask], self.Y[mask], self.groups[mask], self.players[mask], self.hands,
-                           list(self.skipped))
+                           list(self.skipped), list(self.files_skipped))
 
     def counts(self) -> dict[str, int]:
         """Examples per player, most first."""
@@ -183,20 +185,25 @@ def examples_from_logs(paths: Sequence[str], *, player: Optional[str] = None, lo
                        progress: Optional[Callable[..., None]] = None) -> NetExamples:
     """Every check/call and bet/raise of a player whose hole cards the log shows (of
     ``player`` only, if given), with its five inputs; hands that do not parse or replay
-    are listed in ``skipped``."""
+    are listed in ``skipped``, files not read in ``files_skipped``. Raises
+    :class:`TooFewExamplesError` when no hand could be read, saying why."""
     from cbr.logs.detect import read_logs
     from cbr.logs.record import HandRecord
     from cbr.logs.replay import replay
+    from cbr.models.predictor import no_hand_error
 
     rows: list[np.ndarray] = []
     targets: list[tuple[int, int]] = []
     groups: list[int] = []
     players: list[str] = []
     skipped: list[str] = []
+    files: list[str] = []
+    issues: list[str] = []  # both, in the order met: the first says why nothing was read
     hands = 0
     for item in read_logs(list(paths), log_format, progress):
         if not isinstance(item, HandRecord):
-            skipped.append(str(item))
+            (files if item.line == 0 else skipped).append(str(item))
+            issues.append(str(item))
             continue
         if item.known_hole_cards == 0 or (player is not None and player not in item.players):
             hands += 1
@@ -205,6 +212,7 @@ def examples_from_logs(paths: Sequence[str], *, player: Optional[str] = None, lo
             dps = replay(item)
         except CBRError as exc:
             skipped.append(str(exc))
+            issues.append(str(exc))
             continue
         hands += 1
         for dp in dps:
@@ -214,9 +222,12 @@ def examples_from_logs(paths: Sequence[str], *, player: Optional[str] = None, lo
             targets.append((1, 0) if dp.action == "c" else (0, 1))
             groups.append(hands)
             players.append(dp.player)
+    if hands == 0:
+        raise no_hand_error(paths, issues, TooFewExamplesError)
     X = np.asarray(rows, dtype=np.float64).reshape(len(rows), len(INPUT_NAMES))
     Y = np.asarray(targets, dtype=np.int8).reshape(len(targets), 2)
-    return NetExamples(X, Y, np.asarray(groups, dtype=np.int64), np.asarray(players, dtype=object), hands, skipped)
+    return NetExamples(X, Y, np.asarray(groups, dtype=np.int64), np.asarray(players, dtype=object), hands, skipped,
+                       files)
 
 
 def total_network_error(outputs: np.ndarray, targets: np.ndarray) -> float:
@@ -364,9 +375,10 @@ def _check_examples(ex: NetExamples, player: Optional[str]) -> None:
 
 
 def train_network(ex: NetExamples, *, player: Optional[str] = None, hidden: int = 2, folds: int = 5,
-                  seed: int = 0) -> tuple[DefaultNetwork, TNEReport]:
+                  seed: int = 0, progress: Optional[Callable[..., None]] = None) -> tuple[DefaultNetwork, TNEReport]:
     """Cross-validate, then train on every example; ``ex`` restricted to ``player`` if given.
-    Raises :class:`TooFewExamplesError` below :data:`MIN_EXAMPLES` examples."""
+    Raises :class:`TooFewExamplesError` below :data:`MIN_EXAMPLES` examples. ``progress(1)``
+    is called after each network trained: ``folds + 1`` times."""
     from cbr.models.predictor import fold_assignment
 
     if player is not None:
@@ -383,7 +395,11 @@ def train_network(ex: NetExamples, *, player: Optional[str] = None, hidden: int 
             raise TooFewExamplesError(f"fold {k} of {player or 'the logs'} holds only one kind of action")
         out[test] = DefaultNetwork(hidden=hidden, seed=seed).fit(ex.X[train], y_train).outputs(ex.X[test])
         base[test] = y_train.mean(axis=0)
+        if progress is not None:
+            progress(1)
     net = DefaultNetwork(hidden=hidden, seed=seed).fit(ex.X, ex.Y)
+    if progress is not None:
+        progress(1)
     report = TNEReport(
         player=player, hidden=hidden, examples=len(ex), hands=int(len(np.unique(ex.groups))),
         raise_share=float(ex.Y[:, 1].mean()), train_tne=net.tne(ex.X, ex.Y),

@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import json
 import math
+import re
+import shutil
+import signal
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -40,10 +44,11 @@ from cbr.play.match import run_match
 from cbr.store import CaseBase
 from cli import app
 from evaluator_ext.cards import parse_cards
-from tests.conftest import shared_path
+from tests.conftest import run_on_a_terminal, shared_path
 
 runner = CliRunner()
 REPO = Path(__file__).resolve().parents[2]
+ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]")
 SELFPLAY = REPO / "casebases" / "selfplay" / "hu-ehs-hs.log"
 
 
@@ -354,3 +359,93 @@ def test_a_player_leaving_with_nothing_to_call_replays_from_the_history() -> Non
     for dp, row in zip(dps, X):
         assert np.array_equal(decision_inputs(dp), row), dp.history
     assert named(X[-1])["last_action_raise"] == 1.0 and named(X[-1])["players_active"] == pytest.approx(0.2)
+
+
+# ---- interrupts, and what the logs give -------------------------------------------------------
+def test_an_interrupt_while_the_network_fits_is_not_swallowed() -> None:
+    """scikit-learn's adam solver catches KeyboardInterrupt and only warns "Training
+    interrupted by user.": the interrupt (here a SIGTERM-like subclass, raised by a timer
+    while the epochs run) must come out of fit(), as itself."""
+    class Stop(KeyboardInterrupt):
+        pass
+
+    def stop(signum, frame):
+        raise Stop()
+
+    rng = np.random.default_rng(0)
+    X = rng.random((20_000, len(INPUT_NAMES))).astype(np.float32)
+    y = ((X[:, 0] + X[:, 1] * X[:, 2] + 0.3 * rng.random(len(X))) * 3).astype(np.int64) % 3  # ~2.5 s of epochs
+    ActionPredictor(seed=0, max_iter=1).fit(X[:50], y[:50])  # scikit-learn imported: the timer stops the epochs
+    old = signal.signal(signal.SIGALRM, stop)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.5)
+        t0 = time.monotonic()
+        with pytest.raises(Stop):
+            ActionPredictor(seed=0).fit(X, y)
+        assert time.monotonic() - t0 < 2.0
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def test_ctrl_c_during_cross_validation_exits_130_and_saves_nothing(tmp_path: Path) -> None:
+    """Ctrl-C while the second fold's network trains (the bar shows 1/2 folds): it was
+    swallowed by scikit-learn, and the command went on to print its table and save the model."""
+    irc = shared_path("irc")
+    out = tmp_path / "x.ann"
+    code, stdout, shown = run_on_a_terminal(["train", "predictor", str(irc), "--folds", "2", "-o", str(out)],
+                                            stop=lambda shown: re.search(r"cross-validating.*1/2", shown) is not None,
+                                            wait=0.2)
+    assert code == 130, (stdout, shown)
+    assert shown.strip().splitlines()[-1].strip() == "interrupted", shown
+    assert stdout == "" and list(tmp_path.iterdir()) == []
+
+
+def test_a_casebase_with_logs_is_a_usage_error(ring_log: Path, tmp_path: Path, monkeypatch) -> None:
+    """A case base and logs together: the case base was silently dropped (trained on the logs
+    alone); two case bases named under ./casebases/ were called 'no such file'."""
+    build_casebase([ring_log], tmp_path / "casebases" / "a", workers=1)
+    shutil.copytree(tmp_path / "casebases" / "a", tmp_path / "casebases" / "b")
+    monkeypatch.chdir(tmp_path)
+    for args in (["casebases/a", str(ring_log)], [str(ring_log), "a"], ["a", "b"]):
+        result = cbr("train", "predictor", *args, "--out", tmp_path / "x.ann")
+        assert result.exit_code == 2, (args, result.output)
+        assert "one case base, or logs, not both" in result.output, result.output
+        assert "no such file" not in result.output
+    assert not (tmp_path / "x.ann").exists()
+
+
+@pytest.mark.parametrize("what", ["notes", "empty folder", "forced format"])
+def test_logs_that_give_no_hand_say_why(what: str, tmp_path: Path) -> None:
+    """No hand read: the one error line gives the reason (as `cbr logs inspect`), not
+    'only 0 decision(s)', which hid it."""
+    if what == "notes":
+        (tmp_path / "notes.txt").write_text("no hands here\n")
+        args, reason = [tmp_path / "notes.txt"], "not a log any parser recognises"
+    elif what == "empty folder":
+        (tmp_path / "empty").mkdir()
+        args, reason = [tmp_path / "empty"], "no log file there"
+    else:
+        args, reason = [shared_path("acpc", "dealer_example_limit"), "--log-format", "irc"], \
+            "not an IRC poker database"
+    result = cbr("train", "predictor", *args, "--out", tmp_path / "a.ann")
+    assert result.exit_code == 1, result.output
+    assert result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: no hand could be read from "), lines
+    assert reason in lines[0] and "only 0 decision" not in lines[0], lines
+    assert not (tmp_path / "a.ann").exists()
+    with pytest.raises(TooFewExamplesError, match=reason):
+        train_predictor([str(a) for a in args if not str(a).startswith("--") and str(a) != "irc"],
+                        log_format="irc" if what == "forced format" else None)
+
+
+def test_files_not_read_are_noted_apart_from_hands_skipped(ring_log: Path, tmp_path: Path) -> None:
+    """A file that is not a log was counted as a hand that could not be used."""
+    (tmp_path / "notes.txt").write_text("no hands here\n")
+    result = cbr("train", "predictor", ring_log, tmp_path / "notes.txt", "--folds", "2", "--out", tmp_path / "a.ann")
+    assert result.exit_code == 0, result.output
+    assert "note: 1 file(s) not read" in result.stderr and "hand(s) or case(s)" not in result.stderr, result.stderr
+    d = json.loads(cbr("train", "predictor", ring_log, tmp_path / "notes.txt", "--folds", "2", "--out",
+                       tmp_path / "b.ann", "--json").stdout)
+    assert d["files_skipped"] == 1 and d["skipped"] == 0

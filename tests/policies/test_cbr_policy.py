@@ -282,7 +282,7 @@ def test_cli_match_with_a_cbr_spec():
     import json
 
     data = json.loads(res.output)
-    assert data["hands"] == 50 and [p["policy"] for p in data["players"]] == ["cbr", "call"]
+    assert data["hands"] == 50 and [p["policy"] for p in data["players"]] == ["cbr:casebase=default:reuse=probabilistic", "call"]  # the specs
     assert sum(p["total"] for p in data["players"]) == 0
 
 

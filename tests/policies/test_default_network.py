@@ -4,6 +4,7 @@ Real log files (a slice of a real ACPC dealer log), real matches; no mocks."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -32,9 +33,11 @@ from cli import app
 from evaluator_ext import win_probability
 from evaluator_ext.cards import parse_cards
 from evaluator_ext.preflop_odds import preflop_win
-from tests.conftest import shared_path
+from tests.conftest import run_on_a_terminal, shared_path
 
 runner = CliRunner()
+REPO = Path(__file__).resolve().parents[2]
+ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]")
 DEALER_LOG = ("acpc", "dealer_example_limit", "2p.limit.h1000.r0.log")
 
 
@@ -176,7 +179,7 @@ def test_thesis_net_policy_plays_a_match(small_log, tmp_path) -> None:
     net, _ = train_network(ex, player="p1", folds=3)
     model = net.save(tmp_path / "p1.net")
     result = run_match([f"thesis-net:model={model}", "ehs"], 40, duplicate=True, seed=3)
-    assert result.hands == 40 and result.players[0].policy == "thesis-net"
+    assert result.hands == 40 and result.players[0].policy == f"thesis-net:model={model}"  # a seat's spec
     bot = policy_from_spec(f"thesis-net:logs={path}:player=p2:hidden=3", seed=1)
     assert bot.report.player == "p2" and bot.report.hidden == 3
     with pytest.raises(ValueError, match="needs model=PATH"):
@@ -220,3 +223,86 @@ def test_cli_train_network_json_and_saved_file(small_log, tmp_path) -> None:
     assert DefaultNetwork.load(out).hidden == 2
     res = runner.invoke(app, ["train", "network", str(path), "--player", "nobody"])
     assert res.exit_code == 1 and "at least" in res.output
+
+
+def hidden_cards_log(tmp_path: Path) -> Path:
+    """A real PHH hand with every hole card hidden (``????``): a hand is read, no card shown."""
+    src = shared_path("phh", "data", "pluribus", "30", "63.phh").read_text()
+    path = tmp_path / "hidden.phh"
+    path.write_text(re.sub(r"d dh (p\d) \w\w\w\w", r"d dh \1 ????", src))
+    return path
+
+
+@pytest.mark.parametrize("what", ["empty folder", "notes", "forced format", "no card shown"])
+def test_cli_train_network_that_learns_nothing_is_an_error(what: str, tmp_path: Path) -> None:
+    """Nothing read (or no shown cards): an empty table and exit 0 (or JSON with no report and
+    "saved": null) before; one line giving the reason now, and no --out file."""
+    if what == "empty folder":
+        (tmp_path / "empty").mkdir()
+        args, reason = [str(tmp_path / "empty")], "no hand could be read from"
+    elif what == "notes":
+        (tmp_path / "n.txt").write_text("hi\n")
+        args, reason = [str(tmp_path / "n.txt"), "--json"], "not a log any parser recognises"
+    elif what == "forced format":
+        args, reason = [str(shared_path(*DEALER_LOG)), "--log-format", "irc"], "not an IRC poker database"
+    else:
+        args, reason = [str(hidden_cards_log(tmp_path))], "no action with shown cards"
+    res = runner.invoke(app, ["train", "network", *args, "--out", str(tmp_path / "z.net")])
+    assert res.exit_code == 1, res.output
+    assert res.stdout == ""
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and reason in lines[0], lines
+    assert not (tmp_path / "z.net").exists()
+
+
+def test_cli_train_network_notes_files_not_read_apart_from_hands(small_log, tmp_path) -> None:
+    """A file that is not a log was reported as '1 hand(s) could not be used'."""
+    path, _ = small_log
+    (tmp_path / "n.txt").write_text("hi\n")
+    res = runner.invoke(app, ["train", "network", str(path), str(tmp_path / "n.txt"), "--folds", "2"])
+    assert res.exit_code == 0, res.output
+    assert "note: 1 file(s) not read" in res.stderr and "hand(s)" not in res.stderr, res.stderr
+    res = runner.invoke(app, ["train", "network", str(path), str(tmp_path / "n.txt"), "--folds", "2", "--json"])
+    data = json.loads(res.stdout)
+    assert data["files_skipped"] == 1 and data["skipped"] == 0
+
+
+def test_cli_train_network_writes_out_only_when_it_succeeds(tmp_path) -> None:
+    """-o was written after the first player, then the second failed (exit 1): the file was
+    left behind, and a re-run was refused ('already exists')."""
+    log = str(shared_path(*DEALER_LOG))
+    out = tmp_path / "e.net"
+    res = runner.invoke(app, ["train", "network", log, "--folds", "2", "--player", "p1", "--player", "nobody",
+                              "-o", str(out)])
+    assert res.exit_code == 1 and "nobody" in res.stderr, res.output
+    assert not out.exists()
+    res = runner.invoke(app, ["train", "network", log, "--folds", "2", "--player", "p1", "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    assert DefaultNetwork.load(out).info["player"] == "p1"
+
+
+def test_cli_train_network_ctrl_c_saves_nothing(tmp_path) -> None:
+    """Ctrl-C once the first network is trained (the training bar is past one player's
+    folds, or, as before, its file appeared): exit 130, 'interrupted', no file."""
+    out = tmp_path / "e.net"
+    args = ["train", "network", str(shared_path(*DEALER_LOG)), "--folds", "2", "--player", "p2", "--player", "p1",
+            "--hidden", "2", "--hidden", "3", "-o", str(out)]
+
+    def first_trained(shown: str) -> bool:
+        done = [int(n) for n in re.findall(r"training\D*?(\d+)/\d+", shown)]
+        return out.exists() or (bool(done) and max(done) >= 3)
+
+    code, stdout, shown = run_on_a_terminal(args, stop=first_trained)
+    assert code == 130, (stdout, shown)
+    assert shown.strip().splitlines()[-1].strip() == "interrupted", shown
+    assert stdout == "" and list(tmp_path.iterdir()) == []
+
+
+def test_cli_train_network_shows_its_training_progress(small_log) -> None:
+    """A bar over players x hidden sizes x (folds + the final fit), after 'reading logs'."""
+    path, _ = small_log
+    code, stdout, shown = run_on_a_terminal(["train", "network", str(path), "--folds", "2", "--hidden", "2",
+                                             "--hidden", "3"])
+    assert code == 0, shown
+    assert re.search(r"training.*\b12/12\b", shown), shown   # 2 players x 2 sizes x (2 folds + 1)
+    assert "TNE %" in stdout
