@@ -18,7 +18,10 @@ import functools
 import os
 import re
 import shutil
-from collections.abc import Callable
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Optional
 
@@ -201,8 +204,39 @@ def atomic_savez(path: str | os.PathLike[str], compress: bool = False, **arrays:
         with open(tmp, "wb") as fh:  # a file object: savez would add ".npz" to a name
             (np.savez_compressed if compress else np.savez)(fh, **arrays)
 
-    atomic_write_with(path, write)
+    with interrupts_held():  # a Ctrl-C inside zipfile's write became "Can't close the ZIP file" (exit 3)
+        atomic_write_with(path, write)
     return Path(path)
+
+
+@contextmanager
+def interrupts_held() -> Iterator[None]:
+    """Hold Ctrl-C (SIGINT) and SIGTERM back while the block runs, then deliver the first that
+    came to the handler in place before (a ``KeyboardInterrupt`` as usual). For short writes an
+    exception in the middle would garble: ``zipfile`` turns a ``KeyboardInterrupt`` raised
+    while it writes into a ``ValueError`` when it closes. Only in the main thread (signals go
+    there); elsewhere it does nothing.
+
+    >>> seen = []
+    >>> before = signal.signal(signal.SIGINT, lambda sig, frame: seen.append("delivered"))
+    >>> with interrupts_held():
+    ...     signal.raise_signal(signal.SIGINT); seen.append("block done")
+    >>> _ = signal.signal(signal.SIGINT, before)
+    >>> seen
+    ['block done', 'delivered']
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    came: list[int] = []
+    before = {sig: signal.signal(sig, lambda s, _frame: came.append(s)) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+        if came:
+            signal.raise_signal(came[0])  # the handler in place again does what it does
 
 
 def pid_alive(pid: int) -> bool:
