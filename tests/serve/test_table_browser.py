@@ -529,6 +529,16 @@ def test_the_api_docs_page_works_offline_and_sends_a_query(browser, server) -> N
     shown = json.loads(answer.text.split("\n", 1)[1])
     assert shown == httpx.post(f"{url}/retrieve", json=body).json()
     screenshot(driver, "api-docs.png")
+    assert "array of [number, number, number]" in box.text  # the opponents' models ("array of object" before)
+    one = driver.find_element(By.ID, "get-/casebases/{name}")  # a required path parameter left empty: not sent
+    one.find_element(By.TAG_NAME, "summary").click()
+    one.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    assert one.find_element(By.CSS_SELECTOR, "pre.answer").text == "not sent: give name (required)"
+    driver.set_window_size(390, 844)  # a phone: the fields' tables scroll in their card, not the page
+    try:
+        assert driver.execute_script("return document.documentElement.scrollWidth <= window.innerWidth")
+    finally:
+        driver.set_window_size(1440, 960)
 
 
 @pytest.mark.parametrize("strict", [False, True])
@@ -590,3 +600,36 @@ def test_a_person_teaches_the_bot_through_the_browser(browser, tmp_path, token_f
         assert cb.count() - base.count() == kept
         _, rows, _ = cb.sql_rows("SELECT seat FROM cases WHERE source = 'retained'")
     assert [r[0] for r in rows].count(0) == mine  # every decision of the person
+
+
+def test_enter_in_the_form_then_keys_play_and_no_key_plays_behind_the_cases_panel(browser, server) -> None:
+    """After New session by Enter in the Seed field, 'c' was typed into the seed (the next New
+    session was refused over it); with the cases panel open, N dealt a hand unseen behind it.
+    The plot before any hand said '1 hand'."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    driver, url = browser, server
+    driver.get(url + "/")
+    wait_for(driver, "return document.readyState === 'complete'", "load")
+    assert "0 hands" in driver.find_element(By.ID, "plot").text
+    driver.find_element(By.ID, "bots").clear()
+    driver.find_element(By.ID, "bots").send_keys("cbr:preset=casper")
+    seed = driver.find_element(By.ID, "seed")
+    seed.clear()
+    seed.send_keys("12345", Keys.ENTER)
+    wait_for(driver, "return (window.cbrRenders || 0) >= 2 && !document.body.classList.contains('busy')",
+             "deal the first hand")
+    assert driver.execute_script("return document.activeElement.tagName") != "INPUT"
+    play_to_end(driver, "CCCCCCCC")  # keys, as the page says
+    assert seed.get_attribute("value") == "12345"
+    hand = view(driver)["hand"]
+    assert hand["over"]
+    decided = [d for d in hand["decisions"] if d["name"].startswith("cbr")]
+    assert decided  # the bot acts in every hand the person calls through
+    driver.execute_script(f"openCases({decided[0]['id']})")
+    wait_for(driver, "return !document.getElementById('cases-panel').hidden", "open the panel")
+    number = view(driver)["result"]["hands"]
+    driver.find_element(By.TAG_NAME, "body").send_keys("n")
+    time.sleep(0.5)  # what a key would have started by now
+    assert view(driver)["result"]["hands"] == number and view(driver)["hand"]["over"]

@@ -169,7 +169,8 @@ async function newSession(ev) {
   }
   if (view) {
     closeCases();
-    render(view);
+    if (document.activeElement && document.activeElement.tagName === "INPUT") document.activeElement.blur();
+    render(view);  // the keys play now (Enter in the Seed field left them typing into it)
     await newHand();
   }
 }
@@ -356,7 +357,8 @@ function drawPlot(perHand) {
   for (const x of perHand) cum.push(cum[cum.length - 1] + x);
   let lo = Math.min(0, ...cum), hi = Math.max(0, ...cum);
   if (hi - lo < 1) { hi += 0.5; lo -= 0.5; }
-  const n = Math.max(1, cum.length - 1);
+  const hands = cum.length - 1;
+  const n = Math.max(1, hands);  // the x scale; the label says how many hands there are (0 before any)
   const X = (i) => L + (W - L - R) * i / n;
   const Y = (v) => T + (H - T - B) * (hi - v) / (hi - lo);
   const add = (tag, attrs, text) => {
@@ -371,7 +373,7 @@ function drawPlot(perHand) {
   add("line", { class: "zero", x1: L, y1: Y(0), x2: W - R, y2: Y(0) });
   add("text", { x: L - 4, y: Y(hi) + 4, "text-anchor": "end" }, fmt(hi, 1));
   add("text", { x: L - 4, y: Y(lo) + 4, "text-anchor": "end" }, fmt(lo, 1));
-  add("text", { x: W - R, y: H - 4, "text-anchor": "end" }, n + (n === 1 ? " hand" : " hands"));
+  add("text", { x: W - R, y: H - 4, "text-anchor": "end" }, hands + (hands === 1 ? " hand" : " hands"));
   add("text", { x: L + 4, y: H - 4 }, "cumulative sb");
   if (perHand.length) {
     add("polyline", { class: "line", id: "plot-line", points: cum.map((v, i) => X(i).toFixed(1) + "," + Y(v).toFixed(1)).join(" "),
@@ -411,7 +413,7 @@ async function openCases(id) {
     return box;
   };
   sum.append(el("div", {}, el("b", { text: "Retrieved triple: " }), tri(data.triple)),
-             el("div", {}, el("b", { text: "Played from: " }), tri(data.played), el("span", { text: "  re-use: " + data.reuse })),
+             el("div", {}, el("b", { text: "Played from: " }), tri(data.played), el("span", { class: "nowrap", text: "  re-use: " + data.reuse })),
              el("div", { class: "why", id: "cases-why", text: data.why }),
              el("div", { class: "hint", text: data.retrieved + " case(s) retrieved from case base " + data.casebase +
                          (data.fallback ? " (none reached the threshold: the most similar were used)" : " at similarity \u2265 " + fmt(data.threshold, 2)) +
@@ -487,6 +489,7 @@ document.addEventListener("keydown", (ev) => {
   if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
   const k = ev.key.toLowerCase();
   if (k === "escape") { closeCases(); return; }
+  if (!$("cases-panel").hidden) return;  // the panel covers the table: no play behind it
   if (k === "n") { ev.preventDefault(); newHand(); return; }
   if (session && session.hand && session.hand.your_turn && session.hand.legal.some((a) => a.kind === k)) {
     ev.preventDefault();
