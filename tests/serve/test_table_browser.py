@@ -633,3 +633,25 @@ def test_enter_in_the_form_then_keys_play_and_no_key_plays_behind_the_cases_pane
     driver.find_element(By.TAG_NAME, "body").send_keys("n")
     time.sleep(0.5)  # what a key would have started by now
     assert view(driver)["result"]["hands"] == number and view(driver)["hand"]["over"]
+
+
+def test_players_keep_their_seats_and_cards_sort_by_rank(browser, server) -> None:
+    """Seats were drawn in position order, so the bots changed places every hand; sorting
+    the cases by hole cards sorted their text (2..9, then A, J, K, Q, T)."""
+    driver, url = browser, server
+    new_session(driver, url, "ehs, lag", seed=4)
+    order = lambda: driver.execute_script(  # noqa: E731
+        "return [...document.querySelectorAll('#seats .seat .name')].map(e => e.textContent)")
+    buttons = []
+    first = order()
+    for _ in range(3):
+        play_to_end(driver, "CCCCCCCC")
+        assert order() == first  # the same places, hand after hand
+        buttons.append(next(s["name"] for s in view(driver)["hand"]["seats"] if s["label"] == "BTN"))
+        driver.execute_script("newHand()")
+        wait_for(driver, "return !document.body.classList.contains('busy') && session.hand && !session.hand.over",
+                 "deal the next hand")
+    assert len(set(buttons)) > 1  # the button moves round them
+    ranked = driver.execute_script("return ['AhKd', '9c8c', 'Ts2d', 'KsKd', '2c3c'].sort((a, b) => "
+                                   "cardsKey(b) < cardsKey(a) ? -1 : 1)")
+    assert ranked == ["AhKd", "KsKd", "Ts2d", "9c8c", "2c3c"]

@@ -247,13 +247,22 @@ function renderLogLinks(view) {
   }
 }
 
+const RANKS = "23456789TJQKA";
+
+function cardsKey(text) {
+  // "AhKd" -> its ranks, high to low, as a string that sorts as the ranks do ("A" > "K" > ... > "2")
+  if (typeof text !== "string") return text;
+  const ranks = (text.match(/[2-9TJQKA]/gi) || []).map((r) => RANKS.indexOf(r.toUpperCase()));
+  return ranks.sort((p, q) => q - p).map((r) => String.fromCharCode(97 + r)).join("");
+}
+
 function renderSeats(view) {
   const box = $("seats");
   box.textContent = "";
   const hand = view.hand;
   if (!hand) return;
   const sb = view.small_bet;
-  for (const s of hand.seats) {
+  for (const s of [...hand.seats].sort((a, b) => a.seat - b.seat)) {  // each player keeps his seat; the button moves
     const cls = ["seat"];
     if (s.you) cls.push("you");
     if (s.to_act) cls.push("to-act");
@@ -458,8 +467,10 @@ function drawCases() {
   }
   thead.append(row);
   const col = cols.find((c) => c.key === sortState.key) || cols[0];
+  // cards sort by rank, highest first within a holding (as text, "AhKd" came after "9c8c")
+  const key = col.cards ? cardsKey : (v) => v;
   const cases = data.cases.slice().sort((a, b) => {
-    const x = col.get(a), y = col.get(b);
+    const x = key(col.get(a)), y = key(col.get(b));
     if (x === y) return 0;
     if (x === null || x === undefined) return 1;
     if (y === null || y === undefined) return -1;
