@@ -655,3 +655,19 @@ def test_players_keep_their_seats_and_cards_sort_by_rank(browser, server) -> Non
     ranked = driver.execute_script("return ['AhKd', '9c8c', 'Ts2d', 'KsKd', '2c3c'].sort((a, b) => "
                                    "cardsKey(b) < cardsKey(a) ? -1 : 1)")
     assert ranked == ["AhKd", "KsKd", "Ts2d", "9c8c", "2c3c"]
+
+
+def test_six_seats_on_a_phone_stay_two_a_row_when_the_hand_ends(browser, server) -> None:
+    """At 390 px the wider end-of-hand lines ('..., folded', 'net ...') pushed the seats to
+    one a row: the table grew to about 1,300 px, New hand far below the screen."""
+    driver, url = browser, server
+    driver.set_window_size(390, 844)
+    try:
+        new_session(driver, url, "cbr, lag, ehs, rock, poki", seed=3)
+        play_to_end(driver, "FFFFFFFF")
+        rows = driver.execute_script(
+            "const tops = [...document.querySelectorAll('#seats .seat')].map(e => Math.round(e.getBoundingClientRect().top));"
+            "return tops.reduce((m, t) => (m[t] = (m[t] || 0) + 1, m), {})")
+        assert view(driver)["hand"]["over"] and sorted(rows.values()) == [2, 2, 2], rows
+    finally:
+        driver.set_window_size(1440, 960)
