@@ -160,7 +160,10 @@ def test_a_dealer_whose_client_leaves_prints_the_result_so_far(procs: Procs, tmp
     assert finish(client)[0] == 0
     code, out, err = finish(dealer)
     assert code == 1 and err.count("\n") == 1, (out, err)
-    assert err.startswith("error: hand 3: seat 0 (remote)") and "closed the connection" in err, err
+    # a client gone between hands: an end of file, or a reset when the dealer's next state came
+    # first (which one depends on timing; both are one line naming the seat and the hand)
+    assert err.startswith("error: hand 3: seat 0 (remote)"), err
+    assert "closed the connection" in err or "went away (Connection reset by peer)" in err, err
     title = table_title(out)
     assert int(title.group(1)) == 3 and "stopped by an error: 3 of 20 hands dealt\n" in out, out
     assert f"no log written ({log}: a log holds a whole match)" in out
