@@ -30,7 +30,7 @@ import numpy as np
 from cbr.errors import CBRError, ConfigError
 from cbr.game.gamedef import STREETS
 from cbr.logs.detect import LogSource, parse_source, scan_logs
-from cbr.logs.record import HandRecord, ParseIssue
+from cbr.logs.record import HandRecord, ParseIssue, no_hand_read
 from cbr.logs.replay import replay
 from cbr.logs.source import DEFAULT_MAX_FILE_SIZE
 from cbr.plugins import load_feature_set
@@ -60,12 +60,22 @@ class BuildReport:
     def hands_per_second(self) -> float:
         return self.hands / self.seconds if self.seconds > 0 else 0.0
 
+    @property
+    def files_skipped(self) -> int:
+        """Files (or folders) not read at all, among ``skipped``."""
+        return sum(1 for i in self.skipped if i.whole_file)
+
+    @property
+    def hands_skipped(self) -> int:
+        """Hands skipped (a ``file:line`` each), among ``skipped``."""
+        return len(self.skipped) - self.files_skipped
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "path": self.path, "sources": self.sources, "hands": self.hands,
             "decisions": self.decisions, "cases": self.cases,
             "cases_per_street": self.cases_per_street, "skipped": len(self.skipped),
-            "hands_skipped": sum(1 for i in self.skipped if i.line), "files_skipped": sum(1 for i in self.skipped if not i.line),
+            "hands_skipped": self.hands_skipped, "files_skipped": self.files_skipped,
             "skipped_hands": [{"where": i.where, "reason": i.reason} for i in self.skipped],
             "seconds": round(self.seconds, 3), "hands_per_second": round(self.hands_per_second, 1),
             "warnings": list(self.warnings),
@@ -427,7 +437,7 @@ def build_casebase(
             if missing:
                 report.warnings.append(f"--only-players names not found in the logs: {', '.join(missing)}")
         if report.hands == 0:
-            raise CBRError(f"no hand could be read from {given}" + _why(issues))
+            raise CBRError(no_hand_read(paths, str(issues[0]) if issues else None, len(issues)))
         if report.cases == 0:
             raise CBRError(f"no cases: {report.hands} hands read, none with a decision of a player "
                            f"whose hole cards are known" + (f" among {', '.join(sorted(wanted))}" if wanted else ""))

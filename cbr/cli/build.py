@@ -93,9 +93,8 @@ def build_command(
                  f"{report.sources} source(s), {report.seconds:.1f} s ({report.hands_per_second:.0f} hands/s)",
                  soft_wrap=True)
     if report.skipped:
-        files = sum(1 for i in report.skipped if not i.line)
-        counts = [f"{n} {what}" for n, what in ((len(report.skipped) - files, "hand(s) skipped"),
-                                                 (files, "file(s) not read")) if n]
+        counts = [f"{n} {what}" for n, what in ((report.hands_skipped, "hand(s) skipped"),
+                                                 (report.files_skipped, "file(s) not read")) if n]
         stdout.print(", ".join(counts) + ":")
         for issue in report.skipped[:max_issues]:
             stdout.print(f"  {issue.where}: {issue.reason}", markup=False, highlight=False, soft_wrap=True)

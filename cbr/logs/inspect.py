@@ -42,12 +42,12 @@ class LogReport:
     @property
     def hands_skipped(self) -> int:
         """Hands skipped (a ``file:line`` each)."""
-        return sum(1 for i in self.skipped if i.line)
+        return len(self.skipped) - self.files_skipped
 
     @property
     def files_skipped(self) -> int:
         """Files (or folders) not read at all (line 0)."""
-        return sum(1 for i in self.skipped if not i.line)
+        return sum(1 for i in self.skipped if i.whole_file)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data for ``--json``."""
@@ -99,10 +99,10 @@ def inspect_logs(
                     report.notes.append(item)
                 else:
                     report.skipped.append(item)
-                    if item.line:
-                        counts["skipped"] += 1
-                    else:  # a whole file (or folder) not read: counted apart from skipped hands
+                    if item.whole_file:  # counted apart from skipped hands
                         counts["not_read"] = counts.get("not_read", 0) + 1
+                    else:
+                        counts["skipped"] += 1
                 continue
             try:
                 points = replay(item)

@@ -16,13 +16,14 @@ it into decision points.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterator, Optional, Protocol
+from typing import Any, Iterator, Optional, Protocol, Sequence
 
 from cbr.game.actions import Action, ActionKind, limit_action
 from cbr.game.gamedef import GameDef
 
 # Action, ActionKind and limit_action live in cbr.game.actions; re-exported here for old imports.
-__all__ = ["Action", "ActionKind", "HandRecord", "LogParser", "ParseIssue", "ParseResult", "limit_action"]
+__all__ = ["Action", "ActionKind", "HandRecord", "LogParser", "ParseIssue", "ParseResult", "limit_action",
+           "no_hand_read"]
 
 
 @dataclass(frozen=True)
@@ -102,8 +103,35 @@ class ParseIssue:
         """
         return f"{self.source}:{self.line}" if self.line else self.source
 
+    @property
+    def whole_file(self) -> bool:
+        """Whether the issue is about a whole file (or folder) not read, not a hand skipped.
+
+        >>> ParseIssue("a.log", 3, "x").whole_file, ParseIssue("notes.txt", 0, "not a log").whole_file
+        (False, True)
+        """
+        return not self.line
+
     def __str__(self) -> str:
         return f"{self.where}: {self.reason}"
+
+
+def no_hand_read(paths: Sequence[Any], first: Optional[str], skipped: int) -> str:
+    """The error of logs that gave no hand, as every command words it: the paths, then the
+    first hand or file skipped and why (``first``, ``where: reason``) and how many more of the
+    ``skipped``; with nothing skipped, that there was no log file at all.
+
+    >>> no_hand_read(["a", "b"], "a: not a log; skipped", 2)
+    'no hand could be read from a, b: a: not a log; skipped (and 1 more skipped; cbr logs inspect lists them)'
+    >>> no_hand_read(["empty"], None, 0)
+    'no hand could be read from empty (no log file there)'
+    """
+    if first is None:
+        why = "" if skipped else " (no log file there)"
+    else:
+        more = f" (and {skipped - 1} more skipped; cbr logs inspect lists them)" if skipped > 1 else ""
+        why = f": {first}{more}"
+    return f"no hand could be read from {', '.join(str(p) for p in paths)}{why}"
 
 
 @dataclass

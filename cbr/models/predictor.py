@@ -67,6 +67,7 @@ from cbr.errors import CBRError
 from cbr.game.decision import DecisionPoint
 from cbr.game.gamedef import BOARD_SIZES, STREETS, GameDef
 from cbr.game.state import HandState
+from cbr.logs.record import no_hand_read
 from cbr.models.modelfile import read_model_header, read_model_object, write_model_file
 
 __all__ = [
@@ -75,7 +76,6 @@ __all__ = [
     "context_inputs", "hand_inputs", "decision_inputs", "prefix_decisions", "examples_from_logs",
     "examples_from_casebase", "fold_assignment", "clipped_log_loss", "context_frequency",
     "cross_validate", "train_predictor", "majority_triples", "score_street", "fit_interruptibly",
-    "no_hand_error",
 ]
 
 #: The 19 context inputs of table 5 (Waterloo report; Davidson), in network order.
@@ -269,7 +269,7 @@ def examples_from_logs(paths: Sequence[str], *, player: Optional[str] = None, lo
     """Every decision in the logs (of ``player`` only, if given) as an example; hands that
     do not parse or replay are listed in ``skipped``, files not read in ``files_skipped``.
     Raises :class:`TooFewExamplesError` when no hand could be read, saying why
-    (:func:`no_hand_error`).
+    (:func:`cbr.logs.record.no_hand_read`).
 
     >>> ex = examples_from_logs(["../shared/data/logs/acpc/dealer_example_limit"], player="p1")
     >>> len(ex), ex.hands, ex.X.shape, sorted(set(ex.players))
@@ -290,7 +290,7 @@ def examples_from_logs(paths: Sequence[str], *, player: Optional[str] = None, lo
     hands = 0
     for item in read_logs(list(paths), log_format, progress):
         if not isinstance(item, HandRecord):
-            (files if item.line == 0 else skipped).append(str(item))
+            (files if item.whole_file else skipped).append(str(item))
             issues.append(str(item))
             continue
         try:
@@ -312,27 +312,9 @@ def examples_from_logs(paths: Sequence[str], *, player: Optional[str] = None, lo
             groups.append(hands)
             players.append(dp.player)
     if hands == 0:
-        raise no_hand_error(paths, issues, TooFewExamplesError)
+        raise TooFewExamplesError(no_hand_read(paths, issues[0] if issues else None, len(issues)))
     return Examples.from_rows(rows, actions, streets, groups, players, source=", ".join(map(str, paths)),
                               hands=hands, skipped=skipped, files_skipped=files)
-
-
-def no_hand_error(paths: Sequence[Any], issues: Sequence[str], error: type[CBRError]) -> CBRError:
-    """The error of logs that gave no hand, as ``cbr build`` words it: the paths, then the
-    first file or hand skipped and why (``issues``: ``where: reason`` lines, in order), or
-    that there was no log file at all.
-
-    >>> print(no_hand_error(["a", "b"], ["a: not a log; skipped", "b: not a log; skipped"], PredictorError))
-    no hand could be read from a, b: a: not a log; skipped (and 1 more skipped; cbr logs inspect lists them)
-    >>> print(no_hand_error(["empty"], [], PredictorError))
-    no hand could be read from empty (no log file there)
-    """
-    if not issues:
-        why = " (no log file there)"
-    else:
-        more = f" (and {len(issues) - 1} more skipped; cbr logs inspect lists them)" if len(issues) > 1 else ""
-        why = f": {issues[0]}{more}"
-    return error(f"no hand could be read from {', '.join(str(p) for p in paths)}{why}")
 
 
 def _game_map(games: Iterable[GameDef]) -> dict[str, GameDef]:
@@ -753,7 +735,7 @@ def train_predictor(source: Sequence[str] | Any, *, player: Optional[str] = None
     it, then fit it on every example and save it to ``out`` (when given).
 
     Raises :class:`TooFewExamplesError` below :data:`MIN_EXAMPLES` decisions (of ``player``),
-    and when the logs give no hand (saying why: :func:`no_hand_error`). A ``KeyboardInterrupt``
+    and when the logs give no hand (saying why: :func:`cbr.logs.record.no_hand_read`). A ``KeyboardInterrupt``
     stops it with nothing saved."""
     if isinstance(source, (str, Path)):
         source = [str(source)]

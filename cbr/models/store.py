@@ -67,7 +67,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Optional, Union
 
 from cbr.errors import CBRError, GameError, ModelError
-from cbr.logs.record import HandRecord, ParseIssue
+from cbr.logs.record import HandRecord, ParseIssue, no_hand_read
 from cbr.models.player_model import ATTRIBUTES, PlayerHistory, PlayerModel, PlayerModels, default_model
 from cbr.store import duck
 
@@ -503,10 +503,10 @@ def _read_source(models: PlayerModels, source: Any, report: BuildReport, seen: s
 
     for item in parse_source(source):
         if isinstance(item, ParseIssue):
-            if item.line:  # a skipped hand
-                report.skipped += 1
-            else:  # line 0: a whole file that is no log (or cannot be read)
+            if item.whole_file:  # a file that is no log (or cannot be read)
                 report.files_skipped += 1
+            else:  # a skipped hand
+                report.skipped += 1
             if len(report.issues) < max_issues:
                 report.issues.append(item)
             continue
@@ -562,7 +562,8 @@ def build_store(paths: Iterable[PathLike], store_path: PathLike, *, format: Opti
                                   max_issues=max_issues)
         report.store = str(store.path)
         if report.hands == 0 and not report.skipped_sources:
-            raise CBRError(f"no hand could be read from {', '.join(str(p) for p in paths)}" + _why(report))
+            raise CBRError(no_hand_read(paths, str(report.issues[0]) if report.issues else None,
+                                        report.skipped + report.files_skipped))
         store.save(models, None if reset else models.changed, replace_all=reset, sources=report.sources)
         report.players_in_store = len(store.players())
     except BaseException:
@@ -571,17 +572,6 @@ def build_store(paths: Iterable[PathLike], store_path: PathLike, *, format: Opti
     finally:
         store.close()
     return report
-
-
-def _why(report: BuildReport) -> str:
-    """``": file:line: reason (and N more skipped)"`` for the error of a build that read no
-    hand; ``" (no log file there)"`` when nothing was skipped (an empty folder)."""
-    if not report.issues:
-        return "" if report.skipped or report.files_skipped else " (no log file there)"
-    first = report.issues[0]
-    rest = report.skipped + report.files_skipped - 1
-    return f": {first.where}: {first.reason}" + (f" (and {rest} more skipped; cbr logs inspect lists them)"
-                                                  if rest > 0 else "")
 
 
 def inspect_store(store_path: PathLike, player: Optional[str] = None) -> list[PlayerModel]:

@@ -188,9 +188,8 @@ def examples_from_logs(paths: Sequence[str], *, player: Optional[str] = None, lo
     are listed in ``skipped``, files not read in ``files_skipped``. Raises
     :class:`TooFewExamplesError` when no hand could be read, saying why."""
     from cbr.logs.detect import read_logs
-    from cbr.logs.record import HandRecord
+    from cbr.logs.record import HandRecord, no_hand_read
     from cbr.logs.replay import replay
-    from cbr.models.predictor import no_hand_error
 
     rows: list[np.ndarray] = []
     targets: list[tuple[int, int]] = []
@@ -202,7 +201,7 @@ def examples_from_logs(paths: Sequence[str], *, player: Optional[str] = None, lo
     hands = 0
     for item in read_logs(list(paths), log_format, progress):
         if not isinstance(item, HandRecord):
-            (files if item.line == 0 else skipped).append(str(item))
+            (files if item.whole_file else skipped).append(str(item))
             issues.append(str(item))
             continue
         if item.known_hole_cards == 0 or (player is not None and player not in item.players):
@@ -223,7 +222,7 @@ def examples_from_logs(paths: Sequence[str], *, player: Optional[str] = None, lo
             groups.append(hands)
             players.append(dp.player)
     if hands == 0:
-        raise no_hand_error(paths, issues, TooFewExamplesError)
+        raise TooFewExamplesError(no_hand_read(paths, issues[0] if issues else None, len(issues)))
     X = np.asarray(rows, dtype=np.float64).reshape(len(rows), len(INPUT_NAMES))
     Y = np.asarray(targets, dtype=np.int8).reshape(len(targets), 2)
     return NetExamples(X, Y, np.asarray(groups, dtype=np.int64), np.asarray(players, dtype=object), hands, skipped,
