@@ -40,16 +40,28 @@ PAIRINGS: list[tuple[list[str], int]] = [
 
 
 def _recording(policy: Any, out: list, pairing: int, seat: int) -> Any:
-    """``policy`` with its ``act`` wrapped to keep the triple it answers and the action it takes."""
+    """``policy`` with its ``act`` (and ``decide``, where the table asks that) wrapped to keep
+    the triple it answers and the action it takes, once per decision."""
     inner_act = policy.act
+    inner_decide = getattr(policy, "decide", None)
+    busy = [False]
 
-    def act(dp: Any, rng: random.Random) -> str:
-        triple = policy.triple(dp)
-        kind = inner_act(dp, rng)
+    def kept(dp: Any, decide: Any) -> Any:
+        if busy[0]:  # decide calling act (or the reverse): the outer call keeps it
+            return decide()
+        busy[0] = True
+        try:
+            triple = policy.triple(dp)
+            made = decide()
+        finally:
+            busy[0] = False
+        kind = made if isinstance(made, str) else made.action
         out.append([pairing, dp.hand_id, seat, dp.history, [float(p).hex() for p in triple], kind])
-        return kind
+        return made
 
-    policy.act = act  # an instance attribute: the bot's own class is unchanged
+    policy.act = lambda dp, rng: kept(dp, lambda: inner_act(dp, rng))  # instance attributes: the class is unchanged
+    if inner_decide is not None:
+        policy.decide = lambda dp, rng=None: kept(dp, lambda: inner_decide(dp, rng))
     return policy
 
 

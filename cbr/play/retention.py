@@ -11,7 +11,10 @@ hand in flight.
 
 The retainer writes through the case-based bot's own open case base, so the bot's very
 next retrieval sees the new cases (:class:`~cbr.policies.cbr_policy.CBRPolicy` grows its
-street data in place). :meth:`Retainer.close` compacts the retention log into Parquet parts.
+street data in place). A hand played at a table comes with its decision records
+(:class:`~cbr.policies.base.Decision`): it is not replayed, and a decision the bot made on
+this case base keeps the feature row it was made from as its case's row (computed once, the
+same bit for bit). :meth:`Retainer.close` compacts the retention log into Parquet parts.
 
 >>> import tempfile
 >>> from cbr.play.match import run_match
@@ -138,6 +141,17 @@ def retention_target(target: str | os.PathLike[str]) -> Path:
     return Path.cwd() / "casebases" / str(target)
 
 
+def _with_hole(dp: Any, hole: Optional[tuple[int, int]]) -> Any:
+    """``dp`` holding ``hole``: a decision point kept while playing shows another seat's cards
+    only once they are shown (the client's view of an opponent's decision); its table state
+    is the same."""
+    if dp.hole is not None or hole is None:
+        return dp
+    from dataclasses import replace
+
+    return replace(dp, hole=tuple(hole))
+
+
 def retaining_bots(policies: Sequence["Policy"]) -> list[int]:
     """Seats whose policy can retain (has ``open()`` giving a case base and a ``retain`` flag)."""
     return [s for s, p in enumerate(policies) if getattr(p, "can_retain", False)]
@@ -160,13 +174,11 @@ class Retainer:
 
     ``cb``: the open, writable case base (the case-based bot's own handle); ``keep``: the
     seats whose every decision is kept; ``names``: the seat names; ``match_id``: shared by
-    all its cases; ``deciders``: the bots deciding on ``cb`` (their
-    ``decided_row(dp, cb)`` gives the feature row of a decision they made, so it is not
-    computed again). :attr:`retained` counts the cases kept, :attr:`hands` the hands.
+    all its cases. :attr:`retained` counts the cases kept, :attr:`hands` the hands.
     """
 
     def __init__(self, cb: "CaseBase", keep: Sequence[int], names: Sequence[str], *,
-                 match_id: Optional[str] = None, deciders: Sequence[Any] = ()) -> None:
+                 match_id: Optional[str] = None) -> None:
         check_retention_target(cb.path)
         self.cb = cb
         self.keep = set(keep)
@@ -174,15 +186,15 @@ class Retainer:
         self.match_id = match_id or new_match_id()
         self.retained = 0
         self.hands = 0
-        self._row_of = [d.decided_row for d in deciders if callable(getattr(d, "decided_row", None))]
 
     def hand(self, record: HandRecord, seats: Optional[Sequence[int]] = None,
              decisions: Optional[Sequence[Any]] = None) -> int:
         """Retain a finished hand. ``record``: as the dealer saw it (every hole card) or as
         a seat saw it; ``seats[pos]``: the seat at position ``pos`` (None: the record's
-        positions are seats, as for a client that knows only its own view). Returns the
-        number of cases kept. ``decisions``: the hand's decision points with their actions,
-        when the caller kept them while playing (saves replaying the record). Raises
+        positions are seats). Returns the number of cases kept. ``decisions``: the hand's
+        decision records (:class:`~cbr.policies.base.Decision`) when it was played here: the
+        record is then not replayed, and each decision made on this case base keeps its own
+        feature row; None: the record is replayed (a hand from a log). Raises
         :class:`~cbr.errors.CBRError` if the hand does not replay (a dealer bug) or the
         write fails."""
         cases = self._cases(record, seats, decisions)
@@ -197,7 +209,7 @@ class Retainer:
         prepared = [c for c in (self._cases(r, None, None) for r in records) if c is not None]
         merged: tuple[list, list, list, list] = ([], [], [], [])
         for case in prepared:
-            for into, part in zip(merged, case):
+            for into, part in zip(merged, case[:4]):
                 into.extend(part)
         return ReplayedHands(*merged, hands=len(prepared))
 
@@ -214,33 +226,39 @@ class Retainer:
         if not replayed.dps:
             return 0
         return self._commit(replayed.dps, replayed.outcomes, replayed.seats, replayed.opponents,
-                            hands=replayed.hands)
+                            [None] * len(replayed.dps), hands=replayed.hands)
 
     def _cases(self, record: HandRecord, seats: Optional[Sequence[int]],
-               decisions: Optional[Sequence[Any]]) -> Optional[tuple[list, list, list, list]]:
-        """The decisions of ``record`` to keep, with their outcomes, seats and opponents
-        (None: none to keep); replays the record unless ``decisions`` are given."""
+               decisions: Optional[Sequence[Any]]) -> Optional[tuple[list, list, list, list, list]]:
+        """The decisions of ``record`` to keep, with their outcomes, seats, opponents and feature
+        rows (None: to be computed); None when there is none to keep. ``decisions``: the
+        hand's decision records (else the record is replayed)."""
         seat_of = list(seats) if seats is not None else list(range(record.n_players))
         mine = {pos for pos, s in enumerate(seat_of) if s in self.keep and record.hole_cards[pos] is not None}
         wanted = mine | shown_positions(record)
         if not wanted:
             return None
-        played = decisions if decisions is not None else replay(record)  # the payoffs must match the cards
-        dps = [dp for dp in played if dp.position in wanted and dp.hole is not None and dp.action in ("f", "c", "r")]
-        if not dps:
+        if decisions is None:  # a hand from a log: replayed (the payoffs must match the cards)
+            kept = [(dp, None) for dp in replay(record) if dp.position in wanted]
+        else:  # played here: the records, each with the row it was decided from (if on this case base)
+            holes = record.hole_cards
+            kept = [(_with_hole(d.dp, holes[d.dp.position]), d.row_for(self.cb)) for d in decisions
+                    if d.dp.position in wanted]
+        kept = [(dp, row) for dp, row in kept if dp.hole is not None and dp.action in ("f", "c", "r")]
+        if not kept:
             return None
+        dps = [dp for dp, _ in kept]
+        rows = [row for _, row in kept]
         names = self.names if len(self.names) == record.n_players else list(record.players)
         outcomes = [hand_outcome(record, dp.position) for dp in dps]
         seat = [seat_of[dp.position] for dp in dps]
         opponents = [",".join(n for i, n in enumerate(names) if i != s) for s in seat]
-        return dps, outcomes, seat, opponents
+        return dps, outcomes, seat, opponents, rows
 
-    def _commit(self, dps: list, outcomes: list, seat: list, opponents: list, *, hands: int) -> int:
+    def _commit(self, dps: list, outcomes: list, seat: list, opponents: list, rows: list, *, hands: int) -> int:
         """Write prepared cases as one durable commit; returns how many."""
-        rows = None
-        if self._row_of:  # the rows the bots computed to decide: not computed again
-            rows = [next((r for r in (f(dp, self.cb) for f in self._row_of) if r is not None), None) for dp in dps]
-        ids = self.cb.retain_hand(dps, outcomes, source="retained", rows=rows, match_id=self.match_id, seat=seat,
+        given = rows if any(r is not None for r in rows) else None  # the rows the bots decided from
+        ids = self.cb.retain_hand(dps, outcomes, source="retained", rows=given, match_id=self.match_id, seat=seat,
                                   opponents=opponents, retained_at=datetime.now(timezone.utc))
         self.retained += len(ids)
         self.hands += hands
@@ -294,6 +312,5 @@ def start_retention(policies: Sequence["Policy"], names: Sequence[str], *, into:
     out = []
     for i, members in enumerate(groups.values()):
         keep = members + (list(extra_seats) if i == 0 else [])
-        out.append(Retainer(policies[members[0]].open(), keep, names, match_id=match_id,  # type: ignore[attr-defined]
-                            deciders=[policies[s] for s in members]))
+        out.append(Retainer(policies[members[0]].open(), keep, names, match_id=match_id))  # type: ignore[attr-defined]
     return out

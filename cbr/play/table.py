@@ -38,7 +38,7 @@ from cbr.game.decision import DecisionPoint
 from cbr.game.gamedef import GameDef
 from cbr.game.state import HandState, seats_for_hand
 from cbr.logs.record import HandRecord
-from cbr.policies.base import Policy
+from cbr.policies.base import Decision, Policy
 from cbr.policies.spec import policy_from_spec
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -137,14 +137,21 @@ def seen_by(record: HandRecord, position: int) -> HandRecord:
 
 # ---------------------------------------------------------------------------------- seats
 class Seat:
-    """A chair at the table. :meth:`act` answers ``f``, ``c``, ``r`` or :data:`LEAVE` for
-    the decision point ``dp`` of ``state`` (the seat's turn); a seat that learns sets
-    ``observes`` and gets every finished hand in :meth:`observe`."""
+    """A chair at the table. :meth:`decide` answers the seat's decision at the decision point
+    ``dp`` of ``state`` (the seat's turn) as a :class:`~cbr.policies.base.Decision` record;
+    a seat that only says its action overrides :meth:`act` instead (``f``, ``c``, ``r`` or
+    :data:`LEAVE`). A seat that learns sets ``observes`` and gets every finished hand in
+    :meth:`observe`."""
 
     observes: bool = False
 
     def act(self, state: HandState, dp: DecisionPoint) -> str:  # pragma: no cover - overridden
         raise NotImplementedError
+
+    def decide(self, state: HandState, dp: DecisionPoint) -> Decision:
+        """The decision record of :meth:`act`'s action."""
+        kind = self.act(state, dp)
+        return Decision(dp=dp if kind == LEAVE else dp.taken(kind), action=kind)
 
     def observe(self, record: HandRecord, position: int) -> None:
         """The finished hand as this seat may see it (:func:`seen_by`)."""
@@ -161,7 +168,10 @@ class PolicySeat(Seat):
         self.observes = type(policy).observe is not Policy.observe
 
     def act(self, state: HandState, dp: DecisionPoint) -> str:
-        return self.policy.act(dp, self.rng)
+        return self.policy.decide(dp, self.rng).action
+
+    def decide(self, state: HandState, dp: DecisionPoint) -> Decision:
+        return self.policy.decide(dp, self.rng)
 
     def observe(self, record: HandRecord, position: int) -> None:
         self.policy.observe(record, position)
@@ -206,9 +216,10 @@ def play_out(state: HandState, seats: Sequence[Seat], board: Sequence[int], *,
              decisions: Optional[list] = None, watcher: Optional[Watcher] = None) -> bool:
     """Play ``state`` to its end: ``seats`` and ``board`` are indexed by *position*.
 
-    ``decisions`` receives every decision point with its action taken (for retention).
-    Returns whether a seat left the hand (:data:`LEAVE`). Raises :class:`GameError` when a
-    seat chooses an action that is not legal.
+    ``decisions`` receives every decision's record (:class:`~cbr.policies.base.Decision`: the
+    decision point with its action taken, and for a case-based bot the feature row and the
+    vote), for retention and explanations. Returns whether a seat left the hand
+    (:data:`LEAVE`). Raises :class:`GameError` when a seat chooses an action that is not legal.
     """
     left = False
     if state.needs_board:
@@ -218,7 +229,8 @@ def play_out(state: HandState, seats: Sequence[Seat], board: Sequence[int], *,
         if watcher is not None:
             watcher.turn(state, pos)  # type: ignore[arg-type]
         dp = state.decision_point()          # carries the actor's hole cards only
-        kind = seats[pos].act(state, dp)  # type: ignore[index]
+        decision = seats[pos].decide(state, dp)  # type: ignore[index]
+        kind = decision.action
         if kind not in dp.legal:
             if kind != LEAVE:
                 raise GameError(f"policy {state.players[pos]!r} chose {kind!r} where only {dp.legal!r} is legal "  # type: ignore[index]
@@ -227,7 +239,7 @@ def play_out(state: HandState, seats: Sequence[Seat], board: Sequence[int], *,
             state.fold_out(pos)
         else:
             if decisions is not None:
-                decisions.append(dp.taken(kind))
+                decisions.append(decision)
             if watcher is not None:
                 watcher.acting(state, pos, kind)  # type: ignore[arg-type]
             state.act(kind)
@@ -261,7 +273,7 @@ def play_hand(
     """Play one hand between policies; ``policies``/``names``/``rngs`` are indexed by *position*.
 
     Returns the full record (every hole card, as a dealer log shows them). ``decisions``:
-    a list that receives every decision point with its action taken (for retention).
+    a list that receives every decision's record (for retention).
 
     >>> from cbr.game import preset
     >>> from cbr.policies.baseline import AlwaysCallPolicy

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from dataclasses import replace
-from typing import TYPE_CHECKING, ClassVar
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, ClassVar, Optional
 
 import numpy as np
 
@@ -34,6 +34,40 @@ if TYPE_CHECKING:  # pragma: no cover
 
 Triple = tuple[float, float, float]
 KINDS = "fcr"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Decision:
+    """What a policy decided at a decision point, and what the decision was made from: the
+    record a hand's driver keeps for each decision (:func:`cbr.play.table.play_out`), which
+    retention and every explanation consume as it is (nothing replayed, recomputed or
+    retrieved again).
+
+    ``dp``: the decision point with the action taken (:meth:`DecisionPoint.taken`);
+    ``action``: ``f``, ``c`` or ``r``; ``played``: the triple the action was drawn from (None
+    when the policy did not say). A case-based bot's decision is a
+    :class:`~cbr.policies.cbr_policy.CBRDecision`, which adds the feature row, the vote and
+    the re-use step; :attr:`row` is None for every other policy.
+
+    >>> from cbr.game.situation import situation
+    >>> d = Decision(dp=situation(hole="AdQc", board="3h4cJh", to_call=1, pot=5).taken("c"), action="c")
+    >>> d.action, d.dp.action, d.row, d.played
+    ('c', 'c', None, None)
+    """
+
+    dp: "DecisionPoint"
+    action: str
+    played: Optional[Triple] = None
+
+    @property
+    def row(self) -> Optional[np.ndarray]:
+        """The feature row the decision was made from (a case-based bot's), else None."""
+        return None
+
+    def row_for(self, casebase: object) -> Optional[np.ndarray]:
+        """:attr:`row` when the decision was made on ``casebase`` (the same open case base,
+        so the same feature set), so retention into it keeps that row as the case's; else None."""
+        return None
 
 
 def legal_triples(rows: np.ndarray, legal: str) -> np.ndarray:
@@ -194,6 +228,13 @@ class Policy:
     def act(self, dp: "DecisionPoint", rng: random.Random) -> str:
         """One action kind (``'f'``, ``'c'`` or ``'r'``) drawn from :meth:`triple`."""
         return sample_action(legal_triple(self.triple(dp), dp.legal), rng)
+
+    def decide(self, dp: "DecisionPoint", rng: random.Random) -> Decision:
+        """The decision at ``dp`` as a record (:class:`Decision`): :meth:`act`'s action, drawn
+        (if at all) with ``rng``. Policies that can say what they decided from override it;
+        the action is always :meth:`act`'s."""
+        kind = self.act(dp, rng)
+        return Decision(dp=dp.taken(kind), action=kind)
 
     def observe(self, record: "HandRecord", position: int) -> None:
         """Called after every hand with the full record and this bot's position (no-op)."""

@@ -50,14 +50,14 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
 import numpy as np
 
 from cbr.errors import ConfigError
-from cbr.policies.base import Policy, Triple, legal_triple
+from cbr.policies.base import Decision, Policy, Triple, legal_triple
 from cbr.policies.reuse import (
     PLAYED,
     REUSE,
@@ -121,27 +121,42 @@ def _check_shaping(sharpen: Any, outcome_weight: Any) -> tuple[float, float]:
 DECISION_CASES = 100
 
 
-@dataclass(frozen=True)
-class CBRDecision:
-    """One decision of the case-based bot, and why.
+@dataclass(frozen=True, kw_only=True)
+class CBRDecision(Decision):
+    """One decision of the case-based bot, and what it was made from (the decision record).
 
-    ``triple``: the retrieved cases' triple made legal; ``played``: the triple the action
-    was drawn from (one-hot for the deterministic re-use policies); ``reuse``: the re-use
+    Beside :class:`~cbr.policies.base.Decision`'s ``dp``, ``action`` and ``played`` (the
+    triple the action was drawn from: one-hot for the deterministic re-use policies):
+    ``street``; ``triple``: the retrieved cases' triple made legal; ``reuse``: the re-use
     policy that decided (``probabilistic`` after a best-outcome fallback); ``retrieved``: how
     many cases were retrieved; ``case_ids``: the ``case_id`` values of the (up to
-    :data:`DECISION_CASES`) most similar of them (an int64 array, most similar first).
+    :data:`DECISION_CASES`) most similar of them (an int64 array, most similar first);
+    ``explanation``: the re-use step in words; ``similarity``: the mean similarity of the (up
+    to) 10 most similar; ``vote``: the :class:`~cbr.retrieval.triple.Vote` (the feature row,
+    the neighbours' index rows and similarities, the per-action totals); ``casebase``: the open
+    case base it was decided on, and ``index`` the street's index the vote was retrieved from. Retention keeps :attr:`row` as the case's feature row, and
+    an explanation lists the vote's cases (:func:`cbr.query.answer.explain_decision`).
     """
 
-    action: str
     street: str
     triple: Triple
-    played: Triple
     reuse: str
     retrieved: int
     fallback: bool
     case_ids: Any
     explanation: str
-    similarity: float = float("nan")  # mean similarity of the (up to) 10 most similar retrieved cases
+    similarity: float = float("nan")
+    vote: Any = field(default=None, repr=False, compare=False)
+    casebase: Any = field(default=None, repr=False, compare=False)
+    index: Any = field(default=None, repr=False, compare=False)
+
+    @property
+    def row(self) -> Optional[np.ndarray]:
+        """The feature row the bot computed for this decision (its case base's feature set)."""
+        return None if self.vote is None else self.vote.query
+
+    def row_for(self, casebase: object) -> Optional[np.ndarray]:
+        return self.row if casebase is self.casebase else None
 
 
 class _Street:
@@ -224,11 +239,6 @@ class _Street:
                 self.__init__(cb, street, config)  # type: ignore[misc]
             else:
                 self._take(cb.rows_since(street, self.count), grow_index=True)
-
-
-def _decision_key(dp: "DecisionPoint") -> tuple:
-    """What identifies a decision in a hand: whose, where in the betting, on which cards."""
-    return (dp.hand_id, dp.source, dp.game.name, dp.street, dp.position, dp.history, dp.hole, dp.board)
 
 
 def _has_outcomes(cb: "CaseBase") -> bool:
@@ -333,7 +343,6 @@ class CBRPolicy(Policy):
         self._weighted = False
         self._streets: dict[str, _Street] = {}
         self._hand: Optional[str] = None
-        self._hand_rows: dict[tuple, np.ndarray] = {}  # this hand's decisions' feature rows (decided_row)
         self._rng = random.Random(f"cbr-policy:{seed}")
         self.last_decision: Optional[CBRDecision] = None
         self.sharpen, self.outcome_weight = _check_shaping(sharpen, outcome_weight)
@@ -467,16 +476,17 @@ class CBRPolicy(Policy):
         """Once per hand: read the cases retained since (by this process or another)."""
         if (hand_id != self._hand or hand_id.startswith("/")) and self._cb is not None:
             self._hand = hand_id
-            self._hand_rows.clear()
             self._cb.refresh()
 
-    def _spot(self, dp: "DecisionPoint") -> tuple["CaseBase", str, _Street]:
-        """The open case base, the street and its retrieval data for a decision at ``dp``."""
+    def _spot(self, dp: "DecisionPoint", *, refresh: bool = True) -> tuple["CaseBase", str, _Street]:
+        """The open case base, the street and its retrieval data for a decision at ``dp``
+        (``refresh``: first read what was retained since, once per hand)."""
         from cbr.errors import CaseBaseError, GameError
         from cbr.game.gamedef import STREETS
 
         cb = self.open()
-        self._new_hand(f"{dp.hand_id}/{dp.source}")
+        if refresh:
+            self._new_hand(f"{dp.hand_id}/{dp.source}")
         if dp.game.betting != "limit" and all(g.get("betting", "limit") == "limit" for g in cb.manifest.games):
             raise GameError(f"the cbr bot cannot play {dp.game.name!r} ({dp.game.betting}): case base "
                             f"{cb.name!r} holds only limit hands, whose features count bets of a fixed size")
@@ -493,29 +503,21 @@ class CBRPolicy(Policy):
 
         cb, street, data = self._spot(dp)
         vote = retrieve_triple(self._fs, dp, data.index, data.labels, weighted=self._weighted, top=DECISION_CASES)
-        self._hand_rows[_decision_key(dp)] = vote.query
         d = self._reuse(cb, street, data, dp, vote, rng if rng is not None else self._rng)
         self.last_decision = d
         return d
 
-    def decided_row(self, dp: "DecisionPoint", cb: "CaseBase") -> Optional[np.ndarray]:
-        """The feature row this bot computed when it decided at ``dp`` (the same decision,
-        its action set or not) in the current hand, if it did and its features are ``cb``'s
-        (retention then need not compute it again: :meth:`~cbr.store.CaseBase.retain_hand`'s
-        ``rows``); else None. The row is ``cb.feature_set().row(dp)`` bit for bit."""
-        if cb is not self._cb or self._fs is not cb.feature_set():
-            return None
-        return self._hand_rows.get(_decision_key(dp))
-
     def triples(self, dp: "DecisionPoint", holes: Sequence[tuple[int, int]]) -> np.ndarray:
         """The triple this bot plays at ``dp`` for each holding of ``holes``: one batch of
         retrievals (:func:`~cbr.retrieval.triple.aggregate_votes`), each vote re-used as
-        :meth:`decide` re-uses it (the same triples, holding by holding)."""
+        :meth:`decide` re-uses it (the same triples, holding by holding). No side effect: the
+        case base is not refreshed (the cases retained since are read at the bot's next
+        decision), the bot's random draws and :attr:`last_decision` are untouched."""
         from dataclasses import replace
 
         from cbr.retrieval.triple import aggregate_votes
 
-        cb, street, data = self._spot(dp)
+        cb, street, data = self._spot(dp, refresh=False)
         if not holes:
             return np.empty((0, 3))
         hole_rows = getattr(self._fs, "hole_rows", None)
@@ -560,8 +562,10 @@ class CBRPolicy(Policy):
                rng: random.Random) -> CBRDecision:
         """The re-use rule (and the odds guard) on the vote of ``dp``: the decision."""
         triple, reused = self._reused(cb, street, dp, vote, rng)
-        return CBRDecision(reused.action, street, triple, reused.played, reused.reuse, len(vote), vote.fallback,
-                           data.case_ids[vote.ids], reused.why, vote.mean_similarity(10))
+        return CBRDecision(dp=dp.taken(reused.action), action=reused.action, played=reused.played, street=street,
+                           triple=triple, reuse=reused.reuse, retrieved=len(vote), fallback=vote.fallback,
+                           case_ids=data.case_ids[vote.ids], explanation=reused.why,
+                           similarity=vote.mean_similarity(10), vote=vote, casebase=cb, index=data.index)
 
     def _guard(self, cb: "CaseBase", street: str, q: Any, dp: "DecisionPoint", played: Triple) -> Optional[float]:
         """The effective strength (:func:`guard_strength` of the features ``q``) when the odds

@@ -262,3 +262,45 @@ def answer(casebase: CaseBase, dp: DecisionPoint, *, weighted: Optional[bool] = 
         mean_similarity=vote.mean_similarity() if len(vote) else 0.0, explanation=expl,
         case_ids=case_ids, case_features=case_features, warnings=tuple(street_warnings(casebase, street)),
     )
+
+
+def explain_decision(decision: Any, *, top: Optional[int] = None) -> QueryAnswer:
+    """A case-based bot's decision explained from its own record
+    (:class:`~cbr.policies.cbr_policy.CBRDecision`): the feature row it decided from, the cases
+    its vote counted (the ``top`` most similar of those the record lists) with their provenance
+    and per-feature similarities, the triple and the counts. Nothing is retrieved again: in a
+    session that retains, the decision's own case (retained after it) is not among them.
+
+    >>> from cbr.game.situation import situation
+    >>> from cbr.policies.cbr_policy import CBRPolicy
+    >>> dp = situation(hole="AdQc", board="3h4cJh", position=1, to_call=1, pot=5, previous_round_bets=2)
+    >>> with CBRPolicy(preset="casper", seed=1) as bot:
+    ...     d = bot.decide(dp)
+    ...     ans = explain_decision(d, top=3)
+    >>> ans.triple == d.vote.triple, ans.retrieved == d.retrieved, ans.case_ids == tuple(d.case_ids[:3].tolist())
+    (True, True, True)
+    """
+    vote, casebase, index = decision.vote, decision.casebase, decision.index
+    if vote is None or casebase is None or index is None:
+        raise ConfigError("this decision carries no vote to explain (not a case-based bot's)")
+    street = decision.street
+    expl = vote.explanation(index)
+    expl = expl if top is None else expl.head(top)
+    ids = np.asarray(expl.ids, dtype=np.int64)
+    case_ids = tuple(int(i) for i in np.asarray(decision.case_ids)[: len(ids)])
+    if casebase.memory_map:
+        expl = expl.with_provenance(casebase.rows_by_id(street, case_ids, PROVENANCE))
+    else:
+        table = casebase.table(street)
+        cols = [c for c in PROVENANCE if c in table.column_names]
+        expl = expl.with_provenance(_rows(table.select(cols), ids))
+    names = index.similarity.features
+    own = index.cases_[ids] if len(ids) else np.zeros((0, len(names)))
+    return QueryAnswer(
+        casebase=casebase.path.name, street=street, features={n: float(v) for n, v in zip(names, vote.query)},
+        triple=vote.triple, passed=0 if vote.fallback else len(vote), retrieved=len(vote), fallback=vote.fallback,
+        threshold=float(index.threshold),
+        mean_similarity=vote.mean_similarity() if len(vote) else 0.0, explanation=expl, case_ids=case_ids,
+        case_features=tuple({n: float(v) for n, v in zip(names, r)} for r in own),
+        warnings=tuple(street_warnings(casebase, street)),
+    )

@@ -103,15 +103,18 @@ class _BotSeat(PolicySeat):
         self.seat, self.name, self.session = seat, name, session
         self.lock = lock if lock is not None else nullcontext()
 
-    def act(self, state: HandState, dp: DecisionPoint) -> str:
+    def decide(self, state: HandState, dp: DecisionPoint) -> Any:
         with self.lock:
-            decide = getattr(self.policy, "decide", None)
-            decision = decide(dp, self.rng) if callable(decide) else None
-            kind = decision.action if decision is not None else self.policy.act(dp, self.rng)
+            decision = self.policy.decide(dp, self.rng)
         s = self.session
+        reasons = decision if getattr(decision, "vote", None) is not None else None  # a case-based bot's record
         s.bot_decisions.append(BotDecision(len(s.bot_decisions), s.hand_number, self.seat, self.name,
-                                           STREETS[state.street], kind, dp, self.policy, decision, self.lock))
-        return kind
+                                           STREETS[state.street], decision.action, dp, self.policy, reasons,
+                                           self.lock))
+        return decision
+
+    def act(self, state: HandState, dp: DecisionPoint) -> str:
+        return self.decide(state, dp).action
 
     def observe(self, record: Any, position: int) -> None:
         with self.lock:
@@ -426,7 +429,7 @@ class TableSession:
         re-use rule and why, and the ``top`` most similar retrieved cases (hole, board,
         betting, action, outcome, source) with each feature's local similarity. Only once its
         hand is over (409 before); 404 for a decision that is not a case-based bot's."""
-        from cbr.query.answer import answer
+        from cbr.query.answer import explain_decision
 
         if not 0 <= decision_id < len(self.bot_decisions):
             raise NotFoundError(f"no decision {decision_id} at this table ({len(self.bot_decisions)} so far)")
@@ -436,10 +439,9 @@ class TableSession:
         if d.hand == self.hand_number and self.in_hand:
             raise TableStateError("a bot's reasons are shown when the hand is over (they tell the strength "
                                   "of its cards)")
-        with d.lock:
-            cb = d.policy.open()  # type: ignore[attr-defined]
-            ans = answer(cb, d.dp, top=top).to_dict(top=top)
-            outcomes = _outcomes(cb, ans["street"], [c.get("id") for c in ans["cases"]])
+        with d.lock:  # the decision's own vote: nothing retrieved again (its retained case is not among them)
+            ans = explain_decision(d.decision, top=top).to_dict(top=top)
+            outcomes = _outcomes(d.decision.casebase, ans["street"], [c.get("id") for c in ans["cases"]])
         cases = []
         for c in ans["cases"]:
             prov = c.get("provenance", {})

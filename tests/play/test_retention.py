@@ -455,17 +455,56 @@ def test_retain_hand_rows_argument(small_copy: Path, tmp_path: Path) -> None:
     assert b.count() == n
 
 
-def test_decided_row_only_for_this_hand_and_this_casebase(small_copy: Path, tmp_path: Path) -> None:
+def test_a_decision_record_gives_its_row_only_to_its_own_casebase(small_copy: Path, tmp_path: Path) -> None:
+    """The record carries the row the bot decided from, the same bit for bit as the feature
+    set computes it; retention into another case base does not take it."""
     rec = Recorder()
     run_match(["ehs", "call"], 4, seed=11, log=rec)
-    first, second = (list(replay(r)) for r in rec.records[:2])
+    first = list(replay(rec.records[0]))
     bot = CBRPolicy(casebase=str(fresh(small_copy, tmp_path)), seed=1)
     cb = bot.open()
-    bot.decide(first[0])
-    assert bot.decided_row(first[0], cb).tobytes() == cb.feature_set().row(first[0]).tobytes()
-    assert bot.decided_row(first[1], cb) is None  # not decided by the bot
+    d = bot.decide(first[0])
+    assert d.dp.action == d.action and d.dp.history == first[0].history
+    assert d.row.tobytes() == cb.feature_set().row(first[0]).tobytes()
+    assert d.row_for(cb) is d.row
     other = CaseBase.open(fresh(small_copy, tmp_path, "other"))
-    assert bot.decided_row(first[0], other) is None  # another case base
-    bot.decide(second[0])  # a new hand: the last one's rows are gone
-    assert bot.decided_row(first[0], cb) is None and bot.decided_row(second[0], cb) is not None
+    assert d.row_for(other) is None  # another case base: its own row is computed
+    assert len(d.vote.ids) == len(d.case_ids) and len(d.vote) == d.retrieved
+    other.close()
+    bot.close()
+
+
+def test_a_retained_case_keeps_the_row_its_decision_was_made_from(small_copy: Path, tmp_path: Path) -> None:
+    """No second feature pass: the row a live decision was made from is the retained case's
+    row. A row that differs from what the feature set would compute (here: marked) is stored
+    as the decision gave it, so the test sees which of the two was written."""
+    from cbr.play.table import PolicySeat, Table, act_rng
+    from cbr.play.retention import Retainer
+    from cbr.policies.baseline import AlwaysCallPolicy
+    from cbr.game import preset
+
+    bot = CBRPolicy(casebase=str(fresh(small_copy, tmp_path)), seed=1)
+    cb = bot.open()
+    marked = []
+
+    class Marking(PolicySeat):
+        def decide(self, state, dp):
+            d = super().decide(state, dp)
+            d.row[-1] = 0.123  # the record's own row: retention must store this one
+            marked.append(d)
+            return d
+
+    retainer = Retainer(cb, [0], ["cbr", "call"])
+    table = Table(preset("holdem.limit.2p"), [Marking(bot, act_rng(0, 0)), PolicySeat(AlwaysCallPolicy(), act_rng(0, 1))],
+                  ["cbr", "call"], seed=5, retainers=[retainer])
+    for k in range(3):
+        table.play(k)
+    assert marked and retainer.retained >= len(marked)
+    for street, name in enumerate(STREETS):
+        mine = [d for d in marked if d.dp.street == street]
+        if not mine:
+            continue
+        got = cb.rows_since(name, cb.count(name) - retainer.retained).features
+        stored = {r.tobytes() for r in got}
+        assert all(d.row.tobytes() in stored for d in mine)
     bot.close()

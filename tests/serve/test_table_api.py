@@ -236,12 +236,24 @@ def test_retention_needs_the_token_and_a_copy(client, tmp_path, monkeypatch) -> 
     target = tmp_path / "casebases" / "taught"
     with CaseBase.open(target) as cb:
         before = cb.count()
-    person = 0
+    person, decisions = 0, []
     for _ in range(3):
         views = play_hand(client, sid)
         person += len(views) - 1
+        decisions += views[-1]["hand"]["decisions"]
     retained = views[-1]["retained"]
     assert views[-1]["retain_into"] == "taught" and retained >= person > 0
+    # the cases panel is the decision's own vote: never the case it was retained as afterwards
+    from evaluator_ext.cards import cards_str
+
+    explained = [d for d in decisions if d["explained"]]
+    assert explained
+    for d in explained:
+        e = client.get(f"/table/sessions/{sid}/decisions/{d['id']}", params={"top": 20}).json()
+        bd = tables(client).get(sid).bot_decisions[d["id"]]
+        assert [c["id"] for c in e["cases"]] == [int(i) for i in bd.decision.case_ids[:len(e["cases"])]]
+        own = (cards_str(bd.dp.hole), cards_str(bd.dp.board), bd.dp.history)
+        assert not any(c["source"] == "retained" and (c["hole"], c["board"], c["betting"]) == own for c in e["cases"])
     assert client.delete(f"/table/sessions/{sid}").status_code == 200  # compacts
     with CaseBase.open(target) as cb:
         assert cb.count() - before == retained
