@@ -478,10 +478,10 @@ def test_a_retained_case_keeps_the_row_its_decision_was_made_from(small_copy: Pa
     """No second feature pass: the row a live decision was made from is the retained case's
     row. A row that differs from what the feature set would compute (here: marked) is stored
     as the decision gave it, so the test sees which of the two was written."""
-    from cbr.play.table import PolicySeat, Table, act_rng
-    from cbr.play.retention import Retainer
-    from cbr.policies.baseline import AlwaysCallPolicy
     from cbr.game import preset
+    from cbr.play.retention import Retainer
+    from cbr.play.table import PolicySeat, Table, act_rng
+    from cbr.policies.baseline import AlwaysCallPolicy
 
     bot = CBRPolicy(casebase=str(fresh(small_copy, tmp_path)), seed=1)
     cb = bot.open()
