@@ -32,9 +32,12 @@ from typing import Any, Callable, Optional
 from cbr.acpc.matchstate import MatchState, parse_matchstate, state_from_matchstate
 from cbr.acpc.protocol import VERSION_LINE, Disconnected, LineChannel, acpc_payoffs, answer_line, short
 from cbr.errors import GameError, ProtocolError
+from cbr.game.decision import DecisionPoint
 from cbr.game.gamedef import GameDef
+from cbr.game.state import HandState
 from cbr.logs.record import HandRecord
-from cbr.policies.base import Policy
+from cbr.play.table import PolicySeat, Seat, end_hand, play_out
+from cbr.policies.base import Decision, Policy
 
 
 def parse_address(text: str) -> tuple[str, int]:
@@ -134,75 +137,47 @@ def play_acpc(address: tuple[str, int], policy: Policy, game: GameDef, *, hands:
             retainer.close()
         raise
     ch = LineChannel(sock, f"the dealer at {host}:{port}")
+    dealer = _Dealer(ch, game, timeout, hands)
     rng = random.Random(f"cbr-act:{seed}:acpc")
     result = ClientResult(game)
     policy.reset()
-    observes = type(policy).observe is not Policy.observe  # as in cbr match: bots that learn see each hand
+    own = _OwnSeat(policy, rng, dealer)
+    n = game.n_players
+    if retainer is not None:  # seats are relative to ours: 0 is this client, k the k-th seat after it
+        retainer.keep, retainer.names = {0}, [policy.name] + [f"{host}:{port}"] * (n - 1)
     try:
         ch.send_line(VERSION_LINE)
-        current: Optional[MatchState] = None      # the last state of the hand in progress
-        finished = -1                              # the last hand number seen to its end
-        answered: Optional[str] = None             # betting + our action, awaiting the next state
         while hands is None or len(result.hands) < hands:
-            ch.last_comment = ""  # a comment before the dealer closes says why it closes
-            try:
-                line = ch.read_line(timeout)
-            except Disconnected:
-                said = f": {ch.last_comment}" if ch.last_comment else ""
-                if current is not None:
-                    raise ProtocolError(f"{ch.peer} closed the connection in the middle of hand "
-                                        f"{current.hand_number}{said}") from None
-                if finished < 0:  # not a match that ended: we never had a seat
-                    why = said or " (is every seat of its match taken, or is the match over?)"
-                    raise ProtocolError(f"{ch.peer} closed the connection before dealing us a hand{why}") from None
-                if hands is not None:
-                    raise ProtocolError(f"{ch.peer} closed the connection after {len(result.hands)} "
-                                        f"of {hands} hands{said}") from None
+            if not dealer.next_hand(len(result.hands)):
                 break
+            ms = dealer.ms
+            names = seat_names_seen_from(ms.position, n, policy.name)
+            state = HandState(game, players=names, hole_cards=[ms.hole if p == ms.position else None for p in range(n)],
+                              hand_id=str(ms.hand_number), source="acpc")
+            seats: list[Seat] = [own if p == ms.position else _RemoteSeat(dealer) for p in range(n)]
+            decisions: list = []
+            play_out(state, seats, _DealtBoard(dealer), decisions=decisions)
+            final = dealer.hand_over(state)
             try:
-                ms = parse_matchstate(line, game)
-                state = state_from_matchstate(ms, game)
+                payoffs = acpc_payoffs(final)
             except GameError as exc:
-                where = f" (hand {current.hand_number})" if current is not None else ""
-                raise ProtocolError(f"{ch.peer} sent a bad MATCHSTATE{where}: {exc}") from None
-            _check_sequence(current, finished, ms, ch.peer)
-            if answered is not None:
-                if not ms.betting.startswith(answered):
-                    hint = ""
-                    if ms.betting.startswith(answered[:-1] + "c") and answered[-1] != "c":
-                        hint = (f": it recorded a call for our {answered[-1]!r}, as the ACPC reference dealer "
-                                f"does with an action its game does not allow; is its game {game.name!r} (--game)?")
-                    raise ProtocolError(f"{ch.peer} sent betting {short(ms.betting)} in hand {ms.hand_number} "
-                                        f"that does not hold our action ({short(answered)}){hint}")
-                answered = None
-            if state.is_over:
-                try:
-                    won = acpc_payoffs(state)[ms.position]
-                except GameError as exc:
-                    raise ProtocolError(f"{ch.peer} ended hand {ms.hand_number} without the cards "
-                                        f"to settle it: {exc}") from None
-                result.hands.append(PlayedHand(ms.hand_number, ms.position, ms.betting, _cards_field(line), won))
-                record = _seen_record(state, ms, policy.name)
-                if observes:
-                    policy.observe(record, ms.position)
-                if retainer is not None:
-                    result.retained += _retain(retainer, record, ms, policy.name, f"{host}:{port}")
-                finished, current = ms.hand_number, None
-                if progress is not None:
-                    progress(1)
-                continue
-            current = ms
-            if state.needs_board or state.to_act != ms.position:
-                continue                            # another seat's turn: nothing to say
-            dp = state.decision_point()
-            kind = policy.act(dp, rng)
-            if kind not in dp.legal:
-                raise GameError(f"policy {policy.name!r} chose {kind!r} where only {dp.legal!r} is legal")
-            ch.send_line(answer_line(line, kind))
-            answered = ms.betting + kind
-            result.actions += 1
+                raise ProtocolError(f"{ch.peer} ended hand {ms.hand_number} without the cards "
+                                    f"to settle it: {exc}") from None
+            record = _seen_record(final, dealer.ms, policy.name, payoffs)
+            retained = end_hand(record, seats, [(p - ms.position) % n for p in range(n)], decisions,
+                                retainers=[retainer] if retainer is not None else ())
+            result.actions += own.answered
+            own.answered = 0
+            result.retained += retained
+            result.hands.append(PlayedHand(ms.hand_number, ms.position, dealer.ms.betting,
+                                           _cards_field(dealer.line), payoffs[ms.position]))
+            dealer.finished = ms.hand_number
+            dealer.ms = None
+            if progress is not None:
+                progress(1)
         return result
     except BaseException as exc:
+        result.actions += own.answered
         if isinstance(exc, KeyboardInterrupt):
             result.interrupted = True
         else:
@@ -215,6 +190,138 @@ def play_acpc(address: tuple[str, int], policy: Policy, game: GameDef, *, hands:
                 retainer.close()
         finally:
             ch.close()
+
+
+def seat_names_seen_from(position: int, n: int, name: str) -> list[str]:
+    """The players' names at a table seen from ``position``: ``name`` there, ``opponent+k``
+    for the seat ``k`` places after it (the protocol names no one; relative seats stay the
+    same person while the dealer rotates the positions).
+
+    >>> seat_names_seen_from(1, 3, "cbr")
+    ['opponent+2', 'cbr', 'opponent+1']
+    """
+    return [name if p == position else f"opponent+{(p - position) % n}" for p in range(n)]
+
+
+class _Dealer:
+    """The dealer as this client hears it: each line a ``MATCHSTATE``, replayed
+    (:attr:`state`) and checked to follow the one before (:func:`_check_sequence`)."""
+
+    def __init__(self, ch: LineChannel, game: GameDef, timeout: float, hands: Optional[int]) -> None:
+        self.ch, self.game, self.timeout, self.hands = ch, game, timeout, hands
+        self.ms: Optional[MatchState] = None     # the last state of the hand in progress
+        self.state: Any = None                   # ``ms`` replayed
+        self.line = ""
+        self.finished = -1                       # the last hand number seen to its end
+        self.answered: Optional[str] = None      # betting + our action, awaiting the next state
+
+    def _read(self, played: int) -> bool:
+        """The next line; False when the dealer closed the connection between hands (the match is over)."""
+        ch = self.ch
+        ch.last_comment = ""  # a comment before the dealer closes says why it closes
+        try:
+            line = ch.read_line(self.timeout)
+        except Disconnected:
+            said = f": {ch.last_comment}" if ch.last_comment else ""
+            if self.ms is not None:
+                raise ProtocolError(f"{ch.peer} closed the connection in the middle of hand "
+                                    f"{self.ms.hand_number}{said}") from None
+            if self.finished < 0:  # not a match that ended: we never had a seat
+                why = said or " (is every seat of its match taken, or is the match over?)"
+                raise ProtocolError(f"{ch.peer} closed the connection before dealing us a hand{why}") from None
+            if self.hands is not None:
+                raise ProtocolError(f"{ch.peer} closed the connection after {played} "
+                                    f"of {self.hands} hands{said}") from None
+            return False
+        try:
+            ms = parse_matchstate(line, self.game)
+            state = state_from_matchstate(ms, self.game)
+        except GameError as exc:
+            where = f" (hand {self.ms.hand_number})" if self.ms is not None else ""
+            raise ProtocolError(f"{ch.peer} sent a bad MATCHSTATE{where}: {exc}") from None
+        _check_sequence(self.ms, self.finished, ms, ch.peer)
+        if self.answered is not None:
+            if not ms.betting.startswith(self.answered):
+                hint = ""
+                if ms.betting.startswith(self.answered[:-1] + "c") and self.answered[-1] != "c":
+                    hint = (f": it recorded a call for our {self.answered[-1]!r}, as the ACPC reference dealer "
+                            f"does with an action its game does not allow; is its game {self.game.name!r} (--game)?")
+                raise ProtocolError(f"{ch.peer} sent betting {short(ms.betting)} in hand {ms.hand_number} "
+                                    f"that does not hold our action ({short(self.answered)}){hint}")
+            self.answered = None
+        self.ms, self.state, self.line = ms, state, line
+        return True
+
+    def next_hand(self, played: int) -> bool:
+        """Read the first line of the next hand; False when the match is over."""
+        return self._read(played)
+
+    def more(self) -> None:
+        """Read the next line of the hand in progress."""
+        self._read(0)
+
+    def action(self, i: int, position: int) -> str:
+        """The ``i``-th action of the hand (by ``position``), read from the lines as they come."""
+        while len(self.state.actions) <= i:
+            self.more()
+        a = self.state.actions[i]
+        if a.position != position:
+            raise ProtocolError(f"{self.ch.peer} sent betting {short(self.ms.betting)} in hand "
+                                f"{self.ms.hand_number} where position {position} was to act, not {a.position}")
+        return a.kind
+
+    def hand_over(self, state: HandState) -> Any:
+        """The dealer's last state of the hand ``state`` played to its end (the cards shown)."""
+        while not self.state.is_over:
+            self.more()
+        if len(self.state.actions) != len(state.actions):
+            raise ProtocolError(f"{self.ch.peer} ended hand {self.ms.hand_number} with betting "
+                                f"{short(self.ms.betting)}, not the hand played ({short(state.history)})")
+        return self.state
+
+
+class _RemoteSeat(Seat):
+    """Another seat at the dealer's table: its action comes on the dealer's next lines."""
+
+    def __init__(self, dealer: _Dealer) -> None:
+        self.dealer = dealer
+
+    def act(self, state: HandState, dp: DecisionPoint) -> str:
+        return self.dealer.action(len(state.actions), dp.position)
+
+
+class _OwnSeat(PolicySeat):
+    """This client's seat: the policy decides, and the answer goes to the dealer on the line it answers."""
+
+    def __init__(self, policy: Policy, rng: random.Random, dealer: _Dealer) -> None:
+        super().__init__(policy, rng)
+        self.dealer = dealer
+        self.answered = 0
+
+    def decide(self, state: HandState, dp: DecisionPoint) -> Decision:
+        d = self.dealer
+        if len(d.state.actions) != len(state.actions) or d.state.to_act != dp.position or d.state.needs_board:
+            raise ProtocolError(f"{d.ch.peer} did not send the state of our turn in hand {d.ms.hand_number} "
+                                f"(its betting {short(d.ms.betting)}, ours {short(state.history)})")
+        decision = self.policy.decide(dp, self.rng)
+        if decision.action not in dp.legal:
+            raise GameError(f"policy {self.policy.name!r} chose {decision.action!r} where only {dp.legal!r} is legal")
+        d.ch.send_line(answer_line(d.line, decision.action))
+        d.answered = d.ms.betting + decision.action
+        self.answered += 1
+        return decision
+
+
+class _DealtBoard:
+    """The board as the dealer deals it: ``board[lo:hi]`` waits for the line that shows those cards."""
+
+    def __init__(self, dealer: _Dealer) -> None:
+        self.dealer = dealer
+
+    def __getitem__(self, cards: slice) -> tuple[int, ...]:
+        while len(self.dealer.ms.board) < cards.stop:
+            self.dealer.more()
+        return self.dealer.ms.board[cards]
 
 
 def _connect(host: str, port: int, timeout: float) -> socket.socket:
@@ -230,10 +337,9 @@ def _connect(host: str, port: int, timeout: float) -> socket.socket:
     return sock
 
 
-def _seen_record(state: Any, ms: MatchState, name: str) -> HandRecord:
-    """A finished hand as this client saw it (its cards, and those shown). The protocol
-    names no one, so the others are named by their seat relative to ours (``opponent+1`` is
-    the next seat), which stays the same person while the dealer rotates the positions.
+def _seen_record(state: Any, ms: MatchState, name: str, payoffs: Optional[tuple[float, ...]] = None) -> HandRecord:
+    """A finished hand as this client saw it (its cards, and those shown), its players named
+    by :func:`seat_names_seen_from`.
 
     >>> from cbr.game import preset
     >>> g = preset("holdem.limit.2p")
@@ -242,20 +348,11 @@ def _seen_record(state: Any, ms: MatchState, name: str) -> HandRecord:
     >>> record.players, record.payoffs
     (('opponent+1', 'me'), (5.0, -5.0))
     """
-    n = state.game.n_players
-    players = tuple(name if p == ms.position else f"opponent+{(p - ms.position) % n}" for p in range(n))
+    players = tuple(seat_names_seen_from(ms.position, state.game.n_players, name))
     return HandRecord(source="acpc", line=0, hand_id=str(ms.hand_number), game=state.game, players=players,
                       hole_cards=tuple(tuple(h) if h is not None else None for h in state.hole_cards),
-                      board=tuple(state.board), actions=tuple(state.actions), payoffs=tuple(acpc_payoffs(state)),
-                      format="acpc")
-
-
-def _retain(retainer: Any, record: HandRecord, ms: MatchState, name: str, dealer: str) -> int:
-    """Keep a finished hand as this client saw it (:func:`_seen_record`)."""
-    players = record.players
-    retainer.keep = {ms.position}
-    retainer.names = [dealer if p != ms.position else name for p in range(len(players))]
-    return retainer.hand(record, None)
+                      board=tuple(state.board), actions=tuple(state.actions),
+                      payoffs=tuple(acpc_payoffs(state)) if payoffs is None else tuple(payoffs), format="acpc")
 
 
 def _check_sequence(prev: Optional[MatchState], finished: int, ms: MatchState, peer: str) -> None:

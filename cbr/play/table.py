@@ -46,7 +46,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from cbr.play.retention import Retainer
 
 __all__ = ["MAX_HANDS", "LEAVE", "Seat", "PolicySeat", "Watcher", "Table", "PlayedHand", "act_rng", "deal_cards",
-           "play_hand", "play_out", "resolve_players", "seat_names", "seat_seed", "seen_by", "unique_names"]
+           "end_hand", "play_hand", "play_out", "resolve_players", "seat_names", "seat_seed", "seen_by", "unique_names"]
 
 #: Most hands one match plays (about a week of play on one core at the bots' speed).
 MAX_HANDS = 1_000_000_000
@@ -250,6 +250,25 @@ def play_out(state: HandState, seats: Sequence[Seat], board: Sequence[int], *,
     return left
 
 
+def end_hand(record: HandRecord, seats: Sequence[Seat], order: Sequence[int], decisions: Optional[Sequence[Decision]],
+             *, retainers: Sequence["Retainer"] = (), log: Optional["HandLogWriter"] = None, left: bool = False) -> int:
+    """After a hand, in the one order of every table (the match runner, the ACPC dealer and
+    client, the human and web tables): the retainers keep it (unless a seat ``left`` it in
+    the middle) from its decision records, then the seats that learn observe it as they may
+    see it (:func:`seen_by`; ``seats`` by position), then the log gets it. ``order[pos]``: the
+    seat at position ``pos``. Returns the cases kept."""
+    kept = 0
+    if not left:  # a hand a seat left in the middle is not kept
+        for r in retainers:
+            kept += r.hand(record, order, decisions)
+    for pos, seat in enumerate(seats):
+        if seat.observes:
+            seat.observe(seen_by(record, pos), pos)
+    if log is not None:
+        log.write(record)
+    return kept
+
+
 def _record(state: HandState, holes: Sequence[tuple[int, int]], payoffs: tuple[float, ...]) -> HandRecord:
     """The full record of a finished hand (every hole card, as a dealer log shows them)."""
     return HandRecord(
@@ -340,16 +359,9 @@ class Table:
         left = play_out(state, [self.seats[s] for s in order], board, decisions=decisions, watcher=watcher)
         payoffs = self.settle(state)
         record = _record(state, holes, payoffs)
-        if not left:  # a hand a seat left in the middle is not kept
-            for r in self.retainers:
-                r.hand(record, order, decisions)
+        end_hand(record, [self.seats[s] for s in order] if self._observes else (), order, decisions,
+                 retainers=self.retainers, log=self.log, left=left)
         won = [0.0] * n
         for pos, s in enumerate(order):
             won[s] = float(payoffs[pos])
-        if self._observes:
-            for pos, s in enumerate(order):
-                if self.seats[s].observes:
-                    self.seats[s].observe(seen_by(record, pos), pos)
-        if self.log is not None:
-            self.log.write(record)
         return PlayedHand(record, order, won)

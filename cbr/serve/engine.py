@@ -363,7 +363,7 @@ class Engine:
         with lock:
             if getattr(policy, "can_retain", False):
                 policy.open().refresh()  # what was retained since the policy opened its case base
-            if hasattr(policy, "decide"):
+            if getattr(policy, "can_retain", False):  # a case-based bot: its decision record
                 d = policy.decide(dp, rng)
                 decision = {"action": d.action, "street": d.street, "triple": _triple(d.triple),
                             "played": _triple(d.played), "reuse": d.reuse, "why": d.explanation,
