@@ -208,6 +208,7 @@ def play_command(
     bots: Annotated[Optional[str], typer.Option("--bots", help="With --human: the bots at the table, comma-separated policy specs [default: cbr].")] = None,
     retain: Annotated[bool, typer.Option("--retain", help="A cbr bot keeps every hand in its case base as it ends (with --human: your decisions too). The shipped default case base is never written: use --retain-into.")] = False,
     retain_into: Annotated[Optional[str], typer.Option("--retain-into", metavar="NAME", help="Retain into case base NAME: a bare name is ./casebases/NAME, a path (with a / or starting with '.') is that folder; created as a copy of the bot's case base on first use; the bot plays from it. Implies --retain.")] = None,
+    why: Annotated[bool, typer.Option("--why", help="With --human: after each hand, why the cbr bots did what they did: each decision's triple, its vote and the 3 most similar cases it counted.")] = False,
 ) -> None:
     """Play a match as a client of an ACPC protocol 2.0.0 dealer (--acpc), or play yourself
     against bots in the terminal (--human).
@@ -230,8 +231,10 @@ def play_command(
             raise usage_error("--policy is for --acpc; with --human the bots at the table are --bots", "--policy")
         if timeout is not None:
             raise usage_error("--timeout is for --acpc (it bounds the wait for a dealer), not --human", "--timeout")
-        _play_human(bots if bots is not None else "cbr", hands or 10, seed, retain, retain_into)
+        _play_human(bots if bots is not None else "cbr", hands or 10, seed, retain, retain_into, why)
         return
+    if why:
+        raise usage_error("--why is for --human (it explains the bots' decisions after each hand)", "--why")
     if acpc is None:
         raise usage_error("say where the dealer is: --acpc HOST:PORT, or play yourself with --human", "--acpc")
     if bots is not None:
@@ -273,7 +276,8 @@ def _print_client(result: "ClientResult", spec: str, as_json: bool, retaining: b
                + stopped)
 
 
-def _play_human(bots: str, hands: int, seed: int, retain: bool = False, retain_into: Optional[str] = None) -> None:
+def _play_human(bots: str, hands: int, seed: int, retain: bool = False, retain_into: Optional[str] = None,
+                why: bool = False) -> None:
     """`cbr play --human`: the table on stdout, one key (or word) a line from stdin."""
     from cbr.play.human import play_human
     from cbr.policies.spec import split_policy_specs
@@ -294,7 +298,7 @@ def _play_human(bots: str, hands: int, seed: int, retain: bool = False, retain_i
 
     try:
         result = play_human(specs, hands, read=read, show=typer.echo, seed=seed, retain=retain,
-                            retain_into=retain_into)
+                            retain_into=retain_into, why=3 if why else 0)
     except PolicySpecError as exc:  # raised while the bots are built, before any hand
         raise usage_error(str(exc), "--bots") from None
     if retain or retain_into:

@@ -43,7 +43,7 @@ from cbr.play.table import LEAVE, MAX_HANDS, PolicySeat, Seat, Table, Watcher, a
 from cbr.policies.base import Policy
 from evaluator_ext.cards import cards_str
 
-__all__ = ["HumanResult", "QUIT", "parse_key", "play_human", "position_labels", "action_text"]
+__all__ = ["HumanResult", "QUIT", "parse_key", "play_human", "position_labels", "action_text", "why_lines"]
 
 #: What :func:`parse_key` returns for a quit.
 QUIT = "q"
@@ -172,6 +172,7 @@ def play_human(
     name: str = "you",
     retain: bool = False,
     retain_into: Optional[str] = None,
+    why: int = 0,
 ) -> HumanResult:
     """Play up to ``hands`` hands with a human (seat 0) against 1..9 ``bots`` (policy specs
     or :class:`Policy` objects); see the module docstring for the keys and quitting.
@@ -181,7 +182,9 @@ def play_human(
     :class:`~cbr.policies.spec.PolicySpecError` for bad specs (both ``ValueError``).
     ``retain``/``retain_into``: as in :func:`~cbr.play.match.run_match`; the human's decisions are
     kept too (a person teaches the bot by playing it), in the first case-based bot's case base
-    (a hand the human quits in the middle is not kept).
+    (a hand the human quits in the middle is not kept). ``why``: after each hand, show every
+    decision a case-based bot made in it, from its decision record (:func:`why_lines`), with
+    its ``why`` most similar cases.
 
     >>> play_human([], 1, read=lambda p: None, show=print)
     Traceback (most recent call last):
@@ -200,7 +203,7 @@ def play_human(
             retainers = start_retention([None, *policies], [name, *seat_names(policies)],  # type: ignore[list-item]
                                         into=retain_into, extra_seats=[0])
         try:
-            result = _play(policies, hands, read, show, seed, name, retainers)
+            result = _play(policies, hands, read, show, seed, name, retainers, why)
         finally:
             for r in retainers:
                 r.close()
@@ -256,8 +259,53 @@ class _Person(Seat, Watcher):
         self.show(f"{STREETS[state.street].capitalize()}: {cards_str(state.board, ' ')}")
 
 
+class _Explained(PolicySeat):
+    """A bot's seat that keeps the case-based decisions of the hand in play, for :func:`why_lines`."""
+
+    def __init__(self, policy: Policy, rng: Any, name: str, kept: list) -> None:
+        super().__init__(policy, rng)
+        self.name, self.kept = name, kept
+
+    def decide(self, state: HandState, dp: DecisionPoint) -> Any:
+        d = super().decide(state, dp)
+        if getattr(d, "vote", None) is not None:
+            self.kept.append((self.name, d))
+        return d
+
+
+def why_lines(name: str, decision: Any, top: int = 3) -> list[str]:
+    """A case-based bot's decision in words, from its record alone (nothing retrieved again):
+    where and what, the triple and the triple played, the vote, and the ``top`` most similar
+    cases it counted.
+
+    >>> from cbr.game.situation import situation
+    >>> from cbr.policies.cbr_policy import CBRPolicy
+    >>> with CBRPolicy(preset="casper", seed=1) as bot:
+    ...     lines = why_lines("cbr", bot.decide(situation(hole="AdQc", board="3h4cJh", to_call=1, pot=5)), top=2)
+    >>> lines[0], len(lines)
+    ("cbr on the flop with Ad Qc, betting 'rc/r': call", 5)
+    """
+    from cbr.query.answer import explain_decision
+
+    ans = explain_decision(decision, top=top)
+    dp = decision.dp
+    t, p = decision.triple, decision.played
+    word = {"f": "fold", "c": "check" if dp.to_call == 0 else "call", "r": "bet" if dp.bets_to_call == 0 else "raise"}
+    out = [f"{name} on the {decision.street} with {cards_str(dp.hole, ' ')}, betting {dp.history!r}: "
+           f"{word[decision.action]}",
+           f"  {decision.explanation}" + ("" if p == t else f"; played fold {p[0]:.2f} call {p[1]:.2f} raise {p[2]:.2f}"),
+           f"  {ans.retrieved} case(s) {'(the most similar: none reached ' if ans.fallback else 'at similarity >= '}"
+           f"{ans.threshold:g}{')' if ans.fallback else ''}, mean similarity {ans.mean_similarity:.4f}"]
+    for cid, c in zip(ans.case_ids, ans.to_dict()["cases"]):
+        prov = c.get("provenance", {})
+        out.append(f"  case {cid}: similarity {c['similarity']:.4f}, {c['action']} with {prov.get('hole', '?')} "
+                   f"on {prov.get('board') or '-'}, betting {prov.get('history', '?')!r} "
+                   f"({prov.get('player', '?')}, {prov.get('source', '?')}#{prov.get('hand_id', '?')})")
+    return out
+
+
 def _play(bots: list[Policy], hands: int, read: Reader, show: Shower, seed: int, name: str,
-          retainers: Sequence[Any] = ()) -> HumanResult:
+          retainers: Sequence[Any] = (), why: int = 0) -> HumanResult:
     n = len(bots) + 1
     game = default_game(n)
     names = [name, *seat_names(bots)]
@@ -267,8 +315,10 @@ def _play(bots: list[Policy], hands: int, read: Reader, show: Shower, seed: int,
         p.reset()
     result = HumanResult(names=tuple(names), small_bet=game.small_bet, totals=[0.0] * n)
     person = _Person(hands, read, show, result)
-    table = Table(game, [person, *(PolicySeat(p, act_rng(seed, s)) for s, p in enumerate(bots, start=1))], names,
-                  seed=seed, source="human", retainers=retainers, watcher=person)
+    explained: list = []  # the case-based bots' decisions of the hand in play (with why)
+    seats = [_Explained(p, act_rng(seed, s), names[s], explained) if why else PolicySeat(p, act_rng(seed, s))
+             for s, p in enumerate(bots, start=1)]
+    table = Table(game, [person, *seats], names, seed=seed, source="human", retainers=retainers, watcher=person)
     sb = game.small_bet
     for k in range(hands):
         if result.quit:
@@ -290,6 +340,12 @@ def _play(bots: list[Policy], hands: int, read: Reader, show: Shower, seed: int,
         result.hands += 1
         show(f"Hand {k + 1}: you {payoffs[you] / sb:+g} sb; running total {result.small_bets(0):+g} sb "
              f"over {result.hands} hand{'s' * (result.hands != 1)}")
+        if explained:
+            show("Why the bots did what they did:")
+            for who, d in explained:
+                for line in why_lines(who, d, why):
+                    show(line)
+            explained.clear()
     show("")
     parts = [f"{names[s]} {result.totals[s] / sb:+g} sb" for s in range(n)]
     show(f"Result after {result.hands} hand{'s' * (result.hands != 1)}: " + ", ".join(parts)

@@ -219,3 +219,39 @@ def test_cli_default_bot_is_the_cbr_bot():
     assert final.startswith("Result after 2 hands: you ") and ", cbr " in final
     chips = [float(x) for x in re.findall(r"([+-][\d.]+) sb(?!/)", final)]
     assert len(chips) == 2 and sum(chips) == pytest.approx(0.0)
+
+
+def test_why_explains_each_cbr_decision_from_its_record_after_the_hand():
+    """``why``: after each hand, every decision of a case-based bot, with the cases its vote
+    counted (the record's own case ids, most similar first); none for a rule bot."""
+    from cbr.play import human
+
+    kept = []
+    explain = human.why_lines
+
+    def spying(name, decision, top=3):
+        kept.append(decision)
+        return explain(name, decision, top)
+
+    lines: list[str] = []
+    human.why_lines = spying
+    try:
+        r = play_human(["cbr:preset=casper", "call"], 2, seed=3, read=lambda p: "c", show=lines.append, why=2)
+    finally:
+        human.why_lines = explain
+    assert r.hands == 2 and kept
+    text = "\n".join(lines)
+    assert text.count("Why the bots did what they did:") >= 1
+    for d in kept:
+        for cid in d.case_ids[:2]:
+            assert f"case {int(cid)}: similarity" in text
+    assert not any(line.startswith("call on the") for line in lines)  # the rule bot has no cases
+
+
+def test_cli_why():
+    r = runner.invoke(app, ["play", "--human", "--bots", "cbr:preset=casper", "--hands", "1", "--why", "--seed", "2"],
+                      input="c\n" * 12)
+    assert r.exit_code == 0, r.output
+    assert "Why the bots did what they did:" in r.output and "case(s) at similarity" in r.output
+    r = runner.invoke(app, ["play", "--acpc", "127.0.0.1:9", "--why"])
+    assert r.exit_code == 2 and "--why is for --human" in r.output
