@@ -1,0 +1,51 @@
+"""Recipe: the style cases of the ``adapt`` bot (``casebases/styles/house.json``) from a matrix of
+duplicate matches (``experiments/adaptation_matrix.py``).
+
+One case per opponent of the matrix: its style as the safe expert (``cbr``) saw it, and what
+every expert won against it (sb/h, with the 95% CI half-width).
+
+    python experiments/adaptation_matrix.py --seed 1 --hands 1000 -j 2
+    python -m casebases.build_styles experiments/results/adaptation-matrix-seed1.json
+"""
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+OUT = Path(__file__).resolve().parent / "styles" / "house.json"
+
+
+def style_cases(matrix: dict, safe: str = "cbr") -> dict:
+    """The style-case file's content from a matrix's cells."""
+    experts: list[str] = []
+    cases: dict[str, dict] = {}
+    for c in matrix["cells"]:
+        if c["expert"] not in experts:
+            experts.append(c["expert"])
+        case = cases.setdefault(c["opponent"], {"name": c["opponent"], "style": None, "sb": {}, "ci": {}})
+        case["sb"][c["expert"]] = round(float(c["sb"]), 4)
+        case["ci"][c["expert"]] = None if c["ci"] is None else round(float(c["ci"]), 4)
+        if c["expert"] == safe:
+            case["style"] = [None if v is None else round(float(v), 4) for v in c["style"]]
+    missing = [name for name, case in cases.items() if case["style"] is None]
+    if missing:
+        raise SystemExit(f"no match of the safe expert {safe!r} against {', '.join(missing)}: its style is unknown")
+    return {"seed": matrix.get("seed"), "hands": matrix.get("hands"), "safe": safe, "experts": experts,
+            "features": ["vpip", "pfr", "aggression", "fold_to_bet"], "cases": list(cases.values())}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("matrix", type=Path)
+    ap.add_argument("-o", "--out", type=Path, default=OUT)
+    args = ap.parse_args(argv)
+    data = style_cases(json.loads(args.matrix.read_text()))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(data, indent=1) + "\n")
+    print(f"wrote {len(data['cases'])} style cases over {len(data['experts'])} experts to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,78 @@
+"""Which house bot beats which opponent, and how each opponent plays: the data an adaptive bot
+chooses its expert from (issue: a bot that learns from the table).
+
+For every expert (a fixed house bot) and every opponent: the expert's win rate in a duplicate
+heads-up match (sb/h with its 95% CI). For every opponent: its style (:mod:`cbr.models.style`)
+as seen over its match against the teacher-imitating ``cbr``.
+
+    python experiments/adaptation_matrix.py --seed 1 --hands 1000 -j 2
+
+writes ``experiments/results/adaptation-matrix-seed1.json``; ``casebases/build_styles.py``
+turns it into the style cases the ``adapt`` bot reads.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+RESULTS = Path(__file__).resolve().parent / "results"
+EXPERTS = ["cbr", "cbr:preset=casper", "cfr", "ehs", "poki", "hs", "lag", "station", "phase3"]
+OPPONENTS = ["hs", "ehs", "poki", "lag", "station", "phase3", "cfr", "cbr", "call", "raise", "random", "rock",
+             "simbot"]
+SLOW = {"simbot": 200}  # hands for opponents too slow for the full count
+
+
+class _Styles:
+    """A log writer that keeps the opponent's style instead of writing."""
+
+    def __init__(self, name: str) -> None:
+        from cbr.models.style import StyleStats
+
+        self.name, self.stats = name, StyleStats()
+
+    def write(self, record) -> None:  # noqa: ANN001
+        self.stats.update(record)
+
+
+def cell(expert: str, opponent: str, hands: int, seed: int) -> dict:
+    from cbr.play.match import run_match
+
+    styles = _Styles(opponent)
+    t = time.time()
+    r = run_match([expert, opponent], hands, duplicate=True, seed=seed, log=styles)
+    me, other = r.players
+    out = {"expert": expert, "opponent": opponent, "hands": r.hands, "sb": me.sb_per_hand, "ci": me.sb_ci,
+           "seconds": round(time.time() - t, 1)}
+    out["style"] = list(styles.stats.vector(other.name))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--hands", type=int, default=1000)
+    ap.add_argument("-j", "--jobs", type=int, default=2)
+    ap.add_argument("--experts", default=",".join(EXPERTS))
+    ap.add_argument("--opponents", default=",".join(OPPONENTS))
+    args = ap.parse_args(argv)
+    experts = [e for e in args.experts.split(",") if e]
+    opponents = [o for o in args.opponents.split(",") if o]
+    jobs = [(e, o, SLOW.get(o, args.hands), args.seed) for o in opponents for e in experts]
+    cells = []
+    with ProcessPoolExecutor(args.jobs) as pool:
+        for c in pool.map(cell, *zip(*jobs)):
+            cells.append(c)
+            print(f"{c['expert']:>18} vs {c['opponent']:<8} {c['sb']:+.3f} ± {c['ci']:.3f}  ({c['seconds']} s)",
+                  flush=True)
+    RESULTS.mkdir(exist_ok=True)
+    out = RESULTS / f"adaptation-matrix-seed{args.seed}.json"
+    out.write_text(json.dumps({"seed": args.seed, "hands": args.hands, "cells": cells}, indent=1))
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

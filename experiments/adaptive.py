@@ -1,0 +1,181 @@
+"""The adaptive bot (``adapt``) against each opponent, beside the fixed bots of the house on the same
+deals: its win rate, the best fixed bot's, whether it learns (hands 2,001-4,000 against 1-500),
+and what it chose over time.
+
+    python experiments/adaptive.py --seed 2 --hands 4000 -j 2
+
+Seed 1 is the tuning seed (the style cases were measured on it); report on others. Writes
+``experiments/results/adaptive-seed<S>.json`` and ``.png`` (learning curves with 95% bands).
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+from common import RESULTS, pyplot, say, write_json
+
+#: Opponents: the house's bots, the baselines, and two that change style in the middle.
+OPPONENTS = ["call", "raise", "station", "hs", "ehs", "poki", "lag", "phase3", "cfr", "call>raise", "raise>call"]
+#: Fixed bots measured beside it against each opponent (the best of them is the bar).
+FIXED = ["cbr", "ehs", "poki", "hs", "cfr", "phase3", "lag", "cbr:preset=casper"]
+
+
+def _switching(spec: str, hands: int, seed: int):
+    """``a>b``: plays ``a`` for the first half of the hands and ``b`` after, under one name."""
+    from cbr.policies.base import Policy
+    from cbr.policies.spec import policy_from_spec
+
+    first, second = (policy_from_spec(s, seed=seed) for s in spec.split(">"))
+
+    class Switch(Policy):
+        name = "switch"
+
+        def __init__(self) -> None:
+            super().__init__(seed=seed)
+            self.played = 0
+
+        def act(self, dp, rng):  # noqa: ANN001, ANN201
+            return (first if self.played < hands // 2 else second).act(dp, rng)
+
+        def triple(self, dp):  # noqa: ANN001, ANN201
+            return (first if self.played < hands // 2 else second).triple(dp)
+
+        def observe(self, record, position):  # noqa: ANN001, ANN201
+            self.played += 1
+
+    return Switch()
+
+
+def _opponent(spec: str, hands: int, seed: int):
+    return _switching(spec, hands, seed) if ">" in spec else spec
+
+
+def _ci(values: list[float]) -> tuple[float, float]:
+    n = len(values)
+    if n < 2:
+        return (values[0] if values else float("nan")), float("nan")
+    m = sum(values) / n
+    var = sum((v - m) ** 2 for v in values) / (n - 1)
+    return m, 1.96 * math.sqrt(var / n)
+
+
+def play_adapt(opp: str, hands: int, seed: int) -> dict:
+    from cbr.play.match import run_match
+    from cbr.policies.adaptive import AdaptivePolicy
+
+    bot = AdaptivePolicy(seed=seed)
+    t = time.time()
+    try:
+        r = run_match([bot, _opponent(opp, hands, seed)], hands, duplicate=True, seed=seed, keep_payoffs=True)
+    finally:
+        bot.close()
+    sb = r.game.small_bet
+    deals = [(r.hand_payoffs[i][0] + r.hand_payoffs[i + 1][0]) / 2 / sb for i in range(0, len(r.hand_payoffs) - 1, 2)]
+    chosen = [e for _, e in bot.chosen]
+    step = max(1, len(chosen) // 40)
+    shares = {e: [sum(1 for c in chosen[i:i + step] if c == e) / len(chosen[i:i + step])
+                  for i in range(0, len(chosen), step)] for e in sorted(set(chosen))}
+    early, early_ci = _ci(deals[: 500 // 2])
+    late, late_ci = _ci(deals[2000 // 2:])
+    me = r.players[0]
+    return {"opponent": opp, "bot": "adapt", "sb": me.sb_per_hand, "ci": me.sb_ci, "hands": r.hands,
+            "deals": deals, "first_500": [early, early_ci], "after_2000": [late, late_ci], "choices": shares,
+            "seconds": round(time.time() - t)}
+
+
+def play_fixed(bot: str, opp: str, hands: int, seed: int) -> dict:
+    from cbr.play.match import run_match
+
+    t = time.time()
+    r = run_match([bot, _opponent(opp, hands, seed)], hands, duplicate=True, seed=seed)
+    me = r.players[0]
+    return {"opponent": opp, "bot": bot, "sb": me.sb_per_hand, "ci": me.sb_ci, "hands": r.hands,
+            "seconds": round(time.time() - t)}
+
+
+def _run(job: tuple) -> dict:
+    kind, *args = job
+    return play_adapt(*args) if kind == "adapt" else play_fixed(*args)
+
+
+def plot(report: dict, path: Path) -> None:
+    plt = pyplot()
+    if plt is None:
+        return
+    opps = [o for o in report["opponents"] if o in report["adapt"]]
+    cols = 4
+    rows = -(-len(opps) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(4 * cols, 3.2 * rows), squeeze=False)
+    for ax, opp in zip(axes.flat, opps):
+        deals = report["adapt"][opp]["deals"]
+        x, mean, lo, hi = [], [], [], []
+        total = 0.0
+        sq = 0.0
+        for i, v in enumerate(deals, start=1):
+            total += v
+            sq += v * v
+            if i >= 20:
+                m = total / i
+                sd = math.sqrt(max(sq / i - m * m, 0.0) * i / (i - 1))
+                x.append(2 * i)
+                mean.append(m)
+                lo.append(m - 1.96 * sd / math.sqrt(i))
+                hi.append(m + 1.96 * sd / math.sqrt(i))
+        ax.plot(x, mean, color="tab:blue", label="adapt (running mean)")
+        ax.fill_between(x, lo, hi, color="tab:blue", alpha=0.2)
+        best = report["best"][opp]
+        ax.axhline(best["sb"], color="tab:green", ls="--", label=f"best fixed: {best['bot']}")
+        cbr = report["fixed"][opp].get("cbr")
+        if cbr:
+            ax.axhline(cbr["sb"], color="tab:gray", ls=":", label="cbr (fixed)")
+        ax.set_title(f"vs {opp}")
+        ax.set_xlabel("hands")
+        ax.set_ylabel("sb/h")
+        ax.legend(fontsize=7)
+    for ax in list(axes.flat)[len(opps):]:
+        ax.axis("off")
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--seed", type=int, default=2)
+    ap.add_argument("--hands", type=int, default=4000)
+    ap.add_argument("-j", "--jobs", type=int, default=2)
+    ap.add_argument("--opponents", default=",".join(OPPONENTS))
+    ap.add_argument("--fixed", default=",".join(FIXED))
+    args = ap.parse_args(argv)
+    opps = [o for o in args.opponents.split(",") if o]
+    fixed = [b for b in args.fixed.split(",") if b]
+    jobs = [("adapt", o, args.hands, args.seed) for o in opps]
+    jobs += [("fixed", b, o, args.hands, args.seed) for o in opps for b in fixed]
+    report: dict = {"seed": args.seed, "hands": args.hands, "opponents": opps, "adapt": {}, "fixed": {}, "best": {}}
+    with ProcessPoolExecutor(args.jobs) as pool:
+        for res in pool.map(_run, jobs):
+            if res["bot"] == "adapt":
+                report["adapt"][res["opponent"]] = res
+                say(f"adapt vs {res['opponent']}: {res['sb']:+.3f} ± {res['ci']:.3f} "
+                    f"(first 500 {res['first_500'][0]:+.2f}, after 2,000 {res['after_2000'][0]:+.2f}; {res['seconds']} s)")
+            else:
+                report["fixed"].setdefault(res["opponent"], {})[res["bot"]] = res
+                say(f"{res['bot']} vs {res['opponent']}: {res['sb']:+.3f} ± {res['ci']:.3f} ({res['seconds']} s)")
+    print(f"{'opponent':<12} {'adapt':>16} {'best fixed':>26} {'gap':>7} {'first 500':>10} {'2,001+':>8}")
+    for o in opps:
+        best_bot = max(report["fixed"][o], key=lambda b: report["fixed"][o][b]["sb"])
+        best = report["best"][o] = {"bot": best_bot, **report["fixed"][o][best_bot]}
+        a = report["adapt"][o]
+        print(f"{o:<12} {a['sb']:+.3f} ± {a['ci']:.3f}   {best_bot:>12} {best['sb']:+.3f} ± {best['ci']:.3f} "
+              f"{a['sb'] - best['sb']:+.3f} {a['first_500'][0]:+10.2f} {a['after_2000'][0]:+8.2f}")
+    out = RESULTS / f"adaptive-seed{args.seed}.json"
+    write_json(out, report)
+    plot(report, out.with_suffix(".png"))
+    say(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
