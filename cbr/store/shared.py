@@ -43,7 +43,7 @@ class _Entry:
 
     def __init__(self, key: tuple[Path, bool], cb: "CaseBase") -> None:
         self.key = key
-        self.cb = cb
+        self.cb: "CaseBase | None" = cb
         self.lock = threading.RLock()
         self.refs = 0
         self.extras: dict[Any, Any] = {}
@@ -78,7 +78,9 @@ class SharedCaseBase:
     @property
     def cb(self) -> "CaseBase":
         """The open case base (take :attr:`lock` to use it)."""
-        return self._live().cb
+        cb = self._live().cb
+        assert cb is not None  # (a live reference keeps it open)
+        return cb
 
     @property
     def lock(self) -> threading.RLock:
@@ -121,7 +123,8 @@ class SharedCaseBase:
         if last:
             with entry.lock:
                 entry.extras.clear()
-                entry.cb.close()
+                cb, entry.cb = entry.cb, None  # its indexes' files go with it, whoever keeps a handle
+                cb.close()
 
     def __enter__(self) -> "SharedCaseBase":
         return self

@@ -132,7 +132,7 @@ def test_batch_is_bounded(client) -> None:
 # ---- /reuse --------------------------------------------------------------------------------
 def test_reuse_max_frequency_plays_the_most_likely_legal_action(client) -> None:
     fields = SITUATIONS[0][0]
-    r = client.post("/reuse", json={**fields, "policy": "cbr:reuse=max-frequency", "seed": 1})
+    r = client.post("/reuse", json={**fields, "casebase": "default", "policy": "cbr:reuse=max-frequency", "seed": 1})
     assert r.status_code == 200, r.text
     body = r.json()
     d = body["decision"]
