@@ -340,7 +340,7 @@ class Engine:
         return ans.to_dict(top=top)
 
     # ---- re-use ----------------------------------------------------------------------------
-    def _policy_casebase(self, name: str, options: Mapping[str, str], casebase: Optional[str]) -> _Loaded:
+    def _policy_casebase(self, spec: str, casebase: Optional[str]) -> _Loaded:
         """The case base a case-based bot of ``/reuse`` plays from: the served ``casebase``
         when the request names one; else the bot's own choice (``cbr``: its preset's, as in
         ``cbr match`` and at the web table), served or opened for it (a name of the bot's
@@ -351,7 +351,7 @@ class Engine:
         if casebase is not None:
             return self.loaded(casebase)
         try:
-            probe = policy_from_spec(":".join([name, *(f"{k}={v}" for k, v in options.items())]), seed=0)
+            probe = policy_from_spec(spec.strip(), seed=0)  # (built, not opened: it names its case base)
         except PolicySpecError as exc:
             raise FieldError("policy", str(exc)) from None
         path = getattr(probe, "casebase_path", None)
@@ -373,12 +373,12 @@ class Engine:
         refused. A bot evicted meanwhile is closed when the last request using it is done."""
         from cbr.policies.spec import PolicySpecError, policy_from_spec, policy_options
 
-        name, options = checked_spec(spec, "policy", "the case base comes from the request's casebase field")
+        name, _ = checked_spec(spec, "policy", "the case base comes from the request's casebase field")
         valid = policy_options(name)
         case_based = "casebase" in valid
         if case_based:
             self._refuse_mapped(f"policy {name!r} (a case-based bot)")
-            where = self._policy_casebase(name, options, casebase)
+            where = self._policy_casebase(spec, casebase)
         else:  # the retrieval's: the one named, else default (or the first served)
             where = self.loaded(casebase or ("default" if "default" in self.casebases else next(iter(self.casebases))))
         key = (spec.strip(), str(where.path) if case_based else "")
@@ -405,10 +405,11 @@ class Engine:
                 except BaseException as exc:
                     entry.error = exc
                 finally:
-                    if entry.error is not None:
+                    if entry.error is not None:  # not kept: the last request waiting lets go of it
                         with self._policies_lock:
                             if self._policies.get(key) is entry:
                                 del self._policies[key]
+                            entry.evicted = True
                     entry.ready.set()
                 self._evict()
             else:

@@ -264,3 +264,34 @@ def test_the_web_table_plays_a_served_case_base_by_its_name(engine) -> None:
         for spec in ("cbr:casebase=/etc", "cbr:casebase=nosuch"):
             r = client.post("/table/sessions", json={"bots": [spec]})
             assert r.status_code == 422 and "names a file on the server" in r.text and "mine" in r.text
+
+
+def test_a_bot_that_fails_to_build_leaves_no_case_base_open(monkeypatch) -> None:
+    """The build of a bot over a case base opened for it (not served) fails: the error is the
+    request's, the case base is let go, and the next request builds the bot."""
+    import pytest
+
+    import cbr.policies.spec as spec_module
+    from cbr.errors import ConfigError
+    from cbr.serve.engine import Engine
+
+    before = open_count()
+    engine = Engine(["default"], warm=False)
+    served = open_count()
+    build = spec_module.policy_from_spec
+
+    def failing(text, **kw):
+        if kw.get("casebase") is not None:  # the build (the probe that names the case base passes)
+            raise ConfigError("the disk went away")
+        return build(text, **kw)
+
+    try:
+        with monkeypatch.context() as mp:
+            mp.setattr(spec_module, "policy_from_spec", failing)
+            with pytest.raises(ConfigError, match="disk went away"):
+                engine.reuse({**FLOP, "policy": "cbr:sharpen=2", "seed": 1})
+        assert open_count() == served and not engine._policies  # expert, opened for the bot, let go
+        assert engine.reuse({**FLOP, "policy": "cbr:sharpen=2", "seed": 1})["casebase"] == "expert"
+    finally:
+        engine.close()
+    assert open_count() == before
