@@ -569,15 +569,20 @@ class SharedBots:
             hit = self._bots.get(key)
             if hit is None:
                 handle = getattr(built, "casebase_handle", None)
-                if handle is None:
+                mine = handle is None
+                if mine:
                     from cbr.store.shared import open_shared
 
                     handle = open_shared(built.casebase_path)  # type: ignore[attr-defined]
-                    self._handles.append(handle)
                     built.use_casebase(handle)  # type: ignore[attr-defined]
                 with handle.lock:
-                    if built.learns:  # type: ignore[attr-defined]  (opens its case base)
-                        return None
+                    learns = built.learns  # type: ignore[attr-defined]  (opens its case base)
+                if learns:  # the session's own (its models learn), on a handle of its own
+                    if mine:
+                        handle.release()
+                    return None
+                if mine:
+                    self._handles.append(handle)
                 hit = self._bots[key] = (built, handle.lock)
             elif hit[0] is not built:
                 built.close()  # type: ignore[attr-defined]  (never opened: nothing to free)
