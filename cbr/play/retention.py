@@ -87,11 +87,13 @@ def check_retention_target(path: Path) -> None:
         raise CaseBaseError(f"case base {p} is read-only; retain into a copy with --retain-into NAME")
 
 
-def copy_casebase(source: str | Path, target: str | Path) -> Path:
+def copy_casebase(source: str | Path, target: str | Path, *, exist_ok: bool = False) -> Path:
     """Copy case base ``source`` (a name or a path) to ``target`` (a bare name: under
     ``./casebases/``; a path: that folder, :func:`retention_target`; refused if it exists),
     skipping lock files; returns the new path. The copy is made beside the target and renamed into place, so a crash never
-    leaves a half copy under the target's name."""
+    leaves a half copy under the target's name. ``exist_ok``: a target that another thread or
+    process made meanwhile (two retentions into one new name at once) is taken as it is,
+    this copy dropped."""
     from cbr.store import CaseBase
 
     src = resolve_casebase(str(source))
@@ -110,7 +112,15 @@ def copy_casebase(source: str | Path, target: str | Path) -> Path:
         m = read_manifest(tmp)
         m.name = dst.name
         write_manifest(tmp, m)
-        os.replace(tmp, dst)
+        try:
+            os.replace(tmp, dst)
+        except OSError:
+            if not (dst / "manifest.json").is_file():
+                raise
+            shutil.rmtree(tmp, ignore_errors=True)
+            if not exist_ok:
+                raise CaseBaseError(f"{dst} was made by another process meanwhile; retain into it by name, or "
+                                    "choose another name") from None
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -300,7 +310,7 @@ def start_retention(policies: Sequence["Policy"], names: Sequence[str], *, into:
                 from cbr.logs.output import check_output_path
 
                 check_output_path(target, what="case base", folder=True)
-            copy_casebase(policies[seats[0]].casebase_path, target)  # type: ignore[attr-defined]
+            copy_casebase(policies[seats[0]].casebase_path, target, exist_ok=True)  # type: ignore[attr-defined]
         for s in seats:
             policies[s].use_casebase(target)  # type: ignore[attr-defined]
     groups: dict[Path, list[int]] = {}

@@ -50,6 +50,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
@@ -75,6 +76,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from cbr.game.decision import DecisionPoint
     from cbr.logs.record import HandRecord
     from cbr.store.casebase import CaseBase
+    from cbr.store.shared import SharedCaseBase
 
 __all__ = ["CBRPolicy", "CBRDecision", "REUSE_POLICIES", "TIE_ORDER", "max_frequency_action",
            "best_outcome_action", "shaped_triple", "guard_strength"]
@@ -286,7 +288,10 @@ def unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 class CBRPolicy(Policy):
     """The case-based bot. Options: ``preset`` (a named configuration from :data:`PRESETS`:
     ``expert``, the default, or ``casper``; the options below override its values),
-    ``casebase`` (a name or a path; ``expert`` and ``default`` are shipped), ``similarity`` (a similarity TOML file used instead of
+    ``casebase`` (a name or a path; ``expert`` and ``default`` are shipped; or a case base the
+    process holds open, a :class:`~cbr.store.shared.SharedCaseBase`: the bot then plays from that
+    one handle, taking a reference of its own, and its caller takes the handle's lock around each
+    use), ``similarity`` (a similarity TOML file used instead of
     the case base's own; the indexes are then built in memory), ``reuse`` (one of
     :data:`REUSE_POLICIES`), ``models`` (a model-store file to start the opponent models
     from; only for an opponent-aware case base). Over a case base whose feature set needs
@@ -306,7 +311,8 @@ class CBRPolicy(Policy):
     #: Retention during play writes through this bot's case base (:mod:`cbr.play.retention`).
     can_retain = True
 
-    def __init__(self, *, seed: int | None = None, preset: str = DEFAULT_PRESET, casebase: Optional[str] = None,
+    def __init__(self, *, seed: int | None = None, preset: str = DEFAULT_PRESET,
+                 casebase: "str | Path | SharedCaseBase | None" = None,
                  similarity: Optional[str] = None, reuse: Optional[str] = None, sharpen: Optional[float] = None,
                  outcome_weight: Optional[float] = None, odds_guard: Optional[float] = None,
                  models: Optional[str] = None) -> None:
@@ -323,15 +329,21 @@ class CBRPolicy(Policy):
         if reuse not in REUSE_POLICIES:
             raise ConfigError(f"unknown re-use policy {reuse!r}; use {', '.join(REUSE_POLICIES[:-1])} "
                               f"or {REUSE_POLICIES[-1]}")
-        if not isinstance(casebase, (str, Path)) or not str(casebase):
-            raise ConfigError(f"casebase must be a name or a path, got {casebase!r}")
         from cbr.errors import CaseBaseError
         from cbr.store import resolve_casebase
+        from cbr.store.shared import SharedCaseBase
 
-        try:  # a wrong name is a bad option: say so now, not at the first decision
-            self._path = resolve_casebase(str(casebase))
-        except CaseBaseError as exc:
-            raise ConfigError(str(exc)) from None
+        self._given: Optional[SharedCaseBase] = None  # the process's open case base, when handed one
+        self._handle: Optional[SharedCaseBase] = None  # this bot's reference to it while open
+        if isinstance(casebase, SharedCaseBase):
+            self._given, self._path, casebase = casebase, casebase.path, str(casebase.path)
+        elif not isinstance(casebase, (str, Path)) or not str(casebase):
+            raise ConfigError(f"casebase must be a name or a path, got {casebase!r}")
+        else:
+            try:  # a wrong name is a bad option: say so now, not at the first decision
+                self._path = resolve_casebase(str(casebase))
+            except CaseBaseError as exc:
+                raise ConfigError(str(exc)) from None
         if similarity is not None and not Path(similarity).is_file():
             raise ConfigError(f"similarity config {similarity} does not exist or is not a file")
         self.casebase = str(casebase)
@@ -367,49 +379,76 @@ class CBRPolicy(Policy):
         """Where this bot's case base is."""
         return self._path
 
-    def use_casebase(self, path: str | Path) -> None:
-        """Play from (and retain into) another case base, e.g. a copy (closes the current one)."""
+    @property
+    def casebase_handle(self) -> "Optional[SharedCaseBase]":
+        """The shared case base this bot was handed (its users take its lock), else None."""
+        return self._given
+
+    def use_casebase(self, path: "str | Path | SharedCaseBase") -> None:
+        """Play from (and retain into) another case base, e.g. a copy, or a case base the
+        process holds open (closes the current one)."""
         from cbr.errors import CaseBaseError
         from cbr.store import resolve_casebase
+        from cbr.store.shared import SharedCaseBase
 
         self.close()
+        if isinstance(path, SharedCaseBase):
+            self._given, self._path, self.casebase = path, path.path, str(path.path)
+            return
         try:
             self._path = resolve_casebase(str(path))
         except CaseBaseError as exc:
             raise ConfigError(str(exc)) from None
         self.casebase = str(path)
+        self._given = None
 
     # ---- life cycle --------------------------------------------------------------------
     def open(self) -> "CaseBase":
-        """Open the case base (once) and read the similarity file if one was given."""
+        """Open the case base (once) and read the similarity file if one was given. A bot
+        handed a shared case base takes a reference to it (and its retrieval data, shared with
+        the other bots of that handle and similarity); over an opponent-aware case base, whose
+        feature set carries one bot's player models, it opens a handle of its own instead."""
         if self._cb is None:
             from cbr.errors import CaseBaseError
             from cbr.store import CaseBase
 
-            cb = CaseBase.open(self._path)
+            handle = self._given.share() if self._given is not None else None
+            if handle is not None:
+                with handle.lock:
+                    if getattr(handle.cb.feature_set(), "needs_player_models", False):
+                        handle.release()
+                        handle = None
+            cb = handle.cb if handle is not None else CaseBase.open(self._path)
             try:
-                if self.similarity is not None:
-                    from cbr.store.indexes import check_similarity, load_similarity
+                with handle.lock if handle is not None else nullcontext():
+                    if self.similarity is not None:
+                        from cbr.store.indexes import check_similarity, load_similarity
 
-                    path = Path(self.similarity)
-                    if not path.is_file():
-                        raise ConfigError(f"similarity config {path} does not exist or is not a file")
-                    config = load_similarity(path)
-                    check_similarity(config, cb.manifest.features)
-                    self._config = config
-                else:
-                    config = cb.similarity()
-                self._weighted = bool(config.weighted_triple)
-                self._fs = cb.feature_set()
-                self._track_opponents(cb)
-                if self.reuse == "best-outcome" and not _has_outcomes(cb):
-                    raise CaseBaseError(f"case base {cb.name!r} holds no case with an outcome, which "
-                                        f"reuse=best-outcome needs: rebuild it from logs with payoffs "
-                                        f"(`cbr build`), or use reuse=probabilistic")
+                        path = Path(self.similarity)
+                        if not path.is_file():
+                            raise ConfigError(f"similarity config {path} does not exist or is not a file")
+                        config = load_similarity(path)
+                        check_similarity(config, cb.manifest.features)
+                        self._config = config
+                    else:
+                        config = cb.similarity()
+                    self._weighted = bool(config.weighted_triple)
+                    self._fs = cb.feature_set()
+                    self._track_opponents(cb)
+                    if self.reuse == "best-outcome" and not _has_outcomes(cb):
+                        raise CaseBaseError(f"case base {cb.name!r} holds no case with an outcome, which "
+                                            f"reuse=best-outcome needs: rebuild it from logs with payoffs "
+                                            f"(`cbr build`), or use reuse=probabilistic")
+                    if handle is not None:  # one copy of the streets' labels for every bot of the handle
+                        key = ("cbr-streets", None if self.similarity is None else str(Path(self.similarity).resolve()))
+                        self._streets = handle.extra(key, dict)
             except BaseException:
-                cb.close()
+                if handle is not None:
+                    handle.release()
+                else:
+                    cb.close()
                 raise
-            self._cb = cb
+            self._cb, self._handle = cb, handle
         return self._cb
 
     def _track_opponents(self, cb: "CaseBase") -> None:
@@ -445,8 +484,11 @@ class CBRPolicy(Policy):
     def close(self) -> None:
         """Close the case base (a later decision opens it again)."""
         cb, self._cb = self._cb, None
-        self._streets.clear()
-        if cb is not None:
+        handle, self._handle = self._handle, None
+        self._streets = {}  # (a shared handle's streets stay with it)
+        if handle is not None:
+            handle.release()
+        elif cb is not None:
             cb.close()
 
     def __enter__(self) -> "CBRPolicy":

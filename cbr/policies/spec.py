@@ -150,8 +150,10 @@ def _convert(spec: str, key: str, value: str, default: Any) -> Any:
     return value
 
 
-def policy_from_spec(text: str, *, seed: int | None = None) -> Policy:
+def policy_from_spec(text: str, *, seed: int | None = None, casebase: Any = None) -> Policy:
     """The policy a spec names, built through the plugin store with its options.
+    ``casebase``: for a policy with a ``casebase`` option, a case base the process holds open
+    (:class:`~cbr.store.shared.SharedCaseBase`) to play from, in place of the spec's.
 
     Raises :class:`PolicySpecError` (a ``ValueError``) for a bad spec, an unknown policy,
     an unknown option (the message lists the valid ones) or a value the policy refuses.
@@ -174,6 +176,8 @@ def policy_from_spec(text: str, *, seed: int | None = None) -> Policy:
             raise PolicySpecError(f"policy {name!r} has no option {key!r}; options: "
                                   f"{', '.join(k.replace('_', '-') for k in valid)}")
         kwargs[key] = _convert(spec, key, value, valid[key])
+    if casebase is not None and "casebase" in valid:
+        kwargs["casebase"] = casebase
     try:
         return factory(seed=seed, **kwargs)
     except PolicySpecError:

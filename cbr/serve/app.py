@@ -228,7 +228,8 @@ def create_app(config: ServeConfig = ServeConfig(), engine: Optional[Engine] = N
     engine = engine if engine is not None else Engine(config.casebases, warm=config.warm,
                                                       memory_map=config.memory_map)
     pool = ThreadPoolExecutor(max_workers=max(1, config.threads), thread_name_prefix="cbr-serve")
-    tables = TableSessions(config.max_sessions, config.session_ttl)
+    tables = TableSessions(config.max_sessions, config.session_ttl,  # a bot may play a served case base by its name
+                           served={} if config.memory_map else {n: c.handle for n, c in engine.casebases.items()})
 
     closed: list[bool] = []
 

@@ -4,11 +4,14 @@ endpoint over the library (:func:`cbr.query.answer.answer`, policy specs,
 :func:`cbr.query.evaluate.evaluate_casebase`). Nothing here prints, exits or knows FastAPI;
 errors are :class:`~cbr.errors.CBRError` subclasses the app maps to HTTP statuses.
 
-Concurrency: each loaded case base has one lock; a retrieval, a decision over it and a
-retention take it in turn (a retrieval takes about a millisecond), so a reader never sees
-a half-applied write. Inspection and evaluation open a handle of their own and run beside
-them. Before each read, a writable case base follows what other processes (other server
-workers, a ``cbr match --retain-into``) retained.
+Concurrency: each case base is open once in the process (:func:`cbr.store.shared.open_shared`)
+and has one lock; a retrieval, a decision of any bot over it and a retention take it in turn
+(a retrieval takes about a millisecond), so a reader never sees a half-applied write. The bots
+of ``/reuse`` are built once per spec and case base, and play from that one open case base (a
+spec that differs in options shares it); a bot evicted from the cache is closed when the
+last request using it is done. Inspection and evaluation open a handle of their own and run
+beside them. Before each read, a writable case base follows what other processes (other
+server workers, a ``cbr match --retain-into``) retained.
 
 >>> engine = Engine(["default"])
 >>> ans = engine.retrieve({"hole": "AdQc", "board": "3h4cJh", "position": 1, "to_call": 1, "pot": 5,
@@ -24,7 +27,8 @@ import random
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
@@ -151,14 +155,37 @@ class Deadline:
 
 @dataclass
 class _Loaded:
-    """One case base the server holds open, with the lock its readers and writers share."""
+    """One case base the server holds open (a reference to the process's one handle), with
+    the lock its readers and writers share."""
 
     name: str
     path: Path
-    cb: Any
-    lock: threading.Lock
+    handle: Any  # a cbr.store.shared.SharedCaseBase
     shipped: bool
     retained: bool = False
+
+    @property
+    def cb(self) -> Any:
+        return self.handle.cb
+
+    @property
+    def lock(self) -> Any:
+        return self.handle.lock
+
+
+class _Cached:
+    """A bot of the policy cache: built once (the first asker builds it, the others wait for
+    it), used by requests counted in ``users``, closed under its lock by the last of them
+    once evicted. ``extra``: a case base opened for it that the server does not serve."""
+
+    def __init__(self) -> None:
+        self.ready = threading.Event()
+        self.policy: Any = None
+        self.lock: Any = None
+        self.extra: Optional[_Loaded] = None
+        self.error: Optional[BaseException] = None
+        self.users = 0
+        self.evicted = False
 
 
 def _is_shipped(path: Path) -> bool:
@@ -180,30 +207,31 @@ class Engine:
 
     def __init__(self, casebases: Iterable[str] = ("default",), *, warm: bool = True,
                  memory_map: bool = False) -> None:
-        from cbr.store import CaseBase, resolve_casebase
+        from cbr.store.shared import open_shared
 
         self.memory_map = memory_map
         self.casebases: dict[str, _Loaded] = {}
         self.notes: list[str] = []
+        self._policies: OrderedDict[tuple[str, str], _Cached] = OrderedDict()
+        self._policies_lock = threading.Lock()
         try:
             for spec in casebases:
-                path = resolve_casebase(spec).resolve()
-                cb = CaseBase.open(path, memory_map=memory_map)
+                handle = open_shared(spec, memory_map=memory_map)
+                path = handle.path
                 name = path.name  # the folder's name: a copy keeps the name its manifest was built with
                 if name in self.casebases:
-                    cb.close()
+                    handle.release()
                     raise CaseBaseError(f"two case bases are named {name!r} ({self.casebases[name].path} "
                                         f"and {path}); serve one of them, or a copy under another name")
-                self.casebases[name] = _Loaded(name, path, cb, threading.Lock(), _is_shipped(path))
+                self.casebases[name] = _Loaded(name, path, handle, _is_shipped(path))
                 if warm:
-                    self._warm(cb)
+                    with handle.lock:
+                        self._warm(handle.cb)
         except BaseException:
             self.close()
             raise
         if not self.casebases:
             raise CaseBaseError("no case base to serve")
-        self._policies: OrderedDict[tuple[str, str], tuple[Any, threading.Lock]] = OrderedDict()
-        self._policies_lock = threading.Lock()
 
     @staticmethod
     def _warm(cb: Any) -> None:
@@ -227,8 +255,12 @@ class Engine:
         compacted first (its retention log moved into Parquet parts, as a match's retention
         ends); a compaction that fails leaves the cases in the log, where they are durable
         already, and is noted in :attr:`notes`."""
-        for policy, _ in getattr(self, "_policies", {}).values():
-            _close_policy(policy)
+        with self._policies_lock:
+            cached = list(self._policies.values())
+            self._policies.clear()
+        for entry in cached:
+            entry.ready.wait()  # a build in flight ends first
+            _close_cached(entry)
         for loaded in self.casebases.values():
             with loaded.lock:
                 try:
@@ -237,7 +269,8 @@ class Engine:
                 except (CBRError, OSError) as exc:
                     self.notes.append(f"case base {loaded.name!r} not compacted: {exc}")
                 finally:
-                    loaded.cb.close()
+                    loaded.handle.release()
+        self.casebases = {}
 
     # ---- lookups -------------------------------------------------------------------------
     def loaded(self, name: str) -> _Loaded:
@@ -307,72 +340,144 @@ class Engine:
         return ans.to_dict(top=top)
 
     # ---- re-use ----------------------------------------------------------------------------
-    def policy(self, spec: str, casebase: str) -> tuple[Any, threading.Lock]:
-        """The policy ``spec`` names (built once per spec and case base, kept in a small
-        cache), with the lock its decisions take. A policy with a ``casebase`` option plays
-        from the served case base ``casebase``; options naming server files are refused."""
+    def _policy_casebase(self, spec: str, casebase: Optional[str]) -> _Loaded:
+        """The case base a case-based bot of ``/reuse`` plays from: the served ``casebase``
+        when the request names one; else the bot's own choice (``cbr``: its preset's, as in
+        ``cbr match`` and at the web table), served or opened for it (a name of the bot's
+        own, never a file the client names: options naming files are refused before)."""
+        from cbr.policies.spec import PolicySpecError, policy_from_spec
+        from cbr.store.shared import open_shared
+
+        if casebase is not None:
+            return self.loaded(casebase)
+        try:
+            probe = policy_from_spec(spec.strip(), seed=0)  # (built, not opened: it names its case base)
+        except PolicySpecError as exc:
+            raise FieldError("policy", str(exc)) from None
+        path = getattr(probe, "casebase_path", None)
+        if path is None:  # pragma: no cover - a third-party bot with a casebase option
+            return self.loaded("default")
+        path = Path(path).resolve()
+        for loaded in self.casebases.values():
+            if loaded.path == path:
+                return loaded
+        return _Loaded(path.name, path, open_shared(path, memory_map=self.memory_map), _is_shipped(path))
+
+    @contextmanager
+    def policy(self, spec: str, casebase: Optional[str] = None) -> Iterator[tuple[Any, Any, _Loaded]]:
+        """Use the bot ``spec`` names: ``(policy, lock, case base)``, the lock to take around its
+        decisions (for a case-based bot, its case base's). Built once per spec and case base
+        (concurrent first requests build it once) and kept in a small cache; a bot with a
+        ``casebase`` option plays from the served case base ``casebase`` (None: its own, see
+        :meth:`_policy_casebase`), the one open handle of it; options naming server files are
+        refused. A bot evicted meanwhile is closed when the last request using it is done."""
         from cbr.policies.spec import PolicySpecError, policy_from_spec, policy_options
 
         name, _ = checked_spec(spec, "policy", "the case base comes from the request's casebase field")
         valid = policy_options(name)
-        loaded = self.loaded(casebase)
-        if "casebase" in valid:
+        case_based = "casebase" in valid
+        if case_based:
             self._refuse_mapped(f"policy {name!r} (a case-based bot)")
-        key = (spec.strip(), loaded.name if "casebase" in valid else "")
+            where = self._policy_casebase(spec, casebase)
+        else:  # the retrieval's: the one named, else default (or the first served)
+            where = self.loaded(casebase or ("default" if "default" in self.casebases else next(iter(self.casebases))))
+        key = (spec.strip(), str(where.path) if case_based else "")
+        extra = where if self.casebases.get(where.name) is not where else None  # opened for this request
         with self._policies_lock:
-            hit = self._policies.get(key)
-            if hit is not None:
+            entry = self._policies.get(key)
+            build = entry is None
+            if build:
+                entry = self._policies[key] = _Cached()
+                entry.extra, extra = extra, None  # the entry holds that reference until it is closed
+            else:
                 self._policies.move_to_end(key)
-                return hit
-        text = spec.strip()
-        if "casebase" in valid:
-            if any(c in str(loaded.path) for c in ":,"):
-                raise ConfigError(f"case base path {loaded.path} holds ':' or ',', which a policy spec cannot "
-                                  "carry; serve it through a path without them")
-            text += f":casebase={loaded.path}"
+            entry.users += 1
+        if extra is not None:  # the entry holds a reference of its own
+            extra.handle.release()
+        where = entry.extra or where
         try:
-            policy = policy_from_spec(text, seed=0)
-        except PolicySpecError as exc:  # named as the request wrote it, without the case base's server path
-            raise FieldError("policy", str(exc).replace(f":casebase={loaded.path}", "")) from None
-        entry = (policy, threading.Lock())
+            if build:
+                try:
+                    policy = policy_from_spec(spec.strip(), seed=0, casebase=where.handle if case_based else None)
+                    entry.policy, entry.lock = policy, where.lock if case_based else threading.Lock()
+                except PolicySpecError as exc:
+                    entry.error = FieldError("policy", str(exc))
+                except BaseException as exc:
+                    entry.error = exc
+                finally:
+                    if entry.error is not None:  # not kept: the last request waiting lets go of it
+                        with self._policies_lock:
+                            if self._policies.get(key) is entry:
+                                del self._policies[key]
+                            entry.evicted = True
+                    entry.ready.set()
+                self._evict()
+            else:
+                entry.ready.wait()
+            if entry.error is not None:
+                raise entry.error
+            yield entry.policy, entry.lock, (entry.extra or where)
+        finally:
+            with self._policies_lock:
+                entry.users -= 1
+                close = entry.evicted and entry.users == 0
+            if close:
+                _close_cached(entry)
+
+    def _evict(self) -> None:
+        """Drop the least recently used bots beyond :data:`POLICY_CACHE`: each is closed now,
+        under its lock, or by the last request still using it."""
+        closing = []
         with self._policies_lock:
-            self._policies[key] = entry
             while len(self._policies) > POLICY_CACHE:
-                _, (old, _lock) = self._policies.popitem(last=False)
-                _close_policy(old)
-        return entry
+                _, old = self._policies.popitem(last=False)
+                old.evicted = True
+                if old.users == 0:
+                    closing.append(old)
+        for old in closing:
+            _close_cached(old)
 
     def reuse(self, request: Mapping[str, Any]) -> dict[str, Any]:
         """``/reuse``: the retrieval of ``/retrieve`` and the action the policy ``request["policy"]``
         takes there, drawn with ``request["seed"]`` (same seed, same case base contents: same
         action), with the decision's explanation (for the ``cbr`` bot: the ids of the ``top``
-        most similar cases it retrieved)."""
+        most similar cases it retrieved). A case-based bot and the retrieval use the request's
+        ``casebase``, or, when it names none, the bot's own (``cbr``: ``expert``, as everywhere)."""
         from cbr.game.actions import ACTION_WORDS
+        from cbr.query.answer import answer, explain_decision
 
         if request.get("opponents") is not None:
             raise FieldError("opponents", "opponents applies to /retrieve only: a case-based bot keeps its own "
                                           "models of the players it meets")
-        casebase = request.get("casebase") or "default"
         spec = request.get("policy") or "cbr"
         seed = int(request.get("seed") or 0)
         top = request.get("top", 5)
         dp = self.decision_point(request)
-        out = self.retrieve(request, dp)
-        policy, lock = self.policy(spec, casebase)
         rng = random.Random(f"cbr-serve:{seed}")
-        with lock:
-            if getattr(policy, "can_retain", False):
-                policy.open().refresh()  # what was retained since the policy opened its case base
-            if getattr(policy, "can_retain", False):  # a case-based bot: its decision record
-                d = policy.decide(dp, rng)
-                decision = {"action": d.action, "street": d.street, "triple": _triple(d.triple),
-                            "played": _triple(d.played), "reuse": d.reuse, "why": d.explanation,
-                            "retrieved": d.retrieved, "fallback": d.fallback,
-                            "case_ids": [int(i) for i in d.case_ids[:top]], "similarity": _number(d.similarity)}
-            else:
-                triple = policy.triple(dp)
-                action = policy.act(dp, rng)
-                decision = {"action": action, "triple": _triple(triple)}
+        with self.policy(spec, request.get("casebase")) as (policy, lock, loaded):
+            with lock:
+                if getattr(policy, "can_retain", False):
+                    policy.open().refresh()  # what was retained since (a bot with a handle of its own)
+                if getattr(policy, "can_retain", False):  # a case-based bot: its decision record
+                    d = policy.decide(dp, rng)
+                    decision = {"action": d.action, "street": d.street, "triple": _triple(d.triple),
+                                "played": _triple(d.played), "reuse": d.reuse, "why": d.explanation,
+                                "retrieved": d.retrieved, "fallback": d.fallback,
+                                "case_ids": [int(i) for i in d.case_ids[:top]], "similarity": _number(d.similarity)}
+                else:
+                    d = None
+                    triple = policy.triple(dp)
+                    action = policy.act(dp, rng)
+                    decision = {"action": action, "triple": _triple(triple)}
+            with loaded.lock:
+                self._follow(loaded)
+                if (d is not None and d.casebase is loaded.cb and request.get("weighted") is None
+                        and getattr(policy, "similarity", None) is None and top is not None
+                        and top <= len(d.case_ids)):
+                    # the retrieval the decision was made from: not retrieved a second time
+                    out = explain_decision(d, top=top).to_dict(top=top)
+                else:
+                    out = answer(loaded.cb, dp, weighted=request.get("weighted"), top=top).to_dict(top=top)
         out.update({"policy": spec, "seed": seed, "action": decision["action"],
                     "action_word": ACTION_WORDS.get(decision["action"], decision["action"]), "decision": decision})
         return out
@@ -534,6 +639,17 @@ def _plain(v: Any) -> Any:
     if isinstance(v, (os.PathLike,)):
         return os.fspath(v)
     return str(v)
+
+
+def _close_cached(entry: _Cached) -> None:
+    """Close a cached bot under its lock, then let go of the case base opened for it."""
+    try:
+        if entry.policy is not None:
+            with entry.lock:
+                _close_policy(entry.policy)
+    finally:
+        if entry.extra is not None:
+            entry.extra.handle.release()
 
 
 def _close_policy(policy: Any) -> None:

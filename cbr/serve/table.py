@@ -31,7 +31,7 @@ import time
 from collections import OrderedDict
 from contextlib import nullcontext
 from dataclasses import dataclass, field
-from typing import Any, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 from cbr.errors import CBRError, GameError
 from cbr.game.decision import DecisionPoint
@@ -202,19 +202,26 @@ class TableSession:
     # ---- building ------------------------------------------------------------------------
     @classmethod
     def create(cls, bots: Sequence[str], *, seed: Optional[int] = None, name: str = "you",
-               retain_into: Optional[str] = None, shared: Optional["SharedBots"] = None) -> "TableSession":
+               retain_into: Optional[str] = None, shared: Optional["SharedBots"] = None,
+               served: Optional[Mapping[str, Any]] = None) -> "TableSession":
         """A new table of the person and ``bots`` (1..5 policy specs; options naming server
         files are refused). ``retain_into``: a case-base name (``./casebases/NAME`` on the
         server, a copy of the first case-based bot's case base made on first use) that keeps
         every hand: the bot's decisions and the person's (a person teaches the bot).
         ``shared``: case-based bots that do not retain are taken from it (one open case base
-        for every session) instead of built for this session."""
+        for every session) instead of built for this session. ``served``: the case bases the
+        server serves (name -> :class:`~cbr.store.shared.SharedCaseBase`), which a bot's
+        ``casebase`` option may name (``cbr:casebase=mine``): the bot plays that open one."""
         from cbr.policies.spec import PolicySpecError, UnknownPolicyError
 
         if not 1 <= len(bots) <= MAX_BOTS:
             raise FieldError("bots", f"a table seats 1 to {MAX_BOTS} bots beside you, got {len(bots)}")
+        given: list[Any] = []  # the served case base a spec names, or None
         for spec in bots:
-            checked_spec(spec, "bots", "the bots play from their shipped case bases")
+            rest, handle = _served_spec(spec, served or {})
+            checked_spec(rest, "bots", "the bots play from their shipped case bases or a case base the server "
+                                       f"serves ({', '.join(served or {}) or 'none'})")
+            given.append((rest, handle))
         if retain_into is not None and not _NAME.match(retain_into):
             raise FieldError("retain_into", f"retain_into must be a case-base name (letters, digits, '-' and '_', "
                                             f"at most 64), got {retain_into!r}")
@@ -222,7 +229,18 @@ class TableSession:
             raise FieldError("name", f"name must be letters, digits, '-' and '_' (at most 64), got {name!r}")
         seed = secrets.randbelow(2**31) if seed is None else seed
         try:
-            policies = resolve_players(list(bots), seed, first_seat=1)
+            players: list[Any] = []
+            for i, (spec, (rest, handle)) in enumerate(zip(bots, given), start=1):
+                if handle is None:
+                    players.append(spec)
+                    continue
+                from cbr.play.table import seat_seed
+                from cbr.policies.spec import policy_from_spec
+
+                bot = policy_from_spec(rest, seed=seat_seed(seed, i), casebase=handle)
+                bot.spec = spec.strip()  # type: ignore[attr-defined]
+                players.append(bot)
+            policies = resolve_players(players, seed, first_seat=1)
         except UnknownPolicyError as exc:
             raise NotFoundError(str(exc)) from None
         except (PolicySpecError, ValueError) as exc:
@@ -536,21 +554,38 @@ class SharedBots:
     from its own stream, so a shared bot plays as a session's own would."""
 
     def __init__(self) -> None:
-        self._bots: dict[str, tuple[Policy, threading.Lock]] = {}
+        self._bots: dict[str, tuple[Policy, Any]] = {}
+        self._handles: list[Any] = []  # the case bases opened for the bots (SharedCaseBase)
         self._lock = threading.Lock()
 
-    def get(self, spec: str, built: Policy) -> Optional[tuple[Policy, threading.Lock]]:
+    def get(self, spec: str, built: Policy) -> Optional[tuple[Policy, Any]]:
         """The shared bot of ``spec`` and its lock (``built``, a fresh bot of that spec, becomes
-        it the first time); None when ``built`` is not one to share (then it is the session's)."""
+        it the first time); None when ``built`` is not one to share (then it is the session's).
+        A shared bot plays from the process's one open handle of its case base
+        (:func:`~cbr.store.shared.open_shared`, the one ``/reuse`` and a served case base use)
+        and its lock is that case base's."""
         if not getattr(built, "can_retain", False):
             return None
         key = spec.strip()
         with self._lock:
             hit = self._bots.get(key)
             if hit is None:
-                if built.learns:  # type: ignore[attr-defined]  (opens its case base)
+                handle = getattr(built, "casebase_handle", None)
+                mine = handle is None
+                if mine:
+                    from cbr.store.shared import open_shared
+
+                    handle = open_shared(built.casebase_path)  # type: ignore[attr-defined]
+                    built.use_casebase(handle)  # type: ignore[attr-defined]
+                with handle.lock:
+                    learns = built.learns  # type: ignore[attr-defined]  (opens its case base)
+                if learns:  # the session's own (its models learn), on a handle of its own
+                    if mine:
+                        handle.release()
                     return None
-                hit = self._bots[key] = (built, threading.Lock())
+                if mine:
+                    self._handles.append(handle)
+                hit = self._bots[key] = (built, handle.lock)
             elif hit[0] is not built:
                 built.close()  # type: ignore[attr-defined]  (never opened: nothing to free)
             return hit
@@ -559,21 +594,27 @@ class SharedBots:
         with self._lock:
             bots = list(self._bots.values())
             self._bots.clear()
+            handles, self._handles = self._handles, []
         for policy, lock in bots:
             with lock:
                 close = getattr(policy, "close", None)
                 if callable(close):
                     close()
+        for handle in handles:
+            handle.release()
 
 
 class TableSessions:
     """The table sessions of one server: created with an unguessable id, found by it,
     dropped after ``ttl`` seconds without a request, at most ``max_sessions`` at once."""
 
-    def __init__(self, max_sessions: int = MAX_SESSIONS, ttl: float = SESSION_TTL) -> None:
+    def __init__(self, max_sessions: int = MAX_SESSIONS, ttl: float = SESSION_TTL,
+                 served: Optional[Mapping[str, Any]] = None) -> None:
         self.max_sessions = max_sessions
         self.ttl = ttl
+        self.served = dict(served or {})  # name -> SharedCaseBase: the case bases a bot may name
         self._sessions: OrderedDict[str, TableSession] = OrderedDict()
+        self._building = 0  # sessions being built: their places are taken
         self._lock = threading.Lock()
         self.shared = SharedBots()
 
@@ -587,20 +628,35 @@ class TableSessions:
             del self._sessions[s.id]
         return gone
 
+    @staticmethod
+    def _close(sessions: Sequence[TableSession]) -> None:
+        """Close sessions dropped from the table (under each one's lock: a request using it ends first)."""
+        for s in sessions:
+            with s.lock:
+                s.close()
+
     def create(self, bots: Sequence[str], **options: Any) -> TableSession:
         """A new session (see :meth:`TableSession.create`); refused (:class:`TableStateError`)
-        when ``max_sessions`` are open and none has expired."""
+        when ``max_sessions`` are open or being built and none has expired. The place is
+        taken under the lock that counts them, so sessions created at once never exceed it."""
         with self._lock:
             gone = self._expire()
-            full = len(self._sessions) >= self.max_sessions
-        for s in gone:
-            s.close()
+            full = len(self._sessions) + self._building >= self.max_sessions
+            if not full:
+                self._building += 1
+        self._close(gone)
         if full:
             raise TableStateError(f"the server has {self.max_sessions} table sessions open: try again later "
                                   "(a session ends after its last request plus "
                                   f"{self.ttl / 60:g} minutes, or when it is closed)")
-        session = TableSession.create(bots, shared=self.shared, **options)
+        try:
+            session = TableSession.create(bots, shared=self.shared, served=self.served, **options)
+        except BaseException:
+            with self._lock:
+                self._building -= 1
+            raise
         with self._lock:
+            self._building -= 1
             self._sessions[session.id] = session
         return session
 
@@ -612,8 +668,7 @@ class TableSessions:
             if session is not None:
                 session.touched = time.monotonic()
                 self._sessions.move_to_end(session_id)
-        for s in gone:
-            s.close()
+        self._close(gone)
         if session is None:
             raise NotFoundError("no such table session (it ended, expired or never existed): start a new one")
         return session
@@ -632,6 +687,26 @@ class TableSessions:
         with self._lock:
             sessions = list(self._sessions.values())
             self._sessions.clear()
-        for s in sessions:
-            s.close()
+        self._close(sessions)
         self.shared.close()
+
+
+def _served_spec(spec: str, served: Mapping[str, Any]) -> tuple[str, Any]:
+    """``(spec without its casebase option, the served case base it names)`` when ``spec``'s
+    ``casebase`` names a case base the server serves; else ``(spec, None)``.
+
+    >>> _served_spec("cbr:casebase=mine:reuse=max-frequency", {"mine": "HANDLE"})
+    ('cbr:reuse=max-frequency', 'HANDLE')
+    >>> _served_spec("cbr:casebase=/etc", {"mine": "HANDLE"})
+    ('cbr:casebase=/etc', None)
+    """
+    from cbr.policies.spec import PolicySpecError, parse_policy_spec
+
+    try:
+        name, options = parse_policy_spec(spec)
+    except PolicySpecError:  # checked_spec says what is wrong
+        return spec, None
+    value = options.pop("casebase", None)
+    if value is None or value not in served:
+        return spec, None
+    return ":".join([name, *(f"{k.replace('_', '-')}={v}" for k, v in options.items())]), served[value]

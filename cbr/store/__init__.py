@@ -18,7 +18,7 @@ from cbr.errors import CaseBaseError
 __all__ = [
     "CaseArrays", "CaseBase", "CaseBaseWriter", "CaseBaseError", "Manifest", "SCHEMA_VERSION",
     "case_schema", "inspect", "read_manifest", "resolve_casebase", "street_name",
-    "PACKAGED_CASEBASES", "DEFAULT_CASEBASE", "detect_casebase",
+    "PACKAGED_CASEBASES", "DEFAULT_CASEBASE", "detect_casebase", "SharedCaseBase", "open_shared",
 ]
 
 #: Where each name of the package comes from (loaded on first use).
@@ -26,6 +26,7 @@ _LAZY = {
     "CaseArrays": "cbr.store.casebase", "CaseBase": "cbr.store.casebase", "inspect": "cbr.store.summary",
     "SCHEMA_VERSION": "cbr.store.manifest", "Manifest": "cbr.store.manifest", "read_manifest": "cbr.store.manifest",
     "case_schema": "cbr.store.parts", "street_name": "cbr.store.parts", "CaseBaseWriter": "cbr.store.writer",
+    "SharedCaseBase": "cbr.store.shared", "open_shared": "cbr.store.shared",
 }
 
 

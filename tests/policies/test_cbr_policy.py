@@ -299,3 +299,38 @@ def test_cli_bad_spec_is_a_usage_error(spec, message):
     assert res.exit_code == 2
     errors = [line for line in res.output.splitlines() if message in line]
     assert len(errors) == 1, res.output
+
+
+def test_bots_handed_one_open_case_base_share_it_and_decide_as_their_own_would() -> None:
+    """A process opens a case base once and hands it to its bots (cbr.store.shared): they play
+    from that one handle and one copy of its retrieval data, decide exactly as a bot that opens
+    its own, and each close lets go of its reference only."""
+    import random
+
+    from cbr.game.situation import situation
+    from cbr.store.shared import open_count, open_shared
+
+    spots = [situation(hole="AdQc", board="3h4cJh", position=1, to_call=1, pot=5, previous_round_bets=2),
+             situation(hole="7s2d"), situation(hole="KhKd", board="2c7d9hTs", position=0, to_call=0, pot=8)]
+    before = open_count()
+    handle = open_shared("default")
+    own = CBRPolicy(preset="casper", seed=3)
+    a = CBRPolicy(preset="casper", seed=3, casebase=handle)
+    b = CBRPolicy(preset="casper", seed=3, casebase=handle, sharpen=2.0)
+    try:
+        for dp in spots:
+            want = own.decide(dp, random.Random(5))
+            got = a.decide(dp, random.Random(5))
+            assert (got.action, got.triple, got.played, list(got.case_ids)) == \
+                   (want.action, want.triple, want.played, list(want.case_ids))
+            b.decide(dp, random.Random(5))
+        assert a.open() is b.open() is handle.cb and own.open() is not handle.cb
+        assert a._streets is b._streets  # one copy of the labels for the handle's bots
+        assert a.casebase_handle is handle and a.casebase_path == handle.path
+        a.close()
+        assert handle.cb.count("flop") > 0 and b.decide(spots[0]).street == "flop"
+    finally:
+        for bot in (own, a, b):
+            bot.close()
+        handle.release()
+    assert open_count() == before

@@ -132,7 +132,7 @@ def test_batch_is_bounded(client) -> None:
 # ---- /reuse --------------------------------------------------------------------------------
 def test_reuse_max_frequency_plays_the_most_likely_legal_action(client) -> None:
     fields = SITUATIONS[0][0]
-    r = client.post("/reuse", json={**fields, "policy": "cbr:reuse=max-frequency", "seed": 1})
+    r = client.post("/reuse", json={**fields, "casebase": "default", "policy": "cbr:reuse=max-frequency", "seed": 1})
     assert r.status_code == 200, r.text
     body = r.json()
     d = body["decision"]
@@ -541,3 +541,23 @@ def test_errors_name_the_request_fields_not_the_command_line_options(client) -> 
     assert "change the pot ('pot')" in msg and "--" not in msg, msg
     r = client.post("/retrieve", json={"hole": "AdQc", "to_call": 5})
     assert "'to_call'" in r.json()["detail"][0]["msg"] and "--to-call" not in r.json()["detail"][0]["msg"]
+
+
+def test_bots_over_an_opponent_aware_case_base_keep_their_own_handles(opp_client) -> None:
+    """A casper-opp case base's feature set carries one bot's player models: its bots at /reuse
+    and at the web table play from handles of their own, not the served one (which two bots
+    would otherwise share, models and all)."""
+    client, _ = opp_client
+    engine, tables = client.app.state.engine, client.app.state.tables
+    served = engine.casebases["opp"].cb
+    for spec in ("cbr:preset=casper", "cbr:preset=casper:sharpen=2"):
+        r = client.post("/reuse", json={**OPP_SPOT, "top": 3, "policy": spec})
+        assert r.status_code == 200, r.text
+    bots = [e.policy for e in engine._policies.values()]
+    assert len(bots) == 2 and len({id(b.open()) for b in bots} | {id(served)}) == 3
+    r = client.post("/table/sessions", json={"bots": ["cbr:casebase=opp:preset=casper"], "seed": 1})
+    assert r.status_code == 201, r.text
+    session = tables.get(r.json()["session"])
+    assert client.post(f"/table/sessions/{session.id}/hand").status_code == 200
+    assert 1 not in session.shared and session.policies[0].open() is not served
+    assert client.delete(f"/table/sessions/{session.id}").status_code in (200, 204)
