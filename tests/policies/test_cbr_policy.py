@@ -248,10 +248,10 @@ def test_legal_actions_in_generated_matches(reuse):
     seen: list[tuple[str, str]] = []
 
     class Watched(CBRPolicy):
-        def act(self, dp, rng):
-            a = super().act(dp, rng)
-            seen.append((dp.legal, a))
-            return a
+        def decide(self, dp, rng=None):  # what the table asks a policy
+            d = super().decide(dp, rng)
+            seen.append((dp.legal, d.action))
+            return d
 
     for seed, opponents in ((1, ["random"]), (2, ["raise"]), (3, ["random", "raise"])):
         bot = Watched(reuse=reuse, seed=seed)
