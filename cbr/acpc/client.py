@@ -171,9 +171,10 @@ def play_acpc(address: tuple[str, int], policy: Policy, game: GameDef, *, hands:
                     hint = ""
                     if ms.betting.startswith(answered[:-1] + "c") and answered[-1] != "c":
                         hint = (f": it recorded a call for our {answered[-1]!r}, as the ACPC reference dealer "
-                                f"does with an action its game does not allow; is its game {game.name!r} (--game)?")
+                                f"does with an action its game does not allow; is its game {game.name!r}, ours?")
                     raise ProtocolError(f"{ch.peer} sent betting {short(ms.betting)} in hand {ms.hand_number} "
-                                        f"that does not hold our action ({short(answered)}){hint}")
+                                        f"that does not hold our action ({short(answered)}){hint}",
+                                        field="game" if hint else None)
                 answered = None
             if state.is_over:
                 try:
