@@ -245,9 +245,10 @@ class _Dealer:
                 hint = ""
                 if ms.betting.startswith(self.answered[:-1] + "c") and self.answered[-1] != "c":
                     hint = (f": it recorded a call for our {self.answered[-1]!r}, as the ACPC reference dealer "
-                            f"does with an action its game does not allow; is its game {self.game.name!r} (--game)?")
+                            f"does with an action its game does not allow; is its game {self.game.name!r}, ours?")
                 raise ProtocolError(f"{ch.peer} sent betting {short(ms.betting)} in hand {ms.hand_number} "
-                                    f"that does not hold our action ({short(self.answered)}){hint}")
+                                    f"that does not hold our action ({short(self.answered)}){hint}",
+                                    field="game" if hint else None)
             self.answered = None
         self.ms, self.state, self.line = ms, state, line
         return True

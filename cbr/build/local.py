@@ -359,7 +359,7 @@ def build_casebase(
         if runner is not None:
             raise ConfigError(f"feature set {getattr(fs, 'name', feature_set)!r} needs player models fed the "
                               f"hands in order, which a distributed build does not do yet: build it without "
-                              f"--scheduler")
+                              f"a scheduler", field="scheduler")
         models = OrderedModels()
         similarity = similarity if similarity is not None else default_similarity_for(fs)
     issues: list[ParseIssue] = []
@@ -431,9 +431,9 @@ def build_casebase(
             missing = sorted(wanted - names)
             if len(missing) == len(wanted) and names:
                 seen = sorted(names)
-                raise CBRError(f"no cases: none of the --only-players names ({', '.join(missing)}) appears in the logs; "
+                raise CBRError(f"no cases: none of the players to keep ({', '.join(missing)}) appears in the logs; "
                                f"players there include {', '.join(seen[:8])}"
-                               + (f" and {len(seen) - 8} more" if len(seen) > 8 else ""))
+                               + (f" and {len(seen) - 8} more" if len(seen) > 8 else ""), field="players")
             if missing:
                 report.warnings.append(f"--only-players names not found in the logs: {', '.join(missing)}")
         if report.hands == 0:

@@ -171,7 +171,8 @@ def _client(scheduler: str, dask_workers: int) -> tuple[Any, Any]:
     try:
         from dask.distributed import Client, LocalCluster
     except ImportError as exc:
-        raise CBRError(f"--scheduler needs Dask ({exc}); install it: pip install 'cbr-holdem[dask]'") from None
+        raise CBRError(f"a build on a scheduler needs Dask ({exc}); install it: pip install 'cbr-holdem[dask]'",
+                       field="scheduler") from None
     if scheduler == LOCAL:
         if dask_workers < 1:
             raise ValueError(f"dask_workers must be at least 1, got {dask_workers}")

@@ -227,11 +227,11 @@ def _refuse_to_replace(out_path: Path, ckpt: Path, resume: bool, overwrite: bool
     if overwrite or resume:
         return
     if out_path.exists():
-        raise OutputPathError(f"{out_path} already exists{_iterations_in(out_path)}; pass overwrite=True "
-                              f"(or --overwrite) to replace it, or resume=True (or --resume) to continue its run")
+        raise OutputPathError(f"{out_path} already exists{_iterations_in(out_path)}; overwrite to replace it, "
+                              f"or resume to continue its run", field=("overwrite", "resume"))
     if ckpt.exists():
-        raise OutputPathError(f"checkpoint {ckpt} already exists{_iterations_in(ckpt)}; pass resume=True "
-                              f"(or --resume) to continue it, or overwrite=True (or --overwrite) to start over")
+        raise OutputPathError(f"checkpoint {ckpt} already exists{_iterations_in(ckpt)}; resume to continue it, "
+                              f"or overwrite to start over", field=("resume", "overwrite"))
 
 
 def train(game: str, abstraction_dir: str | os.PathLike[str], iterations: int, *, resume: bool = False,

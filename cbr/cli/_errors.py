@@ -4,6 +4,8 @@
 - 1: an error in the input or the environment: the project's own errors
   (:class:`~evaluator_ext.errors.CBRError`: a bad log, case base, game or similarity
   file...) and file errors on the user's paths, as one line ``error: ...`` on stderr;
+  an error about an input (its ``field``, by the library's name) ends with the option of
+  that input (:data:`OPTION_OF_FIELD`, :func:`error_line`: ``... change the pot (--pot)``);
   running out of memory (``MemoryError``, a native library that cannot be mapped: see
   :func:`memory_failure`) as ``error: not enough memory (...)``;
 - 2: a usage error: an unknown option or bot or format name, conflicting options, a
@@ -52,6 +54,34 @@ def _on_sigterm(signum: int, frame: Any) -> None:
 def one_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
+
+
+#: The option of each input a library error is about (``CBRError.field``, by the library's
+#: name): the one place the command line names them.
+OPTION_OF_FIELD = {
+    # a situation (cbr query; cbr.game.situation, cbr.game.spec)
+    "hole": "--hole", "board": "--board", "dealt": "--dealt", "in_hand": "--in-hand", "position": "--position",
+    "to_act": "--to-act", "committed": "--committed", "to_call": "--to-call", "pot": "--pot",
+    "previous_round_bets": "--prev-bets", "matchstate": "--matchstate", "game": "--game",
+    # outputs, builds, stores, play
+    "overwrite": "--overwrite", "resume": "--resume", "max_file_size": "--max-file-size",
+    "scheduler": "--scheduler", "players": "--only-players",
+    "retain_into": "--retain-into", "store": "--store", "token_file": "--token-file",
+}
+
+
+def error_line(exc: BaseException) -> str:
+    """The one line of an error, ending with the options of the inputs it is about.
+
+    >>> from cbr.errors import GameError
+    >>> error_line(GameError("no legal hand reaches a pot of 4 small bets: change the pot", field="pot"))
+    'no legal hand reaches a pot of 4 small bets: change the pot (--pot)'
+    >>> error_line(GameError("too many bets: change the bets to call or committed", field=("to_call", "committed")))
+    'too many bets: change the bets to call or committed (--to-call, --committed)'
+    """
+    text = one_line(exc)
+    options = [OPTION_OF_FIELD[f] for f in getattr(exc, "fields", ()) if f in OPTION_OF_FIELD]
+    return f"{text} ({', '.join(options)})" if options else text
 
 
 def _os_error_line(exc: OSError) -> str:
@@ -245,7 +275,7 @@ def guarded(func: F) -> F:
                     _exit_now(EXIT_ERROR)
                 raise typer.Exit(EXIT_ERROR) from None
             if isinstance(exc, CBRError):
-                typer.echo(f"error: {one_line(exc)}", err=True)
+                typer.echo(f"error: {error_line(exc)}", err=True)
             elif isinstance(exc, OSError):
                 typer.echo(f"error: {_os_error_line(exc)}", err=True)
             else:

@@ -195,6 +195,7 @@ def _query_lines(cb: Any, g: Any, lines: list[str], weighted: Optional[bool], to
     reported on stderr as ``error: line N: ...`` and the others are still answered.
     Returns how many lines failed."""
     from cbr.acpc.matchstate import from_matchstate
+    from cbr.cli._errors import error_line
     from cbr.errors import CBRError
 
     failed = 0
@@ -207,8 +208,7 @@ def _query_lines(cb: Any, g: Any, lines: list[str], weighted: Optional[bool], to
             ans = _answer(cb, from_matchstate(text, g), weighted, opponents, top=None if explain else top)
         except CBRError as exc:
             failed += 1
-            message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            typer.echo(f"error: line {number}: {message}", err=True)
+            typer.echo(f"error: line {number}: {error_line(exc)}", err=True)
             continue
         for warning in ans.warnings:
             if warning not in warned:

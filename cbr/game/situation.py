@@ -6,8 +6,10 @@
 :class:`~cbr.game.state.HandState`: :func:`situation` searches the legal action
 sequences (blinds posted, the board dealt street by street) for the first spot that has
 the described numbers, so the decision point is one that replaying a real hand gives, and
-a description that no legal hand can reach is refused with a message naming the option to
-change.
+a description that no legal hand can reach is refused with a :class:`~cbr.errors.GameError`
+whose ``field`` is the option to change (by its name here: ``pot``, ``to_call``...; the
+message names it in words, and the command line and the server each add their own name for
+it: ``--pot``, ``'pot'``).
 
 >>> dp = situation(hole="AdQc", board="3h4cJh", players=2, position=1, to_call=1, pot=5)
 >>> dp.street, dp.players_in_hand, dp.relative_position, dp.bets_to_call, dp.small_bets_in_pot
@@ -19,7 +21,7 @@ change.
 >>> situation(hole="AdQc", board="3h4cJh", players=2, position=1, to_call=1, pot=4)
 Traceback (most recent call last):
 ...
-cbr.errors.GameError: no legal hand reaches a pot of 4 small bets with the other options given (a pot of 3 can happen): change the pot (--pot)
+cbr.errors.GameError: no legal hand reaches a pot of 4 small bets with the other options given (a pot of 3 can happen): change the pot
 """
 from __future__ import annotations
 
@@ -40,15 +42,15 @@ from evaluator_ext.cards import CardLike, parse_hole_and_board
 SEARCH_LIMIT = 50_000
 _EPS = 1e-9
 
-# option name in the library -> what the user changes (the ``cbr query`` option)
+# option name in the library (the errors' ``field``) -> what the user changes, in words
 _OPTION = {
-    "pot": "the pot (--pot)",
-    "previous_round_bets": "the previous round's bets (--prev-bets)",
-    "to_act": "the players still to act (--to-act)",
-    "committed": "the bets you committed (--committed)",
-    "to_call": "the bets to call (--to-call)",
-    "position": "your position (--position)",
-    "in_hand": "the players in hand (--in-hand)",
+    "pot": "the pot",
+    "previous_round_bets": "the previous round's bets",
+    "to_act": "the players still to act",
+    "committed": "the bets you committed",
+    "to_call": "the bets to call",
+    "position": "your position",
+    "in_hand": "the players in hand",
 }
 
 
@@ -84,19 +86,19 @@ def _number(name: str, value: Optional[float], *, whole: bool, halves: bool = Fa
     if value is None:
         return None
     if isinstance(value, bool):
-        raise GameError(f"{_OPTION[name]} must be a number, got {value!r}")
+        raise GameError(f"{_OPTION[name]} must be a number, got {value!r}", field=name)
     try:
         x = float(value)
     except (TypeError, ValueError, OverflowError):
-        raise GameError(f"{_OPTION[name]} must be a number, got {value!r}") from None
+        raise GameError(f"{_OPTION[name]} must be a number, got {value!r}", field=name) from None
     if not math.isfinite(x):
-        raise GameError(f"{_OPTION[name]} must be a finite number, got {value!r}")
+        raise GameError(f"{_OPTION[name]} must be a finite number, got {value!r}", field=name)
     if x < 0:
-        raise GameError(f"{_OPTION[name]} cannot be negative, got {x:g}")
+        raise GameError(f"{_OPTION[name]} cannot be negative, got {x:g}", field=name)
     if whole and not x.is_integer():
         if not halves or not (2 * x).is_integer():
             unit = "whole bets (or a half bet for the small blind pre-flop)" if halves else "whole bets"
-            raise GameError(f"{_OPTION[name]} counts {unit} in a limit game, got {x:g}")
+            raise GameError(f"{_OPTION[name]} counts {unit} in a limit game, got {x:g}", field=name)
     return x
 
 
@@ -105,10 +107,10 @@ def _count(name: str, value: Optional[int], lo: int, hi: int, what: str) -> Opti
     if value is None:
         return None
     if isinstance(value, bool) or not float(value).is_integer():
-        raise GameError(f"{_OPTION[name]} must be a whole number, got {value!r}")
+        raise GameError(f"{_OPTION[name]} must be a whole number, got {value!r}", field=name)
     v = int(value)
     if not lo <= v <= hi:
-        raise GameError(f"{_OPTION[name]} must be between {lo} and {hi} {what}, got {v}")
+        raise GameError(f"{_OPTION[name]} must be between {lo} and {hi} {what}, got {v}", field=name)
     return v
 
 
@@ -143,8 +145,8 @@ def situation(
     Every other option left out (None) takes the value of the spot reached with the fewest
     actions after the blinds (among those, checks and calls come before raises and raises
     before folds): a left-out option means "no more betting than the options given need".
-    Raises :class:`GameError` (a ``ValueError``) naming the option to change when no
-    legal hand of the game has the described numbers.
+    Raises :class:`GameError` (a ``ValueError``) when no legal hand of the game has the
+    described numbers; its ``field`` (``fields``) is the option (options) to change.
 
     >>> dp = situation(hole="7c2d", players=3, position=0)   # first to act, facing the blind
     >>> dp.bets_to_call, dp.players_to_act, dp.small_bets_in_pot
@@ -158,17 +160,17 @@ def situation(
     n = game.n_players if players is None else _count_players(players)
     if game.n_players != n:
         raise GameError(f"the game {game.name} seats {game.n_players} players but the situation says "
-                        f"{n} (--dealt)")
+                        f"{n} are dealt", field="dealt")
     if game.betting != "limit":
         raise GameError(f"situations from options are limit hold'em spots; describe a spot of the "
-                        f"{game.betting} game {game.name} with --matchstate")
+                        f"{game.betting} game {game.name} as a MATCHSTATE", field="matchstate")
     target = _validated_target(game, street, in_hand, position, to_act, committed, to_call, pot,
                                previous_round_bets)
     try:
         state = _search(game, b, target)
     except _SearchLimit:
         raise GameError(f"no hand found for this spot within {SEARCH_LIMIT} game states of the "
-                        f"{n}-player game: give fewer or other options (--pot, --in-hand, ...)") from None
+                        f"{n}-player game: give fewer or other options (the pot, the players in hand, ...)") from None
     if state is None:
         raise _impossible(game, b, target)
     if state.to_act is None:  # pragma: no cover - the search only stops at a decision
@@ -193,14 +195,16 @@ def described_situation(
 ) -> DecisionPoint:
     """The spot ``cbr query``'s options (and the HTTP server's fields) describe in ``game``:
     :func:`situation` with ``dealt`` players (default: the game's seats; another count
-    re-seats the game). Raises :class:`GameError` when ``hole`` is missing.
+    re-seats the game). Raises :class:`GameError` when ``hole`` is missing (``fields``:
+    ``hole``, ``matchstate``).
 
     >>> from cbr.game.gamedef import preset
     >>> described_situation(preset("holdem.limit.2p"), hole="AdQc", dealt=3).game.n_players
     3
     """
     if hole is None:
-        raise GameError("no situation: give --hole (and --board, --to-call, ...) or --matchstate")
+        raise GameError("no situation: give the hole cards (and the board, the bets to call, ...) or a MATCHSTATE",
+                        field=("hole", "matchstate"))
     n = dealt if dealt is not None else game.n_players
     return situation(hole=hole, board=board or "", players=n, in_hand=in_hand, position=position, to_act=to_act,
                      committed=committed, to_call=to_call, pot=pot, previous_round_bets=previous_round_bets,
@@ -209,7 +213,7 @@ def described_situation(
 
 def _count_players(players: int) -> int:
     if isinstance(players, bool) or not float(players).is_integer() or not 2 <= players <= MAX_SEATS:
-        raise GameError(f"players dealt (--dealt) must be between 2 and {MAX_SEATS}, got {players!r}")
+        raise GameError(f"players dealt must be between 2 and {MAX_SEATS}, got {players!r}", field="dealt")
     return int(players)
 
 
@@ -228,14 +232,14 @@ def _validated_target(game: GameDef, street: int, in_hand: Optional[int], positi
     for name, value in (("committed", com), ("to_call", owe)):
         if value is not None and value > cap:
             raise GameError(f"{_OPTION[name]}: {value:g} bets exceed the cap of {cap} bets on the "
-                            f"{STREETS[street]}")
+                            f"{STREETS[street]}", field=name)
     if com is not None and owe is not None and com + owe > cap + _EPS:
         raise GameError(f"{com:g} bets committed and {owe:g} to call exceed the cap of {cap} bets on the "
-                        f"{STREETS[street]}: change the bets to call (--to-call) or committed (--committed)")
+                        f"{STREETS[street]}: change the bets to call or committed", field=("to_call", "committed"))
     if street == 0:
         if prev not in (None, 0):
-            raise GameError(f"pre-flop has no previous round: leave out the previous round's bets "
-                            f"(--prev-bets), got {prev!r}")
+            raise GameError(f"pre-flop has no previous round: leave out the previous round's bets, got {prev!r}",
+                            field="previous_round_bets")
         prev = None
     else:
         prev_cap = game.raise_cap[street - 1] + (1 if street == 1 else 0)
@@ -247,7 +251,7 @@ def _validated_target(game: GameDef, street: int, in_hand: Optional[int], positi
         most /= game.small_bet
         if chips > most + _EPS:
             raise GameError(f"{_OPTION['pot']}: {chips:g} small bets is more than {n} players can put in "
-                            f"by the {STREETS[street]} (at most {most:g})")
+                            f"by the {STREETS[street]} (at most {most:g})", field="pot")
     return _Target(street, m, pos, after, com, owe, chips, prev)
 
 
@@ -387,15 +391,19 @@ def _impossible(game: GameDef, board: tuple[int, ...], t: _Target) -> GameError:
                        "to_act": f"{can} still to act", "committed": f"{can} committed", "to_call": f"{can} to call",
                        "position": f"position {can}", "in_hand": f"{can} in hand"}[name]
             return GameError(f"no legal hand reaches {what} with the other options given "
-                             f"({example} can happen): change {_OPTION[name]}")
+                             f"({example} can happen): change {_OPTION[name]}", field=name)
+    given = tuple(k for k in _SHORT if getattr(t, k) is not None)
     return GameError(f"no legal {game.n_players}-player hand reaches this {STREETS[t.street]} spot "
-                     f"(options: {_summary(t)}): change one of them")
+                     f"(options: {_summary(t)}): change one of them", field=given)
+
+
+#: The options of a spot, as :func:`_summary` lists them.
+_SHORT = {"in_hand": "in hand", "position": "position", "to_act": "to act", "committed": "committed",
+          "to_call": "to call", "pot": "pot", "previous_round_bets": "previous-round bets"}
 
 
 def _summary(t: _Target) -> str:
-    names = {"in_hand": "--in-hand", "position": "--position", "to_act": "--to-act", "committed": "--committed",
-             "to_call": "--to-call", "pot": "--pot", "previous_round_bets": "--prev-bets"}
-    return ", ".join(f"{opt} {getattr(t, k):g}" for k, opt in names.items() if getattr(t, k) is not None)
+    return ", ".join(f"{words} {getattr(t, k):g}" for k, words in _SHORT.items() if getattr(t, k) is not None)
 
 
 # ---------------------------------------------------------------- street by street

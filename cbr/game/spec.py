@@ -1,8 +1,8 @@
 """A game from what a user typed: a preset name, inline GameDef JSON, a GameDef JSON file
 or an ACPC ``.game`` file; and the default game for a number of players.
 
-Every problem is one :class:`~cbr.errors.ConfigError` naming the file (``--game`` is the
-option the messages name).
+Every problem is one :class:`~cbr.errors.ConfigError` naming the file, with ``field``
+``"game"`` (the command line names it ``--game``, the server ``'game'``).
 
 >>> load_game("holdem.limit.2p").n_players
 2
@@ -39,22 +39,36 @@ def default_game(n_players: int) -> GameDef:
 
 def load_game(spec: str, *, files: bool = True) -> GameDef:
     """A game from a preset name, inline GameDef JSON (``{...}``), a GameDef JSON file or an
-    ACPC ``.game`` file; every problem is one :class:`ConfigError` naming the file.
-    ``files=False`` reads no file: only a preset name or inline JSON (what a server accepts
-    from its clients).
+    ACPC ``.game`` file; every problem is one :class:`ConfigError` naming the file, about
+    the field ``game``. ``files=False`` reads no file: only a preset name or inline JSON
+    (what a server accepts from its clients).
 
     >>> load_game("holdem.limit.2p").n_players
     2
     >>> load_game(json.dumps(load_game("holdem.limit.2p").to_dict())).name    # inline JSON
     'holdem.limit.2p'
+    >>> try:
+    ...     load_game("{nope")
+    ... except ConfigError as exc:
+    ...     exc.field, str(exc).split(" (")[0]
+    ('game', 'the inline game JSON is not valid JSON')
     """
+    try:
+        return _load_game(spec, files)
+    except ConfigError as exc:
+        if not exc.fields:
+            exc.fields = ("game",)
+        raise
+
+
+def _load_game(spec: str, files: bool) -> GameDef:
     text = spec.strip()
     if text.startswith("{"):
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise ConfigError(f"--game: inline JSON is not valid JSON ({exc})") from None
-        return game_from_dict(data, "--game (inline JSON)")
+            raise ConfigError(f"the inline game JSON is not valid JSON ({exc})") from None
+        return game_from_dict(data, "the inline game JSON")
     if not files:
         return preset(text)
     path = Path(spec)

@@ -98,11 +98,11 @@ def check_output_path(path: str | os.PathLike[str], *, overwrite: bool = False, 
     >>> check_output_path(d / "f")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    cbr.errors.OutputPathError: .../f already exists (--overwrite replaces it)
+    cbr.errors.OutputPathError: .../f already exists; overwrite to replace it
     >>> check_output_path(d, folder=True, what="case base")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    cbr.errors.OutputPathError: ... already exists (--overwrite replaces it)
+    cbr.errors.OutputPathError: ... already exists; overwrite to replace it
     """
     path = Path(path)
     try:
@@ -134,11 +134,11 @@ def check_output_path(path: str | os.PathLike[str], *, overwrite: bool = False, 
         if not stat.S_ISDIR(mode):
             raise OutputPathError(f"cannot write the {what} {path}: it is a file, not a folder")
         if not overwrite:
-            raise OutputPathError(f"{path} already exists (--overwrite replaces it)")
+            raise OutputPathError(f"{path} already exists; overwrite to replace it", field="overwrite")
         return "folder"
     if stat.S_ISREG(mode):
         if not overwrite:
-            raise OutputPathError(f"{path} already exists (--overwrite replaces it)")
+            raise OutputPathError(f"{path} already exists; overwrite to replace it", field="overwrite")
         return "file"
     if stat.S_ISFIFO(mode):
         return "fifo"

@@ -106,7 +106,7 @@ def _in_use(text: str) -> bool:
 
 def _damaged(path: Path, exc: BaseException) -> ModelError:
     return ModelError(f"model store {path} is damaged ({_first_line(exc)}); delete it and fill a new one "
-                      f"with cbr players build LOGS... --store {path}")
+                      f"from the logs", field="store")
 
 
 def _store_error(path: Path, exc: BaseException, writing: bool = False) -> ModelError:
@@ -140,10 +140,10 @@ def casebase_store_path(name: PathLike) -> Path:
     path = resolve_casebase(name)
     if is_shipped(path):
         raise ModelError(f"case base {str(name)!r} is a shipped case base, which is read-only; "
-                         "keep the player models in a store of your own with --store PATH")
+                         "keep the player models in a store of your own", field="store")
     if not os.access(path, os.W_OK):
         raise ModelError(f"case base {str(name)!r} ({path}) is read-only; "
-                         "keep the player models in a store of your own with --store PATH")
+                         "keep the player models in a store of your own", field="store")
     return path / CASEBASE_STORE
 
 
@@ -173,7 +173,7 @@ class ModelStore:
         created = False
         if not p.exists():
             if not create:
-                raise ModelError(f"no model store at {p} (fill one with: cbr players build LOGS... --store {p})")
+                raise ModelError(f"no model store at {p}; fill one from logs first", field="store")
             if read_only:
                 raise ModelError(f"no model store at {p}")
             created = cls._create(p)
@@ -248,7 +248,7 @@ class ModelStore:
         version = rows.get("schema_version")
         if version != str(SCHEMA_VERSION):
             raise ModelError(f"model store {p} has schema version {version}; this engine reads version "
-                             f"{SCHEMA_VERSION}: rebuild it with cbr players build LOGS... --store NEW_PATH")
+                             f"{SCHEMA_VERSION}: rebuild it from the logs into a new store", field="store")
 
     def close(self) -> None:
         if self._con is not None:

@@ -78,13 +78,13 @@ def shown_positions(record: HandRecord) -> set[int]:
 
 def check_retention_target(path: Path) -> None:
     """Refuse to retain into a shipped case base and into a read-only directory,
-    with a message naming ``--retain-into``."""
+    about the field ``retain_into`` (the copy to retain into instead)."""
     p = Path(path).resolve()
     if is_shipped(p):
-        raise CaseBaseError(f"the shipped case base {p.name!r} is never written to; retain into a copy "
-                            f"with --retain-into NAME (created from it on first use)")
+        raise CaseBaseError(f"the shipped case base {p.name!r} is never written to; retain into a copy, "
+                            f"made from it on first use", field="retain_into")
     if not os.access(p, os.W_OK):
-        raise CaseBaseError(f"case base {p} is read-only; retain into a copy with --retain-into NAME")
+        raise CaseBaseError(f"case base {p} is read-only; retain into a copy", field="retain_into")
 
 
 def copy_casebase(source: str | Path, target: str | Path, *, exist_ok: bool = False) -> Path:
@@ -298,9 +298,9 @@ def start_retention(policies: Sequence["Policy"], names: Sequence[str], *, into:
     if into is not None:
         bases = list(dict.fromkeys(Path(policies[s].casebase_path).resolve() for s in seats))  # type: ignore[attr-defined]
         if len(bases) > 1:  # each would then play from a copy of the first one's: another bot
-            raise CaseBaseError(f"--retain-into copies one case base, and the case-based bots here play from "
-                                f"{len(bases)} ({', '.join(b.name for b in bases)}): retain with one such bot, or "
-                                f"give them one case base")
+            raise CaseBaseError(f"retaining into a copy copies one case base, and the case-based bots here play "
+                                f"from {len(bases)} ({', '.join(b.name for b in bases)}): retain with one such bot, "
+                                f"or give them one case base", field="retain_into")
         target = retention_target(into)  # absolute from here on: never looked up as a name again
         if not target.exists() and not names_a_path(into) and str(into) in SHIPPED_CASEBASES:
             raise CaseBaseError(f"{str(into)!r} is the name of a shipped case base: a copy at {target} would stand "

@@ -363,8 +363,7 @@ class CBRPolicy(Policy):
             raise ConfigError(f"odds_guard must be a number >= 0 (0 = off), got {odds_guard!r}")
         self.odds_guard = float(odds_guard)
         if models is not None and not Path(models).is_file():
-            raise ConfigError(f"models: no model store file at {models} (fill one with: cbr players build LOGS... "
-                              f"--store {models})")
+            raise ConfigError(f"models: no model store file at {models} (fill one from logs first)")
         self.models = models
         self._tracker: Any = None  # the opponent models (opponent-aware case bases only)
 
@@ -462,7 +461,7 @@ class CBRPolicy(Policy):
             self._fs.opponent_values = self._tracker.values
         elif self.models is not None:
             raise ConfigError(f"models: case base {cb.name!r} uses feature set {cb.manifest.feature_set!r}, "
-                              f"whose cases ignore player models; build one with --feature-set casper-opp")
+                              f"whose cases ignore player models; build one with the casper-opp feature set")
 
     @property
     def opponent_models(self) -> Any:

@@ -219,7 +219,7 @@ def answer(casebase: CaseBase, dp: DecisionPoint, *, weighted: Optional[bool] = 
     if opponents is not None:
         if not getattr(fs, "needs_player_models", False):
             raise ConfigError(f"case base {casebase.name!r} (feature set {fs.name!r}) does not use opponent "
-                              "models; they apply to case bases built with --feature-set casper-opp")
+                              "models; they apply to case bases built with the casper-opp feature set")
         values = opponent_values(dp, opponents)
     names = casebase.feature_names(street)
     # with ``top``, the triple and the counts come from the aggregate of every hit, and only the

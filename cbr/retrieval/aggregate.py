@@ -1,5 +1,5 @@
-"""Exact retrieval aggregates: what the triple and the explanation need, without touching every
-retrieved case in Python.
+"""The exact engine of retrieval, the grouped scan: what the triple and the explanation need,
+without touching every retrieved case in Python.
 
 The triple needs only per-action totals (counts, or similarity sums when weighted; outcome
 sums for best-outcome re-use) and the explanation only the most similar cases. An

@@ -1,6 +1,9 @@
 """The brute-force backend: exact retrieval by scoring every case, the definition every
 other backend must agree with, and the scaffolding they share (validation, exact
-re-ranking of candidates, growing by appends, persistence).
+re-ranking of candidates, growing by appends, persistence, and the entry of the grouped
+scan, :meth:`BruteForceBackend.aggregate`, the same for every backend: it scans the
+:class:`~cbr.retrieval.aggregate.GroupedLayout` and asks the backend only for the
+fallback's k most similar).
 
 A backend subclasses :class:`BruteForceBackend` and overrides the hooks ``_build``,
 ``_add``, ``_candidates`` (a superset of the cases within a radius of ``1 - s``) and

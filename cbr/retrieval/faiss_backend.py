@@ -1,8 +1,15 @@
-"""Exact retrieval with faiss: the "filter and refine" scheme.
+"""faiss as the k-NN backend of exact retrieval: the "filter and refine" scheme.
 
 :class:`FaissBackend` answers exactly what :class:`~cbr.retrieval.brute.BruteForceBackend`
 (the definition :func:`cbr.similarity.global_similarity` over all cases) answers, for any
 configuration (linear, exponential and exact-match measures, any weights).
+
+What it answers: the k most similar cases (``kneighbors``, and the threshold query's fallback
+when no case reaches the threshold) and the listing of every hit of a threshold query
+(``retrieve``: explanations, evaluation). The threshold query of play, its triple and its most
+similar cases, is the grouped scan's (:mod:`cbr.retrieval.aggregate`), which beats a range
+search at every size measured; faiss wins the k-NN from about 100,000 cases on, where the scan
+would score every case (``bench/bench_retrieval_engines.py``, figures in ``docs/casebases.md``).
 
 How it stays exact while using faiss:
 

@@ -1,16 +1,24 @@
-"""CASPER retrieval over one street: :class:`CaseIndex`, the estimator-shaped facade over a
-backend chosen by name.
+"""CASPER retrieval over one street: :class:`CaseIndex`, the estimator-shaped facade over the
+exact engine and a k-NN backend chosen by name.
 
 CASPER retrieves every case of the street whose global similarity to the query is at
 least ``threshold`` (0.97); when there is none, the ``fallback_k`` (20) most similar.
 :class:`CaseIndex` answers exactly that, with results identical to the brute-force
-definition :func:`cbr.similarity.global_similarity` over all cases, for any
-configuration: the default backend ``"faiss"`` (:mod:`cbr.retrieval.faiss_backend`,
-where the exactness argument is) filters candidates with faiss and re-ranks them with the
-very same function, so the values are bit-identical; ``"brute"``
-(:mod:`cbr.retrieval.brute`) is the numpy definition with the same API. Results are
-sorted by similarity descending, then id ascending. Ids are row numbers of the street's
-case table (the store joins provenance through them).
+definition :func:`cbr.similarity.global_similarity` over all cases, for any configuration,
+two ways:
+
+- :meth:`~CaseIndex.aggregate`, the grouped scan (:mod:`cbr.retrieval.aggregate`), the engine
+  of play: the hits added up (counts, similarity and outcome sums, the most similar) without
+  listing them; the same for every backend;
+- :meth:`~CaseIndex.retrieve` (every hit listed), :meth:`~CaseIndex.kneighbors` and the
+  fallback's k most similar, answered by the backend: ``"faiss"`` (default,
+  :mod:`cbr.retrieval.faiss_backend`, where the exactness argument is) filters candidates
+  with faiss and re-ranks them with the very same function, so the values are
+  bit-identical; ``"brute"`` (:mod:`cbr.retrieval.brute`) is the numpy definition with the
+  same API.
+
+Results are sorted by similarity descending, then id ascending. Ids are row numbers of the
+street's case table (the store joins provenance through them).
 
 >>> from cbr.similarity import default_casper
 >>> rng = np.random.default_rng(0)

@@ -14,7 +14,6 @@ import hmac
 import json
 import math
 import os
-import re
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import asdict, dataclass, replace
@@ -30,6 +29,7 @@ from cbr.serve.engine import (
     MAX_RETAIN_HANDS,
     Deadline,
     Engine,
+    FieldError,
     ForbiddenError,
     NotFoundError,
     TimeLimitError,
@@ -94,9 +94,11 @@ def read_token(path: str) -> str:
         with open(path, encoding="utf-8") as fh:
             token = fh.readline().strip()
     except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"--token-file {path}: cannot be read ({getattr(exc, 'strerror', None) or exc})") from None
+        raise ConfigError(f"the token file {path} cannot be read ({getattr(exc, 'strerror', None) or exc})",
+                          field="token_file") from None
     if len(token) < 16:
-        raise ConfigError(f"--token-file {path}: the token (the file's first line) must be at least 16 characters")
+        raise ConfigError(f"the token file {path}: the token (its first line) must be at least 16 characters",
+                          field="token_file")
     return token
 
 
@@ -194,19 +196,33 @@ def _error_body(message: str) -> dict[str, Any]:
     return {"detail": message}
 
 
-#: ``--option`` names in library messages -> the request field they mean.
-_FIELD_OF_OPTION = {"hole": "hole", "board": "board", "dealt": "dealt", "players": "dealt", "in-hand": "in_hand",
-                    "position": "position", "to-act": "to_act", "committed": "committed", "to-call": "to_call",
-                    "pot": "pot", "prev-bets": "prev_bets", "matchstate": "matchstate", "game": "game"}
+#: The request field of each input a library error is about (``CBRError.field``, by the
+#: library's name): the one place the server names them.
+REQUEST_FIELD = {"hole": "hole", "board": "board", "dealt": "dealt", "in_hand": "in_hand", "position": "position",
+                 "to_act": "to_act", "committed": "committed", "to_call": "to_call", "pot": "pot",
+                 "previous_round_bets": "prev_bets", "matchstate": "matchstate", "game": "game"}
 
 
-def _field_of(message: str, body_fields: tuple[str, ...]) -> Optional[str]:
-    """The request field a library message is about (it names ``cbr query``'s option), if any."""
-    for option in re.findall(r"--([a-z][a-z-]*)", message):
-        name = _FIELD_OF_OPTION.get(option)
-        if name is not None and name in body_fields:
-            return name
-    return None
+def problem(exc: BaseException, body_fields: tuple[str, ...]) -> tuple[Optional[str], str]:
+    """The request field an error is about (None: the request as a whole) and its message:
+    a library error's fields (``CBRError.fields``) become the request's names of them
+    (:data:`REQUEST_FIELD`, those the request has), put after the message; a
+    :class:`~cbr.serve.engine.FieldError` is the server's own and names its field already.
+
+    >>> from cbr.errors import GameError
+    >>> problem(GameError("no legal hand reaches a pot of 4 small bets: change the pot", field="pot"), ("pot",))
+    ('pot', "no legal hand reaches a pot of 4 small bets: change the pot ('pot')")
+    >>> problem(GameError("pre-flop has no previous round", field="previous_round_bets"), ("prev_bets",))
+    ('prev_bets', "pre-flop has no previous round ('prev_bets')")
+    """
+    text = str(exc).strip()
+    message = text.splitlines()[0] if text else type(exc).__name__
+    if isinstance(exc, FieldError):
+        return exc.field, message
+    names = [REQUEST_FIELD[f] for f in getattr(exc, "fields", ()) if REQUEST_FIELD.get(f) in body_fields]
+    if not names:
+        return None, message
+    return names[0], f"{message} ({', '.join(repr(n) for n in names)})"
 
 
 def _errors(*codes: int) -> dict[int | str, dict[str, Any]]:
@@ -318,12 +334,11 @@ def create_app(config: ServeConfig = ServeConfig(), engine: Optional[Engine] = N
             return _json(_error_body(message), 409)
         if isinstance(exc, TimeLimitError):
             return _json(_error_body(message), 503, {"Retry-After": "1"})
-        return _unprocessable(message, type(exc).__name__, body_fields(request), getattr(exc, "field", None))
+        return _unprocessable(exc, body_fields(request))
 
     @app.exception_handler(ValueError)
     async def _value_error(request: Request, exc: ValueError) -> Response:
-        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        return _unprocessable(message, type(exc).__name__, body_fields(request))
+        return _unprocessable(exc, body_fields(request))
 
     @app.exception_handler(Exception)
     async def _internal(request: Request, exc: Exception) -> Response:
@@ -365,8 +380,7 @@ def create_app(config: ServeConfig = ServeConfig(), engine: Optional[Engine] = N
                 except NotFoundError as exc:
                     out.append({"error": {"status": 404, "detail": str(exc)}})
                 except (CBRError, ValueError) as exc:
-                    message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-                    name = getattr(exc, "field", None) or _field_of(message, tuple(Situation.model_fields))
+                    name, message = problem(exc, tuple(Situation.model_fields))
                     out.append({"error": {"status": 422, "detail": [
                         {"loc": ["body", "situations", i, *([name] if name else [])], "msg": message,
                          "type": type(exc).__name__}]}})
@@ -513,24 +527,10 @@ def _static_files() -> dict[str, bytes]:
     return {f.name: f.read_bytes() for f in folder.iterdir() if f.is_file() and not f.name.startswith(".")}
 
 
-def _unprocessable(message: str, kind: str, fields: tuple[str, ...], name: Optional[str] = None) -> Response:
-    name = name or _field_of(message, fields)
-    return _json({"detail": [{"loc": ["body", *([name] if name else [])], "msg": _in_fields(message, fields),
-                              "type": kind}]}, 422)
-
-
-def _in_fields(message: str, body_fields: tuple[str, ...]) -> str:
-    """A library message with ``cbr query``'s option names (``--to-call``) put as the request's
-    fields (``to_call``), where the request has that field.
-
-    >>> _in_fields("change the pot (--pot); see --to-call and --explain", ("pot", "to_call"))
-    "change the pot ('pot'); see 'to_call' and --explain"
-    """
-    def field(m: re.Match) -> str:
-        name = _FIELD_OF_OPTION.get(m.group(1))
-        return f"'{name}'" if name is not None and name in body_fields else m.group(0)
-
-    return re.sub(r"--([a-z][a-z-]*)", field, message)
+def _unprocessable(exc: BaseException, fields: tuple[str, ...]) -> Response:
+    name, message = problem(exc, fields)
+    return _json({"detail": [{"loc": ["body", *([name] if name else [])], "msg": message,
+                              "type": type(exc).__name__}]}, 422)
 
 
 def _version() -> str:

@@ -78,11 +78,10 @@ def checked_spec(spec: str, field: str, where: str) -> tuple[str, dict[str, str]
 
 
 class FieldError(CBRError, ValueError):
-    """A request field the library refused (HTTP 422 naming ``field``)."""
+    """A request field the library refused (HTTP 422 naming ``field``, the request's name of it)."""
 
     def __init__(self, field: str, message: str) -> None:
-        super().__init__(message)
-        self.field = field
+        super().__init__(message, field=field)
 
 
 class NotFoundError(CBRError, LookupError):

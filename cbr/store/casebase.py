@@ -60,15 +60,12 @@ no reader (in any process) is open, so a reader never loses a file its manifest 
 """
 from __future__ import annotations
 
-import copy
 import os
 import select
-import shutil
 import signal
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -76,26 +73,22 @@ import numpy as np
 
 from cbr.errors import CaseBaseError
 from cbr.game.gamedef import STREETS, GameDef
-from cbr.plugins import load_feature_set
 from cbr.store import catalog as _catalog
 from cbr.store.answer_rows import PROVENANCE, AnswerRows, AnswerRowsWriter
 from cbr.store.compaction import Compaction
 from cbr.store.durable import remove_dead_builds, remove_dead_temp
 from cbr.store.indexes import default_similarity, load_index, load_similarity, new_index, save_index, street_similarity
-from cbr.store.locks import no_other_readers, reader_lock, write_lock
+from cbr.store.loaded import CaseArrays, catalog_lags
+from cbr.store.locks import reader_lock
 from cbr.store.manifest import (
-    INDEX_PATH_RE,
-    LOG_PATH_RE,
     MANIFEST,
     Manifest,
     file_checksum,
     now_utc,
     read_manifest,
     verify_file,
-    write_manifest,
 )
 from cbr.store.parts import (
-    PART_RE,
     case_schema,
     read_part,
     read_part_column,
@@ -103,7 +96,7 @@ from cbr.store.parts import (
     street_name,
 )
 from cbr.store.retained import RetainedWrites
-from cbr.store.retention_log import Chunk, RetentionLog, chunks_table
+from cbr.store.retention_log import RetentionLog, chunks_table
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -114,53 +107,14 @@ if TYPE_CHECKING:
 __all__ = ["CaseBase", "CaseArrays"]
 
 
-@dataclass(frozen=True)
-class CaseArrays:
-    """A street's cases as arrays: ``features`` (n, d) float32, ``actions`` (n,) ``'f'/'c'/'r'``,
-    ``outcomes`` (n,) float64: the hand's net result for the player who acted, in small
-    bets, NaN when unknown."""
-
-    street: str
-    feature_names: list[str]
-    case_ids: np.ndarray
-    features: np.ndarray
-    actions: np.ndarray
-    table: pa.Table
-    outcomes: np.ndarray
-
-    def __len__(self) -> int:
-        return len(self.case_ids)
-
-
 class CaseBase(RetainedWrites, Compaction):
     """An opened case base. Use :meth:`open`; see the module docstring for the layout.
 
-    Reading is defined here; the retained writes (:class:`~cbr.store.retained.RetainedWrites`)
-    and compaction (:class:`~cbr.store.compaction.Compaction`) are mixed in: they share this
-    object's loaded state, so a write extends what it has loaded instead of reading it anew."""
-
-    def __init__(self, path: Path, manifest: Manifest, *, reader_lock: int | None = None) -> None:
-        self.path = Path(path)
-        self.manifest = manifest
-        self._tables: dict[str, pa.Table] = {}
-        self._arrays: dict[str, CaseArrays] = {}  # built from the table in self._tables
-        self._tails: dict[str, list[Chunk]] = {s: [] for s in STREETS}  # retained after self._tables[s] loaded
-        self._indexes: dict[str, "CaseIndex"] = {}
-        self._answer_rows: dict[str, AnswerRows] = {}  # each valid while it holds count(street) rows
-        self._dirty_indexes: set[str] = set()
-        self._similarity: "SimilarityConfig | None" = None
-        self._feature_set: Any = None
-        self._con: Any = None
-        self._reader_lock = reader_lock
-        self._verified: set[str] = set()  # parts whose checksum was checked
-        # retention logs after the listed parts, in order: the manifest's, then newer
-        # generations started by another process's compaction (loaded on first use)
-        self._logs: list[RetentionLog] | None = None
-        self._stamp: tuple[int, int, int] | None = None  # the manifest file as this object last read it
-        #: What opening or reading repaired on the way (e.g. a damaged index rebuilt).
-        self.notes: list[str] = []
-        #: Map the saved indexes instead of loading them (``open(..., memory_map=True)``).
-        self.memory_map = False
+    Reading is defined here, on top of the retained writes
+    (:class:`~cbr.store.retained.RetainedWrites`), compaction
+    (:class:`~cbr.store.compaction.Compaction`) and the loaded state with its commit
+    primitives (:class:`~cbr.store.loaded.LoadedCaseBase`): one object, so a write extends
+    what it has loaded instead of reading it anew."""
 
     # ---- opening --------------------------------------------------------------
     @classmethod
@@ -188,7 +142,7 @@ class CaseBase(RetainedWrites, Compaction):
                 remove_dead_builds(p.resolve().parent)  # builds beside it killed before they finished
             m = read_manifest(p)
             _check_files(p, m)
-            if os.access(p, os.W_OK) and _catalog_lags(p, m):
+            if os.access(p, os.W_OK) and catalog_lags(p, m):
                 repair = cls(p, m)
                 repair._repair_catalog()
                 m = repair.manifest
@@ -231,55 +185,12 @@ class CaseBase(RetainedWrites, Compaction):
             os.close(self._reader_lock)  # type: ignore[arg-type]
             self._reader_lock = None
 
-    def _close_sql(self) -> None:
-        """Release the DuckDB connection (reopened on the next :meth:`sql`, over the current parts)."""
-        if self._con is not None:
-            self._con.close()
-            self._con = None
-
     # ---- metadata ---------------------------------------------------------------
-    @property
-    def name(self) -> str:
-        return self.manifest.name
-
-    @property
-    def writable(self) -> bool:
-        return os.access(self.path, os.W_OK)
-
     def feature_names(self, street: int | str) -> list[str]:
         return list(self.manifest.features[street_name(street)])
 
-    def count(self, street: int | str | None = None) -> int:
-        """Cases of a street, or of all streets."""
-        logs = self._retention_logs()
-        streets = STREETS if street is None else (street_name(street),)
-        return sum(self.manifest.counts[s]["total"] + sum(log.rows[s] for log in logs) for s in streets)
-
-    def _retention_logs(self) -> list[RetentionLog]:
-        """The retention logs this object reads after the listed parts (read once)."""
-        if self._logs is None:
-            logs = []
-            if self.manifest.log:
-                log = RetentionLog(self.path / self.manifest.log, self.manifest.next_case_id)
-                log.refresh()
-                logs.append(log)
-            self._logs = logs
-        return self._logs
-
-    @property
-    def next_case_id(self) -> int:
-        """The id the next retained case gets (as far as this object has read)."""
-        logs = self._retention_logs()
-        return logs[-1].next_id if logs else self.manifest.next_case_id
-
     def games(self) -> list[GameDef]:
         return [GameDef.from_dict(g) for g in self.manifest.games]
-
-    def feature_set(self) -> Any:
-        """The feature-set plugin this case base was built with (for queries and retention)."""
-        if self._feature_set is None:
-            self._feature_set = load_feature_set(self.manifest.feature_set)
-        return self._feature_set
 
     def similarity(self) -> "SimilarityConfig":
         """The ``SimilarityConfig`` from ``similarity.toml`` (default CASPER if none)."""
@@ -713,98 +624,6 @@ class CaseBase(RetainedWrites, Compaction):
         if ids_in:
             yield np.concatenate(ids_in), actions, columns
 
-    # ---- commits (shared by set_similarity, save_indexes, the retained writes and compaction) ----
-    @contextmanager
-    def _lock(self) -> Iterator[None]:
-        if not self.writable:
-            raise CaseBaseError(f"{self.path} is read-only; copy it somewhere writable to retain cases")
-        with write_lock(self.path):
-            yield
-
-    def _commit(self, m: Manifest, catalog: bool | None = True) -> None:
-        """Rewrite the on-disk catalog over the parts ``m`` lists and record its checksum
-        in ``m``, then replace the manifest (the commit point). With ``catalog=False`` the
-        manifest marks the catalog stale instead (``catalog: null``) and :meth:`close`
-        rewrites it, since a DuckDB file costs ~0.1-0.2 s to write; an open after a crash
-        repairs a stale or mismatched catalog. ``catalog=None``: the parts are those of the
-        catalog ``m`` already records (only retired files changed): it is kept as it is.
-        Called with the write lock held."""
-        if catalog is None:
-            pass
-        elif catalog:
-            _catalog.write_catalog(self.path, m)
-            m.catalog = file_checksum(self.path / _catalog.CATALOG)
-        else:
-            m.catalog = None
-        write_manifest(self.path, m)
-        self.manifest = m
-
-    def _repair_catalog(self) -> None:
-        """Rewrite ``catalog.duckdb`` when the manifest marks it stale (after appends) or it
-        does not match the manifest's checksum (a writer died in between)."""
-        with self._lock():
-            m = read_manifest(self.path)
-            if _catalog_lags(self.path, m):
-                self._commit(m)
-            else:
-                self.manifest = m
-
-    def _no_other_readers(self) -> bool:
-        """Whether no other open :class:`CaseBase` (any process) holds the reader lock.
-        Called with the write lock held."""
-        return no_other_readers(self._reader_lock)
-
-    def _collect(self, m: Manifest) -> bool:
-        """Delete crash leftovers (parts and index directories no manifest lists, temp files
-        of dead processes) and, when no other reader is open, the retired files ``m`` lists
-        (``m`` is updated and True returned; the caller commits it). Called with the write
-        lock held, and only with an ``m`` whose current files are committed already."""
-        keep = {r["file"] for r in m.retired} | {p["file"] for s in STREETS for p in m.parts[s]}
-        keep |= {e["file"] for e in m.index.values()}
-        for s in STREETS:
-            d = self.path / "cases" / s
-            remove_dead_temp(d)
-            if d.is_dir():
-                for f in d.iterdir():
-                    if PART_RE.match(f.name) and f"cases/{s}/{f.name}" not in keep:
-                        f.unlink(missing_ok=True)
-        d = self.path / "retained"
-        if d.is_dir():
-            for f in d.iterdir():
-                rel = f"retained/{f.name}"
-                if LOG_PATH_RE.match(rel) and rel not in keep and rel != m.log:
-                    f.unlink(missing_ok=True)  # a generation a killed compaction created but never committed
-        d = self.path / "index"
-        remove_dead_temp(d)
-        if d.is_dir():
-            for f in d.iterdir():
-                if INDEX_PATH_RE.match(f"index/{f.name}") and f"index/{f.name}" not in keep and f.is_dir():
-                    shutil.rmtree(f, ignore_errors=True)
-        if m.retired and self._no_other_readers():
-            for r in m.retired:
-                target = self.path / r["file"]
-                if target.is_dir():
-                    shutil.rmtree(target, ignore_errors=True)
-                else:
-                    target.unlink(missing_ok=True)
-            m.retired = []
-            self.manifest = copy.deepcopy(m)  # what this object reads must still exist
-            self._close_sql()
-            return True
-        return False
-
-    def _forget_loaded(self) -> None:
-        """Drop everything read from the case base: the next use reads it anew."""
-        self._logs = None
-        self._tables.clear()
-        self._tails = {x: [] for x in STREETS}
-        self._arrays.clear()
-        self._indexes.clear()
-        self._answer_rows.clear()
-        self._dirty_indexes.clear()
-        self._close_sql()
-
-
 def _settings_match(index: "CaseIndex", config: "SimilarityConfig", street: str) -> bool:
     """Whether a saved index was built with the case base's similarity settings for ``street``."""
     return (index.similarity == street_similarity(config, street) and index.threshold == config.threshold
@@ -894,16 +713,6 @@ def _committed_count(root: Path, m: Manifest, street: str) -> int:
         log.refresh()
         n += log.rows[street]
     return n
-
-
-def _catalog_lags(p: Path, m: Manifest) -> bool:
-    """Whether ``catalog.duckdb`` is marked stale, missing, or not the one ``m`` records."""
-    if m.catalog is None:
-        return True
-    try:
-        return file_checksum(p / _catalog.CATALOG) != m.catalog
-    except OSError:
-        return True
 
 
 def _check_files(p: Path, m: Manifest) -> None:

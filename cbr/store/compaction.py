@@ -26,16 +26,17 @@ has the case base open (see :mod:`cbr.store.casebase`).
 ...     moved, parts, len(cb.manifest.parts["flop"]), cb.count("flop")
 (3, 2, 1, 5)
 
-:class:`Compaction` is mixed into :class:`~cbr.store.CaseBase` and works on its state and
-its commit primitives (``_lock``, ``_commit``, ``_collect``).
+:class:`Compaction` is a layer of :class:`~cbr.store.CaseBase`: it works on the loaded state and
+the commit primitives (``_lock``, ``_commit``, ``_collect``) of
+:class:`~cbr.store.loaded.LoadedCaseBase`, below it.
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from cbr.game.gamedef import STREETS
+from cbr.store.loaded import LoadedCaseBase
 from cbr.store.manifest import Manifest, now_utc, read_manifest
 from cbr.store.parts import (
     PART_RE,
@@ -50,16 +51,13 @@ from cbr.store.parts import (
 )
 from cbr.store.retention_log import RetentionLog, start_log
 
-if TYPE_CHECKING:
-    from cbr.store.casebase import CaseBase
-
 __all__ = ["Compaction"]
 
 
-class Compaction:
-    """Compaction of the retention log into parts, and merging of parts (mixed into ``CaseBase``)."""
+class Compaction(LoadedCaseBase):
+    """Compaction of the retention log into parts, and merging of parts (a layer of ``CaseBase``)."""
 
-    def compact(self: "CaseBase") -> int:
+    def compact(self) -> int:
         """Move the retention log's cases into Parquet parts (one per street) and start a
         new log generation, in one manifest commit; returns the number of cases moved.
         The old log is retired (deleted when no reader has the case base open). What this
@@ -97,7 +95,7 @@ class Compaction:
         self._close_sql()
         return moved
 
-    def _log_to_compact(self: "CaseBase", m: Manifest) -> RetentionLog | None:
+    def _log_to_compact(self, m: Manifest) -> RetentionLog | None:
         """The log ``m`` names, read to its end (write lock held): this object's own when it
         reads that log (only the records since it last looked are read), else read anew."""
         if not m.log:
@@ -110,7 +108,7 @@ class Compaction:
         log.refresh()
         return log
 
-    def merge_parts(self: "CaseBase", street: int | str | None = None) -> None:
+    def merge_parts(self, street: int | str | None = None) -> None:
         """Merge a street's Parquet parts into one (every street when ``street`` is None);
         the retention log is left as it is (:meth:`compact` moves it into parts first).
 
@@ -119,7 +117,7 @@ class Compaction:
         for s in ([street_name(street)] if street is not None else list(STREETS)):
             self._merge_street(s)
 
-    def _merge_street(self: "CaseBase", s: str) -> None:
+    def _merge_street(self, s: str) -> None:
         import pyarrow as pa
 
         with self._lock():

@@ -27,28 +27,28 @@ case base anew.
 >>> cb.cases("flop").outcomes.tolist(), cb.cases("flop").table.column("source").to_pylist()
 ([-1.0], ['retained'])
 
-:class:`RetainedWrites` is mixed into :class:`~cbr.store.CaseBase` (the one object users
-open) and works on its state: the logs it reads, the tables, arrays and indexes it has
-loaded, and its commit primitives (``_lock``, ``_collect``).
+:class:`RetainedWrites` is a layer of :class:`~cbr.store.CaseBase` (the one object users
+open), above :class:`~cbr.store.compaction.Compaction` (an append compacts when the log has
+grown long) and :class:`~cbr.store.loaded.LoadedCaseBase`: it works on the loaded state (the
+logs read, the tables, arrays and indexes loaded) and the commit primitives (``_lock``,
+``_collect``).
 """
 from __future__ import annotations
 
 import copy
 import os
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from cbr.errors import CaseBaseError
 from cbr.game.decision import DecisionPoint
 from cbr.game.gamedef import STREETS
+from cbr.store.compaction import Compaction
 from cbr.store.manifest import MANIFEST, Manifest, read_manifest, write_manifest
 from cbr.store.parts import RowBatch, checked_features, checked_meta, decision_meta, row_batch, street_name
 from cbr.store.retention_log import Chunk, RetentionLog, start_log
-
-if TYPE_CHECKING:
-    from cbr.store.casebase import CaseBase
 
 __all__ = ["RetainedWrites"]
 
@@ -56,8 +56,8 @@ __all__ = ["RetainedWrites"]
 Rows = tuple[Any, Any, dict[str, Any]]
 
 
-class RetainedWrites:
-    """The writes of play and the following of the retention log (mixed into ``CaseBase``)."""
+class RetainedWrites(Compaction):
+    """The writes of play and the following of the retention log (a layer of ``CaseBase``)."""
 
     #: Seconds between ``fsync`` calls of retained records (0: every commit); a killed
     #: process loses at most the hand in flight either way, see :mod:`cbr.store.retention_log`.
@@ -66,7 +66,7 @@ class RetainedWrites:
     #: on open stays quick; amortised, a compaction costs about as much as the appends it moves).
     compact_every: int = 2000
 
-    def append_streets(self: "CaseBase", batches: Mapping[str, Rows]) -> dict[str, np.ndarray]:
+    def append_streets(self, batches: Mapping[str, Rows]) -> dict[str, np.ndarray]:
         """Append cases of one or more streets as ONE durable commit (a hand's decisions):
         all or none survive a crash. ``batches``: street -> ``(features, actions, meta)``
         as in :meth:`append` (``source`` defaults to ``"retained"``); returns the case ids
@@ -90,7 +90,7 @@ class RetainedWrites:
             checked[name] = row_batch(self.manifest.features[name], features, actions, **{"source": "retained", **meta})
         return self._append_batches(checked)
 
-    def _append_batches(self: "CaseBase", batches: dict[str, RowBatch]) -> dict[str, np.ndarray]:
+    def _append_batches(self, batches: dict[str, RowBatch]) -> dict[str, np.ndarray]:
         """:meth:`append_streets` of validated batches (street name -> rows): numbered and
         committed as one log record; returns the case ids per street, in the order given."""
         with self._lock():
@@ -108,7 +108,7 @@ class RetainedWrites:
             self.compact()
         return {s: chunks[s][0] for s in batches}
 
-    def append(self: "CaseBase", street: int | str, features: np.ndarray, actions: Sequence[str] | str,
+    def append(self, street: int | str, features: np.ndarray, actions: Sequence[str] | str,
                **meta: Any) -> np.ndarray:
         """Append rows of one street durably (:meth:`append_streets` with one street);
         returns their case ids.
@@ -121,7 +121,7 @@ class RetainedWrites:
         s = street_name(street)
         return self.append_streets({s: (features, actions, meta)})[s]
 
-    def retain_hand(self: "CaseBase", dps: Sequence[DecisionPoint], outcomes: Sequence[float | None] | None = None,
+    def retain_hand(self, dps: Sequence[DecisionPoint], outcomes: Sequence[float | None] | None = None,
                     source: str | None = None, rows: Sequence[np.ndarray | None] | None = None,
                     **provenance: Any) -> list[int]:
         """Append decisions made in play (``dp.action`` set; usually one hand's) as one
@@ -165,7 +165,7 @@ class RetainedWrites:
                 out[i] = int(cid)
         return out
 
-    def refresh(self: "CaseBase") -> int:
+    def refresh(self) -> int:
         """Read the cases other processes retained since this object last looked (new
         records of the retention log; after another process's compaction, the next log
         generation); returns how many. Costs the new records only.
@@ -192,13 +192,13 @@ class RetainedWrites:
         return self.count() - before
 
     # ---- following the log --------------------------------------------------------------
-    def _writable_log(self: "CaseBase") -> RetentionLog:
+    def _writable_log(self) -> RetentionLog:
         """The log to append to (see :meth:`_follow_log`), with this object's ``sync_every``."""
         log = self._follow_log()
         log.sync_every = self.sync_every
         return log
 
-    def _follow_log(self: "CaseBase") -> RetentionLog:
+    def _follow_log(self) -> RetentionLog:
         """The log to append to, after reading what other processes committed (write lock
         held): starts the first log generation, or follows a compaction by another process."""
         self._read_logs()
@@ -221,17 +221,17 @@ class RetainedWrites:
         self._follow_generation(m)
         return self._retention_logs()[-1]
 
-    def _read_logs(self: "CaseBase") -> None:
+    def _read_logs(self) -> None:
         """Take the records committed to the logs this object reads since it last looked."""
         for log in self._retention_logs():
             self._read_log(log)
 
-    def _read_log(self: "CaseBase", log: RetentionLog) -> None:
+    def _read_log(self, log: RetentionLog) -> None:
         for s, chunks in log.refresh().items():
             for chunk in chunks:
                 self._absorb(s, chunk)
 
-    def _manifest_if_replaced(self: "CaseBase") -> Manifest | None:
+    def _manifest_if_replaced(self) -> Manifest | None:
         """The manifest, if it was replaced since this object last read it here (every
         commit writes a new file: a new inode), else None."""
         st = os.stat(self.path / MANIFEST)
@@ -242,7 +242,7 @@ class RetainedWrites:
         self._stamp = stamp
         return m
 
-    def _follow_generation(self: "CaseBase", m: Manifest) -> bool:
+    def _follow_generation(self, m: Manifest) -> bool:
         """Whether the log ``m`` names is the one this object reads, or the next generation
         (another process compacted exactly what we have read into parts), which is then read."""
         logs = self._retention_logs()
@@ -257,7 +257,7 @@ class RetainedWrites:
         logs.append(log)
         return True
 
-    def _absorb(self: "CaseBase", s: str, chunk: Chunk) -> None:
+    def _absorb(self, s: str, chunk: Chunk) -> None:
         """Extend what this object has loaded by rows just committed to the log."""
         if len(chunk[1]) == 0:
             return

@@ -227,7 +227,7 @@ class CaseBaseWriter:
         target = self.path
         if target.exists():
             if not self.overwrite:
-                raise CaseBaseError(f"{target} already exists; pass overwrite=True (or --overwrite) to replace it")
+                raise CaseBaseError(f"{target} already exists; overwrite to replace it", field="overwrite")
             if not (target / MANIFEST).is_file():
                 raise CaseBaseError(f"{target} exists and is not a case base (no {MANIFEST}); refusing to replace it")
         with self._writing():
@@ -442,7 +442,7 @@ class CaseBaseWriter:
                 rename_noreplace(tmp, self.path)
             except FileExistsError:
                 raise CaseBaseError(f"{self.path} appeared while this build ran (another build?); nothing was "
-                                    "replaced: pass overwrite=True (or --overwrite) to replace it") from None
+                                    "replaced: overwrite to replace it", field="overwrite") from None
         self._tmp = None
         self.manifest = m
         self.warnings = action_warnings(m.counts) + game_warnings(m.games)

@@ -188,8 +188,9 @@ def test_client_names_a_dealer_that_turned_its_action_into_a_call() -> None:
                              ("MATCHSTATE:0:0:rrrc/:AsAh|/2c3c4c", False)])
     dealer.start()
     with pytest.raises(ProtocolError, match=r"does not hold our action \('rrrr'\): it recorded a call for "
-                                            r"our 'r'.*is its game 'holdem.limit.2p' \(--game\)\?"):
+                                            r"our 'r'.*is its game 'holdem.limit.2p', ours\?$") as info:
         play_acpc(("127.0.0.1", dealer.port), make_policy("raise"), g, timeout=WAIT)
+    assert info.value.field == "game"  # the command line names it --game
     dealer.join(WAIT)
     assert dealer.received[-1] == "MATCHSTATE:0:0:rrr:AsAh|:r"
 

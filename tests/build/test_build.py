@@ -248,8 +248,9 @@ def test_no_known_cards_is_an_error_and_leaves_nothing(tmp_path: Path) -> None:
 
 
 def test_unknown_player_filter_is_an_error(match_logs: Path, tmp_path: Path) -> None:
-    with pytest.raises(CBRError, match=r"none of the --only-players names \(nobody\) appears in the logs"):
+    with pytest.raises(CBRError, match=r"none of the players to keep \(nobody\) appears in the logs") as info:
         build_casebase([match_logs], tmp_path / "cb", feature_set=stub_features(), players=["nobody"])
+    assert info.value.field == "players"  # the command line names it --only-players
     assert sorted(p.name for p in tmp_path.iterdir()) == []
 
 

@@ -119,7 +119,7 @@ def test_failing_build_leaves_no_casebase(tmp_path: Path) -> None:
         build_casebase_on_dask([_logs()], tmp_path / "cb", feature_set=ExplodingFeatures(), scheduler="local",
                                dask_workers=1)
     assert os.listdir(tmp_path) == []
-    with pytest.raises(CBRError, match="none of the --only-players"):
+    with pytest.raises(CBRError, match="none of the players to keep"):
         build_casebase_on_dask([_logs()], tmp_path / "cb", players=["nobody"], scheduler="local", dask_workers=1)
     assert os.listdir(tmp_path) == []
 
@@ -280,7 +280,7 @@ def test_opponent_aware_feature_sets_are_refused_on_dask(tmp_path: Path) -> None
     r = subprocess.run([*CLI, "build", str(_logs()), "-o", str(tmp_path / "x"), "--scheduler", "local",
                         "--feature-set", "casper-opp"], capture_output=True, text=True, env=_env(), timeout=120)
     assert r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1, r.stderr
-    assert "in order" in r.stderr and "without --scheduler" in r.stderr and not (tmp_path / "x").exists()
+    assert "in order" in r.stderr and "without a scheduler (--scheduler)" in r.stderr and not (tmp_path / "x").exists()
 
 
 def _settings() -> dict[str, object]:

@@ -200,7 +200,8 @@ def test_query_unweighted_flag(built) -> None:
      "--pot"),
     (["--matchstate", "MATCHSTATE:0:1::AsKs|"], "turn"),
     (["--matchstate", "nonsense"], "MATCHSTATE"),
-    ([], "no situation"),
+    ([], "no situation: give the hole cards (and the board, the bets to call, ...) or a MATCHSTATE "
+         "(--hole, --matchstate)"),
     (["--hole", "AsKs", "--game", "no.such.game"], "unknown game"),
 ])
 def test_query_bad_input_exits_1_with_one_line(built, args, words) -> None:
@@ -274,6 +275,11 @@ def test_preflop_query_has_the_blinds_posted(built) -> None:
     (["--hole", "AdQc", "--board", "3h4cJh", "--prev-bets", "1", "--pot", "2.5"], "change the pot (--pot)"),
     (["--hole", "AdQc", "--in-hand", "3"], "--in-hand"),
     (["--hole", "AdQc", "--to-call", "5"], "cap"),
+    # the library's error carries its fields; the command line names its options for them
+    (["--hole", "AdQc", "--board", "3h4cJh", "--committed", "3", "--to-call", "3"],
+     "change the bets to call or committed (--to-call, --committed)"),
+    (["--hole", "AdQc", "--prev-bets", "2"], "leave out the previous round's bets, got 2 (--prev-bets)"),
+    (["--hole", "AdQc", "--dealt", "3", "--game", "holdem.nolimit.6p"], "as a MATCHSTATE (--matchstate)"),
     (["--matchstate", "MATCHSTATE:1:0::|AsAh/2c3c4c"], "board shows the flop"),
     (["--matchstate", "MATCHSTATE:0:1:cc/cc:AsKs|/2c3c4c/5c6c"], "turn '5c6c' has 2 card"),
 ])

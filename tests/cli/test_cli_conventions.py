@@ -137,6 +137,12 @@ def _guarded_app(exc: BaseException) -> typer.Typer:
 
 @pytest.mark.parametrize(("exc", "code", "start"), [
     (ConfigError("bad config"), 1, "error: bad config"),
+    (GameError("no legal hand reaches a pot of 4: change the pot", field="pot"), 1,
+     "error: no legal hand reaches a pot of 4: change the pot (--pot)"),
+    (GameError("too many bets: change them", field=("to_call", "committed")), 1,
+     "error: too many bets: change them (--to-call, --committed)"),
+    (GameError("pre-flop has no previous round", field="previous_round_bets"), 1,
+     "error: pre-flop has no previous round (--prev-bets)"),
     (FileNotFoundError(2, "No such file or directory", "/no/such/file"), 1,
      "error: /no/such/file: No such file or directory"),
     (IsADirectoryError(21, "Is a directory", "/tmp"), 1, "error: /tmp: Is a directory"),
@@ -438,6 +444,55 @@ def test_game_accepts_inline_json_and_names_bad_files(tmp_path: Path) -> None:
         load_game("{oops")
     with pytest.raises(ConfigError, match="unknown game"):
         load_game("no.such.preset")
+
+
+def test_library_errors_name_fields_and_the_cli_names_the_options(tmp_path: Path) -> None:
+    """Library messages said ``--pot`` (and the server rewrote them with a regex): now they
+    carry the field by its library name and name no option; the command line adds its own."""
+    with pytest.raises(ConfigError) as info:
+        load_game("{oops")
+    assert info.value.field == "game" and "--" not in str(info.value)
+    assert _errors.error_line(info.value).endswith("(--game)")
+    (tmp_path / "old.log").write_text("x")
+    with pytest.raises(OutputPathError) as info:
+        check_output_path(tmp_path / "old.log")
+    assert info.value.field == "overwrite" and "--" not in str(info.value)
+    assert _errors.error_line(info.value).endswith("; overwrite to replace it (--overwrite)")
+
+
+def _library_fields() -> dict[str, str]:
+    """Every literal ``field=`` a library module (outside ``cbr/cli`` and ``cbr/serve``) gives
+    an error, with where."""
+    import ast
+
+    found: dict[str, str] = {}
+    for path in sorted((REPO / "cbr").rglob("*.py")):
+        if path.parts[len(REPO.parts) + 1] in ("cli", "serve"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.keyword) and node.arg == "field":  # GameError(..., field="pot")
+                value = node.value
+            elif isinstance(node, ast.Assign) and any(isinstance(t, ast.Attribute) and t.attr == "fields"
+                                                      for t in node.targets):  # exc.fields = ("game",)
+                value = node.value
+            else:
+                continue
+            for v in ast.walk(value):
+                if isinstance(v, ast.Constant) and isinstance(v.value, str):
+                    found.setdefault(v.value, f"{path.relative_to(REPO)}:{value.lineno}")
+    from cbr.game.situation import _OPTION  # the situation's fields are given by name
+
+    for name in _OPTION:
+        found.setdefault(name, "cbr/game/situation.py")
+    return found
+
+
+def test_every_field_of_a_library_error_has_its_option() -> None:
+    """The one table of the command line names an option for every field the library's
+    errors carry (a field it did not know would print without its option)."""
+    fields = _library_fields()
+    assert {"pot", "to_call", "previous_round_bets", "game", "overwrite", "dealt"} <= set(fields)
+    assert {f: where for f, where in fields.items() if f not in _errors.OPTION_OF_FIELD} == {}
 
 
 def test_query_takes_inline_json_game() -> None:

@@ -151,7 +151,9 @@ def test_described_numbers_are_reported_back_or_refused(data) -> None:
     try:
         dp = situation(hole="AsKd", board=BOARDS[street], players=players, **kwargs)
     except GameError as exc:
-        assert "\n" not in str(exc) and ("--" in str(exc)), str(exc)
+        # the error is about given options (their library names), and names no command-line option
+        assert "\n" not in str(exc) and "--" not in str(exc), str(exc)
+        assert exc.fields and set(exc.fields) <= {"in_hand", "position", "to_call", "pot"}, (exc.fields, str(exc))
         return
     live = [p for p in dp.order if not dp.folded[p]]
     assert (dp.players_in_hand, live.index(dp.position)) == (kwargs["in_hand"], kwargs["position"])
@@ -159,43 +161,57 @@ def test_described_numbers_are_reported_back_or_refused(data) -> None:
     assert replayed(dp).committed == dp.committed
 
 
-# ---- validation: GameError / ValueError with a message naming the problem ----
+# ---- validation: GameError / ValueError with a message naming the problem, about a field ----
 @pytest.mark.parametrize(
-    "kwargs, words",
+    "kwargs, field, words",
     [
-        (dict(hole="AdQc", position=2), "position .--position. must be between 0"),
-        (dict(hole="AdQc", position=-1), "--position"),
-        (dict(hole="AdQc", players=3, in_hand=4), "--in-hand"),
-        (dict(hole="AdQc", players=3, in_hand=1), "--in-hand"),
-        (dict(hole="AdQc", players=0), "--dealt"),
-        (dict(hole="AdQc", players=13), "--dealt"),
-        (dict(hole="AdQc", to_act=2), "--to-act"),
-        (dict(hole="AdQc", committed=-1), "cannot be negative"),
-        (dict(hole="AdQc", to_call=-0.5), "cannot be negative"),
-        (dict(hole="AdQc", to_call=math.nan), "finite"),
-        (dict(hole="AdQc", pot=math.inf), "finite"),
-        (dict(hole="AdQc", pot=1e300), "more than 2 players can put in"),
-        (dict(hole="AdQc", board="3h4cJh", position=1, to_call=5), "exceed the cap"),
-        (dict(hole="AdQc", board="3h4cJh", position=1, to_call=0.3), "whole bets"),
-        (dict(hole="AdQc", board="3h4cJh", position=1, to_call=0.5), "whole bets"),
-        (dict(hole="AdQc", to_call=0.25), "whole bets"),
-        (dict(hole="AdQc", board="3h4cJh", previous_round_bets=-1), "--prev-bets"),
-        (dict(hole="AdQc", board="3h4cJh", previous_round_bets=0), "--prev-bets"),  # the big blind is a bet
-        (dict(hole="AdQc", board="3h4cJh", previous_round_bets=10**20), "--prev-bets"),
-        (dict(hole="AdQc", board="3h4cJh", previous_round_bets=2.5), "--prev-bets"),
-        (dict(hole="AdQc", previous_round_bets=2), "pre-flop has no previous round"),
-        (dict(hole="AdQc", board="3h4cJh", position=0, to_act=1, to_call=1), "--to-act"),
-        (dict(hole="AdQc", board="3h4cJh", position=1, committed=1, to_call=1, pot=2), "--pot"),
-        (dict(hole="AdQc", board="3h4cJh", position=1, to_call=1, pot=4), "a pot of 3 can happen"),
-        (dict(hole="AdQc", players=3, game=preset("holdem.limit.2p")), "seats 2 players"),
-        (dict(hole="AdQc", players=6, game=preset("holdem.nolimit.6p")), "--matchstate"),
+        (dict(hole="AdQc", position=2), "position", "your position must be between 0"),
+        (dict(hole="AdQc", position=-1), "position", "your position"),
+        (dict(hole="AdQc", players=3, in_hand=4), "in_hand", "players in hand"),
+        (dict(hole="AdQc", players=3, in_hand=1), "in_hand", "players in hand"),
+        (dict(hole="AdQc", players=0), "dealt", "players dealt"),
+        (dict(hole="AdQc", players=13), "dealt", "players dealt"),
+        (dict(hole="AdQc", to_act=2), "to_act", "players still to act"),
+        (dict(hole="AdQc", committed=-1), "committed", "cannot be negative"),
+        (dict(hole="AdQc", to_call=-0.5), "to_call", "cannot be negative"),
+        (dict(hole="AdQc", to_call=math.nan), "to_call", "finite"),
+        (dict(hole="AdQc", pot=math.inf), "pot", "finite"),
+        (dict(hole="AdQc", pot=1e300), "pot", "more than 2 players can put in"),
+        (dict(hole="AdQc", board="3h4cJh", position=1, to_call=5), "to_call", "exceed the cap"),
+        (dict(hole="AdQc", board="3h4cJh", position=1, to_call=0.3), "to_call", "whole bets"),
+        (dict(hole="AdQc", board="3h4cJh", position=1, to_call=0.5), "to_call", "whole bets"),
+        (dict(hole="AdQc", to_call=0.25), "to_call", "whole bets"),
+        (dict(hole="AdQc", board="3h4cJh", previous_round_bets=-1), "previous_round_bets", "previous round"),
+        (dict(hole="AdQc", board="3h4cJh", previous_round_bets=0), "previous_round_bets", "previous round"),  # the big blind is a bet
+        (dict(hole="AdQc", board="3h4cJh", previous_round_bets=10**20), "previous_round_bets", "previous round"),
+        (dict(hole="AdQc", board="3h4cJh", previous_round_bets=2.5), "previous_round_bets", "previous round"),
+        (dict(hole="AdQc", previous_round_bets=2), "previous_round_bets", "pre-flop has no previous round"),
+        (dict(hole="AdQc", board="3h4cJh", position=0, to_act=1, to_call=1), "to_act", "change the players still to act$"),
+        (dict(hole="AdQc", board="3h4cJh", position=1, committed=1, to_call=1, pot=2), "pot", "change the pot$"),
+        (dict(hole="AdQc", board="3h4cJh", position=1, to_call=1, pot=4), "pot", "a pot of 3 can happen"),
+        (dict(hole="AdQc", players=3, game=preset("holdem.limit.2p")), "dealt", "seats 2 players"),
+        (dict(hole="AdQc", players=6, game=preset("holdem.nolimit.6p")), "matchstate", "as a MATCHSTATE"),
     ],
 )
-def test_impossible_situations_name_the_problem(kwargs, words) -> None:
+def test_impossible_situations_name_the_problem(kwargs, field, words) -> None:
+    """The message says what is wrong in words and names no command-line option (it said
+    ``--pot``, which the server then rewrote); ``field`` is the option to change, by its
+    name in the library (the CLI and the server each name it their own way)."""
     with pytest.raises(GameError, match=words) as info:
         situation(**kwargs)
     assert isinstance(info.value, ValueError) and isinstance(info.value, CBRError)
-    assert "\n" not in str(info.value)
+    assert "\n" not in str(info.value) and "--" not in str(info.value), str(info.value)
+    assert info.value.field == field
+
+
+def test_an_error_about_two_options_carries_both() -> None:
+    with pytest.raises(GameError, match="change the bets to call or committed") as info:
+        situation(hole="AdQc", board="3h4cJh", committed=3, to_call=3)
+    assert info.value.fields == ("to_call", "committed")
+    with pytest.raises(GameError, match=r"\(options: in hand 2, position 0, to act 0, committed 1, to call 0, "
+                                        r"pot 2\): change one of them$") as info:
+        situation(hole="AdQc", board="3h4cJh", position=0, to_act=0, committed=1, to_call=0, pot=2)
+    assert info.value.fields == ("in_hand", "position", "to_act", "committed", "to_call", "pot")
 
 
 @pytest.mark.parametrize(

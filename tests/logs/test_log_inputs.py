@@ -323,7 +323,7 @@ def test_unknown_player_names_are_reported(tmp_path: Path) -> None:
     assert report.warnings[0] == "--only-players names not found in the logs: carol"
     assert not any("carol" in w for w in report.warnings[1:])
     assert report.to_dict()["warnings"] == report.warnings
-    with pytest.raises(CBRError, match=r"none of the --only-players names \(dave, erin\) appears in the logs; "
+    with pytest.raises(CBRError, match=r"none of the players to keep \(dave, erin\) appears in the logs; "
                                        r"players there include alice, bob"):
         build_casebase([log], tmp_path / "cb2", players=["dave", "erin"])
     assert not (tmp_path / "cb2").exists()

@@ -534,13 +534,27 @@ def test_a_case_base_is_served_under_its_folders_name(tmp_path) -> None:
 
 def test_errors_name_the_request_fields_not_the_command_line_options(client) -> None:
     """'change the pot (--pot)' and '--game: inline JSON ...' named cbr query's options in an
-    HTTP answer."""
+    HTTP answer. The library's errors carry their field; the server names it its own way
+    (``previous_round_bets`` is ``prev_bets`` here), in the answer and in a batch alike."""
     r = client.post("/retrieve", json={"hole": "AdQc", "board": "3h4cJh", "pot": 0.5})
     assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "pot"]
     msg = r.json()["detail"][0]["msg"]
-    assert "change the pot ('pot')" in msg and "--" not in msg, msg
+    assert msg.endswith("change the pot ('pot')") and "--" not in msg, msg
     r = client.post("/retrieve", json={"hole": "AdQc", "to_call": 5})
-    assert "'to_call'" in r.json()["detail"][0]["msg"] and "--to-call" not in r.json()["detail"][0]["msg"]
+    assert r.json()["detail"][0]["loc"] == ["body", "to_call"]
+    assert r.json()["detail"][0]["msg"].endswith("('to_call')") and "--" not in r.json()["detail"][0]["msg"]
+    r = client.post("/retrieve", json={"hole": "AdQc", "board": "3h4cJh", "committed": 3, "to_call": 3})
+    assert r.json()["detail"][0]["loc"] == ["body", "to_call"]
+    assert r.json()["detail"][0]["msg"].endswith("change the bets to call or committed ('to_call', 'committed')")
+    r = client.post("/retrieve", json={"hole": "AdQc", "prev_bets": 2})
+    assert r.json()["detail"][0]["loc"] == ["body", "prev_bets"]
+    assert r.json()["detail"][0]["msg"].endswith("('prev_bets')"), r.json()
+    r = client.post("/retrieve", json={"hole": "AdQc", "game": "{nope"})
+    detail = r.json()["detail"][0]
+    assert detail["loc"] == ["body", "game"] and "--" not in detail["msg"] and "inline game JSON" in detail["msg"]
+    r = client.post("/retrieve/batch", json={"situations": [{"hole": "AdQc", "prev_bets": 2}]})
+    detail = r.json()["answers"][0]["error"]["detail"][0]
+    assert detail["loc"] == ["body", "situations", 0, "prev_bets"] and detail["msg"].endswith("('prev_bets')")
 
 
 def test_bots_over_an_opponent_aware_case_base_keep_their_own_handles(opp_client) -> None:
