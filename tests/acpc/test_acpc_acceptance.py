@@ -212,8 +212,8 @@ def test_ctrl_c_of_a_client_shows_the_hands_it_played(procs: Procs, tmp_path: Pa
 
 @pytest.mark.parametrize("players, words", [
     ("remote:x=1,ehs", "'remote' takes no options"),
-    ("REMOTE,ehs", "'remote' (a client that connects) or a policy: call, cbr,"),
-    ("nosuch,ehs", "'remote' (a client that connects) or a policy: call, cbr,"),
+    ("REMOTE,ehs", "'remote' (a client that connects) or a policy: adapt, call, cbr,"),
+    ("nosuch,ehs", "'remote' (a client that connects) or a policy: adapt, call, cbr,"),
 ])
 def test_seat_errors_name_remote(procs: Procs, players: str, words: str) -> None:
     code, out, err = finish(procs.start("serve-dealer", "-p", players, "--port", 0, "--connect-timeout", 0.2))
