@@ -87,6 +87,8 @@ def _whole(x: float, scale: int) -> Optional[int]:
     7.000000000000001 cents), so it is whole when it is within a billionth (relative) of a
     whole number of chips; chips themselves are ints and compared exactly."""
     v = x * scale
+    if not math.isfinite(v):
+        return None
     r = round(v)
     return int(r) if abs(v - r) <= 1e-9 * max(1.0, abs(v)) else None
 
@@ -98,12 +100,12 @@ def chip_scale(amounts: Sequence[float]) -> int:
     >>> chip_scale([10, 5, 20]), chip_scale([0.02, 0.04, 1.37]), chip_scale([0.5, 3])
     (1, 100, 10)
     """
-    finite = [float(a) for a in amounts if a is not None and math.isfinite(a)]
+    finite = [float(a) for a in amounts if a is not None and a != math.inf]
     for k in range(_FINEST + 1):
         if all(_whole(a, 10 ** k) is not None for a in finite):
             return 10 ** k
     bad = next(a for a in finite if _whole(a, 10 ** _FINEST) is None)
-    raise GameError(f"chip amount {bad!r} is not a whole number of chips of {10.0 ** -_FINEST:g} or more")
+    raise GameError(f"chip amount {bad!r} is not a whole number of chips of {10.0 ** -_FINEST:g}")
 
 
 @dataclass(frozen=True)
