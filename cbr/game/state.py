@@ -60,6 +60,7 @@ Rules this engine follows (documented choices):
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Callable, Optional, Sequence
@@ -106,6 +107,32 @@ def chip_scale(amounts: Sequence[float]) -> int:
             return 10 ** k
     bad = next(a for a in finite if _whole(a, 10 ** _FINEST) is None)
     raise GameError(f"chip amount {bad!r} is not a whole number of chips of {10.0 ** -_FINEST:g}")
+
+
+_SCALES: dict[tuple, int] = {}
+
+
+def _hand_scale(game: GameDef, start: tuple[float, ...], posted: tuple[float, ...]) -> int:
+    """:func:`chip_scale` of a hand's amounts (memoised: a log repeats a few layouts)."""
+    key = (game.blinds, game.antes, game.small_bet, game.big_bet, game.stack, start, posted)
+    scale = _SCALES.get(key)
+    if scale is None:
+        scale = chip_scale([*game.blinds, *game.antes, game.small_bet, game.big_bet, game.stack, *start, *posted])
+        if len(_SCALES) > 10_000:
+            _SCALES.clear()
+        _SCALES[key] = scale
+    return scale
+
+
+@functools.lru_cache(maxsize=1024)
+def _game_chips(game: GameDef, scale: int) -> tuple[tuple[int, ...], int, tuple[int, ...], tuple[int, ...]]:
+    """The game's bets per street, big blind, blinds and antes in chips of ``1 / scale``."""
+    def chips(x: float) -> int:
+        c = _whole(x, scale)
+        assert c is not None        # scale makes every amount of the game whole
+        return c
+    return (tuple(chips(game.bet_size(s)) for s in range(4)), chips(game.big_blind),
+            tuple(chips(b) for b in game.blinds), tuple(chips(a) for a in game.antes))
 
 
 @dataclass(frozen=True)
@@ -194,12 +221,9 @@ class HandState:
         money = game.blinds if posted is None else tuple(float(b) for b in posted)
         if len(money) != n or any(b < 0 for b in money):
             raise GameError(f"posted blinds need {n} non-negative amounts, got {list(money)}")
-        self._scale = chip_scale([*game.blinds, *game.antes, game.small_bet, game.big_bet, game.stack,
-                                  *start, *money])
-        self._bets = tuple(self._to_chips(game.bet_size(s)) for s in range(4))
-        self._big_blind = self._to_chips(game.big_blind)
-        blinds = [self._to_chips(b) for b in money]
-        game_blinds = [self._to_chips(b) for b in game.blinds]
+        self._scale = _hand_scale(game, tuple(start), money)
+        self._bets, self._big_blind, game_blinds, antes = _game_chips(game, self._scale)
+        blinds = game_blinds if posted is None else [self._to_chips(b) for b in money]
         self.board: tuple[int, ...] = ()
         self.hole_cards: list[Optional[tuple[int, int]]] = [None] * n
         if hole_cards is not None:
@@ -215,7 +239,7 @@ class HandState:
         self._total = [0] * n                          # whole hand
         self._folded = [False] * n
         self._all_in = [False] * n
-        self._antes = [self._put(p, self._to_chips(game.antes[p]), street=False) for p in range(n)]  # dead money
+        self._antes = [self._put(p, antes[p], street=False) for p in range(n)]  # dead money
         for p in range(n):
             self._put(p, blinds[p])
             if self._left[p] <= 0:
@@ -563,7 +587,7 @@ class HandState:
         self._folded[position] = True
         action = Action(self.street, position, "f")
         self.actions.append(action)
-        if sum(not f for f in self._folded) == 1:
+        if self._folded.count(False) == 1:
             self.to_act = None
             self.is_over = True
             self.needs_board = False
@@ -623,7 +647,7 @@ class HandState:
             amt = self._money(self._committed[p])
         action = Action(street, p, kind, amt, all_in=kind != "f" and self._all_in[p])  # type: ignore[arg-type]
         self.actions.append(action)
-        if sum(not f for f in self._folded) == 1:
+        if self._folded.count(False) == 1:
             self.to_act = None
             self.is_over = True
             self.needs_board = False
