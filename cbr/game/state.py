@@ -96,7 +96,8 @@ def _whole(x: float, scale: int) -> Optional[int]:
 
 def chip_scale(amounts: Sequence[float]) -> int:
     """Chips per unit of money: the smallest of 1, 10, 100, ... 10**6 that makes every
-    (finite) amount a whole number of chips.
+    amount a whole number of chips (``None`` and ``inf``, no stack limit, are left out);
+    raises :class:`GameError` when there is none (``nan`` included).
 
     >>> chip_scale([10, 5, 20]), chip_scale([0.02, 0.04, 1.37]), chip_scale([0.5, 3])
     (1, 100, 10)
