@@ -61,7 +61,7 @@ def match_command(
         raise usage_error("--log-format and --overwrite need --log", "--log")
     fmt = fmt or "acpc"
 
-    from cbr.logs.output import open_log
+    from cbr.logs.writers import open_log
     from cbr.play.match import interrupted_result, run_match
 
     n = len(names)
@@ -151,7 +151,7 @@ def serve_dealer_command(
         if dealer.remote_seats:
             bound_host, bound_port = dealer.listen()
             typer.echo(f"listening on {bound_host}:{bound_port}")
-        from cbr.logs.output import open_log
+        from cbr.logs.writers import open_log
 
         writer = open_log(log, "acpc", g, overwrite=overwrite) if log else nullcontext()
         with writer as w:

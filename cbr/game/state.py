@@ -10,6 +10,8 @@ that happened.
 >>> s = HandState(preset("holdem.limit.2p"), hole_cards=[(51, 50), (3, 7)])
 >>> s.to_act, s.legal_actions(), s.pot          # the small blind (position 1) opens
 (1, 'fcr', 15.0)
+>>> s.unit, s.chips.pot                        # counted in whole chips of the game's unit
+(1.0, 15)
 >>> _ = s.act("r"); _ = s.act("c")
 >>> s.needs_board, s.history
 (True, 'rc')
@@ -19,6 +21,18 @@ that happened.
 ('cr', False)
 >>> _ = s.act("r"); _ = s.act("f"); s.history, s.is_over, s.payoffs()
 ('rc/rf', True, (20.0, -20.0))
+
+Chips are integers: the engine counts whole chips of the hand's unit (:attr:`HandState.unit`),
+the coarsest of 1, 0.1, 0.01, ... 0.000001 in which the game's blinds, bets, antes and
+stack, the starting stacks and the posted blinds are all whole: 1 for ACPC and IRC tables,
+0.01 for a PokerStars $0.02/$0.04 table or stacks in cents. Amounts go in and come out in the
+log's money (floats, as the game states them: ``pot``, ``committed``, ``payoffs`` ...); the
+integer chips themselves are :attr:`HandState.chips`. A no-limit amount that is not a whole
+number of chips is refused. So no comparison of chips needs a tolerance.
+
+>>> p = HandState(preset("holdem.limit.2p").replace(blinds=(0.04, 0.02), small_bet=0.04, big_bet=0.08))
+>>> p.unit, p.chips.committed, p.committed, p.to_call
+(0.01, (4, 2), (0.04, 0.02), 0.02)
 
 Rules this engine follows (documented choices):
 
@@ -46,7 +60,9 @@ Rules this engine follows (documented choices):
 """
 from __future__ import annotations
 
+import functools
 import math
+from dataclasses import dataclass
 from typing import Callable, Optional, Sequence
 
 from cbr.errors import GameError
@@ -56,11 +72,81 @@ from cbr.game.gamedef import BOARD_SIZES, STREETS, GameDef
 from evaluator_ext.cards import card_str
 
 Evaluator = Callable[[Sequence[int]], int]
-_EPS = 1e-9
+#: Chips behind of a player with no stack limit (the view :attr:`HandState.stacks` shows ``inf``).
+_BOTTOMLESS = 1 << 62
+#: The finest unit the engine counts in: 10 ** -_FINEST.
+_FINEST = 6
 
 
 def _fmt(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else f"{x:g}"
+
+
+def _whole(x: float, scale: int) -> Optional[int]:
+    """``x`` in chips of ``1 / scale`` when that is a whole number, else None. The one place
+    money meets chips: a decimal amount read from text is not exact in binary (0.07 is
+    7.000000000000001 cents), so it is whole when it is within a billionth (relative) of a
+    whole number of chips; chips themselves are ints and compared exactly."""
+    v = x * scale
+    if not math.isfinite(v):
+        return None
+    r = round(v)
+    return int(r) if abs(v - r) <= 1e-9 * max(1.0, abs(v)) else None
+
+
+def chip_scale(amounts: Sequence[float]) -> int:
+    """Chips per unit of money: the smallest of 1, 10, 100, ... 10**6 that makes every
+    amount a whole number of chips (``None`` and ``inf``, no stack limit, are left out);
+    raises :class:`GameError` when there is none (``nan`` included).
+
+    >>> chip_scale([10, 5, 20]), chip_scale([0.02, 0.04, 1.37]), chip_scale([0.5, 3])
+    (1, 100, 10)
+    """
+    finite = [float(a) for a in amounts if a is not None and a != math.inf]
+    for k in range(_FINEST + 1):
+        if all(_whole(a, 10 ** k) is not None for a in finite):
+            return 10 ** k
+    bad = next(a for a in finite if _whole(a, 10 ** _FINEST) is None)
+    raise GameError(f"chip amount {bad!r} is not a whole number of chips of {10.0 ** -_FINEST:g}")
+
+
+_SCALES: dict[tuple, int] = {}
+
+
+def _hand_scale(game: GameDef, start: tuple[float, ...], posted: tuple[float, ...]) -> int:
+    """:func:`chip_scale` of a hand's amounts (memoised: a log repeats a few layouts)."""
+    key = (game.blinds, game.antes, game.small_bet, game.big_bet, game.stack, start, posted)
+    scale = _SCALES.get(key)
+    if scale is None:
+        scale = chip_scale([*game.blinds, *game.antes, game.small_bet, game.big_bet, game.stack, *start, *posted])
+        if len(_SCALES) > 10_000:
+            _SCALES.clear()
+        _SCALES[key] = scale
+    return scale
+
+
+@functools.lru_cache(maxsize=1024)
+def _game_chips(game: GameDef, scale: int) -> tuple[tuple[int, ...], int, tuple[int, ...], tuple[int, ...]]:
+    """The game's bets per street, big blind, blinds and antes in chips of ``1 / scale``."""
+    def chips(x: float) -> int:
+        c = _whole(x, scale)
+        assert c is not None        # scale makes every amount of the game whole
+        return c
+    return (tuple(chips(game.bet_size(s)) for s in range(4)), chips(game.big_blind),
+            tuple(chips(b) for b in game.blinds), tuple(chips(a) for a in game.antes))
+
+
+@dataclass(frozen=True)
+class Chips:
+    """The table in whole chips of the hand's unit (:attr:`HandState.chips`): ``committed``
+    this street and ``total`` over the hand per position, the ``pot``, the ``level`` a call
+    matches, and each position's chips ``behind`` (None: no stack limit)."""
+
+    committed: tuple[int, ...]
+    total: tuple[int, ...]
+    pot: int
+    level: int
+    behind: tuple[Optional[int], ...]
 
 
 def button_position(game: GameDef) -> int:
@@ -133,9 +219,12 @@ class HandState:
         if any(s < 0 for s in start):
             raise GameError(f"stacks cannot be negative: {list(stacks)}")
         self.starting_stacks: tuple[float, ...] = tuple(start)
-        blinds = game.blinds if posted is None else tuple(float(b) for b in posted)
-        if len(blinds) != n or any(b < 0 for b in blinds):
-            raise GameError(f"posted blinds need {n} non-negative amounts, got {list(blinds)}")
+        money = game.blinds if posted is None else tuple(float(b) for b in posted)
+        if len(money) != n or any(b < 0 for b in money):
+            raise GameError(f"posted blinds need {n} non-negative amounts, got {list(money)}")
+        self._scale = _hand_scale(game, tuple(start), money)
+        self._bets, self._big_blind, game_blinds, antes = _game_chips(game, self._scale)
+        blinds = game_blinds if posted is None else [self._to_chips(b) for b in money]
         self.board: tuple[int, ...] = ()
         self.hole_cards: list[Optional[tuple[int, int]]] = [None] * n
         if hole_cards is not None:
@@ -145,18 +234,19 @@ class HandState:
                 if h is not None:
                     self.set_hole_cards(p, h)
 
-        self._left = list(start)                       # chips behind
-        self._committed = [0.0] * n                    # this street
-        self._total = [0.0] * n                        # whole hand
+        # chips behind (whole chips of the unit; _BOTTOMLESS: no limit)
+        self._left = [_BOTTOMLESS if s == math.inf else self._to_chips(s) for s in start]
+        self._committed = [0] * n                      # this street
+        self._total = [0] * n                          # whole hand
         self._folded = [False] * n
         self._all_in = [False] * n
-        self._antes = [self._put(p, game.antes[p], street=False) for p in range(n)]  # dead money
+        self._antes = [self._put(p, antes[p], street=False) for p in range(n)]  # dead money
         for p in range(n):
             self._put(p, blinds[p])
             if self._left[p] <= 0:
                 self._all_in[p] = True
         # The pre-flop bet opens at the full blind even when its poster is all-in for less.
-        opening = max([*self._committed, *(max(game.blinds[p], blinds[p]) for p in range(n)
+        opening = max([*self._committed, *(max(game_blinds[p], blinds[p]) for p in range(n)
                                             if self._all_in[p] and blinds[p] > 0)])
         self._blind_bet = 1 if max(blinds) > 0 else 0  # the big blind counts as the first bet pre-flop
         self.street = 0
@@ -169,15 +259,24 @@ class HandState:
         self._reset_round()
         self._level = opening
         # set while the bet level is a short blind's full amount that no one has matched yet
-        self._short_blind = opening > max(self._committed) + _EPS
+        self._short_blind = opening > max(self._committed)
         self._start_round()
 
     # ---------------------------------------------------------------- internals
-    def _put(self, p: int, chips: float, street: bool = True) -> float:
+    def _to_chips(self, x: float) -> int:
+        chips = _whole(float(x), self._scale)
+        if chips is None:
+            raise GameError(f"{_fmt(float(x))} is not a whole number of chips of {self.unit:g}")
+        return chips
+
+    def _money(self, chips: int) -> float:
+        return chips / self._scale
+
+    def _put(self, p: int, chips: int, street: bool = True) -> int:
         pay = min(chips, self._left[p])
         self._left[p] -= pay
-        if self._left[p] <= _EPS:
-            self._left[p] = 0.0
+        if self._left[p] <= 0:
+            self._left[p] = 0
             if chips > 0 or pay > 0:
                 self._all_in[p] = True
         if street:
@@ -190,9 +289,9 @@ class HandState:
         self._acted = [False] * n
         self._closed = [False] * n        # acted before an incomplete raise: may not raise
         self._raises = 0
-        self._short_sum = 0.0
-        self._level = 0.0
-        self._last_raise = self.game.big_blind   # no-limit minimum raise increment
+        self._short_sum = 0
+        self._level = 0
+        self._last_raise = self._big_blind       # no-limit minimum raise increment
         start = self.game.first_to_act[self.street]
         self._order = tuple(p for p in ((start + i) % n for i in range(n)) if not self._folded[p])
 
@@ -202,7 +301,7 @@ class HandState:
     def _owes_action(self, p: int, bettors: int) -> bool:
         if not self._can_bet(p):
             return False
-        if self._committed[p] < self._level - _EPS:
+        if self._committed[p] < self._level:
             return not self._short_blind or self._contested(p)
         return not self._acted[p] and bettors >= 2
 
@@ -210,7 +309,7 @@ class HandState:
         """Whether another live player can put in more than ``p`` already has (if not, ``p``
         needs no action: nothing he adds could be called)."""
         mine = self._committed[p]
-        return any(q != p and not self._folded[q] and self._committed[q] + self._left[q] > mine + _EPS
+        return any(q != p and not self._folded[q] and self._committed[q] + self._left[q] > mine
                    for q in range(self.n_players))
 
     def _next_to_act(self, after: int, opening: bool = False) -> Optional[int]:
@@ -229,9 +328,9 @@ class HandState:
         # more behind than he has already matched) is not asked to act, as in pokerkit.
         live_totals = sorted(self._committed[p] + self._left[p] for p in range(self.n_players)
                              if not self._folded[p])
-        second = live_totals[-2] if len(live_totals) > 1 else 0.0
+        second = live_totals[-2] if len(live_totals) > 1 else 0
         for p in range(self.n_players):
-            if self._can_bet(p) and min(self._left[p], second - self._committed[p]) <= _EPS:
+            if self._can_bet(p) and min(self._left[p], second - self._committed[p]) <= 0:
                 self._acted[p] = True
         first = self.game.first_to_act[self.street]
         self.to_act = self._next_to_act(first - 1, opening=True)
@@ -265,23 +364,38 @@ class HandState:
         return tuple(self._acted)
 
     @property
+    def unit(self) -> float:
+        """The value of one chip in the game's money (1.0, or 0.01 for cents; see the module)."""
+        return 1 / self._scale
+
+    @property
+    def chips(self) -> Chips:
+        """The table in whole chips of :attr:`unit` (the engine's own numbers)."""
+        return Chips(tuple(self._committed), tuple(self._total), sum(self._total), self._level,
+                     tuple(None if s == math.inf else left for s, left in zip(self.starting_stacks, self._left)))
+
+    @property
     def committed(self) -> tuple[float, ...]:
         """Chips put in on this street (blinds included)."""
-        return tuple(self._committed)
+        s = self._scale
+        return tuple(c / s for c in self._committed)
 
     @property
     def total_committed(self) -> tuple[float, ...]:
         """Chips put in over the whole hand (antes and blinds included)."""
-        return tuple(self._total)
+        s = self._scale
+        return tuple(c / s for c in self._total)
 
     @property
     def stacks(self) -> tuple[float, ...]:
         """Chips each position still has behind (``inf`` when unlimited)."""
-        return tuple(self._left)
+        s = self._scale
+        return tuple(math.inf if start == math.inf else left / s
+                     for start, left in zip(self.starting_stacks, self._left))
 
     @property
     def pot(self) -> float:
-        return float(sum(self._total))
+        return sum(self._total) / self._scale
 
     @property
     def order(self) -> tuple[int, ...]:
@@ -301,14 +415,14 @@ class HandState:
     @property
     def bet_level(self) -> float:
         """The highest commitment on this street (what a call matches)."""
-        return self._level
+        return self._level / self._scale
 
     @property
     def to_call(self) -> float:
         """Chips the player to act must add to call (0 when no one is to act)."""
         if self.to_act is None:
             return 0.0
-        return max(0.0, self._level - self._committed[self.to_act])
+        return max(0, self._level - self._committed[self.to_act]) / self._scale
 
     @property
     def button(self) -> int:
@@ -326,7 +440,7 @@ class HandState:
         p = self.to_act
         assert p is not None
         target = self._full_raise_to()
-        return min(target, self._committed[p] + self._left[p])
+        return min(target, self._committed[p] + self._left[p]) / self._scale
 
     def max_raise_to(self) -> Optional[float]:
         """Largest legal ``r`` amount (street total): all-in in no-limit, the fixed raise in limit."""
@@ -335,19 +449,21 @@ class HandState:
         p = self.to_act
         assert p is not None
         if self.game.betting == "limit":
-            return min(self._full_raise_to(), self._committed[p] + self._left[p])
-        return self._committed[p] + self._left[p]
+            return min(self._full_raise_to(), self._committed[p] + self._left[p]) / self._scale
+        if self.starting_stacks[p] == math.inf:
+            return math.inf
+        return (self._committed[p] + self._left[p]) / self._scale
 
-    def _full_raise_to(self) -> float:
+    def _full_raise_to(self) -> int:
         if self.game.betting == "limit":
-            return self._level + self.game.bet_size(self.street)
-        return self._level + max(self._last_raise, self.game.big_blind)
+            return self._level + self._bets[self.street]
+        return self._level + max(self._last_raise, self._big_blind)
 
     def legal_actions(self) -> str:
         """The legal kinds for the player to act: a subset of ``"fcr"`` in that order."""
         if self.to_act is None:
             return ""
-        out = "f" if self.to_call > _EPS else ""
+        out = "f" if self.to_call > 0 else ""
         out += "c"
         if self._raise_blocker() is None:
             out += "r"
@@ -372,13 +488,13 @@ class HandState:
         cap = self.game.raise_cap[self.street]
         if self._raises >= cap:
             return f"the {STREETS[self.street]} is capped ({cap} raises already made)"
-        if self._left[p] <= self._level - self._committed[p] + _EPS:
-            return (f"{_fmt(self._left[p])} chips left do not cover more than the "
-                    f"{_fmt(self._level - self._committed[p])} to call; call all-in instead")
+        if self._left[p] <= self._level - self._committed[p]:
+            return (f"{_fmt(self._money(self._left[p]))} chips left do not cover more than the "
+                    f"{_fmt(self._money(self._level - self._committed[p]))} to call; call all-in instead")
         if self._closed[p]:
             return ("an all-in for less than a full raise does not reopen the betting "
                     "for a player who already acted")
-        if not any(q != p and not self._folded[q] and self._committed[q] + self._left[q] > self._level + _EPS
+        if not any(q != p and not self._folded[q] and self._committed[q] + self._left[q] > self._level
                    for q in range(self.n_players)):
             return "every other player has folded or is all-in, so no one could call"
         return None
@@ -394,14 +510,14 @@ class HandState:
         p = self.to_act
         assert p is not None
         if kind == "f":
-            if self.to_call <= _EPS:
+            if self.to_call <= 0:
                 raise GameError("cannot fold: nothing to call, check instead")
         elif kind == "c":
             if self.game.betting == "nolimit" and amount is not None:
                 expect = min(self._level, self._committed[p] + self._left[p])
-                if abs(float(amount) - expect) > 1e-6:
+                if _whole(float(amount), self._scale) != expect:
                     raise GameError(f"cannot call to {_fmt(float(amount))}: a call brings "
-                                    f"position {p} to {_fmt(expect)} on this street")
+                                    f"position {p} to {_fmt(self._money(expect))} on this street")
         elif kind == "r":
             blocker = self._raise_blocker()
             if blocker:
@@ -410,18 +526,22 @@ class HandState:
                 if amount is None:
                     raise GameError("cannot raise: a no-limit raise needs an amount "
                                     "(the actor's total on this street after the raise)")
-                amount = float(amount)
+                money = float(amount)
+                to = _whole(money, self._scale)
+                if to is None:
+                    raise GameError(f"cannot raise to {_fmt(money)}: not a whole number of chips "
+                                    f"of {self.unit:g}")
                 all_in_to = self._committed[p] + self._left[p]
-                if amount > all_in_to + 1e-6:
-                    raise GameError(f"cannot raise to {_fmt(amount)}: position {p} has only "
-                                    f"{_fmt(all_in_to)} in total on this street (all-in)")
-                if amount <= self._level + _EPS:
-                    raise GameError(f"cannot raise to {_fmt(amount)}: that does not exceed the "
-                                    f"current bet of {_fmt(self._level)}")
+                if to > all_in_to:
+                    raise GameError(f"cannot raise to {_fmt(money)}: position {p} has only "
+                                    f"{_fmt(self._money(all_in_to))} in total on this street (all-in)")
+                if to <= self._level:
+                    raise GameError(f"cannot raise to {_fmt(money)}: that does not exceed the "
+                                    f"current bet of {_fmt(self._money(self._level))}")
                 min_to = self._full_raise_to()
-                if amount < min_to - 1e-6 and abs(amount - all_in_to) > 1e-6:
-                    raise GameError(f"cannot raise to {_fmt(amount)}: the minimum raise is to "
-                                    f"{_fmt(min_to)} unless all-in")
+                if to < min_to and to != all_in_to:
+                    raise GameError(f"cannot raise to {_fmt(money)}: the minimum raise is to "
+                                    f"{_fmt(self._money(min_to))} unless all-in")
         else:
             raise GameError(f"unknown action kind {kind!r}; expected 'f', 'c' or 'r'")
 
@@ -468,7 +588,7 @@ class HandState:
         self._folded[position] = True
         action = Action(self.street, position, "f")
         self.actions.append(action)
-        if sum(not f for f in self._folded) == 1:
+        if self._folded.count(False) == 1:
             self.to_act = None
             self.is_over = True
             self.needs_board = False
@@ -493,24 +613,24 @@ class HandState:
             level = self._level
             if self.game.betting == "limit":
                 target = self._full_raise_to()
-                full_step = self.game.bet_size(street)
+                full_step = self._bets[street]
             else:
-                target = float(amount)  # type: ignore[arg-type]
-                full_step = max(self._last_raise, self.game.big_blind)
+                target = self._to_chips(amount)  # type: ignore[arg-type]
+                full_step = max(self._last_raise, self._big_blind)
             self._put(p, target - self._committed[p])
             new = self._committed[p]
             self._raises += 1
             step = new - level
-            if step >= full_step - 1e-6:
+            if step >= full_step:
                 if self.game.betting == "nolimit":
                     self._last_raise = step
                 self._closed = [False] * n
-                self._short_sum = 0.0
+                self._short_sum = 0
             else:  # short all-in: no reopening for those who already acted
                 self._short_sum += step
-                if self._short_sum >= full_step - 1e-6:
+                if self._short_sum >= full_step:
                     self._closed = [False] * n
-                    self._short_sum = 0.0
+                    self._short_sum = 0
                 else:
                     for q in range(n):
                         if q != p and self._acted[q]:
@@ -518,17 +638,17 @@ class HandState:
             self._level = new
             self._acted = [False] * n
             if self.game.betting == "nolimit":
-                token = "r" + _fmt(self._total[p])
-        if self._short_blind and self._committed[p] >= self._level - _EPS:
+                token = "r" + _fmt(self._money(self._total[p]))
+        if self._short_blind and self._committed[p] >= self._level:
             self._short_blind = False
         self._acted[p] = True
         self._streets_history[-1] += token
         amt = None
         if self.game.betting == "nolimit" and kind != "f":
-            amt = self._committed[p]
+            amt = self._money(self._committed[p])
         action = Action(street, p, kind, amt, all_in=kind != "f" and self._all_in[p])  # type: ignore[arg-type]
         self.actions.append(action)
-        if sum(not f for f in self._folded) == 1:
+        if self._folded.count(False) == 1:
             self.to_act = None
             self.is_over = True
             self.needs_board = False
@@ -581,7 +701,7 @@ class HandState:
         self.board += new
         self.street += 1
         self.needs_board = False
-        self._committed = [0.0] * self.n_players
+        self._committed = [0] * self.n_players
         self._streets_history.append("")
         self._short_blind = False
         self._reset_round()
@@ -602,7 +722,7 @@ class HandState:
             committed=self.committed, total_committed=self.total_committed,
             previous_round_bets=self.previous_round_bets, legal=self.legal_actions(),
             hand_id=self.hand_id, source=self.source, history=self.history,
-            bet_level=self._level if self._short_blind else None,
+            bet_level=self._money(self._level) if self._short_blind else None,
         )
 
     def pots(self) -> list[tuple[float, tuple[int, ...]]]:
@@ -612,19 +732,22 @@ class HandState:
         win, and the side pots are layered by blinds and bets only (as pokerkit does for
         antes it does not trim). So an ante never makes a pot only its payer covers.
         """
+        return [(chips / self._scale, eligible) for chips, eligible in self._pots()]
+
+    def _pots(self) -> list[tuple[int, tuple[int, ...]]]:
         n = self.n_players
         live = [p for p in range(n) if not self._folded[p]]
         bets = [self._total[p] - self._antes[p] for p in range(n)]
-        levels = sorted({b for b in bets if b > _EPS})
-        dead = float(sum(self._antes))
-        out: list[tuple[float, tuple[int, ...]]] = [(dead, tuple(live))] if dead > 0 else []
-        prev = 0.0
+        levels = sorted({b for b in bets if b > 0})
+        dead = sum(self._antes)
+        out: list[tuple[int, tuple[int, ...]]] = [(dead, tuple(live))] if dead > 0 else []
+        prev = 0
         for lvl in levels:
             chips = sum(min(b, lvl) - min(b, prev) for b in bets)
-            eligible = tuple(p for p in live if bets[p] >= lvl - _EPS)
+            eligible = tuple(p for p in live if bets[p] >= lvl)
             if not eligible:  # chips only folded players reached: to the deepest live player
                 top = max(bets[p] for p in live)
-                eligible = tuple(p for p in live if bets[p] >= top - _EPS)
+                eligible = tuple(p for p in live if bets[p] >= top)
             if out and out[-1][1] == eligible:
                 out[-1] = (out[-1][0] + chips, eligible)
             else:
@@ -637,11 +760,13 @@ class HandState:
 
         A showdown needs five board cards and the hole cards of every player not folded;
         ``evaluate`` (7 cards -> int, larger is better) defaults to ``evaluator_ext.evaluate``.
+        A split pot is divided in whole chips of :attr:`unit` (the odd chips to the first
+        winner left of the button).
         """
         if not self.is_over:
             raise GameError("payoffs are only known once the hand is over")
         n = self.n_players
-        won = [0.0] * n
+        won = [0] * n
         live = [p for p in range(n) if not self._folded[p]]
         strength: dict[int, int] = {}
         if len(live) > 1:
@@ -653,23 +778,18 @@ class HandState:
             ev = evaluate or _default_evaluate
             for p in live:
                 strength[p] = ev(tuple(self.hole_cards[p]) + self.board)  # type: ignore[arg-type]
-        integral = all(float(t).is_integer() for t in self._total)
         seat_order = [(self.button + 1 + i) % n for i in range(n)]
-        for chips, eligible in self.pots():
+        for chips, eligible in self._pots():
             if len(eligible) == 1:
                 won[eligible[0]] += chips
                 continue
             best = max(strength[p] for p in eligible)
             winners = [p for p in seat_order if p in eligible and strength[p] == best]
-            if integral:
-                share, odd = divmod(int(round(chips)), len(winners))
-                for w in winners:
-                    won[w] += share
-                won[winners[0]] += odd
-            else:
-                for w in winners:
-                    won[w] += chips / len(winners)
-        return tuple(won[p] - self._total[p] for p in range(n))
+            share, odd = divmod(chips, len(winners))
+            for w in winners:
+                won[w] += share
+            won[winners[0]] += odd
+        return tuple((won[p] - self._total[p]) / self._scale for p in range(n))
 
     def copy(self) -> "HandState":
         """An independent copy (for look-ahead: act on the copy, the original is untouched)."""

@@ -5,6 +5,8 @@
 ``/`` between rounds; limit raises are a bare ``r``, no-limit raises ``rN`` = raise *to*
 N chips in the whole hand (converted here to the actor's total on the street). The
 players are listed in this hand's positions (ACPC order), so positions need no mapping.
+The betting is played on :class:`~cbr.game.state.HandState`, the one betting engine: this
+reader splits the tokens and words the faults of a log (turn order, caps, minimum raises).
 
 The game comes from, in order of precedence: a ``# game: {json}`` comment (written by
 our own match runner), the ``# name/game/hands/seed`` header's game file
@@ -42,9 +44,10 @@ import os
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Optional
 
-from cbr.errors import CBRError, LogFormatError
+from cbr.errors import CBRError, GameError, LogFormatError
 from cbr.game.actions import Action
 from cbr.game.gamedef import BOARD_SIZES, MAX_SEATS, PRESETS, STREET_OF_BOARD, STREETS, GameDef, standard_table
+from cbr.game.state import HandState
 from cbr.logs.output import LogFile, WriterBase
 from cbr.logs.record import HandRecord, ParseIssue
 from cbr.logs.source import read_log_text
@@ -130,126 +133,94 @@ def _action(street: int, p: int, kind: str, amount: Optional[float] = None, all_
     return a
 
 
-_plain = _action   # limit actions and folds: no amount
+
+
+# Board cards dealt to the betting-only table of :func:`_betting_actions` (it knows no hole
+# cards, so any distinct cards do; the record keeps the log's board).
+_NO_BOARD = {1: (0, 1, 2), 2: (3,), 3: (4,)}
 
 
 def _betting_actions(game: GameDef, betting: str) -> tuple[tuple[Action, ...], int, bool]:
-    n = game.n_players
-    limit = game.betting == "limit"
-    stack = None if limit or not game.stack else float(game.stack)
-    total = list(game.blinds)
-    street_c = list(game.blinds)
-    folded = [False] * n
-    all_in = [False] * n
-    if stack is not None:
-        all_in = [t >= stack for t in total]
-    live = n
-    free_n = n - sum(all_in)          # players not folded and not all-in
+    """The betting string played on a :class:`~cbr.game.state.HandState` (the one betting
+    engine): this reader only splits the tokens and words the log's faults."""
     rounds = betting.split("/")
     if len(rounds) > 4:
         raise _BadHand("more than four betting rounds")
+    state = HandState(game)
+    limit = game.betting == "limit"
     out: list[Action] = []
     append = out.append
-    actions = _ACTIONS
-    to_act = 0
     for street, rnd in enumerate(rounds):
         if street:
-            if live <= 1:
+            if state.folded.count(False) <= 1:
                 raise _BadHand("betting goes on after all but one player folded")
-            street_c = [0.0] * n
-        bet = max(street_c)
-        raises = 0
-        cap = game.raise_cap[street]
-        size = game.small_bet if street < 2 else game.big_bet
-        # players who must still act this round (none when one player alone has matched)
-        to_act = free_n
-        if free_n == 1:
-            q = next(q for q in range(n) if not folded[q] and not all_in[q])
-            if street_c[q] >= bet:
-                to_act = 0
-        p = game.first_to_act[street]
+            state.deal_board(_NO_BOARD[street])
         i, length = 0, len(rnd)
         while i < length:
-            if to_act <= 0 or live <= 1:
+            if state.to_act is None:
                 raise _BadHand(f"action {rnd[i]!r} on the {STREETS[street]} after the betting round was over")
-            while folded[p] or all_in[p]:
-                p = p + 1 if p + 1 < n else 0
             ch = rnd[i]
             i += 1
-            if ch == "c":
+            amount: Optional[float] = None
+            if ch == "f":
+                # a fold with nothing to call is a player leaving (replay flags it)
+                a = state.fold_out()
+                append(_ACTIONS.get((street, a.position, "f", None, False)) or _action(street, a.position, "f"))
+                continue
+            if ch == "r":
+                j = i
+                while j < length and (rnd[j].isdigit() or rnd[j] == "."):
+                    j += 1
                 if limit:
-                    total[p] += bet - street_c[p]
-                    street_c[p] = bet
-                    a = actions.get((street, p, "c", None, False)) or _action(street, p, "c")
-                else:
-                    new = bet
-                    ai = False
-                    if stack is not None and total[p] - street_c[p] + new >= stack:
-                        new = stack - (total[p] - street_c[p])
-                        ai = all_in[p] = True
-                        free_n -= 1
-                    total[p] += new - street_c[p]
-                    street_c[p] = new
-                    a = _action(street, p, "c", float(new), ai)
-                append(a)
-                to_act -= 1
-            elif ch == "f":
-                folded[p] = True
-                live -= 1
-                free_n -= 1
-                append(actions.get((street, p, "f", None, False)) or _action(street, p, "f"))
-                to_act -= 1
-            elif ch == "r":
-                raises += 1
-                if limit:
-                    if i < length and (rnd[i].isdigit() or rnd[i] == "."):
-                        j = i
-                        while j < length and (rnd[j].isdigit() or rnd[j] == "."):
-                            j += 1
+                    if j > i:
                         raise _BadHand(f"raise with an amount ({rnd[i - 1:j]}) in a limit game")
-                    if raises > cap:
+                    cap = game.raise_cap[street]
+                    if state.raises >= cap:
                         raise _BadHand(f"more than {cap} raises on the {STREETS[street]} (cap {cap})")
-                    new = bet + size
-                    total[p] += new - street_c[p]
-                    street_c[p] = bet = new
-                    append(actions.get((street, p, "r", None, False)) or _action(street, p, "r"))
-                    to_act = free_n - 1       # everyone else who can still bet must answer
                 else:
-                    j = i
-                    while j < length and (rnd[j].isdigit() or rnd[j] == "."):
-                        j += 1
-                    if j == i:
-                        raise _BadHand("no-limit raise without an amount")
-                    try:
-                        to = float(rnd[i:j])
-                    except ValueError:
-                        raise _BadHand(f"bad raise amount {rnd[i:j]!r}") from None
+                    amount = _raise_to(state, rnd[i:j])
                     i = j
-                    new = to - (total[p] - street_c[p])
-                    if new <= bet:
-                        raise _BadHand(f"raise to {to:g} is not above the bet to call")
-                    if stack is not None and to > stack:
-                        raise _BadHand(f"raise to {to:g} is more than the stack of {stack:g}")
-                    ai = stack is not None and to >= stack
-                    if ai:
-                        all_in[p] = True
-                        free_n -= 1
-                    total[p] += new - street_c[p]
-                    street_c[p] = bet = new
-                    append(_action(street, p, "r", float(new), ai))
-                    to_act = free_n if ai else free_n - 1
-            else:
+            elif ch != "c":
                 raise _BadHand(f"unknown action {ch!r} in betting {betting!r}")
-            p = p + 1 if p + 1 < n else 0
-        if to_act > 0 and live > 1:
+            try:
+                a = state.act(ch, amount)
+            except GameError as exc:
+                raise _BadHand(f"action {ch!r} on the {STREETS[street]}: {exc}") from None
+            append(_ACTIONS.get((street, a.position, a.kind, a.amount, a.all_in))
+                   or _action(street, a.position, a.kind, a.amount, a.all_in))
+        if state.to_act is not None:
             if street == len(rounds) - 1:
                 raise _BadHand(f"the hand stops in the middle of the {STREETS[street]} betting (truncated?)")
             raise _BadHand(f"the {STREETS[street]} betting round ends before every player has acted")
     last = len(rounds) - 1
-    settled = live <= 1 or free_n <= 1
+    free = sum(not f and not ai for f, ai in zip(state.folded, state.all_in))
+    settled = state.folded.count(False) <= 1 or free <= 1
     if not settled and last < 3:
         raise _BadHand(f"betting stops after the {STREETS[last]} with players still betting (truncated?)")
     return tuple(out), last, settled
+
+
+def _raise_to(state: HandState, text: str) -> float:
+    """The street total of a no-limit ``r<text>`` (ACPC: raise *to* ``text`` in the whole hand)
+    for the player to act; raises _BadHand for an amount the log cannot mean."""
+    if not text:
+        raise _BadHand("no-limit raise without an amount")
+    try:
+        to = float(text)
+    except ValueError:
+        raise _BadHand(f"bad raise amount {text!r}") from None
+    p = state.to_act
+    assert p is not None
+    new = to - (state.total_committed[p] - state.committed[p])
+    if new <= state.bet_level:
+        raise _BadHand(f"raise to {to:g} is not above the bet to call")
+    stack = state.starting_stacks[p]
+    if to > stack:
+        raise _BadHand(f"raise to {to:g} is more than the stack of {stack:g}")
+    least = state.min_raise_to()
+    if least is not None and new < least:
+        raise _BadHand(f"raise to {to:g} is less than the minimum raise, to {to - new + least:g} (unless all-in)")
+    return new
 
 
 def _parse_game_header(line: str, source: str = "") -> Optional[GameDef]:

@@ -1,5 +1,5 @@
 """Where output goes: the one output-path rule of every command, and the plumbing the log
-writers share (the :class:`HandLogWriter` protocol, the log file, :func:`open_log`).
+writers share (the :class:`HandLogWriter` protocol, the log file, the context manager).
 
 The rule (:func:`check_output_path`), the same for every ``-o/--out/--log`` of ``cbr``:
 
@@ -18,7 +18,8 @@ A log is written under a temporary name beside the target and moved into place w
 is closed without an error (:class:`cbr.store.durable.AtomicFile`), so a crash never
 leaves a half-written log (a failed run leaves no log). The writers themselves live with
 the readers of their format: :class:`cbr.logs.acpc.AcpcLogWriter`,
-:class:`cbr.logs.phh.PhhLogWriter`.
+:class:`cbr.logs.phh.PhhLogWriter`; :func:`cbr.logs.writers.open_log` picks one by format name
+(this module sits below the formats and imports none of them).
 
 >>> import tempfile
 >>> d = Path(tempfile.mkdtemp())
@@ -35,22 +36,13 @@ import errno
 import os
 import stat
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Optional, Protocol
+from typing import IO, Optional, Protocol
 
 from cbr.errors import LogFormatError, OutputPathError
-from cbr.game.gamedef import GameDef
 from cbr.logs.record import HandRecord
 from cbr.store.durable import AtomicFile
 
-if TYPE_CHECKING:  # pragma: no cover
-    from cbr.logs.acpc import AcpcLogWriter
-    from cbr.logs.phh import PhhLogWriter
-
-__all__ = ["HandLogWriter", "LogFile", "WriterBase", "check_output_path", "first_non_folder", "open_log",
-           "LOG_FORMATS"]
-
-#: The formats :func:`open_log` writes.
-LOG_FORMATS = ("acpc", "phh")
+__all__ = ["HandLogWriter", "LogFile", "WriterBase", "check_output_path", "first_non_folder"]
 
 
 class HandLogWriter(Protocol):
@@ -229,26 +221,3 @@ class WriterBase:
 
     def abort(self) -> None:  # pragma: no cover - overridden
         raise NotImplementedError
-
-
-def open_log(path: str | os.PathLike[str], fmt: str = "acpc", game: GameDef | None = None, *,
-             overwrite: bool = False, make_parents: bool = False) -> "AcpcLogWriter | PhhLogWriter":
-    """A writer for ``fmt`` (``acpc`` or ``phh``); raises :class:`~cbr.errors.LogFormatError`
-    (a ``ValueError``) for other formats.
-
-    What ``cbr match --log`` and ``cbr serve-dealer --log`` use, with the command line's
-    path rule (checked here, before any hand is played; see :func:`check_output_path`): a
-    new name in an existing folder (missing folders are not created unless
-    ``make_parents``), an existing regular file only with ``overwrite``, or a named pipe
-    (written through); a symbolic link, a device, a socket or a path under a regular file
-    is refused with :class:`~cbr.errors.OutputPathError`.
-    """
-    if fmt == "acpc":
-        from cbr.logs.acpc import AcpcLogWriter
-
-        return AcpcLogWriter(path, game, overwrite=overwrite, make_parents=make_parents)
-    if fmt == "phh":
-        from cbr.logs.phh import PhhLogWriter
-
-        return PhhLogWriter(path, overwrite=overwrite, make_parents=make_parents)
-    raise LogFormatError(f"unknown log format {fmt!r}; known: {', '.join(LOG_FORMATS)}")

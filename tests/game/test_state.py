@@ -394,3 +394,50 @@ def test_copy_is_independent() -> None:
     t = s.copy()
     t.act("r")
     assert s.history == "" and t.history == "r" and s.to_act == 2 and t.to_act == 0
+
+
+# ---- integer chips (issue 34) ---------------------------------------------------------
+
+CENTS3 = standard_table("cents3", 3, (0.05, 0.1), 0.1, 0.2)    # a $0.10/$0.20 table
+
+
+def test_cents_are_counted_in_whole_chips_and_shown_exactly():
+    """A stack of $0.30 that calls $0.20 has $0.10 behind, not 0.09999999999999998, and a
+    flop bet of $0.10 puts it all in, with no tolerance anywhere."""
+    s = HandState(CENTS3, stacks=[1.0, 0.7, 0.3])
+    assert s.unit == 0.01 and s.chips.committed == (5, 10, 0) and s.chips.behind == (95, 60, 30)
+    play(s, "rfc")
+    assert s.stacks == (0.95, 0.5, 0.1) and s.total_committed == (0.05, 0.2, 0.2) and s.pot == 0.45
+    s.deal_board(C("2c3d4h"))
+    play(s, "rc")
+    assert s.all_in == (False, False, True) and s.stacks == (0.95, 0.4, 0.0)
+    assert s.total_committed == (0.05, 0.3, 0.3) and s.chips.total == (5, 30, 30) and s.chips.pot == 65
+
+
+def test_the_unit_is_the_coarsest_that_makes_every_amount_whole():
+    assert HandState(preset("holdem.limit.2p")).unit == 1.0
+    assert HandState(preset("holdem.limit.2p"), stacks=[1000, 999.5]).unit == 0.1
+    assert HandState(CENTS3).unit == 0.01
+    for stack in (1e-7, math.nan):
+        with pytest.raises(GameError, match="is not a whole number of chips of 1e-06"):
+            HandState(preset("holdem.limit.2p"), stacks=[1000, stack])
+
+
+def test_a_no_limit_amount_between_two_chips_is_refused():
+    s = HandState(preset("holdem.nolimit.6p"))
+    assert not s.can("r", 300.5)
+    with pytest.raises(GameError, match=r"cannot raise to 300.5: not a whole number of chips of 1"):
+        s.act("r", 300.5)
+    assert s.act("r", 300.0).amount == 300.0 and s.chips.level == 300
+
+
+def test_a_split_pot_in_cents_gives_the_odd_cent_to_the_first_winner_left_of_the_button():
+    g = standard_table("cents2", 2, (0.01, 0.02), 0.02, 0.04).replace(antes=(0.01, 0.0))
+    s = HandState(g, hole_cards=[C("2c3d"), C("2d3c")])   # the same hand: the pot is split
+    play(s, "cc")
+    for b in ("AhKhQs", "8d", "7c"):
+        s.deal_board(C(b))
+        play(s, "cc")
+    assert s.pot == 0.05 and s.chips.pot == 5 and s.chips.total == (3, 2)
+    # 5 cents split two ways: 3 to position 1 (left of the button, position 0), 2 to position 0
+    assert s.payoffs(ev7) == (-0.01, 0.01)

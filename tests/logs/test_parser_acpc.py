@@ -11,7 +11,7 @@ from cbr.errors import LogFormatError
 from cbr.game import preset
 from cbr.logs.acpc import AcpcParser, betting_actions
 from cbr.logs.record import Action, HandRecord, ParseIssue
-from tests.conftest import shared_path
+from tests.conftest import given, settings, shared_path, st  # hypothesis, or stand-ins that skip without it
 
 
 def _read(path) -> tuple[list[HandRecord], list[ParseIssue]]:
@@ -407,3 +407,58 @@ def test_truncated_last_line_is_reported(tmp_path: Path):
 def test_empty_player_name_is_an_issue():
     _, issues = _text("STATE:1:f:AhKd|2c2d:5|-5:a|\n")
     assert "empty player name" in issues[0].reason
+
+
+# ---- one betting engine: the reader plays the betting on HandState --------------------
+
+def test_a_no_limit_raise_below_the_minimum_is_refused_when_read():
+    """The reader's betting is the rules engine's: a raise the engine refuses (here to 114,
+    14 more than the 100 to call, when the minimum raise is to 200) is a skipped hand with
+    the reason, not a hand replay rejects later."""
+    hands, issues = _text(_NL2_HEADER + "STATE:0:cc/r114f:AhKd|QsQc/2c7d9h:100|-100:a|b\n")
+    assert hands == []
+    assert [i.reason for i in issues] == ["raise to 114 is less than the minimum raise, to 200 (unless all-in)"]
+    # an all-in for less than a full raise (to 150, the minimum is to 200) is allowed
+    acts, last, settled = betting_actions(preset("holdem.nolimit.6p").replace(stack=150), "r150fffcc")
+    assert acts[0] == Action(0, 2, "r", 150.0, True) and settled is True and last == 0
+
+
+def _random_history(game, seed: int):
+    """A HandState played to a random point by legal actions (no-limit raises of random
+    legal sizes) and the ACPC betting string it shows."""
+    import random
+
+    from cbr.game import HandState
+
+    rng = random.Random(seed)
+    s = HandState(game)
+    while not s.is_over and rng.random() > 0.01:
+        if s.needs_board:
+            s.deal_board({0: (0, 1, 2), 1: (3,), 2: (4,)}[s.street])
+            continue
+        kind = rng.choice(s.legal_actions())
+        amount = None
+        if kind == "r" and game.betting == "nolimit":
+            lo, hi = s.min_raise_to(), s.max_raise_to()
+            amount = rng.choice([lo, hi, float(rng.randint(int(lo), int(hi)))])
+        s.act(kind, amount)
+    return s
+
+
+@given(st.integers(0, 10**9), st.sampled_from(["holdem.limit.2p", "holdem.limit.3p", "holdem.nolimit.6p",
+                                               "irc.10-20.9p"]))
+@settings(max_examples=300, deadline=None)
+def test_betting_strings_read_back_as_the_engine_played_them(seed, name):
+    game = preset(name)
+    s = _random_history(game, seed)
+    try:
+        acts, last, settled = betting_actions(game, s.history)
+    except ValueError as exc:          # a history cut before the hand ended
+        assert not s.is_over and "truncated" in str(exc), exc
+        free = sum(not f and not a for f, a in zip(s.folded, s.all_in))
+        assert s.to_act is not None or (free >= 2 and s.street < 3), exc
+        return
+    assert acts == tuple(s.actions)
+    assert last == s.street
+    free = sum(not f and not a for f, a in zip(s.folded, s.all_in))
+    assert settled == (s.folded.count(False) <= 1 or free <= 1)

@@ -9,9 +9,9 @@ import pytest
 from cbr.errors import LogFormatError
 from cbr.game import GameDef, preset
 from cbr.logs.acpc import AcpcLogWriter, acpc_state_line
-from cbr.logs.output import open_log
 from cbr.logs.phh import PhhLogWriter, phh_player_order
 from cbr.logs.record import Action, HandRecord, ParseIssue
+from cbr.logs.writers import open_log
 from cbr.play.match import run_match
 from tests.conftest import require_module
 
