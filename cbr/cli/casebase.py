@@ -127,8 +127,8 @@ def casebase_repair(
     byte for byte, into retained/log-NNNNN.bin.damaged-at-OFFSET beside it (never deleted);
     rewrites a catalog and rebuilds indexes that disagree with the manifest. Interrupted at
     any moment, it leaves the old log or the repaired one. A sound case base is left as it
-    is. Damaged parts cannot be repaired: they are listed (exit 1). The shipped default case
-    base is refused.
+    is. Damaged parts cannot be repaired: they are listed (exit 1). The shipped case bases
+    (default, expert) are refused.
     """
     from cbr.store import resolve_casebase
     from cbr.store.verify import repair_casebase

@@ -17,7 +17,9 @@ the repaired one (and at worst an aside copy to be reused by the next run). It t
 the case base rewrite a catalog that disagrees with the manifest, and rebuilds damaged
 indexes from the cases (both are caches). Damaged parts, manifest or similarity file
 cannot be repaired here: they are reported (the case base is rebuilt from its logs).
-Repairing a sound case base changes nothing; the shipped default case base is refused.
+Repairing a sound case base changes nothing. The shipped case bases (``default`` and
+``expert``, :func:`~cbr.store.is_shipped`) are refused, and only those: in an editable
+install ``./casebases`` is the package's folder, and the case bases made there are repaired.
 
 >>> import tempfile, numpy as np
 >>> from cbr.store import CaseBase, CaseBaseWriter
@@ -264,15 +266,15 @@ def aside_name(log_rel: str, offset: int, n: int = 0) -> str:
 def repair_casebase(path: str | os.PathLike[str]) -> RepairReport:
     """Repair the case base at ``path`` (see the module docstring); returns what was done.
 
-    Raises :class:`CaseBaseError` for the shipped case bases or a read-only directory. A
+    Raises :class:`CaseBaseError` for the shipped case bases (``default``, ``expert``) or a
+    read-only directory. A
     manifest that cannot be read is a problem left (``left``: there is nothing to repair from)."""
-    from cbr.store import PACKAGED_CASEBASES
+    from cbr.store import is_shipped
 
     root = Path(path)
     if not root.is_dir():
         raise CaseBaseError(f"no case base at {root}: the directory does not exist")
-    packaged = PACKAGED_CASEBASES.resolve()
-    if root.resolve() == packaged or packaged in root.resolve().parents:
+    if is_shipped(root):  # only those: in an editable install ./casebases is the package's folder
         raise CaseBaseError(f"{root} is a shipped case base: it is never written to (reinstall the engine if it "
                             f"is damaged)")
     if not os.access(root, os.W_OK):

@@ -400,3 +400,29 @@ def test_a_writer_compacts_from_the_records_it_holds_and_keeps_the_catalog(tmp_p
         assert cb.cases("flop").actions.tolist() == ["c", "r", "f", "f", "c"]
         assert cb.sql("SELECT count(*) FROM cases").fetchall() == [(6,)]
     assert verify_casebase(tmp_path / "cb").sound
+
+
+def test_repair_takes_a_case_base_of_the_clone_s_casebases_folder(logged) -> None:
+    """Issue 35, defect 1: installed editable from the clone (Quickstart 2), ``./casebases``
+    is the package's folder too; repair took every case base in it for a shipped one and
+    refused, while verify told the user to run it. Only ``default`` and ``expert`` are shipped."""
+    from cbr.store import PACKAGED_CASEBASES, SHIPPED_CASEBASES
+
+    assert (REPO / "casebases").resolve() == PACKAGED_CASEBASES.resolve()  # an editable install
+    name = f"test-learned-{os.getpid()}"
+    path = REPO / "casebases" / name
+    shutil.copytree(logged[0], path)
+    try:
+        log = log_path(path)
+        log.write_bytes(log.read_bytes() + b"garbage!")
+        v = cli("casebase", "verify", name)
+        assert v.returncode == 1 and "cbr casebase repair" in v.stderr, v.stderr
+        r = cli("casebase", "repair", name)
+        assert r.returncode == 0 and "shipped" not in r.stderr, r.stdout + r.stderr
+        assert cli("casebase", "verify", name).returncode == 0
+        for shipped in SHIPPED_CASEBASES:  # the shipped ones are still refused, by name and by path
+            for arg in (shipped, str(PACKAGED_CASEBASES / shipped)):
+                r = cli("casebase", "repair", arg)
+                assert r.returncode == 1 and "is a shipped case base" in r.stderr, r.stderr
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
