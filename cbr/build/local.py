@@ -276,8 +276,9 @@ def mixed_games_error(games: Sequence[dict[str, Any]]) -> Optional[str]:
     no-limit hands together. CASPER's features count fixed bets, so no-limit bet sizes are
     lost, and the two games' decisions would answer for each other.
 
-    >>> mixed_games_error([{"name": "holdem.limit.2p", "betting": "limit"}, {"name": "nl6", "betting": "nolimit"}])[:60]
-    'the logs mix games of two kinds, limit (holdem.limit.2p) and '
+    >>> mixed_games_error([{"name": "holdem.limit.2p", "betting": "limit"}, {"name": "nl6", "betting": "nolimit"}]).split(":")[0]
+    'the logs mix games of two kinds, limit (holdem.limit.2p) and no-limit (nl6)'
+    >>> mixed_games_error([{"name": "holdem.limit.2p", "betting": "limit"}, {"name": "casper.9p", "betting": "limit"}])
     """
     kinds: dict[str, list[str]] = {}
     for g in games:

@@ -339,7 +339,9 @@ def _sound_at(data: bytes, pos: int, least_id: int) -> tuple[int, dict[str, Chun
     except ValueError:
         return None
     ids = sorted(int(i) for c_ids, _ in chunks.values() for i in c_ids)
-    if not ids or ids[0] < least_id or ids != list(range(ids[0], ids[0] + len(ids))):
+    if not ids:  # a record of no case (no writer writes one; readers take it)
+        return size, chunks, least_id, 0
+    if ids[0] < least_id or ids != list(range(ids[0], ids[0] + len(ids))):
         return None
     return size, chunks, ids[0], len(ids)
 
@@ -408,10 +410,8 @@ def salvage_log(data: bytes, next_id: int) -> Salvage:
         if what is None:
             out.torn = len(data) - pos
             break
-        if isinstance(what, str):
-            why = what
-        else:
-            why = scan_log(data[pos:pos + what], expected).damage[1]  # type: ignore[index]
+        inner = None if isinstance(what, str) else scan_log(data[pos:pos + what], expected).damage
+        why = what if isinstance(what, str) else inner[1] if inner is not None else "unreadable record"
         q = data.find(MAGIC, pos + 1)
         while q != -1 and _sound_at(data, q, expected) is None:
             q = data.find(MAGIC, q + 1)

@@ -365,7 +365,7 @@ def _repair_log(root: Path, m: Manifest, report: RepairReport) -> None:
                              "cases": run.cases, "why": run.why})
     kept, expected = [], m.next_case_id
     for at, size, chunks in salvage.records:  # sound records as they are; after a gap, with ids run on
-        first = min(int(ids[0]) for ids, _b in chunks.values())
+        first = min((int(ids[0]) for ids, _b in chunks.values() if len(ids)), default=expected)
         if first == expected:
             kept.append(data[at:at + size])
         else:

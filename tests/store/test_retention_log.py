@@ -507,3 +507,24 @@ def test_repair_of_two_damaged_records_says_records_and_cases(logged, tmp_path: 
     assert open_and_count(path) == 4 * BASE_CASES + kept
     v = cli("casebase", "verify", str(path), "--json")
     assert v.returncode == 0 and json.loads(v.stdout)["log"]["records"] == len(sizes) - 2
+
+
+def test_salvage_resynchronises_past_every_flipped_length_bit(logged, tmp_path: Path) -> None:
+    """Whatever a flipped bit makes of a middle record's length field (past the end, inside a
+    later record, inside itself), the scan for the next sound record finds the record after it:
+    every other record is kept, with the ids it was written with."""
+    from cbr.store.retention_log import salvage_log
+
+    path, log, data, sizes = fresh(logged, tmp_path)
+    first_id = json.loads((path / "manifest.json").read_text())["next_case_id"]
+    records = record_offsets(data)
+    k = len(records) // 2
+    at, size = records[k]
+    for byte in range(4):
+        for bit in range(8):
+            bad = bytearray(data)
+            bad[at + 4 + byte] ^= 1 << bit
+            s = salvage_log(bytes(bad), first_id)
+            assert [a for a, _, _ in s.records] == [a for j, (a, _) in enumerate(records) if j != k], (byte, bit)
+            assert [(r.offset, r.end, r.records, r.cases) for r in s.damaged] == [(at, at + size, 1, sizes[k])]
+            assert s.cases_kept == sum(sizes) - sizes[k] and s.next_id == first_id + sum(sizes)
