@@ -28,7 +28,7 @@ from typing import Any, Optional
 import numpy as np
 
 from cbr.errors import CBRError, ConfigError
-from cbr.game.gamedef import STREETS
+from cbr.game.gamedef import STREETS, GameDef
 from cbr.logs.detect import LogSource, parse_source, scan_logs
 from cbr.logs.record import HandRecord, ParseIssue, no_hand_read
 from cbr.logs.replay import replay
@@ -55,6 +55,7 @@ class BuildReport:
     sources: int = 0
     seconds: float = 0.0
     warnings: list[str] = field(default_factory=list)  # what the case base cannot answer (cbr.store.honesty)
+    games_left_out: dict[str, int] = field(default_factory=dict)  # hands per game that only_games left out
 
     @property
     def hands_per_second(self) -> float:
@@ -78,7 +79,7 @@ class BuildReport:
             "hands_skipped": self.hands_skipped, "files_skipped": self.files_skipped,
             "skipped_hands": [{"where": i.where, "reason": i.reason} for i in self.skipped],
             "seconds": round(self.seconds, 3), "hands_per_second": round(self.hands_per_second, 1),
-            "warnings": list(self.warnings),
+            "warnings": list(self.warnings), "games_left_out": dict(self.games_left_out),
         }
 
 
@@ -255,12 +256,52 @@ def _worker_chunk(records: Sequence[HandRecord], players: Optional[frozenset[str
     return cases_of_hands(records, _WORKER_FEATURES, players, tables)
 
 
-def _chunks(items: Iterable[HandRecord | ParseIssue], size: int,
-            issues: list[ParseIssue], names: set[str]) -> Iterator[list[HandRecord]]:
+BETTING_KINDS = {"limit": "limit", "nolimit": "no-limit"}
+
+
+def keeps_game(game: GameDef, only: Optional[frozenset[str]]) -> bool:
+    """Whether a build with ``only_games=only`` keeps a hand of ``game``: ``only`` holds betting
+    kinds (``limit``, ``nolimit``) and game names; None keeps every game.
+
+    >>> from cbr.game import preset
+    >>> g = preset("holdem.limit.2p")
+    >>> keeps_game(g, frozenset({"limit"})), keeps_game(g, frozenset({"holdem.limit.2p"})), keeps_game(g, frozenset({"nolimit"}))
+    (True, True, False)
+    """
+    return only is None or game.betting in only or game.name in only
+
+
+def mixed_games_error(games: Sequence[dict[str, Any]]) -> Optional[str]:
+    """Why the games of a build may not share a case base (None when they may): limit and
+    no-limit hands together. CASPER's features count fixed bets, so no-limit bet sizes are
+    lost, and the two games' decisions would answer for each other.
+
+    >>> mixed_games_error([{"name": "holdem.limit.2p", "betting": "limit"}, {"name": "nl6", "betting": "nolimit"}]).split(":")[0]
+    'the logs mix games of two kinds, limit (holdem.limit.2p) and no-limit (nl6)'
+    >>> mixed_games_error([{"name": "holdem.limit.2p", "betting": "limit"}, {"name": "casper.9p", "betting": "limit"}])
+    """
+    kinds: dict[str, list[str]] = {}
+    for g in games:
+        kinds.setdefault(str(g.get("betting", "limit")), []).append(str(g.get("name")))
+    if len(kinds) < 2:
+        return None
+    found = " and ".join(f"{BETTING_KINDS.get(k, k)} ({', '.join(sorted(n))})" for k, n in sorted(kinds.items()))
+    return (f"the logs mix games of two kinds, {found}: one case base holds one kind (the features count fixed bets, "
+            f"so the kinds would answer for each other); keep one with --only-games "
+            f"{' or --only-games '.join(sorted(kinds))}, or build them together with --mixed-games")
+
+
+def _chunks(items: Iterable[HandRecord | ParseIssue], size: int, issues: list[ParseIssue], names: set[str],
+            only_games: Optional[frozenset[str]] = None,
+            left_out: Optional[dict[str, int]] = None) -> Iterator[list[HandRecord]]:
     chunk: list[HandRecord] = []
     for item in items:
         if isinstance(item, ParseIssue):
             issues.append(item)
+            continue
+        if not keeps_game(item.game, only_games):
+            if left_out is not None:
+                left_out[item.game.name] = left_out.get(item.game.name, 0) + 1
             continue
         names.update(item.players)
         chunk.append(item)
@@ -316,6 +357,8 @@ def build_casebase(
     progress: Optional[Progress] = None,
     max_file_size: Optional[int] = DEFAULT_MAX_FILE_SIZE,
     runner: Optional[SourceRunner] = None,
+    only_games: Optional[Iterable[str]] = None,
+    mixed_games: bool = False,
 ) -> BuildReport:
     """Build the case base ``out`` from the logs under ``paths``.
 
@@ -331,11 +374,17 @@ def build_casebase(
     written, for local and distributed builds alike; the calls add up to the total.
     ``runner``: computes the cases of the sources elsewhere (``workers`` is then unused):
     called as ``runner(sources, feature_set, players, writer, consume, names,
-    chunk_hands=, max_file_size=)``, it must pass the rows to ``consume`` cut into the
+    chunk_hands=, max_file_size=, only_games=, left_out=)`` (``left_out``: a dict to add the
+    hands left out per game to), it must pass the rows to ``consume`` cut into the
     chunks of this build, in input order (:func:`cbr.build.on_dask.build_casebase_on_dask`).
     Files are found as :func:`cbr.logs.detect.scan_logs` finds them (the same file given
     twice is read once; files that are not logs, not regular files or larger than
     ``max_file_size`` bytes are skipped and listed in ``skipped`` with the reason).
+    ``only_games``: keep only the hands of these games (betting kinds ``limit``, ``nolimit``,
+    or game names, :func:`keeps_game`); the hands left out are counted per game in
+    ``games_left_out``. Limit and no-limit hands are refused in one case base
+    (:func:`mixed_games_error`, a :class:`CBRError` naming the games found; nothing is
+    written) unless ``mixed_games``.
 
     Raises :class:`CBRError` when no case could be built, saying why (the reasons
     ``cbr logs inspect`` gives for the files and hands skipped), and when none of the
@@ -351,6 +400,8 @@ def build_casebase(
     if not report.sources:
         raise CBRError(f"no log files found in {given}" + _why([s.issue() for s in sources]))
     wanted = frozenset(players) if players else None
+    games_wanted = frozenset(only_games) if only_games else None
+    left_out: dict[str, int] = {}
     fs = _feature_set(feature_set)
     models = None
     if getattr(fs, "needs_player_models", False):  # opponent-aware cases: models fed in order
@@ -390,10 +441,10 @@ def build_casebase(
                 counted["done"] += result.records
                 progress(result.records)
 
-        chunks = _chunks(stream, CHUNK_HANDS, issues, names)
+        chunks = _chunks(stream, CHUNK_HANDS, issues, names, games_wanted, left_out)
         if runner is not None:  # e.g. on Dask (cbr.build.on_dask)
             runner(sources, feature_set, wanted, writer, consume, names,
-                   chunk_hands=CHUNK_HANDS, max_file_size=max_file_size)
+                   chunk_hands=CHUNK_HANDS, max_file_size=max_file_size, only_games=games_wanted, left_out=left_out)
         elif workers == 1:
             for chunk in chunks:
                 for record in chunk:
@@ -427,6 +478,18 @@ def build_casebase(
         report.cases_per_street = {STREETS[s]: n for s, n in per_street.items()}
         report.cases = sum(report.cases_per_street.values())
         report.skipped = issues
+        report.games_left_out = dict(sorted(left_out.items()))
+        if games_wanted is not None:
+            met = {g["name"] for g in writer.games} | set(left_out)
+            unknown = sorted(w for w in games_wanted if w not in BETTING_KINDS and w not in met)
+            if not writer.games and left_out:
+                raise CBRError(f"no hands of the --only-games games ({', '.join(sorted(games_wanted))}) in the logs; "
+                               f"games there: {', '.join(sorted(left_out))}")
+            if unknown:
+                report.warnings.append(f"--only-games names not found in the logs: {', '.join(unknown)}")
+        mixed = None if mixed_games else mixed_games_error(writer.games)
+        if mixed is not None:
+            raise CBRError(mixed)
         if wanted:
             missing = sorted(wanted - names)
             if len(missing) == len(wanted) and names:

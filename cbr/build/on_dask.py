@@ -30,13 +30,13 @@ import os
 import uuid
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import numpy as np
 import pyarrow as pa
 
-from cbr.build.local import BuildReport, ChunkResult, build_casebase, cases_of_hands, die_with_parent
+from cbr.build.local import BuildReport, ChunkResult, build_casebase, cases_of_hands, die_with_parent, keeps_game
 from cbr.errors import CBRError
 from cbr.game.gamedef import STREETS, GameDef
 from cbr.logs.detect import LogSource, parse_source
@@ -65,6 +65,7 @@ class FileResult:
     names: set[str]
     rows: dict[int, pa.Table]
     hand_of_row: dict[int, np.ndarray]
+    left_out: dict[str, int] = field(default_factory=dict)  # hands per game that only_games left out
 
 
 def _arm(parent: Optional[int]) -> None:
@@ -76,9 +77,11 @@ def _arm(parent: Optional[int]) -> None:
 
 
 def file_cases(source: LogSource, feature_set: Any, players: Optional[frozenset[str]],
-               max_file_size: Optional[int], parent: Optional[int] = None, chunk_hands: int = 250) -> FileResult:
+               max_file_size: Optional[int], parent: Optional[int] = None, chunk_hands: int = 250,
+               only_games: Optional[frozenset[str]] = None) -> FileResult:
     """The task: parse one source, replay its hands, compute the rows of its cases (a pure
-    function of the file, what ``cases_of_hands`` computes chunk by chunk)."""
+    function of the file, what ``cases_of_hands`` computes chunk by chunk); the hands of
+    games ``only_games`` does not keep are counted, not read on (:func:`keeps_game`)."""
     _arm(parent)
     if isinstance(feature_set, str):
         fs = _FEATURES.get(feature_set)
@@ -90,9 +93,13 @@ def file_cases(source: LogSource, feature_set: Any, players: Optional[frozenset[
     issues: list[ParseIssue] = []
     games: dict[str, GameDef] = {}
     names: set[str] = set()
+    left_out: dict[str, int] = {}
     for item in parse_source(source, max_file_size=max_file_size):
         if isinstance(item, ParseIssue):
             issues.append(item)
+            continue
+        if not keeps_game(item.game, only_games):
+            left_out[item.game.name] = left_out.get(item.game.name, 0) + 1
             continue
         records.append(item)
         games.setdefault(item.game.name, item.game)
@@ -114,7 +121,7 @@ def file_cases(source: LogSource, feature_set: Any, players: Optional[frozenset[
             where.setdefault(street, []).append(result.hand_of_row[street] + start)
     tables = {s: pa.concat_tables(p) for s, p in pieces.items()}
     return FileResult(len(records), hands, decisions, issues, list(games.values()), names, tables,
-                      {s: np.concatenate(w) for s, w in where.items()})
+                      {s: np.concatenate(w) for s, w in where.items()}, left_out)
 
 
 class _Rechunker:
@@ -240,7 +247,8 @@ def build_casebase_on_dask(paths: Sequence[str | os.PathLike[str]], out: str | o
 def build_on_dask(scheduler: str, sources: Sequence[LogSource], feature_set: Any,
                   players: Optional[frozenset[str]], writer: Any, consume: Callable[[ChunkResult], None],
                   names: set[str], *, dask_workers: int = 2,
-                  chunk_hands: int = 250, max_file_size: Optional[int] = None) -> None:
+                  chunk_hands: int = 250, max_file_size: Optional[int] = None,
+                  only_games: Optional[frozenset[str]] = None, left_out: Optional[dict[str, int]] = None) -> None:
     """Run :func:`file_cases` for every source on Dask, at most two files per worker in
     flight, and hand the rows to ``consume`` (and games to ``writer``) in input order."""
     client, cluster = _client(scheduler, dask_workers)
@@ -262,7 +270,7 @@ def build_on_dask(scheduler: str, sources: Sequence[LogSource], feature_set: Any
         def submit() -> None:
             for i, src in todo:
                 pending.append(client.submit(file_cases, src, feature_set, players, max_file_size, parent,
-                                             chunk_hands,
+                                             chunk_hands, only_games,
                                              key=f"cbr-file-{i}-{run}", pure=False))
                 return
 
@@ -279,6 +287,9 @@ def build_on_dask(scheduler: str, sources: Sequence[LogSource], feature_set: Any
             for game in fr.games:
                 writer.add_game(game)
             names.update(fr.names)
+            for name, n in fr.left_out.items():
+                if left_out is not None:
+                    left_out[name] = left_out.get(name, 0) + n
             cutter.feed(fr)
             consume(ChunkResult({}, fr.decisions, fr.hands, fr.skipped, records=fr.records))
         cutter.close()

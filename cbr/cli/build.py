@@ -27,6 +27,8 @@ def build_command(
     feature_set: Annotated[str, typer.Option("--feature-set", help="Feature-set plugin (cbr.features).")] = "casper",
     only_players: Annotated[Optional[str], typer.Option("--only-players", help="Keep only these players' decisions (comma-separated player names in the logs).")] = None,
     only_players_old: Annotated[Optional[str], typer.Option("--players", hidden=True)] = None,
+    only_games: Annotated[Optional[str], typer.Option("--only-games", metavar="GAMES", help="Keep only the hands of these games (comma-separated): limit, nolimit, or game names such as holdem.limit.2p; the hands left out are counted per game.")] = None,
+    mixed_games: Annotated[bool, typer.Option("--mixed-games", help="Allow limit and no-limit hands in one case base (refused by default: the features count fixed bets).")] = False,
     workers: Annotated[Optional[int], typer.Option("--workers", "-j", min=1, max=MAX_WORKERS, help="Processes computing features (default: one per CPU, at most 8; more than the CPUs are reduced to the CPUs). Any number gives the same case base.")] = None,
     log_format: Annotated[Optional[str], typer.Option("--log-format", help="Force the format of the logs read (acpc, phh, irc, pokerstars).")] = None,
     log_format_old: Annotated[Optional[str], typer.Option("--format", hidden=True)] = None,
@@ -50,6 +52,9 @@ def build_command(
     names = [p.strip() for p in players.split(",") if p.strip()] if players else None
     if players is not None and not names:
         raise usage_error("no player name given", "--only-players")
+    games = [g.strip() for g in only_games.split(",") if g.strip()] if only_games is not None else None
+    if only_games is not None and not games:
+        raise usage_error("no game given: limit, nolimit or a game name", "--only-games")
     if dask_workers is not None and scheduler != "local":
         raise usage_error("--dask-workers needs --scheduler local", "--dask-workers")
     if scheduler is not None and workers is not None:
@@ -72,7 +77,7 @@ def build_command(
     from cbr.logs.source import DEFAULT_MAX_FILE_SIZE
 
     options = dict(feature_set=feature_set, players=names, format=fmt, similarity=sim, overwrite=overwrite,
-                   max_file_size=max_file_size or DEFAULT_MAX_FILE_SIZE)
+                   max_file_size=max_file_size or DEFAULT_MAX_FILE_SIZE, only_games=games, mixed_games=mixed_games)
     # hands done of the hands in the logs, on a terminal only (the library counts them first)
     drawing = not as_json and sys.stderr.isatty()
     with progress_bar("building: hands", enabled=drawing) as advance:
@@ -92,6 +97,10 @@ def build_command(
     stdout.print(f"built {out}: {report.cases} cases ({per}) from {report.hands} hands in "
                  f"{report.sources} source(s), {report.seconds:.1f} s ({report.hands_per_second:.0f} hands/s)",
                  soft_wrap=True)
+    if report.games_left_out:
+        left = ", ".join(f"{name} {n}" for name, n in report.games_left_out.items())
+        stdout.print(f"--only-games left out {sum(report.games_left_out.values())} hands of other games ({left})",
+                     markup=False, highlight=False, soft_wrap=True)
     if report.skipped:
         counts = [f"{n} {what}" for n, what in ((report.hands_skipped, "hand(s) skipped"),
                                                  (report.files_skipped, "file(s) not read")) if n]

@@ -123,12 +123,13 @@ def casebase_repair(
 ) -> None:
     """Repair a damaged retention log (and the catalog and indexes, which are caches).
 
-    Keeps the retention log's sound records before the first damage and moves the rest,
-    byte for byte, into retained/log-NNNNN.bin.damaged-at-OFFSET beside it (never deleted);
+    Keeps every sound record of the retention log, before and after the damage, and moves
+    only the damaged bytes, byte for byte, into retained/log-NNNNN.bin.damaged-at-OFFSET
+    beside it (never deleted); says the records and cases kept and lost;
     rewrites a catalog and rebuilds indexes that disagree with the manifest. Interrupted at
     any moment, it leaves the old log or the repaired one. A sound case base is left as it
-    is. Damaged parts cannot be repaired: they are listed (exit 1). The shipped default case
-    base is refused.
+    is. Damaged parts cannot be repaired: they are listed (exit 1). The shipped case bases
+    (default, expert) are refused.
     """
     from cbr.store import resolve_casebase
     from cbr.store.verify import repair_casebase
@@ -137,10 +138,15 @@ def casebase_repair(
     if as_json:
         print_json(report.to_dict())
     else:
-        if report.moved_to is not None:
+        if report.moved or report.renumbered:
             stdout.print(f"{report.path}: kept {report.records_kept} records ({report.cases_kept} cases) of "
-                         f"{report.log}; moved {report.bytes_moved} bytes from byte {report.moved_from} to "
-                         f"{report.moved_to}", markup=False, highlight=False, soft_wrap=True)
+                         f"{report.log}; set aside {report.lost}", markup=False, highlight=False, soft_wrap=True)
+        for mv in report.moved:
+            stdout.print(f"{report.path}: moved {mv['bytes']} bytes from byte {mv['offset']} to {mv['file']}",
+                         markup=False, highlight=False, soft_wrap=True)
+        if report.renumbered:
+            stdout.print(f"{report.path}: the {report.renumbered} cases kept after the lost ones keep their order; "
+                         f"their case ids close the gap", markup=False, highlight=False, soft_wrap=True)
         for note in report.notes:
             stdout.print(f"{report.path}: {note}", markup=False, highlight=False, soft_wrap=True)
         for problem in report.left:

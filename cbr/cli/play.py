@@ -13,7 +13,7 @@ from cbr.cli._options import (
     alias,
     check_output,
 )
-from cbr.cli._output import print_json, progress_bar, rich_table, signed, stdout
+from cbr.cli._output import print_json, progress_bar, rich_table, signed, stderr, stdout
 
 if TYPE_CHECKING:  # pragma: no cover
     from cbr.acpc.client import ClientResult
@@ -33,7 +33,7 @@ def match_command(
     log_format_old: Annotated[Optional[str], typer.Option("--format", hidden=True)] = None,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing --log file (atomically, when the match ends).")] = False,
     retain: Annotated[bool, typer.Option("--retain", help="The cbr bots keep every hand in their case base as it ends (their own decisions, and others' shown at a showdown), durably. The shipped default case base is never written: use --retain-into.")] = False,
-    retain_into: Annotated[Optional[str], typer.Option("--retain-into", metavar="NAME", help="Retain into case base NAME: a bare name is ./casebases/NAME, a path (with a / or starting with '.') is that folder; created as a copy of the bot's case base on first use; the cbr bots play from it. Implies --retain.")] = None,
+    retain_into: Annotated[Optional[str], typer.Option("--retain-into", metavar="NAME", help="Retain into case base NAME: a bare name is ./casebases/NAME, a path (with a / or starting with '.') is that folder; created as a copy of the bot's case base on first use (a note says so, with its size); an existing NAME must be that case base or a copy of it; the cbr bots play from it. Implies --retain.")] = None,
 ) -> None:
     """Play bots against each other; results in sb/h and mbb/h with 95% confidence intervals.
 
@@ -61,6 +61,7 @@ def match_command(
         raise usage_error("--log-format and --overwrite need --log", "--log")
     fmt = fmt or "acpc"
 
+    _retain_into_copy(names, retain_into)
     from cbr.logs.writers import open_log
     from cbr.play.match import interrupted_result, run_match
 
@@ -115,7 +116,7 @@ def serve_dealer_command(
     log: Annotated[Optional[str], typer.Option("--log", help="Write the ACPC match log here (a new file in an existing folder, or an existing one with --overwrite).")] = None,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing --log file.")] = False,
     retain: Annotated[bool, typer.Option("--retain", help="The cbr bots keep every hand in their case base as it ends (their own decisions, and others' shown at a showdown), durably. The shipped default case base is never written: use --retain-into.")] = False,
-    retain_into: Annotated[Optional[str], typer.Option("--retain-into", metavar="NAME", help="Retain into case base NAME: a bare name is ./casebases/NAME, a path (with a / or starting with '.') is that folder; created as a copy of the bot's case base on first use; the cbr bots play from it. Implies --retain.")] = None,
+    retain_into: Annotated[Optional[str], typer.Option("--retain-into", metavar="NAME", help="Retain into case base NAME: a bare name is ./casebases/NAME, a path (with a / or starting with '.') is that folder; created as a copy of the bot's case base on first use (a note says so, with its size); an existing NAME must be that case base or a copy of it; the cbr bots play from it. Implies --retain.")] = None,
 ) -> None:
     """Deal a match over the ACPC protocol 2.0.0 (TCP) and print the final scores.
 
@@ -142,6 +143,7 @@ def serve_dealer_command(
     from cbr.policies.spec import PolicySpecError
 
     try:
+        _retain_into_copy([p for p in seats if p != "remote"], retain_into)
         dealer = Dealer(seats, hands, game=g, seed=seed, host=host, port=port, timeout=timeout,
                         connect_timeout=connect_timeout, retain=retain, retain_into=retain_into)
     except PolicySpecError as exc:  # a bad seat: a usage error, as in cbr match
@@ -207,7 +209,7 @@ def play_command(
     human: Annotated[bool, typer.Option("--human", help="Play yourself, in the terminal, against --bots (keys on standard input: f, c, r, q).")] = False,
     bots: Annotated[Optional[str], typer.Option("--bots", help="With --human: the bots at the table, comma-separated policy specs [default: cbr].")] = None,
     retain: Annotated[bool, typer.Option("--retain", help="A cbr bot keeps every hand in its case base as it ends (with --human: your decisions too). The shipped default case base is never written: use --retain-into.")] = False,
-    retain_into: Annotated[Optional[str], typer.Option("--retain-into", metavar="NAME", help="Retain into case base NAME: a bare name is ./casebases/NAME, a path (with a / or starting with '.') is that folder; created as a copy of the bot's case base on first use; the bot plays from it. Implies --retain.")] = None,
+    retain_into: Annotated[Optional[str], typer.Option("--retain-into", metavar="NAME", help="Retain into case base NAME: a bare name is ./casebases/NAME, a path (with a / or starting with '.') is that folder; created as a copy of the bot's case base on first use (a note says so, with its size); an existing NAME must be that case base or a copy of it; the bot plays from it. Implies --retain.")] = None,
     why: Annotated[bool, typer.Option("--why", help="With --human: after each hand, why the cbr bots did what they did: each decision's triple, its vote and the 3 most similar cases it counted.")] = False,
 ) -> None:
     """Play a match as a client of an ACPC protocol 2.0.0 dealer (--acpc), or play yourself
@@ -251,6 +253,7 @@ def play_command(
         bot = policy_from_spec(spec, seed=seed)
     except PolicySpecError as exc:
         raise usage_error(str(exc), "--policy") from None
+    _retain_into_copy([bot], retain_into)
     try:
         with progress_bar("playing", total=hands, enabled=not as_json) as advance:
             result = play_acpc(address, bot, g, hands=hands, seed=seed, timeout=timeout if timeout is not None else 60.0,
@@ -297,9 +300,34 @@ def _play_human(bots: str, hands: int, seed: int, retain: bool = False, retain_i
     from cbr.policies.spec import PolicySpecError
 
     try:
+        _retain_into_copy(specs, retain_into)
         result = play_human(specs, hands, read=read, show=typer.echo, seed=seed, retain=retain,
                             retain_into=retain_into, why=3 if why else 0)
     except PolicySpecError as exc:  # raised while the bots are built, before any hand
         raise usage_error(str(exc), "--bots") from None
     if retain or retain_into:
         typer.echo(f"retained {result.retained:,} cases")
+
+
+def _retain_into_copy(players: list, into: Optional[str]) -> None:
+    """With --retain-into a case base that does not exist yet: copy the case-based bots' case
+    base now, before the match, and say so with the copy's size (the match then finds its
+    copy). A target that exists must be their case base or a copy of it (else one line,
+    exit 1). ``players``: policy specs (built here, opening nothing) or built bots."""
+    if into is None:
+        return
+    from cbr.play.retention import prepare_retention_target, retaining_bots
+    from cbr.policies.spec import policy_from_spec
+
+    built = [policy_from_spec(p) if isinstance(p, str) else p for p in players]
+    try:
+        if not retaining_bots(built):
+            return  # the match says why it cannot retain
+        _, copied = prepare_retention_target(built, into)
+    finally:
+        for given, p in zip(players, built):
+            close = getattr(p, "close", None)
+            if isinstance(given, str) and callable(close):
+                close()
+    if copied is not None:
+        stderr.print(f"note: {copied.line()}", markup=False, highlight=False, soft_wrap=True)

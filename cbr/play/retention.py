@@ -50,7 +50,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from cbr.store import CaseBase
 
 __all__ = ["Retainer", "ReplayedHands", "new_match_id", "copy_casebase", "retaining_bots", "shown_positions",
-           "check_retention_target", "start_retention", "names_a_path", "retention_target"]
+           "check_retention_target", "start_retention", "names_a_path", "retention_target", "CasebaseCopy",
+           "prepare_retention_target", "check_copy_of"]
 
 
 def new_match_id() -> str:
@@ -93,12 +94,15 @@ def copy_casebase(source: str | Path, target: str | Path, *, exist_ok: bool = Fa
     skipping lock files; returns the new path. The copy is made beside the target and renamed into place, so a crash never
     leaves a half copy under the target's name. ``exist_ok``: a target that another thread or
     process made meanwhile (two retentions into one new name at once) is taken as it is,
-    this copy dropped."""
+    this copy dropped. The copy's manifest records where it came from (``origin``: the
+    source's name and path, the cases and bytes copied, when)."""
     from cbr.store import CaseBase
 
     src = resolve_casebase(str(source))
     dst = retention_target(target)
     if dst.exists():
+        if exist_ok and (dst / "manifest.json").is_file():
+            return dst
         raise CaseBaseError(f"{dst} exists already; retain into it by name, or choose another name")
     dst.parent.mkdir(parents=True, exist_ok=True)
     tmp = dst.parent / f".{dst.name}.copy-{secrets.token_hex(4)}"
@@ -107,9 +111,12 @@ def copy_casebase(source: str | Path, target: str | Path, *, exist_ok: bool = Fa
             if cb.writable and cb.manifest.log:  # the copy starts with every case in parts
                 cb.compact()
             shutil.copytree(src, tmp, ignore=shutil.ignore_patterns(".write.lock", ".tmp-*", "*.tmp-*"))
-        from cbr.store.manifest import read_manifest, write_manifest
+        from cbr.store.manifest import now_utc, read_manifest, write_manifest
 
         m = read_manifest(tmp)
+        size = sum(f.stat().st_size for f in tmp.rglob("*") if f.is_file())
+        m.origin = {"name": m.name, "path": str(src.resolve()), "cases": m.total_cases, "bytes": size,
+                    "copied": now_utc()}
         m.name = dst.name
         write_manifest(tmp, m)
         try:
@@ -125,6 +132,87 @@ def copy_casebase(source: str | Path, target: str | Path, *, exist_ok: bool = Fa
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return dst
+
+
+@dataclass(frozen=True)
+class CasebaseCopy:
+    """A copy :func:`prepare_retention_target` made: from ``source`` to ``target``, with the
+    ``cases`` and ``bytes`` copied.
+
+    >>> CasebaseCopy(Path("/x/default"), Path("/y/learned"), 9572, 100_800_000).line()
+    "copied case base 'default' (9,572 cases, 100.8 MB) to /y/learned; the case-based bots play from the copy"
+    """
+
+    source: Path
+    target: Path
+    cases: int
+    bytes: int
+
+    def line(self) -> str:
+        return (f"copied case base {self.source.name!r} ({self.cases:,} cases, {self.bytes / 1e6:.1f} MB) to "
+                f"{self.target}; the case-based bots play from the copy")
+
+
+def _log_sources(sources: Sequence[dict[str, Any]]) -> set[tuple[Any, Any]]:
+    return {(e.get("source"), e.get("sha256")) for e in sources if e.get("sha256")}
+
+
+def check_copy_of(target: Path, base: Path) -> None:
+    """Refuse to retain into the existing case base ``target`` for bots that play from
+    ``base``, unless it is ``base`` or a copy of it: its manifest's ``origin`` names ``base``
+    (a copy made before origins were recorded: the same feature set and every log ``base``
+    was built from). Retaining into a copy of another case base would make the bots play
+    from that one's cases."""
+    from cbr.store.manifest import read_manifest
+
+    if target.resolve() == base.resolve():
+        return
+    m = read_manifest(target)
+    if m.origin is not None:
+        if Path(m.origin["path"]) == base.resolve():
+            return
+        what = f"a copy of case base {m.origin['name']!r} ({m.origin['path']})"
+    else:
+        b = read_manifest(base)
+        if m.feature_set == b.feature_set and _log_sources(b.sources) and \
+                _log_sources(b.sources) <= _log_sources(m.sources):
+            return
+        what = "no copy of it (its manifest names no origin, and it lacks logs that one was built from)"
+    raise CaseBaseError(f"--retain-into {target}: that case base is {what}, while the case-based bots play from "
+                        f"{base}; retaining into it would make them play from its cases. Retain into another "
+                        f"name (a new copy), or play from it: cbr:casebase={target}")
+
+
+def prepare_retention_target(policies: Sequence["Policy"], into: str | Path) -> tuple[Path, Optional[CasebaseCopy]]:
+    """The case base ``--retain-into INTO`` means for the case-based bots among ``policies``
+    (absolute, :func:`retention_target`), and the copy made when it did not exist (None when it
+    did: then it must be their case base or a copy of it, :func:`check_copy_of`). Raises
+    :class:`~cbr.errors.CaseBaseError` for a refused target. The bots are not changed."""
+    seats = retaining_bots(policies)
+    bases = list(dict.fromkeys(Path(policies[s].casebase_path).resolve() for s in seats))  # type: ignore[attr-defined]
+    if not bases:
+        raise CaseBaseError("retention needs a case-based bot at the table (a `cbr` seat): its case base "
+                            "is the one that grows")
+    if len(bases) > 1:  # each would then play from a copy of the first one's: another bot
+        raise CaseBaseError(f"retaining into a copy copies one case base, and the case-based bots here play "
+                            f"from {len(bases)} ({', '.join(b.name for b in bases)}): retain with one such bot, "
+                            f"or give them one case base", field="retain_into")
+    target = retention_target(into)  # absolute from here on: never looked up as a name again
+    if not target.exists() and not names_a_path(into) and str(into) in SHIPPED_CASEBASES:
+        raise CaseBaseError(f"{str(into)!r} is the name of a shipped case base: a copy at {target} would stand "
+                            f"in for it in every later run from this folder; retain into another name")
+    if target.exists():
+        check_copy_of(target, bases[0])
+        return target, None
+    if names_a_path(into):  # a path's folder must exist (the output-path rule)
+        from cbr.logs.output import check_output_path
+
+        check_output_path(target, what="case base", folder=True)
+    copy_casebase(bases[0], target, exist_ok=True)  # another retention into the same new name may win the race
+    from cbr.store.manifest import read_manifest
+
+    origin = read_manifest(target).origin or {}
+    return target, CasebaseCopy(bases[0], target, int(origin.get("cases", 0)), int(origin.get("bytes", 0)))
 
 
 def names_a_path(target: str | os.PathLike[str]) -> bool:
@@ -288,7 +376,8 @@ def start_retention(policies: Sequence["Policy"], names: Sequence[str], *, into:
     same case base share it). ``into``: first point every such bot at case base ``into``
     (a bare name: ``./casebases/NAME``; a path, with a separator or a leading ``.``: that
     folder, whose parent must exist; :func:`retention_target`), created as a copy of the
-    first bot's case base when it does not exist. ``extra_seats``: seats that are not bots but whose
+    first bot's case base when it does not exist, refused when it exists and is neither that
+    case base nor a copy of it (:func:`prepare_retention_target`). ``extra_seats``: seats that are not bots but whose
     decisions are kept too (a human), in the first bot's case base. Raises
     :class:`~cbr.errors.CaseBaseError` when no seat can retain or a target is refused."""
     seats = retaining_bots(policies)
@@ -296,21 +385,7 @@ def start_retention(policies: Sequence["Policy"], names: Sequence[str], *, into:
         raise CaseBaseError("retention needs a case-based bot at the table (a `cbr` seat): its case base "
                             "is the one that grows")
     if into is not None:
-        bases = list(dict.fromkeys(Path(policies[s].casebase_path).resolve() for s in seats))  # type: ignore[attr-defined]
-        if len(bases) > 1:  # each would then play from a copy of the first one's: another bot
-            raise CaseBaseError(f"retaining into a copy copies one case base, and the case-based bots here play "
-                                f"from {len(bases)} ({', '.join(b.name for b in bases)}): retain with one such bot, "
-                                f"or give them one case base", field="retain_into")
-        target = retention_target(into)  # absolute from here on: never looked up as a name again
-        if not target.exists() and not names_a_path(into) and str(into) in SHIPPED_CASEBASES:
-            raise CaseBaseError(f"{str(into)!r} is the name of a shipped case base: a copy at {target} would stand "
-                                f"in for it in every later run from this folder; retain into another name")
-        if not target.exists():
-            if names_a_path(into):  # a path's folder must exist (the output-path rule)
-                from cbr.logs.output import check_output_path
-
-                check_output_path(target, what="case base", folder=True)
-            copy_casebase(policies[seats[0]].casebase_path, target, exist_ok=True)  # type: ignore[attr-defined]
+        target, _ = prepare_retention_target(policies, into)
         for s in seats:
             policies[s].use_casebase(target)  # type: ignore[attr-defined]
     groups: dict[Path, list[int]] = {}

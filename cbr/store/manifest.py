@@ -13,7 +13,8 @@ cases (the hand's result for the player who acted, in small bets; NULL when unkn
 Schema version 4 adds retention during play: the provenance columns of retained cases
 (``match_id``, ``seat``, ``opponents``, ``retained_at``) and ``log``, the append-only
 retention log (:mod:`cbr.store.retention_log`) whose cases follow the listed parts.
-Parts replaced by a compaction are kept as
+A copy made for retention (``--retain-into``) names the case base it was copied from in
+``origin``. Parts replaced by a compaction are kept as
 ``retired`` until no reader can still need them (see :mod:`cbr.store.casebase`). Every
 field is checked on reading; a bad one gives one :class:`CaseBaseError` line.
 
@@ -92,6 +93,9 @@ class Manifest:
     catalog: dict[str, int] | None = None  # checksum of catalog.duckdb when it lists these parts
     log: str | None = None  # the retention log whose cases follow the parts (ids from next_case_id)
     extra: dict[str, Any] = field(default_factory=dict)
+    #: The case base this one was copied from (``--retain-into``): its ``name`` and ``path``, the
+    #: ``cases`` and ``bytes`` copied, when (``copied``); None for a case base built from logs.
+    origin: dict[str, Any] | None = None
 
     @classmethod
     def new(cls, name: str, *, feature_set: str, features: dict[str, list[str]], **kw: Any) -> "Manifest":
@@ -127,6 +131,7 @@ class Manifest:
             "catalog": self.catalog,
             "log": self.log,
             "extra": self.extra,
+            **({"origin": self.origin} if self.origin is not None else {}),
         }
 
     @classmethod
@@ -176,6 +181,7 @@ class Manifest:
                 catalog=dict(data["catalog"]) if data.get("catalog") is not None else None,
                 log=data.get("log"),
                 extra=dict(data.get("extra", {})),
+                origin=dict(data["origin"]) if data.get("origin") is not None else None,
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise CaseBaseError(f"{where}: missing or bad field ({type(exc).__name__}: {exc})") from None
@@ -274,6 +280,10 @@ def _check_fields(data: dict[str, Any]) -> None:
         _check_checksum(entry, f"checksums: {name}")
     if data.get("catalog") is not None:
         _check_checksum(data["catalog"], "catalog")
+    origin = data.get("origin")
+    if origin is not None and (not isinstance(origin, dict) or not isinstance(origin.get("name"), str)
+                               or not isinstance(origin.get("path"), str)):
+        raise ValueError("'origin' must be an object with the 'name' and 'path' of the case base copied")
     if sim is not None and sim not in checks:
         raise ValueError(f"checksums: no checksum for {sim}")
 

@@ -36,8 +36,9 @@ and raises one :class:`~cbr.errors.CaseBaseError` naming the file and the byte o
 readers and writers alike (a writer never cuts what is not a torn tail): a complete record
 whose CRC fails; a length field that disagrees with the payload's own description of its
 size (so a flipped length byte is never taken for a torn tail, wherever it points);
-bytes that do not start a record. ``cbr casebase repair`` keeps the records before the
-damage and moves the rest into a file beside the log (:mod:`cbr.store.verify`).
+bytes that do not start a record. ``cbr casebase repair`` keeps every sound record, before
+and after the damage, and moves only the damaged bytes into files beside the log
+(:func:`salvage_log`, :mod:`cbr.store.verify`).
 
 >>> import tempfile, numpy as np
 >>> from pathlib import Path
@@ -78,8 +79,8 @@ from cbr.store.parts import RowBatch, batch_table, case_schema
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["MAGIC", "MAX_RECORD", "RetentionLog", "LogScan", "scan_log", "log_file", "start_log", "chunks_table",
-           "BackgroundSync"]
+__all__ = ["MAGIC", "MAX_RECORD", "RetentionLog", "LogScan", "scan_log", "Salvage", "DamagedRun", "salvage_log",
+           "record_bytes", "log_file", "start_log", "chunks_table", "BackgroundSync"]
 
 MAGIC = b"CBRL"
 _HEAD = struct.Struct("<4sII")  # magic, payload length, CRC-32 of the payload
@@ -133,6 +134,12 @@ def _encode(chunks: Mapping[str, Chunk]) -> bytes:
         blobs.append(np.ascontiguousarray(b.outcomes, dtype="<f8").tobytes())
     head = json.dumps(header, separators=(",", ":")).encode("utf-8")
     return _U32.pack(len(head)) + head + b"".join(blobs)
+
+
+def record_bytes(chunks: Mapping[str, Chunk]) -> bytes:
+    """One whole record of ``chunks``: the header (magic, payload length, CRC-32), then the payload."""
+    payload = _encode(chunks)
+    return _HEAD.pack(MAGIC, len(payload), zlib.crc32(payload)) + payload
 
 
 def _payload_size(header: Any, hlen: int) -> int:
@@ -280,12 +287,151 @@ def scan_log(data: bytes, next_id: int, *, offset: int = 0) -> LogScan:
     return scan
 
 
+@dataclass
+class DamagedRun:
+    """Bytes :func:`salvage_log` sets aside: ``offset`` and ``end`` in the log, ``why`` the
+    first record there is damage, the ``records`` (record markers, at least one when cases
+    were lost) and ``cases`` it held (None: unknown, a damaged end of the log whose record
+    header cannot be read)."""
+
+    offset: int
+    end: int
+    why: str
+    records: int = 0
+    cases: int | None = 0
+
+
+@dataclass
+class Salvage:
+    """What :func:`salvage_log` found: ``records`` (byte offset, size and chunks of every sound
+    record, with the case ids they were written with), ``damaged`` (the runs of bytes between
+    them that are damage), ``torn`` (bytes of a torn tail at the end) and ``next_id`` (one
+    above the last id kept)."""
+
+    records: list[tuple[int, int, dict[str, Chunk]]] = field(default_factory=list)
+    damaged: list[DamagedRun] = field(default_factory=list)
+    torn: int = 0
+    next_id: int = 0
+
+    @property
+    def cases_kept(self) -> int:
+        return sum(len(ids) for _, _, chunks in self.records for ids, _b in chunks.values())
+
+    @property
+    def records_lost(self) -> int:
+        return sum(r.records for r in self.damaged)
+
+    @property
+    def cases_lost(self) -> int | None:
+        """Cases of the damaged records (None when a damaged end hides how many)."""
+        counts = [r.cases for r in self.damaged]
+        return None if None in counts else sum(c for c in counts if c is not None)
+
+
+def _sound_at(data: bytes, pos: int, least_id: int) -> tuple[int, dict[str, Chunk], int, int] | None:
+    """``(size, chunks, first id, cases)`` of a sound record at ``data[pos:]`` (CRC, contents,
+    case ids contiguous and from ``least_id`` on), else None."""
+    size = _record_at(data, pos)
+    if not isinstance(size, int):
+        return None
+    try:
+        chunks = _decode(data[pos + _HEAD.size:pos + size])
+    except ValueError:
+        return None
+    ids = sorted(int(i) for c_ids, _ in chunks.values() for i in c_ids)
+    if not ids:  # a record of no case (no writer writes one; readers take it)
+        return size, chunks, least_id, 0
+    if ids[0] < least_id or ids != list(range(ids[0], ids[0] + len(ids))):
+        return None
+    return size, chunks, ids[0], len(ids)
+
+
+def _markers(data: bytes, pos: int, end: int) -> tuple[int, int, bool]:
+    """In the damaged run ``data[pos:end]``: the records whose markers follow one another by
+    their length fields, the cases their JSON headers count, and whether bytes that may hide
+    more cases are left (bytes no marker leads, or a header that cannot be read)."""
+    records, cases, p = 0, 0, pos
+    while p + _HEAD.size <= end and data[p:p + 4] == MAGIC:
+        records += 1
+        _, n, _ = _HEAD.unpack_from(data, p)
+        try:
+            (hlen,) = _U32.unpack_from(data, p + _HEAD.size)
+            header = json.loads(data[p + _HEAD.size + 4:p + _HEAD.size + 4 + hlen].decode("utf-8"))
+            cases += sum(int(h["n"]) for h in header)
+        except (ValueError, KeyError, TypeError, struct.error, UnicodeDecodeError):
+            return records, cases, True
+        if not _U32.size <= n <= MAX_RECORD or p + _HEAD.size + n >= end:
+            return records, cases, False  # the run ends inside this record: its header counted it
+        p += _HEAD.size + n
+    rest = data[p:end]
+    return records, cases, len(rest) >= _HEAD.size + _U32.size and bool(rest.strip(b"\0"))
+
+
+def salvage_log(data: bytes, next_id: int) -> Salvage:
+    """Every sound record of a damaged log ``data`` whose case ids start at ``next_id``, and the
+    runs of damaged bytes between them (what ``cbr casebase repair`` keeps and sets aside).
+
+    Where :func:`scan_log` stops at the first damage, this resynchronises on the next record
+    that passes its checksum (and whose case ids run on): the one right after a damaged
+    payload (its header gives the length), or, when the length field itself is damaged, the
+    next record marker found by scanning on whose record is sound. Cases lost in a run are
+    the gap in the case ids before the next sound record; in a damaged end of the log, what
+    the damaged records' headers count (None if they cannot be read).
+
+    >>> import numpy as np
+    >>> from cbr.store.parts import row_batch
+    >>> recs = [record_bytes({"flop": (np.arange(i, i + 1), row_batch(["x"], [[0.5]], "c"))}) for i in range(3)]
+    >>> bad = bytearray(recs[1]); bad[-1] ^= 0x01            # a flipped payload byte in the middle record
+    >>> s = salvage_log(recs[0] + bytes(bad) + recs[2], next_id=0)
+    >>> [int(c["flop"][0][0]) for _, _, c in s.records], [(r.offset, r.end, r.records, r.cases) for r in s.damaged]
+    ([0, 2], [(294, 588, 1, 1)])
+    >>> s = salvage_log(recs[0] + recs[1] + bytes(bad), next_id=0)   # at the end: its header counts its cases
+    >>> len(s.records), [(r.offset, r.records, r.cases) for r in s.damaged], s.cases_lost, s.next_id
+    (2, [(588, 1, 1)], 1, 2)
+    """
+    out = Salvage(next_id=next_id)
+    pos, expected = 0, next_id
+    while pos < len(data):
+        found = _sound_at(data, pos, expected)
+        if found is not None:
+            size, chunks, first, n = found
+            if first > expected and out.damaged and out.damaged[-1].end == pos:  # the ids the run took
+                run = out.damaged[-1]
+                run.cases = first - expected
+                run.records = max(run.records, 1)
+            elif first > expected:  # a whole record missing, no byte of it left: ids lost all the same
+                out.damaged.append(DamagedRun(pos, pos, f"case ids {expected} to {first - 1} are missing",
+                                              1, first - expected))
+            out.records.append((pos, size, chunks))
+            expected = first + n
+            pos += size
+            continue
+        what = _record_at(data, pos)
+        if what is None:
+            out.torn = len(data) - pos
+            break
+        inner = None if isinstance(what, str) else scan_log(data[pos:pos + what], expected).damage
+        why = what if isinstance(what, str) else inner[1] if inner is not None else "unreadable record"
+        q = data.find(MAGIC, pos + 1)
+        while q != -1 and _sound_at(data, q, expected) is None:
+            q = data.find(MAGIC, q + 1)
+        end = len(data) if q == -1 else q
+        records, cases, hidden = _markers(data, pos, end)
+        if q == -1:  # the end of the log: no later record tells the ids it took
+            out.damaged.append(DamagedRun(pos, end, why, max(records, int(hidden)), None if hidden else cases))
+        else:  # the next sound record's ids tell the cases (see above)
+            out.damaged.append(DamagedRun(pos, end, why, records, 0))
+        pos = end
+    out.next_id = expected
+    return out
+
+
 def damage_error(path: Path, at: int, why: str, sound: int) -> CaseBaseError:
     """The one-line error of damage at byte ``at`` of the log ``path`` (``sound``: records before it)."""
     root = path.parent.parent if path.parent.name == "retained" else path.parent
     before = "1 record before it is" if sound == 1 else f"{sound} records before it are"
     return CaseBaseError(f"retention log {path}: damaged record at byte {at}: {why}; {before} sound: "
-                         f"`cbr casebase repair {root}` keeps them and moves the rest aside")
+                         f"`cbr casebase repair {root}` keeps every sound record and sets the damaged ones aside")
 
 
 class BackgroundSync:

@@ -8,16 +8,21 @@ DuckDB catalog, each index file, and the retention log record by record
 retention log, the byte offset; states a reader handles by itself (a torn tail, a catalog
 marked stale after appends) are notes, not problems.
 
-:func:`repair_casebase` fixes the retention log: it keeps the sound records before the
-first damage and moves every byte from there on into a file beside the log,
-``retained/log-NNNNN.bin.damaged-at-<offset>`` (never deleted; a second damage later gets
-its own file). The aside file is written and synced first, then the log is replaced by its
-sound prefix with one rename, so a repair interrupted at any moment leaves the old log or
-the repaired one (and at worst an aside copy to be reused by the next run). It then lets
+:func:`repair_casebase` fixes the retention log: it keeps every sound record, before and
+after the damage (:func:`~cbr.store.retention_log.salvage_log` resynchronises on the next
+record that passes its checksum), and moves only the damaged bytes, each run into a file
+beside the log, ``retained/log-NNNNN.bin.damaged-at-<offset>`` (never deleted; a second
+damage later gets its own file). The records after a damaged one keep their order and
+their cases; their case ids close the gap the lost cases leave (the log's ids run on, as
+readers check). The aside files are written and synced first, then the log is replaced
+with one rename, so a repair interrupted at any moment leaves the old log or the repaired
+one (and at worst aside copies to be reused by the next run). It then lets
 the case base rewrite a catalog that disagrees with the manifest, and rebuilds damaged
 indexes from the cases (both are caches). Damaged parts, manifest or similarity file
 cannot be repaired here: they are reported (the case base is rebuilt from its logs).
-Repairing a sound case base changes nothing; the shipped default case base is refused.
+Repairing a sound case base changes nothing. The shipped case bases (``default`` and
+``expert``, :func:`~cbr.store.is_shipped`) are refused, and only those: in an editable
+install ``./casebases`` is the package's folder, and the case bases made there are repaired.
 
 >>> import tempfile, numpy as np
 >>> from cbr.store import CaseBase, CaseBaseWriter
@@ -34,8 +39,8 @@ Repairing a sound case base changes nothing; the shipped default case base is re
 >>> report.sound, [(p.file, p.offset == log.stat().st_size - 4) for p in report.problems]
 (False, [('retained/log-00000.bin', True)])
 >>> fixed = repair_casebase(f"{root}/demo")
->>> fixed.records_kept, fixed.bytes_moved, fixed.moved_to
-(3, 4, 'retained/log-00000.bin.damaged-at-...')
+>>> fixed.records_kept, fixed.records_lost, fixed.cases_lost, fixed.bytes_moved, fixed.moved_to
+(3, 0, 0, 4, 'retained/log-00000.bin.damaged-at-...')
 >>> verify_casebase(f"{root}/demo").sound, CaseBase.open(f"{root}/demo").count("flop")
 (True, 5)
 """
@@ -51,7 +56,7 @@ from cbr.game.gamedef import STREETS
 from cbr.store.durable import atomic_write_bytes, fsync_dir
 from cbr.store.locks import reader_lock, write_lock
 from cbr.store.manifest import MANIFEST, Manifest, file_checksum, read_manifest
-from cbr.store.retention_log import LogScan, scan_log
+from cbr.store.retention_log import LogScan, record_bytes, salvage_log, scan_log
 
 __all__ = ["Problem", "VerifyReport", "RepairReport", "verify_casebase", "repair_casebase", "aside_name"]
 
@@ -99,28 +104,42 @@ class VerifyReport:
 @dataclass
 class RepairReport:
     """What :func:`repair_casebase` did: the log it repaired (None: nothing to repair in
-    it), the records and cases kept, the bytes moved aside and where, what else it did
-    (``notes``) and the problems it cannot repair (``left``)."""
+    it), the records and cases kept and lost (``cases_lost`` None: a damaged end of the log
+    hides how many), ``moved``: each run of damaged bytes set aside (``offset`` in the old
+    log, ``bytes``, ``file``, its ``records`` and ``cases``), with ``bytes_moved`` their
+    total and ``moved_from``/``moved_to`` the first; ``renumbered``: the cases kept after a
+    lost one (their ids close the gap); what else it did (``notes``) and the problems it
+    cannot repair (``left``)."""
 
     path: str
     log: str | None = None
     records_kept: int = 0
     cases_kept: int = 0
+    records_lost: int = 0
+    cases_lost: int | None = 0
     bytes_moved: int = 0
     moved_from: int | None = None
     moved_to: str | None = None
+    moved: list[dict[str, Any]] = field(default_factory=list)
+    renumbered: int = 0
     notes: list[str] = field(default_factory=list)
     left: list[Problem] = field(default_factory=list)
 
     @property
     def repaired(self) -> bool:
         """Whether anything was changed."""
-        return self.moved_to is not None or bool(self.notes)
+        return self.moved_to is not None or self.renumbered > 0 or bool(self.notes)
+
+    @property
+    def lost(self) -> str:
+        """What was set aside, in words: ``"1 damaged record (3 cases)"``."""
+        return _lost(self.records_lost, self.cases_lost)
 
     def to_dict(self) -> dict[str, Any]:
         return {"path": self.path, "repaired": self.repaired, "log": self.log, "records_kept": self.records_kept,
-                "cases_kept": self.cases_kept, "bytes_moved": self.bytes_moved, "moved_from": self.moved_from,
-                "moved_to": self.moved_to, "notes": list(self.notes),
+                "cases_kept": self.cases_kept, "records_lost": self.records_lost, "cases_lost": self.cases_lost,
+                "bytes_moved": self.bytes_moved, "moved_from": self.moved_from, "moved_to": self.moved_to,
+                "moved": [dict(m) for m in self.moved], "renumbered": self.renumbered, "notes": list(self.notes),
                 "left": [{"kind": p.kind, "file": p.file, "offset": p.offset, "problem": p.problem, "fix": p.fix}
                          for p in self.left]}
 
@@ -242,13 +261,26 @@ def _scan_listed_log(root: Path, m: Manifest, report: VerifyReport) -> LogScan |
                   "torn_bytes": scan.torn}
     if scan.damage is not None:
         at, why = scan.damage
+        salvage = salvage_log(data, m.next_case_id)
         report.problems.append(Problem("log", m.log, at, f"damaged record: {why}",
-                                       f"{_REPAIR}: keeps the {len(scan.records)} sound records before it and moves "
-                                       f"the {len(data) - at} bytes from there aside"))
+                                       f"{_REPAIR}: keeps the {len(salvage.records)} sound records "
+                                       f"({salvage.cases_kept} cases) and sets aside "
+                                       f"{_lost(salvage.records_lost, salvage.cases_lost)}"))
     elif scan.torn:
         report.notes.append(f"{m.log}: a torn tail of {scan.torn} bytes at byte {scan.end} (a record cut short: a "
                             "crash, or a write in flight): readers ignore it, the next append cuts it off")
     return scan
+
+
+def _lost(records: int, cases: int | None) -> str:
+    """``"1 damaged record (3 cases)"``: what a repair sets aside, in words.
+
+    >>> _lost(1, 3), _lost(2, None), _lost(0, 0)
+    ('1 damaged record (3 cases)', '2 damaged records (cases unknown)', 'the damaged bytes (no case)')
+    """
+    what = f"{records} damaged record" + ("s" if records != 1 else "") if records else "the damaged bytes"
+    count = "cases unknown" if cases is None else ("no case" if cases == 0 else f"{cases} case" + "s" * (cases != 1))
+    return f"{what} ({count})"
 
 
 def aside_name(log_rel: str, offset: int, n: int = 0) -> str:
@@ -264,15 +296,15 @@ def aside_name(log_rel: str, offset: int, n: int = 0) -> str:
 def repair_casebase(path: str | os.PathLike[str]) -> RepairReport:
     """Repair the case base at ``path`` (see the module docstring); returns what was done.
 
-    Raises :class:`CaseBaseError` for the shipped case bases or a read-only directory. A
+    Raises :class:`CaseBaseError` for the shipped case bases (``default``, ``expert``) or a
+    read-only directory. A
     manifest that cannot be read is a problem left (``left``: there is nothing to repair from)."""
-    from cbr.store import PACKAGED_CASEBASES
+    from cbr.store import is_shipped
 
     root = Path(path)
     if not root.is_dir():
         raise CaseBaseError(f"no case base at {root}: the directory does not exist")
-    packaged = PACKAGED_CASEBASES.resolve()
-    if root.resolve() == packaged or packaged in root.resolve().parents:
+    if is_shipped(root):  # only those: in an editable install ./casebases is the package's folder
         raise CaseBaseError(f"{root} is a shipped case base: it is never written to (reinstall the engine if it "
                             f"is damaged)")
     if not os.access(root, os.W_OK):
@@ -308,24 +340,43 @@ def _repair_log(root: Path, m: Manifest, report: RepairReport) -> None:
         report.notes.append(f"{m.log} was missing: started it empty (the cases retained in it are lost)")
         return
     scan = scan_log(data, m.next_case_id)
-    report.records_kept = len(scan.records)
-    report.cases_kept = sum(len(ids) for _, chunks in scan.records for ids, _b in chunks.values())
     if scan.damage is None:
+        report.records_kept = len(scan.records)
+        report.cases_kept = sum(len(ids) for _, chunks in scan.records for ids, _b in chunks.values())
         return
-    at = scan.damage[0]
-    rest = data[at:]
-    n = 0
-    while True:  # a name that is free, or holds these very bytes (a repair interrupted before)
-        rel = aside_name(m.log, at, n)
-        try:
-            if (root / rel).read_bytes() == rest:
+    salvage = salvage_log(data, m.next_case_id)
+    report.records_kept, report.cases_kept = len(salvage.records), salvage.cases_kept
+    report.records_lost, report.cases_lost = salvage.records_lost, salvage.cases_lost
+    for run in salvage.damaged:  # each run of damaged bytes into its own file, synced, before the commit
+        if run.end == run.offset:
+            continue
+        rest = data[run.offset:run.end]
+        n = 0
+        while True:  # a name that is free, or holds these very bytes (a repair interrupted before)
+            rel = aside_name(m.log, run.offset, n)
+            try:
+                if (root / rel).read_bytes() == rest:
+                    break
+            except FileNotFoundError:
+                atomic_write_bytes(root / rel, rest)
                 break
-        except FileNotFoundError:
-            atomic_write_bytes(root / rel, rest)
-            break
-        n += 1
-    atomic_write_bytes(log, data[:at])  # the commit point: one rename
-    report.bytes_moved, report.moved_from, report.moved_to = len(rest), at, rel
+            n += 1
+        report.moved.append({"offset": run.offset, "bytes": len(rest), "file": rel, "records": run.records,
+                             "cases": run.cases, "why": run.why})
+    kept, expected = [], m.next_case_id
+    for at, size, chunks in salvage.records:  # sound records as they are; after a gap, with ids run on
+        first = min((int(ids[0]) for ids, _b in chunks.values() if len(ids)), default=expected)
+        if first == expected:
+            kept.append(data[at:at + size])
+        else:
+            kept.append(record_bytes({s: (ids - (first - expected), b) for s, (ids, b) in chunks.items()}))
+            report.renumbered += sum(len(ids) for ids, _b in chunks.values())
+        expected += sum(len(ids) for ids, _b in chunks.values())
+    tail = data[len(data) - salvage.torn:] if salvage.torn else b""  # a torn tail: the next writer cuts it
+    atomic_write_bytes(log, b"".join(kept) + tail)  # the commit point: one rename
+    report.bytes_moved = sum(mv["bytes"] for mv in report.moved)
+    if report.moved:
+        report.moved_from, report.moved_to = report.moved[0]["offset"], report.moved[0]["file"]
 
 
 def _repair_caches(root: Path, report: RepairReport) -> None:

@@ -279,6 +279,11 @@ class CaseBaseWriter:
         """Record a game definition in the manifest (once per name)."""
         self._games.setdefault(game.name, game.to_dict())
 
+    @property
+    def games(self) -> list[dict[str, Any]]:
+        """The game definitions recorded so far (``GameDef.to_dict``), in the order first met."""
+        return list(self._games.values())
+
     def add_source(self, path: str | os.PathLike[str], *, name: Optional[str] = None, **info: Any) -> None:
         """Record a log file with its SHA-256 and size (``name`` = the ``source`` column value)."""
         p = Path(path)

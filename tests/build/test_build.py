@@ -318,3 +318,75 @@ def test_a_folder_that_is_not_a_case_base_is_never_replaced(match_logs: Path, tm
     with pytest.raises(CaseBaseError, match="not a case base"):
         build_casebase([match_logs], out, feature_set=stub_features(), overwrite=True)
     assert (out / "notes.txt").read_text() == "keep me"
+
+
+# ---- one kind of game per case base (issue 35, defect 11) -------------------------------------
+@pytest.fixture()
+def mixed_folder(tmp_path: Path) -> Path:
+    """A folder with a limit log (1,000 heads-up hands) and a no-limit one (Pluribus, 6 players)."""
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    for parts in (("acpc", "dealer_example_limit", "2p.limit.h1000.r0.log"),
+                  ("acpc", "pluribus_6p_nolimit", "sample_game_100.log")):
+        (folder / parts[-1]).write_bytes(shared_path(*parts).read_bytes())
+    return folder
+
+
+def test_a_mixed_folder_is_refused_naming_the_games(mixed_folder: Path, tmp_path: Path) -> None:
+    """Before: the no-limit hands went into the case base with only a warning."""
+    with pytest.raises(CBRError, match=r"mix games of two kinds, limit \(holdem\.limit\.2p\) and no-limit "
+                                       r"\(holdem\.nolimit\.6p\).*--only-games limit or --only-games nolimit.*"
+                                       r"--mixed-games"):
+        build_casebase([mixed_folder], tmp_path / "out", feature_set=stub_features())
+    assert not (tmp_path / "out").exists()
+    both = build_casebase([mixed_folder], tmp_path / "both", feature_set=stub_features(), mixed_games=True)
+    with CaseBase.open(tmp_path / "both") as cb:  # asked for: both games, and the warning as before
+        assert sorted(g["betting"] for g in cb.manifest.games) == ["limit", "nolimit"]
+    assert any("no-limit" in w for w in both.warnings) and both.games_left_out == {}
+
+
+@pytest.mark.parametrize("only", [["limit"], ["holdem.limit.2p"]])
+def test_only_games_keeps_one_game(mixed_folder: Path, tmp_path: Path, only: list[str]) -> None:
+    limit_alone = build_casebase([mixed_folder / "2p.limit.h1000.r0.log"], tmp_path / "alone",
+                                 feature_set=stub_features())
+    nolimit_hands = build_casebase([mixed_folder / "sample_game_100.log"], tmp_path / "nl",
+                                   feature_set=stub_features()).hands
+    report = build_casebase([mixed_folder], tmp_path / "out", feature_set=stub_features(), only_games=only)
+    assert report.cases_per_street == limit_alone.cases_per_street and report.hands == limit_alone.hands
+    assert report.games_left_out == {"holdem.nolimit.6p": nolimit_hands} and report.to_dict()["games_left_out"]
+    assert not any("no-limit" in w for w in report.warnings)
+    with CaseBase.open(tmp_path / "out") as cb:
+        assert [g["name"] for g in cb.manifest.games] == ["holdem.limit.2p"]
+    nl = build_casebase([mixed_folder], tmp_path / "nlonly", feature_set=stub_features(), only_games=["nolimit"])
+    assert nl.hands == nolimit_hands and nl.games_left_out == {"holdem.limit.2p": 1000}
+    with pytest.raises(CBRError, match=r"no hands of the --only-games games \(holdem\.limit\.9p\).*games there: "
+                                       r"holdem\.limit\.2p, holdem\.nolimit\.6p"):
+        build_casebase([mixed_folder], tmp_path / "none", feature_set=stub_features(), only_games=["holdem.limit.9p"])
+
+
+def test_only_games_on_a_dask_task_counts_what_it_leaves_out(mixed_folder: Path) -> None:
+    from cbr.build.on_dask import file_cases
+    from cbr.logs.detect import scan_logs
+
+    (source,) = scan_logs([mixed_folder / "sample_game_100.log"])
+    kept = file_cases(source, stub_features(), None, None, only_games=frozenset({"limit"}))
+    assert (kept.records, kept.games, kept.left_out["holdem.nolimit.6p"] > 0) == (0, [], True)
+
+
+def test_cli_build_only_games_and_mixed_games(mixed_folder: Path, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    def build(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "cli", "build", str(mixed_folder), *args], capture_output=True,
+                              text=True, cwd=Path(__file__).resolve().parents[2], timeout=300)
+
+    refused = build("-o", str(tmp_path / "a"), "-j", "1")
+    assert refused.returncode == 1 and refused.stderr.count("\n") == 1, refused.stderr
+    assert refused.stderr.startswith("error: the logs mix games") and "holdem.nolimit.6p" in refused.stderr
+    kept = build("-o", str(tmp_path / "b"), "-j", "1", "--only-games", "limit")
+    assert kept.returncode == 0, kept.stderr
+    assert "--only-games left out" in kept.stdout and "holdem.nolimit.6p" in kept.stdout, kept.stdout
+    assert build("-o", str(tmp_path / "c"), "-j", "1", "--mixed-games").returncode == 0
+    empty = build("-o", str(tmp_path / "d"), "--only-games", " , ")
+    assert empty.returncode == 2 and "--only-games" in empty.stderr, empty.stderr

@@ -509,3 +509,61 @@ def test_a_retained_case_keeps_the_row_its_decision_was_made_from(small_copy: Pa
         stored = {r.tobytes() for r in got}
         assert all(d.row.tobytes() in stored for d in mine)
     bot.close()
+
+
+def test_retain_into_a_copy_of_another_case_base_is_refused(small_copy: Path, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 35, defect 6: `cbr:preset=casper` retaining into `learned` (a copy of `expert`)
+    played from the expert cases without a word. The copy now records where it came from,
+    and a target that is neither the bot's case base nor a copy of it is refused."""
+    from cbr.store.manifest import read_manifest, write_manifest
+    from cbr.store.writer import CaseBaseWriter
+
+    monkeypatch.chdir(tmp_path)
+    mine = f"cbr:casebase={small_copy}"
+    first = run_match([mine, "call"], 2, seed=1, retain_into="learned")
+    learned = tmp_path / "casebases" / "learned"
+    origin = read_manifest(learned).origin
+    assert origin is not None and (origin["name"], origin["path"]) == ("base", str(small_copy.resolve()))
+    assert origin["cases"] == CaseBase.open(small_copy).count() and origin["bytes"] > 1_000_000
+    count = CaseBase.open(learned).count()
+    with pytest.raises(CaseBaseError, match=r"copy of case base 'base' .* while the case-based bots play from "
+                                            r".*default.*cbr:casebase="):
+        run_match(["cbr:preset=casper", "call"], 2, retain_into="learned")  # CASPER's bot plays from default
+    assert CaseBase.open(learned).count() == count  # nothing retained, nothing played from it
+    again = run_match([mine, "call"], 2, seed=2, retain_into="learned")  # the bot it was copied for: grows it
+    assert CaseBase.open(learned).count() == count + again.retained and first.retained > 0
+    run_match([f"cbr:casebase={learned}", "call"], 2, retain_into="learned")  # the bot's own base: fine
+
+    old = copy_casebase(small_copy, tmp_path / "old")  # a copy made before origins were recorded
+    m = read_manifest(old)
+    m.origin = None
+    write_manifest(old, m)
+    run_match([mine, "call"], 2, retain_into="./old")  # the same logs as the bot's base: a copy of it
+    built = tmp_path / "built"  # a case base built from other logs
+    with CaseBaseWriter(built, build_index=False) as w:
+        w.add_source(REPO / "casebases" / "selfplay" / "hu-ehs-hs.log", format="acpc")
+        w.add_rows("flop", np.ones((2, 12), np.float32), "cr")
+    with pytest.raises(CaseBaseError, match="no copy of it"):
+        run_match([mine, "call"], 2, retain_into="./built")
+
+
+def test_cli_says_what_retain_into_copied_and_its_size(small_copy: Path, tmp_path: Path) -> None:
+    def match(players: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "cli", "match", "--players", players, "--hands", "2",
+                               "--retain-into", "./L", "--json"], capture_output=True, text=True, env=ENV,
+                              cwd=tmp_path, timeout=120)
+
+    first = match(f"cbr:casebase={small_copy},call")
+    assert first.returncode == 0, first.stderr
+    cases = CaseBase.open(small_copy).count()
+    size = sum(f.stat().st_size for f in small_copy.rglob("*") if f.is_file() and not f.name.startswith("."))
+    note = [line for line in first.stderr.splitlines() if line.startswith("note: copied")]
+    assert note == [f"note: copied case base 'base' ({cases:,} cases, {size / 1e6:.1f} MB) to {tmp_path / 'L'}; "
+                    f"the case-based bots play from the copy"], first.stderr
+    json.loads(first.stdout)  # the JSON on stdout stays whole
+    second = match(f"cbr:casebase={small_copy},call")
+    assert second.returncode == 0 and "copied" not in second.stderr, second.stderr
+    other = match("cbr:preset=casper,call")
+    assert other.returncode == 1 and other.stderr.count("\n") == 1, other.stderr
+    assert other.stderr.startswith("error: --retain-into ") and "copy of case base 'base'" in other.stderr

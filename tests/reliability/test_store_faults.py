@@ -485,10 +485,13 @@ REPAIR_KILLED = textwrap.dedent("""
 """)
 
 
-def test_repair_killed_at_every_step_leaves_the_old_or_the_repaired_log(tmp_path: Path) -> None:
+@pytest.mark.parametrize("damage", ["junk-at-the-end", "record-mid-log"])
+def test_repair_killed_at_every_step_leaves_the_old_or_the_repaired_log(tmp_path: Path, damage: str) -> None:
     """``cbr casebase repair`` SIGKILLed before each of its file-system calls (every ``open``,
-    ``fsync``, ``replace``... in turn): the log is the damaged one or its sound prefix with
-    the rest already moved aside; the next repair finishes with exactly one aside copy."""
+    ``fsync``, ``replace``... in turn): the log is the damaged one or the repaired one (its
+    sound records, the damaged bytes already moved aside); the next repair finishes with
+    exactly one aside copy. Damage: bytes that are no record after the log, or one flipped
+    payload byte in a record mid-log (repair keeps the records after it, issue 35 defect 13)."""
     template = tmp_path / "template"
     make_casebase(template, n=10)
     rng = np.random.default_rng(4)
@@ -500,9 +503,19 @@ def test_repair_killed_at_every_step_leaves_the_old_or_the_repaired_log(tmp_path
         good = cb.count()
     log = template / m.log
     data = log.read_bytes()
-    junk = rng.integers(1, 256, 777, dtype=np.uint8).tobytes()
-    junk = (b"X" + junk[1:])  # no record starts with X: damage at len(data)
-    log.write_bytes(data + junk)
+    if damage == "junk-at-the-end":
+        junk = rng.integers(1, 256, 777, dtype=np.uint8).tobytes()
+        junk = (b"X" + junk[1:])  # no record starts with X: damage at len(data)
+        damaged, at, moved = data + junk, len(data), junk
+    else:
+        at = 0
+        for _ in range(17):  # the 18th record (each record: magic, length, CRC, then the payload)
+            at += 12 + int.from_bytes(data[at + 4:at + 8], "little")
+        size = 12 + int.from_bytes(data[at + 4:at + 8], "little")
+        bad = bytearray(data)
+        bad[at + size - 1] ^= 0x04
+        damaged, moved, good = bytes(bad), bytes(bad[at:at + size]), good - 2
+    log.write_bytes(damaged)
     env = {**os.environ, "PYTHONPATH": str(REPO)}
 
     def run(copy: Path, limit: int) -> subprocess.CompletedProcess[str]:
@@ -511,25 +524,27 @@ def test_repair_killed_at_every_step_leaves_the_old_or_the_repaired_log(tmp_path
 
     full = run(shutil.copytree(template, tmp_path / "full"), 0)
     assert full.returncode == 0, full.stderr
+    repaired = (tmp_path / "full" / m.log).read_bytes()
+    assert repaired[:at] == data[:at] and agrees_with_itself(tmp_path / "full") == good  # every other case stayed
     steps = int(full.stdout.split()[-1])
     assert steps >= 6  # the aside file and the log, each written, synced and renamed
     states = {"old": 0, "repaired": 0}
-    aside = f"{log.name}.damaged-at-{len(data)}"
+    aside = f"{log.name}.damaged-at-{at}"
     for limit in range(1, steps + 1):
         copy = shutil.copytree(template, tmp_path / f"k{limit}")
         killed = run(copy, limit)
         assert killed.returncode == -signal.SIGKILL, (limit, killed.stderr)
         now = (copy / m.log).read_bytes()
-        if now == data + junk:
+        if now == damaged:
             states["old"] += 1
         else:
-            assert now == data, limit  # the sound prefix, never anything between
-            assert (copy / m.log).with_name(aside).read_bytes() == junk, limit
+            assert now == repaired, limit  # the repaired log, never anything between
+            assert (copy / m.log).with_name(aside).read_bytes() == moved, limit
             states["repaired"] += 1
         from cbr.store.verify import repair_casebase
 
         repair_casebase(copy)
-        assert (copy / m.log).read_bytes() == data
+        assert (copy / m.log).read_bytes() == repaired
         assert sorted(p.name for p in (copy / "retained").iterdir() if not p.name.startswith(".")) == \
             sorted([log.name, aside]), limit
         assert agrees_with_itself(copy) == good

@@ -404,7 +404,7 @@ def test_pokerstars_and_phh_outcomes_follow_each_hands_payoffs(tmp_path: Path, n
                 for i, player in enumerate(rec.players):
                     expected[rec.source, rec.hand_id, player] = (
                         math.nan if rec.payoffs is None else rec.payoffs[i] / rec.game.small_bet)
-    build_casebase([src], tmp_path / "cb", name="cb")
+    build_casebase([src], tmp_path / "cb", name="cb", mixed_games=True)  # the PHH folder: limit and no-limit hands
     with CaseBase.open(tmp_path / "cb") as cb:
         n = unknown = 0
         for s in STREETS:

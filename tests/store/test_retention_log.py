@@ -3,7 +3,7 @@ can leave (the file ends inside its last record, or in zeros); anything else (a 
 length byte mid-log, a complete last record whose CRC fails, garbage after the log) is
 one CaseBaseError naming the file and the byte offset, for readers and writers alike (a
 writer never cuts it); ``cbr casebase verify`` reports it and ``cbr casebase repair`` keeps
-the sound prefix and moves the rest aside, never deleting it.
+every sound record and moves the damaged bytes aside, never deleting them.
 
 Record offsets are found here by walking the documented record header (magic, payload
 length, CRC-32) over the log as the appends left it, before any damage."""
@@ -234,18 +234,19 @@ def test_verify_and_repair_through_the_cli(logged, tmp_path: Path) -> None:
     assert fixed.returncode == 0, fixed.stderr
     done = json.loads(fixed.stdout)
     aside = path / done["moved_to"]
-    assert (done["records_kept"], done["cases_kept"], done["bytes_moved"], done["moved_from"]) == \
-        (k, sum(sizes[:k]), len(data) - at, at)
+    size = records[k][1]  # the damaged record only: repair resynchronises on the next sound one
+    assert (done["records_kept"], done["cases_kept"], done["records_lost"], done["cases_lost"], done["bytes_moved"],
+            done["moved_from"]) == (len(sizes) - 1, sum(sizes) - sizes[k], 1, sizes[k], size, at)
     assert aside.parent == log.parent and aside.name.startswith(log.name) and str(at) in aside.name
-    assert aside.read_bytes() == bytes(bad[at:])  # moved aside, byte for byte
-    assert log.read_bytes() == data[:at]  # the sound prefix, byte for byte
+    assert aside.read_bytes() == bytes(bad[at:at + size])  # moved aside, byte for byte
+    assert log.read_bytes()[:at] == data[:at]  # the records before it, byte for byte
     assert cli("casebase", "verify", str(path)).returncode == 0
-    with CaseBase.open(path) as cb:  # the repaired base holds exactly the prefix's cases
+    with CaseBase.open(path) as cb:  # every case but the damaged record's; the ids close its gap
         kept = sorted(i for s in STREETS for i in cb.cases(s).case_ids.tolist())
         before = sorted(i for s in STREETS for i in ids[s])
-        assert kept == before[:len(before) - sum(sizes[k:])]
+        assert kept == before[:len(before) - sizes[k]]
         cb.append("river", np.zeros(12, np.float32), "c")  # and takes appends again
-    assert open_and_count(path) == 4 * BASE_CASES + sum(sizes[:k]) + 1
+    assert open_and_count(path) == 4 * BASE_CASES + sum(sizes) - sizes[k] + 1
 
     again = cli("casebase", "repair", str(path))  # idempotent: nothing more to do
     assert again.returncode == 0 and "nothing to repair" in again.stdout, again.stdout + again.stderr
@@ -400,3 +401,130 @@ def test_a_writer_compacts_from_the_records_it_holds_and_keeps_the_catalog(tmp_p
         assert cb.cases("flop").actions.tolist() == ["c", "r", "f", "f", "c"]
         assert cb.sql("SELECT count(*) FROM cases").fetchall() == [(6,)]
     assert verify_casebase(tmp_path / "cb").sound
+
+
+def test_repair_takes_a_case_base_of_the_clone_s_casebases_folder(logged) -> None:
+    """Issue 35, defect 1: installed editable from the clone (Quickstart 2), ``./casebases``
+    is the package's folder too; repair took every case base in it for a shipped one and
+    refused, while verify told the user to run it. Only ``default`` and ``expert`` are shipped."""
+    from cbr.store import PACKAGED_CASEBASES, SHIPPED_CASEBASES
+
+    assert (REPO / "casebases").resolve() == PACKAGED_CASEBASES.resolve()  # an editable install
+    name = f"test-learned-{os.getpid()}"
+    path = REPO / "casebases" / name
+    shutil.copytree(logged[0], path)
+    try:
+        log = log_path(path)
+        log.write_bytes(log.read_bytes() + b"garbage!")
+        v = cli("casebase", "verify", name)
+        assert v.returncode == 1 and "cbr casebase repair" in v.stderr, v.stderr
+        r = cli("casebase", "repair", name)
+        assert r.returncode == 0 and "shipped" not in r.stderr, r.stdout + r.stderr
+        assert cli("casebase", "verify", name).returncode == 0
+        for shipped in SHIPPED_CASEBASES:  # the shipped ones are still refused, by name and by path
+            for arg in (shipped, str(PACKAGED_CASEBASES / shipped)):
+                r = cli("casebase", "repair", arg)
+                assert r.returncode == 1 and "is a shipped case base" in r.stderr, r.stderr
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+# ---- repair keeps the sound records after a damaged one (issue 35, defect 13) ----------------
+def retained_cases(path: Path) -> dict[str, list[tuple[str, str, tuple[float, ...]]]]:
+    """Per street, the retained cases (hand id, action, features) in case-id order; checks
+    the ids increase."""
+    out = {}
+    with CaseBase.open(path) as cb:
+        for s in STREETS:
+            t = cb.table(s)
+            ids = t.column("case_id").to_pylist()
+            assert ids == sorted(ids) and len(set(ids)) == len(ids)
+            rows = zip(t.column("hand_id").to_pylist(), t.column("action").to_pylist(), cb.cases(s).features.tolist())
+            out[s] = [(h, a, tuple(x)) for h, a, x in rows if h is not None and h.startswith("h")]
+    return out
+
+
+def damage(data: bytes, at: int, size: int, kind: str) -> bytes:
+    """One flipped bit in the record at ``at``: its payload's last byte, its length field, or its marker."""
+    bad = bytearray(data)
+    bad[{"payload": at + size - 1, "length": at + 6, "marker": at + 1}[kind]] ^= 0x10
+    return bytes(bad)
+
+
+@pytest.mark.parametrize("kind", ["payload", "length", "marker"])
+@pytest.mark.parametrize("where", ["first", "middle", "last"])
+def test_repair_sets_aside_only_the_damaged_record(logged, tmp_path: Path, where: str, kind: str) -> None:
+    """Before: repair kept only the records before the first damaged one (a flipped byte in the
+    first record of a 62-record log set all 61 later, intact, records aside) and said bytes,
+    not records or cases. Now it skips just the damaged record, resynchronising on the next
+    record that passes its checksum (found by scanning when the length field is damaged),
+    keeps the rest and says what was kept and lost."""
+    path, log, data, sizes = fresh(logged, tmp_path)
+    before = retained_cases(path)
+    records = record_offsets(data)
+    k = {"first": 0, "middle": len(records) // 2, "last": len(records) - 1}[where]
+    at, size = records[k]
+    bad = damage(data, at, size, kind)
+    log.write_bytes(bad)
+    assert_refused_everywhere(path, log, at)  # opening a damaged base still refuses: only repair changes
+
+    r = cli("casebase", "repair", str(path), "--json")
+    assert r.returncode == 0, r.stderr
+    done = json.loads(r.stdout)
+    # at the end of the log with its marker damaged, nothing tells how many cases the bytes held
+    lost = None if (where, kind) == ("last", "marker") else sizes[k]
+    assert (done["records_kept"], done["cases_kept"], done["records_lost"], done["cases_lost"]) == \
+        (len(sizes) - 1, sum(sizes) - sizes[k], 1, lost)
+    assert [(m["offset"], m["bytes"]) for m in done["moved"]] == [(at, size)]
+    assert (path / done["moved"][0]["file"]).read_bytes() == bad[at:at + size]  # aside, byte for byte
+    assert done["renumbered"] == (0 if where == "last" else sum(sizes[k + 1:]))
+    assert cli("casebase", "verify", str(path)).returncode == 0
+    after = retained_cases(path)
+    assert after == {s: [c for c in before[s] if c[0] != f"h{k}"] for s in STREETS}  # every other case, intact
+    assert open_and_count(path) == 4 * BASE_CASES + sum(sizes) - sizes[k]
+    with CaseBase.open(path) as cb:  # the repaired log takes appends again
+        cb.append("river", np.zeros(12, np.float32), "c", hand_id="next")
+    assert open_and_count(path) == 4 * BASE_CASES + sum(sizes) - sizes[k] + 1
+
+    human = cli("casebase", "repair", str(path))
+    assert human.returncode == 0 and "nothing to repair" in human.stdout, human.stdout + human.stderr
+
+
+def test_repair_of_two_damaged_records_says_records_and_cases(logged, tmp_path: Path) -> None:
+    path, log, data, sizes = fresh(logged, tmp_path)
+    records = record_offsets(data)
+    bad = damage(damage(data, *records[2], "payload"), *records[5], "length")
+    log.write_bytes(bad)
+    r = cli("casebase", "repair", str(path))
+    assert r.returncode == 0, r.stderr
+    kept, lost = sum(sizes) - sizes[2] - sizes[5], sizes[2] + sizes[5]
+    assert f"kept {len(sizes) - 2} records ({kept} cases)" in r.stdout, r.stdout
+    assert f"set aside 2 damaged records ({lost} cases)" in r.stdout, r.stdout
+    for k in (2, 5):
+        at, size = records[k]
+        aside = log.parent / f"{log.name}.damaged-at-{at}"
+        assert aside.read_bytes() == bad[at:at + size] and f"moved {size} bytes from byte {at}" in r.stdout
+    assert open_and_count(path) == 4 * BASE_CASES + kept
+    v = cli("casebase", "verify", str(path), "--json")
+    assert v.returncode == 0 and json.loads(v.stdout)["log"]["records"] == len(sizes) - 2
+
+
+def test_salvage_resynchronises_past_every_flipped_length_bit(logged, tmp_path: Path) -> None:
+    """Whatever a flipped bit makes of a middle record's length field (past the end, inside a
+    later record, inside itself), the scan for the next sound record finds the record after it:
+    every other record is kept, with the ids it was written with."""
+    from cbr.store.retention_log import salvage_log
+
+    path, log, data, sizes = fresh(logged, tmp_path)
+    first_id = json.loads((path / "manifest.json").read_text())["next_case_id"]
+    records = record_offsets(data)
+    k = len(records) // 2
+    at, size = records[k]
+    for byte in range(4):
+        for bit in range(8):
+            bad = bytearray(data)
+            bad[at + 4 + byte] ^= 1 << bit
+            s = salvage_log(bytes(bad), first_id)
+            assert [a for a, _, _ in s.records] == [a for j, (a, _) in enumerate(records) if j != k], (byte, bit)
+            assert [(r.offset, r.end, r.records, r.cases) for r in s.damaged] == [(at, at + size, 1, sizes[k])]
+            assert s.cases_kept == sum(sizes) - sizes[k] and s.next_id == first_id + sum(sizes)
