@@ -485,6 +485,7 @@ class CBRPolicy(Policy):
         cb, self._cb = self._cb, None
         handle, self._handle = self._handle, None
         self._streets = {}  # (a shared handle's streets stay with it)
+        self.last_decision = None  # its record holds the case base and index
         if handle is not None:
             handle.release()
         elif cb is not None:

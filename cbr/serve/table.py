@@ -369,6 +369,8 @@ class TableSession:
             except CBRError:  # pragma: no cover - the cases are durable in the log already
                 pass
         self.retainers = []
+        for d in self.bot_decisions:  # a record holds its case base and index: let them go with the bots
+            d.decision = None
         for s, p in enumerate(self.policies, start=1):
             if s in self.shared:  # the server's, closed when it stops
                 continue
