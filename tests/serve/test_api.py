@@ -4,12 +4,13 @@ policies, and every error status (422 naming the field, 404, 401, 403, 413, 503)
 from __future__ import annotations
 
 import json
+import math
 import time
 
 import pytest
 from typer.testing import CliRunner
 
-from cbr.game.gamedef import STREETS
+from cbr.game.gamedef import STREETS, preset
 from cbr.store import CaseBase
 from cli import app as cli_app
 from tests.conftest import require_module
@@ -263,6 +264,9 @@ def test_retain_unknown_case_base_and_a_server_without_token(client, engine, acp
 
 
 # ---- errors --------------------------------------------------------------------------------
+#: The heads-up game with a NaN small blind (pot odds came out 0 where the spot has 0.25).
+NAN_BLIND_GAME = json.dumps({**preset("holdem.limit.2p").to_dict(), "blinds": [10.0, math.nan]})
+
 @pytest.mark.parametrize(("fields", "loc", "word"), [
     ({"hole": "AdQc", "board": "3h4cJh", "position": 1, "to_call": 1, "pot": 4}, ["body", "pot"], "pot"),
     ({"hole": "AdQx"}, ["body", "hole"], "Qx"),
@@ -275,6 +279,8 @@ def test_retain_unknown_case_base_and_a_server_without_token(client, engine, acp
     ({"board": "3h4cJh"}, ["body"], "hole"),
     ({"matchstate": "MATCHSTATE:0:0:zz:AsKs|"}, ["body"], "zz"),
     ({"hole": "AdQc", "game": "/etc/passwd"}, ["body", "game"], "game"),
+    ({"hole": "AdQc", "game": NAN_BLIND_GAME}, ["body", "game"], "blind nan"),
+    ({"hole": "AdQc", "game": NAN_BLIND_GAME.replace("NaN", "1e308")}, ["body", "game"], "blind 1e+308"),
 ])
 def test_bad_input_is_422_with_the_field_and_the_reason(client, fields, loc, word) -> None:
     r = client.post("/retrieve", json=fields)
