@@ -299,6 +299,33 @@ def test_not_json_is_422_and_unknown_names_404(client) -> None:
     assert client.get("/no/such/path").status_code == 404
 
 
+@pytest.mark.parametrize("body, why", [
+    (b'{"hole": "AdQc", "x": ' + b"[" * 20000 + b"]" * 20000 + b"}", "nested too deeply"),
+    (b"[" * 100000, "nested too deeply"),
+    (b'{"hole": "Ad\xffQc"}', "UnicodeDecodeError"),
+])
+def test_a_body_json_cannot_read_is_422_as_the_docs_say(client, body, why) -> None:
+    """JSON nested thousands deep was answered `400 There was an error parsing the body`."""
+    for path in ("/retrieve", "/retain"):
+        r = client.post(path, content=body, headers={"content-type": "application/json", **AUTH})
+        assert r.status_code == 422, r.text
+        assert r.json()["detail"] == [{"loc": ["body"], "msg": f"the body is not JSON that can be read ({why})",
+                                       "type": "json_invalid"}]
+    assert client.get("/no/such/path").json() == {"detail": "Not Found"}  # other HTTP errors as before
+
+
+def test_an_empty_case_base_name_is_422_on_every_endpoint(client, casebase_copy) -> None:
+    """`"casebase": ""` was answered from `default` by /retrieve and /reuse but 404 by /evaluate and
+    /retain: one rule now, an empty name is no name."""
+    before = counts(casebase_copy)
+    for path, body in [("/retrieve", {"hole": "AdQc"}), ("/reuse", {"hole": "AdQc"}),
+                       ("/evaluate", {"max_decisions": 5}), ("/retain", {"text": "STATE:0:f:AsKs|2c3d:-5|5:a|b"})]:
+        r = client.post(path, json={**body, "casebase": ""}, headers=AUTH)
+        assert r.status_code == 422, (path, r.text)
+        assert r.json()["detail"][0]["loc"] == ["body", "casebase"], (path, r.text)
+    assert counts(casebase_copy) == before
+
+
 def test_body_over_the_limit_is_413_and_the_server_goes_on(engine) -> None:
     with make_client(engine, max_body_bytes=2048) as c:
         r = c.post("/retrieve", content=json.dumps({"hole": "AdQc", "pad": "x" * 5000}),
