@@ -112,6 +112,21 @@ def test_build_lists_skipped_hands(tmp_path: Path) -> None:
     assert f"{log}:2: " in result.stdout and f"{log}:3: " in result.stdout
 
 
+def test_build_holds_a_showdown_without_all_its_cards_to_the_pot(tmp_path: Path) -> None:
+    """Issue 35: `5d5c|` against unshown cards, pot 40, logged +1000: the hand was built and its
+    cases stored an outcome of +100 small bets where at most +2 is possible."""
+    log = tmp_path / "pot.log"
+    log.write_text("STATE:0:cc/crc/cc/cc:5d5c|/8dAs8s/4h/6d:1000|-1000:p1|p2\n"
+                   "STATE:1:cc/crc/cc/cc:5d5c|/8dAs8s/4h/6d:20|-20:p1|p2\n")
+    result = cbr("build", log, "-o", tmp_path / "cb")
+    assert result.exit_code == 0, result.output
+    assert "1 hand(s) skipped:" in result.stdout and f"{log}:1: " in result.stdout
+    assert "payoffs do not match" in result.stdout and "from a pot of 40" in result.stdout
+    with CaseBase.open(tmp_path / "cb") as cb:
+        outcomes = [o for s in STREETS for (o,) in cb.sql(f"select outcome from cases_{s}").fetchall()]
+    assert outcomes and set(outcomes) == {2.0}
+
+
 @pytest.mark.parametrize("args, words", [
     (["no/such/logs"], "no/such/logs"),
     (["{tmp}"], "no log files"),

@@ -255,6 +255,20 @@ def test_a_hand_whose_payoffs_contradict_its_cards_is_refused(client, casebase_c
     assert client.post("/retain", json={"casebase": "mine", "text": right}, headers=AUTH).status_code == 200
 
 
+def test_a_showdown_that_omits_a_hole_card_is_held_to_its_pot(client, casebase_copy) -> None:
+    """Issue 35: without p2's cards the payoff check was skipped, and a pot of 40 paid +1000
+    (stored as an outcome of +100 small bets)."""
+    before = counts(casebase_copy)
+    wrong = "STATE:0:cc/crc/cc/cc:5d5c|/8dAs8s/4h/6d:1000|-1000:p1|p2\n"
+    r = client.post("/retain", json={"casebase": "mine", "text": wrong}, headers=AUTH)
+    assert r.status_code == 422 and "payoffs do not match" in r.json()["detail"][0]["msg"], r.text
+    assert "from a pot of 40" in r.json()["detail"][0]["msg"]
+    assert counts(casebase_copy) == before
+    right = wrong.replace("1000|-1000", "20|-20")
+    r = client.post("/retain", json={"casebase": "mine", "text": right}, headers=AUTH)
+    assert r.status_code == 200 and r.json()["cases"] > 0, r.text
+
+
 def test_retain_unknown_case_base_and_a_server_without_token(client, engine, acpc_hands) -> None:
     r = client.post("/retain", json={"casebase": "nope", "text": acpc_hands}, headers=AUTH)
     assert r.status_code == 404
