@@ -96,7 +96,9 @@ def _print_match(result: "MatchResult", seed: int, as_json: bool) -> None:
              + (" (interrupted)" if result.interrupted else ""))
     rows = [[str(s), p.name, signed(p.total), signed(p.sb_per_hand, 3), f"{p.sb_ci:.3f}",
              signed(p.mbb_per_hand), f"{p.mbb_ci:.0f}"] for s, p in enumerate(result.players)]
-    stdout.print(rich_table(title, ["seat", "bot", "chips", "sb/h", "± 95%", "mbb/h", "± 95%"], rows))
+    # the title on a line of its own: as the table's title it wrapped to the table's width, mid-phrase
+    stdout.print(title, markup=False, highlight=False, soft_wrap=True)
+    stdout.print(rich_table(None, ["seat", "bot", "chips", "sb/h", "± 95%", "mbb/h", "± 95%"], rows))
     if result.match_id:
         stdout.print(f"retained {result.retained:,} cases (match {result.match_id})", markup=False,
                      highlight=False, soft_wrap=True)
@@ -186,8 +188,9 @@ def _print_dealer(result: "DealerResult", seed: int, planned: int) -> None:
 
     rows = [[str(s), name, ("+" if result.totals[s] > 0 else "") + acpc_number(result.totals[s]), signed(result.sb_per_hand(s), 3)]
             for s, name in enumerate(result.names)]
-    stdout.print(rich_table(f"{result.game.name}: {result.hands} hands, seed {seed}", ["seat", "player", "chips", "sb/h"],
-                            rows))
+    stdout.print(f"{result.game.name}: {result.hands} hands, seed {seed}", markup=False, highlight=False,
+                 soft_wrap=True)  # not the table's title, which wraps to the table's width
+    stdout.print(rich_table(None, ["seat", "player", "chips", "sb/h"], rows))
     if result.stopped:
         why = "interrupted" if result.stopped == "interrupted" else "stopped by an error"
         typer.echo(f"{why}: {result.hands:,} of {planned:,} hands dealt")

@@ -81,10 +81,17 @@ class PlayerResult:
     mbb_ci: float
 
     def to_dict(self) -> dict:
+        """Plain data; the rates to 12 significant digits, so a sum's float noise does not show
+        (``0.425``, not ``0.4249999999999998``); an infinite CI is None.
+
+        >>> d = PlayerResult("a", "call", 40, 170.0, 0.4249999999999998, math.inf, 424.99999999999983, 3.5).to_dict()
+        >>> d["sb_per_hand"], d["sb_ci"], d["mbb_per_hand"], d["mbb_ci"]
+        (0.425, None, 425.0, 3.5)
+        """
         out = dict(vars(self))
-        for key in ("sb_ci", "mbb_ci"):
-            if not math.isfinite(out[key]):
-                out[key] = None
+        for key in ("sb_per_hand", "sb_ci", "mbb_per_hand", "mbb_ci"):
+            x = out[key]
+            out[key] = float(f"{x:.12g}") if math.isfinite(x) else None
         return out
 
 
