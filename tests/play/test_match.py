@@ -314,3 +314,13 @@ def test_cli_match_json_rates_carry_no_float_noise():
         assert shown["mbb_per_hand"] == round(p.total / 40 / direct.game.big_blind * 1000, 9)
         for key in ("sb_per_hand", "sb_ci", "mbb_per_hand", "mbb_ci"):
             assert len(repr(shown[key]).lstrip("-").replace(".", "").lstrip("0")) <= 12, (key, shown[key])
+
+
+def test_cli_dealer_title_is_one_line_in_a_pipe():
+    """`cbr serve-dealer`'s title wrapped as the match's did (`..., seed` / `123456789`)."""
+    res = runner.invoke(app, ["serve-dealer", "-p", "fold,call", "-n", "300", "--seed", "123456789"],
+                        env={"COLUMNS": "80"})
+    assert res.exit_code == 0, res.output
+    lines = res.stdout.splitlines()
+    assert lines[0].rstrip() == "holdem.limit.2p: 300 hands, seed 123456789" and lines[1].startswith("┏")
+    assert lines[-1] == "SCORE:-820|820:fold|call"
