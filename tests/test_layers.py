@@ -32,7 +32,7 @@ and under ``if TYPE_CHECKING``, because each one is a dependency someone can tri
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import pytest

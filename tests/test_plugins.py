@@ -205,3 +205,63 @@ def test_a_plugin_named_like_a_built_in_is_listed_as_not_used_and_the_built_in_r
         assert "2 plugin(s) not used" in res.stderr and "cbr.policies:call (bogus)" in res.stderr
     finally:
         plugins.clear_cache()
+
+
+def test_plugins_list_shows_each_bot_with_a_line_and_its_options_at_80_columns() -> None:
+    """`cbr plugins list`, where every --help sends users to find bots, split import targets
+    mid-word at 80 columns and showed no description or options."""
+    from typer.testing import CliRunner
+
+    from cbr.policies.spec import DESCRIPTIONS, policy_options
+    from cli import app
+
+    res = CliRunner().invoke(app, ["plugins", "list"], env={"COLUMNS": "80"})
+    assert res.exit_code == 0, res.output
+    lines = res.stdout.splitlines()
+    assert all(len(line) <= 80 for line in lines), [line for line in lines if len(line) > 80]
+    text = " ".join(" ".join(lines).split())  # as read, wrapping undone
+    pyproject = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    bots = pyproject["project"]["entry-points"]["cbr.policies"]
+    assert set(DESCRIPTIONS) == set(bots)
+    for name in bots:
+        assert 0 < len(DESCRIPTIONS[name]) <= 60  # one line beside the name at 80 columns
+        first = next(line for line in lines if line.startswith(f"  {name} "))
+        assert first.split(None, 1)[1] == DESCRIPTIONS[name], first
+        for key, default in policy_options(name).items():
+            shown = key.replace("_", "-")
+            if default not in (None, ""):
+                shown += "=" + (str(default).lower() if isinstance(default, bool) else f"{default:g}"
+                                if isinstance(default, float) else str(default))
+            assert shown in text, (name, shown)
+    for group, entries in pyproject["project"]["entry-points"].items():
+        if group != "cbr.policies":
+            for name, target in entries.items():  # whole, on its name's line
+                assert any(line.split() == [name, target] for line in lines), (name, target)
+    assert "NAME:KEY=VALUE:KEY=VALUE" in text and "lag:stab-rate=0.25" in text
+
+
+def test_the_options_plugins_list_shows_are_specs_that_build_the_bot() -> None:
+    from cbr.cli.plugins import policy_lines
+    from cbr.policies.spec import policy_from_spec, policy_options
+
+    for name in ("hs", "ehs", "lag", "rock", "station", "poki", "phase3"):
+        _, options = policy_lines(name)
+        spec = ":".join([name, *(o for o in options.split(", ") if "=" in o)])
+        assert spec.count("=") == sum(d not in (None, "") for d in policy_options(name).values()), spec
+        assert policy_from_spec(spec, seed=1).name == name  # every value shown converts back
+
+
+def test_plugins_list_json_gives_bots_their_description_and_options(demo_plugin) -> None:
+    from typer.testing import CliRunner
+
+    from cli import app
+
+    res = CliRunner().invoke(app, ["plugins", "list", "--json"])
+    rows = {(r["group"], r["name"]): r for r in json.loads(res.stdout)}
+    lag = rows[("cbr.policies", "lag")]
+    assert lag["description"].startswith("loose-aggressive") and lag["options"]["stab-rate"] == 0.5
+    assert "description" not in rows[("cbr.policies", "broken_bot")]  # it does not load
+    res = CliRunner().invoke(app, ["plugins", "list"], env={"COLUMNS": "80"})
+    lines = res.stdout.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("  broken_bot "))
+    assert lines[at + 1].split() == ["package:", "cbr-demo-plugin"] and lines[at + 2].lstrip().startswith("ERROR: ")

@@ -97,7 +97,9 @@ def _print_match(result: "MatchResult", seed: int, as_json: bool) -> None:
              + (" (interrupted)" if result.interrupted else ""))
     rows = [[str(s), p.name, signed(p.total), signed(p.sb_per_hand, 3), f"{p.sb_ci:.3f}",
              signed(p.mbb_per_hand), f"{p.mbb_ci:.0f}"] for s, p in enumerate(result.players)]
-    stdout.print(rich_table(title, ["seat", "bot", "chips", "sb/h", "± 95%", "mbb/h", "± 95%"], rows))
+    # the title on a line of its own: as the table's title it wrapped to the table's width, mid-phrase
+    stdout.print(title, markup=False, highlight=False, soft_wrap=True)
+    stdout.print(rich_table(None, ["seat", "bot", "chips", "sb/h", "± 95%", "mbb/h", "± 95%"], rows))
     if result.match_id:
         stdout.print(f"retained {result.retained:,} cases (match {result.match_id})", markup=False,
                      highlight=False, soft_wrap=True)
@@ -188,8 +190,9 @@ def _print_dealer(result: "DealerResult", seed: int, planned: int) -> None:
 
     rows = [[str(s), name, ("+" if result.totals[s] > 0 else "") + acpc_number(result.totals[s]), signed(result.sb_per_hand(s), 3)]
             for s, name in enumerate(result.names)]
-    stdout.print(rich_table(f"{result.game.name}: {result.hands} hands, seed {seed}", ["seat", "player", "chips", "sb/h"],
-                            rows))
+    stdout.print(f"{result.game.name}: {result.hands} hands, seed {seed}", markup=False, highlight=False,
+                 soft_wrap=True)  # not the table's title, which wraps to the table's width
+    stdout.print(rich_table(None, ["seat", "player", "chips", "sb/h"], rows))
     if result.stopped:
         why = "interrupted" if result.stopped == "interrupted" else "stopped by an error"
         typer.echo(f"{why}: {result.hands:,} of {planned:,} hands dealt")
@@ -203,7 +206,7 @@ def play_command(
     policy: Annotated[Optional[str], typer.Option("--policy", help="With --acpc: the bot that plays, a policy spec NAME[:KEY=VALUE...], e.g. cbr:reuse=max-frequency (see `cbr plugins list`) [default: ehs].")] = None,
     hands: Annotated[Optional[int], typer.Option("--hands", "-n", min=1, max=MAX_HANDS, help="Stop after this many hands [default: until the dealer closes; 10 with --human].")] = None,
     game: Annotated[Optional[str], typer.Option("--game", help="With --acpc: the dealer's game, a preset, ACPC game-file name or .game file [default: holdem.limit.2p].")] = None,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the bot's choices; with --human also of the cards dealt (the deals of `cbr match --seed`).")] = 0,
+    seed: Annotated[Optional[int], typer.Option("--seed", help="Seed of the bot's choices; with --human also of the cards dealt (the deals of `cbr match --seed`) [default: 0 with --acpc; with --human a random seed, printed first].")] = None,
     timeout: Annotated[Optional[float], typer.Option("--timeout", min=0.001, help="With --acpc: seconds to wait for each line from the dealer [default: 60].")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="With --acpc: print the result and every hand as JSON.")] = False,
     human: Annotated[bool, typer.Option("--human", help="Play yourself, in the terminal, against --bots (keys on standard input: f, c, r, q).")] = False,
@@ -233,6 +236,10 @@ def play_command(
             raise usage_error("--policy is for --acpc; with --human the bots at the table are --bots", "--policy")
         if timeout is not None:
             raise usage_error("--timeout is for --acpc (it bounds the wait for a dealer), not --human", "--timeout")
+        if seed is None:  # a new game each session (the web table draws one too); printed, to replay it
+            import secrets
+
+            seed = secrets.randbelow(2**31)
         _play_human(bots if bots is not None else "cbr", hands or 10, seed, retain, retain_into, why)
         return
     if why:
@@ -241,6 +248,7 @@ def play_command(
         raise usage_error("say where the dealer is: --acpc HOST:PORT, or play yourself with --human", "--acpc")
     if bots is not None:
         raise usage_error("--bots is for --human; with --acpc the bot that plays is --policy", "--bots")
+    seed = 0 if seed is None else seed
     from cbr.acpc.client import parse_address, play_acpc, stopped_result
     from cbr.logs.acpc import acpc_game
 
@@ -299,9 +307,17 @@ def _play_human(bots: str, hands: int, seed: int, retain: bool = False, retain_i
 
     from cbr.policies.spec import PolicySpecError
 
+    told: list[bool] = []
+
+    def show(line: str) -> None:
+        if not told:  # the seed first, once the bots are seated (a bad --bots prints only its error)
+            told.append(True)
+            typer.echo(f"Seed {seed} (--seed {seed} deals these cards again)")
+        typer.echo(line)
+
     try:
         _retain_into_copy(specs, retain_into)
-        result = play_human(specs, hands, read=read, show=typer.echo, seed=seed, retain=retain,
+        result = play_human(specs, hands, read=read, show=show, seed=seed, retain=retain,
                             retain_into=retain_into, why=3 if why else 0)
     except PolicySpecError as exc:  # raised while the bots are built, before any hand
         raise usage_error(str(exc), "--bots") from None

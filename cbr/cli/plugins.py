@@ -2,14 +2,63 @@
 # No `from __future__ import annotations`: typer reads the options' annotations, and real ones
 # (compiled with the module) cost it far less than strings it must evaluate at every start.
 
-from typing import Annotated
+import textwrap
+from typing import Annotated, Any
 
 import typer
 
 from cbr.cli._errors import guarded
-from cbr.cli._output import print_json, rich_table, stderr, stdout
+from cbr.cli._output import print_json, stderr, stdout
 
 app = typer.Typer(help="The plugin store.", no_args_is_help=True, rich_markup_mode=None)
+
+#: What each group holds, and where its plugins are named.
+GROUP_TITLES = {
+    "cbr.policies": "bots; a policy spec names one with its options, NAME or NAME:KEY=VALUE:KEY=VALUE, "
+                    "e.g. lag:stab-rate=0.25 (cbr match --players, play --bots, exploit); an option is "
+                    "shown with its default",
+    "cbr.features": "feature sets (cbr build --feature-set NAME)",
+    "cbr.similarity": "similarity measures (measure = NAME in a similarity TOML)",
+    "cbr.parsers": "log formats (cbr build --log-format NAME)",
+    "cbr.models": "opponent models",
+    "cbr.backends": "retrieval backends",
+}
+NAME_WIDTH = 18  # the longest built-in name, phase3-aggressive, and a space
+
+
+def _value(v: Any) -> str:
+    return str(v).lower() if isinstance(v, bool) else f"{v:g}" if isinstance(v, float) else str(v)
+
+
+def policy_lines(name: str) -> tuple[str, str]:
+    """A bot's one-line description and its options as a spec writes them (``KEY=DEFAULT``, or
+    ``KEY`` when it has none).
+
+    >>> policy_lines("rock")
+    ('tight-passive: raises AA, KK, QQ; bets near-nut hands', 'raise-rank=3, call-rank=25, nuts=0.9, call-ehs=0.6')
+    >>> policy_lines("call")[1]
+    ''
+    """
+    from cbr.policies.spec import policy_description, policy_options
+
+    options = [k.replace("_", "-") + ("" if d is None or d == "" else f"={_value(d)}")
+               for k, d in policy_options(name).items()]
+    return policy_description(name), ", ".join(options)
+
+
+def _entry(name: str, lines: list[tuple[str, str]], width: int) -> list[str]:
+    """``name`` in its column and each (prefix, text) wrapped beside it, never mid-word."""
+    out: list[str] = []
+    indent = " " * (2 + NAME_WIDTH)
+    for i, (prefix, text) in enumerate(lines):
+        first = f"  {name:<{NAME_WIDTH - 1}} " if i == 0 else indent
+        if len(first) > len(indent):  # a name longer than its column: the text on the next line
+            out.append(first.rstrip())
+            first = indent
+        out += textwrap.wrap(prefix + text, width=max(width, len(indent) + 20), initial_indent=first,
+                             subsequent_indent=indent + " " * len(prefix), break_long_words=False,
+                             break_on_hyphens=False) or [first.rstrip()]
+    return out
 
 
 @app.command("list")
@@ -17,19 +66,51 @@ app = typer.Typer(help="The plugin store.", no_args_is_help=True, rich_markup_mo
 def plugins_list(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
-    """Installed plugins per group; a plugin that fails to load is shown with its error."""
+    """Installed plugins per group: each bot with what it does and its options (the policy spec
+    grammar), the others with the object they load; a plugin that fails to load is shown with
+    its error."""
     from dataclasses import asdict
 
-    from cbr.plugins import describe
+    from cbr.plugins import GROUPS, OWN_DISTRIBUTION, describe
 
     infos = describe()
+    bots = {i.name: policy_lines(i.name) for i in infos if i.group == "cbr.policies" and i.ok and i.used}
     if as_json:
-        print_json([{**asdict(i), "ok": i.ok} for i in infos])
+        rows = []
+        for i in infos:
+            row = {**asdict(i), "ok": i.ok}
+            if i.group == "cbr.policies" and i.name in bots and i.used:
+                from cbr.policies.spec import policy_options
+
+                row["description"] = bots[i.name][0]
+                row["options"] = {k.replace("_", "-"): v for k, v in policy_options(i.name).items()}
+            rows.append(row)
+        print_json(rows)
         return
-    rows = [[i.group, i.name, i.target, i.distribution,
-             "ok" if i.ok else f"ERROR: {i.error}" if i.used else f"NOT USED: {i.error.removeprefix('not used: ')}"]
-            for i in infos]
-    stdout.print(rich_table(f"{len(infos)} plugins", ["group", "name", "target", "package", "status"], rows))
+    width = stdout.width
+    text = [f"{len(infos)} plugins (--json: every field)"]
+    for group in GROUPS:
+        members = [i for i in infos if i.group == group]
+        if not members:
+            continue
+        text += [""] + textwrap.wrap(f"{group}: {GROUP_TITLES.get(group, '')}".rstrip(": "), width=width,
+                                     subsequent_indent="  ", break_long_words=False, break_on_hyphens=False)
+        for i in members:
+            lines: list[tuple[str, str]] = []
+            if i.ok and i.used and i.name in bots:
+                description, options = bots[i.name]
+                lines.append(("", description or i.target))
+                if options:
+                    lines.append(("options: ", options))
+            else:
+                lines.append(("", i.target))
+            if i.distribution != OWN_DISTRIBUTION:
+                lines.append(("package: ", i.distribution))
+            if not i.ok:
+                lines.append(("ERROR: " if i.used else "NOT USED: ",
+                              i.error if i.used else (i.error or "").removeprefix("not used: ")))
+            text += _entry(i.name, lines, width)
+    stdout.print("\n".join(text), markup=False, highlight=False, soft_wrap=True)
     broken = [i for i in infos if not i.ok and i.used]
     if broken:
         stderr.print(f"{len(broken)} plugin(s) failed to load: {', '.join(f'{i.group}:{i.name}' for i in broken)}")

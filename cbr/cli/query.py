@@ -2,10 +2,12 @@
 # No `from __future__ import annotations`: typer reads the options' annotations, and real ones
 # (compiled with the module) cost it far less than strings it must evaluate at every start.
 
+import contextlib
+import itertools
 import json
 import os
 import sys
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any, Iterable, Iterator, Optional
 
 import typer
 
@@ -73,18 +75,20 @@ def query_command(
     g = load_game(game)
     if source is not None:
         lines = _read_lines(source)
-        if not any(line.strip() and not line.lstrip().startswith("#") for line in lines):
+        ahead = _first_matchstate(lines)  # the blank and comment lines before the first MATCHSTATE, and it
+        if ahead is None:
             from cbr.errors import LogFormatError
 
             raise LogFormatError(f"{'stdin' if source == '-' else source}: no MATCHSTATE line to answer "
                                  f"(it is empty, or blank lines and # comments only)")
         cb = CaseBase.open(resolve_casebase(casebase), memory_map=memory_map)
         try:
-            failed = _query_lines(cb, g, lines, weight, top, explain, as_json, opponents)
+            failed, read = _query_lines(cb, g, itertools.chain(ahead, lines), weight, top, explain, as_json,
+                                        opponents)
         finally:
             cb.close()
         if failed:
-            typer.echo(f"error: {failed} of {len(lines)} line(s) could not be answered", err=True)
+            typer.echo(f"error: {failed} of {read} line(s) could not be answered", err=True)
             raise typer.Exit(1)
         return
     dp = _query_situation(g, matchstate, hole, board, dealt if dealt is not None else players, in_hand, position,
@@ -173,32 +177,59 @@ def _query_situation(g: Any, matchstate: Optional[str], hole: Optional[str], boa
                                    previous_round_bets=prev_bets)
 
 
-def _read_lines(source: str) -> list[str]:
-    """The lines of a MATCHSTATE file ('-': stdin); one-line errors naming the file."""
+#: The longest MATCHSTATE line read (bytes, without the line end): the ACPC protocol's limit.
+MAX_MATCHSTATE_LINE = 4096
+
+
+def _read_lines(source: str) -> Iterator[str]:
+    """The lines of a MATCHSTATE file ('-': stdin), read one at a time as they are answered,
+    each at most :data:`MAX_MATCHSTATE_LINE` bytes (so ``/dev/zero`` is one line too long, not
+    a read without end); one-line errors naming the file."""
     from cbr.errors import LogFormatError
 
     name = "standard input" if source == "-" else source
+    number = 0
     try:
-        if source == "-":
-            return sys.stdin.read().splitlines()
-        with open(source, encoding="utf-8", errors="strict") as fh:
-            return fh.read().splitlines()
-    except UnicodeDecodeError as exc:
-        raise LogFormatError(f"{name}: not UTF-8 text (byte {exc.start}); MATCHSTATE lines are ASCII") from None
+        with (contextlib.nullcontext(sys.stdin.buffer) if source == "-" else open(source, "rb")) as fh:
+            while True:
+                raw = fh.readline(MAX_MATCHSTATE_LINE + 3)  # room for the line end (\r\n)
+                if not raw:
+                    return
+                number += 1
+                body = raw.rstrip(b"\r\n")
+                if len(body) > MAX_MATCHSTATE_LINE:
+                    raise LogFormatError(f"{name}: line {number} is longer than {MAX_MATCHSTATE_LINE} bytes; "
+                                         "a MATCHSTATE is one short line")
+                try:
+                    yield body.decode("utf-8", errors="strict")
+                except UnicodeDecodeError as exc:
+                    raise LogFormatError(f"{name}: not UTF-8 text (line {number}, byte {exc.start + 1}); "
+                                         "MATCHSTATE lines are ASCII") from None
     except OSError as exc:
         raise LogFormatError(f"{name}: cannot be read ({exc.strerror or exc})") from None
 
 
-def _query_lines(cb: Any, g: Any, lines: list[str], weighted: Optional[bool], top: int, explain: bool,
-                 as_json: bool, opponents: Optional[list] = None) -> int:
+def _first_matchstate(lines: Iterator[str]) -> Optional[list[str]]:
+    """The lines up to and with the first MATCHSTATE line (not blank, not a # comment), read
+    from ``lines``; None when there is none."""
+    ahead = []
+    for line in lines:
+        ahead.append(line)
+        if line.strip() and not line.lstrip().startswith("#"):
+            return ahead
+    return None
+
+
+def _query_lines(cb: Any, g: Any, lines: Iterable[str], weighted: Optional[bool], top: int, explain: bool,
+                 as_json: bool, opponents: Optional[list] = None) -> tuple[int, int]:
     """Answer one MATCHSTATE per line (blank lines and '#' comments skipped); a bad line is
     reported on stderr as ``error: line N: ...`` and the others are still answered.
-    Returns how many lines failed."""
+    Returns how many lines failed, and how many were read."""
     from cbr.acpc.matchstate import from_matchstate
     from cbr.cli._errors import error_line
     from cbr.errors import CBRError
 
-    failed = 0
+    failed = number = 0
     warned: set[str] = set()
     for number, raw in enumerate(lines, start=1):
         text = raw.strip()
@@ -221,7 +252,7 @@ def _query_lines(cb: Any, g: Any, lines: list[str], weighted: Optional[bool], to
             f, c, r = ans.triple
             typer.echo(f"line {number}: fold {f:.3f}   check/call {c:.3f}   bet/raise {r:.3f}   "
                        f"({ans.street}, {ans.retrieved} cases)")
-    return failed
+    return failed, number
 
 
 def _print_answer(ans: Any, top: int, explain: bool) -> None:

@@ -13,6 +13,7 @@ the usual layouts:
 """
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field, replace
 from typing import Literal
@@ -26,6 +27,9 @@ STREET_OF_BOARD = {size: street for street, size in enumerate(BOARD_SIZES)}
 # Live tables and bots use 2 to 10 seats; real IRC logs have 11- and 12-handed hands, so
 # the rules allow up to 12 to read them.
 MAX_SEATS = 12
+#: The largest amount of chips a game may name (a blind, an ante, a bet size, a stack): sums of
+#: such amounts stay exact in a float (below 2**53).
+MAX_CHIPS = 10**15
 Betting = Literal["limit", "nolimit"]
 
 
@@ -40,6 +44,12 @@ class GameDef:
     - ``first_to_act``: position that acts first on each street.
     - ``betting``: ``"limit"`` or ``"nolimit"`` (amounts kept, mapped to bet/raise).
     - ``stack``: starting stack per player for no-limit (None = unlimited).
+
+    Every amount is a finite number of chips of at most :data:`MAX_CHIPS`:
+
+    >>> GameDef("x", 2, (float("nan"), 5), 10, 20, first_to_act=(1, 0, 0, 0))
+    Traceback (most recent call last):
+    cbr.errors.ConfigError: game 'x': blind nan is not a number of chips (finite, at most 1e+15)
     """
 
     name: str
@@ -57,12 +67,15 @@ class GameDef:
         n = self.n_players
         if not 2 <= n <= MAX_SEATS:
             raise ConfigError(f"game {self.name!r}: {n} players; tables here seat 2 to {MAX_SEATS}")
-        object.__setattr__(self, "blinds", tuple(float(b) for b in self.blinds))
-        object.__setattr__(self, "small_bet", float(self.small_bet))
-        object.__setattr__(self, "big_bet", float(self.big_bet))
+        chips = self._chips
+        object.__setattr__(self, "blinds", tuple(chips("blind", b) for b in self.blinds))
+        object.__setattr__(self, "small_bet", chips("small_bet", self.small_bet))
+        object.__setattr__(self, "big_bet", chips("big_bet", self.big_bet))
         object.__setattr__(self, "raise_cap", tuple(int(c) for c in self.raise_cap))
         object.__setattr__(self, "first_to_act", tuple(int(p) for p in self.first_to_act))
-        object.__setattr__(self, "antes", tuple(float(a) for a in self.antes) or (0.0,) * n)
+        object.__setattr__(self, "antes", tuple(chips("ante", a) for a in self.antes) or (0.0,) * n)
+        if self.stack is not None:
+            chips("stack", self.stack)  # checked; kept as given
         if len(self.blinds) != n or len(self.antes) != n:
             raise ConfigError(f"game {self.name!r}: blinds and antes need one entry per player ({n})")
         if any(b < 0 for b in self.blinds) or any(a < 0 for a in self.antes):
@@ -75,6 +88,18 @@ class GameDef:
             raise ConfigError(f"game {self.name!r}: first_to_act needs four positions in 0..{n - 1}")
         if self.betting not in ("limit", "nolimit"):
             raise ConfigError(f"game {self.name!r}: betting must be 'limit' or 'nolimit'")
+
+    def _chips(self, what: str, value: object) -> float:
+        """``value`` as a float of chips; NaN, infinities and amounts over :data:`MAX_CHIPS`
+        (which every comparison would let through, or a float cannot hold) are refused."""
+        try:
+            x = float(value)  # type: ignore[arg-type]
+        except OverflowError:
+            x = math.inf
+        if not math.isfinite(x) or abs(x) > MAX_CHIPS:
+            raise ConfigError(f"game {self.name!r}: {what} {x:g} is not a number of chips "
+                              f"(finite, at most {MAX_CHIPS:.0e})")
+        return x
 
     @property
     def big_blind(self) -> float:

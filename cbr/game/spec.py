@@ -18,7 +18,10 @@ from typing import Any
 from cbr.errors import ConfigError
 from cbr.game.gamedef import GameDef, preset, standard_table
 
-__all__ = ["load_game", "game_from_dict", "default_game"]
+__all__ = ["load_game", "game_from_dict", "default_game", "MAX_GAME_FILE"]
+
+#: The most bytes of a game file read: a game definition is a few lines.
+MAX_GAME_FILE = 64 * 1024
 
 
 def _one_line(exc: BaseException) -> str:
@@ -76,9 +79,13 @@ def _load_game(spec: str, files: bool) -> GameDef:
         if path.is_dir():
             raise ConfigError(f"game file {path} is a directory")
         try:
-            raw = path.read_bytes()
+            with path.open("rb") as fh:
+                raw = fh.read(MAX_GAME_FILE + 1)  # bounded: /dev/zero is a file too
         except OSError as exc:
             raise ConfigError(f"cannot read the game file {path}: {exc.strerror or exc}") from None
+        if len(raw) > MAX_GAME_FILE:
+            raise ConfigError(f"game file {path} is larger than {MAX_GAME_FILE // 1024} KiB: "
+                              "not a game definition (a few lines)")
         try:
             body = raw.decode("utf-8-sig")
         except UnicodeDecodeError:

@@ -151,8 +151,11 @@ def replay_hand(
                             f"to act on the {STREETS[state.street]})")
 
     payoffs = _payoffs(state, evaluate)
-    if check_payoffs and payoffs is not None and record.payoffs is not None:
-        _compare_payoffs(record, payoffs, state)
+    if check_payoffs and record.payoffs is not None:
+        if payoffs is not None:
+            _compare_payoffs(record, payoffs, state)
+        else:  # a showdown whose cards the log does not show: the pot still bounds what is won
+            _bound_payoffs(record, state)
     return ReplayedHand(record, decisions, state, payoffs, flags)
 
 
@@ -163,19 +166,50 @@ def _payoffs(state: HandState, evaluate) -> Optional[tuple[float, ...]]:
     return state.payoffs(evaluate=evaluate)
 
 
+def _odd_chip(state: HandState) -> float:
+    """What the odd chip of a split pot may move: one chip, or a cent for fractional amounts."""
+    return 1.0 if all(float(t).is_integer() for t in state.total_committed) else 0.01
+
+
 def _compare_payoffs(record: HandRecord, ours: tuple[float, ...], state: HandState) -> None:
     logged = record.payoffs
     assert logged is not None
     if len(logged) != len(ours):
         raise _fail(record, f"payoffs for {len(logged)} positions, {len(ours)} players")
     rake = max(0.0, -sum(logged))
-    # the odd chip of a split pot may go elsewhere: one chip, or a cent for fractional amounts
-    odd = 1.0 if all(float(t).is_integer() for t in state.total_committed) else 0.01
+    odd = _odd_chip(state)
     for p, (o, g) in enumerate(zip(ours, logged)):
         diff = o - g  # > 0: the log paid less than replay (rake, or the odd chip elsewhere)
         if not (-odd - 1e-6 <= diff <= rake + odd + 1e-6):
             raise _fail(record, f"payoffs do not match: the log says {list(logged)}, the replayed "
                                 f"result is {list(ours)} (position {p})")
+
+
+def _bound_payoffs(record: HandRecord, state: HandState) -> None:
+    """The log's payoffs of a hand whose result cannot be replayed (a showdown without every
+    hole card) must still be possible: no one loses more than they put in, a folded player
+    wins nothing, no one wins more than the pots they can win, and no chips come from nowhere
+    (rake may take some)."""
+    logged = record.payoffs
+    assert logged is not None
+    n = state.n_players
+    if len(logged) != n:
+        raise _fail(record, f"payoffs for {len(logged)} positions, {n} players")
+    put = state.total_committed
+    can_win = [0.0] * n
+    for chips, eligible in state.pots():
+        for p in eligible:
+            can_win[p] += chips
+    slack = _odd_chip(state) + 1e-6
+    for p, got in enumerate(logged):
+        low, high = -put[p], can_win[p] - put[p]
+        if not low - slack <= got <= high + slack:
+            raise _fail(record, f"payoffs do not match: the log says {list(logged)}, but position {p} "
+                                f"can win or lose only {low:g} to {high:+g} from a pot of {state.pot:g} "
+                                f"(the showdown's cards are not all shown)")
+    if sum(logged) > slack:
+        raise _fail(record, f"payoffs do not match: the log's payoffs {list(logged)} add up to "
+                            f"{sum(logged):+g}: chips won that no one lost")
 
 
 def replay(record: HandRecord, **options) -> list[DecisionPoint]:

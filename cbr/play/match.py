@@ -81,10 +81,17 @@ class PlayerResult:
     mbb_ci: float
 
     def to_dict(self) -> dict:
+        """Plain data; the rates to 12 significant digits, so a sum's float noise does not show
+        (``0.425``, not ``0.4249999999999998``); an infinite CI is None.
+
+        >>> d = PlayerResult("a", "call", 40, 170.0, 0.4249999999999998, math.inf, 424.99999999999983, 3.5).to_dict()
+        >>> d["sb_per_hand"], d["sb_ci"], d["mbb_per_hand"], d["mbb_ci"]
+        (0.425, None, 425.0, 3.5)
+        """
         out = dict(vars(self))
-        for key in ("sb_ci", "mbb_ci"):
-            if not math.isfinite(out[key]):
-                out[key] = None
+        for key in ("sb_per_hand", "sb_ci", "mbb_per_hand", "mbb_ci"):
+            x = out[key]
+            out[key] = float(f"{x:.12g}") if math.isfinite(x) else None
         return out
 
 
@@ -132,13 +139,15 @@ def run_match(
     keep_payoffs: bool = False,
     retain: bool = False,
     retain_into: Optional[str] = None,
+    progress_every: int = PROGRESS_EVERY,
 ) -> MatchResult:
     """Play ``hands`` hands between 2..10 policies (names of ``cbr.policies`` plugins or
     :class:`Policy` objects) and return per-seat results.
 
     ``duplicate=True`` plays ``ceil(hands / n)`` deals, each ``n`` times with the seats
     rotated (so ``hands`` is rounded up to a multiple of ``n``). ``progress(k)`` is called
-    with the number of hands finished since the previous call; ``log`` receives every
+    with the number of hands finished since the previous call (every ``progress_every`` hands,
+    and at the end); ``log`` receives every
     hand's full :class:`HandRecord`. Policies named by string get ``seed=seat_seed(seed, seat)``.
     Results take constant memory; ``keep_payoffs=True`` also returns every hand's payoffs
     (``MatchResult.hand_payoffs``, memory per hand). ``retain=True``: the case-based bots
@@ -164,7 +173,8 @@ def run_match(
 
             retainers = start_retention(policies, seat_names(policies), into=retain_into)
         try:
-            result = _play_match(policies, hands, game, duplicate, seed, progress, log, keep_payoffs, retainers)
+            result = _play_match(policies, hands, game, duplicate, seed, progress, log, keep_payoffs, retainers,
+                                 progress_every)
         except KeyboardInterrupt as exc:
             partial = interrupted_result(exc)
             if partial is not None and retainers:
@@ -189,7 +199,8 @@ def _with_retained(result: MatchResult, retainers: Sequence["Retainer"]) -> Matc
 
 def _play_match(policies: list[Policy], hands: int, game: GameDef | None, duplicate: bool, seed: int,
                 progress: Optional[Callable[[int], None]], log: Optional["HandLogWriter"],
-                keep_payoffs: bool, retainers: Sequence["Retainer"] = ()) -> MatchResult:
+                keep_payoffs: bool, retainers: Sequence["Retainer"] = (),
+                progress_every: int = PROGRESS_EVERY) -> MatchResult:
     """The match loop of :func:`run_match` on resolved policies, at one :class:`~cbr.play.table.Table`.
 
     A ``KeyboardInterrupt`` leaves with ``match_result`` set on it: the result of the hands
@@ -233,7 +244,7 @@ def _play_match(policies: list[Policy], hands: int, game: GameDef | None, duplic
             if not duplicate or k % n == n - 1:
                 counted = (k + 1, totals.copy(), [(m.count, m.mean, m.m2) for m in stats])
             pending += 1
-            if progress is not None and (pending >= PROGRESS_EVERY or k == total_hands - 1):
+            if progress is not None and (pending >= progress_every or k == total_hands - 1):
                 progress(pending)
                 pending = 0
     except KeyboardInterrupt as exc:

@@ -33,7 +33,8 @@ from typing import Any
 from cbr.errors import ConfigError, PluginError
 from cbr.policies.base import Policy
 
-__all__ = ["PolicySpecError", "UnknownPolicyError", "parse_policy_spec", "policy_options", "policy_from_spec", "split_policy_specs"]
+__all__ = ["PolicySpecError", "UnknownPolicyError", "parse_policy_spec", "policy_description", "policy_options",
+           "policy_from_spec", "split_policy_specs", "DESCRIPTIONS"]
 
 _NAME_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*\Z")
 _KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
@@ -123,6 +124,46 @@ def policy_options(name: str) -> dict[str, Any]:
     return {k: (None if p.default is inspect.Parameter.empty else p.default)
             for k, p in params.items()
             if k != "seed" and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
+
+
+#: One line on each built-in bot, as ``cbr plugins list`` shows it (docs/live-play.md has more).
+DESCRIPTIONS = {
+    "random": "uniform over the legal actions",
+    "fold": "folds to any bet, checks when checking is free",
+    "call": "checks or calls every time",
+    "raise": "bets or raises whenever it may, calls when capped",
+    "hs": "hand strength only (Waterloo report, Phase I)",
+    "ehs": "EHS, pot odds and bluffs (Waterloo report, Phase II)",
+    "poki": "Poki's formulas: EHS and pot odds into an (f, c, r) triple",
+    "lag": "loose-aggressive: plays many hands and bets them hard",
+    "rock": "tight-passive: raises AA, KK, QQ; bets near-nut hands",
+    "station": "loose-passive: never folds, raises only the nuts",
+    "cbr": "the case-based bot: re-uses similar past cases' actions",
+    "poki-wt": "poki on EHS weighted by per-opponent weight tables",
+    "simbot": "Poki's simulation betting against modelled opponents",
+    "phase3": "ehs plus a showdown model learned in the match (Phase III)",
+    "phase3-aggressive": "phase3's aggressive variant",
+    "thesis-net": "the ITU thesis' default-strategy network as a bot",
+    "cfr": "a CFR strategy, heads-up limit (default: the MCCFR teacher)",
+}
+
+
+def policy_description(name: str) -> str:
+    """One line on the policy ``name``: the factory's ``description`` attribute (a third-party
+    bot may set one), else the built-in line of :data:`DESCRIPTIONS`, else the first sentence of
+    its docstring ("" when it has none).
+
+    >>> policy_description("call")
+    'checks or calls every time'
+    """
+    factory = _factory(name)
+    given = getattr(factory, "description", None)
+    if isinstance(given, str) and given.strip():
+        return " ".join(given.split())
+    if name in DESCRIPTIONS:
+        return DESCRIPTIONS[name]
+    doc = " ".join((inspect.getdoc(factory) or "").split("\n\n")[0].split())
+    return doc.split(". ")[0].rstrip(".")
 
 
 def _shown(key: str) -> str:

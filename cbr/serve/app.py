@@ -20,8 +20,10 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any, Callable, Optional
 
 from fastapi import FastAPI, Request
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from cbr.errors import CBRError
 from cbr.serve.engine import (
@@ -320,6 +322,18 @@ def create_app(config: ServeConfig = ServeConfig(), engine: Optional[Engine] = N
         errors = [{"loc": list(e.get("loc", ())), "msg": e.get("msg", ""), "type": e.get("type", "")}
                   for e in exc.errors()]
         return _json({"detail": errors}, 422)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        # FastAPI answers 400 "There was an error parsing the body" when reading the JSON body
+        # raises anything but a JSONDecodeError (JSON nested thousands deep: a RecursionError;
+        # bytes that are no Unicode): a body that is not JSON, 422 as for any other
+        cause = exc.__cause__
+        if exc.status_code == 400 and cause is not None and request.scope.get("route") is not None:
+            why = "nested too deeply" if isinstance(cause, RecursionError) else f"{type(cause).__name__}"
+            return _json({"detail": [{"loc": ["body"], "msg": f"the body is not JSON that can be read ({why})",
+                                      "type": "json_invalid"}]}, 422)
+        return await http_exception_handler(request, exc)
 
     @app.exception_handler(CBRError)
     async def _cbr_error(request: Request, exc: CBRError) -> Response:

@@ -26,7 +26,7 @@ class Situation(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    casebase: str = Field("default", max_length=200, description="A served case base (GET /casebases).")
+    casebase: str = Field("default", min_length=1, max_length=200, description="A served case base (GET /casebases).")
     matchstate: Optional[str] = Field(None, max_length=2000, description="An ACPC MATCHSTATE string.")
     game: str = Field("holdem.limit.2p", max_length=20000,
                       description="A preset name or inline GameDef JSON (no file names).")
@@ -84,7 +84,7 @@ class RetainRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    casebase: str = Field(..., max_length=200, description="A served case base that is not shipped.")
+    casebase: str = Field(..., min_length=1, max_length=200, description="A served case base that is not shipped.")
     format: Literal["acpc", "phh"] = Field("acpc", description="ACPC STATE: lines or PHH text.")
     text: str = Field(..., min_length=1, description="The hands (at most 1000).")
     game: Optional[str] = Field(None, max_length=20000,
@@ -97,7 +97,7 @@ class EvaluateRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    casebase: str = Field("default", max_length=200)
+    casebase: str = Field("default", min_length=1, max_length=200)
     folds: int = Field(3, ge=2, le=10)
     max_decisions: int = Field(100, ge=1, le=MAX_EVALUATE_DECISIONS, description="Decisions per street.")
     seed: int = Field(0, ge=0, le=2**32 - 1)

@@ -3,6 +3,9 @@ from __future__ import annotations
 
 import json
 import re
+import resource
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -107,6 +110,21 @@ def test_build_lists_skipped_hands(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "2 hand(s) skipped:" in result.stdout
     assert f"{log}:2: " in result.stdout and f"{log}:3: " in result.stdout
+
+
+def test_build_holds_a_showdown_without_all_its_cards_to_the_pot(tmp_path: Path) -> None:
+    """Issue 35: `5d5c|` against unshown cards, pot 40, logged +1000: the hand was built and its
+    cases stored an outcome of +100 small bets where at most +2 is possible."""
+    log = tmp_path / "pot.log"
+    log.write_text("STATE:0:cc/crc/cc/cc:5d5c|/8dAs8s/4h/6d:1000|-1000:p1|p2\n"
+                   "STATE:1:cc/crc/cc/cc:5d5c|/8dAs8s/4h/6d:20|-20:p1|p2\n")
+    result = cbr("build", log, "-o", tmp_path / "cb")
+    assert result.exit_code == 0, result.output
+    assert "1 hand(s) skipped:" in result.stdout and f"{log}:1: " in result.stdout
+    assert "payoffs do not match" in result.stdout and "from a pot of 40" in result.stdout
+    with CaseBase.open(tmp_path / "cb") as cb:
+        outcomes = [o for s in STREETS for (o,) in cb.sql(f"select outcome from cases_{s}").fetchall()]
+    assert outcomes and set(outcomes) == {2.0}
 
 
 @pytest.mark.parametrize("args, words", [
@@ -428,3 +446,42 @@ def test_no_matchstate_line_is_an_error_not_a_silent_success(built, tmp_path: Pa
     comments.write_text("# nothing here\n\n")
     line = one_error_line(cbr("query", "-c", out, "--matchstate-file", comments))
     assert "comments.txt: no MATCHSTATE line to answer" in line
+
+
+def _capped_cbr(*args: str) -> subprocess.CompletedProcess:
+    """``cbr ARGS`` in a child with an address space of 800 MB (room for a query)."""
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (800 << 20, 800 << 20))
+    return subprocess.run([str(Path(sys.executable).with_name("cbr")), *args], capture_output=True, text=True,
+                          timeout=120, preexec_fn=cap)
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--game", "/dev/zero", "--hole", "AdQc"], "game file /dev/zero is larger than 64 KiB"),
+    (["--matchstate-file", "/dev/zero"], "/dev/zero: line 1 is longer than 4096 bytes"),
+])
+def test_endless_files_are_read_within_a_bound(args, words) -> None:
+    """`--game /dev/zero` and `--matchstate-file /dev/zero` read until memory ran out."""
+    r = _capped_cbr("query", *args)
+    assert r.returncode == 1, (r.returncode, r.stderr)
+    assert r.stderr.strip().splitlines() == [f"error: {r.stderr.split('error: ', 1)[1].strip()}"], r.stderr
+    assert words in r.stderr, r.stderr
+
+
+def test_matchstate_lines_are_answered_as_they_are_read(built, tmp_path: Path) -> None:
+    """Lines are read one at a time: a line too long, or not UTF-8, stops the answers at that line
+    with one error naming it; the lines before it were answered. Lines end in \\n or \\r\\n."""
+    _, out, _ = built
+    good = "MATCHSTATE:1:0:crc/r:|AdQc/3h4cJh"
+    path = tmp_path / "long.txt"
+    path.write_bytes(f"{good}\r\n{'x' * 4096}\n{good}\n{'y' * 4097}\n{good}\n".encode())
+    r = cbr("query", "-c", out, "--matchstate-file", path)
+    assert r.exit_code == 1
+    assert [ln.split(":")[0] for ln in r.stdout.splitlines()] == ["line 1", "line 3"]
+    errors = r.stderr.strip().splitlines()
+    assert errors[0].startswith("error: line 2: ") and len(errors) == 2, r.stderr
+    assert errors[1] == f"error: {path}: line 4 is longer than 4096 bytes; a MATCHSTATE is one short line"
+    path.write_bytes(f"{good}\nMATCHSTATE:\xff\n".encode("latin-1"))
+    r = cbr("query", "-c", out, "--matchstate-file", path)
+    assert r.exit_code == 1 and r.stdout.startswith("line 1: ")
+    assert r.stderr.strip() == f"error: {path}: not UTF-8 text (line 2, byte 12); MATCHSTATE lines are ASCII"

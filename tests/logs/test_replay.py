@@ -141,9 +141,38 @@ def test_fold_with_nothing_to_call_is_flagged_or_refused() -> None:
         replay(rec, strict_folds=True)
 
 
-def test_unknown_showdown_cards_give_no_payoffs_and_no_check() -> None:
-    h = replay_hand(limit_record(hole_cards=(None, None, C("AhAs")), payoffs=(0.0, 0.0, 0.0)))
-    assert h.payoffs is None and len(h.decisions) == 12
+def test_unknown_showdown_cards_give_no_payoffs_and_the_pot_bounds_the_logs() -> None:
+    """Without every showdown card the result cannot be replayed, but the pot still bounds it
+    (issue 35: such a showdown skipped the check, and +100 small bets were stored from a pot of 4).
+    Here sb put in 20 and folded, bb 50 and btn 50 went to the showdown: a pot of 120."""
+    unknown = dict(hole_cards=(None, None, C("AhAs")))
+    for possible in [(-20.0, -50.0, 70.0), (-20.0, 70.0, -50.0), (-20.0, 10.0, 10.0), (-20.0, 68.0, -50.0)]:
+        h = replay_hand(limit_record(**unknown, payoffs=possible))  # the last: 2 chips of rake
+        assert h.payoffs is None and len(h.decisions) == 12
+    for impossible, why in [((0.0, 0.0, 0.0), "position 0 can win or lose only -20 to -20"),
+                            ((-20.0, 100.0, -80.0), "position 1 can win or lose only -50 to +70"),
+                            ((10.0, -50.0, 40.0), "position 0 can win or lose only -20 to -20"),
+                            ((-20.0, 70.0, -40.0), "add up to +10: chips won that no one lost")]:
+        with pytest.raises(GameError, match="hand.log:7 \\(hand 42\\): payoffs do not match") as err:
+            replay_hand(limit_record(**unknown, payoffs=impossible))
+        assert why in str(err.value)
+    assert replay_hand(limit_record(**unknown, payoffs=(0.0, 0.0, 0.0)), check_payoffs=False).payoffs is None
+
+
+def test_a_heads_up_showdown_that_omits_a_hole_card_is_held_to_its_pot(tmp_path) -> None:
+    """The issue's line: a pot of 40 cannot pay 1000 (it was read, and stored +100 small bets)."""
+    from cbr.logs.acpc import AcpcParser
+
+    def read(payoffs: str) -> HandRecord:
+        path = tmp_path / "hand.log"
+        path.write_text(f"STATE:0:cc/crc/cc/cc:5d5c|/8dAs8s/4h/6d:{payoffs}:p1|p2\n")
+        return next(r for r in AcpcParser().parse(str(path)) if isinstance(r, HandRecord))
+
+    with pytest.raises(GameError, match=r"payoffs do not match: .* position 0 can win or lose only -20 to \+20 "
+                                        r"from a pot of 40"):
+        replay_hand(read("1000|-1000"))
+    for fine in ("20|-20", "-20|20"):
+        assert replay_hand(read(fine)).payoffs is None
 
 
 def test_wrong_player_count() -> None:

@@ -255,3 +255,22 @@ def test_cli_why():
     assert "Why the bots did what they did:" in r.output and "case(s) at similarity" in r.output
     r = runner.invoke(app, ["play", "--acpc", "127.0.0.1:9", "--why"])
     assert r.exit_code == 2 and "--why is for --human" in r.output
+
+
+def test_cli_without_seed_draws_one_prints_it_and_it_replays_the_session():
+    """`--seed` defaulted to 0: every session dealt the same hands and the bot chose alike."""
+    keys = "c\n" * 200
+    runs = [runner.invoke(app, ["play", "--human", "--bots", "random", "--hands", "3"], input=keys) for _ in range(3)]
+    seeds = []
+    for r in runs:
+        assert r.exit_code == 0, r.output
+        first = r.output.splitlines()[0]
+        m = re.fullmatch(r"Seed (\d+) \(--seed (\d+) deals these cards again\)", first)
+        assert m is not None and m.group(1) == m.group(2), first
+        seeds.append(int(m.group(1)))
+    assert len(set(seeds)) == 3, seeds  # drawn from 2**31: three alike would be a fixed seed
+    again = runner.invoke(app, ["play", "--human", "--bots", "random", "--hands", "3", "--seed", str(seeds[0])],
+                          input=keys)
+    assert again.exit_code == 0 and again.output == runs[0].output
+    fixed = runner.invoke(app, ["play", "--human", "--bots", "random", "--hands", "3", "--seed", "0"], input=keys)
+    assert fixed.output.splitlines()[0] == "Seed 0 (--seed 0 deals these cards again)"

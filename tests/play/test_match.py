@@ -293,3 +293,34 @@ def test_cli_match_writes_a_log(tmp_path):
     assert (tmp_path / "m.phhs").read_text().count("variant = 'FT'") == 5
     res = runner.invoke(app, ["match", "-p", "random,raise", "-n", "5", "--log", str(path), "--log-format", "xml"])
     assert res.exit_code == 2 and "xml" in res.stderr            # a usage error
+
+
+def test_cli_match_title_is_one_line_in_a_pipe():
+    """The title wrapped to the table's width, mid-phrase (`..., seed` / `123456789`)."""
+    res = runner.invoke(app, ["match", "-p", "fold,call,raise", "-n", "3000", "--duplicate", "--seed", "123456789"],
+                        env={"COLUMNS": "80"})
+    assert res.exit_code == 0, res.output
+    assert res.stdout.splitlines()[0].rstrip() == "limit.3p: 3000 hands (duplicate, 1000 deals), seed 123456789"
+    assert res.stdout.splitlines()[1].startswith("┏")
+
+
+def test_cli_match_json_rates_carry_no_float_noise():
+    """`sb_per_hand` came out as 0.4249999999999998 (a sum's rounding), `mbb_per_hand` 424.99999999999983."""
+    res = runner.invoke(app, ["match", "--players", "ehs,call", "--hands", "40", "--json"])
+    players = json.loads(res.stdout)["players"]
+    direct = run_match(["ehs", "call"], 40)
+    for shown, p in zip(players, direct.players):
+        assert shown["sb_per_hand"] == round(p.total / 40 / direct.game.small_bet, 12)
+        assert shown["mbb_per_hand"] == round(p.total / 40 / direct.game.big_blind * 1000, 9)
+        for key in ("sb_per_hand", "sb_ci", "mbb_per_hand", "mbb_ci"):
+            assert len(repr(shown[key]).lstrip("-").replace(".", "").lstrip("0")) <= 12, (key, shown[key])
+
+
+def test_cli_dealer_title_is_one_line_in_a_pipe():
+    """`cbr serve-dealer`'s title wrapped as the match's did (`..., seed` / `123456789`)."""
+    res = runner.invoke(app, ["serve-dealer", "-p", "fold,call", "-n", "300", "--seed", "123456789"],
+                        env={"COLUMNS": "80"})
+    assert res.exit_code == 0, res.output
+    lines = res.stdout.splitlines()
+    assert lines[0].rstrip() == "holdem.limit.2p: 300 hands, seed 123456789" and lines[1].startswith("┏")
+    assert lines[-1] == "SCORE:-820|820:fold|call"

@@ -4,12 +4,13 @@ policies, and every error status (422 naming the field, 404, 401, 403, 413, 503)
 from __future__ import annotations
 
 import json
+import math
 import time
 
 import pytest
 from typer.testing import CliRunner
 
-from cbr.game.gamedef import STREETS
+from cbr.game.gamedef import STREETS, preset
 from cbr.store import CaseBase
 from cli import app as cli_app
 from tests.conftest import require_module
@@ -254,6 +255,20 @@ def test_a_hand_whose_payoffs_contradict_its_cards_is_refused(client, casebase_c
     assert client.post("/retain", json={"casebase": "mine", "text": right}, headers=AUTH).status_code == 200
 
 
+def test_a_showdown_that_omits_a_hole_card_is_held_to_its_pot(client, casebase_copy) -> None:
+    """Issue 35: without p2's cards the payoff check was skipped, and a pot of 40 paid +1000
+    (stored as an outcome of +100 small bets)."""
+    before = counts(casebase_copy)
+    wrong = "STATE:0:cc/crc/cc/cc:5d5c|/8dAs8s/4h/6d:1000|-1000:p1|p2\n"
+    r = client.post("/retain", json={"casebase": "mine", "text": wrong}, headers=AUTH)
+    assert r.status_code == 422 and "payoffs do not match" in r.json()["detail"][0]["msg"], r.text
+    assert "from a pot of 40" in r.json()["detail"][0]["msg"]
+    assert counts(casebase_copy) == before
+    right = wrong.replace("1000|-1000", "20|-20")
+    r = client.post("/retain", json={"casebase": "mine", "text": right}, headers=AUTH)
+    assert r.status_code == 200 and r.json()["cases"] > 0, r.text
+
+
 def test_retain_unknown_case_base_and_a_server_without_token(client, engine, acpc_hands) -> None:
     r = client.post("/retain", json={"casebase": "nope", "text": acpc_hands}, headers=AUTH)
     assert r.status_code == 404
@@ -263,6 +278,9 @@ def test_retain_unknown_case_base_and_a_server_without_token(client, engine, acp
 
 
 # ---- errors --------------------------------------------------------------------------------
+#: The heads-up game with a NaN small blind (pot odds came out 0 where the spot has 0.25).
+NAN_BLIND_GAME = json.dumps({**preset("holdem.limit.2p").to_dict(), "blinds": [10.0, math.nan]})
+
 @pytest.mark.parametrize(("fields", "loc", "word"), [
     ({"hole": "AdQc", "board": "3h4cJh", "position": 1, "to_call": 1, "pot": 4}, ["body", "pot"], "pot"),
     ({"hole": "AdQx"}, ["body", "hole"], "Qx"),
@@ -275,6 +293,8 @@ def test_retain_unknown_case_base_and_a_server_without_token(client, engine, acp
     ({"board": "3h4cJh"}, ["body"], "hole"),
     ({"matchstate": "MATCHSTATE:0:0:zz:AsKs|"}, ["body"], "zz"),
     ({"hole": "AdQc", "game": "/etc/passwd"}, ["body", "game"], "game"),
+    ({"hole": "AdQc", "game": NAN_BLIND_GAME}, ["body", "game"], "blind nan"),
+    ({"hole": "AdQc", "game": NAN_BLIND_GAME.replace("NaN", "1e308")}, ["body", "game"], "blind 1e+308"),
 ])
 def test_bad_input_is_422_with_the_field_and_the_reason(client, fields, loc, word) -> None:
     r = client.post("/retrieve", json=fields)
@@ -291,6 +311,33 @@ def test_not_json_is_422_and_unknown_names_404(client) -> None:
     assert client.get("/casebases/nope").status_code == 404
     assert client.post("/evaluate", json={"casebase": "nope"}).status_code == 404
     assert client.get("/no/such/path").status_code == 404
+
+
+@pytest.mark.parametrize("body, why", [
+    (b'{"hole": "AdQc", "x": ' + b"[" * 20000 + b"]" * 20000 + b"}", "nested too deeply"),
+    (b"[" * 100000, "nested too deeply"),
+    (b'{"hole": "Ad\xffQc"}', "UnicodeDecodeError"),
+])
+def test_a_body_json_cannot_read_is_422_as_the_docs_say(client, body, why) -> None:
+    """JSON nested thousands deep was answered `400 There was an error parsing the body`."""
+    for path in ("/retrieve", "/retain"):
+        r = client.post(path, content=body, headers={"content-type": "application/json", **AUTH})
+        assert r.status_code == 422, r.text
+        assert r.json()["detail"] == [{"loc": ["body"], "msg": f"the body is not JSON that can be read ({why})",
+                                       "type": "json_invalid"}]
+    assert client.get("/no/such/path").json() == {"detail": "Not Found"}  # other HTTP errors as before
+
+
+def test_an_empty_case_base_name_is_422_on_every_endpoint(client, casebase_copy) -> None:
+    """`"casebase": ""` was answered from `default` by /retrieve and /reuse but 404 by /evaluate and
+    /retain: one rule now, an empty name is no name."""
+    before = counts(casebase_copy)
+    for path, body in [("/retrieve", {"hole": "AdQc"}), ("/reuse", {"hole": "AdQc"}),
+                       ("/evaluate", {"max_decisions": 5}), ("/retain", {"text": "STATE:0:f:AsKs|2c3d:-5|5:a|b"})]:
+        r = client.post(path, json={**body, "casebase": ""}, headers=AUTH)
+        assert r.status_code == 422, (path, r.text)
+        assert r.json()["detail"][0]["loc"] == ["body", "casebase"], (path, r.text)
+    assert counts(casebase_copy) == before
 
 
 def test_body_over_the_limit_is_413_and_the_server_goes_on(engine) -> None:

@@ -72,6 +72,18 @@ function showError(message) {
   box.textContent = message;
 }
 
+// What a failed request says: the server's detail (each problem with its field), else the status
+// in words, never a bare "(404)". Pure: tests/serve/test_static_js.py runs it.
+function errorText(status, data, statusText) {
+  const words = {400: "bad request", 401: "no token, or a wrong one", 403: "refused", 404: "not found",
+                 409: "not now", 413: "request too large", 422: "bad input", 500: "internal error",
+                 503: "busy or over the time limit"};
+  let detail = data && data.detail;
+  if (Array.isArray(detail)) detail = detail.map((d) => (d.loc ? d.loc.filter((x) => x !== "body").join(".") + ": " : "") + d.msg).join("; ");
+  if (detail) return String(detail);
+  return "the server answered " + status + " (" + (words[status] || statusText || "request failed") + ")";
+}
+
 async function api(method, path, body, headers) {
   const opts = { method, headers: Object.assign({}, headers || {}) };
   if (body !== undefined) {
@@ -82,9 +94,7 @@ async function api(method, path, body, headers) {
   let data = null;
   try { data = await res.json(); } catch (e) { data = null; }
   if (!res.ok) {
-    let detail = data && data.detail;
-    if (Array.isArray(detail)) detail = detail.map((d) => (d.loc ? d.loc.filter((x) => x !== "body").join(".") + ": " : "") + d.msg).join("; ");
-    const err = new Error((detail || res.statusText || "request failed") + " (" + res.status + ")");
+    const err = new Error(errorText(res.status, data, res.statusText));
     err.status = res.status;
     throw err;
   }
