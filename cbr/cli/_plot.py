@@ -59,13 +59,14 @@ def _save(fig: Any, path: str) -> None:
 
 
 def plot_cumulative(path: str, series: Mapping[str, Sequence[float]], *, title: str, xlabel: str, ylabel: str,
-                    band: Optional[Mapping[str, Sequence[float]]] = None) -> None:
-    """One line per name of ``series`` (its running total), with a shaded band of half-width
-    ``band[name][i]`` around point ``i`` where given (a 95% confidence interval)."""
+                    band: Optional[Mapping[str, Sequence[float]]] = None, step: int = 1) -> None:
+    """One line per name of ``series`` (its running total; point ``i`` at ``x = (i + 1) *
+    step``), with a shaded band of half-width ``band[name][i]`` around point ``i`` where given
+    (a 95% confidence interval)."""
     plt = need_pyplot()
     fig, ax = plt.subplots(figsize=(8, 4.8))
     for name, ys in series.items():
-        xs = range(1, len(ys) + 1)
+        xs = [(i + 1) * step for i in range(len(ys))]
         line, = ax.plot(xs, ys, label=name, linewidth=1.2)
         half = (band or {}).get(name)
         if half is not None:
