@@ -62,6 +62,7 @@ from __future__ import annotations
 
 import copy
 import os
+import re
 import select
 import shutil
 import signal
@@ -289,41 +290,65 @@ class CaseBase(RetainedWrites, Compaction):
                 try:
                     verify_file(f, self.manifest.checksums[self.manifest.similarity], str(self.path))
                 except CaseBaseError as exc:
-                    raise CaseBaseError(f"{exc}; to change a case base's similarity use "
-                                        "CaseBase.set_similarity, not an editor") from None
+                    raise CaseBaseError(f"{exc}; to change a case base's similarity use `cbr casebase "
+                                        "similarity` (CaseBase.set_similarity), not an editor") from None
                 self._similarity = load_similarity(f)
             else:
                 self._similarity = default_similarity()
         return self._similarity
 
-    def set_similarity(self, config: "SimilarityConfig") -> None:
-        """Replace the case base's similarity configuration (checked against its features;
-        the indexes are rebuilt on next use).
+    def set_similarity(self, config: "SimilarityConfig", *, rebuild_indexes: bool = True) -> list[str]:
+        """Replace the case base's similarity configuration (checked against its features), atomically:
+        the new configuration goes to a new file (``similarity-N.toml``) and the manifest's commit
+        switches to it, so a crash at any point leaves the old configuration or the new one, each
+        with its checksum; the old file is removed once no other reader has the case base open
+        (else by a later commit). The shipped case bases are refused. Saved indexes built with other settings no longer serve queries:
+        with ``rebuild_indexes`` (the default) they are rebuilt from the cases and saved now, and the
+        streets rebuilt are returned; without it they are rebuilt on next use.
 
         >>> import tempfile, numpy as np
         >>> from cbr.similarity import default_casper
         >>> from cbr.store.writer import CaseBaseWriter
         >>> root = tempfile.mkdtemp()
-        >>> with CaseBaseWriter(f"{root}/demo", build_index=False) as w:
+        >>> with CaseBaseWriter(f"{root}/demo") as w:
         ...     ids = w.add_rows("preflop", np.ones((2, 8), np.float32), ["c", "r"])
         >>> with CaseBase.open(f"{root}/demo") as cb:
         ...     cb.set_similarity(default_casper(threshold=0.9))
+        ['preflop']
         >>> CaseBase.open(f"{root}/demo").similarity().threshold
         0.9
         """
+        from cbr.store import is_shipped
         from cbr.store.indexes import check_similarity, dump_similarity
 
+        if is_shipped(self.path):
+            raise CaseBaseError(f"the shipped case base {self.path.name!r} is never written to; set the similarity "
+                                f"of a copy of it")
         check_similarity(config, self.manifest.features)
         with self._lock():
             m = read_manifest(self.path)
-            name = m.similarity or "similarity.toml"
-            dump_similarity(config, self.path / name)
+            old = m.similarity
+            name = next_similarity_name(old, self.path)
+            dump_similarity(config, self.path / name)  # a new file: the manifest still names the old one
             m.similarity = name
             m.checksums[name] = file_checksum(self.path / name)
-            self._commit(m)
+            if old and old != name:
+                m.checksums.pop(old, None)
+            self._commit(m, catalog=None)  # the commit point; the parts (and the catalog) are unchanged
+            if old and old != name and self._no_other_readers():
+                (self.path / old).unlink(missing_ok=True)
         self._similarity = None
         self._indexes.clear()
+        self._answer_rows.clear()
         self._dirty_indexes.clear()
+        rebuilt: list[str] = []
+        if rebuild_indexes and not self.memory_map:
+            for s in STREETS:
+                if s in self.manifest.index and self.count(s):
+                    self.index(s)  # built with other settings: rebuilt from the cases
+                    rebuilt.append(s)
+            self.save_indexes()
+        return rebuilt
 
     # ---- cases ---------------------------------------------------------------------
     def table(self, street: int | str) -> pa.Table:
@@ -780,6 +805,11 @@ class CaseBase(RetainedWrites, Compaction):
             for f in d.iterdir():
                 if INDEX_PATH_RE.match(f"index/{f.name}") and f"index/{f.name}" not in keep and f.is_dir():
                     shutil.rmtree(f, ignore_errors=True)
+        stale = [f for f in self.path.glob("similarity*.toml") if SIMILARITY_FILE_RE.match(f.name)
+                 and f.name != m.similarity]
+        if stale and self._no_other_readers():  # replaced by set_similarity (or left by a crash in it)
+            for f in stale:
+                f.unlink(missing_ok=True)
         if m.retired and self._no_other_readers():
             for r in m.retired:
                 target = self.path / r["file"]
@@ -926,3 +956,23 @@ def _check_files(p: Path, m: Manifest) -> None:
         if size != entry["bytes"]:
             raise CaseBaseError(f"{p}: {rel} is {size} bytes, the manifest says {entry['bytes']}; "
                                 "the file is damaged or was replaced")
+
+
+#: The similarity files of a case base: ``similarity.toml``, then ``similarity-N.toml`` for each
+#: configuration set since (:meth:`CaseBase.set_similarity`).
+SIMILARITY_FILE_RE = re.compile(r"^similarity(?:-(\d+))?\.toml$")
+
+
+def next_similarity_name(current: str | None, root: Path) -> str:
+    """The file the next similarity configuration of the case base at ``root`` goes to: one
+    numbered above the current file and any left over by a crash, never the current one.
+
+    >>> next_similarity_name("similarity.toml", Path("/nonexistent")), next_similarity_name("similarity-4.toml", Path("/x"))
+    ('similarity-1.toml', 'similarity-5.toml')
+    """
+    numbers = [0]
+    for name in [current or "", *(f.name for f in root.glob("similarity*.toml"))]:
+        found = SIMILARITY_FILE_RE.match(name)
+        if found:
+            numbers.append(int(found.group(1) or 0))
+    return f"similarity-{max(numbers) + 1}.toml"
