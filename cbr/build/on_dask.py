@@ -44,7 +44,8 @@ from cbr.logs.record import HandRecord, ParseIssue
 from cbr.plugins import load_feature_set
 from cbr.store.parts import build_table
 
-__all__ = ["FileResult", "file_cases", "build_on_dask", "build_casebase_on_dask", "LOCAL"]
+__all__ = ["FileResult", "file_cases", "build_on_dask", "build_casebase_on_dask", "LOCAL", "dask_client", "arm_worker",
+           "kill_workers"]
 
 LOCAL = "local"
 _FEATURES: dict[str, Any] = {}   # per worker process: feature sets loaded by name
@@ -67,7 +68,7 @@ class FileResult:
     hand_of_row: dict[int, np.ndarray]
 
 
-def _arm(parent: Optional[int]) -> None:
+def arm_worker(parent: Optional[int]) -> None:
     """In a worker of a local cluster: die with the building process (armed once)."""
     if parent is None or parent in _ARMED or os.getppid() != parent:
         return
@@ -79,7 +80,7 @@ def file_cases(source: LogSource, feature_set: Any, players: Optional[frozenset[
                max_file_size: Optional[int], parent: Optional[int] = None, chunk_hands: int = 250) -> FileResult:
     """The task: parse one source, replay its hands, compute the rows of its cases (a pure
     function of the file, what ``cases_of_hands`` computes chunk by chunk)."""
-    _arm(parent)
+    arm_worker(parent)
     if isinstance(feature_set, str):
         fs = _FEATURES.get(feature_set)
         if fs is None:
@@ -165,7 +166,7 @@ QUIET_CLUSTER = {"distributed.admin.tick.interval": "1s", "distributed.worker.pr
                  "distributed.admin.system-monitor.interval": "5s", "distributed.admin.system-monitor.disk": False}
 
 
-def _client(scheduler: str, dask_workers: int) -> tuple[Any, Any]:
+def dask_client(scheduler: str, dask_workers: int) -> tuple[Any, Any]:
     """``(client, cluster)``: a client of the scheduler at ``scheduler``, or of a new local
     cluster (``cluster`` is then to be closed, else None)."""
     try:
@@ -242,7 +243,7 @@ def build_on_dask(scheduler: str, sources: Sequence[LogSource], feature_set: Any
                   chunk_hands: int = 250, max_file_size: Optional[int] = None) -> None:
     """Run :func:`file_cases` for every source on Dask, at most two files per worker in
     flight, and hand the rows to ``consume`` (and games to ``writer``) in input order."""
-    client, cluster = _client(scheduler, dask_workers)
+    client, cluster = dask_client(scheduler, dask_workers)
     parent = os.getpid() if cluster is not None else None
     pending: deque[Any] = deque()
     finished = False
@@ -252,7 +253,7 @@ def build_on_dask(scheduler: str, sources: Sequence[LogSource], feature_set: Any
         if not isinstance(feature_set, str):  # one copy per worker, not one per task
             feature_set = client.scatter(feature_set, broadcast=True, hash=False)
         if parent is not None:
-            client.run(_arm, parent)
+            client.run(arm_worker, parent)
         window = 2 * max(1, sum(client.nthreads().values()) or dask_workers)
         cutter = _Rechunker(chunk_hands, consume)
         todo = iter(enumerate(sources))
@@ -284,7 +285,7 @@ def build_on_dask(scheduler: str, sources: Sequence[LogSource], feature_set: Any
         finished = True
     finally:
         if cluster is not None and not finished:  # an error or Ctrl-C/SIGTERM: stop the workers now
-            _kill_workers(cluster)
+            kill_workers(cluster)
         for future in pending:
             future.cancel()
         client.close()
@@ -292,7 +293,7 @@ def build_on_dask(scheduler: str, sources: Sequence[LogSource], feature_set: Any
             cluster.close()
 
 
-def _kill_workers(cluster: Any) -> None:
+def kill_workers(cluster: Any) -> None:
     """SIGKILL the worker processes of a local cluster (a busy worker would finish its file
     before a graceful close)."""
     import signal

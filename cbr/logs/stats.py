@@ -196,7 +196,7 @@ def log_stats(
     count each player's statistics (see the module docstring). ``format`` forces a parser;
     ``progress(n, total=None)`` is called once with the number of sources, then once per
     source. Hands the parser or the rules engine rejects are in ``skipped``."""
-    from cbr.logs.inspect import _reason as engine_reason
+    from cbr.logs.inspect import engine_reason
     from cbr.logs.replay import replay_hand
 
     if isinstance(paths, (str, os.PathLike)):

@@ -244,9 +244,9 @@ def _on_dask(pairs: Sequence[tuple[str, str]], hands: int, seed: int, scheduler:
              finish: Callable[[int, Pairing], None]) -> None:
     import uuid
 
-    from cbr.build.on_dask import _arm, _client, _kill_workers
+    from cbr.build.on_dask import arm_worker, dask_client, kill_workers
 
-    client, cluster = _client(scheduler, dask_workers)
+    client, cluster = dask_client(scheduler, dask_workers)
     parent = os.getpid() if cluster is not None else None
     finished = False
     futures: dict[Any, int] = {}
@@ -254,7 +254,7 @@ def _on_dask(pairs: Sequence[tuple[str, str]], hands: int, seed: int, scheduler:
         from distributed import KilledWorker, as_completed
 
         if parent is not None:
-            client.run(_arm, parent)
+            client.run(arm_worker, parent)
         run = uuid.uuid4().hex  # task keys unique to this league on a shared scheduler
         futures = {client.submit(play_pairing, a, b, hands, seed + i, key=f"cbr-pairing-{i}-{run}", pure=False): i
                    for i, (a, b) in enumerate(pairs)}
@@ -267,7 +267,7 @@ def _on_dask(pairs: Sequence[tuple[str, str]], hands: int, seed: int, scheduler:
         finished = True
     finally:
         if cluster is not None and not finished:
-            _kill_workers(cluster)
+            kill_workers(cluster)
         for future in futures:
             future.cancel()
         client.close()

@@ -97,8 +97,9 @@ class CaseIndex:
         >>> from cbr.similarity import default_casper
         >>> X = np.linspace(0, 1, 50, dtype=np.float32)[:, None].repeat(8, 1)
         >>> idx = CaseIndex.for_street(default_casper(), "preflop").fit(X)
-        >>> len(idx.retrieve(X[0]).ids), len(idx.with_retrieval(threshold=1.0, fallback_k=3).retrieve(X[0]).ids)
-        (50, 1)
+        >>> wide = idx.with_retrieval(threshold=0.0)
+        >>> len(idx.retrieve(X[0]).ids), len(wide.retrieve(X[0]).ids), idx.threshold, wide.threshold
+        (3, 50, 0.97, 0.0)
         """
         import copy
 
