@@ -138,3 +138,13 @@ def test_ctrl_c_keeps_the_pairings_finished(tmp_path: Path, workers: str):
 
 def test_interrupted_league_of_another_exception():
     assert interrupted_league(KeyboardInterrupt()) is None
+
+
+def test_a_scheduler_given_by_its_address(league):
+    """A Dask cluster already running, reached over TCP on loopback by its address."""
+    import distributed  # the test extra's dask[distributed]
+
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                  dashboard_address=None) as cluster:
+        assert cluster.scheduler_address.startswith("tcp://127.0.0.1:")
+        assert run_league(BOTS, 30, seed=4, scheduler=cluster.scheduler_address).pairings == league.pairings

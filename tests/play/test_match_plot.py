@@ -69,3 +69,23 @@ def test_ctrl_c_draws_the_hands_finished(tmp_path: Path):
     assert proc.returncode == 130 and err.strip() == "interrupted", err
     assert re.search(r"[0-9]+ hands, seed 0 \(interrupted\)", out) and f"plot written to {plot}" in out
     assert plot.read_bytes().startswith(PNG)
+
+
+def test_without_matplotlib_plot_is_one_line_before_any_hand(tmp_path: Path):
+    """matplotlib hidden (a module that fails to import): --plot is refused in one line naming the
+    plots extra, exit 1, before the match is played; without --plot the match still runs."""
+    fake = tmp_path / "fake"
+    (fake / "matplotlib").mkdir(parents=True)
+    (fake / "matplotlib" / "__init__.py").write_text("raise ImportError('hidden for the test')\n")
+    code = "import sys; from cli import app; sys.argv[0] = 'cbr'; app()"
+    env = {**__import__("os").environ, "PYTHONPATH": f"{fake}:{REPO}"}
+    for args in (["match", "-p", "ehs,call", "-n", "100000000"], ["logs", "stats", str(REPO), "--top", "1"],
+                 ["league", "--bots", "ehs,call", "-n", "100000000"]):
+        p = subprocess.run([sys.executable, "-c", code, *args, "--plot", str(tmp_path / "x.png")], cwd=REPO,
+                           capture_output=True, text=True, env=env, timeout=60)
+        assert p.returncode == 1 and p.stderr.strip() == "error: --plot needs matplotlib: pip install " \
+                                                         "'cbr-holdem[plots]'", (args, p.stderr)
+        assert not (tmp_path / "x.png").exists()
+    p = subprocess.run([sys.executable, "-c", code, "match", "-p", "ehs,call", "-n", "4"], cwd=REPO,
+                       capture_output=True, text=True, env=env, timeout=60)
+    assert p.returncode == 0, p.stderr
