@@ -32,7 +32,7 @@ def league_command(
 
     A round-robin plays every pair of --bots once; --gauntlet BOT plays BOT against each of
     them. Pairings run in parallel worker processes (or on Dask with --scheduler); a progress
-    bar shows the hands of the pairings finished. Ctrl-C or SIGTERM stops the workers and
+    bar counts the hands played (on Dask, those of the pairings finished). Ctrl-C or SIGTERM stops the workers and
     prints the pairings finished (and their standings), then exits 130 (143).
 
     Example: cbr league --bots ehs,lag,call --hands 100

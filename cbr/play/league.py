@@ -129,11 +129,12 @@ def pairings_of(bots: Sequence[str], hero: Optional[str] = None) -> list[tuple[s
     return [(a, b) for i, a in enumerate(bots) for b in bots[i + 1:]]
 
 
-def play_pairing(a: str, b: str, hands: int, seed: int) -> Pairing:
-    """One pairing: a duplicate heads-up match of ``hands`` hands between policy specs ``a`` and ``b``."""
+def play_pairing(a: str, b: str, hands: int, seed: int, progress: Optional[Callable[[int], None]] = None) -> Pairing:
+    """One pairing: a duplicate heads-up match of ``hands`` hands between policy specs ``a`` and
+    ``b``; ``progress(n)`` as :func:`~cbr.play.match.run_match` calls it."""
     from cbr.play.match import run_match
 
-    r = run_match([a, b], hands, duplicate=True, seed=seed)
+    r = run_match([a, b], hands, duplicate=True, seed=seed, progress=progress)
     p = r.players[0]
     return Pairing(a, b, r.hands, seed, p.sb_per_hand, p.sb_ci, p.mbb_per_hand, p.mbb_ci)
 
@@ -155,13 +156,24 @@ def _check(bots: Sequence[str], hero: Optional[str], hands: int) -> None:
         policy_from_spec(spec)
 
 
-def _init_worker(parent: int) -> None:
-    """A worker process: dies with the league's process; Ctrl-C and SIGTERM are the parent's to handle."""
+_HANDS_DONE: Any = None  # in a worker process: the queue its hands played go to (the parent's progress)
+
+
+def _init_worker(parent: int, hands_done: Any) -> None:
+    """A worker process: dies with the league's process; Ctrl-C and SIGTERM are the parent's to
+    handle; the hands it plays are counted into ``hands_done`` (a queue the parent reads)."""
+    global _HANDS_DONE
     from cbr.build.local import die_with_parent
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     die_with_parent(parent)
+    _HANDS_DONE = hands_done
+
+
+def _worker_pairing(a: str, b: str, hands: int, seed: int) -> Pairing:
+    """:func:`play_pairing` in a worker process, its hands counted as they are played."""
+    return play_pairing(a, b, hands, seed, progress=_HANDS_DONE.put if _HANDS_DONE is not None else None)
 
 
 def run_league(
@@ -182,7 +194,8 @@ def run_league(
     ``scheduler`` (a Dask scheduler's address, or ``"local"`` for a local cluster of
     ``dask_workers`` processes; the ``dask`` extra) plays them as Dask tasks instead. The
     result is the same either way. ``progress(n, total=None)`` is called with the total hands
-    first, then with each pairing's hands as it ends. Raises
+    first, then with the hands played since its last call (on Dask: each pairing's hands as
+    it ends). Raises
     :class:`~cbr.errors.GameError` for bots given twice, fewer than two bots or a bad count,
     :class:`~cbr.policies.spec.PolicySpecError` for a bad spec.
     """
@@ -197,17 +210,20 @@ def run_league(
 
     def finish(i: int, p: Pairing) -> None:
         done[i] = p
+
+    def finish_counted(i: int, p: Pairing) -> None:  # Dask: the hands are counted when the pairing ends
+        done[i] = p
         if progress is not None:
             progress(p.hands)
 
     try:
         if scheduler is not None:
-            _on_dask(pairs, hands, seed, scheduler, dask_workers, finish)
+            _on_dask(pairs, hands, seed, scheduler, dask_workers, finish_counted)
         elif workers > 1 and len(pairs) > 1:
-            _in_processes(pairs, hands, seed, min(workers, len(pairs)), finish)
+            _in_processes(pairs, hands, seed, min(workers, len(pairs)), finish, progress)
         else:
             for i, (a, b) in enumerate(pairs):
-                finish(i, play_pairing(a, b, hands, seed + i))
+                finish(i, play_pairing(a, b, hands, seed + i, progress=progress))
     except KeyboardInterrupt as exc:
         result.pairings = [done[i] for i in sorted(done)]
         result.interrupted = True
@@ -218,19 +234,42 @@ def run_league(
 
 
 def _in_processes(pairs: Sequence[tuple[str, str]], hands: int, seed: int, workers: int,
-                  finish: Callable[[int, Pairing], None]) -> None:
+                  finish: Callable[[int, Pairing], None], progress: Optional[Callable[..., None]]) -> None:
+    import queue
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
     from concurrent.futures.process import BrokenProcessPool
 
     from cbr.build.local import pool_context, stop_pool
 
-    pool = ProcessPoolExecutor(workers, mp_context=pool_context(), initializer=_init_worker, initargs=(os.getpid(),))
+    context = pool_context()
+    hands_done = context.Queue()
+
+    counted = [0, 0]  # hands reported by the workers, hands of the pairings finished
+
+    def count(wait_for_all: bool = False) -> None:
+        """Pass on the hands the workers reported; at the end, wait (briefly) for the last reports
+        still in the queue's pipe, so the bar ends at the total."""
+        while True:
+            try:
+                n = hands_done.get(timeout=1.0) if wait_for_all and counted[0] < counted[1] else hands_done.get_nowait()
+            except queue.Empty:
+                return
+            counted[0] += n
+            if progress is not None:
+                progress(n)
+
+    pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker,
+                               initargs=(os.getpid(), hands_done))
     try:
-        pending = {pool.submit(play_pairing, a, b, hands, seed + i): i for i, (a, b) in enumerate(pairs)}
+        pending = {pool.submit(_worker_pairing, a, b, hands, seed + i): i for i, (a, b) in enumerate(pairs)}
         while pending:
-            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+            finished, _ = wait(pending, timeout=0.25, return_when=FIRST_COMPLETED)
+            count()
             for future in finished:
-                finish(pending.pop(future), future.result())
+                pairing = future.result()
+                counted[1] += pairing.hands
+                finish(pending.pop(future), pairing)
+        count(wait_for_all=True)
     except BrokenProcessPool as exc:
         stop_pool(pool)
         raise CBRError(f"a worker process of the league died ({exc}); killed from outside, or out of memory?") from None

@@ -71,6 +71,13 @@ def test_gauntlet_and_progress():
     assert r.to_dict()["hero"] == "ehs" and r.bots == ("ehs", "call", "lag")
 
 
+def test_progress_from_worker_processes_counts_every_hand_as_it_is_played():
+    calls = []
+    r = run_league(["call", "raise", "ehs"], 300, workers=2, progress=lambda n, total=None: calls.append((n, total)))
+    assert calls[0] == (0, 900) and sum(n for n, _ in calls) == 900 == sum(p.hands for p in r.pairings)
+    assert len(calls) > 1 + 3  # hands reported while the pairings play, not once a pairing
+
+
 def test_refusals():
     with pytest.raises(GameError, match="given twice"):
         run_league(["ehs", "call", "ehs"], 10)
@@ -148,3 +155,11 @@ def test_a_scheduler_given_by_its_address(league):
                                   dashboard_address=None) as cluster:
         assert cluster.scheduler_address.startswith("tcp://127.0.0.1:")
         assert run_league(BOTS, 30, seed=4, scheduler=cluster.scheduler_address).pairings == league.pairings
+
+
+def test_a_terminal_shows_the_progress_bar():
+    from tests.conftest import run_on_a_terminal
+
+    code, out, shown = run_on_a_terminal(["league", "--bots", "call,raise,ehs", "-n", "600", "-j", "2"])
+    assert code == 0 and "standings" in out
+    assert "league: hands" in shown and "/1800" in shown.replace(",", ""), shown[-500:]
