@@ -103,7 +103,7 @@ def logs_stats(
     from cbr.logs.source import DEFAULT_MAX_FILE_SIZE
     from cbr.logs.stats import log_stats
 
-    fmt = known_log_format(alias(log_format, None, "--log-format", "--format"))
+    fmt = known_log_format(log_format)
     if overwrite and plot is None:
         from cbr.cli._errors import usage_error
 
