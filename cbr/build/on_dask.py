@@ -44,7 +44,8 @@ from cbr.logs.record import HandRecord, ParseIssue
 from cbr.plugins import load_feature_set
 from cbr.store.parts import build_table
 
-__all__ = ["FileResult", "file_cases", "build_on_dask", "build_casebase_on_dask", "LOCAL"]
+__all__ = ["FileResult", "file_cases", "build_on_dask", "build_casebase_on_dask", "LOCAL", "dask_client", "arm_worker",
+           "kill_workers"]
 
 LOCAL = "local"
 _FEATURES: dict[str, Any] = {}   # per worker process: feature sets loaded by name
@@ -68,7 +69,7 @@ class FileResult:
     left_out: dict[str, int] = field(default_factory=dict)  # hands per game that only_games left out
 
 
-def _arm(parent: Optional[int]) -> None:
+def arm_worker(parent: Optional[int]) -> None:
     """In a worker of a local cluster: die with the building process (armed once)."""
     if parent is None or parent in _ARMED or os.getppid() != parent:
         return
@@ -82,7 +83,7 @@ def file_cases(source: LogSource, feature_set: Any, players: Optional[frozenset[
     """The task: parse one source, replay its hands, compute the rows of its cases (a pure
     function of the file, what ``cases_of_hands`` computes chunk by chunk); the hands of
     games ``only_games`` does not keep are counted, not read on (:func:`keeps_game`)."""
-    _arm(parent)
+    arm_worker(parent)
     if isinstance(feature_set, str):
         fs = _FEATURES.get(feature_set)
         if fs is None:
@@ -172,7 +173,7 @@ QUIET_CLUSTER = {"distributed.admin.tick.interval": "1s", "distributed.worker.pr
                  "distributed.admin.system-monitor.interval": "5s", "distributed.admin.system-monitor.disk": False}
 
 
-def _client(scheduler: str, dask_workers: int) -> tuple[Any, Any]:
+def dask_client(scheduler: str, dask_workers: int) -> tuple[Any, Any]:
     """``(client, cluster)``: a client of the scheduler at ``scheduler``, or of a new local
     cluster (``cluster`` is then to be closed, else None)."""
     try:
@@ -251,7 +252,7 @@ def build_on_dask(scheduler: str, sources: Sequence[LogSource], feature_set: Any
                   only_games: Optional[frozenset[str]] = None, left_out: Optional[dict[str, int]] = None) -> None:
     """Run :func:`file_cases` for every source on Dask, at most two files per worker in
     flight, and hand the rows to ``consume`` (and games to ``writer``) in input order."""
-    client, cluster = _client(scheduler, dask_workers)
+    client, cluster = dask_client(scheduler, dask_workers)
     parent = os.getpid() if cluster is not None else None
     pending: deque[Any] = deque()
     finished = False
@@ -261,7 +262,7 @@ def build_on_dask(scheduler: str, sources: Sequence[LogSource], feature_set: Any
         if not isinstance(feature_set, str):  # one copy per worker, not one per task
             feature_set = client.scatter(feature_set, broadcast=True, hash=False)
         if parent is not None:
-            client.run(_arm, parent)
+            client.run(arm_worker, parent)
         window = 2 * max(1, sum(client.nthreads().values()) or dask_workers)
         cutter = _Rechunker(chunk_hands, consume)
         todo = iter(enumerate(sources))
@@ -296,7 +297,7 @@ def build_on_dask(scheduler: str, sources: Sequence[LogSource], feature_set: Any
         finished = True
     finally:
         if cluster is not None and not finished:  # an error or Ctrl-C/SIGTERM: stop the workers now
-            _kill_workers(cluster)
+            kill_workers(cluster)
         for future in pending:
             future.cancel()
         client.close()
@@ -304,7 +305,7 @@ def build_on_dask(scheduler: str, sources: Sequence[LogSource], feature_set: Any
             cluster.close()
 
 
-def _kill_workers(cluster: Any) -> None:
+def kill_workers(cluster: Any) -> None:
     """SIGKILL the worker processes of a local cluster (a busy worker would finish its file
     before a graceful close)."""
     import signal

@@ -1,7 +1,7 @@
 """The ``cbr`` command line: the only package that prints, exits, draws progress bars or
 imports typer and rich. Nothing of the engine imports it.
 
-One module per command group (``hand``, ``build``, ``query``, ``play``, ``logs``,
+One module per command group (``hand``, ``build``, ``query``, ``play``, ``league``, ``logs``,
 ``casebase``, ``plugins``, ``players``, ``train``, ``evaluate``, ``abstraction``, ``serve``), one
 module of shared options (:mod:`cbr.cli._options`), one error table
 (:mod:`cbr.cli._errors`: exit codes 0 done, 1 error, 2 usage, 3 internal, 130
@@ -30,6 +30,7 @@ class _Commands(LazyGroup):
     table = {
         "hand": "hand:hand_command",
         "match": "play:match_command",
+        "league": "league:league_command",
         "build": "build:build_command",
         "query": "query:query_command",
         "serve-dealer": "play:serve_dealer_command",

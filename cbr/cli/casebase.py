@@ -194,3 +194,114 @@ def casebase_merge(
         names = "; ".join(" = ".join(e["sources"]) for e in report.shared_sources)
         stdout.print(f"--dedupe: dropped {report.duplicates_dropped} duplicate cases of {len(report.shared_sources)} "
                      f"shared sources ({names})", soft_wrap=True, markup=False, highlight=False)
+
+
+def _settings(given: Optional[list[str]], option: str) -> dict[str, str]:
+    """``KEY=VALUE`` options (``--weight``, ``--measure``) as a dict; a malformed one is a usage error."""
+    out: dict[str, str] = {}
+    for text in given or []:
+        key, eq, value = text.partition("=")
+        if not eq or not key.strip() or not value.strip():
+            raise usage_error(f"{option} {text!r}: give FEATURE=VALUE or STREET.FEATURE=VALUE", option)
+        out[key.strip()] = value.strip()
+    return out
+
+
+def _measure(text: str) -> tuple[str, dict[str, float]]:
+    """``exp:k=1.5`` (a measure name and its parameters) as ``("exp", {"k": 1.5})``."""
+    name, _, rest = text.partition(":")
+    params: dict[str, float] = {}
+    for item in filter(None, (p.strip() for p in rest.split(","))):
+        key, eq, value = item.partition("=")
+        try:
+            params[key.strip()] = float(value)
+        except ValueError:
+            raise usage_error(f"--measure {text!r}: a parameter is NAME=NUMBER, got {item!r}", "--measure") from None
+        if not eq:
+            raise usage_error(f"--measure {text!r}: a parameter is NAME=NUMBER, got {item!r}", "--measure")
+    return name.strip(), params
+
+
+@app.command("similarity")
+@guarded
+def casebase_similarity(
+    name: Annotated[str, typer.Argument(help="A case-base directory, a name under ./casebases/, or 'default' (shown only: it is never written).")],
+    weight: Annotated[Optional[list[str]], typer.Option("--weight", metavar="[STREET.]FEATURE=W", help="Set a feature's weight (0..100) on one street, or on every street that has it (repeat for more).")] = None,
+    measure: Annotated[Optional[list[str]], typer.Option("--measure", metavar="[STREET.]FEATURE=NAME[:P=V,...]", help="Set a feature's local measure and its parameters, e.g. hand_strength=exp:k=4 or flop.pot_odds=linear (the feature keeps its domain).")] = None,
+    threshold: Annotated[Optional[float], typer.Option("--threshold", min=0.0, max=1.0, help="Retrieve every case at least this similar.")] = None,
+    k: Annotated[Optional[int], typer.Option("--k", min=1, max=10**6, help="When no case reaches the threshold, retrieve the K most similar (fallback_k).")] = None,
+    weighted: Annotated[bool, typer.Option("--weighted", help="Weight each retrieved action by its similarity (weighted_triple = true).")] = False,
+    unweighted: Annotated[bool, typer.Option("--unweighted", help="Count each retrieved action once (weighted_triple = false).")] = False,
+    from_file: Annotated[Optional[str], typer.Option("--from", metavar="FILE.toml", help="Start from this similarity TOML (checked against the case base's features) instead of the case base's own.")] = None,
+    no_rebuild: Annotated[bool, typer.Option("--no-rebuild", help="Do not rebuild the saved indexes now (they are rebuilt on next use; --memory-map queries need them rebuilt).")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the similarity (after any change) as JSON.")] = False,
+) -> None:
+    """Show or set a case base's similarity: weights, local measures, threshold and k.
+
+    Without a change, prints the similarity. With one, checks the new configuration as a
+    build checks a --similarity file, then switches to it atomically (an interruption at any
+    moment leaves the old configuration or the new one, and `cbr casebase verify` finds the
+    case base sound) and rebuilds the saved indexes, which were built with the old settings.
+    Use this, not an editor: a hand-edited similarity file is damage to verify. Ctrl-C
+    during the rebuild keeps the new setting; the indexes are then rebuilt on next use.
+
+    Example: cbr casebase similarity default
+    """
+    import time
+
+    from cbr.cli._output import busy
+    from cbr.store import CaseBase, resolve_casebase
+
+    if weighted and unweighted:
+        raise usage_error("give --weighted or --unweighted, not both", "--weighted")
+    weights = {}
+    for key, value in _settings(weight, "--weight").items():
+        try:
+            weights[key] = float(value)
+        except ValueError:
+            raise usage_error(f"--weight {key}={value}: the weight is a number 0..100", "--weight") from None
+    measures = {key: _measure(value) for key, value in _settings(measure, "--measure").items()}
+    change = bool(weights or measures or from_file) or threshold is not None or k is not None or weighted or unweighted
+    if not change and no_rebuild:
+        raise usage_error("--no-rebuild goes with a change of the similarity", "--no-rebuild")
+    cb = CaseBase.open(resolve_casebase(name))
+    try:
+        config = cb.similarity()
+        rebuilt: list[str] = []
+        seconds = 0.0
+        if change:
+            if from_file is not None:
+                from cbr.similarity.config import load_similarity_file
+
+                config = load_similarity_file(from_file, cb.manifest.feature_set)
+            config = config.changed(threshold=threshold, fallback_k=k,
+                                    weighted_triple=True if weighted else (False if unweighted else None),
+                                    weights=weights, measures=measures)
+            t0 = time.perf_counter()
+            with busy("setting the similarity and rebuilding the saved indexes", enabled=not as_json):
+                rebuilt = cb.set_similarity(config, rebuild_indexes=not no_rebuild)
+            seconds = time.perf_counter() - t0
+            config = cb.similarity()
+    finally:
+        cb.close()
+    if as_json:
+        data = config.to_dict()
+        if change:
+            data["changed"] = True
+            data["indexes_rebuilt"] = rebuilt
+        print_json(data)
+        return
+    rows = []
+    for st in config.streets:
+        for spec in st.feature_specs:
+            params = ", ".join(f"{p}={v:g}" for p, v in spec.params.items())
+            rows.append([st.street, spec.name, spec.measure + (f" ({params})" if params else ""), f"{spec.weight:g}",
+                         f"{spec.low:g}..{spec.high:g}"])
+    title = (f"threshold {config.threshold:g}, k {config.fallback_k}, "
+             f"{'weighted' if config.weighted_triple else 'unweighted'} triple")
+    stdout.print(rich_table(title, ["street", "feature", "measure", "weight", "domain"], rows))
+    if change:
+        what = (f"rebuilt the saved indexes of {', '.join(rebuilt)}" if rebuilt else
+                "the saved indexes are rebuilt on next use" if no_rebuild else "no saved index to rebuild")
+        stdout.print(f"similarity of {name} set ({what}; {seconds:.1f} s)", markup=False, highlight=False,
+                     soft_wrap=True)

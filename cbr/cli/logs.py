@@ -68,3 +68,88 @@ def logs_inspect(
         typer.echo(f"error: no hand could be read from {', '.join(paths)} "
                    f"({report.hands_skipped} hand(s) skipped, {report.files_skipped} file(s) not read)", err=True)
         raise typer.Exit(1)
+
+
+def _share(x: Optional[float]) -> str:
+    return "n/a" if x is None else f"{100 * x:.1f}"
+
+
+@app.command("stats")
+@guarded
+def logs_stats(
+    paths: Annotated[list[str], typer.Argument(help="Log files or folders (walked recursively), any supported format.")],
+    log_format: Annotated[Optional[str], typer.Option("--log-format", "-f",
+                                                      help="Force a parser: the format of the logs read (acpc, phh, irc, pokerstars).")] = None,
+    player: Annotated[Optional[list[str]], typer.Option("--player", "-p", help="Show only this player (repeat for more).")] = None,
+    top: Annotated[int, typer.Option("--top", min=1, help="Show the players with the most hands, at most this many.")] = 20,
+    as_json: Annotated[bool, typer.Option("--json", help="Print every statistic and count as JSON.")] = False,
+    plot: Annotated[Optional[str], typer.Option("--plot", metavar="FILE.png", help="Draw each shown player's cumulative result (small bets, hand by hand) into this PNG (needs the plots extra: matplotlib).")] = None,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing --plot file.")] = False,
+    max_file_size: Annotated[Optional[int], typer.Option("--max-file-size", parser=file_size, metavar="SIZE",
+                                                         help=MAX_FILE_SIZE_HELP)] = None,
+) -> None:
+    """Per player: hands, VPIP, PFR, aggression factor, went to and won at showdown, and the
+    win rate in small bets per hand with its 95% confidence interval.
+
+    VPIP: hands with money put in voluntarily pre-flop (%); PFR: hands with a pre-flop raise
+    (%); AF: (bets + raises) / calls after the flop; WTSD: showdowns per hand that saw the
+    flop (%); W$SD: showdowns won (%); sb/h over the hands whose result the log tells.
+    Every hand is replayed by the rules engine; hands it rejects are skipped and counted.
+
+    Example: cbr logs stats ../shared/data/logs/acpc/dealer_example_limit
+    """
+    from cbr.cli._output import rich_table
+    from cbr.logs.record import no_hand_read
+    from cbr.logs.source import DEFAULT_MAX_FILE_SIZE
+    from cbr.logs.stats import log_stats
+
+    fmt = known_log_format(log_format)
+    if overwrite and plot is None:
+        from cbr.cli._errors import usage_error
+
+        raise usage_error("--overwrite replaces the --plot file: give --plot too", "--overwrite")
+    if plot is not None:
+        from cbr.cli._plot import check_plot
+
+        check_plot(plot, overwrite)
+    with progress_bar("reading logs", enabled=not as_json) as advance:
+        report = log_stats(paths, format=fmt, progress=advance, max_file_size=max_file_size or DEFAULT_MAX_FILE_SIZE)
+    if report.hands_read == 0:
+        from cbr.errors import LogFormatError
+
+        raise LogFormatError(no_hand_read(paths, str(report.skipped[0]) if report.skipped else None,
+                                          len(report.skipped)))
+    if player:
+        missing = [p for p in player if p not in report.players]
+        if missing:
+            from cbr.errors import CBRError
+
+            known = [p.name for p in report.ranked()]
+            raise CBRError(f"no player {', '.join(missing)} in these logs; players with the most hands: "
+                           f"{', '.join(known[:8])}" + (f" and {len(known) - 8} more" if len(known) > 8 else ""))
+        shown = [report.players[p] for p in dict.fromkeys(player)]
+    else:
+        shown = report.ranked()[:top]
+    if as_json:
+        data = report.to_dict()
+        data["players"] = [p.to_dict() for p in shown]
+        data["players_in_logs"] = len(report.players)
+        print_json(data)
+    else:
+        rows = [[p.name, f"{p.hands:,}", _share(p.vpip), _share(p.pfr),
+                 "n/a" if p.aggression is None else f"{p.aggression:.2f}", _share(p.wtsd), _share(p.wsd),
+                 "n/a" if p.sb_per_hand is None else f"{p.sb_per_hand:+.3f}",
+                 "n/a" if p.sb_ci is None else f"{p.sb_ci:.3f}"] for p in shown]
+        title = (f"{report.hands_read:,} hands, {len(report.players):,} players"
+                 + (f" ({len(shown)} shown)" if len(shown) < len(report.players) else "")
+                 + (f", {len(report.skipped):,} skipped" if report.skipped else ""))
+        stdout.print(rich_table(title, ["player", "hands", "VPIP %", "PFR %", "AF", "WTSD %", "W$SD %", "sb/h",
+                                        "± 95%"], rows))
+    if plot is not None:
+        from cbr.cli._plot import plot_cumulative
+
+        plot_cumulative(plot, {p.name: p.cumulative() for p in shown if p.results},
+                        title=f"cumulative result per player ({report.hands_read:,} hands)",
+                        xlabel="hands played by the player", ylabel="small bets won")
+        if not as_json:
+            stdout.print(f"plot written to {plot}", markup=False, highlight=False, soft_wrap=True)

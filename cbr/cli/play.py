@@ -31,14 +31,16 @@ def match_command(
     log: Annotated[Optional[str], typer.Option("--log", help="Write the hands to this log: a new file in an existing folder, an existing file with --overwrite, or a named pipe (phh: a .phhs file or a directory). Links and devices are refused.")] = None,
     log_format: Annotated[Optional[str], typer.Option("--log-format", help="Format of the --log: acpc or phh [default: acpc].")] = None,
     log_format_old: Annotated[Optional[str], typer.Option("--format", hidden=True)] = None,
-    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing --log file (atomically, when the match ends).")] = False,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing --log or --plot file (atomically, when the match ends).")] = False,
     retain: Annotated[bool, typer.Option("--retain", help="The cbr bots keep every hand in their case base as it ends (their own decisions, and others' shown at a showdown), durably. The shipped default case base is never written: use --retain-into.")] = False,
     retain_into: Annotated[Optional[str], typer.Option("--retain-into", metavar="NAME", help="Retain into case base NAME: a bare name is ./casebases/NAME, a path (with a / or starting with '.') is that folder; created as a copy of the bot's case base on first use (a note says so, with its size); an existing NAME must be that case base or a copy of it; the cbr bots play from it. Implies --retain.")] = None,
+    plot: Annotated[Optional[str], typer.Option("--plot", metavar="FILE.png", help="Draw each seat's learning curve into this PNG: its cumulative result in small bets, hand by hand (deal by deal with --duplicate), with a 95% confidence band. Keeps every hand's result in memory; needs the plots extra (matplotlib).")] = None,
 ) -> None:
     """Play bots against each other; results in sb/h and mbb/h with 95% confidence intervals.
 
     With --retain (or --retain-into NAME) the case-based bots learn during the match: each
-    hand is kept in their case base as it ends and seen by their next decision.
+    hand is kept in their case base as it ends and seen by their next decision; --plot draws
+    the learning curves (a match stopped by Ctrl-C draws the hands finished).
 
     Example: cbr match --players ehs,call --hands 200 --duplicate
     """
@@ -57,9 +59,15 @@ def match_command(
         raise usage_error(f"a match seats 2 to 10 bots, got {len(names)}", "--players")
     if fmt is not None and fmt not in ("acpc", "phh"):
         raise usage_error(f"unknown log format {fmt!r}; use acpc or phh", "--log-format")
-    if log is None and (fmt is not None or overwrite):
-        raise usage_error("--log-format and --overwrite need --log", "--log")
+    if log is None and fmt is not None:
+        raise usage_error("--log-format needs --log", "--log")
+    if log is None and plot is None and overwrite:
+        raise usage_error("--overwrite replaces the --log or --plot file: give one of them", "--overwrite")
     fmt = fmt or "acpc"
+    if plot is not None:
+        from cbr.cli._plot import check_plot
+
+        check_plot(plot, overwrite)
 
     _retain_into_copy(names, retain_into)
     from cbr.logs.writers import open_log
@@ -71,7 +79,7 @@ def match_command(
     try:
         with writer as w, progress_bar("playing", total=total, enabled=not as_json) as advance:
             result = run_match(names, hands, duplicate=duplicate, seed=seed, progress=advance, log=w,
-                               retain=retain, retain_into=retain_into)
+                               retain=retain, retain_into=retain_into, keep_payoffs=plot is not None)
     except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: the result so far, then exit 130 / 143
         partial = interrupted_result(exc)
         if partial is not None:
@@ -79,12 +87,30 @@ def match_command(
             if log and not as_json:
                 stdout.print(f"no log written ({log}: a log holds a whole match)", markup=False, highlight=False,
                              soft_wrap=True)
+            if plot is not None and partial.hands:
+                _plot_match(partial, plot, as_json)
         raise
     _print_match(result, seed, as_json)
+    if plot is not None:
+        _plot_match(result, plot, as_json)
     if as_json:
         return
     if log:
         stdout.print(f"log written to {log} ({fmt})", markup=False, highlight=False, soft_wrap=True)
+
+
+def _plot_match(result: "MatchResult", path: str, as_json: bool) -> None:
+    """``cbr match --plot``: each seat's cumulative result with its 95% confidence band."""
+    from cbr.cli._plot import plot_cumulative
+
+    curves = result.curves()
+    title = (f"{result.game.name}: {result.hands:,} hands" + (" (duplicate)" if result.duplicate else "")
+             + (" (interrupted)" if result.interrupted else "") + ", 95% confidence bands")
+    plot_cumulative(path, {name: c[0] for name, c in curves.items()}, band={name: c[1] for name, c in curves.items()},
+                    step=len(result.players) if result.duplicate else 1, title=title, xlabel="hands",
+                    ylabel="cumulative result (small bets)")
+    if not as_json:
+        stdout.print(f"plot written to {path}", markup=False, highlight=False, soft_wrap=True)
 
 
 def _print_match(result: "MatchResult", seed: int, as_json: bool) -> None:

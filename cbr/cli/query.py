@@ -39,6 +39,8 @@ def query_command(
     weighted: Annotated[bool, typer.Option("--weighted", metavar=FLAG, help="Weight actions by similarity (default: the case base's setting).")] = False,
     unweighted: Annotated[bool, typer.Option("--unweighted", metavar=FLAG, help="Count every retrieved action once.")] = False,
     top: Annotated[int, typer.Option("--top", min=0, max=MAX_TOP, help="Cases to show.")] = 5,
+    threshold: Annotated[Optional[float], typer.Option("--threshold", min=0.0, max=1.0, help="Retrieve every case at least this similar, for this query only (default: the case base's, CASPER's 0.97; `cbr casebase similarity` changes it for good).")] = None,
+    k: Annotated[Optional[int], typer.Option("--k", min=1, max=10**6, help="When no case reaches the threshold, retrieve the K most similar, for this query only (default: the case base's fallback_k, CASPER's 20).")] = None,
     explain: Annotated[bool, typer.Option("--explain", metavar=FLAG, help="Show each case's own feature values and local similarities.")] = False,
     as_json: Annotated[bool, typer.Option("--json", metavar=FLAG, help="Print JSON (all retrieved cases with --explain; JSON lines for several MATCHSTATEs).")] = False,
     memory_map: Annotated[bool, typer.Option("--memory-map", metavar=FLAG, help="Map the street's saved index instead of loading the street: for case bases larger than memory (same answers; the saved index must cover every case).")] = False,
@@ -84,7 +86,7 @@ def query_command(
         cb = CaseBase.open(resolve_casebase(casebase), memory_map=memory_map)
         try:
             failed, read = _query_lines(cb, g, itertools.chain(ahead, lines), weight, top, explain, as_json,
-                                        opponents)
+                                        opponents, (threshold, k))
         finally:
             cb.close()
         if failed:
@@ -95,7 +97,7 @@ def query_command(
                           to_act, committed, to_call, pot, prev_bets)
     cb = CaseBase.open(resolve_casebase(casebase), memory_map=memory_map)
     try:
-        ans = _answer(cb, dp, weight, opponents, top=None if explain else top)
+        ans = _answer(cb, dp, weight, opponents, top=None if explain else top, retrieval=(threshold, k))
     finally:
         cb.close()
     for warning in ans.warnings:
@@ -107,10 +109,10 @@ def query_command(
 
 
 def _answer(cb: Any, dp: Any, weighted: Optional[bool], opponents: Optional[list] = None,
-            top: Optional[int] = None) -> Any:
+            top: Optional[int] = None, retrieval: tuple[Optional[float], Optional[int]] = (None, None)) -> Any:
     from cbr.query.answer import answer
 
-    return answer(cb, dp, weighted=weighted, opponents=opponents, top=top)
+    return answer(cb, dp, weighted=weighted, opponents=opponents, top=top, threshold=retrieval[0], k=retrieval[1])
 
 
 def _opponent_models(given: Optional[list[str]], models: Optional[str]) -> Optional[list[tuple[float, ...]]]:
@@ -221,7 +223,8 @@ def _first_matchstate(lines: Iterator[str]) -> Optional[list[str]]:
 
 
 def _query_lines(cb: Any, g: Any, lines: Iterable[str], weighted: Optional[bool], top: int, explain: bool,
-                 as_json: bool, opponents: Optional[list] = None) -> tuple[int, int]:
+                 as_json: bool, opponents: Optional[list] = None,
+                 retrieval: tuple[Optional[float], Optional[int]] = (None, None)) -> tuple[int, int]:
     """Answer one MATCHSTATE per line (blank lines and '#' comments skipped); a bad line is
     reported on stderr as ``error: line N: ...`` and the others are still answered.
     Returns how many lines failed, and how many were read."""
@@ -236,7 +239,8 @@ def _query_lines(cb: Any, g: Any, lines: Iterable[str], weighted: Optional[bool]
         if not text or text.startswith("#"):
             continue
         try:
-            ans = _answer(cb, from_matchstate(text, g), weighted, opponents, top=None if explain else top)
+            ans = _answer(cb, from_matchstate(text, g), weighted, opponents, top=None if explain else top,
+                          retrieval=retrieval)
         except CBRError as exc:
             failed += 1
             typer.echo(f"error: line {number}: {error_line(exc)}", err=True)

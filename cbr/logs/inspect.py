@@ -107,7 +107,7 @@ def inspect_logs(
             try:
                 points = replay(item)
             except (CBRError, ValueError) as exc:
-                report.skipped.append(ParseIssue(item.source, item.line, _reason(exc, item)))
+                report.skipped.append(ParseIssue(item.source, item.line, engine_reason(exc, item)))
                 counts["skipped"] += 1
                 continue
             report.hands_read += 1
@@ -125,7 +125,7 @@ def inspect_logs(
     return report
 
 
-def _reason(exc: Exception, record: HandRecord) -> str:
+def engine_reason(exc: Exception, record: HandRecord) -> str:
     """The engine's message without the ``file:line`` it repeats."""
     text = str(exc)
     prefix = f"{record.where} "

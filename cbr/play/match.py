@@ -116,6 +116,38 @@ class MatchResult:
                 return p
         raise KeyError(f"no player {name!r} in this match ({', '.join(p.name for p in self.players)})")
 
+    def curves(self) -> dict[str, tuple[list[float], list[float]]]:
+        """Each seat's learning curve from ``hand_payoffs`` (``keep_payoffs=True``): its running
+        total in small bets after each hand (after each deal in duplicate mode, each deal's
+        total averaged over its ``n`` rotations) and the half-width of the 95% confidence
+        interval of that total (``count * `` the half-width of the running mean, ``inf`` before
+        two points). Empty without kept payoffs.
+
+        >>> r = run_match(["call", "raise"], 4, seed=1, keep_payoffs=True)
+        >>> total, half = r.curves()["raise"]
+        >>> len(total), total[-1] == r["raise"].total / r.game.small_bet, math.isinf(half[0])
+        (4, True, True)
+        """
+        n = len(self.players)
+        step = n if self.duplicate else 1
+        sb = self.game.small_bet
+        out: dict[str, tuple[list[float], list[float]]] = {}
+        if not self.hand_payoffs:
+            return out
+        for s, p in enumerate(self.players):
+            acc = RunningMean()
+            totals: list[float] = []
+            halves: list[float] = []
+            total = 0.0
+            for start in range(0, len(self.hand_payoffs) - step + 1, step):
+                unit = sum(self.hand_payoffs[k][s] for k in range(start, start + step)) / sb
+                total += unit
+                acc.add(unit / step)
+                totals.append(total)
+                halves.append(acc.count * step * acc.ci())
+            out[p.name] = (totals, halves)
+        return out
+
     def to_dict(self) -> dict:
         """Plain data (``--json``); per-hand payoffs left out."""
         return {

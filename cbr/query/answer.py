@@ -197,7 +197,8 @@ def _from_answer_rows(casebase: CaseBase, source: tuple[Any, Any], fs: Any, dp: 
 
 
 def answer(casebase: CaseBase, dp: DecisionPoint, *, weighted: Optional[bool] = None,
-           opponents: Optional[Sequence[Sequence[float]]] = None, top: Optional[int] = None) -> QueryAnswer:
+           opponents: Optional[Sequence[Sequence[float]]] = None, top: Optional[int] = None,
+           threshold: Optional[float] = None, k: Optional[int] = None) -> QueryAnswer:
     """Retrieve the cases most similar to ``dp`` and the action frequencies they vote for.
 
     ``weighted`` (default: the case base's ``weighted_triple`` setting) weights each
@@ -208,12 +209,20 @@ def answer(casebase: CaseBase, dp: DecisionPoint, *, weighted: Optional[bool] = 
     (their provenance and feature values; the triple, counts and mean similarity still come
     from every retrieved case; None: explain all). Raises :class:`CaseBaseError` when the
     street has no cases, :class:`ConfigError` for ``opponents`` the feature set does not use.
+    ``threshold`` and ``k`` replace the case base's similarity threshold and fallback ``k``
+    for this answer alone (:meth:`~cbr.retrieval.CaseIndex.with_retrieval`; a bad value raises
+    :class:`ConfigError`); ``cbr casebase similarity`` changes them for good.
     """
     street = STREETS[dp.street]
     if casebase.count(street) == 0:
         raise CaseBaseError(f"case base {casebase.name!r} has no {street} cases")
     config = casebase.similarity()
     weighted = resolve_weighted(weighted, config)
+
+    def tuned(index: Any) -> Any:  # this answer's threshold and k, if given: the case base is unchanged
+        if threshold is None and k is None:
+            return index
+        return index.with_retrieval(threshold=threshold, fallback_k=k)
     fs = casebase.feature_set()
     values = None
     if opponents is not None:
@@ -226,11 +235,12 @@ def answer(casebase: CaseBase, dp: DecisionPoint, *, weighted: Optional[bool] = 
     # ``top`` most similar cases are listed (retrieve_triple's top)
     keep = None if top is None else max(int(top), 1)
     source = casebase.answer_source(street)
-    found = None if source is None else _from_answer_rows(casebase, source, fs, dp, weighted, values, keep, top)
+    found = None if source is None else _from_answer_rows(casebase, (tuned(source[0]), source[1]), fs, dp, weighted,
+                                                          values, keep, top)
     if found is not None:
         vote, expl, case_ids, own = found
     elif casebase.memory_map:  # the street may not fit in memory: read the hits only
-        index = casebase.index(street)
+        index = tuned(casebase.index(street))
         vote = retrieve_triple(fs, dp, index, action_codes(casebase.column(street, "action")), weighted=weighted,
                                opponents=values, top=keep)
         expl = vote.explanation(index)
@@ -240,7 +250,7 @@ def answer(casebase: CaseBase, dp: DecisionPoint, *, weighted: Optional[bool] = 
         expl = expl.with_provenance(casebase.rows_by_id(street, case_ids, PROVENANCE))
         own = index.cases_[rows]
     else:
-        index = casebase.index(street)
+        index = tuned(casebase.index(street))
         cases = casebase.cases(street)
         vote = retrieve_triple(fs, dp, index, _action_codes(cases.actions), weighted=weighted, opponents=values,
                                top=keep)
@@ -258,7 +268,8 @@ def answer(casebase: CaseBase, dp: DecisionPoint, *, weighted: Optional[bool] = 
         casebase=casebase.path.name, street=street,  # the folder users name (a copy keeps its manifest's name)
         features={n: float(v) for n, v in zip(fs.feature_names(street), vote.query)},
         triple=vote.triple, passed=0 if vote.fallback else len(vote),
-        retrieved=len(vote), fallback=vote.fallback, threshold=float(config.threshold),
+        retrieved=len(vote), fallback=vote.fallback,
+        threshold=float(config.threshold if threshold is None else threshold),
         mean_similarity=vote.mean_similarity() if len(vote) else 0.0, explanation=expl,
         case_ids=case_ids, case_features=case_features, warnings=tuple(street_warnings(casebase, street)),
     )

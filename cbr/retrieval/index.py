@@ -96,6 +96,34 @@ class CaseIndex:
         return {"similarity": self.similarity, "threshold": self.threshold, "fallback_k": self.fallback_k,
                 "backend": self.backend, "backend_params": self.backend_params}
 
+    def with_retrieval(self, *, threshold: float | None = None, fallback_k: int | None = None) -> "CaseIndex":
+        """This fitted index with another ``threshold`` and/or ``fallback_k`` (None: unchanged):
+        a view that shares the indexed cases (both settings are read at retrieval time only,
+        so nothing is rebuilt); the index itself is unchanged. A bad value raises
+        :class:`~cbr.errors.ConfigError`.
+
+        >>> from cbr.similarity import default_casper
+        >>> X = np.linspace(0, 1, 50, dtype=np.float32)[:, None].repeat(8, 1)
+        >>> idx = CaseIndex.for_street(default_casper(), "preflop").fit(X)
+        >>> wide = idx.with_retrieval(threshold=0.0)
+        >>> len(idx.retrieve(X[0]).ids), len(wide.retrieve(X[0]).ids), idx.threshold, wide.threshold
+        (3, 50, 0.97, 0.0)
+        """
+        import copy
+
+        original = self._fitted()
+        if isinstance(getattr(type(original), "_index", None), property):
+            original._index  # a saved index is read on first use: read it once, for the view and the index alike
+        backend = copy.copy(original)
+        view = copy.copy(self)
+        if threshold is not None:
+            view.threshold = backend.threshold = threshold
+        if fallback_k is not None:
+            view.fallback_k = backend.fallback_k = fallback_k
+        backend._check_params()
+        view.backend_ = backend
+        return view
+
     def _make_backend(self) -> BruteForceBackend:
         cls = backend_class(self.backend)
         return cls(similarity=self.similarity, threshold=self.threshold, fallback_k=self.fallback_k,

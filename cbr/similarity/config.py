@@ -239,6 +239,69 @@ class SimilarityConfig:
         """The similarity of a street, by number 0..3 or name."""
         return self.streets[STREETS.index(_street_name(street))]
 
+    def changed(self, *, threshold: float | None = None, fallback_k: int | None = None,
+                weighted_triple: bool | None = None, weights: Mapping[str, float] | None = None,
+                measures: Mapping[str, tuple[str, Mapping[str, float]]] | None = None) -> "SimilarityConfig":
+        """A copy with settings changed, checked as a configuration read from TOML is: None keeps
+        a setting. ``weights`` maps ``FEATURE`` (on every street that has it) or
+        ``STREET.FEATURE`` to a weight 0..100; ``measures`` maps them to ``(measure name,
+        parameters)``, e.g. ``("exp", {"k": 2.0})`` (the feature keeps its domain ``low..high``).
+        A feature no street has, a bad value or a measure that does not fit raises
+        :class:`ConfigError`.
+
+        >>> cfg = default_casper().changed(threshold=0.9, weights={"flop.hand_strength": 50},
+        ...                                measures={"pot_odds": ("exp", {"k": 3.0})})
+        >>> cfg.threshold, float(cfg.street("flop").weights[7]), float(cfg.street("turn").weights[7])
+        (0.9, 50.0, 100.0)
+        >>> {cfg.street(s).feature_specs[6].measure for s in STREETS}
+        {'exp'}
+        >>> default_casper().changed(weights={"river.nothing": 1})
+        Traceback (most recent call last):
+        ...
+        cbr.errors.ConfigError: no feature 'nothing' on the river; its features: players_dealt, relative_position, players_in_hand, players_to_act, bets_committed, bets_to_call, pot_odds, hand_strength, positive_potential, negative_potential, small_bets_in_pot, previous_round_bets
+        """
+        changes: dict[tuple[str, str], dict[str, Any]] = {}
+
+        def targets(key: str) -> list[tuple[str, str]]:
+            street, dot, feature = key.rpartition(".")
+            if dot:
+                st = self.street(street)
+                if feature not in st.features:
+                    raise ConfigError(f"no feature {feature!r} on the {st.street}; its features: "
+                                      f"{', '.join(st.features)}")
+                return [(st.street, feature)]
+            found = [(st.street, feature) for st in self.streets if feature in st.features]
+            if not found:
+                known = dict.fromkeys(f for st in self.streets for f in st.features)
+                raise ConfigError(f"no feature {feature!r} on any street; the features: {', '.join(known)}")
+            return found
+
+        for key, weight in (weights or {}).items():
+            for t in targets(key):
+                changes.setdefault(t, {})["weight"] = weight
+        for key, (measure, params) in (measures or {}).items():
+            for t in targets(key):
+                changes.setdefault(t, {}).update(measure=measure, params=dict(params))
+        streets = []
+        for st in self.streets:
+            specs = []
+            for spec in st.feature_specs:
+                change = changes.get((st.street, spec.name))
+                if change:
+                    try:
+                        spec = FeatureSimilarity(spec.name, change.get("measure", spec.measure),
+                                                 change.get("weight", spec.weight), spec.low, spec.high,
+                                                 change.get("params", spec.params))
+                    except ConfigError as exc:
+                        raise ConfigError(f"street {st.street!r}: {exc}") from None
+                specs.append(spec)
+            streets.append(StreetSimilarity(st.street, tuple(specs)))
+        return SimilarityConfig(
+            streets=tuple(streets),  # type: ignore[arg-type]
+            threshold=self.threshold if threshold is None else threshold,
+            fallback_k=self.fallback_k if fallback_k is None else fallback_k,
+            weighted_triple=self.weighted_triple if weighted_triple is None else weighted_triple)
+
     # -- TOML ------------------------------------------------------------------------
 
     @classmethod

@@ -78,7 +78,7 @@ from cbr.store.answer_rows import PROVENANCE, AnswerRows, AnswerRowsWriter
 from cbr.store.compaction import Compaction
 from cbr.store.durable import remove_dead_builds, remove_dead_temp
 from cbr.store.indexes import default_similarity, load_index, load_similarity, new_index, save_index, street_similarity
-from cbr.store.loaded import CaseArrays, catalog_lags
+from cbr.store.loaded import CaseArrays, catalog_lags, next_similarity_name
 from cbr.store.locks import reader_lock
 from cbr.store.manifest import (
     MANIFEST,
@@ -200,41 +200,65 @@ class CaseBase(RetainedWrites, Compaction):
                 try:
                     verify_file(f, self.manifest.checksums[self.manifest.similarity], str(self.path))
                 except CaseBaseError as exc:
-                    raise CaseBaseError(f"{exc}; to change a case base's similarity use "
-                                        "CaseBase.set_similarity, not an editor") from None
+                    raise CaseBaseError(f"{exc}; to change a case base's similarity use `cbr casebase "
+                                        "similarity` (CaseBase.set_similarity), not an editor") from None
                 self._similarity = load_similarity(f)
             else:
                 self._similarity = default_similarity()
         return self._similarity
 
-    def set_similarity(self, config: "SimilarityConfig") -> None:
-        """Replace the case base's similarity configuration (checked against its features;
-        the indexes are rebuilt on next use).
+    def set_similarity(self, config: "SimilarityConfig", *, rebuild_indexes: bool = True) -> list[str]:
+        """Replace the case base's similarity configuration (checked against its features), atomically:
+        the new configuration goes to a new file (``similarity-N.toml``) and the manifest's commit
+        switches to it, so a crash at any point leaves the old configuration or the new one, each
+        with its checksum; the old file is removed once no other reader has the case base open
+        (else by a later commit). The shipped case bases are refused. Saved indexes built with other settings no longer serve queries:
+        with ``rebuild_indexes`` (the default) they are rebuilt from the cases and saved now, and the
+        streets rebuilt are returned; without it they are rebuilt on next use.
 
         >>> import tempfile, numpy as np
         >>> from cbr.similarity import default_casper
         >>> from cbr.store.writer import CaseBaseWriter
         >>> root = tempfile.mkdtemp()
-        >>> with CaseBaseWriter(f"{root}/demo", build_index=False) as w:
+        >>> with CaseBaseWriter(f"{root}/demo") as w:
         ...     ids = w.add_rows("preflop", np.ones((2, 8), np.float32), ["c", "r"])
         >>> with CaseBase.open(f"{root}/demo") as cb:
         ...     cb.set_similarity(default_casper(threshold=0.9))
+        ['preflop']
         >>> CaseBase.open(f"{root}/demo").similarity().threshold
         0.9
         """
+        from cbr.store import is_shipped
         from cbr.store.indexes import check_similarity, dump_similarity
 
+        if is_shipped(self.path):
+            raise CaseBaseError(f"the shipped case base {self.path.name!r} is never written to; set the similarity "
+                                f"of a copy of it")
         check_similarity(config, self.manifest.features)
         with self._lock():
             m = read_manifest(self.path)
-            name = m.similarity or "similarity.toml"
-            dump_similarity(config, self.path / name)
+            old = m.similarity
+            name = next_similarity_name(old, self.path)
+            dump_similarity(config, self.path / name)  # a new file: the manifest still names the old one
             m.similarity = name
             m.checksums[name] = file_checksum(self.path / name)
-            self._commit(m)
+            if old and old != name:
+                m.checksums.pop(old, None)
+            self._commit(m, catalog=None)  # the commit point; the parts (and the catalog) are unchanged
+            if old and old != name and self._no_other_readers():
+                (self.path / old).unlink(missing_ok=True)
         self._similarity = None
         self._indexes.clear()
+        self._answer_rows.clear()
         self._dirty_indexes.clear()
+        rebuilt: list[str] = []
+        if rebuild_indexes and not self.memory_map:
+            for s in STREETS:
+                if s in self.manifest.index and self.count(s):
+                    self.index(s)  # built with other settings: rebuilt from the cases
+                    rebuilt.append(s)
+            self.save_indexes()
+        return rebuilt
 
     # ---- cases ---------------------------------------------------------------------
     def table(self, street: int | str) -> pa.Table:

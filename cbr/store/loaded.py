@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import copy
 import os
+import re
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -213,6 +214,11 @@ class LoadedCaseBase:
             for f in d.iterdir():
                 if INDEX_PATH_RE.match(f"index/{f.name}") and f"index/{f.name}" not in keep and f.is_dir():
                     shutil.rmtree(f, ignore_errors=True)
+        stale = [f for f in self.path.glob("similarity*.toml") if SIMILARITY_FILE_RE.match(f.name)
+                 and f.name != m.similarity]
+        if stale and self._no_other_readers():  # replaced by set_similarity (or left by a crash in it)
+            for f in stale:
+                f.unlink(missing_ok=True)
         if m.retired and self._no_other_readers():
             for r in m.retired:
                 target = self.path / r["file"]
@@ -246,3 +252,23 @@ def catalog_lags(p: Path, m: Manifest) -> bool:
         return file_checksum(p / _catalog.CATALOG) != m.catalog
     except OSError:
         return True
+
+
+#: The similarity files of a case base: ``similarity.toml``, then ``similarity-N.toml`` for each
+#: configuration set since (:meth:`CaseBase.set_similarity`).
+SIMILARITY_FILE_RE = re.compile(r"^similarity(?:-(\d+))?\.toml$")
+
+
+def next_similarity_name(current: str | None, root: Path) -> str:
+    """The file the next similarity configuration of the case base at ``root`` goes to: one
+    numbered above the current file and any left over by a crash, never the current one.
+
+    >>> next_similarity_name("similarity.toml", Path("/nonexistent")), next_similarity_name("similarity-4.toml", Path("/x"))
+    ('similarity-1.toml', 'similarity-5.toml')
+    """
+    numbers = [0]
+    for name in [current or "", *(f.name for f in root.glob("similarity*.toml"))]:
+        found = SIMILARITY_FILE_RE.match(name)
+        if found:
+            numbers.append(int(found.group(1) or 0))
+    return f"similarity-{max(numbers) + 1}.toml"

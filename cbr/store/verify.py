@@ -177,7 +177,7 @@ def _verify(root: Path) -> VerifyReport:
             report.cases[s] += rows if rows is not None else entry["rows"]
     if m.similarity:
         _check_listed(root, m.similarity, m.checksums.get(m.similarity, {}), "similarity", report,
-                      "restore it from a copy, or set a similarity configuration again")
+                      "restore it from a copy, or set a similarity configuration again (cbr casebase similarity NAME --from FILE)")
     _check_catalog(root, m, report)
     for s, entry in sorted(m.index.items()):
         for name, check in sorted(entry.get("files", {}).items()):

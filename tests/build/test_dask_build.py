@@ -296,10 +296,10 @@ def test_the_local_cluster_runs_quiet_and_leaves_the_callers_settings_alone() ->
     a second and samples the machine every 5 s in its workers (the idle CPU they cost, see
     docs/scale-out.md); the process that started it keeps its own Dask settings."""
     require_module("distributed")
-    from cbr.build.on_dask import QUIET_CLUSTER, _client
+    from cbr.build.on_dask import QUIET_CLUSTER, dask_client
 
     before = _settings()
-    client, cluster = _client("local", 1)
+    client, cluster = dask_client("local", 1)
     try:
         seen = client.run(_settings)
         assert list(seen.values()) == [QUIET_CLUSTER]
