@@ -254,6 +254,26 @@ def test_a_hand_whose_payoffs_contradict_its_cards_is_refused(client, casebase_c
     assert client.post("/retain", json={"casebase": "mine", "text": right}, headers=AUTH).status_code == 200
 
 
+def test_retain_reads_no_game_file_a_header_names(client, casebase_copy, acpc_hands, tmp_path, monkeypatch) -> None:
+    """Issue 35, defect 18: a `/retain` text whose ACPC header named a game file
+    (`# name/game/hands/seed x ../outside/odd.game`) made the server read that file when a file
+    named `request` (the text's source name) was in its working folder: a client chose a path
+    the server read. Now a request's text reads no file; the game is inferred from the lines."""
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "request").write_text("")
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "odd.game").write_text("GAMEDEF\nlimit\nnumPlayers = 2\nEND GAMEDEF\n")  # unreadable as a game
+    monkeypatch.chdir(work)
+    states = [line for line in acpc_hands.splitlines() if line.startswith("STATE:")][:2]
+    text = "\n".join(["# name/game/hands/seed x ../outside/odd.game 2 1", *states]) + "\n"
+    before = sum(counts(casebase_copy).values())
+    r = client.post("/retain", json={"casebase": "mine", "text": text}, headers=AUTH)
+    assert r.status_code == 200, r.text  # before: 422 "cannot read the game file '../outside/odd.game'"
+    assert r.json()["cases"] == decisions_in(text) and "odd.game" not in r.text
+    assert sum(counts(casebase_copy).values()) - before == decisions_in(text)
+
+
 def test_retain_unknown_case_base_and_a_server_without_token(client, engine, acpc_hands) -> None:
     r = client.post("/retain", json={"casebase": "nope", "text": acpc_hands}, headers=AUTH)
     assert r.status_code == 404
