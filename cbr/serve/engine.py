@@ -449,7 +449,8 @@ class Engine:
 
     def inspect(self, name: str) -> dict[str, Any]:
         """``/casebases/{name}``: :func:`cbr.store.inspect` (``cbr casebase inspect --json``)
-        and the similarity configuration, through a handle of its own."""
+        and the similarity configuration, through a handle of its own; ``name`` is the name it
+        is served under (as ``/casebases`` lists it), ``built_as`` the manifest's when another."""
         from cbr.store import CaseBase, inspect
 
         loaded = self.loaded(name)
@@ -459,6 +460,9 @@ class Engine:
             info["similarity_config"] = {
                 "threshold": _number(config.threshold), "weighted_triple": bool(config.weighted_triple),
                 "streets": {s: config.street(s).to_dicts() for s in STREETS}}
+        if info.get("name") != loaded.name:  # served under its folder's name, as /casebases lists it
+            info["built_as"] = info.get("name")
+        info["name"] = loaded.name
         info["shipped"] = loaded.shipped
         return info
 

@@ -552,6 +552,60 @@ def test_a_case_base_is_served_under_its_folders_name(tmp_path) -> None:
         Engine(["default", str(tmp_path / "other" / "default")], warm=False)
 
 
+def test_a_body_that_is_not_a_json_object_says_json_is_expected(client) -> None:
+    """Issue 35, defect 10: a body without `Content-Type: application/json` (curl -d sends a form's)
+    was answered "Input should be a valid dictionary or object to extract fields from"."""
+    body = b'{"hole": "AdQc", "top": 0}'
+    for headers, had in (({}, "had no Content-Type"), ({"content-type": "application/x-www-form-urlencoded"},
+                                                         "had Content-Type: application/x-www-form-urlencoded")):
+        r = client.post("/retrieve", content=body, headers=headers)
+        assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body"]
+        msg = r.json()["detail"][0]["msg"]
+        assert msg == f"the body must be a JSON object sent with the header 'Content-Type: application/json' (this request {had})"
+    r = client.post("/retrieve", content=b"[1, 2]", headers={"content-type": "application/json"})
+    assert r.json()["detail"][0]["msg"] == 'the body must be a JSON object ({"field": value, ...}), not an array'
+    r = client.post("/table/sessions/x/action", content=b'{"action": "call"}', headers={"content-type": "text/plain"})
+    assert r.status_code == 422 and "'Content-Type: application/json'" in r.json()["detail"][0]["msg"]
+    assert client.post("/retrieve", content=body, headers={"content-type": "application/json"}).status_code == 200
+
+
+def test_a_case_base_is_inspected_under_the_name_it_is_listed_under(tmp_path) -> None:
+    """Issue 35, defect 9: `GET /casebases` listed `mine`, but `GET /casebases/mine` answered the
+    manifest's name (the name the copied case base was built under)."""
+    import shutil
+
+    from cbr.serve.engine import Engine
+    from cbr.store import resolve_casebase
+
+    shutil.copytree(resolve_casebase("default"), tmp_path / "mine")
+    eng = Engine([str(tmp_path / "mine")], warm=False)
+    try:
+        with make_client(eng) as c:
+            assert [x["name"] for x in c.get("/casebases").json()["casebases"]] == ["mine"]
+            info = c.get("/casebases/mine").json()
+        with CaseBase.open(tmp_path / "mine") as cb:
+            built = cb.manifest.name
+        assert built != "mine" and info["name"] == "mine" and info["built_as"] == built
+    finally:
+        eng.close()
+
+
+def test_the_error_examples_of_the_docs_are_what_the_server_answers(client) -> None:
+    """Issue 35, defect 9: docs/serve.md showed `change the pot (--pot)` where the server says
+    `('pot')`. Each `curl ... -d '{...}'` of its Errors section is sent, and the answer compared
+    with the one printed under it."""
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "serve.md").read_text()
+    section = text[text.index("## Errors"):text.index("## Limits")]
+    examples = re.findall(r"-d '(\{.*?\})'\n(\{.*?\})\n", section)
+    assert len(examples) == 2, examples
+    for body, answer in examples:
+        r = client.post("/retrieve", json=json.loads(body))
+        assert r.json() == json.loads(answer), (r.text, answer)
+
+
 def test_errors_name_the_request_fields_not_the_command_line_options(client) -> None:
     """'change the pot (--pot)' and '--game: inline JSON ...' named cbr query's options in an
     HTTP answer."""
