@@ -408,6 +408,68 @@ def test_evaluate_is_bounded(client) -> None:
     assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "max_decisions"]
 
 
+def test_an_evaluation_with_the_ann_stops_at_its_time_limit(engine) -> None:
+    """Issue 35, defect 17: `/evaluate` with the ANN was answered 503 at its time limit but kept
+    training in the server's worker pool for tens of seconds, starving `/retrieve`. Now it runs in
+    a process of its own, killed at the limit: nothing of it is left working after the 503."""
+    import multiprocessing
+
+    with make_client(engine, time_limit=3.0) as c:
+        r = c.post("/evaluate", json={"casebase": "default", "folds": 3, "max_decisions": 200, "ann": True})
+        assert r.status_code == 503 and "time limit" in r.json()["detail"], r.text
+        time.sleep(0.5)
+        assert not multiprocessing.active_children()
+        cpu = time.process_time()
+        time.sleep(3.0)
+        assert time.process_time() - cpu < 0.5  # before: a core busy training (3 s of CPU in 3 s)
+        start = time.monotonic()
+        assert c.post("/retrieve", json={"hole": "AdQc", "top": 0}).status_code == 200
+        assert time.monotonic() - start < 2.0
+
+
+@pytest.fixture(scope="module")
+def small_casebase(tmp_path_factory):
+    """A small casper case base (250 self-play hands, ehs vs lag)."""
+    from cbr.build.local import build_casebase
+    from cbr.logs.acpc import AcpcLogWriter
+    from cbr.play.match import run_match
+
+    folder = tmp_path_factory.mktemp("small")
+    with AcpcLogWriter(folder / "selfplay.log") as w:
+        run_match(["ehs", "lag"], 250, seed=11, log=w)
+    build_casebase([folder / "selfplay.log"], folder / "small")
+    return folder / "small"
+
+
+def test_an_evaluation_with_the_ann_answers_the_librarys_report(small_casebase) -> None:
+    """The evaluation in its own process is the library's, number for number; a second one while
+    one runs is refused (one at a time: each is a process)."""
+    import threading
+
+    from cbr.query.evaluate import evaluate_casebase
+    from cbr.serve.app import _json_text
+    from cbr.serve.engine import Engine
+
+    eng = Engine([str(small_casebase)], warm=False)
+    try:
+        with make_client(eng, time_limit=120.0) as c:
+            body = {"casebase": "small", "folds": 2, "max_decisions": 60, "seed": 3, "ann": True}
+            answers: list = []
+            first = threading.Thread(target=lambda: answers.append(c.post("/evaluate", json=body)))
+            first.start()
+            time.sleep(0.3)
+            second = c.post("/evaluate", json=body)
+            first.join()
+        assert answers[0].status_code == 200, answers[0].text
+        assert second.status_code == 503 and "one at a time" in second.json()["detail"]
+        with CaseBase.open(small_casebase) as cb:
+            want = evaluate_casebase(cb, folds=2, seed=3, max_decisions=60, ann=True).to_dict()
+        assert answers[0].json() == json.loads(_json_text(want))
+        assert any(s["ann"] for s in answers[0].json()["streets"])
+    finally:
+        eng.close()
+
+
 def test_policies_are_the_installed_bots(client) -> None:
     from cbr.plugins import available
 
