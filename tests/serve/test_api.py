@@ -460,12 +460,14 @@ def test_an_evaluation_with_the_ann_answers_the_librarys_report(small_casebase) 
             time.sleep(0.3)
             second = c.post("/evaluate", json=body)
             first.join()
-        assert answers[0].status_code == 200, answers[0].text
-        assert second.status_code == 503 and "one at a time" in second.json()["detail"]
+        # whichever started first is answered; the other is refused while it runs
+        done, refused = sorted([answers[0], second], key=lambda r: r.status_code)
+        assert done.status_code == 200, done.text
+        assert refused.status_code == 503 and "one at a time" in refused.json()["detail"], refused.text
         with CaseBase.open(small_casebase) as cb:
             want = evaluate_casebase(cb, folds=2, seed=3, max_decisions=60, ann=True).to_dict()
-        assert answers[0].json() == json.loads(_json_text(want))
-        assert any(s["ann"] for s in answers[0].json()["streets"])
+        assert done.json() == json.loads(_json_text(want))
+        assert any(s["ann"] for s in done.json()["streets"])
     finally:
         eng.close()
 
