@@ -48,8 +48,10 @@ from evaluator_ext.cards import (
     card_suit,
     cards_str,
     check_distinct,
+    class_example,
     combo_cards,
     combo_index,
+    hand_class,
     parse_card,
     parse_cards,
     parse_hole_and_board,
@@ -160,7 +162,20 @@ def hand_summary(
     >>> s = hand_summary("AcQs", "3h4sJd")
     >>> s["category"], round(s["hs"], 4), s["preflop_class"]
     ('high card', 0.5851, 'AQo')
+
+    Before the flop a class (``"72o"``) is accepted too: its holdings share their pre-flop
+    numbers (suits do not matter yet), so they are those of one of them; ``hole`` is then the
+    class and ``holdings`` its number of holdings. With a board a class is refused
+    (:class:`InvalidCardError`: a class is not a holding).
+
+    >>> s = hand_summary("72o", trials=2000)
+    >>> s["hole"], s["holdings"], s["preflop_rank"], s["win"] == hand_summary("7h2c", trials=2000)["win"]
+    ('72o', 12, 169, True)
     """
+    name = hand_class(hole) if not board else None
+    if name is not None:  # (never a holding's text: a class has no suits)
+        summary = hand_summary(class_example(name), (), n_opponents=n_opponents, trials=trials, seed=seed)
+        return {**summary, "hole": name, "holdings": len(class_combos(name))}
     h, b = parse_hole_and_board(hole, board)
     exact = showdown_deals(len(b), n_opponents) <= EXACT_AUTO_MAX_DEALS
     win, tie, lose = win_probability(h, b, n_opponents=n_opponents, trials=trials, seed=seed)

@@ -107,16 +107,61 @@ def _split_text(text: str) -> list[str]:
     return [compact[i : i + 2] for i in range(0, len(compact), 2)]
 
 
+def hand_class(text: object) -> str | None:
+    """The pre-flop class a text names (``'72o'``, ``'AKs'``, ``'QQ'``; ranks in any order and
+    letter case), or None when it names none: a class is not a holding (no suits).
+
+    >>> hand_class("72o"), hand_class("27O"), hand_class("kAs"), hand_class("qq"), hand_class("7h2c")
+    ('72o', '72o', 'AKs', 'QQ', None)
+    """
+    if not isinstance(text, str):
+        return None
+    t = text.strip()
+    if len(t) not in (2, 3) or t[0].upper() not in RANKS or t[1].upper() not in RANKS:
+        return None
+    hi, lo = sorted((RANKS.index(t[0].upper()), RANKS.index(t[1].upper())), reverse=True)
+    kind = t[2:].lower()
+    if hi == lo:
+        return RANKS[hi] * 2 if kind == "" else None
+    return RANKS[hi] + RANKS[lo] + kind if kind in ("s", "o") else None
+
+
+def class_example(name: str) -> str:
+    """One holding of the class ``name`` (as :func:`hand_class` gives it), as text.
+
+    >>> class_example("72o"), class_example("AKs"), class_example("QQ")
+    ('7h2c', 'AhKh', 'QhQc')
+    """
+    return f"{name[0]}h{name[1]}{'h' if name[2:] == 's' else 'c'}"
+
+
+def _not_a_holding(text: str, name: str) -> InvalidCardError:
+    kind = "a pair" if len(name) == 2 else "suited" if name[2] == "s" else "offsuit"
+    return InvalidCardError(f"{text.strip()!r} is a hand class ({name}, {kind}), not a holding: give two cards "
+                            f"with their suits, e.g. {class_example(name)}")
+
+
 def parse_cards(cards: CardLike, *, allow_empty: bool = True) -> tuple[int, ...]:
     """Clean card-like input into a tuple of distinct card numbers.
 
     Accepts ``"AhKd"``, ``"Ah Kd"``, ``["Ah", "Kd"]``, ``[50, 45]`` or a numpy array.
-    Raises :class:`InvalidCardError` (a ``ValueError``) for unknown cards or duplicates.
+    Raises :class:`InvalidCardError` (a ``ValueError``) for unknown cards or duplicates; for
+    a hand class (``"72o"``) it says that a class is not a holding.
+
+    >>> parse_cards("72o")
+    Traceback (most recent call last):
+    evaluator_ext.errors.InvalidCardError: '72o' is a hand class (72o, offsuit), not a holding: give two cards with their suits, e.g. 7h2c
     """
     if cards is None:
         out: tuple[int, ...] = ()
     elif isinstance(cards, str):
-        out = tuple(parse_card(t) for t in _split_text(cards))
+        try:
+            out = tuple(parse_card(t) for t in _split_text(cards))
+        except InvalidCardError:
+            name = hand_class(cards)
+            if name is None:
+                raise
+            raise _not_a_holding(cards, name) from None
     elif isinstance(cards, int) and not isinstance(cards, bool):
         out = (parse_card(cards),)
     else:

@@ -17,7 +17,7 @@ from cbr.cli._output import busy, print_json
 
 @guarded
 def hand_command(
-    hole: Annotated[str, typer.Argument(help="Two hole cards, e.g. AhKd.")],
+    hole: Annotated[str, typer.Argument(help="Two hole cards, e.g. AhKd; before the flop also a class, e.g. 72o, AKs, QQ.")],
     board: Annotated[Optional[str], typer.Argument(help="Board of 3-5 cards, e.g. 3h4sJd (omit before the flop).")] = None,
     opponents: Annotated[Optional[int], typer.Option("--opponents", min=1, max=9,
                                                      help="Random opponents, 1..9 [default: 1].")] = None,
@@ -43,8 +43,13 @@ def hand_command(
 
     vs = f"vs {s['opponents']} opponent{'s' if s['opponents'] != 1 else ''}"
     how = "exact enumeration" if s["exact"] else f"Monte Carlo, {s['trials']:,} deals, seed {s['seed']}"
+    if s.get("holdings"):  # a class before the flop: its holdings share these numbers
+        first = (f"hole       {s['hole']}   a class of {s['holdings']} holdings (each has these pre-flop numbers), "
+                 f"preflop rank {s['preflop_rank']} of 169")
+    else:
+        first = f"hole       {s['hole']}   class {s['preflop_class']}, preflop rank {s['preflop_rank']} of 169"
     lines = [
-        f"hole       {s['hole']}   class {s['preflop_class']}, preflop rank {s['preflop_rank']} of 169",
+        first,
         f"board      {s['board'] or '(preflop)'}",
         f"category   {s['category'] or 'n/a'}",
         f"HS         {num(s['hs'])}   ({vs})",

@@ -9,7 +9,9 @@ import typer
 from cbr.cli._errors import guarded
 from cbr.cli._options import FLAG
 
-INSTALL_HINT = 'pip install -e ".[serve]"'
+#: How to add the serve extra: by the distribution's name (works whatever it was installed from,
+#: a wheel included), or editable from a source checkout.
+INSTALL_HINT = 'pip install "cbr-holdem[serve]" (in a source checkout: pip install -e ".[serve]")'
 
 
 def is_loopback(host: str) -> bool:
@@ -99,7 +101,7 @@ def serve_command(
     /evaluate, /policies, /health; the API is described at /docs and /openapi.json.
 
     Listens on loopback unless --host says otherwise; a non-loopback host needs
-    --token-file. Needs the serve extra (pip install -e ".[serve]").
+    --token-file. Needs the serve extra (pip install "cbr-holdem[serve]").
     """
     try:
         import fastapi  # noqa: F401

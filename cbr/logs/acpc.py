@@ -11,7 +11,8 @@ reader splits the tokens and words the faults of a log (turn order, caps, minimu
 The game comes from, in order of precedence: a ``# game: {json}`` comment (written by
 our own match runner), the ``# name/game/hands/seed`` header's game file
 (``holdem.limit.2p.reverse_blinds.game`` -> preset ``holdem.limit.2p``; a file of another
-name is read when it is found from the log's folder, as the dealer was given it), or, for
+name is read when it is found from the log's folder, as the dealer was given it: only for a
+log file read with :meth:`AcpcParser.parse`, never for text, whose header a sender controls), or, for
 continuation files without a header, the line itself: bare ``r`` = limit with the ACPC
 2p/3p layout, ``rN`` = no-limit 50/100 with the 6-max layout, no raise at all = limit
 when every payoff is below 50 chips (a no-limit hand always moves a 50 blind).
@@ -223,13 +224,18 @@ def _raise_to(state: HandState, text: str) -> float:
     return new
 
 
-def _parse_game_header(line: str, source: str = "") -> Optional[GameDef]:
+def _parse_game_header(line: str, source: str = "", game_files: bool = False) -> Optional[GameDef]:
     """The game named by a ``#`` header line, or None (other comments).
 
     A ``name/game/hands/seed`` header names the game file the dealer read, as given on its
-    command line: a file name we know maps to its game; another one is read when it is found
-    (the path as written, taken from the log's folder when relative, or its file name in the
-    log's folder), else the game is inferred from the hands.
+    command line: a file name we know maps to its game; with ``game_files`` (a log file read
+    from disk) another one is read when it is found (the path as written, taken from the log's
+    folder when relative, or its file name in the log's folder), else the game is inferred from
+    the hands. Without ``game_files`` (text, e.g. a request's) no file is read, whatever
+    ``source`` is named.
+
+    >>> _parse_game_header("# name/game/hands/seed x ../outside/odd.game 1 1", "request") is None
+    True
     """
     body = line[1:].strip()
     if body.startswith("game:"):
@@ -243,7 +249,7 @@ def _parse_game_header(line: str, source: str = "") -> Optional[GameDef]:
             base = os.path.basename(fields[2])
             if base.endswith(".game"):
                 base = base[:-5]
-            return GAME_FILES.get(base) or _game_file(fields[2], source)
+            return GAME_FILES.get(base) or (_game_file(fields[2], source) if game_files else None)
     return None
 
 
@@ -288,18 +294,24 @@ class AcpcParser:
         text, issue = read_log_text(path)
         if issue is not None:
             yield issue
-        yield from self.parse_text(text, path)
+        yield from self.parse_text(text, path, game_files=True)
 
-    def parse_text(self, text: str, source: str = "<text>") -> Iterator[HandRecord | ParseIssue]:
-        """Hands and skipped hands of log text (tests, benchmarks).
+    def parse_text(self, text: str, source: str = "<text>", *,
+                   game_files: bool = False) -> Iterator[HandRecord | ParseIssue]:
+        """Hands and skipped hands of log text (tests, benchmarks, a request's hands).
 
         Text that does not end with a line end may have been cut off: see ``parse_lines``.
+        ``game_files``: see ``parse_lines``.
         """
-        return self.parse_lines(text.splitlines(), source, unterminated=_unterminated(text))
+        return self.parse_lines(text.splitlines(), source, unterminated=_unterminated(text), game_files=game_files)
 
-    def parse_lines(self, lines: Iterable[str], source: str, *,
-                    unterminated: bool = False) -> Iterator[HandRecord | ParseIssue]:
+    def parse_lines(self, lines: Iterable[str], source: str, *, unterminated: bool = False,
+                    game_files: bool = False) -> Iterator[HandRecord | ParseIssue]:
         """Hands and skipped hands of an iterable of lines (numbered from 1).
+
+        ``game_files``: the lines are those of the log file ``source``, so a header naming a
+        game file of an unknown name reads it from the log's folder (:meth:`parse` sets it);
+        otherwise no file is read (a header's path is the text's sender's to choose).
 
         ``unterminated``: the last line had no line end. The dealer ends every line, so
         such a last ``STATE:`` line whose final player name is not a name of the file's
@@ -340,7 +352,7 @@ class AcpcParser:
                 yield rec
             elif line.startswith("#"):
                 try:
-                    game = _parse_game_header(line, source)
+                    game = _parse_game_header(line, source, game_files)
                 except _BadHand as exc:
                     yield ParseIssue(source, lineno, str(exc))
                     continue

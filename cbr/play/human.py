@@ -102,9 +102,21 @@ def parse_key(text: str, legal: str) -> str:
     return kind
 
 
+#: The names of the seats between the big blind and the button, by how many there are (the
+#: first acts first before the flop); more than four: UTG+1, UTG+2, ... after UTG.
+_MIDDLE_LABELS = {1: ("UTG",), 2: ("UTG", "CO"), 3: ("UTG", "HJ", "CO"), 4: ("UTG", "MP", "HJ", "CO")}
+
+
 def position_labels(state: HandState) -> list[str]:
-    """Position labels: BB, SB and BTN (heads-up the button is the small blind); the web table
-    (:mod:`cbr.serve.table`) shows them too."""
+    """Position labels: BB, SB and BTN (heads-up the button is the small blind), and at 4 seats
+    and more the seats between the big blind and the button, in their order before the flop:
+    UTG first, CO right before the button, HJ and MP before it (UTG+1, ... beyond 7 seats). The
+    web table (:mod:`cbr.serve.table`) shows them too.
+
+    >>> from cbr.game.spec import default_game
+    >>> [position_labels(HandState(default_game(n))) for n in (2, 4, 6)]
+    [['BB', 'SB/BTN'], ['SB', 'BB', 'UTG', 'BTN'], ['SB', 'BB', 'UTG', 'HJ', 'CO', 'BTN']]
+    """
     n = state.n_players
     blinds = state.game.blinds
     out = [""] * n
@@ -116,6 +128,16 @@ def position_labels(state: HandState) -> list[str]:
             out[p] = "SB"
     b = state.button
     out[b] = "BTN" if not out[b] else out[b] + "/BTN"
+    if "BB" in out:  # the seats from the big blind's left round to the button's right
+        middle = []
+        p = (out.index("BB") + 1) % n
+        while p != b and not out[p]:
+            middle.append(p)
+            p = (p + 1) % n
+        k = len(middle)
+        names = _MIDDLE_LABELS.get(k) or ("UTG", *(f"UTG+{i}" for i in range(1, k - 3)), "MP", "HJ", "CO")
+        for p, name in zip(middle, names):
+            out[p] = name
     return out
 
 

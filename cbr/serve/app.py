@@ -14,6 +14,7 @@ import hmac
 import json
 import math
 import os
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import asdict, dataclass, replace
@@ -205,6 +206,31 @@ REQUEST_FIELD = {"hole": "hole", "board": "board", "dealt": "dealt", "in_hand": 
                  "previous_round_bets": "prev_bets", "matchstate": "matchstate", "game": "game"}
 
 
+def _body_message(error: Mapping[str, Any], content_type: Optional[str]) -> str:
+    """The message of a validation error; one about the body as a whole (not JSON, not an
+    object, none at all) says that a JSON object is expected, and how to send one.
+
+    >>> _body_message({"loc": ("body",), "type": "model_attributes_type", "msg": "Input should be ..."}, None)
+    "the body must be a JSON object sent with the header 'Content-Type: application/json' (this request had no Content-Type)"
+    >>> _body_message({"loc": ("body", "pot"), "type": "float_parsing", "msg": "Input should be a number"}, None)
+    'Input should be a number'
+    """
+    msg = str(error.get("msg", ""))
+    if tuple(error.get("loc", ())) != ("body",) or error.get("type") not in ("model_attributes_type", "dict_type",
+                                                                            "model_type", "missing"):
+        return msg
+    kind = (content_type or "").split(";")[0].strip().lower()
+    if kind != "application/json" and not kind.endswith("+json"):
+        had = f"had Content-Type: {kind}" if kind else "had no Content-Type"
+        return f"the body must be a JSON object sent with the header 'Content-Type: application/json' (this request {had})"
+    if error.get("type") == "missing":
+        return "the body must be a JSON object: this request had none"
+    got = type(error.get("input")).__name__
+    got = {"list": "an array", "str": "a string", "int": "a number", "float": "a number", "bool": "true or false",
+           "NoneType": "null"}.get(got, got)
+    return f"the body must be a JSON object ({{\"field\": value, ...}}), not {got}"
+
+
 def problem(exc: BaseException, body_fields: tuple[str, ...]) -> tuple[Optional[str], str]:
     """The request field an error is about (None: the request as a whole) and its message:
     a library error's fields (``CBRError.fields``) become the request's names of them
@@ -319,8 +345,8 @@ def create_app(config: ServeConfig = ServeConfig(), engine: Optional[Engine] = N
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> Response:
-        errors = [{"loc": list(e.get("loc", ())), "msg": e.get("msg", ""), "type": e.get("type", "")}
-                  for e in exc.errors()]
+        errors = [{"loc": list(e.get("loc", ())), "msg": _body_message(e, request.headers.get("content-type")),
+                   "type": e.get("type", "")} for e in exc.errors()]
         return _json({"detail": errors}, 422)
 
     @app.exception_handler(StarletteHTTPException)

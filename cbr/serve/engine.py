@@ -553,7 +553,8 @@ class Engine:
 
     def inspect(self, name: str) -> dict[str, Any]:
         """``/casebases/{name}``: :func:`cbr.store.inspect` (``cbr casebase inspect --json``)
-        and the similarity configuration, through a handle of its own."""
+        and the similarity configuration, through a handle of its own; ``name`` is the name it
+        is served under (as ``/casebases`` lists it), ``built_as`` the manifest's when another."""
         from cbr.store import CaseBase, inspect
 
         loaded = self.loaded(name)
@@ -563,6 +564,9 @@ class Engine:
             info["similarity_config"] = {
                 "threshold": _number(config.threshold), "weighted_triple": bool(config.weighted_triple),
                 "streets": {s: config.street(s).to_dicts() for s in STREETS}}
+        if info.get("name") != loaded.name:  # served under its folder's name, as /casebases lists it
+            info["built_as"] = info.get("name")
+        info["name"] = loaded.name
         info["shipped"] = loaded.shipped
         return info
 
@@ -570,7 +574,9 @@ class Engine:
                  deadline: Optional[Deadline] = None) -> dict[str, Any]:
         """``/evaluate``: a k-fold hold-out evaluation (:func:`cbr.query.evaluate.evaluate_casebase`)
         of at most ``max_decisions`` decisions per street (capped at :data:`MAX_EVALUATE_DECISIONS`),
-        stopped at the deadline."""
+        stopped at the deadline. With ``ann`` it runs in a process of its own, killed at the
+        deadline (training the predictor cannot stop between steps), one at a time per server
+        process (:func:`_evaluate_apart`)."""
         from cbr.query.evaluate import evaluate_casebase
         from cbr.store import CaseBase
 
@@ -578,10 +584,95 @@ class Engine:
             raise ConfigError(f"max_decisions is 1..{MAX_EVALUATE_DECISIONS}, got {max_decisions}")
         loaded = self.loaded(name)
         self._refuse_mapped("evaluation")
+        if ann:
+            return _evaluate_apart(loaded.path, folds=folds, max_decisions=max_decisions, seed=seed, deadline=deadline)
         with CaseBase.open(loaded.path) as cb:
             ev = evaluate_casebase(cb, folds=folds, seed=seed, max_decisions=max_decisions, ann=ann,
                                    progress=deadline.check if deadline else None)
         return ev.to_dict()
+
+
+#: One evaluation with the ANN at a time per server process (each is a process of its own).
+_ANN_EVALUATION = threading.Semaphore(1)
+
+
+def _evaluate_apart(path: Path, *, folds: int, max_decisions: int, seed: int,
+                    deadline: Optional[Deadline]) -> dict[str, Any]:
+    """An evaluation with the ANN (``evaluate_casebase(..., ann=True)``, its report as a dict)
+    in a child process, killed once ``deadline`` passes or the request is given up: the pool's
+    thread and the cores are free again at the time limit, not tens of seconds later. A second
+    one while one runs is refused (:class:`TimeLimitError`, 503: try again later)."""
+    import multiprocessing
+
+    if not _ANN_EVALUATION.acquire(blocking=False):
+        raise TimeLimitError("an evaluation with the ANN is under way on this server (one at a time); "
+                             "try again when it is done")
+    try:
+        ctx = multiprocessing.get_context("spawn")  # a fresh interpreter: no copy of the server's threads
+        receive, send = ctx.Pipe(duplex=False)
+        seconds = None if deadline is None or deadline.end is None else max(0.0, deadline.end - time.monotonic())
+        child = ctx.Process(target=_evaluate_child, args=(send, str(path), folds, max_decisions, seed, seconds),
+                            name="cbr-serve-evaluate", daemon=True)
+        child.start()
+        send.close()
+        try:
+            while not receive.poll(0.1):
+                if deadline is not None:
+                    deadline.check()  # over the limit, or given up: the child is killed below
+                if not child.is_alive() and not receive.poll(0):
+                    raise CBRError(f"the evaluation's process ended without an answer (exit code {child.exitcode})")
+            kind, value = receive.recv()
+        finally:
+            if child.is_alive():
+                child.kill()
+            child.join(10)
+            receive.close()
+    finally:
+        _ANN_EVALUATION.release()
+    if kind == "ok":
+        return value  # type: ignore[no-any-return]
+    error_class, message = value
+    if kind == "error" and isinstance(error_class, type) and issubclass(error_class, CBRError):
+        try:
+            raise error_class(message)
+        except TypeError:  # a class of another signature: its message is what counts
+            pass
+        raise CBRError(message)
+    raise RuntimeError(message)
+
+
+def _evaluate_child(conn: Any, path: str, folds: int, max_decisions: int, seed: int,
+                    seconds: Optional[float]) -> None:
+    """The child of :func:`_evaluate_apart`: sends ``("ok", report)``, ``("error", (class,
+    message))`` for a :class:`CBRError` or ``("bug", (None, text))``. It ignores Ctrl-C (the
+    server's, sent to its process group: the server kills it when it gives the request up) and
+    ends itself if the server goes away or the time limit passed long ago."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    parent = os.getppid()
+    end = None if seconds is None else time.monotonic() + seconds + 5.0
+
+    def watch() -> None:
+        while True:
+            time.sleep(0.5)
+            if os.getppid() != parent or (end is not None and time.monotonic() > end):
+                os._exit(1)
+
+    threading.Thread(target=watch, daemon=True).start()
+    try:
+        from cbr.query.evaluate import evaluate_casebase
+        from cbr.store import CaseBase
+
+        with CaseBase.open(path) as cb:
+            ev = evaluate_casebase(cb, folds=folds, seed=seed, max_decisions=max_decisions, ann=True)
+        conn.send(("ok", ev.to_dict()))
+    except CBRError as exc:
+        conn.send(("error", (type(exc), str(exc))))
+    except Exception as exc:  # a bug: the server answers 500 with it
+        conn.send(("bug", (None, f"{type(exc).__name__}: {exc}")))
+    finally:
+        conn.close()
 
 
 def _parse_hands(text: str, log_format: str, game: Any) -> list[Any]:

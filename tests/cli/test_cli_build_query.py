@@ -212,6 +212,8 @@ def test_query_unweighted_flag(built) -> None:
 @pytest.mark.parametrize("args, words", [
     (["--hole", "AdQx"], "Qx"),
     (["--hole", "AdAd"], "appears twice"),
+    (["--hole", "72o"], "'72o' is a hand class (72o, offsuit), not a holding: give two cards with their suits, e.g. 7h2c"),
+    (["--hole", "AsKd", "--board", "QQ"], "'QQ' is a hand class"),
     (["--hole", "AdQc", "--board", "Ad3c4c"], "appears twice"),
     (["--hole", "AdQc", "--position", "5"], "position"),
     (["--hole", "AdQc", "--board", "3h4cJh", "--position", "1", "--committed", "1", "--to-call", "1", "--pot", "2"],

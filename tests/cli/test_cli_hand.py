@@ -55,6 +55,24 @@ def test_preflop_shows_na_and_still_win_tie_lose() -> None:
     assert data["trials"] == 3000 and data["seed"] == 3 and data["exact"] is False
 
 
+def test_a_class_before_the_flop_gives_the_classes_numbers() -> None:
+    """Issue 35, defect 8: `72o` was "cannot split '72o' into cards". Before the flop a class's
+    holdings share their numbers (suits do not matter yet): those of one of them. With a
+    board a class is not a holding: one line saying so and giving a holding to type."""
+    for cls, name, holdings, holding in (("72o", "72o", 12, "7h2c"), ("KAs", "AKs", 4, "AhKh"), ("qq", "QQ", 6, "QhQc")):
+        data = json.loads(run(cls, "--trials", "2000", "--seed", "4", "--json").output)
+        want = json.loads(run(holding, "--trials", "2000", "--seed", "4", "--json").output)
+        assert data["hole"] == name and data["holdings"] == holdings
+        assert {k: data[k] for k in ("preflop_class", "preflop_rank", "win", "tie", "lose")} == \
+            {k: want[k] for k in ("preflop_class", "preflop_rank", "win", "tie", "lose")}
+    text = run("72o", "--trials", "2000").output
+    assert text.startswith("hole       72o   a class of 12 holdings") and "preflop rank 169 of 169" in text
+    result = run("72o", "3h4sJd")
+    message = result.output.strip()
+    assert result.exit_code == 1 and len(message.splitlines()) == 1
+    assert message == "error: '72o' is a hand class (72o, offsuit), not a holding: give two cards with their suits, e.g. 7h2c"
+
+
 def test_seed_makes_it_deterministic() -> None:
     a = json.loads(run("AsAc", "--trials", "2000", "--seed", "9", "--json").output)
     b = json.loads(run("AsAc", "--trials", "2000", "--seed", "9", "--json").output)

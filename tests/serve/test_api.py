@@ -269,6 +269,26 @@ def test_a_showdown_that_omits_a_hole_card_is_held_to_its_pot(client, casebase_c
     assert r.status_code == 200 and r.json()["cases"] > 0, r.text
 
 
+def test_retain_reads_no_game_file_a_header_names(client, casebase_copy, acpc_hands, tmp_path, monkeypatch) -> None:
+    """Issue 35, defect 18: a `/retain` text whose ACPC header named a game file
+    (`# name/game/hands/seed x ../outside/odd.game`) made the server read that file when a file
+    named `request` (the text's source name) was in its working folder: a client chose a path
+    the server read. Now a request's text reads no file; the game is inferred from the lines."""
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "request").write_text("")
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "odd.game").write_text("GAMEDEF\nlimit\nnumPlayers = 2\nEND GAMEDEF\n")  # unreadable as a game
+    monkeypatch.chdir(work)
+    states = [line for line in acpc_hands.splitlines() if line.startswith("STATE:")][:2]
+    text = "\n".join(["# name/game/hands/seed x ../outside/odd.game 2 1", *states]) + "\n"
+    before = sum(counts(casebase_copy).values())
+    r = client.post("/retain", json={"casebase": "mine", "text": text}, headers=AUTH)
+    assert r.status_code == 200, r.text  # before: 422 "cannot read the game file '../outside/odd.game'"
+    assert r.json()["cases"] == decisions_in(text) and "odd.game" not in r.text
+    assert sum(counts(casebase_copy).values()) - before == decisions_in(text)
+
+
 def test_retain_unknown_case_base_and_a_server_without_token(client, engine, acpc_hands) -> None:
     r = client.post("/retain", json={"casebase": "nope", "text": acpc_hands}, headers=AUTH)
     assert r.status_code == 404
@@ -435,6 +455,70 @@ def test_evaluate_is_bounded(client) -> None:
     assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "max_decisions"]
 
 
+def test_an_evaluation_with_the_ann_stops_at_its_time_limit(engine) -> None:
+    """Issue 35, defect 17: `/evaluate` with the ANN was answered 503 at its time limit but kept
+    training in the server's worker pool for tens of seconds, starving `/retrieve`. Now it runs in
+    a process of its own, killed at the limit: nothing of it is left working after the 503."""
+    import multiprocessing
+
+    with make_client(engine, time_limit=3.0) as c:
+        r = c.post("/evaluate", json={"casebase": "default", "folds": 3, "max_decisions": 200, "ann": True})
+        assert r.status_code == 503 and "time limit" in r.json()["detail"], r.text
+        time.sleep(0.5)
+        assert not multiprocessing.active_children()
+        cpu = time.process_time()
+        time.sleep(3.0)
+        assert time.process_time() - cpu < 0.5  # before: a core busy training (3 s of CPU in 3 s)
+        start = time.monotonic()
+        assert c.post("/retrieve", json={"hole": "AdQc", "top": 0}).status_code == 200
+        assert time.monotonic() - start < 2.0
+
+
+@pytest.fixture(scope="module")
+def small_casebase(tmp_path_factory):
+    """A small casper case base (250 self-play hands, ehs vs lag)."""
+    from cbr.build.local import build_casebase
+    from cbr.logs.acpc import AcpcLogWriter
+    from cbr.play.match import run_match
+
+    folder = tmp_path_factory.mktemp("small")
+    with AcpcLogWriter(folder / "selfplay.log") as w:
+        run_match(["ehs", "lag"], 250, seed=11, log=w)
+    build_casebase([folder / "selfplay.log"], folder / "small")
+    return folder / "small"
+
+
+def test_an_evaluation_with_the_ann_answers_the_librarys_report(small_casebase) -> None:
+    """The evaluation in its own process is the library's, number for number; a second one while
+    one runs is refused (one at a time: each is a process)."""
+    import threading
+
+    from cbr.query.evaluate import evaluate_casebase
+    from cbr.serve.app import _json_text
+    from cbr.serve.engine import Engine
+
+    eng = Engine([str(small_casebase)], warm=False)
+    try:
+        with make_client(eng, time_limit=120.0) as c:
+            body = {"casebase": "small", "folds": 2, "max_decisions": 60, "seed": 3, "ann": True}
+            answers: list = []
+            first = threading.Thread(target=lambda: answers.append(c.post("/evaluate", json=body)))
+            first.start()
+            time.sleep(0.3)
+            second = c.post("/evaluate", json=body)
+            first.join()
+        # whichever started first is answered; the other is refused while it runs
+        done, refused = sorted([answers[0], second], key=lambda r: r.status_code)
+        assert done.status_code == 200, done.text
+        assert refused.status_code == 503 and "one at a time" in refused.json()["detail"], refused.text
+        with CaseBase.open(small_casebase) as cb:
+            want = evaluate_casebase(cb, folds=2, seed=3, max_decisions=60, ann=True).to_dict()
+        assert done.json() == json.loads(_json_text(want))
+        assert any(s["ann"] for s in done.json()["streets"])
+    finally:
+        eng.close()
+
+
 def test_policies_are_the_installed_bots(client) -> None:
     from cbr.plugins import available
 
@@ -577,6 +661,60 @@ def test_a_case_base_is_served_under_its_folders_name(tmp_path) -> None:
     shutil.copytree(resolve_casebase("default"), tmp_path / "other" / "default")
     with pytest.raises(CaseBaseError, match="two case bases are named 'default'"):
         Engine(["default", str(tmp_path / "other" / "default")], warm=False)
+
+
+def test_a_body_that_is_not_a_json_object_says_json_is_expected(client) -> None:
+    """Issue 35, defect 10: a body without `Content-Type: application/json` (curl -d sends a form's)
+    was answered "Input should be a valid dictionary or object to extract fields from"."""
+    body = b'{"hole": "AdQc", "top": 0}'
+    for headers, had in (({}, "had no Content-Type"), ({"content-type": "application/x-www-form-urlencoded"},
+                                                         "had Content-Type: application/x-www-form-urlencoded")):
+        r = client.post("/retrieve", content=body, headers=headers)
+        assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body"]
+        msg = r.json()["detail"][0]["msg"]
+        assert msg == f"the body must be a JSON object sent with the header 'Content-Type: application/json' (this request {had})"
+    r = client.post("/retrieve", content=b"[1, 2]", headers={"content-type": "application/json"})
+    assert r.json()["detail"][0]["msg"] == 'the body must be a JSON object ({"field": value, ...}), not an array'
+    r = client.post("/table/sessions/x/action", content=b'{"action": "call"}', headers={"content-type": "text/plain"})
+    assert r.status_code == 422 and "'Content-Type: application/json'" in r.json()["detail"][0]["msg"]
+    assert client.post("/retrieve", content=body, headers={"content-type": "application/json"}).status_code == 200
+
+
+def test_a_case_base_is_inspected_under_the_name_it_is_listed_under(tmp_path) -> None:
+    """Issue 35, defect 9: `GET /casebases` listed `mine`, but `GET /casebases/mine` answered the
+    manifest's name (the name the copied case base was built under)."""
+    import shutil
+
+    from cbr.serve.engine import Engine
+    from cbr.store import resolve_casebase
+
+    shutil.copytree(resolve_casebase("default"), tmp_path / "mine")
+    eng = Engine([str(tmp_path / "mine")], warm=False)
+    try:
+        with make_client(eng) as c:
+            assert [x["name"] for x in c.get("/casebases").json()["casebases"]] == ["mine"]
+            info = c.get("/casebases/mine").json()
+        with CaseBase.open(tmp_path / "mine") as cb:
+            built = cb.manifest.name
+        assert built != "mine" and info["name"] == "mine" and info["built_as"] == built
+    finally:
+        eng.close()
+
+
+def test_the_error_examples_of_the_docs_are_what_the_server_answers(client) -> None:
+    """Issue 35, defect 9: docs/serve.md showed `change the pot (--pot)` where the server says
+    `('pot')`. Each `curl ... -d '{...}'` of its Errors section is sent, and the answer compared
+    with the one printed under it."""
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "serve.md").read_text()
+    section = text[text.index("## Errors"):text.index("## Limits")]
+    examples = re.findall(r"-d '(\{.*?\})'\n(\{.*?\})\n", section)
+    assert len(examples) == 2, examples
+    for body, answer in examples:
+        r = client.post("/retrieve", json=json.loads(body))
+        assert r.json() == json.loads(answer), (r.text, answer)
 
 
 def test_errors_name_the_request_fields_not_the_command_line_options(client) -> None:

@@ -286,3 +286,25 @@ def test_case_based_bots_are_shared_yet_each_session_plays_its_own_game(client) 
         assert va[-1]["hand"]["result"] == vb[-1]["hand"]["result"]
     assert client.delete(f"/table/sessions/{a}").status_code == 200
     play_hand(client, b)  # the shared bot outlives a session that used it
+
+
+def test_every_seat_has_its_position_label_at_four_seats_and_more(client) -> None:
+    """Issue 35, defect 8: at 4 seats and more only SB, BB and BTN were named; the others showed
+    no label. The labels move round the table with the button, hand by hand."""
+    from cbr.game.spec import default_game
+    from cbr.game.state import HandState
+    from cbr.play.human import position_labels
+
+    for bots, names in ((["call"] * 3, {"SB", "BB", "UTG", "BTN"}),
+                        (["call"] * 5, {"SB", "BB", "UTG", "HJ", "CO", "BTN"})):
+        sid = start(client, bots=bots, seed=9)
+        seen = []
+        for _ in range(3):
+            hand = play_hand(client, sid)[-1]["hand"]
+            labels = {s["seat"]: s["label"] for s in hand["seats"]}
+            assert set(labels.values()) == names, labels
+            by_position = [s["label"] for s in sorted(hand["seats"], key=lambda s: s["position"])]
+            assert by_position == position_labels(HandState(default_game(len(bots) + 1)))
+            seen.append(labels[0])
+        assert len(set(seen)) == 3  # the person's label moves with the button
+        client.delete(f"/table/sessions/{sid}")

@@ -671,3 +671,61 @@ def test_six_seats_on_a_phone_stay_two_a_row_when_the_hand_ends(browser, server)
         assert view(driver)["hand"]["over"] and sorted(rows.values()) == [2, 2, 2], rows
     finally:
         driver.set_window_size(1440, 960)
+
+
+def test_first_screen_cue_position_labels_and_amounts_as_the_cli_words_them(browser, server) -> None:
+    """Issue 35, defect 8: the first screen was an empty felt and a grey New hand with no word of
+    what to do; a seat said "in the pot 30" (the hand) beside the history's "bets to 10" (this
+    round); a winner showed "wins +90", its net, where cbr play --human says "wins 140 (net
+    +70)"; at 4 seats and more only SB, BB and BTN were named."""
+    from selenium.webdriver.common.by import By
+
+    driver, url = browser, server
+    driver.get(url + "/")
+    wait_for(driver, "return document.readyState === 'complete'", "load")
+    cue = driver.find_element(By.ID, "status")
+    assert cue.is_displayed() and cue.text == "Choose your opponents (Bots) and press New session to sit down."
+    assert not driver.find_element(By.ID, "pot-line").is_displayed()  # no "Pot 0" on an empty table
+    screenshot(driver, "web-table-first-screen.png")
+    new_session(driver, url, "call, call, call", seed=21)
+    seat_texts = "return [...document.querySelectorAll('#seats .seat')].map(e => [Number(e.dataset.seat), " \
+                 "(e.querySelector('.label') || {}).textContent || '', e.querySelector('.bet').textContent, " \
+                 "(e.querySelector('.won') || {}).textContent || null])"
+
+    def number(x: float) -> str:
+        return str(int(x)) if float(x).is_integer() else f"{x:.2f}"
+
+    def signed(x: float) -> str:
+        return ("+" if x > 0 else "") + number(x)
+
+    winners = 0
+    for k in range(6):
+        checked_flop = False
+        while True:
+            v = view(driver)
+            hand, sb = v["hand"], v["small_bet"]
+            seats = {s["seat"]: s for s in hand["seats"]}
+            for seat, label, bet, won in driver.execute_script(seat_texts):
+                s = seats[seat]
+                assert label == s["label"] != "", (label, s)
+                assert bet == (f"this round {number(s['street_bet'])} \u00b7 in the pot {number(s['committed'])} "
+                               f"({number(s['committed'] / sb)} sb)" + (", folded" if s["folded"] else "")), (bet, s)
+                if hand["over"]:
+                    assert won == (f"wins {number(s['won'] + s['committed'])} (net {signed(s['won'])}, "
+                                   f"{signed(s['won'] / sb)} sb)" if s["won"] > 0 else
+                                   f"net {signed(s['won'])} ({signed(s['won'] / sb)} sb)"), (won, s)
+                    winners += s["won"] > 0
+            if hand["street"] == "flop" and hand["your_turn"] and not checked_flop:
+                checked_flop = True
+                if k == 0:
+                    screenshot(driver, "web-table-4p-flop.png")
+            if hand["over"]:
+                break
+            click_and_wait(driver, driver.find_element(By.ID, "act-" + ("r" if k % 2 else "c")))
+        assert sorted(s["label"] for s in hand["seats"]) == sorted(["SB", "BB", "UTG", "BTN"])
+        if k == 0:
+            screenshot(driver, "web-table-4p-over.png")
+        driver.execute_script("newHand()")
+        wait_for(driver, "return !document.body.classList.contains('busy') && session.hand && "
+                 f"session.hand.number === {k + 2}", "deal the next hand")
+    assert winners >= 6

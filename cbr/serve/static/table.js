@@ -280,14 +280,17 @@ function renderSeats(view) {
     const seat = el("div", { class: cls.join(" "), "data-seat": s.seat, id: "seat-" + s.seat },
       el("div", {}, el("span", { class: "name", text: s.name }), s.label ? el("span", { class: "label", text: s.label }) : null),
       cardsEl(s.cards, !s.folded),
-      el("div", { class: "bet", text: "in the pot " + fmt(s.committed) + " (" + fmt(s.committed / sb) + " sb)" +
-                  (s.folded ? ", folded" : "") }));
+      // this round's amount is what the history's "bets to 10" and the buttons' "Raise to 20" count
+      el("div", { class: "bet", text: "this round " + fmt(s.street_bet) + " \u00b7 in the pot " + fmt(s.committed) +
+                  " (" + fmt(s.committed / sb) + " sb)" + (s.folded ? ", folded" : "") }));
     seat.append(el("div", { class: "stack", text: (s.stack === null ? "session " + signed(s.session_chips) + " (" + signed(s.session_chips / sb) + " sb)"
                                                   : "stack " + fmt(s.stack) + " (" + fmt(s.stack / sb) + " sb)") }));
     if (s.hand_name) seat.append(el("div", { class: "hand-name", text: s.hand_name }));
     if (s.won !== null && s.won !== undefined) {
-      seat.append(el("div", { class: "won " + (s.won > 0 ? "plus" : s.won < 0 ? "minus" : ""),
-                              text: (s.won > 0 ? "wins " : "net ") + signed(s.won) + " (" + signed(s.won / sb) + " sb)" }));
+      // as cbr play --human says it: what the winner takes from the pot, and the net of the hand
+      const text = s.won > 0 ? "wins " + fmt(s.won + s.committed) + " (net " + signed(s.won) + ", " + signed(s.won / sb) + " sb)"
+                             : "net " + signed(s.won) + " (" + signed(s.won / sb) + " sb)";
+      seat.append(el("div", { class: "won " + (s.won > 0 ? "plus" : s.won < 0 ? "minus" : ""), text }));
     }
     box.append(seat);
   }
@@ -297,15 +300,18 @@ function renderBoard(hand) {
   const board = $("board");
   board.textContent = "";
   (hand ? hand.board : []).forEach((c) => board.append(cardEl(c)));
+  $("pot-line").hidden = !hand;  // no pot on an empty table
   $("pot").textContent = hand ? fmt(hand.pot) : "0";
   $("pot-sb").textContent = hand ? fmt(hand.pot_sb) : "0";
   let status = "";
-  if (!hand) status = "";
+  if (!hand) status = session ? "Press New hand (N) to deal." :
+    "Choose your opponents (Bots) and press New session to sit down.";
   else if (hand.over) status = "Hand " + hand.number + " is over: press New hand (N).";
   else if (hand.your_turn) status = "Hand " + hand.number + ", " + hand.street + ": your turn" +
     (hand.to_call > 0 ? " (" + fmt(hand.to_call) + " to call)" : "");
   else status = "Hand " + hand.number + ": waiting";
   $("status").textContent = status;
+  $("status").classList.toggle("cue", !hand);  // the first screen says what to do first
 }
 
 function renderActions(hand) {
@@ -350,7 +356,7 @@ function renderShowdown(view) {
     box.append(el("div", { text: "Showdown: " + parts.join("; ") }));
   }
   box.append(el("div", { id: "hand-result", "data-sb": r.you_sb,
-                         text: "Hand " + hand.number + ": " + you.name + " " + signed(r.you) + " chips (" + signed(r.you_sb) + " sb)" }));
+                         text: "Hand " + hand.number + ": " + you.name + " net " + signed(r.you) + " chips (" + signed(r.you_sb) + " sb)" }));
 }
 
 function renderResult(view) {
@@ -537,6 +543,7 @@ window.addEventListener("pageshow", (ev) => {
 $("deal").addEventListener("click", newHand);
 $("cases-close").addEventListener("click", closeCases);
 drawPlot([]);
+renderBoard(null);
 fetch("/policies").then((r) => r.json()).then((d) => {
   const list = $("known-bots");
   for (const p of d.policies || []) list.append(el("option", { value: p.name }));
