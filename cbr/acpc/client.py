@@ -301,7 +301,11 @@ class _OwnSeat(PolicySeat):
 
     def decide(self, state: HandState, dp: DecisionPoint) -> Decision:
         d = self.dealer
-        if len(d.state.actions) != len(state.actions) or d.state.to_act != dp.position or d.state.needs_board:
+        i = len(state.actions)
+        if len(d.state.actions) > i:  # the dealer played this turn itself (a dealer may act for a seat)
+            kind = d.action(i, dp.position)
+            return Decision(dp=dp.taken(kind), action=kind)
+        if d.state.to_act != dp.position or d.state.needs_board:
             raise ProtocolError(f"{d.ch.peer} did not send the state of our turn in hand {d.ms.hand_number} "
                                 f"(its betting {short(d.ms.betting)}, ours {short(state.history)})")
         decision = self.policy.decide(dp, self.rng)

@@ -76,16 +76,19 @@ class StyleCases:
         total = np.where(known, diff, 0.0).sum(axis=1)
         return np.where(n > 0, 1.0 - total / np.maximum(n, 1), 0.0)
 
-    def expected(self, style: Sequence[Optional[float]], k: int = 3) -> tuple[np.ndarray, float, list[str]]:
-        """Each expert's win rate against ``style``, as the ``k`` nearest cases say (weighted by
-        similarity), the nearest case's similarity, and the names of the cases used."""
+    def expected(self, style: Sequence[Optional[float]], k: int = 3,
+                 bandwidth: float = 0.02) -> tuple[np.ndarray, float, list[str]]:
+        """Each expert's win rate against ``style``, as the ``k`` nearest cases say, each weighted
+        by ``exp(-(1 - similarity) / bandwidth)`` (a case much farther than the nearest one has no
+        say: a maniac's nearest case decides, not the average of it and a distant one), the
+        nearest case's similarity, and the names of the cases used."""
         sims = self.similarities(style)
         order = np.argsort(-sims, kind="stable")[:max(1, k)]
-        w = sims[order]
+        w = np.exp(-(1.0 - sims[order]) / max(float(bandwidth), 1e-9))
         vals = self.values[order]
         w = np.where(np.isnan(vals), 0.0, w[:, None])
-        expect = np.where(w.sum(axis=0) > 0, (np.nan_to_num(vals) * w).sum(axis=0) / np.maximum(w.sum(axis=0), 1e-12),
-                          np.nan)
+        total = w.sum(axis=0)
+        expect = np.where(total > 0, (np.nan_to_num(vals) * w).sum(axis=0) / np.maximum(total, 1e-300), np.nan)
         return expect, float(sims[order[0]]), [self.names[i] for i in order]
 
 
@@ -110,13 +113,14 @@ class AdaptivePolicy(Policy):
     default ``cbr``), ``styles`` (a style-case file or shipped name), ``warmup`` (hands seen
     before leaving the safe expert), ``min_gain`` (sb/h an expert must be expected to win over
     the safe one), ``min_similarity`` (of the nearest style case), ``k`` (style cases that
-    vote), ``discount`` (per hand, of an opponent's style counts)."""
+    vote) and ``bandwidth`` (how fast a case's vote falls with its distance,
+    :meth:`StyleCases.expected`), ``discount`` (per hand, of an opponent's style counts)."""
 
     name = "adapt"
 
     def __init__(self, *, seed: int | None = None, experts: Optional[str] = None, safe: str = "cbr",
                  styles: str = DEFAULT_STYLES, warmup: int = 50, min_gain: float = 0.1, min_similarity: float = 0.9,
-                 k: int = 2, discount: float = 0.99) -> None:
+                 k: int = 3, bandwidth: float = 0.02, discount: float = 0.99) -> None:
         super().__init__(seed=seed)
         from cbr.policies.spec import policy_from_spec
 
@@ -130,6 +134,9 @@ class AdaptivePolicy(Policy):
                 raise ConfigError(f"{name} must be a whole number >= {lo}, got {value!r}")
         self.warmup, self.k = int(float(warmup)), int(float(k))
         self.min_gain, self.min_similarity, self.discount = float(min_gain), float(min_similarity), float(discount)
+        self.bandwidth = float(bandwidth)
+        if not self.bandwidth > 0.0:
+            raise ConfigError(f"bandwidth must be a positive number, got {bandwidth!r}")
         if not 0.0 < self.discount <= 1.0:
             raise ConfigError(f"discount must be in (0, 1], got {discount!r}")
         self.safe = safe
@@ -169,7 +176,7 @@ class AdaptivePolicy(Policy):
         enough = self.warmup if self.discount == 1.0 else min(self.warmup, 0.9 / (1.0 - self.discount))
         if opponent is None or self.styles.hands(opponent) < enough:
             return self.safe
-        expect, sim, _ = self.cases.expected(self.styles.vector(opponent), self.k)
+        expect, sim, _ = self.cases.expected(self.styles.vector(opponent), self.k, self.bandwidth)
         if sim < self.min_similarity:
             return self.safe
         values = {e: v for e, v in zip(self.cases.experts, expect) if e in self.experts and math.isfinite(v)}

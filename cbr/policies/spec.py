@@ -145,6 +145,7 @@ DESCRIPTIONS = {
     "phase3-aggressive": "phase3's aggressive variant",
     "thesis-net": "the ITU thesis' default-strategy network as a bot",
     "cfr": "a CFR strategy, heads-up limit (default: the MCCFR teacher)",
+    "adapt": "cbr until it knows its opponent, then the bot for its style",
 }
 
 

@@ -72,7 +72,7 @@ class ReuseRequest(Situation):
     ``cbr:reuse=max-frequency``, ``ehs``...; GET /policies) with the seed of its draw."""
 
     casebase: Optional[str] = Field(  # type: ignore[assignment]
-        None, max_length=200, description="A served case base (GET /casebases); left out: the case base the "
+        None, min_length=1, max_length=200, description="A served case base (GET /casebases); left out: the case base the "
                                           "bot plays everywhere (cbr: its preset's, expert); for a bot without "
                                           "one, default (or the first served).")
     policy: str = Field("cbr", min_length=1, max_length=300, description="A policy spec: NAME:KEY=VALUE:...")

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from cbr.logs.output import open_log
 from cbr.logs.stats import log_stats
+from cbr.logs.writers import open_log
 from cbr.play.match import run_match
 from cbr.stats import mean_ci
 from cli import app

@@ -31,6 +31,9 @@ def test_nearest_case_votes_and_far_styles_are_told():
     assert used == ["y"] and expect.tolist() == [0.0, 1.0] and sim == pytest.approx(1 - 0.1 / 3)
     expect, _, _ = cases.expected((0.5, 0.5, 0.5, 0.5), k=2)   # equidistant: the mean
     assert expect.tolist() == [0.5, 0.5]
+    # a far second case has no say: the nearest decides (the mean would have picked b over a)
+    expect, _, _ = cases.expected((0.1, 0.1, 0.1, 0.1), k=2, bandwidth=0.02)
+    assert expect[0] > 0.999 and expect[1] < 0.001
 
 
 def test_starts_safe_then_plays_the_expert_for_the_style(cases_file):
