@@ -340,6 +340,8 @@ def _play(bots: list[Policy], hands: int, read: Reader, show: Shower, seed: int,
     explained: list = []  # the case-based bots' decisions of the hand in play (with why)
     seats = [_Explained(p, act_rng(seed, s), names[s], explained) if why else PolicySeat(p, act_rng(seed, s))
              for s, p in enumerate(bots, start=1)]
+    if why and not any(getattr(p, "can_retain", False) for p in bots):
+        show("(--why explains the decisions of case-based bots; none of these bots retrieves cases)")
     table = Table(game, [person, *seats], names, seed=seed, source="human", retainers=retainers, watcher=person)
     sb = game.small_bet
     for k in range(hands):

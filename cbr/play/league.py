@@ -82,7 +82,7 @@ class LeagueResult:
 
     bots: tuple[str, ...]
     hero: Optional[str]
-    hands: int                   # per pairing, as asked (a duplicate match plays a multiple of 2)
+    hands: int                   # per pairing, as played (as asked, rounded up to whole deals of 2)
     seed: int
     planned: int                 # pairings in the league
     pairings: list[Pairing] = field(default_factory=list)
@@ -202,8 +202,8 @@ def run_league(
     bots = list(bots)
     _check(bots, hero, hands)
     pairs = pairings_of(bots, hero)
-    result = LeagueResult(tuple(([hero] if hero else []) + bots), hero, hands, seed, len(pairs))
     per = hands + (hands % 2)  # a heads-up duplicate match plays whole deals of two hands
+    result = LeagueResult(tuple(([hero] if hero else []) + bots), hero, per, seed, len(pairs))
     if progress is not None:
         progress(0, total=per * len(pairs))
     done: dict[int, Pairing] = {}

@@ -128,6 +128,11 @@ class AdaptivePolicy(Policy):
         specs = [s for s in (experts.split("+") if isinstance(experts, str) else self.cases.experts) if s]
         if safe not in specs:
             specs = [safe, *specs]
+        unknown = [e for e in specs if e not in self.cases.experts]
+        if unknown:  # an expert the style cases have no win rate of could never be chosen
+            raise ConfigError(f"experts: the style cases rate {', '.join(self.cases.experts)}; not "
+                              f"{', '.join(unknown)} (measure them with experiments/adaptation_matrix.py and "
+                              f"rebuild the style cases: python -m casebases.build_styles)")
         self.specs = specs
         for name, value, lo in (("warmup", warmup, 0), ("k", k, 1)):
             if isinstance(value, bool) or int(float(value)) != float(value) or int(float(value)) < lo:

@@ -126,7 +126,7 @@ def test_ctrl_c_keeps_the_pairings_finished(tmp_path: Path, workers: str):
     plot = tmp_path / "l.png"
     code = "import sys; from cli import app; sys.argv[0] = 'cbr'; app()"
     proc = subprocess.Popen([sys.executable, "-c", code, "league", "--bots", "random,fold,call,raise,lag,ehs",
-                             "-n", "3000", "-j", workers, "--json", "--plot", str(plot)], cwd=REPO,
+                             "-n", "20000", "-j", workers, "--json", "--plot", str(plot)], cwd=REPO,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
                             preexec_fn=default_sigint)
     try:
@@ -163,3 +163,12 @@ def test_a_terminal_shows_the_progress_bar():
     code, out, shown = run_on_a_terminal(["league", "--bots", "call,raise,ehs", "-n", "600", "-j", "2"])
     assert code == 0 and "standings" in out
     assert "league: hands" in shown and "/1800" in shown.replace(",", ""), shown[-500:]
+
+
+def test_an_odd_hand_count_is_reported_as_played():
+    """A duplicate pairing plays whole deals of two hands: 11 asked is 12 played, and the
+    result says 12 (it said 11)."""
+    from cbr.play.league import run_league
+
+    r = run_league(["call", "raise"], 11, seed=1)
+    assert r.hands == 12 and all(p.hands == 12 for p in r.pairings)

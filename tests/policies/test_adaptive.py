@@ -82,6 +82,8 @@ def test_follows_an_opponent_that_changes_style(cases_file):
 
 
 def test_options_and_files_are_checked(tmp_path, cases_file):
+    with pytest.raises(ConfigError, match="not call, fold"):
+        AdaptivePolicy(styles=cases_file, experts="call+fold")  # no win rates: never chosen
     with pytest.raises(ConfigError, match="warmup"):
         AdaptivePolicy(styles=cases_file, warmup=-1)
     with pytest.raises(ConfigError, match="discount"):
