@@ -266,7 +266,9 @@ def casebase_similarity(
         raise usage_error("--no-rebuild goes with a change of the similarity", "--no-rebuild")
     cb = CaseBase.open(resolve_casebase(name))
     try:
-        config = cb.similarity()
+        # a whole new configuration (--from) never reads the current one: it is the way out of a
+        # damaged similarity file, as verify and repair advise
+        config = None if from_file is not None else cb.similarity()
         rebuilt: list[str] = []
         seconds = 0.0
         if change:

@@ -745,9 +745,9 @@ def _check_files(p: Path, m: Manifest) -> None:
     for s in STREETS:
         if not m.parts[s]:
             raise CaseBaseError(f"{p}: the manifest lists no Parquet part for {s}")
+    # (the similarity file is checked when it is read, CaseBase.similarity: a damaged one leaves
+    # the case base open to what does not read it, such as setting a new one, the way out)
     listed = [(e["file"], e) for s in STREETS for e in m.parts[s]]
-    if m.similarity:
-        listed.append((m.similarity, m.checksums[m.similarity]))
     if m.log and not (p / m.log).is_file():
         raise CaseBaseError(f"{p}: missing retention log {m.log} (listed in {MANIFEST}); "
                             "the retained cases in it are lost")

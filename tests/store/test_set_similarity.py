@@ -217,3 +217,22 @@ def test_cli_shows_sets_and_refuses(base: Path, tmp_path: Path):
     assert (base / "manifest.json").read_bytes() == before
     result = runner.invoke(app, ["casebase", "similarity", "default", "--threshold", "0.5"])
     assert result.exit_code == 1 and "never written" in result.output
+
+
+def test_a_damaged_similarity_file_is_mended_as_verify_advises(base: Path, tmp_path: Path):
+    """A similarity file edited by hand is damage (verify says so, a query refuses in one
+    line), and the way out verify advises, `cbr casebase similarity NAME --from FILE`, works:
+    it used to refuse with the same damage error, since opening checked the file."""
+    good = tmp_path / "good.toml"
+    shutil.copy(base / "similarity.toml", good)
+    with open(base / "similarity.toml", "a") as f:
+        f.write("# edited\n")
+    report = verify_casebase(base)
+    assert not report.sound and "similarity.toml" in json.dumps(report.to_dict())
+    with CaseBase.open(base) as cb, pytest.raises(CaseBaseError, match="similarity.toml is damaged"):
+        answer(cb, _dp())
+    r = CliRunner().invoke(app, ["casebase", "similarity", str(base), "--from", str(good)])
+    assert r.exit_code == 0, r.output
+    assert verify_casebase(base).sound
+    with CaseBase.open(base) as cb:
+        assert cb.manifest.similarity == "similarity-1.toml" and answer(cb, _dp()).retrieved > 0
