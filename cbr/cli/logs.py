@@ -142,9 +142,20 @@ def logs_stats(
                  "n/a" if p.sb_ci is None else f"{p.sb_ci:.3f}"] for p in shown]
         title = (f"{report.hands_read:,} hands, {len(report.players):,} players"
                  + (f" ({len(shown)} shown)" if len(shown) < len(report.players) else "")
-                 + (f", {len(report.skipped):,} skipped" if report.skipped else ""))
+                 + (f", {report.hands_skipped:,} hand(s) skipped" if report.hands_skipped else "")
+                 + (f", {report.files_not_read:,} file(s) not read" if report.files_not_read else ""))
         stdout.print(rich_table(title, ["player", "hands", "VPIP %", "PFR %", "AF", "WTSD %", "W$SD %", "sb/h",
                                         "± 95%"], rows))
+        for issue in report.skipped[:5]:  # what was left out, and where (all of them in --json)
+            stdout.print(f"  {'not read' if issue.whole_file else 'skipped'}: {issue}", markup=False,
+                         highlight=False, soft_wrap=True)
+        if len(report.skipped) > 5:
+            stdout.print(f"  ... and {len(report.skipped) - 5} more (--json lists every one)", markup=False,
+                         highlight=False)
+    if report.mixed:
+        typer.echo(f"warning: these logs mix limit ({report.games['limit']:,} hands) and no-limit "
+                   f"({report.games['no-limit']:,} hands) games: sb/h adds small bets of a limit table to big "
+                   f"blinds of a no-limit one; read each kind apart (a folder or --log-format each)", err=True)
     if plot is not None:
         from cbr.cli._plot import plot_cumulative
 

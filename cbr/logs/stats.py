@@ -120,6 +120,23 @@ class StatsReport:
     sources: int = 0
     hands_read: int = 0
     skipped: list[ParseIssue] = field(default_factory=list)
+    games: dict[str, int] = field(default_factory=dict)  # "limit" / "no-limit" -> hands read
+
+    @property
+    def hands_skipped(self) -> int:
+        """Hands skipped (a file not read is not a hand: :attr:`files_not_read`)."""
+        return sum(1 for i in self.skipped if not i.whole_file)
+
+    @property
+    def files_not_read(self) -> int:
+        """Files (or folders) not read at all: too large, not a log, unreadable."""
+        return sum(1 for i in self.skipped if i.whole_file)
+
+    @property
+    def mixed(self) -> bool:
+        """Whether limit and no-limit hands were both read (their sb/h mix bets of a fixed size with
+        the big blind of a no-limit table)."""
+        return len(self.games) > 1
 
     def __getitem__(self, name: str) -> PlayerStats:
         try:
@@ -132,7 +149,8 @@ class StatsReport:
         return sorted(self.players.values(), key=lambda p: (-p.hands, p.name))
 
     def to_dict(self) -> dict[str, Any]:
-        return {"sources": self.sources, "hands_read": self.hands_read, "hands_skipped": len(self.skipped),
+        return {"sources": self.sources, "hands_read": self.hands_read, "hands_skipped": self.hands_skipped,
+                "files_not_read": self.files_not_read, "games": dict(self.games),
                 "skipped": [{"where": i.where, "reason": i.reason} for i in self.skipped],
                 "players": [p.to_dict() for p in self.ranked()]}
 
@@ -219,6 +237,8 @@ def log_stats(
             payoffs = item.payoffs if item.payoffs is not None else replayed.payoffs
             hand_counts(item, replayed.decisions, payoffs, report.players)
             report.hands_read += 1
+            kind = "limit" if item.game.betting == "limit" else "no-limit"
+            report.games[kind] = report.games.get(kind, 0) + 1
         if progress is not None:
             progress(1)
     return report

@@ -137,3 +137,28 @@ def test_cli_refusals(tmp_path: Path):
     empty.write_text("garbage\n")
     result = runner.invoke(app, ["logs", "stats", str(empty)])
     assert result.exit_code == 1 and "no hand could be read" in result.output
+
+
+def test_a_file_not_read_is_not_a_skipped_hand(tmp_path: Path):
+    """--max-file-size below a log's size: the file is counted and named as not read (it was
+    counted as one skipped hand, and named nowhere in the table)."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    big, _ = _match_log(tmp_path / "a", ["call", "raise"], 40)
+    small, _ = _match_log(tmp_path / "b", ["call", "raise"], 2)
+    report = log_stats([big, small], max_file_size=big.stat().st_size - 1)
+    assert report.hands_read == 2 and report.hands_skipped == 0 and report.files_not_read == 1
+    assert report.to_dict()["files_not_read"] == 1 and report.to_dict()["hands_skipped"] == 0
+    result = runner.invoke(app, ["logs", "stats", str(big), str(small), "--max-file-size", str(big.stat().st_size - 1)])
+    assert result.exit_code == 0, result.output
+    assert "1 file(s) not read" in result.output and "skipped" not in result.output.splitlines()[0]
+    assert f"not read: {big}" in result.output
+
+
+def test_limit_and_no_limit_mixed_are_said():
+    """The PHH folder holds limit and no-limit hands: their sb/h do not add up, and the command says so."""
+    path = shared_path("phh")
+    report = log_stats(path)
+    assert report.mixed and set(report.games) == {"limit", "no-limit"}
+    result = runner.invoke(app, ["logs", "stats", str(path)])
+    assert result.exit_code == 0 and "warning: these logs mix limit" in result.output
