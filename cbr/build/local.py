@@ -441,14 +441,23 @@ def build_casebase(
                 counted["done"] += result.records
                 progress(result.records)
 
+        def games_of(chunk: Sequence[Any]) -> None:
+            """The chunk's games into the manifest; a mix of kinds refused at once (not after the work)."""
+            known = len(writer.games)
+            for record in chunk:
+                writer.add_game(record.game)
+            if not mixed_games and len(writer.games) != known:
+                mixed = mixed_games_error(writer.games)
+                if mixed is not None:
+                    raise CBRError(mixed)
+
         chunks = _chunks(stream, CHUNK_HANDS, issues, names, games_wanted, left_out)
         if runner is not None:  # e.g. on Dask (cbr.build.on_dask)
             runner(sources, feature_set, wanted, writer, consume, names,
                    chunk_hands=CHUNK_HANDS, max_file_size=max_file_size, only_games=games_wanted, left_out=left_out)
         elif workers == 1:
             for chunk in chunks:
-                for record in chunk:
-                    writer.add_game(record.game)
+                games_of(chunk)
                 consume(cases_of_hands(chunk, fs, wanted, models.tables(chunk) if models else None))
         else:
             # Workers die with this process (even on SIGKILL) and are stopped at once on
@@ -458,8 +467,7 @@ def build_casebase(
             try:
                 pending = []
                 for chunk in chunks:
-                    for record in chunk:
-                        writer.add_game(record.game)
+                    games_of(chunk)
                     pending.append(pool.submit(_worker_chunk, chunk, wanted, models.tables(chunk) if models else None))
                     while len(pending) > 2 * workers:
                         consume(pending.pop(0).result())

@@ -390,3 +390,22 @@ def test_cli_build_only_games_and_mixed_games(mixed_folder: Path, tmp_path: Path
     assert build("-o", str(tmp_path / "c"), "-j", "1", "--mixed-games").returncode == 0
     empty = build("-o", str(tmp_path / "d"), "--only-games", " , ")
     assert empty.returncode == 2 and "--only-games" in empty.stderr, empty.stderr
+
+
+def test_a_mix_is_refused_as_soon_as_the_second_kind_is_read(tmp_path: Path) -> None:
+    """The refusal came after every hand was read and its cases made (the acceptance run watched
+    the progress bar reach 12000/12000 first); now it comes with the first hand of the second kind."""
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    (folder / "a-nolimit.log").write_bytes(shared_path("acpc", "pluribus_6p_nolimit", "sample_game_100.log").read_bytes())
+    (folder / "b-limit.log").write_bytes(shared_path("acpc", "dealer_example_limit", "2p.limit.h1000.r0.log").read_bytes())
+    seen = {"total": 0, "done": 0}
+
+    def progress(n: int, total: int | None = None) -> None:
+        if total is not None:
+            seen["total"] = total
+        seen["done"] += n
+
+    with pytest.raises(CBRError, match="mix games of two kinds"):
+        build_casebase([folder], tmp_path / "out", feature_set=stub_features(), progress=progress)
+    assert seen["total"] > 1000 and seen["done"] <= 100 and not (tmp_path / "out").exists()
