@@ -86,9 +86,13 @@ def league_command(
 def _print_league(result: "LeagueResult", as_json: bool, plot: Optional[str]) -> None:
     """The pairings and standings of `cbr league` (tables or JSON), and its --plot."""
     standings = result.standings()
+    if not result.pairings:  # stopped before any pairing ended: nothing to rank, no plot
+        typer.echo("no pairing finished before the league stopped: no standings"
+                   + (", no plot written" if plot is not None else "")
+                   + " (a pairing counts only once all its hands are played)", err=True)
     if as_json:
         print_json(result.to_dict())
-    else:
+    elif result.pairings:
         played = (f"{len(result.pairings)} of {result.planned} pairings" if result.interrupted
                   else f"{result.planned} pairings")
         title = (f"{result.mode}: {played}, {result.hands:,} duplicate hands each, seed {result.seed}"

@@ -172,3 +172,16 @@ def test_an_odd_hand_count_is_reported_as_played():
 
     r = run_league(["call", "raise"], 11, seed=1)
     assert r.hands == 12 and all(p.hands == 12 for p in r.pairings)
+
+
+def test_a_league_stopped_before_any_pairing_ended_says_so(capsys, tmp_path: Path):
+    """It printed two empty tables and wrote no PNG without a word."""
+    from cbr.cli.league import _print_league
+    from cbr.play.league import LeagueResult
+
+    result = LeagueResult(("call", "raise", "ehs"), None, 200, 0, 3)
+    result.interrupted = True
+    _print_league(result, False, str(tmp_path / "l.png"))
+    out, err = capsys.readouterr()
+    assert "no pairing finished before the league stopped: no standings, no plot written" in err
+    assert out == "" and not (tmp_path / "l.png").exists()
