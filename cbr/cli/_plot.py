@@ -60,18 +60,21 @@ def _save(fig: Any, path: str) -> None:
 
 def plot_cumulative(path: str, series: Mapping[str, Sequence[float]], *, title: str, xlabel: str, ylabel: str,
                     band: Optional[Mapping[str, Sequence[float]]] = None, step: int = 1) -> None:
-    """One line per name of ``series`` (its running total; point ``i`` at ``x = (i + 1) *
-    step``), with a shaded band of half-width ``band[name][i]`` around point ``i`` where given
-    (a 95% confidence interval)."""
+    """One line per name of ``series`` (its running total from ``(0, 0)``; point ``i`` at ``x =
+    (i + 1) * step``), with a shaded band of half-width ``band[name][i]`` around point ``i``
+    where given (a 95% confidence interval). More than ten lines take the line styles in turn
+    as well as the colours, so no two look alike."""
     plt = need_pyplot()
     fig, ax = plt.subplots(figsize=(8, 4.8))
-    for name, ys in series.items():
-        xs = [(i + 1) * step for i in range(len(ys))]
-        line, = ax.plot(xs, ys, label=name, linewidth=1.2)
+    styles = ["-", "--", ":", "-."]
+    for k, (name, ys) in enumerate(series.items()):
+        xs = [0] + [(i + 1) * step for i in range(len(ys))]
+        line, = ax.plot(xs, [0.0, *ys], label=name, linewidth=1.2, linestyle=styles[(k // 10) % len(styles)],
+                        marker="o" if len(ys) == 1 else None)
         half = (band or {}).get(name)
         if half is not None:
-            lo = [y - h if math.isfinite(h) else y for y, h in zip(ys, half)]
-            hi = [y + h if math.isfinite(h) else y for y, h in zip(ys, half)]
+            lo = [0.0] + [y - h if math.isfinite(h) else y for y, h in zip(ys, half)]
+            hi = [0.0] + [y + h if math.isfinite(h) else y for y, h in zip(ys, half)]
             ax.fill_between(xs, lo, hi, color=line.get_color(), alpha=0.18, linewidth=0)
     ax.axhline(0.0, color="grey", linewidth=0.8)
     ax.set_title(title)

@@ -104,7 +104,7 @@ def _plot_match(result: "MatchResult", path: str, as_json: bool) -> None:
     from cbr.cli._plot import plot_cumulative
 
     curves = result.curves()
-    title = (f"{result.game.name}: {result.hands:,} hands" + (" (duplicate)" if result.duplicate else "")
+    title = (f"{result.game.name}: {result.hands:,} hand{'' if result.hands == 1 else 's'}" + (" (duplicate)" if result.duplicate else "")
              + (" (interrupted)" if result.interrupted else "") + ", 95% confidence bands")
     plot_cumulative(path, {name: c[0] for name, c in curves.items()}, band={name: c[1] for name, c in curves.items()},
                     step=len(result.players) if result.duplicate else 1, title=title, xlabel="hands",

@@ -89,3 +89,20 @@ def test_without_matplotlib_plot_is_one_line_before_any_hand(tmp_path: Path):
     p = subprocess.run([sys.executable, "-c", code, "match", "-p", "ehs,call", "-n", "4"], cwd=REPO,
                        capture_output=True, text=True, env=env, timeout=60)
     assert p.returncode == 0, p.stderr
+
+
+def test_curves_start_at_zero_and_one_point_is_drawn(monkeypatch, tmp_path):
+    """The curves started at the first hand's result (a one-hand match drew an empty chart); more
+    than ten lines repeated colours that looked alike."""
+    from cbr.cli import _plot
+
+    figs = []
+    monkeypatch.setattr(_plot, "_save", lambda fig, path: figs.append(fig))
+    _plot.plot_cumulative(str(tmp_path / "a.png"), {"a": [4.0], "b": [-4.0]}, title="t", xlabel="x", ylabel="y")
+    lines = figs[0].axes[0].get_lines()
+    a = next(ln for ln in lines if ln.get_label() == "a")
+    assert list(a.get_xdata()) == [0, 1] and list(a.get_ydata()) == [0.0, 4.0] and a.get_marker() == "o"
+    _plot.plot_cumulative(str(tmp_path / "b.png"), {f"p{i}": [1.0, 2.0] for i in range(12)}, title="t", xlabel="x",
+                          ylabel="y")
+    looks = {(ln.get_color(), ln.get_linestyle()) for ln in figs[1].axes[0].get_lines() if ln.get_label().startswith("p")}
+    assert len(looks) == 12
