@@ -483,8 +483,10 @@ class CaseBase(RetainedWrites, Compaction):
                                 f"mapping to build and save one")
         index = load_index(self.path, entry, mmap=True)
         if not _settings_match(index, self.similarity(), s):
-            raise CaseBaseError(f"{self.path}: the saved {s} index was built with other similarity settings; "
-                                f"open it once without memory mapping to rebuild it")
+            raise CaseBaseError(f"{self.path}: the saved {s} index was built with other similarity settings "
+                                f"(its similarity was set with --no-rebuild?); rebuild every street's index: "
+                                f"cbr casebase similarity NAME --from FILE with the case base's current similarity "
+                                f"file, or open it without memory mapping and query each street")
         if index.n_cases_ != self.count(s):
             raise CaseBaseError(f"{self.path}: the saved {s} index covers {index.n_cases_} of {self.count(s)} "
                                 f"cases (cases retained since); open it once without memory mapping to extend it")
