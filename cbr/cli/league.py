@@ -93,8 +93,8 @@ def _print_league(result: "LeagueResult", as_json: bool, plot: Optional[str]) ->
     if as_json:
         print_json(result.to_dict())
     elif result.pairings:
-        played = (f"{len(result.pairings)} of {result.planned} pairings" if result.interrupted
-                  else f"{result.planned} pairings")
+        played = (f"{len(result.pairings)} of {result.planned} pairing{'s' * (result.planned != 1)}"
+                  if result.interrupted else f"{result.planned} pairing{'s' * (result.planned != 1)}")
         title = (f"{result.mode}: {played}, {result.hands:,} duplicate hands each, seed {result.seed}"
                  + (" (interrupted)" if result.interrupted else ""))
         rows = [[p.a, p.b, f"{p.hands:,}", signed(p.sb_per_hand, 3), _half(p.sb_ci)] for p in result.pairings]
