@@ -331,7 +331,8 @@ class Engine:
             self._follow(loaded)
             top = situation.get("top", 5)
             try:
-                ans = answer(loaded.cb, dp, weighted=situation.get("weighted"), top=top, opponents=opponents)
+                ans = answer(loaded.cb, dp, weighted=situation.get("weighted"), top=top, opponents=opponents,
+                             threshold=situation.get("threshold"), k=situation.get("k"))
             except ConfigError as exc:
                 if opponents is None:
                     raise
@@ -471,12 +472,14 @@ class Engine:
             with loaded.lock:
                 self._follow(loaded)
                 if (d is not None and d.casebase is loaded.cb and request.get("weighted") is None
+                        and request.get("threshold") is None and request.get("k") is None
                         and getattr(policy, "similarity", None) is None and top is not None
                         and top <= len(d.case_ids)):
                     # the retrieval the decision was made from: not retrieved a second time
                     out = explain_decision(d, top=top).to_dict(top=top)
                 else:
-                    out = answer(loaded.cb, dp, weighted=request.get("weighted"), top=top).to_dict(top=top)
+                    out = answer(loaded.cb, dp, weighted=request.get("weighted"), top=top, threshold=request.get("threshold"),
+                                 k=request.get("k")).to_dict(top=top)
         out.update({"policy": spec, "seed": seed, "action": decision["action"],
                     "action_word": ACTION_WORDS.get(decision["action"], decision["action"]), "decision": decision})
         return out

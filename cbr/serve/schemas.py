@@ -43,6 +43,10 @@ class Situation(BaseModel):
     weighted: Optional[bool] = Field(None, description="Weight actions by similarity (null: the case base's "
                                                        "setting; false: count every retrieved case once).")
     top: Optional[int] = Field(5, ge=0, le=MAX_TOP, description="Cases to return (null: every retrieved case).")
+    threshold: Optional[float] = Field(None, ge=0.0, le=1.0, description="Retrieve every case at least this similar, "
+                                       "for this request only (null: the case base's; cbr query --threshold).")
+    k: Optional[int] = Field(None, ge=1, le=1_000_000, description="When no case reaches the threshold, the K most "
+                             "similar, for this request only (null: the case base's fallback k; cbr query --k).")
     opponents: Optional[list[tuple[float, float, float]]] = Field(
         None, max_length=11, description="For a case base built with the casper-opp feature set: the player "
         "model (aggressiveness, tightness, riskiness, each in 0..1) of each opponent still in the hand, in "

@@ -760,3 +760,18 @@ def test_bots_over_an_opponent_aware_case_base_keep_their_own_handles(opp_client
     assert client.post(f"/table/sessions/{session.id}/hand").status_code == 200
     assert 1 not in session.shared and session.policies[0].open() is not served
     assert client.delete(f"/table/sessions/{session.id}").status_code in (200, 204)
+
+
+def test_retrieve_takes_the_threshold_and_k_of_cbr_query(client) -> None:
+    """`cbr query --threshold/--k` for one query; /retrieve had neither (422 extra inputs)."""
+    spot = {"hole": "AdQc", "board": "3h4cJh", "position": 1, "to_call": 1, "pot": 5, "prev_bets": 2, "top": 3}
+    plain = client.post("/retrieve", json=spot).json()
+    wide = client.post("/retrieve", json={**spot, "threshold": 0.9}).json()
+    assert wide["threshold"] == 0.9 and wide["retrieved"] > plain["retrieved"]
+    want = cli_query(["--hole", "AdQc", "--board", "3h4cJh", "--position", "1", "--to-call", "1", "--pot", "5",
+                      "--prev-bets", "2", "--threshold", "0.9"])
+    assert wide["triple"] == want["triple"] and wide["retrieved"] == want["retrieved"]
+    none = client.post("/retrieve", json={**spot, "threshold": 1.0, "k": 7}).json()
+    assert none["fallback"] and none["retrieved"] == 7
+    bad = client.post("/retrieve", json={**spot, "threshold": 1.5})
+    assert bad.status_code == 422 and bad.json()["detail"][0]["loc"] == ["body", "threshold"]
