@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 from cbr.cli._errors import guarded, usage_error
-from cbr.cli._options import MAX_HANDS, MAX_WORKERS
+from cbr.cli._options import MAX_HANDS, MAX_SEED, MAX_WORKERS
 from cbr.cli._output import print_json, progress_bar, rich_table, signed, stdout
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -19,7 +19,7 @@ def league_command(
     bots: Annotated[str, typer.Option("--bots", "-b", help="Comma-separated bots (policy specs, e.g. ehs,lag,cbr:reuse=max-frequency; see `cbr plugins list`), each once.")],
     gauntlet: Annotated[Optional[str], typer.Option("--gauntlet", metavar="BOT", help="Play this bot against each of --bots (a gauntlet) instead of every pair of --bots (a round-robin).")] = None,
     hands: Annotated[int, typer.Option("--hands", "-n", min=2, max=MAX_HANDS, help="Hands per pairing (duplicate: rounded up to a multiple of 2).")] = 1000,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of pairing 1's deals; pairing i deals from SEED + i - 1.")] = 0,
+    seed: Annotated[int, typer.Option("--seed", min=0, max=MAX_SEED, help="Seed of pairing 1's deals; pairing i deals from SEED + i - 1.")] = 0,
     workers: Annotated[Optional[int], typer.Option("--workers", "-j", min=1, max=MAX_WORKERS, help="Processes playing pairings at once (default: one per CPU; more than the CPUs are reduced to the CPUs). Any number gives the same league.")] = None,
     scheduler: Annotated[Optional[str], typer.Option("--scheduler", metavar="ADDRESS|local", help="Play the pairings as tasks on Dask: a scheduler's address (workers with cbr installed), or 'local' for a local cluster. Needs the [dask] extra; the league is the same.")] = None,
     dask_workers: Annotated[Optional[int], typer.Option("--dask-workers", min=1, max=64, help="Worker processes of --scheduler local (default 2).")] = None,

@@ -80,7 +80,7 @@ def logs_stats(
     paths: Annotated[list[str], typer.Argument(help="Log files or folders (walked recursively), any supported format.")],
     log_format: Annotated[Optional[str], typer.Option("--log-format", "-f",
                                                       help="Force a parser: the format of the logs read (acpc, phh, irc, pokerstars).")] = None,
-    player: Annotated[Optional[list[str]], typer.Option("--player", "-p", help="Show only this player (repeat for more).")] = None,
+    player: Annotated[Optional[list[str]], typer.Option("--player", help="Show only this player (repeat for more).")] = None,
     top: Annotated[int, typer.Option("--top", min=1, help="Show the players with the most hands, at most this many.")] = 20,
     as_json: Annotated[bool, typer.Option("--json", help="Print every statistic and count as JSON.")] = False,
     plot: Annotated[Optional[str], typer.Option("--plot", metavar="FILE.png", help="Draw each shown player's cumulative result (small bets, hand by hand) into this PNG (needs the plots extra: matplotlib).")] = None,

@@ -10,6 +10,7 @@ import typer
 from cbr.cli._errors import guarded, usage_error
 from cbr.cli._options import (
     MAX_HANDS,
+    MAX_SEED,
     alias,
     check_output,
 )
@@ -26,7 +27,7 @@ def match_command(
     players: Annotated[str, typer.Option("--players", "-p", help="Comma-separated bots, one per seat (2-10), e.g. ehs,call; options as NAME:KEY=VALUE, e.g. cbr:reuse=max-frequency,ehs (see `cbr plugins list`).")],
     hands: Annotated[int, typer.Option("--hands", "-n", min=1, max=MAX_HANDS, help="Hands to play (duplicate: rounded up to a multiple of the seats).")] = 1000,
     duplicate: Annotated[bool, typer.Option("--duplicate", help="Replay every deal with the seats rotated (removes card luck).")] = False,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the deals and of the bots' choices.")] = 0,
+    seed: Annotated[int, typer.Option("--seed", min=0, max=MAX_SEED, help="Seed of the deals and of the bots' choices.")] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
     log: Annotated[Optional[str], typer.Option("--log", help="Write the hands to this log: a new file in an existing folder, an existing file with --overwrite, or a named pipe (phh: a .phhs file or a directory). Links and devices are refused.")] = None,
     log_format: Annotated[Optional[str], typer.Option("--log-format", help="Format of the --log: acpc or phh [default: acpc].")] = None,
@@ -138,7 +139,7 @@ def serve_dealer_command(
     game: Annotated[Optional[str], typer.Option("--game", help="Preset name, ACPC game-file name or .game file [default: holdem.limit.2p heads-up].")] = None,
     port: Annotated[int, typer.Option("--port", min=0, max=65535, help="TCP port for remote seats; 0 picks a free one (printed).")] = 0,
     host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the deals and of the bots' choices.")] = 0,
+    seed: Annotated[int, typer.Option("--seed", min=0, max=MAX_SEED, help="Seed of the deals and of the bots' choices.")] = 0,
     timeout: Annotated[float, typer.Option("--timeout", min=0.001, help="Seconds a remote seat has for its handshake and each action.")] = 10.0,
     connect_timeout: Annotated[float, typer.Option("--connect-timeout", min=0.001, help="Seconds to wait for every remote seat to connect.")] = 60.0,
     log: Annotated[Optional[str], typer.Option("--log", help="Write the ACPC match log here (a new file in an existing folder, or an existing one with --overwrite).")] = None,
@@ -232,7 +233,7 @@ def play_command(
     policy: Annotated[Optional[str], typer.Option("--policy", help="With --acpc: the bot that plays, a policy spec NAME[:KEY=VALUE...], e.g. cbr:reuse=max-frequency (see `cbr plugins list`) [default: ehs].")] = None,
     hands: Annotated[Optional[int], typer.Option("--hands", "-n", min=1, max=MAX_HANDS, help="Stop after this many hands [default: until the dealer closes; 10 with --human].")] = None,
     game: Annotated[Optional[str], typer.Option("--game", help="With --acpc: the dealer's game, a preset, ACPC game-file name or .game file [default: holdem.limit.2p].")] = None,
-    seed: Annotated[Optional[int], typer.Option("--seed", help="Seed of the bot's choices; with --human also of the cards dealt (the deals of `cbr match --seed`) [default: 0 with --acpc; with --human a random seed, printed first].")] = None,
+    seed: Annotated[Optional[int], typer.Option("--seed", min=0, max=MAX_SEED, help="Seed of the bot's choices; with --human also of the cards dealt (the deals of `cbr match --seed`) [default: 0 with --acpc; with --human a random seed, printed first].")] = None,
     timeout: Annotated[Optional[float], typer.Option("--timeout", min=0.001, help="With --acpc: seconds to wait for each line from the dealer [default: 60].")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="With --acpc: print the result and every hand as JSON.")] = False,
     human: Annotated[bool, typer.Option("--human", help="Play yourself, in the terminal, against --bots (keys on standard input: f, c, r, q).")] = False,
