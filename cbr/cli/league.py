@@ -98,7 +98,9 @@ def _print_league(result: "LeagueResult", as_json: bool, plot: Optional[str]) ->
         title = (f"{result.mode}: {played}, {result.hands:,} duplicate hands each, seed {result.seed}"
                  + (" (interrupted)" if result.interrupted else ""))
         rows = [[p.a, p.b, f"{p.hands:,}", signed(p.sb_per_hand, 3), _half(p.sb_ci)] for p in result.pairings]
-        stdout.print(rich_table(title, ["bot", "against", "hands", "sb/h", "± 95%"], rows))
+        # the title on a line of its own (as the table's title it wrapped mid-phrase), as cbr match does
+        stdout.print(title, markup=False, highlight=False, soft_wrap=True)
+        stdout.print(rich_table(None, ["bot", "against", "hands", "sb/h", "± 95%"], rows))
         rows = [[str(k), s.bot, str(s.pairings), signed(s.sb_per_hand, 3), _half(s.sb_ci), str(s.won), str(s.lost)]
                 for k, s in enumerate(standings, 1)]
         stdout.print(rich_table("standings (mean sb/h over the pairings)",
