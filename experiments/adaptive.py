@@ -53,15 +53,6 @@ def _opponent(spec: str, hands: int, seed: int):
     return _switching(spec, hands, seed) if ">" in spec else spec
 
 
-def _ci(values: list[float]) -> tuple[float, float]:
-    n = len(values)
-    if n < 2:
-        return (values[0] if values else float("nan")), float("nan")
-    m = sum(values) / n
-    var = sum((v - m) ** 2 for v in values) / (n - 1)
-    return m, 1.96 * math.sqrt(var / n)
-
-
 def play_adapt(opp: str, hands: int, seed: int) -> dict:
     from cbr.play.match import run_match
     from cbr.policies.adaptive import AdaptivePolicy
@@ -78,8 +69,10 @@ def play_adapt(opp: str, hands: int, seed: int) -> dict:
     step = max(1, len(chosen) // 40)
     shares = {e: [sum(1 for c in chosen[i:i + step] if c == e) / len(chosen[i:i + step])
                   for i in range(0, len(chosen), step)] for e in sorted(set(chosen))}
-    early, early_ci = _ci(deals[: 500 // 2])
-    late, late_ci = _ci(deals[2000 // 2:])
+    from cbr.stats import mean_ci
+
+    early, early_ci = mean_ci(deals[: 500 // 2])
+    late, late_ci = mean_ci(deals[2000 // 2:])
     me = r.players[0]
     return {"opponent": opp, "bot": "adapt", "sb": me.sb_per_hand, "ci": me.sb_ci, "hands": r.hands,
             "deals": deals, "first_500": [early, early_ci], "after_2000": [late, late_ci], "choices": shares,

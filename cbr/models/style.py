@@ -60,27 +60,25 @@ def style_of_hand(record: HandRecord) -> dict[str, tuple[list[int], list[int]]]:
     >>> style_of_hand(rec)["bb"]      # the big blind checked: no voluntary chips, no raise
     ([0, 0, 0, 0], [1, 1, 0, 0])
     """
-    game = record.game
     n = record.n_players
-    blinds = list(getattr(record, "posted", None) or game.blinds)
+    blinds = record.posted or record.game.blinds
     out = {name: ([0, 0, 0, 0], [0, 0, 0, 0]) for name in record.players}
     put = [False] * n      # put chips in voluntarily before the flop
     raised = [False] * n
     acted = [False] * n
     street = -1
-    owed: list[float] = []
+    facing: list[bool] = []  # a bet to call (limit: a check or call clears it, a raise sets it for the others)
     for a in record.actions:
         if a.street != street:
             street = a.street
-            owed = [float(max(blinds) - b) for b in blinds] if street == 0 else [0.0] * n
+            facing = [b < max(blinds) for b in blinds] if street == 0 else [False] * n
         p = a.position
         if not 0 <= p < n:
             continue
-        facing = owed[p] > 0
         num, den = out[record.players[p]]
         if street == 0:
             acted[p] = True
-            if a.kind in "cr" and facing:
+            if a.kind in "cr" and facing[p]:
                 put[p] = True
             if a.kind == "r":
                 raised[p] = True
@@ -89,17 +87,14 @@ def style_of_hand(record: HandRecord) -> dict[str, tuple[list[int], list[int]]]:
             den[2] += 1
             if a.kind == "r":
                 num[2] += 1
-            if facing:
+            if facing[p]:
                 den[3] += 1
                 if a.kind == "f":
                     num[3] += 1
-        if a.kind == "r":  # everyone else now faces a bet (limit: one bet more)
-            for q in range(n):
-                if q != p:
-                    owed[q] += 1.0
-            owed[p] = 0.0
+        if a.kind == "r":
+            facing = [q != p for q in range(n)]
         elif a.kind == "c":
-            owed[p] = 0.0
+            facing[p] = False
     for p, name in enumerate(record.players):
         if acted[p]:
             num, den = out[name]

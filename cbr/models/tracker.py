@@ -39,7 +39,23 @@ if TYPE_CHECKING:  # pragma: no cover
     from cbr.game.decision import DecisionPoint
     from cbr.logs.record import HandRecord
 
-__all__ = ["OpponentTracker", "model_values"]
+__all__ = ["OpponentTracker", "model_values", "seated_names"]
+
+def seated_names(seating: tuple[str, ...], position: int, player: str, n_players: int) -> dict[int, str]:
+    """Position -> name this hand, from the last hand's ``seating`` (names by position) and the
+    actor's ``position`` and name, assuming the seats keep their cyclic order while the positions
+    rotate; ``{}`` when the seating is unknown or does not fit.
+
+    >>> seated_names(("ann", "bob", "cy"), 0, "bob", 3)
+    {0: 'bob', 1: 'cy', 2: 'ann'}
+    >>> seated_names(("ann", "bob"), 0, "zed", 2)
+    {}
+    """
+    if len(seating) != n_players or player not in seating:
+        return {}
+    k = seating.index(player)
+    return {p: seating[(k + p - position) % n_players] for p in range(n_players)}
+
 
 def model_values(model: Any) -> tuple[float, float, float]:
     """``(aggressiveness, tightness, riskiness)`` of a ``PlayerModel`` (overall values)."""
@@ -80,11 +96,7 @@ class OpponentTracker:
     def names(self, position: int, player: str, n_players: int) -> dict[int, str]:
         """Position -> name this hand, from the actor's ``position`` and name and the last
         hand's seating (only the actor when the seating is unknown or does not fit)."""
-        last = self.seating
-        if len(last) != n_players or player not in last:
-            return {position: player}
-        k = last.index(player)
-        return {p: last[(k + p - position) % n_players] for p in range(n_players)}
+        return seated_names(self.seating, position, player, n_players) or {position: player}
 
     def value_of(self, player: str) -> tuple[float, float, float]:
         """The model values of ``player`` (the defaults for a player never seen)."""

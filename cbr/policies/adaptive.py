@@ -38,6 +38,7 @@ import numpy as np
 
 from cbr.errors import ConfigError
 from cbr.models.style import STYLE_FEATURES, StyleStats
+from cbr.models.tracker import seated_names
 from cbr.policies.base import Decision, Policy, Triple
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -153,18 +154,10 @@ class AdaptivePolicy(Policy):
         self.chosen: list[tuple[str, str]] = []  # (opponent, expert) of each decision, for reports
 
     # ---- who is the opponent -------------------------------------------------------------
-    def _names(self, dp: "DecisionPoint") -> dict[int, str]:
-        last = self._seating
-        n = len(dp.folded)
-        if len(last) != n or dp.player not in last:
-            return {}
-        k = last.index(dp.player)
-        return {p: last[(k + p - dp.position) % n] for p in range(n)}
-
     def opponent(self, dp: "DecisionPoint") -> Optional[str]:
         """The opponent the bot adapts to at ``dp``: the one still in the hand (the one seen
         most when several are); None before any hand was seen."""
-        names = self._names(dp)
+        names = seated_names(self._seating, dp.position, dp.player, len(dp.folded))
         live = [names[p] for p in range(len(dp.folded)) if p != dp.position and not dp.folded[p] and p in names]
         if not live:
             return None

@@ -456,9 +456,8 @@ class Engine:
         rng = random.Random(f"cbr-serve:{seed}")
         with self.policy(spec, request.get("casebase")) as (policy, lock, loaded):
             with lock:
-                if getattr(policy, "can_retain", False):
-                    policy.open().refresh()  # what was retained since (a bot with a handle of its own)
                 if getattr(policy, "can_retain", False):  # a case-based bot: its decision record
+                    policy.open().refresh()  # what was retained since (a bot with a handle of its own)
                     d = policy.decide(dp, rng)
                     decision = {"action": d.action, "street": d.street, "triple": _triple(d.triple),
                                 "played": _triple(d.played), "reuse": d.reuse, "why": d.explanation,
