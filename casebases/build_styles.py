@@ -1,8 +1,10 @@
 """Recipe: the style cases of the ``adapt`` bot (``casebases/styles/house.json``) from a matrix of
 duplicate matches (``experiments/adaptation_matrix.py``).
 
-One case per opponent of the matrix: its style as the safe expert (``cbr``) saw it, and what
-every expert won against it (sb/h, with the 95% CI half-width).
+One case per opponent of the matrix: its style as the safe expert (``cbr:preset=expert``) saw
+it, and what every expert won against it (sb/h, with the 95% CI half-width). A matrix measured
+before plain ``cbr`` became the adaptive bot (issue 36) names the case-based bot ``cbr``: it is
+renamed ``cbr:preset=expert``, what it was.
 
     python experiments/adaptation_matrix.py --seed 1 --hands 1000 -j 2
     python -m casebases.build_styles experiments/results/adaptation-matrix-seed1.json
@@ -16,11 +18,17 @@ from pathlib import Path
 OUT = Path(__file__).resolve().parent / "styles" / "house.json"
 
 
-def style_cases(matrix: dict, safe: str = "cbr") -> dict:
+def _spec(name: str) -> str:
+    """A bot's spec as the style cases name it: ``cbr`` of an older matrix is ``cbr:preset=expert``."""
+    return "cbr:preset=expert" if name == "cbr" else name
+
+
+def style_cases(matrix: dict, safe: str = "cbr:preset=expert") -> dict:
     """The style-case file's content from a matrix's cells."""
     experts: list[str] = []
     cases: dict[str, dict] = {}
-    for c in matrix["cells"]:
+    for cell in matrix["cells"]:
+        c = {**cell, "expert": _spec(cell["expert"]), "opponent": _spec(cell["opponent"])}
         if c["expert"] not in experts:
             experts.append(c["expert"])
         case = cases.setdefault(c["opponent"], {"name": c["opponent"], "style": None, "sb": {}, "ci": {}})

@@ -1,4 +1,4 @@
-"""The adaptive bot (``adapt``) against each opponent, beside the fixed bots of the house on the same
+"""The adaptive bot (plain ``cbr``, the ``adapt`` plugin with its defaults) against each opponent, beside the fixed bots of the house on the same
 deals: its win rate, the best fixed bot's, whether it learns (hands 2,001-4,000 against 1-500),
 and what it chose over time.
 
@@ -10,6 +10,7 @@ Seed 1 is the tuning seed (the style cases were measured on it); report on other
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -19,8 +20,12 @@ from common import RESULTS, pyplot, say, write_json
 
 #: Opponents: the house's bots, the baselines, and two that change style in the middle.
 OPPONENTS = ["call", "raise", "station", "hs", "ehs", "poki", "lag", "phase3", "cfr", "call>raise", "raise>call"]
+#: Opponents no style case was measured on (variants of the house's bots with other options):
+#: how the bot does against players it has never seen.
+UNSEEN = ["rock:raise-rank=10:call-rank=60", "lag:looseness=0.4:stab-rate=0.2", "ehs:bluff-rate=0.6:raise-ehs=0.5",
+          "hs:call-hs=0.2:raise-hs=0.6", "station>lag"]
 #: Fixed bots measured beside it against each opponent (the best of them is the bar).
-FIXED = ["cbr", "ehs", "poki", "hs", "cfr", "phase3", "lag", "cbr:preset=casper"]
+FIXED = ["cbr:preset=expert", "ehs", "poki", "hs", "cfr", "phase3", "lag", "cbr:preset=casper"]
 
 
 def _switching(spec: str, hands: int, seed: int):
@@ -55,9 +60,9 @@ def _opponent(spec: str, hands: int, seed: int):
 
 def play_adapt(opp: str, hands: int, seed: int) -> dict:
     from cbr.play.match import run_match
-    from cbr.policies.adaptive import AdaptivePolicy
+    from cbr.policies.spec import policy_from_spec
 
-    bot = AdaptivePolicy(seed=seed)
+    bot = policy_from_spec("cbr", seed=seed)  # the default: the adaptive bot
     t = time.time()
     try:
         r = run_match([bot, _opponent(opp, hands, seed)], hands, duplicate=True, seed=seed, keep_payoffs=True)
@@ -117,13 +122,15 @@ def plot(report: dict, path: Path) -> None:
                 mean.append(m)
                 lo.append(m - 1.96 * sd / math.sqrt(i))
                 hi.append(m + 1.96 * sd / math.sqrt(i))
-        ax.plot(x, mean, color="tab:blue", label="adapt (running mean)")
+        ax.plot(x, mean, color="tab:blue", label="cbr, adaptive (running mean)")
         ax.fill_between(x, lo, hi, color="tab:blue", alpha=0.2)
         best = report["best"][opp]
         ax.axhline(best["sb"], color="tab:green", ls="--", label=f"best fixed: {best['bot']}")
-        cbr = report["fixed"][opp].get("cbr")
-        if cbr:
-            ax.axhline(cbr["sb"], color="tab:gray", ls=":", label="cbr (fixed)")
+        for bot, color, style in (("cbr:preset=expert", "tab:gray", ":"), ("cfr", "tab:red", "-."),
+                                  ("ehs", "tab:orange", ":")):
+            fixed = report["fixed"][opp].get(bot)
+            if fixed and bot != best["bot"]:
+                ax.axhline(fixed["sb"], color=color, ls=style, lw=1, label=bot)
         ax.set_title(f"vs {opp}")
         ax.set_xlabel("hands")
         ax.set_ylabel("sb/h")
@@ -132,6 +139,25 @@ def plot(report: dict, path: Path) -> None:
         ax.axis("off")
     fig.tight_layout()
     fig.savefig(path, dpi=90)
+    plt.close(fig)
+    # what it chose over time: each expert's share of the decisions, per 1/40 of the match
+    fig, axes = plt.subplots(rows, cols, figsize=(4 * cols, 2.6 * rows), squeeze=False)
+    for ax, opp in zip(axes.flat, opps):
+        shares = report["adapt"][opp]["choices"]
+        names = sorted(shares)
+        n = len(shares[names[0]])
+        x = [(i + 0.5) * report["hands"] / n for i in range(n)]
+        ax.stackplot(x, *[shares[e] for e in names], labels=names, alpha=0.8)
+        ax.set_ylim(0, 1)
+        ax.set_title(f"vs {opp}", fontsize=9)
+        ax.set_xlabel("hands")
+        ax.set_ylabel("share of decisions")
+        ax.legend(fontsize=6, loc="lower right")
+    for ax in list(axes.flat)[len(opps):]:
+        ax.axis("off")
+    fig.tight_layout()
+    fig.savefig(path.with_name(path.stem + "-choices.png"), dpi=90)
+    plt.close(fig)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -139,14 +165,26 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=2)
     ap.add_argument("--hands", type=int, default=4000)
     ap.add_argument("-j", "--jobs", type=int, default=2)
-    ap.add_argument("--opponents", default=",".join(OPPONENTS))
+    ap.add_argument("--opponents", default=",".join(OPPONENTS + UNSEEN))
     ap.add_argument("--fixed", default=",".join(FIXED))
+    ap.add_argument("--fixed-from", type=Path, default=None,
+                    help="a report of this script for the same --seed and --hands: its fixed bots' results are "
+                         "taken instead of played again (the same deals; `cbr` there is `cbr:preset=expert`)")
     args = ap.parse_args(argv)
     opps = [o for o in args.opponents.split(",") if o]
     fixed = [b for b in args.fixed.split(",") if b]
-    jobs = [("adapt", o, args.hands, args.seed) for o in opps]
-    jobs += [("fixed", b, o, args.hands, args.seed) for o in opps for b in fixed]
     report: dict = {"seed": args.seed, "hands": args.hands, "opponents": opps, "adapt": {}, "fixed": {}, "best": {}}
+    if args.fixed_from is not None:
+        old = json.loads(args.fixed_from.read_text())
+        if (old["seed"], old["hands"]) != (args.seed, args.hands):
+            raise SystemExit(f"{args.fixed_from}: seed {old['seed']}, {old['hands']} hands; not {args.seed}, {args.hands}")
+        for o, bots in old["fixed"].items():
+            for b, res in bots.items():
+                b = "cbr:preset=expert" if b == "cbr" else b  # before plain cbr became the adaptive bot
+                if o in opps and b in fixed:
+                    report["fixed"].setdefault(o, {})[b] = {**res, "bot": b, "from": str(args.fixed_from.name)}
+    jobs = [("adapt", o, args.hands, args.seed) for o in opps]
+    jobs += [("fixed", b, o, args.hands, args.seed) for o in opps for b in fixed if b not in report["fixed"].get(o, {})]
     with ProcessPoolExecutor(args.jobs) as pool:
         for res in pool.map(_run, jobs):
             if res["bot"] == "adapt":

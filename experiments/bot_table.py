@@ -30,10 +30,11 @@ from cbr.play.match import run_match  # noqa: E402
 from cbr.policies.spec import policy_from_spec  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
-BOTS = ("hs,ehs,poki,lag,simbot,cfr:strategy=h_hs2_4,cfr,cbr:preset=casper,cbr")
+BOTS = ("hs,ehs,poki,lag,simbot,cfr:strategy=h_hs2_4,cfr,cbr:preset=casper,cbr:preset=expert,cbr")
 OPPONENTS = "call,raise,ehs"
 LABELS = {"cfr:strategy=h_hs2_4": "cfr, 4 buckets (old default)", "cfr": "cfr, MCCFR teacher (default)",
-          "cbr:preset=casper": "cbr, CASPER's base (old default)", "cbr": "cbr, expert base (default)"}
+          "cbr:preset=casper": "cbr, CASPER's base (old default)", "cbr:preset=expert": "cbr, expert base (default until issue 36)",
+          "cbr": "cbr, adaptive (the default)"}
 
 
 def lbr(bot: str, hands: int, seed: int, workers: int, budget: float) -> dict:

@@ -77,7 +77,7 @@ def main() -> None:
         print(street, report["held_out"][street], file=sys.stderr)
     for opp in SOURCE_BOTS:
         runs = {}
-        for name, spec in (("hand-picked", "cbr"), ("learned", f"cbr:similarity={args.learned}")):
+        for name, spec in (("hand-picked", "cbr:preset=expert"), ("learned", f"cbr:preset=expert:similarity={args.learned}")):
             runs[name] = run_match([spec, opp], args.hands, duplicate=True, seed=args.seed, keep_payoffs=True)
         d, ci = paired_difference(deal_means(runs["learned"]), deal_means(runs["hand-picked"]))
         report["play"][opp] = {name: [round(r.players[0].sb_per_hand, 4), round(r.players[0].sb_ci, 4)]

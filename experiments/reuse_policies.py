@@ -122,7 +122,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--seed", type=int, default=2, help="deal seed (2: the reported run; 1 was for tuning)")
     ap.add_argument("--hands", type=int, default=4000, help="duplicate hands per match")
     ap.add_argument("--jobs", type=int, choices=(1, 2), default=1, help="matches played at once")
-    ap.add_argument("--bot", default="cbr", help="the case-based bot's spec; reuse=... is set per run")
+    ap.add_argument("--bot", default="cbr:preset=expert", help="the case-based bot's spec; reuse=... is set per run")
     ap.add_argument("--also", default=TUNED_BOT, metavar="SPEC",
                     help=f"one more bot compared on the same deals (default: the tuned {TUNED_BOT}; '' for none)")
     ap.add_argument("--out", type=Path, default=RESULTS / "reuse_policies.json")

@@ -34,7 +34,7 @@ from cbr.exploit.lbr import Variant  # noqa: E402
 from cbr.exploit.measure import exploit  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
-OPPONENTS = "call,raise,hs,ehs,poki,lag,cfr:strategy=h_hs2_4,cbr"
+OPPONENTS = "call,raise,hs,ehs,poki,lag,cfr:strategy=h_hs2_4,cbr:preset=expert"
 
 
 def snapshot_folders(snaps: Path, work: Path) -> list[tuple[int, Path, dict]]:

@@ -290,8 +290,8 @@ class _Explained(PolicySeat):
 
     def decide(self, state: HandState, dp: DecisionPoint) -> Any:
         d = super().decide(state, dp)
-        if getattr(d, "vote", None) is not None:
-            self.kept.append((self.name, d))
+        if getattr(d, "vote", None) is not None or getattr(d, "expert", None) is not None:
+            self.kept.append((self.name, d))  # the case-based bot's vote, or the adaptive bot's choice
         return d
 
 
@@ -309,10 +309,14 @@ def why_lines(name: str, decision: Any, top: int = 3) -> list[str]:
     """
     from cbr.query.answer import explain_decision
 
-    ans = explain_decision(decision, top=top)
     dp = decision.dp
-    t, p = decision.triple, decision.played
     word = {"f": "fold", "c": "check" if dp.to_call == 0 else "call", "r": "bet" if dp.bets_to_call == 0 else "raise"}
+    if getattr(decision, "vote", None) is None:  # the adaptive bot's choice of another expert: no cases voted
+        return [f"{name} on the {STREETS[dp.street]} with {cards_str(dp.hole, ' ')}, betting {dp.history!r}: "
+                f"{word[decision.action]}",
+                f"  played by {decision.expert}, the adaptive bot's choice: {decision.reason}"]
+    ans = explain_decision(decision, top=top)
+    t, p = decision.triple, decision.played
     out = [f"{name} on the {decision.street} with {cards_str(dp.hole, ' ')}, betting {dp.history!r}: "
            f"{word[decision.action]}",
            f"  {decision.explanation}" + ("" if p == t else f"; played fold {p[0]:.2f} call {p[1]:.2f} raise {p[2]:.2f}"),

@@ -11,18 +11,30 @@ Opponent type adaptation (Rubin and Watson, ICCBR 2012), with the opponent types
    (``casebases/styles/house.json``, built by ``casebases/build_styles.py`` from
    ``experiments/adaptation_matrix.py``). The ``k`` style cases nearest to the opponent's
    style vote, weighted by similarity, for each expert's win rate.
-3. **Choose, safely.** The bot plays the ``safe`` expert (the teacher-imitating ``cbr``)
+3. **Correct by what the table shows.** What the style cases say is a prior worth
+   ``prior_hands`` hands; each expert's own results against this opponent (in the hands it
+   played while the opponent looked like the same style case) move it
+   (:meth:`AdaptivePolicy.values`), so an expert that loses where its style cases promised a
+   win is left. Off-policy (importance-sampled) estimates of the experts not played are not
+   used: the house's experts are deterministic, so the hands one plays say nothing unbiased
+   about another's.
+4. **Choose, safely.** The bot plays the ``safe`` expert (the teacher-imitating case-based bot)
    until it has seen the opponent for ``warmup`` hands, and afterwards whenever no expert is
    expected to win ``min_gain`` sb/h more than it, or the opponent's style is far from every
-   style case (similarity under ``min_similarity``): it moves only on evidence.
+   style case (similarity under ``min_similarity``): it moves only on evidence. The same margin
+   keeps the expert playing until another is expected to win ``min_gain`` more than it.
+
+Plain ``cbr`` is this bot over the expert case base (:func:`case_based_bot`); ``cbr:preset=expert``
+is the case-based bot alone. Retention keeps every decision of the bot, whichever expert made
+it, in the safe expert's case base.
 
 At a table of three or more, the opponent is the one still in the hand, or, with several, the
 one the bot has seen most; each opponent keeps its own style.
 
 >>> from cbr.game.situation import situation
 >>> bot = AdaptivePolicy(seed=1)
->>> bot.expert_for(situation(hole="AdQc", board="3h4cJh", to_call=1, pot=5)).name   # no hand seen yet
-'cbr'
+>>> bot.safe, bot.expert_for(situation(hole="AdQc", board="3h4cJh", to_call=1, pot=5)).name   # no hand seen yet
+('cbr:preset=expert', 'cbr')
 >>> bot.close()
 """
 from __future__ import annotations
@@ -30,6 +42,7 @@ from __future__ import annotations
 import json
 import math
 import random
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional, Sequence
@@ -45,7 +58,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from cbr.game.decision import DecisionPoint
     from cbr.logs.record import HandRecord
 
-__all__ = ["AdaptivePolicy", "StyleCases", "load_style_cases", "DEFAULT_STYLES"]
+__all__ = ["AdaptivePolicy", "AdaptiveDecision", "StyleCases", "load_style_cases", "DEFAULT_STYLES", "case_based_bot", "DEFAULT_CBR_PRESET"]
 
 #: The shipped style cases (``casebases/styles/house.json``).
 DEFAULT_STYLES = "house"
@@ -108,6 +121,17 @@ def load_style_cases(name_or_path: str = DEFAULT_STYLES) -> StyleCases:
         raise ConfigError(f"style cases {path}: not a style-case file ({exc})") from None
 
 
+@dataclass(frozen=True, kw_only=True)
+class AdaptiveDecision(Decision):
+    """A decision of the adaptive bot that another expert than its case base made: which one
+    (``expert``, its spec) and why it plays (``reason``, :meth:`AdaptivePolicy.reason`). The
+    decisions of the safe case-based expert are its own records
+    (:class:`~cbr.policies.cbr_policy.CBRDecision`)."""
+
+    expert: str
+    reason: str = ""
+
+
 class AdaptivePolicy(Policy):
     """See the module docstring. Options: ``experts`` (policy specs joined by ``+``; default:
     the experts of the style cases), ``safe`` (the expert played until there is evidence;
@@ -115,13 +139,17 @@ class AdaptivePolicy(Policy):
     before leaving the safe expert), ``min_gain`` (sb/h an expert must be expected to win over
     the safe one), ``min_similarity`` (of the nearest style case), ``k`` (style cases that
     vote) and ``bandwidth`` (how fast a case's vote falls with its distance,
-    :meth:`StyleCases.expected`), ``discount`` (per hand, of an opponent's style counts)."""
+    :meth:`StyleCases.expected`), ``discount`` (per hand, of an opponent's style counts),
+    ``prior_hands`` (how many hands of the table's evidence weigh as much as the style cases)
+    and ``evidence_discount`` (per hand, of that evidence; 1 keeps it all: a change of style
+    starts new evidence anyway). ``safe_policy``: a built policy to play as the safe expert."""
 
     name = "adapt"
 
-    def __init__(self, *, seed: int | None = None, experts: Optional[str] = None, safe: str = "cbr",
+    def __init__(self, *, seed: int | None = None, experts: Optional[str] = None, safe: str = "cbr:preset=expert",
                  styles: str = DEFAULT_STYLES, warmup: int = 50, min_gain: float = 0.1, min_similarity: float = 0.9,
-                 k: int = 3, bandwidth: float = 0.02, discount: float = 0.99) -> None:
+                 k: int = 3, bandwidth: float = 0.02, discount: float = 0.99, prior_hands: float = 300.0,
+                 evidence_discount: float = 1.0, safe_policy: Optional[Policy] = None) -> None:
         super().__init__(seed=seed)
         from cbr.policies.spec import policy_from_spec
 
@@ -143,15 +171,84 @@ class AdaptivePolicy(Policy):
         self.bandwidth = float(bandwidth)
         if not self.bandwidth > 0.0:
             raise ConfigError(f"bandwidth must be a positive number, got {bandwidth!r}")
-        if not 0.0 < self.discount <= 1.0:
-            raise ConfigError(f"discount must be in (0, 1], got {discount!r}")
+        for name, value in (("discount", discount), ("evidence_discount", evidence_discount)):
+            if not 0.0 < float(value) <= 1.0:
+                raise ConfigError(f"{name} must be in (0, 1], got {value!r}")
+        self.evidence_discount = float(evidence_discount)
+        self.prior_hands = float(prior_hands)
+        if not (math.isfinite(self.prior_hands) and self.prior_hands > 0):
+            raise ConfigError(f"prior_hands must be a positive number, got {prior_hands!r}")
         self.safe = safe
         self.experts: dict[str, Policy] = {}
         for i, spec in enumerate(specs):
-            self.experts[spec] = policy_from_spec(spec, seed=None if seed is None else seed * 31 + i)
+            expert_seed = None if seed is None else seed * 31 + i
+            if spec == safe and safe_policy is not None:
+                self.experts[spec] = safe_policy
+            elif spec == "cbr":  # style cases of before issue 36: `cbr` was the case-based bot alone
+                self.experts[spec] = policy_from_spec("cbr:preset=expert", seed=expert_seed)
+            else:
+                self.experts[spec] = policy_from_spec(spec, seed=expert_seed)
         self.styles = StyleStats(self.discount)
+        #: per (opponent, its nearest style case, expert): the hands the expert played against the
+        #: opponent while it looked like that case, and the small bets it won in them (discounted
+        #: by ``evidence_discount`` a hand; the evidence of :meth:`values`)
+        self.evidence: dict[tuple[str, str, str], list[float]] = {}
+        self._played: dict[str, tuple[str, str]] = {}  # this hand's (style case, expert), per opponent
+        self._current: dict[str, str] = {}  # the expert playing against each opponent
         self._seating: tuple[str, ...] = ()
         self.chosen: list[tuple[str, str]] = []  # (opponent, expert) of each decision, for reports
+
+    # ---- the case base (retention and explanations go through the safe expert's) ----------
+    @property
+    def case_based(self) -> Optional[Policy]:
+        """The safe expert when it is a case-based bot (it has a case base), else None."""
+        p = self.experts[self.safe]
+        return p if getattr(p, "can_retain", False) else None
+
+    @property
+    def can_retain(self) -> bool:
+        """Retention during play keeps every decision of this bot (whichever expert made it) in
+        the safe expert's case base, when that is a case-based bot."""
+        return self.case_based is not None
+
+    @property
+    def casebase_path(self) -> Path:
+        return self._case_based().casebase_path  # type: ignore[attr-defined, no-any-return]
+
+    @property
+    def casebase(self) -> str:
+        return self._case_based().casebase  # type: ignore[attr-defined, no-any-return]
+
+    @property
+    def similarity(self) -> Optional[str]:
+        p = self.case_based
+        return None if p is None else p.similarity  # type: ignore[attr-defined, no-any-return]
+
+    @property
+    def casebase_handle(self) -> object:
+        """The shared case base the safe expert plays from, when it was handed one."""
+        return getattr(self._case_based(), "casebase_handle", None)
+
+    @property
+    def learns(self) -> bool:
+        """Always: the bot learns its opponents' styles and what each expert wins against them
+        (a server gives every session a bot of its own). Opens the safe expert's case base, as
+        the case-based bot's ``learns`` does (a handle it was given is then its own reference)."""
+        if self.case_based is not None:
+            self.open()
+        return True
+
+    def use_casebase(self, path: "str | Path") -> None:
+        self._case_based().use_casebase(path)  # type: ignore[attr-defined]
+
+    def open(self) -> object:
+        return self._case_based().open()  # type: ignore[attr-defined]
+
+    def _case_based(self) -> Policy:
+        p = self.case_based
+        if p is None:
+            raise ConfigError(f"the adaptive bot's safe expert {self.safe!r} has no case base")
+        return p
 
     # ---- who is the opponent -------------------------------------------------------------
     def opponent(self, dp: "DecisionPoint") -> Optional[str]:
@@ -174,21 +271,70 @@ class AdaptivePolicy(Policy):
         enough = self.warmup if self.discount == 1.0 else min(self.warmup, 0.9 / (1.0 - self.discount))
         if opponent is None or self.styles.hands(opponent) < enough:
             return self.safe
-        expect, sim, _ = self.cases.expected(self.styles.vector(opponent), self.k, self.bandwidth)
-        if sim < self.min_similarity:
-            return self.safe
-        values = {e: v for e, v in zip(self.cases.experts, expect) if e in self.experts and math.isfinite(v)}
+        values = self.values(opponent)
         if self.safe not in values:
             return self.safe
         best = max(values, key=lambda e: (values[e], e == self.safe))
-        return best if values[best] >= values[self.safe] + self.min_gain else self.safe
+        # the expert playing now stays until another is expected to win min_gain more (at first: the
+        # safe one): no hopping between experts whose expected win rates differ by less than their noise
+        current = self._current.get(opponent, self.safe)
+        if current not in values:
+            current = self.safe
+        choice = best if values[best] >= values[current] + self.min_gain else current
+        self._current[opponent] = choice
+        return choice
+
+    def values(self, opponent: str) -> dict[str, float]:
+        """Each expert's expected win rate (sb/h) against ``opponent``: what the nearest style
+        cases say (the prior, worth ``prior_hands`` hands) corrected by what the expert won
+        against this opponent in the hands it played here (discounted by ``evidence_discount``
+        a hand): ``(prior_hands * prior + won) / (prior_hands + played)``. An expert the table
+        shows losing where its style cases promised winning is left within a few hundred
+        hands. Empty when the opponent's style is far from every style case (no prior)."""
+        expect, sim, used = self.cases.expected(self.styles.vector(opponent), self.k, self.bandwidth)
+        if sim < self.min_similarity:
+            return {}
+        out = {}
+        for e, prior in zip(self.cases.experts, expect):
+            if e in self.experts and math.isfinite(prior):
+                played, won = self.evidence.get((opponent, used[0], e), (0.0, 0.0))
+                out[e] = (self.prior_hands * float(prior) + won) / (self.prior_hands + played)
+        return out
 
     # ---- the policy ----------------------------------------------------------------------
     def decide(self, dp: "DecisionPoint", rng: Optional[random.Random] = None) -> Decision:
         opp = self.opponent(dp)
         spec = self.choose(opp)
         self.chosen.append((opp or "", spec))
-        return self.experts[spec].decide(dp, rng if rng is not None else random.Random(0))
+        if opp is not None and self.styles.hands(opp) > 0:
+            self._played[opp] = (self.cases.expected(self.styles.vector(opp), 1, self.bandwidth)[2][0], spec)
+        made = self.experts[spec].decide(dp, rng if rng is not None else random.Random(0))
+        if spec == self.safe:
+            return made  # the case-based bot's own record (its vote explains it)
+        return AdaptiveDecision(dp=made.dp, action=made.action, played=made.played, expert=spec,
+                                reason=self.reason(opp, spec) if opp is not None else "")
+
+    def reason(self, opponent: str, spec: str) -> str:
+        """Why ``spec`` plays against ``opponent``, in words: its style, the nearest style case
+        and the win rates the choice compared.
+
+        >>> bot = AdaptivePolicy(seed=1)
+        >>> bot.reason("nobody", "ehs")
+        'nobody: not seen yet'
+        >>> bot.close()
+        """
+        if self.styles.hands(opponent) == 0:
+            return f"{opponent}: not seen yet"
+        style = self.styles.vector(opponent)
+        shown = ", ".join(f"{name.replace('_', ' ')} {'-' if v is None else f'{v:.2f}'}"
+                          for name, v in zip(STYLE_FEATURES, style))
+        _, sim, used = self.cases.expected(style, self.k, self.bandwidth)
+        values = self.values(opponent)
+        compared = "" if not values else (f"; expected {spec} {values.get(spec, float('nan')):+.2f} sb/h, "
+                                          f"{self.safe} {values.get(self.safe, float('nan')):+.2f}")
+        played = sum(ev[0] for (o, c, _), ev in self.evidence.items() if o == opponent and c == used[0])
+        return (f"{opponent} ({shown}; {self.styles.hands(opponent):.0f} hands) is nearest the style case "
+                f"{used[0]!r} (similarity {sim:.2f}){compared} (style cases and {played:.0f} hands here)")
 
     def act(self, dp: "DecisionPoint", rng: random.Random) -> str:
         return self.decide(dp, rng).action
@@ -202,12 +348,28 @@ class AdaptivePolicy(Policy):
     def observe(self, record: "HandRecord", position: int) -> None:
         self._seating = tuple(record.players)
         self.styles.update(record)
+        payoffs = record.payoffs
+        sb = record.game.small_bet
+        for opp in {nm for nm in record.players if nm != record.players[position]}:
+            if self.evidence_discount < 1.0:
+                for key, ev in self.evidence.items():
+                    if key[0] == opp:
+                        ev[0] *= self.evidence_discount
+                        ev[1] *= self.evidence_discount
+            played = self._played.pop(opp, None)
+            if played is not None and payoffs is not None and sb > 0:
+                ev = self.evidence.setdefault((opp, *played), [0.0, 0.0])
+                ev[0] += 1.0
+                ev[1] += float(payoffs[position]) / sb
         for p in self.experts.values():
             if type(p).observe is not Policy.observe:
                 p.observe(record, position)
 
     def reset(self) -> None:
         self.styles.reset()
+        self.evidence.clear()
+        self._played.clear()
+        self._current.clear()
         self._seating = ()
         self.chosen.clear()
         for p in self.experts.values():
@@ -218,3 +380,40 @@ class AdaptivePolicy(Policy):
             close = getattr(p, "close", None)
             if callable(close):
                 close()
+
+
+#: The ``cbr`` bot's presets: ``adaptive`` (the default) is :class:`AdaptivePolicy` over the
+#: ``expert`` case-based bot; the others are :data:`cbr.policies.cbr_policy.PRESETS`.
+DEFAULT_CBR_PRESET = "adaptive"
+
+
+def case_based_bot(*, seed: int | None = None, preset: str = DEFAULT_CBR_PRESET, casebase: "str | Path | None" = None,
+                   similarity: Optional[str] = None, reuse: Optional[str] = None, sharpen: Optional[float] = None,
+                   outcome_weight: Optional[float] = None, odds_guard: Optional[float] = None,
+                   models: Optional[str] = None) -> Policy:
+    """The ``cbr`` bot (the plugin of that name). ``preset``: ``adaptive`` (the default) plays
+    the expert case base (``cbr:preset=expert``) until it knows its opponent, then the house bot
+    that beats that opponent's style (:class:`AdaptivePolicy` with its defaults: the ``adapt``
+    plugin tunes it); ``expert`` is the case-based bot alone; ``casper`` is CASPER as published
+    (:class:`~cbr.policies.cbr_policy.CBRPolicy`). The other options are the case-based bot's; with
+    ``adaptive`` they apply to its safe expert (its case base is the one retention grows).
+
+    >>> bot = case_based_bot(seed=1)
+    >>> bot.name, type(bot).__name__, type(bot.experts[bot.safe]).__name__
+    ('cbr', 'AdaptivePolicy', 'CBRPolicy')
+    >>> type(case_based_bot(preset="expert")).__name__
+    'CBRPolicy'
+    >>> bot.close()
+    """
+    from cbr.policies.cbr_policy import PRESETS, CBRPolicy
+
+    options = {"casebase": casebase, "similarity": similarity, "reuse": reuse, "sharpen": sharpen,
+               "outcome_weight": outcome_weight, "odds_guard": odds_guard, "models": models}
+    if preset != DEFAULT_CBR_PRESET:
+        if preset not in PRESETS:
+            raise ConfigError(f"unknown preset {preset!r}; use {DEFAULT_CBR_PRESET}, {' or '.join(PRESETS)}")
+        return CBRPolicy(seed=seed, preset=preset, **options)  # type: ignore[arg-type]
+    safe = CBRPolicy(seed=None if seed is None else seed * 31, preset="expert", **options)  # type: ignore[arg-type]
+    bot = AdaptivePolicy(seed=seed, safe="cbr:preset=expert", safe_policy=safe)
+    bot.name = "cbr"
+    return bot

@@ -458,16 +458,16 @@ class Engine:
             with lock:
                 if getattr(policy, "can_retain", False):  # a case-based bot: its decision record
                     policy.open().refresh()  # what was retained since (a bot with a handle of its own)
-                    d = policy.decide(dp, rng)
+                made = policy.decide(dp, rng)
+                d = made if getattr(made, "vote", None) is not None else None  # cases voted (not another expert)
+                if d is not None:
                     decision = {"action": d.action, "street": d.street, "triple": _triple(d.triple),
                                 "played": _triple(d.played), "reuse": d.reuse, "why": d.explanation,
                                 "retrieved": d.retrieved, "fallback": d.fallback,
                                 "case_ids": [int(i) for i in d.case_ids[:top]], "similarity": _number(d.similarity)}
                 else:
-                    d = None
-                    triple = policy.triple(dp)
-                    action = policy.act(dp, rng)
-                    decision = {"action": action, "triple": _triple(triple)}
+                    triple = made.played if made.played is not None else policy.triple(dp)
+                    decision = {"action": made.action, "triple": _triple(triple)}
             with loaded.lock:
                 self._follow(loaded)
                 if (d is not None and d.casebase is loaded.cb and request.get("weighted") is None

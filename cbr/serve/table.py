@@ -107,7 +107,8 @@ class _BotSeat(PolicySeat):
         with self.lock:
             decision = self.policy.decide(dp, self.rng)
         s = self.session
-        reasons = decision if getattr(decision, "vote", None) is not None else None  # a case-based bot's record
+        # a case-based bot's record, or the adaptive bot's choice of another expert (which says why)
+        reasons = decision if getattr(decision, "vote", None) is not None or hasattr(decision, "expert") else None
         s.bot_decisions.append(BotDecision(len(s.bot_decisions), s.hand_number, self.seat, self.name,
                                            STREETS[state.street], decision.action, dp, self.policy, reasons,
                                            self.lock))
@@ -189,6 +190,7 @@ class TableSession:
     policies: list[Policy]
     retain_into: Optional[str] = None
     shared: dict[int, Any] = field(default_factory=dict)  # seat -> the lock of a bot shared between sessions
+    locks: dict[int, Any] = field(default_factory=dict)  # seat -> the lock of the server's case base its own bot plays from
     retainers: list[Any] = field(default_factory=list)
     lock: threading.RLock = field(default_factory=threading.RLock)
     touched: float = field(default_factory=time.monotonic)
@@ -256,6 +258,9 @@ class TableSession:
                     policies[i], session.shared[i + 1] = hit
                 else:
                     p.reset()
+                    lock = getattr(p, "_table_lock", None)  # a bot of the session's on the server's case base
+                    if lock is not None:
+                        session.locks[i + 1] = lock
             if retain_into is not None:
                 from cbr.errors import CaseBaseError
                 from cbr.play.retention import start_retention
@@ -271,7 +276,7 @@ class TableSession:
         session._person = _Person(session)
         n = len(policies) + 1
         seats: list[Seat] = [session._person]
-        seats += [_BotSeat(p, act_rng(seed, s), s, names[s], session, session.shared.get(s))
+        seats += [_BotSeat(p, act_rng(seed, s), s, names[s], session, session.shared.get(s, session.locks.get(s)))
                   for s, p in enumerate(policies, start=1)]
         session._table = Table(default_game(n), seats, names, seed=seed, source="web",
                                retainers=session.retainers, watcher=session._person)
@@ -432,7 +437,9 @@ class TableSession:
             hand["result"] = {"won": done.won, "you": you_won, "you_sb": you_won / sb,
                               "showdown": [person.order[p] for p in shown]}
         hand["decisions"] = [{"id": d.id, "seat": d.seat, "name": d.name, "street": d.street, "action": d.action,
-                              "explained": d.decision is not None and over}
+                              "explained": getattr(d.decision, "vote", None) is not None and over,
+                              **({"played_by": d.decision.expert, "why": d.decision.reason}
+                                 if over and hasattr(d.decision, "expert") else {})}
                              for d in self.bot_decisions if d.hand == self.hand_number]
         out["hand"] = hand
         return out
@@ -456,6 +463,9 @@ class TableSession:
         d = self.bot_decisions[decision_id]
         if d.decision is None:
             raise NotFoundError(f"decision {decision_id} is {d.name}'s, a bot that does not retrieve cases")
+        if getattr(d.decision, "vote", None) is None:  # the adaptive bot played another expert here
+            raise NotFoundError(f"decision {decision_id}: {d.name} played {d.decision.expert} here, no cases voted "
+                                f"(the adaptive bot's choice: {d.decision.reason})")
         if d.hand == self.hand_number and self.in_hand:
             raise TableStateError("a bot's reasons are shown when the hand is over (they tell the strength "
                                   "of its cards)")
@@ -552,8 +562,10 @@ class SharedBots:
     """Case-based bots shared by the sessions of a server, one per policy spec: each holds its
     case base open once (the expert base takes about 150 MB), and a lock serialises its
     decisions. A bot is shared only when it keeps no state between decisions but its case base
-    (not over an opponent-aware case base, whose models learn): each session draws its actions
-    from its own stream, so a shared bot plays as a session's own would."""
+    (not over an opponent-aware case base, whose models learn, nor the adaptive bot, which learns
+    its opponents): each session draws its actions from its own stream, so a shared bot plays as a
+    session's own would. A bot that learns is the session's own but plays from the same open
+    case base, under its lock."""
 
     def __init__(self) -> None:
         self._bots: dict[str, tuple[Policy, Any]] = {}
@@ -581,9 +593,10 @@ class SharedBots:
                     built.use_casebase(handle)  # type: ignore[attr-defined]
                 with handle.lock:
                     learns = built.learns  # type: ignore[attr-defined]  (opens its case base)
-                if learns:  # the session's own (its models learn), on a handle of its own
+                if learns:  # the session's own bot (its models learn), on the server's handle, under its lock
                     if mine:
-                        handle.release()
+                        handle.release()  # the bot took a reference of its own
+                    built._table_lock = handle.lock  # type: ignore[attr-defined]
                     return None
                 if mine:
                     self._handles.append(handle)

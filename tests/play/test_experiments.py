@@ -259,9 +259,11 @@ def test_shaped_bot_samples_its_shaped_triple() -> None:
 def test_shaping_options_are_checked() -> None:
     from cbr.policies.spec import policy_from_spec
 
-    bot = policy_from_spec("cbr:sharpen=2:outcome-weight=0.5", seed=1)
+    bot = policy_from_spec("cbr:preset=expert:sharpen=2:outcome-weight=0.5", seed=1)
     assert (bot.sharpen, bot.outcome_weight) == (2.0, 0.5)
-    assert "sharpen=2.0" in repr(bot) and "sharpen" not in repr(policy_from_spec("cbr", seed=1))
+    assert "sharpen=2.0" in repr(bot) and "sharpen" not in repr(policy_from_spec("cbr:preset=expert", seed=1))
+    adaptive = policy_from_spec("cbr:sharpen=2", seed=1)           # the adaptive bot's case-based expert
+    assert adaptive.experts[adaptive.safe].sharpen == 2.0
     for spec in ("cbr:sharpen=0", "cbr:sharpen=-1", "cbr:outcome-weight=nan"):
         with pytest.raises(ValueError):
             policy_from_spec(spec, seed=1)

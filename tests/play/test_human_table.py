@@ -274,3 +274,22 @@ def test_cli_without_seed_draws_one_prints_it_and_it_replays_the_session():
     assert again.exit_code == 0 and again.output == runs[0].output
     fixed = runner.invoke(app, ["play", "--human", "--bots", "random", "--hands", "3", "--seed", "0"], input=keys)
     assert fixed.output.splitlines()[0] == "Seed 0 (--seed 0 deals these cards again)"
+
+
+def test_why_tells_which_expert_the_default_adaptive_bot_chose():
+    """Plain `cbr` (the adaptive bot) against a human who always raises: after the warm-up it
+    plays `ehs`, and --why says so, with the style it saw, instead of a case vote."""
+    from cbr.policies.adaptive import AdaptiveDecision, AdaptivePolicy
+
+    bot = AdaptivePolicy(seed=1, warmup=20, safe="cbr:preset=expert")
+    lines: list[str] = []
+    try:
+        play_human([bot], 45, seed=3, read=lambda p: "r" if "r=" in p else "c", show=lines.append, why=1)
+    finally:
+        bot.close()
+    chosen = [e for _, e in bot.chosen]
+    assert chosen[0] == "cbr:preset=expert" and "ehs" in chosen
+    told = [ln for ln in lines if "played by ehs, the adaptive bot's choice" in ln]
+    assert len(told) == chosen.count("ehs") > 0                # one line per decision ehs made
+    assert all("nearest the style case 'raise'" in ln for ln in told)
+    assert AdaptiveDecision.__mro__[1].__name__ == "Decision"

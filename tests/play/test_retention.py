@@ -567,3 +567,24 @@ def test_cli_says_what_retain_into_copied_and_its_size(small_copy: Path, tmp_pat
     other = match("cbr:preset=casper,call")
     assert other.returncode == 1 and other.stderr.count("\n") == 1, other.stderr
     assert other.stderr.startswith("error: --retain-into ") and "copy of case base 'base'" in other.stderr
+
+
+def test_the_default_adaptive_bot_keeps_every_decision_whichever_expert_made_it(small_copy: Path,
+                                                                                 tmp_path: Path) -> None:
+    """Plain `cbr` is the adaptive bot: against a maniac it leaves its case base for `ehs` after
+    the warm-up, and retention still keeps every one of its decisions, in its safe expert's case
+    base, with the feature rows of the case base's own feature set."""
+    from cbr.policies.spec import policy_from_spec
+
+    path = fresh(small_copy, tmp_path)
+    rec = Recorder()
+    bot = policy_from_spec(f"cbr:casebase={path}", seed=4)
+    assert type(bot).__name__ == "AdaptivePolicy" and bot.casebase_path == path.resolve()
+    r = run_match([bot, "raise"], 160, seed=5, retain=True, log=rec)  # type: ignore[arg-type]
+    experts = {e for _, e in bot.chosen}
+    bot.close()
+    assert {"cbr:preset=expert", "ehs"} <= experts                      # both made decisions
+    mine = sum(1 for record in rec.records for dp in replay(record) if dp.player == "cbr")
+    cb = CaseBase.open(path)
+    kept = cb.sql("SELECT count(*) FROM cases WHERE source = 'retained' AND player = 'cbr'").fetchone()[0]
+    assert kept == mine == len(bot.chosen) > 0 and r.retained >= kept

@@ -17,10 +17,10 @@ STATION = (1.0, 0.0, 0.0, 0.0)
 @pytest.fixture
 def cases_file(tmp_path):
     path = tmp_path / "styles.json"
-    path.write_text(json.dumps({"experts": ["cbr", "ehs", "poki"], "cases": [
-        {"name": "raise", "style": list(MANIAC), "sb": {"cbr": 1.7, "ehs": 3.5, "poki": 2.9}},
-        {"name": "call", "style": list(STATION), "sb": {"cbr": 0.68, "ehs": 1.07, "poki": 1.09}},
-        {"name": "cfr", "style": [0.8, 0.5, 0.4, 0.3], "sb": {"cbr": -0.03, "ehs": -0.4, "poki": -0.3}}]}))
+    path.write_text(json.dumps({"experts": ["cbr:preset=expert", "ehs", "poki"], "cases": [
+        {"name": "raise", "style": list(MANIAC), "sb": {"cbr:preset=expert": 1.7, "ehs": 3.5, "poki": 2.9}},
+        {"name": "call", "style": list(STATION), "sb": {"cbr:preset=expert": 0.68, "ehs": 1.07, "poki": 1.6}},
+        {"name": "cfr", "style": [0.8, 0.5, 0.4, 0.3], "sb": {"cbr:preset=expert": -0.03, "ehs": -0.4, "poki": -0.3}}]}))
     return str(path)
 
 
@@ -42,7 +42,7 @@ def test_starts_safe_then_plays_the_expert_for_the_style(cases_file):
         run_match([bot, "raise"], 120, seed=5)
         first = [e for _, e in bot.chosen[:40]]
         last = [e for _, e in bot.chosen[-40:]]
-        assert set(first[:5]) == {"cbr"}                  # no evidence yet: the safe expert
+        assert set(first[:5]) == {"cbr:preset=expert"}                  # no evidence yet: the safe expert
         assert set(last) == {"ehs"}                       # a maniac: the expert that beats maniacs
         bot.reset()
         run_match([bot, "call"], 120, seed=6)
@@ -52,13 +52,13 @@ def test_starts_safe_then_plays_the_expert_for_the_style(cases_file):
 
 
 def test_stays_safe_without_a_clear_gain_or_a_near_case(cases_file):
-    bot = AdaptivePolicy(seed=1, styles=cases_file, warmup=30, min_gain=0.5)
+    bot = AdaptivePolicy(seed=1, styles=cases_file, warmup=30, min_gain=1.0)
     try:
-        run_match([bot, "call"], 100, seed=5)             # poki's gain over cbr is 0.41 < 0.5
-        assert {e for _, e in bot.chosen} == {"cbr"}
+        run_match([bot, "call"], 100, seed=5)             # poki's gain over cbr is 0.92 < 1.0
+        assert {e for _, e in bot.chosen} == {"cbr:preset=expert"}
         strict = AdaptivePolicy(seed=1, styles=cases_file, warmup=30, min_similarity=0.999)
         run_match([strict, "lag"], 100, seed=5)           # no style case is that near a lag
-        assert {e for _, e in strict.chosen} == {"cbr"}
+        assert {e for _, e in strict.chosen} == {"cbr:preset=expert"}
         strict.close()
     finally:
         bot.close()
@@ -94,3 +94,56 @@ def test_options_and_files_are_checked(tmp_path, cases_file):
     bad.write_text("{}")
     with pytest.raises(ConfigError, match="not a style-case file"):
         load_style_cases(str(bad))
+
+
+def test_an_expert_the_table_shows_losing_is_left(tmp_path):
+    """A style case that wrongly promises an expert a win (here the always-fold bot against a
+    calling station) sends the bot to it after the warm-up; what that expert loses at the table
+    brings it back to the safe expert, and it does not go back."""
+    path = tmp_path / "wrong.json"
+    path.write_text(json.dumps({"experts": ["cbr:preset=expert", "fold"], "cases": [
+        {"name": "call", "style": list(STATION), "sb": {"cbr:preset=expert": 0.7, "fold": 1.2}}]}))
+    bot = AdaptivePolicy(seed=1, styles=str(path), warmup=30, prior_hands=100)
+    try:
+        run_match([bot, "call"], 400, seed=5)
+        chosen = [e for _, e in bot.chosen]
+        assert "fold" in chosen[: len(chosen) // 2]                     # the style case was believed
+        assert set(chosen[-len(chosen) // 4:]) == {"cbr:preset=expert"}               # the table said otherwise
+        played, won = bot.evidence[("call", "call", "fold")]
+        assert played > 0 and won / played < 0                         # what fold won: a loss
+        assert bot.values("call")["fold"] < bot.values("call")["cbr:preset=expert"]
+    finally:
+        bot.close()
+
+
+def test_without_evidence_the_style_cases_decide(cases_file):
+    bot = AdaptivePolicy(seed=1, styles=cases_file, warmup=30)
+    try:
+        run_match([bot, "call"], 60, seed=5)
+        expect, _, _ = bot.cases.expected(bot.styles.vector("call"), bot.k, bot.bandwidth)
+        values = bot.values("call")
+        for e, prior in zip(bot.cases.experts, expect):
+            played, won = bot.evidence.get(("call", "call", e), (0.0, 0.0))
+            assert values[e] == pytest.approx((bot.prior_hands * prior + won) / (bot.prior_hands + played))
+    finally:
+        bot.close()
+
+
+def test_it_does_not_hop_between_experts_expected_to_win_about_the_same(tmp_path):
+    """Two experts the style cases rate 0.02 apart and a weak prior: the table's noise reorders
+    them often, but the bot changes expert only when another is expected to win min_gain more."""
+    path = tmp_path / "close.json"
+    path.write_text(json.dumps({"experts": ["cbr:preset=expert", "ehs", "poki"], "cases": [
+        {"name": "call", "style": list(STATION), "sb": {"cbr:preset=expert": 0.7, "ehs": 1.10, "poki": 1.12}}]}))
+
+    def hops(min_gain: float) -> int:
+        bot = AdaptivePolicy(seed=1, styles=str(path), warmup=30, prior_hands=20, min_gain=min_gain)
+        try:
+            run_match([bot, "call"], 300, seed=5)
+            after = [e for _, e in bot.chosen if e != "cbr:preset=expert"]
+            assert after
+            return sum(1 for a, b in zip(after, after[1:]) if a != b)
+        finally:
+            bot.close()
+
+    assert hops(0.1) <= 2 < hops(0.0)

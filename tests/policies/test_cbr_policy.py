@@ -230,7 +230,7 @@ def test_the_shipped_case_bases_are_never_retained_into():
 
 def test_close_and_reopen(tmp_path):
     cb = tiny_casebase(tmp_path / "cb", "cccr")
-    bot = make_policy("cbr", casebase=cb, reuse="max-frequency")
+    bot = make_policy("cbr", preset="expert", casebase=cb, reuse="max-frequency")
     dp = flop_state(1).decision_point()
     assert bot.act(dp, random.Random(0)) == "c"
     assert bot._cb is not None                          # kept open between decisions

@@ -53,7 +53,7 @@ def test_split_keeps_options_with_their_policy():
 
 def test_options_come_from_the_constructor():
     assert {k: v for k, v in policy_options("cbr").items() if k in ("preset", "casebase", "similarity", "reuse")} == {
-        "preset": "expert", "casebase": None, "similarity": None, "reuse": None}   # None: the preset's value
+        "preset": "adaptive", "casebase": None, "similarity": None, "reuse": None}   # None: the preset's value
     assert policy_options("call") == {} and policy_options("random") == {}
     assert policy_options("ehs")["raise_ehs"] == 0.6
     assert "stab_rate" in policy_options("lag") and "seed" not in policy_options("lag")
@@ -63,8 +63,14 @@ def test_build_with_typed_options():
     bot = policy_from_spec("lag:stab-rate=0.25:raise_rank=40", seed=9)
     assert isinstance(bot, LooseAggressivePolicy)
     assert bot.stab_rate == 0.25 and bot.raise_rank == 40 and isinstance(bot.raise_rank, int) and bot.seed == 9
-    cbr = policy_from_spec("cbr:reuse=max-frequency", seed=2)
+    cbr = policy_from_spec("cbr:preset=expert:reuse=max-frequency", seed=2)
     assert isinstance(cbr, CBRPolicy) and cbr.reuse == "max-frequency" and cbr.casebase == "expert"
+    adaptive = policy_from_spec("cbr:reuse=max-frequency", seed=2)  # the default preset: the adaptive bot
+    safe = adaptive.experts[adaptive.safe]                          # over the case-based bot the options shape
+    assert adaptive.name == "cbr" and isinstance(safe, CBRPolicy) and safe.reuse == "max-frequency"
+    assert safe.preset == "expert" and adaptive.casebase == "expert"
+    with pytest.raises(PolicySpecError, match="unknown preset 'nope'; use adaptive, expert or casper"):
+        policy_from_spec("cbr:preset=nope")
     assert policy_from_spec("call").name == "call"
 
 

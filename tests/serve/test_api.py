@@ -525,7 +525,7 @@ def test_policies_are_the_installed_bots(client) -> None:
     listed = client.get("/policies").json()["policies"]
     assert [p["name"] for p in listed] == available("cbr.policies")
     cbr = next(p for p in listed if p["name"] == "cbr")
-    assert cbr["options"]["preset"] == "expert" and "reuse" in cbr["options"]   # the rest come from the preset
+    assert cbr["options"]["preset"] == "adaptive" and "reuse" in cbr["options"]   # the rest come from the preset
     assert "casebase" not in cbr["options"] and "casebase" in cbr["server_only"]  # a request may not name files
 
 

@@ -258,7 +258,7 @@ def test_the_web_table_plays_a_served_case_base_by_its_name(engine) -> None:
         assert r.status_code == 201, r.text
         session = client.app.state.tables.get(r.json()["session"])
         bot = session.policies[0]
-        assert bot.casebase_path == engine.casebases["mine"].path and bot.reuse == "max-frequency"
+        assert bot.casebase_path == engine.casebases["mine"].path and bot.case_based.reuse == "max-frequency"
         assert client.post(f"/table/sessions/{session.id}/hand").status_code == 200
         assert bot.open() is engine.casebases["mine"].cb  # the served handle, not another opening
         for spec in ("cbr:casebase=/etc", "cbr:casebase=nosuch"):

@@ -308,3 +308,24 @@ def test_every_seat_has_its_position_label_at_four_seats_and_more(client) -> Non
             seen.append(labels[0])
         assert len(set(seen)) == 3  # the person's label moves with the button
         client.delete(f"/table/sessions/{sid}")
+
+
+def test_the_default_bot_adapts_per_session_and_says_which_bot_played(client) -> None:
+    """Plain `cbr` is the adaptive bot: each session has its own (it learns the person it plays),
+    on the server's one open expert base; after the warm-up against a person who always raises
+    it plays `ehs`, and the hand's decisions say so (no cases panel for those)."""
+    sid = start(client, ("cbr",), seed=4)
+    other = start(client, ("cbr",), seed=4)
+    bot, bot2 = tables(client).get(sid).policies[0], tables(client).get(other).policies[0]
+    assert type(bot).__name__ == "AdaptivePolicy" and bot is not bot2
+    assert bot.open() is bot2.open() and bot._table_lock is bot2._table_lock       # one open base, one lock
+    raise_ = lambda legal, turn: next((a["kind"] for a in legal if a["kind"] == "r"), legal[-1]["kind"])  # noqa: E731
+    played_by = []
+    for _ in range(70):
+        views = play_hand(client, sid, raise_)
+        played_by += [d for d in views[-1]["hand"]["decisions"] if d.get("played_by")]
+    assert played_by and {d["played_by"] for d in played_by} == {"ehs"}
+    assert all("nearest the style case 'raise'" in d["why"] and not d["explained"] for d in played_by)
+    r = client.get(f"/table/sessions/{sid}/decisions/{played_by[-1]['id']}")
+    assert r.status_code == 404 and "played ehs here" in r.text
+    assert {e for _, e in bot2.chosen} <= {"cbr:preset=expert"}      # the other session learned nothing

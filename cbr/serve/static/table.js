@@ -414,6 +414,7 @@ function renderDecisions(hand) {
     const words = { f: "fold", c: "check/call", r: "bet/raise" };
     const li = el("li", { "data-decision": d.id }, el("span", { text: d.name + ", " + d.street + ": " + words[d.action] }));
     if (d.explained) li.append(el("button", { type: "button", class: "why", "data-decision": d.id, onclick: () => openCases(d.id), text: "why?" }));
+    if (d.played_by) li.append(el("span", { class: "played-by", title: d.why || "", text: " (played by " + d.played_by + ")" }));
     list.append(li);
   }
   if (!hand.decisions.length) list.append(el("li", { class: "hint", text: "none yet" }));
