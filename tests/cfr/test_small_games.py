@@ -177,3 +177,23 @@ def test_cfr_plus_converges_on_a_small_bucket_game_of_the_holdem_tree() -> None:
         assert e == pytest.approx(1000.0 * independent / s.tree.game.big_blind, rel=1e-9)
         seen.append(e)
     assert seen[1] < 10.0 and seen[1] < seen[0] / 5.0, seen
+
+
+def test_the_native_walk_refuses_bad_deals_and_tables() -> None:
+    from cbr.abstraction.distribution import native_module
+
+    g = leduc()
+    run = native_module().run_deals
+    regret, avg = np.zeros(g.size), np.zeros(g.size)
+    bad = g.deals.copy()
+    bad[5, 1] = 9  # a second-street bucket past Leduc's 9
+    with pytest.raises(ValueError, match="deal 5"):
+        run(g.tree_tuple(), g.n_buckets, bad.ravel(), regret, avg, 0, 10, 0, 1)
+    with pytest.raises(ValueError, match="rows of 9"):
+        run(g.tree_tuple(), g.n_buckets, g.deals.ravel()[:-1].copy(), regret, avg, 0, 10, 0, 1)
+    with pytest.raises(ValueError, match="dtype"):  # float32 tables: the old layout
+        run(g.tree_tuple(), g.n_buckets, g.deals.ravel(), regret.astype(np.float32), avg.astype(np.float32), 0, 10,
+            0, 1)
+    with pytest.raises(ValueError, match="outside"):
+        run(g.tree_tuple(), g.n_buckets, g.deals.ravel(), regret[:-1].copy(), avg[:-1].copy(), 0, 10, 0, 1)
+    assert not regret.any() and not avg.any()
