@@ -9,8 +9,9 @@ does (one thread is deterministic for the seed). Linear CFR's discount (regrets 
 averages scaled by t/(t+1) after the t-th block of ``discount_every`` iterations, for the
 first ``discount_blocks`` blocks) speeds the start, as in Brown and Sandholm 2019.
 
-Regrets and averages are float64 (float32 sums stop taking increments below half their
-spacing: a row summed to a million loses every probability under 0.06). A row whose regrets
+Regrets and averages are float64 (float32 rounds each addition to its sum's spacing: at a
+row's millionth visit a probability is added with an error of up to 6% of itself, and from
+about 16.7 million visits on, increments stop counting). A row whose regrets
 were never updated adds nothing to the average (its uniform default is not learnt), so it
 ends empty and :func:`normalise` gives it a fallback. Runs are checkpointed
 (:meth:`MCCFRTrainer.save_checkpoint`, atomic; float32 checkpoints of older runs load too)

@@ -12,8 +12,9 @@
  * player: at the walker's nodes every action is tried and regrets are updated; at the
  * opponent's nodes one action is sampled from its current strategy, whose probabilities
  * are added to the average strategy. Regret matching turns regrets into strategies.
- * Regrets and averages are doubles: float32 sums stop growing once an increment is below
- * half their spacing (a row summed to a million drops every probability under 0.06).
+ * Regrets and averages are doubles: float32 rounds each addition to the sum's spacing (at a
+ * row's millionth visit a probability is added with an error up to 6% of itself; past about
+ * 16.7 million visits increments stop counting).
  * A row whose regrets were never updated (all exactly 0) adds nothing to the average: its
  * strategy is the uniform default, not something learnt, and averaging it made rows that
  * the opponent's samples never reached play uniform (folding a third or half of the time,

@@ -162,7 +162,7 @@ def test_the_tables_are_float64_and_two_threads_run_every_iteration() -> None:
 def test_cfr_plus_converges_on_a_small_bucket_game_of_the_holdem_tree() -> None:
     """The C CFR+ solver on a 2-bucket game of the hold'em tree: exploitability (its exact
     best response, cross-checked by the pure-numpy reference's) falls ~1/T, to under
-    10 mbb/g after 300 iterations."""
+    8 mbb/g after 300 iterations."""
     from cbr.cfr import reference
     from cbr.cfr.solver import Solver
     from cbr.cfr.testing import random_bucket_game
@@ -176,7 +176,7 @@ def test_cfr_plus_converges_on_a_small_bucket_game_of_the_holdem_tree() -> None:
         independent = sum(reference.value(s._tree, s._game, s.average, p, True) for p in (0, 1)) / 2.0
         assert e == pytest.approx(1000.0 * independent / s.tree.game.big_blind, rel=1e-9)
         seen.append(e)
-    assert seen[1] < 10.0 and seen[1] < seen[0] / 5.0, seen
+    assert seen[1] < 8.0 and seen[1] < seen[0] / 20.0, seen   # 280 -> 6.0 mbb/g
 
 
 def test_the_native_walk_refuses_bad_deals_and_tables() -> None:
