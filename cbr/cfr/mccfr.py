@@ -9,8 +9,14 @@ does (one thread is deterministic for the seed). Linear CFR's discount (regrets 
 averages scaled by t/(t+1) after the t-th block of ``discount_every`` iterations, for the
 first ``discount_blocks`` blocks) speeds the start, as in Brown and Sandholm 2019.
 
-Runs are checkpointed (:meth:`MCCFRTrainer.save_checkpoint`, atomic) and resumable; the
-average strategy is written as one byte per action (:meth:`MCCFRTrainer.save_strategy`).
+Regrets and averages are float64 (float32 rounds each addition to its sum's spacing: at a
+row's millionth visit a probability is added with an error of up to 6% of itself, and from
+about 16.7 million visits on, increments stop counting). A row whose regrets
+were never updated adds nothing to the average (its uniform default is not learnt), so it
+ends empty and :func:`normalise` gives it a fallback. Runs are checkpointed
+(:meth:`MCCFRTrainer.save_checkpoint`, atomic; float32 checkpoints of older runs load too)
+and resumable; the average strategy is written as one byte per action
+(:meth:`MCCFRTrainer.save_strategy`).
 
 >>> t = MCCFRTrainer(tiny_abstraction(), seed=1, threads=1)   # doctest: +SKIP
 >>> t.run(1000)                                                 # doctest: +SKIP
@@ -35,11 +41,15 @@ from cbr.cfr.tree import KIND_DECISION, BettingTree, build_tree
 from cbr.errors import ConfigError
 from cbr.store.durable import atomic_savez
 
-__all__ = ["MCCFRTrainer", "ImperfectStrategy", "STRATEGY_FILE", "layout", "abstraction_fingerprint",
-           "load_imperfect_strategy"]
+__all__ = ["MCCFRTrainer", "ImperfectStrategy", "STRATEGY_FILE", "TRAINED_ROWS", "layout", "abstraction_fingerprint",
+           "load_imperfect_strategy", "normalise"]
 
 STRATEGY_FILE = "strategy.npz"
 FORMAT = 1
+#: ``info["average"]`` of runs whose averages skip untrained rows. Older runs (no such key)
+#: averaged the uniform default of rows the samples never trained: a row of theirs that is
+#: exactly uniform once quantised is read as unsampled (see :func:`normalise`).
+TRAINED_ROWS = "trained-rows"
 
 
 def layout(tree: BettingTree, n_buckets: tuple[int, ...]) -> tuple[np.ndarray, int]:
@@ -69,14 +79,25 @@ def _tree_tuple(tree: BettingTree, offset: np.ndarray) -> tuple:
 
 
 def normalise(avg: np.ndarray, tree: BettingTree, n_buckets: tuple[int, ...], offset: np.ndarray,
-              regret: Optional[np.ndarray] = None) -> np.ndarray:
+              regret: Optional[np.ndarray] = None, *, uniform_is_unsampled: bool = False) -> np.ndarray:
     """Average-strategy sums to probabilities, one row per (decision node, bucket).
 
-    A row the samples never reached has no average. It gets, in this order: the current
+    A row the samples never trained has no average. It gets, in this order: the current
     strategy (regret matching) when ``regret`` has a positive entry there; on the river
     (buckets ordered by hand strength) the nearest bucket's row that has an average; else
     check/call. (Uniform would fold a third of the hands it knows nothing about, which an
-    aggressive opponent and a best response exploit.)
+    aggressive opponent and a best response exploit.) With ``uniform_is_unsampled`` (the
+    quantised strategies of runs that averaged untrained rows' uniform default), a row whose
+    entries are all equal counts as one with no average.
+
+    >>> t = build_tree("holdem.limit.2p")
+    >>> off, size = layout(t, (1, 1, 1, 1))
+    >>> q = np.full(size, 85.0)                 # every row uniform, as an untrained row was
+    >>> node = t.node_of("rrrc/rrrrc/rrrrc/rrr")   # the river, facing the third raise: f c r
+    >>> normalise(q, t, (1, 1, 1, 1), off)[off[node]: off[node] + 3].round(3).tolist()
+    [0.333, 0.333, 0.333]
+    >>> normalise(q, t, (1, 1, 1, 1), off, uniform_is_unsampled=True)[off[node]: off[node] + 3].tolist()
+    [0.0, 1.0, 0.0]
     """
     out = np.asarray(avg, dtype=np.float64).copy()
     for node in tree.decision_nodes():
@@ -85,6 +106,8 @@ def normalise(avg: np.ndarray, tree: BettingTree, n_buckets: tuple[int, ...], of
         rows = n_buckets[street]
         lo, hi = int(offset[node]), int(offset[node]) + rows * k
         t = out[lo:hi].reshape(rows, k)
+        if uniform_is_unsampled:
+            t[np.all(t == t[:, :1], axis=1)] = 0.0
         s = t.sum(axis=1, keepdims=True)
         empty = s[:, 0] <= 0
         t[:] = np.where(s > 0, t / np.where(s > 0, s, 1), 0.0)
@@ -120,8 +143,9 @@ class MCCFRTrainer:
         if self.tree.game.betting != "limit":
             raise ConfigError("MCCFR here plays heads-up fixed limit")
         self.offset, self.size = layout(self.tree, abstraction.n_buckets)
-        self.regret = np.zeros(self.size, dtype=np.float32)
-        self.avg = np.zeros(self.size, dtype=np.float32)
+        self.regret = np.zeros(self.size, dtype=np.float64)
+        self.avg = np.zeros(self.size, dtype=np.float64)
+        self.legacy_average = False  # resumed from a run that averaged untrained rows (see TRAINED_ROWS)
         self.iterations = 0
         self.seconds = 0.0
         self.seed = int(seed)
@@ -151,7 +175,7 @@ class MCCFRTrainer:
             if self.iterations % self.discount_every == 0:
                 block = self.iterations // self.discount_every
                 if block <= self.discount_blocks:
-                    f = np.float32(block / (block + 1))
+                    f = block / (block + 1)
                     self.regret *= f
                     self.avg *= f
             if progress is not None:
@@ -161,21 +185,26 @@ class MCCFRTrainer:
     def strategy(self) -> np.ndarray:
         """The average strategy as probabilities (float64, one per table entry; rows never
         reached: see :func:`normalise`)."""
-        return normalise(self.avg, self.tree, self.abstraction.n_buckets, self.offset, self.regret)
+        return normalise(self.avg, self.tree, self.abstraction.n_buckets, self.offset, self.regret,
+                         uniform_is_unsampled=self.legacy_average)
 
     def _info(self) -> dict:
-        return {"format": FORMAT, "tree": self.tree.fingerprint, "game": self.tree.name,
+        info = {"format": FORMAT, "tree": self.tree.fingerprint, "game": self.tree.name,
                 "abstraction": abstraction_fingerprint(self.abstraction), "n_buckets": list(self.abstraction.n_buckets),
                 "iterations": self.iterations, "seconds": round(self.seconds, 1), "seed": self.seed,
                 "threads": self.threads, "discount_every": self.discount_every,
                 "discount_blocks": self.discount_blocks}
+        if not self.legacy_average:
+            info["average"] = TRAINED_ROWS
+        return info
 
     def save_checkpoint(self, path: str | os.PathLike) -> Path:
         """Regrets, averages and the run's counters (atomic: a crash keeps the old file)."""
         return atomic_savez(path, regret=self.regret, avg=self.avg, info=np.array(json.dumps(self._info())))
 
     def load_checkpoint(self, path: str | os.PathLike) -> None:
-        """Resume from a checkpoint of the same tree and abstraction."""
+        """Resume from a checkpoint of the same tree and abstraction (float32 tables of
+        older runs are widened to float64)."""
         try:
             with np.load(path, allow_pickle=False) as z:
                 info = json.loads(str(z["info"]))
@@ -188,7 +217,8 @@ class MCCFRTrainer:
                 raise ConfigError(f"{path}: checkpoint {key} {info.get(key)!r} differs from this run's {mine[key]!r}")
         if regret.shape != (self.size,) or avg.shape != (self.size,):
             raise ConfigError(f"{path}: checkpoint tables have the wrong size")
-        self.regret, self.avg = regret.astype(np.float32), avg.astype(np.float32)
+        self.regret, self.avg = regret.astype(np.float64), avg.astype(np.float64)
+        self.legacy_average = info.get("average") != TRAINED_ROWS
         self.iterations, self.seconds = int(info["iterations"]), float(info["seconds"])
 
     def save_strategy(self, path: str | os.PathLike) -> Path:
@@ -242,5 +272,6 @@ def load_imperfect_strategy(folder: str | os.PathLike) -> ImperfectStrategy:
     offset, size = layout(tree, a.n_buckets)
     if q.shape != (size,):
         raise ConfigError(f"{f}: {q.shape[0]} entries, the tree and abstraction need {size}")
-    probs = normalise(q.astype(np.float64), tree, a.n_buckets, offset)
+    probs = normalise(q.astype(np.float64), tree, a.n_buckets, offset,
+                      uniform_is_unsampled=info.get("average") != TRAINED_ROWS)
     return ImperfectStrategy(tree, a, probs, offset, info, folder)

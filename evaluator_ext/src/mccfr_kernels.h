@@ -74,7 +74,17 @@ void mc_deal_buckets(const mc_game *g, const uint8_t hole[2], const uint8_t boar
  * stream, seeded by (seed, number), then one traversal for each player) on `threads`
  * threads (1 = deterministic, however a run is cut into calls; more share the tables
  * without locks, as parallel MCCFR commonly does). *done counts finished iterations. */
-int mc_run(const mc_game *g, float *regret, float *avg, int64_t first, int64_t iterations, uint64_t seed,
+int mc_run(const mc_game *g, double *regret, double *avg, int64_t first, int64_t iterations, uint64_t seed,
            int threads, volatile int64_t *done);
+
+/* A deal of a small game: player 0's buckets on streets 0..3, player 1's, then the
+ * showdown's winner (0, 1, or -1 for a tie). */
+#define MC_DEAL_INTS 9
+
+/* mc_run on a small game: each iteration draws one of the n_deals equally likely deals
+ * (rows of MC_DEAL_INTS, buckets within g->n_buckets) instead of dealing cards; g's card
+ * tables are not read. */
+int mc_run_deals(const mc_game *g, const int32_t *deals, int64_t n_deals, double *regret, double *avg, int64_t first,
+                 int64_t iterations, uint64_t seed, int threads, volatile int64_t *done);
 
 #endif

@@ -210,36 +210,13 @@ static PyObject *py_assign_l1(PyObject *self, PyObject *args)
 /* tree: (kind, player, street, child_start, n_children, child_index, stake, offset);
  * tables: ((b0, b1, b2, b3), preflop uint8[1326], flop uint16[22100*1326],
  * turn uint16[270725*1326], river_edges float64[b3-1]); table_len: regret/avg length. */
-static int parse_game(PyObject *tree, PyObject *tables, int64_t table_len, views *v, mc_game *g, int check_tables)
+static int parse_tree(PyObject *tree, int64_t table_len, views *v, mc_game *g);
+
+/* The bucket counts (a 4-tuple, each 1..65535) into g->n_buckets. */
+static int parse_buckets(PyObject *nb, mc_game *g)
 {
-    memset(g, 0, sizeof(*g));
-    if (!PyTuple_Check(tree) || PyTuple_GET_SIZE(tree) != N_TREE || !PyTuple_Check(tables) ||
-        PyTuple_GET_SIZE(tables) != 5) {
-        PyErr_SetString(PyExc_TypeError, "tree must be an 8-tuple and tables a 5-tuple (see mccfr_module.c)");
-        return -1;
-    }
-    Py_ssize_t n, k, m;
-    if (!(g->kind = get(v, PyTuple_GET_ITEM(tree, 0), "bB", 1, 0, "kind", &n)))
-        return -1;
-    if (n < 1 || n > INT32_MAX / 2) {
-        PyErr_SetString(PyExc_ValueError, "mccfr: the tree needs at least one node");
-        return -1;
-    }
-    g->n_nodes = (int32_t)n;
-    if (!(g->player = get(v, PyTuple_GET_ITEM(tree, 1), "bB", 1, 0, "player", &k)) || k != n ||
-        !(g->street = get(v, PyTuple_GET_ITEM(tree, 2), "bB", 1, 0, "street", &k)) || k != n ||
-        !(g->child_start = get(v, PyTuple_GET_ITEM(tree, 3), "iil", 4, 0, "child_start", &k)) || k != n ||
-        !(g->n_children = get(v, PyTuple_GET_ITEM(tree, 4), "iil", 4, 0, "n_children", &k)) || k != n ||
-        !(g->child_index = get(v, PyTuple_GET_ITEM(tree, 5), "iil", 4, 0, "child_index", &m)) ||
-        !(g->stake = get(v, PyTuple_GET_ITEM(tree, 6), "d", 8, 0, "stake", &k)) || k != n ||
-        !(g->offset = get(v, PyTuple_GET_ITEM(tree, 7), "qlL", 8, 0, "offset", &k)) || k != n) {
-        if (!PyErr_Occurred())
-            PyErr_SetString(PyExc_ValueError, "mccfr: the tree's arrays differ in length");
-        return -1;
-    }
-    PyObject *nb = PyTuple_GET_ITEM(tables, 0);
     if (!PyTuple_Check(nb) || PyTuple_GET_SIZE(nb) != 4) {
-        PyErr_SetString(PyExc_TypeError, "tables[0] must be the 4 bucket counts");
+        PyErr_SetString(PyExc_TypeError, "the bucket counts must be a 4-tuple");
         return -1;
     }
     for (int s = 0; s < 4; s++) {
@@ -252,6 +229,19 @@ static int parse_game(PyObject *tree, PyObject *tables, int64_t table_len, views
         }
         g->n_buckets[s] = (int32_t)b;
     }
+    return 0;
+}
+
+static int parse_game(PyObject *tree, PyObject *tables, int64_t table_len, views *v, mc_game *g, int check_tables)
+{
+    memset(g, 0, sizeof(*g));
+    if (!PyTuple_Check(tree) || PyTuple_GET_SIZE(tree) != N_TREE || !PyTuple_Check(tables) ||
+        PyTuple_GET_SIZE(tables) != 5) {
+        PyErr_SetString(PyExc_TypeError, "tree must be an 8-tuple and tables a 5-tuple (see mccfr_module.c)");
+        return -1;
+    }
+    if (parse_buckets(PyTuple_GET_ITEM(tables, 0), g) < 0)
+        return -1;
     Py_ssize_t np_, nf, nt, ne;
     if (!(g->preflop = get(v, PyTuple_GET_ITEM(tables, 1), "B", 1, 0, "preflop", &np_)) ||
         !(g->flop = get(v, PyTuple_GET_ITEM(tables, 2), "H", 2, 0, "flop", &nf)) ||
@@ -280,6 +270,36 @@ static int parse_game(PyObject *tree, PyObject *tables, int64_t table_len, views
             PyErr_SetString(PyExc_ValueError, "mccfr: a turn bucket is out of range");
             return -1;
         }
+    return parse_tree(tree, table_len, v, g);
+}
+
+/* The betting tree (an N_TREE-tuple) into g, checked: kinds, players, streets, children in
+ * order, and every decision node's table inside table_len entries (g->n_buckets set). */
+static int parse_tree(PyObject *tree, int64_t table_len, views *v, mc_game *g)
+{
+    if (!PyTuple_Check(tree) || PyTuple_GET_SIZE(tree) != N_TREE) {
+        PyErr_SetString(PyExc_TypeError, "tree must be an 8-tuple (see mccfr_module.c)");
+        return -1;
+    }
+    Py_ssize_t n, k, m;
+    if (!(g->kind = get(v, PyTuple_GET_ITEM(tree, 0), "bB", 1, 0, "kind", &n)))
+        return -1;
+    if (n < 1 || n > INT32_MAX / 2) {
+        PyErr_SetString(PyExc_ValueError, "mccfr: the tree needs at least one node");
+        return -1;
+    }
+    g->n_nodes = (int32_t)n;
+    if (!(g->player = get(v, PyTuple_GET_ITEM(tree, 1), "bB", 1, 0, "player", &k)) || k != n ||
+        !(g->street = get(v, PyTuple_GET_ITEM(tree, 2), "bB", 1, 0, "street", &k)) || k != n ||
+        !(g->child_start = get(v, PyTuple_GET_ITEM(tree, 3), "iil", 4, 0, "child_start", &k)) || k != n ||
+        !(g->n_children = get(v, PyTuple_GET_ITEM(tree, 4), "iil", 4, 0, "n_children", &k)) || k != n ||
+        !(g->child_index = get(v, PyTuple_GET_ITEM(tree, 5), "iil", 4, 0, "child_index", &m)) ||
+        !(g->stake = get(v, PyTuple_GET_ITEM(tree, 6), "d", 8, 0, "stake", &k)) || k != n ||
+        !(g->offset = get(v, PyTuple_GET_ITEM(tree, 7), "qlL", 8, 0, "offset", &k)) || k != n) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "mccfr: the tree's arrays differ in length");
+        return -1;
+    }
     g->table_len = table_len;
     for (int32_t i = 0; i < g->n_nodes; i++) {
         int kind = g->kind[i];
@@ -325,8 +345,8 @@ static PyObject *py_run(PyObject *self, PyObject *args)
                             threads);
     views v = {.n = 0};
     Py_ssize_t nr, na;
-    float *regret = get(&v, reg_obj, "f", 4, 1, "regret", &nr);
-    float *avg = regret ? get(&v, avg_obj, "f", 4, 1, "avg", &na) : NULL;
+    double *regret = get(&v, reg_obj, "d", 8, 1, "regret", &nr);
+    double *avg = regret ? get(&v, avg_obj, "d", 8, 1, "avg", &na) : NULL;
     mc_game g;
     volatile int64_t done = 0;
     if (avg && nr != na)
@@ -334,6 +354,50 @@ static PyObject *py_run(PyObject *self, PyObject *args)
     else if (avg && parse_game(tree, tables, nr, &v, &g, 1) == 0) {
         Py_BEGIN_ALLOW_THREADS mc_run(&g, regret, avg, first, iterations, seed, threads, &done);
         Py_END_ALLOW_THREADS
+    }
+    release(&v);
+    if (PyErr_Occurred())
+        return NULL;
+    return PyLong_FromLongLong((long long)done);
+}
+
+static PyObject *py_run_deals(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *tree, *nb, *deals_obj, *reg_obj, *avg_obj;
+    long long first, iterations;
+    unsigned long long seed;
+    int threads;
+    if (!PyArg_ParseTuple(args, "OOOOOLLKi", &tree, &nb, &deals_obj, &reg_obj, &avg_obj, &first, &iterations, &seed,
+                          &threads))
+        return NULL;
+    if (first < 0 || iterations < 0 || threads < 1 || threads > 64)
+        return PyErr_Format(PyExc_ValueError, "iterations >= 0 and threads 1..64, got %lld and %d", iterations,
+                            threads);
+    views v = {.n = 0};
+    Py_ssize_t nr, na, nd = 0;
+    mc_game g;
+    memset(&g, 0, sizeof g);
+    volatile int64_t done = 0;
+    double *regret = get(&v, reg_obj, "d", 8, 1, "regret", &nr);
+    double *avg = regret ? get(&v, avg_obj, "d", 8, 1, "avg", &na) : NULL;
+    const int32_t *deals = avg ? get(&v, deals_obj, "iil", 4, 0, "deals", &nd) : NULL;
+    if (deals && nr != na)
+        PyErr_SetString(PyExc_ValueError, "regret and avg differ in length");
+    else if (deals && (nd < MC_DEAL_INTS || nd % MC_DEAL_INTS))
+        PyErr_SetString(PyExc_ValueError, "deals must be rows of 9 int32 (buckets of players 0 and 1, winner)");
+    else if (deals && parse_buckets(nb, &g) == 0 && parse_tree(tree, nr, &v, &g) == 0) {
+        for (Py_ssize_t i = 0; i < nd && !PyErr_Occurred(); i++) {
+            int col = (int)(i % MC_DEAL_INTS);
+            if (col < 8 ? (deals[i] < 0 || deals[i] >= g.n_buckets[col % 4]) : (deals[i] < -1 || deals[i] > 1))
+                PyErr_Format(PyExc_ValueError, "deal %zd: entry %d (%d) is out of range", i / MC_DEAL_INTS, col,
+                             (int)deals[i]);
+        }
+        if (!PyErr_Occurred()) {
+            Py_BEGIN_ALLOW_THREADS mc_run_deals(&g, deals, nd / MC_DEAL_INTS, regret, avg, first, iterations, seed,
+                                                threads, &done);
+            Py_END_ALLOW_THREADS
+        }
     }
     release(&v);
     if (PyErr_Occurred())
@@ -375,7 +439,11 @@ static PyMethodDef methods[] = {
     {"assign_l1", py_assign_l1, METH_VARARGS,
      "assign_l1(points f32[n*d], centroids f32[k*d], d, out int32[n], dist f32[n] or None)."},
     {"run", py_run, METH_VARARGS,
-     "run(tree, tables, regret, avg, first, iterations, seed, threads) -> iterations done (external-sampling MCCFR)."},
+     "run(tree, tables, regret f64, avg f64, first, iterations, seed, threads) -> iterations done "
+     "(external-sampling MCCFR)."},
+    {"run_deals", py_run_deals, METH_VARARGS,
+     "run_deals(tree, n_buckets, deals int32[n*9], regret f64, avg f64, first, iterations, seed, threads) -> "
+     "iterations done (the same MCCFR on a small game's table of deals)."},
     {"deal_buckets", py_deal_buckets, METH_VARARGS, "deal_buckets(tree, tables, hole, board5) -> 4 buckets."},
     {NULL, NULL, 0, NULL},
 };

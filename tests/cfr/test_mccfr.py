@@ -281,3 +281,51 @@ def test_rows_never_reached_play_the_regrets_a_neighbour_or_call() -> None:
         k, rows_n = int(tree.n_children[node]), nb[int(tree.street[node])]
         t = probs[int(offset[node]): int(offset[node]) + rows_n * k].reshape(rows_n, k)
         assert np.allclose(t.sum(axis=1), 1.0) and (t >= 0).all()
+
+
+def test_rows_never_trained_add_nothing_to_the_average(shipped) -> None:
+    """Issue 37: the walk averaged the uniform default of rows whose regrets the samples had
+    never updated, so such rows folded a third (or half) of the time whatever the cards."""
+    t = MCCFRTrainer(shipped, seed=2, threads=1)
+    t.run(5_000)
+    assert t.regret.dtype == np.float64 and t.avg.dtype == np.float64
+    untrained = np.zeros(t.size, dtype=bool)
+    for node in t.tree.decision_nodes():
+        k, rows = int(t.tree.n_children[node]), shipped.n_buckets[int(t.tree.street[node])]
+        sl = slice(int(t.offset[node]), int(t.offset[node]) + rows * k)
+        untrained[sl] = np.repeat(np.all(t.regret[sl].reshape(rows, k) == 0.0, axis=1), k)
+    assert untrained.any() and (~untrained).any()
+    assert not t.avg[untrained].any()
+
+
+def test_old_float32_checkpoints_resume_and_their_uniform_rows_count_as_unsampled(shipped, tmp_path) -> None:
+    import json
+
+    t = MCCFRTrainer(shipped, seed=5, threads=1, discount_every=10_000, discount_blocks=3)
+    t.run(2_000)
+    info = t._info()
+    del info["average"]  # a run of before issue 37: float32 tables, no "average" key
+    np.savez(tmp_path / "old.npz", regret=t.regret.astype(np.float32), avg=t.avg.astype(np.float32),
+             info=np.array(json.dumps(info)))
+    r = MCCFRTrainer(shipped, seed=5, threads=1, discount_every=10_000, discount_blocks=3)
+    r.load_checkpoint(tmp_path / "old.npz")
+    assert r.regret.dtype == np.float64 and r.iterations == 2_000 and r.legacy_average
+    assert np.array_equal(r.avg, t.avg.astype(np.float32).astype(np.float64))
+    r.run(1_000)
+    assert r.iterations == 3_000 and "average" not in r._info()
+
+
+def test_the_shipped_teacher_plays_no_untrained_uniform_row() -> None:
+    """Issue 37: 74,093 of the shipped teacher's 1,632,072 rows were the uniform default
+    (e.g. a capped river with the 240th of 256 buckets folded half the time); they now get
+    the fallback of rows the samples never reached."""
+    s = load_imperfect_strategy(SHIPPED_TEACHER)
+    assert "average" not in s.info   # trained before the fix: its uniform rows are read as unsampled
+    uniform = 0
+    for node in s.tree.decision_nodes():
+        k, rows = int(s.tree.n_children[node]), s.n_buckets[int(s.tree.street[node])]
+        t = s.probs[int(s.offset[node]): int(s.offset[node]) + rows * k].reshape(rows, k)
+        uniform += int(np.all(np.abs(t - 1.0 / k) < 1e-3, axis=1).sum())
+    assert uniform == 0
+    capped = s.tree.node_of("rrrc/rrrrc/rrrrc/rrrr")
+    assert s.tree.actions(capped) == "fc" and s.row(capped, 240)[0] < 0.5
