@@ -21,7 +21,7 @@ decision a player made with known cards in a log (:func:`count_decisions`).
 >>> m.counts[int(m.offset[0]):int(m.offset[0]) + 3] += [0, 1, 3]   # the small blind: call once, raise 3 times
 >>> m.probs()[int(m.offset[0]):int(m.offset[0]) + 3].round(2).tolist()
 [0.0, 0.25, 0.75]
->>> m.confidence(p_max=1.0, c=4.0)[int(m.offset[0])]
+>>> float(m.confidence(p_max=1.0, c=4.0)[int(m.offset[0])])
 0.5
 """
 from __future__ import annotations

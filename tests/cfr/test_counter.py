@@ -58,6 +58,7 @@ def _calling_station(tree, n_buckets) -> OpponentModel:
 
 
 def test_p_zero_gives_plain_mccfr_tables_bit_for_bit(shipped) -> None:
+    """Also a data-biased response whose confidence is 0 everywhere: the model never acts."""
     options = dict(seed=7, threads=1, discount_every=10_000, discount_blocks=2)
     plain = MCCFRTrainer(shipped, **options)
     plain.run(25_000, chunk=10_000)
@@ -69,6 +70,9 @@ def test_p_zero_gives_plain_mccfr_tables_bit_for_bit(shipped) -> None:
         assert np.array_equal(mine, plain.regret)
     for mine in (counter.avg, counter.opp_avg):
         assert np.array_equal(mine, plain.avg)
+    unsure = CounterTrainer(shipped, model, p=1.0, p_max=0.0, **options)   # a data-biased model trusted nowhere
+    unsure.run(25_000, chunk=10_000)
+    assert np.array_equal(unsure.regret, plain.regret) and np.array_equal(unsure.avg, plain.avg)
     restricted, free = CounterTrainer(shipped, model, p=0.5, **options), MCCFRTrainer(shipped, **options)
     restricted.run(5_000)
     free.run(5_000)
@@ -166,3 +170,26 @@ def test_the_shipped_counter_strategies_are_small_and_play(name) -> None:
     s = load_imperfect_strategy(folder)
     assert s.info["counter"]["name"] == name and s.info["iterations"] >= 1_000_000
     assert OpponentModel.load(Path(folder) / "model.npz").counts.sum() > 10_000
+
+
+def test_the_native_counter_solver_refuses_bad_arguments(coarse) -> None:
+    """Wrong lengths, dtypes, read-only tables and a p outside [0, 1]: ValueError/TypeError, no crash."""
+    t = CounterTrainer(coarse, _calling_station(build_tree("holdem.limit.2p"), coarse.n_buckets), p=0.5)
+    run = D.native_module().run_rnr
+    ok = [t.regret, t.avg, t.opp_regret, t.opp_avg, t.model_probs, t.model_conf]
+    run(t._tree, t._tables, *ok, 0.5, 0, 10, 1, 1)
+    bad = [(2, np.zeros(5, np.float32), ValueError, "differs in length"),
+           (4, t.model_probs.astype(np.float64), ValueError, "wrong dtype"),
+           (0, np.zeros(t.size, np.float32)[::-1], TypeError, "C-contiguous"),
+           (1, np.frombuffer(np.zeros(t.size, np.float32).tobytes(), np.float32), TypeError, "writable")]
+    for i, arr, exc, msg in bad:
+        args = list(ok)
+        args[i] = arr
+        with pytest.raises(exc, match=msg):
+            run(t._tree, t._tables, *args, 0.5, 0, 10, 1, 1)
+    for p in (-0.1, 1.5, float("nan")):
+        with pytest.raises(ValueError, match="p in"):
+            run(t._tree, t._tables, *ok, p, 0, 10, 1, 1)
+    with pytest.raises(ValueError, match="outside the arrays"):
+        short = [a[: t.size - 1].copy() for a in ok]
+        run(t._tree, t._tables, *short, 0.5, 0, 10, 1, 1)
