@@ -7,8 +7,9 @@ Recipe (issue 36, part 1), for each opponent of :data:`TARGETS`:
    appears whole or not at all; a re-run reuses it);
 2. every decision the opponent made, whose cards the log shows, is counted at its (betting
    node, current-street bucket of the teacher's abstraction): :func:`cbr.cfr.counter.count_decisions`;
-3. a restricted Nash response to those frequencies (:class:`cbr.cfr.counter.CounterTrainer`:
-   opponent restricted with probability ``--p``, seed 0) is trained with the engine's C
+3. a robust counter-strategy to those frequencies (:class:`cbr.cfr.counter.CounterTrainer`,
+   seed 0: a restricted Nash response, the opponent restricted with probability ``p``, or a
+   data-biased one, ``p_max`` and ``c``: see :data:`TARGETS`) is trained with the engine's C
    solver for ``--minutes`` (or ``--iterations``) on ``--threads`` threads;
 4. ``casebases/cfr/counter_<name>/`` gets ``strategy.npz`` (one byte per action, the
    abstraction is the teacher's: ``emd_256``, named in the strategy) and ``model.npz`` (the
@@ -26,8 +27,11 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "cfr"
 SEED = 3600
-#: counter-strategy name -> the opponent it is built against (a policy spec)
-TARGETS = {"raise": "raise", "call": "call", "station": "station", "lag": "lag"}
+#: counter-strategy name -> (the opponent it is built against, a policy spec; p; p_max; c): restricted
+#: Nash responses (c = 0), and a data-biased one for the loose-aggressive player, whose model is
+#: sparse (half its decisions fall in rows seen fewer than 10 times)
+TARGETS = {"raise": ("raise", 0.75, 1.0, 0.0), "call": ("call", 0.75, 1.0, 0.0),
+           "station": ("station", 0.75, 1.0, 0.0), "lag": ("lag", 1.0, 0.9, 5.0)}
 
 
 def play_log(target: str, hands: int, seed: int, logs: Path) -> Path:
@@ -61,7 +65,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", default="", help="comma-separated names of TARGETS (default: all)")
     ap.add_argument("--logs", default="/tmp/counter-logs", help="folder for the ACPC logs")
     ap.add_argument("--hands", type=int, default=20_000, help="hands of the teacher against each opponent")
-    ap.add_argument("--p", type=float, default=0.75, help="the chance the opponent is restricted to its model")
+    ap.add_argument("--p", type=float, default=None,
+                    help="the chance the opponent is restricted to its model (default: TARGETS'; sets c = 0)")
     ap.add_argument("--minutes", type=float, default=8.0, help="training time per counter-strategy")
     ap.add_argument("--iterations", type=int, default=0, help="train this many iterations instead of --minutes")
     ap.add_argument("--threads", type=int, default=1)
@@ -80,13 +85,15 @@ def main(argv: list[str] | None = None) -> int:
     logs.mkdir(parents=True, exist_ok=True)
     abstraction = DistributionAbstraction.load(out / "emd_256")
     for name in names:
-        target = TARGETS[name]
+        target, p, p_max, c = TARGETS[name]
+        if args.p is not None:
+            p, p_max, c = args.p, 1.0, 0.0
         t0 = time.time()
         log = play_log(target, args.hands, SEED + list(TARGETS).index(name), logs)
         model = opponent_model(log, target, abstraction)
         print(f"{name}: {int(model.counts.sum()):,} decisions of {target} counted in {time.time() - t0:.0f} s",
               file=sys.stderr, flush=True)
-        trainer = CounterTrainer(abstraction, model, p=args.p, name=name, seed=0, threads=args.threads)
+        trainer = CounterTrainer(abstraction, model, p=p, p_max=p_max, c=c, name=name, seed=0, threads=args.threads)
         deadline = time.time() + args.minutes * 60
         step = 200_000
         while (trainer.iterations < args.iterations) if args.iterations else (time.time() < deadline):
