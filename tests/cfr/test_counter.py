@@ -160,7 +160,7 @@ def test_a_counter_strategy_folder_uses_its_siblings_abstraction(tmp_path, shipp
 
 
 @pytest.mark.parametrize("name", COUNTERS)
-def test_the_shipped_counter_strategies_are_small_and_play(name) -> None:
+def test_the_shipped_counter_strategies_are_small_and_load(name) -> None:
     from cbr.cfr.policy import resolve_strategy
 
     folder = resolve_strategy(f"counter_{name}")
