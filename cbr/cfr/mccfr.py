@@ -254,7 +254,9 @@ class ImperfectStrategy:
 
 
 def load_imperfect_strategy(folder: str | os.PathLike) -> ImperfectStrategy:
-    """Load ``strategy.npz`` and ``abstraction.npz`` from ``folder`` (checked together)."""
+    """Load ``strategy.npz`` and ``abstraction.npz`` from ``folder`` (checked together). A
+    strategy whose info names an ``abstraction_folder`` (a counter-strategy,
+    :mod:`cbr.cfr.counter`) uses that sibling folder's abstraction when it has none of its own."""
     folder = Path(folder)
     f = folder / STRATEGY_FILE
     if not f.exists():
@@ -265,7 +267,9 @@ def load_imperfect_strategy(folder: str | os.PathLike) -> ImperfectStrategy:
             q = np.array(z["probs"])
     except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
         raise ConfigError(f"{f}: not a readable strategy ({exc})") from None
-    a = DistributionAbstraction.load(folder)
+    shared = info.get("abstraction_folder")
+    a = DistributionAbstraction.load(folder.parent / shared if shared and not (folder / "abstraction.npz").exists()
+                                     else folder)
     tree = build_tree(info.get("game", "holdem.limit.2p"))
     if info.get("tree") != tree.fingerprint or info.get("abstraction") != abstraction_fingerprint(a):
         raise ConfigError(f"{f}: the strategy was trained on another tree or abstraction")

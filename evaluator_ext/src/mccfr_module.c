@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "mccfr_kernels.h"
+#include "rnr_kernels.h"
 
 #define MAX_BUFS 16
 
@@ -430,6 +431,49 @@ static PyObject *py_deal_buckets(PyObject *self, PyObject *args)
     return result;
 }
 
+/* run_rnr(tree, tables, regret, avg, opp_regret, opp_avg, model_probs, model_conf, p, first,
+ * iterations, seed, threads): a robust counter-strategy's iterations (rnr_kernels.h). */
+static PyObject *py_run_rnr(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *tree, *tables, *obj[6];
+    double p;
+    long long first, iterations;
+    unsigned long long seed;
+    int threads;
+    if (!PyArg_ParseTuple(args, "OOOOOOOOdLLKi", &tree, &tables, &obj[0], &obj[1], &obj[2], &obj[3], &obj[4],
+                          &obj[5], &p, &first, &iterations, &seed, &threads))
+        return NULL;
+    if (first < 0 || iterations < 0 || threads < 1 || threads > 64 || !(p >= 0.0 && p <= 1.0))
+        return PyErr_Format(PyExc_ValueError, "iterations >= 0, threads 1..64 and p in [0, 1], got %lld, %d and %g",
+                            iterations, threads, p);
+    static const char *names[6] = {"regret", "avg", "opp_regret", "opp_avg", "model_probs", "model_conf"};
+    views v = {.n = 0}, tv = {.n = 0}; /* the game takes up to 12 views: the tables have their own */
+    void *t[6]; /* the tables float64, the model float32 */
+    Py_ssize_t len[6];
+    int ok = 1;
+    for (int i = 0; ok && i < 6; i++) {
+        t[i] = i < 4 ? get(&tv, obj[i], "d", 8, 1, names[i], &len[i]) : get(&tv, obj[i], "f", 4, 0, names[i], &len[i]);
+        ok = t[i] != NULL;
+        if (ok && len[i] != len[0]) {
+            PyErr_Format(PyExc_ValueError, "%s differs in length from regret", names[i]);
+            ok = 0;
+        }
+    }
+    mc_game g;
+    volatile int64_t done = 0;
+    if (ok && parse_game(tree, tables, len[0], &v, &g, 1) == 0) {
+        mc_model model = {t[4], t[5], p};
+        Py_BEGIN_ALLOW_THREADS mc_rnr_run(&g, &model, t[0], t[1], t[2], t[3], first, iterations, seed, threads, &done);
+        Py_END_ALLOW_THREADS
+    }
+    release(&v);
+    release(&tv);
+    if (PyErr_Occurred())
+        return NULL;
+    return PyLong_FromLongLong((long long)done);
+}
+
 static PyMethodDef methods[] = {
     {"river_hs", py_river_hs, METH_VARARGS, "river_hs(board5, out float64[1326]): river HS of every holding."},
     {"board_histograms", py_board_histograms, METH_VARARGS,
@@ -444,6 +488,9 @@ static PyMethodDef methods[] = {
     {"run_deals", py_run_deals, METH_VARARGS,
      "run_deals(tree, n_buckets, deals int32[n*9], regret f64, avg f64, first, iterations, seed, threads) -> "
      "iterations done (the same MCCFR on a small game's table of deals)."},
+    {"run_rnr", py_run_rnr, METH_VARARGS,
+     "run_rnr(tree, tables, regret f64, avg f64, opp_regret f64, opp_avg f64, model_probs, model_conf, p, first, "
+     "iterations, seed, threads) -> iterations done (a robust counter-strategy, rnr_kernels.c)."},
     {"deal_buckets", py_deal_buckets, METH_VARARGS, "deal_buckets(tree, tables, hole, board5) -> 4 buckets."},
     {NULL, NULL, 0, NULL},
 };

@@ -1,0 +1,111 @@
+"""Build the shipped counter-strategies: ``python -m casebases.build_counters [--only raise,call]``.
+
+Recipe (issue 36, part 1), for each opponent of :data:`TARGETS`:
+
+1. the teacher (``cfr``) plays it a duplicate heads-up match of ``--hands`` hands (seed
+   :data:`SEED` + the target's place), written as an ACPC log under ``--logs`` (the log
+   appears whole or not at all; a re-run reuses it);
+2. every decision the opponent made, whose cards the log shows, is counted at its (betting
+   node, current-street bucket of the teacher's abstraction): :func:`cbr.cfr.counter.count_decisions`;
+3. a robust counter-strategy to those frequencies (:class:`cbr.cfr.counter.CounterTrainer`,
+   seed 0: a restricted Nash response, the opponent restricted with probability ``p``, or a
+   data-biased one, ``p_max`` and ``c``: see :data:`TARGETS`) is trained with the engine's C
+   solver for ``--minutes`` (or ``--iterations``) on ``--threads`` threads;
+4. ``casebases/cfr/counter_<name>/`` gets ``strategy.npz`` (one byte per action, the
+   abstraction is the teacher's: ``emd_256``, named in the strategy) and ``model.npz`` (the
+   counts); ``cfr:strategy=counter_<name>`` plays it.
+
+One thread is deterministic for the arguments; two share the tables without locks.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+OUT = HERE / "cfr"
+SEED = 3600
+#: counter-strategy name -> (the opponent it is built against, a policy spec; p; p_max; c): restricted
+#: Nash responses (c = 0), and a data-biased one for the loose-aggressive player, whose model is
+#: sparse (half its decisions fall in rows seen fewer than 10 times)
+TARGETS = {"raise": ("raise", 0.75, 1.0, 0.0), "call": ("call", 0.75, 1.0, 0.0),
+           "station": ("station", 0.75, 1.0, 0.0), "lag": ("lag", 1.0, 0.9, 5.0)}
+
+
+def play_log(target: str, hands: int, seed: int, logs: Path) -> Path:
+    """The teacher against ``target``, duplicate, as an ACPC log (kept if already there)."""
+    from cbr.game.gamedef import preset
+    from cbr.logs.acpc import AcpcLogWriter
+    from cbr.play.match import run_match
+
+    path = logs / f"cfr-{target}-{hands}-{seed}.log"
+    if not path.exists():
+        game = preset("holdem.limit.2p")
+        with AcpcLogWriter(path, game) as log:
+            run_match(["cfr", target], hands, game=game, duplicate=True, seed=seed, log=log)
+    return path
+
+
+def opponent_model(log: Path, target: str, abstraction):
+    """The opponent's decisions in ``log`` counted (:func:`cbr.cfr.counter.count_decisions`)."""
+    from cbr.cfr.counter import count_decisions
+    from cbr.logs.acpc import loads
+
+    records = loads(log.read_text(encoding="utf-8"), source=log.name)
+    names = {n for r in records for n in r.players} - {"cfr"}
+    if len(names) != 1:
+        raise SystemExit(f"{log}: expected the teacher and one opponent, found {sorted(names)}")
+    return count_decisions(records, names.pop(), abstraction)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", default="", help="comma-separated names of TARGETS (default: all)")
+    ap.add_argument("--logs", default="/tmp/counter-logs", help="folder for the ACPC logs")
+    ap.add_argument("--hands", type=int, default=20_000, help="hands of the teacher against each opponent")
+    ap.add_argument("--p", type=float, default=None,
+                    help="the chance the opponent is restricted to its model (default: TARGETS'; sets c = 0)")
+    ap.add_argument("--minutes", type=float, default=8.0, help="training time per counter-strategy")
+    ap.add_argument("--iterations", type=int, default=0, help="train this many iterations instead of --minutes")
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--out", default=str(OUT), help="the folder that gets counter_<name>/ (beside emd_256/)")
+    args = ap.parse_args(argv)
+    from cbr.abstraction.distribution import DistributionAbstraction
+    from cbr.cfr.counter import CounterTrainer
+    from cbr.cfr.mccfr import STRATEGY_FILE
+
+    names = [n for n in args.only.split(",") if n] or list(TARGETS)
+    unknown = [n for n in names if n not in TARGETS]
+    if unknown:
+        raise SystemExit(f"unknown counter-strategies {unknown}; known: {', '.join(TARGETS)}")
+    out = Path(args.out)
+    logs = Path(args.logs)
+    logs.mkdir(parents=True, exist_ok=True)
+    abstraction = DistributionAbstraction.load(out / "emd_256")
+    for name in names:
+        target, p, p_max, c = TARGETS[name]
+        if args.p is not None:
+            p, p_max, c = args.p, 1.0, 0.0
+        t0 = time.time()
+        log = play_log(target, args.hands, SEED + list(TARGETS).index(name), logs)
+        model = opponent_model(log, target, abstraction)
+        print(f"{name}: {int(model.counts.sum()):,} decisions of {target} counted in {time.time() - t0:.0f} s",
+              file=sys.stderr, flush=True)
+        trainer = CounterTrainer(abstraction, model, p=p, p_max=p_max, c=c, name=name, seed=0, threads=args.threads)
+        deadline = time.time() + args.minutes * 60
+        step = 200_000
+        while (trainer.iterations < args.iterations) if args.iterations else (time.time() < deadline):
+            trainer.run(min(step, args.iterations - trainer.iterations) if args.iterations else step)
+        folder = out / f"counter_{name}"
+        folder.mkdir(parents=True, exist_ok=True)
+        trainer.save_strategy(folder / STRATEGY_FILE)
+        model.save(folder / "model.npz")
+        print(f"{name}: {trainer.iterations:,} iterations in {trainer.seconds:.0f} s -> {folder}",
+              file=sys.stderr, flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

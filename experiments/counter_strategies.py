@@ -1,0 +1,81 @@
+"""The shipped counter-strategies (``cfr:strategy=counter_<name>``, issue 36 part 1) against the
+opponent each was built for, beside the teacher (``cfr``) and the best fixed bot of the house
+against that opponent, on the same duplicate deals; and head to head against the teacher (what
+their robustness costs).
+
+    python experiments/counter_strategies.py --seed 36 --hands 4000 -j 1
+
+The opponent models were counted on seeds 3600-3603 (``casebases/build_counters.py``); report
+on others. Writes ``experiments/results/counters-seed<S>.json`` (``--only``: replacing those
+counters' rows) and prints a Markdown table.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+from concurrent.futures import ProcessPoolExecutor
+
+from common import RESULTS, duel, say, write_json
+
+#: counter-strategy -> (its opponent, the best fixed bot of the house against it: docs/experiments.md)
+COUNTERS = {"raise": ("raise", "ehs"), "call": ("call", "phase3"), "station": ("station", "phase3"),
+            "lag": ("lag", "poki")}
+
+
+def cells(names: list[str]) -> list[tuple[str, str, str]]:
+    """(counter name, bot, opponent) of every match.
+
+    >>> cells(["raise"])[:2]
+    [('raise', 'cfr:strategy=counter_raise', 'raise'), ('raise', 'cfr', 'raise')]
+    """
+    out = []
+    for name in names:
+        target, best = COUNTERS[name]
+        mine = f"cfr:strategy=counter_{name}"
+        out += [(name, mine, target), (name, "cfr", target), (name, best, target), (name, mine, "cfr")]
+    return out
+
+
+def _one(args: tuple[str, str, str, int, int]) -> dict:
+    name, bot, opp, hands, seed = args
+    r = duel(bot, opp, hands, seed)
+    say(f"{bot} vs {opp}: {r['sb_per_hand']:+.3f} ± {r['ci']:.3f} ({r['seconds']} s)")
+    return {"counter": name, "bot": bot, "opponent": opp, **r}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seed", type=int, default=36)
+    ap.add_argument("--hands", type=int, default=4000)
+    ap.add_argument("--only", default="", help="comma-separated counter names (default: all)")
+    ap.add_argument("-j", "--workers", type=int, default=1)
+    args = ap.parse_args()
+    names = [n for n in args.only.split(",") if n] or list(COUNTERS)
+    jobs = [(*c, args.hands, args.seed) for c in cells(names)]
+    if args.workers > 1:
+        with ProcessPoolExecutor(args.workers) as pool:
+            rows = list(pool.map(_one, jobs))
+    else:
+        rows = [_one(j) for j in jobs]
+    out = RESULTS / f"counters-seed{args.seed}.json"
+    if out.exists():  # keep the other counters' rows of an earlier run with the same seed and hands
+        old = json.loads(out.read_text())
+        if old.get("hands") == args.hands:
+            rows = [x for x in old["rows"] if x["counter"] not in names] + rows
+    write_json(out, {"seed": args.seed, "hands": args.hands, "rows": rows})
+    print("| counter | vs its opponent | the teacher | best fixed bot | vs the teacher |")
+    print("|---|---:|---:|---|---:|")
+    for name in names:
+        r = {(x["bot"], x["opponent"]): x for x in rows if x["counter"] == name}
+        target, best = COUNTERS[name]
+        mine = f"cfr:strategy=counter_{name}"
+
+        def f(x: dict) -> str:
+            return f"{x['sb_per_hand']:+.3f} ± {x['ci']:.3f}"
+
+        print(f"| `counter_{name}` (`{target}`) | {f(r[mine, target])} | {f(r['cfr', target])} | "
+              f"`{best}` {f(r[best, target])} | {f(r[mine, 'cfr'])} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,196 @@
+"""Issue 36, part 1: robust counter-strategies (restricted Nash / data-biased responses) by
+external-sampling MCCFR in C (evaluator_ext/src/rnr_kernels.c), to opponent models counted
+from logs, played by the `cfr` bot.
+
+Cross-checks: with p = 0 the counter-strategy solver gives plain MCCFR's tables bit for bit;
+with p = 1 against a fixed model it approaches a best response (its exact value against the
+model beats the p = 0 strategy's); a model counted from a log holds exactly the log's
+decisions at the nodes and buckets the tree and the abstraction give them.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.conftest import require_native
+
+require_native(module_level=True)
+
+from cbr.abstraction import distribution as D  # noqa: E402
+from cbr.cfr.counter import CounterTrainer, OpponentModel, count_decisions  # noqa: E402
+from cbr.cfr.mccfr import STRATEGY_FILE, MCCFRTrainer, load_imperfect_strategy  # noqa: E402
+from cbr.cfr.policy import SHIPPED_TEACHER  # noqa: E402
+from cbr.cfr.tree import build_tree  # noqa: E402
+from cbr.errors import ConfigError  # noqa: E402
+
+COUNTERS = ("raise", "call", "station", "lag")
+
+
+@pytest.fixture(scope="module")
+def shipped() -> D.DistributionAbstraction:
+    return D.DistributionAbstraction.load(SHIPPED_TEACHER)
+
+
+@pytest.fixture(scope="module")
+def coarse() -> D.DistributionAbstraction:
+    """169 pre-flop classes, one flop and one turn bucket, two river buckets (HS below or above
+    one half): a game small enough to converge in seconds. Every flop and turn table entry is
+    bucket 0, so the solver's raw tables are zeros (allocated lazily: no gigabyte to fill)."""
+    a = D.DistributionAbstraction((169, 1, 1, 2), 30, np.zeros((1, 30), np.float32), np.zeros((1, 30), np.float32),
+                                  np.array([0.5]), np.zeros((1755, 1326), np.uint16),
+                                  np.zeros((16432, 1326), np.uint16), {"format": D.ABSTRACTION_FORMAT})
+    a.__dict__["_raw_tables"] = ((169, 1, 1, 2), D.PREFLOP_CLASS, np.zeros(22100 * 1326, np.uint16),
+                                 np.zeros(270725 * 1326, np.uint16), np.array([0.5]))
+    return a
+
+
+def _calling_station(tree, n_buckets) -> OpponentModel:
+    """A model that checks or calls at every row (what always-call's log would count)."""
+    m = OpponentModel(tree, n_buckets)
+    for node in tree.decision_nodes():
+        k = int(tree.n_children[node])
+        j = [tree.edge[c] for c in tree.children(node)].index("c")
+        rows = n_buckets[int(tree.street[node])]
+        m.counts[int(m.offset[node]) + np.arange(rows) * k + j] = 5
+    return m
+
+
+def test_p_zero_gives_plain_mccfr_tables_bit_for_bit(shipped) -> None:
+    """Also a data-biased response whose confidence is 0 everywhere: the model never acts."""
+    options = dict(seed=7, threads=1, discount_every=10_000, discount_blocks=2)
+    plain = MCCFRTrainer(shipped, **options)
+    plain.run(25_000, chunk=10_000)
+    model = _calling_station(plain.tree, shipped.n_buckets)   # p = 0: never used
+    counter = CounterTrainer(shipped, model, p=0.0, **options)
+    counter.run(25_000, chunk=10_000)
+    assert np.abs(plain.regret).sum() > 0
+    for mine in (counter.regret, counter.opp_regret):
+        assert np.array_equal(mine, plain.regret)
+    for mine in (counter.avg, counter.opp_avg):
+        assert np.array_equal(mine, plain.avg)
+    unsure = CounterTrainer(shipped, model, p=1.0, p_max=0.0, **options)   # a data-biased model trusted nowhere
+    unsure.run(25_000, chunk=10_000)
+    assert np.array_equal(unsure.regret, plain.regret) and np.array_equal(unsure.avg, plain.avg)
+    restricted, free = CounterTrainer(shipped, model, p=0.5, **options), MCCFRTrainer(shipped, **options)
+    restricted.run(5_000)
+    free.run(5_000)
+    assert not np.array_equal(restricted.regret, free.regret)
+
+
+def test_p_one_approaches_a_best_response_to_the_model(coarse) -> None:
+    """Against a fixed calling station, the p = 1 counter-strategy's exact value (both seats,
+    the same 300 deals) beats the p = 0 strategy's (an equilibrium's) by a wide margin, and
+    p = 0.5 lies in between; p = 1 bets its strong hands and never folds to a station that
+    never bets."""
+    tree = build_tree("holdem.limit.2p")
+    model = _calling_station(tree, coarse.n_buckets)
+    values = {}
+    for p in (0.0, 0.5, 1.0):
+        t = CounterTrainer(coarse, model, p=p, seed=3, threads=1, discount_every=20_000, discount_blocks=3)
+        t.run(60_000)
+        values[p] = t.model_value(300, seed=11)
+    (v0, se0), (vh, _), (v1, se1) = values[0.0], values[0.5], values[1.0]
+    assert v1 - v0 > 3 * (se0 + se1), values
+    assert v0 < vh < v1, values
+    assert v0 > 0, values    # an equilibrium also wins from a player who never raises
+
+
+def test_a_model_counts_what_the_log_shows(shipped) -> None:
+    from cbr.logs.acpc import loads
+    from evaluator_ext import parse_cards
+
+    text = ('# game: {"name":"holdem.limit.2p","n_players":2,"blinds":[10.0,5.0],"small_bet":10.0,'
+            '"big_bet":20.0,"raise_cap":[3,4,4,4],"first_to_act":[1,0,0,0],"betting":"limit","stack":null,'
+            '"antes":[0.0,0.0]}\n'
+            "STATE:0:rrrc/crf:AsTc|6h7c/7d5d6d:-40|40:cfr|raise\n"
+            "STATE:3:f:Ts2s|3sTh:5|-5:raise|cfr\n")
+    tree = build_tree("holdem.limit.2p")
+    m = count_decisions(loads(text), "raise", shipped, tree=tree)
+    hole, flop = tuple(parse_cards("6h7c")), tuple(parse_cards("7d5d6d"))
+    pre, on_flop = shipped.buckets(hole, ())[0], shipped.buckets(hole, flop)[1]
+    want = np.zeros(m.size)
+    for history, bucket in (("", pre), ("rr", pre), ("rrrc/c", on_flop)):   # its three raises
+        node = tree.node_of(history)
+        k = int(tree.n_children[node])
+        want[int(m.offset[node]) + bucket * k + tree.actions(node).index("r")] = 1
+    assert np.array_equal(m.counts, want)
+    cfr = count_decisions(loads(text), "cfr", shipped, tree=tree)   # rr, c; c, f; and the fold of hand 3
+    assert cfr.counts.sum() == 5
+    row = int(m.offset[tree.node_of("rr")]) + pre * 3
+    assert m.probs()[row: row + 3].tolist() == [0.0, 0.0, 1.0]
+    assert m.confidence(p_max=0.8, c=1.0)[row] == pytest.approx(0.4)
+    other = int(m.offset[tree.node_of("rr")])   # bucket 0 never seen: the node's frequencies
+    assert m.probs()[other: other + 3].tolist() == [0.0, 0.0, 1.0]
+
+
+def test_models_save_and_load_and_refuse_another_tree(tmp_path, shipped) -> None:
+    tree = build_tree("holdem.limit.2p")
+    m = _calling_station(tree, shipped.n_buckets)
+    m.save(tmp_path / "model.npz")
+    back = OpponentModel.load(tmp_path / "model.npz")
+    assert np.array_equal(back.counts, m.counts)
+    with pytest.raises(ConfigError, match="another betting tree"):
+        OpponentModel.load(tmp_path / "model.npz", tree=build_tree("nolimit.fcpa"))
+    with pytest.raises(ConfigError, match="another tree or abstraction"):
+        CounterTrainer(shipped, OpponentModel(tree, (169, 1, 1, 2)))
+    with pytest.raises(ConfigError, match="probability"):
+        CounterTrainer(shipped, m, p=1.5)
+
+
+def test_a_counter_strategy_folder_uses_its_siblings_abstraction(tmp_path, shipped) -> None:
+    """What the recipe writes: strategy.npz alone, naming emd_256 beside it; the cfr bot plays it."""
+    from cbr.play.match import run_match
+
+    (tmp_path / "emd_256").symlink_to(SHIPPED_TEACHER)
+    folder = tmp_path / "counter_test"
+    folder.mkdir()
+    t = CounterTrainer(shipped, _calling_station(build_tree("holdem.limit.2p"), shipped.n_buckets), p=0.5,
+                       seed=1, threads=1, name="test")
+    t.run(2_000)
+    t.save_strategy(folder / STRATEGY_FILE)
+    s = load_imperfect_strategy(folder)
+    assert s.info["counter"]["p"] == 0.5 and s.info["abstraction_folder"] == "emd_256"
+    r = run_match([f"cfr:strategy={folder}", "call"], 40, duplicate=True, seed=1)
+    assert r.hands == 40
+    (tmp_path / "emd_256").unlink()   # the sibling gone: said, not guessed
+    with pytest.raises(ConfigError, match="no abstraction"):
+        load_imperfect_strategy(folder)
+
+
+@pytest.mark.parametrize("name", COUNTERS)
+def test_the_shipped_counter_strategies_are_small_and_load(name) -> None:
+    from cbr.cfr.policy import resolve_strategy
+
+    folder = resolve_strategy(f"counter_{name}")
+    assert folder == SHIPPED_TEACHER.parent / f"counter_{name}"
+    size = sum(f.stat().st_size for f in Path(folder).iterdir())
+    assert size < 5_000_000, size
+    s = load_imperfect_strategy(folder)
+    assert s.info["counter"]["name"] == name and s.info["iterations"] >= 1_000_000
+    assert OpponentModel.load(Path(folder) / "model.npz").counts.sum() > 10_000
+
+
+def test_the_native_counter_solver_refuses_bad_arguments(coarse) -> None:
+    """Wrong lengths, dtypes, read-only tables and a p outside [0, 1]: ValueError/TypeError, no crash."""
+    t = CounterTrainer(coarse, _calling_station(build_tree("holdem.limit.2p"), coarse.n_buckets), p=0.5)
+    run = D.native_module().run_rnr
+    ok = [t.regret, t.avg, t.opp_regret, t.opp_avg, t.model_probs, t.model_conf]
+    run(t._tree, t._tables, *ok, 0.5, 0, 10, 1, 1)
+    bad = [(2, np.zeros(5, np.float64), ValueError, "differs in length"),
+           (2, t.opp_regret.astype(np.float32), ValueError, "wrong dtype"),       # the tables are float64
+           (4, t.model_probs.astype(np.float64), ValueError, "wrong dtype"),      # the model float32
+           (0, np.zeros(t.size, np.float64)[::-1], TypeError, "C-contiguous"),
+           (1, np.frombuffer(np.zeros(t.size, np.float64).tobytes(), np.float64), TypeError, "writable")]
+    for i, arr, exc, msg in bad:
+        args = list(ok)
+        args[i] = arr
+        with pytest.raises(exc, match=msg):
+            run(t._tree, t._tables, *args, 0.5, 0, 10, 1, 1)
+    for p in (-0.1, 1.5, float("nan")):
+        with pytest.raises(ValueError, match="p in"):
+            run(t._tree, t._tables, *ok, p, 0, 10, 1, 1)
+    with pytest.raises(ValueError, match="outside the arrays"):
+        short = [a[: t.size - 1].copy() for a in ok]
+        run(t._tree, t._tables, *short, 0.5, 0, 10, 1, 1)
