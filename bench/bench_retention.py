@@ -29,8 +29,8 @@ Run:  python3 bench/bench_retention.py [--decisions 100000] [--hands 10000] [--s
 5. ``--bounds``: how far the ratio could rise if retention left work out. Play only (the close
    is not timed, in every variant), CPU, ``--pairs`` rounds of: off; on; *write only*: every case
    still written durably (features, log record, compactions) but not added to what the bot
-   searches (``RetainedWrites._absorb`` and ``_Street.catch_up`` replaced by no-ops for the
-   match; the bot then plays as with retention off); *log only*: the same without compactions.
+   searches (``RetainedWrites._absorb``, which also extends the street views the bot reads,
+   replaced by a no-op for the match; the bot then plays as with retention off); *log only*: the same without compactions.
    Then the floor, the work no retention can leave out: *features only* (retention computes
    the feature rows of the opponent's shown decisions, the bot's own being kept from deciding,
    and writes nothing) and *off, grown base* (retention off, from a copy grown first by a
@@ -201,10 +201,8 @@ def breakdown_part(hands: int, bots: list[str], root: Path) -> None:
 
 
 #: ``--bounds``' variants: label -> what is replaced by a no-op for the match, (module, class, method).
-BOUNDS = {"write only": [("cbr.store.retained", "RetainedWrites", "_absorb"),
-                         ("cbr.policies.cbr_policy", "_Street", "catch_up")],
+BOUNDS = {"write only": [("cbr.store.retained", "RetainedWrites", "_absorb")],
           "log only": [("cbr.store.retained", "RetainedWrites", "_absorb"),
-                       ("cbr.policies.cbr_policy", "_Street", "catch_up"),
                        ("cbr.store.compaction", "Compaction", "compact")]}
 
 

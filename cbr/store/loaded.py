@@ -88,6 +88,10 @@ class LoadedCaseBase:
         self._tails: dict[str, list[Chunk]] = {s: [] for s in STREETS}  # retained after self._tables[s] loaded
         self._indexes: dict[str, "CaseIndex"] = {}
         self._answer_rows: dict[str, AnswerRows] = {}  # each valid while it holds count(street) rows
+        # the streets' retrieval data users read (cbr.store.street_view), by street and similarity
+        # (None: the case base's own); extended with every case taken, dropped with the loaded state
+        self._views: dict[tuple[str, str | None], Any] = {}
+        self._view_keys: dict[int, tuple[Any, str]] = {}  # id(similarity config) -> (it, its TOML)
         self._dirty_indexes: set[str] = set()
         self._similarity: "SimilarityConfig | None" = None
         self._feature_set: Any = None
@@ -241,6 +245,7 @@ class LoadedCaseBase:
         self._indexes.clear()
         self._answer_rows.clear()
         self._dirty_indexes.clear()
+        self._views.clear()
         self._close_sql()
 
 

@@ -269,3 +269,9 @@ class RetainedWrites(Compaction):
         if index is not None:
             index.add(chunk[1].features)
             self._dirty_indexes.add(s)
+        for key in [k for k in self._views if k[0] == s]:  # what users retrieve from, extended once
+            view = self._views[key]
+            if view.index is None:
+                del self._views[key]  # the street's first cases: made anew when next asked for
+            else:
+                view.extend(*chunk)
