@@ -21,7 +21,7 @@ arrays, and no one catches up row by row.
 >>> len(view), view.actions.tolist()
 (2, [1, 2])
 >>> _ = cb.append("flop", np.zeros(12), "f", outcome=-1.0)
->>> cb.street_view("flop") is view, len(view), view.actions.tolist(), view.outcomes[-1], view.index.n_cases_
+>>> cb.street_view("flop") is view, len(view), view.actions.tolist(), float(view.outcomes[-1]), view.index.n_cases_
 (True, 3, [1, 2, 0], -1.0, 3)
 """
 from __future__ import annotations
