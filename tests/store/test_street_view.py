@@ -69,3 +69,20 @@ def test_a_replaced_index_is_the_views_index_again(tmp_path) -> None:
     cb.set_similarity(default_casper(threshold=0.9))
     assert cb.street_view("flop") is view and view.index is cb.index("flop") and view.index.threshold == 0.9
     cb.close()
+
+
+def test_a_compaction_takes_another_handles_records_into_what_is_loaded(tmp_path) -> None:
+    """A handle that compacts reads the records another handle committed since it last looked:
+    its tables, index and views take them too (they used to stay behind the manifest's count,
+    so the next retained case got another row number in the index than in the table)."""
+    a, b = CaseBase.open(small_base(tmp_path / "cb")), CaseBase.open(tmp_path / "cb")
+    view, _ = a.street_view("flop"), a.cases("flop")
+    a.append("flop", np.zeros(12, np.float32), "f")
+    b.append("flop", np.full(12, 0.5, np.float32), "c")  # not read by `a` yet
+    b.close()
+    assert a.compact() == 2
+    assert a.count("flop") == 42 == len(a.cases("flop")) == len(view) == view.index.n_cases_
+    a.append("flop", np.ones(12, np.float32), "r")
+    assert view.case_ids.tolist() == a.cases("flop").case_ids.tolist()
+    assert np.array_equal(view.index.cases_, a.cases("flop").features)
+    a.close()
