@@ -156,8 +156,12 @@ class RetainedWrites(Compaction):
         for s, idx in by_street.items():
             X = checked_features(self.manifest.features[s],
                                  np.vstack([fs.row(dps[i]) if given[i] is None else given[i] for i in idx]))
-            batches[s] = RowBatch(X, [acts[i] for i in idx], outcome[idx], {k: [v[i] for i in idx] for k, v in cols.items()},
-                                  [times[i] for i in idx])
+            a, b = idx[0], idx[-1] + 1
+            if b - a == len(idx):  # a hand's decisions come street by street: each street a slice
+                batches[s] = RowBatch(X, acts[a:b], outcome[a:b], {k: v[a:b] for k, v in cols.items()}, times[a:b])
+            else:
+                batches[s] = RowBatch(X, [acts[i] for i in idx], outcome[idx],
+                                      {k: [v[i] for i in idx] for k, v in cols.items()}, [times[i] for i in idx])
         ids = self._append_batches(batches)
         out = [0] * n
         for s, idx in by_street.items():
