@@ -10,8 +10,8 @@ seats' names) and ``retained_at`` (UTC). A process killed at any moment loses at
 hand in flight.
 
 The retainer writes through the case-based bot's own open case base, so the bot's very
-next retrieval sees the new cases (:class:`~cbr.policies.cbr_policy.CBRPolicy` grows its
-street data in place). A hand played at a table comes with its decision records
+next retrieval sees the new cases (the bot reads the street views the case base extends in
+place, :mod:`cbr.store.street_view`). A hand played at a table comes with its decision records
 (:class:`~cbr.policies.base.Decision`): it is not replayed, and a decision the bot made on
 this case base keeps the feature row it was made from as its case's row (computed once, the
 same bit for bit). :meth:`Retainer.close` compacts the retention log into Parquet parts.

@@ -77,6 +77,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from cbr.logs.record import HandRecord
     from cbr.store.casebase import CaseBase
     from cbr.store.shared import SharedCaseBase
+    from cbr.store.street_view import StreetView
 
 __all__ = ["CBRPolicy", "CBRDecision", "REUSE_POLICIES", "TIE_ORDER", "max_frequency_action",
            "best_outcome_action", "shaped_triple", "guard_strength"]
@@ -159,88 +160,6 @@ class CBRDecision(Decision):
 
     def row_for(self, casebase: object) -> Optional[np.ndarray]:
         return self.row if casebase is self.casebase else None
-
-
-class _Street:
-    """What a street needs for decisions: index, action codes, case ids, outcomes; grown in
-    place (amortised doubling) as retained cases arrive, so a hand's retention costs its
-    own rows, not the street's size."""
-
-    __slots__ = ("index", "_actions", "_case_ids", "_outcomes", "count", "own_index", "_labels")
-
-    def __init__(self, cb: "CaseBase", street: str, config: Any) -> None:
-        import numpy as np
-
-        self.count = 0
-        self._labels: Any = None
-        self.own_index = config is not None
-        self._actions = np.zeros(0, np.int8)
-        self._case_ids = np.zeros(0, np.int64)
-        self._outcomes = np.zeros(0, np.float64)
-        n = cb.count(street)
-        if config is None:
-            self.index = cb.index(street) if n else None
-        else:
-            from cbr.store.indexes import new_index
-
-            self.index = new_index(config, street).fit(cb.cases(street).features) if n else None
-        self._take(cb.cases(street), grow_index=False)
-
-    @property
-    def actions(self) -> Any:
-        return self._actions[: self.count]
-
-    @property
-    def case_ids(self) -> Any:
-        return self._case_ids[: self.count]
-
-    @property
-    def outcomes(self) -> Any:
-        return self._outcomes[: self.count]
-
-    @property
-    def labels(self) -> Any:
-        """The actions and outcomes as :class:`~cbr.retrieval.aggregate.Labels` (a copy kept in
-        the retrieval layout's order; extended as cases are taken)."""
-        from cbr.retrieval.aggregate import Labels
-
-        if self._labels is None:
-            self._labels = Labels(self.actions, self.outcomes)
-        return self._labels
-
-    def _take(self, rows: Any, grow_index: bool) -> None:
-        import numpy as np
-
-        from cbr.retrieval import action_codes
-
-        k = len(rows)
-        if k == 0:
-            return
-        n0, n1 = self.count, self.count + k
-        if n1 > len(self._actions):
-            cap = max(n1, 2 * len(self._actions))
-            for name in ("_actions", "_case_ids", "_outcomes"):
-                old = getattr(self, name)
-                grown = np.empty(cap, old.dtype)
-                grown[:n0] = old[:n0]
-                setattr(self, name, grown)
-        self._actions[n0:n1] = action_codes(rows.actions)
-        self._case_ids[n0:n1] = rows.case_ids
-        self._outcomes[n0:n1] = rows.outcomes
-        if self._labels is not None:
-            self._labels.extend(self._actions[n0:n1], self._outcomes[n0:n1])
-        if grow_index and self.own_index and self.index is not None:
-            self.index.add(rows.features)
-        self.count = n1
-
-    def catch_up(self, cb: "CaseBase", street: str, config: Any) -> None:
-        """Take the cases retained since this street was loaded (the case base's own index
-        is grown by the case base; an index built from a similarity file, here)."""
-        if cb.count(street) > self.count:
-            if self.index is None:  # the street had no case yet
-                self.__init__(cb, street, config)  # type: ignore[misc]
-            else:
-                self._take(cb.rows_since(street, self.count), grow_index=True)
 
 
 def _has_outcomes(cb: "CaseBase") -> bool:
@@ -353,7 +272,6 @@ class CBRPolicy(Policy):
         self._fs: Any = None
         self._config: Any = None
         self._weighted = False
-        self._streets: dict[str, _Street] = {}
         self._hand: Optional[str] = None
         self._rng = random.Random(f"cbr-policy:{seed}")
         self.last_decision: Optional[CBRDecision] = None
@@ -404,8 +322,8 @@ class CBRPolicy(Policy):
     # ---- life cycle --------------------------------------------------------------------
     def open(self) -> "CaseBase":
         """Open the case base (once) and read the similarity file if one was given. A bot
-        handed a shared case base takes a reference to it (and its retrieval data, shared with
-        the other bots of that handle and similarity); over an opponent-aware case base, whose
+        handed a shared case base takes a reference to it (and so reads the retrieval data the case
+        base keeps, one copy for every bot of that handle and similarity); over an opponent-aware case base, whose
         feature set carries one bot's player models, it opens a handle of its own instead."""
         if self._cb is None:
             from cbr.errors import CaseBaseError
@@ -438,9 +356,6 @@ class CBRPolicy(Policy):
                         raise CaseBaseError(f"case base {cb.name!r} holds no case with an outcome, which "
                                             f"reuse=best-outcome needs: rebuild it from logs with payoffs "
                                             f"(`cbr build`), or use reuse=probabilistic")
-                    if handle is not None:  # one copy of the streets' labels for every bot of the handle
-                        key = ("cbr-streets", None if self.similarity is None else str(Path(self.similarity).resolve()))
-                        self._streets = handle.extra(key, dict)
             except BaseException:
                 if handle is not None:
                     handle.release()
@@ -484,7 +399,6 @@ class CBRPolicy(Policy):
         """Close the case base (a later decision opens it again)."""
         cb, self._cb = self._cb, None
         handle, self._handle = self._handle, None
-        self._streets = {}  # (a shared handle's streets stay with it)
         self.last_decision = None  # its record holds the case base and index
         if handle is not None:
             handle.release()
@@ -506,13 +420,10 @@ class CBRPolicy(Policy):
             self._tracker.reset()
 
     # ---- deciding ----------------------------------------------------------------------
-    def _street(self, street: str) -> _Street:
-        data = self._streets.get(street)
-        if data is None:
-            data = self._streets[street] = _Street(self.open(), street, self._config)
-        else:
-            data.catch_up(self.open(), street, self._config)
-        return data
+    def _street(self, street: str) -> "StreetView":
+        """The street's retrieval data: the case base's own view of it (kept current by the case
+        base as it takes cases; one copy for every bot of the case base and similarity)."""
+        return self.open().street_view(street, self._config)
 
     def _new_hand(self, hand_id: str) -> None:
         """Once per hand: read the cases retained since (by this process or another)."""
@@ -520,7 +431,7 @@ class CBRPolicy(Policy):
             self._hand = hand_id
             self._cb.refresh()
 
-    def _spot(self, dp: "DecisionPoint", *, refresh: bool = True) -> tuple["CaseBase", str, _Street]:
+    def _spot(self, dp: "DecisionPoint", *, refresh: bool = True) -> tuple["CaseBase", str, "StreetView"]:
         """The open case base, the street and its retrieval data for a decision at ``dp``
         (``refresh``: first read what was retained since, once per hand)."""
         from cbr.errors import CaseBaseError, GameError
@@ -600,7 +511,7 @@ class CBRPolicy(Policy):
                                          f"odds {dp.pot_odds:.2f}, {said}")
         return triple, reused
 
-    def _reuse(self, cb: "CaseBase", street: str, data: _Street, dp: "DecisionPoint", vote: Any,
+    def _reuse(self, cb: "CaseBase", street: str, data: "StreetView", dp: "DecisionPoint", vote: Any,
                rng: random.Random) -> CBRDecision:
         """The re-use rule (and the odds guard) on the vote of ``dp``: the decision."""
         triple, reused = self._reused(cb, street, dp, vote, rng)

@@ -97,6 +97,7 @@ from cbr.store.parts import (
 )
 from cbr.store.retained import RetainedWrites
 from cbr.store.retention_log import RetentionLog, chunks_table
+from cbr.store.street_view import StreetView
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -331,6 +332,48 @@ class CaseBase(RetainedWrites, Compaction):
             return hit
         arrays = self._arrays[s] = _arrays(s, self.manifest.features[s], t)
         return arrays
+
+    def street_view(self, street: int | str, similarity: "SimilarityConfig | None" = None) -> StreetView:
+        """The street's retrieval data (:class:`~cbr.store.street_view.StreetView`: index, action
+        codes and outcomes, case ids), made on first use and kept current by this object: every
+        case it takes later (its appends, what :meth:`refresh` reads) extends it in place, so
+        every user of this case base reads one copy and none catches up. ``similarity``: a
+        configuration other than the case base's own (:meth:`similarity`); the view then has an
+        index of its own, built from the cases and grown with them (one per street and
+        configuration: equal configurations share it).
+
+        >>> import tempfile, numpy as np
+        >>> from cbr.store.writer import CaseBaseWriter
+        >>> root = tempfile.mkdtemp()
+        >>> with CaseBaseWriter(f"{root}/demo", build_index=False) as w:
+        ...     ids = w.add_rows("flop", np.ones((2, 12), np.float32), "cr")
+        >>> cb = CaseBase.open(f"{root}/demo")
+        >>> view = cb.street_view("flop")
+        >>> view is cb.street_view(1), view.index is cb.index("flop"), view.case_ids.tolist()
+        (True, True, [0, 1])
+        """
+        s = street_name(street)
+        key = (s, None if similarity is None else self._similarity_key(similarity))
+        view = self._views.get(key)
+        if view is None:
+            cases = self.cases(s)
+            if not len(cases):
+                index = None
+            elif similarity is None:
+                index = self.index(s)
+            else:
+                index = new_index(similarity, s).fit(cases.features)
+            view = self._views[key] = StreetView(s, index, cases, own_index=similarity is not None)
+        elif similarity is None and view.index is not None and view.index is not self._indexes.get(s):
+            view.index = self.index(s)  # replaced (a new similarity, a rebuild): over the same cases
+        return view
+
+    def _similarity_key(self, config: "SimilarityConfig") -> str:
+        """What identifies a similarity configuration among the views (its TOML; once per object)."""
+        hit = self._view_keys.get(id(config))
+        if hit is None or hit[0] is not config:
+            hit = self._view_keys[id(config)] = (config, config.to_toml())
+        return hit[1]
 
     def sql(self, query: str) -> Any:
         """Run SQL on the views ``cases`` and ``cases_<street>``; returns a DuckDB result

@@ -57,11 +57,14 @@ __all__ = ["Compaction"]
 class Compaction(LoadedCaseBase):
     """Compaction of the retention log into parts, and merging of parts (a layer of ``CaseBase``)."""
 
-    def compact(self) -> int:
+    def compact(self, *, catalog: bool = True) -> int:
         """Move the retention log's cases into Parquet parts (one per street) and start a
         new log generation, in one manifest commit; returns the number of cases moved.
         The old log is retired (deleted when no reader has the case base open). What this
-        object has loaded stays valid: the same cases in the same order."""
+        object has loaded stays valid: the same cases in the same order. ``catalog=False``
+        (the compactions appends make by themselves): the on-disk catalog is marked stale
+        instead of rewritten, and :meth:`~cbr.store.CaseBase.close` (or the next open)
+        rewrites it once, as after appends."""
         with self._lock():
             m = read_manifest(self.path)
             collected = self._collect(m)
@@ -83,7 +86,7 @@ class Compaction(LoadedCaseBase):
             rel = start_log(self.path)
             m.retired.append({"file": m.log, "since": now_utc()})
             m.log = rel
-            self._commit(m)
+            self._commit(m, catalog=catalog)
             if self._collect(m):
                 self._commit(m, catalog=None)  # only retired files went: the parts, so the catalog, are the same
             mine = self._logs is not None and [lg.next_id for lg in self._logs][-1:] == [log.next_id]
@@ -97,12 +100,13 @@ class Compaction(LoadedCaseBase):
 
     def _log_to_compact(self, m: Manifest) -> RetentionLog | None:
         """The log ``m`` names, read to its end (write lock held): this object's own when it
-        reads that log (only the records since it last looked are read), else read anew."""
+        reads that log (only the records since it last looked are read, and taken into what
+        this object has loaded, which then stays valid), else read anew."""
         if not m.log:
             return None
         own = self._logs[-1] if self._logs else None
         if own is not None and own.path == self.path / m.log:
-            own.refresh()
+            self._read_log(own)  # what other processes committed since: into what is loaded too
             return own
         log = RetentionLog(self.path / m.log, m.next_case_id)
         log.refresh()

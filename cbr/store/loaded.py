@@ -88,6 +88,10 @@ class LoadedCaseBase:
         self._tails: dict[str, list[Chunk]] = {s: [] for s in STREETS}  # retained after self._tables[s] loaded
         self._indexes: dict[str, "CaseIndex"] = {}
         self._answer_rows: dict[str, AnswerRows] = {}  # each valid while it holds count(street) rows
+        # the streets' retrieval data users read (cbr.store.street_view), by street and similarity
+        # (None: the case base's own); extended with every case taken, dropped with the loaded state
+        self._views: dict[tuple[str, str | None], Any] = {}
+        self._view_keys: dict[int, tuple[Any, str]] = {}  # id(similarity config) -> (it, its TOML)
         self._dirty_indexes: set[str] = set()
         self._similarity: "SimilarityConfig | None" = None
         self._feature_set: Any = None
@@ -146,6 +150,32 @@ class LoadedCaseBase:
         if self._feature_set is None:
             self._feature_set = load_feature_set(self.manifest.feature_set)
         return self._feature_set
+
+    # ---- taking what was committed to the retention log ------------------------------
+    def _read_log(self, log: RetentionLog) -> None:
+        """Take the records committed to ``log`` since this object last read it."""
+        for s, chunks in log.refresh().items():
+            for chunk in chunks:
+                self._absorb(s, chunk)
+
+    def _absorb(self, s: str, chunk: Chunk) -> None:
+        """Extend what this object has loaded by rows just committed to the log."""
+        if len(chunk[1]) == 0:
+            return
+        if s in self._tables:
+            self._tails[s].append(chunk)
+        self._arrays.pop(s, None)
+        self._close_sql()
+        index = self._indexes.get(s)
+        if index is not None:
+            index.add(chunk[1].features)
+            self._dirty_indexes.add(s)
+        for key in [k for k in self._views if k[0] == s]:  # what users retrieve from, extended once
+            view = self._views[key]
+            if view.index is None:
+                del self._views[key]  # the street's first cases: made anew when next asked for
+            else:
+                view.extend(*chunk)
 
     # ---- commits (shared by set_similarity, save_indexes, the retained writes and compaction) ----
     @contextmanager
@@ -241,6 +271,7 @@ class LoadedCaseBase:
         self._indexes.clear()
         self._answer_rows.clear()
         self._dirty_indexes.clear()
+        self._views.clear()
         self._close_sql()
 
 

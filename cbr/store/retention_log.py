@@ -585,14 +585,16 @@ class RetentionLog:
         :meth:`refresh`): cut a torn tail, write, ``fsync`` if ``sync_every`` has passed.
         The case ids (contiguous per street) must run on from :attr:`next_id`; a record
         holds at most :data:`MAX_RECORD` bytes."""
-        ids = sorted(int(i) for c_ids, _ in chunks.values() for i in c_ids)
-        if not ids:
+        runs = sorted((np.asarray(c_ids, dtype=np.int64).tolist() for c_ids, _ in chunks.values() if len(c_ids)),
+                      key=lambda r: r[0])
+        if not runs:
             return
+        for r in runs:
+            if r != list(range(r[0], r[0] + len(r))):
+                raise CaseBaseError(f"retention log {self.path}: a street's case ids must be contiguous in a record")
+        ids = [i for r in runs for i in r]
         if ids != list(range(self.next_id, self.next_id + len(ids))):
             raise CaseBaseError(f"retention log {self.path}: a record's case ids must run from {self.next_id}")
-        for c_ids, _ in chunks.values():
-            if len(c_ids) and list(c_ids) != list(range(int(c_ids[0]), int(c_ids[0]) + len(c_ids))):
-                raise CaseBaseError(f"retention log {self.path}: a street's case ids must be contiguous in a record")
         payload = _encode(chunks)
         if len(payload) > MAX_RECORD:
             raise CaseBaseError(f"retention log {self.path}: {len(ids)} cases make a record of {len(payload)} bytes, "

@@ -101,7 +101,7 @@ class SharedCaseBase:
         return open_shared(self.path, memory_map=self.memory_map)
 
     def extra(self, key: Any, make: Callable[[], Any]) -> Any:
-        """What the users of this case base share beside it (e.g. a bot's retrieval data),
+        """What the users of this case base share beside it (what they prepare from it once),
         made by ``make`` for the first asker of ``key``; dropped with the case base. Call it
         with :attr:`lock` held."""
         extras = self._live().extras

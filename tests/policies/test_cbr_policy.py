@@ -301,6 +301,37 @@ def test_cli_bad_spec_is_a_usage_error(spec, message):
     assert len(errors) == 1, res.output
 
 
+def test_bots_on_one_open_case_base_read_the_arrays_it_keeps_and_see_an_append_at_once(tmp_path) -> None:
+    """Two bots handed one open case base read one copy of each street's retrieval data, the
+    case base's own (the same buffers); a case appended through the writer is in it at once,
+    for both, before either decides again (no catch-up pass), and both then retrieve it."""
+    from cbr.game.situation import situation
+    from cbr.play.retention import copy_casebase
+    from cbr.store.shared import open_shared
+
+    dp = situation(hole="AdQc", board="3h4cJh", position=1, to_call=1, pot=5, previous_round_bets=2)
+    handle = open_shared(copy_casebase("default", tmp_path / "mine"))
+    a = CBRPolicy(preset="casper", seed=3, casebase=handle)
+    b = CBRPolicy(preset="casper", seed=3, casebase=handle, sharpen=2.0)
+    try:
+        da, db = a.decide(dp, random.Random(1)), b.decide(dp, random.Random(1))
+        view = handle.cb.street_view("flop")
+        assert a._street("flop") is b._street("flop") is view
+        assert da.index is db.index is view.index
+        assert np.shares_memory(a._street("flop").actions, b._street("flop").actions)
+        n = len(view)
+        [new] = handle.cb.append("flop", da.row, "r", outcome=4.0).tolist()  # through the writer
+        assert len(view) == n + 1 == view.index.n_cases_ and view.case_ids[-1] == new and view.actions[-1] == 2
+        for bot in (a, b):
+            assert bot._street("flop") is view
+        again = [bot.decide(dp, random.Random(1)) for bot in (a, b)]
+        assert all(new in d.case_ids for d in again) and again[0].index is again[1].index is view.index
+    finally:
+        for bot in (a, b):
+            bot.close()
+        handle.release()
+
+
 def test_bots_handed_one_open_case_base_share_it_and_decide_as_their_own_would() -> None:
     """A process opens a case base once and hands it to its bots (cbr.store.shared): they play
     from that one handle and one copy of its retrieval data, decide exactly as a bot that opens
@@ -325,7 +356,7 @@ def test_bots_handed_one_open_case_base_share_it_and_decide_as_their_own_would()
                    (want.action, want.triple, want.played, list(want.case_ids))
             b.decide(dp, random.Random(5))
         assert a.open() is b.open() is handle.cb and own.open() is not handle.cb
-        assert a._streets is b._streets  # one copy of the labels for the handle's bots
+        assert a._street("flop") is b._street("flop")  # one copy of the retrieval data for the handle's bots
         assert a.casebase_handle is handle and a.casebase_path == handle.path
         a.close()
         assert handle.cb.count("flop") > 0 and b.decide(spots[0]).street == "flop"

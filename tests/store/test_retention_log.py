@@ -18,6 +18,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import duckdb
 import numpy as np
 import pytest
 
@@ -401,6 +402,33 @@ def test_a_writer_compacts_from_the_records_it_holds_and_keeps_the_catalog(tmp_p
         assert cb.cases("flop").actions.tolist() == ["c", "r", "f", "f", "c"]
         assert cb.sql("SELECT count(*) FROM cases").fetchall() == [(6,)]
     assert verify_casebase(tmp_path / "cb").sound
+
+
+def test_an_automatic_compaction_leaves_the_catalog_to_close(tmp_path: Path) -> None:
+    """The compaction an append makes by itself (every ``compact_every`` records) marks the
+    on-disk DuckDB catalog stale instead of rewriting it (about 0.2 s); close rewrites it once,
+    and a reader meanwhile still sees every case through SQL."""
+    with CaseBaseWriter(tmp_path / "cb", build_index=False) as w:
+        w.add_rows("flop", np.ones((2, 12), np.float32), "cr")
+    catalog = tmp_path / "cb" / "catalog.duckdb"
+    before = catalog.stat().st_ino
+    cb = CaseBase.open(tmp_path / "cb")
+    cb.compact_every = 3
+    for k in range(4):
+        cb.append("flop", np.full(12, float(k), np.float32), "f")
+    assert len(cb.manifest.parts["flop"]) == 2 and cb.manifest.catalog is None  # compacted, catalog stale
+    assert catalog.stat().st_ino == before
+    with CaseBase.open(tmp_path / "cb") as reader:  # a writable open repairs a stale catalog
+        assert reader.sql("SELECT count(*) FROM cases").fetchall() == [(6,)]
+    cb.close()
+    with CaseBase.open(tmp_path / "cb") as cb:
+        assert cb.manifest.catalog is not None and cb.count() == 6
+    con = duckdb.connect(str(catalog), read_only=True)
+    try:
+        con.execute(f"SET file_search_path = '{tmp_path / 'cb'}'")
+        assert con.execute("SELECT count(*) FROM cases").fetchone() == (5,)  # the parts' cases
+    finally:
+        con.close()
 
 
 def test_repair_takes_a_case_base_of_the_clone_s_casebases_folder(logged) -> None:
