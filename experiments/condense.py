@@ -7,8 +7,9 @@ Condenses the shipped expert base (378,564 cases) with ``cbr casebase condense``
 duplicate on the same deals of ``--seed``: the condensed (footprint) bot against the full one
 (``--head-to-head`` hands), and the full and the condensed bot each against ``call``, ``raise``
 and ``ehs`` (``--hands`` each). Every bot is the ``expert`` preset; only the case base differs.
-Written to ``experiments/results/condense-seed<S>.json``. No seed was used to tune anything
-(the method's defaults, k = 10, eps = 0.1, keep = 0.1, were set before any match).
+Written to ``experiments/results/condense-seed<S>.json``. Seeds 38 and 39 were used while
+choosing the method (``--floor 20`` was added after a flat 10% share lost to the full base
+against ``raise`` on both, outside its CI); the figures reported are seed 40's.
 """
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--hands", type=int, default=4000)
     ap.add_argument("--head-to-head", type=int, default=10000)
-    ap.add_argument("--seed", type=int, default=38)
+    ap.add_argument("--seed", type=int, default=40)
     ap.add_argument("--keep", type=float, default=0.1)
     args = ap.parse_args()
     out: dict = {"seed": args.seed, "hands": args.hands, "head_to_head_hands": args.head_to_head,

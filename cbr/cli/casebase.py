@@ -321,6 +321,9 @@ def casebase_condense(
     k: Annotated[int, typer.Option("--k", min=1, max=1000, help="A case solves another among its K nearest.")] = 10,
     eps: Annotated[float, typer.Option("--eps", min=0.0, max=1.0, help="... when their triples agree within this "
                                                                        "total-variation distance.")] = 0.1,
+    floor: Annotated[int, typer.Option("--floor", min=0, max=10**6, help="footprint: keep about this many cases of "
+                                                                         "every window (the cases a vote counts), more "
+                                                                         "than --keep of the sparse ones; 0: a flat share.")] = 20,
     seed: Annotated[int, typer.Option("--seed", min=0, max=2**64 - 1, help="Seed of the samples.")] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
@@ -328,12 +331,13 @@ def casebase_condense(
 
     Keeps a subset of the cases, unchanged. footprint: the distinct feature rows are grouped
     by a greedy cover (a case solves another when it is among its K nearest and their triples
-    agree within --eps), then each group keeps --keep of its cases of each action. Reports
+    agree within --eps), then each group keeps --keep of its cases of each action (more of
+    those in sparse windows: --floor). Reports
     the cases kept and removed, the coverage per street (the share of the source's cases
     whose vote the condensed base still gives within --eps) and the time. OUT appears only
     when it is complete; an existing OUT, a damaged or foreign SOURCE are one error line.
 
-    Example: cbr casebase condense expert -o casebases/expert-small --keep 0.1
+    Example: cbr casebase condense default -o casebases/default-tenth
     """
     from cbr.query.maintenance import METHODS, condense
     from cbr.store import resolve_casebase
@@ -347,7 +351,7 @@ def casebase_condense(
 
     with progress_bar(f"condensing ({method})", total=4, enabled=not as_json) as advance:
         report = condense(resolve_casebase(source), out, method=method, keep=keep, k=k, eps=eps, seed=seed,
-                          progress=lambda street: advance())
+                          floor=floor, progress=lambda street: advance())
     for warning in report.warnings:
         typer.echo(f"warning: {warning}", err=True)
     if as_json:

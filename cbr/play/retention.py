@@ -55,10 +55,6 @@ __all__ = ["Retainer", "ReplayedHands", "new_match_id", "copy_casebase", "retain
            "prepare_retention_target", "check_copy_of"]
 
 
-#: The retention gate looks for a near-duplicate among this many most similar cases first (more
-#: while every one of them is a near-duplicate of another action).
-GATE_K = 8
-
 def new_match_id() -> str:
     """A fresh match id: UTC time and random hex, e.g. ``20261122T180501-3f9a1c``.
 
@@ -281,8 +277,8 @@ class Retainer:
 
     ``gate``: a similarity gate against near-duplicates (None, the default: every decision is
     kept): a decision is skipped when the case base already holds a case of the same street
-    and action at least ``gate`` similar to it (the street's index's k-NN, from :data:`GATE_K`
-    neighbours, widened while all are that similar); :attr:`skipped` counts them.
+    and action at least ``gate`` similar to it (the street's grouped scan with ``gate`` as its
+    threshold, exact); :attr:`skipped` counts them.
     """
 
     def __init__(self, cb: "CaseBase", keep: Sequence[int], names: Sequence[str], *,
@@ -399,15 +395,11 @@ class Retainer:
             index = self.cb.index(street)
             codes = self._street_codes(street, index.n_cases_)
             code = action_codes([dp.action])[0]
-            q = np.asarray(rows[i], np.float32)[None, :]
-            k = min(GATE_K, index.n_cases_)
-            while True:  # widen the search while every neighbour found is near but of another action
-                sims, ids = index.kneighbors(q, k)
-                near = sims[0] >= self.gate
-                duplicate = bool((codes[ids[0][near]] == code).any())
-                if duplicate or not near.all() or k >= index.n_cases_:
-                    break
-                k = min(4 * k, index.n_cases_)
+            # the grouped scan at the gate's threshold: the hits' per-action counts (a view of the
+            # index made now, so it sees every case appended so far; no fallback search)
+            found = index.with_retrieval(threshold=self.gate, fallback_k=1).aggregate(
+                np.asarray(rows[i], np.float32), codes[: index.n_cases_], top=1)
+            duplicate = not found.fallback and bool(found.counts[code] > 0)
             if duplicate:
                 self.skipped += 1
             else:

@@ -21,7 +21,9 @@ how they choose the cases kept.
   greedily pick the row that solves the most cases not yet solved until every case is; each
   case joins the group of the first picked row that solves it. Then a seeded
   systematic sample of ``keep`` of the cases of each (group, action): the footprint's groups are
-  neighbourhoods with one triple, and the sample keeps each one's action mix.
+  neighbourhoods with one triple, and the sample keeps each one's action mix. A case whose
+  window (the cases its vote counts) is sparse is kept with a larger share, so a window keeps
+  about ``floor`` cases at least (:func:`keep_shares`); the street still keeps ``keep``.
 - ``sample``: the same systematic sample with one group per street (stratified by action only):
   the control.
 - ``merge``: one case per distinct (row, action), the lowest id. Lossless only for a weighted
@@ -40,7 +42,7 @@ whose row gets a vote from the condensed base within ``eps`` of the full base's.
 ...     ids = w.add_rows("flop", X, ["r" if x > 0.5 else "c" for x in X[:, 7]], source="demo")
 >>> report = condense(f"{root}/full", f"{root}/small", method="footprint", keep=0.1)
 >>> report.kept, report.removed, report.coverage["flop"]
-(40, 360, 1.0)
+(40, 360, 0.885)
 """
 from __future__ import annotations
 
@@ -59,7 +61,7 @@ from cbr.errors import CaseBaseError, CBRError
 from cbr.game.gamedef import STREETS
 
 __all__ = ["METHODS", "CondenseReport", "condense", "tv_distance", "street_votes", "solvers",
-           "greedy_footprint", "bound_neighbours", "systematic_keep", "CompetenceReport", "competence", "DiffReport", "diff"]
+           "greedy_footprint", "bound_neighbours", "systematic_keep", "keep_shares", "CompetenceReport", "competence", "DiffReport", "diff"]
 
 #: The condensing methods (see the module docstring).
 METHODS = ("footprint", "sample", "merge")
@@ -74,20 +76,52 @@ def tv_distance(p: np.ndarray, q: np.ndarray) -> np.ndarray:
     return np.abs(np.asarray(p, np.float64) - np.asarray(q, np.float64)).sum(axis=-1) / 2.0
 
 
-def street_votes(cb: Any, street: str, rows: np.ndarray) -> np.ndarray:
+def street_votes(cb: Any, street: str, rows: np.ndarray, *, hits: bool = False) -> Any:
     """The triples (an ``(n, 3)`` array) the case base ``cb`` votes at the feature ``rows`` of
-    ``street``: the bot's vote (its index, every case's action, its weighting)."""
+    ``street``: the bot's vote (its index, every case's action, its weighting). ``hits``: also
+    return how many cases each vote counted at or above the threshold (0 when it fell back to
+    the ``fallback_k`` most similar)."""
     from cbr.retrieval import action_codes
     from cbr.retrieval.aggregate import Labels
     from cbr.retrieval.triple import aggregate_votes
 
     if not len(rows):
-        return np.zeros((0, 3))
+        return (np.zeros((0, 3)), np.zeros(0, np.int64)) if hits else np.zeros((0, 3))
     cases = cb.cases(street)
     labels = Labels(action_codes(cases.actions), cases.outcomes)
     weighted = bool(cb.similarity().weighted_triple)
     votes = aggregate_votes(cb.index(street), np.asarray(rows, np.float32), labels, weighted=weighted, top=1)
-    return np.array([v.triple for v in votes], np.float64)
+    triples = np.array([v.triple for v in votes], np.float64)
+    if hits:
+        return triples, np.array([0 if v.fallback else len(v) for v in votes], np.int64)
+    return triples
+
+
+def keep_shares(hits: np.ndarray, keep: float, floor: int) -> np.ndarray:
+    """Each case's share kept so that a street keeps ``keep`` of its cases and a window of
+    ``h`` cases (``hits``, 0 = none: the vote fell back) keeps about ``max(floor, r h)`` of
+    them: ``min(1, max(r, floor / h))``, ``r`` found by bisection (scaled down when the
+    floors alone exceed ``keep``). Dense windows keep a flat share; the few cases of a sparse
+    window, whose vote a flat share would leave to far neighbours, are kept more.
+
+    >>> keep_shares(np.array([1000] * 90 + [10] * 10), 0.1, 5).round(3).tolist()[88:92]
+    [0.056, 0.056, 0.5, 0.5]
+    """
+    h = np.asarray(hits, np.float64)
+    n = len(h)
+    if n == 0 or floor <= 0:
+        return np.full(n, keep)
+    base = np.where(h > 0, np.minimum(1.0, floor / np.maximum(h, 1.0)), 1.0)
+    if base.sum() >= keep * n:
+        return base * (keep * n / base.sum())
+    lo, hi = 0.0, keep
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        if np.minimum(1.0, np.maximum(base, mid)).sum() > keep * n:
+            hi = mid
+        else:
+            lo = mid
+    return np.minimum(1.0, np.maximum(base, lo))
 
 
 def _votes_of(index: Any, codes: np.ndarray, rows: np.ndarray, weighted: bool) -> np.ndarray:
@@ -148,11 +182,12 @@ def greedy_footprint(neighbours: np.ndarray, solves: np.ndarray, weights: np.nda
     return group
 
 
-def systematic_keep(groups: np.ndarray, codes: np.ndarray, keep: float, seed: int) -> np.ndarray:
+def systematic_keep(groups: np.ndarray, codes: np.ndarray, keep: Any, seed: int) -> np.ndarray:
     """The cases (indices, ascending) a seeded systematic sample of ``keep`` takes from each
     (group, action): in a random order within each, one case every ``1 / keep``, so every
     (group, action) of ``m`` cases gives ``floor`` or ``ceil`` of ``keep * m``, and the street
-    ``round(keep * n)`` give or take one.
+    ``round(keep * n)`` give or take one. ``keep`` may be each case's own share (an array,
+    :func:`keep_shares`): the sample then walks their running sum.
 
     >>> systematic_keep(np.zeros(10, int), np.array([1] * 5 + [2] * 5), 0.4, 0).size
     4
@@ -163,8 +198,9 @@ def systematic_keep(groups: np.ndarray, codes: np.ndarray, keep: float, seed: in
     rng = np.random.default_rng(seed)
     order = np.lexsort((rng.random(n), codes, groups))
     start = rng.random()
-    pos = np.arange(n, dtype=np.float64)
-    take = np.floor(start + keep * (pos + 1)) > np.floor(start + keep * pos)
+    share = np.broadcast_to(np.asarray(keep, np.float64), (n,))[order]
+    after = np.cumsum(share)
+    take = np.floor(start + after) > np.floor(start + after - share)
     return np.sort(order[take])
 
 
@@ -181,6 +217,7 @@ class CondenseReport:
     keep: Optional[float]
     k: int
     eps: float
+    floor: int = 0
     kept: int = 0
     removed: int = 0
     kept_per_street: dict[str, int] = field(default_factory=dict)
@@ -196,7 +233,7 @@ class CondenseReport:
                 "eps": self.eps, "kept": self.kept, "removed": self.removed,
                 "kept_per_street": self.kept_per_street, "removed_per_street": self.removed_per_street,
                 "coverage": self.coverage, "mean_tv": self.mean_tv, "footprint": self.footprint,
-                "seconds": round(self.seconds, 3), "warnings": list(self.warnings)}
+                "floor": self.floor, "seconds": round(self.seconds, 3), "warnings": list(self.warnings)}
 
 
 def _distinct(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -257,11 +294,15 @@ class _Columns:
 
 
 def condense(source: str | os.PathLike[str], out: str | os.PathLike[str], *, method: str = "footprint",
-             keep: float = 0.1, k: int = 10, eps: float = 0.1, seed: int = 0, name: Optional[str] = None,
+             keep: float = 0.1, k: int = 10, eps: float = 0.1, seed: int = 0, floor: int = 20,
+             name: Optional[str] = None,
              progress: Optional[Callable[[str], None]] = None) -> CondenseReport:
     """Condense the case base ``source`` into the new case base ``out`` (see the module
     docstring for ``method``; ``keep``: the share of cases kept by ``footprint`` and ``sample``;
-    ``k`` and ``eps``: what solves a case). ``progress(street)`` is called as each street is
+    ``k`` and ``eps``: what solves a case; ``floor``: footprint keeps about that many cases of
+    each window, more than ``keep`` of the sparse ones, :func:`keep_shares`; 0: a flat share;
+    20, the default, is CASPER's ``fallback_k``).
+    ``progress(street)`` is called as each street is
     done. ``out`` appears only when the whole condensed base is written (built in a temp folder
     and renamed); an existing ``out`` is refused. Raises :class:`CaseBaseError` for a damaged or
     foreign ``source`` and an existing ``out``, :class:`CBRError` for bad parameters."""
@@ -277,6 +318,8 @@ def condense(source: str | os.PathLike[str], out: str | os.PathLike[str], *, met
         raise CBRError(f"keep is a share of the cases, 0 < keep <= 1, got {keep}")
     if k < 1:
         raise CBRError(f"k is at least 1, got {k}")
+    if floor < 0:
+        raise CBRError(f"floor is a number of cases, at least 0, got {floor}")
     if not (0.0 <= eps <= 1.0):
         raise CBRError(f"eps is a total-variation distance, 0..1, got {eps}")
     if Path(out).exists():
@@ -288,10 +331,12 @@ def condense(source: str | os.PathLike[str], out: str | os.PathLike[str], *, met
         m = src.manifest
         config = src.similarity()
         report = CondenseReport(source=str(source), path=str(out), method=method,
-                                keep=None if method == "merge" else keep, k=k, eps=eps)
+                                keep=None if method == "merge" else keep, k=k, eps=eps,
+                                floor=floor if method == "footprint" else 0)
         extra = {"built_by": "cbr casebase condense",
                  "condensed_from": {"name": m.name, "path": str(src.path.resolve()), "cases": m.total_cases,
-                                    "method": method, "keep": report.keep, "k": k, "eps": eps, "seed": seed}}
+                                    "method": method, "keep": report.keep, "k": k, "eps": eps, "seed": seed,
+                                    "floor": floor}}
         with CaseBaseWriter(out, feature_set=_Columns(m.feature_set, m.features), similarity=src.path / m.similarity,
                             name=name, extra=extra) as writer:
             for game in m.games:
@@ -311,7 +356,7 @@ def condense(source: str | os.PathLike[str], out: str | os.PathLike[str], *, met
                 codes = action_codes(cases.actions)
                 rows, back = _distinct(X)
                 w = np.bincount(back, minlength=len(rows))
-                full = street_votes(src, s, rows)
+                full, hits = street_votes(src, s, rows, hits=True)
                 if method == "merge":
                     _, first = np.unique(np.column_stack([X, codes.astype(np.float32)]), axis=0, return_index=True)
                     chosen = np.sort(first)
@@ -319,7 +364,7 @@ def condense(source: str | os.PathLike[str], out: str | os.PathLike[str], *, met
                     chosen = systematic_keep(np.zeros(n, np.int64), codes, keep, seed)
                 else:
                     groups, report.footprint[s] = _street_groups(src, s, rows, w, full, k, eps)
-                    chosen = systematic_keep(groups[back], codes, keep, seed)
+                    chosen = systematic_keep(groups[back], codes, keep_shares(hits[back], keep, floor), seed)
                 if not len(chosen):
                     report.warnings.append(f"{s}: no case kept (too few cases for keep={keep})")
                 else:

@@ -22,6 +22,7 @@ from cbr.query.maintenance import (
     condense,
     diff,
     greedy_footprint,
+    keep_shares,
     solvers,
     street_votes,
     systematic_keep,
@@ -123,6 +124,19 @@ def test_systematic_keep_keeps_each_groups_action_mix() -> None:
         mine = kept[groups[kept] == g]
         assert Counter(codes[mine].tolist()) == {0: 2, 1: 5, 2: 3}
     assert systematic_keep(groups, codes, 0.1, seed=3).tolist() == kept.tolist()  # seeded
+
+
+def test_keep_shares_keep_the_street_share_and_the_floor() -> None:
+    hits = np.array([5000] * 900 + [40] * 80 + [0] * 20)  # dense windows, sparse ones, fallbacks
+    p = keep_shares(hits, 0.1, 20)
+    assert p.sum() == pytest.approx(100.0)
+    assert (p[:900] == p[0]).all() and p[0] < 0.1  # the dense windows pay for the sparse ones
+    assert p[900] == pytest.approx(0.5) and (p[980:] == 1.0).all()  # 20 of 40; every fallback case
+    assert np.allclose(keep_shares(hits, 0.1, 0), 0.1)
+    squeezed = keep_shares(np.array([10] * 100), 0.1, 20)  # the floors alone exceed the share
+    assert squeezed.sum() == pytest.approx(10.0)
+    kept = systematic_keep(np.zeros(1000, int), np.zeros(1000, np.int8), p, seed=1)
+    assert len(kept) == 100 and (kept >= 980).sum() == 20
 
 
 def test_condensed_cases_are_a_subset_of_the_source(default_copy: Path, condensed: dict[str, Path]) -> None:
