@@ -457,11 +457,11 @@ def casebase_diff(
     names = sorted(set(report.sources["a"]) | set(report.sources["b"]))
     stdout.print(rich_table("cases per source", ["source", "A", "B"],
                              [[n, report.sources["a"].get(n, 0), report.sources["b"].get(n, 0)] for n in names]))
-    stdout.print(rich_table("answers on sampled situations", ["street", "situations", "most likely action differs",
-                                                               "drawn actions differ", "mean TV"],
+    stdout.print(rich_table("answers on sampled situations", ["street", "situations", "most likely differs",
+                                                               "drawn differ", "A vs A drawn", "mean TV"],
                              [[s, v["situations"], f"{v['differ_max']:.3f} ± {v['differ_max_ci']:.3f}",
-                               f"{v['differ_drawn']:.3f} ± {v['differ_drawn_ci']:.3f}", v["mean_tv"]]
-                              for s, v in report.answers.items()]))
+                               f"{v['differ_drawn']:.3f} ± {v['differ_drawn_ci']:.3f}", f"{v['differ_drawn_a_self']:.3f}",
+                               v["mean_tv"]] for s, v in report.answers.items()]))
     if report.origin is not None:
         o = report.origin
         copy, base = (b, a) if o["copy"] == "b" else (a, b)

@@ -515,6 +515,7 @@ class DiffReport:
     of B not in A, as multisets of (feature row, action)), ``answers`` (per street: situations
     sampled, the share where the two votes' most likely actions differ and the chance that two
     bots drawing from them answer different actions, each with the half-width of its 95% CI,
+    beside that chance for two bots drawing from A alone (mixed votes differ from themselves),
     and the mean total variation), ``origin`` (when one is a copy of the other: which, and what
     the matches added: cases retained per street and action, matches)."""
 
@@ -608,6 +609,7 @@ def diff(a: str | os.PathLike[str], b: str | os.PathLike[str], *, sample: int = 
             report.answers[s] = {"situations": int(len(rows)), "differ_max": round(dm, 4),
                                  "differ_max_ci": round(dh, 4), "differ_drawn": round(pm, 4),
                                  "differ_drawn_ci": round(ph, 4),
+                                 "differ_drawn_a_self": round(float((1.0 - (ta * ta).sum(axis=1)).mean()), 4),
                                  "mean_tv": round(float(tv_distance(ta, tb).mean()), 4)}
         for copy, base, tag in ((B, A, "b"), (A, B, "a")):
             if _is_copy(copy, base):
