@@ -396,10 +396,10 @@ class Retainer:
             codes = self._street_codes(street, index.n_cases_)
             code = action_codes([dp.action])[0]
             # the grouped scan at the gate's threshold: the hits' per-action counts (a view of the
-            # index made now, so it sees every case appended so far; no fallback search)
-            found = index.with_retrieval(threshold=self.gate, fallback_k=1).aggregate(
-                np.asarray(rows[i], np.float32), codes[: index.n_cases_], top=1)
-            duplicate = not found.fallback and bool(found.counts[code] > 0)
+            # index made now, so it sees every case appended so far; no search when none is that near)
+            found = index.with_retrieval(threshold=self.gate).aggregate(
+                np.asarray(rows[i], np.float32), codes[: index.n_cases_], top=1, fallback=False)
+            duplicate = bool(found.n) and bool(found.counts[code] > 0)
             if duplicate:
                 self.skipped += 1
             else:

@@ -126,3 +126,21 @@ def test_cli_retain_gate(tmp_path: Path) -> None:
     usage = subprocess.run([*CLI, "match", "-p", "cbr,call", "--hands", "2", "--retain-gate", "0.9"],
                            capture_output=True, text=True, env=ENV, cwd=tmp_path, timeout=300)
     assert usage.returncode == 2 and "--retain-gate" in usage.stderr
+
+
+def test_aggregate_without_fallback_is_empty_when_nothing_is_that_near() -> None:
+    """What the gate asks: ``aggregate(..., fallback=False)`` is the grouped scan alone."""
+    from cbr.retrieval import CaseIndex
+    from cbr.similarity import default_casper
+
+    X = np.tile(np.array([[2, 1, 2, 0, 0, 1, 0.25, 0.9, 0, 0, 12, 1]], np.float32), (30, 1))
+    X[:, 7] = np.linspace(0, 1, 30)
+    index = CaseIndex(similarity=default_casper().street("river")).fit(X)
+    codes = np.array([1] * 30, np.int8)
+    far = X[0].copy()
+    far[10] = 90.0  # a pot no case is near
+    assert index.aggregate(far, codes, top=3).fallback  # the bot's vote falls back to the 20 nearest
+    empty = index.aggregate(far, codes, top=3, fallback=False)
+    assert empty.n == 0 and not empty.fallback and empty.counts.sum() == 0 and len(empty.top_ids) == 0
+    near = index.aggregate(X[5], codes, top=3, fallback=False)
+    assert near.n == index.aggregate(X[5], codes, top=3).n > 0
