@@ -346,6 +346,12 @@ def casebase_condense(
         raise usage_error(f"--method {method!r}: choose one of {', '.join(METHODS)}", "--method")
     if keep <= 0.0:
         raise usage_error("--keep is a share of the cases above 0 (at most 1)", "--keep")
+    from pathlib import Path
+
+    from cbr.errors import CaseBaseError
+
+    if Path(out).exists() or Path(out).is_symlink():  # no --overwrite: a condensed base is always new
+        raise CaseBaseError(f"{out} already exists; give a new name for the condensed case base")
     check_output(out, what="case base", folder=True)
     from cbr.cli._output import progress_bar
 
