@@ -435,6 +435,7 @@ def casebase_diff(
     a: Annotated[str, typer.Argument(help="A case base (a directory, a name under ./casebases/, or 'default'/'expert').")],
     b: Annotated[str, typer.Argument(help="Another case base of the same feature set.")],
     sample: Annotated[int, typer.Option("--sample", min=2, max=10**6, help="Situations sampled a street (half from each base's cases).")] = 1000,
+    holdout: Annotated[Optional[list[str]], typer.Option("--holdout", metavar="LOG", help="Sample the situations from the decisions with known cards in these logs instead (repeat for more): held out when the logs are new to both.")] = None,
     seed: Annotated[int, typer.Option("--seed", min=0, max=2**64 - 1, help="Seed of the sample.")] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
@@ -451,7 +452,7 @@ def casebase_diff(
     from cbr.query.maintenance import diff
 
     with busy("comparing", enabled=not as_json):
-        report = diff(a, b, sample=sample, seed=seed)
+        report = diff(a, b, sample=sample, seed=seed, holdout=holdout)
     if as_json:
         print_json(report.to_dict())
         return
@@ -463,7 +464,8 @@ def casebase_diff(
     names = sorted(set(report.sources["a"]) | set(report.sources["b"]))
     stdout.print(rich_table("cases per source", ["source", "A", "B"],
                              [[n, report.sources["a"].get(n, 0), report.sources["b"].get(n, 0)] for n in names]))
-    stdout.print(rich_table("answers on sampled situations", ["street", "situations", "most likely differs",
+    where = "held-out situations" if report.situations == "holdout" else "sampled situations"
+    stdout.print(rich_table(f"answers on {where}", ["street", "situations", "most likely differs",
                                                                "drawn differ", "A vs A drawn", "mean TV"],
                              [[s, v["situations"], f"{v['differ_max']:.3f} ± {v['differ_max_ci']:.3f}",
                                f"{v['differ_drawn']:.3f} ± {v['differ_drawn_ci']:.3f}", f"{v['differ_drawn_a_self']:.3f}",

@@ -61,7 +61,7 @@ from cbr.errors import CaseBaseError, CBRError
 from cbr.game.gamedef import STREETS
 
 __all__ = ["METHODS", "CondenseReport", "condense", "tv_distance", "street_votes", "solvers",
-           "greedy_footprint", "bound_neighbours", "systematic_keep", "keep_shares", "CompetenceReport", "competence", "DiffReport", "diff"]
+           "greedy_footprint", "bound_neighbours", "systematic_keep", "keep_shares", "CompetenceReport", "competence", "DiffReport", "diff", "holdout_rows"]
 
 #: The condensing methods (see the module docstring).
 METHODS = ("footprint", "sample", "merge")
@@ -526,11 +526,14 @@ class DiffReport:
     only: dict[str, dict[str, int]] = field(default_factory=dict)
     answers: dict[str, dict[str, Any]] = field(default_factory=dict)
     origin: Optional[dict[str, Any]] = None
+    #: where the situations came from: "cases" (rows of both bases' cases) or "holdout" (logs)
+    situations: str = "cases"
     seconds: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return {"a": self.a, "b": self.b, "counts": self.counts, "sources": self.sources, "only": self.only,
-                "answers": self.answers, "origin": self.origin, "seconds": round(self.seconds, 3)}
+                "situations": self.situations, "answers": self.answers, "origin": self.origin,
+                "seconds": round(self.seconds, 3)}
 
 
 def _row_keys(X: np.ndarray, codes: np.ndarray) -> np.ndarray:
@@ -552,10 +555,37 @@ def _is_copy(copy: Any, base: Any) -> bool:
     return bool(o) and Path(o["path"]).resolve() == base.path.resolve()
 
 
-def diff(a: str | os.PathLike[str], b: str | os.PathLike[str], *, sample: int = 1000, seed: int = 0) -> DiffReport:
+def holdout_rows(cb: Any, paths: list[str], log_format: Optional[str] = None) -> dict[str, np.ndarray]:
+    """The feature rows (per street) of every decision with known hole cards in the logs
+    ``paths``, computed by ``cb``'s feature set: situations neither case base was built from
+    when the logs are new to both. Hands that do not read or replay are skipped."""
+    from cbr.logs.detect import read_logs
+    from cbr.logs.record import HandRecord
+    from cbr.logs.replay import replay
+
+    fs = cb.feature_set()
+    rows: dict[str, list[np.ndarray]] = {s: [] for s in STREETS}
+    for item in read_logs(paths, log_format):
+        if not isinstance(item, HandRecord):
+            continue
+        try:
+            dps = replay(item)
+        except CBRError:
+            continue
+        for dp in dps:
+            if dp.hole is not None and dp.action in ("f", "c", "r"):
+                rows[STREETS[dp.street]].append(np.asarray(fs.row(dp), np.float32))
+    return {s: np.vstack(r) if r else np.zeros((0, len(cb.manifest.features[s])), np.float32) for s, r in rows.items()}
+
+
+def diff(a: str | os.PathLike[str], b: str | os.PathLike[str], *, sample: int = 1000, seed: int = 0,
+         holdout: Optional[list[str]] = None) -> DiffReport:
     """Compare the case bases ``a`` and ``b`` (see :class:`DiffReport`). The situations are a
     seeded sample of ``sample`` feature rows a street, half drawn from the cases of each base
-    (each base also answers the rows of the other's cases, which it may not hold). Raises :class:`CaseBaseError` for a
+    (each base also answers the rows of the other's cases, which it may not hold); with
+    ``holdout`` (log files), a seeded sample of ``sample`` a street of the decisions with known
+    cards in those logs (:func:`holdout_rows`): held-out situations when the logs are new to
+    both. Raises :class:`CaseBaseError` for a
     damaged or foreign case base and for two of different feature sets.
 
     >>> rep = diff("default", "default", sample=50)
@@ -584,6 +614,10 @@ def diff(a: str | os.PathLike[str], b: str | os.PathLike[str], *, sample: int = 
             report.sources[tag] = {str(src or "-"): int(n) for src, n in
                                    cb.sql("SELECT source, count(*) FROM cases GROUP BY source ORDER BY source").fetchall()}
         rng = np.random.default_rng(seed)
+        held = holdout_rows(A, list(holdout)) if holdout else None
+        if held is not None and not any(len(r) for r in held.values()):
+            raise CBRError(f"no decision with known hole cards in {', '.join(map(str, holdout or []))}")
+        report.situations = "holdout" if held is not None else "cases"
         for s in STREETS:
             na, nb = A.count(s), B.count(s)
             if not na and not nb:
@@ -598,9 +632,14 @@ def diff(a: str | os.PathLike[str], b: str | os.PathLike[str], *, sample: int = 
             report.only[s] = {"a": only_a, "b": only_b}
             if not na or not nb:
                 continue
-            half = sample // 2
-            rows = np.concatenate([Xa[rng.choice(na, size=min(half, na), replace=False)],
-                                   Xb[rng.choice(nb, size=min(sample - half, nb), replace=False)]])
+            if held is not None:
+                rows = held[s][np.sort(rng.choice(len(held[s]), size=min(sample, len(held[s])), replace=False))]
+                if not len(rows):
+                    continue
+            else:
+                half = sample // 2
+                rows = np.concatenate([Xa[rng.choice(na, size=min(half, na), replace=False)],
+                                       Xb[rng.choice(nb, size=min(sample - half, nb), replace=False)]])
             ta, tb = street_votes(A, s, rows), street_votes(B, s, rows)
             differ = (np.argmax(ta, axis=1) != np.argmax(tb, axis=1)).astype(float)
             p_diff = 1.0 - (ta * tb).sum(axis=1)

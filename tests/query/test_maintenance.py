@@ -338,3 +338,35 @@ def test_diff_refuses_other_feature_sets(tmp_path: Path) -> None:
         w.add_rows("preflop", np.zeros((3, 3), np.float32), "ccr", source="x")
     with pytest.raises(CaseBaseError, match="feature sets differ"):
         diff("default", tmp_path / "sartre")
+
+
+def test_diff_on_held_out_situations(default_copy: Path, condensed: dict[str, Path]) -> None:
+    """--holdout: the situations are the logs' own known-card decisions, as the feature set
+    computes them; each vote is the base's at that row."""
+    from tests.conftest import shared_path
+
+    log = shared_path("acpc", "dealer_example_limit") / "2p.limit.h1000.r0.log"
+    rep = diff(default_copy, condensed["sample"], sample=200, seed=6, holdout=[str(log)])
+    assert rep.situations == "holdout"
+    from cbr.query.maintenance import holdout_rows
+
+    full = CaseBase.open(default_copy)
+    small = CaseBase.open(condensed["sample"])
+    try:
+        rows = holdout_rows(full, [str(log)])
+        assert sum(len(r) for r in rows.values()) > 1000
+        s = "flop"
+        # the rng draws the streets in order: recompute the preflop pick first, then the flop's
+        rng = np.random.default_rng(6)
+        rng.choice(len(rows["preflop"]), 200, replace=False)
+        picked = rows[s][np.sort(rng.choice(len(rows[s]), 200, replace=False))]
+        ta, tb = street_votes(full, s, picked), street_votes(small, s, picked)
+        assert rep.answers[s]["differ_max"] == pytest.approx(float((ta.argmax(1) != tb.argmax(1)).mean()), abs=1e-4)
+        assert rep.answers[s]["mean_tv"] == pytest.approx(float(tv_distance(ta, tb).mean()), abs=1e-4)
+    finally:
+        full.close()
+        small.close()
+    proc = run("casebase", "diff", str(default_copy), str(condensed["sample"]), "--sample", "50", "--holdout",
+               str(log), "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["situations"] == "holdout"
