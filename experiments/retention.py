@@ -57,16 +57,18 @@ class WatchedCBR(CBRPolicy):
         return action
 
 
-def play(hands: int, seed: int, opponent: str, reuse: str, retain: bool, root: Path, casebase: str = "default") -> dict:
+def play(hands: int, seed: int, opponent: str, reuse: str, retain: bool, root: Path, casebase: str = "default",
+         gate: float | None = None) -> dict:
     path = copy_casebase(casebase, root / ("retain" if retain else "control"))
     bot = WatchedCBR(casebase=str(path), reuse=reuse, seed=seed)
     t = time.perf_counter()
-    r = run_match([bot, opponent], hands, seed=seed, retain=retain, keep_payoffs=True)
+    r = run_match([bot, opponent], hands, seed=seed, retain=retain, keep_payoffs=True,
+                  retain_gate=gate if retain else None)
     seconds = time.perf_counter() - t
     bot.close()
     sb = np.array([p[0] for p in r.hand_payoffs]) / r.game.small_bet
     return {"sb": sb, "similarity": np.array(bot.similarities), "decision_hand": np.array(bot.hands),
-            "retained": r.retained, "seconds": seconds}
+            "retained": r.retained, "skipped": r.retain_skipped, "seconds": seconds}
 
 
 def mean_ci(x: np.ndarray) -> tuple[float, float]:
@@ -92,9 +94,13 @@ def main() -> None:
     ap.add_argument("--window", type=int, default=2000)
     ap.add_argument("--casebase", default="default", help="the case base the bot starts from (a copy of it)")
     ap.add_argument("--out", default=str(RESULTS), help="folder for the JSON and the PNG")
+    ap.add_argument("--retain-gate", type=float, default=None,
+                    help="skip retaining near-duplicates at this similarity (cbr match --retain-gate); off by default")
     args = ap.parse_args()
     stem = (f"retention-seed{args.seed}" if args.casebase == "default"
             else f"retention-{Path(args.casebase).name}-{args.opponent}-seed{args.seed}")
+    if args.retain_gate is not None:
+        stem += f"-gate{args.retain_gate:g}"
     if args.hands < 30 or not 1 <= args.window:
         ap.error("--hands must be at least 30 (three thirds with a CI each) and --window at least 1")
     outdir = Path(args.out)
@@ -102,7 +108,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         runs = {}
         for retain in (True, False):
-            runs[retain] = play(args.hands, args.seed, args.opponent, args.reuse, retain, Path(tmp), args.casebase)
+            runs[retain] = play(args.hands, args.seed, args.opponent, args.reuse, retain, Path(tmp), args.casebase,
+                                args.retain_gate)
             print(f"retention {'on ' if retain else 'off'}: {args.hands:,} hands in {runs[retain]['seconds']:.0f} s"
                   + (f", {runs[retain]['retained']:,} cases retained" if retain else ""), file=sys.stderr)
     on, off = runs[True], runs[False]
@@ -111,6 +118,7 @@ def main() -> None:
     report: dict = {
         "experiment": "retention (CASPER figures 5 and 6)", "hands": n, "seed": args.seed, "tuning_seed": 1,
         "opponent": args.opponent, "reuse": args.reuse, "casebase": args.casebase, "retained": on["retained"],
+        "retain_gate": args.retain_gate, "retain_skipped": on["skipped"],
         "seconds": {"retention": round(on["seconds"], 1), "control": round(off["seconds"], 1)},
         "thirds": {}, "similarity_thirds": {},
     }

@@ -105,3 +105,36 @@ def plot_leaderboard(path: str, names: Sequence[str], values: Sequence[float], h
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
     _save(fig, path)
+
+
+def plot_competence(path: str, reach: Mapping[str, Sequence[int]], cover: Mapping[str, Sequence[float]], *,
+                    k: int, title: str) -> None:
+    """``cbr casebase competence --plot``: per street, the sampled cases' reachability sizes (how
+    many of their ``k`` nearest solve them; 0 = pivotal) as a histogram, and beside it the cases'
+    estimated coverage sizes, largest first (log scale): how few cases carry the street."""
+    plt = need_pyplot()
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4.2))
+    streets = list(reach)
+    width = 0.8 / max(len(streets), 1)
+    for n, s in enumerate(streets):
+        sizes = list(reach[s])
+        counts = [sizes.count(v) / max(len(sizes), 1) for v in range(k + 1)]
+        left.bar([v + (n - (len(streets) - 1) / 2) * width for v in range(k + 1)], counts, width=width, label=s)
+        ys = list(cover.get(s, ()))
+        if ys:
+            right.plot(range(1, len(ys) + 1), ys, label=s, linewidth=1.2)
+    left.set_title("reachability (0 = pivotal)")
+    left.set_xlabel(f"cases among the {k} nearest that solve a case")
+    left.set_ylabel("share of the sampled cases")
+    left.grid(axis="y", alpha=0.3)
+    left.legend(fontsize="small")
+    right.set_title("coverage, largest first")
+    right.set_xlabel("case (rank)")
+    right.set_ylabel("estimated cases solved")
+    right.set_xscale("log")
+    right.set_yscale("log")
+    right.grid(alpha=0.3)
+    right.legend(fontsize="small")
+    fig.suptitle(title)
+    fig.tight_layout()
+    _save(fig, path)

@@ -1,4 +1,4 @@
-"""``cbr casebase``: look inside case bases, check and repair them, merge them."""
+"""``cbr casebase``: look inside case bases, check and repair them, merge, condense and compare them."""
 # No `from __future__ import annotations`: typer reads the options' annotations, and real ones
 # (compiled with the module) cost it far less than strings it must evaluate at every start.
 
@@ -12,7 +12,7 @@ from cbr.cli._options import (
 )
 from cbr.cli._output import print_json, rich_table, stderr, stdout
 
-app = typer.Typer(help="Look inside case bases, check and repair them, merge them.", no_args_is_help=True,
+app = typer.Typer(help="Look inside case bases, check and repair them, merge, condense and compare them.", no_args_is_help=True,
                   rich_markup_mode=None)
 
 #: Rows ``cbr casebase inspect --sql`` prints unless told (--limit N, --all).
@@ -307,3 +307,172 @@ def casebase_similarity(
                 "the saved indexes are rebuilt on next use" if no_rebuild else "no saved index to rebuild")
         stdout.print(f"similarity of {name} set ({what}; {seconds:.1f} s)", markup=False, highlight=False,
                      soft_wrap=True)
+
+
+@app.command("condense")
+@guarded
+def casebase_condense(
+    source: Annotated[str, typer.Argument(help="The case base to condense (a directory, a name under ./casebases/, or 'default'/'expert').")],
+    out: Annotated[str, typer.Option("--out", "-o", help="The condensed case base to write (a new path; its folder must exist).")],
+    method: Annotated[str, typer.Option("--method", help="footprint (competence groups, then a sample of each group's actions), "
+                                                         "sample (a sample of each street's actions) or merge (one case per "
+                                                         "distinct feature row and action).")] = "footprint",
+    keep: Annotated[float, typer.Option("--keep", min=0.0, max=1.0, help="footprint, sample: the share of cases kept.")] = 0.1,
+    k: Annotated[int, typer.Option("--k", min=1, max=1000, help="A case solves another among its K nearest.")] = 10,
+    eps: Annotated[float, typer.Option("--eps", min=0.0, max=1.0, help="... when their triples agree within this "
+                                                                       "total-variation distance.")] = 0.1,
+    floor: Annotated[int, typer.Option("--floor", min=0, max=10**6, help="footprint: keep about this many cases of "
+                                                                         "every window (the cases a vote counts), more "
+                                                                         "than --keep of the sparse ones; 0: a flat share.")] = 20,
+    seed: Annotated[int, typer.Option("--seed", min=0, max=2**64 - 1, help="Seed of the samples.")] = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Condense a case base into a new, smaller one that votes as it does.
+
+    Keeps a subset of the cases, unchanged. footprint: the distinct feature rows are grouped
+    by a greedy cover (a case solves another when it is among its K nearest and their triples
+    agree within --eps), then each group keeps --keep of its cases of each action (more of
+    those in sparse windows: --floor). Reports
+    the cases kept and removed, the coverage per street (the share of the source's cases
+    whose vote the condensed base still gives within --eps) and the time. OUT appears only
+    when it is complete; an existing OUT, a damaged or foreign SOURCE are one error line.
+
+    Example: cbr casebase condense default -o casebases/default-tenth
+    """
+    from cbr.query.maintenance import METHODS, condense
+    from cbr.store import resolve_casebase
+
+    if method not in METHODS:
+        raise usage_error(f"--method {method!r}: choose one of {', '.join(METHODS)}", "--method")
+    if keep <= 0.0:
+        raise usage_error("--keep is a share of the cases above 0 (at most 1)", "--keep")
+    from pathlib import Path
+
+    from cbr.errors import CaseBaseError
+
+    if Path(out).exists() or Path(out).is_symlink():  # no --overwrite: a condensed base is always new
+        raise CaseBaseError(f"{out} already exists; give a new name for the condensed case base")
+    check_output(out, what="case base", folder=True)
+    from cbr.cli._output import progress_bar
+
+    with progress_bar(f"condensing ({method})", total=4, enabled=not as_json) as advance:
+        report = condense(resolve_casebase(source), out, method=method, keep=keep, k=k, eps=eps, seed=seed,
+                          floor=floor, progress=lambda street: advance())
+    for warning in report.warnings:
+        typer.echo(f"warning: {warning}", err=True)
+    if as_json:
+        print_json(report.to_dict())
+        return
+    total = report.kept + report.removed
+    stdout.print(f"condensed {source} into {out} ({method}): kept {report.kept} of {total} cases "
+                 f"({100.0 * report.kept / max(total, 1):.1f}%), {report.seconds:.1f} s",
+                 markup=False, highlight=False, soft_wrap=True)
+    stdout.print(rich_table("per street", ["street", "kept", "removed", "footprint", "coverage", "mean TV"],
+                             [[s, report.kept_per_street[s], report.removed_per_street[s],
+                               report.footprint.get(s, "-"), report.coverage.get(s, "-"), report.mean_tv.get(s, "-")]
+                              for s in report.kept_per_street]))
+
+
+@app.command("competence")
+@guarded
+def casebase_competence(
+    name: Annotated[str, typer.Argument(help="A case-base directory, a name under ./casebases/, or 'default'/'expert'.")],
+    sample: Annotated[int, typer.Option("--sample", min=2, max=10**6, help="Cases sampled a street.")] = 2000,
+    k: Annotated[int, typer.Option("--k", min=1, max=1000, help="A case solves another among its K nearest.")] = 10,
+    eps: Annotated[float, typer.Option("--eps", min=0.0, max=1.0, help="... when their triples agree within this "
+                                                                       "total-variation distance.")] = 0.1,
+    top: Annotated[int, typer.Option("--top", min=0, max=1000, help="Show the TOP cases that solve the most.")] = 10,
+    seed: Annotated[int, typer.Option("--seed", min=0, max=2**64 - 1, help="Seed of the sample.")] = 0,
+    plot: Annotated[Optional[str], typer.Option("--plot", metavar="FILE.png", help="Draw reachability and coverage per street (needs matplotlib).")] = None,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing --plot file.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Coverage and reachability per street (Smyth & Keane), on a sample of cases.
+
+    A case solves another when it is among its K nearest (the case base's own k-NN) and their
+    triples (the case base's vote at each) agree within --eps. Per street: the share of the
+    sampled cases another case solves (coverage), the share only they solve (pivotal: removing
+    them loses what they answer), the mean reachability, each with its 95% CI; and the cases
+    that solve the most (estimated from the sample).
+
+    Example: cbr casebase competence default --sample 500
+    """
+    from cbr.query.maintenance import competence
+
+    if plot is not None:
+        from cbr.cli._plot import check_plot
+
+        check_plot(plot, overwrite)
+    from cbr.cli._output import busy
+
+    with busy("measuring competence", enabled=not as_json):
+        report = competence(name, sample=sample, k=k, eps=eps, seed=seed, top=top)
+    if plot is not None:
+        from cbr.cli._plot import plot_competence
+
+        plot_competence(plot, report.reach_sizes, report.cover_sizes, k=k,
+                        title=f"competence of {name} (k={k}, eps={eps:g}, {sample} cases a street)")
+    if as_json:
+        print_json(report.to_dict())
+        return
+    rows = [[s, v["cases"], v["sample"], f"{v['coverage']:.3f} ± {v['coverage_ci']:.3f}",
+             f"{v['pivotal']:.3f} ± {v['pivotal_ci']:.3f}", f"{v['reachability']:.2f} ± {v['reachability_ci']:.2f}",
+             v["coverage_size"]] for s, v in report.per_street.items()]
+    stdout.print(rich_table(f"competence of {name} (k={k}, eps={eps:g})",
+                             ["street", "cases", "sample", "coverage", "pivotal", "reachability", "mean coverage set"],
+                             rows))
+    if report.top:
+        stdout.print(rich_table("the cases that solve the most (estimated)",
+                                 ["street", "id", "action", "solves", "source#hand"],
+                                 [[t["street"], t["case_id"], t["action"], t["coverage"],
+                                   f"{t['source'] or '-'}#{t['hand_id'] or '-'}"] for t in report.top]))
+    stdout.print(f"{report.seconds:.1f} s", markup=False, highlight=False)
+
+
+@app.command("diff")
+@guarded
+def casebase_diff(
+    a: Annotated[str, typer.Argument(help="A case base (a directory, a name under ./casebases/, or 'default'/'expert').")],
+    b: Annotated[str, typer.Argument(help="Another case base of the same feature set.")],
+    sample: Annotated[int, typer.Option("--sample", min=2, max=10**6, help="Situations sampled a street (half from each base's cases).")] = 1000,
+    holdout: Annotated[Optional[list[str]], typer.Option("--holdout", metavar="LOG", help="Sample the situations from the decisions with known cards in these logs instead (repeat for more): held out when the logs are new to both.")] = None,
+    seed: Annotated[int, typer.Option("--seed", min=0, max=2**64 - 1, help="Seed of the sample.")] = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Compare two case bases: counts, cases in one and not the other, and their answers.
+
+    Counts by street and source; the cases (feature row and action) one holds and the other
+    does not; on sampled situations, how often the two votes' most likely actions differ and
+    how often two bots drawing from them would answer different actions (95% CIs). When one is
+    a copy of the other (cbr match --retain-into), says what the matches added.
+
+    Example: cbr casebase diff default expert --sample 200
+    """
+    from cbr.cli._output import busy
+    from cbr.query.maintenance import diff
+
+    with busy("comparing", enabled=not as_json):
+        report = diff(a, b, sample=sample, seed=seed, holdout=holdout)
+    if as_json:
+        print_json(report.to_dict())
+        return
+    streets = list(report.counts["a"])
+    stdout.print(rich_table("cases", ["street", f"A {a}", f"B {b}", "only in A", "only in B"],
+                             [[s, report.counts["a"][s], report.counts["b"][s],
+                               report.only.get(s, {}).get("a", 0), report.only.get(s, {}).get("b", 0)]
+                              for s in streets]))
+    names = sorted(set(report.sources["a"]) | set(report.sources["b"]))
+    stdout.print(rich_table("cases per source", ["source", "A", "B"],
+                             [[n, report.sources["a"].get(n, 0), report.sources["b"].get(n, 0)] for n in names]))
+    where = "held-out situations" if report.situations == "holdout" else "sampled situations"
+    stdout.print(rich_table(f"answers on {where}", ["street", "situations", "most likely differs",
+                                                               "drawn differ", "A vs A drawn", "mean TV"],
+                             [[s, v["situations"], f"{v['differ_max']:.3f} ± {v['differ_max_ci']:.3f}",
+                               f"{v['differ_drawn']:.3f} ± {v['differ_drawn_ci']:.3f}", f"{v['differ_drawn_a_self']:.3f}",
+                               v["mean_tv"]] for s, v in report.answers.items()]))
+    if report.origin is not None:
+        o = report.origin
+        copy, base = (b, a) if o["copy"] == "b" else (a, b)
+        per = "; ".join(f"{s} " + ", ".join(f"{act} {n}" for act, n in v.items()) for s, v in o["retained"].items())
+        stdout.print(f"{copy} is a copy of {base}: the matches added {o['retained_cases']} cases in "
+                     f"{o['matches']} match(es) ({per or 'none'})", markup=False, highlight=False, soft_wrap=True)

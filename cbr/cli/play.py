@@ -36,6 +36,7 @@ def match_command(
     retain: Annotated[bool, typer.Option("--retain", help="The cbr bots keep every hand in their case base as it ends (their own decisions, and others' shown at a showdown), durably. The shipped default case base is never written: use --retain-into.")] = False,
     retain_into: Annotated[Optional[str], typer.Option("--retain-into", metavar="NAME", help="Retain into case base NAME: a bare name is ./casebases/NAME, a path (with a / or starting with '.') is that folder; created as a copy of the bot's case base on first use (a note says so, with its size); an existing NAME must be that case base or a copy of it; the cbr bots play from it. Implies --retain.")] = None,
     plot: Annotated[Optional[str], typer.Option("--plot", metavar="FILE.png", help="Draw each seat's learning curve into this PNG: its cumulative result in small bets, hand by hand (deal by deal with --duplicate), with a 95% confidence band. Keeps every hand's result in memory; needs the plots extra (matplotlib).")] = None,
+    retain_gate: Annotated[Optional[float], typer.Option("--retain-gate", metavar="SIMILARITY", min=0.0, max=1.0, help="With --retain/--retain-into: skip a decision when the case base already holds a case of the same action at least this similar (a near-duplicate), e.g. 0.999. Off by default.")] = None,
 ) -> None:
     """Play bots against each other; results in sb/h and mbb/h with 95% confidence intervals.
 
@@ -70,6 +71,10 @@ def match_command(
 
         check_plot(plot, overwrite)
 
+    if retain_gate is not None and not (retain or retain_into):
+        raise usage_error("--retain-gate goes with --retain or --retain-into", "--retain-gate")
+    if retain_gate is not None and retain_gate <= 0.0:
+        raise usage_error("--retain-gate is a similarity above 0 (at most 1)", "--retain-gate")
     _retain_into_copy(names, retain_into)
     from cbr.logs.writers import open_log
     from cbr.play.match import interrupted_result, run_match
@@ -80,7 +85,8 @@ def match_command(
     try:
         with writer as w, progress_bar("playing", total=total, enabled=not as_json) as advance:
             result = run_match(names, hands, duplicate=duplicate, seed=seed, progress=advance, log=w,
-                               retain=retain, retain_into=retain_into, keep_payoffs=plot is not None)
+                               retain=retain, retain_into=retain_into, keep_payoffs=plot is not None,
+                               retain_gate=retain_gate)
     except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: the result so far, then exit 130 / 143
         partial = interrupted_result(exc)
         if partial is not None:
@@ -128,7 +134,8 @@ def _print_match(result: "MatchResult", seed: int, as_json: bool) -> None:
     stdout.print(title, markup=False, highlight=False, soft_wrap=True)
     stdout.print(rich_table(None, ["seat", "bot", "chips", "sb/h", "± 95%", "mbb/h", "± 95%"], rows))
     if result.match_id:
-        stdout.print(f"retained {result.retained:,} cases (match {result.match_id})", markup=False,
+        skipped = f"; the gate skipped {result.retain_skipped:,} near-duplicates" if result.retain_skipped else ""
+        stdout.print(f"retained {result.retained:,} cases (match {result.match_id}){skipped}", markup=False,
                      highlight=False, soft_wrap=True)
 
 

@@ -107,6 +107,7 @@ class MatchResult:
     seed: int
     hand_payoffs: tuple[tuple[float, ...], ...] = field(default=(), repr=False, compare=False)  # keep_payoffs=True
     retained: int = 0  # cases retained (retain=True)
+    retain_skipped: int = 0  # decisions the retention gate skipped as near-duplicates (retain_gate)
     match_id: str = ""
     interrupted: bool = False  # stopped by Ctrl-C or SIGTERM: the hands (whole deals) finished before
 
@@ -155,6 +156,7 @@ class MatchResult:
             "duplicate": self.duplicate, "seed": self.seed,
             "players": [p.to_dict() for p in self.players],
             **({"retained": self.retained, "match_id": self.match_id} if self.match_id else {}),
+            **({"retain_skipped": self.retain_skipped} if self.retain_skipped else {}),
             **({"interrupted": True} if self.interrupted else {}),
         }
 
@@ -172,6 +174,7 @@ def run_match(
     retain: bool = False,
     retain_into: Optional[str] = None,
     progress_every: int = PROGRESS_EVERY,
+    retain_gate: Optional[float] = None,
 ) -> MatchResult:
     """Play ``hands`` hands between 2..10 policies (names of ``cbr.policies`` plugins or
     :class:`Policy` objects) and return per-seat results.
@@ -186,6 +189,8 @@ def run_match(
     keep every hand durably in their case base as it ends (:mod:`cbr.play.retention`; into a
     copy named ``retain_into``, created on first use); ``MatchResult.retained`` counts the
     cases kept; the retention log is compacted into parts when the match ends.
+    ``retain_gate``: skip retaining a decision when the case base holds a case of the same
+    action at least that similar (:class:`~cbr.play.retention.Retainer`; None keeps every one).
     Players named by string are policy specs (``NAME:KEY=VALUE:...``, :mod:`cbr.policies.spec`);
     the bots built from them are closed (``close()``, if they have one) when the match ends.
     Raises :class:`~cbr.policies.spec.PolicySpecError` (a ``ValueError``; for an unknown name
@@ -203,7 +208,7 @@ def run_match(
         if retain or retain_into is not None:
             from cbr.play.retention import start_retention
 
-            retainers = start_retention(policies, seat_names(policies), into=retain_into)
+            retainers = start_retention(policies, seat_names(policies), into=retain_into, gate=retain_gate)
         try:
             result = _play_match(policies, hands, game, duplicate, seed, progress, log, keep_payoffs, retainers,
                                  progress_every)
@@ -226,7 +231,8 @@ def run_match(
 def _with_retained(result: MatchResult, retainers: Sequence["Retainer"]) -> MatchResult:
     if not retainers:
         return result
-    return replace(result, retained=sum(r.retained for r in retainers), match_id=retainers[0].match_id)
+    return replace(result, retained=sum(r.retained for r in retainers), match_id=retainers[0].match_id,
+                   retain_skipped=sum(r.skipped for r in retainers))
 
 
 def _play_match(policies: list[Policy], hands: int, game: GameDef | None, duplicate: bool, seed: int,

@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
 from cbr.build.local import hand_outcome
 from cbr.errors import CaseBaseError
+from cbr.game.gamedef import STREETS
 from cbr.logs.record import HandRecord
 from cbr.logs.replay import replay
 from cbr.store import SHIPPED_CASEBASES, is_shipped, resolve_casebase
@@ -273,17 +274,27 @@ class Retainer:
     ``cb``: the open, writable case base (the case-based bot's own handle); ``keep``: the
     seats whose every decision is kept; ``names``: the seat names; ``match_id``: shared by
     all its cases. :attr:`retained` counts the cases kept, :attr:`hands` the hands.
+
+    ``gate``: a similarity gate against near-duplicates (None, the default: every decision is
+    kept): a decision is skipped when the case base already holds a case of the same street
+    and action at least ``gate`` similar to it (the street's grouped scan with ``gate`` as its
+    threshold, exact); :attr:`skipped` counts them.
     """
 
     def __init__(self, cb: "CaseBase", keep: Sequence[int], names: Sequence[str], *,
-                 match_id: Optional[str] = None) -> None:
+                 match_id: Optional[str] = None, gate: Optional[float] = None) -> None:
         check_retention_target(cb.path)
+        if gate is not None and not 0.0 < gate <= 1.0:
+            raise CaseBaseError(f"the retention gate is a similarity in (0, 1], got {gate}")
         self.cb = cb
         self.keep = set(keep)
         self.names = list(names)
         self.match_id = match_id or new_match_id()
         self.retained = 0
+        self.skipped = 0
         self.hands = 0
+        self.gate = gate
+        self._codes: dict[str, Any] = {}  # street -> the action code of every case, by index row
 
     def hand(self, record: HandRecord, seats: Optional[Sequence[int]] = None,
              decisions: Optional[Sequence[Any]] = None) -> int:
@@ -353,13 +364,72 @@ class Retainer:
         opponents = [",".join(n for i, n in enumerate(names) if i != s) for s in seat]
         return dps, outcomes, seat, opponents, rows
 
+    def _street_codes(self, street: str, n: int) -> Any:
+        """The action code of the street's first ``n`` cases (index rows), kept up to date with
+        what this retainer appends (read again when another writer appended)."""
+        import numpy as np
+
+        from cbr.retrieval import action_codes
+
+        codes = self._codes.get(street)
+        if codes is None or len(codes) < n:
+            codes = self._codes[street] = np.asarray(action_codes(self.cb.cases(street).actions))
+        return codes
+
+    def _gated(self, dps: list, rows: list) -> list[int]:
+        """The decisions the gate lets through: those without a case of the same street and
+        action at least ``gate`` similar (their rows computed here when not given)."""
+        import numpy as np
+
+        from cbr.retrieval import action_codes
+
+        fs = self.cb.feature_set()
+        out = []
+        for i, dp in enumerate(dps):
+            street = STREETS[dp.street]
+            if self.cb.count(street) == 0:
+                out.append(i)
+                continue
+            if rows[i] is None:
+                rows[i] = fs.row(dp)
+            index = self.cb.index(street)
+            codes = self._street_codes(street, index.n_cases_)
+            code = action_codes([dp.action])[0]
+            # the grouped scan at the gate's threshold: the hits' per-action counts (a view of the
+            # index made now, so it sees every case appended so far; no search when none is that near)
+            found = index.with_retrieval(threshold=self.gate).aggregate(
+                np.asarray(rows[i], np.float32), codes[: index.n_cases_], top=1, fallback=False)
+            duplicate = bool(found.n) and bool(found.counts[code] > 0)
+            if duplicate:
+                self.skipped += 1
+            else:
+                out.append(i)
+        return out
+
     def _commit(self, dps: list, outcomes: list, seat: list, opponents: list, rows: list, *, hands: int) -> int:
-        """Write prepared cases as one durable commit; returns how many."""
+        """Write prepared cases as one durable commit (without those the gate skips); returns how many."""
+        if self.gate is not None:
+            kept = self._gated(dps, rows)
+            if len(kept) < len(dps):
+                dps, outcomes, seat, opponents, rows = ([x[i] for i in kept] for x in (dps, outcomes, seat, opponents, rows))
+            if not dps:
+                self.hands += hands
+                return 0
         given = rows if any(r is not None for r in rows) else None  # the rows the bots decided from
         ids = self.cb.retain_hand(dps, outcomes, source="retained", rows=given, match_id=self.match_id, seat=seat,
                                   opponents=opponents, retained_at=datetime.now(timezone.utc))
         self.retained += len(ids)
         self.hands += hands
+        if self.gate is not None:  # the codes of what was just appended, in row order
+            import numpy as np
+
+            from cbr.retrieval import action_codes
+
+            for street in {STREETS[dp.street] for dp in dps}:
+                codes = self._codes.get(street)
+                if codes is not None:
+                    new = [dp.action for dp in dps if STREETS[dp.street] == street]
+                    self._codes[street] = np.concatenate([codes, np.asarray(action_codes(new))])
         return len(ids)
 
     def close(self) -> None:
@@ -371,13 +441,15 @@ class Retainer:
 
 
 def start_retention(policies: Sequence["Policy"], names: Sequence[str], *, into: str | Path | None = None,
-                    match_id: Optional[str] = None, extra_seats: Sequence[int] = ()) -> list[Retainer]:
+                    match_id: Optional[str] = None, extra_seats: Sequence[int] = (),
+                    gate: Optional[float] = None) -> list[Retainer]:
     """Retainers for the case-based bots among ``policies`` (one per case base; bots on the
     same case base share it). ``into``: first point every such bot at case base ``into``
     (a bare name: ``./casebases/NAME``; a path, with a separator or a leading ``.``: that
     folder, whose parent must exist; :func:`retention_target`), created as a copy of the
     first bot's case base when it does not exist, refused when it exists and is neither that
-    case base nor a copy of it (:func:`prepare_retention_target`). ``extra_seats``: seats that are not bots but whose
+    case base nor a copy of it (:func:`prepare_retention_target`). ``gate``: skip near-duplicates
+    (:class:`Retainer`; None keeps every decision). ``extra_seats``: seats that are not bots but whose
     decisions are kept too (a human), in the first bot's case base. Raises
     :class:`~cbr.errors.CaseBaseError` when no seat can retain or a target is refused."""
     seats = retaining_bots(policies)
@@ -397,5 +469,6 @@ def start_retention(policies: Sequence["Policy"], names: Sequence[str], *, into:
     out = []
     for i, members in enumerate(groups.values()):
         keep = members + (list(extra_seats) if i == 0 else [])
-        out.append(Retainer(policies[members[0]].open(), keep, names, match_id=match_id))  # type: ignore[attr-defined]
+        out.append(Retainer(policies[members[0]].open(), keep, names, match_id=match_id,  # type: ignore[attr-defined]
+                            gate=gate))
     return out

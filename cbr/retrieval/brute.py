@@ -389,7 +389,7 @@ class BruteForceBackend:
             view = raw.view
             return raw, view, self._buf[start: start + view.n]
 
-    def aggregate(self, q: Any, codes: Any, outcomes: Any = None, top: int = 20) -> Any:
+    def aggregate(self, q: Any, codes: Any, outcomes: Any = None, top: int = 20, *, fallback: bool = True) -> Any:
         """What the cases :meth:`retrieve` returns for ``q`` add up to, computed without listing
         them: an :class:`~cbr.retrieval.aggregate.Aggregate` (hit count, per-action counts,
         similarity and outcome sums, the ``top`` most similar). ``codes``: every case's action
@@ -399,10 +399,13 @@ class BruteForceBackend:
         q = np.asarray(q)
         if q.ndim != 1:
             raise QueryError(f"aggregate takes one query of shape (d,), got {q.shape}; use aggregate_batch")
-        return self.aggregate_batch(q[None, :], codes, outcomes, top)[0]
+        return self.aggregate_batch(q[None, :], codes, outcomes, top, fallback=fallback)[0]
 
-    def aggregate_batch(self, Q: Any, codes: Any, outcomes: Any = None, top: int = 20) -> list[Any]:
-        """:meth:`aggregate` for each row of ``Q``."""
+    def aggregate_batch(self, Q: Any, codes: Any, outcomes: Any = None, top: int = 20, *,
+                        fallback: bool = True) -> list[Any]:
+        """:meth:`aggregate` for each row of ``Q``. ``fallback=False``: a query with no case at
+        or above the threshold gets an empty aggregate (``n`` 0) instead of the ``fallback_k``
+        most similar (a caller that asks only whether any case is that similar)."""
         from cbr.retrieval.aggregate import Aggregate, Labels, aggregate_of, check_labels, native_scan, native_scan_rows
 
         self._check_fitted()
@@ -421,8 +424,9 @@ class BruteForceBackend:
             codes, outcomes = check_labels(codes, outcomes, self.n_cases_)
         scan, scan_rows = native_scan(), native_scan_rows()
         if scan is None or scan_rows is None:
-            return [aggregate_of(r.ids, r.similarities, codes, outcomes, top, r.fallback)
-                    for r in self.retrieve_batch(Q)]
+            found = [aggregate_of(r.ids, r.similarities, codes, outcomes, top, r.fallback)
+                     for r in self.retrieve_batch(Q)]
+            return found if fallback else [_emptied(a) if a.fallback else a for a in found]
         layout = self._layout_now()
         t = float(self.threshold)
         n0 = layout.n_rows
@@ -455,7 +459,9 @@ class BruteForceBackend:
                     more_sims.append(sims3)
             if len(more_ids) > 1:
                 tids, tsims = _merge_top(more_ids, more_sims, top)
-            if hits == 0:
+            if hits == 0 and not fallback:
+                out.append(Aggregate(0, False, counts, pos, known, osum, sim_sum, tids, tsims))
+            elif hits == 0:
                 ids, s = self._knn(q[None, :], int(self.fallback_k))[0]
                 out.append(aggregate_of(ids, s, codes, outcomes, top, True))
             else:
@@ -533,3 +539,12 @@ class BruteForceBackend:
         if layout is not None:
             obj._layout = layout
         return obj
+
+
+def _emptied(a: Any) -> Any:
+    """An empty aggregate (nothing at or above the threshold) in place of a fallback's."""
+    from cbr.retrieval.aggregate import Aggregate
+
+    zero = np.zeros(3)
+    return Aggregate(0, False, np.zeros(3, np.int64), zero, zero.copy(), zero.copy(), 0.0,
+                     np.zeros(0, np.int64), np.zeros(0))

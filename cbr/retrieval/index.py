@@ -168,11 +168,12 @@ class CaseIndex:
         """:meth:`retrieve` for each row of ``Q``."""
         return self._fitted().retrieve_batch(Q)
 
-    def aggregate(self, q: Any, codes: Any, outcomes: Any = None, top: int = 20) -> Any:
+    def aggregate(self, q: Any, codes: Any, outcomes: Any = None, top: int = 20, *, fallback: bool = True) -> Any:
         """What the cases :meth:`retrieve` returns add up to (per-action counts, similarity and
         outcome sums, the ``top`` most similar), exact and without listing them:
-        :class:`~cbr.retrieval.aggregate.Aggregate`. ``codes``: every case's action by id."""
-        return self._fitted().aggregate(q, codes, outcomes, top)
+        :class:`~cbr.retrieval.aggregate.Aggregate`. ``codes``: every case's action by id.
+        ``fallback=False``: no case at or above the threshold gives an empty aggregate."""
+        return self._fitted().aggregate(q, codes, outcomes, top, fallback=fallback)
 
     def aggregate_batch(self, Q: Any, codes: Any, outcomes: Any = None, top: int = 20) -> list[Any]:
         """:meth:`aggregate` for each row of ``Q``."""

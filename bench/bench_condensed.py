@@ -1,0 +1,84 @@
+"""Retrieval on a condensed case base beside the full one it was condensed from.
+
+Run:  python3 bench/bench_condensed.py FULL CONDENSED [--queries 2000] [--repeat 3] [--seed 0]
+
+The queries are the bot's own: per street, the feature rows of a seeded sample of the full
+base's cases, voted on (`aggregate_votes`, the grouped scan every decision of the `cbr` bot
+makes) one query at a time in each case base, after a warm-up that loads the indexes. Prints
+per street the median time per vote on each and the ratio full / condensed, then the total;
+also the time to open each base and load its indexes (a bot's start-up).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from cbr.game.gamedef import STREETS  # noqa: E402
+from cbr.retrieval import action_codes  # noqa: E402
+from cbr.retrieval.aggregate import Labels  # noqa: E402
+from cbr.retrieval.triple import aggregate_vote  # noqa: E402
+from cbr.store import CaseBase, resolve_casebase  # noqa: E402
+
+
+def load(path: str) -> tuple[CaseBase, dict, float]:
+    t = time.perf_counter()
+    cb = CaseBase.open(resolve_casebase(path))
+    ready = {}
+    for s in STREETS:
+        c = cb.cases(s)
+        ready[s] = (cb.index(s), Labels(action_codes(c.actions), c.outcomes))
+    return cb, ready, time.perf_counter() - t
+
+
+def per_vote(ready: dict, street: str, rows: np.ndarray, repeat: int) -> float:
+    index, labels = ready[street]
+    best = []
+    for _ in range(repeat):
+        times = []
+        for q in rows:
+            t = time.perf_counter()
+            aggregate_vote(index, q, labels, weighted=False, top=100)
+            times.append(time.perf_counter() - t)
+        best.append(float(np.median(times)))
+    return min(best)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("full")
+    ap.add_argument("condensed")
+    ap.add_argument("--queries", type=int, default=2000)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+    full, ready_full, load_full = load(args.full)
+    small, ready_small, load_small = load(args.condensed)
+    print(f"{'street':8} {'full cases':>10} {'condensed':>10} {'full us':>9} {'cond us':>9} {'ratio':>6}")
+    tot_f = tot_s = 0.0
+    rng = np.random.default_rng(args.seed)
+    for s in STREETS:
+        X = full.cases(s).features
+        rows = X[rng.choice(len(X), min(args.queries, len(X)), replace=False)]
+        per_vote(ready_full, s, rows[:50], 1)  # warm-up
+        per_vote(ready_small, s, rows[:50], 1)
+        f = per_vote(ready_full, s, rows, args.repeat)
+        c = per_vote(ready_small, s, rows, args.repeat)
+        tot_f += f
+        tot_s += c
+        print(f"{s:8} {full.count(s):>10} {small.count(s):>10} {f * 1e6:>9.1f} {c * 1e6:>9.1f} {f / c:>6.2f}")
+    print(f"{'all':8} {full.manifest.total_cases:>10} {small.manifest.total_cases:>10} "
+          f"{tot_f / 4 * 1e6:>9.1f} {tot_s / 4 * 1e6:>9.1f} {tot_f / tot_s:>6.2f}  (median vote, mean of the streets)")
+    print(f"open and load the indexes: full {load_full:.2f} s, condensed {load_small:.2f} s, "
+          f"ratio {load_full / load_small:.2f}")
+    full.close()
+    small.close()
+
+
+if __name__ == "__main__":
+    main()
