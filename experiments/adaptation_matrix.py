@@ -57,6 +57,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-j", "--jobs", type=int, default=2)
     ap.add_argument("--experts", default=",".join(EXPERTS))
     ap.add_argument("--opponents", default=",".join(OPPONENTS))
+    ap.add_argument("--add", action="store_true",
+                    help="add these cells to the seed's matrix file (same --hands), replacing cells measured again")
     args = ap.parse_args(argv)
     experts = [e for e in args.experts.split(",") if e]
     opponents = [o for o in args.opponents.split(",") if o]
@@ -69,6 +71,12 @@ def main(argv: list[str] | None = None) -> int:
                   flush=True)
     RESULTS.mkdir(exist_ok=True)
     out = RESULTS / f"adaptation-matrix-seed{args.seed}.json"
+    if args.add and out.exists():
+        old = json.loads(out.read_text())
+        if old["hands"] != args.hands:
+            raise SystemExit(f"{out} has {old['hands']} hands a cell, not {args.hands}")
+        new = {(c["expert"], c["opponent"]) for c in cells}
+        cells = [c for c in old["cells"] if (c["expert"], c["opponent"]) not in new] + cells
     out.write_text(json.dumps({"seed": args.seed, "hands": args.hands, "cells": cells}, indent=1))
     print(f"wrote {out}")
     return 0

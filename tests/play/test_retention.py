@@ -571,9 +571,9 @@ def test_cli_says_what_retain_into_copied_and_its_size(small_copy: Path, tmp_pat
 
 def test_the_default_adaptive_bot_keeps_every_decision_whichever_expert_made_it(small_copy: Path,
                                                                                  tmp_path: Path) -> None:
-    """Plain `cbr` is the adaptive bot: against a maniac it leaves its case base for `ehs` after
-    the warm-up, and retention still keeps every one of its decisions, in its safe expert's case
-    base, with the feature rows of the case base's own feature set."""
+    """Plain `cbr` is the adaptive bot: against a maniac it leaves its case base for another bot
+    after the warm-up, and retention still keeps every one of its decisions, in its safe expert's
+    case base."""
     from cbr.policies.spec import policy_from_spec
 
     path = fresh(small_copy, tmp_path)
@@ -583,7 +583,7 @@ def test_the_default_adaptive_bot_keeps_every_decision_whichever_expert_made_it(
     r = run_match([bot, "raise"], 160, seed=5, retain=True, log=rec)  # type: ignore[arg-type]
     experts = {e for _, e in bot.chosen}
     bot.close()
-    assert {"cbr:preset=expert", "ehs"} <= experts                      # both made decisions
+    assert "cbr:preset=expert" in experts and len(experts) >= 2         # both made decisions
     mine = sum(1 for record in rec.records for dp in replay(record) if dp.player == "cbr")
     cb = CaseBase.open(path)
     kept = cb.sql("SELECT count(*) FROM cases WHERE source = 'retained' AND player = 'cbr'").fetchone()[0]
