@@ -50,17 +50,23 @@ class WatchedCBR(CBRPolicy):
         self.similarities: list[float] = []
         self.hands: list[int] = []
 
-    def act(self, dp, rng):  # noqa: ANN001, ANN201
-        action = super().act(dp, rng)
-        self.similarities.append(self.last_decision.similarity)  # type: ignore[union-attr]
+    def decide(self, dp, rng=None):  # noqa: ANN001, ANN201  (what the table asks; act goes through it too)
+        made = super().decide(dp, rng)
+        self.similarities.append(made.similarity)
         self.hands.append(int(dp.hand_id))
-        return action
+        return made
 
 
 def play(hands: int, seed: int, opponent: str, reuse: str, retain: bool, root: Path, casebase: str = "default",
-         gate: float | None = None) -> dict:
+         gate: float | None = None, spec: str | None = None) -> dict:
     path = copy_casebase(casebase, root / ("retain" if retain else "control"))
-    bot = WatchedCBR(casebase=str(path), reuse=reuse, seed=seed)
+    if spec is None:
+        bot = WatchedCBR(casebase=str(path), reuse=reuse, seed=seed)
+    else:  # another configuration (e.g. plain `cbr`, the adaptive bot) over the copy: no similarities kept
+        from cbr.policies.spec import policy_from_spec
+
+        bot = policy_from_spec(f"{spec}:casebase={path}", seed=seed)
+        bot.similarities, bot.hands = [], []
     t = time.perf_counter()
     r = run_match([bot, opponent], hands, seed=seed, retain=retain, keep_payoffs=True,
                   retain_gate=gate if retain else None)
@@ -94,6 +100,9 @@ def main() -> None:
     ap.add_argument("--window", type=int, default=2000)
     ap.add_argument("--casebase", default="default", help="the case base the bot starts from (a copy of it)")
     ap.add_argument("--out", default=str(RESULTS), help="folder for the JSON and the PNG")
+    ap.add_argument("--bot", default=None,
+                    help="a policy spec to play instead of CASPER's bot (e.g. cbr, the adaptive default; "
+                         "its casebase option is the copy); --reuse does not apply, no similarities are kept")
     ap.add_argument("--retain-gate", type=float, default=None,
                     help="skip retaining near-duplicates at this similarity (cbr match --retain-gate); off by default")
     args = ap.parse_args()
@@ -101,6 +110,8 @@ def main() -> None:
             else f"retention-{Path(args.casebase).name}-{args.opponent}-seed{args.seed}")
     if args.retain_gate is not None:
         stem += f"-gate{args.retain_gate:g}"
+    if args.bot is not None:
+        stem += "-" + args.bot.replace(":", "_").replace("=", "-")
     if args.hands < 30 or not 1 <= args.window:
         ap.error("--hands must be at least 30 (three thirds with a CI each) and --window at least 1")
     outdir = Path(args.out)
@@ -109,7 +120,7 @@ def main() -> None:
         runs = {}
         for retain in (True, False):
             runs[retain] = play(args.hands, args.seed, args.opponent, args.reuse, retain, Path(tmp), args.casebase,
-                                args.retain_gate)
+                                args.retain_gate, args.bot)
             print(f"retention {'on ' if retain else 'off'}: {args.hands:,} hands in {runs[retain]['seconds']:.0f} s"
                   + (f", {runs[retain]['retained']:,} cases retained" if retain else ""), file=sys.stderr)
     on, off = runs[True], runs[False]

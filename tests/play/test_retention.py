@@ -390,6 +390,8 @@ def test_retention_experiment_script_runs_and_reports(tmp_path: Path) -> None:
     report = json.loads((tmp_path / "retention-seed5.json").read_text())
     assert report["hands"] == 45 and report["retained"] > 0
     assert len(report["thirds"]["retention"]) == 3 == len(report["similarity_thirds"]["control"])
+    sims = report["similarity_thirds"]["retention"] + report["similarity_thirds"]["control"]
+    assert all(0 < s <= 1 for s in sims)          # every decision's similarity kept (they were NaN: none kept)
     assert set(report["verdict"]) == {"similarity_rises", "last_third_beats_first_by_more_than_ci",
                                       "last_third_beats_control_by_more_than_ci"}
     on, off = report["thirds"]["retention"][2], report["thirds"]["control"][2]
