@@ -85,6 +85,8 @@ class CFRPolicy(Policy):
     """Plays the average strategy of a CFR run (see the module docstring)."""
 
     name = "cfr"
+    #: The game it plays: heads-up fixed limit only (an adaptive bot never hands it another table).
+    heads_up_only = True
 
     def __init__(self, *, strategy: str = "", seed: Optional[int] = None) -> None:
         super().__init__(seed=seed)

@@ -43,7 +43,6 @@ import json
 import math
 import random
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional, Sequence
 
@@ -58,10 +57,23 @@ if TYPE_CHECKING:  # pragma: no cover
     from cbr.game.decision import DecisionPoint
     from cbr.logs.record import HandRecord
 
-__all__ = ["AdaptivePolicy", "AdaptiveDecision", "StyleCases", "load_style_cases", "DEFAULT_STYLES", "case_based_bot", "DEFAULT_CBR_PRESET"]
+__all__ = ["AdaptivePolicy", "AdaptiveDecision", "expert_alias", "StyleCases", "load_style_cases", "DEFAULT_STYLES", "case_based_bot", "DEFAULT_CBR_PRESET"]
 
 #: The shipped style cases (``casebases/styles/house.json``).
 DEFAULT_STYLES = "house"
+
+
+def expert_alias(spec: str) -> str:
+    """The short name of a bot spec in ``adapt``'s options: the value of its one option, or the
+    spec itself.
+
+    >>> expert_alias("cbr:preset=expert"), expert_alias("cfr:strategy=counter_raise"), expert_alias("ehs")
+    ('expert', 'counter_raise', 'ehs')
+    """
+    name, _, rest = spec.partition(":")
+    if rest and ":" not in rest and "=" in rest:
+        return rest.partition("=")[2]
+    return spec
 
 
 class StyleCases:
@@ -110,8 +122,10 @@ def load_style_cases(name_or_path: str = DEFAULT_STYLES) -> StyleCases:
     """Style cases from a JSON file (``{"experts": [...], "cases": [{"name", "style", "sb"}]}``):
     a path, or the name of a shipped file in ``casebases/styles/``."""
     path = Path(name_or_path)
-    if path.suffix != ".json":
-        path = Path(str(resources.files("casebases") / "styles" / f"{name_or_path}.json"))
+    if path.suffix != ".json" and not path.is_file():  # a shipped name (beside the shipped case bases)
+        from cbr.store import PACKAGED_CASEBASES
+
+        path = PACKAGED_CASEBASES / "styles" / f"{name_or_path}.json"
     try:
         data = json.loads(path.read_text())
         return StyleCases(data["experts"], [(c["name"], c["style"], c["sb"]) for c in data["cases"]])
@@ -142,32 +156,49 @@ class AdaptivePolicy(Policy):
     :meth:`StyleCases.expected`), ``discount`` (per hand, of an opponent's style counts),
     ``prior_hands`` (how many hands of the table's evidence weigh as much as the style cases)
     and ``evidence_discount`` (per hand, of that evidence; 1 keeps it all: a change of style
-    starts new evidence anyway). ``safe_policy``: a built policy to play as the safe expert."""
+    starts new evidence anyway). A bot of ``experts`` and ``safe`` is named by its spec or, when
+    the spec has options, by its short name (:func:`expert_alias`: ``expert``, ``counter_raise``),
+    since a spec's ``:`` cannot stand inside another spec."""
 
     name = "adapt"
 
     def __init__(self, *, seed: int | None = None, experts: Optional[str] = None, safe: str = "cbr:preset=expert",
                  styles: str = DEFAULT_STYLES, warmup: int = 50, min_gain: float = 0.1, min_similarity: float = 0.9,
                  k: int = 3, bandwidth: float = 0.02, discount: float = 0.99, prior_hands: float = 300.0,
-                 evidence_discount: float = 1.0, safe_policy: Optional[Policy] = None) -> None:
+                 evidence_discount: float = 1.0) -> None:
         super().__init__(seed=seed)
         from cbr.policies.spec import policy_from_spec
 
         self.cases = load_style_cases(str(styles))
-        specs = [s for s in (experts.split("+") if isinstance(experts, str) else self.cases.experts) if s]
+        names = {expert_alias(e): e for e in self.cases.experts}  # what a spec may write for each rated bot
+        rated = ", ".join(names)
+        if isinstance(experts, str):
+            given = [e.strip() for e in experts.split("+") if e.strip()]
+            if not given:
+                raise ConfigError(f"experts: no bot given; name bots joined by '+' (of {rated})")
+            unknown = [e for e in given if names.get(e, e) not in self.cases.experts]
+            if unknown:  # an expert the style cases have no win rate of could never be chosen
+                raise ConfigError(f"experts: the style cases rate {rated}; not {', '.join(unknown)} (measure "
+                                  f"them with experiments/adaptation_matrix.py and rebuild the style cases: "
+                                  f"python -m casebases.build_styles)")
+            specs = [names.get(e, e) for e in given]
+        else:
+            specs = list(self.cases.experts)
+        safe = names.get(str(safe), str(safe))
+        if safe not in self.cases.experts:
+            raise ConfigError(f"safe: the style cases rate {rated}; not {safe!r}")
         if safe not in specs:
             specs = [safe, *specs]
-        unknown = [e for e in specs if e not in self.cases.experts]
-        if unknown:  # an expert the style cases have no win rate of could never be chosen
-            raise ConfigError(f"experts: the style cases rate {', '.join(self.cases.experts)}; not "
-                              f"{', '.join(unknown)} (measure them with experiments/adaptation_matrix.py and "
-                              f"rebuild the style cases: python -m casebases.build_styles)")
         self.specs = specs
         for name, value, lo in (("warmup", warmup, 0), ("k", k, 1)):
             if isinstance(value, bool) or int(float(value)) != float(value) or int(float(value)) < lo:
                 raise ConfigError(f"{name} must be a whole number >= {lo}, got {value!r}")
         self.warmup, self.k = int(float(warmup)), int(float(k))
         self.min_gain, self.min_similarity, self.discount = float(min_gain), float(min_similarity), float(discount)
+        if not (math.isfinite(self.min_gain) and self.min_gain >= 0):
+            raise ConfigError(f"min_gain must be a number >= 0 (sb/h), got {min_gain!r}")
+        if not 0.0 <= self.min_similarity <= 1.0:
+            raise ConfigError(f"min_similarity must be in [0, 1], got {min_similarity!r}")
         self.bandwidth = float(bandwidth)
         if not self.bandwidth > 0.0:
             raise ConfigError(f"bandwidth must be a positive number, got {bandwidth!r}")
@@ -182,9 +213,7 @@ class AdaptivePolicy(Policy):
         self.experts: dict[str, Policy] = {}
         for i, spec in enumerate(specs):
             expert_seed = None if seed is None else seed * 31 + i
-            if spec == safe and safe_policy is not None:
-                self.experts[spec] = safe_policy
-            elif spec == "cbr":  # style cases of before issue 36: `cbr` was the case-based bot alone
+            if spec == "cbr":  # style cases of before the adaptive default: `cbr` was the case-based bot alone
                 self.experts[spec] = policy_from_spec("cbr:preset=expert", seed=expert_seed)
             else:
                 self.experts[spec] = policy_from_spec(spec, seed=expert_seed)
@@ -197,6 +226,14 @@ class AdaptivePolicy(Policy):
         self._current: dict[str, str] = {}  # the expert playing against each opponent
         self._seating: tuple[str, ...] = ()
         self.chosen: list[tuple[str, str]] = []  # (opponent, expert) of each decision, for reports
+
+    def use_safe(self, policy: Policy) -> None:
+        """Play ``policy`` as the safe expert (e.g. the case-based bot over another case base)."""
+        old = self.experts[self.safe]
+        self.experts[self.safe] = policy
+        close = getattr(old, "close", None)
+        if callable(close):
+            close()
 
     # ---- the case base (retention and explanations go through the safe expert's) ----------
     @property
@@ -263,15 +300,18 @@ class AdaptivePolicy(Policy):
     def expert_for(self, dp: "DecisionPoint") -> Policy:
         """The expert that decides at ``dp`` (see the module docstring)."""
         opp = self.opponent(dp)
-        return self.experts[self.choose(opp)]
+        return self.experts[self.choose(opp, dp.game.n_players)]
 
-    def choose(self, opponent: Optional[str]) -> str:
-        """The expert's spec for ``opponent`` (the safe one without enough evidence)."""
+    def choose(self, opponent: Optional[str], players: int = 2) -> str:
+        """The expert's spec for ``opponent`` at a table of ``players`` (the safe one without
+        enough evidence; never one that plays heads-up only at a bigger table)."""
         # discounted counts level off at 1 / (1 - discount) hands: a warm-up above that waits for 90% of it
         enough = self.warmup if self.discount == 1.0 else min(self.warmup, 0.9 / (1.0 - self.discount))
         if opponent is None or self.styles.hands(opponent) < enough:
             return self.safe
         values = self.values(opponent)
+        if players > 2:
+            values = {e: v for e, v in values.items() if not getattr(self.experts[e], "heads_up_only", False)}
         if self.safe not in values:
             return self.safe
         best = max(values, key=lambda e: (values[e], e == self.safe))
@@ -304,7 +344,7 @@ class AdaptivePolicy(Policy):
     # ---- the policy ----------------------------------------------------------------------
     def decide(self, dp: "DecisionPoint", rng: Optional[random.Random] = None) -> Decision:
         opp = self.opponent(dp)
-        spec = self.choose(opp)
+        spec = self.choose(opp, dp.game.n_players)
         self.chosen.append((opp or "", spec))
         if opp is not None and self.styles.hands(opp) > 0:
             self._played[opp] = (self.cases.expected(self.styles.vector(opp), 1, self.bandwidth)[2][0], spec)
@@ -333,8 +373,8 @@ class AdaptivePolicy(Policy):
         compared = "" if not values else (f"; expected {spec} {values.get(spec, float('nan')):+.2f} sb/h, "
                                           f"{self.safe} {values.get(self.safe, float('nan')):+.2f}")
         played = sum(ev[0] for (o, c, _), ev in self.evidence.items() if o == opponent and c == used[0])
-        return (f"{opponent} ({shown}; {self.styles.hands(opponent):.0f} hands) is nearest the style case "
-                f"{used[0]!r} (similarity {sim:.2f}){compared} (style cases and {played:.0f} hands here)")
+        return (f"{opponent} ({shown}; {_hands(self.styles.hands(opponent))}) is nearest the style case "
+                f"{used[0]!r} (similarity {sim:.2f}){compared} (style cases and {_hands(played)} here)")
 
     def act(self, dp: "DecisionPoint", rng: random.Random) -> str:
         return self.decide(dp, rng).action
@@ -387,6 +427,12 @@ class AdaptivePolicy(Policy):
 DEFAULT_CBR_PRESET = "adaptive"
 
 
+def _hands(n: float) -> str:
+    """``1 hand``, ``12 hands`` (of a discounted count, rounded)."""
+    k = int(round(n))
+    return f"{k:,} hand" + ("" if k == 1 else "s")
+
+
 def case_based_bot(*, seed: int | None = None, preset: str = DEFAULT_CBR_PRESET, casebase: "str | Path | None" = None,
                    similarity: Optional[str] = None, reuse: Optional[str] = None, sharpen: Optional[float] = None,
                    outcome_weight: Optional[float] = None, odds_guard: Optional[float] = None,
@@ -414,6 +460,7 @@ def case_based_bot(*, seed: int | None = None, preset: str = DEFAULT_CBR_PRESET,
             raise ConfigError(f"unknown preset {preset!r}; use {DEFAULT_CBR_PRESET}, {' or '.join(PRESETS)}")
         return CBRPolicy(seed=seed, preset=preset, **options)  # type: ignore[arg-type]
     safe = CBRPolicy(seed=None if seed is None else seed * 31, preset="expert", **options)  # type: ignore[arg-type]
-    bot = AdaptivePolicy(seed=seed, safe="cbr:preset=expert", safe_policy=safe)
+    bot = AdaptivePolicy(seed=seed, safe="cbr:preset=expert")
+    bot.use_safe(safe)
     bot.name = "cbr"
     return bot

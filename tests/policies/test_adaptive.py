@@ -147,3 +147,50 @@ def test_it_does_not_hop_between_experts_expected_to_win_about_the_same(tmp_path
             bot.close()
 
     assert hops(0.1) <= 2 < hops(0.0)
+
+
+def test_at_a_table_of_three_it_never_hands_a_heads_up_bot_the_decision():
+    """The counter-strategies and the teacher play heads-up only: at three seats, after the
+    warm-up against a maniac, the bot picks among the others (it used to crash there)."""
+    from cbr.policies.spec import policy_from_spec
+
+    bot = AdaptivePolicy(seed=1, warmup=10)
+    try:
+        run_match([bot, "raise", "call"], 60, seed=3)
+        chosen = {e for _, e in bot.chosen}
+        assert len(chosen) >= 2 and not any(getattr(bot.experts[e], "heads_up_only", False) for e in chosen)
+        bot.reset()
+        run_match([bot, "raise"], 60, seed=3)                   # heads-up it may: the best against a maniac
+        rates = dict(zip(bot.cases.experts, bot.cases.values[bot.cases.names.index("raise")]))
+        assert bot.chosen[-1][1] == max(rates, key=rates.get)
+    finally:
+        bot.close()
+    assert policy_from_spec("cfr").heads_up_only
+
+
+def test_bots_with_options_are_named_by_their_short_names_and_bad_values_refused():
+    from cbr.policies.spec import PolicySpecError, policy_from_spec
+
+    bot = policy_from_spec("adapt:safe=casper:experts=expert+counter_raise+ehs", seed=1)
+    assert bot.safe == "cbr:preset=casper" and bot.specs == ["cbr:preset=casper", "cbr:preset=expert",
+                                                            "cfr:strategy=counter_raise", "ehs"]
+    bot.close()
+    for spec, message in (("adapt:safe=raise", "safe: the style cases rate expert, casper, cfr"),
+                          ("adapt:experts=+", "experts: no bot given"),
+                          ("adapt:min-similarity=1.5", "min_similarity must be in"),
+                          ("adapt:min-gain=nan", "min_gain must be"),
+                          ("adapt:safe-policy=1", "has no option 'safe_policy'")):
+        with pytest.raises(PolicySpecError, match=message):
+            policy_from_spec(spec)
+
+
+def test_the_shipped_style_cases_are_found_beside_a_casebases_folder_of_ones_own(tmp_path, monkeypatch):
+    """`--retain-into NAME` makes ./casebases; a Python session started there must still find the
+    shipped style cases (the folder used to stand in for the package)."""
+    import sys
+
+    (tmp_path / "casebases" / "mine").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "casebases", raising=False)
+    assert len(load_style_cases().names) >= 13
