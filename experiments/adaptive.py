@@ -103,6 +103,8 @@ def plot(report: dict, path: Path) -> None:
     plt = pyplot()
     if plt is None:
         return
+    from cbr.policies.adaptive import expert_alias
+
     opps = [o for o in report["opponents"] if o in report["adapt"]]
     cols = 4
     rows = -(-len(opps) // cols)
@@ -125,7 +127,7 @@ def plot(report: dict, path: Path) -> None:
         ax.plot(x, mean, color="tab:blue", label="cbr, adaptive (running mean)")
         ax.fill_between(x, lo, hi, color="tab:blue", alpha=0.2)
         best = report["best"][opp]
-        ax.axhline(best["sb"], color="tab:green", ls="--", label=f"best fixed: {best['bot']}")
+        ax.axhline(best["sb"], color="tab:green", ls="--", label=f"best fixed: {expert_alias(best['bot'])}")
         for bot, color, style in (("cbr:preset=expert", "tab:gray", ":"), ("cfr", "tab:red", "-."),
                                   ("ehs", "tab:orange", ":")):
             fixed = report["fixed"][opp].get(bot)
@@ -140,14 +142,19 @@ def plot(report: dict, path: Path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=90)
     plt.close(fig)
-    # what it chose over time: each expert's share of the decisions, per 1/40 of the match
+    # what it chose over time: each expert's share of the decisions, per 1/40 of the match (one
+    # colour per expert in every panel)
+    every = sorted({e for opp in opps for e in report["adapt"][opp]["choices"]})
+    palette = plt.get_cmap("tab10" if len(every) <= 10 else "tab20")
+    colour = {e: palette(i) for i, e in enumerate(every)}
     fig, axes = plt.subplots(rows, cols, figsize=(4 * cols, 2.6 * rows), squeeze=False)
     for ax, opp in zip(axes.flat, opps):
         shares = report["adapt"][opp]["choices"]
         names = sorted(shares)
         n = len(shares[names[0]])
         x = [(i + 0.5) * report["hands"] / n for i in range(n)]
-        ax.stackplot(x, *[shares[e] for e in names], labels=names, alpha=0.8)
+        ax.stackplot(x, *[shares[e] for e in names], labels=[expert_alias(e) for e in names],
+                     colors=[colour[e] for e in names], alpha=0.85)
         ax.set_ylim(0, 1)
         ax.set_title(f"vs {opp}", fontsize=9)
         ax.set_xlabel("hands")
@@ -170,7 +177,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fixed-from", type=Path, default=None,
                     help="a report of this script for the same --seed and --hands: its fixed bots' results are "
                          "taken instead of played again (the same deals; `cbr` there is `cbr:preset=expert`)")
+    ap.add_argument("--replot", type=Path, default=None, help="draw the PNGs of a report again, and stop")
     args = ap.parse_args(argv)
+    if args.replot is not None:
+        plot(json.loads(args.replot.read_text()), args.replot.with_suffix(".png"))
+        return 0
     opps = [o for o in args.opponents.split(",") if o]
     fixed = [b for b in args.fixed.split(",") if b]
     report: dict = {"seed": args.seed, "hands": args.hands, "opponents": opps, "adapt": {}, "fixed": {}, "best": {}}
