@@ -346,6 +346,8 @@ def casebase_condense(
         raise usage_error(f"--method {method!r}: choose one of {', '.join(METHODS)}", "--method")
     if keep <= 0.0:
         raise usage_error("--keep is a share of the cases above 0 (at most 1)", "--keep")
+    if not out.strip():
+        raise usage_error("-o/--out: the condensed case base needs a name", "--out")
     from pathlib import Path
 
     from cbr.errors import CaseBaseError

@@ -310,7 +310,7 @@ def why_lines(name: str, decision: Any, top: int = 3) -> list[str]:
     from cbr.query.answer import explain_decision
 
     dp = decision.dp
-    word = {"f": "fold", "c": "check" if dp.to_call == 0 else "call", "r": "bet" if dp.bets_to_call == 0 else "raise"}
+    word = {"f": "fold", "c": "check" if dp.to_call == 0 else "call", "r": "bet" if dp.street_bets == 0 else "raise"}
     if getattr(decision, "vote", None) is None:  # the adaptive bot's choice of another expert: no cases voted
         return [f"{name} on the {STREETS[dp.street]} with {cards_str(dp.hole, ' ')}, betting {dp.history!r}: "
                 f"{word[decision.action]}",

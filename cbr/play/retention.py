@@ -197,7 +197,7 @@ def prepare_retention_target(policies: Sequence["Policy"], into: str | Path) -> 
     if len(bases) > 1:  # each would then play from a copy of the first one's: another bot
         raise CaseBaseError(f"retaining into a copy copies one case base, and the case-based bots here play "
                             f"from {len(bases)} ({', '.join(b.name for b in bases)}): retain with one such bot, "
-                            f"or give them one case base", field="retain_into")
+                            f"or let them play from one case base (cbr:casebase=NAME for each)", field="retain_into")
     target = retention_target(into)  # absolute from here on: never looked up as a name again
     if not target.exists() and not names_a_path(into) and str(into) in SHIPPED_CASEBASES:
         raise CaseBaseError(f"{str(into)!r} is the name of a shipped case base: a copy at {target} would stand "
@@ -235,6 +235,8 @@ def retention_target(target: str | os.PathLike[str]) -> Path:
     >>> retention_target("./mine") == Path.cwd() / "mine", retention_target("mine") == Path.cwd() / "casebases" / "mine"
     (True, True)
     """
+    if not str(os.fspath(target)).strip():
+        raise CaseBaseError("the case base to retain into has an empty name", field="retain_into")
     if names_a_path(target):
         return Path(os.path.abspath(os.fspath(target)))
     return Path.cwd() / "casebases" / str(target)

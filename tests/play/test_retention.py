@@ -590,3 +590,20 @@ def test_the_default_adaptive_bot_keeps_every_decision_whichever_expert_made_it(
     cb = CaseBase.open(path)
     kept = cb.sql("SELECT count(*) FROM cases WHERE source = 'retained' AND player = 'cbr'").fetchone()[0]
     assert kept == mine == len(bot.chosen) > 0 and r.retained >= kept
+
+
+def test_an_empty_retention_target_or_condensed_name_is_refused_as_empty(tmp_path: Path, monkeypatch) -> None:
+    """`--retain-into ''` said the current folder's casebases/ was not a case base; `condense -o ''`
+    that '' already existed."""
+    from typer.testing import CliRunner
+
+    from cbr.play.retention import retention_target
+    from cli import app
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(CaseBaseError, match="empty name"):
+        retention_target("  ")
+    r = CliRunner().invoke(app, ["match", "--players", "cbr,call", "--hands", "2", "--retain-into", ""])
+    assert r.exit_code == 1 and "empty name" in r.output and not (tmp_path / "casebases").exists()
+    r = CliRunner().invoke(app, ["casebase", "condense", "default", "-o", ""])
+    assert r.exit_code == 2 and "needs a name" in r.output
