@@ -111,7 +111,7 @@ def main() -> None:
     if args.retain_gate is not None:
         stem += f"-gate{args.retain_gate:g}"
     if args.bot is not None:
-        stem += "-" + args.bot.replace(":", "_").replace("=", "-")
+        stem += "-" + args.bot.replace(":", "_").replace("=", "-") + f"-{args.opponent}"
     if args.hands < 30 or not 1 <= args.window:
         ap.error("--hands must be at least 30 (three thirds with a CI each) and --window at least 1")
     outdir = Path(args.out)
@@ -137,7 +137,7 @@ def main() -> None:
         report["thirds"][label] = [dict(zip(("sb_per_hand", "ci"), (round(v, 4) for v in mean_ci(run["sb"][t]))))
                                    for t in thirds]
         sims = [run["similarity"][(run["decision_hand"] >= t.start) & (run["decision_hand"] < t.stop)] for t in thirds]
-        report["similarity_thirds"][label] = [round(float(s.mean()), 4) for s in sims]
+        report["similarity_thirds"][label] = [round(float(s.mean()), 4) if len(s) else None for s in sims]
     d_time = diff_ci(on["sb"][thirds[2]], on["sb"][thirds[0]])
     d_ctrl = mean_ci(on["sb"][thirds[2]] - off["sb"][thirds[2]])  # same deals: paired
     report["last_minus_first_third"] = {"sb_per_hand": round(d_time[0], 4), "ci": round(d_time[1], 4)}
@@ -146,7 +146,7 @@ def main() -> None:
                              for k, r in (("retention", on), ("control", off))}
     s0, s2 = report["similarity_thirds"]["retention"][0], report["similarity_thirds"]["retention"][2]
     report["verdict"] = {
-        "similarity_rises": bool(s2 > s0),
+        "similarity_rises": None if s0 is None or s2 is None else bool(s2 > s0),  # None: a --bot keeps none
         "last_third_beats_first_by_more_than_ci": bool(d_time[0] > d_time[1]),
         "last_third_beats_control_by_more_than_ci": bool(d_ctrl[0] > d_ctrl[1]),
     }
@@ -165,9 +165,8 @@ def main() -> None:
     w = args.window
     for label, run, color in (("retention on", on, "tab:blue"), ("retention off (control)", off, "tab:gray")):
         w = min(args.window, len(run["similarity"]))
-        sim = rolling(run["similarity"], w)
-        x = run["decision_hand"][w - 1:]
-        a1.plot(x, sim, label=label, color=color)
+        if w:  # (a --bot keeps no similarities)
+            a1.plot(run["decision_hand"][w - 1:], rolling(run["similarity"], w), label=label, color=color)
         hand = np.arange(1, n + 1)
         band = Z95 * run["sb"].std(ddof=1) * np.sqrt(hand)  # 95% band of a sum of i.i.d. hands
         a2.plot(hand, np.cumsum(run["sb"]), label=label, color=color)
@@ -175,7 +174,8 @@ def main() -> None:
     a1.set_ylabel(f"similarity of the 10 nearest cases\n(rolling mean, {w} decisions)")
     a1.set_xlabel("hand")
     a1.legend()
-    a1.set_title(f"cbr ({args.reuse}, from {Path(args.casebase).name}) vs {args.opponent}, {n:,} heads-up hands, seed {args.seed}")
+    who = args.bot or f"cbr ({args.reuse})"
+    a1.set_title(f"{who}, from {Path(args.casebase).name}, vs {args.opponent}, {n:,} heads-up hands, seed {args.seed}")
     a2.set_ylabel("cumulative small bets won\n(band: 95% CI)")
     a2.set_xlabel("hand")
     a2.legend()
