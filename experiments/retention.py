@@ -161,21 +161,24 @@ def main() -> None:
     except ImportError:
         print("matplotlib is missing: pip install -e .[plots] for the PNG (the JSON is written)", file=sys.stderr)
         return
-    fig, (a1, a2) = plt.subplots(2, 1, figsize=(9, 7), sharex=False)
+    kept = len(on["similarity"]) > 0  # a --bot keeps no similarities: the winnings alone
+    fig, axes = plt.subplots(2 if kept else 1, 1, figsize=(9, 7 if kept else 4), sharex=False, squeeze=False)
+    a1, a2 = (axes[0, 0], axes[1, 0]) if kept else (None, axes[0, 0])
     w = args.window
     for label, run, color in (("retention on", on, "tab:blue"), ("retention off (control)", off, "tab:gray")):
         w = min(args.window, len(run["similarity"]))
-        if w:  # (a --bot keeps no similarities)
+        if a1 is not None and w:
             a1.plot(run["decision_hand"][w - 1:], rolling(run["similarity"], w), label=label, color=color)
         hand = np.arange(1, n + 1)
         band = Z95 * run["sb"].std(ddof=1) * np.sqrt(hand)  # 95% band of a sum of i.i.d. hands
         a2.plot(hand, np.cumsum(run["sb"]), label=label, color=color)
         a2.fill_between(hand, np.cumsum(run["sb"]) - band, np.cumsum(run["sb"]) + band, color=color, alpha=0.15)
-    a1.set_ylabel(f"similarity of the 10 nearest cases\n(rolling mean, {w} decisions)")
-    a1.set_xlabel("hand")
-    a1.legend()
     who = args.bot or f"cbr ({args.reuse})"
-    a1.set_title(f"{who}, from {Path(args.casebase).name}, vs {args.opponent}, {n:,} heads-up hands, seed {args.seed}")
+    if a1 is not None:
+        a1.set_ylabel(f"similarity of the 10 nearest cases\n(rolling mean, {w} decisions)")
+        a1.set_xlabel("hand")
+        a1.legend()
+    (a1 if a1 is not None else a2).set_title(f"{who}, from {Path(args.casebase).name}, vs {args.opponent}, {n:,} heads-up hands, seed {args.seed}")
     a2.set_ylabel("cumulative small bets won\n(band: 95% CI)")
     a2.set_xlabel("hand")
     a2.legend()
