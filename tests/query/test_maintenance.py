@@ -30,7 +30,7 @@ from cbr.query.maintenance import (
 )
 from cbr.store import CaseBase, resolve_casebase
 from cbr.store.writer import CaseBaseWriter
-from tests.conftest import REPO
+from tests.conftest import REPO, require_module
 
 CLI = [sys.executable, "-c", "import sys; from cli import app; sys.exit(app())"]
 
@@ -286,7 +286,7 @@ def test_competence_by_hand(default_copy: Path) -> None:
 
 
 def test_cli_competence_plot(tmp_path: Path) -> None:
-    pytest.importorskip("matplotlib")
+    require_module("matplotlib")
     png = tmp_path / "c.png"
     proc = run("casebase", "competence", "default", "--sample", "200", "--k", "5", "--plot", str(png), "--json")
     assert proc.returncode == 0, proc.stderr
