@@ -282,17 +282,6 @@ def _street_groups(cb: Any, street: str, rows: np.ndarray, weights: np.ndarray, 
     return group, int(len(np.unique(group)))
 
 
-class _Columns:
-    """The source's feature set as a writer needs it (its name and columns; no row is computed)."""
-
-    def __init__(self, name: str, features: dict[str, list[str]]) -> None:
-        self.name = name
-        self._features = features
-
-    def feature_names(self, street: str) -> list[str]:
-        return list(self._features[street])
-
-
 def condense(source: str | os.PathLike[str], out: str | os.PathLike[str], *, method: str = "footprint",
              keep: float = 0.1, k: int = 10, eps: float = 0.1, seed: int = 0, floor: int = 20,
              name: Optional[str] = None,
@@ -309,6 +298,7 @@ def condense(source: str | os.PathLike[str], out: str | os.PathLike[str], *, met
     from cbr.retrieval import action_codes
     from cbr.store import CaseBase
     from cbr.store.indexes import new_index
+    from cbr.store.merge import FeatureColumns
     from cbr.store.writer import CaseBaseWriter
 
     t0 = time.perf_counter()
@@ -337,7 +327,7 @@ def condense(source: str | os.PathLike[str], out: str | os.PathLike[str], *, met
                  "condensed_from": {"name": m.name, "path": str(src.path.resolve()), "cases": m.total_cases,
                                     "method": method, "keep": report.keep, "k": k, "eps": eps, "seed": seed,
                                     "floor": floor}}
-        with CaseBaseWriter(out, feature_set=_Columns(m.feature_set, m.features), similarity=src.path / m.similarity,
+        with CaseBaseWriter(out, feature_set=FeatureColumns(m.feature_set, m.features), similarity=src.path / m.similarity,
                             name=name, extra=extra) as writer:
             for game in m.games:
                 from cbr.game.gamedef import GameDef

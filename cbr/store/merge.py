@@ -47,7 +47,7 @@ from cbr.store.manifest import verify_file
 from cbr.store.parts import case_schema
 from cbr.store.writer import CaseBaseWriter
 
-__all__ = ["MergeReport", "merge_casebases", "BATCH_ROWS"]
+__all__ = ["MergeReport", "merge_casebases", "BATCH_ROWS", "FeatureColumns"]
 
 BATCH_ROWS = 65_536  # cases read from a part at a time
 
@@ -130,7 +130,7 @@ def merge_casebases(inputs: Sequence[str | os.PathLike[str]], out: str | os.Path
         seen = _Seen(shared) if dedupe else None
         per_street = {s: 0 for s in STREETS}
         extra = {"built_by": "cbr casebase merge", "merged_from": [cb.manifest.name for cb in bases]}
-        with CaseBaseWriter(out, feature_set=_Names(m0.feature_set, m0.features), similarity=similarity,
+        with CaseBaseWriter(out, feature_set=FeatureColumns(m0.feature_set, m0.features), similarity=similarity,
                             overwrite=overwrite, name=name, build_index=build_index, extra=extra) as writer:
             for cb in bases:
                 m = cb.manifest
@@ -256,8 +256,13 @@ def _as_table(batch: Any, schema: Any) -> Any:
     return table if table.schema.equals(schema) else table.cast(schema)
 
 
-class _Names:
-    """The feature set of the inputs as a writer needs it (name and columns; no rows are computed)."""
+class FeatureColumns:
+    """A stored feature set as a writer needs it (its name and columns; no rows are computed):
+    what writes cases copied from case bases (merge, condense) hands ``CaseBaseWriter``.
+
+    >>> FeatureColumns("casper", {"flop": ["hand_strength"]}).feature_names("flop")
+    ['hand_strength']
+    """
 
     def __init__(self, name: str, features: dict[str, list[str]]) -> None:
         self.name = name
