@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "eval_kernels.h"
+#include "mccfr_walk.h"
 #include "xoshiro.h"
 
 static uint8_t g_lo[MC_N_COMBOS], g_hi[MC_N_COMBOS];
@@ -302,44 +303,19 @@ typedef struct {
     xoshiro256 rng;
 } walker;
 
-static inline double uniform01(xoshiro256 *rng)
-{
-    return (double)(xoshiro_next(rng) >> 11) * (1.0 / 9007199254740992.0);
-}
-
-/* Regret matching; returns whether the row's regrets were ever updated (not all 0). */
-static int strategy_of(const double *regret, int k, double *sigma)
-{
-    double sum = 0.0;
-    int trained = 0;
-    for (int a = 0; a < k; a++) {
-        sigma[a] = regret[a] > 0.0 ? regret[a] : 0.0;
-        sum += sigma[a];
-        trained |= regret[a] != 0.0;
-    }
-    for (int a = 0; a < k; a++)
-        sigma[a] = sum > 0.0 ? sigma[a] / sum : 1.0 / k;
-    return trained;
-}
-
 static double walk(walker *w, int32_t node, int me)
 {
     const mc_game *g = w->g;
-    switch (g->kind[node]) {
-    case MC_FOLD:
-        return g->player[node] == me ? -g->stake[node] : g->stake[node];
-    case MC_SHOWDOWN:
-        return w->winner < 0 ? 0.0 : (w->winner == me ? g->stake[node] : -g->stake[node]);
-    case MC_CHANCE:
+    double value;
+    if (mc_terminal(g, node, me, w->winner, &value))
+        return value;
+    if (g->kind[node] == MC_CHANCE)
         return walk(w, g->child_index[g->child_start[node]], me);
-    default:
-        break;
-    }
     int pl = g->player[node], k = g->n_children[node];
     const int32_t *kids = g->child_index + g->child_start[node];
     int64_t row = g->offset[node] + (int64_t)w->buckets[pl][g->street[node]] * k;
     double sigma[4];
-    int trained = strategy_of(w->regret + row, k, sigma);
+    int trained = mc_strategy_of(w->regret + row, k, sigma);
     if (pl == me) {
         double u[4], ev = 0.0;
         for (int a = 0; a < k; a++) {
@@ -355,13 +331,7 @@ static double walk(walker *w, int32_t node, int me)
         for (int a = 0; a < k; a++)
             avg[a] += sigma[a];
     }
-    double x = uniform01(&w->rng);
-    int a = 0;
-    while (a < k - 1 && x >= sigma[a]) {
-        x -= sigma[a];
-        a++;
-    }
-    return walk(w, kids[a], me);
+    return walk(w, kids[mc_sample(&w->rng, sigma, k)], me);
 }
 
 typedef struct {

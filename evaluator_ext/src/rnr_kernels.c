@@ -15,6 +15,7 @@
 #include <pthread.h>
 
 #include "eval_kernels.h"
+#include "mccfr_walk.h"
 #include "xoshiro.h"
 
 typedef struct {
@@ -27,57 +28,27 @@ typedef struct {
     xoshiro256 rng, coin;
 } rnr_walker;
 
-static inline double unit(xoshiro256 *rng)
-{
-    return (double)(xoshiro_next(rng) >> 11) * (1.0 / 9007199254740992.0);
-}
-
-static int sample(xoshiro256 *rng, const double *sigma, int k)
-{
-    double x = unit(rng);
-    int a = 0;
-    while (a < k - 1 && x >= sigma[a]) {
-        x -= sigma[a];
-        a++;
-    }
-    return a;
-}
-
 static double rnr_walk(rnr_walker *w, int32_t node, int me)
 {
     const mc_game *g = w->g;
-    switch (g->kind[node]) {
-    case MC_FOLD:
-        return g->player[node] == me ? -g->stake[node] : g->stake[node];
-    case MC_SHOWDOWN:
-        return w->winner < 0 ? 0.0 : (w->winner == me ? g->stake[node] : -g->stake[node]);
-    case MC_CHANCE:
+    double value;
+    if (mc_terminal(g, node, me, w->winner, &value))
+        return value;
+    if (g->kind[node] == MC_CHANCE)
         return rnr_walk(w, g->child_index[g->child_start[node]], me);
-    default:
-        break;
-    }
     int pl = g->player[node], k = g->n_children[node];
     const int32_t *kids = g->child_index + g->child_start[node];
     int64_t row = g->offset[node] + (int64_t)w->buckets[pl][g->street[node]] * k;
     double sigma[4];
     if (w->restricted[pl]) {
         double c = w->model->conf[row];
-        if (c >= 1.0 || (c > 0.0 && unit(&w->coin) < c)) { /* the model acts: chance */
+        if (c >= 1.0 || (c > 0.0 && mc_uniform01(&w->coin) < c)) { /* the model acts: chance */
             for (int a = 0; a < k; a++)
                 sigma[a] = w->model->probs[row + a];
-            return rnr_walk(w, kids[sample(&w->rng, sigma, k)], me);
+            return rnr_walk(w, kids[mc_sample(&w->rng, sigma, k)], me);
         }
     }
-    const double *r = w->regret[pl] + row;
-    double sum = 0.0;
-    int trained = 0; /* a row whose regrets were never updated adds nothing to the average (as mc_run) */
-    for (int a = 0; a < k; a++) {
-        sigma[a] = r[a] > 0.0 ? r[a] : 0.0;
-        sum += sigma[a];
-        trained |= r[a] != 0.0;
-    }
-    for (int a = 0; a < k; a++)
-        sigma[a] = sum > 0.0 ? sigma[a] / sum : 1.0 / k;
+    int trained = mc_strategy_of(w->regret[pl] + row, k, sigma); /* untrained: not averaged (as mc_run) */
     if (pl == me) {
         double u[4], ev = 0.0;
         for (int a = 0; a < k; a++) {
@@ -92,7 +63,7 @@ static double rnr_walk(rnr_walker *w, int32_t node, int me)
     double *avg = w->avg[pl] + row;
     for (int a = 0; trained && a < k; a++)
         avg[a] += sigma[a];
-    return rnr_walk(w, kids[sample(&w->rng, sigma, k)], me);
+    return rnr_walk(w, kids[mc_sample(&w->rng, sigma, k)], me);
 }
 
 typedef struct {
@@ -140,7 +111,7 @@ static void *rnr_job_run(void *arg)
             w.regret[1 - e] = j->opp_regret;
             w.avg[1 - e] = j->opp_avg;
             w.restricted[e] = 0;
-            w.restricted[1 - e] = p >= 1.0 || (p > 0.0 && unit(&w.coin) < p);
+            w.restricted[1 - e] = p >= 1.0 || (p > 0.0 && mc_uniform01(&w.coin) < p);
             rnr_walk(&w, 0, 0);
             rnr_walk(&w, 0, 1);
         }
