@@ -27,9 +27,8 @@ decision a player made with known cards in a log (:func:`count_decisions`).
 from __future__ import annotations
 
 import random
-import time
 from collections.abc import Iterable
-from typing import Callable, Optional
+from typing import Optional
 
 import numpy as np
 
@@ -180,32 +179,15 @@ class CounterTrainer(MCCFRTrainer):
         self.opp_regret = np.zeros(self.size, dtype=np.float64)
         self.opp_avg = np.zeros(self.size, dtype=np.float64)
 
-    def run(self, iterations: int, *, chunk: int = 200_000,
-            progress: Optional[Callable[[int, int], None]] = None) -> int:
-        """As :meth:`MCCFRTrainer.run` (chunks, the same discount schedule, applied to both
-        players' tables); an iteration walks each seat of the exploiter once."""
-        done = 0
-        while done < iterations:
-            n = min(chunk, iterations - done)
-            block_end = (self.iterations // self.discount_every + 1) * self.discount_every
-            if self.iterations < self.discount_every * self.discount_blocks:
-                n = min(n, block_end - self.iterations)
-            t = time.perf_counter()
-            native_module().run_rnr(self._tree, self._tables, self.regret, self.avg, self.opp_regret, self.opp_avg,
-                                    self.model_probs, self.model_conf, self.p, self.iterations, n,
-                                    self.seed & 0xFFFFFFFFFFFFFFFF, self.threads)
-            self.seconds += time.perf_counter() - t
-            self.iterations += n
-            done += n
-            if self.iterations % self.discount_every == 0:
-                block = self.iterations // self.discount_every
-                if block <= self.discount_blocks:
-                    f = self.regret.dtype.type(block / (block + 1))
-                    for table in (self.regret, self.avg, self.opp_regret, self.opp_avg):
-                        table *= f
-            if progress is not None:
-                progress(done, iterations)
-        return done
+    def _walk(self, n: int) -> None:
+        """:meth:`MCCFRTrainer.run`'s chunks and discount schedule, with this walk: an iteration
+        walks each seat of the exploiter once, against the restricted or the free opponent."""
+        native_module().run_rnr(self._tree, self._tables, self.regret, self.avg, self.opp_regret, self.opp_avg,
+                                self.model_probs, self.model_conf, self.p, self.iterations, n,
+                                self.seed & 0xFFFFFFFFFFFFFFFF, self.threads)
+
+    def _tables_discounted(self) -> tuple[np.ndarray, ...]:
+        return self.regret, self.avg, self.opp_regret, self.opp_avg
 
     def _info(self) -> dict:
         info = super()._info()

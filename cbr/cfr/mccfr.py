@@ -167,8 +167,7 @@ class MCCFRTrainer:
             if self.iterations < self.discount_every * self.discount_blocks:
                 n = min(n, block_end - self.iterations)
             t = time.perf_counter()
-            native_module().run(self._tree, self._tables, self.regret, self.avg, self.iterations, n,
-                          self.seed & 0xFFFFFFFFFFFFFFFF, self.threads)
+            self._walk(n)
             self.seconds += time.perf_counter() - t
             self.iterations += n
             done += n
@@ -176,11 +175,20 @@ class MCCFRTrainer:
                 block = self.iterations // self.discount_every
                 if block <= self.discount_blocks:
                     f = block / (block + 1)
-                    self.regret *= f
-                    self.avg *= f
+                    for table in self._tables_discounted():
+                        table *= f
             if progress is not None:
                 progress(done, iterations)
         return done
+
+    def _walk(self, n: int) -> None:
+        """Iterations ``self.iterations`` .. ``+ n`` in C (a subclass walks another game)."""
+        native_module().run(self._tree, self._tables, self.regret, self.avg, self.iterations, n,
+                            self.seed & 0xFFFFFFFFFFFFFFFF, self.threads)
+
+    def _tables_discounted(self) -> tuple[np.ndarray, ...]:
+        """The tables Linear CFR's discount scales."""
+        return self.regret, self.avg
 
     def strategy(self) -> np.ndarray:
         """The average strategy as probabilities (float64, one per table entry; rows never
