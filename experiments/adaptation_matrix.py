@@ -59,6 +59,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--opponents", default=",".join(OPPONENTS))
     ap.add_argument("--add", action="store_true",
                     help="add these cells to the seed's matrix file (same --hands), replacing cells measured again")
+    ap.add_argument("--out", type=Path, default=None,
+                    help="the matrix file (default: results/adaptation-matrix-seed<SEED>.json)")
     args = ap.parse_args(argv)
     experts = [e for e in args.experts.split(",") if e]
     opponents = [o for o in args.opponents.split(",") if o]
@@ -70,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{c['expert']:>18} vs {c['opponent']:<8} {c['sb']:+.3f} ± {c['ci']:.3f}  ({c['seconds']} s)",
                   flush=True)
     RESULTS.mkdir(exist_ok=True)
-    out = RESULTS / f"adaptation-matrix-seed{args.seed}.json"
+    out = args.out or RESULTS / f"adaptation-matrix-seed{args.seed}.json"
     if args.add and out.exists():
         old = json.loads(out.read_text())
         if old["hands"] != args.hands:

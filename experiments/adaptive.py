@@ -58,11 +58,11 @@ def _opponent(spec: str, hands: int, seed: int):
     return _switching(spec, hands, seed) if ">" in spec else spec
 
 
-def play_adapt(opp: str, hands: int, seed: int) -> dict:
+def play_adapt(opp: str, hands: int, seed: int, spec: str = "cbr") -> dict:
     from cbr.play.match import run_match
     from cbr.policies.spec import policy_from_spec
 
-    bot = policy_from_spec("cbr", seed=seed)  # the default: the adaptive bot
+    bot = policy_from_spec(spec, seed=seed)  # the default `cbr`: the adaptive bot
     t = time.time()
     try:
         r = run_match([bot, _opponent(opp, hands, seed)], hands, duplicate=True, seed=seed, keep_payoffs=True)
@@ -177,6 +177,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fixed-from", type=Path, default=None,
                     help="a report of this script for the same --seed and --hands: its fixed bots' results are "
                          "taken instead of played again (the same deals; `cbr` there is `cbr:preset=expert`)")
+    ap.add_argument("--bot", default="cbr", help="the adaptive bot's spec (default: plain cbr), e.g. adapt:min_gain=0.05")
+    ap.add_argument("--tag", default="", help="appended to the report's name (adaptive-seed<S><TAG>.json)")
     ap.add_argument("--replot", type=Path, default=None, help="draw the PNGs of a report again, and stop")
     args = ap.parse_args(argv)
     if args.replot is not None:
@@ -184,7 +186,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     opps = [o for o in args.opponents.split(",") if o]
     fixed = [b for b in args.fixed.split(",") if b]
-    report: dict = {"seed": args.seed, "hands": args.hands, "opponents": opps, "adapt": {}, "fixed": {}, "best": {}}
+    report: dict = {"seed": args.seed, "hands": args.hands, "bot": args.bot, "opponents": opps, "adapt": {}, "fixed": {},
+                    "best": {}}
     if args.fixed_from is not None:
         old = json.loads(args.fixed_from.read_text())
         if (old["seed"], old["hands"]) != (args.seed, args.hands):
@@ -194,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
                 b = "cbr:preset=expert" if b == "cbr" else b  # before plain cbr became the adaptive bot
                 if o in opps and b in fixed:
                     report["fixed"].setdefault(o, {})[b] = {**res, "bot": b, "from": str(args.fixed_from.name)}
-    jobs = [("adapt", o, args.hands, args.seed) for o in opps]
+    jobs = [("adapt", o, args.hands, args.seed, args.bot) for o in opps]
     jobs += [("fixed", b, o, args.hands, args.seed) for o in opps for b in fixed if b not in report["fixed"].get(o, {})]
     with ProcessPoolExecutor(args.jobs) as pool:
         for res in pool.map(_run, jobs):
@@ -212,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
         a = report["adapt"][o]
         print(f"{o:<12} {a['sb']:+.3f} ± {a['ci']:.3f}   {best_bot:>12} {best['sb']:+.3f} ± {best['ci']:.3f} "
               f"{a['sb'] - best['sb']:+.3f} {a['first_500'][0]:+10.2f} {a['after_2000'][0]:+8.2f}")
-    out = RESULTS / f"adaptive-seed{args.seed}.json"
+    out = RESULTS / f"adaptive-seed{args.seed}{args.tag}.json"
     write_json(out, report)
     plot(report, out.with_suffix(".png"))
     say(f"wrote {out}")

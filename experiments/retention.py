@@ -71,10 +71,12 @@ def play(hands: int, seed: int, opponent: str, reuse: str, retain: bool, root: P
     r = run_match([bot, opponent], hands, seed=seed, retain=retain, keep_payoffs=True,
                   retain_gate=gate if retain else None)
     seconds = time.perf_counter() - t
+    memory = getattr(bot, "_memory", None)  # the adaptive bot's table memory: the decisions it changed
+    changed = sum(memory.changed.values()) if memory is not None else None
     bot.close()
     sb = np.array([p[0] for p in r.hand_payoffs]) / r.game.small_bet
     return {"sb": sb, "similarity": np.array(bot.similarities), "decision_hand": np.array(bot.hands),
-            "retained": r.retained, "skipped": r.retain_skipped, "seconds": seconds}
+            "retained": r.retained, "skipped": r.retain_skipped, "seconds": seconds, "memory_changed": changed}
 
 
 def mean_ci(x: np.ndarray) -> tuple[float, float]:
@@ -111,7 +113,7 @@ def main() -> None:
     if args.retain_gate is not None:
         stem += f"-gate{args.retain_gate:g}"
     if args.bot is not None:
-        stem += "-" + args.bot.replace(":", "_").replace("=", "-") + f"-{args.opponent}"
+        stem += "-" + args.bot.replace(":", "_").replace("=", "-").replace(".", "") + f"-{args.opponent}"
     if args.hands < 30 or not 1 <= args.window:
         ap.error("--hands must be at least 30 (three thirds with a CI each) and --window at least 1")
     outdir = Path(args.out)
@@ -129,7 +131,8 @@ def main() -> None:
     report: dict = {
         "experiment": "retention (CASPER figures 5 and 6)", "hands": n, "seed": args.seed, "tuning_seed": 1,
         "opponent": args.opponent, "reuse": args.reuse, "casebase": args.casebase, "retained": on["retained"],
-        "retain_gate": args.retain_gate, "retain_skipped": on["skipped"],
+        "retain_gate": args.retain_gate, "retain_skipped": on["skipped"], "bot": args.bot,
+        "memory_changed": on["memory_changed"],
         "seconds": {"retention": round(on["seconds"], 1), "control": round(off["seconds"], 1)},
         "thirds": {}, "similarity_thirds": {},
     }
@@ -140,7 +143,9 @@ def main() -> None:
         report["similarity_thirds"][label] = [round(float(s.mean()), 4) if len(s) else None for s in sims]
     d_time = diff_ci(on["sb"][thirds[2]], on["sb"][thirds[0]])
     d_ctrl = mean_ci(on["sb"][thirds[2]] - off["sb"][thirds[2]])  # same deals: paired
+    d_all = mean_ci(on["sb"] - off["sb"])  # the whole match, paired by deal
     report["last_minus_first_third"] = {"sb_per_hand": round(d_time[0], 4), "ci": round(d_time[1], 4)}
+    report["whole_match_minus_control"] = {"sb_per_hand": round(d_all[0], 4), "ci": round(d_all[1], 4)}
     report["last_third_minus_control"] = {"sb_per_hand": round(d_ctrl[0], 4), "ci": round(d_ctrl[1], 4)}
     report["whole_match"] = {k: dict(zip(("sb_per_hand", "ci"), (round(v, 4) for v in mean_ci(r["sb"]))))
                              for k, r in (("retention", on), ("control", off))}
@@ -162,8 +167,8 @@ def main() -> None:
         print("matplotlib is missing: pip install -e .[plots] for the PNG (the JSON is written)", file=sys.stderr)
         return
     kept = len(on["similarity"]) > 0  # a --bot keeps no similarities: the winnings alone
-    fig, axes = plt.subplots(2 if kept else 1, 1, figsize=(9, 7 if kept else 4), sharex=False, squeeze=False)
-    a1, a2 = (axes[0, 0], axes[1, 0]) if kept else (None, axes[0, 0])
+    fig, axes = plt.subplots(3 if kept else 2, 1, figsize=(9, 10 if kept else 7), sharex=False, squeeze=False)
+    a1, a2, a3 = (axes[0, 0], axes[1, 0], axes[2, 0]) if kept else (None, axes[0, 0], axes[1, 0])
     w = args.window
     for label, run, color in (("retention on", on, "tab:blue"), ("retention off (control)", off, "tab:gray")):
         w = min(args.window, len(run["similarity"]))
@@ -182,6 +187,15 @@ def main() -> None:
     a2.set_ylabel("cumulative small bets won\n(band: 95% CI)")
     a2.set_xlabel("hand")
     a2.legend()
+    paired = on["sb"] - off["sb"]  # the same deals: what retention changed, hand by hand
+    hand = np.arange(1, n + 1)
+    band = Z95 * paired.std(ddof=1) * np.sqrt(hand)
+    a3.plot(hand, np.cumsum(paired), color="tab:green", label="retention on minus control (same deals)")
+    a3.fill_between(hand, np.cumsum(paired) - band, np.cumsum(paired) + band, color="tab:green", alpha=0.15)
+    a3.axhline(0.0, color="black", linewidth=0.8)
+    a3.set_ylabel("cumulative difference, small bets\n(band: 95% CI)")
+    a3.set_xlabel("hand")
+    a3.legend()
     fig.tight_layout()
     png = outdir / f"{stem}.png"
     fig.savefig(png, dpi=100)

@@ -42,7 +42,7 @@ from __future__ import annotations
 import json
 import math
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional, Sequence
 
@@ -52,6 +52,7 @@ from cbr.errors import ConfigError
 from cbr.models.style import STYLE_FEATURES, StyleStats
 from cbr.models.tracker import seated_names
 from cbr.policies.base import Decision, Policy, Triple
+from cbr.policies.table_memory import TableMemory
 
 if TYPE_CHECKING:  # pragma: no cover
     from cbr.game.decision import DecisionPoint
@@ -144,6 +145,16 @@ class AdaptiveDecision(Decision):
 
     expert: str
     reason: str = ""
+    query_row: Optional[np.ndarray] = field(default=None, repr=False, compare=False)
+    casebase: object = field(default=None, repr=False, compare=False)
+
+    @property
+    def row(self) -> Optional[np.ndarray]:
+        """The safe expert's feature row of this decision, when the table memory computed it."""
+        return self.query_row
+
+    def row_for(self, casebase: object) -> Optional[np.ndarray]:
+        return self.query_row if casebase is self.casebase and casebase is not None else None
 
 
 class AdaptivePolicy(Policy):
@@ -165,7 +176,8 @@ class AdaptivePolicy(Policy):
     def __init__(self, *, seed: int | None = None, experts: Optional[str] = None, safe: str = "cbr:preset=expert",
                  styles: str = DEFAULT_STYLES, warmup: int = 50, min_gain: float = 0.1, min_similarity: float = 0.9,
                  k: int = 3, bandwidth: float = 0.02, discount: float = 0.99, prior_hands: float = 300.0,
-                 evidence_discount: float = 1.0) -> None:
+                 evidence_discount: float = 1.0, memory: bool = True, memory_cases: int = 20,
+                 memory_z: float = 2.0, memory_similarity: Optional[float] = None) -> None:
         super().__init__(seed=seed)
         from cbr.policies.spec import policy_from_spec
 
@@ -218,6 +230,18 @@ class AdaptivePolicy(Policy):
             else:
                 self.experts[spec] = policy_from_spec(spec, seed=expert_seed)
         self.styles = StyleStats(self.discount)
+        self.memory = _flag("memory", memory)
+        if isinstance(memory_cases, bool) or int(float(memory_cases)) != float(memory_cases) or int(float(memory_cases)) < 1:
+            raise ConfigError(f"memory_cases must be a whole number >= 1, got {memory_cases!r}")
+        self.memory_cases, self.memory_z = int(float(memory_cases)), float(memory_z)
+        if not (math.isfinite(self.memory_z) and self.memory_z >= 0):
+            raise ConfigError(f"memory_z must be a number >= 0 (standard errors), got {memory_z!r}")
+        self.memory_similarity = None if memory_similarity is None else float(memory_similarity)
+        if self.memory_similarity is not None and not 0.0 < self.memory_similarity <= 1.0:
+            raise ConfigError(f"memory_similarity must be in (0, 1], got {memory_similarity!r}")
+        self._memory: Optional[TableMemory] = None  # made when the safe expert's case base is first read
+        # what only a hand seen changes (styles, evidence), kept until the next observe or reset
+        self._known: dict[tuple, object] = {}
         #: per (opponent, its nearest style case, expert): the hands the expert played against the
         #: opponent while it looked like that case, and the small bets it won in them (discounted
         #: by ``evidence_discount`` a hand; the evidence of :meth:`values`)
@@ -324,6 +348,13 @@ class AdaptivePolicy(Policy):
         self._current[opponent] = choice
         return choice
 
+    def _nearest(self, opponent: str) -> str:
+        """The style case nearest to ``opponent``'s style (until the next hand seen)."""
+        key = ("nearest", opponent)
+        if key not in self._known:
+            self._known[key] = self.cases.expected(self.styles.vector(opponent), 1, self.bandwidth)[2][0]
+        return self._known[key]  # type: ignore[return-value]
+
     def values(self, opponent: str) -> dict[str, float]:
         """Each expert's expected win rate (sb/h) against ``opponent``: what the nearest style
         cases say (the prior, worth ``prior_hands`` hands) corrected by what the expert won
@@ -331,6 +362,12 @@ class AdaptivePolicy(Policy):
         a hand): ``(prior_hands * prior + won) / (prior_hands + played)``. An expert the table
         shows losing where its style cases promised winning is left within a few hundred
         hands. Empty when the opponent's style is far from every style case (no prior)."""
+        key = ("values", opponent)
+        if key not in self._known:
+            self._known[key] = self._values(opponent)
+        return dict(self._known[key])  # type: ignore[call-overload]
+
+    def _values(self, opponent: str) -> dict[str, float]:
         expect, sim, used = self.cases.expected(self.styles.vector(opponent), self.k, self.bandwidth)
         if sim < self.min_similarity:
             return {}
@@ -347,12 +384,59 @@ class AdaptivePolicy(Policy):
         spec = self.choose(opp, dp.game.n_players)
         self.chosen.append((opp or "", spec))
         if opp is not None and self.styles.hands(opp) > 0:
-            self._played[opp] = (self.cases.expected(self.styles.vector(opp), 1, self.bandwidth)[2][0], spec)
+            self._played[opp] = (self._nearest(opp), spec)
         made = self.experts[spec].decide(dp, rng if rng is not None else random.Random(0))
+        changed, row = self._remembered(dp, opp, spec, made)
+        if changed is not None:
+            return changed
         if spec == self.safe:
             return made  # the case-based bot's own record (its vote explains it)
         return AdaptiveDecision(dp=made.dp, action=made.action, played=made.played, expert=spec,
-                                reason=self.reason(opp, spec) if opp is not None else "")
+                                reason=self.reason(opp, spec) if opp is not None else "",
+                                query_row=row, casebase=None if row is None else self.open())
+
+    # ---- retention that adapts -------------------------------------------------------------
+    def table_memory(self) -> Optional[TableMemory]:
+        """The cases retained against each opponent in the safe expert's case base
+        (:mod:`cbr.policies.table_memory`), attached on first use; None when ``memory`` is off
+        or the safe expert has no case base."""
+        if not self.memory or self.case_based is None:
+            return None
+        cb = self.open()
+        if self._memory is None:
+            self._memory = TableMemory(cb.similarity(), threshold=self.memory_similarity,  # type: ignore[attr-defined]
+                                       min_cases=self.memory_cases, z=self.memory_z)
+        self._memory.attach(cb)  # type: ignore[arg-type]
+        return self._memory
+
+    def _remembered(self, dp: "DecisionPoint", opp: Optional[str], spec: str,
+                    made: Decision) -> tuple[Optional[Decision], Optional[np.ndarray]]:
+        """``made`` with another action when the cases retained against ``opp`` show it worth
+        more (:meth:`TableMemory.advise`), else None; and the feature row computed on the way
+        (retention keeps it as the case's row), if any."""
+        if opp is None or not self.memory:
+            return None, None
+        memory = self.table_memory()
+        if memory is None:
+            return None, None
+        from cbr.game.gamedef import STREETS
+
+        street = STREETS[dp.street]
+        if memory.count(opp, street) < memory.min_cases:
+            return None, None
+        cb = self.open()
+        row = made.row_for(cb)
+        if row is None:
+            row = cb.feature_set().row(dp)  # type: ignore[attr-defined]
+        fold_value = -float(dp.total_committed[dp.position]) / dp.game.small_bet
+        advice = memory.advise(opp, street, row, made.action, dp.legal, fold_value)
+        if advice is None:
+            return None, np.asarray(row, np.float32)
+        played = tuple(1.0 if a == advice.action else 0.0 for a in "fcr")
+        return AdaptiveDecision(dp=dp.taken(advice.action),
+                                action=advice.action, played=played,  # type: ignore[arg-type]
+                                expert=f"{expert_alias(spec)}+memory", reason=advice.explain(),
+                                query_row=np.asarray(row, np.float32), casebase=cb), None
 
     def reason(self, opponent: str, spec: str) -> str:
         """Why ``spec`` plays against ``opponent``, in words: its style, the nearest style case
@@ -363,6 +447,12 @@ class AdaptivePolicy(Policy):
         'nobody: not seen yet'
         >>> bot.close()
         """
+        key = ("reason", opponent, spec)
+        if key not in self._known:
+            self._known[key] = self._reason(opponent, spec)
+        return self._known[key]  # type: ignore[return-value]
+
+    def _reason(self, opponent: str, spec: str) -> str:
         if self.styles.hands(opponent) == 0:
             return f"{opponent}: not seen yet"
         style = self.styles.vector(opponent)
@@ -386,6 +476,7 @@ class AdaptivePolicy(Policy):
         return self.expert_for(dp).triples(dp, holes)
 
     def observe(self, record: "HandRecord", position: int) -> None:
+        self._known.clear()
         self._seating = tuple(record.players)
         self.styles.update(record)
         payoffs = record.payoffs
@@ -406,6 +497,7 @@ class AdaptivePolicy(Policy):
                 p.observe(record, position)
 
     def reset(self) -> None:
+        self._known.clear()
         self.styles.reset()
         self.evidence.clear()
         self._played.clear()
@@ -416,6 +508,8 @@ class AdaptivePolicy(Policy):
             p.reset()
 
     def close(self) -> None:
+        if self._memory is not None:
+            self._memory.detach()
         for p in self.experts.values():
             close = getattr(p, "close", None)
             if callable(close):
@@ -427,6 +521,18 @@ class AdaptivePolicy(Policy):
 DEFAULT_CBR_PRESET = "adaptive"
 
 
+def _flag(name: str, value: object) -> bool:
+    """A yes/no option: a bool, 0/1 or true/false (as a spec writes it)."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off"):
+        return False
+    raise ConfigError(f"{name} must be true or false (1 or 0), got {value!r}")
+
+
 def _hands(n: float) -> str:
     """``1 hand``, ``12 hands`` (of a discounted count, rounded)."""
     k = int(round(n))
@@ -436,13 +542,16 @@ def _hands(n: float) -> str:
 def case_based_bot(*, seed: int | None = None, preset: str = DEFAULT_CBR_PRESET, casebase: "str | Path | None" = None,
                    similarity: Optional[str] = None, reuse: Optional[str] = None, sharpen: Optional[float] = None,
                    outcome_weight: Optional[float] = None, odds_guard: Optional[float] = None,
-                   models: Optional[str] = None) -> Policy:
+                   models: Optional[str] = None, memory: Optional[bool] = None, memory_cases: Optional[int] = None,
+                   memory_z: Optional[float] = None, memory_similarity: Optional[float] = None) -> Policy:
     """The ``cbr`` bot (the plugin of that name). ``preset``: ``adaptive`` (the default) plays
     the expert case base (``cbr:preset=expert``) until it knows its opponent, then the house bot
     that beats that opponent's style (:class:`AdaptivePolicy` with its defaults: the ``adapt``
     plugin tunes it); ``expert`` is the case-based bot alone; ``casper`` is CASPER as published
     (:class:`~cbr.policies.cbr_policy.CBRPolicy`). The other options are the case-based bot's; with
-    ``adaptive`` they apply to its safe expert (its case base is the one retention grows).
+    ``adaptive`` they apply to its safe expert (its case base is the one retention grows), and
+    ``memory``, ``memory_cases``, ``memory_z``, ``memory_similarity`` to its table memory
+    (:class:`AdaptivePolicy`; ``memory=0`` turns it off).
 
     >>> bot = case_based_bot(seed=1)
     >>> bot.name, type(bot).__name__, type(bot.experts[bot.safe]).__name__
@@ -455,12 +564,16 @@ def case_based_bot(*, seed: int | None = None, preset: str = DEFAULT_CBR_PRESET,
 
     options = {"casebase": casebase, "similarity": similarity, "reuse": reuse, "sharpen": sharpen,
                "outcome_weight": outcome_weight, "odds_guard": odds_guard, "models": models}
+    adaptive = {k: v for k, v in (("memory", memory), ("memory_cases", memory_cases), ("memory_z", memory_z),
+                                  ("memory_similarity", memory_similarity)) if v is not None}
     if preset != DEFAULT_CBR_PRESET:
+        if adaptive:
+            raise ConfigError(f"{', '.join(adaptive)}: options of the adaptive preset, not of preset={preset}")
         if preset not in PRESETS:
             raise ConfigError(f"unknown preset {preset!r}; use {DEFAULT_CBR_PRESET}, {' or '.join(PRESETS)}")
         return CBRPolicy(seed=seed, preset=preset, **options)  # type: ignore[arg-type]
     safe = CBRPolicy(seed=None if seed is None else seed * 31, preset="expert", **options)  # type: ignore[arg-type]
-    bot = AdaptivePolicy(seed=seed, safe="cbr:preset=expert")
+    bot = AdaptivePolicy(seed=seed, safe="cbr:preset=expert", **adaptive)  # type: ignore[arg-type]
     bot.use_safe(safe)
     bot.name = "cbr"
     return bot

@@ -30,7 +30,7 @@ import copy
 import os
 import re
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -106,6 +106,7 @@ class LoadedCaseBase:
         self.notes: list[str] = []
         #: Map the saved indexes instead of loading them (``open(..., memory_map=True)``).
         self.memory_map = False
+        self._listeners: list[Callable[[str, Chunk], None]] = []  # told of every row taken (subscribe)
 
     def _close_sql(self) -> None:
         """Release the DuckDB connection (reopened on the next :meth:`sql`, over the current parts)."""
@@ -158,10 +159,23 @@ class LoadedCaseBase:
             for chunk in chunks:
                 self._absorb(s, chunk)
 
+    def subscribe(self, listener: "Callable[[str, Chunk], None]") -> None:
+        """Call ``listener(street, (case_ids, rows))`` with every batch of cases this handle
+        takes from now on: its own appends and, on :meth:`refresh`, other processes' (``rows``: a
+        :class:`~cbr.store.parts.RowBatch`, with the provenance in ``rows.meta``). What a
+        listener raises propagates to the append (it has been committed by then)."""
+        self._listeners.append(listener)
+
+    def unsubscribe(self, listener: "Callable[[str, Chunk], None]") -> None:
+        """Stop calling ``listener`` (no error if it was not subscribed)."""
+        self._listeners = [f for f in self._listeners if f is not listener]
+
     def _absorb(self, s: str, chunk: Chunk) -> None:
         """Extend what this object has loaded by rows just committed to the log."""
         if len(chunk[1]) == 0:
             return
+        for listener in list(self._listeners):
+            listener(s, chunk)
         if s in self._tables:
             self._tails[s].append(chunk)
         self._arrays.pop(s, None)
