@@ -1,6 +1,7 @@
 """Does the condensed expert case base play as well as the full one?
 
     python3 experiments/condense.py [--hands 4000] [--head-to-head 10000] [--seed 38] [--keep 0.1]
+                                    [--full-from RESULT.json] [--tag TAG]
 
 Condenses the shipped expert base (378,564 cases) with ``cbr casebase condense``'s methods
 (``footprint``, and ``sample``, the control) into a temporary folder, timed, then plays, all
@@ -10,10 +11,14 @@ and ``ehs`` (``--hands`` each). Every bot is the ``expert`` preset; only the cas
 Written to ``experiments/results/condense-seed<S>.json``. Seeds 38 and 39 were used while
 choosing the method (``--floor 20`` was added after a flat 10% share lost to the full base
 against ``raise`` on both, outside its CI); the figures reported are seed 40's.
+``--full-from`` takes the full base's three matches from an earlier result of the same seed and
+hands (the same bot on the same deals plays the same hands), so that only the condensed bot plays;
+``--tag`` names the result ``condense-seed<S>-<TAG>.json`` (an earlier result is kept).
 """
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import tempfile
 from pathlib import Path
@@ -32,9 +37,18 @@ def main() -> None:
     ap.add_argument("--head-to-head", type=int, default=10000)
     ap.add_argument("--seed", type=int, default=40)
     ap.add_argument("--keep", type=float, default=0.1)
+    ap.add_argument("--full-from", type=Path, help="the full base's matches from this earlier result")
+    ap.add_argument("--tag", default="", help="written to condense-seed<S>-<TAG>.json")
     args = ap.parse_args()
     out: dict = {"seed": args.seed, "hands": args.hands, "head_to_head_hands": args.head_to_head,
                  "environment": environment(), "condense": {}, "matches": {}}
+    earlier = None
+    if args.full_from is not None:
+        earlier = json.loads(args.full_from.read_text())
+        if (earlier["seed"], earlier["hands"]) != (args.seed, args.hands):
+            sys.exit(f"error: {args.full_from} is seed {earlier['seed']}, {earlier['hands']} hands; "
+                     f"this run is seed {args.seed}, {args.hands} hands")
+        out["full_from"] = str(args.full_from)
     with tempfile.TemporaryDirectory(prefix="condense-") as tmp:
         small = {}
         for method in ("footprint", "sample"):
@@ -43,16 +57,20 @@ def main() -> None:
             out["condense"][method] = report.to_dict()
             small[method] = str(Path(tmp) / method)
             say(f"  kept {report.kept}, coverage {report.coverage}, {report.seconds:.0f} s")
-        condensed = f"cbr:casebase={small['footprint']}"
+        # the expert preset by name: plain `cbr` is the adaptive bot since the seed-40 run
+        full, condensed = "cbr:preset=expert", f"cbr:preset=expert:casebase={small['footprint']}"
         say(f"head to head, {args.head_to_head} hands")
-        out["matches"]["condensed-vs-full"] = duel(condensed, "cbr", args.head_to_head, args.seed)
+        out["matches"]["condensed-vs-full"] = duel(condensed, full, args.head_to_head, args.seed)
         say(f"  {out['matches']['condensed-vs-full']}")
         for opp in ("call", "raise", "ehs"):
-            for name, bot in (("full", "cbr"), ("condensed", condensed)):
+            for name, bot in (("full", full), ("condensed", condensed)):
+                if name == "full" and earlier is not None:
+                    out["matches"][f"full-vs-{opp}"] = earlier["matches"][f"full-vs-{opp}"]
+                    continue
                 say(f"{name} against {opp}, {args.hands} hands")
                 out["matches"][f"{name}-vs-{opp}"] = r = duel(bot, opp, args.hands, args.seed)
                 say(f"  {r}")
-    path = RESULTS / f"condense-seed{args.seed}.json"
+    path = RESULTS / f"condense-seed{args.seed}{'-' + args.tag if args.tag else ''}.json"
     write_json(path, out)
     say(f"wrote {path}")
 

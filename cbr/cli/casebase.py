@@ -321,9 +321,11 @@ def casebase_condense(
     k: Annotated[int, typer.Option("--k", min=1, max=1000, help="A case solves another among its K nearest.")] = 10,
     eps: Annotated[float, typer.Option("--eps", min=0.0, max=1.0, help="... when their triples agree within this "
                                                                        "total-variation distance.")] = 0.1,
-    floor: Annotated[int, typer.Option("--floor", min=0, max=10**6, help="footprint: keep about this many cases of "
-                                                                         "every window (the cases a vote counts), more "
-                                                                         "than --keep of the sparse ones; 0: a flat share.")] = 20,
+    floor: Annotated[int, typer.Option("--floor", min=0, max=10**6, help="footprint: try keeping about this many cases "
+                                                                         "of every window (the cases a vote counts), more "
+                                                                         "than --keep of the sparse ones, each game from its "
+                                                                         "own share; a street keeps it where it covers more "
+                                                                         "than the flat share. 0: the flat share.")] = 20,
     seed: Annotated[int, typer.Option("--seed", min=0, max=2**64 - 1, help="Seed of the samples.")] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
@@ -332,7 +334,7 @@ def casebase_condense(
     Keeps a subset of the cases, unchanged. footprint: the distinct feature rows are grouped
     by a greedy cover (a case solves another when it is among its K nearest and their triples
     agree within --eps), then each group keeps --keep of its cases of each action (more of
-    those in sparse windows: --floor). Reports
+    those in sparse windows where that covers more: --floor). Reports
     the cases kept and removed, the coverage per street (the share of the source's cases
     whose vote the condensed base still gives within --eps) and the time. OUT appears only
     when it is complete; an existing OUT, a damaged or foreign SOURCE are one error line.
@@ -369,9 +371,10 @@ def casebase_condense(
     stdout.print(f"condensed {source} into {out} ({method}): kept {report.kept} of {total} cases "
                  f"({100.0 * report.kept / max(total, 1):.1f}%), {report.seconds:.1f} s",
                  markup=False, highlight=False, soft_wrap=True)
-    stdout.print(rich_table("per street", ["street", "kept", "removed", "footprint", "coverage", "mean TV"],
+    stdout.print(rich_table("per street", ["street", "kept", "removed", "footprint", "floor", "coverage", "mean TV"],
                              [[s, report.kept_per_street[s], report.removed_per_street[s],
-                               report.footprint.get(s, "-"), report.coverage.get(s, "-"), report.mean_tv.get(s, "-")]
+                               report.footprint.get(s, "-"), report.floor_per_street.get(s, "-"),
+                               report.coverage.get(s, "-"), report.mean_tv.get(s, "-")]
                               for s in report.kept_per_street]))
 
 

@@ -23,7 +23,12 @@ how they choose the cases kept.
   systematic sample of ``keep`` of the cases of each (group, action): the footprint's groups are
   neighbourhoods with one triple, and the sample keeps each one's action mix. A case whose
   window (the cases its vote counts) is sparse is kept with a larger share, so a window keeps
-  about ``floor`` cases at least (:func:`keep_shares`); the street still keeps ``keep``.
+  about ``floor`` cases at least (:func:`keep_shares`), each game (the cases' ``game``: a
+  9-player log beside heads-up ones) paying its floors from its own ``keep``. The floor pays
+  off where windows are dense (the heads-up expert base) and costs coverage where many are
+  sparse (the default base, with its 9-player log): each street keeps the floored sample only
+  where it covers more of the street's cases than the flat share (``keep`` of each group and
+  action), and the report says which (``floor_per_street``).
 - ``sample``: the same systematic sample with one group per street (stratified by action only):
   the control.
 - ``merge``: one case per distinct (row, action), the lowest id. Lossless only for a weighted
@@ -41,8 +46,8 @@ whose row gets a vote from the condensed base within ``eps`` of the full base's.
 >>> with CaseBaseWriter(f"{root}/full") as w:
 ...     ids = w.add_rows("flop", X, ["r" if x > 0.5 else "c" for x in X[:, 7]], source="demo")
 >>> report = condense(f"{root}/full", f"{root}/small", method="footprint", keep=0.1)
->>> report.kept, report.removed, report.coverage["flop"]
-(40, 360, 0.885)
+>>> report.kept, report.removed, report.coverage["flop"], report.floor_per_street["flop"]  # the flat share covers more
+(40, 360, 1.0, 0)
 """
 from __future__ import annotations
 
@@ -97,7 +102,7 @@ def street_votes(cb: Any, street: str, rows: np.ndarray, *, hits: bool = False) 
     return triples
 
 
-def keep_shares(hits: np.ndarray, keep: float, floor: int) -> np.ndarray:
+def keep_shares(hits: np.ndarray, keep: float, floor: int, strata: Optional[np.ndarray] = None) -> np.ndarray:
     """Each case's share kept so that a street keeps ``keep`` of its cases and a window of
     ``h`` cases (``hits``, 0 = none: the vote fell back) keeps about ``max(floor, r h)`` of
     them: ``min(1, max(r, floor / h))``, ``r`` found by bisection (scaled down when the
@@ -106,7 +111,22 @@ def keep_shares(hits: np.ndarray, keep: float, floor: int) -> np.ndarray:
 
     >>> keep_shares(np.array([1000] * 90 + [10] * 10), 0.1, 5).round(3).tolist()[88:92]
     [0.056, 0.056, 0.5, 0.5]
+
+    ``strata`` (one label a case, e.g. its game): each stratum keeps ``keep`` of its own cases,
+    its floor paid from its own budget, so a stratum of sparse windows (a 9-player log beside
+    heads-up ones) cannot spend the others' budget:
+
+    >>> hits, games = np.array([1000] * 90 + [10] * 10), np.array([2] * 90 + [9] * 10)
+    >>> keep_shares(hits, 0.1, 20, games).round(3).tolist()[88:92]
+    [0.1, 0.1, 0.1, 0.1]
     """
+    if strata is not None:
+        labels = np.asarray(strata)
+        out = np.empty(len(labels), np.float64)
+        for label in np.unique(labels):
+            mine = labels == label
+            out[mine] = keep_shares(np.asarray(hits)[mine], keep, floor)
+        return out
     h = np.asarray(hits, np.float64)
     n = len(h)
     if n == 0 or floor <= 0:
@@ -209,7 +229,8 @@ class CondenseReport:
     """What :func:`condense` did: the cases kept and removed (per street), the coverage per
     street (the share of the source's cases the condensed base still solves, see the module
     docstring), the mean total variation between the two votes over those cases, the
-    footprint's size per street (distinct rows picked; ``footprint`` only), seconds."""
+    footprint's size per street (distinct rows picked; ``footprint`` only), the floor each
+    street kept (``floor_per_street``: ``floor`` or 0, the flat share; ``footprint`` only), seconds."""
 
     source: str
     path: str
@@ -225,6 +246,7 @@ class CondenseReport:
     coverage: dict[str, float] = field(default_factory=dict)
     mean_tv: dict[str, float] = field(default_factory=dict)
     footprint: dict[str, int] = field(default_factory=dict)
+    floor_per_street: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
     warnings: list[str] = field(default_factory=list)
 
@@ -233,7 +255,7 @@ class CondenseReport:
                 "eps": self.eps, "kept": self.kept, "removed": self.removed,
                 "kept_per_street": self.kept_per_street, "removed_per_street": self.removed_per_street,
                 "coverage": self.coverage, "mean_tv": self.mean_tv, "footprint": self.footprint,
-                "floor": self.floor, "seconds": round(self.seconds, 3), "warnings": list(self.warnings)}
+                "floor": self.floor, "floor_per_street": self.floor_per_street, "seconds": round(self.seconds, 3), "warnings": list(self.warnings)}
 
 
 def _distinct(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -274,6 +296,19 @@ def bound_neighbours(similarity: Any, rows: np.ndarray, k: int, *, seed: int = 0
     return np.asarray(ids, np.int64)
 
 
+def _condensed_tv(config: Any, street: str, X: np.ndarray, codes: np.ndarray, chosen: np.ndarray,
+                  rows: np.ndarray, full: np.ndarray) -> np.ndarray:
+    """At each of the street's distinct ``rows``, the total variation between the full base's
+    vote ``full`` and the vote of the cases ``chosen`` (indices into ``X`` and ``codes``) alone
+    (1 where none is kept)."""
+    from cbr.store.indexes import new_index
+
+    if not len(chosen):
+        return np.ones(len(rows))
+    small = _votes_of(new_index(config, street).fit(X[chosen]), codes[chosen], rows, bool(config.weighted_triple))
+    return tv_distance(full, small)
+
+
 def _street_groups(cb: Any, street: str, rows: np.ndarray, weights: np.ndarray, triples: np.ndarray, k: int,
                    eps: float) -> tuple[np.ndarray, int]:
     """Each distinct row's footprint group (the row that solves it) and the footprint's size."""
@@ -288,16 +323,16 @@ def condense(source: str | os.PathLike[str], out: str | os.PathLike[str], *, met
              progress: Optional[Callable[[str], None]] = None) -> CondenseReport:
     """Condense the case base ``source`` into the new case base ``out`` (see the module
     docstring for ``method``; ``keep``: the share of cases kept by ``footprint`` and ``sample``;
-    ``k`` and ``eps``: what solves a case; ``floor``: footprint keeps about that many cases of
-    each window, more than ``keep`` of the sparse ones, :func:`keep_shares`; 0: a flat share;
-    20, the default, is CASPER's ``fallback_k``).
+    ``k`` and ``eps``: what solves a case; ``floor``: footprint tries keeping about that many
+    cases of each window, more than ``keep`` of the sparse ones, :func:`keep_shares`, and keeps
+    it on the streets where it covers more than the flat share; 0: the flat share; 20, the
+    default, is CASPER's ``fallback_k``).
     ``progress(street)`` is called as each street is
     done. ``out`` appears only when the whole condensed base is written (built in a temp folder
     and renamed); an existing ``out`` is refused. Raises :class:`CaseBaseError` for a damaged or
     foreign ``source`` and an existing ``out``, :class:`CBRError` for bad parameters."""
     from cbr.retrieval import action_codes
     from cbr.store import CaseBase
-    from cbr.store.indexes import new_index
     from cbr.store.merge import FeatureColumns
     from cbr.store.writer import CaseBaseWriter
 
@@ -349,27 +384,33 @@ def condense(source: str | os.PathLike[str], out: str | os.PathLike[str], *, met
                 full, hits = street_votes(src, s, rows, hits=True)
                 if method == "merge":
                     _, first = np.unique(np.column_stack([X, codes.astype(np.float32)]), axis=0, return_index=True)
-                    chosen = np.sort(first)
+                    candidates = [(0, np.sort(first))]
                 elif method == "sample":
-                    chosen = systematic_keep(np.zeros(n, np.int64), codes, keep, seed)
+                    candidates = [(0, systematic_keep(np.zeros(n, np.int64), codes, keep, seed))]
                 else:
                     groups, report.footprint[s] = _street_groups(src, s, rows, w, full, k, eps)
-                    chosen = systematic_keep(groups[back], codes, keep_shares(hits[back], keep, floor), seed)
+                    candidates = [(0, systematic_keep(groups[back], codes, keep, seed))]  # the flat share
+                    if floor > 0:
+                        games = src.table(s).column("game").to_numpy(zero_copy_only=False)
+                        shares = keep_shares(hits[back], keep, floor, np.array([g or "" for g in games]))
+                        candidates.insert(0, (floor, systematic_keep(groups[back], codes, shares, seed)))
+                # each candidate's coverage; the street keeps the one that covers most (ties: the first)
+                scored = []
+                for used, chosen in candidates:
+                    tv = _condensed_tv(config, s, X, codes, chosen, rows, full)
+                    scored.append((float(w[tv <= eps + 1e-12].sum() / n), -float((tv * w).sum() / n), used, chosen))
+                cov, mean, used, chosen = max(scored, key=lambda c: c[:2])  # max keeps the first of equals
+                mean = -mean
                 if not len(chosen):
                     report.warnings.append(f"{s}: no case kept (too few cases for keep={keep})")
                 else:
                     writer.add_table(s, src.table(s).take(chosen))
                 report.kept_per_street[s] = int(len(chosen))
                 report.removed_per_street[s] = int(n - len(chosen))
-                # coverage: the source's cases whose vote the condensed cases still give within eps
-                if len(chosen):
-                    small = _votes_of(new_index(config, s).fit(X[chosen]), codes[chosen], rows,
-                                      bool(config.weighted_triple))
-                    tv = tv_distance(full, small)
-                else:
-                    tv = np.ones(len(rows))
-                report.coverage[s] = round(float(w[tv <= eps + 1e-12].sum() / n), 4)
-                report.mean_tv[s] = round(float((tv * w).sum() / n), 4)
+                report.coverage[s] = round(cov, 4)
+                report.mean_tv[s] = round(mean, 4)
+                if method == "footprint":
+                    report.floor_per_street[s] = used
                 if progress is not None:
                     progress(s)
             if not sum(report.kept_per_street.values()):

@@ -175,11 +175,29 @@ class CaseBase(RetainedWrites, Compaction):
                 self.save_indexes()
             if self.manifest.catalog is None and self.writable:
                 self._repair_catalog()
+            self._collect_on_close()
         finally:
             self._close_sql()
             if self._reader_lock is not None:
                 os.close(self._reader_lock)
                 self._reader_lock = None
+
+    def _collect_on_close(self) -> None:
+        """The last reader to close deletes the files retired while others had the case base
+        open (superseded index generations, merged parts, compacted logs), so they do not stay
+        on disk until some later write. Best effort: what cannot be deleted now stays listed,
+        for the next write."""
+        if self._reader_lock is None or not self.writable or not self._no_other_readers():
+            return
+        try:
+            if not read_manifest(self.path).retired:
+                return
+            with self._lock():
+                m = read_manifest(self.path)
+                if self._collect(m):
+                    self._commit(m, catalog=None)
+        except (OSError, CaseBaseError) as exc:
+            self.notes.append(f"retired files of {self.path} not deleted on close: {exc}")
 
     def __del__(self) -> None:
         if getattr(self, "_reader_lock", None) is not None:
@@ -618,6 +636,8 @@ class CaseBase(RetainedWrites, Compaction):
                 if old:
                     m.retired.append({"file": old["file"], "since": now_utc()})
             self._commit(m, catalog=None)  # the parts are unchanged, so is the catalog's view of them
+            if self._collect(m):  # the manifest points at the new generations: the old go if no one reads
+                self._commit(m, catalog=None)
         self._dirty_indexes.clear()
 
     def _write_answer_rows(self, s: str, n: int, directory: Path, old: dict[str, Any] | None = None) -> None:

@@ -270,6 +270,9 @@ class LoadedCaseBase:
                     shutil.rmtree(target, ignore_errors=True)
                 else:
                     target.unlink(missing_ok=True)
+            gone = {(self.path / r["file"]).resolve() for r in m.retired}
+            for s in [s for s, rows in self._answer_rows.items() if Path(rows.where).resolve() in gone]:
+                del self._answer_rows[s]  # read lazily from its generation's files: read anew
             m.retired = []
             self.manifest = copy.deepcopy(m)  # what this object reads must still exist
             self._close_sql()
