@@ -11,8 +11,8 @@ Opponent type adaptation (Rubin and Watson, ICCBR 2012), with the opponent types
    (``casebases/styles/house.json``, built by ``casebases/build_styles.py`` from
    ``experiments/adaptation_matrix.py``). The ``k`` style cases nearest to the opponent's
    style vote, weighted by similarity, for each expert's win rate.
-3. **Correct by what the table shows.** What the style cases say is a prior worth
-   ``prior_hands`` hands; each expert's own results against this opponent (in the hands it
+3. **Correct by what the table shows.** What the style cases say is a prior worth as many
+   hands as its precision and the table's noise make it (:meth:`AdaptivePolicy.prior_weight`); each expert's own results against this opponent (in the hands it
    played while the opponent looked like the same style case) move it
    (:meth:`AdaptivePolicy.values`), so an expert that loses where its style cases promised a
    win is left. Off-policy (importance-sampled) estimates of the experts not played are not
@@ -86,11 +86,15 @@ class StyleCases:
     [0.5, 3.0]
     """
 
-    def __init__(self, experts: Sequence[str], cases: Sequence[tuple[str, Sequence[Optional[float]], dict]]) -> None:
+    def __init__(self, experts: Sequence[str], cases: Sequence[tuple[str, Sequence[Optional[float]], dict]],
+                 cis: Optional[Sequence[dict]] = None) -> None:
         self.experts = list(experts)
         self.names = [c[0] for c in cases]
         self.styles = np.array([[np.nan if v is None else float(v) for v in c[1]] for c in cases], dtype=float)
         self.values = np.array([[float(c[2].get(e, np.nan)) for e in self.experts] for c in cases], dtype=float)
+        #: each win rate's 95% CI half-width (NaN: not known)
+        self.cis = np.array([[np.nan if (ci or {}).get(e) is None else float(ci[e]) for e in self.experts]
+                             for ci in (cis if cis is not None else [None] * len(cases))], dtype=float)
         if self.styles.ndim != 2 or self.styles.shape[1] != len(STYLE_FEATURES):
             raise ConfigError(f"a style case has {len(STYLE_FEATURES)} values ({', '.join(STYLE_FEATURES)})")
 
@@ -109,14 +113,27 @@ class StyleCases:
         by ``exp(-(1 - similarity) / bandwidth)`` (a case much farther than the nearest one has no
         say: a maniac's nearest case decides, not the average of it and a distant one), the
         nearest case's similarity, and the names of the cases used."""
-        sims = self.similarities(style)
-        order = np.argsort(-sims, kind="stable")[:max(1, k)]
-        w = np.exp(-(1.0 - sims[order]) / max(float(bandwidth), 1e-9))
+        w, order, sims = self._votes(style, k, bandwidth)
         vals = self.values[order]
         w = np.where(np.isnan(vals), 0.0, w[:, None])
         total = w.sum(axis=0)
         expect = np.where(total > 0, (np.nan_to_num(vals) * w).sum(axis=0) / np.maximum(total, 1e-300), np.nan)
         return expect, float(sims[order[0]]), [self.names[i] for i in order]
+
+    def uncertainty(self, style: Sequence[Optional[float]], k: int = 3, bandwidth: float = 0.02) -> np.ndarray:
+        """Each expert's 95% CI half-width of :meth:`expected`'s win rate, weighted as its votes
+        (NaN where the cases give none)."""
+        w, order, _ = self._votes(style, k, bandwidth)
+        cis = self.cis[order]
+        w = np.where(np.isnan(cis), 0.0, w[:, None])
+        total = w.sum(axis=0)
+        return np.where(total > 0, (np.nan_to_num(cis) * w).sum(axis=0) / np.maximum(total, 1e-300), np.nan)
+
+    def _votes(self, style: Sequence[Optional[float]], k: int, bandwidth: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The weights of the ``k`` nearest cases, their rows, and every case's similarity."""
+        sims = self.similarities(style)
+        order = np.argsort(-sims, kind="stable")[:max(1, k)]
+        return np.exp(-(1.0 - sims[order]) / max(float(bandwidth), 1e-9)), order, sims
 
 
 def load_style_cases(name_or_path: str = DEFAULT_STYLES) -> StyleCases:
@@ -129,7 +146,8 @@ def load_style_cases(name_or_path: str = DEFAULT_STYLES) -> StyleCases:
         path = PACKAGED_CASEBASES / "styles" / f"{name_or_path}.json"
     try:
         data = json.loads(path.read_text())
-        return StyleCases(data["experts"], [(c["name"], c["style"], c["sb"]) for c in data["cases"]])
+        return StyleCases(data["experts"], [(c["name"], c["style"], c["sb"]) for c in data["cases"]],
+                          [c.get("ci") or {} for c in data["cases"]])
     except FileNotFoundError:
         raise ConfigError(f"style cases {name_or_path!r}: no file {path}") from None
     except (ValueError, KeyError, TypeError) as exc:
@@ -165,7 +183,8 @@ class AdaptivePolicy(Policy):
     the safe one), ``min_similarity`` (of the nearest style case), ``k`` (style cases that
     vote) and ``bandwidth`` (how fast a case's vote falls with its distance,
     :meth:`StyleCases.expected`), ``discount`` (per hand, of an opponent's style counts),
-    ``prior_hands`` (how many hands of the table's evidence weigh as much as the style cases)
+    ``prior_hands`` (how many hands of the table's evidence weigh as much as the style cases;
+    ``auto``, the default: :meth:`prior_weight`) and ``tau`` (its model error, sb/h)
     and ``evidence_discount`` (per hand, of that evidence; 1 keeps it all: a change of style
     starts new evidence anyway). A bot of ``experts`` and ``safe`` is named by its spec or, when
     the spec has options, by its short name (:func:`expert_alias`: ``expert``, ``counter_raise``),
@@ -174,8 +193,9 @@ class AdaptivePolicy(Policy):
     name = "adapt"
 
     def __init__(self, *, seed: int | None = None, experts: Optional[str] = None, safe: str = "cbr:preset=expert",
-                 styles: str = DEFAULT_STYLES, warmup: int = 50, min_gain: float = 0.1, min_similarity: float = 0.9,
-                 k: int = 3, bandwidth: float = 0.02, discount: float = 0.99, prior_hands: float = 300.0,
+                 styles: str = DEFAULT_STYLES, warmup: int = 50, min_gain: float = 0.05, min_similarity: float = 0.9,
+                 k: int = 3, bandwidth: float = 0.02, discount: float = 0.99, prior_hands: "float | str" = "auto",
+                 tau: float = 0.15,
                  evidence_discount: float = 1.0, memory: bool = True, memory_cases: int = 20,
                  memory_z: float = 2.0, memory_similarity: Optional[float] = None) -> None:
         super().__init__(seed=seed)
@@ -218,9 +238,20 @@ class AdaptivePolicy(Policy):
             if not 0.0 < float(value) <= 1.0:
                 raise ConfigError(f"{name} must be in (0, 1], got {value!r}")
         self.evidence_discount = float(evidence_discount)
-        self.prior_hands = float(prior_hands)
-        if not (math.isfinite(self.prior_hands) and self.prior_hands > 0):
-            raise ConfigError(f"prior_hands must be a positive number, got {prior_hands!r}")
+        if str(prior_hands).strip().lower() == "auto":
+            self.prior_hands: Optional[float] = None
+        else:
+            try:
+                self.prior_hands = float(prior_hands)
+            except (TypeError, ValueError):
+                self.prior_hands = float("nan")
+            if not (math.isfinite(self.prior_hands) and self.prior_hands > 0):
+                raise ConfigError(f"prior_hands must be 'auto' or a positive number, got {prior_hands!r}")
+        self.tau = float(tau)
+        if not (math.isfinite(self.tau) and self.tau > 0):
+            raise ConfigError(f"tau must be a positive number (sb/h), got {tau!r}")
+        #: per opponent: hands seen, mean and sum of squared deviations of the bot's result (sb)
+        self._results: dict[str, list[float]] = {}
         self.safe = safe
         self.experts: dict[str, Policy] = {}
         for i, spec in enumerate(specs):
@@ -357,26 +388,55 @@ class AdaptivePolicy(Policy):
 
     def values(self, opponent: str) -> dict[str, float]:
         """Each expert's expected win rate (sb/h) against ``opponent``: what the nearest style
-        cases say (the prior, worth ``prior_hands`` hands) corrected by what the expert won
+        cases say (the prior, worth :meth:`prior_weight` hands) corrected by what the expert won
         against this opponent in the hands it played here (discounted by ``evidence_discount``
-        a hand): ``(prior_hands * prior + won) / (prior_hands + played)``. An expert the table
-        shows losing where its style cases promised winning is left within a few hundred
-        hands. Empty when the opponent's style is far from every style case (no prior)."""
+        a hand): ``(weight * prior + won) / (weight + played)``. An expert the table shows
+        losing where its style cases promised winning is left within a few hundred hands (a
+        few thousand at a table as noisy as a maniac's). Empty when the opponent's style is far
+        from every style case (no prior)."""
         key = ("values", opponent)
         if key not in self._known:
             self._known[key] = self._values(opponent)
         return dict(self._known[key])  # type: ignore[call-overload]
 
     def _values(self, opponent: str) -> dict[str, float]:
-        expect, sim, used = self.cases.expected(self.styles.vector(opponent), self.k, self.bandwidth)
+        style = self.styles.vector(opponent)
+        expect, sim, used = self.cases.expected(style, self.k, self.bandwidth)
         if sim < self.min_similarity:
             return {}
+        cis = self.cases.uncertainty(style, self.k, self.bandwidth)
+        spread = self.hand_variance(opponent)
         out = {}
-        for e, prior in zip(self.cases.experts, expect):
+        for e, prior, ci in zip(self.cases.experts, expect, cis):
             if e in self.experts and math.isfinite(prior):
                 played, won = self.evidence.get((opponent, used[0], e), (0.0, 0.0))
-                out[e] = (self.prior_hands * float(prior) + won) / (self.prior_hands + played)
+                weight = self.prior_weight(float(ci), spread)
+                out[e] = (weight * float(prior) + won) / (weight + played)
         return out
+
+    def prior_weight(self, ci: float, spread: float) -> float:
+        """How many hands of the table's evidence weigh as much as a style case's win rate:
+        ``prior_hands`` when given, else (``auto``) the variance of one hand's result against
+        this opponent (``spread``, sb^2) over the prior's: the style case's own (its 95% CI
+        half-width, ``ci``) plus ``tau^2`` (how far an opponent of that style may differ from it).
+        Noisy tables (a maniac's: about 100 sb^2 a hand) then need thousands of hands to
+        overrule a precise style case, quiet ones a few hundred.
+
+        >>> bot = AdaptivePolicy(seed=1)
+        >>> round(bot.prior_weight(0.1, 16.0)), round(bot.prior_weight(0.1, 100.0)), round(bot.prior_weight(float("nan"), 16.0))
+        (637, 3984, 492)
+        >>> bot.close()
+        """
+        if self.prior_hands is not None:
+            return self.prior_hands
+        own = (ci / 1.96) ** 2 if math.isfinite(ci) else 0.1 ** 2
+        return spread / (own + self.tau ** 2)
+
+    def hand_variance(self, opponent: str) -> float:
+        """The variance of the bot's result a hand against ``opponent`` (sb^2), from the hands
+        seen (25, a standard deviation of 5 sb, before 30 of them)."""
+        n, _, m2 = self._results.get(opponent, (0.0, 0.0, 0.0))
+        return m2 / (n - 1) if n >= 30 else 25.0
 
     # ---- the policy ----------------------------------------------------------------------
     def decide(self, dp: "DecisionPoint", rng: Optional[random.Random] = None) -> Decision:
@@ -487,6 +547,13 @@ class AdaptivePolicy(Policy):
                     if key[0] == opp:
                         ev[0] *= self.evidence_discount
                         ev[1] *= self.evidence_discount
+            if payoffs is not None and sb > 0:  # Welford: the spread of a hand's result against opp
+                r = self._results.setdefault(opp, [0.0, 0.0, 0.0])
+                x = float(payoffs[position]) / sb
+                r[0] += 1.0
+                delta = x - r[1]
+                r[1] += delta / r[0]
+                r[2] += delta * (x - r[1])
             played = self._played.pop(opp, None)
             if played is not None and payoffs is not None and sb > 0:
                 ev = self.evidence.setdefault((opp, *played), [0.0, 0.0])
@@ -500,6 +567,7 @@ class AdaptivePolicy(Policy):
         self._known.clear()
         self.styles.reset()
         self.evidence.clear()
+        self._results.clear()
         self._played.clear()
         self._current.clear()
         self._seating = ()

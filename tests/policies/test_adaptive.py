@@ -122,11 +122,42 @@ def test_without_evidence_the_style_cases_decide(cases_file):
         run_match([bot, "call"], 60, seed=5)
         expect, _, _ = bot.cases.expected(bot.styles.vector("call"), bot.k, bot.bandwidth)
         values = bot.values("call")
+        spread = bot.hand_variance("call")
         for e, prior in zip(bot.cases.experts, expect):
             played, won = bot.evidence.get(("call", "call", e), (0.0, 0.0))
-            assert values[e] == pytest.approx((bot.prior_hands * prior + won) / (bot.prior_hands + played))
+            weight = spread / (0.1 ** 2 + bot.tau ** 2)       # the file gives no CI: 0.1 sb/h assumed
+            assert values[e] == pytest.approx((weight * prior + won) / (weight + played))
     finally:
         bot.close()
+
+
+def test_the_prior_weighs_by_the_style_cases_precision_and_the_tables_noise(tmp_path):
+    """A precise style case at a noisy table needs many hands to be overruled: the evidence is
+    weighed by variances (auto), or by a fixed number of hands (prior_hands=N)."""
+    path = tmp_path / "styles.json"
+    path.write_text(json.dumps({"experts": ["cbr:preset=expert", "ehs"], "cases": [
+        {"name": "raise", "style": list(MANIAC), "sb": {"cbr:preset=expert": 1.7, "ehs": 3.5},
+         "ci": {"cbr:preset=expert": 0.05, "ehs": 0.4}}]}))
+    cases = load_style_cases(str(path))
+    assert cases.uncertainty(MANIAC).tolist() == pytest.approx([0.05, 0.4])
+    bot = AdaptivePolicy(seed=1, styles=str(path), warmup=30)
+    fixed = AdaptivePolicy(seed=1, styles=str(path), warmup=30, prior_hands=50)
+    try:
+        run_match([bot, "raise"], 80, seed=5)
+        spread = bot.hand_variance("raise")
+        n, mean, m2 = bot._results["raise"]
+        assert n == 80 and spread == pytest.approx(m2 / 79) and spread > 25.0   # a maniac's table is noisy
+        precise, loose = bot.prior_weight(0.05, spread), bot.prior_weight(0.4, spread)
+        assert precise == pytest.approx(spread / ((0.05 / 1.96) ** 2 + 0.15 ** 2))
+        assert precise > loose > 0 and fixed.prior_weight(0.05, spread) == 50
+    finally:
+        bot.close()
+        fixed.close()
+    for bad in ("none", "0", "-3"):
+        with pytest.raises(ConfigError):
+            AdaptivePolicy(styles=str(path), prior_hands=bad)
+    with pytest.raises(ConfigError):
+        AdaptivePolicy(styles=str(path), tau=0)
 
 
 def test_it_does_not_hop_between_experts_expected_to_win_about_the_same(tmp_path):
