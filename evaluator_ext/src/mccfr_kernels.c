@@ -260,13 +260,10 @@ int mc_river_ochs_all(const uint8_t board[5], const uint8_t cluster[MC_N_COMBOS]
     return MC_OK;
 }
 
-int mc_river_ochs_one(const uint8_t hole[2], const uint8_t board[5], const uint8_t cluster[MC_N_COMBOS], int k,
-                      double *out)
+/* mc_river_ochs_one without its checks (the walk's deals and clusters are checked once). */
+static void ochs_one(const uint8_t hole[2], const uint8_t board[5], uint64_t used, const uint8_t *cluster, int k,
+                     double *out)
 {
-    uint64_t used;
-    if (!valid_board(board, 5, &used) || !valid_clusters(cluster, k) || hole[0] > 51 || hole[1] > 51 ||
-        hole[0] == hole[1] || ((used >> hole[0]) & 1) || ((used >> hole[1]) & 1))
-        return MC_ERR_ARGUMENT;
     used |= (UINT64_C(1) << hole[0]) | (UINT64_C(1) << hole[1]);
     uint8_t cards[7];
     memcpy(cards, board, 5);
@@ -286,6 +283,16 @@ int mc_river_ochs_one(const uint8_t hole[2], const uint8_t board[5], const uint8
         ties[j] += mine == theirs;
     }
     ochs_from_counts(wins, ties, opp, k, out);
+}
+
+int mc_river_ochs_one(const uint8_t hole[2], const uint8_t board[5], const uint8_t cluster[MC_N_COMBOS], int k,
+                      double *out)
+{
+    uint64_t used;
+    if (!valid_board(board, 5, &used) || !valid_clusters(cluster, k) || hole[0] > 51 || hole[1] > 51 ||
+        hole[0] == hole[1] || ((used >> hole[0]) & 1) || ((used >> hole[1]) & 1))
+        return MC_ERR_ARGUMENT;
+    ochs_one(hole, board, used, cluster, k, out);
     return MC_OK;
 }
 
@@ -436,7 +443,10 @@ void mc_deal_buckets(const mc_game *g, const uint8_t hole[2], const uint8_t boar
     out[2] = g->turn[mc_board_index(board, 4) * MC_N_COMBOS + combo];
     if (g->river_cluster) { /* OCHS: the nearest centroid of the holding's cluster equities */
         double x[MC_MAX_CLUSTERS];
-        mc_river_ochs_one(hole, board, g->river_cluster, g->ochs_k, x);
+        uint64_t used = 0;
+        for (int i = 0; i < 5; i++)
+            used |= UINT64_C(1) << board[i];
+        ochs_one(hole, board, used, g->river_cluster, g->ochs_k, x);
         out[3] = mc_nearest_l2(x, g->river_centroids, g->n_buckets[3], g->ochs_k);
         return;
     }
