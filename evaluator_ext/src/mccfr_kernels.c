@@ -5,6 +5,8 @@
  * keeping, for every card, how many holdings below hold it: a holding (a, b) beats
  * below - below[a] - below[b] opponents (only itself holds both), and ties with the
  * group's holdings that hold neither a nor b. Exact card removal in O(n) after the sort.
+ * OCHS (HS against each cluster of opponent holdings) is the same sweep with the counts kept
+ * per card and cluster: O(n k).
  *
  * External-sampling MCCFR (Lanctot et al. 2009): each iteration deals real cards, looks up
  * both players' buckets on every street (an information set is the betting node and the
