@@ -5,7 +5,7 @@ Run:  python3 bench/bench_cfr.py [--abstraction DIR] [--target 300] [--budget 45
 1. Iterations per second of the C solver (``evaluator_ext._cfr``) and of the pure-numpy
    reference (:mod:`cbr.cfr.reference`) on heads-up limit with 2 buckets per street (a
    random bucket game; the reference is too slow for more), and the ratio C / numpy.
-2. Memory: bytes of solver state (float32 regrets + float32 averages) per information set.
+2. Memory: bytes of solver state (float64 regrets + float64 averages) per information set.
 3. Heads-up limit with 8 buckets per street (23.6 million information sets): seconds per
    iteration and the time for the average strategy to reach ``--target`` mbb/g of
    exploitability (exact best response, measured every few iterations, its time not
@@ -65,7 +65,7 @@ def main() -> int:
         info = tree.info_sets(n)
         size = tree.layout(n)[1]
         print(f"  {n} buckets: {info:,} information sets, {size:,} entries, "
-              f"{8 * size / info:.1f} bytes per information set ({8 * size / 2**20:,.0f} MiB)")
+              f"{16 * size / info:.1f} bytes per information set ({16 * size / 2**20:,.0f} MiB)")
 
     from cbr.abstraction import Abstraction
 

@@ -6,7 +6,11 @@ complete, ties half) over every runout; histograms are clustered by k-means unde
 earth mover's distance. In one dimension that distance is the L1 distance between
 cumulative histograms, and the L1 centre of a cluster is its coordinate-wise median, so
 the clustering here is k-medians on cumulative histograms (seeded the k-means++ way).
-River: percentile buckets of river HS. Each street's bucket depends on that street's
+River: percentile buckets of river HS, or OCHS buckets (opponent-cluster hand strength,
+Johanson, Burch, Valenzano and Bowling 2013): the 169 pre-flop classes are grouped into K
+opponent clusters by their river-HS distributions, a river holding is described by its HS
+against each cluster (K numbers), and those vectors are clustered by k-means into the
+river's buckets (:func:`fit_ochs_river`). Each street's bucket depends on that street's
 cards only (imperfect recall), so a street can have hundreds of buckets.
 
 Tables: every flop (1,755 up to a permutation of suits) and every turn board (16,432)
@@ -39,7 +43,8 @@ from cbr.errors import ConfigError
 from cbr.store.durable import atomic_savez
 
 __all__ = ["DistributionAbstraction", "CanonicalBoards", "canonical_boards", "PREFLOP_CLASS", "river_hs",
-           "board_histograms", "k_medians_l1", "ABSTRACTION_FORMAT", "native_module", "NO_BUCKET"]
+           "board_histograms", "k_medians_l1", "ABSTRACTION_FORMAT", "native_module", "NO_BUCKET", "river_ochs",
+           "opponent_clusters", "k_means_l2", "fit_ochs_river", "OCHSRiver"]
 
 ABSTRACTION_FORMAT = 1
 N_COMBOS = 1326
@@ -162,6 +167,22 @@ def river_hs(board: Sequence[int]) -> np.ndarray:
     return out
 
 
+def river_ochs(board: Sequence[int], clusters: np.ndarray, k: int) -> np.ndarray:
+    """OCHS of every combo on a complete board: a (1326, k) array of its river HS against
+    the opponent holdings of each cluster (``clusters[combo]`` in 0..k-1; card removal exact,
+    ties half; a cluster the cards leave empty takes the plain river HS); rows of -1 where a
+    combo shares a card with the board. One sort and sweep in C, as :func:`river_hs`.
+
+    >>> one = np.zeros(N_COMBOS, dtype=np.uint8)                 # one cluster: plain river HS
+    >>> bool(np.array_equal(river_ochs((0, 5, 17, 30, 44), one, 1)[:, 0], river_hs((0, 5, 17, 30, 44))))
+    True
+    """
+    out = np.empty(N_COMBOS * k)
+    native_module().river_ochs(bytes(int(c) for c in board), np.ascontiguousarray(clusters, dtype=np.uint8), int(k),
+                               out)
+    return out.reshape(N_COMBOS, k)
+
+
 def board_histograms(board: Sequence[int], n_bins: int) -> np.ndarray:
     """River-HS histograms (1326 x n_bins runout counts) of every combo on a flop or turn."""
     out = np.empty(N_COMBOS * n_bins, dtype=np.uint16)
@@ -224,13 +245,139 @@ def k_medians_l1(points: np.ndarray, k: int, *, iterations: int = 12, seed: int 
     return cent
 
 
+def opponent_clusters(k: int = 8, *, boards: int = 2000, n_bins: int = 30, seed: int = 0) -> np.ndarray:
+    """The 169 pre-flop classes in ``k`` opponent clusters (a uint8 per class, 0 = the
+    weakest cluster by mean river HS): each class's histogram of river HS over ``boards``
+    random complete boards (every combo of the class the board leaves), clustered by
+    k-means under the earth mover's distance (:func:`k_medians_l1` on cumulative histograms).
+
+    >>> from evaluator_ext import PREFLOP_CLASSES
+    >>> c = opponent_clusters(8, boards=200)
+    >>> int(c[PREFLOP_CLASSES.index("AA")]), int(c[PREFLOP_CLASSES.index("32o")]), len(set(c.tolist()))
+    (7, 0, 8)
+    """
+    if not 1 <= k <= 64:
+        raise ConfigError(f"OCHS needs 1 to 64 opponent clusters, got {k}")
+    rng = np.random.default_rng(seed)
+    hist = np.zeros((169, n_bins))
+    hs_sum = np.zeros(169)
+    for _ in range(boards):
+        hs = river_hs(rng.choice(52, 5, replace=False))
+        ok = hs >= 0
+        cls = PREFLOP_CLASS[ok].astype(np.int64)
+        np.add.at(hist, (cls, np.minimum((hs[ok] * n_bins).astype(np.int64), n_bins - 1)), 1.0)
+        np.add.at(hs_sum, cls, hs[ok])
+    centres = k_medians_l1(_cdf(hist), k, seed=seed)
+    labels, _ = _assign(_cdf(hist), centres, workers=1)
+    strength = np.array([hs_sum[labels == j].sum() / max(1.0, hist[labels == j].sum()) for j in range(k)])
+    rank = np.empty(k, dtype=np.int64)
+    rank[np.argsort(strength, kind="stable")] = np.arange(k)
+    return rank[labels].astype(np.uint8)
+
+
+def k_means_l2(points: np.ndarray, k: int, *, iterations: int = 20, seed: int = 0) -> np.ndarray:
+    """k centres of ``points`` (rows, float64) by k-means: k-means++ seeding, then Lloyd's
+    iterations (a centre left without points keeps its place).
+
+    >>> pts = np.array([[0, 0], [0, 1], [10, 10], [10, 11]], dtype=np.float64)
+    >>> sorted(k_means_l2(pts, 2, seed=1)[:, 1].tolist())
+    [0.5, 10.5]
+    """
+    points = np.ascontiguousarray(points, dtype=np.float64)
+    n = points.shape[0]
+    if not 1 <= k <= n:
+        raise ConfigError(f"k-means needs 1 <= k <= {n} points, got k={k}")
+    rng = np.random.default_rng(seed)
+    cent = np.empty((k, points.shape[1]))
+    cent[0] = points[rng.integers(n)]
+    dist = ((points - cent[0]) ** 2).sum(axis=1)
+    for c in range(1, k):
+        total = float(dist.sum())
+        i = int(rng.choice(n, p=dist / total)) if total > 0 else int(rng.integers(n))
+        cent[c] = points[i]
+        dist = np.minimum(dist, ((points - cent[c]) ** 2).sum(axis=1))
+    for _ in range(iterations):
+        labels = _nearest_l2(points, cent)
+        sums = np.zeros_like(cent)
+        np.add.at(sums, labels, points)
+        counts = np.bincount(labels, minlength=k)
+        moved = counts > 0
+        cent[moved] = sums[moved] / counts[moved, None]
+    return cent
+
+
+def _nearest_l2(points: np.ndarray, cent: np.ndarray, chunk: int = 20_000) -> np.ndarray:
+    out = np.empty(points.shape[0], dtype=np.int64)
+    c2 = (cent ** 2).sum(axis=1)
+    for start in range(0, points.shape[0], chunk):
+        p = points[start: start + chunk]
+        out[start: start + chunk] = np.argmin(c2[None, :] - 2.0 * p @ cent.T, axis=1)
+    return out
+
+
+@dataclass(frozen=True)
+class OCHSRiver:
+    """An OCHS river: ``clusters`` (the opponent cluster of each of the 169 pre-flop classes)
+    and ``centroids`` (buckets x clusters, ordered by strength: the combos' share of each
+    cluster weighs its equities, so bucket 0 is the weakest, as with percentiles)."""
+
+    clusters: np.ndarray
+    centroids: np.ndarray
+
+    @property
+    def k(self) -> int:
+        return int(self.centroids.shape[1])
+
+    def combo_clusters(self) -> np.ndarray:
+        """The cluster of each of the 1326 combos (as an opponent holding)."""
+        return np.ascontiguousarray(self.clusters[PREFLOP_CLASS], dtype=np.uint8)
+
+    def buckets(self, board: Sequence[int]) -> np.ndarray:
+        """The river bucket of every combo on a complete board (:data:`NO_BUCKET` where it
+        shares a card): its OCHS vector's nearest centroid, in C (the solver's walk uses the
+        same code)."""
+        out = np.empty(N_COMBOS, dtype=np.uint16)
+        native_module().river_ochs_buckets(bytes(int(c) for c in board), self.combo_clusters(), self.k,
+                                           np.ascontiguousarray(self.centroids, dtype=np.float64).ravel(), out)
+        return out
+
+
+def fit_ochs_river(n_buckets: int = 256, k: int = 8, *, fit_boards: int = 400, fit_points: int = 100_000,
+                   seed: int = 0, cluster_boards: int = 2000) -> OCHSRiver:
+    """Fit an OCHS river: :func:`opponent_clusters` (``k`` of them, ``cluster_boards`` boards),
+    then k-means (:func:`k_means_l2`) of ``fit_points`` OCHS vectors of the holdings on
+    ``fit_boards`` random river boards into ``n_buckets`` centroids, ordered by strength.
+
+    >>> r = fit_ochs_river(16, 4, fit_boards=20, cluster_boards=100)
+    >>> r.centroids.shape, bool(np.all(np.diff(r.centroids @ np.bincount(r.combo_clusters(), minlength=4)) >= 0))
+    ((16, 4), True)
+    """
+    if not 1 <= n_buckets <= 65534:
+        raise ConfigError(f"river buckets must be 1..65534, got {n_buckets}")
+    clusters = opponent_clusters(k, boards=cluster_boards, seed=seed)
+    per_combo = clusters[PREFLOP_CLASS].astype(np.uint8)
+    rng = np.random.default_rng(seed + 5)
+    pts = []
+    for _ in range(fit_boards):
+        x = river_ochs(rng.choice(52, 5, replace=False), per_combo, k)
+        pts.append(x[x[:, 0] >= 0])
+    allp = np.concatenate(pts)
+    take = rng.choice(len(allp), min(fit_points, len(allp)), replace=False)
+    cent = k_means_l2(allp[take], n_buckets, seed=seed + 5)
+    share = np.bincount(per_combo, minlength=k).astype(np.float64)
+    order = np.argsort(cent @ share, kind="stable")
+    return OCHSRiver(clusters.astype(np.uint8), np.ascontiguousarray(cent[order]))
+
+
 @dataclass
 class DistributionAbstraction:
     """169 pre-flop classes, k-medians buckets of river-HS distributions on the flop and
-    turn, river-HS percentiles on the river (see the module docstring).
+    turn, river-HS percentiles (or, with ``ochs``, OCHS buckets) on the river (see the
+    module docstring).
 
     ``flop_table[row, combo]`` / ``turn_table[row, combo]``: the bucket of a combo on a
     canonical board (:func:`canonical_boards` rows); :data:`NO_BUCKET` where the combo clashes.
+    ``river_edges`` is empty for an OCHS river.
     """
 
     n_buckets: tuple[int, int, int, int]
@@ -241,18 +388,31 @@ class DistributionAbstraction:
     flop_table: np.ndarray
     turn_table: np.ndarray
     meta: dict
+    ochs: Optional[OCHSRiver] = None
 
     @property
     def name(self) -> str:
-        return "emd_{}_{}_{}_{}".format(*self.n_buckets)
+        base = "emd_{}_{}_{}_{}".format(*self.n_buckets)
+        return base if self.ochs is None else f"{base}_ochs{self.ochs.k}"
+
+    def with_ochs_river(self, river: OCHSRiver) -> "DistributionAbstraction":
+        """This abstraction with ``river`` in place of its river buckets (the same pre-flop,
+        flop and turn buckets; the river's bucket count becomes the centroids')."""
+        meta = {**self.meta, "river": {"method": "OCHS", "clusters": river.k, "buckets": int(river.centroids.shape[0])}}
+        nb = (*self.n_buckets[:3], int(river.centroids.shape[0]))
+        return DistributionAbstraction(nb, self.n_bins, self.flop_centroids, self.turn_centroids, np.zeros(0),  # type: ignore[arg-type]
+                                       self.flop_table, self.turn_table, meta, river)
 
     # -- building ---------------------------------------------------------------
     @classmethod
     def build(cls, flop: int = 256, turn: int = 256, river: int = 256, *, n_bins: int = 30,
               fit_boards: int = 400, fit_points: int = 100_000, seed: int = 0, threads: int = 2,
+              ochs_clusters: int = 0,
               progress: Optional[Callable[[str, int, int], None]] = None) -> "DistributionAbstraction":
         """Fit the centres on ``fit_boards`` random boards per street (``fit_points``
-        histograms), then bucket every canonical flop and turn (minutes on two cores)."""
+        histograms), then bucket every canonical flop and turn (minutes on two cores). With
+        ``ochs_clusters`` K > 0 the river is OCHS (:func:`fit_ochs_river`, K clusters) instead
+        of percentiles."""
         for s, k in (("flop", flop), ("turn", turn), ("river", river)):
             if not 1 <= k <= 65534:
                 raise ConfigError(f"{s} buckets must be 1..65534, got {k}")
@@ -295,8 +455,12 @@ class DistributionAbstraction:
                 "n_bins": n_bins, "build_seconds": round(time.time() - t0, 1),
                 "method": "k-medians (EMD = L1 on cumulative river-HS histograms), flop and turn; "
                           "river HS percentiles; 169 pre-flop classes"}
-        return cls((169, flop, turn, river), n_bins, cents[0], cents[1], np.asarray(edges, dtype=np.float64),
-                   tables[0], tables[1], meta)
+        built = cls((169, flop, turn, river), n_bins, cents[0], cents[1], np.asarray(edges, dtype=np.float64),
+                    tables[0], tables[1], meta)
+        if ochs_clusters:
+            return built.with_ochs_river(fit_ochs_river(river, ochs_clusters, fit_boards=fit_boards,
+                                                        fit_points=fit_points, seed=seed))
+        return built
 
     # -- files --------------------------------------------------------------------
     def save(self, path: str | os.PathLike) -> Path:
@@ -304,10 +468,11 @@ class DistributionAbstraction:
         folder = Path(path)
         folder.mkdir(parents=True, exist_ok=True)
         out = folder / "abstraction.npz"
+        river = {} if self.ochs is None else {"ochs_clusters": self.ochs.clusters, "ochs_centroids": self.ochs.centroids}
         atomic_savez(out, compress=True, n_buckets=np.array(self.n_buckets), n_bins=np.array(self.n_bins),
                      flop_centroids=self.flop_centroids, turn_centroids=self.turn_centroids,
                      river_edges=self.river_edges, flop_table=self.flop_table, turn_table=self.turn_table,
-                     meta=np.array(json.dumps(self.meta)))
+                     meta=np.array(json.dumps(self.meta)), **river)
         return out
 
     @classmethod
@@ -319,14 +484,20 @@ class DistributionAbstraction:
         try:
             with np.load(f, allow_pickle=False) as z:
                 meta = json.loads(str(z["meta"]))
+                ochs = OCHSRiver(np.array(z["ochs_clusters"], dtype=np.uint8),
+                                 np.array(z["ochs_centroids"], dtype=np.float64)) if "ochs_clusters" in z else None
                 a = cls(tuple(int(x) for x in z["n_buckets"]), int(z["n_bins"]), z["flop_centroids"],
-                        z["turn_centroids"], z["river_edges"], z["flop_table"], z["turn_table"], meta)
+                        z["turn_centroids"], z["river_edges"], z["flop_table"], z["turn_table"], meta, ochs)
         except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
             raise ConfigError(f"{f}: not a readable abstraction ({exc})") from None
         if meta.get("format") != ABSTRACTION_FORMAT:
             raise ConfigError(f"{f}: abstraction format {meta.get('format')}, this engine reads {ABSTRACTION_FORMAT}")
         if a.flop_table.shape != (1755, N_COMBOS) or a.turn_table.shape != (16432, N_COMBOS):
             raise ConfigError(f"{f}: the bucket tables have the wrong shape")
+        if a.ochs is not None and (a.ochs.clusters.shape != (169,) or a.ochs.centroids.ndim != 2
+                                   or a.ochs.centroids.shape[0] != a.n_buckets[3]
+                                   or not 1 <= a.ochs.k <= 64 or int(a.ochs.clusters.max()) >= a.ochs.k):
+            raise ConfigError(f"{f}: the OCHS river's clusters or centroids have the wrong shape")
         return a
 
     # -- lookups --------------------------------------------------------------------
@@ -342,6 +513,8 @@ class DistributionAbstraction:
             table = self.flop_table if n == 3 else self.turn_table
             return table[row][_PERM_COMBO[p]]
         if n == 5:
+            if self.ochs is not None:
+                return self.ochs.buckets(board)
             hs = river_hs(board)
             out = np.searchsorted(self.river_edges, hs, side="right").astype(np.uint16)
             out[hs < 0] = NO_BUCKET
@@ -374,8 +547,9 @@ class DistributionAbstraction:
 
     def raw_tables(self) -> tuple:
         """The solver's tables: ((169, b1, b2, b3), pre-flop classes, flop and turn buckets
-        by raw colex board index (22,100 and 270,725 rows), river edges); computed once
-        per object (about 1 GB)."""
+        by raw colex board index (22,100 and 270,725 rows), river edges, and for an OCHS
+        river each combo's opponent cluster and the centroids); computed once per object
+        (about 1 GB)."""
         cached = self.__dict__.get("_raw_tables")
         if cached is not None:
             return cached
@@ -389,5 +563,7 @@ class DistributionAbstraction:
             expanded.append(raw.ravel())
         raw = (tuple(int(x) for x in self.n_buckets), PREFLOP_CLASS, expanded[0], expanded[1],
                np.ascontiguousarray(self.river_edges, dtype=np.float64))
+        if self.ochs is not None:  # the walk buckets the river as OCHSRiver.buckets does
+            raw = (*raw, self.ochs.combo_clusters(), np.ascontiguousarray(self.ochs.centroids, dtype=np.float64).ravel())
         self.__dict__["_raw_tables"] = raw
         return raw

@@ -70,6 +70,9 @@ def abstraction_fingerprint(a: DistributionAbstraction) -> str:
     h = hashlib.sha256()
     for x in (np.array(a.n_buckets), a.river_edges, a.flop_table, a.turn_table):
         h.update(np.ascontiguousarray(x).tobytes())
+    if a.ochs is not None:  # an OCHS river (percentile abstractions hash as they always did)
+        for x in (a.ochs.clusters, a.ochs.centroids):
+            h.update(np.ascontiguousarray(x).tobytes())
     return h.hexdigest()[:16]
 
 

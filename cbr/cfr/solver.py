@@ -6,10 +6,11 @@ the iteration number; see ``evaluator_ext/src/cfr_kernels.c``). Without the exte
 pure-numpy reference (:mod:`cbr.cfr.reference`, same numbers, much slower) runs instead,
 unless ``CBR_REQUIRE_NATIVE=1``, which makes importing :mod:`evaluator_ext` fail.
 
-An information set is (betting node, own bucket sequence); tables hold one float32 per
-(information set, action). Exploitability is exact in the abstract game: the mean of the
-two players' best-response values against the average strategy, in milli-big-blinds per
-game (mbb/g).
+An information set is (betting node, own bucket sequence); tables hold one float64 per
+(information set, action): float32 would round each addition to its sum's spacing, and the
+average's sums grow like t^2 under linear averaging. The float32 checkpoints of older runs
+load, widened. Exploitability is exact in the abstract game: the mean of the two players'
+best-response values against the average strategy, in milli-big-blinds per game (mbb/g).
 
 >>> import numpy as np
 >>> from cbr.cfr.tree import build_tree
@@ -75,7 +76,7 @@ def bucket_game_fingerprint(game: BucketGame) -> str:
 
 
 class Solver:
-    """CFR+ on one betting tree and one bucket game; ``regret``/``average`` are float32 tables."""
+    """CFR+ on one betting tree and one bucket game; ``regret``/``average`` are float64 tables."""
 
     def __init__(self, tree: BettingTree, game: BucketGame, *, native: Optional[bool] = None) -> None:
         self.tree = tree
@@ -85,8 +86,8 @@ class Solver:
         self._tree = (tree.kind, tree.player, tree.street, tree.child_start, tree.n_children, tree.child_index,
                       tree.stake, self.offset)
         self._game = game_arrays(game)
-        self.regret = np.zeros(self.size, dtype=np.float32)
-        self.average = np.zeros(self.size, dtype=np.float32)
+        self.regret = np.zeros(self.size, dtype=np.float64)
+        self.average = np.zeros(self.size, dtype=np.float64)
         self.iteration = 0
         if native is None:
             native = _native is not None
@@ -146,7 +147,7 @@ class Solver:
     def value(self, player: int, best_response: bool = False, average: Optional[np.ndarray] = None) -> float:
         """Chips per game of ``player`` (best response or its average strategy) against the
         opponent's average strategy (``average``: another table of the same layout)."""
-        avg = self.average if average is None else np.ascontiguousarray(average, dtype=np.float32)
+        avg = self.average if average is None else np.ascontiguousarray(average, dtype=np.float64)
         return float(self._kernels.value(self._tree, self._game, avg, int(player), bool(best_response)))
 
     def exploitability(self, average: Optional[np.ndarray] = None) -> float:
@@ -188,14 +189,15 @@ class Solver:
     def load_checkpoint(self, path: str | os.PathLike[str]) -> dict:
         """Resume from a checkpoint of this same game, tree and bucket game; returns its info.
 
-        A missing, corrupted or foreign checkpoint raises a one-line :class:`ConfigError`.
+        Tables of float32 (the checkpoints of runs before float64) are widened. A missing,
+        corrupted or foreign checkpoint raises a one-line :class:`ConfigError`.
         """
         path = Path(path)
         try:
             with np.load(path, allow_pickle=False) as data:
                 info = json.loads(bytes(data["info"]).decode())
-                regret = np.array(data["regret"], dtype=np.float32)
-                average = np.array(data["average"], dtype=np.float32)
+                regret = np.array(data["regret"], dtype=np.float64)
+                average = np.array(data["average"], dtype=np.float64)
         except FileNotFoundError:
             raise ConfigError(f"{path}: no checkpoint to resume from") from None
         except Exception as exc:  # zip, zlib, json and key errors alike: the file is damaged

@@ -30,12 +30,12 @@ typedef struct {
 int64_t cfr_workspace_size(const cfr_game *g);
 
 /* One CFR+ iteration (both players, alternating), number t >= 1 (linear averaging weight t).
- * regret and avg have one float per (decision node, own sequence, action). */
-int cfr_iterate(const cfr_game *g, float *regret, float *avg, int64_t t, double *ws);
+ * regret and avg have one double per (decision node, own sequence, action). */
+int cfr_iterate(const cfr_game *g, double *regret, double *avg, int64_t t, double *ws);
 
 /* Value of `player` at the root (chips per game, expectation over the deal) when it plays a
  * best response (best_response != 0) or its own average strategy, against the opponent's
  * average strategy. avg holds unnormalised averages (a row of zeros means uniform). */
-int cfr_value(const cfr_game *g, const float *avg, int player, int best_response, double *ws, double *value);
+int cfr_value(const cfr_game *g, const double *avg, int player, int best_response, double *ws, double *value);
 
 #endif

@@ -103,7 +103,7 @@ static int parse(PyObject *tree, PyObject *game, int64_t table_len, parsed *p)
     long nb = PyLong_AsLong(PyTuple_GET_ITEM(game, 0));
     if (nb == -1 && PyErr_Occurred())
         return -1;
-    if (nb < 1 || nb > 170) { /* 170**4 sequences still index with int64 and fit a float table */
+    if (nb < 1 || nb > 170) { /* 170**4 sequences still index with int64 */
         PyErr_Format(PyExc_ValueError, "cfr: n_buckets must be 1..170, got %ld", nb);
         return -1;
     }
@@ -193,7 +193,7 @@ static double *workspace(const cfr_game *g)
 
 PyDoc_STRVAR(iterate_doc,
              "iterate(tree, game, regret, avg, t0, n, done) -> None\n\n"
-             "Run CFR+ iterations t0 .. t0+n-1 (t0 >= 1) on float32 tables regret and avg, in place;\n"
+             "Run CFR+ iterations t0 .. t0+n-1 (t0 >= 1) on float64 tables regret and avg, in place;\n"
              "done[0] (an int64 array) counts the finished ones. Stops with KeyboardInterrupt\n"
              "between iterations at Ctrl-C.");
 
@@ -219,16 +219,16 @@ static PyObject *py_iterate(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_TypeError, "iterate: regret, avg and done must be writable C-contiguous arrays");
         goto done_buffers;
     }
-    if (rb.itemsize != 4 || ab.itemsize != 4 || !rb.format || !ab.format || strchr(rb.format, 'f') == NULL ||
-        strchr(ab.format, 'f') == NULL || rb.len != ab.len) {
-        PyErr_SetString(PyExc_ValueError, "iterate: regret and avg must be float32 arrays of the same size");
+    if (rb.itemsize != 8 || ab.itemsize != 8 || !rb.format || !ab.format || strchr(rb.format, 'd') == NULL ||
+        strchr(ab.format, 'd') == NULL || rb.len != ab.len) {
+        PyErr_SetString(PyExc_ValueError, "iterate: regret and avg must be float64 arrays of the same size");
         goto done_buffers;
     }
     if (db.itemsize != 8 || db.len < 8) {
         PyErr_SetString(PyExc_ValueError, "iterate: done must be an int64 array of length >= 1");
         goto done_buffers;
     }
-    if (parse(tree, game, rb.len / 4, &p) < 0)
+    if (parse(tree, game, rb.len / 8, &p) < 0)
         goto done_parsed;
     ws = workspace(&p.g);
     if (!ws) {
@@ -241,7 +241,7 @@ static PyObject *py_iterate(PyObject *self, PyObject *args)
         if (PyErr_CheckSignals() < 0)
             goto done_parsed;
         Py_BEGIN_ALLOW_THREADS
-        cfr_iterate(&p.g, (float *)rb.buf, (float *)ab.buf, t0 + i, ws);
+        cfr_iterate(&p.g, (double *)rb.buf, (double *)ab.buf, t0 + i, ws);
         Py_END_ALLOW_THREADS
         *done = i + 1;
     }
@@ -263,7 +263,7 @@ done_buffers:
 PyDoc_STRVAR(value_doc,
              "value(tree, game, avg, player, best_response) -> float\n\n"
              "Expected chips per game of `player` when it plays a best response (or its own\n"
-             "average strategy) against the opponent's average strategy in avg (float32).");
+             "average strategy) against the opponent's average strategy in avg (float64).");
 
 static PyObject *py_value(PyObject *self, PyObject *args)
 {
@@ -282,15 +282,15 @@ static PyObject *py_value(PyObject *self, PyObject *args)
     PyObject *result = NULL;
     if (PyObject_GetBuffer(avg_obj, &ab, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
         PyErr_Clear();
-        PyErr_SetString(PyExc_TypeError, "value: avg must be a C-contiguous float32 array");
+        PyErr_SetString(PyExc_TypeError, "value: avg must be a C-contiguous float64 array");
         return NULL;
     }
-    if (ab.itemsize != 4 || !ab.format || strchr(ab.format, 'f') == NULL) {
-        PyErr_SetString(PyExc_ValueError, "value: avg must be a float32 array");
+    if (ab.itemsize != 8 || !ab.format || strchr(ab.format, 'd') == NULL) {
+        PyErr_SetString(PyExc_ValueError, "value: avg must be a float64 array");
         PyBuffer_Release(&ab);
         return NULL;
     }
-    if (parse(tree, game, ab.len / 4, &p) < 0)
+    if (parse(tree, game, ab.len / 8, &p) < 0)
         goto out;
     ws = workspace(&p.g);
     if (!ws) {
@@ -298,7 +298,7 @@ static PyObject *py_value(PyObject *self, PyObject *args)
         goto out;
     }
     Py_BEGIN_ALLOW_THREADS
-    cfr_value(&p.g, (const float *)ab.buf, player, best, ws, &value);
+    cfr_value(&p.g, (const double *)ab.buf, player, best, ws, &value);
     Py_END_ALLOW_THREADS
     result = PyFloat_FromDouble(value);
 out:
@@ -331,7 +331,7 @@ PyMODINIT_FUNC PyInit__cfr(void)
     PyObject *m = PyModule_Create(&moddef);
     if (!m)
         return NULL;
-    if (PyModule_AddIntConstant(m, "ABI", 1) < 0) {
+    if (PyModule_AddIntConstant(m, "ABI", 2) < 0) { /* 2: float64 tables */
         Py_DECREF(m);
         return NULL;
     }

@@ -5,6 +5,8 @@
  * keeping, for every card, how many holdings below hold it: a holding (a, b) beats
  * below - below[a] - below[b] opponents (only itself holds both), and ties with the
  * group's holdings that hold neither a nor b. Exact card removal in O(n) after the sort.
+ * OCHS (HS against each cluster of opponent holdings) is the same sweep with the counts kept
+ * per card and cluster: O(n k).
  *
  * External-sampling MCCFR (Lanctot et al. 2009): each iteration deals real cards, looks up
  * both players' buckets on every street (an information set is the betting node and the
@@ -87,11 +89,11 @@ static int valid_board(const uint8_t *board, int n, uint64_t *mask)
     return 1;
 }
 
-/* River HS of the holdings a complete board leaves: n of them, combos[i] and hs[i]. */
-static int river_core(const uint8_t board[5], uint64_t used, int16_t *combos, double *hs)
+/* The holdings a complete board leaves, sorted by hand value: keys[i] = value << 11 | j,
+ * ascending, where cmb[j] is the combo; returns their number n. */
+static int sorted_holdings(const uint8_t board[5], uint64_t used, uint32_t keys[1081], int16_t cmb[1081])
 {
-    uint32_t keys[1081], tmp[1081];
-    int16_t cmb[1081];
+    uint32_t tmp[1081];
     uint8_t cards[7];
     memcpy(cards, board, 5);
     int n = 0;
@@ -123,7 +125,15 @@ static int river_core(const uint8_t board[5], uint64_t used, int16_t *combos, do
         src = dst;
         dst = t;
     }
-    /* src holds the sorted keys (two passes: back in keys) */
+    return n; /* two passes: the sorted keys are back in keys */
+}
+
+/* River HS of the holdings a complete board leaves: n of them, combos[i] and hs[i]. */
+static int river_core(const uint8_t board[5], uint64_t used, int16_t *combos, double *hs)
+{
+    uint32_t src[1081];
+    int16_t cmb[1081];
+    int n = sorted_holdings(board, used, src, cmb);
     int below[52] = {0}, equal[52] = {0};
     int below_total = 0;
     const double opponents = 990.0; /* C(45, 2) */
@@ -169,6 +179,158 @@ int mc_river_hs_all(const uint8_t board[5], double hs[MC_N_COMBOS])
     for (int i = 0; i < n; i++)
         hs[combos[i]] = v[i];
     return MC_OK;
+}
+
+/* The OCHS of one holding from its counts against each cluster (wins, ties, opponents):
+ * the same expression for the sweep and the enumeration, so both give the same doubles. */
+static void ochs_from_counts(const int *wins, const int *ties, const int *opp, int k, double *out)
+{
+    int w = 0, t = 0;
+    for (int j = 0; j < k; j++) {
+        w += wins[j];
+        t += ties[j];
+    }
+    double hs = (w + 0.5 * t) / 990.0;
+    for (int j = 0; j < k; j++)
+        out[j] = opp[j] > 0 ? (wins[j] + 0.5 * ties[j]) / opp[j] : hs;
+}
+
+static int valid_clusters(const uint8_t *cluster, int k)
+{
+    if (k < 1 || k > MC_MAX_CLUSTERS)
+        return 0;
+    for (int c = 0; c < MC_N_COMBOS; c++)
+        if (cluster[c] >= k)
+            return 0;
+    return 1;
+}
+
+int mc_river_ochs_all(const uint8_t board[5], const uint8_t cluster[MC_N_COMBOS], int k, double *out)
+{
+    uint64_t used;
+    if (!valid_board(board, 5, &used) || !valid_clusters(cluster, k))
+        return MC_ERR_ARGUMENT;
+    uint32_t src[1081];
+    int16_t cmb[1081];
+    int n = sorted_holdings(board, used, src, cmb);
+    /* per card and cluster: holdings below the current group, in it, and in all */
+    int below[52][MC_MAX_CLUSTERS], equal[52][MC_MAX_CLUSTERS], count[52][MC_MAX_CLUSTERS];
+    int below_total[MC_MAX_CLUSTERS] = {0}, group[MC_MAX_CLUSTERS] = {0}, total[MC_MAX_CLUSTERS] = {0};
+    memset(below, 0, sizeof below);
+    memset(equal, 0, sizeof equal);
+    memset(count, 0, sizeof count);
+    for (int c = 0; c < MC_N_COMBOS * k; c++)
+        out[c] = -1.0;
+    for (int i = 0; i < n; i++) {
+        int c = cmb[src[i] & 2047], j = cluster[c];
+        count[g_lo[c]][j]++;
+        count[g_hi[c]][j]++;
+        total[j]++;
+    }
+    int wins[MC_MAX_CLUSTERS], ties[MC_MAX_CLUSTERS], opp[MC_MAX_CLUSTERS];
+    for (int i = 0; i < n;) {
+        uint32_t v = src[i] >> 11;
+        int e = i;
+        while (e < n && (src[e] >> 11) == v)
+            e++;
+        for (int t = i; t < e; t++) {
+            int c = cmb[src[t] & 2047], j = cluster[c];
+            equal[g_lo[c]][j]++;
+            equal[g_hi[c]][j]++;
+            group[j]++;
+        }
+        for (int t = i; t < e; t++) {
+            int c = cmb[src[t] & 2047], a = g_lo[c], b = g_hi[c], own = cluster[c];
+            for (int j = 0; j < k; j++) {
+                int self = own == j; /* the holding itself is in the group and holds a and b */
+                wins[j] = below_total[j] - below[a][j] - below[b][j];
+                ties[j] = group[j] - equal[a][j] - equal[b][j] + self;
+                opp[j] = total[j] - count[a][j] - count[b][j] + self;
+            }
+            ochs_from_counts(wins, ties, opp, k, out + (size_t)c * (size_t)k);
+        }
+        for (int t = i; t < e; t++) {
+            int c = cmb[src[t] & 2047], j = cluster[c];
+            below[g_lo[c]][j]++;
+            below[g_hi[c]][j]++;
+            equal[g_lo[c]][j] = equal[g_hi[c]][j] = 0;
+            below_total[j]++;
+            group[j] = 0;
+        }
+        i = e;
+    }
+    return MC_OK;
+}
+
+/* mc_river_ochs_one without its checks (the walk's deals and clusters are checked once). */
+static void ochs_one(const uint8_t hole[2], const uint8_t board[5], uint64_t used, const uint8_t *cluster, int k,
+                     double *out)
+{
+    used |= (UINT64_C(1) << hole[0]) | (UINT64_C(1) << hole[1]);
+    uint8_t cards[7];
+    memcpy(cards, board, 5);
+    cards[5] = hole[0];
+    cards[6] = hole[1];
+    uint16_t mine = ek_evaluate(cards, 7);
+    int wins[MC_MAX_CLUSTERS] = {0}, ties[MC_MAX_CLUSTERS] = {0}, opp[MC_MAX_CLUSTERS] = {0};
+    for (int c = 0; c < MC_N_COMBOS; c++) {
+        if (((used >> g_lo[c]) | (used >> g_hi[c])) & 1)
+            continue;
+        cards[5] = g_lo[c];
+        cards[6] = g_hi[c];
+        uint16_t theirs = ek_evaluate(cards, 7);
+        int j = cluster[c];
+        opp[j]++;
+        wins[j] += mine > theirs;
+        ties[j] += mine == theirs;
+    }
+    ochs_from_counts(wins, ties, opp, k, out);
+}
+
+int mc_river_ochs_one(const uint8_t hole[2], const uint8_t board[5], const uint8_t cluster[MC_N_COMBOS], int k,
+                      double *out)
+{
+    uint64_t used;
+    if (!valid_board(board, 5, &used) || !valid_clusters(cluster, k) || hole[0] > 51 || hole[1] > 51 ||
+        hole[0] == hole[1] || ((used >> hole[0]) & 1) || ((used >> hole[1]) & 1))
+        return MC_ERR_ARGUMENT;
+    ochs_one(hole, board, used, cluster, k, out);
+    return MC_OK;
+}
+
+int32_t mc_nearest_l2(const double *x, const double *centroids, int n, int k)
+{
+    double best = 0.0;
+    int32_t arg = 0;
+    for (int c = 0; c < n; c++) {
+        const double *q = centroids + (int64_t)c * k;
+        double s = 0.0;
+        for (int j = 0; j < k; j++) {
+            double d = x[j] - q[j];
+            s += d * d;
+        }
+        if (c == 0 || s < best) {
+            best = s;
+            arg = c;
+        }
+    }
+    return arg;
+}
+
+int mc_river_ochs_buckets(const uint8_t board[5], const uint8_t cluster[MC_N_COMBOS], int k, const double *centroids,
+                          int n, uint16_t out[MC_N_COMBOS])
+{
+    if (n < 1 || n > 65535)
+        return MC_ERR_ARGUMENT;
+    double *x = malloc(sizeof(double) * (size_t)MC_N_COMBOS * (size_t)(k > 0 ? k : 1));
+    if (!x)
+        return MC_ERR_NOMEM;
+    int status = mc_river_ochs_all(board, cluster, k, x);
+    for (int c = 0; status == MC_OK && c < MC_N_COMBOS; c++)
+        out[c] = x[(size_t)c * (size_t)k] < 0.0 ? MC_NO_BUCKET
+                                                : (uint16_t)mc_nearest_l2(x + (size_t)c * (size_t)k, centroids, n, k);
+    free(x);
+    return status;
 }
 
 /* Add the river HS of every holding on the complete board full[5] to its histogram. */
@@ -281,6 +443,15 @@ void mc_deal_buckets(const mc_game *g, const uint8_t hole[2], const uint8_t boar
     out[0] = g->preflop[combo];
     out[1] = g->flop[mc_board_index(board, 3) * MC_N_COMBOS + combo];
     out[2] = g->turn[mc_board_index(board, 4) * MC_N_COMBOS + combo];
+    if (g->river_cluster) { /* OCHS: the nearest centroid of the holding's cluster equities */
+        double x[MC_MAX_CLUSTERS];
+        uint64_t used = 0;
+        for (int i = 0; i < 5; i++)
+            used |= UINT64_C(1) << board[i];
+        ochs_one(hole, board, used, g->river_cluster, g->ochs_k, x);
+        out[3] = mc_nearest_l2(x, g->river_centroids, g->n_buckets[3], g->ochs_k);
+        return;
+    }
     double c[3];
     ek_hand_strength_counts(hole, board, 5, NULL, c);
     double hs = (c[0] + 0.5 * c[1]) / (c[0] + c[1] + c[2]);

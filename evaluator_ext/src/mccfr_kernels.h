@@ -29,6 +29,26 @@ int mc_init(void);
  * [0, 1], or -1 for a holding that shares a card with the board. */
 int mc_river_hs_all(const uint8_t board[5], double hs[MC_N_COMBOS]);
 
+/* Opponent-cluster hand strength (OCHS, Johanson et al. 2013): the river HS of a holding
+ * against each of k clusters of opponent holdings (cluster[combo] in 0..k-1, k <= MC_MAX_CLUSTERS),
+ * ties half, card removal exact. A cluster the cards leave empty takes the plain river HS.
+ * mc_river_ochs_all: every holding of a complete board, out[combo * k + j] (-1 for holdings
+ * that share a card with the board), from the same sort and sweep as mc_river_hs_all;
+ * mc_river_ochs_one: one holding, by enumerating its 990 opponents (the same numbers). */
+#define MC_MAX_CLUSTERS 64
+int mc_river_ochs_all(const uint8_t board[5], const uint8_t cluster[MC_N_COMBOS], int k, double *out);
+int mc_river_ochs_one(const uint8_t hole[2], const uint8_t board[5], const uint8_t cluster[MC_N_COMBOS], int k,
+                      double *out);
+
+/* The nearest of n centroids (rows of k doubles) to x by squared L2 distance; the lowest
+ * index on a tie. */
+int32_t mc_nearest_l2(const double *x, const double *centroids, int n, int k);
+
+/* The OCHS river bucket of every holding on a complete board: its OCHS vector's nearest
+ * centroid (n x k); MC_NO_BUCKET for holdings sharing a card with the board. */
+int mc_river_ochs_buckets(const uint8_t board[5], const uint8_t cluster[MC_N_COMBOS], int k, const double *centroids,
+                          int n, uint16_t out[MC_N_COMBOS]);
+
 /* Histogram of river HS (n_bins equal bins on [0, 1]) over every runout of a flop (3
  * cards) or turn (4 cards) board, for every holding: hist[combo * n_bins + bin] counts
  * runouts (zero rows for holdings that share a card with the board). */
@@ -61,7 +81,10 @@ typedef struct {
     const uint8_t *preflop;       /* 1326: pre-flop class of each combo */
     const uint16_t *flop;         /* 22100 x 1326: bucket by (colex flop, combo) */
     const uint16_t *turn;         /* 270725 x 1326: bucket by (colex turn board, combo) */
-    const double *river_edges;    /* n_buckets[3] - 1 ascending HS edges */
+    const double *river_edges;    /* n_buckets[3] - 1 ascending HS edges (percentile river) */
+    const uint8_t *river_cluster; /* NULL, or an OCHS river: 1326 opponent clusters ... */
+    int32_t ochs_k;               /* ... of ochs_k clusters ... */
+    const double *river_centroids;/* ... and n_buckets[3] x ochs_k centroids (mc_river_ochs_buckets) */
 } mc_game;
 
 /* Colex index of 3 or 4 distinct cards (any order). */

@@ -103,6 +103,116 @@ static PyObject *py_river_hs(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* The opponent clusters (uint8[1326]) and the wanted count k of an OCHS call: the data or
+ * NULL with ValueError. */
+static const uint8_t *clusters_of(views *v, PyObject *obj, int k)
+{
+    Py_ssize_t n;
+    const uint8_t *cl = get(v, obj, "B", 1, 0, "clusters", &n);
+    if (!cl)
+        return NULL;
+    if (n != MC_N_COMBOS || k < 1 || k > MC_MAX_CLUSTERS) {
+        PyErr_Format(PyExc_ValueError, "clusters must be 1326 uint8 and k 1..%d", MC_MAX_CLUSTERS);
+        return NULL;
+    }
+    for (int c = 0; c < MC_N_COMBOS; c++)
+        if (cl[c] >= k) {
+            PyErr_Format(PyExc_ValueError, "clusters must be 0..k-1 (k = %d), combo %d has %d", k, c, cl[c]);
+            return NULL;
+        }
+    return cl;
+}
+
+static PyObject *py_river_ochs(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *board_obj, *cl_obj, *out_obj;
+    int k;
+    if (!PyArg_ParseTuple(args, "OOiO", &board_obj, &cl_obj, &k, &out_obj))
+        return NULL;
+    uint8_t board[5];
+    int n;
+    if (cards_of(board_obj, 5, 5, board, &n, "a river board") < 0)
+        return NULL;
+    views v = {.n = 0};
+    Py_ssize_t count;
+    const uint8_t *cl = clusters_of(&v, cl_obj, k);
+    double *out = cl ? get(&v, out_obj, "d", 8, 1, "out", &count) : NULL;
+    if (out && count != (Py_ssize_t)MC_N_COMBOS * k) {
+        PyErr_SetString(PyExc_ValueError, "out must hold 1326 x k float64");
+        out = NULL;
+    }
+    if (out) {
+        Py_BEGIN_ALLOW_THREADS mc_river_ochs_all(board, cl, k, out);
+        Py_END_ALLOW_THREADS
+    }
+    release(&v);
+    if (!out)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_river_ochs_one(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *hole_obj, *board_obj, *cl_obj, *out_obj;
+    int k;
+    if (!PyArg_ParseTuple(args, "OOOiO", &hole_obj, &board_obj, &cl_obj, &k, &out_obj))
+        return NULL;
+    uint8_t hole[2], board[5];
+    int nh, n;
+    if (cards_of(hole_obj, 2, 2, hole, &nh, "a hole") < 0 || cards_of(board_obj, 5, 5, board, &n, "a river board") < 0)
+        return NULL;
+    for (int i = 0; i < 5; i++)
+        if (board[i] == hole[0] || board[i] == hole[1])
+            return PyErr_Format(PyExc_ValueError, "the hole and the board share a card");
+    views v = {.n = 0};
+    Py_ssize_t count;
+    const uint8_t *cl = clusters_of(&v, cl_obj, k);
+    double *out = cl ? get(&v, out_obj, "d", 8, 1, "out", &count) : NULL;
+    if (out && count != k) {
+        PyErr_SetString(PyExc_ValueError, "out must hold k float64");
+        out = NULL;
+    }
+    if (out)
+        mc_river_ochs_one(hole, board, cl, k, out);
+    release(&v);
+    if (!out)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_river_ochs_buckets(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *board_obj, *cl_obj, *cent_obj, *out_obj;
+    int k;
+    if (!PyArg_ParseTuple(args, "OOiOO", &board_obj, &cl_obj, &k, &cent_obj, &out_obj))
+        return NULL;
+    uint8_t board[5];
+    int n;
+    if (cards_of(board_obj, 5, 5, board, &n, "a river board") < 0)
+        return NULL;
+    views v = {.n = 0};
+    Py_ssize_t nc, no;
+    const uint8_t *cl = clusters_of(&v, cl_obj, k);
+    const double *cent = cl ? get(&v, cent_obj, "d", 8, 0, "centroids", &nc) : NULL;
+    uint16_t *out = cent ? get(&v, out_obj, "H", 2, 1, "out", &no) : NULL;
+    int status = MC_ERR_ARGUMENT;
+    if (out && nc % k == 0 && nc > 0 && nc / k <= 65535 && no == MC_N_COMBOS) {
+        Py_BEGIN_ALLOW_THREADS status = mc_river_ochs_buckets(board, cl, k, cent, (int)(nc / k), out);
+        Py_END_ALLOW_THREADS
+    } else if (out) {
+        PyErr_SetString(PyExc_ValueError, "centroids must be n x k float64 (n <= 65535), out 1326 uint16");
+    }
+    release(&v);
+    if (PyErr_Occurred())
+        return NULL;
+    if (status == MC_ERR_NOMEM)
+        return PyErr_NoMemory();
+    Py_RETURN_NONE;
+}
+
 /* A flop or turn board and a bin count from a call's arguments; 0 or -1 with ValueError. */
 static int board_and_bins(PyObject *board_obj, int n_bins, uint8_t board[5], int *n)
 {
@@ -210,7 +320,9 @@ static PyObject *py_assign_l1(PyObject *self, PyObject *args)
 
 /* tree: (kind, player, street, child_start, n_children, child_index, stake, offset);
  * tables: ((b0, b1, b2, b3), preflop uint8[1326], flop uint16[22100*1326],
- * turn uint16[270725*1326], river_edges float64[b3-1]); table_len: regret/avg length. */
+ * turn uint16[270725*1326], river_edges float64[b3-1]), or with an OCHS river
+ * (..., river_edges float64[0], river_cluster uint8[1326], river_centroids float64[b3*k]);
+ * table_len: regret/avg length. */
 static int parse_tree(PyObject *tree, int64_t table_len, views *v, mc_game *g);
 
 /* The bucket counts (a 4-tuple, each 1..65535) into g->n_buckets. */
@@ -237,10 +349,11 @@ static int parse_game(PyObject *tree, PyObject *tables, int64_t table_len, views
 {
     memset(g, 0, sizeof(*g));
     if (!PyTuple_Check(tree) || PyTuple_GET_SIZE(tree) != N_TREE || !PyTuple_Check(tables) ||
-        PyTuple_GET_SIZE(tables) != 5) {
-        PyErr_SetString(PyExc_TypeError, "tree must be an 8-tuple and tables a 5-tuple (see mccfr_module.c)");
+        (PyTuple_GET_SIZE(tables) != 5 && PyTuple_GET_SIZE(tables) != 7)) {
+        PyErr_SetString(PyExc_TypeError, "tree must be an 8-tuple and tables a 5- or 7-tuple (see mccfr_module.c)");
         return -1;
     }
+    int ochs = PyTuple_GET_SIZE(tables) == 7;
     if (parse_buckets(PyTuple_GET_ITEM(tables, 0), g) < 0)
         return -1;
     Py_ssize_t np_, nf, nt, ne;
@@ -250,10 +363,28 @@ static int parse_game(PyObject *tree, PyObject *tables, int64_t table_len, views
         !(g->river_edges = get(v, PyTuple_GET_ITEM(tables, 4), "d", 8, 0, "river_edges", &ne)))
         return -1;
     if (np_ != MC_N_COMBOS || nf != (Py_ssize_t)22100 * MC_N_COMBOS || nt != (Py_ssize_t)270725 * MC_N_COMBOS ||
-        ne != g->n_buckets[3] - 1) {
+        ne != (ochs ? 0 : g->n_buckets[3] - 1)) {
         PyErr_SetString(PyExc_ValueError, "mccfr: table sizes: preflop 1326, flop 22100x1326, turn 270725x1326, "
-                                          "river_edges b3-1");
+                                          "river_edges b3-1 (none with an OCHS river)");
         return -1;
+    }
+    if (ochs) {
+        Py_ssize_t ncl, nce;
+        if (!(g->river_cluster = get(v, PyTuple_GET_ITEM(tables, 5), "B", 1, 0, "river_cluster", &ncl)) ||
+            !(g->river_centroids = get(v, PyTuple_GET_ITEM(tables, 6), "d", 8, 0, "river_centroids", &nce)))
+            return -1;
+        Py_ssize_t k = nce / g->n_buckets[3];
+        if (ncl != MC_N_COMBOS || nce % g->n_buckets[3] || k < 1 || k > MC_MAX_CLUSTERS) {
+            PyErr_Format(PyExc_ValueError, "mccfr: an OCHS river needs 1326 clusters and b3 x k centroids, "
+                                           "k 1..%d", MC_MAX_CLUSTERS);
+            return -1;
+        }
+        g->ochs_k = (int32_t)k;
+        for (Py_ssize_t i = 0; i < ncl; i++)
+            if (g->river_cluster[i] >= k) {
+                PyErr_SetString(PyExc_ValueError, "mccfr: an opponent cluster is out of range");
+                return -1;
+            }
     }
     /* every bucket in range, so that a walk never indexes outside its table */
     for (Py_ssize_t i = 0; check_tables && i < np_; i++)
@@ -448,7 +579,7 @@ static PyObject *py_run_rnr(PyObject *self, PyObject *args)
         return PyErr_Format(PyExc_ValueError, "iterations >= 0, threads 1..64 and p in [0, 1], got %lld, %d and %g",
                             iterations, threads, p);
     static const char *names[6] = {"regret", "avg", "opp_regret", "opp_avg", "model_probs", "model_conf"};
-    views v = {.n = 0}, tv = {.n = 0}; /* the game takes up to 12 views: the tables have their own */
+    views v = {.n = 0}, tv = {.n = 0}; /* the game takes up to 14 views: the tables have their own */
     void *t[6]; /* the tables float64, the model float32 */
     Py_ssize_t len[6];
     int ok = 1;
@@ -476,6 +607,12 @@ static PyObject *py_run_rnr(PyObject *self, PyObject *args)
 
 static PyMethodDef methods[] = {
     {"river_hs", py_river_hs, METH_VARARGS, "river_hs(board5, out float64[1326]): river HS of every holding."},
+    {"river_ochs", py_river_ochs, METH_VARARGS,
+     "river_ochs(board5, clusters uint8[1326], k, out float64[1326*k]): every holding's HS against each cluster."},
+    {"river_ochs_one", py_river_ochs_one, METH_VARARGS,
+     "river_ochs_one(hole, board5, clusters uint8[1326], k, out float64[k]): one holding's, by enumeration."},
+    {"river_ochs_buckets", py_river_ochs_buckets, METH_VARARGS,
+     "river_ochs_buckets(board5, clusters, k, centroids float64[n*k], out uint16[1326]): nearest centroid (L2)."},
     {"board_histograms", py_board_histograms, METH_VARARGS,
      "board_histograms(board, n_bins, out uint16[1326*n_bins]): river-HS histograms over the runouts."},
     {"board_buckets", py_board_buckets, METH_VARARGS,

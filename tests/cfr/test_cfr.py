@@ -159,6 +159,45 @@ def test_one_bucket_game_is_solved_at_value_zero() -> None:
     assert root[0, 0] < 1e-3  # the small blind never folds pre-flop
 
 
+@pytest.mark.parametrize("native", [True, False])
+def test_cfr_plus_accumulates_in_float64(native: bool) -> None:
+    """Regrets and averages keep additions float32 would round away: on top of 1e8 (where
+    float32's spacing is 8) one iteration adds what it adds to zeros, to float64's 1.5e-8."""
+    if native and IMPLEMENTATION != "native":
+        pytest.skip("the C extension evaluator_ext._cfr is not built")
+    tree, bg = build_tree("holdem.limit.2p"), random_bucket_game(2, seed=1)
+    plain, lifted = Solver(tree, bg, native=native), Solver(tree, bg, native=native)
+    assert plain.regret.dtype == np.float64 and plain.average.dtype == np.float64
+    lifted.regret[:] = 1e8   # equal regrets: regret matching is uniform, as from zeros
+    lifted.average[:] = 1e8  # the average is never read while training
+    plain.run(1)
+    lifted.run(1)
+    small = (plain.average > 0) & (plain.average < 4)  # float32 would add nothing or 8
+    assert small.sum() > 1000
+    np.testing.assert_allclose(lifted.average - 1e8, plain.average, rtol=0, atol=3e-8)
+    # the first pass (player 0) starts uniform in both: its regrets move by the same amounts
+    for node in tree.decision_nodes():
+        if int(tree.player[node]) == 0:
+            mine, base = plain.table(node, plain.regret), plain.table(node, lifted.regret)
+            pos = mine > 0
+            np.testing.assert_allclose(base[pos] - 1e8, mine[pos], rtol=0, atol=3e-8)
+
+
+def test_float32_checkpoints_of_older_runs_resume_widened(tmp_path) -> None:
+    tree, bg = build_tree("holdem.limit.2p"), random_bucket_game(2, seed=1)
+    s = Solver(tree, bg)
+    s.run(5, checkpoint=tmp_path / "c.npz")
+    with np.load(tmp_path / "c.npz") as z:  # the layout the float32 solver wrote
+        np.savez(tmp_path / "old.npz", regret=z["regret"].astype(np.float32),
+                 average=z["average"].astype(np.float32), info=z["info"])
+    old = Solver(tree, bg)
+    assert old.load_checkpoint(tmp_path / "old.npz")["iteration"] == 5
+    assert old.regret.dtype == np.float64 and old.average.dtype == np.float64
+    assert np.array_equal(old.average, s.average.astype(np.float32).astype(np.float64))
+    old.run(5)
+    assert old.iteration == 10 and old.exploitability() < s.exploitability()
+
+
 # ---------------------------------------------------------------- best response vs brute force
 
 
@@ -253,8 +292,8 @@ def test_native_rejects_a_broken_tree() -> None:
     bad[5] = np.array([1, 2, 3, 0, 5], np.int32)  # a child pointing back to the root
     with pytest.raises(ValueError, match="after its parent"):
         _cfr.value(tuple(bad), s._game, s.average, 0, True)
-    with pytest.raises(ValueError, match="float32"):
-        _cfr.value(s._tree, s._game, s.average.astype(np.float64), 0, True)
+    with pytest.raises(ValueError, match="float64"):
+        _cfr.value(s._tree, s._game, s.average.astype(np.float32), 0, True)
     short = list(s._game)
     short[9] = short[9][:-1]
     with pytest.raises(ValueError, match="wrong sizes"):
@@ -540,7 +579,7 @@ def test_kernels_compiled_alone_give_the_solver_s_numbers(tmp_path: Path) -> Non
         + "".join(_c_array("double", f"a{i}", g[i]) for i in range(1, 10))
         + f"int main(void) {{\n cfr_game gm = {{{tree.n_nodes}, kind, player, street, cstart, nch, cidx, stake, offset,"
         + f" {g[0]}, {bg.n_classes}, {{2, 4, 8, 16}}, a1, {{a2, a3, a4}}, {{a5, a6, a7, a8}}, a9}};\n"
-        + f" float *r = calloc({s.size}, sizeof(float)), *avg = calloc({s.size}, sizeof(float));\n"
+        + f" double *r = calloc({s.size}, sizeof(double)), *avg = calloc({s.size}, sizeof(double));\n"
         + " double *ws = malloc(sizeof(double) * (cfr_workspace_size(&gm) + 64));\n"
         + " for (int t = 1; t <= 7; t++) cfr_iterate(&gm, r, avg, t, ws);\n"
         + " for (int p = 0; p < 2; p++) for (int br = 0; br < 2; br++) {\n"

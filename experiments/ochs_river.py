@@ -1,0 +1,72 @@
+"""OCHS against percentile HS on the river, small: the teacher's abstraction with either river,
+trained by the same MCCFR loop for the same iterations and seed, then measured side by side.
+
+    python -m casebases.build_cfr_ochs --iterations 8000000 --threads 1               # OCHS river
+    python -m casebases.build_cfr_ochs --river hs --iterations 8000000 --threads 1    # the control
+    python experiments/ochs_river.py --seed 37 --lbr-hands 4000 --hands 20000
+
+Both folders are under ``.cfr-runs/`` (ignored). Measured for each: LBR (``cbr exploit``'s
+default variant, the same deals; at most ``--lbr-hands`` hands or ``--lbr-minutes`` minutes)
+and a duplicate match against always-raise; then the two head to head (``--hands``
+duplicate hands). Writes ``experiments/results/ochs-river-seed<S>.json`` and prints a
+Markdown table.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+from common import RESULTS, budgeted_lbr, duel, environment, say, write_json
+
+RUNS = Path(__file__).resolve().parents[1] / ".cfr-runs"
+
+
+def run_info(folder: Path) -> dict:
+    """Iterations and training seconds of a strategy folder (its header)."""
+    import numpy as np
+
+    with np.load(folder / "strategy.npz", allow_pickle=False) as z:
+        info = json.loads(str(z["info"]))
+    return {"iterations": info["iterations"], "seconds": info["seconds"], "seed": info["seed"],
+            "threads": info["threads"]}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--ochs", default=str(RUNS / "emd_256_ochs"))
+    ap.add_argument("--hs", default=str(RUNS / "emd_256_hs"))
+    ap.add_argument("--seed", type=int, default=37)
+    ap.add_argument("--lbr-hands", type=int, default=4000)
+    ap.add_argument("--lbr-minutes", type=float, default=10.0)
+    ap.add_argument("--hands", type=int, default=20000, help="duplicate hands of each match")
+    args = ap.parse_args()
+    folders = {"ochs": Path(args.ochs), "hs": Path(args.hs)}
+    report: dict = {"seed": args.seed, "environment": environment(), "runs": {}}
+    for name, folder in folders.items():
+        spec = f"cfr:strategy={folder}"
+        row = {"folder": str(folder), **run_info(folder)}
+        t = time.time()
+        lbr = budgeted_lbr(spec, args.lbr_hands, args.seed, 1, args.lbr_minutes * 60)
+        row["lbr"] = {"mbb": lbr["mbb_per_game"], "ci": lbr["ci95"], "hands": lbr["hands"],
+                      "seconds": round(time.time() - t)}
+        say(f"{name}: LBR {lbr['mbb_per_game']:.0f} ± {lbr['ci95']:.0f} mbb/g over {lbr['hands']} hands")
+        row["vs_raise"] = duel(spec, "raise", args.hands, args.seed)
+        say(f"{name} vs raise: {row['vs_raise']['sb_per_hand']:+.3f} ± {row['vs_raise']['ci']:.3f}")
+        report["runs"][name] = row
+    report["head_to_head"] = duel(f"cfr:strategy={folders['ochs']}", f"cfr:strategy={folders['hs']}", args.hands,
+                                  args.seed)
+    h = report["head_to_head"]
+    say(f"ochs vs hs: {h['sb_per_hand']:+.3f} ± {h['ci']:.3f} sb/h")
+    write_json(RESULTS / f"ochs-river-seed{args.seed}.json", report)
+    print("| river | iterations | LBR, mbb/g (hands) | against `raise`, sb/h |")
+    print("|---|---:|---:|---:|")
+    for name, r in report["runs"].items():
+        print(f"| {name} | {r['iterations']:,} | {r['lbr']['mbb']:.0f} ± {r['lbr']['ci']:.0f} ({r['lbr']['hands']:,}) "
+              f"| {r['vs_raise']['sb_per_hand']:+.3f} ± {r['vs_raise']['ci']:.3f} |")
+    print(f"| OCHS against HS, head to head | | | {h['sb_per_hand']:+.3f} ± {h['ci']:.3f} ({h['hands']:,} hands) |")
+
+
+if __name__ == "__main__":
+    main()
