@@ -317,7 +317,7 @@ def casebase_condense(
     method: Annotated[str, typer.Option("--method", help="footprint (competence groups, then a sample of each group's actions), "
                                                          "sample (a sample of each street's actions) or merge (one case per "
                                                          "distinct feature row and action).")] = "footprint",
-    keep: Annotated[float, typer.Option("--keep", min=0.0, max=1.0, help="footprint, sample: the share of cases kept.")] = 0.1,
+    keep: Annotated[float, typer.Option("--keep", help="footprint, sample: the share of cases kept, above 0 and at most 1.")] = 0.1,
     k: Annotated[int, typer.Option("--k", min=1, max=1000, help="A case solves another among its K nearest.")] = 10,
     eps: Annotated[float, typer.Option("--eps", min=0.0, max=1.0, help="... when their triples agree within this "
                                                                        "total-variation distance.")] = 0.1,
@@ -346,7 +346,7 @@ def casebase_condense(
 
     if method not in METHODS:
         raise usage_error(f"--method {method!r}: choose one of {', '.join(METHODS)}", "--method")
-    if keep <= 0.0:
+    if not 0.0 < keep <= 1.0:
         raise usage_error("--keep is a share of the cases above 0 (at most 1)", "--keep")
     if not out.strip():
         raise usage_error("-o/--out: the condensed case base needs a name", "--out")

@@ -89,3 +89,78 @@ def test_unknown_bot_option_values_are_usage_errors(command: tuple, spec: str) -
     assert got.exit_code == 2, got.output
     assert "Traceback" not in got.output and spec in got.stderr
 
+
+# ---- 2. a range --help shows is one the checks accept ---------------------------------------
+@pytest.mark.parametrize("command, option", [
+    (("casebase", "condense", "default", "-o", "unused"), "--keep"),
+    (("match", "--players", "call,call", "--retain"), "--retain-gate"),
+])
+def test_a_share_above_0_says_so_in_help_and_refuses_0(command: tuple, option: str) -> None:
+    shown = cbr(*command[:2] if command[0] == "casebase" else command[:1], "--help")
+    assert shown.exit_code == 0
+    text = " ".join(shown.stdout.split())
+    start = text.index(option + " ", text.index("Options:"))
+    help_text = text[start:start + 300].split(" --k ")[0].split(" --help ")[0]
+    assert "above 0 and at most 1" in help_text and "0.0<=x" not in help_text
+    for value in ("0", "-0.5", "1.5"):
+        got = cbr(*command, option, value)
+        assert got.exit_code == 2 and "above 0 (at most 1)" in got.stderr, (value, got.output)
+
+
+# ---- 3. every bad number is one line, never pydantic's words or a traceback ------------------
+def _numeric_options():
+    import typer
+    from typer._click.core import Context
+
+    def walk(command, path):
+        if hasattr(command, "list_commands"):
+            ctx = Context(command)
+            for name in command.list_commands(ctx):
+                yield from walk(command.get_command(ctx, name), [*path, name])
+            return
+        for param in command.params:
+            d = getattr(param, "type_descriptor", None)
+            kind = getattr(d.annotation, "__args__", (d.annotation,))[0] if d is not None else None
+            if kind in (int, float) and not param.hidden:
+                yield (*path, param.opts[0])
+
+    return list(walk(typer.main.get_command(app), []))
+
+
+NUMERIC_OPTIONS = _numeric_options()
+
+
+def test_the_sweep_finds_the_numeric_options() -> None:
+    assert len(NUMERIC_OPTIONS) > 60
+    assert ("match", "--hands") in NUMERIC_OPTIONS and ("casebase", "condense", "--keep") in NUMERIC_OPTIONS
+
+
+@pytest.mark.parametrize("option", NUMERIC_OPTIONS, ids=" ".join)
+def test_bad_numbers_are_one_line_usage_errors(option: tuple) -> None:
+    for value in ("", "abc", "nan", "1e999x", "1.5e"):
+        got = cbr(*option, value)
+        assert got.exit_code == 2, (value, got.output)
+        errors = [ln for ln in got.stderr.splitlines() if ln.startswith("Error:")]
+        assert len(errors) == 1 and "Traceback" not in got.output, got.output
+        assert "Input should" not in got.output and repr(value) in errors[0], (value, errors)  # says what was typed
+
+
+def test_out_of_range_numbers_name_the_range_as_help_shows_it() -> None:
+    got = cbr("query", "--hole", "AsKs", "--threshold", "2")
+    assert got.exit_code == 2 and "2 is not in the range 0.0<=x<=1.0" in got.stderr
+    got = cbr("match", "--players", "call,call", "--hands", "-1")
+    assert got.exit_code == 2 and "-1 is not in the range 1<=x<=1000000000" in got.stderr
+    assert "1<=x<=1000000000" in " ".join(cbr("match", "--help").stdout.split())
+
+
+@pytest.mark.parametrize("command", [
+    ("play", "--acpc", "127.0.0.1:9", "--timeout"),
+    ("serve-dealer", "--players", "remote,call", "--connect-timeout"),
+    ("serve-dealer", "--players", "remote,call", "--timeout"),
+])
+@pytest.mark.parametrize("value", ["inf", "1e300"])
+def test_an_endless_wait_is_a_usage_error_not_a_crash(command: tuple, value: str) -> None:
+    """`--timeout inf` reached the socket: OverflowError, exit 3 (internal error)."""
+    got = cbr(*command, value)
+    assert got.exit_code == 2, got.output
+    assert "is not in the range 0.001<=x<=604800" in got.stderr
