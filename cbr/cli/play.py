@@ -126,8 +126,8 @@ def _print_match(result: "MatchResult", seed: int, as_json: bool) -> None:
     if as_json:
         print_json(result.to_dict())
         return
-    title = (f"{result.game.name}: {result.hands} hands"
-             + (f" (duplicate, {result.deals} deals)" if result.duplicate else "") + f", seed {seed}"
+    title = (f"{result.game.name}: {result.hands:,} hands"
+             + (f" (duplicate, {result.deals:,} deals)" if result.duplicate else "") + f", seed {seed}"
              + (" (interrupted)" if result.interrupted else ""))
     rows = [[str(s), p.name, signed(p.total), signed(p.sb_per_hand, 3), f"{p.sb_ci:.3f}",
              signed(p.mbb_per_hand), f"{p.mbb_ci:.0f}"] for s, p in enumerate(result.players)]
@@ -225,7 +225,7 @@ def _print_dealer(result: "DealerResult", seed: int, planned: int) -> None:
 
     rows = [[str(s), name, ("+" if result.totals[s] > 0 else "") + acpc_number(result.totals[s]), signed(result.sb_per_hand(s), 3)]
             for s, name in enumerate(result.names)]
-    stdout.print(f"{result.game.name}: {result.hands} hands, seed {seed}", markup=False, highlight=False,
+    stdout.print(f"{result.game.name}: {result.hands:,} hands, seed {seed}", markup=False, highlight=False,
                  soft_wrap=True)  # not the table's title, which wraps to the table's width
     stdout.print(rich_table(None, ["seat", "player", "chips", "sb/h"], rows))
     if result.stopped:
@@ -317,7 +317,7 @@ def _print_client(result: "ClientResult", spec: str, as_json: bool, retaining: b
         print_json(result.to_dict())
         return
     stopped = " (interrupted)" if result.interrupted else " (stopped by an error)" if result.error else ""
-    typer.echo(f"{spec}: {len(result.hands)} hands, {'+' if result.total > 0 else ''}{acpc_number(result.total)} chips "
+    typer.echo(f"{spec}: {len(result.hands):,} hands, {'+' if result.total > 0 else ''}{acpc_number(result.total)} chips "
                f"({signed(result.sb_per_hand, 3)} sb/h)" + (f"; retained {result.retained:,} cases" if retaining else "")
                + stopped)
 

@@ -168,3 +168,39 @@ def test_an_endless_wait_is_a_usage_error_not_a_crash(command: tuple, value: str
     got = cbr(*command, value)
     assert got.exit_code == 2, got.output
     assert "is not in the range 0.001<=x<=604800" in got.stderr
+
+
+# ---- 5. counts over 999 carry thousands separators, as the rest of the output does -----------
+def _no_bare_count(text: str) -> None:
+    """No run of four or more digits outside a path, a decimal or a seed."""
+    import re
+
+    bare = [m.group() for m in re.finditer(r"(?<![\w./,:-])\d{4,}(?![\w.,/])", text)]
+    assert not bare, (bare, text)
+
+
+def test_casebase_inspect_build_verify_and_players_separate_thousands(tmp_path: Path) -> None:
+    shown = cbr("casebase", "inspect", "default")
+    assert shown.exit_code == 0, shown.output
+    head = shown.stdout.split("preflop features")[0]
+    assert "100,064 cases" in head and "32,875" in head
+    _no_bare_count(head.split("\ngames:", 1)[1])  # past the path and the creation date
+    log = Path(__file__).resolve().parents[2] / "casebases" / "selfplay" / "hu-ehs-hs.log"
+    built = cbr("build", log, "-o", tmp_path / "cb")
+    assert built.exit_code == 0, built.output
+    assert "7,844 cases (preflop 2,556, flop 2,090, turn 1,717, river 1,481) from 1,200 hands" in built.stdout
+    verified = cbr("casebase", "verify", tmp_path / "cb")
+    assert verified.exit_code == 0 and "sound (7,844 cases)" in verified.stdout, verified.output
+    store = tmp_path / "players.duckdb"
+    read = cbr("players", "build", log, "--store", store)
+    assert read.exit_code == 0 and read.stdout.startswith("1,200 hands read"), read.output
+    table = cbr("players", "inspect", "--store", store)
+    assert table.exit_code == 0 and "1,200" in table.stdout
+    _no_bare_count(table.stdout.replace(str(store), ""))
+
+
+def test_match_and_dealer_titles_separate_thousands() -> None:
+    got = cbr("match", "--players", "call,call", "--hands", 1200, "--duplicate")
+    assert got.exit_code == 0 and "1,200 hands (duplicate, 600 deals)" in got.stdout, got.output
+    dealt = cbr("serve-dealer", "--players", "call,call", "--hands", 1200)
+    assert dealt.exit_code == 0 and "holdem.limit.2p: 1,200 hands" in dealt.stdout, dealt.output
