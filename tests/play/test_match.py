@@ -300,7 +300,7 @@ def test_cli_match_title_is_one_line_in_a_pipe():
     res = runner.invoke(app, ["match", "-p", "fold,call,raise", "-n", "3000", "--duplicate", "--seed", "123456789"],
                         env={"COLUMNS": "80"})
     assert res.exit_code == 0, res.output
-    assert res.stdout.splitlines()[0].rstrip() == "limit.3p: 3000 hands (duplicate, 1000 deals), seed 123456789"
+    assert res.stdout.splitlines()[0].rstrip() == "limit.3p: 3,000 hands (duplicate, 1,000 deals), seed 123456789"
     assert res.stdout.splitlines()[1].startswith("┏")
 
 
