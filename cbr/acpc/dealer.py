@@ -45,7 +45,7 @@ from cbr.game.decision import DecisionPoint
 from cbr.game.gamedef import GameDef
 from cbr.game.spec import default_game
 from cbr.game.state import HandState
-from cbr.play.table import MAX_HANDS, PolicySeat, Seat, Table, Watcher, act_rng, seat_seed, unique_names
+from cbr.play.table import MAX_HANDS, PolicySeat, Seat, Table, Watcher, act_rng, seat_label, seat_seed, unique_names
 from cbr.policies.base import Policy
 from cbr.policies.spec import policy_from_spec
 
@@ -106,7 +106,7 @@ class Dealer:
         self.host, self.port = host, port
         self.timeout, self.connect_timeout = timeout, connect_timeout
         self.policies: list[Optional[Policy]] = [seat_policy(s, seat_seed(seed, i)) for i, s in enumerate(self.seats)]
-        self.names = unique_names([REMOTE if p is None else p.name for p in self.policies])
+        self.names = unique_names([REMOTE if p is None else seat_label(p) for p in self.policies])
         self.channels: list[Optional[LineChannel]] = [None] * n
         self._server: Optional[socket.socket] = None
         self._earlier: dict[int, list[str]] = {}   # states sent earlier in this hand, per seat

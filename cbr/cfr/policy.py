@@ -90,6 +90,8 @@ class CFRPolicy(Policy):
 
     def __init__(self, *, strategy: str = "", seed: Optional[int] = None) -> None:
         super().__init__(seed=seed)
+        if strategy:  # a name or path that resolves to nothing is the spec's error, told now (read on first use)
+            resolve_strategy(strategy)
         self.strategy = strategy
         self._strategy: "Optional[Strategy | ImperfectStrategy]" = None
         self._cache: tuple[tuple, tuple[int, ...]] | None = None

@@ -70,6 +70,49 @@ def plain(annotation: Any, value: Any, low: Any = None, high: Any = None) -> Any
     return result
 
 
+def number_problem(annotation: Any, value: Any, low: Any = None, high: Any = None) -> str | None:
+    """Why ``value`` (text) is no ``int`` or ``float`` of ``[low, high]``, in the words of the
+    rest of the command line (one line), or None when it is one (or not a number option). NaN
+    is no number of a range; an option without a range takes any float (``nan``, ``inf``: the
+    command says why it cannot use one).
+    typer's own coercion answers with pydantic's texts ("Input should be a valid number,
+    unable to parse string as a number"); these say what was typed and what is wanted.
+
+    >>> number_problem(float, "abc"), number_problem(float, "nan", 0.0, 1.0), number_problem(int, "1.5")
+    ("'abc' is not a number", "'nan' is not a number", "'1.5' is not a whole number")
+    >>> number_problem(float, "2", 0.0, 1.0), number_problem(int, "-1", 1), number_problem(float, "inf", 0.001)
+    ('2 is not in the range 0.0<=x<=1.0', '-1 is not in the range x>=1', None)
+    >>> number_problem(int, "12", 0, 20) is None, number_problem(float, "nan") is None, number_problem(str, "x") is None
+    (True, True, True)
+    """
+    import math
+
+    if getattr(annotation, "__origin__", None) is list:
+        (item,) = annotation.__args__
+        for v in value if isinstance(value, (list, tuple)) else ():
+            problem = number_problem(item, v, low, high)
+            if problem is not None:
+                return problem
+        return None
+    if annotation not in (int, float) or not isinstance(value, str):
+        return None
+    text = value.strip()
+    try:
+        number: float = int(text) if annotation is int else float(text)
+    except ValueError:
+        return f"{value!r} is not {'a whole number' if annotation is int else 'a number'}"
+    if low is None and high is None:  # the command checks the rest (e.g. a pot must be finite)
+        return None
+    if math.isnan(number):
+        return f"{value!r} is not a number"
+    if (low is not None and number < low) or (high is not None and number > high):
+        shown = text if len(text) <= 24 else text[:21] + "..."
+        bounds = (f"{low}<=x<={high}" if low is not None and high is not None  # as --help shows it
+                  else f"x>={low}" if low is not None else f"x<={high}")
+        return f"{shown} is not in the range {bounds}"
+    return None
+
+
 if RuntimeParam is not None:
 
     @dataclass(frozen=True)
@@ -83,6 +126,11 @@ if RuntimeParam is not None:
             result = plain(self.annotation, value, info.min, info.max)
             if result is not UNSURE:
                 return result
+            problem = number_problem(self.annotation, value, info.min, info.max)
+            if problem is not None:
+                import typer
+
+                raise typer.BadParameter(problem, ctx=ctx, param=param)
             return build_runtime_param(self.descriptor)._coerce_value(value, param=param, ctx=ctx)
 
 

@@ -18,6 +18,9 @@ MAX_TRIALS = 1_000_000_000
 MAX_SEED = 2**64 - 1
 #: Most worker processes ``cbr build -j`` accepts; more than the CPUs are reduced to the CPUs.
 MAX_WORKERS = 256
+#: Longest wait in seconds a ``--timeout`` or ``--connect-timeout`` accepts (a week): a socket's
+#: timeout must fit the platform's time_t (``inf`` or ``1e300`` crashed the dealer and the client).
+MAX_WAIT = 7 * 86400
 
 FLAG = ""  # a flag shows no <bool> value in --help
 MAX_FILE_SIZE_HELP = "Skip (and list) log files larger than this, e.g. 512M, 1G (default 256M)."

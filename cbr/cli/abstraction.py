@@ -67,8 +67,8 @@ def abstraction_build_command(
         print_json(summary)
         return
     typer.echo(f"{abstraction.name}: {buckets} buckets per street, fingerprint {abstraction.fingerprint[:16]}; "
-               f"thresholds from {samples} boards in {abstraction.build_info['seconds']:.1f} s, bucket game from "
-               f"{samples} boards in {game.description['game_seconds']:.1f} s; written to {target}")
+               f"thresholds from {samples:,} boards in {abstraction.build_info['seconds']:.1f} s, bucket game from "
+               f"{samples:,} boards in {game.description['game_seconds']:.1f} s; written to {target}")
 
 
 @app.command("inspect")
@@ -104,6 +104,7 @@ def abstraction_inspect_command(
     else:
         d = game.description
         se = d.get("equity_max_se")
-        typer.echo(f"bucket game: {d.get('game_deals')} holdings on {d.get('game_samples')} boards (seed "
+        deals, boards = (f"{n:,}" if isinstance(n, int) else str(n) for n in (d.get("game_deals"), d.get("game_samples")))
+        typer.echo(f"bucket game: {deals} holdings on {boards} boards (seed "
                    f"{d.get('game_seed')}), {game.n_classes} showdown classes, largest equity standard error "
                    f"{'n/a' if se is None else f'{se:.4f}'}")

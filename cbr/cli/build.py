@@ -93,19 +93,19 @@ def build_command(
     if as_json:
         print_json(report.to_dict())
         return
-    per = ", ".join(f"{s} {n}" for s, n in report.cases_per_street.items())
-    stdout.print(f"built {out}: {report.cases} cases ({per}) from {report.hands} hands in "
-                 f"{report.sources} source(s), {report.seconds:.1f} s ({report.hands_per_second:.0f} hands/s)",
+    per = ", ".join(f"{s} {n:,}" for s, n in report.cases_per_street.items())
+    stdout.print(f"built {out}: {report.cases:,} cases ({per}) from {report.hands:,} hands in "
+                 f"{report.sources:,} source(s), {report.seconds:.1f} s ({report.hands_per_second:,.0f} hands/s)",
                  soft_wrap=True)
     if report.games_left_out:
-        left = ", ".join(f"{name} {n}" for name, n in report.games_left_out.items())
-        stdout.print(f"--only-games left out {sum(report.games_left_out.values())} hands of other games ({left})",
+        left = ", ".join(f"{name} {n:,}" for name, n in report.games_left_out.items())
+        stdout.print(f"--only-games left out {sum(report.games_left_out.values()):,} hands of other games ({left})",
                      markup=False, highlight=False, soft_wrap=True)
     if report.skipped:
-        counts = [f"{n} {what}" for n, what in ((report.hands_skipped, "hand(s) skipped"),
+        counts = [f"{n:,} {what}" for n, what in ((report.hands_skipped, "hand(s) skipped"),
                                                  (report.files_skipped, "file(s) not read")) if n]
         stdout.print(", ".join(counts) + ":")
         for issue in report.skipped[:max_issues]:
             stdout.print(f"  {issue.where}: {issue.reason}", markup=False, highlight=False, soft_wrap=True)
         if len(report.skipped) > max_issues:
-            stdout.print(f"  ... and {len(report.skipped) - max_issues} more (--max-issues, --json)")
+            stdout.print(f"  ... and {len(report.skipped) - max_issues:,} more (--max-issues, --json)")

@@ -63,12 +63,12 @@ def casebase_inspect(
     stdout.print(f"schema {info['schema_version']}, features {info['feature_set']}, engine {info['engine_version']}, "
                  f"created {info['created']}, games: {', '.join(g for g in info['games'] if g) or '-'}")
     streets = list(info["counts"])
-    stdout.print(rich_table(f"{info['total']} cases", ["street", "total", "fold", "check/call", "bet/raise",
+    stdout.print(rich_table(f"{info['total']:,} cases", ["street", "total", "fold", "check/call", "bet/raise",
                                                         "with outcome", "parts"],
-                             [[s, c["total"], c["f"], c["c"], c["r"], info["outcomes"][s]["known"], info["parts"][s]]
+                             [[s, *(f"{c[k]:,}" for k in ("total", "f", "c", "r")), f"{info['outcomes'][s]['known']:,}", info["parts"][s]]
                               for s, c in info["counts"].items()]))
     stdout.print(rich_table("cases per source", ["source", *streets],
-                             [[src or "-", *(n[s] for s in streets)] for src, n in info["sources"].items()]))
+                             [[src or "-", *(f"{n[s]:,}" for s in streets)] for src, n in info["sources"].items()]))
     for s, feats in info["features"].items():
         if not info["counts"][s]["total"]:
             continue
@@ -108,8 +108,8 @@ def casebase_verify(
         if report.sound:
             total = sum(report.cases.values())
             log = report.log
-            logged = f", {log['records']} records in the retention log" if log else ""
-            stdout.print(f"{report.path}: sound ({total} cases{logged})", markup=False, highlight=False,
+            logged = f", {log['records']:,} records in the retention log" if log else ""
+            stdout.print(f"{report.path}: sound ({total:,} cases{logged})", markup=False, highlight=False,
                          soft_wrap=True)
     if not report.sound:
         raise typer.Exit(EXIT_ERROR)
@@ -139,13 +139,13 @@ def casebase_repair(
         print_json(report.to_dict())
     else:
         if report.moved or report.renumbered:
-            stdout.print(f"{report.path}: kept {report.records_kept} records ({report.cases_kept} cases) of "
+            stdout.print(f"{report.path}: kept {report.records_kept:,} records ({report.cases_kept:,} cases) of "
                          f"{report.log}; set aside {report.lost}", markup=False, highlight=False, soft_wrap=True)
         for mv in report.moved:
-            stdout.print(f"{report.path}: moved {mv['bytes']} bytes from byte {mv['offset']} to {mv['file']}",
+            stdout.print(f"{report.path}: moved {mv['bytes']:,} bytes from byte {mv['offset']} to {mv['file']}",
                          markup=False, highlight=False, soft_wrap=True)
         if report.renumbered:
-            stdout.print(f"{report.path}: the {report.renumbered} cases kept after the lost ones keep their order; "
+            stdout.print(f"{report.path}: the {report.renumbered:,} cases kept after the lost ones keep their order; "
                          f"their case ids close the gap", markup=False, highlight=False, soft_wrap=True)
         for note in report.notes:
             stdout.print(f"{report.path}: {note}", markup=False, highlight=False, soft_wrap=True)
@@ -188,11 +188,11 @@ def casebase_merge(
         print_json(report.to_dict())
         return
     per = ", ".join(f"{s} {n}" for s, n in report.cases_per_street.items())
-    stdout.print(f"merged {len(inputs)} case bases into {out}: {report.cases} cases ({per}), {report.seconds:.1f} s",
+    stdout.print(f"merged {len(inputs)} case bases into {out}: {report.cases:,} cases ({per}), {report.seconds:.1f} s",
                  soft_wrap=True)
     if report.dedupe and report.shared_sources:
         names = "; ".join(" = ".join(e["sources"]) for e in report.shared_sources)
-        stdout.print(f"--dedupe: dropped {report.duplicates_dropped} duplicate cases of {len(report.shared_sources)} "
+        stdout.print(f"--dedupe: dropped {report.duplicates_dropped:,} duplicate cases of {len(report.shared_sources)} "
                      f"shared sources ({names})", soft_wrap=True, markup=False, highlight=False)
 
 
@@ -317,7 +317,7 @@ def casebase_condense(
     method: Annotated[str, typer.Option("--method", help="footprint (competence groups, then a sample of each group's actions), "
                                                          "sample (a sample of each street's actions) or merge (one case per "
                                                          "distinct feature row and action).")] = "footprint",
-    keep: Annotated[float, typer.Option("--keep", min=0.0, max=1.0, help="footprint, sample: the share of cases kept.")] = 0.1,
+    keep: Annotated[float, typer.Option("--keep", help="footprint, sample: the share of cases kept, above 0 and at most 1.")] = 0.1,
     k: Annotated[int, typer.Option("--k", min=1, max=1000, help="A case solves another among its K nearest.")] = 10,
     eps: Annotated[float, typer.Option("--eps", min=0.0, max=1.0, help="... when their triples agree within this "
                                                                        "total-variation distance.")] = 0.1,
@@ -346,7 +346,7 @@ def casebase_condense(
 
     if method not in METHODS:
         raise usage_error(f"--method {method!r}: choose one of {', '.join(METHODS)}", "--method")
-    if keep <= 0.0:
+    if not 0.0 < keep <= 1.0:
         raise usage_error("--keep is a share of the cases above 0 (at most 1)", "--keep")
     if not out.strip():
         raise usage_error("-o/--out: the condensed case base needs a name", "--out")
@@ -368,11 +368,11 @@ def casebase_condense(
         print_json(report.to_dict())
         return
     total = report.kept + report.removed
-    stdout.print(f"condensed {source} into {out} ({method}): kept {report.kept} of {total} cases "
+    stdout.print(f"condensed {source} into {out} ({method}): kept {report.kept:,} of {total:,} cases "
                  f"({100.0 * report.kept / max(total, 1):.1f}%), {report.seconds:.1f} s",
                  markup=False, highlight=False, soft_wrap=True)
     stdout.print(rich_table("per street", ["street", "kept", "removed", "footprint", "floor", "coverage", "mean TV"],
-                             [[s, report.kept_per_street[s], report.removed_per_street[s],
+                             [[s, f"{report.kept_per_street[s]:,}", f"{report.removed_per_street[s]:,}",
                                report.footprint.get(s, "-"), report.floor_per_street.get(s, "-"),
                                report.coverage.get(s, "-"), report.mean_tv.get(s, "-")]
                               for s in report.kept_per_street]))
@@ -420,7 +420,7 @@ def casebase_competence(
     if as_json:
         print_json(report.to_dict())
         return
-    rows = [[s, v["cases"], v["sample"], f"{v['coverage']:.3f} ± {v['coverage_ci']:.3f}",
+    rows = [[s, f"{v['cases']:,}", f"{v['sample']:,}", f"{v['coverage']:.3f} ± {v['coverage_ci']:.3f}",
              f"{v['pivotal']:.3f} ± {v['pivotal_ci']:.3f}", f"{v['reachability']:.2f} ± {v['reachability_ci']:.2f}",
              v["coverage_size"]] for s, v in report.per_street.items()]
     stdout.print(rich_table(f"competence of {name} (k={k}, eps={eps:g})",
@@ -463,21 +463,21 @@ def casebase_diff(
         return
     streets = list(report.counts["a"])
     stdout.print(rich_table("cases", ["street", f"A {a}", f"B {b}", "only in A", "only in B"],
-                             [[s, report.counts["a"][s], report.counts["b"][s],
-                               report.only.get(s, {}).get("a", 0), report.only.get(s, {}).get("b", 0)]
+                             [[s, *(f"{n:,}" for n in (report.counts["a"][s], report.counts["b"][s], report.only.get(s, {}).get("a", 0),
+                                                          report.only.get(s, {}).get("b", 0)))]
                               for s in streets]))
     names = sorted(set(report.sources["a"]) | set(report.sources["b"]))
     stdout.print(rich_table("cases per source", ["source", "A", "B"],
-                             [[n, report.sources["a"].get(n, 0), report.sources["b"].get(n, 0)] for n in names]))
+                             [[n, f"{report.sources['a'].get(n, 0):,}", f"{report.sources['b'].get(n, 0):,}"] for n in names]))
     where = "held-out situations" if report.situations == "holdout" else "sampled situations"
     stdout.print(rich_table(f"answers on {where}", ["street", "situations", "most likely differs",
                                                                "drawn differ", "A vs A drawn", "mean TV"],
-                             [[s, v["situations"], f"{v['differ_max']:.3f} ± {v['differ_max_ci']:.3f}",
+                             [[s, f"{v['situations']:,}", f"{v['differ_max']:.3f} ± {v['differ_max_ci']:.3f}",
                                f"{v['differ_drawn']:.3f} ± {v['differ_drawn_ci']:.3f}", f"{v['differ_drawn_a_self']:.3f}",
                                v["mean_tv"]] for s, v in report.answers.items()]))
     if report.origin is not None:
         o = report.origin
         copy, base = (b, a) if o["copy"] == "b" else (a, b)
-        per = "; ".join(f"{s} " + ", ".join(f"{act} {n}" for act, n in v.items()) for s, v in o["retained"].items())
-        stdout.print(f"{copy} is a copy of {base}: the matches added {o['retained_cases']} cases in "
+        per = "; ".join(f"{s} " + ", ".join(f"{act} {n:,}" for act, n in v.items()) for s, v in o["retained"].items())
+        stdout.print(f"{copy} is a copy of {base}: the matches added {o['retained_cases']:,} cases in "
                      f"{o['matches']} match(es) ({per or 'none'})", markup=False, highlight=False, soft_wrap=True)

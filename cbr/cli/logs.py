@@ -44,17 +44,17 @@ def logs_inspect(
         data["skipped"] = data["skipped"][:max_issues]
         print_json(data)
     else:
-        stdout.print(f"sources read: {report.sources - report.files_skipped}"
-                     + (f"   not read: {report.files_skipped}" if report.files_skipped else ""))
-        stdout.print(f"hands read: {report.hands_read}   skipped: {report.hands_skipped}")
-        stdout.print(f"decisions: {report.decisions}   with known hole cards: {report.decisions_known}")
-        stdout.print(f"players: {report.players}")
+        stdout.print(f"sources read: {report.sources - report.files_skipped:,}"
+                     + (f"   not read: {report.files_skipped:,}" if report.files_skipped else ""))
+        stdout.print(f"hands read: {report.hands_read:,}   skipped: {report.hands_skipped:,}")
+        stdout.print(f"decisions: {report.decisions:,}   with known hole cards: {report.decisions_known:,}")
+        stdout.print(f"players: {report.players:,}")
         for street, kinds in report.actions_per_street.items():
-            stdout.print(f"  {street:<8} fold {kinds['f']:>7}  check/call {kinds['c']:>7}  bet/raise {kinds['r']:>7}")
+            stdout.print(f"  {street:<8} fold {kinds['f']:>9,}  check/call {kinds['c']:>9,}  bet/raise {kinds['r']:>9,}")
         for name, counts in sorted(report.per_format.items()):
-            stdout.print(f"  format {name}: {counts['hands']} hands, {counts['skipped']} skipped, "
-                         f"{counts['sources']} sources"
-                         + (f" ({counts['not_read']} not read)" if counts.get("not_read") else ""))
+            stdout.print(f"  format {name}: {counts['hands']:,} hands, {counts['skipped']:,} skipped, "
+                         f"{counts['sources']:,} sources"
+                         + (f" ({counts['not_read']:,} not read)" if counts.get("not_read") else ""))
         for issue in report.notes[:max_issues]:
             stdout.print(f"note: {issue}", markup=False, highlight=False, soft_wrap=True)
         if report.skipped:
@@ -63,7 +63,7 @@ def logs_inspect(
                 stdout.print(f"  {issue}", markup=False, highlight=False, soft_wrap=True)
             rest = len(report.skipped) - max_issues
             if rest > 0:
-                stdout.print(f"  ... and {rest} more (--max-issues to see them)")
+                stdout.print(f"  ... and {rest:,} more (--max-issues to see them)")
     if report.hands_read == 0:
         typer.echo(f"error: no hand could be read from {', '.join(paths)} "
                    f"({report.hands_skipped} hand(s) skipped, {report.files_skipped} file(s) not read)", err=True)
@@ -150,7 +150,7 @@ def logs_stats(
             stdout.print(f"  {'not read' if issue.whole_file else 'skipped'}: {issue}", markup=False,
                          highlight=False, soft_wrap=True)
         if len(report.skipped) > 5:
-            stdout.print(f"  ... and {len(report.skipped) - 5} more (--json lists every one)", markup=False,
+            stdout.print(f"  ... and {len(report.skipped) - 5:,} more (--json lists every one)", markup=False,
                          highlight=False)
     if report.mixed:
         typer.echo(f"warning: these logs mix limit ({report.games['limit']:,} hands) and no-limit "

@@ -11,6 +11,7 @@ from cbr.cli._errors import guarded, usage_error
 from cbr.cli._options import (
     MAX_HANDS,
     MAX_SEED,
+    MAX_WAIT,
     alias,
     check_output,
 )
@@ -36,7 +37,7 @@ def match_command(
     retain: Annotated[bool, typer.Option("--retain", help="The cbr bots keep every hand in their case base as it ends (their own decisions, and others' shown at a showdown), durably. The shipped default case base is never written: use --retain-into.")] = False,
     retain_into: Annotated[Optional[str], typer.Option("--retain-into", metavar="NAME", help="Retain into case base NAME: a bare name is ./casebases/NAME, a path (with a / or starting with '.') is that folder; created as a copy of the bot's case base on first use (a note says so, with its size); an existing NAME must be that case base or a copy of it; the cbr bots play from it. Implies --retain.")] = None,
     plot: Annotated[Optional[str], typer.Option("--plot", metavar="FILE.png", help="Draw each seat's learning curve into this PNG: its cumulative result in small bets, hand by hand (deal by deal with --duplicate), with a 95% confidence band. Keeps every hand's result in memory; needs the plots extra (matplotlib).")] = None,
-    retain_gate: Annotated[Optional[float], typer.Option("--retain-gate", metavar="SIMILARITY", min=0.0, max=1.0, help="With --retain/--retain-into: skip a decision when the case base already holds a case of the same action at least this similar (a near-duplicate), e.g. 0.999. Off by default.")] = None,
+    retain_gate: Annotated[Optional[float], typer.Option("--retain-gate", metavar="SIMILARITY", help="With --retain/--retain-into: skip a decision when the case base already holds a case of the same action at least this similar (a near-duplicate), a similarity above 0 and at most 1, e.g. 0.999. Off by default.")] = None,
 ) -> None:
     """Play bots against each other; results in sb/h and mbb/h with 95% confidence intervals.
 
@@ -73,7 +74,7 @@ def match_command(
 
     if retain_gate is not None and not (retain or retain_into):
         raise usage_error("--retain-gate goes with --retain or --retain-into", "--retain-gate")
-    if retain_gate is not None and retain_gate <= 0.0:
+    if retain_gate is not None and not 0.0 < retain_gate <= 1.0:
         raise usage_error("--retain-gate is a similarity above 0 (at most 1)", "--retain-gate")
     _retain_into_copy(names, retain_into)
     from cbr.logs.writers import open_log
@@ -125,8 +126,8 @@ def _print_match(result: "MatchResult", seed: int, as_json: bool) -> None:
     if as_json:
         print_json(result.to_dict())
         return
-    title = (f"{result.game.name}: {result.hands} hands"
-             + (f" (duplicate, {result.deals} deals)" if result.duplicate else "") + f", seed {seed}"
+    title = (f"{result.game.name}: {result.hands:,} hands"
+             + (f" (duplicate, {result.deals:,} deals)" if result.duplicate else "") + f", seed {seed}"
              + (" (interrupted)" if result.interrupted else ""))
     rows = [[str(s), p.name, signed(p.total), signed(p.sb_per_hand, 3), f"{p.sb_ci:.3f}",
              signed(p.mbb_per_hand), f"{p.mbb_ci:.0f}"] for s, p in enumerate(result.players)]
@@ -147,8 +148,8 @@ def serve_dealer_command(
     port: Annotated[int, typer.Option("--port", min=0, max=65535, help="TCP port for remote seats; 0 picks a free one (printed).")] = 0,
     host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
     seed: Annotated[int, typer.Option("--seed", min=0, max=MAX_SEED, help="Seed of the deals and of the bots' choices.")] = 0,
-    timeout: Annotated[float, typer.Option("--timeout", min=0.001, help="Seconds a remote seat has for its handshake and each action.")] = 10.0,
-    connect_timeout: Annotated[float, typer.Option("--connect-timeout", min=0.001, help="Seconds to wait for every remote seat to connect.")] = 60.0,
+    timeout: Annotated[float, typer.Option("--timeout", min=0.001, max=MAX_WAIT, help="Seconds a remote seat has for its handshake and each action.")] = 10.0,
+    connect_timeout: Annotated[float, typer.Option("--connect-timeout", min=0.001, max=MAX_WAIT, help="Seconds to wait for every remote seat to connect.")] = 60.0,
     log: Annotated[Optional[str], typer.Option("--log", help="Write the ACPC match log here (a new file in an existing folder, or an existing one with --overwrite).")] = None,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing --log file.")] = False,
     retain: Annotated[bool, typer.Option("--retain", help="The cbr bots keep every hand in their case base as it ends (their own decisions, and others' shown at a showdown), durably. The shipped default case base is never written: use --retain-into.")] = False,
@@ -224,7 +225,7 @@ def _print_dealer(result: "DealerResult", seed: int, planned: int) -> None:
 
     rows = [[str(s), name, ("+" if result.totals[s] > 0 else "") + acpc_number(result.totals[s]), signed(result.sb_per_hand(s), 3)]
             for s, name in enumerate(result.names)]
-    stdout.print(f"{result.game.name}: {result.hands} hands, seed {seed}", markup=False, highlight=False,
+    stdout.print(f"{result.game.name}: {result.hands:,} hands, seed {seed}", markup=False, highlight=False,
                  soft_wrap=True)  # not the table's title, which wraps to the table's width
     stdout.print(rich_table(None, ["seat", "player", "chips", "sb/h"], rows))
     if result.stopped:
@@ -241,7 +242,7 @@ def play_command(
     hands: Annotated[Optional[int], typer.Option("--hands", "-n", min=1, max=MAX_HANDS, help="Stop after this many hands [default: until the dealer closes; 10 with --human].")] = None,
     game: Annotated[Optional[str], typer.Option("--game", help="With --acpc: the dealer's game, a preset, ACPC game-file name or .game file [default: holdem.limit.2p].")] = None,
     seed: Annotated[Optional[int], typer.Option("--seed", min=0, max=MAX_SEED, help="Seed of the bot's choices; with --human also of the cards dealt (the deals of `cbr match --seed`) [default: 0 with --acpc; with --human a random seed, printed first].")] = None,
-    timeout: Annotated[Optional[float], typer.Option("--timeout", min=0.001, help="With --acpc: seconds to wait for each line from the dealer [default: 60].")] = None,
+    timeout: Annotated[Optional[float], typer.Option("--timeout", min=0.001, max=MAX_WAIT, help="With --acpc: seconds to wait for each line from the dealer [default: 60].")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="With --acpc: print the result and every hand as JSON.")] = False,
     human: Annotated[bool, typer.Option("--human", help="Play yourself, in the terminal, against --bots (keys on standard input: f, c, r, q).")] = False,
     bots: Annotated[Optional[str], typer.Option("--bots", help="With --human: the bots at the table, comma-separated policy specs [default: cbr].")] = None,
@@ -316,7 +317,7 @@ def _print_client(result: "ClientResult", spec: str, as_json: bool, retaining: b
         print_json(result.to_dict())
         return
     stopped = " (interrupted)" if result.interrupted else " (stopped by an error)" if result.error else ""
-    typer.echo(f"{spec}: {len(result.hands)} hands, {'+' if result.total > 0 else ''}{acpc_number(result.total)} chips "
+    typer.echo(f"{spec}: {len(result.hands):,} hands, {'+' if result.total > 0 else ''}{acpc_number(result.total)} chips "
                f"({signed(result.sb_per_hand, 3)} sb/h)" + (f"; retained {result.retained:,} cases" if retaining else "")
                + stopped)
 

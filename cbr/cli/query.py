@@ -267,10 +267,10 @@ def _print_answer(ans: Any, top: int, explain: bool) -> None:
     typer.echo(f"{bold}fold {f:.3f}   check/call {c:.3f}   bet/raise {r:.3f}{reset}   "
                f"({ans.street}, case base {ans.casebase})")
     if ans.fallback:
-        typer.echo(f"no case reached similarity {ans.threshold}; the {ans.retrieved} most similar were used, "
+        typer.echo(f"no case reached similarity {ans.threshold}; the {ans.retrieved:,} most similar were used, "
                      f"mean similarity {ans.mean_similarity:.4f}")
     else:
-        typer.echo(f"{ans.passed} case(s) with similarity >= {ans.threshold}, mean similarity {ans.mean_similarity:.4f}")
+        typer.echo(f"{ans.passed:,} case(s) with similarity >= {ans.threshold}, mean similarity {ans.mean_similarity:.4f}")
     data = ans.to_dict(top=top)
     rows = []
     for case in data["cases"]:

@@ -65,7 +65,7 @@ def train_predictor_command(
         print_json(report.to_dict())
         return
     who = f", player {player}" if player else ""
-    stdout.print(f"{report.examples} decisions from {report.hands} hands{who}; {report.folds}-fold cross-validation "
+    stdout.print(f"{report.examples:,} decisions from {report.hands:,} hands{who}; {report.folds}-fold cross-validation "
                  f"(seed {report.seed}); log-loss clips probabilities at {report.clip}",
                  markup=False, highlight=False, soft_wrap=True)
     rows = [[s.street, s.decisions, fmt_score(s.accuracy["ann"]), fmt_score(s.accuracy["majority"]),
@@ -141,9 +141,9 @@ def train_network_command(
                              ["player", "hid", "acts", "hands", "raise", "train", "held out", "const", "err %"],
                              rows))
     if ex.files_skipped:
-        stderr.print(f"note: {len(ex.files_skipped)} file(s) not read (cbr logs inspect says why)", soft_wrap=True)
+        stderr.print(f"note: {len(ex.files_skipped):,} file(s) not read (cbr logs inspect says why)", soft_wrap=True)
     if ex.skipped:
-        stderr.print(f"note: {len(ex.skipped)} hand(s) could not be used", soft_wrap=True)
+        stderr.print(f"note: {len(ex.skipped):,} hand(s) could not be used", soft_wrap=True)
     if not all(r.converged for r in reports):
         stderr.print("note: a network stopped at its iteration limit before converging", soft_wrap=True)
     if saved:
@@ -205,7 +205,7 @@ def train_cfr_command(
     if as_json:
         print_json(report)
         return
-    stdout.print(f"{report['game']}: {report['iterations']} iterations ({report['ran']} in this run, "
+    stdout.print(f"{report['game']}: {report['iterations']:,} iterations ({report['ran']:,} in this run, "
                  f"{report['seconds']:.1f} s), {report['info_sets']:,} information sets", markup=False,
                  highlight=False, soft_wrap=True)
     stdout.print(f"exploitability {report['exploitability_mbb']:.1f} mbb/g "

@@ -46,7 +46,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from cbr.play.retention import Retainer
 
 __all__ = ["MAX_HANDS", "LEAVE", "Seat", "PolicySeat", "Watcher", "Table", "PlayedHand", "act_rng", "deal_cards",
-           "end_hand", "play_hand", "play_out", "resolve_players", "seat_names", "seat_seed", "seen_by", "unique_names"]
+           "end_hand", "play_hand", "play_out", "resolve_players", "seat_label", "seat_names", "seat_seed", "seen_by", "unique_names"]
 
 #: Most hands one match plays (about a week of play on one core at the bots' speed).
 MAX_HANDS = 1_000_000_000
@@ -107,23 +107,47 @@ def resolve_players(players: Sequence[str | Policy], seed: int, *, first_seat: i
     return out
 
 
-def seat_names(policies: Sequence[Policy]) -> list[str]:
-    """One unique name per seat: the policy's name, numbered when it appears twice.
+def seat_label(policy: Policy) -> str:
+    """A seat's label: the policy spec it was built from (``cbr:preset=expert``), its ``:``
+    written ``/`` (a log's player names hold no ``:`` or ``|``), or the policy's name when it
+    was given as an object. Labels name the seats in results, plots, logs, the retained cases'
+    ``opponents`` and the opponent models alike.
 
-    >>> from cbr.policies.baseline import AlwaysCallPolicy as C, RandomPolicy as R
-    >>> seat_names([C(), R(), C()])
-    ['call-1', 'random', 'call-3']
+    >>> from cbr.policies.spec import policy_from_spec
+    >>> seat_label(policy_from_spec("cbr:preset=expert")), seat_label(policy_from_spec(" ehs "))
+    ('cbr/preset=expert', 'ehs')
     """
-    return unique_names([p.name for p in policies])
+    spec = getattr(policy, "spec", None)
+    if not isinstance(spec, str) or not spec.strip():
+        return policy.name
+    return "/".join(part.strip() for part in spec.strip().replace("|", ":").split(":"))
+
+
+def seat_names(policies: Sequence[Policy]) -> list[str]:
+    """One unique label per seat (:func:`seat_label`), ``#2``, ``#3``... on a label's second,
+    third... seat.
+
+    >>> from cbr.policies.spec import policy_from_spec as spec
+    >>> seat_names([spec("call"), spec("cfr:strategy=counter_raise"), spec("call")])
+    ['call', 'cfr/strategy=counter_raise', 'call#2']
+    """
+    return unique_names([seat_label(p) for p in policies])
 
 
 def unique_names(names: Sequence[str]) -> list[str]:
-    """Names numbered by seat where one appears twice.
+    """Names made unique at a table: a name's second seat gets ``#2``, its third ``#3``...
 
     >>> unique_names(["remote", "ehs", "remote"])
-    ['remote-1', 'ehs', 'remote-3']
+    ['remote', 'ehs', 'remote#2']
     """
-    return [f"{nm}-{i + 1}" if names.count(nm) > 1 else nm for i, nm in enumerate(names)]
+    out: list[str] = []
+    for nm in names:
+        label, k = nm, 1
+        while label in out:
+            k += 1
+            label = f"{nm}#{k}"
+        out.append(label)
+    return out
 
 
 def seen_by(record: HandRecord, position: int) -> HandRecord:

@@ -221,8 +221,10 @@ def policy_from_spec(text: str, *, seed: int | None = None, casebase: Any = None
     if casebase is not None and "casebase" in valid:
         kwargs["casebase"] = casebase
     try:
-        return factory(seed=seed, **kwargs)
+        policy = factory(seed=seed, **kwargs)
     except PolicySpecError:
         raise
     except (ValueError, TypeError) as exc:
         raise PolicySpecError(f"policy spec {spec!r}: {exc}") from None
+    policy.spec = spec  # type: ignore[attr-defined]  # results and logs label the seat by it
+    return policy

@@ -447,6 +447,8 @@ class ThesisNetPolicy(Policy):
         if model:
             self.network = DefaultNetwork.load(model)
         else:
+            if not Path(logs).exists():
+                raise NetworkError(f"logs={logs}: no such file or folder")
             ex = examples_from_logs([logs], player=player or None)
             self.network, self.report = train_network(ex, player=player or None, hidden=hidden, seed=seed or 0)
 

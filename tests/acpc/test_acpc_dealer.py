@@ -197,7 +197,7 @@ def test_two_remote_seats_at_a_three_player_table(procs: Procs, tmp_path: Path) 
     totals = [float(x) for x in results[2][1].splitlines()[-2].split(":")[1].split("|")]
     assert sum(totals) == 0
     names = results[2][1].splitlines()[-2].split(":")[2].split("|")
-    assert names == ["remote-1", "ehs", "remote-3"]
+    assert names == ["remote", "ehs", "remote#2"]
     # the clients connected in some order; each one's hands are one remote seat's hands in the log
     clients = [json.loads(out) for _, out, _ in results[:2]]
     seen = sorted(check_client_matches_log(c, log, name, hands) for c, name in

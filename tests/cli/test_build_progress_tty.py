@@ -21,7 +21,7 @@ def test_build_draws_hands_done_of_the_total_on_a_terminal(tmp_path: Path) -> No
     total = sum(isinstance(item, HandRecord) for item in read_logs([log]))
     code, out, shown = run_on_a_terminal(["build", str(log), "-o", str(tmp_path / "cb"), "-j", "1"])
     assert code == 0, shown
-    assert f"{total} hands" in out
+    assert f"{total:,} hands" in out
     frames = [f for f in re.split(r"[\r\n]", shown) if "building" in f]
     assert frames, shown
     counts = [re.search(r"(\d+)/(\S+)", f) for f in frames]

@@ -68,8 +68,8 @@ def test_build_text_report_and_overwrite(built, tmp_path: Path) -> None:
     with CaseBase.open(out) as cb:
         counts = {s: cb.count(s) for s in STREETS}
         assert set(cb.table("preflop").column("player").to_pylist()) == {"raise"}
-    per = ", ".join(f"{s} {n}" for s, n in counts.items())
-    assert f"built {out}: {sum(counts.values())} cases ({per}) from 50 hands in 1 source(s)" in result.stdout
+    per = ", ".join(f"{s} {n:,}" for s, n in counts.items())
+    assert f"built {out}: {sum(counts.values()):,} cases ({per}) from 50 hands in 1 source(s)" in result.stdout
     assert sum(counts.values()) < report["cases"]
     # an existing case base is refused, then replaced with --overwrite
     line = one_error_line(cbr("build", log, "-o", out))

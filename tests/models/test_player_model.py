@@ -363,7 +363,7 @@ def test_cli_build_and_inspect(tmp_path: Path) -> None:
     assert r.exit_code == 0 and "2 players in" in r.stdout
     name = rows[0]["player"]
     r = cbr("players", "inspect", "--store", path, "--player", name)
-    assert r.exit_code == 0 and f"{name}: 1000 hands" in r.stdout
+    assert r.exit_code == 0 and f"{name}: 1,000 hands" in r.stdout
 
 
 def test_cli_build_lists_files_not_read_and_hands_skipped(tmp_path: Path) -> None:
@@ -378,7 +378,7 @@ def test_cli_build_lists_files_not_read_and_hands_skipped(tmp_path: Path) -> Non
     r = cbr("players", "build", shared_path("irc"), "--store", tmp_path / "irc.duckdb", "--max-issues", "2")
     assert r.exit_code == 0, r.output
     lines = r.stdout.splitlines()
-    assert lines[0].startswith("3986 hands read (14 skipped)") and lines[1] == "14 hand(s) skipped:"
+    assert lines[0].startswith("3,986 hands read (14 skipped)") and lines[1] == "14 hand(s) skipped:"
     assert lines[2].startswith(f"  {shared_path('irc')}") and ":821: hand 797268780: Stewie raises" in lines[2]
     assert len(lines) == 5 and lines[4] == "  ... and 12 more (--max-issues, --json)"
     report = json.loads(cbr("players", "build", notes, log, "--store", tmp_path / "q.duckdb", "--json").stdout)

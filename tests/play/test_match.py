@@ -56,14 +56,14 @@ def test_results_are_zero_sum_hand_by_hand():
     for hand in r.hand_payoffs:
         assert math.isclose(sum(hand), 0.0, abs_tol=1e-9)
     assert math.isclose(sum(p.total for p in r.players), 0.0, abs_tol=1e-9)
-    assert [p.name for p in r.players] == ["random-1", "raise", "call", "random-4"]
+    assert [p.name for p in r.players] == ["random", "raise", "call", "random#2"]
 
 
 def test_button_rotates_one_seat_per_hand():
     rec = Recorder()
     run_match(["random", "call", "raise"], 6, seed=1, log=rec)
     names = seat_names([RandomPolicy(), AlwaysCallPolicy(), RandomPolicy()])
-    assert names == ["random-1", "call", "random-3"]
+    assert names == ["random", "call", "random#2"]
     order = [r.players for r in rec.records]
     assert order[0] == ("random", "call", "raise")
     assert order[1] == ("call", "raise", "random")     # position i of hand k = seat (i + k) % n
@@ -264,7 +264,7 @@ def test_cli_match_json_names_each_seats_policy_spec():
     res = runner.invoke(app, ["match", "--players", "ehs:bluff-rate=0.5,ehs", "--hands", "4", "--json"])
     assert res.exit_code == 0, res.output
     assert [(p["name"], p["policy"]) for p in json.loads(res.stdout)["players"]] == [
-        ("ehs-1", "ehs:bluff-rate=0.5"), ("ehs-2", "ehs")]
+        ("ehs/bluff-rate=0.5", "ehs:bluff-rate=0.5"), ("ehs", "ehs")]
 
 
 def test_cli_match_table_and_duplicate():
@@ -300,7 +300,7 @@ def test_cli_match_title_is_one_line_in_a_pipe():
     res = runner.invoke(app, ["match", "-p", "fold,call,raise", "-n", "3000", "--duplicate", "--seed", "123456789"],
                         env={"COLUMNS": "80"})
     assert res.exit_code == 0, res.output
-    assert res.stdout.splitlines()[0].rstrip() == "limit.3p: 3000 hands (duplicate, 1000 deals), seed 123456789"
+    assert res.stdout.splitlines()[0].rstrip() == "limit.3p: 3,000 hands (duplicate, 1,000 deals), seed 123456789"
     assert res.stdout.splitlines()[1].startswith("┏")
 
 

@@ -586,9 +586,10 @@ def test_the_default_adaptive_bot_keeps_every_decision_whichever_expert_made_it(
     experts = {e for _, e in bot.chosen}
     bot.close()
     assert "cbr:preset=expert" in experts and len(experts) >= 2         # both made decisions
-    mine = sum(1 for record in rec.records for dp in replay(record) if dp.player == "cbr")
+    me = f"cbr/casebase={path}"  # the seat is labelled by the spec it was built from
+    mine = sum(1 for record in rec.records for dp in replay(record) if dp.player == me)
     cb = CaseBase.open(path)
-    kept = cb.sql("SELECT count(*) FROM cases WHERE source = 'retained' AND player = 'cbr'").fetchone()[0]
+    kept = cb.sql(f"SELECT count(*) FROM cases WHERE source = 'retained' AND player = '{me}'").fetchone()[0]
     assert kept == mine == len(bot.chosen) > 0 and r.retained >= kept
 
 

@@ -226,6 +226,6 @@ def test_plays_in_cbr_match() -> None:
     r = runner.invoke(app, ["match", "--players", "simbot:trials=5,poki", "--hands", "6", "--duplicate",
                             "--seed", "3", "--json"])
     assert r.exit_code == 0, r.output
-    assert '"simbot"' in r.output
+    assert '"name": "simbot/trials=5"' in r.output and '"policy": "simbot:trials=5"' in r.output
     three = run_match(["simbot:trials=4:preflop=false", "poki-wt", "lag"], 6, seed=2)
     assert three.hands == 6 and sum(p.total for p in three.players) == pytest.approx(0.0)

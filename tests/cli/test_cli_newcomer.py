@@ -1,0 +1,206 @@
+"""Defects a new user meets first (acceptance passes): seats labelled by their spec, help
+ranges that the checks agree with, one-line errors for any bad numeric value, bot specs as
+usage errors everywhere, thousands separators in every count."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from cbr.play.match import run_match
+from cbr.play.table import seat_names, unique_names
+from cbr.policies.spec import policy_from_spec
+from cli import app
+
+runner = CliRunner()
+
+
+def cbr(*args: object, **kwargs):
+    return runner.invoke(app, [str(a) for a in args], **kwargs)
+
+
+# ---- 1. a seat is labelled by its spec, unique per table -----------------------------------
+def test_seat_names_are_the_specs_numbered_from_the_second_seat() -> None:
+    specs = ["cfr:strategy=counter_raise", "cfr:strategy=counter_call", "call", "call"]
+    assert seat_names([policy_from_spec(s) for s in specs]) == [
+        "cfr/strategy=counter_raise", "cfr/strategy=counter_call", "call", "call#2"]
+    assert unique_names(["a", "a#2", "a"]) == ["a", "a#2", "a#3"]  # unique even against a label that looks numbered
+
+
+@pytest.mark.parametrize("players, labels", [
+    ("cfr:strategy=counter_raise,cfr:strategy=counter_call", ["cfr/strategy=counter_raise", "cfr/strategy=counter_call"]),
+    ("ehs:raise-ehs=0.7,ehs,call,call", ["ehs/raise-ehs=0.7", "ehs", "call", "call#2"]),
+])
+def test_match_labels_seats_alike_in_text_json_log_and_curves(tmp_path: Path, players: str, labels: list) -> None:
+    log = tmp_path / "m.log"
+    text = cbr("match", "--players", players, "--hands", 8, "--log", log)
+    assert text.exit_code == 0, text.output
+    for label in labels:
+        assert f" {label} " in text.stdout
+    got = cbr("match", "--players", players, "--hands", 8, "--json")
+    assert got.exit_code == 0, got.output
+    rows = json.loads(got.stdout)["players"]
+    assert [p["name"] for p in rows] == labels
+    assert [p["policy"] for p in rows] == players.split(",")
+    score = log.read_text().strip().splitlines()[-1]
+    assert score.startswith("SCORE:") and score.split(":")[-1].split("|") == labels
+    states = [ln for ln in log.read_text().splitlines() if ln.startswith("STATE:")]
+    assert states and all(sorted(ln.split(":")[-1].split("|")) == sorted(labels) for ln in states)
+    result = run_match(players.split(","), 8, keep_payoffs=True)  # what --plot draws, one curve per label
+    assert list(result.curves()) == labels
+
+
+def test_retained_cases_name_their_opponents_by_the_labels_of_the_log(tmp_path: Path) -> None:
+    from cbr.play.retention import copy_casebase
+    from cbr.store import CaseBase
+
+    path = copy_casebase("default", tmp_path / "mine")
+
+    class Recorder:
+        def __init__(self) -> None:
+            self.records: list = []
+
+        def write(self, record) -> None:  # noqa: ANN001
+            self.records.append(record)
+
+    rec = Recorder()
+    run_match([f"cbr:preset=casper:casebase={path}", "call", "call"], 12, seed=3, retain=True, log=rec)
+    me = f"cbr/preset=casper/casebase={path}"
+    assert all(set(r.players) == {me, "call", "call#2"} for r in rec.records)
+    rows = CaseBase.open(path).sql("SELECT player, opponents FROM cases WHERE source = 'retained'").fetchall()
+    assert rows
+    everyone = {me, "call", "call#2"}
+    for player, opponents in rows:
+        assert player in everyone and sorted(opponents.split(",")) == sorted(everyone - {player})
+
+
+# ---- 4. a bad bot spec is a usage error (exit 2) in every command that seats bots ------------
+@pytest.mark.parametrize("spec", ["cfr:strategy=nope", "thesis-net:logs=/no/such/logs"])
+@pytest.mark.parametrize("command", [
+    ("match", "--hands", "2", "--players", "{spec},call"),
+    ("league", "--hands", "2", "--bots", "{spec},call"),
+    ("play", "--human", "--hands", "1", "--bots", "{spec}"),
+    ("play", "--acpc", "127.0.0.1:9", "--policy", "{spec}"),
+])
+def test_unknown_bot_option_values_are_usage_errors(command: tuple, spec: str) -> None:
+    got = cbr(*(a.format(spec=spec) for a in command), input="")
+    assert got.exit_code == 2, got.output
+    assert "Traceback" not in got.output and spec in got.stderr
+
+
+# ---- 2. a range --help shows is one the checks accept ---------------------------------------
+@pytest.mark.parametrize("command, option", [
+    (("casebase", "condense", "default", "-o", "unused"), "--keep"),
+    (("match", "--players", "call,call", "--retain"), "--retain-gate"),
+])
+def test_a_share_above_0_says_so_in_help_and_refuses_0(command: tuple, option: str) -> None:
+    shown = cbr(*command[:2] if command[0] == "casebase" else command[:1], "--help")
+    assert shown.exit_code == 0
+    text = " ".join(shown.stdout.split())
+    start = text.index(option + " ", text.index("Options:"))
+    help_text = text[start:start + 300].split(" --k ")[0].split(" --help ")[0]
+    assert "above 0 and at most 1" in help_text and "0.0<=x" not in help_text
+    for value in ("0", "-0.5", "1.5"):
+        got = cbr(*command, option, value)
+        assert got.exit_code == 2 and "above 0 (at most 1)" in got.stderr, (value, got.output)
+
+
+# ---- 3. every bad number is one line, never pydantic's words or a traceback ------------------
+def _numeric_options():
+    import typer
+    from typer._click.core import Context
+
+    def walk(command, path):
+        if hasattr(command, "list_commands"):
+            ctx = Context(command)
+            for name in command.list_commands(ctx):
+                yield from walk(command.get_command(ctx, name), [*path, name])
+            return
+        for param in command.params:
+            d = getattr(param, "type_descriptor", None)
+            kind = getattr(d.annotation, "__args__", (d.annotation,))[0] if d is not None else None
+            if kind in (int, float) and not param.hidden:
+                ranged = d.parameter_info.min is not None or d.parameter_info.max is not None
+                yield (*path, param.opts[0], "ranged" if ranged else "open")
+
+    return list(walk(typer.main.get_command(app), []))
+
+
+NUMERIC_OPTIONS = _numeric_options()
+
+
+def test_the_sweep_finds_the_numeric_options() -> None:
+    assert len(NUMERIC_OPTIONS) > 60
+    assert ("match", "--hands", "ranged") in NUMERIC_OPTIONS and ("casebase", "condense", "--keep", "open") in NUMERIC_OPTIONS
+
+
+@pytest.mark.parametrize("option", NUMERIC_OPTIONS, ids=" ".join)
+def test_bad_numbers_are_one_line_usage_errors(option: tuple) -> None:
+    """Not a number at all, or (an option with a range) NaN; a float option without a range
+    takes NaN and infinities, and its command says why it cannot use them (cbr query --pot)."""
+    *option, ranged = option
+    for value in ("", "abc", "1e999x", "1.5e", *(["nan"] if ranged == "ranged" else [])):
+        got = cbr(*option, value)
+        assert got.exit_code == 2, (value, got.output)
+        errors = [ln for ln in got.stderr.splitlines() if ln.startswith("Error:")]
+        assert len(errors) == 1 and "Traceback" not in got.output, got.output
+        assert "Input should" not in got.output and repr(value) in errors[0], (value, errors)  # says what was typed
+
+
+def test_out_of_range_numbers_name_the_range_as_help_shows_it() -> None:
+    got = cbr("query", "--hole", "AsKs", "--threshold", "2")
+    assert got.exit_code == 2 and "2 is not in the range 0.0<=x<=1.0" in got.stderr
+    got = cbr("match", "--players", "call,call", "--hands", "-1")
+    assert got.exit_code == 2 and "-1 is not in the range 1<=x<=1000000000" in got.stderr
+    assert "1<=x<=1000000000" in " ".join(cbr("match", "--help").stdout.split())
+
+
+@pytest.mark.parametrize("command", [
+    ("play", "--acpc", "127.0.0.1:9", "--timeout"),
+    ("serve-dealer", "--players", "remote,call", "--connect-timeout"),
+    ("serve-dealer", "--players", "remote,call", "--timeout"),
+])
+@pytest.mark.parametrize("value", ["inf", "1e300"])
+def test_an_endless_wait_is_a_usage_error_not_a_crash(command: tuple, value: str) -> None:
+    """`--timeout inf` reached the socket: OverflowError, exit 3 (internal error)."""
+    got = cbr(*command, value)
+    assert got.exit_code == 2, got.output
+    assert "is not in the range 0.001<=x<=604800" in got.stderr
+
+
+# ---- 5. counts over 999 carry thousands separators, as the rest of the output does -----------
+def _no_bare_count(text: str) -> None:
+    """No run of four or more digits outside a path, a decimal or a seed."""
+    import re
+
+    bare = [m.group() for m in re.finditer(r"(?<![\w./,:-])\d{4,}(?![\w.,/])", text)]
+    assert not bare, (bare, text)
+
+
+def test_casebase_inspect_build_verify_and_players_separate_thousands(tmp_path: Path) -> None:
+    shown = cbr("casebase", "inspect", "default")
+    assert shown.exit_code == 0, shown.output
+    head = shown.stdout.split("preflop features")[0]
+    assert "100,064 cases" in head and "32,875" in head
+    _no_bare_count(head.split("\ngames:", 1)[1])  # past the path and the creation date
+    log = Path(__file__).resolve().parents[2] / "casebases" / "selfplay" / "hu-ehs-hs.log"
+    built = cbr("build", log, "-o", tmp_path / "cb")
+    assert built.exit_code == 0, built.output
+    assert "7,844 cases (preflop 2,556, flop 2,090, turn 1,717, river 1,481) from 1,200 hands" in built.stdout
+    verified = cbr("casebase", "verify", tmp_path / "cb")
+    assert verified.exit_code == 0 and "sound (7,844 cases)" in verified.stdout, verified.output
+    store = tmp_path / "players.duckdb"
+    read = cbr("players", "build", log, "--store", store)
+    assert read.exit_code == 0 and read.stdout.startswith("1,200 hands read"), read.output
+    table = cbr("players", "inspect", "--store", store)
+    assert table.exit_code == 0 and "1,200" in table.stdout
+    _no_bare_count(table.stdout.replace(str(store), ""))
+
+
+def test_match_and_dealer_titles_separate_thousands() -> None:
+    got = cbr("match", "--players", "call,call", "--hands", 1200, "--duplicate")
+    assert got.exit_code == 0 and "1,200 hands (duplicate, 600 deals)" in got.stdout, got.output
+    dealt = cbr("serve-dealer", "--players", "call,call", "--hands", 1200)
+    assert dealt.exit_code == 0 and "holdem.limit.2p: 1,200 hands" in dealt.stdout, dealt.output
