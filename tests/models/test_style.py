@@ -61,8 +61,8 @@ def test_counts_agree_with_the_rules_engine(players):
 
 def test_styles_tell_the_baselines_apart_and_follow_a_change():
     keep = Keep()
-    run_match(["cbr", "raise"], 100, seed=2, log=keep)
-    run_match(["cbr", "call"], 300, seed=3, log=keep)
+    run_match(["cbr:preset=expert", "raise"], 100, seed=2, log=keep)  # a fixed bot: the styles are the point
+    run_match(["cbr:preset=expert", "call"], 300, seed=3, log=keep)
     plain, recent = StyleStats(), StyleStats(discount=0.98)
     for r in keep.records[:100]:
         plain.update(r)
