@@ -130,7 +130,8 @@ def main() -> None:
     thirds = [slice(0, n // 3), slice(n // 3, 2 * n // 3), slice(2 * n // 3, n)]
     report: dict = {
         "experiment": "retention (CASPER figures 5 and 6)", "hands": n, "seed": args.seed, "tuning_seed": 1,
-        "opponent": args.opponent, "reuse": args.reuse, "casebase": args.casebase, "retained": on["retained"],
+        "opponent": args.opponent, "reuse": None if args.bot else args.reuse, "casebase": args.casebase,
+        "retained": on["retained"],
         "retain_gate": args.retain_gate, "retain_skipped": on["skipped"], "bot": args.bot,
         "memory_changed": on["memory_changed"],
         "seconds": {"retention": round(on["seconds"], 1), "control": round(off["seconds"], 1)},

@@ -34,7 +34,7 @@ def match_command(
     log_format: Annotated[Optional[str], typer.Option("--log-format", help="Format of the --log: acpc or phh [default: acpc].")] = None,
     log_format_old: Annotated[Optional[str], typer.Option("--format", hidden=True)] = None,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing --log or --plot file (atomically, when the match ends).")] = False,
-    retain: Annotated[bool, typer.Option("--retain", help="The cbr bots keep every hand in their case base as it ends (their own decisions, and others' shown at a showdown), durably. The shipped default case base is never written: use --retain-into.")] = False,
+    retain: Annotated[bool, typer.Option("--retain", help="The cbr bots keep every hand in their case base as it ends (their own decisions, and others' shown at a showdown), durably. A shipped case base (expert, default) is never written: use --retain-into.")] = False,
     retain_into: Annotated[Optional[str], typer.Option("--retain-into", metavar="NAME", help="Retain into case base NAME: a bare name is ./casebases/NAME, a path (with a / or starting with '.') is that folder; created as a copy of the bot's case base on first use (a note says so, with its size); an existing NAME must be that case base or a copy of it; the cbr bots play from it. Implies --retain.")] = None,
     plot: Annotated[Optional[str], typer.Option("--plot", metavar="FILE.png", help="Draw each seat's learning curve into this PNG: its cumulative result in small bets, hand by hand (deal by deal with --duplicate), with a 95% confidence band. Keeps every hand's result in memory; needs the plots extra (matplotlib).")] = None,
     retain_gate: Annotated[Optional[float], typer.Option("--retain-gate", metavar="SIMILARITY", help="With --retain/--retain-into: skip a decision when the case base already holds a case of the same action at least this similar (a near-duplicate), a similarity above 0 and at most 1, e.g. 0.999. Off by default.")] = None,
@@ -136,7 +136,9 @@ def _print_match(result: "MatchResult", seed: int, as_json: bool) -> None:
     stdout.print(rich_table(None, ["seat", "bot", "chips", "sb/h", "± 95%", "mbb/h", "± 95%"], rows))
     if result.match_id:
         skipped = f"; the gate skipped {result.retain_skipped:,} near-duplicates" if result.retain_skipped else ""
-        stdout.print(f"retained {result.retained:,} cases (match {result.match_id}){skipped}", markup=False,
+        memory = (f"; the table memory changed {result.memory_changed:,} decision"
+                  f"{'' if result.memory_changed == 1 else 's'}" if result.memory_changed else "")
+        stdout.print(f"retained {result.retained:,} cases (match {result.match_id}){skipped}{memory}", markup=False,
                      highlight=False, soft_wrap=True)
 
 
@@ -152,7 +154,7 @@ def serve_dealer_command(
     connect_timeout: Annotated[float, typer.Option("--connect-timeout", min=0.001, max=MAX_WAIT, help="Seconds to wait for every remote seat to connect.")] = 60.0,
     log: Annotated[Optional[str], typer.Option("--log", help="Write the ACPC match log here (a new file in an existing folder, or an existing one with --overwrite).")] = None,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing --log file.")] = False,
-    retain: Annotated[bool, typer.Option("--retain", help="The cbr bots keep every hand in their case base as it ends (their own decisions, and others' shown at a showdown), durably. The shipped default case base is never written: use --retain-into.")] = False,
+    retain: Annotated[bool, typer.Option("--retain", help="The cbr bots keep every hand in their case base as it ends (their own decisions, and others' shown at a showdown), durably. A shipped case base (expert, default) is never written: use --retain-into.")] = False,
     retain_into: Annotated[Optional[str], typer.Option("--retain-into", metavar="NAME", help="Retain into case base NAME: a bare name is ./casebases/NAME, a path (with a / or starting with '.') is that folder; created as a copy of the bot's case base on first use (a note says so, with its size); an existing NAME must be that case base or a copy of it; the cbr bots play from it. Implies --retain.")] = None,
 ) -> None:
     """Deal a match over the ACPC protocol 2.0.0 (TCP) and print the final scores.
@@ -246,7 +248,7 @@ def play_command(
     as_json: Annotated[bool, typer.Option("--json", help="With --acpc: print the result and every hand as JSON.")] = False,
     human: Annotated[bool, typer.Option("--human", help="Play yourself, in the terminal, against --bots (keys on standard input: f, c, r, q).")] = False,
     bots: Annotated[Optional[str], typer.Option("--bots", help="With --human: the bots at the table, comma-separated policy specs [default: cbr].")] = None,
-    retain: Annotated[bool, typer.Option("--retain", help="A cbr bot keeps every hand in its case base as it ends (with --human: your decisions too). The shipped default case base is never written: use --retain-into.")] = False,
+    retain: Annotated[bool, typer.Option("--retain", help="A cbr bot keeps every hand in its case base as it ends (with --human: your decisions too). A shipped case base (expert, default) is never written: use --retain-into.")] = False,
     retain_into: Annotated[Optional[str], typer.Option("--retain-into", metavar="NAME", help="Retain into case base NAME: a bare name is ./casebases/NAME, a path (with a / or starting with '.') is that folder; created as a copy of the bot's case base on first use (a note says so, with its size); an existing NAME must be that case base or a copy of it; the bot plays from it. Implies --retain.")] = None,
     why: Annotated[bool, typer.Option("--why", help="With --human: after each hand, why the cbr bots did what they did: each decision's triple, its vote and the 3 most similar cases it counted.")] = False,
 ) -> None:

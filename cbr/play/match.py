@@ -108,6 +108,7 @@ class MatchResult:
     hand_payoffs: tuple[tuple[float, ...], ...] = field(default=(), repr=False, compare=False)  # keep_payoffs=True
     retained: int = 0  # cases retained (retain=True)
     retain_skipped: int = 0  # decisions the retention gate skipped as near-duplicates (retain_gate)
+    memory_changed: int = 0  # decisions the adaptive bots' table memories changed (retention that adapts)
     match_id: str = ""
     interrupted: bool = False  # stopped by Ctrl-C or SIGTERM: the hands (whole deals) finished before
 
@@ -157,6 +158,7 @@ class MatchResult:
             "players": [p.to_dict() for p in self.players],
             **({"retained": self.retained, "match_id": self.match_id} if self.match_id else {}),
             **({"retain_skipped": self.retain_skipped} if self.retain_skipped else {}),
+            **({"memory_changed": self.memory_changed} if self.match_id else {}),
             **({"interrupted": True} if self.interrupted else {}),
         }
 
@@ -215,12 +217,12 @@ def run_match(
         except KeyboardInterrupt as exc:
             partial = interrupted_result(exc)
             if partial is not None and retainers:
-                exc.match_result = _with_retained(partial, retainers)  # type: ignore[attr-defined]
+                exc.match_result = _with_retained(partial, retainers, policies)  # type: ignore[attr-defined]
             raise
         finally:
             for r in retainers:
                 r.close()
-        return _with_retained(result, retainers)
+        return _with_retained(result, retainers, policies)
     finally:  # the bots built here by name (a case-based bot keeps its case base open)
         for given, p in zip(players, policies):
             close = getattr(p, "close", None)
@@ -228,11 +230,13 @@ def run_match(
                 close()
 
 
-def _with_retained(result: MatchResult, retainers: Sequence["Retainer"]) -> MatchResult:
+def _with_retained(result: MatchResult, retainers: Sequence["Retainer"], policies: Sequence[Policy] = ()) -> MatchResult:
     if not retainers:
         return result
+    memories = {id(m): m for m in (getattr(p, "_memory", None) for p in policies) if m is not None}
     return replace(result, retained=sum(r.retained for r in retainers), match_id=retainers[0].match_id,
-                   retain_skipped=sum(r.skipped for r in retainers))
+                   retain_skipped=sum(r.skipped for r in retainers),
+                   memory_changed=sum(sum(m.changed.values()) for m in memories.values()))
 
 
 def _play_match(policies: list[Policy], hands: int, game: GameDef | None, duplicate: bool, seed: int,

@@ -179,7 +179,8 @@ class AdaptivePolicy(Policy):
     """See the module docstring. Options: ``experts`` (policy specs joined by ``+``; default:
     the experts of the style cases), ``safe`` (the expert played until there is evidence;
     default ``cbr``), ``styles`` (a style-case file or shipped name), ``warmup`` (hands seen
-    before leaving the safe expert), ``min_gain`` (sb/h an expert must be expected to win over
+    before leaving the safe expert, counted discounted as the style is: at most 90% of
+    ``1 / (1 - discount)``), ``min_gain`` (sb/h an expert must be expected to win over
     the safe one), ``min_similarity`` (of the nearest style case), ``k`` (style cases that
     vote) and ``bandwidth`` (how fast a case's vote falls with its distance,
     :meth:`StyleCases.expected`), ``discount`` (per hand, of an opponent's style counts),
@@ -598,7 +599,7 @@ def _flag(name: str, value: object) -> bool:
         return True
     if text in ("0", "false", "no", "off"):
         return False
-    raise ConfigError(f"{name} must be true or false (1 or 0), got {value!r}")
+    raise ConfigError(f"{name} must be true or false (1/0, yes/no, on/off), got {value!r}")
 
 
 def _hands(n: float) -> str:
@@ -610,8 +611,8 @@ def _hands(n: float) -> str:
 def case_based_bot(*, seed: int | None = None, preset: str = DEFAULT_CBR_PRESET, casebase: "str | Path | None" = None,
                    similarity: Optional[str] = None, reuse: Optional[str] = None, sharpen: Optional[float] = None,
                    outcome_weight: Optional[float] = None, odds_guard: Optional[float] = None,
-                   models: Optional[str] = None, memory: Optional[bool] = None, memory_cases: Optional[int] = None,
-                   memory_z: Optional[float] = None, memory_similarity: Optional[float] = None) -> Policy:
+                   models: Optional[str] = None, memory: bool = True, memory_cases: int = 20,
+                   memory_z: float = 2.0, memory_similarity: Optional[float] = None) -> Policy:
     """The ``cbr`` bot (the plugin of that name). ``preset``: ``adaptive`` (the default) plays
     the expert case base (``cbr:preset=expert``) until it knows its opponent, then the house bot
     that beats that opponent's style (:class:`AdaptivePolicy` with its defaults: the ``adapt``
@@ -632,8 +633,9 @@ def case_based_bot(*, seed: int | None = None, preset: str = DEFAULT_CBR_PRESET,
 
     options = {"casebase": casebase, "similarity": similarity, "reuse": reuse, "sharpen": sharpen,
                "outcome_weight": outcome_weight, "odds_guard": odds_guard, "models": models}
-    adaptive = {k: v for k, v in (("memory", memory), ("memory_cases", memory_cases), ("memory_z", memory_z),
-                                  ("memory_similarity", memory_similarity)) if v is not None}
+    adaptive = {k: v for k, v, default in (("memory", memory, True), ("memory_cases", memory_cases, 20),
+                                           ("memory_z", memory_z, 2.0), ("memory_similarity", memory_similarity, None))
+                if v != default}  # what a spec changed (the defaults are AdaptivePolicy's)
     if preset != DEFAULT_CBR_PRESET:
         if adaptive:
             raise ConfigError(f"{', '.join(adaptive)}: options of the adaptive preset, not of preset={preset}")

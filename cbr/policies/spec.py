@@ -138,14 +138,14 @@ DESCRIPTIONS = {
     "lag": "loose-aggressive: plays many hands and bets them hard",
     "rock": "tight-passive: raises AA, KK, QQ; bets near-nut hands",
     "station": "loose-passive: never folds, raises only the nuts",
-    "cbr": "the case-based bot: re-uses similar past cases' actions",
+    "cbr": "the default: adapts to each player over the expert cases",
     "poki-wt": "poki on EHS weighted by per-opponent weight tables",
     "simbot": "Poki's simulation betting against modelled opponents",
     "phase3": "ehs plus a showdown model learned in the match (Phase III)",
     "phase3-aggressive": "phase3's aggressive variant",
     "thesis-net": "the ITU thesis' default-strategy network as a bot",
     "cfr": "a CFR strategy, heads-up limit (default: the MCCFR teacher)",
-    "adapt": "cbr until it knows its opponent, then the bot for its style",
+    "adapt": "the adaptive bot of cbr, with every option of its own",
 }
 
 

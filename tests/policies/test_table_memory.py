@@ -150,3 +150,16 @@ def test_the_memory_keeps_the_most_recent_window_of_cases():
     X, codes, outs = memory._cases[("x", "preflop")].arrays()
     assert outs.tolist() == [float(i) for i in range(900, 1000)]
     assert X[:, -1].tolist() == [float(i % 160) for i in range(900, 1000)] and set(codes.tolist()) == {1}
+
+
+def test_a_match_reports_the_decisions_the_table_memory_changed(base, tmp_path):
+    path = copy_casebase(base, tmp_path / "mine")
+    eager = case_based_bot(seed=3, casebase=str(path), memory_z=0.0, memory_cases=1)   # acts on any gap
+    try:
+        r = run_match([eager, "raise"], 60, seed=2, retain=True)
+        changed = sum(eager.table_memory().changed.values())
+        assert r.memory_changed == changed > 0 and r.to_dict()["memory_changed"] == changed
+    finally:
+        eager.close()
+    plain = run_match(["call", "raise"], 4, seed=2)
+    assert plain.memory_changed == 0 and "memory_changed" not in plain.to_dict()
