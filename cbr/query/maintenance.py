@@ -452,12 +452,15 @@ class CompetenceReport:
                 "seconds": round(self.seconds, 3)}
 
 
-def _proportion_ci(hits: int, n: int) -> tuple[float, float]:
-    from cbr.stats import mean_ci
+def _proportion_ci(hits: int, n: int) -> tuple[float, float, float, float]:
+    """``hits / n``, half the width of its 95% Wilson score interval, and the interval's ends
+    (not degenerate at 0 and 1, where a normal interval has no width)."""
+    from cbr.stats import wilson_interval
 
     if n == 0:
-        return (float("nan"), math.inf)
-    return mean_ci([1.0] * hits + [0.0] * (n - hits))
+        return (float("nan"), math.inf, float("nan"), float("nan"))
+    low, high = wilson_interval(hits, n)
+    return (hits / n, (high - low) / 2, low, high)
 
 
 def competence(path: str | os.PathLike[str], *, sample: int = 2000, k: int = 10, eps: float = 0.1, seed: int = 0,
@@ -512,12 +515,14 @@ def competence(path: str | os.PathLike[str], *, sample: int = 2000, k: int = 10,
             for r in range(m):
                 for j in others[r][solved[r]].tolist():
                     cover_est[j] = cover_est.get(j, 0.0) + n / m
-            cov, cov_h = _proportion_ci(covered, m)
-            piv, piv_h = _proportion_ci(m - covered, m)
+            cov, cov_h, cov_lo, cov_hi = _proportion_ci(covered, m)
+            piv, piv_h, piv_lo, piv_hi = _proportion_ci(m - covered, m)
             rmean, rhalf = mean_ci([float(x) for x in reach])
             report.per_street[s] = {
                 "cases": int(n), "sample": m, "coverage": round(cov, 4), "coverage_ci": round(cov_h, 4),
+                "coverage_interval": [round(cov_lo, 4), round(cov_hi, 4)],
                 "pivotal": round(piv, 4), "pivotal_ci": round(piv_h, 4),
+                "pivotal_interval": [round(piv_lo, 4), round(piv_hi, 4)],
                 "reachability": round(rmean, 3), "reachability_ci": round(rhalf, 3),
                 "coverage_size": round(sum(cover_est.values()) / n, 3),
                 "actions": {a: int((action_codes(cases.actions)[picked] == i).sum()) for i, a in enumerate("fcr")}}

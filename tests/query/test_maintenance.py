@@ -18,6 +18,7 @@ import pytest
 from cbr.errors import CaseBaseError, CBRError
 from cbr.game.gamedef import STREETS
 from cbr.query.maintenance import (
+    _proportion_ci,
     competence,
     condense,
     diff,
@@ -353,6 +354,30 @@ def test_cli_competence_plot(tmp_path: Path) -> None:
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     bad = run("casebase", "competence", "default", "--plot", str(tmp_path / "c.txt"))
     assert bad.returncode == 2
+
+
+def test_cli_competence_plot_says_where(tmp_path: Path) -> None:
+    """Like ``cbr match --plot``, the text output says where the plot went."""
+    require_module("matplotlib")
+    png = tmp_path / "c.png"
+    proc = run("casebase", "competence", "default", "--sample", "100", "--k", "5", "--top", "0", "--plot", str(png))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.rstrip().splitlines()[-1] == f"plot written to {png}"
+
+
+def test_competence_shares_have_wilson_intervals(default_copy: Path) -> None:
+    """A share of 1 (or 0) keeps an interval of positive width inside [0, 1] (Wilson, not the
+    normal interval, which is 1.000 ± 0.000 there); the report's intervals hold their shares."""
+    share, half, low, high = _proportion_ci(2000, 2000)
+    assert (share, high) == (1.0, 1.0) and 0.998 < low < 1.0 and half == pytest.approx((1 - low) / 2)
+    share, half, low, high = _proportion_ci(0, 2000)
+    assert (share, low) == (0.0, 0.0) and 0.0 < high < 0.002
+    rep = competence(default_copy, sample=200, k=5, eps=0.1, seed=1, top=0)
+    for st in rep.per_street.values():
+        for key in ("coverage", "pivotal"):
+            low, high = st[f"{key}_interval"]
+            assert 0.0 <= low <= st[key] <= high <= 1.0 and high > low
+            assert st[f"{key}_ci"] == pytest.approx((high - low) / 2, abs=1e-4)
 
 
 def test_diff_counts_and_answers(default_copy: Path, condensed: dict[str, Path]) -> None:
