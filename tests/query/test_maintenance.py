@@ -85,6 +85,25 @@ REPORTS: dict = {}
 
 
 @pytest.fixture(scope="module")
+def thin_flop(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """6,000 cases a street of the shipped default case base, but only the first 500 flop cases."""
+    from cbr.game.gamedef import GameDef
+
+    out = tmp_path_factory.mktemp("base") / "thin-flop"
+    src = CaseBase.open(resolve_casebase("default"))
+    try:
+        m = src.manifest
+        with CaseBaseWriter(out, feature_set=m.feature_set, similarity=src.path / m.similarity) as w:
+            for g in m.games:
+                w.add_game(GameDef.from_dict(g))
+            for s in STREETS:
+                w.add_table(s, src.table(s).slice(0, 500 if s == "flop" else PER_STREET))
+    finally:
+        src.close()
+    return out
+
+
+@pytest.fixture(scope="module")
 def condensed(default_copy: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("condense")
     out = {}
@@ -320,6 +339,30 @@ def test_cli_condense_json_and_errors(default_copy: Path, tmp_path: Path) -> Non
     assert again.stderr.strip() == f"error: {out} already exists; give a new name for the condensed case base"
     usage = run("casebase", "condense", str(default_copy), "-o", str(tmp_path / "x"), "--method", "edit")
     assert usage.returncode == 2 and not (tmp_path / "x").exists()
+
+
+def test_condense_refuses_a_street_kept_empty(thin_flop: Path, tmp_path: Path) -> None:
+    """A keep that leaves a street of the source with no case (a match would fail at its first
+    decision there) is one error line, exit 1, nothing written, naming the keep it needs."""
+    out = tmp_path / "k5"
+    proc = run("casebase", "condense", str(thin_flop), "-o", str(out), "--keep", "0.0005", "--method", "sample")
+    assert proc.returncode == 1 and not out.exists() and not list(tmp_path.iterdir())
+    line, = proc.stderr.strip().splitlines()
+    assert "keeps no case of the flop (500 cases)" in line and "keep at least 0.002 (1 / 500 cases on the flop)" in line
+    # the keep it names is enough: every street keeps a case
+    rep = condense(thin_flop, out, method="sample", keep=0.002)
+    assert min(rep.kept_per_street.values()) >= 1
+
+
+def test_condense_fold_warning_says_what_applies(thin_flop: Path, tmp_path: Path) -> None:
+    """A condensed street that kept no fold case says the source had them (keep more), not that
+    the logs showed cards only at showdown (the IRC database is not involved)."""
+    rep = condense(thin_flop, tmp_path / "c", method="sample", keep=0.004)
+    assert rep.kept_per_street["flop"] == 2
+    folds = [w for w in rep.warnings if "no fold cases" in w]
+    assert folds and all("IRC" not in w and "showdown" not in w for w in rep.warnings)
+    assert any(w.startswith("flop:") and "the source has 35 fold cases on the flop and none was kept" in w
+               for w in folds), folds
 
 
 def test_competence_by_hand(default_copy: Path) -> None:
