@@ -522,4 +522,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 
 if __name__ == "__main__":
+    from native_guard import require_native
+
+    require_native()
     sys.exit(main())

@@ -28,6 +28,11 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+if __name__ == "__main__":  # before the extension is imported below
+    from native_guard import require_native
+
+    require_native()
+
 import evaluator_ext as ev  # noqa: E402
 from cbr.abstraction import Abstraction, metrics  # noqa: E402
 from evaluator_ext import _native, combo_cards  # noqa: E402

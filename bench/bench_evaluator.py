@@ -18,6 +18,11 @@ from itertools import combinations
 
 import numpy as np
 
+if __name__ == "__main__":  # before the extension is imported below
+    from native_guard import require_native
+
+    require_native()
+
 from evaluator_ext import native
 
 try:

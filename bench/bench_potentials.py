@@ -30,6 +30,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+if __name__ == "__main__":  # before the extension is imported below
+    from native_guard import require_native
+
+    require_native()
+
 from evaluator_ext import _native  # noqa: E402
 
 

@@ -261,5 +261,8 @@ def _threads() -> int:
 
 
 if __name__ == "__main__":
+    from native_guard import require_native
+
+    require_native()
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     main()

@@ -99,4 +99,7 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
+    from native_guard import require_native
+
+    require_native()
     main()

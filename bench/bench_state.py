@@ -158,4 +158,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    from native_guard import require_native
+
+    require_native()
     main()

@@ -126,4 +126,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    from native_guard import require_native
+
+    require_native()
     sys.exit(main())

@@ -262,4 +262,7 @@ def main(argv: Optional[list[str]] = None) -> int:
 
 
 if __name__ == "__main__":
+    from native_guard import require_native
+
+    require_native()
     sys.exit(main())

@@ -24,6 +24,11 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+if __name__ == "__main__":  # before the extension is imported below
+    from native_guard import require_native
+
+    require_native()
+
 from evaluator_ext import _native  # noqa: E402
 from evaluator_ext.cards import combo_index  # noqa: E402
 from evaluator_ext.preflop import PREFLOP_CLASSES, class_combos  # noqa: E402

@@ -71,4 +71,7 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    from native_guard import require_native
+
+    require_native()
     sys.exit(main())

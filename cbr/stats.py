@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Sequence
 
-__all__ = ["Z95", "mean_ci", "cluster_mean_ci", "RunningMean"]
+__all__ = ["Z95", "mean_ci", "wilson_interval", "cluster_mean_ci", "RunningMean"]
 
 Z95 = 1.959963984540054  # two-sided 95% normal quantile
 
@@ -29,6 +29,26 @@ def mean_ci(values: Sequence[float]) -> tuple[float, float]:
         return (mean, math.inf)
     var = math.fsum((v - mean) ** 2 for v in values) / (m - 1)
     return (mean, Z95 * math.sqrt(var / m))
+
+
+def wilson_interval(hits: int, n: int) -> tuple[float, float]:
+    """The 95% Wilson score interval ``(low, high)`` of a proportion ``hits / n``: unlike the
+    normal interval it keeps a width at 0 and 1 (``hits`` of 0 or ``n``) and stays in [0, 1];
+    ``(nan, nan)`` for ``n == 0``.
+
+    >>> low, high = wilson_interval(2000, 2000)
+    >>> round(low, 5), high
+    (0.99808, 1.0)
+    >>> [round(x, 4) for x in wilson_interval(5, 10)]
+    [0.2366, 0.7634]
+    """
+    if n <= 0:
+        return (math.nan, math.nan)
+    p = hits / n
+    z2 = Z95 * Z95
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = Z95 * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    return (0.0 if hits == 0 else max(0.0, centre - half), 1.0 if hits == n else min(1.0, centre + half))
 
 
 def cluster_mean_ci(values: Sequence[float], clusters: Sequence[Hashable]) -> tuple[float, float]:

@@ -85,4 +85,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    from common import require_native
+
+    require_native()
     raise SystemExit(main())

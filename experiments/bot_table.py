@@ -186,4 +186,7 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    from common import require_native
+
+    require_native()
     sys.exit(main())

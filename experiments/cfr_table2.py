@@ -172,4 +172,7 @@ def main(argv: Optional[list[str]] = None) -> int:
 
 
 if __name__ == "__main__":
+    from common import require_native
+
+    require_native()
     sys.exit(main())

@@ -1,5 +1,6 @@
-"""What the experiment scripts share: the repository on ``sys.path``, matplotlib if it is
-installed (``pip install -e .[plots]``), progress lines on stderr, JSON output."""
+"""What the experiment scripts share: the repository on ``sys.path``, the C extensions
+(:func:`require_native`), matplotlib if it is installed (``pip install -e .[plots]``), progress
+lines on stderr, JSON output."""
 from __future__ import annotations
 
 import json
@@ -16,6 +17,52 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 PLOTS_HINT = "matplotlib is not installed, so no PNG was written: pip install -e .[plots]"
+#: Set to 1 to run a script on the pure-Python fallbacks (about 100 times slower).
+ALLOW_REFERENCE = "CBR_ALLOW_REFERENCE"
+NATIVE_HINT = ("the C extensions are not built in this tree: run `pip install -e .` (an editable install "
+               f"builds them in place); {ALLOW_REFERENCE}=1 runs on the pure-Python fallbacks, about 100x slower")
+
+
+def missing_native() -> list[str]:
+    """The C extensions this process falls back from, as the facades say it
+    (``evaluator_ext.IMPLEMENTATION``, ``CFR_IMPLEMENTATION``, ``MCCFR_AVAILABLE``, and the
+    retrieval kernels of :func:`cbr.retrieval.aggregate.native_scan`); empty when all load.
+
+    >>> missing_native()  # in a built tree
+    []
+    """
+    from cbr.errors import CBRError
+
+    try:
+        import evaluator_ext
+    except ImportError:  # CBR_REQUIRE_NATIVE=1 and the evaluator is missing
+        return ["evaluator_ext._native"]
+    missing = []
+    if evaluator_ext.IMPLEMENTATION != "native":
+        missing.append("evaluator_ext._native")
+    try:
+        if evaluator_ext.CFR_IMPLEMENTATION != "native":
+            missing.append("evaluator_ext._cfr")
+        if not evaluator_ext.MCCFR_AVAILABLE:
+            missing.append("evaluator_ext._mccfr")
+        from cbr.retrieval.aggregate import native_scan
+
+        if native_scan() is None:
+            missing.append("evaluator_ext._retrieval")
+    except (ImportError, CBRError):  # likewise for the others
+        missing.append("an extension of evaluator_ext")
+    return missing
+
+
+def require_native() -> None:
+    """Stop the script (one line on stderr, exit 1) when the C extensions are not loadable: the
+    source tree's ``evaluator_ext`` comes first on ``sys.path``, and without its built
+    extensions the facades fall back to pure Python, about 100 times slower. The environment
+    variable ``CBR_ALLOW_REFERENCE=1`` lets the script run anyway."""
+    if os.environ.get(ALLOW_REFERENCE) == "1" or not missing_native():
+        return
+    print(f"error: {NATIVE_HINT}", file=sys.stderr, flush=True)
+    raise SystemExit(1)
 
 
 def pyplot() -> Optional[Any]:

@@ -194,6 +194,9 @@ def main(argv: list[str] | None = None) -> dict:
 
 
 if __name__ == "__main__":
+    from common import require_native
+
+    require_native()
     import json
 
     print(json.dumps(main(), indent=2))

@@ -92,4 +92,7 @@ def main(argv: list[str] | None = None) -> dict:
 
 
 if __name__ == "__main__":
+    from common import require_native
+
+    require_native()
     main()

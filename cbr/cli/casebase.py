@@ -420,8 +420,8 @@ def casebase_competence(
     if as_json:
         print_json(report.to_dict())
         return
-    rows = [[s, f"{v['cases']:,}", f"{v['sample']:,}", f"{v['coverage']:.3f} ± {v['coverage_ci']:.3f}",
-             f"{v['pivotal']:.3f} ± {v['pivotal_ci']:.3f}", f"{v['reachability']:.2f} ± {v['reachability_ci']:.2f}",
+    rows = [[s, f"{v['cases']:,}", f"{v['sample']:,}", _share(v["coverage"], v["coverage_interval"]),
+             _share(v["pivotal"], v["pivotal_interval"]), f"{v['reachability']:.2f} ± {v['reachability_ci']:.2f}",
              v["coverage_size"]] for s, v in report.per_street.items()]
     stdout.print(rich_table(f"competence of {name} (k={k}, eps={eps:g})",
                              ["street", "cases", "sample", "coverage", "pivotal", "reachability", "mean coverage set"],
@@ -432,6 +432,13 @@ def casebase_competence(
                                  [[t["street"], t["case_id"], t["action"], t["coverage"],
                                    f"{t['source'] or '-'}#{t['hand_id'] or '-'}"] for t in report.top]))
     stdout.print(f"{report.seconds:.1f} s", markup=False, highlight=False)
+    if plot is not None:
+        stdout.print(f"plot written to {plot}", markup=False, highlight=False, soft_wrap=True)
+
+
+def _share(value: float, interval: list[float]) -> str:
+    """A proportion with its 95% Wilson interval: ``0.950 [0.940, 0.959]``."""
+    return f"{value:.3f} [{interval[0]:.3f}, {interval[1]:.3f}]"
 
 
 @app.command("diff")

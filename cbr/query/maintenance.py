@@ -401,10 +401,9 @@ def condense(source: str | os.PathLike[str], out: str | os.PathLike[str], *, met
                     scored.append((float(w[tv <= eps + 1e-12].sum() / n), -float((tv * w).sum() / n), used, chosen))
                 cov, mean, used, chosen = max(scored, key=lambda c: c[:2])  # max keeps the first of equals
                 mean = -mean
-                if not len(chosen):
-                    report.warnings.append(f"{s}: no case kept (too few cases for keep={keep})")
-                else:
-                    writer.add_table(s, src.table(s).take(chosen))
+                if not len(chosen):  # a street of the source with no case would fail at its first decision
+                    raise CBRError(_keep_too_small(keep, s, n, {t: src.count(t) for t in STREETS}))
+                writer.add_table(s, src.table(s).take(chosen))
                 report.kept_per_street[s] = int(len(chosen))
                 report.removed_per_street[s] = int(n - len(chosen))
                 report.coverage[s] = round(cov, 4)
@@ -415,13 +414,35 @@ def condense(source: str | os.PathLike[str], out: str | os.PathLike[str], *, met
                     progress(s)
             if not sum(report.kept_per_street.values()):
                 raise CBRError("the condensed case base would hold no case; keep more (a larger keep)")
-        report.warnings.extend(writer.warnings)
+        # the writer's warnings guess why folds are missing (showdown-only logs); here it is known
+        from cbr.store.honesty import action_warnings, game_warnings
+
+        why = {s: (f" (the source has {m.counts[s].get('f', 0):,} fold cases on the {s} and none was kept: "
+                   "a larger keep keeps some)" if m.counts.get(s, {}).get("f", 0) else
+                   " (the source has no fold case there either)") for s in STREETS}
+        report.warnings.extend(action_warnings(writer.manifest.counts, no_folds=why)
+                               + game_warnings(writer.manifest.games))
     finally:
         src.close()
     report.kept = sum(report.kept_per_street.values())
     report.removed = sum(report.removed_per_street.values())
     report.seconds = time.perf_counter() - t0
     return report
+
+
+def _keep_too_small(keep: float, street: str, n: int, counts: dict[str, int]) -> str:
+    """Why ``keep`` is refused: it keeps no case of ``street`` (``n`` cases); the smallest keep
+    that keeps at least one case of every street with cases (1 / its fewest), rounded up.
+
+    >>> _keep_too_small(0.0001, "flop", 900, {"preflop": 1000, "flop": 900, "turn": 0, "river": 700})
+    'keep 0.0001 keeps no case of the flop (900 cases): a street with cases needs one; keep at least 0.0015 (1 / 700 cases on the river)'
+    """
+    fewest = min((c, s) for s, c in counts.items() if c > 0)
+    need = 1.0 / fewest[0]
+    digits = 1 - math.floor(math.log10(need))  # two significant digits, rounded up
+    need = math.ceil(need * 10 ** digits) / 10 ** digits
+    return (f"keep {keep:g} keeps no case of the {street} ({n:,} cases): a street with cases needs one; "
+            f"keep at least {need:g} (1 / {fewest[0]:,} cases on the {fewest[1]})")
 
 
 # ---- competence -------------------------------------------------------------------------------
@@ -452,12 +473,15 @@ class CompetenceReport:
                 "seconds": round(self.seconds, 3)}
 
 
-def _proportion_ci(hits: int, n: int) -> tuple[float, float]:
-    from cbr.stats import mean_ci
+def _proportion_ci(hits: int, n: int) -> tuple[float, float, float, float]:
+    """``hits / n``, half the width of its 95% Wilson score interval, and the interval's ends
+    (not degenerate at 0 and 1, where a normal interval has no width)."""
+    from cbr.stats import wilson_interval
 
     if n == 0:
-        return (float("nan"), math.inf)
-    return mean_ci([1.0] * hits + [0.0] * (n - hits))
+        return (float("nan"), math.inf, float("nan"), float("nan"))
+    low, high = wilson_interval(hits, n)
+    return (hits / n, (high - low) / 2, low, high)
 
 
 def competence(path: str | os.PathLike[str], *, sample: int = 2000, k: int = 10, eps: float = 0.1, seed: int = 0,
@@ -512,12 +536,14 @@ def competence(path: str | os.PathLike[str], *, sample: int = 2000, k: int = 10,
             for r in range(m):
                 for j in others[r][solved[r]].tolist():
                     cover_est[j] = cover_est.get(j, 0.0) + n / m
-            cov, cov_h = _proportion_ci(covered, m)
-            piv, piv_h = _proportion_ci(m - covered, m)
+            cov, cov_h, cov_lo, cov_hi = _proportion_ci(covered, m)
+            piv, piv_h, piv_lo, piv_hi = _proportion_ci(m - covered, m)
             rmean, rhalf = mean_ci([float(x) for x in reach])
             report.per_street[s] = {
                 "cases": int(n), "sample": m, "coverage": round(cov, 4), "coverage_ci": round(cov_h, 4),
+                "coverage_interval": [round(cov_lo, 4), round(cov_hi, 4)],
                 "pivotal": round(piv, 4), "pivotal_ci": round(piv_h, 4),
+                "pivotal_interval": [round(piv_lo, 4), round(piv_hi, 4)],
                 "reachability": round(rmean, 3), "reachability_ci": round(rhalf, 3),
                 "coverage_size": round(sum(cover_est.values()) / n, 3),
                 "actions": {a: int((action_codes(cases.actions)[picked] == i).sum()) for i, a in enumerate("fcr")}}

@@ -15,7 +15,7 @@ never recommend folding; :func:`action_warnings` says so for ``cbr build`` (the
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Optional
 
 from cbr.game.actions import ACTION_NAMES, ACTION_WORDS
 
@@ -62,10 +62,16 @@ def street_gaps(counts: Mapping[str, int]) -> dict[str, int]:
 
 
 def action_warnings(counts: Mapping[str, Mapping[str, int]], *, wording: str = "casebase",
-                    casebase: str = "") -> list[str]:
+                    casebase: str = "", no_folds: Optional[Mapping[str, str]] = None) -> list[str]:
     """One sentence per street and action kind that is missing or rare (see the module
     docstring), worded for the reader (:data:`WORDINGS`; ``casebase`` names the case base
     in the ``answer`` wording). ``counts``: per street, ``{"total": n, "f": n, "c": n, "r": n}``.
+    ``no_folds``: per street, why folds are missing there, when the reader knows better than
+    the default guess (logs that show cards only at showdown); ``cbr casebase condense``
+    says what its source held.
+
+    >>> action_warnings({"flop": {"total": 5, "f": 0, "c": 4, "r": 1}}, no_folds={"flop": " (kept none)"})[0][-11:]
+    '(kept none)'
 
     >>> action_warnings({"flop": {"total": 100, "f": 0, "c": 70, "r": 30}}, wording="answer", casebase="irc")
     ["case base 'irc' has no fold cases on the flop: the answer can never recommend fold"]
@@ -77,7 +83,8 @@ def action_warnings(counts: Mapping[str, Mapping[str, int]], *, wording: str = "
         for a, n in street_gaps(c).items():
             out.append(templates["missing" if n == 0 else "rare"].format(
                 street=street, on=_on(street), word=ACTION_WORDS[a], verb="to " + ACTION_NAMES[a].verb, n=n, total=total,
-                pct=100 * n / total, rare=RARE_SHARE, why=_NO_FOLDS if a == "f" else "", casebase=casebase))
+                pct=100 * n / total, rare=RARE_SHARE, casebase=casebase,
+                why=((no_folds or {}).get(street, _NO_FOLDS) if a == "f" else "")))
     return out
 
 

@@ -18,6 +18,7 @@ import pytest
 from cbr.errors import CaseBaseError, CBRError
 from cbr.game.gamedef import STREETS
 from cbr.query.maintenance import (
+    _proportion_ci,
     competence,
     condense,
     diff,
@@ -81,6 +82,25 @@ def default_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 REPORTS: dict = {}
+
+
+@pytest.fixture(scope="module")
+def thin_flop(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """6,000 cases a street of the shipped default case base, but only the first 500 flop cases."""
+    from cbr.game.gamedef import GameDef
+
+    out = tmp_path_factory.mktemp("base") / "thin-flop"
+    src = CaseBase.open(resolve_casebase("default"))
+    try:
+        m = src.manifest
+        with CaseBaseWriter(out, feature_set=m.feature_set, similarity=src.path / m.similarity) as w:
+            for g in m.games:
+                w.add_game(GameDef.from_dict(g))
+            for s in STREETS:
+                w.add_table(s, src.table(s).slice(0, 500 if s == "flop" else PER_STREET))
+    finally:
+        src.close()
+    return out
 
 
 @pytest.fixture(scope="module")
@@ -321,6 +341,30 @@ def test_cli_condense_json_and_errors(default_copy: Path, tmp_path: Path) -> Non
     assert usage.returncode == 2 and not (tmp_path / "x").exists()
 
 
+def test_condense_refuses_a_street_kept_empty(thin_flop: Path, tmp_path: Path) -> None:
+    """A keep that leaves a street of the source with no case (a match would fail at its first
+    decision there) is one error line, exit 1, nothing written, naming the keep it needs."""
+    out = tmp_path / "k5"
+    proc = run("casebase", "condense", str(thin_flop), "-o", str(out), "--keep", "0.0005", "--method", "sample")
+    assert proc.returncode == 1 and not out.exists() and not list(tmp_path.iterdir())
+    line, = proc.stderr.strip().splitlines()
+    assert "keeps no case of the flop (500 cases)" in line and "keep at least 0.002 (1 / 500 cases on the flop)" in line
+    # the keep it names is enough: every street keeps a case
+    rep = condense(thin_flop, out, method="sample", keep=0.002)
+    assert min(rep.kept_per_street.values()) >= 1
+
+
+def test_condense_fold_warning_says_what_applies(thin_flop: Path, tmp_path: Path) -> None:
+    """A condensed street that kept no fold case says the source had them (keep more), not that
+    the logs showed cards only at showdown (the IRC database is not involved)."""
+    rep = condense(thin_flop, tmp_path / "c", method="sample", keep=0.004)
+    assert rep.kept_per_street["flop"] == 2
+    folds = [w for w in rep.warnings if "no fold cases" in w]
+    assert folds and all("IRC" not in w and "showdown" not in w for w in rep.warnings)
+    assert any(w.startswith("flop:") and "the source has 35 fold cases on the flop and none was kept" in w
+               for w in folds), folds
+
+
 def test_competence_by_hand(default_copy: Path) -> None:
     rep = competence(default_copy, sample=300, k=5, eps=0.1, seed=4)
     cb = CaseBase.open(default_copy)
@@ -353,6 +397,30 @@ def test_cli_competence_plot(tmp_path: Path) -> None:
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     bad = run("casebase", "competence", "default", "--plot", str(tmp_path / "c.txt"))
     assert bad.returncode == 2
+
+
+def test_cli_competence_plot_says_where(tmp_path: Path) -> None:
+    """Like ``cbr match --plot``, the text output says where the plot went."""
+    require_module("matplotlib")
+    png = tmp_path / "c.png"
+    proc = run("casebase", "competence", "default", "--sample", "100", "--k", "5", "--top", "0", "--plot", str(png))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.rstrip().splitlines()[-1] == f"plot written to {png}"
+
+
+def test_competence_shares_have_wilson_intervals(default_copy: Path) -> None:
+    """A share of 1 (or 0) keeps an interval of positive width inside [0, 1] (Wilson, not the
+    normal interval, which is 1.000 ± 0.000 there); the report's intervals hold their shares."""
+    share, half, low, high = _proportion_ci(2000, 2000)
+    assert (share, high) == (1.0, 1.0) and 0.998 < low < 1.0 and half == pytest.approx((1 - low) / 2)
+    share, half, low, high = _proportion_ci(0, 2000)
+    assert (share, low) == (0.0, 0.0) and 0.0 < high < 0.002
+    rep = competence(default_copy, sample=200, k=5, eps=0.1, seed=1, top=0)
+    for st in rep.per_street.values():
+        for key in ("coverage", "pivotal"):
+            low, high = st[f"{key}_interval"]
+            assert 0.0 <= low <= st[key] <= high <= 1.0 and high > low
+            assert st[f"{key}_ci"] == pytest.approx((high - low) / 2, abs=1e-4)
 
 
 def test_diff_counts_and_answers(default_copy: Path, condensed: dict[str, Path]) -> None:
