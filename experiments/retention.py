@@ -204,4 +204,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    from common import require_native
+
+    require_native()
     main()
