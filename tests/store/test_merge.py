@@ -200,7 +200,7 @@ def test_merging_bases_built_from_a_common_log_warns_and_dedupe_keeps_its_cases_
                               str(tmp_path / "deduped"), "--dedupe"], capture_output=True, text=True, env=_env(),
                              timeout=300)
     assert deduped.returncode == 0, deduped.stderr
-    assert "share the source" not in deduped.stderr and f"dropped {n_a2} duplicate cases" in deduped.stdout
+    assert "share the source" not in deduped.stderr and f"dropped {n_a2:,} duplicate cases" in deduped.stdout
     assert cases_but_source(tmp_path / "deduped") == union
     with CaseBase.open(tmp_path / "deduped") as cb, CaseBase.open(built["union"]) as cu:
         assert cb.manifest.counts == cu.manifest.counts
