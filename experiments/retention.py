@@ -71,8 +71,7 @@ def play(hands: int, seed: int, opponent: str, reuse: str, retain: bool, root: P
     r = run_match([bot, opponent], hands, seed=seed, retain=retain, keep_payoffs=True,
                   retain_gate=gate if retain else None)
     seconds = time.perf_counter() - t
-    memory = getattr(bot, "_memory", None)  # the adaptive bot's table memory: the decisions it changed
-    changed = sum(memory.changed.values()) if memory is not None else None
+    changed = getattr(bot, "memory_changed", None)  # the adaptive bot's table memory: the decisions it changed
     bot.close()
     sb = np.array([p[0] for p in r.hand_payoffs]) / r.game.small_bet
     return {"sb": sb, "similarity": np.array(bot.similarities), "decision_hand": np.array(bot.hands),

@@ -233,10 +233,9 @@ def run_match(
 def _with_retained(result: MatchResult, retainers: Sequence["Retainer"], policies: Sequence[Policy] = ()) -> MatchResult:
     if not retainers:
         return result
-    memories = {id(m): m for m in (getattr(p, "_memory", None) for p in policies) if m is not None}
     return replace(result, retained=sum(r.retained for r in retainers), match_id=retainers[0].match_id,
                    retain_skipped=sum(r.skipped for r in retainers),
-                   memory_changed=sum(sum(m.changed.values()) for m in memories.values()))
+                   memory_changed=sum(getattr(p, "memory_changed", 0) for p in policies))
 
 
 def _play_match(policies: list[Policy], hands: int, game: GameDef | None, duplicate: bool, seed: int,

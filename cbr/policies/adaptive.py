@@ -49,10 +49,12 @@ from typing import TYPE_CHECKING, Optional, Sequence
 import numpy as np
 
 from cbr.errors import ConfigError
+from cbr.game.gamedef import STREETS
 from cbr.models.style import STYLE_FEATURES, StyleStats
 from cbr.models.tracker import seated_names
 from cbr.policies.base import Decision, Policy, Triple
 from cbr.policies.table_memory import TableMemory
+from cbr.stats import RunningMean
 
 if TYPE_CHECKING:  # pragma: no cover
     from cbr.game.decision import DecisionPoint
@@ -251,8 +253,8 @@ class AdaptivePolicy(Policy):
         self.tau = float(tau)
         if not (math.isfinite(self.tau) and self.tau > 0):
             raise ConfigError(f"tau must be a positive number (sb/h), got {tau!r}")
-        #: per opponent: hands seen, mean and sum of squared deviations of the bot's result (sb)
-        self._results: dict[str, list[float]] = {}
+        #: per opponent: the bot's result a hand (sb), its count, mean and spread
+        self._results: dict[str, RunningMean] = {}
         self.safe = safe
         self.experts: dict[str, Policy] = {}
         for i, spec in enumerate(specs):
@@ -436,8 +438,8 @@ class AdaptivePolicy(Policy):
     def hand_variance(self, opponent: str) -> float:
         """The variance of the bot's result a hand against ``opponent`` (sb^2), from the hands
         seen (25, a standard deviation of 5 sb, before 30 of them)."""
-        n, _, m2 = self._results.get(opponent, (0.0, 0.0, 0.0))
-        return m2 / (n - 1) if n >= 30 else 25.0
+        acc = self._results.get(opponent)
+        return acc.m2 / (acc.count - 1) if acc is not None and acc.count >= 30 else 25.0
 
     # ---- the policy ----------------------------------------------------------------------
     def decide(self, dp: "DecisionPoint", rng: Optional[random.Random] = None) -> Decision:
@@ -447,57 +449,59 @@ class AdaptivePolicy(Policy):
         if opp is not None and self.styles.hands(opp) > 0:
             self._played[opp] = (self._nearest(opp), spec)
         made = self.experts[spec].decide(dp, rng if rng is not None else random.Random(0))
-        changed, row = self._remembered(dp, opp, spec, made)
+        changed, row, cb = self._remembered(dp, opp, spec, made)
         if changed is not None:
             return changed
         if spec == self.safe:
             return made  # the case-based bot's own record (its vote explains it)
         return AdaptiveDecision(dp=made.dp, action=made.action, played=made.played, expert=spec,
                                 reason=self.reason(opp, spec) if opp is not None else "",
-                                query_row=row, casebase=None if row is None else self.open())
+                                query_row=row, casebase=cb)
 
     # ---- retention that adapts -------------------------------------------------------------
-    def table_memory(self) -> Optional[TableMemory]:
+    def table_memory(self, cb: object = None) -> Optional[TableMemory]:
         """The cases retained against each opponent in the safe expert's case base
-        (:mod:`cbr.policies.table_memory`), attached on first use; None when ``memory`` is off
-        or the safe expert has no case base."""
+        (:mod:`cbr.policies.table_memory`; ``cb``: that case base, when the caller has opened it),
+        attached on first use; None when ``memory`` is off or the safe expert has no case base."""
         if not self.memory or self.case_based is None:
             return None
-        cb = self.open()
+        if cb is None:
+            cb = self.open()
         if self._memory is None:
             self._memory = TableMemory(cb.similarity(), threshold=self.memory_similarity,  # type: ignore[attr-defined]
                                        min_cases=self.memory_cases, z=self.memory_z)
         self._memory.attach(cb)  # type: ignore[arg-type]
         return self._memory
 
+    @property
+    def memory_changed(self) -> int:
+        """How many decisions the table memory changed since this bot was made."""
+        return 0 if self._memory is None else sum(self._memory.changed.values())
+
     def _remembered(self, dp: "DecisionPoint", opp: Optional[str], spec: str,
-                    made: Decision) -> tuple[Optional[Decision], Optional[np.ndarray]]:
+                    made: Decision) -> tuple[Optional[Decision], Optional[np.ndarray], object]:
         """``made`` with another action when the cases retained against ``opp`` show it worth
         more (:meth:`TableMemory.advise`), else None; and the feature row computed on the way
-        (retention keeps it as the case's row), if any."""
-        if opp is None or not self.memory:
-            return None, None
-        memory = self.table_memory()
-        if memory is None:
-            return None, None
-        from cbr.game.gamedef import STREETS
-
-        street = STREETS[dp.street]
-        if memory.count(opp, street) < memory.min_cases:
-            return None, None
+        (retention keeps it as the case's row) with the case base it is a row of, if any."""
+        if opp is None or not self.memory or self.case_based is None:
+            return None, None, None
         cb = self.open()
+        memory = self.table_memory(cb)
+        street = STREETS[dp.street]
+        if memory is None or memory.count(opp, street) < memory.min_cases:
+            return None, None, None
         row = made.row_for(cb)
         if row is None:
             row = cb.feature_set().row(dp)  # type: ignore[attr-defined]
         fold_value = -float(dp.total_committed[dp.position]) / dp.game.small_bet
         advice = memory.advise(opp, street, row, made.action, dp.legal, fold_value)
         if advice is None:
-            return None, np.asarray(row, np.float32)
+            return None, np.asarray(row, np.float32), cb
         played = tuple(1.0 if a == advice.action else 0.0 for a in "fcr")
         return AdaptiveDecision(dp=dp.taken(advice.action),
                                 action=advice.action, played=played,  # type: ignore[arg-type]
                                 expert=f"{expert_alias(spec)}+memory", reason=advice.explain(),
-                                query_row=np.asarray(row, np.float32), casebase=cb), None
+                                query_row=np.asarray(row, np.float32), casebase=cb), None, None
 
     def reason(self, opponent: str, spec: str) -> str:
         """Why ``spec`` plays against ``opponent``, in words: its style, the nearest style case
@@ -548,13 +552,8 @@ class AdaptivePolicy(Policy):
                     if key[0] == opp:
                         ev[0] *= self.evidence_discount
                         ev[1] *= self.evidence_discount
-            if payoffs is not None and sb > 0:  # Welford: the spread of a hand's result against opp
-                r = self._results.setdefault(opp, [0.0, 0.0, 0.0])
-                x = float(payoffs[position]) / sb
-                r[0] += 1.0
-                delta = x - r[1]
-                r[1] += delta / r[0]
-                r[2] += delta * (x - r[1])
+            if payoffs is not None and sb > 0:  # the spread of a hand's result against opp
+                self._results.setdefault(opp, RunningMean()).add(float(payoffs[position]) / sb)
             played = self._played.pop(opp, None)
             if played is not None and payoffs is not None and sb > 0:
                 ev = self.evidence.setdefault((opp, *played), [0.0, 0.0])
@@ -592,12 +591,14 @@ DEFAULT_CBR_PRESET = "adaptive"
 
 def _flag(name: str, value: object) -> bool:
     """A yes/no option: a bool, 0/1 or true/false (as a spec writes it)."""
+    from cbr.policies.spec import FALSE_WORDS, TRUE_WORDS
+
     if isinstance(value, bool):
         return value
     text = str(value).strip().lower()
-    if text in ("1", "true", "yes", "on"):
+    if text in TRUE_WORDS:
         return True
-    if text in ("0", "false", "no", "off"):
+    if text in FALSE_WORDS:
         return False
     raise ConfigError(f"{name} must be true or false (1/0, yes/no, on/off), got {value!r}")
 

@@ -38,8 +38,9 @@ __all__ = ["PolicySpecError", "UnknownPolicyError", "parse_policy_spec", "policy
 
 _NAME_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*\Z")
 _KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
-_TRUE = {"true", "yes", "1", "on"}
-_FALSE = {"false", "no", "0", "off"}
+#: the words a spec writes for an option that is true or false
+TRUE_WORDS = frozenset({"true", "yes", "1", "on"})
+FALSE_WORDS = frozenset({"false", "no", "0", "off"})
 
 
 class PolicySpecError(ConfigError):
@@ -175,9 +176,9 @@ def _shown(key: str) -> str:
 def _convert(spec: str, key: str, value: str, default: Any) -> Any:
     if isinstance(default, bool):
         low = value.lower()
-        if low in _TRUE:
+        if low in TRUE_WORDS:
             return True
-        if low in _FALSE:
+        if low in FALSE_WORDS:
             return False
         raise PolicySpecError(f"policy spec {spec!r}: option {_shown(key)!r} is true or false, got {value!r}")
     for kind in (int, float):

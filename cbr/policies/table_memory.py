@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Optional
 import numpy as np
 
 from cbr.game.gamedef import STREETS
+from cbr.similarity.config import global_similarity
 
 if TYPE_CHECKING:  # pragma: no cover
     from cbr.similarity import SimilarityConfig
@@ -200,8 +201,6 @@ class TableMemory:
         err = np.full(3, np.nan)
         if cases is None or not len(cases):
             return n, mean, err
-        from cbr.similarity.config import global_similarity
-
         X, codes, outs = cases.arrays()
         st = self.similarity.street(street)
         sims = global_similarity(st, np.asarray(row, np.float32), X)
@@ -227,10 +226,9 @@ class TableMemory:
         error = dict(zip("fcr", err.tolist()))
         value["f"], error["f"] = float(fold_value), 0.0
         counts = {a: int(k) for a, k in zip("fcr", n.tolist())}
-        counts["f"] = max(counts["f"], self.min_cases)  # a fold's value needs no cases
 
-        def known(a: str) -> bool:
-            return a in legal and counts[a] >= self.min_cases and math.isfinite(value[a])
+        def known(a: str) -> bool:  # a fold's value is exact: it needs no cases
+            return a in legal and (a == "f" or counts[a] >= self.min_cases and math.isfinite(value[a]))
 
         if not known(action):
             return None
@@ -244,4 +242,4 @@ class TableMemory:
         if best is None:
             return None
         self.changed[opponent] = self.changed.get(opponent, 0) + 1
-        return MemoryAdvice(opponent, best, action, {a: int(k) for a, k in zip("fcr", n.tolist())}, value, error)
+        return MemoryAdvice(opponent, best, action, counts, value, error)

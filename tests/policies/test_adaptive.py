@@ -145,7 +145,8 @@ def test_the_prior_weighs_by_the_style_cases_precision_and_the_tables_noise(tmp_
     try:
         run_match([bot, "raise"], 80, seed=5)
         spread = bot.hand_variance("raise")
-        n, mean, m2 = bot._results["raise"]
+        acc = bot._results["raise"]
+        n, m2 = acc.count, acc.m2
         assert n == 80 and spread == pytest.approx(m2 / 79) and spread > 25.0   # a maniac's table is noisy
         precise, loose = bot.prior_weight(0.05, spread), bot.prior_weight(0.4, spread)
         assert precise == pytest.approx(spread / ((0.05 / 1.96) ** 2 + 0.15 ** 2))

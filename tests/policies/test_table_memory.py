@@ -158,7 +158,7 @@ def test_a_match_reports_the_decisions_the_table_memory_changed(base, tmp_path):
     try:
         r = run_match([eager, "raise"], 60, seed=2, retain=True)
         changed = sum(eager.table_memory().changed.values())
-        assert r.memory_changed == changed > 0 and r.to_dict()["memory_changed"] == changed
+        assert r.memory_changed == changed == eager.memory_changed > 0 and r.to_dict()["memory_changed"] == changed
     finally:
         eager.close()
     plain = run_match(["call", "raise"], 4, seed=2)
