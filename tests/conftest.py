@@ -247,3 +247,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def logs_dir() -> Path:
     """../shared/data/logs, or skip (fail under CBR_STRICT=1)."""
     return shared_path()
+
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Run the suite with Ctrl-C's usual handler however it was started.
+
+    A background job (``pytest ... &`` from a script, ``nohup``) starts with SIGINT ignored,
+    and Python leaves an ignored SIGINT ignored: the tests that raise SIGINT in this process
+    (a Ctrl-C held across a write) saw nothing, and the children they start inherited the
+    ignored signal. Installing ``default_int_handler`` here (in pytest's process and in each
+    xdist worker) makes a background run behave as a foreground one; a child started with
+    ``exec`` gets SIGINT's default action back, since a handled signal is reset by ``exec``.
+    """
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)

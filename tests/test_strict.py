@@ -193,3 +193,20 @@ def test_ci_fails_when_the_c_extension_is_missing_after_a_green_run(tmp_path: Pa
     venv_python.chmod(0o755)
     run = subprocess.run([str(root / ".ci" / "run")], cwd=tmp_path, env=env, text=True, capture_output=True, timeout=60)
     assert run.returncode == 1 and "C extension did not build or load" in run.stderr, run.stderr
+
+
+def _ignore_sigint() -> None:
+    import signal
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def test_a_run_started_in_the_background_passes_the_ctrl_c_tests() -> None:
+    """``pytest ... &`` from a script starts with SIGINT ignored (as here, by ``preexec_fn``):
+    the Ctrl-C tests must still see their Ctrl-C, in this process and in the children they start."""
+    tests = ["tests/store/test_durable_writes.py::test_a_ctrl_c_during_a_savez_is_delivered_after_the_whole_write",
+             "tests/serve/test_http.py::test_a_second_ctrl_c_cuts_the_requests_in_flight_cleanly"]
+    env = {k: v for k, v in os.environ.items() if k not in SWITCHES}
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=", *tests],
+                         cwd=REPO, env=env, text=True, capture_output=True, timeout=600, preexec_fn=_ignore_sigint)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+    assert "2 passed" in run.stdout
