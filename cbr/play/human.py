@@ -322,6 +322,8 @@ def why_lines(name: str, decision: Any, top: int = 3) -> list[str]:
            f"  {decision.explanation}" + ("" if p == t else f"; played fold {p[0]:.2f} call {p[1]:.2f} raise {p[2]:.2f}"),
            f"  {ans.retrieved} case(s) {'(the most similar: none reached ' if ans.fallback else 'at similarity >= '}"
            f"{ans.threshold:g}{')' if ans.fallback else ''}, mean similarity {ans.mean_similarity:.4f}"]
+    if getattr(decision, "kept", ""):  # the adaptive bot's case base decided: why no other expert
+        out.insert(1, f"  played by its case base, the adaptive bot's choice: {decision.kept}")
     for cid, c in zip(ans.case_ids, ans.to_dict()["cases"]):
         prov = c.get("provenance", {})
         out.append(f"  case {cid}: similarity {c['similarity']:.4f}, {c['action']} with {prov.get('hole', '?')} "

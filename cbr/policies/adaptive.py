@@ -39,6 +39,7 @@ one the bot has seen most; each opponent keeps its own style.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import random
@@ -364,8 +365,7 @@ class AdaptivePolicy(Policy):
         """The expert's spec for ``opponent`` at a table of ``players`` (the safe one without
         enough evidence; never one that plays heads-up only at a bigger table)."""
         # discounted counts level off at 1 / (1 - discount) hands: a warm-up above that waits for 90% of it
-        enough = self.warmup if self.discount == 1.0 else min(self.warmup, 0.9 / (1.0 - self.discount))
-        if opponent is None or self.styles.hands(opponent) < enough:
+        if opponent is None or self.styles.hands(opponent) < self._enough():
             return self.safe
         values = self.values(opponent)
         if players > 2:
@@ -381,6 +381,40 @@ class AdaptivePolicy(Policy):
         choice = best if values[best] >= values[current] + self.min_gain else current
         self._current[opponent] = choice
         return choice
+
+    def _enough(self) -> float:
+        """The warm-up in the style's (discounted) hands: discounted counts level off at
+        ``1 / (1 - discount)`` hands, so a warm-up above that waits for 90% of it."""
+        return self.warmup if self.discount == 1.0 else min(self.warmup, 0.9 / (1.0 - self.discount))
+
+    def keep_reason(self, opponent: Optional[str], players: int = 2) -> str:
+        """Why the safe expert (the case base) plays against ``opponent``, in words: the
+        warm-up (or no opponent seen yet: None), a style far from every style case, or no
+        expert expected to win ``min_gain`` more; empty when another expert plays.
+
+        >>> bot = AdaptivePolicy(seed=1)
+        >>> bot.keep_reason("nobody"), bot.keep_reason(None)
+        ('nobody: 0 of the 50 hands of warm-up seen', 'no opponent seen yet (its first hand)')
+        >>> bot.close()
+        """
+        if opponent is None:
+            return "no opponent seen yet (its first hand)"
+        if self.choose(opponent, players) != self.safe:
+            return ""
+        seen = self.styles.hands(opponent)
+        if seen < self._enough():
+            return f"{opponent}: {round(seen):,} of the {self._enough():.0f} hands of warm-up seen"
+        values = self.values(opponent)
+        if self.safe not in values:
+            _, sim, used = self.cases.expected(self.styles.vector(opponent), 1, self.bandwidth)
+            return (f"{opponent}'s style is far from every style case (the nearest, {used[0]!r}, is {sim:.2f} similar; "
+                    f"at least {self.min_similarity:g} needed): only the table's evidence would move it")
+        others = {e: v for e, v in values.items() if e != self.safe}
+        if not others:
+            return f"{opponent}: no other expert to choose"
+        best = max(others, key=lambda e: others[e])
+        return (f"{opponent}: no expert expected to win {self.min_gain:g} sb/h more than {self.safe} "
+                f"({values[self.safe]:+.2f}); the best, {best}, {others[best]:+.2f}")
 
     def _nearest(self, opponent: str) -> str:
         """The style case nearest to ``opponent``'s style (until the next hand seen)."""
@@ -452,8 +486,9 @@ class AdaptivePolicy(Policy):
         changed, row, cb = self._remembered(dp, opp, spec, made)
         if changed is not None:
             return changed
-        if spec == self.safe:
-            return made  # the case-based bot's own record (its vote explains it)
+        if spec == self.safe:  # the case-based bot's own record (its vote explains it), and why no other expert
+            kept = self.keep_reason(opp, dp.game.n_players)
+            return dataclasses.replace(made, kept=kept) if kept and hasattr(made, "kept") else made
         return AdaptiveDecision(dp=made.dp, action=made.action, played=made.played, expert=spec,
                                 reason=self.reason(opp, spec) if opp is not None else "",
                                 query_row=row, casebase=cb)

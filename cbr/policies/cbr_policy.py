@@ -137,7 +137,8 @@ class CBRDecision(Decision):
     ``explanation``: the re-use step in words; ``similarity``: the mean similarity of the (up
     to) 10 most similar; ``vote``: the :class:`~cbr.retrieval.triple.Vote` (the feature row,
     the neighbours' index rows and similarities, the per-action totals); ``casebase``: the open
-    case base it was decided on, and ``index`` the street's index the vote was retrieved from. Retention keeps :attr:`row` as the case's feature row, and
+    case base it was decided on, and ``index`` the street's index the vote was retrieved from; ``kept``: when the adaptive bot let its case base decide,
+    why it played no other expert (:meth:`~cbr.policies.adaptive.AdaptivePolicy.keep_reason`). Retention keeps :attr:`row` as the case's feature row, and
     an explanation lists the vote's cases (:func:`cbr.query.answer.explain_decision`).
     """
 
@@ -152,6 +153,7 @@ class CBRDecision(Decision):
     vote: Any = field(default=None, repr=False, compare=False)
     casebase: Any = field(default=None, repr=False, compare=False)
     index: Any = field(default=None, repr=False, compare=False)
+    kept: str = ""
 
     @property
     def row(self) -> Optional[np.ndarray]:

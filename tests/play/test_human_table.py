@@ -296,3 +296,42 @@ def test_why_tells_which_expert_the_default_adaptive_bot_chose():
     assert len(told) == chosen.count(best) > 0                 # one line per decision it made
     assert all("nearest the style case 'raise'" in ln for ln in told)
     assert AdaptiveDecision.__mro__[1].__name__ == "Decision"
+
+
+def test_why_tells_why_the_adaptive_bot_keeps_its_case_base():
+    """While the adaptive bot plays its own case base, --why says why no other expert plays:
+    the first hand (no opponent yet), then the warm-up (counting the hands seen), a line per
+    decision of its case base."""
+    from cbr.policies.adaptive import AdaptivePolicy
+
+    bot = AdaptivePolicy(seed=1, warmup=20, safe="cbr:preset=expert")
+    lines: list[str] = []
+    try:
+        play_human([bot], 6, seed=3, read=lambda p: "c", show=lines.append, why=1)
+    finally:
+        bot.close()
+    kept = [ln for ln in lines if "played by its case base, the adaptive bot's choice:" in ln]
+    votes = [ln for ln in lines if re.match(r"  \d+ case\(s\) (at similarity|\(the most similar)", ln)]
+    assert len(kept) == len(votes) > 0
+    first = [ln for ln in kept if ln.endswith("no opponent seen yet (its first hand)")]
+    seen = [int(re.search(r": (\d+) of the 20 hands of warm-up seen", ln).group(1)) for ln in kept[len(first):]]
+    assert first and seen == sorted(seen) and seen[0] == 1 and seen[-1] == 5
+
+
+def test_keep_reason_names_the_best_other_expert_after_the_warm_up():
+    """After the warm-up, against a calling station whose best expert the style cases rate
+    barely above the case base (min_gain raised so no expert clears it), the reason names the
+    best other expert and both expected win rates."""
+    from cbr.policies.adaptive import AdaptivePolicy
+
+    bot = AdaptivePolicy(seed=1, warmup=5, min_gain=50.0, safe="cbr:preset=expert")
+    try:
+        play_human([bot], 12, seed=3, read=lambda p: "c", show=lambda s: None, why=0)
+        opp = next(o for o, _ in bot.chosen if o)
+        why = bot.keep_reason(opp)
+        values = bot.values(opp)
+    finally:
+        bot.close()
+    best = max((e for e in values if e != bot.safe), key=values.get)
+    assert why == (f"{opp}: no expert expected to win 50 sb/h more than {bot.safe} ({values[bot.safe]:+.2f}); "
+                   f"the best, {best}, {values[best]:+.2f}")
