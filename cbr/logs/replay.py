@@ -19,7 +19,7 @@ decisions are kept; they are flagged by ``hole is None``). Impossible sequences 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Callable, Optional, Sequence
+from typing import Callable, Iterator, Optional, Sequence
 
 from cbr.errors import GameError
 from cbr.game.decision import DecisionPoint
@@ -215,3 +215,56 @@ def _bound_payoffs(record: HandRecord, state: HandState) -> None:
 def replay(record: HandRecord, **options) -> list[DecisionPoint]:
     """One :class:`DecisionPoint` per action of ``record`` (see :func:`replay_hand`)."""
     return replay_hand(record, **options).decisions
+
+
+@dataclass
+class ReplayedLogs:
+    """Every hand of log files replayed, and what was not: iterate it for ``(record,
+    decisions)`` pairs. It counts the ``hands`` read (those ``keep`` turned down included),
+    lists hands that do not parse or replay in ``skipped`` and files not read in
+    ``files_skipped``, and keeps both in ``issues`` in the order met (the first says why nothing
+    was read: :meth:`nothing_read`). ``progress`` goes to :func:`cbr.logs.detect.read_logs`.
+
+    >>> logs = ReplayedLogs(["../shared/data/logs/acpc/dealer_example_limit"])
+    >>> sum(len(dps) for _, dps in logs), logs.hands, logs.skipped, logs.nothing_read()
+    (25833, 2000, [], None)
+    """
+
+    paths: Sequence[str]
+    log_format: Optional[str] = None
+    progress: Optional[Callable[..., None]] = None
+    keep: Optional[Callable[[HandRecord], bool]] = None
+    hands: int = 0
+    skipped: list[str] = field(default_factory=list)
+    files_skipped: list[str] = field(default_factory=list)
+    issues: list[str] = field(default_factory=list)
+
+    def __iter__(self) -> Iterator[tuple[HandRecord, list[DecisionPoint]]]:
+        from cbr.errors import CBRError
+        from cbr.logs.detect import read_logs
+
+        for item in read_logs(list(self.paths), self.log_format, self.progress):
+            if not isinstance(item, HandRecord):
+                (self.files_skipped if item.whole_file else self.skipped).append(str(item))
+                self.issues.append(str(item))
+                continue
+            if self.keep is not None and not self.keep(item):
+                self.hands += 1
+                continue
+            try:
+                dps = replay(item)
+            except CBRError as exc:
+                self.skipped.append(str(exc))
+                self.issues.append(str(exc))
+                continue
+            self.hands += 1
+            yield item, dps
+
+    def nothing_read(self) -> Optional[str]:
+        """None when a hand was read, else why not, as every command words it
+        (:func:`cbr.logs.record.no_hand_read`)."""
+        from cbr.logs.record import no_hand_read
+
+        if self.hands:
+            return None
+        return no_hand_read(self.paths, self.issues[0] if self.issues else None, len(self.issues))

@@ -67,7 +67,6 @@ from cbr.errors import CBRError
 from cbr.game.decision import DecisionPoint
 from cbr.game.gamedef import BOARD_SIZES, STREETS, GameDef
 from cbr.game.state import HandState
-from cbr.logs.record import no_hand_read
 from cbr.models.modelfile import read_model_header, read_model_object, write_model_file
 
 __all__ = [
@@ -275,31 +274,15 @@ def examples_from_logs(paths: Sequence[str], *, player: Optional[str] = None, lo
     >>> len(ex), ex.hands, ex.X.shape, sorted(set(ex.players))
     (10069, 2000, (10069, 19), ['p1'])
     """
-    from cbr.logs.detect import read_logs
-    from cbr.logs.record import HandRecord
-    from cbr.logs.replay import replay
+    from cbr.logs.replay import ReplayedLogs
 
     rows: list[np.ndarray] = []
     actions: list[str] = []
     streets: list[int] = []
     groups: list[int] = []
     players: list[str] = []
-    skipped: list[str] = []
-    files: list[str] = []
-    issues: list[str] = []  # both, in the order met: the first says why nothing was read
-    hands = 0
-    for item in read_logs(list(paths), log_format, progress):
-        if not isinstance(item, HandRecord):
-            (files if item.whole_file else skipped).append(str(item))
-            issues.append(str(item))
-            continue
-        try:
-            dps = replay(item)
-        except CBRError as exc:
-            skipped.append(str(exc))
-            issues.append(str(exc))
-            continue
-        hands += 1
+    logs = ReplayedLogs(paths, log_format, progress)
+    for _, dps in logs:
         if not dps:
             continue
         X = hand_inputs(dps)
@@ -309,12 +292,13 @@ def examples_from_logs(paths: Sequence[str], *, player: Optional[str] = None, lo
             rows.append(row)
             actions.append(dp.action or "c")
             streets.append(dp.street)
-            groups.append(hands)
+            groups.append(logs.hands)
             players.append(dp.player)
-    if hands == 0:
-        raise TooFewExamplesError(no_hand_read(paths, issues[0] if issues else None, len(issues)))
+    why = logs.nothing_read()
+    if why is not None:
+        raise TooFewExamplesError(why)
     return Examples.from_rows(rows, actions, streets, groups, players, source=", ".join(map(str, paths)),
-                              hands=hands, skipped=skipped, files_skipped=files)
+                              hands=logs.hands, skipped=logs.skipped, files_skipped=logs.files_skipped)
 
 
 def _game_map(games: Iterable[GameDef]) -> dict[str, GameDef]:

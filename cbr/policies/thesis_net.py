@@ -187,46 +187,29 @@ def examples_from_logs(paths: Sequence[str], *, player: Optional[str] = None, lo
     ``player`` only, if given), with its five inputs; hands that do not parse or replay
     are listed in ``skipped``, files not read in ``files_skipped``. Raises
     :class:`TooFewExamplesError` when no hand could be read, saying why."""
-    from cbr.logs.detect import read_logs
-    from cbr.logs.record import HandRecord, no_hand_read
-    from cbr.logs.replay import replay
+    from cbr.logs.replay import ReplayedLogs
 
     rows: list[np.ndarray] = []
     targets: list[tuple[int, int]] = []
     groups: list[int] = []
     players: list[str] = []
-    skipped: list[str] = []
-    files: list[str] = []
-    issues: list[str] = []  # both, in the order met: the first says why nothing was read
-    hands = 0
-    for item in read_logs(list(paths), log_format, progress):
-        if not isinstance(item, HandRecord):
-            (files if item.whole_file else skipped).append(str(item))
-            issues.append(str(item))
-            continue
-        if item.known_hole_cards == 0 or (player is not None and player not in item.players):
-            hands += 1
-            continue
-        try:
-            dps = replay(item)
-        except CBRError as exc:
-            skipped.append(str(exc))
-            issues.append(str(exc))
-            continue
-        hands += 1
+    logs = ReplayedLogs(paths, log_format, progress,
+                        keep=lambda hand: hand.known_hole_cards > 0 and (player is None or player in hand.players))
+    for item, dps in logs:
         for dp in dps:
             if dp.hole is None or dp.action not in ("c", "r") or (player is not None and dp.player != player):
                 continue
             rows.append(network_inputs(dp, item.stacks))
             targets.append((1, 0) if dp.action == "c" else (0, 1))
-            groups.append(hands)
+            groups.append(logs.hands)
             players.append(dp.player)
-    if hands == 0:
-        raise TooFewExamplesError(no_hand_read(paths, issues[0] if issues else None, len(issues)))
+    why = logs.nothing_read()
+    if why is not None:
+        raise TooFewExamplesError(why)
     X = np.asarray(rows, dtype=np.float64).reshape(len(rows), len(INPUT_NAMES))
     Y = np.asarray(targets, dtype=np.int8).reshape(len(targets), 2)
-    return NetExamples(X, Y, np.asarray(groups, dtype=np.int64), np.asarray(players, dtype=object), hands, skipped,
-                       files)
+    return NetExamples(X, Y, np.asarray(groups, dtype=np.int64), np.asarray(players, dtype=object), logs.hands,
+                       logs.skipped, logs.files_skipped)
 
 
 def total_network_error(outputs: np.ndarray, targets: np.ndarray) -> float:

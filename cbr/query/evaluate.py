@@ -386,29 +386,16 @@ def _rows(per_street: dict[str, dict[str, list[np.ndarray]]], with_ann: bool) ->
 def _evaluate_holdout(cb: Any, paths: list[str], config: Any, own_index: bool, sim_name: str, seed: int,
                       max_decisions: Optional[int], ann: bool, log_format: Optional[str],
                       progress: Progress, predictor: Optional[ActionPredictor] = None) -> Evaluation:
-    from cbr.errors import CBRError
-    from cbr.logs.detect import read_logs
-    from cbr.logs.record import HandRecord
-    from cbr.logs.replay import replay
+    from cbr.logs.replay import ReplayedLogs
 
     fs = cb.feature_set()
     dps_by_street: dict[int, list[Any]] = {s: [] for s in range(4)}
     inputs_by_street: dict[int, list[np.ndarray]] = {s: [] for s in range(4)}
     hand_by_street: dict[int, list[int]] = {s: [] for s in range(4)}
-    skipped = 0
-    first_issue: Optional[str] = None  # why the first hand or file was skipped (said when none is left)
     notes: list[str] = []
-    for hand, item in enumerate(read_logs(paths, log_format)):
-        if not isinstance(item, HandRecord):
-            skipped += 1
-            first_issue = first_issue or str(item)
-            continue
-        try:
-            dps = replay(item)
-        except CBRError as exc:
-            skipped += 1
-            first_issue = first_issue or str(exc).splitlines()[0]
-            continue
+    logs = ReplayedLogs(paths, log_format)
+    for _, dps in logs:
+        hand = logs.hands
         X = hand_inputs(dps) if dps else np.zeros((0, 19), np.float32)
         for dp, row in zip(dps, X):
             if dp.hole is None or dp.action not in ("f", "c", "r"):
@@ -416,6 +403,8 @@ def _evaluate_holdout(cb: Any, paths: list[str], config: Any, own_index: bool, s
             dps_by_street[dp.street].append(dp)
             inputs_by_street[dp.street].append(row)
             hand_by_street[dp.street].append(hand)
+    skipped = len(logs.issues)
+    first_issue = logs.issues[0].splitlines()[0] if logs.issues else None  # why the first was skipped
     if skipped:
         notes.append(f"{skipped} hand(s) or file(s) of the hold-out logs could not be read or replayed")
     rng = np.random.default_rng(seed)

@@ -616,19 +616,11 @@ def holdout_rows(cb: Any, paths: list[str], log_format: Optional[str] = None) ->
     """The feature rows (per street) of every decision with known hole cards in the logs
     ``paths``, computed by ``cb``'s feature set: situations neither case base was built from
     when the logs are new to both. Hands that do not read or replay are skipped."""
-    from cbr.logs.detect import read_logs
-    from cbr.logs.record import HandRecord
-    from cbr.logs.replay import replay
+    from cbr.logs.replay import ReplayedLogs
 
     fs = cb.feature_set()
     rows: dict[str, list[np.ndarray]] = {s: [] for s in STREETS}
-    for item in read_logs(paths, log_format):
-        if not isinstance(item, HandRecord):
-            continue
-        try:
-            dps = replay(item)
-        except CBRError:
-            continue
+    for _, dps in ReplayedLogs(paths, log_format):
         for dp in dps:
             if dp.hole is not None and dp.action in ("f", "c", "r"):
                 rows[STREETS[dp.street]].append(np.asarray(fs.row(dp), np.float32))
