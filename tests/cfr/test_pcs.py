@@ -190,3 +190,23 @@ def test_two_threads_run_every_iteration_and_the_strategy_loads(shipped, tmp_pat
     t.save_strategy(tmp_path / STRATEGY_FILE)
     s = load_imperfect_strategy(tmp_path)
     assert s.info["sampling"] == "public" and s.probs.shape == (t.size,)
+
+
+def test_the_recipe_trains_with_public_chance_sampling(tmp_path) -> None:
+    import json
+    import shutil
+
+    from casebases import build_cfr_emd
+
+    out = tmp_path / "emd"
+    out.mkdir()
+    shutil.copy(SHIPPED_TEACHER / "abstraction.npz", out / "abstraction.npz")
+    argv = ["--out", str(out), "--sampling", "public", "--iterations", "2", "--threads", "1",
+            "--checkpoint-every", "1"]
+    assert build_cfr_emd.main(argv) == 0
+    s = load_imperfect_strategy(out)
+    assert s.info["sampling"] == "public" and s.info["iterations"] == 2
+    with np.load(tmp_path / "emd.ckpt.npz") as z:
+        assert json.loads(str(z["info"]))["sampling"] == "public"
+    assert build_cfr_emd.main(argv) == 0                              # resumes its checkpoint
+    assert load_imperfect_strategy(out).info["iterations"] == 4
