@@ -2,18 +2,19 @@
 
 Run:  python3 bench/bench_pcs.py speed [--repeats 3] [--threads 1]
       python3 bench/bench_pcs.py train --sampling public --cpu-minutes 8 --out /tmp/pcs [--seed 1]
-      python3 bench/bench_pcs.py lbr /tmp/es /tmp/pcs [--hands 4000] [--seed 5]
+      python3 bench/bench_pcs.py lbr /tmp/es /tmp/pcs [--hands 4000] [--seed 5] [--minutes 14]
 
-1. ``speed``: iterations per second of both schemes on the teacher's abstraction
-   (``casebases/cfr/emd_256/abstraction.npz``), the median of ``--repeats`` timed runs each
-   (after a warm-up run), and how many external-sampling iterations one public-chance
-   iteration costs.
+1. ``speed``: iterations per CPU second (and per second of wall time) of both schemes on
+   the teacher's abstraction (``casebases/cfr/emd_256/abstraction.npz``), the median of
+   ``--repeats`` timed runs each (after a warm-up run), and how many external-sampling
+   iterations one public-chance iteration costs (CPU time: the machine is shared).
 2. ``train``: one scheme for ``--cpu-minutes`` of this process's CPU time (checked between
    chunks of about two seconds), from empty tables; writes the folder a ``cfr`` bot plays
    (``abstraction.npz``, ``strategy.npz``) and ``run.json`` (iterations, CPU and wall seconds).
    Run one per scheme with ``--threads 1`` (the default) so that both get the same CPU time.
 3. ``lbr``: ``cbr exploit cfr:strategy=FOLDER`` on each folder, the same deals (``--seed``,
-   ``--hands``), one after the other; prints each LBR with its 95% CI.
+   ``--hands``; ``--minutes`` stops a run early with the hands played so far), one after the
+   other; prints each LBR with its 95% CI.
 """
 from __future__ import annotations
 
@@ -44,14 +45,16 @@ def speed(args: argparse.Namespace) -> None:
     for sampling in ("external", "public"):
         t = MCCFRTrainer(a, seed=1, threads=args.threads, sampling=sampling)
         t.run(TIMED[sampling] // 4)  # warm: caches, the tables' pages
-        runs = []
+        runs, cpu_runs = [], []
         for _ in range(args.repeats):
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.process_time()
             t.run(TIMED[sampling])
             runs.append(TIMED[sampling] / (time.perf_counter() - start))
-        rate[sampling] = statistics.median(runs)
-        print(f"{sampling:>9}: {rate[sampling]:,.2f} iterations/s on {args.threads} thread(s) "
-              f"(median of {args.repeats}: {', '.join(f'{r:,.2f}' for r in runs)})", flush=True)
+            cpu_runs.append(TIMED[sampling] / (time.process_time() - cpu))
+        rate[sampling] = statistics.median(cpu_runs)
+        print(f"{sampling:>9}: {rate[sampling]:,.2f} iterations per CPU second, {statistics.median(runs):,.2f} per "
+              f"second of wall time, on {args.threads} thread(s) (medians of {args.repeats}; CPU: "
+              f"{', '.join(f'{r:,.2f}' for r in cpu_runs)})", flush=True)
     print(f"one public-chance iteration costs {rate['external'] / rate['public']:,.0f} external-sampling ones")
 
 
@@ -77,7 +80,7 @@ def train(args: argparse.Namespace) -> None:
 def lbr(args: argparse.Namespace) -> None:
     for folder in args.folders:
         cmd = [sys.executable, str(ROOT / "cli.py"), "exploit", f"cfr:strategy={folder}", "--hands", str(args.hands),
-               "--seed", str(args.seed), "--json"]
+               "--seed", str(args.seed), "--json"] + (["--minutes", str(args.minutes)] if args.minutes else [])
         done = subprocess.run(cmd, capture_output=True, text=True)
         if done.returncode:
             print(f"{folder}: {done.stderr.strip()}")
@@ -104,6 +107,7 @@ def main() -> int:
     e.add_argument("folders", nargs="+")
     e.add_argument("--hands", type=int, default=4000)
     e.add_argument("--seed", type=int, default=5)
+    e.add_argument("--minutes", type=float, default=0.0, help="stop each LBR run after this long (0: all --hands)")
     args = ap.parse_args()
     {"speed": speed, "train": train, "lbr": lbr}[args.what](args)
     return 0
