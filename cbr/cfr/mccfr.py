@@ -52,6 +52,8 @@ SAMPLINGS = ("external", "public")
 #: Iterations per block of Linear CFR's discount, by sampling scheme (a public-chance
 #: iteration costs as much as tens of thousands of external-sampling ones).
 DISCOUNT_EVERY = {"external": 1_000_000, "public": 100}
+#: Iterations a call into C runs at most, by sampling scheme (seconds, so that Ctrl-C stops soon).
+CHUNK = {"external": 200_000, "public": 10}
 #: ``info["average"]`` of runs whose averages skip untrained rows. Older runs (no such key)
 #: averaged the uniform default of rows the samples never trained: a row of theirs that is
 #: exactly uniform once quantised is read as unsampled (see :func:`normalise`).
@@ -170,10 +172,12 @@ class MCCFRTrainer:
         self._tables = abstraction.raw_tables()
         self._tree = _tree_tuple(self.tree, self.offset)
 
-    def run(self, iterations: int, *, chunk: int = 200_000,
+    def run(self, iterations: int, *, chunk: Optional[int] = None,
             progress: Optional[Callable[[int, int], None]] = None) -> int:
         """Run ``iterations`` more iterations in chunks (Ctrl-C stops between chunks with
-        every finished chunk kept); returns the iterations done."""
+        every finished chunk kept; by default a chunk is a few seconds: :data:`CHUNK`);
+        returns the iterations done."""
+        chunk = chunk or CHUNK[self.sampling]
         done = 0
         while done < iterations:
             # a chunk never crosses a discount boundary, so the schedule is the same however runs are split

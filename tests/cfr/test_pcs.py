@@ -210,3 +210,12 @@ def test_the_recipe_trains_with_public_chance_sampling(tmp_path) -> None:
         assert json.loads(str(z["info"]))["sampling"] == "public"
     assert build_cfr_emd.main(argv) == 0                              # resumes its checkpoint
     assert load_imperfect_strategy(out).info["iterations"] == 4
+
+
+def test_a_run_returns_to_python_every_few_public_chance_iterations(shipped) -> None:
+    """Ctrl-C is seen between chunks: external sampling's chunk of 200,000 iterations would be
+    half a day of public-chance sampling."""
+    t = MCCFRTrainer(shipped, seed=2, threads=1, sampling="public", discount_blocks=0)
+    seen: list[int] = []
+    assert t.run(11, progress=lambda done, total: seen.append(done)) == 11
+    assert seen == [10, 11]
