@@ -38,6 +38,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--snapshots", default="", help="a folder for strategy snapshots")
     ap.add_argument("--snapshot-every", type=int, default=20_000_000)
     ap.add_argument("--checkpoint-every", type=int, default=10_000_000)
+    ap.add_argument("--sampling", choices=("external", "public"), default="external",
+                    help="MCCFR's sampling: a deal an iteration, or a board with every holding (public chance; "
+                         "about 5,000 times slower an iteration: scale --iterations and the --*-every options)")
     args = ap.parse_args(argv)
     from cbr.abstraction.distribution import DistributionAbstraction
     from cbr.cfr.mccfr import STRATEGY_FILE, MCCFRTrainer
@@ -50,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
         a.save(out)
         print(f"abstraction {a.name} built in {time.time() - t0:.0f} s", file=sys.stderr)
     a = DistributionAbstraction.load(out)
-    trainer = MCCFRTrainer(a, seed=args.seed, threads=args.threads)
+    trainer = MCCFRTrainer(a, seed=args.seed, threads=args.threads, sampling=args.sampling)
     ckpt = out.parent / f"{out.name}.ckpt.npz"
     if ckpt.exists():
         trainer.load_checkpoint(ckpt)

@@ -46,6 +46,14 @@ __all__ = ["MCCFRTrainer", "ImperfectStrategy", "STRATEGY_FILE", "TRAINED_ROWS",
 
 STRATEGY_FILE = "strategy.npz"
 FORMAT = 1
+#: The sampling schemes: a deal an iteration (external sampling), or the board only, every
+#: holding at once (public-chance sampling).
+SAMPLINGS = ("external", "public")
+#: Iterations per block of Linear CFR's discount, by sampling scheme (a public-chance
+#: iteration costs as much as tens of thousands of external-sampling ones).
+DISCOUNT_EVERY = {"external": 1_000_000, "public": 100}
+#: Iterations a call into C runs at most, by sampling scheme (seconds, so that Ctrl-C stops soon).
+CHUNK = {"external": 200_000, "public": 10}
 #: ``info["average"]`` of runs whose averages skip untrained rows. Older runs (no such key)
 #: averaged the uniform default of rows the samples never trained: a row of theirs that is
 #: exactly uniform once quantised is read as unsampled (see :func:`normalise`).
@@ -140,7 +148,13 @@ class MCCFRTrainer:
     """External-sampling MCCFR over ``tree`` with ``abstraction`` (see the module docstring)."""
 
     def __init__(self, abstraction: DistributionAbstraction, *, tree: Optional[BettingTree] = None, seed: int = 0,
-                 threads: int = 2, discount_every: int = 1_000_000, discount_blocks: int = 50) -> None:
+                 threads: int = 2, discount_every: Optional[int] = None, discount_blocks: int = 50,
+                 sampling: str = "external") -> None:
+        if sampling not in SAMPLINGS:
+            raise ConfigError(f"sampling must be one of {', '.join(SAMPLINGS)}, not {sampling!r}")
+        self.sampling = sampling
+        if discount_every is None:
+            discount_every = DISCOUNT_EVERY[sampling]
         self.abstraction = abstraction
         self.tree = tree or build_tree("holdem.limit.2p")
         if self.tree.game.betting != "limit":
@@ -158,10 +172,12 @@ class MCCFRTrainer:
         self._tables = abstraction.raw_tables()
         self._tree = _tree_tuple(self.tree, self.offset)
 
-    def run(self, iterations: int, *, chunk: int = 200_000,
+    def run(self, iterations: int, *, chunk: Optional[int] = None,
             progress: Optional[Callable[[int, int], None]] = None) -> int:
         """Run ``iterations`` more iterations in chunks (Ctrl-C stops between chunks with
-        every finished chunk kept); returns the iterations done."""
+        every finished chunk kept; by default a chunk is a few seconds: :data:`CHUNK`);
+        returns the iterations done."""
+        chunk = chunk or CHUNK[self.sampling]
         done = 0
         while done < iterations:
             # a chunk never crosses a discount boundary, so the schedule is the same however runs are split
@@ -186,8 +202,9 @@ class MCCFRTrainer:
 
     def _walk(self, n: int) -> None:
         """Iterations ``self.iterations`` .. ``+ n`` in C (a subclass walks another game)."""
-        native_module().run(self._tree, self._tables, self.regret, self.avg, self.iterations, n,
-                            self.seed & 0xFFFFFFFFFFFFFFFF, self.threads)
+        run = native_module().run_pcs if self.sampling == "public" else native_module().run
+        run(self._tree, self._tables, self.regret, self.avg, self.iterations, n, self.seed & 0xFFFFFFFFFFFFFFFF,
+            self.threads)
 
     def _tables_discounted(self) -> tuple[np.ndarray, ...]:
         """The tables Linear CFR's discount scales."""
@@ -204,7 +221,7 @@ class MCCFRTrainer:
                 "abstraction": abstraction_fingerprint(self.abstraction), "n_buckets": list(self.abstraction.n_buckets),
                 "iterations": self.iterations, "seconds": round(self.seconds, 1), "seed": self.seed,
                 "threads": self.threads, "discount_every": self.discount_every,
-                "discount_blocks": self.discount_blocks}
+                "discount_blocks": self.discount_blocks, "sampling": self.sampling}
         if not self.legacy_average:
             info["average"] = TRAINED_ROWS
         return info
@@ -223,7 +240,8 @@ class MCCFRTrainer:
         except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
             raise ConfigError(f"{path}: not a readable MCCFR checkpoint ({exc})") from None
         mine = self._info()
-        for key in ("format", "tree", "abstraction", "discount_every", "discount_blocks"):
+        info.setdefault("sampling", "external")  # checkpoints from before public-chance sampling
+        for key in ("format", "tree", "abstraction", "sampling", "discount_every", "discount_blocks"):
             if info.get(key) != mine[key]:
                 raise ConfigError(f"{path}: checkpoint {key} {info.get(key)!r} differs from this run's {mine[key]!r}")
         if regret.shape != (self.size,) or avg.shape != (self.size,):
@@ -236,6 +254,17 @@ class MCCFRTrainer:
         """The average strategy, one byte per action (compressed, atomic)."""
         q = np.clip(np.rint(self.strategy() * 255.0), 0, 255).astype(np.uint8)
         return atomic_savez(path, compress=True, probs=q, info=np.array(json.dumps(self._info())))
+
+    def public_board(self, board: tuple[int, ...], opponent_reach: np.ndarray) -> tuple[np.ndarray, ...]:
+        """What a public-chance-sampling iteration sees on a complete ``board`` (a test hook),
+        by combo: the four street buckets (4 x 1326, -1 where a combo shares a card with the
+        board), and against ``opponent_reach`` (1326) the opponent's compatible reach and the
+        part of it the combo beats at a showdown less the part that beats it (0 where clashing)."""
+        buckets = np.empty(4 * 1326, dtype=np.int32)
+        compat, net = np.empty(1326), np.empty(1326)
+        native_module().pcs_board(self._tree, self._tables, bytes(board),
+                                  np.ascontiguousarray(opponent_reach, dtype=np.float64), buckets, compat, net)
+        return buckets.reshape(4, 1326), compat, net
 
     def deal_buckets(self, hole: tuple[int, int], board: tuple[int, ...]) -> tuple[int, int, int, int]:
         """The four buckets the solver uses for ``hole`` on a complete ``board`` (a test hook:

@@ -26,13 +26,33 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
+from typing import Optional
 
 import numpy as np
 
 from cbr.abstraction.distribution import native_module
 from cbr.cfr.tree import KIND_CHANCE, KIND_DECISION, KIND_FOLD, KIND_SHOWDOWN
+from cbr.errors import ConfigError
 
-__all__ = ["SmallGame", "SmallMCCFR", "kuhn", "leduc"]
+#: MCCFR's sampling schemes: a whole deal an iteration, or the public cards only.
+SAMPLINGS = ("external", "public")
+
+__all__ = ["PublicChance", "SmallGame", "SmallMCCFR", "kuhn", "leduc"]
+
+
+@dataclass
+class PublicChance:
+    """A small game's public chance for public-chance sampling: ``n_public`` equally likely
+    outcomes (the public cards) over the holdings both players may hold.
+
+    ``cards`` (holdings x 2, uint8): a holding's cards, both the same for a one-card holding;
+    ``buckets`` (outcomes x 4 x holdings, int32): its bucket on each street, -1 on street 0
+    where it shares a card with the public cards; ``values`` (outcomes x holdings, int32):
+    its showdown strength (higher wins, equal ties)."""
+
+    cards: np.ndarray
+    buckets: np.ndarray
+    values: np.ndarray
 
 
 @dataclass
@@ -51,6 +71,7 @@ class SmallGame:
     histories: list[str]
     n_buckets: tuple[int, int, int, int]
     deals: np.ndarray  # (n, 9) int32: player 0's 4 buckets, player 1's, winner (-1 a tie)
+    public: Optional[PublicChance] = None  # the same game as public outcomes (public-chance sampling)
     offset: np.ndarray = field(init=False)
     size: int = field(init=False)
 
@@ -81,7 +102,7 @@ class SmallGame:
 
 
 def _limit_game(name: str, ante: float, bets: tuple[float, ...], cap: int, n_buckets: tuple[int, int, int, int],
-                deals: list[tuple[int, ...]]) -> SmallGame:
+                deals: list[tuple[int, ...]], public: Optional[PublicChance] = None) -> SmallGame:
     """A heads-up limit tree with antes: player 0 acts first on every street, ``cap`` bets
     and raises a street, ``bets[s]`` the bet of street ``s`` (nodes in pre-order)."""
     kind: list[int] = []
@@ -129,13 +150,17 @@ def _limit_game(name: str, ante: float, bets: tuple[float, ...], cap: int, n_buc
                      np.array(street, dtype=np.int8), np.array(starts, dtype=np.int32),
                      np.array([len(k) for k in kids], dtype=np.int32), np.array(flat, dtype=np.int32),
                      np.array(stake, dtype=np.float64), edge, hist, n_buckets,
-                     np.array(deals, dtype=np.int32).reshape(-1, 9))
+                     np.array(deals, dtype=np.int32).reshape(-1, 9), public)
 
 
 def kuhn() -> SmallGame:
     """Kuhn poker: the bucket is the card (0 = J, 1 = Q, 2 = K); six deals."""
     deals = [(a, 0, 0, 0, b, 0, 0, 0, 0 if a > b else 1) for a, b in itertools.permutations(range(3), 2)]
-    return _limit_game("kuhn", 1.0, (1.0,), 1, (3, 1, 1, 1), deals)
+    buckets = np.zeros((1, 4, 3), dtype=np.int32)
+    buckets[0, 0] = np.arange(3)  # no public card: one outcome, the card is the bucket and the strength
+    public = PublicChance(np.repeat(np.arange(3, dtype=np.uint8), 2).reshape(3, 2), buckets,
+                          np.arange(3, dtype=np.int32).reshape(1, 3))
+    return _limit_game("kuhn", 1.0, (1.0,), 1, (3, 1, 1, 1), deals, public)
 
 
 def leduc() -> SmallGame:
@@ -147,13 +172,29 @@ def leduc() -> SmallGame:
         sa, sb = (ra == rc, ra), (rb == rc, rb)  # a pair with the board first, then the rank
         winner = 0 if sa > sb else (1 if sb > sa else -1)
         deals.append((ra, 3 * ra + rc, 0, 0, rb, 3 * rb + rc, 0, 0, winner))
-    return _limit_game("leduc", 1.0, (2.0, 4.0), 2, (3, 9, 1, 1), deals)
+    # public chance: the public card c (6 outcomes); holdings: the six cards, each one card
+    buckets = np.zeros((6, 4, 6), dtype=np.int32)
+    values = np.zeros((6, 6), dtype=np.int32)
+    for c in range(6):
+        for h in range(6):
+            buckets[c, 0, h] = -1 if h == c else h // 2
+            buckets[c, 1, h] = 3 * (h // 2) + c // 2
+            values[c, h] = 3 + h // 2 if h // 2 == c // 2 else h // 2  # a pair beats any high card
+    public = PublicChance(np.repeat(np.arange(6, dtype=np.uint8), 2).reshape(6, 2), buckets, values)
+    return _limit_game("leduc", 1.0, (2.0, 4.0), 2, (3, 9, 1, 1), deals, public)
 
 
 class SmallMCCFR:
-    """External-sampling MCCFR on a :class:`SmallGame` (the teacher's C walk, float64 tables)."""
+    """MCCFR on a :class:`SmallGame` with the teacher's C walks (float64 tables):
+    external sampling (a deal an iteration) or public-chance sampling (``sampling="public"``:
+    a public outcome an iteration, every holding at once, the hold'em PCS kernel)."""
 
-    def __init__(self, game: SmallGame, *, seed: int = 0, threads: int = 1) -> None:
+    def __init__(self, game: SmallGame, *, seed: int = 0, threads: int = 1, sampling: str = "external") -> None:
+        if sampling not in SAMPLINGS:
+            raise ConfigError(f"sampling must be one of {', '.join(SAMPLINGS)}, not {sampling!r}")
+        if sampling == "public" and game.public is None:
+            raise ConfigError(f"{game.name} has no public outcomes for public-chance sampling")
+        self.sampling = sampling
         self.game = game
         self.seed = int(seed)
         self.threads = int(threads)
@@ -164,6 +205,14 @@ class SmallMCCFR:
 
     def run(self, iterations: int) -> int:
         """Run ``iterations`` more iterations; returns how many ran."""
+        if self.sampling == "public":
+            p = self.game.public
+            assert p is not None
+            done = native_module().run_pcs_small(self._tree, self.game.n_buckets, p.cards.ravel(), p.buckets.ravel(),
+                                                 p.values.ravel(), self.regret, self.avg, self.iterations,
+                                                 int(iterations), self.seed & 0xFFFFFFFFFFFFFFFF, self.threads)
+            self.iterations += int(done)
+            return int(done)
         done = native_module().run_deals(self._tree, self.game.n_buckets, self.game.deals.ravel(), self.regret,
                                          self.avg, self.iterations, int(iterations),
                                          self.seed & 0xFFFFFFFFFFFFFFFF, self.threads)

@@ -128,6 +128,14 @@ static int sorted_holdings(const uint8_t board[5], uint64_t used, uint32_t keys[
     return n; /* two passes: the sorted keys are back in keys */
 }
 
+int mc_sorted_holdings(const uint8_t board[5], uint32_t keys[1081], int16_t combos[1081])
+{
+    uint64_t used;
+    if (!valid_board(board, 5, &used))
+        return MC_ERR_ARGUMENT;
+    return sorted_holdings(board, used, keys, combos);
+}
+
 /* River HS of the holdings a complete board leaves: n of them, combos[i] and hs[i]. */
 static int river_core(const uint8_t board[5], uint64_t used, int16_t *combos, double *hs)
 {

@@ -29,6 +29,11 @@ int mc_init(void);
  * [0, 1], or -1 for a holding that shares a card with the board. */
 int mc_river_hs_all(const uint8_t board[5], double hs[MC_N_COMBOS]);
 
+/* The holdings a complete board leaves (n of them, returned; MC_ERR_ARGUMENT for a bad
+ * board), sorted by 7-card hand value: keys[i] = value << 11 | j ascending, where combos[j]
+ * is the j-th of them in combo order. */
+int mc_sorted_holdings(const uint8_t board[5], uint32_t keys[1081], int16_t combos[1081]);
+
 /* Opponent-cluster hand strength (OCHS, Johanson et al. 2013): the river HS of a holding
  * against each of k clusters of opponent holdings (cluster[combo] in 0..k-1, k <= MC_MAX_CLUSTERS),
  * ties half, card removal exact. A cluster the cards leave empty takes the plain river HS.

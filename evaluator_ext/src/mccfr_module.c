@@ -12,9 +12,10 @@
 #include <string.h>
 
 #include "mccfr_kernels.h"
+#include "pcs_kernels.h"
 #include "rnr_kernels.h"
 
-#define MAX_BUFS 16
+#define MAX_BUFS 24 /* a run with an OCHS river holds 17: two tables, 7 card tables, 8 tree arrays */
 
 typedef struct {
     Py_buffer bufs[MAX_BUFS];
@@ -32,6 +33,10 @@ static void release(views *v)
 static void *get(views *v, PyObject *obj, const char *formats, Py_ssize_t itemsize, int writable, const char *what,
                  Py_ssize_t *count)
 {
+    if (v->n >= MAX_BUFS) {
+        PyErr_Format(PyExc_RuntimeError, "%s: more than %d buffers in one call", what, MAX_BUFS);
+        return NULL;
+    }
     Py_buffer *view = &v->bufs[v->n];
     int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
     if (PyObject_GetBuffer(obj, view, flags) < 0) {
@@ -605,6 +610,186 @@ static PyObject *py_run_rnr(PyObject *self, PyObject *args)
     return PyLong_FromLongLong((long long)done);
 }
 
+/* run_pcs(tree, tables, regret, avg, first, iterations, seed, threads): public-chance-sampling
+ * MCCFR on hold'em boards (pcs_kernels.h). */
+static PyObject *py_run_pcs(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *tree, *tables, *reg_obj, *avg_obj;
+    long long first, iterations;
+    unsigned long long seed;
+    int threads;
+    if (!PyArg_ParseTuple(args, "OOOOLLKi", &tree, &tables, &reg_obj, &avg_obj, &first, &iterations, &seed,
+                          &threads))
+        return NULL;
+    if (first < 0 || iterations < 0 || threads < 1 || threads > 64)
+        return PyErr_Format(PyExc_ValueError, "iterations >= 0 and threads 1..64, got %lld and %d", iterations,
+                            threads);
+    views v = {.n = 0};
+    Py_ssize_t nr, na;
+    double *regret = get(&v, reg_obj, "d", 8, 1, "regret", &nr);
+    double *avg = regret ? get(&v, avg_obj, "d", 8, 1, "avg", &na) : NULL;
+    mc_game g;
+    volatile int64_t done = 0;
+    int status = MC_OK;
+    if (avg && nr != na)
+        PyErr_SetString(PyExc_ValueError, "regret and avg differ in length");
+    else if (avg && parse_game(tree, tables, nr, &v, &g, 1) == 0) {
+        Py_BEGIN_ALLOW_THREADS status = pcs_run(&g, NULL, regret, avg, first, iterations, seed, threads, &done);
+        Py_END_ALLOW_THREADS
+    }
+    release(&v);
+    if (PyErr_Occurred())
+        return NULL;
+    if (status == MC_ERR_NOMEM)
+        return PyErr_NoMemory();
+    return PyLong_FromLongLong((long long)done);
+}
+
+/* The small game of run_pcs_small checked: holdings of one card (a == b, each card once) or two
+ * distinct cards (each pair once), cards 0..51, buckets in range (-1 on street 0: not dealt
+ * with that outcome), values >= 0; 0 or -1 with ValueError. */
+static int check_small(const pcs_small *s, const mc_game *g)
+{
+    int nh = s->n_holdings;
+    if (nh < 1 || nh > PCS_MAX_HOLDINGS || s->n_public < 1) {
+        PyErr_Format(PyExc_ValueError, "pcs: 1..%d holdings and at least one public outcome", PCS_MAX_HOLDINGS);
+        return -1;
+    }
+    int one = s->cards[0] == s->cards[1];
+    uint8_t seen[52 * 52];
+    memset(seen, 0, sizeof seen);
+    for (int h = 0; h < nh; h++) {
+        int a = s->cards[2 * h], b = s->cards[2 * h + 1];
+        if (a > 51 || b > 51 || (a == b) != one || seen[a * 52 + b]) {
+            PyErr_Format(PyExc_ValueError, "pcs: holding %d: cards 0..51, all of one card or all of two "
+                                           "distinct cards, each holding once", h);
+            return -1;
+        }
+        seen[a * 52 + b] = seen[b * 52 + a] = 1;
+    }
+    for (int64_t p = 0; p < s->n_public; p++)
+        for (int h = 0; h < nh; h++) {
+            const int32_t *bk = s->buckets + p * 4 * nh;
+            if (bk[h] < 0)
+                continue;
+            for (int st = 0; st < 4; st++)
+                if (bk[st * nh + h] < 0 || bk[st * nh + h] >= g->n_buckets[st]) {
+                    PyErr_Format(PyExc_ValueError, "pcs: outcome %lld, holding %d: street %d's bucket is out of "
+                                                   "range", (long long)p, h, st);
+                    return -1;
+                }
+            if (s->values[p * nh + h] < 0) {
+                PyErr_Format(PyExc_ValueError, "pcs: outcome %lld, holding %d: a negative value", (long long)p, h);
+                return -1;
+            }
+        }
+    return 0;
+}
+
+/* run_pcs_small(tree, n_buckets, cards uint8[h*2], buckets int32[p*4*h], values int32[p*h],
+ * regret, avg, first, iterations, seed, threads): the same walk on a small game's public
+ * outcomes. */
+static PyObject *py_run_pcs_small(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *tree, *nb, *cards_obj, *bk_obj, *val_obj, *reg_obj, *avg_obj;
+    long long first, iterations;
+    unsigned long long seed;
+    int threads;
+    if (!PyArg_ParseTuple(args, "OOOOOOOLLKi", &tree, &nb, &cards_obj, &bk_obj, &val_obj, &reg_obj, &avg_obj, &first,
+                          &iterations, &seed, &threads))
+        return NULL;
+    if (first < 0 || iterations < 0 || threads < 1 || threads > 64)
+        return PyErr_Format(PyExc_ValueError, "iterations >= 0 and threads 1..64, got %lld and %d", iterations,
+                            threads);
+    views v = {.n = 0};
+    Py_ssize_t nr, na, nc = 0, nbk = 0, nv = 0;
+    mc_game g;
+    memset(&g, 0, sizeof g);
+    volatile int64_t done = 0;
+    int status = MC_OK;
+    double *regret = get(&v, reg_obj, "d", 8, 1, "regret", &nr);
+    double *avg = regret ? get(&v, avg_obj, "d", 8, 1, "avg", &na) : NULL;
+    const uint8_t *cards = avg ? get(&v, cards_obj, "B", 1, 0, "cards", &nc) : NULL;
+    const int32_t *bk = cards ? get(&v, bk_obj, "iil", 4, 0, "buckets", &nbk) : NULL;
+    const int32_t *val = bk ? get(&v, val_obj, "iil", 4, 0, "values", &nv) : NULL;
+    pcs_small s = {(int32_t)(nc / 2), 0, cards, bk, val};
+    if (val && nr != na)
+        PyErr_SetString(PyExc_ValueError, "regret and avg differ in length");
+    else if (val && (nc < 2 || nc % 2 || nc / 2 > PCS_MAX_HOLDINGS || nv % (nc / 2) || nv == 0 ||
+                     nbk != 4 * nv))
+        PyErr_SetString(PyExc_ValueError, "pcs: cards h x 2, buckets p x 4 x h, values p x h");
+    else if (val && parse_buckets(nb, &g) == 0 && parse_tree(tree, nr, &v, &g) == 0) {
+        s.n_public = (int32_t)(nv / (nc / 2));
+        if (check_small(&s, &g) == 0) {
+            Py_BEGIN_ALLOW_THREADS status = pcs_run(&g, &s, regret, avg, first, iterations, seed, threads, &done);
+            Py_END_ALLOW_THREADS
+        }
+    }
+    release(&v);
+    if (PyErr_Occurred())
+        return NULL;
+    if (status == MC_ERR_NOMEM)
+        return PyErr_NoMemory();
+    return PyLong_FromLongLong((long long)done);
+}
+
+/* pcs_board(tree, tables, board5, ro f64[1326], buckets int32[4*1326], compat f64[1326],
+ * net f64[1326]): a test hook, by combo: the buckets the walk uses (-1 for combos clashing
+ * with the board) and the terminal vectors against the opponent's reach ro (0 where clashing). */
+static PyObject *py_pcs_board(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *tree, *tables, *board_obj, *ro_obj, *bk_obj, *co_obj, *net_obj;
+    if (!PyArg_ParseTuple(args, "OOOOOOO", &tree, &tables, &board_obj, &ro_obj, &bk_obj, &co_obj, &net_obj))
+        return NULL;
+    uint8_t board[5];
+    int nb;
+    if (cards_of(board_obj, 5, 5, board, &nb, "a board") < 0)
+        return NULL;
+    views v = {.n = 0}, bv = {.n = 0}; /* the game takes up to 15 views: the vectors have their own */
+    mc_game g;
+    Py_ssize_t n1, n2, n3, n4;
+    const double *ro = get(&bv, ro_obj, "d", 8, 0, "ro", &n1);
+    int32_t *bk = ro ? get(&bv, bk_obj, "iil", 4, 1, "buckets", &n2) : NULL;
+    double *co = bk ? get(&bv, co_obj, "d", 8, 1, "compat", &n3) : NULL;
+    double *net = co ? get(&bv, net_obj, "d", 8, 1, "net", &n4) : NULL;
+    if (net && (n1 != MC_N_COMBOS || n2 != 4 * MC_N_COMBOS || n3 != MC_N_COMBOS || n4 != MC_N_COMBOS))
+        PyErr_SetString(PyExc_ValueError, "pcs_board: ro, compat and net 1326 float64, buckets 4 x 1326 int32");
+    else if (net && parse_game(tree, tables, INT64_MAX / 4, &v, &g, 0) == 0) {
+        pcs_board *b = malloc(sizeof(pcs_board));
+        double *r = malloc(sizeof(double) * 3 * PCS_MAX_HOLDINGS);
+        if (!b || !r) {
+            PyErr_NoMemory();
+        } else {
+            pcs_holdem_board(&g, board, b);
+            for (int i = 0; i < b->n; i++)
+                r[i] = ro[b->holding[i]];
+            pcs_terminals(b, r, r + PCS_MAX_HOLDINGS, r + 2 * PCS_MAX_HOLDINGS);
+            for (int c = 0; c < MC_N_COMBOS; c++) {
+                co[c] = net[c] = 0.0;
+                for (int s = 0; s < 4; s++)
+                    bk[s * MC_N_COMBOS + c] = -1;
+            }
+            for (int i = 0; i < b->n; i++) {
+                int c = b->holding[i];
+                co[c] = r[PCS_MAX_HOLDINGS + i];
+                net[c] = r[2 * PCS_MAX_HOLDINGS + i];
+                for (int s = 0; s < 4; s++)
+                    bk[s * MC_N_COMBOS + c] = b->bucket[s][i];
+            }
+        }
+        free(b);
+        free(r);
+    }
+    release(&v);
+    release(&bv);
+    if (PyErr_Occurred())
+        return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"river_hs", py_river_hs, METH_VARARGS, "river_hs(board5, out float64[1326]): river HS of every holding."},
     {"river_ochs", py_river_ochs, METH_VARARGS,
@@ -628,6 +813,15 @@ static PyMethodDef methods[] = {
     {"run_rnr", py_run_rnr, METH_VARARGS,
      "run_rnr(tree, tables, regret f64, avg f64, opp_regret f64, opp_avg f64, model_probs, model_conf, p, first, "
      "iterations, seed, threads) -> iterations done (a robust counter-strategy, rnr_kernels.c)."},
+    {"run_pcs", py_run_pcs, METH_VARARGS,
+     "run_pcs(tree, tables, regret f64, avg f64, first, iterations, seed, threads) -> iterations done "
+     "(public-chance-sampling MCCFR, pcs_kernels.c)."},
+    {"run_pcs_small", py_run_pcs_small, METH_VARARGS,
+     "run_pcs_small(tree, n_buckets, cards u8[h*2], buckets i32[p*4*h], values i32[p*h], regret, avg, first, "
+     "iterations, seed, threads) -> iterations done (the same on a small game's public outcomes)."},
+    {"pcs_board", py_pcs_board, METH_VARARGS,
+     "pcs_board(tree, tables, board5, ro f64[1326], buckets i32[4*1326], compat f64[1326], net f64[1326]): "
+     "a test hook (the walk's buckets and terminal vectors)."},
     {"deal_buckets", py_deal_buckets, METH_VARARGS, "deal_buckets(tree, tables, hole, board5) -> 4 buckets."},
     {NULL, NULL, 0, NULL},
 };
