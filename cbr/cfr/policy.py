@@ -96,7 +96,7 @@ class CFRPolicy(Policy):
     #: The game it plays: heads-up fixed limit only (an adaptive bot never hands it another table).
     heads_up_only = True
 
-    def __init__(self, *, strategy: str = "", resolve: str = "", resolve_iters: int = 40, resolve_ms: float = 0.0,
+    def __init__(self, *, strategy: str = "", resolve: str = "", resolve_iters: int = 200, resolve_ms: float = 0.0,
                  resolve_gadget: str = "margin", seed: Optional[int] = None) -> None:
         super().__init__(seed=seed)
         if strategy:  # a name or path that resolves to nothing is the spec's error, told now (read on first use)
