@@ -1,4 +1,4 @@
-"""Build the native hand evaluator, the CFR solver and the retrieval kernel as plain setuptools Extensions (CPython C API)."""
+"""Build the native hand evaluator, the CFR solvers, the river re-solver and the retrieval kernel as plain setuptools Extensions (CPython C API)."""
 import subprocess
 from pathlib import Path
 
@@ -77,6 +77,20 @@ setup(
             include_dirs=["evaluator_ext/src"],
             extra_compile_args=["-O3", "-std=c11", "-Wall", "-Wextra", "-pthread"],
             extra_link_args=["-pthread"],
+            optional=False,
+        ),
+        # re-solving the river at decision time (issue 37): cbr/cfr/resolve.py
+        Extension(
+            "evaluator_ext._resolve",
+            sources=[
+                "evaluator_ext/src/eval_kernels.c",
+                "evaluator_ext/src/eval_tables.c",
+                "evaluator_ext/src/resolve_kernels.c",
+                "evaluator_ext/src/resolve_module.c",
+            ],
+            depends=["evaluator_ext/src/eval_kernels.h", "evaluator_ext/src/resolve_kernels.h", *TABLE_SOURCES],
+            include_dirs=["evaluator_ext/src"],
+            extra_compile_args=["-O3", "-std=c11", "-Wall", "-Wextra"],
             optional=False,
         ),
         # exact retrieval aggregates over a grouped case layout: cbr/retrieval/aggregate.py

@@ -26,7 +26,8 @@ NATIVE_HINT = ("the C extensions are not built in this tree: run `pip install -e
 def missing_native() -> list[str]:
     """The C extensions this process falls back from, as the facades say it
     (``evaluator_ext.IMPLEMENTATION``, ``CFR_IMPLEMENTATION``, ``MCCFR_AVAILABLE``, and the
-    retrieval kernels of :func:`cbr.retrieval.aggregate.native_scan`); empty when all load.
+    retrieval kernels of :func:`cbr.retrieval.aggregate.native_scan`, the river re-solver of
+    :func:`cbr.cfr.resolve.native`); empty when all load.
 
     >>> missing_native()  # in a built tree
     []
@@ -49,6 +50,12 @@ def missing_native() -> list[str]:
 
         if native_scan() is None:
             missing.append("evaluator_ext._retrieval")
+        from cbr.cfr.resolve import native as resolve_native
+
+        try:
+            resolve_native()  # the river re-solver: a ConfigError when it is not built
+        except CBRError:
+            missing.append("evaluator_ext._resolve")
     except (ImportError, CBRError):  # likewise for the others
         missing.append("an extension of evaluator_ext")
     return missing

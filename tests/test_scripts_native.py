@@ -21,7 +21,8 @@ HIDE = '''import sys
 
 class _Unbuilt:
     """Import of the C extensions fails, as when they are not built."""
-    HIDDEN = {"evaluator_ext._native", "evaluator_ext._cfr", "evaluator_ext._mccfr", "evaluator_ext._retrieval"}
+    HIDDEN = {"evaluator_ext._native", "evaluator_ext._cfr", "evaluator_ext._mccfr", "evaluator_ext._retrieval",
+              "evaluator_ext._resolve"}
 
     def find_spec(self, name, path=None, target=None):
         if name in self.HIDDEN:

@@ -10,6 +10,13 @@ current street's bucket, a table lookup; CFR+: the bucket sequence of every stre
 far, indexed in mixed radix), and the triple is the average strategy's row for that
 information set; :meth:`Policy.act` samples it with the caller's seeded rng.
 
+Re-solving the river (``cfr:resolve=river``, off by default; MCCFR strategies only): at a river
+decision the bot re-solves the river subgame from the ranges its blueprint implies, with a
+safe gadget, in C (:mod:`cbr.cfr.resolve`), once per hand, and plays the re-solved strategy
+for its holding at every river decision of the hand. ``resolve-iters=N`` CFR+ iterations
+(deterministic), ``resolve-ms=MS`` a time budget that may stop it earlier (then not
+deterministic), ``resolve-gadget=margin|cfrd|none`` (max-margin, CFR-D, or unsafe).
+
 Positions: the tree's player 0 is the big blind, as in ``holdem.limit.2p``; on a table
 with another layout the bot finds its role by the blind it posted. A history the tree
 does not have (another raise cap) is an error, never a silent guess.
@@ -28,6 +35,7 @@ from evaluator_ext.cards import combo_index
 
 if TYPE_CHECKING:  # pragma: no cover
     from cbr.cfr.mccfr import ImperfectStrategy
+    from cbr.cfr.resolve import Resolved
     from cbr.cfr.strategy import Strategy
     from cbr.game.decision import DecisionPoint
 
@@ -88,10 +96,26 @@ class CFRPolicy(Policy):
     #: The game it plays: heads-up fixed limit only (an adaptive bot never hands it another table).
     heads_up_only = True
 
-    def __init__(self, *, strategy: str = "", seed: Optional[int] = None) -> None:
+    def __init__(self, *, strategy: str = "", resolve: str = "", resolve_iters: int = 200, resolve_ms: float = 0.0,
+                 resolve_gadget: str = "margin", seed: Optional[int] = None) -> None:
         super().__init__(seed=seed)
         if strategy:  # a name or path that resolves to nothing is the spec's error, told now (read on first use)
             resolve_strategy(strategy)
+        if resolve not in ("", "off", "river"):
+            raise ConfigError(f"resolve is 'river' or 'off', not {resolve!r}")
+        self.resolve = resolve == "river"
+        if self.resolve:
+            from cbr.cfr.resolve import GADGETS
+
+            if resolve_gadget not in GADGETS:
+                raise ConfigError(f"resolve-gadget is one of {', '.join(GADGETS)}, not {resolve_gadget!r}")
+            if resolve_iters < 1 or not resolve_ms >= 0:
+                raise ConfigError(f"resolve-iters must be >= 1 and resolve-ms >= 0, got {resolve_iters} and {resolve_ms}")
+            if not resolve_strategy(strategy).is_dir():
+                raise ConfigError("resolve=river re-solves from an MCCFR strategy (a folder, such as the default "
+                                  f"teacher), not the CFR+ strategy {strategy!r}")
+        self.resolve_iters, self.resolve_ms, self.resolve_gadget = int(resolve_iters), float(resolve_ms), resolve_gadget
+        self._resolved: "Optional[tuple[tuple, dict[int, Resolved]]]" = None
         self.strategy = strategy
         self._strategy: "Optional[Strategy | ImperfectStrategy]" = None
         self._cache: tuple[tuple, tuple[int, ...]] | None = None
@@ -158,7 +182,13 @@ class CFRPolicy(Policy):
         if dp.hole is None:
             raise GameError("the cfr bot needs its hole cards")
         node = self._node(dp)
-        if self.imperfect:  # the current street's bucket: a lookup in the board's buckets
+        if self.resolve and dp.street == 3:
+            solved = self._resolve(dp, node)
+            if set(dp.hole) & set(dp.board):
+                raise GameError(f"hole {dp.hole} shares a card with the board {dp.board}")
+            row = solved.rows(node)[combo_index(int(dp.hole[0]), int(dp.hole[1]))]
+            probs = {a: float(p) for a, p in zip(s.tree.actions(node), row)}
+        elif self.imperfect:  # the current street's bucket: a lookup in the board's buckets
             from cbr.abstraction.distribution import NO_BUCKET
 
             bucket = int(self._street_buckets(dp.board)[combo_index(int(dp.hole[0]), int(dp.hole[1]))])
@@ -177,6 +207,13 @@ class CFRPolicy(Policy):
         (:meth:`~cbr.abstraction.Abstraction.bucket_sequences`), then one lookup each."""
         s = self._load()
         node = self._node(dp)
+        if self.resolve and dp.street == 3:
+            from cbr.abstraction.distribution import NO_BUCKET
+
+            if (s.abstraction.holding_buckets(dp.board, holes, self._street_buckets(dp.board)) == NO_BUCKET).any():
+                raise GameError(f"a holding shares a card with the board {dp.board}")
+            idx = [combo_index(int(a), int(b)) for a, b in holes]
+            return legal_triples(self._fcr(node, self._resolve(dp, node).rows(node)[idx]), dp.legal)
         if self.imperfect:
             from cbr.abstraction.distribution import NO_BUCKET
 
@@ -203,5 +240,23 @@ class CFRPolicy(Policy):
             out[:, "fcr".index(tree.edge[child])] = rows[:, j]
         return out
 
+    def _resolve(self, dp: "DecisionPoint", node: int) -> "Resolved":
+        """The re-solved river of this hand (solved at its first river decision, then kept:
+        the solution does not depend on our cards, and a later river decision of the hand
+        plays the same solution)."""
+        from cbr.cfr.resolve import resolve_river, river_prefix
+
+        key = (river_prefix(dp.history), tuple(int(c) for c in dp.board))
+        role = int(self._load().tree.player[node])
+        if self._resolved is None or self._resolved[0] != key:
+            self._resolved = (key, {})
+        solved = self._resolved[1].get(role)
+        if solved is None:  # each seat's own solve (a bot plays one seat; a harness may ask both)
+            solved = self._resolved[1][role] = resolve_river(
+                self._load(), dp.history, dp.board, role, iterations=self.resolve_iters, budget_ms=self.resolve_ms,
+                gadget=self.resolve_gadget, buckets=self._boards)
+        return solved
+
     def reset(self) -> None:
         self._cache = None
+        self._resolved = None
