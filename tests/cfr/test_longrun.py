@@ -217,3 +217,32 @@ def test_stop_flag_ends_training_with_a_checkpoint(tiny, tmp_path) -> None:
     assert [p["event"] for p in read_progress(tmp_path / "p.jsonl")] == ["start", "stopped"]
     again = MCCFRTrainer(DistributionAbstraction.load(tiny), seed=2, threads=1)
     assert LongRun(again, tmp_path / "ck.npz").resume() and again.iterations == t.iterations > 0
+
+
+def test_the_curve_script_measures_each_snapshot_once_and_plots_them(tiny, tmp_path) -> None:
+    """experiments/cfr_curve.py on a run with two snapshots: LBR on the same deals, JSON and
+    PNG; a second call measures only the snapshot that is new."""
+    run = RunFolder(tmp_path / "run")
+    run.path.mkdir()
+    run.abstraction.write_bytes(tiny.read_bytes())
+    t = MCCFRTrainer(DistributionAbstraction.load(tiny), seed=0, threads=1)
+    loop = LongRun(t, run.checkpoint, snapshots=run.snapshots, snapshot_every=20_000)
+    loop.train(iterations=40_000)
+    results = tmp_path / "results"
+
+    def curve() -> tuple[subprocess.CompletedProcess[str], dict]:
+        r = subprocess.run([sys.executable, "experiments/cfr_curve.py", str(run.path), "--hands", "20", "--seed", "5",
+                            "--results", str(results)], cwd=REPO, capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr
+        return r, json.loads((results / "cfr-curve-run-seed5.json").read_text())
+
+    r, first = curve()
+    assert [p["iterations"] for p in first["points"]] == [20_000, 40_000]
+    assert all(p["hands"] == 20 and p["ci"] > 0 and p["training_hours"] > 0 for p in first["points"])
+    assert (results / "cfr-curve-run-seed5.png").stat().st_size > 10_000
+    assert "| 20,000 |" in r.stdout and "| 40,000 |" in r.stdout
+    loop.train(iterations=60_000)
+    r, second = curve()
+    assert second["points"][:2] == first["points"]  # kept, not measured again
+    assert [p["iterations"] for p in second["points"]] == [20_000, 40_000, 60_000]
+    assert r.stderr.count("iterations,") == 1
