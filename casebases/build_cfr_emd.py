@@ -61,6 +61,8 @@ def train(run: Any, *, iterations: int = 0, minutes: float = 0.0) -> int:
         run.train(iterations=iterations, minutes=minutes, stop=stop)
     if stop.signal is None:
         return 0
+    for s in (signal.SIGINT, signal.SIGTERM):  # stopping already: a later Ctrl-C must not cut the last line
+        signal.signal(s, signal.SIG_IGN)
     name = signal.Signals(stop.signal).name
     say(f"stopped by {name}: checkpoint at {run.trainer.iterations:,} iterations in {run.checkpoint}; "
         f"run the same command again to continue")

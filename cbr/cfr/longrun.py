@@ -18,7 +18,7 @@ stop by a signal into its exit code.
 >>> m["entries"], m["regrets_and_averages"] == 16 * m["entries"]
 (69797, True)
 >>> round(table_memory((169, 2000, 2000, 2000))["total"] / 1e9, 2)
-1.89
+1.88
 """
 from __future__ import annotations
 

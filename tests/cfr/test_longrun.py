@@ -246,3 +246,29 @@ def test_the_curve_script_measures_each_snapshot_once_and_plots_them(tiny, tmp_p
     assert second["points"][:2] == first["points"]  # kept, not measured again
     assert [p["iterations"] for p in second["points"]] == [20_000, 40_000, 60_000]
     assert r.stderr.count("iterations,") == 1
+
+
+def test_a_second_ctrl_c_while_saving_does_not_cut_the_save(tiny, tmp_path) -> None:
+    """Ctrl-C, then Ctrl-C every 2 ms until the process ends (so some land while the checkpoint
+    and the strategy are written): exit 130 with one line, and the checkpoint loads."""
+    run = tmp_path / "run"
+    proc = subprocess.Popen(recipe_args(run, tiny, "--iterations", "5000000", "--snapshot-minutes", "0"), cwd=REPO,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for_training(run, proc)
+        time.sleep(0.5)
+        deadline = time.monotonic() + 60
+        while proc.poll() is None and time.monotonic() < deadline:
+            proc.send_signal(signal.SIGINT)
+            time.sleep(0.002)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines()[-1].startswith("stopped by SIGINT: checkpoint at ")
+    assert "Traceback" not in err and sum("stopped by" in line for line in err.splitlines()) == 1
+    t = MCCFRTrainer(DistributionAbstraction.load(tiny), seed=0, threads=1)
+    t.load_checkpoint(RunFolder(run).checkpoint)
+    assert 0 < t.iterations < 5_000_000
