@@ -66,23 +66,26 @@ def plot(points: list[dict], path: Path, *, title: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7.5, 4.4))
+    fig, ax = plt.subplots(figsize=(7.5, 5.0))
     xs = [p["training_hours"] for p in points]
     ys = [p["mbb"] for p in points]
     ax.fill_between(xs, [p["mbb"] - p["ci"] for p in points], [p["mbb"] + p["ci"] for p in points], color="C0",
                     alpha=0.2, label="95% CI")
     ax.plot(xs, ys, "o-", color="C0", label=f"LBR of the snapshots ({points[0]['hands']:,} hands each)")
     ax.errorbar(xs, ys, yerr=[p["ci"] for p in points], fmt="none", ecolor="C0", alpha=0.6, capsize=3)
+    for p in points:
+        ax.annotate(f"{p['iterations'] / 1e6:.1f}M it.", (p["training_hours"], p["mbb"]), textcoords="offset points",
+                    xytext=(4, 6), fontsize=7, color="C0")
     ax.axhspan(TEACHER[0] - TEACHER[1], TEACHER[0] + TEACHER[1], color="C3", alpha=0.08)
     ax.axhline(TEACHER[0], color="C3", ls=":", lw=1.2,
                label=f"shipped teacher `cfr`: {TEACHER[0]:.0f} ± {TEACHER[1]:.0f} (20,000 hands)")
     ax.axhline(TARGET, color="grey", ls="--", lw=1.2, label=f"target {TARGET:.0f}")
     ax.set_xlabel("training hours (the trainer's clock: two threads at nice 19 on a shared machine)")
     ax.set_ylabel("LBR (mbb/g)")
-    ax.set_xlim(left=0)
+    ax.set_xlim(0, max(xs) * 1.12)
     ax.set_ylim(bottom=0)
     ax.set_title(title, fontsize=10)
-    ax.legend(fontsize=8, loc="upper right")
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2, frameon=False)
     ax.grid(alpha=0.3)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
