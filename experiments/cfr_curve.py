@@ -6,7 +6,9 @@ Every snapshot of ``RUN/snapshots/`` (``strategy-<iterations>.npz``, written by
 ``python -m casebases.build_cfr_big`` every ``--snapshot-minutes`` of training) is measured by
 ``cbr exploit``'s LBR (its default, best variant) on the same deals (``--hands``, ``--seed``),
 beside the run's own abstraction. Points already in the JSON for the same seed and hands are
-kept, so the curve grows from session to session. Writes
+kept and not measured again, so the curve grows from session to session; the JSON keeps the
+points of other ``--hands`` too (a longer measurement of one snapshot, ``--last 1``), and the
+plot shows those of ``--hands``. Writes
 ``experiments/results/cfr-curve-<run>-seed<S>.json`` and ``.png`` (x: training hours, the
 trainer's clock; y: LBR in mbb/g with its 95% band; the shipped teacher's 276 ± 48 and the
 150 target as lines) and a Markdown table on stdout.
@@ -110,7 +112,8 @@ def main(argv: list[str] | None = None) -> int:
     stem = f"cfr-curve-{run.resolve().name}-seed{args.seed}"
     out_json = results / f"{stem}.json"
     report = json.loads(out_json.read_text()) if out_json.exists() else {}
-    points = [p for p in report.get("points", []) if p["hands"] == args.hands and p["seed"] == args.seed]
+    kept = report.get("points", [])  # every measurement made, whatever its hands
+    points = [p for p in kept if p["hands"] == args.hands and p["seed"] == args.seed]
     have = {p["iterations"] for p in points}
     todo = [(it, f) for it, f in snapshots(run) if it not in have]
     if args.last:
@@ -119,7 +122,9 @@ def main(argv: list[str] | None = None) -> int:
         p = measure(run, f, hands=args.hands, seed=args.seed, workers=args.workers)
         points.append(p)
         points.sort(key=lambda q: q["iterations"])
-        report.update({"run": run.resolve().name, "seed": args.seed, "hands": args.hands, "points": points})
+        kept = sorted([*kept, p], key=lambda q: (q["hands"], q["iterations"]))
+        report.pop("hands", None)
+        report.update({"run": run.resolve().name, "seed": args.seed, "points": kept})
         out_json.write_text(json.dumps(report, indent=1))
         print(f"{it:,} iterations, {p['training_hours']:.2f} h: LBR {p['mbb']:.0f} ± {p['ci']:.0f} mbb/g "
               f"({p['lbr_seconds']} s)", file=sys.stderr, flush=True)

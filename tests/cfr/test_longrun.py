@@ -246,6 +246,13 @@ def test_the_curve_script_measures_each_snapshot_once_and_plots_them(tiny, tmp_p
     assert second["points"][:2] == first["points"]  # kept, not measured again
     assert [p["iterations"] for p in second["points"]] == [20_000, 40_000, 60_000]
     assert r.stderr.count("iterations,") == 1
+    longer = subprocess.run([sys.executable, "experiments/cfr_curve.py", str(run.path), "--hands", "30", "--seed", "5",
+                             "--last", "1", "--results", str(results)], cwd=REPO, capture_output=True, text=True,
+                            timeout=300)
+    assert longer.returncode == 0, longer.stderr
+    third = json.loads((results / "cfr-curve-run-seed5.json").read_text())
+    assert third["points"][:3] == second["points"]  # the 20-hand curve stays beside the longer measurement
+    assert [(p["hands"], p["iterations"]) for p in third["points"][3:]] == [(30, 60_000)]
 
 
 def test_a_second_ctrl_c_while_saving_does_not_cut_the_save(tiny, tmp_path) -> None:
