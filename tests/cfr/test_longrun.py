@@ -279,3 +279,23 @@ def test_a_second_ctrl_c_while_saving_does_not_cut_the_save(tiny, tmp_path) -> N
     t = MCCFRTrainer(DistributionAbstraction.load(tiny), seed=0, threads=1)
     t.load_checkpoint(RunFolder(run).checkpoint)
     assert 0 < t.iterations < 5_000_000
+
+
+def test_an_ochs_river_run_trains_and_is_checked_as_one(tmp_path) -> None:
+    """``--river-kind ochs``: a 4-bucket OCHS river (2 opponent clusters) on the merged
+    abstraction trains through the recipe; the same folder asked for a percentile river, or
+    for another number of clusters, is refused."""
+    from cbr.abstraction.distribution import fit_ochs_river
+
+    river = fit_ochs_river(4, 2, fit_boards=20, cluster_boards=100)
+    coarse_abstraction(DistributionAbstraction.load(SHIPPED_TEACHER), 4).with_ochs_river(river).save(tmp_path / "a")
+    ochs = tmp_path / "a" / "abstraction.npz"
+    run = tmp_path / "run"
+    r = recipe(run, ochs, "--river-kind", "ochs", "--clusters", "2", "--iterations", "5000")
+    assert r.returncode == 0, r.stderr
+    assert checkpoint_info(run)["iterations"] == 5000
+    for more in (["--river-kind", "hs"], ["--river-kind", "ochs", "--clusters", "8"]):
+        refused = recipe(run, ochs, "--iterations", "9000", *more)
+        assert refused.returncode == 1
+        assert refused.stderr.strip().splitlines()[-1].startswith(
+            f"error: {run}: this run was started with --flop 4 --turn 4 --river 4 --river-kind ochs --clusters 2 ")
