@@ -11,6 +11,11 @@ more iterations, whichever ends first. Writes
 keeps a checkpoint beside it (``emd_256.ckpt.npz``, not shipped): run the command again to
 go on training from it. ``--snapshots DIR`` also writes the strategy every
 ``--snapshot-every`` iterations (for the exploitability-against-training-time plot).
+Ctrl-C or SIGTERM saves the checkpoint and the strategy, then exits 130 or 143 with one line.
+
+The loop (:class:`cbr.cfr.longrun.LongRun`), the training options and the one place a
+trainer is made (:func:`new_trainer`) are shared with ``casebases/build_cfr_big.py``, the
+long runs across working sessions.
 
 Threads share the tables without locks, so a two-thread run is not bit-for-bit
 reproducible; ``--threads 1`` is (at half the speed).
@@ -21,9 +26,51 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "cfr" / "emd_256"
+
+
+def add_training_options(ap: argparse.ArgumentParser, *, threads: int = 2) -> None:
+    """The options every MCCFR recipe shares (the trainer's: see :func:`new_trainer`)."""
+    ap.add_argument("--threads", type=int, default=threads)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--sampling", choices=("external", "public"), default="external",
+                    help="MCCFR's sampling: a deal an iteration, or a board with every holding (public chance; "
+                         "about 5,000 times slower an iteration: scale --iterations and iteration counts of "
+                         "checkpoints and snapshots)")
+
+
+def new_trainer(abstraction: Any, args: argparse.Namespace) -> Any:
+    """The MCCFR trainer of a recipe's options: the one place a recipe makes one."""
+    from cbr.cfr.mccfr import MCCFRTrainer
+
+    return MCCFRTrainer(abstraction, seed=args.seed, threads=args.threads, sampling=args.sampling)
+
+
+def say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def train(run: Any, *, iterations: int = 0, minutes: float = 0.0) -> int:
+    """``run.train`` (a :class:`cbr.cfr.longrun.LongRun`) with Ctrl-C and SIGTERM saving a
+    checkpoint; returns the exit code: 0, or 130 / 143 after one line saying where the
+    checkpoint is and how to continue."""
+    import signal
+
+    from cbr.cfr.longrun import StopSignals
+
+    with StopSignals() as stop:
+        run.train(iterations=iterations, minutes=minutes, stop=stop)
+    if stop.signal is None:
+        return 0
+    for s in (signal.SIGINT, signal.SIGTERM):  # stopping already: a later Ctrl-C must not cut the last line
+        signal.signal(s, signal.SIG_IGN)
+    name = signal.Signals(stop.signal).name
+    say(f"stopped by {name}: checkpoint at {run.trainer.iterations:,} iterations in {run.checkpoint}; "
+        f"run the same command again to continue")
+    return 128 + int(stop.signal)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -32,18 +79,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--minutes", type=float, default=0.0, help="train this long (0: use --iterations)")
     ap.add_argument("--iterations", type=int, default=0,
                     help="train this many more iterations (0: until --minutes are up; neither: 100 million)")
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--seed", type=int, default=0)
+    add_training_options(ap)
     ap.add_argument("--out", default=str(OUT))
     ap.add_argument("--snapshots", default="", help="a folder for strategy snapshots")
     ap.add_argument("--snapshot-every", type=int, default=20_000_000)
     ap.add_argument("--checkpoint-every", type=int, default=10_000_000)
-    ap.add_argument("--sampling", choices=("external", "public"), default="external",
-                    help="MCCFR's sampling: a deal an iteration, or a board with every holding (public chance; "
-                         "about 5,000 times slower an iteration: scale --iterations and the --*-every options)")
     args = ap.parse_args(argv)
     from cbr.abstraction.distribution import DistributionAbstraction
-    from cbr.cfr.mccfr import STRATEGY_FILE, MCCFRTrainer
+    from cbr.cfr.longrun import LongRun
+    from cbr.cfr.mccfr import STRATEGY_FILE
 
     out = Path(args.out)
     t0 = time.time()
@@ -51,36 +95,19 @@ def main(argv: list[str] | None = None) -> int:
         b = args.buckets
         a = DistributionAbstraction.build(b, b, b, seed=args.seed)
         a.save(out)
-        print(f"abstraction {a.name} built in {time.time() - t0:.0f} s", file=sys.stderr)
+        say(f"abstraction {a.name} built in {time.time() - t0:.0f} s")
     a = DistributionAbstraction.load(out)
-    trainer = MCCFRTrainer(a, seed=args.seed, threads=args.threads, sampling=args.sampling)
-    ckpt = out.parent / f"{out.name}.ckpt.npz"
-    if ckpt.exists():
-        trainer.load_checkpoint(ckpt)
-        print(f"resumed at {trainer.iterations:,} iterations", file=sys.stderr)
+    trainer = new_trainer(a, args)
     snaps = Path(args.snapshots) if args.snapshots else None
-    if snaps:
-        snaps.mkdir(parents=True, exist_ok=True)
-    deadline = time.time() + args.minutes * 60 if args.minutes else None
+    run = LongRun(trainer, out.parent / f"{out.name}.ckpt.npz", strategy=out / STRATEGY_FILE, snapshots=snaps,
+                  checkpoint_every=args.checkpoint_every, snapshot_every=args.snapshot_every, report=say)
+    if run.resume():
+        say(f"resumed at {trainer.iterations:,} iterations")
     more = args.iterations or (0 if args.minutes else 100_000_000)
-    target = trainer.iterations + more if more else None
-    while (target is None or trainer.iterations < target) and (deadline is None or time.time() < deadline):
-        step = args.checkpoint_every - trainer.iterations % args.checkpoint_every
-        if target is not None:
-            step = min(step, target - trainer.iterations)
-        if snaps:
-            step = min(step, args.snapshot_every - trainer.iterations % args.snapshot_every)
-        trainer.run(step)
-        if trainer.iterations % args.checkpoint_every == 0:
-            trainer.save_checkpoint(ckpt)
-        if snaps and trainer.iterations % args.snapshot_every == 0:
-            trainer.save_strategy(snaps / f"strategy-{trainer.iterations}.npz")
-        print(f"{trainer.iterations:,} iterations, {trainer.seconds:.0f} s", file=sys.stderr, flush=True)
-    trainer.save_checkpoint(ckpt)
-    trainer.save_strategy(out / STRATEGY_FILE)
-    print(f"strategy: {trainer.iterations:,} iterations in {trainer.seconds:.0f} s -> {out / STRATEGY_FILE}",
-          file=sys.stderr)
-    return 0
+    code = train(run, iterations=trainer.iterations + more if more else 0, minutes=args.minutes)
+    if code == 0:
+        say(f"strategy: {trainer.iterations:,} iterations in {trainer.seconds:.0f} s -> {out / STRATEGY_FILE}")
+    return code
 
 
 if __name__ == "__main__":

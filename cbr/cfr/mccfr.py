@@ -169,6 +169,9 @@ class MCCFRTrainer:
         self.threads = int(threads)
         self.discount_every = int(discount_every)
         self.discount_blocks = int(discount_blocks)
+        #: A caller's own counters, kept in checkpoints and strategies (a long run's CPU seconds:
+        #: :mod:`cbr.cfr.longrun`); JSON values only.
+        self.extra: dict = {}
         self._tables = abstraction.raw_tables()
         self._tree = _tree_tuple(self.tree, self.offset)
 
@@ -224,6 +227,8 @@ class MCCFRTrainer:
                 "discount_blocks": self.discount_blocks, "sampling": self.sampling}
         if not self.legacy_average:
             info["average"] = TRAINED_ROWS
+        if self.extra:
+            info["extra"] = self.extra
         return info
 
     def save_checkpoint(self, path: str | os.PathLike) -> Path:
@@ -249,6 +254,7 @@ class MCCFRTrainer:
         self.regret, self.avg = regret.astype(np.float64), avg.astype(np.float64)
         self.legacy_average = info.get("average") != TRAINED_ROWS
         self.iterations, self.seconds = int(info["iterations"]), float(info["seconds"])
+        self.extra = dict(info.get("extra", {}))
 
     def save_strategy(self, path: str | os.PathLike) -> Path:
         """The average strategy, one byte per action (compressed, atomic)."""

@@ -1,0 +1,145 @@
+"""LBR of a long MCCFR run's strategy snapshots against training time, with 95% CI bands (issue 37).
+
+    python3 experiments/cfr_curve.py /work/main/.cfr-runs/emd_2000 --hands 2000 --seed 40 --workers 1
+
+Every snapshot of ``RUN/snapshots/`` (``strategy-<iterations>.npz``, written by
+``python -m casebases.build_cfr_big`` every ``--snapshot-minutes`` of training) is measured by
+``cbr exploit``'s LBR (its default, best variant) on the same deals (``--hands``, ``--seed``),
+beside the run's own abstraction. Points already in the JSON for the same seed and hands are
+kept and not measured again, so the curve grows from session to session; the JSON keeps the
+points of other ``--hands`` too (a longer measurement of one snapshot, ``--last 1``), and the
+plot shows those of ``--hands``. Writes
+``experiments/results/cfr-curve-<run>-seed<S>.json`` and ``.png`` (x: training hours, the
+trainer's clock; y: LBR in mbb/g with its 95% band; the shipped teacher's 276 ± 48 and the
+150 target as lines) and a Markdown table on stdout.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+RESULTS = Path(__file__).resolve().parent / "results"
+#: The shipped teacher's LBR (``experiments/teacher.py``, seed 3, 20,000 hands) and issue 37's target.
+TEACHER = (276.0, 48.0)
+TARGET = 150.0
+
+
+def snapshots(run: Path) -> list[tuple[int, Path]]:
+    """``(iterations, file)`` of each snapshot of a run folder, in training order."""
+    out = []
+    for f in (run / "snapshots").glob("strategy-*.npz"):
+        stem = f.name[len("strategy-"): -len(".npz")]
+        if stem.isdigit():
+            out.append((int(stem), f))
+    return sorted(out)
+
+
+def measure(run: Path, snapshot: Path, *, hands: int, seed: int, workers: int) -> dict:
+    """LBR of one snapshot (a strategy folder made of it and the run's abstraction)."""
+    import numpy as np
+
+    from cbr.exploit.lbr import Variant
+    from cbr.exploit.measure import exploit
+
+    with np.load(snapshot) as z:
+        info = json.loads(str(z["info"]))
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        os.symlink((run / "abstraction.npz").resolve(), folder / "abstraction.npz")
+        os.symlink(snapshot.resolve(), folder / "strategy.npz")
+        t = time.time()
+        r = exploit(f"cfr:strategy={folder}", hands=hands, seed=seed, workers=workers, variant=Variant()).to_dict()
+    return {"iterations": info["iterations"], "training_hours": info["seconds"] / 3600,
+            "cpu_hours": info.get("extra", {}).get("cpu_seconds", 0.0) / 3600, "mbb": r["mbb_per_game"],
+            "ci": r["ci95"], "hands": r["hands"], "seed": seed, "lbr_seconds": round(time.time() - t)}
+
+
+def plot(points: list[dict], path: Path, *, title: str) -> None:
+    """LBR against training hours with the 95% band, the teacher's LBR and the target."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7.5, 5.0))
+    xs = [p["training_hours"] for p in points]
+    ys = [p["mbb"] for p in points]
+    ax.fill_between(xs, [p["mbb"] - p["ci"] for p in points], [p["mbb"] + p["ci"] for p in points], color="C0",
+                    alpha=0.2, label="95% CI")
+    ax.plot(xs, ys, "o-", color="C0", label=f"LBR of the snapshots ({points[0]['hands']:,} hands each)")
+    ax.errorbar(xs, ys, yerr=[p["ci"] for p in points], fmt="none", ecolor="C0", alpha=0.6, capsize=3)
+    for p in points:
+        ax.annotate(f"{p['iterations'] / 1e6:.1f}M it.", (p["training_hours"], p["mbb"]), textcoords="offset points",
+                    xytext=(4, 6), fontsize=7, color="C0")
+    ax.axhspan(TEACHER[0] - TEACHER[1], TEACHER[0] + TEACHER[1], color="C3", alpha=0.08)
+    ax.axhline(TEACHER[0], color="C3", ls=":", lw=1.2,
+               label=f"shipped teacher `cfr`: {TEACHER[0]:.0f} ± {TEACHER[1]:.0f} (20,000 hands)")
+    ax.axhline(TARGET, color="grey", ls="--", lw=1.2, label=f"target {TARGET:.0f}")
+    ax.set_xlabel("training hours (the trainer's clock: two threads at nice 19 on a shared machine)")
+    ax.set_ylabel("LBR (mbb/g)")
+    ax.set_xlim(0, max(xs) * 1.12)
+    ax.set_ylim(bottom=0)
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2, frameon=False)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("run", help="a run folder of casebases/build_cfr_big.py")
+    ap.add_argument("--hands", type=int, default=2000)
+    ap.add_argument("--seed", type=int, default=40)
+    ap.add_argument("--workers", type=int, default=1)
+    ap.add_argument("--last", type=int, default=0, help="measure only the last N snapshots not measured yet (0: all)")
+    ap.add_argument("--results", default=str(RESULTS), help="the folder of the JSON and the PNG")
+    args = ap.parse_args(argv)
+    run = Path(args.run)
+    if not (run / "abstraction.npz").exists():
+        print(f"error: {run}: no abstraction.npz here (not a run folder)", file=sys.stderr)
+        return 1
+    results = Path(args.results)
+    results.mkdir(parents=True, exist_ok=True)
+    stem = f"cfr-curve-{run.resolve().name}-seed{args.seed}"
+    out_json = results / f"{stem}.json"
+    report = json.loads(out_json.read_text()) if out_json.exists() else {}
+    kept = report.get("points", [])  # every measurement made, whatever its hands
+    points = [p for p in kept if p["hands"] == args.hands and p["seed"] == args.seed]
+    have = {p["iterations"] for p in points}
+    todo = [(it, f) for it, f in snapshots(run) if it not in have]
+    if args.last:
+        todo = todo[-args.last:]
+    for it, f in todo:
+        p = measure(run, f, hands=args.hands, seed=args.seed, workers=args.workers)
+        points.append(p)
+        points.sort(key=lambda q: q["iterations"])
+        kept = sorted([*kept, p], key=lambda q: (q["hands"], q["iterations"]))
+        report.pop("hands", None)
+        report.update({"run": run.resolve().name, "seed": args.seed, "points": kept})
+        out_json.write_text(json.dumps(report, indent=1))
+        print(f"{it:,} iterations, {p['training_hours']:.2f} h: LBR {p['mbb']:.0f} ± {p['ci']:.0f} mbb/g "
+              f"({p['lbr_seconds']} s)", file=sys.stderr, flush=True)
+    if not points:
+        print(f"error: {run}: no snapshots to measure", file=sys.stderr)
+        return 1
+    plot(points, results / f"{stem}.png", title=f"LBR of {run.resolve().name} against training time (seed {args.seed})")
+    print("| iterations | training hours | CPU hours | LBR, mbb/g (95% CI) |\n|---:|---:|---:|---:|")
+    for p in points:
+        print(f"| {p['iterations']:,} | {p['training_hours']:.2f} | {p['cpu_hours']:.2f} | {p['mbb']:.0f} ± {p['ci']:.0f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    from common import require_native
+
+    require_native()
+    sys.exit(main())
