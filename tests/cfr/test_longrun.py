@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.conftest import REPO, require_native
+from tests.conftest import REPO, default_sigint, require_native
 
 require_native(module_level=True)
 
@@ -260,7 +260,7 @@ def test_a_second_ctrl_c_while_saving_does_not_cut_the_save(tiny, tmp_path) -> N
     and the strategy are written): exit 130 with one line, and the checkpoint loads."""
     run = tmp_path / "run"
     proc = subprocess.Popen(recipe_args(run, tiny, "--iterations", "5000000", "--snapshot-minutes", "0"), cwd=REPO,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint)
     try:
         wait_for_training(run, proc)
         time.sleep(0.5)
