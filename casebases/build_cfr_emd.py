@@ -85,9 +85,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--snapshot-every", type=int, default=20_000_000)
     ap.add_argument("--checkpoint-every", type=int, default=10_000_000)
     args = ap.parse_args(argv)
+    from cbr.errors import CBRError
+
+    try:
+        return _run(args)
+    except CBRError as exc:
+        say(f"error: {exc}")
+        return 1
+
+
+def _run(args: argparse.Namespace) -> int:
     from cbr.abstraction.distribution import DistributionAbstraction
     from cbr.cfr.longrun import LongRun
     from cbr.cfr.mccfr import STRATEGY_FILE
+    from cbr.errors import ConfigError
 
     out = Path(args.out)
     t0 = time.time()
@@ -97,6 +108,9 @@ def main(argv: list[str] | None = None) -> int:
         a.save(out)
         say(f"abstraction {a.name} built in {time.time() - t0:.0f} s")
     a = DistributionAbstraction.load(out)
+    if a.n_buckets[1:] != (args.buckets,) * 3:
+        raise ConfigError(f"{out} holds a run of {a.n_buckets[1]}/{a.n_buckets[2]}/{a.n_buckets[3]} buckets, not "
+                          f"--buckets {args.buckets}: give --buckets {a.n_buckets[1]} to go on with it, or another --out")
     trainer = new_trainer(a, args)
     snaps = Path(args.snapshots) if args.snapshots else None
     run = LongRun(trainer, out.parent / f"{out.name}.ckpt.npz", strategy=out / STRATEGY_FILE, snapshots=snaps,

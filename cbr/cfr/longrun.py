@@ -221,7 +221,7 @@ class LongRun:
         last_checkpoint = start
         snap_s = 60.0 * self.snapshot_minutes
         next_snapshot = (int(t.seconds // snap_s) + 1) * snap_s if snap_s else None
-        step = 10_000
+        step = 10  # a first slice short under any sampling (a public-chance iteration takes ~0.25 s); then ~slice_seconds
         while True:
             if iterations and t.iterations >= iterations:
                 reason = "iterations"
@@ -243,7 +243,7 @@ class LongRun:
             took = time.perf_counter() - wall
             t.extra["cpu_seconds"] = round(float(t.extra.get("cpu_seconds", 0.0)) + time.process_time() - cpu, 3)
             self._session["walk"] += took
-            step = int(min(2_000_000, max(1_000, n / max(took, 1e-6) * self.slice_seconds)))
+            step = int(min(2_000_000, max(1, n / max(took, 1e-6) * self.slice_seconds)))
             if self.snapshots is not None and (
                     (self.snapshot_every and t.iterations % self.snapshot_every == 0)
                     or (next_snapshot is not None and t.seconds >= next_snapshot)):

@@ -188,7 +188,7 @@ def test_the_teacher_recipe_shares_the_loop_with_iteration_checkpoints(tiny, tmp
     out = tmp_path / "emd"
     out.mkdir()
     (out / "abstraction.npz").write_bytes(tiny.read_bytes())
-    args = ["--out", str(out), "--threads", "1", "--iterations", "30000", "--checkpoint-every", "10000",
+    args = ["--out", str(out), "--buckets", "4", "--threads", "1", "--iterations", "30000", "--checkpoint-every", "10000",
             "--snapshots", str(tmp_path / "snaps"), "--snapshot-every", "15000"]
     assert build_cfr_emd.main(args) == 0
     assert build_cfr_emd.main(args) == 0  # 30,000 more
@@ -299,3 +299,40 @@ def test_an_ochs_river_run_trains_and_is_checked_as_one(tmp_path) -> None:
         assert refused.returncode == 1
         assert refused.stderr.strip().splitlines()[-1].startswith(
             f"error: {run}: this run was started with --flop 4 --turn 4 --river 4 --river-kind ochs --clusters 2 ")
+
+
+def test_a_public_chance_run_is_asked_to_stop_after_a_short_first_slice(tiny, tmp_path) -> None:
+    """A public-chance iteration takes a fraction of a second: the loop's first slice is a few
+    iterations, not thousands (a Ctrl-C, the budget and checkpoints once waited 40 minutes), and
+    the loop asks ``stop`` again right after it."""
+    t = MCCFRTrainer(DistributionAbstraction.load(tiny), seed=2, threads=1, sampling="public")
+    asked: list[int] = []
+
+    def stop() -> bool:
+        asked.append(t.iterations)
+        return len(asked) == 2
+
+    assert LongRun(t, tmp_path / "ck.npz").train(minutes=5, stop=stop) == "stopped"
+    assert asked[0] == 0 and 0 < asked[1] <= 10 and t.iterations == asked[1]
+
+
+def test_the_teacher_recipe_refuses_other_buckets_or_sampling_in_one_line(tiny, tmp_path, capsys) -> None:
+    """--buckets other than the folder's abstraction (the default folder is the shipped teacher's,
+    which a `--buckets 8` once retrained at 256) and a checkpoint of the other sampling: one
+    `error:` line, exit 1, nothing trained or written."""
+    from casebases import build_cfr_emd
+
+    out = tmp_path / "emd"
+    out.mkdir()
+    (out / "abstraction.npz").write_bytes(tiny.read_bytes())
+    base = ["--out", str(out), "--threads", "1", "--iterations", "1000"]
+    assert build_cfr_emd.main([*base, "--buckets", "8"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"error: {out} holds a run of 4/4/4 buckets, not --buckets 8: give --buckets 4 to go on with it, "
+                   "or another --out"]
+    assert sorted(p.name for p in out.iterdir()) == ["abstraction.npz"] and not (tmp_path / "emd.ckpt.npz").exists()
+    assert build_cfr_emd.main([*base, "--buckets", "4"]) == 0
+    capsys.readouterr()
+    assert build_cfr_emd.main([*base, "--buckets", "4", "--sampling", "public"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: ") and "sampling" in err[0]
