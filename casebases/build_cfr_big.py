@@ -27,7 +27,7 @@ import sys
 import time
 from pathlib import Path
 
-from casebases.build_cfr_emd import add_training_options, new_trainer, say, train
+from casebases.build_cfr_emd import add_training_options, new_trainer, run_or_say, say, train
 
 HERE = Path(__file__).resolve().parent
 RUNS = HERE.parent / ".cfr-runs"
@@ -111,13 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if not (args.minutes or args.iterations):
         ap.error("give --minutes (this session's budget) or --iterations (the run's total), or both")
-    from cbr.errors import CBRError
-
-    try:
-        return _run(args)
-    except CBRError as exc:
-        say(f"error: {exc}")
-        return 1
+    return run_or_say(_run, args)
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -26,7 +26,7 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "cfr" / "emd_256"
@@ -51,6 +51,17 @@ def new_trainer(abstraction: Any, args: argparse.Namespace) -> Any:
 
 def say(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
+
+
+def run_or_say(recipe: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
+    """``recipe(args)``'s exit code; a :class:`~cbr.errors.CBRError` is one ``error:`` line and 1."""
+    from cbr.errors import CBRError
+
+    try:
+        return recipe(args)
+    except CBRError as exc:
+        say(f"error: {exc}")
+        return 1
 
 
 def train(run: Any, *, iterations: int = 0, minutes: float = 0.0) -> int:
@@ -85,13 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--snapshot-every", type=int, default=20_000_000)
     ap.add_argument("--checkpoint-every", type=int, default=10_000_000)
     args = ap.parse_args(argv)
-    from cbr.errors import CBRError
-
-    try:
-        return _run(args)
-    except CBRError as exc:
-        say(f"error: {exc}")
-        return 1
+    return run_or_say(_run, args)
 
 
 def _run(args: argparse.Namespace) -> int:
