@@ -26,12 +26,12 @@ from typing import Any
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "decisions.json.gz"
 SEED = 11
-#: (players, hands): about 10,000 decisions in all. The case-based bot is named by its preset
-#: (``cbr:preset=expert``: what plain ``cbr`` was when the file was recorded; plain ``cbr`` is
-#: now the adaptive bot over it, issue 36).
+#: (players, hands): about 10,000 decisions in all. The bots are named by what they were when
+#: the file was recorded: ``cbr:preset=expert`` (plain ``cbr`` is now the adaptive bot over it,
+#: issue 36) and ``cfr:strategy=emd_256`` (plain ``cfr`` now re-solves the river, issue 37).
 PAIRINGS: list[tuple[list[str], int]] = [
     (["cbr:preset=expert", "ehs"], 300),
-    (["cbr:preset=expert", "cfr"], 300),
+    (["cbr:preset=expert", "cfr:strategy=emd_256"], 300),
     (["cbr:preset=casper", "poki"], 300),
     (["cbr:preset=expert", "raise"], 200),
     (["cbr:preset=expert:reuse=best-outcome", "lag"], 200),

@@ -2,7 +2,7 @@
 
 Recipe (issue 36, part 1), for each opponent of :data:`TARGETS`:
 
-1. the teacher (``cfr``) plays it a duplicate heads-up match of ``--hands`` hands (seed
+1. the teacher (``cfr:strategy=emd_256``, :data:`TEACHER`) plays it a duplicate heads-up match of ``--hands`` hands (seed
    :data:`SEED` + the target's place), written as an ACPC log under ``--logs`` (the log
    appears whole or not at all; a re-run reuses it);
 2. every decision the opponent made, whose cards the log shows, is counted at its (betting
@@ -26,6 +26,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "cfr"
+#: The teacher that plays the target: the strategy the counters were built against (as trained,
+#: no re-solving; plain ``cfr`` re-solves the river since issue 37).
+TEACHER = "cfr:strategy=emd_256"
 SEED = 3600
 #: counter-strategy name -> (the opponent it is built against, a policy spec; p; p_max; c): restricted
 #: Nash responses (c = 0), and a data-biased one for the loose-aggressive player, whose model is
@@ -44,7 +47,7 @@ def play_log(target: str, hands: int, seed: int, logs: Path) -> Path:
     if not path.exists():
         game = preset("holdem.limit.2p")
         with AcpcLogWriter(path, game) as log:
-            run_match(["cfr", target], hands, game=game, duplicate=True, seed=seed, log=log)
+            run_match([TEACHER, target], hands, game=game, duplicate=True, seed=seed, log=log)
     return path
 
 

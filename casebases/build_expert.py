@@ -1,19 +1,23 @@
 """Build the expert case base from the MCCFR teacher's play (SARTRE's approach, issue 18).
 
     python -m casebases.build_expert --logs DIR [--hands 1000000] [--workers 2] [--out casebases/expert]
-    python -m casebases.build_expert --logs DIR --ship 100000     # the shipped sample
+    python -m casebases.build_expert --logs DIR --ship 80000     # the shipped sample
 
 Recipe:
 
-1. The teacher (``cfr``: :data:`cbr.cfr.policy.SHIPPED_TEACHER`) plays duplicate heads-up
+1. The teacher (``--teacher``, default :data:`TEACHER`) plays duplicate heads-up
    fixed limit: 40% of ``--hands`` against itself, 15% against each of ``hs``, ``ehs``,
    ``poki`` and ``lag``, in matches of ``--match-hands`` hands with their own seeds,
    ``--workers`` at a time; each match writes an ACPC log under ``--logs`` (atomic: a
-   log is there whole or not at all, and a re-run plays only the missing ones).
-2. ``cbr build`` keeps the teacher's decisions only (seats ``cfr``, ``cfr-1``, ``cfr-2``):
+   log is there whole or not at all, and a re-run plays only the missing ones). The logs
+   are named ``cfr-<opponent>-NNN.log`` whatever the teacher; ``--logs``' ``teacher.txt``
+   records which one played them, and a folder of another teacher's logs is refused.
+2. ``cbr build`` keeps the teacher's decisions only (its seats: :func:`teacher_seats`):
    ``--out`` (default ``casebases/expert-full``, not in the repository: about 110 bytes a case).
-3. ``--ship N`` builds instead from the first matches of each pairing up to N hands in
-   all, into ``casebases/expert`` (what the repository carries, within ~50 MB).
+3. ``--ship N`` builds instead from the first hands of each pairing, N hands in all, into
+   ``casebases/expert`` (what the repository carries, within ~50 MB); it plays only those
+   hands (a match's first hands are the same whatever its length), in logs named
+   ``cfr-<opponent>-NNN.first<K>.log`` unless the whole match's log is there already.
    ``--feature-set sartre`` builds the same cases with SARTRE's features (for comparisons).
 
 Everything is seeded; the logs are the same for the same arguments.
@@ -26,16 +30,40 @@ import sys
 import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 SEED = 1818
-TEACHER = "cfr"
+#: The teacher whose decisions become the expert cases (issue 37: the MCCFR strategy with its
+#: river re-solved at decision time, 40 CFR+ iterations).
+TEACHER = "cfr:resolve=river:resolve-iters=40"
 PAIRINGS = (("cfr", "cfr"), ("cfr", "hs"), ("cfr", "ehs"), ("cfr", "poki"), ("cfr", "lag"))
 SHARES = (0.40, 0.15, 0.15, 0.15, 0.15)
-TEACHER_SEATS = ("cfr", "cfr-1", "cfr-2")
+
+
+def teacher_seats(teacher: str = TEACHER) -> tuple[str, ...]:
+    """The seat names of ``teacher``'s decisions in the recipe's logs: its seat label, the
+    label's second seat in self-play (``#2``), and the names of logs written before seats
+    were labelled by spec (``-1``, ``-2``).
+
+    >>> teacher_seats("cfr")
+    ('cfr', 'cfr#2', 'cfr-1', 'cfr-2')
+    >>> teacher_seats("cfr:resolve=river")[:2]
+    ('cfr/resolve=river', 'cfr/resolve=river#2')
+    """
+    from cbr.play.table import seat_label
+    from cbr.policies.spec import policy_from_spec
+
+    policy = policy_from_spec(teacher)
+    policy.spec = teacher  # type: ignore[attr-defined]
+    label = seat_label(policy)
+    return (label, f"{label}#2", f"{label}-1", f"{label}-2")
+
+
+#: The seats of the default teacher.
+TEACHER_SEATS = teacher_seats()
 
 
 @dataclass(frozen=True)
@@ -46,6 +74,7 @@ class ExpertMatch:
     players: tuple[str, str]
     hands: int
     seed: int
+    teacher: str = TEACHER
 
     def play(self) -> Path:
         from cbr.game.gamedef import preset
@@ -54,11 +83,12 @@ class ExpertMatch:
 
         game = preset("holdem.limit.2p")
         with AcpcLogWriter(self.log, game) as log:  # the log appears when it is whole
-            run_match(list(self.players), self.hands, game=game, duplicate=True, seed=self.seed, log=log)
+            seats = [self.teacher if p == "cfr" else p for p in self.players]
+            run_match(seats, self.hands, game=game, duplicate=True, seed=self.seed, log=log)
         return self.log
 
 
-def recipe(logs: Path, hands: int, match_hands: int) -> list[ExpertMatch]:
+def recipe(logs: Path, hands: int, match_hands: int, teacher: str = TEACHER) -> list[ExpertMatch]:
     """The matches, pairing by pairing, each in pieces of ``match_hands`` hands.
 
     >>> [m.log.name for m in recipe(Path("x"), 1000, 200)][:3]
@@ -69,8 +99,39 @@ def recipe(logs: Path, hands: int, match_hands: int) -> list[ExpertMatch]:
         total = round(hands * share)
         for i in range(-(-total // match_hands)):
             n = min(match_hands, total - i * match_hands)
-            out.append(ExpertMatch(logs / f"{a}-{b}-{i:03d}.log", (a, b), n, SEED + 1000 * p + i))
+            out.append(ExpertMatch(logs / f"{a}-{b}-{i:03d}.log", (a, b), n, SEED + 1000 * p + i, teacher))
     return out
+
+
+def first_part(match: ExpertMatch, hands: int) -> ExpertMatch:
+    """The match of ``match``'s first ``hands`` hands (the same seed: the same first hands),
+    logged beside it as ``<name>.first<hands>.log``; ``match`` itself when that is all of it
+    or its whole log is there already (then cut from it).
+
+    >>> m = recipe(Path("x"), 1000, 200)[2]
+    >>> first_part(m, 40).log.name, first_part(m, 40).hands, first_part(m, 150) is m
+    ('cfr-hs-000.first40.log', 40, True)
+    """
+    if hands >= match.hands or match.log.exists():
+        return match
+    return replace(match, log=match.log.with_name(f"{match.log.stem}.first{hands}.log"), hands=hands)
+
+
+def check_teacher(logs: Path, teacher: str) -> None:
+    """Record ``teacher`` in ``logs/teacher.txt``, or refuse a folder another teacher's logs are in."""
+    from cbr.errors import ConfigError
+
+    mark = logs / "teacher.txt"
+    if mark.exists():
+        before = mark.read_text(encoding="utf-8").strip()
+        if before != teacher:
+            raise ConfigError(f"{logs} holds logs of the teacher {before!r}, not {teacher!r}: give another --logs "
+                              "folder (or delete those logs)")
+    elif any(logs.glob("cfr-*.log")):
+        raise ConfigError(f"{logs} holds logs of an unknown teacher (no teacher.txt): give another --logs folder "
+                          f"(or write the teacher's spec into {mark})")
+    else:
+        mark.write_text(teacher + "\n", encoding="utf-8")
 
 
 def play(matches: list[ExpertMatch], workers: int) -> None:
@@ -102,9 +163,10 @@ def shipped_subset(matches: list[ExpertMatch], hands: int) -> list[tuple[ExpertM
     return out
 
 
-def first_hands(log: Path, hands: int, folder: Path) -> Path:
-    """A copy of ACPC ``log`` in ``folder`` keeping its header and first ``hands`` hands."""
-    out = folder / log.name
+def first_hands(log: Path, hands: int, folder: Path, name: str = "") -> Path:
+    """A copy of ACPC ``log`` in ``folder`` (named ``name``, default the log's) keeping its
+    header and first ``hands`` hands."""
+    out = folder / (name or log.name)
     kept = 0
     with open(log, encoding="utf-8") as src, open(out, "w", encoding="utf-8") as dst:
         for line in src:
@@ -121,20 +183,35 @@ def first_hands(log: Path, hands: int, folder: Path) -> Path:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--logs", required=True, help="folder for the ACPC logs (large: about 100 bytes a hand)")
-    ap.add_argument("--hands", type=int, default=1_000_000)
-    ap.add_argument("--match-hands", type=int, default=20_000)
-    ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--out", default="")
-    ap.add_argument("--ship", type=int, default=0, help="build the shipped sample from this many hands")
-    ap.add_argument("--feature-set", default="casper", help="feature-set plugin of the case base")
+    ap.add_argument("--teacher", default=TEACHER, help=f"policy spec of the teacher (a `cfr` bot; default {TEACHER})")
+    ap.add_argument("--hands", type=int, default=1_000_000, help="hands of the whole recipe (default 1,000,000)")
+    ap.add_argument("--match-hands", type=int, default=20_000, help="hands a match, a log (default 20,000)")
+    ap.add_argument("--workers", type=int, default=2, help="matches played at once, and build workers (default 2)")
+    ap.add_argument("--out", default="", help="the case base (default casebases/expert, or expert-full without --ship)")
+    ap.add_argument("--ship", type=int, default=0, help="build the shipped sample from this many hands (default 0: the whole recipe)")
+    ap.add_argument("--feature-set", default="casper", help="feature-set plugin of the case base (default casper)")
     args = ap.parse_args(argv)
+    for name in ("hands", "match_hands", "workers"):
+        if getattr(args, name) < 1:
+            ap.error(f"--{name.replace('_', '-')} must be >= 1")
+    if not 0 <= args.ship <= args.hands:
+        ap.error(f"--ship must be between 0 and --hands ({args.hands:,})")
     from cbr.build.local import build_casebase
+    from cbr.errors import CBRError
+    from cbr.policies.spec import policy_from_spec
 
-    logs = Path(args.logs)
-    logs.mkdir(parents=True, exist_ok=True)
-    matches = recipe(logs, args.hands, args.match_hands)
+    try:
+        policy_from_spec(args.teacher)
+        logs = Path(args.logs)
+        logs.mkdir(parents=True, exist_ok=True)
+        check_teacher(logs, args.teacher)
+    except (CBRError, ValueError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    matches = recipe(logs, args.hands, args.match_hands, args.teacher)
+    taken = [(first_part(m, k), k) for m, k in shipped_subset(matches, args.ship)] if args.ship else []
     t0 = time.time()
-    play(matches, args.workers)
+    play([m for m, _ in taken] if args.ship else matches, args.workers)
     played = time.time() - t0
     out = Path(args.out or (HERE / ("expert" if args.ship else "expert-full")))
     t1 = time.time()
@@ -144,15 +221,16 @@ def main(argv: list[str] | None = None) -> int:
         if args.ship:  # cut copies under a neutral name: the cases' source reads expert-logs/<log>
             out = out.resolve()
             (Path(tmp) / "expert-logs").mkdir()
-            paths = [f"expert-logs/{first_hands(m.log, k, Path(tmp) / 'expert-logs').name}"
-                     for m, k in shipped_subset(matches, args.ship)]
+            paths = [f"expert-logs/{first_hands(m.log, k, Path(tmp) / 'expert-logs', f'{m.log.name.split(chr(46))[0]}.log').name}"
+                     for m, k in taken]
             os.chdir(tmp)
         try:
-            report = build_casebase(paths, out, workers=args.workers, overwrite=True, players=TEACHER_SEATS,
-                                    name=out.name, feature_set=args.feature_set)
+            report = build_casebase(paths, out, workers=args.workers, overwrite=True,
+                                    players=teacher_seats(args.teacher), name=out.name, feature_set=args.feature_set)
         finally:
             os.chdir(here)
-    print(f"played {sum(m.hands for m in matches):,} hands in {played:.0f} s; built {out}: {report.cases:,} cases "
+    hands = sum(m.hands for m, _ in taken) if args.ship else sum(m.hands for m in matches)
+    print(f"played {hands:,} hands in {played:.0f} s; built {out}: {report.cases:,} cases "
           f"{report.cases_per_street} from {report.hands:,} hands in {time.time() - t1:.0f} s", file=sys.stderr)
     return 0
 

@@ -37,7 +37,7 @@ def style_cases(matrix: dict, safe: str = "cbr:preset=expert") -> dict:
         if c["expert"] == safe:
             case["style"] = [None if v is None else round(float(v), 4) for v in c["style"]]
     # the house's order (the safe expert first), whatever order the matrix measured them in
-    house = ["cbr:preset=expert", "cbr:preset=casper", "cfr", "ehs", "poki", "hs", "lag", "station", "phase3"]
+    house = ["cbr:preset=expert", "cbr:preset=casper", "cfr:strategy=emd_256", "ehs", "poki", "hs", "lag", "station", "phase3"]
     first = {e: i for i, e in enumerate(experts)}
     experts.sort(key=lambda e: (house.index(e) if e in house else len(house), first[e]))
     missing = [name for name, case in cases.items() if case["style"] is None]

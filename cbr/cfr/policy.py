@@ -1,21 +1,26 @@
 """The ``cfr`` bot: plays a trained CFR strategy in heads-up fixed-limit hold'em.
 
-Spec: ``cfr`` (the shipped teacher: MCCFR with imperfect-recall hand-strength-distribution
-buckets, :data:`SHIPPED_TEACHER`, see :mod:`cbr.cfr.mccfr`), ``cfr:strategy=h_hs2_4`` (the
-older 4-bucket perfect-recall CFR+ strategy, :data:`cbr.cfr.strategy.SHIPPED_STRATEGY`), or
-``cfr:strategy=PATH``: a folder holding ``strategy.npz`` and ``abstraction.npz`` (MCCFR), or
-a CFR+ strategy file beside its abstraction. At each decision the real history
-(:attr:`DecisionPoint.history`) is the tree node, the cards are buckets (MCCFR: the
-current street's bucket, a table lookup; CFR+: the bucket sequence of every street so
-far, indexed in mixed radix), and the triple is the average strategy's row for that
-information set; :meth:`Policy.act` samples it with the caller's seeded rng.
+Spec: ``cfr`` plays the shipped teacher (MCCFR with imperfect-recall
+hand-strength-distribution buckets, 169/256/256/256, :data:`SHIPPED_TEACHER`, see
+:mod:`cbr.cfr.mccfr`) **with its river re-solved** at decision time (below; issue 37: the
+least exploitable strategy the project ships). ``cfr:strategy=emd_256`` is that teacher as
+trained, without re-solving; ``cfr:strategy=h_hs2_4`` the older 4-bucket perfect-recall CFR+
+strategy (:data:`cbr.cfr.strategy.SHIPPED_STRATEGY`); ``cfr:strategy=PATH`` a folder holding
+``strategy.npz`` and ``abstraction.npz`` (MCCFR), or a CFR+ strategy file beside its
+abstraction. At each decision the real history (:attr:`DecisionPoint.history`) is the tree
+node, the cards are buckets (MCCFR: the current street's bucket, a table lookup; CFR+: the
+bucket sequence of every street so far, indexed in mixed radix), and the triple is the
+average strategy's row for that information set; :meth:`Policy.act` samples it with the
+caller's seeded rng.
 
-Re-solving the river (``cfr:resolve=river``, off by default; MCCFR strategies only): at a river
+Re-solving the river (``resolve=river``; the default ``resolve=auto`` is ``river`` for the
+shipped teacher and ``off`` when ``strategy=`` is given; MCCFR strategies only): at a river
 decision the bot re-solves the river subgame from the ranges its blueprint implies, with a
 safe gadget, in C (:mod:`cbr.cfr.resolve`), once per hand, and plays the re-solved strategy
 for its holding at every river decision of the hand. ``resolve-iters=N`` CFR+ iterations
-(deterministic), ``resolve-ms=MS`` a time budget that may stop it earlier (then not
-deterministic), ``resolve-gadget=margin|cfrd|none`` (max-margin, CFR-D, or unsafe).
+(deterministic; default :data:`RESOLVE_ITERS`), ``resolve-ms=MS`` a time budget that may stop it
+earlier (then not deterministic), ``resolve-gadget=margin|cfrd|none`` (max-margin, CFR-D, or
+unsafe); these three without re-solving are an error.
 
 Positions: the tree's player 0 is the big blind, as in ``holdem.limit.2p``; on a table
 with another layout the bot finds its role by the blind it posted. A history the tree
@@ -39,9 +44,13 @@ if TYPE_CHECKING:  # pragma: no cover
     from cbr.cfr.strategy import Strategy
     from cbr.game.decision import DecisionPoint
 
-__all__ = ["CFRPolicy", "sequence_index", "SHIPPED_TEACHER", "resolve_strategy"]
+__all__ = ["CFRPolicy", "RESOLVE_ITERS", "sequence_index", "SHIPPED_TEACHER", "resolve_strategy"]
 
-#: The folder of the strategy ``cfr`` plays with no options (MCCFR, issue 18).
+#: CFR+ iterations of a river re-solve unless ``resolve-iters`` says otherwise (LBR 135.8 ± 30.7
+#: mbb/g against the blueprint's 239.3 ± 36.1, docs/abstraction-cfr.md).
+RESOLVE_ITERS = 40
+
+#: The folder of the strategy ``cfr`` plays with no options (MCCFR, issue 18; its river re-solved).
 SHIPPED_TEACHER = Path(__file__).resolve().parents[2] / "casebases" / "cfr" / "emd_256"
 
 
@@ -96,21 +105,31 @@ class CFRPolicy(Policy):
     #: The game it plays: heads-up fixed limit only (an adaptive bot never hands it another table).
     heads_up_only = True
 
-    def __init__(self, *, strategy: str = "", resolve: str = "", resolve_iters: int = 200, resolve_ms: float = 0.0,
-                 resolve_gadget: str = "margin", seed: Optional[int] = None) -> None:
+    def __init__(self, *, strategy: str = "", resolve: str = "auto", resolve_iters: int = RESOLVE_ITERS,
+                 resolve_ms: float = 0.0, resolve_gadget: str = "margin", seed: Optional[int] = None) -> None:
         super().__init__(seed=seed)
         if strategy:  # a name or path that resolves to nothing is the spec's error, told now (read on first use)
             resolve_strategy(strategy)
-        if resolve not in ("", "off", "river"):
-            raise ConfigError(f"resolve is 'river' or 'off', not {resolve!r}")
-        self.resolve = resolve == "river"
-        if self.resolve:
+        if resolve not in ("", "auto", "off", "river"):
+            raise ConfigError(f"resolve is 'river', 'off' or 'auto' (river for the shipped teacher, off for a "
+                              f"strategy=), not {resolve!r}")
+        self.resolve = resolve == "river" or (resolve in ("", "auto") and not strategy)
+        if not self.resolve:
+            given = [f"{k}={v}" for k, v, d in (("resolve-iters", resolve_iters, RESOLVE_ITERS),
+                                                 ("resolve-ms", resolve_ms, 0.0),
+                                                 ("resolve-gadget", resolve_gadget, "margin")) if v != d]
+            if given:
+                raise ConfigError(f"{', '.join(given)} without re-solving: add resolve=river"
+                                  + (" (a strategy= turns the default re-solving off)" if strategy else ""))
+        else:
             from cbr.cfr.resolve import GADGETS
 
             if resolve_gadget not in GADGETS:
                 raise ConfigError(f"resolve-gadget is one of {', '.join(GADGETS)}, not {resolve_gadget!r}")
-            if resolve_iters < 1 or not resolve_ms >= 0:
-                raise ConfigError(f"resolve-iters must be >= 1 and resolve-ms >= 0, got {resolve_iters} and {resolve_ms}")
+            if resolve_iters < 1:
+                raise ConfigError(f"resolve-iters must be >= 1, got {resolve_iters}")
+            if not resolve_ms >= 0:
+                raise ConfigError(f"resolve-ms must be >= 0, got {resolve_ms}")
             if not resolve_strategy(strategy).is_dir():
                 raise ConfigError("resolve=river re-solves from an MCCFR strategy (a folder, such as the default "
                                   f"teacher), not the CFR+ strategy {strategy!r}")

@@ -30,7 +30,7 @@ def test_the_recipe_splits_hands_by_share_and_keeps_seeds_apart() -> None:
 def test_a_small_expert_base_holds_only_the_teachers_decisions(tmp_path: Path) -> None:
     logs, out = tmp_path / "logs", tmp_path / "expert"
     assert recipe.main(["--logs", str(logs), "--hands", "200", "--match-hands", "40", "--workers", "1",
-                        "--out", str(out)]) == 0
+                        "--teacher", "cfr", "--out", str(out)]) == 0
     files = sorted(logs.glob("*.log"))
     assert [f.name for f in files][:2] == ["cfr-cfr-000.log", "cfr-cfr-001.log"] and len(files) == 6   # 80 self-play hands in two logs, 30 against each rule bot
     stamps = {f: f.stat().st_mtime_ns for f in files}
@@ -39,16 +39,16 @@ def test_a_small_expert_base_holds_only_the_teachers_decisions(tmp_path: Path) -
     cb = CaseBase.open(out)
     try:
         players = {r[0] for r in cb.sql("SELECT DISTINCT player FROM cases").fetchall()}
-        assert players and players <= set(recipe.TEACHER_SEATS), players
+        assert players == set(recipe.teacher_seats("cfr")[:2]), players   # both self-play seats, nobody else
     finally:
         cb.close()
     # a re-run finds every log and plays nothing again
     assert recipe.main(["--logs", str(logs), "--hands", "200", "--match-hands", "40", "--workers", "1",
-                        "--out", str(tmp_path / "again")]) == 0
+                        "--teacher", "cfr", "--out", str(tmp_path / "again")]) == 0
     assert {f: f.stat().st_mtime_ns for f in files} == stamps
     # the shipped sample: the first hands of each pairing's logs, in the recipe's shares
     assert recipe.main(["--logs", str(logs), "--hands", "200", "--match-hands", "40", "--workers", "1",
-                        "--ship", "100", "--out", str(tmp_path / "ship")]) == 0
+                        "--teacher", "cfr", "--ship", "100", "--out", str(tmp_path / "ship")]) == 0
     sample = CaseBase.open(tmp_path / "ship")
     try:
         per_log = {s: (n, last) for s, n, last in sample.sql(
@@ -60,3 +60,36 @@ def test_a_small_expert_base_holds_only_the_teachers_decisions(tmp_path: Path) -
     for b in ("hs", "ehs", "poki", "lag"):                      # 15% of 100 = 7 deals: hands 0..13 (the teacher
         n, last = per_log[f"expert-logs/cfr-{b}-000.log"]       # has no decision when the bot folds its small blind)
         assert 7 <= n <= 14 and last <= 13
+
+
+def test_the_teacher_is_recorded_and_another_teachers_logs_are_refused(tmp_path: Path, capsys) -> None:
+    logs = tmp_path / "logs"
+    args = ["--logs", str(logs), "--hands", "20", "--match-hands", "20", "--workers", "1", "--teacher", "cfr"]
+    assert recipe.main(args + ["--out", str(tmp_path / "a")]) == 0
+    capsys.readouterr()
+    assert (logs / "teacher.txt").read_text().strip() == "cfr"
+    before = sorted(p.name for p in logs.iterdir())
+    assert recipe.main(args[:-1] + ["cfr:resolve=river", "--out", str(tmp_path / "b")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "'cfr'" in err and err.count("\n") == 1
+    assert sorted(p.name for p in logs.iterdir()) == before and not (tmp_path / "b").exists()
+    assert recipe.main(args[:-1] + ["nosuchbot", "--out", str(tmp_path / "c")]) == 1
+
+
+def test_the_shipped_sample_plays_only_the_hands_it_keeps(tmp_path: Path) -> None:
+    """With the default teacher (the re-solving one): its decisions are deterministic too."""
+    logs = tmp_path / "logs"
+    assert recipe.main(["--logs", str(logs), "--hands", "1000", "--match-hands", "200", "--workers", "1",
+                        "--ship", "40", "--out", str(tmp_path / "ship")]) == 0
+    played = sorted(f.name for f in logs.glob("*.log"))
+    assert played == ["cfr-cfr-000.first16.log"] + [f"cfr-{b}-000.first6.log" for b in ("ehs", "hs", "lag", "poki")]
+    assert sum(len(list(AcpcParser().parse(str(f)))) for f in logs.glob("*.log")) == 40
+    # the same first hands as the whole match's log
+    whole = recipe.recipe(logs, 1000, 200)[0]
+    other = tmp_path / "whole"
+    other.mkdir()
+    from dataclasses import replace
+    replace(whole, log=other / whole.log.name, hands=30).play()
+    states = [ln for ln in (other / whole.log.name).read_text().splitlines() if ln.startswith("STATE:")]
+    cut = [ln for ln in (logs / played[0]).read_text().splitlines() if ln.startswith("STATE:")]
+    assert cut == states[:16]

@@ -272,11 +272,23 @@ def test_the_options_are_checked() -> None:
 
     bot = policy_from_spec("cfr:resolve=river:resolve-iters=12:resolve-gadget=cfrd")
     assert bot.resolve and bot.resolve_iters == 12 and bot.resolve_gadget == "cfrd"
-    assert not policy_from_spec("cfr").resolve
-    for spec in ("cfr:resolve=turn", "cfr:resolve=river:resolve-gadget=best", "cfr:resolve=river:resolve-iters=0",
-                 "cfr:resolve=river:strategy=h_hs2_4"):
-        with pytest.raises(ConfigError):
+    from cbr.cfr.policy import RESOLVE_ITERS
+
+    plain = policy_from_spec("cfr")   # the shipped teacher re-solves its river by default (issue 37, part 5)
+    assert plain.resolve and plain.resolve_iters == RESOLVE_ITERS and plain.resolve_gadget == "margin"
+    assert policy_from_spec("cfr:resolve=auto").resolve
+    for spec in ("cfr:resolve=off", "cfr:strategy=emd_256", "cfr:strategy=h_hs2_4", "cfr:strategy=emd_256:resolve=auto"):
+        assert not policy_from_spec(spec).resolve, spec
+    assert policy_from_spec("cfr:strategy=emd_256:resolve=river").resolve
+    for spec, says in (("cfr:resolve=turn", "'turn'"), ("cfr:resolve=river:resolve-gadget=best", "'best'"),
+                       ("cfr:resolve=river:resolve-iters=0", "resolve-iters must be >= 1, got 0"),
+                       ("cfr:resolve-ms=-1", "resolve-ms must be >= 0, got -1"),
+                       ("cfr:resolve=river:strategy=h_hs2_4", "CFR+ strategy"),
+                       ("cfr:strategy=emd_256:resolve-iters=5", "resolve-iters=5 without re-solving: add resolve=river (a strategy="),
+                       ("cfr:resolve=off:resolve-gadget=cfrd:resolve-ms=3", "resolve-ms=3.0, resolve-gadget=cfrd without")):
+        with pytest.raises(ConfigError) as err:
             policy_from_spec(spec)
+        assert says in str(err.value), (spec, str(err.value))
 
 
 def test_a_match_with_resolving_plays_to_the_end(tmp_path) -> None:

@@ -207,7 +207,7 @@ def test_bots_with_options_are_named_by_their_short_names_and_bad_values_refused
     assert bot.safe == "cbr:preset=casper" and bot.specs == ["cbr:preset=casper", "cbr:preset=expert",
                                                             "cfr:strategy=counter_raise", "ehs"]
     bot.close()
-    for spec, message in (("adapt:safe=raise", "safe: the style cases rate expert, casper, cfr"),
+    for spec, message in (("adapt:safe=raise", "safe: the style cases rate expert, casper, emd_256, ehs"),
                           ("adapt:experts=+", "experts: no bot given"),
                           ("adapt:min-similarity=1.5", "min_similarity must be in"),
                           ("adapt:min-gain=nan", "min_gain must be"),
