@@ -67,11 +67,15 @@ def _flags(options: dict) -> str:
     return " ".join(f"--{k} {v}" for k, v in options.items() if not (k == "clusters" and not v))
 
 
-def check_options(folder: Path, a, args: argparse.Namespace) -> None:
-    """A :class:`ConfigError` unless ``a`` (the folder's abstraction) was built with these options."""
+def check_options(folder: Path, a, args: argparse.Namespace, *, given: bool = False) -> None:
+    """A :class:`ConfigError` unless ``a`` (the folder's abstraction, or with ``given`` the
+    ``--abstraction`` file ``folder``'s) was built with these options."""
     from cbr.errors import ConfigError
 
     have, want = built_options(a), wanted_options(args)
+    if have != want and given:
+        raise ConfigError(f"{folder}: this abstraction was built with {_flags(have)}, not {_flags(want)}: give "
+                          f"the options it was built with, or no --abstraction to build one")
     if have != want:
         raise ConfigError(f"{folder}: this run was started with {_flags(have)}, not {_flags(want)}: give the same "
                           f"options to continue it, or another --name/--out to start another")
@@ -157,9 +161,9 @@ def _run(args: argparse.Namespace) -> int:
     if mem["total"] > args.max_gb * 1e9:
         raise ConfigError(f"{report}: over the limit; fewer buckets, or a larger --max-gb if the machine has it")
     given = None
-    if args.abstraction:  # checked before anything is made
+    if args.abstraction and not files.abstraction.exists():  # checked before anything is made (a folder's own wins)
         given = DistributionAbstraction.load(args.abstraction)
-        check_options(Path(args.abstraction), given, args)
+        check_options(Path(args.abstraction), given, args, given=True)
     if files.path.exists() and not files.path.is_dir():
         raise ConfigError(f"{files.path}: a file, not a run folder: give another --out")
     say(report)

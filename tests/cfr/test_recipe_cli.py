@@ -117,7 +117,7 @@ def test_a_bad_abstraction_is_refused_before_anything_is_made(tiny, tmp_path) ->
     assert not run.exists()
     r = command("casebases.build_cfr_big", "--out", str(run), "--abstraction", str(tiny), "--flop", "8", "--turn", "4",
                 "--river", "4", "--threads", "1", "--minutes", "1")  # built with 4 flop buckets, not 8
-    assert one_error_line(r).startswith(f"error: {tiny}: this run was started with --flop 4 ")
+    assert one_error_line(r).startswith(f"error: {tiny}: this abstraction was built with --flop 4 ")
     assert not run.exists()
 
 
