@@ -14,7 +14,8 @@ Run:  python3 bench/bench_pcs.py speed [--repeats 3] [--threads 1]
    Run one per scheme with ``--threads 1`` (the default) so that both get the same CPU time.
 3. ``lbr``: ``cbr exploit cfr:strategy=FOLDER`` on each folder, the same deals (``--seed``,
    ``--hands``; ``--minutes`` stops a run early with the hands played so far), one after the
-   other; prints each LBR with its 95% CI.
+   other; prints each LBR with its 95% CI. A folder ``cbr exploit`` refuses is one ``error:``
+   line on stderr, and the script exits with its code (after the other folders).
 """
 from __future__ import annotations
 
@@ -77,18 +78,23 @@ def train(args: argparse.Namespace) -> None:
     print(json.dumps(run))
 
 
-def lbr(args: argparse.Namespace) -> None:
+def lbr(args: argparse.Namespace) -> int:
+    code = 0
     for folder in args.folders:
         cmd = [sys.executable, str(ROOT / "cli.py"), "exploit", f"cfr:strategy={folder}", "--hands", str(args.hands),
                "--seed", str(args.seed), "--json"] + (["--minutes", str(args.minutes)] if args.minutes else [])
         done = subprocess.run(cmd, capture_output=True, text=True)
         if done.returncode:
-            print(f"{folder}: {done.stderr.strip()}")
+            said = [line for line in done.stderr.splitlines() if line.strip()]
+            why = said[-1].strip().removeprefix("Error: ").removeprefix("error: ") if said else "no message"
+            print(f"error: {folder}: cbr exploit exited {done.returncode}: {why}", file=sys.stderr, flush=True)
+            code = code or done.returncode
             continue
         r = json.loads(done.stdout)
         run = json.loads((Path(folder) / "run.json").read_text()) if (Path(folder) / "run.json").exists() else {}
         print(f"{folder}: {run.get('sampling', '?')}, {run.get('iterations', 0):,} iterations in "
               f"{run.get('cpu_seconds', 0)} CPU s: LBR {json.dumps(r)}", flush=True)
+    return code
 
 
 def main() -> int:
@@ -109,8 +115,7 @@ def main() -> int:
     e.add_argument("--seed", type=int, default=5)
     e.add_argument("--minutes", type=float, default=0.0, help="stop each LBR run after this long (0: all --hands)")
     args = ap.parse_args()
-    {"speed": speed, "train": train, "lbr": lbr}[args.what](args)
-    return 0
+    return {"speed": speed, "train": train, "lbr": lbr}[args.what](args) or 0
 
 
 if __name__ == "__main__":

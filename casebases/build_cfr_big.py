@@ -17,7 +17,11 @@ options and its trainer. Everything goes into the run folder ``--out`` (default
   ``--snapshot-minutes`` of training, a line in ``progress.jsonl`` at each checkpoint;
   training stops after ``--minutes`` (this session) or at ``--iterations`` in all.
 - Ctrl-C or SIGTERM: the checkpoint is saved (atomically: a second Ctrl-C waits for it), then
-  the recipe exits 130 or 143 with one line. Errors: one ``error:`` line, exit 1.
+  the recipe exits 130 or 143 with one line. While the abstraction is built (before training):
+  one line, 130 or 143, and nothing kept. Bad values: a usage error naming the valid range,
+  exit 2; other errors: one ``error:`` line, exit 1. Everything is checked before anything is
+  made, and a start that fails removes what it made (a folder it made; in a folder that was
+  there, its lock and abstraction), nothing else.
 """
 from __future__ import annotations
 
@@ -27,7 +31,19 @@ import sys
 import time
 from pathlib import Path
 
-from casebases.build_cfr_emd import add_training_options, new_trainer, run_or_say, say, train
+from casebases.build_cfr_emd import (
+    Help,
+    StartSignals,
+    Stopped,
+    add_training_options,
+    make_folder,
+    new_trainer,
+    number,
+    run_or_say,
+    say,
+    say_stopped,
+    train,
+)
 
 HERE = Path(__file__).resolve().parent
 RUNS = HERE.parent / ".cfr-runs"
@@ -51,19 +67,24 @@ def _flags(options: dict) -> str:
     return " ".join(f"--{k} {v}" for k, v in options.items() if not (k == "clusters" and not v))
 
 
-def check_options(folder: Path, a, args: argparse.Namespace) -> None:
-    """A :class:`ConfigError` unless ``a`` (the folder's abstraction) was built with these options."""
+def check_options(folder: Path, a, args: argparse.Namespace, *, given: bool = False) -> None:
+    """A :class:`ConfigError` unless ``a`` (the folder's abstraction, or with ``given`` the
+    ``--abstraction`` file ``folder``'s) was built with these options."""
     from cbr.errors import ConfigError
 
     have, want = built_options(a), wanted_options(args)
+    if have != want and given:
+        raise ConfigError(f"{folder}: this abstraction was built with {_flags(have)}, not {_flags(want)}: give "
+                          f"the options it was built with, or no --abstraction to build one")
     if have != want:
         raise ConfigError(f"{folder}: this run was started with {_flags(have)}, not {_flags(want)}: give the same "
                           f"options to continue it, or another --name/--out to start another")
 
 
-def abstraction_of(folder, args: argparse.Namespace):
-    """The run folder's abstraction: the one there (checked against the options), else the
-    ``--abstraction`` file's (checked, then copied in), else a new one built and saved."""
+def abstraction_of(folder: Path, args: argparse.Namespace, given, made: list[Path]):
+    """The run folder's abstraction: the one there (checked against the options), else
+    ``given`` (the ``--abstraction`` file's, checked already: copied in), else a new one built
+    and saved. The files it writes go into ``made`` first (a failed start removes them)."""
     from cbr.abstraction.distribution import DistributionAbstraction
     from cbr.cfr.longrun import RunFolder
 
@@ -72,42 +93,54 @@ def abstraction_of(folder, args: argparse.Namespace):
         a = DistributionAbstraction.load(files.abstraction)
         check_options(folder, a, args)
         return a
-    if args.abstraction:
-        a = DistributionAbstraction.load(args.abstraction)
-        check_options(folder, a, args)
-        shutil.copyfile(args.abstraction, files.path / ".abstraction.npz.copy")
-        (files.path / ".abstraction.npz.copy").replace(files.abstraction)
-        return a
+    if given is not None:
+        copy = files.path / ".abstraction.npz.copy"
+        made += [copy, files.abstraction]
+        shutil.copyfile(args.abstraction, copy)
+        copy.replace(files.abstraction)
+        return given
     t0, c0 = time.time(), time.process_time()
     say(f"building the abstraction ({_flags(wanted_options(args))}): minutes")
     a = DistributionAbstraction.build(args.flop, args.turn, args.river, seed=args.seed, fit_boards=args.fit_boards,
                                       threads=args.threads,
                                       ochs_clusters=args.clusters if args.river_kind == "ochs" else 0)
-    a.save(folder)
+    made.append(files.abstraction)
+    a.save(folder)  # atomic: whole or absent
     say(f"abstraction {a.name} built in {time.time() - t0:.0f} s ({time.process_time() - c0:.0f} CPU s), "
         f"{files.abstraction.stat().st_size / 1e6:.1f} MB -> {files.abstraction}")
     return a
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--flop", type=int, default=2000, help="flop buckets")
-    ap.add_argument("--turn", type=int, default=2000, help="turn buckets")
-    ap.add_argument("--river", type=int, default=2000, help="river buckets")
+def parser() -> argparse.ArgumentParser:
+    """The recipe's options (``--help`` shows their defaults)."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0], formatter_class=Help)
+    buckets = number(1, int)
+    ap.add_argument("--flop", type=buckets, default=2000, help="flop buckets")
+    ap.add_argument("--turn", type=buckets, default=2000, help="turn buckets")
+    ap.add_argument("--river", type=buckets, default=2000, help="river buckets")
     ap.add_argument("--river-kind", choices=("hs", "ochs"), default="hs",
                     help="percentile buckets of river HS, or OCHS (opponent-cluster hand strength)")
-    ap.add_argument("--clusters", type=int, default=8, help="opponent clusters of an OCHS river")
-    ap.add_argument("--fit-boards", type=int, default=400, help="random boards a street the centres are fitted on")
+    ap.add_argument("--clusters", type=number(1, int), default=8, help="opponent clusters of an OCHS river")
+    ap.add_argument("--fit-boards", type=number(1, int), default=400,
+                    help="random boards a street the centres are fitted on")
     ap.add_argument("--name", default="", help="the run's folder under .cfr-runs/ (default emd_F_T_R[_ochs])")
     ap.add_argument("--out", default="", help="the run folder (default .cfr-runs/NAME)")
     ap.add_argument("--abstraction", default="", help="an abstraction.npz to train instead of building one")
-    ap.add_argument("--minutes", type=float, default=0.0, help="train this long in this session (0: no limit)")
-    ap.add_argument("--iterations", type=int, default=0, help="stop when the run has this many in all (0: no limit)")
-    ap.add_argument("--checkpoint-minutes", type=float, default=10.0, help="a checkpoint every so many minutes")
-    ap.add_argument("--snapshot-minutes", type=float, default=15.0,
+    ap.add_argument("--minutes", type=number(0, meaning="0: no limit"), default=0.0,
+                    help="train this long in this session (0: no limit)")
+    ap.add_argument("--iterations", type=number(0, int, meaning="0: no limit"), default=0,
+                    help="stop when the run has this many in all (0: no limit)")
+    ap.add_argument("--checkpoint-minutes", type=number(0, meaning="0: only at the end"), default=10.0,
+                    help="a checkpoint every so many minutes of wall time (0: only at the end)")
+    ap.add_argument("--snapshot-minutes", type=number(0, meaning="0: none"), default=15.0,
                     help="a strategy snapshot every so many minutes of training (0: none)")
-    ap.add_argument("--max-gb", type=float, default=20.0, help="refuse a run whose tables need more memory")
-    add_training_options(ap)
+    ap.add_argument("--max-gb", type=number(0), default=20.0, help="refuse a run whose tables need more memory")
+    add_training_options(ap, scale="scale --iterations down by as much; the minutes count time, not iterations")
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = parser()
     args = ap.parse_args(argv)
     if not (args.minutes or args.iterations):
         ap.error("give --minutes (this session's budget) or --iterations (the run's total), or both")
@@ -115,6 +148,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from cbr.abstraction.distribution import DistributionAbstraction
     from cbr.cfr.longrun import LongRun, RunFolder, gigabytes, run_lock, table_memory
     from cbr.errors import ConfigError
 
@@ -126,20 +160,55 @@ def _run(args: argparse.Namespace) -> int:
               f"strategy is written = {gigabytes(mem['total'])} (--max-gb {args.max_gb:g})")
     if mem["total"] > args.max_gb * 1e9:
         raise ConfigError(f"{report}: over the limit; fewer buckets, or a larger --max-gb if the machine has it")
+    given = None
+    if args.abstraction and not files.abstraction.exists():  # checked before anything is made (a folder's own wins)
+        given = DistributionAbstraction.load(args.abstraction)
+        check_options(Path(args.abstraction), given, args, given=True)
+    if files.path.exists() and not files.path.is_dir():
+        raise ConfigError(f"{files.path}: a file, not a run folder: give another --out")
     say(report)
-    with run_lock(files.path):
-        a = abstraction_of(files.path, args)
-        trainer = new_trainer(a, args)
-        run = LongRun(trainer, files.checkpoint, strategy=files.strategy, progress=files.progress,
-                      snapshots=files.snapshots if args.snapshot_minutes else None,
-                      checkpoint_minutes=args.checkpoint_minutes, snapshot_minutes=args.snapshot_minutes,
-                      memory=mem["total"], report=say)
-        if run.resume():
-            say(f"resumed {files.path} at {trainer.iterations:,} iterations ({trainer.seconds:,.0f} s of training)")
-        if args.iterations and trainer.iterations >= args.iterations:
-            say(f"{files.path}: already {trainer.iterations:,} iterations (--iterations {args.iterations:,})")
-            return 0
-        code = train(run, iterations=args.iterations, minutes=args.minutes)
+    made: list[Path] = []  # what this start made, removed if it fails; never a folder it did not make
+    building = [False]
+
+    def undo(top: Path | None) -> None:
+        if top is not None:
+            shutil.rmtree(top, ignore_errors=True)
+        for f in made:
+            f.unlink(missing_ok=True)
+
+    with StartSignals() as starting:
+        try:
+            lock_new = not (files.path / ".lock").exists()
+            top = make_folder(files.path)
+            with run_lock(files.path):
+                try:
+                    if lock_new:
+                        made.append(files.path / ".lock")
+                    building[0] = not files.abstraction.exists() and given is None
+                    a = abstraction_of(files.path, args, given, made)
+                    building[0] = False
+                    trainer = new_trainer(a, args)
+                    run = LongRun(trainer, files.checkpoint, strategy=files.strategy, progress=files.progress,
+                                  snapshots=files.snapshots if args.snapshot_minutes else None,
+                                  checkpoint_minutes=args.checkpoint_minutes, snapshot_minutes=args.snapshot_minutes,
+                                  memory=mem["total"], report=say)
+                    resumed = run.resume()
+                except BaseException:
+                    undo(top)
+                    raise
+                starting.end()  # from here Ctrl-C and SIGTERM save a checkpoint
+                if resumed:
+                    say(f"resumed {files.path} at {trainer.iterations:,} iterations "
+                        f"({trainer.seconds:,.0f} s of training)")
+                if args.iterations and trainer.iterations >= args.iterations:
+                    say(f"{files.path}: already {trainer.iterations:,} iterations (--iterations {args.iterations:,})")
+                    return 0
+                code = train(run, iterations=args.iterations, minutes=args.minutes)
+        except Stopped as stop:
+            if building[0]:
+                return say_stopped(stop, "building the abstraction", "nothing to resume; run the same command "
+                                   "again to start over")
+            return say_stopped(stop, "starting, before training", "nothing changed; run the same command again")
     if code == 0:
         say(f"done: {trainer.iterations:,} iterations, {trainer.seconds:,.0f} s of training -> {files.strategy} "
             f"(cfr:strategy={files.path})")

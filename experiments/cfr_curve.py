@@ -1,6 +1,7 @@
 """LBR of a long MCCFR run's strategy snapshots against training time, with 95% CI bands (issue 37).
 
-    python3 experiments/cfr_curve.py /work/main/.cfr-runs/emd_2000 --hands 2000 --seed 40 --workers 1
+    pip install -e ".[plots]"   # matplotlib, once
+    python experiments/cfr_curve.py .cfr-runs/emd_2000 --hands 2000 --seed 40 --workers 1
 
 Every snapshot of ``RUN/snapshots/`` (``strategy-<iterations>.npz``, written by
 ``python -m casebases.build_cfr_big`` every ``--snapshot-minutes`` of training) is measured by
@@ -10,8 +11,11 @@ kept and not measured again, so the curve grows from session to session; the JSO
 points of other ``--hands`` too (a longer measurement of one snapshot, ``--last 1``), and the
 plot shows those of ``--hands``. Writes
 ``experiments/results/cfr-curve-<run>-seed<S>.json`` and ``.png`` (x: training hours, the
-trainer's clock; y: LBR in mbb/g with its 95% band; the shipped teacher's 276 ± 48 and the
-150 target as lines) and a Markdown table on stdout.
+trainer's clock, that is the wall time spent training summed over sessions; y: LBR in mbb/g
+with its 95% band, below 0 too where the band reaches there; the shipped teacher's 276 ± 48
+and the 150 target as lines), says where on stderr, and prints a Markdown table on stdout.
+The plot needs matplotlib (the ``plots`` extra): without it the script stops at once, with
+one line, before measuring anything.
 """
 from __future__ import annotations
 
@@ -61,8 +65,14 @@ def measure(run: Path, snapshot: Path, *, hands: int, seed: int, workers: int) -
             "ci": r["ci95"], "hands": r["hands"], "seed": seed, "lbr_seconds": round(time.time() - t)}
 
 
-def plot(points: list[dict], path: Path, *, title: str) -> None:
-    """LBR against training hours with the 95% band, the teacher's LBR and the target."""
+#: The x axis: what ``training_hours`` is.
+X_LABEL = "training hours (the trainer's clock: wall time spent training, summed over sessions)"
+
+
+def plot(points: list[dict], path: Path, *, title: str) -> dict:
+    """LBR against training hours with the 95% band, the teacher's LBR and the target; the y
+    axis reaches below 0 when a band does (an LBR estimate can). Returns the axes' ranges and
+    x label."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -82,16 +92,20 @@ def plot(points: list[dict], path: Path, *, title: str) -> None:
     ax.axhline(TEACHER[0], color="C3", ls=":", lw=1.2,
                label=f"shipped teacher `cfr`: {TEACHER[0]:.0f} ± {TEACHER[1]:.0f} (20,000 hands)")
     ax.axhline(TARGET, color="grey", ls="--", lw=1.2, label=f"target {TARGET:.0f}")
-    ax.set_xlabel("training hours (the trainer's clock: two threads at nice 19 on a shared machine)")
+    ax.axhline(0, color="black", lw=0.6)
+    ax.set_xlabel(X_LABEL)
     ax.set_ylabel("LBR (mbb/g)")
     ax.set_xlim(0, max(xs) * 1.12)
-    ax.set_ylim(bottom=0)
+    low = min(p["mbb"] - p["ci"] for p in points)
+    ax.set_ylim(bottom=min(0.0, low - 0.05 * abs(low)))
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2, frameon=False)
     ax.grid(alpha=0.3)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
+    drawn = {"xlim": ax.get_xlim(), "ylim": ax.get_ylim(), "xlabel": ax.get_xlabel()}
     plt.close(fig)
+    return drawn
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -103,6 +117,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--last", type=int, default=0, help="measure only the last N snapshots not measured yet (0: all)")
     ap.add_argument("--results", default=str(RESULTS), help="the folder of the JSON and the PNG")
     args = ap.parse_args(argv)
+    try:
+        import matplotlib  # noqa: F401  (checked before minutes of measuring)
+    except ImportError:
+        print('error: the plot needs matplotlib: pip install -e ".[plots]"', file=sys.stderr)
+        return 1
     run = Path(args.run)
     if not (run / "abstraction.npz").exists():
         print(f"error: {run}: no abstraction.npz here (not a run folder)", file=sys.stderr)
@@ -131,7 +150,9 @@ def main(argv: list[str] | None = None) -> int:
     if not points:
         print(f"error: {run}: no snapshots to measure", file=sys.stderr)
         return 1
-    plot(points, results / f"{stem}.png", title=f"LBR of {run.resolve().name} against training time (seed {args.seed})")
+    png = results / f"{stem}.png"
+    plot(points, png, title=f"LBR of {run.resolve().name} against training time (seed {args.seed})")
+    print(f"wrote {png} and {out_json}", file=sys.stderr)
     print("| iterations | training hours | CPU hours | LBR, mbb/g (95% CI) |\n|---:|---:|---:|---:|")
     for p in points:
         print(f"| {p['iterations']:,} | {p['training_hours']:.2f} | {p['cpu_hours']:.2f} | {p['mbb']:.0f} ± {p['ci']:.0f} |")

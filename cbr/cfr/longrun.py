@@ -181,7 +181,8 @@ class LongRun:
     ``seconds``) and ``snapshot_every`` (iterations) when a snapshot is, into ``snapshots``.
     ``strategy`` (optional) is written with every checkpoint, a line appended to ``progress``
     (optional) with every checkpoint; ``memory`` (bytes) goes into those lines; ``report``
-    receives a line of news at each checkpoint. The CPU seconds of training (the process's,
+    receives a line of news at each checkpoint and at the end, but not at a stop (whoever
+    stopped the run says so). The CPU seconds of training (the process's,
     both threads, summed over every session) are kept in the checkpoint
     (``trainer.extra["cpu_seconds"]``).
     """
@@ -269,7 +270,7 @@ class LongRun:
         if self.strategy is not None:
             self.trainer.save_strategy(self.strategy)
         line = self._line(event)
-        if self.report is not None:
+        if self.report is not None and event != "stopped":  # whoever stopped the run says so, in one line
             self.report(f"{event}: {line['iterations']:,} iterations, {line['training_seconds']:,.0f} s of training "
                         f"({line['cpu_seconds']:,.0f} CPU s), {line['iterations_per_second']:,.0f} a second "
                         f"this session -> {self.checkpoint}")

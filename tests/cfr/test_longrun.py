@@ -91,6 +91,7 @@ def test_sigterm_saves_a_checkpoint_and_the_resumed_run_equals_an_unbroken_one(t
                     f"run the same command again to continue")
     assert 0 < stopped < total  # stopped mid-run
     assert sum("stopped by" in line for line in err.splitlines()) == 1
+    assert [line for line in err.splitlines() if line.startswith("stopped")] == [last]  # the stop in one line
     done = recipe(run, tiny, "--iterations", str(total))
     assert done.returncode == 0, done.stderr
     assert f"resumed {run} at {stopped:,} iterations" in done.stderr
@@ -240,6 +241,8 @@ def test_the_curve_script_measures_each_snapshot_once_and_plots_them(tiny, tmp_p
     assert [p["iterations"] for p in first["points"]] == [20_000, 40_000]
     assert all(p["hands"] == 20 and p["ci"] > 0 and p["training_hours"] > 0 for p in first["points"])
     assert (results / "cfr-curve-run-seed5.png").stat().st_size > 10_000
+    assert r.stderr.strip().splitlines()[-1] == \
+        f"wrote {results / 'cfr-curve-run-seed5.png'} and {results / 'cfr-curve-run-seed5.json'}"
     assert "| 20,000 |" in r.stdout and "| 40,000 |" in r.stdout
     loop.train(iterations=60_000)
     r, second = curve()
