@@ -349,6 +349,48 @@ def test_the_options_are_checked() -> None:
             policy_from_spec(spec)
 
 
+@pytest.mark.parametrize("spec,named", [("cfr:resolve-iters=40", "resolve-iters"), ("cfr:resolve-ms=5", "resolve-ms"),
+                                        ("cfr:resolve-gadget=cfrd", "resolve-gadget"),
+                                        ("cfr:resolve=off:resolve-iters=200", "resolve-iters")])
+def test_a_resolve_option_without_resolve_river_is_an_error(spec, named) -> None:
+    """It was silently ignored (the bot played the blueprint); even the default's value, given."""
+    from cbr.policies.spec import policy_from_spec
+
+    with pytest.raises(ConfigError, match=f"{named} needs? resolve=river"):
+        policy_from_spec(spec)
+    with pytest.raises(ConfigError, match="resolve-ms, resolve-gadget need resolve=river"):
+        policy_from_spec("cfr:resolve-ms=5:resolve-gadget=none")
+    assert not CFRPolicy().resolve and CFRPolicy(resolve="river", resolve_iters=7).resolve_iters == 7
+
+
+@pytest.mark.parametrize("spec,wrong,right", [("cfr:resolve=river:resolve-iters=0", "resolve-iters", "resolve-ms"),
+                                              ("cfr:resolve=river:resolve-ms=-1", "resolve-ms", "resolve-iters")])
+def test_a_bad_resolve_value_names_only_itself(spec, wrong, right) -> None:
+    from cbr.policies.spec import policy_from_spec
+
+    with pytest.raises(ConfigError) as caught:
+        policy_from_spec(spec)
+    assert wrong in str(caught.value) and right not in str(caught.value)
+
+
+def test_the_experiment_refuses_an_unknown_bot_in_one_line(tmp_path) -> None:
+    """experiments/resolve_river.py --bot nonsense: a usage error (one line, exit 2, nothing
+    written), not a traceback."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[2]
+    out = tmp_path / "r.json"
+    done = subprocess.run([sys.executable, str(repo / "experiments" / "resolve_river.py"), "--part", "timing", "--bot",
+                           "nonsense", "--timing-hands", "1", "--out", str(out)], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 2, done.stderr
+    lines = [line for line in done.stderr.splitlines() if not line.startswith("[")]  # progress lines are stamped
+    assert len(lines) == 1 and lines[0].startswith("error: --bot 'nonsense': unknown policy"), done.stderr
+    assert "Traceback" not in done.stderr and not out.exists()
+
+
 def test_a_match_with_resolving_plays_to_the_end(tmp_path) -> None:
     """`cbr match --players cfr:resolve=river,raise`: every hand ends, the re-solving seat
     reaches river decisions, and the same seed gives the same match."""
