@@ -30,6 +30,15 @@
 #include "eval_kernels.h"
 #include "sweep_kernels.h"
 
+/* The walks' vector loops in an AVX2 copy too, picked at load time on a CPU that has it
+ * (gcc on x86-64 Linux). Elementwise adds, multiplies and divides are the same IEEE
+ * operations at any width (no fused multiply-adds: -ffp-contract=off), so the results are. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define RV_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define RV_CLONES
+#endif
+
 int rv_board_init(rv_board *b, const uint8_t board[5])
 {
     uint64_t used = 0;
@@ -452,7 +461,7 @@ int rv_profile_values(const rv_tree *t, const uint8_t board[5], const double *st
 /* Regret matching+ at a node: sigma from the (non-negative) regrets, uniform when none.
  * Both sides of each choice are computed and one selected, so the loops have no branch
  * (the same doubles as choosing first: r * (1 / sum), not r / sum). */
-static void match(rv_work *w, int node)
+RV_CLONES static void match(rv_work *w, int node)
 {
     const int k = w->t->n_children[node], n = w->n;
     const double *r = w->regret + w->off[node];
@@ -481,7 +490,7 @@ static void match(rv_work *w, int node)
 /* One CFR+ update of player p: q the other's reach (s: its sums, or NULL), own p's reach
  * inside the subgame, weight the averaging weight of this iteration; out: p's
  * counterfactual values. */
-static void cfr_walk(rv_work *w, int node, int p, const double *q, q_sums *qs, const double *own, double weight,
+RV_CLONES static void cfr_walk(rv_work *w, int node, int p, const double *q, q_sums *qs, const double *own, double weight,
                      double *out)
 {
     const rv_tree *t = w->t;
