@@ -5,15 +5,33 @@
 
 #include <string.h>
 
+/* Two-card holdings: the sums into card b[i] are kept in a register along a run of equal
+ * b[i] (in combo order b is the higher card, so runs are long) and stored when it ends: the
+ * same additions in the same order, without a chain through memory from one holding to the
+ * next (a[i] < b[i], so card a[i] is never the one in the register). */
 static inline void card_sums(int n, const uint8_t *a, const uint8_t *b, const int one, const double *q, sw_sums *s)
 {
     double total = 0.0;
     memset(s->card, 0, sizeof s->card);
-    for (int i = 0; i < n; i++) {
-        total += q[i];
-        s->card[a[i]] += q[i];
-        if (!one)
-            s->card[b[i]] += q[i];
+    if (one) {
+        for (int i = 0; i < n; i++) {
+            total += q[i];
+            s->card[a[i]] += q[i];
+        }
+    } else if (n > 0) {
+        int cur = b[0];
+        double run = 0.0;
+        for (int i = 0; i < n; i++) {
+            if (b[i] != cur) {
+                s->card[cur] = run;
+                cur = b[i];
+                run = s->card[cur];
+            }
+            total += q[i];
+            s->card[a[i]] += q[i];
+            run += q[i];
+        }
+        s->card[cur] = run;
     }
     s->total = total;
 }
@@ -56,12 +74,27 @@ static inline void showdown(int n, const uint8_t *a, const uint8_t *b, const int
     for (int g = 0; g < n_groups; g++) {
         const int i = group_start[g], j = group_start[g + 1];
         double in_group = 0.0;
-        for (int t = i; t < j; t++) {
-            total += q[t];
-            in_group += q[t];
-            group[a[t]] += q[t];
-            if (!one)
-                group[b[t]] += q[t];
+        if (one)
+            for (int t = i; t < j; t++) {
+                total += q[t];
+                in_group += q[t];
+                group[a[t]] += q[t];
+            }
+        else { /* group[b[t]] in a register along a run of equal b[t] (see card_sums) */
+            int cur = b[i];
+            double run = group[cur];
+            for (int t = i; t < j; t++) {
+                if (b[t] != cur) {
+                    group[cur] = run;
+                    cur = b[t];
+                    run = group[cur];
+                }
+                total += q[t];
+                in_group += q[t];
+                group[a[t]] += q[t];
+                run += q[t];
+            }
+            group[cur] = run;
         }
         for (int t = i; t < j; t++) {
             const int x = a[t], y = b[t];
@@ -75,13 +108,26 @@ static inline void showdown(int n, const uint8_t *a, const uint8_t *b, const int
             }
             part[t] = 2.0 * win + tie;
         }
-        for (int t = i; t < j; t++) {
-            below[a[t]] += q[t];
-            group[a[t]] = 0.0;
-            if (!one) {
-                below[b[t]] += q[t];
-                group[b[t]] = 0.0;
+        if (one)
+            for (int t = i; t < j; t++) {
+                below[a[t]] += q[t];
+                group[a[t]] = 0.0;
             }
+        else {
+            int cur = b[i];
+            double run = below[cur];
+            for (int t = i; t < j; t++) {
+                if (b[t] != cur) {
+                    below[cur] = run;
+                    cur = b[t];
+                    run = below[cur];
+                }
+                below[a[t]] += q[t];
+                run += q[t];
+            }
+            below[cur] = run;
+            for (int t = i; t < j; t++)
+                group[a[t]] = group[b[t]] = 0.0;
         }
         below_total += in_group;
     }
