@@ -9,8 +9,9 @@ betting history:
    probability of the action at (node, the holding's bucket on that street); holdings that
    share a card with the board weigh 0.
 2. **The subgame** (:class:`RiverSubgame`): the river betting subtree from the start of the
-   river, with the pot so far; terminal values by the O(n) sweeps of
-   ``evaluator_ext/src/resolve_kernels.c`` (holdings sorted by 7-card value once, exact card
+   river, with the pot so far (built once per tree and prefix); terminal values by the O(n)
+   sweeps of ``evaluator_ext/src/sweep_kernels.c`` (shared with public-chance sampling),
+   called from ``resolve_kernels.c`` (holdings sorted by 7-card value once, exact card
    removal by inclusion-exclusion over the two cards, ties half).
 3. **A safe gadget** (:func:`resolve_river`): the opponent's counterfactual value of every
    holding under the blueprint is its best response to our blueprint river strategy in this

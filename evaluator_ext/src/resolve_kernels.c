@@ -13,8 +13,8 @@
  * - the work space (board, buffers, tables) is kept for the next call (one spare, taken and
  *   given back atomically, so concurrent calls each get their own), and the board's sort with
  *   it: the gadget's best response and the solve that follows sort the board once;
- * - the terminal children of a node of the walking player see the same opponent reach: its
- *   sums per card are taken once for all of them;
+ * - the terminal children of a node of the walking player see the same opponent reach: the
+ *   showdown is swept first and leaves its total and sums per card for the fold beside it;
  * - regret matching at a node of the player being updated is left out: its regrets have not
  *   changed since the other player's walk matched them (the first walk matches all);
  * - regret matching has no branch in its loops (both sides computed, then selected).
