@@ -258,6 +258,23 @@ def test_a_second_board_between_two_solves_changes_nothing(teacher) -> None:
     assert again.strategy.tobytes() == first.strategy.tobytes() and again.bound == first.bound
 
 
+def test_solves_in_threads_at_once_equal_the_same_solves_one_by_one(teacher) -> None:
+    """The kernel runs without the GIL and keeps one spare work space: solves on several
+    boards from two threads at once each get a work space of their own."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    cases = [("rc/cc/cc/", board, i % 2) for i, board in enumerate(BOARDS)] * 2
+
+    def solve(case):
+        r = R.resolve_river(teacher, case[0], case[1], case[2], iterations=25)
+        return r.strategy.tobytes(), r.opp_values.tobytes(), r.bound
+
+    alone = [solve(c) for c in cases]
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        together = list(pool.map(solve, cases))
+    assert together == alone
+
+
 def test_normalise_table_is_numpys_row_normalisation(tree) -> None:
     """The C normalisation against the numpy one it replaced, on tables with rows of every
     kind (an average, only regrets, only the fallback, nothing), bit for bit."""
