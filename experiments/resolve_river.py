@@ -26,6 +26,7 @@ import argparse
 import json
 import random
 import statistics
+import sys
 import time
 from pathlib import Path
 
@@ -95,6 +96,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--minutes", type=float, default=14.0)
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args(argv)
+    from cbr.errors import CBRError
+    from cbr.policies.spec import policy_from_spec
+
+    try:  # a bad --bot is a usage error, told before any work
+        policy_from_spec(args.bot)
+    except CBRError as exc:
+        print(f"error: --bot {args.bot!r}: {exc}", file=sys.stderr, flush=True)
+        return 2
     out = args.out or RESULTS / f"resolve-river-seed{args.seed}.json"
     say(f"{args.part} {args.bot} seed {args.seed}")
     t = time.time()

@@ -20,7 +20,7 @@ safe gadget, in C (:mod:`cbr.cfr.resolve`), once per hand, and plays the re-solv
 for its holding at every river decision of the hand. ``resolve-iters=N`` CFR+ iterations
 (deterministic; default :data:`RESOLVE_ITERS`), ``resolve-ms=MS`` a time budget that may stop it
 earlier (then not deterministic), ``resolve-gadget=margin|cfrd|none`` (max-margin, CFR-D, or
-unsafe); these three without re-solving are an error.
+unsafe); each of the three without re-solving is a :class:`ConfigError`.
 
 Positions: the tree's player 0 is the big blind, as in ``holdem.limit.2p``; on a table
 with another layout the bot finds its role by the blind it posted. A history the tree
@@ -49,6 +49,22 @@ __all__ = ["CFRPolicy", "RESOLVE_ITERS", "sequence_index", "SHIPPED_TEACHER", "r
 #: CFR+ iterations of a river re-solve unless ``resolve-iters`` says otherwise (LBR 135.8 ± 30.7
 #: mbb/g against the blueprint's 239.3 ± 36.1, docs/abstraction-cfr.md).
 RESOLVE_ITERS = 40
+
+
+class _UnsetInt(int):
+    """An option's default that tells "not given" from the same value given (an ``int``, so
+    a spec reads the option as one)."""
+
+
+class _UnsetFloat(float):
+    """As :class:`_UnsetInt`, a ``float``."""
+
+
+class _UnsetStr(str):
+    """As :class:`_UnsetInt`, a ``str``."""
+
+
+_RESOLVE_ITERS, _RESOLVE_MS, _RESOLVE_GADGET = _UnsetInt(RESOLVE_ITERS), _UnsetFloat(0.0), _UnsetStr("margin")
 
 #: The folder of the strategy ``cfr`` plays with no options (MCCFR, issue 18; its river re-solved).
 SHIPPED_TEACHER = Path(__file__).resolve().parents[2] / "casebases" / "cfr" / "emd_256"
@@ -105,8 +121,9 @@ class CFRPolicy(Policy):
     #: The game it plays: heads-up fixed limit only (an adaptive bot never hands it another table).
     heads_up_only = True
 
-    def __init__(self, *, strategy: str = "", resolve: str = "auto", resolve_iters: int = RESOLVE_ITERS,
-                 resolve_ms: float = 0.0, resolve_gadget: str = "margin", seed: Optional[int] = None) -> None:
+    def __init__(self, *, strategy: str = "", resolve: str = "auto", resolve_iters: int = _RESOLVE_ITERS,
+                 resolve_ms: float = _RESOLVE_MS, resolve_gadget: str = _RESOLVE_GADGET,
+                 seed: Optional[int] = None) -> None:
         super().__init__(seed=seed)
         if strategy:  # a name or path that resolves to nothing is the spec's error, told now (read on first use)
             resolve_strategy(strategy)
@@ -114,26 +131,27 @@ class CFRPolicy(Policy):
             raise ConfigError(f"resolve is 'river', 'off' or 'auto' (river for the shipped teacher, off for a "
                               f"strategy=), not {resolve!r}")
         self.resolve = resolve == "river" or (resolve in ("", "auto") and not strategy)
-        if not self.resolve:
-            given = [f"{k}={v}" for k, v, d in (("resolve-iters", resolve_iters, RESOLVE_ITERS),
-                                                 ("resolve-ms", resolve_ms, 0.0),
-                                                 ("resolve-gadget", resolve_gadget, "margin")) if v != d]
-            if given:
-                raise ConfigError(f"{', '.join(given)} without re-solving: add resolve=river"
-                                  + (" (a strategy= turns the default re-solving off)" if strategy else ""))
-        else:
+        given = [name for name, value, unset in (("resolve-iters", resolve_iters, _RESOLVE_ITERS),
+                                                  ("resolve-ms", resolve_ms, _RESOLVE_MS),
+                                                  ("resolve-gadget", resolve_gadget, _RESOLVE_GADGET))
+                 if value is not unset]
+        if given and not self.resolve:
+            raise ConfigError(f"{', '.join(given)} need{'s' if len(given) == 1 else ''} re-solving: add resolve=river"
+                              + (" (a strategy= turns the default re-solving off)" if strategy else ""))
+        if self.resolve:
             from cbr.cfr.resolve import GADGETS
 
             if resolve_gadget not in GADGETS:
                 raise ConfigError(f"resolve-gadget is one of {', '.join(GADGETS)}, not {resolve_gadget!r}")
             if resolve_iters < 1:
-                raise ConfigError(f"resolve-iters must be >= 1, got {resolve_iters}")
+                raise ConfigError(f"resolve-iters must be >= 1, got {int(resolve_iters)}")
             if not resolve_ms >= 0:
-                raise ConfigError(f"resolve-ms must be >= 0, got {resolve_ms}")
+                raise ConfigError(f"resolve-ms must be >= 0, got {float(resolve_ms)}")
             if not resolve_strategy(strategy).is_dir():
                 raise ConfigError("resolve=river re-solves from an MCCFR strategy (a folder, such as the default "
                                   f"teacher), not the CFR+ strategy {strategy!r}")
-        self.resolve_iters, self.resolve_ms, self.resolve_gadget = int(resolve_iters), float(resolve_ms), resolve_gadget
+        self.resolve_iters, self.resolve_ms = int(resolve_iters), float(resolve_ms)
+        self.resolve_gadget = str(resolve_gadget)
         self._resolved: "Optional[tuple[tuple, dict[int, Resolved]]]" = None
         self.strategy = strategy
         self._strategy: "Optional[Strategy | ImperfectStrategy]" = None

@@ -9,8 +9,9 @@ betting history:
    probability of the action at (node, the holding's bucket on that street); holdings that
    share a card with the board weigh 0.
 2. **The subgame** (:class:`RiverSubgame`): the river betting subtree from the start of the
-   river, with the pot so far; terminal values by the O(n) sweeps of
-   ``evaluator_ext/src/resolve_kernels.c`` (holdings sorted by 7-card value once, exact card
+   river, with the pot so far (built once per tree and prefix); terminal values by the O(n)
+   sweeps of ``evaluator_ext/src/sweep_kernels.c`` (shared with public-chance sampling),
+   called from ``resolve_kernels.c`` (holdings sorted by 7-card value once, exact card
    removal by inclusion-exclusion over the two cards, ties half).
 3. **A safe gadget** (:func:`resolve_river`): the opponent's counterfactual value of every
    holding under the blueprint is its best response to our blueprint river strategy in this
@@ -38,6 +39,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Optional, Sequence
 
 import numpy as np
@@ -55,6 +57,10 @@ N_COMBOS = 1326
 #: The re-solving gadgets by name (the kernel's codes).
 GADGETS = {"none": 0, "cfrd": 1, "margin": 2}
 _STREET_CARDS = (0, 3, 4, 5)
+#: The river subgames built so far, by (id of the tree, prefix) (a limit tree has a few hundred
+#: river prefixes; cleared when full).
+_SUBGAMES: dict[tuple[int, str], "RiverSubgame"] = {}
+_MAX_SUBGAMES = 4096
 
 
 def native():
@@ -138,7 +144,25 @@ class RiverSubgame:
 
     @classmethod
     def at(cls, tree: BettingTree, prefix: str) -> "RiverSubgame":
-        """The subgame of the river starting at history ``prefix`` (ending in its third ``/``)."""
+        """The subgame of the river starting at history ``prefix`` (ending in its third ``/``),
+        built once per tree and prefix (then kept: treat it as read-only).
+
+        >>> from cbr.cfr.tree import build_tree
+        >>> tree = build_tree("holdem.limit.2p")
+        >>> RiverSubgame.at(tree, "rc/cc/cc/") is RiverSubgame.at(tree, "rc/cc/cc/")
+        True
+        """
+        kept = _SUBGAMES.get((id(tree), prefix))
+        if kept is not None and kept.tree is tree:
+            return kept
+        game = cls._build(tree, prefix)
+        if len(_SUBGAMES) >= _MAX_SUBGAMES:
+            _SUBGAMES.clear()
+        _SUBGAMES[(id(tree), prefix)] = game
+        return game
+
+    @classmethod
+    def _build(cls, tree: BettingTree, prefix: str) -> "RiverSubgame":
         root = tree.node_of(prefix)
         if int(tree.street[root]) != 3 or int(tree.kind[root]) != KIND_DECISION:
             raise GameError(f"history {prefix!r} is not the start of the river")
@@ -171,6 +195,19 @@ class RiverSubgame:
     @property
     def n_nodes(self) -> int:
         return int(self.kind.shape[0])
+
+    @cached_property
+    def entries(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """For each entry of a strategy table: its full-tree node, the node's number of actions,
+        the action and the holding (what :func:`blueprint_table` gathers by)."""
+        parts: list[list[np.ndarray]] = [[], [], [], []]
+        for local in self.decision_nodes():
+            k = int(self.n_children[local])
+            parts[0].append(np.full(N_COMBOS * k, int(self.nodes[local]), dtype=np.int64))
+            parts[1].append(np.full(N_COMBOS * k, k, dtype=np.int64))
+            parts[2].append(np.tile(np.arange(k, dtype=np.int64), N_COMBOS))
+            parts[3].append(np.repeat(np.arange(N_COMBOS, dtype=np.int64), k))
+        return tuple(np.concatenate(p) for p in parts)  # type: ignore[return-value]
 
     @property
     def arrays(self) -> tuple:
@@ -242,15 +279,11 @@ def blueprint_table(strategy: "ImperfectStrategy", game: RiverSubgame, river_buc
     rows of holdings that clash with the board are 0)."""
     from cbr.abstraction.distribution import NO_BUCKET
 
-    b = river_buckets.astype(np.int64)
+    node, k, action, holding = game.entries
+    b = river_buckets.astype(np.int64)[holding]
     valid = b != NO_BUCKET
-    table = np.zeros(game.size)
-    for local in game.decision_nodes():
-        node = int(game.nodes[local])
-        k = int(game.n_children[local])
-        rows = game.rows(table, local)
-        rows[valid] = strategy.probs[int(strategy.offset[node]) + b[valid, None] * k + np.arange(k)]
-    return table
+    rows = strategy.offset[node] + np.where(valid, b, 0) * k + action
+    return np.where(valid, strategy.probs[rows], 0.0)
 
 
 def subgame_best_response(game: RiverSubgame, board: bytes, br_player: int, table: np.ndarray,
@@ -265,19 +298,12 @@ def subgame_best_response(game: RiverSubgame, board: bytes, br_player: int, tabl
 
 def normalise_table(game: RiverSubgame, avg: np.ndarray, regret: np.ndarray, fallback: np.ndarray) -> np.ndarray:
     """Average sums to probabilities; a row with no average takes its regrets' strategy,
-    and one with neither the ``fallback`` table's row (then uniform)."""
+    and one with neither the ``fallback`` table's row (then uniform). In C (``normalise`` of
+    the kernel): each row's sums in action order, then its entries over the sum."""
     out = np.empty(game.size)
-    for k in np.unique(game.n_children[game.kind == KIND_DECISION]):
-        k = int(k)
-        locs = [i for i in game.decision_nodes() if int(game.n_children[i]) == k]
-        idx = (game.offset[locs][:, None] + np.arange(N_COMBOS * k)).ravel()
-        a, r, f = (t[idx].reshape(-1, k) for t in (avg, regret, fallback))
-        rows = np.full_like(a, 1.0 / k)
-        for t in (f, r, a):  # later ones win
-            sums = t.sum(axis=1)
-            use = sums > 0
-            rows[use] = t[use] / sums[use, None]
-        out[idx] = rows.ravel()
+    native().normalise(game.arrays, np.ascontiguousarray(avg, dtype=np.float64),
+                       np.ascontiguousarray(regret, dtype=np.float64),
+                       np.ascontiguousarray(fallback, dtype=np.float64), out)
     return out
 
 

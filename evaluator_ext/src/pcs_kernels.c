@@ -8,6 +8,7 @@
  * all zero changes nothing and is skipped (one where only me's reach is zero is not: its
  * regrets are weighted by the opponent's reach alone).
  *
+ * The terminal sweeps are sweep_kernels.c's (one copy, shared with river re-solving).
  * Fold: the opponent's reach compatible with holding (a, b) is the total, less the holdings
  * holding a, less those holding b, plus the holding itself (the one subtracted twice); for a
  * one-card holding (a == b) the total less the holding. Showdown: the holdings sorted by hand
@@ -22,6 +23,7 @@
 #include <string.h>
 
 #include "mccfr_walk.h"
+#include "sweep_kernels.h"
 #include "xoshiro.h"
 
 #define N PCS_MAX_HOLDINGS
@@ -141,84 +143,23 @@ static void small_board(const pcs_small *s, int64_t pub, pcs_board *out)
     group_buckets(out);
 }
 
-/* The opponent's total reach and its sums per card. */
-static double card_sums(const pcs_board *b, int one, const double *ro, double pc[52])
-{
-    double total = 0.0;
-    memset(pc, 0, sizeof(double) * 52);
-    for (int i = 0; i < b->n; i++) {
-        total += ro[i];
-        pc[b->card_a[i]] += ro[i];
-        if (!one)
-            pc[b->card_b[i]] += ro[i];
-    }
-    return total;
-}
-
-static inline double compatible(const pcs_board *b, int one, int i, double total, const double pc[52],
-                                const double *ro)
-{
-    return one ? total - pc[b->card_a[i]] : total - pc[b->card_a[i]] - pc[b->card_b[i]] + ro[i];
-}
-
+/* The terminal sweeps are sweep_kernels.c's: a fold over the holdings in their own order,
+ * a showdown over them in showdown order (the opponent's reach gathered into x, the values
+ * scattered back through order). */
 static void fold_values(const pcs_board *b, int one, const double *ro, double scale, double *v)
 {
-    double pc[52];
-    double total = card_sums(b, one, ro, pc);
-    for (int i = 0; i < b->n; i++)
-        v[i] = scale * compatible(b, one, i, total, pc, ro);
+    sw_sums s;
+    sw_card_sums(b->n, b->card_a, b->card_b, one, ro, &s);
+    sw_fold(b->n, b->card_a, b->card_b, one, ro, &s, scale, v);
 }
 
 /* net[i]: the opponent's compatible reach that holding i beats, less the part that beats it
  * (x: scratch for n doubles). */
 static void showdown_net(const pcs_board *b, int one, const double *ro, double scale, double *net, double *x)
 {
-    double pc[52], below[52] = {0}, group[52] = {0};
-    double total = 0.0, below_total = 0.0;
-    int n = b->n;
-    const uint8_t *ca = b->sorted_a, *cb = b->sorted_b;
-    memset(pc, 0, sizeof pc);
-    for (int t = 0; t < n; t++) { /* the opponent's reach in showdown order, with its sums */
-        double r = ro[b->order[t]];
-        x[t] = r;
-        total += r;
-        pc[ca[t]] += r;
-        if (!one)
-            pc[cb[t]] += r;
-    }
-    for (int g = 0; g < b->n_groups; g++) {
-        int i = b->group_start[g], j = b->group_start[g + 1];
-        double in_group = 0.0;
-        for (int t = i; t < j; t++) {
-            in_group += x[t];
-            group[ca[t]] += x[t];
-            if (!one)
-                group[cb[t]] += x[t];
-        }
-        for (int t = i; t < j; t++) {
-            int a = ca[t], c = cb[t];
-            double win, tie, compat;
-            if (one) {
-                win = below_total - below[a];
-                tie = in_group - group[a];
-                compat = total - pc[a];
-            } else {
-                win = below_total - below[a] - below[c];
-                tie = in_group - group[a] - group[c] + x[t];
-                compat = total - pc[a] - pc[c] + x[t];
-            }
-            net[b->order[t]] = scale * (2.0 * win + tie - compat); /* win - (compat - win - tie) */
-        }
-        for (int t = i; t < j; t++) {
-            below[ca[t]] += x[t];
-            group[ca[t]] = 0.0;
-            if (!one) {
-                below[cb[t]] += x[t];
-                group[cb[t]] = 0.0;
-            }
-        }
-        below_total += in_group;
-    }
+    for (int t = 0; t < b->n; t++)
+        x[t] = ro[b->order[t]];
+    sw_showdown(b->n, b->sorted_a, b->sorted_b, one, b->group_start, b->n_groups, x, scale, b->order, net, NULL);
 }
 
 static int one_card(const pcs_board *b)

@@ -7,15 +7,37 @@
  * The walks are recursive over the subgame (a limit river has 27 nodes and a depth of 9)
  * with one value and one reach buffer per node: a node has one parent, so its buffers are
  * written by that parent only.
+ *
+ * Speed without changing a result (every sum keeps its order, so a solve's tables are the
+ * same bit for bit as before these were added):
+ * - the work space (board, buffers, tables) is kept for the next call (one spare, taken and
+ *   given back atomically, so concurrent calls each get their own), and the board's sort with
+ *   it: the gadget's best response and the solve that follows sort the board once;
+ * - the terminal children of a node of the walking player see the same opponent reach: the
+ *   showdown is swept first and leaves its total and sums per card for the fold beside it;
+ * - regret matching at a node of the player being updated is left out: its regrets have not
+ *   changed since the other player's walk matched them (the first walk matches all);
+ * - regret matching has no branch in its loops (both sides computed, then selected).
  */
 #define _POSIX_C_SOURCE 199309L
 #include "resolve_kernels.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "eval_kernels.h"
+#include "sweep_kernels.h"
+
+/* The walks' vector loops in an AVX2 copy too, picked at load time on a CPU that has it
+ * (gcc on x86-64 Linux). Elementwise adds, multiplies and divides are the same IEEE
+ * operations at any width (no fused multiply-adds: -ffp-contract=off), so the results are. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define RV_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define RV_CLONES
+#endif
 
 int rv_board_init(rv_board *b, const uint8_t board[5])
 {
@@ -50,85 +72,46 @@ int rv_board_init(rv_board *b, const uint8_t board[5])
     for (int v = 0; v < n_values; v++)
         count[v + 1] += count[v];
     b->n = n;
+    b->cards = used;
+    uint16_t value[RV_MAX_HOLDINGS];
     for (int i = 0; i < n; i++) {
         int at = count[keys[i] >> 11]++;
         int j = (int)(keys[i] & 2047);
         int combo = cmb[j];
         b->combo[at] = (int16_t)combo;
         b->pos[combo] = (int16_t)at;
+        value[at] = (uint16_t)(keys[i] >> 11);
     }
-    /* cards of each sorted holding, and its group of equal value */
-    int hi_of[RV_N_COMBOS], lo_of[RV_N_COMBOS];
-    c = 0;
-    for (int hi = 1; hi < 52; hi++)
-        for (int lo = 0; lo < hi; lo++, c++) {
-            hi_of[c] = hi;
-            lo_of[c] = lo;
-        }
-    uint16_t value[RV_MAX_HOLDINGS];
+    /* cards of each sorted holding (combo = hi (hi - 1) / 2 + lo), and the groups of equal value */
+    int g = 0;
     for (int i = 0; i < n; i++) {
-        int h = b->combo[i];
-        b->lo[i] = (uint8_t)lo_of[h];
-        b->hi[i] = (uint8_t)hi_of[h];
-        cards[5] = b->lo[i];
-        cards[6] = b->hi[i];
-        value[i] = ek_evaluate(cards, 7);
+        int h = b->combo[i], hi = 1;
+        while ((hi + 1) * hi / 2 <= h)
+            hi++;
+        b->hi[i] = (uint8_t)hi;
+        b->lo[i] = (uint8_t)(h - hi * (hi - 1) / 2);
+        if (i == 0 || value[i] != value[i - 1])
+            b->group_start[g++] = (int16_t)i;
     }
-    for (int i = 0; i < n;) {
-        int j = i;
-        while (j < n && value[j] == value[i])
-            j++;
-        for (int t = i; t < j; t++)
-            b->group_end[t] = (int16_t)j;
-        i = j;
-    }
+    b->group_start[g] = (int16_t)n;
+    b->n_groups = g;
     return RV_OK;
 }
 
-void rv_fold_sorted(const rv_board *b, const double *q, double *out)
+static void fold_sorted(const rv_board *b, const double *q, const sw_sums *s, double scale, double *out)
 {
-    double card[52] = {0}, total = 0.0;
-    for (int i = 0; i < b->n; i++) {
-        card[b->lo[i]] += q[i];
-        card[b->hi[i]] += q[i];
-        total += q[i];
-    }
-    for (int i = 0; i < b->n; i++)
-        out[i] = total - card[b->lo[i]] - card[b->hi[i]] + q[i];
+    sw_fold(b->n, b->lo, b->hi, 0, q, s, scale, out);
 }
 
-void rv_showdown_sorted(const rv_board *b, const double *q, double *out)
+/* s: NULL, or where the sweep leaves the sums of q (for a fold against the same reach) */
+static void showdown_sorted(const rv_board *b, const double *q, double scale, double *out, sw_sums *s)
 {
-    double card[52] = {0}, total = 0.0;
-    for (int i = 0; i < b->n; i++) {
-        card[b->lo[i]] += q[i];
-        card[b->hi[i]] += q[i];
-        total += q[i];
-    }
-    double below[52] = {0}, below_total = 0.0, group[52] = {0};
-    for (int i = 0; i < b->n;) {
-        const int j = b->group_end[i];
-        double group_total = 0.0;
-        for (int t = i; t < j; t++) {
-            group[b->lo[t]] += q[t];
-            group[b->hi[t]] += q[t];
-            group_total += q[t];
-        }
-        for (int t = i; t < j; t++) {
-            const int a = b->lo[t], c = b->hi[t];
-            const double win = below_total - below[a] - below[c];
-            const double tie = group_total - group[a] - group[c] + q[t];
-            const double compatible = total - card[a] - card[c] + q[t];
-            out[t] = 2.0 * win + tie - compatible; /* win - (compatible - win - tie) */
-        }
-        for (int t = i; t < j; t++) {
-            below[b->lo[t]] += q[t];
-            below[b->hi[t]] += q[t];
-            group[b->lo[t]] = group[b->hi[t]] = 0.0;
-        }
-        below_total += group_total;
-        i = j;
-    }
+    sw_showdown(b->n, b->lo, b->hi, 0, b->group_start, b->n_groups, q, scale, NULL, out, s);
+}
+
+static void sums_of(const rv_board *b, const double *q, sw_sums *s)
+{
+    sw_card_sums(b->n, b->lo, b->hi, 0, q, s);
 }
 
 int river_terminal_values(const uint8_t board[5], const double *reach, double *fold, double *showdown)
@@ -143,10 +126,11 @@ int river_terminal_values(const uint8_t board[5], const double *reach, double *f
     int status = rv_board_init(b, board);
     if (status == RV_OK) {
         double *q = buf, *f = buf + RV_MAX_HOLDINGS, *s = buf + 2 * RV_MAX_HOLDINGS;
+        sw_sums sums;
         for (int i = 0; i < b->n; i++)
             q[i] = reach[b->combo[i]];
-        rv_fold_sorted(b, q, f);
-        rv_showdown_sorted(b, q, s);
+        showdown_sorted(b, q, 1.0, s, &sums);
+        fold_sorted(b, q, &sums, 1.0, f);
         for (int h = 0; h < RV_N_COMBOS; h++)
             fold[h] = showdown[h] = 0.0;
         for (int i = 0; i < b->n; i++) {
@@ -193,14 +177,19 @@ int rv_tree_check(const rv_tree *t, int64_t *table_size)
 typedef struct {
     const rv_tree *t;
     rv_board b;
+    int have_board; /* b holds the sort of board b.cards */
     int n;
+    int all; /* match every node (the first walk of a solve), not just the other player's */
     int64_t off[RV_MAX_NODES]; /* a decision node's table in sorted layout (n rows) */
     int64_t off_rv[RV_MAX_NODES]; /* ... and in the RV layout (1326 rows) */
     int64_t size;
+    size_t cap_nodes, cap_table; /* the doubles the buffers below hold */
     double *val, *reach; /* n_nodes x n each */
     double *regret, *avg, *sigma, *fixed; /* size each (sorted layout, action-major per node) */
-    double scratch[RV_MAX_HOLDINGS];
+    double scratch[2 * RV_MAX_HOLDINGS];
 } rv_work;
+
+static _Atomic(rv_work *) spare_work = NULL;
 
 static void work_free(rv_work *w)
 {
@@ -215,21 +204,43 @@ static void work_free(rv_work *w)
     free(w);
 }
 
+/* Give w back as the spare (or free it when another call gave one back first). */
+static void work_done(rv_work *w)
+{
+    rv_work *expected = NULL;
+    if (w && !atomic_compare_exchange_strong(&spare_work, &expected, w))
+        work_free(w);
+}
+
+/* A work space for tree t and board: the spare when there is one, with regret and avg
+ * zeroed (the other buffers are written before they are read). */
 static rv_work *work_new(const rv_tree *t, const uint8_t board[5], int *status)
 {
     int64_t rv_size;
     *status = rv_tree_check(t, &rv_size);
     if (*status)
         return NULL;
-    rv_work *w = calloc(1, sizeof *w);
-    if (!w) {
+    uint64_t used = 0;
+    for (int i = 0; i < 5; i++) {
+        if (board[i] > 51 || (used >> board[i]) & 1) {
+            *status = RV_ERR_ARGUMENT;
+            return NULL;
+        }
+        used |= UINT64_C(1) << board[i];
+    }
+    rv_work *w = atomic_exchange(&spare_work, NULL);
+    if (!w && !(w = calloc(1, sizeof *w))) {
         *status = RV_ERR_NOMEM;
         return NULL;
     }
     w->t = t;
-    if ((*status = rv_board_init(&w->b, board)) != RV_OK) {
-        work_free(w);
-        return NULL;
+    if (!w->have_board || w->b.cards != used) {
+        w->have_board = 0;
+        if ((*status = rv_board_init(&w->b, board)) != RV_OK) {
+            work_done(w);
+            return NULL;
+        }
+        w->have_board = 1;
     }
     w->n = w->b.n;
     int64_t off = 0, off_rv = 0;
@@ -243,17 +254,32 @@ static rv_work *work_new(const rv_tree *t, const uint8_t board[5], int *status)
     }
     w->size = off;
     const size_t nodes = (size_t)t->n_nodes * (size_t)w->n, table = (size_t)(off > 0 ? off : 1);
-    w->val = malloc(nodes * sizeof(double));
-    w->reach = malloc(nodes * sizeof(double));
-    w->regret = calloc(table, sizeof(double));
-    w->avg = calloc(table, sizeof(double));
-    w->sigma = malloc(table * sizeof(double));
-    w->fixed = malloc(table * sizeof(double));
-    if (!w->val || !w->reach || !w->regret || !w->avg || !w->sigma || !w->fixed) {
+    if (nodes > w->cap_nodes) {
+        free(w->val);
+        free(w->reach);
+        w->val = malloc(nodes * sizeof(double));
+        w->reach = malloc(nodes * sizeof(double));
+        w->cap_nodes = w->val && w->reach ? nodes : 0;
+    }
+    if (table > w->cap_table) {
+        free(w->regret);
+        free(w->avg);
+        free(w->sigma);
+        free(w->fixed);
+        w->regret = malloc(table * sizeof(double));
+        w->avg = malloc(table * sizeof(double));
+        w->sigma = malloc(table * sizeof(double));
+        w->fixed = malloc(table * sizeof(double));
+        w->cap_table = w->regret && w->avg && w->sigma && w->fixed ? table : 0;
+    }
+    if (!w->cap_nodes || !w->cap_table) {
         work_free(w);
         *status = RV_ERR_NOMEM;
         return NULL;
     }
+    memset(w->regret, 0, table * sizeof(double));
+    memset(w->avg, 0, table * sizeof(double));
+    w->all = 1;
     return w;
 }
 
@@ -298,19 +324,48 @@ static void table_out(const rv_work *w, const double *sorted, double *rv)
     }
 }
 
-/* A terminal's values for player p's holdings against the other's reach q. */
-static void terminal(const rv_work *w, int node, int p, const double *q, double *out)
+/* The sums of one opponent reach, once taken (by a showdown's sweep or for a fold). */
+typedef struct {
+    int have;
+    sw_sums s;
+} q_sums;
+
+/* A terminal's values for player p's holdings against the other's reach q (qs: the sums of
+ * q, shared by the terminals that see the same q; or NULL). */
+static void terminal(const rv_work *w, int node, int p, const double *q, q_sums *qs, double *out)
 {
     const rv_tree *t = w->t;
-    double scale = t->stake[node];
+    const double stake = t->stake[node];
     if (t->kind[node] == RV_FOLD) {
-        rv_fold_sorted(&w->b, q, out);
-        if (t->player[node] == p)
-            scale = -scale;
-    } else
-        rv_showdown_sorted(&w->b, q, out);
-    for (int i = 0; i < w->n; i++)
-        out[i] *= scale;
+        q_sums own = {.have = 0};
+        if (!qs)
+            qs = &own;
+        if (!qs->have) {
+            sums_of(&w->b, q, &qs->s);
+            qs->have = 1;
+        }
+        fold_sorted(&w->b, q, &qs->s, t->player[node] == p ? -stake : stake, out);
+    } else {
+        showdown_sorted(&w->b, q, stake, out, qs && !qs->have ? &qs->s : NULL);
+        if (qs)
+            qs->have = 1;
+    }
+}
+
+/* The order in which a node of the walking player visits its children: showdowns first (a
+ * fold after them reuses the showdown's sums of the same reach). */
+static int visit_order(const rv_tree *t, int node, int order[RV_MAX_ACTIONS])
+{
+    const int k = t->n_children[node];
+    const int32_t *kids = t->child_index + t->child_start[node];
+    int m = 0;
+    for (int a = 0; a < k; a++)
+        if (t->kind[kids[a]] == RV_SHOWDOWN)
+            order[m++] = a;
+    for (int a = 0; a < k; a++)
+        if (t->kind[kids[a]] != RV_SHOWDOWN)
+            order[m++] = a;
+    return k;
 }
 
 /* Values of player p's holdings with the other's reach q: p best-responds (br) or plays
@@ -321,15 +376,24 @@ static void eval_walk(rv_work *w, int node, int p, int br, const double *q, doub
     const rv_tree *t = w->t;
     const int n = w->n;
     if (t->kind[node] != RV_DECISION) {
-        terminal(w, node, p, q, out);
+        terminal(w, node, p, q, NULL, out);
         return;
     }
     const int k = t->n_children[node];
     const int32_t *kids = t->child_index + t->child_start[node];
     const double *s = w->fixed + w->off[node];
     if (t->player[node] == p) {
-        for (int a = 0; a < k; a++)
-            eval_walk(w, kids[a], p, br, q, w->val + (size_t)kids[a] * n);
+        q_sums shared = {.have = 0};
+        int order[RV_MAX_ACTIONS];
+        visit_order(t, node, order);
+        for (int o = 0; o < k; o++) {
+            const int a = order[o];
+            double *va = w->val + (size_t)kids[a] * n;
+            if (t->kind[kids[a]] != RV_DECISION)
+                terminal(w, kids[a], p, q, &shared, va);
+            else
+                eval_walk(w, kids[a], p, br, q, va);
+        }
         const double *v0 = w->val + (size_t)kids[0] * n;
         for (int i = 0; i < n; i++)
             out[i] = br ? v0[i] : s[i] * v0[i];
@@ -371,7 +435,7 @@ int rv_best_response(const rv_tree *t, const uint8_t board[5], int br_player, co
     to_sorted(w, reach, q);
     eval_walk(w, 0, br_player, 1, q, v);
     to_combo(w, v, values);
-    work_free(w);
+    work_done(w);
     return RV_OK;
 }
 
@@ -390,51 +454,68 @@ int rv_profile_values(const rv_tree *t, const uint8_t board[5], const double *st
     to_sorted(w, reach0, q);
     eval_walk(w, 0, 1, 0, q, v);
     to_combo(w, v, values1);
-    work_free(w);
+    work_done(w);
     return RV_OK;
 }
 
-/* Regret matching+ at a node: sigma from the (non-negative) regrets, uniform when none. */
-static void match(rv_work *w, int node)
+/* Regret matching+ at a node: sigma from the (non-negative) regrets, uniform when none.
+ * Both sides of each choice are computed and one selected, so the loops have no branch
+ * (the same doubles as choosing first: r * (1 / sum), not r / sum). */
+RV_CLONES static void match(rv_work *w, int node)
 {
     const int k = w->t->n_children[node], n = w->n;
     const double *r = w->regret + w->off[node];
     double *s = w->sigma + w->off[node];
-    double *sum = w->scratch;
+    double *sum = w->scratch, *inv = w->scratch + RV_MAX_HOLDINGS;
     for (int i = 0; i < n; i++)
         sum[i] = r[i];
     for (int a = 1; a < k; a++)
         for (int i = 0; i < n; i++)
             sum[i] += r[(size_t)a * n + i];
+    for (int i = 0; i < n; i++) /* 1 / 0 is inf, never selected */
+        inv[i] = 1.0 / sum[i];
     for (int i = 0; i < n; i++)
-        sum[i] = sum[i] > 0.0 ? 1.0 / sum[i] : 0.0;
+        inv[i] = sum[i] > 0.0 ? inv[i] : 0.0;
     const double uniform = 1.0 / k;
-    for (int a = 0; a < k; a++)
+    for (int a = 0; a < k; a++) {
+        double *sa = s + (size_t)a * n;
+        const double *ra = r + (size_t)a * n;
         for (int i = 0; i < n; i++)
-            s[(size_t)a * n + i] = sum[i] > 0.0 ? r[(size_t)a * n + i] * sum[i] : uniform;
+            sa[i] = ra[i] * inv[i];
+        for (int i = 0; i < n; i++)
+            sa[i] = inv[i] > 0.0 ? sa[i] : uniform;
+    }
 }
 
-/* One CFR+ update of player p: q the other's reach, own p's reach inside the subgame,
- * weight the averaging weight of this iteration; out: p's counterfactual values. */
-static void cfr_walk(rv_work *w, int node, int p, const double *q, const double *own, double weight, double *out)
+/* One CFR+ update of player p: q the other's reach (s: its sums, or NULL), own p's reach
+ * inside the subgame, weight the averaging weight of this iteration; out: p's
+ * counterfactual values. */
+RV_CLONES static void cfr_walk(rv_work *w, int node, int p, const double *q, q_sums *qs, const double *own, double weight,
+                     double *out)
 {
     const rv_tree *t = w->t;
     const int n = w->n;
     if (t->kind[node] != RV_DECISION) {
-        terminal(w, node, p, q, out);
+        terminal(w, node, p, q, qs, out);
         return;
     }
     const int k = t->n_children[node];
     const int32_t *kids = t->child_index + t->child_start[node];
-    match(w, node);
+    if (w->all || t->player[node] != p)
+        match(w, node);
     const double *s = w->sigma + w->off[node];
     if (t->player[node] == p) {
-        for (int a = 0; a < k; a++) {
+        q_sums shared = {.have = 0};
+        int order[RV_MAX_ACTIONS];
+        visit_order(t, node, order);
+        for (int o = 0; o < k; o++) {
+            const int a = order[o];
             double *r = w->reach + (size_t)kids[a] * n;
             const double *sa = s + (size_t)a * n;
             for (int i = 0; i < n; i++)
                 r[i] = own[i] * sa[i];
-            cfr_walk(w, kids[a], p, q, r, weight, w->val + (size_t)kids[a] * n);
+            cfr_walk(w, kids[a], p, q, t->kind[kids[a]] != RV_DECISION ? &shared : NULL, r, weight,
+                     w->val + (size_t)kids[a] * n);
         }
         for (int i = 0; i < n; i++)
             out[i] = 0.0;
@@ -461,7 +542,7 @@ static void cfr_walk(rv_work *w, int node, int p, const double *q, const double 
         const double *sa = s + (size_t)a * n;
         for (int i = 0; i < n; i++)
             r[i] = q[i] * sa[i];
-        cfr_walk(w, kids[a], p, r, own, weight, v);
+        cfr_walk(w, kids[a], p, r, NULL, own, weight, v);
         for (int i = 0; i < n; i++)
             out[i] += v[i];
     }
@@ -500,7 +581,8 @@ int rv_resolve(const rv_tree *t, const uint8_t board[5], int us, const double *r
     while (it < iterations) {
         const double weight = (double)(it + 1);
         /* the opponent: its subgame regrets, then its gadget choice */
-        cfr_walk(w, 0, opp, ru, ones, weight, v);
+        cfr_walk(w, 0, opp, ru, NULL, ones, weight, v);
+        w->all = 0;
         if (gadget == RV_GADGET_MARGIN) {
             double root = 0.0, sum = 0.0;
             for (int i = 0; i < n; i++)
@@ -523,7 +605,7 @@ int rv_resolve(const rv_tree *t, const uint8_t board[5], int us, const double *r
             }
         }
         /* us, against the opponent's entering reach */
-        cfr_walk(w, 0, us, g, ones, weight, v);
+        cfr_walk(w, 0, us, g, NULL, ones, weight, v);
         it++;
         if (budget_seconds > 0.0 && now_seconds() - start >= budget_seconds)
             break;
@@ -570,6 +652,36 @@ int rv_resolve(const rv_tree *t, const uint8_t board[5], int us, const double *r
     table_out(w, w->regret, regret);
     *done = it;
     *bound = 2.0 * q_sum / (it + 1.0);
-    work_free(w);
+    work_done(w);
+    return RV_OK;
+}
+
+int rv_normalise(const rv_tree *t, const double *avg, const double *regret, const double *fallback, double *out)
+{
+    int64_t size;
+    int status = rv_tree_check(t, &size);
+    if (status)
+        return status;
+    int64_t off = 0;
+    for (int node = 0; node < t->n_nodes; node++) {
+        if (t->kind[node] != RV_DECISION)
+            continue;
+        const int k = t->n_children[node];
+        const double uniform = 1.0 / k;
+        for (int h = 0; h < RV_N_COMBOS; h++, off += k) {
+            const double *rows[3] = {avg + off, regret + off, fallback + off};
+            const double *use = NULL;
+            double sum = 0.0;
+            for (int j = 0; j < 3 && !use; j++) { /* the sum in action order, as numpy's */
+                sum = rows[j][0];
+                for (int a = 1; a < k; a++)
+                    sum += rows[j][a];
+                if (sum > 0.0)
+                    use = rows[j];
+            }
+            for (int a = 0; a < k; a++)
+                out[off + a] = use ? use[a] / sum : uniform;
+        }
+    }
     return RV_OK;
 }

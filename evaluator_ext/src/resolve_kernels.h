@@ -5,7 +5,8 @@
  * Holdings are indexed 0..1325 in colex order (hi*(hi-1)/2 + lo, hi > lo). A reach vector
  * is 1326 non-negative doubles; holdings that share a card with the board count as 0.
  *
- * Terminal values, O(n) after one sort of the board's 1,081 holdings by 7-card value: for
+ * Terminal values, O(n) after one sort of the board's 1,081 holdings by 7-card value (the
+ * sweeps of sweep_kernels.h, shared with pcs_kernels.c): for
  * each holding h of one player and the other player's reach q,
  *   fold[h]     = the reach of the opponent holdings that share no card with h
  *                 (total - reach holding h's first card - reach holding its second + q[h]);
@@ -54,21 +55,19 @@ typedef struct {
     const double *stake;
 } rv_tree;
 
-/* A board's holdings sorted by 7-card value (ascending), with their groups of equal value. */
+/* A board's holdings sorted by 7-card value (ascending), with their groups of equal value
+ * (group g: group_start[g] .. group_start[g + 1] - 1). */
 typedef struct {
-    int n;
+    int n, n_groups;
+    uint64_t cards; /* the board's cards as a bit set (the key of a cached sort) */
     int16_t combo[RV_MAX_HOLDINGS];
     uint8_t lo[RV_MAX_HOLDINGS], hi[RV_MAX_HOLDINGS];
-    int16_t group_end[RV_MAX_HOLDINGS]; /* one past the last holding of equal value */
-    int16_t pos[RV_N_COMBOS];           /* sorted index of each combo; -1 when it clashes */
+    int16_t group_start[RV_MAX_HOLDINGS + 1];
+    int16_t pos[RV_N_COMBOS]; /* sorted index of each combo; -1 when it clashes */
 } rv_board;
 
 /* Sort the holdings of a complete board of 5 distinct cards 0..51 (RV_ERR_ARGUMENT otherwise). */
 int rv_board_init(rv_board *b, const uint8_t board[5]);
-
-/* The sweeps on reach q in sorted order (n doubles each): fold and showdown, as above. */
-void rv_fold_sorted(const rv_board *b, const double *q, double *out);
-void rv_showdown_sorted(const rv_board *b, const double *q, double *out);
 
 /* fold[h] and showdown[h] for every holding (combo order, 1326 each; 0 where h clashes with
  * the board) against the reach `reach` (combo order). Returns RV_OK or RV_ERR_ARGUMENT. */
@@ -102,5 +101,9 @@ int rv_profile_values(const rv_tree *t, const uint8_t board[5], const double *st
 int rv_resolve(const rv_tree *t, const uint8_t board[5], int us, const double *reach_us, const double *reach_opp,
                const double *opp_values, int gadget, int iterations, double budget_seconds, double *avg,
                double *regret, int *done, double *bound);
+
+/* A strategy (RV layout) from the sums of a solve: a row with a positive sum of avg is avg
+ * over its sum; else the regrets' row over its sum; else the fallback's; else uniform. */
+int rv_normalise(const rv_tree *t, const double *avg, const double *regret, const double *fallback, double *out);
 
 #endif /* RESOLVE_KERNELS_H */

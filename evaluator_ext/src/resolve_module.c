@@ -269,6 +269,29 @@ static PyObject *py_resolve(PyObject *self, PyObject *args)
     return Py_BuildValue("(id)", done, bound);
 }
 
+static PyObject *py_normalise(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *tree_obj, *avg_obj, *reg_obj, *fb_obj, *out_obj;
+    if (!PyArg_ParseTuple(args, "OOOOO", &tree_obj, &avg_obj, &reg_obj, &fb_obj, &out_obj))
+        return NULL;
+    views v = {.n = 0};
+    rv_tree t;
+    int64_t size;
+    int ok = tree_of(&v, tree_obj, &t, &size) == 0;
+    const double *avg = ok ? get(&v, avg_obj, 'd', 8, 0, "avg", (Py_ssize_t)size, NULL) : NULL;
+    const double *reg = avg ? get(&v, reg_obj, 'd', 8, 0, "regret", (Py_ssize_t)size, NULL) : NULL;
+    const double *fb = reg ? get(&v, fb_obj, 'd', 8, 0, "fallback", (Py_ssize_t)size, NULL) : NULL;
+    double *out = fb ? get(&v, out_obj, 'd', 8, 1, "out", (Py_ssize_t)size, NULL) : NULL;
+    int status = 0;
+    if (out)
+        status = rv_normalise(&t, avg, reg, fb, out);
+    release(&v);
+    if (!out || status_error(status))
+        return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"terminal_values", py_terminal_values, METH_VARARGS,
      "terminal_values(board5, reach f64[1326], fold f64[1326], showdown f64[1326]): river_terminal_values."},
@@ -279,6 +302,8 @@ static PyMethodDef methods[] = {
     {"resolve", py_resolve, METH_VARARGS,
      "resolve(tree, board5, us, reach_us, reach_opp|None, opp_values|None, gadget, iterations, budget_seconds, "
      "avg f64, regret f64) -> (iterations done, regret bound): CFR+ on the re-solving gadget."},
+    {"normalise", py_normalise, METH_VARARGS,
+     "normalise(tree, avg f64, regret f64, fallback f64, out f64): a strategy from a solve's sums."},
     {NULL, NULL, 0, NULL},
 };
 

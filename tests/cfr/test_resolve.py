@@ -211,6 +211,93 @@ def test_resolving_is_deterministic(teacher) -> None:
     assert a.strategy.tobytes() != c.strategy.tobytes()
 
 
+#: (history, board, us, gadget, iterations) -> the first 16 hex digits of the SHA-256 of the
+#: strategy table's bytes, of the opponent values', blueprint table's and ranges' bytes, and
+#: the regret bound (float.hex) of ``resolve_river(teacher, ...)``. Taken with this test's own
+#: code at commit 5047fdd, before the kernel was made faster (issue 37: the work space kept
+#: between calls, the board sorted once, sums shared between terminals, regret matching only
+#: where regrets changed, the normalisation in C), on gcc -O3 -std=c11 (no fused multiply-adds);
+#: a faster re-solve must give the same tables bit for bit.
+RECORDED = {
+    ("rc/cc/cc/", (8, 9, 22, 35, 51), 0, "margin", 40): ("2e5f65214a5e92d7", "70741acafa901ca3",
+                                                         "0x1.6381604dfa90ap+3"),
+    ("rc/cc/cc/c", (0, 21, 30, 39, 45), 1, "margin", 40): ("43d8b636100c389a", "5f88c629c0a50280",
+                                                           "0x1.6ecf41442b726p+3"),
+    ("rrc/crc/crc/", (48, 49, 50, 12, 25), 0, "cfrd", 40): ("aaea63b6774b3d6c", "84a2e082b8919ba3",
+                                                            "0x1.c784224465e78p+12"),
+    ("cc/cc/cc/cr", (3, 7, 11, 15, 19), 1, "none", 40): ("2f787b455324c7f4", "33c5746f4a83330f",
+                                                         "0x1.7f509ffedf829p+2"),
+    ("rc/crc/cc/", (1, 14, 27, 40, 51), 1, "margin", 200): ("123e5dc0d9078e0c", "b96ec071bb24df8a",
+                                                            "0x1.d76e7dc344627p+1"),
+    ("crrc/crrc/crrrc/", (5, 18, 33, 44, 2), 0, "margin", 7): ("8e8664522d8d283e", "83807a72d9a20b5b",
+                                                               "0x1.53df70e135cacp+7"),
+}
+
+
+@pytest.mark.parametrize("case", list(RECORDED), ids=lambda c: f"{c[0]}-{c[3]}-{c[4]}")
+def test_resolving_gives_the_recorded_tables_bit_for_bit(teacher, case) -> None:
+    import hashlib
+
+    history, board, us, gadget, iterations = case
+    r = R.resolve_river(teacher, history, board, us, iterations=iterations, gadget=gadget)
+    got = (hashlib.sha256(r.strategy.tobytes()).hexdigest()[:16],
+           hashlib.sha256(r.opp_values.tobytes() + r.blueprint.tobytes() + r.reach.tobytes()).hexdigest()[:16],
+           r.bound.hex())
+    assert r.iterations == iterations and got == RECORDED[case]
+
+
+def test_a_second_board_between_two_solves_changes_nothing(teacher) -> None:
+    """The kernel keeps its work space and the board's sort between calls: a solve on another
+    board in between (and a best response on a third) leaves a solve's tables as they were."""
+    case = ("rc/cc/cc/c", (0, 21, 30, 39, 45), 1, "margin", 40)
+    first = R.resolve_river(teacher, case[0], case[1], case[2], iterations=case[4], gadget=case[3])
+    R.resolve_river(teacher, "rrc/crc/crc/", BOARDS[1], 0, iterations=5, gadget="none")
+    game = R.RiverSubgame.at(teacher.tree, "cc/cc/cc/")
+    R.subgame_best_response(game, bytes(BOARDS[2]), 0, np.full(game.size, 0.5), np.full(R.N_COMBOS, 1e-3))
+    again = R.resolve_river(teacher, case[0], case[1], case[2], iterations=case[4], gadget=case[3])
+    assert again.strategy.tobytes() == first.strategy.tobytes() and again.bound == first.bound
+
+
+def test_solves_in_threads_at_once_equal_the_same_solves_one_by_one(teacher) -> None:
+    """The kernel runs without the GIL and keeps one spare work space: solves on several
+    boards from two threads at once each get a work space of their own."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    cases = [("rc/cc/cc/", board, i % 2) for i, board in enumerate(BOARDS)] * 2
+
+    def solve(case):
+        r = R.resolve_river(teacher, case[0], case[1], case[2], iterations=25)
+        return r.strategy.tobytes(), r.opp_values.tobytes(), r.bound
+
+    alone = [solve(c) for c in cases]
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        together = list(pool.map(solve, cases))
+    assert together == alone
+
+
+def test_normalise_table_is_numpys_row_normalisation(tree) -> None:
+    """The C normalisation against the numpy one it replaced, on tables with rows of every
+    kind (an average, only regrets, only the fallback, nothing), bit for bit."""
+    game = R.RiverSubgame.at(tree, "rc/cc/cc/")
+    rng = np.random.default_rng(8)
+    avg, regret, fallback = (rng.random(game.size) * 10.0 ** rng.integers(-8, 8, game.size) for _ in range(3))
+    for t, p in ((avg, 0.5), (regret, 0.3), (fallback, 0.2)):
+        t[rng.random(game.size) < p] = 0.0
+    want = np.empty(game.size)
+    for local in game.decision_nodes():
+        k = int(game.n_children[local])
+        a, r, f = (game.rows(t, local) for t in (avg, regret, fallback))
+        rows = np.full_like(a, 1.0 / k)
+        for t in (f, r, a):  # later ones win
+            sums = t.sum(axis=1)
+            use = sums > 0
+            rows[use] = t[use] / sums[use, None]
+        game.rows(want, local)[:] = rows
+    got = R.normalise_table(game, avg, regret, fallback)
+    assert got.tobytes() == want.tobytes()
+    assert (game.rows(avg, 0).sum(axis=1) == 0).any() and (game.rows(regret, 0).sum(axis=1) == 0).any()
+
+
 def test_a_time_budget_stops_early(teacher) -> None:
     solved = R.resolve_river(teacher, "rc/cc/cc/", BOARDS[3], 0, iterations=10**7, budget_ms=5)
     assert 1 <= solved.iterations < 10**7
@@ -284,11 +371,55 @@ def test_the_options_are_checked() -> None:
                        ("cfr:resolve=river:resolve-iters=0", "resolve-iters must be >= 1, got 0"),
                        ("cfr:resolve-ms=-1", "resolve-ms must be >= 0, got -1"),
                        ("cfr:resolve=river:strategy=h_hs2_4", "CFR+ strategy"),
-                       ("cfr:strategy=emd_256:resolve-iters=5", "resolve-iters=5 without re-solving: add resolve=river (a strategy="),
-                       ("cfr:resolve=off:resolve-gadget=cfrd:resolve-ms=3", "resolve-ms=3.0, resolve-gadget=cfrd without")):
+                       ("cfr:strategy=emd_256:resolve-iters=5", "resolve-iters needs re-solving: add resolve=river (a strategy="),
+                       ("cfr:resolve=off:resolve-gadget=cfrd:resolve-ms=3", "resolve-ms, resolve-gadget need re-solving")):
         with pytest.raises(ConfigError) as err:
             policy_from_spec(spec)
         assert says in str(err.value), (spec, str(err.value))
+
+
+@pytest.mark.parametrize("spec,named", [("cfr:strategy=emd_256:resolve-iters=40", "resolve-iters"),
+                                        ("cfr:resolve=off:resolve-ms=5", "resolve-ms"),
+                                        ("cfr:strategy=emd_256:resolve-gadget=cfrd", "resolve-gadget"),
+                                        ("cfr:resolve=off:resolve-iters=200", "resolve-iters")])
+def test_a_resolve_option_without_resolve_river_is_an_error(spec, named) -> None:
+    """It was silently ignored (the bot played the blueprint); even the default's value, given."""
+    from cbr.policies.spec import policy_from_spec
+
+    with pytest.raises(ConfigError, match=f"{named} needs? re-solving: add resolve=river"):
+        policy_from_spec(spec)
+    with pytest.raises(ConfigError, match="resolve-ms, resolve-gadget need re-solving: add resolve=river"):
+        policy_from_spec("cfr:resolve=off:resolve-ms=5:resolve-gadget=none")
+    assert CFRPolicy().resolve and not CFRPolicy(strategy="emd_256").resolve
+    assert CFRPolicy(resolve="river", resolve_iters=7).resolve_iters == 7
+
+
+@pytest.mark.parametrize("spec,wrong,right", [("cfr:resolve=river:resolve-iters=0", "resolve-iters", "resolve-ms"),
+                                              ("cfr:resolve=river:resolve-ms=-1", "resolve-ms", "resolve-iters")])
+def test_a_bad_resolve_value_names_only_itself(spec, wrong, right) -> None:
+    from cbr.policies.spec import policy_from_spec
+
+    with pytest.raises(ConfigError) as caught:
+        policy_from_spec(spec)
+    assert wrong in str(caught.value) and right not in str(caught.value)
+
+
+def test_the_experiment_refuses_an_unknown_bot_in_one_line(tmp_path) -> None:
+    """experiments/resolve_river.py --bot nonsense: a usage error (one line, exit 2, nothing
+    written), not a traceback."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[2]
+    out = tmp_path / "r.json"
+    done = subprocess.run([sys.executable, str(repo / "experiments" / "resolve_river.py"), "--part", "timing", "--bot",
+                           "nonsense", "--timing-hands", "1", "--out", str(out)], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 2, done.stderr
+    lines = [line for line in done.stderr.splitlines() if not line.startswith("[")]  # progress lines are stamped
+    assert len(lines) == 1 and lines[0].startswith("error: --bot 'nonsense': unknown policy"), done.stderr
+    assert "Traceback" not in done.stderr and not out.exists()
 
 
 def test_a_match_with_resolving_plays_to_the_end(tmp_path) -> None:
