@@ -8,7 +8,7 @@ Run:  python3 bench/bench_resolve.py [--hands 300] [--seed 61] [--old 5047fdd] [
    (``-O3 -std=c11`` on Python's CFLAGS) and loaded under another name; a ``cfr`` bot whose
    ``_resolve`` calls that module's ``resolve_river`` is the old bot.
 2. **Real play.** ``cfr:resolve=river:resolve-iters=40`` (the current code) plays ``--hands``
-   hands against ``cfr`` and as many against ``raise`` (deals of ``--seed``; it takes seat 0
+   hands against ``cfr:strategy=emd_256`` (the teacher as trained) and as many against ``raise`` (deals of ``--seed``; it takes seat 0
    in even hands, seat 1 in odd ones). At each of its decisions, on every street, four bots
    see the same decision point through ``Policy.triple``: the current and the old path at 40
    and at 200 iterations (each pair in alternating order, so that both meet the same load),
@@ -131,10 +131,10 @@ def main(argv: list[str] | None = None) -> int:
         wall: dict = {k: {"all": [], "first": []} for k in bots}
         cpu: dict = {k: {"all": [], "first": []} for k in bots}
         hands_seen = 0
-        for opp_spec in ("cfr", "raise"):
+        for opp_spec in ("cfr:strategy=emd_256", "raise"):
             opp = policy_from_spec(opp_spec, seed=args.seed)
             for deal in range(args.hands):
-                holes, board = deal_cards(args.seed, deal + (0 if opp_spec == "cfr" else 100_000), 2)
+                holes, board = deal_cards(args.seed, deal + (0 if opp_spec.startswith("cfr") else 100_000), 2)
                 s = HandState(game, hole_cards=holes, hand_id=str(deal))
                 seat = deal % 2
                 for bot in bots.values():

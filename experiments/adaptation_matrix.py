@@ -19,8 +19,8 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 RESULTS = Path(__file__).resolve().parent / "results"
-EXPERTS = ["cbr:preset=expert", "cbr:preset=casper", "cfr", "ehs", "poki", "hs", "lag", "station", "phase3"]
-OPPONENTS = ["hs", "ehs", "poki", "lag", "station", "phase3", "cfr", "cbr:preset=expert", "call", "raise", "random", "rock",
+EXPERTS = ["cbr:preset=expert", "cbr:preset=casper", "cfr:strategy=emd_256", "ehs", "poki", "hs", "lag", "station", "phase3"]
+OPPONENTS = ["hs", "ehs", "poki", "lag", "station", "phase3", "cfr:strategy=emd_256", "cbr:preset=expert", "call", "raise", "random", "rock",
              "simbot"]
 SLOW = {"simbot": 200}  # hands for opponents too slow for the full count
 

@@ -19,13 +19,13 @@ from pathlib import Path
 from common import RESULTS, pyplot, say, write_json
 
 #: Opponents: the house's bots, the baselines, and two that change style in the middle.
-OPPONENTS = ["call", "raise", "station", "hs", "ehs", "poki", "lag", "phase3", "cfr", "call>raise", "raise>call"]
+OPPONENTS = ["call", "raise", "station", "hs", "ehs", "poki", "lag", "phase3", "cfr:strategy=emd_256", "call>raise", "raise>call"]
 #: Opponents no style case was measured on (variants of the house's bots with other options):
 #: how the bot does against players it has never seen.
 UNSEEN = ["rock:raise-rank=10:call-rank=60", "lag:looseness=0.4:stab-rate=0.2", "ehs:bluff-rate=0.6:raise-ehs=0.5",
           "hs:call-hs=0.2:raise-hs=0.6", "station>lag"]
 #: Fixed bots measured beside it against each opponent (the best of them is the bar).
-FIXED = ["cbr:preset=expert", "ehs", "poki", "hs", "cfr", "phase3", "lag", "cbr:preset=casper"]
+FIXED = ["cbr:preset=expert", "ehs", "poki", "hs", "cfr:strategy=emd_256", "phase3", "lag", "cbr:preset=casper"]
 
 
 def _switching(spec: str, hands: int, seed: int):
@@ -128,7 +128,7 @@ def plot(report: dict, path: Path) -> None:
         ax.fill_between(x, lo, hi, color="tab:blue", alpha=0.2)
         best = report["best"][opp]
         ax.axhline(best["sb"], color="tab:green", ls="--", label=f"best fixed: {expert_alias(best['bot'])}")
-        for bot, color, style in (("cbr:preset=expert", "tab:gray", ":"), ("cfr", "tab:red", "-."),
+        for bot, color, style in (("cbr:preset=expert", "tab:gray", ":"), ("cfr:strategy=emd_256", "tab:red", "-."),
                                   ("ehs", "tab:orange", ":")):
             fixed = report["fixed"][opp].get(bot)
             if fixed and bot != best["bot"]:

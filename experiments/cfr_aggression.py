@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from common import RESULTS, environment, say, write_json  # noqa: E402
 
-BOTS = "cfr,cfr:strategy=h_hs2_4"
+BOTS = "cfr:strategy=emd_256,cfr:strategy=h_hs2_4"
 
 
 class Keep:
@@ -187,7 +187,7 @@ def main() -> None:
     ap.add_argument("--hands", type=int, default=40000)
     ap.add_argument("--self-hands", type=int, default=20000)
     ap.add_argument("--bots", default=BOTS, help="bots to play against raise (empty: none)")
-    ap.add_argument("--self-bots", default="cfr", help="bots to play against themselves (empty: none)")
+    ap.add_argument("--self-bots", default="cfr:strategy=emd_256", help="bots to play against themselves (empty: none)")
     ap.add_argument("--out", default="")
     a = ap.parse_args()
     result = {"seed": a.seed, "environment": environment(), "against_raise": [], "self_play": {}}

@@ -18,6 +18,8 @@ from concurrent.futures import ProcessPoolExecutor
 from common import RESULTS, duel, say, write_json
 
 #: counter-strategy -> (its opponent, the best fixed bot of the house against it: docs/experiments.md)
+#: The teacher the counters are compared with (as trained: plain ``cfr`` re-solves its river since 2026-11-29).
+TEACHER = "cfr:strategy=emd_256"
 COUNTERS = {"raise": ("raise", "ehs"), "call": ("call", "phase3"), "station": ("station", "phase3"),
             "lag": ("lag", "poki")}
 
@@ -26,13 +28,13 @@ def cells(names: list[str]) -> list[tuple[str, str, str]]:
     """(counter name, bot, opponent) of every match.
 
     >>> cells(["raise"])[:2]
-    [('raise', 'cfr:strategy=counter_raise', 'raise'), ('raise', 'cfr', 'raise')]
+    [('raise', 'cfr:strategy=counter_raise', 'raise'), ('raise', 'cfr:strategy=emd_256', 'raise')]
     """
     out = []
     for name in names:
         target, best = COUNTERS[name]
         mine = f"cfr:strategy=counter_{name}"
-        out += [(name, mine, target), (name, "cfr", target), (name, best, target), (name, mine, "cfr")]
+        out += [(name, mine, target), (name, TEACHER, target), (name, best, target), (name, mine, TEACHER)]
     return out
 
 
@@ -73,8 +75,8 @@ def main() -> None:
         def f(x: dict) -> str:
             return f"{x['sb_per_hand']:+.3f} ± {x['ci']:.3f}"
 
-        print(f"| `counter_{name}` (`{target}`) | {f(r[mine, target])} | {f(r['cfr', target])} | "
-              f"`{best}` {f(r[best, target])} | {f(r[mine, 'cfr'])} |")
+        print(f"| `counter_{name}` (`{target}`) | {f(r[mine, target])} | {f(r[TEACHER, target])} | "
+              f"`{best}` {f(r[best, target])} | {f(r[mine, TEACHER])} |")
 
 
 if __name__ == "__main__":

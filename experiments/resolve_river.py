@@ -15,7 +15,7 @@ Parts (one process each, each within ``--minutes``):
   largest regret bound.
 - ``lbr``: ``cbr exploit``'s LBR against ``--bot`` (``--lbr-hands``, stopped at ``--minutes``).
 - ``raise``: ``--bot`` against always-raise, duplicate (``--match-hands``).
-- ``h2h``: ``--bot`` against plain ``cfr``, duplicate (``--match-hands``).
+- ``h2h``: ``--bot`` against the teacher as trained (``cfr:strategy=emd_256``; plain ``cfr`` until it re-solved), duplicate (``--match-hands``).
 
 Each part adds its result to ``experiments/results/resolve-river-seed<S>.json`` under a key
 naming the part and the bot.
@@ -40,7 +40,7 @@ def timing(bot: str, hands: int, seed: int) -> dict:
     from cbr.policies.spec import policy_from_spec
 
     game = preset("holdem.limit.2p")
-    blueprint = policy_from_spec("cfr", seed=seed)
+    blueprint = policy_from_spec("cfr:strategy=emd_256", seed=seed)
     resolver = policy_from_spec(bot, seed=seed)
     rng = random.Random(seed)
     first, later, iterations, bounds, solve_ms = [], [], [], [], []
@@ -114,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     elif args.part == "raise":
         result = duel(args.bot, "raise", args.match_hands, args.seed)
     else:
-        result = duel(args.bot, "cfr", args.match_hands, args.seed)
+        result = duel(args.bot, "cfr:strategy=emd_256", args.match_hands, args.seed)
     result["seconds"] = round(time.time() - t, 1)
     result["load_average"] = open("/proc/loadavg").read().split()[:3] if Path("/proc/loadavg").exists() else None
     data = json.loads(out.read_text()) if out.exists() else {"environment": environment()}

@@ -35,6 +35,8 @@ from cbr.exploit.measure import exploit  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 OPPONENTS = "call,raise,hs,ehs,poki,lag,cfr:strategy=h_hs2_4,cbr:preset=expert"
+#: The teacher measured here: the MCCFR strategy as trained (plain ``cfr`` re-solves its river since 2026-11-29).
+TEACHER = "cfr:strategy=emd_256"
 
 
 def snapshot_folders(snaps: Path, work: Path) -> list[tuple[int, Path, dict]]:
@@ -116,7 +118,7 @@ def main() -> int:
         import numpy as np
 
         t = time.time()
-        r = exploit("cfr", hands=args.hands, seed=args.seed, workers=args.workers, variant=Variant()).to_dict()
+        r = exploit(TEACHER, hands=args.hands, seed=args.seed, workers=args.workers, variant=Variant()).to_dict()
         with np.load(SHIPPED_TEACHER / "strategy.npz") as z:
             info = json.loads(str(z["info"]))
         report["lbr"] = {"mbb": r["mbb_per_game"], "ci": r["ci95"], "hands": r["hands"], "seconds": info["seconds"],
@@ -129,7 +131,7 @@ def main() -> int:
         matches = report.get("matches", {})
         opponents = args.opponents.split(",")
         with ProcessPoolExecutor(args.workers) as pool:
-            for opp, m in zip(opponents, pool.map(duel, ["cfr"] * len(opponents), opponents, [args.match_hands] * len(opponents),
+            for opp, m in zip(opponents, pool.map(duel, [TEACHER] * len(opponents), opponents, [args.match_hands] * len(opponents),
                                                   [args.seed] * len(opponents))):
                 matches[opp] = m
                 print(f"cfr vs {opp}: {m['sb_per_hand']:+.3f} +- {m['ci']:.3f} sb/h ({m['hands']} hands)",
