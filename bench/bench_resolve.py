@@ -116,8 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     from cbr.game import preset
-    from cbr.game.state import HandState
-    from cbr.play.table import deal_cards
+    from cbr.play.table import dealt_decisions
     from cbr.policies.spec import policy_from_spec
 
     load_before = os.getloadavg()
@@ -134,20 +133,12 @@ def main(argv: list[str] | None = None) -> int:
         for opp_spec in ("cfr:strategy=emd_256", "raise"):
             opp = policy_from_spec(opp_spec, seed=args.seed)
             for deal in range(args.hands):
-                holes, board = deal_cards(args.seed, deal + (0 if opp_spec.startswith("cfr") else 100_000), 2)
-                s = HandState(game, hole_cards=holes, hand_id=str(deal))
                 seat = deal % 2
                 for bot in bots.values():
                     bot.reset()
                 opp.reset()
                 first = True
-                steps = {0: 3, 3: 4, 4: 5}
-                while not s.is_over:
-                    while s.needs_board:
-                        s.deal_board(board[len(s.board):steps[len(s.board)]])
-                    if s.is_over:
-                        break
-                    dp = s.decision_point()
+                for s, dp in dealt_decisions(game, args.seed, deal + (0 if opp_spec.startswith("cfr") else 100_000)):
                     if dp.position != seat:
                         s.act(opp.act(dp, rng))
                         continue

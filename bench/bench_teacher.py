@@ -57,26 +57,16 @@ def numpy_histograms(board: tuple[int, ...], n_bins: int) -> np.ndarray:
 
 def decisions(n: int, seed: int) -> list:
     from cbr.game import preset
-    from cbr.game.state import HandState
-    from cbr.play.match import deal_cards
+    from cbr.play.table import dealt_decisions
 
     game = preset("holdem.limit.2p")
     rng = np.random.default_rng(seed)
     out, deal = [], 0
     while len(out) < n:
-        holes, board = deal_cards(seed, deal, 2)
-        s = HandState(game, hole_cards=holes, hand_id=str(deal))
-        deal += 1
-        steps = {0: 3, 3: 4, 4: 5}
-        while not s.is_over:
-            while s.needs_board:
-                s.deal_board(board[len(s.board):steps[len(s.board)]])
-            if s.is_over:
-                break
-            dp = s.decision_point()
+        for s, dp in dealt_decisions(game, seed, deal):
             out.append(dp)
-            legal = dp.legal
-            s.act("c" if "r" not in legal or rng.random() < 0.7 else "r")
+            s.act("c" if "r" not in dp.legal or rng.random() < 0.7 else "r")
+        deal += 1
     return out[:n]
 
 

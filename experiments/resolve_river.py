@@ -35,8 +35,7 @@ from common import RESULTS, budgeted_lbr, duel, environment, say
 
 def timing(bot: str, hands: int, seed: int) -> dict:
     from cbr.game import preset
-    from cbr.game.state import HandState
-    from cbr.play.match import deal_cards
+    from cbr.play.table import dealt_decisions
     from cbr.policies.spec import policy_from_spec
 
     game = preset("holdem.limit.2p")
@@ -45,17 +44,9 @@ def timing(bot: str, hands: int, seed: int) -> dict:
     rng = random.Random(seed)
     first, later, iterations, bounds, solve_ms = [], [], [], [], []
     for deal in range(hands):
-        holes, board = deal_cards(seed, deal, 2)
-        s = HandState(game, hole_cards=holes, hand_id=str(deal))
         resolver.reset()
         seen: set[int] = set()  # the seats whose river is solved this hand
-        steps = {0: 3, 3: 4, 4: 5}
-        while not s.is_over:
-            while s.needs_board:
-                s.deal_board(board[len(s.board):steps[len(s.board)]])
-            if s.is_over:
-                break
-            dp = s.decision_point()
+        for s, dp in dealt_decisions(game, seed, deal):
             if dp.street == 3:
                 role = 0 if game.blinds[dp.position] == max(game.blinds) else 1
                 t = time.perf_counter()

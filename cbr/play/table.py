@@ -31,11 +31,11 @@ from __future__ import annotations
 
 import random
 from dataclasses import replace
-from typing import TYPE_CHECKING, Callable, NamedTuple, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, Iterator, NamedTuple, Optional, Sequence
 
 from cbr.errors import GameError
 from cbr.game.decision import DecisionPoint
-from cbr.game.gamedef import GameDef
+from cbr.game.gamedef import BOARD_SIZES, GameDef
 from cbr.game.state import HandState, seats_for_hand
 from cbr.logs.record import HandRecord
 from cbr.policies.base import Decision, Policy
@@ -46,7 +46,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from cbr.play.retention import Retainer
 
 __all__ = ["MAX_HANDS", "LEAVE", "Seat", "PolicySeat", "Watcher", "Table", "PlayedHand", "act_rng", "deal_cards",
-           "end_hand", "play_hand", "play_out", "resolve_players", "seat_label", "seat_names", "seat_seed", "seen_by", "unique_names"]
+           "dealt_decisions", "end_hand", "play_hand", "play_out", "resolve_players", "seat_label", "seat_names", "seat_seed", "seen_by", "unique_names"]
 
 #: Most hands one match plays (about a week of play on one core at the bots' speed).
 MAX_HANDS = 1_000_000_000
@@ -88,6 +88,30 @@ def deal_cards(seed: int, deal: int, n_players: int) -> tuple[list[tuple[int, in
     deck = random.Random(f"cbr-deal:{seed}:{deal}").sample(range(52), 2 * n_players + 5)
     holes = [(deck[2 * i], deck[2 * i + 1]) for i in range(n_players)]
     return holes, deck[2 * n_players : 2 * n_players + 5]
+
+
+def dealt_decisions(game: GameDef, seed: int, deal: int) -> Iterator[tuple[HandState, DecisionPoint]]:
+    """The decision points of deal ``deal`` of ``seed`` (:func:`deal_cards`), the board dealt as
+    the betting reaches each street: yields ``(state, decision point)``; the caller acts on
+    ``state`` before asking for the next (what a bench or an experiment that drives one seat's
+    decisions by hand needs).
+
+    >>> from cbr.game.gamedef import preset
+    >>> streets = []
+    >>> for state, dp in dealt_decisions(preset("holdem.limit.2p"), 0, 7):
+    ...     streets.append(dp.street)
+    ...     _ = state.act("c")
+    >>> streets
+    [0, 0, 1, 1, 2, 2, 3, 3]
+    """
+    holes, board = deal_cards(seed, deal, game.n_players)
+    state = HandState(game, hole_cards=holes, hand_id=str(deal))
+    while not state.is_over:
+        while state.needs_board:
+            state.deal_board(board[len(state.board): BOARD_SIZES[state.street + 1]])
+        if state.is_over:
+            return
+        yield state, state.decision_point()
 
 
 def resolve_players(players: Sequence[str | Policy], seed: int, *, first_seat: int = 0) -> list[Policy]:
