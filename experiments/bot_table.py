@@ -30,9 +30,10 @@ from cbr.play.match import run_match  # noqa: E402
 from cbr.policies.spec import policy_from_spec  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
-BOTS = ("hs,ehs,poki,lag,simbot,cfr:strategy=h_hs2_4,cfr,cbr:preset=casper,cbr:preset=expert,cbr")
+BOTS = ("hs,ehs,poki,lag,simbot,cfr:strategy=h_hs2_4,cfr:strategy=emd_256,cfr,cbr:preset=casper,cbr:preset=expert,cbr")
 OPPONENTS = "call,raise,ehs"
-LABELS = {"cfr:strategy=h_hs2_4": "cfr, 4 buckets (old default)", "cfr": "cfr, MCCFR teacher (default)",
+LABELS = {"cfr:strategy=h_hs2_4": "cfr, 4 buckets (old default)", "cfr:strategy=emd_256": "cfr, MCCFR teacher as trained",
+          "cfr": "cfr, the teacher re-solving its river (default)",
           "cbr:preset=casper": "cbr, CASPER's base (old default)", "cbr:preset=expert": "cbr, expert base (default until issue 36)",
           "cbr": "cbr, adaptive (the default)"}
 
@@ -68,8 +69,9 @@ def decision_time(bot: str, hands: int, seed: int) -> dict:
 
 def old_lbr(seed: int, bot: str) -> dict | None:
     """The LBR of ``bot`` measured earlier: the exploitability table of the same seed, or for
-    ``cfr`` the teacher's own experiment (``teacher-seed*.json``, the largest run)."""
-    if bot == "cfr":
+    the teacher as trained (``cfr:strategy=emd_256``) its own experiment (``teacher-seed*.json``,
+    the largest run)."""
+    if bot == "cfr:strategy=emd_256":
         runs = [json.loads(p.read_text()) for p in sorted(RESULTS.glob("teacher-seed*.json"))]
         runs = [r for r in runs if "lbr" in r]
         if runs:
