@@ -109,11 +109,18 @@ def summary(xs: list[float]) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--hands", type=int, default=300, help="hands against each of cfr and raise")
-    ap.add_argument("--seed", type=int, default=61)
-    ap.add_argument("--old", default="5047fdd", help="the commit of the old path")
-    ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument("--hands", type=int, default=300,
+                    help="hands against each of cfr:strategy=emd_256 and raise (default 300)")
+    ap.add_argument("--seed", type=int, default=61, help="seed of the deals and the bots' choices (default 61)")
+    ap.add_argument("--old", default="5047fdd",
+                    help="the commit of the old path: one before the shared sweep kernel (default 5047fdd; the script "
+                         "compiles that commit's resolve kernel alone)")
+    ap.add_argument("--json", type=Path, default=None, help="also write the figures to this JSON file")
     args = ap.parse_args(argv)
+    if args.hands < 1:
+        ap.error("--hands must be at least 1")
+    if args.json is not None and not args.json.resolve().parent.is_dir():
+        ap.error(f"--json {args.json}: its folder does not exist")
 
     from cbr.game import preset
     from cbr.play.table import dealt_decisions

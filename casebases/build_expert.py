@@ -14,7 +14,8 @@ Recipe:
    records which one played them, and a folder of another teacher's logs is refused.
 2. ``cbr build`` keeps the teacher's decisions only (its seats: :func:`teacher_seats`):
    ``--out`` (default ``casebases/expert-full``, not in the repository: about 110 bytes a case).
-3. ``--ship N`` builds instead from the first hands of each pairing, N hands in all, into
+3. ``--ship N`` builds instead from the first hands of each pairing, about N hands in all
+   (each pairing's share, rounded down to whole deals), into
    ``casebases/expert`` (what the repository carries, within ~50 MB); it plays only those
    hands (a match's first hands are the same whatever its length), in logs named
    ``cfr-<opponent>-NNN.first<K>.log`` unless the whole match's log is there already.
@@ -41,6 +42,8 @@ SEED = 1818
 TEACHER = "cfr:resolve=river:resolve-iters=40"
 PAIRINGS = (("cfr", "cfr"), ("cfr", "hs"), ("cfr", "ehs"), ("cfr", "poki"), ("cfr", "lag"))
 SHARES = (0.40, 0.15, 0.15, 0.15, 0.15)
+#: The smallest ``--ship``: a duplicate deal (two hands) for each pairing.
+MIN_SHIP = 10
 
 
 def teacher_seats(teacher: str = TEACHER) -> tuple[str, ...]:
@@ -125,8 +128,8 @@ def check_teacher(logs: Path, teacher: str) -> None:
     if mark.exists():
         before = mark.read_text(encoding="utf-8").strip()
         if before != teacher:
-            raise ConfigError(f"{logs} holds logs of the teacher {before!r}, not {teacher!r}: give another --logs "
-                              "folder (or delete those logs)")
+            raise ConfigError(f"{logs} holds logs of the teacher {before!r}, not {teacher!r} (the spec is compared as "
+                              f"written): give --teacher {before!r}, or another --logs folder")
     elif any(logs.glob("cfr-*.log")):
         raise ConfigError(f"{logs} holds logs of an unknown teacher (no teacher.txt): give another --logs folder "
                           f"(or write the teacher's spec into {mark})")
@@ -134,14 +137,56 @@ def check_teacher(logs: Path, teacher: str) -> None:
         mark.write_text(teacher + "\n", encoding="utf-8")
 
 
+def _play_worker_init(parent: int) -> None:
+    """A match worker: dies with the recipe, leaves Ctrl-C and SIGTERM to it (it stops the pool)."""
+    import signal
+
+    from cbr.build.local import die_with_parent
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    die_with_parent(parent)
+
+
 def play(matches: list[ExpertMatch], workers: int) -> None:
+    """Play the matches whose logs are missing, ``workers`` at a time. Ctrl-C or SIGTERM stops
+    the workers at once (a log being written is dropped whole) and reaches the caller as
+    ``KeyboardInterrupt``."""
+    import signal
+
+    from cbr.build.local import pool_context, stop_pool
+
     todo = [m for m in matches if not m.log.exists()]
     t0 = time.time()
     done = 0
-    with ProcessPoolExecutor(max_workers=max(1, workers)) as pool:
+    pool = ProcessPoolExecutor(max_workers=max(1, workers), mp_context=pool_context(),
+                               initializer=_play_worker_init, initargs=(os.getpid(),))
+
+    def on_term(signum: int, frame: object) -> None:
+        raise Stopped(signum)
+
+    old = signal.signal(signal.SIGTERM, on_term)
+    try:
         for m, path in zip(todo, pool.map(ExpertMatch.play, todo)):
             done += m.hands
             print(f"{path.name}: {done:,} hands in {time.time() - t0:.0f} s", file=sys.stderr, flush=True)
+    except BaseException:
+        stop_pool(pool)
+        for m in todo:  # the half-written logs of the workers just stopped
+            for tmp in m.log.parent.glob(f".{m.log.name}.tmp-*"):
+                tmp.unlink(missing_ok=True)
+        raise
+    finally:
+        signal.signal(signal.SIGTERM, old)
+    pool.shutdown()
+
+
+class Stopped(KeyboardInterrupt):
+    """SIGTERM while the matches are played (Ctrl-C is a plain :class:`KeyboardInterrupt`)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
 
 
 def shipped_subset(matches: list[ExpertMatch], hands: int) -> list[tuple[ExpertMatch, int]]:
@@ -183,35 +228,53 @@ def first_hands(log: Path, hands: int, folder: Path, name: str = "") -> Path:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--logs", required=True, help="folder for the ACPC logs (large: about 100 bytes a hand)")
-    ap.add_argument("--teacher", default=TEACHER, help=f"policy spec of the teacher (a `cfr` bot; default {TEACHER})")
+    ap.add_argument("--teacher", default=TEACHER, help=f"policy spec of the teacher, a `cfr` bot (default {TEACHER}; a logs folder keeps the spec as written)")
     ap.add_argument("--hands", type=int, default=1_000_000, help="hands of the whole recipe (default 1,000,000)")
     ap.add_argument("--match-hands", type=int, default=20_000, help="hands a match, a log (default 20,000)")
     ap.add_argument("--workers", type=int, default=2, help="matches played at once, and build workers (default 2)")
     ap.add_argument("--out", default="", help="the case base (default casebases/expert, or expert-full without --ship)")
-    ap.add_argument("--ship", type=int, default=0, help="build the shipped sample from this many hands (default 0: the whole recipe)")
+    ap.add_argument("--ship", type=int, default=0, help=f"build the shipped sample from about this many hands, each pairing's share in whole deals (at least {MIN_SHIP}; default 0: the whole recipe)")
     ap.add_argument("--feature-set", default="casper", help="feature-set plugin of the case base (default casper)")
     args = ap.parse_args(argv)
     for name in ("hands", "match_hands", "workers"):
         if getattr(args, name) < 1:
             ap.error(f"--{name.replace('_', '-')} must be >= 1")
-    if not 0 <= args.ship <= args.hands:
-        ap.error(f"--ship must be between 0 and --hands ({args.hands:,})")
+    if args.ship and not MIN_SHIP <= args.ship <= args.hands:
+        ap.error(f"--ship must be 0 (the whole recipe) or between {MIN_SHIP} (a deal for each pairing) and --hands "
+                 f"({args.hands:,})")
     from cbr.build.local import build_casebase
     from cbr.errors import CBRError
+    from cbr.plugins import load_feature_set
     from cbr.policies.spec import policy_from_spec
 
     try:
-        policy_from_spec(args.teacher)
+        load_feature_set(args.feature_set)
+    except CBRError as exc:
+        ap.error(f"--feature-set: {exc}")
+    try:
+        if policy_from_spec(args.teacher).name != "cfr":
+            ap.error(f"--teacher {args.teacher!r} is not a `cfr` bot (the recipe's teacher is a CFR strategy)")
+    except (CBRError, ValueError) as exc:
+        ap.error(f"--teacher: {exc}")
+    try:
         logs = Path(args.logs)
+        if logs.exists() and not logs.is_dir():
+            raise CBRError(f"--logs {logs} is a file, not a folder")
         logs.mkdir(parents=True, exist_ok=True)
         check_teacher(logs, args.teacher)
-    except (CBRError, ValueError, OSError) as exc:
+    except (CBRError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     matches = recipe(logs, args.hands, args.match_hands, args.teacher)
     taken = [(first_part(m, k), k) for m, k in shipped_subset(matches, args.ship)] if args.ship else []
     t0 = time.time()
-    play([m for m, _ in taken] if args.ship else matches, args.workers)
+    try:
+        play([m for m, _ in taken] if args.ship else matches, args.workers)
+    except KeyboardInterrupt as exc:
+        by = "SIGTERM" if isinstance(exc, Stopped) else "Ctrl-C"
+        print(f"stopped by {by}: the logs played so far are in {logs} (a log being written was dropped); run the "
+              "same command again to play the rest", file=sys.stderr)
+        return 143 if isinstance(exc, Stopped) else 130
     played = time.time() - t0
     out = Path(args.out or (HERE / ("expert" if args.ship else "expert-full")))
     t1 = time.time()

@@ -111,9 +111,9 @@ def plot(points: list[dict], path: Path, *, title: str) -> dict:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("run", help="a run folder of casebases/build_cfr_big.py")
-    ap.add_argument("--hands", type=int, default=2000)
-    ap.add_argument("--seed", type=int, default=40)
-    ap.add_argument("--workers", type=int, default=1)
+    ap.add_argument("--hands", type=int, default=2000, help="LBR hands for each snapshot (default 2000)")
+    ap.add_argument("--seed", type=int, default=40, help="seed of LBR's deals, the same for every snapshot (default 40)")
+    ap.add_argument("--workers", type=int, default=1, help="LBR worker processes (default 1)")
     ap.add_argument("--last", type=int, default=0, help="measure only the last N snapshots not measured yet (0: all)")
     ap.add_argument("--results", default=str(RESULTS), help="the folder of the JSON and the PNG")
     args = ap.parse_args(argv)

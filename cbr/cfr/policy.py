@@ -18,9 +18,10 @@ shipped teacher and ``off`` when ``strategy=`` is given; MCCFR strategies only):
 decision the bot re-solves the river subgame from the ranges its blueprint implies, with a
 safe gadget, in C (:mod:`cbr.cfr.resolve`), once per hand, and plays the re-solved strategy
 for its holding at every river decision of the hand. ``resolve-iters=N`` CFR+ iterations
-(deterministic; default :data:`RESOLVE_ITERS`), ``resolve-ms=MS`` a time budget that may stop it
-earlier (then not deterministic), ``resolve-gadget=margin|cfrd|none`` (max-margin, CFR-D, or
-unsafe); each of the three without re-solving is a :class:`ConfigError`.
+(deterministic; default :data:`RESOLVE_ITERS`, at most :data:`RESOLVE_MAX_ITERS`),
+``resolve-ms=MS`` a time budget that may stop it earlier (then not deterministic; 0: none),
+``resolve-gadget=margin|cfrd|none`` (max-margin, CFR-D, or unsafe); each of the three without
+re-solving is a :class:`ConfigError`.
 
 Positions: the tree's player 0 is the big blind, as in ``holdem.limit.2p``; on a table
 with another layout the bot finds its role by the blind it posted. A history the tree
@@ -49,6 +50,9 @@ __all__ = ["CFRPolicy", "RESOLVE_ITERS", "sequence_index", "SHIPPED_TEACHER", "r
 #: CFR+ iterations of a river re-solve unless ``resolve-iters`` says otherwise (LBR 135.8 ± 30.7
 #: mbb/g against the blueprint's 239.3 ± 36.1, docs/abstraction-cfr.md).
 RESOLVE_ITERS = 40
+#: The most ``resolve-iters`` takes: about 1.5 s of CPU a solve (the C solve does not answer Ctrl-C
+#: until it ends; ``resolve-ms`` bounds a solve by time instead).
+RESOLVE_MAX_ITERS = 10_000
 
 
 class _UnsetInt(int):
@@ -143,8 +147,8 @@ class CFRPolicy(Policy):
 
             if resolve_gadget not in GADGETS:
                 raise ConfigError(f"resolve-gadget is one of {', '.join(GADGETS)}, not {resolve_gadget!r}")
-            if resolve_iters < 1:
-                raise ConfigError(f"resolve-iters must be >= 1, got {int(resolve_iters)}")
+            if not 1 <= resolve_iters <= RESOLVE_MAX_ITERS:
+                raise ConfigError(f"resolve-iters must be between 1 and {RESOLVE_MAX_ITERS:,}, got {int(resolve_iters)}")
             if not resolve_ms >= 0:
                 raise ConfigError(f"resolve-ms must be >= 0, got {float(resolve_ms)}")
             if not resolve_strategy(strategy).is_dir():

@@ -145,7 +145,7 @@ DESCRIPTIONS = {
     "phase3": "ehs plus a showdown model learned in the match (Phase III)",
     "phase3-aggressive": "phase3's aggressive variant",
     "thesis-net": "the ITU thesis' default-strategy network as a bot",
-    "cfr": "a CFR strategy, heads-up limit (default: the MCCFR teacher, its river re-solved)",
+    "cfr": "a CFR strategy, heads-up limit (default: the teacher)",
     "adapt": "the adaptive bot of cbr, with every option of its own",
 }
 

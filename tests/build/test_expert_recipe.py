@@ -3,7 +3,10 @@ matches are written as ACPC logs, a re-run plays nothing twice, and the case bas
 teacher's decisions only."""
 from __future__ import annotations
 
+import signal
 from pathlib import Path
+
+import pytest
 
 from tests.conftest import require_native
 
@@ -73,7 +76,9 @@ def test_the_teacher_is_recorded_and_another_teachers_logs_are_refused(tmp_path:
     err = capsys.readouterr().err
     assert err.startswith("error: ") and "'cfr'" in err and err.count("\n") == 1
     assert sorted(p.name for p in logs.iterdir()) == before and not (tmp_path / "b").exists()
-    assert recipe.main(args[:-1] + ["nosuchbot", "--out", str(tmp_path / "c")]) == 1
+    with pytest.raises(SystemExit) as usage:                   # a spec that names no bot: a usage error
+        recipe.main(args[:-1] + ["nosuchbot", "--out", str(tmp_path / "c")])
+    assert usage.value.code == 2
 
 
 def test_the_shipped_sample_plays_only_the_hands_it_keeps(tmp_path: Path) -> None:
@@ -93,3 +98,60 @@ def test_the_shipped_sample_plays_only_the_hands_it_keeps(tmp_path: Path) -> Non
     states = [ln for ln in (other / whole.log.name).read_text().splitlines() if ln.startswith("STATE:")]
     cut = [ln for ln in (logs / played[0]).read_text().splitlines() if ln.startswith("STATE:")]
     assert cut == states[:16]
+
+
+def _run(args: list[str], **kw):
+    import subprocess
+    import sys
+
+    return subprocess.Popen([sys.executable, "-m", "casebases.build_expert", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=Path(recipe.__file__).parent.parent, **kw)
+
+
+@pytest.mark.parametrize("args,says", [
+    (["--ship", "3"], "--ship must be 0"),
+    (["--ship", "100", "--feature-set", "nope"], "--feature-set: no plugin 'nope'"),
+    (["--ship", "100", "--teacher", "raise"], "is not a `cfr` bot"),
+    (["--ship", "100", "--teacher", "nosuch"], "--teacher: unknown policy 'nosuch'"),
+])
+def test_bad_options_are_usage_errors_before_anything_is_played(tmp_path: Path, args, says) -> None:
+    """A bad --feature-set was a traceback after all the play; --ship 3 a traceback naming no path."""
+    proc = _run(["--logs", str(tmp_path / "logs"), "--out", str(tmp_path / "b"), *args])
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 2 and says in err and "Traceback" not in err, err
+    assert not (tmp_path / "logs").exists() and not (tmp_path / "b").exists()
+
+
+def test_a_logs_path_that_is_a_file_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "f").write_text("x")
+    proc = _run(["--logs", str(tmp_path / "f"), "--ship", "100", "--out", str(tmp_path / "b")])
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 1 and err == f"error: --logs {tmp_path / 'f'} is a file, not a folder\n"
+
+
+@pytest.mark.parametrize("signum,code,by", [(signal.SIGINT, 130, "Ctrl-C"), (signal.SIGTERM, 143, "SIGTERM")])
+def test_a_stop_while_playing_ends_the_workers_and_leaves_whole_logs_only(tmp_path: Path, signum, code, by) -> None:
+    """Ctrl-C was a traceback, and the worker went on playing (and finishing logs) after it."""
+    import os
+    import time
+
+    logs = tmp_path / "logs"
+    proc = _run(["--logs", str(logs), "--ship", "400000", "--match-hands", "200000", "--workers", "1",
+                 "--teacher", "cfr:strategy=emd_256", "--out", str(tmp_path / "b")], start_new_session=True)
+    deadline = time.monotonic() + 60
+    while not list(logs.glob(".*.tmp-*")) and time.monotonic() < deadline:   # a worker is writing a log
+        time.sleep(0.1)
+    assert list(logs.glob(".*.tmp-*")), "no log was started within 60 s"
+    workers = {int(p.name.split(".tmp-")[1].split("-")[0]) for p in logs.glob(".*.tmp-*")}
+    proc.send_signal(signum)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == code, err
+    assert err.splitlines()[-1].startswith(f"stopped by {by}: the logs played so far are in {logs}")
+    assert "Traceback" not in err
+    assert not list(logs.glob(".*.tmp-*"))                      # the half-written log is gone
+    for pid in workers:                                         # the worker is gone (not a zombie left playing)
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            continue
+        raise AssertionError(f"worker {pid} outlived the recipe")

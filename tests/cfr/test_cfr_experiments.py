@@ -194,11 +194,12 @@ def test_vs_bots_quick(tmp_path):
 def test_aggression_quick(tmp_path):
     """experiments/cfr_aggression.py (issue 37): the teacher against raise and itself, and its table."""
     out = tmp_path / "agg.json"
-    proc = run_script("cfr_aggression.py", "--hands", "40", "--self-hands", "40", "--bots", "cfr", "--out", str(out))
+    teacher = "cfr:strategy=emd_256"   # the teacher as trained (plain cfr re-solves its river), the default self-play bot
+    proc = run_script("cfr_aggression.py", "--hands", "40", "--self-hands", "40", "--bots", teacher, "--out", str(out))
     data = json.loads(out.read_text())
     (r,) = data["against_raise"]
-    assert r["bot"] == "cfr" and r["hands"] == 40 and len(r["streets"]) == 4
+    assert r["bot"] == teacher and r["hands"] == 40 and len(r["streets"]) == 4
     assert all(sum(s["actions"].values()) == pytest.approx(1.0) for s in r["streets"] if any(s["actions"].values()))
-    assert [s["street"] for s in data["self_play"]["cfr"]] == [1, 2, 3]
+    assert [s["street"] for s in data["self_play"][teacher]] == [1, 2, 3]
     assert data["table"]["uniform_rows"] == 74_093 and data["table"]["rows"] == 1_632_072
     assert "against raise" in proc.stdout

@@ -368,7 +368,8 @@ def test_the_options_are_checked() -> None:
         assert not policy_from_spec(spec).resolve, spec
     assert policy_from_spec("cfr:strategy=emd_256:resolve=river").resolve
     for spec, says in (("cfr:resolve=turn", "'turn'"), ("cfr:resolve=river:resolve-gadget=best", "'best'"),
-                       ("cfr:resolve=river:resolve-iters=0", "resolve-iters must be >= 1, got 0"),
+                       ("cfr:resolve=river:resolve-iters=0", "resolve-iters must be between 1 and 10,000, got 0"),
+                       ("cfr:resolve-iters=100000000", "resolve-iters must be between 1 and 10,000"),
                        ("cfr:resolve-ms=-1", "resolve-ms must be >= 0, got -1"),
                        ("cfr:resolve=river:strategy=h_hs2_4", "CFR+ strategy"),
                        ("cfr:strategy=emd_256:resolve-iters=5", "resolve-iters needs re-solving: add resolve=river (a strategy="),
