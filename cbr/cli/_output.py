@@ -56,6 +56,16 @@ def print_json(obj: Any) -> None:
     typer.echo(text)
 
 
+def half_width(x: float, decimals: int = 3) -> str:
+    """A confidence interval's half-width, rounded; ``n/a`` where it is not finite (a match of
+    fewer than two hands, one stopped before its first hand).
+
+    >>> half_width(0.06417), half_width(12.6, 0), half_width(float("inf"))
+    ('0.064', '13', 'n/a')
+    """
+    return f"{x:.{decimals}f}" if math.isfinite(x) else "n/a"
+
+
 def signed(x: float, decimals: int = 0) -> str:
     """``x`` with its sign, rounded; what rounds to zero is ``+0`` (never ``-0``, which a
     seat that lost a fraction of a chip per hand showed beside ``+0`` chips).

@@ -8,7 +8,7 @@ import typer
 
 from cbr.cli._errors import guarded, usage_error
 from cbr.cli._options import MAX_HANDS, MAX_SEED, MAX_WORKERS
-from cbr.cli._output import print_json, progress_bar, rich_table, signed, stdout
+from cbr.cli._output import half_width, print_json, progress_bar, rich_table, signed, stdout
 
 if TYPE_CHECKING:  # pragma: no cover
     from cbr.play.league import LeagueResult
@@ -97,11 +97,11 @@ def _print_league(result: "LeagueResult", as_json: bool, plot: Optional[str]) ->
                   if result.interrupted else f"{result.planned} pairing{'s' * (result.planned != 1)}")
         title = (f"{result.mode}: {played}, {result.hands:,} duplicate hands each, seed {result.seed}"
                  + (" (interrupted)" if result.interrupted else ""))
-        rows = [[p.a, p.b, f"{p.hands:,}", signed(p.sb_per_hand, 3), _half(p.sb_ci)] for p in result.pairings]
+        rows = [[p.a, p.b, f"{p.hands:,}", signed(p.sb_per_hand, 3), half_width(p.sb_ci)] for p in result.pairings]
         # the title on a line of its own (as the table's title it wrapped mid-phrase), as cbr match does
         stdout.print(title, markup=False, highlight=False, soft_wrap=True)
         stdout.print(rich_table(None, ["bot", "against", "hands", "sb/h", "± 95%"], rows))
-        rows = [[str(k), s.bot, str(s.pairings), signed(s.sb_per_hand, 3), _half(s.sb_ci), str(s.won), str(s.lost)]
+        rows = [[str(k), s.bot, str(s.pairings), signed(s.sb_per_hand, 3), half_width(s.sb_ci), str(s.won), str(s.lost)]
                 for k, s in enumerate(standings, 1)]
         stdout.print(rich_table("standings (mean sb/h over the pairings)",
                                 ["#", "bot", "pairings", "sb/h", "± 95%", "won", "lost"], rows))
@@ -117,7 +117,3 @@ def _print_league(result: "LeagueResult", as_json: bool, plot: Optional[str]) ->
             stdout.print(f"plot written to {plot}", markup=False, highlight=False, soft_wrap=True)
 
 
-def _half(x: float) -> str:
-    import math
-
-    return f"{x:.3f}" if math.isfinite(x) else "n/a"

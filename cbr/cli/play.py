@@ -15,7 +15,7 @@ from cbr.cli._options import (
     alias,
     check_output,
 )
-from cbr.cli._output import print_json, progress_bar, rich_table, signed, stderr, stdout
+from cbr.cli._output import half_width, print_json, progress_bar, rich_table, signed, stderr, stdout
 
 if TYPE_CHECKING:  # pragma: no cover
     from cbr.acpc.client import ClientResult
@@ -129,8 +129,8 @@ def _print_match(result: "MatchResult", seed: int, as_json: bool) -> None:
     title = (f"{result.game.name}: {result.hands:,} hands"
              + (f" (duplicate, {result.deals:,} deals)" if result.duplicate else "") + f", seed {seed}"
              + (" (interrupted)" if result.interrupted else ""))
-    rows = [[str(s), p.name, signed(p.total), signed(p.sb_per_hand, 3), f"{p.sb_ci:.3f}",
-             signed(p.mbb_per_hand), f"{p.mbb_ci:.0f}"] for s, p in enumerate(result.players)]
+    rows = [[str(s), p.name, signed(p.total), signed(p.sb_per_hand, 3), half_width(p.sb_ci),
+             signed(p.mbb_per_hand), half_width(p.mbb_ci, 0)] for s, p in enumerate(result.players)]
     # the title on a line of its own: as the table's title it wrapped to the table's width, mid-phrase
     stdout.print(title, markup=False, highlight=False, soft_wrap=True)
     stdout.print(rich_table(None, ["seat", "bot", "chips", "sb/h", "± 95%", "mbb/h", "± 95%"], rows))

@@ -688,3 +688,17 @@ def test_hand_trials_range_is_the_evaluator_cap() -> None:
     assert _options.MAX_TRIALS == evaluator_ext.MAX_TRIALS
     result = cbr("hand", "AhKd", "--trials", str(evaluator_ext.MAX_TRIALS + 1))
     assert result.exit_code == 2, result.output
+
+
+def test_a_match_stopped_before_its_first_hand_shows_no_infinite_ci(capsys) -> None:
+    """A match stopped during its first hand printed `± inf` in both CI columns."""
+    import math
+
+    from cbr.cli.play import _print_match
+    from cbr.game.gamedef import preset
+    from cbr.play.match import MatchResult, PlayerResult
+
+    seats = tuple(PlayerResult(n, n, 0, 0.0, 0.0, math.inf, 0.0, math.inf) for n in ("cfr", "raise"))
+    _print_match(MatchResult(preset("holdem.limit.2p"), seats, 0, 0, True, 3, interrupted=True), 3, False)
+    out = capsys.readouterr().out
+    assert "inf" not in out and out.count("n/a") == 4 and "(interrupted)" in out
