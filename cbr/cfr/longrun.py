@@ -182,7 +182,8 @@ class LongRun:
     ``strategy`` (optional) is written with every checkpoint, a line appended to ``progress``
     (optional) with every checkpoint; ``memory`` (bytes) goes into those lines; ``report``
     receives a line of news at each checkpoint and at the end, but not at a stop (whoever
-    stopped the run says so). The CPU seconds of training (the process's,
+    stopped the run says so), and a progress line every ``report_seconds`` of wall time
+    between them (0: none). The CPU seconds of training (the process's,
     both threads, summed over every session) are kept in the checkpoint
     (``trainer.extra["cpu_seconds"]``).
     """
@@ -198,6 +199,7 @@ class LongRun:
     snapshot_every: int = 0
     memory: int = 0
     report: Optional[Callable[[str], None]] = None
+    report_seconds: float = 60.0
     slice_seconds: float = 2.0
     _session: dict = field(default_factory=dict, repr=False)
 
@@ -219,7 +221,7 @@ class LongRun:
         deadline = start + 60.0 * minutes if minutes else None
         self._session = {"start": start, "iterations": t.iterations, "walk": 0.0}
         self._line("start")
-        last_checkpoint = start
+        last_checkpoint = last_report = start
         snap_s = 60.0 * self.snapshot_minutes
         next_snapshot = (int(t.seconds // snap_s) + 1) * snap_s if snap_s else None
         step = 10  # a first slice short under any sampling (a public-chance iteration takes ~0.25 s); then ~slice_seconds
@@ -254,7 +256,12 @@ class LongRun:
             if ((self.checkpoint_every and t.iterations % self.checkpoint_every == 0)
                     or (self.checkpoint_minutes and time.monotonic() - last_checkpoint >= 60.0 * self.checkpoint_minutes)):
                 self.save("checkpoint")
-                last_checkpoint = time.monotonic()
+                last_checkpoint = last_report = time.monotonic()
+            elif self.report is not None and self.report_seconds and time.monotonic() - last_report >= self.report_seconds:
+                last_report = time.monotonic()
+                walked, walk = t.iterations - self._session["iterations"], self._session["walk"]
+                self.report(f"training: {t.iterations:,} iterations, {t.seconds:,.0f} s of training, "
+                            f"{walked / walk if walk else 0:,.0f} a second this session")
         self.save(reason)
         return reason
 

@@ -339,3 +339,21 @@ def test_the_teacher_recipe_refuses_other_buckets_or_sampling_in_one_line(tiny, 
     assert build_cfr_emd.main([*base, "--buckets", "4", "--sampling", "public"]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: ") and "sampling" in err[0]
+
+
+def test_a_long_slice_of_training_reports_progress_between_checkpoints(tiny, tmp_path) -> None:
+    """The run printed nothing between checkpoints (10 minutes apart by default): a first-time user
+    saw a silent terminal. Now a line every ``report_seconds``, none at a stop."""
+    t = MCCFRTrainer(DistributionAbstraction.load(tiny), seed=2, threads=1)
+    said: list[str] = []
+    run = LongRun(t, tmp_path / "ck.npz", report=said.append, report_seconds=0.5, slice_seconds=0.1)
+    assert run.train(minutes=2.5 / 60) == "minutes"
+    progress = [s for s in said if s.startswith("training: ")]
+    assert len(progress) >= 3, said
+    counts = [int(s.split()[1].replace(",", "")) for s in progress]
+    assert counts == sorted(counts) and counts[-1] <= t.iterations
+    assert said[-1].startswith("minutes: ")                     # the end's line comes last
+    quiet: list[str] = []
+    LongRun(MCCFRTrainer(DistributionAbstraction.load(tiny), seed=2, threads=1), tmp_path / "q.npz",
+            report=quiet.append, report_seconds=0).train(minutes=1.0 / 60)
+    assert not [s for s in quiet if s.startswith("training: ")]
