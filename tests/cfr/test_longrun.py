@@ -18,7 +18,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from tests.conftest import REPO, default_sigint, require_native
 
@@ -29,16 +28,7 @@ from cbr.cfr.longrun import LongRun, RunFolder, StopSignals, read_progress, tabl
 from cbr.cfr.mccfr import MCCFRTrainer  # noqa: E402
 from cbr.cfr.policy import SHIPPED_TEACHER  # noqa: E402
 from cbr.cfr.testing import coarse_abstraction  # noqa: E402
-
-FOUR = ["--flop", "4", "--turn", "4", "--river", "4", "--threads", "1"]
-
-
-@pytest.fixture(scope="module")
-def tiny(tmp_path_factory) -> Path:
-    """``abstraction.npz`` of 4 buckets a street (the shipped teacher's, merged)."""
-    folder = tmp_path_factory.mktemp("tiny")
-    coarse_abstraction(DistributionAbstraction.load(SHIPPED_TEACHER), 4).save(folder)
-    return folder / "abstraction.npz"
+from tests.cfr.conftest import FOUR  # noqa: E402
 
 
 def recipe_args(run: Path, tiny: Path, *more: str) -> list[str]:

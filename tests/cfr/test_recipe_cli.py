@@ -15,7 +15,6 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
@@ -24,19 +23,7 @@ from tests.conftest import REPO, default_sigint, require_native
 require_native(module_level=True)
 
 from casebases import build_cfr_big, build_cfr_emd  # noqa: E402
-from cbr.abstraction.distribution import DistributionAbstraction  # noqa: E402
-from cbr.cfr.policy import SHIPPED_TEACHER  # noqa: E402
-from cbr.cfr.testing import coarse_abstraction  # noqa: E402
-
-FOUR = ["--flop", "4", "--turn", "4", "--river", "4", "--threads", "1"]
-
-
-@pytest.fixture(scope="module")
-def tiny(tmp_path_factory) -> Path:
-    """``abstraction.npz`` of 4 buckets a street (the shipped teacher's, merged)."""
-    folder = tmp_path_factory.mktemp("tiny")
-    coarse_abstraction(DistributionAbstraction.load(SHIPPED_TEACHER), 4).save(folder)
-    return folder / "abstraction.npz"
+from tests.cfr.conftest import FOUR  # noqa: E402
 
 
 def command(module: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
