@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import require_native
+from tests.conftest import default_sigint, require_native
 
 require_native(module_level=True)
 
@@ -137,7 +137,8 @@ def test_a_stop_while_playing_ends_the_workers_and_leaves_whole_logs_only(tmp_pa
 
     logs = tmp_path / "logs"
     proc = _run(["--logs", str(logs), "--ship", "400000", "--match-hands", "200000", "--workers", "1",
-                 "--teacher", "cfr:strategy=emd_256", "--out", str(tmp_path / "b")], start_new_session=True)
+                 "--teacher", "cfr:strategy=emd_256", "--out", str(tmp_path / "b")], start_new_session=True,
+                preexec_fn=default_sigint)
     deadline = time.monotonic() + 60
     while not list(logs.glob(".*.tmp-*")) and time.monotonic() < deadline:   # a worker is writing a log
         time.sleep(0.1)
