@@ -266,10 +266,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     matches = recipe(logs, args.hands, args.match_hands, args.teacher)
-    taken = [(first_part(m, k), k) for m, k in shipped_subset(matches, args.ship)] if args.ship else []
+    shipped = shipped_subset(matches, args.ship) if args.ship else []
+    taken = [(first_part(m, k), k, m.log.name) for m, k in shipped]  # played, hands kept, the recipe's log name
     t0 = time.time()
     try:
-        play([m for m, _ in taken] if args.ship else matches, args.workers)
+        play([m for m, _, _ in taken] if args.ship else matches, args.workers)
     except KeyboardInterrupt as exc:
         by = "SIGTERM" if isinstance(exc, Stopped) else "Ctrl-C"
         print(f"stopped by {by}: the logs played so far are in {logs} (a log being written was dropped); run the "
@@ -284,15 +285,15 @@ def main(argv: list[str] | None = None) -> int:
         if args.ship:  # cut copies under a neutral name: the cases' source reads expert-logs/<log>
             out = out.resolve()
             (Path(tmp) / "expert-logs").mkdir()
-            paths = [f"expert-logs/{first_hands(m.log, k, Path(tmp) / 'expert-logs', f'{m.log.name.split(chr(46))[0]}.log').name}"
-                     for m, k in taken]
+            paths = [f"expert-logs/{first_hands(m.log, k, Path(tmp) / 'expert-logs', name).name}"
+                     for m, k, name in taken]
             os.chdir(tmp)
         try:
             report = build_casebase(paths, out, workers=args.workers, overwrite=True,
                                     players=teacher_seats(args.teacher), name=out.name, feature_set=args.feature_set)
         finally:
             os.chdir(here)
-    hands = sum(m.hands for m, _ in taken) if args.ship else sum(m.hands for m in matches)
+    hands = sum(m.hands for m, _, _ in taken) if args.ship else sum(m.hands for m in matches)
     print(f"played {hands:,} hands in {played:.0f} s; built {out}: {report.cases:,} cases "
           f"{report.cases_per_street} from {report.hands:,} hands in {time.time() - t1:.0f} s", file=sys.stderr)
     return 0

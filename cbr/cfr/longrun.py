@@ -259,9 +259,8 @@ class LongRun:
                 last_checkpoint = last_report = time.monotonic()
             elif self.report is not None and self.report_seconds and time.monotonic() - last_report >= self.report_seconds:
                 last_report = time.monotonic()
-                walked, walk = t.iterations - self._session["iterations"], self._session["walk"]
                 self.report(f"training: {t.iterations:,} iterations, {t.seconds:,.0f} s of training, "
-                            f"{walked / walk if walk else 0:,.0f} a second this session")
+                            f"{self._rate():,.0f} a second this session")
         self.save(reason)
         return reason
 
@@ -282,15 +281,19 @@ class LongRun:
                         f"({line['cpu_seconds']:,.0f} CPU s), {line['iterations_per_second']:,.0f} a second "
                         f"this session -> {self.checkpoint}")
 
+    def _rate(self) -> float:
+        """Iterations a second of training in this session (0 before its first slice)."""
+        walked = self.trainer.iterations - self._session.get("iterations", self.trainer.iterations)
+        return walked / self._session["walk"] if self._session.get("walk") else 0.0
+
     def _line(self, event: str) -> dict:
         t = self.trainer
         s = self._session
-        walked = t.iterations - s.get("iterations", t.iterations)
         record = {"event": event, "time": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
                   "iterations": t.iterations, "training_seconds": round(t.seconds, 1),
                   "cpu_seconds": round(float(t.extra.get("cpu_seconds", 0.0)), 1),
                   "session_wall_seconds": round(time.monotonic() - s.get("start", time.monotonic()), 1),
-                  "iterations_per_second": round(walked / s["walk"]) if s.get("walk") else 0,
+                  "iterations_per_second": round(self._rate()),
                   "threads": t.threads, "table_bytes": self.memory,
                   "max_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
                   "load_average": round(os.getloadavg()[0], 2)}
