@@ -57,10 +57,11 @@ def opponent_model(log: Path, target: str, abstraction):
     from cbr.logs.acpc import loads
 
     records = loads(log.read_text(encoding="utf-8"), source=log.name)
-    names = {n for r in records for n in r.players} - {"cfr"}
-    if len(names) != 1:
-        raise SystemExit(f"{log}: expected the teacher and one opponent, found {sorted(names)}")
-    return count_decisions(records, names.pop(), abstraction)
+    names = {n for r in records for n in r.players}
+    seat = target.replace(":", "/")  # the target's seat label (cbr.play.table.seat_label)
+    if seat not in names or len(names) != 2:
+        raise SystemExit(f"{log}: expected the teacher and {seat}, found {sorted(names)}")
+    return count_decisions(records, seat, abstraction)
 
 
 def main(argv: list[str] | None = None) -> int:

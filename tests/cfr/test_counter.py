@@ -194,3 +194,30 @@ def test_the_native_counter_solver_refuses_bad_arguments(coarse) -> None:
     with pytest.raises(ValueError, match="outside the arrays"):
         short = [a[: t.size - 1].copy() for a in ok]
         run(t._tree, t._tables, *short, 0.5, 0, 10, 1, 1)
+
+
+def test_the_recipe_builds_a_counter_strategy_from_the_teachers_log(tmp_path, shipped) -> None:
+    """``python -m casebases.build_counters`` end to end, small: the teacher's log against the
+    target, the target's decisions counted (the seat labelled by its spec, beside the teacher's
+    ``cfr/strategy=emd_256``: the recipe refused its own log when the teacher's label changed),
+    a strategy trained and written; a log with another opponent is refused by name."""
+    from casebases import build_counters
+    from cbr.logs.acpc import loads
+
+    (tmp_path / "emd_256").symlink_to(SHIPPED_TEACHER)
+    logs = tmp_path / "logs"
+    argv = ["--only", "raise", "--hands", "20", "--iterations", "2000", "--threads", "1", "--logs", str(logs),
+            "--out", str(tmp_path)]
+    assert build_counters.main(argv) == 0
+    (log,) = logs.iterdir()
+    records = loads(log.read_text(encoding="utf-8"))
+    assert {n for r in records for n in r.players} == {"cfr/strategy=emd_256", "raise"}
+    model = OpponentModel.load(tmp_path / "counter_raise" / "model.npz")
+    raises = sum(1 for r in records for a in r.actions if r.players[a.position] == "raise")
+    assert int(model.counts.sum()) == raises > 0
+    s = load_imperfect_strategy(tmp_path / "counter_raise")
+    assert s.info["counter"]["name"] == "raise" and s.info["iterations"] == 2000
+    log.write_text(log.read_text(encoding="utf-8").replace(":raise", ":call").replace("|raise", "|call"),
+                   encoding="utf-8")
+    with pytest.raises(SystemExit, match="expected the teacher and raise"):
+        build_counters.main(argv)
