@@ -5,7 +5,7 @@ their robustness costs).
 
     python experiments/counter_strategies.py --seed 36 --hands 4000 -j 1
 
-The opponent models were counted on seeds 3600-3603 (``casebases/build_counters.py``); report
+The opponent models were counted on seeds 3600-3604 (``casebases/build_counters.py``); report
 on others. Writes ``experiments/results/counters-seed<S>.json`` (``--only``: replacing those
 counters' rows) and prints a Markdown table.
 """
@@ -21,7 +21,7 @@ from common import RESULTS, duel, say, write_json
 #: The teacher the counters are compared with (as trained: plain ``cfr`` re-solves its river since 2026-11-29).
 TEACHER = "cfr:strategy=emd_256"
 COUNTERS = {"raise": ("raise", "ehs"), "call": ("call", "phase3"), "station": ("station", "phase3"),
-            "lag": ("lag", "poki")}
+            "lag": ("lag", "poki"), "raise_mild": ("raise", "ehs")}
 
 
 def cells(names: list[str]) -> list[tuple[str, str, str]]:

@@ -25,7 +25,7 @@ from cbr.cfr.policy import SHIPPED_TEACHER  # noqa: E402
 from cbr.cfr.tree import build_tree  # noqa: E402
 from cbr.errors import ConfigError  # noqa: E402
 
-COUNTERS = ("raise", "call", "station", "lag")
+COUNTERS = ("raise", "call", "station", "lag", "raise_mild")
 
 
 @pytest.fixture(scope="module")
@@ -221,3 +221,31 @@ def test_the_recipe_builds_a_counter_strategy_from_the_teachers_log(tmp_path, sh
                    encoding="utf-8")
     with pytest.raises(SystemExit, match="expected the teacher and raise"):
         build_counters.main(argv)
+
+
+def test_the_raise_frontier_experiment_trains_and_measures_each_p(tmp_path) -> None:
+    """experiments/raise_frontier.py, tiny: each p trained by the recipe (the control, p = 0,
+    too), every opponent played, the control head to head; a second run reuses the runs."""
+    import json
+    import subprocess
+    import sys
+
+    script = Path(__file__).resolve().parents[2] / "experiments" / "raise_frontier.py"
+    out = tmp_path / "frontier.json"
+    argv = [sys.executable, str(script), "--p", "0", "0.5", "--iterations", "2000", "--model-hands", "20",
+            "--hands", "20", "--work", str(tmp_path / "work"), "--out", str(out)]
+    first = subprocess.run(argv, capture_output=True, text=True, timeout=600, check=True)
+    data = json.loads(out.read_text())
+    assert [r["p"] for r in data["rows"]] == [0.0, 0.5]
+    control, mild = data["rows"]
+    assert "control" not in control["against"] and "control" in mild["against"]
+    assert {"raise", "call", "lag", "random", "ehs", "cfr:strategy=emd_256"} <= set(mild["against"])
+    assert all(r["hands"] == 20 for r in mild["against"].values())
+    assert (tmp_path / "work" / "p0.5-2000" / "counter_raise" / "strategy.npz").exists()
+    assert "| 0.5 |" in first.stdout and "training p = 0.5" in first.stderr
+    again = subprocess.run(argv, capture_output=True, text=True, timeout=600, check=True)
+    assert "training" not in again.stderr
+    def results(rows):
+        return [(r["p"], sorted((k, v["sb_per_hand"]) for k, v in r["against"].items())) for r in rows]
+
+    assert results(json.loads(out.read_text())["rows"]) == results(data["rows"])   # the same runs, the same deals
