@@ -69,53 +69,104 @@ def opponent_model(log: Path, target: str, abstraction):
     return count_decisions(records, seat, abstraction)
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--only", default="", help="comma-separated names of TARGETS (default: all)")
-    ap.add_argument("--logs", default="/tmp/counter-logs", help="folder for the ACPC logs")
-    ap.add_argument("--hands", type=int, default=20_000, help="hands of the teacher against each opponent")
-    ap.add_argument("--p", type=float, default=None,
-                    help="the chance the opponent is restricted to its model (default: TARGETS'; sets c = 0)")
-    ap.add_argument("--minutes", type=float, default=8.0, help="training time per counter-strategy")
-    ap.add_argument("--iterations", type=int, default=0,
-                    help="train this many iterations instead of --minutes (default: SHIPPED_ITERATIONS' where it "
-                         "names the counter-strategy, else --minutes)")
-    ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--out", default=str(OUT), help="the folder that gets counter_<name>/ (beside emd_256/)")
-    args = ap.parse_args(argv)
-    from cbr.abstraction.distribution import DistributionAbstraction
-    from cbr.cfr.counter import CounterTrainer
-    from cbr.cfr.mccfr import STRATEGY_FILE
+#: seconds between two progress lines while a counter-strategy trains
+REPORT_SECONDS = 60.0
 
+
+def _train(trainer, budget: int, minutes: float, name: str) -> None:
+    """Run ``budget`` iterations (or, with 0, ``minutes``), a progress line on stderr every
+    :data:`REPORT_SECONDS`."""
+    start = time.time()
+    deadline = start + minutes * 60
+    step = 200_000
+    last = start
+    while (trainer.iterations < budget) if budget else (time.time() < deadline):
+        trainer.run(min(step, budget - trainer.iterations) if budget else step)
+        now = time.time()
+        if now - last >= REPORT_SECONDS:
+            last = now
+            rate = trainer.iterations / max(now - start, 1e-9)
+            left = (budget - trainer.iterations) / max(rate, 1e-9) if budget else deadline - now
+            total = f" of {budget:,}" if budget else ""
+            print(f"{name}: {trainer.iterations:,}{total} iterations, {rate:,.0f} a second, about {left / 60:.0f} min "
+                  "left", file=sys.stderr, flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    from casebases.build_cfr_emd import Help, number
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0], formatter_class=Help)
+    ap.add_argument("--only", default="", help=f"comma-separated names, of {', '.join(TARGETS)} (default: all)")
+    ap.add_argument("--logs", default="/tmp/counter-logs", help="folder for the ACPC logs (a log there is reused)")
+    ap.add_argument("--hands", type=number(1, int), default=20_000, help="hands of the teacher against each opponent")
+    ap.add_argument("--p", type=number(0), default=None,
+                    help="the chance, 0 to 1, the opponent is restricted to its model (default: TARGETS'; sets c = 0)")
+    ap.add_argument("--minutes", type=number(0.01), default=None,
+                    help="training time per counter-strategy (default: 8, or SHIPPED_ITERATIONS' iterations "
+                         f"where it names the counter-strategy: {SHIPPED_ITERATIONS})")
+    ap.add_argument("--iterations", type=number(1, int), default=None,
+                    help="train this many iterations instead of --minutes")
+    ap.add_argument("--threads", type=number(1, int), default=1,
+                    help="training threads (1: the same strategy bit for bit for the same arguments; at most 64)")
+    ap.add_argument("--out", default=str(OUT),
+                    help="the folder that gets counter_<name>/; it must hold the teacher's abstraction as emd_256/ "
+                         "(a link to casebases/cfr/emd_256 will do)")
+    args = ap.parse_args(argv)
     names = [n for n in args.only.split(",") if n] or list(TARGETS)
     unknown = [n for n in names if n not in TARGETS]
     if unknown:
-        raise SystemExit(f"unknown counter-strategies {unknown}; known: {', '.join(TARGETS)}")
-    out = Path(args.out)
-    logs = Path(args.logs)
-    logs.mkdir(parents=True, exist_ok=True)
-    abstraction = DistributionAbstraction.load(out / "emd_256")
-    for name in names:
-        target, p, p_max, c = TARGETS[name]
-        if args.p is not None:
-            p, p_max, c = args.p, 1.0, 0.0
-        t0 = time.time()
-        log = play_log(target, args.hands, SEED + list(TARGETS).index(name), logs)
-        model = opponent_model(log, target, abstraction)
-        print(f"{name}: {int(model.counts.sum()):,} decisions of {target} counted in {time.time() - t0:.0f} s",
-              file=sys.stderr, flush=True)
-        trainer = CounterTrainer(abstraction, model, p=p, p_max=p_max, c=c, name=name, seed=0, threads=args.threads)
-        deadline = time.time() + args.minutes * 60
-        step = 200_000
-        budget = args.iterations or SHIPPED_ITERATIONS.get(name, 0)
-        while (trainer.iterations < budget) if budget else (time.time() < deadline):
-            trainer.run(min(step, budget - trainer.iterations) if budget else step)
-        folder = out / f"counter_{name}"
-        folder.mkdir(parents=True, exist_ok=True)
-        trainer.save_strategy(folder / STRATEGY_FILE)
-        model.save(folder / "model.npz")
-        print(f"{name}: {trainer.iterations:,} iterations in {trainer.seconds:.0f} s -> {folder}",
-              file=sys.stderr, flush=True)
+        ap.error(f"unknown counter-strategies {unknown}; known: {', '.join(TARGETS)}")
+    if args.p is not None and args.p > 1:
+        ap.error(f"argument --p: {args.p:g} is out of range: give 0 to 1")
+    if args.threads > 64:
+        ap.error(f"argument --threads: {args.threads} is out of range: give 1 to 64")
+    if args.minutes is not None and args.iterations is not None:
+        ap.error("give --minutes or --iterations, not both")
+    out, logs = Path(args.out), Path(args.logs)
+    for flag, folder in (("--out", out), ("--logs", logs)):
+        if folder.exists() and not folder.is_dir():
+            ap.error(f"argument {flag}: {folder} is a file, not a folder")
+    if not (out / "emd_256").is_dir():
+        raise SystemExit(f"error: {out / 'emd_256'} is missing: --out must hold the teacher's abstraction; link the "
+                         f"shipped one: ln -s {OUT / 'emd_256'} {out / 'emd_256'}")
+    from cbr.abstraction.distribution import DistributionAbstraction
+    from cbr.cfr.counter import CounterTrainer
+    from cbr.cfr.mccfr import STRATEGY_FILE
+    from cbr.errors import CBRError
+
+    try:
+        logs.mkdir(parents=True, exist_ok=True)
+        abstraction = DistributionAbstraction.load(out / "emd_256")
+        for name in names:
+            target, p, p_max, c = TARGETS[name]
+            if args.p is not None:
+                p, p_max, c = args.p, 1.0, 0.0
+            t0 = time.time()
+            log = play_log(target, args.hands, SEED + list(TARGETS).index(name), logs)
+            model = opponent_model(log, target, abstraction)
+            print(f"{name}: {int(model.counts.sum()):,} decisions of {target} counted in {time.time() - t0:.0f} s",
+                  file=sys.stderr, flush=True)
+            trainer = CounterTrainer(abstraction, model, p=p, p_max=p_max, c=c, name=name, seed=0,
+                                     threads=args.threads)
+            if args.iterations is not None:
+                budget, minutes = args.iterations, 0.0
+            elif args.minutes is not None:
+                budget, minutes = 0, args.minutes
+            else:
+                budget, minutes = SHIPPED_ITERATIONS.get(name, 0), 8.0
+            _train(trainer, budget, minutes, name)
+            folder = out / f"counter_{name}"
+            folder.mkdir(parents=True, exist_ok=True)
+            trainer.save_strategy(folder / STRATEGY_FILE)
+            model.save(folder / "model.npz")
+            print(f"{name}: {trainer.iterations:,} iterations in {trainer.seconds:.0f} s -> {folder}",
+                  file=sys.stderr, flush=True)
+    except CBRError as e:
+        raise SystemExit(f"error: {e}") from None
+    except KeyboardInterrupt:
+        print("interrupted: the counter-strategy being trained was not written (those finished before were)",
+              file=sys.stderr)
+        return 130
     return 0
 
 

@@ -78,12 +78,19 @@ def main() -> None:
     from cbr.cfr.sequence_form import SequenceForm, always_call, always_raise
     from cbr.cfr.small import kuhn, leduc
 
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--seed", type=int, default=1, help="MCCFR's seed [default: 1]")
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    ap.add_argument("--seed", type=int, default=1, help="MCCFR's seed")
     ap.add_argument("--iterations", type=int, nargs="+", default=[100_000, 1_000_000, 10_000_000],
-                    help="MCCFR's iterations, one row each [default: 1e5 1e6 1e7]")
-    ap.add_argument("--out", default=None, help="JSON file [default: experiments/results/equilibrium-vs-raise.json]")
+                    help="MCCFR's iterations, one row each")
+    ap.add_argument("--out", default=None, help="JSON file (default: experiments/results/equilibrium-vs-raise.json)")
     args = ap.parse_args()
+    if min(args.iterations) < 1:
+        ap.error(f"argument --iterations: {min(args.iterations)} is out of range: give 1 or more")
+    if args.seed < 0:
+        ap.error(f"argument --seed: {args.seed} is out of range: give 0 or more")
+    if args.out and Path(args.out).is_dir():
+        ap.error(f"argument --out: {args.out} is a folder; give a file name")
     games = []
     for game in (kuhn(), leduc()):
         sf = SequenceForm.of(game)
@@ -134,4 +141,8 @@ if __name__ == "__main__":
     from common import require_native
 
     require_native()
-    main()
+    try:
+        main()
+    except KeyboardInterrupt:
+        print("interrupted: nothing written", file=sys.stderr)
+        sys.exit(130)

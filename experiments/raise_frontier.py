@@ -1,12 +1,15 @@
-"""Spending exploitability on always-raise, in hold'em: restricted Nash responses to always-raise's
-model for a sweep of ``p``, each against ``raise``, the teacher and weak bots it was not built
-for, and head to head with the ``p = 0`` run of the same budget (what exploiting costs).
+"""Restricted Nash responses to always-raise for a sweep of p, against weak bots, the teacher and a p = 0 control.
+
+Spending exploitability on always-raise, in hold'em: each ``p`` against ``raise``, the teacher
+and weak bots it was not built for, and head to head with the ``p = 0`` run of the same budget
+(what exploiting costs).
 
     python3 experiments/raise_frontier.py --p 0 0.05 0.2 --iterations 6000000 --seed 63 --hands 10000
 
 Each ``p`` is trained by the counter recipe (``casebases/build_counters.py --only raise --p P
 --iterations N --threads 1``: deterministic for its arguments) into ``--work`` (a run already
-there, ``p<P>-<N>/counter_raise/``, is reused), then plays duplicate matches on ``--seed``'s deals.
+there, ``p<P>-<N>[-m<model hands>]/counter_raise/``, is reused, and said so), then plays duplicate
+matches on ``--seed``'s deals.
 ``p = 0`` ignores the model: it is plain self-play MCCFR with the same budget, the control.
 ``--extra SPEC`` measures more strategies the same way (a shipped one, say). ``--lbr-hands`` adds LBR (``cbr exploit``'s default variant; about 30 hands a second on a core),
 at most ``--lbr-minutes`` each. The exact frontier on Leduc hold'em is
@@ -33,9 +36,11 @@ def train(p: float, iterations: int, work: Path, model_hands: int = 20_000) -> s
     """The counter recipe's run for ``p`` (reused when there); returns its policy spec."""
     from casebases import build_counters
 
-    out = work / f"p{p:g}-{iterations}"
+    out = work / (f"p{p:g}-{iterations}" + ("" if model_hands == 20_000 else f"-m{model_hands}"))
     folder = out / "counter_raise"
-    if not (folder / "strategy.npz").exists():
+    if (folder / "strategy.npz").exists():
+        say(f"p = {p:g}: reusing {folder} (trained before with the same p, iterations and model hands)")
+    else:
         out.mkdir(parents=True, exist_ok=True)
         if not (out / "emd_256").exists():
             (out / "emd_256").symlink_to(SHIPPED)
@@ -45,8 +50,36 @@ def train(p: float, iterations: int, work: Path, model_hands: int = 20_000) -> s
     return f"cfr:strategy={folder}"
 
 
+def _checked(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Every value checked before any work: one usage line (exit 2) for a bad one."""
+    from cbr.policies.spec import policy_from_spec
+
+    if 0.0 not in args.p:
+        ap.error("--p must include 0, the control")
+    if not all(0.0 <= p <= 1.0 for p in args.p):
+        ap.error(f"argument --p: each must be 0 to 1, not {' '.join(f'{p:g}' for p in args.p)}")
+    for flag, value, low in (("--iterations", args.iterations, 1), ("--model-hands", args.model_hands, 2),
+                             ("--seed", args.seed, 0),
+                             ("--hands", args.hands, 2), ("--lbr-hands", args.lbr_hands, 0)):
+        if value < low:
+            ap.error(f"argument {flag}: {value} is out of range: give {low} or more")
+    if not args.lbr_minutes > 0:
+        ap.error(f"argument --lbr-minutes: {args.lbr_minutes:g} is out of range: give more than 0")
+    work = Path(args.work)
+    if work.exists() and not work.is_dir():
+        ap.error(f"argument --work: {work} is a file, not a folder")
+    if args.out and Path(args.out).is_dir():
+        ap.error(f"argument --out: {args.out} is a folder; give a file name")
+    for spec in args.extra:
+        try:
+            policy_from_spec(spec)
+        except Exception as e:  # noqa: BLE001 - any reason a spec cannot be played, said in one line
+            ap.error(f"argument --extra: {spec}: {e}")
+
+
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     ap.add_argument("--p", type=float, nargs="+", default=[0.0, 0.05, 0.2], help="restriction chances (0: the control)")
     ap.add_argument("--iterations", type=int, default=6_000_000, help="MCCFR iterations of each run")
     ap.add_argument("--model-hands", type=int, default=20_000,
@@ -58,10 +91,9 @@ def main() -> None:
     ap.add_argument("--extra", nargs="*", default=[], metavar="SPEC",
                     help="more strategies measured the same way, e.g. cfr:strategy=counter_raise_mild (a row each)")
     ap.add_argument("--work", default="/tmp/raise-frontier", help="the runs' folder")
-    ap.add_argument("--out", default=None, help="JSON file [default: experiments/results/raise-frontier-seed<S>.json]")
+    ap.add_argument("--out", default=None, help="JSON file (default: experiments/results/raise-frontier-seed<S>.json)")
     args = ap.parse_args()
-    if 0.0 not in args.p:
-        ap.error("--p must include 0, the control")
+    _checked(ap, args)
     work = Path(args.work)
     specs = {p: train(p, args.iterations, work, args.model_hands) for p in args.p}
     control = specs[0.0]
@@ -78,7 +110,8 @@ def main() -> None:
             say(f"{name}: LBR {row['lbr']['mbb_per_game']:.1f} ± {row['lbr']['ci95']:.1f} ({row['lbr']['hands']} hands)")
         rows.append(row)
     out = Path(args.out) if args.out else RESULTS / f"raise-frontier-seed{args.seed}.json"
-    write_json(out, {"seed": args.seed, "iterations": args.iterations, "hands": args.hands, "rows": rows,
+    write_json(out, {"seed": args.seed, "iterations": args.iterations, "model_hands": args.model_hands,
+                     "hands": args.hands, "rows": rows,
                      "environment": environment()})
     cols = list(OPPONENTS) + ["control"]
     print("| p | " + " | ".join(f"vs `{c}`" for c in cols) + (" | LBR, mbb/g |" if args.lbr_hands else " |"))
@@ -96,4 +129,8 @@ if __name__ == "__main__":
     from common import require_native
 
     require_native()
-    main()
+    try:
+        main()
+    except KeyboardInterrupt:
+        print("interrupted: nothing written (runs trained so far are kept in --work)", file=sys.stderr)
+        sys.exit(130)

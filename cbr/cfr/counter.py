@@ -108,9 +108,11 @@ class OpponentModel:
         return (p_max * n / (n + c)).astype(np.float32)
 
     def save(self, path) -> None:
-        """The counts (compressed npz)."""
-        np.savez_compressed(path, counts=self.counts.astype(np.float32), tree=np.array(self.tree.fingerprint),
-                            n_buckets=np.array(self.n_buckets))
+        """The counts (compressed npz), written atomically: whole or not at all."""
+        from cbr.store.durable import atomic_savez
+
+        atomic_savez(path, compress=True, counts=self.counts.astype(np.float32), tree=np.array(self.tree.fingerprint),
+                     n_buckets=np.array(self.n_buckets))
 
     @classmethod
     def load(cls, path, tree: Optional[BettingTree] = None) -> "OpponentModel":

@@ -146,6 +146,20 @@ class SequenceForm:
         return cls(game, players, payoff)
 
     # -- strategies ------------------------------------------------------------------------
+    def _check(self, probs: np.ndarray, player: int) -> None:
+        """``player`` is 0 or 1 and ``probs`` a table strategy of this game for the other:
+        the right size, each of that player's rows a probability distribution."""
+        if player not in (0, 1) or isinstance(player, bool):
+            raise ConfigError(f"player must be 0 or 1, not {player!r}")
+        probs = np.asarray(probs, dtype=np.float64)
+        if probs.shape != (self.game.size,):
+            raise ConfigError(f"a table strategy of {self.game.name} has {self.game.size} entries, not {probs.shape}")
+        for ent in self.players[1 - player].entries:
+            row = probs[ent]
+            if not (np.all(row >= 0) and abs(row.sum() - 1.0) < 1e-6):
+                raise ConfigError(f"player {1 - player}'s row at entries {ent[0]}-{ent[-1]} is not a probability "
+                                  f"distribution: {row.tolist()}")
+
     def realization(self, probs: np.ndarray, player: int) -> np.ndarray:
         """A table strategy's sequence-form vector for ``player`` (its rows of ``probs``)."""
         pl = self.players[player]
@@ -220,18 +234,21 @@ class SequenceForm:
 
     def best_against(self, probs: np.ndarray, player: int, *, slack: float | None = None,
                      sense: str = "max") -> tuple[float, np.ndarray]:
-        """The most (``sense="max"``) or least ``player`` can win against the other player's
-        table strategy ``probs``, over its strategies that guarantee at least its game value
-        minus ``slack`` (``slack=0``: its equilibrium strategies; ``None``: every strategy, so
-        the maximum is the best response's value). Returns the value and the strategy (sequence
+        """The most (``sense="max"``) or least (``sense="min"``) ``player`` can win against the
+        other player's table strategy ``probs``, over its strategies that guarantee at least its
+        game value minus ``slack`` chips a hand (``slack=0``: its equilibrium strategies; ``None``
+        or infinity: every strategy, so the maximum is the best response's value). Returns the value and the strategy (sequence
         form). A positive slack is what exploiting ``probs`` may cost in exploitability (a
         restricted Nash response's frontier, solved exactly)."""
         from scipy.sparse import csr_matrix, vstack
 
         if sense not in ("max", "min"):
             raise ConfigError(f"sense must be max or min, not {sense!r}")
-        if slack is not None and not slack >= 0:
-            raise ConfigError(f"slack must be None or at least 0, not {slack!r}")
+        if slack is not None and (isinstance(slack, bool) or not isinstance(slack, (int, float)) or not slack >= 0):
+            raise ConfigError(f"slack must be None or a number at least 0 (chips), not {slack!r}")
+        if slack is not None and slack == float("inf"):
+            slack = None   # no floor: every strategy
+        self._check(probs, player)
         y = self.realization(probs, 1 - player)
         gain = np.asarray(self._matrix(player) @ y).ravel()
         n_x = self.players[player].n_seq

@@ -580,9 +580,13 @@ static PyObject *py_run_rnr(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "OOOOOOOOdLLKi", &tree, &tables, &obj[0], &obj[1], &obj[2], &obj[3], &obj[4],
                           &obj[5], &p, &first, &iterations, &seed, &threads))
         return NULL;
-    if (first < 0 || iterations < 0 || threads < 1 || threads > 64 || !(p >= 0.0 && p <= 1.0))
-        return PyErr_Format(PyExc_ValueError, "iterations >= 0, threads 1..64 and p in [0, 1], got %lld, %d and %g",
-                            iterations, threads, p);
+    if (first < 0 || iterations < 0 || threads < 1 || threads > 64 || !(p >= 0.0 && p <= 1.0)) {
+        char msg[160]; /* PyErr_Format has no %g */
+        PyOS_snprintf(msg, sizeof msg, "iterations >= 0, threads 1..64 and p in [0, 1], got %lld, %d and %g",
+                      iterations, threads, p);
+        PyErr_SetString(PyExc_ValueError, msg);
+        return NULL;
+    }
     static const char *names[6] = {"regret", "avg", "opp_regret", "opp_avg", "model_probs", "model_conf"};
     views v = {.n = 0}, tv = {.n = 0}; /* the game takes up to 14 views: the tables have their own */
     void *t[6]; /* the tables float64, the model float32 */

@@ -189,8 +189,11 @@ def test_the_native_counter_solver_refuses_bad_arguments(coarse) -> None:
         with pytest.raises(exc, match=msg):
             run(t._tree, t._tables, *args, 0.5, 0, 10, 1, 1)
     for p in (-0.1, 1.5, float("nan")):
-        with pytest.raises(ValueError, match="p in"):
+        with pytest.raises(ValueError, match="p in") as e:
             run(t._tree, t._tables, *ok, p, 0, 10, 1, 1)
+        assert e.value.args[0].endswith(f"got 10, 1 and {p:g}")   # the numbers, not a bare %g
+    with pytest.raises(ValueError, match="got 10, 0 and 0.5"):
+        run(t._tree, t._tables, *ok, 0.5, 0, 10, 1, 0)
     with pytest.raises(ValueError, match="outside the arrays"):
         short = [a[: t.size - 1].copy() for a in ok]
         run(t._tree, t._tables, *short, 0.5, 0, 10, 1, 1)
@@ -241,11 +244,44 @@ def test_the_raise_frontier_experiment_trains_and_measures_each_p(tmp_path) -> N
     assert "control" not in control["against"] and "control" in mild["against"]
     assert {"raise", "call", "lag", "random", "ehs", "cfr:strategy=emd_256"} <= set(mild["against"])
     assert all(r["hands"] == 20 for r in mild["against"].values())
-    assert (tmp_path / "work" / "p0.5-2000" / "counter_raise" / "strategy.npz").exists()
+    assert (tmp_path / "work" / "p0.5-2000-m20" / "counter_raise" / "strategy.npz").exists()   # keyed by the model too
     assert "| 0.5 |" in first.stdout and "training p = 0.5" in first.stderr
     again = subprocess.run(argv, capture_output=True, text=True, timeout=600, check=True)
-    assert "training" not in again.stderr
+    assert "training" not in again.stderr and again.stderr.count("reusing") == 2
     def results(rows):
         return [(r["p"], sorted((k, v["sb_per_hand"]) for k, v in r["against"].items())) for r in rows]
 
     assert results(json.loads(out.read_text())["rows"]) == results(data["rows"])   # the same runs, the same deals
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--only", "bogus"], "unknown counter-strategies"),
+    (["--iterations", "-5"], "--iterations: -5 is out of range"),
+    (["--minutes", "0"], "--minutes: 0 is out of range"),
+    (["--threads", "100"], "--threads: 100 is out of range"),
+    (["--p", "2"], "--p: 2 is out of range"),
+    (["--minutes", "1", "--iterations", "5"], "not both"),
+])
+def test_the_recipe_refuses_bad_values_before_any_work(tmp_path, capsys, argv, message) -> None:
+    """A usage error (exit 2, one line) before a log is played or a strategy written: a zero
+    budget used to write an untrained strategy over the shipped one."""
+    from casebases import build_counters
+
+    with pytest.raises(SystemExit) as e:
+        build_counters.main([*argv, "--logs", str(tmp_path / "logs"), "--out", str(tmp_path)])
+    assert e.value.code == 2 and message in capsys.readouterr().err
+    assert not (tmp_path / "logs").exists()
+
+
+def test_the_recipe_obeys_minutes_for_a_counter_with_a_shipped_budget(tmp_path, shipped) -> None:
+    """``--minutes`` wins over the shipped iteration budget (raise_mild: 40 million), and a
+    missing abstraction in ``--out`` is one line that says how to link it."""
+    from casebases import build_counters
+
+    with pytest.raises(SystemExit, match="ln -s"):
+        build_counters.main(["--only", "raise_mild", "--out", str(tmp_path), "--logs", str(tmp_path / "logs")])
+    (tmp_path / "emd_256").symlink_to(SHIPPED_TEACHER)
+    assert build_counters.main(["--only", "raise_mild", "--hands", "20", "--minutes", "0.01", "--logs",
+                                str(tmp_path / "logs"), "--out", str(tmp_path)]) == 0
+    s = load_imperfect_strategy(tmp_path / "counter_raise_mild")
+    assert 0 < s.info["iterations"] < build_counters.SHIPPED_ITERATIONS["raise_mild"]

@@ -143,7 +143,9 @@ def test_mccfr_takes_no_more_than_the_frontier_at_its_own_exploitability():
 
 def test_a_game_without_perfect_recall_and_bad_arguments_are_refused():
     """Leduc with the second street's bucket the public card only forgets the private card:
-    the sequence form does not hold and the build says so; bad ``slack`` or ``sense`` too."""
+    the sequence form does not hold and the build says so; a bad ``slack``, ``sense`` or
+    ``player``, a table of another game or one that is not a strategy too; an infinite slack
+    is no floor."""
     g = leduc()
     deals = g.deals.copy()
     deals[:, 1] = deals[:, 1] % 3
@@ -156,6 +158,17 @@ def test_a_game_without_perfect_recall_and_bad_arguments_are_refused():
         sf.best_against(always_raise(kuhn()), 0, slack=-0.1)
     with pytest.raises(ConfigError, match="sense"):
         sf.best_against(always_raise(kuhn()), 0, sense="most")
+    ar = always_raise(kuhn())
+    for bad in ("0.1", True):
+        with pytest.raises(ConfigError, match="slack"):
+            sf.best_against(ar, 0, slack=bad)
+    with pytest.raises(ConfigError, match="player must be 0 or 1"):
+        sf.best_against(ar, 2)
+    with pytest.raises(ConfigError, match="entries"):
+        sf.best_against(always_raise(leduc()), 0)
+    with pytest.raises(ConfigError, match="not a probability distribution"):
+        sf.best_against(np.zeros_like(ar), 0)
+    assert sf.best_against(ar, 0, slack=float("inf"))[0] == pytest.approx(sf.best_against(ar, 0)[0], abs=EXACT)
 
 
 def test_the_experiment_script_writes_its_tables(tmp_path):
