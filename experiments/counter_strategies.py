@@ -1,5 +1,7 @@
-"""The shipped counter-strategies (``cfr:strategy=counter_<name>``, issue 36 part 1) against the
-opponent each was built for, beside the teacher (``cfr``) and the best fixed bot of the house
+"""The shipped counter-strategies against their opponents, beside the teacher and the best fixed bot, and the teacher.
+
+Each counter-strategy (``cfr:strategy=counter_<name>``, issue 36 part 1) against the opponent it
+was built for, beside the teacher (``cfr:strategy=emd_256``) and the best fixed bot of the house
 against that opponent, on the same duplicate deals; and head to head against the teacher (what
 their robustness costs).
 
