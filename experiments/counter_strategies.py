@@ -1,4 +1,4 @@
-"""The shipped counter-strategies against their opponents, beside the teacher and the best fixed bot, and the teacher.
+"""The shipped counter-strategies against their opponents (beside the teacher and the best fixed bot) and the teacher.
 
 Each counter-strategy (``cfr:strategy=counter_<name>``, issue 36 part 1) against the opponent it
 was built for, beside the teacher (``cfr:strategy=emd_256``) and the best fixed bot of the house
