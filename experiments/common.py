@@ -72,6 +72,17 @@ def require_native() -> None:
     raise SystemExit(1)
 
 
+def run(main: Any, interrupted: str = "nothing written") -> None:
+    """A script's entry point: :func:`require_native`, then ``main()``; Ctrl-C is one line
+    (``interrupted: ...``) and exit 130."""
+    require_native()
+    try:
+        main()
+    except KeyboardInterrupt:
+        print(f"interrupted: {interrupted}", file=sys.stderr)
+        raise SystemExit(130) from None
+
+
 def pyplot() -> Optional[Any]:
     """``matplotlib.pyplot`` with the file-only Agg backend, or ``None`` (and a line on
     stderr saying how to install it) when matplotlib is missing."""

@@ -126,11 +126,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    from common import require_native
+    from common import run
 
-    require_native()
-    try:
-        main()
-    except KeyboardInterrupt:
-        print("interrupted: nothing written (runs trained so far are kept in --work)", file=sys.stderr)
-        sys.exit(130)
+    run(main, "nothing written (runs trained so far are kept in --work)")
