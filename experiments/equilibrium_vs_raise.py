@@ -68,27 +68,22 @@ def mccfr_row(game, sf, opponents: dict, iterations: int, seed: int) -> dict:  #
     gaps = [value - sf.guarantee(xs[0], 0), -value - sf.guarantee(xs[1], 1)]
     row = {"iterations": iterations, "seconds": time.perf_counter() - start, "exploitability": sum(gaps) / 2.0}
     for name, opp in opponents.items():
-        takes = [float(sf.realization(opp, 1) @ (sf.payoff.T @ xs[0])),
-                 -float(sf.realization(opp, 0) @ (sf.payoff @ xs[1]))]
-        row[name] = sum(takes) / 2.0
+        row[name] = (sf.take(xs[0], 0, opp) + sf.take(xs[1], 1, opp)) / 2.0
     return row
 
 
 def main() -> None:
+    from casebases.build_cfr_emd import number
     from cbr.cfr.sequence_form import SequenceForm, always_call, always_raise
     from cbr.cfr.small import kuhn, leduc
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                  formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    ap.add_argument("--seed", type=int, default=1, help="MCCFR's seed")
-    ap.add_argument("--iterations", type=int, nargs="+", default=[100_000, 1_000_000, 10_000_000],
+    ap.add_argument("--seed", type=number(0, int), default=1, help="MCCFR's seed")
+    ap.add_argument("--iterations", type=number(1, int), nargs="+", default=[100_000, 1_000_000, 10_000_000],
                     help="MCCFR's iterations, one row each")
     ap.add_argument("--out", default=None, help="JSON file (default: experiments/results/equilibrium-vs-raise.json)")
     args = ap.parse_args()
-    if min(args.iterations) < 1:
-        ap.error(f"argument --iterations: {min(args.iterations)} is out of range: give 1 or more")
-    if args.seed < 0:
-        ap.error(f"argument --seed: {args.seed} is out of range: give 0 or more")
     if args.out and Path(args.out).is_dir():
         ap.error(f"argument --out: {args.out} is a folder; give a file name")
     games = []

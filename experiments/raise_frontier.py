@@ -56,15 +56,8 @@ def _checked(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
 
     if 0.0 not in args.p:
         ap.error("--p must include 0, the control")
-    if not all(0.0 <= p <= 1.0 for p in args.p):
+    if max(args.p) > 1.0:
         ap.error(f"argument --p: each must be 0 to 1, not {' '.join(f'{p:g}' for p in args.p)}")
-    for flag, value, low in (("--iterations", args.iterations, 1), ("--model-hands", args.model_hands, 2),
-                             ("--seed", args.seed, 0),
-                             ("--hands", args.hands, 2), ("--lbr-hands", args.lbr_hands, 0)):
-        if value < low:
-            ap.error(f"argument {flag}: {value} is out of range: give {low} or more")
-    if not args.lbr_minutes > 0:
-        ap.error(f"argument --lbr-minutes: {args.lbr_minutes:g} is out of range: give more than 0")
     work = Path(args.work)
     if work.exists() and not work.is_dir():
         ap.error(f"argument --work: {work} is a file, not a folder")
@@ -78,16 +71,19 @@ def _checked(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
 
 
 def main() -> None:
+    from casebases.build_cfr_emd import number
+
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                  formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    ap.add_argument("--p", type=float, nargs="+", default=[0.0, 0.05, 0.2], help="restriction chances (0: the control)")
-    ap.add_argument("--iterations", type=int, default=6_000_000, help="MCCFR iterations of each run")
-    ap.add_argument("--model-hands", type=int, default=20_000,
+    ap.add_argument("--p", type=number(0), nargs="+", default=[0.0, 0.05, 0.2],
+                    help="restriction chances, 0 to 1 (0: the control)")
+    ap.add_argument("--iterations", type=number(1, int), default=6_000_000, help="MCCFR iterations of each run")
+    ap.add_argument("--model-hands", type=number(2, int), default=20_000,
                     help="hands of the teacher against raise that the model is counted from (the recipe's --hands)")
-    ap.add_argument("--seed", type=int, default=63, help="the matches' and LBR's seed")
-    ap.add_argument("--hands", type=int, default=10_000, help="duplicate hands of each match")
-    ap.add_argument("--lbr-hands", type=int, default=0, help="LBR hands for each run (0: no LBR)")
-    ap.add_argument("--lbr-minutes", type=float, default=15.0, help="at most this long for each LBR run")
+    ap.add_argument("--seed", type=number(0, int), default=63, help="the matches' and LBR's seed")
+    ap.add_argument("--hands", type=number(2, int), default=10_000, help="duplicate hands of each match")
+    ap.add_argument("--lbr-hands", type=number(0, int), default=0, help="LBR hands for each run (0: no LBR)")
+    ap.add_argument("--lbr-minutes", type=number(0.01), default=15.0, help="at most this long for each LBR run")
     ap.add_argument("--extra", nargs="*", default=[], metavar="SPEC",
                     help="more strategies measured the same way, e.g. cfr:strategy=counter_raise_mild (a row each)")
     ap.add_argument("--work", default="/tmp/raise-frontier", help="the runs' folder")

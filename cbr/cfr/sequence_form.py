@@ -27,6 +27,7 @@ the sequence form holds); a strategy in and out is the game's table layout, one 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -67,8 +68,10 @@ class _Player:
     entries: list[np.ndarray]  # an information set's table entries, one per action
     seqs: list[np.ndarray]     # ... and its sequences
 
+    @cached_property
     def constraints(self):
-        """``E`` and ``e`` of the strategy polytope ``E x = e`` (a sparse matrix)."""
+        """``E`` and ``e`` of the strategy polytope ``E x = e`` (a sparse matrix; built once the
+        player's sequences are all known)."""
         from scipy.sparse import coo_matrix
 
         rows, cols, vals = [0], [0], [1.0]
@@ -89,6 +92,7 @@ class SequenceForm:
         self.game = game
         self.players = players
         self.payoff = payoff  # scipy.sparse csr, n_seq[0] x n_seq[1]
+        self._maximin: dict[int, tuple[float, np.ndarray]] = {}
 
     @classmethod
     def of(cls, game) -> "SequenceForm":
@@ -175,11 +179,15 @@ class SequenceForm:
         probs = np.zeros(self.game.size) if out is None else out
         pl = self.players[player]
         for par, ent, seqs in zip(pl.parent, pl.entries, pl.seqs):
-            reach = x[par]
-            probs[ent] = np.clip(x[seqs], 0.0, None) / reach if reach > 1e-12 else 1.0 / len(seqs)
-            total = probs[ent].sum()
-            probs[ent] = probs[ent] / total if total > 0 else 1.0 / len(seqs)
+            row = np.clip(x[seqs], 0.0, None)
+            total = row.sum()
+            probs[ent] = row / total if x[par] > 1e-12 and total > 0 else 1.0 / len(seqs)
         return probs
+
+    def take(self, x: np.ndarray, player: int, probs: np.ndarray) -> float:
+        """What ``player``'s sequence-form strategy ``x`` wins, a hand, against the other
+        player's table strategy ``probs``."""
+        return float(x @ (self._matrix(player) @ self.realization(probs, 1 - player)))
 
     def value(self, x0: np.ndarray, x1: np.ndarray) -> float:
         """Player 0's expected payoff when the players play these sequence-form vectors."""
@@ -195,8 +203,8 @@ class SequenceForm:
         from scipy.sparse import csr_matrix, hstack
 
         me, other = self.players[player], self.players[1 - player]
-        e_me, f_me = me.constraints()
-        e_ot, f_ot = other.constraints()
+        e_me, f_me = me.constraints
+        e_ot, f_ot = other.constraints
         m = self._matrix(player)
         a_ub = hstack([-m.T, e_ot.T]).tocsr()                 # E_q^T z - M^T x <= 0
         a_eq = hstack([e_me, csr_matrix((e_me.shape[0], e_ot.shape[0]))]).tocsr()
@@ -212,7 +220,13 @@ class SequenceForm:
         return res
 
     def maximin(self, player: int) -> tuple[float, np.ndarray]:
-        """``player``'s equilibrium value and an equilibrium strategy (sequence form)."""
+        """``player``'s equilibrium value and an equilibrium strategy (sequence form; solved
+        once a player)."""
+        if player not in self._maximin:
+            self._maximin[player] = self._solve_maximin(player)
+        return self._maximin[player]
+
+    def _solve_maximin(self, player: int) -> tuple[float, np.ndarray]:
         f_ot, a_ub, a_eq, f_me = self._maximin_rows(player)
         n_x, n_z = self.players[player].n_seq, len(f_ot)
         c = np.concatenate([np.zeros(n_x), -f_ot])
@@ -227,7 +241,7 @@ class SequenceForm:
         """What ``player``'s sequence-form strategy wins at least, against every strategy of
         the other (its best response's value, negated). The game value minus it is the
         strategy's exploitability in that seat."""
-        e_ot, f_ot = self.players[1 - player].constraints()
+        e_ot, f_ot = self.players[1 - player].constraints
         gain = np.asarray(self._matrix(player).T @ x).ravel()   # what each opponent sequence pays
         res = self._solve(gain, None, None, e_ot, f_ot, e_ot.shape[1], 0)
         return float(res.fun)
@@ -254,7 +268,7 @@ class SequenceForm:
         n_x = self.players[player].n_seq
         sign = -1.0 if sense == "max" else 1.0
         if slack is None:
-            e_me, f_me = self.players[player].constraints()
+            e_me, f_me = self.players[player].constraints
             res = self._solve(sign * gain, None, None, e_me, f_me, n_x, 0)
             return float(gain @ res.x), res.x
         v, _ = self.maximin(player)

@@ -136,8 +136,9 @@ def test_mccfr_takes_no_more_than_the_frontier_at_its_own_exploitability():
             x = sf.realization(probs, seat)
             gap = own - sf.guarantee(x, seat)
             assert gap >= -EXACT
-            y = sf.realization(ar, 1 - seat)
-            take = float(x @ (sf.payoff @ y)) if seat == 0 else -float(y @ (sf.payoff @ x))
+            take = sf.take(x, seat, ar)
+            walked = value(g, np.where(_rows_of(sf, seat), probs, ar))   # the independent walk agrees
+            assert take == pytest.approx(walked if seat == 0 else -walked, abs=EXACT)
             assert take <= sf.best_against(ar, seat, slack=max(gap, 0.0))[0] + EXACT
 
 
