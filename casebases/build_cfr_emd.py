@@ -181,12 +181,10 @@ def train(run: Any, *, iterations: int = 0, minutes: float = 0.0) -> int:
     checkpoint is and how to continue."""
     from cbr.cfr.longrun import StopSignals
 
-    with StopSignals() as stop:
+    with StopSignals(ignore_after=True) as stop:  # stopping already: a later Ctrl-C must not cut the last line
         run.train(iterations=iterations, minutes=minutes, stop=stop)
     if stop.signal is None:
         return 0
-    for s in (signal.SIGINT, signal.SIGTERM):  # stopping already: a later Ctrl-C must not cut the last line
-        signal.signal(s, signal.SIG_IGN)
     name = signal.Signals(stop.signal).name
     say(f"stopped by {name}: checkpoint at {run.trainer.iterations:,} iterations in {run.checkpoint}; "
         f"run the same command again to continue")

@@ -123,8 +123,11 @@ def run_lock(folder: str | os.PathLike) -> Iterator[None]:
 class StopSignals:
     """Inside ``with StopSignals() as stop:``, SIGINT (Ctrl-C) and SIGTERM set ``stop.signal``
     (the first one's number) instead of interrupting; ``stop()`` says whether one came. The
-    handlers in place before come back at the end. (A signal during an atomic write is held
-    until the write is done, :func:`cbr.store.durable.interrupts_held`, then lands here.)
+    handlers in place before come back at the end, unless a signal came and ``ignore_after=True``:
+    then both are ignored from there on (a process that is stopping already must not be cut by a
+    second Ctrl-C while it says so; restoring first and ignoring after left a window). (A signal
+    during an atomic write is held until the write is done,
+    :func:`cbr.store.durable.interrupts_held`, then lands here.)
 
     >>> with StopSignals() as stop:
     ...     signal.raise_signal(signal.SIGTERM)
@@ -133,8 +136,10 @@ class StopSignals:
     (True, True)
     """
 
-    def __init__(self, signals: tuple[int, ...] = (signal.SIGINT, signal.SIGTERM)) -> None:
+    def __init__(self, signals: tuple[int, ...] = (signal.SIGINT, signal.SIGTERM), *,
+                 ignore_after: bool = False) -> None:
         self.signals = signals
+        self.ignore_after = ignore_after
         self.signal: Optional[int] = None
         self._before: dict[int, Any] = {}
 
@@ -150,8 +155,9 @@ class StopSignals:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        ignore = self.ignore_after and self.signal is not None
         for s, handler in self._before.items():
-            signal.signal(s, handler)
+            signal.signal(s, signal.SIG_IGN if ignore else handler)
 
 
 def read_progress(path: str | os.PathLike) -> list[dict]:

@@ -210,6 +210,25 @@ def test_stop_flag_ends_training_with_a_checkpoint(tiny, tmp_path) -> None:
     assert LongRun(again, tmp_path / "ck.npz").resume() and again.iterations == t.iterations > 0
 
 
+def test_stop_signals_ignore_after_a_stop_without_a_window_for_the_old_handler() -> None:
+    """``ignore_after=True``: once a signal came, leaving the block ignores SIGINT and SIGTERM
+    directly (restoring the old handler first and ignoring after let a second Ctrl-C of a burst
+    interrupt the process while it stopped: CI saw it); with no signal, the old handlers return."""
+    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        with StopSignals(ignore_after=True) as quiet:
+            pass
+        assert quiet.signal is None and all(signal.getsignal(s) == h for s, h in before.items())
+        with StopSignals(ignore_after=True) as stopped:
+            signal.raise_signal(signal.SIGINT)
+        assert stopped.signal == signal.SIGINT
+        assert all(signal.getsignal(s) == signal.SIG_IGN for s in before)
+        signal.raise_signal(signal.SIGINT)  # ignored: no KeyboardInterrupt
+    finally:
+        for s, h in before.items():
+            signal.signal(s, h)
+
+
 def test_the_curve_script_measures_each_snapshot_once_and_plots_them(tiny, tmp_path) -> None:
     """experiments/cfr_curve.py on a run with two snapshots: LBR on the same deals, JSON and
     PNG; a second call measures only the snapshot that is new."""
