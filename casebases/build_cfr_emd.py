@@ -43,23 +43,28 @@ class Help(argparse.ArgumentDefaultsHelpFormatter):
         return super()._get_help_string(action)
 
 
-def number(low: float, kind: type = float, *, meaning: str = "") -> Callable[[str], Any]:
-    """An argparse ``type``: ``kind`` of the text, at least ``low`` (else a usage error naming
-    the valid range and, as ``meaning``, what its lowest value means).
+def number(low: float, kind: type = float, *, meaning: str = "", above: bool = False) -> Callable[[str], Any]:
+    """An argparse ``type``: ``kind`` of the text, at least ``low`` (``above``: more than
+    ``low``), else a usage error naming the valid range and, as ``meaning``, what its lowest
+    value means.
 
     >>> number(0, meaning="0: no limit")("2.5")
     2.5
     >>> number(1, int)("0")
     Traceback (most recent call last):
     argparse.ArgumentTypeError: 0 is out of range: give 1 or more
+    >>> number(0, above=True)("0")
+    Traceback (most recent call last):
+    argparse.ArgumentTypeError: 0 is out of range: give more than 0
     """
     def parse(text: str) -> Any:
         try:
             value = kind(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-        if not value >= low:  # NaN too
-            raise argparse.ArgumentTypeError(f"{text} is out of range: give {low:g} or more"
+        if not (value > low if above else value >= low):  # NaN too
+            bound = f"more than {low:g}" if above else f"{low:g} or more"
+            raise argparse.ArgumentTypeError(f"{text} is out of range: give {bound}"
                                              + (f" ({meaning})" if meaning else ""))
         return value
 

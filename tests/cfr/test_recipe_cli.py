@@ -78,8 +78,9 @@ def test_bad_shared_values_are_usage_errors_naming_the_range(module, option, val
     ("--minutes", "-1", "give 0 or more (0: no limit)"),
     ("--checkpoint-minutes", "-1", "give 0 or more (0: only at the end)"),
     ("--snapshot-minutes", "-0.5", "give 0 or more (0: none)"),
-    ("--max-gb", "-2", "give 0 or more"),
-    ("--max-gb", "nan", "give 0 or more"),
+    ("--max-gb", "-2", "give more than 0"),
+    ("--max-gb", "0", "give more than 0"),  # accepted once, then every run refused as over the limit
+    ("--max-gb", "nan", "give more than 0"),
     ("--flop", "-3", "give 1 or more"),
     ("--fit-boards", "0", "give 1 or more"),
     ("--clusters", "0", "give 1 or more"),
