@@ -118,6 +118,24 @@ def _check_shaping(sharpen: Any, outcome_weight: Any) -> tuple[float, float]:
     return float(sharpen), float(outcome_weight)
 
 
+def _retrieval_options(threshold: Any, k: Any) -> tuple[Optional[float], Optional[int]]:
+    """Validated ``(threshold, k)`` of a bot spec (None: the case base's own): the similarity
+    at or above which cases are retrieved, in [0, 1], and how many of the most similar are
+    retrieved when none reaches it, 1 or more."""
+    if threshold is not None:
+        threshold = _number("threshold", threshold)
+        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0.0 <= threshold <= 1.0:
+            raise ConfigError(f"threshold must be a number in [0, 1] (the case base's own: leave it out), "
+                              f"got {threshold!r}")
+        threshold = float(threshold)
+    if k is not None:
+        value = _number("k", k)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value) or value < 1:
+            raise ConfigError(f"k must be a whole number >= 1 (the case base's fallback_k: leave it out), got {k!r}")
+        k = int(value)
+    return threshold, k
+
+
 #: How many of the retrieved cases a decision lists (``CBRDecision.case_ids``): the triple,
 #: the counts and the outcome means come from every retrieved case, computed without listing
 #: them (:func:`cbr.retrieval.triple.aggregate_vote`).
@@ -218,7 +236,10 @@ class CBRPolicy(Policy):
     from; only for an opponent-aware case base). Over a case base whose feature set needs
     player models (``casper-opp``) the bot keeps a model of every player at the table,
     updated in :meth:`observe` (:mod:`cbr.models.tracker`), and gives their values to
-    the feature set, which retention then uses too. Raises :class:`~cbr.errors.ConfigError` for an unknown
+    the feature set, which retention then uses too. ``threshold`` and ``k`` replace the
+    similarity's retrieval settings (every case at least ``threshold`` similar, else the ``k``
+    most similar; None: the case base's or the similarity file's), as ``cbr query --threshold``
+    does for one query. Raises :class:`~cbr.errors.ConfigError` for an unknown
     ``reuse``; the case base and the similarity file are read on the first decision.
 
     >>> CBRPolicy(preset="casper", reuse="best-outcome", seed=7)
@@ -236,7 +257,7 @@ class CBRPolicy(Policy):
                  casebase: "str | Path | SharedCaseBase | None" = None,
                  similarity: Optional[str] = None, reuse: Optional[str] = None, sharpen: Optional[float] = None,
                  outcome_weight: Optional[float] = None, odds_guard: Optional[float] = None,
-                 models: Optional[str] = None) -> None:
+                 models: Optional[str] = None, threshold: Optional[float] = None, k: Optional[int] = None) -> None:
         super().__init__(seed=seed)
         if preset not in PRESETS:
             raise ConfigError(f"unknown preset {preset!r}; use {' or '.join(PRESETS)}")
@@ -285,11 +306,13 @@ class CBRPolicy(Policy):
         if models is not None and not Path(models).is_file():
             raise ConfigError(f"models: no model store file at {models} (fill one from logs first)")
         self.models = models
+        self.threshold, self.k = _retrieval_options(threshold, k)
         self._tracker: Any = None  # the opponent models (opponent-aware case bases only)
 
     def __repr__(self) -> str:
         chosen = PRESETS[self.preset]
         extra = "".join(f", {k}={getattr(self, k)!r}" for k in _SHAPING_DEFAULTS if getattr(self, k) != chosen[k])
+        extra += "".join(f", {k}={getattr(self, k)!r}" for k in ("threshold", "k") if getattr(self, k) is not None)
         return (f"CBRPolicy(preset={self.preset!r}, casebase={self.casebase!r}, similarity={self.similarity!r}, "
                 f"reuse={self.reuse!r}{extra}, seed={self.seed!r})")
 
@@ -351,6 +374,9 @@ class CBRPolicy(Policy):
                         self._config = config
                     else:
                         config = cb.similarity()
+                    if self.threshold is not None or self.k is not None:
+                        config = config.changed(threshold=self.threshold, fallback_k=self.k)
+                        self._config = config
                     self._weighted = bool(config.weighted_triple)
                     self._fs = cb.feature_set()
                     self._track_opponents(cb)

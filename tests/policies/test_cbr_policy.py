@@ -218,6 +218,31 @@ def test_presets_name_a_configuration_and_options_override_them(tmp_path):
         policy_from_spec("cbr:sharpen=x")
 
 
+def test_threshold_and_k_replace_the_case_bases_retrieval_settings(tmp_path):
+    """``threshold`` and ``k``: 0 retrieves every case; 1 (no case equal to the query's
+    features, drawn at random) retrieves the ``k`` most similar; the case base's own values
+    decide as the bot without them; bad values are refused when the bot is built."""
+    from cbr.policies.spec import policy_from_spec
+
+    cb = tiny_casebase(tmp_path / "many", "f" * 10 + "c" * 20 + "r" * 30)  # 60 cases: more than fallback_k
+    dp = flop_state(1).decision_point()
+    with CBRPolicy(casebase=cb, seed=3, threshold=0.0) as every:
+        assert every.decide(dp).retrieved == 60 and every.last_decision.triple == pytest.approx((1 / 6, 1 / 3, 1 / 2))
+    with CBRPolicy(casebase=cb, seed=3, threshold=1.0, k=7) as nearest:
+        assert nearest.decide(dp).retrieved == 7
+    with CBRPolicy(casebase=cb, seed=3) as own, CBRPolicy(casebase=cb, seed=3, threshold=0.97, k=20) as same:
+        a, b = own.decide(dp), same.decide(dp)
+        assert (a.retrieved, a.triple, a.case_ids.tolist()) == (b.retrieved, b.triple, b.case_ids.tolist())
+        assert a.retrieved == 20  # the random features are far apart: CASPER's fallback
+    bot = policy_from_spec("cbr:preset=expert:threshold=0.995:k=30")
+    assert (bot.threshold, bot.k) == (0.995, 30) and "threshold=0.995, k=30" in repr(bot)
+    for spec, said in (("cbr:threshold=1.5", "threshold must be a number in [0, 1]"),
+                       ("cbr:k=0", "k must be a whole number >= 1"), ("cbr:k=2.5", "k must be a whole number >= 1"),
+                       ("cbr:threshold=high", "threshold must be a number, got 'high'")):
+        with pytest.raises(ValueError, match=said.replace("[", r"\[").replace("]", r"\]")):
+            policy_from_spec(spec)
+
+
 def test_the_shipped_case_bases_are_never_retained_into():
     from cbr.play.retention import check_retention_target
     from cbr.store import PACKAGED_CASEBASES, SHIPPED_CASEBASES
