@@ -134,7 +134,7 @@ def parser() -> argparse.ArgumentParser:
                     help="a checkpoint every so many minutes of wall time (0: only at the end)")
     ap.add_argument("--snapshot-minutes", type=number(0, meaning="0: none"), default=15.0,
                     help="a strategy snapshot every so many minutes of training (0: none)")
-    ap.add_argument("--max-gb", type=number(0, above=True), default=20.0, help="refuse a run whose tables need more memory")
+    ap.add_argument("--max-gb", type=number(0, above=True), default=20.0, help="refuse a run whose tables need more memory than this many GB (the bucket tables alone take about 0.83 GB, whatever the bucket counts)")
     add_training_options(ap, scale="scale --iterations down by as much; the minutes count time, not iterations")
     return ap
 

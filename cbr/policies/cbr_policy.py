@@ -118,6 +118,10 @@ def _check_shaping(sharpen: Any, outcome_weight: Any) -> tuple[float, float]:
     return float(sharpen), float(outcome_weight)
 
 
+#: The most cases a bot's ``k`` may ask for (``cbr query --k``'s limit too).
+MAX_K = 1_000_000
+
+
 def _retrieval_options(threshold: Any, k: Any) -> tuple[Optional[float], Optional[int]]:
     """Validated ``(threshold, k)`` of a bot spec (None: the case base's own): the similarity
     at or above which cases are retrieved, in [0, 1], and how many of the most similar are
@@ -129,10 +133,18 @@ def _retrieval_options(threshold: Any, k: Any) -> tuple[Optional[float], Optiona
                               f"got {threshold!r}")
         threshold = float(threshold)
     if k is not None:
-        value = _number("k", k)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value) or value < 1:
-            raise ConfigError(f"k must be a whole number >= 1 (the case base's fallback_k: leave it out), got {k!r}")
-        k = int(value)
+        value: Any = k
+        if isinstance(value, str):
+            try:
+                value = int(value)
+            except ValueError:
+                value = None
+        elif isinstance(value, float) and math.isfinite(value) and value == int(value):
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_K:
+            raise ConfigError(f"k must be a whole number from 1 to {MAX_K:,} (the case base's fallback_k: leave it "
+                              f"out), got {k!r}")
+        k = value
     return threshold, k
 
 

@@ -237,7 +237,8 @@ def test_threshold_and_k_replace_the_case_bases_retrieval_settings(tmp_path):
     bot = policy_from_spec("cbr:preset=expert:threshold=0.995:k=30")
     assert (bot.threshold, bot.k) == (0.995, 30) and "threshold=0.995, k=30" in repr(bot)
     for spec, said in (("cbr:threshold=1.5", "threshold must be a number in [0, 1]"),
-                       ("cbr:k=0", "k must be a whole number >= 1"), ("cbr:k=2.5", "k must be a whole number >= 1"),
+                       *((f"cbr:k={k}", "k must be a whole number from 1 to 1,000,000")
+                         for k in ("0", "2.5", "inf", "-inf", "nan", "1e9", "1000001", "ten")),
                        ("cbr:threshold=high", "threshold must be a number, got 'high'")):
         with pytest.raises(ValueError, match=said.replace("[", r"\[").replace("]", r"\]")):
             policy_from_spec(spec)
