@@ -118,12 +118,12 @@ def _check_shaping(sharpen: Any, outcome_weight: Any) -> tuple[float, float]:
     return float(sharpen), float(outcome_weight)
 
 
-#: The most cases a bot's ``k`` may ask for (``cbr query --k``'s limit too).
+#: The most cases a bot's ``fallback_k`` may ask for (``cbr query --k``'s limit too).
 MAX_K = 1_000_000
 
 
 def _retrieval_options(threshold: Any, k: Any) -> tuple[Optional[float], Optional[int]]:
-    """Validated ``(threshold, k)`` of a bot spec (None: the case base's own): the similarity
+    """Validated ``(threshold, fallback_k)`` of a bot spec (None: the case base's own): the similarity
     at or above which cases are retrieved, in [0, 1], and how many of the most similar are
     retrieved when none reaches it, 1 or more."""
     if threshold is not None:
@@ -142,8 +142,8 @@ def _retrieval_options(threshold: Any, k: Any) -> tuple[Optional[float], Optiona
         elif isinstance(value, float) and math.isfinite(value) and value == int(value):
             value = int(value)
         if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_K:
-            raise ConfigError(f"k must be a whole number from 1 to {MAX_K:,} (the case base's fallback_k: leave it "
-                              f"out), got {k!r}")
+            raise ConfigError(f"fallback_k must be a whole number from 1 to {MAX_K:,} (the case base's own: leave "
+                              f"it out), got {k!r}")
         k = value
     return threshold, k
 
@@ -248,9 +248,9 @@ class CBRPolicy(Policy):
     from; only for an opponent-aware case base). Over a case base whose feature set needs
     player models (``casper-opp``) the bot keeps a model of every player at the table,
     updated in :meth:`observe` (:mod:`cbr.models.tracker`), and gives their values to
-    the feature set, which retention then uses too. ``threshold`` and ``k`` replace the
-    similarity's retrieval settings (every case at least ``threshold`` similar, else the ``k``
-    most similar; None: the case base's or the similarity file's), as ``cbr query --threshold``
+    the feature set, which retention then uses too. ``threshold`` and ``fallback_k`` replace the
+    similarity's retrieval settings (every case at least ``threshold`` similar, else the
+    ``fallback_k`` most similar; None: the case base's or the similarity file's), as ``cbr query --threshold``
     does for one query. Raises :class:`~cbr.errors.ConfigError` for an unknown
     ``reuse``; the case base and the similarity file are read on the first decision.
 
@@ -269,7 +269,8 @@ class CBRPolicy(Policy):
                  casebase: "str | Path | SharedCaseBase | None" = None,
                  similarity: Optional[str] = None, reuse: Optional[str] = None, sharpen: Optional[float] = None,
                  outcome_weight: Optional[float] = None, odds_guard: Optional[float] = None,
-                 models: Optional[str] = None, threshold: Optional[float] = None, k: Optional[int] = None) -> None:
+                 models: Optional[str] = None, threshold: Optional[float] = None,
+                 fallback_k: Optional[int] = None) -> None:
         super().__init__(seed=seed)
         if preset not in PRESETS:
             raise ConfigError(f"unknown preset {preset!r}; use {' or '.join(PRESETS)}")
@@ -318,13 +319,13 @@ class CBRPolicy(Policy):
         if models is not None and not Path(models).is_file():
             raise ConfigError(f"models: no model store file at {models} (fill one from logs first)")
         self.models = models
-        self.threshold, self.k = _retrieval_options(threshold, k)
+        self.threshold, self.fallback_k = _retrieval_options(threshold, fallback_k)
         self._tracker: Any = None  # the opponent models (opponent-aware case bases only)
 
     def __repr__(self) -> str:
         chosen = PRESETS[self.preset]
         extra = "".join(f", {k}={getattr(self, k)!r}" for k in _SHAPING_DEFAULTS if getattr(self, k) != chosen[k])
-        extra += "".join(f", {k}={getattr(self, k)!r}" for k in ("threshold", "k") if getattr(self, k) is not None)
+        extra += "".join(f", {k}={getattr(self, k)!r}" for k in ("threshold", "fallback_k") if getattr(self, k) is not None)
         return (f"CBRPolicy(preset={self.preset!r}, casebase={self.casebase!r}, similarity={self.similarity!r}, "
                 f"reuse={self.reuse!r}{extra}, seed={self.seed!r})")
 
@@ -386,8 +387,8 @@ class CBRPolicy(Policy):
                         self._config = config
                     else:
                         config = cb.similarity()
-                    if self.threshold is not None or self.k is not None:
-                        config = config.changed(threshold=self.threshold, fallback_k=self.k)
+                    if self.threshold is not None or self.fallback_k is not None:
+                        config = config.changed(threshold=self.threshold, fallback_k=self.fallback_k)
                         self._config = config
                     self._weighted = bool(config.weighted_triple)
                     self._fs = cb.feature_set()

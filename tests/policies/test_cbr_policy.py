@@ -218,9 +218,9 @@ def test_presets_name_a_configuration_and_options_override_them(tmp_path):
         policy_from_spec("cbr:sharpen=x")
 
 
-def test_threshold_and_k_replace_the_case_bases_retrieval_settings(tmp_path):
-    """``threshold`` and ``k``: 0 retrieves every case; 1 (no case equal to the query's
-    features, drawn at random) retrieves the ``k`` most similar; the case base's own values
+def test_threshold_and_fallback_k_replace_the_case_bases_retrieval_settings(tmp_path):
+    """``threshold`` and ``fallback_k``: 0 retrieves every case; 1 (no case equal to the
+    query's features, drawn at random) retrieves the ``fallback_k`` most similar; the case base's own values
     decide as the bot without them; bad values are refused when the bot is built."""
     from cbr.policies.spec import policy_from_spec
 
@@ -228,16 +228,16 @@ def test_threshold_and_k_replace_the_case_bases_retrieval_settings(tmp_path):
     dp = flop_state(1).decision_point()
     with CBRPolicy(casebase=cb, seed=3, threshold=0.0) as every:
         assert every.decide(dp).retrieved == 60 and every.last_decision.triple == pytest.approx((1 / 6, 1 / 3, 1 / 2))
-    with CBRPolicy(casebase=cb, seed=3, threshold=1.0, k=7) as nearest:
+    with CBRPolicy(casebase=cb, seed=3, threshold=1.0, fallback_k=7) as nearest:
         assert nearest.decide(dp).retrieved == 7
-    with CBRPolicy(casebase=cb, seed=3) as own, CBRPolicy(casebase=cb, seed=3, threshold=0.97, k=20) as same:
+    with CBRPolicy(casebase=cb, seed=3) as own, CBRPolicy(casebase=cb, seed=3, threshold=0.97, fallback_k=20) as same:
         a, b = own.decide(dp), same.decide(dp)
         assert (a.retrieved, a.triple, a.case_ids.tolist()) == (b.retrieved, b.triple, b.case_ids.tolist())
         assert a.retrieved == 20  # the random features are far apart: CASPER's fallback
-    bot = policy_from_spec("cbr:preset=expert:threshold=0.995:k=30")
-    assert (bot.threshold, bot.k) == (0.995, 30) and "threshold=0.995, k=30" in repr(bot)
+    bot = policy_from_spec("cbr:preset=expert:threshold=0.995:fallback-k=30")
+    assert (bot.threshold, bot.fallback_k) == (0.995, 30) and "threshold=0.995, fallback_k=30" in repr(bot)
     for spec, said in (("cbr:threshold=1.5", "threshold must be a number in [0, 1]"),
-                       *((f"cbr:k={k}", "k must be a whole number from 1 to 1,000,000")
+                       *((f"cbr:fallback-k={k}", "fallback_k must be a whole number from 1 to 1,000,000")
                          for k in ("0", "2.5", "inf", "-inf", "nan", "1e9", "1000001", "ten")),
                        ("cbr:threshold=high", "threshold must be a number, got 'high'")):
         with pytest.raises(ValueError, match=said.replace("[", r"\[").replace("]", r"\]")):
