@@ -166,7 +166,6 @@ def _run(args: argparse.Namespace) -> int:
         check_options(Path(args.abstraction), given, args, given=True)
     if files.path.exists() and not files.path.is_dir():
         raise ConfigError(f"{files.path}: a file, not a run folder: give another --out")
-    say(report)
     made: list[Path] = []  # what this start made, removed if it fails; never a folder it did not make
     building = [False]
 
@@ -185,6 +184,9 @@ def _run(args: argparse.Namespace) -> int:
                     if lock_new:
                         made.append(files.path / ".lock")
                     building[0] = not files.abstraction.exists() and given is None
+                    told = building[0] or given is not None  # the report before the folder's checks only when
+                    if told:                                  # there are none (a refused resume: one line)
+                        say(report)
                     a = abstraction_of(files.path, args, given, made)
                     building[0] = False
                     trainer = new_trainer(a, args)
@@ -193,6 +195,8 @@ def _run(args: argparse.Namespace) -> int:
                                   checkpoint_minutes=args.checkpoint_minutes, snapshot_minutes=args.snapshot_minutes,
                                   memory=mem["total"], report=say)
                     resumed = run.resume()
+                    if not told:
+                        say(report)
                 except BaseException:
                     undo(top)
                     raise

@@ -2,7 +2,10 @@
 speak to it over real HTTP (the benchmarks, the load test, the server's own tests).
 
 The process runs in a session of its own, so :func:`stop_server` can signal it and any
-worker processes it started as one group; stopping always reaps it and closes its pipes.
+worker processes it started as one group; stopping always reaps it and closes its pipes. It
+never outlives its starter: on Linux the kernel sends it SIGTERM (a clean stop) when the thread
+that started it ends, so a starter killed before it could call :func:`stop_server` leaves no
+server behind (start it from a thread that lives as long as the server is needed).
 
 >>> port = free_port(); 1024 <= port <= 65535
 True
@@ -18,7 +21,7 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 from cbr.errors import CBRError
 
@@ -27,6 +30,9 @@ __all__ = ["free_port", "start_server", "stop_server"]
 #: The folder holding ``cli.py`` when the engine runs from a source tree (None when installed).
 _SOURCE_TREE = Path(__file__).resolve().parents[2] if (Path(__file__).resolve().parents[2] / "cli.py").is_file() \
     else None
+
+
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
 def free_port() -> int:
@@ -44,6 +50,26 @@ def _healthy(url: str) -> bool:
         return False
 
 
+def _stop_with(parent: int) -> Callable[[], None]:
+    """A ``preexec_fn``: the child gets SIGTERM when its parent's starting thread ends (Linux's
+    parent-death signal, kept across ``exec``), and exits at once if the parent is gone already."""
+    prctl = None
+    if sys.platform.startswith("linux"):  # looked up here: the child may not import (a forked child's locks)
+        import ctypes
+
+        try:
+            prctl = ctypes.CDLL(None, use_errno=True).prctl
+        except (OSError, AttributeError):  # pragma: no cover - no prctl
+            prctl = None
+
+    def arm() -> None:
+        if prctl is not None:
+            prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+        if os.getppid() != parent:  # the parent died before the signal was armed
+            os._exit(1)
+    return arm
+
+
 def start_server(args: Sequence[str] = (), *, cwd: Optional[str | os.PathLike[str]] = None,
                  timeout: float = 60.0, stdout: int = subprocess.PIPE) -> tuple[subprocess.Popen, str]:
     """``cbr serve --port P ARGS`` (P free) started in ``cwd``; returns the process and its URL
@@ -56,7 +82,8 @@ def start_server(args: Sequence[str] = (), *, cwd: Optional[str | os.PathLike[st
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_SOURCE_TREE), env.get("PYTHONPATH")]))
     proc = subprocess.Popen([sys.executable, "-m", "cli", "serve", "--port", str(port), *args],
                             cwd=cwd if cwd is not None else _SOURCE_TREE, env=env, stdout=stdout,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=_stop_with(os.getpid()))
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + timeout
     try:

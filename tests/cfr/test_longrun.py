@@ -308,7 +308,7 @@ def test_an_ochs_river_run_trains_and_is_checked_as_one(tmp_path) -> None:
     assert checkpoint_info(run)["iterations"] == 5000
     for more in (["--river-kind", "hs"], ["--river-kind", "ochs", "--clusters", "8"]):
         refused = recipe(run, ochs, "--iterations", "9000", *more)
-        assert refused.returncode == 1
+        assert refused.returncode == 1 and len(refused.stderr.strip().splitlines()) == 1, refused.stderr
         assert refused.stderr.strip().splitlines()[-1].startswith(
             f"error: {run}: this run was started with --flop 4 --turn 4 --river 4 --river-kind ochs --clusters 2 ")
 

@@ -206,3 +206,34 @@ def test_a_second_ctrl_c_cuts_the_requests_in_flight_cleanly(casebase_copy, toke
     assert "the server is stopping" in json.loads(answers[0].text)["detail"]
     report = verify_casebase(mine)
     assert report.sound and (report.log is None or report.log["records"] == 0), report  # compacted into parts
+
+
+def test_a_server_never_outlives_a_starter_killed_before_it_could_stop_it(tmp_path: Path) -> None:
+    """A process that started ``cbr serve`` through :func:`start_server` and is SIGKILLed (no
+    ``finally``, no :func:`stop_server`) leaves no server: the kernel's parent-death signal
+    stops it (found after a killed test run left one listening)."""
+    import os
+    import signal
+    import time
+
+    starter = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time\nfrom cbr.serve.process import start_server\n"
+         "proc, url = start_server(['--casebase', 'default'])\nprint(proc.pid, flush=True)\ntime.sleep(600)"],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = starter.stdout.readline()
+        assert line.strip().isdigit(), starter.stderr.read() if starter.poll() is not None else line
+        server = int(line)
+        os.kill(server, 0)  # running
+        starter.kill()
+        starter.wait(timeout=10)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and os.path.exists(f"/proc/{server}"):
+            time.sleep(0.2)
+        assert not os.path.exists(f"/proc/{server}"), "the server outlived its starter"
+    finally:
+        if starter.poll() is None:
+            starter.kill()
+            starter.wait()
+        if "server" in locals() and os.path.exists(f"/proc/{server}"):
+            os.killpg(server, signal.SIGKILL)
