@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from cbr.serve.process import start_server as _start
 from cbr.serve.process import stop_server
 from cli import app as cli_app
-from tests.conftest import REPO, require_module
+from tests.conftest import REPO, default_sigint, require_module
 from tests.serve.conftest import TOKEN
 
 httpx = require_module("httpx", module_level=True)
@@ -219,7 +219,7 @@ def test_a_server_never_outlives_a_starter_killed_before_it_could_stop_it(tmp_pa
     starter = subprocess.Popen(
         [sys.executable, "-c", "import sys, time\nfrom cbr.serve.process import start_server\n"
          "proc, url = start_server(['--casebase', 'default'])\nprint(proc.pid, flush=True)\ntime.sleep(600)"],
-        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint)
     try:
         line = starter.stdout.readline()
         assert line.strip().isdigit(), starter.stderr.read() if starter.poll() is not None else line
@@ -228,12 +228,22 @@ def test_a_server_never_outlives_a_starter_killed_before_it_could_stop_it(tmp_pa
         starter.kill()
         starter.wait(timeout=10)
         deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and os.path.exists(f"/proc/{server}"):
+        while time.monotonic() < deadline and _running(server):
             time.sleep(0.2)
-        assert not os.path.exists(f"/proc/{server}"), "the server outlived its starter"
+        assert not _running(server), "the server outlived its starter"
     finally:
         if starter.poll() is None:
             starter.kill()
             starter.wait()
-        if "server" in locals() and os.path.exists(f"/proc/{server}"):
+        if "server" in locals() and _running(server):
             os.killpg(server, signal.SIGKILL)
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` runs: neither gone nor a zombie (an exited process that init, which
+    reaps when it pleases here, has not reaped yet)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
