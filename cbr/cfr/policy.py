@@ -20,8 +20,10 @@ safe gadget, in C (:mod:`cbr.cfr.resolve`), once per hand, and plays the re-solv
 for its holding at every river decision of the hand. ``resolve-iters=N`` CFR+ iterations
 (deterministic; default :data:`RESOLVE_ITERS`, at most :data:`RESOLVE_MAX_ITERS`),
 ``resolve-ms=MS`` a time budget that may stop it earlier (then not deterministic; 0: none),
-``resolve-gadget=margin|cfrd|none`` (max-margin, CFR-D, or unsafe); each of the three without
-re-solving is a :class:`ConfigError`.
+``resolve-gadget=margin|cfrd|none`` (max-margin, CFR-D, or unsafe), ``resolve-mix=P`` (margin
+only: with chance ``P`` the opponent enters with its blueprint range, as unsafe re-solving
+assumes, else with the holding max-margin picks; 0, the default, is max-margin); each of these
+without re-solving is a :class:`ConfigError`.
 
 Positions: the tree's player 0 is the big blind, as in ``holdem.limit.2p``; on a table
 with another layout the bot finds its role by the blind it posted. A history the tree
@@ -47,8 +49,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["CFRPolicy", "RESOLVE_ITERS", "sequence_index", "SHIPPED_TEACHER", "resolve_strategy"]
 
-#: CFR+ iterations of a river re-solve unless ``resolve-iters`` says otherwise (LBR 135.8 ± 30.7
-#: mbb/g against the blueprint's 239.3 ± 36.1, docs/abstraction-cfr.md).
+#: CFR+ iterations of a river re-solve unless ``resolve-iters`` says otherwise (LBR 123.9 ± 23.2
+#: mbb/g, seeds 53-56, against the blueprint's 239.3 ± 36.1, docs/abstraction-cfr.md).
 RESOLVE_ITERS = 40
 #: The most ``resolve-iters`` takes: about 1.5 s of CPU a solve (the C solve does not answer Ctrl-C
 #: until it ends; ``resolve-ms`` bounds a solve by time instead).
@@ -69,6 +71,7 @@ class _UnsetStr(str):
 
 
 _RESOLVE_ITERS, _RESOLVE_MS, _RESOLVE_GADGET = _UnsetInt(RESOLVE_ITERS), _UnsetFloat(0.0), _UnsetStr("margin")
+_RESOLVE_MIX = _UnsetFloat(0.0)
 
 #: The folder of the strategy ``cfr`` plays with no options (MCCFR, issue 18; its river re-solved).
 SHIPPED_TEACHER = Path(__file__).resolve().parents[2] / "casebases" / "cfr" / "emd_256"
@@ -127,7 +130,7 @@ class CFRPolicy(Policy):
 
     def __init__(self, *, strategy: str = "", resolve: str = "auto", resolve_iters: int = _RESOLVE_ITERS,
                  resolve_ms: float = _RESOLVE_MS, resolve_gadget: str = _RESOLVE_GADGET,
-                 seed: Optional[int] = None) -> None:
+                 resolve_mix: float = _RESOLVE_MIX, seed: Optional[int] = None) -> None:
         super().__init__(seed=seed)
         if strategy:  # a name or path that resolves to nothing is the spec's error, told now (read on first use)
             resolve_strategy(strategy)
@@ -137,7 +140,8 @@ class CFRPolicy(Policy):
         self.resolve = resolve == "river" or (resolve in ("", "auto") and not strategy)
         given = [name for name, value, unset in (("resolve-iters", resolve_iters, _RESOLVE_ITERS),
                                                   ("resolve-ms", resolve_ms, _RESOLVE_MS),
-                                                  ("resolve-gadget", resolve_gadget, _RESOLVE_GADGET))
+                                                  ("resolve-gadget", resolve_gadget, _RESOLVE_GADGET),
+                                                  ("resolve-mix", resolve_mix, _RESOLVE_MIX))
                  if value is not unset]
         if given and not self.resolve:
             raise ConfigError(f"{', '.join(given)} need{'s' if len(given) == 1 else ''} re-solving: add resolve=river"
@@ -151,11 +155,16 @@ class CFRPolicy(Policy):
                 raise ConfigError(f"resolve-iters must be between 1 and {RESOLVE_MAX_ITERS:,}, got {int(resolve_iters)}")
             if not resolve_ms >= 0:
                 raise ConfigError(f"resolve-ms must be >= 0, got {float(resolve_ms)}")
+            if not 0 <= resolve_mix <= 1:
+                raise ConfigError(f"resolve-mix is a chance from 0 to 1, got {float(resolve_mix)}")
+            if resolve_mix > 0 and resolve_gadget != "margin":
+                raise ConfigError(f"resolve-mix mixes the max-margin gadget with the blueprint range; "
+                                  f"resolve-gadget={resolve_gadget} takes no mix")
             if not resolve_strategy(strategy).is_dir():
                 raise ConfigError("resolve=river re-solves from an MCCFR strategy (a folder, such as the default "
                                   f"teacher), not the CFR+ strategy {strategy!r}")
         self.resolve_iters, self.resolve_ms = int(resolve_iters), float(resolve_ms)
-        self.resolve_gadget = str(resolve_gadget)
+        self.resolve_gadget, self.resolve_mix = str(resolve_gadget), float(resolve_mix)
         self._resolved: "Optional[tuple[tuple, dict[int, Resolved]]]" = None
         self.strategy = strategy
         self._strategy: "Optional[Strategy | ImperfectStrategy]" = None
@@ -295,7 +304,7 @@ class CFRPolicy(Policy):
         if solved is None:  # each seat's own solve (a bot plays one seat; a harness may ask both)
             solved = self._resolved[1][role] = resolve_river(
                 self._load(), dp.history, dp.board, role, iterations=self.resolve_iters, budget_ms=self.resolve_ms,
-                gadget=self.resolve_gadget, buckets=self._boards)
+                gadget=self.resolve_gadget, mix=self.resolve_mix, buckets=self._boards)
         return solved
 
     def reset(self) -> None:

@@ -324,6 +324,7 @@ class Resolved:
     iterations: int
     bound: float
     seconds: float
+    mix: float = 0.0  # the mixed gadget's chance of the dealt range (resolve_river)
 
     def row(self, node: int, hole: Sequence[int]) -> np.ndarray:
         """Our action probabilities at the full tree's ``node`` with hole cards ``hole``."""
@@ -335,15 +336,19 @@ class Resolved:
 
 
 def resolve_river(strategy: "ImperfectStrategy", history: str, board: Sequence[int], us: int, *,
-                  iterations: int = 200, budget_ms: float = 0.0, gadget: str = "margin",
+                  iterations: int = 200, budget_ms: float = 0.0, gadget: str = "margin", mix: float = 0.0,
                   buckets: Optional[dict] = None) -> Resolved:
     """Re-solve the river of ``history`` (any history on the river: the subgame starts at its
     first river node) on the complete ``board`` for tree player ``us``: ranges from the
     blueprint, the opponent's values from its best response to our blueprint, CFR+ on the
     ``gadget`` (``margin``, ``cfrd`` or ``none``) for ``iterations`` iterations, or fewer
-    when ``budget_ms`` (> 0) runs out. Deterministic for a fixed iteration count."""
+    when ``budget_ms`` (> 0) runs out. Deterministic for a fixed iteration count. ``mix``
+    (``margin`` only): the chance the opponent enters with its blueprint range, as in unsafe
+    re-solving, instead of the holding max-margin picks (0: max-margin, 1: unsafe)."""
     if gadget not in GADGETS:
         raise ConfigError(f"gadget must be one of {', '.join(GADGETS)}, not {gadget!r}")
+    if not 0.0 <= mix <= 1.0 or (mix > 0.0 and gadget != "margin"):
+        raise ConfigError(f"mix is a chance from 0 to 1, above 0 with the margin gadget only; got {mix!r} with {gadget}")
     if iterations < 1:
         raise ConfigError(f"iterations must be >= 1, got {iterations}")
     if len(board) != 5:
@@ -366,9 +371,11 @@ def resolve_river(strategy: "ImperfectStrategy", history: str, board: Sequence[i
     opp = 1 - int(us)
     opp_values = subgame_best_response(game, b, opp, bp, reach[us])
     avg, regret = np.zeros(game.size), np.zeros(game.size)
-    done, bound = native().resolve(game.arrays, b, int(us), reach[us], reach[opp] if gadget == "none" else None,
+    done, bound = native().resolve(game.arrays, b, int(us), reach[us],
+                                   reach[opp] if gadget == "none" or mix > 0.0 else None,
                                    None if gadget == "none" else opp_values, GADGETS[gadget], int(iterations),
-                                   float(budget_ms) / 1000.0, avg, regret)
+                                   float(budget_ms) / 1000.0, avg, regret, float(mix))
     table = normalise_table(game, avg, regret, bp)
     return Resolved(game=game, board=b, us=int(us), strategy=table, blueprint=bp, reach=reach, opp_values=opp_values,
-                    gadget=gadget, iterations=int(done), bound=float(bound), seconds=time.perf_counter() - start)
+                    gadget=gadget, iterations=int(done), bound=float(bound), seconds=time.perf_counter() - start,
+                    mix=float(mix))

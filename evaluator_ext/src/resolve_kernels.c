@@ -556,11 +556,12 @@ static double now_seconds(void)
 }
 
 int rv_resolve(const rv_tree *t, const uint8_t board[5], int us, const double *reach_us, const double *reach_opp,
-               const double *opp_values, int gadget, int iterations, double budget_seconds, double *avg,
-               double *regret, int *done, double *bound)
+               const double *opp_values, int gadget, double mix, int iterations, double budget_seconds,
+               double *avg, double *regret, int *done, double *bound)
 {
     if (us < 0 || us > 1 || iterations < 1 || gadget < RV_GADGET_NONE || gadget > RV_GADGET_MARGIN ||
-        (gadget == RV_GADGET_NONE && !reach_opp) || (gadget != RV_GADGET_NONE && !opp_values))
+        (gadget == RV_GADGET_NONE && !reach_opp) || (gadget != RV_GADGET_NONE && !opp_values) || !(mix >= 0.0) ||
+        mix > 1.0 || (mix > 0.0 && (gadget != RV_GADGET_MARGIN || !reach_opp)))
         return RV_ERR_ARGUMENT;
     const double start = now_seconds();
     int status;
@@ -570,7 +571,13 @@ int rv_resolve(const rv_tree *t, const uint8_t board[5], int us, const double *r
     const int n = w->n, opp = 1 - us;
     double ru[RV_MAX_HOLDINGS], g[RV_MAX_HOLDINGS], target[RV_MAX_HOLDINGS], ones[RV_MAX_HOLDINGS];
     double v[RV_MAX_HOLDINGS], r_follow[RV_MAX_HOLDINGS], r_stop[RV_MAX_HOLDINGS];
+    double range[RV_MAX_HOLDINGS], entry[RV_MAX_HOLDINGS]; /* mix: the range over the holdings; our opponent */
     to_sorted(w, reach_us, ru);
+    double range_sum = 0.0;
+    for (int i = 0; i < n; i++)
+        range_sum += range[i] = mix > 0.0 ? reach_opp[w->b.combo[i]] : 0.0;
+    for (int i = 0; i < n; i++)
+        range[i] = range_sum > 0.0 ? range[i] / range_sum : 1.0 / n;
     for (int i = 0; i < n; i++) {
         ones[i] = 1.0;
         r_follow[i] = r_stop[i] = 0.0;
@@ -604,8 +611,12 @@ int rv_resolve(const rv_tree *t, const uint8_t board[5], int us, const double *r
                 g[i] = sum > 0.0 ? r_follow[i] / sum : 0.5;
             }
         }
-        /* us, against the opponent's entering reach */
-        cfr_walk(w, 0, us, g, NULL, ones, weight, v);
+        /* us, against the opponent's entering reach (mix: its range with chance mix, else its choice) */
+        if (mix > 0.0) {
+            for (int i = 0; i < n; i++)
+                entry[i] = mix * range[i] + (1.0 - mix) * g[i];
+        }
+        cfr_walk(w, 0, us, mix > 0.0 ? entry : g, NULL, ones, weight, v);
         it++;
         if (budget_seconds > 0.0 && now_seconds() - start >= budget_seconds)
             break;
@@ -617,7 +628,7 @@ int rv_resolve(const rv_tree *t, const uint8_t board[5], int us, const double *r
      * holding's), each its own game (cfrd: summed), or dealt with its range (none). With
      * linear averaging the averaged regret is at most 2 Q / (T + 1) (Q >= 0 and the weights
      * rise: Abel summation). */
-    double q_us = 0.0, q_opp = 0.0, worst = 0.0;
+    double q_us = 0.0, q_opp = 0.0, worst = 0.0, dealt = 0.0;
     for (int i = 0; i < n; i++) {
         double mine = 0.0, theirs = 0.0;
         for (int node = 0; node < t->n_nodes; node++) {
@@ -634,8 +645,10 @@ int rv_resolve(const rv_tree *t, const uint8_t board[5], int us, const double *r
                 theirs += m;
         }
         q_us += ru[i] * mine;
-        if (gadget == RV_GADGET_MARGIN)
+        if (gadget == RV_GADGET_MARGIN) {
             worst = theirs > worst ? theirs : worst;
+            dealt += range[i] * theirs;
+        }
         else if (gadget == RV_GADGET_CFRD)
             q_opp += theirs + (r_follow[i] > r_stop[i] ? r_follow[i] : r_stop[i]);
         else
@@ -645,7 +658,7 @@ int rv_resolve(const rv_tree *t, const uint8_t board[5], int us, const double *r
         double m = 0.0;
         for (int i = 0; i < n; i++)
             m = r_follow[i] > m ? r_follow[i] : m;
-        q_opp = m + worst;
+        q_opp = (1.0 - mix) * (m + worst) + mix * dealt; /* mix: the dealt branch adds its range's regret */
     }
     const double q_sum = q_us + q_opp;
     table_out(w, w->avg, avg);

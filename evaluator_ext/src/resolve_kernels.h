@@ -27,6 +27,10 @@
  *                    take opp_values[j] (terminate) or to enter (follow);
  *   RV_GADGET_MARGIN Moravcik et al. 2016: the opponent picks the holding j to enter with,
  *                    and is paid its subgame value minus opp_values[j] (max-margin).
+ * A mixed gadget (mix > 0, RV_GADGET_MARGIN only): with chance mix the opponent is dealt its
+ * range reach_opp as in RV_GADGET_NONE, else it picks its holding as in max-margin (mix 0:
+ * max-margin; mix 1: unsafe). Safety is then only partial: the max-margin branch bounds what
+ * an opponent holding gains, weighted by (1 - mix).
  * With opp_values the opponent's best-response counterfactual values against our blueprint
  * (rv_best_response), the blueprint is feasible in both gadgets and the re-solved strategy
  * gives no opponent holding more than its value, up to the solver's remaining regret.
@@ -90,8 +94,9 @@ int rv_profile_values(const rv_tree *t, const uint8_t board[5], const double *st
                       const double *reach1, double *values0, double *values1);
 
 /* CFR+ on the gadget game (see above). reach_us: our root reach (1326); reach_opp: the
- * opponent's root reach (RV_GADGET_NONE only, else ignored: may be NULL); opp_values: the
- * opponent's values (gadgets only, else may be NULL). Runs `iterations` iterations, or fewer
+ * opponent's root reach (RV_GADGET_NONE, or a mix > 0; else ignored: may be NULL); opp_values:
+ * the opponent's values (gadgets only, else may be NULL); mix: 0..1, > 0 with RV_GADGET_MARGIN
+ * only. Runs `iterations` iterations, or fewer
  * when budget_seconds > 0 and the time is up (at least one). avg: the average strategies of
  * both players (RV layout, sums: a row is the weighted sum of the strategies played, each
  * weighted by the iteration and the player's own reach inside the subgame); regret: the
@@ -99,8 +104,8 @@ int rv_profile_values(const rv_tree *t, const uint8_t board[5], const double *st
  * Q_p the sum over p's information sets (and the opponent's gadget) of the largest regret:
  * the linearly averaged profile's exploitability in the gadget game is at most this. */
 int rv_resolve(const rv_tree *t, const uint8_t board[5], int us, const double *reach_us, const double *reach_opp,
-               const double *opp_values, int gadget, int iterations, double budget_seconds, double *avg,
-               double *regret, int *done, double *bound);
+               const double *opp_values, int gadget, double mix, int iterations, double budget_seconds,
+               double *avg, double *regret, int *done, double *bound);
 
 /* A strategy (RV layout) from the sums of a solve: a row with a positive sum of avg is avg
  * over its sum; else the regrets' row over its sum; else the fallback's; else uniform. */

@@ -226,9 +226,9 @@ static PyObject *py_resolve(PyObject *self, PyObject *args)
     (void)self;
     PyObject *tree_obj, *board_obj, *ru_obj, *ro_obj, *ov_obj, *avg_obj, *reg_obj;
     int us, gadget, iterations;
-    double budget;
-    if (!PyArg_ParseTuple(args, "OOiOOOiidOO", &tree_obj, &board_obj, &us, &ru_obj, &ro_obj, &ov_obj, &gadget,
-                          &iterations, &budget, &avg_obj, &reg_obj))
+    double budget, mix = 0.0;
+    if (!PyArg_ParseTuple(args, "OOiOOOiidOO|d", &tree_obj, &board_obj, &us, &ru_obj, &ro_obj, &ov_obj, &gadget,
+                          &iterations, &budget, &avg_obj, &reg_obj, &mix))
         return NULL;
     uint8_t board[5];
     if (board_of(board_obj, board) < 0)
@@ -238,9 +238,14 @@ static PyObject *py_resolve(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "us is 0 or 1, gadget 0..2, iterations 1..1e8, budget_seconds >= 0");
         return NULL;
     }
-    if ((gadget == RV_GADGET_NONE) == (ro_obj == Py_None) || (gadget != RV_GADGET_NONE) == (ov_obj == Py_None)) {
+    if (!(mix >= 0.0 && mix <= 1.0) || (mix > 0.0 && gadget != RV_GADGET_MARGIN)) {
+        PyErr_SetString(PyExc_ValueError, "mix is within 0..1, and above 0 with gadget 2 (max-margin) only");
+        return NULL;
+    }
+    if ((gadget == RV_GADGET_NONE || mix > 0.0) == (ro_obj == Py_None) ||
+        (gadget != RV_GADGET_NONE) == (ov_obj == Py_None)) {
         PyErr_SetString(PyExc_ValueError, "gadget 0 needs reach_opp (and no opp_values); a gadget needs opp_values "
-                                          "(and no reach_opp)");
+                                          "(and reach_opp only with a mix above 0)");
         return NULL;
     }
     views v = {.n = 0};
@@ -260,7 +265,7 @@ static PyObject *py_resolve(PyObject *self, PyObject *args)
     double bound = 0.0;
     if (reg) {
         Py_BEGIN_ALLOW_THREADS status =
-            rv_resolve(&t, board, us, ru, ro, ov, gadget, iterations, budget, avg, reg, &done, &bound);
+            rv_resolve(&t, board, us, ru, ro, ov, gadget, mix, iterations, budget, avg, reg, &done, &bound);
         Py_END_ALLOW_THREADS
     }
     release(&v);
@@ -301,7 +306,8 @@ static PyMethodDef methods[] = {
      "profile_values(tree, board5, strategy f64, reach0, reach1, values0, values1): both players' values."},
     {"resolve", py_resolve, METH_VARARGS,
      "resolve(tree, board5, us, reach_us, reach_opp|None, opp_values|None, gadget, iterations, budget_seconds, "
-     "avg f64, regret f64) -> (iterations done, regret bound): CFR+ on the re-solving gadget."},
+     "avg f64, regret f64[, mix]) -> (iterations done, regret bound): CFR+ on the re-solving gadget (mix: the "
+     "chance the max-margin gadget's opponent is dealt reach_opp instead)."},
     {"normalise", py_normalise, METH_VARARGS,
      "normalise(tree, avg f64, regret f64, fallback f64, out f64): a strategy from a solve's sums."},
     {NULL, NULL, 0, NULL},

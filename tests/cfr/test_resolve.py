@@ -203,6 +203,60 @@ def test_unsafe_resolving_breaks_the_bound(teacher) -> None:
     assert (after - unsafe.opp_values).max() > safe.bound
 
 
+@pytest.mark.parametrize("mix", [0.3, 0.7])
+@pytest.mark.parametrize("history,board", [("rc/cc/cc/c", BOARDS[0]), ("rrc/crc/crc/", BOARDS[1]),
+                                           ("rc/cc/cc/", BOARDS[3])])
+def test_the_mixed_gadget_keeps_its_share_of_safety(teacher, history, board, mix) -> None:
+    """The mixed gadget (``mix``): with chance ``mix`` the opponent is dealt its blueprint range
+    r, else it picks its holding as in max-margin. The blueprint is feasible there and gives
+    the opponent ``mix * r . t`` (t: its blueprint values), so a solve within its regret bound
+    keeps ``(1 - mix) * max gain + mix * r . gain <= bound``: brute force, not the kernel."""
+    us = int(teacher.tree.player[teacher.tree.node_of(history)])
+    solved = R.resolve_river(teacher, history, board, us, iterations=300, mix=mix)
+    o = Oracle(board)
+    opp = 1 - us
+    before = o.values(solved.game, opp, solved.blueprint, solved.reach[us], best=True) * o.valid
+    after = o.values(solved.game, opp, solved.strategy, solved.reach[us], best=True) * o.valid
+    gain = after - before
+    r = solved.reach[opp] * o.valid
+    r /= r.sum()
+    assert solved.mix == mix and 0 < solved.bound < 0.1 * float(np.abs(before).max())
+    assert (1 - mix) * gain.max() + mix * float(r @ gain) <= solved.bound, (gain.max(), float(r @ gain), solved.bound)
+
+
+def test_the_mixed_gadget_spends_safety_the_max_margin_one_keeps(teacher) -> None:
+    """The check above can fail: a mixed solve lets some holding gain more than the
+    max-margin solve's own bound (it gives the dealt range its best reply, as unsafe
+    re-solving does), and its ends are the two gadgets bit for bit."""
+    history, board = "rc/cc/cc/", BOARDS[3]
+    us = int(teacher.tree.player[teacher.tree.node_of(history)])
+    safe = R.resolve_river(teacher, history, board, us, iterations=300)
+    mixed = R.resolve_river(teacher, history, board, us, iterations=300, mix=0.7)
+    o = Oracle(board)
+    after = o.values(mixed.game, 1 - us, mixed.strategy, mixed.reach[us], best=True) * o.valid
+    assert (after - mixed.opp_values).max() > safe.bound
+    a = R.resolve_river(teacher, history, board, us, iterations=40, mix=0.0)
+    b = R.resolve_river(teacher, history, board, us, iterations=40)
+    assert a.strategy.tobytes() == b.strategy.tobytes() and a.bound == b.bound
+    a = R.resolve_river(teacher, history, board, us, iterations=40, mix=1.0)  # the range renormalised: rounding
+    b = R.resolve_river(teacher, history, board, us, iterations=40, gadget="none")
+    np.testing.assert_allclose(a.strategy, b.strategy, rtol=0, atol=1e-9)
+    assert a.bound == pytest.approx(b.bound, rel=1e-9)
+
+
+def test_the_mix_is_checked(teacher) -> None:
+    for mix, gadget in ((-0.1, "margin"), (1.5, "margin"), (float("nan"), "margin"), (0.5, "cfrd"), (0.5, "none")):
+        with pytest.raises(ConfigError, match="mix is a chance from 0 to 1"):
+            R.resolve_river(teacher, "rc/cc/cc/", BOARDS[3], 0, iterations=2, gadget=gadget, mix=mix)
+    game = R.RiverSubgame.at(teacher.tree, "rc/cc/cc/")
+    z = np.zeros(R.N_COMBOS)
+    for mix, reach_opp in ((0.5, None), (0.5, "cfrd"), (2.0, z), (-1.0, z)):
+        gadget = R.GADGETS["cfrd" if isinstance(reach_opp, str) else "margin"]
+        with pytest.raises(ValueError, match="mix|reach_opp"):
+            R.native().resolve(game.arrays, bytes(BOARDS[3]), 0, z + 1 / 1081, None if reach_opp is None else z,
+                               z, gadget, 2, 0.0, np.zeros(game.size), np.zeros(game.size), mix)
+
+
 def test_resolving_is_deterministic(teacher) -> None:
     a = R.resolve_river(teacher, "rc/cc/cc/", BOARDS[3], 0, iterations=60)
     b = R.resolve_river(teacher, "rc/cc/cc/", BOARDS[3], 0, iterations=60)
@@ -364,6 +418,7 @@ def test_the_options_are_checked() -> None:
     plain = policy_from_spec("cfr")   # the shipped teacher re-solves its river by default (issue 37, part 5)
     assert plain.resolve and plain.resolve_iters == RESOLVE_ITERS and plain.resolve_gadget == "margin"
     assert policy_from_spec("cfr:resolve=auto").resolve
+    assert plain.resolve_mix == 0.0 and policy_from_spec("cfr:resolve-mix=0.25").resolve_mix == 0.25
     for spec in ("cfr:resolve=off", "cfr:strategy=emd_256", "cfr:strategy=h_hs2_4", "cfr:strategy=emd_256:resolve=auto"):
         assert not policy_from_spec(spec).resolve, spec
     assert policy_from_spec("cfr:strategy=emd_256:resolve=river").resolve
@@ -371,6 +426,9 @@ def test_the_options_are_checked() -> None:
                        ("cfr:resolve=river:resolve-iters=0", "resolve-iters must be between 1 and 10,000, got 0"),
                        ("cfr:resolve-iters=100000000", "resolve-iters must be between 1 and 10,000"),
                        ("cfr:resolve-ms=-1", "resolve-ms must be >= 0, got -1"),
+                       ("cfr:resolve-mix=1.5", "resolve-mix is a chance from 0 to 1, got 1.5"),
+                       ("cfr:resolve-mix=0.5:resolve-gadget=cfrd", "resolve-gadget=cfrd takes no mix"),
+                       ("cfr:strategy=emd_256:resolve-mix=0.5", "resolve-mix needs re-solving"),
                        ("cfr:resolve=river:strategy=h_hs2_4", "CFR+ strategy"),
                        ("cfr:strategy=emd_256:resolve-iters=5", "resolve-iters needs re-solving: add resolve=river (a strategy="),
                        ("cfr:resolve=off:resolve-gadget=cfrd:resolve-ms=3", "resolve-ms, resolve-gadget need re-solving")):
