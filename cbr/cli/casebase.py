@@ -230,6 +230,7 @@ def casebase_similarity(
     measure: Annotated[Optional[list[str]], typer.Option("--measure", metavar="[STREET.]FEATURE=NAME[:P=V,...]", help="Set a feature's local measure and its parameters, e.g. hand_strength=exp:k=4 or flop.pot_odds=linear (the feature keeps its domain).")] = None,
     threshold: Annotated[Optional[float], typer.Option("--threshold", min=0.0, max=1.0, help="Retrieve every case at least this similar.")] = None,
     k: Annotated[Optional[int], typer.Option("--k", min=1, max=10**6, help="When no case reaches the threshold, retrieve the K most similar (fallback_k).")] = None,
+    min_cases: Annotated[Optional[int], typer.Option("--min-cases", min=1, max=10**6, help="Retrieve the K most similar when fewer than this many cases reach the threshold (min_cases; 1, CASPER's rule, falls back only when none does; at most K).")] = None,
     weighted: Annotated[bool, typer.Option("--weighted", help="Weight each retrieved action by its similarity (weighted_triple = true).")] = False,
     unweighted: Annotated[bool, typer.Option("--unweighted", help="Count each retrieved action once (weighted_triple = false).")] = False,
     from_file: Annotated[Optional[str], typer.Option("--from", metavar="FILE.toml", help="Start from this similarity TOML (checked against the case base's features) instead of the case base's own.")] = None,
@@ -261,7 +262,8 @@ def casebase_similarity(
         except ValueError:
             raise usage_error(f"--weight {key}={value}: the weight is a number 0..100", "--weight") from None
     measures = {key: _measure(value) for key, value in _settings(measure, "--measure").items()}
-    change = bool(weights or measures or from_file) or threshold is not None or k is not None or weighted or unweighted
+    change = bool(weights or measures or from_file) or threshold is not None or k is not None or min_cases is not None or weighted \
+        or unweighted
     if not change and no_rebuild:
         raise usage_error("--no-rebuild goes with a change of the similarity", "--no-rebuild")
     cb = CaseBase.open(resolve_casebase(name))
@@ -276,7 +278,7 @@ def casebase_similarity(
                 from cbr.similarity.config import load_similarity_file
 
                 config = load_similarity_file(from_file, cb.manifest.feature_set)
-            config = config.changed(threshold=threshold, fallback_k=k,
+            config = config.changed(threshold=threshold, fallback_k=k, min_cases=min_cases,
                                     weighted_triple=True if weighted else (False if unweighted else None),
                                     weights=weights, measures=measures)
             t0 = time.perf_counter()
@@ -300,7 +302,8 @@ def casebase_similarity(
             rows.append([st.street, spec.name, spec.measure + (f" ({params})" if params else ""), f"{spec.weight:g}",
                          f"{spec.low:g}..{spec.high:g}"])
     title = (f"threshold {config.threshold:g}, k {config.fallback_k}, "
-             f"{'weighted' if config.weighted_triple else 'unweighted'} triple")
+             + (f"min_cases {config.min_cases}, " if config.min_cases != 1 else "")
+             + f"{'weighted' if config.weighted_triple else 'unweighted'} triple")
     stdout.print(rich_table(title, ["street", "feature", "measure", "weight", "domain"], rows))
     if change:
         what = (f"rebuilt the saved indexes of {', '.join(rebuilt)}" if rebuilt else

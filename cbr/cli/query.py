@@ -41,6 +41,7 @@ def query_command(
     top: Annotated[int, typer.Option("--top", min=0, max=MAX_TOP, help="Cases to show.")] = 5,
     threshold: Annotated[Optional[float], typer.Option("--threshold", min=0.0, max=1.0, help="Retrieve every case at least this similar, for this query only (default: the case base's, CASPER's 0.97; `cbr casebase similarity` changes it for good).")] = None,
     k: Annotated[Optional[int], typer.Option("--k", min=1, max=10**6, help="When no case reaches the threshold, retrieve the K most similar, for this query only (default: the case base's fallback_k, CASPER's 20).")] = None,
+    min_cases: Annotated[Optional[int], typer.Option("--min-cases", min=1, max=10**6, help="Fall back to the K most similar when fewer than this many cases reach the threshold, not only when none does; at most K (default: the case base's min_cases, CASPER's 1). --min-cases 20 --k 20: every case at or above the threshold, never fewer than 20.")] = None,
     explain: Annotated[bool, typer.Option("--explain", metavar=FLAG, help="Show each case's own feature values and local similarities.")] = False,
     as_json: Annotated[bool, typer.Option("--json", metavar=FLAG, help="Print JSON (all retrieved cases with --explain; JSON lines for several MATCHSTATEs).")] = False,
     memory_map: Annotated[bool, typer.Option("--memory-map", metavar=FLAG, help="Map the street's saved index instead of loading the street: for case bases larger than memory (same answers; the saved index must cover every case).")] = False,
@@ -86,7 +87,7 @@ def query_command(
         cb = CaseBase.open(resolve_casebase(casebase), memory_map=memory_map)
         try:
             failed, read = _query_lines(cb, g, itertools.chain(ahead, lines), weight, top, explain, as_json,
-                                        opponents, (threshold, k))
+                                        opponents, (threshold, k, min_cases))
         finally:
             cb.close()
         if failed:
@@ -97,7 +98,7 @@ def query_command(
                           to_act, committed, to_call, pot, prev_bets)
     cb = CaseBase.open(resolve_casebase(casebase), memory_map=memory_map)
     try:
-        ans = _answer(cb, dp, weight, opponents, top=None if explain else top, retrieval=(threshold, k))
+        ans = _answer(cb, dp, weight, opponents, top=None if explain else top, retrieval=(threshold, k, min_cases))
     finally:
         cb.close()
     for warning in ans.warnings:
@@ -109,10 +110,12 @@ def query_command(
 
 
 def _answer(cb: Any, dp: Any, weighted: Optional[bool], opponents: Optional[list] = None,
-            top: Optional[int] = None, retrieval: tuple[Optional[float], Optional[int]] = (None, None)) -> Any:
+            top: Optional[int] = None,
+            retrieval: tuple[Optional[float], Optional[int], Optional[int]] = (None, None, None)) -> Any:
     from cbr.query.answer import answer
 
-    return answer(cb, dp, weighted=weighted, opponents=opponents, top=top, threshold=retrieval[0], k=retrieval[1])
+    return answer(cb, dp, weighted=weighted, opponents=opponents, top=top, threshold=retrieval[0], k=retrieval[1],
+                  min_cases=retrieval[2])
 
 
 def _opponent_models(given: Optional[list[str]], models: Optional[str]) -> Optional[list[tuple[float, ...]]]:
@@ -224,7 +227,8 @@ def _first_matchstate(lines: Iterator[str]) -> Optional[list[str]]:
 
 def _query_lines(cb: Any, g: Any, lines: Iterable[str], weighted: Optional[bool], top: int, explain: bool,
                  as_json: bool, opponents: Optional[list] = None,
-                 retrieval: tuple[Optional[float], Optional[int]] = (None, None)) -> tuple[int, int]:
+                 retrieval: tuple[Optional[float], Optional[int], Optional[int]] = (None, None, None)
+                 ) -> tuple[int, int]:
     """Answer one MATCHSTATE per line (blank lines and '#' comments skipped); a bad line is
     reported on stderr as ``error: line N: ...`` and the others are still answered.
     Returns how many lines failed, and how many were read."""
@@ -267,7 +271,8 @@ def _print_answer(ans: Any, top: int, explain: bool) -> None:
     typer.echo(f"{bold}fold {f:.3f}   check/call {c:.3f}   bet/raise {r:.3f}{reset}   "
                f"({ans.street}, case base {ans.casebase})")
     if ans.fallback:
-        typer.echo(f"no case reached similarity {ans.threshold}; the {ans.retrieved:,} most similar were used, "
+        reached = "no case" if ans.min_cases == 1 else f"fewer than {ans.min_cases:,} cases"
+        typer.echo(f"{reached} reached similarity {ans.threshold}; the {ans.retrieved:,} most similar were used, "
                      f"mean similarity {ans.mean_similarity:.4f}")
     else:
         typer.echo(f"{ans.passed:,} case(s) with similarity >= {ans.threshold}, mean similarity {ans.mean_similarity:.4f}")

@@ -648,7 +648,7 @@ def case_based_bot(*, seed: int | None = None, preset: str = DEFAULT_CBR_PRESET,
                    similarity: Optional[str] = None, reuse: Optional[str] = None, sharpen: Optional[float] = None,
                    outcome_weight: Optional[float] = None, odds_guard: Optional[float] = None,
                    models: Optional[str] = None, threshold: Optional[float] = None, fallback_k: Optional[int] = None,
-                   memory: bool = True, memory_cases: int = 20,
+                   min_cases: Optional[int] = None, memory: bool = True, memory_cases: int = 20,
                    memory_z: float = 2.0, memory_similarity: Optional[float] = None) -> Policy:
     """The ``cbr`` bot (the plugin of that name). ``preset``: ``adaptive`` (the default) plays
     the expert case base (``cbr:preset=expert``) until it knows its opponent, then the house bot
@@ -670,7 +670,7 @@ def case_based_bot(*, seed: int | None = None, preset: str = DEFAULT_CBR_PRESET,
 
     options = {"casebase": casebase, "similarity": similarity, "reuse": reuse, "sharpen": sharpen,
                "outcome_weight": outcome_weight, "odds_guard": odds_guard, "models": models, "threshold": threshold,
-               "fallback_k": fallback_k}
+               "fallback_k": fallback_k, "min_cases": min_cases}
     adaptive = {k: v for k, v, default in (("memory", memory, True), ("memory_cases", memory_cases, 20),
                                            ("memory_z", memory_z, 2.0), ("memory_similarity", memory_similarity, None))
                 if v != default}  # what a spec changed (the defaults are AdaptivePolicy's)

@@ -122,10 +122,28 @@ def _check_shaping(sharpen: Any, outcome_weight: Any) -> tuple[float, float]:
 MAX_K = 1_000_000
 
 
-def _retrieval_options(threshold: Any, k: Any) -> tuple[Optional[float], Optional[int]]:
-    """Validated ``(threshold, fallback_k)`` of a bot spec (None: the case base's own): the similarity
-    at or above which cases are retrieved, in [0, 1], and how many of the most similar are
-    retrieved when none reaches it, 1 or more."""
+def _whole(name: str, given: Any) -> int:
+    """A whole number from 1 to :data:`MAX_K` of a bot spec (text, int or a float such as 20.0)."""
+    value: Any = given
+    if isinstance(value, str):
+        try:
+            value = int(value)
+        except ValueError:
+            value = None
+    elif isinstance(value, float) and math.isfinite(value) and value == int(value):
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_K:
+        raise ConfigError(f"{name} must be a whole number from 1 to {MAX_K:,} (the case base's own: leave "
+                          f"it out), got {given!r}")
+    return value
+
+
+def _retrieval_options(threshold: Any, k: Any, min_cases: Any = None
+                       ) -> tuple[Optional[float], Optional[int], Optional[int]]:
+    """Validated ``(threshold, fallback_k, min_cases)`` of a bot spec (None: the case base's own):
+    the similarity at or above which cases are retrieved, in [0, 1]; how many of the most similar
+    are retrieved when none (or fewer than ``min_cases``) reaches it, 1 or more; ``min_cases``
+    at most ``fallback_k`` (checked against the case base's ``fallback_k`` when it is read)."""
     if threshold is not None:
         threshold = _number("threshold", threshold)
         if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0.0 <= threshold <= 1.0:
@@ -133,19 +151,13 @@ def _retrieval_options(threshold: Any, k: Any) -> tuple[Optional[float], Optiona
                               f"got {threshold!r}")
         threshold = float(threshold)
     if k is not None:
-        value: Any = k
-        if isinstance(value, str):
-            try:
-                value = int(value)
-            except ValueError:
-                value = None
-        elif isinstance(value, float) and math.isfinite(value) and value == int(value):
-            value = int(value)
-        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_K:
-            raise ConfigError(f"fallback_k must be a whole number from 1 to {MAX_K:,} (the case base's own: leave "
-                              f"it out), got {k!r}")
-        k = value
-    return threshold, k
+        k = _whole("fallback_k", k)
+    if min_cases is not None:
+        min_cases = _whole("min_cases", min_cases)
+        if k is not None and min_cases > k:
+            raise ConfigError(f"min_cases ({min_cases}) must be at most fallback_k ({k}): fewer than min_cases "
+                              f"cases at or above the threshold retrieve the fallback_k most similar")
+    return threshold, k, min_cases
 
 
 #: How many of the retrieved cases a decision lists (``CBRDecision.case_ids``): the triple,
@@ -248,10 +260,10 @@ class CBRPolicy(Policy):
     from; only for an opponent-aware case base). Over a case base whose feature set needs
     player models (``casper-opp``) the bot keeps a model of every player at the table,
     updated in :meth:`observe` (:mod:`cbr.models.tracker`), and gives their values to
-    the feature set, which retention then uses too. ``threshold`` and ``fallback_k`` replace the
-    similarity's retrieval settings (every case at least ``threshold`` similar, else the
-    ``fallback_k`` most similar; None: the case base's or the similarity file's), as ``cbr query --threshold``
-    does for one query. Raises :class:`~cbr.errors.ConfigError` for an unknown
+    the feature set, which retention then uses too. ``threshold``, ``fallback_k`` and ``min_cases``
+    replace the similarity's retrieval settings (every case at least ``threshold`` similar, else,
+    when fewer than ``min_cases`` (1) are, the ``fallback_k`` most similar; None: the case base's
+    or the similarity file's), as ``cbr query --threshold`` does for one query. Raises :class:`~cbr.errors.ConfigError` for an unknown
     ``reuse``; the case base and the similarity file are read on the first decision.
 
     >>> CBRPolicy(preset="casper", reuse="best-outcome", seed=7)
@@ -270,7 +282,7 @@ class CBRPolicy(Policy):
                  similarity: Optional[str] = None, reuse: Optional[str] = None, sharpen: Optional[float] = None,
                  outcome_weight: Optional[float] = None, odds_guard: Optional[float] = None,
                  models: Optional[str] = None, threshold: Optional[float] = None,
-                 fallback_k: Optional[int] = None) -> None:
+                 fallback_k: Optional[int] = None, min_cases: Optional[int] = None) -> None:
         super().__init__(seed=seed)
         if preset not in PRESETS:
             raise ConfigError(f"unknown preset {preset!r}; use {' or '.join(PRESETS)}")
@@ -319,13 +331,14 @@ class CBRPolicy(Policy):
         if models is not None and not Path(models).is_file():
             raise ConfigError(f"models: no model store file at {models} (fill one from logs first)")
         self.models = models
-        self.threshold, self.fallback_k = _retrieval_options(threshold, fallback_k)
+        self.threshold, self.fallback_k, self.min_cases = _retrieval_options(threshold, fallback_k, min_cases)
         self._tracker: Any = None  # the opponent models (opponent-aware case bases only)
 
     def __repr__(self) -> str:
         chosen = PRESETS[self.preset]
         extra = "".join(f", {k}={getattr(self, k)!r}" for k in _SHAPING_DEFAULTS if getattr(self, k) != chosen[k])
-        extra += "".join(f", {k}={getattr(self, k)!r}" for k in ("threshold", "fallback_k") if getattr(self, k) is not None)
+        extra += "".join(f", {k}={getattr(self, k)!r}" for k in ("threshold", "fallback_k", "min_cases")
+                         if getattr(self, k) is not None)
         return (f"CBRPolicy(preset={self.preset!r}, casebase={self.casebase!r}, similarity={self.similarity!r}, "
                 f"reuse={self.reuse!r}{extra}, seed={self.seed!r})")
 
@@ -387,8 +400,12 @@ class CBRPolicy(Policy):
                         self._config = config
                     else:
                         config = cb.similarity()
-                    if self.threshold is not None or self.fallback_k is not None:
-                        config = config.changed(threshold=self.threshold, fallback_k=self.fallback_k)
+                    if self.threshold is not None or self.fallback_k is not None or self.min_cases is not None:
+                        try:
+                            config = config.changed(threshold=self.threshold, fallback_k=self.fallback_k,
+                                                    min_cases=self.min_cases)
+                        except ConfigError as exc:
+                            raise ConfigError(f"case base {cb.name!r}: {exc}") from None
                         self._config = config
                     self._weighted = bool(config.weighted_triple)
                     self._fs = cb.feature_set()

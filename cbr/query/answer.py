@@ -52,6 +52,7 @@ class QueryAnswer:
     case_ids: tuple[int, ...] = ()
     case_features: tuple[dict[str, float], ...] = ()
     warnings: tuple[str, ...] = ()
+    min_cases: int = 1  # fewer than this many at or above the threshold: the fallback's most similar
 
     def to_dict(self, top: Optional[int] = None) -> dict[str, Any]:
         """Plain data for JSON: each case's ``id`` is its ``case_id`` in the SQL tables and
@@ -68,7 +69,7 @@ class QueryAnswer:
             "casebase": self.casebase, "street": self.street, "features": self.features,
             "triple": {"fold": self.triple[0], "check_call": self.triple[1], "bet_raise": self.triple[2]},
             "passed_threshold": self.passed, "retrieved": self.retrieved, "fallback": self.fallback,
-            "threshold": self.threshold, "mean_similarity": self.mean_similarity,
+            "threshold": self.threshold, "min_cases": self.min_cases, "mean_similarity": self.mean_similarity,
             "weighted": expl["weighted"], "weights": expl["weights"], "cases": cases,
             "warnings": list(self.warnings),
         }
@@ -198,7 +199,8 @@ def _from_answer_rows(casebase: CaseBase, source: tuple[Any, Any], fs: Any, dp: 
 
 def answer(casebase: CaseBase, dp: DecisionPoint, *, weighted: Optional[bool] = None,
            opponents: Optional[Sequence[Sequence[float]]] = None, top: Optional[int] = None,
-           threshold: Optional[float] = None, k: Optional[int] = None) -> QueryAnswer:
+           threshold: Optional[float] = None, k: Optional[int] = None,
+           min_cases: Optional[int] = None) -> QueryAnswer:
     """Retrieve the cases most similar to ``dp`` and the action frequencies they vote for.
 
     ``weighted`` (default: the case base's ``weighted_triple`` setting) weights each
@@ -209,7 +211,8 @@ def answer(casebase: CaseBase, dp: DecisionPoint, *, weighted: Optional[bool] = 
     (their provenance and feature values; the triple, counts and mean similarity still come
     from every retrieved case; None: explain all). Raises :class:`CaseBaseError` when the
     street has no cases, :class:`ConfigError` for ``opponents`` the feature set does not use.
-    ``threshold`` and ``k`` replace the case base's similarity threshold and fallback ``k``
+    ``threshold``, ``k`` and ``min_cases`` replace the case base's similarity threshold, fallback
+    ``k`` and ``min_cases`` (fewer than this many at or above the threshold: the ``k`` most similar)
     for this answer alone (:meth:`~cbr.retrieval.CaseIndex.with_retrieval`; a bad value raises
     :class:`ConfigError`); ``cbr casebase similarity`` changes them for good.
     """
@@ -220,9 +223,9 @@ def answer(casebase: CaseBase, dp: DecisionPoint, *, weighted: Optional[bool] = 
     weighted = resolve_weighted(weighted, config)
 
     def tuned(index: Any) -> Any:  # this answer's threshold and k, if given: the case base is unchanged
-        if threshold is None and k is None:
+        if threshold is None and k is None and min_cases is None:
             return index
-        return index.with_retrieval(threshold=threshold, fallback_k=k)
+        return index.with_retrieval(threshold=threshold, fallback_k=k, min_cases=min_cases)
     fs = casebase.feature_set()
     values = None
     if opponents is not None:
@@ -270,6 +273,7 @@ def answer(casebase: CaseBase, dp: DecisionPoint, *, weighted: Optional[bool] = 
         triple=vote.triple, passed=0 if vote.fallback else len(vote),
         retrieved=len(vote), fallback=vote.fallback,
         threshold=float(config.threshold if threshold is None else threshold),
+        min_cases=int(config.min_cases if min_cases is None else min_cases),
         mean_similarity=vote.mean_similarity() if len(vote) else 0.0, explanation=expl,
         case_ids=case_ids, case_features=case_features, warnings=tuple(street_warnings(casebase, street)),
     )
@@ -310,7 +314,7 @@ def explain_decision(decision: Any, *, top: Optional[int] = None) -> QueryAnswer
     return QueryAnswer(
         casebase=casebase.path.name, street=street, features={n: float(v) for n, v in zip(names, vote.query)},
         triple=vote.triple, passed=0 if vote.fallback else len(vote), retrieved=len(vote), fallback=vote.fallback,
-        threshold=float(index.threshold),
+        threshold=float(index.threshold), min_cases=int(index.min_cases),
         mean_similarity=vote.mean_similarity() if len(vote) else 0.0, explanation=expl, case_ids=case_ids,
         case_features=tuple({n: float(v) for n, v in zip(names, r)} for r in own),
         warnings=tuple(street_warnings(casebase, street)),

@@ -26,7 +26,7 @@ import numpy as np
 from cbr.errors import CaseBaseError, CBRError, ConfigError
 from cbr.retrieval.persist import INDEX_FORMAT, INDEX_VERSION, street_from_json, street_to_json, write_atomic
 from cbr.retrieval.results import ACTIONS, Explanation, QueryError, Retrieval, action_codes, probability_triple
-from cbr.similarity import StreetSimilarity, local_similarities, similarity_into
+from cbr.similarity import StreetSimilarity, check_min_cases, local_similarities, similarity_into
 
 __all__ = ["BruteForceBackend"]
 
@@ -100,15 +100,18 @@ class BruteForceBackend:
 
     name: ClassVar[str] = "brute"
 
-    def __init__(self, *, similarity: StreetSimilarity, threshold: float = 0.97, fallback_k: int = 20) -> None:
+    def __init__(self, *, similarity: StreetSimilarity, threshold: float = 0.97, fallback_k: int = 20,
+                 min_cases: int = 1) -> None:
         self.similarity = similarity
         self.threshold = threshold
         self.fallback_k = fallback_k
+        self.min_cases = min_cases
 
     # -- parameters and data ------------------------------------------------------------
 
     def get_params(self) -> dict[str, Any]:
-        return {"similarity": self.similarity, "threshold": self.threshold, "fallback_k": self.fallback_k}
+        return {"similarity": self.similarity, "threshold": self.threshold, "fallback_k": self.fallback_k,
+                "min_cases": self.min_cases}
 
     def _check_params(self) -> None:
         if not isinstance(self.similarity, StreetSimilarity):
@@ -119,6 +122,7 @@ class BruteForceBackend:
         if isinstance(self.fallback_k, bool) or not isinstance(self.fallback_k, (int, np.integer)) \
                 or self.fallback_k < 1:
             raise ConfigError(f"fallback_k must be a positive integer, got {self.fallback_k!r}")
+        check_min_cases(self.min_cases, self.fallback_k)
 
     def _rows(self, X: Any, what: str = "cases") -> np.ndarray:
         arr = np.asarray(X)
@@ -264,8 +268,10 @@ class BruteForceBackend:
 
     # -- public queries -----------------------------------------------------------------
 
-    def retrieve_batch(self, Q: Any) -> list[Retrieval]:
-        """:meth:`retrieve` for each row of ``Q`` (``(n_queries, d)``)."""
+    def retrieve_batch(self, Q: Any, *, min_cases: int | None = None) -> list[Retrieval]:
+        """:meth:`retrieve` for each row of ``Q`` (``(n_queries, d)``); ``min_cases``: this
+        call's instead of the index's."""
+        least = int(self.min_cases if min_cases is None else min_cases)
         self._check_fitted()
         Q = self._queries(Q)
         t = float(self.threshold)
@@ -275,7 +281,7 @@ class BruteForceBackend:
         for i, (q, ids) in enumerate(zip(Q, cands)):
             ids, s = self._score(q, ids)
             keep = s >= t
-            if keep.any():
+            if np.count_nonzero(keep) >= least:
                 results[i] = Retrieval(*_sorted(ids[keep], s[keep]), fallback=False)
             else:
                 missing.append(i)
@@ -286,7 +292,8 @@ class BruteForceBackend:
         return results  # type: ignore[return-value]
 
     def retrieve(self, q: Any) -> Retrieval:
-        """All cases with similarity >= threshold, else the ``fallback_k`` most similar."""
+        """All cases with similarity >= threshold, else (fewer than ``min_cases`` of them, 1:
+        none) the ``fallback_k`` most similar."""
         q = np.asarray(q)
         if q.ndim != 1:
             raise QueryError(f"retrieve takes one query of shape (d,), got {q.shape}; use retrieve_batch")
@@ -425,7 +432,7 @@ class BruteForceBackend:
         scan, scan_rows = native_scan(), native_scan_rows()
         if scan is None or scan_rows is None:
             found = [aggregate_of(r.ids, r.similarities, codes, outcomes, top, r.fallback)
-                     for r in self.retrieve_batch(Q)]
+                     for r in self.retrieve_batch(Q, min_cases=None if fallback else 1)]
             return found if fallback else [_emptied(a) if a.fallback else a for a in found]
         layout = self._layout_now()
         t = float(self.threshold)
@@ -436,8 +443,9 @@ class BruteForceBackend:
         scan_codes, scan_outcomes = (codes, outcomes) if bound is None else bound.for_layout(layout)
         if tail_layout is not None:
             tail_codes, tail_outcomes = (codes, outcomes) if bound is None else bound.for_layout(tail_layout)
-        out: list[Any] = []
-        for q in Q:
+
+        def scan_all(q: np.ndarray, t: float, top: int) -> tuple[int, tuple, np.ndarray, np.ndarray]:
+            """Every case at or above ``t``: the layout's, the tail layout's and the raw rows'."""
             hits, sums, tids, tsims = layout.scan(scan, q, t, scan_codes, scan_outcomes, top, bound is not None)
             counts, pos, known, osum, sim_sum = sums
             more_ids, more_sims = [tids], [tsims]
@@ -459,20 +467,44 @@ class BruteForceBackend:
                     more_sims.append(sims3)
             if len(more_ids) > 1:
                 tids, tsims = _merge_top(more_ids, more_sims, top)
+            return hits, (counts, pos, known, osum, sim_sum), tids, tsims
+
+        k = int(self.fallback_k)
+        least = int(self.min_cases)
+        out: list[Any] = []
+        for q in Q:
+            hits, (counts, pos, known, osum, sim_sum), tids, tsims = scan_all(q, t, top)
             if hits == 0 and not fallback:
                 out.append(Aggregate(0, False, counts, pos, known, osum, sim_sum, tids, tsims))
-            elif hits == 0:
-                ids, s = self._knn(q[None, :], int(self.fallback_k))[0]
-                out.append(aggregate_of(ids, s, codes, outcomes, top, True))
+            elif hits < least and fallback:
+                out.append(self._nearest(q, k, t, top, scan_all, codes, outcomes))
             else:
                 out.append(Aggregate(hits, False, counts, pos, known, osum, sim_sum, tids, tsims))
         return out
+
+    def _nearest(self, q: np.ndarray, k: int, t: float, top: int, scan_all: Any, codes: np.ndarray,
+                 outcomes: Any) -> Any:
+        """The fallback's ``k`` most similar as an aggregate: the grouped scan at ever lower
+        thresholds, keeping its ``k`` most similar, until ``k`` cases reach one (then they are
+        the ``k`` most similar of all, ties by id as :meth:`_knn`); the k-NN search when even
+        a low threshold leaves fewer."""
+        from cbr.retrieval.aggregate import aggregate_of
+
+        gap = max(1.0 - t, 1e-3)
+        while gap < 0.5:
+            gap *= 4.0
+            hits, _, ids, sims = scan_all(q, 1.0 - gap, k)
+            if hits >= k:
+                return aggregate_of(ids, sims, codes, outcomes, top, True)
+        ids, sims = self._knn(q[None, :], k)[0]
+        return aggregate_of(ids, sims, codes, outcomes, top, True)
 
     # -- persistence ----------------------------------------------------------------------
 
     def _meta(self) -> dict[str, Any]:
         return {"format": INDEX_FORMAT, "version": INDEX_VERSION, "backend": self.name,
                 "threshold": float(self.threshold), "fallback_k": int(self.fallback_k),
+                "min_cases": int(self.min_cases),
                 "n_cases": int(self.n_cases_), "n_features": int(self.n_features_in_),
                 "similarity": street_to_json(self.similarity), "backend_params": self._backend_params()}
 
@@ -518,7 +550,8 @@ class BruteForceBackend:
     @classmethod
     def _from_meta(cls, root: Path, meta: dict[str, Any], mmap: bool = False) -> "BruteForceBackend":
         obj = cls(similarity=street_from_json(meta["similarity"]), threshold=meta["threshold"],
-                  fallback_k=meta["fallback_k"], **meta.get("backend_params", {}))
+                  fallback_k=meta["fallback_k"], min_cases=meta.get("min_cases", 1),
+                  **meta.get("backend_params", {}))
         obj._check_params()
         try:
             cases = np.load(root / "cases.npy", mmap_mode="r" if mmap else None)

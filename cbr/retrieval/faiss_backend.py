@@ -87,8 +87,8 @@ class FaissBackend(BruteForceBackend):
     name: ClassVar[str] = "faiss"
 
     def __init__(self, *, similarity: StreetSimilarity, threshold: float = 0.97, fallback_k: int = 20,
-                 n_lists: int | str = "auto", seed: int = 1234) -> None:
-        super().__init__(similarity=similarity, threshold=threshold, fallback_k=fallback_k)
+                 n_lists: int | str = "auto", seed: int = 1234, min_cases: int = 1) -> None:
+        super().__init__(similarity=similarity, threshold=threshold, fallback_k=fallback_k, min_cases=min_cases)
         self.n_lists = n_lists
         self.seed = seed
 

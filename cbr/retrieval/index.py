@@ -2,7 +2,8 @@
 exact engine and a k-NN backend chosen by name.
 
 CASPER retrieves every case of the street whose global similarity to the query is at
-least ``threshold`` (0.97); when there is none, the ``fallback_k`` (20) most similar.
+least ``threshold`` (0.97); when there is none (or fewer than ``min_cases``, 1 by default),
+the ``fallback_k`` (20) most similar.
 :class:`CaseIndex` answers exactly that, with results identical to the brute-force
 definition :func:`cbr.similarity.global_similarity` over all cases, for any configuration,
 two ways:
@@ -79,10 +80,11 @@ class CaseIndex:
     """
 
     def __init__(self, *, similarity: StreetSimilarity, threshold: float = 0.97, fallback_k: int = 20,
-                 backend: str = "faiss", backend_params: dict[str, Any] | None = None) -> None:
+                 backend: str = "faiss", backend_params: dict[str, Any] | None = None, min_cases: int = 1) -> None:
         self.similarity = similarity
         self.threshold = threshold
         self.fallback_k = fallback_k
+        self.min_cases = min_cases
         self.backend = backend
         self.backend_params = backend_params
 
@@ -90,14 +92,15 @@ class CaseIndex:
     def for_street(cls, config: Any, street: int | str, **kwargs: Any) -> "CaseIndex":
         """An unfitted index with a :class:`~cbr.similarity.SimilarityConfig`'s settings for ``street``."""
         return cls(similarity=config.street(street), threshold=config.threshold,
-                   fallback_k=config.fallback_k, **kwargs)
+                   fallback_k=config.fallback_k, min_cases=config.min_cases, **kwargs)
 
     def get_params(self) -> dict[str, Any]:
         return {"similarity": self.similarity, "threshold": self.threshold, "fallback_k": self.fallback_k,
-                "backend": self.backend, "backend_params": self.backend_params}
+                "backend": self.backend, "backend_params": self.backend_params, "min_cases": self.min_cases}
 
-    def with_retrieval(self, *, threshold: float | None = None, fallback_k: int | None = None) -> "CaseIndex":
-        """This fitted index with another ``threshold`` and/or ``fallback_k`` (None: unchanged):
+    def with_retrieval(self, *, threshold: float | None = None, fallback_k: int | None = None,
+                       min_cases: int | None = None) -> "CaseIndex":
+        """This fitted index with another ``threshold``, ``fallback_k`` and/or ``min_cases`` (None: unchanged):
         a view that shares the indexed cases (both settings are read at retrieval time only,
         so nothing is rebuilt); the index itself is unchanged. A bad value raises
         :class:`~cbr.errors.ConfigError`.
@@ -120,6 +123,8 @@ class CaseIndex:
             view.threshold = backend.threshold = threshold
         if fallback_k is not None:
             view.fallback_k = backend.fallback_k = fallback_k
+        if min_cases is not None:
+            view.min_cases = backend.min_cases = min_cases
         backend._check_params()
         view.backend_ = backend
         return view
@@ -127,7 +132,7 @@ class CaseIndex:
     def _make_backend(self) -> BruteForceBackend:
         cls = backend_class(self.backend)
         return cls(similarity=self.similarity, threshold=self.threshold, fallback_k=self.fallback_k,
-                   **(self.backend_params or {}))
+                   min_cases=self.min_cases, **(self.backend_params or {}))
 
     def fit(self, X: Any) -> "CaseIndex":
         """Index the street's case rows ``X`` (``(n, d)`` float32; row number = case id)."""
@@ -220,6 +225,7 @@ class CaseIndex:
         kind = backend_class(meta["backend"])
         backend = kind._from_meta(root, meta, mmap=True) if mmap else kind._from_meta(root, meta)
         obj = cls(similarity=backend.similarity, threshold=backend.threshold, fallback_k=backend.fallback_k,
-                  backend=meta["backend"], backend_params=meta.get("backend_params") or None)
+                  backend=meta["backend"], backend_params=meta.get("backend_params") or None,
+                  min_cases=backend.min_cases)
         obj.backend_ = backend
         return obj

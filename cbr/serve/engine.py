@@ -332,8 +332,11 @@ class Engine:
             top = situation.get("top", 5)
             try:
                 ans = answer(loaded.cb, dp, weighted=situation.get("weighted"), top=top, opponents=opponents,
-                             threshold=situation.get("threshold"), k=situation.get("k"))
+                             threshold=situation.get("threshold"), k=situation.get("k"),
+                             min_cases=situation.get("min_cases"))
             except ConfigError as exc:
+                if "min_cases" in str(exc) and situation.get("min_cases") is not None:
+                    raise FieldError("min_cases", str(exc)) from None
                 if opponents is None:
                     raise
                 raise FieldError("opponents", str(exc)) from None
@@ -472,13 +475,20 @@ class Engine:
                 self._follow(loaded)
                 if (d is not None and d.casebase is loaded.cb and request.get("weighted") is None
                         and request.get("threshold") is None and request.get("k") is None
+                        and request.get("min_cases") is None
                         and getattr(policy, "similarity", None) is None and top is not None
                         and top <= len(d.case_ids)):
                     # the retrieval the decision was made from: not retrieved a second time
                     out = explain_decision(d, top=top).to_dict(top=top)
                 else:
-                    out = answer(loaded.cb, dp, weighted=request.get("weighted"), top=top, threshold=request.get("threshold"),
-                                 k=request.get("k")).to_dict(top=top)
+                    try:
+                        out = answer(loaded.cb, dp, weighted=request.get("weighted"), top=top,
+                                     threshold=request.get("threshold"), k=request.get("k"),
+                                     min_cases=request.get("min_cases")).to_dict(top=top)
+                    except ConfigError as exc:
+                        if "min_cases" in str(exc) and request.get("min_cases") is not None:
+                            raise FieldError("min_cases", str(exc)) from None
+                        raise
         out.update({"policy": spec, "seed": seed, "action": decision["action"],
                     "action_word": ACTION_WORDS.get(decision["action"], decision["action"]), "decision": decision})
         return out

@@ -47,6 +47,9 @@ class Situation(BaseModel):
                                        "for this request only (null: the case base's; cbr query --threshold).")
     k: Optional[int] = Field(None, ge=1, le=1_000_000, description="When no case reaches the threshold, the K most "
                              "similar, for this request only (null: the case base's fallback k; cbr query --k).")
+    min_cases: Optional[int] = Field(None, ge=1, le=1_000_000, description="Take the K most similar when fewer than "
+                                     "this many cases reach the threshold, not only when none does; at most K "
+                                     "(null: the case base's, CASPER's 1; cbr query --min-cases).")
     opponents: Optional[list[tuple[float, float, float]]] = Field(
         None, max_length=11, description="For a case base built with the casper-opp feature set: the player "
         "model (aggressiveness, tightness, riskiness, each in 0..1) of each opponent still in the hand, in "

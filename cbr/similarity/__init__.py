@@ -12,6 +12,7 @@ from cbr.similarity.config import (
     FeatureSimilarity,
     SimilarityConfig,
     StreetSimilarity,
+    check_min_cases,
     default_casper,
     default_for,
     default_sartre,
@@ -38,5 +39,5 @@ __all__ = [
     # configuration
     "FeatureSimilarity", "StreetSimilarity", "SimilarityConfig", "CASPER_FEATURES", "default_casper",
     "default_sartre", "default_for", "local_similarities", "global_similarity", "similarity_into", "local_into",
-    "load_similarity_file",
+    "load_similarity_file", "check_min_cases",
 ]

@@ -197,12 +197,30 @@ def _street_name(street: int | str) -> str:
     raise ConfigError(f"unknown street {street!r}; streets: {', '.join(STREETS)}")
 
 
+def check_min_cases(min_cases: object, fallback_k: object) -> None:
+    """Raise :class:`ConfigError` unless ``min_cases`` is a whole number from 1 to ``fallback_k``
+    (fewer than ``min_cases`` cases at or above the threshold: the ``fallback_k`` most similar).
+
+    >>> check_min_cases(20, 20)
+    >>> check_min_cases(21, 20)
+    Traceback (most recent call last):
+    ...
+    cbr.errors.ConfigError: min_cases must be a whole number from 1 to fallback_k (20), got 21
+    """
+    if isinstance(min_cases, bool) or not isinstance(min_cases, (int, np.integer)) \
+            or not 1 <= int(min_cases) <= int(fallback_k):  # type: ignore[call-overload]
+        raise ConfigError(f"min_cases must be a whole number from 1 to fallback_k ({fallback_k}), got {min_cases!r}")
+
+
 @dataclass(frozen=True)
 class SimilarityConfig:
     """Similarity for all four streets plus retrieval settings.
 
     ``threshold``: cases at or above this global similarity are retrieved (CASPER: 0.97);
     ``fallback_k``: if none, the ``fallback_k`` most similar (CASPER: 20);
+    ``min_cases``: if fewer than this many reach the threshold, the ``fallback_k`` most similar
+    (1, CASPER's rule: only when none does; at most ``fallback_k``: ``min_cases = fallback_k``
+    retrieves every case at or above the threshold and never fewer than ``fallback_k``);
     ``weighted_triple``: weight each retrieved action by its similarity.
 
     >>> cfg = SimilarityConfig.from_toml(default_casper().to_toml())
@@ -214,6 +232,7 @@ class SimilarityConfig:
     threshold: float = 0.97
     fallback_k: int = 20
     weighted_triple: bool = False
+    min_cases: int = 1
 
     def __post_init__(self) -> None:
         streets = tuple(self.streets)
@@ -232,6 +251,7 @@ class SimilarityConfig:
         object.__setattr__(self, "threshold", float(self.threshold))
         if isinstance(self.fallback_k, bool) or not isinstance(self.fallback_k, int) or self.fallback_k < 1:
             raise ConfigError(f"fallback_k must be a positive integer, got {self.fallback_k!r}")
+        check_min_cases(self.min_cases, self.fallback_k)
         if not isinstance(self.weighted_triple, bool):
             raise ConfigError(f"weighted_triple must be true or false, got {self.weighted_triple!r}")
 
@@ -240,7 +260,7 @@ class SimilarityConfig:
         return self.streets[STREETS.index(_street_name(street))]
 
     def changed(self, *, threshold: float | None = None, fallback_k: int | None = None,
-                weighted_triple: bool | None = None, weights: Mapping[str, float] | None = None,
+                min_cases: int | None = None, weighted_triple: bool | None = None, weights: Mapping[str, float] | None = None,
                 measures: Mapping[str, tuple[str, Mapping[str, float]]] | None = None) -> "SimilarityConfig":
         """A copy with settings changed, checked as a configuration read from TOML is: None keeps
         a setting. ``weights`` maps ``FEATURE`` (on every street that has it) or
@@ -300,14 +320,15 @@ class SimilarityConfig:
             streets=tuple(streets),  # type: ignore[arg-type]
             threshold=self.threshold if threshold is None else threshold,
             fallback_k=self.fallback_k if fallback_k is None else fallback_k,
-            weighted_triple=self.weighted_triple if weighted_triple is None else weighted_triple)
+            weighted_triple=self.weighted_triple if weighted_triple is None else weighted_triple,
+            min_cases=self.min_cases if min_cases is None else min_cases)
 
     # -- TOML ------------------------------------------------------------------------
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "SimilarityConfig":
         """Build from the parsed TOML document (see :meth:`from_toml`)."""
-        known = {"threshold", "fallback_k", "weighted_triple", *STREETS}
+        known = {"threshold", "fallback_k", "min_cases", "weighted_triple", *STREETS}
         unknown = sorted(set(data) - known)
         if unknown:
             raise ConfigError(f"unknown key(s) {', '.join(map(repr, unknown))} in similarity config; "
@@ -322,14 +343,15 @@ class SimilarityConfig:
                 raise ConfigError(f"street {name!r}: expected an array of tables [[{name}]], got {rows!r}")
             specs = tuple(FeatureSimilarity.from_dict(row, where=f"street {name!r}") for row in rows)
             streets.append(StreetSimilarity(name, specs))
-        kwargs = {k: data[k] for k in ("threshold", "fallback_k", "weighted_triple") if k in data}
+        kwargs = {k: data[k] for k in ("threshold", "fallback_k", "min_cases", "weighted_triple") if k in data}
         return cls(streets=tuple(streets), **kwargs)  # type: ignore[arg-type]
 
     @classmethod
     def from_toml(cls, source: str | Path) -> "SimilarityConfig":
         """Read TOML from a path or from the text itself.
 
-        Format: top-level ``threshold``, ``fallback_k``, ``weighted_triple``; then per street
+        Format: top-level ``threshold``, ``fallback_k``, ``weighted_triple`` (and ``min_cases``,
+        written only when it is not 1); then per street
         (``preflop``, ``flop``, ``turn``, ``river``) one ``[[street]]`` table per feature, in
         column order, with ``feature``, ``measure``, ``weight``, ``low``, ``high`` and the
         measure's parameters (``k`` for ``exp``).
@@ -360,6 +382,8 @@ class SimilarityConfig:
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"threshold": self.threshold, "fallback_k": self.fallback_k,
                                "weighted_triple": self.weighted_triple}
+        if self.min_cases != 1:  # CASPER's rule is left out: files written before it stay the same
+            out["min_cases"] = self.min_cases
         for st in self.streets:
             out[st.street] = st.to_dicts()
         return out
@@ -371,7 +395,8 @@ class SimilarityConfig:
                  "#          equity (pre-flop rank compared by its equity).",
                  f"threshold = {_toml_value(self.threshold)}",
                  f"fallback_k = {self.fallback_k}",
-                 f"weighted_triple = {_toml_value(self.weighted_triple)}"]
+                 f"weighted_triple = {_toml_value(self.weighted_triple)}",
+                 *([f"min_cases = {self.min_cases}"] if self.min_cases != 1 else [])]
         for st in self.streets:
             for row in st.to_dicts():
                 lines.append("")

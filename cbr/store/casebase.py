@@ -717,7 +717,7 @@ class CaseBase(RetainedWrites, Compaction):
 def _settings_match(index: "CaseIndex", config: "SimilarityConfig", street: str) -> bool:
     """Whether a saved index was built with the case base's similarity settings for ``street``."""
     return (index.similarity == street_similarity(config, street) and index.threshold == config.threshold
-            and index.fallback_k == config.fallback_k)
+            and index.fallback_k == config.fallback_k and index.min_cases == config.min_cases)
 
 
 def _arrays(street: str, names: Sequence[str], t: pa.Table) -> CaseArrays:

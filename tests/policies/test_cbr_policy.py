@@ -244,6 +244,39 @@ def test_threshold_and_fallback_k_replace_the_case_bases_retrieval_settings(tmp_
             policy_from_spec(spec)
 
 
+def test_min_cases_retrieves_never_fewer_than_the_fallback(tmp_path):
+    """``min_cases``: a threshold that exactly 3 of 60 cases reach keeps those 3; with
+    ``min_cases=5`` (and ``fallback_k=5``) the 5 most similar, the 3 among them; a ``min_cases``
+    above the fallback is refused, by the spec when both are given, else when the case base is
+    read (its ``fallback_k`` with it: the first decision), naming the case base."""
+    from cbr.policies.spec import policy_from_spec
+
+    cb = tiny_casebase(tmp_path / "many", "f" * 10 + "c" * 20 + "r" * 30)
+    dp = flop_state(1).decision_point()
+    with CBRPolicy(casebase=cb, seed=3, threshold=0.0) as every:
+        sims = every.decide(dp).vote.similarities
+    third = float(sims[2])
+    assert sims[3] < third  # no tie at the threshold
+    with CBRPolicy(casebase=cb, seed=3, threshold=third) as plain, \
+            CBRPolicy(casebase=cb, seed=3, threshold=third, fallback_k=5, min_cases=5) as least:
+        a, b = plain.decide(dp), least.decide(dp)
+        assert (a.retrieved, a.vote.fallback) == (3, False) and (b.retrieved, b.vote.fallback) == (5, True)
+        assert set(a.case_ids.tolist()) < set(b.case_ids.tolist())
+    with CBRPolicy(casebase=cb, seed=3, threshold=third, fallback_k=5, min_cases=3) as enough:
+        assert enough.decide(dp).retrieved == 3
+    bot = policy_from_spec("cbr:preset=expert:threshold=0.995:fallback-k=30:min-cases=30")
+    assert bot.min_cases == 30 and "fallback_k=30, min_cases=30" in repr(bot)
+    with pytest.raises(ValueError, match=r"min_cases \(31\) must be at most fallback_k \(30\)"):
+        policy_from_spec("cbr:fallback-k=30:min-cases=31")
+    with pytest.raises(ValueError, match="min_cases must be a whole number from 1 to 1,000,000"):
+        policy_from_spec("cbr:min-cases=0")
+    over = CBRPolicy(casebase=cb, seed=3, min_cases=21)  # the case base's fallback_k is 20
+    with pytest.raises(ConfigError, match=r"case base 'many': min_cases must be a whole number from 1 to "
+                                          r"fallback_k \(20\), got 21"):
+        over.decide(dp)
+    over.close()
+
+
 def test_the_shipped_case_bases_are_never_retained_into():
     from cbr.play.retention import check_retention_target
     from cbr.store import PACKAGED_CASEBASES, SHIPPED_CASEBASES

@@ -24,19 +24,20 @@ TIE = 1e-6
 # -- an oracle that shares nothing with the backends but the similarity definition ----------
 
 
-def oracle(street, X, q, threshold, k):
-    """All ids with s >= threshold, else the top k; with every case's similarity."""
+def oracle(street, X, q, threshold, k, min_cases=1):
+    """All ids with s >= threshold, else (fewer than ``min_cases`` of them) the top k; with every
+    case's similarity."""
     s = global_similarity(street, q, X)
     ids = np.nonzero(s >= threshold)[0]
-    if ids.size:
+    if ids.size >= min_cases:
         return set(ids.tolist()), s, False
     kth = np.sort(s)[::-1][k - 1] if s.size >= k else -np.inf
     return set(np.nonzero(s >= kth)[0].tolist()), s, True
 
 
-def assert_same_as_oracle(result, street, X, q, threshold, k):
+def assert_same_as_oracle(result, street, X, q, threshold, k, min_cases=1):
     """Tie-tolerant: equal up to cases within 1e-6 of the boundary (threshold or k-th value)."""
-    want, s, fallback = oracle(street, X, q, threshold, k)
+    want, s, fallback = oracle(street, X, q, threshold, k, min_cases)
     got = result.ids.tolist()
     assert result.fallback == fallback
     assert len(set(got)) == len(got), "duplicate ids"

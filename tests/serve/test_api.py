@@ -775,3 +775,13 @@ def test_retrieve_takes_the_threshold_and_k_of_cbr_query(client) -> None:
     assert none["fallback"] and none["retrieved"] == 7
     bad = client.post("/retrieve", json={**spot, "threshold": 1.5})
     assert bad.status_code == 422 and bad.json()["detail"][0]["loc"] == ["body", "threshold"]
+    # min_cases (cbr query --min-cases): a threshold only the best case reaches, then never fewer than 4
+    best = client.post("/retrieve", json={**spot, "threshold": 0.0, "top": 2}).json()["cases"]
+    assert best[1]["similarity"] < best[0]["similarity"]
+    one = client.post("/retrieve", json={**spot, "threshold": best[0]["similarity"]}).json()
+    assert (one["retrieved"], one["fallback"], one["min_cases"]) == (1, False, 1)
+    four = client.post("/retrieve", json={**spot, "threshold": best[0]["similarity"], "k": 4, "min_cases": 4}).json()
+    assert (four["retrieved"], four["fallback"], four["min_cases"]) == (4, True, 4)
+    bad = client.post("/retrieve", json={**spot, "k": 4, "min_cases": 5})
+    assert bad.status_code == 422 and bad.json()["detail"][0]["loc"] == ["body", "min_cases"], bad.json()
+    assert "min_cases must be a whole number from 1 to fallback_k (4), got 5" in bad.json()["detail"][0]["msg"]

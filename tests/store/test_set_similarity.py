@@ -185,6 +185,40 @@ def test_query_threshold_and_k_are_what_setting_them_gives(base: Path, tmp_path:
     assert runner.invoke(app, [*args, "--k", "0"]).exit_code == 2
 
 
+def test_min_cases_for_one_query_and_for_good(base: Path, tmp_path: Path):
+    """``--min-cases`` of ``cbr query`` and ``cbr casebase similarity``: a threshold only the few
+    most similar reach keeps them; with ``--min-cases`` the ``--k`` most similar instead (the same
+    answer as a case base set that way), said in the text; more than ``--k`` is one line, exit 1."""
+    args = ["query", "-c", str(base), "--hole", "AdQc", "--board", "3h4cJh", "--position", "1", "--to-call", "1",
+            "--pot", "5"]
+    with CaseBase.open(base) as cb:
+        sims = answer(cb, _dp(), threshold=0.0).explanation.similarities
+    threshold = float(sims[1])  # the two most similar reach it
+    assert sims[2] < threshold
+    few = json.loads(runner.invoke(app, [*args, "--json", "--threshold", repr(threshold)]).output)
+    assert (few["retrieved"], few["fallback"], few["min_cases"]) == (2, False, 1)
+    result = runner.invoke(app, [*args, "--json", "--threshold", repr(threshold), "--k", "6", "--min-cases", "6"])
+    assert result.exit_code == 0, result.output
+    more = json.loads(result.output)
+    assert (more["retrieved"], more["fallback"], more["min_cases"]) == (6, True, 6)
+    assert {c["id"] for c in few["cases"]} < {c["id"] for c in more["cases"]}
+    text = runner.invoke(app, [*args, "--threshold", repr(threshold), "--k", "6", "--min-cases", "6"]).output
+    assert f"fewer than 6 cases reached similarity {threshold}; the 6 most similar were used" in text
+    result = runner.invoke(app, [*args, "--k", "6", "--min-cases", "7"])
+    assert result.exit_code == 1 and result.output.count("\n") == 1, result.output
+    assert "min_cases must be a whole number from 1 to fallback_k (6), got 7" in result.output
+    other = Path(shutil.copytree(base, tmp_path / "other"))
+    result = runner.invoke(app, ["casebase", "similarity", str(other), "--threshold", repr(threshold), "--k", "6",
+                                 "--min-cases", "6"])
+    assert result.exit_code == 0 and "min_cases 6" in result.output, result.output
+    with CaseBase.open(other) as cb:
+        assert cb.similarity().min_cases == 6
+    assert verify_casebase(other).sound
+    again = json.loads(runner.invoke(app, ["query", "-c", str(other), *args[3:], "--json"]).output)
+    again.pop("casebase"), more.pop("casebase")
+    assert again == more
+
+
 def test_cli_shows_sets_and_refuses(base: Path, tmp_path: Path):
     result = runner.invoke(app, ["casebase", "similarity", str(base), "--json"])
     assert result.exit_code == 0 and json.loads(result.output)["threshold"] == 0.97
