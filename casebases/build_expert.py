@@ -141,7 +141,7 @@ def check_teacher(logs: Path, teacher: str) -> None:
 
 def _play_worker_init(parent: int) -> None:
     """A match worker: dies with the recipe, leaves Ctrl-C and SIGTERM to it (it stops the pool)."""
-    from cbr.build.local import die_with_parent
+    from cbr.build.parent import die_with_parent
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
