@@ -390,3 +390,43 @@ def test_ctrl_c_while_the_recipe_trains_stops_it_and_writes_nothing(tmp_path, sh
 
     (log,) = logs.iterdir()                             # played before the stop: whole, kept for a re-run
     assert log.name == f"cfr-raise-20-{SEED}.log" and len(loads(log.read_text(encoding="utf-8"))) == 20
+
+
+def test_ctrl_c_while_the_recipe_writes_a_counter_strategy_leaves_the_pair_whole(tmp_path, shipped) -> None:
+    """A real SIGINT while ``strategy.npz`` is written (its temp file is there): the folder gets
+    the strategy and its model, or nothing. The strategy's write held the Ctrl-C and delivered it
+    when done, just before the model was written: a new strategy beside no model (or an old one)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.conftest import default_sigint
+
+    (tmp_path / "emd_256").symlink_to(SHIPPED_TEACHER)
+    folder = tmp_path / "counter_raise"
+    proc = subprocess.Popen([sys.executable, "-m", "casebases.build_counters", "--only", "raise", "--hands", "20",
+                             "--iterations", "2000", "--threads", "1", "--logs", str(tmp_path / "logs"), "--out",
+                             str(tmp_path)], cwd=Path(__file__).resolve().parents[2], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint)
+    try:
+        deadline = time.monotonic() + 120
+        while proc.poll() is None and time.monotonic() < deadline:
+            if folder.is_dir() and any(n.startswith(".strategy.npz.tmp-") for n in os.listdir(folder)):
+                proc.send_signal(signal.SIGINT)         # inside the strategy's write
+                break
+            time.sleep(0.002)
+        else:
+            raise AssertionError(f"the strategy's write was not seen (exit {proc.returncode})")
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130 and "Traceback" not in err, err
+    assert err.splitlines()[-1].startswith("interrupted: ")
+    assert sorted(os.listdir(folder)) == ["model.npz", STRATEGY_FILE]
+    assert "raise: 2,000 iterations in" in err                    # it said so before the interrupt
+    assert load_imperfect_strategy(folder).info["iterations"] == 2000
+    assert OpponentModel.load(folder / "model.npz").counts.sum() > 0
