@@ -197,6 +197,11 @@ def test_the_native_counter_solver_refuses_bad_arguments(coarse) -> None:
     with pytest.raises(ValueError, match="outside the arrays"):
         short = [a[: t.size - 1].copy() for a in ok]
         run(t._tree, t._tables, *short, 0.5, 0, 10, 1, 1)
+    for done, exc, msg in [(np.zeros(1, np.int32), ValueError, "done has the wrong dtype"),
+                           (np.zeros(0, np.int64), ValueError, "done must hold one int64"),
+                           (np.zeros(4, np.int64)[::2], TypeError, "done must be a C-contiguous")]:
+        with pytest.raises(exc, match=msg):
+            run(t._tree, t._tables, *ok, 0.5, 0, 10, 1, 1, done)
 
 
 def test_the_recipe_builds_a_counter_strategy_from_the_teachers_log(tmp_path, shipped) -> None:
