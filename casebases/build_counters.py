@@ -15,6 +15,10 @@ Recipe (issue 36, part 1), for each opponent of :data:`TARGETS`:
    abstraction is the teacher's: ``emd_256``, named in the strategy) and ``model.npz`` (the
    counts); ``cfr:strategy=counter_<name>`` plays it.
 
+Ctrl-C stops it at once (the solver looks for signals between slices of iterations): the
+counter-strategy being trained is not written; one being written is written whole, with its
+model, before the interrupt lands.
+
 One thread is deterministic for the arguments; two share the tables without locks.
 """
 from __future__ import annotations
@@ -133,6 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     from cbr.cfr.counter import CounterTrainer
     from cbr.cfr.mccfr import STRATEGY_FILE
     from cbr.errors import CBRError
+    from cbr.store.durable import interrupts_held
 
     try:
         logs.mkdir(parents=True, exist_ok=True)
@@ -156,11 +161,12 @@ def main(argv: list[str] | None = None) -> int:
                 budget, minutes = SHIPPED_ITERATIONS.get(name, 0), 8.0
             _train(trainer, budget, minutes, name)
             folder = out / f"counter_{name}"
-            folder.mkdir(parents=True, exist_ok=True)
-            trainer.save_strategy(folder / STRATEGY_FILE)
-            model.save(folder / "model.npz")
-            print(f"{name}: {trainer.iterations:,} iterations in {trainer.seconds:.0f} s -> {folder}",
-                  file=sys.stderr, flush=True)
+            with interrupts_held():  # the strategy and its model, both or neither (each file is atomic)
+                folder.mkdir(parents=True, exist_ok=True)
+                trainer.save_strategy(folder / STRATEGY_FILE)
+                model.save(folder / "model.npz")
+                print(f"{name}: {trainer.iterations:,} iterations in {trainer.seconds:.0f} s -> {folder}",
+                      file=sys.stderr, flush=True)
     except CBRError as e:
         raise SystemExit(f"error: {e}") from None
     except KeyboardInterrupt:

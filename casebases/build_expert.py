@@ -27,12 +27,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Optional
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -139,22 +141,26 @@ def check_teacher(logs: Path, teacher: str) -> None:
 
 def _play_worker_init(parent: int) -> None:
     """A match worker: dies with the recipe, leaves Ctrl-C and SIGTERM to it (it stops the pool)."""
-    import signal
-
-    from cbr.build.local import die_with_parent
+    from cbr.build.parent import die_with_parent
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     die_with_parent(parent)
 
 
-def play(matches: list[ExpertMatch], workers: int) -> None:
-    """Play the matches whose logs are missing, ``workers`` at a time. Ctrl-C or SIGTERM stops
-    the workers at once (a log being written is dropped whole) and reaches the caller as
-    ``KeyboardInterrupt``."""
-    import signal
+#: Seconds between two looks for a stop while a match is played.
+POLL_SECONDS = 0.1
+
+
+def play(matches: list[ExpertMatch], workers: int) -> Optional[int]:
+    """Play the matches whose logs are missing, ``workers`` at a time; returns None when all
+    are played. Ctrl-C or SIGTERM (:class:`~cbr.cfr.longrun.StopSignals`) stops the workers at
+    once (a log being written is dropped whole) and returns the signal's number; from the first
+    signal on, both are ignored (a burst of them cannot cut the clean-up or the caller's line)."""
+    from concurrent.futures import TimeoutError as Pending
 
     from cbr.build.local import pool_context, stop_pool
+    from cbr.cfr.longrun import StopSignals
 
     todo = [m for m in matches if not m.log.exists()]
     t0 = time.time()
@@ -162,31 +168,33 @@ def play(matches: list[ExpertMatch], workers: int) -> None:
     pool = ProcessPoolExecutor(max_workers=max(1, workers), mp_context=pool_context(),
                                initializer=_play_worker_init, initargs=(os.getpid(),))
 
-    def on_term(signum: int, frame: object) -> None:
-        raise Stopped(signum)
-
-    old = signal.signal(signal.SIGTERM, on_term)
-    try:
-        for m, path in zip(todo, pool.map(ExpertMatch.play, todo)):
-            done += m.hands
-            print(f"{path.name}: {done:,} hands in {time.time() - t0:.0f} s", file=sys.stderr, flush=True)
-    except BaseException:
+    def drop_all() -> None:
         stop_pool(pool)
         for m in todo:  # the half-written logs of the workers just stopped
             for tmp in m.log.parent.glob(f".{m.log.name}.tmp-*"):
                 tmp.unlink(missing_ok=True)
-        raise
-    finally:
-        signal.signal(signal.SIGTERM, old)
+
+    with StopSignals(ignore_after=True) as stop:
+        try:
+            for m, future in zip(todo, [pool.submit(ExpertMatch.play, m) for m in todo]):
+                while not stop():
+                    try:
+                        path = future.result(timeout=POLL_SECONDS)
+                        break
+                    except Pending:
+                        continue
+                if stop():
+                    break
+                done += m.hands
+                print(f"{path.name}: {done:,} hands in {time.time() - t0:.0f} s", file=sys.stderr, flush=True)
+        except BaseException:
+            drop_all()
+            raise
+        if stop():
+            drop_all()
+            return stop.signal
     pool.shutdown()
-
-
-class Stopped(KeyboardInterrupt):
-    """SIGTERM while the matches are played (Ctrl-C is a plain :class:`KeyboardInterrupt`)."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
+    return None
 
 
 def shipped_subset(matches: list[ExpertMatch], hands: int) -> list[tuple[ExpertMatch, int]]:
@@ -269,13 +277,12 @@ def main(argv: list[str] | None = None) -> int:
     shipped = shipped_subset(matches, args.ship) if args.ship else []
     taken = [(first_part(m, k), k, m.log.name) for m, k in shipped]  # played, hands kept, the recipe's log name
     t0 = time.time()
-    try:
-        play([m for m, _, _ in taken] if args.ship else matches, args.workers)
-    except KeyboardInterrupt as exc:
-        by = "SIGTERM" if isinstance(exc, Stopped) else "Ctrl-C"
+    stopped = play([m for m, _, _ in taken] if args.ship else matches, args.workers)
+    if stopped is not None:
+        by = "SIGTERM" if stopped == signal.SIGTERM else "Ctrl-C"
         print(f"stopped by {by}: the logs played so far are in {logs} (a log being written was dropped); run the "
               "same command again to play the rest", file=sys.stderr)
-        return 143 if isinstance(exc, Stopped) else 130
+        return 128 + stopped
     played = time.time() - t0
     out = Path(args.out or (HERE / ("expert" if args.ship else "expert-full")))
     t1 = time.time()

@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import os
 import signal
-import sys
-import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -27,6 +25,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from cbr.build.parent import die_with_parent
 from cbr.errors import CBRError, ConfigError
 from cbr.game.gamedef import STREETS, GameDef
 from cbr.logs.detect import LogSource, parse_source, scan_logs
@@ -110,37 +109,6 @@ def usable_cpus() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):  # pragma: no cover - not Linux
         return max(1, os.cpu_count() or 1)
-
-
-PR_SET_PDEATHSIG = 1        # <linux/prctl.h>
-PARENT_CHECK_SECONDS = 0.5  # how often a worker's watchdog looks for its parent
-
-
-def _watch_parent(parent: int, every: float = PARENT_CHECK_SECONDS) -> None:
-    """Exit this process (at once, no clean-up) when ``parent`` is no longer its parent."""
-    while True:
-        if os.getppid() != parent:
-            os._exit(1)
-        time.sleep(every)
-
-
-def die_with_parent(parent: int) -> None:
-    """Make this (worker) process die with ``parent``: the kernel's parent-death signal
-    (``prctl(PR_SET_PDEATHSIG, SIGKILL)``, Linux) and, everywhere, a daemon thread that
-    exits when the parent changes (re-parenting to init or a subreaper), so a SIGKILLed
-    ``cbr build`` never leaves its workers running with the caller's stdout open.
-    """
-    if sys.platform.startswith("linux"):
-        try:
-            import ctypes
-
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
-        except (OSError, AttributeError):  # pragma: no cover - no prctl: the watchdog remains
-            pass
-    if os.getppid() != parent:  # the parent died before the signal was armed
-        os._exit(1)
-    threading.Thread(target=_watch_parent, args=(parent,), daemon=True, name="cbr-parent-watch").start()
 
 
 def _worker_init(feature_set: Any, parent: Optional[int] = None) -> None:

@@ -36,7 +36,8 @@ from typing import Any, Optional
 import numpy as np
 import pyarrow as pa
 
-from cbr.build.local import BuildReport, ChunkResult, build_casebase, cases_of_hands, die_with_parent, keeps_game
+from cbr.build.local import BuildReport, ChunkResult, build_casebase, cases_of_hands, keeps_game
+from cbr.build.parent import die_with_parent
 from cbr.errors import CBRError
 from cbr.game.gamedef import STREETS, GameDef
 from cbr.logs.detect import LogSource, parse_source

@@ -183,10 +183,21 @@ class CounterTrainer(MCCFRTrainer):
 
     def _walk(self, n: int) -> None:
         """:meth:`MCCFRTrainer.run`'s chunks and discount schedule, with this walk: an iteration
-        walks each seat of the exploiter once, against the restricted or the free opponent."""
-        native_module().run_rnr(self._tree, self._tables, self.regret, self.avg, self.opp_regret, self.opp_avg,
-                                self.model_probs, self.model_conf, self.p, self.iterations, n,
-                                self.seed & 0xFFFFFFFFFFFFFFFF, self.threads)
+        walks each seat of the exploiter once, against the restricted or the free opponent.
+
+        The C call looks for signals every thousand iterations or so: Ctrl-C ends it at once (a
+        chunk, :data:`~cbr.cfr.mccfr.CHUNK`, is seconds on the shipped abstraction), and the
+        iterations it finished, which the tables hold, are counted before the
+        ``KeyboardInterrupt`` goes on (with one thread, a run continued from there is an
+        unbroken run's, bit for bit)."""
+        done = np.zeros(1, dtype=np.int64)
+        try:
+            native_module().run_rnr(self._tree, self._tables, self.regret, self.avg, self.opp_regret, self.opp_avg,
+                                    self.model_probs, self.model_conf, self.p, self.iterations, n,
+                                    self.seed & 0xFFFFFFFFFFFFFFFF, self.threads, done)
+        except BaseException:
+            self.iterations += int(done[0])  # :meth:`MCCFRTrainer.run` counts a chunk when it returns
+            raise
 
     def _tables_discounted(self) -> tuple[np.ndarray, ...]:
         return self.regret, self.avg, self.opp_regret, self.opp_avg

@@ -163,7 +163,7 @@ def _init_worker(parent: int, hands_done: Any) -> None:
     """A worker process: dies with the league's process; Ctrl-C and SIGTERM are the parent's to
     handle; the hands it plays are counted into ``hands_done`` (a queue the parent reads)."""
     global _HANDS_DONE
-    from cbr.build.local import die_with_parent
+    from cbr.build.parent import die_with_parent
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)

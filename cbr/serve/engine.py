@@ -661,17 +661,11 @@ def _evaluate_child(conn: Any, path: str, folds: int, max_decisions: int, seed: 
     ends itself if the server goes away or the time limit passed long ago."""
     import signal
 
+    from cbr.build.parent import watch_parent
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    parent = os.getppid()
     end = None if seconds is None else time.monotonic() + seconds + 5.0
-
-    def watch() -> None:
-        while True:
-            time.sleep(0.5)
-            if os.getppid() != parent or (end is not None and time.monotonic() > end):
-                os._exit(1)
-
-    threading.Thread(target=watch, daemon=True).start()
+    threading.Thread(target=watch_parent, args=(os.getppid(),), kwargs={"until": end}, daemon=True).start()
     try:
         from cbr.query.evaluate import evaluate_casebase
         from cbr.store import CaseBase

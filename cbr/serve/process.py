@@ -23,6 +23,7 @@ import urllib.request
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
+from cbr.build.parent import parent_death_signal
 from cbr.errors import CBRError
 
 __all__ = ["free_port", "start_server", "stop_server"]
@@ -31,8 +32,6 @@ __all__ = ["free_port", "start_server", "stop_server"]
 _SOURCE_TREE = Path(__file__).resolve().parents[2] if (Path(__file__).resolve().parents[2] / "cli.py").is_file() \
     else None
 
-
-_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
 def free_port() -> int:
@@ -52,19 +51,14 @@ def _healthy(url: str) -> bool:
 
 def _stop_with(parent: int) -> Callable[[], None]:
     """A ``preexec_fn``: the child gets SIGTERM when its parent's starting thread ends (Linux's
-    parent-death signal, kept across ``exec``), and exits at once if the parent is gone already."""
-    prctl = None
-    if sys.platform.startswith("linux"):  # looked up here: the child may not import (a forked child's locks)
-        import ctypes
-
-        try:
-            prctl = ctypes.CDLL(None, use_errno=True).prctl
-        except (OSError, AttributeError):  # pragma: no cover - no prctl
-            prctl = None
+    parent-death signal, :func:`cbr.build.parent.parent_death_signal`, kept across ``exec``),
+    and exits at once if the parent is gone already."""
+    arm_signal = parent_death_signal()  # looked up here: the child may not import (a forked child's locks)
+    term = int(signal.SIGTERM)
 
     def arm() -> None:
-        if prctl is not None:
-            prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+        if arm_signal is not None:
+            arm_signal(term)
         if os.getppid() != parent:  # the parent died before the signal was armed
             os._exit(1)
     return arm

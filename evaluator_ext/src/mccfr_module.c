@@ -567,18 +567,27 @@ static PyObject *py_deal_buckets(PyObject *self, PyObject *args)
     return result;
 }
 
+/* Iterations of run_rnr per thread between two looks for signals: the glue takes the GIL back
+ * after each slice of RNR_SLICE * threads iterations (a tenth of a second or so on the shipped
+ * abstraction) and runs PyErr_CheckSignals, so Ctrl-C stops a call of millions of iterations
+ * at once instead of when it ends. The slices are consecutive iterations: the same tables. */
+#define RNR_SLICE 1024
+
 /* run_rnr(tree, tables, regret, avg, opp_regret, opp_avg, model_probs, model_conf, p, first,
- * iterations, seed, threads): a robust counter-strategy's iterations (rnr_kernels.h). */
+ * iterations, seed, threads[, done]): a robust counter-strategy's iterations (rnr_kernels.h), in
+ * slices with a look for signals between them; a handler's exception (KeyboardInterrupt) ends
+ * the call, the iterations finished until then kept in the tables and counted in done[0]
+ * (an int64 array, optional; written after every slice). */
 static PyObject *py_run_rnr(PyObject *self, PyObject *args)
 {
     (void)self;
-    PyObject *tree, *tables, *obj[6];
+    PyObject *tree, *tables, *obj[6], *done_obj = Py_None;
     double p;
     long long first, iterations;
     unsigned long long seed;
     int threads;
-    if (!PyArg_ParseTuple(args, "OOOOOOOOdLLKi", &tree, &tables, &obj[0], &obj[1], &obj[2], &obj[3], &obj[4],
-                          &obj[5], &p, &first, &iterations, &seed, &threads))
+    if (!PyArg_ParseTuple(args, "OOOOOOOOdLLKi|O", &tree, &tables, &obj[0], &obj[1], &obj[2], &obj[3], &obj[4],
+                          &obj[5], &p, &first, &iterations, &seed, &threads, &done_obj))
         return NULL;
     if (first < 0 || iterations < 0 || threads < 1 || threads > 64 || !(p >= 0.0 && p <= 1.0)) {
         char msg[160]; /* PyErr_Format has no %g */
@@ -600,12 +609,32 @@ static PyObject *py_run_rnr(PyObject *self, PyObject *args)
             ok = 0;
         }
     }
+    int64_t *done_out = NULL;
+    if (ok && done_obj != Py_None) {
+        Py_ssize_t n_done;
+        done_out = get(&tv, done_obj, "lq", 8, 1, "done", &n_done);
+        if (done_out && n_done < 1) {
+            PyErr_SetString(PyExc_ValueError, "done must hold one int64");
+            done_out = NULL;
+        }
+        ok = done_out != NULL;
+    }
     mc_game g;
     volatile int64_t done = 0;
     if (ok && parse_game(tree, tables, len[0], &v, &g, 1) == 0) {
         mc_model model = {t[4], t[5], p};
-        Py_BEGIN_ALLOW_THREADS mc_rnr_run(&g, &model, t[0], t[1], t[2], t[3], first, iterations, seed, threads, &done);
-        Py_END_ALLOW_THREADS
+        const long long slice = (long long)RNR_SLICE * threads;
+        for (long long at = 0; at < iterations;) {
+            long long n = iterations - at < slice ? iterations - at : slice;
+            Py_BEGIN_ALLOW_THREADS mc_rnr_run(&g, &model, t[0], t[1], t[2], t[3], first + at, n, seed, threads,
+                                              &done);
+            Py_END_ALLOW_THREADS
+            at += n;
+            if (done_out)
+                *done_out = (int64_t)at;
+            if (at < iterations && PyErr_CheckSignals() < 0)
+                break;
+        }
     }
     release(&v);
     release(&tv);
@@ -816,7 +845,8 @@ static PyMethodDef methods[] = {
      "iterations done (the same MCCFR on a small game's table of deals)."},
     {"run_rnr", py_run_rnr, METH_VARARGS,
      "run_rnr(tree, tables, regret f64, avg f64, opp_regret f64, opp_avg f64, model_probs, model_conf, p, first, "
-     "iterations, seed, threads) -> iterations done (a robust counter-strategy, rnr_kernels.c)."},
+     "iterations, seed, threads[, done i64[1]]) -> iterations done (a robust counter-strategy, rnr_kernels.c; "
+     "signals are checked between slices of iterations, done[0] counts the finished ones)."},
     {"run_pcs", py_run_pcs, METH_VARARGS,
      "run_pcs(tree, tables, regret f64, avg f64, first, iterations, seed, threads) -> iterations done "
      "(public-chance-sampling MCCFR, pcs_kernels.c)."},

@@ -156,3 +156,36 @@ def test_a_stop_while_playing_ends_the_workers_and_leaves_whole_logs_only(tmp_pa
         except ProcessLookupError:
             continue
         raise AssertionError(f"worker {pid} outlived the recipe")
+
+
+def test_a_burst_of_signals_while_it_stops_is_one_stop(tmp_path: Path) -> None:
+    """SIGTERM, then Ctrl-C every 10 ms until the recipe is gone: the first signal stops it
+    (:class:`cbr.cfr.longrun.StopSignals`, ``ignore_after``), the others cannot cut its clean-up or
+    its last line. Its own SIGTERM handler raised, and a Ctrl-C after it killed it (exit -2)."""
+    import time
+
+    logs = tmp_path / "logs"
+    proc = _run(["--logs", str(logs), "--ship", "400000", "--match-hands", "200000", "--workers", "1",
+                 "--teacher", "cfr:strategy=emd_256", "--out", str(tmp_path / "b")], start_new_session=True,
+                preexec_fn=default_sigint)
+    try:
+        deadline = time.monotonic() + 60
+        while not list(logs.glob(".*.tmp-*")) and time.monotonic() < deadline:   # a worker is writing a log
+            time.sleep(0.1)
+        assert list(logs.glob(".*.tmp-*")), "no log was started within 60 s"
+        proc.send_signal(signal.SIGTERM)
+        time.sleep(0.05)                                # the first one lands first (SIGINT's number is lower)
+        end = time.monotonic() + 10
+        while proc.poll() is None and time.monotonic() < end:
+            proc.send_signal(signal.SIGINT)
+            time.sleep(0.01)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    # on a busy machine both may be pending when it first looks: then the lower number, SIGINT, is the stop
+    by, code = ("SIGTERM", 143) if "stopped by SIGTERM" in err else ("Ctrl-C", 130)
+    assert proc.returncode == code, err
+    assert "Traceback" not in err and err.splitlines()[-1].startswith(f"stopped by {by}: the logs played so far")
+    assert err.count("stopped by") == 1 and not list(logs.glob(".*.tmp-*")) and not (tmp_path / "b").exists()

@@ -197,6 +197,11 @@ def test_the_native_counter_solver_refuses_bad_arguments(coarse) -> None:
     with pytest.raises(ValueError, match="outside the arrays"):
         short = [a[: t.size - 1].copy() for a in ok]
         run(t._tree, t._tables, *short, 0.5, 0, 10, 1, 1)
+    for done, exc, msg in [(np.zeros(1, np.int32), ValueError, "done has the wrong dtype"),
+                           (np.zeros(0, np.int64), ValueError, "done must hold one int64"),
+                           (np.zeros(4, np.int64)[::2], TypeError, "done must be a C-contiguous")]:
+        with pytest.raises(exc, match=msg):
+            run(t._tree, t._tables, *ok, 0.5, 0, 10, 1, 1, done)
 
 
 def test_the_recipe_builds_a_counter_strategy_from_the_teachers_log(tmp_path, shipped) -> None:
@@ -285,3 +290,148 @@ def test_the_recipe_obeys_minutes_for_a_counter_with_a_shipped_budget(tmp_path, 
                                 str(tmp_path / "logs"), "--out", str(tmp_path)]) == 0
     s = load_imperfect_strategy(tmp_path / "counter_raise_mild")
     assert 0 < s.info["iterations"] < build_counters.SHIPPED_ITERATIONS["raise_mild"]
+
+
+def _interrupt_after(seconds: float):
+    """A timer that sends this process SIGINT (Ctrl-C) in ``seconds``, started."""
+    import os
+    import signal
+    import threading
+
+    timer = threading.Timer(seconds, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    return timer
+
+
+def test_the_native_counter_solver_looks_for_signals_between_slices(coarse) -> None:
+    """Ctrl-C during one long ``run_rnr`` call ends it after the slice under way (the call ran
+    to its end first: 200,000 iterations a chunk were seconds of deafness in the recipe); the
+    finished iterations are counted in ``done``; a handler that raises nothing lets it finish."""
+    import signal
+    import time
+
+    t = CounterTrainer(coarse, _calling_station(build_tree("holdem.limit.2p"), coarse.n_buckets), p=0.5, threads=1)
+    run = D.native_module().run_rnr
+    args = (t._tree, t._tables, t.regret, t.avg, t.opp_regret, t.opp_avg, t.model_probs, t.model_conf, 0.5, 0)
+    huge = 1_000_000                                    # half a minute in one call here
+    done = np.zeros(1, np.int64)
+    timer = _interrupt_after(1.0)
+    start = time.monotonic()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run(*args, huge, 1, 1, done)
+    finally:
+        timer.cancel()
+    assert time.monotonic() - start < 20                # a correctness bound, not a timing one
+    assert 0 < done[0] < huge and done[0] % 1024 == 0   # whole slices (1,024 iterations a thread)
+    seen: list[int] = []
+    before = signal.signal(signal.SIGINT, lambda signum, frame: seen.append(signum))
+    try:
+        timer = _interrupt_after(0.5)
+        assert run(*args, 60_000, 1, 1, done) == 60_000 == done[0]   # about 2 s
+        timer.join()
+    finally:
+        signal.signal(signal.SIGINT, before)
+    assert seen == [signal.SIGINT]
+
+
+def test_a_counter_run_stopped_by_ctrl_c_keeps_its_iterations_and_resumes_bit_for_bit(coarse) -> None:
+    """The iterations an interrupted chunk finished are in the tables and in ``iterations``;
+    with one thread the run continued from there is an unbroken run's, bit for bit."""
+    model = _calling_station(build_tree("holdem.limit.2p"), coarse.n_buckets)
+
+    def trainer() -> CounterTrainer:
+        return CounterTrainer(coarse, model, p=0.5, seed=3, threads=1, discount_blocks=0)
+
+    t = trainer()
+    timer = _interrupt_after(1.0)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            t.run(1_000_000, chunk=1_000_000)           # one call into C, half a minute here
+    finally:
+        timer.cancel()
+    assert 0 < t.iterations < 1_000_000
+    total = t.iterations + 2_500
+    t.run(total - t.iterations)
+    unbroken = trainer()
+    unbroken.run(total)
+    assert t.iterations == unbroken.iterations == total
+    for name in ("regret", "avg", "opp_regret", "opp_avg"):
+        assert np.array_equal(getattr(t, name), getattr(unbroken, name)), name
+
+
+def test_ctrl_c_while_the_recipe_trains_stops_it_and_writes_nothing(tmp_path, shipped) -> None:
+    """A real SIGINT to ``python -m casebases.build_counters`` while the counter-strategy trains:
+    exit 130 with one line, nothing written for it (no folder, no temp file), the log whole. The
+    stop used to wait for the C call under way (seconds; see the test of the slices above)."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.conftest import default_sigint
+
+    (tmp_path / "emd_256").symlink_to(SHIPPED_TEACHER)
+    logs = tmp_path / "logs"
+    proc = subprocess.Popen([sys.executable, "-m", "casebases.build_counters", "--only", "raise", "--hands", "20",
+                             "--iterations", "100000000", "--threads", "1", "--logs", str(logs), "--out",
+                             str(tmp_path)], cwd=Path(__file__).resolve().parents[2], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint)
+    try:
+        first = proc.stderr.readline()                  # the model is counted: training starts now
+        assert "decisions of raise counted" in first, first
+        time.sleep(1.5)                                 # well inside the solver's C call
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, err
+    assert err.startswith("interrupted: the counter-strategy being trained was not written") and "Traceback" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["emd_256", "logs"]
+    from casebases.build_counters import SEED
+    from cbr.logs.acpc import loads
+
+    (log,) = logs.iterdir()                             # played before the stop: whole, kept for a re-run
+    assert log.name == f"cfr-raise-20-{SEED}.log" and len(loads(log.read_text(encoding="utf-8"))) == 20
+
+
+def test_ctrl_c_while_the_recipe_writes_a_counter_strategy_leaves_the_pair_whole(tmp_path, shipped) -> None:
+    """A real SIGINT while ``strategy.npz`` is written (its temp file is there): the folder gets
+    the strategy and its model, or nothing. The strategy's write held the Ctrl-C and delivered it
+    when done, just before the model was written: a new strategy beside no model (or an old one)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.conftest import default_sigint
+
+    (tmp_path / "emd_256").symlink_to(SHIPPED_TEACHER)
+    folder = tmp_path / "counter_raise"
+    proc = subprocess.Popen([sys.executable, "-m", "casebases.build_counters", "--only", "raise", "--hands", "20",
+                             "--iterations", "2000", "--threads", "1", "--logs", str(tmp_path / "logs"), "--out",
+                             str(tmp_path)], cwd=Path(__file__).resolve().parents[2], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint)
+    try:
+        deadline = time.monotonic() + 120
+        while proc.poll() is None and time.monotonic() < deadline:
+            if folder.is_dir() and any(n.startswith(".strategy.npz.tmp-") for n in os.listdir(folder)):
+                proc.send_signal(signal.SIGINT)         # inside the strategy's write
+                break
+            time.sleep(0.002)
+        else:
+            raise AssertionError(f"the strategy's write was not seen (exit {proc.returncode})")
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130 and "Traceback" not in err, err
+    assert err.splitlines()[-1].startswith("interrupted: ")
+    assert sorted(os.listdir(folder)) == ["model.npz", STRATEGY_FILE]
+    assert "raise: 2,000 iterations in" in err                    # it said so before the interrupt
+    assert load_imperfect_strategy(folder).info["iterations"] == 2000
+    assert OpponentModel.load(folder / "model.npz").counts.sum() > 0

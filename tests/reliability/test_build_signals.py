@@ -175,10 +175,10 @@ def test_watchdog_alone_ends_a_worker_whose_parent_was_killed(tmp_path: Path) ->
     script = tmp_path / "parent.py"
     script.write_text(textwrap.dedent("""
         import multiprocessing as mp, os, sys, threading, time
-        from cbr.build.local import _watch_parent
+        from cbr.build.parent import watch_parent
 
         def child(parent):
-            threading.Thread(target=_watch_parent, args=(parent, 0.05), daemon=True).start()
+            threading.Thread(target=watch_parent, args=(parent, 0.05), daemon=True).start()
             time.sleep(60)
 
         if __name__ == "__main__":

@@ -1,0 +1,60 @@
+"""Processes that die with their parent (cbr/build/parent.py): the one definition of Linux's
+parent-death signal, used by the build's workers and by ``cbr serve`` started from a script
+(whose real parent deaths are tested in tests/reliability/test_build_signals.py and
+tests/serve/test_http.py)."""
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+#: Where the product's Python lives (the engine, its recipes, its scripts).
+PRODUCT = ("cbr", "casebases", "evaluator_ext", "features", "bench", "experiments")
+
+
+def test_the_parent_death_signal_is_defined_in_one_place() -> None:
+    """``cbr/serve/process.py`` and ``cbr/build/local.py`` each defined PR_SET_PDEATHSIG and
+    called prctl themselves; now only cbr/build/parent.py does."""
+    found = set()
+    for top in PRODUCT:
+        for path in (REPO / top).rglob("*.py"):
+            text = path.read_text(encoding="utf-8")
+            if re.search(r"PR_SET_PDEATHSIG\s*=", text) or re.search(r"\bprctl\s*\(", text) or ".prctl" in text:
+                found.add(path.relative_to(REPO).as_posix())
+    assert found == {"cbr/build/parent.py"}
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the parent-death signal is Linux's")
+@pytest.mark.parametrize("signum", ["SIGTERM", "SIGKILL"])
+def test_the_armed_signal_is_the_one_asked_for(signum: str) -> None:
+    """In a fresh process (arming it here would tie the test run to its parent): the kernel
+    reports the signal asked for (``prctl(PR_GET_PDEATHSIG)``), and none before."""
+    code = (
+        "import ctypes, signal\n"
+        "from cbr.build.parent import parent_death_signal\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "def armed():\n"
+        "    out = ctypes.c_int(-1)\n"
+        "    assert libc.prctl(2, ctypes.byref(out), 0, 0, 0) == 0   # PR_GET_PDEATHSIG\n"
+        "    return out.value\n"
+        "before = armed()\n"
+        f"parent_death_signal()(signal.{signum})\n"
+        "print(before, armed())\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
+    import signal
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["0", str(int(getattr(signal, signum)))]
+
+
+def test_a_watchdog_ends_its_process_when_its_time_is_up() -> None:
+    """``watch_parent(..., until=)``, the watchdog of the server's evaluation child: the parent
+    is there, the time is up: exit 1 at once."""
+    code = ("import os, time\nfrom cbr.build.parent import watch_parent\n"
+            "watch_parent(os.getppid(), 0.05, until=time.monotonic() + 0.2)\nprint('not reached')")
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and done.stdout == ""
