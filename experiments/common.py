@@ -61,12 +61,23 @@ def missing_native() -> list[str]:
     return missing
 
 
+def asks_for_help(argv: Optional[list[str]] = None) -> bool:
+    """Whether the command line (``sys.argv[1:]`` by default) asks for ``-h`` or ``--help``,
+    which argparse answers before the script runs anything.
+
+    >>> asks_for_help(["--seed", "3", "--help"]), asks_for_help(["--hands", "10"])
+    (True, False)
+    """
+    return any(a in ("-h", "--help") for a in (sys.argv[1:] if argv is None else argv))
+
+
 def require_native() -> None:
     """Stop the script (one line on stderr, exit 1) when the C extensions are not loadable: the
     source tree's ``evaluator_ext`` comes first on ``sys.path``, and without its built
     extensions the facades fall back to pure Python, about 100 times slower. The environment
-    variable ``CBR_ALLOW_REFERENCE=1`` lets the script run anyway."""
-    if os.environ.get(ALLOW_REFERENCE) == "1" or not missing_native():
+    variable ``CBR_ALLOW_REFERENCE=1`` lets the script run anyway, and ``--help`` always works
+    (:func:`asks_for_help`: it runs nothing)."""
+    if os.environ.get(ALLOW_REFERENCE) == "1" or asks_for_help() or not missing_native():
         return
     print(f"error: {NATIVE_HINT}", file=sys.stderr, flush=True)
     raise SystemExit(1)
