@@ -97,13 +97,13 @@ def shorten(text: str, width: int) -> str:
     and its end (a policy spec's name and its last option); unchanged when it fits.
 
     >>> shorten("cfr/resolve-gadget=none/resolve-iters=120", 24)
-    'cfr/resolve-g…-iters=120'
+    'cfr/resolve-…e-iters=120'
     >>> shorten("ehs", 24)
     'ehs'
     """
     if len(text) <= width:
         return text
-    head = (width - 1 + 1) // 2
+    head = width // 2
     return text[:head] + "…" + text[len(text) - (width - 1 - head):]
 
 
@@ -120,7 +120,7 @@ def fit_text_column(columns: list[str], rows: list[list[str]], index: int,
 
     >>> rows = [["0", "cfr/resolve-gadget=none/resolve-iters=120", "+1.5"], ["1", "ehs", "-1.5"]]
     >>> fit_text_column(["seat", "bot", "sb/h"], rows, 1, width=40)
-    ([['0', 'cfr/resolve-gadg…lve-iters=120', '+1.5'], ['1', 'ehs', '-1.5']], True)
+    ([['0', 'cfr/resolve…-iters=120', '+1.5'], ['1', 'ehs', '-1.5']], True)
     >>> fit_text_column(["seat", "bot", "sb/h"], rows, 1, width=80)[1]
     False
     """
