@@ -84,8 +84,8 @@ def plugins_list(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Installed plugins per group: each bot with what it does and its options (the policy spec
-    grammar), each with its default and what it means, the others with the object they load; a plugin that fails to load is shown with
-    its error."""
+    grammar), each with its default and what it means, the others with the object they load; a
+    plugin that fails to load is shown with its error."""
     from dataclasses import asdict
 
     from cbr.plugins import GROUPS, OWN_DISTRIBUTION, describe
