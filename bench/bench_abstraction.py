@@ -35,7 +35,12 @@ if __name__ == "__main__":  # before the extension is imported below
 
 import evaluator_ext as ev  # noqa: E402
 from cbr.abstraction import Abstraction, metrics  # noqa: E402
-from evaluator_ext import _native, combo_cards  # noqa: E402
+from evaluator_ext import combo_cards  # noqa: E402
+
+try:
+    from evaluator_ext import _native
+except ImportError:  # not built: the guard above let only --help through, which runs nothing
+    _native = None
 
 
 def timed(fn, repeat: int = 1) -> float:  # type: ignore[no-untyped-def]

@@ -35,7 +35,10 @@ if __name__ == "__main__":  # before the extension is imported below
 
     require_native()
 
-from evaluator_ext import _native  # noqa: E402
+try:
+    from evaluator_ext import _native  # noqa: E402
+except ImportError:  # not built: the guard above let only --help through, which runs nothing
+    _native = None
 
 
 def timed(fn):  # type: ignore[no-untyped-def]

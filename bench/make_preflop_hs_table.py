@@ -29,7 +29,10 @@ if __name__ == "__main__":  # before the extension is imported below
 
     require_native()
 
-from evaluator_ext import _native  # noqa: E402
+try:
+    from evaluator_ext import _native  # noqa: E402
+except ImportError:  # not built: the guard above let only --help through, which runs nothing
+    _native = None
 from evaluator_ext.cards import combo_index  # noqa: E402
 from evaluator_ext.preflop import PREFLOP_CLASSES, class_combos  # noqa: E402
 

@@ -9,6 +9,7 @@ changes no metric) with the native all-holdings kernel; the river's 0 and 1 are 
 """
 from __future__ import annotations
 
+import argparse
 import itertools
 import sys
 import time
@@ -46,6 +47,7 @@ def extremes(boards: list[tuple[int, ...]]) -> dict[str, tuple[float, str]]:
 
 
 def main() -> int:
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()  # --help; no options
     start = time.perf_counter()
     rows = {}
     hs, hs2 = preflop_metrics()

@@ -33,8 +33,10 @@ from pathlib import Path
 
 from casebases.build_cfr_emd import (
     Help,
+    ProgressBar,
     StartSignals,
     Stopped,
+    add_quiet,
     add_training_options,
     make_folder,
     new_trainer,
@@ -101,9 +103,13 @@ def abstraction_of(folder: Path, args: argparse.Namespace, given, made: list[Pat
         return given
     t0, c0 = time.time(), time.process_time()
     say(f"building the abstraction ({_flags(wanted_options(args))}): minutes")
-    a = DistributionAbstraction.build(args.flop, args.turn, args.river, seed=args.seed, fit_boards=args.fit_boards,
-                                      threads=args.threads,
-                                      ochs_clusters=args.clusters if args.river_kind == "ochs" else 0)
+    bar = ProgressBar(not args.quiet)
+    try:
+        a = DistributionAbstraction.build(args.flop, args.turn, args.river, seed=args.seed, fit_boards=args.fit_boards,
+                                          threads=args.threads, progress=bar,
+                                          ochs_clusters=args.clusters if args.river_kind == "ochs" else 0)
+    finally:
+        bar.close()
     made.append(files.abstraction)
     a.save(folder)  # atomic: whole or absent
     say(f"abstraction {a.name} built in {time.time() - t0:.0f} s ({time.process_time() - c0:.0f} CPU s), "
@@ -136,6 +142,7 @@ def parser() -> argparse.ArgumentParser:
                     help="a strategy snapshot every so many minutes of training (0: none)")
     ap.add_argument("--max-gb", type=number(0, above=True), default=20.0, help="refuse a run whose tables need more memory than this many GB (the bucket tables alone take about 0.83 GB, whatever the bucket counts)")
     add_training_options(ap, scale="scale --iterations down by as much; the minutes count time, not iterations")
+    add_quiet(ap)
     return ap
 
 

@@ -97,6 +97,62 @@ def say(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
+class ProgressBar:
+    """The progress bar the ``cbr`` commands draw for their long phases (a phase's name, a bar,
+    done/total and the time left), for a recipe's: on stderr, only on a terminal, redrawn in
+    place at most ten times a second, and gone when :meth:`close` is called (``--quiet``: never
+    drawn). A ``progress(stage, done, total)`` callback, safe to call from worker threads; a new
+    ``stage`` restarts the clock of the time left. (The recipes import no rich: the bar is drawn
+    by hand, in its look.)
+
+    >>> import io
+    >>> bar = ProgressBar(stream=io.StringIO())   # not a terminal: nothing drawn
+    >>> bar("flop buckets", 200, 1755); bar.close(); bar.stream.getvalue()
+    ''
+    """
+
+    WIDTH = 40
+
+    def __init__(self, enabled: bool = True, stream: Any = None) -> None:
+        import threading
+
+        self.stream = sys.stderr if stream is None else stream
+        self.on = enabled and self.stream.isatty()
+        self.stage: str | None = None
+        self.start = self.last = 0.0
+        self.lock = threading.Lock()
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        if not self.on:
+            return
+        with self.lock:
+            now = time.monotonic()
+            if stage != self.stage:
+                self.stage, self.start, self.last = stage, now, 0.0
+            if now - self.last < 0.1 and done < total:
+                return
+            self.last = now
+            filled = self.WIDTH * min(done, total) // max(total, 1)
+            left = (now - self.start) / done * (total - done) if done else None
+            eta = "-:--:--" if left is None else time.strftime("%H:%M:%S", time.gmtime(left)).removeprefix("0")
+            self.stream.write(f"\r\x1b[2K{stage} {'━' * filled}{' ' * (self.WIDTH - filled)} {done:,}/{total:,} {eta}")
+            self.stream.flush()
+
+    def close(self) -> None:
+        """Wipe the bar (its line is left empty for what is said next)."""
+        with self.lock:
+            if self.on and self.stage is not None:
+                self.stream.write("\r\x1b[2K")
+                self.stream.flush()
+            self.stage = None
+
+
+def add_quiet(ap: argparse.ArgumentParser) -> None:
+    """``--quiet``: no progress bar (:class:`ProgressBar`); the lines the recipe says stay."""
+    ap.add_argument("--quiet", action="store_true", help="no progress bar while the abstraction is built (a bar shows "
+                    "only on a terminal)")
+
+
 def run_or_say(recipe: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
     """``recipe(args)``'s exit code; a :class:`~cbr.errors.CBRError` is one ``error:`` line and 1."""
     from cbr.errors import CBRError
@@ -204,6 +260,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--iterations", type=number(0, int, meaning="0: until --minutes are up"), default=0,
                     help="train this many more iterations (0: until --minutes are up; neither: 100 million)")
     add_training_options(ap)
+    add_quiet(ap)
     ap.add_argument("--out", default=str(OUT), help="the folder of abstraction.npz and strategy.npz")
     ap.add_argument("--snapshots", default="", help="a folder for strategy snapshots (none if not given)")
     ap.add_argument("--snapshot-every", type=number(1, int), default=20_000_000,
@@ -226,9 +283,13 @@ def _run(args: argparse.Namespace) -> int:
         b = args.buckets
         top = make_folder(out)
         say(f"building the abstraction ({b} buckets a street): minutes")
+        bar = ProgressBar(not args.quiet)
         try:
             with StartSignals():
-                a = DistributionAbstraction.build(b, b, b, seed=args.seed)
+                try:
+                    a = DistributionAbstraction.build(b, b, b, seed=args.seed, progress=bar)
+                finally:
+                    bar.close()
                 a.save(out)  # atomic: whole or absent
         except BaseException as exc:
             if top is not None:

@@ -7,7 +7,7 @@ as seen over its match against the teacher-imitating ``cbr``.
 
     python experiments/adaptation_matrix.py --seed 1 --hands 1000 -j 2
 
-writes ``experiments/results/adaptation-matrix-seed1.json``; ``casebases/build_styles.py``
+writes ``experiments/scratch/adaptation-matrix-seed1.json``; ``casebases/build_styles.py``
 turns it into the style cases the ``adapt`` bot reads.
 """
 from __future__ import annotations
@@ -18,7 +18,6 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-RESULTS = Path(__file__).resolve().parent / "results"
 EXPERTS = ["cbr:preset=expert", "cbr:preset=casper", "cfr:strategy=emd_256", "ehs", "poki", "hs", "lag", "station", "phase3"]
 OPPONENTS = ["hs", "ehs", "poki", "lag", "station", "phase3", "cfr:strategy=emd_256", "cbr:preset=expert", "call", "raise", "random", "rock",
              "simbot"]
@@ -51,6 +50,8 @@ def cell(expert: str, opponent: str, hands: int, seed: int) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from common import OUT_HELP, out_file
+
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--hands", type=int, default=1000)
@@ -60,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--add", action="store_true",
                     help="add these cells to the seed's matrix file (same --hands), replacing cells measured again")
     ap.add_argument("--out", type=Path, default=None,
-                    help="the matrix file (default: results/adaptation-matrix-seed<SEED>.json)")
+                    help=OUT_HELP.format(name="adaptation-matrix-seed<SEED>.json"))
     args = ap.parse_args(argv)
     experts = [e for e in args.experts.split(",") if e]
     opponents = [o for o in args.opponents.split(",") if o]
@@ -71,8 +72,8 @@ def main(argv: list[str] | None = None) -> int:
             cells.append(c)
             print(f"{c['expert']:>18} vs {c['opponent']:<8} {c['sb']:+.3f} ± {c['ci']:.3f}  ({c['seconds']} s)",
                   flush=True)
-    RESULTS.mkdir(exist_ok=True)
-    out = args.out or RESULTS / f"adaptation-matrix-seed{args.seed}.json"
+    out = out_file(args.out, f"adaptation-matrix-seed{args.seed}.json")
+    out.parent.mkdir(parents=True, exist_ok=True)
     if args.add and out.exists():
         old = json.loads(out.read_text())
         if old["hands"] != args.hands:

@@ -5,7 +5,7 @@ and what it chose over time.
     python experiments/adaptive.py --seed 2 --hands 4000 -j 2
 
 Seed 1 is the tuning seed (the style cases were measured on it); report on others. Writes
-``experiments/results/adaptive-seed<S>.json`` and ``.png`` (learning curves with 95% bands).
+``experiments/scratch/adaptive-seed<S>.json`` and ``.png`` (learning curves with 95% bands).
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from common import RESULTS, pyplot, say, write_json
+from common import OUT_HELP, out_file, pyplot, say, write_json
 
 #: Opponents: the house's bots, the baselines, and two that change style in the middle.
 OPPONENTS = ["call", "raise", "station", "hs", "ehs", "poki", "lag", "phase3", "cfr:strategy=emd_256", "call>raise", "raise>call"]
@@ -180,6 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--bot", default="cbr", help="the adaptive bot's spec (default: plain cbr), e.g. adapt:min_gain=0.05")
     ap.add_argument("--tag", default="", help="appended to the report's name (adaptive-seed<S><TAG>.json)")
     ap.add_argument("--replot", type=Path, default=None, help="draw the PNGs of a report again, and stop")
+    ap.add_argument("--out", type=Path, default=None, help=OUT_HELP.format(name="adaptive-seed<SEED><TAG>.json"))
     args = ap.parse_args(argv)
     if args.replot is not None:
         plot(json.loads(args.replot.read_text()), args.replot.with_suffix(".png"))
@@ -215,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
         a = report["adapt"][o]
         print(f"{o:<12} {a['sb']:+.3f} ± {a['ci']:.3f}   {best_bot:>12} {best['sb']:+.3f} ± {best['ci']:.3f} "
               f"{a['sb'] - best['sb']:+.3f} {a['first_500'][0]:+10.2f} {a['after_2000'][0]:+8.2f}")
-    out = RESULTS / f"adaptive-seed{args.seed}{args.tag}.json"
+    out = out_file(args.out, f"adaptive-seed{args.seed}{args.tag}.json")
     write_json(out, report)
     plot(report, out.with_suffix(".png"))
     say(f"wrote {out}")

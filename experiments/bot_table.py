@@ -9,7 +9,7 @@ Rows are policy specs (``--bots``); columns are ``--opponents`` (duplicate match
 ``exploit-table-seed<S>.json`` when that file measured the same spec on the same seed) and the
 decision time (mean and p99 of every decision in ``--time-hands`` hands against ``call``, one
 process, after a warm-up hand). A cell already in the results file is kept unless ``--redo``.
-Writes ``experiments/results/bot-table-seed<S>.json``, ``bot-table-seed<S>.png`` (matplotlib,
+Writes ``experiments/scratch/bot-table-seed<S>.json``, ``bot-table-seed<S>.png`` (matplotlib,
 the ``plots`` extra) and a Markdown table on stdout.
 """
 from __future__ import annotations
@@ -29,7 +29,8 @@ from common import budgeted_lbr, duel  # noqa: E402
 from cbr.play.match import run_match  # noqa: E402
 from cbr.policies.spec import policy_from_spec  # noqa: E402
 
-RESULTS = Path(__file__).resolve().parent / "results"
+#: The committed results this table is built from (read only; it writes to --out)
+RESULTS = Path(__file__).resolve().parent / "results"  # read only
 BOTS = ("hs,ehs,poki,lag,simbot,cfr:strategy=h_hs2_4,cfr:strategy=emd_256,cfr,cbr:preset=casper,cbr:preset=expert,cbr")
 OPPONENTS = "call,raise,ehs"
 LABELS = {"cfr:strategy=h_hs2_4": "cfr, 4 buckets (old default)", "cfr:strategy=emd_256": "cfr, MCCFR teacher as trained",
@@ -79,7 +80,7 @@ def old_lbr(seed: int, bot: str) -> dict | None:
             return {**{k: r["lbr"][k] for k in ("mbb", "ci", "hands")}, "seconds": r["lbr"]["lbr_seconds"],
                     "from": f"teacher-seed{r['seed']}.json"}
         return None
-    path = RESULTS / f"exploit-table-seed{seed}.json"
+    path = RESULTS / f"exploit-table-seed{seed}.json"  # read only: the committed table
     if not path.exists():
         return None
     # its rows are keyed by the spec measured (the 4-bucket cfr row by cfr:strategy=h_hs2_4; the
@@ -123,6 +124,8 @@ def plot(report: dict, bots: list[str], opponents: list[str], path: Path) -> Non
 
 
 def main() -> int:
+    from common import OUT_FOLDER_HELP, out_folder
+
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seed", type=int, default=2)
     ap.add_argument("--bots", default=BOTS)
@@ -134,11 +137,11 @@ def main() -> int:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--skip", default="", help="comma list of parts to skip: matches,lbr,time")
     ap.add_argument("--redo", action="store_true")
-    ap.add_argument("--out", default=str(RESULTS), help="folder for the JSON and the PNG")
+    ap.add_argument("--out", default=None, help=OUT_FOLDER_HELP)
     args = ap.parse_args()
     skip = set(filter(None, args.skip.split(",")))
     bots, opponents = args.bots.split(","), args.opponents.split(",")
-    outdir = Path(args.out)
+    outdir = out_folder(args.out)
     outdir.mkdir(parents=True, exist_ok=True)
     out = outdir / f"bot-table-seed{args.seed}.json"
     report = json.loads(out.read_text()) if out.exists() and not args.redo else {"seed": args.seed, "rows": {}}

@@ -20,7 +20,7 @@ Every result is one match seeded ``--seed``, so the table is reproducible from t
 
 Targets (issue 8): >= -0.05 sb/h against every source bot, >= +0.9 against call, >= +3.0
 against raise. Tuning was done on seed 1 only (experiments/TUNING.md); seed 2 is the
-reported one. Writes ``experiments/results/casper_table.json`` and ``casper_table.png``
+reported one. Writes ``experiments/scratch/casper_table.json`` and ``casper_table.png``
 (bars with CI whiskers and the target lines; needs ``pip install -e .[plots]``, the JSON
 is written without it). Progress goes to stderr.
 """
@@ -37,7 +37,7 @@ from typing import Any, Optional
 os.environ.setdefault("OMP_NUM_THREADS", "1")  # one core per match: the machine is shared
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import RESULTS, environment, pyplot, say, write_json  # noqa: E402
+from common import OUT_HELP, environment, out_file, pyplot, say, write_json  # noqa: E402
 
 from cbr.play.measure import BASELINES, SOURCE_BOTS, TUNED_BOT, Cell, markdown_table, measure, table_seats  # noqa: E402
 
@@ -126,9 +126,10 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--no-table", action="store_true", help="heads-up matches only")
     ap.add_argument("--opponents", default=",".join((*SOURCE_BOTS, *BASELINES)),
                     help="heads-up opponents, comma-separated (default: the four source bots, call, raise, random)")
-    ap.add_argument("--out", type=Path, default=RESULTS / "casper_table.json")
+    ap.add_argument("--out", type=Path, default=None, help=OUT_HELP.format(name="casper_table.json"))
     ap.add_argument("--png", type=Path, default=None, help="default: the --out path with .png")
     args = ap.parse_args(argv)
+    args.out = out_file(args.out, "casper_table.json")
     unknown = set(args.opponents.split(",")) - set(ORDER)
     if unknown:
         ap.error(f"unknown opponent(s) {', '.join(sorted(unknown))}; choose from {', '.join(ORDER[:-1])}")

@@ -17,7 +17,7 @@
    fixed in issue 37) and how often a river facing-a-bet row folds more than the row 16
    buckets weaker (noise of rows trained from few samples: fold should fall as HS rises).
 
-Writes ``experiments/results/aggression-seed<S>.json`` (or ``--out``) and a summary on stdout.
+Writes ``--out`` (default ``experiments/scratch/aggression-seed<S>.json``) and a summary on stdout.
 The 4-bucket strategy's self-play (slow: 9 ms a decision) was run on its own:
 ``--bots '' --self-bots cfr:strategy=h_hs2_4 --self-hands 4000 --out
 experiments/results/aggression-self-h_hs2_4-seed11.json``.
@@ -32,7 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from common import RESULTS, environment, say, write_json  # noqa: E402
+from common import OUT_HELP, environment, out_file, say, write_json  # noqa: E402
 
 BOTS = "cfr:strategy=emd_256,cfr:strategy=h_hs2_4"
 
@@ -188,7 +188,7 @@ def main() -> None:
     ap.add_argument("--self-hands", type=int, default=20000)
     ap.add_argument("--bots", default=BOTS, help="bots to play against raise (empty: none)")
     ap.add_argument("--self-bots", default="cfr:strategy=emd_256", help="bots to play against themselves (empty: none)")
-    ap.add_argument("--out", default="")
+    ap.add_argument("--out", default="", help=OUT_HELP.format(name="aggression-seed<SEED>.json"))
     a = ap.parse_args()
     result = {"seed": a.seed, "environment": environment(), "against_raise": [], "self_play": {}}
     for bot in filter(None, a.bots.split(",")):
@@ -198,7 +198,7 @@ def main() -> None:
         say(f"{bot} against itself, {a.self_hands} hands")
         result["self_play"][bot] = self_play_bluffs(bot, a.self_hands, a.seed)
     result["table"] = table_checks()
-    out = Path(a.out) if a.out else RESULTS / f"aggression-seed{a.seed}.json"
+    out = out_file(a.out, f"aggression-seed{a.seed}.json")
     write_json(out, result)
     for r in result["against_raise"]:
         print(f"{r['bot']}: {r['sb_per_hand']:+.3f} ± {r['ci']:.3f} sb/h against raise; showdowns "

@@ -10,7 +10,7 @@ beside the run's own abstraction. Points already in the JSON for the same seed a
 kept and not measured again, so the curve grows from session to session; the JSON keeps the
 points of other ``--hands`` too (a longer measurement of one snapshot, ``--last 1``), and the
 plot shows those of ``--hands``. Writes
-``experiments/results/cfr-curve-<run>-seed<S>.json`` and ``.png`` (x: training hours, the
+``experiments/scratch/cfr-curve-<run>-seed<S>.json`` and ``.png`` (x: training hours, the
 trainer's clock, that is the wall time spent training summed over sessions; y: LBR in mbb/g
 with its 95% band, below 0 too where the band reaches there; the shipped teacher's 276 ± 48
 and the 150 target as lines), says where on stderr, and prints a Markdown table on stdout.
@@ -29,7 +29,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-RESULTS = Path(__file__).resolve().parent / "results"
 #: The shipped teacher's LBR (``experiments/teacher.py``, seed 3, 20,000 hands) and issue 37's target.
 TEACHER = (276.0, 48.0)
 TARGET = 150.0
@@ -109,13 +108,15 @@ def plot(points: list[dict], path: Path, *, title: str) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from common import OUT_FOLDER_HELP, out_folder
+
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("run", help="a run folder of casebases/build_cfr_big.py")
     ap.add_argument("--hands", type=int, default=2000, help="LBR hands for each snapshot (default 2000)")
     ap.add_argument("--seed", type=int, default=40, help="seed of LBR's deals, the same for every snapshot (default 40)")
     ap.add_argument("--workers", type=int, default=1, help="LBR worker processes (default 1)")
     ap.add_argument("--last", type=int, default=0, help="measure only the last N snapshots not measured yet (0: all)")
-    ap.add_argument("--results", default=str(RESULTS), help="the folder of the JSON and the PNG")
+    ap.add_argument("--results", "--out", default=None, help=OUT_FOLDER_HELP.replace("--out", "--results"))
     args = ap.parse_args(argv)
     try:
         import matplotlib  # noqa: F401  (checked before minutes of measuring)
@@ -126,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     if not (run / "abstraction.npz").exists():
         print(f"error: {run}: no abstraction.npz here (not a run folder)", file=sys.stderr)
         return 1
-    results = Path(args.results)
+    results = out_folder(args.results)
     results.mkdir(parents=True, exist_ok=True)
     stem = f"cfr-curve-{run.resolve().name}-seed{args.seed}"
     out_json = results / f"{stem}.json"

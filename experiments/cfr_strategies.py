@@ -28,7 +28,7 @@ from typing import Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import REPO, RESULTS, say, write_json  # noqa: E402
+from common import OUT_HELP, REPO, out_file, say, write_json  # noqa: E402
 
 #: The study's five bucketings: (name, kind, metric).
 BUCKETINGS: tuple[tuple[str, str, str], ...] = (
@@ -116,6 +116,8 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
 def main(argv: Optional[list[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_arguments(ap)
+    ap.add_argument("--out", default=None, help=OUT_HELP.format(name="cfr_strategies.json")
+                    + "; not written with --quick or --cache")
     args = ap.parse_args(argv)
     settings = settings_from(args)
     cache = args.cache or CACHE
@@ -124,7 +126,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     write_json(cache / "strategies.json", {"settings": settings, "bucketings": report,
                                            "seconds": round(time.perf_counter() - t, 1)})
     if not args.quick and args.cache is None:
-        write_json(RESULTS / "cfr_strategies.json", {"settings": settings, "bucketings": report})
+        out = out_file(args.out, "cfr_strategies.json")
+        write_json(out, {"settings": settings, "bucketings": report})
+        say(f"wrote {out}")
     print(json.dumps(report, indent=1))
     return 0
 

@@ -16,7 +16,7 @@ CFR+ iterations for all, see its defaults). Three round robins, every pair on th
 Cells are the row's bb/100 against the column with the 95% half-width (per-board means
 for the evaluator, per-deal means for the match runner). Seed 2 is the reported run;
 nothing is tuned (the numbers of boards and hands only follow the CPU budget). Writes
-``experiments/results/cfr_table2.json`` and ``cfr_table2.png`` (needs ``pip install -e .[plots]``).
+``experiments/scratch/cfr_table2.json`` and ``cfr_table2.png`` (needs ``pip install -e .[plots]``).
 """
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ from typing import Any, Optional
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from cfr_strategies import BUCKETINGS, CACHE, add_arguments, prepare, settings_from, strategy_path  # noqa: E402
-from common import RESULTS, environment, pyplot, say, write_json  # noqa: E402
+from common import OUT_HELP, environment, out_file, pyplot, say, write_json  # noqa: E402
 
 NAMES = [b[0] for b in BUCKETINGS]
 
@@ -136,13 +136,13 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--pairs", type=int, default=16, help="evaluator deals per board")
     ap.add_argument("--limit-hands", type=int, default=None, help="match-runner hands per pair (default 500; quick 4)")
     ap.add_argument("--no-match", action="store_true", help="skip the match-runner round robin")
-    ap.add_argument("--out", type=Path, default=None, help="JSON (default experiments/results/cfr_table2.json)")
+    ap.add_argument("--out", type=Path, default=None, help=OUT_HELP.format(name="cfr_table2.json"))
     args = ap.parse_args(argv)
     settings = settings_from(args)
     cache = args.cache or CACHE
     boards = args.boards or (3 if args.quick else 1000)
     hands = args.limit_hands or (4 if args.quick else 500)
-    out = args.out or RESULTS / "cfr_table2.json"
+    out = out_file(args.out, "cfr_table2.json")
     t0 = time.perf_counter()
     strategies = prepare(cache, settings)
     tables: list[tuple[str, dict]] = []

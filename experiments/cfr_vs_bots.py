@@ -11,7 +11,7 @@ minutes of CPU; the bucketing of a new flop is the costly part of the CFR bot). 
 the bot's sb/h with the 95% CI over per-deal averages (:func:`cbr.play.measure.measure`,
 as ``experiments/casper_table.py``) and whether it beats the opponent (the CI's lower end
 above 0), loses (upper end below 0) or neither is shown. Seed 2 is the reported run
-(nothing here is tuned). Writes ``experiments/results/cfr_vs_bots.json`` and
+(nothing here is tuned). Writes ``experiments/scratch/cfr_vs_bots.json`` and
 ``cfr_vs_bots.png`` (needs ``pip install -e .[plots]``).
 """
 from __future__ import annotations
@@ -26,7 +26,7 @@ from typing import Optional
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import RESULTS, environment, pyplot, say, write_json  # noqa: E402
+from common import OUT_HELP, environment, out_file, pyplot, say, write_json  # noqa: E402
 
 OPPONENTS = ("hs", "ehs", "poki", "lag", "cbr", "call", "raise", "random")
 
@@ -74,8 +74,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--bot", default="cfr:strategy=h_hs2_4", help="the CFR bot's policy spec (default: the 4-bucket CFR+ strategy)")
     ap.add_argument("--opponents", default=",".join(OPPONENTS))
     ap.add_argument("--quick", action="store_true", help="4 hands per opponent (for tests)")
-    ap.add_argument("--out", type=Path, default=RESULTS / "cfr_vs_bots.json")
+    ap.add_argument("--out", type=Path, default=None, help=OUT_HELP.format(name="cfr_vs_bots.json"))
     args = ap.parse_args(argv)
+    args.out = out_file(args.out, "cfr_vs_bots.json")
     hands = args.hands or (4 if args.quick else 1000)
     if hands < 1:
         ap.error("--hands must be at least 1")

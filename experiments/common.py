@@ -1,6 +1,10 @@
 """What the experiment scripts share: the repository on ``sys.path``, the C extensions
 (:func:`require_native`), matplotlib if it is installed (``pip install -e .[plots]``), progress
-lines on stderr, JSON output."""
+lines on stderr, JSON output, and where the output goes (:func:`out_file`, :func:`out_folder`):
+``--out`` when given, else ``experiments/scratch/`` (ignored by git), so a script tried
+without ``--out`` never changes the committed results under ``experiments/results/`` (the
+scripts' docstrings name their default files there; ``--out experiments/results/...`` writes
+the committed ones)."""
 from __future__ import annotations
 
 import json
@@ -12,7 +16,11 @@ from pathlib import Path
 from typing import Any, Optional
 
 REPO = Path(__file__).resolve().parent.parent
+#: The committed results (read by scripts that build on them; written only where --out names them).
 RESULTS = Path(__file__).resolve().parent / "results"
+#: Where a script writes without --out: ignored by git (.gitignore), so trying a script never
+#: changes the committed results.
+SCRATCH = Path(__file__).resolve().parent / "scratch"
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
@@ -61,12 +69,23 @@ def missing_native() -> list[str]:
     return missing
 
 
+def asks_for_help(argv: Optional[list[str]] = None) -> bool:
+    """Whether the command line (``sys.argv[1:]`` by default) asks for ``-h`` or ``--help``,
+    which argparse answers before the script runs anything.
+
+    >>> asks_for_help(["--seed", "3", "--help"]), asks_for_help(["--hands", "10"])
+    (True, False)
+    """
+    return any(a in ("-h", "--help") for a in (sys.argv[1:] if argv is None else argv))
+
+
 def require_native() -> None:
     """Stop the script (one line on stderr, exit 1) when the C extensions are not loadable: the
     source tree's ``evaluator_ext`` comes first on ``sys.path``, and without its built
     extensions the facades fall back to pure Python, about 100 times slower. The environment
-    variable ``CBR_ALLOW_REFERENCE=1`` lets the script run anyway."""
-    if os.environ.get(ALLOW_REFERENCE) == "1" or not missing_native():
+    variable ``CBR_ALLOW_REFERENCE=1`` lets the script run anyway, and ``--help`` always works
+    (:func:`asks_for_help`: it runs nothing)."""
+    if os.environ.get(ALLOW_REFERENCE) == "1" or asks_for_help() or not missing_native():
         return
     print(f"error: {NATIVE_HINT}", file=sys.stderr, flush=True)
     raise SystemExit(1)
@@ -142,6 +161,43 @@ def budgeted_lbr(bot: str, hands: int, seed: int, workers: int, budget: float,
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
     return r.to_dict()
+
+
+def out_file(out: Any, name: str) -> Path:
+    """The file a script writes: ``--out`` when given, else ``experiments/scratch/NAME`` (ignored
+    by git), said on stderr with the ``--out`` that would rewrite the committed result.
+
+    >>> out_file("/tmp/x.json", "x.json")
+    PosixPath('/tmp/x.json')
+    """
+    if out:
+        return Path(out)
+    path = SCRATCH / name
+    say(f"no --out: writing {path.relative_to(REPO)} (ignored by git; --out experiments/results/{name} "
+        "rewrites the committed result)")
+    return path
+
+
+def out_folder(out: Any) -> Path:
+    """The folder a script writes its files into: ``--out`` when given, else
+    ``experiments/scratch/`` (ignored by git), said on stderr.
+
+    >>> out_folder("/tmp/runs")
+    PosixPath('/tmp/runs')
+    """
+    if out:
+        return Path(out)
+    say(f"no --out: writing into {SCRATCH.relative_to(REPO)}/ (ignored by git; --out experiments/results "
+        "rewrites the committed results)")
+    return SCRATCH
+
+
+#: ``--help`` of an ``--out`` file.
+OUT_HELP = ("the JSON to write (default: experiments/scratch/{name}, ignored by git; the committed "
+            "experiments/results/{name} is rewritten only when --out names it)")
+#: ``--help`` of an ``--out`` folder.
+OUT_FOLDER_HELP = ("the folder to write into (default: experiments/scratch/, ignored by git; the committed "
+                   "experiments/results/ is rewritten only when --out names it)")
 
 
 def write_json(path: Path, data: dict) -> None:

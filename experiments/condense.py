@@ -8,7 +8,7 @@ Condenses the shipped expert base (378,564 cases) with ``cbr casebase condense``
 duplicate on the same deals of ``--seed``: the condensed (footprint) bot against the full one
 (``--head-to-head`` hands), and the full and the condensed bot each against ``call``, ``raise``
 and ``ehs`` (``--hands`` each). Every bot is the ``expert`` preset; only the case base differs.
-Written to ``experiments/results/condense-seed<S>.json``. Seeds 38 and 39 were used while
+Written to ``experiments/scratch/condense-seed<S>.json``. Seeds 38 and 39 were used while
 choosing the method (``--floor 20`` was added after a flat 10% share lost to the full base
 against ``raise`` on both, outside its CI); the figures reported are seed 40's.
 ``--full-from`` takes the full base's three matches from an earlier result of the same seed and
@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import RESULTS, duel, environment, say, write_json  # noqa: E402
+from common import OUT_HELP, duel, environment, out_file, say, write_json  # noqa: E402
 
 from cbr.query.maintenance import condense  # noqa: E402
 from cbr.store import resolve_casebase  # noqa: E402
@@ -39,6 +39,7 @@ def main() -> None:
     ap.add_argument("--keep", type=float, default=0.1)
     ap.add_argument("--full-from", type=Path, help="the full base's matches from this earlier result")
     ap.add_argument("--tag", default="", help="written to condense-seed<S>-<TAG>.json")
+    ap.add_argument("--out", default=None, help=OUT_HELP.format(name="condense-seed<SEED>[-<TAG>].json"))
     args = ap.parse_args()
     out: dict = {"seed": args.seed, "hands": args.hands, "head_to_head_hands": args.head_to_head,
                  "environment": environment(), "condense": {}, "matches": {}}
@@ -70,7 +71,7 @@ def main() -> None:
                 say(f"{name} against {opp}, {args.hands} hands")
                 out["matches"][f"{name}-vs-{opp}"] = r = duel(bot, opp, args.hands, args.seed)
                 say(f"  {r}")
-    path = RESULTS / f"condense-seed{args.seed}{'-' + args.tag if args.tag else ''}.json"
+    path = out_file(args.out, f"condense-seed{args.seed}{'-' + args.tag if args.tag else ''}.json")
     write_json(path, out)
     say(f"wrote {path}")
 

@@ -5,7 +5,7 @@
 Condenses the case base BASE (a shipped name or a path) with each method of ``cbr casebase
 condense`` into a temporary folder, one after the other on one core, and writes each report
 (coverage and mean total variation per street, the share used per street, seconds) with the
-cases kept per game and per source to ``experiments/results/condense-coverage-<BASE>.json``.
+cases kept per game and per source to ``experiments/scratch/condense-coverage-<BASE>.json``.
 ``flat`` is ``footprint --floor 0``; every other setting is the command's default, with the
 seed of the tables in docs/casebases.md (0).
 """
@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import RESULTS, environment, say, write_json  # noqa: E402
+from common import OUT_HELP, environment, out_file, say, write_json  # noqa: E402
 
 from cbr.query.maintenance import condense  # noqa: E402
 from cbr.store import CaseBase, resolve_casebase  # noqa: E402
@@ -34,9 +34,10 @@ def main() -> None:
     ap.add_argument("--keep", type=float, default=0.1)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--methods", default=",".join(METHODS))
+    ap.add_argument("--out", default=None, help=OUT_HELP.format(name="condense-coverage-<BASE>.json"))
     args = ap.parse_args()
     source = resolve_casebase(args.base)
-    path = RESULTS / f"condense-coverage-{Path(args.base).name}.json"
+    path = out_file(args.out, f"condense-coverage-{Path(args.base).name}.json")
     out: dict = {"base": args.base, "keep": args.keep, "seed": args.seed, "environment": environment(),
                  "methods": {}}
     for name in args.methods.split(","):

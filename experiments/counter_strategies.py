@@ -8,7 +8,7 @@ their robustness costs).
     python experiments/counter_strategies.py --seed 36 --hands 4000 -j 1
 
 The opponent models were counted on seeds 3600-3604 (``casebases/build_counters.py``); report
-on others. Writes ``experiments/results/counters-seed<S>.json`` (``--only``: replacing those
+on others. Writes ``experiments/scratch/counters-seed<S>.json`` (``--only``: replacing those
 counters' rows) and prints a Markdown table.
 """
 from __future__ import annotations
@@ -17,7 +17,7 @@ import argparse
 import json
 from concurrent.futures import ProcessPoolExecutor
 
-from common import RESULTS, duel, say, write_json
+from common import OUT_HELP, duel, out_file, say, write_json
 
 #: counter-strategy -> (its opponent, the best fixed bot of the house against it: docs/experiments.md)
 #: The teacher the counters are compared with (as trained: plain ``cfr`` re-solves its river since 2026-11-29).
@@ -53,6 +53,7 @@ def main() -> None:
     ap.add_argument("--hands", type=int, default=4000)
     ap.add_argument("--only", default="", help="comma-separated counter names (default: all)")
     ap.add_argument("-j", "--workers", type=int, default=1)
+    ap.add_argument("--out", default=None, help=OUT_HELP.format(name="counters-seed<SEED>.json"))
     args = ap.parse_args()
     names = [n for n in args.only.split(",") if n] or list(COUNTERS)
     jobs = [(*c, args.hands, args.seed) for c in cells(names)]
@@ -61,7 +62,7 @@ def main() -> None:
             rows = list(pool.map(_one, jobs))
     else:
         rows = [_one(j) for j in jobs]
-    out = RESULTS / f"counters-seed{args.seed}.json"
+    out = out_file(args.out, f"counters-seed{args.seed}.json")
     if out.exists():  # keep the other counters' rows of an earlier run with the same seed and hands
         old = json.loads(out.read_text())
         if old.get("hands") == args.hands:

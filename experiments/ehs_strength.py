@@ -9,7 +9,7 @@ always-call and >= +3.0 sb/h against always-raise. The constants were tuned on s
 (``experiments/tune_ehs.py``), never on the seed reported here (0).
 
 Prints sb/h and mbb/h with 95% confidence intervals (over per-deal averages) and writes
-them to ``experiments/results/ehs_strength.json``.
+them to ``experiments/scratch/ehs_strength.json``.
 """
 from __future__ import annotations
 
@@ -30,10 +30,12 @@ TARGETS = {"call": 0.9, "raise": 3.0}
 
 
 def main() -> None:
+    from common import OUT_HELP, out_file
+
     ap = argparse.ArgumentParser(description="EHS bot vs always-call and always-raise (duplicate)")
     ap.add_argument("--hands", type=int, default=20_000)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--out", default=str(Path(__file__).resolve().parent / "results" / "ehs_strength.json"))
+    ap.add_argument("--out", default=None, help=OUT_HELP.format(name="ehs_strength.json"))
     args = ap.parse_args()
 
     bot = EHSPolicy()
@@ -59,7 +61,7 @@ def main() -> None:
         print(f"ehs vs {opponent:5s}: {ehs.sb_per_hand:+.3f} ± {ehs.sb_ci:.3f} sb/h "
               f"({ehs.mbb_per_hand:+.0f} ± {ehs.mbb_ci:.0f} mbb/h) over {result.hands} hands "
               f"[target >= {target:+.1f}: {'met' if ok else 'MISSED'}]", flush=True)
-    out = Path(args.out)
+    out = out_file(args.out, "ehs_strength.json")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2) + "\n")
     print(f"written to {out}")

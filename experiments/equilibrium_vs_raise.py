@@ -16,7 +16,7 @@ linear programs:
 3. external-sampling MCCFR (the teacher's C walk) after ``--iterations`` on each game: its take
    and its exploitability, next to the frontier.
 
-Writes ``experiments/results/equilibrium-vs-raise.json`` (or ``--out``) and Markdown tables on
+Writes ``--out`` (default ``experiments/scratch/equilibrium-vs-raise.json``) and Markdown tables on
 stdout. Nothing is sampled except MCCFR (``--seed``); the LPs are exact to HiGHS's tolerance.
 """
 from __future__ import annotations
@@ -28,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from common import RESULTS, environment, say, write_json  # noqa: E402
+from common import OUT_HELP, environment, out_file, say, write_json  # noqa: E402
 
 #: What the issue asks of the teacher against always-raise, as a share of a best response's take
 #: (full limit hold'em: 2.0 sb/h of 3.697; Johanson et al. 2011 for the best response).
@@ -82,7 +82,7 @@ def main() -> None:
     ap.add_argument("--seed", type=number(0, int), default=1, help="MCCFR's seed")
     ap.add_argument("--iterations", type=number(1, int), nargs="+", default=[100_000, 1_000_000, 10_000_000],
                     help="MCCFR's iterations, one row each")
-    ap.add_argument("--out", default=None, help="JSON file (default: experiments/results/equilibrium-vs-raise.json)")
+    ap.add_argument("--out", default=None, help=OUT_HELP.format(name="equilibrium-vs-raise.json"))
     args = ap.parse_args()
     if args.out and Path(args.out).is_dir():
         ap.error(f"argument --out: {args.out} is a folder; give a file name")
@@ -104,7 +104,7 @@ def main() -> None:
             entry["mccfr"].append(mccfr_row(game, sf, opponents, it, args.seed))
             say(f"{game.name}: MCCFR {it:,} iterations, exploitability {entry['mccfr'][-1]['exploitability']:.4f}")
         games.append(entry)
-    out = Path(args.out) if args.out else RESULTS / "equilibrium-vs-raise.json"
+    out = out_file(args.out, "equilibrium-vs-raise.json")
     write_json(out, {"seed": args.seed, "target_share": TARGET_SHARE, "games": games, "environment": environment()})
     print("| game | opponent | best response takes | equilibria take (least - most) | share of the best response "
           "| exploitability to take 54% (share of the best response) |")

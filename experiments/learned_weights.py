@@ -10,7 +10,7 @@
 2. Play: ``cbr`` with each similarity file against the source bots (poki, ehs, lag, hs),
    duplicate heads-up on the same deals; sb/h with 95% CIs and the paired difference per deal.
 
-Writes ``experiments/results/learned-weights-seed<S>.json``.
+Writes ``experiments/scratch/learned-weights-seed<S>.json``.
 """
 from __future__ import annotations
 
@@ -32,7 +32,8 @@ from cbr.similarity import SimilarityConfig  # noqa: E402
 from cbr.stats import Z95  # noqa: E402
 from cbr.store import CaseBase, resolve_casebase  # noqa: E402
 
-RESULTS = Path(__file__).resolve().parent / "results"
+#: The committed results (the learned similarity read by default; the report goes to --out)
+RESULTS = Path(__file__).resolve().parent / "results"  # read only
 ACTIONS = "fcr"
 
 
@@ -48,11 +49,14 @@ def per_decision(ev) -> dict[tuple, tuple[float, float]]:  # noqa: ANN001
 
 
 def main() -> None:
+    from common import OUT_HELP, out_file
+
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seed", type=int, default=2)
     ap.add_argument("--hands", type=int, default=4000)
-    ap.add_argument("--learned", default=str(RESULTS / "learned-similarity.toml"))
+    ap.add_argument("--learned", default=str(RESULTS / "learned-similarity.toml"))  # read only
     ap.add_argument("--max-decisions", type=int, default=1000)
+    ap.add_argument("--out", default=None, help=OUT_HELP.format(name="learned-weights-seed<SEED>.json"))
     args = ap.parse_args()
     learned = SimilarityConfig.from_toml(Path(args.learned))
     cb = CaseBase.open(resolve_casebase("default"))
@@ -84,7 +88,8 @@ def main() -> None:
                                for name, r in runs.items()}
         report["play"][opp]["learned_minus_hand_picked"] = [round(d, 4), round(ci, 4)]
         print(opp, report["play"][opp], file=sys.stderr)
-    out = RESULTS / f"learned-weights-seed{args.seed}.json"
+    out = out_file(args.out, f"learned-weights-seed{args.seed}.json")
+    out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2) + "\n")
     print(json.dumps(report, indent=2))
 

@@ -8,7 +8,7 @@ trained by the same MCCFR loop for the same iterations and seed, then measured s
 Both folders are under ``.cfr-runs/`` (ignored). Measured for each: LBR (``cbr exploit``'s
 default variant, the same deals; at most ``--lbr-hands`` hands or ``--lbr-minutes`` minutes)
 and a duplicate match against always-raise; then the two head to head (``--hands``
-duplicate hands). Writes ``experiments/results/ochs-river-seed<S>.json`` and prints a
+duplicate hands). Writes ``experiments/scratch/ochs-river-seed<S>.json`` and prints a
 Markdown table.
 """
 from __future__ import annotations
@@ -18,7 +18,7 @@ import json
 import time
 from pathlib import Path
 
-from common import RESULTS, budgeted_lbr, duel, environment, say, write_json
+from common import OUT_HELP, budgeted_lbr, duel, environment, out_file, say, write_json
 
 RUNS = Path(__file__).resolve().parents[1] / ".cfr-runs"
 
@@ -41,6 +41,7 @@ def main() -> None:
     ap.add_argument("--lbr-hands", type=int, default=4000)
     ap.add_argument("--lbr-minutes", type=float, default=10.0)
     ap.add_argument("--hands", type=int, default=20000, help="duplicate hands of each match")
+    ap.add_argument("--out", default=None, help=OUT_HELP.format(name="ochs-river-seed<SEED>.json"))
     args = ap.parse_args()
     folders = {"ochs": Path(args.ochs), "hs": Path(args.hs)}
     report: dict = {"seed": args.seed, "environment": environment(), "runs": {}}
@@ -59,7 +60,9 @@ def main() -> None:
                                   args.seed)
     h = report["head_to_head"]
     say(f"ochs vs hs: {h['sb_per_hand']:+.3f} ± {h['ci']:.3f} sb/h")
-    write_json(RESULTS / f"ochs-river-seed{args.seed}.json", report)
+    out = out_file(args.out, f"ochs-river-seed{args.seed}.json")
+    write_json(out, report)
+    say(f"wrote {out}")
     print("| river | iterations | LBR, mbb/g (hands) | against `raise`, sb/h |")
     print("|---|---:|---:|---:|")
     for name, r in report["runs"].items():

@@ -22,7 +22,7 @@ what the bot's model of the opponent said at the end.
 an in-memory similarity file each (0 = the columns ignored, i.e. CASPER's retrieval).
 The defaults were chosen on seed 1; docs/opponent-models.md reports seed 2.
 
-Results: ``experiments/results/opponent-aware-seed<S>.json`` (``-tuning`` for
+Results: ``experiments/scratch/opponent-aware-seed<S>.json`` (``-tuning`` for
 ``--weights``, ``-quick`` for ``--quick``).
 """
 from __future__ import annotations
@@ -37,7 +37,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from experiments.common import REPO, RESULTS, environment, say, write_json  # noqa: E402
+from experiments.common import OUT_FOLDER_HELP, REPO, environment, out_folder, say, write_json  # noqa: E402
 
 OPPONENTS = ("lag", "rock")
 QUICK_LOGS = ("hu-ehs-lag.log", "hu-poki-hs.log")
@@ -124,7 +124,7 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--weights", default=None, help="tuning: comma-separated multiples of the opponent weights")
     ap.add_argument("--quick", action="store_true", help="a smoke run: 2 logs, 200 hands")
-    ap.add_argument("--out", default=str(RESULTS), help="folder for the JSON")
+    ap.add_argument("--out", default=None, help=OUT_FOLDER_HELP)
     args = ap.parse_args(argv)
     if args.quick:
         args.hands = min(args.hands, 200)
@@ -187,7 +187,7 @@ def main(argv: list[str] | None = None) -> dict:
         report["opponent_weights_x1"] = {k: v[1] for k, v in OPPONENT_SIMILARITY.items()}
     report["seconds"] = round(time.perf_counter() - t0, 1)
     suffix = "-quick" if args.quick else "-tuning" if scales else ""
-    out = Path(args.out) / f"opponent-aware-seed{args.seed}{suffix}.json"
+    out = out_folder(args.out) / f"opponent-aware-seed{args.seed}{suffix}.json"
     write_json(out, report)
     say(f"wrote {out} in {report['seconds']:.0f} s\n" + markdown(report))
     return report

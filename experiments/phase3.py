@@ -11,7 +11,7 @@ model is also used before the flop (``preflop``). The chosen setting is then rep
 ``--seed``, never used for tuning; last, Aggressive against Conservative (section 4.3).
 
 Prints sb/h with 95% confidence intervals (over per-deal averages) and writes
-``experiments/results/phase3.json``.
+``experiments/scratch/phase3.json``.
 """
 from __future__ import annotations
 
@@ -54,12 +54,14 @@ def show(row: dict) -> None:
 
 
 def main() -> None:
+    from common import OUT_HELP, out_file
+
     ap = argparse.ArgumentParser(description="Phase III (showdown model) vs Phase II (ehs), duplicate heads-up")
     ap.add_argument("--hands", type=int, default=20_000)
     ap.add_argument("--tune-hands", type=int, default=10_000)
     ap.add_argument("--tune-seed", type=int, default=1)
     ap.add_argument("--seed", type=int, default=2)
-    ap.add_argument("--out", default=str(Path(__file__).resolve().parent / "results" / "phase3.json"))
+    ap.add_argument("--out", default=None, help=OUT_HELP.format(name="phase3.json"))
     args = ap.parse_args()
     if args.seed == args.tune_seed:
         ap.error("the reported seed must differ from the tuning seed")
@@ -88,7 +90,7 @@ def main() -> None:
                opponent_preflop=chosen["conservative"])
     show(row)
     report["results"].append(row)
-    out = Path(args.out)
+    out = out_file(args.out, "phase3.json")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2) + "\n")
     print(f"written to {out}")

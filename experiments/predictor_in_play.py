@@ -12,7 +12,7 @@ weight tables from the player models (the default) or from the ANN action predic
    per-deal averages and the difference paired by deal.
 
 Nothing is tuned (the mapping from the predicted triple to the re-weighting thresholds is
-Poki's), so seed 2 is the only seed run. Writes ``experiments/results/predictor_in_play.json``.
+Poki's), so seed 2 is the only seed run. Writes ``experiments/scratch/predictor_in_play.json``.
 """
 from __future__ import annotations
 
@@ -28,7 +28,6 @@ from cbr.play.match import run_match  # noqa: E402
 from cbr.play.measure import deal_means, paired_difference  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "experiments" / "results"
 OPPONENTS = ("poki", "ehs", "lag", "hs", "simbot")
 
 
@@ -58,15 +57,18 @@ def markdown(report: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> dict:
+    from experiments.common import OUT_HELP, out_file
+
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seed", type=int, default=2)
     ap.add_argument("--hands", type=int, default=4000, help="duplicate hands per match")
     ap.add_argument("--opponents", default=",".join(OPPONENTS))
     ap.add_argument("--logs", nargs="*", default=None, help="logs to train on (default casebases/selfplay/*.log)")
-    ap.add_argument("--out", type=Path, default=RESULTS / "predictor_in_play.json")
+    ap.add_argument("--out", type=Path, default=None, help=OUT_HELP.format(name="predictor_in_play.json"))
     args = ap.parse_args(argv)
     logs = args.logs if args.logs is not None else sorted(str(p) for p in (ROOT / "casebases" / "selfplay").glob("*.log"))
     t0 = time.perf_counter()
+    args.out = out_file(args.out, "predictor_in_play.json")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     predictor = args.out.with_suffix(".ann")
     trained = train(predictor, logs)

@@ -13,7 +13,7 @@ matches on ``--seed``'s deals.
 ``p = 0`` ignores the model: it is plain self-play MCCFR with the same budget, the control.
 ``--extra SPEC`` measures more strategies the same way (a shipped one, say). ``--lbr-hands`` adds LBR (``cbr exploit``'s default variant; about 30 hands a second on a core),
 at most ``--lbr-minutes`` each. The exact frontier on Leduc hold'em is
-``experiments/equilibrium_vs_raise.py``. Writes ``experiments/results/raise-frontier-seed<S>.json``
+``experiments/equilibrium_vs_raise.py``. Writes ``experiments/scratch/raise-frontier-seed<S>.json``
 (or ``--out``) and a Markdown table.
 """
 from __future__ import annotations
@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from common import RESULTS, budgeted_lbr, duel, environment, say, write_json  # noqa: E402
+from common import OUT_HELP, budgeted_lbr, duel, environment, out_file, say, write_json  # noqa: E402
 
 TEACHER = "cfr:strategy=emd_256"
 #: the opponents every p plays: the one it was built for, one it was not, rule bots, the teacher
@@ -87,7 +87,7 @@ def main() -> None:
     ap.add_argument("--extra", nargs="*", default=[], metavar="SPEC",
                     help="more strategies measured the same way, e.g. cfr:strategy=counter_raise_mild (a row each)")
     ap.add_argument("--work", default="/tmp/raise-frontier", help="the runs' folder")
-    ap.add_argument("--out", default=None, help="JSON file (default: experiments/results/raise-frontier-seed<S>.json)")
+    ap.add_argument("--out", default=None, help=OUT_HELP.format(name="raise-frontier-seed<SEED>.json"))
     args = ap.parse_args()
     _checked(ap, args)
     work = Path(args.work)
@@ -105,7 +105,7 @@ def main() -> None:
             row["lbr"] = budgeted_lbr(spec, args.lbr_hands, args.seed, 1, args.lbr_minutes * 60)
             say(f"{name}: LBR {row['lbr']['mbb_per_game']:.1f} ± {row['lbr']['ci95']:.1f} ({row['lbr']['hands']} hands)")
         rows.append(row)
-    out = Path(args.out) if args.out else RESULTS / f"raise-frontier-seed{args.seed}.json"
+    out = out_file(args.out, f"raise-frontier-seed{args.seed}.json")
     write_json(out, {"seed": args.seed, "iterations": args.iterations, "model_hands": args.model_hands,
                      "hands": args.hands, "rows": rows,
                      "environment": environment()})

@@ -17,7 +17,7 @@ Parts (one process each, each within ``--minutes``):
 - ``raise``: ``--bot`` against always-raise, duplicate (``--match-hands``).
 - ``h2h``: ``--bot`` against the teacher as trained (``cfr:strategy=emd_256``; plain ``cfr`` until it re-solved), duplicate (``--match-hands``).
 
-Each part adds its result to ``experiments/results/resolve-river-seed<S>.json`` under a key
+Each part adds its result to ``experiments/scratch/resolve-river-seed<S>.json`` under a key
 naming the part and the bot.
 """
 from __future__ import annotations
@@ -30,7 +30,7 @@ import sys
 import time
 from pathlib import Path
 
-from common import RESULTS, budgeted_lbr, duel, environment, say
+from common import OUT_HELP, budgeted_lbr, duel, environment, out_file, say
 
 
 def timing(bot: str, hands: int, seed: int) -> dict:
@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--lbr-hands", type=int, default=4000)
     ap.add_argument("--match-hands", type=int, default=2000)
     ap.add_argument("--minutes", type=float, default=14.0)
-    ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--out", type=Path, default=None, help=OUT_HELP.format(name="resolve-river-seed<SEED>.json"))
     args = ap.parse_args(argv)
     from cbr.errors import CBRError
     from cbr.policies.spec import policy_from_spec
@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     except CBRError as exc:
         print(f"error: --bot {args.bot!r}: {exc}", file=sys.stderr, flush=True)
         return 2
-    out = args.out or RESULTS / f"resolve-river-seed{args.seed}.json"
+    out = out_file(args.out, f"resolve-river-seed{args.seed}.json")
     say(f"{args.part} {args.bot} seed {args.seed}")
     t = time.time()
     if args.part == "timing":

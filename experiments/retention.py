@@ -17,7 +17,7 @@ threshold by construction); per hand: the small bets won. Reported: the rolling 
 cumulative small bets, and the win rate of each third of the match with a 95% CI, plus
 two differences with 95% CIs: last third minus first third (retention on), and last third
 with retention minus without (paired by deal). Written to
-``experiments/results/retention-seed<S>.json`` and ``.png`` (matplotlib, the ``plots``
+``experiments/scratch/retention-seed<S>.json`` and ``.png`` (matplotlib, the ``plots``
 extra). Choices were made on seed 1; docs/experiments.md reports seed 2.
 """
 from __future__ import annotations
@@ -38,8 +38,6 @@ from cbr.play.match import run_match  # noqa: E402
 from cbr.play.retention import copy_casebase  # noqa: E402
 from cbr.policies.cbr_policy import CBRPolicy  # noqa: E402
 from cbr.stats import Z95  # noqa: E402
-
-RESULTS = Path(__file__).resolve().parent / "results"
 
 
 class WatchedCBR(CBRPolicy):
@@ -93,6 +91,8 @@ def rolling(x: np.ndarray, w: int) -> np.ndarray:
 
 
 def main() -> None:
+    from common import OUT_FOLDER_HELP, out_folder
+
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--hands", type=int, default=10_000)
     ap.add_argument("--seed", type=int, default=2)
@@ -100,7 +100,7 @@ def main() -> None:
     ap.add_argument("--reuse", default="best-outcome")
     ap.add_argument("--window", type=int, default=2000)
     ap.add_argument("--casebase", default="default", help="the case base the bot starts from (a copy of it)")
-    ap.add_argument("--out", default=str(RESULTS), help="folder for the JSON and the PNG")
+    ap.add_argument("--out", default=None, help=OUT_FOLDER_HELP)
     ap.add_argument("--bot", default=None,
                     help="a policy spec to play instead of CASPER's bot (e.g. cbr, the adaptive default; "
                          "its casebase option is the copy); --reuse does not apply, no similarities are kept")
@@ -115,7 +115,7 @@ def main() -> None:
         stem += "-" + args.bot.replace(":", "_").replace("=", "-").replace(".", "") + f"-{args.opponent}"
     if args.hands < 30 or not 1 <= args.window:
         ap.error("--hands must be at least 30 (three thirds with a CI each) and --window at least 1")
-    outdir = Path(args.out)
+    outdir = out_folder(args.out)
     outdir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         runs = {}

@@ -7,7 +7,7 @@ case base) plays the SAME duplicate deals (one seed, so deal ``d`` has the same 
 every match) against each of ``poki``, ``ehs``, ``lag``, ``hs``, ``call``, ``raise``,
 ``random``, and so does ``--also`` (default: the tuned bot of CASPER's table). Reported: each policy's sb/h with its 95% CI, and each policy minus
 ``probabilistic`` deal by deal (a paired difference: the card luck both saw cancels, so
-its CI is narrower than either result's). Writes ``experiments/results/reuse_policies.json``
+its CI is narrower than either result's). Writes ``experiments/scratch/reuse_policies.json``
 and ``reuse_policies.png`` (needs ``pip install -e .[plots]``; the JSON is written
 without it). Progress goes to stderr.
 """
@@ -24,7 +24,7 @@ from typing import Any, Optional
 os.environ.setdefault("OMP_NUM_THREADS", "1")  # one core per match: the machine is shared
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import RESULTS, environment, pyplot, say, write_json  # noqa: E402
+from common import OUT_HELP, environment, out_file, pyplot, say, write_json  # noqa: E402
 
 from cbr.play.match import run_match  # noqa: E402
 from cbr.play.measure import BASELINES, SOURCE_BOTS, TARGETS, TUNED_BOT, deal_means, paired_difference  # noqa: E402
@@ -125,9 +125,10 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--bot", default="cbr:preset=expert", help="the case-based bot's spec; reuse=... is set per run")
     ap.add_argument("--also", default=TUNED_BOT, metavar="SPEC",
                     help=f"one more bot compared on the same deals (default: the tuned {TUNED_BOT}; '' for none)")
-    ap.add_argument("--out", type=Path, default=RESULTS / "reuse_policies.json")
+    ap.add_argument("--out", type=Path, default=None, help=OUT_HELP.format(name="reuse_policies.json"))
     ap.add_argument("--png", type=Path, default=None, help="default: the --out path with .png")
     args = ap.parse_args(argv)
+    args.out = out_file(args.out, "reuse_policies.json")
     if args.hands < 2:
         ap.error("--hands must be at least 2 (one deal)")
     png = args.png or args.out.with_suffix(".png")

@@ -10,7 +10,7 @@ and its duplicate results against the house's bots, with 95% CIs.
 2. The shipped teacher (``cfr``): LBR over ``--hands`` hands; duplicate matches of
    ``--match-hands`` hands against each opponent of ``--opponents``, ``--workers`` at a time.
 
-Writes ``experiments/results/teacher-seed<S>.json``, ``teacher-lbr-seed<S>.png`` and a
+Writes ``experiments/scratch/teacher-seed<S>.json``, ``teacher-lbr-seed<S>.png`` and a
 Markdown table on stdout. Nothing here was tuned on these seeds: the abstraction's sizes and
 the training schedule were fixed before any measurement.
 """
@@ -27,13 +27,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from common import duel  # noqa: E402
+from common import OUT_FOLDER_HELP, duel, out_folder  # noqa: E402
 
 from cbr.cfr.policy import SHIPPED_TEACHER  # noqa: E402
 from cbr.exploit.lbr import Variant  # noqa: E402
 from cbr.exploit.measure import exploit  # noqa: E402
 
-RESULTS = Path(__file__).resolve().parent / "results"
 OPPONENTS = "call,raise,hs,ehs,poki,lag,cfr:strategy=h_hs2_4,cbr:preset=expert"
 #: The teacher measured here: the MCCFR strategy as trained (plain ``cfr`` re-solves its river since 2026-11-29).
 TEACHER = "cfr:strategy=emd_256"
@@ -93,10 +92,12 @@ def main() -> int:
     ap.add_argument("--opponents", default=OPPONENTS)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--skip", default="", help="comma list of parts to skip: snapshots,lbr,matches")
+    ap.add_argument("--out", default=None, help=OUT_FOLDER_HELP)
     args = ap.parse_args()
     skip = set(filter(None, args.skip.split(",")))
-    RESULTS.mkdir(exist_ok=True)
-    out_json = RESULTS / f"teacher-seed{args.seed}.json"
+    results = out_folder(args.out)
+    results.mkdir(parents=True, exist_ok=True)
+    out_json = results / f"teacher-seed{args.seed}.json"
     report = json.loads(out_json.read_text()) if out_json.exists() else {}
     report["seed"] = args.seed
     if args.snapshots and "snapshots" not in skip:
@@ -140,7 +141,7 @@ def main() -> int:
                 out_json.write_text(json.dumps(report, indent=1))
     out_json.write_text(json.dumps(report, indent=1))
     if report.get("snapshots"):
-        plot(report["snapshots"], report.get("lbr"), RESULTS / f"teacher-lbr-seed{args.seed}.png")
+        plot(report["snapshots"], report.get("lbr"), results / f"teacher-lbr-seed{args.seed}.png")
     print("| measure | result (95% CI) |\n|---|---|")
     if "lbr" in report:
         lb = report["lbr"]

@@ -2,7 +2,7 @@
 experiment reports (``experiments/ehs_strength.py`` uses seed 0; tuning uses 101).
 
 Each variant plays duplicate heads-up matches against always-call and always-raise; the
-results (sb/h with 95% CI) go to ``experiments/results/ehs_tuning.json``.
+results (sb/h with 95% CI) go to ``experiments/scratch/ehs_tuning.json``.
 
     python3 experiments/tune_ehs.py [--hands 2000] [--seed 101]
 """
@@ -34,12 +34,16 @@ VARIANTS: dict[str, dict] = {
 
 
 def main() -> None:
+    from common import OUT_HELP, out_file
+
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--hands", type=int, default=2000)
     ap.add_argument("--seed", type=int, default=101)
     ap.add_argument("--only", default="", help="comma-separated variant names")
+    ap.add_argument("--out", default=None, help=OUT_HELP.format(name="ehs_tuning.json"))
     args = ap.parse_args()
-    out = Path(__file__).resolve().parent / "results" / "ehs_tuning.json"
+    out = out_file(args.out, "ehs_tuning.json")
+    out.parent.mkdir(parents=True, exist_ok=True)
     results = json.loads(out.read_text()) if out.exists() else {}
     names = [v for v in VARIANTS if not args.only or v in args.only.split(",")]
     for name in names:

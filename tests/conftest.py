@@ -47,10 +47,12 @@ def default_sigint() -> None:
 
 
 def run_on_a_terminal(args: list[str], *, stop: Callable[[str], bool] | None = None,
-                      wait: float = 0.0) -> tuple[int, str, str]:
-    """A real ``cbr ARGS`` process whose stderr is a pseudo-terminal (so it draws its progress
-    bars); with ``stop``, SIGINT once what the terminal shows satisfies it (and ``wait``
-    seconds more). Returns (exit code, stdout, what the terminal showed, ANSI codes removed)."""
+                      wait: float = 0.0, module: str | None = None,
+                      sig: int = signal.SIGINT) -> tuple[int, str, str]:
+    """A real ``cbr ARGS`` process (``python -m MODULE ARGS`` with ``module``) whose stderr is a
+    pseudo-terminal (so it draws its progress bars); with ``stop``, ``sig`` (SIGINT) once what
+    the terminal shows satisfies it (and ``wait`` seconds more). Returns (exit code, stdout,
+    what the terminal showed, ANSI codes removed)."""
     import re
     import select
     import subprocess
@@ -63,7 +65,8 @@ def run_on_a_terminal(args: list[str], *, stop: Callable[[str], bool] | None = N
     env = {**os.environ, "COLUMNS": "120", "TERM": "xterm"}
     env.pop("NO_COLOR", None)
     code = "import sys; from cli import app; sys.argv[0] = 'cbr'; app()"
-    proc = subprocess.Popen([sys.executable, "-c", code, *args], cwd=REPO, stdin=subprocess.DEVNULL,
+    head = ["-m", module] if module else ["-c", code]
+    proc = subprocess.Popen([sys.executable, *head, *args], cwd=REPO, stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=slave, env=env, preexec_fn=default_sigint)
     os.close(slave)
     shown = b""
@@ -88,7 +91,7 @@ def run_on_a_terminal(args: list[str], *, stop: Callable[[str], bool] | None = N
             end = time.monotonic() + wait
             while time.monotonic() < end and read(0.05):
                 pass
-            proc.send_signal(signal.SIGINT)
+            proc.send_signal(sig)
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and read(0.2):
             pass

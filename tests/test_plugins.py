@@ -4,6 +4,7 @@ importlib.metadata the way an install would: a ``.dist-info`` with ``entry_point
 by name while everything else keeps working."""
 from __future__ import annotations
 
+import inspect
 import json
 import subprocess
 import sys
@@ -265,3 +266,39 @@ def test_plugins_list_json_gives_bots_their_description_and_options(demo_plugin)
     lines = res.stdout.splitlines()
     at = next(i for i, line in enumerate(lines) if line.startswith("  broken_bot "))
     assert lines[at + 1].split() == ["package:", "cbr-demo-plugin"] and lines[at + 2].lstrip().startswith("ERROR: ")
+
+
+def test_plugins_list_says_what_each_option_of_each_bot_means() -> None:
+    """`cbr plugins list` named `cfr`'s `resolve-iters` or `cbr`'s `fallback-k` without saying
+    what they mean: every option of every built-in bot now has its line, from the bot's own
+    OPTION_HELP table, in the text (wrapped at 80 columns) and in --json (`option_help`)."""
+    from typer.testing import CliRunner
+
+    from cbr.plugins import load
+    from cbr.policies.spec import policy_option_help, policy_options
+    from cli import app
+
+    pyproject = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    bots = pyproject["project"]["entry-points"]["cbr.policies"]
+    res = CliRunner().invoke(app, ["plugins", "list"], env={"COLUMNS": "80"})
+    assert res.exit_code == 0, res.output
+    assert all(len(line) <= 80 for line in res.stdout.splitlines())
+    text = " ".join(res.stdout.split())  # as read, wrapping undone
+    rows = {r["name"]: r for r in json.loads(CliRunner().invoke(app, ["plugins", "list", "--json"]).stdout)
+            if r["group"] == "cbr.policies"}
+    for name in bots:
+        helps = policy_option_help(name)
+        assert list(helps) == list(policy_options(name)), name
+        for key, line in helps.items():
+            assert 10 <= len(line) <= 120, (name, key, line)  # there, and short
+            shown = key.replace("_", "-")
+            assert f"- {shown}: {line}" in text or f"- {shown}=" in text and f": {line}" in text, (name, key)
+        assert rows[name]["option_help"] == {k.replace("_", "-"): v for k, v in helps.items()}
+        factory = load("cbr.policies", name)  # a table names only options its own bot has: no stale lines
+        owners = factory.__mro__ if isinstance(factory, type) else (factory,)
+        for owner in owners:
+            stale = set(vars(owner).get("OPTION_HELP", {})) - set(inspect.signature(owner).parameters)
+            assert not stale, (owner, stale)
+    assert "- resolve-iters=40: CFR+ iterations of each river re-solve" in text
+    assert rows["cbr"]["option_help"]["fallback-k"].startswith("with no case that similar")
+

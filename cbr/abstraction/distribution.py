@@ -412,27 +412,39 @@ class DistributionAbstraction:
         """Fit the centres on ``fit_boards`` random boards per street (``fit_points``
         histograms), then bucket every canonical flop and turn (minutes on two cores). With
         ``ochs_clusters`` K > 0 the river is OCHS (:func:`fit_ochs_river`, K clusters) instead
-        of percentiles."""
+        of percentiles.
+
+        ``progress(stage, done, total)`` is told of every phase as it goes, in this order:
+        ``"flop fit"``, ``"turn fit"`` and ``"river fit"`` (boards sampled, of ``fit_boards``),
+        then ``"flop buckets"`` and ``"turn buckets"`` (canonical boards bucketed, of 1,755 and
+        16,432; from the worker threads, every 200 boards and at the end). A build stopped by an
+        exception (a signal) leaves the boards not yet started undone."""
         for s, k in (("flop", flop), ("turn", turn), ("river", river)):
             if not 1 <= k <= 65534:
                 raise ConfigError(f"{s} buckets must be 1..65534, got {k}")
         t0 = time.time()
         rng = np.random.default_rng(seed)
         cents = []
+        def tell(stage: str, done: int, total: int) -> None:
+            if progress is not None:
+                progress(stage, done, total)
+
         for n, k in ((3, flop), (4, turn)):
             pts = []
-            for _ in range(fit_boards):
+            for i in range(fit_boards):
                 board = rng.choice(52, n, replace=False)
                 h = board_histograms(board, n_bins)
                 pts.append(_cdf(h[h.sum(axis=1) > 0]))
+                tell(("flop fit" if n == 3 else "turn fit"), i + 1, fit_boards)
             allp = np.concatenate(pts)
             take = rng.choice(len(allp), min(fit_points, len(allp)), replace=False)
             cents.append(k_medians_l1(allp[take], k, seed=seed + n))
         # river: HS percentiles over random deals
         samples = []
-        for _ in range(fit_boards):
+        for i in range(fit_boards):
             hs = river_hs(rng.choice(52, 5, replace=False))
             samples.append(hs[hs >= 0])
+            tell("river fit", i + 1, fit_boards)
         allhs = np.concatenate(samples)
         edges = np.quantile(allhs, np.arange(1, river) / river) if river > 1 else np.zeros(0)
         tables = []
@@ -445,11 +457,15 @@ class DistributionAbstraction:
             def one(i: int, table=table, boards=boards, flat=flat, n=n, done=done) -> None:
                 native_module().board_buckets(bytes(int(c) for c in boards[i]), n_bins, flat, table[i])
                 done[0] += 1
-                if progress is not None and done[0] % 200 == 0:
-                    progress("flop" if n == 3 else "turn", done[0], len(boards))
+                if done[0] % 200 == 0:
+                    tell(("flop buckets" if n == 3 else "turn buckets"), done[0], len(boards))
 
-            with ThreadPoolExecutor(threads) as pool:
+            pool = ThreadPoolExecutor(threads)
+            try:
                 list(pool.map(one, range(len(boards))))
+            finally:  # stopped (a signal in the main thread): the boards not started are not waited for
+                pool.shutdown(wait=True, cancel_futures=True)
+            tell(("flop buckets" if n == 3 else "turn buckets"), len(boards), len(boards))
             tables.append(table)
         meta = {"format": ABSTRACTION_FORMAT, "seed": seed, "fit_boards": fit_boards, "fit_points": fit_points,
                 "n_bins": n_bins, "build_seconds": round(time.time() - t0, 1),

@@ -125,6 +125,15 @@ class CFRPolicy(Policy):
     """Plays the average strategy of a CFR run (see the module docstring)."""
 
     name = "cfr"
+    #: One line on each option (``cbr plugins list``; :func:`~cbr.policies.spec.policy_option_help`).
+    OPTION_HELP = {
+        "strategy": "a shipped strategy (emd_256, h_hs2_4) or a folder or file (\"\": the teacher)",
+        "resolve": "re-solve the river at decision time: river, off, or auto (river for the teacher only)",
+        "resolve_iters": "CFR+ iterations of each river re-solve",
+        "resolve_ms": "a time budget in ms that may stop a re-solve earlier (0: none; then not deterministic)",
+        "resolve_gadget": "the re-solve's safety gadget: margin (max-margin), cfrd (CFR-D) or none (unsafe)",
+        "resolve_mix": "margin only: the chance the opponent enters with its blueprint range (0: max-margin, 1: unsafe)",
+    }
     #: The game it plays: heads-up fixed limit only (an adaptive bot never hands it another table).
     heads_up_only = True
 

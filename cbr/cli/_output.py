@@ -77,6 +77,62 @@ def signed(x: float, decimals: int = 0) -> str:
     return f"{0.0:+.{decimals}f}" if float(text) == 0 else text
 
 
+def rescaled(text: str, factor: float, decimals: int = 0, sign: bool = True) -> str:
+    """A printed figure (``signed`` or ``half_width`` text) in another unit, ``factor`` times it,
+    computed from the printed digits rather than from the exact value, so that two columns of
+    one quantity agree: ``+0.263`` sb/h is ``+263`` mbb/h even where 262.5 would round to
+    ``+262``. ``n/a`` stays ``n/a``.
+
+    >>> rescaled("+0.263", 1000), rescaled("0.675", 1000, sign=False), rescaled("n/a", 1000)
+    ('+263', '675', 'n/a')
+    """
+    if text == "n/a":
+        return text
+    value = float(text) * factor
+    return signed(value, decimals) if sign else half_width(value, decimals)
+
+
+def shorten(text: str, width: int) -> str:
+    """``text`` cut to ``width`` characters with an ellipsis in the middle, keeping its start
+    and its end (a policy spec's name and its last option); unchanged when it fits.
+
+    >>> shorten("cfr/resolve-gadget=none/resolve-iters=120", 24)
+    'cfr/resolve-…e-iters=120'
+    >>> shorten("ehs", 24)
+    'ehs'
+    """
+    if len(text) <= width:
+        return text
+    head = width // 2
+    return text[:head] + "…" + text[len(text) - (width - 1 - head):]
+
+
+#: A text column cut by :func:`fit_text_column` is never narrower than this.
+SHORTEST_CUT = 20
+
+
+def fit_text_column(columns: list[str], rows: list[list[str]], index: int,
+                    width: Optional[int] = None) -> tuple[list[list[str]], bool]:
+    """The rows with the text of column ``index`` cut (:func:`shorten`) to the room the other
+    columns leave in ``width`` (the terminal's by default, and at least :data:`SHORTEST_CUT`),
+    so every row of the table stays on one line; and whether anything was cut. Nothing is cut
+    when the cut texts would no longer differ.
+
+    >>> rows = [["0", "cfr/resolve-gadget=none/resolve-iters=120", "+1.5"], ["1", "ehs", "-1.5"]]
+    >>> fit_text_column(["seat", "bot", "sb/h"], rows, 1, width=40)
+    ([['0', 'cfr/resolve…-iters=120', '+1.5'], ['1', 'ehs', '-1.5']], True)
+    >>> fit_text_column(["seat", "bot", "sb/h"], rows, 1, width=80)[1]
+    False
+    """
+    width = width or stdout.width or 80
+    others = sum(max(len(columns[i]), *(len(r[i]) for r in rows)) + 3 for i in range(len(columns)) if i != index)
+    room = max(width - 1 - others - 3, SHORTEST_CUT)
+    cut = [shorten(r[index], room) for r in rows]
+    if cut == [r[index] for r in rows] or len(set(cut)) < len({r[index] for r in rows}):
+        return rows, False
+    return [[*r[:index], c, *r[index + 1:]] for r, c in zip(rows, cut)], True
+
+
 def _finite(obj: Any) -> Any:
     """``obj`` (plain JSON data) with every NaN or infinite float replaced by None.
 

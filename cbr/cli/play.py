@@ -15,7 +15,17 @@ from cbr.cli._options import (
     alias,
     check_output,
 )
-from cbr.cli._output import half_width, print_json, progress_bar, rich_table, signed, stderr, stdout
+from cbr.cli._output import (
+    fit_text_column,
+    half_width,
+    print_json,
+    progress_bar,
+    rescaled,
+    rich_table,
+    signed,
+    stderr,
+    stdout,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from cbr.acpc.client import ClientResult
@@ -129,11 +139,20 @@ def _print_match(result: "MatchResult", seed: int, as_json: bool) -> None:
     title = (f"{result.game.name}: {result.hands:,} hands"
              + (f" (duplicate, {result.deals:,} deals)" if result.duplicate else "") + f", seed {seed}"
              + (" (interrupted)" if result.interrupted else ""))
-    rows = [[str(s), p.name, signed(p.total), signed(p.sb_per_hand, 3), half_width(p.sb_ci),
-             signed(p.mbb_per_hand), half_width(p.mbb_ci, 0)] for s, p in enumerate(result.players)]
+    # mbb/h from the printed sb/h, so the two columns agree (+0.263 beside +263, never +262)
+    mbb = 1000.0 * result.game.small_bet / result.game.big_blind
+    rows = []
+    for s, p in enumerate(result.players):
+        rate, ci = signed(p.sb_per_hand, 3), half_width(p.sb_ci)
+        rows.append([str(s), p.name, signed(p.total), rate, ci, rescaled(rate, mbb), rescaled(ci, mbb, sign=False)])
+    columns = ["seat", "bot", "chips", "sb/h", "± 95%", "mbb/h", "± 95%"]
+    rows, cut = fit_text_column(columns, rows, 1)  # a long spec on one line, cut in its middle
     # the title on a line of its own: as the table's title it wrapped to the table's width, mid-phrase
     stdout.print(title, markup=False, highlight=False, soft_wrap=True)
-    stdout.print(rich_table(None, ["seat", "bot", "chips", "sb/h", "± 95%", "mbb/h", "± 95%"], rows))
+    stdout.print(rich_table(None, columns, rows))
+    if cut:
+        stdout.print("(long bot names cut in the middle: --json has them whole)", markup=False, highlight=False,
+                     soft_wrap=True)
     if result.match_id:
         skipped = f"; the gate skipped {result.retain_skipped:,} near-duplicates" if result.retain_skipped else ""
         memory = (f"; the table memory changed {result.memory_changed:,} decision"

@@ -16,7 +16,7 @@ app = typer.Typer(help="The plugin store.", no_args_is_help=True, rich_markup_mo
 GROUP_TITLES = {
     "cbr.policies": "bots; a policy spec names one with its options, NAME or NAME:KEY=VALUE:KEY=VALUE, "
                     "e.g. lag:stab-rate=0.25 (cbr match --players, play --bots, exploit); an option is "
-                    "shown with its default",
+                    "shown with its default and what it means",
     "cbr.features": "feature sets (cbr build --feature-set NAME)",
     "cbr.similarity": "similarity measures (measure = NAME in a similarity TOML)",
     "cbr.parsers": "log formats (cbr build --log-format NAME)",
@@ -46,6 +46,23 @@ def policy_lines(name: str) -> tuple[str, str]:
     return policy_description(name), ", ".join(options)
 
 
+def option_lines(name: str) -> list[str]:
+    """Each option of a bot as a spec writes it, with its default, and the one line its
+    ``OPTION_HELP`` table gives it (:func:`~cbr.policies.spec.policy_option_help`).
+
+    >>> option_lines("station")
+    ['nuts=0.97: after the flop: bet or raise only with hand strength at least this', 'preflop-nuts=0.82: pre-flop: raise only with a pre-flop strength at least this (0.82: AA, KK)']
+    """
+    from cbr.policies.spec import policy_option_help, policy_options
+
+    helps = policy_option_help(name)
+    out = []
+    for k, d in policy_options(name).items():
+        shown = k.replace("_", "-") + ("" if d is None or d == "" else f"={_value(d)}")
+        out.append(f"{shown}: {helps[k]}" if helps.get(k) else shown)
+    return out
+
+
 def _entry(name: str, lines: list[tuple[str, str]], width: int) -> list[str]:
     """``name`` in its column and each (prefix, text) wrapped beside it, never mid-word."""
     out: list[str] = []
@@ -67,8 +84,8 @@ def plugins_list(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Installed plugins per group: each bot with what it does and its options (the policy spec
-    grammar), the others with the object they load; a plugin that fails to load is shown with
-    its error."""
+    grammar), each with its default and what it means, the others with the object they load; a
+    plugin that fails to load is shown with its error."""
     from dataclasses import asdict
 
     from cbr.plugins import GROUPS, OWN_DISTRIBUTION, describe
@@ -80,10 +97,11 @@ def plugins_list(
         for i in infos:
             row = {**asdict(i), "ok": i.ok}
             if i.group == "cbr.policies" and i.name in bots and i.used:
-                from cbr.policies.spec import policy_options
+                from cbr.policies.spec import policy_option_help, policy_options
 
                 row["description"] = bots[i.name][0]
                 row["options"] = {k.replace("_", "-"): v for k, v in policy_options(i.name).items()}
+                row["option_help"] = {k.replace("_", "-"): v for k, v in policy_option_help(i.name).items()}
             rows.append(row)
         print_json(rows)
         return
@@ -101,7 +119,8 @@ def plugins_list(
                 description, options = bots[i.name]
                 lines.append(("", description or i.target))
                 if options:
-                    lines.append(("options: ", options))
+                    lines.append(("options:", ""))
+                    lines += [("  - ", line) for line in option_lines(i.name)]
             else:
                 lines.append(("", i.target))
             if i.distribution != OWN_DISTRIBUTION:

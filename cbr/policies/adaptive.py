@@ -54,6 +54,7 @@ from cbr.game.gamedef import STREETS
 from cbr.models.style import STYLE_FEATURES, StyleStats
 from cbr.models.tracker import seated_names
 from cbr.policies.base import Decision, Policy, Triple
+from cbr.policies.cbr_policy import CBRPolicy
 from cbr.policies.table_memory import TableMemory
 from cbr.stats import RunningMean
 
@@ -179,22 +180,34 @@ class AdaptiveDecision(Decision):
 
 
 class AdaptivePolicy(Policy):
-    """See the module docstring. Options: ``experts`` (policy specs joined by ``+``; default:
-    the experts of the style cases), ``safe`` (the expert played until there is evidence;
-    default ``cbr``), ``styles`` (a style-case file or shipped name), ``warmup`` (hands seen
-    before leaving the safe expert, counted discounted as the style is: at most 90% of
-    ``1 / (1 - discount)``), ``min_gain`` (sb/h an expert must be expected to win over
-    the safe one), ``min_similarity`` (of the nearest style case), ``k`` (style cases that
-    vote) and ``bandwidth`` (how fast a case's vote falls with its distance,
-    :meth:`StyleCases.expected`), ``discount`` (per hand, of an opponent's style counts),
-    ``prior_hands`` (how many hands of the table's evidence weigh as much as the style cases;
-    ``auto``, the default: :meth:`prior_weight`) and ``tau`` (its model error, sb/h)
-    and ``evidence_discount`` (per hand, of that evidence; 1 keeps it all: a change of style
-    starts new evidence anyway). A bot of ``experts`` and ``safe`` is named by its spec or, when
+    """See the module docstring; one line on each option is in :attr:`OPTION_HELP` (``cbr plugins
+    list`` shows them). Beyond those lines: ``warmup`` counts hands discounted as the style is
+    (at most 90% of ``1 / (1 - discount)``), ``bandwidth`` is :meth:`StyleCases.expected`'s,
+    ``prior_hands=auto`` is :meth:`prior_weight`, and a change of style starts new evidence
+    whatever ``evidence_discount``. A bot of ``experts`` and ``safe`` is named by its spec or, when
     the spec has options, by its short name (:func:`expert_alias`: ``expert``, ``counter_raise``),
     since a spec's ``:`` cannot stand inside another spec."""
 
     name = "adapt"
+    #: One line on each option (``cbr plugins list``; :func:`~cbr.policies.spec.policy_option_help`).
+    OPTION_HELP = {
+        "experts": "the bots it may switch to, policy specs joined by + (default: the style cases' experts)",
+        "safe": "the expert played until there is evidence",
+        "styles": "the style cases: a file or a shipped name",
+        "warmup": "hands of an opponent seen before it may leave the safe expert",
+        "min_gain": "sb/h an expert must be expected to win over the current one to switch",
+        "min_similarity": "least similarity of the nearest style case to trust the style cases",
+        "k": "style cases that vote",
+        "bandwidth": "how fast a style case's vote falls with its distance",
+        "discount": "per hand, of an opponent's style counts (1: never forgets)",
+        "prior_hands": "hands of table evidence worth as much as the style cases (auto: from their precision)",
+        "tau": "the style cases' model error, sb/h",
+        "evidence_discount": "per hand, of the table's evidence (1 keeps it all)",
+        "memory": "the table memory: switch an action that lost against this opponent in similar spots",
+        "memory_cases": "retained cases an action needs before the table memory weighs it",
+        "memory_z": "standard errors by which another action must be worth more to replace the chosen one",
+        "memory_similarity": "similarity a retained case needs to count (default: the case base's threshold)",
+    }
 
     def __init__(self, *, seed: int | None = None, experts: Optional[str] = None, safe: str = "cbr:preset=expert",
                  styles: str = DEFAULT_STYLES, warmup: int = 50, min_gain: float = 0.05, min_similarity: float = 0.9,
@@ -666,7 +679,7 @@ def case_based_bot(*, seed: int | None = None, preset: str = DEFAULT_CBR_PRESET,
     'CBRPolicy'
     >>> bot.close()
     """
-    from cbr.policies.cbr_policy import PRESETS, CBRPolicy
+    from cbr.policies.cbr_policy import PRESETS
 
     options = {"casebase": casebase, "similarity": similarity, "reuse": reuse, "sharpen": sharpen,
                "outcome_weight": outcome_weight, "odds_guard": odds_guard, "models": models, "threshold": threshold,
@@ -685,3 +698,14 @@ def case_based_bot(*, seed: int | None = None, preset: str = DEFAULT_CBR_PRESET,
     bot.use_safe(safe)
     bot.name = "cbr"
     return bot
+
+
+#: One line on each option of the ``cbr`` bot (``cbr plugins list``): its presets, then the
+#: case-based bot's options and the table memory's, as those classes declare them.
+case_based_bot.OPTION_HELP = {  # type: ignore[attr-defined]
+    "preset": "adaptive (to the house bot that beats the opponent's style), expert (the case-based bot "
+              "alone) or casper",
+    **{k: line for k, line in CBRPolicy.OPTION_HELP.items() if k != "preset"},
+    **{k: AdaptivePolicy.OPTION_HELP[k] + " (adaptive only)" for k in ("memory", "memory_cases", "memory_z",
+                                                                        "memory_similarity")},
+}

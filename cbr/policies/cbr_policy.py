@@ -249,22 +249,18 @@ def unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 class CBRPolicy(Policy):
-    """The case-based bot. Options: ``preset`` (a named configuration from :data:`PRESETS`:
-    ``expert``, the default, or ``casper``; the options below override its values),
-    ``casebase`` (a name or a path; ``expert`` and ``default`` are shipped; or a case base the
-    process holds open, a :class:`~cbr.store.shared.SharedCaseBase`: the bot then plays from that
-    one handle, taking a reference of its own, and its caller takes the handle's lock around each
-    use), ``similarity`` (a similarity TOML file used instead of
-    the case base's own; the indexes are then built in memory), ``reuse`` (one of
-    :data:`REUSE_POLICIES`), ``models`` (a model-store file to start the opponent models
-    from; only for an opponent-aware case base). Over a case base whose feature set needs
-    player models (``casper-opp``) the bot keeps a model of every player at the table,
-    updated in :meth:`observe` (:mod:`cbr.models.tracker`), and gives their values to
-    the feature set, which retention then uses too. ``threshold``, ``fallback_k`` and ``min_cases``
-    replace the similarity's retrieval settings (every case at least ``threshold`` similar, else,
-    when fewer than ``min_cases`` (1) are, the ``fallback_k`` most similar; None: the case base's
-    or the similarity file's), as ``cbr query --threshold`` does for one query. Raises :class:`~cbr.errors.ConfigError` for an unknown
-    ``reuse``; the case base and the similarity file are read on the first decision.
+    """The case-based bot. Its options, one line each, are in :attr:`OPTION_HELP` (``cbr
+    plugins list`` shows them); ``preset`` names one of :data:`PRESETS` (``expert``, the default,
+    or ``casper``) and the other options override its values. ``casebase`` may also be a case
+    base the process holds open (a :class:`~cbr.store.shared.SharedCaseBase`): the bot then plays
+    from that one handle, taking a reference of its own, and its caller takes the handle's lock
+    around each use. With ``similarity`` the indexes are built in memory. Over a case base whose
+    feature set needs player models (``casper-opp``) the bot keeps a model of every player at
+    the table, updated in :meth:`observe` (:mod:`cbr.models.tracker`; ``models`` starts them),
+    and gives their values to the feature set, which retention then uses too. ``threshold``,
+    ``fallback_k`` and ``min_cases`` replace the similarity's retrieval settings as ``cbr query
+    --threshold/--k/--min-cases`` do for one query. Raises :class:`~cbr.errors.ConfigError` for an unknown ``reuse``; the case
+    base and the similarity file are read on the first decision.
 
     >>> CBRPolicy(preset="casper", reuse="best-outcome", seed=7)
     CBRPolicy(preset='casper', casebase='default', similarity=None, reuse='best-outcome', seed=7)
@@ -274,6 +270,24 @@ class CBRPolicy(Policy):
     """
 
     name = "cbr"
+    #: One line on each option (``cbr plugins list``; :func:`~cbr.policies.spec.policy_option_help`).
+    OPTION_HELP = {
+        "preset": "a named configuration: expert (the expert case base, sharpened) or casper (CASPER as "
+                  "published); the options below override its values",
+        "casebase": "the case base: a name (expert, default are shipped) or a path",
+        "similarity": "a similarity TOML used instead of the case base's own",
+        "reuse": "how the retrieved cases choose: probabilistic, max-frequency or best-outcome",
+        "sharpen": "each action's share raised to this power before sampling (1: plain sampling)",
+        "outcome_weight": "tilt towards the actions whose cases won: shares times exp(this * mean outcome)",
+        "odds_guard": "after the flop, call instead of folding when the effective strength is at least this "
+                      "times the pot odds (0: off)",
+        "models": "a model-store file to start the opponent models from (opponent-aware case bases)",
+        "threshold": "retrieve every case at least this similar (default: the case base's setting)",
+        "fallback_k": "with no case that similar, retrieve this many of the most similar (default: the case "
+                      "base's setting)",
+        "min_cases": "fall back to the fallback_k most similar when fewer than this many are that similar, "
+                     "at most fallback_k (default: the case base's, 1)",
+    }
     #: Retention during play writes through this bot's case base (:mod:`cbr.play.retention`).
     can_retain = True
 

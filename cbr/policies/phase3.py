@@ -185,10 +185,9 @@ class Phase3Policy(EHSPolicy):
     """Phase III bot: the Phase II ``ehs`` bot plus the showdown model (algorithm 8),
     learned during the match from every hand it sees (:meth:`observe`).
 
-    ``variant``: ``conservative`` (fully trusts the model: folds below ``mu - delta``) or
-    ``aggressive`` (raises there with probability 0.5). ``min_samples``: samples a pattern
-    needs (10). ``preflop``: use the model before the flop too (default: after the flop
-    only, where the report's EHS is defined). Other options are the ``ehs`` bot's.
+    Options, one line each in :attr:`OPTION_HELP`: ``variant`` (``conservative`` folds below
+    ``mu - delta``), ``min_samples`` (10, the report's figure), ``preflop`` (after the flop only by
+    default, where the report's EHS is defined). Other options are the ``ehs`` bot's.
 
     >>> Phase3Policy(variant="reckless")
     Traceback (most recent call last):
@@ -196,6 +195,13 @@ class Phase3Policy(EHSPolicy):
     """
 
     name = "phase3"
+    #: One line on each option (``cbr plugins list``; :func:`~cbr.policies.spec.policy_option_help`).
+    OPTION_HELP = {
+        "variant": "conservative (folds where the showdown model says it loses) or aggressive (raises there "
+                   "half the time)",
+        "min_samples": "showdowns a betting pattern needs before the model trusts it",
+        "preflop": "use the showdown model before the flop too (false: after the flop only)",
+    }
 
     def __init__(self, *, seed: int | None = None, variant: str = "conservative", min_samples: int = MIN_SAMPLES,
                  preflop: bool = False, **ehs_options: float) -> None:

@@ -127,10 +127,8 @@ def predicted_action_model(triple: tuple[float, float, float], spread: float) ->
 
 
 class PokiWeightTablePolicy(PokiFormulaPolicy):
-    """Poki's formula bot on weighted EHS (see the module doc). Options: the formula's
-    (``raise_base``, ``raise_step``, ``width``), ``store`` (a model store path, "" for
-    none), ``learn`` (update the player models after every hand) and ``predictor`` (an
-    action-predictor file, "" for none: the player models predict).
+    """Poki's formula bot on weighted EHS (see the module doc). Options: the formula's and its
+    own, one line each in :attr:`OPTION_HELP`.
 
     Asked for many holdings at once (:meth:`~cbr.policies.rules.RuleBot.triples`) it answers
     holding by holding after the batched hand values: its weight tables leave out the cards of
@@ -138,6 +136,12 @@ class PokiWeightTablePolicy(PokiFormulaPolicy):
     as ``poki``'s do."""
 
     name = "poki-wt"
+    #: One line on each option (``cbr plugins list``; :func:`~cbr.policies.spec.policy_option_help`).
+    OPTION_HELP = {
+        "store": "a model store file to start the weight tables from (\"\": none)",
+        "learn": "update the player models after every hand",
+        "predictor": "an action-predictor file (\"\": the player models predict the actions)",
+    }
 
     def __init__(self, *, seed: int | None = None, raise_base: float = 0.62, raise_step: float = 0.08,
                  width: float = 0.1, store: str = "", learn: bool = True, predictor: str = "") -> None:

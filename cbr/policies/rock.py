@@ -38,6 +38,13 @@ class RockPolicy(RuleBot):
     """Tight-passive: see the module docstring for the rules and the defaults."""
 
     name = "rock"
+    #: One line on each option (``cbr plugins list``; :func:`~cbr.policies.spec.policy_option_help`).
+    OPTION_HELP = {
+        "raise_rank": "pre-flop: raise only a hand class ranked this or better (3: AA, KK, QQ)",
+        "call_rank": "pre-flop: call a hand class ranked this or better, else fold",
+        "nuts": "after the flop: bet or raise only with hand strength at least this",
+        "call_ehs": "after the flop: call a bet with EHS at least this, else fold",
+    }
 
     def __init__(self, *, seed: int | None = None, raise_rank: int = 3, call_rank: int = 25,
                  nuts: float = 0.9, call_ehs: float = 0.6) -> None:

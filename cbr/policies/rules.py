@@ -473,6 +473,13 @@ class HandStrengthPolicy(RuleBot):
     """
 
     name = "hs"
+    #: One line on each option (``cbr plugins list``; :func:`~cbr.policies.spec.policy_option_help`).
+    OPTION_HELP = {
+        "raise_rank": "pre-flop: raise a hand class ranked this or better (1 = AA, of 169)",
+        "call_rank": "pre-flop: call a hand class ranked this or better, else fold",
+        "raise_hs": "after the flop: raise with hand strength above this",
+        "call_hs": "after the flop: call with hand strength above this, else fold",
+    }
 
     def __init__(self, *, seed: int | None = None, raise_rank: int = 30, call_rank: int = 110,
                  raise_hs: float = 0.8, call_hs: float = 0.4) -> None:
@@ -538,6 +545,18 @@ class EHSPolicy(RuleBot):
     """
 
     name = "ehs"
+    #: One line on each option (``cbr plugins list``; :func:`~cbr.policies.spec.policy_option_help`).
+    OPTION_HELP = {
+        "raise_ehs": "after the flop: raise with EHS above this",
+        "call_ehs": "after the flop: call with EHS above this",
+        "bluff_ehs": "bluff (bet) only with EHS below this",
+        "bluff_rate": "chance of a bluff when it may bluff",
+        "bluff_pot": "bluff on the turn and river only into a pot of at most this many small bets",
+        "semibluff_ppot": "with nothing to call before the river, semi-bluff with PPOT at least this",
+        "semibluff_rate": "chance of a semi-bluff when it may",
+        "reraise_step": "pre-flop: the raise bar rises by this with every bet already in",
+        "fold_win": "pre-flop, multi-way: fold a win probability below this (heads-up scale)",
+    }
 
     def __init__(self, *, seed: int | None = None, raise_ehs: float = 0.6, call_ehs: float = 0.4,
                  bluff_ehs: float = 0.2, bluff_rate: float = 0.2, bluff_pot: float = 8.0,
@@ -648,6 +667,12 @@ class PokiFormulaPolicy(RuleBot):
     """
 
     name = "poki"
+    #: One line on each option (``cbr plugins list``; :func:`~cbr.policies.spec.policy_option_help`).
+    OPTION_HELP = {
+        "raise_base": "strength at which a raise is even money with no bet made this street",
+        "raise_step": "that raise threshold's rise with every bet made this street",
+        "width": "width of the ramp around each threshold (smaller: closer to pure actions)",
+    }
 
     def __init__(self, *, seed: int | None = None, raise_base: float = 0.62, raise_step: float = 0.08,
                  width: float = 0.1) -> None:
@@ -702,6 +727,16 @@ class LooseAggressivePolicy(RuleBot):
     """
 
     name = "lag"
+    #: One line on each option (``cbr plugins list``; :func:`~cbr.policies.spec.policy_option_help`).
+    OPTION_HELP = {
+        "raise_rank": "pre-flop: raise a hand class ranked this or better (1 = AA, of 169)",
+        "reraise_rank": "pre-flop: re-raise a raise with a class ranked this or better",
+        "call_rank": "pre-flop: call with a class ranked this or better, else fold",
+        "raise_ehs": "after the flop: raise with EHS at least this",
+        "stab_rate": "chance of a bet with nothing to call after the flop, whatever the hand",
+        "draw_ppot": "facing a bet, raise a draw (PPOT at least this) half the time",
+        "looseness": "the pot odds it calls against are scaled by this (below 1: calls more)",
+    }
 
     def __init__(self, *, seed: int | None = None, raise_rank: int = 50, reraise_rank: int = 20,
                  call_rank: int = 120, raise_ehs: float = 0.6, stab_rate: float = 0.5,
@@ -765,6 +800,11 @@ class StationPolicy(RuleBot):
     """
 
     name = "station"
+    #: One line on each option (``cbr plugins list``; :func:`~cbr.policies.spec.policy_option_help`).
+    OPTION_HELP = {
+        "nuts": "after the flop: bet or raise only with hand strength at least this",
+        "preflop_nuts": "pre-flop: raise only with a pre-flop strength at least this (0.82: AA, KK)",
+    }
 
     def __init__(self, *, seed: int | None = None, nuts: float = 0.97, preflop_nuts: float = 0.82) -> None:
         super().__init__(seed=seed)

@@ -166,13 +166,18 @@ def _draw(triple: Sequence[float], u: float) -> str:
 
 
 class SimulationPolicy(PokiWeightTablePolicy):
-    """Poki's simulation bot (see the module doc). Options: ``trials`` (per decision),
-    ``preflop`` (simulate before the flop too), the ``poki`` formula's constants (our
-    continuation in the trials) and ``poki-wt``'s ``store`` and ``learn``. Its triples for many
+    """Poki's simulation bot (see the module doc). Options (one line each in
+    :attr:`OPTION_HELP`): its own, the ``poki`` formula's constants (our continuation in the
+    trials) and ``poki-wt``'s ``store`` and ``learn``. Its triples for many
     holdings are one simulation per holding (:meth:`~cbr.policies.rules.RuleBot.triples`
     answers holding by holding for it)."""
 
     name = "simbot"
+    #: One line on each option (``cbr plugins list``; :func:`~cbr.policies.spec.policy_option_help`).
+    OPTION_HELP = {
+        "trials": "simulated continuations per decision",
+        "preflop": "simulate before the flop too (false: the poki formula there)",
+    }
 
     def __init__(self, *, seed: int | None = None, trials: int = DEFAULT_TRIALS, preflop: bool = True,
                  raise_base: float = 0.62, raise_step: float = 0.08, width: float = 0.1,

@@ -34,7 +34,7 @@ from cbr.errors import ConfigError, PluginError
 from cbr.policies.base import Policy
 
 __all__ = ["PolicySpecError", "UnknownPolicyError", "parse_policy_spec", "policy_description", "policy_options",
-           "policy_from_spec", "split_policy_specs", "DESCRIPTIONS"]
+           "policy_option_help", "policy_from_spec", "split_policy_specs", "DESCRIPTIONS"]
 
 _NAME_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*\Z")
 _KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
@@ -125,6 +125,29 @@ def policy_options(name: str) -> dict[str, Any]:
     return {k: (None if p.default is inspect.Parameter.empty else p.default)
             for k, p in params.items()
             if k != "seed" and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
+
+
+def policy_option_help(name: str) -> dict[str, str]:
+    """One line on each option of the policy ``name`` (keyword to text, in the order of
+    :func:`policy_options`), from the ``OPTION_HELP`` table its factory declares: a class's own
+    merged over its bases' (a bot sharing its base's options declares only its new ones), or a
+    function's attribute of that name. The tables are the one place the lines are written;
+    ``cbr plugins list`` shows them. "" for an option no table describes (a third-party bot
+    may declare none).
+
+    >>> policy_option_help("lag")["stab_rate"]
+    'chance of a bet with nothing to call after the flop, whatever the hand'
+    >>> policy_option_help("call")
+    {}
+    """
+    factory = _factory(name)
+    merged: dict[str, Any] = {}
+    owners = reversed(inspect.getmro(factory)) if inspect.isclass(factory) else [factory]
+    for owner in owners:
+        table = vars(owner).get("OPTION_HELP") if hasattr(owner, "__dict__") else None
+        if isinstance(table, dict):
+            merged.update(table)
+    return {k: " ".join(str(merged.get(k, "")).split()) for k in policy_options(name)}
 
 
 #: One line on each built-in bot, as ``cbr plugins list`` shows it (docs/live-play.md has more).

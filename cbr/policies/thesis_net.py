@@ -410,9 +410,8 @@ class ThesisNetPolicy(Policy):
     thesis suggests, folding is programmed: facing a bet, fold when the hand strength
     (input 1) is below the pot odds.
 
-    Options: ``model`` (a file saved by :meth:`DefaultNetwork.save` / ``cbr train
-    network``) or ``logs`` (a log file or folder to train on when the bot is built) with
-    ``player`` (whose actions to learn; empty: every shown hand) and ``hidden``.
+    Options: ``model`` (a file of :meth:`DefaultNetwork.save`) or ``logs`` with ``player`` and
+    ``hidden``, one line each in :attr:`OPTION_HELP`.
 
     >>> ThesisNetPolicy()
     Traceback (most recent call last):
@@ -420,6 +419,13 @@ class ThesisNetPolicy(Policy):
     """
 
     name = "thesis-net"
+    #: One line on each option (``cbr plugins list``; :func:`~cbr.policies.spec.policy_option_help`).
+    OPTION_HELP = {
+        "model": "a network file saved by cbr train network (or give logs)",
+        "logs": "a log file or folder to train the network on when the bot is built",
+        "player": "with logs: whose actions to learn (\"\": every shown hand)",
+        "hidden": "with logs: neurons in the hidden layer",
+    }
 
     def __init__(self, *, seed: int | None = None, model: str = "", logs: str = "", player: str = "",
                  hidden: int = 2) -> None:

@@ -18,7 +18,7 @@ import time
 
 import pytest
 
-from tests.conftest import REPO, default_sigint, require_native
+from tests.conftest import REPO, default_sigint, require_native, run_on_a_terminal
 
 require_native(module_level=True)
 
@@ -235,3 +235,54 @@ def test_bench_pcs_lbr_of_a_folder_that_is_no_strategy_fails(tmp_path) -> None:
     assert r.stderr.strip().splitlines() == [r.stderr.strip()]
     assert r.stderr.startswith(f"error: {tmp_path / 'none'}: cbr exploit exited 2: ")
     assert "no such strategy" in r.stderr
+
+
+# ---- a progress bar while the abstraction is built (a minute and more at 4 buckets) -------------
+def test_building_the_abstraction_shows_its_phases_on_a_terminal(tmp_path) -> None:
+    """The fit of each street, then the bucketing of every flop and turn, each with its bar and
+    count (it showed nothing for 80 s); a SIGTERM mid-bar still ends in the one line, promptly."""
+    run = tmp_path / "run"
+    started = time.monotonic()
+    code, _, shown = run_on_a_terminal(["--out", str(run), *FOUR, "--fit-boards", "10", "--minutes", "1"],
+                                       module="casebases.build_cfr_big", sig=signal.SIGTERM,
+                                       stop=lambda text: "flop buckets" in text and "/1,755" in text)
+    assert code == 143, shown
+    for phase in ("flop fit", "turn fit", "river fit"):
+        assert f"{phase} " in shown and "10/10" in shown, shown
+    assert "━" in shown and "/1,755" in shown, shown
+    assert shown.strip().splitlines()[-1].strip() == ("stopped by SIGTERM while building the abstraction: nothing to "
+                                                      "resume; run the same command again to start over"), shown
+    assert time.monotonic() - started < 100  # the 16,432 turn boards were not bucketed after the signal
+
+
+def test_quiet_builds_without_a_bar(tmp_path) -> None:
+    run = tmp_path / "run"
+    code, _, shown = run_on_a_terminal(["--out", str(run), *FOUR, "--fit-boards", "10", "--minutes", "1", "--quiet"],
+                                       module="casebases.build_cfr_big", sig=signal.SIGTERM,
+                                       stop=lambda text: "building the abstraction" in text, wait=4.0)
+    assert code == 143, shown
+    assert "━" not in shown and " fit " not in shown and "buckets " not in shown.split("\n", 1)[1], shown
+
+
+def test_the_bar_is_drawn_only_on_a_terminal() -> None:
+    """Off a terminal (a log, a pipe) the bar draws nothing: the recipe's lines stay as they were."""
+    import io
+
+    bar = build_cfr_emd.ProgressBar(stream=io.StringIO())
+    bar("flop fit", 3, 10)
+    bar.close()
+    assert bar.stream.getvalue() == ""
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    drawn = build_cfr_emd.ProgressBar(stream=Terminal())
+    drawn("turn buckets", 200, 16_432)
+    drawn("turn buckets", 16_432, 16_432)
+    drawn.close()
+    text = drawn.stream.getvalue()
+    assert "turn buckets " in text and "200/16,432" in text and "16,432/16,432" in text and text.endswith("\r\x1b[2K")
+    quiet = build_cfr_emd.ProgressBar(enabled=False, stream=Terminal())
+    quiet("turn buckets", 200, 16_432)
+    assert quiet.stream.getvalue() == ""

@@ -204,3 +204,44 @@ def test_match_and_dealer_titles_separate_thousands() -> None:
     assert got.exit_code == 0 and "1,200 hands (duplicate, 600 deals)" in got.stdout, got.output
     dealt = cbr("serve-dealer", "--players", "call,call", "--hands", 1200)
     assert dealt.exit_code == 0 and "holdem.limit.2p: 1,200 hands" in dealt.stdout, dealt.output
+
+
+# ---- 6. cbr match: sb/h and mbb/h agree, a long bot name keeps its row on one line -----------
+def _match_rows(stdout: str) -> list[list[str]]:
+    """The body rows of `cbr match`'s table, as cells."""
+    return [[c.strip() for c in line.strip().strip("│").split("│")] for line in stdout.splitlines()
+            if line.startswith("│")]
+
+
+def test_match_mbb_column_agrees_with_the_sb_column() -> None:
+    """400 hands of call against raise, seed 10: +0.2625 sb/h printed as +0.263 beside +262 mbb/h
+    (each rounded on its own, 262.5 to even); the CI columns likewise. --json keeps the exact rates."""
+    got = cbr("match", "--players", "call,raise", "--hands", 400, "--seed", 10)
+    assert got.exit_code == 0, got.output
+    rows = _match_rows(got.stdout)
+    assert [r[3] for r in rows] == ["+0.263", "-0.263"] and [r[5] for r in rows] == ["+263", "-263"], got.stdout
+    for row in rows:
+        assert float(row[3]) * 1000 == pytest.approx(float(row[5])) and float(row[4]) * 1000 == pytest.approx(float(row[6]))
+    shown = json.loads(cbr("match", "--players", "call,raise", "--hands", 400, "--seed", 10, "--json").stdout)
+    assert shown["players"][0]["sb_per_hand"] == 0.2625 and shown["players"][0]["mbb_per_hand"] == 262.5
+    assert shown == run_match(["call", "raise"], 400, seed=10).to_dict()
+
+
+def test_match_cuts_a_long_bot_name_in_its_middle_and_json_keeps_it_whole() -> None:
+    players = "cfr:resolve-gadget=none:resolve-iters=120,call"
+    got = cbr("match", "--players", players, "--hands", 4, "--seed", 3)
+    assert got.exit_code == 0, got.output
+    table = [line for line in got.stdout.splitlines() if line[:1] in "┏┃┡│└"]
+    assert all(len(line) <= 80 for line in table), got.stdout
+    rows = _match_rows(got.stdout)
+    assert len(rows) == 2, got.stdout  # one line a seat: the name did not wrap
+    assert rows[0][1].startswith("cfr/resolve-") and rows[0][1].endswith("iters=120") and "…" in rows[0][1]
+    assert rows[1][1] == "call" and "--json has them whole" in got.stdout
+    shown = json.loads(cbr("match", "--players", players, "--hands", 4, "--seed", 3, "--json").stdout)
+    assert [p["name"] for p in shown["players"]] == ["cfr/resolve-gadget=none/resolve-iters=120", "call"]
+
+
+def test_match_leaves_short_names_whole() -> None:
+    got = cbr("match", "--players", "ehs:raise-ehs=0.7,call", "--hands", 4)
+    assert got.exit_code == 0, got.output
+    assert [r[1] for r in _match_rows(got.stdout)] == ["ehs/raise-ehs=0.7", "call"] and "…" not in got.stdout
