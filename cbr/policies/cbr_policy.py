@@ -285,8 +285,8 @@ class CBRPolicy(Policy):
         "threshold": "retrieve every case at least this similar (default: the case base's setting)",
         "fallback_k": "with no case that similar, retrieve this many of the most similar (default: the case "
                       "base's setting)",
-        "min_cases": "fall back to the fallback_k most similar when fewer than this many are that similar, "
-                     "at most fallback_k (default: the case base's, 1)",
+        "min_cases": "fall back when fewer than this many are that similar, at most fallback_k (default: the "
+                     "case base's, 1)",
     }
     #: Retention during play writes through this bot's case base (:mod:`cbr.play.retention`).
     can_retain = True
