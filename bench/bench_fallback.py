@@ -33,16 +33,45 @@ from cbr.retrieval.aggregate import aggregate_of, check_labels  # noqa: E402
 from cbr.store import CaseBase, resolve_casebase  # noqa: E402
 
 
+def _whole(low: int):
+    def check(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"{value} is below {low}")
+        return value
+    return check
+
+
+def _similarity(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"{value} is not a similarity in [0, 1]")
+    return value
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--casebase", default="expert")
-    ap.add_argument("--street", default="turn", choices=["preflop", "flop", "turn", "river"])
-    ap.add_argument("--queries", type=int, default=300)
-    ap.add_argument("--threshold", type=float, default=0.995)
-    ap.add_argument("--k", type=int, default=20)
-    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--casebase", default="expert", help="a case base name or folder (default: expert)")
+    ap.add_argument("--street", default="turn", choices=["preflop", "flop", "turn", "river"],
+                    help="the street whose cases are queried (default: turn)")
+    ap.add_argument("--queries", type=_whole(1), default=300, help="queries that fall back, timed (default: 300)")
+    ap.add_argument("--threshold", type=_similarity, default=0.995, help="the retrieval threshold (default: 0.995)")
+    ap.add_argument("--k", type=_whole(1), default=20, help="fallback_k and min_cases (default: 20)")
+    ap.add_argument("--seed", type=int, default=7, help="seed of the queries' draw (default: 7)")
     args = ap.parse_args()
-    with CaseBase.open(resolve_casebase(args.casebase)) as cb:
+    from cbr.errors import CBRError
+
+    try:
+        cb = CaseBase.open(resolve_casebase(args.casebase))
+    except CBRError as exc:
+        raise SystemExit(f"error: {exc}") from None
+    with cb:
         arrays = cb.cases(args.street)
         X, names = arrays.features, arrays.feature_names
         codes = action_codes(arrays.actions)
@@ -86,4 +115,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from native_guard import require_native
+
+    require_native()
     main()

@@ -300,5 +300,5 @@ def test_plugins_list_says_what_each_option_of_each_bot_means() -> None:
             stale = set(vars(owner).get("OPTION_HELP", {})) - set(inspect.signature(owner).parameters)
             assert not stale, (owner, stale)
     assert "- resolve-iters=40: CFR+ iterations of each river re-solve" in text
-    assert rows["cbr"]["option_help"]["fallback-k"].startswith("with no case that similar")
+    assert rows["cbr"]["option_help"]["fallback-k"].startswith("with no case (or fewer than min-cases) that similar")
 

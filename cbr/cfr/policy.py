@@ -159,7 +159,8 @@ class CFRPolicy(Policy):
             from cbr.cfr.resolve import GADGETS
 
             if resolve_gadget not in GADGETS:
-                raise ConfigError(f"resolve-gadget is one of {', '.join(GADGETS)}, not {resolve_gadget!r}")
+                raise ConfigError(f"resolve-gadget is margin (max-margin), cfrd (CFR-D) or none (unsafe), "
+                                  f"not {resolve_gadget!r}")
             if not 1 <= resolve_iters <= RESOLVE_MAX_ITERS:
                 raise ConfigError(f"resolve-iters must be between 1 and {RESOLVE_MAX_ITERS:,}, got {int(resolve_iters)}")
             if not resolve_ms >= 0:

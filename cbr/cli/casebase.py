@@ -255,6 +255,9 @@ def casebase_similarity(
 
     if weighted and unweighted:
         raise usage_error("give --weighted or --unweighted, not both", "--weighted")
+    if min_cases is not None and k is not None and min_cases > k:
+        raise usage_error(f"--min-cases {min_cases} is above --k {k}: fewer than --min-cases cases at the threshold "
+                          f"take the --k most similar, so --min-cases is at most --k", "--min-cases")
     weights = {}
     for key, value in _settings(weight, "--weight").items():
         try:

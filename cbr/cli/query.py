@@ -40,7 +40,7 @@ def query_command(
     unweighted: Annotated[bool, typer.Option("--unweighted", metavar=FLAG, help="Count every retrieved action once.")] = False,
     top: Annotated[int, typer.Option("--top", min=0, max=MAX_TOP, help="Cases to show.")] = 5,
     threshold: Annotated[Optional[float], typer.Option("--threshold", min=0.0, max=1.0, help="Retrieve every case at least this similar, for this query only (default: the case base's, CASPER's 0.97; `cbr casebase similarity` changes it for good).")] = None,
-    k: Annotated[Optional[int], typer.Option("--k", min=1, max=10**6, help="When no case reaches the threshold, retrieve the K most similar, for this query only (default: the case base's fallback_k, CASPER's 20).")] = None,
+    k: Annotated[Optional[int], typer.Option("--k", min=1, max=10**6, help="When no case (or fewer than --min-cases) reaches the threshold, retrieve the K most similar, for this query only (default: the case base's fallback_k, CASPER's 20).")] = None,
     min_cases: Annotated[Optional[int], typer.Option("--min-cases", min=1, max=10**6, help="Fall back to the K most similar when fewer than this many cases reach the threshold, not only when none does; at most K (default: the case base's min_cases, CASPER's 1). --min-cases 20 --k 20: every case at or above the threshold, never fewer than 20.")] = None,
     explain: Annotated[bool, typer.Option("--explain", metavar=FLAG, help="Show each case's own feature values and local similarities.")] = False,
     as_json: Annotated[bool, typer.Option("--json", metavar=FLAG, help="Print JSON (all retrieved cases with --explain; JSON lines for several MATCHSTATEs).")] = False,
@@ -64,6 +64,9 @@ def query_command(
     given = [name for name, value in described.items() if value is not None]
     if weighted and unweighted:
         raise typer.BadParameter("give --weighted or --unweighted, not both")
+    if min_cases is not None and k is not None and min_cases > k:
+        raise typer.BadParameter(f"--min-cases {min_cases} is above --k {k}: fewer than --min-cases cases at the "
+                                 f"threshold take the --k most similar, so --min-cases is at most --k")
     if dealt is not None and players is not None:
         raise typer.BadParameter("--players is the old name of --dealt: give one of them")
     if matchstate is not None and matchstate_file is not None:
@@ -271,8 +274,9 @@ def _print_answer(ans: Any, top: int, explain: bool) -> None:
     typer.echo(f"{bold}fold {f:.3f}   check/call {c:.3f}   bet/raise {r:.3f}{reset}   "
                f"({ans.street}, case base {ans.casebase})")
     if ans.fallback:
-        reached = "no case" if ans.min_cases == 1 else f"fewer than {ans.min_cases:,} cases"
-        typer.echo(f"{reached} reached similarity {ans.threshold}; the {ans.retrieved:,} most similar were used, "
+        reached = (f"no case reached similarity {ans.threshold}" if ans.min_cases == 1 else
+                   f"fewer than {ans.min_cases:,} cases reached similarity {ans.threshold} ({ans.passed:,} did)")
+        typer.echo(f"{reached}; the {ans.retrieved:,} most similar were used, "
                      f"mean similarity {ans.mean_similarity:.4f}")
     else:
         typer.echo(f"{ans.passed:,} case(s) with similarity >= {ans.threshold}, mean similarity {ans.mean_similarity:.4f}")

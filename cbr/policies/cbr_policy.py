@@ -283,9 +283,9 @@ class CBRPolicy(Policy):
                       "times the pot odds (0: off)",
         "models": "a model-store file to start the opponent models from (opponent-aware case bases)",
         "threshold": "retrieve every case at least this similar (default: the case base's setting)",
-        "fallback_k": "with no case that similar, retrieve this many of the most similar (default: the case "
-                      "base's setting)",
-        "min_cases": "fall back when fewer than this many are that similar, at most fallback_k (default: the "
+        "fallback_k": "with no case (or fewer than min-cases) that similar, retrieve this many of the most "
+                      "similar (default: the case base's)",
+        "min_cases": "fall back when fewer than this many are that similar, at most fallback-k (default: the "
                      "case base's, 1)",
     }
     #: Retention during play writes through this bot's case base (:mod:`cbr.play.retention`).
@@ -419,7 +419,12 @@ class CBRPolicy(Policy):
                             config = config.changed(threshold=self.threshold, fallback_k=self.fallback_k,
                                                     min_cases=self.min_cases)
                         except ConfigError as exc:
-                            raise ConfigError(f"case base {cb.name!r}: {exc}") from None
+                            hint = ""
+                            if "min_cases" in str(exc):
+                                hint = ("; give fallback-k too" if self.fallback_k is None else
+                                        f"; the case base's min_cases is {config.min_cases}: give min-cases too"
+                                        if self.min_cases is None else "")
+                            raise ConfigError(f"case base {cb.name!r}: {exc}{hint}") from None
                         self._config = config
                     self._weighted = bool(config.weighted_triple)
                     self._fs = cb.feature_set()

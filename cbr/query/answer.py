@@ -34,8 +34,8 @@ class QueryAnswer:
     """The triple for one situation, and why.
 
     ``casebase``: the name of the case base's folder (what users pass; a copy keeps the name
-    its manifest was built with); ``passed``: cases at or above the similarity threshold (0 when the fallback top-k was
-    used); ``explanation``: every retrieved case with global and per-feature similarity,
+    its manifest was built with); ``passed``: cases at or above the similarity threshold (with the
+    fallback, fewer than ``min_cases``: 0 with CASPER's rule); ``explanation``: every retrieved case with global and per-feature similarity,
     action and provenance.
     """
 
@@ -197,6 +197,20 @@ def _from_answer_rows(casebase: CaseBase, source: tuple[Any, Any], fs: Any, dp: 
     return vote, expl, case_ids, index.cases_[ids]
 
 
+def _passed(vote: Any, threshold: float, index: Any) -> int:
+    """How many cases reached the threshold: all of them, or with the fallback (fewer than
+    ``min_cases`` did) those among the listed most similar when a listed case is below it (the
+    list is sorted, so every one above is in it), else a count by the grouped scan of ``index()``."""
+    if not vote.fallback:
+        return len(vote)
+    sims = np.asarray(vote.similarities)
+    hit = int(np.count_nonzero(sims >= threshold))
+    if hit < sims.shape[0]:
+        return hit
+    idx = index()
+    return int(idx.aggregate(vote.query, np.zeros(idx.n_cases_, dtype=np.int8), None, 1, fallback=False).n)
+
+
 def answer(casebase: CaseBase, dp: DecisionPoint, *, weighted: Optional[bool] = None,
            opponents: Optional[Sequence[Sequence[float]]] = None, top: Optional[int] = None,
            threshold: Optional[float] = None, k: Optional[int] = None,
@@ -220,11 +234,18 @@ def answer(casebase: CaseBase, dp: DecisionPoint, *, weighted: Optional[bool] = 
     if casebase.count(street) == 0:
         raise CaseBaseError(f"case base {casebase.name!r} has no {street} cases")
     config = casebase.similarity()
+    used = float(config.threshold if threshold is None else threshold)
     weighted = resolve_weighted(weighted, config)
 
     def tuned(index: Any) -> Any:  # this answer's threshold and k, if given: the case base is unchanged
         if threshold is None and k is None and min_cases is None:
             return index
+        least = config.min_cases if min_cases is None else min_cases
+        if k is not None and isinstance(least, int) and least > k:
+            own = " (the case base's)" if min_cases is None else ""
+            raise ConfigError(f"min_cases {least}{own} is above k {k}: fewer than min_cases cases at the threshold "
+                              f"take the k most similar, so min_cases must be at most k"
+                              + (" (give min_cases too)" if min_cases is None else ""))
         return index.with_retrieval(threshold=threshold, fallback_k=k, min_cases=min_cases)
     fs = casebase.feature_set()
     values = None
@@ -270,9 +291,8 @@ def answer(casebase: CaseBase, dp: DecisionPoint, *, weighted: Optional[bool] = 
     return QueryAnswer(
         casebase=casebase.path.name, street=street,  # the folder users name (a copy keeps its manifest's name)
         features={n: float(v) for n, v in zip(fs.feature_names(street), vote.query)},
-        triple=vote.triple, passed=0 if vote.fallback else len(vote),
-        retrieved=len(vote), fallback=vote.fallback,
-        threshold=float(config.threshold if threshold is None else threshold),
+        triple=vote.triple, passed=_passed(vote, used, lambda: tuned(casebase.index(street))),
+        retrieved=len(vote), fallback=vote.fallback, threshold=used,
         min_cases=int(config.min_cases if min_cases is None else min_cases),
         mean_similarity=vote.mean_similarity() if len(vote) else 0.0, explanation=expl,
         case_ids=case_ids, case_features=case_features, warnings=tuple(street_warnings(casebase, street)),
@@ -313,7 +333,8 @@ def explain_decision(decision: Any, *, top: Optional[int] = None) -> QueryAnswer
     own = index.cases_[ids] if len(ids) else np.zeros((0, len(names)))
     return QueryAnswer(
         casebase=casebase.path.name, street=street, features={n: float(v) for n, v in zip(names, vote.query)},
-        triple=vote.triple, passed=0 if vote.fallback else len(vote), retrieved=len(vote), fallback=vote.fallback,
+        triple=vote.triple, passed=_passed(vote, float(index.threshold), lambda: index), retrieved=len(vote),
+        fallback=vote.fallback,
         threshold=float(index.threshold), min_cases=int(index.min_cases),
         mean_similarity=vote.mean_similarity() if len(vote) else 0.0, explanation=expl, case_ids=case_ids,
         case_features=tuple({n: float(v) for n, v in zip(names, r)} for r in own),

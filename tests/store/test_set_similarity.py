@@ -201,12 +201,15 @@ def test_min_cases_for_one_query_and_for_good(base: Path, tmp_path: Path):
     assert result.exit_code == 0, result.output
     more = json.loads(result.output)
     assert (more["retrieved"], more["fallback"], more["min_cases"]) == (6, True, 6)
+    assert more["passed_threshold"] == 2  # the two that reached it, among the six
     assert {c["id"] for c in few["cases"]} < {c["id"] for c in more["cases"]}
+    top1 = json.loads(runner.invoke(app, [*args, "--json", "--threshold", repr(threshold), "--k", "6",
+                                          "--min-cases", "6", "--top", "1"]).output)
+    assert top1["passed_threshold"] == 2  # counted, not read off the one case listed
     text = runner.invoke(app, [*args, "--threshold", repr(threshold), "--k", "6", "--min-cases", "6"]).output
-    assert f"fewer than 6 cases reached similarity {threshold}; the 6 most similar were used" in text
-    result = runner.invoke(app, [*args, "--k", "6", "--min-cases", "7"])
-    assert result.exit_code == 1 and result.output.count("\n") == 1, result.output
-    assert "min_cases must be a whole number from 1 to fallback_k (6), got 7" in result.output
+    assert f"fewer than 6 cases reached similarity {threshold} (2 did); the 6 most similar were used" in text
+    result = runner.invoke(app, [*args, "--k", "6", "--min-cases", "7"])  # a usage error: exit 2, nothing read
+    assert result.exit_code == 2 and "--min-cases 7 is above --k 6" in result.output, result.output
     other = Path(shutil.copytree(base, tmp_path / "other"))
     result = runner.invoke(app, ["casebase", "similarity", str(other), "--threshold", repr(threshold), "--k", "6",
                                  "--min-cases", "6"])
@@ -217,6 +220,11 @@ def test_min_cases_for_one_query_and_for_good(base: Path, tmp_path: Path):
     again = json.loads(runner.invoke(app, ["query", "-c", str(other), *args[3:], "--json"]).output)
     again.pop("casebase"), more.pop("casebase")
     assert again == more
+    result = runner.invoke(app, ["query", "-c", str(other), *args[3:], "--k", "4"])  # below the base's min_cases
+    assert result.exit_code == 1 and result.output.count("\n") == 1, result.output
+    assert "min_cases 6 (the case base's) is above k 4" in result.output and "give min_cases too" in result.output
+    result = runner.invoke(app, ["casebase", "similarity", str(other), "--k", "4", "--min-cases", "5"])
+    assert result.exit_code == 2 and "--min-cases 5 is above --k 4" in result.output, result.output
 
 
 def test_cli_shows_sets_and_refuses(base: Path, tmp_path: Path):
