@@ -8,7 +8,8 @@ When fewer than ``min_cases`` cases reach the threshold (CASPER: none), retrieva
 equal on every one (count, top ids and similarities bit for bit):
 
 - **cascade** (``CaseIndex.aggregate`` since 2026-11-30): the grouped scan again at thresholds
-  1 - 4(1 - t), 1 - 16(1 - t), ..., keeping its ``k`` most similar, until ``k`` cases reach one;
+  1 - 4(1 - t), 1 - 16(1 - t), ... down to 0.75, keeping its ``k`` most similar, until ``k`` cases
+  reach one (else the k-NN search);
 - **k-NN** (before): the backend's exact k most similar (faiss seeds, then a range search and
   an exact re-rank), added up with ``aggregate_of``.
 

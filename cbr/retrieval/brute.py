@@ -84,6 +84,10 @@ def _top_k(ids: np.ndarray, sims: np.ndarray, k: int) -> tuple[np.ndarray, np.nd
     return ids[:k], sims[:k]
 
 
+#: The fallback's lowest grouped scan is at similarity 1 - this (:meth:`BruteForceBackend._nearest`).
+_LOWEST_GAP = 0.25
+
+
 class BruteForceBackend:
     """Exact retrieval by computing the similarity to every case (numpy): the definition.
 
@@ -486,13 +490,13 @@ class BruteForceBackend:
                  outcomes: Any) -> Any:
         """The fallback's ``k`` most similar as an aggregate: the grouped scan at ever lower
         thresholds, keeping its ``k`` most similar, until ``k`` cases reach one (then they are
-        the ``k`` most similar of all, ties by id as :meth:`_knn`); the k-NN search when even
-        a low threshold leaves fewer."""
+        the ``k`` most similar of all, ties by id as :meth:`_knn`); the k-NN search when even a
+        threshold of 0.75 leaves fewer (lower, the scan skips few groups: slower than the k-NN at
+        a million cases)."""
         from cbr.retrieval.aggregate import aggregate_of
 
         gap = max(1.0 - t, 1e-3)
-        while gap < 0.5:
-            gap *= 4.0
+        while (gap := gap * 4.0) <= _LOWEST_GAP:  # below that the scan skips few groups: the k-NN is faster
             hits, _, ids, sims = scan_all(q, 1.0 - gap, k)
             if hits >= k:
                 return aggregate_of(ids, sims, codes, outcomes, top, True)
