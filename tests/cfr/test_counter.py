@@ -399,6 +399,21 @@ def test_ctrl_c_while_the_recipe_trains_stops_it_and_writes_nothing(tmp_path, sh
     assert log.name == f"cfr-raise-20-{SEED}.log" and len(loads(log.read_text(encoding="utf-8"))) == 20
 
 
+def test_the_recipe_says_how_training_goes(tmp_path, shipped, monkeypatch, capsys) -> None:
+    """Training runs up to 30 minutes: a line every :data:`REPORT_SECONDS` (a minute) says the
+    iterations done, of how many, and the time left (here every slice, the interval set to 0)."""
+    from casebases import build_counters
+
+    (tmp_path / "emd_256").symlink_to(SHIPPED_TEACHER)
+    assert build_counters.REPORT_SECONDS == 60.0                # about once a minute
+    monkeypatch.setattr(build_counters, "REPORT_SECONDS", 0.0)
+    assert build_counters.main(["--only", "raise", "--hands", "20", "--iterations", "3000", "--logs",
+                                str(tmp_path / "logs"), "--out", str(tmp_path)]) == 0
+    lines = capsys.readouterr().err.splitlines()
+    progress = [line for line in lines if line.startswith("raise: 3,000 of 3,000 iterations, ")]
+    assert len(progress) == 1 and progress[0].endswith(" a second, about 0 min left"), lines
+
+
 def test_ctrl_c_while_the_teacher_plays_says_the_match_was_stopped(tmp_path, shipped) -> None:
     """A real SIGINT while the teacher plays its match, before any training: the line said "the
     counter-strategy being trained was not written" though nothing was training; it names the
