@@ -11,12 +11,14 @@ Recipe (issue 36, part 1), for each opponent of :data:`TARGETS`:
    seed 0: a restricted Nash response, the opponent restricted with probability ``p``, or a
    data-biased one, ``p_max`` and ``c``: see :data:`TARGETS`) is trained with the engine's C
    solver for ``--minutes`` (or ``--iterations``) on ``--threads`` threads;
-4. ``casebases/cfr/counter_<name>/`` gets ``strategy.npz`` (one byte per action, the
+4. ``--out``'s ``counter_<name>/`` (default ``.cfr-runs/counters/``, ignored by git, which links
+   the teacher's abstraction on first use; ``--out casebases/cfr`` rebuilds the shipped ones) gets ``strategy.npz`` (one byte per action, the
    abstraction is the teacher's: ``emd_256``, named in the strategy) and ``model.npz`` (the
    counts); ``cfr:strategy=counter_<name>`` plays it.
 
-Ctrl-C stops it at once (the solver looks for signals between slices of iterations): the
-counter-strategy being trained is not written; one being written is written whole, with its
+Ctrl-C stops it at once (the solver looks for signals between slices of iterations) and says
+what it stopped: the teacher's match under way (its log is not written), or the
+counter-strategy being trained (not written); one being written is written whole, with its
 model, before the interrupt lands.
 
 One thread is deterministic for the arguments; two share the tables without locks.
@@ -29,7 +31,11 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+#: The shipped counter-strategies' folder: ``--out casebases/cfr`` rebuilds them.
 OUT = HERE / "cfr"
+#: Where a run without ``--out`` writes (ignored by git, like every run under ``.cfr-runs/``): a
+#: trial run never overwrites the shipped strategies.
+RUNS_OUT = HERE.parent / ".cfr-runs" / "counters"
 #: The teacher that plays the target: the strategy the counters were built against (as trained,
 #: no re-solving; plain ``cfr`` re-solves the river since issue 37).
 TEACHER = "cfr:strategy=emd_256"
@@ -96,24 +102,47 @@ def _train(trainer, budget: int, minutes: float, name: str) -> None:
                   "left", file=sys.stderr, flush=True)
 
 
+def link_teacher(out: Path) -> None:
+    """Give ``out`` the teacher's abstraction, as ``emd_256``: a link to the shipped one (the
+    default ``--out`` gets it on first use; counter-strategies name their abstraction, so it must
+    sit beside them).
+
+    >>> import tempfile; out = Path(tempfile.mkdtemp()) / "counters"
+    >>> link_teacher(out); (out / "emd_256").resolve() == (OUT / "emd_256").resolve()
+    True
+    """
+    link = out / "emd_256"
+    if not link.is_dir():
+        out.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(OUT / "emd_256", target_is_directory=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     from casebases.build_cfr_emd import Help, number
 
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0], formatter_class=Help)
+    ap = argparse.ArgumentParser(description="Build the counter-strategies: the teacher plays each opponent, the "
+                                 "opponent's decisions are counted, and a robust counter-strategy to them is trained.",
+                                 formatter_class=Help)
     ap.add_argument("--only", default="", help=f"comma-separated names, of {', '.join(TARGETS)} (default: all)")
     ap.add_argument("--logs", default="/tmp/counter-logs", help="folder for the ACPC logs (a log there is reused)")
     ap.add_argument("--hands", type=number(1, int), default=20_000, help="hands of the teacher against each opponent")
+    own = ", ".join(f"{n} {p:g}" for n, (_, p, p_max, c) in TARGETS.items() if c == 0)
+    biased = ", ".join(f"{n} data-biased: at most {p_max:g}, less in situations its log saw fewer times"
+                       for n, (_, p, p_max, c) in TARGETS.items() if c)
     ap.add_argument("--p", type=number(0), default=None,
-                    help="the chance, 0 to 1, the opponent is restricted to its model (default: TARGETS'; sets c = 0)")
+                    help=f"the chance, 0 to 1, that the opponent plays as its counted model, for every counter-strategy "
+                         f"built, lag's too (default: each one's own: {own}; {biased})")
+    shipped = ", ".join(f"{n} {i:,} iterations" for n, i in SHIPPED_ITERATIONS.items())
     ap.add_argument("--minutes", type=number(0.01), default=None,
-                    help="training time per counter-strategy (default: 8, or SHIPPED_ITERATIONS' iterations "
-                         f"where it names the counter-strategy: {SHIPPED_ITERATIONS})")
+                    help=f"training time per counter-strategy (default: 8 minutes, except as shipped: {shipped})")
     ap.add_argument("--iterations", type=number(1, int), default=None,
                     help="train this many iterations instead of --minutes")
     ap.add_argument("--threads", type=number(1, int), default=1,
                     help="training threads (1: the same strategy bit for bit for the same arguments; at most 64)")
-    ap.add_argument("--out", default=str(OUT),
-                    help="the folder that gets counter_<name>/; it must hold the teacher's abstraction as emd_256/ "
+    ap.add_argument("--out", default=None,
+                    help=f"the folder that gets counter_<name>/ (default: {RUNS_OUT.relative_to(HERE.parent)}/, "
+                         "ignored by git, which links the teacher's abstraction on first use; --out casebases/cfr "
+                         "rebuilds the shipped ones); it must hold the teacher's abstraction as emd_256/ "
                          "(a link to casebases/cfr/emd_256 will do)")
     args = ap.parse_args(argv)
     names = [n for n in args.only.split(",") if n] or list(TARGETS)
@@ -126,10 +155,12 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"argument --threads: {args.threads} is out of range: give 1 to 64")
     if args.minutes is not None and args.iterations is not None:
         ap.error("give --minutes or --iterations, not both")
-    out, logs = Path(args.out), Path(args.logs)
+    out, logs = Path(args.out or RUNS_OUT), Path(args.logs)
     for flag, folder in (("--out", out), ("--logs", logs)):
         if folder.exists() and not folder.is_dir():
             ap.error(f"argument {flag}: {folder} is a file, not a folder")
+    if args.out is None:
+        link_teacher(out)
     if not (out / "emd_256").is_dir():
         raise SystemExit(f"error: {out / 'emd_256'} is missing: --out must hold the teacher's abstraction; link the "
                          f"shipped one: ln -s {OUT / 'emd_256'} {out / 'emd_256'}")
@@ -139,6 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     from cbr.errors import CBRError
     from cbr.store.durable import interrupts_held
 
+    stopped = "nothing was written yet"
     try:
         logs.mkdir(parents=True, exist_ok=True)
         abstraction = DistributionAbstraction.load(out / "emd_256")
@@ -147,10 +179,15 @@ def main(argv: list[str] | None = None) -> int:
             if args.p is not None:
                 p, p_max, c = args.p, 1.0, 0.0
             t0 = time.time()
+            stopped = (f"the teacher's match against {target}, for counter_{name}, was not finished; its log was not "
+                       "written")
+            print(f"{name}: the teacher plays {target}, {args.hands:,} duplicate hands (a log already played is "
+                  "reused)", file=sys.stderr, flush=True)
             log = play_log(target, args.hands, SEED + list(TARGETS).index(name), logs)
             model = opponent_model(log, target, abstraction)
             print(f"{name}: {int(model.counts.sum()):,} decisions of {target} counted in {time.time() - t0:.0f} s",
                   file=sys.stderr, flush=True)
+            stopped = "the counter-strategy being trained was not written"
             trainer = CounterTrainer(abstraction, model, p=p, p_max=p_max, c=c, name=name, seed=0,
                                      threads=args.threads)
             if args.iterations is not None:
@@ -170,8 +207,7 @@ def main(argv: list[str] | None = None) -> int:
     except CBRError as e:
         raise SystemExit(f"error: {e}") from None
     except KeyboardInterrupt:
-        print("interrupted: the counter-strategy being trained was not written (those finished before were)",
-              file=sys.stderr)
+        print(f"interrupted: {stopped} (the counter-strategies finished before were written)", file=sys.stderr)
         return 130
     return 0
 

@@ -50,14 +50,14 @@ def cell(expert: str, opponent: str, hands: int, seed: int) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from common import OUT_HELP, out_file
+    from common import OUT_HELP, description, out_file, positive_int, seed_int
 
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--hands", type=int, default=1000)
-    ap.add_argument("-j", "--jobs", type=int, default=2)
-    ap.add_argument("--experts", default=",".join(EXPERTS))
-    ap.add_argument("--opponents", default=",".join(OPPONENTS))
+    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap.add_argument("--seed", type=seed_int, default=1, help="deal seed of the matches")
+    ap.add_argument("--hands", type=positive_int, default=1000, help="duplicate hands per match")
+    ap.add_argument("-j", "--jobs", type=positive_int, default=2, help="matches played at once")
+    ap.add_argument("--experts", default=",".join(EXPERTS), help="comma-separated house bots (policy specs)")
+    ap.add_argument("--opponents", default=",".join(OPPONENTS), help="comma-separated opponents (policy specs)")
     ap.add_argument("--add", action="store_true",
                     help="add these cells to the seed's matrix file (same --hands), replacing cells measured again")
     ap.add_argument("--out", type=Path, default=None,

@@ -168,12 +168,14 @@ def plot(report: dict, path: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--seed", type=int, default=2)
-    ap.add_argument("--hands", type=int, default=4000)
-    ap.add_argument("-j", "--jobs", type=int, default=2)
-    ap.add_argument("--opponents", default=",".join(OPPONENTS + UNSEEN))
-    ap.add_argument("--fixed", default=",".join(FIXED))
+    from common import description, positive_int, seed_int
+
+    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap.add_argument("--seed", type=seed_int, default=2, help="deal seed of the matches")
+    ap.add_argument("--hands", type=positive_int, default=4000, help="duplicate hands per match")
+    ap.add_argument("-j", "--jobs", type=positive_int, default=2, help="matches played at once")
+    ap.add_argument("--opponents", default=",".join(OPPONENTS + UNSEEN), help="comma-separated opponents (policy specs)")
+    ap.add_argument("--fixed", default=",".join(FIXED), help="comma-separated fixed bots to compare with (policy specs)")
     ap.add_argument("--fixed-from", type=Path, default=None,
                     help="a report of this script for the same --seed and --hands: its fixed bots' results are "
                          "taken instead of played again (the same deals; `cbr` there is `cbr:preset=expert`)")

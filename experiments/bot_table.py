@@ -124,19 +124,19 @@ def plot(report: dict, bots: list[str], opponents: list[str], path: Path) -> Non
 
 
 def main() -> int:
-    from common import OUT_FOLDER_HELP, out_folder
+    from common import OUT_FOLDER_HELP, description, out_folder, positive_float, positive_int, seed_int
 
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--seed", type=int, default=2)
-    ap.add_argument("--bots", default=BOTS)
-    ap.add_argument("--opponents", default=OPPONENTS)
-    ap.add_argument("--hands", type=int, default=4000)
-    ap.add_argument("--lbr-hands", type=int, default=2000)
-    ap.add_argument("--lbr-budget", type=float, default=1800)
-    ap.add_argument("--time-hands", type=int, default=300)
-    ap.add_argument("--workers", type=int, default=2)
+    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap.add_argument("--seed", type=seed_int, default=2, help="deal seed of the matches, LBR and the timing")
+    ap.add_argument("--bots", default=BOTS, help="comma-separated bots (policy specs)")
+    ap.add_argument("--opponents", default=OPPONENTS, help="comma-separated opponents of the matches (policy specs)")
+    ap.add_argument("--hands", type=positive_int, default=4000, help="duplicate hands per match")
+    ap.add_argument("--lbr-hands", type=positive_int, default=2000, help="LBR hands per bot, at most")
+    ap.add_argument("--lbr-budget", type=positive_float, default=1800, help="seconds of LBR per bot, at most")
+    ap.add_argument("--time-hands", type=positive_int, default=300, help="hands played to time each bot's decisions")
+    ap.add_argument("--workers", type=positive_int, default=2, help="worker processes")
     ap.add_argument("--skip", default="", help="comma list of parts to skip: matches,lbr,time")
-    ap.add_argument("--redo", action="store_true")
+    ap.add_argument("--redo", action="store_true", help="measure again what the results file already holds")
     ap.add_argument("--out", default=None, help=OUT_FOLDER_HELP)
     args = ap.parse_args()
     skip = set(filter(None, args.skip.split(",")))

@@ -112,17 +112,19 @@ def plot(cells: list[dict], path: Path, title: str) -> bool:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+    from common import description, positive_int, seed_int
+
+    ap = argparse.ArgumentParser(description=description(__doc__),
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--seed", type=int, default=2, help="deal seed (2: the reported run; 1 was for tuning)")
-    ap.add_argument("--hands", type=int, default=None, help="fixed hands per match (skips the pilot)")
+    ap.add_argument("--seed", type=seed_int, default=2, help="deal seed (2: the reported run; 1 was for tuning)")
+    ap.add_argument("--hands", type=positive_int, default=None, help="fixed hands per match (skips the pilot)")
     ap.add_argument("--jobs", type=int, choices=(1, 2), default=1, help="matches played at once")
     ap.add_argument("--bot", default=TUNED_BOT,
                     help=f"the case-based bot's policy spec (default: the tuned {TUNED_BOT}; plain CASPER: cbr)")
     ap.add_argument("--target-ci", type=float, default=0.1, help="95%% half-width to reach, sb/h")
-    ap.add_argument("--pilot-hands", type=int, default=2000)
-    ap.add_argument("--cap", type=int, default=200_000, help="most hands of one heads-up match")
-    ap.add_argument("--table-cap", type=int, default=45_000, help="most hands at the 9-player table")
+    ap.add_argument("--pilot-hands", type=positive_int, default=2000, help="hands of the pilot match that plans each match's hands")
+    ap.add_argument("--cap", type=positive_int, default=200_000, help="most hands of one heads-up match")
+    ap.add_argument("--table-cap", type=positive_int, default=45_000, help="most hands at the 9-player table")
     ap.add_argument("--no-table", action="store_true", help="heads-up matches only")
     ap.add_argument("--opponents", default=",".join((*SOURCE_BOTS, *BASELINES)),
                     help="heads-up opponents, comma-separated (default: the four source bots, call, raise, random)")

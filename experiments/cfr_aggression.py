@@ -182,10 +182,12 @@ def table_checks() -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--seed", type=int, default=11)
-    ap.add_argument("--hands", type=int, default=40000)
-    ap.add_argument("--self-hands", type=int, default=20000)
+    from common import description, positive_int, seed_int
+
+    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap.add_argument("--seed", type=seed_int, default=11, help="deal seed of the matches")
+    ap.add_argument("--hands", type=positive_int, default=40000, help="duplicate hands against always-raise")
+    ap.add_argument("--self-hands", type=positive_int, default=20000, help="hands of each bot against itself")
     ap.add_argument("--bots", default=BOTS, help="bots to play against raise (empty: none)")
     ap.add_argument("--self-bots", default="cfr:strategy=emd_256", help="bots to play against themselves (empty: none)")
     ap.add_argument("--out", default="", help=OUT_HELP.format(name="aggression-seed<SEED>.json"))

@@ -108,14 +108,14 @@ def plot(points: list[dict], path: Path, *, title: str) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from common import OUT_FOLDER_HELP, out_folder
+    from common import OUT_FOLDER_HELP, description, out_folder, positive_int, seed_int
 
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("run", help="a run folder of casebases/build_cfr_big.py")
-    ap.add_argument("--hands", type=int, default=2000, help="LBR hands for each snapshot (default 2000)")
-    ap.add_argument("--seed", type=int, default=40, help="seed of LBR's deals, the same for every snapshot (default 40)")
-    ap.add_argument("--workers", type=int, default=1, help="LBR worker processes (default 1)")
-    ap.add_argument("--last", type=int, default=0, help="measure only the last N snapshots not measured yet (0: all)")
+    ap.add_argument("--hands", type=positive_int, default=2000, help="LBR hands for each snapshot (default 2000)")
+    ap.add_argument("--seed", type=seed_int, default=40, help="seed of LBR's deals, the same for every snapshot (default 40)")
+    ap.add_argument("--workers", type=positive_int, default=1, help="LBR worker processes (default 1)")
+    ap.add_argument("--last", type=seed_int, default=0, help="measure only the last N snapshots not measured yet (0: all)")
     ap.add_argument("--results", "--out", default=None, help=OUT_FOLDER_HELP.replace("--out", "--results"))
     args = ap.parse_args(argv)
     try:

@@ -28,7 +28,7 @@ from typing import Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import OUT_HELP, REPO, out_file, say, write_json  # noqa: E402
+from common import OUT_HELP, REPO, out_file, positive_int, say, write_json  # noqa: E402
 
 #: The study's five bucketings: (name, kind, metric).
 BUCKETINGS: tuple[tuple[str, str, str], ...] = (
@@ -106,15 +106,17 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     """The build/train options (shared with experiments/cfr_table2.py)."""
     ap.add_argument("--cache", type=Path, default=None, help=f"strategy directory (default {CACHE})")
     ap.add_argument("--quick", action="store_true", help="tiny settings (2 buckets, 4 boards, 5 iterations) for tests")
-    ap.add_argument("--buckets", type=int, default=None, help=f"buckets per street (default {DEFAULTS['buckets']})")
-    ap.add_argument("--threshold-boards", type=int, default=None)
-    ap.add_argument("--game-boards", type=int, default=None)
-    ap.add_argument("--limit-iterations", type=int, default=None)
-    ap.add_argument("--nolimit-iterations", type=int, default=None)
+    ap.add_argument("--buckets", type=positive_int, default=None, help=f"buckets per street (default {DEFAULTS['buckets']})")
+    ap.add_argument("--threshold-boards", type=positive_int, default=None, help="boards sampled for the bucket thresholds")
+    ap.add_argument("--game-boards", type=positive_int, default=None, help="boards of the bucket game")
+    ap.add_argument("--limit-iterations", type=positive_int, default=None, help="CFR+ iterations on limit")
+    ap.add_argument("--nolimit-iterations", type=positive_int, default=None, help="CFR+ iterations on no-limit")
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    from common import description
+
+    ap = argparse.ArgumentParser(description=description(__doc__))
     add_arguments(ap)
     ap.add_argument("--out", default=None, help=OUT_HELP.format(name="cfr_strategies.json")
                     + "; not written with --quick or --cache")

@@ -129,12 +129,14 @@ def plot(tables: list[tuple[str, dict]], path: Path) -> bool:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    from common import description, positive_int, seed_int
+
+    ap = argparse.ArgumentParser(description=description(__doc__))
     add_arguments(ap)
-    ap.add_argument("--seed", type=int, default=2, help="deal seed (2: the reported run)")
-    ap.add_argument("--boards", type=int, default=None, help="evaluator boards per game (default 1000; quick 3)")
-    ap.add_argument("--pairs", type=int, default=16, help="evaluator deals per board")
-    ap.add_argument("--limit-hands", type=int, default=None, help="match-runner hands per pair (default 500; quick 4)")
+    ap.add_argument("--seed", type=seed_int, default=2, help="deal seed (2: the reported run)")
+    ap.add_argument("--boards", type=positive_int, default=None, help="evaluator boards per game (default 1000; quick 3)")
+    ap.add_argument("--pairs", type=positive_int, default=16, help="evaluator deals per board")
+    ap.add_argument("--limit-hands", type=positive_int, default=None, help="match-runner hands per pair (default 500; quick 4)")
     ap.add_argument("--no-match", action="store_true", help="skip the match-runner round robin")
     ap.add_argument("--out", type=Path, default=None, help=OUT_HELP.format(name="cfr_table2.json"))
     args = ap.parse_args(argv)

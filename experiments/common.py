@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 import sys
 import time
 from pathlib import Path
@@ -192,12 +193,80 @@ def out_folder(out: Any) -> Path:
     return SCRATCH
 
 
+def description(doc: str) -> str:
+    """A script's ``--help`` description: the first sentence of its docstring (which may run
+    over several lines), without reStructuredText's double backticks.
+
+    >>> description("The ``cfr`` bot against the\\nothers (issue 10). Writes a JSON.")
+    'The cfr bot against the others (issue 10).'
+    """
+    text = " ".join(doc.split("\n\n")[0].split()).replace("``", "")
+    first = re.match(r"(.+?[.?!])(?=\s|$)", text)
+    return first.group(1) if first else text.rstrip(":,;") + "."
+
+
 #: ``--help`` of an ``--out`` file.
 OUT_HELP = ("the JSON to write (default: experiments/scratch/{name}, ignored by git; the committed "
             "experiments/results/{name} is rewritten only when --out names it)")
 #: ``--help`` of an ``--out`` folder.
 OUT_FOLDER_HELP = ("the folder to write into (default: experiments/scratch/, ignored by git; the committed "
                    "experiments/results/ is rewritten only when --out names it)")
+
+
+def number(low: float, kind: type = float, *, high: Optional[float] = None, above: bool = False) -> Any:
+    """An argparse ``type=`` for a script's values: ``kind`` of the text, at least ``low``
+    (``above``: more than ``low``) and at most ``high``, else a usage error (one ``error:``
+    line, exit 2) before the script does any work or creates any file.
+
+    >>> number(1, int)("3"), number(0, high=1)("0.5")
+    (3, 0.5)
+    >>> number(1, int)("0")
+    Traceback (most recent call last):
+    argparse.ArgumentTypeError: 0 is out of range: give 1 or more
+    >>> number(0, high=1)("2")
+    Traceback (most recent call last):
+    argparse.ArgumentTypeError: 2 is out of range: give 0 to 1
+    """
+    import argparse
+
+    from casebases.build_cfr_emd import number as at_least
+
+    check = at_least(low, kind, above=above)
+
+    def parse(text: str) -> Any:
+        value = check(text)
+        if high is not None and value > high:
+            raise argparse.ArgumentTypeError(f"{text} is out of range: give {low:g} to {high:g}")
+        return value
+
+    parse.__name__ = kind.__name__  # argparse names the type in its "invalid value" message
+    return parse
+
+
+#: ``type=`` of a count (hands, workers, iterations): a whole number, 1 or more.
+positive_int = number(1, int)
+#: ``type=`` of a seed: a whole number, 0 or more.
+seed_int = number(0, int)
+#: ``type=`` of a duration (seconds, minutes): a number more than 0.
+positive_float = number(0, above=True)
+
+
+def numbers(low: int) -> Any:
+    """An argparse ``type=`` for a comma-separated list of whole numbers, each at least ``low``.
+
+    >>> numbers(0)("0,10,100")
+    [0, 10, 100]
+    >>> numbers(0)("abc")
+    Traceback (most recent call last):
+    argparse.ArgumentTypeError: 'abc' is not a number
+    """
+    one = number(low, int)
+
+    def parse(text: str) -> list[int]:
+        return [one(x) for x in text.split(",") if x.strip()]
+
+    parse.__name__ = "list of numbers"
+    return parse
 
 
 def write_json(path: Path, data: dict) -> None:

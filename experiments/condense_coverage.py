@@ -29,11 +29,13 @@ METHODS = {"footprint": ("footprint", {}), "flat": ("footprint", {"floor": 0}), 
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("base")
-    ap.add_argument("--keep", type=float, default=0.1)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--methods", default=",".join(METHODS))
+    from common import description, seed_int
+
+    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap.add_argument("base", help="the case base to condense (a name or a folder)")
+    ap.add_argument("--keep", type=float, default=0.1, help="share of the cases kept, 0 to 1")
+    ap.add_argument("--seed", type=seed_int, default=0, help="seed of the condensing methods")
+    ap.add_argument("--methods", default=",".join(METHODS), help="comma-separated condensing methods")
     ap.add_argument("--out", default=None, help=OUT_HELP.format(name="condense-coverage-<BASE>.json"))
     args = ap.parse_args()
     source = resolve_casebase(args.base)

@@ -48,11 +48,13 @@ def _one(args: tuple[str, str, str, int, int]) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--seed", type=int, default=36)
-    ap.add_argument("--hands", type=int, default=4000)
+    from common import description, positive_int, seed_int
+
+    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap.add_argument("--seed", type=seed_int, default=36, help="deal seed of the matches")
+    ap.add_argument("--hands", type=positive_int, default=4000, help="duplicate hands per match")
     ap.add_argument("--only", default="", help="comma-separated counter names (default: all)")
-    ap.add_argument("-j", "--workers", type=int, default=1)
+    ap.add_argument("-j", "--workers", type=positive_int, default=1, help="matches played at once")
     ap.add_argument("--out", default=None, help=OUT_HELP.format(name="counters-seed<SEED>.json"))
     args = ap.parse_args()
     names = [n for n in args.only.split(",") if n] or list(COUNTERS)

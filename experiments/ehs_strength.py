@@ -30,11 +30,11 @@ TARGETS = {"call": 0.9, "raise": 3.0}
 
 
 def main() -> None:
-    from common import OUT_HELP, out_file
+    from common import OUT_HELP, out_file, positive_int, seed_int
 
-    ap = argparse.ArgumentParser(description="EHS bot vs always-call and always-raise (duplicate)")
-    ap.add_argument("--hands", type=int, default=20_000)
-    ap.add_argument("--seed", type=int, default=0)
+    ap = argparse.ArgumentParser(description="The EHS bot against always-call and always-raise, duplicate heads-up.")
+    ap.add_argument("--hands", type=positive_int, default=20_000, help="duplicate hands per match")
+    ap.add_argument("--seed", type=seed_int, default=0, help="deal seed of the matches")
     ap.add_argument("--out", default=None, help=OUT_HELP.format(name="ehs_strength.json"))
     args = ap.parse_args()
 

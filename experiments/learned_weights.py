@@ -49,13 +49,13 @@ def per_decision(ev) -> dict[tuple, tuple[float, float]]:  # noqa: ANN001
 
 
 def main() -> None:
-    from common import OUT_HELP, out_file
+    from common import OUT_HELP, description, out_file, positive_int, seed_int
 
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--seed", type=int, default=2)
-    ap.add_argument("--hands", type=int, default=4000)
-    ap.add_argument("--learned", default=str(RESULTS / "learned-similarity.toml"))  # read only
-    ap.add_argument("--max-decisions", type=int, default=1000)
+    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap.add_argument("--seed", type=seed_int, default=2, help="seed of the folds and the matches")
+    ap.add_argument("--hands", type=positive_int, default=4000, help="duplicate hands per match")
+    ap.add_argument("--learned", default=str(RESULTS / "learned-similarity.toml"), help="the learned similarity weights (TOML)")  # read only
+    ap.add_argument("--max-decisions", type=positive_int, default=1000, help="held-out decisions evaluated per fold, at most")
     ap.add_argument("--out", default=None, help=OUT_HELP.format(name="learned-weights-seed<SEED>.json"))
     args = ap.parse_args()
     learned = SimilarityConfig.from_toml(Path(args.learned))

@@ -34,16 +34,22 @@ def run_info(folder: Path) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--ochs", default=str(RUNS / "emd_256_ochs"))
-    ap.add_argument("--hs", default=str(RUNS / "emd_256_hs"))
-    ap.add_argument("--seed", type=int, default=37)
-    ap.add_argument("--lbr-hands", type=int, default=4000)
-    ap.add_argument("--lbr-minutes", type=float, default=10.0)
-    ap.add_argument("--hands", type=int, default=20000, help="duplicate hands of each match")
+    from common import description, positive_float, positive_int, seed_int
+
+    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap.add_argument("--ochs", default=str(RUNS / "emd_256_ochs"), help="the OCHS-river run's folder")
+    ap.add_argument("--hs", default=str(RUNS / "emd_256_hs"), help="the HS-river run's folder (the control)")
+    ap.add_argument("--seed", type=seed_int, default=37, help="seed of LBR's deals and the matches")
+    ap.add_argument("--lbr-hands", type=positive_int, default=4000, help="LBR hands per run, at most")
+    ap.add_argument("--lbr-minutes", type=positive_float, default=10.0, help="minutes of LBR per run, at most")
+    ap.add_argument("--hands", type=positive_int, default=20000, help="duplicate hands of each match")
     ap.add_argument("--out", default=None, help=OUT_HELP.format(name="ochs-river-seed<SEED>.json"))
     args = ap.parse_args()
     folders = {"ochs": Path(args.ochs), "hs": Path(args.hs)}
+    for name, flag in (("ochs", "--ochs"), ("hs", "--hs")):
+        if not (folders[name] / "strategy.npz").is_file():
+            first = f"python -m casebases.build_cfr_ochs{' --river hs' if name == 'hs' else ''} --iterations 8000000 --threads 1"
+            raise SystemExit(f"error: {folders[name]} holds no trained strategy ({flag}): train it first with `{first}`")
     report: dict = {"seed": args.seed, "environment": environment(), "runs": {}}
     for name, folder in folders.items():
         spec = f"cfr:strategy={folder}"

@@ -54,13 +54,13 @@ def show(row: dict) -> None:
 
 
 def main() -> None:
-    from common import OUT_HELP, out_file
+    from common import OUT_HELP, out_file, positive_int, seed_int
 
-    ap = argparse.ArgumentParser(description="Phase III (showdown model) vs Phase II (ehs), duplicate heads-up")
-    ap.add_argument("--hands", type=int, default=20_000)
-    ap.add_argument("--tune-hands", type=int, default=10_000)
-    ap.add_argument("--tune-seed", type=int, default=1)
-    ap.add_argument("--seed", type=int, default=2)
+    ap = argparse.ArgumentParser(description="Phase III (the showdown model) against Phase II (ehs), duplicate heads-up.")
+    ap.add_argument("--hands", type=positive_int, default=20_000, help="duplicate hands per reported match")
+    ap.add_argument("--tune-hands", type=positive_int, default=10_000, help="duplicate hands per tuning match")
+    ap.add_argument("--tune-seed", type=seed_int, default=1, help="deal seed of the tuning matches")
+    ap.add_argument("--seed", type=seed_int, default=2, help="deal seed of the reported matches")
     ap.add_argument("--out", default=None, help=OUT_HELP.format(name="phase3.json"))
     args = ap.parse_args()
     if args.seed == args.tune_seed:

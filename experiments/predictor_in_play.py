@@ -57,12 +57,14 @@ def markdown(report: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> dict:
+    from common import description, positive_int, seed_int
+
     from experiments.common import OUT_HELP, out_file
 
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--seed", type=int, default=2)
-    ap.add_argument("--hands", type=int, default=4000, help="duplicate hands per match")
-    ap.add_argument("--opponents", default=",".join(OPPONENTS))
+    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap.add_argument("--seed", type=seed_int, default=2, help="deal seed of the matches")
+    ap.add_argument("--hands", type=positive_int, default=4000, help="duplicate hands per match")
+    ap.add_argument("--opponents", default=",".join(OPPONENTS), help="comma-separated opponents (policy specs)")
     ap.add_argument("--logs", nargs="*", default=None, help="logs to train on (default casebases/selfplay/*.log)")
     ap.add_argument("--out", type=Path, default=None, help=OUT_HELP.format(name="predictor_in_play.json"))
     args = ap.parse_args(argv)

@@ -71,9 +71,11 @@ def _checked(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
 
 
 def main() -> None:
+    from common import description
+
     from casebases.build_cfr_emd import number
 
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+    ap = argparse.ArgumentParser(description=description(__doc__),
                                  formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     ap.add_argument("--p", type=number(0), nargs="+", default=[0.0, 0.05, 0.2],
                     help="restriction chances, 0 to 1 (0: the control)")

@@ -77,14 +77,16 @@ def timing(bot: str, hands: int, seed: int) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--seed", type=int, default=52)
-    ap.add_argument("--part", choices=("timing", "lbr", "raise", "h2h"), required=True)
-    ap.add_argument("--bot", default="cfr:resolve=river")
-    ap.add_argument("--timing-hands", type=int, default=400)
-    ap.add_argument("--lbr-hands", type=int, default=4000)
-    ap.add_argument("--match-hands", type=int, default=2000)
-    ap.add_argument("--minutes", type=float, default=14.0)
+    from common import description, positive_float, positive_int, seed_int
+
+    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap.add_argument("--seed", type=seed_int, default=52, help="seed of the deals")
+    ap.add_argument("--part", choices=("timing", "lbr", "raise", "h2h"), required=True, help="which measurement to run")
+    ap.add_argument("--bot", default="cfr:resolve=river", help="the re-solving bot's policy spec")
+    ap.add_argument("--timing-hands", type=positive_int, default=400, help="hands played to time the decisions")
+    ap.add_argument("--lbr-hands", type=positive_int, default=4000, help="LBR hands, at most")
+    ap.add_argument("--match-hands", type=positive_int, default=2000, help="duplicate hands per match")
+    ap.add_argument("--minutes", type=positive_float, default=14.0, help="minutes of LBR, at most")
     ap.add_argument("--out", type=Path, default=None, help=OUT_HELP.format(name="resolve-river-seed<SEED>.json"))
     args = ap.parse_args(argv)
     from cbr.errors import CBRError

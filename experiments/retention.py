@@ -91,14 +91,14 @@ def rolling(x: np.ndarray, w: int) -> np.ndarray:
 
 
 def main() -> None:
-    from common import OUT_FOLDER_HELP, out_folder
+    from common import OUT_FOLDER_HELP, description, out_folder, positive_int, seed_int
 
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--hands", type=int, default=10_000)
-    ap.add_argument("--seed", type=int, default=2)
-    ap.add_argument("--opponent", default="station")
-    ap.add_argument("--reuse", default="best-outcome")
-    ap.add_argument("--window", type=int, default=2000)
+    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap.add_argument("--hands", type=positive_int, default=10_000, help="hands played, with retention and without (30 or more)")
+    ap.add_argument("--seed", type=seed_int, default=2, help="deal seed of the matches")
+    ap.add_argument("--opponent", default="station", help="the opponent's policy spec")
+    ap.add_argument("--reuse", default="best-outcome", help="the bot's re-use policy")
+    ap.add_argument("--window", type=positive_int, default=2000, help="hands in the rolling window of the similarity plot")
     ap.add_argument("--casebase", default="default", help="the case base the bot starts from (a copy of it)")
     ap.add_argument("--out", default=None, help=OUT_FOLDER_HELP)
     ap.add_argument("--bot", default=None,

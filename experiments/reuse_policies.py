@@ -117,10 +117,12 @@ def plot(rows: list[dict], variants: list[str], path: Path, title: str) -> bool:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+    from common import description, positive_int, seed_int
+
+    ap = argparse.ArgumentParser(description=description(__doc__),
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--seed", type=int, default=2, help="deal seed (2: the reported run; 1 was for tuning)")
-    ap.add_argument("--hands", type=int, default=4000, help="duplicate hands per match")
+    ap.add_argument("--seed", type=seed_int, default=2, help="deal seed (2: the reported run; 1 was for tuning)")
+    ap.add_argument("--hands", type=positive_int, default=4000, help="duplicate hands per match")
     ap.add_argument("--jobs", type=int, choices=(1, 2), default=1, help="matches played at once")
     ap.add_argument("--bot", default="cbr:preset=expert", help="the case-based bot's spec; reuse=... is set per run")
     ap.add_argument("--also", default=TUNED_BOT, metavar="SPEC",

@@ -83,14 +83,16 @@ def plot(points: list[dict], final: dict | None, path: Path) -> None:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--snapshots", default="")
-    ap.add_argument("--seed", type=int, default=3)
-    ap.add_argument("--snapshot-hands", type=int, default=2000)
-    ap.add_argument("--hands", type=int, default=20000)
-    ap.add_argument("--match-hands", type=int, default=10000)
-    ap.add_argument("--opponents", default=OPPONENTS)
-    ap.add_argument("--workers", type=int, default=2)
+    from common import description, positive_int, seed_int
+
+    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap.add_argument("--snapshots", default="", help="a folder of the training run's strategy snapshots (empty: no LBR against training time)")
+    ap.add_argument("--seed", type=seed_int, default=3, help="seed of LBR's deals and the matches")
+    ap.add_argument("--snapshot-hands", type=positive_int, default=2000, help="LBR hands per snapshot")
+    ap.add_argument("--hands", type=positive_int, default=20000, help="LBR hands against the trained strategy")
+    ap.add_argument("--match-hands", type=positive_int, default=10000, help="duplicate hands per match")
+    ap.add_argument("--opponents", default=OPPONENTS, help="comma-separated opponents (policy specs)")
+    ap.add_argument("--workers", type=positive_int, default=2, help="LBR worker processes")
     ap.add_argument("--skip", default="", help="comma list of parts to skip: snapshots,lbr,matches")
     ap.add_argument("--out", default=None, help=OUT_FOLDER_HELP)
     args = ap.parse_args()

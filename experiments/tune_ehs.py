@@ -34,11 +34,11 @@ VARIANTS: dict[str, dict] = {
 
 
 def main() -> None:
-    from common import OUT_HELP, out_file
+    from common import OUT_HELP, description, out_file, positive_int, seed_int
 
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--hands", type=int, default=2000)
-    ap.add_argument("--seed", type=int, default=101)
+    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap.add_argument("--hands", type=positive_int, default=2000, help="duplicate hands per match")
+    ap.add_argument("--seed", type=seed_int, default=101, help="the tuning seed of the deals")
     ap.add_argument("--only", default="", help="comma-separated variant names")
     ap.add_argument("--out", default=None, help=OUT_HELP.format(name="ehs_tuning.json"))
     args = ap.parse_args()

@@ -378,6 +378,8 @@ def test_ctrl_c_while_the_recipe_trains_stops_it_and_writes_nothing(tmp_path, sh
                              str(tmp_path)], cwd=Path(__file__).resolve().parents[2], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint)
     try:
+        first = proc.stderr.readline()                  # the teacher plays raise
+        assert first.startswith("raise: the teacher plays raise, 20 duplicate hands"), first
         first = proc.stderr.readline()                  # the model is counted: training starts now
         assert "decisions of raise counted" in first, first
         time.sleep(1.5)                                 # well inside the solver's C call
@@ -395,6 +397,85 @@ def test_ctrl_c_while_the_recipe_trains_stops_it_and_writes_nothing(tmp_path, sh
 
     (log,) = logs.iterdir()                             # played before the stop: whole, kept for a re-run
     assert log.name == f"cfr-raise-20-{SEED}.log" and len(loads(log.read_text(encoding="utf-8"))) == 20
+
+
+def test_the_recipe_says_how_training_goes(tmp_path, shipped, monkeypatch, capsys) -> None:
+    """Training runs up to 30 minutes: a line every :data:`REPORT_SECONDS` (a minute) says the
+    iterations done, of how many, and the time left (here every slice, the interval set to 0)."""
+    from casebases import build_counters
+
+    (tmp_path / "emd_256").symlink_to(SHIPPED_TEACHER)
+    assert build_counters.REPORT_SECONDS == 60.0                # about once a minute
+    monkeypatch.setattr(build_counters, "REPORT_SECONDS", 0.0)
+    assert build_counters.main(["--only", "raise", "--hands", "20", "--iterations", "3000", "--logs",
+                                str(tmp_path / "logs"), "--out", str(tmp_path)]) == 0
+    lines = capsys.readouterr().err.splitlines()
+    progress = [line for line in lines if line.startswith("raise: 3,000 of 3,000 iterations, ")]
+    assert len(progress) == 1 and progress[0].endswith(" a second, about 0 min left"), lines
+
+
+def test_ctrl_c_while_the_teacher_plays_says_the_match_was_stopped(tmp_path, shipped) -> None:
+    """A real SIGINT while the teacher plays its match, before any training: the line said "the
+    counter-strategy being trained was not written" though nothing was training; it names the
+    match now, and nothing is written (no log, no counter-strategy)."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.conftest import default_sigint
+
+    (tmp_path / "emd_256").symlink_to(SHIPPED_TEACHER)
+    logs = tmp_path / "logs"
+    proc = subprocess.Popen([sys.executable, "-m", "casebases.build_counters", "--only", "call", "--hands", "20000",
+                             "--iterations", "2000", "--logs", str(logs), "--out", str(tmp_path)],
+                            cwd=Path(__file__).resolve().parents[2], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, preexec_fn=default_sigint)
+    try:
+        first = proc.stderr.readline()
+        assert first.startswith("call: the teacher plays call, 20,000 duplicate hands"), first
+        time.sleep(1.5)                                 # inside the match (20,000 hands take about a minute)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines() == [
+        "interrupted: the teacher's match against call, for counter_call, was not finished; its log was not written "
+        "(the counter-strategies finished before were written)"], err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["emd_256", "logs"]
+    assert [p.name for p in logs.iterdir() if p.suffix == ".log"] == []
+
+
+def test_help_speaks_to_a_user_and_the_default_out_is_an_ignored_folder(tmp_path) -> None:
+    """``--help`` showed code names (``TARGETS'``, ``SHIPPED_ITERATIONS'`` and a dict), and the
+    default ``--out`` was ``casebases/cfr``, the shipped strategies' tracked folder: a trial run
+    overwrote them. The default is ``.cfr-runs/counters/``, ignored by git, which gets a link to
+    the teacher's abstraction on first use."""
+    import subprocess
+    import sys
+
+    from casebases import build_counters
+
+    repo = Path(__file__).resolve().parents[2]
+    import os
+
+    text = subprocess.run([sys.executable, "-m", "casebases.build_counters", "--help"], cwd=repo, capture_output=True,
+                          text=True, check=True, env={**os.environ, "COLUMNS": "1000"}).stdout
+    flat = " ".join(text.split())
+    for internal in ("TARGETS", "SHIPPED_ITERATIONS", "{", "``", "c = 0"):
+        assert internal not in flat, internal
+    assert "raise_mild 40,000,000 iterations" in flat and "raise_mild 0.05" in flat
+    assert "(default: .cfr-runs/counters/, ignored by git" in flat and "--out casebases/cfr rebuilds the shipped" in flat
+    assert build_counters.RUNS_OUT == repo / ".cfr-runs" / "counters"
+    ignored = subprocess.run(["git", "check-ignore", "-q", ".cfr-runs/counters/counter_raise/strategy.npz"], cwd=repo)
+    assert ignored.returncode == 0
+    out = tmp_path / "counters"
+    build_counters.link_teacher(out)
+    build_counters.link_teacher(out)                    # again: already there
+    assert (out / "emd_256").resolve() == SHIPPED_TEACHER.resolve()
 
 
 def test_ctrl_c_while_the_recipe_writes_a_counter_strategy_leaves_the_pair_whole(tmp_path, shipped) -> None:

@@ -1,0 +1,90 @@
+"""What a first-time user meets in every experiment script before it runs anything: a
+``--help`` whose description is a whole sentence and whose options all say what they are,
+and a bad value refused as a usage error (one ``error:`` line, exit 2) before any work starts
+or any file or folder is made (docs/experiments.md)."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SCRIPTS = sorted(p for p in REPO.glob("experiments/*.py") if p.name != "common.py")
+
+#: Runs a script up to its ``parse_args`` and prints its parser's description and options' help.
+PARSER = """
+import argparse, json, runpy, sys
+def shown(self, args=None, namespace=None):
+    print(json.dumps({"description": self.description,
+                      "options": {(a.option_strings or [a.dest])[0]: a.help for a in self._actions}}))
+    raise SystemExit(0)
+argparse.ArgumentParser.parse_args = shown
+script = sys.argv[1]
+sys.argv = [script]
+sys.path.insert(0, script.rsplit("/", 1)[0])
+runpy.run_path(script, run_name="__main__")
+"""
+
+
+def run(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, *args], cwd=cwd, capture_output=True, text=True, timeout=60)
+
+
+def test_every_script_is_checked() -> None:
+    assert len(SCRIPTS) >= 29, SCRIPTS
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.name)
+def test_help_is_whole_sentences_and_every_option_says_what_it_is(script: Path, tmp_path: Path) -> None:
+    p = run(["-c", PARSER, str(script)], tmp_path)
+    assert p.returncode == 0, p.stderr
+    parser = json.loads(p.stdout.strip().splitlines()[-1])
+    text = parser["description"]
+    assert text and text[0].isupper() and text.endswith((".", "?")), text  # a question is a whole sentence too
+    assert "``" not in text, text
+    assert "\n" not in text, text
+    unexplained = [option for option, help in parser["options"].items() if not help]
+    assert unexplained == []
+
+
+#: (script, arguments with a bad value): every ``--hands 0`` here once ran, or failed with a traceback.
+BAD = [*((name, ["--hands", "0"]) for name in (
+    "ehs_strength", "counter_strategies", "tune_ehs", "teacher", "exploit_table", "exploit_validation",
+    "learned_weights", "predictor_in_play", "cfr_aggression", "adaptation_matrix", "adaptive", "bot_table",
+    "cfr_vs_bots", "retention", "phase3", "condense", "opponent_aware", "reuse_policies", "casper_table")),
+    ("exploit_abstract", ["--iterations", "abc"]), ("exploit_abstract", ["--iterations", "10,-1"]),
+    ("exploit_table", ["--budget", "0"]), ("bot_table", ["--lbr-budget", "-1"]), ("ochs_river", ["--lbr-minutes", "nan"]),
+    ("resolve_river", ["--part", "lbr", "--minutes", "0"]), ("cfr_curve", ["run", "--workers", "0"]),
+    ("teacher", ["--seed", "-1"]), ("cfr_table2", ["--pairs", "0"])]
+
+
+@pytest.mark.parametrize("name, bad", BAD, ids=[f"{n} {' '.join(b)}" for n, b in BAD])
+def test_a_bad_value_is_one_usage_error_before_anything_is_made(name: str, bad: list[str], tmp_path: Path) -> None:
+    """``--hands 0`` gave tracebacks, an empty ``--out`` folder (bot_table, exploit_table, teacher),
+    a trained predictor file (predictor_in_play) or 1,000 hands (cfr_vs_bots)."""
+    work = tmp_path / "work"
+    work.mkdir()
+    script = REPO / "experiments" / f"{name}.py"
+    assert script.is_file()
+    p = run([str(script), *bad, "--out", str(work / "out")], work)
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    assert "Traceback" not in p.stderr
+    last = p.stderr.strip().splitlines()[-1]
+    assert "error: argument " in last and ("out of range" in last or "not a number" in last), last
+    assert p.stdout == ""
+    assert list(work.iterdir()) == []
+
+
+def test_ochs_river_without_its_runs_says_what_to_train_first(tmp_path: Path) -> None:
+    p = run([str(REPO / "experiments" / "ochs_river.py"), "--ochs", str(tmp_path / "ochs"), "--hs",
+             str(tmp_path / "hs"), "--out", str(tmp_path / "out.json")], tmp_path)
+    assert p.returncode == 1, p.stderr
+    assert "Traceback" not in p.stderr
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1, lines
+    assert lines[0].startswith(f"error: {tmp_path / 'ochs'} holds no trained strategy (--ochs)"), lines
+    assert "python -m casebases.build_cfr_ochs --iterations 8000000 --threads 1" in lines[0]
+    assert sorted(tmp_path.iterdir()) == []
