@@ -784,4 +784,4 @@ def test_retrieve_takes_the_threshold_and_k_of_cbr_query(client) -> None:
     assert (four["retrieved"], four["fallback"], four["min_cases"]) == (4, True, 4)
     bad = client.post("/retrieve", json={**spot, "k": 4, "min_cases": 5})
     assert bad.status_code == 422 and bad.json()["detail"][0]["loc"] == ["body", "min_cases"], bad.json()
-    assert "min_cases must be a whole number from 1 to fallback_k (4), got 5" in bad.json()["detail"][0]["msg"]
+    assert "min_cases 5 is above k 4" in bad.json()["detail"][0]["msg"]
