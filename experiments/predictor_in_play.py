@@ -57,9 +57,7 @@ def markdown(report: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    from common import description, positive_int, seed_int
-
-    from experiments.common import OUT_HELP, out_file
+    from experiments.common import OUT_HELP, description, out_file, positive_int, seed_int
 
     ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--seed", type=seed_int, default=2, help="deal seed of the matches")
