@@ -32,28 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from cbr.retrieval import action_codes  # noqa: E402
 from cbr.retrieval.aggregate import aggregate_of, check_labels  # noqa: E402
 from cbr.store import CaseBase, resolve_casebase  # noqa: E402
-
-
-def _whole(low: int):
-    def check(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-        if value < low:
-            raise argparse.ArgumentTypeError(f"{value} is below {low}")
-        return value
-    return check
-
-
-def _similarity(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"{value} is not a similarity in [0, 1]")
-    return value
+from experiments.common import number, positive_int  # noqa: E402
 
 
 def main() -> None:
@@ -61,9 +40,9 @@ def main() -> None:
     ap.add_argument("--casebase", default="expert", help="a case base name or folder (default: expert)")
     ap.add_argument("--street", default="turn", choices=["preflop", "flop", "turn", "river"],
                     help="the street whose cases are queried (default: turn)")
-    ap.add_argument("--queries", type=_whole(1), default=300, help="queries that fall back, timed (default: 300)")
-    ap.add_argument("--threshold", type=_similarity, default=0.995, help="the retrieval threshold (default: 0.995)")
-    ap.add_argument("--k", type=_whole(1), default=20, help="fallback_k and min_cases (default: 20)")
+    ap.add_argument("--queries", type=positive_int, default=300, help="queries that fall back, timed (default: 300)")
+    ap.add_argument("--threshold", type=number(0, high=1), default=0.995, help="the retrieval threshold (default: 0.995)")
+    ap.add_argument("--k", type=positive_int, default=20, help="fallback_k and min_cases (default: 20)")
     ap.add_argument("--seed", type=int, default=7, help="seed of the queries' draw (default: 7)")
     args = ap.parse_args()
     from cbr.errors import CBRError
