@@ -184,8 +184,11 @@ def make_folder(path: Path) -> Path | None:
     return top
 
 
-class Stopped(Exception):
-    """A Ctrl-C or SIGTERM while a recipe starts (inside :class:`StartSignals`)."""
+class Stopped(KeyboardInterrupt):
+    """A Ctrl-C or SIGTERM while a recipe starts (inside :class:`StartSignals`): a
+    ``KeyboardInterrupt``, so every clean-up of Ctrl-C runs (a log being written is dropped) and
+    no ``except Exception`` takes it for an error (a strategy file being read was reported
+    damaged)."""
 
     def __init__(self, signum: int) -> None:
         super().__init__(signal.Signals(signum).name)
@@ -196,7 +199,11 @@ class StartSignals:
     """Inside ``with StartSignals() as starting:`` the first SIGINT or SIGTERM raises
     :class:`Stopped` (later ones are ignored), so a start that takes minutes (building the
     abstraction) ends at once and the recipe can say so; ``starting.end()`` (or the end of the
-    block) puts the handlers in place before back, before training sets its own.
+    block) puts the handlers in place before back, before training sets its own, unless a signal
+    came and ``ignore_after=True``: then both stay ignored (as :class:`cbr.cfr.longrun.StopSignals`
+    does: a process that is stopping must not be cut by a second signal while it says so). The
+    counter recipe (:mod:`casebases.build_counters`) keeps it for its whole run: a C call of the
+    solver stops after its slice under way.
 
     >>> with StartSignals():
     ...     try:
@@ -207,9 +214,10 @@ class StartSignals:
     SIGTERM True
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, ignore_after: bool = False) -> None:
         self._before: dict[int, Any] = {}
         self.signum: int | None = None
+        self.ignore_after = ignore_after
 
     def _handle(self, signum: int, _frame: Any) -> None:
         if self.signum is None:
@@ -221,8 +229,9 @@ class StartSignals:
         return self
 
     def end(self) -> None:
+        ignore = self.ignore_after and self.signum is not None
         for s, handler in self._before.items():
-            signal.signal(s, handler)
+            signal.signal(s, signal.SIG_IGN if ignore else handler)
         self._before = {}
 
     def __exit__(self, *exc: object) -> None:

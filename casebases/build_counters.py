@@ -16,16 +16,19 @@ Recipe (issue 36, part 1), for each opponent of :data:`TARGETS`:
    abstraction is the teacher's: ``emd_256``, named in the strategy) and ``model.npz`` (the
    counts); ``cfr:strategy=counter_<name>`` plays it.
 
-Ctrl-C stops it at once (the solver looks for signals between slices of iterations) and says
-what it stopped: the teacher's match under way (its log is not written), or the
-counter-strategy being trained (not written); one being written is written whole, with its
-model, before the interrupt lands.
+Ctrl-C or SIGTERM stops it at once (the solver looks for signals between slices of iterations;
+:class:`casebases.build_cfr_emd.StartSignals`), exit 130 or 143, with one line saying what it
+stopped and what is kept: the teacher's match under way (its log is not written), the counting of
+a log played (the log is kept), or the counter-strategy being trained (not written); one being
+written is written whole, with its model, before the signal lands. Later signals are ignored
+while it says so.
 
 One thread is deterministic for the arguments; two share the tables without locks.
 """
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 import time
 from pathlib import Path
@@ -118,7 +121,7 @@ def link_teacher(out: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from casebases.build_cfr_emd import Help, number
+    from casebases.build_cfr_emd import Help, StartSignals, Stopped, number
 
     ap = argparse.ArgumentParser(description="Build the counter-strategies: the teacher plays each opponent, the "
                                  "opponent's decisions are counted, and a robust counter-strategy to them is trained.",
@@ -171,44 +174,48 @@ def main(argv: list[str] | None = None) -> int:
     from cbr.store.durable import interrupts_held
 
     stopped = "nothing was written yet"
-    try:
-        logs.mkdir(parents=True, exist_ok=True)
-        abstraction = DistributionAbstraction.load(out / "emd_256")
-        for name in names:
-            target, p, p_max, c = TARGETS[name]
-            if args.p is not None:
-                p, p_max, c = args.p, 1.0, 0.0
-            t0 = time.time()
-            stopped = (f"the teacher's match against {target}, for counter_{name}, was not finished; its log was not "
-                       "written")
-            print(f"{name}: the teacher plays {target}, {args.hands:,} duplicate hands (a log already played is "
-                  "reused)", file=sys.stderr, flush=True)
-            log = play_log(target, args.hands, SEED + list(TARGETS).index(name), logs)
-            model = opponent_model(log, target, abstraction)
-            print(f"{name}: {int(model.counts.sum()):,} decisions of {target} counted in {time.time() - t0:.0f} s",
-                  file=sys.stderr, flush=True)
-            stopped = "the counter-strategy being trained was not written"
-            trainer = CounterTrainer(abstraction, model, p=p, p_max=p_max, c=c, name=name, seed=0,
-                                     threads=args.threads)
-            if args.iterations is not None:
-                budget, minutes = args.iterations, 0.0
-            elif args.minutes is not None:
-                budget, minutes = 0, args.minutes
-            else:
-                budget, minutes = SHIPPED_ITERATIONS.get(name, 0), 8.0
-            _train(trainer, budget, minutes, name)
-            folder = out / f"counter_{name}"
-            with interrupts_held():  # the strategy and its model, both or neither (each file is atomic)
-                folder.mkdir(parents=True, exist_ok=True)
-                trainer.save_strategy(folder / STRATEGY_FILE)
-                model.save(folder / "model.npz")
-                print(f"{name}: {trainer.iterations:,} iterations in {trainer.seconds:.0f} s -> {folder}",
+    with StartSignals(ignore_after=True):  # the first Ctrl-C or SIGTERM stops the run at once, later ones are ignored
+        try:
+            logs.mkdir(parents=True, exist_ok=True)
+            abstraction = DistributionAbstraction.load(out / "emd_256")
+            for name in names:
+                target, p, p_max, c = TARGETS[name]
+                if args.p is not None:
+                    p, p_max, c = args.p, 1.0, 0.0
+                t0 = time.time()
+                stopped = (f"the teacher's match against {target}, for counter_{name}, was not finished; its log was "
+                           "not written")
+                print(f"{name}: the teacher plays {target}, {args.hands:,} duplicate hands (a log already played is "
+                      "reused)", file=sys.stderr, flush=True)
+                log = play_log(target, args.hands, SEED + list(TARGETS).index(name), logs)
+                stopped = f"counter_{name} was not trained; the teacher's log against {target} is kept ({log})"
+                model = opponent_model(log, target, abstraction)
+                print(f"{name}: {int(model.counts.sum()):,} decisions of {target} counted in {time.time() - t0:.0f} s",
                       file=sys.stderr, flush=True)
-    except CBRError as e:
-        raise SystemExit(f"error: {e}") from None
-    except KeyboardInterrupt:
-        print(f"interrupted: {stopped} (the counter-strategies finished before were written)", file=sys.stderr)
-        return 130
+                stopped = "the counter-strategy being trained was not written"
+                trainer = CounterTrainer(abstraction, model, p=p, p_max=p_max, c=c, name=name, seed=0,
+                                         threads=args.threads)
+                if args.iterations is not None:
+                    budget, minutes = args.iterations, 0.0
+                elif args.minutes is not None:
+                    budget, minutes = 0, args.minutes
+                else:
+                    budget, minutes = SHIPPED_ITERATIONS.get(name, 0), 8.0
+                _train(trainer, budget, minutes, name)
+                folder = out / f"counter_{name}"
+                with interrupts_held():  # the strategy and its model, both or neither (each file is atomic)
+                    folder.mkdir(parents=True, exist_ok=True)
+                    trainer.save_strategy(folder / STRATEGY_FILE)
+                    model.save(folder / "model.npz")
+                    stopped = f"counter_{name} was written whole, with its model ({folder})"
+                    print(f"{name}: {trainer.iterations:,} iterations in {trainer.seconds:.0f} s -> {folder}",
+                          file=sys.stderr, flush=True)
+        except CBRError as e:
+            raise SystemExit(f"error: {e}") from None
+        except Stopped as stop:
+            by = "interrupted" if stop.signum == signal.SIGINT else f"stopped by {stop}"
+            print(f"{by}: {stopped} (the counter-strategies finished before were written)", file=sys.stderr)
+            return 128 + stop.signum
     return 0
 
 
