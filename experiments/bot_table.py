@@ -142,12 +142,12 @@ def main() -> int:
     skip = set(filter(None, args.skip.split(",")))
     bots, opponents = args.bots.split(","), args.opponents.split(",")
     outdir = out_folder(args.out)
-    outdir.mkdir(parents=True, exist_ok=True)
     out = outdir / f"bot-table-seed{args.seed}.json"
     report = json.loads(out.read_text()) if out.exists() and not args.redo else {"seed": args.seed, "rows": {}}
     rows = report["rows"]
 
     def save() -> None:
+        outdir.mkdir(parents=True, exist_ok=True)  # with the first result: a run that fails before leaves no folder
         out.write_text(json.dumps(report, indent=1))
 
     if "matches" not in skip:

@@ -128,7 +128,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {run}: no abstraction.npz here (not a run folder)", file=sys.stderr)
         return 1
     results = out_folder(args.results)
-    results.mkdir(parents=True, exist_ok=True)
     stem = f"cfr-curve-{run.resolve().name}-seed{args.seed}"
     out_json = results / f"{stem}.json"
     report = json.loads(out_json.read_text()) if out_json.exists() else {}
@@ -145,6 +144,7 @@ def main(argv: list[str] | None = None) -> int:
         kept = sorted([*kept, p], key=lambda q: (q["hands"], q["iterations"]))
         report.pop("hands", None)
         report.update({"run": run.resolve().name, "seed": args.seed, "points": kept})
+        results.mkdir(parents=True, exist_ok=True)  # with the first point: a run that fails before leaves no folder
         out_json.write_text(json.dumps(report, indent=1))
         print(f"{it:,} iterations, {p['training_hours']:.2f} h: LBR {p['mbb']:.0f} ± {p['ci']:.0f} mbb/g "
               f"({p['lbr_seconds']} s)", file=sys.stderr, flush=True)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -69,17 +70,18 @@ def main(argv: list[str] | None = None) -> dict:
     logs = args.logs if args.logs is not None else sorted(str(p) for p in (ROOT / "casebases" / "selfplay").glob("*.log"))
     t0 = time.perf_counter()
     args.out = out_file(args.out, "predictor_in_play.json")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    predictor = args.out.with_suffix(".ann")
-    trained = train(predictor, logs)
-    results = {}
-    for opponent in args.opponents.split(","):
-        models = play("poki-wt", opponent, args.hands, args.seed)
-        ann = play(f"poki-wt:predictor={predictor}", opponent, args.hands, args.seed)
-        mean, ci = paired_difference(ann["per_deal"], models["per_deal"])
-        results[opponent] = {"models": models, "predictor": ann, "difference": {"sb_per_hand": mean, "ci": ci}}
-        print(f"{opponent:7s} models {models['sb_per_hand']:+.3f} ± {models['ci']:.3f}   predictor "
-              f"{ann['sb_per_hand']:+.3f} ± {ann['ci']:.3f}   difference {mean:+.3f} ± {ci:.3f}", file=sys.stderr, flush=True)
+    with tempfile.TemporaryDirectory() as tmp:  # the predictor is the run's own: never left beside the result
+        predictor = Path(tmp) / args.out.with_suffix(".ann").name
+        trained = train(predictor, logs)
+        results = {}
+        for opponent in args.opponents.split(","):
+            models = play("poki-wt", opponent, args.hands, args.seed)
+            ann = play(f"poki-wt:predictor={predictor}", opponent, args.hands, args.seed)
+            mean, ci = paired_difference(ann["per_deal"], models["per_deal"])
+            results[opponent] = {"models": models, "predictor": ann, "difference": {"sb_per_hand": mean, "ci": ci}}
+            print(f"{opponent:7s} models {models['sb_per_hand']:+.3f} ± {models['ci']:.3f}   predictor "
+                  f"{ann['sb_per_hand']:+.3f} ± {ann['ci']:.3f}   difference {mean:+.3f} ± {ci:.3f}", file=sys.stderr,
+                  flush=True)
     shown = [str(Path(p).resolve().relative_to(ROOT)) if Path(p).resolve().is_relative_to(ROOT) else str(p)
              for p in logs]
     report = {"seed": args.seed, "hands": args.hands, "logs": shown,
@@ -87,8 +89,8 @@ def main(argv: list[str] | None = None) -> dict:
               "results": {o: {k: {kk: vv for kk, vv in v.items() if kk != "per_deal"} for k, v in row.items()}
                           for o, row in results.items()},
               "seconds": round(time.perf_counter() - t0, 1)}
+    args.out.parent.mkdir(parents=True, exist_ok=True)  # made with the result: a run that fails leaves no folder
     args.out.write_text(json.dumps(report, indent=2) + "\n")
-    predictor.unlink(missing_ok=True)
     print(markdown(report))
     return report
 

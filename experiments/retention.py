@@ -116,7 +116,6 @@ def main() -> None:
     if args.hands < 30 or not 1 <= args.window:
         ap.error("--hands must be at least 30 (three thirds with a CI each) and --window at least 1")
     outdir = out_folder(args.out)
-    outdir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         runs = {}
         for retain in (True, False):
@@ -156,6 +155,7 @@ def main() -> None:
         "last_third_beats_control_by_more_than_ci": bool(d_ctrl[0] > d_ctrl[1]),
     }
     out = outdir / f"{stem}.json"
+    outdir.mkdir(parents=True, exist_ok=True)  # made when the result is written: a run that fails leaves no folder
     out.write_text(json.dumps(report, indent=2) + "\n")
     print(json.dumps(report, indent=2))
     try:

@@ -98,9 +98,12 @@ def main() -> int:
     args = ap.parse_args()
     skip = set(filter(None, args.skip.split(",")))
     results = out_folder(args.out)
-    results.mkdir(parents=True, exist_ok=True)
     out_json = results / f"teacher-seed{args.seed}.json"
     report = json.loads(out_json.read_text()) if out_json.exists() else {}
+
+    def save() -> None:
+        results.mkdir(parents=True, exist_ok=True)  # with the first result: a run that fails before leaves no folder
+        out_json.write_text(json.dumps(report, indent=1))
     report["seed"] = args.seed
     if args.snapshots and "snapshots" not in skip:
         points = [p for p in report.get("snapshots", []) if p.get("hands") == args.snapshot_hands]
@@ -116,7 +119,7 @@ def main() -> int:
                                "ci": r["ci95"], "hands": r["hands"], "lbr_seconds": round(time.time() - t)})
                 print(f"snapshot {it:,}: {r['mbb_per_game']:.0f} +- {r['ci95']:.0f} mbb/g", file=sys.stderr)
                 report["snapshots"] = sorted(points, key=lambda p: p["iterations"])
-                out_json.write_text(json.dumps(report, indent=1))
+                save()
     if "lbr" not in skip:
         import numpy as np
 
@@ -140,8 +143,8 @@ def main() -> int:
                 print(f"cfr vs {opp}: {m['sb_per_hand']:+.3f} +- {m['ci']:.3f} sb/h ({m['hands']} hands)",
                       file=sys.stderr)
                 report["matches"] = matches
-                out_json.write_text(json.dumps(report, indent=1))
-    out_json.write_text(json.dumps(report, indent=1))
+                save()
+    save()
     if report.get("snapshots"):
         plot(report["snapshots"], report.get("lbr"), results / f"teacher-lbr-seed{args.seed}.png")
     print("| measure | result (95% CI) |\n|---|---|")

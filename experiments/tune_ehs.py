@@ -43,7 +43,6 @@ def main() -> None:
     ap.add_argument("--out", default=None, help=OUT_HELP.format(name="ehs_tuning.json"))
     args = ap.parse_args()
     out = out_file(args.out, "ehs_tuning.json")
-    out.parent.mkdir(parents=True, exist_ok=True)
     results = json.loads(out.read_text()) if out.exists() else {}
     names = [v for v in VARIANTS if not args.only or v in args.only.split(",")]
     for name in names:
@@ -56,6 +55,7 @@ def main() -> None:
             print(f"{name:40s} vs {opp:5s}: {p.sb_per_hand:+.3f} ± {p.sb_ci:.3f} sb/h "
                   f"({time.perf_counter() - t0:.0f} s)", flush=True)
         results[name] = row
+        out.parent.mkdir(parents=True, exist_ok=True)  # with the first row: a run that fails before leaves no folder
         out.write_text(json.dumps(results, indent=2) + "\n")
 
 

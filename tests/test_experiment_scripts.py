@@ -88,3 +88,27 @@ def test_ochs_river_without_its_runs_says_what_to_train_first(tmp_path: Path) ->
     assert lines[0].startswith(f"error: {tmp_path / 'ochs'} holds no trained strategy (--ochs)"), lines
     assert "python -m casebases.build_cfr_ochs --iterations 8000000 --threads 1" in lines[0]
     assert sorted(tmp_path.iterdir()) == []
+
+
+
+#: (script, arguments of a run that fails at run time at once, what its last line names): a bot
+#: that does not exist, logs that are not there, a CFR run folder without snapshots.
+FAILS = [("bot_table", ["--skip", "matches,lbr", "--bots", "nosuchbot"], "nosuchbot"),
+         ("exploit_table", ["--bots", "nosuchbot"], "nosuchbot"),
+         ("teacher", ["--skip", "snapshots,lbr", "--opponents", "nosuchbot"], "nosuchbot"),
+         ("retention", ["--opponent", "nosuchbot", "--hands", "30"], "nosuchbot"),
+         ("predictor_in_play", ["--logs", "missing.log"], "missing.log"),
+         ("cfr_curve", ["run"], "no snapshots to measure")]
+
+
+@pytest.mark.parametrize("name, args, said", FAILS, ids=[n for n, _, _ in FAILS])
+def test_a_run_that_fails_leaves_no_out_folder(name: str, args: list[str], said: str, tmp_path: Path) -> None:
+    """These scripts made their ``--out`` folder (or the folder of their ``--out`` file) before any
+    work; a run that failed left it there, empty. It is made when the first result is written."""
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "abstraction.npz").touch()   # cfr_curve's run folder: no snapshots in it
+    out = tmp_path / "out" / ("predictor_in_play.json" if name == "predictor_in_play" else "results")
+    p = run([str(REPO / "experiments" / f"{name}.py"), *args, "--out", str(out)], tmp_path)
+    assert p.returncode == 1, (p.stdout, p.stderr)
+    assert said in p.stderr.strip().splitlines()[-1], p.stderr
+    assert not (tmp_path / "out").exists()
