@@ -5,7 +5,7 @@ was built for, beside the teacher (``cfr:strategy=emd_256``) and the best fixed 
 against that opponent, on the same duplicate deals; and head to head against the teacher (what
 their robustness costs).
 
-    python experiments/counter_strategies.py --seed 36 --hands 4000 -j 1
+    python experiments/counter_strategies.py --seed 36 --hands 4000
 
 The opponent models were counted on seeds 3600-3604 (``casebases/build_counters.py``); report
 on others. Writes ``experiments/scratch/counters-seed<S>.json`` (``--only``: replacing those

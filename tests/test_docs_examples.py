@@ -573,6 +573,56 @@ def test_user_docs_carry_no_issue_numbers() -> None:
     assert found == []
 
 
+# ---- the experiment scripts' commands ----------------------------------------------------------
+#: ``experiments/NAME.py ARGS`` in a code span or a line of a fenced block (up to a ``#`` comment).
+SCRIPT_COMMAND = re.compile(r"(?:(python3?|\.venv/bin/python) +)?experiments/(\w+)\.py((?: +[^\s#`]+)*)")
+#: Every option a script's ``add_argument`` declares (its aliases too), read from its source.
+SCRIPT_OPTIONS = {path.stem: set(re.findall(r"[\"'](--?[\w-]+)[\"']", " ".join(
+    re.findall(r"add_argument\(([^)]*)", path.read_text(encoding="utf-8"))))) | {"-h", "--help"}
+    for path in (REPO / "experiments").glob("*.py")}
+
+
+def script_commands(text: str) -> list[tuple[str, str, list[str]]]:
+    """``(paragraph, script, arguments)`` of every experiment-script command of a page: a code span
+    or a fenced line that runs one (``python3 experiments/x.py``) or gives it arguments; a paragraph
+    is the text between blank lines (a code span may cross a line end).
+
+    >>> script_commands("Run `python3 experiments/x.py --seed 2\\n--out f.json` (see `experiments/y.py`).")
+    [('Run `python3 experiments/x.py --seed 2 --out f.json` (see `experiments/y.py`).', 'x', ['--seed', '2', '--out', 'f.json'])]
+    """
+    found = []
+    for paragraph in re.split(r"\n[ \t]*\n", text):
+        flat = re.sub(r"\\?\n", " ", paragraph)
+        pieces = re.findall(r"`([^`]+)`", flat) + (paragraph.splitlines() if paragraph.startswith("```") else [])
+        for piece in pieces:
+            for m in SCRIPT_COMMAND.finditer(piece.split(" #")[0]):
+                args = m.group(3).split()
+                if m.group(1) or args:
+                    found.append((flat, m.group(2), args))
+    return found
+
+
+@pytest.mark.parametrize("page", sorted(PAGE_TEXT))
+def test_experiment_commands_name_real_options_and_write_the_file_they_name(page: str) -> None:
+    """A page's experiment commands use options their script has, and a command shown beside a
+    committed result (``experiments/results/...``) writes that result: it passes ``--out`` (a script
+    without it writes into ``experiments/scratch``) or its paragraph says that it writes to scratch.
+    Some 28 re-run commands named a committed file and wrote to scratch."""
+    problems = []
+    for paragraph, script, args in script_commands(PAGE_TEXT[page]):
+        if script not in SCRIPT_OPTIONS:
+            problems.append(f"{script}: no such script")
+            continue
+        known = SCRIPT_OPTIONS[script]
+        problems += [f"{script} {a}: no such option" for a in args
+                     if re.fullmatch(r"--?[a-zA-Z][\w-]*(=.*)?", a) and a.split("=")[0] not in known]
+        writes = "--out" in known
+        if writes and "experiments/results/" in paragraph and not {"--out", "--results"} & set(args) \
+                and "experiments/scratch" not in paragraph:
+            problems.append(f"{script} {' '.join(args)}: beside a committed result, without --out")
+    assert problems == []
+
+
 def test_this_module_s_own_examples() -> None:
     """The extraction helpers' docstring examples (this file is not a project module)."""
     import doctest
