@@ -78,7 +78,7 @@ def opponent_model(log: Path, target: str, abstraction):
     names = {n for r in records for n in r.players}
     seat = target.replace(":", "/")  # the target's seat label (cbr.play.table.seat_label)
     if seat not in names or len(names) != 2:
-        raise SystemExit(f"{log}: expected the teacher and {seat}, found {sorted(names)}")
+        raise SystemExit(f"error: {log}: expected the teacher and {seat}, found {sorted(names)}")
     return count_decisions(records, seat, abstraction)
 
 

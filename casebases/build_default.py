@@ -102,7 +102,7 @@ def build(cases_only: bool = False, workers: int = 2, missing_logs: bool = False
     os.chdir(REPO)  # provenance paths relative to the repository
     logs = sorted(str(p.relative_to(REPO)) for p in LOGS.glob("*.log"))
     if not logs:
-        raise SystemExit("no self-play logs in casebases/selfplay; run without --cases-only first")
+        raise SystemExit("error: no self-play logs in casebases/selfplay; run without --cases-only first")
     report = build_casebase(logs, OUT.relative_to(REPO), workers=workers, overwrite=True, name="default")
     print(f"built {OUT.relative_to(REPO)}: {report.cases} cases {report.cases_per_street} from "
           f"{report.hands} hands, {len(report.skipped)} skipped, {time.perf_counter() - t0:.0f} s", file=sys.stderr)

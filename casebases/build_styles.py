@@ -42,7 +42,7 @@ def style_cases(matrix: dict, safe: str = "cbr:preset=expert") -> dict:
     experts.sort(key=lambda e: (house.index(e) if e in house else len(house), first[e]))
     missing = [name for name, case in cases.items() if case["style"] is None]
     if missing:
-        raise SystemExit(f"no match of the safe expert {safe!r} against {', '.join(missing)}: its style is unknown")
+        raise SystemExit(f"error: no match of the safe expert {safe!r} against {', '.join(missing)}: its style is unknown")
     return {"seed": matrix.get("seed"), "hands": matrix.get("hands"), "safe": safe, "experts": experts,
             "features": ["vpip", "pfr", "aggression", "fold_to_bet"], "cases": list(cases.values())}
 

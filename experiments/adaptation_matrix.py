@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.add and out.exists():
         old = json.loads(out.read_text())
         if old["hands"] != args.hands:
-            raise SystemExit(f"{out} has {old['hands']} hands a cell, not {args.hands}")
+            raise SystemExit(f"error: {out} has {old['hands']} hands a cell, not {args.hands}")
         new = {(c["expert"], c["opponent"]) for c in cells}
         cells = [c for c in old["cells"] if (c["expert"], c["opponent"]) not in new] + cells
     out.write_text(json.dumps({"seed": args.seed, "hands": args.hands, "cells": cells}, indent=1))

@@ -194,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.fixed_from is not None:
         old = json.loads(args.fixed_from.read_text())
         if (old["seed"], old["hands"]) != (args.seed, args.hands):
-            raise SystemExit(f"{args.fixed_from}: seed {old['seed']}, {old['hands']} hands; not {args.seed}, {args.hands}")
+            raise SystemExit(f"error: {args.fixed_from}: seed {old['seed']}, {old['hands']} hands; not {args.seed}, {args.hands}")
         for o, bots in old["fixed"].items():
             for b, res in bots.items():
                 b = "cbr:preset=expert" if b == "cbr" else b  # before plain cbr became the adaptive bot

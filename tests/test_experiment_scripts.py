@@ -5,6 +5,7 @@ or any file or folder is made (docs/experiments.md)."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -112,3 +113,26 @@ def test_a_run_that_fails_leaves_no_out_folder(name: str, args: list[str], said:
     assert p.returncode == 1, (p.stdout, p.stderr)
     assert said in p.stderr.strip().splitlines()[-1], p.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_every_message_a_script_exits_with_starts_with_error() -> None:
+    """The house style of a failure is one line ``error: ...`` and exit 1 (as ``cbr`` says it):
+    five scripts and recipes exited with a bare message (``raise SystemExit("no self-play logs
+    ...")``). Every ``SystemExit`` with a message in ``experiments/`` and ``casebases/``."""
+    exits = re.compile(r"""(?:SystemExit|sys\.exit)\(\s*f?(["'])(.*?)\1""")
+    bare = [f"{path.relative_to(REPO)}: {m.group(2)[:60]}"
+            for path in sorted([*REPO.glob("experiments/*.py"), *REPO.glob("casebases/*.py")])
+            for m in exits.finditer(path.read_text(encoding="utf-8")) if not m.group(2).startswith("error: ")]
+    assert bare == []
+
+
+def test_a_report_of_other_runs_is_one_error_line(tmp_path: Path) -> None:
+    """``adaptive.py --fixed-from`` a report of another seed: one ``error:`` line, exit 1, before
+    any match (it said the file's name and the mismatch, without ``error:``)."""
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps({"seed": 1, "hands": 10, "fixed": {}}))
+    p = run([str(REPO / "experiments" / "adaptive.py"), "--seed", "2", "--hands", "10", "--fixed-from", str(old),
+             "--out", str(tmp_path / "out.json")], tmp_path)
+    assert (p.returncode, p.stdout) == (1, ""), p.stderr
+    assert p.stderr.strip().splitlines() == [f"error: {old}: seed 1, 10 hands; not 2, 10"]
+    assert sorted(tmp_path.iterdir()) == [old]

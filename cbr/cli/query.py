@@ -142,6 +142,7 @@ def _opponent_models(given: Optional[list[str]], models: Optional[str]) -> Optio
             parsed.append(text)
     if all(isinstance(p, tuple) for p in parsed):
         return parsed
+    from cbr.errors import ConfigError
     from cbr.models.store import ModelStore
     from cbr.models.tracker import model_values
 
@@ -150,9 +151,9 @@ def _opponent_models(given: Optional[list[str]], models: Optional[str]) -> Optio
         for i, name in enumerate(parsed):
             if isinstance(name, tuple):
                 continue
-            if name not in known:
-                raise typer.BadParameter(f"--opponent {name!r}: no such player in {models} "
-                                         f"({len(known)} players; see cbr players inspect --store {models})")
+            if name not in known:  # the store's content, not the command line: an error (exit 1), not a usage one
+                raise ConfigError(f"--opponent {name!r}: no such player in {models} "
+                                  f"({len(known)} players; see cbr players inspect --store {models})")
             parsed[i] = model_values(store.model(name))
     return parsed
 

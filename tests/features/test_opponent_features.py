@@ -351,6 +351,12 @@ def test_query_takes_opponent_models_as_values_or_from_a_store(opp_casebase: Pat
     assert by_name.exit_code == 0, by_name.output
     got = json.loads(by_name.stdout)["features"]
     assert [got[f] for f in OPPONENT_FEATURES[:3]] == pytest.approx([bob.aggressiveness, bob.tightness, bob.riskiness])
+    # a name the store does not hold: one error line, exit 1 (it was a usage error: click's "Usage:",
+    # "Try ..." and "Error: Invalid value: ..." lines, exit 2)
+    unknown = runner.invoke(app, args + ["--opponent", "nobody", "--models", str(store)])
+    assert (unknown.exit_code, unknown.stdout) == (1, ""), unknown.output
+    (line,) = unknown.stderr.strip().splitlines()
+    assert line.startswith(f"error: --opponent 'nobody': no such player in {store} ("), line
 
 
 def test_query_opponent_refusals(opp_casebase: Path, tmp_path: Path) -> None:
