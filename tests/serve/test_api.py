@@ -838,3 +838,22 @@ def test_an_integer_where_a_float_is_asked_is_still_taken(client) -> None:
     assert ints.status_code == 200, ints.text
     assert ints.json() == floats.json()
 
+
+def test_policies_say_what_each_option_means(client) -> None:
+    """/policies listed the options without what they mean: each bot's ``option_help`` gives
+    the one line of its ``OPTION_HELP`` table (the lines ``cbr plugins list`` shows) for every
+    option it lists, those a request may give and the server-only ones alike."""
+    from cbr.policies.spec import policy_option_help
+
+    listed = client.get("/policies").json()["policies"]
+    for p in listed:
+        if "error" in p:
+            continue
+        helps = {k.replace("_", "-"): v for k, v in policy_option_help(p["name"]).items()}
+        assert list(p["option_help"]) == [*p["options"], *p.get("server_only", [])], p["name"]
+        assert p["option_help"] == {k: helps[k] for k in p["option_help"]}, p["name"]
+    cbr = next(p for p in listed if p["name"] == "cbr")
+    assert "max-frequency" in cbr["option_help"]["reuse"] and cbr["option_help"]["casebase"]
+    assert cbr["options"]["preset"] == "adaptive"  # the existing keys stay as they were
+    lag = next(p for p in listed if p["name"] == "lag")
+    assert lag["option_help"]["stab-rate"] == "chance of a bet with nothing to call after the flop, whatever the hand"
