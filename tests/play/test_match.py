@@ -343,6 +343,8 @@ def test_a_match_names_its_game_in_full_as_everywhere_else() -> None:
     res = runner.invoke(app, ["match", "--players", "call,raise,fold,call", "--hands", "4", "--json"])
     assert res.exit_code == 0 and json.loads(res.stdout)["game"] == "holdem.limit.4p", res.output
     assert default_game(3) == preset("holdem.limit.3p")
+    for n in range(3, 13):  # the table played before, renamed: the same rules, blinds and bets
+        assert default_game(n) == standard_table(f"holdem.limit.{n}p", n, (5, 10), 10, 20)
     for n in range(2, 13):
         game = default_game(n)
         assert game.name == f"holdem.limit.{n}p" and load_game(game.name) == game and game.n_players == n
