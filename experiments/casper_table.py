@@ -160,7 +160,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         "tuning_seed": 1, "hands_rule": ("fixed" if args.hands else
                                          f"pilot of {args.pilot_hands} hands, then hands for a 95% half-width "
                                          f"below 0.9 x {args.target_ci} (caps {args.cap} / {args.table_cap})"),
-        "heads_up_game": "holdem.limit.2p", "table_game": "limit.9p (blinds 5/10, bets 10/20)",
+        "heads_up_game": "holdem.limit.2p", "table_game": "holdem.limit.9p (blinds 5/10, bets 10/20)",
         "table_seats": table_seats(args.bot), "jobs": args.jobs, "seconds": round(seconds, 1),
         "environment": environment(), "cells": cells, "markdown": table,
     }

@@ -302,3 +302,44 @@ def test_plugins_list_says_what_each_option_of_each_bot_means() -> None:
     assert "- resolve-iters=40: CFR+ iterations of each river re-solve" in text
     assert rows["cbr"]["option_help"]["fallback-k"].startswith("with no case (or fewer than min-cases) that similar")
 
+
+
+def test_plugins_list_says_what_each_preset_of_the_cbr_bot_sets() -> None:
+    """`cbr plugins list` named the `cbr` bot's presets (adaptive, expert, casper) without their
+    values: each preset now has a line under the bot saying what it sets, as a spec writes the
+    options (`sharpen=4`), taken from the presets the bot plays (so they cannot drift), in the
+    text (wrapped at 80 columns, each line at most 120 characters) and in --json (`presets`)."""
+    from typer.testing import CliRunner
+
+    from cbr.policies.cbr_policy import PRESETS
+    from cbr.policies.spec import policy_from_spec
+    from cli import app
+
+    res = CliRunner().invoke(app, ["plugins", "list"], env={"COLUMNS": "80"})
+    assert res.exit_code == 0, res.output
+    assert all(len(line) <= 80 for line in res.stdout.splitlines())
+    text = " ".join(res.stdout.split())  # as read, wrapping undone
+    entry = text[text.index(" cbr the default"):text.index(" cfr a CFR strategy")]
+    assert "presets: - adaptive" in entry
+    expert = ("- expert: casebase=expert, reuse=probabilistic, sharpen=4, outcome-weight=1, odds-guard=0")
+    casper = ("- casper: casebase=default, reuse=probabilistic, sharpen=1, outcome-weight=0, odds-guard=0")
+    assert expert in entry and casper in entry and "plain sampling" in entry[entry.index(casper):]
+    assert "- adaptive (the default): " in entry and "expert" in entry[entry.index("- adaptive"):]
+    rows = {r["name"]: r for r in json.loads(CliRunner().invoke(app, ["plugins", "list", "--json"]).stdout)
+            if r["group"] == "cbr.policies"}
+    presets = rows["cbr"]["presets"]
+    assert list(presets) == ["adaptive", *PRESETS]
+    assert all(10 <= len(f"{name}: {line}") <= 120 for name, line in presets.items()), presets
+    assert presets["expert"].startswith(expert.removeprefix("- expert: "))
+    assert "presets" not in rows["lag"]  # a bot without presets has no such key
+    # what a preset's line says it sets is what the bot built from it plays
+    for name, values in PRESETS.items():
+        bot = policy_from_spec(f"cbr:preset={name}", seed=1)
+        try:
+            assert (bot.casebase, bot.reuse, bot.sharpen, bot.outcome_weight, bot.odds_guard) == (
+                values["casebase"], values["reuse"], values["sharpen"], values["outcome_weight"], values["odds_guard"])
+            for key, value in values.items():
+                shown = f"{value:g}" if isinstance(value, float) else str(value)
+                assert f"{key.replace('_', '-')}={shown}" in presets[name], (name, key)
+        finally:
+            bot.close()

@@ -51,6 +51,10 @@ def match_command(
 ) -> None:
     """Play bots against each other; results in sb/h and mbb/h with 95% confidence intervals.
 
+    The game is fixed-limit hold'em named by its seats: holdem.limit.2p heads-up (the ACPC
+    game), holdem.limit.3p for 3 bots (the ACPC's), holdem.limit.4p to holdem.limit.10p for more
+    (the same table: blinds 5/10, bets 10/20); the results and the logs name it so.
+
     With --retain (or --retain-into NAME) the case-based bots learn during the match: each
     hand is kept in their case base as it ends and seen by their next decision; --plot draws
     the learning curves (a match stopped by Ctrl-C draws the hands finished).
@@ -165,7 +169,7 @@ def _print_match(result: "MatchResult", seed: int, as_json: bool) -> None:
 def serve_dealer_command(
     players: Annotated[str, typer.Option("--players", "-p", help="Comma-separated seats (2-10): a bot name (played in-process) or 'remote' (an ACPC client connects).")],
     hands: Annotated[int, typer.Option("--hands", "-n", min=1, max=MAX_HANDS, help="Hands to deal.")] = 1000,
-    game: Annotated[Optional[str], typer.Option("--game", help="Preset name, ACPC game-file name or .game file [default: holdem.limit.2p heads-up].")] = None,
+    game: Annotated[Optional[str], typer.Option("--game", help="Preset name, ACPC game-file name or .game file [default: holdem.limit.Np for N players, e.g. holdem.limit.2p heads-up].")] = None,
     port: Annotated[int, typer.Option("--port", min=0, max=65535, help="TCP port for remote seats; 0 picks a free one (printed).")] = 0,
     host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
     seed: Annotated[int, typer.Option("--seed", min=0, max=MAX_SEED, help="Seed of the deals and of the bots' choices.")] = 0,

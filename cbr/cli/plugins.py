@@ -63,6 +63,23 @@ def option_lines(name: str) -> list[str]:
     return out
 
 
+def preset_lines(name: str) -> list[str]:
+    """Each preset of a bot (``NAME:preset=P``) with what it sets
+    (:func:`~cbr.policies.spec.policy_presets`), the default one marked; [] for a bot without.
+
+    >>> preset_lines("cbr")[0].startswith("adaptive (the default): the expert preset until")
+    True
+    >>> preset_lines("cbr")[2]
+    'casper: casebase=default, reuse=probabilistic, sharpen=1, outcome-weight=0, odds-guard=0 (plain sampling)'
+    >>> preset_lines("lag")
+    []
+    """
+    from cbr.policies.spec import policy_options, policy_presets
+
+    default = policy_options(name).get("preset")
+    return [f"{p}{' (the default)' if p == default else ''}: {line}" for p, line in policy_presets(name).items()]
+
+
 def _entry(name: str, lines: list[tuple[str, str]], width: int) -> list[str]:
     """``name`` in its column and each (prefix, text) wrapped beside it, never mid-word."""
     out: list[str] = []
@@ -84,8 +101,8 @@ def plugins_list(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Installed plugins per group: each bot with what it does and its options (the policy spec
-    grammar), each with its default and what it means, the others with the object they load; a
-    plugin that fails to load is shown with its error."""
+    grammar), each with its default and what it means, and what each of its presets sets; the
+    others with the object they load; a plugin that fails to load is shown with its error."""
     from dataclasses import asdict
 
     from cbr.plugins import GROUPS, OWN_DISTRIBUTION, describe
@@ -97,11 +114,14 @@ def plugins_list(
         for i in infos:
             row = {**asdict(i), "ok": i.ok}
             if i.group == "cbr.policies" and i.name in bots and i.used:
-                from cbr.policies.spec import policy_option_help, policy_options
+                from cbr.policies.spec import policy_option_help, policy_options, policy_presets
 
                 row["description"] = bots[i.name][0]
                 row["options"] = {k.replace("_", "-"): v for k, v in policy_options(i.name).items()}
                 row["option_help"] = {k.replace("_", "-"): v for k, v in policy_option_help(i.name).items()}
+                presets = policy_presets(i.name)
+                if presets:
+                    row["presets"] = presets
             rows.append(row)
         print_json(rows)
         return
@@ -121,6 +141,10 @@ def plugins_list(
                 if options:
                     lines.append(("options:", ""))
                     lines += [("  - ", line) for line in option_lines(i.name)]
+                presets = preset_lines(i.name)
+                if presets:
+                    lines.append(("presets:", ""))
+                    lines += [("  - ", line) for line in presets]
             else:
                 lines.append(("", i.target))
             if i.distribution != OWN_DISTRIBUTION:

@@ -287,6 +287,10 @@ def irc_table(n_players: int) -> GameDef:
 
 for _n in range(2, MAX_SEATS + 1):
     PRESETS.setdefault(f"irc.10-20.{_n}p", irc_table(_n))
+# limit tables of 4 or more players, named as the ACPC's 3-player game, which they extend
+# (blinds 5/10, bets 10/20): the default games of cbr match, cbr play and the dealer
+for _n in range(4, MAX_SEATS + 1):
+    PRESETS.setdefault(f"holdem.limit.{_n}p", standard_table(f"holdem.limit.{_n}p", _n, (5, 10), 10, 20))
 del _n
 
 

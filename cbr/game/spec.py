@@ -30,14 +30,18 @@ def _one_line(exc: BaseException) -> str:
 
 
 def default_game(n_players: int) -> GameDef:
-    """Heads-up: the ACPC preset ``holdem.limit.2p``; 3-10 players: blinds 5/10, bets 10/20.
+    """The preset ``holdem.limit.<N>p``: heads-up the ACPC game ``holdem.limit.2p``, 3 players
+    the ACPC's ``holdem.limit.3p``, 4 or more the same table with more seats (blinds 5/10, bets
+    10/20).
 
-    >>> default_game(2).name, default_game(6).blinds[:3]
-    ('holdem.limit.2p', (5.0, 10.0, 0.0))
+    >>> default_game(2).name, default_game(3).name, default_game(6).name, default_game(6).blinds[:3]
+    ('holdem.limit.2p', 'holdem.limit.3p', 'holdem.limit.6p', (5.0, 10.0, 0.0))
     """
-    if n_players == 2:
-        return preset("holdem.limit.2p")
-    return standard_table(f"limit.{n_players}p", n_players, (5, 10), 10, 20)
+    name = f"holdem.limit.{n_players}p"
+    try:
+        return preset(name)
+    except ConfigError:  # more seats than any preset: the GameDef says why it is refused
+        return standard_table(name, n_players, (5, 10), 10, 20)
 
 
 def load_game(spec: str, *, files: bool = True) -> GameDef:

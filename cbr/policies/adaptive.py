@@ -709,3 +709,10 @@ case_based_bot.OPTION_HELP = {  # type: ignore[attr-defined]
     **{k: AdaptivePolicy.OPTION_HELP[k] + " (adaptive only)" for k in ("memory", "memory_cases", "memory_z",
                                                                         "memory_similarity")},
 }
+#: What each preset of the ``cbr`` bot sets (``cbr plugins list``): ``adaptive``, then the
+#: case-based bot's presets, their lines made from the values the bot plays.
+case_based_bot.PRESET_HELP = {  # type: ignore[attr-defined]
+    "adaptive": "the expert preset until it knows its opponent, then the house bot that beats that opponent's "
+                "style",
+    **CBRPolicy.PRESET_HELP,
+}

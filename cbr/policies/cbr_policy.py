@@ -80,7 +80,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from cbr.store.street_view import StreetView
 
 __all__ = ["CBRPolicy", "CBRDecision", "REUSE_POLICIES", "TIE_ORDER", "max_frequency_action",
-           "best_outcome_action", "shaped_triple", "guard_strength"]
+           "best_outcome_action", "shaped_triple", "guard_strength", "preset_settings"]
 
 
 _SHAPING_DEFAULTS = {"sharpen": 1.0, "outcome_weight": 0.0, "odds_guard": 0.0}
@@ -96,6 +96,16 @@ PRESETS: dict[str, dict[str, Any]] = {
     "casper": {"casebase": "default", "reuse": "probabilistic", **_SHAPING_DEFAULTS},
 }
 DEFAULT_PRESET = "expert"
+
+
+def preset_settings(preset: str) -> str:
+    """What the preset ``preset`` of :data:`PRESETS` sets, as a policy spec writes the options.
+
+    >>> preset_settings("casper")
+    'casebase=default, reuse=probabilistic, sharpen=1, outcome-weight=0, odds-guard=0'
+    """
+    return ", ".join(f"{k.replace('_', '-')}={f'{v:g}' if isinstance(v, float) else v}"
+                     for k, v in PRESETS[preset].items())
 
 
 def _number(name: str, value: Any) -> Any:
@@ -287,6 +297,11 @@ class CBRPolicy(Policy):
                       "similar (default: the case base's)",
         "min_cases": "fall back when fewer than this many are that similar, at most fallback-k (default: the "
                      "case base's, 1)",
+    }
+    #: What each preset sets, one line each (``cbr plugins list``; :func:`~cbr.policies.spec.policy_presets`).
+    PRESET_HELP = {
+        "expert": preset_settings("expert") + " (the teacher's cases)",
+        "casper": preset_settings("casper") + " (plain sampling)",
     }
     #: Retention during play writes through this bot's case base (:mod:`cbr.play.retention`).
     can_retain = True

@@ -185,10 +185,19 @@ class Phase3Policy(EHSPolicy):
     """Phase III bot: the Phase II ``ehs`` bot plus the showdown model (algorithm 8),
     learned during the match from every hand it sees (:meth:`observe`).
 
-    Options, one line each in :attr:`OPTION_HELP`: ``variant`` (``conservative`` folds below
-    ``mu - delta``), ``min_samples`` (10, the report's figure), ``preflop`` (after the flop only by
-    default, where the report's EHS is defined). Other options are the ``ehs`` bot's.
+    Options (``phase3:KEY=VALUE`` in a policy spec), one line each in :attr:`OPTION_HELP`:
+    ``variant`` (``conservative`` folds below ``mu - delta``, ``aggressive`` raises there half the
+    time), ``min_samples`` (10, the report's figure), ``preflop`` (after the flop only by default,
+    where the report's EHS is defined). Those are all a spec takes: the Phase II part plays with
+    the ``ehs`` bot's defaults (``phase3:raise-ehs=0.7`` is refused). Code may pass the
+    :class:`~cbr.policies.rules.EHSPolicy` keywords to the constructor, which hands them on.
 
+    >>> from cbr.policies.spec import policy_from_spec
+    >>> policy_from_spec("phase3:raise-ehs=0.7")
+    Traceback (most recent call last):
+    cbr.policies.spec.PolicySpecError: policy 'phase3' has no option 'raise_ehs'; options: variant, min-samples, preflop
+    >>> Phase3Policy(raise_ehs=0.7).raise_ehs
+    0.7
     >>> Phase3Policy(variant="reckless")
     Traceback (most recent call last):
     cbr.policies.phase3.ShowdownModelError: variant is conservative or aggressive, got 'reckless'

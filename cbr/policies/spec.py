@@ -34,7 +34,7 @@ from cbr.errors import ConfigError, PluginError
 from cbr.policies.base import Policy
 
 __all__ = ["PolicySpecError", "UnknownPolicyError", "parse_policy_spec", "policy_description", "policy_options",
-           "policy_option_help", "policy_from_spec", "split_policy_specs", "DESCRIPTIONS"]
+           "policy_option_help", "policy_presets", "policy_from_spec", "split_policy_specs", "DESCRIPTIONS"]
 
 _NAME_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*\Z")
 _KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
@@ -140,14 +140,33 @@ def policy_option_help(name: str) -> dict[str, str]:
     >>> policy_option_help("call")
     {}
     """
-    factory = _factory(name)
+    merged = _declared(_factory(name), "OPTION_HELP")
+    return {k: " ".join(str(merged.get(k, "")).split()) for k in policy_options(name)}
+
+
+def policy_presets(name: str) -> dict[str, str]:
+    """One line on what each preset of the policy ``name`` sets (``cbr:preset=NAME``), from
+    the ``PRESET_HELP`` table its factory declares (merged as :func:`policy_option_help`
+    merges ``OPTION_HELP``); ``cbr plugins list`` shows them. {} for a bot without presets.
+
+    >>> policy_presets("cbr")["expert"]
+    "casebase=expert, reuse=probabilistic, sharpen=4, outcome-weight=1, odds-guard=0 (the teacher's cases)"
+    >>> policy_presets("lag")
+    {}
+    """
+    return {k: " ".join(str(v).split()) for k, v in _declared(_factory(name), "PRESET_HELP").items()}
+
+
+def _declared(factory: Any, attribute: str) -> dict[str, Any]:
+    """The table ``attribute`` of a factory: a class's own merged over its bases', or a
+    function's attribute of that name ({} when none declares one)."""
     merged: dict[str, Any] = {}
     owners = reversed(inspect.getmro(factory)) if inspect.isclass(factory) else [factory]
     for owner in owners:
-        table = vars(owner).get("OPTION_HELP") if hasattr(owner, "__dict__") else None
+        table = vars(owner).get(attribute) if hasattr(owner, "__dict__") else None
         if isinstance(table, dict):
             merged.update(table)
-    return {k: " ".join(str(merged.get(k, "")).split()) for k in policy_options(name)}
+    return merged
 
 
 #: One line on each built-in bot, as ``cbr plugins list`` shows it (docs/live-play.md has more).

@@ -1,10 +1,24 @@
 """The request bodies of the HTTP API (pydantic models; FastAPI checks them and answers 422
-naming the field). The answers are plain JSON built by :mod:`cbr.serve.engine`."""
+naming the field). The answers are plain JSON built by :mod:`cbr.serve.engine`.
+
+Numbers and booleans are strict: a JSON string or boolean where a number is asked (``"min_cases":
+"20"``, ``"min_cases": true``), or a number or string where a boolean is asked, is refused, not
+turned into one; a JSON integer where a float is asked is taken (``"pot": 5``).
+
+>>> Situation(hole="AdQc", pot=5).pot
+5.0
+>>> from pydantic import ValidationError
+>>> try:
+...     Situation(hole="AdQc", min_cases=True)
+... except ValidationError as exc:
+...     print(exc.errors()[0]["loc"], exc.errors()[0]["type"])
+('min_cases',) int_type
+"""
 from __future__ import annotations
 
 from typing import Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, model_validator
 
 from cbr.query import MAX_TOP
 from cbr.serve.engine import MAX_EVALUATE_DECISIONS
@@ -32,25 +46,27 @@ class Situation(BaseModel):
                       description="A preset name or inline GameDef JSON (no file names).")
     hole: Optional[str] = Field(None, max_length=20, description="Your hole cards, e.g. AdQc.")
     board: Optional[str] = Field(None, max_length=30, description="Board cards: none, 3, 4 or 5.")
-    dealt: Optional[int] = Field(None, ge=2, le=12, description="Players dealt in (default: the game's seats).")
-    in_hand: Optional[int] = Field(None, description="Players not folded, you included.")
-    position: Optional[int] = Field(None, description="Your place in this round's order, 0 = first to act.")
-    to_act: Optional[int] = Field(None, description="Players still to act after you this round.")
-    committed: Optional[float] = Field(None, description="Bets you already put in this round.")
-    to_call: Optional[float] = Field(None, description="Bets you must add to call.")
-    pot: Optional[float] = Field(None, description="Pot before your action, in small bets.")
-    prev_bets: Optional[int] = Field(None, description="Bets and raises made in the previous round.")
-    weighted: Optional[bool] = Field(None, description="Weight actions by similarity (null: the case base's "
+    dealt: Optional[StrictInt] = Field(None, ge=2, le=12, description="Players dealt in (default: the game's seats).")
+    in_hand: Optional[StrictInt] = Field(None, description="Players not folded, you included.")
+    position: Optional[StrictInt] = Field(None, description="Your place in this round's order, 0 = first to act.")
+    to_act: Optional[StrictInt] = Field(None, description="Players still to act after you this round.")
+    committed: Optional[StrictFloat] = Field(None, description="Bets you already put in this round.")
+    to_call: Optional[StrictFloat] = Field(None, description="Bets you must add to call.")
+    pot: Optional[StrictFloat] = Field(None, description="Pot before your action, in small bets.")
+    prev_bets: Optional[StrictInt] = Field(None, description="Bets and raises made in the previous round.")
+    weighted: Optional[StrictBool] = Field(None, description="Weight actions by similarity (null: the case base's "
                                                        "setting; false: count every retrieved case once).")
-    top: Optional[int] = Field(5, ge=0, le=MAX_TOP, description="Cases to return (null: every retrieved case).")
-    threshold: Optional[float] = Field(None, ge=0.0, le=1.0, description="Retrieve every case at least this similar, "
-                                       "for this request only (null: the case base's; cbr query --threshold).")
-    k: Optional[int] = Field(None, ge=1, le=1_000_000, description="When no case reaches the threshold, the K most "
-                             "similar, for this request only (null: the case base's fallback k; cbr query --k).")
-    min_cases: Optional[int] = Field(None, ge=1, le=1_000_000, description="Take the K most similar when fewer than "
-                                     "this many cases reach the threshold, not only when none does; at most K "
-                                     "(null: the case base's, CASPER's 1; cbr query --min-cases).")
-    opponents: Optional[list[tuple[float, float, float]]] = Field(
+    top: Optional[StrictInt] = Field(5, ge=0, le=MAX_TOP, description="Cases to return (null: every retrieved case).")
+    threshold: Optional[StrictFloat] = Field(
+        None, ge=0.0, le=1.0, description="Retrieve every case at least this similar, for this request only "
+        "(null: the case base's; cbr query --threshold).")
+    k: Optional[StrictInt] = Field(
+        None, ge=1, le=1_000_000, description="When no case reaches the threshold, the K most similar, for this "
+        "request only (null: the case base's fallback k; cbr query --k).")
+    min_cases: Optional[StrictInt] = Field(
+        None, ge=1, le=1_000_000, description="Take the K most similar when fewer than this many cases reach the "
+        "threshold, not only when none does; at most K (null: the case base's, CASPER's 1; cbr query --min-cases).")
+    opponents: Optional[list[tuple[StrictFloat, StrictFloat, StrictFloat]]] = Field(
         None, max_length=11, description="For a case base built with the casper-opp feature set: the player "
         "model (aggressiveness, tightness, riskiness, each in 0..1) of each opponent still in the hand, in "
         "position order; the rest stay at the defaults (cbr query --opponent).")
@@ -83,7 +99,7 @@ class ReuseRequest(Situation):
                                           "bot plays everywhere (cbr: its preset's, expert); for a bot without "
                                           "one, default (or the first served).")
     policy: str = Field("cbr", min_length=1, max_length=300, description="A policy spec: NAME:KEY=VALUE:...")
-    seed: int = Field(0, ge=0, le=2**63 - 1, description="Seed of the policy's draw (same seed, same action).")
+    seed: StrictInt = Field(0, ge=0, le=2**63 - 1, description="Seed of the policy's draw (same seed, same action).")
 
 
 class RetainRequest(BaseModel):
@@ -105,10 +121,10 @@ class EvaluateRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     casebase: str = Field("default", min_length=1, max_length=200)
-    folds: int = Field(3, ge=2, le=10)
-    max_decisions: int = Field(100, ge=1, le=MAX_EVALUATE_DECISIONS, description="Decisions per street.")
-    seed: int = Field(0, ge=0, le=2**32 - 1)
-    ann: bool = Field(False, description="Also train and score the ANN action predictor (slower).")
+    folds: StrictInt = Field(3, ge=2, le=10)
+    max_decisions: StrictInt = Field(100, ge=1, le=MAX_EVALUATE_DECISIONS, description="Decisions per street.")
+    seed: StrictInt = Field(0, ge=0, le=2**32 - 1)
+    ann: StrictBool = Field(False, description="Also train and score the ANN action predictor (slower).")
 
 
 class TableRequest(BaseModel):
@@ -119,7 +135,7 @@ class TableRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     bots: list[str] = Field(["cbr"], min_length=1, max_length=5, description="Policy specs, e.g. [\"cbr\"].")
-    seed: Optional[int] = Field(None, ge=0, le=2**31 - 1, description="Seed of the deals (null: a random one).")
+    seed: Optional[StrictInt] = Field(None, ge=0, le=2**31 - 1, description="Seed of the deals (null: a random one).")
     name: str = Field("you", min_length=1, max_length=64, description="The person's name at the table.")
     retain_into: Optional[str] = Field(None, min_length=1, max_length=64,
                                        description="Keep every hand (the person's decisions too) in this case "

@@ -300,7 +300,8 @@ def test_cli_match_title_is_one_line_in_a_pipe():
     res = runner.invoke(app, ["match", "-p", "fold,call,raise", "-n", "3000", "--duplicate", "--seed", "123456789"],
                         env={"COLUMNS": "80"})
     assert res.exit_code == 0, res.output
-    assert res.stdout.splitlines()[0].rstrip() == "limit.3p: 3,000 hands (duplicate, 1,000 deals), seed 123456789"
+    assert res.stdout.splitlines()[0].rstrip() == ("holdem.limit.3p: 3,000 hands (duplicate, 1,000 deals), "
+                                                   "seed 123456789")
     assert res.stdout.splitlines()[1].startswith("┏")
 
 
@@ -324,3 +325,30 @@ def test_cli_dealer_title_is_one_line_in_a_pipe():
     lines = res.stdout.splitlines()
     assert lines[0].rstrip() == "holdem.limit.2p: 300 hands, seed 123456789" and lines[1].startswith("┏")
     assert lines[-1] == "SCORE:-820|820:fold|call"
+
+
+def test_a_match_names_its_game_in_full_as_everywhere_else() -> None:
+    """`cbr match --players call,raise,fold` named its game `limit.3p` where every other place
+    (the presets, --game, ACPC logs) says `holdem.limit.3p`: the default game of 3 players is
+    that preset, and of 4-12 players `holdem.limit.Np`, a preset --game takes too. The text,
+    --json and --help say the full name."""
+    from cbr.game.gamedef import preset
+    from cbr.game.spec import load_game
+
+    res = runner.invoke(app, ["match", "--players", "call,raise,fold", "--hands", "10"], env={"COLUMNS": "120"})
+    assert res.exit_code == 0, res.output
+    assert res.stdout.splitlines()[0].startswith("holdem.limit.3p: 10 hands"), res.stdout
+    res = runner.invoke(app, ["match", "--players", "call,raise,fold", "--hands", "10", "--json"])
+    assert res.exit_code == 0 and json.loads(res.stdout)["game"] == "holdem.limit.3p", res.output
+    res = runner.invoke(app, ["match", "--players", "call,raise,fold,call", "--hands", "4", "--json"])
+    assert res.exit_code == 0 and json.loads(res.stdout)["game"] == "holdem.limit.4p", res.output
+    assert default_game(3) == preset("holdem.limit.3p")
+    for n in range(3, 13):  # the table played before, renamed: the same rules, blinds and bets
+        assert default_game(n) == standard_table(f"holdem.limit.{n}p", n, (5, 10), 10, 20)
+    for n in range(2, 13):
+        game = default_game(n)
+        assert game.name == f"holdem.limit.{n}p" and load_game(game.name) == game and game.n_players == n
+    assert (default_game(6).blinds, default_game(6).small_bet, default_game(6).big_bet) == ((5, 10, 0, 0, 0, 0), 10, 20)
+    res = runner.invoke(app, ["match", "--help"], env={"COLUMNS": "200"})
+    text = " ".join(res.stdout.split())
+    assert "holdem.limit.2p" in text and "holdem.limit.3p" in text and "limit.3p:" not in text.replace("holdem.", "")

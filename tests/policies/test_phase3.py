@@ -188,3 +188,27 @@ def test_plugins_play_and_learn_during_a_match() -> None:
     # reset (a new match) forgets the model
     bot.reset()
     assert bot.model.players() == [] and bot.decisions == 0
+
+
+@pytest.mark.parametrize("cls", [Phase3Policy, AggressivePhase3Policy])
+def test_the_docstring_says_the_options_the_bot_takes(cls) -> None:
+    """Phase3Policy's docstring said "Other options are the ``ehs`` bot's", but a policy spec
+    refuses them (`phase3:raise-ehs=0.7`: no option 'raise_ehs'): the options of the docstring's
+    Options paragraph are those a spec takes (the constructor's keywords, OPTION_HELP's lines),
+    and any bot it says options come from has every one of them taken too."""
+    import inspect
+    import re
+
+    from cbr.policies.spec import PolicySpecError, policy_option_help, policy_options
+
+    doc = " ".join(inspect.getdoc(Phase3Policy).split())
+    options = doc[doc.index("Options"):].split(">>>")[0]
+    assert set(policy_options(cls.name)) == set(policy_option_help(cls.name)) == {"variant", "min_samples", "preflop"}
+    for key in policy_options(cls.name):
+        assert f"``{key}``" in options, (key, options)
+    for other in re.findall(r"options are the ``([\w-]+)`` bot's", options):
+        for key, default in policy_options(other).items():
+            try:
+                policy_from_spec(f"{cls.name}:{key.replace('_', '-')}={default}")
+            except PolicySpecError as exc:
+                raise AssertionError(f"the docstring says {cls.name} takes {other}'s {key}: {exc}") from None

@@ -785,3 +785,75 @@ def test_retrieve_takes_the_threshold_and_k_of_cbr_query(client) -> None:
     bad = client.post("/retrieve", json={**spot, "k": 4, "min_cases": 5})
     assert bad.status_code == 422 and bad.json()["detail"][0]["loc"] == ["body", "min_cases"], bad.json()
     assert "min_cases 5 is above k 4" in bad.json()["detail"][0]["msg"]
+
+
+SPOT = {"hole": "AdQc", "board": "3h4cJh", "position": 1, "to_call": 1, "pot": 5, "prev_bets": 2}
+
+
+@pytest.mark.parametrize(("path", "body", "loc", "kind"), [
+    ("/retrieve", {**SPOT, "min_cases": True}, ["body", "min_cases"], "int_type"),
+    ("/retrieve", {**SPOT, "min_cases": "20"}, ["body", "min_cases"], "int_type"),
+    ("/retrieve", {**SPOT, "k": "4"}, ["body", "k"], "int_type"),
+    ("/retrieve", {**SPOT, "k": 4.0}, ["body", "k"], "int_type"),
+    ("/retrieve", {**SPOT, "top": True}, ["body", "top"], "int_type"),
+    ("/retrieve", {"hole": "AdQc", "dealt": "3"}, ["body", "dealt"], "int_type"),
+    ("/retrieve", {"hole": "AdQc", "in_hand": False}, ["body", "in_hand"], "int_type"),
+    ("/retrieve", {**SPOT, "position": "1"}, ["body", "position"], "int_type"),
+    ("/retrieve", {"hole": "AdQc", "to_act": True}, ["body", "to_act"], "int_type"),
+    ("/retrieve", {**SPOT, "prev_bets": "2"}, ["body", "prev_bets"], "int_type"),
+    ("/retrieve", {**SPOT, "pot": "5"}, ["body", "pot"], "float_type"),
+    ("/retrieve", {**SPOT, "to_call": True}, ["body", "to_call"], "float_type"),
+    ("/retrieve", {"hole": "AdQc", "committed": "0"}, ["body", "committed"], "float_type"),
+    ("/retrieve", {**SPOT, "threshold": "0.9"}, ["body", "threshold"], "float_type"),
+    ("/retrieve", {**SPOT, "weighted": 1}, ["body", "weighted"], "bool_type"),
+    ("/retrieve", {**SPOT, "weighted": "true"}, ["body", "weighted"], "bool_type"),
+    ("/retrieve", {**SPOT, "opponents": [[True, 0.5, 0.5]]}, ["body", "opponents", 0, 0], "float_type"),
+    ("/retrieve", {**SPOT, "opponents": [[0.4, "0.8", 0.6]]}, ["body", "opponents", 0, 1], "float_type"),
+    ("/retrieve/batch", {"situations": [SPOT, {**SPOT, "min_cases": True}]},
+     ["body", "situations", 1, "min_cases"], "int_type"),
+    ("/reuse", {**SPOT, "seed": "7"}, ["body", "seed"], "int_type"),
+    ("/reuse", {**SPOT, "seed": True}, ["body", "seed"], "int_type"),
+    ("/evaluate", {"folds": "2"}, ["body", "folds"], "int_type"),
+    ("/evaluate", {"max_decisions": True}, ["body", "max_decisions"], "int_type"),
+    ("/evaluate", {"seed": "1"}, ["body", "seed"], "int_type"),
+    ("/evaluate", {"ann": 1}, ["body", "ann"], "bool_type"),
+    ("/evaluate", {"ann": "false"}, ["body", "ann"], "bool_type"),
+    ("/table/sessions", {"bots": ["call"], "seed": "3"}, ["body", "seed"], "int_type"),
+    ("/table/sessions", {"bots": ["call"], "seed": True}, ["body", "seed"], "int_type"),
+])
+def test_a_string_or_boolean_where_a_number_is_asked_is_422_naming_the_field(client, path, body, loc, kind) -> None:
+    """`"min_cases": true` and `"min_cases": "20"` were taken as 1 and 20 (pydantic's lax mode
+    turns booleans and numeric strings into numbers): every request body is strict for numbers
+    and booleans, and the answer names the field."""
+    r = client.post(path, json=body)
+    assert r.status_code == 422, r.text
+    assert [(d["loc"], d["type"]) for d in r.json()["detail"]] == [(loc, kind)], r.json()
+
+
+def test_an_integer_where_a_float_is_asked_is_still_taken(client) -> None:
+    """Strict numbers do not refuse a JSON integer for a float field (`"pot": 5`, `"threshold": 1`):
+    the answer is the one for the same float."""
+    ints = client.post("/retrieve", json={**SPOT, "to_call": 1, "pot": 5, "committed": 0, "threshold": 1})
+    floats = client.post("/retrieve", json={**SPOT, "to_call": 1.0, "pot": 5.0, "committed": 0.0, "threshold": 1.0})
+    assert ints.status_code == 200, ints.text
+    assert ints.json() == floats.json()
+
+
+def test_policies_say_what_each_option_means(client) -> None:
+    """/policies listed the options without what they mean: each bot's ``option_help`` gives
+    the one line of its ``OPTION_HELP`` table (the lines ``cbr plugins list`` shows) for every
+    option it lists, those a request may give and the server-only ones alike."""
+    from cbr.policies.spec import policy_option_help
+
+    listed = client.get("/policies").json()["policies"]
+    for p in listed:
+        if "error" in p:
+            continue
+        helps = {k.replace("_", "-"): v for k, v in policy_option_help(p["name"]).items()}
+        assert list(p["option_help"]) == [*p["options"], *p.get("server_only", [])], p["name"]
+        assert p["option_help"] == {k: helps[k] for k in p["option_help"]}, p["name"]
+    cbr = next(p for p in listed if p["name"] == "cbr")
+    assert "max-frequency" in cbr["option_help"]["reuse"] and cbr["option_help"]["casebase"]
+    assert cbr["options"]["preset"] == "adaptive"  # the existing keys stay as they were
+    lag = next(p for p in listed if p["name"] == "lag")
+    assert lag["option_help"]["stab-rate"] == "chance of a bet with nothing to call after the flop, whatever the hand"
