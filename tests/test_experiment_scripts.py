@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import require_module
+
 REPO = Path(__file__).resolve().parents[1]
 SCRIPTS = sorted(p for p in REPO.glob("experiments/*.py") if p.name != "common.py")
 
@@ -136,3 +138,35 @@ def test_a_report_of_other_runs_is_one_error_line(tmp_path: Path) -> None:
     assert (p.returncode, p.stdout) == (1, ""), p.stderr
     assert p.stderr.strip().splitlines() == [f"error: {old}: seed 1, 10 hands; not 2, 10"]
     assert sorted(tmp_path.iterdir()) == [old]
+
+
+def test_bot_table_without_lbr_draws_the_matches_it_measured(tmp_path: Path) -> None:
+    """``bot_table --skip lbr`` wrote its JSON, then crashed drawing the chart (``max() arg is an
+    empty sequence``: the LBR column was scaled by the bots that had an LBR, and none had). The
+    chart shows what was measured: here the matches against ``raise``, one row a bot."""
+    require_module("matplotlib")
+    out = tmp_path / "out"
+    p = run([str(REPO / "experiments" / "bot_table.py"), "--skip", "lbr,time", "--bots", "call,hs",
+             "--opponents", "raise", "--hands", "4", "--workers", "1", "--out", str(out)], tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert "Traceback" not in p.stderr
+    assert p.stderr.strip().splitlines()[-1] == f"wrote {out / 'bot-table-seed2.png'} (2 bots: against raise)"
+    assert sorted(f.name for f in out.iterdir()) == ["bot-table-seed2.json", "bot-table-seed2.png"]
+    assert (out / "bot-table-seed2.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    rows = json.loads((out / "bot-table-seed2.json").read_text())["rows"]
+    assert {b: sorted(r) for b, r in rows.items()} == {"call": ["raise"], "hs": ["raise"]}
+    assert [line.split(" | ")[1] for line in p.stdout.splitlines()[2:]] == ["-", "-"]  # no LBR cells
+
+
+def test_bot_table_with_nothing_to_draw_says_so_in_one_line(tmp_path: Path) -> None:
+    """Only the decision times measured (no LBR, no match): no chart, one line saying why, exit 0."""
+    require_module("matplotlib")
+    out = tmp_path / "out"
+    p = run([str(REPO / "experiments" / "bot_table.py"), "--skip", "lbr,matches", "--bots", "call",
+             "--time-hands", "2", "--out", str(out)], tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert "Traceback" not in p.stderr
+    assert p.stderr.strip().splitlines()[-1] == ("no chart: no bot has an LBR or a match result to draw, so no "
+                                                 "bot-table-seed2.png was written")
+    assert sorted(f.name for f in out.iterdir()) == ["bot-table-seed2.json"]
+    assert list(json.loads((out / "bot-table-seed2.json").read_text())["rows"]["call"]) == ["time"]
