@@ -146,12 +146,12 @@ def plot(report: dict, bots: list[str], opponents: list[str], path: Path) -> str
 
 
 def main() -> int:
-    from common import OUT_FOLDER_HELP, description, out_folder, positive_float, positive_int, seed_int
+    from common import OUT_FOLDER_HELP, description, out_folder, policy_specs, positive_float, positive_int, seed_int
 
     ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--seed", type=seed_int, default=2, help="deal seed of the matches, LBR and the timing")
-    ap.add_argument("--bots", default=BOTS, help="comma-separated bots (policy specs)")
-    ap.add_argument("--opponents", default=OPPONENTS, help="comma-separated opponents of the matches (policy specs)")
+    ap.add_argument("--bots", type=policy_specs(), default=BOTS, help="comma-separated bots (policy specs)")
+    ap.add_argument("--opponents", type=policy_specs(), default=OPPONENTS, help="comma-separated opponents of the matches (policy specs)")
     ap.add_argument("--hands", type=positive_int, default=4000, help="duplicate hands per match")
     ap.add_argument("--lbr-hands", type=positive_int, default=2000, help="LBR hands per bot, at most")
     ap.add_argument("--lbr-budget", type=positive_float, default=1800, help="seconds of LBR per bot, at most")
@@ -162,7 +162,7 @@ def main() -> int:
     ap.add_argument("--out", default=None, help=OUT_FOLDER_HELP)
     args = ap.parse_args()
     skip = set(filter(None, args.skip.split(",")))
-    bots, opponents = args.bots.split(","), args.opponents.split(",")
+    bots, opponents = args.bots, args.opponents
     outdir = out_folder(args.out)
     out = outdir / f"bot-table-seed{args.seed}.json"
     report = json.loads(out.read_text()) if out.exists() and not args.redo else {"seed": args.seed, "rows": {}}
