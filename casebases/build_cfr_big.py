@@ -18,7 +18,8 @@ options and its trainer. Everything goes into the run folder ``--out`` (default
   training stops after ``--minutes`` (this session) or at ``--iterations`` in all.
 - Ctrl-C or SIGTERM: the checkpoint is saved (atomically: a second Ctrl-C waits for it), then
   the recipe exits 130 or 143 with one line. While the abstraction is built (before training):
-  one line, 130 or 143, and nothing kept. Bad values: a usage error naming the valid range,
+  one line, 130 or 143, and nothing kept; from the first signal on, later ones are ignored (a
+  second Ctrl-C cuts neither the line nor the exit). Bad values: a usage error naming the valid range,
   exit 2; other errors: one ``error:`` line, exit 1. Everything is checked before anything is
   made, and a start that fails removes what it made (a folder it made; in a folder that was
   there, its lock and abstraction), nothing else.
@@ -182,7 +183,7 @@ def _run(args: argparse.Namespace) -> int:
         for f in made:
             f.unlink(missing_ok=True)
 
-    with StartSignals() as starting:
+    with StartSignals(ignore_after=True) as starting:  # once stopped, later signals cannot cut its line or exit
         try:
             lock_new = not (files.path / ".lock").exists()
             top = make_folder(files.path)

@@ -11,7 +11,9 @@ more iterations, whichever ends first. Writes
 keeps a checkpoint beside it (``emd_256.ckpt.npz``, not shipped): run the command again to
 go on training from it. ``--snapshots DIR`` also writes the strategy every
 ``--snapshot-every`` iterations (for the exploitability-against-training-time plot).
-Ctrl-C or SIGTERM saves the checkpoint and the strategy, then exits 130 or 143 with one line.
+Ctrl-C or SIGTERM saves the checkpoint and the strategy, then exits 130 or 143 with one line;
+while the abstraction is built it stops at once, one line and nothing kept. Either way later
+signals are ignored, so a second Ctrl-C cuts neither the line nor the exit.
 
 The loop (:class:`cbr.cfr.longrun.LongRun`), the training options and the one place a
 trainer is made (:func:`new_trainer`) are shared with ``casebases/build_cfr_big.py``, the
@@ -201,9 +203,9 @@ class StartSignals:
     abstraction) ends at once and the recipe can say so; ``starting.end()`` (or the end of the
     block) puts the handlers in place before back, before training sets its own, unless a signal
     came and ``ignore_after=True``: then both stay ignored (as :class:`cbr.cfr.longrun.StopSignals`
-    does: a process that is stopping must not be cut by a second signal while it says so). The
-    counter recipe (:mod:`casebases.build_counters`) keeps it for its whole run: a C call of the
-    solver stops after its slice under way.
+    does: a process that is stopping must not be cut by a second signal while it says so; every
+    recipe here passes it). The counter recipe (:mod:`casebases.build_counters`) keeps it for its
+    whole run: a C call of the solver stops after its slice under way.
 
     >>> with StartSignals():
     ...     try:
@@ -294,7 +296,7 @@ def _run(args: argparse.Namespace) -> int:
         say(f"building the abstraction ({b} buckets a street): minutes")
         bar = ProgressBar(not args.quiet)
         try:
-            with StartSignals():
+            with StartSignals(ignore_after=True):  # once stopped, later signals cannot cut the clean-up or its line
                 try:
                     a = DistributionAbstraction.build(b, b, b, seed=args.seed, progress=bar)
                 finally:

@@ -50,21 +50,20 @@ def cell(expert: str, opponent: str, hands: int, seed: int) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from common import OUT_HELP, description, out_file, positive_int, seed_int
+    from common import OUT_HELP, description, out_file, policy_specs, positive_int, seed_int
 
     ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--seed", type=seed_int, default=1, help="deal seed of the matches")
     ap.add_argument("--hands", type=positive_int, default=1000, help="duplicate hands per match")
     ap.add_argument("-j", "--jobs", type=positive_int, default=2, help="matches played at once")
-    ap.add_argument("--experts", default=",".join(EXPERTS), help="comma-separated house bots (policy specs)")
-    ap.add_argument("--opponents", default=",".join(OPPONENTS), help="comma-separated opponents (policy specs)")
+    ap.add_argument("--experts", type=policy_specs(), default=",".join(EXPERTS), help="comma-separated house bots (policy specs)")
+    ap.add_argument("--opponents", type=policy_specs(), default=",".join(OPPONENTS), help="comma-separated opponents (policy specs)")
     ap.add_argument("--add", action="store_true",
                     help="add these cells to the seed's matrix file (same --hands), replacing cells measured again")
     ap.add_argument("--out", type=Path, default=None,
                     help=OUT_HELP.format(name="adaptation-matrix-seed<SEED>.json"))
     args = ap.parse_args(argv)
-    experts = [e for e in args.experts.split(",") if e]
-    opponents = [o for o in args.opponents.split(",") if o]
+    experts, opponents = args.experts, args.opponents
     jobs = [(e, o, SLOW.get(o, args.hands), args.seed) for o in opponents for e in experts]
     cells = []
     with ProcessPoolExecutor(args.jobs) as pool:

@@ -16,7 +16,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from common import OUT_HELP, out_file, pyplot, say, write_json
+from common import OUT_HELP, out_file, policy_spec, pyplot, say, write_json
 
 #: Opponents: the house's bots, the baselines, and two that change style in the middle.
 OPPONENTS = ["call", "raise", "station", "hs", "ehs", "poki", "lag", "phase3", "cfr:strategy=emd_256", "call>raise", "raise>call"]
@@ -52,6 +52,11 @@ def _switching(spec: str, hands: int, seed: int):
             self.played += 1
 
     return Switch()
+
+
+def opponent_spec(text: str) -> str:
+    """An opponent of ``--opponents``: a policy spec, or ``a>b`` (:func:`_switching`), each side checked."""
+    return ">".join(policy_spec(part) for part in text.split(">"))
 
 
 def _opponent(spec: str, hands: int, seed: int):
@@ -168,18 +173,19 @@ def plot(report: dict, path: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from common import description, positive_int, seed_int
+    from common import description, policy_specs, positive_int, seed_int
 
     ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--seed", type=seed_int, default=2, help="deal seed of the matches")
     ap.add_argument("--hands", type=positive_int, default=4000, help="duplicate hands per match")
     ap.add_argument("-j", "--jobs", type=positive_int, default=2, help="matches played at once")
-    ap.add_argument("--opponents", default=",".join(OPPONENTS + UNSEEN), help="comma-separated opponents (policy specs)")
-    ap.add_argument("--fixed", default=",".join(FIXED), help="comma-separated fixed bots to compare with (policy specs)")
+    ap.add_argument("--opponents", type=policy_specs(each=opponent_spec), default=",".join(OPPONENTS + UNSEEN),
+                    help="comma-separated opponents (policy specs; a>b plays a for the first half of the hands, b after)")
+    ap.add_argument("--fixed", type=policy_specs(), default=",".join(FIXED), help="comma-separated fixed bots to compare with (policy specs)")
     ap.add_argument("--fixed-from", type=Path, default=None,
                     help="a report of this script for the same --seed and --hands: its fixed bots' results are "
                          "taken instead of played again (the same deals; `cbr` there is `cbr:preset=expert`)")
-    ap.add_argument("--bot", default="cbr", help="the adaptive bot's spec (default: plain cbr), e.g. adapt:min_gain=0.05")
+    ap.add_argument("--bot", type=policy_spec, default="cbr", help="the adaptive bot's spec (default: plain cbr), e.g. adapt:min_gain=0.05")
     ap.add_argument("--tag", default="", help="appended to the report's name (adaptive-seed<S><TAG>.json)")
     ap.add_argument("--replot", type=Path, default=None, help="draw the PNGs of a report again, and stop")
     ap.add_argument("--out", type=Path, default=None, help=OUT_HELP.format(name="adaptive-seed<SEED><TAG>.json"))
@@ -187,8 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.replot is not None:
         plot(json.loads(args.replot.read_text()), args.replot.with_suffix(".png"))
         return 0
-    opps = [o for o in args.opponents.split(",") if o]
-    fixed = [b for b in args.fixed.split(",") if b]
+    opps, fixed = args.opponents, args.fixed
     report: dict = {"seed": args.seed, "hands": args.hands, "bot": args.bot, "opponents": opps, "adapt": {}, "fixed": {},
                     "best": {}}
     if args.fixed_from is not None:

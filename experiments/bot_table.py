@@ -93,43 +93,65 @@ def old_lbr(seed: int, bot: str) -> dict | None:
             "from": path.name}
 
 
-def plot(report: dict, bots: list[str], opponents: list[str], path: Path) -> None:
+def chart_columns(report: dict, bots: list[str], opponents: list[str]) -> tuple[list[str], list[str]]:
+    """What the chart can draw from what was measured: the bots (rows) with a measured cell, and
+    the columns (``lbr``, then the opponents) that some bot has; two empty lists when nothing
+    was measured (a run with ``--skip lbr,matches``).
+
+    >>> report = {"rows": {"call": {"raise": {"sb_per_hand": 1.0, "ci": 0.1}}, "hs": {"time": {}}}}
+    >>> chart_columns(report, ["call", "hs"], ["raise", "ehs"])
+    (['call'], ['raise'])
+    """
+    rows = report["rows"]
+    columns = [c for c in ("lbr", *opponents) if any(c in rows.get(b, {}) for b in bots)]
+    return [b for b in bots if any(c in rows.get(b, {}) for c in columns)], columns
+
+
+def plot(report: dict, bots: list[str], opponents: list[str], path: Path) -> str:
+    """Draw the LBR and match columns measured so far into ``path``; what was drawn, or why
+    nothing was (one line for stderr)."""
+    bots, columns = chart_columns(report, bots, opponents)
+    if not columns:
+        return f"no chart: no bot has an LBR or a match result to draw, so no {path.name} was written"
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     rows = report["rows"]
-    bots = [b for b in bots if "lbr" in rows.get(b, {})]
-    fig, axes = plt.subplots(1, 1 + len(opponents), figsize=(4 + 3 * len(opponents), 0.45 * len(bots) + 1.8),
-                             sharey=True)
+    fig, axes = plt.subplots(1, len(columns), figsize=(1 + 3 * len(columns), 0.45 * len(bots) + 1.8),
+                             sharey=True, squeeze=False)
     y = np.arange(len(bots))
     names = [LABELS.get(b, b) for b in bots]
-    cols = [("lbr", "LBR (mbb/g, lower is better)", "mbb")] + [(o, f"against {o} (sb/h)", "sb_per_hand")
-                                                                 for o in opponents]
-    for ax, (key, title, field) in zip(axes, cols):
+    titles = {"lbr": ("LBR (mbb/g, lower is better)", "mbb")}
+    for ax, key in zip(axes[0], columns):
+        title, field = titles.get(key, (f"against {key} (sb/h)", "sb_per_hand"))
         vals = [rows[b].get(key, {}).get(field, np.nan) for b in bots]
         errs = [rows[b].get(key, {}).get("ci", 0) for b in bots]
         ax.barh(y, vals, xerr=errs, color="C0" if key == "lbr" else "C2", alpha=0.8, capsize=3)
-        if key == "lbr":  # a bot measured over a few hands has a CI wider than the field: cut at 2.5x the top value
-            ax.set_xlim(0, 2.5 * max(v for v in vals if v == v))
+        top = max((v for v in vals if np.isfinite(v)), default=0.0)
+        if key == "lbr" and top > 0:  # a bot measured over a few hands has a CI wider than the field: cut at 2.5x the top value
+            ax.set_xlim(0, 2.5 * top)
         ax.set_title(title, fontsize=9)
         ax.axvline(0, color="black", lw=0.8)
         ax.grid(axis="x", alpha=0.3)
-    axes[0].set_yticks(y, names, fontsize=8)
-    axes[0].invert_yaxis()
+    axes[0][0].set_yticks(y, names, fontsize=8)
+    axes[0][0].invert_yaxis()
     fig.suptitle(f"The house's bots, heads-up limit (seed {report['seed']}, 95% CI bars)", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
+    plt.close(fig)
+    shown = ", ".join("LBR" if c == "lbr" else f"against {c}" for c in columns)
+    return f"wrote {path} ({len(bots)} bots: {shown})"
 
 
 def main() -> int:
-    from common import OUT_FOLDER_HELP, description, out_folder, positive_float, positive_int, seed_int
+    from common import OUT_FOLDER_HELP, description, out_folder, policy_specs, positive_float, positive_int, seed_int
 
     ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--seed", type=seed_int, default=2, help="deal seed of the matches, LBR and the timing")
-    ap.add_argument("--bots", default=BOTS, help="comma-separated bots (policy specs)")
-    ap.add_argument("--opponents", default=OPPONENTS, help="comma-separated opponents of the matches (policy specs)")
+    ap.add_argument("--bots", type=policy_specs(), default=BOTS, help="comma-separated bots (policy specs)")
+    ap.add_argument("--opponents", type=policy_specs(), default=OPPONENTS, help="comma-separated opponents of the matches (policy specs)")
     ap.add_argument("--hands", type=positive_int, default=4000, help="duplicate hands per match")
     ap.add_argument("--lbr-hands", type=positive_int, default=2000, help="LBR hands per bot, at most")
     ap.add_argument("--lbr-budget", type=positive_float, default=1800, help="seconds of LBR per bot, at most")
@@ -140,7 +162,7 @@ def main() -> int:
     ap.add_argument("--out", default=None, help=OUT_FOLDER_HELP)
     args = ap.parse_args()
     skip = set(filter(None, args.skip.split(",")))
-    bots, opponents = args.bots.split(","), args.opponents.split(",")
+    bots, opponents = args.bots, args.opponents
     outdir = out_folder(args.out)
     out = outdir / f"bot-table-seed{args.seed}.json"
     report = json.loads(out.read_text()) if out.exists() and not args.redo else {"seed": args.seed, "rows": {}}
@@ -176,7 +198,7 @@ def main() -> int:
                 save()
     save()
     try:
-        plot(report, bots, opponents, outdir / f"bot-table-seed{args.seed}.png")
+        print(plot(report, bots, opponents, outdir / f"bot-table-seed{args.seed}.png"), file=sys.stderr)
     except ImportError:
         print("matplotlib is missing: pip install -e .[plots] for the PNG (the JSON is written)", file=sys.stderr)
     head = "| bot | LBR (mbb/g) | " + " | ".join(f"vs `{o}` (sb/h)" for o in opponents) + " | decision ms (mean / p99) |"

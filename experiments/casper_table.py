@@ -112,14 +112,14 @@ def plot(cells: list[dict], path: Path, title: str) -> bool:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    from common import description, positive_int, seed_int
+    from common import description, policy_spec, positive_int, seed_int
 
     ap = argparse.ArgumentParser(description=description(__doc__),
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seed", type=seed_int, default=2, help="deal seed (2: the reported run; 1 was for tuning)")
     ap.add_argument("--hands", type=positive_int, default=None, help="fixed hands per match (skips the pilot)")
     ap.add_argument("--jobs", type=int, choices=(1, 2), default=1, help="matches played at once")
-    ap.add_argument("--bot", default=TUNED_BOT,
+    ap.add_argument("--bot", type=policy_spec, default=TUNED_BOT,
                     help=f"the case-based bot's policy spec (default: the tuned {TUNED_BOT}; plain CASPER: cbr)")
     ap.add_argument("--target-ci", type=float, default=0.1, help="95%% half-width to reach, sb/h")
     ap.add_argument("--pilot-hands", type=positive_int, default=2000, help="hands of the pilot match that plans each match's hands")

@@ -182,21 +182,22 @@ def table_checks() -> dict:
 
 
 def main() -> None:
-    from common import description, positive_int, seed_int
+    from common import description, policy_specs, positive_int, seed_int
 
     ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--seed", type=seed_int, default=11, help="deal seed of the matches")
     ap.add_argument("--hands", type=positive_int, default=40000, help="duplicate hands against always-raise")
     ap.add_argument("--self-hands", type=positive_int, default=20000, help="hands of each bot against itself")
-    ap.add_argument("--bots", default=BOTS, help="bots to play against raise (empty: none)")
-    ap.add_argument("--self-bots", default="cfr:strategy=emd_256", help="bots to play against themselves (empty: none)")
+    ap.add_argument("--bots", type=policy_specs(0), default=BOTS, help="bots to play against raise (policy specs; empty: none)")
+    ap.add_argument("--self-bots", type=policy_specs(0), default="cfr:strategy=emd_256",
+                    help="bots to play against themselves (policy specs; empty: none)")
     ap.add_argument("--out", default="", help=OUT_HELP.format(name="aggression-seed<SEED>.json"))
     a = ap.parse_args()
     result = {"seed": a.seed, "environment": environment(), "against_raise": [], "self_play": {}}
-    for bot in filter(None, a.bots.split(",")):
+    for bot in a.bots:
         say(f"{bot} against raise, {a.hands} duplicate hands")
         result["against_raise"].append(against_raise(bot, a.hands, a.seed))
-    for bot in filter(None, a.self_bots.split(",")):
+    for bot in a.self_bots:
         say(f"{bot} against itself, {a.self_hands} hands")
         result["self_play"][bot] = self_play_bluffs(bot, a.self_hands, a.seed)
     result["table"] = table_checks()

@@ -66,21 +66,21 @@ def plot(cells: list[dict], path: Path, title: str) -> bool:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    from common import description, positive_int, seed_int
+    from common import description, policy_spec, policy_specs, positive_int, seed_int
 
     from cbr.play.measure import measure
 
     ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--seed", type=seed_int, default=2, help="deal seed (2: the reported run)")
     ap.add_argument("--hands", type=positive_int, default=None, help="hands per opponent (default 1000; quick 4)")
-    ap.add_argument("--bot", default="cfr:strategy=h_hs2_4", help="the CFR bot's policy spec (default: the 4-bucket CFR+ strategy)")
-    ap.add_argument("--opponents", default=",".join(OPPONENTS), help="comma-separated opponents (policy specs)")
+    ap.add_argument("--bot", type=policy_spec, default="cfr:strategy=h_hs2_4", help="the CFR bot's policy spec (default: the 4-bucket CFR+ strategy)")
+    ap.add_argument("--opponents", type=policy_specs(), default=",".join(OPPONENTS), help="comma-separated opponents (policy specs)")
     ap.add_argument("--quick", action="store_true", help="4 hands per opponent (for tests)")
     ap.add_argument("--out", type=Path, default=None, help=OUT_HELP.format(name="cfr_vs_bots.json"))
     args = ap.parse_args(argv)
     args.out = out_file(args.out, "cfr_vs_bots.json")
     hands = args.hands if args.hands is not None else (4 if args.quick else 1000)
-    opponents = args.opponents.split(",")
+    opponents = args.opponents
     from cbr.game.spec import default_game
 
     game = default_game(2)

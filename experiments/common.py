@@ -269,6 +269,62 @@ def numbers(low: int) -> Any:
     return parse
 
 
+def policy_spec(text: str) -> str:
+    """An argparse ``type=`` for one policy spec (``--bot``): the bot is built as ``cbr match``
+    checks its seats (opening nothing: the bots read their files on first use) and closed, so an
+    unknown bot (the message names the known ones), an unknown option or a value the bot refuses
+    is a usage error (one ``error:`` line, exit 2) before the script does any work or makes any
+    file. The spec, stripped.
+
+    >>> policy_spec(" lag:stab-rate=0.25 ")
+    'lag:stab-rate=0.25'
+    >>> policy_spec("nosuchbot")                          # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    argparse.ArgumentTypeError: unknown policy 'nosuchbot'; known policies: adapt, call, cbr, ...
+    """
+    import argparse
+
+    from cbr.errors import CBRError
+    from cbr.policies.spec import policy_from_spec
+
+    try:
+        bot = policy_from_spec(text)
+    except CBRError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    close = getattr(bot, "close", None)
+    if callable(close):
+        close()
+    return text.strip()
+
+
+def policy_specs(least: int = 1, each: Any = policy_spec) -> Any:
+    """An argparse ``type=`` for a comma-separated list of policy specs (``--bots``,
+    ``--opponents``): each checked by ``each`` (:func:`policy_spec`; a script whose list has a
+    syntax of its own passes its check), at least ``least`` of them. The list of specs.
+
+    >>> policy_specs()("ehs, cbr:reuse=max-frequency,")
+    ['ehs', 'cbr:reuse=max-frequency']
+    >>> policy_specs()("call,nosuchbot")                  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    argparse.ArgumentTypeError: unknown policy 'nosuchbot'; known policies: adapt, call, cbr, ...
+    >>> policy_specs()(" ")
+    Traceback (most recent call last):
+    argparse.ArgumentTypeError: give 1 or more policy specs, comma-separated
+    """
+    import argparse
+
+    from cbr.policies.spec import split_policy_specs
+
+    def parse(text: str) -> list[str]:
+        specs = [each(spec) for spec in split_policy_specs(text)]
+        if len(specs) < least:
+            raise argparse.ArgumentTypeError(f"give {least} or more policy specs, comma-separated")
+        return specs
+
+    parse.__name__ = "list of policy specs"
+    return parse
+
+
 def write_json(path: Path, data: dict) -> None:
     """Write ``data`` as indented JSON (the folder is created if missing)."""
     path.parent.mkdir(parents=True, exist_ok=True)

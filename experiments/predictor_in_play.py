@@ -58,12 +58,12 @@ def markdown(report: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    from experiments.common import OUT_HELP, description, out_file, positive_int, seed_int
+    from experiments.common import OUT_HELP, description, out_file, policy_specs, positive_int, seed_int
 
     ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--seed", type=seed_int, default=2, help="deal seed of the matches")
     ap.add_argument("--hands", type=positive_int, default=4000, help="duplicate hands per match")
-    ap.add_argument("--opponents", default=",".join(OPPONENTS), help="comma-separated opponents (policy specs)")
+    ap.add_argument("--opponents", type=policy_specs(), default=",".join(OPPONENTS), help="comma-separated opponents (policy specs)")
     ap.add_argument("--logs", nargs="*", default=None, help="logs to train on (default casebases/selfplay/*.log)")
     ap.add_argument("--out", type=Path, default=None, help=OUT_HELP.format(name="predictor_in_play.json"))
     args = ap.parse_args(argv)
@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> dict:
         predictor = Path(tmp) / args.out.with_suffix(".ann").name
         trained = train(predictor, logs)
         results = {}
-        for opponent in args.opponents.split(","):
+        for opponent in args.opponents:
             models = play("poki-wt", opponent, args.hands, args.seed)
             ann = play(f"poki-wt:predictor={predictor}", opponent, args.hands, args.seed)
             mean, ci = paired_difference(ann["per_deal"], models["per_deal"])

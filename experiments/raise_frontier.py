@@ -51,9 +51,8 @@ def train(p: float, iterations: int, work: Path, model_hands: int = 20_000) -> s
 
 
 def _checked(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """Every value checked before any work: one usage line (exit 2) for a bad one."""
-    from cbr.policies.spec import policy_from_spec
-
+    """Every value checked before any work: one usage line (exit 2) for a bad one (``--extra``'s
+    specs by their type, :func:`common.policy_spec`)."""
     if 0.0 not in args.p:
         ap.error("--p must include 0, the control")
     if max(args.p) > 1.0:
@@ -63,15 +62,10 @@ def _checked(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         ap.error(f"argument --work: {work} is a file, not a folder")
     if args.out and Path(args.out).is_dir():
         ap.error(f"argument --out: {args.out} is a folder; give a file name")
-    for spec in args.extra:
-        try:
-            policy_from_spec(spec)
-        except Exception as e:  # noqa: BLE001 - any reason a spec cannot be played, said in one line
-            ap.error(f"argument --extra: {spec}: {e}")
 
 
 def main() -> None:
-    from common import description
+    from common import description, policy_spec
 
     from casebases.build_cfr_emd import number
 
@@ -86,7 +80,7 @@ def main() -> None:
     ap.add_argument("--hands", type=number(2, int), default=10_000, help="duplicate hands of each match")
     ap.add_argument("--lbr-hands", type=number(0, int), default=0, help="LBR hands for each run (0: no LBR)")
     ap.add_argument("--lbr-minutes", type=number(0.01), default=15.0, help="at most this long for each LBR run")
-    ap.add_argument("--extra", nargs="*", default=[], metavar="SPEC",
+    ap.add_argument("--extra", type=policy_spec, nargs="*", default=[], metavar="SPEC",
                     help="more strategies measured the same way, e.g. cfr:strategy=counter_raise_mild (a row each)")
     ap.add_argument("--work", default="/tmp/raise-frontier", help="the runs' folder")
     ap.add_argument("--out", default=None, help=OUT_HELP.format(name="raise-frontier-seed<SEED>.json"))

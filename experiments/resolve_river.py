@@ -26,7 +26,6 @@ import argparse
 import json
 import random
 import statistics
-import sys
 import time
 from pathlib import Path
 
@@ -77,26 +76,18 @@ def timing(bot: str, hands: int, seed: int) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from common import description, positive_float, positive_int, seed_int
+    from common import description, policy_spec, positive_float, positive_int, seed_int
 
     ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--seed", type=seed_int, default=52, help="seed of the deals")
     ap.add_argument("--part", choices=("timing", "lbr", "raise", "h2h"), required=True, help="which measurement to run")
-    ap.add_argument("--bot", default="cfr:resolve=river", help="the re-solving bot's policy spec")
+    ap.add_argument("--bot", type=policy_spec, default="cfr:resolve=river", help="the re-solving bot's policy spec")
     ap.add_argument("--timing-hands", type=positive_int, default=400, help="hands played to time the decisions")
     ap.add_argument("--lbr-hands", type=positive_int, default=4000, help="LBR hands, at most")
     ap.add_argument("--match-hands", type=positive_int, default=2000, help="duplicate hands per match")
     ap.add_argument("--minutes", type=positive_float, default=14.0, help="minutes of LBR, at most")
     ap.add_argument("--out", type=Path, default=None, help=OUT_HELP.format(name="resolve-river-seed<SEED>.json"))
-    args = ap.parse_args(argv)
-    from cbr.errors import CBRError
-    from cbr.policies.spec import policy_from_spec
-
-    try:  # a bad --bot is a usage error, told before any work
-        policy_from_spec(args.bot)
-    except CBRError as exc:
-        print(f"error: --bot {args.bot!r}: {exc}", file=sys.stderr, flush=True)
-        return 2
+    args = ap.parse_args(argv)  # a bad --bot is a usage error, told before any work
     out = out_file(args.out, f"resolve-river-seed{args.seed}.json")
     say(f"{args.part} {args.bot} seed {args.seed}")
     t = time.time()

@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from cbr.play.match import run_match  # noqa: E402
 from cbr.play.retention import copy_casebase  # noqa: E402
-from cbr.policies.cbr_policy import CBRPolicy  # noqa: E402
+from cbr.policies.cbr_policy import REUSE_POLICIES, CBRPolicy  # noqa: E402
 from cbr.stats import Z95  # noqa: E402
 
 
@@ -90,18 +90,35 @@ def rolling(x: np.ndarray, w: int) -> np.ndarray:
     return (c[w:] - c[:-w]) / w
 
 
+def checked_bot(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """The bot built as it will play, over ``--casebase`` (``--bot``, else CASPER's with
+    ``--reuse``), and closed: a case base that does not exist or a ``--bot`` that takes none is a
+    usage error before any work."""
+    from common import policy_spec
+
+    from cbr.errors import CBRError
+
+    try:
+        if args.bot is None:
+            WatchedCBR(casebase=args.casebase, reuse=args.reuse, seed=0).close()
+        else:
+            policy_spec(f"{args.bot}:casebase={args.casebase}")
+    except (CBRError, argparse.ArgumentTypeError) as exc:
+        ap.error(f"argument {'--bot' if args.bot else '--casebase'}: {exc}")
+
+
 def main() -> None:
-    from common import OUT_FOLDER_HELP, description, out_folder, positive_int, seed_int
+    from common import OUT_FOLDER_HELP, description, out_folder, policy_spec, positive_int, seed_int
 
     ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--hands", type=positive_int, default=10_000, help="hands played, with retention and without (30 or more)")
     ap.add_argument("--seed", type=seed_int, default=2, help="deal seed of the matches")
-    ap.add_argument("--opponent", default="station", help="the opponent's policy spec")
-    ap.add_argument("--reuse", default="best-outcome", help="the bot's re-use policy")
+    ap.add_argument("--opponent", type=policy_spec, default="station", help="the opponent's policy spec")
+    ap.add_argument("--reuse", choices=REUSE_POLICIES, default="best-outcome", help="the bot's re-use policy")
     ap.add_argument("--window", type=positive_int, default=2000, help="hands in the rolling window of the similarity plot")
     ap.add_argument("--casebase", default="default", help="the case base the bot starts from (a copy of it)")
     ap.add_argument("--out", default=None, help=OUT_FOLDER_HELP)
-    ap.add_argument("--bot", default=None,
+    ap.add_argument("--bot", type=policy_spec, default=None,
                     help="a policy spec to play instead of CASPER's bot (e.g. cbr, the adaptive default; "
                          "its casebase option is the copy); --reuse does not apply, no similarities are kept")
     ap.add_argument("--retain-gate", type=float, default=None,
@@ -115,6 +132,7 @@ def main() -> None:
         stem += "-" + args.bot.replace(":", "_").replace("=", "-").replace(".", "") + f"-{args.opponent}"
     if args.hands < 30 or not 1 <= args.window:
         ap.error("--hands must be at least 30 (three thirds with a CI each) and --window at least 1")
+    checked_bot(ap, args)
     outdir = out_folder(args.out)
     with tempfile.TemporaryDirectory() as tmp:
         runs = {}

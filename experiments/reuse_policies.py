@@ -24,7 +24,7 @@ from typing import Any, Optional
 os.environ.setdefault("OMP_NUM_THREADS", "1")  # one core per match: the machine is shared
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import OUT_HELP, environment, out_file, pyplot, say, write_json  # noqa: E402
+from common import OUT_HELP, environment, out_file, policy_spec, pyplot, say, write_json  # noqa: E402
 
 from cbr.play.match import run_match  # noqa: E402
 from cbr.play.measure import BASELINES, SOURCE_BOTS, TARGETS, TUNED_BOT, deal_means, paired_difference  # noqa: E402
@@ -39,6 +39,20 @@ def with_reuse(bot: str, reuse: str) -> str:
     name, options = parse_policy_spec(bot)
     options["reuse"] = reuse
     return ":".join([name, *(f"{k}={v}" for k, v in options.items())])
+
+
+def bot_spec(text: str) -> str:
+    """``--bot``: a policy spec that plays with each re-use policy (checked as given, then with each
+    ``reuse=...``, by :func:`common.policy_spec`)."""
+    spec = policy_spec(text)
+    for reuse in REUSE_POLICIES:
+        policy_spec(with_reuse(spec, reuse))
+    return spec
+
+
+def also_spec(text: str) -> str:
+    """``--also``: a policy spec (:func:`common.policy_spec`), or "" for none."""
+    return policy_spec(text) if text.strip() else ""
 
 
 def run_one(job: dict) -> dict:
@@ -124,8 +138,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--seed", type=seed_int, default=2, help="deal seed (2: the reported run; 1 was for tuning)")
     ap.add_argument("--hands", type=positive_int, default=4000, help="duplicate hands per match")
     ap.add_argument("--jobs", type=int, choices=(1, 2), default=1, help="matches played at once")
-    ap.add_argument("--bot", default="cbr:preset=expert", help="the case-based bot's spec; reuse=... is set per run")
-    ap.add_argument("--also", default=TUNED_BOT, metavar="SPEC",
+    ap.add_argument("--bot", type=bot_spec, default="cbr:preset=expert", help="the case-based bot's spec; reuse=... is set per run")
+    ap.add_argument("--also", type=also_spec, default=TUNED_BOT, metavar="SPEC",
                     help=f"one more bot compared on the same deals (default: the tuned {TUNED_BOT}; '' for none)")
     ap.add_argument("--out", type=Path, default=None, help=OUT_HELP.format(name="reuse_policies.json"))
     ap.add_argument("--png", type=Path, default=None, help="default: the --out path with .png")
@@ -136,7 +150,6 @@ def main(argv: Optional[list[str]] = None) -> int:
     png = args.png or args.out.with_suffix(".png")
     specs = {reuse: with_reuse(args.bot, reuse) for reuse in REUSE_POLICIES}
     if args.also:
-        parse_policy_spec(args.also)
         specs[args.also] = args.also
     variants = list(specs)
     jobs = [{"spec": spec, "reuse": label, "opponent": opp, "hands": args.hands, "seed": args.seed}

@@ -83,7 +83,7 @@ def plot(points: list[dict], final: dict | None, path: Path) -> None:
 
 
 def main() -> int:
-    from common import description, positive_int, seed_int
+    from common import description, policy_specs, positive_int, seed_int
 
     ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--snapshots", default="", help="a folder of the training run's strategy snapshots (empty: no LBR against training time)")
@@ -91,7 +91,7 @@ def main() -> int:
     ap.add_argument("--snapshot-hands", type=positive_int, default=2000, help="LBR hands per snapshot")
     ap.add_argument("--hands", type=positive_int, default=20000, help="LBR hands against the trained strategy")
     ap.add_argument("--match-hands", type=positive_int, default=10000, help="duplicate hands per match")
-    ap.add_argument("--opponents", default=OPPONENTS, help="comma-separated opponents (policy specs)")
+    ap.add_argument("--opponents", type=policy_specs(), default=OPPONENTS, help="comma-separated opponents (policy specs)")
     ap.add_argument("--workers", type=positive_int, default=2, help="LBR worker processes")
     ap.add_argument("--skip", default="", help="comma list of parts to skip: snapshots,lbr,matches")
     ap.add_argument("--out", default=None, help=OUT_FOLDER_HELP)
@@ -135,7 +135,7 @@ def main() -> int:
         from concurrent.futures import ProcessPoolExecutor
 
         matches = report.get("matches", {})
-        opponents = args.opponents.split(",")
+        opponents = args.opponents
         with ProcessPoolExecutor(args.workers) as pool:
             for opp, m in zip(opponents, pool.map(duel, [TEACHER] * len(opponents), opponents, [args.match_hands] * len(opponents),
                                                   [args.seed] * len(opponents))):

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import require_module, require_native
+
 REPO = Path(__file__).resolve().parents[1]
 SCRIPTS = sorted(p for p in REPO.glob("experiments/*.py") if p.name != "common.py")
 
@@ -92,13 +94,10 @@ def test_ochs_river_without_its_runs_says_what_to_train_first(tmp_path: Path) ->
 
 
 
-#: (script, arguments of a run that fails at run time at once, what its last line names): a bot
-#: that does not exist, logs that are not there, a CFR run folder without snapshots.
-FAILS = [("bot_table", ["--skip", "matches,lbr", "--bots", "nosuchbot"], "nosuchbot"),
-         ("exploit_table", ["--bots", "nosuchbot"], "nosuchbot"),
-         ("teacher", ["--skip", "snapshots,lbr", "--opponents", "nosuchbot"], "nosuchbot"),
-         ("retention", ["--opponent", "nosuchbot", "--hands", "30"], "nosuchbot"),
-         ("predictor_in_play", ["--logs", "missing.log"], "missing.log"),
+#: (script, arguments of a run that fails at run time at once, what its last line names): logs
+#: that are not there, a CFR run folder without snapshots (a bot that does not exist is a usage
+#: error now, before any work: :data:`UNKNOWN_BOT`).
+FAILS = [("predictor_in_play", ["--logs", "missing.log"], "missing.log"),
          ("cfr_curve", ["run"], "no snapshots to measure")]
 
 
@@ -113,6 +112,89 @@ def test_a_run_that_fails_leaves_no_out_folder(name: str, args: list[str], said:
     assert p.returncode == 1, (p.stdout, p.stderr)
     assert said in p.stderr.strip().splitlines()[-1], p.stderr
     assert not (tmp_path / "out").exists()
+
+
+#: (script, an option naming bots given one that does not exist): every option of every script
+#: that takes policy specs (:func:`test_every_option_naming_bots_is_checked` finds them).
+UNKNOWN_BOT = [("adaptation_matrix", ["--experts", "nosuchbot"]), ("adaptation_matrix", ["--opponents", "ehs,nosuchbot"]),
+               ("adaptive", ["--opponents", "call>nosuchbot"]), ("adaptive", ["--fixed", "nosuchbot"]),
+               ("adaptive", ["--bot", "nosuchbot"]), ("bot_table", ["--bots", "ehs,nosuchbot"]),
+               ("bot_table", ["--opponents", "nosuchbot"]), ("casper_table", ["--bot", "nosuchbot"]),
+               ("casper_table", ["--opponents", "nosuchbot"]), ("cfr_aggression", ["--bots", "nosuchbot"]),
+               ("cfr_aggression", ["--self-bots", "nosuchbot"]), ("cfr_vs_bots", ["--bot", "nosuchbot"]),
+               ("cfr_vs_bots", ["--opponents", "nosuchbot"]), ("exploit_table", ["--bots", "nosuchbot"]),
+               ("predictor_in_play", ["--opponents", "nosuchbot"]), ("raise_frontier", ["--extra", "nosuchbot"]),
+               ("resolve_river", ["--part", "lbr", "--bot", "nosuchbot"]), ("retention", ["--opponent", "nosuchbot"]),
+               ("retention", ["--bot", "nosuchbot"]), ("reuse_policies", ["--bot", "nosuchbot"]),
+               ("reuse_policies", ["--also", "nosuchbot"]), ("teacher", ["--opponents", "nosuchbot"])]
+
+
+@pytest.mark.parametrize("name, args", UNKNOWN_BOT, ids=[f"{n} {a[-2]}" for n, a in UNKNOWN_BOT])
+def test_an_unknown_bot_is_one_usage_error_before_anything_is_made(name: str, args: list[str], tmp_path: Path) -> None:
+    """``--bot nosuchbot`` ended in a traceback (``UnknownPolicyError``) when the bot was first
+    built: after the other matches of the run (adaptive.py, in a worker), or with an exit 1 and
+    the spec's error as the last of many lines. Now it is a usage error naming the unknown bot
+    and the known ones, exit 2, before any work (the script's ``--out`` never made)."""
+    work = tmp_path / "work"
+    work.mkdir()
+    p = run([str(REPO / "experiments" / f"{name}.py"), *args, "--out", str(work / "out")], work)
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    assert "Traceback" not in p.stderr
+    last = p.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"{name}.py: error: "), last
+    assert "nosuchbot" in last and all(known in last for known in ("call", "ehs", "raise")), last
+    if name != "casper_table":  # its opponents are the table's columns, named as such
+        assert f"error: argument {args[-2]}: unknown policy 'nosuchbot'; known policies: adapt, call, cbr," in last
+    assert p.stdout == ""
+    assert list(work.iterdir()) == []
+
+
+#: An option and the rest of its line; it names bots by its name, or by a help saying it takes specs.
+OPTION = re.compile(r"""add_argument\("(--[a-z-]+)"([^\n]*)""")
+BOT_OPTIONS = {"--bot", "--bots", "--opponent", "--opponents", "--experts", "--fixed", "--also", "--extra",
+               "--self-bots", "--players", "--policy"}
+
+
+def test_every_option_naming_bots_is_checked() -> None:
+    """Every option of ``experiments/`` that takes policy specs is in :data:`UNKNOWN_BOT`."""
+    found = sorted((path.stem, m.group(1)) for path in SCRIPTS for m in OPTION.finditer(path.read_text(encoding="utf-8"))
+                   if m.group(1) in BOT_OPTIONS or re.search(r"\bspecs?\b", m.group(2)))
+    assert found == sorted((name, args[-2]) for name, args in UNKNOWN_BOT)
+
+
+def test_a_bot_the_script_cannot_play_is_a_usage_error_too(tmp_path: Path) -> None:
+    """The check builds the bot as the script will play it: ``retention --bot ehs`` (played over a
+    copy of the case base, so it must take one) and ``reuse_policies --bot ehs`` (played with
+    each re-use policy) were tracebacks at run time."""
+    for name, args, said in (("retention", ["--bot", "ehs"], "argument --bot: policy 'ehs' has no option 'casebase'"),
+                             ("reuse_policies", ["--bot", "ehs"], "argument --bot: policy 'ehs' has no option 'reuse'"),
+                             ("retention", ["--casebase", "nosuchbase"], "argument --casebase: no case base 'nosuchbase'"),
+                             ("bot_table", ["--bots", "lag:stab-rate=2"], "argument --bots: policy spec 'lag:stab-rate=2': ")):
+        p = run([str(REPO / "experiments" / f"{name}.py"), *args, "--out", str(tmp_path / "out")], tmp_path)
+        assert p.returncode == 2, (name, p.stderr)
+        assert "Traceback" not in p.stderr
+        assert said in p.stderr.strip().splitlines()[-1], p.stderr
+        assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("name", ["common", "bot_table"])
+def test_the_examples_of_the_scripts_modules_run(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The docstring examples of the argument types (``policy_spec``, ``policy_specs``, ...) and of
+    bot_table's chart (tests/test_doctests.py walks the packages, not experiments/)."""
+    import doctest
+    import importlib
+
+    require_native()
+    monkeypatch.chdir(REPO)
+    monkeypatch.syspath_prepend(str(REPO / "experiments"))  # the scripts import common as a script does
+    fresh = {n for n in ("common", name) if n not in sys.modules}
+    try:
+        module = importlib.import_module(name)
+        result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+    finally:
+        for n in fresh:  # no module named common left behind for another test's own
+            sys.modules.pop(n, None)
+    assert result.attempted > 0 and result.failed == 0, result
 
 
 def test_every_message_a_script_exits_with_starts_with_error() -> None:
@@ -136,3 +218,35 @@ def test_a_report_of_other_runs_is_one_error_line(tmp_path: Path) -> None:
     assert (p.returncode, p.stdout) == (1, ""), p.stderr
     assert p.stderr.strip().splitlines() == [f"error: {old}: seed 1, 10 hands; not 2, 10"]
     assert sorted(tmp_path.iterdir()) == [old]
+
+
+def test_bot_table_without_lbr_draws_the_matches_it_measured(tmp_path: Path) -> None:
+    """``bot_table --skip lbr`` wrote its JSON, then crashed drawing the chart (``max() arg is an
+    empty sequence``: the LBR column was scaled by the bots that had an LBR, and none had). The
+    chart shows what was measured: here the matches against ``raise``, one row a bot."""
+    require_module("matplotlib")
+    out = tmp_path / "out"
+    p = run([str(REPO / "experiments" / "bot_table.py"), "--skip", "lbr,time", "--bots", "call,hs",
+             "--opponents", "raise", "--hands", "4", "--workers", "1", "--out", str(out)], tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert "Traceback" not in p.stderr
+    assert p.stderr.strip().splitlines()[-1] == f"wrote {out / 'bot-table-seed2.png'} (2 bots: against raise)"
+    assert sorted(f.name for f in out.iterdir()) == ["bot-table-seed2.json", "bot-table-seed2.png"]
+    assert (out / "bot-table-seed2.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    rows = json.loads((out / "bot-table-seed2.json").read_text())["rows"]
+    assert {b: sorted(r) for b, r in rows.items()} == {"call": ["raise"], "hs": ["raise"]}
+    assert [line.split(" | ")[1] for line in p.stdout.splitlines()[2:]] == ["-", "-"]  # no LBR cells
+
+
+def test_bot_table_with_nothing_to_draw_says_so_in_one_line(tmp_path: Path) -> None:
+    """Only the decision times measured (no LBR, no match): no chart, one line saying why, exit 0."""
+    require_module("matplotlib")
+    out = tmp_path / "out"
+    p = run([str(REPO / "experiments" / "bot_table.py"), "--skip", "lbr,matches", "--bots", "call",
+             "--time-hands", "2", "--out", str(out)], tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert "Traceback" not in p.stderr
+    assert p.stderr.strip().splitlines()[-1] == ("no chart: no bot has an LBR or a match result to draw, so no "
+                                                 "bot-table-seed2.png was written")
+    assert sorted(f.name for f in out.iterdir()) == ["bot-table-seed2.json"]
+    assert list(json.loads((out / "bot-table-seed2.json").read_text())["rows"]["call"]) == ["time"]

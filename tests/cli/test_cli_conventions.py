@@ -91,6 +91,34 @@ def test_usage_errors_exit_2(args: list[str], tmp_path: Path) -> None:
     assert not (tmp_path / "cb").exists()
 
 
+#: (a command naming a bot that does not exist, the option its error names): every command that
+#: takes bots from a user who may mistype one (``cbr league`` and ``serve-dealer`` are above).
+UNKNOWN_BOT = [(["exploit", "nosuchbot", "--hands", "4"], "'POLICY-SPEC'"),
+               (["match", "-p", "call,nosuchbot", "--hands", "4"], "'--players'"),
+               (["play", "--acpc", "127.0.0.1:1", "--policy", "nosuchbot"], "'--policy'"),
+               (["play", "--human", "--bots", "call,nosuchbot"], "'--bots'")]
+
+
+@pytest.mark.parametrize("args, option", UNKNOWN_BOT, ids=[" ".join(a[:2]) for a, _ in UNKNOWN_BOT])
+def test_an_unknown_bot_is_one_error_line_naming_the_known_ones(args: list[str], option: str, tmp_path: Path) -> None:
+    """A real ``cbr`` process given a bot that does not exist (the experiment scripts say it the
+    same way, docs/experiments.md): exit 2, no traceback, one ``Error:`` line naming the bot and
+    every installed one, before any hand (nothing on stdout; ``cbr match``'s log not made)."""
+    from cbr.plugins import available
+
+    code = "import sys; from cli import app; sys.argv[0] = 'cbr'; app()"
+    log = tmp_path / "m.log"
+    extra = ["--log", str(log)] if args[0] == "match" else []
+    p = subprocess.run([sys.executable, "-c", code, *args, *extra], cwd=REPO, stdin=subprocess.DEVNULL,
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2, p.stderr
+    assert "Traceback" not in p.stderr and p.stdout == ""
+    errors = [line for line in p.stderr.splitlines() if "rror" in line]
+    assert errors == [f"Error: Invalid value for {option}: unknown policy 'nosuchbot'; known policies: "
+                      f"{', '.join(available('cbr.policies'))}"], p.stderr
+    assert not log.exists()
+
+
 def test_hands_cap_is_the_library_cap() -> None:
     assert _options.MAX_HANDS == MAX_HANDS
     with pytest.raises(GameError, match="hands"):
