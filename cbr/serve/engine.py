@@ -35,6 +35,7 @@ from typing import Any, Optional
 
 from cbr.errors import CaseBaseError, CBRError, ConfigError, GameError, LogFormatError
 from cbr.game.gamedef import STREETS
+from cbr.store import is_shipped
 
 __all__ = ["Engine", "checked_spec", "Deadline", "FieldError", "NotFoundError", "ForbiddenError", "UnauthorizedError", "TimeLimitError",
            "MAX_RETAIN_HANDS", "MAX_EVALUATE_DECISIONS", "PATH_OPTIONS"]
@@ -187,15 +188,6 @@ class _Cached:
         self.evicted = False
 
 
-def _is_shipped(path: Path) -> bool:
-    from cbr.store import PACKAGED_CASEBASES
-
-    try:
-        return path.resolve().is_relative_to(PACKAGED_CASEBASES.resolve())
-    except OSError:  # pragma: no cover
-        return False
-
-
 class Engine:
     """The loaded case bases and the work of each endpoint; see the module docstring.
 
@@ -222,7 +214,7 @@ class Engine:
                     handle.release()
                     raise CaseBaseError(f"two case bases are named {name!r} ({self.casebases[name].path} "
                                         f"and {path}); serve one of them, or a copy under another name")
-                self.casebases[name] = _Loaded(name, path, handle, _is_shipped(path))
+                self.casebases[name] = _Loaded(name, path, handle, is_shipped(path))
                 if warm:
                     with handle.lock:
                         self._warm(handle.cb)
@@ -364,7 +356,7 @@ class Engine:
         for loaded in self.casebases.values():
             if loaded.path == path:
                 return loaded
-        return _Loaded(path.name, path, open_shared(path, memory_map=self.memory_map), _is_shipped(path))
+        return _Loaded(path.name, path, open_shared(path, memory_map=self.memory_map), is_shipped(path))
 
     @contextmanager
     def policy(self, spec: str, casebase: Optional[str] = None) -> Iterator[tuple[Any, Any, _Loaded]]:

@@ -87,6 +87,46 @@ def test_real_http_writes_limits_and_errors(server, casebase_copy) -> None:
     assert httpx.get(f"{url}/health", timeout=30).json()["status"] == "ok"  # still up after the errors
 
 
+def test_a_case_base_under_the_checkouts_casebases_folder_is_the_users(token_file, tmp_path: Path) -> None:
+    """In a source checkout (editable install) ``./casebases/`` is the package's own folder:
+    every case base in it was taken for a shipped one (``/retain`` refused with 403, listed as
+    shipped and not writable), though docs/serve.md serves ``./casebases/mine`` and the web
+    table retains into ``./casebases/NAME``. Only ``default`` and ``expert`` are shipped."""
+    import os
+    import shutil
+
+    from cbr.build.local import build_casebase
+    from cbr.logs.acpc import AcpcLogWriter
+    from cbr.play.match import run_match
+    from cbr.store import PACKAGED_CASEBASES, CaseBase
+
+    with AcpcLogWriter(tmp_path / "hands.log") as w:
+        run_match(["ehs", "call"], 20, seed=3, log=w)
+    mine = PACKAGED_CASEBASES / f"test-mine-{os.getpid()}"  # the checkout's ./casebases (tests run in one)
+    try:
+        build_casebase([tmp_path / "hands.log"], mine)
+        with CaseBase.open(mine) as cb:
+            before = cb.count()
+        proc, url = start_server("--casebase", "default", "--casebase", f"./casebases/{mine.name}",
+                                 "--token-file", str(token_file), cwd=REPO)
+        try:
+            listed = {c["name"]: c for c in httpx.get(f"{url}/casebases", timeout=30).json()["casebases"]}
+            assert (listed[mine.name]["shipped"], listed[mine.name]["writable"]) == (False, True), listed
+            assert (listed["default"]["shipped"], listed["default"]["writable"]) == (True, False), listed
+            hand = "STATE:8:crc/cc/cc/rc:ThQh|6hJc/7s4s9h/Jd/Qd:40|-40:a|b\n"
+            auth = {"Authorization": f"Bearer {TOKEN}"}
+            r = httpx.post(f"{url}/retain", json={"casebase": mine.name, "text": hand}, timeout=30, headers=auth)
+            assert r.status_code == 200, r.text
+            r = httpx.post(f"{url}/retain", json={"casebase": "default", "text": hand}, timeout=30, headers=auth)
+            assert r.status_code == 403 and "shipped" in r.json()["detail"], r.text
+        finally:
+            stop_server(proc)
+        with CaseBase.open(mine) as cb:
+            assert cb.count() > before
+    finally:
+        shutil.rmtree(mine, ignore_errors=True)
+
+
 def test_a_non_loopback_host_needs_a_token_file() -> None:
     result = CliRunner().invoke(cli_app, ["serve", "--host", "0.0.0.0", "--port", "1"])
     assert result.exit_code == 1
