@@ -584,8 +584,55 @@ def _version() -> str:
 
 def app_from_environment() -> FastAPI:
     """The app of one ``cbr serve --workers N`` worker process: its config comes from the
-    environment variable :data:`CONFIG_ENV` (set by the command)."""
+    environment variable :data:`CONFIG_ENV` (set by the command).
+
+    The worker leaves the terminal's process group and stops when its parent ends: the parent
+    alone gets a Ctrl-C and stops its workers (with SIGINT: the first lets the requests in flight
+    finish, a second cuts them, as in one process), and a parent killed outright leaves no worker
+    (the kernel's parent-death signal, SIGTERM: a clean stop). A forced stop skips the app's
+    lifespan end: the worker then closes the case bases as its process ends (compacting what it
+    retained), as one process does after its server stops."""
+    import signal
+    from multiprocessing import util
+
+    from cbr.build.parent import parent_death_signal
+
     text = os.environ.get(CONFIG_ENV)
     if not text:
         raise RuntimeError(f"{CONFIG_ENV} is not set: start workers with `cbr serve --workers N`")
-    return create_app(ServeConfig.from_json(text))
+    parent = os.getppid()
+    os.setpgid(0, 0)
+    arm = parent_death_signal()
+    if arm is not None:
+        arm(signal.SIGTERM)
+    if os.getppid() != parent:  # pragma: no cover - the parent ended before the signal was armed
+        os.kill(os.getpid(), signal.SIGTERM)
+    app = create_app(ServeConfig.from_json(text))
+    util.Finalize(None, app.state.shutdown, exitpriority=10)  # run as the worker process ends; once
+    _quiet_when_cut()
+    return app
+
+
+def _quiet_when_cut() -> None:
+    """A worker's second SIGINT (a forced stop) silences uvicorn's error log, as one process's
+    does (``cbr serve``'s ``_stop_messages``): uvicorn logged a traceback for the lifespan it
+    cut. Wraps the SIGINT handler of the worker's server, which catches the signals while it
+    runs (this is called then, from its main thread)."""
+    import logging
+    import signal
+
+    server_exit = signal.getsignal(signal.SIGINT)
+    if not callable(server_exit):  # pragma: no cover - not under uvicorn's server
+        return
+    heard: list[int] = []
+
+    def on_sigint(sig: int, frame: Any) -> None:
+        if heard:
+            logging.getLogger("uvicorn.error").setLevel(logging.CRITICAL)
+        heard.append(sig)
+        server_exit(sig, frame)
+
+    try:
+        signal.signal(signal.SIGINT, on_sigint)
+    except ValueError:  # pragma: no cover - not the main thread
+        pass
