@@ -11,7 +11,8 @@ Recipe (issue 36, part 1), for each opponent of :data:`TARGETS`:
    seed 0: a restricted Nash response, the opponent restricted with probability ``p``, or a
    data-biased one, ``p_max`` and ``c``: see :data:`TARGETS`) is trained with the engine's C
    solver for ``--minutes`` (or ``--iterations``) on ``--threads`` threads;
-4. ``--out``'s ``counter_<name>/`` (default ``.cfr-runs/counters/``, ignored by git, which links
+4. ``--out``'s ``counter_<name>/`` (default ``.cfr-runs/counters/`` of the current folder, or of the
+   source checkout when run in it, :func:`runs_out`; ignored by git in the checkout; it links
    the teacher's abstraction on first use; ``--out casebases/cfr`` rebuilds the shipped ones) gets ``strategy.npz`` (one byte per action, the
    abstraction is the teacher's: ``emd_256``, named in the strategy) and ``model.npz`` (the
    counts); ``cfr:strategy=counter_<name>`` plays it.
@@ -36,9 +37,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 #: The shipped counter-strategies' folder: ``--out casebases/cfr`` rebuilds them.
 OUT = HERE / "cfr"
-#: Where a run without ``--out`` writes (ignored by git, like every run under ``.cfr-runs/``): a
-#: trial run never overwrites the shipped strategies.
-RUNS_OUT = HERE.parent / ".cfr-runs" / "counters"
+#: Where a run without ``--out`` writes, under :func:`casebases.output_root` (ignored by git in
+#: the checkout, like every run under ``.cfr-runs/``): a trial run never overwrites the shipped
+#: strategies, nor writes into an installed package.
+RUNS_OUT = Path(".cfr-runs") / "counters"
 #: The teacher that plays the target: the strategy the counters were built against (as trained,
 #: no re-solving; plain ``cfr`` re-solves the river since issue 37).
 TEACHER = "cfr:strategy=emd_256"
@@ -105,6 +107,18 @@ def _train(trainer, budget: int, minutes: float, name: str) -> None:
                   "left", file=sys.stderr, flush=True)
 
 
+def runs_out() -> Path:
+    """The folder a run without ``--out`` writes into: :data:`RUNS_OUT` of the current folder, or
+    of the source checkout when run in it (:func:`casebases.output_root`), never site-packages.
+
+    >>> runs_out().parts[-2:]
+    ('.cfr-runs', 'counters')
+    """
+    from casebases import output_root
+
+    return output_root() / RUNS_OUT
+
+
 def link_teacher(out: Path) -> None:
     """Give ``out`` the teacher's abstraction, as ``emd_256``: a link to the shipped one (the
     default ``--out`` gets it on first use; counter-strategies name their abstraction, so it must
@@ -143,8 +157,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--threads", type=number(1, int), default=1,
                     help="training threads (1: the same strategy bit for bit for the same arguments; at most 64)")
     ap.add_argument("--out", default=None,
-                    help=f"the folder that gets counter_<name>/ (default: {RUNS_OUT.relative_to(HERE.parent)}/, "
-                         "ignored by git, which links the teacher's abstraction on first use; --out casebases/cfr "
+                    help=f"the folder that gets counter_<name>/ (default: {RUNS_OUT}/ of the current folder, or of "
+                         "the source checkout when run in it, ignored by git there, which links the teacher's abstraction on first use; --out casebases/cfr "
                          "rebuilds the shipped ones); it must hold the teacher's abstraction as emd_256/ "
                          "(a link to casebases/cfr/emd_256 will do)")
     args = ap.parse_args(argv)
@@ -158,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"argument --threads: {args.threads} is out of range: give 1 to 64")
     if args.minutes is not None and args.iterations is not None:
         ap.error("give --minutes or --iterations, not both")
-    out, logs = Path(args.out or RUNS_OUT), Path(args.logs)
+    out, logs = Path(args.out) if args.out else runs_out(), Path(args.logs)
     for flag, folder in (("--out", out), ("--logs", logs)):
         if folder.exists() and not folder.is_dir():
             ap.error(f"argument {flag}: {folder} is a file, not a folder")
