@@ -21,8 +21,11 @@ Ctrl-C or SIGTERM stops it at once (the solver looks for signals between slices 
 :class:`casebases.build_cfr_emd.StartSignals`), exit 130 or 143, with one line saying what it
 stopped and what is kept: the teacher's match under way (its log is not written), the counting of
 a log played (the log is kept), or the counter-strategy being trained (not written); one being
-written is written whole, with its model, before the signal lands. Later signals are ignored
-while it says so.
+written is written whole, with its model, before the signal lands; the counter-strategies of the
+run finished before are named, when there are any. Later signals are ignored while it says so.
+
+``--minutes`` bounds each counter-strategy's training (the solver's time: each slice of iterations
+is sized by the speed so far to end by then), not the teacher's match nor the counting.
 
 One thread is deterministic for the arguments; two share the tables without locks.
 """
@@ -88,15 +91,34 @@ def opponent_model(log: Path, target: str, abstraction):
 REPORT_SECONDS = 60.0
 
 
+#: iterations of the first slice of a timed run (a fraction of a second), which measures the speed
+#: the later slices are sized by
+FIRST_SLICE = 2_000
+
+
 def _train(trainer, budget: int, minutes: float, name: str) -> None:
-    """Run ``budget`` iterations (or, with 0, ``minutes``), a progress line on stderr every
+    """Run ``budget`` iterations (or, with 0, train for ``minutes``: each slice sized by the speed
+    so far to end by the deadline, so the training time is ``minutes``; a fixed slice of 200,000
+    iterations once ran 10 s on a budget of 3 s), a progress line on stderr every
     :data:`REPORT_SECONDS`."""
     start = time.time()
     deadline = start + minutes * 60
     step = 200_000
     last = start
-    while (trainer.iterations < budget) if budget else (time.time() < deadline):
-        trainer.run(min(step, budget - trainer.iterations) if budget else step)
+    while True:
+        now = time.time()
+        if budget:
+            if trainer.iterations >= budget:
+                break
+            n = min(step, budget - trainer.iterations)
+        else:
+            if now >= deadline:
+                break
+            done = trainer.iterations
+            rate = done / max(now - start, 1e-9) if done else 0.0
+            n = FIRST_SLICE if not done else max(1, min(step, int(rate * (deadline - now))))
+        before = trainer.iterations
+        trainer.run(n)
         now = time.time()
         if now - last >= REPORT_SECONDS:
             last = now
@@ -105,6 +127,8 @@ def _train(trainer, budget: int, minutes: float, name: str) -> None:
             total = f" of {budget:,}" if budget else ""
             print(f"{name}: {trainer.iterations:,}{total} iterations, {rate:,.0f} a second, about {left / 60:.0f} min "
                   "left", file=sys.stderr, flush=True)
+        if trainer.iterations == before:  # pragma: no cover - a run that makes no progress
+            break
 
 
 def runs_out() -> Path:
@@ -151,7 +175,8 @@ def main(argv: list[str] | None = None) -> int:
                          f"built, lag's too (default: each one's own: {own}; {biased})")
     shipped = ", ".join(f"{n} {i:,} iterations" for n, i in SHIPPED_ITERATIONS.items())
     ap.add_argument("--minutes", type=number(0.01), default=None,
-                    help=f"training time per counter-strategy (default: 8 minutes, except as shipped: {shipped})")
+                    help=f"training time per counter-strategy: the solver's time, not the teacher's match nor the "
+                         f"counting before it (default: 8 minutes, except as shipped: {shipped})")
     ap.add_argument("--iterations", type=number(1, int), default=None,
                     help="train this many iterations instead of --minutes")
     ap.add_argument("--threads", type=number(1, int), default=1,
@@ -188,6 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     from cbr.store.durable import interrupts_held
 
     stopped = "nothing was written yet"
+    written: list[str] = []  # the counter-strategies of this run written whole
     with StartSignals(ignore_after=True):  # the first Ctrl-C or SIGTERM stops the run at once, later ones are ignored
         try:
             logs.mkdir(parents=True, exist_ok=True)
@@ -222,13 +248,17 @@ def main(argv: list[str] | None = None) -> int:
                     trainer.save_strategy(folder / STRATEGY_FILE)
                     model.save(folder / "model.npz")
                     stopped = f"counter_{name} was written whole, with its model ({folder})"
+                    written.append(f"counter_{name}")
                     print(f"{name}: {trainer.iterations:,} iterations in {trainer.seconds:.0f} s -> {folder}",
                           file=sys.stderr, flush=True)
         except CBRError as e:
             raise SystemExit(f"error: {e}") from None
         except Stopped as stop:
             by = "interrupted" if stop.signum == signal.SIGINT else f"stopped by {stop}"
-            print(f"{by}: {stopped} (the counter-strategies finished before were written)", file=sys.stderr)
+            just = bool(written) and stopped.startswith(f"{written[-1]} was written whole")  # the line's own
+            before = written[:-1] if just else written
+            print(f"{by}: {stopped}" + (f" (the counter-strategies finished before were written: {', '.join(before)})"
+                                        if before else ""), file=sys.stderr)
             return 128 + stop.signum
     return 0
 
