@@ -43,6 +43,7 @@ from cbr.serve.schemas import (
     ActionRequest,
     BatchRequest,
     EvaluateRequest,
+    FieldProblem,
     RetainRequest,
     ReuseRequest,
     Situation,
@@ -206,6 +207,26 @@ REQUEST_FIELD = {"hole": "hole", "board": "board", "dealt": "dealt", "in_hand": 
                  "previous_round_bets": "prev_bets", "matchstate": "matchstate", "game": "game"}
 
 
+def _validation_error(error: Mapping[str, Any], content_type: Optional[str]) -> dict[str, Any]:
+    """One problem of a 422 as the server answers it: ``loc``, ``msg``, ``type``. An error our
+    own model check raised about a field (:class:`~cbr.serve.schemas.FieldProblem`) points at
+    that field; our own checks' messages lose pydantic's ``Value error, `` prefix.
+
+    >>> from cbr.serve.schemas import FieldProblem
+    >>> _validation_error({"loc": ("body",), "type": "value_error", "msg": "Value error, leave out hole",
+    ...                    "ctx": {"error": FieldProblem("matchstate", "leave out hole")}}, "application/json")
+    {'loc': ['body', 'matchstate'], 'msg': 'leave out hole', 'type': 'value_error'}
+    """
+    loc, msg = list(error.get("loc", ())), _body_message(error, content_type)
+    if error.get("type") == "value_error":
+        cause = (error.get("ctx") or {}).get("error")
+        if isinstance(cause, FieldProblem):
+            loc, msg = [*loc, cause.field], str(cause)
+        elif msg.startswith("Value error, "):
+            msg = msg[len("Value error, "):]
+    return {"loc": loc, "msg": msg, "type": error.get("type", "")}
+
+
 def _body_message(error: Mapping[str, Any], content_type: Optional[str]) -> str:
     """The message of a validation error; one about the body as a whole (not JSON, not an
     object, none at all) says that a JSON object is expected, and how to send one.
@@ -345,8 +366,7 @@ def create_app(config: ServeConfig = ServeConfig(), engine: Optional[Engine] = N
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> Response:
-        errors = [{"loc": list(e.get("loc", ())), "msg": _body_message(e, request.headers.get("content-type")),
-                   "type": e.get("type", "")} for e in exc.errors()]
+        errors = [_validation_error(e, request.headers.get("content-type")) for e in exc.errors()]
         return _json({"detail": errors}, 422)
 
     @app.exception_handler(StarletteHTTPException)

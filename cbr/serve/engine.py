@@ -292,7 +292,10 @@ class Engine:
         except ConfigError as exc:
             raise FieldError("game", str(exc)) from None
         if situation.get("matchstate") is not None:
-            return from_matchstate(situation["matchstate"], game)
+            try:
+                return from_matchstate(situation["matchstate"], game)
+            except (CBRError, ValueError) as exc:  # the line's own fault: the field is named
+                raise FieldError("matchstate", str(exc)) from None
         hole, board = situation.get("hole"), situation.get("board")
         if hole is not None:  # (no hole: described_situation says what to give)
             for name, value in (("hole", hole), ("board", board)):
@@ -685,11 +688,8 @@ def _parse_hands(text: str, log_format: str, game: Any) -> list[Any]:
     from cbr.logs.record import ParseIssue
 
     if log_format == "acpc":
-        if game is not None:
-            import json
-
-            text = f"# game: {json.dumps(game.to_dict())}\n{text}"
-        items = AcpcParser().parse_text(text if text.endswith("\n") else text + "\n", "request")
+        # (the game given as the parser's, not as a header line before the text: the lines keep their numbers)
+        items = AcpcParser().parse_text(text if text.endswith("\n") else text + "\n", "request", game=game)
     elif log_format == "phh":
         if game is not None:
             raise ConfigError("a PHH hand names its own game (variant, blinds): leave out game")
