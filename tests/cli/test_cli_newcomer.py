@@ -264,3 +264,17 @@ def test_an_empty_seat_in_players_is_a_usage_error(command: tuple, players: str)
     result = cbr(*command, "--players", players, "--hands", 2)
     assert result.exit_code == 2, result.output
     assert "--players" in result.stderr and "empty" in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("args, line", [
+    (("--hole", "AdQc", "--board", "3h4c"), "error: board must have 0, 3, 4, 5 cards, got 2 (--board)"),
+    (("--hole", "AdQx"), "error: unknown card 'Qx' (expected rank 2-9TJQKA and suit cdhs, e.g. 'Ah') (--hole)"),
+    (("--hole", "Ad"), "error: hole must be exactly 2 cards, got 1 (--hole)"),
+    (("--hole", "AdQc", "--board", "3h4cAd"), "error: card Ad appears twice (--hole, --board)"),
+    (("--hole", "AdQc", "--board", "3h3h4c"), "error: card 3h appears twice (--board)"),
+])
+def test_a_card_error_names_its_option(args: tuple, line: str) -> None:
+    """``cbr query --hole AdQc --board 3h4c`` said ``error: board must have 0, 3, 4, 5 cards, got 2``
+    without the ``(--board)`` docs/cli.md promises for an error about an input."""
+    result = cbr("query", *args)
+    assert result.exit_code == 1 and result.stderr.strip().splitlines() == [line], result.output
