@@ -494,23 +494,25 @@ class Engine:
         the options naming files on the server, which requests may not give, are listed apart
         (``server_only``); ``option_help`` says what each listed option means, in the one line
         of the bot's ``OPTION_HELP`` table that ``cbr plugins list`` shows ("" when the bot
-        gives none)."""
+        gives none); ``presets``, for a bot that has them (``cbr``), what each ``preset=NAME``
+        sets, as ``cbr plugins list --json`` gives it."""
         from cbr.plugins import available
-        from cbr.policies.spec import policy_option_help, policy_options
+        from cbr.policies.spec import policy_option_help, policy_options, policy_presets
 
         out = []
         for name in available("cbr.policies"):
             try:
-                everything, helps = policy_options(name), policy_option_help(name)
+                everything, helps, presets = policy_options(name), policy_option_help(name), policy_presets(name)
                 error = None
             except CBRError as exc:  # installed but broken: listed with the reason
-                everything, helps, error = {}, {}, str(exc).splitlines()[0]
+                everything, helps, presets, error = {}, {}, {}, str(exc).splitlines()[0]
             options = {k.replace("_", "-"): _plain(v) for k, v in everything.items() if k not in PATH_OPTIONS}
             server_only = [k.replace("_", "-") for k in everything if k in PATH_OPTIONS]
             option_help = {k.replace("_", "-"): helps.get(k, "") for k in everything if k not in PATH_OPTIONS}
             option_help.update({k.replace("_", "-"): helps.get(k, "") for k in everything if k in PATH_OPTIONS})
             out.append({"name": name, "options": options, **({"server_only": server_only} if server_only else {}),
-                        "option_help": option_help, **({"error": error} if error else {})})
+                        "option_help": option_help, **({"presets": presets} if presets else {}),
+                        **({"error": error} if error else {})})
         return out
 
     # ---- retention -------------------------------------------------------------------------

@@ -884,3 +884,21 @@ def test_policies_say_what_each_option_means(client) -> None:
     assert cbr["options"]["preset"] == "adaptive"  # the existing keys stay as they were
     lag = next(p for p in listed if p["name"] == "lag")
     assert lag["option_help"]["stab-rate"] == "chance of a bet with nothing to call after the flop, whatever the hand"
+
+
+def test_policies_carry_the_presets_as_plugins_list_does(client) -> None:
+    """``GET /policies`` lacked the ``cbr`` bot's presets that ``cbr plugins list --json`` gives
+    (what each ``preset=NAME`` sets); a bot without presets has no ``presets`` key, as there."""
+    import json as _json
+
+    from typer.testing import CliRunner
+
+    from cli import app as cli_app
+
+    listed = {p["name"]: p for p in client.get("/policies").json()["policies"]}
+    rows = _json.loads(CliRunner().invoke(cli_app, ["plugins", "list", "--json"]).stdout)
+    rows = rows if isinstance(rows, list) else [r for group in rows.values() for r in group]
+    plugins = {r["name"]: r for r in rows if r.get("group") == "cbr.policies"}
+    assert listed["cbr"]["presets"] == plugins["cbr"]["presets"] and {"expert", "casper"} <= set(listed["cbr"]["presets"])
+    for name, p in listed.items():
+        assert p.get("presets") == plugins[name].get("presets"), name
