@@ -12,42 +12,55 @@ Prints figures and the ratio ours / PokerKit (> 1 means we are faster).
 from __future__ import annotations
 
 import argparse
+import functools
 import random
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from pokerkit import (  # noqa: E402
-    Automation,
-    BettingStructure,
-    Deck,
-    Mode,
-    Opening,
-    StandardHighHand,
-    State,
-    Street,
-)
 
 from cbr.game import GameDef, standard_table  # noqa: E402
 from cbr.game.state import HandState  # noqa: E402
 from evaluator_ext.cards import cards_str  # noqa: E402
 
-AUTO = (Automation.ANTE_POSTING, Automation.BET_COLLECTION, Automation.BLIND_OR_STRADDLE_POSTING,
-        Automation.HOLE_CARDS_SHOWING_OR_MUCKING, Automation.HAND_KILLING, Automation.CHIPS_PUSHING,
-        Automation.CHIPS_PULLING)
+#: How to get PokerKit, the peer compared with (a dependency of the test extra).
+PEER_HINT = ('error: bench_state.py compares with PokerKit, which is not installed: it comes with the test extra, '
+             'pip install -e ".[test]"')
 
 
-def pk_state(game: GameDef, blinds_pk: tuple[int, ...], stack: int) -> State:
-    def street(hole: bool, board: int, bet: float, cap: int) -> Street:
-        return Street(not hole, (False, False) if hole else (), board, False, Opening.POSITION, int(bet), cap)
+def pokerkit() -> Any:
+    """The ``pokerkit`` module, or a stop with one line naming the test extra (``--help`` needs
+    it not: the script imports it once the arguments are read)."""
+    try:
+        import pokerkit as pk
+    except ImportError:
+        raise SystemExit(PEER_HINT) from None
+    return pk
+
+
+@functools.cache
+def _peer() -> tuple[Any, tuple]:
+    """PokerKit and the automations its states get (looked up once, outside the timed loops)."""
+    pk = pokerkit()
+    return pk, (pk.Automation.ANTE_POSTING, pk.Automation.BET_COLLECTION, pk.Automation.BLIND_OR_STRADDLE_POSTING,
+                pk.Automation.HOLE_CARDS_SHOWING_OR_MUCKING, pk.Automation.HAND_KILLING,
+                pk.Automation.CHIPS_PUSHING, pk.Automation.CHIPS_PULLING)
+
+
+def pk_state(game: GameDef, blinds_pk: tuple[int, ...], stack: int) -> Any:
+    """PokerKit's state of ``game``'s fixed-limit hand (a ``pokerkit.State``)."""
+    pk, auto = _peer()
+
+    def street(hole: bool, board: int, bet: float, cap: int) -> Any:
+        return pk.Street(not hole, (False, False) if hole else (), board, False, pk.Opening.POSITION, int(bet), cap)
 
     sb, bb = game.small_bet, game.big_bet
     streets = (street(True, 0, sb, game.raise_cap[0]), street(False, 3, sb, game.raise_cap[1]),
                street(False, 1, bb, game.raise_cap[2]), street(False, 1, bb, game.raise_cap[3]))
-    return State(AUTO, Deck.STANDARD, (StandardHighHand,), streets, BettingStructure.FIXED_LIMIT,
-                 True, 0, blinds_pk, 0, (stack,) * game.n_players, game.n_players, mode=Mode.TOURNAMENT)
+    return pk.State(auto, pk.Deck.STANDARD, (pk.StandardHighHand,), streets, pk.BettingStructure.FIXED_LIMIT,
+                    True, 0, blinds_pk, 0, (stack,) * game.n_players, game.n_players, mode=pk.Mode.TOURNAMENT)
 
 
 def deals(n: int, hands: int, seed: int) -> list[tuple[list[tuple[int, int]], list[int], list[int], int]]:
@@ -144,6 +157,7 @@ def main() -> None:
     ap.add_argument("--hands", type=int, default=3000)
     ap.add_argument("--players", type=int, nargs="+", default=[2, 6])
     args = ap.parse_args()
+    _peer()  # the peer: one line naming the test extra when it is missing
     for n in args.players:
         if n == 2:  # ACPC layout = PokerKit's heads-up order
             game = GameDef("b2", 2, (2, 1), 2, 4, (3, 4, 4, 4), (1, 0, 0, 0))

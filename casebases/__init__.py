@@ -9,3 +9,19 @@ from pathlib import Path
 #: The folder holding the shipped case bases.
 HERE = Path(__file__).resolve().parent
 DEFAULT = HERE / "default"
+
+
+def output_root() -> Path:
+    """The folder a recipe's default output is relative to: the source checkout holding this
+    package when the current folder is inside it (a checkout with the editable install,
+    ``pip install -e .``), else the current folder; never the installed package (a recipe run
+    after ``pip install .`` wrote into site-packages).
+
+    >>> output_root() in (HERE.parent, Path.cwd().resolve())
+    True
+    """
+    cwd = Path.cwd().resolve()
+    checkout = HERE.parent
+    if (checkout / "pyproject.toml").is_file() and cwd.is_relative_to(checkout):
+        return checkout
+    return cwd

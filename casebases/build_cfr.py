@@ -15,8 +15,9 @@ import sys
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-OUT = HERE / "cfr" / "h_hs2_4"
+#: The shipped strategy, from the source checkout: ``--out``'s default is this path under
+#: :func:`casebases.output_root`.
+OUT = Path("casebases") / "cfr" / "h_hs2_4"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -25,12 +26,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--buckets", type=int, default=4)
     ap.add_argument("--threshold-boards", type=int, default=400)
     ap.add_argument("--game-boards", type=int, default=600)
-    ap.add_argument("--out", default=str(OUT))
+    ap.add_argument("--out", default="", help=f"default {OUT} of the current folder, or of the source checkout "
+                    "when run in it")
     args = ap.parse_args(argv)
+    from casebases import output_root
     from cbr.abstraction import BUCKET_GAME_FILE, Abstraction
     from cbr.cfr.strategy import train
 
-    out = Path(args.out)
+    out = Path(args.out) if args.out else output_root() / OUT
     t = time.time()
     if not (out / "abstraction.json").exists():
         a = Abstraction.build("history", "hs2", n_buckets=args.buckets, samples=args.threshold_boards, seed=0)

@@ -32,6 +32,7 @@ import sys
 import time
 from pathlib import Path
 
+from casebases import output_root
 from casebases.build_cfr_emd import (
     Help,
     ProgressBar,
@@ -49,7 +50,6 @@ from casebases.build_cfr_emd import (
 )
 
 HERE = Path(__file__).resolve().parent
-RUNS = HERE.parent / ".cfr-runs"
 
 
 def wanted_options(args: argparse.Namespace) -> dict:
@@ -131,7 +131,7 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--fit-boards", type=number(1, int), default=400,
                     help="random boards a street the centres are fitted on")
     ap.add_argument("--name", default="", help="the run's folder under .cfr-runs/ (default emd_F_T_R[_ochs])")
-    ap.add_argument("--out", default="", help="the run folder (default .cfr-runs/NAME)")
+    ap.add_argument("--out", default="", help="the run folder (default .cfr-runs/NAME of the current folder, or of the source checkout when run in it)")
     ap.add_argument("--abstraction", default="", help="an abstraction.npz to train instead of building one")
     ap.add_argument("--minutes", type=number(0, meaning="0: no limit"), default=0.0,
                     help="train this long in this session (0: no limit)")
@@ -161,7 +161,7 @@ def _run(args: argparse.Namespace) -> int:
     from cbr.errors import ConfigError
 
     name = args.name or f"emd_{args.flop}_{args.turn}_{args.river}" + ("_ochs" if args.river_kind == "ochs" else "")
-    files = RunFolder(Path(args.out) if args.out else RUNS / name)
+    files = RunFolder(Path(args.out) if args.out else output_root() / ".cfr-runs" / name)
     mem = table_memory((169, args.flop, args.turn, args.river))
     report = (f"tables: {gigabytes(mem['regrets_and_averages'])} of regrets and averages ({mem['entries']:,} entries) "
               f"+ {gigabytes(mem['bucket_tables'])} of bucket tables + {gigabytes(mem['strategy_write'])} while a "

@@ -32,8 +32,11 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-HERE = Path(__file__).resolve().parent
-OUT = HERE / "cfr" / "emd_256"
+from casebases import output_root
+
+#: The shipped teacher, from the source checkout: ``--out``'s default is this path under
+#: :func:`casebases.output_root`.
+OUT = Path("casebases") / "cfr" / "emd_256"
 
 
 class Help(argparse.ArgumentDefaultsHelpFormatter):
@@ -272,7 +275,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="train this many more iterations (0: until --minutes are up; neither: 100 million)")
     add_training_options(ap)
     add_quiet(ap)
-    ap.add_argument("--out", default=str(OUT), help="the folder of abstraction.npz and strategy.npz")
+    ap.add_argument("--out", default="", help=f"the folder of abstraction.npz and strategy.npz (default {OUT} of the "
+                    "current folder, or of the source checkout when run in it)")
     ap.add_argument("--snapshots", default="", help="a folder for strategy snapshots (none if not given)")
     ap.add_argument("--snapshot-every", type=number(1, int), default=20_000_000,
                     help="a snapshot every so many iterations")
@@ -288,7 +292,7 @@ def _run(args: argparse.Namespace) -> int:
     from cbr.cfr.mccfr import STRATEGY_FILE
     from cbr.errors import ConfigError
 
-    out = Path(args.out)
+    out = Path(args.out) if args.out else output_root() / OUT
     t0 = time.time()
     if not (out / "abstraction.npz").exists():
         b = args.buckets

@@ -23,8 +23,7 @@ import sys
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-RUNS = HERE.parent / ".cfr-runs"
+from casebases import output_root
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -44,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     from cbr.abstraction.distribution import DistributionAbstraction, fit_ochs_river
     from cbr.cfr.policy import SHIPPED_TEACHER
 
-    out = Path(args.out) if args.out else RUNS / ("emd_256_ochs" if args.river == "ochs" else "emd_256_hs")
+    out = Path(args.out) if args.out else output_root() / ".cfr-runs" / ("emd_256_ochs" if args.river == "ochs" else "emd_256_hs")
     if not (out / "abstraction.npz").exists():
         out.mkdir(parents=True, exist_ok=True)
         if args.river == "hs":

@@ -11,7 +11,8 @@ Recipe (issue 36, part 1), for each opponent of :data:`TARGETS`:
    seed 0: a restricted Nash response, the opponent restricted with probability ``p``, or a
    data-biased one, ``p_max`` and ``c``: see :data:`TARGETS`) is trained with the engine's C
    solver for ``--minutes`` (or ``--iterations``) on ``--threads`` threads;
-4. ``--out``'s ``counter_<name>/`` (default ``.cfr-runs/counters/``, ignored by git, which links
+4. ``--out``'s ``counter_<name>/`` (default ``.cfr-runs/counters/`` of the current folder, or of the
+   source checkout when run in it, :func:`runs_out`; ignored by git in the checkout; it links
    the teacher's abstraction on first use; ``--out casebases/cfr`` rebuilds the shipped ones) gets ``strategy.npz`` (one byte per action, the
    abstraction is the teacher's: ``emd_256``, named in the strategy) and ``model.npz`` (the
    counts); ``cfr:strategy=counter_<name>`` plays it.
@@ -20,8 +21,11 @@ Ctrl-C or SIGTERM stops it at once (the solver looks for signals between slices 
 :class:`casebases.build_cfr_emd.StartSignals`), exit 130 or 143, with one line saying what it
 stopped and what is kept: the teacher's match under way (its log is not written), the counting of
 a log played (the log is kept), or the counter-strategy being trained (not written); one being
-written is written whole, with its model, before the signal lands. Later signals are ignored
-while it says so.
+written is written whole, with its model, before the signal lands; the counter-strategies of the
+run finished before are named, when there are any. Later signals are ignored while it says so.
+
+``--minutes`` bounds each counter-strategy's training (the solver's time: each slice of iterations
+is sized by the speed so far to end by then), not the teacher's match nor the counting.
 
 One thread is deterministic for the arguments; two share the tables without locks.
 """
@@ -36,9 +40,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 #: The shipped counter-strategies' folder: ``--out casebases/cfr`` rebuilds them.
 OUT = HERE / "cfr"
-#: Where a run without ``--out`` writes (ignored by git, like every run under ``.cfr-runs/``): a
-#: trial run never overwrites the shipped strategies.
-RUNS_OUT = HERE.parent / ".cfr-runs" / "counters"
+#: Where a run without ``--out`` writes, under :func:`casebases.output_root` (ignored by git in
+#: the checkout, like every run under ``.cfr-runs/``): a trial run never overwrites the shipped
+#: strategies, nor writes into an installed package.
+RUNS_OUT = Path(".cfr-runs") / "counters"
 #: The teacher that plays the target: the strategy the counters were built against (as trained,
 #: no re-solving; plain ``cfr`` re-solves the river since issue 37).
 TEACHER = "cfr:strategy=emd_256"
@@ -86,15 +91,34 @@ def opponent_model(log: Path, target: str, abstraction):
 REPORT_SECONDS = 60.0
 
 
+#: iterations of the first slice of a timed run (a fraction of a second), which measures the speed
+#: the later slices are sized by
+FIRST_SLICE = 2_000
+
+
 def _train(trainer, budget: int, minutes: float, name: str) -> None:
-    """Run ``budget`` iterations (or, with 0, ``minutes``), a progress line on stderr every
+    """Run ``budget`` iterations (or, with 0, train for ``minutes``: each slice sized by the speed
+    so far to end by the deadline, so the training time is ``minutes``; a fixed slice of 200,000
+    iterations once ran 10 s on a budget of 3 s), a progress line on stderr every
     :data:`REPORT_SECONDS`."""
     start = time.time()
     deadline = start + minutes * 60
     step = 200_000
     last = start
-    while (trainer.iterations < budget) if budget else (time.time() < deadline):
-        trainer.run(min(step, budget - trainer.iterations) if budget else step)
+    while True:
+        now = time.time()
+        if budget:
+            if trainer.iterations >= budget:
+                break
+            n = min(step, budget - trainer.iterations)
+        else:
+            if now >= deadline:
+                break
+            done = trainer.iterations
+            rate = done / max(now - start, 1e-9) if done else 0.0
+            n = FIRST_SLICE if not done else max(1, min(step, int(rate * (deadline - now))))
+        before = trainer.iterations
+        trainer.run(n)
         now = time.time()
         if now - last >= REPORT_SECONDS:
             last = now
@@ -103,6 +127,20 @@ def _train(trainer, budget: int, minutes: float, name: str) -> None:
             total = f" of {budget:,}" if budget else ""
             print(f"{name}: {trainer.iterations:,}{total} iterations, {rate:,.0f} a second, about {left / 60:.0f} min "
                   "left", file=sys.stderr, flush=True)
+        if trainer.iterations == before:  # pragma: no cover - a run that makes no progress
+            break
+
+
+def runs_out() -> Path:
+    """The folder a run without ``--out`` writes into: :data:`RUNS_OUT` of the current folder, or
+    of the source checkout when run in it (:func:`casebases.output_root`), never site-packages.
+
+    >>> runs_out().parts[-2:]
+    ('.cfr-runs', 'counters')
+    """
+    from casebases import output_root
+
+    return output_root() / RUNS_OUT
 
 
 def link_teacher(out: Path) -> None:
@@ -137,14 +175,15 @@ def main(argv: list[str] | None = None) -> int:
                          f"built, lag's too (default: each one's own: {own}; {biased})")
     shipped = ", ".join(f"{n} {i:,} iterations" for n, i in SHIPPED_ITERATIONS.items())
     ap.add_argument("--minutes", type=number(0.01), default=None,
-                    help=f"training time per counter-strategy (default: 8 minutes, except as shipped: {shipped})")
+                    help=f"training time per counter-strategy: the solver's time, not the teacher's match nor the "
+                         f"counting before it (default: 8 minutes, except as shipped: {shipped})")
     ap.add_argument("--iterations", type=number(1, int), default=None,
                     help="train this many iterations instead of --minutes")
     ap.add_argument("--threads", type=number(1, int), default=1,
                     help="training threads (1: the same strategy bit for bit for the same arguments; at most 64)")
     ap.add_argument("--out", default=None,
-                    help=f"the folder that gets counter_<name>/ (default: {RUNS_OUT.relative_to(HERE.parent)}/, "
-                         "ignored by git, which links the teacher's abstraction on first use; --out casebases/cfr "
+                    help=f"the folder that gets counter_<name>/ (default: {RUNS_OUT}/ of the current folder, or of "
+                         "the source checkout when run in it, ignored by git there, which links the teacher's abstraction on first use; --out casebases/cfr "
                          "rebuilds the shipped ones); it must hold the teacher's abstraction as emd_256/ "
                          "(a link to casebases/cfr/emd_256 will do)")
     args = ap.parse_args(argv)
@@ -158,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"argument --threads: {args.threads} is out of range: give 1 to 64")
     if args.minutes is not None and args.iterations is not None:
         ap.error("give --minutes or --iterations, not both")
-    out, logs = Path(args.out or RUNS_OUT), Path(args.logs)
+    out, logs = Path(args.out) if args.out else runs_out(), Path(args.logs)
     for flag, folder in (("--out", out), ("--logs", logs)):
         if folder.exists() and not folder.is_dir():
             ap.error(f"argument {flag}: {folder} is a file, not a folder")
@@ -174,6 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     from cbr.store.durable import interrupts_held
 
     stopped = "nothing was written yet"
+    written: list[str] = []  # the counter-strategies of this run written whole
     with StartSignals(ignore_after=True):  # the first Ctrl-C or SIGTERM stops the run at once, later ones are ignored
         try:
             logs.mkdir(parents=True, exist_ok=True)
@@ -208,13 +248,17 @@ def main(argv: list[str] | None = None) -> int:
                     trainer.save_strategy(folder / STRATEGY_FILE)
                     model.save(folder / "model.npz")
                     stopped = f"counter_{name} was written whole, with its model ({folder})"
+                    written.append(f"counter_{name}")
                     print(f"{name}: {trainer.iterations:,} iterations in {trainer.seconds:.0f} s -> {folder}",
                           file=sys.stderr, flush=True)
         except CBRError as e:
             raise SystemExit(f"error: {e}") from None
         except Stopped as stop:
             by = "interrupted" if stop.signum == signal.SIGINT else f"stopped by {stop}"
-            print(f"{by}: {stopped} (the counter-strategies finished before were written)", file=sys.stderr)
+            just = bool(written) and stopped.startswith(f"{written[-1]} was written whole")  # the line's own
+            before = written[:-1] if just else written
+            print(f"{by}: {stopped}" + (f" (the counter-strategies finished before were written: {', '.join(before)})"
+                                        if before else ""), file=sys.stderr)
             return 128 + stop.signum
     return 0
 

@@ -36,8 +36,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Optional
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parent
+from casebases import output_root
+
 SEED = 1818
 #: The teacher whose decisions become the expert cases (issue 37: the MCCFR strategy with its
 #: river re-solved at decision time, 40 CFR+ iterations).
@@ -240,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--hands", type=int, default=1_000_000, help="hands of the whole recipe (default 1,000,000)")
     ap.add_argument("--match-hands", type=int, default=20_000, help="hands a match, a log (default 20,000)")
     ap.add_argument("--workers", type=int, default=2, help="matches played at once, and build workers (default 2)")
-    ap.add_argument("--out", default="", help="the case base (default casebases/expert, or expert-full without --ship)")
+    ap.add_argument("--out", default="", help="the case base (default casebases/expert, or expert-full without --ship, of the current folder, or of the source checkout when run in it)")
     ap.add_argument("--ship", type=int, default=0, help=f"build the shipped sample from about this many hands, each pairing's share in whole deals (at least {MIN_SHIP}; default 0: the whole recipe)")
     ap.add_argument("--feature-set", default="casper", help="feature-set plugin of the case base (default casper)")
     args = ap.parse_args(argv)
@@ -284,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
               "same command again to play the rest", file=sys.stderr)
         return 128 + stopped
     played = time.time() - t0
-    out = Path(args.out or (HERE / ("expert" if args.ship else "expert-full")))
+    out = Path(args.out) if args.out else output_root() / "casebases" / ("expert" if args.ship else "expert-full")
     t1 = time.time()
     with tempfile.TemporaryDirectory() as tmp:
         paths = [str(m.log) for m in matches]

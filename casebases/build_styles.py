@@ -15,7 +15,9 @@ import argparse
 import json
 from pathlib import Path
 
-OUT = Path(__file__).resolve().parent / "styles" / "house.json"
+#: The shipped style cases, from the source checkout: ``--out``'s default is this path under
+#: :func:`casebases.output_root`.
+OUT = Path("casebases") / "styles" / "house.json"
 
 
 def _spec(name: str) -> str:
@@ -50,8 +52,14 @@ def style_cases(matrix: dict, safe: str = "cbr:preset=expert") -> dict:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("matrix", type=Path)
-    ap.add_argument("-o", "--out", type=Path, default=OUT)
+    ap.add_argument("-o", "--out", type=Path, default=None,
+                    help=f"the style-case file (default {OUT} of the current folder, or of the source checkout when "
+                         "run in it)")
     args = ap.parse_args(argv)
+    if args.out is None:
+        from casebases import output_root
+
+        args.out = output_root() / OUT
     data = style_cases(json.loads(args.matrix.read_text()))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(data, indent=1) + "\n")

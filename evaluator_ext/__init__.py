@@ -88,6 +88,22 @@ def _load_native() -> ModuleType:
     return native
 
 
+def build_hint() -> str:
+    """How to get the C extensions, for an error saying one is not built. In a source checkout
+    (this package beside a ``pyproject.toml``) the editable install builds them in place; a
+    command run in a checkout imports the checkout's packages before an installed copy, so
+    ``pip install .`` alone leaves the checkout's unbuilt.
+
+    >>> "pip install" in build_hint()
+    True
+    """
+    here = os.path.dirname(os.path.abspath(__file__))
+    if os.path.isfile(os.path.join(os.path.dirname(here), "pyproject.toml")):
+        return (f"this is the source checkout's evaluator_ext ({here}: run in a checkout, its packages come before "
+                "an installed copy); build it in place with the editable install: pip install -e .")
+    return "the installed package lacks it: reinstall it with a C compiler (pip install --force-reinstall cbr-holdem)"
+
+
 def _native_or_none(load: Any, what: str) -> Any:
     """``load()``, or None when it raises ImportError; with ``CBR_REQUIRE_NATIVE=1`` an
     ImportError that says which extension is missing and how to build it."""

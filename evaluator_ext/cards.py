@@ -194,20 +194,41 @@ def check_distinct(cards: Sequence[int]) -> None:
 def parse_hole_and_board(
     hole: CardLike, board: CardLike = (), *, board_sizes: Sequence[int] = (0, 3, 4, 5)
 ) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """Clean a two-card hole and a board, checking sizes and that no card repeats.
+    """Clean a two-card hole and a board, checking sizes and that no card repeats. An error's
+    ``field`` is the input it is about (``hole``, ``board``, or both for a card in both), so
+    each front end names its option (``cbr query ... (--board)``).
 
     >>> parse_hole_and_board("AdQc", "3h4cJh")
     ((49, 40), (6, 8, 38))
+    >>> try:
+    ...     parse_hole_and_board("AdQc", "3h4c")
+    ... except InvalidCardError as exc:
+    ...     print(exc.fields, exc)
+    ('board',) board must have 0, 3, 4, 5 cards, got 2
     """
-    h = parse_cards(hole)
-    b = parse_cards(board)
+    h = _parsed(hole, "hole")
+    b = _parsed(board, "board")
     if len(h) != 2:
-        raise InvalidCardError(f"hole must be exactly 2 cards, got {len(h)}")
+        raise InvalidCardError(f"hole must be exactly 2 cards, got {len(h)}", field="hole")
     if len(b) not in board_sizes:
         sizes = ", ".join(str(s) for s in board_sizes)
-        raise InvalidCardError(f"board must have {sizes} cards, got {len(b)}")
-    check_distinct(h + b)
+        raise InvalidCardError(f"board must have {sizes} cards, got {len(b)}", field="board")
+    try:
+        check_distinct(h + b)
+    except InvalidCardError as exc:
+        twice = [c for c in set(h + b) if (h + b).count(c) > 1]
+        where = ("hole",) if all(h.count(c) > 1 for c in twice) else \
+            ("board",) if all(b.count(c) > 1 for c in twice) else ("hole", "board")
+        raise InvalidCardError(str(exc), field=where) from None
     return h, b
+
+
+def _parsed(cards: CardLike, field: str) -> tuple[int, ...]:
+    """:func:`parse_cards`, its error naming ``field``."""
+    try:
+        return parse_cards(cards)
+    except InvalidCardError as exc:
+        raise InvalidCardError(str(exc), field=field) from None
 
 
 def combo_index(a: int, b: int) -> int:

@@ -161,7 +161,11 @@ def main() -> int:
     ap.add_argument("--redo", action="store_true", help="measure again what the results file already holds")
     ap.add_argument("--out", default=None, help=OUT_FOLDER_HELP)
     args = ap.parse_args()
-    skip = set(filter(None, args.skip.split(",")))
+    skip = set(filter(None, (p.strip() for p in args.skip.split(","))))
+    parts = ("matches", "lbr", "time")
+    if skip - set(parts):  # a usage error, one line, before anything runs
+        ap.exit(2, f"{ap.prog}: error: argument --skip: unknown part(s) {', '.join(sorted(skip - set(parts)))}; "
+                f"choose from: {', '.join(parts)}\n")
     bots, opponents = args.bots, args.opponents
     outdir = out_folder(args.out)
     out = outdir / f"bot-table-seed{args.seed}.json"

@@ -3,8 +3,9 @@
     python3 experiments/casper_table.py [--seed 2] [--hands N] [--jobs 1|2] [--bot SPEC]
 
 The bot (``--bot``, default :data:`cbr.play.measure.TUNED_BOT`: the default case base, CASPER's
-probabilistic re-use sharpened and tilted by the cases' outcomes, as tuned on seed 1; ``--bot cbr``
-is CASPER's plain sampling) plays
+probabilistic re-use sharpened and tilted by the cases' outcomes, as tuned on seed 1; ``--bot
+cbr:preset=casper`` is CASPER's plain sampling; plain ``cbr`` is the adaptive bot over the expert
+case base, not CASPER) plays
 DUPLICATE heads-up limit hold'em against each of ``poki``, ``ehs``, ``lag``, ``hs`` (the
 source bots of the default case base), ``call``, ``raise`` and ``random``, and sits at a
 9-player table with two of each source bot. Reported: the bot's sb/h with the 95% CI over
@@ -120,7 +121,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--hands", type=positive_int, default=None, help="fixed hands per match (skips the pilot)")
     ap.add_argument("--jobs", type=int, choices=(1, 2), default=1, help="matches played at once")
     ap.add_argument("--bot", type=policy_spec, default=TUNED_BOT,
-                    help=f"the case-based bot's policy spec (default: the tuned {TUNED_BOT}; plain CASPER: cbr)")
+                    help=f"the case-based bot's policy spec (default: the tuned {TUNED_BOT}; plain CASPER: "
+                         "cbr:preset=casper; plain cbr is the adaptive bot)")
     ap.add_argument("--target-ci", type=float, default=0.1, help="95%% half-width to reach, sb/h")
     ap.add_argument("--pilot-hands", type=positive_int, default=2000, help="hands of the pilot match that plans each match's hands")
     ap.add_argument("--cap", type=positive_int, default=200_000, help="most hands of one heads-up match")

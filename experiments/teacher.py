@@ -96,7 +96,11 @@ def main() -> int:
     ap.add_argument("--skip", default="", help="comma list of parts to skip: snapshots,lbr,matches")
     ap.add_argument("--out", default=None, help=OUT_FOLDER_HELP)
     args = ap.parse_args()
-    skip = set(filter(None, args.skip.split(",")))
+    skip = set(filter(None, (p.strip() for p in args.skip.split(","))))
+    parts = ("snapshots", "lbr", "matches")
+    if skip - set(parts):  # a usage error, one line, before anything runs
+        ap.exit(2, f"{ap.prog}: error: argument --skip: unknown part(s) {', '.join(sorted(skip - set(parts)))}; "
+                f"choose from: {', '.join(parts)}\n")
     results = out_folder(args.out)
     out_json = results / f"teacher-seed{args.seed}.json"
     report = json.loads(out_json.read_text()) if out_json.exists() else {}

@@ -33,18 +33,45 @@ VARIANTS: dict[str, dict] = {
 }
 
 
+def variants_named(text: str) -> list[str]:
+    """The variants ``--only`` names, comma-separated (a name's own commas kept: the longest
+    name that fits is taken); ValueError naming the valid ones for an unknown name.
+
+    >>> variants_named("raise 0.7,raise 0.6, conservative")
+    ['raise 0.7', 'raise 0.6, conservative']
+    >>> variants_named("nosuch")
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown variant 'nosuch'; choose from: 'seed (waterloo defaults)', ...
+    """
+    tokens = [t.strip() for t in text.split(",")] if text.strip() else []
+    names, i = [], 0
+    while i < len(tokens):
+        fits = [j for j in range(len(tokens), i, -1) if ", ".join(tokens[i:j]) in VARIANTS]
+        if not fits:
+            raise ValueError(f"unknown variant {tokens[i]!r}; choose from: {', '.join(map(repr, VARIANTS))}")
+        names.append(", ".join(tokens[i:fits[0]]))
+        i = fits[0]
+    return names
+
+
 def main() -> None:
     from common import OUT_HELP, description, out_file, positive_int, seed_int
 
     ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--hands", type=positive_int, default=2000, help="duplicate hands per match")
     ap.add_argument("--seed", type=seed_int, default=101, help="the tuning seed of the deals")
-    ap.add_argument("--only", default="", help="comma-separated variant names")
+    ap.add_argument("--only", default="", help="comma-separated variant names (a name may hold commas: "
+                    f"{'; '.join(VARIANTS)})")
     ap.add_argument("--out", default=None, help=OUT_HELP.format(name="ehs_tuning.json"))
     args = ap.parse_args()
+    try:
+        only = variants_named(args.only)
+    except ValueError as exc:  # a usage error, one line, before anything is written or announced
+        ap.exit(2, f"{ap.prog}: error: argument --only: {exc}\n")
     out = out_file(args.out, "ehs_tuning.json")
     results = json.loads(out.read_text()) if out.exists() else {}
-    names = [v for v in VARIANTS if not args.only or v in args.only.split(",")]
+    names = [v for v in VARIANTS if not only or v in only]
     for name in names:
         row = {"params": VARIANTS[name], "hands": args.hands, "seed": args.seed}
         for opp in ("call", "raise"):

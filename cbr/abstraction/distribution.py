@@ -59,8 +59,10 @@ def native_module() -> Any:
     try:
         from evaluator_ext import _mccfr
     except ImportError:
+        from evaluator_ext import build_hint
+
         raise ConfigError("the MCCFR extension evaluator_ext._mccfr is not built (it has no pure-Python "
-                          "fallback): `pip install -e .` builds it") from None
+                          f"fallback): {build_hint()}") from None
     return _mccfr
 
 

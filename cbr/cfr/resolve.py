@@ -68,8 +68,10 @@ def native():
     try:
         from evaluator_ext import _resolve
     except ImportError:
+        from evaluator_ext import build_hint
+
         raise ConfigError("the re-solving extension evaluator_ext._resolve is not built (it has no pure-Python "
-                          "fallback): `pip install -e .` builds it") from None
+                          f"fallback): {build_hint()}") from None
     return _resolve
 
 

@@ -92,7 +92,9 @@ class Solver:
         if native is None:
             native = _native is not None
         if native and _native is None:
-            raise ConfigError("the native CFR solver (evaluator_ext._cfr) is not built")
+            from evaluator_ext import build_hint
+
+            raise ConfigError(f"the native CFR solver (evaluator_ext._cfr) is not built: {build_hint()}")
         if native:
             self._kernels: Any = _native
         else:

@@ -33,7 +33,11 @@ def hand_command(
     n_opponents = 1 if n_opponents is None else n_opponents
     # the C kernels release the GIL: a spinner turns while millions of deals are dealt (not with --json)
     with busy(f"dealing up to {trials:,} Monte Carlo deals", enabled=not as_json and trials >= 1_000_000):
-        s = evaluator_ext.hand_summary(hole, board or (), n_opponents=n_opponents, trials=trials, seed=seed)
+        try:
+            s = evaluator_ext.hand_summary(hole, board or (), n_opponents=n_opponents, trials=trials, seed=seed)
+        except evaluator_ext.CBRError as exc:  # HOLE and BOARD are arguments here: no (--hole) after the line
+            exc.fields = ()
+            raise
     if as_json:
         print_json(s)
         return

@@ -67,6 +67,7 @@ def match_command(
 
     fmt = alias(log_format, log_format_old, "--log-format", "--format")
     names = split_policy_specs(players)
+    _no_empty_seat(players)
     for p in names:  # checks the name and the options; opens nothing (bots read their files on first use)
         try:
             policy_from_spec(p)
@@ -195,11 +196,15 @@ def serve_dealer_command(
     from cbr.logs.acpc import acpc_game
 
     seats = [p.strip() for p in players.split(",") if p.strip()]
+    _no_empty_seat(players)
     if not 2 <= len(seats) <= 10:
         raise usage_error(f"a dealer seats 2 to 10 players, got {len(seats)}", "--players")
     if log is None and overwrite:
         raise usage_error("--overwrite needs --log", "--log")
     g = acpc_game(game, len(seats))
+    if g.n_players != len(seats):
+        raise usage_error(f"--game {game} seats {g.n_players} players but --players names {len(seats)}: give "
+                          f"{g.n_players} seats, or a game of {len(seats)} (holdem.limit.{len(seats)}p)", "--players")
     if log:  # before any seat is dealt in (the log is opened when the match starts)
         check_output(log, what="log", overwrite=overwrite)
     from cbr.policies.spec import PolicySpecError
@@ -383,6 +388,23 @@ def _play_human(bots: str, hands: int, seed: int, retain: bool = False, retain_i
         raise usage_error(str(exc), "--bots") from None
     if retain or retain_into:
         typer.echo(f"retained {result.retained:,} cases")
+
+
+def _no_empty_seat(players: str) -> None:
+    """A usage error (exit 2) when ``--players`` has an empty seat (``call,,raise`` was played
+    heads-up, the empty name dropped).
+
+    >>> _no_empty_seat("ehs, call")
+    >>> try:
+    ...     _no_empty_seat("call,,raise")
+    ... except Exception as exc:
+    ...     print(exc)
+    seat 2 of 'call,,raise' is empty: give one bot per seat, separated by single commas
+    """
+    for i, name in enumerate(players.split(","), 1):
+        if not name.strip():
+            raise usage_error(f"seat {i} of {players!r} is empty: give one bot per seat, separated by single commas",
+                              "--players")
 
 
 def _retain_into_copy(players: list, into: Optional[str]) -> None:

@@ -83,6 +83,51 @@ def _stop_messages() -> type:
     return Server
 
 
+def _supervisor() -> type:
+    """uvicorn's supervisor of ``--workers N`` saying what a stop does, as one process does
+    (:func:`_stop_messages`): the first Ctrl-C or SIGTERM lets the workers finish the requests
+    in flight, a second Ctrl-C cuts them. Both pass SIGINT to the workers (outside the
+    terminal's process group, :func:`cbr.serve.app.app_from_environment`, they hear only their
+    parent): a worker stops as one process does, whose first Ctrl-C lets the requests finish and
+    whose second cuts them (uvicorn's SIGTERM killed a worker it had to cut, as it re-raises the
+    signal, before the cut requests were answered and the case bases closed). ``stopped_by``:
+    the signal that stopped it, for the command's exit code (130 or 143)."""
+    import os
+    import signal
+
+    from uvicorn.supervisors import Multiprocess
+
+    class Supervisor(Multiprocess):
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+            self.stopped_by: Optional[int] = None
+            self.forced = False
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                signal.signal(sig, self._on_stop)
+
+        def _on_stop(self, sig: int, frame: object) -> None:
+            if self.stopped_by is None:
+                self.stopped_by = sig
+                typer.echo("stopping: the requests in flight finish first (Ctrl-C again to cut them)", err=True)
+                self.signal_queue.append(sig)  # the supervisor's loop stops the workers
+            elif sig == signal.SIGINT and not self.forced:
+                self.forced = True
+                typer.echo("stopping now: the requests in flight are cut; the case bases are closed cleanly",
+                           err=True)
+                self.terminate_all()
+
+        def terminate_all(self) -> None:
+            """SIGINT to every worker still running (uvicorn sends SIGTERM)."""
+            for process in list(self.processes):
+                if process.pid is not None and process.exitcode is None:
+                    try:
+                        os.kill(process.pid, signal.SIGINT)
+                    except ProcessLookupError:  # pragma: no cover - ended meanwhile
+                        pass
+
+    return Supervisor
+
+
 @guarded
 def serve_command(
     casebase: Annotated[Optional[list[str]], typer.Option("--casebase", "-c", metavar="NAME|PATH", help="Case base to serve: a directory, a name under ./casebases/, or 'default'; repeat for more [default: default].")] = None,
@@ -144,5 +189,20 @@ def serve_command(
     os.environ[CONFIG_ENV] = replace(config, token=None, token_file=token_file, tables=False).to_json()
     typer.echo(f"cbr serve: {workers} workers on {url} (API docs: {url}/docs; "
                f"writes {'need the token' if token else 'off'}; no web table: it needs one process)", err=True)
-    uvicorn.run("cbr.serve.app:app_from_environment", factory=True, host=host, port=port, workers=workers,
-                log_level="warning", access_log=False, http=NODELAY_PROTOCOL)
+    import signal
+
+    from cbr.cli._errors import Terminated
+
+    server_config = uvicorn.Config("cbr.serve.app:app_from_environment", factory=True, host=host, port=port,
+                                   workers=workers, log_level="warning", access_log=False, http=NODELAY_PROTOCOL)
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        supervisor = _supervisor()(server_config, sockets=[server_config.bind_socket()])
+        supervisor.run()  # every worker has ended when it returns
+    finally:
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
+    if supervisor.stopped_by == signal.SIGINT:
+        raise KeyboardInterrupt
+    if supervisor.stopped_by == signal.SIGTERM:
+        raise Terminated

@@ -296,17 +296,18 @@ class AcpcParser:
             yield issue
         yield from self.parse_text(text, path, game_files=True)
 
-    def parse_text(self, text: str, source: str = "<text>", *,
-                   game_files: bool = False) -> Iterator[HandRecord | ParseIssue]:
+    def parse_text(self, text: str, source: str = "<text>", *, game_files: bool = False,
+                   game: Optional[GameDef] = None) -> Iterator[HandRecord | ParseIssue]:
         """Hands and skipped hands of log text (tests, benchmarks, a request's hands).
 
         Text that does not end with a line end may have been cut off: see ``parse_lines``.
-        ``game_files``: see ``parse_lines``.
+        ``game_files`` and ``game``: see ``parse_lines``.
         """
-        return self.parse_lines(text.splitlines(), source, unterminated=_unterminated(text), game_files=game_files)
+        return self.parse_lines(text.splitlines(), source, unterminated=_unterminated(text), game_files=game_files,
+                                game=game)
 
     def parse_lines(self, lines: Iterable[str], source: str, *, unterminated: bool = False,
-                    game_files: bool = False) -> Iterator[HandRecord | ParseIssue]:
+                    game_files: bool = False, game: Optional[GameDef] = None) -> Iterator[HandRecord | ParseIssue]:
         """Hands and skipped hands of an iterable of lines (numbered from 1).
 
         ``game_files``: the lines are those of the log file ``source``, so a header naming a
@@ -317,12 +318,15 @@ class AcpcParser:
         such a last ``STATE:`` line whose final player name is not a name of the file's
         other hands was cut off (``...|Alic``): it is skipped with the reason.
 
+        ``game``: the lines' game, as a ``# game:`` header before them would give it (a
+        request's hands in the game it names), without moving the lines' numbers.
+
         >>> text = "STATE:0:f:AhKd|2c2d:5|-5:Alice|Bob\\nSTATE:1:f:AhKd|2c2d:5|-5:Bob|Alic"
         >>> [str(x) for x in AcpcParser().parse_text(text, "t.log")][1]
         "t.log:2: truncated last line: it has no line end and its last player 'Alic' plays no other hand of the file (cut off?)"
         """
-        header_game: Optional[GameDef] = None
-        json_game: Optional[GameDef] = None
+        header_game: Optional[GameDef] = game
+        json_game: Optional[GameDef] = game
         named_game: Optional[GameDef] = None
         file_betting: Optional[str] = None
         seen: dict[str, int] = {}
@@ -352,15 +356,15 @@ class AcpcParser:
                 yield rec
             elif line.startswith("#"):
                 try:
-                    game = _parse_game_header(line, source, game_files)
+                    given = _parse_game_header(line, source, game_files)
                 except _BadHand as exc:
                     yield ParseIssue(source, lineno, str(exc))
                     continue
-                if game is None:
+                if given is None:
                     continue
                 if line[1:].lstrip().startswith("game:"):
-                    json_game = game           # our own runner's exact game wins
-                named_game = game if not line[1:].lstrip().startswith("game:") else named_game
+                    json_game = given          # our own runner's exact game wins
+                named_game = given if not line[1:].lstrip().startswith("game:") else named_game
                 header_game = json_game or named_game
             elif line.startswith("SCORE:") or not line.strip():
                 continue

@@ -43,6 +43,7 @@ from cbr.serve.schemas import (
     ActionRequest,
     BatchRequest,
     EvaluateRequest,
+    FieldProblem,
     RetainRequest,
     ReuseRequest,
     Situation,
@@ -206,6 +207,26 @@ REQUEST_FIELD = {"hole": "hole", "board": "board", "dealt": "dealt", "in_hand": 
                  "previous_round_bets": "prev_bets", "matchstate": "matchstate", "game": "game"}
 
 
+def _validation_error(error: Mapping[str, Any], content_type: Optional[str]) -> dict[str, Any]:
+    """One problem of a 422 as the server answers it: ``loc``, ``msg``, ``type``. An error our
+    own model check raised about a field (:class:`~cbr.serve.schemas.FieldProblem`) points at
+    that field; our own checks' messages lose pydantic's ``Value error, `` prefix.
+
+    >>> from cbr.serve.schemas import FieldProblem
+    >>> _validation_error({"loc": ("body",), "type": "value_error", "msg": "Value error, leave out hole",
+    ...                    "ctx": {"error": FieldProblem("matchstate", "leave out hole")}}, "application/json")
+    {'loc': ['body', 'matchstate'], 'msg': 'leave out hole', 'type': 'value_error'}
+    """
+    loc, msg = list(error.get("loc", ())), _body_message(error, content_type)
+    if error.get("type") == "value_error":
+        cause = (error.get("ctx") or {}).get("error")
+        if isinstance(cause, FieldProblem):
+            loc, msg = [*loc, cause.field], str(cause)
+        elif msg.startswith("Value error, "):
+            msg = msg[len("Value error, "):]
+    return {"loc": loc, "msg": msg, "type": error.get("type", "")}
+
+
 def _body_message(error: Mapping[str, Any], content_type: Optional[str]) -> str:
     """The message of a validation error; one about the body as a whole (not JSON, not an
     object, none at all) says that a JSON object is expected, and how to send one.
@@ -345,8 +366,7 @@ def create_app(config: ServeConfig = ServeConfig(), engine: Optional[Engine] = N
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> Response:
-        errors = [{"loc": list(e.get("loc", ())), "msg": _body_message(e, request.headers.get("content-type")),
-                   "type": e.get("type", "")} for e in exc.errors()]
+        errors = [_validation_error(e, request.headers.get("content-type")) for e in exc.errors()]
         return _json({"detail": errors}, 422)
 
     @app.exception_handler(StarletteHTTPException)
@@ -584,8 +604,55 @@ def _version() -> str:
 
 def app_from_environment() -> FastAPI:
     """The app of one ``cbr serve --workers N`` worker process: its config comes from the
-    environment variable :data:`CONFIG_ENV` (set by the command)."""
+    environment variable :data:`CONFIG_ENV` (set by the command).
+
+    The worker leaves the terminal's process group and stops when its parent ends: the parent
+    alone gets a Ctrl-C and stops its workers (with SIGINT: the first lets the requests in flight
+    finish, a second cuts them, as in one process), and a parent killed outright leaves no worker
+    (the kernel's parent-death signal, SIGTERM: a clean stop). A forced stop skips the app's
+    lifespan end: the worker then closes the case bases as its process ends (compacting what it
+    retained), as one process does after its server stops."""
+    import signal
+    from multiprocessing import util
+
+    from cbr.build.parent import parent_death_signal
+
     text = os.environ.get(CONFIG_ENV)
     if not text:
         raise RuntimeError(f"{CONFIG_ENV} is not set: start workers with `cbr serve --workers N`")
-    return create_app(ServeConfig.from_json(text))
+    parent = os.getppid()
+    os.setpgid(0, 0)
+    arm = parent_death_signal()
+    if arm is not None:
+        arm(signal.SIGTERM)
+    if os.getppid() != parent:  # pragma: no cover - the parent ended before the signal was armed
+        os.kill(os.getpid(), signal.SIGTERM)
+    app = create_app(ServeConfig.from_json(text))
+    util.Finalize(None, app.state.shutdown, exitpriority=10)  # run as the worker process ends; once
+    _quiet_when_cut()
+    return app
+
+
+def _quiet_when_cut() -> None:
+    """A worker's second SIGINT (a forced stop) silences uvicorn's error log, as one process's
+    does (``cbr serve``'s ``_stop_messages``): uvicorn logged a traceback for the lifespan it
+    cut. Wraps the SIGINT handler of the worker's server, which catches the signals while it
+    runs (this is called then, from its main thread)."""
+    import logging
+    import signal
+
+    server_exit = signal.getsignal(signal.SIGINT)
+    if not callable(server_exit):  # pragma: no cover - not under uvicorn's server
+        return
+    heard: list[int] = []
+
+    def on_sigint(sig: int, frame: Any) -> None:
+        if heard:
+            logging.getLogger("uvicorn.error").setLevel(logging.CRITICAL)
+        heard.append(sig)
+        server_exit(sig, frame)
+
+    try:
+        signal.signal(signal.SIGINT, on_sigint)
+    except ValueError:  # pragma: no cover - not the main thread
+        pass

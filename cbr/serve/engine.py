@@ -35,6 +35,7 @@ from typing import Any, Optional
 
 from cbr.errors import CaseBaseError, CBRError, ConfigError, GameError, LogFormatError
 from cbr.game.gamedef import STREETS
+from cbr.store import is_shipped
 
 __all__ = ["Engine", "checked_spec", "Deadline", "FieldError", "NotFoundError", "ForbiddenError", "UnauthorizedError", "TimeLimitError",
            "MAX_RETAIN_HANDS", "MAX_EVALUATE_DECISIONS", "PATH_OPTIONS"]
@@ -187,15 +188,6 @@ class _Cached:
         self.evicted = False
 
 
-def _is_shipped(path: Path) -> bool:
-    from cbr.store import PACKAGED_CASEBASES
-
-    try:
-        return path.resolve().is_relative_to(PACKAGED_CASEBASES.resolve())
-    except OSError:  # pragma: no cover
-        return False
-
-
 class Engine:
     """The loaded case bases and the work of each endpoint; see the module docstring.
 
@@ -222,7 +214,7 @@ class Engine:
                     handle.release()
                     raise CaseBaseError(f"two case bases are named {name!r} ({self.casebases[name].path} "
                                         f"and {path}); serve one of them, or a copy under another name")
-                self.casebases[name] = _Loaded(name, path, handle, _is_shipped(path))
+                self.casebases[name] = _Loaded(name, path, handle, is_shipped(path))
                 if warm:
                     with handle.lock:
                         self._warm(handle.cb)
@@ -300,7 +292,10 @@ class Engine:
         except ConfigError as exc:
             raise FieldError("game", str(exc)) from None
         if situation.get("matchstate") is not None:
-            return from_matchstate(situation["matchstate"], game)
+            try:
+                return from_matchstate(situation["matchstate"], game)
+            except (CBRError, ValueError) as exc:  # the line's own fault: the field is named
+                raise FieldError("matchstate", str(exc)) from None
         hole, board = situation.get("hole"), situation.get("board")
         if hole is not None:  # (no hole: described_situation says what to give)
             for name, value in (("hole", hole), ("board", board)):
@@ -364,7 +359,7 @@ class Engine:
         for loaded in self.casebases.values():
             if loaded.path == path:
                 return loaded
-        return _Loaded(path.name, path, open_shared(path, memory_map=self.memory_map), _is_shipped(path))
+        return _Loaded(path.name, path, open_shared(path, memory_map=self.memory_map), is_shipped(path))
 
     @contextmanager
     def policy(self, spec: str, casebase: Optional[str] = None) -> Iterator[tuple[Any, Any, _Loaded]]:
@@ -499,23 +494,25 @@ class Engine:
         the options naming files on the server, which requests may not give, are listed apart
         (``server_only``); ``option_help`` says what each listed option means, in the one line
         of the bot's ``OPTION_HELP`` table that ``cbr plugins list`` shows ("" when the bot
-        gives none)."""
+        gives none); ``presets``, for a bot that has them (``cbr``), what each ``preset=NAME``
+        sets, as ``cbr plugins list --json`` gives it."""
         from cbr.plugins import available
-        from cbr.policies.spec import policy_option_help, policy_options
+        from cbr.policies.spec import policy_option_help, policy_options, policy_presets
 
         out = []
         for name in available("cbr.policies"):
             try:
-                everything, helps = policy_options(name), policy_option_help(name)
+                everything, helps, presets = policy_options(name), policy_option_help(name), policy_presets(name)
                 error = None
             except CBRError as exc:  # installed but broken: listed with the reason
-                everything, helps, error = {}, {}, str(exc).splitlines()[0]
+                everything, helps, presets, error = {}, {}, {}, str(exc).splitlines()[0]
             options = {k.replace("_", "-"): _plain(v) for k, v in everything.items() if k not in PATH_OPTIONS}
             server_only = [k.replace("_", "-") for k in everything if k in PATH_OPTIONS]
             option_help = {k.replace("_", "-"): helps.get(k, "") for k in everything if k not in PATH_OPTIONS}
             option_help.update({k.replace("_", "-"): helps.get(k, "") for k in everything if k in PATH_OPTIONS})
             out.append({"name": name, "options": options, **({"server_only": server_only} if server_only else {}),
-                        "option_help": option_help, **({"error": error} if error else {})})
+                        "option_help": option_help, **({"presets": presets} if presets else {}),
+                        **({"error": error} if error else {})})
         return out
 
     # ---- retention -------------------------------------------------------------------------
@@ -693,11 +690,8 @@ def _parse_hands(text: str, log_format: str, game: Any) -> list[Any]:
     from cbr.logs.record import ParseIssue
 
     if log_format == "acpc":
-        if game is not None:
-            import json
-
-            text = f"# game: {json.dumps(game.to_dict())}\n{text}"
-        items = AcpcParser().parse_text(text if text.endswith("\n") else text + "\n", "request")
+        # (the game given as the parser's, not as a header line before the text: the lines keep their numbers)
+        items = AcpcParser().parse_text(text if text.endswith("\n") else text + "\n", "request", game=game)
     elif log_format == "phh":
         if game is not None:
             raise ConfigError("a PHH hand names its own game (variant, blinds): leave out game")

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, Stri
 from cbr.query import MAX_TOP
 from cbr.serve.engine import MAX_EVALUATE_DECISIONS
 
-__all__ = ["Situation", "BatchRequest", "ReuseRequest", "RetainRequest", "EvaluateRequest", "TableRequest",
+__all__ = ["FieldProblem", "Situation", "BatchRequest", "ReuseRequest", "RetainRequest", "EvaluateRequest", "TableRequest",
            "ActionRequest", "MAX_BATCH", "SITUATION_FIELDS"]
 
 #: Most situations one ``/retrieve/batch`` request may hold.
@@ -31,6 +31,20 @@ MAX_BATCH = 256
 #: The fields that describe a situation with numbers (the ``cbr query`` options).
 SITUATION_FIELDS = ("hole", "board", "dealt", "in_hand", "position", "to_act", "committed", "to_call", "pot",
                     "prev_bets")
+
+
+class FieldProblem(ValueError):
+    """A request model's own check failing on ``field``: the 422 names it (``loc`` ends with
+    it, as for a field's own check) and gives the message as written (pydantic prefixes a
+    validator's ValueError with ``Value error, ``).
+
+    >>> FieldProblem("matchstate", "leave out hole").field
+    'matchstate'
+    """
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
 
 
 class Situation(BaseModel):
@@ -75,9 +89,9 @@ class Situation(BaseModel):
     def _one_description(self) -> "Situation":
         given = [f for f in SITUATION_FIELDS if getattr(self, f) is not None]
         if self.matchstate is not None and given:
-            raise ValueError(f"a matchstate describes the whole situation: leave out {', '.join(given)}")
+            raise FieldProblem("matchstate", f"a matchstate describes the whole situation: leave out {', '.join(given)}")
         if self.matchstate is None and self.hole is None:
-            raise ValueError("no situation: give hole (and board, to_call, ...) or matchstate")
+            raise FieldProblem("hole", "no situation: give hole (and board, to_call, ...) or matchstate")
         return self
 
 

@@ -231,6 +231,75 @@ def test_the_recipe_builds_a_counter_strategy_from_the_teachers_log(tmp_path, sh
         build_counters.main(argv)
 
 
+def _installed_copy(tmp_path: Path) -> Path:
+    """The recipes as ``pip install .`` puts them: the ``casebases`` package (its modules, the
+    shipped strategies) in a site-packages folder without the checkout's ``pyproject.toml``."""
+    import shutil
+
+    repo = Path(__file__).resolve().parents[2]
+    site = tmp_path / "site-packages"
+    (site / "casebases").mkdir(parents=True)
+    for module in (repo / "casebases").glob("*.py"):
+        shutil.copy(module, site / "casebases" / module.name)
+    (site / "casebases" / "cfr").symlink_to(repo / "casebases" / "cfr", target_is_directory=True)
+    return site
+
+
+def test_a_recipe_of_an_installed_package_writes_under_the_current_folder(tmp_path) -> None:
+    """After ``pip install .``, ``python -m casebases.build_counters`` run outside the checkout
+    wrote into site-packages (``site-packages/.cfr-runs/counters/``): the default output is
+    relative to the current folder, never the installed package."""
+    import os
+    import subprocess
+    import sys
+
+    site = _installed_copy(tmp_path)
+    work = tmp_path / "work"
+    work.mkdir()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(Path(__file__).resolve().parents[2])])}
+    run = subprocess.run([sys.executable, "-m", "casebases.build_counters", "--only", "raise", "--hands", "20",
+                          "--iterations", "2000", "--logs", str(tmp_path / "logs")], cwd=work, env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert f"-> {work / '.cfr-runs' / 'counters' / 'counter_raise'}" in run.stderr, run.stderr
+    assert (work / ".cfr-runs" / "counters" / "counter_raise" / "strategy.npz").is_file()
+    assert not (tmp_path / ".cfr-runs").exists() and not (site / ".cfr-runs").exists()
+    probe = subprocess.run([sys.executable, "-c", "import casebases, casebases.build_cfr_big, sys; "
+                            "print(casebases.__file__); print(casebases.output_root())"],
+                           cwd=work, env=env, capture_output=True, text=True, check=True).stdout.split()
+    assert probe == [str(site / "casebases" / "__init__.py"), str(work)]  # the other recipes' root too
+
+
+def test_an_extension_not_built_in_a_checkout_says_to_install_it_editable(tmp_path) -> None:
+    """Run in a source checkout after ``pip install .``, the checkout's ``evaluator_ext`` (first
+    on ``sys.path``, its extensions not built) shadows the installed one: the error said only
+    that ``_mccfr`` is not built. It names the checkout's folder and the editable install."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    repo = Path(__file__).resolve().parents[2]
+    checkout = tmp_path / "checkout"
+    (checkout / "evaluator_ext").mkdir(parents=True)
+    (checkout / "pyproject.toml").write_text((repo / "pyproject.toml").read_text())
+    for module in (repo / "evaluator_ext").glob("*.py"):  # the sources only: nothing built
+        shutil.copy(module, checkout / "evaluator_ext" / module.name)
+    env = {k: v for k, v in os.environ.items() if k not in ("CBR_REQUIRE_NATIVE", "CBR_STRICT")}
+    env["PYTHONPATH"] = str(repo)  # the engine (cbr) as installed; evaluator_ext from the current folder
+    # (not the editable install's finder: it would find the checkout's missing modules in this worktree)
+    run = subprocess.run([sys.executable, "-c", "import sys; sys.meta_path[:] = [f for f in sys.meta_path if "
+                          "'Editable' not in getattr(f, '__name__', type(f).__name__)]; import evaluator_ext; "
+                          "from cbr.abstraction.distribution import native_module\n"
+                          "try:\n native_module()\nexcept Exception as e:\n print(evaluator_ext.__file__); print(e)"],
+                         cwd=checkout, env=env, capture_output=True, text=True, check=True)
+    where, message = run.stdout.splitlines()
+    assert where == str(checkout / "evaluator_ext" / "__init__.py"), run.stdout
+    assert message.startswith("the MCCFR extension evaluator_ext._mccfr is not built"), message
+    assert f"source checkout's evaluator_ext ({checkout / 'evaluator_ext'}" in message, message
+    assert message.endswith("build it in place with the editable install: pip install -e ."), message
+
+
 def test_the_raise_frontier_experiment_trains_and_measures_each_p(tmp_path) -> None:
     """experiments/raise_frontier.py, tiny: each p trained by the recipe (the control, p = 0,
     too), every opponent played, the control head to head; a second run reuses the runs."""
@@ -443,8 +512,8 @@ def test_ctrl_c_while_the_teacher_plays_says_the_match_was_stopped(tmp_path, shi
             proc.communicate()
     assert proc.returncode == 130, err
     assert err.strip().splitlines() == [
-        "interrupted: the teacher's match against call, for counter_call, was not finished; its log was not written "
-        "(the counter-strategies finished before were written)"], err
+        "interrupted: the teacher's match against call, for counter_call, was not finished; its log was not written"
+    ], err  # (it added "the counter-strategies finished before were written", though none had)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["emd_256", "logs"]
     assert [p.name for p in logs.iterdir() if p.suffix == ".log"] == []
 
@@ -468,8 +537,9 @@ def test_help_speaks_to_a_user_and_the_default_out_is_an_ignored_folder(tmp_path
     for internal in ("TARGETS", "SHIPPED_ITERATIONS", "{", "``", "c = 0"):
         assert internal not in flat, internal
     assert "raise_mild 40,000,000 iterations" in flat and "raise_mild 0.05" in flat
-    assert "(default: .cfr-runs/counters/, ignored by git" in flat and "--out casebases/cfr rebuilds the shipped" in flat
-    assert build_counters.RUNS_OUT == repo / ".cfr-runs" / "counters"
+    assert "(default: .cfr-runs/counters/ of the current folder, or of the source checkout when run in it, ignored " \
+           "by git there" in flat and "--out casebases/cfr rebuilds the shipped" in flat
+    assert build_counters.runs_out() == repo / ".cfr-runs" / "counters"  # (the tests run in the checkout)
     ignored = subprocess.run(["git", "check-ignore", "-q", ".cfr-runs/counters/counter_raise/strategy.npz"], cwd=repo)
     assert ignored.returncode == 0
     out = tmp_path / "counters"
@@ -516,3 +586,52 @@ def test_ctrl_c_while_the_recipe_writes_a_counter_strategy_leaves_the_pair_whole
     assert "raise: 2,000 iterations in" in err                    # it said so before the interrupt
     assert load_imperfect_strategy(folder).info["iterations"] == 2000
     assert OpponentModel.load(folder / "model.npz").counts.sum() > 0
+
+
+def test_a_stop_names_the_counter_strategies_finished_before_it(tmp_path, shipped) -> None:
+    """Stopped while the second of two counter-strategies trains: the line names the first,
+    written whole (with one counter-strategy stopped it said "those finished before were written"
+    though none had: that test is above)."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.conftest import default_sigint
+
+    (tmp_path / "emd_256").symlink_to(SHIPPED_TEACHER)
+    proc = subprocess.Popen([sys.executable, "-m", "casebases.build_counters", "--only", "raise,call", "--hands", "20",
+                             "--iterations", "100000", "--logs", str(tmp_path / "logs"), "--out", str(tmp_path)],
+                            cwd=Path(__file__).resolve().parents[2], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, preexec_fn=default_sigint)
+    try:
+        lines = []
+        while not lines or "decisions of call counted" not in lines[-1]:
+            line = proc.stderr.readline()
+            assert line, lines
+            lines.append(line)
+        time.sleep(1.0)  # inside call's training (100,000 iterations take seconds)
+        proc.send_signal(signal.SIGINT)  # call's counter-strategy trains; raise's was written
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130
+    assert err.strip().splitlines() == [
+        "interrupted: the counter-strategy being trained was not written (the counter-strategies finished before "
+        "were written: counter_raise)"], err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["counter_raise", "emd_256", "logs"]
+
+
+def test_minutes_bound_the_training_time(tmp_path, shipped) -> None:
+    """``--minutes 0.2`` ran 19 s: a timed run trained in slices of 200,000 iterations, the last
+    one past the deadline (10 s of training on a budget of 3 s here). Each slice is now sized by
+    the speed so far to end by the deadline."""
+    from casebases import build_counters
+
+    (tmp_path / "emd_256").symlink_to(SHIPPED_TEACHER)
+    assert build_counters.main(["--only", "raise", "--hands", "20", "--minutes", "0.05", "--logs",
+                                str(tmp_path / "logs"), "--out", str(tmp_path)]) == 0
+    s = load_imperfect_strategy(tmp_path / "counter_raise")
+    assert 2.0 <= s.info["seconds"] <= 3.5, s.info  # 3 s of training: slices end by the deadline

@@ -245,3 +245,36 @@ def test_match_leaves_short_names_whole() -> None:
     got = cbr("match", "--players", "ehs:raise-ehs=0.7,call", "--hands", 4)
     assert got.exit_code == 0, got.output
     assert [r[1] for r in _match_rows(got.stdout)] == ["ehs/raise-ehs=0.7", "call"] and "…" not in got.stdout
+
+
+# ---- seats: a game of another seat count, an empty seat ------------------------------------
+def test_a_game_of_another_seat_count_is_a_usage_error_naming_both_options() -> None:
+    """``serve-dealer --players call,raise,fold --game holdem.limit.4p`` was a plain error (exit 1):
+    conflicting options are a usage error (exit 2) naming them (docs/cli.md)."""
+    result = cbr("serve-dealer", "--players", "call,raise,fold", "--game", "holdem.limit.4p", "--hands", 2)
+    assert result.exit_code == 2, result.output
+    assert "--game" in result.stderr and "--players" in result.stderr and "4" in result.stderr, result.stderr
+    assert "3" in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("command", [("match",), ("serve-dealer", "--port", "0")])
+@pytest.mark.parametrize("players", ["call,,raise", ",call,raise", "call, ,raise"])
+def test_an_empty_seat_in_players_is_a_usage_error(command: tuple, players: str) -> None:
+    """``cbr match --players "call,,raise"`` silently played heads-up."""
+    result = cbr(*command, "--players", players, "--hands", 2)
+    assert result.exit_code == 2, result.output
+    assert "--players" in result.stderr and "empty" in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("args, line", [
+    (("--hole", "AdQc", "--board", "3h4c"), "error: board must have 0, 3, 4, 5 cards, got 2 (--board)"),
+    (("--hole", "AdQx"), "error: unknown card 'Qx' (expected rank 2-9TJQKA and suit cdhs, e.g. 'Ah') (--hole)"),
+    (("--hole", "Ad"), "error: hole must be exactly 2 cards, got 1 (--hole)"),
+    (("--hole", "AdQc", "--board", "3h4cAd"), "error: card Ad appears twice (--hole, --board)"),
+    (("--hole", "AdQc", "--board", "3h3h4c"), "error: card 3h appears twice (--board)"),
+])
+def test_a_card_error_names_its_option(args: tuple, line: str) -> None:
+    """``cbr query --hole AdQc --board 3h4c`` said ``error: board must have 0, 3, 4, 5 cards, got 2``
+    without the ``(--board)`` docs/cli.md promises for an error about an input."""
+    result = cbr("query", *args)
+    assert result.exit_code == 1 and result.stderr.strip().splitlines() == [line], result.output

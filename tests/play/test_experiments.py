@@ -162,6 +162,34 @@ def test_casper_table_script_refuses_unknown_opponents(tmp_path: Path) -> None:
     assert not (tmp_path / "x.json").exists()
 
 
+def test_casper_table_names_plain_casper_and_its_bot_truly() -> None:
+    """``--help`` said "plain CASPER: cbr", but plain ``cbr`` is the adaptive bot now: the spec it
+    names for plain CASPER builds CASPER's bot (the default case base, plain sampling), and the
+    default bot is the one the committed results were measured with."""
+    import re
+
+    from cbr.policies.cbr_policy import CBRPolicy
+    from cbr.policies.spec import policy_from_spec
+
+    p = run_script("casper_table.py", "--help")
+    assert p.returncode == 0, p.stderr
+    help_text = " ".join(p.stdout.split())
+    named = re.search(r"plain CASPER: (\S+?)[;)]", help_text)
+    assert named, help_text
+    plain = policy_from_spec(named.group(1), seed=0)
+    assert isinstance(plain, CBRPolicy), repr(plain)
+    assert (Path(plain.casebase).name, plain.reuse, plain.sharpen, plain.outcome_weight) == \
+        ("default", "probabilistic", 1.0, 0.0), repr(plain)
+    doc = (SCRIPTS / "casper_table.py").read_text()
+    assert "``--bot cbr``" not in doc and "cbr:preset=casper" in doc
+    committed = json.loads((REPO / "experiments" / "results" / "casper_table.json").read_text())
+    tuned = policy_from_spec(TUNED_BOT, seed=0)  # the committed bot: CBRPolicy over default, sharpen 2, outcome 0.5
+    assert committed["bot_policy"].startswith("CBRPolicy(casebase='default', similarity=None, reuse='probabilistic', "
+                                              "sharpen=2.0, outcome_weight=0.5")
+    assert isinstance(tuned, CBRPolicy) and (Path(tuned.casebase).name, tuned.reuse, tuned.sharpen,
+                                             tuned.outcome_weight) == ("default", "probabilistic", 2.0, 0.5)
+
+
 def test_casper_table_without_matplotlib_still_writes_json(tmp_path: Path) -> None:
     """matplotlib hidden (a module that fails to import): the JSON is written, the hint says
     how to install the plots extra, and no PNG appears."""

@@ -309,9 +309,9 @@ NAN_BLIND_GAME = json.dumps({**preset("holdem.limit.2p").to_dict(), "blinds": [1
     ({"hole": "AdQc", "board": "3h4c"}, ["body", "board"], "board"),
     ({"hole": "AdQc", "board": "3h4cAd"}, ["body", "board"], "Ad"),
     ({"hole": "AdQc", "colour": "red"}, ["body", "colour"], "xtra"),
-    ({"hole": "AdQc", "matchstate": "MATCHSTATE:0:0::AsKs|"}, ["body"], "matchstate"),
-    ({"board": "3h4cJh"}, ["body"], "hole"),
-    ({"matchstate": "MATCHSTATE:0:0:zz:AsKs|"}, ["body"], "zz"),
+    ({"hole": "AdQc", "matchstate": "MATCHSTATE:0:0::AsKs|"}, ["body", "matchstate"], "matchstate"),
+    ({"board": "3h4cJh"}, ["body", "hole"], "hole"),
+    ({"matchstate": "MATCHSTATE:0:0:zz:AsKs|"}, ["body", "matchstate"], "zz"),
     ({"hole": "AdQc", "game": "/etc/passwd"}, ["body", "game"], "game"),
     ({"hole": "AdQc", "game": NAN_BLIND_GAME}, ["body", "game"], "blind nan"),
     ({"hole": "AdQc", "game": NAN_BLIND_GAME.replace("NaN", "1e308")}, ["body", "game"], "blind 1e+308"),
@@ -322,6 +322,33 @@ def test_bad_input_is_422_with_the_field_and_the_reason(client, fields, loc, wor
     detail = r.json()["detail"][0]
     assert detail["loc"] == loc
     assert word.lower() in detail["msg"].lower()
+
+
+def test_our_own_checks_name_their_field_without_pydantics_prefix(client) -> None:
+    """The MATCHSTATE errors pointed at the body (``loc ["body"]``), not the field, and our own
+    checks' messages kept pydantic's ``Value error, `` prefix."""
+    for body, loc, msg in [
+        ({"hole": "AdQc", "matchstate": "MATCHSTATE:0:0::AsKs|"}, ["body", "matchstate"],
+         "a matchstate describes the whole situation: leave out hole"),
+        ({"board": "3h4cJh"}, ["body", "hole"], "no situation: give hole (and board, to_call, ...) or matchstate"),
+        ({"matchstate": "MATCHSTATE:0:0:zz:AsKs|"}, ["body", "matchstate"], "betting 'zz': unexpected 'z' at character 1"),
+    ]:
+        r = client.post("/retrieve", json=body)
+        assert r.status_code == 422 and r.json()["detail"][0]["loc"] == loc, r.text
+        assert r.json()["detail"][0]["msg"] == msg, r.text
+    r = client.post("/retrieve/batch", json={"situations": [{"hole": "AdQc"}, {"hole": "AdQc", "matchstate": "x"}]})
+    detail = r.json()["detail"][0]
+    assert r.status_code == 422 and detail["loc"][-1] == "matchstate" and not detail["msg"].startswith("Value error")
+
+
+def test_retain_with_a_game_names_the_line_of_the_text(client, casebase_copy) -> None:
+    """``/retain`` with ``"game"`` reported ``request:2 (hand 0)`` for a one-line text: the game
+    was put before the text as a header line."""
+    bad = "STATE:0:cc/cc/cc/cc:AhKh|QdQc/2c3c4c/5c/6c:40|-40:a|b"  # a showdown whose payoffs are wrong
+    r = client.post("/retain", json={"casebase": "mine", "text": bad, "game": "holdem.limit.2p"}, headers=AUTH)
+    assert r.status_code == 422, r.text
+    msg = r.json()["detail"][0]["msg"]
+    assert "request:1" in msg and "request:2" not in msg, msg
 
 
 def test_not_json_is_422_and_unknown_names_404(client) -> None:
@@ -857,3 +884,21 @@ def test_policies_say_what_each_option_means(client) -> None:
     assert cbr["options"]["preset"] == "adaptive"  # the existing keys stay as they were
     lag = next(p for p in listed if p["name"] == "lag")
     assert lag["option_help"]["stab-rate"] == "chance of a bet with nothing to call after the flop, whatever the hand"
+
+
+def test_policies_carry_the_presets_as_plugins_list_does(client) -> None:
+    """``GET /policies`` lacked the ``cbr`` bot's presets that ``cbr plugins list --json`` gives
+    (what each ``preset=NAME`` sets); a bot without presets has no ``presets`` key, as there."""
+    import json as _json
+
+    from typer.testing import CliRunner
+
+    from cli import app as cli_app
+
+    listed = {p["name"]: p for p in client.get("/policies").json()["policies"]}
+    rows = _json.loads(CliRunner().invoke(cli_app, ["plugins", "list", "--json"]).stdout)
+    rows = rows if isinstance(rows, list) else [r for group in rows.values() for r in group]
+    plugins = {r["name"]: r for r in rows if r.get("group") == "cbr.policies"}
+    assert listed["cbr"]["presets"] == plugins["cbr"]["presets"] and {"expert", "casper"} <= set(listed["cbr"]["presets"])
+    for name, p in listed.items():
+        assert p.get("presets") == plugins[name].get("presets"), name

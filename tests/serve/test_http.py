@@ -87,6 +87,46 @@ def test_real_http_writes_limits_and_errors(server, casebase_copy) -> None:
     assert httpx.get(f"{url}/health", timeout=30).json()["status"] == "ok"  # still up after the errors
 
 
+def test_a_case_base_under_the_checkouts_casebases_folder_is_the_users(token_file, tmp_path: Path) -> None:
+    """In a source checkout (editable install) ``./casebases/`` is the package's own folder:
+    every case base in it was taken for a shipped one (``/retain`` refused with 403, listed as
+    shipped and not writable), though docs/serve.md serves ``./casebases/mine`` and the web
+    table retains into ``./casebases/NAME``. Only ``default`` and ``expert`` are shipped."""
+    import os
+    import shutil
+
+    from cbr.build.local import build_casebase
+    from cbr.logs.acpc import AcpcLogWriter
+    from cbr.play.match import run_match
+    from cbr.store import PACKAGED_CASEBASES, CaseBase
+
+    with AcpcLogWriter(tmp_path / "hands.log") as w:
+        run_match(["ehs", "call"], 20, seed=3, log=w)
+    mine = PACKAGED_CASEBASES / f"test-mine-{os.getpid()}"  # the checkout's ./casebases (tests run in one)
+    try:
+        build_casebase([tmp_path / "hands.log"], mine)
+        with CaseBase.open(mine) as cb:
+            before = cb.count()
+        proc, url = start_server("--casebase", "default", "--casebase", f"./casebases/{mine.name}",
+                                 "--token-file", str(token_file), cwd=REPO)
+        try:
+            listed = {c["name"]: c for c in httpx.get(f"{url}/casebases", timeout=30).json()["casebases"]}
+            assert (listed[mine.name]["shipped"], listed[mine.name]["writable"]) == (False, True), listed
+            assert (listed["default"]["shipped"], listed["default"]["writable"]) == (True, False), listed
+            hand = "STATE:8:crc/cc/cc/rc:ThQh|6hJc/7s4s9h/Jd/Qd:40|-40:a|b\n"
+            auth = {"Authorization": f"Bearer {TOKEN}"}
+            r = httpx.post(f"{url}/retain", json={"casebase": mine.name, "text": hand}, timeout=30, headers=auth)
+            assert r.status_code == 200, r.text
+            r = httpx.post(f"{url}/retain", json={"casebase": "default", "text": hand}, timeout=30, headers=auth)
+            assert r.status_code == 403 and "shipped" in r.json()["detail"], r.text
+        finally:
+            stop_server(proc)
+        with CaseBase.open(mine) as cb:
+            assert cb.count() > before
+    finally:
+        shutil.rmtree(mine, ignore_errors=True)
+
+
 def test_a_non_loopback_host_needs_a_token_file() -> None:
     result = CliRunner().invoke(cli_app, ["serve", "--host", "0.0.0.0", "--port", "1"])
     assert result.exit_code == 1
@@ -204,6 +244,108 @@ def test_a_second_ctrl_c_cuts_the_requests_in_flight_cleanly(casebase_copy, toke
     assert "stopping now: the requests in flight are cut" in err
     assert answers and answers[0].status_code == 503, answers
     assert "the server is stopping" in json.loads(answers[0].text)["detail"]
+    report = verify_casebase(mine)
+    assert report.sound and (report.log is None or report.log["records"] == 0), report  # compacted into parts
+
+
+def _worker_pids(url: str) -> set[int]:
+    """The pids of a ``--workers 2`` server's workers (each answers ``/health`` with its own)."""
+    pids: set[int] = set()
+    for _ in range(60):
+        with httpx.Client(base_url=url, timeout=30) as fresh:  # a new connection: either worker
+            pids.add(fresh.get("/health").json()["pid"])
+        if len(pids) == 2:
+            break
+    assert len(pids) == 2, pids
+    return pids
+
+
+@pytest.mark.parametrize("how, code, last", [("ctrl-c", 130, "interrupted"), ("sigterm", 143, "terminated")])
+def test_workers_stop_as_one_process_does(how: str, code: int, last: str) -> None:
+    """``--workers 2`` stopped silently with exit 0 on Ctrl-C (SIGINT to the terminal's process
+    group: the server and its workers) and on SIGTERM (to the server alone). Now it says what
+    one process says and exits 130 / 143, with no worker left."""
+    import os
+    import signal
+
+    proc, url = start_server("--casebase", "default", "--workers", "2")
+    try:
+        workers = _worker_pids(url)
+        if how == "ctrl-c":
+            os.killpg(proc.pid, signal.SIGINT)
+        else:
+            proc.send_signal(signal.SIGTERM)
+        got = proc.wait(timeout=60)
+        err = proc.stderr.read() if proc.stderr else ""
+    finally:
+        stop_server(proc)
+    lines = err.strip().splitlines()
+    assert got == code, err
+    assert lines[1:] == ["stopping: the requests in flight finish first (Ctrl-C again to cut them)", last], err
+    assert not any(_running(pid) for pid in workers), workers
+
+
+def test_workers_never_outlive_a_server_killed_outright() -> None:
+    """The workers of a SIGKILLed ``--workers 2`` server (no clean-up in it) stop too."""
+    import signal
+    import time
+
+    proc, url = start_server("--casebase", "default", "--workers", "2")
+    try:
+        workers = _worker_pids(url)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and any(_running(pid) for pid in workers):
+            time.sleep(0.2)
+    finally:
+        stop_server(proc)
+    assert not any(_running(pid) for pid in workers), workers
+
+
+def test_workers_a_second_ctrl_c_cuts_the_requests_in_flight_cleanly(casebase_copy, token_file,
+                                                                     tmp_path: Path) -> None:
+    """The second Ctrl-C of ``--workers 2`` (to the server alone: it passes it on) cuts a request
+    in flight as one process does: a JSON 503, the lines of one process, exit 130, no worker
+    left, and the case base retained into compacted by the worker that retained."""
+    import json
+    import shutil
+    import signal
+    import threading
+    import time
+
+    from cbr.store.verify import verify_casebase
+
+    mine = tmp_path / "mine"
+    shutil.copytree(casebase_copy, mine)
+    proc, url = start_server("--casebase", str(mine), "--token-file", str(token_file), "--time-limit", "120",
+                             "--workers", "2")
+    try:
+        workers = _worker_pids(url)
+        hand = "STATE:8:crc/cc/cc/rc:ThQh|6hJc/7s4s9h/Jd/Qd:40|-40:a|b\n"
+        r = httpx.post(f"{url}/retain", json={"casebase": "mine", "text": hand},
+                       headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60)
+        assert r.status_code == 200, r.text
+        answers: list = []
+        slow = threading.Thread(target=lambda: answers.append(httpx.post(
+            f"{url}/evaluate", json={"casebase": "mine", "max_decisions": 500, "folds": 3, "ann": True}, timeout=120)))
+        slow.start()
+        time.sleep(1.5)  # the evaluation is under way (it takes tens of seconds)
+        proc.send_signal(signal.SIGINT)
+        time.sleep(1.0)
+        proc.send_signal(signal.SIGINT)
+        slow.join(timeout=120)
+        code = proc.wait(timeout=120)
+        err = proc.stderr.read() if proc.stderr else ""
+    finally:
+        stop_server(proc)
+    assert code == 130, err
+    assert "Traceback" not in err and err.strip().splitlines()[1:] == [
+        "stopping: the requests in flight finish first (Ctrl-C again to cut them)",
+        "stopping now: the requests in flight are cut; the case bases are closed cleanly", "interrupted"], err
+    assert answers and answers[0].status_code == 503, answers
+    assert "the server is stopping" in json.loads(answers[0].text)["detail"]
+    assert not any(_running(pid) for pid in workers), workers
     report = verify_casebase(mine)
     assert report.sound and (report.log is None or report.log["records"] == 0), report  # compacted into parts
 
