@@ -187,7 +187,11 @@ def main(argv: list[str] | None = None) -> int:
                          "rebuilds the shipped ones); it must hold the teacher's abstraction as emd_256/ "
                          "(a link to casebases/cfr/emd_256 will do)")
     args = ap.parse_args(argv)
-    names = [n for n in args.only.split(",") if n] or list(TARGETS)
+    given = [n.strip() for n in args.only.split(",")] if args.only.strip() else []
+    if "" in given:  # a slip (raise,,call) must not start the whole default run
+        ap.error(f"argument --only: an entry of {args.only!r} is empty: name one counter-strategy per entry, "
+                 f"of {', '.join(TARGETS)}")
+    names = given or list(TARGETS)
     unknown = [n for n in names if n not in TARGETS]
     if unknown:
         ap.error(f"unknown counter-strategies {unknown}; known: {', '.join(TARGETS)}")

@@ -164,8 +164,8 @@ def main() -> int:
     skip = set(filter(None, (p.strip() for p in args.skip.split(","))))
     parts = ("matches", "lbr", "time")
     if skip - set(parts):  # a usage error, one line, before anything runs
-        ap.exit(2, f"{ap.prog}: error: argument --skip: unknown part(s) {', '.join(sorted(skip - set(parts)))}; "
-                f"choose from: {', '.join(parts)}\n")
+        ap.error(f"argument --skip: unknown part(s) {', '.join(sorted(skip - set(parts)))}; "
+                f"choose from: {', '.join(parts)}")
     bots, opponents = args.bots, args.opponents
     outdir = out_folder(args.out)
     out = outdir / f"bot-table-seed{args.seed}.json"

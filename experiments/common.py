@@ -302,8 +302,11 @@ def policy_specs(least: int = 1, each: Any = policy_spec) -> Any:
     ``--opponents``): each checked by ``each`` (:func:`policy_spec`; a script whose list has a
     syntax of its own passes its check), at least ``least`` of them. The list of specs.
 
-    >>> policy_specs()("ehs, cbr:reuse=max-frequency,")
+    >>> policy_specs()("ehs, cbr:reuse=max-frequency")
     ['ehs', 'cbr:reuse=max-frequency']
+    >>> policy_specs()("call,,raise")                     # an empty entry is a slip, not a skip
+    Traceback (most recent call last):
+    argparse.ArgumentTypeError: entry 2 of 'call,,raise' is empty: name one bot per entry, separated by single commas
     >>> policy_specs()("call,nosuchbot")                  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     argparse.ArgumentTypeError: unknown policy 'nosuchbot'; known policies: adapt, call, cbr, ...
@@ -316,6 +319,11 @@ def policy_specs(least: int = 1, each: Any = policy_spec) -> Any:
     from cbr.policies.spec import split_policy_specs
 
     def parse(text: str) -> list[str]:
+        items = text.split(",")
+        for i, item in enumerate(items, 1):
+            if not item.strip() and text.strip():
+                raise argparse.ArgumentTypeError(f"entry {i} of {text!r} is empty: name one bot per entry, "
+                                                 f"separated by single commas")
         specs = [each(spec) for spec in split_policy_specs(text)]
         if len(specs) < least:
             raise argparse.ArgumentTypeError(f"give {least} or more policy specs, comma-separated")

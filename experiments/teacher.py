@@ -99,8 +99,8 @@ def main() -> int:
     skip = set(filter(None, (p.strip() for p in args.skip.split(","))))
     parts = ("snapshots", "lbr", "matches")
     if skip - set(parts):  # a usage error, one line, before anything runs
-        ap.exit(2, f"{ap.prog}: error: argument --skip: unknown part(s) {', '.join(sorted(skip - set(parts)))}; "
-                f"choose from: {', '.join(parts)}\n")
+        ap.error(f"argument --skip: unknown part(s) {', '.join(sorted(skip - set(parts)))}; "
+                f"choose from: {', '.join(parts)}")
     results = out_folder(args.out)
     out_json = results / f"teacher-seed{args.seed}.json"
     report = json.loads(out_json.read_text()) if out_json.exists() else {}

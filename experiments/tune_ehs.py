@@ -68,7 +68,7 @@ def main() -> None:
     try:
         only = variants_named(args.only)
     except ValueError as exc:  # a usage error, one line, before anything is written or announced
-        ap.exit(2, f"{ap.prog}: error: argument --only: {exc}\n")
+        ap.error(f"argument --only: {exc}")
     out = out_file(args.out, "ehs_tuning.json")
     results = json.loads(out.read_text()) if out.exists() else {}
     names = [v for v in VARIANTS if not only or v in only]

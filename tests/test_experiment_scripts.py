@@ -149,6 +149,27 @@ def test_an_unknown_bot_is_one_usage_error_before_anything_is_made(name: str, ar
     assert list(work.iterdir()) == []
 
 
+@pytest.mark.parametrize("name, args, said", [
+    ("bot_table", ["--bots", "call,,raise"], "argument --bots: entry 2 of 'call,,raise' is empty"),
+    ("bot_table", ["--skip", "nosuch"], "argument --skip: unknown part(s) nosuch; choose from: matches, lbr, time"),
+    ("teacher", ["--skip", "nosuch"], "argument --skip: unknown part(s) nosuch"),
+    ("tune_ehs", ["--only", "nosuch"], "argument --only: "),
+])
+def test_an_empty_entry_or_unknown_part_is_a_usage_error_with_its_usage_line(name: str, args: list[str], said: str,
+                                                                            tmp_path: Path) -> None:
+    """``--bots call,,raise`` dropped the empty entry and ran the whole table; ``--skip nosuch``
+    and ``--only nosuch`` said so in one line but without the usage lines every other usage error
+    of these scripts prints. Now: argparse's usage, then the error, exit 2, nothing made."""
+    work = tmp_path / "work"
+    work.mkdir()
+    p = run([str(REPO / "experiments" / f"{name}.py"), *args, "--out", str(work / "out")], work)
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    lines = p.stderr.strip().splitlines()
+    assert lines[0].startswith("usage: ") and "Traceback" not in p.stderr, p.stderr
+    assert lines[-1].startswith(f"{name}.py: error: ") and said in lines[-1], lines[-1]
+    assert list(work.iterdir()) == []
+
+
 #: An option and the rest of its line; it names bots by its name, or by a help saying it takes specs.
 OPTION = re.compile(r"""add_argument\("(--[a-z-]+)"([^\n]*)""")
 BOT_OPTIONS = {"--bot", "--bots", "--opponent", "--opponents", "--experts", "--fixed", "--also", "--extra",

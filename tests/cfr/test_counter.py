@@ -330,6 +330,7 @@ def test_the_raise_frontier_experiment_trains_and_measures_each_p(tmp_path) -> N
 
 @pytest.mark.parametrize("argv, message", [
     (["--only", "bogus"], "unknown counter-strategies"),
+    (["--only", "raise,,call"], "argument --only: an entry of 'raise,,call' is empty"),   # started the whole default run
     (["--iterations", "-5"], "--iterations: -5 is out of range"),
     (["--minutes", "0"], "--minutes: 0 is out of range"),
     (["--threads", "100"], "--threads: 100 is out of range"),
