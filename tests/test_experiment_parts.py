@@ -1,6 +1,6 @@
 """The experiment scripts' part options: ``tune_ehs.py --only``, ``bot_table.py --skip`` and
-``teacher.py --skip`` with a name they do not know are a usage error (exit 2, one line naming the
-valid ones) before anything runs or is written; they accepted it silently (``tune_ehs.py --only
+``teacher.py --skip`` with a name they do not know are a usage error (exit 2: the usage lines,
+then one error line naming the valid ones) before anything runs or is written; they accepted it silently (``tune_ehs.py --only
 nosuch`` announced the file it would write, wrote nothing and exited 0)."""
 from __future__ import annotations
 
@@ -26,14 +26,15 @@ def run(script: str, *args: str, cwd: Path) -> subprocess.CompletedProcess:
     ("bot_table.py", "--skip", "lbr,nosuch", "matches, lbr, time"),
     ("teacher.py", "--skip", "nosuch", "snapshots, lbr, matches"),
 ])
-def test_an_unknown_part_is_a_one_line_usage_error(tmp_path: Path, script: str, option: str, value: str,
+def test_an_unknown_part_is_a_usage_error(tmp_path: Path, script: str, option: str, value: str,
                                                    valid: str) -> None:
     out = tmp_path / "out"
     p = run(script, option, value, "--out", str(out), cwd=tmp_path)
     assert p.returncode == 2, p.stderr
-    lines = p.stderr.strip().splitlines()
-    assert len(lines) == 1 and f"error: argument {option}: unknown" in lines[0] and "nosuch" in lines[0], p.stderr
-    assert valid in lines[0], lines[0]
+    lines = p.stderr.strip().splitlines()   # argparse's usage lines, then the error: as every usage error
+    assert lines[0].startswith("usage: ") and "Traceback" not in p.stderr, p.stderr
+    assert f"error: argument {option}: unknown" in lines[-1] and "nosuch" in lines[-1], p.stderr
+    assert valid in lines[-1], lines[-1]
     assert not out.exists() and p.stdout == ""
 
 

@@ -151,15 +151,11 @@ def test_an_unknown_bot_is_one_usage_error_before_anything_is_made(name: str, ar
 
 @pytest.mark.parametrize("name, args, said", [
     ("bot_table", ["--bots", "call,,raise"], "argument --bots: entry 2 of 'call,,raise' is empty"),
-    ("bot_table", ["--skip", "nosuch"], "argument --skip: unknown part(s) nosuch; choose from: matches, lbr, time"),
-    ("teacher", ["--skip", "nosuch"], "argument --skip: unknown part(s) nosuch"),
-    ("tune_ehs", ["--only", "nosuch"], "argument --only: "),
+    ("cfr_vs_bots", ["--opponents", "call, ,ehs"], "argument --opponents: entry 2 of 'call, ,ehs' is empty"),
 ])
-def test_an_empty_entry_or_unknown_part_is_a_usage_error_with_its_usage_line(name: str, args: list[str], said: str,
-                                                                            tmp_path: Path) -> None:
-    """``--bots call,,raise`` dropped the empty entry and ran the whole table; ``--skip nosuch``
-    and ``--only nosuch`` said so in one line but without the usage lines every other usage error
-    of these scripts prints. Now: argparse's usage, then the error, exit 2, nothing made."""
+def test_an_empty_entry_of_a_bot_list_is_a_usage_error(name: str, args: list[str], said: str, tmp_path: Path) -> None:
+    """``--bots call,,raise`` dropped the empty entry and ran the whole table. Now: argparse's
+    usage, then the error, exit 2, nothing made (unknown parts: tests/test_experiment_parts.py)."""
     work = tmp_path / "work"
     work.mkdir()
     p = run([str(REPO / "experiments" / f"{name}.py"), *args, "--out", str(work / "out")], work)
