@@ -542,13 +542,16 @@ class Engine:
         replayed = retainer.replay_hands(records)  # outside the lock: retrievals go on meanwhile
         with loaded.lock:
             self._follow(loaded)
-            before = {s: loaded.cb.count(s) for s in STREETS}
             kept = retainer.retain_hands(replayed, before_write=deadline.begin_write if deadline else None)
             loaded.retained = loaded.retained or kept > 0
             after = {s: loaded.cb.count(s) for s in STREETS}
+        # this request's cases street by street (no gate: every replayed decision is kept), not the
+        # counts' difference, which takes in what another worker wrote meanwhile (cbr serve --workers)
+        added = dict.fromkeys(STREETS, 0)
+        for dp in replayed.dps if kept else ():
+            added[STREETS[dp.street]] += 1
         return {"casebase": loaded.name, "hands": len(records), "hands_with_cases": retainer.hands,
-                "cases": kept, "match_id": retainer.match_id,
-                "added": {s: after[s] - before[s] for s in STREETS}, "counts": after}
+                "cases": kept, "match_id": retainer.match_id, "added": added, "counts": after}
 
     # ---- case bases ------------------------------------------------------------------------
     def list_casebases(self) -> list[dict[str, Any]]:

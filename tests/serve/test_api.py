@@ -902,3 +902,45 @@ def test_policies_carry_the_presets_as_plugins_list_does(client) -> None:
     assert listed["cbr"]["presets"] == plugins["cbr"]["presets"] and {"expert", "casper"} <= set(listed["cbr"]["presets"])
     for name, p in listed.items():
         assert p.get("presets") == plugins[name].get("presets"), name
+
+
+def test_retain_reports_what_its_own_request_added_while_another_writer_appends(acpc_hands, tmp_path) -> None:
+    """With ``cbr serve --workers 2`` a reply's ``added`` was the case base's counts after the
+    write less those before, so it took in another worker's write landing in between (9 cases
+    reported as 18 added). Another writer appends here, a real second handle on the same folder,
+    just before this request writes: ``added`` is still this request's cases, street by street."""
+    require_module("fastapi")
+    from cbr.play.retention import Retainer, copy_casebase
+    from cbr.serve.engine import Deadline, Engine
+    from cbr.store import CaseBase
+
+    path = copy_casebase("default", tmp_path / "mine")
+    other = CaseBase.open(path)
+
+    class OtherWriterFirst(Deadline):
+        def begin_write(self) -> None:
+            Retainer(other, keep=range(32), names=()).retain_hands(parse(acpc_hands))
+            super().begin_write()
+
+    from cbr.serve.engine import _parse_hands as parse_text
+
+    def parse(text: str):
+        return parse_text(text, "acpc", None)
+
+    eng = Engine([str(path)])
+    try:
+        reply = eng.retain("mine", acpc_hands, deadline=OtherWriterFirst(60.0))
+        assert reply["cases"] > 0 and sum(reply["added"].values()) == reply["cases"], reply
+        alone = Retainer(other, keep=range(32), names=()).replay_hands(parse(acpc_hands))
+        per_street = {s: 0 for s in reply["added"]}
+        for dp in alone.dps:
+            per_street[list(per_street)[dp.street]] += 1
+        assert reply["added"] == per_street
+        fresh = CaseBase.open(path)  # both writes are in the counts
+        try:
+            assert reply["counts"] == {s: fresh.count(s) for s in reply["counts"]}
+        finally:
+            fresh.close()
+    finally:
+        eng.close()
+        other.close()
