@@ -212,9 +212,6 @@ def test_a_second_ctrl_c_cuts_the_requests_in_flight_cleanly(casebase_copy, toke
     uncompacted). Now: a JSON 503, one line per Ctrl-C, exit 130, the case base compacted."""
     import json
     import shutil
-    import signal
-    import threading
-    import time
 
     from cbr.store.verify import verify_casebase
 
@@ -222,21 +219,7 @@ def test_a_second_ctrl_c_cuts_the_requests_in_flight_cleanly(casebase_copy, toke
     shutil.copytree(casebase_copy, mine)
     proc, url = start_server("--casebase", str(mine), "--token-file", str(token_file), "--time-limit", "120")
     try:
-        hand = "STATE:8:crc/cc/cc/rc:ThQh|6hJc/7s4s9h/Jd/Qd:40|-40:a|b\n"
-        r = httpx.post(f"{url}/retain", json={"casebase": "mine", "text": hand},
-                       headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60)
-        assert r.status_code == 200, r.text
-        answers: list = []
-        slow = threading.Thread(target=lambda: answers.append(httpx.post(
-            f"{url}/evaluate", json={"casebase": "mine", "max_decisions": 500, "folds": 3, "ann": True}, timeout=120)))
-        slow.start()
-        time.sleep(1.5)  # the evaluation is under way (it takes tens of seconds)
-        proc.send_signal(signal.SIGINT)
-        time.sleep(1.0)
-        proc.send_signal(signal.SIGINT)
-        slow.join(timeout=120)
-        code = proc.wait(timeout=120)
-        err = proc.stderr.read() if proc.stderr else ""
+        code, err, answers = _retain_then_ctrl_c_twice_during_an_evaluation(proc, url)
     finally:
         stop_server(proc)
     assert code == 130, err
@@ -310,9 +293,6 @@ def test_workers_a_second_ctrl_c_cuts_the_requests_in_flight_cleanly(casebase_co
     left, and the case base retained into compacted by the worker that retained."""
     import json
     import shutil
-    import signal
-    import threading
-    import time
 
     from cbr.store.verify import verify_casebase
 
@@ -322,21 +302,7 @@ def test_workers_a_second_ctrl_c_cuts_the_requests_in_flight_cleanly(casebase_co
                              "--workers", "2")
     try:
         workers = _worker_pids(url)
-        hand = "STATE:8:crc/cc/cc/rc:ThQh|6hJc/7s4s9h/Jd/Qd:40|-40:a|b\n"
-        r = httpx.post(f"{url}/retain", json={"casebase": "mine", "text": hand},
-                       headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60)
-        assert r.status_code == 200, r.text
-        answers: list = []
-        slow = threading.Thread(target=lambda: answers.append(httpx.post(
-            f"{url}/evaluate", json={"casebase": "mine", "max_decisions": 500, "folds": 3, "ann": True}, timeout=120)))
-        slow.start()
-        time.sleep(1.5)  # the evaluation is under way (it takes tens of seconds)
-        proc.send_signal(signal.SIGINT)
-        time.sleep(1.0)
-        proc.send_signal(signal.SIGINT)
-        slow.join(timeout=120)
-        code = proc.wait(timeout=120)
-        err = proc.stderr.read() if proc.stderr else ""
+        code, err, answers = _retain_then_ctrl_c_twice_during_an_evaluation(proc, url)
     finally:
         stop_server(proc)
     assert code == 130, err
@@ -389,3 +355,27 @@ def _running(pid: int) -> bool:
             return f.read().rsplit(")", 1)[1].split()[0] != "Z"
     except (FileNotFoundError, ProcessLookupError):
         return False
+
+
+def _retain_then_ctrl_c_twice_during_an_evaluation(proc, url: str) -> tuple[int, str, list]:
+    """Retain a hand into ``mine``, start a slow ``/evaluate`` of it, press Ctrl-C twice: the
+    server's exit code, its stderr and the evaluation's answer (in a list, empty if none)."""
+    import signal
+    import threading
+    import time
+
+    hand = "STATE:8:crc/cc/cc/rc:ThQh|6hJc/7s4s9h/Jd/Qd:40|-40:a|b\n"
+    r = httpx.post(f"{url}/retain", json={"casebase": "mine", "text": hand},
+                   headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60)
+    assert r.status_code == 200, r.text
+    answers: list = []
+    slow = threading.Thread(target=lambda: answers.append(httpx.post(
+        f"{url}/evaluate", json={"casebase": "mine", "max_decisions": 500, "folds": 3, "ann": True}, timeout=120)))
+    slow.start()
+    time.sleep(1.5)  # the evaluation is under way (it takes tens of seconds)
+    proc.send_signal(signal.SIGINT)
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGINT)
+    slow.join(timeout=120)
+    code = proc.wait(timeout=120)
+    return code, (proc.stderr.read() if proc.stderr else ""), answers
