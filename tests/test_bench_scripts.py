@@ -1,0 +1,41 @@
+"""The benchmarks' options naming bots are checked when the arguments are parsed, as the
+experiment scripts' are (``experiments.common.policy_specs``): a bot that does not exist is a
+usage error (argparse's usage, then one ``error:`` line, exit 2), not a traceback when the bot is
+first built."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import require_native
+
+REPO = Path(__file__).resolve().parents[1]
+
+#: (script, arguments with an unknown bot, what the error line says after "error: ").
+UNKNOWN_BOT = [
+    ("bench_adaptive", ["--opponents", "call,nosuchbot"], "argument --opponents: unknown policy 'nosuchbot'"),
+    ("bench_exploit", ["--bots", "nosuchbot"], "argument --bots: unknown policy 'nosuchbot'"),
+    ("bench_rule_triples", ["--bots", "ehs,nosuchbot"], "argument --bots: unknown policy 'nosuchbot'"),
+    ("bench_rule_triples", ["--bots", "ehs,call"], "argument --bots: 'call' is not a rule bot"),
+    ("acpc_reference_interop", ["--dealer", sys.executable, "--policies", "nosuchbot,call"],
+     "argument --policies: unknown policy 'nosuchbot'"),
+]
+
+
+@pytest.mark.parametrize("name, args, said", UNKNOWN_BOT, ids=[f"{n} {' '.join(a[-2:])}" for n, a, _ in UNKNOWN_BOT])
+def test_an_unknown_bot_is_one_usage_error(name: str, args: list[str], said: str, tmp_path: Path) -> None:
+    require_native()
+    p = subprocess.run([sys.executable, str(REPO / "bench" / f"{name}.py"), *args], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    assert "Traceback" not in p.stderr, p.stderr
+    lines = p.stderr.strip().splitlines()
+    assert lines[0].startswith(f"usage: {name}.py "), lines
+    assert lines[-1].startswith(f"{name}.py: error: {said}"), lines[-1]
+    if "unknown policy" in said:
+        assert "known policies: adapt, call, cbr," in lines[-1], lines[-1]
+    assert p.stdout == ""
+    assert list(tmp_path.iterdir()) == []
