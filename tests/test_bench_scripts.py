@@ -1,7 +1,7 @@
 """The benchmarks' options naming bots are checked when the arguments are parsed, as the
 experiment scripts' are (``experiments.common.policy_specs``): a bot that does not exist is a
 usage error (argparse's usage, then one ``error:`` line, exit 2), not a traceback when the bot is
-first built."""
+first built; and a ``--help`` made of paragraphs keeps them."""
 from __future__ import annotations
 
 import subprocess
@@ -39,3 +39,15 @@ def test_an_unknown_bot_is_one_usage_error(name: str, args: list[str], said: str
         assert "known policies: adapt, call, cbr," in lines[-1], lines[-1]
     assert p.stdout == ""
     assert list(tmp_path.iterdir()) == []
+
+
+def test_bench_state_help_keeps_its_paragraphs() -> None:
+    """``bench_state.py --help`` ran its docstring's paragraphs and numbered list into one block
+    (argparse reflows a description): the list items start their own lines now."""
+    p = subprocess.run([sys.executable, str(REPO / "bench" / "bench_state.py"), "--help"], cwd=REPO,
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    for start in ("Run:  python3 bench/bench_state.py", "1. Random legal play", "2. Replay of the ACPC limit",
+                  "Prints figures and the ratio"):
+        assert any(line.startswith(start) for line in lines), (start, p.stdout)
