@@ -4,6 +4,7 @@ usage error (argparse's usage, then one ``error:`` line, exit 2), not a tracebac
 first built; and a ``--help`` made of paragraphs keeps them."""
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +23,7 @@ UNKNOWN_BOT = [
     ("bench_rule_triples", ["--bots", "ehs,call"], "argument --bots: 'call' is not a rule bot"),
     ("acpc_reference_interop", ["--dealer", sys.executable, "--policies", "nosuchbot,call"],
      "argument --policies: unknown policy 'nosuchbot'"),
+    ("bench_retention", ["--bots", "cbr,nosuchbot"], "argument --bots: unknown bot(s) nosuchbot; use cbr, casper"),
 ]
 
 
@@ -39,6 +41,20 @@ def test_an_unknown_bot_is_one_usage_error(name: str, args: list[str], said: str
         assert "known policies: adapt, call, cbr," in lines[-1], lines[-1]
     assert p.stdout == ""
     assert list(tmp_path.iterdir()) == []
+
+
+#: An option and the rest of its line (as tests/test_experiment_scripts.py finds the experiments').
+OPTION = re.compile(r"""add_argument\("(--[a-z-]+)"([^\n]*)""")
+BOT_OPTIONS = {"--bot", "--bots", "--opponent", "--opponents", "--experts", "--fixed", "--policy", "--policies"}
+
+
+def test_every_option_naming_bots_is_checked() -> None:
+    """Every option of ``bench/`` naming bots is in :data:`UNKNOWN_BOT` (``--opponents`` of
+    make_preflop_table is a count of opponents, not bots)."""
+    found = sorted((path.stem, m.group(1)) for path in (REPO / "bench").glob("*.py")
+                   for m in OPTION.finditer(path.read_text(encoding="utf-8"))
+                   if m.group(1) in BOT_OPTIONS and "type=int" not in m.group(2))
+    assert found == sorted({(name, args[-2]) for name, args, _ in UNKNOWN_BOT})
 
 
 def test_bench_state_help_keeps_its_paragraphs() -> None:
