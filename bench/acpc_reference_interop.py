@@ -64,6 +64,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from cbr.acpc.client import PlayedHand  # noqa: E402
 from cbr.game.gamedef import PRESETS, GameDef  # noqa: E402
+from experiments.common import policy_specs  # noqa: E402
 
 #: ACPC file names of our presets (the reference server's names).
 GAME_FILE_NAMES = {
@@ -402,7 +403,7 @@ def run(args: argparse.Namespace) -> dict:
     workdir.mkdir(parents=True, exist_ok=True)
     gpath, game = game_file(args.game, workdir)
     n = game.n_players
-    specs = args.policies.split(",")
+    specs = args.policies
     if len(specs) != n:
         raise SystemExit(f"--policies: {n} policy specs for the {n}-player game, got {len(specs)}")
     names = [f"s{i + 1}_{re.sub(r'[^A-Za-z0-9]+', '-', s)}" for i, s in enumerate(specs)]
@@ -494,7 +495,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--game", default="holdem.limit.2p", help="holdem.limit.2p, holdem.limit.3p or a .game file")
     ap.add_argument("--hands", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=7)
-    ap.add_argument("--policies", default="ehs,call", help="one policy spec per seat, comma-separated")
+    ap.add_argument("--policies", type=policy_specs(), default="ehs,call", help="one policy spec per seat, comma-separated")
     ap.add_argument("--fixed-seats", action="store_true", help="pass -f: no seat rotation")
     ap.add_argument("--dealer-args", default="", help="more dealer options, e.g. '-S' (show folded cards)")
     ap.add_argument("--timeout", type=float, default=60.0, help="our clients' --timeout (seconds per line)")

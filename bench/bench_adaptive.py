@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from cbr.play.match import run_match  # noqa: E402
 from cbr.policies.spec import policy_from_spec  # noqa: E402
+from experiments.common import policy_specs  # noqa: E402
 
 
 def timed(spec: str, opponent: str, hands: int, seed: int) -> tuple[list[float], list[float]]:
@@ -75,12 +76,13 @@ def pct(xs: list[float], q: float) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--hands", type=int, default=600)
-    ap.add_argument("--opponents", default="raise,call,ehs,lag")
+    ap.add_argument("--opponents", type=policy_specs(), default="raise,call,ehs,lag",
+                    help="comma-separated opponents (policy specs)")
     ap.add_argument("--seed", type=int, default=5)
     args = ap.parse_args()
     every: dict[str, list[float]] = {"cbr": [], "cbr --retain": [], "cbr:preset=expert": []}
     print(f"{'bot':<18} {'opponent':<8} {'decisions':>9} {'p50 ms':>7} {'p99 ms':>7} {'observe p99':>11}")
-    for opp in [o for o in args.opponents.split(",") if o]:
+    for opp in args.opponents:
         for spec in every:
             ds, obs = timed(spec, opp, args.hands, args.seed)
             every[spec] += ds

@@ -371,7 +371,7 @@ def main() -> None:
     bots = [b for b in args.bots.split(",") if b]
     unknown = [b for b in bots if b not in MATCH_BOTS]
     if unknown:
-        ap.error(f"unknown bot(s) {', '.join(unknown)}; use {', '.join(MATCH_BOTS)}")
+        ap.error(f"argument --bots: unknown bot(s) {', '.join(unknown)}; use {', '.join(MATCH_BOTS)}")
     if args.breakdown:
         with tempfile.TemporaryDirectory() as tmp:
             breakdown_part(args.hands, bots, Path(tmp))

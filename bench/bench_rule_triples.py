@@ -36,7 +36,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from cbr.game import preset  # noqa: E402
 from cbr.game.state import HandState  # noqa: E402
 from cbr.policies.base import Policy, legal_triple, sample_action  # noqa: E402
+from cbr.policies.rules import RuleBot  # noqa: E402
 from cbr.policies.spec import policy_from_spec  # noqa: E402
+from experiments.common import policy_spec, policy_specs  # noqa: E402
 
 STREETS = ("pre-flop", "flop", "turn", "river")
 
@@ -77,6 +79,15 @@ def one_at_a_time(bot, dp, holes) -> np.ndarray:
     return Policy.triples(bot, dp, holes)
 
 
+def rule_bot(text: str) -> str:
+    """``--bots``: a policy spec (:func:`experiments.common.policy_spec`) naming a rule bot, the
+    only kind with the one-at-a-time path measured here; else a usage error."""
+    spec = policy_spec(text)
+    if not isinstance(policy_from_spec(spec), RuleBot):
+        raise argparse.ArgumentTypeError(f"{spec!r} is not a rule bot (hs, ehs, poki, lag, station, rock)")
+    return spec
+
+
 def timed(fn) -> tuple[float, np.ndarray]:
     t = time.perf_counter()
     out = fn()
@@ -86,7 +97,8 @@ def timed(fn) -> tuple[float, np.ndarray]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--spots", type=int, default=5, help="decision points per street")
-    ap.add_argument("--bots", default="hs,ehs,poki,lag,station,rock")
+    ap.add_argument("--bots", type=policy_specs(each=rule_bot), default="hs,ehs,poki,lag,station,rock",
+                    help="comma-separated rule bots (policy specs)")
     args = ap.parse_args()
     by_street = spots(args.spots, seed=11)
     everything = list(combinations(range(52), 2))
@@ -96,7 +108,7 @@ def main() -> None:
     print(f"{'bot':8} {'street':9} {'cold: one at a time':>20} {'batched':>10} {'ratio':>7}"
           f" {'warm: one at a time':>20} {'batched':>10} {'ratio':>7}")
     mismatches = 0
-    for spec in args.bots.split(","):
+    for spec in args.bots:
         for name, dps in zip(STREETS, by_street):
             times: dict[str, list[float]] = {"c1": [], "cb": [], "w1": [], "wb": []}
             for dp in dps:

@@ -153,9 +153,9 @@ def replay_bench() -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--hands", type=int, default=3000)
-    ap.add_argument("--players", type=int, nargs="+", default=[2, 6])
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--hands", type=int, default=3000, help="random hands per table size")
+    ap.add_argument("--players", type=int, nargs="+", default=[2, 6], help="table sizes to play (players)")
     args = ap.parse_args()
     _peer()  # the peer: one line naming the test extra when it is missing
     for n in args.players:

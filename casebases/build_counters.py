@@ -4,7 +4,8 @@ Recipe (issue 36, part 1), for each opponent of :data:`TARGETS`:
 
 1. the teacher (``cfr:strategy=emd_256``, :data:`TEACHER`) plays it a duplicate heads-up match of ``--hands`` hands (seed
    :data:`SEED` + the target's place), written as an ACPC log under ``--logs`` (the log
-   appears whole or not at all; a re-run reuses it);
+   appears whole or not at all; a re-run reuses it, and says so; the log's name holds
+   :func:`teacher_key`, so a log of another version of the teacher is not reused);
 2. every decision the opponent made, whose cards the log shows, is counted at its (betting
    node, current-street bucket of the teacher's abstraction): :func:`cbr.cfr.counter.count_decisions`;
 3. a robust counter-strategy to those frequencies (:class:`cbr.cfr.counter.CounterTrainer`,
@@ -60,18 +61,62 @@ TARGETS = {"raise": ("raise", 0.75, 1.0, 0.0), "call": ("call", 0.75, 1.0, 0.0),
 SHIPPED_ITERATIONS = {"raise_mild": 40_000_000}
 
 
-def play_log(target: str, hands: int, seed: int, logs: Path) -> Path:
-    """The teacher against ``target``, duplicate, as an ACPC log (kept if already there)."""
+#: seconds between two progress lines while the teacher plays its match
+PLAY_REPORT_SECONDS = 10.0
+
+
+def teacher_key(teacher: str = TEACHER) -> str:
+    """What the teacher's logs are named by: the first 12 hex digits of the SHA-256 of its strategy
+    file, so a log played by another version of the teacher (retrained, or its abstraction changed:
+    the strategy names its abstraction's fingerprint) is never reused.
+
+    >>> len(teacher_key()), teacher_key() == teacher_key("cfr:strategy=emd_256")
+    (12, True)
+    """
+    import hashlib
+
+    from cbr.cfr.mccfr import STRATEGY_FILE
+    from cbr.cfr.policy import resolve_strategy
+    from cbr.policies.spec import parse_policy_spec
+
+    path = resolve_strategy(parse_policy_spec(teacher)[1].get("strategy", ""))
+    digest = hashlib.sha256()
+    with open(path / STRATEGY_FILE if path.is_dir() else path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()[:12]
+
+
+def log_path(target: str, hands: int, seed: int, logs: Path, key: str) -> Path:
+    """The log of the teacher (of :func:`teacher_key` ``key``) against ``target`` in ``logs``.
+
+    >>> log_path("raise", 20, 3600, Path("/tmp/logs"), "0123456789ab").name
+    'cfr-0123456789ab-raise-20-3600.log'
+    """
+    return logs / f"cfr-{key}-{target}-{hands}-{seed}.log"
+
+
+def play_log(target: str, hands: int, seed: int, path: Path, label: str) -> None:
+    """The teacher against ``target``, duplicate, as the ACPC log ``path`` (written whole or not at
+    all); a progress line on stderr every :data:`PLAY_REPORT_SECONDS`, ``label`` first."""
     from cbr.game.gamedef import preset
     from cbr.logs.acpc import AcpcLogWriter
     from cbr.play.match import run_match
 
-    path = logs / f"cfr-{target}-{hands}-{seed}.log"
-    if not path.exists():
-        game = preset("holdem.limit.2p")
-        with AcpcLogWriter(path, game) as log:
-            run_match([TEACHER, target], hands, game=game, duplicate=True, seed=seed, log=log)
-    return path
+    start = last = time.time()
+    done = 0
+
+    def progress(k: int) -> None:
+        nonlocal done, last
+        done += k
+        now = time.time()
+        if now - last >= PLAY_REPORT_SECONDS:
+            last = now
+            print(f"{label}: {done:,} of {hands:,} hands played in {now - start:.0f} s", file=sys.stderr, flush=True)
+
+    game = preset("holdem.limit.2p")
+    with AcpcLogWriter(path, game) as log:
+        run_match([TEACHER, target], hands, game=game, duplicate=True, seed=seed, log=log, progress=progress)
 
 
 def opponent_model(log: Path, target: str, abstraction):
@@ -165,7 +210,8 @@ def main(argv: list[str] | None = None) -> int:
                                  "opponent's decisions are counted, and a robust counter-strategy to them is trained.",
                                  formatter_class=Help)
     ap.add_argument("--only", default="", help=f"comma-separated names, of {', '.join(TARGETS)} (default: all)")
-    ap.add_argument("--logs", default="/tmp/counter-logs", help="folder for the ACPC logs (a log there is reused)")
+    ap.add_argument("--logs", default="/tmp/counter-logs",
+                    help="folder for the ACPC logs (a log there of the same teacher, opponent, hands and seed is reused)")
     ap.add_argument("--hands", type=number(1, int), default=20_000, help="hands of the teacher against each opponent")
     own = ", ".join(f"{n} {p:g}" for n, (_, p, p_max, c) in TARGETS.items() if c == 0)
     biased = ", ".join(f"{n} data-biased: at most {p_max:g}, less in situations its log saw fewer times"
@@ -208,8 +254,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.out is None:
         link_teacher(out)
     if not (out / "emd_256").is_dir():
+        make = "" if out.is_dir() else f"mkdir -p {out} && "
         raise SystemExit(f"error: {out / 'emd_256'} is missing: --out must hold the teacher's abstraction; link the "
-                         f"shipped one: ln -s {OUT / 'emd_256'} {out / 'emd_256'}")
+                         f"shipped one: {make}ln -s {OUT / 'emd_256'} {out / 'emd_256'}")
     from cbr.abstraction.distribution import DistributionAbstraction
     from cbr.cfr.counter import CounterTrainer
     from cbr.cfr.mccfr import STRATEGY_FILE
@@ -222,6 +269,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             logs.mkdir(parents=True, exist_ok=True)
             abstraction = DistributionAbstraction.load(out / "emd_256")
+            key = teacher_key()
             for name in names:
                 target, p, p_max, c = TARGETS[name]
                 if args.p is not None:
@@ -229,9 +277,14 @@ def main(argv: list[str] | None = None) -> int:
                 t0 = time.time()
                 stopped = (f"the teacher's match against {target}, for counter_{name}, was not finished; its log was "
                            "not written")
-                print(f"{name}: the teacher plays {target}, {args.hands:,} duplicate hands (a log already played is "
-                      "reused)", file=sys.stderr, flush=True)
-                log = play_log(target, args.hands, SEED + list(TARGETS).index(name), logs)
+                log = log_path(target, args.hands, SEED + list(TARGETS).index(name), logs, key)
+                if log.exists():
+                    print(f"{name}: reusing {log}, the same teacher's {args.hands:,} duplicate hands against {target} "
+                          "played before (delete it to play them again)", file=sys.stderr, flush=True)
+                else:
+                    print(f"{name}: the teacher plays {target}, {args.hands:,} duplicate hands", file=sys.stderr,
+                          flush=True)
+                    play_log(target, args.hands, SEED + list(TARGETS).index(name), log, name)
                 stopped = f"counter_{name} was not trained; the teacher's log against {target} is kept ({log})"
                 model = opponent_model(log, target, abstraction)
                 print(f"{name}: {int(model.counts.sum()):,} decisions of {target} counted in {time.time() - t0:.0f} s",

@@ -11,7 +11,8 @@ Recipe (CASPER's case bases also came from bot play):
    hands.
 4. The matches are written as ACPC logs under ``casebases/selfplay/`` (kept in the repo, so
    the case base can be rebuilt from them alone) and ``cbr build`` turns them into
-   ``casebases/default/``.
+   ``casebases/default/``: both under :func:`casebases.output_root` (the source checkout when
+   run in it, else the current folder; never an installed package).
 
 Everything is seeded, so the same code gives the same logs and the same case base. The
 matches run in ``--workers`` processes (the simbot pairs take about 2.5 CPU minutes each).
@@ -30,16 +31,17 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Optional
 
 from cbr.build.local import build_casebase
 from cbr.game.gamedef import preset
 from cbr.logs.acpc import AcpcLogWriter
 from cbr.play.match import run_match
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parent
-LOGS = HERE / "selfplay"
-OUT = HERE / "default"
+#: The logs and the case base, under :func:`casebases.output_root` (the paths the manifest names
+#: its sources by are relative to it).
+LOGS = Path("casebases") / "selfplay"
+OUT = Path("casebases") / "default"
 BOTS = ("poki", "ehs", "lag", "hs")
 HU_HANDS = 1200
 RING_HANDS = 800
@@ -58,9 +60,9 @@ class SelfPlayMatch:
     game: str = "holdem.limit.2p"
     duplicate: bool = True
 
-    def play(self) -> Path:
-        """Play the match and write its ACPC log (under a temporary name, then renamed)."""
-        path = LOGS / self.log
+    def play(self, folder: Path) -> Path:
+        """Play the match and write its ACPC log into ``folder`` (under a temporary name, then renamed)."""
+        path = folder / self.log
         tmp = path.with_name(f".{path.name}.tmp")
         game = preset(self.game)
         with AcpcLogWriter(tmp, game) as log:
@@ -79,38 +81,44 @@ def recipe() -> list[SelfPlayMatch]:
     return matches
 
 
-def write_selfplay_logs(progress: bool = True, workers: int = 2, missing_only: bool = False) -> list[Path]:
-    """Play the recipe's matches in ``workers`` processes and write their ACPC logs; with
-    ``missing_only`` only those without a log yet. Returns the log paths written."""
-    LOGS.mkdir(exist_ok=True)
-    todo = [m for m in recipe() if not (missing_only and (LOGS / m.log).exists())]
+def write_selfplay_logs(root: Path, progress: bool = True, workers: int = 2, missing_only: bool = False) -> list[Path]:
+    """Play the recipe's matches in ``workers`` processes and write their ACPC logs into
+    ``root / LOGS``; with ``missing_only`` only those without a log yet. Returns the log paths written."""
+    folder = root / LOGS
+    folder.mkdir(parents=True, exist_ok=True)
+    todo = [m for m in recipe() if not (missing_only and (folder / m.log).exists())]
     paths = []
     with ProcessPoolExecutor(max_workers=max(1, workers)) as pool:
-        for path in pool.map(SelfPlayMatch.play, todo):
+        for path in pool.map(SelfPlayMatch.play, todo, [folder] * len(todo)):
             paths.append(path)
             if progress:
-                print(f"wrote {path.relative_to(REPO)}", file=sys.stderr)
+                print(f"wrote {path.relative_to(root)}", file=sys.stderr)
     return paths
 
 
-def build(cases_only: bool = False, workers: int = 2, missing_logs: bool = False) -> None:
+def build(cases_only: bool = False, workers: int = 2, missing_logs: bool = False, root: Optional[Path] = None) -> None:
     """Write the logs (unless ``cases_only``; with ``missing_logs`` only those not there)
-    and build ``casebases/default``."""
+    and build ``casebases/default``, both under ``root`` (default :func:`casebases.output_root`)."""
+    from casebases import output_root
+
+    root = (root or output_root()).resolve()
     t0 = time.perf_counter()
     if not cases_only:
-        write_selfplay_logs(workers=workers, missing_only=missing_logs)
-    os.chdir(REPO)  # provenance paths relative to the repository
-    logs = sorted(str(p.relative_to(REPO)) for p in LOGS.glob("*.log"))
+        write_selfplay_logs(root, workers=workers, missing_only=missing_logs)
+    os.chdir(root)  # provenance paths relative to the root: casebases/selfplay/...
+    logs = sorted(str(p) for p in LOGS.glob("*.log"))
     if not logs:
-        raise SystemExit("error: no self-play logs in casebases/selfplay; run without --cases-only first")
-    report = build_casebase(logs, OUT.relative_to(REPO), workers=workers, overwrite=True, name="default")
-    print(f"built {OUT.relative_to(REPO)}: {report.cases} cases {report.cases_per_street} from "
+        raise SystemExit(f"error: no self-play logs in {root / LOGS}; run without --cases-only first")
+    report = build_casebase(logs, OUT, workers=workers, overwrite=True, name="default")
+    print(f"built {root / OUT}: {report.cases} cases {report.cases_per_street} from "
           f"{report.hands} hands, {len(report.skipped)} skipped, {time.perf_counter() - t0:.0f} s", file=sys.stderr)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cases-only", action="store_true", help="rebuild the case base from the kept logs")
+    parser.add_argument("--cases-only", action="store_true",
+                        help="rebuild the case base from the kept logs (casebases/selfplay/ of the current folder, or "
+                             "of the source checkout when run in it)")
     parser.add_argument("--missing-logs", action="store_true",
                         help="play only the matches whose log is not in casebases/selfplay yet")
     parser.add_argument("--workers", type=int, default=2, help="processes playing matches and computing features")

@@ -8,7 +8,9 @@ Rows are policy specs (``--bots``); columns are ``--opponents`` (duplicate match
 ``--lbr-hands`` hands or ``--lbr-budget`` seconds; a row's LBR is taken from
 ``exploit-table-seed<S>.json`` when that file measured the same spec on the same seed) and the
 decision time (mean and p99 of every decision in ``--time-hands`` hands against ``call``, one
-process, after a warm-up hand). A cell already in the results file is kept unless ``--redo``.
+process, after a warm-up hand). A cell already in the results file is kept unless ``--redo``
+(which also measures the LBRs the committed files hold); a run that reuses a file says which on
+stdout.
 Writes ``experiments/scratch/bot-table-seed<S>.json``, ``bot-table-seed<S>.png`` (matplotlib,
 the ``plots`` extra) and a Markdown table on stdout.
 """
@@ -158,7 +160,9 @@ def main() -> int:
     ap.add_argument("--time-hands", type=positive_int, default=300, help="hands played to time each bot's decisions")
     ap.add_argument("--workers", type=positive_int, default=2, help="worker processes")
     ap.add_argument("--skip", default="", help="comma list of parts to skip: matches,lbr,time")
-    ap.add_argument("--redo", action="store_true", help="measure again what the results file already holds")
+    ap.add_argument("--redo", action="store_true",
+                    help="measure everything afresh: neither the results file's cells nor the committed LBRs "
+                         "(exploit-table-seed<S>.json, teacher-seed*.json) are reused")
     ap.add_argument("--out", default=None, help=OUT_FOLDER_HELP)
     args = ap.parse_args()
     skip = set(filter(None, (p.strip() for p in args.skip.split(","))))
@@ -171,6 +175,8 @@ def main() -> int:
     out = outdir / f"bot-table-seed{args.seed}.json"
     report = json.loads(out.read_text()) if out.exists() and not args.redo else {"seed": args.seed, "rows": {}}
     rows = report["rows"]
+    kept = sum(c in rows.get(b, {}) for b in bots for c in ("lbr", *opponents, "time"))  # cells not measured again
+    reused: dict[str, list[str]] = {}  # a committed file -> the bots whose LBR was taken from it
 
     def save() -> None:
         outdir.mkdir(parents=True, exist_ok=True)  # with the first result: a run that fails before leaves no folder
@@ -188,8 +194,10 @@ def main() -> int:
         for b in bots:
             if "lbr" in rows.get(b, {}):
                 continue
-            r = old_lbr(args.seed, b)
-            if r is None:
+            r = None if args.redo else old_lbr(args.seed, b)
+            if r is not None:
+                reused.setdefault(r["from"], []).append(b)
+            else:
                 r = lbr(b, args.lbr_hands, args.seed, args.workers, args.lbr_budget)
             rows.setdefault(b, {})["lbr"] = r
             print(f"{b}: LBR {r['mbb']:.0f} +- {r['ci']:.0f} mbb/g ({r['hands']} hands)", file=sys.stderr, flush=True)
@@ -205,6 +213,12 @@ def main() -> int:
         print(plot(report, bots, opponents, outdir / f"bot-table-seed{args.seed}.png"), file=sys.stderr)
     except ImportError:
         print("matplotlib is missing: pip install -e .[plots] for the PNG (the JSON is written)", file=sys.stderr)
+    if kept:
+        print(f"reused {kept} cell{'s' if kept != 1 else ''} of {out}, measured by an earlier run; --redo measures "
+              "them afresh")
+    for name, which in reused.items():
+        print(f"reused the LBR of {', '.join(which)} from the committed experiments/results/{name}; "
+              "--redo measures it afresh")
     head = "| bot | LBR (mbb/g) | " + " | ".join(f"vs `{o}` (sb/h)" for o in opponents) + " | decision ms (mean / p99) |"
     print(head + "\n|---|" + "---:|" * (len(opponents) + 2))
     for b in bots:

@@ -73,7 +73,7 @@ def jobs_for(args: argparse.Namespace) -> list[dict]:
     if not args.no_table:
         jobs.append({**common, "label": TABLE, "opponents": table_seats(args.bot)[1:], "cap": args.table_cap,
                      "target": None})
-    for opp in args.opponents.split(","):
+    for opp in args.opponents:
         jobs.append({**common, "label": opp, "opponents": [opp], "cap": args.cap, "target": None})
     return jobs
 
@@ -112,8 +112,15 @@ def plot(cells: list[dict], path: Path, title: str) -> bool:
     return True
 
 
+def opponent(text: str) -> str:
+    """``--opponents``: one of the table's heads-up columns, else a usage error."""
+    if text not in ORDER[:-1]:
+        raise argparse.ArgumentTypeError(f"unknown opponent {text!r}; choose from {', '.join(ORDER[:-1])}")
+    return text
+
+
 def main(argv: Optional[list[str]] = None) -> int:
-    from common import description, policy_spec, positive_int, seed_int
+    from common import description, policy_spec, policy_specs, positive_int, seed_int
 
     ap = argparse.ArgumentParser(description=description(__doc__),
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -128,15 +135,12 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--cap", type=positive_int, default=200_000, help="most hands of one heads-up match")
     ap.add_argument("--table-cap", type=positive_int, default=45_000, help="most hands at the 9-player table")
     ap.add_argument("--no-table", action="store_true", help="heads-up matches only")
-    ap.add_argument("--opponents", default=",".join((*SOURCE_BOTS, *BASELINES)),
+    ap.add_argument("--opponents", type=policy_specs(each=opponent), default=",".join((*SOURCE_BOTS, *BASELINES)),
                     help="heads-up opponents, comma-separated (default: the four source bots, call, raise, random)")
     ap.add_argument("--out", type=Path, default=None, help=OUT_HELP.format(name="casper_table.json"))
     ap.add_argument("--png", type=Path, default=None, help="default: the --out path with .png")
     args = ap.parse_args(argv)
     args.out = out_file(args.out, "casper_table.json")
-    unknown = set(args.opponents.split(",")) - set(ORDER)
-    if unknown:
-        ap.error(f"unknown opponent(s) {', '.join(sorted(unknown))}; choose from {', '.join(ORDER[:-1])}")
     if args.hands is not None and args.hands < 1:
         ap.error("--hands must be at least 1")
     png = args.png or args.out.with_suffix(".png")

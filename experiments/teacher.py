@@ -11,7 +11,9 @@ and its duplicate results against the house's bots, with 95% CIs.
    ``--match-hands`` hands against each opponent of ``--opponents``, ``--workers`` at a time.
 
 Writes ``experiments/scratch/teacher-seed<S>.json``, ``teacher-lbr-seed<S>.png`` and a
-Markdown table on stdout. Nothing here was tuned on these seeds: the abstraction's sizes and
+Markdown table on stdout. What that file already holds is reused (the snapshots measured with the
+same hands, and what a ``--skip`` part or an opponent not played again shows), and a line on
+stdout says so, unless ``--redo``. Nothing here was tuned on these seeds: the abstraction's sizes and
 the training schedule were fixed before any measurement.
 """
 from __future__ import annotations
@@ -94,6 +96,7 @@ def main() -> int:
     ap.add_argument("--opponents", type=policy_specs(), default=OPPONENTS, help="comma-separated opponents (policy specs)")
     ap.add_argument("--workers", type=positive_int, default=2, help="LBR worker processes")
     ap.add_argument("--skip", default="", help="comma list of parts to skip: snapshots,lbr,matches")
+    ap.add_argument("--redo", action="store_true", help="measure everything afresh: reuse nothing of the results file (a part skipped is left out of it)")
     ap.add_argument("--out", default=None, help=OUT_FOLDER_HELP)
     args = ap.parse_args()
     skip = set(filter(None, (p.strip() for p in args.skip.split(","))))
@@ -103,7 +106,8 @@ def main() -> int:
                 f"choose from: {', '.join(parts)}")
     results = out_folder(args.out)
     out_json = results / f"teacher-seed{args.seed}.json"
-    report = json.loads(out_json.read_text()) if out_json.exists() else {}
+    report = json.loads(out_json.read_text()) if out_json.exists() and not args.redo else {}
+    reused: list[str] = []  # what the table shows from out_json, measured by an earlier run
 
     def save() -> None:
         results.mkdir(parents=True, exist_ok=True)  # with the first result: a run that fails before leaves no folder
@@ -115,6 +119,7 @@ def main() -> int:
         with tempfile.TemporaryDirectory() as tmp:
             for it, folder, info in snapshot_folders(Path(args.snapshots), Path(tmp)):
                 if it in have:  # measured by an earlier run with the same seed and hands
+                    reused.append(f"the LBR of snapshot {it:,}")
                     continue
                 t = time.time()
                 r = exploit(f"cfr:strategy={folder}", hands=args.snapshot_hands, seed=args.seed,
@@ -149,6 +154,13 @@ def main() -> int:
                 report["matches"] = matches
                 save()
     save()
+    if "lbr" in skip and "lbr" in report:
+        reused.append("the LBR")
+    old = [opp for opp in report.get("matches", {}) if "matches" in skip or opp not in args.opponents]
+    if old:
+        reused.append(f"the match{'es' if len(old) > 1 else ''} against {', '.join(old)}")
+    if reused:
+        print(f"reused {', '.join(reused)} from {out_json}, measured by an earlier run; --redo measures them afresh")
     if report.get("snapshots"):
         plot(report["snapshots"], report.get("lbr"), results / f"teacher-lbr-seed{args.seed}.png")
     print("| measure | result (95% CI) |\n|---|---|")

@@ -56,3 +56,51 @@ def test_a_script_without_out_writes_to_scratch_and_says_where(tmp_path: Path) -
     assert p.returncode == 0, p.stderr
     assert set(json.loads(committed.read_text())) == {"sentinel", "raise 0.7"}  # --out names it: written
     assert "no --out" not in p.stderr
+
+
+def _script(name: str, *args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(REPO / "experiments" / name), *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_bot_table_says_which_file_it_reused_and_how_to_measure_afresh(tmp_path: Path) -> None:
+    """bot_table.py took a bot's LBR from the committed exploit table, and kept the cells of its
+    results file, without a word: the table looked measured by the run. Now a stdout line names the
+    file reused and ``--redo``, which measures afresh (the committed LBRs too)."""
+    out = tmp_path / "out"
+    args = ["--bots", "hs", "--skip", "matches,time", "--out", str(out), "--workers", "1"]
+    p = _script("bot_table.py", *args, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines()[0] == ("reused the LBR of hs from the committed experiments/results/"
+                                        "exploit-table-seed2.json; --redo measures it afresh"), p.stdout
+    committed = json.loads((REPO / "experiments" / "results" / "exploit-table-seed2.json").read_text())["rows"]["hs"]
+    row = json.loads((out / "bot-table-seed2.json").read_text())["rows"]["hs"]["lbr"]
+    assert (row["mbb"], row["hands"], row["from"]) == (committed["lbr"]["mbb_per_game"], committed["lbr"]["hands"],
+                                                        "exploit-table-seed2.json")
+    p = _script("bot_table.py", *args, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines()[0] == (f"reused 1 cell of {out / 'bot-table-seed2.json'}, measured by an earlier "
+                                        "run; --redo measures them afresh"), p.stdout
+    p = _script("bot_table.py", *args, "--redo", "--lbr-hands", "40", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert "reused" not in p.stdout and p.stdout.startswith("| bot |"), p.stdout
+    row = json.loads((out / "bot-table-seed2.json").read_text())["rows"]["hs"]["lbr"]
+    assert "from" not in row and row["hands"] <= 40          # measured by this run
+
+
+def test_teacher_says_which_file_it_reused_and_how_to_measure_afresh(tmp_path: Path) -> None:
+    """teacher.py showed the LBR and matches its results file held, for the parts skipped, as if
+    measured by the run. Now a stdout line names what was reused from which file, and ``--redo``."""
+    out = tmp_path / "out"
+    out.mkdir()
+    shutil.copy(REPO / "experiments" / "results" / "teacher-seed3.json", out / "teacher-seed3.json")
+    held = json.loads((out / "teacher-seed3.json").read_text())
+    p = _script("teacher.py", "--skip", "lbr,matches", "--out", str(out), cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert lines[0] == (f"reused the LBR, the matches against {', '.join(held['matches'])} from "
+                        f"{out / 'teacher-seed3.json'}, measured by an earlier run; --redo measures them afresh"), lines
+    assert len(lines) == 1 + 2 + 1 + len(held["matches"])  # the line, the table's head, the LBR, a row a match
+    p = _script("teacher.py", "--skip", "lbr,matches", "--out", str(out), "--redo", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines() == ["| measure | result (95% CI) |", "|---|---|"]

@@ -16,8 +16,9 @@ it: ``--pot``, ``'pot'``).
 (1, 2, 1.0, 1.0, 5.0)
 >>> dp.previous_round_bets, dp.history     # the pot of 5 needs a raised pre-flop
 (2, 'rc/r')
->>> situation(hole="AhKd").committed       # pre-flop: the blinds are posted
-(5.0, 10.0)
+>>> dp = situation(hole="AhKd")               # pre-flop: the blinds are posted
+>>> dp.game.name, dp.committed                 # cbr query's default game (ACPC: seat 0 the big blind)
+('holdem.limit.2p', (10.0, 5.0))
 >>> situation(hole="AdQc", board="3h4cJh", players=2, position=1, to_call=1, pot=4)
 Traceback (most recent call last):
 ...
@@ -34,7 +35,8 @@ from typing import Optional
 
 from cbr.errors import GameError
 from cbr.game.decision import DecisionPoint
-from cbr.game.gamedef import BOARD_SIZES, MAX_SEATS, STREET_OF_BOARD, STREETS, GameDef, standard_table
+from cbr.game.gamedef import BOARD_SIZES, MAX_SEATS, STREET_OF_BOARD, STREETS, GameDef
+from cbr.game.spec import default_game
 from cbr.game.state import HandState
 from evaluator_ext.cards import CardLike, parse_hole_and_board
 
@@ -134,6 +136,8 @@ def situation(
     ``to_call``; pre-flop the small blind is half a bet), the pot in small bets.
 
     - ``players``: players dealt (default: the game's seats, or 2).
+    - ``game``: default the preset ``holdem.limit.<players>p``
+      (:func:`~cbr.game.spec.default_game`, what ``cbr query`` and ``cbr match`` play).
     - ``in_hand``: players not folded, the actor included (default: all dealt).
     - ``position``: the actor's place among the players in hand in this round's betting
       order, 0 = first to act .. ``in_hand - 1`` = last.
@@ -156,7 +160,7 @@ def situation(
     street = STREET_OF_BOARD[len(b)]
     if game is None:
         n = 2 if players is None else _count_players(players)
-        game = standard_table(f"limit.{n}p", n, (5, 10), 10, 20)
+        game = default_game(n)
     n = game.n_players if players is None else _count_players(players)
     if game.n_players != n:
         raise GameError(f"the game {game.name} seats {game.n_players} players but the situation says "

@@ -411,7 +411,9 @@ class ThesisNetPolicy(Policy):
     (input 1) is below the pot odds.
 
     Options: ``model`` (a file of :meth:`DefaultNetwork.save`) or ``logs`` with ``player`` and
-    ``hidden``, one line each in :attr:`OPTION_HELP`.
+    ``hidden``, one line each in :attr:`OPTION_HELP`. Building the bot checks them (the model's
+    header, the logs' path, the hidden layer's size) and nothing more, so checking a spec is quick;
+    the network is read or trained on first use (:attr:`network`).
 
     >>> ThesisNetPolicy()
     Traceback (most recent call last):
@@ -422,7 +424,7 @@ class ThesisNetPolicy(Policy):
     #: One line on each option (``cbr plugins list``; :func:`~cbr.policies.spec.policy_option_help`).
     OPTION_HELP = {
         "model": "a network file saved by cbr train network (or give logs)",
-        "logs": "a log file or folder to train the network on when the bot is built",
+        "logs": "a log file or folder to train the network on when the bot first plays",
         "player": "with logs: whose actions to learn (\"\": every shown hand)",
         "hidden": "with logs: neurons in the hidden layer",
     }
@@ -433,13 +435,34 @@ class ThesisNetPolicy(Policy):
         if bool(model) == bool(logs):
             raise NetworkError("thesis-net needs model=PATH (a saved network) or logs=PATH (logs to train on)"
                                if not model else "thesis-net takes model=PATH or logs=PATH, not both")
+        # The options are checked now, cheaply (a spec is checked before any work); the network is
+        # read or trained on first use (:attr:`network`).
         if model:
-            self.network = DefaultNetwork.load(model)
-        else:
-            if not Path(logs).exists():
-                raise NetworkError(f"logs={logs}: no such file or folder")
-            ex = examples_from_logs([logs], player=player or None)
-            self.network, self.report = train_network(ex, player=player or None, hidden=hidden, seed=seed or 0)
+            DefaultNetwork.read_header(model)  # another kind of file or input schema: refused now
+        elif not Path(logs).exists():
+            raise NetworkError(f"logs={logs}: no such file or folder")
+        DefaultNetwork(hidden=hidden)  # a hidden layer out of range: refused now
+        self.model, self.logs, self.player, self.hidden = model, logs, player, hidden
+        self._network: Optional[DefaultNetwork] = None
+        self._report: Optional[TNEReport] = None
+
+    @property
+    def network(self) -> DefaultNetwork:
+        """The network: read from ``model``, or trained on ``logs`` on first use."""
+        if self._network is None:
+            if self.model:
+                self._network = DefaultNetwork.load(self.model)
+            else:
+                ex = examples_from_logs([self.logs], player=self.player or None)
+                self._network, self._report = train_network(ex, player=self.player or None, hidden=self.hidden,
+                                                            seed=self.seed or 0)
+        return self._network
+
+    @property
+    def report(self) -> Optional[TNEReport]:
+        """The TNE report of a network trained on ``logs`` (training it if not yet); None for a ``model``."""
+        _ = self.network
+        return self._report
 
     def triple(self, dp: "DecisionPoint") -> Triple:
         x = network_inputs(dp)

@@ -142,7 +142,7 @@ def opponent_values(dp: DecisionPoint, opponents: Sequence[Sequence[float]]) -> 
     >>> from cbr.game.situation import situation
     >>> dp = situation(hole="AdQc", board="3h4cJh", position=1, to_call=1, pot=5)
     >>> opponent_values(dp, [(0.4, 0.8, 0.6)])
-    {1: (0.4, 0.8, 0.6)}
+    {0: (0.4, 0.8, 0.6)}
     """
     positions = opponents_in_hand(dp)
     if len(opponents) > len(positions):

@@ -205,6 +205,7 @@ class Engine:
         self.notes: list[str] = []
         self._policies: OrderedDict[tuple[str, str], _Cached] = OrderedDict()
         self._policies_lock = threading.Lock()
+        given: dict[str, str] = {}  # name -> the spec that named it
         try:
             for spec in casebases:
                 handle = open_shared(spec, memory_map=memory_map)
@@ -212,8 +213,13 @@ class Engine:
                 name = path.name  # the folder's name: a copy keeps the name its manifest was built with
                 if name in self.casebases:
                     handle.release()
-                    raise CaseBaseError(f"two case bases are named {name!r} ({self.casebases[name].path} "
-                                        f"and {path}); serve one of them, or a copy under another name")
+                    first = self.casebases[name].path
+                    if first.resolve() == path.resolve():
+                        raise CaseBaseError(f"the case base {path} is given twice ({given[name]!r} and {spec!r}): "
+                                            "give each case base once")
+                    raise CaseBaseError(f"two case bases are named {name!r} ({first} and {path}); serve one of "
+                                        "them, or a copy under another name")
+                given[name] = str(spec)
                 self.casebases[name] = _Loaded(name, path, handle, is_shipped(path))
                 if warm:
                     with handle.lock:

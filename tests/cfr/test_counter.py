@@ -353,8 +353,13 @@ def test_the_recipe_obeys_minutes_for_a_counter_with_a_shipped_budget(tmp_path, 
     missing abstraction in ``--out`` is one line that says how to link it."""
     from casebases import build_counters
 
-    with pytest.raises(SystemExit, match="ln -s"):
+    with pytest.raises(SystemExit, match="ln -s") as e:
         build_counters.main(["--only", "raise_mild", "--out", str(tmp_path), "--logs", str(tmp_path / "logs")])
+    assert "mkdir" not in str(e.value)                  # the folder is there: the link is all it lacks
+    missing = tmp_path / "new" / "counters"
+    with pytest.raises(SystemExit, match=f"shipped one: mkdir -p {missing} && ln -s "):   # ln -s alone failed
+        build_counters.main(["--only", "raise_mild", "--out", str(missing), "--logs", str(tmp_path / "logs")])
+    assert not (tmp_path / "new").exists()
     (tmp_path / "emd_256").symlink_to(SHIPPED_TEACHER)
     assert build_counters.main(["--only", "raise_mild", "--hands", "20", "--minutes", "0.01", "--logs",
                                 str(tmp_path / "logs"), "--out", str(tmp_path)]) == 0
@@ -462,11 +467,12 @@ def test_ctrl_c_while_the_recipe_trains_stops_it_and_writes_nothing(tmp_path, sh
     assert proc.returncode == 130, err
     assert err.startswith("interrupted: the counter-strategy being trained was not written") and "Traceback" not in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["emd_256", "logs"]
-    from casebases.build_counters import SEED
+    from casebases.build_counters import SEED, log_path, teacher_key
     from cbr.logs.acpc import loads
 
     (log,) = logs.iterdir()                             # played before the stop: whole, kept for a re-run
-    assert log.name == f"cfr-raise-20-{SEED}.log" and len(loads(log.read_text(encoding="utf-8"))) == 20
+    assert log == log_path("raise", 20, SEED, logs, teacher_key())
+    assert len(loads(log.read_text(encoding="utf-8"))) == 20
 
 
 def test_the_recipe_says_how_training_goes(tmp_path, shipped, monkeypatch, capsys) -> None:
@@ -482,6 +488,53 @@ def test_the_recipe_says_how_training_goes(tmp_path, shipped, monkeypatch, capsy
     lines = capsys.readouterr().err.splitlines()
     progress = [line for line in lines if line.startswith("raise: 3,000 of 3,000 iterations, ")]
     assert len(progress) == 1 and progress[0].endswith(" a second, about 0 min left"), lines
+
+
+def test_the_recipe_says_how_the_match_goes_and_when_it_reuses_a_log(tmp_path, shipped, monkeypatch, capsys) -> None:
+    """The teacher's match (about a minute) said nothing until it ended: a line every
+    :data:`PLAY_REPORT_SECONDS` now (here every call, the interval set to 0). "A log already played
+    is reused" was said on every run; now only a run that reuses one says so, naming it."""
+    from casebases import build_counters
+
+    (tmp_path / "emd_256").symlink_to(SHIPPED_TEACHER)
+    assert build_counters.PLAY_REPORT_SECONDS == 10.0
+    monkeypatch.setattr(build_counters, "PLAY_REPORT_SECONDS", 0.0)
+    argv = ["--only", "raise", "--hands", "120", "--iterations", "2000", "--logs", str(tmp_path / "logs"),
+            "--out", str(tmp_path)]
+    assert build_counters.main(argv) == 0
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == "raise: the teacher plays raise, 120 duplicate hands", lines
+    played = [line for line in lines if " of 120 hands played in " in line]
+    assert played[0].startswith("raise: 50 of 120 hands played in ") and played[-1].startswith("raise: 120 of 120 "), lines
+    assert not any("reus" in line for line in lines), lines
+    (log,) = (tmp_path / "logs").iterdir()
+    assert build_counters.main(argv) == 0
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == (f"raise: reusing {log}, the same teacher's 120 duplicate hands against raise played before "
+                        "(delete it to play them again)"), lines
+    assert not any("hands played in" in line or "the teacher plays" in line for line in lines), lines
+
+
+def test_the_logs_are_named_by_the_teachers_strategy(tmp_path) -> None:
+    """The logs were named by the opponent, hands and seed only: a retrained teacher reused the old
+    teacher's logs. Their name holds the hash of the teacher's strategy file."""
+    import shutil
+
+    from casebases.build_counters import TEACHER, log_path, teacher_key
+    from cbr.cfr.mccfr import STRATEGY_FILE
+
+    copy = tmp_path / "teacher"
+    copy.mkdir()
+    shutil.copy(SHIPPED_TEACHER / STRATEGY_FILE, copy / STRATEGY_FILE)
+    assert teacher_key(f"cfr:strategy={copy}") == teacher_key(TEACHER)   # the same strategy: the same logs
+    with open(copy / STRATEGY_FILE, "r+b") as f:                          # another strategy, of the same size
+        f.seek(1000)
+        byte = f.read(1)
+        f.seek(1000)
+        f.write(bytes([byte[0] ^ 1]))
+    other = teacher_key(f"cfr:strategy={copy}")
+    assert other != teacher_key(TEACHER)
+    assert log_path("raise", 20, 1, tmp_path, other) != log_path("raise", 20, 1, tmp_path, teacher_key(TEACHER))
 
 
 def test_ctrl_c_while_the_teacher_plays_says_the_match_was_stopped(tmp_path, shipped) -> None:

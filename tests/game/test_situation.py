@@ -264,3 +264,17 @@ def test_a_spot_replayed_from_the_path_cache_is_the_spot_searched_anew(options) 
     fresh = situation(hole="AdQc", board="5d6d7dKs", **options)      # searched anew
     assert cached == fresh
     assert cached.history == first.history and cached.board != first.board
+
+
+@pytest.mark.parametrize("players", [2, 3, 6, 12])
+def test_the_default_game_is_named_and_played_as_everywhere_else(players: int) -> None:
+    """Without ``game``, a situation was played at a table named ``limit.<N>p``, a name nothing
+    else uses nor ``--game`` takes (heads-up also seated otherwise than ``cbr query``'s default
+    game). It is the preset ``holdem.limit.<N>p`` that ``cbr query`` and ``cbr match`` play."""
+    from cbr.game.spec import default_game, load_game
+
+    dp = situation(hole="AdQc", board="3h4cJh", players=players, to_call=1)
+    assert dp.game.name == f"holdem.limit.{players}p"
+    assert dp.game == default_game(players) == load_game(dp.game.name)
+    given_game = situation(hole="AdQc", board="3h4cJh", players=players, to_call=1, game=load_game(dp.game.name))
+    assert given_game == dp

@@ -181,7 +181,13 @@ def test_thesis_net_policy_plays_a_match(small_log, tmp_path) -> None:
     result = run_match([f"thesis-net:model={model}", "ehs"], 40, duplicate=True, seed=3)
     assert result.hands == 40 and result.players[0].policy == f"thesis-net:model={model}"  # a seat's spec
     bot = policy_from_spec(f"thesis-net:logs={path}:player=p2:hidden=3", seed=1)
+    assert bot._network is None                  # checking the spec trained nothing: it trains on first use
     assert bot.report.player == "p2" and bot.report.hidden == 3
+    assert bot._network is bot.network           # trained once
+    with pytest.raises(ValueError, match="hidden is a whole number"):
+        policy_from_spec(f"thesis-net:logs={path}:hidden=0")   # refused when the spec is checked
+    with pytest.raises(ValueError, match="no such file"):
+        policy_from_spec(f"thesis-net:logs={tmp_path / 'missing'}")
     with pytest.raises(ValueError, match="needs model=PATH"):
         ThesisNetPolicy()
     with pytest.raises(ValueError, match="input schema|not a thesis network"):

@@ -24,7 +24,7 @@ from tests.conftest import REPO, default_sigint, require_native
 
 require_native(module_level=True)
 
-from casebases.build_counters import SEED  # noqa: E402
+from casebases.build_counters import SEED, log_path, teacher_key  # noqa: E402
 from cbr.cfr.counter import OpponentModel  # noqa: E402
 from cbr.cfr.mccfr import STRATEGY_FILE, load_imperfect_strategy  # noqa: E402
 from cbr.cfr.policy import SHIPPED_TEACHER  # noqa: E402
@@ -74,7 +74,8 @@ def test_sigterm_while_it_trains_writes_nothing(spawn, tmp_path: Path) -> None:
         "stopped by SIGTERM: the counter-strategy being trained was not written" + BEFORE], err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["emd_256", "logs"]
     (log,) = (tmp_path / "logs").iterdir()              # played before the stop: whole, kept for a re-run
-    assert log.name == f"cfr-raise-20-{SEED}.log" and len(loads(log.read_text(encoding="utf-8"))) == 20
+    assert log == log_path("raise", 20, SEED, tmp_path / "logs", teacher_key())
+    assert len(loads(log.read_text(encoding="utf-8"))) == 20
 
 
 @pytest.mark.time_limit(120)

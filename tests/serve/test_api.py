@@ -688,6 +688,11 @@ def test_a_case_base_is_served_under_its_folders_name(tmp_path) -> None:
     shutil.copytree(resolve_casebase("default"), tmp_path / "other" / "default")
     with pytest.raises(CaseBaseError, match="two case bases are named 'default'"):
         Engine(["default", str(tmp_path / "other" / "default")], warm=False)
+    again = str(tmp_path / "other" / ".." / "mine")                 # one folder, spelled twice
+    with pytest.raises(CaseBaseError, match="is given twice") as given:
+        Engine([str(tmp_path / "mine"), again], warm=False)
+    assert str(given.value).endswith(f" is given twice ({str(tmp_path / 'mine')!r} and {again!r}): give each case "
+                                     "base once"), given.value
 
 
 def test_a_body_that_is_not_a_json_object_says_json_is_expected(client) -> None:

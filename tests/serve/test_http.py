@@ -146,6 +146,23 @@ def test_a_port_in_use_is_one_error_line_before_the_banner() -> None:
         f"error: cannot listen on 127.0.0.1 port {port}: the port is in use (another server?); choose another --port"]
 
 
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_case_base_given_twice_is_one_line_saying_so(workers: str) -> None:
+    """``cbr serve -c default -c PATH/default`` said "two case bases are named 'default' (X and X);
+    serve one of them, or a copy under another name": one folder, named twice."""
+    import socket
+
+    from casebases import DEFAULT
+
+    with socket.create_server(("127.0.0.1", 0)) as free:   # a port the check before loading can bind
+        port = free.getsockname()[1]
+    result = CliRunner().invoke(cli_app, ["serve", "-c", "default", "-c", str(DEFAULT), "--port", str(port),
+                                          "--workers", workers])
+    assert result.exit_code == 1, result.output
+    assert result.stderr.strip().splitlines() == [
+        f"error: the case base {DEFAULT} is given twice ('default' and {str(DEFAULT)!r}): give each case base once"]
+
+
 def test_a_short_token_is_refused(tmp_path: Path) -> None:
     token = tmp_path / "t"
     token.write_text("short\n")

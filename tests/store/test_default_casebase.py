@@ -99,3 +99,29 @@ def test_default_carries_checksums_and_reading_it_changes_nothing() -> None:
     finally:
         cb.close()
     assert snapshot() == before
+
+
+def test_the_recipe_writes_under_the_output_root_not_the_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                  capsys: pytest.CaptureFixture) -> None:
+    """``python -m casebases.build_default`` wrote its logs and case base into the package folder
+    wherever it ran (site-packages after ``pip install .``). Run outside the checkout, it reads and
+    writes ``casebases/`` of the current folder (:func:`casebases.output_root`), as the other
+    recipes do; the sources are named relative to it, as in the shipped base."""
+    import shutil
+
+    from casebases import build_default
+
+    monkeypatch.chdir(tmp_path)                      # restored after the test (the recipe changes folder)
+    shipped = {p: p.stat().st_mtime_ns for p in (HERE / "default").rglob("*")}
+    with pytest.raises(SystemExit, match=f"no self-play logs in {tmp_path.resolve() / 'casebases' / 'selfplay'}; "):
+        build_default.build(cases_only=True, workers=1)
+    (tmp_path / "casebases" / "selfplay").mkdir(parents=True)
+    shutil.copy(HERE / "selfplay" / "hu-lag-hs.log", tmp_path / "casebases" / "selfplay")
+    build_default.build(cases_only=True, workers=1)
+    assert f"built {tmp_path.resolve() / 'casebases' / 'default'}: " in capsys.readouterr().err
+    cb = CaseBase.open(tmp_path / "casebases" / "default")
+    try:
+        assert [s["path"] for s in cb.manifest.sources] == ["casebases/selfplay/hu-lag-hs.log"]
+    finally:
+        cb.close()
+    assert {p: p.stat().st_mtime_ns for p in (HERE / "default").rglob("*")} == shipped

@@ -1,0 +1,69 @@
+"""The benchmarks' options naming bots are checked when the arguments are parsed, as the
+experiment scripts' are (``experiments.common.policy_specs``): a bot that does not exist is a
+usage error (argparse's usage, then one ``error:`` line, exit 2), not a traceback when the bot is
+first built; and a ``--help`` made of paragraphs keeps them."""
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import require_native
+
+REPO = Path(__file__).resolve().parents[1]
+
+#: (script, arguments with an unknown bot, what the error line says after "error: ").
+UNKNOWN_BOT = [
+    ("bench_adaptive", ["--opponents", "call,nosuchbot"], "argument --opponents: unknown policy 'nosuchbot'"),
+    ("bench_exploit", ["--bots", "nosuchbot"], "argument --bots: unknown policy 'nosuchbot'"),
+    ("bench_rule_triples", ["--bots", "ehs,nosuchbot"], "argument --bots: unknown policy 'nosuchbot'"),
+    ("bench_rule_triples", ["--bots", "ehs,call"], "argument --bots: 'call' is not a rule bot"),
+    ("acpc_reference_interop", ["--dealer", sys.executable, "--policies", "nosuchbot,call"],
+     "argument --policies: unknown policy 'nosuchbot'"),
+    ("bench_retention", ["--bots", "cbr,nosuchbot"], "argument --bots: unknown bot(s) nosuchbot; use cbr, casper"),
+]
+
+
+@pytest.mark.parametrize("name, args, said", UNKNOWN_BOT, ids=[f"{n} {' '.join(a[-2:])}" for n, a, _ in UNKNOWN_BOT])
+def test_an_unknown_bot_is_one_usage_error(name: str, args: list[str], said: str, tmp_path: Path) -> None:
+    require_native()
+    p = subprocess.run([sys.executable, str(REPO / "bench" / f"{name}.py"), *args], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    assert "Traceback" not in p.stderr, p.stderr
+    lines = p.stderr.strip().splitlines()
+    assert lines[0].startswith(f"usage: {name}.py "), lines
+    assert lines[-1].startswith(f"{name}.py: error: {said}"), lines[-1]
+    if "unknown policy" in said:
+        assert "known policies: adapt, call, cbr," in lines[-1], lines[-1]
+    assert p.stdout == ""
+    assert list(tmp_path.iterdir()) == []
+
+
+#: An option and the rest of its line (as tests/test_experiment_scripts.py finds the experiments').
+OPTION = re.compile(r"""add_argument\("(--[a-z-]+)"([^\n]*)""")
+BOT_OPTIONS = {"--bot", "--bots", "--opponent", "--opponents", "--experts", "--fixed", "--policy", "--policies"}
+
+
+def test_every_option_naming_bots_is_checked() -> None:
+    """Every option of ``bench/`` naming bots is in :data:`UNKNOWN_BOT` (``--opponents`` of
+    make_preflop_table is a count of opponents, not bots)."""
+    found = sorted((path.stem, m.group(1)) for path in (REPO / "bench").glob("*.py")
+                   for m in OPTION.finditer(path.read_text(encoding="utf-8"))
+                   if m.group(1) in BOT_OPTIONS and "type=int" not in m.group(2))
+    assert found == sorted({(name, args[-2]) for name, args, _ in UNKNOWN_BOT})
+
+
+def test_bench_state_help_keeps_its_paragraphs() -> None:
+    """``bench_state.py --help`` ran its docstring's paragraphs and numbered list into one block
+    (argparse reflows a description): the list items start their own lines now."""
+    p = subprocess.run([sys.executable, str(REPO / "bench" / "bench_state.py"), "--help"], cwd=REPO,
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    for start in ("Run:  python3 bench/bench_state.py", "1. Random legal play", "2. Replay of the ACPC limit",
+                  "Prints figures and the ratio"):
+        assert any(line.startswith(start) for line in lines), (start, p.stdout)
