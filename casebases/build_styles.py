@@ -1,8 +1,11 @@
 """Recipe: the style cases of the ``adapt`` bot (``casebases/styles/house.json``) from a matrix of
 duplicate matches (``experiments/adaptation_matrix.py``).
 
-One case per opponent of the matrix: its style as the safe expert (``cbr:preset=expert``) saw
-it, and what every expert won against it (sb/h, with the 95% CI half-width). A matrix measured
+One case per opponent of the matrix: its style as the safe expert (``cbr:preset=imitate``, the
+expert case base sampled plainly, which the adaptive ``cbr`` plays until it knows its opponent)
+saw it, and what every expert won against it (sb/h, with the 95% CI half-width). After the
+warm-up, without evidence for another, the bot plays the fallback (``cbr:preset=expert``, the
+same case base sharpened: it wins more against weak players). A matrix measured
 before plain ``cbr`` became the adaptive bot (issue 36) names the case-based bot ``cbr``: it is
 renamed ``cbr:preset=expert``, what it was.
 
@@ -25,7 +28,12 @@ def _spec(name: str) -> str:
     return "cbr:preset=expert" if name == "cbr" else name
 
 
-def style_cases(matrix: dict, safe: str = "cbr:preset=expert") -> dict:
+#: The house's experts in the order the style cases list them (the safe expert first).
+HOUSE = ["cbr:preset=imitate", "cbr:preset=expert", "cbr:preset=casper", "cfr:strategy=emd_256", "ehs", "poki", "hs",
+         "lag", "station", "phase3"]
+
+
+def style_cases(matrix: dict, safe: str = "cbr:preset=imitate", fallback: str = "cbr:preset=expert") -> dict:
     """The style-case file's content from a matrix's cells."""
     experts: list[str] = []
     cases: dict[str, dict] = {}
@@ -39,13 +47,15 @@ def style_cases(matrix: dict, safe: str = "cbr:preset=expert") -> dict:
         if c["expert"] == safe:
             case["style"] = [None if v is None else round(float(v), 4) for v in c["style"]]
     # the house's order (the safe expert first), whatever order the matrix measured them in
-    house = ["cbr:preset=expert", "cbr:preset=casper", "cfr:strategy=emd_256", "ehs", "poki", "hs", "lag", "station", "phase3"]
+    house = [safe, *(e for e in HOUSE if e != safe)]
     first = {e: i for i, e in enumerate(experts)}
     experts.sort(key=lambda e: (house.index(e) if e in house else len(house), first[e]))
     missing = [name for name, case in cases.items() if case["style"] is None]
     if missing:
         raise SystemExit(f"error: no match of the safe expert {safe!r} against {', '.join(missing)}: its style is unknown")
-    return {"seed": matrix.get("seed"), "hands": matrix.get("hands"), "safe": safe, "experts": experts,
+    if fallback not in experts:
+        raise SystemExit(f"error: the matrix has no match of the fallback expert {fallback!r}")
+    return {"seed": matrix.get("seed"), "hands": matrix.get("hands"), "safe": safe, "fallback": fallback, "experts": experts,
             "features": ["vpip", "pfr", "aggression", "fold_to_bet"], "cases": list(cases.values())}
 
 

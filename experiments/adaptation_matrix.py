@@ -18,7 +18,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-EXPERTS = ["cbr:preset=expert", "cbr:preset=casper", "cfr:strategy=emd_256", "ehs", "poki", "hs", "lag", "station", "phase3"]
+EXPERTS = ["cbr:preset=imitate", "cbr:preset=expert", "cbr:preset=casper", "cfr:strategy=emd_256", "ehs", "poki", "hs", "lag", "station", "phase3"]
 OPPONENTS = ["hs", "ehs", "poki", "lag", "station", "phase3", "cfr:strategy=emd_256", "cbr:preset=expert", "call", "raise", "random", "rock",
              "simbot"]
 SLOW = {"simbot": 200}  # hands for opponents too slow for the full count

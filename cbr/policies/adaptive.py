@@ -24,8 +24,9 @@ Opponent type adaptation (Rubin and Watson, ICCBR 2012), with the opponent types
    style case (similarity under ``min_similarity``): it moves only on evidence. The same margin
    keeps the expert playing until another is expected to win ``min_gain`` more than it.
 
-Plain ``cbr`` is this bot over the expert case base (:func:`case_based_bot`); ``cbr:preset=expert``
-is the case-based bot alone. Retention keeps every decision of the bot, whichever expert made
+Plain ``cbr`` is this bot over the expert case base (:func:`case_based_bot`), its safe expert the
+case base sampled plainly (``cbr:preset=imitate``, the teacher's mixed play, hard to exploit);
+``cbr:preset=expert`` is the case-based bot alone, sharpened (one of the experts it may switch to). Retention keeps every decision of the bot, whichever expert made
 it, in the safe expert's case base.
 
 At a table of three or more, the opponent is the one still in the hand, or, with several, the
@@ -34,7 +35,7 @@ one the bot has seen most; each opponent keeps its own style.
 >>> from cbr.game.situation import situation
 >>> bot = AdaptivePolicy(seed=1)
 >>> bot.safe, bot.expert_for(situation(hole="AdQc", board="3h4cJh", to_call=1, pot=5)).name   # no hand seen yet
-('cbr:preset=expert', 'cbr')
+('cbr:preset=imitate', 'cbr')
 >>> bot.close()
 """
 from __future__ import annotations
@@ -91,8 +92,19 @@ class StyleCases:
     """
 
     def __init__(self, experts: Sequence[str], cases: Sequence[tuple[str, Sequence[Optional[float]], dict]],
-                 cis: Optional[Sequence[dict]] = None) -> None:
+                 cis: Optional[Sequence[dict]] = None, safe: Optional[str] = None,
+                 fallback: Optional[str] = None) -> None:
         self.experts = list(experts)
+        if not self.experts:
+            raise ConfigError("style cases rate no expert")
+        #: the expert whose matches measured the styles, played until there is evidence (the first by default)
+        self.safe = self.experts[0] if safe is None else str(safe)
+        if self.safe not in self.experts:
+            raise ConfigError(f"style cases: their safe expert {self.safe!r} is not one they rate")
+        #: the expert played after the warm-up when none is expected to win more (the safe one by default)
+        self.fallback = self.safe if fallback is None else str(fallback)
+        if self.fallback not in self.experts:
+            raise ConfigError(f"style cases: their fallback expert {self.fallback!r} is not one they rate")
         self.names = [c[0] for c in cases]
         self.styles = np.array([[np.nan if v is None else float(v) for v in c[1]] for c in cases], dtype=float)
         self.values = np.array([[float(c[2].get(e, np.nan)) for e in self.experts] for c in cases], dtype=float)
@@ -151,7 +163,7 @@ def load_style_cases(name_or_path: str = DEFAULT_STYLES) -> StyleCases:
     try:
         data = json.loads(path.read_text())
         return StyleCases(data["experts"], [(c["name"], c["style"], c["sb"]) for c in data["cases"]],
-                          [c.get("ci") or {} for c in data["cases"]])
+                          [c.get("ci") or {} for c in data["cases"]], data.get("safe"), data.get("fallback"))
     except FileNotFoundError:
         raise ConfigError(f"style cases {name_or_path!r}: no file {path}") from None
     except (ValueError, KeyError, TypeError) as exc:
@@ -192,7 +204,10 @@ class AdaptivePolicy(Policy):
     #: One line on each option (``cbr plugins list``; :func:`~cbr.policies.spec.policy_option_help`).
     OPTION_HELP = {
         "experts": "the bots it may switch to, policy specs joined by + (default: the style cases' experts)",
-        "safe": "the expert played until there is evidence",
+        "safe": "the expert played during the warm-up (default: the style cases' own, whose matches measured "
+                "the styles)",
+        "fallback": "the expert played after the warm-up while no other is expected to win min_gain more or the "
+                    "style is far from every style case (default: the style cases' own)",
         "styles": "the style cases: a file or a shipped name",
         "warmup": "hands of an opponent seen before it may leave the safe expert",
         "min_gain": "sb/h an expert must be expected to win over the current one to switch",
@@ -209,7 +224,8 @@ class AdaptivePolicy(Policy):
         "memory_similarity": "similarity a retained case needs to count (default: the case base's threshold)",
     }
 
-    def __init__(self, *, seed: int | None = None, experts: Optional[str] = None, safe: str = "cbr:preset=expert",
+    def __init__(self, *, seed: int | None = None, experts: Optional[str] = None, safe: Optional[str] = None,
+                 fallback: Optional[str] = None,
                  styles: str = DEFAULT_STYLES, warmup: int = 50, min_gain: float = 0.05, min_similarity: float = 0.9,
                  k: int = 3, bandwidth: float = 0.02, discount: float = 0.99, prior_hands: "float | str" = "auto",
                  tau: float = 0.15,
@@ -233,11 +249,15 @@ class AdaptivePolicy(Policy):
             specs = [names.get(e, e) for e in given]
         else:
             specs = list(self.cases.experts)
-        safe = names.get(str(safe), str(safe))
+        safe = self.cases.safe if safe is None else names.get(str(safe), str(safe))
         if safe not in self.cases.experts:
             raise ConfigError(f"safe: the style cases rate {rated}; not {safe!r}")
-        if safe not in specs:
-            specs = [safe, *specs]
+        fallback = self.cases.fallback if fallback is None else names.get(str(fallback), str(fallback))
+        if fallback not in self.cases.experts:
+            raise ConfigError(f"fallback: the style cases rate {rated}; not {fallback!r}")
+        for needed in (fallback, safe):
+            if needed not in specs:
+                specs = [needed, *specs]
         self.specs = specs
         for name, value, lo in (("warmup", warmup, 0), ("k", k, 1)):
             if isinstance(value, bool) or int(float(value)) != float(value) or int(float(value)) < lo:
@@ -269,7 +289,7 @@ class AdaptivePolicy(Policy):
             raise ConfigError(f"tau must be a positive number (sb/h), got {tau!r}")
         #: per opponent: the bot's result a hand (sb), its count, mean and spread
         self._results: dict[str, RunningMean] = {}
-        self.safe = safe
+        self.safe, self.fallback = safe, fallback
         self.experts: dict[str, Policy] = {}
         for i, spec in enumerate(specs):
             expert_seed = None if seed is None else seed * 31 + i
@@ -301,11 +321,27 @@ class AdaptivePolicy(Policy):
 
     def use_safe(self, policy: Policy) -> None:
         """Play ``policy`` as the safe expert (e.g. the case-based bot over another case base)."""
-        old = self.experts[self.safe]
-        self.experts[self.safe] = policy
+        self.use_expert(self.safe, policy)
+
+    def use_expert(self, spec: str, policy: Policy) -> None:
+        """Play ``policy`` as the expert ``spec`` (one of :attr:`specs`), closing the one it replaces."""
+        if spec not in self.experts:
+            raise ConfigError(f"no expert {spec!r} here; the experts are {', '.join(self.experts)}")
+        old = self.experts[spec]
+        self.experts[spec] = policy
         close = getattr(old, "close", None)
-        if callable(close):
+        if callable(close) and old is not policy:
             close()
+
+    def _followers(self) -> list[Policy]:
+        """The case-based experts besides the safe one that play from its case base (the
+        fallback, when it is the same case base sharpened): they follow it to another one."""
+        safe = self.case_based
+        if safe is None:
+            return []
+        here = Path(safe.casebase_path).resolve()  # type: ignore[attr-defined]
+        return [p for e, p in self.experts.items() if e != self.safe and e == self.fallback
+                and getattr(p, "can_retain", False) and Path(p.casebase_path).resolve() == here]  # type: ignore[attr-defined]
 
     # ---- the case base (retention and explanations go through the safe expert's) ----------
     @property
@@ -348,7 +384,12 @@ class AdaptivePolicy(Policy):
         return True
 
     def use_casebase(self, path: "str | Path") -> None:
+        """Play from (and retain into) another case base: the safe expert and the fallback when
+        it played from the same one."""
+        followers = self._followers()
         self._case_based().use_casebase(path)  # type: ignore[attr-defined]
+        for p in followers:
+            p.use_casebase(path)  # type: ignore[attr-defined]
 
     def open(self) -> object:
         return self._case_based().open()  # type: ignore[attr-defined]
@@ -380,20 +421,28 @@ class AdaptivePolicy(Policy):
         # discounted counts level off at 1 / (1 - discount) hands: a warm-up above that waits for 90% of it
         if opponent is None or self.styles.hands(opponent) < self._enough():
             return self.safe
+        default = self._default(players)
         values = self.values(opponent)
         if players > 2:
             values = {e: v for e, v in values.items() if not getattr(self.experts[e], "heads_up_only", False)}
-        if self.safe not in values:
-            return self.safe
-        best = max(values, key=lambda e: (values[e], e == self.safe))
+        if default not in values:
+            return default
+        best = max(values, key=lambda e: (values[e], e == default))
         # the expert playing now stays until another is expected to win min_gain more (at first: the
-        # safe one): no hopping between experts whose expected win rates differ by less than their noise
-        current = self._current.get(opponent, self.safe)
+        # fallback): no hopping between experts whose expected win rates differ by less than their noise
+        current = self._current.get(opponent, default)
         if current not in values:
-            current = self.safe
+            current = default
         choice = best if values[best] >= values[current] + self.min_gain else current
         self._current[opponent] = choice
         return choice
+
+    def _default(self, players: int) -> str:
+        """The expert played after the warm-up without evidence for another: the fallback (the
+        safe expert at a bigger table when the fallback plays heads-up only)."""
+        if players > 2 and getattr(self.experts[self.fallback], "heads_up_only", False):
+            return self.safe
+        return self.fallback
 
     def _enough(self) -> float:
         """The warm-up in the style's (discounted) hands: discounted counts level off at
@@ -401,9 +450,10 @@ class AdaptivePolicy(Policy):
         return self.warmup if self.discount == 1.0 else min(self.warmup, 0.9 / (1.0 - self.discount))
 
     def keep_reason(self, opponent: Optional[str], players: int = 2) -> str:
-        """Why the safe expert (the case base) plays against ``opponent``, in words: the
-        warm-up (or no opponent seen yet: None), a style far from every style case, or no
-        expert expected to win ``min_gain`` more; empty when another expert plays.
+        """Why the house's default plays against ``opponent``, in words: the safe expert during
+        the warm-up (or no opponent seen yet: None); after it the fallback, when the style is far
+        from every style case or no expert is expected to win ``min_gain`` more; empty when
+        another expert plays.
 
         >>> bot = AdaptivePolicy(seed=1)
         >>> bot.keep_reason("nobody"), bot.keep_reason(None)
@@ -412,22 +462,23 @@ class AdaptivePolicy(Policy):
         """
         if opponent is None:
             return "no opponent seen yet (its first hand)"
-        if self.choose(opponent, players) != self.safe:
-            return ""
+        chosen, default = self.choose(opponent, players), self._default(players)
         seen = self.styles.hands(opponent)
         if seen < self._enough():
             return f"{opponent}: {round(seen):,} of the {self._enough():.0f} hands of warm-up seen"
+        if chosen != default:
+            return ""
         values = self.values(opponent)
-        if self.safe not in values:
+        if default not in values:
             _, sim, used = self.cases.expected(self.styles.vector(opponent), 1, self.bandwidth)
             return (f"{opponent}'s style is far from every style case (the nearest, {used[0]!r}, is {sim:.2f} similar; "
                     f"at least {self.min_similarity:g} needed): only the table's evidence would move it")
-        others = {e: v for e, v in values.items() if e != self.safe}
+        others = {e: v for e, v in values.items() if e != default}
         if not others:
             return f"{opponent}: no other expert to choose"
         best = max(others, key=lambda e: others[e])
-        return (f"{opponent}: no expert expected to win {self.min_gain:g} sb/h more than {self.safe} "
-                f"({values[self.safe]:+.2f}); the best, {best}, {others[best]:+.2f}")
+        return (f"{opponent}: no expert expected to win {self.min_gain:g} sb/h more than {default} "
+                f"({values[default]:+.2f}); the best, {best}, {others[best]:+.2f}")
 
     def _nearest(self, opponent: str) -> str:
         """The style case nearest to ``opponent``'s style (until the next hand seen)."""
@@ -502,8 +553,10 @@ class AdaptivePolicy(Policy):
         if spec == self.safe:  # the case-based bot's own record (its vote explains it), and why no other expert
             kept = self.keep_reason(opp, dp.game.n_players)
             return dataclasses.replace(made, kept=kept) if kept and hasattr(made, "kept") else made
+        why = "" if opp is None else (spec == self.fallback and self.keep_reason(opp, dp.game.n_players)) or \
+            self.reason(opp, spec)
         return AdaptiveDecision(dp=made.dp, action=made.action, played=made.played, expert=spec,
-                                reason=self.reason(opp, spec) if opp is not None else "",
+                                reason=why,
                                 query_row=row, casebase=cb)
 
     # ---- retention that adapts -------------------------------------------------------------
@@ -574,7 +627,7 @@ class AdaptivePolicy(Policy):
         _, sim, used = self.cases.expected(style, self.k, self.bandwidth)
         values = self.values(opponent)
         compared = "" if not values else (f"; expected {spec} {values.get(spec, float('nan')):+.2f} sb/h, "
-                                          f"{self.safe} {values.get(self.safe, float('nan')):+.2f}")
+                                          f"{self.fallback} {values.get(self.fallback, float('nan')):+.2f}")
         played = sum(ev[0] for (o, c, _), ev in self.evidence.items() if o == opponent and c == used[0])
         return (f"{opponent} ({shown}; {_hands(self.styles.hands(opponent))}) is nearest the style case "
                 f"{used[0]!r} (similarity {sim:.2f}){compared} (style cases and {_hands(played)} here)")
@@ -633,8 +686,12 @@ class AdaptivePolicy(Policy):
 
 
 #: The ``cbr`` bot's presets: ``adaptive`` (the default) is :class:`AdaptivePolicy` over the
-#: ``expert`` case-based bot; the others are :data:`cbr.policies.cbr_policy.PRESETS`.
+#: ``imitate`` case-based bot (:data:`SAFE_PRESET`); the others are :data:`cbr.policies.cbr_policy.PRESETS`.
 DEFAULT_CBR_PRESET = "adaptive"
+#: The case-based bot the adaptive ``cbr`` plays until it knows its opponent (and retention grows):
+#: the expert case base sampled plainly, LBR 266 ± 45 mbb/g where the sharpened ``expert`` measured
+#: 354 to 403 (docs/experiments.md).
+SAFE_PRESET = "imitate"
 
 
 def _flag(name: str, value: object) -> bool:
@@ -664,11 +721,14 @@ def case_based_bot(*, seed: int | None = None, preset: str = DEFAULT_CBR_PRESET,
                    min_cases: Optional[int] = None, memory: bool = True, memory_cases: int = 20,
                    memory_z: float = 2.0, memory_similarity: Optional[float] = None) -> Policy:
     """The ``cbr`` bot (the plugin of that name). ``preset``: ``adaptive`` (the default) plays
-    the expert case base (``cbr:preset=expert``) until it knows its opponent, then the house bot
-    that beats that opponent's style (:class:`AdaptivePolicy` with its defaults: the ``adapt``
-    plugin tunes it); ``expert`` is the case-based bot alone; ``casper`` is CASPER as published
+    the expert case base sampled plainly (``cbr:preset=imitate``) until it knows its opponent, then
+    the house bot that beats that opponent's style, and the same case base sharpened (its fallback,
+    ``cbr:preset=expert``) where none is expected to win more (:class:`AdaptivePolicy` with its
+    defaults: the ``adapt`` plugin tunes it); ``expert`` is the case-based bot alone, sharpened;
+    ``imitate`` alone, plain sampling; ``casper`` is CASPER as published
     (:class:`~cbr.policies.cbr_policy.CBRPolicy`). The other options are the case-based bot's; with
-    ``adaptive`` they apply to its safe expert (its case base is the one retention grows), and
+    ``adaptive`` they apply to its safe expert and its fallback, each over its preset (their case
+    base is the one retention grows), and
     ``memory``, ``memory_cases``, ``memory_z``, ``memory_similarity`` to its table memory
     (:class:`AdaptivePolicy`; ``memory=0`` turns it off).
 
@@ -691,11 +751,18 @@ def case_based_bot(*, seed: int | None = None, preset: str = DEFAULT_CBR_PRESET,
         if adaptive:
             raise ConfigError(f"{', '.join(adaptive)}: options of the adaptive preset, not of preset={preset}")
         if preset not in PRESETS:
-            raise ConfigError(f"unknown preset {preset!r}; use {DEFAULT_CBR_PRESET}, {' or '.join(PRESETS)}")
+            raise ConfigError(f"unknown preset {preset!r}; use {DEFAULT_CBR_PRESET}, {', '.join(list(PRESETS)[:-1])} "
+                              f"or {list(PRESETS)[-1]}")
         return CBRPolicy(seed=seed, preset=preset, **options)  # type: ignore[arg-type]
-    safe = CBRPolicy(seed=None if seed is None else seed * 31, preset="expert", **options)  # type: ignore[arg-type]
-    bot = AdaptivePolicy(seed=seed, safe="cbr:preset=expert", **adaptive)  # type: ignore[arg-type]
+    safe = CBRPolicy(seed=None if seed is None else seed * 31, preset=SAFE_PRESET, **options)  # type: ignore[arg-type]
+    bot = AdaptivePolicy(seed=seed, safe=f"cbr:preset={SAFE_PRESET}", **adaptive)  # type: ignore[arg-type]
     bot.use_safe(safe)
+    name, _, fallback_preset = bot.fallback.partition(":preset=")
+    if name == "cbr" and fallback_preset in PRESETS and bot.fallback != bot.safe:
+        # the fallback is the case base sharpened: the options (a case base of one's own, ...) shape it too
+        seed_of = bot.specs.index(bot.fallback)
+        bot.use_expert(bot.fallback, CBRPolicy(seed=None if seed is None else seed * 31 + seed_of,  # type: ignore[arg-type]
+                                               preset=fallback_preset, **options))
     bot.name = "cbr"
     return bot
 
@@ -704,7 +771,7 @@ def case_based_bot(*, seed: int | None = None, preset: str = DEFAULT_CBR_PRESET,
 #: case-based bot's options and the table memory's, as those classes declare them.
 case_based_bot.OPTION_HELP = {  # type: ignore[attr-defined]
     "preset": "adaptive (to the house bot that beats the opponent's style), expert (the case-based bot "
-              "alone) or casper",
+              "alone, sharpened), imitate (alone, plain sampling) or casper",
     **{k: line for k, line in CBRPolicy.OPTION_HELP.items() if k != "preset"},
     **{k: AdaptivePolicy.OPTION_HELP[k] + " (adaptive only)" for k in ("memory", "memory_cases", "memory_z",
                                                                         "memory_similarity")},
@@ -712,7 +779,7 @@ case_based_bot.OPTION_HELP = {  # type: ignore[attr-defined]
 #: What each preset of the ``cbr`` bot sets (``cbr plugins list``): ``adaptive``, then the
 #: case-based bot's presets, their lines made from the values the bot plays.
 case_based_bot.PRESET_HELP = {  # type: ignore[attr-defined]
-    "adaptive": "the expert preset until it knows its opponent, then the house bot that beats that opponent's "
+    "adaptive": "the imitate preset until it knows its opponent, then the house bot that beats that opponent's "
                 "style",
     **CBRPolicy.PRESET_HELP,
 }

@@ -89,10 +89,13 @@ _SHAPING_DEFAULTS = {"sharpen": 1.0, "outcome_weight": 0.0, "odds_guard": 0.0}
 #: overrides that preset's value. ``expert`` (the default) plays the expert case base, the
 #: MCCFR teacher's decisions (``casebases/build_expert.py``), sharpened (4) and tilted towards
 #: the actions whose cases won (outcome weight 1): tuned on seed 1 (docs/experiments.md);
-#: ``casper`` is CASPER as published: the rule-bot case base ``default``, plain sampling.
+#: ``imitate`` samples the same case base plainly (CASPER's re-use): it copies the teacher's mixed
+#: play, harder to exploit (the adaptive ``cbr`` bot's safe expert); ``casper`` is CASPER as
+#: published: the rule-bot case base ``default``, plain sampling.
 PRESETS: dict[str, dict[str, Any]] = {
     "expert": {"casebase": "expert", "reuse": "probabilistic", **_SHAPING_DEFAULTS, "sharpen": 4.0,
                "outcome_weight": 1.0},
+    "imitate": {"casebase": "expert", "reuse": "probabilistic", **_SHAPING_DEFAULTS},
     "casper": {"casebase": "default", "reuse": "probabilistic", **_SHAPING_DEFAULTS},
 }
 DEFAULT_PRESET = "expert"
@@ -261,7 +264,7 @@ def unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 class CBRPolicy(Policy):
     """The case-based bot. Its options, one line each, are in :attr:`OPTION_HELP` (``cbr
     plugins list`` shows them); ``preset`` names one of :data:`PRESETS` (``expert``, the default,
-    or ``casper``) and the other options override its values. ``casebase`` may also be a case
+    ``imitate`` or ``casper``) and the other options override its values. ``casebase`` may also be a case
     base the process holds open (a :class:`~cbr.store.shared.SharedCaseBase`): the bot then plays
     from that one handle, taking a reference of its own, and its caller takes the handle's lock
     around each use. With ``similarity`` the indexes are built in memory. Over a case base whose
@@ -282,8 +285,8 @@ class CBRPolicy(Policy):
     name = "cbr"
     #: One line on each option (``cbr plugins list``; :func:`~cbr.policies.spec.policy_option_help`).
     OPTION_HELP = {
-        "preset": "a named configuration: expert (the expert case base, sharpened) or casper (CASPER as "
-                  "published); the options below override its values",
+        "preset": "a named configuration: expert (the expert case base, sharpened), imitate (the expert case "
+                  "base, plain sampling) or casper (CASPER as published); the options below override its values",
         "casebase": "the case base: a name (expert, default are shipped) or a path",
         "similarity": "a similarity TOML used instead of the case base's own",
         "reuse": "how the retrieved cases choose: probabilistic, max-frequency or best-outcome",
@@ -301,6 +304,7 @@ class CBRPolicy(Policy):
     #: What each preset sets, one line each (``cbr plugins list``; :func:`~cbr.policies.spec.policy_presets`).
     PRESET_HELP = {
         "expert": preset_settings("expert") + " (the teacher's cases)",
+        "imitate": preset_settings("imitate") + " (the teacher's cases, plain sampling)",
         "casper": preset_settings("casper") + " (plain sampling)",
     }
     #: Retention during play writes through this bot's case base (:mod:`cbr.play.retention`).
@@ -314,7 +318,7 @@ class CBRPolicy(Policy):
                  fallback_k: Optional[int] = None, min_cases: Optional[int] = None) -> None:
         super().__init__(seed=seed)
         if preset not in PRESETS:
-            raise ConfigError(f"unknown preset {preset!r}; use {' or '.join(PRESETS)}")
+            raise ConfigError(f"unknown preset {preset!r}; use {', '.join(list(PRESETS)[:-1])} or {list(PRESETS)[-1]}")
         chosen = PRESETS[preset]
         casebase = chosen["casebase"] if casebase is None else casebase
         reuse = chosen["reuse"] if reuse is None else reuse

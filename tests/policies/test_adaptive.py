@@ -3,6 +3,7 @@ style cases say beats that style; a change of style is followed."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -64,6 +65,71 @@ def test_stays_safe_without_a_clear_gain_or_a_near_case(cases_file):
         bot.close()
 
 
+def test_after_the_warm_up_the_fallback_plays_without_a_clear_gain_or_a_near_case(tmp_path, cases_file):
+    """The safe expert plays the warm-up; after it, without evidence for another expert, the
+    fallback plays: with no expert expected to win ``min_gain`` more than it, and against a style
+    far from every style case. Its decisions say why. A file without a fallback falls back to
+    its safe expert (as before fallbacks), and one naming an expert it does not rate is refused."""
+    data = json.loads(open(cases_file).read())
+    path = tmp_path / "with-fallback.json"
+    path.write_text(json.dumps({**data, "safe": "poki", "fallback": "cbr:preset=expert"}))
+    bot = AdaptivePolicy(seed=1, styles=str(path), warmup=30, min_gain=1.0)
+    strict = AdaptivePolicy(seed=1, styles=str(path), warmup=30, min_similarity=0.999)
+    try:
+        assert (bot.safe, bot.fallback) == ("poki", "cbr:preset=expert")
+        run_match([bot, "call"], 100, seed=5)                 # ehs +1.07, poki +1.6: neither 1.0 over cbr's 0.68
+        chosen = [e for _, e in bot.chosen]
+        warm = chosen.index("cbr:preset=expert")
+        assert warm > 0 and set(chosen[:warm]) == {"poki"} and set(chosen[warm:]) == {"cbr:preset=expert"}
+        assert "no expert expected to win 1 sb/h more than cbr:preset=expert" in bot.keep_reason("call")
+        run_match([strict, "lag"], 100, seed=5)                 # no style case is that near a lag
+        chosen = [e for _, e in strict.chosen]
+        assert chosen[0] == "poki" and chosen[-1] == "cbr:preset=expert" and set(chosen) == {"poki", "cbr:preset=expert"}
+        assert "is far from every style case" in strict.keep_reason("lag")
+    finally:
+        bot.close()
+        strict.close()
+    plain = AdaptivePolicy(styles=cases_file)
+    assert plain.fallback == plain.safe == "cbr:preset=expert"
+    plain.close()
+    bad = tmp_path / "bad-fallback.json"
+    bad.write_text(json.dumps({**data, "fallback": "raise"}))
+    with pytest.raises(ConfigError, match="fallback expert 'raise' is not one they rate"):
+        load_style_cases(str(bad))
+    with pytest.raises(ConfigError, match="fallback: the style cases rate"):
+        AdaptivePolicy(styles=cases_file, fallback="raise")
+
+
+def test_the_case_based_options_and_a_new_case_base_reach_the_fallback_too():
+    """Plain ``cbr``'s safe expert and its fallback are the one case base sampled two ways: the
+    spec's case-based options shape both, and a case base it moves to (retention's copy, a
+    server's handle) is the fallback's too; the other experts keep theirs."""
+    from cbr.policies.spec import policy_from_spec
+    from cbr.store import resolve_casebase
+
+    bot = policy_from_spec("cbr:casebase=default:threshold=0.99", seed=1)
+    try:
+        safe, fallback = bot.experts[bot.safe], bot.experts[bot.fallback]
+        assert (bot.safe, bot.fallback) == ("cbr:preset=imitate", "cbr:preset=expert")
+        assert safe.casebase == fallback.casebase == "default" and safe.threshold == fallback.threshold == 0.99
+        assert (safe.sharpen, fallback.sharpen) == (1.0, 4.0)
+    finally:
+        bot.close()
+    bot = policy_from_spec("cbr", seed=1)
+    try:
+        casper = bot.experts["cbr:preset=casper"]
+        before = Path(casper.casebase_path).resolve()
+        bot.use_casebase("default")
+        moved = {Path(bot.experts[e].casebase_path).resolve() for e in (bot.safe, bot.fallback)}
+        assert moved == {resolve_casebase("default").resolve()}
+        bot.use_casebase("expert")                                   # and back: both follow again
+        assert {Path(bot.experts[e].casebase_path).resolve() for e in (bot.safe, bot.fallback)} == \
+            {resolve_casebase("expert").resolve()}
+        assert Path(casper.casebase_path).resolve() == before       # not the safe one's: left alone
+    finally:
+        bot.close()
+
+
 def test_follows_an_opponent_that_changes_style(cases_file):
     bot = AdaptivePolicy(seed=1, styles=cases_file, warmup=30, discount=0.95)
     try:
@@ -94,6 +160,57 @@ def test_options_and_files_are_checked(tmp_path, cases_file):
     bad.write_text("{}")
     with pytest.raises(ConfigError, match="not a style-case file"):
         load_style_cases(str(bad))
+
+
+def test_the_safe_expert_is_the_style_cases_own_unless_given(tmp_path, cases_file):
+    """The style cases name the expert whose matches measured the styles (``safe``); a bot
+    without ``safe`` plays it, a file without one its first expert, and a file naming one it
+    does not rate is refused."""
+    data = json.loads(open(cases_file).read())
+    with_safe = tmp_path / "with-safe.json"
+    with_safe.write_text(json.dumps({**data, "safe": "poki"}))
+    assert AdaptivePolicy(styles=str(with_safe)).safe == "poki"
+    assert AdaptivePolicy(styles=str(with_safe), safe="ehs").safe == "ehs"
+    assert AdaptivePolicy(styles=cases_file).safe == "cbr:preset=expert"      # no safe: the first expert
+    bad = tmp_path / "bad-safe.json"
+    bad.write_text(json.dumps({**data, "safe": "raise"}))
+    with pytest.raises(ConfigError, match="safe expert 'raise' is not one they rate"):
+        load_style_cases(str(bad))
+    shipped = load_style_cases()
+    assert shipped.safe == "cbr:preset=imitate" and shipped.experts[0] == shipped.safe
+
+
+def test_plain_cbr_starts_as_the_expert_base_sampled_plainly():
+    """Before it knows its opponent, plain ``cbr`` answers what ``cbr:preset=imitate`` answers
+    (the expert case base, CASPER's plain sampling), not what the sharpened expert answers: the
+    same triple at every decision of a match's first hands."""
+    from cbr.policies.base import Policy
+    from cbr.policies.spec import policy_from_spec
+
+    bot, imitate, expert = (policy_from_spec(s, seed=3) for s in ("cbr", "cbr:preset=imitate", "cbr:preset=expert"))
+    assert (imitate.sharpen, imitate.outcome_weight, imitate.casebase) == (1.0, 0.0, "expert")
+    rows: list[tuple] = []
+
+    class Compare(Policy):
+        """Plays the adaptive bot and keeps, at each decision, its triple and the two presets'."""
+        name = "compare"
+
+        def triple(self, dp):  # noqa: ANN001, ANN201
+            t = bot.triple(dp)
+            rows.append((tuple(t), tuple(imitate.triple(dp)), tuple(expert.triple(dp))))
+            return t
+
+        def observe(self, record, position):  # noqa: ANN001, ANN201
+            bot.observe(record, position)
+
+    try:
+        run_match([Compare(seed=3), "ehs"], 20, seed=4)
+        assert len(rows) >= 20
+        assert all(mine == plain for mine, plain, _ in rows)
+        assert any(mine != sharp for mine, _, sharp in rows)      # the sharpened expert would differ
+    finally:
+        for p in (bot, imitate, expert):
+            p.close()
 
 
 def test_an_expert_the_table_shows_losing_is_left(tmp_path):
@@ -207,7 +324,7 @@ def test_bots_with_options_are_named_by_their_short_names_and_bad_values_refused
     assert bot.safe == "cbr:preset=casper" and bot.specs == ["cbr:preset=casper", "cbr:preset=expert",
                                                             "cfr:strategy=counter_raise", "ehs"]
     bot.close()
-    for spec, message in (("adapt:safe=raise", "safe: the style cases rate expert, casper, emd_256, ehs"),
+    for spec, message in (("adapt:safe=raise", "safe: the style cases rate imitate, expert, casper, emd_256, ehs"),
                           ("adapt:experts=+", "experts: no bot given"),
                           ("adapt:min-similarity=1.5", "min_similarity must be in"),
                           ("adapt:min-gain=nan", "min_gain must be"),

@@ -212,7 +212,7 @@ def test_presets_name_a_configuration_and_options_override_them(tmp_path):
     assert "sharpen=2.0" in repr(tuned) and "preset='casper'" in repr(tuned)
     other = policy_from_spec(f"cbr:preset=casper:casebase={tiny_casebase(tmp_path / 'cb', 'cccr')}")
     assert other.casebase_path == tmp_path / "cb"
-    with pytest.raises(ConfigError, match="unknown preset 'nosuch'; use expert or casper"):
+    with pytest.raises(ConfigError, match="unknown preset 'nosuch'; use expert, imitate or casper"):
         CBRPolicy(preset="nosuch")
     with pytest.raises(ValueError, match="sharpen must be a number, got 'x'"):
         policy_from_spec("cbr:sharpen=x")

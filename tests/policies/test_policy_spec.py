@@ -68,8 +68,8 @@ def test_build_with_typed_options():
     adaptive = policy_from_spec("cbr:reuse=max-frequency", seed=2)  # the default preset: the adaptive bot
     safe = adaptive.experts[adaptive.safe]                          # over the case-based bot the options shape
     assert adaptive.name == "cbr" and isinstance(safe, CBRPolicy) and safe.reuse == "max-frequency"
-    assert safe.preset == "expert" and adaptive.casebase == "expert"
-    with pytest.raises(PolicySpecError, match="unknown preset 'nope'; use adaptive, expert or casper"):
+    assert safe.preset == "imitate" and adaptive.casebase == "expert"
+    with pytest.raises(PolicySpecError, match="unknown preset 'nope'; use adaptive, expert, imitate or casper"):
         policy_from_spec("cbr:preset=nope")
     assert policy_from_spec("call").name == "call"
 
