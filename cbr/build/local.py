@@ -17,7 +17,7 @@ import os
 import signal
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -133,19 +133,66 @@ def pool_context() -> Any:
     return multiprocessing.get_context()
 
 
+#: Seconds a wait for a worker's result lasts before it looks again (:func:`pool_result`).
+RESULT_POLL_SECONDS = 0.2
+#: Seconds the workers of a stopped pool get to end on SIGTERM before SIGKILL (:func:`stop_pool`).
+STOP_GRACE = 1.0
+
+
 def stop_pool(pool: ProcessPoolExecutor) -> None:
-    """Stop a pool now: drop queued chunks, end the workers (SIGTERM, then SIGKILL)."""
+    """Stop a pool now, whatever its workers are doing: drop queued work, end the workers
+    (SIGTERM, SIGKILL after :data:`STOP_GRACE` seconds), and end the pool's thread that reads
+    their results, so that nothing waits for them afterwards.
+
+    A worker ended in the middle of sending a result (one larger than a pipe holds, as a
+    chunk's cases are) leaves that thread blocked forever reading the rest of the message:
+    this process holds the write end of the results' pipe too, so no end-of-file comes, and
+    the interpreter joins the thread at exit (``concurrent.futures`` registers that), so the
+    process never ended. Once the workers are dead, closing this process's write end gives the
+    thread its end-of-file: it takes the pool as broken and ends.
+    """
     processes = list((getattr(pool, "_processes", None) or {}).values())
+    manager = getattr(pool, "_executor_manager_thread", None)
+    results = getattr(pool, "_result_queue", None)
     pool.shutdown(wait=False, cancel_futures=True)
     for proc in processes:
         if proc.is_alive():
             proc.terminate()
-    deadline = time.monotonic() + 2.0
+    deadline = time.monotonic() + STOP_GRACE
     for proc in processes:
         proc.join(max(0.0, deadline - time.monotonic()))
-        if proc.is_alive():  # pragma: no cover - a worker that ignores SIGTERM
+        if proc.is_alive():  # a worker not running (stopped, starved) or with SIGTERM blocked
             proc.kill()
             proc.join(1.0)
+    writer = getattr(results, "_writer", None)
+    if writer is not None:
+        writer.close()
+    if manager is not None and manager.is_alive():
+        manager.join(STOP_GRACE)
+
+
+def pool_result(future: Future, pool: ProcessPoolExecutor, every: float = RESULT_POLL_SECONDS) -> Any:
+    """``future.result()`` of work in ``pool``, waiting at most ``every`` seconds at a time.
+
+    Between two looks, a Ctrl-C or SIGTERM is raised here (``KeyboardInterrupt``) even when the
+    kernel gave the signal to another thread of this process (the pool's threads: then Python
+    runs the handler in this thread only once it runs again, and a wait without timeout ran
+    again only when a result came), and a worker that ended raises ``BrokenProcessPool`` at
+    once (workers end only when the pool is shut down: a worker killed while it sent a result
+    left the pool's reading thread waiting for the rest of the message, so the pool never
+    reported it broken and this wait lasted forever).
+    """
+    from multiprocessing.connection import wait
+
+    while True:
+        try:
+            return future.result(timeout=every)
+        except TimeoutError:
+            pass
+        processes = list((getattr(pool, "_processes", None) or {}).values())
+        ended = wait([p.sentinel for p in processes], timeout=0) if processes else []
+        if ended:
+            raise BrokenProcessPool(f"{len(ended)} of {len(processes)} worker process(es) ended before the work was done")
 
 
 def cases_of_hands(records: Sequence[HandRecord], feature_set: Any,
@@ -438,9 +485,9 @@ def build_casebase(
                     games_of(chunk)
                     pending.append(pool.submit(_worker_chunk, chunk, wanted, models.tables(chunk) if models else None))
                     while len(pending) > 2 * workers:
-                        consume(pending.pop(0).result())
+                        consume(pool_result(pending.pop(0), pool))
                 for fut in pending:
-                    consume(fut.result())
+                    consume(pool_result(fut, pool))
             except BrokenProcessPool as exc:
                 stop_pool(pool)
                 raise CBRError(f"a worker process of the build died ({exc}); killed from outside, "
