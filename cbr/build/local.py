@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
@@ -111,12 +112,49 @@ def usable_cpus() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+#: What a worker does with Ctrl-C and SIGTERM (:func:`_worker_init`): the parent stops the pool.
+WORKER_SIGNALS = {signal.SIGINT: signal.SIG_IGN, signal.SIGTERM: signal.SIG_DFL}
+
+
+def held_for_workers(start_method: str) -> set[int]:
+    """The signals blocked while workers of ``start_method`` start (:func:`workers_starting`):
+    Ctrl-C, and SIGTERM for forked workers, which begin with this process's handler (a
+    ``KeyboardInterrupt`` in the worker); a spawned worker begins with SIGTERM's default, death.
+
+    >>> sorted(held_for_workers("fork")) == sorted([signal.SIGINT, signal.SIGTERM]), held_for_workers("spawn") == {signal.SIGINT}
+    (True, True)
+    """
+    return {signal.SIGINT, signal.SIGTERM} if start_method == "fork" else {signal.SIGINT}
+
+
+@contextmanager
+def workers_starting(start_method: str) -> Iterator[None]:
+    """Around the calls that may start a pool's workers and threads (``submit``): the signals of
+    :func:`held_for_workers` blocked in this thread, so a worker begins with them blocked until
+    :func:`_worker_init` has set what it does with them (a terminal's Ctrl-C reaches the
+    workers too: one still starting, its imports under way, printed a ``KeyboardInterrupt``
+    traceback), and the pool's threads keep them blocked (the kernel gives them to this
+    thread). One that comes meanwhile is delivered here as the block ends."""
+    mask = getattr(signal, "pthread_sigmask", None)
+    if mask is None:  # pragma: no cover - not POSIX
+        yield
+        return
+    before = mask(signal.SIG_BLOCK, held_for_workers(start_method))
+    try:
+        yield
+    finally:
+        mask(signal.SIG_SETMASK, before)
+
+
 def _worker_init(feature_set: Any, parent: Optional[int] = None) -> None:
     """Worker start: die with the parent, leave Ctrl-C and SIGTERM to it (it stops the
-    pool), and load the feature set once."""
+    pool), and load the feature set once. The worker began with them blocked
+    (:func:`workers_starting`): a Ctrl-C that came meanwhile is dropped now, a SIGTERM ends it."""
     global _WORKER_FEATURES
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    for signum, action in WORKER_SIGNALS.items():
+        signal.signal(signum, action)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, set(WORKER_SIGNALS))
     if parent is not None:
         die_with_parent(parent)
     _WORKER_FEATURES = _feature_set(feature_set)
@@ -477,13 +515,16 @@ def build_casebase(
         else:
             # Workers die with this process (even on SIGKILL) and are stopped at once on
             # any error, Ctrl-C or SIGTERM (raised here as KeyboardInterrupt by the CLI).
-            pool = ProcessPoolExecutor(workers, mp_context=pool_context(), initializer=_worker_init,
+            context = pool_context()
+            pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_worker_init,
                                        initargs=(feature_set, os.getpid()))
             try:
                 pending = []
                 for chunk in chunks:
                     games_of(chunk)
-                    pending.append(pool.submit(_worker_chunk, chunk, wanted, models.tables(chunk) if models else None))
+                    with workers_starting(context.get_start_method()):
+                        pending.append(pool.submit(_worker_chunk, chunk, wanted,
+                                                   models.tables(chunk) if models else None))
                     while len(pending) > 2 * workers:
                         consume(pool_result(pending.pop(0), pool))
                 for fut in pending:

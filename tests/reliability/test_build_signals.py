@@ -254,6 +254,81 @@ def test_a_worker_killed_while_it_sends_its_result_fails_the_build(match_log: Pa
         _kill_all([proc.pid, *pids])
 
 
+def _sigint_bits(pid: int) -> tuple[bool, bool] | None:
+    """Whether process ``pid`` has a Ctrl-C handler (Python's, once it runs) and whether it
+    ignores Ctrl-C; None when it is gone."""
+    bit, found = 1 << (signal.SIGINT - 1), {}
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key in ("SigCgt", "SigIgn"):
+                found[key] = bool(int(value, 16) & bit)
+    except (OSError, ValueError):
+        return None
+    return (found["SigCgt"], found["SigIgn"]) if len(found) == 2 else None
+
+
+def _starting(pid: int) -> bool:
+    """Python runs in worker ``pid`` (its Ctrl-C handler is set) and the worker's start-up has
+    not yet made it ignore Ctrl-C: the worker is importing what it needs."""
+    return _sigint_bits(pid) == (True, False)
+
+
+def _spawned_workers(pid: int) -> list[int]:
+    return [c for c in _children(pid) if b"spawn_main" in _cmdline(c)]  # not the resource tracker
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+@pytest.mark.time_limit(90)
+def test_a_terminal_ctrl_c_while_spawned_workers_start_is_one_line(match_log: Path, tmp_path: Path) -> None:
+    """A terminal's Ctrl-C (SIGINT to the process group: the build and its workers) while the
+    workers, started by ``spawn`` (a fresh interpreter each: the start method where the default
+    is ``forkserver``), still import what they need: each worker is stopped (SIGSTOP) during its
+    start-up, then the build; the Ctrl-C; the workers resume until each has ended or finished
+    starting; the build resumes. Before, a worker raised ``KeyboardInterrupt`` in its imports
+    and printed the traceback under the build's line; the workers now begin with Ctrl-C blocked
+    until they ignore it."""
+    out = tmp_path / "cb"
+    code = ("import multiprocessing as mp, sys; mp.set_start_method('spawn'); "
+            "from cli import app; sys.argv[0] = 'cbr'; app()")
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, "build", str(match_log), "-o", str(out), "-j", "2"],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+        preexec_fn=default_sigint,
+    )
+    stopped: list[int] = []
+    try:
+        deadline = time.monotonic() + 60
+        while len(stopped) < 2 and time.monotonic() < deadline and proc.poll() is None:
+            for pid in _spawned_workers(proc.pid):
+                if pid not in stopped and _starting(pid):
+                    os.kill(pid, signal.SIGSTOP)
+                    stopped.append(pid)
+            time.sleep(0.002)
+        assert len(stopped) == 2, f"two workers were not caught starting: {stopped}, build ended: {proc.poll()}"
+        os.kill(proc.pid, signal.SIGSTOP)
+        assert all(_starting(p) for p in stopped), "a worker finished starting before it was stopped"
+        os.killpg(proc.pid, signal.SIGINT)
+        _resume(stopped)
+        assert _wait_for(lambda: all(not _alive(p) or _sigint_bits(p) == (False, True) for p in stopped), timeout=30)
+        os.kill(proc.pid, signal.SIGCONT)
+        _, err = proc.communicate(timeout=20)
+        lines = err.decode().strip().splitlines()
+        assert proc.returncode == 130, lines
+        assert lines == ["interrupted"], lines
+        assert _wait_for(lambda: not any(_alive(p) for p in stopped), timeout=5)
+        assert not out.exists() and _leftovers(out) == []
+    finally:
+        _resume([proc.pid, *stopped])
+        _kill_all([proc.pid, *stopped])
+
+
 def test_a_killed_worker_fails_the_build_with_one_line(match_log: Path, tmp_path: Path) -> None:
     out = tmp_path / "cb"
     proc, pids = _start_and_wait_for_workers(match_log, out, 2)
