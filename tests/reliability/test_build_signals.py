@@ -12,6 +12,7 @@ Every test is bounded (timeouts of seconds) and kills whatever it started.
 from __future__ import annotations
 
 import os
+import platform
 import signal
 import subprocess
 import sys
@@ -152,6 +153,180 @@ def test_sigterm_and_ctrl_c_stop_the_workers_and_leave_no_temp_folder(
         assert not out.exists() and _leftovers(out) == []
     finally:
         _kill_all([proc.pid, *pids])
+
+
+#: The number of the write system call (``/proc/PID/syscall``), where the tests below know it.
+WRITE_SYSCALL = {"x86_64": 1, "aarch64": 64}.get(platform.machine())
+needs_write_syscall = pytest.mark.skipif(
+    WRITE_SYSCALL is None, reason=f"the write system call's number on {platform.machine()} is not known here")
+
+
+def _sending_a_result(pid: int) -> bool:
+    """Whether worker ``pid`` is blocked in the middle of sending a chunk's result: asleep in a
+    write() of more than the 4-byte length prefix (the body of a message larger than the pipe
+    holds while the build reads nothing). The prefix is in the pipe; the message is cut if the
+    worker dies now."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        call = Path(f"/proc/{pid}/syscall").read_text().split()
+    except (OSError, IndexError):
+        return False
+    return state == "S" and len(call) > 3 and call[0] == str(WRITE_SYSCALL) and int(call[3], 16) > 4
+
+
+def _starve_until_a_worker_is_sending(proc: subprocess.Popen, pids: list[int]) -> int:
+    """Stop the build (SIGSTOP: it reads no result) until one of its workers has finished a
+    chunk and is blocked half-way through sending it; returns that worker, the build still
+    stopped. What a loaded machine does when it does not schedule the build for a while."""
+    deadline = time.monotonic() + 40
+    while time.monotonic() < deadline and proc.poll() is None:
+        os.kill(proc.pid, signal.SIGSTOP)
+        if _wait_for(lambda: any(_sending_a_result(p) for p in pids), timeout=3, every=0.01):
+            return next(p for p in pids if _sending_a_result(p))
+        os.kill(proc.pid, signal.SIGCONT)             # no chunk finished yet: let the build feed the workers
+        time.sleep(0.2)
+    os.kill(proc.pid, signal.SIGCONT)
+    pytest.fail("no worker was seen sending a result within 40 s")
+
+
+def _resume(pids: list[int]) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGCONT)
+        except ProcessLookupError:
+            pass
+
+
+@pytest.mark.time_limit(90)
+@needs_write_syscall
+@pytest.mark.parametrize(("signum", "code", "word"), [
+    (signal.SIGTERM, 143, "terminated"),
+    (signal.SIGINT, 130, "interrupted"),
+])
+def test_a_stop_while_a_worker_is_sending_its_result_ends_the_build(
+        match_log: Path, tmp_path: Path, signum: int, code: int, word: str) -> None:
+    """What a loaded machine did once in CI (the build did not end within 20 s of a Ctrl-C),
+    made certain: a worker is kept from running (SIGSTOP: not scheduled) half-way through
+    sending its chunk's cases, the build runs on and is signalled. The stop ends that worker in
+    the middle of its message; before, the pool's thread reading results waited forever for the
+    rest (the build holds the pipe's write end too, so no end-of-file came) and the exit joins
+    that thread: the build never ended."""
+    out = tmp_path / "cb"
+    proc, pids = _start_and_wait_for_workers(match_log, out, 2)
+    sender = None
+    try:
+        sender = _starve_until_a_worker_is_sending(proc, pids)
+        os.kill(sender, signal.SIGSTOP)
+        os.kill(proc.pid, signal.SIGCONT)
+        time.sleep(0.3)                                # the build reads the first part of the message
+        os.kill(proc.pid, signum)
+        _, err = proc.communicate(timeout=20)
+        assert proc.returncode == code, err.decode()
+        lines = err.decode().strip().splitlines()
+        assert lines == [word], lines
+        assert _wait_for(lambda: not any(_alive(p) for p in pids), timeout=5)
+        assert not out.exists() and _leftovers(out) == []
+    finally:
+        _resume([proc.pid] + ([sender] if sender else []))
+        _kill_all([proc.pid, *pids])
+
+
+@pytest.mark.time_limit(90)
+@needs_write_syscall
+def test_a_worker_killed_while_it_sends_its_result_fails_the_build(match_log: Path, tmp_path: Path) -> None:
+    """A worker SIGKILLed (the OOM killer, say) half-way through sending its chunk's cases: the
+    pool's reading thread waits forever for the rest of the message and never reports the pool
+    broken; the build waited for that chunk forever. It looks at its workers while it waits."""
+    out = tmp_path / "cb"
+    proc, pids = _start_and_wait_for_workers(match_log, out, 2)
+    try:
+        sender = _starve_until_a_worker_is_sending(proc, pids)
+        os.kill(sender, signal.SIGKILL)
+        os.kill(proc.pid, signal.SIGCONT)
+        _, err = proc.communicate(timeout=20)
+        lines = err.decode().strip().splitlines()
+        assert proc.returncode == 1, lines
+        assert len(lines) == 1 and lines[0].startswith("error: a worker process of the build died"), lines
+        assert _wait_for(lambda: not any(_alive(p) for p in pids), timeout=5)
+        assert not out.exists() and _leftovers(out) == []
+    finally:
+        _resume([proc.pid])
+        _kill_all([proc.pid, *pids])
+
+
+def _sigint_bits(pid: int) -> tuple[bool, bool] | None:
+    """Whether process ``pid`` has a Ctrl-C handler (Python's, once it runs) and whether it
+    ignores Ctrl-C; None when it is gone."""
+    bit, found = 1 << (signal.SIGINT - 1), {}
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key in ("SigCgt", "SigIgn"):
+                found[key] = bool(int(value, 16) & bit)
+    except (OSError, ValueError):
+        return None
+    return (found["SigCgt"], found["SigIgn"]) if len(found) == 2 else None
+
+
+def _starting(pid: int) -> bool:
+    """Python runs in worker ``pid`` (its Ctrl-C handler is set) and the worker's start-up has
+    not yet made it ignore Ctrl-C: the worker is importing what it needs."""
+    return _sigint_bits(pid) == (True, False)
+
+
+def _spawned_workers(pid: int) -> list[int]:
+    return [c for c in _children(pid) if b"spawn_main" in _cmdline(c)]  # not the resource tracker
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+@pytest.mark.time_limit(90)
+def test_a_terminal_ctrl_c_while_spawned_workers_start_is_one_line(match_log: Path, tmp_path: Path) -> None:
+    """A terminal's Ctrl-C (SIGINT to the process group: the build and its workers) while the
+    workers, started by ``spawn`` (a fresh interpreter each: the start method where the default
+    is ``forkserver``), still import what they need: each worker is stopped (SIGSTOP) during its
+    start-up, then the build; the Ctrl-C; the workers resume until each has ended or finished
+    starting; the build resumes. Before, a worker raised ``KeyboardInterrupt`` in its imports
+    and printed the traceback under the build's line; the workers now begin with Ctrl-C blocked
+    until they ignore it."""
+    out = tmp_path / "cb"
+    code = ("import multiprocessing as mp, sys; mp.set_start_method('spawn'); "
+            "from cli import app; sys.argv[0] = 'cbr'; app()")
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, "build", str(match_log), "-o", str(out), "-j", "2"],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+        preexec_fn=default_sigint,
+    )
+    stopped: list[int] = []
+    try:
+        deadline = time.monotonic() + 60
+        while len(stopped) < 2 and time.monotonic() < deadline and proc.poll() is None:
+            for pid in _spawned_workers(proc.pid):
+                if pid not in stopped and _starting(pid):
+                    os.kill(pid, signal.SIGSTOP)
+                    stopped.append(pid)
+            time.sleep(0.002)
+        assert len(stopped) == 2, f"two workers were not caught starting: {stopped}, build ended: {proc.poll()}"
+        os.kill(proc.pid, signal.SIGSTOP)
+        assert all(_starting(p) for p in stopped), "a worker finished starting before it was stopped"
+        os.killpg(proc.pid, signal.SIGINT)
+        _resume(stopped)
+        assert _wait_for(lambda: all(not _alive(p) or _sigint_bits(p) == (False, True) for p in stopped), timeout=30)
+        os.kill(proc.pid, signal.SIGCONT)
+        _, err = proc.communicate(timeout=20)
+        lines = err.decode().strip().splitlines()
+        assert proc.returncode == 130, lines
+        assert lines == ["interrupted"], lines
+        assert _wait_for(lambda: not any(_alive(p) for p in stopped), timeout=5)
+        assert not out.exists() and _leftovers(out) == []
+    finally:
+        _resume([proc.pid, *stopped])
+        _kill_all([proc.pid, *stopped])
 
 
 def test_a_killed_worker_fails_the_build_with_one_line(match_log: Path, tmp_path: Path) -> None:
