@@ -67,9 +67,9 @@ def preset_lines(name: str) -> list[str]:
     """Each preset of a bot (``NAME:preset=P``) with what it sets
     (:func:`~cbr.policies.spec.policy_presets`), the default one marked; [] for a bot without.
 
-    >>> preset_lines("cbr")[0].startswith("adaptive (the default): the expert preset until")
+    >>> preset_lines("cbr")[0].startswith("adaptive (the default): imitate until")
     True
-    >>> preset_lines("cbr")[2]
+    >>> preset_lines("cbr")[3]
     'casper: casebase=default, reuse=probabilistic, sharpen=1, outcome-weight=0, odds-guard=0 (plain sampling)'
     >>> preset_lines("lag")
     []

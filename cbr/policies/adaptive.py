@@ -204,10 +204,8 @@ class AdaptivePolicy(Policy):
     #: One line on each option (``cbr plugins list``; :func:`~cbr.policies.spec.policy_option_help`).
     OPTION_HELP = {
         "experts": "the bots it may switch to, policy specs joined by + (default: the style cases' experts)",
-        "safe": "the expert played during the warm-up (default: the style cases' own, whose matches measured "
-                "the styles)",
-        "fallback": "the expert played after the warm-up while no other is expected to win min_gain more or the "
-                    "style is far from every style case (default: the style cases' own)",
+        "safe": "the expert played during the warm-up (default: the style cases' own)",
+        "fallback": "after the warm-up, the expert played without evidence for another (default: the style cases' own)",
         "styles": "the style cases: a file or a shipped name",
         "warmup": "hands of an opponent seen before it may leave the safe expert",
         "min_gain": "sb/h an expert must be expected to win over the current one to switch",
@@ -770,8 +768,8 @@ def case_based_bot(*, seed: int | None = None, preset: str = DEFAULT_CBR_PRESET,
 #: One line on each option of the ``cbr`` bot (``cbr plugins list``): its presets, then the
 #: case-based bot's options and the table memory's, as those classes declare them.
 case_based_bot.OPTION_HELP = {  # type: ignore[attr-defined]
-    "preset": "adaptive (to the house bot that beats the opponent's style), expert (the case-based bot "
-              "alone, sharpened), imitate (alone, plain sampling) or casper",
+    "preset": "adaptive (adapts to the opponent's style), expert (the case base, sharpened), imitate "
+              "(plainly) or casper",
     **{k: line for k, line in CBRPolicy.OPTION_HELP.items() if k != "preset"},
     **{k: AdaptivePolicy.OPTION_HELP[k] + " (adaptive only)" for k in ("memory", "memory_cases", "memory_z",
                                                                         "memory_similarity")},
@@ -779,7 +777,6 @@ case_based_bot.OPTION_HELP = {  # type: ignore[attr-defined]
 #: What each preset of the ``cbr`` bot sets (``cbr plugins list``): ``adaptive``, then the
 #: case-based bot's presets, their lines made from the values the bot plays.
 case_based_bot.PRESET_HELP = {  # type: ignore[attr-defined]
-    "adaptive": "the imitate preset until it knows its opponent, then the house bot that beats that opponent's "
-                "style",
+    "adaptive": "imitate until it knows its opponent, then the house bot that beats its style (or expert)",
     **CBRPolicy.PRESET_HELP,
 }

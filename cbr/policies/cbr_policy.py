@@ -304,7 +304,7 @@ class CBRPolicy(Policy):
     #: What each preset sets, one line each (``cbr plugins list``; :func:`~cbr.policies.spec.policy_presets`).
     PRESET_HELP = {
         "expert": preset_settings("expert") + " (the teacher's cases)",
-        "imitate": preset_settings("imitate") + " (the teacher's cases, plain sampling)",
+        "imitate": preset_settings("imitate") + " (plain sampling)",
         "casper": preset_settings("casper") + " (plain sampling)",
     }
     #: Retention during play writes through this bot's case base (:mod:`cbr.play.retention`).
