@@ -243,12 +243,7 @@ def test_a_worker_killed_while_it_sends_its_result_fails_the_build(match_log: Pa
         sender = _starve_until_a_worker_is_sending(proc, pids)
         os.kill(sender, signal.SIGKILL)
         os.kill(proc.pid, signal.SIGCONT)
-        _, err = proc.communicate(timeout=20)
-        lines = err.decode().strip().splitlines()
-        assert proc.returncode == 1, lines
-        assert len(lines) == 1 and lines[0].startswith("error: a worker process of the build died"), lines
-        assert _wait_for(lambda: not any(_alive(p) for p in pids), timeout=5)
-        assert not out.exists() and _leftovers(out) == []
+        _assert_failed_on_a_dead_worker(proc, pids, out, timeout=20)
     finally:
         _resume([proc.pid])
         _kill_all([proc.pid, *pids])
@@ -329,17 +324,23 @@ def test_a_terminal_ctrl_c_while_spawned_workers_start_is_one_line(match_log: Pa
         _kill_all([proc.pid, *stopped])
 
 
+def _assert_failed_on_a_dead_worker(proc: subprocess.Popen, pids: list[int], out: Path, timeout: float) -> None:
+    """The build ended within ``timeout`` s with exit 1 and the one line of a dead worker, its
+    other workers gone and nothing left of the case base."""
+    _, err = proc.communicate(timeout=timeout)
+    lines = err.decode().strip().splitlines()
+    assert proc.returncode == 1, lines
+    assert len(lines) == 1 and lines[0].startswith("error: a worker process of the build died"), lines
+    assert _wait_for(lambda: not any(_alive(p) for p in pids), timeout=5)
+    assert not out.exists() and _leftovers(out) == []
+
+
 def test_a_killed_worker_fails_the_build_with_one_line(match_log: Path, tmp_path: Path) -> None:
     out = tmp_path / "cb"
     proc, pids = _start_and_wait_for_workers(match_log, out, 2)
     try:
         os.kill(pids[0], signal.SIGKILL)
-        _, err = proc.communicate(timeout=30)
-        lines = err.decode().strip().splitlines()
-        assert proc.returncode == 1, lines
-        assert len(lines) == 1 and lines[0].startswith("error: a worker process of the build died"), lines
-        assert _wait_for(lambda: not any(_alive(p) for p in pids), timeout=5)
-        assert not out.exists() and _leftovers(out) == []
+        _assert_failed_on_a_dead_worker(proc, pids, out, timeout=30)
     finally:
         _kill_all([proc.pid, *pids])
 
