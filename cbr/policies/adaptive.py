@@ -18,11 +18,12 @@ Opponent type adaptation (Rubin and Watson, ICCBR 2012), with the opponent types
    win is left. Off-policy (importance-sampled) estimates of the experts not played are not
    used: the house's experts are deterministic, so the hands one plays say nothing unbiased
    about another's.
-4. **Choose, safely.** The bot plays the ``safe`` expert (the teacher-imitating case-based bot)
-   until it has seen the opponent for ``warmup`` hands, and afterwards whenever no expert is
-   expected to win ``min_gain`` sb/h more than it, or the opponent's style is far from every
-   style case (similarity under ``min_similarity``): it moves only on evidence. The same margin
-   keeps the expert playing until another is expected to win ``min_gain`` more than it.
+4. **Choose, safely.** The bot plays the ``safe`` expert (the teacher's cases sampled plainly,
+   hard to exploit) until it has seen the opponent for ``warmup`` hands, and afterwards the
+   ``fallback`` (the same cases sharpened, which wins more against weak players) whenever no
+   expert is expected to win ``min_gain`` sb/h more than it, or the opponent's style is far from
+   every style case (similarity under ``min_similarity``): it moves only on evidence. The same
+   margin keeps the expert playing until another is expected to win ``min_gain`` more than it.
 
 Plain ``cbr`` is this bot over the expert case base (:func:`case_based_bot`), its safe expert the
 case base sampled plainly (``cbr:preset=imitate``, the teacher's mixed play, hard to exploit);
