@@ -456,7 +456,7 @@ class AdaptivePolicy(Policy):
 
         >>> bot = AdaptivePolicy(seed=1)
         >>> bot.keep_reason("nobody"), bot.keep_reason(None)
-        ('nobody: 0 of the 50 hands of warm-up seen', 'no opponent seen yet (its first hand)')
+        ('nobody: 0.0 of the 50 hands of warm-up seen', 'no opponent seen yet (its first hand)')
         >>> bot.close()
         """
         if opponent is None:
@@ -464,7 +464,8 @@ class AdaptivePolicy(Policy):
         chosen, default = self.choose(opponent, players), self._default(players)
         seen = self.styles.hands(opponent)
         if seen < self._enough():
-            return f"{opponent}: {round(seen):,} of the {self._enough():.0f} hands of warm-up seen"
+            # discounted hands, floored to a tenth: 49.97 is not yet the 50 of the warm-up
+            return f"{opponent}: {math.floor(seen * 10) / 10:,.1f} of the {self._enough():.0f} hands of warm-up seen"
         if chosen != default:
             return ""
         values = self.values(opponent)
@@ -549,8 +550,11 @@ class AdaptivePolicy(Policy):
         changed, row, cb = self._remembered(dp, opp, spec, made)
         if changed is not None:
             return changed
-        if spec == self.safe:  # the case-based bot's own record (its vote explains it), and why no other expert
+        if spec == self.safe or (spec == self.fallback and hasattr(made, "kept")):
+            # a case-based bot's own record (its vote explains it), and why no other expert
             kept = self.keep_reason(opp, dp.game.n_players)
+            if kept and spec != self.safe:
+                kept = f"its fallback, {expert_alias(spec)}: {kept}"
             return dataclasses.replace(made, kept=kept) if kept and hasattr(made, "kept") else made
         why = "" if opp is None else (spec == self.fallback and self.keep_reason(opp, dp.game.n_players)) or \
             self.reason(opp, spec)

@@ -314,8 +314,8 @@ def test_why_tells_why_the_adaptive_bot_keeps_its_case_base():
     votes = [ln for ln in lines if re.match(r"  \d+ case\(s\) (at similarity|\(the most similar)", ln)]
     assert len(kept) == len(votes) > 0
     first = [ln for ln in kept if ln.endswith("no opponent seen yet (its first hand)")]
-    seen = [int(re.search(r": (\d+) of the 20 hands of warm-up seen", ln).group(1)) for ln in kept[len(first):]]
-    assert first and seen == sorted(seen) and seen[0] == 1 and seen[-1] == 5
+    seen = [float(re.search(r": ([\d.]+) of the 20 hands of warm-up seen", ln).group(1)) for ln in kept[len(first):]]
+    assert first and seen == sorted(seen) and seen[0] == 1.0 and seen[-1] == 4.9     # 5 hands, discounted by 0.99
 
 
 def test_keep_reason_names_the_best_other_expert_after_the_warm_up():
@@ -335,3 +335,26 @@ def test_keep_reason_names_the_best_other_expert_after_the_warm_up():
     best = max((e for e in values if e != bot.safe), key=values.get)
     assert why == (f"{opp}: no expert expected to win 50 sb/h more than {bot.safe} ({values[bot.safe]:+.2f}); "
                    f"the best, {best}, {values[best]:+.2f}")
+
+
+def test_why_shows_the_fallbacks_cases_after_the_warm_up():
+    """After the warm-up, with no expert expected to win more (min_gain raised), plain `cbr`'s
+    fallback (its case base sharpened) decides, and --why shows its vote and cases as for the
+    warm-up's, saying it is the fallback and why no other expert plays."""
+    from cbr.policies.adaptive import AdaptivePolicy
+
+    bot = AdaptivePolicy(seed=1, warmup=5, min_gain=50.0)
+    lines: list[str] = []
+    try:
+        play_human([bot], 14, seed=3, read=lambda p: "c", show=lines.append, why=1)
+    finally:
+        bot.close()
+    assert (bot.safe, bot.fallback) == ("cbr:preset=imitate", "cbr:preset=expert")
+    chosen = [e for _, e in bot.chosen]
+    assert chosen[0] == bot.safe and chosen[-1] == bot.fallback
+    kept = [ln for ln in lines if "played by its case base, the adaptive bot's choice:" in ln]
+    votes = [ln for ln in lines if re.match(r"  \d+ case\(s\) (at similarity|\(the most similar)", ln)]
+    assert len(kept) == len(votes) == len(chosen)                   # every decision explained by its cases
+    fallback = [ln for ln in kept if "its fallback, expert: " in ln]
+    assert len(fallback) == chosen.count(bot.fallback) > 0
+    assert all("no expert expected to win 50 sb/h more than cbr:preset=expert" in ln for ln in fallback)
