@@ -25,6 +25,21 @@ UNKNOWN_BOT = [
      "argument --policies: unknown policy 'nosuchbot'"),
     ("bench_retention", ["--bots", "cbr,nosuchbot"], "argument --bots: unknown bot(s) nosuchbot; use cbr, casper"),
 ]
+#: A count of hands out of range is a usage error too, not the game's traceback.
+BAD_HANDS = [
+    ("bench_adaptive", ["--hands", "0"], "argument --hands: 0 is out of range: give 1 or more"),
+    ("bench_exploit", ["--bots", "call", "--hands", "-3"], "argument --hands: -3 is out of range: give 1 or more"),
+    ("bench_retention", ["--only-match", "--hands", "0"], "argument --hands: 0 is out of range: give 1 or more"),
+]
+
+
+@pytest.mark.parametrize("name, args, said", BAD_HANDS, ids=[f"{n} {' '.join(a)}" for n, a, _ in BAD_HANDS])
+def test_hands_out_of_range_is_one_usage_error(name: str, args: list[str], said: str, tmp_path: Path) -> None:
+    require_native()
+    p = subprocess.run([sys.executable, str(REPO / "bench" / f"{name}.py"), *args], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2 and "Traceback" not in p.stderr, (p.stdout, p.stderr)
+    assert p.stderr.strip().splitlines()[-1] == f"{name}.py: error: {said}"
 
 
 @pytest.mark.parametrize("name, args, said", UNKNOWN_BOT, ids=[f"{n} {' '.join(a[-2:])}" for n, a, _ in UNKNOWN_BOT])
