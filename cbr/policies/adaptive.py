@@ -205,8 +205,9 @@ class AdaptivePolicy(Policy):
     #: One line on each option (``cbr plugins list``; :func:`~cbr.policies.spec.policy_option_help`).
     OPTION_HELP = {
         "experts": "the bots it may switch to, policy specs joined by + (default: the style cases' experts)",
-        "safe": "the expert played during the warm-up (default: the style cases' own)",
-        "fallback": "after the warm-up, the expert played without evidence for another (default: the style cases' own)",
+        "safe": "the expert played during the warm-up (default: the style cases' own; shipped: imitate)",
+        "fallback": "after the warm-up, the expert played without evidence for another (default: the style cases'; "
+                    "shipped: expert)",
         "styles": "the style cases: a file or a shipped name",
         "warmup": "hands of an opponent seen before it may leave the safe expert",
         "min_gain": "sb/h an expert must be expected to win over the current one to switch",
