@@ -693,7 +693,7 @@ class AdaptivePolicy(Policy):
 #: ``imitate`` case-based bot (:data:`SAFE_PRESET`); the others are :data:`cbr.policies.cbr_policy.PRESETS`.
 DEFAULT_CBR_PRESET = "adaptive"
 #: The case-based bot the adaptive ``cbr`` plays until it knows its opponent (and retention grows):
-#: the expert case base sampled plainly, LBR 266 ± 45 mbb/g where the sharpened ``expert`` measured
+#: the expert case base sampled plainly, LBR 264 ± 38 mbb/g where the sharpened ``expert`` measured
 #: 354 to 403 (docs/experiments.md).
 SAFE_PRESET = "imitate"
 
