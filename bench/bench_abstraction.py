@@ -64,7 +64,8 @@ def numpy_river(board: tuple[int, ...]) -> np.ndarray:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    from casebases import description
+    ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--samples", type=int, default=20, help="boards per build and for the bucket game")
     args = ap.parse_args()
     rng = np.random.default_rng(7)

@@ -99,7 +99,8 @@ def breakdown(path: Path) -> dict[str, object]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    from casebases import description
+    ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--data", nargs="+", choices=sorted(DATA), default=["irc", "acpc"])
     ap.add_argument("--repeat", type=int, default=1, help="builds per configuration (best is kept)")

@@ -46,7 +46,8 @@ def rss_mb() -> float:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    from casebases import description
+    ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--abstraction", help="an 8-bucket abstraction directory with bucket_game.npz")
     ap.add_argument("--target", type=float, default=300.0, help="exploitability to reach, mbb/g")
     ap.add_argument("--budget", type=float, default=45.0, help="training seconds at most (8 buckets)")

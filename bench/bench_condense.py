@@ -55,7 +55,8 @@ def timed(src: Path, out: Path, method: str) -> tuple[float, float, dict]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    from casebases import description
+    ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--cases", type=int, nargs="+", default=[100_000, 400_000, 1_400_000])
     ap.add_argument("--method", default="footprint")
     ap.add_argument("--base", default="expert")

@@ -50,7 +50,8 @@ def per_vote(ready: dict, street: str, rows: np.ndarray, repeat: int) -> float:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    from casebases import description
+    ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("full")
     ap.add_argument("condensed")
     ap.add_argument("--queries", type=int, default=2000)

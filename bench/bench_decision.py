@@ -143,7 +143,8 @@ def report(label: str, total: list[float], feats: list[float], fallbacks: int, h
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    from casebases import description
+    ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--decisions", type=int, default=500)
     ap.add_argument("--cases", type=int, default=1_000_000)
     ap.add_argument("--reuse", default="probabilistic", choices=("probabilistic", "max-frequency", "best-outcome"))

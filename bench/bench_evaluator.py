@@ -69,7 +69,8 @@ def fmt_ratio(x: float) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    from casebases import description
+    parser = argparse.ArgumentParser(description=description(__doc__))
     parser.add_argument("--quick", action="store_true", help="fewer repeats and smaller inputs")
     args = parser.parse_args()
     repeats = 3 if args.quick else 7

@@ -76,7 +76,9 @@ def _pokerkit_loop(hands: int, seed: int) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description="hands per second heads-up, ours vs PokerKit")
+    from casebases import description
+
+    ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--hands", type=int, default=20_000)
     ap.add_argument("--ehs-hands", type=int, default=2_000)
     args = ap.parse_args()

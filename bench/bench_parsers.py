@@ -198,7 +198,8 @@ def bench_pokerstars(repeat: int, parser_cls: type | None = None, label: str = "
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    from casebases import description
+    ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
     if not LOGS.exists():

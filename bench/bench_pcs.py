@@ -98,7 +98,8 @@ def lbr(args: argparse.Namespace) -> int:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    from casebases import description
+    ap = argparse.ArgumentParser(description=description(__doc__))
     sub = ap.add_subparsers(dest="what", required=True)
     s = sub.add_parser("speed")
     s.add_argument("--repeats", type=int, default=3)

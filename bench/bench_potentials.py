@@ -86,7 +86,8 @@ def crossover(board: tuple[int, ...], sizes: list[int], rng: random.Random) -> N
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    from casebases import description
+    ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--flops", type=int, default=3)
     ap.add_argument("--turns", type=int, default=5)
     ap.add_argument("--seed", type=int, default=1)

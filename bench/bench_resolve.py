@@ -108,7 +108,8 @@ def summary(xs: list[float]) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    from casebases import description
+    ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--hands", type=int, default=300,
                     help="hands against each of cfr:strategy=emd_256 and raise (default 300)")
     ap.add_argument("--seed", type=int, default=61, help="seed of the deals and the bots' choices (default 61)")

@@ -64,7 +64,7 @@ from cbr.play.retention import copy_casebase  # noqa: E402
 from cbr.store import CaseBase  # noqa: E402
 from cbr.store.manifest import read_manifest  # noqa: E402
 from cbr.store.parts import build_table, count_actions, part_entry, write_part  # noqa: E402
-from experiments.common import positive_int  # noqa: E402
+from experiments.common import description, positive_int  # noqa: E402
 
 
 def pct(values: list[float], q: float) -> float:
@@ -357,7 +357,7 @@ def match_part(hands: int, bots: list[str], pairs: int, root: Path) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--decisions", type=int, default=100_000)
     ap.add_argument("--hands", type=positive_int, default=10_000, help="hands of each match (default 10,000)")
     ap.add_argument("--skip-match", action="store_true", help="only the append and read parts")

@@ -135,7 +135,8 @@ def brute_retrieve(st, X: np.ndarray, q: np.ndarray, t: float, k: int) -> np.nda
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    from casebases import description
+    ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--cases", type=int, default=1_000_000)
     ap.add_argument("--queries", type=int, default=300)
     ap.add_argument("--brute-queries", type=int, default=20)

@@ -123,7 +123,8 @@ def line(name: str, scan: tuple[float, float], faiss: tuple[float, float]) -> st
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    from casebases import description
+    ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--sizes", default="10000,100000,1000000")
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--seed", type=int, default=7)

@@ -112,7 +112,8 @@ def mapped_child(path: str, queries: int, top: int) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    from casebases import description
+    ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--sizes", default="1000000,4000000,10000000")
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--brute-queries", type=int, default=5)

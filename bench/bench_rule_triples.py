@@ -38,7 +38,7 @@ from cbr.game.state import HandState  # noqa: E402
 from cbr.policies.base import Policy, legal_triple, sample_action  # noqa: E402
 from cbr.policies.rules import RuleBot  # noqa: E402
 from cbr.policies.spec import policy_from_spec  # noqa: E402
-from experiments.common import policy_spec, policy_specs  # noqa: E402
+from experiments.common import description, policy_spec, policy_specs  # noqa: E402
 
 STREETS = ("pre-flop", "flop", "turn", "river")
 
@@ -95,7 +95,7 @@ def timed(fn) -> tuple[float, np.ndarray]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--spots", type=int, default=5, help="decision points per street")
     ap.add_argument("--bots", type=policy_specs(each=rule_bot), default="hs,ehs,poki,lag,station,rock",
                     help="comma-separated rule bots (policy specs)")

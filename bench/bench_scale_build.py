@@ -110,7 +110,8 @@ def run(mode: str, logs: Path, hands: int) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    from casebases import description
+    ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--hands", type=int, default=100_000)
     ap.add_argument("--modes", nargs="+", default=["local", "dask1", "dask2"], choices=sorted(MODES))
     ap.add_argument("--logs", type=Path, default=None)

@@ -141,7 +141,8 @@ def process_queries(bodies: list[dict], samples: int) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    from casebases import description
+    ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--seconds", type=float, default=5.0, help="Seconds of load per row.")
     ap.add_argument("--clients", default="1,4,16", help="Client thread counts.")
     ap.add_argument("--situations", type=int, default=200)

@@ -65,7 +65,8 @@ def pct(values: list[float], q: float) -> float:
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    from casebases import description
+    ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--hands", type=int, default=100)
     ap.add_argument("--trials", type=int, default=DEFAULT_TRIALS)
     ap.add_argument("--seats", type=int, default=2, choices=(2, 3))

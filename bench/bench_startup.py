@@ -96,7 +96,8 @@ def slowest_imports(cmd_args: list[str], top: int = 12) -> list[tuple[float, str
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    from casebases import description
+    parser = argparse.ArgumentParser(description=description(__doc__))
     parser.add_argument("--runs", type=int, default=11, help="timed runs per command (median reported)")
     parser.add_argument("--baseline", type=Path, help="another checkout whose cbr is timed in the same rounds")
     parser.add_argument("--importtime", action="store_true", help="list the query's slowest imports")

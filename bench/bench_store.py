@@ -58,7 +58,8 @@ def timed(fn) -> float:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    from casebases import description
+    ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--cases", type=int, default=200_000)
     ap.add_argument("--appends", type=int, default=200)
     args = ap.parse_args()

@@ -88,7 +88,8 @@ def time_decisions(spec: str, points: list) -> tuple[float, float, float]:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    from casebases import description
+    ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--decisions", type=int, default=2000)
     ap.add_argument("--boards", type=int, default=1)
     ap.add_argument("--full-tables", action="store_true")

@@ -37,7 +37,8 @@ from cbr.policies.cbr_policy import CBRPolicy  # noqa: E402
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    from casebases import description
+    ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--spots", type=int, default=5)
     ap.add_argument("--reuse", default="probabilistic")
     args = ap.parse_args()

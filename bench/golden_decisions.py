@@ -105,7 +105,8 @@ def load() -> list:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    from casebases import description
+    ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("mode", choices=("record", "check"))
     ap.add_argument("--pairings", type=int, default=len(PAIRINGS), help="the first N pairings only (check)")
     args = ap.parse_args(argv)

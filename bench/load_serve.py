@@ -243,7 +243,8 @@ def run_load(clients: int = 16, requests: int = 500, *, seed: int = 0, threads: 
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    from casebases import description
+    parser = argparse.ArgumentParser(description=description(__doc__))
     parser.add_argument("--clients", type=int, default=16)
     parser.add_argument("--requests", type=int, default=500, help="requests per client")
     parser.add_argument("--threads", type=int, default=8, help="the server's --threads")

@@ -50,7 +50,8 @@ def flop_classes() -> dict[tuple[int, ...], int]:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    from casebases import description
+    ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--write", action="store_true", help=f"write {TARGET.relative_to(REPO)}")
     args = ap.parse_args()
     start = time.perf_counter()

@@ -62,7 +62,8 @@ def class_equity(name: str, n_opponents: int, trials: int, seed: int, batch: int
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    from casebases import description
+    parser = argparse.ArgumentParser(description=description(__doc__))
     parser.add_argument("--opponents", type=int, default=5)
     parser.add_argument("--trials", type=int, default=200_000)
     parser.add_argument("--seed", type=int, default=20240611)

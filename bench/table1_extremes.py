@@ -47,7 +47,8 @@ def extremes(boards: list[tuple[int, ...]]) -> dict[str, tuple[float, str]]:
 
 
 def main() -> int:
-    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()  # --help; no options
+    from casebases import description
+    argparse.ArgumentParser(description=description(__doc__)).parse_args()  # --help; no options
     start = time.perf_counter()
     rows = {}
     hs, hs2 = preflop_metrics()

@@ -21,7 +21,8 @@ OUT = Path("casebases") / "cfr" / "h_hs2_4"
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    from casebases import description
+    ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--iterations", type=int, default=400)
     ap.add_argument("--buckets", type=int, default=4)
     ap.add_argument("--threshold-boards", type=int, default=400)

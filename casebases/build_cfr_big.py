@@ -120,7 +120,8 @@ def abstraction_of(folder: Path, args: argparse.Namespace, given, made: list[Pat
 
 def parser() -> argparse.ArgumentParser:
     """The recipe's options (``--help`` shows their defaults)."""
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0], formatter_class=Help)
+    from casebases import description
+    ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=Help)
     buckets = number(1, int)
     ap.add_argument("--flop", type=buckets, default=2000, help="flop buckets")
     ap.add_argument("--turn", type=buckets, default=2000, help="turn buckets")

@@ -267,7 +267,8 @@ def train(run: Any, *, iterations: int = 0, minutes: float = 0.0) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0], formatter_class=Help)
+    from casebases import description
+    ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=Help)
     ap.add_argument("--buckets", type=number(1, int), default=256, help="buckets on the flop, the turn and the river")
     ap.add_argument("--minutes", type=number(0, meaning="0: use --iterations"), default=0.0,
                     help="train this long (0: use --iterations)")

@@ -27,7 +27,8 @@ from casebases import output_root
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    from casebases import description
+    ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--river", choices=("ochs", "hs"), default="ochs")
     ap.add_argument("--clusters", type=int, default=8, help="opponent clusters (OCHS)")
     ap.add_argument("--buckets", type=int, default=256, help="river buckets (OCHS)")

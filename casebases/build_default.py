@@ -115,7 +115,8 @@ def build(cases_only: bool = False, workers: int = 2, missing_logs: bool = False
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    from casebases import description
+    parser = argparse.ArgumentParser(description=description(__doc__))
     parser.add_argument("--cases-only", action="store_true",
                         help="rebuild the case base from the kept logs (casebases/selfplay/ of the current folder, or "
                              "of the source checkout when run in it)")

@@ -234,7 +234,8 @@ def first_hands(log: Path, hands: int, folder: Path, name: str = "") -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    from casebases import description
+    ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--logs", required=True, help="folder for the ACPC logs (large: about 100 bytes a hand)")
     ap.add_argument("--teacher", default=TEACHER, help=f"policy spec of the teacher, a `cfr` bot (default {TEACHER}; a logs folder keeps the spec as written)")
     ap.add_argument("--hands", type=int, default=1_000_000, help="hands of the whole recipe (default 1,000,000)")

@@ -60,7 +60,8 @@ def style_cases(matrix: dict, safe: str = "cbr:preset=imitate", fallback: str = 
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    from casebases import description
+    ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("matrix", type=Path)
     ap.add_argument("-o", "--out", type=Path, default=None,
                     help=f"the style-case file (default {OUT} of the current folder, or of the source checkout when "

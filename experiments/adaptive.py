@@ -55,8 +55,20 @@ def _switching(spec: str, hands: int, seed: int):
 
 
 def opponent_spec(text: str) -> str:
-    """An opponent of ``--opponents``: a policy spec, or ``a>b`` (:func:`_switching`), each side checked."""
-    return ">".join(policy_spec(part) for part in text.split(">"))
+    """An opponent of ``--opponents``: a policy spec, or ``a>b`` (:func:`_switching`), each side checked.
+
+    >>> opponent_spec("call>raise")
+    'call>raise'
+    >>> opponent_spec("call>raise>ehs")
+    Traceback (most recent call last):
+    argparse.ArgumentTypeError: 'call>raise>ehs' switches more than once: a switching opponent is two bots, a>b
+    """
+    import argparse
+
+    parts = text.split(">")
+    if len(parts) > 2:
+        raise argparse.ArgumentTypeError(f"{text.strip()!r} switches more than once: a switching opponent is two bots, a>b")
+    return ">".join(policy_spec(part) for part in parts)
 
 
 def _opponent(spec: str, hands: int, seed: int):

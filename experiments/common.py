@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import platform
-import re
 import sys
 import time
 from pathlib import Path
@@ -24,6 +23,8 @@ RESULTS = Path(__file__).resolve().parent / "results"
 SCRATCH = Path(__file__).resolve().parent / "scratch"
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
+
+from casebases import description  # noqa: E402,F401  (the scripts' --help description, shared with bench/ and the recipes)
 
 PLOTS_HINT = "matplotlib is not installed, so no PNG was written: pip install -e .[plots]"
 #: Set to 1 to run a script on the pure-Python fallbacks (about 100 times slower).
@@ -191,18 +192,6 @@ def out_folder(out: Any) -> Path:
     say(f"no --out: writing into {SCRATCH.relative_to(REPO)}/ (ignored by git; --out experiments/results "
         "rewrites the committed results)")
     return SCRATCH
-
-
-def description(doc: str) -> str:
-    """A script's ``--help`` description: the first sentence of its docstring (which may run
-    over several lines), without reStructuredText's double backticks.
-
-    >>> description("The ``cfr`` bot against the\\nothers (issue 10). Writes a JSON.")
-    'The cfr bot against the others (issue 10).'
-    """
-    text = " ".join(doc.split("\n\n")[0].split()).replace("``", "")
-    first = re.match(r"(.+?[.?!])(?=\s|$)", text)
-    return first.group(1) if first else text.rstrip(":,;") + "."
 
 
 #: ``--help`` of an ``--out`` file.

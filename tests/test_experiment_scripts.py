@@ -196,10 +196,25 @@ def test_a_bot_the_script_cannot_play_is_a_usage_error_too(tmp_path: Path) -> No
         assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.parametrize("name", ["common", "bot_table"])
+
+def test_a_switching_opponent_of_three_bots_is_one_usage_error(tmp_path: Path) -> None:
+    """``adaptive.py --opponents "call>raise>ehs"`` passed the check (each side a bot) and crashed in
+    a worker, ``ValueError: too many values to unpack``: a switching opponent is two bots."""
+    work = tmp_path / "work"
+    work.mkdir()
+    p = run([str(REPO / "experiments" / "adaptive.py"), "--opponents", "call>raise>ehs", "--hands", "2",
+             "--out", str(work / "out")], work)
+    assert (p.returncode, p.stdout) == (2, ""), p.stderr
+    assert "Traceback" not in p.stderr
+    assert p.stderr.strip().splitlines()[-1] == (
+        "adaptive.py: error: argument --opponents: 'call>raise>ehs' switches more than once: a switching "
+        "opponent is two bots, a>b")
+    assert list(work.iterdir()) == []
+
+@pytest.mark.parametrize("name", ["common", "bot_table", "adaptive"])
 def test_the_examples_of_the_scripts_modules_run(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The docstring examples of the argument types (``policy_spec``, ``policy_specs``, ...) and of
-    bot_table's chart (tests/test_doctests.py walks the packages, not experiments/)."""
+    bot_table's chart, adaptive's switching opponent (tests/test_doctests.py walks the packages, not experiments/)."""
     import doctest
     import importlib
 

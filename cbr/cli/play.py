@@ -68,13 +68,19 @@ def match_command(
     fmt = alias(log_format, log_format_old, "--log-format", "--format")
     names = split_policy_specs(players)
     _no_empty_seat(players)
+    built = []
     for p in names:  # checks the name and the options; opens nothing (bots read their files on first use)
         try:
-            policy_from_spec(p)
+            built.append(policy_from_spec(p))
         except PolicySpecError as exc:
             raise usage_error(str(exc), "--players") from None
     if not 2 <= len(names) <= 10:
         raise usage_error(f"a match seats 2 to 10 bots, got {len(names)}", "--players")
+    from cbr.play.match import seat_refusal
+
+    for bot in built:  # a heads-up bot at a bigger table: said now, not at its first decision
+        if seat_refusal(bot, len(names)):
+            raise usage_error(seat_refusal(bot, len(names)), "--players")
     if fmt is not None and fmt not in ("acpc", "phh"):
         raise usage_error(f"unknown log format {fmt!r}; use acpc or phh", "--log-format")
     if log is None and fmt is not None:

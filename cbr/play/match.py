@@ -58,7 +58,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from cbr.logs.output import HandLogWriter
     from cbr.play.retention import Retainer
 
-__all__ = ["MAX_HANDS", "PROGRESS_EVERY", "MatchResult", "PlayerResult", "run_match", "interrupted_result",
+__all__ = ["MAX_HANDS", "PROGRESS_EVERY", "MatchResult", "PlayerResult", "run_match", "interrupted_result", "seat_refusal",
            # the table's helpers, long imported from here
            "deal_cards", "play_hand", "resolve_players", "seat_names", "seat_seed", "seen_by", "unique_names"]
 
@@ -163,6 +163,23 @@ class MatchResult:
         }
 
 
+def seat_refusal(policy: Policy, players: int) -> str:
+    """Why ``policy`` cannot play at a table of ``players``, empty when it can: a bot of the
+    two-player game (``heads_up_only``: the cfr bot) at a bigger table, or what the bot says
+    itself (``refuses_table``: the adaptive bot, whose safe expert may play heads-up only).
+
+    >>> from cbr.policies.spec import policy_from_spec
+    >>> seat_refusal(policy_from_spec("cfr"), 2), seat_refusal(policy_from_spec("cfr"), 3)
+    ('', 'the cfr bot plays heads-up only: it cannot play at a table of 3')
+    """
+    own = getattr(policy, "refuses_table", None)
+    if callable(own):
+        return own(players)
+    if players > 2 and getattr(policy, "heads_up_only", False):
+        return f"the {policy.name} bot plays heads-up only: it cannot play at a table of {players}"
+    return ""
+
+
 def run_match(
     players: Sequence[str | Policy],
     hands: int,
@@ -197,7 +214,8 @@ def run_match(
     the bots built from them are closed (``close()``, if they have one) when the match ends.
     Raises :class:`~cbr.policies.spec.PolicySpecError` (a ``ValueError``; for an unknown name
     also a :class:`~cbr.errors.PluginError`) for bad specs, :class:`~cbr.errors.GameError`
-    (a ``ValueError``) for bad counts: 2..10 players, 1..:data:`MAX_HANDS` hands.
+    (a ``ValueError``) for bad counts: 2..10 players, 1..:data:`MAX_HANDS` hands, and for a
+    bot that cannot play at a table of that many (:func:`seat_refusal`), before any hand.
     """
     n = len(players)
     if not 2 <= n <= 10:
@@ -206,6 +224,10 @@ def run_match(
         raise GameError(f"hands must be a whole number from 1 to {MAX_HANDS:,}, got {hands!r}")
     policies = resolve_players(players, seed)
     try:
+        for p in policies:  # before any hand: the cfr bot failed at its first decision
+            refusal = seat_refusal(p, n)
+            if refusal:
+                raise GameError(refusal)
         retainers = []
         if retain or retain_into is not None:
             from cbr.play.retention import start_retention

@@ -437,6 +437,21 @@ class AdaptivePolicy(Policy):
         self._current[opponent] = choice
         return choice
 
+    def refuses_table(self, players: int) -> str:
+        """Why it cannot play at a table of ``players``, empty when it can: its safe expert plays
+        every opponent's warm-up, whatever the table, so one that plays heads-up only (the cfr
+        bot) keeps the bot heads-up (:func:`cbr.play.match.seat_refusal`).
+
+        >>> bot = AdaptivePolicy(safe="emd_256")
+        >>> bot.refuses_table(2), bot.refuses_table(3)
+        ('', "the adapt bot's safe expert, emd_256, plays heads-up only: it cannot play at a table of 3")
+        >>> bot.close()
+        """
+        if players > 2 and getattr(self.experts[self.safe], "heads_up_only", False):
+            return (f"the {self.name} bot's safe expert, {expert_alias(self.safe)}, plays heads-up only: "
+                    f"it cannot play at a table of {players}")
+        return ""
+
     def _default(self, players: int) -> str:
         """The expert played after the warm-up without evidence for another: the fallback (the
         safe expert at a bigger table when the fallback plays heads-up only)."""

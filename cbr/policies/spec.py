@@ -235,6 +235,35 @@ def _convert(spec: str, key: str, value: str, default: Any) -> Any:
     return value
 
 
+#: Options naming other bots (``adapt``'s): their value is a bot's spec or its short name.
+_BOT_OPTIONS = ("safe", "fallback", "experts")
+
+
+def _nested_hint(raw: dict[str, str], key: str, valid: dict[str, Any]) -> str:
+    """For an unknown option ``key`` right after an option naming a bot (``safe=cbr:preset=imitate``
+    splits into ``safe=cbr`` and ``preset=imitate``: a spec's ``:`` cannot stand inside another
+    spec), a hint to name that bot by its short name (the value of its one option,
+    :func:`cbr.policies.adaptive.expert_alias`); else nothing.
+
+    >>> _nested_hint({"safe": "cbr", "preset": "imitate"}, "preset", {"safe": None})
+    ' (name a bot with options by its short name: safe=imitate)'
+    >>> _nested_hint({"experts": "ehs+cfr", "strategy": "counter_raise"}, "strategy", {"experts": None})
+    ' (name a bot with options by its short name: experts=ehs+counter_raise)'
+    >>> _nested_hint({"warmup": "50", "preset": "imitate"}, "preset", {"warmup": 50})
+    ''
+    """
+    from cbr.plugins import available
+
+    keys = list(raw)
+    before = keys[keys.index(key) - 1] if keys.index(key) > 0 else None
+    if before not in _BOT_OPTIONS or before not in valid:
+        return ""
+    others, plus, bot = raw[before].rpartition("+")
+    if bot not in available("cbr.policies"):
+        return ""
+    return f" (name a bot with options by its short name: {_shown(before)}={others}{plus}{raw[key]})"
+
+
 def policy_from_spec(text: str, *, seed: int | None = None, casebase: Any = None) -> Policy:
     """The policy a spec names, built through the plugin store with its options.
     ``casebase``: for a policy with a ``casebase`` option, a case base the process holds open
@@ -258,7 +287,7 @@ def policy_from_spec(text: str, *, seed: int | None = None, casebase: Any = None
         if key not in valid:
             if not valid:
                 raise PolicySpecError(f"policy {name!r} takes no options, got {key!r}")
-            raise PolicySpecError(f"policy {name!r} has no option {key!r}; options: "
+            raise PolicySpecError(f"policy {name!r} has no option {key!r}{_nested_hint(raw, key, valid)}; options: "
                                   f"{', '.join(k.replace('_', '-') for k in valid)}")
         kwargs[key] = _convert(spec, key, value, valid[key])
     if casebase is not None and "casebase" in valid:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from cbr.errors import GameError
 from cbr.play.match import run_match
 from cbr.play.table import seat_names, unique_names
 from cbr.policies.spec import policy_from_spec
@@ -265,6 +266,26 @@ def test_an_empty_seat_in_players_is_a_usage_error(command: tuple, players: str)
     assert result.exit_code == 2, result.output
     assert "--players" in result.stderr and "empty" in result.stderr, result.stderr
 
+
+
+@pytest.mark.parametrize("players, said", [
+    ("adapt:safe=emd_256,call,raise", "the adapt bot's safe expert, emd_256, plays heads-up only: it cannot play at a table of 3"),
+    ("call,cfr,raise,call", "the cfr bot plays heads-up only: it cannot play at a table of 4"),
+])
+def test_a_heads_up_bot_at_a_bigger_table_is_a_usage_error_before_the_match(tmp_path: Path, players: str,
+                                                                             said: str) -> None:
+    """``cbr match --players adapt:safe=emd_256,call,raise`` played, then stopped at the safe
+    expert's first decision: ``error: the cfr bot plays heads-up fixed limit, not 'holdem.limit.3p'``,
+    exit 1. The library refuses it too, before any hand; heads-up both play."""
+    log = tmp_path / "m.log"
+    result = cbr("match", "--players", players, "--hands", 150, "--log", log)
+    assert result.exit_code == 2, result.output
+    assert said in " ".join(result.stderr.split()), result.stderr
+    assert "--players" in result.stderr and not log.exists()
+    with pytest.raises(GameError, match=said.replace(".", "[.]")):
+        run_match(players.split(","), 10)
+    bot = players.split(",")[1 if players.startswith("call") else 0]
+    assert run_match([bot, "call"], 2, seed=1).hands == 2
 
 @pytest.mark.parametrize("args, line", [
     (("--hole", "AdQc", "--board", "3h4c"), "error: board must have 0, 3, 4, 5 cards, got 2 (--board)"),

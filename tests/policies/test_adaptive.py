@@ -333,6 +333,24 @@ def test_bots_with_options_are_named_by_their_short_names_and_bad_values_refused
             policy_from_spec(spec)
 
 
+
+def test_a_spec_nested_in_an_option_naming_a_bot_is_told_to_use_the_short_name():
+    """``adapt:safe=cbr:preset=imitate`` said only ``has no option 'preset'``: the nested spec's ``:``
+    ends ``safe``'s value. The message says how to name the bot; the short name it gives works."""
+    from cbr.policies.spec import PolicySpecError, policy_from_spec
+
+    for spec, shown in (("adapt:safe=cbr:preset=imitate", "safe=imitate"),
+                        ("adapt:fallback=cbr:preset=expert:warmup=20", "fallback=expert"),
+                        ("adapt:experts=ehs+cfr:strategy=counter_raise", "experts=ehs+counter_raise")):
+        with pytest.raises(PolicySpecError) as caught:
+            policy_from_spec(spec)
+        assert f"(name a bot with options by its short name: {shown}); options: experts, safe," in str(caught.value)
+        policy_from_spec(f"adapt:{shown}", seed=1).close()
+    for spec in ("adapt:warmup=20:preset=imitate", "adapt:safe=imitate:preset=expert", "cbr:preset=imitate:safe=ehs"):
+        with pytest.raises(PolicySpecError, match="has no option") as caught:  # no bot spec cut in two: no hint
+            policy_from_spec(spec)
+        assert "short name" not in str(caught.value), caught.value
+
 def test_the_shipped_style_cases_are_found_beside_a_casebases_folder_of_ones_own(tmp_path, monkeypatch):
     """`--retain-into NAME` makes ./casebases; a Python session started there must still find the
     shipped style cases (the folder used to stand in for the package)."""
