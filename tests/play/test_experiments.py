@@ -217,8 +217,9 @@ def test_reuse_policies_script(tmp_path: Path) -> None:
     assert {r["reuse"] for r in rows} == {"probabilistic", "max-frequency", "best-outcome", "cbr:sharpen=2"}
     by = {(r["opponent"], r["reuse"]): r for r in rows}
     for opp, other in (("poki", "best-outcome"), ("call", "best-outcome"), ("raise", "cbr:sharpen=2")):
-        base = run_match(["cbr:reuse=probabilistic", opp], 8, duplicate=True, seed=5, keep_payoffs=True)
-        spec = other if ":" in other else f"cbr:reuse={other}"
+        # the script's default --bot is the case-based bot alone, cbr:preset=expert, reuse=... added
+        base = run_match(["cbr:preset=expert:reuse=probabilistic", opp], 8, duplicate=True, seed=5, keep_payoffs=True)
+        spec = other if ":" in other else f"cbr:preset=expert:reuse={other}"
         best = run_match([spec, opp], 8, duplicate=True, seed=5, keep_payoffs=True)
         assert by[(opp, "probabilistic")]["sb"] == round(base.players[0].sb_per_hand, 4)
         diff, dci = paired_difference(deal_means(best), deal_means(base))

@@ -37,7 +37,7 @@ def test_reuse_cbr_is_the_cbr_of_cbr_match() -> None:
     try:
         out = engine.reuse({**FLOP, "policy": "cbr", "seed": 7})
         assert out["casebase"] == "expert"
-        with CBRPolicy() as bot:  # what `cbr match --players cbr` and the web table play
+        with CBRPolicy(preset="imitate") as bot:  # what `cbr match --players cbr` and the web table play first
             d = bot.decide(engine.decision_point(FLOP), random.Random("cbr-serve:7"))
         assert out["decision"]["played"] == {"fold": d.played[0], "check_call": d.played[1], "bet_raise": d.played[2]}
         assert out["action"] == d.action and out["decision"]["case_ids"] == [int(i) for i in d.case_ids[:5]]
