@@ -487,7 +487,8 @@ class AdaptivePolicy(Policy):
         values = self.values(opponent)
         if default not in values:
             _, sim, used = self.cases.expected(self.styles.vector(opponent), 1, self.bandwidth)
-            return (f"{opponent}'s style is far from every style case (the nearest, {used[0]!r}, is {sim:.2f} similar; "
+            whose = "your" if opponent == "you" else f"{opponent}'s"  # the human at `cbr play --human` is "you"
+            return (f"{whose} style is far from every style case (the nearest, {used[0]!r}, is {sim:.2f} similar; "
                     f"at least {self.min_similarity:g} needed): only the table's evidence would move it")
         others = {e: v for e, v in values.items() if e != default}
         if not others:

@@ -358,3 +358,18 @@ def test_why_shows_the_fallbacks_cases_after_the_warm_up():
     fallback = [ln for ln in kept if "its fallback, expert: " in ln]
     assert len(fallback) == chosen.count(bot.fallback) > 0
     assert all("no expert expected to win 50 sb/h more than cbr:preset=expert" in ln for ln in fallback)
+
+
+def test_the_human_is_told_about_your_style():
+    """At `cbr play --human` the opponent is "you": a style far from every case is "your style"."""
+    from cbr.policies.adaptive import AdaptivePolicy
+
+    bot = AdaptivePolicy(seed=1, warmup=5, min_similarity=0.999)
+    lines: list[str] = []
+    try:
+        play_human([bot], 12, seed=3, read=lambda p: "c", show=lines.append, why=1)
+        assert bot.keep_reason("you").startswith("your style is far from every style case")
+    finally:
+        bot.close()
+    assert any("choice: its fallback, expert: your style is far" in ln for ln in lines)
+    assert not any("you's" in ln for ln in lines)
