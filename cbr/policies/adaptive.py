@@ -56,7 +56,7 @@ from cbr.game.gamedef import STREETS
 from cbr.models.style import STYLE_FEATURES, StyleStats
 from cbr.models.tracker import seated_names
 from cbr.policies.base import Decision, Policy, Triple
-from cbr.policies.cbr_policy import CBRPolicy
+from cbr.policies.cbr_policy import CBRPolicy, one_of
 from cbr.policies.table_memory import TableMemory
 from cbr.stats import RunningMean
 
@@ -291,8 +291,8 @@ class AdaptivePolicy(Policy):
         self._results: dict[str, RunningMean] = {}
         self.safe, self.fallback = safe, fallback
         self.experts: dict[str, Policy] = {}
-        for i, spec in enumerate(specs):
-            expert_seed = None if seed is None else seed * 31 + i
+        for spec in specs:
+            expert_seed = self.expert_seed(spec)
             if spec == "cbr":  # style cases of before the adaptive default: `cbr` was the case-based bot alone
                 self.experts[spec] = policy_from_spec("cbr:preset=expert", seed=expert_seed)
             else:
@@ -319,9 +319,9 @@ class AdaptivePolicy(Policy):
         self._seating: tuple[str, ...] = ()
         self.chosen: list[tuple[str, str]] = []  # (opponent, expert) of each decision, for reports
 
-    def use_safe(self, policy: Policy) -> None:
-        """Play ``policy`` as the safe expert (e.g. the case-based bot over another case base)."""
-        self.use_expert(self.safe, policy)
+    def expert_seed(self, spec: str) -> Optional[int]:
+        """The seed the expert ``spec`` (one of :attr:`specs`) is built with: each its own, from the bot's."""
+        return None if self.seed is None else self.seed * 31 + self.specs.index(spec)
 
     def use_expert(self, spec: str, policy: Policy) -> None:
         """Play ``policy`` as the expert ``spec`` (one of :attr:`specs`), closing the one it replaces."""
@@ -339,9 +339,11 @@ class AdaptivePolicy(Policy):
         safe = self.case_based
         if safe is None:
             return []
-        here = Path(safe.casebase_path).resolve()  # type: ignore[attr-defined]
-        return [p for e, p in self.experts.items() if e != self.safe and e == self.fallback
-                and getattr(p, "can_retain", False) and Path(p.casebase_path).resolve() == here]  # type: ignore[attr-defined]
+        p = self.experts[self.fallback]
+        if self.fallback == self.safe or not getattr(p, "can_retain", False):
+            return []
+        same = Path(p.casebase_path).resolve() == Path(safe.casebase_path).resolve()  # type: ignore[attr-defined]
+        return [p] if same else []
 
     # ---- the case base (retention and explanations go through the safe expert's) ----------
     @property
@@ -573,10 +575,11 @@ class AdaptivePolicy(Policy):
             if kept and spec != self.safe:
                 kept = f"its fallback, {expert_alias(spec)}: {kept}"
             return dataclasses.replace(made, kept=kept) if kept and hasattr(made, "kept") else made
-        why = "" if opp is None else (spec == self.fallback and self.keep_reason(opp, dp.game.n_players)) or \
-            self.reason(opp, spec)
-        return AdaptiveDecision(dp=made.dp, action=made.action, played=made.played, expert=spec,
-                                reason=why,
+        if opp is None:
+            why = ""
+        else:  # the fallback (not case-based) says why no other plays; another expert why it plays
+            why = (self.keep_reason(opp, dp.game.n_players) if spec == self.fallback else "") or self.reason(opp, spec)
+        return AdaptiveDecision(dp=made.dp, action=made.action, played=made.played, expert=spec, reason=why,
                                 query_row=row, casebase=cb)
 
     # ---- retention that adapts -------------------------------------------------------------
@@ -771,18 +774,17 @@ def case_based_bot(*, seed: int | None = None, preset: str = DEFAULT_CBR_PRESET,
         if adaptive:
             raise ConfigError(f"{', '.join(adaptive)}: options of the adaptive preset, not of preset={preset}")
         if preset not in PRESETS:
-            raise ConfigError(f"unknown preset {preset!r}; use {DEFAULT_CBR_PRESET}, {', '.join(list(PRESETS)[:-1])} "
-                              f"or {list(PRESETS)[-1]}")
+            raise ConfigError(f"unknown preset {preset!r}; use {one_of([DEFAULT_CBR_PRESET, *PRESETS])}")
         return CBRPolicy(seed=seed, preset=preset, **options)  # type: ignore[arg-type]
-    safe = CBRPolicy(seed=None if seed is None else seed * 31, preset=SAFE_PRESET, **options)  # type: ignore[arg-type]
+    from cbr.policies.spec import parse_policy_spec
+
     bot = AdaptivePolicy(seed=seed, safe=f"cbr:preset={SAFE_PRESET}", **adaptive)  # type: ignore[arg-type]
-    bot.use_safe(safe)
-    name, _, fallback_preset = bot.fallback.partition(":preset=")
-    if name == "cbr" and fallback_preset in PRESETS and bot.fallback != bot.safe:
-        # the fallback is the case base sharpened: the options (a case base of one's own, ...) shape it too
-        seed_of = bot.specs.index(bot.fallback)
-        bot.use_expert(bot.fallback, CBRPolicy(seed=None if seed is None else seed * 31 + seed_of,  # type: ignore[arg-type]
-                                               preset=fallback_preset, **options))
+    # its case-based experts (the safe one, and the fallback: the case base sharpened) take the
+    # options (a case base of one's own, ...), each over its preset
+    for spec in dict.fromkeys((bot.safe, bot.fallback)):
+        name, given = parse_policy_spec(spec)
+        if name == "cbr" and set(given) == {"preset"} and given["preset"] in PRESETS:
+            bot.use_expert(spec, CBRPolicy(seed=bot.expert_seed(spec), preset=given["preset"], **options))  # type: ignore[arg-type]
     bot.name = "cbr"
     return bot
 

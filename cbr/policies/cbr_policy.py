@@ -101,6 +101,16 @@ PRESETS: dict[str, dict[str, Any]] = {
 DEFAULT_PRESET = "expert"
 
 
+def one_of(names: Sequence[str]) -> str:
+    """``names`` as an error message offers them: ``a, b or c``.
+
+    >>> one_of(["expert", "imitate", "casper"]), one_of(["expert"])
+    ('expert, imitate or casper', 'expert')
+    """
+    names = list(names)
+    return names[-1] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+
+
 def preset_settings(preset: str) -> str:
     """What the preset ``preset`` of :data:`PRESETS` sets, as a policy spec writes the options.
 
@@ -318,7 +328,7 @@ class CBRPolicy(Policy):
                  fallback_k: Optional[int] = None, min_cases: Optional[int] = None) -> None:
         super().__init__(seed=seed)
         if preset not in PRESETS:
-            raise ConfigError(f"unknown preset {preset!r}; use {', '.join(list(PRESETS)[:-1])} or {list(PRESETS)[-1]}")
+            raise ConfigError(f"unknown preset {preset!r}; use {one_of(PRESETS)}")
         chosen = PRESETS[preset]
         casebase = chosen["casebase"] if casebase is None else casebase
         reuse = chosen["reuse"] if reuse is None else reuse
@@ -327,8 +337,7 @@ class CBRPolicy(Policy):
         odds_guard = chosen["odds_guard"] if odds_guard is None else _number("odds_guard", odds_guard)
         self.preset = preset
         if reuse not in REUSE_POLICIES:
-            raise ConfigError(f"unknown re-use policy {reuse!r}; use {', '.join(REUSE_POLICIES[:-1])} "
-                              f"or {REUSE_POLICIES[-1]}")
+            raise ConfigError(f"unknown re-use policy {reuse!r}; use {one_of(REUSE_POLICIES)}")
         from cbr.errors import CaseBaseError
         from cbr.store import resolve_casebase
         from cbr.store.shared import SharedCaseBase
