@@ -22,7 +22,7 @@ import shutil
 import signal
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable, NoReturn
+from typing import Any, Callable, Iterable, NoReturn
 
 import pytest
 
@@ -33,6 +33,17 @@ REPO = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("CBR_SHARED", REPO.parent / "shared"))
 LOGS = SHARED / "data" / "logs"
 REFERENCE = SHARED / "data" / "reference"
+
+
+def lines_until(stream: Iterable[str], prefix: str) -> list[str]:
+    """The lines a child writes up to and with the first that starts with ``prefix`` (it is
+    then at that step); AssertionError with all of them when it ends without one."""
+    lines = []
+    for line in stream:
+        lines.append(line)
+        if line.startswith(prefix):
+            return lines
+    raise AssertionError("".join(lines))
 
 
 def default_sigint() -> None:

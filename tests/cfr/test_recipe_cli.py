@@ -18,7 +18,7 @@ import time
 
 import pytest
 
-from tests.conftest import REPO, default_sigint, require_native, run_on_a_terminal
+from tests.conftest import REPO, default_sigint, lines_until, require_native, run_on_a_terminal
 
 require_native(module_level=True)
 
@@ -128,14 +128,8 @@ def stop_the_build(args: list[str], sig: int, module: str = "casebases.build_cfr
     proc = subprocess.Popen([sys.executable, "-m", module, *args], cwd=REPO, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint)
     try:
-        lines = []
         assert proc.stderr is not None
-        for line in proc.stderr:
-            lines.append(line)
-            if line.startswith("building the abstraction"):
-                break
-        else:
-            raise AssertionError("".join(lines))
+        lines = lines_until(proc.stderr, "building the abstraction")
         time.sleep(1.0)  # inside the build
         assert proc.poll() is None
         proc.send_signal(sig)

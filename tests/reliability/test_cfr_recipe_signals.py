@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, require_native
+from tests.conftest import REPO, lines_until, require_native
 
 require_native(module_level=True)
 
@@ -44,13 +44,7 @@ def stop_twice(spawn, module: str, args: list[str]) -> tuple[int, str]:
     SIGINT and SIGTERM in turn every millisecond until it exits. Its exit code and stderr."""
     proc = spawn([sys.executable, "-c", RECIPE, module, *args], cwd=REPO, stdout=subprocess.DEVNULL,
                  stderr=subprocess.PIPE, text=True)
-    lines = []
-    for line in proc.stderr:
-        lines.append(line)
-        if line.startswith("building the abstraction"):
-            break
-    else:
-        raise AssertionError("".join(lines))
+    lines = lines_until(proc.stderr, "building the abstraction")
     time.sleep(1.0)                                      # inside the build (a minute at 4 buckets)
     assert proc.poll() is None, "".join(lines)
     proc.send_signal(signal.SIGINT)                      # the stop: the lower number wins if both are pending
