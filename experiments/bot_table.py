@@ -51,15 +51,15 @@ def decision_time(bot: str, hands: int, seed: int) -> dict:
     """Mean and p99 milliseconds of ``bot``'s decisions in ``hands`` hands against ``call``."""
     policy = policy_from_spec(bot, seed=seed)
     times: list[float] = []
-    act = policy.act
+    decide = policy.decide  # what the table calls (the adaptive and case-based bots do not go through act)
 
     def timed(dp, rng):
         t = time.perf_counter()
-        a = act(dp, rng)
+        d = decide(dp, rng)
         times.append(time.perf_counter() - t)
-        return a
+        return d
 
-    policy.act = timed  # type: ignore[method-assign]
+    policy.decide = timed  # type: ignore[method-assign]
     run_match([policy, "call"], 2, seed=seed + 1)  # warm-up: the case base or strategy is loaded
     times.clear()
     run_match([policy, "call"], hands, seed=seed)

@@ -104,3 +104,16 @@ def test_teacher_says_which_file_it_reused_and_how_to_measure_afresh(tmp_path: P
     p = _script("teacher.py", "--skip", "lbr,matches", "--out", str(out), "--redo", cwd=tmp_path)
     assert p.returncode == 0, p.stderr
     assert p.stdout.splitlines() == ["| measure | result (95% CI) |", "|---|---|"]
+
+
+@pytest.mark.parametrize("bot", ["cbr", "cbr:preset=casper", "hs"])
+def test_bot_table_times_every_kind_of_bot(tmp_path: Path, bot: str) -> None:
+    """bot_table.py timed a bot by wrapping its ``act``; the table calls ``decide``, which the
+    adaptive and case-based bots override, so plain ``cbr`` recorded no decision and the
+    script crashed on an empty percentile. Every kind of bot now has its decisions timed."""
+    out = tmp_path / "out"
+    p = _script("bot_table.py", "--bots", bot, "--skip", "matches,lbr", "--time-hands", "6", "--out", str(out),
+                "--workers", "1", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    t = json.loads((out / "bot-table-seed2.json").read_text())["rows"][bot]["time"]
+    assert t["decisions"] >= 6 and 0 < t["mean_ms"] <= t["p99_ms"], t
