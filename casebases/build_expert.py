@@ -139,15 +139,6 @@ def check_teacher(logs: Path, teacher: str) -> None:
         mark.write_text(teacher + "\n", encoding="utf-8")
 
 
-def _play_worker_init(parent: int) -> None:
-    """A match worker: dies with the recipe, leaves Ctrl-C and SIGTERM to it (it stops the pool)."""
-    from cbr.build.parent import die_with_parent
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    die_with_parent(parent)
-
-
 #: Seconds between two looks for a stop while a match is played.
 POLL_SECONDS = 0.1
 
@@ -156,17 +147,22 @@ def play(matches: list[ExpertMatch], workers: int) -> Optional[int]:
     """Play the matches whose logs are missing, ``workers`` at a time; returns None when all
     are played. Ctrl-C or SIGTERM (:class:`~cbr.cfr.longrun.StopSignals`) stops the workers at
     once (a log being written is dropped whole) and returns the signal's number; from the first
-    signal on, both are ignored (a burst of them cannot cut the clean-up or the caller's line)."""
-    from concurrent.futures import TimeoutError as Pending
+    signal on, both are ignored (a burst of them cannot cut the clean-up or the caller's line).
+    The workers are the build's (:mod:`cbr.build.pools`: they die with the recipe and leave the
+    signals to it); one that dies (killed from outside) stops the others the same way and raises
+    :class:`~cbr.errors.CBRError`."""
+    from concurrent.futures.process import BrokenProcessPool
 
-    from cbr.build.local import pool_context, stop_pool
+    from cbr.build.pools import first_done, pool_context, stop_pool, worker_started, workers_starting
     from cbr.cfr.longrun import StopSignals
+    from cbr.errors import CBRError
 
     todo = [m for m in matches if not m.log.exists()]
     t0 = time.time()
     done = 0
-    pool = ProcessPoolExecutor(max_workers=max(1, workers), mp_context=pool_context(),
-                               initializer=_play_worker_init, initargs=(os.getpid(),))
+    context = pool_context()
+    pool = ProcessPoolExecutor(max_workers=max(1, workers), mp_context=context,
+                               initializer=worker_started, initargs=(os.getpid(),))
 
     def drop_all() -> None:
         stop_pool(pool)
@@ -176,17 +172,22 @@ def play(matches: list[ExpertMatch], workers: int) -> Optional[int]:
 
     with StopSignals(ignore_after=True) as stop:
         try:
-            for m, future in zip(todo, [pool.submit(ExpertMatch.play, m) for m in todo]):
-                while not stop():
-                    try:
-                        path = future.result(timeout=POLL_SECONDS)
-                        break
-                    except Pending:
-                        continue
+            with workers_starting(context.get_start_method()):
+                futures = [pool.submit(ExpertMatch.play, m) for m in todo]
+            for m, future in zip(todo, futures):
+                while not stop() and not first_done([future], pool, timeout=POLL_SECONDS):
+                    pass
                 if stop():
                     break
+                path = future.result()
                 done += m.hands
                 print(f"{path.name}: {done:,} hands in {time.time() - t0:.0f} s", file=sys.stderr, flush=True)
+        except BrokenProcessPool as exc:
+            drop_all()
+            folder = todo[0].log.parent if todo else "the logs folder"
+            raise CBRError(f"a worker process of the recipe died ({exc}); killed from outside, or out of memory? "
+                           f"The logs played so far are in {folder} (a log being written was dropped); run the "
+                           "same command again to play the rest") from None
         except BaseException:
             drop_all()
             raise
@@ -278,7 +279,11 @@ def main(argv: list[str] | None = None) -> int:
     shipped = shipped_subset(matches, args.ship) if args.ship else []
     taken = [(first_part(m, k), k, m.log.name) for m, k in shipped]  # played, hands kept, the recipe's log name
     t0 = time.time()
-    stopped = play([m for m, _, _ in taken] if args.ship else matches, args.workers)
+    try:
+        stopped = play([m for m, _, _ in taken] if args.ship else matches, args.workers)
+    except CBRError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     if stopped is not None:
         by = "SIGTERM" if stopped == signal.SIGTERM else "Ctrl-C"
         print(f"stopped by {by}: the logs played so far are in {logs} (a log being written was dropped); run the "

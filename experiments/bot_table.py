@@ -47,6 +47,18 @@ def lbr(bot: str, hands: int, seed: int, workers: int, budget: float) -> dict:
     return {"mbb": r["mbb_per_game"], "ci": r["ci95"], "hands": r["hands"], "seconds": round(r["seconds"])}
 
 
+def lbr_text(r: dict, unit: str = " mbb/g") -> str:
+    """An LBR cell as ``mbb ± ci``, with ``n/a`` for what its hands could not give: no CI from
+    a single deal (``--lbr-hands`` 2 or 3), no value when no deal finished within the budget.
+
+    >>> lbr_text({"mbb": 750.0, "ci": 12.4}), lbr_text({"mbb": 750.0, "ci": None}), lbr_text({"mbb": None, "ci": None}, "")
+    ('750 ± 12 mbb/g', '750 ± n/a mbb/g', 'n/a')
+    """
+    if r["mbb"] is None:
+        return "n/a"
+    return f"{r['mbb']:.0f} ± {'n/a' if r['ci'] is None else format(r['ci'], '.0f')}{unit}"
+
+
 def decision_time(bot: str, hands: int, seed: int) -> dict:
     """Mean and p99 milliseconds of ``bot``'s decisions in ``hands`` hands against ``call``."""
     policy = policy_from_spec(bot, seed=seed)
@@ -109,6 +121,10 @@ def chart_columns(report: dict, bots: list[str], opponents: list[str]) -> tuple[
     return [b for b in bots if any(c in rows.get(b, {}) for c in columns)], columns
 
 
+def _or_nan(value: object) -> float:
+    return np.nan if value is None else float(value)
+
+
 def plot(report: dict, bots: list[str], opponents: list[str], path: Path) -> str:
     """Draw the LBR and match columns measured so far into ``path``; what was drawn, or why
     nothing was (one line for stderr)."""
@@ -128,8 +144,9 @@ def plot(report: dict, bots: list[str], opponents: list[str], path: Path) -> str
     titles = {"lbr": ("LBR (mbb/g, lower is better)", "mbb")}
     for ax, key in zip(axes[0], columns):
         title, field = titles.get(key, (f"against {key} (sb/h)", "sb_per_hand"))
-        vals = [rows[b].get(key, {}).get(field, np.nan) for b in bots]
-        errs = [rows[b].get(key, {}).get("ci", 0) for b in bots]
+        # a value or CI the hands could not give (None: lbr_text) is drawn as nothing
+        vals = [_or_nan(rows[b].get(key, {}).get(field, np.nan)) for b in bots]
+        errs = [_or_nan(rows[b].get(key, {}).get("ci", 0)) for b in bots]
         ax.barh(y, vals, xerr=errs, color="C0" if key == "lbr" else "C2", alpha=0.8, capsize=3)
         top = max((v for v in vals if np.isfinite(v)), default=0.0)
         if key == "lbr" and top > 0:  # a bot measured over a few hands has a CI wider than the field: cut at 2.5x the top value
@@ -200,7 +217,8 @@ def main() -> int:
             else:
                 r = lbr(b, args.lbr_hands, args.seed, args.workers, args.lbr_budget)
             rows.setdefault(b, {})["lbr"] = r
-            print(f"{b}: LBR {r['mbb']:.0f} +- {r['ci']:.0f} mbb/g ({r['hands']} hands)", file=sys.stderr, flush=True)
+            few = ": too few for a CI" if r["ci"] is None else ""
+            print(f"{b}: LBR {lbr_text(r)} ({r['hands']} hands{few})", file=sys.stderr, flush=True)
             save()
     if "time" not in skip:
         for b in bots:
@@ -223,7 +241,7 @@ def main() -> int:
     print(head + "\n|---|" + "---:|" * (len(opponents) + 2))
     for b in bots:
         r = rows.get(b, {})
-        cells = [f"{r['lbr']['mbb']:.0f} ± {r['lbr']['ci']:.0f} ({r['lbr']['hands']:,} h)" if "lbr" in r else "-"]
+        cells = [f"{lbr_text(r['lbr'], unit='')} ({r['lbr']['hands']:,} h)" if "lbr" in r else "-"]
         cells += [f"{r[o]['sb_per_hand']:+.3f} ± {r[o]['ci']:.3f}" if o in r else "-" for o in opponents]
         cells.append(f"{r['time']['mean_ms']:.2f} / {r['time']['p99_ms']:.2f}" if "time" in r else "-")
         print(f"| `{b}` | " + " | ".join(cells) + " |")

@@ -284,3 +284,20 @@ def test_bot_table_with_nothing_to_draw_says_so_in_one_line(tmp_path: Path) -> N
                                                  "bot-table-seed2.png was written")
     assert sorted(f.name for f in out.iterdir()) == ["bot-table-seed2.json"]
     assert list(json.loads((out / "bot-table-seed2.json").read_text())["rows"]["call"]) == ["time"]
+
+
+def test_bot_table_with_too_few_lbr_hands_for_a_ci_says_it_is_not_available(tmp_path: Path) -> None:
+    """``bot_table --lbr-hands 2`` (one duplicate deal: a mean, no confidence interval) printed a
+    traceback formatting the CI (None); the LBR is shown with its CI as ``n/a``, in the JSON as
+    null, and drawn without an error bar. Always-fold loses exactly 750 mbb/g a deal to LBR."""
+    require_module("matplotlib")
+    out = tmp_path / "out"
+    p = run([str(REPO / "experiments" / "bot_table.py"), "--skip", "matches,time", "--bots", "fold",
+             "--lbr-hands", "2", "--redo", "--workers", "1", "--out", str(out)], tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert "Traceback" not in p.stderr
+    assert "fold: LBR 750 ± n/a mbb/g (2 hands: too few for a CI)" in p.stderr.splitlines(), p.stderr
+    assert p.stdout.splitlines()[-1] == "| `fold` | 750 ± n/a (2 h) | - | - | - | - |"
+    lbr = json.loads((out / "bot-table-seed2.json").read_text())["rows"]["fold"]["lbr"]
+    assert (lbr["mbb"], lbr["ci"], lbr["hands"]) == (750.0, None, 2)
+    assert (out / "bot-table-seed2.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

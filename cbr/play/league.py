@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import math
 import os
-import signal
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -161,13 +160,12 @@ _HANDS_DONE: Any = None  # in a worker process: the queue its hands played go to
 
 def _init_worker(parent: int, hands_done: Any) -> None:
     """A worker process: dies with the league's process; Ctrl-C and SIGTERM are the parent's to
-    handle; the hands it plays are counted into ``hands_done`` (a queue the parent reads)."""
+    handle (:func:`~cbr.build.pools.worker_started`); the hands it plays are counted into
+    ``hands_done`` (a queue the parent reads)."""
     global _HANDS_DONE
-    from cbr.build.parent import die_with_parent
+    from cbr.build.pools import worker_started
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    die_with_parent(parent)
+    worker_started(parent)
     _HANDS_DONE = hands_done
 
 
@@ -236,10 +234,10 @@ def run_league(
 def _in_processes(pairs: Sequence[tuple[str, str]], hands: int, seed: int, workers: int,
                   finish: Callable[[int, Pairing], None], progress: Optional[Callable[..., None]]) -> None:
     import queue
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
-    from cbr.build.local import pool_context, stop_pool
+    from cbr.build.pools import first_done, pool_context, stop_pool, workers_starting
 
     context = pool_context()
     hands_done = context.Queue()
@@ -261,9 +259,10 @@ def _in_processes(pairs: Sequence[tuple[str, str]], hands: int, seed: int, worke
     pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker,
                                initargs=(os.getpid(), hands_done))
     try:
-        pending = {pool.submit(_worker_pairing, a, b, hands, seed + i): i for i, (a, b) in enumerate(pairs)}
+        with workers_starting(context.get_start_method()):
+            pending = {pool.submit(_worker_pairing, a, b, hands, seed + i): i for i, (a, b) in enumerate(pairs)}
         while pending:
-            finished, _ = wait(pending, timeout=0.25, return_when=FIRST_COMPLETED)
+            finished = first_done(pending, pool, timeout=0.25)
             count()
             for future in finished:
                 pairing = future.result()

@@ -189,3 +189,42 @@ def test_a_burst_of_signals_while_it_stops_is_one_stop(tmp_path: Path) -> None:
     assert proc.returncode == code, err
     assert "Traceback" not in err and err.splitlines()[-1].startswith(f"stopped by {by}: the logs played so far")
     assert err.count("stopped by") == 1 and not list(logs.glob(".*.tmp-*")) and not (tmp_path / "b").exists()
+
+
+def test_a_killed_match_worker_is_one_error_line(tmp_path: Path) -> None:
+    """A match worker SIGKILLed from outside (the OOM killer, say) while it plays: one ``error:``
+    line, exit 1, no half-written log and no worker left (it was a ``BrokenProcessPool``
+    traceback). The recipe's pool is the build's (:mod:`cbr.build.pools`)."""
+    import os
+    import time
+
+    logs = tmp_path / "logs"
+    proc = _run(["--logs", str(logs), "--ship", "400000", "--match-hands", "200000", "--workers", "2",
+                 "--teacher", "cfr:strategy=emd_256", "--out", str(tmp_path / "b")], start_new_session=True,
+                preexec_fn=default_sigint)
+    workers: set[int] = set()
+    try:
+        deadline = time.monotonic() + 60
+        while len(workers) < 2 and time.monotonic() < deadline:      # both workers are writing a log
+            workers = {int(p.name.split(".tmp-")[1].split("-")[0]) for p in logs.glob(".*.tmp-*")}
+            time.sleep(0.1)
+        assert len(workers) == 2, f"two logs were not started within 60 s: {workers}"
+        victim = min(workers)
+        os.kill(victim, signal.SIGKILL)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+        for pid in workers:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    assert proc.returncode == 1, err
+    assert "Traceback" not in err
+    assert err.splitlines()[-1].startswith("error: a worker process of the recipe died"), err
+    assert not list(logs.glob(".*.tmp-*")) and not (tmp_path / "b").exists()
+    left = [pid for pid in workers if os.path.exists(f"/proc/{pid}") and
+            Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"]
+    assert left == [], f"workers outlived the recipe: {left}"
