@@ -326,9 +326,9 @@ def test_bots_with_options_are_named_by_their_short_names_and_bad_values_refused
     bot.close()
     for spec, message in (("adapt:safe=raise", "safe: the style cases rate imitate, expert, casper, emd_256, ehs"),
                           ("adapt:experts=+", "experts: no bot given"),
-                          ("adapt:min-similarity=1.5", "min_similarity must be in"),
-                          ("adapt:min-gain=nan", "min_gain must be"),
-                          ("adapt:safe-policy=1", "has no option 'safe_policy'")):
+                          ("adapt:min-similarity=1.5", "min-similarity must be in"),
+                          ("adapt:min-gain=nan", "min-gain must be"),
+                          ("adapt:safe-policy=1", "has no option 'safe-policy'")):
         with pytest.raises(PolicySpecError, match=message):
             policy_from_spec(spec)
 
