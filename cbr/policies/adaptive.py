@@ -64,7 +64,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from cbr.game.decision import DecisionPoint
     from cbr.logs.record import HandRecord
 
-__all__ = ["AdaptivePolicy", "AdaptiveDecision", "expert_alias", "StyleCases", "load_style_cases", "DEFAULT_STYLES", "case_based_bot", "DEFAULT_CBR_PRESET"]
+__all__ = ["AdaptivePolicy", "AdaptiveDecision", "expert_alias", "largest_warmup", "StyleCases", "load_style_cases", "DEFAULT_STYLES", "case_based_bot", "DEFAULT_CBR_PRESET"]
 
 #: The shipped style cases (``casebases/styles/house.json``).
 DEFAULT_STYLES = "house"
@@ -195,7 +195,8 @@ class AdaptiveDecision(Decision):
 class AdaptivePolicy(Policy):
     """See the module docstring; one line on each option is in :attr:`OPTION_HELP` (``cbr plugins
     list`` shows them). Beyond those lines: ``warmup`` counts hands discounted as the style is
-    (at most 90% of ``1 / (1 - discount)``), ``bandwidth`` is :meth:`StyleCases.expected`'s,
+    (at most 90% of ``1 / (1 - discount)``, :func:`largest_warmup`: a larger one is refused with
+    both numbers), ``bandwidth`` is :meth:`StyleCases.expected`'s,
     ``prior_hands=auto`` is :meth:`prior_weight`, and a change of style starts new evidence
     whatever ``evidence_discount``. A bot of ``experts`` and ``safe`` is named by its spec or, when
     the spec has options, by its short name (:func:`expert_alias`: ``expert``, ``counter_raise``),
@@ -209,7 +210,7 @@ class AdaptivePolicy(Policy):
         "fallback": "after the warm-up, the expert played without evidence for another (default: the style cases'; "
                     "shipped: expert)",
         "styles": "the style cases: a file or a shipped name",
-        "warmup": "hands of an opponent seen before it may leave the safe expert",
+        "warmup": "hands of an opponent seen before it may leave the safe expert (at most 0.9/(1-discount))",
         "min_gain": "sb/h an expert must be expected to win over the current one to switch",
         "min_similarity": "least similarity of the nearest style case to trust the style cases",
         "k": "style cases that vote",
@@ -274,6 +275,12 @@ class AdaptivePolicy(Policy):
         for name, value in (("discount", discount), ("evidence_discount", evidence_discount)):
             if not 0.0 < float(value) <= 1.0:
                 raise ConfigError(f"{name} must be in (0, 1], got {value!r}")
+        if self.warmup > largest_warmup(self.discount):  # never reached: said now, not capped in silence
+            need = math.ceil((1.0 - 0.9 / self.warmup) * 1e6 - 1e-6) / 1e6
+            raise ConfigError(f"warmup={self.warmup} is more than discount={self.discount:g} allows: an opponent's "
+                              f"discounted count of hands levels off at {1.0 / (1.0 - self.discount):g} and the "
+                              f"warm-up may be at most 90% of it; give warmup={largest_warmup(self.discount)} or "
+                              f"less, or discount={need:g} or more")
         self.evidence_discount = float(evidence_discount)
         if str(prior_hands).strip().lower() == "auto":
             self.prior_hands: Optional[float] = None
@@ -420,7 +427,6 @@ class AdaptivePolicy(Policy):
     def choose(self, opponent: Optional[str], players: int = 2) -> str:
         """The expert's spec for ``opponent`` at a table of ``players`` (the safe one without
         enough evidence; never one that plays heads-up only at a bigger table)."""
-        # discounted counts level off at 1 / (1 - discount) hands: a warm-up above that waits for 90% of it
         if opponent is None or self.styles.hands(opponent) < self._enough():
             return self.safe
         default = self._default(players)
@@ -462,9 +468,9 @@ class AdaptivePolicy(Policy):
         return self.fallback
 
     def _enough(self) -> float:
-        """The warm-up in the style's (discounted) hands: discounted counts level off at
-        ``1 / (1 - discount)`` hands, so a warm-up above that waits for 90% of it."""
-        return self.warmup if self.discount == 1.0 else min(self.warmup, 0.9 / (1.0 - self.discount))
+        """The warm-up in the style's (discounted) hands (at most :func:`largest_warmup`: checked
+        when the bot is made)."""
+        return float(self.warmup)
 
     def keep_reason(self, opponent: Optional[str], players: int = 2) -> str:
         """Why the house's default plays against ``opponent``, in words: the safe expert during
@@ -715,6 +721,20 @@ DEFAULT_CBR_PRESET = "adaptive"
 #: the expert case base sampled plainly, LBR 264 ± 38 mbb/g where the sharpened ``expert`` measured
 #: 354 to 403 (docs/experiments.md).
 SAFE_PRESET = "imitate"
+
+
+def largest_warmup(discount: float) -> float:
+    """The largest ``warmup`` the adaptive bot takes with ``discount``: an opponent's count of
+    hands, each worth ``discount ** age``, approaches ``1 / (1 - discount)`` and never reaches it,
+    so the warm-up may be at most 90% of that (reached after ``log(0.1) / log(discount)`` hands,
+    229 at 0.99); with ``discount=1`` any.
+
+    >>> largest_warmup(0.99), largest_warmup(0.95), largest_warmup(0.9991), largest_warmup(1.0)
+    (90, 18, 1000, inf)
+    """
+    if discount >= 1.0:
+        return math.inf
+    return math.floor(0.9 / (1.0 - discount) + 1e-6)  # 0.9 / (1 - 0.99) is 89.99999999999991
 
 
 def _flag(name: str, value: object) -> bool:

@@ -131,7 +131,7 @@ def test_the_case_based_options_and_a_new_case_base_reach_the_fallback_too():
 
 
 def test_follows_an_opponent_that_changes_style(cases_file):
-    bot = AdaptivePolicy(seed=1, styles=cases_file, warmup=30, discount=0.95)
+    bot = AdaptivePolicy(seed=1, styles=cases_file, warmup=18, discount=0.95)   # the most 0.95 allows
     try:
         run_match([bot, "raise"], 120, seed=5)
         assert bot.chosen[-1][1] == "ehs"
@@ -145,6 +145,31 @@ def test_follows_an_opponent_that_changes_style(cases_file):
         assert bot.chosen[-1][1] == "poki"
     finally:
         bot.close()
+
+
+def test_a_warmup_the_discount_never_lets_the_count_reach_is_refused_with_both_numbers():
+    """``adapt:warmup=1000`` played a warm-up of 90 without a word: at discount 0.99 an opponent's
+    discounted count of hands levels off at 100. Now the spec is refused, naming both options, the
+    largest warm-up the discount allows and the discount the warm-up needs; both work."""
+    from cbr.policies.spec import PolicySpecError, policy_from_spec
+
+    for spec, said in (("adapt:warmup=1000", "warmup=1000 is more than discount=0.99 allows: an opponent's "
+                                             "discounted count of hands levels off at 100 and the warm-up may be "
+                                             "at most 90% of it; give warmup=90 or less, or discount=0.9991 or more"),
+                       ("adapt:warmup=91", "give warmup=90 or less, or discount=0.99011 or more"),
+                       ("adapt:discount=0.95", "warmup=50 is more than discount=0.95 allows"),  # the default warm-up
+                       ("adapt:discount=0.95", "give warmup=18 or less, or discount=0.982 or more")):
+        with pytest.raises(PolicySpecError) as caught:
+            policy_from_spec(spec)
+        assert said in str(caught.value) and "\n" not in str(caught.value), caught.value
+    for spec, warmup in (("adapt:warmup=90", 90), ("adapt:warmup=1000:discount=0.9991", 1000),
+                         ("adapt:warmup=91:discount=0.99011", 91),
+                         ("adapt:warmup=18:discount=0.95", 18), ("adapt:warmup=1000:discount=1", 1000)):
+        bot = policy_from_spec(spec, seed=1)
+        try:
+            assert bot.warmup == warmup and bot.keep_reason("x") == f"x: 0.0 of the {warmup} hands of warm-up seen"
+        finally:
+            bot.close()
 
 
 def test_options_and_files_are_checked(tmp_path, cases_file):
