@@ -172,6 +172,101 @@ def test_a_warmup_the_discount_never_lets_the_count_reach_is_refused_with_both_n
             bot.close()
 
 
+class Recorded(AdaptivePolicy):
+    """The adaptive bot, with each decision's hand (the match's ``hand_id``) beside its record."""
+
+    def __init__(self, **options):
+        super().__init__(**options)
+        self.hands_of_decisions: list[int] = []
+
+    def decide(self, dp, rng=None):
+        self.hands_of_decisions.append(int(dp.hand_id) + 1)    # numbered from 1, as the choices are
+        return super().decide(dp, rng)
+
+    def reset(self):
+        super().reset()
+        self.hands_of_decisions.clear()
+
+
+def runs_of(bot: Recorded, heads_up: bool) -> list[tuple]:
+    """The choices as the bot's per-decision record (``chosen``: opponent and expert) and the hands
+    of its decisions say: per opponent, the stretches of hands with one expert, in order of their
+    first hand; the first hand's unnamed opponent is the heads-up opponent, else None."""
+    seen: dict = {}                                        # opponent -> [(hand, expert)] in order, once a hand
+    for hand, (opp, expert) in zip(bot.hands_of_decisions, bot.chosen):
+        seq = seen.setdefault(opp, [])
+        if not seq or seq[-1] != (hand, expert):
+            seq.append((hand, expert))
+    if "" in seen:
+        unnamed = seen.pop("")
+        named = [o for o in seen] if heads_up else []
+        key = named[0] if named else None
+        seen[key] = unnamed + seen.get(key, [])
+    runs = []
+    for opp, seq in seen.items():
+        for hand, expert in seq:
+            if runs and runs[-1][0] == opp and runs[-1][1] == expert:     # opponents one after another
+                runs[-1] = (opp, expert, runs[-1][2], hand, runs[-1][4] + 1)
+            else:
+                runs.append((opp, expert, hand, hand, 1))
+    return sorted(runs, key=lambda r: (r[2], str(r[0])))
+
+
+def test_its_choices_are_the_stretches_its_decisions_show(cases_file):
+    """``expert_choices`` (what ``cbr match --json`` reports): per opponent, each expert with the
+    hand it began, its last and the hands it played, as the per-decision record shows them; the
+    first hand, before the bot knows its opponent, is the heads-up opponent's; a reset forgets."""
+    bot = Recorded(seed=1, styles=cases_file, warmup=30)
+    try:
+        run_match([bot, "raise"], 120, seed=5)
+        got = [(c.opponent, c.expert, c.first_hand, c.last_hand, c.hands) for c in bot.expert_choices]
+        assert got == runs_of(bot, heads_up=True) and len(got) >= 2, got
+        first, then = bot.expert_choices[0], bot.expert_choices[1]
+        assert (first.opponent, first.expert, first.first_hand) == ("raise", bot.safe, 1)
+        assert first.hands >= 30 and then.first_hand == first.last_hand + 1      # always-raise never folds first
+        assert sum(c.hands for c in bot.expert_choices) == 120
+        assert first.why == "no opponent seen yet (its first hand)"      # the words --why gave its first decision
+        assert "raise" in then.why and "style case 'raise'" in then.why and then.to_dict()["expert"] == then.expert
+        run_match([bot, "call", "fold"], 60, seed=6)      # three seats: the one still in (fold folds to a bet)
+        got = [(c.opponent, c.expert, c.first_hand, c.last_hand, c.hands) for c in bot.expert_choices]
+        assert [c[2] for c in got] == sorted(c[2] for c in got)                 # in the order they began
+        assert sorted(got, key=lambda r: (r[2], str(r[0]))) == runs_of(bot, heads_up=False), got
+        assert got[0][0] is None and got[0][2:4] == (1, 1)        # the first hand: not known whom it adapted to
+        assert {c[0] for c in got} == {None, "call", "fold"}
+        assert all(c[2] > 1 for c in got[1:])
+    finally:
+        bot.close()
+
+
+def test_an_interrupted_match_reports_the_choices_of_the_hands_it_counted(cases_file):
+    """A duplicate match stopped mid-deal reports whole deals; its seats' choices are those of a
+    match of that many hands, not of the hands of the deal it left."""
+    from cbr.play.match import interrupted_result
+    from cbr.policies.baseline import AlwaysRaisePolicy
+
+    class StopAt(AlwaysRaisePolicy):
+        def act(self, dp, rng):
+            if int(dp.hand_id) == 41:
+                raise KeyboardInterrupt
+            return super().act(dp, rng)
+
+    bot = AdaptivePolicy(seed=1, styles=cases_file, warmup=10)
+    try:
+        with pytest.raises(KeyboardInterrupt) as caught:
+            run_match([bot, StopAt()], 80, seed=3, duplicate=True)
+    finally:
+        bot.close()
+    partial = interrupted_result(caught.value)
+    assert partial is not None and partial.hands == 40                 # hand 41 began a deal it did not finish
+    again = AdaptivePolicy(seed=1, styles=cases_file, warmup=10)
+    try:
+        whole = run_match([again, AlwaysRaisePolicy()], 40, seed=3, duplicate=True)
+    finally:
+        again.close()
+    assert partial.players[0].experts == whole.players[0].experts and whole.players[0].experts
+    assert sum(c.hands for c in whole.players[0].experts) == 40 and partial.players[1].experts == ()
+
+
 def test_options_and_files_are_checked(tmp_path, cases_file):
     with pytest.raises(ConfigError, match="not call, fold"):
         AdaptivePolicy(styles=cases_file, experts="call+fold")  # no win rates: never chosen
