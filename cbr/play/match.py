@@ -69,7 +69,9 @@ PROGRESS_EVERY = 50
 class PlayerResult:
     """One seat's result: ``policy`` is the seat's policy spec as given (``cbr:preset=casper``),
     or the policy's name when it was given as an object. ``*_ci`` are half-widths of 95%
-    confidence intervals."""
+    confidence intervals. ``experts``: for an adaptive bot (plain ``cbr``, ``adapt``), the experts
+    it chose, in the order they began (its :attr:`~cbr.policies.adaptive.AdaptivePolicy.expert_choices`);
+    empty for any other bot."""
 
     name: str
     policy: str
@@ -79,16 +81,22 @@ class PlayerResult:
     sb_ci: float
     mbb_per_hand: float
     mbb_ci: float
+    experts: tuple = ()
 
     def to_dict(self) -> dict:
         """Plain data; the rates to 12 significant digits, so a sum's float noise does not show
-        (``0.425``, not ``0.4249999999999998``); an infinite CI is None.
+        (``0.425``, not ``0.4249999999999998``); an infinite CI is None; ``experts`` only for a
+        bot that chose experts, each a dict (:meth:`~cbr.policies.adaptive.ExpertChoice.to_dict`).
 
         >>> d = PlayerResult("a", "call", 40, 170.0, 0.4249999999999998, math.inf, 424.99999999999983, 3.5).to_dict()
         >>> d["sb_per_hand"], d["sb_ci"], d["mbb_per_hand"], d["mbb_ci"]
         (0.425, None, 425.0, 3.5)
         """
         out = dict(vars(self))
+        if self.experts:
+            out["experts"] = [c.to_dict() for c in self.experts]
+        else:
+            del out["experts"]
         for key in ("sb_per_hand", "sb_ci", "mbb_per_hand", "mbb_ci"):
             x = out[key]
             out[key] = float(f"{x:.12g}") if math.isfinite(x) else None
@@ -288,7 +296,8 @@ def _play_match(policies: list[Policy], hands: int, game: GameDef | None, duplic
     pending = 0
     # What an interruption reports: (hands, totals, stats) after the last hand (whole deal)
     # fully counted, rebound in one step, so a Ctrl-C in the middle of the counting is safe.
-    counted: tuple[int, list[float], list[tuple[int, float, float]]] = (0, list(totals), [(0, 0.0, 0.0)] * n)
+    counted: tuple[int, list[float], list[tuple[int, float, float]], list[tuple]] = (
+        0, list(totals), [(0, 0.0, 0.0)] * n, [() for _ in range(n)])
     try:
         for k in range(total_hands):
             won = table.play(k, k // n if duplicate else k).won
@@ -305,28 +314,34 @@ def _play_match(policies: list[Policy], hands: int, game: GameDef | None, duplic
             if keep_payoffs:
                 kept.append(tuple(won))
             if not duplicate or k % n == n - 1:
-                counted = (k + 1, totals.copy(), [(m.count, m.mean, m.m2) for m in stats])
+                counted = (k + 1, totals.copy(), [(m.count, m.mean, m.m2) for m in stats], _choices(policies))
             pending += 1
             if progress is not None and (pending >= progress_every or k == total_hands - 1):
                 progress(pending)
                 pending = 0
     except KeyboardInterrupt as exc:
-        done, done_totals, done_stats = counted
+        done, done_totals, done_stats, done_choices = counted
         partial = []
         for count, mean, m2 in done_stats:
             m = RunningMean()
             m.count, m.mean, m.m2 = count, mean, m2
             partial.append(m)
         exc.match_result = MatchResult(  # type: ignore[attr-defined]
-            game, _players(game, names, policies, done, done_totals, partial), done,
+            game, _players(game, names, policies, done, done_totals, partial, done_choices), done,
             done // n if duplicate else done, duplicate, seed, tuple(kept[:done]), interrupted=True)
         raise
-    return MatchResult(game, _players(game, names, policies, total_hands, totals, stats), total_hands, deals,
-                       duplicate, seed, tuple(kept))
+    return MatchResult(game, _players(game, names, policies, total_hands, totals, stats, _choices(policies)),
+                       total_hands, deals, duplicate, seed, tuple(kept))
+
+
+def _choices(policies: Sequence[Policy]) -> list[tuple]:
+    """Each seat's adaptive choices so far (:attr:`~cbr.policies.adaptive.AdaptivePolicy.expert_choices`,
+    immutable records: a copy of the list is a snapshot), empty for a bot that chooses none."""
+    return [tuple(getattr(p, "expert_choices", ())) for p in policies]
 
 
 def _players(game: GameDef, names: Sequence[str], policies: Sequence[Policy], hands: int, totals: Sequence[float],
-             stats: Sequence[RunningMean]) -> tuple[PlayerResult, ...]:
+             stats: Sequence[RunningMean], choices: Sequence[tuple] = ()) -> tuple[PlayerResult, ...]:
     """Each seat's :class:`PlayerResult` from its chips and its running mean."""
     sb, bb = game.small_bet, game.big_blind
     out = []
@@ -335,6 +350,7 @@ def _players(game: GameDef, names: Sequence[str], policies: Sequence[Policy], ha
         out.append(PlayerResult(
             name=names[s], policy=getattr(policies[s], "spec", policies[s].name), hands=hands, total=totals[s],
             sb_per_hand=mean / sb, sb_ci=ci / sb, mbb_per_hand=1000.0 * mean / bb, mbb_ci=1000.0 * ci / bb,
+            experts=tuple(choices[s]) if choices else (),
         ))
     return tuple(out)
 

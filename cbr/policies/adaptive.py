@@ -64,7 +64,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from cbr.game.decision import DecisionPoint
     from cbr.logs.record import HandRecord
 
-__all__ = ["AdaptivePolicy", "AdaptiveDecision", "expert_alias", "StyleCases", "load_style_cases", "DEFAULT_STYLES", "case_based_bot", "DEFAULT_CBR_PRESET"]
+__all__ = ["AdaptivePolicy", "AdaptiveDecision", "ExpertChoice", "expert_alias", "largest_warmup", "StyleCases", "load_style_cases", "DEFAULT_STYLES", "case_based_bot", "DEFAULT_CBR_PRESET"]
 
 #: The shipped style cases (``casebases/styles/house.json``).
 DEFAULT_STYLES = "house"
@@ -192,10 +192,37 @@ class AdaptiveDecision(Decision):
         return self.query_row if casebase is self.casebase and casebase is not None else None
 
 
+@dataclass(frozen=True)
+class ExpertChoice:
+    """A stretch of hands in which the adaptive bot played one expert against one opponent
+    (:attr:`AdaptivePolicy.expert_choices`): ``expert`` (its spec) played from hand ``first_hand`` to
+    ``last_hand`` (numbered from 1 since the bot's last reset: a match's hands), deciding in
+    ``hands`` of them (a hand the opponent ended before the bot acted counts for none), and
+    ``why`` is the reason its first decision gave (the words of ``--why``). ``opponent`` is None
+    for the first hand at a table of three or more, before the bot knew who sat with it."""
+
+    opponent: Optional[str]
+    expert: str
+    first_hand: int
+    last_hand: int
+    hands: int
+    why: str = ""
+
+    def to_dict(self) -> dict:
+        """Plain data (``cbr match --json``), the expert also by its short name (:func:`expert_alias`).
+
+        >>> ExpertChoice("raise", "cbr:preset=imitate", 1, 50, 50, "warm-up").to_dict()["short"]
+        'imitate'
+        """
+        return {"expert": self.expert, "short": expert_alias(self.expert), "opponent": self.opponent,
+                "first_hand": self.first_hand, "last_hand": self.last_hand, "hands": self.hands, "why": self.why}
+
+
 class AdaptivePolicy(Policy):
     """See the module docstring; one line on each option is in :attr:`OPTION_HELP` (``cbr plugins
     list`` shows them). Beyond those lines: ``warmup`` counts hands discounted as the style is
-    (at most 90% of ``1 / (1 - discount)``), ``bandwidth`` is :meth:`StyleCases.expected`'s,
+    (at most 90% of ``1 / (1 - discount)``, :func:`largest_warmup`: a larger one is refused with
+    both numbers), ``bandwidth`` is :meth:`StyleCases.expected`'s,
     ``prior_hands=auto`` is :meth:`prior_weight`, and a change of style starts new evidence
     whatever ``evidence_discount``. A bot of ``experts`` and ``safe`` is named by its spec or, when
     the spec has options, by its short name (:func:`expert_alias`: ``expert``, ``counter_raise``),
@@ -209,7 +236,7 @@ class AdaptivePolicy(Policy):
         "fallback": "after the warm-up, the expert played without evidence for another (default: the style cases'; "
                     "shipped: expert)",
         "styles": "the style cases: a file or a shipped name",
-        "warmup": "hands of an opponent seen before it may leave the safe expert",
+        "warmup": "hands of an opponent seen before it may leave the safe expert (at most 0.9/(1-discount))",
         "min_gain": "sb/h an expert must be expected to win over the current one to switch",
         "min_similarity": "least similarity of the nearest style case to trust the style cases",
         "k": "style cases that vote",
@@ -274,6 +301,12 @@ class AdaptivePolicy(Policy):
         for name, value in (("discount", discount), ("evidence_discount", evidence_discount)):
             if not 0.0 < float(value) <= 1.0:
                 raise ConfigError(f"{name} must be in (0, 1], got {value!r}")
+        if self.warmup > largest_warmup(self.discount):  # never reached: said now, not capped in silence
+            need = math.ceil((1.0 - 0.9 / self.warmup) * 1e6 - 1e-6) / 1e6
+            raise ConfigError(f"warmup={self.warmup} is more than discount={self.discount:g} allows: an opponent's "
+                              f"discounted count of hands levels off at {1.0 / (1.0 - self.discount):g} and the "
+                              f"warm-up may be at most 90% of it; give warmup={largest_warmup(self.discount)} or "
+                              f"less, or discount={need:g} or more")
         self.evidence_discount = float(evidence_discount)
         if str(prior_hands).strip().lower() == "auto":
             self.prior_hands: Optional[float] = None
@@ -318,6 +351,12 @@ class AdaptivePolicy(Policy):
         self._current: dict[str, str] = {}  # the expert playing against each opponent
         self._seating: tuple[str, ...] = ()
         self.chosen: list[tuple[str, str]] = []  # (opponent, expert) of each decision, for reports
+        #: the experts it chose against each opponent, in the order they began (:class:`ExpertChoice`;
+        #: ``cbr match --json`` reports them); hands counted since the last :meth:`reset`
+        self.expert_choices: list[ExpertChoice] = []
+        self._last_choice: dict[Optional[str], int] = {}  # each opponent's current choice in `expert_choices`
+        self._pending: dict[tuple[Optional[str], str], str] = {}  # this hand's (opponent, expert): why
+        self._hand = 0  # hands observed since the last reset
 
     def expert_seed(self, spec: str) -> Optional[int]:
         """The seed the expert ``spec`` (one of :attr:`specs`) is built with: each its own, from the bot's."""
@@ -420,7 +459,6 @@ class AdaptivePolicy(Policy):
     def choose(self, opponent: Optional[str], players: int = 2) -> str:
         """The expert's spec for ``opponent`` at a table of ``players`` (the safe one without
         enough evidence; never one that plays heads-up only at a bigger table)."""
-        # discounted counts level off at 1 / (1 - discount) hands: a warm-up above that waits for 90% of it
         if opponent is None or self.styles.hands(opponent) < self._enough():
             return self.safe
         default = self._default(players)
@@ -462,9 +500,9 @@ class AdaptivePolicy(Policy):
         return self.fallback
 
     def _enough(self) -> float:
-        """The warm-up in the style's (discounted) hands: discounted counts level off at
-        ``1 / (1 - discount)`` hands, so a warm-up above that waits for 90% of it."""
-        return self.warmup if self.discount == 1.0 else min(self.warmup, 0.9 / (1.0 - self.discount))
+        """The warm-up in the style's (discounted) hands (at most :func:`largest_warmup`: checked
+        when the bot is made)."""
+        return float(self.warmup)
 
     def keep_reason(self, opponent: Optional[str], players: int = 2) -> str:
         """Why the house's default plays against ``opponent``, in words: the safe expert during
@@ -561,26 +599,62 @@ class AdaptivePolicy(Policy):
     # ---- the policy ----------------------------------------------------------------------
     def decide(self, dp: "DecisionPoint", rng: Optional[random.Random] = None) -> Decision:
         opp = self.opponent(dp)
-        spec = self.choose(opp, dp.game.n_players)
+        players = dp.game.n_players
+        spec = self.choose(opp, players)
         self.chosen.append((opp or "", spec))
         if opp is not None and self.styles.hands(opp) > 0:
             self._played[opp] = (self._nearest(opp), spec)
         made = self.experts[spec].decide(dp, rng if rng is not None else random.Random(0))
         changed, row, cb = self._remembered(dp, opp, spec, made)
-        if changed is not None:
+        # a case-based bot's own record (its vote explains it) says why no other expert plays
+        case_based = spec == self.safe or (spec == self.fallback and hasattr(made, "kept"))
+        if changed is not None:  # the table memory's reason, not the choice's
+            if (opp, spec) not in self._pending:
+                self._pending[(opp, spec)] = self._why(opp, spec, players, case_based) if self._begins(opp, spec) else ""
             return changed
-        if spec == self.safe or (spec == self.fallback and hasattr(made, "kept")):
-            # a case-based bot's own record (its vote explains it), and why no other expert
-            kept = self.keep_reason(opp, dp.game.n_players)
-            if kept and spec != self.safe:
-                kept = f"its fallback, {expert_alias(spec)}: {kept}"
-            return dataclasses.replace(made, kept=kept) if kept and hasattr(made, "kept") else made
-        if opp is None:
-            why = ""
-        else:  # the fallback (not case-based) says why no other plays; another expert why it plays
-            why = (self.keep_reason(opp, dp.game.n_players) if spec == self.fallback else "") or self.reason(opp, spec)
+        why = self._why(opp, spec, players, case_based)
+        self._pending.setdefault((opp, spec), why)
+        if case_based:
+            return dataclasses.replace(made, kept=why) if why and hasattr(made, "kept") else made
         return AdaptiveDecision(dp=made.dp, action=made.action, played=made.played, expert=spec, reason=why,
                                 query_row=row, casebase=cb)
+
+    def _why(self, opp: Optional[str], spec: str, players: int, case_based: bool) -> str:
+        """Why ``spec`` plays against ``opp`` (the words of ``--why`` and of :attr:`expert_choices`): a
+        case-based expert's :meth:`keep_reason` (the fallback's marked so); the fallback (not
+        case-based) says why no other plays; another expert why it plays (:meth:`reason`)."""
+        if case_based:
+            kept = self.keep_reason(opp, players)
+            return f"its fallback, {expert_alias(spec)}: {kept}" if kept and spec != self.safe else kept
+        if opp is None:
+            return ""
+        return (self.keep_reason(opp, players) if spec == self.fallback else "") or self.reason(opp, spec)
+
+    # ---- what it chose, for reports ----------------------------------------------------------
+    def _begins(self, opp: Optional[str], spec: str) -> bool:
+        """Whether ``spec`` playing against ``opp`` in this hand begins a new :class:`ExpertChoice`."""
+        last = self._last_choice.get(opp)
+        return last is None or self.expert_choices[last].expert != spec
+
+    def _commit_choices(self, record: "HandRecord", position: int) -> None:
+        """The hand ``record`` just ended: each expert that decided in it against an opponent
+        continues that opponent's last :class:`ExpertChoice` or begins a new one. The first hand's
+        decisions, before the bot knew who sat with it, are the one opponent's when there is one."""
+        self._hand += 1
+        others = [nm for i, nm in enumerate(record.players) if i != position]
+        for (opp, spec), why in self._pending.items():
+            if opp is None and len(others) == 1:
+                opp = others[0]
+            last = self._last_choice.get(opp)
+            if last is not None and self.expert_choices[last].expert == spec:
+                c = self.expert_choices[last]
+                if c.last_hand != self._hand:
+                    self.expert_choices[last] = dataclasses.replace(c, last_hand=self._hand, hands=c.hands + 1)
+            else:
+                self._last_choice[opp] = len(self.expert_choices)
+                self.expert_choices.append(ExpertChoice(opponent=opp, expert=spec, first_hand=self._hand,
+                                                 last_hand=self._hand, hands=1, why=why))
+        self._pending.clear()
 
     # ---- retention that adapts -------------------------------------------------------------
     def table_memory(self, cb: object = None) -> Optional[TableMemory]:
@@ -665,6 +739,7 @@ class AdaptivePolicy(Policy):
         return self.expert_for(dp).triples(dp, holes)
 
     def observe(self, record: "HandRecord", position: int) -> None:
+        self._commit_choices(record, position)  # before the styles move: the reasons are the hand's
         self._known.clear()
         self._seating = tuple(record.players)
         self.styles.update(record)
@@ -696,6 +771,10 @@ class AdaptivePolicy(Policy):
         self._current.clear()
         self._seating = ()
         self.chosen.clear()
+        self.expert_choices.clear()
+        self._last_choice.clear()
+        self._pending.clear()
+        self._hand = 0
         for p in self.experts.values():
             p.reset()
 
@@ -715,6 +794,20 @@ DEFAULT_CBR_PRESET = "adaptive"
 #: the expert case base sampled plainly, LBR 264 ± 38 mbb/g where the sharpened ``expert`` measured
 #: 354 to 403 (docs/experiments.md).
 SAFE_PRESET = "imitate"
+
+
+def largest_warmup(discount: float) -> float:
+    """The largest ``warmup`` the adaptive bot takes with ``discount``: an opponent's count of
+    hands, each worth ``discount ** age``, approaches ``1 / (1 - discount)`` and never reaches it,
+    so the warm-up may be at most 90% of that (reached after ``log(0.1) / log(discount)`` hands,
+    229 at 0.99); with ``discount=1`` any.
+
+    >>> largest_warmup(0.99), largest_warmup(0.95), largest_warmup(0.9991), largest_warmup(1.0)
+    (90, 18, 1000, inf)
+    """
+    if discount >= 1.0:
+        return math.inf
+    return math.floor(0.9 / (1.0 - discount) + 1e-6)  # 0.9 / (1 - 0.99) is 89.99999999999991
 
 
 def _flag(name: str, value: object) -> bool:

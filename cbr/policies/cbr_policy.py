@@ -634,7 +634,7 @@ class CBRPolicy(Policy):
         names = list(cb.manifest.features.get(street, ()))
         need = ("hand_strength", "positive_potential", "players_in_hand")
         if not all(f in names for f in need):
-            raise ConfigError(f"odds_guard needs the features {', '.join(need)} on the {street}; case base "
+            raise ConfigError(f"odds-guard needs the features {', '.join(need)} on the {street}; case base "
                               f"{cb.name!r} has {', '.join(names)}")
         ehs = guard_strength(*(float(q[names.index(f)]) for f in need[:2]), int(q[names.index(need[2])]))
         return ehs if ehs >= self.odds_guard * dp.pot_odds else None

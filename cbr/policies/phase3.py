@@ -195,7 +195,7 @@ class Phase3Policy(EHSPolicy):
     >>> from cbr.policies.spec import policy_from_spec
     >>> policy_from_spec("phase3:raise-ehs=0.7")
     Traceback (most recent call last):
-    cbr.policies.spec.PolicySpecError: policy 'phase3' has no option 'raise_ehs'; options: variant, min-samples, preflop
+    cbr.policies.spec.PolicySpecError: policy 'phase3' has no option 'raise-ehs'; options: variant, min-samples, preflop
     >>> Phase3Policy(raise_ehs=0.7).raise_ehs
     0.7
     >>> Phase3Policy(variant="reckless")

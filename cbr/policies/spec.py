@@ -82,7 +82,7 @@ def parse_policy_spec(text: str) -> tuple[str, dict[str, str]]:
             raise PolicySpecError(f"policy spec {spec!r}: expected KEY=VALUE after ':', got {part!r}")
         key = key.replace("-", "_")
         if key in options:
-            raise PolicySpecError(f"policy spec {spec!r}: option {key!r} given twice")
+            raise PolicySpecError(f"policy spec {spec!r}: option {_shown(key)!r} given twice")
         options[key] = value.strip()
     return name, options
 
@@ -215,6 +215,20 @@ def _shown(key: str) -> str:
     return key.replace("_", "-")
 
 
+def _as_written(message: str, options: Any) -> str:
+    """``message`` (a bot's error) with each of its ``options``' keywords as a spec writes them:
+    a constructor names ``min_similarity``, the user wrote ``min-similarity``.
+
+    >>> _as_written("min_similarity must be in [0, 1], got 2.0; see min_gain", ["min_similarity", "min_gain", "k"])
+    'min-similarity must be in [0, 1], got 2.0; see min-gain'
+    >>> _as_written("odds_guard_x is not min_gains", ["odds_guard", "min_gain"])   # whole names only
+    'odds_guard_x is not min_gains'
+    """
+    for key in sorted((k for k in options if "_" in k), key=len, reverse=True):
+        message = re.sub(rf"(?<![\w-]){re.escape(key)}(?![\w-])", _shown(key), message)
+    return message
+
+
 def _convert(spec: str, key: str, value: str, default: Any) -> Any:
     if isinstance(default, bool):
         low = value.lower()
@@ -286,9 +300,9 @@ def policy_from_spec(text: str, *, seed: int | None = None, casebase: Any = None
     for key, value in raw.items():
         if key not in valid:
             if not valid:
-                raise PolicySpecError(f"policy {name!r} takes no options, got {key!r}")
-            raise PolicySpecError(f"policy {name!r} has no option {key!r}{_nested_hint(raw, key, valid)}; options: "
-                                  f"{', '.join(k.replace('_', '-') for k in valid)}")
+                raise PolicySpecError(f"policy {name!r} takes no options, got {_shown(key)!r}")
+            raise PolicySpecError(f"policy {name!r} has no option {_shown(key)!r}{_nested_hint(raw, key, valid)}; "
+                                  f"options: {', '.join(_shown(k) for k in valid)}")
         kwargs[key] = _convert(spec, key, value, valid[key])
     if casebase is not None and "casebase" in valid:
         kwargs["casebase"] = casebase
@@ -296,7 +310,7 @@ def policy_from_spec(text: str, *, seed: int | None = None, casebase: Any = None
         policy = factory(seed=seed, **kwargs)
     except PolicySpecError:
         raise
-    except (ValueError, TypeError) as exc:
-        raise PolicySpecError(f"policy spec {spec!r}: {exc}") from None
+    except (ValueError, TypeError) as exc:  # the bot names its options by keyword: said as the spec writes them
+        raise PolicySpecError(f"policy spec {spec!r}: {_as_written(str(exc), valid)}") from None
     policy.spec = spec  # type: ignore[attr-defined]  # results and logs label the seat by it
     return policy

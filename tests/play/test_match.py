@@ -267,6 +267,29 @@ def test_cli_match_json_names_each_seats_policy_spec():
         ("ehs/bluff-rate=0.5", "ehs:bluff-rate=0.5"), ("ehs", "ehs")]
 
 
+def test_cli_match_json_says_which_experts_the_adaptive_bot_chose():
+    """Plain cbr is the adaptive bot: --json says, for its seat, each expert it chose against the
+    opponent, the hand it began, its last and the hands it played, and why (the words of --why),
+    the record the bot kept as it played (the same as run_match's); a bot that chooses none has no
+    such field."""
+    from cbr.policies.adaptive import SAFE_PRESET
+
+    res = runner.invoke(app, ["match", "--players", "cbr,raise", "--hands", "200", "--json"])
+    assert res.exit_code == 0, res.output
+    cbr, other = json.loads(res.stdout)["players"]
+    assert "experts" not in other
+    direct = run_match(["cbr", "raise"], 200, seed=0)
+    assert cbr["experts"] == [c.to_dict() for c in direct.players[0].experts]
+    first, *later = cbr["experts"]
+    assert (first["expert"], first["short"], first["opponent"], first["first_hand"]) == (
+        f"cbr:preset={SAFE_PRESET}", SAFE_PRESET, "raise", 1)             # the warm-up: the safe expert
+    assert first["hands"] >= 50 and later                                   # the default warm-up, then a choice
+    for before, after in zip(cbr["experts"], later):                        # always-raise never folds first:
+        assert after["first_hand"] == before["last_hand"] + 1               # every hand is one expert's
+        assert after["expert"] != before["expert"] and "raise" in after["why"]
+    assert sum(c["hands"] for c in cbr["experts"]) == 200 == cbr["experts"][-1]["last_hand"]
+
+
 def test_cli_match_table_and_duplicate():
     res = runner.invoke(app, ["match", "-p", "raise,call,random", "-n", "10", "--duplicate"])
     assert res.exit_code == 0, res.output

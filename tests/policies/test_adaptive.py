@@ -131,7 +131,7 @@ def test_the_case_based_options_and_a_new_case_base_reach_the_fallback_too():
 
 
 def test_follows_an_opponent_that_changes_style(cases_file):
-    bot = AdaptivePolicy(seed=1, styles=cases_file, warmup=30, discount=0.95)
+    bot = AdaptivePolicy(seed=1, styles=cases_file, warmup=18, discount=0.95)   # the most 0.95 allows
     try:
         run_match([bot, "raise"], 120, seed=5)
         assert bot.chosen[-1][1] == "ehs"
@@ -145,6 +145,126 @@ def test_follows_an_opponent_that_changes_style(cases_file):
         assert bot.chosen[-1][1] == "poki"
     finally:
         bot.close()
+
+
+def test_a_warmup_the_discount_never_lets_the_count_reach_is_refused_with_both_numbers():
+    """``adapt:warmup=1000`` played a warm-up of 90 without a word: at discount 0.99 an opponent's
+    discounted count of hands levels off at 100. Now the spec is refused, naming both options, the
+    largest warm-up the discount allows and the discount the warm-up needs; both work."""
+    from cbr.policies.spec import PolicySpecError, policy_from_spec
+
+    for spec, said in (("adapt:warmup=1000", "warmup=1000 is more than discount=0.99 allows: an opponent's "
+                                             "discounted count of hands levels off at 100 and the warm-up may be "
+                                             "at most 90% of it; give warmup=90 or less, or discount=0.9991 or more"),
+                       ("adapt:warmup=91", "give warmup=90 or less, or discount=0.99011 or more"),
+                       ("adapt:discount=0.95", "warmup=50 is more than discount=0.95 allows"),  # the default warm-up
+                       ("adapt:discount=0.95", "give warmup=18 or less, or discount=0.982 or more")):
+        with pytest.raises(PolicySpecError) as caught:
+            policy_from_spec(spec)
+        assert said in str(caught.value) and "\n" not in str(caught.value), caught.value
+    for spec, warmup in (("adapt:warmup=90", 90), ("adapt:warmup=1000:discount=0.9991", 1000),
+                         ("adapt:warmup=91:discount=0.99011", 91),
+                         ("adapt:warmup=18:discount=0.95", 18), ("adapt:warmup=1000:discount=1", 1000)):
+        bot = policy_from_spec(spec, seed=1)
+        try:
+            assert bot.warmup == warmup and bot.keep_reason("x") == f"x: 0.0 of the {warmup} hands of warm-up seen"
+        finally:
+            bot.close()
+
+
+class Recorded(AdaptivePolicy):
+    """The adaptive bot, with each decision's hand (the match's ``hand_id``) beside its record."""
+
+    def __init__(self, **options):
+        super().__init__(**options)
+        self.hands_of_decisions: list[int] = []
+
+    def decide(self, dp, rng=None):
+        self.hands_of_decisions.append(int(dp.hand_id) + 1)    # numbered from 1, as the choices are
+        return super().decide(dp, rng)
+
+    def reset(self):
+        super().reset()
+        self.hands_of_decisions.clear()
+
+
+def runs_of(bot: Recorded, heads_up: bool) -> list[tuple]:
+    """The choices as the bot's per-decision record (``chosen``: opponent and expert) and the hands
+    of its decisions say: per opponent, the stretches of hands with one expert, in order of their
+    first hand; the first hand's unnamed opponent is the heads-up opponent, else None."""
+    seen: dict = {}                                        # opponent -> [(hand, expert)] in order, once a hand
+    for hand, (opp, expert) in zip(bot.hands_of_decisions, bot.chosen):
+        seq = seen.setdefault(opp, [])
+        if not seq or seq[-1] != (hand, expert):
+            seq.append((hand, expert))
+    if "" in seen:
+        unnamed = seen.pop("")
+        named = [o for o in seen] if heads_up else []
+        key = named[0] if named else None
+        seen[key] = unnamed + seen.get(key, [])
+    runs = []
+    for opp, seq in seen.items():
+        for hand, expert in seq:
+            if runs and runs[-1][0] == opp and runs[-1][1] == expert:     # opponents one after another
+                runs[-1] = (opp, expert, runs[-1][2], hand, runs[-1][4] + 1)
+            else:
+                runs.append((opp, expert, hand, hand, 1))
+    return sorted(runs, key=lambda r: (r[2], str(r[0])))
+
+
+def test_its_choices_are_the_stretches_its_decisions_show(cases_file):
+    """``expert_choices`` (what ``cbr match --json`` reports): per opponent, each expert with the
+    hand it began, its last and the hands it played, as the per-decision record shows them; the
+    first hand, before the bot knows its opponent, is the heads-up opponent's; a reset forgets."""
+    bot = Recorded(seed=1, styles=cases_file, warmup=30)
+    try:
+        run_match([bot, "raise"], 120, seed=5)
+        got = [(c.opponent, c.expert, c.first_hand, c.last_hand, c.hands) for c in bot.expert_choices]
+        assert got == runs_of(bot, heads_up=True) and len(got) >= 2, got
+        first, then = bot.expert_choices[0], bot.expert_choices[1]
+        assert (first.opponent, first.expert, first.first_hand) == ("raise", bot.safe, 1)
+        assert first.hands >= 30 and then.first_hand == first.last_hand + 1      # always-raise never folds first
+        assert sum(c.hands for c in bot.expert_choices) == 120
+        assert first.why == "no opponent seen yet (its first hand)"      # the words --why gave its first decision
+        assert "raise" in then.why and "style case 'raise'" in then.why and then.to_dict()["expert"] == then.expert
+        run_match([bot, "call", "fold"], 60, seed=6)      # three seats: the one still in (fold folds to a bet)
+        got = [(c.opponent, c.expert, c.first_hand, c.last_hand, c.hands) for c in bot.expert_choices]
+        assert [c[2] for c in got] == sorted(c[2] for c in got)                 # in the order they began
+        assert sorted(got, key=lambda r: (r[2], str(r[0]))) == runs_of(bot, heads_up=False), got
+        assert got[0][0] is None and got[0][2:4] == (1, 1)        # the first hand: not known whom it adapted to
+        assert {c[0] for c in got} == {None, "call", "fold"}
+        assert all(c[2] > 1 for c in got[1:])
+    finally:
+        bot.close()
+
+
+def test_an_interrupted_match_reports_the_choices_of_the_hands_it_counted(cases_file):
+    """A duplicate match stopped mid-deal reports whole deals; its seats' choices are those of a
+    match of that many hands, not of the hands of the deal it left."""
+    from cbr.play.match import interrupted_result
+    from cbr.policies.baseline import AlwaysRaisePolicy
+
+    class StopAt(AlwaysRaisePolicy):
+        def act(self, dp, rng):
+            if int(dp.hand_id) == 41:
+                raise KeyboardInterrupt
+            return super().act(dp, rng)
+
+    bot = AdaptivePolicy(seed=1, styles=cases_file, warmup=10)
+    try:
+        with pytest.raises(KeyboardInterrupt) as caught:
+            run_match([bot, StopAt()], 80, seed=3, duplicate=True)
+    finally:
+        bot.close()
+    partial = interrupted_result(caught.value)
+    assert partial is not None and partial.hands == 40                 # hand 41 began a deal it did not finish
+    again = AdaptivePolicy(seed=1, styles=cases_file, warmup=10)
+    try:
+        whole = run_match([again, AlwaysRaisePolicy()], 40, seed=3, duplicate=True)
+    finally:
+        again.close()
+    assert partial.players[0].experts == whole.players[0].experts and whole.players[0].experts
+    assert sum(c.hands for c in whole.players[0].experts) == 40 and partial.players[1].experts == ()
 
 
 def test_options_and_files_are_checked(tmp_path, cases_file):
@@ -326,9 +446,9 @@ def test_bots_with_options_are_named_by_their_short_names_and_bad_values_refused
     bot.close()
     for spec, message in (("adapt:safe=raise", "safe: the style cases rate imitate, expert, casper, emd_256, ehs"),
                           ("adapt:experts=+", "experts: no bot given"),
-                          ("adapt:min-similarity=1.5", "min_similarity must be in"),
-                          ("adapt:min-gain=nan", "min_gain must be"),
-                          ("adapt:safe-policy=1", "has no option 'safe_policy'")):
+                          ("adapt:min-similarity=1.5", "min-similarity must be in"),
+                          ("adapt:min-gain=nan", "min-gain must be"),
+                          ("adapt:safe-policy=1", "has no option 'safe-policy'")):
         with pytest.raises(PolicySpecError, match=message):
             policy_from_spec(spec)
 

@@ -237,7 +237,7 @@ def test_threshold_and_fallback_k_replace_the_case_bases_retrieval_settings(tmp_
     bot = policy_from_spec("cbr:preset=expert:threshold=0.995:fallback-k=30")
     assert (bot.threshold, bot.fallback_k) == (0.995, 30) and "threshold=0.995, fallback_k=30" in repr(bot)
     for spec, said in (("cbr:threshold=1.5", "threshold must be a number in [0, 1]"),
-                       *((f"cbr:fallback-k={k}", "fallback_k must be a whole number from 1 to 1,000,000")
+                       *((f"cbr:fallback-k={k}", "fallback-k must be a whole number from 1 to 1,000,000")
                          for k in ("0", "2.5", "inf", "-inf", "nan", "1e9", "1000001", "ten")),
                        ("cbr:threshold=high", "threshold must be a number, got 'high'")):
         with pytest.raises(ValueError, match=said.replace("[", r"\[").replace("]", r"\]")):
@@ -266,9 +266,9 @@ def test_min_cases_retrieves_never_fewer_than_the_fallback(tmp_path):
         assert enough.decide(dp).retrieved == 3
     bot = policy_from_spec("cbr:preset=expert:threshold=0.995:fallback-k=30:min-cases=30")
     assert bot.min_cases == 30 and "fallback_k=30, min_cases=30" in repr(bot)
-    with pytest.raises(ValueError, match=r"min_cases \(31\) must be at most fallback_k \(30\)"):
+    with pytest.raises(ValueError, match=r"min-cases \(31\) must be at most fallback-k \(30\)"):
         policy_from_spec("cbr:fallback-k=30:min-cases=31")
-    with pytest.raises(ValueError, match="min_cases must be a whole number from 1 to 1,000,000"):
+    with pytest.raises(ValueError, match="min-cases must be a whole number from 1 to 1,000,000"):  # as the spec writes it
         policy_from_spec("cbr:min-cases=0")
     over = CBRPolicy(casebase=cb, seed=3, min_cases=21)  # the case base's fallback_k is 20
     with pytest.raises(ConfigError, match=r"case base 'many': min_cases must be a whole number from 1 to "

@@ -92,6 +92,29 @@ def test_build_errors(text, error, message):
     assert "\n" not in str(info.value)
 
 
+@pytest.mark.parametrize("spec, words", [
+    ("adapt:min-similarity=2", "min-similarity must be in [0, 1], got 2.0"),
+    ("adapt:min_similarity=2", "min-similarity must be in [0, 1], got 2.0"),     # either way written: one name
+    ("adapt:prior-hands=-1", "prior-hands must be 'auto' or a positive number"),
+    ("adapt:memory-z=-1", "memory-z must be a number >= 0"),
+    ("cbr:min-cases=9:fallback-k=3", "min-cases (9) must be at most fallback-k (3): fewer than min-cases cases"),
+    ("cbr:outcome-weight=inf", "outcome-weight must be a finite number"),
+    ("cbr:preset=expert:memory-cases=3", "memory-cases: options of the adaptive preset, not of preset=expert"),
+    ("cbr:min-similarity=2", "has no option 'min-similarity'; options: preset"),
+    ("cbr:fallback-k=3:fallback_k=4", "option 'fallback-k' given twice"),
+    ("call:stab_rate=1", "takes no options, got 'stab-rate'"),
+])
+def test_option_errors_name_the_option_as_a_spec_writes_it(spec, words):
+    """A bot's constructor names its keyword (``min_similarity``); the user wrote ``min-similarity``."""
+    with pytest.raises(PolicySpecError) as info:
+        policy_from_spec(spec)
+    said = str(info.value)
+    assert words in said, said
+    said = said.replace(repr(spec), "")                     # the spec as given, quoted whole
+    assert not any(k in said for k in ("min_similarity", "prior_hands", "memory_z", "min_cases", "fallback_k",
+                                       "outcome_weight", "memory_cases", "stab_rate")), said
+
+
 def test_unknown_policy_is_also_a_plugin_error():
     with pytest.raises(PluginError):
         policy_from_spec("nosuchbot")
