@@ -645,6 +645,8 @@ class AdaptivePolicy(Policy):
         for (opp, spec), why in self._pending.items():
             if opp is None and len(others) == 1:
                 opp = others[0]
+                if spec == self.safe:  # the stretch's words: what the first hand's "no opponent yet" begins
+                    why = f"{opp}: the warm-up (until {self._enough():.0f} of its hands, discounted, are seen), by the safe expert"
             last = self._last_choice.get(opp)
             if last is not None and self.expert_choices[last].expert == spec:
                 c = self.expert_choices[last]

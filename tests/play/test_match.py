@@ -290,6 +290,17 @@ def test_cli_match_json_says_which_experts_the_adaptive_bot_chose():
     assert sum(c["hands"] for c in cbr["experts"]) == 200 == cbr["experts"][-1]["last_hand"]
 
 
+def test_cli_match_table_says_which_experts_the_adaptive_bot_played():
+    """Under the table, one line per adaptive seat: each expert's short name and its hands, as
+    --json has them (the table said nothing of them); against one opponent it is not named."""
+    res = runner.invoke(app, ["match", "--players", "raise,cbr", "--hands", "200"])
+    assert res.exit_code == 0, res.output
+    direct = run_match(["raise", "cbr"], 200, seed=0).players[1].experts
+    stretches = ", ".join(f"{c.to_dict()['short']} {c.first_hand}-{c.last_hand}" for c in direct)
+    assert res.stdout.splitlines()[-1] == f"seat 1 (cbr) played, by hand: {stretches} (--json says why)"
+    assert len(direct) >= 2 and "seat 0" not in res.stdout.split("┘")[-1]   # raise chooses no expert
+
+
 def test_cli_match_table_and_duplicate():
     res = runner.invoke(app, ["match", "-p", "raise,call,random", "-n", "10", "--duplicate"])
     assert res.exit_code == 0, res.output

@@ -225,7 +225,8 @@ def test_its_choices_are_the_stretches_its_decisions_show(cases_file):
         assert (first.opponent, first.expert, first.first_hand) == ("raise", bot.safe, 1)
         assert first.hands >= 30 and then.first_hand == first.last_hand + 1      # always-raise never folds first
         assert sum(c.hands for c in bot.expert_choices) == 120
-        assert first.why == "no opponent seen yet (its first hand)"      # the words --why gave its first decision
+        # the first hand's --why says "no opponent seen yet"; the stretch says what it was (heads-up: the warm-up)
+        assert first.why == "raise: the warm-up (until 30 of its hands, discounted, are seen), by the safe expert"
         assert "raise" in then.why and "style case 'raise'" in then.why and then.to_dict()["expert"] == then.expert
         run_match([bot, "call", "fold"], 60, seed=6)      # three seats: the one still in (fold folds to a bet)
         got = [(c.opponent, c.expert, c.first_hand, c.last_hand, c.hands) for c in bot.expert_choices]
