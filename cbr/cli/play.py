@@ -76,11 +76,7 @@ def match_command(
             raise usage_error(str(exc), "--players") from None
     if not 2 <= len(names) <= 10:
         raise usage_error(f"a match seats 2 to 10 bots, got {len(names)}", "--players")
-    from cbr.play.match import seat_refusal
-
-    for bot in built:  # a heads-up bot at a bigger table: said now, not at its first decision
-        if seat_refusal(bot, len(names)):
-            raise usage_error(seat_refusal(bot, len(names)), "--players")
+    _check_table(built, len(names), "--players")
     if fmt is not None and fmt not in ("acpc", "phh"):
         raise usage_error(f"unknown log format {fmt!r}; use acpc or phh", "--log-format")
     if log is None and fmt is not None:
@@ -213,8 +209,14 @@ def serve_dealer_command(
                           f"{g.n_players} seats, or a game of {len(seats)} (holdem.limit.{len(seats)}p)", "--players")
     if log:  # before any seat is dealt in (the log is opened when the match starts)
         check_output(log, what="log", overwrite=overwrite)
+    from cbr.acpc.dealer import seat_policy
     from cbr.policies.spec import PolicySpecError
 
+    try:  # the bots, built as cbr match builds them (opening nothing), for the seat checks
+        built = [seat_policy(s, 0) for s in seats]
+    except PolicySpecError as exc:  # a bad seat: a usage error, as in cbr match
+        raise usage_error(str(exc), "--players") from None
+    _check_table([b for b in built if b is not None], len(seats), "--players", close=True)  # before it listens
     try:
         _retain_into_copy([p for p in seats if p != "remote"], retain_into)
         dealer = Dealer(seats, hands, game=g, seed=seed, host=host, port=port, timeout=timeout,
@@ -332,6 +334,7 @@ def play_command(
         bot = policy_from_spec(spec, seed=seed)
     except PolicySpecError as exc:
         raise usage_error(str(exc), "--policy") from None
+    _check_table([bot], g.n_players, "--policy", f" (--game {g.name})")  # before it connects
     _retain_into_copy([bot], retain_into)
     try:
         with progress_bar("playing", total=hands, enabled=not as_json) as advance:
@@ -367,6 +370,13 @@ def _play_human(bots: str, hands: int, seed: int, retain: bool = False, retain_i
     specs = split_policy_specs(bots)
     if not specs:
         raise usage_error("name at least one bot, e.g. --bots cbr", "--bots")
+    from cbr.policies.spec import PolicySpecError, policy_from_spec
+
+    try:  # built as cbr match builds them (opening nothing), for the seat checks; you are a seat too
+        built = [policy_from_spec(s) for s in specs]
+    except PolicySpecError as exc:
+        raise usage_error(str(exc), "--bots") from None
+    _check_table(built, len(specs) + 1, "--bots", close=True)
 
     def read(prompt: str) -> Optional[str]:
         typer.echo(prompt, nl=False)
@@ -375,8 +385,6 @@ def _play_human(bots: str, hands: int, seed: int, retain: bool = False, retain_i
             typer.echo("")
             return None
         return line.rstrip("\n")
-
-    from cbr.policies.spec import PolicySpecError
 
     told: list[bool] = []
 
@@ -394,6 +402,25 @@ def _play_human(bots: str, hands: int, seed: int, retain: bool = False, retain_i
         raise usage_error(str(exc), "--bots") from None
     if retain or retain_into:
         typer.echo(f"retained {result.retained:,} cases")
+
+
+def _check_table(bots: list, players: int, option: str, where: str = "", close: bool = False) -> None:
+    """A usage error (exit 2) about ``option`` when one of ``bots`` cannot play at a table of
+    ``players`` (:func:`~cbr.play.table.seat_refusal`: a heads-up-only bot at three seats or
+    more), said before the table opens, not at the bot's first decision. With ``close``, the
+    bots (built for the check only) are closed after it."""
+    from cbr.play.table import seat_refusal
+
+    try:
+        for bot in bots:
+            refusal = seat_refusal(bot, players)
+            if refusal:
+                raise usage_error(refusal + where, option)
+    finally:
+        for bot in bots if close else ():
+            done = getattr(bot, "close", None)
+            if callable(done):
+                done()
 
 
 def _no_empty_seat(players: str) -> None:
