@@ -282,8 +282,9 @@ def play_command(
     seed: Annotated[Optional[int], typer.Option("--seed", min=0, max=MAX_SEED, help="Seed of the bot's choices; with --human also of the cards dealt (the deals of `cbr match --seed`) [default: 0 with --acpc; with --human a random seed, printed first].")] = None,
     timeout: Annotated[Optional[float], typer.Option("--timeout", min=0.001, max=MAX_WAIT, help="With --acpc: seconds to wait for each line from the dealer [default: 60].")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="With --acpc: print the result and every hand as JSON.")] = False,
-    human: Annotated[bool, typer.Option("--human", help="Play yourself, in the terminal, against --bots (keys on standard input: f, c, r, q).")] = False,
-    bots: Annotated[Optional[str], typer.Option("--bots", help="With --human: the bots at the table, comma-separated policy specs [default: cbr].")] = None,
+    human: Annotated[bool, typer.Option("--human", help="Play yourself, in the terminal, against --players (keys on standard input: f, c, r, q).")] = False,
+    players: Annotated[Optional[str], typer.Option("--players", "-p", help="With --human: the bots at the table with you, comma-separated policy specs, as in cbr match [default: cbr].")] = None,
+    players_old: Annotated[Optional[str], typer.Option("--bots", hidden=True)] = None,
     retain: Annotated[bool, typer.Option("--retain", help="A cbr bot keeps every hand in its case base as it ends (with --human: your decisions too). A shipped case base (expert, default) is never written: use --retain-into.")] = False,
     retain_into: Annotated[Optional[str], typer.Option("--retain-into", metavar="NAME", help="Retain into case base NAME: a bare name is ./casebases/NAME, a path (with a / or starting with '.') is that folder; created as a copy of the bot's case base on first use (a note says so, with its size); an existing NAME must be that case base or a copy of it; the bot plays from it. Implies --retain.")] = None,
     why: Annotated[bool, typer.Option("--why", help="With --human: after each hand, why the cbr bots did what they did: each decision's triple, its vote and the 3 most similar cases it counted.")] = False,
@@ -297,8 +298,10 @@ def play_command(
     With --acpc a progress bar shows on a terminal (not with --json); a match stopped early
     (Ctrl-C, SIGTERM, an error) prints the result of the hands played before it.
 
-    Example: cbr play --human --bots call,raise --hands 2
+    Example: cbr play --human --players call,raise --hands 2
     """
+    bots = alias(players, players_old, "--players", "--bots")
+    bots_option = "--bots" if players is None else "--players"  # the name given, for the errors
     if acpc is not None and human:
         raise usage_error("choose one mode: --acpc HOST:PORT or --human, not both", "--human")
     if human:
@@ -306,21 +309,21 @@ def play_command(
             raise usage_error("--human plays the default limit game in text: no --json or --game",
                               "--json" if as_json else "--game")
         if policy is not None:
-            raise usage_error("--policy is for --acpc; with --human the bots at the table are --bots", "--policy")
+            raise usage_error("--policy is for --acpc; with --human the bots at the table are --players", "--policy")
         if timeout is not None:
             raise usage_error("--timeout is for --acpc (it bounds the wait for a dealer), not --human", "--timeout")
         if seed is None:  # a new game each session (the web table draws one too); printed, to replay it
             import secrets
 
             seed = secrets.randbelow(2**31)
-        _play_human(bots if bots is not None else "cbr", hands or 10, seed, retain, retain_into, why)
+        _play_human(bots if bots is not None else "cbr", hands or 10, seed, retain, retain_into, why, bots_option)
         return
     if why:
         raise usage_error("--why is for --human (it explains the bots' decisions after each hand)", "--why")
     if acpc is None:
         raise usage_error("say where the dealer is: --acpc HOST:PORT, or play yourself with --human", "--acpc")
     if bots is not None:
-        raise usage_error("--bots is for --human; with --acpc the bot that plays is --policy", "--bots")
+        raise usage_error(f"{bots_option} is for --human; with --acpc the bot that plays is --policy", bots_option)
     seed = 0 if seed is None else seed
     from cbr.acpc.client import parse_address, play_acpc, stopped_result
     from cbr.logs.acpc import acpc_game
@@ -362,21 +365,22 @@ def _print_client(result: "ClientResult", spec: str, as_json: bool, retaining: b
 
 
 def _play_human(bots: str, hands: int, seed: int, retain: bool = False, retain_into: Optional[str] = None,
-                why: bool = False) -> None:
-    """`cbr play --human`: the table on stdout, one key (or word) a line from stdin."""
+                why: bool = False, option: str = "--players") -> None:
+    """`cbr play --human`: the table on stdout, one key (or word) a line from stdin; ``option``
+    is the name the bots were given under (``--players``, or its old name ``--bots``)."""
     from cbr.play.human import play_human
     from cbr.policies.spec import split_policy_specs
 
     specs = split_policy_specs(bots)
     if not specs:
-        raise usage_error("name at least one bot, e.g. --bots cbr", "--bots")
+        raise usage_error(f"name at least one bot, e.g. {option} cbr", option)
     from cbr.policies.spec import PolicySpecError, policy_from_spec
 
     try:  # built as cbr match builds them (opening nothing), for the seat checks; you are a seat too
         built = [policy_from_spec(s) for s in specs]
     except PolicySpecError as exc:
-        raise usage_error(str(exc), "--bots") from None
-    _check_table(built, len(specs) + 1, "--bots", close=True)
+        raise usage_error(str(exc), option) from None
+    _check_table(built, len(specs) + 1, option, close=True)
 
     def read(prompt: str) -> Optional[str]:
         typer.echo(prompt, nl=False)
@@ -389,7 +393,7 @@ def _play_human(bots: str, hands: int, seed: int, retain: bool = False, retain_i
     told: list[bool] = []
 
     def show(line: str) -> None:
-        if not told:  # the seed first, once the bots are seated (a bad --bots prints only its error)
+        if not told:  # the seed first, once the bots are seated (a bad --players prints only its error)
             told.append(True)
             typer.echo(f"Seed {seed} (--seed {seed} deals these cards again)")
         typer.echo(line)
@@ -399,7 +403,7 @@ def _play_human(bots: str, hands: int, seed: int, retain: bool = False, retain_i
         result = play_human(specs, hands, read=read, show=show, seed=seed, retain=retain,
                             retain_into=retain_into, why=3 if why else 0)
     except PolicySpecError as exc:  # raised while the bots are built, before any hand
-        raise usage_error(str(exc), "--bots") from None
+        raise usage_error(str(exc), option) from None
     if retain or retain_into:
         typer.echo(f"retained {result.retained:,} cases")
 

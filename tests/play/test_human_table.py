@@ -405,3 +405,21 @@ def test_a_heads_up_bot_alone_with_the_person_still_plays() -> None:
     r = runner.invoke(app, ["play", "--human", "--bots", "cfr", "--hands", "2", "--seed", "3"], input="c\n" * 40)
     assert r.exit_code == 0, r.output
     assert r.output.strip().splitlines()[-1].startswith("Result after 2 hands: you ")
+
+
+def test_cli_names_the_bots_players_as_cbr_match_does_and_keeps_the_old_name():
+    """The bots at your table are --players (-p), as in ``cbr match`` and ``cbr league``;
+    --bots, the old name, deals the same session; --acpc refuses either, naming the one given."""
+    keys = "c\n" * 40
+    runs = [runner.invoke(app, ["play", "--human", option, "call,raise", "--hands", "2", "--seed", "4"], input=keys)
+            for option in ("--players", "-p", "--bots")]
+    assert [r.exit_code for r in runs] == [0] * 3, [r.output for r in runs]
+    assert runs[0].stdout.startswith("Seed 4 ") and "=== Hand 2 of 2" in runs[0].stdout
+    assert runs[1].stdout == runs[0].stdout and runs[2].stdout == runs[0].stdout
+    for option in ("--players", "--bots"):
+        r = runner.invoke(app, ["play", "--acpc", "127.0.0.1:1", option, "call"])
+        assert r.exit_code == 2 and f"{option} is for --human" in " ".join(r.stderr.split()), r.output
+    r = runner.invoke(app, ["play", "--human", "--players", "call", "--bots", "raise"], input=keys)
+    assert r.exit_code == 2 and "disagree" in r.stderr and "=== Hand" not in r.output, r.output
+    r = runner.invoke(app, ["play", "--human", "--players", "call,nosuchbot"], input=keys)
+    assert r.exit_code == 2 and "'--players': unknown policy 'nosuchbot'" in " ".join(r.stderr.split()), r.output
