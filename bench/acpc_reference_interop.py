@@ -502,7 +502,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--limit", type=float, default=3600.0, help="seconds before every process is killed")
     ap.add_argument("--workdir", help="where the game file, log and outputs go (default: a new temp dir)")
     ap.add_argument("--json", action="store_true")
-    args = ap.parse_args(argv)
+    from native_guard import parse_args
+
+    args = parse_args(ap, argv)
     if args.dealer and not os.access(args.dealer, os.X_OK):
         print(f"error: {args.dealer} is not an executable dealer binary", file=sys.stderr)
         return 2
@@ -523,7 +525,4 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 
 if __name__ == "__main__":
-    from native_guard import require_native
-
-    require_native()
     sys.exit(main())

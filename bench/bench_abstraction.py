@@ -28,18 +28,13 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-if __name__ == "__main__":  # before the extension is imported below
-    from native_guard import require_native
-
-    require_native()
-
 import evaluator_ext as ev  # noqa: E402
 from cbr.abstraction import Abstraction, metrics  # noqa: E402
 from evaluator_ext import combo_cards  # noqa: E402
 
 try:
     from evaluator_ext import _native
-except ImportError:  # not built: the guard above let only --help through, which runs nothing
+except ImportError:  # not built: main() stops at its check, after the arguments
     _native = None
 
 
@@ -67,7 +62,9 @@ def main() -> int:
     from casebases import description
     ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--samples", type=int, default=20, help="boards per build and for the bucket game")
-    args = ap.parse_args()
+    from native_guard import parse_args
+
+    args = parse_args(ap)
     rng = np.random.default_rng(7)
     board = tuple(int(c) for c in rng.permutation(52)[:5])
     hs, hs2 = np.empty(1326), np.empty(1326)

@@ -79,7 +79,9 @@ def main() -> None:
     ap.add_argument("--opponents", type=policy_specs(), default="raise,call,ehs,lag",
                     help="comma-separated opponents (policy specs)")
     ap.add_argument("--seed", type=int, default=5)
-    args = ap.parse_args()
+    from native_guard import parse_args
+
+    args = parse_args(ap)
     every: dict[str, list[float]] = {"cbr": [], "cbr --retain": [], "cbr:preset=expert": []}
     print(f"{'bot':<18} {'opponent':<8} {'decisions':>9} {'p50 ms':>7} {'p99 ms':>7} {'observe p99':>11}")
     for opp in args.opponents:
@@ -95,7 +97,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    from native_guard import require_native
-
-    require_native()
     main()

@@ -105,7 +105,9 @@ def main() -> None:
     ap.add_argument("--data", nargs="+", choices=sorted(DATA), default=["irc", "acpc"])
     ap.add_argument("--repeat", type=int, default=1, help="builds per configuration (best is kept)")
     ap.add_argument("--no-breakdown", action="store_true")
-    args = ap.parse_args()
+    from native_guard import parse_args
+
+    args = parse_args(ap)
 
     print(f"build_casebase, CASPER features (exact HS/PPOT/NPOT); {os.cpu_count()} CPUs, "
           f"load average {os.getloadavg()[0]:.1f} at start")
@@ -139,7 +141,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    from native_guard import require_native
-
-    require_native()
     main()

@@ -51,7 +51,9 @@ def main() -> int:
     ap.add_argument("--abstraction", help="an 8-bucket abstraction directory with bucket_game.npz")
     ap.add_argument("--target", type=float, default=300.0, help="exploitability to reach, mbb/g")
     ap.add_argument("--budget", type=float, default=45.0, help="training seconds at most (8 buckets)")
-    args = ap.parse_args()
+    from native_guard import parse_args
+
+    args = parse_args(ap)
 
     tree = build_tree("holdem.limit.2p")
     small = random_bucket_game(2, seed=0)
@@ -103,7 +105,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    from native_guard import require_native
-
-    require_native()
     sys.exit(main())

@@ -61,7 +61,9 @@ def main() -> None:
     ap.add_argument("--method", default="footprint")
     ap.add_argument("--base", default="expert")
     ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args()
+    from native_guard import parse_args
+
+    args = parse_args(ap)
     print(f"{'what':28} {'cases':>10} {'wall s':>8} {'cpu s':>8} {'cpu s/100k':>11} {'kept':>8}")
     per = None
     with tempfile.TemporaryDirectory(prefix="bench-condense-") as tmp:
@@ -83,7 +85,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    from native_guard import require_native
-
-    require_native()
     main()

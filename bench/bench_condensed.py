@@ -57,7 +57,9 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=2000)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args()
+    from native_guard import parse_args
+
+    args = parse_args(ap)
     full, ready_full, load_full = load(args.full)
     small, ready_small, load_small = load(args.condensed)
     print(f"{'street':8} {'full cases':>10} {'condensed':>10} {'full us':>9} {'cond us':>9} {'ratio':>6}")
@@ -82,7 +84,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    from native_guard import require_native
-
-    require_native()
     main()

@@ -148,7 +148,9 @@ def main() -> None:
     ap.add_argument("--decisions", type=int, default=500)
     ap.add_argument("--cases", type=int, default=1_000_000)
     ap.add_argument("--reuse", default="probabilistic", choices=("probabilistic", "max-frequency", "best-outcome"))
-    args = ap.parse_args()
+    from native_guard import parse_args
+
+    args = parse_args(ap)
 
     dps = flop_decisions(args.decisions + 1, seed=7)
     print(f"flop decisions: {len(dps) - 1} (distinct hole/board), re-use {args.reuse}, "
@@ -165,7 +167,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    from native_guard import require_native
-
-    require_native()
     main()

@@ -18,14 +18,9 @@ from itertools import combinations
 
 import numpy as np
 
-if __name__ == "__main__":  # before the extension is imported below
-    from native_guard import require_native
-
-    require_native()
-
 try:
     from evaluator_ext import native
-except ImportError:  # not built: the guard above let only --help through, which runs nothing
+except ImportError:  # not built: main() stops at its check, after the arguments
     native = None
 
 try:
@@ -72,7 +67,9 @@ def main() -> None:
     from casebases import description
     parser = argparse.ArgumentParser(description=description(__doc__))
     parser.add_argument("--quick", action="store_true", help="fewer repeats and smaller inputs")
-    args = parser.parse_args()
+    from native_guard import parse_args
+
+    args = parse_args(parser)
     repeats = 3 if args.quick else 7
     n_hands = 1_000_000 if args.quick else 4_000_000
 

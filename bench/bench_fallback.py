@@ -44,7 +44,9 @@ def main() -> None:
     ap.add_argument("--threshold", type=number(0, high=1), default=0.995, help="the retrieval threshold (default: 0.995)")
     ap.add_argument("--k", type=positive_int, default=20, help="fallback_k and min_cases (default: 20)")
     ap.add_argument("--seed", type=int, default=7, help="seed of the queries' draw (default: 7)")
-    args = ap.parse_args()
+    from native_guard import parse_args
+
+    args = parse_args(ap)
     from cbr.errors import CBRError
 
     try:
@@ -95,8 +97,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from native_guard import require_native
-
-    require_native()
     main()

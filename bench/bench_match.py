@@ -81,7 +81,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--hands", type=int, default=20_000)
     ap.add_argument("--ehs-hands", type=int, default=2_000)
-    args = ap.parse_args()
+    from native_guard import parse_args
+
+    args = parse_args(ap)
     print(f"evaluator: {evaluator_ext.IMPLEMENTATION}")
     ours(["random", "call"], 500)  # warm-up (imports, caches)
     wall, cpu = ours(["random", "call"], args.hands)
@@ -98,7 +100,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    from native_guard import require_native
-
-    require_native()
     main()

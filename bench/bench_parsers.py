@@ -201,7 +201,9 @@ def main() -> None:
     from casebases import description
     ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--repeat", type=int, default=3)
-    args = ap.parse_args()
+    from native_guard import parse_args
+
+    args = parse_args(ap)
     if not LOGS.exists():
         sys.exit(f"real logs not found at {LOGS}")
     for bench in (lambda: bench_acpc(args.repeat), lambda: bench_phh(args.repeat),
@@ -211,7 +213,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    from native_guard import require_native
-
-    require_native()
     main()

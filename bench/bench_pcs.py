@@ -115,12 +115,11 @@ def main() -> int:
     e.add_argument("--hands", type=int, default=4000)
     e.add_argument("--seed", type=int, default=5)
     e.add_argument("--minutes", type=float, default=0.0, help="stop each LBR run after this long (0: all --hands)")
-    args = ap.parse_args()
+    from native_guard import parse_args
+
+    args = parse_args(ap)
     return {"speed": speed, "train": train, "lbr": lbr}[args.what](args) or 0
 
 
 if __name__ == "__main__":
-    from native_guard import require_native
-
-    require_native()
     sys.exit(main())

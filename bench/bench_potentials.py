@@ -30,14 +30,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-if __name__ == "__main__":  # before the extension is imported below
-    from native_guard import require_native
-
-    require_native()
-
 try:
     from evaluator_ext import _native  # noqa: E402
-except ImportError:  # not built: the guard above let only --help through, which runs nothing
+except ImportError:  # not built: main() stops at its check, after the arguments
     _native = None
 
 
@@ -91,7 +86,9 @@ def main() -> None:
     ap.add_argument("--flops", type=int, default=3)
     ap.add_argument("--turns", type=int, default=5)
     ap.add_argument("--seed", type=int, default=1)
-    args = ap.parse_args()
+    from native_guard import parse_args
+
+    args = parse_args(ap)
     rng = random.Random(args.seed)
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     _native.board_potential_tables((0, 1, 2))  # warm-up

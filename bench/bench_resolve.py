@@ -117,7 +117,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="the commit of the old path: one before the shared sweep kernel (default 5047fdd; the script "
                          "compiles that commit's resolve kernel alone)")
     ap.add_argument("--json", type=Path, default=None, help="also write the figures to this JSON file")
-    args = ap.parse_args(argv)
+    from native_guard import parse_args
+
+    args = parse_args(ap, argv)
     if args.hands < 1:
         ap.error("--hands must be at least 1")
     if args.json is not None and not args.json.resolve().parent.is_dir():
@@ -195,7 +197,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from native_guard import require_native
-
-    require_native()
     raise SystemExit(main())

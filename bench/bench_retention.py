@@ -356,23 +356,32 @@ def match_part(hands: int, bots: list[str], pairs: int, root: Path) -> None:
               f"target >= {TARGET:.2f})", flush=True)
 
 
+def match_bots(text: str) -> list[str]:
+    """``--bots``: a comma-separated list of :data:`MATCH_BOTS`, checked as the arguments are
+    read (so an unknown bot is a usage error with or without the C extensions)."""
+    bots = [b for b in text.split(",") if b]
+    unknown = [b for b in bots if b not in MATCH_BOTS]
+    if unknown:
+        raise argparse.ArgumentTypeError(f"unknown bot(s) {', '.join(unknown)}; use {', '.join(MATCH_BOTS)}")
+    return bots
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--decisions", type=int, default=100_000)
     ap.add_argument("--hands", type=positive_int, default=10_000, help="hands of each match (default 10,000)")
     ap.add_argument("--skip-match", action="store_true", help="only the append and read parts")
     ap.add_argument("--only-match", action="store_true", help="only the match part")
-    ap.add_argument("--bots", default="cbr,casper", help=f"match bots, of {', '.join(MATCH_BOTS)}")
+    ap.add_argument("--bots", type=match_bots, default="cbr,casper", help=f"match bots, of {', '.join(MATCH_BOTS)}")
     ap.add_argument("--pairs", type=int, default=1, help="off/on match pairs per bot (medians reported)")
     ap.add_argument("--breakdown", action="store_true", help="only part 4: where retention's time goes")
     ap.add_argument("--bounds", action="store_true", help="only part 5: the ratio if retention left work out")
     ap.add_argument("--floor", action="store_true",
                     help="only part 6: the floor of part 5 alone, --pairs rounds, with a 95%% interval")
-    args = ap.parse_args()
-    bots = [b for b in args.bots.split(",") if b]
-    unknown = [b for b in bots if b not in MATCH_BOTS]
-    if unknown:
-        ap.error(f"argument --bots: unknown bot(s) {', '.join(unknown)}; use {', '.join(MATCH_BOTS)}")
+    from native_guard import parse_args
+
+    args = parse_args(ap)
+    bots = args.bots
     if args.breakdown:
         with tempfile.TemporaryDirectory() as tmp:
             breakdown_part(args.hands, bots, Path(tmp))
@@ -427,7 +436,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    from native_guard import require_native
-
-    require_native()
     main()

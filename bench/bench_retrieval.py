@@ -144,7 +144,9 @@ def main() -> None:
     ap.add_argument("--top", type=int, default=20, help="cases the aggregate keeps for the explanation")
     ap.add_argument("--source", choices=("casebase", "synthetic"), default="casebase",
                     help="feature distribution of the cases: the default case base's flop (default) or synthetic")
-    args = ap.parse_args()
+    from native_guard import parse_args
+
+    args = parse_args(ap)
 
     cfg = default_casper()
     st = cfg.street("flop")
@@ -262,8 +264,5 @@ def _threads() -> int:
 
 
 if __name__ == "__main__":
-    from native_guard import require_native
-
-    require_native()
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     main()

@@ -128,7 +128,9 @@ def main() -> None:
     ap.add_argument("--sizes", default="10000,100000,1000000")
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--seed", type=int, default=7)
-    args = ap.parse_args()
+    from native_guard import parse_args
+
+    args = parse_args(ap)
     print(f"cpus {os.cpu_count()}, load average {os.getloadavg()[0]:.1f}; {args.queries} queries per size, "
           f"every answer checked equal between the engines")
     for n in (int(s) for s in args.sizes.split(",")):
@@ -142,7 +144,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    from native_guard import require_native
-
-    require_native()
     main()

@@ -120,7 +120,9 @@ def main() -> None:
     ap.add_argument("--no-mmap", action="store_true", help="skip the memory-mapped part")
     ap.add_argument("--mapped-child", help=argparse.SUPPRESS)
     ap.add_argument("--top", type=int, default=20, help="cases the aggregate keeps for the explanation")
-    args = ap.parse_args()
+    from native_guard import parse_args
+
+    args = parse_args(ap)
     if args.mapped_child:
         mapped_child(args.mapped_child, args.queries, args.top)
         return
@@ -200,8 +202,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    from native_guard import require_native
-
-    require_native()
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     main()

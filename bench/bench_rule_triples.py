@@ -99,7 +99,9 @@ def main() -> None:
     ap.add_argument("--spots", type=int, default=5, help="decision points per street")
     ap.add_argument("--bots", type=policy_specs(each=rule_bot), default="hs,ehs,poki,lag,station,rock",
                     help="comma-separated rule bots (policy specs)")
-    args = ap.parse_args()
+    from native_guard import parse_args
+
+    args = parse_args(ap)
     by_street = spots(args.spots, seed=11)
     everything = list(combinations(range(52), 2))
     for dp in by_street[0]:   # the pre-flop tables every bot shares (pure functions of the class)
@@ -130,7 +132,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    from native_guard import require_native
-
-    require_native()
     main()

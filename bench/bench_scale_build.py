@@ -116,7 +116,9 @@ def main() -> None:
     ap.add_argument("--modes", nargs="+", default=["local", "dask1", "dask2"], choices=sorted(MODES))
     ap.add_argument("--logs", type=Path, default=None)
     ap.add_argument("--json", type=Path, default=None)
-    args = ap.parse_args()
+    from native_guard import parse_args
+
+    args = parse_args(ap)
     from cbr.play.selfplay import write_selfplay_logs
 
     logs = args.logs or Path(tempfile.gettempdir()) / f"cbr-selfplay-{args.hands}"
@@ -140,7 +142,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    from native_guard import require_native
-
-    require_native()
     main()

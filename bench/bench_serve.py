@@ -150,7 +150,9 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=8, help="The server's --threads.")
     ap.add_argument("--workers", type=int, default=1, help="The server's --workers (processes).")
     ap.add_argument("--seed", type=int, default=1)
-    args = ap.parse_args()
+    from native_guard import parse_args
+
+    args = parse_args(ap)
 
     from cbr.serve.engine import Engine
 
@@ -189,7 +191,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    from native_guard import require_native
-
-    require_native()
     main()

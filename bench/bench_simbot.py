@@ -71,7 +71,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--trials", type=int, default=DEFAULT_TRIALS)
     ap.add_argument("--seats", type=int, default=2, choices=(2, 3))
     ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args(argv)
+    from native_guard import parse_args
+
+    args = parse_args(ap, argv)
 
     sim = Timed(policy_from_spec(f"simbot:trials={args.trials}", seed=1))
     poki = Timed(policy_from_spec("poki", seed=2))
@@ -100,7 +102,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    from native_guard import require_native
-
-    require_native()
     main()

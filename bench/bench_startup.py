@@ -101,7 +101,9 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=11, help="timed runs per command (median reported)")
     parser.add_argument("--baseline", type=Path, help="another checkout whose cbr is timed in the same rounds")
     parser.add_argument("--importtime", action="store_true", help="list the query's slowest imports")
-    args = parser.parse_args()
+    from native_guard import parse_args
+
+    args = parse_args(parser)
     if args.baseline is not None and not list((args.baseline / "evaluator_ext").glob("_native*.so")):
         # without its C extension the baseline runs the pure-Python evaluator: not a fair peer
         parser.error(f"{args.baseline} has no built C extension: run `python setup.py build_ext --inplace` there")
@@ -144,7 +146,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    from native_guard import require_native
-
-    require_native()
     main()

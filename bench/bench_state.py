@@ -156,7 +156,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--hands", type=int, default=3000, help="random hands per table size")
     ap.add_argument("--players", type=int, nargs="+", default=[2, 6], help="table sizes to play (players)")
-    args = ap.parse_args()
+    from native_guard import parse_args
+
+    args = parse_args(ap)
     _peer()  # the peer: one line naming the test extra when it is missing
     for n in args.players:
         if n == 2:  # ACPC layout = PokerKit's heads-up order
@@ -172,7 +174,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    from native_guard import require_native
-
-    require_native()
     main()

@@ -62,7 +62,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--cases", type=int, default=200_000)
     ap.add_argument("--appends", type=int, default=200)
-    args = ap.parse_args()
+    from native_guard import parse_args
+
+    args = parse_args(ap)
     X, actions = make_cases(args.cases, 1)
     hand_ids = [f"h{i}" for i in range(args.cases)]
     placeholders = ", ".join("?" * (len(CASPER_FEATURES) + 4))
@@ -126,7 +128,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    from native_guard import require_native
-
-    require_native()
     main()

@@ -93,7 +93,9 @@ def main() -> int:
     ap.add_argument("--decisions", type=int, default=2000)
     ap.add_argument("--boards", type=int, default=1)
     ap.add_argument("--full-tables", action="store_true")
-    args = ap.parse_args()
+    from native_guard import parse_args
+
+    args = parse_args(ap)
     a = D.DistributionAbstraction.load(SHIPPED_TEACHER)
     rng = np.random.default_rng(0)
     print("1. bucketing a board (every holding's histogram over the runouts, 30 bins)")
@@ -135,7 +137,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    from native_guard import require_native
-
-    require_native()
     sys.exit(main())

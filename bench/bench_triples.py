@@ -41,7 +41,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--spots", type=int, default=5)
     ap.add_argument("--reuse", default="probabilistic")
-    args = ap.parse_args()
+    from native_guard import parse_args
+
+    args = parse_args(ap)
     dps = flop_decisions(args.spots, seed=4)
     single_t = batched_t = warm_t = warm_single_t = 0.0
     count, same = 0, 0
@@ -78,7 +80,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    from native_guard import require_native
-
-    require_native()
     main()

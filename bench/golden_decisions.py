@@ -109,7 +109,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("mode", choices=("record", "check"))
     ap.add_argument("--pairings", type=int, default=len(PAIRINGS), help="the first N pairings only (check)")
-    args = ap.parse_args(argv)
+    from native_guard import parse_args
+
+    args = parse_args(ap, argv)
     chosen = PAIRINGS[: args.pairings]
     rows = play(chosen)
     if args.mode == "record":
@@ -127,7 +129,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from native_guard import require_native
-
-    require_native()
     sys.exit(main())

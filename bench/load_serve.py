@@ -251,7 +251,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--max-growth-mb", type=float, default=64.0)
     parser.add_argument("--json", action="store_true")
-    args = parser.parse_args(argv)
+    from native_guard import parse_args
+
+    args = parse_args(parser, argv)
     report = run_load(args.clients, args.requests, seed=args.seed, threads=args.threads,
                       max_growth_mb=args.max_growth_mb)
     if args.json:
@@ -263,7 +265,4 @@ def main(argv: Optional[list[str]] = None) -> int:
 
 
 if __name__ == "__main__":
-    from native_guard import require_native
-
-    require_native()
     sys.exit(main())

@@ -24,14 +24,9 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-if __name__ == "__main__":  # before the extension is imported below
-    from native_guard import require_native
-
-    require_native()
-
 try:
     from evaluator_ext import _native  # noqa: E402
-except ImportError:  # not built: the guard above let only --help through, which runs nothing
+except ImportError:  # not built: main() stops at its check, after the arguments
     _native = None
 from evaluator_ext.cards import combo_index  # noqa: E402
 from evaluator_ext.preflop import PREFLOP_CLASSES, class_combos  # noqa: E402
@@ -53,7 +48,9 @@ def main() -> int:
     from casebases import description
     ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--write", action="store_true", help=f"write {TARGET.relative_to(REPO)}")
-    args = ap.parse_args()
+    from native_guard import parse_args
+
+    args = parse_args(ap)
     start = time.perf_counter()
     classes = flop_classes()
     class_idx = [np.array([combo_index(*c) for c in class_combos(name)]) for name in PREFLOP_CLASSES]

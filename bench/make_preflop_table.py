@@ -69,7 +69,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=20240611)
     parser.add_argument("--classes", nargs="*", help="only these classes (exploration; implies no --write)")
     parser.add_argument("--write", action="store_true", help="rewrite the table block in evaluator_ext/preflop.py")
-    args = parser.parse_args()
+    from native_guard import parse_args
+
+    args = parse_args(parser)
 
     names = args.classes or list(PREFLOP_CLASSES)
     start = time.perf_counter()
@@ -107,7 +109,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    from native_guard import require_native
-
-    require_native()
     main()

@@ -47,8 +47,11 @@ def extremes(boards: list[tuple[int, ...]]) -> dict[str, tuple[float, str]]:
 
 
 def main() -> int:
+    from native_guard import parse_args
+
     from casebases import description
-    argparse.ArgumentParser(description=description(__doc__)).parse_args()  # --help; no options
+
+    parse_args(argparse.ArgumentParser(description=description(__doc__)))  # --help; no options
     start = time.perf_counter()
     rows = {}
     hs, hs2 = preflop_metrics()
@@ -74,7 +77,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    from native_guard import require_native
-
-    require_native()
     sys.exit(main())

@@ -36,7 +36,7 @@ from cbr.game.decision import DecisionPoint
 from cbr.game.gamedef import GameDef
 from cbr.game.state import HandState
 from cbr.logs.record import HandRecord
-from cbr.play.table import PolicySeat, Seat, end_hand, play_out
+from cbr.play.table import PolicySeat, Seat, check_seats, end_hand, play_out, seat_refusal
 from cbr.policies.base import Decision, Policy
 
 
@@ -120,10 +120,15 @@ def play_acpc(address: tuple[str, int], policy: Policy, game: GameDef, *, hands:
     ``retain``/``retain_into``: a case-based ``policy`` keeps every finished hand as it
     ends (its decisions, and the opponents' shown at a showdown; :mod:`cbr.play.retention`);
     what was kept before an error stays kept; retention is started before connecting, so a
-    policy that cannot retain never takes a dealer's seat.
+    policy that cannot retain never takes a dealer's seat, nor does one that cannot play at a
+    table of ``game``'s seats (a heads-up-only bot in a 3-player game: :class:`GameError`); a
+    dealer whose first ``MATCHSTATE`` shows a table the bot cannot play at (a 3-player match
+    for a heads-up-only bot told the 2-player game) is a :class:`ProtocolError` saying so,
+    before the bot acts.
     """
     if game.betting != "limit":
         raise GameError(f"game {game.name!r} is no-limit; the ACPC client plays limit games only")
+    check_seats([policy], game.n_players)  # before it takes a seat: a heads-up bot at a bigger table
     host, port = address
     retainer = None
     if retain or retain_into is not None:  # refused (or started) before a seat is taken
@@ -137,7 +142,7 @@ def play_acpc(address: tuple[str, int], policy: Policy, game: GameDef, *, hands:
             retainer.close()
         raise
     ch = LineChannel(sock, f"the dealer at {host}:{port}")
-    dealer = _Dealer(ch, game, timeout, hands)
+    dealer = _Dealer(ch, game, timeout, hands, refusal=lambda players: seat_refusal(policy, players))
     rng = random.Random(f"cbr-act:{seed}:acpc")
     result = ClientResult(game)
     policy.reset()
@@ -203,12 +208,27 @@ def seat_names_seen_from(position: int, n: int, name: str) -> list[str]:
     return [name if p == position else f"opponent+{(p - position) % n}" for p in range(n)]
 
 
+def seats_shown(line: str) -> Optional[int]:
+    """The seats of the table a ``MATCHSTATE`` line shows (its hole-card slots), None when the
+    line does not have the protocol's five fields.
+
+    >>> seats_shown("MATCHSTATE:1:0::|AsKd|"), seats_shown("MATCHSTATE:0:0::AsKd|"), seats_shown("hello")
+    (3, 2, None)
+    """
+    parts = line.strip().split(":")
+    if len(parts) != 5 or parts[0] != "MATCHSTATE":
+        return None
+    return parts[4].split("/")[0].count("|") + 1
+
+
 class _Dealer:
     """The dealer as this client hears it: each line a ``MATCHSTATE``, replayed
     (:attr:`state`) and checked to follow the one before (:func:`_check_sequence`)."""
 
-    def __init__(self, ch: LineChannel, game: GameDef, timeout: float, hands: Optional[int]) -> None:
+    def __init__(self, ch: LineChannel, game: GameDef, timeout: float, hands: Optional[int],
+                 refusal: Callable[[int], str] = lambda players: "") -> None:
         self.ch, self.game, self.timeout, self.hands = ch, game, timeout, hands
+        self.refusal = refusal                   # why our bot cannot sit at a table of that many ("": it can)
         self.ms: Optional[MatchState] = None     # the last state of the hand in progress
         self.state: Any = None                   # ``ms`` replayed
         self.line = ""
@@ -237,6 +257,12 @@ class _Dealer:
             ms = parse_matchstate(line, self.game)
             state = state_from_matchstate(ms, self.game)
         except GameError as exc:
+            seats = seats_shown(line)
+            if self.finished < 0 and self.ms is None and seats not in (None, self.game.n_players):
+                refusal = self.refusal(seats)  # type: ignore[arg-type]
+                if refusal:  # the first state shows the dealer's table: our bot cannot sit at it
+                    raise ProtocolError(f"{ch.peer} deals a {seats}-player game (its first MATCHSTATE shows "
+                                        f"{seats} seats): {refusal}") from None
             where = f" (hand {self.ms.hand_number})" if self.ms is not None else ""
             raise ProtocolError(f"{ch.peer} sent a bad MATCHSTATE{where}: {exc}") from None
         _check_sequence(self.ms, self.finished, ms, ch.peer)

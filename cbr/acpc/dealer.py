@@ -45,7 +45,18 @@ from cbr.game.decision import DecisionPoint
 from cbr.game.gamedef import GameDef
 from cbr.game.spec import default_game
 from cbr.game.state import HandState
-from cbr.play.table import MAX_HANDS, PolicySeat, Seat, Table, Watcher, act_rng, seat_label, seat_seed, unique_names
+from cbr.play.table import (
+    MAX_HANDS,
+    PolicySeat,
+    Seat,
+    Table,
+    Watcher,
+    act_rng,
+    check_seats,
+    seat_label,
+    seat_seed,
+    unique_names,
+)
 from cbr.policies.base import Policy
 from cbr.policies.spec import policy_from_spec
 
@@ -83,7 +94,9 @@ class Dealer:
     Call :meth:`listen` (when there are remote seats), then :meth:`run`. ``timeout``: seconds
     a remote seat has for its handshake and for each action; ``connect_timeout``: seconds
     to wait for all remote seats to connect. Raises :class:`~cbr.errors.GameError` for bad
-    counts and :class:`~cbr.errors.PluginError` for unknown bots.
+    counts and for a bot that cannot play at a table of that many (a heads-up-only bot at
+    three seats or more: :func:`~cbr.play.table.seat_refusal`), before it listens, and
+    :class:`~cbr.errors.PluginError` for unknown bots.
     """
 
     def __init__(self, seats: Sequence[str], hands: int, *, game: GameDef | None = None, seed: int = 0,
@@ -106,6 +119,14 @@ class Dealer:
         self.host, self.port = host, port
         self.timeout, self.connect_timeout = timeout, connect_timeout
         self.policies: list[Optional[Policy]] = [seat_policy(s, seat_seed(seed, i)) for i, s in enumerate(self.seats)]
+        try:  # before a seat is taken: a heads-up bot at a bigger table failed at its first decision
+            check_seats(self.policies, n)
+        except GameError:
+            for p in self.policies:
+                close = getattr(p, "close", None)
+                if callable(close):
+                    close()
+            raise
         self.names = unique_names([REMOTE if p is None else seat_label(p) for p in self.policies])
         self.channels: list[Optional[LineChannel]] = [None] * n
         self._server: Optional[socket.socket] = None

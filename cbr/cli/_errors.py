@@ -293,3 +293,17 @@ def guarded(func: F) -> F:
 def usage_error(message: str, option: Optional[str] = None) -> typer.BadParameter:
     """A usage error (exit 2) about ``option``; raise it from a command."""
     return typer.BadParameter(message, param_hint=f"'{option}'" if option else None)
+
+
+class _MissingOption(typer.BadParameter):
+    """A required option left out, worded as typer words its own (``Missing option ...``)."""
+
+    def format_message(self) -> str:
+        return f"Missing option {self.param_hint}."
+
+
+def missing_option(*names: str) -> typer.BadParameter:
+    """The usage error (exit 2) of a required option left out, as typer says it of one it
+    requires itself (``Missing option '--players' / '-p'.``): for an option that has an old
+    spelling too (:func:`cbr.cli._options.alias`), which typer cannot require."""
+    return _MissingOption("", param_hint=" / ".join(f"'{n}'" for n in names))

@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from cbr.cli._errors import guarded, usage_error
-from cbr.cli._options import MAX_HANDS, MAX_SEED, MAX_WORKERS
+from cbr.cli._errors import guarded, missing_option, usage_error
+from cbr.cli._options import MAX_HANDS, MAX_SEED, MAX_WORKERS, alias
 from cbr.cli._output import half_width, print_json, progress_bar, rich_table, signed, stdout
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -16,8 +16,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 @guarded
 def league_command(
-    bots: Annotated[str, typer.Option("--bots", "-b", help="Comma-separated bots (policy specs, e.g. ehs,lag,cbr:reuse=max-frequency; see `cbr plugins list`), each once.")],
-    gauntlet: Annotated[Optional[str], typer.Option("--gauntlet", metavar="BOT", help="Play this bot against each of --bots (a gauntlet) instead of every pair of --bots (a round-robin).")] = None,
+    players: Annotated[Optional[str], typer.Option("--players", "-p", help="Comma-separated bots (policy specs, e.g. ehs,lag,cbr:reuse=max-frequency; see `cbr plugins list`), each once; as in cbr match. Required.")] = None,
+    players_old: Annotated[Optional[str], typer.Option("--bots", "-b", hidden=True)] = None,
+    gauntlet: Annotated[Optional[str], typer.Option("--gauntlet", metavar="BOT", help="Play this bot against each of --players (a gauntlet) instead of every pair of --players (a round-robin).")] = None,
     hands: Annotated[int, typer.Option("--hands", "-n", min=2, max=MAX_HANDS, help="Hands per pairing (duplicate: rounded up to a multiple of 2).")] = 1000,
     seed: Annotated[int, typer.Option("--seed", min=0, max=MAX_SEED, help="Seed of pairing 1's deals; pairing i deals from SEED + i - 1.")] = 0,
     workers: Annotated[Optional[int], typer.Option("--workers", "-j", min=1, max=MAX_WORKERS, help="Processes playing pairings at once (default: one per CPU; more than the CPUs are reduced to the CPUs). Any number gives the same league.")] = None,
@@ -30,27 +31,30 @@ def league_command(
     """Play a league of bots: every pairing a duplicate heads-up match, with its 95% confidence
     interval, then the standings (each bot's mean sb/h over its pairings).
 
-    A round-robin plays every pair of --bots once; --gauntlet BOT plays BOT against each of
+    A round-robin plays every pair of --players once; --gauntlet BOT plays BOT against each of
     them. Pairings run in parallel worker processes (or on Dask with --scheduler); a progress
     bar counts the hands played (on Dask, those of the pairings finished). Ctrl-C or SIGTERM stops the workers and
     prints the pairings finished (and their standings), then exits 130 (143).
 
-    Example: cbr league --bots ehs,lag,call --hands 100
+    Example: cbr league --players ehs,lag,call --hands 100
     """
     from cbr.policies.spec import PolicySpecError, policy_from_spec, split_policy_specs
 
-    names = split_policy_specs(bots)
+    players = alias(players, players_old, "--players", "--bots")
+    if players is None:
+        raise missing_option("--players", "-p")
+    names = split_policy_specs(players)
     for spec in [*names, *([gauntlet] if gauntlet else [])]:
         try:
             policy_from_spec(spec)
         except PolicySpecError as exc:
-            raise usage_error(str(exc), "--gauntlet" if spec == gauntlet else "--bots") from None
+            raise usage_error(str(exc), "--gauntlet" if spec == gauntlet else "--players") from None
     everyone = [*names, *([gauntlet] if gauntlet else [])]
     if len(everyone) < 2:
-        raise usage_error(f"a league needs at least two bots, got {len(everyone)}", "--bots")
+        raise usage_error(f"a league needs at least two bots, got {len(everyone)}", "--players")
     twice = [b for i, b in enumerate(everyone) if b in everyone[:i]]
     if twice:
-        raise usage_error(f"a bot plays once in a league: {', '.join(dict.fromkeys(twice))} given twice", "--bots")
+        raise usage_error(f"a bot plays once in a league: {', '.join(dict.fromkeys(twice))} given twice", "--players")
     if dask_workers is not None and scheduler != "local":
         raise usage_error("--dask-workers needs --scheduler local", "--dask-workers")
     if scheduler is not None and workers is not None:

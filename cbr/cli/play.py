@@ -76,11 +76,7 @@ def match_command(
             raise usage_error(str(exc), "--players") from None
     if not 2 <= len(names) <= 10:
         raise usage_error(f"a match seats 2 to 10 bots, got {len(names)}", "--players")
-    from cbr.play.match import seat_refusal
-
-    for bot in built:  # a heads-up bot at a bigger table: said now, not at its first decision
-        if seat_refusal(bot, len(names)):
-            raise usage_error(seat_refusal(bot, len(names)), "--players")
+    _check_table(built, len(names), "--players")
     if fmt is not None and fmt not in ("acpc", "phh"):
         raise usage_error(f"unknown log format {fmt!r}; use acpc or phh", "--log-format")
     if log is None and fmt is not None:
@@ -221,8 +217,14 @@ def serve_dealer_command(
                           f"{g.n_players} seats, or a game of {len(seats)} (holdem.limit.{len(seats)}p)", "--players")
     if log:  # before any seat is dealt in (the log is opened when the match starts)
         check_output(log, what="log", overwrite=overwrite)
+    from cbr.acpc.dealer import seat_policy
     from cbr.policies.spec import PolicySpecError
 
+    try:  # the bots, built as cbr match builds them (opening nothing), for the seat checks
+        built = [seat_policy(s, 0) for s in seats]
+    except PolicySpecError as exc:  # a bad seat: a usage error, as in cbr match
+        raise usage_error(str(exc), "--players") from None
+    _check_table([b for b in built if b is not None], len(seats), "--players", close=True)  # before it listens
     try:
         _retain_into_copy([p for p in seats if p != "remote"], retain_into)
         dealer = Dealer(seats, hands, game=g, seed=seed, host=host, port=port, timeout=timeout,
@@ -288,8 +290,9 @@ def play_command(
     seed: Annotated[Optional[int], typer.Option("--seed", min=0, max=MAX_SEED, help="Seed of the bot's choices; with --human also of the cards dealt (the deals of `cbr match --seed`) [default: 0 with --acpc; with --human a random seed, printed first].")] = None,
     timeout: Annotated[Optional[float], typer.Option("--timeout", min=0.001, max=MAX_WAIT, help="With --acpc: seconds to wait for each line from the dealer [default: 60].")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="With --acpc: print the result and every hand as JSON.")] = False,
-    human: Annotated[bool, typer.Option("--human", help="Play yourself, in the terminal, against --bots (keys on standard input: f, c, r, q).")] = False,
-    bots: Annotated[Optional[str], typer.Option("--bots", help="With --human: the bots at the table, comma-separated policy specs [default: cbr].")] = None,
+    human: Annotated[bool, typer.Option("--human", help="Play yourself, in the terminal, against --players (keys on standard input: f, c, r, q).")] = False,
+    players: Annotated[Optional[str], typer.Option("--players", "-p", help="With --human: the bots at the table with you, comma-separated policy specs, as in cbr match [default: cbr].")] = None,
+    players_old: Annotated[Optional[str], typer.Option("--bots", hidden=True)] = None,
     retain: Annotated[bool, typer.Option("--retain", help="A cbr bot keeps every hand in its case base as it ends (with --human: your decisions too). A shipped case base (expert, default) is never written: use --retain-into.")] = False,
     retain_into: Annotated[Optional[str], typer.Option("--retain-into", metavar="NAME", help="Retain into case base NAME: a bare name is ./casebases/NAME, a path (with a / or starting with '.') is that folder; created as a copy of the bot's case base on first use (a note says so, with its size); an existing NAME must be that case base or a copy of it; the bot plays from it. Implies --retain.")] = None,
     why: Annotated[bool, typer.Option("--why", help="With --human: after each hand, why the cbr bots did what they did: each decision's triple, its vote and the 3 most similar cases it counted.")] = False,
@@ -303,8 +306,10 @@ def play_command(
     With --acpc a progress bar shows on a terminal (not with --json); a match stopped early
     (Ctrl-C, SIGTERM, an error) prints the result of the hands played before it.
 
-    Example: cbr play --human --bots call,raise --hands 2
+    Example: cbr play --human --players call,raise --hands 2
     """
+    bots = alias(players, players_old, "--players", "--bots")
+    bots_option = "--bots" if players is None else "--players"  # the name given, for the errors
     if acpc is not None and human:
         raise usage_error("choose one mode: --acpc HOST:PORT or --human, not both", "--human")
     if human:
@@ -312,21 +317,21 @@ def play_command(
             raise usage_error("--human plays the default limit game in text: no --json or --game",
                               "--json" if as_json else "--game")
         if policy is not None:
-            raise usage_error("--policy is for --acpc; with --human the bots at the table are --bots", "--policy")
+            raise usage_error("--policy is for --acpc; with --human the bots at the table are --players", "--policy")
         if timeout is not None:
             raise usage_error("--timeout is for --acpc (it bounds the wait for a dealer), not --human", "--timeout")
         if seed is None:  # a new game each session (the web table draws one too); printed, to replay it
             import secrets
 
             seed = secrets.randbelow(2**31)
-        _play_human(bots if bots is not None else "cbr", hands or 10, seed, retain, retain_into, why)
+        _play_human(bots if bots is not None else "cbr", hands or 10, seed, retain, retain_into, why, bots_option)
         return
     if why:
         raise usage_error("--why is for --human (it explains the bots' decisions after each hand)", "--why")
     if acpc is None:
         raise usage_error("say where the dealer is: --acpc HOST:PORT, or play yourself with --human", "--acpc")
     if bots is not None:
-        raise usage_error("--bots is for --human; with --acpc the bot that plays is --policy", "--bots")
+        raise usage_error(f"{bots_option} is for --human; with --acpc the bot that plays is --policy", bots_option)
     seed = 0 if seed is None else seed
     from cbr.acpc.client import parse_address, play_acpc, stopped_result
     from cbr.logs.acpc import acpc_game
@@ -340,6 +345,7 @@ def play_command(
         bot = policy_from_spec(spec, seed=seed)
     except PolicySpecError as exc:
         raise usage_error(str(exc), "--policy") from None
+    _check_table([bot], g.n_players, "--policy", f" (--game {g.name})")  # before it connects
     _retain_into_copy([bot], retain_into)
     try:
         with progress_bar("playing", total=hands, enabled=not as_json) as advance:
@@ -367,14 +373,22 @@ def _print_client(result: "ClientResult", spec: str, as_json: bool, retaining: b
 
 
 def _play_human(bots: str, hands: int, seed: int, retain: bool = False, retain_into: Optional[str] = None,
-                why: bool = False) -> None:
-    """`cbr play --human`: the table on stdout, one key (or word) a line from stdin."""
+                why: bool = False, option: str = "--players") -> None:
+    """`cbr play --human`: the table on stdout, one key (or word) a line from stdin; ``option``
+    is the name the bots were given under (``--players``, or its old name ``--bots``)."""
     from cbr.play.human import play_human
     from cbr.policies.spec import split_policy_specs
 
     specs = split_policy_specs(bots)
     if not specs:
-        raise usage_error("name at least one bot, e.g. --bots cbr", "--bots")
+        raise usage_error(f"name at least one bot, e.g. {option} cbr", option)
+    from cbr.policies.spec import PolicySpecError, policy_from_spec
+
+    try:  # built as cbr match builds them (opening nothing), for the seat checks; you are a seat too
+        built = [policy_from_spec(s) for s in specs]
+    except PolicySpecError as exc:
+        raise usage_error(str(exc), option) from None
+    _check_table(built, len(specs) + 1, option, close=True)
 
     def read(prompt: str) -> Optional[str]:
         typer.echo(prompt, nl=False)
@@ -384,12 +398,10 @@ def _play_human(bots: str, hands: int, seed: int, retain: bool = False, retain_i
             return None
         return line.rstrip("\n")
 
-    from cbr.policies.spec import PolicySpecError
-
     told: list[bool] = []
 
     def show(line: str) -> None:
-        if not told:  # the seed first, once the bots are seated (a bad --bots prints only its error)
+        if not told:  # the seed first, once the bots are seated (a bad --players prints only its error)
             told.append(True)
             typer.echo(f"Seed {seed} (--seed {seed} deals these cards again)")
         typer.echo(line)
@@ -399,9 +411,28 @@ def _play_human(bots: str, hands: int, seed: int, retain: bool = False, retain_i
         result = play_human(specs, hands, read=read, show=show, seed=seed, retain=retain,
                             retain_into=retain_into, why=3 if why else 0)
     except PolicySpecError as exc:  # raised while the bots are built, before any hand
-        raise usage_error(str(exc), "--bots") from None
+        raise usage_error(str(exc), option) from None
     if retain or retain_into:
         typer.echo(f"retained {result.retained:,} cases")
+
+
+def _check_table(bots: list, players: int, option: str, where: str = "", close: bool = False) -> None:
+    """A usage error (exit 2) about ``option`` when one of ``bots`` cannot play at a table of
+    ``players`` (:func:`~cbr.play.table.seat_refusal`: a heads-up-only bot at three seats or
+    more), said before the table opens, not at the bot's first decision. With ``close``, the
+    bots (built for the check only) are closed after it."""
+    from cbr.play.table import seat_refusal
+
+    try:
+        for bot in bots:
+            refusal = seat_refusal(bot, players)
+            if refusal:
+                raise usage_error(refusal + where, option)
+    finally:
+        for bot in bots if close else ():
+            done = getattr(bot, "close", None)
+            if callable(done):
+                done()
 
 
 def _no_empty_seat(players: str) -> None:

@@ -39,7 +39,18 @@ from cbr.game.gamedef import STREETS
 from cbr.game.spec import default_game
 from cbr.game.state import HandState
 from cbr.logs.record import HandRecord
-from cbr.play.table import LEAVE, MAX_HANDS, PolicySeat, Seat, Table, Watcher, act_rng, resolve_players, seat_names
+from cbr.play.table import (
+    LEAVE,
+    MAX_HANDS,
+    PolicySeat,
+    Seat,
+    Table,
+    Watcher,
+    act_rng,
+    check_seats,
+    resolve_players,
+    seat_names,
+)
 from cbr.policies.base import Policy
 from evaluator_ext.cards import cards_str
 
@@ -200,7 +211,9 @@ def play_human(
     or :class:`Policy` objects); see the module docstring for the keys and quitting.
 
     ``read(prompt)`` returns the next line typed (``None`` at end of input); ``show(line)``
-    gets every line to display. Raises :class:`GameError` for bad counts and
+    gets every line to display. Raises :class:`GameError` for bad counts and for a bot that
+    cannot play at a table of that many (:func:`~cbr.play.table.seat_refusal`: the cfr bot
+    with two bots or more), before any hand, and
     :class:`~cbr.policies.spec.PolicySpecError` for bad specs (both ``ValueError``).
     ``retain``/``retain_into``: as in :func:`~cbr.play.match.run_match`; the human's decisions are
     kept too (a person teaches the bot by playing it), in the first case-based bot's case base
@@ -218,6 +231,7 @@ def play_human(
         raise GameError(f"hands must be a whole number from 1 to {MAX_HANDS:,}, got {hands!r}")
     policies = resolve_players(bots, seed, first_seat=1)
     try:
+        check_seats(policies, len(policies) + 1)  # before any hand, as a match
         retainers = []
         if retain or retain_into is not None:
             from cbr.play.retention import start_retention

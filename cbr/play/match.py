@@ -43,10 +43,12 @@ from cbr.play.table import (
     PolicySeat,
     Table,
     act_rng,
+    check_seats,
     deal_cards,
     play_hand,
     resolve_players,
     seat_names,
+    seat_refusal,
     seat_seed,
     seen_by,
     unique_names,
@@ -171,23 +173,6 @@ class MatchResult:
         }
 
 
-def seat_refusal(policy: Policy, players: int) -> str:
-    """Why ``policy`` cannot play at a table of ``players``, empty when it can: a bot of the
-    two-player game (``heads_up_only``: the cfr bot) at a bigger table, or what the bot says
-    itself (``refuses_table``: the adaptive bot, whose safe expert may play heads-up only).
-
-    >>> from cbr.policies.spec import policy_from_spec
-    >>> seat_refusal(policy_from_spec("cfr"), 2), seat_refusal(policy_from_spec("cfr"), 3)
-    ('', 'the cfr bot plays heads-up only: it cannot play at a table of 3')
-    """
-    own = getattr(policy, "refuses_table", None)
-    if callable(own):
-        return own(players)
-    if players > 2 and getattr(policy, "heads_up_only", False):
-        return f"the {policy.name} bot plays heads-up only: it cannot play at a table of {players}"
-    return ""
-
-
 def run_match(
     players: Sequence[str | Policy],
     hands: int,
@@ -232,10 +217,7 @@ def run_match(
         raise GameError(f"hands must be a whole number from 1 to {MAX_HANDS:,}, got {hands!r}")
     policies = resolve_players(players, seed)
     try:
-        for p in policies:  # before any hand: the cfr bot failed at its first decision
-            refusal = seat_refusal(p, n)
-            if refusal:
-                raise GameError(refusal)
+        check_seats(policies, n)  # before any hand: the cfr bot failed at its first decision
         retainers = []
         if retain or retain_into is not None:
             from cbr.play.retention import start_retention

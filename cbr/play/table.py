@@ -46,7 +46,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from cbr.play.retention import Retainer
 
 __all__ = ["MAX_HANDS", "LEAVE", "Seat", "PolicySeat", "Watcher", "Table", "PlayedHand", "act_rng", "deal_cards",
-           "dealt_decisions", "end_hand", "play_hand", "play_out", "resolve_players", "seat_label", "seat_names", "seat_seed", "seen_by", "unique_names"]
+           "check_seats", "dealt_decisions", "end_hand", "play_hand", "play_out", "resolve_players", "seat_label",
+           "seat_refusal", "seat_names", "seat_seed", "seen_by", "unique_names"]
 
 #: Most hands one match plays (about a week of play on one core at the bots' speed).
 MAX_HANDS = 1_000_000_000
@@ -129,6 +130,40 @@ def resolve_players(players: Sequence[str | Policy], seed: int, *, first_seat: i
         else:
             raise ValueError(f"player {i}: expected a policy name or a Policy, got {type(p).__name__}")
     return out
+
+
+def seat_refusal(policy: Policy, players: int) -> str:
+    """Why ``policy`` cannot play at a table of ``players``, empty when it can: a bot of the
+    two-player game (``heads_up_only``: the cfr bot) at a bigger table, or what the bot says
+    itself (``refuses_table``: the adaptive bot, whose safe expert may play heads-up only).
+
+    >>> from cbr.policies.spec import policy_from_spec
+    >>> seat_refusal(policy_from_spec("cfr"), 2), seat_refusal(policy_from_spec("cfr"), 3)
+    ('', 'the cfr bot plays heads-up only: it cannot play at a table of 3')
+    """
+    own = getattr(policy, "refuses_table", None)
+    if callable(own):
+        return own(players)
+    if players > 2 and getattr(policy, "heads_up_only", False):
+        return f"the {policy.name} bot plays heads-up only: it cannot play at a table of {players}"
+    return ""
+
+
+def check_seats(policies: Sequence[Optional[Policy]], players: int) -> None:
+    """Raise :class:`GameError` with the first :func:`seat_refusal` among ``policies`` (None:
+    a seat no bot of ours plays, e.g. a dealer's remote seat) at a table of ``players``:
+    every table (a match, a dealer, a person's game, an ACPC client) asks before its first hand.
+
+    >>> from cbr.policies.spec import policy_from_spec
+    >>> check_seats([policy_from_spec("cfr"), None], 2)
+    >>> check_seats([policy_from_spec("call"), None, policy_from_spec("cfr")], 3)
+    Traceback (most recent call last):
+    cbr.errors.GameError: the cfr bot plays heads-up only: it cannot play at a table of 3
+    """
+    for p in policies:
+        refusal = "" if p is None else seat_refusal(p, players)
+        if refusal:
+            raise GameError(refusal)
 
 
 def seat_label(policy: Policy) -> str:

@@ -10,10 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from cbr.acpc.client import play_acpc
 from cbr.acpc.dealer import Dealer, stopped_result
-from cbr.errors import ProtocolError
+from cbr.errors import GameError, ProtocolError
+from cbr.game import preset
 from cbr.logs.acpc import AcpcParser
 from cbr.play.match import run_match
+from cbr.policies.spec import policy_from_spec
 from tests.acpc.support import WAIT, Procs, cbr_command, finish
 
 REPO = Path(__file__).resolve().parents[2]
@@ -216,3 +219,69 @@ def test_usage_errors(procs: Procs) -> None:
                  ["serve-dealer", "-p", "call,call", "--overwrite"], ["serve-dealer", "-p", "call,call", "--port", "70000"]):
         code, out, err = finish(procs.start(*args))
         assert code == 2 and "Traceback" not in err, (args, err)
+
+
+# ---- a heads-up-only bot at a table of 3 or more: refused before any hand, as by cbr match ----
+
+@pytest.mark.parametrize("seats, said", [
+    ("cfr,remote,remote", "the cfr bot plays heads-up only: it cannot play at a table of 3"),
+    ("remote,call,adapt:safe=emd_256", "the adapt bot's safe expert, emd_256, plays heads-up only: it cannot play "
+                                       "at a table of 3"),
+    ("call,raise,call,cfr", "the cfr bot plays heads-up only: it cannot play at a table of 4"),
+])
+def test_a_heads_up_bot_at_a_bigger_dealer_table_is_refused_before_it_listens(procs: Procs, seats: str,
+                                                                                said: str) -> None:
+    """``cbr serve-dealer --players cfr,remote,remote`` listened, seated the clients and stopped at
+    the cfr bot's first decision (exit 1); without remote seats it dealt and stopped alike. It is
+    a usage error naming --players now (exit 2), before it listens: no 'listening on' line. The
+    library refuses it too (GameError from Dealer), and heads-up the same bots are dealt in."""
+    code, out, err = finish(procs.start("serve-dealer", "--port", 0, "--players", seats, "--hands", 3,
+                                        "--connect-timeout", 5))
+    assert code == 2 and out == "", (out, err)
+    assert said in " ".join(err.split()) and "--players" in err and "Traceback" not in err, err
+    with pytest.raises(GameError, match=said.replace(".", "[.]")):
+        Dealer(seats.split(","), 3, game=preset(f"holdem.limit.{len(seats.split(','))}p"))
+    bot = next(s for s in seats.split(",") if s.startswith(("cfr", "adapt")))
+    dealer = Dealer([bot, "call"], 2, seed=1)
+    try:
+        assert dealer.run().hands == 2
+    finally:
+        dealer.close()
+
+
+def test_a_heads_up_bot_told_a_bigger_game_never_connects() -> None:
+    """``cbr play --acpc HOST:PORT --policy cfr --game holdem.limit.3p`` connected and took a seat
+    it could not play: refused now before it connects (a usage error, exit 2; the library's
+    play_acpc raises GameError): the listening socket on loopback receives no connection."""
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+    try:
+        run = subprocess.run(cbr_command() + ["play", "--acpc", f"127.0.0.1:{port}", "--policy", "cfr", "--game",
+                                              "holdem.limit.3p", "--timeout", "5"],
+                             capture_output=True, text=True, timeout=WAIT)
+        assert run.returncode == 2 and run.stdout == "", (run.stdout, run.stderr)
+        said = " ".join(run.stderr.split())
+        assert "the cfr bot plays heads-up only: it cannot play at a table of 3 (--game holdem.limit.3p)" in said, said
+        assert "--policy" in said and "Traceback" not in said
+        with pytest.raises(GameError, match="the cfr bot plays heads-up only: it cannot play at a table of 3"):
+            play_acpc(("127.0.0.1", port), policy_from_spec("cfr"), preset("holdem.limit.3p"), timeout=5)
+        server.settimeout(0.5)
+        with pytest.raises(socket.timeout):  # a client that had connected would be waiting in the backlog
+            server.accept()
+    finally:
+        server.close()
+
+
+def test_a_heads_up_bot_dealt_a_bigger_table_stops_at_the_first_matchstate(procs: Procs) -> None:
+    """Told the default 2-player game, the client learns the table from the dealer's first
+    MATCHSTATE: at a 3-player dealer the cfr bot stops there, one line saying why (it said the
+    MATCHSTATE was bad, about hole-card slots), exit 1, before it answers any action."""
+    dealer, port = procs.dealer("--players", "remote,call,call", "--game", "holdem.limit.3p", "--hands", 3,
+                                "--timeout", WAIT)
+    code, out, err = finish(procs.start("play", "--acpc", f"127.0.0.1:{port}", "--policy", "cfr", "--timeout", 10))
+    assert code == 1 and out == "", out
+    assert err.splitlines() == [f"error: the dealer at 127.0.0.1:{port} deals a 3-player game (its first MATCHSTATE "
+                                "shows 3 seats): the cfr bot plays heads-up only: it cannot play at a table of 3"], err
+    code_d, out_d, err_d = finish(dealer)
+    assert code_d == 1 and "0 of 3 hands dealt" in out_d, out_d
+    assert "closed the connection" in err_d and "illegal" not in err_d, err_d  # it left; it never acted

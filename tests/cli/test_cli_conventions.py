@@ -550,6 +550,8 @@ def _option_names(help_text: str) -> set[str]:
     (["match"], {"--players", "--log-format", "--log", "--overwrite", "--hands"}, {"--format"}),
     (["logs", "inspect"], {"--log-format"}, {"--format"}),
     (["hand"], {"--opponents"}, {"-n"}),
+    (["league"], {"--players", "-p", "--gauntlet"}, {"--bots", "-b"}),
+    (["play"], {"--players", "-p", "--policy", "--human"}, {"--bots"}),
 ])
 def test_help_shows_the_new_names_only(command: list[str], shown: set[str], hidden: set[str]) -> None:
     text = cbr(*command, "--help").stdout

@@ -373,3 +373,53 @@ def test_the_human_is_told_about_your_style():
         bot.close()
     assert any("choice: its fallback, expert: your style is far" in ln for ln in lines)
     assert not any("you's" in ln for ln in lines)
+
+
+HEADS_UP_ONLY = [
+    (["call", "cfr"], "the cfr bot plays heads-up only: it cannot play at a table of 3"),
+    (["adapt:safe=emd_256", "call"],
+     "the adapt bot's safe expert, emd_256, plays heads-up only: it cannot play at a table of 3"),
+]
+
+
+@pytest.mark.parametrize("bots, said", HEADS_UP_ONLY, ids=["cfr", "adapt-safe-cfr"])
+def test_a_heads_up_bot_at_a_bigger_human_table_is_refused_before_any_hand(bots: list, said: str) -> None:
+    """``cbr play --human --bots call,cfr`` dealt the first hand and stopped at the cfr bot's
+    first decision (exit 1), as ``cbr match`` did before it refused such a table: the person
+    is a seat too, so two bots make a table of 3. Refused now before anything is shown: by
+    the library (GameError) and by the command (a usage error naming --bots, exit 2)."""
+    lines: list[str] = []
+    asked: list[str] = []
+    with pytest.raises(GameError, match=said.replace(".", "[.]")):
+        play_human(bots, 2, read=lambda p: asked.append(p) or "c", show=lines.append, seed=3)
+    assert lines == [] and asked == []
+    r = runner.invoke(app, ["play", "--human", "--bots", ",".join(bots), "--hands", "2", "--seed", "3"],
+                      input="c\n" * 40)
+    assert r.exit_code == 2, r.output
+    assert said in " ".join(r.stderr.split()) and "--bots" in r.stderr, r.stderr
+    assert r.stdout == ""  # not even the seed line: nothing was dealt
+
+
+def test_a_heads_up_bot_alone_with_the_person_still_plays() -> None:
+    """Heads-up (the person and one cfr bot) is the table it plays."""
+    r = runner.invoke(app, ["play", "--human", "--bots", "cfr", "--hands", "2", "--seed", "3"], input="c\n" * 40)
+    assert r.exit_code == 0, r.output
+    assert r.output.strip().splitlines()[-1].startswith("Result after 2 hands: you ")
+
+
+def test_cli_names_the_bots_players_as_cbr_match_does_and_keeps_the_old_name():
+    """The bots at your table are --players (-p), as in ``cbr match`` and ``cbr league``;
+    --bots, the old name, deals the same session; --acpc refuses either, naming the one given."""
+    keys = "c\n" * 40
+    runs = [runner.invoke(app, ["play", "--human", option, "call,raise", "--hands", "2", "--seed", "4"], input=keys)
+            for option in ("--players", "-p", "--bots")]
+    assert [r.exit_code for r in runs] == [0] * 3, [r.output for r in runs]
+    assert runs[0].stdout.startswith("Seed 4 ") and "=== Hand 2 of 2" in runs[0].stdout
+    assert runs[1].stdout == runs[0].stdout and runs[2].stdout == runs[0].stdout
+    for option in ("--players", "--bots"):
+        r = runner.invoke(app, ["play", "--acpc", "127.0.0.1:1", option, "call"])
+        assert r.exit_code == 2 and f"{option} is for --human" in " ".join(r.stderr.split()), r.output
+    r = runner.invoke(app, ["play", "--human", "--players", "call", "--bots", "raise"], input=keys)
+    assert r.exit_code == 2 and "disagree" in r.stderr and "=== Hand" not in r.output, r.output
+    r = runner.invoke(app, ["play", "--human", "--players", "call,nosuchbot"], input=keys)
+    assert r.exit_code == 2 and "'--players': unknown policy 'nosuchbot'" in " ".join(r.stderr.split()), r.output

@@ -92,13 +92,13 @@ def test_refusals():
 
 def test_cli_tables_json_and_plot(tmp_path: Path):
     plot = tmp_path / "league.png"
-    result = runner.invoke(app, ["league", "--bots", "ehs,call,lag", "-n", "20", "-j", "1", "--plot", str(plot)])
+    result = runner.invoke(app, ["league", "--players", "ehs,call,lag", "-n", "20", "-j", "1", "--plot", str(plot)])
     assert result.exit_code == 0, result.output
     assert "round-robin: 3 pairings" in result.output and "standings" in result.output
     assert f"plot written to {plot}" in result.output
     data = plot.read_bytes()
     assert data.startswith(PNG) and len(data) > 5000
-    result = runner.invoke(app, ["league", "--bots", "call,lag", "--gauntlet", "ehs", "-n", "20", "--json"])
+    result = runner.invoke(app, ["league", "-p", "call,lag", "--gauntlet", "ehs", "-n", "20", "--json"])
     assert result.exit_code == 0, result.output
     out = json.loads(result.output)
     assert out["mode"] == "gauntlet" and out["pairings_played"] == out["pairings_planned"] == 2
@@ -106,17 +106,37 @@ def test_cli_tables_json_and_plot(tmp_path: Path):
 
 
 @pytest.mark.parametrize("args, says", [
-    (["--bots", "ehs"], "at least two"),
-    (["--bots", "ehs,ehs"], "given twice"),
-    (["--bots", "ehs,nosuchbot"], "nosuchbot"),
-    (["--bots", "ehs,call", "--overwrite"], "--plot"),
-    (["--bots", "ehs,call", "--dask-workers", "2"], "--scheduler local"),
-    (["--bots", "ehs,call", "--scheduler", "local", "-j", "2"], "--workers"),
-    (["--bots", "ehs,call", "--plot", "x.gif"], ".png"),
+    (["--players", "ehs"], "at least two"),
+    (["--players", "ehs,ehs"], "given twice"),
+    (["--players", "ehs,nosuchbot"], "nosuchbot"),
+    (["--bots", "ehs,nosuchbot"], "'--players': unknown policy 'nosuchbot'"),
+    (["--players", "ehs,call", "--overwrite"], "--plot"),
+    (["--players", "ehs,call", "--dask-workers", "2"], "--scheduler local"),
+    (["--players", "ehs,call", "--scheduler", "local", "-j", "2"], "--workers"),
+    (["--players", "ehs,call", "--plot", "x.gif"], ".png"),
+    ([], "Missing option '--players' / '-p'."),
+    (["-n", "20"], "Missing option '--players' / '-p'."),
+    (["--players", "ehs,call", "--bots", "ehs,lag"], "--bots (the old name of --players) and --players disagree"),
 ])
 def test_cli_usage_errors(args: list[str], says: str):
     result = runner.invoke(app, ["league", *args])
-    assert result.exit_code == 2 and says in result.output, result.output
+    assert result.exit_code == 2 and says in " ".join(result.output.split()), result.output
+
+
+def test_cli_names_the_bots_players_as_cbr_match_does_and_keeps_the_old_name():
+    """``cbr match --players`` but ``cbr league --bots``: a newcomer's ``cbr league --players
+    ehs,call`` was "No such option". The bots are --players (-p) now; --bots (-b), the old name,
+    still plays the same league, and --help shows only the new name."""
+    runs = [runner.invoke(app, ["league", option, "ehs,call,lag", "-n", "20", "-j", "1", "--seed", "3", "--json"])
+            for option in ("--players", "-p", "--bots", "-b")]
+    assert [r.exit_code for r in runs] == [0] * 4, [r.output for r in runs]
+    leagues = [json.loads(r.stdout) for r in runs]
+    assert leagues[0]["pairings_played"] == 3 and all(league == leagues[0] for league in leagues[1:])
+    same = runner.invoke(app, ["league", "--players", "ehs,call,lag", "--bots", "ehs,call,lag", "-n", "20", "-j", "1",
+                               "--seed", "3", "--json"])
+    assert same.exit_code == 0 and json.loads(same.stdout) == leagues[0], same.output
+    shown = runner.invoke(app, ["league", "--help"], env={"COLUMNS": "200"}).stdout
+    assert "--players" in shown and "--bots" not in shown and "-b " not in shown, shown
 
 
 @pytest.mark.parametrize("workers", ["1", "2"])
