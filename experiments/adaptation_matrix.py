@@ -50,7 +50,7 @@ def cell(expert: str, opponent: str, hands: int, seed: int) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from common import OUT_HELP, description, out_file, policy_specs, positive_int, seed_int
+    from common import OUT_HELP, description, out_file, parse_args, policy_specs, positive_int, seed_int
 
     ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--seed", type=seed_int, default=1, help="deal seed of the matches")
@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="add these cells to the seed's matrix file (same --hands), replacing cells measured again")
     ap.add_argument("--out", type=Path, default=None,
                     help=OUT_HELP.format(name="adaptation-matrix-seed<SEED>.json"))
-    args = ap.parse_args(argv)
+    args = parse_args(ap, argv)
     experts, opponents = args.experts, args.opponents
     jobs = [(e, o, SLOW.get(o, args.hands), args.seed) for o in opponents for e in experts]
     cells = []
@@ -85,7 +85,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from common import require_native
-
-    require_native()
     raise SystemExit(main())

@@ -185,7 +185,7 @@ def plot(report: dict, path: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from common import description, policy_specs, positive_int, seed_int
+    from common import description, parse_args, policy_specs, positive_int, seed_int
 
     ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--seed", type=seed_int, default=2, help="deal seed of the matches")
@@ -201,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tag", default="", help="appended to the report's name (adaptive-seed<S><TAG>.json)")
     ap.add_argument("--replot", type=Path, default=None, help="draw the PNGs of a report again, and stop")
     ap.add_argument("--out", type=Path, default=None, help=OUT_HELP.format(name="adaptive-seed<SEED><TAG>.json"))
-    args = ap.parse_args(argv)
+    args = parse_args(ap, argv)
     if args.replot is not None:
         plot(json.loads(args.replot.read_text()), args.replot.with_suffix(".png"))
         return 0
@@ -243,7 +243,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from common import require_native
-
-    require_native()
     raise SystemExit(main())

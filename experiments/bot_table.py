@@ -26,7 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np  # noqa: E402
-from common import budgeted_lbr, duel  # noqa: E402
+from common import budgeted_lbr, duel, require_native  # noqa: E402
 
 from cbr.play.match import run_match  # noqa: E402
 from cbr.policies.spec import policy_from_spec  # noqa: E402
@@ -187,6 +187,7 @@ def main() -> int:
     if skip - set(parts):  # a usage error, one line, before anything runs
         ap.error(f"argument --skip: unknown part(s) {', '.join(sorted(skip - set(parts)))}; "
                 f"choose from: {', '.join(parts)}")
+    require_native()  # after every usage check: a usage error is one, extensions or not
     bots, opponents = args.bots, args.opponents
     outdir = out_folder(args.out)
     out = outdir / f"bot-table-seed{args.seed}.json"
@@ -249,7 +250,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    from common import require_native
-
-    require_native()
     sys.exit(main())

@@ -120,7 +120,7 @@ def opponent(text: str) -> str:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    from common import description, policy_spec, policy_specs, positive_int, seed_int
+    from common import description, policy_spec, policy_specs, positive_int, require_native, seed_int
 
     ap = argparse.ArgumentParser(description=description(__doc__),
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -140,9 +140,10 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--out", type=Path, default=None, help=OUT_HELP.format(name="casper_table.json"))
     ap.add_argument("--png", type=Path, default=None, help="default: the --out path with .png")
     args = ap.parse_args(argv)
-    args.out = out_file(args.out, "casper_table.json")
     if args.hands is not None and args.hands < 1:
         ap.error("--hands must be at least 1")
+    require_native()  # after every usage check: a usage error is one, extensions or not
+    args.out = out_file(args.out, "casper_table.json")
     png = args.png or args.out.with_suffix(".png")
 
     jobs = jobs_for(args)
@@ -181,7 +182,4 @@ def main(argv: Optional[list[str]] = None) -> int:
 
 
 if __name__ == "__main__":
-    from common import require_native
-
-    require_native()
     raise SystemExit(main())

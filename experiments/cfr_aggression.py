@@ -182,7 +182,7 @@ def table_checks() -> dict:
 
 
 def main() -> None:
-    from common import description, policy_specs, positive_int, seed_int
+    from common import description, parse_args, policy_specs, positive_int, seed_int
 
     ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--seed", type=seed_int, default=11, help="deal seed of the matches")
@@ -192,7 +192,7 @@ def main() -> None:
     ap.add_argument("--self-bots", type=policy_specs(0), default="cfr:strategy=emd_256",
                     help="bots to play against themselves (policy specs; empty: none)")
     ap.add_argument("--out", default="", help=OUT_HELP.format(name="aggression-seed<SEED>.json"))
-    a = ap.parse_args()
+    a = parse_args(ap)
     result = {"seed": a.seed, "environment": environment(), "against_raise": [], "self_play": {}}
     for bot in a.bots:
         say(f"{bot} against raise, {a.hands} duplicate hands")
@@ -221,7 +221,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    from common import require_native
-
-    require_native()
     main()

@@ -108,7 +108,7 @@ def plot(points: list[dict], path: Path, *, title: str) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from common import OUT_FOLDER_HELP, description, out_folder, positive_int, seed_int
+    from common import OUT_FOLDER_HELP, description, out_folder, parse_args, positive_int, seed_int
 
     ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("run", help="a run folder of casebases/build_cfr_big.py")
@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", type=positive_int, default=1, help="LBR worker processes (default 1)")
     ap.add_argument("--last", type=seed_int, default=0, help="measure only the last N snapshots not measured yet (0: all)")
     ap.add_argument("--results", "--out", default=None, help=OUT_FOLDER_HELP.replace("--out", "--results"))
-    args = ap.parse_args(argv)
+    args = parse_args(ap, argv)
     try:
         import matplotlib  # noqa: F401  (checked before minutes of measuring)
     except ImportError:
@@ -161,7 +161,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from common import require_native
-
-    require_native()
     sys.exit(main())

@@ -114,13 +114,13 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    from common import description
+    from common import description, parse_args
 
     ap = argparse.ArgumentParser(description=description(__doc__))
     add_arguments(ap)
     ap.add_argument("--out", default=None, help=OUT_HELP.format(name="cfr_strategies.json")
                     + "; not written with --quick or --cache")
-    args = ap.parse_args(argv)
+    args = parse_args(ap, argv)
     settings = settings_from(args)
     cache = args.cache or CACHE
     t = time.perf_counter()
@@ -136,7 +136,4 @@ def main(argv: Optional[list[str]] = None) -> int:
 
 
 if __name__ == "__main__":
-    from common import require_native
-
-    require_native()
     sys.exit(main())

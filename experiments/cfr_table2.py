@@ -129,7 +129,7 @@ def plot(tables: list[tuple[str, dict]], path: Path) -> bool:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    from common import description, positive_int, seed_int
+    from common import description, parse_args, positive_int, seed_int
 
     ap = argparse.ArgumentParser(description=description(__doc__))
     add_arguments(ap)
@@ -139,7 +139,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--limit-hands", type=positive_int, default=None, help="match-runner hands per pair (default 500; quick 4)")
     ap.add_argument("--no-match", action="store_true", help="skip the match-runner round robin")
     ap.add_argument("--out", type=Path, default=None, help=OUT_HELP.format(name="cfr_table2.json"))
-    args = ap.parse_args(argv)
+    args = parse_args(ap, argv)
     settings = settings_from(args)
     cache = args.cache or CACHE
     boards = args.boards or (3 if args.quick else 1000)
@@ -174,7 +174,4 @@ def main(argv: Optional[list[str]] = None) -> int:
 
 
 if __name__ == "__main__":
-    from common import require_native
-
-    require_native()
     sys.exit(main())

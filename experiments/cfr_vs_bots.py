@@ -66,7 +66,7 @@ def plot(cells: list[dict], path: Path, title: str) -> bool:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    from common import description, policy_spec, policy_specs, positive_int, seed_int
+    from common import description, parse_args, policy_spec, policy_specs, positive_int, seed_int
 
     from cbr.play.measure import measure
 
@@ -77,7 +77,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--opponents", type=policy_specs(), default=",".join(OPPONENTS), help="comma-separated opponents (policy specs)")
     ap.add_argument("--quick", action="store_true", help="4 hands per opponent (for tests)")
     ap.add_argument("--out", type=Path, default=None, help=OUT_HELP.format(name="cfr_vs_bots.json"))
-    args = ap.parse_args(argv)
+    args = parse_args(ap, argv)
     args.out = out_file(args.out, "cfr_vs_bots.json")
     hands = args.hands if args.hands is not None else (4 if args.quick else 1000)
     opponents = args.opponents
@@ -113,7 +113,4 @@ def main(argv: Optional[list[str]] = None) -> int:
 
 
 if __name__ == "__main__":
-    from common import require_native
-
-    require_native()
     raise SystemExit(main())

@@ -93,10 +93,19 @@ def require_native() -> None:
     raise SystemExit(1)
 
 
-def run(main: Any, interrupted: str = "nothing written") -> None:
-    """A script's entry point: :func:`require_native`, then ``main()``; Ctrl-C is one line
-    (``interrupted: ...``) and exit 130."""
+def parse_args(parser: Any, argv: Optional[list[str]] = None) -> Any:
+    """``parser.parse_args(argv)``, then :func:`require_native`: a script's arguments are checked
+    before the C extensions, so ``--help`` and a usage error (argparse's one ``error:`` line, exit
+    2) are answered the same with or without them, and the check runs before any work. (A script
+    with usage checks of its own after argparse's calls :func:`require_native` after them.)"""
+    args = parser.parse_args(argv)
     require_native()
+    return args
+
+
+def run(main: Any, interrupted: str = "nothing written") -> None:
+    """A script's entry point: ``main()`` (which checks its arguments, then the extensions:
+    :func:`parse_args`); Ctrl-C is one line (``interrupted: ...``) and exit 130."""
     try:
         main()
     except KeyboardInterrupt:

@@ -32,7 +32,7 @@ from cbr.store import resolve_casebase  # noqa: E402
 
 
 def main() -> None:
-    from common import description, positive_int, seed_int
+    from common import description, parse_args, positive_int, seed_int
 
     ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--hands", type=positive_int, default=4000, help="duplicate hands per match")
@@ -42,7 +42,7 @@ def main() -> None:
     ap.add_argument("--full-from", type=Path, help="the full base's matches from this earlier result")
     ap.add_argument("--tag", default="", help="written to condense-seed<S>-<TAG>.json")
     ap.add_argument("--out", default=None, help=OUT_HELP.format(name="condense-seed<SEED>[-<TAG>].json"))
-    args = ap.parse_args()
+    args = parse_args(ap)
     out: dict = {"seed": args.seed, "hands": args.hands, "head_to_head_hands": args.head_to_head,
                  "environment": environment(), "condense": {}, "matches": {}}
     earlier = None
@@ -79,7 +79,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    from common import require_native
-
-    require_native()
     main()

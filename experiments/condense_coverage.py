@@ -29,7 +29,7 @@ METHODS = {"footprint": ("footprint", {}), "flat": ("footprint", {"floor": 0}), 
 
 
 def main() -> None:
-    from common import description, seed_int
+    from common import description, parse_args, seed_int
 
     ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("base", help="the case base to condense (a name or a folder)")
@@ -37,7 +37,7 @@ def main() -> None:
     ap.add_argument("--seed", type=seed_int, default=0, help="seed of the condensing methods")
     ap.add_argument("--methods", default=",".join(METHODS), help="comma-separated condensing methods")
     ap.add_argument("--out", default=None, help=OUT_HELP.format(name="condense-coverage-<BASE>.json"))
-    args = ap.parse_args()
+    args = parse_args(ap)
     source = resolve_casebase(args.base)
     path = out_file(args.out, f"condense-coverage-{Path(args.base).name}.json")
     out: dict = {"base": args.base, "keep": args.keep, "seed": args.seed, "environment": environment(),
@@ -64,7 +64,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    from common import require_native
-
-    require_native()
     main()

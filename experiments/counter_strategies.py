@@ -48,7 +48,7 @@ def _one(args: tuple[str, str, str, int, int]) -> dict:
 
 
 def main() -> None:
-    from common import description, positive_int, seed_int
+    from common import description, parse_args, positive_int, seed_int
 
     ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--seed", type=seed_int, default=36, help="deal seed of the matches")
@@ -56,7 +56,7 @@ def main() -> None:
     ap.add_argument("--only", default="", help="comma-separated counter names (default: all)")
     ap.add_argument("-j", "--workers", type=positive_int, default=1, help="matches played at once")
     ap.add_argument("--out", default=None, help=OUT_HELP.format(name="counters-seed<SEED>.json"))
-    args = ap.parse_args()
+    args = parse_args(ap)
     names = [n for n in args.only.split(",") if n] or list(COUNTERS)
     jobs = [(*c, args.hands, args.seed) for c in cells(names)]
     if args.workers > 1:
@@ -85,7 +85,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    from common import require_native
-
-    require_native()
     main()

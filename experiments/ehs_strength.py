@@ -30,13 +30,13 @@ TARGETS = {"call": 0.9, "raise": 3.0}
 
 
 def main() -> None:
-    from common import OUT_HELP, out_file, positive_int, seed_int
+    from common import OUT_HELP, out_file, parse_args, positive_int, seed_int
 
     ap = argparse.ArgumentParser(description="The EHS bot against always-call and always-raise, duplicate heads-up.")
     ap.add_argument("--hands", type=positive_int, default=20_000, help="duplicate hands per match")
     ap.add_argument("--seed", type=seed_int, default=0, help="deal seed of the matches")
     ap.add_argument("--out", default=None, help=OUT_HELP.format(name="ehs_strength.json"))
-    args = ap.parse_args()
+    args = parse_args(ap)
 
     bot = EHSPolicy()
     params = {k: v for k, v in vars(bot).items() if not k.startswith("_") and k != "seed"}
@@ -68,7 +68,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    from common import require_native
-
-    require_native()
     main()

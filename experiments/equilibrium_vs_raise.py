@@ -73,7 +73,7 @@ def mccfr_row(game, sf, opponents: dict, iterations: int, seed: int) -> dict:  #
 
 
 def main() -> None:
-    from common import description
+    from common import description, require_native
 
     from casebases.build_cfr_emd import number
     from cbr.cfr.sequence_form import SequenceForm, always_call, always_raise
@@ -88,6 +88,7 @@ def main() -> None:
     args = ap.parse_args()
     if args.out and Path(args.out).is_dir():
         ap.error(f"argument --out: {args.out} is a folder; give a file name")
+    require_native()  # after every usage check: a usage error is one, extensions or not
     games = []
     for game in (kuhn(), leduc()):
         sf = SequenceForm.of(game)

@@ -49,7 +49,7 @@ def per_decision(ev) -> dict[tuple, tuple[float, float]]:  # noqa: ANN001
 
 
 def main() -> None:
-    from common import OUT_HELP, description, out_file, positive_int, seed_int
+    from common import OUT_HELP, description, out_file, parse_args, positive_int, seed_int
 
     ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--seed", type=seed_int, default=2, help="seed of the folds and the matches")
@@ -57,7 +57,7 @@ def main() -> None:
     ap.add_argument("--learned", default=str(RESULTS / "learned-similarity.toml"), help="the learned similarity weights (TOML)")  # read only
     ap.add_argument("--max-decisions", type=positive_int, default=1000, help="held-out decisions evaluated per fold, at most")
     ap.add_argument("--out", default=None, help=OUT_HELP.format(name="learned-weights-seed<SEED>.json"))
-    args = ap.parse_args()
+    args = parse_args(ap)
     learned = SimilarityConfig.from_toml(Path(args.learned))
     cb = CaseBase.open(resolve_casebase("default"))
     evs = {name: evaluate_casebase(cb, folds=3, similarity=cfg, seed=args.seed, max_decisions=args.max_decisions,
@@ -95,7 +95,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    from common import require_native
-
-    require_native()
     main()

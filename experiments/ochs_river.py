@@ -34,7 +34,7 @@ def run_info(folder: Path) -> dict:
 
 
 def main() -> None:
-    from common import description, positive_float, positive_int, seed_int
+    from common import description, parse_args, positive_float, positive_int, seed_int
 
     ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--ochs", default=str(RUNS / "emd_256_ochs"), help="the OCHS-river run's folder")
@@ -44,7 +44,7 @@ def main() -> None:
     ap.add_argument("--lbr-minutes", type=positive_float, default=10.0, help="minutes of LBR per run, at most")
     ap.add_argument("--hands", type=positive_int, default=20000, help="duplicate hands of each match")
     ap.add_argument("--out", default=None, help=OUT_HELP.format(name="ochs-river-seed<SEED>.json"))
-    args = ap.parse_args()
+    args = parse_args(ap)
     folders = {"ochs": Path(args.ochs), "hs": Path(args.hs)}
     for name, flag in (("ochs", "--ochs"), ("hs", "--hs")):
         if not (folders[name] / "strategy.npz").is_file():
@@ -78,7 +78,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    from common import require_native
-
-    require_native()
     main()

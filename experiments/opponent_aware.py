@@ -117,7 +117,7 @@ def r4(x: float) -> float:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    from common import description, positive_int, seed_int
+    from common import description, positive_int, require_native, seed_int
 
     ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--hands", type=positive_int, default=10_000, help="hands per match (duplicate: even)")
@@ -148,6 +148,7 @@ def main(argv: list[str] | None = None) -> dict:
                 opponent_similarity(scale=scale)
             except ConfigError as exc:
                 ap.error(f"--weights {scale:g}: {exc}")
+    require_native()  # after every usage check: a usage error is one, extensions or not
     t0 = time.perf_counter()
     report: dict = {"experiment": "opponent-aware cases (issue 9, section 7)", "seed": args.seed, "tuning_seed": 1,
                     "hands": args.hands, "duplicate": True, "reuse": "probabilistic",
@@ -196,9 +197,6 @@ def main(argv: list[str] | None = None) -> dict:
 
 
 if __name__ == "__main__":
-    from common import require_native
-
-    require_native()
     import json
 
     print(json.dumps(main(), indent=2))

@@ -54,7 +54,7 @@ def show(row: dict) -> None:
 
 
 def main() -> None:
-    from common import OUT_HELP, out_file, positive_int, seed_int
+    from common import OUT_HELP, out_file, positive_int, require_native, seed_int
 
     ap = argparse.ArgumentParser(description="Phase III (the showdown model) against Phase II (ehs), duplicate heads-up.")
     ap.add_argument("--hands", type=positive_int, default=20_000, help="duplicate hands per reported match")
@@ -65,6 +65,7 @@ def main() -> None:
     args = ap.parse_args()
     if args.seed == args.tune_seed:
         ap.error("the reported seed must differ from the tuning seed")
+    require_native()  # after every usage check: a usage error is one, extensions or not
 
     report: dict = {"experiment": "Phase III vs Phase II (ehs), duplicate heads-up limit hold'em",
                     "game": "holdem.limit.2p", "min_samples": MIN_SAMPLES, "tune_seed": args.tune_seed,
@@ -97,7 +98,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    from common import require_native
-
-    require_native()
     main()

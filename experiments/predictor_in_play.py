@@ -58,7 +58,7 @@ def markdown(report: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    from experiments.common import OUT_HELP, description, out_file, policy_specs, positive_int, seed_int
+    from experiments.common import OUT_HELP, description, out_file, parse_args, policy_specs, positive_int, seed_int
 
     ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--seed", type=seed_int, default=2, help="deal seed of the matches")
@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--opponents", type=policy_specs(), default=",".join(OPPONENTS), help="comma-separated opponents (policy specs)")
     ap.add_argument("--logs", nargs="*", default=None, help="logs to train on (default casebases/selfplay/*.log)")
     ap.add_argument("--out", type=Path, default=None, help=OUT_HELP.format(name="predictor_in_play.json"))
-    args = ap.parse_args(argv)
+    args = parse_args(ap, argv)
     logs = args.logs if args.logs is not None else sorted(str(p) for p in (ROOT / "casebases" / "selfplay").glob("*.log"))
     t0 = time.perf_counter()
     args.out = out_file(args.out, "predictor_in_play.json")
@@ -96,7 +96,4 @@ def main(argv: list[str] | None = None) -> dict:
 
 
 if __name__ == "__main__":
-    from common import require_native
-
-    require_native()
     main()

@@ -65,7 +65,7 @@ def _checked(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
 
 
 def main() -> None:
-    from common import description, policy_spec
+    from common import description, policy_spec, require_native
 
     from casebases.build_cfr_emd import number
 
@@ -86,6 +86,7 @@ def main() -> None:
     ap.add_argument("--out", default=None, help=OUT_HELP.format(name="raise-frontier-seed<SEED>.json"))
     args = ap.parse_args()
     _checked(ap, args)
+    require_native()  # after every usage check: a usage error is one, extensions or not
     work = Path(args.work)
     specs = {p: train(p, args.iterations, work, args.model_hands) for p in args.p}
     control = specs[0.0]

@@ -76,7 +76,7 @@ def timing(bot: str, hands: int, seed: int) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from common import description, policy_spec, positive_float, positive_int, seed_int
+    from common import description, parse_args, policy_spec, positive_float, positive_int, seed_int
 
     ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--seed", type=seed_int, default=52, help="seed of the deals")
@@ -87,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--match-hands", type=positive_int, default=2000, help="duplicate hands per match")
     ap.add_argument("--minutes", type=positive_float, default=14.0, help="minutes of LBR, at most")
     ap.add_argument("--out", type=Path, default=None, help=OUT_HELP.format(name="resolve-river-seed<SEED>.json"))
-    args = ap.parse_args(argv)  # a bad --bot is a usage error, told before any work
+    args = parse_args(ap, argv)  # a bad --bot is a usage error, told before any work
     out = out_file(args.out, f"resolve-river-seed{args.seed}.json")
     say(f"{args.part} {args.bot} seed {args.seed}")
     t = time.time()
@@ -110,7 +110,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from common import require_native
-
-    require_native()
     raise SystemExit(main())

@@ -108,7 +108,7 @@ def checked_bot(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
 
 
 def main() -> None:
-    from common import OUT_FOLDER_HELP, description, out_folder, policy_spec, positive_int, seed_int
+    from common import OUT_FOLDER_HELP, description, out_folder, policy_spec, positive_int, require_native, seed_int
 
     ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--hands", type=positive_int, default=10_000, help="hands played, with retention and without (30 or more)")
@@ -133,6 +133,7 @@ def main() -> None:
     if args.hands < 30 or not 1 <= args.window:
         ap.error("--hands must be at least 30 (three thirds with a CI each) and --window at least 1")
     checked_bot(ap, args)
+    require_native()  # after every usage check: a usage error is one, extensions or not
     outdir = out_folder(args.out)
     with tempfile.TemporaryDirectory() as tmp:
         runs = {}
@@ -221,7 +222,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    from common import require_native
-
-    require_native()
     main()

@@ -131,7 +131,7 @@ def plot(rows: list[dict], variants: list[str], path: Path, title: str) -> bool:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    from common import description, positive_int, seed_int
+    from common import description, positive_int, require_native, seed_int
 
     ap = argparse.ArgumentParser(description=description(__doc__),
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -144,9 +144,10 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--out", type=Path, default=None, help=OUT_HELP.format(name="reuse_policies.json"))
     ap.add_argument("--png", type=Path, default=None, help="default: the --out path with .png")
     args = ap.parse_args(argv)
-    args.out = out_file(args.out, "reuse_policies.json")
     if args.hands < 2:
         ap.error("--hands must be at least 2 (one deal)")
+    require_native()  # after every usage check: a usage error is one, extensions or not
+    args.out = out_file(args.out, "reuse_policies.json")
     png = args.png or args.out.with_suffix(".png")
     specs = {reuse: with_reuse(args.bot, reuse) for reuse in REUSE_POLICIES}
     if args.also:
@@ -180,7 +181,4 @@ def main(argv: Optional[list[str]] = None) -> int:
 
 
 if __name__ == "__main__":
-    from common import require_native
-
-    require_native()
     raise SystemExit(main())

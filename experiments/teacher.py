@@ -85,7 +85,7 @@ def plot(points: list[dict], final: dict | None, path: Path) -> None:
 
 
 def main() -> int:
-    from common import description, policy_specs, positive_int, seed_int
+    from common import description, policy_specs, positive_int, require_native, seed_int
 
     ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--snapshots", default="", help="a folder of the training run's strategy snapshots (empty: no LBR against training time)")
@@ -104,6 +104,7 @@ def main() -> int:
     if skip - set(parts):  # a usage error, one line, before anything runs
         ap.error(f"argument --skip: unknown part(s) {', '.join(sorted(skip - set(parts)))}; "
                 f"choose from: {', '.join(parts)}")
+    require_native()  # after every usage check: a usage error is one, extensions or not
     results = out_folder(args.out)
     out_json = results / f"teacher-seed{args.seed}.json"
     report = json.loads(out_json.read_text()) if out_json.exists() and not args.redo else {}
@@ -173,7 +174,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    from common import require_native
-
-    require_native()
     sys.exit(main())

@@ -56,7 +56,7 @@ def variants_named(text: str) -> list[str]:
 
 
 def main() -> None:
-    from common import OUT_HELP, description, out_file, positive_int, seed_int
+    from common import OUT_HELP, description, out_file, positive_int, require_native, seed_int
 
     ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--hands", type=positive_int, default=2000, help="duplicate hands per match")
@@ -69,6 +69,7 @@ def main() -> None:
         only = variants_named(args.only)
     except ValueError as exc:  # a usage error, one line, before anything is written or announced
         ap.error(f"argument --only: {exc}")
+    require_native()  # after every usage check: a usage error is one, extensions or not
     out = out_file(args.out, "ehs_tuning.json")
     results = json.loads(out.read_text()) if out.exists() else {}
     names = [v for v in VARIANTS if not only or v in only]
@@ -87,7 +88,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    from common import require_native
-
-    require_native()
     main()

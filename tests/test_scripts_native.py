@@ -1,9 +1,10 @@
 """The scripts of experiments/ and bench/ stop at start, with one line, when the C extensions
 do not load (the source tree's ``evaluator_ext`` without its built ``.so`` files: the facades
 would silently fall back to pure Python, about 100 times slower), unless
-``CBR_ALLOW_REFERENCE=1``; their ``--help`` works all the same, and the benchmarks check their
-arguments before the extensions (a usage error is a usage error, exit 2, with or without them). The extensions are hidden for real: a ``sitecustomize`` on
-``PYTHONPATH`` makes importing them fail, as in a tree where they were never built."""
+``CBR_ALLOW_REFERENCE=1``; their ``--help`` works all the same, and every script checks its
+arguments before the extensions (a usage error is a usage error, exit 2, with or without them).
+The extensions are hidden for real: a ``sitecustomize`` on ``PYTHONPATH`` makes importing them
+fail, as in a tree where they were never built."""
 from __future__ import annotations
 
 import os
@@ -44,7 +45,8 @@ def unbuilt(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 #: What a script needs on its command line to run at all (a benchmark without it is a usage error).
 NEEDED = {"acpc_reference_interop.py": ["--dealer", sys.executable], "bench_condensed.py": ["full", "condensed"],
-          "bench_pcs.py": ["speed"], "golden_decisions.py": ["check"]}
+          "bench_pcs.py": ["speed"], "golden_decisions.py": ["check"], "cfr_curve.py": ["no-such-run"],
+          "condense_coverage.py": ["default"], "resolve_river.py": ["--part", "timing"]}
 
 
 def run(script: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
@@ -63,7 +65,7 @@ def test_the_hiding_works(unbuilt: dict[str, str]) -> None:
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_script_stops_without_the_extensions(script: Path, unbuilt: dict[str, str]) -> None:
     """A run (its default arguments) stops before it does any work: nothing runs, nothing is
-    written (the benchmarks parse their arguments first, the experiments stop before)."""
+    written (its arguments are parsed first, then the extensions checked)."""
     p = run(script, unbuilt, *NEEDED.get(script.name, []))
     assert p.returncode == 1, (p.stdout, p.stderr)
     assert p.stdout == "" and p.stderr.splitlines() == [p.stderr.strip()] and p.stderr.startswith(HINT), p.stderr
@@ -79,13 +81,11 @@ def test_help_works_without_the_extensions(script: Path, flag: str, unbuilt: dic
     assert p.stdout.startswith("usage:") and "error" not in p.stderr.lower(), (p.stdout, p.stderr)
 
 
-BENCH = [p for p in SCRIPTS if p.parent.name == "bench"]
-
-
-@pytest.mark.parametrize("script", BENCH, ids=lambda p: f"bench/{p.name}")
-def test_bench_usage_error_comes_before_the_check(script: Path, unbuilt: dict[str, str]) -> None:
-    """A benchmark reads its arguments before it checks the extensions: an option it does not
-    know is argparse's usage error (exit 2), not the hint (exit 1), extensions or not. (The
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_usage_error_comes_before_the_check(script: Path, unbuilt: dict[str, str]) -> None:
+    """A script reads its arguments before it checks the extensions: an option it does not
+    know is argparse's usage error (exit 2), not the hint (exit 1), extensions or not (the
+    experiments stopped with the hint: they checked first). (The
     extensions' import is hidden, not absent from the run: checking an argument can import
     ``cbr``, whose errors come from ``evaluator_ext``, whose facade tries the extension and falls
     back; what the user sees is decided by the order of parse and check, which this pins.)"""
@@ -97,7 +97,8 @@ def test_bench_usage_error_comes_before_the_check(script: Path, unbuilt: dict[st
     assert "C extensions" not in p.stderr and p.stdout == "", p.stderr
 
 
-#: Values a benchmark's own checks refuse (bots, counts): the same usage errors without the extensions.
+#: Values a script's own checks refuse (bots, counts, parts; argparse's types and the checks after
+#: it): the same usage errors without the extensions.
 BAD_VALUES = [
     ("bench_adaptive", ["--hands", "0"], "argument --hands: 0 is out of range: give 1 or more"),
     ("bench_exploit", ["--bots", "nosuchbot"], "argument --bots: unknown policy 'nosuchbot'"),
@@ -105,17 +106,36 @@ BAD_VALUES = [
     ("bench_retention", ["--bots", "cbr,nosuchbot"], "argument --bots: unknown bot(s) nosuchbot; use cbr, casper"),
     ("acpc_reference_interop", ["--dealer", sys.executable, "--policies", "nosuchbot,call"],
      "argument --policies: unknown policy 'nosuchbot'"),
+    ("adaptation_matrix", ["--hands", "0"], "argument --hands: 0 is out of range: give 1 or more"),
+    ("adaptive", ["--bot", "nosuchbot"], "argument --bot: unknown policy 'nosuchbot'"),
+    ("bot_table", ["--skip", "nosuch"], "argument --skip: unknown part(s) nosuch"),
+    ("casper_table", ["--opponents", "nosuchbot"], "argument --opponents: unknown opponent"),
+    ("counter_strategies", ["-j", "0"], "argument -j/--workers: 0 is out of range: give 1 or more"),
+    ("equilibrium_vs_raise", ["--out", "."], "argument --out: . is a folder; give a file name"),
+    ("opponent_aware", ["--hands", "5"], "--hands must be even and at least 4"),
+    ("phase3", ["--seed", "1", "--tune-seed", "1"], "the reported seed must differ from the tuning seed"),
+    ("raise_frontier", ["--p", "0.5"], "--p must include 0, the control"),
+    ("retention", ["--hands", "10"], "--hands must be at least 30"),
+    ("reuse_policies", ["--hands", "1"], "--hands must be at least 2 (one deal)"),
+    ("teacher", ["--skip", "nosuch"], "argument --skip: unknown part(s) nosuch"),
+    ("tune_ehs", ["--only", "nosuch"], "argument --only: unknown"),
+    ("cfr_curve", ["run", "--workers", "0"], "argument --workers: 0 is out of range: give 1 or more"),
 ]
 
 
 @pytest.mark.parametrize("name, args, said", BAD_VALUES, ids=[f"{n} {' '.join(a[-2:])}" for n, a, _ in BAD_VALUES])
-def test_bench_bad_value_is_a_usage_error_without_the_extensions(name: str, args: list[str], said: str,
-                                                                  unbuilt: dict[str, str], tmp_path: Path) -> None:
-    p = subprocess.run([sys.executable, str(REPO / "bench" / f"{name}.py"), *args], capture_output=True, text=True,
+def test_bad_value_is_a_usage_error_without_the_extensions(name: str, args: list[str], said: str,
+                                                           unbuilt: dict[str, str], tmp_path: Path) -> None:
+    """Nothing is written or announced either (the folder it runs in stays empty; no ``no --out:
+    writing ...`` line)."""
+    script = REPO / "bench" / f"{name}.py"
+    if not script.exists():
+        script = REPO / "experiments" / f"{name}.py"
+    p = subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True,
                        env=unbuilt, cwd=tmp_path, timeout=300)
     assert p.returncode == 2, (p.stdout, p.stderr)
     assert p.stderr.strip().splitlines()[-1].startswith(f"{name}.py: error: {said}"), p.stderr
-    assert "C extensions" not in p.stderr and list(tmp_path.iterdir()) == []
+    assert "C extensions" not in p.stderr and "no --out" not in p.stderr and list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize("script", ["experiments/tune_ehs.py", "bench/bench_cfr.py"])
