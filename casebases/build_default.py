@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import os
+import signal
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -61,13 +62,12 @@ class SelfPlayMatch:
     duplicate: bool = True
 
     def play(self, folder: Path) -> Path:
-        """Play the match and write its ACPC log into ``folder`` (under a temporary name, then renamed)."""
+        """Play the match and write its ACPC log into ``folder`` (the writer's temporary file,
+        ``.LOG.tmp-*``, renamed to the log when the match is over)."""
         path = folder / self.log
-        tmp = path.with_name(f".{path.name}.tmp")
         game = preset(self.game)
-        with AcpcLogWriter(tmp, game) as log:
+        with AcpcLogWriter(path, game) as log:
             run_match(list(self.players), self.hands, game=game, duplicate=self.duplicate, seed=self.seed, log=log)
-        os.replace(tmp, path)
         return path
 
 
@@ -81,19 +81,76 @@ def recipe() -> list[SelfPlayMatch]:
     return matches
 
 
+#: Seconds between two looks for a stop while a match is played.
+POLL_SECONDS = 0.1
+
+
 def write_selfplay_logs(root: Path, progress: bool = True, workers: int = 2, missing_only: bool = False) -> list[Path]:
     """Play the recipe's matches in ``workers`` processes and write their ACPC logs into
-    ``root / LOGS``; with ``missing_only`` only those without a log yet. Returns the log paths written."""
+    ``root / LOGS``; with ``missing_only`` only those without a log yet. Returns the log paths written.
+
+    The workers are the build's (:mod:`cbr.build.pools`: they begin with Ctrl-C blocked, leave it
+    and SIGTERM to the recipe and die with it). Ctrl-C or SIGTERM (:class:`~cbr.cfr.longrun.StopSignals`)
+    stops them at once and raises :class:`Stopped` with the signal's number; a worker that dies
+    (killed from outside, out of memory) stops the others the same way and raises
+    :class:`~cbr.errors.CBRError`. Either way the log being written is dropped whole (a log is
+    written under a temporary name and renamed when its match is over) and the logs written
+    before are kept."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    from cbr.build.pools import first_done, pool_context, stop_pool, worker_started, workers_starting
+    from cbr.cfr.longrun import StopSignals
+    from cbr.errors import CBRError
+
     folder = root / LOGS
     folder.mkdir(parents=True, exist_ok=True)
     todo = [m for m in recipe() if not (missing_only and (folder / m.log).exists())]
     paths = []
-    with ProcessPoolExecutor(max_workers=max(1, workers)) as pool:
-        for path in pool.map(SelfPlayMatch.play, todo, [folder] * len(todo)):
-            paths.append(path)
-            if progress:
-                print(f"wrote {path.relative_to(root)}", file=sys.stderr)
+    context = pool_context()
+    pool = ProcessPoolExecutor(max_workers=max(1, workers), mp_context=context,
+                               initializer=worker_started, initargs=(os.getpid(),))
+
+    def drop_all() -> None:
+        stop_pool(pool)
+        for m in todo:  # the half-written logs of the workers just stopped
+            for tmp in folder.glob(f".{m.log}.tmp-*"):
+                tmp.unlink(missing_ok=True)
+
+    with StopSignals(ignore_after=True) as stop:
+        try:
+            with workers_starting(context.get_start_method()):
+                futures = [pool.submit(SelfPlayMatch.play, m, folder) for m in todo]
+            for future in futures:
+                while not stop() and not first_done([future], pool, timeout=POLL_SECONDS):
+                    pass
+                if stop():
+                    break
+                path = future.result()
+                paths.append(path)
+                if progress:
+                    print(f"wrote {path.relative_to(root)}", file=sys.stderr)
+        except BrokenProcessPool as exc:
+            drop_all()
+            raise CBRError(f"a worker process of the recipe died ({exc}); killed from outside, or out of memory? "
+                           f"The logs written so far are in {folder} (a log being written was dropped); run "
+                           "again with --missing-logs to play the rest") from None
+        except BaseException:
+            drop_all()
+            raise
+        if stop():
+            drop_all()
+            raise Stopped(stop.signal, folder)
+    pool.shutdown()
     return paths
+
+
+class Stopped(Exception):
+    """The recipe was stopped by a signal (its number: ``signum``) while it played the logs of ``folder``."""
+
+    def __init__(self, signum: int, folder: Path) -> None:
+        super().__init__(signum, folder)
+        self.signum = signum
+        self.folder = folder
 
 
 def build(cases_only: bool = False, workers: int = 2, missing_logs: bool = False, root: Optional[Path] = None) -> None:
@@ -124,7 +181,21 @@ def main() -> None:
                         help="play only the matches whose log is not in casebases/selfplay yet")
     parser.add_argument("--workers", type=int, default=2, help="processes playing matches and computing features")
     args = parser.parse_args()
-    build(cases_only=args.cases_only, workers=args.workers, missing_logs=args.missing_logs)
+    from cbr.errors import CBRError
+
+    try:
+        build(cases_only=args.cases_only, workers=args.workers, missing_logs=args.missing_logs)
+    except CBRError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise SystemExit(1) from None
+    except Stopped as exc:
+        by = "SIGTERM" if exc.signum == signal.SIGTERM else "Ctrl-C"
+        print(f"stopped by {by}: the logs written so far are in {exc.folder} (a log being written was dropped); "
+              "run again with --missing-logs to play the rest", file=sys.stderr)
+        raise SystemExit(128 + exc.signum) from None
+    except KeyboardInterrupt:  # while the case base is built (cbr build's workers are stopped)
+        print("interrupted: the self-play logs are kept; --cases-only builds the case base from them", file=sys.stderr)
+        raise SystemExit(130) from None
 
 
 if __name__ == "__main__":

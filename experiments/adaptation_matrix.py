@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 EXPERTS = ["cbr:preset=imitate", "cbr:preset=expert", "cbr:preset=casper", "cfr:strategy=emd_256", "ehs", "poki", "hs", "lag", "station", "phase3"]
@@ -50,7 +49,7 @@ def cell(expert: str, opponent: str, hands: int, seed: int) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from common import OUT_HELP, description, out_file, parse_args, policy_specs, positive_int, seed_int
+    from common import OUT_HELP, description, out_file, parse_args, policy_specs, positive_int, seed_int, worker_pool
 
     ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--seed", type=seed_int, default=1, help="deal seed of the matches")
@@ -66,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     experts, opponents = args.experts, args.opponents
     jobs = [(e, o, SLOW.get(o, args.hands), args.seed) for o in opponents for e in experts]
     cells = []
-    with ProcessPoolExecutor(args.jobs) as pool:
+    with worker_pool(args.jobs) as pool:
         for c in pool.map(cell, *zip(*jobs)):
             cells.append(c)
             print(f"{c['expert']:>18} vs {c['opponent']:<8} {c['sb']:+.3f} ± {c['ci']:.3f}  ({c['seconds']} s)",
@@ -85,4 +84,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from common import run
+
+    run(main, "nothing written")

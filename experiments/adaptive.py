@@ -13,7 +13,6 @@ import argparse
 import json
 import math
 import time
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from common import OUT_HELP, out_file, policy_spec, pyplot, say, write_json
@@ -185,7 +184,7 @@ def plot(report: dict, path: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from common import description, parse_args, policy_specs, positive_int, seed_int
+    from common import description, parse_args, policy_specs, positive_int, seed_int, worker_pool
 
     ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--seed", type=seed_int, default=2, help="deal seed of the matches")
@@ -219,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
                     report["fixed"].setdefault(o, {})[b] = {**res, "bot": b, "from": str(args.fixed_from.name)}
     jobs = [("adapt", o, args.hands, args.seed, args.bot) for o in opps]
     jobs += [("fixed", b, o, args.hands, args.seed) for o in opps for b in fixed if b not in report["fixed"].get(o, {})]
-    with ProcessPoolExecutor(args.jobs) as pool:
+    with worker_pool(args.jobs) as pool:
         for res in pool.map(_run, jobs):
             if res["bot"] == "adapt":
                 report["adapt"][res["opponent"]] = res
@@ -243,4 +242,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from common import run
+
+    run(main, "nothing written")

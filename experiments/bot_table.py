@@ -20,13 +20,12 @@ import argparse
 import json
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np  # noqa: E402
-from common import budgeted_lbr, duel, require_native  # noqa: E402
+from common import budgeted_lbr, duel, require_native, worker_pool  # noqa: E402
 
 from cbr.play.match import run_match  # noqa: E402
 from cbr.policies.spec import policy_from_spec  # noqa: E402
@@ -202,10 +201,12 @@ def main() -> int:
 
     if "matches" not in skip:
         todo = [(b, o) for b in bots for o in opponents if o not in rows.get(b, {})]
-        with ProcessPoolExecutor(args.workers) as pool:
-            futures = {pool.submit(duel, b, o, args.hands, args.seed): (b, o) for b, o in todo}
-            for fut, (b, o) in futures.items():
-                rows.setdefault(b, {})[o] = m = fut.result()
+        with worker_pool(args.workers, kept=f"The cells measured so far are in {out} (a re-run measures only "
+                         "the rest).") as pool:
+            results = pool.map(duel, [b for b, _ in todo], [o for _, o in todo], [args.hands] * len(todo),
+                               [args.seed] * len(todo))
+            for (b, o), m in zip(todo, results):
+                rows.setdefault(b, {})[o] = m
                 print(f"{b} vs {o}: {m['sb_per_hand']:+.3f} +- {m['ci']:.3f} sb/h", file=sys.stderr, flush=True)
                 save()
     if "lbr" not in skip:
@@ -250,4 +251,7 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from common import run
+
+    run(main, "the cells measured so far are in bot-table-seed<SEED>.json of the --out folder (a re-run "
+               "measures only the rest)")

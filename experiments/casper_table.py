@@ -31,7 +31,6 @@ import argparse
 import os
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any, Optional
 
@@ -120,7 +119,7 @@ def opponent(text: str) -> str:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    from common import description, policy_spec, policy_specs, positive_int, require_native, seed_int
+    from common import description, policy_spec, policy_specs, positive_int, require_native, seed_int, worker_pool
 
     ap = argparse.ArgumentParser(description=description(__doc__),
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -153,7 +152,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     if args.jobs == 1:
         done = [run_cell(j) for j in jobs]
     else:
-        with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+        with worker_pool(args.jobs) as pool:
             done = list(pool.map(run_cell, jobs))
     seconds = time.perf_counter() - t0
     cells = sorted(done, key=lambda c: ORDER.index(c["opponent"]))
@@ -182,4 +181,6 @@ def main(argv: Optional[list[str]] = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from common import run
+
+    run(main, "nothing written")

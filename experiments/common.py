@@ -105,12 +105,76 @@ def parse_args(parser: Any, argv: Optional[list[str]] = None) -> Any:
 
 def run(main: Any, interrupted: str = "nothing written") -> None:
     """A script's entry point: ``main()`` (which checks its arguments, then the extensions:
-    :func:`parse_args`); Ctrl-C is one line (``interrupted: ...``) and exit 130."""
+    :func:`parse_args`), its return value the exit code; Ctrl-C is one line (``interrupted:
+    INTERRUPTED``), exit 130, and an error of the library (:class:`cbr.errors.CBRError`, such as
+    a worker of :func:`worker_pool` that died) one ``error:`` line, exit 1."""
+    from cbr.errors import CBRError
+
     try:
-        main()
+        code = main()
     except KeyboardInterrupt:
-        print(f"interrupted: {interrupted}", file=sys.stderr)
+        print(f"interrupted: {interrupted}", file=sys.stderr, flush=True)
         raise SystemExit(130) from None
+    except CBRError as exc:
+        print(f"error: {exc}", file=sys.stderr, flush=True)
+        raise SystemExit(1) from None
+    raise SystemExit(code if isinstance(code, int) else 0)
+
+
+class worker_pool:  # noqa: N801  (used as ``with worker_pool(n) as pool``, as ProcessPoolExecutor is)
+    """``with worker_pool(workers) as pool: for r in pool.map(fn, xs, ...)``: the results of
+    ``fn`` in order, computed in ``workers`` processes, as ``ProcessPoolExecutor.map`` gives
+    them, with the house's pool (:mod:`cbr.build.pools`): the workers begin with Ctrl-C blocked
+    and then leave it to the script (a terminal's Ctrl-C is the script's one ``interrupted``
+    line, no worker traceback), die with the script, and a worker that dies (killed from
+    outside, out of memory) is noticed while the script waits, whatever the pool knows. Leaving
+    the block by an exception (Ctrl-C, a worker's error) stops the workers at once; a dead
+    worker is a :class:`~cbr.errors.CBRError` (one ``error:`` line from :func:`run`) ending with
+    ``kept``, a sentence saying what the script has written so far."""
+
+    def __init__(self, workers: int, kept: str = "Nothing was written.") -> None:
+        self.workers = max(1, workers)
+        self.kept = kept
+        self._pool: Any = None
+        self._context: Any = None
+
+    def __enter__(self) -> "worker_pool":
+        from concurrent.futures import ProcessPoolExecutor
+
+        from cbr.build.pools import pool_context, worker_started
+
+        self._context = pool_context()
+        self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=self._context,
+                                         initializer=worker_started, initargs=(os.getpid(),))
+        return self
+
+    def map(self, fn: Any, *iterables: Any) -> Any:
+        """``fn(*args)`` for each ``args`` of ``zip(*iterables)``, all submitted now; a generator
+        of their results in order (each waited for with :func:`cbr.build.pools.pool_result`)."""
+        from cbr.build.pools import pool_result, workers_starting
+
+        with workers_starting(self._context.get_start_method()):
+            futures = [self._pool.submit(fn, *args) for args in zip(*iterables)]
+
+        def results() -> Any:
+            for future in futures:
+                yield pool_result(future, self._pool)
+
+        return results()
+
+    def __exit__(self, kind: Any, exc: Any, tb: Any) -> None:
+        from concurrent.futures.process import BrokenProcessPool
+
+        from cbr.build.pools import stop_pool
+        from cbr.errors import CBRError
+
+        if kind is None:
+            self._pool.shutdown()
+            return
+        stop_pool(self._pool)
+        if isinstance(exc, BrokenProcessPool):
+            raise CBRError(f"a worker process of the experiment died ({exc}); killed from outside, or out of "
+                           f"memory? {self.kept}") from None
 
 
 def pyplot() -> Optional[Any]:

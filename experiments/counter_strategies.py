@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from concurrent.futures import ProcessPoolExecutor
 
 from common import OUT_HELP, duel, out_file, say, write_json
 
@@ -48,7 +47,7 @@ def _one(args: tuple[str, str, str, int, int]) -> dict:
 
 
 def main() -> None:
-    from common import description, parse_args, positive_int, seed_int
+    from common import description, parse_args, positive_int, seed_int, worker_pool
 
     ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--seed", type=seed_int, default=36, help="deal seed of the matches")
@@ -60,7 +59,7 @@ def main() -> None:
     names = [n for n in args.only.split(",") if n] or list(COUNTERS)
     jobs = [(*c, args.hands, args.seed) for c in cells(names)]
     if args.workers > 1:
-        with ProcessPoolExecutor(args.workers) as pool:
+        with worker_pool(args.workers) as pool:
             rows = list(pool.map(_one, jobs))
     else:
         rows = [_one(j) for j in jobs]
@@ -85,4 +84,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from common import run
+
+    run(main, "nothing written")

@@ -17,7 +17,6 @@ import argparse
 import os
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any, Optional
 
@@ -131,7 +130,7 @@ def plot(rows: list[dict], variants: list[str], path: Path, title: str) -> bool:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    from common import description, positive_int, require_native, seed_int
+    from common import description, positive_int, require_native, seed_int, worker_pool
 
     ap = argparse.ArgumentParser(description=description(__doc__),
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -160,7 +159,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     if args.jobs == 1:
         results = [run_one(j) for j in jobs]
     else:
-        with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+        with worker_pool(args.jobs) as pool:
             results = list(pool.map(run_one, jobs))
     seconds = time.perf_counter() - t0
     rows = compare(results, variants)
@@ -181,4 +180,6 @@ def main(argv: Optional[list[str]] = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from common import run
+
+    run(main, "nothing written")

@@ -85,7 +85,7 @@ def plot(points: list[dict], final: dict | None, path: Path) -> None:
 
 
 def main() -> int:
-    from common import description, policy_specs, positive_int, require_native, seed_int
+    from common import description, policy_specs, positive_int, require_native, seed_int, worker_pool
 
     ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--snapshots", default="", help="a folder of the training run's strategy snapshots (empty: no LBR against training time)")
@@ -142,11 +142,9 @@ def main() -> int:
         print(f"shipped teacher: LBR {r['mbb_per_game']:.0f} +- {r['ci95']:.0f} mbb/g ({r['hands']} hands)",
               file=sys.stderr)
     if "matches" not in skip:
-        from concurrent.futures import ProcessPoolExecutor
-
         matches = report.get("matches", {})
         opponents = args.opponents
-        with ProcessPoolExecutor(args.workers) as pool:
+        with worker_pool(args.workers, kept=f"The results measured so far are in {out_json}.") as pool:
             for opp, m in zip(opponents, pool.map(duel, [TEACHER] * len(opponents), opponents, [args.match_hands] * len(opponents),
                                                   [args.seed] * len(opponents))):
                 matches[opp] = m
@@ -174,4 +172,6 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from common import run
+
+    run(main, "the results measured so far are in teacher-seed<SEED>.json of the --out folder")

@@ -1,0 +1,202 @@
+"""The worker pools of the experiment scripts (``experiments/common.worker_pool``) and of the
+default case base's recipe (``python -m casebases.build_default``), with real processes: a
+worker SIGKILLed from outside while it plays, a terminal's Ctrl-C while ``spawn``ed workers
+still import, and (the recipe) a Ctrl-C or SIGTERM while it plays.
+
+Before: their pools were plain ``ProcessPoolExecutor`` ones. A killed worker was a
+``BrokenProcessPool`` traceback (the recipe also left the killed match's half-written log);
+a Ctrl-C while workers started printed the workers' ``KeyboardInterrupt`` tracebacks under the
+script's own; a SIGTERM ended the recipe and left its workers playing, orphaned.
+
+Every test is bounded and kills whatever it started (its own session)."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import default_sigint
+from tests.reliability.test_build_signals import _alive, _resume, _sigint_bits, _spawned_workers, _starting, _wait_for
+from tests.reliability.test_pool_kills import _busy_workers, _session, _stop_everything
+
+REPO = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc to find the worker processes")
+
+#: Runs ``experiments/SCRIPT ARGS`` (``sys.argv[1:]``) with the ``spawn`` start method: workers
+#: are fresh interpreters that import the script, a window wide enough to catch them starting.
+SPAWN_SCRIPT = """
+import multiprocessing as mp, os, runpy, sys
+mp.set_start_method("spawn")
+script = sys.argv[1]
+sys.argv = sys.argv[1:]
+sys.path.insert(0, os.path.dirname(script))
+runpy.run_path(script, run_name="__main__")
+"""
+#: The same for ``python -m casebases.build_default ARGS``.
+SPAWN_RECIPE = """
+import multiprocessing as mp, runpy, sys
+mp.set_start_method("spawn")
+sys.argv[0] = "build_default"
+runpy.run_module("casebases.build_default", run_name="__main__", alter_sys=True)
+"""
+
+#: Each experiment script with a pool, busy for minutes with two workers (a million hands a
+#: match), writing under ``{out}``; what it keeps when stopped.
+BUSY = {
+    "adaptation_matrix": ["--experts", "ehs", "--opponents", "call,raise", "--hands", "1000000", "-j", "2",
+                          "--out", "{out}/m.json"],
+    "adaptive": ["--opponents", "call,raise", "--fixed", "ehs", "--hands", "1000000", "-j", "2", "--out", "{out}/a.json"],
+    "bot_table": ["--bots", "ehs", "--opponents", "call,raise", "--hands", "1000000", "--workers", "2",
+                  "--skip", "lbr,time", "--redo", "--out", "{out}"],
+    "casper_table": ["--opponents", "call,raise", "--no-table", "--hands", "1000000", "--jobs", "2",
+                     "--out", "{out}/c.json"],
+    "counter_strategies": ["--only", "raise", "--hands", "1000000", "-j", "2", "--out", "{out}/c.json"],
+    "reuse_policies": ["--hands", "1000000", "--jobs", "2", "--also", "", "--out", "{out}/r.json"],
+    "teacher": ["--skip", "snapshots,lbr", "--opponents", "call,raise", "--match-hands", "1000000", "--workers", "2",
+                "--out", "{out}"],
+}
+
+
+def _experiment(name: str, out: Path, code: str | None = None) -> subprocess.Popen:
+    script = str(REPO / "experiments" / f"{name}.py")
+    args = [a.replace("{out}", str(out)) for a in BUSY[name]]
+    head = ["-c", code, script] if code else [script]
+    return subprocess.Popen([sys.executable, *head, *args], cwd=out.parent, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True, preexec_fn=default_sigint,
+                            env={**os.environ, "OMP_NUM_THREADS": "1"})
+
+
+def _recipe(root: Path, code: str | None = None) -> subprocess.Popen:
+    """The default case base's recipe run in ``root`` (outside the checkout: its logs and case
+    base go under ``root``)."""
+    head = ["-c", code] if code else ["-m", "casebases.build_default"]
+    return subprocess.Popen([sys.executable, *head, "--workers", "2"], cwd=root, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True, preexec_fn=default_sigint,
+                            env={**os.environ, "OMP_NUM_THREADS": "1"})
+
+
+def _half_written(root: Path) -> list[str]:
+    return sorted(p.name for p in (root / "casebases" / "selfplay").glob(".*"))
+
+
+@pytest.mark.time_limit(90)
+@pytest.mark.parametrize("name", sorted(BUSY))
+def test_a_killed_worker_ends_the_experiment_with_one_line(name: str, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    proc = _experiment(name, out)
+    pids: list[int] = []
+    try:
+        pids = _busy_workers(proc)
+        os.kill(pids[0], signal.SIGKILL)
+        stdout, err = proc.communicate(timeout=30)
+        text = err.decode()
+        lines = text.strip().splitlines()
+        assert proc.returncode == 1, text
+        assert lines[-1].startswith("error: a worker process of the experiment died ("), text
+        assert "Traceback" not in text and sum("error" in line.lower() for line in lines) == 1, text
+        assert stdout == b"" and not out.exists()  # no match finished: nothing written
+        assert _wait_for(lambda: not _session(proc.pid), timeout=5), f"left running: {_session(proc.pid)}"
+    finally:
+        _stop_everything(proc, pids)
+
+
+def _ctrl_c_while_spawned_workers_start(proc: subprocess.Popen) -> tuple[int, list[str], bytes]:
+    """A terminal's Ctrl-C (SIGINT to the process group) while both spawned workers still
+    import what they need: each is stopped during its start-up, then the script; the Ctrl-C;
+    the workers resume until each has ended or finished starting (ignoring Ctrl-C), and the
+    script resumes. Returns its exit code, its stderr's lines and its stdout."""
+    stopped: list[int] = []
+    try:
+        deadline = time.monotonic() + 60
+        while len(stopped) < 2 and time.monotonic() < deadline and proc.poll() is None:
+            for pid in _spawned_workers(proc.pid):
+                if pid not in stopped and _starting(pid):
+                    os.kill(pid, signal.SIGSTOP)
+                    stopped.append(pid)
+            time.sleep(0.002)
+        assert len(stopped) == 2, f"two workers were not caught starting: {stopped}, ended: {proc.poll()}"
+        os.kill(proc.pid, signal.SIGSTOP)
+        assert all(_starting(p) for p in stopped), "a worker finished starting before it was stopped"
+        os.killpg(proc.pid, signal.SIGINT)
+        _resume(stopped)
+        assert _wait_for(lambda: all(not _alive(p) or _sigint_bits(p) == (False, True) for p in stopped), timeout=30)
+        os.kill(proc.pid, signal.SIGCONT)
+        out, err = proc.communicate(timeout=30)
+        assert _wait_for(lambda: not _session(proc.pid), timeout=5), f"left running: {_session(proc.pid)}"
+        return proc.returncode, err.decode().strip().splitlines(), out
+    finally:
+        _stop_everything(proc, stopped)
+
+
+@pytest.mark.time_limit(120)
+@pytest.mark.parametrize(("name", "said"), [
+    ("adaptation_matrix", "interrupted: nothing written"),
+    ("bot_table", "interrupted: the cells measured so far are in bot-table-seed<SEED>.json of the --out folder "
+                  "(a re-run measures only the rest)"),
+])
+def test_a_terminal_ctrl_c_while_spawned_workers_start_is_one_line(name: str, said: str, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    code, lines, stdout = _ctrl_c_while_spawned_workers_start(_experiment(name, out, SPAWN_SCRIPT))
+    assert code == 130, lines
+    assert lines == [said], lines
+    assert stdout == b"" and not out.exists()
+
+
+# --- the default case base's recipe ---------------------------------------------------------------
+
+@pytest.mark.time_limit(90)
+def test_a_killed_worker_ends_the_recipe_with_one_line_and_no_half_written_log(tmp_path: Path) -> None:
+    proc = _recipe(tmp_path)
+    pids: list[int] = []
+    try:
+        pids = _busy_workers(proc)
+        assert _wait_for(lambda: len(_half_written(tmp_path)) == 2, timeout=30), _half_written(tmp_path)
+        os.kill(pids[0], signal.SIGKILL)
+        _, err = proc.communicate(timeout=30)
+        text = err.decode()
+        lines = text.strip().splitlines()
+        assert proc.returncode == 1, text
+        assert lines[-1].startswith("error: a worker process of the recipe died ("), text
+        assert lines[-1].endswith("run again with --missing-logs to play the rest"), text
+        assert "Traceback" not in text and all(line.startswith("wrote ") for line in lines[:-1]), text
+        assert _half_written(tmp_path) == [] and not (tmp_path / "casebases" / "default").exists()
+        assert _wait_for(lambda: not _session(proc.pid), timeout=5), f"left running: {_session(proc.pid)}"
+    finally:
+        _stop_everything(proc, pids)
+
+
+@pytest.mark.time_limit(90)
+@pytest.mark.parametrize(("signum", "code", "by"), [(signal.SIGINT, 130, "Ctrl-C"), (signal.SIGTERM, 143, "SIGTERM")])
+def test_a_stop_while_the_recipe_plays_ends_its_workers_and_keeps_whole_logs_only(
+        signum: int, code: int, by: str, tmp_path: Path) -> None:
+    proc = _recipe(tmp_path)
+    pids: list[int] = []
+    try:
+        pids = _busy_workers(proc)
+        assert _wait_for(lambda: len(_half_written(tmp_path)) == 2, timeout=30), _half_written(tmp_path)
+        proc.send_signal(signum)
+        _, err = proc.communicate(timeout=30)
+        text = err.decode()
+        lines = text.strip().splitlines()
+        assert proc.returncode == code, text
+        assert lines[-1] == (f"stopped by {by}: the logs written so far are in {tmp_path / 'casebases' / 'selfplay'} "
+                             "(a log being written was dropped); run again with --missing-logs to play the rest"), text
+        assert "Traceback" not in text and all(line.startswith("wrote ") for line in lines[:-1]), text
+        assert _half_written(tmp_path) == []
+        assert _wait_for(lambda: not any(_alive(p) for p in pids), timeout=5), "a worker outlived the recipe"
+    finally:
+        _stop_everything(proc, pids)
+
+
+@pytest.mark.time_limit(120)
+def test_a_terminal_ctrl_c_while_the_recipes_spawned_workers_start_is_one_line(tmp_path: Path) -> None:
+    code, lines, _ = _ctrl_c_while_spawned_workers_start(_recipe(tmp_path, SPAWN_RECIPE))
+    assert code == 130, lines
+    assert lines == [f"stopped by Ctrl-C: the logs written so far are in {tmp_path / 'casebases' / 'selfplay'} "
+                     "(a log being written was dropped); run again with --missing-logs to play the rest"], lines
+    assert _half_written(tmp_path) == []
