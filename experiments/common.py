@@ -1,10 +1,11 @@
-"""What the experiment scripts share: the repository on ``sys.path``, the C extensions
-(:func:`require_native`), matplotlib if it is installed (``pip install -e .[plots]``), progress
-lines on stderr, JSON output, and where the output goes (:func:`out_file`, :func:`out_folder`):
-``--out`` when given, else ``experiments/scratch/`` (ignored by git), so a script tried
-without ``--out`` never changes the committed results under ``experiments/results/`` (the
-scripts' docstrings name their default files there; ``--out experiments/results/...`` writes
-the committed ones)."""
+"""What the experiment scripts share: the repository on ``sys.path``, their arguments checked
+before the C extensions (:func:`parse_args`, :func:`require_native`), the entry point
+(:func:`run`: Ctrl-C and errors as one line), worker pools (:func:`worker_pool`), matplotlib if
+it is installed (``pip install -e .[plots]``), progress lines on stderr, JSON output, and where
+the output goes (:func:`out_file`, :func:`out_folder`): ``--out`` when given, else
+``experiments/scratch/`` (ignored by git), so a script tried without ``--out`` never changes the
+committed results under ``experiments/results/`` (the scripts' docstrings name their default
+files there; ``--out experiments/results/...`` writes the committed ones)."""
 from __future__ import annotations
 
 import json
