@@ -444,3 +444,44 @@ def fmt_change(x: Optional[float], half: Optional[float], digits: int = 4) -> st
     if x is None:
         return "n/a"
     return f"{x:+.{digits}f}" if half is None else f"{x:+.{digits}f} ± {half:.{digits}f}"
+
+
+def expert_stretches(experts: Any) -> str:
+    """One opponent's stretches of an adaptive bot (:class:`~cbr.policies.adaptive.ExpertChoice`
+    items, or their ``to_dict()``) in words: each expert's short name and its hands, a one-hand
+    stretch as one number, stretches apart by ``; `` (a count's thousands comma stays readable).
+
+    >>> from cbr.policies.adaptive import ExpertChoice
+    >>> expert_stretches([ExpertChoice("raise", "cbr:preset=imitate", 1, 1, 1),
+    ...                   ExpertChoice("raise", "cfr:strategy=counter_raise", 2, 1443, 1442)])
+    'imitate 1; counter_raise 2-1,443'
+    """
+    words = []
+    for c in experts:
+        d = c if isinstance(c, dict) else c.to_dict()
+        first, last = d["first_hand"], d["last_hand"]
+        words.append(f"{d['short']} {first:,}" + (f"-{last:,}" if last != first else ""))
+    return "; ".join(words)
+
+
+def played_lines(seat: int, name: str, experts: Any) -> list[str]:
+    """What an adaptive seat played, by hand, for the lines under a match's table: one line
+    against one opponent, else a line for each (the first hand's, before the bot knew who sat
+    with it, as "before it knew them"); empty for a bot that chose no experts.
+
+    >>> from cbr.policies.adaptive import ExpertChoice
+    >>> played_lines(0, "cbr", [ExpertChoice("raise", "cbr:preset=imitate", 1, 69, 69),
+    ...                         ExpertChoice("raise", "cfr:strategy=counter_raise", 70, 200, 131)])
+    ['seat 0 (cbr) played, by hand: imitate 1-69; counter_raise 70-200 (--json says why)']
+    """
+    items = [c if isinstance(c, dict) else c.to_dict() for c in experts]
+    if not items:
+        return []
+    opponents = list(dict.fromkeys(d["opponent"] for d in items))  # in the order first met
+    if len(opponents) == 1:
+        return [f"seat {seat} ({name}) played, by hand: {expert_stretches(items)} (--json says why)"]
+    lines = [f"seat {seat} ({name}) played, by hand (--json says why):"]
+    for opp in opponents:
+        who = "before it knew them" if opp is None else f"against {opp}"
+        lines.append(f"  {who}: {expert_stretches([d for d in items if d['opponent'] == opp])}")
+    return lines

@@ -18,6 +18,7 @@ from cbr.cli._options import (
 from cbr.cli._output import (
     fit_text_column,
     half_width,
+    played_lines,
     print_json,
     progress_bar,
     rescaled,
@@ -161,13 +162,8 @@ def _print_match(result: "MatchResult", seed: int, as_json: bool) -> None:
         stdout.print("(long bot names cut in the middle: --json has them whole)", markup=False, highlight=False,
                      soft_wrap=True)
     for s, p in enumerate(result.players):  # an adaptive seat: which experts played when (--json: why)
-        if p.experts:
-            several = len({c.opponent for c in p.experts}) > 1
-            played = ", ".join(f"{d['short']} {d['first_hand']:,}-{d['last_hand']:,}"
-                               + (f" against {d['opponent'] or 'not yet known'}" if several else "")
-                               for d in (c.to_dict() for c in p.experts))
-            stdout.print(f"seat {s} ({p.name}) played, by hand: {played} (--json says why)", markup=False,
-                         highlight=False, soft_wrap=True)
+        for line in played_lines(s, p.name, p.experts):
+            stdout.print(line, markup=False, highlight=False, soft_wrap=True)
     if result.match_id:
         skipped = f"; the gate skipped {result.retain_skipped:,} near-duplicates" if result.retain_skipped else ""
         memory = (f"; the table memory changed {result.memory_changed:,} decision"

@@ -296,9 +296,17 @@ def test_cli_match_table_says_which_experts_the_adaptive_bot_played():
     res = runner.invoke(app, ["match", "--players", "raise,cbr", "--hands", "200"])
     assert res.exit_code == 0, res.output
     direct = run_match(["raise", "cbr"], 200, seed=0).players[1].experts
-    stretches = ", ".join(f"{c.to_dict()['short']} {c.first_hand}-{c.last_hand}" for c in direct)
+    stretches = "; ".join(f"{c.to_dict()['short']} {c.first_hand}-{c.last_hand}" for c in direct)
     assert res.stdout.splitlines()[-1] == f"seat 1 (cbr) played, by hand: {stretches} (--json says why)"
     assert len(direct) >= 2 and "seat 0" not in res.stdout.split("┘")[-1]   # raise chooses no expert
+    res = runner.invoke(app, ["match", "--players", "cbr,call,raise", "--hands", "90"])
+    assert res.exit_code == 0, res.output
+    lines = res.stdout.split("┘")[-1].strip().splitlines()      # several opponents: a line for each
+    direct = run_match(["cbr", "call", "raise"], 90, seed=0).players[0].experts
+    assert lines[0] == "seat 0 (cbr) played, by hand (--json says why):"
+    assert lines[1] == f"  before it knew them: {direct[0].to_dict()['short']} 1" and direct[0].opponent is None
+    assert [ln.split(":")[0].strip() for ln in lines[2:]] == [
+        f"against {o}" for o in dict.fromkeys(c.opponent for c in direct[1:])]
 
 
 def test_cli_match_table_and_duplicate():
