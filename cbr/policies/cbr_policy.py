@@ -301,7 +301,7 @@ class CBRPolicy(Policy):
         "similarity": "a similarity TOML used instead of the case base's own",
         "reuse": "how the retrieved cases choose: probabilistic, max-frequency or best-outcome",
         "sharpen": "each action's share raised to this power before sampling (1: plain sampling)",
-        "outcome_weight": "tilt towards the actions whose cases won: shares times exp(this * mean outcome)",
+        "outcome_weight": "tilt towards the actions whose cases won: shares times exp(this * mean outcome) (negative: those that lost)",
         "odds_guard": "after the flop, call instead of folding when the effective strength is at least this "
                       "times the pot odds (0: off)",
         "models": "a model-store file to start the opponent models from (opponent-aware case bases)",

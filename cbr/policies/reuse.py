@@ -113,11 +113,17 @@ def shaped_triple(triple: Sequence[float], legal: str, *, sharpen: float = 1.0, 
     [0.105, 0.237, 0.658]
     >>> [round(p, 3) for p in shaped_triple((0.0, 0.5, 0.5), "fcr", outcome_weight=1.0, means={"c": 0.0, "r": 1.0})]
     [0.0, 0.269, 0.731]
+
+    A negative weight tilts towards the actions whose cases lost, as far as the weight is large:
+
+    >>> [round(p, 3) for p in shaped_triple((0.0, 0.5, 0.5), "fcr", outcome_weight=-1e9, means={"c": 0.0, "r": 1.0})]
+    [0.0, 1.0, 0.0]
     """
     p = legal_triple(tuple(triple), legal)
     means = means or {}
-    top = max(means.values(), default=0.0)  # shift the exponents: no overflow
-    w = [(x ** sharpen if x > 0.0 else 0.0) * (math.exp(outcome_weight * (means[k] - top)) if k in means else 1.0)
+    tilt = {k: outcome_weight * m for k, m in means.items()}
+    top = max(tilt.values(), default=0.0)  # shift the exponents by the largest, whatever the weight's sign: no overflow
+    w = [(x ** sharpen if x > 0.0 else 0.0) * (math.exp(tilt[k] - top) if k in tilt else 1.0)
          for k, x in zip(KINDS, p)]
     total = sum(w)
     if total <= 0.0 or not math.isfinite(total):
