@@ -74,6 +74,15 @@ def _opponent(spec: str, hands: int, seed: int):
     return _switching(spec, hands, seed) if ">" in spec else spec
 
 
+def _rate(window: list | None) -> str:
+    """A window's sb/h for the table, ``n/a`` when the match had no hands there (under 2,001).
+
+    >>> _rate([0.5, 0.1]), _rate(None)
+    ('+0.50', 'n/a')
+    """
+    return "n/a" if window is None else f"{window[0]:+.2f}"
+
+
 def play_adapt(opp: str, hands: int, seed: int, spec: str = "cbr") -> dict:
     from cbr.play.match import run_match
     from cbr.policies.spec import policy_from_spec
@@ -92,11 +101,13 @@ def play_adapt(opp: str, hands: int, seed: int, spec: str = "cbr") -> dict:
                   for i in range(0, len(chosen), step)] for e in sorted(set(chosen))}
     from cbr.stats import mean_ci
 
-    early, early_ci = mean_ci(deals[: 500 // 2])
-    late, late_ci = mean_ci(deals[2000 // 2:])
+    def window(part: list[float]) -> list | None:  # None: the match had no such hands
+        return list(mean_ci(part)) if part else None
+
     me = r.players[0]
     return {"opponent": opp, "bot": "adapt", "sb": me.sb_per_hand, "ci": me.sb_ci, "hands": r.hands,
-            "deals": deals, "first_500": [early, early_ci], "after_2000": [late, late_ci], "choices": shares,
+            "deals": deals, "first_500": window(deals[: 500 // 2]), "after_2000": window(deals[2000 // 2:]),
+            "choices": shares,
             "seconds": round(time.time() - t)}
 
 
@@ -196,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fixed-from", type=Path, default=None,
                     help="a report of this script for the same --seed and --hands: its fixed bots' results are "
                          "taken instead of played again (the same deals; `cbr` there is `cbr:preset=expert`)")
-    ap.add_argument("--bot", type=policy_spec, default="cbr", help="the adaptive bot's spec (default: plain cbr), e.g. adapt:min_gain=0.05")
+    ap.add_argument("--bot", type=policy_spec, default="cbr", help="the adaptive bot's spec (default: plain cbr), e.g. adapt:min-gain=0.05")
     ap.add_argument("--tag", default="", help="appended to the report's name (adaptive-seed<S><TAG>.json)")
     ap.add_argument("--replot", type=Path, default=None, help="draw the PNGs of a report again, and stop")
     ap.add_argument("--out", type=Path, default=None, help=OUT_HELP.format(name="adaptive-seed<SEED><TAG>.json"))
@@ -223,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
             if res["bot"] == "adapt":
                 report["adapt"][res["opponent"]] = res
                 say(f"adapt vs {res['opponent']}: {res['sb']:+.3f} ± {res['ci']:.3f} "
-                    f"(first 500 {res['first_500'][0]:+.2f}, after 2,000 {res['after_2000'][0]:+.2f}; {res['seconds']} s)")
+                    f"(first 500 {_rate(res['first_500'])}, after 2,000 {_rate(res['after_2000'])}; {res['seconds']} s)")
             else:
                 report["fixed"].setdefault(res["opponent"], {})[res["bot"]] = res
                 say(f"{res['bot']} vs {res['opponent']}: {res['sb']:+.3f} ± {res['ci']:.3f} ({res['seconds']} s)")
@@ -233,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
         best = report["best"][o] = {"bot": best_bot, **report["fixed"][o][best_bot]}
         a = report["adapt"][o]
         print(f"{o:<12} {a['sb']:+.3f} ± {a['ci']:.3f}   {best_bot:>12} {best['sb']:+.3f} ± {best['ci']:.3f} "
-              f"{a['sb'] - best['sb']:+.3f} {a['first_500'][0]:+10.2f} {a['after_2000'][0]:+8.2f}")
+              f"{a['sb'] - best['sb']:+.3f} {_rate(a['first_500']):>10} {_rate(a['after_2000']):>8}")
     out = out_file(args.out, f"adaptive-seed{args.seed}{args.tag}.json")
     write_json(out, report)
     plot(report, out.with_suffix(".png"))

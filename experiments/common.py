@@ -299,7 +299,8 @@ def number(low: float, kind: type = float, *, high: Optional[float] = None, abov
     def parse(text: str) -> Any:
         value = check(text)
         if high is not None and value > high:
-            raise argparse.ArgumentTypeError(f"{text} is out of range: give {low:g} to {high:g}")
+            span = f"more than {low:g} and at most {high:g}" if above else f"{low:g} to {high:g}"
+            raise argparse.ArgumentTypeError(f"{text} is out of range: give {span}")
         return value
 
     parse.__name__ = kind.__name__  # argparse names the type in its "invalid value" message

@@ -32,13 +32,14 @@ from cbr.store import resolve_casebase  # noqa: E402
 
 
 def main() -> None:
-    from common import description, parse_args, positive_int, seed_int
+    from common import description, number, parse_args, positive_int, seed_int
 
     ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--hands", type=positive_int, default=4000, help="duplicate hands per match")
     ap.add_argument("--head-to-head", type=positive_int, default=10000, help="duplicate hands of the condensed base against the full one")
     ap.add_argument("--seed", type=seed_int, default=40, help="deal seed of the matches")
-    ap.add_argument("--keep", type=float, default=0.1, help="share of the cases each condensing keeps, 0 to 1")
+    ap.add_argument("--keep", type=number(0, above=True, high=1), default=0.1,
+                    help="share of the cases each condensing keeps, more than 0 and at most 1")
     ap.add_argument("--full-from", type=Path, help="the full base's matches from this earlier result")
     ap.add_argument("--tag", default="", help="written to condense-seed<S>-<TAG>.json")
     ap.add_argument("--out", default=None, help=OUT_HELP.format(name="condense-seed<SEED>[-<TAG>].json"))

@@ -104,6 +104,8 @@ def main() -> int:
     if skip - set(parts):  # a usage error, one line, before anything runs
         ap.error(f"argument --skip: unknown part(s) {', '.join(sorted(skip - set(parts)))}; "
                 f"choose from: {', '.join(parts)}")
+    if args.snapshots and "snapshots" not in skip and not Path(args.snapshots).is_dir():
+        ap.error(f"argument --snapshots: {args.snapshots} is not a folder (a training run's strategy snapshots)")
     require_native()  # after every usage check: a usage error is one, extensions or not
     results = out_folder(args.out)
     out_json = results / f"teacher-seed{args.seed}.json"

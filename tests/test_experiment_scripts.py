@@ -254,6 +254,22 @@ def test_a_report_of_other_runs_is_one_error_line(tmp_path: Path) -> None:
     assert sorted(tmp_path.iterdir()) == [old]
 
 
+def test_a_short_adaptive_run_says_n_a_for_hands_it_did_not_play(tmp_path: Path) -> None:
+    """``adaptive.py --hands 20`` printed ``after 2,000 +0.00`` and a ``2,001+`` column of
+    ``+0.00`` for hands that were never dealt; now ``n/a`` there and ``null`` in the JSON, and
+    the first 500 (here all 20) measured."""
+    require_module("matplotlib")
+    out = tmp_path / "a.json"
+    p = run([str(REPO / "experiments" / "adaptive.py"), "--hands", "20", "--opponents", "call", "--fixed", "ehs",
+             "-j", "1", "--out", str(out)], tmp_path)
+    assert p.returncode == 0, p.stderr
+    row = [ln for ln in p.stdout.splitlines() if ln.startswith("call")]
+    assert len(row) == 1 and row[0].split()[-1] == "n/a" and row[0].split()[-2] != "n/a", p.stdout
+    assert "after 2,000 n/a" in p.stderr, p.stderr
+    adapt = json.loads(out.read_text())["adapt"]["call"]
+    assert adapt["after_2000"] is None and len(adapt["first_500"]) == 2
+
+
 def test_bot_table_without_lbr_draws_the_matches_it_measured(tmp_path: Path) -> None:
     """``bot_table --skip lbr`` wrote its JSON, then crashed drawing the chart (``max() arg is an
     empty sequence``: the LBR column was scaled by the bots that had an LBR, and none had). The

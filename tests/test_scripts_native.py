@@ -118,6 +118,9 @@ BAD_VALUES = [
     ("retention", ["--hands", "10"], "--hands must be at least 30"),
     ("reuse_policies", ["--hands", "1"], "--hands must be at least 2 (one deal)"),
     ("teacher", ["--skip", "nosuch"], "argument --skip: unknown part(s) nosuch"),
+    ("teacher", ["--snapshots", "nosuch"], "argument --snapshots: nosuch is not a folder"),
+    ("condense", ["--keep", "-1"], "argument --keep: -1 is out of range: give more than 0"),
+    ("condense", ["--keep", "2"], "argument --keep: 2 is out of range: give more than 0 and at most 1"),
     ("tune_ehs", ["--only", "nosuch"], "argument --only: unknown"),
     ("cfr_curve", ["run", "--workers", "0"], "argument --workers: 0 is out of range: give 1 or more"),
 ]
