@@ -36,7 +36,7 @@ from cbr.game.decision import DecisionPoint
 from cbr.game.gamedef import GameDef
 from cbr.game.state import HandState
 from cbr.logs.record import HandRecord
-from cbr.play.table import PolicySeat, Seat, check_seats, end_hand, play_out, seat_refusal
+from cbr.play.table import PolicySeat, Seat, check_seats, end_hand, expert_choices, play_out, seat_refusal
 from cbr.policies.base import Decision, Policy
 
 
@@ -70,7 +70,9 @@ class PlayedHand:
 
 @dataclass
 class ClientResult:
-    """What :func:`play_acpc` returns: every finished hand and the chips won in all."""
+    """What :func:`play_acpc` returns: every finished hand and the chips won in all;
+    ``experts``: for an adaptive bot, the experts it chose (:func:`~cbr.play.table.expert_choices`,
+    as ``cbr match`` reports them), empty for any other bot."""
 
     game: GameDef
     hands: list[PlayedHand] = field(default_factory=list)
@@ -78,6 +80,7 @@ class ClientResult:
     retained: int = 0  # cases kept with retention on
     interrupted: bool = False  # stopped by a KeyboardInterrupt (Ctrl-C, SIGTERM): the hands finished before
     error: str = ""            # the error that stopped the match; the hands finished before it
+    experts: tuple = ()
 
     @property
     def total(self) -> float:
@@ -91,6 +94,7 @@ class ClientResult:
         return {"game": self.game.name, "hands": len(self.hands), "actions": self.actions,
                 "total": self.total, "sb_per_hand": self.sb_per_hand, "retained": self.retained,
                 **({"interrupted": True} if self.interrupted else {}), **({"error": self.error} if self.error else {}),
+                **({"experts": [c.to_dict() for c in self.experts]} if self.experts else {}),
                 "played": [h.to_dict() for h in self.hands]}
 
 
@@ -180,9 +184,11 @@ def play_acpc(address: tuple[str, int], policy: Policy, game: GameDef, *, hands:
             dealer.ms = None
             if progress is not None:
                 progress(1)
+        result.experts = expert_choices([policy])[0]
         return result
     except BaseException as exc:
         result.actions += own.answered
+        result.experts = expert_choices([policy])[0]
         if isinstance(exc, KeyboardInterrupt):
             result.interrupted = True
         else:

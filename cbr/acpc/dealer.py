@@ -53,6 +53,7 @@ from cbr.play.table import (
     Watcher,
     act_rng,
     check_seats,
+    expert_choices,
     seat_label,
     seat_seed,
     unique_names,
@@ -73,7 +74,9 @@ TURN_AWAY_WAIT = 0.5
 
 @dataclass(frozen=True)
 class DealerResult:
-    """Chips won per seat over the match, with the seat names used in the log."""
+    """Chips won per seat over the match, with the seat names used in the log; ``experts``:
+    per seat, the experts an adaptive bot chose (:func:`~cbr.play.table.expert_choices`, as
+    ``cbr match`` reports them), empty for any other seat."""
 
     game: GameDef
     names: tuple[str, ...]
@@ -83,6 +86,7 @@ class DealerResult:
     #: "" for a whole match; else what stopped it ("interrupted": a KeyboardInterrupt, Ctrl-C
     #: or SIGTERM; "error": a fault) and ``hands`` counts the hands dealt before
     stopped: str = ""
+    experts: tuple[tuple, ...] = ()
 
     def sb_per_hand(self, seat: int) -> float:
         return self.totals[seat] / self.hands / self.game.small_bet if self.hands else 0.0
@@ -255,12 +259,13 @@ class Dealer:
                 if progress is not None:
                     progress(1)
             return DealerResult(self.game, tuple(self.names), counted[1], self.hands,
-                                sum(r.retained for r in self.retainers))
+                                sum(r.retained for r in self.retainers), experts=tuple(expert_choices(self.policies)))
         except BaseException as exc:
             if counted is not None:
                 exc.dealer_result = DealerResult(  # type: ignore[attr-defined]
                     self.game, tuple(self.names), counted[1], counted[0], sum(r.retained for r in self.retainers),
-                    stopped="interrupted" if isinstance(exc, KeyboardInterrupt) else "error")
+                    stopped="interrupted" if isinstance(exc, KeyboardInterrupt) else "error",
+                    experts=tuple(expert_choices(self.policies)))
             self._tell_why(exc)
             raise
         finally:

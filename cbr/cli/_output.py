@@ -464,24 +464,30 @@ def expert_stretches(experts: Any) -> str:
     return "; ".join(words)
 
 
-def played_lines(seat: int, name: str, experts: Any) -> list[str]:
+def played_lines(seat: Optional[int], name: str, experts: Any, *, why: Optional[str] = "--json says why") -> list[str]:
     """What an adaptive seat played, by hand, for the lines under a match's table: one line
     against one opponent, else a line for each (the first hand's, before the bot knew who sat
-    with it, as "before it knew them"); empty for a bot that chose no experts.
+    with it, as "before it knew them"); empty for a bot that chose no experts. ``seat`` None:
+    the bot is named alone (an ACPC client does not know its seat at the dealer); ``why``: where
+    the reasons are, said in brackets (None: nowhere, for a command without ``--json``).
 
     >>> from cbr.policies.adaptive import ExpertChoice
     >>> played_lines(0, "cbr", [ExpertChoice("raise", "cbr:preset=imitate", 1, 69, 69),
     ...                         ExpertChoice("raise", "cfr:strategy=counter_raise", 70, 200, 131)])
     ['seat 0 (cbr) played, by hand: imitate 1-69; counter_raise 70-200 (--json says why)']
+    >>> played_lines(None, "cbr", [ExpertChoice("raise", "cbr:preset=imitate", 1, 9, 9)], why=None)
+    ['cbr played, by hand: imitate 1-9']
     """
     items = [c if isinstance(c, dict) else c.to_dict() for c in experts]
     if not items:
         return []
+    who = name if seat is None else f"seat {seat} ({name})"
+    hint = f" ({why})" if why else ""
     opponents = list(dict.fromkeys(d["opponent"] for d in items))  # in the order first met
     if len(opponents) == 1:
-        return [f"seat {seat} ({name}) played, by hand: {expert_stretches(items)} (--json says why)"]
-    lines = [f"seat {seat} ({name}) played, by hand (--json says why):"]
+        return [f"{who} played, by hand: {expert_stretches(items)}{hint}"]
+    lines = [f"{who} played, by hand{hint}:"]
     for opp in opponents:
-        who = "before it knew them" if opp is None else f"against {opp}"
-        lines.append(f"  {who}: {expert_stretches([d for d in items if d['opponent'] == opp])}")
+        whom = "before it knew them" if opp is None else f"against {opp}"
+        lines.append(f"  {whom}: {expert_stretches([d for d in items if d['opponent'] == opp])}")
     return lines

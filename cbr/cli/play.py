@@ -270,6 +270,9 @@ def _print_dealer(result: "DealerResult", seed: int, planned: int) -> None:
     stdout.print(f"{result.game.name}: {result.hands:,} hands, seed {seed}", markup=False, highlight=False,
                  soft_wrap=True)  # not the table's title, which wraps to the table's width
     stdout.print(rich_table(None, ["seat", "player", "chips", "sb/h"], rows))
+    for s, experts in enumerate(result.experts):  # an adaptive seat: which experts played when, as cbr match says
+        for line in played_lines(s, result.names[s], experts, why=None):  # (no --json here to say why)
+            stdout.print(line, markup=False, highlight=False, soft_wrap=True)
     if result.stopped:
         why = "interrupted" if result.stopped == "interrupted" else "stopped by an error"
         typer.echo(f"{why}: {result.hands:,} of {planned:,} hands dealt")
@@ -366,6 +369,8 @@ def _print_client(result: "ClientResult", spec: str, as_json: bool, retaining: b
     typer.echo(f"{spec}: {len(result.hands):,} hands, {'+' if result.total > 0 else ''}{acpc_number(result.total)} chips "
                f"({signed(result.sb_per_hand, 3)} sb/h)" + (f"; retained {result.retained:,} cases" if retaining else "")
                + stopped)
+    for line in played_lines(None, spec, result.experts):  # an adaptive bot: which experts played when (--json: why)
+        typer.echo(line)
 
 
 def _play_human(bots: str, hands: int, seed: int, retain: bool = False, retain_into: Optional[str] = None,

@@ -45,6 +45,7 @@ from cbr.play.table import (
     act_rng,
     check_seats,
     deal_cards,
+    expert_choices,
     play_hand,
     resolve_players,
     seat_names,
@@ -296,7 +297,7 @@ def _play_match(policies: list[Policy], hands: int, game: GameDef | None, duplic
             if keep_payoffs:
                 kept.append(tuple(won))
             if not duplicate or k % n == n - 1:
-                counted = (k + 1, totals.copy(), [(m.count, m.mean, m.m2) for m in stats], _choices(policies))
+                counted = (k + 1, totals.copy(), [(m.count, m.mean, m.m2) for m in stats], expert_choices(policies))
             pending += 1
             if progress is not None and (pending >= progress_every or k == total_hands - 1):
                 progress(pending)
@@ -312,14 +313,8 @@ def _play_match(policies: list[Policy], hands: int, game: GameDef | None, duplic
             game, _players(game, names, policies, done, done_totals, partial, done_choices), done,
             done // n if duplicate else done, duplicate, seed, tuple(kept[:done]), interrupted=True)
         raise
-    return MatchResult(game, _players(game, names, policies, total_hands, totals, stats, _choices(policies)),
+    return MatchResult(game, _players(game, names, policies, total_hands, totals, stats, expert_choices(policies)),
                        total_hands, deals, duplicate, seed, tuple(kept))
-
-
-def _choices(policies: Sequence[Policy]) -> list[tuple]:
-    """Each seat's adaptive choices so far (:attr:`~cbr.policies.adaptive.AdaptivePolicy.expert_choices`,
-    immutable records: a copy of the list is a snapshot), empty for a bot that chooses none."""
-    return [tuple(getattr(p, "expert_choices", ())) for p in policies]
 
 
 def _players(game: GameDef, names: Sequence[str], policies: Sequence[Policy], hands: int, totals: Sequence[float],

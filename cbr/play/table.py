@@ -46,7 +46,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from cbr.play.retention import Retainer
 
 __all__ = ["MAX_HANDS", "LEAVE", "Seat", "PolicySeat", "Watcher", "Table", "PlayedHand", "act_rng", "deal_cards",
-           "check_seats", "dealt_decisions", "end_hand", "play_hand", "play_out", "resolve_players", "seat_label",
+           "check_seats", "dealt_decisions", "end_hand", "expert_choices", "play_hand", "play_out", "resolve_players", "seat_label",
            "seat_refusal", "seat_names", "seat_seed", "seen_by", "unique_names"]
 
 #: Most hands one match plays (about a week of play on one core at the bots' speed).
@@ -164,6 +164,19 @@ def check_seats(policies: Sequence[Optional[Policy]], players: int) -> None:
         refusal = "" if p is None else seat_refusal(p, players)
         if refusal:
             raise GameError(refusal)
+
+
+def expert_choices(policies: Sequence[Optional[Policy]]) -> list[tuple]:
+    """Each seat's adaptive choices so far (:attr:`~cbr.policies.adaptive.AdaptivePolicy.expert_choices`,
+    immutable records: a copy of the list is a snapshot), empty for a bot that chooses none and
+    for a seat no bot of ours plays (None). ``cbr match``, the ACPC dealer and the ACPC client
+    report them the same way.
+
+    >>> from cbr.policies.spec import policy_from_spec
+    >>> expert_choices([policy_from_spec("call"), None])
+    [(), ()]
+    """
+    return [tuple(getattr(p, "expert_choices", ())) for p in policies]
 
 
 def seat_label(policy: Policy) -> str:

@@ -532,7 +532,8 @@ def add_table_routes(app: FastAPI, tables: Optional[TableSessions], run: Callabl
             authorize(request)
 
         def work() -> Any:
-            session = tables.create(body.bots, seed=body.seed, name=body.name, retain_into=body.retain_into)
+            session = tables.create(body.seated, seed=body.seed, name=body.name, retain_into=body.retain_into,
+                                    field=body.seated_field)
             with session.lock:
                 return session.view()
         return _json(await run(work), 201)

@@ -38,30 +38,58 @@ from cbr.game.gamedef import STREETS
 from cbr.store import is_shipped
 
 __all__ = ["Engine", "checked_spec", "Deadline", "FieldError", "NotFoundError", "ForbiddenError", "UnauthorizedError", "TimeLimitError",
-           "MAX_RETAIN_HANDS", "MAX_EVALUATE_DECISIONS", "PATH_OPTIONS"]
+           "MAX_RETAIN_HANDS", "MAX_EVALUATE_DECISIONS", "PATH_OPTIONS", "SHIPPED_NAMED", "shipped_names"]
 
 #: Most hands one ``/retain`` request may hold.
 MAX_RETAIN_HANDS = 1000
 #: The cap on ``/evaluate``'s ``max_decisions`` (per street).
 MAX_EVALUATE_DECISIONS = 2000
-#: Policy options that name files on the server: a client may not set them (the case base
-#: comes from the request's ``casebase``, a loaded one).
-PATH_OPTIONS = ("casebase", "similarity", "models", "strategy", "store", "predictor", "model", "logs")
+#: Policy options that name files on the server: a client may not set them to a path (the case
+#: base comes from the request's ``casebase``, a loaded one); those of :data:`SHIPPED_NAMED` take
+#: the name of one shipped with the engine.
+PATH_OPTIONS = ("casebase", "similarity", "models", "strategy", "styles", "store", "predictor", "model", "logs")
+#: The options a client may give by the name of a file shipped with the engine (never a path):
+#: option -> what it names, in words.
+SHIPPED_NAMED = {"strategy": "a shipped strategy", "styles": "shipped style cases"}
 #: Policies kept built between requests (least recently used dropped first).
 POLICY_CACHE = 16
+
+
+def shipped_names(option: str) -> list[str]:
+    """The names ``option`` (of :data:`SHIPPED_NAMED`) takes in a request: the shipped CFR
+    strategies (the folders of ``casebases/cfr``, as ``cfr:strategy=NAME`` reads them) or the
+    shipped style cases (``casebases/styles/NAME.json``, as ``adapt:styles=NAME`` does).
+
+    >>> "counter_raise" in shipped_names("strategy"), shipped_names("styles")
+    (True, ['house'])
+    """
+    from cbr.store import PACKAGED_CASEBASES
+
+    if option == "strategy":
+        return sorted(p.name for p in (PACKAGED_CASEBASES / "cfr").iterdir() if p.is_dir())
+    if option == "styles":
+        return sorted(p.stem for p in (PACKAGED_CASEBASES / "styles").glob("*.json"))
+    return []
 
 
 def checked_spec(spec: str, field: str, where: str) -> tuple[str, dict[str, str]]:
     """``(name, options)`` of a policy spec a client sent: an unknown policy is
     :class:`NotFoundError`; a malformed spec, or an option naming a file on the server
-    (:data:`PATH_OPTIONS`), a :class:`FieldError` on ``field`` (``where``: what the client is
-    told to use instead).
+    (:data:`PATH_OPTIONS`), a :class:`FieldError` on ``field``. ``where``: what the client is
+    told to use instead of a ``casebase`` path. An option of :data:`SHIPPED_NAMED` may name a
+    shipped file (:func:`shipped_names`), unless a file of that name in the server's folder would
+    be read instead.
 
     >>> checked_spec("cbr:reuse=best-outcome", "policy", "")
     ('cbr', {'reuse': 'best-outcome'})
+    >>> checked_spec("cfr:strategy=counter_raise", "policy", "")
+    ('cfr', {'strategy': 'counter_raise'})
+    >>> checked_spec("cbr:casebase=/etc", "policy", "use a served case base")
+    Traceback (most recent call last):
+    cbr.serve.engine.FieldError: policy spec 'cbr:casebase=/etc': option 'casebase' names a file on the server; use a served case base
     >>> checked_spec("cbr:similarity=/etc/passwd", "policy", "use a served case base")
     Traceback (most recent call last):
-    cbr.serve.engine.FieldError: policy spec 'cbr:similarity=/etc/passwd': option 'similarity' names a file on the server; use a served case base
+    cbr.serve.engine.FieldError: policy spec 'cbr:similarity=/etc/passwd': option 'similarity' names a file on the server, which a request may not choose
     """
     from cbr.policies.spec import PolicySpecError, UnknownPolicyError, parse_policy_spec, policy_options
 
@@ -72,9 +100,24 @@ def checked_spec(spec: str, field: str, where: str) -> tuple[str, dict[str, str]
         raise NotFoundError(str(exc)) from None
     except PolicySpecError as exc:
         raise FieldError(field, str(exc)) from None
-    given = sorted(k for k in options if k.replace("-", "_") in PATH_OPTIONS)
-    if given:
-        raise FieldError(field, f"policy spec {spec!r}: option {given[0]!r} names a file on the server; {where}")
+    for key in sorted(options):
+        option = key.replace("-", "_")
+        if option not in PATH_OPTIONS:
+            continue
+        value = options[key]
+        said = f"policy spec {spec!r}: option {key!r}"
+        if option in SHIPPED_NAMED:
+            names = shipped_names(option)
+            if value not in names:
+                raise FieldError(field, f"{said} takes the name of {SHIPPED_NAMED[option]} ({', '.join(names)}), "
+                                        "never a file on the server")
+            if Path(value).exists():  # the bot would read the server's own file of that name
+                raise FieldError(field, f"{said}: {value!r} is also a file in the server's folder, which the bot "
+                                        "would read instead of the shipped one: start the server in another folder")
+            continue
+        if option == "casebase":
+            raise FieldError(field, f"{said} names a file on the server; {where}")
+        raise FieldError(field, f"{said} names a file on the server, which a request may not choose")
     return name, options
 
 
@@ -498,9 +541,11 @@ class Engine:
         """``/policies``: the installed ``cbr.policies`` plugins and the options a request may
         give each, with their defaults (None: set otherwise, e.g. by the ``cbr`` bot's preset);
         the options naming files on the server, which requests may not give, are listed apart
-        (``server_only``); ``option_help`` says what each listed option means, in the one line
-        of the bot's ``OPTION_HELP`` table that ``cbr plugins list`` shows ("" when the bot
-        gives none); ``presets``, for a bot that has them (``cbr``), what each ``preset=NAME``
+        (``server_only``); an option a request may give by the name of a shipped file
+        (:data:`SHIPPED_NAMED`: ``cfr``'s ``strategy``, ``adapt``'s ``styles``) is among
+        ``options``, and ``shipped`` lists the names it takes; ``option_help`` says what each
+        listed option means, in the one line of the bot's ``OPTION_HELP`` table that ``cbr
+        plugins list`` shows ("" when the bot gives none); ``presets``, for a bot that has them (``cbr``), what each ``preset=NAME``
         sets, as ``cbr plugins list --json`` gives it."""
         from cbr.plugins import available
         from cbr.policies.spec import policy_option_help, policy_options, policy_presets
@@ -512,11 +557,14 @@ class Engine:
                 error = None
             except CBRError as exc:  # installed but broken: listed with the reason
                 everything, helps, presets, error = {}, {}, {}, str(exc).splitlines()[0]
-            options = {k.replace("_", "-"): _plain(v) for k, v in everything.items() if k not in PATH_OPTIONS}
-            server_only = [k.replace("_", "-") for k in everything if k in PATH_OPTIONS]
-            option_help = {k.replace("_", "-"): helps.get(k, "") for k in everything if k not in PATH_OPTIONS}
-            option_help.update({k.replace("_", "-"): helps.get(k, "") for k in everything if k in PATH_OPTIONS})
+            refused = [k for k in everything if k in PATH_OPTIONS and k not in SHIPPED_NAMED]
+            options = {k.replace("_", "-"): _plain(v) for k, v in everything.items() if k not in refused}
+            server_only = [k.replace("_", "-") for k in refused]
+            shipped = {k.replace("_", "-"): shipped_names(k) for k in everything if k in SHIPPED_NAMED}
+            option_help = {k.replace("_", "-"): helps.get(k, "") for k in everything if k not in refused}
+            option_help.update({k.replace("_", "-"): helps.get(k, "") for k in refused})
             out.append({"name": name, "options": options, **({"server_only": server_only} if server_only else {}),
+                        **({"shipped": shipped} if shipped else {}),
                         "option_help": option_help, **({"presets": presets} if presets else {}),
                         **({"error": error} if error else {})})
         return out

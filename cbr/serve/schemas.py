@@ -144,16 +144,49 @@ class EvaluateRequest(BaseModel):
 class TableRequest(BaseModel):
     """A new table session: the bots beside the person (1-5 policy specs; 2-6 players), the
     seed of the deals, the person's name, and optionally a case base to retain the hands
-    into (a bare name, a copy made on first use; needs the bearer token)."""
+    into (a bare name, a copy made on first use; needs the bearer token).
+
+    The bots are ``bots`` or ``players`` (the name ``cbr match --players`` uses); both given
+    must be the same list. :attr:`seated` is the list, :attr:`seated_field` the name given.
+
+    >>> TableRequest(players=["ehs", "call"]).seated, TableRequest().seated_field
+    (['ehs', 'call'], 'bots')
+    >>> from pydantic import ValidationError
+    >>> try:
+    ...     TableRequest(bots=["ehs"], players=["call"])
+    ... except ValidationError as exc:
+    ...     print(exc.errors()[0]["ctx"]["error"])
+    bots and players name the same seats: give one of them (bots ['ehs'], players ['call'])
+    """
 
     model_config = ConfigDict(extra="forbid")
 
-    bots: list[str] = Field(["cbr"], min_length=1, max_length=5, description="Policy specs, e.g. [\"cbr\"].")
+    bots: Optional[list[str]] = Field(None, min_length=1, max_length=5,
+                                      description="Policy specs, e.g. [\"cbr\"] (null: players, or [\"cbr\"]).")
+    players: Optional[list[str]] = Field(None, min_length=1, max_length=5,
+                                         description="The same as bots, by the name cbr match --players uses.")
     seed: Optional[StrictInt] = Field(None, ge=0, le=2**31 - 1, description="Seed of the deals (null: a random one).")
     name: str = Field("you", min_length=1, max_length=64, description="The person's name at the table.")
     retain_into: Optional[str] = Field(None, min_length=1, max_length=64,
                                        description="Keep every hand (the person's decisions too) in this case "
                                                    "base (./casebases/NAME on the server); needs the token.")
+
+    @model_validator(mode="after")
+    def _one_list(self) -> "TableRequest":
+        if self.bots is not None and self.players is not None and self.bots != self.players:
+            raise FieldProblem("players", f"bots and players name the same seats: give one of them (bots {self.bots}, "
+                                          f"players {self.players})")
+        return self
+
+    @property
+    def seated(self) -> list[str]:
+        """The bots' specs: ``players``, ``bots``, or ``["cbr"]`` when neither is given."""
+        return list(self.players if self.players is not None else self.bots if self.bots is not None else ["cbr"])
+
+    @property
+    def seated_field(self) -> str:
+        """The request's name of the bots: ``players`` when given, else ``bots``."""
+        return "players" if self.players is not None else "bots"
 
 
 class ActionRequest(BaseModel):

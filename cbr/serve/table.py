@@ -39,7 +39,18 @@ from cbr.game.gamedef import STREETS
 from cbr.game.spec import default_game
 from cbr.game.state import HandState
 from cbr.play.human import action_text, position_labels
-from cbr.play.table import LEAVE, PlayedHand, PolicySeat, Seat, Table, Watcher, act_rng, resolve_players, seat_names
+from cbr.play.table import (
+    LEAVE,
+    PlayedHand,
+    PolicySeat,
+    Seat,
+    Table,
+    Watcher,
+    act_rng,
+    check_seats,
+    resolve_players,
+    seat_names,
+)
 from cbr.policies.base import Policy
 from cbr.serve.engine import FieldError, ForbiddenError, NotFoundError, checked_spec
 from cbr.stats import mean_ci
@@ -205,7 +216,7 @@ class TableSession:
     @classmethod
     def create(cls, bots: Sequence[str], *, seed: Optional[int] = None, name: str = "you",
                retain_into: Optional[str] = None, shared: Optional["SharedBots"] = None,
-               served: Optional[Mapping[str, Any]] = None) -> "TableSession":
+               served: Optional[Mapping[str, Any]] = None, field: str = "bots") -> "TableSession":
         """A new table of the person and ``bots`` (1..5 policy specs; options naming server
         files are refused). ``retain_into``: a case-base name (``./casebases/NAME`` on the
         server, a copy of the first case-based bot's case base made on first use) that keeps
@@ -213,16 +224,24 @@ class TableSession:
         ``shared``: case-based bots that do not retain are taken from it (one open case base
         for every session) instead of built for this session. ``served``: the case bases the
         server serves (name -> :class:`~cbr.store.shared.SharedCaseBase`), which a bot's
-        ``casebase`` option may name (``cbr:casebase=mine``): the bot plays that open one."""
-        from cbr.policies.spec import PolicySpecError, UnknownPolicyError
+        ``casebase`` option may name (``cbr:casebase=mine``): the bot plays that open one.
+        ``field``: the request's name of ``bots`` (``bots`` or ``players``), which a refusal names.
+
+        A bad spec, an unknown bot, and a bot that cannot play at a table of this many
+        (:func:`~cbr.play.table.seat_refusal`: the cfr bot at three or more, in the words of
+        ``cbr match --players``) are a :class:`FieldError` on ``field``, before a hand is dealt."""
+        from cbr.policies.spec import PolicySpecError
 
         if not 1 <= len(bots) <= MAX_BOTS:
-            raise FieldError("bots", f"a table seats 1 to {MAX_BOTS} bots beside you, got {len(bots)}")
+            raise FieldError(field, f"a table seats 1 to {MAX_BOTS} bots beside you, got {len(bots)}")
         given: list[Any] = []  # the served case base a spec names, or None
         for spec in bots:
             rest, handle = _served_spec(spec, served or {})
-            checked_spec(rest, "bots", "the bots play from their shipped case bases or a case base the server "
-                                       f"serves ({', '.join(served or {}) or 'none'})")
+            try:
+                checked_spec(rest, field, "the bots play from their shipped case bases or a case base the server "
+                                          f"serves ({', '.join(served or {}) or 'none'})")
+            except NotFoundError as exc:  # an unknown bot: a bad value of the field, as any other bad spec
+                raise FieldError(field, str(exc)) from None
             given.append((rest, handle))
         if retain_into is not None and not _NAME.match(retain_into):
             raise FieldError("retain_into", f"retain_into must be a case-base name (letters, digits, '-' and '_', "
@@ -243,10 +262,16 @@ class TableSession:
                 bot.spec = spec.strip()  # type: ignore[attr-defined]
                 players.append(bot)
             policies = resolve_players(players, seed, first_seat=1)
-        except UnknownPolicyError as exc:
-            raise NotFoundError(str(exc)) from None
         except (PolicySpecError, ValueError) as exc:
-            raise FieldError("bots", str(exc).splitlines()[0]) from None
+            raise FieldError(field, str(exc).splitlines()[0]) from None
+        try:  # before a hand: a heads-up bot at a bigger table failed at its first decision
+            check_seats(policies, len(policies) + 1)
+        except GameError as exc:
+            for p in policies:
+                close = getattr(p, "close", None)
+                if callable(close):
+                    close()
+            raise FieldError(field, str(exc)) from None
         names = [name, *seat_names(policies)]
         if name in names[1:]:
             names[0] = f"{name}-person"

@@ -285,3 +285,40 @@ def test_a_heads_up_bot_dealt_a_bigger_table_stops_at_the_first_matchstate(procs
     code_d, out_d, err_d = finish(dealer)
     assert code_d == 1 and "0 of 3 hands dealt" in out_d, out_d
     assert "closed the connection" in err_d and "illegal" not in err_d, err_d  # it left; it never acted
+
+
+def test_the_adaptive_seat_says_which_experts_played_as_cbr_match_does(procs: Procs) -> None:
+    """`cbr serve-dealer` prints, under its table, what each adaptive seat played by hand, the
+    line `cbr match` prints for the same match (same deals, same choices; no `--json` to point
+    at); `cbr play --acpc --policy cbr` gives the experts in its `--json` (as `cbr match --json`
+    does per seat) and, without it, the same line under its result."""
+    from cbr.cli._output import played_lines
+
+    hands = 100
+    code, out, err = finish(procs.start("serve-dealer", "--players", "cbr,call", "--hands", hands))
+    assert code == 0, err
+    expected = run_match(["cbr", "call"], hands, seed=0)
+    experts = expected.players[0].experts
+    assert experts and all(p.experts == () for p in expected.players[1:])
+    want = played_lines(0, "cbr", experts, why=None)
+    assert want[0].startswith("seat 0 (cbr) played, by hand: ")
+    lines = out.splitlines()
+    assert lines[-1].startswith("SCORE:")
+    assert lines[-1 - len(want):-1] == want, out
+
+    seen = []
+    for as_json in (True, False):
+        dealer, port = procs.dealer("--players", "remote,call", "--hands", hands, "--seed", 5)
+        client = procs.start("play", "--acpc", f"127.0.0.1:{port}", "--policy", "cbr", *(["--json"] if as_json else []))
+        code, out, err = finish(client)
+        assert code == 0, err
+        assert finish(dealer)[0] == 0
+        seen.append(out)
+    data = json.loads(seen[0])
+    choices = data["experts"]
+    assert choices and choices[0]["first_hand"] == 1 and choices[-1]["last_hand"] == hands
+    assert sum(c["hands"] for c in choices) == hands and all(c["why"] for c in choices)
+    assert [c["first_hand"] for c in choices[1:]] == [c["last_hand"] + 1 for c in choices[:-1]]
+    text = seen[1].splitlines()
+    assert text[0].startswith(f"cbr: {hands} hands, ")
+    assert text[1:] == played_lines(None, "cbr", choices) and text[1].endswith("(--json says why)")

@@ -187,7 +187,9 @@ def test_log_download_reads_back(client, fmt) -> None:
 
 def test_refusals(client) -> None:
     post = client.post
-    assert post("/table/sessions", json={"bots": ["nosuchbot"]}).status_code == 404
+    r = post("/table/sessions", json={"bots": ["nosuchbot"]})  # a bad value of the field, as any bad spec
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "bots"]
+    assert r.json()["detail"][0]["msg"].startswith("unknown policy 'nosuchbot'")
     r = post("/table/sessions", json={"bots": ["cbr:casebase=/etc"]})
     assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "bots"]
     assert post("/table/sessions", json={"bots": ["cbr:reuse=greedy"]}).status_code == 422

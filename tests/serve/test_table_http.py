@@ -129,3 +129,84 @@ def test_the_session_limits_are_options_of_cbr_serve(tmp_path) -> None:
             assert c.get(f"/table/sessions/{second.json()['session']}").status_code == 404
     finally:
         stop_server(proc)
+
+
+def test_a_table_refuses_bad_seats_when_it_is_made(served) -> None:
+    """A bot that plays heads-up only at a table of three (the cfr bot, or the adaptive bot whose
+    safe expert is it) is refused when the session is created, 422 on the field in the words of
+    ``cbr match --players``, not at its first hand; an unknown bot is a 422 on the field like any
+    other bad spec; ``players`` is ``bots`` by the CLI's name."""
+    from cbr.play.table import seat_refusal
+    from cbr.policies.spec import policy_from_spec
+
+    _, url, _ = served
+    with httpx.Client(base_url=url, timeout=60) as c:
+        for field, spec in (("bots", "cfr"), ("players", "adapt:safe=emd_256")):
+            bot = policy_from_spec(spec)
+            want = seat_refusal(bot, 3)
+            close = getattr(bot, "close", None)
+            if callable(close):
+                close()
+            r = c.post("/table/sessions", json={field: [spec, "call"], "seed": 1})
+            assert r.status_code == 422, r.text
+            assert r.json()["detail"] == [{"loc": ["body", field], "msg": want, "type": "FieldError"}]
+            assert want.startswith(("the cfr bot plays heads-up only", "the adapt bot's safe expert, emd_256,"))
+        r = c.post("/table/sessions", json={"bots": ["nosuch"]})
+        assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "bots"]
+        assert r.json()["detail"][0]["msg"].startswith("unknown policy 'nosuch'")
+        r = c.post("/table/sessions", json={"players": ["call"], "bots": ["ehs"]})
+        assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "players"]
+        for body in ({"players": ["ehs", "call"]}, {"players": ["ehs", "call"], "bots": ["ehs", "call"]}):
+            r = c.post("/table/sessions", json={**body, "seed": 2})
+            assert r.status_code == 201, r.text
+            assert r.json()["names"] == ["you", "ehs", "call"] and r.json()["game"] == "holdem.limit.3p"
+            assert c.delete(f"/table/sessions/{r.json()['session']}").status_code == 200
+        # heads-up, the cfr bot is welcome, and plays its hands
+        r = c.post("/table/sessions", json={"players": ["cfr"], "seed": 3})
+        assert r.status_code == 201, r.text
+        sid = r.json()["session"]
+        v = c.post(f"/table/sessions/{sid}/hand").json()
+        while not v["hand"]["over"]:
+            v = c.post(f"/table/sessions/{sid}/action", json={"action": "c"}).json()
+        assert v["error"] is None and v["result"]["hands"] == 1
+
+
+def test_shipped_strategies_by_name_and_never_a_path(served) -> None:
+    """``cfr:strategy=NAME`` of a shipped strategy (and ``adapt:styles=NAME``) is taken at the web
+    table and by ``/reuse``; a path, or a name that is not shipped, is refused in words about a
+    strategy (not a case base), 422 on the field; ``/policies`` lists the shipped names."""
+    from cbr.store import PACKAGED_CASEBASES
+
+    _, url, _ = served
+    names = sorted(p.name for p in (PACKAGED_CASEBASES / "cfr").iterdir() if (p / "strategy.npz").exists()
+                   or any(p.glob("cfr.*.npz")))  # the shipped strategies, as the folder holds them
+    assert "counter_raise" in names and "emd_256" in names
+    with httpx.Client(base_url=url, timeout=60) as c:
+        r = c.post("/table/sessions", json={"bots": ["cfr:strategy=counter_raise"], "seed": 4})
+        assert r.status_code == 201, r.text
+        assert r.json()["names"] == ["you", "cfr/strategy=counter_raise"]
+        sid = r.json()["session"]
+        v = c.post(f"/table/sessions/{sid}/hand").json()
+        while not v["hand"]["over"]:
+            v = c.post(f"/table/sessions/{sid}/action", json={"action": "c"}).json()
+        assert v["error"] is None
+        situation = {"hole": "AdQc", "board": "3h4cJh", "position": 1, "to_call": 1, "pot": 5, "prev_bets": 2}
+        r = c.post("/reuse", json={**situation, "policy": "cfr:strategy=counter_raise", "seed": 1})
+        assert r.status_code == 200, r.text
+        assert r.json()["action"] in ("f", "c", "r")
+        for path, field, body in (("/reuse", "policy", lambda s: {**situation, "policy": s}),
+                                  ("/table/sessions", "bots", lambda s: {"bots": [s]})):
+            for spec in ("cfr:strategy=/etc", "cfr:strategy=../cfr/emd_256", "cfr:strategy=nosuch"):
+                r = c.post(path, json=body(spec))
+                assert r.status_code == 422, (path, spec, r.text)
+                d = r.json()["detail"][0]
+                assert d["loc"] == ["body", field]
+                assert d["msg"] == (f"policy spec {spec!r}: option 'strategy' takes the name of a shipped strategy "
+                                    f"({', '.join(names)}), never a file on the server")
+            r = c.post(path, json=body("adapt:styles=/etc/passwd"))
+            assert r.status_code == 422 and "option 'styles' takes the name of shipped style cases (house)" in r.text
+        r = c.post("/table/sessions", json={"bots": ["adapt:styles=house", "call"], "seed": 5})
+        assert r.status_code == 201, r.text
+        cfr = next(p for p in c.get("/policies").json()["policies"] if p["name"] == "cfr")
+        assert cfr["shipped"] == {"strategy": names} and "strategy" in cfr["options"]
+        assert "strategy" not in cfr.get("server_only", [])
