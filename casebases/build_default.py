@@ -29,7 +29,6 @@ import os
 import signal
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
@@ -98,7 +97,7 @@ def write_selfplay_logs(root: Path, progress: bool = True, workers: int = 2, mis
     before are kept."""
     from concurrent.futures.process import BrokenProcessPool
 
-    from cbr.build.pools import first_done, pool_context, stop_pool, worker_started, workers_starting
+    from cbr.build.pools import first_done, new_pool, stop_pool, workers_starting
     from cbr.cfr.longrun import StopSignals
     from cbr.errors import CBRError
 
@@ -106,9 +105,7 @@ def write_selfplay_logs(root: Path, progress: bool = True, workers: int = 2, mis
     folder.mkdir(parents=True, exist_ok=True)
     todo = [m for m in recipe() if not (missing_only and (folder / m.log).exists())]
     paths = []
-    context = pool_context()
-    pool = ProcessPoolExecutor(max_workers=max(1, workers), mp_context=context,
-                               initializer=worker_started, initargs=(os.getpid(),))
+    pool, context = new_pool(workers)
 
     def drop_all() -> None:
         stop_pool(pool)

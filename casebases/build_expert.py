@@ -31,7 +31,6 @@ import signal
 import sys
 import tempfile
 import time
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Optional
@@ -153,16 +152,14 @@ def play(matches: list[ExpertMatch], workers: int) -> Optional[int]:
     :class:`~cbr.errors.CBRError`."""
     from concurrent.futures.process import BrokenProcessPool
 
-    from cbr.build.pools import first_done, pool_context, stop_pool, worker_started, workers_starting
+    from cbr.build.pools import first_done, new_pool, stop_pool, workers_starting
     from cbr.cfr.longrun import StopSignals
     from cbr.errors import CBRError
 
     todo = [m for m in matches if not m.log.exists()]
     t0 = time.time()
     done = 0
-    context = pool_context()
-    pool = ProcessPoolExecutor(max_workers=max(1, workers), mp_context=context,
-                               initializer=worker_started, initargs=(os.getpid(),))
+    pool, context = new_pool(workers)
 
     def drop_all() -> None:
         stop_pool(pool)

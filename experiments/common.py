@@ -140,13 +140,9 @@ class worker_pool:  # noqa: N801  (used as ``with worker_pool(n) as pool``, as P
         self._context: Any = None
 
     def __enter__(self) -> "worker_pool":
-        from concurrent.futures import ProcessPoolExecutor
+        from cbr.build.pools import new_pool
 
-        from cbr.build.pools import pool_context, worker_started
-
-        self._context = pool_context()
-        self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=self._context,
-                                         initializer=worker_started, initargs=(os.getpid(),))
+        self._pool, self._context = new_pool(self.workers)
         return self
 
     def map(self, fn: Any, *iterables: Any) -> Any:

@@ -2,7 +2,8 @@
 pools of ``cbr build`` (:mod:`cbr.build.local`), of a league (:mod:`cbr.play.league`) and of a
 duplicate measurement (:mod:`cbr.exploit.measure`) do with signals, dead workers and stops.
 
-* :func:`pool_context`: the start method (workers are children of this process).
+* :func:`pool_context`: the start method (workers are children of this process); :func:`new_pool`
+  a pool started so.
 * :func:`workers_starting` around ``submit`` and :func:`worker_started` as (the start of) the
   pool's initializer: a worker begins with Ctrl-C (and, forked, SIGTERM) blocked until it has
   set what it does with them, and dies with this process (:func:`~cbr.build.parent.die_with_parent`).
@@ -22,7 +23,7 @@ from typing import Any, Optional
 
 from cbr.build.parent import die_with_parent
 
-__all__ = ["RESULT_POLL_SECONDS", "STOP_GRACE", "WORKER_SIGNALS", "first_done", "held_for_workers",
+__all__ = ["RESULT_POLL_SECONDS", "STOP_GRACE", "WORKER_SIGNALS", "first_done", "held_for_workers", "new_pool",
            "pool_context", "pool_result", "stop_pool", "worker_started", "workers_starting"]
 
 #: What a worker does with Ctrl-C and SIGTERM (:func:`worker_started`): the parent stops the pool.
@@ -84,6 +85,19 @@ def pool_context() -> Any:
     if multiprocessing.get_start_method(allow_none=False) == "forkserver":
         return multiprocessing.get_context("spawn")
     return multiprocessing.get_context()
+
+
+def new_pool(workers: int) -> tuple[ProcessPoolExecutor, Any]:
+    """A pool of ``workers`` processes started the house's way, and its context: children of
+    this process (:func:`pool_context`) whose start is :func:`worker_started` (they die with it
+    and leave Ctrl-C and SIGTERM to it). Submit inside :func:`workers_starting` of the
+    context's start method."""
+    import os
+
+    context = pool_context()
+    pool = ProcessPoolExecutor(max_workers=max(1, workers), mp_context=context, initializer=worker_started,
+                               initargs=(os.getpid(),))
+    return pool, context
 
 
 def stop_pool(pool: ProcessPoolExecutor) -> None:
