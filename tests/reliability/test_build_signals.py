@@ -272,6 +272,27 @@ def _starting(pid: int) -> bool:
 def _spawned_workers(pid: int) -> list[int]:
     return [c for c in _children(pid) if b"spawn_main" in _cmdline(c)]  # not the resource tracker
 
+def _signal_while_workers_start(proc: subprocess.Popen, signum: int, stopped: list[int]) -> None:
+    """``signum`` to ``proc``'s process group (a terminal's Ctrl-C, a SIGTERM to the job) while
+    both its spawned workers still import what they need: each is stopped during its start-up
+    (its pid added to ``stopped``, the caller's to clean up), then ``proc``; the signal; the
+    workers resume until each has ended or finished starting (ignoring Ctrl-C), then ``proc``."""
+    deadline = time.monotonic() + 60
+    while len(stopped) < 2 and time.monotonic() < deadline and proc.poll() is None:
+        for pid in _spawned_workers(proc.pid):
+            if pid not in stopped and _starting(pid):
+                os.kill(pid, signal.SIGSTOP)
+                stopped.append(pid)
+        time.sleep(0.002)
+    assert len(stopped) == 2, f"two workers were not caught starting: {stopped}, ended: {proc.poll()}"
+    os.kill(proc.pid, signal.SIGSTOP)
+    assert all(_starting(p) for p in stopped), "a worker finished starting before it was stopped"
+    os.killpg(proc.pid, signum)
+    _resume(stopped)
+    assert _wait_for(lambda: all(not _alive(p) or _sigint_bits(p) == (False, True) for p in stopped), timeout=30)
+    os.kill(proc.pid, signal.SIGCONT)
+
+
 
 def _cmdline(pid: int) -> bytes:
     try:
@@ -299,20 +320,7 @@ def test_a_terminal_ctrl_c_while_spawned_workers_start_is_one_line(match_log: Pa
     )
     stopped: list[int] = []
     try:
-        deadline = time.monotonic() + 60
-        while len(stopped) < 2 and time.monotonic() < deadline and proc.poll() is None:
-            for pid in _spawned_workers(proc.pid):
-                if pid not in stopped and _starting(pid):
-                    os.kill(pid, signal.SIGSTOP)
-                    stopped.append(pid)
-            time.sleep(0.002)
-        assert len(stopped) == 2, f"two workers were not caught starting: {stopped}, build ended: {proc.poll()}"
-        os.kill(proc.pid, signal.SIGSTOP)
-        assert all(_starting(p) for p in stopped), "a worker finished starting before it was stopped"
-        os.killpg(proc.pid, signal.SIGINT)
-        _resume(stopped)
-        assert _wait_for(lambda: all(not _alive(p) or _sigint_bits(p) == (False, True) for p in stopped), timeout=30)
-        os.kill(proc.pid, signal.SIGCONT)
+        _signal_while_workers_start(proc, signal.SIGINT, stopped)
         _, err = proc.communicate(timeout=20)
         lines = err.decode().strip().splitlines()
         assert proc.returncode == 130, lines

@@ -31,9 +31,7 @@ from tests.reliability.test_build_signals import (
     _kill_all,
     _resume,
     _sending_a_result,
-    _sigint_bits,
-    _spawned_workers,
-    _starting,
+    _signal_while_workers_start,
     _wait_for,
     needs_write_syscall,
 )
@@ -126,20 +124,7 @@ def _terminal_ctrl_c_while_workers_start(args: list[str], signum: int) -> tuple[
     proc = _start(SPAWN_CLI, args)
     stopped: list[int] = []
     try:
-        deadline = time.monotonic() + 60
-        while len(stopped) < 2 and time.monotonic() < deadline and proc.poll() is None:
-            for pid in _spawned_workers(proc.pid):
-                if pid not in stopped and _starting(pid):
-                    os.kill(pid, signal.SIGSTOP)
-                    stopped.append(pid)
-            time.sleep(0.002)
-        assert len(stopped) == 2, f"two workers were not caught starting: {stopped}, ended: {proc.poll()}"
-        os.kill(proc.pid, signal.SIGSTOP)
-        assert all(_starting(p) for p in stopped), "a worker finished starting before it was stopped"
-        os.killpg(proc.pid, signum)
-        _resume(stopped)
-        assert _wait_for(lambda: all(not _alive(p) or _sigint_bits(p) == (False, True) for p in stopped), timeout=30)
-        os.kill(proc.pid, signal.SIGCONT)
+        _signal_while_workers_start(proc, signum, stopped)
         out, err = proc.communicate(timeout=30)
         assert _wait_for(lambda: not _session(proc.pid), timeout=5), f"left running: {_session(proc.pid)}"
         return proc.returncode, err.decode().strip().splitlines(), out

@@ -15,13 +15,16 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import default_sigint
-from tests.reliability.test_build_signals import _alive, _resume, _sigint_bits, _spawned_workers, _starting, _wait_for
+from tests.reliability.test_build_signals import (
+    _alive,
+    _signal_while_workers_start,
+    _wait_for,
+)
 from tests.reliability.test_pool_kills import _busy_workers, _session, _stop_everything
 
 REPO = Path(__file__).resolve().parents[2]
@@ -112,20 +115,7 @@ def _ctrl_c_while_spawned_workers_start(proc: subprocess.Popen) -> tuple[int, li
     script resumes. Returns its exit code, its stderr's lines and its stdout."""
     stopped: list[int] = []
     try:
-        deadline = time.monotonic() + 60
-        while len(stopped) < 2 and time.monotonic() < deadline and proc.poll() is None:
-            for pid in _spawned_workers(proc.pid):
-                if pid not in stopped and _starting(pid):
-                    os.kill(pid, signal.SIGSTOP)
-                    stopped.append(pid)
-            time.sleep(0.002)
-        assert len(stopped) == 2, f"two workers were not caught starting: {stopped}, ended: {proc.poll()}"
-        os.kill(proc.pid, signal.SIGSTOP)
-        assert all(_starting(p) for p in stopped), "a worker finished starting before it was stopped"
-        os.killpg(proc.pid, signal.SIGINT)
-        _resume(stopped)
-        assert _wait_for(lambda: all(not _alive(p) or _sigint_bits(p) == (False, True) for p in stopped), timeout=30)
-        os.kill(proc.pid, signal.SIGCONT)
+        _signal_while_workers_start(proc, signal.SIGINT, stopped)
         out, err = proc.communicate(timeout=30)
         assert _wait_for(lambda: not _session(proc.pid), timeout=5), f"left running: {_session(proc.pid)}"
         return proc.returncode, err.decode().strip().splitlines(), out
