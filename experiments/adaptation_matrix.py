@@ -49,9 +49,19 @@ def cell(expert: str, opponent: str, hands: int, seed: int) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from common import OUT_HELP, description, out_file, parse_args, policy_specs, positive_int, seed_int, worker_pool
+    from common import (
+        OUT_HELP,
+        description,
+        help_format,
+        out_file,
+        parse_args,
+        policy_specs,
+        positive_int,
+        seed_int,
+        worker_pool,
+    )
 
-    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("--seed", type=seed_int, default=1, help="deal seed of the matches")
     ap.add_argument("--hands", type=positive_int, default=1000, help="duplicate hands per match")
     ap.add_argument("-j", "--jobs", type=positive_int, default=2, help="matches played at once")

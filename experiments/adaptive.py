@@ -195,9 +195,9 @@ def plot(report: dict, path: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from common import description, parse_args, policy_specs, positive_int, seed_int, worker_pool
+    from common import description, help_format, parse_args, policy_specs, positive_int, seed_int, worker_pool
 
-    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("--seed", type=seed_int, default=2, help="deal seed of the matches")
     ap.add_argument("--hands", type=positive_int, default=4000, help="duplicate hands per match")
     ap.add_argument("-j", "--jobs", type=positive_int, default=2, help="matches played at once")

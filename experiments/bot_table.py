@@ -164,9 +164,18 @@ def plot(report: dict, bots: list[str], opponents: list[str], path: Path) -> str
 
 
 def main() -> int:
-    from common import OUT_FOLDER_HELP, description, out_folder, policy_specs, positive_float, positive_int, seed_int
+    from common import (
+        OUT_FOLDER_HELP,
+        description,
+        help_format,
+        out_folder,
+        policy_specs,
+        positive_float,
+        positive_int,
+        seed_int,
+    )
 
-    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("--seed", type=seed_int, default=2, help="deal seed of the matches, LBR and the timing")
     ap.add_argument("--bots", type=policy_specs(), default=BOTS, help="comma-separated bots (policy specs)")
     ap.add_argument("--opponents", type=policy_specs(), default=OPPONENTS, help="comma-separated opponents of the matches (policy specs)")

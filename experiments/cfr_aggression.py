@@ -182,9 +182,9 @@ def table_checks() -> dict:
 
 
 def main() -> None:
-    from common import description, parse_args, policy_specs, positive_int, seed_int
+    from common import description, help_format, parse_args, policy_specs, positive_int, seed_int
 
-    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("--seed", type=seed_int, default=11, help="deal seed of the matches")
     ap.add_argument("--hands", type=positive_int, default=40000, help="duplicate hands against always-raise")
     ap.add_argument("--self-hands", type=positive_int, default=20000, help="hands of each bot against itself")

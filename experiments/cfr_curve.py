@@ -108,9 +108,9 @@ def plot(points: list[dict], path: Path, *, title: str) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from common import OUT_FOLDER_HELP, description, out_folder, parse_args, positive_int, seed_int
+    from common import OUT_FOLDER_HELP, description, help_format, out_folder, parse_args, positive_int, seed_int
 
-    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("run", help="a run folder of casebases/build_cfr_big.py")
     ap.add_argument("--hands", type=positive_int, default=2000, help="LBR hands for each snapshot (default 2000)")
     ap.add_argument("--seed", type=seed_int, default=40, help="seed of LBR's deals, the same for every snapshot (default 40)")

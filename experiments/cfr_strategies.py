@@ -114,9 +114,9 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    from common import description, parse_args
+    from common import description, help_format, parse_args
 
-    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     add_arguments(ap)
     ap.add_argument("--out", default=None, help=OUT_HELP.format(name="cfr_strategies.json")
                     + "; not written with --quick or --cache")

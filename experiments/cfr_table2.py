@@ -129,9 +129,9 @@ def plot(tables: list[tuple[str, dict]], path: Path) -> bool:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    from common import description, parse_args, positive_int, seed_int
+    from common import description, help_format, parse_args, positive_int, seed_int
 
-    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     add_arguments(ap)
     ap.add_argument("--seed", type=seed_int, default=2, help="deal seed (2: the reported run)")
     ap.add_argument("--boards", type=positive_int, default=None, help="evaluator boards per game (default 1000; quick 3)")

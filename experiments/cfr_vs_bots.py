@@ -66,11 +66,11 @@ def plot(cells: list[dict], path: Path, title: str) -> bool:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    from common import description, parse_args, policy_spec, policy_specs, positive_int, seed_int
+    from common import description, help_format, parse_args, policy_spec, policy_specs, positive_int, seed_int
 
     from cbr.play.measure import measure
 
-    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("--seed", type=seed_int, default=2, help="deal seed (2: the reported run)")
     ap.add_argument("--hands", type=positive_int, default=None, help="hands per opponent (default 1000; quick 4)")
     ap.add_argument("--bot", type=policy_spec, default="cfr:strategy=h_hs2_4", help="the CFR bot's policy spec (default: the 4-bucket CFR+ strategy)")

@@ -265,6 +265,33 @@ def out_folder(out: Any) -> Path:
 
 
 #: ``--help`` of an ``--out`` file.
+def help_format(raw: bool = False) -> Any:
+    """The ``formatter_class`` of the scripts' parsers: each option's help ends with its default
+    (``(default: 4000)``), unless it has none worth saying (None, off, empty) or the help already
+    says it; with ``raw`` the description keeps its paragraphs as written.
+
+    >>> import argparse
+    >>> ap = argparse.ArgumentParser(prog="x", formatter_class=help_format())
+    >>> _ = ap.add_argument("--hands", type=int, default=4000, help="duplicate hands per match")
+    >>> _ = ap.add_argument("--out", default=None, help="the JSON to write")
+    >>> [line.strip() for line in ap.format_help().splitlines()[-2:]]
+    ['--hands HANDS  duplicate hands per match (default: 4000)', '--out OUT      the JSON to write']
+    """
+    import argparse
+
+    bases = (argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter) if raw else (
+        argparse.ArgumentDefaultsHelpFormatter,)
+
+    class Defaults(*bases):  # type: ignore[misc]
+        def _get_help_string(self, action: argparse.Action) -> str:
+            text = action.help or ""
+            if action.default in (None, False, "") or action.default is argparse.SUPPRESS or "default" in text:
+                return text
+            return super()._get_help_string(action)
+
+    return Defaults
+
+
 OUT_HELP = ("the JSON to write (default: experiments/scratch/{name}, ignored by git; the committed "
             "experiments/results/{name} is rewritten only when --out names it)")
 #: ``--help`` of an ``--out`` folder.

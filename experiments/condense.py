@@ -32,9 +32,9 @@ from cbr.store import resolve_casebase  # noqa: E402
 
 
 def main() -> None:
-    from common import description, number, parse_args, positive_int, seed_int
+    from common import description, help_format, number, parse_args, positive_int, seed_int
 
-    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("--hands", type=positive_int, default=4000, help="duplicate hands per match")
     ap.add_argument("--head-to-head", type=positive_int, default=10000, help="duplicate hands of the condensed base against the full one")
     ap.add_argument("--seed", type=seed_int, default=40, help="deal seed of the matches")

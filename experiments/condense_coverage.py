@@ -29,9 +29,9 @@ METHODS = {"footprint": ("footprint", {}), "flat": ("footprint", {"floor": 0}), 
 
 
 def main() -> None:
-    from common import description, parse_args, seed_int
+    from common import description, help_format, parse_args, seed_int
 
-    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("base", help="the case base to condense (a name or a folder)")
     ap.add_argument("--keep", type=float, default=0.1, help="share of the cases kept, 0 to 1")
     ap.add_argument("--seed", type=seed_int, default=0, help="seed of the condensing methods")

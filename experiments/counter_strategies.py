@@ -47,9 +47,9 @@ def _one(args: tuple[str, str, str, int, int]) -> dict:
 
 
 def main() -> None:
-    from common import description, parse_args, positive_int, seed_int, worker_pool
+    from common import description, help_format, parse_args, positive_int, seed_int, worker_pool
 
-    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("--seed", type=seed_int, default=36, help="deal seed of the matches")
     ap.add_argument("--hands", type=positive_int, default=4000, help="duplicate hands per match")
     ap.add_argument("--only", default="", help="comma-separated counter names (default: all)")

@@ -30,9 +30,10 @@ TARGETS = {"call": 0.9, "raise": 3.0}
 
 
 def main() -> None:
-    from common import OUT_HELP, out_file, parse_args, positive_int, seed_int
+    from common import OUT_HELP, help_format, out_file, parse_args, positive_int, seed_int
 
-    ap = argparse.ArgumentParser(description="The EHS bot against always-call and always-raise, duplicate heads-up.")
+    ap = argparse.ArgumentParser(description="The EHS bot against always-call and always-raise, duplicate heads-up.",
+                                 formatter_class=help_format())
     ap.add_argument("--hands", type=positive_int, default=20_000, help="duplicate hands per match")
     ap.add_argument("--seed", type=seed_int, default=0, help="deal seed of the matches")
     ap.add_argument("--out", default=None, help=OUT_HELP.format(name="ehs_strength.json"))

@@ -73,14 +73,13 @@ def mccfr_row(game, sf, opponents: dict, iterations: int, seed: int) -> dict:  #
 
 
 def main() -> None:
-    from common import description, require_native
+    from common import description, help_format, require_native
 
     from casebases.build_cfr_emd import number
     from cbr.cfr.sequence_form import SequenceForm, always_call, always_raise
     from cbr.cfr.small import kuhn, leduc
 
-    ap = argparse.ArgumentParser(description=description(__doc__),
-                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("--seed", type=number(0, int), default=1, help="MCCFR's seed")
     ap.add_argument("--iterations", type=number(1, int), nargs="+", default=[100_000, 1_000_000, 10_000_000],
                     help="MCCFR's iterations, one row each")

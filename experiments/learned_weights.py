@@ -49,9 +49,9 @@ def per_decision(ev) -> dict[tuple, tuple[float, float]]:  # noqa: ANN001
 
 
 def main() -> None:
-    from common import OUT_HELP, description, out_file, parse_args, positive_int, seed_int
+    from common import OUT_HELP, description, help_format, out_file, parse_args, positive_int, seed_int
 
-    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("--seed", type=seed_int, default=2, help="seed of the folds and the matches")
     ap.add_argument("--hands", type=positive_int, default=4000, help="duplicate hands per match")
     ap.add_argument("--learned", default=str(RESULTS / "learned-similarity.toml"), help="the learned similarity weights (TOML)")  # read only

@@ -34,9 +34,9 @@ def run_info(folder: Path) -> dict:
 
 
 def main() -> None:
-    from common import description, parse_args, positive_float, positive_int, seed_int
+    from common import description, help_format, parse_args, positive_float, positive_int, seed_int
 
-    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("--ochs", default=str(RUNS / "emd_256_ochs"), help="the OCHS-river run's folder")
     ap.add_argument("--hs", default=str(RUNS / "emd_256_hs"), help="the HS-river run's folder (the control)")
     ap.add_argument("--seed", type=seed_int, default=37, help="seed of LBR's deals and the matches")

@@ -117,9 +117,9 @@ def r4(x: float) -> float:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    from common import description, positive_int, require_native, seed_int
+    from common import description, help_format, positive_int, require_native, seed_int
 
-    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("--hands", type=positive_int, default=10_000, help="hands per match (duplicate: even)")
     ap.add_argument("--seed", type=seed_int, default=2, help="deal seed of the matches")
     ap.add_argument("--logs", nargs="*", default=None, help="logs to build from (default casebases/selfplay/*.log)")

@@ -54,9 +54,10 @@ def show(row: dict) -> None:
 
 
 def main() -> None:
-    from common import OUT_HELP, out_file, positive_int, require_native, seed_int
+    from common import OUT_HELP, help_format, out_file, positive_int, require_native, seed_int
 
-    ap = argparse.ArgumentParser(description="Phase III (the showdown model) against Phase II (ehs), duplicate heads-up.")
+    ap = argparse.ArgumentParser(description="Phase III (the showdown model) against Phase II (ehs), duplicate heads-up.",
+                                 formatter_class=help_format())
     ap.add_argument("--hands", type=positive_int, default=20_000, help="duplicate hands per reported match")
     ap.add_argument("--tune-hands", type=positive_int, default=10_000, help="duplicate hands per tuning match")
     ap.add_argument("--tune-seed", type=seed_int, default=1, help="deal seed of the tuning matches")

@@ -58,9 +58,18 @@ def markdown(report: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    from experiments.common import OUT_HELP, description, out_file, parse_args, policy_specs, positive_int, seed_int
+    from experiments.common import (
+        OUT_HELP,
+        description,
+        help_format,
+        out_file,
+        parse_args,
+        policy_specs,
+        positive_int,
+        seed_int,
+    )
 
-    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("--seed", type=seed_int, default=2, help="deal seed of the matches")
     ap.add_argument("--hands", type=positive_int, default=4000, help="duplicate hands per match")
     ap.add_argument("--opponents", type=policy_specs(), default=",".join(OPPONENTS), help="comma-separated opponents (policy specs)")

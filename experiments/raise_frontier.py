@@ -65,12 +65,11 @@ def _checked(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
 
 
 def main() -> None:
-    from common import description, policy_spec, require_native
+    from common import description, help_format, policy_spec, require_native
 
     from casebases.build_cfr_emd import number
 
-    ap = argparse.ArgumentParser(description=description(__doc__),
-                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("--p", type=number(0), nargs="+", default=[0.0, 0.05, 0.2],
                     help="restriction chances, 0 to 1 (0: the control)")
     ap.add_argument("--iterations", type=number(1, int), default=6_000_000, help="MCCFR iterations of each run")

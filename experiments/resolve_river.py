@@ -76,9 +76,9 @@ def timing(bot: str, hands: int, seed: int) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from common import description, parse_args, policy_spec, positive_float, positive_int, seed_int
+    from common import description, help_format, parse_args, policy_spec, positive_float, positive_int, seed_int
 
-    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("--seed", type=seed_int, default=52, help="seed of the deals")
     ap.add_argument("--part", choices=("timing", "lbr", "raise", "h2h"), required=True, help="which measurement to run")
     ap.add_argument("--bot", type=policy_spec, default="cfr:resolve=river", help="the re-solving bot's policy spec")

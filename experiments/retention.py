@@ -108,9 +108,18 @@ def checked_bot(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
 
 
 def main() -> None:
-    from common import OUT_FOLDER_HELP, description, out_folder, policy_spec, positive_int, require_native, seed_int
+    from common import (
+        OUT_FOLDER_HELP,
+        description,
+        help_format,
+        out_folder,
+        policy_spec,
+        positive_int,
+        require_native,
+        seed_int,
+    )
 
-    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("--hands", type=positive_int, default=10_000, help="hands played, with retention and without (30 or more)")
     ap.add_argument("--seed", type=seed_int, default=2, help="deal seed of the matches")
     ap.add_argument("--opponent", type=policy_spec, default="station", help="the opponent's policy spec")

@@ -85,9 +85,9 @@ def plot(points: list[dict], final: dict | None, path: Path) -> None:
 
 
 def main() -> int:
-    from common import description, policy_specs, positive_int, require_native, seed_int, worker_pool
+    from common import description, help_format, policy_specs, positive_int, require_native, seed_int, worker_pool
 
-    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("--snapshots", default="", help="a folder of the training run's strategy snapshots (empty: no LBR against training time)")
     ap.add_argument("--seed", type=seed_int, default=3, help="seed of LBR's deals and the matches")
     ap.add_argument("--snapshot-hands", type=positive_int, default=2000, help="LBR hands per snapshot")

@@ -56,9 +56,9 @@ def variants_named(text: str) -> list[str]:
 
 
 def main() -> None:
-    from common import OUT_HELP, description, out_file, positive_int, require_native, seed_int
+    from common import OUT_HELP, description, help_format, out_file, positive_int, require_native, seed_int
 
-    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("--hands", type=positive_int, default=2000, help="duplicate hands per match")
     ap.add_argument("--seed", type=seed_int, default=101, help="the tuning seed of the deals")
     ap.add_argument("--only", default="", help="comma-separated variant names (a name may hold commas: "
