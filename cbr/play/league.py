@@ -284,7 +284,7 @@ def _on_dask(pairs: Sequence[tuple[str, str]], hands: int, seed: int, scheduler:
 
     from cbr.build.on_dask import arm_worker, dask_client, kill_workers
 
-    client, cluster = dask_client(scheduler, dask_workers)
+    client, cluster = dask_client(scheduler, dask_workers, what="a league")
     parent = os.getpid() if cluster is not None else None
     finished = False
     futures: dict[Any, int] = {}
