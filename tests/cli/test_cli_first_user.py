@@ -26,3 +26,33 @@ def test_scheduler_without_dask_names_the_command(monkeypatch: pytest.MonkeyPatc
     got = cbr(*command)
     assert got.exit_code == 1, got.output
     assert f"error: {what} on a scheduler needs Dask" in got.output
+
+
+# ---- 4. league --json rounds its rates as match --json does (12 significant digits) ---------
+def _numbers(obj: object, keys: tuple) -> list:
+    if isinstance(obj, dict):
+        return [v for k, v in obj.items() if k in keys and v is not None] + [
+            x for v in obj.values() for x in _numbers(v, keys)]
+    if isinstance(obj, list):
+        return [x for v in obj for x in _numbers(v, keys)]
+    return []
+
+
+def test_league_json_rounds_its_rates_to_12_significant_digits() -> None:
+    import json
+
+    from cbr.play.league import run_league
+
+    got = cbr("league", "--players", "call,raise,ehs", "--hands", 20, "--workers", 1, "--json")
+    assert got.exit_code == 0, got.output
+    data = json.loads(got.stdout)
+    rates = ("sb_per_hand", "sb_ci", "mbb_per_hand", "mbb_ci")
+    printed = _numbers(data["pairings"], rates) + _numbers(data["standings"], rates)
+    assert len(printed) == 3 * 4 + 3 * 2
+    assert all(x == float(f"{x:.12g}") for x in printed), printed  # no float noise past 12 digits
+    exact = run_league(["call", "raise", "ehs"], 20, workers=1)  # the same league, unrounded
+    for row, p in zip(data["pairings"], exact.pairings):
+        for key in rates:
+            assert row[key] == pytest.approx(getattr(p, key), rel=1e-11, abs=1e-12)
+    for row, s in zip(data["standings"], exact.standings()):
+        assert row["bot"] == s.bot and row["sb_per_hand"] == pytest.approx(s.sb_per_hand, rel=1e-11, abs=1e-12)
