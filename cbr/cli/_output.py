@@ -66,15 +66,18 @@ def half_width(x: float, decimals: int = 3) -> str:
     return f"{x:.{decimals}f}" if math.isfinite(x) else "n/a"
 
 
-def signed(x: float, decimals: int = 0) -> str:
+def signed(x: float, decimals: int = 0, grouped: bool = False) -> str:
     """``x`` with its sign, rounded; what rounds to zero is ``+0`` (never ``-0``, which a
-    seat that lost a fraction of a chip per hand showed beside ``+0`` chips).
+    seat that lost a fraction of a chip per hand showed beside ``+0`` chips). ``grouped``:
+    with thousands separators, for a count such as chips won.
 
-    >>> signed(-1e-9, 3), signed(-0.0), signed(2.5, 1), signed(-12.0)
-    ('+0.000', '+0', '+2.5', '-12')
+    >>> signed(-1e-9, 3), signed(-0.0), signed(2.5, 1), signed(-12.0), signed(45955.0, grouped=True)
+    ('+0.000', '+0', '+2.5', '-12', '+45,955')
     """
     text = f"{x:+.{decimals}f}"
-    return f"{0.0:+.{decimals}f}" if float(text) == 0 else text
+    if float(text) == 0:
+        return f"{0.0:+.{decimals}f}"
+    return f"{x:+,.{decimals}f}" if grouped else text
 
 
 def rescaled(text: str, factor: float, decimals: int = 0, sign: bool = True) -> str:

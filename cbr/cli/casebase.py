@@ -379,7 +379,7 @@ def casebase_condense(
                  markup=False, highlight=False, soft_wrap=True)
     stdout.print(rich_table("per street", ["street", "kept", "removed", "footprint", "floor", "coverage", "mean TV"],
                              [[s, f"{report.kept_per_street[s]:,}", f"{report.removed_per_street[s]:,}",
-                               report.footprint.get(s, "-"), report.floor_per_street.get(s, "-"),
+                               _count(report.footprint.get(s)), _count(report.floor_per_street.get(s)),
                                report.coverage.get(s, "-"), report.mean_tv.get(s, "-")]
                               for s in report.kept_per_street]))
 
@@ -494,3 +494,12 @@ def casebase_diff(
         per = "; ".join(f"{s} " + ", ".join(f"{act} {n:,}" for act, n in v.items()) for s, v in o["retained"].items())
         stdout.print(f"{copy} is a copy of {base}: the matches added {o['retained_cases']:,} cases in "
                      f"{o['matches']} match(es) ({per or 'none'})", markup=False, highlight=False, soft_wrap=True)
+
+
+def _count(n: object) -> str:
+    """A count for a table cell, with thousands separators; ``-`` where there is none.
+
+    >>> _count(1301), _count(None)
+    ('1,301', '-')
+    """
+    return "-" if n is None else f"{n:,}"

@@ -173,7 +173,7 @@ def situation(
     try:
         state = _search(game, b, target)
     except _SearchLimit:
-        raise GameError(f"no hand found for this spot within {SEARCH_LIMIT} game states of the "
+        raise GameError(f"no hand found for this spot within {SEARCH_LIMIT:,} game states of the "
                         f"{n}-player game: give fewer or other options (the pot, the players in hand, ...)") from None
     if state is None:
         raise _impossible(game, b, target)

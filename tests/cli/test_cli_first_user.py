@@ -56,3 +56,34 @@ def test_league_json_rounds_its_rates_to_12_significant_digits() -> None:
             assert row[key] == pytest.approx(getattr(p, key), rel=1e-11, abs=1e-12)
     for row, s in zip(data["standings"], exact.standings()):
         assert row["bot"] == s.bot and row["sb_per_hand"] == pytest.approx(s.sb_per_hand, rel=1e-11, abs=1e-12)
+
+
+# ---- 5. thousands separators in every count ------------------------------------------------
+GROUPED = r"\d{1,3}(?:,\d{3})*"
+
+
+def test_match_chips_column_has_thousands_separators() -> None:
+    import re
+
+    from cbr.play.match import run_match
+
+    got = cbr("match", "--players", "raise,fold", "--hands", 400)
+    assert got.exit_code == 0, got.output
+    expected = run_match(["raise", "fold"], 400)
+    for p in expected.players:
+        assert abs(p.total) > 999  # a count that needs a separator
+        row = next(ln for ln in got.stdout.splitlines() if f" {p.name} " in ln)
+        chips = row.split("│")[3].strip()
+        assert re.fullmatch(r"[+-]" + GROUPED, chips), row
+        assert float(chips.replace(",", "")) == round(p.total)
+
+
+def test_query_search_limit_is_grouped() -> None:
+    import re
+
+    from cbr.game.situation import SEARCH_LIMIT
+
+    got = cbr("query", "--hole", "AdQc", "--dealt", 12, "--in-hand", 11, "--pot", 95, "--board", "2c3d4h")
+    assert got.exit_code == 1, got.output
+    found = re.search(r"within (\S+) game states", got.output)
+    assert found and re.fullmatch(GROUPED, found[1]) and int(found[1].replace(",", "")) == SEARCH_LIMIT > 999
