@@ -60,8 +60,11 @@ def casebase_inspect(
         print_json(info)
         return
     stdout.print(f"[bold]{info['name']}[/bold]  {info['path']}")
+    # two lines, each short enough for 80 columns (as one it wrapped, leaving ", " at the end of a line)
     stdout.print(f"schema {info['schema_version']}, features {info['feature_set']}, engine {info['engine_version']}, "
-                 f"created {info['created']}, games: {', '.join(g for g in info['games'] if g) or '-'}")
+                 f"created {info['created']}", markup=False, highlight=False, soft_wrap=True)
+    stdout.print(f"games: {', '.join(g for g in info['games'] if g) or '-'}", markup=False, highlight=False,
+                 soft_wrap=True)
     streets = list(info["counts"])
     stdout.print(rich_table(f"{info['total']:,} cases", ["street", "total", "fold", "check/call", "bet/raise",
                                                         "with outcome", "parts"],

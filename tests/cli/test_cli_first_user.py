@@ -87,3 +87,52 @@ def test_query_search_limit_is_grouped() -> None:
     assert got.exit_code == 1, got.output
     found = re.search(r"within (\S+) game states", got.output)
     assert found and re.fullmatch(GROUPED, found[1]) and int(found[1].replace(",", "")) == SEARCH_LIMIT > 999
+
+
+# ---- 6. tables: no trailing spaces, no header word split -----------------------------------
+def _rendered(renderable, width: int) -> str:
+    import os
+
+    from rich.console import Console
+
+    console = Console(width=width, record=True, file=open(os.devnull, "w"))
+    console.print(renderable)
+    return console.export_text()
+
+
+def test_a_number_column_keeps_its_header_words_whole_beside_a_long_text_column() -> None:
+    """`cbr casebase inspect acpc-limit` at 80 columns: the source paths left the street
+    columns 5 characters, and `preflop` folded into `prefl`/`op`."""
+    from cbr.cli._output import rich_table
+
+    path = "../shared/data/logs/acpc/dealer_example_limit/2p.limit.h1000.r0.log"
+    rows = [[path, 2600, 2352, 2108, 1958], [path.replace("2p", "3p"), 4782, 4491, 4019, 3523]]
+    heads = ["source", "preflop", "flop", "turn", "river"]
+    text = _rendered(rich_table("cases per source", heads, rows, width=80), 80)
+    header_lines = [ln for ln in text.splitlines() if ln.startswith("┃")]
+    for head in heads[1:]:
+        assert any(f" {head} " in ln for ln in header_lines), text
+    assert max(len(ln) for ln in text.splitlines()) <= 80
+    for row in rows:
+        assert all(str(n) in text for n in row[1:])
+
+
+@pytest.mark.parametrize("title", ["cases per source", "top 3 cases (id: case_id in the SQL tables)"])
+def test_table_titles_carry_no_trailing_spaces(title: str) -> None:
+    from cbr.cli._output import plain_table, rich_table
+
+    heads, rows = ["street", "a rather wide column", "another wide column", "n"], [["preflop", "x", "y", 1]]
+    rich = _rendered(rich_table(title, heads, rows, width=80), 80)
+    plain = plain_table(title, heads, rows, width=80)
+    assert rich == plain  # cbr query writes plain tables without rich: the same text
+    assert rich.splitlines()[0] == title
+
+
+def test_casebase_inspect_lines_end_without_spaces_or_commas() -> None:
+    got = cbr("casebase", "inspect", "default", env={"COLUMNS": "80"})
+    assert got.exit_code == 0, got.output
+    lines = got.stdout.splitlines()
+    assert all(ln == ln.rstrip() for ln in lines), [ln for ln in lines if ln != ln.rstrip()]
+    created = next(ln for ln in lines if ln.startswith("schema "))
+    assert " created " in created and not created.endswith(",") and len(created) <= 80
+    assert any(ln.startswith("games: ") for ln in lines)
