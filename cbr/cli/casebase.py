@@ -2,7 +2,7 @@
 # No `from __future__ import annotations`: typer reads the options' annotations, and real ones
 # (compiled with the module) cost it far less than strings it must evaluate at every start.
 
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -225,6 +225,17 @@ def _measure(text: str) -> tuple[str, dict[str, float]]:
     return name.strip(), params
 
 
+def _check_min_cases(config: Any, k: Optional[int], min_cases: Optional[int], whose: str) -> None:
+    """--min-cases at most --k, where one of them is the similarity's own: a usage error
+    naming the option given (the configuration's check names its fields)."""
+    if min_cases is not None and k is None and min_cases > config.fallback_k:
+        raise usage_error(f"--min-cases {min_cases} is above {whose} k ({config.fallback_k}): give --k {min_cases} "
+                          f"or more with it, or a smaller --min-cases", "--min-cases")
+    if k is not None and min_cases is None and config.min_cases > k:
+        raise usage_error(f"--k {k} is below {whose} min_cases ({config.min_cases}): give --min-cases {k} or less "
+                          f"with it, or a larger --k", "--k")
+
+
 @app.command("similarity")
 @guarded
 def casebase_similarity(
@@ -267,6 +278,8 @@ def casebase_similarity(
             weights[key] = float(value)
         except ValueError:
             raise usage_error(f"--weight {key}={value}: the weight is a number 0..100", "--weight") from None
+        if not 0.0 <= weights[key] <= 100.0:  # as a similarity file's weights (cbr.similarity.config)
+            raise usage_error(f"--weight {key}={value}: the weight is a number 0..100", "--weight")
     measures = {key: _measure(value) for key, value in _settings(measure, "--measure").items()}
     change = bool(weights or measures or from_file) or threshold is not None or k is not None or min_cases is not None or weighted \
         or unweighted
@@ -284,6 +297,7 @@ def casebase_similarity(
                 from cbr.similarity.config import load_similarity_file
 
                 config = load_similarity_file(from_file, cb.manifest.feature_set)
+            _check_min_cases(config, k, min_cases, "the case base's" if from_file is None else "the --from file's")
             config = config.changed(threshold=threshold, fallback_k=k, min_cases=min_cases,
                                     weighted_triple=True if weighted else (False if unweighted else None),
                                     weights=weights, measures=measures)

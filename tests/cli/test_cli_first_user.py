@@ -136,3 +136,23 @@ def test_casebase_inspect_lines_end_without_spaces_or_commas() -> None:
     created = next(ln for ln in lines if ln.startswith("schema "))
     assert " created " in created and not created.endswith(",") and len(created) <= 80
     assert any(ln.startswith("games: ") for ln in lines)
+
+
+# ---- 7. casebase similarity: out-of-range values are usage errors naming the options -------
+def test_similarity_k_below_the_case_base_s_min_cases_names_k(tmp_path) -> None:
+    from cbr.play.retention import copy_casebase
+    from cbr.store import CaseBase
+
+    path = copy_casebase("default", tmp_path / "mine")
+    got = cbr("casebase", "similarity", path, "--k", 6, "--min-cases", 6, "--no-rebuild")
+    assert got.exit_code == 0, got.output
+    before = (path / "manifest.json").read_bytes()
+    got = cbr("casebase", "similarity", path, "--k", 4)
+    assert got.exit_code == 2, got.output
+    assert "Invalid value for '--k': --k 4 is below the case base's min_cases (6)" in got.output
+    assert "min_cases must be" not in got.output and "fallback_k" not in got.output
+    assert (path / "manifest.json").read_bytes() == before
+    got = cbr("casebase", "similarity", path, "--k", 4, "--min-cases", 4, "--no-rebuild")  # both: fine
+    assert got.exit_code == 0, got.output
+    with CaseBase.open(path) as cb:
+        assert (cb.similarity().fallback_k, cb.similarity().min_cases) == (4, 4)
