@@ -81,7 +81,7 @@ def match_command(
     if fmt is not None and fmt not in ("acpc", "phh"):
         raise usage_error(f"unknown log format {fmt!r}; use acpc or phh", "--log-format")
     if log is None and fmt is not None:
-        raise usage_error("--log-format needs --log", "--log")
+        raise usage_error("--log-format needs --log", "--log-format")
     if log is None and plot is None and overwrite:
         raise usage_error("--overwrite replaces the --log or --plot file: give one of them", "--overwrite")
     fmt = fmt or "acpc"

@@ -156,3 +156,22 @@ def test_similarity_k_below_the_case_base_s_min_cases_names_k(tmp_path) -> None:
     assert got.exit_code == 0, got.output
     with CaseBase.open(path) as cb:
         assert (cb.similarity().fallback_k, cb.similarity().min_cases) == (4, 4)
+
+
+# ---- 8. the error names the option the user gave -------------------------------------------
+def test_match_log_format_without_log_is_labelled_log_format() -> None:
+    got = cbr("match", "--players", "ehs,call", "--log-format", "phh")
+    assert got.exit_code == 2, got.output
+    assert "Invalid value for '--log-format': --log-format needs --log" in got.output
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--in-hand", 5], "error: the players in hand must be at most the players dealt (2), got 5 (--in-hand)"),
+    (["--dealt", 3, "--in-hand", 1], "error: the players in hand must be at least 2 (you and an opponent), got 1"),
+    (["--position", 3], "error: your position must be at most 1 with 2 players in hand"),
+    (["--to-act", 4], "error: the players still to act must be at most 1 (the other players in hand), got 4"),
+])
+def test_query_out_of_range_counts_say_the_bound_plainly(args: list, says: str) -> None:
+    got = cbr("query", "--hole", "AdQc", *args)
+    assert got.exit_code == 1, got.output
+    assert says in got.output and "between" not in got.output
