@@ -175,3 +175,11 @@ def test_query_out_of_range_counts_say_the_bound_plainly(args: list, says: str) 
     got = cbr("query", "--hole", "AdQc", *args)
     assert got.exit_code == 1, got.output
     assert says in got.output and "between" not in got.output
+
+
+# ---- 9. plugins list names the option play --human takes ----------------------------------
+def test_plugins_list_names_play_human_players() -> None:
+    got = cbr("plugins", "list", env={"COLUMNS": "200"})
+    assert got.exit_code == 0, got.output
+    text = " ".join(got.stdout.split())  # as one line, however it wrapped
+    assert "play --human --players" in text and "play --players" not in text
