@@ -174,13 +174,14 @@ QUIET_CLUSTER = {"distributed.admin.tick.interval": "1s", "distributed.worker.pr
                  "distributed.admin.system-monitor.interval": "5s", "distributed.admin.system-monitor.disk": False}
 
 
-def dask_client(scheduler: str, dask_workers: int) -> tuple[Any, Any]:
+def dask_client(scheduler: str, dask_workers: int, what: str = "a build") -> tuple[Any, Any]:
     """``(client, cluster)``: a client of the scheduler at ``scheduler``, or of a new local
-    cluster (``cluster`` is then to be closed, else None)."""
+    cluster (``cluster`` is then to be closed, else None). ``what`` names the work in the
+    error when Dask is missing (``"a build"``, ``"a league"``)."""
     try:
         from dask.distributed import Client, LocalCluster
     except ImportError as exc:
-        raise CBRError(f"a build on a scheduler needs Dask ({exc}); install it: pip install 'cbr-holdem[dask]'",
+        raise CBRError(f"{what} on a scheduler needs Dask ({exc}); install it: pip install 'cbr-holdem[dask]'",
                        field="scheduler") from None
     if scheduler == LOCAL:
         if dask_workers < 1:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import sys
 import unicodedata
 from collections.abc import Callable, Iterator
@@ -66,15 +67,18 @@ def half_width(x: float, decimals: int = 3) -> str:
     return f"{x:.{decimals}f}" if math.isfinite(x) else "n/a"
 
 
-def signed(x: float, decimals: int = 0) -> str:
+def signed(x: float, decimals: int = 0, grouped: bool = False) -> str:
     """``x`` with its sign, rounded; what rounds to zero is ``+0`` (never ``-0``, which a
-    seat that lost a fraction of a chip per hand showed beside ``+0`` chips).
+    seat that lost a fraction of a chip per hand showed beside ``+0`` chips). ``grouped``:
+    with thousands separators, for a count such as chips won.
 
-    >>> signed(-1e-9, 3), signed(-0.0), signed(2.5, 1), signed(-12.0)
-    ('+0.000', '+0', '+2.5', '-12')
+    >>> signed(-1e-9, 3), signed(-0.0), signed(2.5, 1), signed(-12.0), signed(45955.0, grouped=True)
+    ('+0.000', '+0', '+2.5', '-12', '+45,955')
     """
     text = f"{x:+.{decimals}f}"
-    return f"{0.0:+.{decimals}f}" if float(text) == 0 else text
+    if float(text) == 0:
+        return f"{0.0:+.{decimals}f}"
+    return f"{x:+,.{decimals}f}" if grouped else text
 
 
 def rescaled(text: str, factor: float, decimals: int = 0, sign: bool = True) -> str:
@@ -231,6 +235,18 @@ def fold_header(text: str, width: int) -> str:
     return "\n".join([*lines, text])
 
 
+def header_word(text: str) -> int:
+    """The longest piece of a header that :func:`fold_header` should not split: a word, or
+    a part of one up to a break (``_``, ``-``, ``/`` ...), so that a number column stays wide
+    enough for ``preflop`` rather than folding it into ``prefl``/``op``.
+
+    >>> header_word("preflop"), header_word("check/call"), header_word("with outcome")
+    (7, 6, 7)
+    """
+    pieces = [p for word in text.split() for p in re.split(r"(?<=[_\-/.:,])", word)]
+    return max((len(p) for p in pieces), default=0)
+
+
 class _Plan:
     """How a table fits in ``width`` columns (:func:`rich_table`, :func:`plain_table`): its
     cells as text, which columns are numbers, each column's unfolded width (``need``), the
@@ -249,8 +265,8 @@ class _Plan:
             body.append(max((measure(line) for v in values for line in v.splitlines() or [""]), default=0))
         self.need = need = [max(measure(h), b) for h, b in zip(heads, body)]   # the width unfolded
 
-        def least(i: int) -> int:  # numbers keep their widest number; text (and a header) folds
-            return max(body[i], 1) if numeric[i] else min(need[i], TEXT_FOLD)
+        def least(i: int) -> int:  # numbers keep their widest number and a header's words whole; text folds
+            return max(body[i], min(header_word(heads[i]), TEXT_FOLD), 1) if numeric[i] else min(need[i], TEXT_FOLD)
 
         # the first column is repeated in every table: full width if the widest other column still fits beside it
         room0 = width - 1 - 3 - max((least(i) + 3 for i in range(1, n)), default=0)
@@ -354,10 +370,10 @@ def plain_table(title: Optional[str], columns: list[str], rows: list[list[Any]],
                      for c, w, i in zip(cells, widths, order)]
             return bar + bar.join(parts) + bar
 
-        if k == 0 and title is not None:
-            if len(title) > total:
+        if k == 0 and title is not None:  # on a line of its own, as long as it is (rich_table's)
+            if len(title) > width:
                 return None
-            out.append(f"{italic}{title.ljust(total)}{reset}")
+            out.append(f"{italic}{title}{reset}")
         out.append("┏" + "┳".join("━" * (w + 2) for w in widths) + "┓")
         out.append(line([plan.heads[i] for i in order], "┃", bold))
         out.append("┡" + "╇".join("━" * (w + 2) for w in widths) + "┩")
@@ -385,7 +401,8 @@ def rich_table(title: Optional[str], columns: list[str], rows: list[list[Any]], 
     folds onto more lines, and columns that do not fit go to a second table (the first
     column repeated) instead of being cropped. A header wider than the room left folds onto
     more lines (:func:`fold_header`); a number column is never narrower than its widest
-    number.
+    number, nor than its header's longest word (up to :data:`TEXT_FOLD`). The title is a
+    line of its own above the table, with no trailing spaces.
 
     >>> from rich.console import Console
     >>> console = Console(width=40, file=open(os.devnull, "w"), record=True)
@@ -396,13 +413,14 @@ def rich_table(title: Optional[str], columns: list[str], rows: list[list[Any]], 
     from rich.cells import cell_len
     from rich.console import Group
     from rich.table import Table
+    from rich.text import Text
 
     plan = _Plan(columns, rows, width or stdout.width or 80, cell_len)
     heads, numeric, need, fixed = plan.heads, plan.numeric, plan.need, plan.fixed
     n = len(columns)
     tables = []
     for k, group in enumerate(plan.groups):
-        table = Table(title=title if k == 0 else None, title_justify="left")
+        table = Table()
         for i in [0, *group] if n else []:
             if i in fixed:  # narrower than its header (or, the first column, its text): fold to fit
                 header = fold_header(heads[i], fixed[i]) if numeric[i] else heads[i]
@@ -415,6 +433,8 @@ def rich_table(title: Optional[str], columns: list[str], rows: list[list[Any]], 
         for row in plan.cells:
             table.add_row(*(row[i] if i < len(row) else "" for i in [0, *group]))
         tables.append(table)
+    if title is not None:  # a line of its own, not the table's title, which rich pads to the table's width
+        tables.insert(0, Text(title, style="table.title"))
     return tables[0] if len(tables) == 1 else Group(*tables)
 
 

@@ -2,7 +2,7 @@
 # No `from __future__ import annotations`: typer reads the options' annotations, and real ones
 # (compiled with the module) cost it far less than strings it must evaluate at every start.
 
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -60,8 +60,11 @@ def casebase_inspect(
         print_json(info)
         return
     stdout.print(f"[bold]{info['name']}[/bold]  {info['path']}")
+    # two lines, each short enough for 80 columns (as one it wrapped, leaving ", " at the end of a line)
     stdout.print(f"schema {info['schema_version']}, features {info['feature_set']}, engine {info['engine_version']}, "
-                 f"created {info['created']}, games: {', '.join(g for g in info['games'] if g) or '-'}")
+                 f"created {info['created']}", markup=False, highlight=False, soft_wrap=True)
+    stdout.print(f"games: {', '.join(g for g in info['games'] if g) or '-'}", markup=False, highlight=False,
+                 soft_wrap=True)
     streets = list(info["counts"])
     stdout.print(rich_table(f"{info['total']:,} cases", ["street", "total", "fold", "check/call", "bet/raise",
                                                         "with outcome", "parts"],
@@ -222,6 +225,17 @@ def _measure(text: str) -> tuple[str, dict[str, float]]:
     return name.strip(), params
 
 
+def _check_min_cases(config: Any, k: Optional[int], min_cases: Optional[int], whose: str) -> None:
+    """--min-cases at most --k, where one of them is the similarity's own: a usage error
+    naming the option given (the configuration's check names its fields)."""
+    if min_cases is not None and k is None and min_cases > config.fallback_k:
+        raise usage_error(f"--min-cases {min_cases} is above {whose} k ({config.fallback_k}): give --k {min_cases} "
+                          f"or more with it, or a smaller --min-cases", "--min-cases")
+    if k is not None and min_cases is None and config.min_cases > k:
+        raise usage_error(f"--k {k} is below {whose} min_cases ({config.min_cases}): give --min-cases {k} or less "
+                          f"with it, or a larger --k", "--k")
+
+
 @app.command("similarity")
 @guarded
 def casebase_similarity(
@@ -264,6 +278,8 @@ def casebase_similarity(
             weights[key] = float(value)
         except ValueError:
             raise usage_error(f"--weight {key}={value}: the weight is a number 0..100", "--weight") from None
+        if not 0.0 <= weights[key] <= 100.0:  # as a similarity file's weights (cbr.similarity.config)
+            raise usage_error(f"--weight {key}={value}: the weight is a number 0..100", "--weight")
     measures = {key: _measure(value) for key, value in _settings(measure, "--measure").items()}
     change = bool(weights or measures or from_file) or threshold is not None or k is not None or min_cases is not None or weighted \
         or unweighted
@@ -281,6 +297,7 @@ def casebase_similarity(
                 from cbr.similarity.config import load_similarity_file
 
                 config = load_similarity_file(from_file, cb.manifest.feature_set)
+            _check_min_cases(config, k, min_cases, "the case base's" if from_file is None else "the --from file's")
             config = config.changed(threshold=threshold, fallback_k=k, min_cases=min_cases,
                                     weighted_triple=True if weighted else (False if unweighted else None),
                                     weights=weights, measures=measures)
@@ -379,7 +396,7 @@ def casebase_condense(
                  markup=False, highlight=False, soft_wrap=True)
     stdout.print(rich_table("per street", ["street", "kept", "removed", "footprint", "floor", "coverage", "mean TV"],
                              [[s, f"{report.kept_per_street[s]:,}", f"{report.removed_per_street[s]:,}",
-                               report.footprint.get(s, "-"), report.floor_per_street.get(s, "-"),
+                               _count(report.footprint.get(s)), _count(report.floor_per_street.get(s)),
                                report.coverage.get(s, "-"), report.mean_tv.get(s, "-")]
                               for s in report.kept_per_street]))
 
@@ -494,3 +511,12 @@ def casebase_diff(
         per = "; ".join(f"{s} " + ", ".join(f"{act} {n:,}" for act, n in v.items()) for s, v in o["retained"].items())
         stdout.print(f"{copy} is a copy of {base}: the matches added {o['retained_cases']:,} cases in "
                      f"{o['matches']} match(es) ({per or 'none'})", markup=False, highlight=False, soft_wrap=True)
+
+
+def _count(n: object) -> str:
+    """A count for a table cell, with thousands separators; ``-`` where there is none.
+
+    >>> _count(1301), _count(None)
+    ('1,301', '-')
+    """
+    return "-" if n is None else f"{n:,}"

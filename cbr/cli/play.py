@@ -81,7 +81,7 @@ def match_command(
     if fmt is not None and fmt not in ("acpc", "phh"):
         raise usage_error(f"unknown log format {fmt!r}; use acpc or phh", "--log-format")
     if log is None and fmt is not None:
-        raise usage_error("--log-format needs --log", "--log")
+        raise usage_error("--log-format needs --log", "--log-format")
     if log is None and plot is None and overwrite:
         raise usage_error("--overwrite replaces the --log or --plot file: give one of them", "--overwrite")
     fmt = fmt or "acpc"
@@ -152,7 +152,7 @@ def _print_match(result: "MatchResult", seed: int, as_json: bool) -> None:
     rows = []
     for s, p in enumerate(result.players):
         rate, ci = signed(p.sb_per_hand, 3), half_width(p.sb_ci)
-        rows.append([str(s), p.name, signed(p.total), rate, ci, rescaled(rate, mbb), rescaled(ci, mbb, sign=False)])
+        rows.append([str(s), p.name, signed(p.total, grouped=True), rate, ci, rescaled(rate, mbb), rescaled(ci, mbb, sign=False)])
     columns = ["seat", "bot", "chips", "sb/h", "± 95%", "mbb/h", "± 95%"]
     rows, cut = fit_text_column(columns, rows, 1)  # a long spec on one line, cut in its middle
     # the title on a line of its own: as the table's title it wrapped to the table's width, mid-phrase

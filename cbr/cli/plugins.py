@@ -15,7 +15,7 @@ app = typer.Typer(help="The plugin store.", no_args_is_help=True, rich_markup_mo
 #: What each group holds, and where its plugins are named.
 GROUP_TITLES = {
     "cbr.policies": "bots; a policy spec names one with its options, NAME or NAME:KEY=VALUE:KEY=VALUE, "
-                    "e.g. lag:stab-rate=0.25 (cbr match --players, league --players, play --players, exploit); an option is "
+                    "e.g. lag:stab-rate=0.25 (cbr match --players, league --players, play --human --players, exploit); an option is "
                     "shown with its default and what it means",
     "cbr.features": "feature sets (cbr build --feature-set NAME)",
     "cbr.similarity": "similarity measures (measure = NAME in a similarity TOML)",

@@ -12,9 +12,7 @@ from typing import Annotated, Any, Iterable, Iterator, Optional
 import typer
 
 from cbr.cli._errors import guarded
-from cbr.cli._options import (
-    FLAG,
-)
+from cbr.cli._options import FLAG, alias
 from cbr.cli._output import print_json, print_table
 from cbr.query import MAX_TOP
 
@@ -67,8 +65,7 @@ def query_command(
     if min_cases is not None and k is not None and min_cases > k:
         raise typer.BadParameter(f"--min-cases {min_cases} is above --k {k}: fewer than --min-cases cases at the "
                                  f"threshold take the --k most similar, so --min-cases is at most --k")
-    if dealt is not None and players is not None:
-        raise typer.BadParameter("--players is the old name of --dealt: give one of them")
+    dealt = alias(dealt, players, "--dealt", "--players")
     if matchstate is not None and matchstate_file is not None:
         raise typer.BadParameter("give --matchstate or --matchstate-file, not both")
     source = matchstate_file if matchstate_file is not None else (matchstate if matchstate == "-" else None)
@@ -97,7 +94,7 @@ def query_command(
             typer.echo(f"error: {failed} of {read} line(s) could not be answered", err=True)
             raise typer.Exit(1)
         return
-    dp = _query_situation(g, matchstate, hole, board, dealt if dealt is not None else players, in_hand, position,
+    dp = _query_situation(g, matchstate, hole, board, dealt, in_hand, position,
                           to_act, committed, to_call, pot, prev_bets)
     cb = CaseBase.open(resolve_casebase(casebase), memory_map=memory_map)
     try:

@@ -79,7 +79,7 @@ def train_predictor_command(
     if report.files_skipped:
         stderr.print(f"note: {report.files_skipped} file(s) not read (cbr logs inspect says why)", soft_wrap=True)
     if report.skipped:
-        stderr.print(f"note: {report.skipped} hand(s) or case(s) could not be used", soft_wrap=True)
+        stderr.print(f"note: {report.skipped:,} hand(s) or case(s) could not be used", soft_wrap=True)
     if not report.converged:
         stderr.print("note: the network stopped at its iteration limit before converging", soft_wrap=True)
     stdout.print(f"saved to {report.saved}", markup=False, highlight=False, soft_wrap=True)

@@ -104,15 +104,25 @@ def _number(name: str, value: Optional[float], *, whole: bool, halves: bool = Fa
     return x
 
 
-def _count(name: str, value: Optional[int], lo: int, hi: int, what: str) -> Optional[int]:
-    """An integer option in ``lo..hi`` (or None)."""
+def _count(name: str, value: Optional[int], lo: int, hi: int, what: str, most: str = "{hi}",
+           least: str = "{lo}") -> Optional[int]:
+    """An integer option in ``lo..hi`` (or None). A value out of range names the bound it
+    passed, in words where ``most``/``least`` give them (``"the players dealt ({hi})"``):
+    ``must be between 2 and 2`` said nothing.
+
+    >>> _count("in_hand", 5, 2, 2, "", most="the players dealt ({hi})")
+    Traceback (most recent call last):
+    ...
+    cbr.errors.GameError: the players in hand must be at most the players dealt (2), got 5
+    """
     if value is None:
         return None
     if isinstance(value, bool) or not float(value).is_integer():
         raise GameError(f"{_OPTION[name]} must be a whole number, got {value!r}", field=name)
     v = int(value)
     if not lo <= v <= hi:
-        raise GameError(f"{_OPTION[name]} must be between {lo} and {hi} {what}, got {v}", field=name)
+        bound = (f"at least {least.format(lo=lo, hi=hi)}" if v < lo else f"at most {most.format(lo=lo, hi=hi)}")
+        raise GameError(f"{_OPTION[name]} must be {bound}{' ' + what if what else ''}, got {v}", field=name)
     return v
 
 
@@ -173,7 +183,7 @@ def situation(
     try:
         state = _search(game, b, target)
     except _SearchLimit:
-        raise GameError(f"no hand found for this spot within {SEARCH_LIMIT} game states of the "
+        raise GameError(f"no hand found for this spot within {SEARCH_LIMIT:,} game states of the "
                         f"{n}-player game: give fewer or other options (the pot, the players in hand, ...)") from None
     if state is None:
         raise _impossible(game, b, target)
@@ -226,10 +236,12 @@ def _validated_target(game: GameDef, street: int, in_hand: Optional[int], positi
                       pot: Optional[float], prev: Optional[int]) -> _Target:
     """Range checks that need no search, each naming its option."""
     n = game.n_players
-    m = _count("in_hand", n if in_hand is None else in_hand, 2, n, f"(players dealt: {n})")
+    m = _count("in_hand", n if in_hand is None else in_hand, 2, n, "", most="the players dealt ({hi})",
+               least="{lo} (you and an opponent)")
     live = m
-    pos = _count("position", position, 0, live - 1, "(0 = first to act)")
-    after = _count("to_act", to_act, 0, live - 1, f"(players in hand after you: at most {live - 1})")
+    pos = _count("position", position, 0, live - 1, "(0 = first to act)",
+                 most=f"{{hi}} with {live} players in hand")
+    after = _count("to_act", to_act, 0, live - 1, "", most="{hi} (the other players in hand)")
     cap = game.raise_cap[street] + (1 if street == 0 else 0)  # pre-flop the big blind is a bet
     com = _number("committed", committed, whole=True, halves=street == 0)
     owe = _number("to_call", to_call, whole=True, halves=street == 0)

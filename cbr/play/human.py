@@ -13,8 +13,11 @@ hand (:func:`~cbr.game.state.seats_for_hand`), deal ``k`` of seed ``S`` has the 
 :func:`~cbr.play.table.deal_cards` gives, and the bots (policy specs) get the seeds and
 action streams :func:`~cbr.play.match.run_match` gives, so a human game is a real match.
 
-Quitting (``q`` or end of input) in the middle of a hand folds the human out of it (the
-bots finish the hand, which counts); quitting between hands stops at once. The result
+Quitting (``q`` or end of input) in the middle of a hand ends the session with that hand:
+facing a bet it folds the human out of it; where checking is free it checks, and so on to
+the hand's end (checking while it is free, folding to a bet), as ``f`` is refused there: a
+quit never throws away a hand that costs nothing to keep. The bots finish the hand, which
+counts (it is not retained); quitting between hands stops at once. The result
 keeps every decision the human made as ``(DecisionPoint, action)`` pairs, for retention.
 
 >>> keys = iter(["c", "c", "c", "c"])              # call pre-flop, then check it down
@@ -262,19 +265,29 @@ class _Person(Seat, Watcher):
         self.you = 0
         self.labels: list[str] = []
         self.told: list[list[str]] = []
+        self.quitting: Callable[[], None] = lambda: None  # told once, when the human quits
 
     # ---- the seat
     def act(self, state: HandState, dp: DecisionPoint) -> str:
+        if self.result.quit:  # quit earlier this hand where checking was free: check, or fold to a bet
+            return "c" if state.to_call == 0 and "c" in dp.legal else self._leave(state, "You fold (you quit).")
         for line in _table(state, self.you, self.labels, self.told):
             self.show(line)
         kind = _ask(state, dp.legal, self.read, self.show)
-        if kind == QUIT:  # folded out at once; the bots finish the hand
+        if kind == QUIT:
             self.result.quit = True
-            self.show("You quit: you fold this hand.")
-            self.told[state.street].append(f"{state.players[self.you]} leaves (folds)")
-            return LEAVE
+            self.quitting()
+            if state.to_call == 0 and "c" in dp.legal:  # folding would give away a free hand ('f' is refused)
+                self.show("You quit: you check, and fold to a bet, until this hand ends.")
+                return "c"
+            return self._leave(state, "You quit: you fold this hand.")  # the bots finish the hand
         self.result.decisions.append((dp, kind))
         return kind
+
+    def _leave(self, state: HandState, line: str) -> str:
+        self.show(line)
+        self.told[state.street].append(f"{state.players[self.you]} leaves (folds)")
+        return LEAVE
 
     # ---- the table
     def dealt(self, k: int, state: HandState, seats: Sequence[int]) -> None:
@@ -334,7 +347,7 @@ def why_lines(name: str, decision: Any, top: int = 3) -> list[str]:
     out = [f"{name} on the {decision.street} with {cards_str(dp.hole, ' ')}, betting {dp.history!r}: "
            f"{word[decision.action]}",
            f"  {decision.explanation}" + ("" if p == t else f"; played fold {p[0]:.2f} call {p[1]:.2f} raise {p[2]:.2f}"),
-           f"  {ans.retrieved} case(s) {'(the most similar: none reached ' if ans.fallback else 'at similarity >= '}"
+           f"  {ans.retrieved:,} case(s) {'(the most similar: none reached ' if ans.fallback else 'at similarity >= '}"
            f"{ans.threshold:g}{')' if ans.fallback else ''}, mean similarity {ans.mean_similarity:.4f}"]
     if getattr(decision, "kept", ""):  # the adaptive bot's case base decided: why no other expert
         out.insert(1, f"  played by its case base, the adaptive bot's choice: {decision.kept}")
@@ -363,6 +376,11 @@ def _play(bots: list[Policy], hands: int, read: Reader, show: Shower, seed: int,
     if why and not any(getattr(p, "can_retain", False) for p in bots):
         show("(--why explains the decisions of case-based bots; none of these bots retrieves cases)")
     table = Table(game, [person, *seats], names, seed=seed, source="human", retainers=retainers, watcher=person)
+
+    def keep_nothing() -> None:  # a hand the human quits is not retained, though it may end without a fold
+        table.retainers = []
+
+    person.quitting = keep_nothing
     sb = game.small_bet
     for k in range(hands):
         if result.quit:

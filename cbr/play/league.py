@@ -49,10 +49,13 @@ class Pairing:
     mbb_ci: float
 
     def to_dict(self) -> dict[str, Any]:
+        """Plain data; the rates as :func:`cbr.play.match.json_rate` gives them (12 significant
+        digits, None for an infinite CI), as ``cbr match --json`` prints them."""
+        from cbr.play.match import json_rate
+
         out = dict(vars(self))
-        for key in ("sb_ci", "mbb_ci"):
-            if not math.isfinite(out[key]):
-                out[key] = None
+        for key in ("sb_per_hand", "sb_ci", "mbb_per_hand", "mbb_ci"):
+            out[key] = json_rate(out[key])
         return out
 
 
@@ -69,9 +72,11 @@ class Standing:
     lost: int
 
     def to_dict(self) -> dict[str, Any]:
+        from cbr.play.match import json_rate
+
         out = dict(vars(self))
-        if not math.isfinite(out["sb_ci"]):
-            out["sb_ci"] = None
+        for key in ("sb_per_hand", "sb_ci"):
+            out[key] = json_rate(out[key])
         return out
 
 
@@ -284,7 +289,7 @@ def _on_dask(pairs: Sequence[tuple[str, str]], hands: int, seed: int, scheduler:
 
     from cbr.build.on_dask import arm_worker, dask_client, kill_workers
 
-    client, cluster = dask_client(scheduler, dask_workers)
+    client, cluster = dask_client(scheduler, dask_workers, what="a league")
     parent = os.getpid() if cluster is not None else None
     finished = False
     futures: dict[Any, int] = {}

@@ -68,6 +68,16 @@ __all__ = ["MAX_HANDS", "PROGRESS_EVERY", "MatchResult", "PlayerResult", "run_ma
 PROGRESS_EVERY = 50
 
 
+def json_rate(x: float) -> Optional[float]:
+    """A rate or a CI's half-width for JSON: 12 significant digits, so a sum's float noise does
+    not show (``0.425``, not ``0.4249999999999998``); None where it is not finite.
+
+    >>> json_rate(1.2100000000000004), json_rate(math.inf)
+    (1.21, None)
+    """
+    return float(f"{x:.12g}") if math.isfinite(x) else None
+
+
 @dataclass(frozen=True)
 class PlayerResult:
     """One seat's result: ``policy`` is the seat's policy spec as given (``cbr:preset=casper``),
@@ -101,8 +111,7 @@ class PlayerResult:
         else:
             del out["experts"]
         for key in ("sb_per_hand", "sb_ci", "mbb_per_hand", "mbb_ci"):
-            x = out[key]
-            out[key] = float(f"{x:.12g}") if math.isfinite(x) else None
+            out[key] = json_rate(out[key])
         return out
 
 

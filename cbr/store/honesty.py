@@ -9,8 +9,8 @@ never recommend folding; :func:`action_warnings` says so for ``cbr build`` (the
 
 >>> action_warnings({"flop": {"total": 200, "f": 0, "c": 150, "r": 50}})[0]
 'flop: no fold cases among 200: retrieval can never recommend to fold on the flop (logs that show cards only at showdown, such as the IRC database, hold no folds)'
->>> action_warnings({"flop": {"total": 1000, "f": 5, "c": 700, "r": 295}})[0][:46]
-'flop: only 5 fold cases among 1000 (0.5% < 1%)'
+>>> action_warnings({"flop": {"total": 1000, "f": 5, "c": 700, "r": 295}})[0][:47]
+'flop: only 5 fold cases among 1,000 (0.5% < 1%)'
 """
 from __future__ import annotations
 
@@ -33,13 +33,13 @@ _NO_FOLDS = " (logs that show cards only at showdown, such as the IRC database, 
 #: ``why`` (why folds may be missing), ``casebase`` (its name).
 WORDINGS: dict[str, dict[str, str]] = {
     "casebase": {
-        "missing": "{street}: no {word} cases among {total}: retrieval can never recommend {verb} {on}{why}",
-        "rare": "{street}: only {n} {word} cases among {total} ({pct:.1f}% < {rare:.0%}): retrieval will rarely "
+        "missing": "{street}: no {word} cases among {total:,}: retrieval can never recommend {verb} {on}{why}",
+        "rare": "{street}: only {n:,} {word} cases among {total:,} ({pct:.1f}% < {rare:.0%}): retrieval will rarely "
                 "recommend {verb} {on}",
     },
     "answer": {
         "missing": "case base {casebase!r} has no {word} cases on the {street}: the answer can never recommend {word}",
-        "rare": "case base {casebase!r} has only {n} {word} case(s) of {total} on the {street} ({pct:.2g}%): "
+        "rare": "case base {casebase!r} has only {n:,} {word} case(s) of {total:,} on the {street} ({pct:.2g}%): "
                 "{word} is rarely recommended",
     },
 }

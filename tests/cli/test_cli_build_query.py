@@ -320,7 +320,7 @@ def test_impossible_situations_are_one_line_errors(built, args, words) -> None:
     ["--matchstate", "-", "--to-call", "1"],
     ["--matchstate", "MATCHSTATE:1:0::|AsKs", "--matchstate-file", "x"],
     ["--hole", "AsKs", "--weighted", "--unweighted"],
-    ["--hole", "AsKs", "--dealt", "2", "--players", "2"],
+    ["--hole", "AsKs", "--dealt", "2", "--players", "3"],  # an old spelling that disagrees with the new one
 ])
 def test_contradictory_or_out_of_range_options_are_usage_errors(built, args) -> None:
     _, out, _ = built
@@ -336,7 +336,12 @@ def test_dealt_and_its_hidden_old_name(built) -> None:
     assert not re.search(r"--json\s+<bool>", help_text)  # a flag, not an option taking a bool
     a = query_json(out, "--hole", "AsKs", "--dealt", "3")
     b = query_json(out, "--hole", "AsKs", "--players", "3")
-    assert a["features"] == b["features"] and a["features"]["players_dealt"] == 3
+    both = query_json(out, "--hole", "AsKs", "--players", "3", "--dealt", "3")  # both spellings, agreeing
+    assert a["features"] == b["features"] == both["features"] and a["features"]["players_dealt"] == 3
+    refused = cbr("query", "-c", out, "--hole", "AsKs", "--players", "2", "--dealt", "3")
+    assert refused.exit_code == 2, refused.output
+    assert "--players (the old name of --dealt) and --dealt disagree" in refused.output
+    assert "Invalid value for '--dealt'" in refused.output
 
 
 def test_case_ids_are_the_sql_case_ids(built) -> None:

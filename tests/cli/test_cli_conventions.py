@@ -582,7 +582,7 @@ def test_match_table_keeps_every_number_in_80_columns() -> None:
     text = cbr(*args, env={"COLUMNS": "80"}).stdout
     assert max(len(line) for line in text.splitlines()) <= 80
     for p in data["players"]:
-        assert f"{p['total']:+.0f}" in text and f"{p['sb_per_hand']:+.3f}" in text
+        assert f"{p['total']:+,.0f}" in text and f"{p['sb_per_hand']:+.3f}" in text
         assert f"{p['mbb_per_hand']:+.0f}" in text and f"{p['mbb_ci']:.0f}" in text
     assert "…" not in text
 
@@ -674,7 +674,10 @@ def test_plain_tables_leave_wide_and_multi_line_cells_to_rich() -> None:
     assert _output.plain_table(None, ["name"], [["\u6f22\u5b57"]], width=80) is None          # wide characters
     assert _output.plain_table(None, ["note"], [["two\nlines"]], width=80) is None
     assert _output.plain_table(None, ["text"], [["t" * 100]], width=80) is None                 # must fold
-    assert _output.plain_table("a title wider than its table", ["id"], [[1]], width=80) is None
+    assert _output.plain_table("a title wider than the line " * 3, ["id"], [[1]], width=80) is None   # rich wraps it
+    # a title wider than its table: a line of its own, as long as it is (rich padded it to the table's width)
+    assert _output.plain_table("a title wider than its table", ["id"], [[1]], width=80).splitlines()[0] == \
+        "a title wider than its table"
 
 
 @pytest.mark.parametrize("sql", [

@@ -165,9 +165,10 @@ def test_described_numbers_are_reported_back_or_refused(data) -> None:
 @pytest.mark.parametrize(
     "kwargs, field, words",
     [
-        (dict(hole="AdQc", position=2), "position", "your position must be between 0"),
+        (dict(hole="AdQc", position=2), "position", "your position must be at most 1 with 2 players in hand"),
         (dict(hole="AdQc", position=-1), "position", "your position"),
-        (dict(hole="AdQc", players=3, in_hand=4), "in_hand", "players in hand"),
+        (dict(hole="AdQc", players=3, in_hand=4), "in_hand", r"players in hand must be at most the players dealt \(3\), "
+                                                              r"got 4"),
         (dict(hole="AdQc", players=3, in_hand=1), "in_hand", "players in hand"),
         (dict(hole="AdQc", players=0), "dealt", "players dealt"),
         (dict(hole="AdQc", players=13), "dealt", "players dealt"),

@@ -146,14 +146,52 @@ def test_raise_at_the_cap_is_refused():
 
 
 @pytest.mark.parametrize("quit_line", ["q", None])
-def test_quit_mid_hand_folds_and_stops(quit_line):
-    answers = iter(["c", "c", quit_line])
-    result, lines, script = play("call", 5, lambda prompt: next(answers))
+def test_quit_facing_a_bet_folds_and_stops(quit_line):
+    answers = iter([quit_line])
+    result, lines, script = play("raise", 5, lambda prompt: next(answers))
+    assert "c=call" in script.prompts[0] and "f=fold" in script.prompts[0]  # the quit faced the bot's raise
     assert result.quit and result.hands == 1
-    assert len(result.decisions) == 2
+    assert len(result.decisions) == 0
     assert "You quit: you fold this hand." in lines
     assert sum(result.totals) == 0.0 and result.totals[0] < 0     # folded the blinds/bets in
     assert lines[-1].startswith("Result after 1 hand: you ")
+
+
+@pytest.mark.parametrize("quit_line", ["q", None])
+def test_quit_where_checking_is_free_checks_instead_of_folding(quit_line):
+    """`f` is refused where checking is free; `q` there used to fold the hand and lose the
+    chips in it. It checks instead (and would fold to a bet) until the hand ends, then stops."""
+    answers = iter(["c", "c", quit_line])
+    result, lines, script = play("call", 5, lambda prompt: next(answers))
+    assert "c=check" in script.prompts[2] and "f=" not in script.prompts[2]  # the quit: checking was free
+    assert result.quit and result.hands == 1 and len(script.prompts) == 3  # asked nothing after the quit
+    assert len(result.decisions) == 2                              # the checks after the quit are not the human's
+    assert "You quit: you check, and fold to a bet, until this hand ends." in lines
+    assert "You quit: you fold this hand." not in lines and not any("leaves (folds)" in ln for ln in lines)
+    record = result.records[-1]
+    you = record.players.index("you")
+    assert any(ln.startswith("Showdown") for ln in lines)          # the calling bot never bet: checked down
+    assert sum(result.totals) == 0.0 and result.totals[0] == record.payoffs[you]
+    assert lines[-1].startswith("Result after 1 hand: you ")
+
+
+def test_quit_where_checking_is_free_keeps_no_case(tmp_path):
+    """The hand a human quits is not retained, though it may now end without a fold."""
+    from cbr.play.retention import copy_casebase
+    from cbr.store import CaseBase
+
+    path = copy_casebase("default", tmp_path / "mine")
+    with CaseBase.open(path) as cb:
+        before = cb.manifest.total_cases
+    lines: list[str] = []
+    # seed 1: the human quits at a free check and the bot checks it down (no fold at all)
+    result = play_human([f"cbr:preset=casper:casebase={path}"], 3, seed=1, read=lambda p: "q", show=lines.append,
+                        retain=True)
+    assert "You quit: you check, and fold to a bet, until this hand ends." in lines
+    assert not any("You fold" in ln or "leaves (folds)" in ln for ln in lines)
+    assert result.quit and result.hands == 1 and result.retained == 0
+    with CaseBase.open(path) as cb:
+        assert cb.manifest.total_cases == before
 
 
 def test_bad_counts():
@@ -253,6 +291,9 @@ def test_cli_why():
                       input="c\n" * 12)
     assert r.exit_code == 0, r.output
     assert "Why the bots did what they did:" in r.output and "case(s) at similarity" in r.output
+    counts = re.findall(r"^  ([\d,]+) (?:\w+ )?case\(s\)", r.output, re.M)
+    assert counts and all(re.fullmatch(r"\d{1,3}(,\d{3})*", c) for c in counts), counts  # 3,622, not 3622
+    assert max(int(c.replace(",", "")) for c in counts) > 999  # the pre-flop vote: thousands of cases
     r = runner.invoke(app, ["play", "--acpc", "127.0.0.1:9", "--why"])
     assert r.exit_code == 2 and "--why is for --human" in r.output
 
@@ -311,7 +352,7 @@ def test_why_tells_why_the_adaptive_bot_keeps_its_case_base():
     finally:
         bot.close()
     kept = [ln for ln in lines if "played by its case base, the adaptive bot's choice:" in ln]
-    votes = [ln for ln in lines if re.match(r"  \d+ case\(s\) (at similarity|\(the most similar)", ln)]
+    votes = [ln for ln in lines if re.match(r"  [\d,]+ case\(s\) (at similarity|\(the most similar)", ln)]
     assert len(kept) == len(votes) > 0
     first = [ln for ln in kept if ln.endswith("no opponent seen yet (its first hand)")]
     seen = [float(re.search(r": ([\d.]+) of the 20 hands of warm-up seen", ln).group(1)) for ln in kept[len(first):]]
@@ -353,7 +394,7 @@ def test_why_shows_the_fallbacks_cases_after_the_warm_up():
     chosen = [e for _, e in bot.chosen]
     assert chosen[0] == bot.safe and chosen[-1] == bot.fallback
     kept = [ln for ln in lines if "played by its case base, the adaptive bot's choice:" in ln]
-    votes = [ln for ln in lines if re.match(r"  \d+ case\(s\) (at similarity|\(the most similar)", ln)]
+    votes = [ln for ln in lines if re.match(r"  [\d,]+ case\(s\) (at similarity|\(the most similar)", ln)]
     assert len(kept) == len(votes) == len(chosen)                   # every decision explained by its cases
     fallback = [ln for ln in kept if "its fallback, expert: " in ln]
     assert len(fallback) == chosen.count(bot.fallback) > 0

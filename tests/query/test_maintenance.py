@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -496,3 +497,18 @@ def test_diff_on_held_out_situations(default_copy: Path, condensed: dict[str, Pa
                str(log), "--json")
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["situations"] == "holdout"
+
+
+def test_cli_condense_table_groups_its_counts(tmp_path: Path) -> None:
+    """Every count of the per-street table has thousands separators, the footprint's and the
+    floor's too (a footprint of 1301 rows showed as `1301`). The whole default base: its flop
+    footprint has thousands of rows (the 24k-case copy's stay under 1,000)."""
+    proc = run("casebase", "condense", "default", "-o", str(tmp_path / "fp"))
+    assert proc.returncode == 0, proc.stderr
+    rows = [[c.strip() for c in line.split("│")[1:-1]] for line in proc.stdout.splitlines()
+            if line.startswith("│") and line.split("│")[1].strip() in STREETS]
+    assert [r[0] for r in rows] == list(STREETS)
+    counts = [cell for r in rows for cell in r[1:5]]  # kept, removed, footprint, floor
+    assert all(re.fullmatch(r"\d{1,3}(,\d{3})*", cell) for cell in counts), rows
+    footprints = [int(r[3].replace(",", "")) for r in rows]
+    assert max(footprints) > 999, footprints  # a footprint large enough to need a separator

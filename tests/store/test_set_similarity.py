@@ -253,7 +253,14 @@ def test_cli_shows_sets_and_refuses(base: Path, tmp_path: Path):
             (["--measure", "pot_odds=nope"], 1, "nope"),
             (["--measure", "pot_odds=exp:k"], 2, "NAME=NUMBER"),
             (["--weighted", "--unweighted"], 2, "not both"),
-            (["--no-rebuild"], 2, "--no-rebuild")):
+            (["--no-rebuild"], 2, "--no-rebuild"),
+            # out of range: a usage error naming the option as given, not one street's field
+            (["--weight", "hand_strength=200"], 2, "Invalid value for '--weight': --weight hand_strength=200: the weight "
+                                                   "is a number 0..100"),
+            (["--weight", "flop.pot_odds=-1"], 2, "--weight flop.pot_odds=-1: the weight is a number 0..100"),
+            (["--min-cases", "50"], 2, f"Invalid value for '--min-cases': --min-cases 50 is above the case base's k "
+                                       f"({default_casper().fallback_k})"),
+            (["--from", str(toml), "--min-cases", "50"], 2, "--min-cases 50 is above the --from file's k")):
         result = runner.invoke(app, ["casebase", "similarity", str(base), *args])
         assert result.exit_code == code and says in result.output, (args, result.output)
     assert (base / "manifest.json").read_bytes() == before
