@@ -81,6 +81,20 @@ def signed(x: float, decimals: int = 0, grouped: bool = False) -> str:
     return f"{x:+,.{decimals}f}" if grouped else text
 
 
+def chips(x: float) -> str:
+    """Chips won or lost as the ACPC dealer counts them (a split pot leaves fractions, six
+    decimals at most), signed, with thousands separators.
+
+    >>> chips(45955), chips(-2.5), chips(0), chips(-1234.5)
+    ('+45,955', '-2.5', '0', '-1,234.5')
+    """
+    from cbr.logs.acpc import acpc_number
+
+    whole, _, frac = acpc_number(x).lstrip("-").partition(".")
+    sign = "-" if x < 0 and acpc_number(x) != "0" else "+" if x > 0 else ""
+    return f"{sign}{int(whole):,}" + (f".{frac}" if frac else "")
+
+
 def rescaled(text: str, factor: float, decimals: int = 0, sign: bool = True) -> str:
     """A printed figure (``signed`` or ``half_width`` text) in another unit, ``factor`` times it,
     computed from the printed digits rather than from the exact value, so that two columns of

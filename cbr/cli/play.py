@@ -16,6 +16,7 @@ from cbr.cli._options import (
     check_output,
 )
 from cbr.cli._output import (
+    chips,
     fit_text_column,
     half_width,
     played_lines,
@@ -206,7 +207,7 @@ def serve_dealer_command(
     if not 2 <= len(seats) <= 10:
         raise usage_error(f"a dealer seats 2 to 10 players, got {len(seats)}", "--players")
     if log is None and overwrite:
-        raise usage_error("--overwrite needs --log", "--log")
+        raise usage_error("--overwrite needs --log", "--overwrite")
     g = acpc_game(game, len(seats))
     if g.n_players != len(seats):
         raise usage_error(f"--game {game} seats {g.n_players} players but --players names {len(seats)}: give "
@@ -265,7 +266,7 @@ def _print_dealer(result: "DealerResult", seed: int, planned: int) -> None:
     dealt``), with no ``SCORE:`` line (that is a whole match's)."""
     from cbr.logs.acpc import acpc_number
 
-    rows = [[str(s), name, ("+" if result.totals[s] > 0 else "") + acpc_number(result.totals[s]), signed(result.sb_per_hand(s), 3)]
+    rows = [[str(s), name, chips(result.totals[s]), signed(result.sb_per_hand(s), 3)]
             for s, name in enumerate(result.names)]
     stdout.print(f"{result.game.name}: {result.hands:,} hands, seed {seed}", markup=False, highlight=False,
                  soft_wrap=True)  # not the table's title, which wraps to the table's width
@@ -360,13 +361,12 @@ def play_command(
 
 def _print_client(result: "ClientResult", spec: str, as_json: bool, retaining: bool) -> None:
     """The result of `cbr play --acpc` (a line, or JSON), also that of a match stopped early."""
-    from cbr.logs.acpc import acpc_number
 
     if as_json:
         print_json(result.to_dict())
         return
     stopped = " (interrupted)" if result.interrupted else " (stopped by an error)" if result.error else ""
-    typer.echo(f"{spec}: {len(result.hands):,} hands, {'+' if result.total > 0 else ''}{acpc_number(result.total)} chips "
+    typer.echo(f"{spec}: {len(result.hands):,} hands, {chips(result.total)} chips "
                f"({signed(result.sb_per_hand, 3)} sb/h)" + (f"; retained {result.retained:,} cases" if retaining else "")
                + stopped)
     for line in played_lines(None, spec, result.experts):  # an adaptive bot: which experts played when (--json: why)

@@ -165,6 +165,12 @@ def test_match_log_format_without_log_is_labelled_log_format() -> None:
     assert "Invalid value for '--log-format': --log-format needs --log" in got.output
 
 
+def test_serve_dealer_overwrite_without_log_is_labelled_overwrite() -> None:
+    got = cbr("serve-dealer", "--players", "ehs,call", "--overwrite")
+    assert got.exit_code == 2, got.output
+    assert "Invalid value for '--overwrite': --overwrite needs --log" in got.output
+
+
 @pytest.mark.parametrize("args, says", [
     (["--in-hand", 5], "error: the players in hand must be at most the players dealt (2), got 5 (--in-hand)"),
     (["--dealt", 3, "--in-hand", 1], "error: the players in hand must be at least 2 (you and an opponent), got 1"),
