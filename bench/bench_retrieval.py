@@ -135,17 +135,18 @@ def brute_retrieve(st, X: np.ndarray, q: np.ndarray, t: float, k: int) -> np.nda
 
 
 def main() -> None:
+    from native_guard import parse_args, positive_int
+
     from casebases import description
+
     ap = argparse.ArgumentParser(description=description(__doc__))
-    ap.add_argument("--cases", type=int, default=1_000_000)
-    ap.add_argument("--queries", type=int, default=300)
-    ap.add_argument("--brute-queries", type=int, default=20)
-    ap.add_argument("--batch", type=int, default=1000)
-    ap.add_argument("--top", type=int, default=20, help="cases the aggregate keeps for the explanation")
+    ap.add_argument("--cases", type=positive_int, default=1_000_000)
+    ap.add_argument("--queries", type=positive_int, default=300)
+    ap.add_argument("--brute-queries", type=positive_int, default=20)
+    ap.add_argument("--batch", type=positive_int, default=1000)
+    ap.add_argument("--top", type=positive_int, default=20, help="cases the aggregate keeps for the explanation")
     ap.add_argument("--source", choices=("casebase", "synthetic"), default="casebase",
                     help="feature distribution of the cases: the default case base's flop (default) or synthetic")
-    from native_guard import parse_args
-
     args = parse_args(ap)
 
     cfg = default_casper()
