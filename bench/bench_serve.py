@@ -141,7 +141,7 @@ def process_queries(bodies: list[dict], samples: int) -> dict:
 
 
 def main() -> None:
-    from native_guard import number_list, parse_args, positive_float, positive_int, seed_int
+    from native_guard import number_list, parse_args, positive_float, positive_int, require_modules, seed_int
 
     from casebases import description
 
@@ -154,6 +154,8 @@ def main() -> None:
     ap.add_argument("--workers", type=positive_int, default=1, help="The server's --workers (processes).")
     ap.add_argument("--seed", type=seed_int, default=1)
     args = parse_args(ap)
+    require_modules("bench_serve.py", "sends its HTTP requests with", ("httpx",), "test")
+    require_modules("bench_serve.py", "starts cbr serve, which needs", ("fastapi", "uvicorn"), "serve")
 
     from cbr.serve.engine import Engine
 

@@ -243,7 +243,7 @@ def run_load(clients: int = 16, requests: int = 500, *, seed: int = 0, threads: 
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    from native_guard import parse_args, positive_float, positive_int, seed_int
+    from native_guard import parse_args, positive_float, positive_int, require_modules, seed_int
 
     from casebases import description
 
@@ -255,6 +255,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--max-growth-mb", type=positive_float, default=64.0)
     parser.add_argument("--json", action="store_true")
     args = parse_args(parser, argv)
+    require_modules("load_serve.py", "sends its HTTP requests with", ("httpx",), "test")
+    require_modules("load_serve.py", "starts cbr serve, which needs", ("fastapi", "uvicorn"), "serve")
     report = run_load(args.clients, args.requests, seed=args.seed, threads=args.threads,
                       max_growth_mb=args.max_growth_mb)
     if args.json:

@@ -1,7 +1,7 @@
 """What the benchmarks share: the check that the C extensions load
 (``experiments.common.require_native``): a benchmark of the pure-Python fallbacks would measure
-the wrong thing, so each script stops with one line unless ``CBR_ALLOW_REFERENCE=1``; and
-the argparse types of their options.
+the wrong thing, so each script stops with one line unless ``CBR_ALLOW_REFERENCE=1``; the
+argparse types of their options; and the one-line stop when an optional dependency is missing.
 
 Each script reads its arguments with :func:`parse_args` (the experiments' own,
 :func:`experiments.common.parse_args`), which checks them first and the extensions second: ``--help`` and a usage error (argparse's one ``error:`` line, exit 2) are
@@ -15,6 +15,7 @@ error before any work, not a traceback in the middle of (or at the end of) a run
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import sys
 from pathlib import Path
 from typing import Any
@@ -33,8 +34,8 @@ from experiments.common import (  # noqa: E402  (the experiments' own: the same 
     seed_int,
 )
 
-__all__ = ["json_file", "number", "number_list", "parse_args", "positive_float", "positive_int", "require_native",
-           "seed_int"]
+__all__ = ["json_file", "number", "number_list", "parse_args", "positive_float", "positive_int", "require_modules",
+           "require_native", "seed_int"]
 
 
 def number_list(low: int = 1) -> Any:
@@ -79,3 +80,22 @@ def json_file(text: str) -> Path:
         raise argparse.ArgumentTypeError(f"{text}: its folder does not exist")
     return path
 
+
+def require_modules(script: str, needs: str, modules: tuple[str, ...], extra: str) -> None:
+    """Stop (one line on stderr, exit 1) when one of ``modules`` is not installed, naming the
+    extra of ``pyproject.toml`` that brings it: "``script`` ``needs`` MODULE" says what for. A script
+    calls it after its arguments are read and before any work.
+
+    >>> require_modules("bench_x.py", "reads JSON with", ("json",), "test")  # installed: nothing happens
+    >>> require_modules("bench_x.py", "talks HTTP with", ("json", "no_such_module_x"), "test")
+    Traceback (most recent call last):
+    SystemExit: error: bench_x.py talks HTTP with no_such_module_x, which is not installed: it comes with the test extra, pip install -e ".[test]"
+    """
+    for module in modules:
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):  # a finder refusing it; a module without a spec
+            found = False
+        if not found:
+            raise SystemExit(f"error: {script} {needs} {module}, which is not installed: it comes with the "
+                             f'{extra} extra, pip install -e ".[{extra}]"')
