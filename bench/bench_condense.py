@@ -54,6 +54,18 @@ def timed(src: Path, out: Path, method: str) -> tuple[float, float, dict]:
     return time.perf_counter() - w0, time.process_time() - c0, report.to_dict()
 
 
+def casebase_name(text: str) -> str:
+    """``--base``'s type: a case base that exists, checked before the synthetic streets (minutes
+    of work) rather than after them."""
+    from cbr.errors import CBRError
+
+    try:
+        resolve_casebase(text)
+    except CBRError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
 def main() -> None:
     from native_guard import parse_args, positive_int, seed_int
 
@@ -63,7 +75,8 @@ def main() -> None:
     ap.add_argument("--cases", type=positive_int, nargs="+", default=[100_000, 400_000, 1_400_000],
                     help="sizes of the synthetic flop streets condensed")
     ap.add_argument("--method", default="footprint", choices=METHODS)
-    ap.add_argument("--base", default="expert")
+    ap.add_argument("--base", type=casebase_name, default="expert",
+                    help="the case base condensed whole after the synthetic streets (a name or folder)")
     ap.add_argument("--seed", type=seed_int, default=0)
     args = parse_args(ap)
     print(f"{'what':28} {'cases':>10} {'wall s':>8} {'cpu s':>8} {'cpu s/100k':>11} {'kept':>8}")

@@ -63,6 +63,13 @@ def class_equity(name: str, n_opponents: int, trials: int, seed: int, batch: int
     return share_sum / trials
 
 
+def preflop_class(text: str) -> str:
+    """``--classes``' type: one of the 169 pre-flop classes (``AA``, ``AKs``, ``72o``)."""
+    if text not in PREFLOP_CLASSES:
+        raise argparse.ArgumentTypeError(f"unknown pre-flop class {text!r} (expected e.g. 'AA', 'AKs', '72o')")
+    return text
+
+
 def main() -> None:
     from native_guard import number, parse_args, positive_int, seed_int
 
@@ -72,7 +79,7 @@ def main() -> None:
     parser.add_argument("--opponents", type=number(1, int, high=MAX_OPPONENTS), default=5)
     parser.add_argument("--trials", type=positive_int, default=200_000)
     parser.add_argument("--seed", type=seed_int, default=20240611)
-    parser.add_argument("--classes", nargs="*", help="only these classes (exploration; implies no --write)")
+    parser.add_argument("--classes", nargs="*", type=preflop_class, help="only these classes (exploration; implies no --write)")
     parser.add_argument("--write", action="store_true", help="rewrite the table block in evaluator_ext/preflop.py")
     args = parse_args(parser)
 

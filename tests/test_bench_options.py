@@ -130,6 +130,9 @@ MORE = [
     ("bench_startup", ["--baseline", "."], "argument --baseline: . has no built C extension"),
     ("bench_condense", ["--method", "nosuch"], "argument --method: invalid choice: 'nosuch'"),
     ("bench_triples", ["--reuse", "nosuch"], "argument --reuse: invalid choice: 'nosuch'"),
+    # not numbers, but checked where they were read after minutes of work (or in a traceback)
+    ("bench_condense", ["--base", "nosuch"], "argument --base: no case base 'nosuch'"),
+    ("make_preflop_table", ["--classes", "AA", "XYZ"], "argument --classes: unknown pre-flop class 'XYZ'"),
 ]
 
 
