@@ -169,6 +169,8 @@ def test_other_bad_values_are_usage_errors(name: str, args: list[str], said: str
 
 #: An option with a type, and the rest of its line.
 TYPED = re.compile(r"""(\w+)\.add_argument\("(--[a-z-]+)"([^\n]*)""")
+#: Options whose type reads no number: files, folders and names (in :data:`MORE`, but --logs: any folder).
+NOT_NUMBERS = ("--json", "--baseline", "--logs", "--base", "--classes")
 #: Types of options naming bots (tests/test_bench_scripts.py checks them).
 BOT_TYPES = ("type=policy_specs(", "type=match_bots")
 
@@ -184,7 +186,7 @@ def test_every_numeric_option_is_checked() -> None:
         for owner, option, rest in TYPED.findall(text):
             if "type=" not in rest or rest.lstrip(", ").startswith(BOT_TYPES) or "choices=" in rest:
                 continue
-            if option in ("--json", "--baseline", "--logs"):  # files and folders: MORE, or any path
+            if option in NOT_NUMBERS:
                 continue
             found.add((path.stem, f"{subs[owner]} {option}" if owner in subs else option))
     assert found == {(name, option) for name, option, _, _ in BAD}
