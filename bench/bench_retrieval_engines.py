@@ -128,8 +128,8 @@ def main() -> None:
     from casebases import description
 
     ap = argparse.ArgumentParser(description=description(__doc__))
-    ap.add_argument("--sizes", type=number_list(1), default="10000,100000,1000000",
-                    help="comma-separated case counts")
+    ap.add_argument("--sizes", type=number_list(20), default="10000,100000,1000000",
+                    help="comma-separated case counts (each 20 or more: the top-20 searches need them)")
     ap.add_argument("--queries", type=positive_int, default=200)
     ap.add_argument("--seed", type=seed_int, default=7)
     args = parse_args(ap)

@@ -117,8 +117,8 @@ def main() -> None:
     from casebases import description
 
     ap = argparse.ArgumentParser(description=description(__doc__))
-    ap.add_argument("--sizes", type=number_list(1), default="1000000,4000000,10000000",
-                    help="comma-separated case counts")
+    ap.add_argument("--sizes", type=number_list(20), default="1000000,4000000,10000000",
+                    help="comma-separated case counts (each 20 or more: the top-20 searches need them)")
     ap.add_argument("--queries", type=positive_int, default=200)
     ap.add_argument("--brute-queries", type=number(0, int), default=5,
                     help="queries also checked by a full brute-force retrieval (0: none)")
