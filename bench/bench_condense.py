@@ -67,13 +67,13 @@ def casebase_name(text: str) -> str:
 
 
 def main() -> None:
-    from native_guard import parse_args, positive_int, seed_int
+    from native_guard import number, parse_args, seed_int
 
     from casebases import description
 
     ap = argparse.ArgumentParser(description=description(__doc__))
-    ap.add_argument("--cases", type=positive_int, nargs="+", default=[100_000, 400_000, 1_400_000],
-                    help="sizes of the synthetic flop streets condensed")
+    ap.add_argument("--cases", type=number(10, int), nargs="+", default=[100_000, 400_000, 1_400_000],
+                    help="sizes of the synthetic flop streets condensed (10 or more: condense keeps a tenth)")
     ap.add_argument("--method", default="footprint", choices=METHODS)
     ap.add_argument("--base", type=casebase_name, default="expert",
                     help="the case base condensed whole after the synthetic streets (a name or folder)")

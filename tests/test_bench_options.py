@@ -42,7 +42,7 @@ BAD = [
     ("bench_build", "--repeat", "0", COUNT),
     ("bench_cfr", "--target", "0", DURATION),
     ("bench_cfr", "--budget", "-1", "-1 is out of range: give more than 0"),
-    ("bench_condense", "--cases", "0", COUNT),
+    ("bench_condense", "--cases", "9", "9 is out of range: give 10 or more"),  # condense keeps a tenth
     ("bench_condense", "--seed", "-1", SEED),
     ("bench_condensed", "--queries", "0", COUNT),
     ("bench_condensed", "--repeat", "0", COUNT),
