@@ -64,7 +64,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from cbr.acpc.client import PlayedHand  # noqa: E402
 from cbr.game.gamedef import PRESETS, GameDef  # noqa: E402
-from experiments.common import description, policy_specs  # noqa: E402
+from experiments.common import description, policy_specs, positive_float, positive_int, seed_int  # noqa: E402
 
 #: ACPC file names of our presets (the reference server's names).
 GAME_FILE_NAMES = {
@@ -493,13 +493,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--retain-into", metavar="DIR",
                     help="the first cbr seat's client retains into DIR; check what it kept against the log")
     ap.add_argument("--game", default="holdem.limit.2p", help="holdem.limit.2p, holdem.limit.3p or a .game file")
-    ap.add_argument("--hands", type=int, default=1000)
-    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--hands", type=positive_int, default=1000)
+    ap.add_argument("--seed", type=seed_int, default=7)
     ap.add_argument("--policies", type=policy_specs(), default="ehs,call", help="one policy spec per seat, comma-separated")
     ap.add_argument("--fixed-seats", action="store_true", help="pass -f: no seat rotation")
     ap.add_argument("--dealer-args", default="", help="more dealer options, e.g. '-S' (show folded cards)")
-    ap.add_argument("--timeout", type=float, default=60.0, help="our clients' --timeout (seconds per line)")
-    ap.add_argument("--limit", type=float, default=3600.0, help="seconds before every process is killed")
+    ap.add_argument("--timeout", type=positive_float, default=60.0, help="our clients' --timeout (seconds per line)")
+    ap.add_argument("--limit", type=positive_float, default=3600.0, help="seconds before every process is killed")
     ap.add_argument("--workdir", help="where the game file, log and outputs go (default: a new temp dir)")
     ap.add_argument("--json", action="store_true")
     from native_guard import parse_args

@@ -59,11 +59,12 @@ def numpy_river(board: tuple[int, ...]) -> np.ndarray:
 
 
 def main() -> int:
-    from casebases import description
-    ap = argparse.ArgumentParser(description=description(__doc__))
-    ap.add_argument("--samples", type=int, default=20, help="boards per build and for the bucket game")
-    from native_guard import parse_args
+    from native_guard import parse_args, positive_int
 
+    from casebases import description
+
+    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap.add_argument("--samples", type=positive_int, default=20, help="boards per build and for the bucket game")
     args = parse_args(ap)
     rng = np.random.default_rng(7)
     board = tuple(int(c) for c in rng.permutation(52)[:5])

@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from cbr.play.match import run_match  # noqa: E402
 from cbr.policies.spec import policy_from_spec  # noqa: E402
-from experiments.common import description, policy_specs, positive_int  # noqa: E402
+from experiments.common import description, policy_specs, positive_int, seed_int  # noqa: E402
 
 
 def timed(spec: str, opponent: str, hands: int, seed: int) -> tuple[list[float], list[float]]:
@@ -78,7 +78,7 @@ def main() -> None:
     ap.add_argument("--hands", type=positive_int, default=600, help="duplicate hands per opponent and bot (default 600)")
     ap.add_argument("--opponents", type=policy_specs(), default="raise,call,ehs,lag",
                     help="comma-separated opponents (policy specs)")
-    ap.add_argument("--seed", type=int, default=5)
+    ap.add_argument("--seed", type=seed_int, default=5)
     from native_guard import parse_args
 
     args = parse_args(ap)

@@ -99,14 +99,15 @@ def breakdown(path: Path) -> dict[str, object]:
 
 
 def main() -> None:
-    from casebases import description
-    ap = argparse.ArgumentParser(description=description(__doc__))
-    ap.add_argument("--workers", type=int, nargs="+", default=[1, 2])
-    ap.add_argument("--data", nargs="+", choices=sorted(DATA), default=["irc", "acpc"])
-    ap.add_argument("--repeat", type=int, default=1, help="builds per configuration (best is kept)")
-    ap.add_argument("--no-breakdown", action="store_true")
-    from native_guard import parse_args
+    from native_guard import parse_args, positive_int
 
+    from casebases import description
+
+    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap.add_argument("--workers", type=positive_int, nargs="+", default=[1, 2], help="worker counts to build with")
+    ap.add_argument("--data", nargs="+", choices=sorted(DATA), default=["irc", "acpc"])
+    ap.add_argument("--repeat", type=positive_int, default=1, help="builds per configuration (best is kept)")
+    ap.add_argument("--no-breakdown", action="store_true")
     args = parse_args(ap)
 
     print(f"build_casebase, CASPER features (exact HS/PPOT/NPOT); {os.cpu_count()} CPUs, "

@@ -46,13 +46,14 @@ def rss_mb() -> float:
 
 
 def main() -> int:
+    from native_guard import parse_args, positive_float
+
     from casebases import description
+
     ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--abstraction", help="an 8-bucket abstraction directory with bucket_game.npz")
-    ap.add_argument("--target", type=float, default=300.0, help="exploitability to reach, mbb/g")
-    ap.add_argument("--budget", type=float, default=45.0, help="training seconds at most (8 buckets)")
-    from native_guard import parse_args
-
+    ap.add_argument("--target", type=positive_float, default=300.0, help="exploitability to reach, mbb/g")
+    ap.add_argument("--budget", type=positive_float, default=45.0, help="training seconds at most (8 buckets)")
     args = parse_args(ap)
 
     tree = build_tree("holdem.limit.2p")

@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_retrieval import flop_cases  # noqa: E402
 
-from cbr.query.maintenance import condense  # noqa: E402
+from cbr.query.maintenance import METHODS, condense  # noqa: E402
 from cbr.store import resolve_casebase  # noqa: E402
 from cbr.store.writer import CaseBaseWriter  # noqa: E402
 
@@ -54,15 +54,30 @@ def timed(src: Path, out: Path, method: str) -> tuple[float, float, dict]:
     return time.perf_counter() - w0, time.process_time() - c0, report.to_dict()
 
 
-def main() -> None:
-    from casebases import description
-    ap = argparse.ArgumentParser(description=description(__doc__))
-    ap.add_argument("--cases", type=int, nargs="+", default=[100_000, 400_000, 1_400_000])
-    ap.add_argument("--method", default="footprint")
-    ap.add_argument("--base", default="expert")
-    ap.add_argument("--seed", type=int, default=0)
-    from native_guard import parse_args
+def casebase_name(text: str) -> str:
+    """``--base``'s type: a case base that exists, checked before the synthetic streets (minutes
+    of work) rather than after them."""
+    from cbr.errors import CBRError
 
+    try:
+        resolve_casebase(text)
+    except CBRError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
+def main() -> None:
+    from native_guard import number, parse_args, seed_int
+
+    from casebases import description
+
+    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap.add_argument("--cases", type=number(10, int), nargs="+", default=[100_000, 400_000, 1_400_000],
+                    help="sizes of the synthetic flop streets condensed (10 or more: condense keeps a tenth)")
+    ap.add_argument("--method", default="footprint", choices=METHODS)
+    ap.add_argument("--base", type=casebase_name, default="expert",
+                    help="the case base condensed whole after the synthetic streets (a name or folder)")
+    ap.add_argument("--seed", type=seed_int, default=0)
     args = parse_args(ap)
     print(f"{'what':28} {'cases':>10} {'wall s':>8} {'cpu s':>8} {'cpu s/100k':>11} {'kept':>8}")
     per = None

@@ -50,15 +50,16 @@ def per_vote(ready: dict, street: str, rows: np.ndarray, repeat: int) -> float:
 
 
 def main() -> None:
+    from native_guard import parse_args, positive_int, seed_int
+
     from casebases import description
+
     ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("full")
     ap.add_argument("condensed")
-    ap.add_argument("--queries", type=int, default=2000)
-    ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--seed", type=int, default=0)
-    from native_guard import parse_args
-
+    ap.add_argument("--queries", type=positive_int, default=2000)
+    ap.add_argument("--repeat", type=positive_int, default=3)
+    ap.add_argument("--seed", type=seed_int, default=0)
     args = parse_args(ap)
     full, ready_full, load_full = load(args.full)
     small, ready_small, load_small = load(args.condensed)

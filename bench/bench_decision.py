@@ -143,13 +143,14 @@ def report(label: str, total: list[float], feats: list[float], fallbacks: int, h
 
 
 def main() -> None:
-    from casebases import description
-    ap = argparse.ArgumentParser(description=description(__doc__))
-    ap.add_argument("--decisions", type=int, default=500)
-    ap.add_argument("--cases", type=int, default=1_000_000)
-    ap.add_argument("--reuse", default="probabilistic", choices=("probabilistic", "max-frequency", "best-outcome"))
-    from native_guard import parse_args
+    from native_guard import parse_args, positive_int
 
+    from casebases import description
+
+    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap.add_argument("--decisions", type=positive_int, default=500)
+    ap.add_argument("--cases", type=positive_int, default=1_000_000)
+    ap.add_argument("--reuse", default="probabilistic", choices=("probabilistic", "max-frequency", "best-outcome"))
     args = parse_args(ap)
 
     dps = flop_decisions(args.decisions + 1, seed=7)

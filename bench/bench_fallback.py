@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from cbr.retrieval import action_codes  # noqa: E402
 from cbr.retrieval.aggregate import aggregate_of, check_labels  # noqa: E402
 from cbr.store import CaseBase, resolve_casebase  # noqa: E402
-from experiments.common import description, number, positive_int  # noqa: E402
+from experiments.common import description, number, positive_int, seed_int  # noqa: E402
 
 
 def main() -> None:
@@ -43,7 +43,7 @@ def main() -> None:
     ap.add_argument("--queries", type=positive_int, default=300, help="queries that fall back, timed (default: 300)")
     ap.add_argument("--threshold", type=number(0, high=1), default=0.995, help="the retrieval threshold (default: 0.995)")
     ap.add_argument("--k", type=positive_int, default=20, help="fallback_k and min_cases (default: 20)")
-    ap.add_argument("--seed", type=int, default=7, help="seed of the queries' draw (default: 7)")
+    ap.add_argument("--seed", type=seed_int, default=7, help="seed of the queries' draw (default: 7)")
     from native_guard import parse_args
 
     args = parse_args(ap)

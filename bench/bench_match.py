@@ -21,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import evaluator_ext  # noqa: E402
-from cbr.play.match import run_match  # noqa: E402
+from cbr.play.match import MAX_HANDS, run_match  # noqa: E402
 
 
 def timed(fn, hands: int) -> tuple[float, float]:
@@ -76,13 +76,14 @@ def _pokerkit_loop(hands: int, seed: int) -> None:
 
 
 def main() -> None:
+    from native_guard import number, parse_args
+
     from casebases import description
 
+    hands = number(1, int, high=MAX_HANDS)
     ap = argparse.ArgumentParser(description=description(__doc__))
-    ap.add_argument("--hands", type=int, default=20_000)
-    ap.add_argument("--ehs-hands", type=int, default=2_000)
-    from native_guard import parse_args
-
+    ap.add_argument("--hands", type=hands, default=20_000)
+    ap.add_argument("--ehs-hands", type=hands, default=2_000)
     args = parse_args(ap)
     print(f"evaluator: {evaluator_ext.IMPLEMENTATION}")
     ours(["random", "call"], 500)  # warm-up (imports, caches)

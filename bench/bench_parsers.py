@@ -198,11 +198,12 @@ def bench_pokerstars(repeat: int, parser_cls: type | None = None, label: str = "
 
 
 def main() -> None:
-    from casebases import description
-    ap = argparse.ArgumentParser(description=description(__doc__))
-    ap.add_argument("--repeat", type=int, default=3)
-    from native_guard import parse_args
+    from native_guard import parse_args, positive_int
 
+    from casebases import description
+
+    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap.add_argument("--repeat", type=positive_int, default=3)
     args = parse_args(ap)
     if not LOGS.exists():
         sys.exit(f"real logs not found at {LOGS}")

@@ -98,25 +98,26 @@ def lbr(args: argparse.Namespace) -> int:
 
 
 def main() -> int:
+    from native_guard import number, parse_args, positive_float, positive_int, seed_int
+
     from casebases import description
+
     ap = argparse.ArgumentParser(description=description(__doc__))
     sub = ap.add_subparsers(dest="what", required=True)
     s = sub.add_parser("speed")
-    s.add_argument("--repeats", type=int, default=3)
-    s.add_argument("--threads", type=int, default=1)
+    s.add_argument("--repeats", type=positive_int, default=3)
+    s.add_argument("--threads", type=positive_int, default=1)
     t = sub.add_parser("train")
     t.add_argument("--sampling", choices=("external", "public"), required=True)
-    t.add_argument("--cpu-minutes", type=float, default=10.0)
+    t.add_argument("--cpu-minutes", type=positive_float, default=10.0)
     t.add_argument("--out", required=True)
-    t.add_argument("--seed", type=int, default=1)
-    t.add_argument("--threads", type=int, default=1)
+    t.add_argument("--seed", type=seed_int, default=1)
+    t.add_argument("--threads", type=positive_int, default=1)
     e = sub.add_parser("lbr")
     e.add_argument("folders", nargs="+")
-    e.add_argument("--hands", type=int, default=4000)
-    e.add_argument("--seed", type=int, default=5)
-    e.add_argument("--minutes", type=float, default=0.0, help="stop each LBR run after this long (0: all --hands)")
-    from native_guard import parse_args
-
+    e.add_argument("--hands", type=positive_int, default=4000)
+    e.add_argument("--seed", type=seed_int, default=5)
+    e.add_argument("--minutes", type=number(0), default=0.0, help="stop each LBR run after this long (0: all --hands)")
     args = parse_args(ap)
     return {"speed": speed, "train": train, "lbr": lbr}[args.what](args) or 0
 

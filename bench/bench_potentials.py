@@ -81,13 +81,14 @@ def crossover(board: tuple[int, ...], sizes: list[int], rng: random.Random) -> N
 
 
 def main() -> None:
-    from casebases import description
-    ap = argparse.ArgumentParser(description=description(__doc__))
-    ap.add_argument("--flops", type=int, default=3)
-    ap.add_argument("--turns", type=int, default=5)
-    ap.add_argument("--seed", type=int, default=1)
-    from native_guard import parse_args
+    from native_guard import parse_args, positive_int, seed_int
 
+    from casebases import description
+
+    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap.add_argument("--flops", type=positive_int, default=3)
+    ap.add_argument("--turns", type=positive_int, default=5)
+    ap.add_argument("--seed", type=seed_int, default=1)
     args = parse_args(ap)
     rng = random.Random(args.seed)
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")

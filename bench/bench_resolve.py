@@ -108,22 +108,19 @@ def summary(xs: list[float]) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from native_guard import json_file, parse_args, positive_int, seed_int
+
     from casebases import description
+
     ap = argparse.ArgumentParser(description=description(__doc__))
-    ap.add_argument("--hands", type=int, default=300,
+    ap.add_argument("--hands", type=positive_int, default=300,
                     help="hands against each of cfr:strategy=emd_256 and raise (default 300)")
-    ap.add_argument("--seed", type=int, default=61, help="seed of the deals and the bots' choices (default 61)")
+    ap.add_argument("--seed", type=seed_int, default=61, help="seed of the deals and the bots' choices (default 61)")
     ap.add_argument("--old", default="5047fdd",
                     help="the commit of the old path: one before the shared sweep kernel (default 5047fdd; the script "
                          "compiles that commit's resolve kernel alone)")
-    ap.add_argument("--json", type=Path, default=None, help="also write the figures to this JSON file")
-    from native_guard import parse_args
-
-    args = parse_args(ap, argv)
-    if args.hands < 1:
-        ap.error("--hands must be at least 1")
-    if args.json is not None and not args.json.resolve().parent.is_dir():
-        ap.error(f"--json {args.json}: its folder does not exist")
+    ap.add_argument("--json", type=json_file, default=None, help="also write the figures to this JSON file")
+    args = parse_args(ap, argv)  # the arguments' types check them, before the extensions
 
     from cbr.game import preset
     from cbr.play.table import dealt_decisions

@@ -64,7 +64,7 @@ from cbr.play.retention import copy_casebase  # noqa: E402
 from cbr.store import CaseBase  # noqa: E402
 from cbr.store.manifest import read_manifest  # noqa: E402
 from cbr.store.parts import build_table, count_actions, part_entry, write_part  # noqa: E402
-from experiments.common import description, positive_int  # noqa: E402
+from experiments.common import description, number, positive_int  # noqa: E402
 
 
 def pct(values: list[float], q: float) -> float:
@@ -368,12 +368,13 @@ def match_bots(text: str) -> list[str]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=description(__doc__))
-    ap.add_argument("--decisions", type=int, default=100_000)
+    ap.add_argument("--decisions", type=number(4, int), default=100_000,
+                    help="decisions retained in part 1, four a hand (4 or more; default 100,000)")
     ap.add_argument("--hands", type=positive_int, default=10_000, help="hands of each match (default 10,000)")
     ap.add_argument("--skip-match", action="store_true", help="only the append and read parts")
     ap.add_argument("--only-match", action="store_true", help="only the match part")
     ap.add_argument("--bots", type=match_bots, default="cbr,casper", help=f"match bots, of {', '.join(MATCH_BOTS)}")
-    ap.add_argument("--pairs", type=int, default=1, help="off/on match pairs per bot (medians reported)")
+    ap.add_argument("--pairs", type=positive_int, default=1, help="off/on match pairs per bot (medians reported)")
     ap.add_argument("--breakdown", action="store_true", help="only part 4: where retention's time goes")
     ap.add_argument("--bounds", action="store_true", help="only part 5: the ratio if retention left work out")
     ap.add_argument("--floor", action="store_true",

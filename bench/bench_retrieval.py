@@ -117,6 +117,11 @@ def same_aggregate(agg, ref: dict) -> bool:
             and np.allclose(agg.outcome_sums, ref["outcome_sums"], rtol=1e-9, atol=1e-9))
 
 
+#: The k of the timed k-NN search (and of the default fallback, the top 20 when nothing reaches the
+#: threshold): a street needs at least this many cases.
+TOP_K = 20
+
+
 def percentiles(ts: list[float]) -> tuple[float, float]:
     a = np.array(ts) * 1e3
     return float(np.percentile(a, 50)), float(np.percentile(a, 99))
@@ -135,17 +140,19 @@ def brute_retrieve(st, X: np.ndarray, q: np.ndarray, t: float, k: int) -> np.nda
 
 
 def main() -> None:
+    from native_guard import number, parse_args, positive_int
+
     from casebases import description
+
     ap = argparse.ArgumentParser(description=description(__doc__))
-    ap.add_argument("--cases", type=int, default=1_000_000)
-    ap.add_argument("--queries", type=int, default=300)
-    ap.add_argument("--brute-queries", type=int, default=20)
-    ap.add_argument("--batch", type=int, default=1000)
-    ap.add_argument("--top", type=int, default=20, help="cases the aggregate keeps for the explanation")
+    ap.add_argument("--cases", type=number(TOP_K, int), default=1_000_000,
+                    help=f"cases of the street ({TOP_K} or more: the top-{TOP_K} searches need them)")
+    ap.add_argument("--queries", type=positive_int, default=300)
+    ap.add_argument("--brute-queries", type=positive_int, default=20)
+    ap.add_argument("--batch", type=positive_int, default=1000)
+    ap.add_argument("--top", type=positive_int, default=20, help="cases the aggregate keeps for the explanation")
     ap.add_argument("--source", choices=("casebase", "synthetic"), default="casebase",
                     help="feature distribution of the cases: the default case base's flop (default) or synthetic")
-    from native_guard import parse_args
-
     args = parse_args(ap)
 
     cfg = default_casper()
@@ -189,7 +196,7 @@ def main() -> None:
     knn = []
     for q in Q[: args.queries]:
         t0 = time.perf_counter()
-        index.kneighbors(q, 20)
+        index.kneighbors(q, TOP_K)
         knn.append(time.perf_counter() - t0)
 
     t0 = time.perf_counter()

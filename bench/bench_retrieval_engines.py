@@ -123,17 +123,19 @@ def line(name: str, scan: tuple[float, float], faiss: tuple[float, float]) -> st
 
 
 def main() -> None:
-    from casebases import description
-    ap = argparse.ArgumentParser(description=description(__doc__))
-    ap.add_argument("--sizes", default="10000,100000,1000000")
-    ap.add_argument("--queries", type=int, default=200)
-    ap.add_argument("--seed", type=int, default=7)
-    from native_guard import parse_args
+    from native_guard import number_list, parse_args, positive_int, seed_int
 
+    from casebases import description
+
+    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap.add_argument("--sizes", type=number_list(20), default="10000,100000,1000000",
+                    help="comma-separated case counts (each 20 or more: the top-20 searches need them)")
+    ap.add_argument("--queries", type=positive_int, default=200)
+    ap.add_argument("--seed", type=seed_int, default=7)
     args = parse_args(ap)
     print(f"cpus {os.cpu_count()}, load average {os.getloadavg()[0]:.1f}; {args.queries} queries per size, "
           f"every answer checked equal between the engines")
-    for n in (int(s) for s in args.sizes.split(",")):
+    for n in args.sizes:
         r = run_size(n, args.queries, args.seed)
         print(f"{n:,} cases: median {r['hits']:,.0f} hits per threshold query, {r['fallback']:.0%} fall back "
               f"to the top {K}; build: faiss {r['faiss_build']:.2f} s, grouped layout {r['scan_build']:.2f} s")

@@ -112,23 +112,26 @@ def mapped_child(path: str, queries: int, top: int) -> None:
 
 
 def main() -> None:
+    from native_guard import number, number_list, parse_args, positive_int
+
     from casebases import description
+
     ap = argparse.ArgumentParser(description=description(__doc__))
-    ap.add_argument("--sizes", default="1000000,4000000,10000000")
-    ap.add_argument("--queries", type=int, default=200)
-    ap.add_argument("--brute-queries", type=int, default=5)
+    ap.add_argument("--sizes", type=number_list(20), default="1000000,4000000,10000000",
+                    help="comma-separated case counts (each 20 or more: the top-20 searches need them)")
+    ap.add_argument("--queries", type=positive_int, default=200)
+    ap.add_argument("--brute-queries", type=number(0, int), default=5,
+                    help="queries also checked by a full brute-force retrieval (0: none)")
     ap.add_argument("--no-mmap", action="store_true", help="skip the memory-mapped part")
     ap.add_argument("--mapped-child", help=argparse.SUPPRESS)
-    ap.add_argument("--top", type=int, default=20, help="cases the aggregate keeps for the explanation")
-    from native_guard import parse_args
-
+    ap.add_argument("--top", type=positive_int, default=20, help="cases the aggregate keeps for the explanation")
     args = parse_args(ap)
     if args.mapped_child:
         mapped_child(args.mapped_child, args.queries, args.top)
         return
     cfg = default_casper()
     st = cfg.street("flop")
-    sizes = [int(x) for x in args.sizes.split(",")]
+    sizes = args.sizes
     Q = casebase_cases(args.queries, seed=2)
     print(f"street: flop, CASPER similarity, threshold {cfg.threshold}, fallback top {cfg.fallback_k}; "
           f"cases: the default case base's distribution; {args.queries} queries per size")

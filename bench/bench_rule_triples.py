@@ -95,12 +95,12 @@ def timed(fn) -> tuple[float, np.ndarray]:
 
 
 def main() -> None:
+    from native_guard import parse_args, positive_int
+
     ap = argparse.ArgumentParser(description=description(__doc__))
-    ap.add_argument("--spots", type=int, default=5, help="decision points per street")
+    ap.add_argument("--spots", type=positive_int, default=5, help="decision points per street")
     ap.add_argument("--bots", type=policy_specs(each=rule_bot), default="hs,ehs,poki,lag,station,rock",
                     help="comma-separated rule bots (policy specs)")
-    from native_guard import parse_args
-
     args = parse_args(ap)
     by_street = spots(args.spots, seed=11)
     everything = list(combinations(range(52), 2))

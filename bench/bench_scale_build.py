@@ -110,14 +110,15 @@ def run(mode: str, logs: Path, hands: int) -> dict:
 
 
 def main() -> None:
+    from native_guard import json_file, parse_args, positive_int
+
     from casebases import description
+
     ap = argparse.ArgumentParser(description=description(__doc__))
-    ap.add_argument("--hands", type=int, default=100_000)
+    ap.add_argument("--hands", type=positive_int, default=100_000)
     ap.add_argument("--modes", nargs="+", default=["local", "dask1", "dask2"], choices=sorted(MODES))
     ap.add_argument("--logs", type=Path, default=None)
-    ap.add_argument("--json", type=Path, default=None)
-    from native_guard import parse_args
-
+    ap.add_argument("--json", type=json_file, default=None)
     args = parse_args(ap)
     from cbr.play.selfplay import write_selfplay_logs
 

@@ -141,18 +141,21 @@ def process_queries(bodies: list[dict], samples: int) -> dict:
 
 
 def main() -> None:
-    from casebases import description
-    ap = argparse.ArgumentParser(description=description(__doc__))
-    ap.add_argument("--seconds", type=float, default=5.0, help="Seconds of load per row.")
-    ap.add_argument("--clients", default="1,4,16", help="Client thread counts.")
-    ap.add_argument("--situations", type=int, default=200)
-    ap.add_argument("--process-samples", type=int, default=5)
-    ap.add_argument("--threads", type=int, default=8, help="The server's --threads.")
-    ap.add_argument("--workers", type=int, default=1, help="The server's --workers (processes).")
-    ap.add_argument("--seed", type=int, default=1)
-    from native_guard import parse_args
+    from native_guard import number_list, parse_args, positive_float, positive_int, require_modules, seed_int
 
+    from casebases import description
+
+    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap.add_argument("--seconds", type=positive_float, default=5.0, help="Seconds of load per row.")
+    ap.add_argument("--clients", type=number_list(1), default="1,4,16", help="Client thread counts, comma-separated.")
+    ap.add_argument("--situations", type=positive_int, default=200)
+    ap.add_argument("--process-samples", type=positive_int, default=5)
+    ap.add_argument("--threads", type=positive_int, default=8, help="The server's --threads.")
+    ap.add_argument("--workers", type=positive_int, default=1, help="The server's --workers (processes).")
+    ap.add_argument("--seed", type=seed_int, default=1)
     args = parse_args(ap)
+    require_modules("bench_serve.py", "sends its HTTP requests with", ("httpx",), "test")
+    require_modules("bench_serve.py", "starts cbr serve, which needs", ("fastapi", "uvicorn"), "serve")
 
     from cbr.serve.engine import Engine
 
@@ -177,7 +180,7 @@ def main() -> None:
     proc, url = start_server(args.threads, args.workers)
     try:
         rows.append(("HTTP GET /health, 1 client (HTTP floor)", 1, http_load(url, bodies, 1, args.seconds, True)))
-        for n in (int(x) for x in args.clients.split(",")):
+        for n in args.clients:
             rows.append((f"HTTP /retrieve, {n} client(s)", n, http_load(url, bodies, n, args.seconds)))
     finally:
         stop(proc)

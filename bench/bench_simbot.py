@@ -20,9 +20,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np  # noqa: E402
 
-from cbr.play.match import run_match  # noqa: E402
+from cbr.play.match import MAX_HANDS, run_match  # noqa: E402
 from cbr.policies.base import Policy  # noqa: E402
-from cbr.policies.simbot import DEFAULT_TRIALS  # noqa: E402
+from cbr.policies.simbot import DEFAULT_TRIALS, MAX_TRIALS  # noqa: E402
 from cbr.policies.spec import policy_from_spec  # noqa: E402
 
 STREETS = ("pre-flop", "flop", "turn", "river")
@@ -65,14 +65,15 @@ def pct(values: list[float], q: float) -> float:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from casebases import description
-    ap = argparse.ArgumentParser(description=description(__doc__))
-    ap.add_argument("--hands", type=int, default=100)
-    ap.add_argument("--trials", type=int, default=DEFAULT_TRIALS)
-    ap.add_argument("--seats", type=int, default=2, choices=(2, 3))
-    ap.add_argument("--seed", type=int, default=0)
-    from native_guard import parse_args
+    from native_guard import number, parse_args, seed_int
 
+    from casebases import description
+
+    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap.add_argument("--hands", type=number(1, int, high=MAX_HANDS), default=100)
+    ap.add_argument("--trials", type=number(1, int, high=MAX_TRIALS), default=DEFAULT_TRIALS)
+    ap.add_argument("--seats", type=int, default=2, choices=(2, 3))
+    ap.add_argument("--seed", type=seed_int, default=0)
     args = parse_args(ap, argv)
 
     sim = Timed(policy_from_spec(f"simbot:trials={args.trials}", seed=1))

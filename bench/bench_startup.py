@@ -95,18 +95,28 @@ def slowest_imports(cmd_args: list[str], top: int = 12) -> list[tuple[float, str
     return sorted(rows, reverse=True)[:top]
 
 
-def main() -> None:
-    from casebases import description
-    parser = argparse.ArgumentParser(description=description(__doc__))
-    parser.add_argument("--runs", type=int, default=11, help="timed runs per command (median reported)")
-    parser.add_argument("--baseline", type=Path, help="another checkout whose cbr is timed in the same rounds")
-    parser.add_argument("--importtime", action="store_true", help="list the query's slowest imports")
-    from native_guard import parse_args
+def built_checkout(text: str) -> Path:
+    """``--baseline``'s type: a checkout with its C extension built (without it the baseline
+    runs the pure-Python evaluator: not a fair peer), checked with the other arguments, before
+    this tree's extensions."""
+    path = Path(text)
+    if not list((path / "evaluator_ext").glob("_native*.so")):
+        raise argparse.ArgumentTypeError(f"{text} has no built C extension: run `python setup.py build_ext --inplace` "
+                                         "there")
+    return path
 
+
+def main() -> None:
+    from native_guard import parse_args, positive_int
+
+    from casebases import description
+
+    parser = argparse.ArgumentParser(description=description(__doc__))
+    parser.add_argument("--runs", type=positive_int, default=11, help="timed runs per command (median reported)")
+    parser.add_argument("--baseline", type=built_checkout,
+                        help="another checkout whose cbr is timed in the same rounds (its C extension built)")
+    parser.add_argument("--importtime", action="store_true", help="list the query's slowest imports")
     args = parse_args(parser)
-    if args.baseline is not None and not list((args.baseline / "evaluator_ext").glob("_native*.so")):
-        # without its C extension the baseline runs the pure-Python evaluator: not a fair peer
-        parser.error(f"{args.baseline} has no built C extension: run `python setup.py build_ext --inplace` there")
     # with a baseline both checkouts run the same way (python -c in their directory)
     cbr = [sys.executable, "-c", RUN_CLI] if args.baseline is not None else cbr_command()
     aims = {"cbr --help": 0.2, "cbr query": 0.35}

@@ -22,6 +22,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from cbr.game import GameDef, standard_table  # noqa: E402
+from cbr.game.gamedef import MAX_SEATS  # noqa: E402
 from cbr.game.state import HandState  # noqa: E402
 from evaluator_ext.cards import cards_str  # noqa: E402
 
@@ -153,11 +154,12 @@ def replay_bench() -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--hands", type=int, default=3000, help="random hands per table size")
-    ap.add_argument("--players", type=int, nargs="+", default=[2, 6], help="table sizes to play (players)")
-    from native_guard import parse_args
+    from native_guard import number, parse_args, positive_int
 
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--hands", type=positive_int, default=3000, help="random hands per table size")
+    ap.add_argument("--players", type=number(2, int, high=MAX_SEATS), nargs="+", default=[2, 6],
+                    help=f"table sizes to play (players, 2 to {MAX_SEATS})")
     args = parse_args(ap)
     _peer()  # the peer: one line naming the test extra when it is missing
     for n in args.players:

@@ -58,12 +58,13 @@ def timed(fn) -> float:
 
 
 def main() -> None:
-    from casebases import description
-    ap = argparse.ArgumentParser(description=description(__doc__))
-    ap.add_argument("--cases", type=int, default=200_000)
-    ap.add_argument("--appends", type=int, default=200)
-    from native_guard import parse_args
+    from native_guard import parse_args, positive_int
 
+    from casebases import description
+
+    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap.add_argument("--cases", type=positive_int, default=200_000)
+    ap.add_argument("--appends", type=positive_int, default=200)
     args = parse_args(ap)
     X, actions = make_cases(args.cases, 1)
     hand_ids = [f"h{i}" for i in range(args.cases)]

@@ -88,13 +88,14 @@ def time_decisions(spec: str, points: list) -> tuple[float, float, float]:
 
 
 def main() -> int:
-    from casebases import description
-    ap = argparse.ArgumentParser(description=description(__doc__))
-    ap.add_argument("--decisions", type=int, default=2000)
-    ap.add_argument("--boards", type=int, default=1)
-    ap.add_argument("--full-tables", action="store_true")
-    from native_guard import parse_args
+    from native_guard import parse_args, positive_int
 
+    from casebases import description
+
+    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap.add_argument("--decisions", type=positive_int, default=2000)
+    ap.add_argument("--boards", type=positive_int, default=1)
+    ap.add_argument("--full-tables", action="store_true")
     args = parse_args(ap)
     a = D.DistributionAbstraction.load(SHIPPED_TEACHER)
     rng = np.random.default_rng(0)

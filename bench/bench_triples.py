@@ -37,12 +37,13 @@ from cbr.policies.cbr_policy import CBRPolicy  # noqa: E402
 
 
 def main() -> None:
-    from casebases import description
-    ap = argparse.ArgumentParser(description=description(__doc__))
-    ap.add_argument("--spots", type=int, default=5)
-    ap.add_argument("--reuse", default="probabilistic")
-    from native_guard import parse_args
+    from native_guard import parse_args, positive_int
 
+    from casebases import description
+
+    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap.add_argument("--spots", type=positive_int, default=5)
+    ap.add_argument("--reuse", default="probabilistic", choices=("probabilistic", "max-frequency", "best-outcome"))
     args = parse_args(ap)
     dps = flop_decisions(args.spots, seed=4)
     single_t = batched_t = warm_t = warm_single_t = 0.0

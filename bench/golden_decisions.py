@@ -105,12 +105,13 @@ def load() -> list:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from native_guard import number, parse_args
+
     from casebases import description
+
     ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("mode", choices=("record", "check"))
-    ap.add_argument("--pairings", type=int, default=len(PAIRINGS), help="the first N pairings only (check)")
-    from native_guard import parse_args
-
+    ap.add_argument("--pairings", type=number(1, int, high=len(PAIRINGS)), default=len(PAIRINGS), help="the first N pairings only (check)")
     args = parse_args(ap, argv)
     chosen = PAIRINGS[: args.pairings]
     rows = play(chosen)

@@ -243,17 +243,20 @@ def run_load(clients: int = 16, requests: int = 500, *, seed: int = 0, threads: 
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    from casebases import description
-    parser = argparse.ArgumentParser(description=description(__doc__))
-    parser.add_argument("--clients", type=int, default=16)
-    parser.add_argument("--requests", type=int, default=500, help="requests per client")
-    parser.add_argument("--threads", type=int, default=8, help="the server's --threads")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--max-growth-mb", type=float, default=64.0)
-    parser.add_argument("--json", action="store_true")
-    from native_guard import parse_args
+    from native_guard import parse_args, positive_float, positive_int, require_modules, seed_int
 
+    from casebases import description
+
+    parser = argparse.ArgumentParser(description=description(__doc__))
+    parser.add_argument("--clients", type=positive_int, default=16)
+    parser.add_argument("--requests", type=positive_int, default=500, help="requests per client")
+    parser.add_argument("--threads", type=positive_int, default=8, help="the server's --threads")
+    parser.add_argument("--seed", type=seed_int, default=0)
+    parser.add_argument("--max-growth-mb", type=positive_float, default=64.0)
+    parser.add_argument("--json", action="store_true")
     args = parse_args(parser, argv)
+    require_modules("load_serve.py", "sends its HTTP requests with", ("httpx",), "test")
+    require_modules("load_serve.py", "starts cbr serve, which needs", ("fastapi", "uvicorn"), "serve")
     report = run_load(args.clients, args.requests, seed=args.seed, threads=args.threads,
                       max_growth_mb=args.max_growth_mb)
     if args.json:

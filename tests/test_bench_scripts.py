@@ -61,6 +61,8 @@ def test_an_unknown_bot_is_one_usage_error(name: str, args: list[str], said: str
 #: An option and the rest of its line (as tests/test_experiment_scripts.py finds the experiments').
 OPTION = re.compile(r"""add_argument\("(--[a-z-]+)"([^\n]*)""")
 BOT_OPTIONS = {"--bot", "--bots", "--opponent", "--opponents", "--experts", "--fixed", "--policy", "--policies"}
+#: Types of a count (tests/test_bench_options.py checks those options).
+COUNT_TYPES = ("type=int", "type=positive_int", "type=number(")
 
 
 def test_every_option_naming_bots_is_checked() -> None:
@@ -68,7 +70,7 @@ def test_every_option_naming_bots_is_checked() -> None:
     make_preflop_table is a count of opponents, not bots)."""
     found = sorted((path.stem, m.group(1)) for path in (REPO / "bench").glob("*.py")
                    for m in OPTION.finditer(path.read_text(encoding="utf-8"))
-                   if m.group(1) in BOT_OPTIONS and "type=int" not in m.group(2))
+                   if m.group(1) in BOT_OPTIONS and not m.group(2).lstrip(", ").startswith(COUNT_TYPES))
     assert found == sorted({(name, args[-2]) for name, args, _ in UNKNOWN_BOT})
 
 

@@ -123,6 +123,13 @@ BAD_VALUES = [
     ("condense", ["--keep", "2"], "argument --keep: 2 is out of range: give more than 0 and at most 1"),
     ("tune_ehs", ["--only", "nosuch"], "argument --only: unknown"),
     ("cfr_curve", ["run", "--workers", "0"], "argument --workers: 0 is out of range: give 1 or more"),
+    # checked in the options' types, not after the extensions' check (they said the hint, exit 1)
+    ("bench_resolve", ["--hands", "0"], "argument --hands: 0 is out of range: give 1 or more"),
+    ("bench_resolve", ["--json", "no/such/folder/r.json"],
+     "argument --json: no/such/folder/r.json: its folder does not exist"),
+    ("bench_startup", ["--baseline", "."], "argument --baseline: . has no built C extension"),
+    ("bench_startup", ["--runs", "0"], "argument --runs: 0 is out of range: give 1 or more"),
+    ("bench_match", ["--hands", "0"], "argument --hands: 0 is out of range: give 1 or more"),
 ]
 
 
