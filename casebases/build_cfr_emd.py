@@ -61,12 +61,17 @@ def number(low: float, kind: type = float, *, meaning: str = "", above: bool = F
     >>> number(0, above=True)("0")
     Traceback (most recent call last):
     argparse.ArgumentTypeError: 0 is out of range: give more than 0
+    >>> number(0, above=True)("inf")
+    Traceback (most recent call last):
+    argparse.ArgumentTypeError: inf is not a finite number
     """
     def parse(text: str) -> Any:
         try:
             value = kind(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if value == float("inf"):  # a count or a duration: never endless
+            raise argparse.ArgumentTypeError(f"{text} is not a finite number")
         if not (value > low if above else value >= low):  # NaN too
             bound = f"more than {low:g}" if above else f"{low:g} or more"
             raise argparse.ArgumentTypeError(f"{text} is out of range: give {bound}"
