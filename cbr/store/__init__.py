@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 from cbr.errors import CaseBaseError
 
@@ -19,6 +19,7 @@ __all__ = [
     "CaseArrays", "CaseBase", "CaseBaseWriter", "CaseBaseError", "Manifest", "SCHEMA_VERSION",
     "case_schema", "inspect", "read_manifest", "resolve_casebase", "street_name",
     "PACKAGED_CASEBASES", "DEFAULT_CASEBASE", "detect_casebase", "SharedCaseBase", "open_shared",
+    "SHIPPED_DATA", "shipped_part",
 ]
 
 #: Where each name of the package comes from (loaded on first use).
@@ -54,6 +55,32 @@ def is_shipped(path: str | os.PathLike[str]) -> bool:
     """
     p = Path(path).resolve()
     return any(p == (PACKAGED_CASEBASES / n).resolve() for n in SHIPPED_CASEBASES)
+
+
+#: What ships in ``casebases/`` beside the case bases: strategies and abstractions, the
+#: self-play logs the default was built from, the style cases (never a command's output).
+SHIPPED_DATA = (*SHIPPED_CASEBASES, "cfr", "selfplay", "styles")
+
+
+def shipped_part(path: str | os.PathLike[str]) -> Optional[str]:
+    """The shipped folder (``default``, ``expert``, ``cfr``, ...) or recipe that ``path`` is or
+    lies in, else None: a command's output never goes there, not even in an editable install,
+    where ``./casebases`` is the package's own folder.
+
+    >>> shipped_part(PACKAGED_CASEBASES / "default"), shipped_part(PACKAGED_CASEBASES / "cfr" / "mine")
+    ('default', 'cfr')
+    >>> shipped_part(PACKAGED_CASEBASES / "acpc-limit") is None
+    True
+    """
+    p = Path(path).resolve()
+    root = PACKAGED_CASEBASES.resolve()
+    for name in SHIPPED_DATA:
+        d = root / name
+        if p == d or d in p.parents:
+            return name
+    if p.parent == root and p.suffix == ".py":
+        return p.name
+    return None
 
 
 def resolve_casebase(name: str | os.PathLike[str], *, search: tuple[Path, ...] | None = None) -> Path:

@@ -189,3 +189,36 @@ def test_plugins_list_names_play_human_players() -> None:
     assert got.exit_code == 0, got.output
     text = " ".join(got.stdout.split())  # as one line, however it wrapped
     assert "play --human --players" in text and "play --players" not in text
+
+
+# ---- the shipped data is never a command's output -------------------------------------------
+def _acpc_log() -> str:
+    from tests.conftest import shared_path
+
+    return str(shared_path("acpc", "dealer_example_limit"))
+
+
+@pytest.mark.parametrize("args, shipped", [
+    (["build", "LOG", "-o", "SHIPPED/default", "--overwrite", "-j", 1], "the shipped case base 'default'"),
+    (["casebase", "merge", "default", "default", "-o", "SHIPPED/expert", "--overwrite"], "the shipped case base 'expert'"),
+    (["abstraction", "build", "--kind", "percentile", "--metric", "hs", "--buckets", 4, "-o", "SHIPPED/cfr/mine"],
+     "in the shipped folder 'cfr'"),
+    (["casebase", "condense", "default", "-o", "SHIPPED/selfplay/tenth"], "in the shipped folder 'selfplay'"),
+])
+def test_a_shipped_case_base_or_folder_is_never_an_output(args: list, shipped: str) -> None:
+    """In an editable install ./casebases is the package's own folder: ``cbr build -o
+    casebases/default --overwrite`` replaced the shipped default case base with the ACPC
+    example's 25,833 random-bot cases, exit 0, and the README's query answered from them.
+    Every output path under a shipped part of casebases/ is refused before any work."""
+    from cbr.store import PACKAGED_CASEBASES
+
+    default = PACKAGED_CASEBASES / "default"
+    before = sorted((p.name, p.stat().st_mtime_ns) for p in default.rglob("*"))
+    args = [str(a).replace("SHIPPED", str(PACKAGED_CASEBASES)) for a in args]
+    if "LOG" in args:
+        args[args.index("LOG")] = _acpc_log()
+    got = cbr(*args)
+    assert got.exit_code == 1, got.output
+    assert f"{shipped}, which is never written to" in got.output, got.output
+    assert sorted((p.name, p.stat().st_mtime_ns) for p in default.rglob("*")) == before
+    assert not (PACKAGED_CASEBASES / "cfr" / "mine").exists() and not (PACKAGED_CASEBASES / "selfplay" / "tenth").exists()
