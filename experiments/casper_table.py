@@ -122,6 +122,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     from common import (
         description,
         help_format,
+        number,
         policy_spec,
         policy_specs,
         positive_int,
@@ -137,7 +138,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--bot", type=policy_spec, default=TUNED_BOT,
                     help=f"the case-based bot's policy spec (default: the tuned {TUNED_BOT}; plain CASPER: "
                          "cbr:preset=casper; plain cbr is the adaptive bot)")
-    ap.add_argument("--target-ci", type=float, default=0.1, help="95%% half-width to reach, sb/h")
+    ap.add_argument("--target-ci", type=number(0, above=True), default=0.1, help="95%% half-width to reach, sb/h")
     ap.add_argument("--pilot-hands", type=positive_int, default=2000, help="hands of the pilot match that plans each match's hands")
     ap.add_argument("--cap", type=positive_int, default=200_000, help="most hands of one heads-up match")
     ap.add_argument("--table-cap", type=positive_int, default=45_000, help="most hands at the 9-player table")

@@ -274,8 +274,9 @@ def help_format(raw: bool = False) -> Any:
     >>> ap = argparse.ArgumentParser(prog="x", formatter_class=help_format())
     >>> _ = ap.add_argument("--hands", type=int, default=4000, help="duplicate hands per match")
     >>> _ = ap.add_argument("--out", default=None, help="the JSON to write")
-    >>> [line.strip() for line in ap.format_help().splitlines()[-2:]]
-    ['--hands HANDS  duplicate hands per match (default: 4000)', '--out OUT      the JSON to write']
+    >>> _ = ap.add_argument("--seed", type=int, default=0, help="deal seed")
+    >>> [line.strip() for line in ap.format_help().splitlines()[-3:]]
+    ['--hands HANDS  duplicate hands per match (default: 4000)', '--out OUT      the JSON to write', '--seed SEED    deal seed (default: 0)']
     """
     import argparse
 
@@ -285,7 +286,8 @@ def help_format(raw: bool = False) -> Any:
     class Defaults(*bases):  # type: ignore[misc]
         def _get_help_string(self, action: argparse.Action) -> str:
             text = action.help or ""
-            if action.default in (None, False, "") or action.default is argparse.SUPPRESS or "default" in text:
+            default = action.default  # a seed of 0 is a value to show: off is None, False or empty
+            if default is None or default is False or default == "" or default is argparse.SUPPRESS or "default" in text:
                 return text
             return super()._get_help_string(action)
 

@@ -29,11 +29,12 @@ METHODS = {"footprint": ("footprint", {}), "flat": ("footprint", {"floor": 0}), 
 
 
 def main() -> None:
-    from common import description, help_format, parse_args, seed_int
+    from common import description, help_format, number, parse_args, seed_int
 
     ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("base", help="the case base to condense (a name or a folder)")
-    ap.add_argument("--keep", type=float, default=0.1, help="share of the cases kept, 0 to 1")
+    ap.add_argument("--keep", type=number(0, above=True, high=1), default=0.1,
+                    help="share of the cases kept, more than 0 and at most 1")
     ap.add_argument("--seed", type=seed_int, default=0, help="seed of the condensing methods")
     ap.add_argument("--methods", default=",".join(METHODS), help="comma-separated condensing methods")
     ap.add_argument("--out", default=None, help=OUT_HELP.format(name="condense-coverage-<BASE>.json"))

@@ -112,6 +112,7 @@ def main() -> None:
         OUT_FOLDER_HELP,
         description,
         help_format,
+        number,
         out_folder,
         policy_spec,
         positive_int,
@@ -130,7 +131,7 @@ def main() -> None:
     ap.add_argument("--bot", type=policy_spec, default=None,
                     help="a policy spec to play instead of CASPER's bot (e.g. cbr, the adaptive default; "
                          "its casebase option is the copy); --reuse does not apply, no similarities are kept")
-    ap.add_argument("--retain-gate", type=float, default=None,
+    ap.add_argument("--retain-gate", type=number(0, above=True, high=1), default=None,
                     help="skip retaining near-duplicates at this similarity (cbr match --retain-gate); off by default")
     args = ap.parse_args()
     stem = (f"retention-seed{args.seed}" if args.casebase == "default"
