@@ -383,6 +383,8 @@ def _play_human(bots: str, hands: int, seed: int, retain: bool = False, retain_i
     specs = split_policy_specs(bots)
     if not specs:
         raise usage_error(f"name at least one bot, e.g. {option} cbr", option)
+    if len(specs) > 9:  # as cbr match counts its seats: a usage error, before any bot is built
+        raise usage_error(f"a human game seats 1 to 9 bots beside you, got {len(specs)}", option)
     from cbr.policies.spec import PolicySpecError, policy_from_spec
 
     try:  # built as cbr match builds them (opening nothing), for the seat checks; you are a seat too

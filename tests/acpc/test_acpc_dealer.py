@@ -287,6 +287,20 @@ def test_a_heads_up_bot_dealt_a_bigger_table_stops_at_the_first_matchstate(procs
     assert "closed the connection" in err_d and "illegal" not in err_d, err_d  # it left; it never acted
 
 
+def test_a_bot_dealt_a_bigger_table_than_its_game_is_told_which_game_to_pass(procs: Procs) -> None:
+    """A bot that can sit at any table, told the default 2-player game by a 3-player dealer:
+    one line naming the dealer's game and the --game to pass (it said the dealer sent a bad
+    MATCHSTATE, about hole-card slots), exit 1, before it answers any action."""
+    dealer, port = procs.dealer("--players", "remote,call,call", "--game", "holdem.limit.3p", "--hands", 3,
+                                "--timeout", WAIT)
+    code, out, err = finish(procs.start("play", "--acpc", f"127.0.0.1:{port}", "--policy", "call", "--timeout", 10))
+    assert code == 1 and out == "", out
+    assert err.splitlines() == [f"error: the dealer at 127.0.0.1:{port} deals a 3-player game (its first MATCHSTATE "
+                                "shows 3 seats), not 'holdem.limit.2p': pass --game holdem.limit.3p (or its own "
+                                "game file)"], err
+    finish(dealer)
+
+
 def test_the_adaptive_seat_says_which_experts_played_as_cbr_match_does(procs: Procs) -> None:
     """`cbr serve-dealer` prints, under its table, what each adaptive seat played by hand, the
     line `cbr match` prints for the same match (same deals, same choices; no `--json` to point

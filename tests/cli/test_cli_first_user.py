@@ -222,3 +222,11 @@ def test_a_shipped_case_base_or_folder_is_never_an_output(args: list, shipped: s
     assert f"{shipped}, which is never written to" in got.output, got.output
     assert sorted((p.name, p.stat().st_mtime_ns) for p in default.rglob("*")) == before
     assert not (PACKAGED_CASEBASES / "cfr" / "mine").exists() and not (PACKAGED_CASEBASES / "selfplay" / "tenth").exists()
+
+
+def test_play_human_with_too_many_bots_is_a_usage_error() -> None:
+    """Ten bots beside the human was 'error: a human game seats 1 to 9 bots, got 10', exit 1,
+    where cbr match and serve-dealer count their seats as a usage error (exit 2)."""
+    got = cbr("play", "--human", "--players", ",".join(["call"] * 10), "--hands", 1, input="q\n")
+    assert got.exit_code == 2, got.output
+    assert "Invalid value for '--players': a human game seats 1 to 9 bots beside you, got 10" in got.output
