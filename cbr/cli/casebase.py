@@ -190,7 +190,7 @@ def casebase_merge(
     if as_json:
         print_json(report.to_dict())
         return
-    per = ", ".join(f"{s} {n}" for s, n in report.cases_per_street.items())
+    per = ", ".join(f"{s} {n:,}" for s, n in report.cases_per_street.items())
     stdout.print(f"merged {len(inputs)} case bases into {out}: {report.cases:,} cases ({per}), {report.seconds:.1f} s",
                  soft_wrap=True)
     if report.dedupe and report.shared_sources:

@@ -158,6 +158,20 @@ def test_cli_merge_json(built: dict[str, Path], tmp_path: Path) -> None:
     assert cases(tmp_path / "ab") == cases(built["union"])
 
 
+def test_cli_merge_says_its_counts_with_thousands_separators(built: dict[str, Path], tmp_path: Path) -> None:
+    """The per-street counts read as build's do (``preflop 10,306``); they were bare (``preflop
+    10306``) beside a separated total."""
+    r = subprocess.run([*CLI, "casebase", "merge", str(built["a"]), str(built["b"]), "-o", str(tmp_path / "ab"),
+                        "--json"], capture_output=True, text=True, env=_env(), timeout=300)
+    assert r.returncode == 0, r.stderr
+    per = json.loads(r.stdout)["cases_per_street"]
+    assert max(per.values()) > 999                       # a count the separator shows in
+    r = subprocess.run([*CLI, "casebase", "merge", str(built["a"]), str(built["b"]), "-o", str(tmp_path / "ab2")],
+                       capture_output=True, text=True, env=_env(), timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "(" + ", ".join(f"{s} {n:,}" for s, n in per.items()) + ")" in " ".join(r.stdout.split()), r.stdout
+
+
 def cases_but_source(path: Path) -> dict[str, Counter]:
     """Per street, the multiset of cases: every column but the case id and the source's name
     (a log read under another path has another name, the same checksum)."""
