@@ -32,6 +32,7 @@ from cbr.cli._output import (
 if TYPE_CHECKING:  # pragma: no cover
     from cbr.acpc.client import ClientResult
     from cbr.acpc.dealer import DealerResult
+    from cbr.game.gamedef import GameDef
     from cbr.play.match import MatchResult
 
 
@@ -200,7 +201,6 @@ def serve_dealer_command(
     from contextlib import nullcontext
 
     from cbr.acpc.dealer import Dealer, stopped_result
-    from cbr.logs.acpc import acpc_game
 
     seats = [p.strip() for p in players.split(",") if p.strip()]
     _no_empty_seat(players)
@@ -208,7 +208,7 @@ def serve_dealer_command(
         raise usage_error(f"a dealer seats 2 to 10 players, got {len(seats)}", "--players")
     if log is None and overwrite:
         raise usage_error("--overwrite needs --log", "--overwrite")
-    g = acpc_game(game, len(seats))
+    g = _game_option(game, len(seats))
     if g.n_players != len(seats):
         raise usage_error(f"--game {game} seats {g.n_players} players but --players names {len(seats)}: give "
                           f"{g.n_players} seats, or a game of {len(seats)} (holdem.limit.{len(seats)}p)", "--players")
@@ -334,10 +334,9 @@ def play_command(
         raise usage_error(f"{bots_option} is for --human; with --acpc the bot that plays is --policy", bots_option)
     seed = 0 if seed is None else seed
     from cbr.acpc.client import parse_address, play_acpc, stopped_result
-    from cbr.logs.acpc import acpc_game
 
     address = parse_address(acpc)
-    g = acpc_game(game, 2)
+    g = _game_option(game, 2)
     from cbr.policies.spec import PolicySpecError, policy_from_spec
 
     spec = policy if policy is not None else "ehs"
@@ -436,6 +435,18 @@ def _check_table(bots: list, players: int, option: str, where: str = "", close: 
             done = getattr(bot, "close", None)
             if callable(done):
                 done()
+
+
+def _game_option(game: Optional[str], n_players: int) -> "GameDef":
+    """``--game`` of the ACPC commands (:func:`cbr.logs.acpc.acpc_game`); a game it cannot
+    read is a usage error on ``--game`` (exit 2), as an unknown name is everywhere else."""
+    from cbr.errors import ConfigError
+    from cbr.logs.acpc import acpc_game
+
+    try:
+        return acpc_game(game, n_players)
+    except ConfigError as exc:
+        raise usage_error(str(exc), "--game") from None
 
 
 def _no_empty_seat(players: str) -> None:

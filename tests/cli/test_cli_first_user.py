@@ -230,3 +230,12 @@ def test_play_human_with_too_many_bots_is_a_usage_error() -> None:
     got = cbr("play", "--human", "--players", ",".join(["call"] * 10), "--hands", 1, input="q\n")
     assert got.exit_code == 2, got.output
     assert "Invalid value for '--players': a human game seats 1 to 9 bots beside you, got 10" in got.output
+
+
+@pytest.mark.parametrize("command", [["serve-dealer", "--players", "call,call"], ["play", "--acpc", "127.0.0.1:9"]])
+def test_an_unknown_game_of_the_acpc_commands_is_a_usage_error(command: list) -> None:
+    """``--game bogus`` was one ``error:`` line, exit 1, where an unknown name is a usage error
+    (exit 2) everywhere else; the client refuses before it connects (port 9: nobody listens)."""
+    got = cbr(*command, "--game", "bogus")
+    assert got.exit_code == 2, got.output
+    assert "Invalid value for '--game': unknown game 'bogus'" in got.output
