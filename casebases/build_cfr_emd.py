@@ -70,7 +70,7 @@ def number(low: float, kind: type = float, *, meaning: str = "", above: bool = F
             value = kind(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-        if value != value or value == float("inf"):  # NaN, or endless: never a count or a duration
+        if value == float("inf"):  # endless: never a count or a duration (NaN is out of range, below)
             raise argparse.ArgumentTypeError(f"{text} is not a finite number")
         if not (value > low if above else value >= low):  # NaN too
             bound = f"more than {low:g}" if above else f"{low:g} or more"

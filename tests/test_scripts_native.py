@@ -121,7 +121,7 @@ BAD_VALUES = [
     ("teacher", ["--snapshots", "nosuch"], "argument --snapshots: nosuch is not a folder"),
     ("condense", ["--keep", "-1"], "argument --keep: -1 is out of range: give more than 0"),
     ("condense", ["--keep", "2"], "argument --keep: 2 is out of range: give more than 0 and at most 1"),
-    ("condense_coverage", ["default", "--keep", "nan"], "argument --keep: nan is not a finite number"),
+    ("condense_coverage", ["default", "--keep", "inf"], "argument --keep: inf is not a finite number"),
     ("casper_table", ["--target-ci", "0"], "argument --target-ci: 0 is out of range: give more than 0"),
     ("retention", ["--retain-gate", "inf"], "argument --retain-gate: inf is not a finite number"),
     ("tune_ehs", ["--only", "nosuch"], "argument --only: unknown"),

@@ -269,8 +269,9 @@ class _Dealer:
                 shows = f"{ch.peer} deals a {seats}-player game (its first MATCHSTATE shows {seats} seats)"
                 if refusal:  # the first state shows the dealer's table: our bot cannot sit at it
                     raise ProtocolError(f"{shows}: {refusal}") from None
-                raise ProtocolError(f"{shows}, not {self.game.name!r}: pass --game holdem.limit.{seats}p "
-                                    f"(or its own game file)") from None
+                if 2 <= seats <= 10:  # a table a game exists for: the client was told another
+                    raise ProtocolError(f"{shows}, not {self.game.name!r}: pass --game holdem.limit.{seats}p "
+                                        f"(or its own game file)") from None
             where = f" (hand {self.ms.hand_number})" if self.ms is not None else ""
             raise ProtocolError(f"{ch.peer} sent a bad MATCHSTATE{where}: {exc}") from None
         _check_sequence(self.ms, self.finished, ms, ch.peer)
