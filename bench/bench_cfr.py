@@ -46,11 +46,11 @@ def rss_mb() -> float:
 
 
 def main() -> int:
-    from native_guard import parse_args, positive_float
+    from native_guard import help_format, parse_args, positive_float
 
     from casebases import description
 
-    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("--abstraction", help="an 8-bucket abstraction directory with bucket_game.npz")
     ap.add_argument("--target", type=positive_float, default=300.0, help="exploitability to reach, mbb/g")
     ap.add_argument("--budget", type=positive_float, default=45.0, help="training seconds at most (8 buckets)")

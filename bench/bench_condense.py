@@ -67,11 +67,11 @@ def casebase_name(text: str) -> str:
 
 
 def main() -> None:
-    from native_guard import number, parse_args, seed_int
+    from native_guard import help_format, number, parse_args, seed_int
 
     from casebases import description
 
-    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("--cases", type=number(10, int), nargs="+", default=[100_000, 400_000, 1_400_000],
                     help="sizes of the synthetic flop streets condensed (10 or more: condense keeps a tenth)")
     ap.add_argument("--method", default="footprint", choices=METHODS)

@@ -50,11 +50,11 @@ def per_vote(ready: dict, street: str, rows: np.ndarray, repeat: int) -> float:
 
 
 def main() -> None:
-    from native_guard import parse_args, positive_int, seed_int
+    from native_guard import help_format, parse_args, positive_int, seed_int
 
     from casebases import description
 
-    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("full")
     ap.add_argument("condensed")
     ap.add_argument("--queries", type=positive_int, default=2000)

@@ -64,7 +64,7 @@ from cbr.play.retention import copy_casebase  # noqa: E402
 from cbr.store import CaseBase  # noqa: E402
 from cbr.store.manifest import read_manifest  # noqa: E402
 from cbr.store.parts import build_table, count_actions, part_entry, write_part  # noqa: E402
-from experiments.common import description, number, positive_int  # noqa: E402
+from experiments.common import description, help_format, number, positive_int  # noqa: E402
 
 
 def pct(values: list[float], q: float) -> float:
@@ -367,7 +367,7 @@ def match_bots(text: str) -> list[str]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("--decisions", type=number(4, int), default=100_000,
                     help="decisions retained in part 1, four a hand (4 or more; default 100,000)")
     ap.add_argument("--hands", type=positive_int, default=10_000, help="hands of each match (default 10,000)")

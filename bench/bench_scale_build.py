@@ -110,11 +110,11 @@ def run(mode: str, logs: Path, hands: int) -> dict:
 
 
 def main() -> None:
-    from native_guard import json_file, parse_args, positive_int
+    from native_guard import help_format, json_file, parse_args, positive_int
 
     from casebases import description
 
-    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("--hands", type=positive_int, default=100_000)
     ap.add_argument("--modes", nargs="+", default=["local", "dask1", "dask2"], choices=sorted(MODES))
     ap.add_argument("--logs", type=Path, default=None)

@@ -88,11 +88,11 @@ def time_decisions(spec: str, points: list) -> tuple[float, float, float]:
 
 
 def main() -> int:
-    from native_guard import parse_args, positive_int
+    from native_guard import help_format, parse_args, positive_int
 
     from casebases import description
 
-    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("--decisions", type=positive_int, default=2000)
     ap.add_argument("--boards", type=positive_int, default=1)
     ap.add_argument("--full-tables", action="store_true")

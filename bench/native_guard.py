@@ -25,6 +25,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from experiments.common import (  # noqa: E402  (the experiments' own: the same order, the same types)
+    help_format,
     number,
     numbers,
     parse_args,
@@ -34,7 +35,7 @@ from experiments.common import (  # noqa: E402  (the experiments' own: the same 
     seed_int,
 )
 
-__all__ = ["json_file", "number", "number_list", "parse_args", "positive_float", "positive_int", "require_modules",
+__all__ = ["help_format", "json_file", "number", "number_list", "parse_args", "positive_float", "positive_int", "require_modules",
            "require_native", "seed_int"]
 
 

@@ -268,27 +268,39 @@ def out_folder(out: Any) -> Path:
 def help_format(raw: bool = False) -> Any:
     """The ``formatter_class`` of the scripts' parsers: each option's help ends with its default
     (``(default: 4000)``), unless it has none worth saying (None, off, empty) or the help already
-    says it; with ``raw`` the description keeps its paragraphs as written.
+    says it; an option without help shows its default alone; with ``raw`` the description keeps
+    its paragraphs as written. The benchmarks' parsers use it too (``bench/native_guard.py``).
 
     >>> import argparse
     >>> ap = argparse.ArgumentParser(prog="x", formatter_class=help_format())
     >>> _ = ap.add_argument("--hands", type=int, default=4000, help="duplicate hands per match")
     >>> _ = ap.add_argument("--out", default=None, help="the JSON to write")
     >>> _ = ap.add_argument("--seed", type=int, default=0, help="deal seed")
-    >>> [line.strip() for line in ap.format_help().splitlines()[-3:]]
-    ['--hands HANDS  duplicate hands per match (default: 4000)', '--out OUT      the JSON to write', '--seed SEED    deal seed (default: 0)']
+    >>> _ = ap.add_argument("--top", type=int, default=20)
+    >>> [line.strip() for line in ap.format_help().splitlines()[-4:]]
+    ['--hands HANDS  duplicate hands per match (default: 4000)', '--out OUT      the JSON to write', '--seed SEED    deal seed (default: 0)', '--top TOP      (default: 20)']
     """
     import argparse
+    import copy
 
     bases = (argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter) if raw else (
         argparse.ArgumentDefaultsHelpFormatter,)
 
+    def shown(action: argparse.Action) -> bool:
+        default = action.default  # a seed of 0 is a value to show: off is None, False or empty
+        return not (default is None or default is False or default == "" or default is argparse.SUPPRESS
+                    or "default" in (action.help or ""))
+
     class Defaults(*bases):  # type: ignore[misc]
+        def _format_action(self, action: argparse.Action) -> str:
+            if not action.help and action.help is not argparse.SUPPRESS and action.option_strings and shown(action):
+                action = copy.copy(action)  # an option without help still says its default
+                action.help = "(default: %(default)s)"
+            return super()._format_action(action)
+
         def _get_help_string(self, action: argparse.Action) -> str:
-            text = action.help or ""
-            default = action.default  # a seed of 0 is a value to show: off is None, False or empty
-            if default is None or default is False or default == "" or default is argparse.SUPPRESS or "default" in text:
-                return text
+            if not shown(action):
+                return action.help or ""
             return super()._get_help_string(action)
 
     return Defaults
