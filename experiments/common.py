@@ -104,22 +104,55 @@ def parse_args(parser: Any, argv: Optional[list[str]] = None) -> Any:
     return args
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM in a script started by :func:`run`, raised in the main thread as a ``KeyboardInterrupt``
+    so that every clean-up of a Ctrl-C runs (pools stopped, partial files dropped), as ``cbr``
+    does (``cbr.cli._errors.Terminated``)."""
+
+
+def _terminated(signum: int, frame: Any) -> None:
+    raise Terminated()
+
+
 def run(main: Any, interrupted: str = "nothing written") -> None:
     """A script's entry point: ``main()`` (which checks its arguments, then the extensions:
     :func:`parse_args`), its return value the exit code; Ctrl-C is one line (``interrupted:
-    INTERRUPTED``), exit 130, and an error of the library (:class:`cbr.errors.CBRError`, such as
-    a worker of :func:`worker_pool` that died) one ``error:`` line, exit 1."""
+    INTERRUPTED``), exit 130, a SIGTERM likewise (``terminated: INTERRUPTED``), exit 143 (raised
+    as :class:`Terminated`: the workers of :func:`worker_pool` and of the library are stopped
+    as for a Ctrl-C, and die with the script anyway), and an error of the library
+    (:class:`cbr.errors.CBRError`, such as a worker of :func:`worker_pool` that died) one
+    ``error:`` line, exit 1. Every script in ``experiments/`` starts through it."""
+    import signal
+
     from cbr.errors import CBRError
 
+    signal.signal(signal.SIGTERM, _terminated)
     try:
         code = main()
-    except KeyboardInterrupt:
-        print(f"interrupted: {interrupted}", file=sys.stderr, flush=True)
-        raise SystemExit(130) from None
+    except KeyboardInterrupt as exc:
+        for signum in (signal.SIGINT, signal.SIGTERM):  # stopping already: a second stop must not cut the line
+            signal.signal(signum, signal.SIG_IGN)
+        by, status = ("terminated", 143) if isinstance(exc, Terminated) else ("interrupted", 130)
+        print(f"{by}: {interrupted}", file=sys.stderr, flush=True)
+        raise SystemExit(status) from None
     except CBRError as exc:
         print(f"error: {exc}", file=sys.stderr, flush=True)
         raise SystemExit(1) from None
     raise SystemExit(code if isinstance(code, int) else 0)
+
+
+def finished(result: Any) -> Any:
+    """``result``, an :class:`~cbr.exploit.measure.ExploitResult`, when its measurement ran to
+    its end: :func:`~cbr.exploit.measure.exploit` returns the chunks played so far when a Ctrl-C
+    or SIGTERM stops it, and when a worker dies, where a script must stop (:func:`run`'s one
+    line) rather than go on and write a partial measurement as a whole one."""
+    from cbr.errors import CBRError
+
+    if result.interrupted and isinstance(result.stopped_by, KeyboardInterrupt):
+        raise result.stopped_by
+    if result.failed:
+        raise CBRError(f"the LBR measurement failed: {result.failed}")
+    return result
 
 
 class worker_pool:  # noqa: N801  (used as ``with worker_pool(n) as pool``, as ProcessPoolExecutor is)
@@ -214,15 +247,18 @@ def duel(bot: str, opp: str, hands: int, seed: int) -> dict:
 def budgeted_lbr(bot: str, hands: int, seed: int, workers: int, budget: float,
                  chunk_deals: Optional[int] = None) -> dict:
     """LBR (``cbr exploit``'s default variant) against ``bot`` for at most ``hands`` hands or
-    ``budget`` seconds: SIGALRM ends it like a Ctrl-C, and the chunks finished so far count.
-    Returns :meth:`~cbr.exploit.measure.ExploitResult.to_dict`."""
+    ``budget`` seconds: SIGALRM ends it like a Ctrl-C, and the chunks finished so far count (a
+    real Ctrl-C or SIGTERM stops the script: :func:`finished`). Returns :meth:`~cbr.exploit.measure.ExploitResult.to_dict`."""
     import signal
 
     from cbr.exploit.lbr import Variant
     from cbr.exploit.measure import CHUNK_DEALS, exploit
 
+    class OutOfTime(KeyboardInterrupt):
+        pass
+
     def alarm(signum, frame):  # noqa: ANN001, ANN202
-        raise KeyboardInterrupt
+        raise OutOfTime
 
     old = signal.signal(signal.SIGALRM, alarm)
     signal.setitimer(signal.ITIMER_REAL, budget)
@@ -232,7 +268,9 @@ def budgeted_lbr(bot: str, hands: int, seed: int, workers: int, budget: float,
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
-    return r.to_dict()
+    if r.interrupted and isinstance(r.stopped_by, OutOfTime):
+        return r.to_dict()  # the budget's end: the chunks finished count
+    return finished(r).to_dict()
 
 
 def out_file(out: Any, name: str) -> Path:
