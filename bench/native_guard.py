@@ -46,7 +46,7 @@ __all__ = ["casebase_name", "help_format", "json_file", "number", "number_list",
 
 def number_list(low: int = 1) -> Any:
     """An argparse ``type=`` for a comma-separated list of whole numbers, each at least ``low``,
-    and at least one of them.
+    and at least one of them; an empty entry is a slip, refused (it was dropped).
 
     >>> number_list(1)("1,4,16")
     [1, 4, 16]
@@ -56,6 +56,9 @@ def number_list(low: int = 1) -> Any:
     >>> number_list(1)(",")
     Traceback (most recent call last):
     argparse.ArgumentTypeError: ',' names no number
+    >>> number_list(1)("1,,2")
+    Traceback (most recent call last):
+    argparse.ArgumentTypeError: entry 2 of '1,,2' is empty: give one number per entry, separated by single commas
     """
     each = numbers(low)
 
@@ -63,6 +66,10 @@ def number_list(low: int = 1) -> Any:
         values = each(text)
         if not values:
             raise argparse.ArgumentTypeError(f"{text!r} names no number")
+        for i, item in enumerate(text.split(","), 1):
+            if not item.strip():
+                raise argparse.ArgumentTypeError(f"entry {i} of {text!r} is empty: give one number per entry, "
+                                                 f"separated by single commas")
         return values
 
     parse.__name__ = "list of numbers"

@@ -138,6 +138,14 @@ MORE = [
     ("bench_condensed", ["default", "nosuch"], "argument condensed: no case base 'nosuch'"),
     ("bench_cfr", ["--abstraction", "nosuch"], "argument --abstraction: nosuch: no such folder"),
     ("bench_cfr", ["--abstraction", "."], "argument --abstraction: abstraction.json: no abstraction here"),
+    # taken and then dropped, rounded or written into
+    ("bench_serve", ["--clients", "1,,2"], "argument --clients: entry 2 of '1,,2' is empty"),
+    ("bench_retrieval_scale", ["--sizes", "1000,"], "argument --sizes: entry 2 of '1000,' is empty"),
+    ("bench_retention", ["--decisions", "6"], "argument --decisions: 6 is not a multiple of 4: part 1 commits whole "
+                                              "hands of 4 decisions, one a street (give 4 or 8)"),
+    ("bench_scale_build", ["--logs", "nosuch"], "argument --logs: nosuch: no such folder"),
+    ("bench_scale_build", ["--logs", str(REPO / "README.md")], f"argument --logs: {REPO / 'README.md'} is not a folder"),
+    ("bench_scale_build", ["--logs", str(REPO / "docs")], f"argument --logs: {REPO / 'docs'} holds no self-play logs"),
 ]
 
 
