@@ -168,6 +168,9 @@ def main(argv: list[str] | None = None) -> int:
                     s.act(player.act(dp, rng))
                 hands_seen += 1
     load_after = os.getloadavg()
+    if not wall[(ITERATIONS[0], "new")]["all"]:  # (their medians were a StatisticsError)
+        raise SystemExit(f"error: the bot reached no river decision in {hands_seen} hands: nothing to time; give "
+                         f"more --hands")
     result = {"hands": hands_seen, "seed": args.seed, "old": args.old,
               "load_average_before": [round(x, 2) for x in load_before],
               "load_average_after": [round(x, 2) for x in load_after], "paths": {}}

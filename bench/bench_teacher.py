@@ -76,7 +76,9 @@ def time_decisions(spec: str, points: list) -> tuple[float, float, float]:
     from cbr.policies.spec import policy_from_spec
 
     bot = policy_from_spec(spec, seed=1)
-    for street in range(4):  # load the strategy and the canonical-board maps (once per process; not timed)
+    # load the strategy and the canonical-board maps (once per process; not timed) of each street the
+    # decisions reach (a few decisions may not reach the river: that was a StopIteration)
+    for street in sorted({dp.street for dp in points}):
         bot.act(next(dp for dp in points if dp.street == street), random.Random(0))
     times = []
     for dp in points:

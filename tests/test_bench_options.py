@@ -49,7 +49,7 @@ BAD = [
     ("bench_condensed", "--seed", "-1", SEED),
     ("bench_decision", "--decisions", "0", COUNT),
     ("bench_decision", "--cases", "0", COUNT),
-    ("bench_exploit", "--hands", "0", COUNT),
+    ("bench_exploit", "--hands", "1", "1 is out of range: give 2 or more"),  # LBR plays 2 or more
     ("bench_exploit", "--seed", "-1", SEED),
     ("bench_fallback", "--queries", "0", COUNT),
     ("bench_fallback", "--k", "0", COUNT),
