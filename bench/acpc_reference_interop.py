@@ -64,7 +64,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from cbr.acpc.client import PlayedHand  # noqa: E402
 from cbr.game.gamedef import PRESETS, GameDef  # noqa: E402
-from experiments.common import description, policy_specs, positive_float, positive_int, seed_int  # noqa: E402
+from experiments.common import description, help_format, policy_specs, positive_float, positive_int, seed_int  # noqa: E402
 
 #: ACPC file names of our presets (the reference server's names).
 GAME_FILE_NAMES = {
@@ -484,7 +484,7 @@ def run(args: argparse.Namespace) -> dict:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     who = ap.add_mutually_exclusive_group(required=True)
     who.add_argument("--dealer", help="the reference dealer binary you built: our clients play at it")
     who.add_argument("--reference-sources", metavar="DIR",

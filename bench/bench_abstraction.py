@@ -59,11 +59,11 @@ def numpy_river(board: tuple[int, ...]) -> np.ndarray:
 
 
 def main() -> int:
-    from native_guard import parse_args, positive_int
+    from native_guard import help_format, parse_args, positive_int
 
     from casebases import description
 
-    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("--samples", type=positive_int, default=20, help="boards per build and for the bucket game")
     args = parse_args(ap)
     rng = np.random.default_rng(7)

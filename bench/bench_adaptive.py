@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from cbr.play.match import run_match  # noqa: E402
 from cbr.policies.spec import policy_from_spec  # noqa: E402
-from experiments.common import description, policy_specs, positive_int, seed_int  # noqa: E402
+from experiments.common import description, help_format, policy_specs, positive_int, seed_int  # noqa: E402
 
 
 def timed(spec: str, opponent: str, hands: int, seed: int) -> tuple[list[float], list[float]]:
@@ -74,7 +74,7 @@ def pct(xs: list[float], q: float) -> float:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("--hands", type=positive_int, default=600, help="duplicate hands per opponent and bot (default 600)")
     ap.add_argument("--opponents", type=policy_specs(), default="raise,call,ehs,lag",
                     help="comma-separated opponents (policy specs)")

@@ -99,11 +99,11 @@ def breakdown(path: Path) -> dict[str, object]:
 
 
 def main() -> None:
-    from native_guard import parse_args, positive_int
+    from native_guard import help_format, parse_args, positive_int
 
     from casebases import description
 
-    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("--workers", type=positive_int, nargs="+", default=[1, 2], help="worker counts to build with")
     ap.add_argument("--data", nargs="+", choices=sorted(DATA), default=["irc", "acpc"])
     ap.add_argument("--repeat", type=positive_int, default=1, help="builds per configuration (best is kept)")

@@ -19,6 +19,7 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -45,13 +46,29 @@ def rss_mb() -> float:
     return float("nan")
 
 
+def abstraction_folder(text: str) -> tuple[str, Any, Any]:
+    """``--abstraction``'s type: the folder, its 8-bucket abstraction and its bucket game, read
+    before any work (a folder without them ended the run in a traceback after its first part)."""
+    from cbr.abstraction import Abstraction
+    from cbr.errors import CBRError
+
+    if not Path(text).is_dir():
+        raise argparse.ArgumentTypeError(f"{text}: no such folder (an abstraction folder, made by `cbr abstraction "
+                                         f"build` and holding its bucket_game.npz)")
+    try:
+        a = Abstraction.load(text, n_buckets=8)
+        return text, a, a.load_bucket_game(text)
+    except CBRError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def main() -> int:
-    from native_guard import parse_args, positive_float
+    from native_guard import help_format, parse_args, positive_float
 
     from casebases import description
 
-    ap = argparse.ArgumentParser(description=description(__doc__))
-    ap.add_argument("--abstraction", help="an 8-bucket abstraction directory with bucket_game.npz")
+    ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
+    ap.add_argument("--abstraction", type=abstraction_folder, help="an 8-bucket abstraction directory with bucket_game.npz")
     ap.add_argument("--target", type=positive_float, default=300.0, help="exploitability to reach, mbb/g")
     ap.add_argument("--budget", type=positive_float, default=45.0, help="training seconds at most (8 buckets)")
     args = parse_args(ap)
@@ -74,9 +91,7 @@ def main() -> int:
     from cbr.abstraction import Abstraction
 
     if args.abstraction:
-        a = Abstraction.load(args.abstraction, n_buckets=8)
-        game = a.load_bucket_game(args.abstraction)
-        source = args.abstraction
+        source, a, game = args.abstraction
     else:
         t = time.perf_counter()
         a = Abstraction.build("percentile", "hs", n_buckets=8, samples=40, seed=0)
@@ -106,4 +121,6 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from native_guard import run
+
+    run(main)

@@ -54,24 +54,12 @@ def timed(src: Path, out: Path, method: str) -> tuple[float, float, dict]:
     return time.perf_counter() - w0, time.process_time() - c0, report.to_dict()
 
 
-def casebase_name(text: str) -> str:
-    """``--base``'s type: a case base that exists, checked before the synthetic streets (minutes
-    of work) rather than after them."""
-    from cbr.errors import CBRError
-
-    try:
-        resolve_casebase(text)
-    except CBRError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    return text
-
-
 def main() -> None:
-    from native_guard import number, parse_args, seed_int
+    from native_guard import casebase_name, help_format, number, parse_args, seed_int
 
     from casebases import description
 
-    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("--cases", type=number(10, int), nargs="+", default=[100_000, 400_000, 1_400_000],
                     help="sizes of the synthetic flop streets condensed (10 or more: condense keeps a tenth)")
     ap.add_argument("--method", default="footprint", choices=METHODS)

@@ -50,13 +50,13 @@ def per_vote(ready: dict, street: str, rows: np.ndarray, repeat: int) -> float:
 
 
 def main() -> None:
-    from native_guard import parse_args, positive_int, seed_int
+    from native_guard import casebase_name, help_format, parse_args, positive_int, seed_int
 
     from casebases import description
 
-    ap = argparse.ArgumentParser(description=description(__doc__))
-    ap.add_argument("full")
-    ap.add_argument("condensed")
+    ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
+    ap.add_argument("full", type=casebase_name, help="the full case base (a name or a folder)")
+    ap.add_argument("condensed", type=casebase_name, help="the case base condensed from it")
     ap.add_argument("--queries", type=positive_int, default=2000)
     ap.add_argument("--repeat", type=positive_int, default=3)
     ap.add_argument("--seed", type=seed_int, default=0)
@@ -85,4 +85,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from native_guard import run
+
+    run(main)

@@ -143,11 +143,11 @@ def report(label: str, total: list[float], feats: list[float], fallbacks: int, h
 
 
 def main() -> None:
-    from native_guard import parse_args, positive_int
+    from native_guard import help_format, parse_args, positive_int
 
     from casebases import description
 
-    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("--decisions", type=positive_int, default=500)
     ap.add_argument("--cases", type=positive_int, default=1_000_000)
     ap.add_argument("--reuse", default="probabilistic", choices=("probabilistic", "max-frequency", "best-outcome"))

@@ -64,11 +64,12 @@ def fmt_ratio(x: float) -> str:
 
 
 def main() -> None:
-    from casebases import description
-    parser = argparse.ArgumentParser(description=description(__doc__))
-    parser.add_argument("--quick", action="store_true", help="fewer repeats and smaller inputs")
-    from native_guard import parse_args
+    from native_guard import help_format, parse_args
 
+    from casebases import description
+
+    parser = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
+    parser.add_argument("--quick", action="store_true", help="fewer repeats and smaller inputs")
     args = parse_args(parser)
     repeats = 3 if args.quick else 7
     n_hands = 1_000_000 if args.quick else 4_000_000

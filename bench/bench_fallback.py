@@ -32,11 +32,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from cbr.retrieval import action_codes  # noqa: E402
 from cbr.retrieval.aggregate import aggregate_of, check_labels  # noqa: E402
 from cbr.store import CaseBase, resolve_casebase  # noqa: E402
-from experiments.common import description, number, positive_int, seed_int  # noqa: E402
+from experiments.common import description, help_format, number, positive_int, seed_int  # noqa: E402
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("--casebase", default="expert", help="a case base name or folder (default: expert)")
     ap.add_argument("--street", default="turn", choices=["preflop", "flop", "turn", "river"],
                     help="the street whose cases are queried (default: turn)")

@@ -76,12 +76,12 @@ def _pokerkit_loop(hands: int, seed: int) -> None:
 
 
 def main() -> None:
-    from native_guard import number, parse_args
+    from native_guard import help_format, number, parse_args
 
     from casebases import description
 
     hands = number(1, int, high=MAX_HANDS)
-    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("--hands", type=hands, default=20_000)
     ap.add_argument("--ehs-hands", type=hands, default=2_000)
     args = parse_args(ap)

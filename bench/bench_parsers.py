@@ -198,11 +198,11 @@ def bench_pokerstars(repeat: int, parser_cls: type | None = None, label: str = "
 
 
 def main() -> None:
-    from native_guard import parse_args, positive_int
+    from native_guard import help_format, parse_args, positive_int
 
     from casebases import description
 
-    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("--repeat", type=positive_int, default=3)
     args = parse_args(ap)
     if not LOGS.exists():

@@ -98,22 +98,22 @@ def lbr(args: argparse.Namespace) -> int:
 
 
 def main() -> int:
-    from native_guard import number, parse_args, positive_float, positive_int, seed_int
+    from native_guard import help_format, number, parse_args, positive_float, positive_int, seed_int
 
     from casebases import description
 
-    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     sub = ap.add_subparsers(dest="what", required=True)
-    s = sub.add_parser("speed")
+    s = sub.add_parser("speed", formatter_class=help_format())
     s.add_argument("--repeats", type=positive_int, default=3)
     s.add_argument("--threads", type=positive_int, default=1)
-    t = sub.add_parser("train")
+    t = sub.add_parser("train", formatter_class=help_format())
     t.add_argument("--sampling", choices=("external", "public"), required=True)
     t.add_argument("--cpu-minutes", type=positive_float, default=10.0)
     t.add_argument("--out", required=True)
     t.add_argument("--seed", type=seed_int, default=1)
     t.add_argument("--threads", type=positive_int, default=1)
-    e = sub.add_parser("lbr")
+    e = sub.add_parser("lbr", formatter_class=help_format())
     e.add_argument("folders", nargs="+")
     e.add_argument("--hands", type=positive_int, default=4000)
     e.add_argument("--seed", type=seed_int, default=5)

@@ -81,11 +81,11 @@ def crossover(board: tuple[int, ...], sizes: list[int], rng: random.Random) -> N
 
 
 def main() -> None:
-    from native_guard import parse_args, positive_int, seed_int
+    from native_guard import help_format, parse_args, positive_int, seed_int
 
     from casebases import description
 
-    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("--flops", type=positive_int, default=3)
     ap.add_argument("--turns", type=positive_int, default=5)
     ap.add_argument("--seed", type=seed_int, default=1)

@@ -108,11 +108,11 @@ def summary(xs: list[float]) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from native_guard import json_file, parse_args, positive_int, seed_int
+    from native_guard import help_format, json_file, parse_args, positive_int, seed_int
 
     from casebases import description
 
-    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("--hands", type=positive_int, default=300,
                     help="hands against each of cfr:strategy=emd_256 and raise (default 300)")
     ap.add_argument("--seed", type=seed_int, default=61, help="seed of the deals and the bots' choices (default 61)")
@@ -168,6 +168,9 @@ def main(argv: list[str] | None = None) -> int:
                     s.act(player.act(dp, rng))
                 hands_seen += 1
     load_after = os.getloadavg()
+    if not wall[(ITERATIONS[0], "new")]["all"]:  # (their medians were a StatisticsError)
+        raise SystemExit(f"error: the bot reached no river decision in {hands_seen} hands: nothing to time; give "
+                         f"more --hands")
     result = {"hands": hands_seen, "seed": args.seed, "old": args.old,
               "load_average_before": [round(x, 2) for x in load_before],
               "load_average_after": [round(x, 2) for x in load_after], "paths": {}}

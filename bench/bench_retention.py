@@ -64,7 +64,7 @@ from cbr.play.retention import copy_casebase  # noqa: E402
 from cbr.store import CaseBase  # noqa: E402
 from cbr.store.manifest import read_manifest  # noqa: E402
 from cbr.store.parts import build_table, count_actions, part_entry, write_part  # noqa: E402
-from experiments.common import description, number, positive_int  # noqa: E402
+from experiments.common import description, help_format, number, positive_int  # noqa: E402
 
 
 def pct(values: list[float], q: float) -> float:
@@ -366,10 +366,21 @@ def match_bots(text: str) -> list[str]:
     return bots
 
 
+def whole_hands(text: str) -> int:
+    """``--decisions``' type: 4 or more, a multiple of 4, as part 1 commits whole hands of 4
+    decisions (one a street); another count was rounded down without a word."""
+    decisions = number(4, int)(text)
+    if decisions % 4:
+        raise argparse.ArgumentTypeError(
+            f"{text} is not a multiple of 4: part 1 commits whole hands of 4 decisions, one a street "
+            f"(give {decisions // 4 * 4} or {decisions // 4 * 4 + 4})")
+    return decisions
+
+
 def main() -> None:
-    ap = argparse.ArgumentParser(description=description(__doc__))
-    ap.add_argument("--decisions", type=number(4, int), default=100_000,
-                    help="decisions retained in part 1, four a hand (4 or more; default 100,000)")
+    ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
+    ap.add_argument("--decisions", type=whole_hands, default=100_000,
+                    help="decisions retained in part 1, four a hand (a multiple of 4; default 100,000)")
     ap.add_argument("--hands", type=positive_int, default=10_000, help="hands of each match (default 10,000)")
     ap.add_argument("--skip-match", action="store_true", help="only the append and read parts")
     ap.add_argument("--only-match", action="store_true", help="only the match part")

@@ -140,11 +140,11 @@ def brute_retrieve(st, X: np.ndarray, q: np.ndarray, t: float, k: int) -> np.nda
 
 
 def main() -> None:
-    from native_guard import number, parse_args, positive_int
+    from native_guard import help_format, number, parse_args, positive_int
 
     from casebases import description
 
-    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("--cases", type=number(TOP_K, int), default=1_000_000,
                     help=f"cases of the street ({TOP_K} or more: the top-{TOP_K} searches need them)")
     ap.add_argument("--queries", type=positive_int, default=300)

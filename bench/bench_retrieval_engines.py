@@ -123,11 +123,11 @@ def line(name: str, scan: tuple[float, float], faiss: tuple[float, float]) -> st
 
 
 def main() -> None:
-    from native_guard import number_list, parse_args, positive_int, seed_int
+    from native_guard import help_format, number_list, parse_args, positive_int, seed_int
 
     from casebases import description
 
-    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("--sizes", type=number_list(20), default="10000,100000,1000000",
                     help="comma-separated case counts (each 20 or more: the top-20 searches need them)")
     ap.add_argument("--queries", type=positive_int, default=200)

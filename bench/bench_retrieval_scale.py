@@ -112,11 +112,11 @@ def mapped_child(path: str, queries: int, top: int) -> None:
 
 
 def main() -> None:
-    from native_guard import number, number_list, parse_args, positive_int
+    from native_guard import help_format, number, number_list, parse_args, positive_int
 
     from casebases import description
 
-    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("--sizes", type=number_list(20), default="1000000,4000000,10000000",
                     help="comma-separated case counts (each 20 or more: the top-20 searches need them)")
     ap.add_argument("--queries", type=positive_int, default=200)

@@ -95,9 +95,9 @@ def timed(fn) -> tuple[float, np.ndarray]:
 
 
 def main() -> None:
-    from native_guard import parse_args, positive_int
+    from native_guard import help_format, parse_args, positive_int
 
-    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("--spots", type=positive_int, default=5, help="decision points per street")
     ap.add_argument("--bots", type=policy_specs(each=rule_bot), default="hs,ehs,poki,lag,station,rock",
                     help="comma-separated rule bots (policy specs)")

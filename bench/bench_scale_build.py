@@ -3,7 +3,10 @@
 Run:  python3 bench/bench_scale_build.py --hands 100000 [--modes local dask1 dask2] [--logs DIR]
 
 The logs are rule-bot self-play (:func:`cbr.play.selfplay.write_selfplay_logs`, files of
-5,000 hands, generated once into ``--logs``, default ``/tmp/cbr-selfplay-<hands>``). Each
+5,000 hands ``selfplay-NNNNN.log``, generated once into ``--logs``, default
+``/tmp/cbr-selfplay-<hands>``, and found there by later runs). ``--logs`` must be a folder that
+exists and holds those logs (those missing for ``--hands`` are generated), or an empty one to
+generate them into. Each
 mode runs ``cbr build`` as a child process and samples, every 0.1 s, the resident memory of
 that process and all of its children (the local cluster's workers included), so the peak
 is the whole build's:
@@ -109,20 +112,39 @@ def run(mode: str, logs: Path, hands: int) -> dict:
                                 for k in range(1, 11)]}
 
 
+def logs_folder(text: str) -> Path:
+    """``--logs``' type: a folder that exists and holds this script's self-play logs, or is empty
+    (any path was taken: a file ended in a traceback, and a folder of other files got the logs
+    written among them)."""
+    folder = Path(text)
+    if not folder.exists():
+        raise argparse.ArgumentTypeError(f"{text}: no such folder (give a folder holding selfplay-NNNNN.log files "
+                                         "of an earlier run, or an empty one to generate them into)")
+    if not folder.is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is not a folder")
+    if any(folder.iterdir()) and not any(folder.glob("selfplay-[0-9]*.log")):
+        raise argparse.ArgumentTypeError(f"{text} holds no self-play logs (selfplay-NNNNN.log): give a folder of an "
+                                         "earlier run, or an empty one to generate them into")
+    return folder
+
+
 def main() -> None:
-    from native_guard import json_file, parse_args, positive_int
+    from native_guard import help_format, json_file, parse_args, positive_int
 
     from casebases import description
 
-    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("--hands", type=positive_int, default=100_000)
     ap.add_argument("--modes", nargs="+", default=["local", "dask1", "dask2"], choices=sorted(MODES))
-    ap.add_argument("--logs", type=Path, default=None)
+    ap.add_argument("--logs", type=logs_folder, default=None,
+                    help="a folder holding the self-play logs, or an empty one to generate them into "
+                         "(default: cbr-selfplay-HANDS in the temporary folder, /tmp)")
     ap.add_argument("--json", type=json_file, default=None)
     args = parse_args(ap)
     from cbr.play.selfplay import write_selfplay_logs
 
-    logs = args.logs or Path(tempfile.gettempdir()) / f"cbr-selfplay-{args.hands}"
+    # absolute: cbr build runs in the checkout (a relative --logs was "no such file or directory")
+    logs = (args.logs or Path(tempfile.gettempdir()) / f"cbr-selfplay-{args.hands}").resolve()
     t0 = time.perf_counter()
     files = write_selfplay_logs(logs, args.hands)
     size = sum(f.stat().st_size for f in files)

@@ -141,11 +141,19 @@ def process_queries(bodies: list[dict], samples: int) -> dict:
 
 
 def main() -> None:
-    from native_guard import number_list, parse_args, positive_float, positive_int, require_modules, seed_int
+    from native_guard import (
+        help_format,
+        number_list,
+        parse_args,
+        positive_float,
+        positive_int,
+        require_modules,
+        seed_int,
+    )
 
     from casebases import description
 
-    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("--seconds", type=positive_float, default=5.0, help="Seconds of load per row.")
     ap.add_argument("--clients", type=number_list(1), default="1,4,16", help="Client thread counts, comma-separated.")
     ap.add_argument("--situations", type=positive_int, default=200)

@@ -65,11 +65,11 @@ def pct(values: list[float], q: float) -> float:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from native_guard import number, parse_args, seed_int
+    from native_guard import help_format, number, parse_args, seed_int
 
     from casebases import description
 
-    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("--hands", type=number(1, int, high=MAX_HANDS), default=100)
     ap.add_argument("--trials", type=number(1, int, high=MAX_TRIALS), default=DEFAULT_TRIALS)
     ap.add_argument("--seats", type=int, default=2, choices=(2, 3))

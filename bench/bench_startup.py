@@ -107,11 +107,11 @@ def built_checkout(text: str) -> Path:
 
 
 def main() -> None:
-    from native_guard import parse_args, positive_int
+    from native_guard import help_format, parse_args, positive_int
 
     from casebases import description
 
-    parser = argparse.ArgumentParser(description=description(__doc__))
+    parser = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     parser.add_argument("--runs", type=positive_int, default=11, help="timed runs per command (median reported)")
     parser.add_argument("--baseline", type=built_checkout,
                         help="another checkout whose cbr is timed in the same rounds (its C extension built)")

@@ -154,9 +154,9 @@ def replay_bench() -> None:
 
 
 def main() -> None:
-    from native_guard import number, parse_args, positive_int
+    from native_guard import help_format, number, parse_args, positive_int
 
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=help_format(raw=True))
     ap.add_argument("--hands", type=positive_int, default=3000, help="random hands per table size")
     ap.add_argument("--players", type=number(2, int, high=MAX_SEATS), nargs="+", default=[2, 6],
                     help=f"table sizes to play (players, 2 to {MAX_SEATS})")

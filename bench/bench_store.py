@@ -58,11 +58,11 @@ def timed(fn) -> float:
 
 
 def main() -> None:
-    from native_guard import parse_args, positive_int
+    from native_guard import help_format, parse_args, positive_int
 
     from casebases import description
 
-    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("--cases", type=positive_int, default=200_000)
     ap.add_argument("--appends", type=positive_int, default=200)
     args = parse_args(ap)

@@ -76,7 +76,9 @@ def time_decisions(spec: str, points: list) -> tuple[float, float, float]:
     from cbr.policies.spec import policy_from_spec
 
     bot = policy_from_spec(spec, seed=1)
-    for street in range(4):  # load the strategy and the canonical-board maps (once per process; not timed)
+    # load the strategy and the canonical-board maps (once per process; not timed) of each street the
+    # decisions reach (a few decisions may not reach the river: that was a StopIteration)
+    for street in sorted({dp.street for dp in points}):
         bot.act(next(dp for dp in points if dp.street == street), random.Random(0))
     times = []
     for dp in points:
@@ -88,11 +90,11 @@ def time_decisions(spec: str, points: list) -> tuple[float, float, float]:
 
 
 def main() -> int:
-    from native_guard import parse_args, positive_int
+    from native_guard import help_format, parse_args, positive_int
 
     from casebases import description
 
-    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("--decisions", type=positive_int, default=2000)
     ap.add_argument("--boards", type=positive_int, default=1)
     ap.add_argument("--full-tables", action="store_true")

@@ -37,11 +37,11 @@ from cbr.policies.cbr_policy import CBRPolicy  # noqa: E402
 
 
 def main() -> None:
-    from native_guard import parse_args, positive_int
+    from native_guard import help_format, parse_args, positive_int
 
     from casebases import description
 
-    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("--spots", type=positive_int, default=5)
     ap.add_argument("--reuse", default="probabilistic", choices=("probabilistic", "max-frequency", "best-outcome"))
     args = parse_args(ap)

@@ -105,11 +105,11 @@ def load() -> list:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from native_guard import number, parse_args
+    from native_guard import help_format, number, parse_args
 
     from casebases import description
 
-    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("mode", choices=("record", "check"))
     ap.add_argument("--pairings", type=number(1, int, high=len(PAIRINGS)), default=len(PAIRINGS), help="the first N pairings only (check)")
     args = parse_args(ap, argv)

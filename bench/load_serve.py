@@ -243,11 +243,11 @@ def run_load(clients: int = 16, requests: int = 500, *, seed: int = 0, threads: 
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    from native_guard import parse_args, positive_float, positive_int, require_modules, seed_int
+    from native_guard import help_format, parse_args, positive_float, positive_int, require_modules, seed_int
 
     from casebases import description
 
-    parser = argparse.ArgumentParser(description=description(__doc__))
+    parser = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     parser.add_argument("--clients", type=positive_int, default=16)
     parser.add_argument("--requests", type=positive_int, default=500, help="requests per client")
     parser.add_argument("--threads", type=positive_int, default=8, help="the server's --threads")

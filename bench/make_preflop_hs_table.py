@@ -45,11 +45,12 @@ def flop_classes() -> dict[tuple[int, ...], int]:
 
 
 def main() -> int:
-    from casebases import description
-    ap = argparse.ArgumentParser(description=description(__doc__))
-    ap.add_argument("--write", action="store_true", help=f"write {TARGET.relative_to(REPO)}")
-    from native_guard import parse_args
+    from native_guard import help_format, parse_args
 
+    from casebases import description
+
+    ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
+    ap.add_argument("--write", action="store_true", help=f"write {TARGET.relative_to(REPO)}")
     args = parse_args(ap)
     start = time.perf_counter()
     classes = flop_classes()

@@ -71,11 +71,11 @@ def preflop_class(text: str) -> str:
 
 
 def main() -> None:
-    from native_guard import number, parse_args, positive_int, seed_int
+    from native_guard import help_format, number, parse_args, positive_int, seed_int
 
     from casebases import description
 
-    parser = argparse.ArgumentParser(description=description(__doc__))
+    parser = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     parser.add_argument("--opponents", type=number(1, int, high=MAX_OPPONENTS), default=5)
     parser.add_argument("--trials", type=positive_int, default=200_000)
     parser.add_argument("--seed", type=seed_int, default=20240611)

@@ -10,8 +10,12 @@ answered the same with or without the extensions, and the check runs before any 
 The options' types are the experiments' (``experiments/common.py``): a count is
 :func:`positive_int` (1 or more), a seed :func:`seed_int` (0 or more), a duration
 :func:`positive_float` (more than 0), other ranges :func:`number`; :func:`number_list` reads a
-comma-separated list of counts and :func:`json_file` a file to write, so a bad value is a usage
-error before any work, not a traceback in the middle of (or at the end of) a run."""
+comma-separated list of counts, :func:`json_file` a file to write and :func:`casebase_name` a
+case base, so a bad value is a usage error before any work, not a traceback in the middle of (or
+at the end of) a run. Their ``--help`` says each option's default (:func:`help_format`, the
+experiments' too). A script whose work may end in an error of the library starts through
+:func:`run` (the experiments' entry point): that error is one ``error:`` line, exit 1, and a
+Ctrl-C or SIGTERM one line, exit 130 or 143."""
 from __future__ import annotations
 
 import argparse
@@ -25,22 +29,24 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from experiments.common import (  # noqa: E402  (the experiments' own: the same order, the same types)
+    help_format,
     number,
     numbers,
     parse_args,
     positive_float,
     positive_int,
     require_native,
+    run,
     seed_int,
 )
 
-__all__ = ["json_file", "number", "number_list", "parse_args", "positive_float", "positive_int", "require_modules",
-           "require_native", "seed_int"]
+__all__ = ["casebase_name", "help_format", "json_file", "number", "number_list", "parse_args", "positive_float",
+           "positive_int", "require_modules", "require_native", "run", "seed_int"]
 
 
 def number_list(low: int = 1) -> Any:
     """An argparse ``type=`` for a comma-separated list of whole numbers, each at least ``low``,
-    and at least one of them.
+    and at least one of them; an empty entry is a slip, refused (it was dropped).
 
     >>> number_list(1)("1,4,16")
     [1, 4, 16]
@@ -50,6 +56,9 @@ def number_list(low: int = 1) -> Any:
     >>> number_list(1)(",")
     Traceback (most recent call last):
     argparse.ArgumentTypeError: ',' names no number
+    >>> number_list(1)("1,,2")
+    Traceback (most recent call last):
+    argparse.ArgumentTypeError: entry 2 of '1,,2' is empty: give one number per entry, separated by single commas
     """
     each = numbers(low)
 
@@ -57,6 +66,10 @@ def number_list(low: int = 1) -> Any:
         values = each(text)
         if not values:
             raise argparse.ArgumentTypeError(f"{text!r} names no number")
+        for i, item in enumerate(text.split(","), 1):
+            if not item.strip():
+                raise argparse.ArgumentTypeError(f"entry {i} of {text!r} is empty: give one number per entry, "
+                                                 f"separated by single commas")
         return values
 
     parse.__name__ = "list of numbers"
@@ -79,6 +92,26 @@ def json_file(text: str) -> Path:
     if not path.resolve().parent.is_dir():
         raise argparse.ArgumentTypeError(f"{text}: its folder does not exist")
     return path
+
+
+def casebase_name(text: str) -> str:
+    """An argparse ``type=`` for a case base (a name or a folder, as ``cbr`` takes them): one that
+    exists, checked before the work rather than in a traceback when it is opened.
+
+    >>> casebase_name("default")
+    'default'
+    >>> casebase_name("no/such/base")                     # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    argparse.ArgumentTypeError: no case base 'no/such/base': not a directory, ...
+    """
+    from cbr.errors import CBRError
+    from cbr.store import resolve_casebase
+
+    try:
+        resolve_casebase(text)
+    except CBRError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
 
 
 def require_modules(script: str, needs: str, modules: tuple[str, ...], extra: str) -> None:

@@ -47,11 +47,11 @@ def extremes(boards: list[tuple[int, ...]]) -> dict[str, tuple[float, str]]:
 
 
 def main() -> int:
-    from native_guard import parse_args
+    from native_guard import help_format, parse_args
 
     from casebases import description
 
-    parse_args(argparse.ArgumentParser(description=description(__doc__)))  # --help; no options
+    parse_args(argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format()))  # --help; no options
     start = time.perf_counter()
     rows = {}
     hs, hs2 = preflop_metrics()

@@ -47,6 +47,7 @@ def snapshots(run: Path) -> list[tuple[int, Path]]:
 def measure(run: Path, snapshot: Path, *, hands: int, seed: int, workers: int) -> dict:
     """LBR of one snapshot (a strategy folder made of it and the run's abstraction)."""
     import numpy as np
+    from common import finished
 
     from cbr.exploit.lbr import Variant
     from cbr.exploit.measure import exploit
@@ -58,7 +59,7 @@ def measure(run: Path, snapshot: Path, *, hands: int, seed: int, workers: int) -
         os.symlink((run / "abstraction.npz").resolve(), folder / "abstraction.npz")
         os.symlink(snapshot.resolve(), folder / "strategy.npz")
         t = time.time()
-        r = exploit(f"cfr:strategy={folder}", hands=hands, seed=seed, workers=workers, variant=Variant()).to_dict()
+        r = finished(exploit(f"cfr:strategy={folder}", hands=hands, seed=seed, workers=workers, variant=Variant())).to_dict()
     return {"iterations": info["iterations"], "training_hours": info["seconds"] / 3600,
             "cpu_hours": info.get("extra", {}).get("cpu_seconds", 0.0) / 3600, "mbb": r["mbb_per_game"],
             "ci": r["ci95"], "hands": r["hands"], "seed": seed, "lbr_seconds": round(time.time() - t)}
@@ -161,4 +162,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from common import run
+
+    run(main)

@@ -136,4 +136,6 @@ def main(argv: Optional[list[str]] = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from common import run
+
+    run(main, "the strategies trained so far are kept in the cache (a re-run trains only the rest)")

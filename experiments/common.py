@@ -104,22 +104,55 @@ def parse_args(parser: Any, argv: Optional[list[str]] = None) -> Any:
     return args
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM in a script started by :func:`run`, raised in the main thread as a ``KeyboardInterrupt``
+    so that every clean-up of a Ctrl-C runs (pools stopped, partial files dropped), as ``cbr``
+    does (``cbr.cli._errors.Terminated``)."""
+
+
+def _terminated(signum: int, frame: Any) -> None:
+    raise Terminated()
+
+
 def run(main: Any, interrupted: str = "nothing written") -> None:
     """A script's entry point: ``main()`` (which checks its arguments, then the extensions:
     :func:`parse_args`), its return value the exit code; Ctrl-C is one line (``interrupted:
-    INTERRUPTED``), exit 130, and an error of the library (:class:`cbr.errors.CBRError`, such as
-    a worker of :func:`worker_pool` that died) one ``error:`` line, exit 1."""
+    INTERRUPTED``), exit 130, a SIGTERM likewise (``terminated: INTERRUPTED``), exit 143 (raised
+    as :class:`Terminated`: the workers of :func:`worker_pool` and of the library are stopped
+    as for a Ctrl-C, and die with the script anyway), and an error of the library
+    (:class:`cbr.errors.CBRError`, such as a worker of :func:`worker_pool` that died) one
+    ``error:`` line, exit 1. Every script in ``experiments/`` starts through it."""
+    import signal
+
     from cbr.errors import CBRError
 
+    signal.signal(signal.SIGTERM, _terminated)
     try:
         code = main()
-    except KeyboardInterrupt:
-        print(f"interrupted: {interrupted}", file=sys.stderr, flush=True)
-        raise SystemExit(130) from None
+    except KeyboardInterrupt as exc:
+        for signum in (signal.SIGINT, signal.SIGTERM):  # stopping already: a second stop must not cut the line
+            signal.signal(signum, signal.SIG_IGN)
+        by, status = ("terminated", 143) if isinstance(exc, Terminated) else ("interrupted", 130)
+        print(f"{by}: {interrupted}", file=sys.stderr, flush=True)
+        raise SystemExit(status) from None
     except CBRError as exc:
         print(f"error: {exc}", file=sys.stderr, flush=True)
         raise SystemExit(1) from None
     raise SystemExit(code if isinstance(code, int) else 0)
+
+
+def finished(result: Any) -> Any:
+    """``result``, an :class:`~cbr.exploit.measure.ExploitResult`, when its measurement ran to
+    its end: :func:`~cbr.exploit.measure.exploit` returns the chunks played so far when a Ctrl-C
+    or SIGTERM stops it, and when a worker dies, where a script must stop (:func:`run`'s one
+    line) rather than go on and write a partial measurement as a whole one."""
+    from cbr.errors import CBRError
+
+    if result.interrupted and isinstance(result.stopped_by, KeyboardInterrupt):
+        raise result.stopped_by
+    if result.failed:
+        raise CBRError(f"the LBR measurement failed: {result.failed}")
+    return result
 
 
 class worker_pool:  # noqa: N801  (used as ``with worker_pool(n) as pool``, as ProcessPoolExecutor is)
@@ -214,15 +247,18 @@ def duel(bot: str, opp: str, hands: int, seed: int) -> dict:
 def budgeted_lbr(bot: str, hands: int, seed: int, workers: int, budget: float,
                  chunk_deals: Optional[int] = None) -> dict:
     """LBR (``cbr exploit``'s default variant) against ``bot`` for at most ``hands`` hands or
-    ``budget`` seconds: SIGALRM ends it like a Ctrl-C, and the chunks finished so far count.
-    Returns :meth:`~cbr.exploit.measure.ExploitResult.to_dict`."""
+    ``budget`` seconds: SIGALRM ends it like a Ctrl-C, and the chunks finished so far count (a
+    real Ctrl-C or SIGTERM stops the script: :func:`finished`). Returns :meth:`~cbr.exploit.measure.ExploitResult.to_dict`."""
     import signal
 
     from cbr.exploit.lbr import Variant
     from cbr.exploit.measure import CHUNK_DEALS, exploit
 
+    class OutOfTime(KeyboardInterrupt):
+        pass
+
     def alarm(signum, frame):  # noqa: ANN001, ANN202
-        raise KeyboardInterrupt
+        raise OutOfTime
 
     old = signal.signal(signal.SIGALRM, alarm)
     signal.setitimer(signal.ITIMER_REAL, budget)
@@ -232,7 +268,9 @@ def budgeted_lbr(bot: str, hands: int, seed: int, workers: int, budget: float,
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
-    return r.to_dict()
+    if r.interrupted and isinstance(r.stopped_by, OutOfTime):
+        return r.to_dict()  # the budget's end: the chunks finished count
+    return finished(r).to_dict()
 
 
 def out_file(out: Any, name: str) -> Path:
@@ -268,27 +306,39 @@ def out_folder(out: Any) -> Path:
 def help_format(raw: bool = False) -> Any:
     """The ``formatter_class`` of the scripts' parsers: each option's help ends with its default
     (``(default: 4000)``), unless it has none worth saying (None, off, empty) or the help already
-    says it; with ``raw`` the description keeps its paragraphs as written.
+    says it; an option without help shows its default alone; with ``raw`` the description keeps
+    its paragraphs as written. The benchmarks' parsers use it too (``bench/native_guard.py``).
 
     >>> import argparse
     >>> ap = argparse.ArgumentParser(prog="x", formatter_class=help_format())
     >>> _ = ap.add_argument("--hands", type=int, default=4000, help="duplicate hands per match")
     >>> _ = ap.add_argument("--out", default=None, help="the JSON to write")
     >>> _ = ap.add_argument("--seed", type=int, default=0, help="deal seed")
-    >>> [line.strip() for line in ap.format_help().splitlines()[-3:]]
-    ['--hands HANDS  duplicate hands per match (default: 4000)', '--out OUT      the JSON to write', '--seed SEED    deal seed (default: 0)']
+    >>> _ = ap.add_argument("--top", type=int, default=20)
+    >>> [line.strip() for line in ap.format_help().splitlines()[-4:]]
+    ['--hands HANDS  duplicate hands per match (default: 4000)', '--out OUT      the JSON to write', '--seed SEED    deal seed (default: 0)', '--top TOP      (default: 20)']
     """
     import argparse
+    import copy
 
     bases = (argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter) if raw else (
         argparse.ArgumentDefaultsHelpFormatter,)
 
+    def shown(action: argparse.Action) -> bool:
+        default = action.default  # a seed of 0 is a value to show: off is None, False or empty
+        return not (default is None or default is False or default == "" or default is argparse.SUPPRESS
+                    or "default" in (action.help or ""))
+
     class Defaults(*bases):  # type: ignore[misc]
+        def _format_action(self, action: argparse.Action) -> str:
+            if not action.help and action.help is not argparse.SUPPRESS and action.option_strings and shown(action):
+                action = copy.copy(action)  # an option without help still says its default
+                action.help = "(default: %(default)s)"
+            return super()._format_action(action)
+
         def _get_help_string(self, action: argparse.Action) -> str:
-            text = action.help or ""
-            default = action.default  # a seed of 0 is a value to show: off is None, False or empty
-            if default is None or default is False or default == "" or default is argparse.SUPPRESS or "default" in text:
-                return text
+            if not shown(action):
+                return action.help or ""
             return super()._get_help_string(action)
 
     return Defaults

@@ -65,4 +65,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from common import run
+
+    run(main, "the methods measured so far are in the --out file")

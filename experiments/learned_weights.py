@@ -95,4 +95,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from common import run
+
+    run(main)

@@ -199,4 +199,6 @@ def main(argv: list[str] | None = None) -> dict:
 if __name__ == "__main__":
     import json
 
-    print(json.dumps(main(), indent=2))
+    from common import run
+
+    run(lambda: print(json.dumps(main(), indent=2)))

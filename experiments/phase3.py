@@ -99,4 +99,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from common import run
+
+    run(main)

@@ -105,4 +105,6 @@ def main(argv: list[str] | None = None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    from common import run
+
+    run(main)

@@ -29,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from common import OUT_FOLDER_HELP, duel, out_folder  # noqa: E402
+from common import OUT_FOLDER_HELP, duel, finished, out_folder  # noqa: E402
 
 from cbr.cfr.policy import SHIPPED_TEACHER  # noqa: E402
 from cbr.exploit.lbr import Variant  # noqa: E402
@@ -125,8 +125,8 @@ def main() -> int:
                     reused.append(f"the LBR of snapshot {it:,}")
                     continue
                 t = time.time()
-                r = exploit(f"cfr:strategy={folder}", hands=args.snapshot_hands, seed=args.seed,
-                            workers=args.workers, variant=Variant()).to_dict()
+                r = finished(exploit(f"cfr:strategy={folder}", hands=args.snapshot_hands, seed=args.seed,
+                                     workers=args.workers, variant=Variant())).to_dict()
                 points.append({"iterations": it, "seconds": info["seconds"], "mbb": r["mbb_per_game"],
                                "ci": r["ci95"], "hands": r["hands"], "lbr_seconds": round(time.time() - t)})
                 print(f"snapshot {it:,}: {r['mbb_per_game']:.0f} +- {r['ci95']:.0f} mbb/g", file=sys.stderr)
@@ -136,7 +136,7 @@ def main() -> int:
         import numpy as np
 
         t = time.time()
-        r = exploit(TEACHER, hands=args.hands, seed=args.seed, workers=args.workers, variant=Variant()).to_dict()
+        r = finished(exploit(TEACHER, hands=args.hands, seed=args.seed, workers=args.workers, variant=Variant())).to_dict()
         with np.load(SHIPPED_TEACHER / "strategy.npz") as z:
             info = json.loads(str(z["info"]))
         report["lbr"] = {"mbb": r["mbb_per_game"], "ci": r["ci95"], "hands": r["hands"], "seconds": info["seconds"],

@@ -88,4 +88,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from common import run
+
+    run(main, "the variants measured so far are in the --out file")

@@ -25,7 +25,7 @@ COUNT = "0 is out of range: give 1 or more"
 SEED = "-1 is out of range: give 0 or more"
 DURATION = "0 is out of range: give more than 0"
 #: What a script needs on its command line before its options (positionals, a subcommand).
-BEFORE = {"bench_condensed": ["full", "condensed"], "golden_decisions": ["check"],
+BEFORE = {"bench_condensed": ["default", "default"], "golden_decisions": ["check"],
           "acpc_reference_interop": ["--dealer", sys.executable]}
 
 #: (script, option, bad value, what argparse says after "argument OPTION: "); bench_pcs's options
@@ -49,7 +49,7 @@ BAD = [
     ("bench_condensed", "--seed", "-1", SEED),
     ("bench_decision", "--decisions", "0", COUNT),
     ("bench_decision", "--cases", "0", COUNT),
-    ("bench_exploit", "--hands", "0", COUNT),
+    ("bench_exploit", "--hands", "1", "1 is out of range: give 2 or more"),  # LBR plays 2 or more
     ("bench_exploit", "--seed", "-1", SEED),
     ("bench_fallback", "--queries", "0", COUNT),
     ("bench_fallback", "--k", "0", COUNT),
@@ -133,6 +133,19 @@ MORE = [
     # not numbers, but checked where they were read after minutes of work (or in a traceback)
     ("bench_condense", ["--base", "nosuch"], "argument --base: no case base 'nosuch'"),
     ("make_preflop_table", ["--classes", "AA", "XYZ"], "argument --classes: unknown pre-flop class 'XYZ'"),
+    # a case base or an abstraction that is not there: a traceback, bench_cfr's after its first part
+    ("bench_condensed", ["nosuch", "default"], "argument full: no case base 'nosuch'"),
+    ("bench_condensed", ["default", "nosuch"], "argument condensed: no case base 'nosuch'"),
+    ("bench_cfr", ["--abstraction", "nosuch"], "argument --abstraction: nosuch: no such folder"),
+    ("bench_cfr", ["--abstraction", "."], "argument --abstraction: abstraction.json: no abstraction here"),
+    # taken and then dropped, rounded or written into
+    ("bench_serve", ["--clients", "1,,2"], "argument --clients: entry 2 of '1,,2' is empty"),
+    ("bench_retrieval_scale", ["--sizes", "1000,"], "argument --sizes: entry 2 of '1000,' is empty"),
+    ("bench_retention", ["--decisions", "6"], "argument --decisions: 6 is not a multiple of 4: part 1 commits whole "
+                                              "hands of 4 decisions, one a street (give 4 or 8)"),
+    ("bench_scale_build", ["--logs", "nosuch"], "argument --logs: nosuch: no such folder"),
+    ("bench_scale_build", ["--logs", str(REPO / "README.md")], f"argument --logs: {REPO / 'README.md'} is not a folder"),
+    ("bench_scale_build", ["--logs", str(REPO / "docs")], f"argument --logs: {REPO / 'docs'} holds no self-play logs"),
 ]
 
 
@@ -170,7 +183,7 @@ def test_other_bad_values_are_usage_errors(name: str, args: list[str], said: str
 #: An option with a type, and the rest of its line.
 TYPED = re.compile(r"""(\w+)\.add_argument\("(--[a-z-]+)"([^\n]*)""")
 #: Options whose type reads no number: files, folders and names (in :data:`MORE`, but --logs: any folder).
-NOT_NUMBERS = ("--json", "--baseline", "--logs", "--base", "--classes")
+NOT_NUMBERS = ("--json", "--baseline", "--logs", "--base", "--classes", "--abstraction")
 #: Types of options naming bots (tests/test_bench_scripts.py checks them).
 BOT_TYPES = ("type=policy_specs(", "type=match_bots")
 
@@ -182,7 +195,7 @@ def test_every_numeric_option_is_checked() -> None:
     found = set()
     for path in sorted((REPO / "bench").glob("*.py")):
         text = path.read_text(encoding="utf-8")
-        subs = dict(re.findall(r"""(\w+) = sub\.add_parser\("(\w+)"\)""", text))
+        subs = dict(re.findall(r"""(\w+) = sub\.add_parser\("(\w+)"[,)]""", text))
         for owner, option, rest in TYPED.findall(text):
             if "type=" not in rest or rest.lstrip(", ").startswith(BOT_TYPES) or "choices=" in rest:
                 continue
@@ -190,3 +203,16 @@ def test_every_numeric_option_is_checked() -> None:
                 continue
             found.add((path.stem, f"{subs[owner]} {option}" if owner in subs else option))
     assert found == {(name, option) for name, option, _, _ in BAD}
+
+
+def test_a_folder_that_is_no_case_base_is_one_error_line(tmp_path: Path) -> None:
+    """``bench_condensed.py`` of a folder that exists but holds no case base: the library's
+    ``CaseBaseError`` when it is opened, one ``error:`` line and exit 1 (``native_guard.run``), not
+    its traceback."""
+    require_native()
+    (tmp_path / "empty").mkdir()
+    p = subprocess.run([sys.executable, str(REPO / "bench" / "bench_condensed.py"), "default", "empty"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 1, (p.stdout, p.stderr)
+    assert p.stderr.strip().splitlines() == ["error: empty is not a case base: manifest.json is missing"], p.stderr
+    assert p.stdout == ""

@@ -28,7 +28,7 @@ UNKNOWN_BOT = [
 #: A count of hands out of range is a usage error too, not the game's traceback.
 BAD_HANDS = [
     ("bench_adaptive", ["--hands", "0"], "argument --hands: 0 is out of range: give 1 or more"),
-    ("bench_exploit", ["--bots", "call", "--hands", "-3"], "argument --hands: -3 is out of range: give 1 or more"),
+    ("bench_exploit", ["--bots", "call", "--hands", "-3"], "argument --hands: -3 is out of range: give 2 or more"),
     ("bench_retention", ["--only-match", "--hands", "0"], "argument --hands: 0 is out of range: give 1 or more"),
 ]
 

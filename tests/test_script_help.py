@@ -5,6 +5,8 @@ description cut mid-sentence; they use :func:`casebases.description` now (the ex
 scripts are checked in ``tests/test_experiment_scripts.py``)."""
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -41,3 +43,49 @@ def test_help_describes_the_script_in_a_whole_sentence(script: Path) -> None:
     assert not text.startswith(("options:", "optional arguments:", "positional arguments:")), p.stdout
     assert text.endswith((".", "?", "!")), text  # (bench_serve.py starts with the command, cbr serve)
     assert "``" not in text, text
+
+
+#: Runs a bench script up to its argument parsing and prints, for its parser and each
+#: subcommand's, the help text and each option's default as the help would say it (None when
+#: there is none worth saying: None, off, empty, or a help that says it in its own words).
+DEFAULTS = """
+import argparse, json, runpy, sys
+def shown(self, args=None, namespace=None):
+    parsers = [self]
+    for action in self._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            parsers += list(action.choices.values())
+    out = []
+    for parser in parsers:
+        said = {}
+        for a in parser._actions:
+            d = a.default
+            if not a.option_strings or d is None or d is False or d == "" or d is argparse.SUPPRESS:
+                continue
+            if "default" in (a.help or ""):
+                continue
+            said[a.option_strings[-1]] = str(d)
+        out.append({"help": " ".join(parser.format_help().split()), "defaults": said})
+    print(json.dumps(out))
+    raise SystemExit(0)
+argparse.ArgumentParser.parse_args = shown
+argparse.ArgumentParser.parse_known_args = shown
+script = sys.argv[1]
+sys.argv = [script]
+sys.path.insert(0, script.rsplit("/", 1)[0])
+runpy.run_path(script, run_name="__main__")
+"""
+
+
+@pytest.mark.parametrize("script", [s for s in SCRIPTS if s.parts[0] == "bench"], ids=str)
+def test_bench_help_says_each_default(script: Path, tmp_path: Path) -> None:
+    """The benchmarks' ``--help`` says each option's default as the experiments' does (the
+    shared :func:`experiments.common.help_format`, through ``bench/native_guard.py``): it said
+    none (``--queries QUERIES`` alone, whatever the script would run with)."""
+    p = subprocess.run([sys.executable, "-c", DEFAULTS, str(REPO / script)], cwd=tmp_path, capture_output=True,
+                       text=True, timeout=60, env={**os.environ, "COLUMNS": "1000"})  # no line cut in a default
+    assert p.returncode == 0, p.stderr
+    for parser in json.loads(p.stdout.strip().splitlines()[-1]):
+        for option, default in parser["defaults"].items():
+            said = " ".join(f"(default: {default})".split())
+            assert f"{option} " in parser["help"] and said in parser["help"], (option, said, parser["help"])

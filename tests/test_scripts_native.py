@@ -44,7 +44,7 @@ def unbuilt(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     return {**env, "PYTHONPATH": str(fake), "OMP_NUM_THREADS": "1"}
 
 #: What a script needs on its command line to run at all (a benchmark without it is a usage error).
-NEEDED = {"acpc_reference_interop.py": ["--dealer", sys.executable], "bench_condensed.py": ["full", "condensed"],
+NEEDED = {"acpc_reference_interop.py": ["--dealer", sys.executable], "bench_condensed.py": ["default", "default"],
           "bench_pcs.py": ["speed"], "golden_decisions.py": ["check"], "cfr_curve.py": ["no-such-run"],
           "condense_coverage.py": ["default"], "resolve_river.py": ["--part", "timing"]}
 

@@ -1,0 +1,99 @@
+"""How an experiment script ends when it is stopped or fails, with real processes: every script
+in ``experiments/`` starts through ``experiments/common.run``, so a Ctrl-C is one line
+(``interrupted: ...``, exit 130), a SIGTERM one line (``terminated: ...``, exit 143) and a
+library error (``cbr.errors.CBRError``) one ``error:`` line, exit 1; the worker processes of the
+script (its own pool, or the library's: LBR's) do not outlive it.
+
+Before: only the seven scripts with a worker pool started through ``run``; the others showed a
+``KeyboardInterrupt`` or ``CaseBaseError`` traceback, a SIGTERM killed every script without a
+word (exit -15), and a Ctrl-C or SIGTERM while LBR measured (``exploit`` returns the chunks played
+so far when stopped) let the script go on and write the partial measurement as a whole one.
+
+Every test is bounded and kills whatever it started (its own session)."""
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import default_sigint, lines_until, require_native
+from tests.reliability.test_build_signals import _alive, _wait_for
+from tests.reliability.test_pool_kills import _busy_workers, _session, _stop_everything
+
+REPO = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc to find the worker processes")
+
+#: Scripts busy for minutes, writing under ``{out}``: (arguments, how many workers they start,
+#: the line on stdout that says the work has begun when they start none).
+BUSY = {
+    # one process: a million duplicate hands, after the line naming the bot's parameters
+    "ehs_strength": (["--hands", "1000000", "--out", "{out}/e.json"], 0, "EHS bot "),
+    # LBR in two worker processes of the library (cbr.exploit.measure), not a worker_pool of its own
+    "exploit_validation": (["--hands", "10000000", "--workers", "2", "--out", "{out}/v.json"], 2, None),
+    # a worker_pool of its own
+    "counter_strategies": (["--only", "raise", "--hands", "1000000", "-j", "2", "--out", "{out}/c.json"], 2, None),
+}
+
+
+def _busy(name: str, out: Path) -> tuple[subprocess.Popen, list[int]]:
+    args, workers, started = BUSY[name]
+    proc = subprocess.Popen([sys.executable, str(REPO / "experiments" / f"{name}.py"),
+                             *[a.replace("{out}", str(out)) for a in args]],
+                            cwd=out.parent, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True, preexec_fn=default_sigint,
+                            env={**os.environ, "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"})
+    if workers:
+        return proc, _busy_workers(proc, workers)
+    lines_until(proc.stdout, started)
+    return proc, []
+
+
+@pytest.mark.time_limit(120)
+@pytest.mark.parametrize("name", sorted(BUSY))
+@pytest.mark.parametrize(("signum", "code", "said"), [(signal.SIGINT, 130, "interrupted: nothing written"),
+                                                      (signal.SIGTERM, 143, "terminated: nothing written")],
+                         ids=["ctrl-c", "sigterm"])
+def test_a_stopped_script_says_one_line_and_leaves_no_worker(name: str, signum: int, code: int, said: str,
+                                                             tmp_path: Path) -> None:
+    require_native()
+    out = tmp_path / "out"
+    proc, pids = None, []
+    try:
+        proc, pids = _busy(name, out)
+        proc.send_signal(signum)
+        _, err = proc.communicate(timeout=30)
+        assert proc.returncode == code, err
+        assert err.strip().splitlines() == [said], err
+        assert not out.exists()  # nothing measured to the end: nothing written
+        assert _wait_for(lambda: not any(_alive(p) for p in pids), timeout=5), "a worker outlived the script"
+        assert _wait_for(lambda: not _session(proc.pid), timeout=5), f"left running: {_session(proc.pid)}"
+    finally:
+        if proc is not None:
+            _stop_everything(proc, pids)
+
+
+def test_a_library_error_is_one_error_line(tmp_path: Path) -> None:
+    """``condense_coverage.py`` of a case base that is not there: the library's ``CaseBaseError``."""
+    require_native()
+    p = subprocess.run([sys.executable, str(REPO / "experiments" / "condense_coverage.py"), str(tmp_path / "nosuch"),
+                        "--out", str(tmp_path / "c.json")], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 1, p.stderr
+    assert p.stderr.strip().splitlines() == [p.stderr.strip()], p.stderr
+    assert p.stderr.startswith(f"error: no case base '{tmp_path / 'nosuch'}': not a directory"), p.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_every_experiment_script_starts_through_run() -> None:
+    """The guard of the tests above for the scripts they do not run: each script's
+    ``__main__`` block calls ``run`` of ``experiments/common.py``."""
+    scripts = sorted(p for p in (REPO / "experiments").glob("*.py") if p.name != "common.py")
+    assert len(scripts) >= 29
+    without = [p.name for p in scripts
+               if not re.search(r'^if __name__ == "__main__":\n(    .*\n|\n)*?    run\(', p.read_text(encoding="utf-8"),
+                                re.M)]
+    assert without == []
