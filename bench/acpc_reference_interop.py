@@ -525,4 +525,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from native_guard import run
+
+    run(main)

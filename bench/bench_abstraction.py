@@ -136,4 +136,6 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from native_guard import run
+
+    run(main)

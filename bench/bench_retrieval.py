@@ -272,4 +272,6 @@ def _threads() -> int:
 
 if __name__ == "__main__":
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    main()
+    from native_guard import run
+
+    run(main)

@@ -206,4 +206,6 @@ def main() -> None:
 
 if __name__ == "__main__":
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    main()
+    from native_guard import run
+
+    run(main)

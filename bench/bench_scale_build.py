@@ -165,4 +165,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from native_guard import run
+
+    run(main)

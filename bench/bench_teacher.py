@@ -140,4 +140,6 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from native_guard import run
+
+    run(main)

@@ -8,6 +8,7 @@ committed results under ``experiments/results/`` (the scripts' docstrings name t
 files there; ``--out experiments/results/...`` writes the committed ones)."""
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import platform
@@ -302,7 +303,6 @@ def out_folder(out: Any) -> Path:
     return SCRATCH
 
 
-#: ``--help`` of an ``--out`` file.
 def help_format(raw: bool = False) -> Any:
     """The ``formatter_class`` of the scripts' parsers: each option's help ends with its default
     (``(default: 4000)``), unless it has none worth saying (None, off, empty) or the help already
@@ -344,6 +344,7 @@ def help_format(raw: bool = False) -> Any:
     return Defaults
 
 
+#: ``--help`` of an ``--out`` file.
 OUT_HELP = ("the JSON to write (default: experiments/scratch/{name}, ignored by git; the committed "
             "experiments/results/{name} is rewritten only when --out names it)")
 #: ``--help`` of an ``--out`` folder.
@@ -391,18 +392,32 @@ positive_float = number(0, above=True)
 
 
 def numbers(low: int) -> Any:
-    """An argparse ``type=`` for a comma-separated list of whole numbers, each at least ``low``.
+    """An argparse ``type=`` for a comma-separated list of whole numbers, each at least ``low``,
+    and at least one of them; an empty entry is a slip, refused (it was dropped).
 
     >>> numbers(0)("0,10,100")
     [0, 10, 100]
     >>> numbers(0)("abc")
     Traceback (most recent call last):
     argparse.ArgumentTypeError: 'abc' is not a number
+    >>> numbers(1)(",")
+    Traceback (most recent call last):
+    argparse.ArgumentTypeError: ',' names no number
+    >>> numbers(0)("0,,10")
+    Traceback (most recent call last):
+    argparse.ArgumentTypeError: entry 2 of '0,,10' is empty: give one number per entry, separated by single commas
     """
     one = number(low, int)
 
     def parse(text: str) -> list[int]:
-        return [one(x) for x in text.split(",") if x.strip()]
+        items = text.split(",")
+        if not any(x.strip() for x in items):
+            raise argparse.ArgumentTypeError(f"{text!r} names no number")
+        for i, item in enumerate(items, 1):
+            if not item.strip():
+                raise argparse.ArgumentTypeError(f"entry {i} of {text!r} is empty: give one number per entry, "
+                                                 f"separated by single commas")
+        return [one(x) for x in items]
 
     parse.__name__ = "list of numbers"
     return parse

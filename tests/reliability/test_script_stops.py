@@ -97,3 +97,28 @@ def test_every_experiment_script_starts_through_run() -> None:
                if not re.search(r'^if __name__ == "__main__":\n(    .*\n|\n)*?    run\(', p.read_text(encoding="utf-8"),
                                 re.M)]
     assert without == []
+
+
+def test_a_bench_scripts_library_error_is_one_error_line(tmp_path: Path) -> None:
+    """``bench_condense.py`` of a case base whose manifest is torn: the library's error is one
+    ``error:`` line, exit 1 (it was a traceback before the bench scripts started through ``run``)."""
+    require_native()
+    folder = tmp_path / "notcb"
+    folder.mkdir()
+    (folder / "manifest.json").write_text("{torn")
+    p = subprocess.run([sys.executable, str(REPO / "bench" / "bench_condense.py"), "--base", str(folder),
+                        "--cases", "10"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 1, p.stderr
+    assert p.stderr.strip().splitlines() == [p.stderr.strip()], p.stderr  # the synthetic part's table is on stdout
+    assert p.stderr.startswith(f"error: {folder / 'manifest.json'}: cannot read the manifest"), p.stderr
+
+
+def test_every_bench_script_starts_through_run() -> None:
+    """Each benchmark's ``__main__`` block calls ``run`` (``bench/native_guard.py``, the
+    experiments' entry point): Ctrl-C, SIGTERM and a library error are one line each."""
+    scripts = sorted(p for p in (REPO / "bench").glob("*.py") if p.name != "native_guard.py")
+    assert len(scripts) >= 30
+    without = [p.name for p in scripts
+               if not re.search(r'^if __name__ == "__main__":\n(    .*\n|\n)*?    run\(main\)', p.read_text(encoding="utf-8"),
+                                re.M)]
+    assert without == []
