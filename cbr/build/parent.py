@@ -60,15 +60,19 @@ def watch_parent(parent: int, every: float = PARENT_CHECK_SECONDS, *, until: Opt
         time.sleep(every)
 
 
-def die_with_parent(parent: int) -> None:
+def die_with_parent(parent: int, *, until: Optional[float] = None) -> None:
     """Make this (worker) process die with ``parent``: the kernel's parent-death signal
     (SIGKILL, :func:`parent_death_signal`) and, everywhere, a daemon thread that exits when
-    the parent changes (:func:`watch_parent`), so a SIGKILLed ``cbr build`` never leaves its
-    workers running with the caller's stdout open.
+    the parent changes or ``until`` passed (:func:`watch_parent`), so a SIGKILLed ``cbr build``
+    never leaves its workers running with the caller's stdout open. ``parent`` is the pid the
+    parent recorded before it started this process (its ``os.getpid()``), never this process's
+    ``os.getppid()`` read now: a parent that died meanwhile would be init's pid, or a
+    subreaper's, and this process would watch that instead.
     """
     arm = parent_death_signal()
     if arm is not None:
         arm(signal.SIGKILL)
     if os.getppid() != parent:  # the parent died before the signal was armed
         os._exit(1)
-    threading.Thread(target=watch_parent, args=(parent,), daemon=True, name="cbr-parent-watch").start()
+    threading.Thread(target=watch_parent, args=(parent,), kwargs={"until": until}, daemon=True,
+                     name="cbr-parent-watch").start()

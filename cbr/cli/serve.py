@@ -163,7 +163,7 @@ def serve_command(
     if not is_loopback(host) and token_file is None:
         raise ConfigError(f"--host {host} is not loopback: give --token-file (anyone who can reach the port "
                           "could otherwise use the server)")
-    from cbr.serve.app import CONFIG_ENV, ServeConfig, create_app, read_token
+    from cbr.serve.app import CONFIG_ENV, PARENT_ENV, ServeConfig, create_app, read_token
     from cbr.serve.nodelay import PROTOCOL as NODELAY_PROTOCOL
 
     token = read_token(token_file) if token_file is not None else None
@@ -191,6 +191,7 @@ def serve_command(
     Engine(config.casebases, warm=False, memory_map=memory_map).close()  # each worker loads them; check them once here
     # the workers read the token from its file: it is not put in their environment
     os.environ[CONFIG_ENV] = replace(config, token=None, token_file=token_file, tables=False).to_json()
+    os.environ[PARENT_ENV] = str(os.getpid())  # the parent the workers die with, recorded before they start
     typer.echo(f"cbr serve: {workers} workers on {url} (API docs: {url}/docs; "
                f"writes {'need the token' if token else 'off'}; no web table: it needs one process)", err=True)
     import signal

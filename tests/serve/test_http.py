@@ -305,6 +305,65 @@ def test_workers_never_outlive_a_server_killed_outright() -> None:
     assert not any(_running(pid) for pid in workers), workers
 
 
+def test_workers_never_outlive_a_server_killed_while_they_start() -> None:
+    """The workers of a ``--workers 2`` server SIGKILLed while they still import stop too: each
+    read its parent itself late in its start-up, by then init (the server was gone), armed
+    the parent-death signal for init and served on, orphaned, on the inherited socket. The
+    server records its pid for them before it starts them (``CBR_SERVE_PARENT``)."""
+    import os
+    import signal
+    import time
+
+    from cbr.serve.process import free_port
+
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "cli", "serve", "--casebase", "default", "--workers", "2",
+                             "--port", str(port)], cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    workers: list[int] = []
+    try:
+        banner = proc.stderr.readline()
+        assert "2 workers on" in banner, banner + (proc.stderr.read() if proc.poll() is not None else "")
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and len(workers) < 2:  # spawned: now importing
+            workers = _children(proc.pid, "spawn_main")
+            time.sleep(0.01)
+        assert len(workers) == 2, workers
+        proc.kill()
+        proc.wait(timeout=30)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and any(_running(pid) for pid in workers):
+            time.sleep(0.2)
+        assert not any(_running(pid) for pid in workers), f"workers outlived their server: {workers}"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stderr.close()
+        for pid in workers:
+            if _running(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+def _children(pid: int, word: str) -> list[int]:
+    """The processes whose parent is ``pid`` now and whose command line holds ``word``."""
+    import os
+
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat", encoding="ascii") as f:
+                    if int(f.read().rsplit(")", 1)[1].split()[1]) != pid:
+                        continue
+                with open(f"/proc/{name}/cmdline", "rb") as f:
+                    if word.encode() in f.read():
+                        found.append(int(name))
+            except (FileNotFoundError, ProcessLookupError, ValueError, IndexError):
+                pass
+    return found
+
+
 def test_workers_a_second_ctrl_c_cuts_the_requests_in_flight_cleanly(casebase_copy, token_file,
                                                                      tmp_path: Path) -> None:
     """The second Ctrl-C of ``--workers 2`` (to the server alone: it passes it on) cuts a request
