@@ -1,9 +1,11 @@
 """Child processes that die with their parent: Linux's parent-death signal and a watchdog
 thread, the one place of both. The workers of ``cbr build`` (:mod:`cbr.build.local`, the Dask
 workers of :mod:`cbr.build.on_dask`), of a league, of a duplicate measurement and of the expert
-recipe arm them (:func:`die_with_parent`); :mod:`cbr.serve.process` arms the signal (SIGTERM:
-a clean stop) in the server it starts; a child of the server watches its parent
-(:func:`watch_parent`).
+recipe arm them (:func:`die_with_parent`), as does the server's evaluation child (with a time
+limit too); :mod:`cbr.serve.process` arms the signal (SIGTERM: a clean stop) in the server it
+starts, and the server in its ``--workers`` (:func:`cbr.serve.app.app_from_environment`). A
+child always compares its parent with the pid the parent recorded before it started the child,
+never with an ``os.getppid()`` read later: by then it may be init's.
 
 >>> arm = parent_death_signal()
 >>> arm is None or callable(arm)
