@@ -1,9 +1,11 @@
 """Child processes that die with their parent: Linux's parent-death signal and a watchdog
 thread, the one place of both. The workers of ``cbr build`` (:mod:`cbr.build.local`, the Dask
 workers of :mod:`cbr.build.on_dask`), of a league, of a duplicate measurement and of the expert
-recipe arm them (:func:`die_with_parent`); :mod:`cbr.serve.process` arms the signal (SIGTERM:
-a clean stop) in the server it starts; a child of the server watches its parent
-(:func:`watch_parent`).
+recipe arm them (:func:`die_with_parent`), as does the server's evaluation child (with a time
+limit too); :mod:`cbr.serve.process` arms the signal (SIGTERM: a clean stop) in the server it
+starts, and the server in its ``--workers`` (:func:`cbr.serve.app.app_from_environment`). A
+child always compares its parent with the pid the parent recorded before it started the child,
+never with an ``os.getppid()`` read later: by then it may be init's.
 
 >>> arm = parent_death_signal()
 >>> arm is None or callable(arm)
@@ -60,15 +62,19 @@ def watch_parent(parent: int, every: float = PARENT_CHECK_SECONDS, *, until: Opt
         time.sleep(every)
 
 
-def die_with_parent(parent: int) -> None:
+def die_with_parent(parent: int, *, until: Optional[float] = None) -> None:
     """Make this (worker) process die with ``parent``: the kernel's parent-death signal
     (SIGKILL, :func:`parent_death_signal`) and, everywhere, a daemon thread that exits when
-    the parent changes (:func:`watch_parent`), so a SIGKILLed ``cbr build`` never leaves its
-    workers running with the caller's stdout open.
+    the parent changes or ``until`` passed (:func:`watch_parent`), so a SIGKILLed ``cbr build``
+    never leaves its workers running with the caller's stdout open. ``parent`` is the pid the
+    parent recorded before it started this process (its ``os.getpid()``), never this process's
+    ``os.getppid()`` read now: a parent that died meanwhile would be init's pid, or a
+    subreaper's, and this process would watch that instead.
     """
     arm = parent_death_signal()
     if arm is not None:
         arm(signal.SIGKILL)
     if os.getppid() != parent:  # the parent died before the signal was armed
         os._exit(1)
-    threading.Thread(target=watch_parent, args=(parent,), daemon=True, name="cbr-parent-watch").start()
+    threading.Thread(target=watch_parent, args=(parent,), kwargs={"until": until}, daemon=True,
+                     name="cbr-parent-watch").start()

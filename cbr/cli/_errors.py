@@ -51,6 +51,22 @@ def _on_sigterm(signum: int, frame: Any) -> None:
     raise Terminated()
 
 
+def tell(text: str) -> None:
+    """Say ``text`` on stderr if it can be said, else nothing: what a signal handler and the
+    exit after one say, which must never raise. ``cbr serve`` started by a script
+    (:func:`cbr.serve.process.start_server`) has its stderr on a pipe to that script; when the
+    script is killed, the kernel's parent-death SIGTERM comes with the pipe's reader gone and
+    writing there fails (EPIPE). Raised from the server's handler, before it began the stop, that
+    error surfaced wherever the main thread was: out of the event loop's wait (the server exited,
+    with a traceback) or inside a request's callback, where asyncio and the HTTP protocol took
+    it for that request's error, and the server went on serving with nobody left to stop it
+    (found in CI under load: "the server outlived its starter")."""
+    try:
+        typer.echo(text, err=True)
+    except (OSError, ValueError):  # the reader is gone (EPIPE), or stderr is closed
+        pass
+
+
 def one_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
@@ -251,12 +267,12 @@ def guarded(func: F) -> F:
         except Terminated:
             if state["debug"]:
                 raise
-            typer.echo("terminated", err=True)
+            tell("terminated")  # (stderr's reader may be gone: the exit code says it all the same)
             raise typer.Exit(EXIT_TERMINATED) from None
         except KeyboardInterrupt:
             if state["debug"]:
                 raise
-            typer.echo("interrupted", err=True)
+            tell("interrupted")
             raise typer.Exit(EXIT_INTERRUPTED) from None
         except BrokenPipeError:  # the reader went away (`cbr ... | head`): stop quietly
             try:

@@ -6,7 +6,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from cbr.cli._errors import guarded
+from cbr.cli._errors import guarded, tell
 from cbr.cli._options import FLAG
 
 #: How to add the serve extra: by the distribution's name (works whatever it was installed from,
@@ -61,10 +61,16 @@ def check_port_free(host: str, port: int) -> None:
             raise ConfigError(f"cannot listen on {host} port {port}: {why}") from None
 
 
+#: What a stop says, first and on a second Ctrl-C (one process and ``--workers N`` alike).
+STOPPING = "stopping: the requests in flight finish first (Ctrl-C again to cut them)"
+STOPPING_NOW = "stopping now: the requests in flight are cut; the case bases are closed cleanly"
+
+
 def _stop_messages() -> type:
     """uvicorn's ``Server`` saying what a stop does: the first Ctrl-C (or SIGTERM) lets the
     requests in flight finish; a second Ctrl-C cuts them, quietly (uvicorn logged a traceback
-    for every request it cut), and the case bases are still closed by the caller."""
+    for every request it cut), and the case bases are still closed by the caller. A message
+    that cannot be written loses nothing (:func:`tell`: the stop is begun all the same)."""
     import logging
     import signal
 
@@ -73,10 +79,9 @@ def _stop_messages() -> type:
     class Server(uvicorn.Server):
         def handle_exit(self, sig: int, frame: object) -> None:
             if not self.should_exit:
-                typer.echo("stopping: the requests in flight finish first (Ctrl-C again to cut them)", err=True)
+                tell(STOPPING)
             elif sig == signal.SIGINT and not self.force_exit:
-                typer.echo("stopping now: the requests in flight are cut; the case bases are closed cleanly",
-                           err=True)
+                tell(STOPPING_NOW)
                 logging.getLogger("uvicorn.error").setLevel(logging.CRITICAL)
             super().handle_exit(sig, frame)  # type: ignore[arg-type]
 
@@ -106,14 +111,13 @@ def _supervisor() -> type:
                 signal.signal(sig, self._on_stop)
 
         def _on_stop(self, sig: int, frame: object) -> None:
-            if self.stopped_by is None:
+            if self.stopped_by is None:  # (:func:`tell`: a handler never raises, the stop is never lost)
                 self.stopped_by = sig
-                typer.echo("stopping: the requests in flight finish first (Ctrl-C again to cut them)", err=True)
+                tell(STOPPING)
                 self.signal_queue.append(sig)  # the supervisor's loop stops the workers
             elif sig == signal.SIGINT and not self.forced:
                 self.forced = True
-                typer.echo("stopping now: the requests in flight are cut; the case bases are closed cleanly",
-                           err=True)
+                tell(STOPPING_NOW)
                 self.terminate_all()
 
         def terminate_all(self) -> None:
@@ -159,7 +163,7 @@ def serve_command(
     if not is_loopback(host) and token_file is None:
         raise ConfigError(f"--host {host} is not loopback: give --token-file (anyone who can reach the port "
                           "could otherwise use the server)")
-    from cbr.serve.app import CONFIG_ENV, ServeConfig, create_app, read_token
+    from cbr.serve.app import CONFIG_ENV, PARENT_ENV, ServeConfig, create_app, read_token
     from cbr.serve.nodelay import PROTOCOL as NODELAY_PROTOCOL
 
     token = read_token(token_file) if token_file is not None else None
@@ -187,6 +191,7 @@ def serve_command(
     Engine(config.casebases, warm=False, memory_map=memory_map).close()  # each worker loads them; check them once here
     # the workers read the token from its file: it is not put in their environment
     os.environ[CONFIG_ENV] = replace(config, token=None, token_file=token_file, tables=False).to_json()
+    os.environ[PARENT_ENV] = str(os.getpid())  # the parent the workers die with, recorded before they start
     typer.echo(f"cbr serve: {workers} workers on {url} (API docs: {url}/docs; "
                f"writes {'need the token' if token else 'off'}; no web table: it needs one process)", err=True)
     import signal

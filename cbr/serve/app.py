@@ -51,7 +51,8 @@ from cbr.serve.schemas import (
 )
 from cbr.serve.table import TableSessions, TableStateError
 
-__all__ = ["ServeConfig", "create_app", "app_from_environment", "read_token", "CONFIG_ENV", "MAX_BODY_BYTES", "TIME_LIMIT"]
+__all__ = ["ServeConfig", "create_app", "app_from_environment", "read_token", "CONFIG_ENV", "PARENT_ENV",
+           "MAX_BODY_BYTES", "TIME_LIMIT"]
 
 #: Default largest request body, in bytes (1 MB).
 MAX_BODY_BYTES = 1_000_000
@@ -59,6 +60,9 @@ MAX_BODY_BYTES = 1_000_000
 TIME_LIMIT = 10.0
 #: The environment variable through which ``cbr serve --workers N`` hands each worker its config.
 CONFIG_ENV = "CBR_SERVE_CONFIG"
+#: ... and its own pid: the parent a worker dies with, recorded before the worker started (a
+#: worker that read its parent itself, late in its start-up, read init's once the server had died).
+PARENT_ENV = "CBR_SERVE_PARENT"
 
 
 @dataclass(frozen=True)
@@ -610,9 +614,11 @@ def app_from_environment() -> FastAPI:
     The worker leaves the terminal's process group and stops when its parent ends: the parent
     alone gets a Ctrl-C and stops its workers (with SIGINT: the first lets the requests in flight
     finish, a second cuts them, as in one process), and a parent killed outright leaves no worker
-    (the kernel's parent-death signal, SIGTERM: a clean stop). A forced stop skips the app's
-    lifespan end: the worker then closes the case bases as its process ends (compacting what it
-    retained), as one process does after its server stops."""
+    (the kernel's parent-death signal, SIGTERM: a clean stop), also one killed while the worker
+    started: the parent is the pid the command recorded (:data:`PARENT_ENV`) before it started
+    the worker, and a worker whose parent is no longer that one stops. A forced stop skips the
+    app's lifespan end: the worker then closes the case bases as its process ends (compacting
+    what it retained), as one process does after its server stops."""
     import signal
     from multiprocessing import util
 
@@ -621,12 +627,13 @@ def app_from_environment() -> FastAPI:
     text = os.environ.get(CONFIG_ENV)
     if not text:
         raise RuntimeError(f"{CONFIG_ENV} is not set: start workers with `cbr serve --workers N`")
-    parent = os.getppid()
+    recorded = os.environ.get(PARENT_ENV, "")
+    parent = int(recorded) if recorded.isdigit() else os.getppid()
     os.setpgid(0, 0)
     arm = parent_death_signal()
     if arm is not None:
         arm(signal.SIGTERM)
-    if os.getppid() != parent:  # pragma: no cover - the parent ended before the signal was armed
+    if os.getppid() != parent:  # the parent ended before the signal was armed: stop as it would have
         os.kill(os.getpid(), signal.SIGTERM)
     app = create_app(ServeConfig.from_json(text))
     util.Finalize(None, app.state.shutdown, exitpriority=10)  # run as the worker process ends; once

@@ -681,7 +681,8 @@ def _evaluate_apart(path: Path, *, folds: int, max_decisions: int, seed: int,
         ctx = multiprocessing.get_context("spawn")  # a fresh interpreter: no copy of the server's threads
         receive, send = ctx.Pipe(duplex=False)
         seconds = None if deadline is None or deadline.end is None else max(0.0, deadline.end - time.monotonic())
-        child = ctx.Process(target=_evaluate_child, args=(send, str(path), folds, max_decisions, seed, seconds),
+        child = ctx.Process(target=_evaluate_child,
+                            args=(send, str(path), folds, max_decisions, seed, seconds, os.getpid()),
                             name="cbr-serve-evaluate", daemon=True)
         child.start()
         send.close()
@@ -712,18 +713,20 @@ def _evaluate_apart(path: Path, *, folds: int, max_decisions: int, seed: int,
 
 
 def _evaluate_child(conn: Any, path: str, folds: int, max_decisions: int, seed: int,
-                    seconds: Optional[float]) -> None:
+                    seconds: Optional[float], parent: int) -> None:
     """The child of :func:`_evaluate_apart`: sends ``("ok", report)``, ``("error", (class,
     message))`` for a :class:`CBRError` or ``("bug", (None, text))``. It ignores Ctrl-C (the
     server's, sent to its process group: the server kills it when it gives the request up) and
-    ends itself if the server goes away or the time limit passed long ago."""
+    ends itself if the server (``parent``, its pid recorded before the child started) goes away,
+    also before the child could watch it, or once the time limit passed long ago
+    (:func:`cbr.build.parent.die_with_parent`)."""
     import signal
 
-    from cbr.build.parent import watch_parent
+    from cbr.build.parent import die_with_parent
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     end = None if seconds is None else time.monotonic() + seconds + 5.0
-    threading.Thread(target=watch_parent, args=(os.getppid(),), kwargs={"until": end}, daemon=True).start()
+    die_with_parent(parent, until=end)
     try:
         from cbr.query.evaluate import evaluate_casebase
         from cbr.store import CaseBase

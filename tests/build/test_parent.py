@@ -58,3 +58,18 @@ def test_a_watchdog_ends_its_process_when_its_time_is_up() -> None:
             "watch_parent(os.getppid(), 0.05, until=time.monotonic() + 0.2)\nprint('not reached')")
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert done.returncode == 1 and done.stdout == ""
+
+
+def test_the_evaluation_child_of_a_server_gone_before_it_started_ends_at_once() -> None:
+    """The server's evaluation child watched its parent as ``os.getppid()`` read once it had
+    started: a server killed meanwhile left it watching init, evaluating on (until its time
+    limit, or for ever without one). It now dies with the pid the server recorded before it
+    started the child: when that is no longer its parent, it ends at once, before any work."""
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()  # a pid that is not the child's parent (the child's parent is this test's process)
+    code = ("from multiprocessing import Pipe\nfrom cbr.serve.engine import _evaluate_child\n"
+            "receive, send = Pipe(duplex=False)\n"
+            f"_evaluate_child(send, 'casebases/default', 3, 50, 0, None, {gone.pid})\n"
+            "print('not reached', receive.poll(0))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout, done.stderr) == (1, "", "")

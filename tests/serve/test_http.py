@@ -3,8 +3,10 @@ real HTTP (httpx), killed at the end of each test whatever happens; and the comm
 refusals (a non-loopback host without a token, the extra not installed)."""
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -303,6 +305,65 @@ def test_workers_never_outlive_a_server_killed_outright() -> None:
     assert not any(_running(pid) for pid in workers), workers
 
 
+def test_workers_never_outlive_a_server_killed_while_they_start() -> None:
+    """The workers of a ``--workers 2`` server SIGKILLed while they still import stop too: each
+    read its parent itself late in its start-up, by then init (the server was gone), armed
+    the parent-death signal for init and served on, orphaned, on the inherited socket. The
+    server records its pid for them before it starts them (``CBR_SERVE_PARENT``)."""
+    import os
+    import signal
+    import time
+
+    from cbr.serve.process import free_port
+
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "cli", "serve", "--casebase", "default", "--workers", "2",
+                             "--port", str(port)], cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    workers: list[int] = []
+    try:
+        banner = proc.stderr.readline()
+        assert "2 workers on" in banner, banner + (proc.stderr.read() if proc.poll() is not None else "")
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and len(workers) < 2:  # spawned: now importing
+            workers = _children(proc.pid, "spawn_main")
+            time.sleep(0.01)
+        assert len(workers) == 2, workers
+        proc.kill()
+        proc.wait(timeout=30)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and any(_running(pid) for pid in workers):
+            time.sleep(0.2)
+        assert not any(_running(pid) for pid in workers), f"workers outlived their server: {workers}"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stderr.close()
+        for pid in workers:
+            if _running(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+def _children(pid: int, word: str) -> list[int]:
+    """The processes whose parent is ``pid`` now and whose command line holds ``word``."""
+    import os
+
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat", encoding="ascii") as f:
+                    if int(f.read().rsplit(")", 1)[1].split()[1]) != pid:
+                        continue
+                with open(f"/proc/{name}/cmdline", "rb") as f:
+                    if word.encode() in f.read():
+                        found.append(int(name))
+            except (FileNotFoundError, ProcessLookupError, ValueError, IndexError):
+                pass
+    return found
+
+
 def test_workers_a_second_ctrl_c_cuts_the_requests_in_flight_cleanly(casebase_copy, token_file,
                                                                      tmp_path: Path) -> None:
     """The second Ctrl-C of ``--workers 2`` (to the server alone: it passes it on) cuts a request
@@ -333,35 +394,142 @@ def test_workers_a_second_ctrl_c_cuts_the_requests_in_flight_cleanly(casebase_co
     assert report.sound and (report.log is None or report.log["records"] == 0), report  # compacted into parts
 
 
-def test_a_server_never_outlives_a_starter_killed_before_it_could_stop_it(tmp_path: Path) -> None:
+def test_a_server_never_outlives_a_starter_killed_before_it_could_stop_it() -> None:
     """A process that started ``cbr serve`` through :func:`start_server` and is SIGKILLed (no
     ``finally``, no :func:`stop_server`) leaves no server: the kernel's parent-death signal
-    stops it (found after a killed test run left one listening)."""
+    stops it (found after a killed test run left one listening), also while it answers
+    requests. Its SIGTERM handler once wrote its ``stopping`` line to the dead starter's pipe
+    first: the EPIPE error, raised wherever the main thread was, was taken for a request's
+    error when it landed in a request's callback, the stop was lost and the server served on
+    (in CI under load; here in most rounds of the old code, so three rounds)."""
+    for _ in range(3):
+        server, served_after = _kill_the_starter_of_a_busy_server()
+        assert not _running(server), f"the server outlived its starter (it answered {served_after} requests since)"
+
+
+def _kill_the_starter_of_a_busy_server() -> tuple[int, int]:
+    """SIGKILL a process that started a server with :func:`start_server` while four threads
+    send it requests; wait up to 30 s for the server to end. The server's pid and how many
+    requests it answered after the kill (it is SIGKILLed here if it still runs)."""
     import os
     import signal
+    import threading
     import time
 
     starter = subprocess.Popen(
         [sys.executable, "-c", "import sys, time\nfrom cbr.serve.process import start_server\n"
-         "proc, url = start_server(['--casebase', 'default'])\nprint(proc.pid, flush=True)\ntime.sleep(600)"],
+         "proc, url = start_server(['--casebase', 'default'])\nprint(proc.pid, url, flush=True)\ntime.sleep(600)"],
         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint)
+    done = threading.Event()
+    answered: list[float] = []
+
+    def ask(url: str) -> None:
+        while not done.is_set():
+            try:
+                with httpx.Client(base_url=url, timeout=5) as client:
+                    while not done.is_set():
+                        client.get("/health").raise_for_status()
+                        answered.append(time.monotonic())
+            except httpx.HTTPError:  # the server stops
+                time.sleep(0.05)
+
+    askers: list[threading.Thread] = []
     try:
-        line = starter.stdout.readline()
-        assert line.strip().isdigit(), starter.stderr.read() if starter.poll() is not None else line
-        server = int(line)
+        line = starter.stdout.readline().split()
+        assert len(line) == 2 and line[0].isdigit(), starter.stderr.read() if starter.poll() is not None else line
+        server, url = int(line[0]), line[1]
         os.kill(server, 0)  # running
+        askers = [threading.Thread(target=ask, args=(url,), daemon=True) for _ in range(4)]
+        for asker in askers:
+            asker.start()
+        deadline = time.monotonic() + 10
+        while len(answered) < 50 and time.monotonic() < deadline:  # the server is busy answering
+            time.sleep(0.05)
+        assert len(answered) >= 50, f"{len(answered)} requests answered in 10 s"
         starter.kill()
+        killed = time.monotonic()
         starter.wait(timeout=10)
-        deadline = time.monotonic() + 30
+        deadline = killed + 30
         while time.monotonic() < deadline and _running(server):
             time.sleep(0.2)
-        assert not _running(server), "the server outlived its starter"
+        return server, sum(t > killed + 1.0 for t in answered)
     finally:
+        done.set()
+        for asker in askers:
+            asker.join(timeout=10)
         if starter.poll() is None:
             starter.kill()
             starter.wait()
         if "server" in locals() and _running(server):
             os.killpg(server, signal.SIGKILL)
+
+
+@contextlib.contextmanager
+def _stderr_nobody_reads() -> Iterator[None]:
+    """``sys.stderr`` on a pipe whose reader is gone, as a killed starter leaves the server's:
+    every write to it fails (EPIPE; Python ignores SIGPIPE). Set in the test's body: pytest's
+    capture puts its own ``sys.stderr`` back between a fixture's set-up and the test."""
+    import os
+
+    read, write = os.pipe()
+    os.close(read)
+    stream = open(write, "w", encoding="utf-8")
+    saved, sys.stderr = sys.stderr, stream
+    try:
+        yield
+    finally:
+        sys.stderr = saved
+        try:
+            stream.close()
+        except BrokenPipeError:  # the lines nobody read, flushed once more
+            pass
+
+
+def test_a_stop_is_begun_when_nobody_reads_its_message() -> None:
+    """The server's SIGTERM and Ctrl-C handlers begin the stop though they cannot say so: they
+    raised BrokenPipeError before the stop began (what left servers running after their starter
+    was killed: see the test above)."""
+    import logging
+    import signal
+
+    import uvicorn
+
+    from cbr.cli.serve import _stop_messages
+
+    server = _stop_messages()(uvicorn.Config(app=lambda scope, receive, send: None))
+    level = logging.getLogger("uvicorn.error").level
+    try:
+        with _stderr_nobody_reads():
+            server.handle_exit(signal.SIGTERM, None)
+            assert server.should_exit and not server.force_exit
+            server.handle_exit(signal.SIGINT, None)  # a second Ctrl-C cuts the requests in flight
+            assert server.force_exit
+    finally:
+        logging.getLogger("uvicorn.error").setLevel(level)
+
+
+def test_a_supervisors_stop_is_begun_when_nobody_reads_its_message() -> None:
+    """The same for ``--workers N``: the supervisor queues the stop and cuts the workers on a
+    second Ctrl-C though it cannot say so."""
+    import signal
+
+    import uvicorn
+
+    from cbr.cli.serve import _supervisor
+
+    signums = [getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGTTIN", "SIGTTOU", "SIGBREAK")
+               if hasattr(signal, name)]
+    handlers = {signum: signal.getsignal(signum) for signum in signums}
+    try:
+        supervisor = _supervisor()(uvicorn.Config(app=lambda scope, receive, send: None, workers=2), sockets=[])
+        with _stderr_nobody_reads():
+            supervisor._on_stop(signal.SIGTERM, None)
+            assert supervisor.stopped_by == signal.SIGTERM and supervisor.signal_queue == [signal.SIGTERM]
+            supervisor._on_stop(signal.SIGINT, None)
+            assert supervisor.forced
+    finally:
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
 
 
 def _running(pid: int) -> bool:
