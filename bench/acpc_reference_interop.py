@@ -63,6 +63,7 @@ from typing import Iterable, Optional, Sequence
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from cbr.acpc.client import PlayedHand  # noqa: E402
+from cbr.build.parent import stops_with_parent  # noqa: E402
 from cbr.game.gamedef import PRESETS, GameDef  # noqa: E402
 from experiments.common import description, help_format, policy_specs, positive_float, positive_int, seed_int  # noqa: E402
 
@@ -321,7 +322,8 @@ def run_our_dealer(args: argparse.Namespace) -> dict:
     started = time.monotonic()
     try:
         dealer = subprocess.Popen(dealer_cmd, cwd=workdir, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                  stderr=open(workdir / "dealer.stderr", "w"), text=True)
+                                  stderr=open(workdir / "dealer.stderr", "w"), text=True,
+                                  preexec_fn=stops_with_parent(os.getpid()))
         procs.append(dealer)
         assert dealer.stdout is not None
         first = dealer.stdout.readline()
@@ -334,7 +336,8 @@ def run_our_dealer(args: argparse.Namespace) -> dict:
         for i in range(n):
             clients.append(subprocess.Popen([str(exe), str(gpath), "127.0.0.1", m.group(1), str(args.seed + i)],
                                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                            stderr=subprocess.PIPE, text=True))
+                                            stderr=subprocess.PIPE, text=True,
+                                            preexec_fn=stops_with_parent(os.getpid())))
             procs.append(clients[-1])
             time.sleep(0.2)          # seats are filled in the order clients connect
         deadline = started + args.limit
@@ -420,7 +423,8 @@ def run(args: argparse.Namespace) -> dict:
     try:
         with open(err_path, "w") as err:
             dealer = subprocess.Popen(dealer_cmd, cwd=workdir, stdin=subprocess.DEVNULL,
-                                      stdout=subprocess.PIPE, stderr=err, text=True)
+                                      stdout=subprocess.PIPE, stderr=err, text=True,
+                                      preexec_fn=stops_with_parent(os.getpid()))
         procs.append(dealer)
         assert dealer.stdout is not None
         try:
@@ -436,7 +440,8 @@ def run(args: argparse.Namespace) -> dict:
             clients.append(subprocess.Popen(
                 cbr_command() + ["play", "--acpc", f"127.0.0.1:{port}", "--policy", spec, "--game", str(gpath),
                                  "--seed", str(args.seed + i), "--timeout", str(args.timeout), "--json", *extra],
-                stdin=subprocess.DEVNULL, stdout=out, stderr=cerr, text=True))
+                stdin=subprocess.DEVNULL, stdout=out, stderr=cerr, text=True,
+                preexec_fn=stops_with_parent(os.getpid())))
             procs.append(clients[-1])
         deadline = started + args.limit
         while any(p.poll() is None for p in procs):

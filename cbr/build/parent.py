@@ -20,7 +20,8 @@ import threading
 import time
 from typing import Callable, Optional
 
-__all__ = ["PARENT_CHECK_SECONDS", "PR_SET_PDEATHSIG", "die_with_parent", "parent_death_signal", "watch_parent"]
+__all__ = ["PARENT_CHECK_SECONDS", "PR_SET_PDEATHSIG", "die_with_parent", "parent_death_signal", "stops_with_parent",
+           "watch_parent"]
 
 PR_SET_PDEATHSIG = 1        # <linux/prctl.h>
 PARENT_CHECK_SECONDS = 0.5  # how often a watchdog looks for its parent
@@ -78,3 +79,25 @@ def die_with_parent(parent: int, *, until: Optional[float] = None) -> None:
         os._exit(1)
     threading.Thread(target=watch_parent, args=(parent,), kwargs={"until": until}, daemon=True,
                      name="cbr-parent-watch").start()
+
+
+def stops_with_parent(parent: int, signum: int = signal.SIGTERM) -> Callable[[], None]:
+    """A ``preexec_fn`` for ``subprocess.Popen`` of a program that is not ours (a dealer, a
+    client, a server): the child gets ``signum`` when the thread that started it ends (the
+    kernel's parent-death signal, kept across ``exec``) and exits at once if ``parent`` (the
+    starter's ``os.getpid()``, recorded before the start) is gone already. Where the platform
+    has no such signal only the second check is made.
+
+    >>> import os, subprocess, sys
+    >>> subprocess.run([sys.executable, "-c", "pass"], preexec_fn=stops_with_parent(os.getpid())).returncode
+    0
+    """
+    arm_signal = parent_death_signal()  # looked up here: the forked child must not import
+    chosen = int(signum)
+
+    def arm() -> None:
+        if arm_signal is not None:
+            arm_signal(chosen)
+        if os.getppid() != parent:  # the parent died before the signal was armed
+            os._exit(1)
+    return arm

@@ -21,9 +21,9 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import Callable, Optional, Sequence
+from typing import Optional, Sequence
 
-from cbr.build.parent import parent_death_signal
+from cbr.build.parent import stops_with_parent
 from cbr.errors import CBRError
 
 __all__ = ["free_port", "start_server", "stop_server"]
@@ -49,21 +49,6 @@ def _healthy(url: str) -> bool:
         return False
 
 
-def _stop_with(parent: int) -> Callable[[], None]:
-    """A ``preexec_fn``: the child gets SIGTERM when its parent's starting thread ends (Linux's
-    parent-death signal, :func:`cbr.build.parent.parent_death_signal`, kept across ``exec``),
-    and exits at once if the parent is gone already."""
-    arm_signal = parent_death_signal()  # looked up here: the child may not import (a forked child's locks)
-    term = int(signal.SIGTERM)
-
-    def arm() -> None:
-        if arm_signal is not None:
-            arm_signal(term)
-        if os.getppid() != parent:  # the parent died before the signal was armed
-            os._exit(1)
-    return arm
-
-
 def start_server(args: Sequence[str] = (), *, cwd: Optional[str | os.PathLike[str]] = None,
                  timeout: float = 60.0, stdout: int = subprocess.PIPE) -> tuple[subprocess.Popen, str]:
     """``cbr serve --port P ARGS`` (P free) started in ``cwd``; returns the process and its URL
@@ -77,7 +62,7 @@ def start_server(args: Sequence[str] = (), *, cwd: Optional[str | os.PathLike[st
     proc = subprocess.Popen([sys.executable, "-m", "cli", "serve", "--port", str(port), *args],
                             cwd=cwd if cwd is not None else _SOURCE_TREE, env=env, stdout=stdout,
                             stderr=subprocess.PIPE, text=True, start_new_session=True,
-                            preexec_fn=_stop_with(os.getpid()))
+                            preexec_fn=stops_with_parent(os.getpid()))
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + timeout
     try:

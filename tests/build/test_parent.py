@@ -73,3 +73,54 @@ def test_the_evaluation_child_of_a_server_gone_before_it_started_ends_at_once() 
             "print('not reached', receive.poll(0))")
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert (done.returncode, done.stdout, done.stderr) == (1, "", "")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the parent-death signal is Linux's")
+def test_a_program_started_with_stops_with_parent_ends_when_its_starter_is_killed() -> None:
+    """A starter ``Popen``s a program that is not ours (``sleep``) with ``stops_with_parent``
+    and is SIGKILLed: the program gets SIGTERM and ends (without it, it slept on, init's child)."""
+    import os
+    import signal
+    import time
+
+    code = ("import os, subprocess, sys, time\n"
+            "from cbr.build.parent import stops_with_parent\n"
+            "p = subprocess.Popen(['sleep', '120'], preexec_fn=stops_with_parent(os.getpid()))\n"
+            "print(p.pid, flush=True)\n"
+            "time.sleep(120)\n")
+    starter = subprocess.Popen([sys.executable, "-c", code], cwd=REPO, stdout=subprocess.PIPE, text=True)
+    child = None
+    try:
+        assert starter.stdout is not None
+        child = int(starter.stdout.readline())
+        starter.kill()
+        starter.wait(30)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                os.kill(child, 0)
+            except ProcessLookupError:
+                break
+            with open(f"/proc/{child}/stat") as f:  # a zombie waiting for init's reaping has ended too
+                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    break
+            time.sleep(0.05)
+        else:
+            raise AssertionError("the program outlived its starter")
+    finally:
+        if starter.poll() is None:
+            starter.kill()
+        if child is not None:
+            try:
+                os.kill(child, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+def test_the_interop_benchmark_starts_every_program_with_stops_with_parent() -> None:
+    """``bench/acpc_reference_interop.py`` starts the reference dealer and clients (and ours):
+    each ``Popen`` there stops with the benchmark (a SIGKILLed run left them playing)."""
+    text = (REPO / "bench" / "acpc_reference_interop.py").read_text(encoding="utf-8")
+    calls = text.split("subprocess.Popen(")[1:]  # each call with what follows it, up to the next
+    assert len(calls) == 4
+    assert all("preexec_fn=stops_with_parent(os.getpid())" in c.split("procs.append")[0] for c in calls)
