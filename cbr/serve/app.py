@@ -4,7 +4,7 @@ Limits every request shares: a body over ``max_body_bytes`` is refused with 413 
 read; work runs in a bounded thread pool and a request over ``time_limit`` seconds is
 answered 503 (a retention that has started writing is waited for and answered with its
 result, so a 503 from ``/retain`` means nothing was written). Errors: a bad body or a
-situation no hand reaches is 422 naming the field, an unknown case base or policy 404, a
+situation no hand reaches, or an unknown policy, is 422 naming the field, an unknown case base 404, a
 write without the token 401, a write the server refuses 403.
 """
 from __future__ import annotations
@@ -277,7 +277,7 @@ def problem(exc: BaseException, body_fields: tuple[str, ...]) -> tuple[Optional[
 def _errors(*codes: int) -> dict[int | str, dict[str, Any]]:
     """The error answers an endpoint can give, for its OpenAPI description."""
     text = {401: "no or a wrong bearer token", 403: "a write the server refuses (shipped or read-only case base, "
-            "no token configured)", 404: "an unknown case base or policy", 413: "the request body is too large",
+            "no token configured)", 404: "an unknown case base, table session or path", 413: "the request body is too large",
             409: "not now: an action when it is not the person's turn, a new hand during a hand",
             422: "bad input: `detail` lists each problem with the field (`loc`) and the reason (`msg`)",
             500: "an internal error", 503: "over the time limit"}

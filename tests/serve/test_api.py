@@ -166,8 +166,13 @@ def test_reuse_other_policies(client) -> None:
 
 
 def test_reuse_errors(client) -> None:
+    # an unknown policy is a bad value of the field (was 404): 422 on `policy`, the shape of the
+    # web table's refusal of an unknown bot
     r = client.post("/reuse", json={"hole": "AsAh", "policy": "nosuchbot"})
-    assert r.status_code == 404 and "nosuchbot" in r.json()["detail"]
+    assert r.status_code == 422, r.text
+    assert r.json()["detail"] == [{"loc": ["body", "policy"], "type": "FieldError",
+                                   "msg": r.json()["detail"][0]["msg"]}]
+    assert r.json()["detail"][0]["msg"].startswith("unknown policy 'nosuchbot'; known policies: ")
     r = client.post("/reuse", json={"hole": "AsAh", "policy": "cbr:casebase=/etc"})
     assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "policy"]
     r = client.post("/reuse", json={"hole": "AsAh", "policy": "cbr:reuse=greedy"})
