@@ -210,21 +210,23 @@ REQUEST_FIELD = {"hole": "hole", "board": "board", "dealt": "dealt", "in_hand": 
 def _validation_error(error: Mapping[str, Any], content_type: Optional[str]) -> dict[str, Any]:
     """One problem of a 422 as the server answers it: ``loc``, ``msg``, ``type``. An error our
     own model check raised about a field (:class:`~cbr.serve.schemas.FieldProblem`) points at
-    that field; our own checks' messages lose pydantic's ``Value error, `` prefix.
+    that field and has the type of the server's other refusals of a field's value,
+    ``FieldError`` (not pydantic's ``value_error``); our own checks' messages lose pydantic's
+    ``Value error, `` prefix.
 
     >>> from cbr.serve.schemas import FieldProblem
     >>> _validation_error({"loc": ("body",), "type": "value_error", "msg": "Value error, leave out hole",
     ...                    "ctx": {"error": FieldProblem("matchstate", "leave out hole")}}, "application/json")
-    {'loc': ['body', 'matchstate'], 'msg': 'leave out hole', 'type': 'value_error'}
+    {'loc': ['body', 'matchstate'], 'msg': 'leave out hole', 'type': 'FieldError'}
     """
-    loc, msg = list(error.get("loc", ())), _body_message(error, content_type)
-    if error.get("type") == "value_error":
+    loc, msg, kind = list(error.get("loc", ())), _body_message(error, content_type), error.get("type", "")
+    if kind == "value_error":
         cause = (error.get("ctx") or {}).get("error")
         if isinstance(cause, FieldProblem):
-            loc, msg = [*loc, cause.field], str(cause)
+            loc, msg, kind = [*loc, cause.field], str(cause), "FieldError"
         elif msg.startswith("Value error, "):
             msg = msg[len("Value error, "):]
-    return {"loc": loc, "msg": msg, "type": error.get("type", "")}
+    return {"loc": loc, "msg": msg, "type": kind}
 
 
 def _body_message(error: Mapping[str, Any], content_type: Optional[str]) -> str:

@@ -341,6 +341,7 @@ def test_our_own_checks_name_their_field_without_pydantics_prefix(client) -> Non
         r = client.post("/retrieve", json=body)
         assert r.status_code == 422 and r.json()["detail"][0]["loc"] == loc, r.text
         assert r.json()["detail"][0]["msg"] == msg, r.text
+        assert r.json()["detail"][0]["type"] == "FieldError", r.text  # not pydantic's value_error
     r = client.post("/retrieve/batch", json={"situations": [{"hole": "AdQc"}, {"hole": "AdQc", "matchstate": "x"}]})
     detail = r.json()["detail"][0]
     assert r.status_code == 422 and detail["loc"][-1] == "matchstate" and not detail["msg"].startswith("Value error")
