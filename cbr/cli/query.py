@@ -104,9 +104,32 @@ def query_command(
     for warning in ans.warnings:
         typer.echo(f"warning: {warning}", err=True)
     if as_json:
-        print_json(ans.to_dict(top=None if explain else top))
+        print_json(_json_answer(ans, None if explain else top))
         return
     _print_answer(ans, top, explain)
+
+
+def _json_answer(ans: Any, top: Optional[int]) -> dict[str, Any]:
+    """The answer of ``--json``: its derived numbers to 6 digits: the triple to 6 decimals that
+    sum to 1 (:func:`~cbr.cli._output.json_triple`: ``0.113636``, not ``0.11363636363636363``),
+    the mean similarity, each case's similarity and local similarities, and the feature values
+    (pot odds, hand strength, ...; a feature stored as a 32-bit float has no more) to 6
+    significant digits; counts and ids (integers), the weights and the threshold as they are."""
+    from cbr.cli._output import json_ratio, json_triple
+
+    def ratios(values: dict[str, Any]) -> dict[str, Any]:
+        return {k: json_ratio(v) for k, v in values.items()}
+
+    data = ans.to_dict(top=top)
+    data["triple"] = dict(zip(data["triple"], json_triple(data["triple"].values())))
+    data["features"] = ratios(data["features"])
+    data["mean_similarity"] = json_ratio(data["mean_similarity"])
+    for case in data["cases"]:
+        case["similarity"] = json_ratio(case["similarity"])
+        case["local"] = ratios(case["local"])
+        if isinstance(case.get("features"), dict):
+            case["features"] = ratios(case["features"])
+    return data
 
 
 def _answer(cb: Any, dp: Any, weighted: Optional[bool], opponents: Optional[list] = None,
@@ -255,7 +278,7 @@ def _query_lines(cb: Any, g: Any, lines: Iterable[str], weighted: Optional[bool]
                 warned.add(warning)
                 typer.echo(f"warning: {warning}", err=True)
         if as_json:
-            record = {"line": number, "matchstate": text, **ans.to_dict(top=None if explain else top)}
+            record = {"line": number, "matchstate": text, **_json_answer(ans, None if explain else top)}
             typer.echo(json.dumps(record, default=lambda o: o.tolist() if hasattr(o, "tolist") else str(o)))
         else:
             f, c, r = ans.triple
