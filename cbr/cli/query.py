@@ -86,6 +86,7 @@ def query_command(
                                  f"(it is empty, or blank lines and # comments only)")
         cb = CaseBase.open(resolve_casebase(casebase), memory_map=memory_map)
         try:
+            _check_retrieval(cb, k, min_cases)
             failed, read = _query_lines(cb, g, itertools.chain(ahead, lines), weight, top, explain, as_json,
                                         opponents, (threshold, k, min_cases))
         finally:
@@ -98,6 +99,7 @@ def query_command(
                           to_act, committed, to_call, pot, prev_bets)
     cb = CaseBase.open(resolve_casebase(casebase), memory_map=memory_map)
     try:
+        _check_retrieval(cb, k, min_cases)
         ans = _answer(cb, dp, weight, opponents, top=None if explain else top, retrieval=(threshold, k, min_cases))
     finally:
         cb.close()
@@ -107,6 +109,22 @@ def query_command(
         print_json(_json_answer(ans, None if explain else top))
         return
     _print_answer(ans, top, explain)
+
+
+def _check_retrieval(cb: Any, k: Optional[int], min_cases: Optional[int]) -> None:
+    """``--k`` below the case base's ``min_cases``, or ``--min-cases`` above its ``k``: an error
+    naming the option, its value and the case base's bound (exit 1, not a usage error: the
+    option alone is fine, the case base opened decides), before anything is retrieved. Both
+    given are checked against each other as usage errors, before the case base is opened."""
+    from cbr.errors import ConfigError
+
+    config = cb.similarity()
+    if k is not None and min_cases is None and config.min_cases > k:
+        raise ConfigError(f"--k {k} is below the case base's min_cases ({config.min_cases}): give --k "
+                          f"{config.min_cases} or more, or --min-cases {k} or less with it")
+    if min_cases is not None and k is None and min_cases > config.fallback_k:
+        raise ConfigError(f"--min-cases {min_cases} is above the case base's k ({config.fallback_k}): "
+                          f"give --min-cases {config.fallback_k} or less, or --k {min_cases} or more with it")
 
 
 def _json_answer(ans: Any, top: Optional[int]) -> dict[str, Any]:
