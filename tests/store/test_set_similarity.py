@@ -256,7 +256,16 @@ def test_cli_shows_sets_and_refuses(base: Path, tmp_path: Path):
     assert result.exit_code == 0 and json.loads(result.output)["threshold"] == 0.91
     before = (base / "manifest.json").read_bytes()
     for args, code, says in (
-            (["--weight", "flop.nothing=3"], 1, "no feature 'nothing' on the flop"),
+            # an unknown feature or street: a usage error naming the option and the known features
+            # (it was exit 1 while an out-of-range weight was exit 2)
+            (["--weight", "flop.nothing=3"], 2, "Invalid value for '--weight': --weight flop.nothing=3: no feature "
+                                                "'nothing' on the flop; its features: players_dealt, "),
+            (["--weight", "nothing=50"], 2, "Invalid value for '--weight': --weight nothing=50: no feature 'nothing' "
+                                            "on any street; the features: players_dealt, relative_position, "),
+            (["--weight", "river2.pot_odds=50"], 2, "--weight river2.pot_odds=50: unknown street 'river2'; streets: "
+                                                    "preflop, flop, turn, river"),
+            (["--measure", "nothing=linear"], 2, "Invalid value for '--measure': --measure nothing=linear: no feature "
+                                                 "'nothing' on any street; the features: players_dealt, "),
             (["--weight", "hand_strength=x"], 2, "is a number"),
             (["--weight", "hand_strength"], 2, "FEATURE=VALUE"),
             (["--measure", "pot_odds=nope"], 1, "nope"),
