@@ -140,15 +140,20 @@ def rescaled(text: str, factor: float, decimals: int = 0, sign: bool = True) -> 
     """A printed figure (``signed`` or ``half_width`` text) in another unit, ``factor`` times it,
     computed from the printed digits rather than from the exact value, so that two columns of
     one quantity agree: ``+0.263`` sb/h is ``+263`` mbb/h even where 262.5 would round to
-    ``+262``. ``n/a`` stays ``n/a``.
+    ``+262``; from 1,000 on with thousands separators, as the tables' other big numbers.
+    ``n/a`` stays ``n/a``.
 
     >>> rescaled("+0.263", 1000), rescaled("0.675", 1000, sign=False), rescaled("n/a", 1000)
     ('+263', '675', 'n/a')
+    >>> rescaled("-1.500", 1000), rescaled("+12.345", 1000), rescaled("2.160", 1000, sign=False)
+    ('-1,500', '+12,345', '2,160')
     """
     if text == "n/a":
         return text
     value = float(text) * factor
-    return signed(value, decimals) if sign else half_width(value, decimals)
+    if sign:
+        return signed(value, decimals, grouped=True)
+    return f"{value:,.{decimals}f}" if math.isfinite(value) else half_width(value, decimals)
 
 
 def shorten(text: str, width: int) -> str:
