@@ -182,8 +182,8 @@ def compare(seat_names: Sequence[str], played: dict[str, Sequence[PlayedHand]],
     reports them) and the dealer's log and score; empty when they agree.
 
     >>> log = {0: parse_state_line("STATE:0:cf:AsAh|KdKc:10|-10:A|B")}
-    >>> compare(["A", "B"], {"A": [PlayedHand(0, 0, "cf", "AsAh|", 10.0)],
-    ...                      "B": [PlayedHand(0, 1, "cf", "|KdKc", -5.0)]}, log, {"A": 10, "B": -10}, 1)
+    >>> compare(["A", "B"], {"A": [PlayedHand(1, 0, 0, "cf", "AsAh|", 10.0)],
+    ...                      "B": [PlayedHand(1, 0, 1, "cf", "|KdKc", -5.0)]}, log, {"A": 10, "B": -10}, 1)
     ['B hand 0: won -5 but the dealer logged -10', 'B: total -5 but the dealer scored -10']
     """
     problems: list[str] = []
@@ -201,8 +201,8 @@ def compare(seat_names: Sequence[str], played: dict[str, Sequence[PlayedHand]],
         total = 0.0
         for h in mine:
             total += h.won
-            log = logged.get(h.hand_number)
-            where = f"{name} hand {h.hand_number}"
+            log = logged.get(h.acpc_hand_number)  # the dealer's number of the hand (ours count from 1)
+            where = f"{name} hand {h.acpc_hand_number}"
             if log is None:
                 problems.append(f"{where}: not in the dealer's log")
                 continue

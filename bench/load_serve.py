@@ -85,7 +85,7 @@ BAD: list[tuple[str, Any, int]] = [
     ("/retrieve", b"{not json", 422),
     ("/retrieve", {"hole": "AdQc", "colour": "red"}, 422),
     ("/reuse", {"hole": "AdQc", "policy": "cbr:similarity=/etc/passwd"}, 422),
-    ("/reuse", {"hole": "AdQc", "policy": "nosuchbot"}, 404),
+    ("/reuse", {"hole": "AdQc", "policy": "nosuchbot"}, 422),
     ("/retrieve/batch", {"situations": []}, 422),
     ("/retain", {"casebase": "loadcb", "text": "STATE:0:rr:garbage"}, 422),
 ]

@@ -56,9 +56,13 @@ def parse_address(text: str) -> tuple[str, int]:
 
 @dataclass(frozen=True)
 class PlayedHand:
-    """One finished hand as the client saw it (the final ``MATCHSTATE``)."""
+    """One finished hand as the client saw it (the final ``MATCHSTATE``): ``hand_number`` is
+    the match's, numbered from 1 as the adaptive bot's ``experts`` (``first_hand``,
+    ``last_hand``) and ``cbr match`` number them; ``acpc_hand_number`` is the dealer's number of
+    it in the protocol (from 0 at our dealer; a dealer may start elsewhere)."""
 
     hand_number: int
+    acpc_hand_number: int
     position: int
     betting: str
     cards: str
@@ -178,7 +182,7 @@ def play_acpc(address: tuple[str, int], policy: Policy, game: GameDef, *, hands:
             result.actions += own.answered
             own.answered = 0
             result.retained += retained
-            result.hands.append(PlayedHand(ms.hand_number, ms.position, dealer.ms.betting,
+            result.hands.append(PlayedHand(len(result.hands) + 1, ms.hand_number, ms.position, dealer.ms.betting,
                                            _cards_field(dealer.line), payoffs[ms.position]))
             dealer.finished = ms.hand_number
             dealer.ms = None

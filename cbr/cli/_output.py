@@ -57,6 +57,47 @@ def print_json(obj: Any) -> None:
     typer.echo(text)
 
 
+#: Significant digits of a derived ratio (a share, a probability, a similarity, a rate) in ``--json``.
+RATIO_DIGITS = 6
+
+
+def json_ratio(x: Any) -> Any:
+    """A derived ratio for ``--json``: :data:`RATIO_DIGITS` significant digits (``0.114286``, not
+    ``0.11428571428571428``); anything but a finite float (a count, None) as it is.
+
+    >>> json_ratio(0.11428571428571428), json_ratio(2.0 / 3.0), json_ratio(-0.0123456789), json_ratio(7)
+    (0.114286, 0.666667, -0.0123457, 7)
+    >>> json_ratio(None), json_ratio(float("inf"))
+    (None, inf)
+    """
+    if isinstance(x, float) and math.isfinite(x):
+        return float(f"{x:.{RATIO_DIGITS}g}")
+    return x
+
+
+def json_triple(triple: Any) -> list[Any]:
+    """A probability triple for ``--json``: :data:`RATIO_DIGITS` decimals that still sum to 1
+    (the largest remainders take the last digit: ``0.113636, 0.480769, 0.405595``, not three
+    roundings that may miss 1 by 1e-6); a triple that does not sum to 1 is given as
+    :func:`json_ratio` gives each number.
+
+    >>> json_triple([0.11363636363636363, 0.4807692307692308, 0.40559440559440557])
+    [0.113636, 0.480769, 0.405595]
+    >>> json_triple([1 / 3, 1 / 3, 1 / 3]), json_triple([0.0, 1.0, 0.0])
+    ([0.333334, 0.333333, 0.333333], [0.0, 1.0, 0.0])
+    """
+    values = [float(x) for x in triple]
+    if not all(math.isfinite(x) and x >= 0 for x in values) or abs(sum(values) - 1.0) > 1e-9:
+        return [json_ratio(x) for x in values]
+    scale = 10**RATIO_DIGITS
+    units = [math.floor(x * scale) for x in values]
+    short = scale - sum(units)  # 0 to 3 units to hand out
+    by_remainder = sorted(range(len(values)), key=lambda i: (units[i] - values[i] * scale, i))
+    for i in by_remainder[:max(0, short)]:
+        units[i] += 1
+    return [u / scale for u in units]
+
+
 def half_width(x: float, decimals: int = 3) -> str:
     """A confidence interval's half-width, rounded; ``n/a`` where it is not finite (a match of
     fewer than two hands, one stopped before its first hand).
@@ -99,15 +140,20 @@ def rescaled(text: str, factor: float, decimals: int = 0, sign: bool = True) -> 
     """A printed figure (``signed`` or ``half_width`` text) in another unit, ``factor`` times it,
     computed from the printed digits rather than from the exact value, so that two columns of
     one quantity agree: ``+0.263`` sb/h is ``+263`` mbb/h even where 262.5 would round to
-    ``+262``. ``n/a`` stays ``n/a``.
+    ``+262``; from 1,000 on with thousands separators, as the tables' other big numbers.
+    ``n/a`` stays ``n/a``.
 
     >>> rescaled("+0.263", 1000), rescaled("0.675", 1000, sign=False), rescaled("n/a", 1000)
     ('+263', '675', 'n/a')
+    >>> rescaled("-1.500", 1000), rescaled("+12.345", 1000), rescaled("2.160", 1000, sign=False)
+    ('-1,500', '+12,345', '2,160')
     """
     if text == "n/a":
         return text
     value = float(text) * factor
-    return signed(value, decimals) if sign else half_width(value, decimals)
+    if sign:
+        return signed(value, decimals, grouped=True)
+    return f"{value:,.{decimals}f}" if math.isfinite(value) else half_width(value, decimals)
 
 
 def shorten(text: str, width: int) -> str:

@@ -236,6 +236,20 @@ def _check_min_cases(config: Any, k: Optional[int], min_cases: Optional[int], wh
                           f"with it, or a larger --k", "--k")
 
 
+def _check_features(config: Any, given: Optional[list[str]], option: str) -> None:
+    """Each ``[STREET.]FEATURE`` of ``--weight``/``--measure`` names a street and a feature of
+    the similarity: else a usage error naming the option and the known ones, as an
+    out-of-range weight is (the similarity's own check would say it as a plain error)."""
+    from cbr.errors import ConfigError
+
+    for text in given or []:
+        key = text.partition("=")[0].strip()
+        try:
+            config.targets(key)
+        except ConfigError as exc:
+            raise usage_error(f"{option} {text.strip()}: {exc}", option) from None
+
+
 @app.command("similarity")
 @guarded
 def casebase_similarity(
@@ -298,6 +312,8 @@ def casebase_similarity(
 
                 config = load_similarity_file(from_file, cb.manifest.feature_set)
             _check_min_cases(config, k, min_cases, "the case base's" if from_file is None else "the --from file's")
+            _check_features(config, weight, "--weight")
+            _check_features(config, measure, "--measure")
             config = config.changed(threshold=threshold, fallback_k=k, min_cases=min_cases,
                                     weighted_triple=True if weighted else (False if unweighted else None),
                                     weights=weights, measures=measures)

@@ -13,7 +13,11 @@ from cbr.cli._options import (
     file_size,
     known_log_format,
 )
-from cbr.cli._output import print_json, progress_bar, stdout
+from cbr.cli._output import json_ratio, print_json, progress_bar, stdout
+
+#: The statistics of ``cbr logs stats --json`` that are derived ratios (shares, AF, sb/h and its
+#: CI), given to 6 significant digits; the counts beside them are exact.
+STATS_RATIOS = frozenset({"vpip", "pfr", "aggression", "wtsd", "wsd", "sb_per_hand", "sb_ci"})
 
 app = typer.Typer(help="Read hand-history logs.", no_args_is_help=True, rich_markup_mode=None)
 
@@ -132,7 +136,8 @@ def logs_stats(
         shown = report.ranked()[:top]
     if as_json:
         data = report.to_dict()
-        data["players"] = [p.to_dict() for p in shown]
+        data["players"] = [{k: json_ratio(v) if k in STATS_RATIOS else v for k, v in p.to_dict().items()}
+                           for p in shown]  # the counts (hands, counts) exact
         data["players_in_logs"] = len(report.players)
         print_json(data)
     else:

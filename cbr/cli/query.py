@@ -86,6 +86,7 @@ def query_command(
                                  f"(it is empty, or blank lines and # comments only)")
         cb = CaseBase.open(resolve_casebase(casebase), memory_map=memory_map)
         try:
+            _check_retrieval(cb, k, min_cases)
             failed, read = _query_lines(cb, g, itertools.chain(ahead, lines), weight, top, explain, as_json,
                                         opponents, (threshold, k, min_cases))
         finally:
@@ -98,15 +99,55 @@ def query_command(
                           to_act, committed, to_call, pot, prev_bets)
     cb = CaseBase.open(resolve_casebase(casebase), memory_map=memory_map)
     try:
+        _check_retrieval(cb, k, min_cases)
         ans = _answer(cb, dp, weight, opponents, top=None if explain else top, retrieval=(threshold, k, min_cases))
     finally:
         cb.close()
     for warning in ans.warnings:
         typer.echo(f"warning: {warning}", err=True)
     if as_json:
-        print_json(ans.to_dict(top=None if explain else top))
+        print_json(_json_answer(ans, None if explain else top))
         return
     _print_answer(ans, top, explain)
+
+
+def _check_retrieval(cb: Any, k: Optional[int], min_cases: Optional[int]) -> None:
+    """``--k`` below the case base's ``min_cases``, or ``--min-cases`` above its ``k``: an error
+    naming the option, its value and the case base's bound (exit 1, not a usage error: the
+    option alone is fine, the case base opened decides), before anything is retrieved. Both
+    given are checked against each other as usage errors, before the case base is opened."""
+    from cbr.errors import ConfigError
+
+    config = cb.similarity()
+    if k is not None and min_cases is None and config.min_cases > k:
+        raise ConfigError(f"--k {k} is below the case base's min_cases ({config.min_cases}): give --k "
+                          f"{config.min_cases} or more, or --min-cases {k} or less with it")
+    if min_cases is not None and k is None and min_cases > config.fallback_k:
+        raise ConfigError(f"--min-cases {min_cases} is above the case base's k ({config.fallback_k}): "
+                          f"give --min-cases {config.fallback_k} or less, or --k {min_cases} or more with it")
+
+
+def _json_answer(ans: Any, top: Optional[int]) -> dict[str, Any]:
+    """The answer of ``--json``: its derived numbers to 6 digits: the triple to 6 decimals that
+    sum to 1 (:func:`~cbr.cli._output.json_triple`: ``0.113636``, not ``0.11363636363636363``),
+    the mean similarity, each case's similarity and local similarities, and the feature values
+    (pot odds, hand strength, ...; a feature stored as a 32-bit float has no more) to 6
+    significant digits; counts and ids (integers), the weights and the threshold as they are."""
+    from cbr.cli._output import json_ratio, json_triple
+
+    def ratios(values: dict[str, Any]) -> dict[str, Any]:
+        return {k: json_ratio(v) for k, v in values.items()}
+
+    data = ans.to_dict(top=top)
+    data["triple"] = dict(zip(data["triple"], json_triple(data["triple"].values())))
+    data["features"] = ratios(data["features"])
+    data["mean_similarity"] = json_ratio(data["mean_similarity"])
+    for case in data["cases"]:
+        case["similarity"] = json_ratio(case["similarity"])
+        case["local"] = ratios(case["local"])
+        if isinstance(case.get("features"), dict):
+            case["features"] = ratios(case["features"])
+    return data
 
 
 def _answer(cb: Any, dp: Any, weighted: Optional[bool], opponents: Optional[list] = None,
@@ -255,7 +296,7 @@ def _query_lines(cb: Any, g: Any, lines: Iterable[str], weighted: Optional[bool]
                 warned.add(warning)
                 typer.echo(f"warning: {warning}", err=True)
         if as_json:
-            record = {"line": number, "matchstate": text, **ans.to_dict(top=None if explain else top)}
+            record = {"line": number, "matchstate": text, **_json_answer(ans, None if explain else top)}
             typer.echo(json.dumps(record, default=lambda o: o.tolist() if hasattr(o, "tolist") else str(o)))
         else:
             f, c, r = ans.triple

@@ -4,7 +4,7 @@ Limits every request shares: a body over ``max_body_bytes`` is refused with 413 
 read; work runs in a bounded thread pool and a request over ``time_limit`` seconds is
 answered 503 (a retention that has started writing is waited for and answered with its
 result, so a 503 from ``/retain`` means nothing was written). Errors: a bad body or a
-situation no hand reaches is 422 naming the field, an unknown case base or policy 404, a
+situation no hand reaches, or an unknown policy, is 422 naming the field, an unknown case base 404, a
 write without the token 401, a write the server refuses 403.
 """
 from __future__ import annotations
@@ -214,21 +214,23 @@ REQUEST_FIELD = {"hole": "hole", "board": "board", "dealt": "dealt", "in_hand": 
 def _validation_error(error: Mapping[str, Any], content_type: Optional[str]) -> dict[str, Any]:
     """One problem of a 422 as the server answers it: ``loc``, ``msg``, ``type``. An error our
     own model check raised about a field (:class:`~cbr.serve.schemas.FieldProblem`) points at
-    that field; our own checks' messages lose pydantic's ``Value error, `` prefix.
+    that field and has the type of the server's other refusals of a field's value,
+    ``FieldError`` (not pydantic's ``value_error``); our own checks' messages lose pydantic's
+    ``Value error, `` prefix.
 
     >>> from cbr.serve.schemas import FieldProblem
     >>> _validation_error({"loc": ("body",), "type": "value_error", "msg": "Value error, leave out hole",
     ...                    "ctx": {"error": FieldProblem("matchstate", "leave out hole")}}, "application/json")
-    {'loc': ['body', 'matchstate'], 'msg': 'leave out hole', 'type': 'value_error'}
+    {'loc': ['body', 'matchstate'], 'msg': 'leave out hole', 'type': 'FieldError'}
     """
-    loc, msg = list(error.get("loc", ())), _body_message(error, content_type)
-    if error.get("type") == "value_error":
+    loc, msg, kind = list(error.get("loc", ())), _body_message(error, content_type), error.get("type", "")
+    if kind == "value_error":
         cause = (error.get("ctx") or {}).get("error")
         if isinstance(cause, FieldProblem):
-            loc, msg = [*loc, cause.field], str(cause)
+            loc, msg, kind = [*loc, cause.field], str(cause), "FieldError"
         elif msg.startswith("Value error, "):
             msg = msg[len("Value error, "):]
-    return {"loc": loc, "msg": msg, "type": error.get("type", "")}
+    return {"loc": loc, "msg": msg, "type": kind}
 
 
 def _body_message(error: Mapping[str, Any], content_type: Optional[str]) -> str:
@@ -281,7 +283,7 @@ def problem(exc: BaseException, body_fields: tuple[str, ...]) -> tuple[Optional[
 def _errors(*codes: int) -> dict[int | str, dict[str, Any]]:
     """The error answers an endpoint can give, for its OpenAPI description."""
     text = {401: "no or a wrong bearer token", 403: "a write the server refuses (shipped or read-only case base, "
-            "no token configured)", 404: "an unknown case base or policy", 413: "the request body is too large",
+            "no token configured)", 404: "an unknown case base, table session or path", 413: "the request body is too large",
             409: "not now: an action when it is not the person's turn, a new hand during a hand",
             422: "bad input: `detail` lists each problem with the field (`loc`) and the reason (`msg`)",
             500: "an internal error", 503: "over the time limit"}

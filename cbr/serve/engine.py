@@ -73,9 +73,9 @@ def shipped_names(option: str) -> list[str]:
 
 
 def checked_spec(spec: str, field: str, where: str) -> tuple[str, dict[str, str]]:
-    """``(name, options)`` of a policy spec a client sent: an unknown policy is
-    :class:`NotFoundError`; a malformed spec, or an option naming a file on the server
-    (:data:`PATH_OPTIONS`), a :class:`FieldError` on ``field``. ``where``: what the client is
+    """``(name, options)`` of a policy spec a client sent: an unknown policy, a malformed
+    spec, or an option naming a file on the server (:data:`PATH_OPTIONS`) is a
+    :class:`FieldError` on ``field`` (a bad value of the field: 422, as at the web table). ``where``: what the client is
     told to use instead of a ``casebase`` path. An option of :data:`SHIPPED_NAMED` may name a
     shipped file (:func:`shipped_names`), unless a file of that name in the server's folder would
     be read instead.
@@ -91,14 +91,12 @@ def checked_spec(spec: str, field: str, where: str) -> tuple[str, dict[str, str]
     Traceback (most recent call last):
     cbr.serve.engine.FieldError: policy spec 'cbr:similarity=/etc/passwd': option 'similarity' names a file on the server, which a request may not choose
     """
-    from cbr.policies.spec import PolicySpecError, UnknownPolicyError, parse_policy_spec, policy_options
+    from cbr.policies.spec import PolicySpecError, parse_policy_spec, policy_options
 
     try:
         name, options = parse_policy_spec(spec)
         policy_options(name)
-    except UnknownPolicyError as exc:
-        raise NotFoundError(str(exc)) from None
-    except PolicySpecError as exc:
+    except PolicySpecError as exc:  # an unknown policy (UnknownPolicyError) included
         raise FieldError(field, str(exc)) from None
     for key in sorted(options):
         option = key.replace("-", "_")
@@ -129,7 +127,7 @@ class FieldError(CBRError, ValueError):
 
 
 class NotFoundError(CBRError, LookupError):
-    """A case base or policy the server does not have (HTTP 404)."""
+    """A case base, table session or decision the server does not have (HTTP 404)."""
 
 
 class ForbiddenError(CBRError):

@@ -35,8 +35,9 @@ SITUATION_FIELDS = ("hole", "board", "dealt", "in_hand", "position", "to_act", "
 
 class FieldProblem(ValueError):
     """A request model's own check failing on ``field``: the 422 names it (``loc`` ends with
-    it, as for a field's own check) and gives the message as written (pydantic prefixes a
-    validator's ValueError with ``Value error, ``).
+    it, as for a field's own check), gives the message as written (pydantic prefixes a
+    validator's ValueError with ``Value error, ``) and the type ``FieldError``, as the
+    server's other refusals of a field's value.
 
     >>> FieldProblem("matchstate", "leave out hole").field
     'matchstate'
@@ -148,6 +149,8 @@ class TableRequest(BaseModel):
 
     The bots are ``bots`` or ``players`` (the name ``cbr match --players`` uses); both given
     must be the same list. :attr:`seated` is the list, :attr:`seated_field` the name given.
+    ``null`` is the same as leaving the field out (as for ``seed`` and ``retain_into``): neither
+    given, or both null, seats ``["cbr"]``.
 
     >>> TableRequest(players=["ehs", "call"]).seated, TableRequest().seated_field
     (['ehs', 'call'], 'bots')
@@ -162,9 +165,11 @@ class TableRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     bots: Optional[list[str]] = Field(None, min_length=1, max_length=5,
-                                      description="Policy specs, e.g. [\"cbr\"] (null: players, or [\"cbr\"]).")
+                                      description="Policy specs, e.g. [\"cbr\"] (null or left out: players, "
+                                                  "or [\"cbr\"] when that is null or left out too).")
     players: Optional[list[str]] = Field(None, min_length=1, max_length=5,
-                                         description="The same as bots, by the name cbr match --players uses.")
+                                         description="The same as bots, by the name cbr match --players uses "
+                                                     "(null or left out: bots).")
     seed: Optional[StrictInt] = Field(None, ge=0, le=2**31 - 1, description="Seed of the deals (null: a random one).")
     name: str = Field("you", min_length=1, max_length=64, description="The person's name at the table.")
     retain_into: Optional[str] = Field(None, min_length=1, max_length=64,

@@ -237,11 +237,8 @@ class TableSession:
         given: list[Any] = []  # the served case base a spec names, or None
         for spec in bots:
             rest, handle = _served_spec(spec, served or {})
-            try:
-                checked_spec(rest, field, "the bots play from their shipped case bases or a case base the server "
-                                          f"serves ({', '.join(served or {}) or 'none'})")
-            except NotFoundError as exc:  # an unknown bot: a bad value of the field, as any other bad spec
-                raise FieldError(field, str(exc)) from None
+            checked_spec(rest, field, "the bots play from their shipped case bases or a case base the server "
+                                      f"serves ({', '.join(served or {}) or 'none'})")  # an unknown bot too
             given.append((rest, handle))
         if retain_into is not None and not _NAME.match(retain_into):
             raise FieldError("retain_into", f"retain_into must be a case-base name (letters, digits, '-' and '_', "

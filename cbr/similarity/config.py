@@ -259,6 +259,31 @@ class SimilarityConfig:
         """The similarity of a street, by number 0..3 or name."""
         return self.streets[STREETS.index(_street_name(street))]
 
+    def targets(self, key: str) -> list[tuple[str, str]]:
+        """The ``(street, feature)`` pairs a key of :meth:`changed` names: ``STREET.FEATURE``, or
+        ``FEATURE`` on every street that has it; :class:`ConfigError` for an unknown street or
+        a feature no street (or not that street) has, listing the known ones.
+
+        >>> default_casper().targets("flop.pot_odds"), len(default_casper().targets("pot_odds"))
+        ([('flop', 'pot_odds')], 4)
+        >>> default_casper().targets("nothing")
+        Traceback (most recent call last):
+        ...
+        cbr.errors.ConfigError: no feature 'nothing' on any street; the features: players_dealt, relative_position, players_in_hand, players_to_act, bets_committed, bets_to_call, pot_odds, hand_strength, positive_potential, negative_potential, small_bets_in_pot, previous_round_bets
+        """
+        street, dot, feature = key.rpartition(".")
+        if dot:
+            st = self.street(street)
+            if feature not in st.features:
+                raise ConfigError(f"no feature {feature!r} on the {st.street}; its features: "
+                                  f"{', '.join(st.features)}")
+            return [(st.street, feature)]
+        found = [(st.street, feature) for st in self.streets if feature in st.features]
+        if not found:
+            known = dict.fromkeys(f for st in self.streets for f in st.features)
+            raise ConfigError(f"no feature {feature!r} on any street; the features: {', '.join(known)}")
+        return found
+
     def changed(self, *, threshold: float | None = None, fallback_k: int | None = None,
                 min_cases: int | None = None, weighted_triple: bool | None = None, weights: Mapping[str, float] | None = None,
                 measures: Mapping[str, tuple[str, Mapping[str, float]]] | None = None) -> "SimilarityConfig":
@@ -281,26 +306,11 @@ class SimilarityConfig:
         cbr.errors.ConfigError: no feature 'nothing' on the river; its features: players_dealt, relative_position, players_in_hand, players_to_act, bets_committed, bets_to_call, pot_odds, hand_strength, positive_potential, negative_potential, small_bets_in_pot, previous_round_bets
         """
         changes: dict[tuple[str, str], dict[str, Any]] = {}
-
-        def targets(key: str) -> list[tuple[str, str]]:
-            street, dot, feature = key.rpartition(".")
-            if dot:
-                st = self.street(street)
-                if feature not in st.features:
-                    raise ConfigError(f"no feature {feature!r} on the {st.street}; its features: "
-                                      f"{', '.join(st.features)}")
-                return [(st.street, feature)]
-            found = [(st.street, feature) for st in self.streets if feature in st.features]
-            if not found:
-                known = dict.fromkeys(f for st in self.streets for f in st.features)
-                raise ConfigError(f"no feature {feature!r} on any street; the features: {', '.join(known)}")
-            return found
-
         for key, weight in (weights or {}).items():
-            for t in targets(key):
+            for t in self.targets(key):
                 changes.setdefault(t, {})["weight"] = weight
         for key, (measure, params) in (measures or {}).items():
-            for t in targets(key):
+            for t in self.targets(key):
                 changes.setdefault(t, {}).update(measure=measure, params=dict(params))
         streets = []
         for st in self.streets:

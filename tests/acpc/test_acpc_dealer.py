@@ -48,11 +48,12 @@ def check_client_matches_log(client: dict, log: Path, remote: str, hands: int) -
     states = state_lines(log)
     assert len(states) == hands and len(client["played"]) == hands
     total = 0.0
-    for row, played in zip(states, client["played"]):
+    for number, (row, played) in enumerate(zip(states, client["played"]), start=1):
         _, hand, betting, cards, payoffs, names = row
         names_l = names.split("|")
         pos = names_l.index(remote)
-        assert played["hand_number"] == int(hand)
+        assert played["acpc_hand_number"] == int(hand)   # the dealer's number, from 0
+        assert played["hand_number"] == number            # the match's, from 1 (as experts' first_hand)
         assert played["position"] == pos
         assert played["betting"] == betting
         assert played["won"] == float(payoffs.split("|")[pos])
@@ -333,6 +334,10 @@ def test_the_adaptive_seat_says_which_experts_played_as_cbr_match_does(procs: Pr
     assert choices and choices[0]["first_hand"] == 1 and choices[-1]["last_hand"] == hands
     assert sum(c["hands"] for c in choices) == hands and all(c["why"] for c in choices)
     assert [c["first_hand"] for c in choices[1:]] == [c["last_hand"] + 1 for c in choices[:-1]]
+    # `played` numbers the hands as `experts` does (from 1); the dealer's own numbers (from 0) apart
+    played = data["played"]
+    assert [h["hand_number"] for h in played] == list(range(1, hands + 1))
+    assert [h["acpc_hand_number"] for h in played] == list(range(hands))
     text = seen[1].splitlines()
     assert text[0].startswith(f"cbr: {hands} hands, ")
     assert text[1:] == played_lines(None, "cbr", choices) and text[1].endswith("(--json says why)")

@@ -209,7 +209,9 @@ def test_client_answers_exactly_on_its_turns_with_reversed_blinds() -> None:
     assert dealer.error is None, dealer.error
     answers = [line for line, expect in script if expect]
     assert dealer.received == [VERSION_LINE] + [f"{line}:c" for line in answers]
-    assert [(h.hand_number, h.position, h.won) for h in result.hands] == [(0, 0, 70.0), (1, 1, 10.0)]
+    # the match's numbers from 1 (as the adaptive bot's experts number them), the dealer's kept apart
+    assert [(h.hand_number, h.acpc_hand_number, h.position, h.won) for h in result.hands] == [
+        (1, 0, 0, 70.0), (2, 1, 1, 10.0)]
     assert result.actions == len(answers)
 
 

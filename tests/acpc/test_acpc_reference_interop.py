@@ -106,7 +106,7 @@ def test_split_pot_is_paid_in_fractions_of_a_chip_as_the_reference_dealer_pays_i
     dealer.join(WAIT)
     assert dealer.error is None, dealer.error
     assert dealer.received == [VERSION_LINE] + [f"{line}:c" for line, ours in HAND_996 if ours]
-    assert [(h.hand_number, h.position, h.won) for h in result.hands] == [(996, 1, 2.5)]
+    assert [(h.hand_number, h.acpc_hand_number, h.position, h.won) for h in result.hands] == [(1, 996, 1, 2.5)]
     # the dealer's own log line: the same values for all three positions
     ms = parse_matchstate("MATCHSTATE:0" + STATE_996[len("STATE"):].rsplit(":", 2)[0], g)
     assert acpc_payoffs(state_from_matchstate(ms, g)) == (-5.0, 2.5, 2.5)
@@ -239,18 +239,18 @@ def test_bench_compare_agrees_and_names_each_disagreement() -> None:
 
     def seen(name: str) -> list[PlayedHand]:       # each hand as that seat's client saw it
         out = []
-        for k, h in sorted(hands.items()):
+        for number, (k, h) in enumerate(sorted(hands.items()), start=1):
             p = h.names.index(name)
             holes, _, board = h.cards.partition("/")
             shown = "|".join(c if i == p else "" for i, c in enumerate(holes.split("|")))
-            out.append(PlayedHand(k, p, h.betting, shown + "/" + board, h.values[p]))
+            out.append(PlayedHand(number, k, p, h.betting, shown + "/" + board, h.values[p]))
         return out
 
     played = {"s1_ehs": seen("s1_ehs"), "s2_call": seen("s2_call")}
     assert mod.compare(["s1_ehs", "s2_call"], played, hands, score, 4) == []
     bad = dict(played)
     h2 = bad["s1_ehs"][2]
-    bad["s1_ehs"] = bad["s1_ehs"][:2] + [PlayedHand(2, 1 - h2.position, "crc/rc/rc/cr", "AsAh|/As9d6s/3d/6c", 0.0)]
+    bad["s1_ehs"] = bad["s1_ehs"][:2] + [PlayedHand(3, 2, 1 - h2.position, "crc/rc/rc/cr", "AsAh|/As9d6s/3d/6c", 0.0)]
     problems = mod.compare(["s1_ehs", "s2_call"], bad, hands, score, 4)
     assert problems == [
         "s1_ehs: our client finished 3 hands, not 4",

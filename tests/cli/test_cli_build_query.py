@@ -12,12 +12,13 @@ import pytest
 from typer.testing import CliRunner
 
 from cbr.acpc.matchstate import from_matchstate
+from cbr.cli._output import json_ratio, json_triple
 from cbr.game.gamedef import STREETS, preset
 from cbr.game.situation import situation
 from cbr.logs.acpc import AcpcLogWriter
 from cbr.play.match import run_match
 from cbr.query.answer import answer
-from cbr.store import CaseBase
+from cbr.store import CaseBase, resolve_casebase
 from cli import app
 
 runner = CliRunner()
@@ -169,7 +170,7 @@ def test_query_json_matches_the_library(built) -> None:
     data = json.loads(result.stdout)
     dp = situation(hole="7c2d", players=2, position=0, to_call=0.5, game=preset("holdem.limit.2p"))
     ans = library_answer(out, dp)
-    assert [data["triple"][k] for k in ("fold", "check_call", "bet_raise")] == pytest.approx(ans.triple)
+    assert [data["triple"][k] for k in ("fold", "check_call", "bet_raise")] == json_triple(ans.triple)
     assert data["street"] == "preflop" and data["retrieved"] == ans.retrieved
     assert len(data["cases"]) == min(2, ans.retrieved)
     assert {"source", "hand_id", "player"} <= set(data["cases"][0]["provenance"])
@@ -182,7 +183,7 @@ def test_query_matchstate_explain_json(built) -> None:
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     ans = library_answer(out, from_matchstate(ms, preset("holdem.limit.2p")), weighted=True)
-    assert [data["triple"][k] for k in ("fold", "check_call", "bet_raise")] == pytest.approx(ans.triple)
+    assert [data["triple"][k] for k in ("fold", "check_call", "bet_raise")] == json_triple(ans.triple)
     assert data["weighted"] is True
     assert len(data["cases"]) == ans.retrieved  # --explain --json: every retrieved case
     assert set(data["cases"][0]["local"]) == set(data["features"]) == set(data["weights"])
@@ -245,6 +246,36 @@ def query_json(out: Path, *args: str) -> dict:
     result = cbr("query", "-c", out, *args, "--json")
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout)
+
+
+def test_query_json_gives_derived_numbers_to_six_digits(built) -> None:
+    """``--json`` printed the triple and the similarities unrounded (``0.11363636363636363``): the
+    triple is now to 6 decimals summing to 1, the similarities and feature values to 6 significant
+    digits; counts and ids exact."""
+    _, out, _ = built
+    ms = "MATCHSTATE:1:0:crc/r:|AdQc/3h4cJh"
+    data = query_json(out, "--matchstate", ms, "--explain")
+    ans = library_answer(out, from_matchstate(ms, preset("holdem.limit.2p")))
+    full = ans.to_dict()
+    triple = list(data["triple"].values())
+    assert triple == json_triple(ans.triple) and all(round(x, 6) == x for x in triple)
+    assert abs(sum(triple) - 1.0) < 1e-12
+    assert data["retrieved"] == ans.retrieved == len(data["cases"]) and data["passed_threshold"] == ans.passed
+    assert data["mean_similarity"] == float(f"{full['mean_similarity']:.6g}")
+    assert [c["id"] for c in data["cases"]] == [c["id"] for c in full["cases"]]
+    six = [float(f"{x:.6g}") for c in full["cases"] for x in (c["similarity"], *c["local"].values())]
+    assert [x for c in data["cases"] for x in (c["similarity"], *c["local"].values())] == six
+    longer = [x for c in full["cases"] for x in (c["similarity"], *c["local"].values()) if float(f"{x:.6g}") != x]
+    assert longer  # this answer has longer numbers: the rounding was needed
+    # the shipped default case base votes 0.11363636363636363, ... here: 6 decimals summing to 1
+    args = ["--hole", "AdQc", "--board", "3h4cJh", "--position", "1", "--to-call", "1", "--pot", "5", "--prev-bets", "2"]
+    shipped = query_json("default", *args, "--top", "0")
+    dp = situation(hole="AdQc", board="3h4cJh", players=2, position=1, to_call=1, pot=5, previous_round_bets=2,
+                   game=preset("holdem.limit.2p"))
+    with CaseBase.open(resolve_casebase("default")) as cb:
+        want = answer(cb, dp).triple
+    got = list(shipped["triple"].values())
+    assert got == json_triple(want) != list(want) and abs(sum(got) - 1.0) < 1e-12
 
 
 def test_query_help_example_works(built) -> None:
@@ -364,7 +395,8 @@ def test_case_ids_are_the_sql_case_ids(built) -> None:
             assert (hand_id, player, history, action) == (prov["hand_id"], prov["player"], prov["history"],
                                                           case["action"])
             # --explain: each case's own feature values, beside its local similarities
-            assert case["features"] == pytest.approx(dict(zip(names, values)), rel=1e-6)
+            # (to 6 significant digits, as --json gives every feature value)
+            assert case["features"] == {n: json_ratio(float(v)) for n, v in zip(names, values)}
             assert set(case["local"]) == set(case["features"])
             rows_differ |= case["id"] != int(cb.cases("flop").case_ids.tolist().index(case["id"]))
     assert rows_differ  # in this case base the row number within the street is not the case_id
@@ -394,7 +426,7 @@ def test_matchstate_lines_from_stdin_and_file(built, tmp_path: Path) -> None:
     for r, ms in zip(records, (good1, good2)):
         assert r["matchstate"] == ms
         ans = library_answer(out, from_matchstate(ms, game))
-        assert [r["triple"][k] for k in ("fold", "check_call", "bet_raise")] == pytest.approx(ans.triple)
+        assert [r["triple"][k] for k in ("fold", "check_call", "bet_raise")] == json_triple(ans.triple)
     errors = [ln for ln in result.stderr.splitlines() if ln.startswith("error:")]
     assert errors[0].startswith("error: line 4: MATCHSTATE board shows the flop")
     assert errors[-1] == "error: 1 of 5 line(s) could not be answered"

@@ -583,7 +583,7 @@ def test_match_table_keeps_every_number_in_80_columns() -> None:
     assert max(len(line) for line in text.splitlines()) <= 80
     for p in data["players"]:
         assert f"{p['total']:+,.0f}" in text and f"{p['sb_per_hand']:+.3f}" in text
-        assert f"{p['mbb_per_hand']:+.0f}" in text and f"{p['mbb_ci']:.0f}" in text
+        assert f"{p['mbb_per_hand']:+,.0f}" in text and f"{p['mbb_ci']:,.0f}" in text  # 1,000 on: grouped
     assert "…" not in text
 
 

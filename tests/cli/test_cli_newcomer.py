@@ -228,6 +228,23 @@ def test_match_mbb_column_agrees_with_the_sb_column() -> None:
     assert shown == run_match(["call", "raise"], 400, seed=10).to_dict()
 
 
+def test_match_mbb_columns_group_thousands_as_the_other_big_numbers() -> None:
+    """10 hands of raise against call, seed 3: -2.100 sb/h and a CI of 4.116 sb/h were printed as
+    -2100 and 4116 mbb/h, without the thousands separators of the table's chips; --json keeps plain
+    numbers."""
+    got = cbr("match", "--players", "raise,call", "--hands", 10, "--seed", 3)
+    assert got.exit_code == 0, got.output
+    rows = _match_rows(got.stdout)
+    assert [r[3:] for r in rows] == [["-2.100", "4.116", "-2,100", "4,116"], ["+2.100", "4.116", "+2,100", "4,116"]], \
+        got.stdout
+    for row in rows:
+        assert float(row[3]) * 1000 == float(row[5].replace(",", "")) and float(row[4]) * 1000 == float(row[6].replace(",", ""))
+    shown = json.loads(cbr("match", "--players", "raise,call", "--hands", 10, "--seed", 3, "--json").stdout)
+    assert shown["players"][0]["mbb_per_hand"] == -2100.0
+    small = _match_rows(cbr("match", "--players", "call,raise", "--hands", 400, "--seed", 10).stdout)
+    assert [r[5] for r in small] == ["+263", "-263"] and "," not in small[0][6]  # below 1,000: as before
+
+
 def test_match_cuts_a_long_bot_name_in_its_middle_and_json_keeps_it_whole() -> None:
     players = "cfr:resolve-gadget=none:resolve-iters=120,call"
     got = cbr("match", "--players", players, "--hands", 4, "--seed", 3)

@@ -162,3 +162,28 @@ def test_limit_and_no_limit_mixed_are_said():
     assert report.mixed and set(report.games) == {"limit", "no-limit"}
     result = runner.invoke(app, ["logs", "stats", str(path)])
     assert result.exit_code == 0 and "warning: these logs mix limit" in result.output
+
+
+def test_json_gives_ratios_to_six_significant_digits_and_counts_exact():
+    """``--json`` printed every ratio unrounded (``0.11428571428571428``): the shares, AF, sb/h and
+    its CI are now to 6 significant digits; the counts stay exact."""
+    path = shared_path("acpc", "dealer_example_limit")
+    report = log_stats(path)
+    result = runner.invoke(app, ["logs", "stats", str(path), "--json"])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.output)
+    assert out["hands_read"] == report.hands_read and out["players"]
+    longer = 0
+    for got in out["players"]:
+        want = report[got["player"]].to_dict()
+        assert got["counts"] == want["counts"] and got["hands"] == want["hands"]
+        assert got["hands_with_result"] == want["hands_with_result"]
+        for key in ("vpip", "pfr", "aggression", "wtsd", "wsd", "sb_per_hand", "sb_ci"):
+            if want[key] is None:
+                assert got[key] is None
+                continue
+            assert got[key] == float(f"{want[key]:.6g}"), (key, got[key], want[key])
+            digits = repr(abs(got[key])).replace(".", "").lstrip("0").split("e")[0]
+            assert len(digits) <= 6, (key, got[key])
+            longer += got[key] != want[key]
+    assert longer > 0  # these logs have ratios of more digits than that: the rounding was needed

@@ -1,6 +1,6 @@
-"""The HTTP API through FastAPI's TestClient: the same numbers as ``cbr query --json``, the
-batch, re-use, retention (token, shipped case bases, atomicity), the case bases, evaluation,
-policies, and every error status (422 naming the field, 404, 401, 403, 413, 503)."""
+"""The HTTP API through FastAPI's TestClient: the numbers of ``cbr query --json`` (which gives
+its derived numbers to 6 digits, the API in full), the batch, re-use, retention
+(token, shipped case bases, atomicity), the case bases, evaluation, policies, and every error status (422 naming the field, 404, 401, 403, 413, 503)."""
 from __future__ import annotations
 
 import json
@@ -10,6 +10,7 @@ import time
 import pytest
 from typer.testing import CliRunner
 
+from cbr.cli._output import json_ratio, json_triple
 from cbr.game.gamedef import STREETS, preset
 from cbr.store import CaseBase
 from cli import app as cli_app
@@ -32,6 +33,14 @@ SITUATIONS = [
     ({"matchstate": "MATCHSTATE:1:0:crc/r:|AsKs/Qh7h2c", "game": "holdem.limit.2p"},
      ["--matchstate", "MATCHSTATE:1:0:crc/r:|AsKs/Qh7h2c", "--game", "holdem.limit.2p"]),
 ]
+
+
+def six(values: dict) -> dict:
+    """``values`` as ``cbr query --json`` gives them: a triple to 6 decimals that sum to 1, other
+    derived numbers to 6 significant digits."""
+    if list(values) == ["fold", "check_call", "bet_raise"]:
+        return dict(zip(values, json_triple(values.values())))
+    return {k: json_ratio(v) for k, v in values.items()}
 
 
 def cli_query(args: list[str]) -> dict:
@@ -60,16 +69,16 @@ def test_retrieve_gives_the_numbers_of_cbr_query_json_explain(client, fields, ar
     r = client.post("/retrieve", json={**fields, "top": None})
     assert r.status_code == 200, r.text
     got, want = r.json(), cli_query(args)
-    assert got["triple"] == want["triple"]
-    assert got["features"] == want["features"]
+    assert six(got["triple"]) == want["triple"]
+    assert six(got["features"]) == want["features"]
     assert got["weights"] == want["weights"]
-    for key in ("street", "retrieved", "passed_threshold", "fallback", "threshold", "mean_similarity", "weighted",
-                "warnings"):
+    assert json_ratio(got["mean_similarity"]) == want["mean_similarity"]
+    for key in ("street", "retrieved", "passed_threshold", "fallback", "threshold", "weighted", "warnings"):
         assert got[key] == want[key], key
     assert len(got["cases"]) == len(want["cases"]) == want["retrieved"]
     for a, b in zip(got["cases"], want["cases"]):
-        assert (a["id"], a["similarity"], a["action"]) == (b["id"], b["similarity"], b["action"])
-        assert a["local"] == b["local"] and a["features"] == b["features"]
+        assert (a["id"], json_ratio(a["similarity"]), a["action"]) == (b["id"], b["similarity"], b["action"])
+        assert six(a["local"]) == b["local"] and six(a["features"]) == b["features"]
         assert a["provenance"] == b["provenance"]
 
 
@@ -90,12 +99,17 @@ def test_weighted_changes_the_vote_as_the_flag_does(client) -> None:
     w = client.post("/retrieve", json={**base, "weighted": True}).json()
     u = client.post("/retrieve", json={**base, "weighted": False}).json()
     assert w["weighted"] is True and u["weighted"] is False
-    # /retrieve (top 5) sums the similarities without listing the hits, --explain over the listed
-    # hits: the same weighted triple to float rounding; the unweighted counts are equal exactly
+    # /retrieve (top 5) sums the similarities without listing the hits, --explain (top null) over
+    # the listed hits: the same weighted triple to float rounding; the unweighted counts are equal
+    # exactly; cbr query --json --explain gives the listed hits' triple to 6 significant digits
+    listed = client.post("/retrieve", json={**base, "weighted": True, "top": None}).json()["triple"]
     want = cli_query([*SITUATIONS[0][1], "--weighted"])["triple"]
-    assert w["triple"].keys() == want.keys()
-    assert all(w["triple"][k] == pytest.approx(want[k], rel=1e-12, abs=1e-15) for k in want)
-    assert u["triple"] == cli_query([*SITUATIONS[0][1], "--unweighted"])["triple"]
+    assert w["triple"].keys() == want.keys() == listed.keys()
+    assert all(w["triple"][k] == pytest.approx(listed[k], rel=1e-12, abs=1e-15) for k in want)
+    assert six(listed) == want
+    unweighted = client.post("/retrieve", json={**base, "weighted": False, "top": None}).json()["triple"]
+    assert u["triple"] == unweighted
+    assert six(u["triple"]) == cli_query([*SITUATIONS[0][1], "--unweighted"])["triple"]
 
 
 # ---- /retrieve/batch ----------------------------------------------------------------------
@@ -166,8 +180,13 @@ def test_reuse_other_policies(client) -> None:
 
 
 def test_reuse_errors(client) -> None:
+    # an unknown policy is a bad value of the field (was 404): 422 on `policy`, the shape of the
+    # web table's refusal of an unknown bot
     r = client.post("/reuse", json={"hole": "AsAh", "policy": "nosuchbot"})
-    assert r.status_code == 404 and "nosuchbot" in r.json()["detail"]
+    assert r.status_code == 422, r.text
+    assert r.json()["detail"] == [{"loc": ["body", "policy"], "type": "FieldError",
+                                   "msg": r.json()["detail"][0]["msg"]}]
+    assert r.json()["detail"][0]["msg"].startswith("unknown policy 'nosuchbot'; known policies: ")
     r = client.post("/reuse", json={"hole": "AsAh", "policy": "cbr:casebase=/etc"})
     assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "policy"]
     r = client.post("/reuse", json={"hole": "AsAh", "policy": "cbr:reuse=greedy"})
@@ -336,6 +355,7 @@ def test_our_own_checks_name_their_field_without_pydantics_prefix(client) -> Non
         r = client.post("/retrieve", json=body)
         assert r.status_code == 422 and r.json()["detail"][0]["loc"] == loc, r.text
         assert r.json()["detail"][0]["msg"] == msg, r.text
+        assert r.json()["detail"][0]["type"] == "FieldError", r.text  # not pydantic's value_error
     r = client.post("/retrieve/batch", json={"situations": [{"hole": "AdQc"}, {"hole": "AdQc", "matchstate": "x"}]})
     detail = r.json()["detail"][0]
     assert r.status_code == 422 and detail["loc"][-1] == "matchstate" and not detail["msg"].startswith("Value error")
@@ -601,7 +621,7 @@ def test_retrieve_with_opponent_models_gives_the_numbers_of_cbr_query(opp_client
         r = client.post("/retrieve", json={**OPP_SPOT, "opponents": [list(model)]})
         assert r.status_code == 200, r.text
         got, want = r.json(), cli_query([*args, "--opponent", ",".join(map(str, model))])
-        assert got["triple"] == want["triple"] and got["features"] == want["features"]
+        assert six(got["triple"]) == want["triple"] and six(got["features"]) == want["features"]
         assert [c["id"] for c in got["cases"]] == [c["id"] for c in want["cases"]]
         answers[model] = got
     first, second = answers.values()
@@ -802,7 +822,7 @@ def test_retrieve_takes_the_threshold_and_k_of_cbr_query(client) -> None:
     assert wide["threshold"] == 0.9 and wide["retrieved"] > plain["retrieved"]
     want = cli_query(["--hole", "AdQc", "--board", "3h4cJh", "--position", "1", "--to-call", "1", "--pot", "5",
                       "--prev-bets", "2", "--threshold", "0.9"])
-    assert wide["triple"] == want["triple"] and wide["retrieved"] == want["retrieved"]
+    assert six(wide["triple"]) == want["triple"] and wide["retrieved"] == want["retrieved"]
     none = client.post("/retrieve", json={**spot, "threshold": 1.0, "k": 7}).json()
     assert none["fallback"] and none["retrieved"] == 7
     bad = client.post("/retrieve", json={**spot, "threshold": 1.5})

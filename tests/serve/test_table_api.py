@@ -185,6 +185,27 @@ def test_log_download_reads_back(client, fmt) -> None:
     assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["query", "format"]
 
 
+def test_null_bots_is_left_out_and_the_mismatch_is_a_field_error(client) -> None:
+    """``"bots": null`` is documented as the field left out (the schema's description, as for
+    ``seed``): ``players`` when given, else ``["cbr"]``. The bots/players mismatch had pydantic's
+    type ``value_error`` where every other refusal of a field has ``FieldError``."""
+    r = client.post("/table/sessions", json={"bots": None, "players": ["call"], "seed": 1})
+    assert r.status_code == 201, r.text
+    assert r.json()["bots"] == ["call"]
+    assert client.delete(f"/table/sessions/{r.json()['session']}").status_code == 200
+    r = client.post("/table/sessions", json={"bots": None, "players": None, "seed": 1})
+    assert r.status_code == 201, r.text
+    assert r.json()["bots"] == ["cbr"]
+    assert client.delete(f"/table/sessions/{r.json()['session']}").status_code == 200
+    r = client.post("/table/sessions", json={"bots": ["ehs"], "players": ["call"]})
+    assert r.status_code == 422, r.text
+    assert r.json()["detail"] == [{"loc": ["body", "players"], "type": "FieldError",
+                                   "msg": "bots and players name the same seats: give one of them "
+                                          "(bots ['ehs'], players ['call'])"}]
+    r = client.post("/table/sessions", json={"bots": ["nosuchbot"]})  # the same shape
+    assert r.status_code == 422 and r.json()["detail"][0]["type"] == "FieldError", r.text
+
+
 def test_refusals(client) -> None:
     post = client.post
     r = post("/table/sessions", json={"bots": ["nosuchbot"]})  # a bad value of the field, as any bad spec

@@ -220,9 +220,18 @@ def test_min_cases_for_one_query_and_for_good(base: Path, tmp_path: Path):
     again = json.loads(runner.invoke(app, ["query", "-c", str(other), *args[3:], "--json"]).output)
     again.pop("casebase"), more.pop("casebase")
     assert again == more
-    result = runner.invoke(app, ["query", "-c", str(other), *args[3:], "--k", "4"])  # below the base's min_cases
+    # --k below the base's min_cases: the case base decides, so exit 1 (not a usage error), one line
+    # naming the option, its value and the minimum (it said "min_cases 6 (the case base's) is above
+    # k 4 ... (give min_cases too)", the library's words, naming no option)
+    result = runner.invoke(app, ["query", "-c", str(other), *args[3:], "--k", "4"])
     assert result.exit_code == 1 and result.output.count("\n") == 1, result.output
-    assert "min_cases 6 (the case base's) is above k 4" in result.output and "give min_cases too" in result.output
+    assert result.output == ("error: --k 4 is below the case base's min_cases (6): give --k 6 or more, "
+                             "or --min-cases 4 or less with it\n")
+    result = runner.invoke(app, ["query", "-c", str(other), *args[3:], "--min-cases", "7"])  # above its k (6)
+    assert result.exit_code == 1 and result.output == (
+        "error: --min-cases 7 is above the case base's k (6): give --min-cases 6 or less, "
+        "or --k 7 or more with it\n"), result.output
+    assert runner.invoke(app, ["query", "-c", str(other), *args[3:], "--k", "4", "--min-cases", "4"]).exit_code == 0
     result = runner.invoke(app, ["casebase", "similarity", str(other), "--k", "4", "--min-cases", "5"])
     assert result.exit_code == 2 and "--min-cases 5 is above --k 4" in result.output, result.output
 
@@ -247,7 +256,16 @@ def test_cli_shows_sets_and_refuses(base: Path, tmp_path: Path):
     assert result.exit_code == 0 and json.loads(result.output)["threshold"] == 0.91
     before = (base / "manifest.json").read_bytes()
     for args, code, says in (
-            (["--weight", "flop.nothing=3"], 1, "no feature 'nothing' on the flop"),
+            # an unknown feature or street: a usage error naming the option and the known features
+            # (it was exit 1 while an out-of-range weight was exit 2)
+            (["--weight", "flop.nothing=3"], 2, "Invalid value for '--weight': --weight flop.nothing=3: no feature "
+                                                "'nothing' on the flop; its features: players_dealt, "),
+            (["--weight", "nothing=50"], 2, "Invalid value for '--weight': --weight nothing=50: no feature 'nothing' "
+                                            "on any street; the features: players_dealt, relative_position, "),
+            (["--weight", "river2.pot_odds=50"], 2, "--weight river2.pot_odds=50: unknown street 'river2'; streets: "
+                                                    "preflop, flop, turn, river"),
+            (["--measure", "nothing=linear"], 2, "Invalid value for '--measure': --measure nothing=linear: no feature "
+                                                 "'nothing' on any street; the features: players_dealt, "),
             (["--weight", "hand_strength=x"], 2, "is a number"),
             (["--weight", "hand_strength"], 2, "FEATURE=VALUE"),
             (["--measure", "pot_odds=nope"], 1, "nope"),
