@@ -112,19 +112,21 @@ def query_command(
 
 
 def _check_retrieval(cb: Any, k: Optional[int], min_cases: Optional[int]) -> None:
-    """``--k`` below the case base's ``min_cases``, or ``--min-cases`` above its ``k``: an error
-    naming the option, its value and the case base's bound (exit 1, not a usage error: the
-    option alone is fine, the case base opened decides), before anything is retrieved. Both
-    given are checked against each other as usage errors, before the case base is opened."""
-    from cbr.errors import ConfigError
+    """``--k`` below the case base's ``min_cases``, or ``--min-cases`` above its ``k``: a usage
+    error (exit 2) naming the option, its value and the case base's bound, before anything is
+    retrieved, as ``cbr casebase similarity`` words the same refusal (the value is the user's to
+    change, even though the case base opened decides). Both given are checked against each
+    other before the case base is opened."""
+    from cbr.cli._errors import usage_error
 
     config = cb.similarity()
     if k is not None and min_cases is None and config.min_cases > k:
-        raise ConfigError(f"--k {k} is below the case base's min_cases ({config.min_cases}): give --k "
-                          f"{config.min_cases} or more, or --min-cases {k} or less with it")
+        raise usage_error(f"--k {k} is below the case base's min_cases ({config.min_cases}): give --k "
+                          f"{config.min_cases} or more, or --min-cases {k} or less with it", "--k")
     if min_cases is not None and k is None and min_cases > config.fallback_k:
-        raise ConfigError(f"--min-cases {min_cases} is above the case base's k ({config.fallback_k}): "
-                          f"give --min-cases {config.fallback_k} or less, or --k {min_cases} or more with it")
+        raise usage_error(f"--min-cases {min_cases} is above the case base's k ({config.fallback_k}): "
+                          f"give --min-cases {config.fallback_k} or less, or --k {min_cases} or more with it",
+                          "--min-cases")
 
 
 def _json_answer(ans: Any, top: Optional[int]) -> dict[str, Any]:

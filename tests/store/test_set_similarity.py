@@ -220,17 +220,17 @@ def test_min_cases_for_one_query_and_for_good(base: Path, tmp_path: Path):
     again = json.loads(runner.invoke(app, ["query", "-c", str(other), *args[3:], "--json"]).output)
     again.pop("casebase"), more.pop("casebase")
     assert again == more
-    # --k below the base's min_cases: the case base decides, so exit 1 (not a usage error), one line
-    # naming the option, its value and the minimum (it said "min_cases 6 (the case base's) is above
-    # k 4 ... (give min_cases too)", the library's words, naming no option)
+    # --k below the base's min_cases: a usage error (exit 2) naming the option, its value and the
+    # minimum, as `casebase similarity` words it (it said "min_cases 6 (the case base's) is above
+    # k 4 ... (give min_cases too)", the library's words, naming no option; then exit 1)
     result = runner.invoke(app, ["query", "-c", str(other), *args[3:], "--k", "4"])
-    assert result.exit_code == 1 and result.output.count("\n") == 1, result.output
-    assert result.output == ("error: --k 4 is below the case base's min_cases (6): give --k 6 or more, "
-                             "or --min-cases 4 or less with it\n")
+    assert result.exit_code == 2, result.output
+    assert ("Invalid value for '--k': --k 4 is below the case base's min_cases (6): give --k 6 or more, "
+            "or --min-cases 4 or less with it") in " ".join(result.output.replace("│", " ").split()), result.output
     result = runner.invoke(app, ["query", "-c", str(other), *args[3:], "--min-cases", "7"])  # above its k (6)
-    assert result.exit_code == 1 and result.output == (
-        "error: --min-cases 7 is above the case base's k (6): give --min-cases 6 or less, "
-        "or --k 7 or more with it\n"), result.output
+    assert result.exit_code == 2, result.output
+    assert ("Invalid value for '--min-cases': --min-cases 7 is above the case base's k (6): give --min-cases 6 "
+            "or less, or --k 7 or more with it") in " ".join(result.output.replace("│", " ").split()), result.output
     assert runner.invoke(app, ["query", "-c", str(other), *args[3:], "--k", "4", "--min-cases", "4"]).exit_code == 0
     result = runner.invoke(app, ["casebase", "similarity", str(other), "--k", "4", "--min-cases", "5"])
     assert result.exit_code == 2 and "--min-cases 5 is above --k 4" in result.output, result.output
