@@ -3,7 +3,7 @@ formats, file sizes and the output-path rule.
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import typer
 
@@ -26,6 +26,21 @@ FLAG = ""  # a flag shows no <bool> value in --help
 MAX_FILE_SIZE_HELP = "Skip (and list) log files larger than this, e.g. 512M, 1G (default 256M)."
 GAME_HELP = ("Game: a preset name (e.g. holdem.limit.2p), a GameDef JSON file (.json), inline GameDef "
              "JSON ('{...}') or an ACPC .game file.")
+
+
+def worker_count(workers: Optional[int], default: Callable[[int], int]) -> int:
+    """``--workers`` as a command uses it: ``default(cpus)`` when not given, and a number above
+    the CPUs this process may use reduced to them, with a ``note:`` line on stderr (``cbr build``,
+    ``cbr league`` and ``cbr exploit`` alike: more processes than CPUs only share them)."""
+    from cbr.build.local import usable_cpus
+
+    cpus = usable_cpus()
+    if workers is None:
+        return default(cpus)
+    if workers > cpus:
+        typer.echo(f"note: --workers {workers} reduced to {cpus} (the CPUs this process may use)", err=True)
+        return cpus
+    return workers
 
 
 def alias(new: Any, old: Any, new_name: str, old_name: str) -> Any:

@@ -16,6 +16,7 @@ from cbr.cli._options import (
     file_size,
     known_feature_set,
     known_log_format,
+    worker_count,
 )
 from cbr.cli._output import print_json, progress_bar, stdout
 
@@ -59,14 +60,7 @@ def build_command(
         raise usage_error("--dask-workers needs --scheduler local", "--dask-workers")
     if scheduler is not None and workers is not None:
         raise usage_error("--workers does not apply with --scheduler (the Dask workers compute)", "--workers")
-    from cbr.build.local import usable_cpus
-
-    cpus = usable_cpus()
-    if workers is None:
-        workers = min(cpus, 8)
-    elif workers > cpus:
-        typer.echo(f"note: --workers {workers} reduced to {cpus} (the CPUs this process may use)", err=True)
-        workers = cpus
+    workers = worker_count(workers, lambda cpus: min(cpus, 8))
     known_feature_set(feature_set)
     check_output(out, what="case base", overwrite=overwrite, folder=True)
     from cbr.similarity.config import load_similarity_file

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 from cbr.cli._errors import guarded, missing_option, usage_error
-from cbr.cli._options import MAX_HANDS, MAX_SEED, MAX_WORKERS, alias
+from cbr.cli._options import MAX_HANDS, MAX_SEED, MAX_WORKERS, alias, worker_count
 from cbr.cli._output import half_width, print_json, progress_bar, rich_table, signed, stdout
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -65,14 +65,7 @@ def league_command(
         from cbr.cli._plot import check_plot
 
         check_plot(plot, overwrite)
-    from cbr.build.local import usable_cpus
-
-    cpus = usable_cpus()
-    if workers is None:
-        workers = cpus
-    elif workers > cpus:
-        typer.echo(f"note: --workers {workers} reduced to {cpus} (the CPUs this process may use)", err=True)
-        workers = cpus
+    workers = worker_count(workers, lambda cpus: cpus)
     from cbr.play.league import interrupted_league, run_league
 
     try:

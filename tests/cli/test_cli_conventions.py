@@ -146,6 +146,17 @@ def test_workers_above_the_cpus_are_reduced_with_a_note(small_log: Path, tmp_pat
     assert json.loads(result.stdout)["cases"] > 0
 
 
+@pytest.mark.parametrize("command", [["exploit", "call", "--hands", "4"], ["league", "-b", "call,raise", "--hands", "4"]])
+def test_every_command_with_workers_reduces_them_to_the_cpus(command: list[str]) -> None:
+    """``cbr exploit`` took ``-j 200`` as given (``build`` and ``league`` reduced it): one rule
+    now, ``worker_count``."""
+    result = cbr(*command, "-j", "200", "--json")
+    assert result.exit_code == 0, result.output
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    assert re.search(rf"--workers 200 reduced to {cpus}\b", result.stderr), result.stderr
+    json.loads(result.stdout)
+
+
 # ---- exit codes: errors (1), internal errors (3), interrupts -------------------------
 def _guarded_app(exc: BaseException) -> typer.Typer:
     probe = typer.Typer()
