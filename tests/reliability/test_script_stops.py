@@ -88,17 +88,6 @@ def test_a_library_error_is_one_error_line(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []
 
 
-def test_every_experiment_script_starts_through_run() -> None:
-    """The guard of the tests above for the scripts they do not run: each script's
-    ``__main__`` block calls ``run`` of ``experiments/common.py``."""
-    scripts = sorted(p for p in (REPO / "experiments").glob("*.py") if p.name != "common.py")
-    assert len(scripts) >= 29
-    without = [p.name for p in scripts
-               if not re.search(r'^if __name__ == "__main__":\n(    .*\n|\n)*?    run\(', p.read_text(encoding="utf-8"),
-                                re.M)]
-    assert without == []
-
-
 def test_a_bench_scripts_library_error_is_one_error_line(tmp_path: Path) -> None:
     """``bench_condense.py`` of a case base whose manifest is torn: the library's error is one
     ``error:`` line, exit 1 (it was a traceback before the bench scripts started through ``run``)."""
@@ -113,12 +102,14 @@ def test_a_bench_scripts_library_error_is_one_error_line(tmp_path: Path) -> None
     assert p.stderr.startswith(f"error: {folder / 'manifest.json'}: cannot read the manifest"), p.stderr
 
 
-def test_every_bench_script_starts_through_run() -> None:
-    """Each benchmark's ``__main__`` block calls ``run`` (``bench/native_guard.py``, the
-    experiments' entry point): Ctrl-C, SIGTERM and a library error are one line each."""
-    scripts = sorted(p for p in (REPO / "bench").glob("*.py") if p.name != "native_guard.py")
-    assert len(scripts) >= 30
+@pytest.mark.parametrize("folder, helper, least", [("experiments", "common.py", 29), ("bench", "native_guard.py", 30)])
+def test_every_script_starts_through_run(folder: str, helper: str, least: int) -> None:
+    """The guard of the tests above for the scripts they do not run: each experiment's and each
+    benchmark's ``__main__`` block calls ``run`` (``experiments/common.py``, passed on by
+    ``bench/native_guard.py``): Ctrl-C, SIGTERM and a library error are one line each."""
+    scripts = sorted(p for p in (REPO / folder).glob("*.py") if p.name != helper)
+    assert len(scripts) >= least
     without = [p.name for p in scripts
-               if not re.search(r'^if __name__ == "__main__":\n(    .*\n|\n)*?    run\(main\)', p.read_text(encoding="utf-8"),
+               if not re.search(r'^if __name__ == "__main__":\n(    .*\n|\n)*?    run\(', p.read_text(encoding="utf-8"),
                                 re.M)]
     assert without == []
