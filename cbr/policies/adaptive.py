@@ -197,7 +197,9 @@ class ExpertChoice:
     """A stretch of hands in which the adaptive bot played one expert against one opponent
     (:attr:`AdaptivePolicy.expert_choices`): ``expert`` (its spec) played from hand ``first_hand`` to
     ``last_hand`` (numbered from 1 since the bot's last reset: a match's hands), deciding in
-    ``hands`` of them (a hand the opponent ended before the bot acted counts for none), and
+    ``hands`` of them (a hand the opponent ended before the bot acted counts for none; such hands
+    between two stretches belong to the first, which runs up to the hand before the next one
+    begins, so one opponent's stretches leave no hand out), and
     ``why`` is the reason its first decision gave (the words of ``--why``). ``opponent`` is None
     for the first hand at a table of three or more, before the bot knew who sat with it."""
 
@@ -653,6 +655,9 @@ class AdaptivePolicy(Policy):
                 if c.last_hand != self._hand:
                     self.expert_choices[last] = dataclasses.replace(c, last_hand=self._hand, hands=c.hands + 1)
             else:
+                if last is not None:  # the stretch before runs up to this one: hands without a decision between are its
+                    c = self.expert_choices[last]
+                    self.expert_choices[last] = dataclasses.replace(c, last_hand=max(c.last_hand, self._hand - 1))
                 self._last_choice[opp] = len(self.expert_choices)
                 self.expert_choices.append(ExpertChoice(opponent=opp, expert=spec, first_hand=self._hand,
                                                  last_hand=self._hand, hands=1, why=why))

@@ -290,6 +290,19 @@ def test_cli_match_json_says_which_experts_the_adaptive_bot_chose():
     assert sum(c["hands"] for c in cbr["experts"]) == 200 == cbr["experts"][-1]["last_hand"]
 
 
+def test_an_adaptive_bots_stretches_leave_no_hand_out_against_one_that_folds_first():
+    """Against a bot that sometimes ends a hand before the adaptive bot acts (here another
+    ``cbr``), one opponent's stretches still cover every hand from 1 on: a hand without a decision
+    between two stretches is the first's (``cbr match --players cbr,cbr --hands 100`` read
+    ``imitate 1-68; expert 70-76``: hand 69 in none)."""
+    experts = run_match(["cbr", "cbr"], 100, seed=0).players[0].experts
+    assert len(experts) >= 2 and experts[0].first_hand == 1
+    for before, after in zip(experts, experts[1:]):
+        assert after.first_hand == before.last_hand + 1, (before, after)
+    assert any(c.hands < c.last_hand - c.first_hand + 1 for c in experts)   # hands without a decision: the case
+    assert sum(c.hands for c in experts) < experts[-1].last_hand
+
+
 def test_cli_match_table_says_which_experts_the_adaptive_bot_played():
     """Under the table, one line per adaptive seat: each expert's short name and its hands, as
     --json has them (the table said nothing of them); against one opponent it is not named."""
