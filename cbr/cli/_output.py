@@ -29,7 +29,14 @@ class _LazyConsole:
         if self._console is None:
             from rich.console import Console
 
-            self._console = Console(stderr=self._stderr)
+            class _Console(Console):
+                def on_broken_pipe(self) -> None:
+                    # rich's own exits 1 at once; the reader gone is the command's exit
+                    # (cbr.cli._errors.guarded: 141, without a word)
+                    self.quiet = True
+                    raise BrokenPipeError(32, "Broken pipe")
+
+            self._console = _Console(stderr=self._stderr)
         return self._console
 
     def __getattr__(self, name: str) -> Any:

@@ -1,0 +1,72 @@
+"""More CLI and server defects a first-time user found: what a failed build did not read, a
+copied case base's name in /evaluate, measure parameters, --game errors, a closed stdout,
+table titles, rounded JSON, separators and plurals, a read-only ``inspect --sql``."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from cli import app
+from tests.conftest import REPO, shared_path
+
+runner = CliRunner()
+
+
+def cbr(*args: object, **kwargs):
+    return runner.invoke(app, [str(a) for a in args], **kwargs)
+
+
+# ---- 1. a build that made no case says what it did not read --------------------------------
+def test_a_build_without_cases_names_the_files_it_did_not_read(tmp_path: Path) -> None:
+    """A folder with the ACPC 2p log (55 KB) and one small PokerStars hand, built with
+    ``--max-file-size 10K``, failed with 'no cases: 1 hands read, ...' and no word of the log
+    left out, which is where the cases were."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    big = shared_path("acpc", "dealer_example_limit", "2p.limit.h1000.r0.log")
+    shutil.copy(big, logs / big.name)
+    shutil.copy(shared_path("pokerstars_fl", "HHSmithy", "GameTypeTests_FixedLimitHoldem.txt"), logs)
+    assert big.stat().st_size > 10 * 1024
+    got = cbr("build", logs, "-o", tmp_path / "out", "--max-file-size", "10K", "-j", 1)
+    assert got.exit_code == 1, got.output
+    lines = got.output.strip().splitlines()
+    assert len(lines) == 1, got.output
+    assert lines[0].startswith("error: no cases: 1 hand read, none with a decision"), lines[0]
+    assert f"1 file not read: {logs / big.name}: " in lines[0], lines[0]
+    assert "larger than the 10 KiB limit per file (--max-file-size raises it)" in lines[0], lines[0]
+    assert not (tmp_path / "out").exists()
+    # the same logs with the default limit build (the file left out holds the cases)
+    ok = cbr("build", logs, "-o", tmp_path / "out", "-j", 1, "--json")
+    assert ok.exit_code == 0, ok.output
+
+
+# ---- 5. a closed stdout is a quiet exit 141 -------------------------------------------------
+PROGRAM = "import sys; from cli import main; sys.argv = ['cbr', *sys.argv[1:]]; main()"
+
+
+@pytest.mark.parametrize("args", [
+    ["casebase", "inspect", "default"],
+    ["logs", "inspect", "IRC"],
+    ["query", "--hole", "AdQc", "--board", "3h4cJh", "--top", "100", "--explain"],
+])
+def test_a_closed_stdout_exits_141_without_a_word(args: list[str]) -> None:
+    """``cbr ... | head -1`` exited 1 with nothing said (rich's own broken-pipe exit): now the
+    exit of a program killed by SIGPIPE, 141, with nothing on stderr (no traceback, no
+    "Exception ignored" at the interpreter's exit). The reader is gone before the first write."""
+    args = [str(shared_path("irc")) if a == "IRC" else a for a in args]
+    proc = subprocess.Popen([sys.executable, "-c", PROGRAM, *args], cwd=REPO, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env={**os.environ, "COLUMNS": "80"})
+    proc.stdout.close()  # the only reader: every write of the command meets a broken pipe
+    try:
+        _, err = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:  # pragma: no cover - the command hung
+            proc.kill()
+            proc.wait()
+    assert (proc.returncode, err.decode()) == (141, "")
