@@ -70,3 +70,29 @@ def test_a_closed_stdout_exits_141_without_a_word(args: list[str]) -> None:
             proc.kill()
             proc.wait()
     assert (proc.returncode, err.decode()) == (141, "")
+
+
+# ---- 2. /evaluate answers under the name the case base is served under ---------------------
+def test_evaluate_answers_under_the_served_name_of_a_copy(tmp_path: Path) -> None:
+    """A ``cp -r`` copy served as 'mine' was evaluated as 'acpc-limit' (its manifest's name)
+    while /casebases and /retrieve said 'mine'."""
+    from cbr.serve.engine import Engine
+    from cbr.store import CaseBase, resolve_casebase
+    from tests.serve.conftest import make_client
+
+    shutil.copytree(resolve_casebase("default"), tmp_path / "mine")
+    with CaseBase.open(tmp_path / "mine") as cb:
+        built = cb.manifest.name
+    assert built != "mine"
+    eng = Engine(["default", str(tmp_path / "mine")], warm=False)
+    try:
+        with make_client(eng) as c:
+            assert sorted(x["name"] for x in c.get("/casebases").json()["casebases"]) == ["default", "mine"]
+            r = c.post("/evaluate", json={"casebase": "mine", "folds": 2, "max_decisions": 50})
+            assert r.status_code == 200, r.text
+            assert (r.json()["casebase"], r.json()["built_as"]) == ("mine", built)
+            r = c.post("/evaluate", json={"casebase": "default", "folds": 2, "max_decisions": 50})
+            assert r.status_code == 200, r.text
+            assert r.json()["casebase"] == "default" and "built_as" not in r.json()
+    finally:
+        eng.close()
