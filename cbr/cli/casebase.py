@@ -211,7 +211,8 @@ def _settings(given: Optional[list[str]], option: str) -> dict[str, str]:
 
 
 def _measure(text: str) -> tuple[str, dict[str, float]]:
-    """``exp:k=1.5`` (a measure name and its parameters) as ``("exp", {"k": 1.5})``."""
+    """``exp:k=1.5`` (a measure name and its parameters) as ``("exp", {"k": 1.5})``; an unknown
+    measure or a parameter it does not take is a usage error naming the ones there are."""
     name, _, rest = text.partition(":")
     params: dict[str, float] = {}
     for item in filter(None, (p.strip() for p in rest.split(","))):
@@ -222,6 +223,13 @@ def _measure(text: str) -> tuple[str, dict[str, float]]:
             raise usage_error(f"--measure {text!r}: a parameter is NAME=NUMBER, got {item!r}", "--measure") from None
         if not eq:
             raise usage_error(f"--measure {text!r}: a parameter is NAME=NUMBER, got {item!r}", "--measure")
+    from cbr.errors import ConfigError
+    from cbr.similarity.measures import check_measure
+
+    try:  # an unknown measure or parameter is a usage error, as an unknown option is
+        check_measure(name.strip(), params)
+    except ConfigError as exc:
+        raise usage_error(f"--measure {text!r}: {exc}", "--measure") from None
     return name.strip(), params
 
 

@@ -96,3 +96,30 @@ def test_evaluate_answers_under_the_served_name_of_a_copy(tmp_path: Path) -> Non
             assert r.json()["casebase"] == "default" and "built_as" not in r.json()
     finally:
         eng.close()
+
+
+# ---- 3. a measure's unknown parameter, or an unknown measure, is a usage error -------------
+@pytest.mark.parametrize("value, says", [
+    ("hand_strength=exp:q=4", "--measure 'exp:q=4': measure 'exp' has no parameter 'q' (its parameters: k)"),
+    ("hand_strength=linear:k=2", "--measure 'linear:k=2': measure 'linear' has no parameter 'k' (it takes none)"),
+    ("hand_strength=nosuch", "--measure 'nosuch': unknown similarity measure 'nosuch' (built-in: linear, exp, exact, equity;"),
+])
+def test_an_unknown_measure_or_parameter_is_a_usage_error(value: str, says: str) -> None:
+    """``--measure hand_strength=exp:q=4`` was 'error: ... ExponentialSimilarity.__init__() got an
+    unexpected keyword argument 'q'', exit 1."""
+    got = cbr("casebase", "similarity", "default", "--measure", value)
+    assert got.exit_code == 2, got.output
+    assert f"Invalid value for '--measure': {says}" in " ".join(got.output.split()), got.output
+
+
+def test_a_similarity_file_with_an_unknown_parameter_says_the_same_words(tmp_path: Path) -> None:
+    from cbr.store import resolve_casebase
+
+    text = (resolve_casebase("default") / "similarity.toml").read_text()
+    linear = 'feature = "hand_strength"\nmeasure = "linear"'
+    assert linear in text
+    (tmp_path / "sim.toml").write_text(text.replace(linear, 'feature = "hand_strength"\nmeasure = "exp"\nq = 4.0', 1))
+    got = cbr("casebase", "similarity", "default", "--from", tmp_path / "sim.toml")
+    assert got.exit_code == 1, got.output
+    assert got.output.strip() == (f"error: similarity config {tmp_path / 'sim.toml'}: street 'preflop': feature "
+                                  "'hand_strength': measure 'exp' has no parameter 'q' (its parameters: k)")
