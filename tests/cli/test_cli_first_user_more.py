@@ -123,3 +123,24 @@ def test_a_similarity_file_with_an_unknown_parameter_says_the_same_words(tmp_pat
     assert got.exit_code == 1, got.output
     assert got.output.strip() == (f"error: similarity config {tmp_path / 'sim.toml'}: street 'preflop': feature "
                                   "'hand_strength': measure 'exp' has no parameter 'q' (its parameters: k)")
+
+
+# ---- 4. an unknown --game is a usage error in cbr query too; a bad definition names the field
+def test_query_with_an_unknown_game_is_a_usage_error() -> None:
+    """``cbr query --game nosuchgame`` exited 1 where serve-dealer, play --acpc and train cfr exit 2."""
+    got = cbr("query", "--hole", "AdQc", "--game", "nosuchgame")
+    assert got.exit_code == 2, got.output
+    assert "Invalid value for '--game': unknown game 'nosuchgame'; known: casper.2p," in got.output
+
+
+def test_a_game_definition_without_a_field_names_it() -> None:
+    """``--game '{"name": "x"}'`` said "bad game definition {'name': 'x'}: 'n_players'" (a KeyError's text)."""
+    got = cbr("query", "--matchstate", "MATCHSTATE:0:0::AdQc|", "--game", '{"name": "x"}')
+    assert got.exit_code == 1, got.output
+    assert got.output.strip() == ("error: the inline game JSON: not a game definition (bad game definition "
+                                  "{'name': 'x'}: missing fields n_players, blinds, small_bet, big_bet, "
+                                  "first_to_act) (--game)")
+    got = cbr("query", "--matchstate", "MATCHSTATE:0:0::AdQc|", "--game",
+              '{"name": "x", "n_players": 2, "blinds": [10, 5], "small_bet": 10, "big_bet": 20}')
+    assert got.exit_code == 1 and "bad game definition" in got.output and got.output.strip().endswith(
+        ": missing field first_to_act) (--game)"), got.output
