@@ -144,3 +144,36 @@ def test_a_game_definition_without_a_field_names_it() -> None:
               '{"name": "x", "n_players": 2, "blinds": [10, 5], "small_bet": 10, "big_bet": 20}')
     assert got.exit_code == 1 and "bad game definition" in got.output and got.output.strip().endswith(
         ": missing field first_to_act) (--game)"), got.output
+
+
+# ---- 6. a table title too long for the width folds without a trailing space -----------------
+def test_a_long_table_title_folds_without_trailing_spaces() -> None:
+    """rich wrapped ``cbr tune``'s 90-character title at 80 columns as ``... ± 95% CI ⏎over
+    hands``, the space it broke at left at the end of the line."""
+    import io
+
+    from rich.console import Console
+
+    from cbr.cli._output import rich_table
+
+    title = "log-loss of the k-NN triples (2-fold, at most 100 decisions a street) ± 95% CI over hands"
+    assert len(title) > 80
+    console = Console(width=80, file=io.StringIO(), record=True)
+    console.print(rich_table(title, ["street", "n"], [["preflop", 1]], width=80))
+    lines = console.export_text().splitlines()
+    assert all(line == line.rstrip() for line in lines), lines
+    assert lines[:2] == ["log-loss of the k-NN triples (2-fold, at most 100 decisions a street) ± 95% CI",
+                         "over hands"]
+
+
+def test_tune_prints_its_title_on_one_line(tmp_path: Path) -> None:
+    out = tmp_path / "tuned.toml"
+    got = cbr("tune", "default", "--generations", 1, "--population", 1, "--folds", 2, "--max-decisions", 100,
+              "-o", out, env={"COLUMNS": "80"})
+    assert got.exit_code == 0, got.output
+    lines = got.stdout.splitlines()
+    assert lines[0] == "k-NN log-loss ± 95% CI over hands (2-fold, at most 100 decisions a street)"
+    assert all(line == line.rstrip() for line in lines), lines
+    assert lines[-1].startswith("learned similarity written to ")  # (a path: as long as it is)
+    assert all(len(line) <= 80 for line in lines[:-1]), lines
+    assert out.exists()
