@@ -468,7 +468,7 @@ def fold_title(title: str, width: int, length: Callable[[str], int] = len) -> st
     longer than ``width`` stays whole on its line (rich folds it then).
 
     >>> fold_title("log-loss ± 95% CI over hands", 18)
-    'log-loss ± 95% CI\nover hands'
+    'log-loss ± 95% CI\\nover hands'
     """
     lines: list[str] = []
     for word in title.split(" "):
