@@ -177,3 +177,33 @@ def test_tune_prints_its_title_on_one_line(tmp_path: Path) -> None:
     assert lines[-1].startswith("learned similarity written to ")  # (a path: as long as it is)
     assert all(len(line) <= 80 for line in lines[:-1]), lines
     assert out.exists()
+
+
+# ---- 7. play --acpc --json rounds its rate as match --json does ----------------------------
+def test_play_acpc_json_rounds_its_rate_to_12_significant_digits() -> None:
+    """``"sb_per_hand": 0.11000000000000001`` (a mean's float noise); ``cbr match --json``
+    gives its rates to 12 significant digits."""
+    import json
+
+    from cbr.acpc.client import ClientResult, PlayedHand
+    from cbr.cli._output import print_json  # what `cbr play --acpc --json` prints it with
+    from cbr.game.gamedef import preset
+
+    game = preset("holdem.limit.2p")
+    hands = [PlayedHand(i + 1, i, i % 2, "cc/cc/cc/cc", "AdQc|Kh2s/3h4cJh/5d/9s", 1.1) for i in range(4)]
+    result = ClientResult(game, hands=hands, actions=8)
+    exact = result.sb_per_hand
+    assert exact != float(f"{exact:.12g}")  # the noise that showed
+    printed = json.loads(print_json_text(print_json, result.to_dict()))
+    assert printed["sb_per_hand"] == float(f"{exact:.12g}") == 0.11
+    assert printed["total"] == result.total and printed["hands"] == 4
+
+
+def print_json_text(print_json, obj) -> str:
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        print_json(obj)
+    return out.getvalue()
