@@ -207,3 +207,18 @@ def print_json_text(print_json, obj) -> str:
     with contextlib.redirect_stdout(out):
         print_json(obj)
     return out.getvalue()
+
+
+# ---- 8. the merge warning groups its count ----------------------------------------------------
+def test_a_merge_of_shared_sources_groups_the_count_in_its_warning(tmp_path: Path) -> None:
+    """'its cases are merged once per input (18036 cases)': counts over 999 carry separators."""
+    import re
+
+    from cbr.store import resolve_casebase
+
+    shutil.copytree(resolve_casebase("default"), tmp_path / "copy")
+    got = cbr("casebase", "merge", "default", tmp_path / "copy", "-o", tmp_path / "out")
+    assert got.exit_code == 0, got.output
+    counts = re.findall(r"its cases are merged once per input \(([\d,]+) cases\)", " ".join(got.stderr.split()))
+    assert counts and any(int(c.replace(",", "")) > 999 for c in counts), got.stderr
+    assert all(re.fullmatch(r"\d{1,3}(?:,\d{3})*", c) for c in counts), counts
