@@ -47,6 +47,15 @@ stdout: Any = _LazyConsole()
 stderr: Any = _LazyConsole(stderr=True)
 
 
+def counted(n: int, word: str, words: Optional[str] = None) -> str:
+    """``n`` and its noun, grouped and in the singular for one: ``1 source``, ``2,000 hands``.
+
+    >>> counted(1, "source"), counted(14, "hand"), counted(2000, "file"), counted(0, "entry", "entries")
+    ('1 source', '14 hands', '2,000 files', '0 entries')
+    """
+    return f"{n:,} {word if n == 1 else (words or word + 's')}"
+
+
 def print_json(obj: Any) -> None:
     """Print ``obj`` as JSON on stdout (numpy scalars and tuples handled)."""
 

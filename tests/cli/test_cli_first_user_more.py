@@ -222,3 +222,30 @@ def test_a_merge_of_shared_sources_groups_the_count_in_its_warning(tmp_path: Pat
     counts = re.findall(r"its cases are merged once per input \(([\d,]+) cases\)", " ".join(got.stderr.split()))
     assert counts and any(int(c.replace(",", "")) > 999 for c in counts), got.stderr
     assert all(re.fullmatch(r"\d{1,3}(?:,\d{3})*", c) for c in counts), counts
+
+
+# ---- 9. wording: a list of sizes, a marked pair, singular counts -----------------------------
+def test_the_board_sizes_read_as_a_list() -> None:
+    got = cbr("query", "--hole", "AdQc", "--board", "3h4c")
+    assert got.exit_code == 1
+    assert got.stderr.strip() == "error: board must have 0, 3, 4 or 5 cards, got 2 (--board)"
+
+
+@pytest.mark.parametrize("command", [["hand"], ["query", "--hole"]])
+@pytest.mark.parametrize("text, why", [("77s", "cannot be suited"), ("QQo", "takes no 'o' mark")])
+def test_a_pair_with_a_suit_mark_says_a_pair_has_none(command: list, text: str, why: str) -> None:
+    """``cbr hand 77s`` said "cannot split '77s' into cards (odd number of characters)"."""
+    got = cbr(*command, text)
+    assert got.exit_code == 1, got.output
+    rank = text[0]
+    assert got.stderr.strip().startswith(
+        f"error: {text!r} is no hand: a pair {why} (the pair's class is {rank * 2}); give cards as rank and suit, "
+        f"e.g. {rank}h{rank}s"), got.stderr
+    assert cbr("hand", text[:2]).exit_code == 0  # the pair's class itself is taken
+
+
+def test_logs_inspect_counts_one_source_in_the_singular() -> None:
+    got = cbr("logs", "inspect", shared_path("irc"))
+    assert got.exit_code == 0, got.output
+    line = next(ln for ln in got.stdout.splitlines() if ln.strip().startswith("format irc:"))
+    assert line.strip().endswith(", 1 source"), line
