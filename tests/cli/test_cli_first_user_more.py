@@ -249,3 +249,48 @@ def test_logs_inspect_counts_one_source_in_the_singular() -> None:
     assert got.exit_code == 0, got.output
     line = next(ln for ln in got.stdout.splitlines() if ln.strip().startswith("format irc:"))
     assert line.strip().endswith(", 1 source"), line
+
+
+# ---- 10. casebase inspect --sql only reads ----------------------------------------------------
+@pytest.mark.parametrize("sql, what", [
+    ("COPY (SELECT 1) TO 'OUT'", "the statement is a COPY"),
+    ("SELECT 1; COPY (SELECT 1) TO 'OUT'", "statement 2 is a COPY"),
+    ("CREATE TABLE t AS SELECT 1", "the statement is a CREATE"),
+    ("ATTACH 'OUT' AS other", "the statement is an ATTACH"),
+    ("EXPORT DATABASE 'OUT'", "the statement is an EXPORT"),
+    ("PRAGMA enable_profiling", "the statement is a PRAGMA enable_profiling"),
+])
+def test_inspect_sql_refuses_what_could_write(tmp_path: Path, sql: str, what: str) -> None:
+    """``cbr casebase inspect default --sql "COPY (SELECT 1) TO '/tmp/x.csv'"`` wrote the file."""
+    out = tmp_path / "written"
+    got = cbr("casebase", "inspect", "default", "--sql", sql.replace("OUT", str(out)))
+    assert got.exit_code == 2, got.output
+    assert (f"Invalid value for '--sql': {what}: only queries are run on a case base (SELECT, WITH, DESCRIBE, "
+            "SHOW, EXPLAIN, PRAGMA table_info...)") in " ".join(got.output.split()), got.output
+    assert not out.exists() and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("sql", [
+    "WITH a AS (SELECT street FROM cases) SELECT count(*) AS n FROM a",
+    "DESCRIBE cases", "SHOW TABLES", "EXPLAIN SELECT * FROM cases_flop", "PRAGMA table_info('cases')",
+    "SUMMARIZE SELECT outcome FROM cases_river",
+])
+def test_inspect_sql_runs_queries(sql: str) -> None:
+    got = cbr("casebase", "inspect", "default", "--sql", sql, "--json")
+    assert got.exit_code == 0, got.output
+    import json
+
+    assert json.loads(got.stdout)  # rows
+
+
+def test_the_library_refuses_a_writing_statement_too(tmp_path: Path) -> None:
+    from cbr.errors import CaseBaseError
+    from cbr.store import CaseBase, resolve_casebase
+
+    out = tmp_path / "x.csv"
+    with CaseBase.open(resolve_casebase("default")) as cb:
+        with pytest.raises(CaseBaseError, match="the statement is a COPY") as refused:
+            cb.sql(f"COPY (SELECT 1) TO '{out}'")
+        assert refused.value.field == "sql"
+        assert cb.sql("SELECT count(*) FROM cases").fetchone()[0] == cb.count()
+    assert not out.exists()
