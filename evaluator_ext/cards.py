@@ -103,8 +103,28 @@ def _split_text(text: str) -> list[str]:
     compact = "".join(text.replace(",", " ").split())
     compact = compact.replace("10", "T")
     if len(compact) % 2:
+        pair = _marked_pair(compact)
+        if pair is not None:
+            raise pair
         raise InvalidCardError(f"cannot split {text!r} into cards (odd number of characters)")
     return [compact[i : i + 2] for i in range(0, len(compact), 2)]
+
+
+def _marked_pair(text: str) -> InvalidCardError | None:
+    """The error of a pair written with a suited/offsuit mark (``77s``), or None for any other text:
+    a pair's two cards are never of one suit, and its class is written without a mark (``77``).
+
+    >>> print(_marked_pair("77s"))
+    '77s' is no hand: a pair cannot be suited (the pair's class is 77); give cards as rank and suit, e.g. 7h7s
+    >>> _marked_pair("72s") is None
+    True
+    """
+    t = text.strip()
+    if len(t) != 3 or t[0].upper() not in RANKS or t[0].upper() != t[1].upper() or t[2].lower() not in "so":
+        return None
+    rank, why = t[0].upper(), ("cannot be suited" if t[2].lower() == "s" else "takes no 'o' mark")
+    return InvalidCardError(f"{t!r} is no hand: a pair {why} (the pair's class is {rank * 2}); give cards as rank "
+                            f"and suit, e.g. {rank}h{rank}s")
 
 
 def hand_class(text: object) -> str | None:
@@ -204,14 +224,15 @@ def parse_hole_and_board(
     ...     parse_hole_and_board("AdQc", "3h4c")
     ... except InvalidCardError as exc:
     ...     print(exc.fields, exc)
-    ('board',) board must have 0, 3, 4, 5 cards, got 2
+    ('board',) board must have 0, 3, 4 or 5 cards, got 2
     """
     h = _parsed(hole, "hole")
     b = _parsed(board, "board")
     if len(h) != 2:
         raise InvalidCardError(f"hole must be exactly 2 cards, got {len(h)}", field="hole")
     if len(b) not in board_sizes:
-        sizes = ", ".join(str(s) for s in board_sizes)
+        sizes = " or ".join(str(s) for s in board_sizes) if len(board_sizes) < 3 else \
+            ", ".join(str(s) for s in board_sizes[:-1]) + f" or {board_sizes[-1]}"
         raise InvalidCardError(f"board must have {sizes} cards, got {len(b)}", field="board")
     try:
         check_distinct(h + b)

@@ -95,8 +95,12 @@ class ClientResult:
         return self.total / len(self.hands) / self.game.small_bet if self.hands else 0.0
 
     def to_dict(self) -> dict:
+        """Plain data; ``sb_per_hand`` to 12 significant digits, as ``cbr match --json`` gives its
+        rates (:func:`cbr.play.match.json_rate`: ``0.11``, not ``0.11000000000000001``)."""
+        from cbr.play.match import json_rate
+
         return {"game": self.game.name, "hands": len(self.hands), "actions": self.actions,
-                "total": self.total, "sb_per_hand": self.sb_per_hand, "retained": self.retained,
+                "total": self.total, "sb_per_hand": json_rate(self.sb_per_hand), "retained": self.retained,
                 **({"interrupted": True} if self.interrupted else {}), **({"error": self.error} if self.error else {}),
                 **({"experts": [c.to_dict() for c in self.experts]} if self.experts else {}),
                 "played": [h.to_dict() for h in self.hands]}

@@ -462,8 +462,32 @@ def build_casebase(
         if report.hands == 0:
             raise CBRError(no_hand_read(paths, str(issues[0]) if issues else None, len(issues)))
         if report.cases == 0:
-            raise CBRError(f"no cases: {report.hands} hands read, none with a decision of a player "
-                           f"whose hole cards are known" + (f" among {', '.join(sorted(wanted))}" if wanted else ""))
+            raise CBRError(no_case_built(report.hands, issues, sorted(wanted) if wanted else None))
     report.warnings.extend(writer.warnings)
     report.seconds = time.perf_counter() - t0
     return report
+
+
+def no_case_built(hands: int, skipped: Sequence[ParseIssue], players: Optional[list[str]] = None) -> str:
+    """The error of a build that read hands but made no case: how many hands, and what was
+    not read (the files left out, by count and the first one with its reason; the hands
+    skipped, by count), since a file left out may be where the cases were.
+
+    >>> from cbr.logs.record import ParseIssue
+    >>> no_case_built(1, [ParseIssue("big.log", 0, "55 KB, larger than the 10 KB limit per file")])
+    'no cases: 1 hand read, none with a decision of a player whose hole cards are known; 1 file not read: big.log: 55 KB, larger than the 10 KB limit per file'
+    >>> no_case_built(2_000, [ParseIssue("a.log", 4, "x"), ParseIssue("b", 0, "y"), ParseIssue("c", 0, "z")], ["bob"])
+    'no cases: 2,000 hands read, none with a decision of a player whose hole cards are known among bob; 2 files not read (the first: b: y), 1 hand skipped'
+    """
+    text = (f"no cases: {hands:,} hand{'' if hands == 1 else 's'} read, none with a decision of a player "
+            f"whose hole cards are known" + (f" among {', '.join(players)}" if players else ""))
+    files = [i for i in skipped if i.whole_file]
+    hands_skipped = len(skipped) - len(files)
+    said = []
+    if len(files) == 1:
+        said.append(f"1 file not read: {files[0]}")
+    elif files:
+        said.append(f"{len(files):,} files not read (the first: {files[0]})")
+    if hands_skipped:
+        said.append(f"{hands_skipped:,} hand{'' if hands_skipped == 1 else 's'} skipped")
+    return text + ("; " + ", ".join(said) if said else "")

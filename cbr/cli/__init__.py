@@ -5,7 +5,7 @@ One module per command group (``hand``, ``build``, ``query``, ``play``, ``league
 ``casebase``, ``plugins``, ``players``, ``train``, ``evaluate``, ``abstraction``, ``serve``), one
 module of shared options (:mod:`cbr.cli._options`), one error table
 (:mod:`cbr.cli._errors`: exit codes 0 done, 1 error, 2 usage, 3 internal, 130
-interrupted, 143 terminated) and one output module (:mod:`cbr.cli._output`: consoles,
+interrupted, 143 terminated, 141 stdout closed) and one output module (:mod:`cbr.cli._output`: consoles,
 ``--json``, progress bars, tables). Commands are thin: parse options, call the library,
 print. Heavy libraries (numpy, faiss, duckdb, pyarrow, rich) are imported inside the
 commands that use them, and each command's module only when that command runs
@@ -82,7 +82,8 @@ def _main(
     """Case-based reasoning engine for limit Texas hold'em.
 
     Exit codes: 0 done, 1 error in the input (one line on stderr), 2 usage error,
-    3 internal error, 130 interrupted, 143 terminated. --debug shows tracebacks.
+    3 internal error, 130 interrupted, 143 terminated, 141 stdout closed (| head).
+    --debug shows tracebacks.
     """
     state["debug"] = debug
     prepare_for_memory_cap()  # before any option of a command loads a native library

@@ -11,7 +11,9 @@
 - 2: a usage error: an unknown option or bot or format name, conflicting options, a
   count out of its documented range (``--hands``, ``--workers``, ``--opponents``...);
 - 3: an internal error (a bug): ``internal error: ... (run with --debug for the traceback)``;
-- 130: interrupted (Ctrl-C); 143: terminated (SIGTERM), after the same clean-up.
+- 130: interrupted (Ctrl-C); 143: terminated (SIGTERM), after the same clean-up;
+- 141: stdout's reader went away (``cbr ... | head -1``): a quiet exit, no message, the code a
+  program killed by SIGPIPE has in the shell (as ``git log | head`` gives under ``pipefail``).
 
 ``--debug`` shows tracebacks instead of the one-line messages.
 
@@ -31,11 +33,12 @@ import resource
 import signal
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, Optional, TypeVar
+from typing import Any, NoReturn, Optional, TypeVar
 
 import typer
 
 EXIT_ERROR, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_TERMINATED = 1, 2, 3, 130, 143
+EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE  # 141
 #: Whether ``--debug`` was given (set by the root command), and whether this process is the
 #: ``cbr`` program itself (:func:`cbr.cli.main`), not a caller of :data:`cbr.cli.app` (tests).
 state = {"debug": False, "program": False}
@@ -82,7 +85,7 @@ OPTION_OF_FIELD = {
     # outputs, builds, stores, play
     "overwrite": "--overwrite", "resume": "--resume", "max_file_size": "--max-file-size",
     "scheduler": "--scheduler", "players": "--only-players",
-    "retain_into": "--retain-into", "store": "--store", "token_file": "--token-file",
+    "retain_into": "--retain-into", "store": "--store", "token_file": "--token-file", "sql": "--sql",
 }
 
 
@@ -234,6 +237,43 @@ def _exit_now(code: int) -> None:
     os._exit(code)
 
 
+def _stdout_closed() -> bool:
+    """Whether stdout is a pipe or socket whose reader went away (poll says POLLERR/POLLHUP),
+    which tells a closed stdout from another broken pipe (a peer's socket)."""
+    import select
+
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), 0)
+        return any(ev & (select.POLLERR | select.POLLHUP) for _, ev in poller.poll(0))
+    except (OSError, ValueError, AttributeError):  # no file descriptor (a test's captured stdout)
+        return True
+
+
+def _fail(exc: Exception) -> NoReturn:
+    """Exit after ``exc`` by the rules of :func:`guarded`: one line and exit 1, or an
+    internal error (exit 3); with ``--debug``, ``exc`` itself."""
+    from evaluator_ext.errors import CBRError
+
+    if state["debug"]:
+        raise exc
+    memory = memory_failure(exc)
+    if memory is not None:
+        typer.echo(f"error: not enough memory ({memory})", err=True)
+        if _address_space_limit() is not None:
+            _exit_now(EXIT_ERROR)
+        raise typer.Exit(EXIT_ERROR) from None
+    if isinstance(exc, CBRError):
+        typer.echo(f"error: {error_line(exc)}", err=True)
+    elif isinstance(exc, OSError):
+        typer.echo(f"error: {_os_error_line(exc)}", err=True)
+    else:
+        typer.echo(f"internal error: {type(exc).__name__}: {one_line(exc)} "
+                   f"(run with --debug for the traceback)", err=True)
+        raise typer.Exit(EXIT_INTERNAL) from None
+    raise typer.Exit(EXIT_ERROR) from None
+
+
 def guarded(func: F) -> F:
     """Run a command with the exit-code conventions of this module.
 
@@ -241,13 +281,12 @@ def guarded(func: F) -> F:
     and exit 1, as does running out of memory (:func:`memory_failure`: ``error: not enough
     memory (...)``); typer's usage errors pass through (exit 2); any other exception is an
     internal error (exit 3) that says so; Ctrl-C exits 130 and SIGTERM 143 after the
-    same clean-up (SIGTERM is raised as :class:`Terminated`, a ``KeyboardInterrupt``).
+    same clean-up (SIGTERM is raised as :class:`Terminated`, a ``KeyboardInterrupt``);
+    a stdout whose reader went away exits 141 without a word.
     """
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from evaluator_ext.errors import CBRError
-
         if state["program"]:
             # What start-up loaded (numpy, typer, the command's module) lives as long as the
             # program: moved out of the collector's way, later collections and the exit skip it
@@ -261,7 +300,9 @@ def guarded(func: F) -> F:
         except ValueError:  # not the main thread: leave SIGTERM alone
             pass
         try:
-            return func(*args, **kwargs)
+            result = func(*args, **kwargs)
+            sys.stdout.flush()  # a reader gone while the last lines sat in the buffer: caught below
+            return result
         except (typer.Exit, typer.Abort, typer.TyperException):
             raise
         except Terminated:
@@ -274,31 +315,21 @@ def guarded(func: F) -> F:
                 raise
             tell("interrupted")
             raise typer.Exit(EXIT_INTERRUPTED) from None
-        except BrokenPipeError:  # the reader went away (`cbr ... | head`): stop quietly
+        except BrokenPipeError as exc:  # the reader went away (`cbr ... | head`): stop quietly
+            if not _stdout_closed():  # a peer's socket or pipe: an error like any other
+                _fail(exc)
+            # stdout onto /dev/null, so that the flush at the interpreter's exit of what is still
+            # buffered finds a writable file and prints no "Exception ignored" line (the advice
+            # of the Python docs' note on SIGPIPE)
             try:
                 devnull = os.open(os.devnull, os.O_WRONLY)
                 os.dup2(devnull, sys.stdout.fileno())
+                os.close(devnull)
             except (OSError, ValueError):  # pragma: no cover
                 pass
-            raise typer.Exit(EXIT_ERROR) from None
+            raise typer.Exit(EXIT_BROKEN_PIPE) from None
         except Exception as exc:
-            if state["debug"]:
-                raise
-            memory = memory_failure(exc)
-            if memory is not None:
-                typer.echo(f"error: not enough memory ({memory})", err=True)
-                if _address_space_limit() is not None:
-                    _exit_now(EXIT_ERROR)
-                raise typer.Exit(EXIT_ERROR) from None
-            if isinstance(exc, CBRError):
-                typer.echo(f"error: {error_line(exc)}", err=True)
-            elif isinstance(exc, OSError):
-                typer.echo(f"error: {_os_error_line(exc)}", err=True)
-            else:
-                typer.echo(f"internal error: {type(exc).__name__}: {one_line(exc)} "
-                           f"(run with --debug for the traceback)", err=True)
-                raise typer.Exit(EXIT_INTERNAL) from None
-            raise typer.Exit(EXIT_ERROR) from None
+            _fail(exc)
         finally:
             if previous is not None:
                 signal.signal(signal.SIGTERM, previous)

@@ -28,6 +28,31 @@ GAME_HELP = ("Game: a preset name (e.g. holdem.limit.2p), a GameDef JSON file (.
              "JSON ('{...}') or an ACPC .game file.")
 
 
+def game_option(spec: Optional[str], n_players: int = 2, *, acpc: bool = False) -> Any:
+    """The ``GameDef`` of a ``--game`` option (:data:`GAME_HELP`): :func:`cbr.game.spec.load_game`,
+    or with ``acpc`` :func:`cbr.logs.acpc.acpc_game` (also the reference dealer's game-file names;
+    ``None``: the default game of ``n_players``). An unknown game name is a usage error on
+    ``--game`` (exit 2) in every command, as an unknown name is everywhere else; a game
+    definition that is not valid (inline JSON, a file) is an error in the input (exit 1)."""
+    import os
+
+    from cbr.errors import ConfigError
+
+    definition = spec is not None and (spec.strip().startswith("{") or os.path.exists(spec))
+    try:
+        if acpc:
+            from cbr.logs.acpc import acpc_game
+
+            return acpc_game(spec, n_players)
+        from cbr.game.spec import load_game
+
+        return load_game(spec if spec is not None else "holdem.limit.2p")
+    except ConfigError as exc:
+        if definition:
+            raise
+        raise usage_error(str(exc), "--game") from None
+
+
 def worker_count(workers: Optional[int], default: Callable[[int], int]) -> int:
     """``--workers`` as a command uses it: ``default(cpus)`` when not given, and a number above
     the CPUs this process may use reduced to them, with a ``note:`` line on stderr (``cbr build``,

@@ -29,7 +29,14 @@ class _LazyConsole:
         if self._console is None:
             from rich.console import Console
 
-            self._console = Console(stderr=self._stderr)
+            class _Console(Console):
+                def on_broken_pipe(self) -> None:
+                    # rich's own exits 1 at once; the reader gone is the command's exit
+                    # (cbr.cli._errors.guarded: 141, without a word)
+                    self.quiet = True
+                    raise BrokenPipeError(32, "Broken pipe")
+
+            self._console = _Console(stderr=self._stderr)
         return self._console
 
     def __getattr__(self, name: str) -> Any:
@@ -38,6 +45,15 @@ class _LazyConsole:
 
 stdout: Any = _LazyConsole()
 stderr: Any = _LazyConsole(stderr=True)
+
+
+def counted(n: int, word: str, words: Optional[str] = None) -> str:
+    """``n`` and its noun, grouped and in the singular for one: ``1 source``, ``2,000 hands``.
+
+    >>> counted(1, "source"), counted(14, "hand"), counted(2000, "file"), counted(0, "entry", "entries")
+    ('1 source', '14 hands', '2,000 files', '0 entries')
+    """
+    return f"{n:,} {word if n == 1 else (words or word + 's')}"
 
 
 def print_json(obj: Any) -> None:
@@ -455,6 +471,23 @@ def print_table(title: Optional[str], columns: list[str], rows: list[list[Any]])
         sys.stdout.flush()
 
 
+def fold_title(title: str, width: int, length: Callable[[str], int] = len) -> str:
+    """``title`` folded at spaces into lines of at most ``width`` columns, none ending in a
+    space (rich's own wrapping leaves the space it broke at: ``... CI ⏎over hands``); a word
+    longer than ``width`` stays whole on its line (rich folds it then).
+
+    >>> fold_title("log-loss ± 95% CI over hands", 18)
+    'log-loss ± 95% CI\\nover hands'
+    """
+    lines: list[str] = []
+    for word in title.split(" "):
+        if lines and length(lines[-1]) + 1 + length(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return "\n".join(line.rstrip() for line in lines) if length(title) > width else title
+
+
 def rich_table(title: Optional[str], columns: list[str], rows: list[list[Any]], width: Optional[int] = None) -> Any:
     """A table whose numbers are never cut, wrapped or dropped in ``width`` columns (default:
     the terminal's, 80 in a pipe): a number column is as wide as its widest number, text
@@ -494,7 +527,7 @@ def rich_table(title: Optional[str], columns: list[str], rows: list[list[Any]], 
             table.add_row(*(row[i] if i < len(row) else "" for i in [0, *group]))
         tables.append(table)
     if title is not None:  # a line of its own, not the table's title, which rich pads to the table's width
-        tables.insert(0, Text(title, style="table.title"))
+        tables.insert(0, Text(fold_title(title, width or stdout.width or 80, cell_len), style="table.title"))
     return tables[0] if len(tables) == 1 else Group(*tables)
 
 

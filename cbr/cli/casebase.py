@@ -19,11 +19,27 @@ app = typer.Typer(help="Look inside case bases, check and repair them, merge, co
 DEFAULT_SQL_ROWS = 100
 
 
+def _read_only(sql: str) -> None:
+    """--sql runs queries only: a statement that could write or change anything is a usage
+    error naming --sql, before the case base is opened (:func:`cbr.store.casebase.refuse_writing_sql`)."""
+    from cbr.errors import CaseBaseError
+    from cbr.store import duck
+    from cbr.store.casebase import refuse_writing_sql
+
+    con = duck.connect()
+    try:
+        refuse_writing_sql(con, sql)
+    except CaseBaseError as exc:
+        raise usage_error(str(exc), "--sql") from None
+    finally:
+        con.close()
+
+
 @app.command("inspect")
 @guarded
 def casebase_inspect(
     name: Annotated[str, typer.Argument(help="A case-base directory, a name under ./casebases/, or 'default'.")],
-    sql: Annotated[Optional[str], typer.Option("--sql", help="Run SQL on the views `cases` and `cases_<street>`.")] = None,
+    sql: Annotated[Optional[str], typer.Option("--sql", help="Run SQL on the views `cases` and `cases_<street>`: queries only (SELECT, WITH, DESCRIBE, SHOW, EXPLAIN; nothing that writes).")] = None,
     limit: Annotated[Optional[int], typer.Option("--limit", min=0, max=10**9,
                                                  help="With --sql: print at most this many rows (default 100).")] = None,
     all_rows: Annotated[bool, typer.Option("--all", help="With --sql: print every row (no --limit).")] = False,
@@ -42,6 +58,8 @@ def casebase_inspect(
     if limit is not None and all_rows:
         raise usage_error("give --limit N or --all, not both", "--all")
     limit = DEFAULT_SQL_ROWS if limit is None else limit
+    if sql is not None:
+        _read_only(sql)
     cb = CaseBase.open(resolve_casebase(name))
     try:
         if sql is not None:
@@ -211,7 +229,8 @@ def _settings(given: Optional[list[str]], option: str) -> dict[str, str]:
 
 
 def _measure(text: str) -> tuple[str, dict[str, float]]:
-    """``exp:k=1.5`` (a measure name and its parameters) as ``("exp", {"k": 1.5})``."""
+    """``exp:k=1.5`` (a measure name and its parameters) as ``("exp", {"k": 1.5})``; an unknown
+    measure or a parameter it does not take is a usage error naming the ones there are."""
     name, _, rest = text.partition(":")
     params: dict[str, float] = {}
     for item in filter(None, (p.strip() for p in rest.split(","))):
@@ -222,6 +241,13 @@ def _measure(text: str) -> tuple[str, dict[str, float]]:
             raise usage_error(f"--measure {text!r}: a parameter is NAME=NUMBER, got {item!r}", "--measure") from None
         if not eq:
             raise usage_error(f"--measure {text!r}: a parameter is NAME=NUMBER, got {item!r}", "--measure")
+    from cbr.errors import ConfigError
+    from cbr.similarity.measures import check_measure
+
+    try:  # an unknown measure or parameter is a usage error, as an unknown option is
+        check_measure(name.strip(), params)
+    except ConfigError as exc:
+        raise usage_error(f"--measure {text!r}: {exc}", "--measure") from None
     return name.strip(), params
 
 

@@ -144,8 +144,8 @@ def tune_command(
              fmt_score_ci(start_r[s], rep["start_ci"][s], 4), fmt_score_ci(best_r[s], rep["best_ci"][s], 4),
              fmt_change(rep["difference"][s], rep["difference_ci"][s])]
             for s in (*("preflop", "flop", "turn", "river"), "all")]
-    stdout.print(rich_table(f"log-loss of the k-NN triples ({folds}-fold, at most {max_decisions:,} decisions a street) "
-                            "± 95% CI over hands",
+    stdout.print(rich_table(f"k-NN log-loss ± 95% CI over hands ({folds}-fold, at most {max_decisions:,} "
+                            "decisions a street)",
                              ["street", f"hand-picked (seed {seed})", f"learned (seed {seed})",
                               f"hand-picked (seed {rseed})", f"learned (seed {rseed})",
                               f"learned - hand-picked (seed {rseed})"], rows))

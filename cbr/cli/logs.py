@@ -13,7 +13,7 @@ from cbr.cli._options import (
     file_size,
     known_log_format,
 )
-from cbr.cli._output import json_ratio, print_json, progress_bar, stdout
+from cbr.cli._output import counted, json_ratio, print_json, progress_bar, stdout
 
 #: The statistics of ``cbr logs stats --json`` that are derived ratios (shares, AF, sb/h and its
 #: CI), given to 6 significant digits; the counts beside them are exact.
@@ -56,8 +56,8 @@ def logs_inspect(
         for street, kinds in report.actions_per_street.items():
             stdout.print(f"  {street:<8} fold {kinds['f']:>9,}  check/call {kinds['c']:>9,}  bet/raise {kinds['r']:>9,}")
         for name, counts in sorted(report.per_format.items()):
-            stdout.print(f"  format {name}: {counts['hands']:,} hands, {counts['skipped']:,} skipped, "
-                         f"{counts['sources']:,} sources"
+            stdout.print(f"  format {name}: {counted(counts['hands'], 'hand')}, {counts['skipped']:,} skipped, "
+                         f"{counted(counts['sources'], 'source')}"
                          + (f" ({counts['not_read']:,} not read)" if counts.get("not_read") else ""))
         for issue in report.notes[:max_issues]:
             stdout.print(f"note: {issue}", markup=False, highlight=False, soft_wrap=True)
@@ -70,7 +70,8 @@ def logs_inspect(
                 stdout.print(f"  ... and {rest:,} more (--max-issues to see them)")
     if report.hands_read == 0:
         typer.echo(f"error: no hand could be read from {', '.join(paths)} "
-                   f"({report.hands_skipped} hand(s) skipped, {report.files_skipped} file(s) not read)", err=True)
+                   f"({counted(report.hands_skipped, 'hand')} skipped, {counted(report.files_skipped, 'file')} not read)",
+                   err=True)
         raise typer.Exit(1)
 
 
@@ -145,7 +146,7 @@ def logs_stats(
                  "n/a" if p.aggression is None else f"{p.aggression:.2f}", _share(p.wtsd), _share(p.wsd),
                  "n/a" if p.sb_per_hand is None else f"{p.sb_per_hand:+.3f}",
                  "n/a" if p.sb_ci is None else f"{p.sb_ci:.3f}"] for p in shown]
-        title = (f"{report.hands_read:,} hands, {len(report.players):,} players"
+        title = (f"{counted(report.hands_read, 'hand')}, {counted(len(report.players), 'player')}"
                  + (f" ({len(shown)} shown)" if len(shown) < len(report.players) else "")
                  + (f", {report.hands_skipped:,} hand(s) skipped" if report.hands_skipped else "")
                  + (f", {report.files_not_read:,} file(s) not read" if report.files_not_read else ""))

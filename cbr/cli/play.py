@@ -14,6 +14,7 @@ from cbr.cli._options import (
     MAX_WAIT,
     alias,
     check_output,
+    game_option,
 )
 from cbr.cli._output import (
     chips,
@@ -438,15 +439,9 @@ def _check_table(bots: list, players: int, option: str, where: str = "", close: 
 
 
 def _game_option(game: Optional[str], n_players: int) -> "GameDef":
-    """``--game`` of the ACPC commands (:func:`cbr.logs.acpc.acpc_game`); a game it cannot
-    read is a usage error on ``--game`` (exit 2), as an unknown name is everywhere else."""
-    from cbr.errors import ConfigError
-    from cbr.logs.acpc import acpc_game
-
-    try:
-        return acpc_game(game, n_players)
-    except ConfigError as exc:
-        raise usage_error(str(exc), "--game") from None
+    """``--game`` of the ACPC commands (:func:`cbr.logs.acpc.acpc_game`); an unknown game
+    name is a usage error on ``--game`` (exit 2), as in every command (:func:`game_option`)."""
+    return game_option(game, n_players, acpc=True)
 
 
 def _no_empty_seat(players: str) -> None:

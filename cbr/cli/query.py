@@ -12,7 +12,7 @@ from typing import Annotated, Any, Iterable, Iterator, Optional
 import typer
 
 from cbr.cli._errors import guarded
-from cbr.cli._options import FLAG, alias
+from cbr.cli._options import FLAG, alias, game_option
 from cbr.cli._output import print_json, print_table
 from cbr.query import MAX_TOP
 
@@ -73,9 +73,7 @@ def query_command(
         raise typer.BadParameter(f"a MATCHSTATE describes the whole situation: leave out {', '.join(given)}")
     weight = True if weighted else (False if unweighted else None)
     opponents = _opponent_models(opponent, models)
-    from cbr.game.spec import load_game
-
-    g = load_game(game)
+    g = game_option(game)  # an unknown game is a usage error (exit 2), as in the ACPC commands
     if source is not None:
         lines = _read_lines(source)
         ahead = _first_matchstate(lines)  # the blank and comment lines before the first MATCHSTATE, and it

@@ -133,7 +133,19 @@ class GameDef:
 
     @classmethod
     def from_dict(cls, data: dict) -> "GameDef":
-        """Inverse of :meth:`to_dict`; raises :class:`ConfigError` on missing or bad fields."""
+        """Inverse of :meth:`to_dict`; raises :class:`ConfigError` on missing or bad fields.
+
+        >>> GameDef.from_dict({"name": "x"})
+        Traceback (most recent call last):
+        ...
+        cbr.errors.ConfigError: bad game definition {'name': 'x'}: missing fields n_players, blinds, small_bet, big_bet, first_to_act
+        """
+        if not isinstance(data, dict):
+            raise ConfigError(f"bad game definition {data!r}: not a JSON object of fields")
+        missing = [k for k in ("name", "n_players", "blinds", "small_bet", "big_bet", "first_to_act") if k not in data]
+        if missing:
+            raise ConfigError(f"bad game definition {data!r}: missing field{'s' if len(missing) > 1 else ''} "
+                              f"{', '.join(missing)}")
         try:
             return cls(
                 name=str(data["name"]), n_players=int(data["n_players"]), blinds=tuple(data["blinds"]),

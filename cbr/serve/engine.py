@@ -644,7 +644,8 @@ class Engine:
         of at most ``max_decisions`` decisions per street (capped at :data:`MAX_EVALUATE_DECISIONS`),
         stopped at the deadline. With ``ann`` it runs in a process of its own, killed at the
         deadline (training the predictor cannot stop between steps), one at a time per server
-        process (:func:`_evaluate_apart`)."""
+        process (:func:`_evaluate_apart`). ``casebase`` in the report is the name it is served
+        under (as ``/casebases`` lists it), ``built_as`` the manifest's when another."""
         from cbr.query.evaluate import evaluate_casebase
         from cbr.store import CaseBase
 
@@ -653,11 +654,16 @@ class Engine:
         loaded = self.loaded(name)
         self._refuse_mapped("evaluation")
         if ann:
-            return _evaluate_apart(loaded.path, folds=folds, max_decisions=max_decisions, seed=seed, deadline=deadline)
-        with CaseBase.open(loaded.path) as cb:
-            ev = evaluate_casebase(cb, folds=folds, seed=seed, max_decisions=max_decisions, ann=ann,
-                                   progress=deadline.check if deadline else None)
-        return ev.to_dict()
+            report = _evaluate_apart(loaded.path, folds=folds, max_decisions=max_decisions, seed=seed,
+                                     deadline=deadline)
+        else:
+            with CaseBase.open(loaded.path) as cb:
+                report = evaluate_casebase(cb, folds=folds, seed=seed, max_decisions=max_decisions, ann=ann,
+                                           progress=deadline.check if deadline else None).to_dict()
+        if report.get("casebase") != loaded.name:  # served under its folder's name, as /inspect says it
+            report["built_as"] = report.get("casebase")
+        report["casebase"] = loaded.name
+        return report
 
 
 #: One evaluation with the ANN at a time per server process (each is a process of its own).

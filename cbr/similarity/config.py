@@ -31,7 +31,7 @@ import numpy as np
 
 from cbr.errors import ConfigError
 from cbr.game.gamedef import STREETS
-from cbr.similarity.measures import LocalMeasure, measure_class
+from cbr.similarity.measures import LocalMeasure, check_measure
 
 __all__ = ["FeatureSimilarity", "StreetSimilarity", "SimilarityConfig", "CASPER_FEATURES", "default_casper",
            "default_sartre", "default_for", "local_similarities", "global_similarity", "similarity_into", "local_into"]
@@ -67,9 +67,12 @@ class FeatureSimilarity:
         if not (0.0 <= weight <= 100.0):
             raise ConfigError(f"{where}: weight must be within 0..100, got {self.weight!r}")
         object.__setattr__(self, "weight", weight)
-        cls = measure_class(self.measure) if isinstance(self.measure, str) else None
-        if cls is None:
+        if not isinstance(self.measure, str):
             raise ConfigError(f"{where}: measure must be a name, got {self.measure!r}")
+        try:
+            cls = check_measure(self.measure, self.params)
+        except ConfigError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
         try:
             obj = cls(low=self.low, high=self.high, **dict(self.params))
         except (TypeError, ValueError) as exc:

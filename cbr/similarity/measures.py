@@ -43,12 +43,13 @@ so ``c = 1 / (T(high) - T(low))`` and the bound is exact.
 from __future__ import annotations
 
 import math
-from typing import ClassVar, Protocol, runtime_checkable
+from collections.abc import Mapping
+from typing import Any, ClassVar, Optional, Protocol, runtime_checkable
 
 import numpy as np
 
 __all__ = ["LocalMeasure", "LinearSimilarity", "ExponentialSimilarity", "ExactMatch", "EquitySimilarity",
-           "BUILTIN_MEASURES", "measure_class"]
+           "BUILTIN_MEASURES", "measure_class", "measure_parameters", "check_measure"]
 
 
 @runtime_checkable
@@ -284,3 +285,46 @@ def measure_class(name: str) -> type:
     from cbr import plugins
 
     return plugins.resolve("cbr.similarity", name, BUILTIN_MEASURES, "similarity measure")
+
+
+def measure_parameters(cls: type) -> Optional[list[str]]:
+    """The parameters the measure class ``cls`` takes beside its domain (``low``, ``high``), by
+    name, or None when it takes any (``**kwargs``).
+
+    >>> measure_parameters(ExponentialSimilarity), measure_parameters(LinearSimilarity)
+    (['k'], [])
+    """
+    import inspect
+
+    try:
+        signature = inspect.signature(cls)
+    except (TypeError, ValueError):  # pragma: no cover - a plugin's class without a signature
+        return None
+    names = []
+    for p in signature.parameters.values():
+        if p.kind is p.VAR_KEYWORD:
+            return None
+        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name not in ("low", "high"):
+            names.append(p.name)
+    return names
+
+
+def check_measure(name: str, params: Mapping[str, Any]) -> type:
+    """The class of the measure ``name`` (:func:`measure_class`) once ``params`` are all
+    parameters it takes; raises :class:`ConfigError` naming the measure and its parameters.
+
+    >>> check_measure("exp", {"q": 4})
+    Traceback (most recent call last):
+    ...
+    cbr.errors.ConfigError: measure 'exp' has no parameter 'q' (its parameters: k)
+    """
+    from cbr.errors import ConfigError
+
+    cls = measure_class(name)
+    known = measure_parameters(cls)
+    unknown = [p for p in params if known is not None and p not in known]
+    if unknown:
+        has = f"its parameters: {', '.join(known)}" if known else "it takes none"
+        label = "parameter" if len(unknown) == 1 else "parameters"
+        raise ConfigError(f"measure {name!r} has no {label} {', '.join(repr(u) for u in unknown)} ({has})")
+    return cls

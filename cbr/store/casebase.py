@@ -61,6 +61,7 @@ no reader (in any process) is open, so a reader never loses a file its manifest 
 from __future__ import annotations
 
 import os
+import re
 import select
 import signal
 import threading
@@ -396,7 +397,9 @@ class CaseBase(RetainedWrites, Compaction):
     def sql(self, query: str) -> Any:
         """Run SQL on the views ``cases`` and ``cases_<street>``; returns a DuckDB result
         (``.fetchall()``, ``.to_arrow_table()``, ``.df()``, ``.description``). Ctrl-C interrupts a
-        running query (``KeyboardInterrupt``)."""
+        running query (``KeyboardInterrupt``). Only queries are run: a statement that could
+        write or change anything (``COPY ... TO``, ``CREATE``, ``ATTACH``, ``SET``, ``INSTALL``...)
+        is refused before any runs (:func:`refuse_writing_sql`)."""
         import pyarrow as pa
 
         if self._con is None:
@@ -411,6 +414,7 @@ class CaseBase(RetainedWrites, Compaction):
                     logged[s] = pa.concat_tables([log.table(s, self.manifest.features[s])
                                                   for log in self._retention_logs()])
             self._con = _catalog.connect(self.path, self.manifest, logged)
+        refuse_writing_sql(self._con, query)
         with _sql_call(self._con):
             result = self._con.execute(query)
         if result is None:  # DuckDB runs nothing for an empty query or one of comments only
@@ -753,6 +757,51 @@ def _sql_call(con: Any) -> Iterator[None]:
         raise
     except duckdb.Error as exc:
         raise CaseBaseError(f"SQL failed: {str(exc).splitlines()[0]}") from None
+
+
+#: The PRAGMAs that only answer (a table of information), which :meth:`CaseBase.sql` runs;
+#: the others change settings (``enable_profiling``, which also prints) or write.
+READ_ONLY_PRAGMAS = frozenset({
+    "collations", "database_list", "database_size", "functions", "metadata_info", "platform", "show",
+    "show_databases", "show_tables", "show_tables_expanded", "storage_info", "table_info", "user_agent",
+    "version", "extension_versions"})
+
+
+def refuse_writing_sql(con: Any, query: str) -> None:
+    """Raise :class:`CaseBaseError` (field ``sql``) unless every statement of ``query`` only
+    reads: ``SELECT`` (also ``WITH``, ``FROM``, ``VALUES``, ``DESCRIBE``, ``SHOW``, ``SUMMARIZE``),
+    ``EXPLAIN`` and the PRAGMAs of :data:`READ_ONLY_PRAGMAS`, by DuckDB's own parse of it. SQL
+    DuckDB cannot parse passes (running it says why).
+
+    >>> from cbr.store import duck
+    >>> con = duck.connect()
+    >>> refuse_writing_sql(con, "WITH a AS (SELECT 1) SELECT * FROM a; PRAGMA table_info('a'); EXPLAIN SELECT 1")
+    >>> refuse_writing_sql(con, "SELECT 1; COPY (SELECT 1) TO 'x.csv'")
+    Traceback (most recent call last):
+    ...
+    cbr.errors.CaseBaseError: statement 2 is a COPY: only queries are run on a case base (SELECT, WITH, DESCRIBE, SHOW, EXPLAIN, PRAGMA table_info...)
+    """
+    import duckdb
+
+    try:
+        statements = con.extract_statements(query)
+    except duckdb.Error:
+        return
+    for number, statement in enumerate(statements, 1):
+        kind = statement.type
+        if kind in (duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN):
+            continue
+        if kind == duckdb.StatementType.PRAGMA:
+            text = statement.query.strip()
+            name = re.match(r"(?i)pragma\s+([a-z_]+)\s*(.*)", text)
+            if name and name.group(1).lower() in READ_ONLY_PRAGMAS and not name.group(2).lstrip().startswith("="):
+                continue
+            what = f"a PRAGMA {name.group(1) if name else text}"
+        else:
+            what = f"{'an' if kind.name[0] in 'AEIOU' else 'a'} {kind.name}"
+        where = f"statement {number}" if len(statements) > 1 else "the statement"
+        raise CaseBaseError(f"{where} is {what}: only queries are run on a case base (SELECT, WITH, DESCRIBE, "
+                            f"SHOW, EXPLAIN, PRAGMA table_info...)", field="sql")
 
 
 @contextmanager

@@ -204,7 +204,7 @@ def _shared_sources(bases: Sequence[CaseBase], report: MergeReport) -> set[str]:
         if not report.dedupe:
             report.warnings.append(
                 f"the inputs {', '.join(str(cb.path) for cb, _ in held)} share the source {' = '.join(names)} "
-                f"(sha256 {sha[:12]}): its cases are merged once per input ({sum(cases.values())} cases); "
+                f"(sha256 {sha[:12]}): its cases are merged once per input ({sum(cases.values()):,} cases); "
                 f"--dedupe keeps them once")
     return set(shared)
 

@@ -305,7 +305,7 @@ def test_a_heads_up_bot_at_a_bigger_table_is_a_usage_error_before_the_match(tmp_
     assert run_match([bot, "call"], 2, seed=1).hands == 2
 
 @pytest.mark.parametrize("args, line", [
-    (("--hole", "AdQc", "--board", "3h4c"), "error: board must have 0, 3, 4, 5 cards, got 2 (--board)"),
+    (("--hole", "AdQc", "--board", "3h4c"), "error: board must have 0, 3, 4 or 5 cards, got 2 (--board)"),
     (("--hole", "AdQx"), "error: unknown card 'Qx' (expected rank 2-9TJQKA and suit cdhs, e.g. 'Ah') (--hole)"),
     (("--hole", "Ad"), "error: hole must be exactly 2 cards, got 1 (--hole)"),
     (("--hole", "AdQc", "--board", "3h4cAd"), "error: card Ad appears twice (--hole, --board)"),

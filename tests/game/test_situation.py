@@ -222,7 +222,7 @@ def test_an_error_about_two_options_carries_both() -> None:
         (dict(hole="AdAd"), "Ad appears twice"),
         (dict(hole="AdQc", board="Ad4cJh"), "Ad appears twice"),
         (dict(hole="AdQcKh"), "exactly 2 cards"),
-        (dict(hole="AdQc", board="3h4c"), "board must have 0, 3, 4, 5 cards"),
+        (dict(hole="AdQc", board="3h4c"), "board must have 0, 3, 4 or 5 cards"),
     ],
 )
 def test_bad_cards_are_invalid_card_errors(kwargs, words) -> None:

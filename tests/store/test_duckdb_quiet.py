@@ -52,7 +52,8 @@ def test_casebase_sql_prints_nothing_even_with_progress_bar_time_0(tmp_path: Pat
         import sys
         from cbr.store import CaseBase
         cb = CaseBase.open(sys.argv[1])
-        cb.sql("SET progress_bar_time = 0")
+        cb.sql("SELECT 1")  # the connection, made on first use
+        cb._con.execute("SET progress_bar_time = 0")  # (CaseBase.sql runs queries only)
         assert cb.sql("{SLOW}").fetchone()[0] == 14285715
         cb.close()
     """, str(path))
