@@ -530,6 +530,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 
 if __name__ == "__main__":
-    from native_guard import run
+    import native_guard  # its run, not this script's own run()
 
-    run(main)
+    native_guard.run(main)
