@@ -307,7 +307,9 @@ def help_format(raw: bool = False) -> Any:
     """The ``formatter_class`` of the scripts' parsers: each option's help ends with its default
     (``(default: 4000)``), unless it has none worth saying (None, off, empty) or the help already
     says it; an option without help shows its default alone; with ``raw`` the description keeps
-    its paragraphs as written. The benchmarks' parsers use it too (``bench/native_guard.py``).
+    its paragraphs as written. Lines break at spaces only (:data:`WHOLE_WORDS`: argparse cut a
+    long default such as a list of specs mid-word). The benchmarks' parsers use it too
+    (``bench/native_guard.py``).
 
     >>> import argparse
     >>> ap = argparse.ArgumentParser(prog="x", formatter_class=help_format())
@@ -320,6 +322,7 @@ def help_format(raw: bool = False) -> Any:
     """
     import argparse
     import copy
+    import textwrap
 
     bases = (argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter) if raw else (
         argparse.ArgumentDefaultsHelpFormatter,)
@@ -341,7 +344,21 @@ def help_format(raw: bool = False) -> Any:
                 return action.help or ""
             return super()._get_help_string(action)
 
+        def _split_lines(self, text: str, width: int) -> list[str]:
+            return textwrap.wrap(" ".join(text.split()), width, **WHOLE_WORDS)
+
+        def _fill_text(self, text: str, width: int, indent: str) -> str:
+            if raw:
+                return super()._fill_text(text, width, indent)
+            return textwrap.fill(" ".join(text.split()), width, initial_indent=indent, subsequent_indent=indent,
+                                 **WHOLE_WORDS)
+
     return Defaults
+
+
+#: How :func:`help_format` wraps: at spaces only, never inside a word, a default or a spec such
+#: as ``cfr:strategy=emd_256`` (a longer one overflows the line), nor at its hyphens.
+WHOLE_WORDS = {"break_long_words": False, "break_on_hyphens": False}
 
 
 #: ``--help`` of an ``--out`` file.

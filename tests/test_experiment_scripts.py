@@ -5,6 +5,7 @@ or any file or folder is made (docs/experiments.md)."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -317,3 +318,37 @@ def test_bot_table_with_too_few_lbr_hands_for_a_ci_says_it_is_not_available(tmp_
     lbr = json.loads((out / "bot-table-seed2.json").read_text())["rows"]["fold"]["lbr"]
     assert (lbr["mbb"], lbr["ci"], lbr["hands"]) == (750.0, None, 2)
     assert (out / "bot-table-seed2.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+#: Runs a script up to its ``parse_args`` and prints its ``--help`` (as argparse formats it at
+#: the terminal's width) and each option's default the help shows (not where its help says it in words).
+HELP_AND_DEFAULTS = """
+import argparse, json, runpy, sys
+def shown(self, args=None, namespace=None):
+    print(json.dumps({"help": self.format_help(),
+                      "defaults": {a.option_strings[0]: a.default for a in self._actions
+                                   if a.option_strings and isinstance(a.default, str) and a.default
+                                   and a.default != argparse.SUPPRESS and "default" not in (a.help or "")}}))
+    raise SystemExit(0)
+argparse.ArgumentParser.parse_args = shown
+script = sys.argv[1]
+sys.argv = [script]
+sys.path.insert(0, script.rsplit("/", 1)[0])
+runpy.run_path(script, run_name="__main__")
+"""
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.name)
+def test_help_breaks_lines_between_words_only(script: Path, tmp_path: Path) -> None:
+    """``adaptive.py --help`` at 80 columns cut its defaults mid-word (``ca`` / ``ll``,
+    ``cfr:str`` / ``ategy=emd_256``): argparse's wrapping breaks a word longer than the line, and
+    at hyphens. Now a line breaks at spaces only (a longer word overflows it): every word of every
+    default is whole in the help."""
+    p = subprocess.run([sys.executable, "-c", HELP_AND_DEFAULTS, str(script)], cwd=tmp_path, capture_output=True,
+                       text=True, timeout=60, env={**os.environ, "COLUMNS": "80"})
+    assert p.returncode == 0, p.stderr
+    shown = json.loads(p.stdout.strip().splitlines()[-1])
+    words = set(shown["help"].split())
+    cut = {option: word for option, default in shown["defaults"].items() for word in default.split()
+           if not any(word in w for w in words)}
+    assert cut == {}
