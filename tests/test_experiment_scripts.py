@@ -393,3 +393,16 @@ def test_help_breaks_lines_between_words_only(script: Path, tmp_path: Path) -> N
     cut = {option: word for option, default in shown["defaults"].items() for word in default.split()
            if not any(word in w for w in words)}
     assert cut == {}
+
+
+def test_cfr_exploitability_writes_its_curves(tmp_path: Path) -> None:
+    """The script put its curves in the variable holding the --out folder, and ended in a
+    TypeError (``list / str``) at its first write: it wrote nothing, with or without --out."""
+    require_native()
+    out = tmp_path / "results"
+    p = run([str(REPO / "experiments" / "cfr_exploitability.py"), "--iterations", "1", "--nolimit-iterations", "1",
+             "--out", str(out)], tmp_path)
+    assert p.returncode == 0, p.stderr
+    data = json.loads((out / "cfr_exploitability.json").read_text())
+    assert [c["game"] for c in data["curves"]] == ["holdem.limit.2p", "nolimit.fcpa"]
+    assert all(c["rows"] and c["rows"][-1]["iterations"] == 1 for c in data["curves"]), data["curves"]
