@@ -498,15 +498,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--retain-into", metavar="DIR",
                     help="the first cbr seat's client retains into DIR; check what it kept against the log")
     ap.add_argument("--game", default="holdem.limit.2p", help="holdem.limit.2p, holdem.limit.3p or a .game file")
-    ap.add_argument("--hands", type=positive_int, default=1000)
-    ap.add_argument("--seed", type=seed_int, default=7)
+    ap.add_argument("--hands", type=positive_int, default=1000, help="hands the dealer deals")
+    ap.add_argument("--seed", type=seed_int, default=7, help="the dealer's deal seed (client i plays with seed + i)")
     ap.add_argument("--policies", type=policy_specs(), default="ehs,call", help="one policy spec per seat, comma-separated")
     ap.add_argument("--fixed-seats", action="store_true", help="pass -f: no seat rotation")
     ap.add_argument("--dealer-args", default="", help="more dealer options, e.g. '-S' (show folded cards)")
     ap.add_argument("--timeout", type=positive_float, default=60.0, help="our clients' --timeout (seconds per line)")
     ap.add_argument("--limit", type=positive_float, default=3600.0, help="seconds before every process is killed")
     ap.add_argument("--workdir", help="where the game file, log and outputs go (default: a new temp dir)")
-    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--json", action="store_true", help="print the report as JSON instead of lines")
     from native_guard import parse_args
 
     args = parse_args(ap, argv)

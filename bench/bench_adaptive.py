@@ -78,7 +78,7 @@ def main() -> None:
     ap.add_argument("--hands", type=positive_int, default=600, help="duplicate hands per opponent and bot (default 600)")
     ap.add_argument("--opponents", type=policy_specs(), default="raise,call,ehs,lag",
                     help="comma-separated opponents (policy specs)")
-    ap.add_argument("--seed", type=seed_int, default=5)
+    ap.add_argument("--seed", type=seed_int, default=5, help="deal seed of the matches")
     from native_guard import parse_args
 
     args = parse_args(ap)

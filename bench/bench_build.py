@@ -105,9 +105,11 @@ def main() -> None:
 
     ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("--workers", type=positive_int, nargs="+", default=[1, 2], help="worker counts to build with")
-    ap.add_argument("--data", nargs="+", choices=sorted(DATA), default=["irc", "acpc"])
+    ap.add_argument("--data", nargs="+", choices=sorted(DATA), default=["irc", "acpc"],
+                    help="the shared hand logs to build from (../shared/data/logs)")
     ap.add_argument("--repeat", type=positive_int, default=1, help="builds per configuration (best is kept)")
-    ap.add_argument("--no-breakdown", action="store_true")
+    ap.add_argument("--no-breakdown", action="store_true",
+                    help="skip the per-stage breakdown of a single-process build")
     args = parse_args(ap)
 
     print(f"build_casebase, CASPER features (exact HS/PPOT/NPOT); {os.cpu_count()} CPUs, "

@@ -62,10 +62,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("--cases", type=number(10, int), nargs="+", default=[100_000, 400_000, 1_400_000],
                     help="sizes of the synthetic flop streets condensed (10 or more: condense keeps a tenth)")
-    ap.add_argument("--method", default="footprint", choices=METHODS)
+    ap.add_argument("--method", default="footprint", choices=METHODS, help="the condensing method timed")
     ap.add_argument("--base", type=casebase_name, default="expert",
                     help="the case base condensed whole after the synthetic streets (a name or folder)")
-    ap.add_argument("--seed", type=seed_int, default=0)
+    ap.add_argument("--seed", type=seed_int, default=0, help="seed of the synthetic streets")
     args = parse_args(ap)
     print(f"{'what':28} {'cases':>10} {'wall s':>8} {'cpu s':>8} {'cpu s/100k':>11} {'kept':>8}")
     per = None

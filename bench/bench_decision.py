@@ -148,9 +148,10 @@ def main() -> None:
     from casebases import description
 
     ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
-    ap.add_argument("--decisions", type=positive_int, default=500)
-    ap.add_argument("--cases", type=positive_int, default=1_000_000)
-    ap.add_argument("--reuse", default="probabilistic", choices=("probabilistic", "max-frequency", "best-outcome"))
+    ap.add_argument("--decisions", type=positive_int, default=500, help="flop decisions timed against each case base")
+    ap.add_argument("--cases", type=positive_int, default=1_000_000, help="flop cases of the generated case base")
+    ap.add_argument("--reuse", default="probabilistic", choices=("probabilistic", "max-frequency", "best-outcome"),
+                    help="the bot's re-use policy")
     args = parse_args(ap)
 
     dps = flop_decisions(args.decisions + 1, seed=7)

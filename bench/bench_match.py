@@ -82,8 +82,8 @@ def main() -> None:
 
     hands = number(1, int, high=MAX_HANDS)
     ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
-    ap.add_argument("--hands", type=hands, default=20_000)
-    ap.add_argument("--ehs-hands", type=hands, default=2_000)
+    ap.add_argument("--hands", type=hands, default=20_000, help="hands of random vs call, ours (PokerKit plays a tenth)")
+    ap.add_argument("--ehs-hands", type=hands, default=2_000, help="hands of each rule-bot match")
     args = parse_args(ap)
     print(f"evaluator: {evaluator_ext.IMPLEMENTATION}")
     ours(["random", "call"], 500)  # warm-up (imports, caches)

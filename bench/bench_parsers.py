@@ -203,7 +203,7 @@ def main() -> None:
     from casebases import description
 
     ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
-    ap.add_argument("--repeat", type=positive_int, default=3)
+    ap.add_argument("--repeat", type=positive_int, default=3, help="timed rounds of each parser (the best is kept)")
     args = parse_args(ap)
     if not LOGS.exists():
         sys.exit(f"real logs not found at {LOGS}")

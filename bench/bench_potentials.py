@@ -86,9 +86,9 @@ def main() -> None:
     from casebases import description
 
     ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
-    ap.add_argument("--flops", type=positive_int, default=3)
-    ap.add_argument("--turns", type=positive_int, default=5)
-    ap.add_argument("--seed", type=seed_int, default=1)
+    ap.add_argument("--flops", type=positive_int, default=3, help="random flops timed")
+    ap.add_argument("--turns", type=positive_int, default=5, help="random turns timed")
+    ap.add_argument("--seed", type=seed_int, default=1, help="seed of the boards drawn")
     args = parse_args(ap)
     rng = random.Random(args.seed)
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")

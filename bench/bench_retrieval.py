@@ -147,9 +147,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("--cases", type=number(TOP_K, int), default=1_000_000,
                     help=f"cases of the street ({TOP_K} or more: the top-{TOP_K} searches need them)")
-    ap.add_argument("--queries", type=positive_int, default=300)
-    ap.add_argument("--brute-queries", type=positive_int, default=20)
-    ap.add_argument("--batch", type=positive_int, default=1000)
+    ap.add_argument("--queries", type=positive_int, default=300, help="queries timed one at a time")
+    ap.add_argument("--brute-queries", type=positive_int, default=20,
+                    help="queries also answered by a brute-force retrieval, to time it and check ours")
+    ap.add_argument("--batch", type=positive_int, default=1000, help="queries of the batched retrieval and aggregate")
     ap.add_argument("--top", type=positive_int, default=20, help="cases the aggregate keeps for the explanation")
     ap.add_argument("--source", choices=("casebase", "synthetic"), default="casebase",
                     help="feature distribution of the cases: the default case base's flop (default) or synthetic")

@@ -130,8 +130,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("--sizes", type=number_list(20), default="10000,100000,1000000",
                     help="comma-separated case counts (each 20 or more: the top-20 searches need them)")
-    ap.add_argument("--queries", type=positive_int, default=200)
-    ap.add_argument("--seed", type=seed_int, default=7)
+    ap.add_argument("--queries", type=positive_int, default=200, help="queries timed per size")
+    ap.add_argument("--seed", type=seed_int, default=7, help="seed of the cases drawn (the queries: seed + 1)")
     args = parse_args(ap)
     print(f"cpus {os.cpu_count()}, load average {os.getloadavg()[0]:.1f}; {args.queries} queries per size, "
           f"every answer checked equal between the engines")

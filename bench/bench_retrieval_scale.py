@@ -119,7 +119,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("--sizes", type=number_list(20), default="1000000,4000000,10000000",
                     help="comma-separated case counts (each 20 or more: the top-20 searches need them)")
-    ap.add_argument("--queries", type=positive_int, default=200)
+    ap.add_argument("--queries", type=positive_int, default=200, help="queries timed per size")
     ap.add_argument("--brute-queries", type=number(0, int), default=5,
                     help="queries also checked by a full brute-force retrieval (0: none)")
     ap.add_argument("--no-mmap", action="store_true", help="skip the memory-mapped part")

@@ -134,12 +134,13 @@ def main() -> None:
     from casebases import description
 
     ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
-    ap.add_argument("--hands", type=positive_int, default=100_000)
-    ap.add_argument("--modes", nargs="+", default=["local", "dask1", "dask2"], choices=sorted(MODES))
+    ap.add_argument("--hands", type=positive_int, default=100_000, help="self-play hands built from")
+    ap.add_argument("--modes", nargs="+", default=["local", "dask1", "dask2"], choices=sorted(MODES),
+                    help="the builds timed: local (-j 1), local2 (-j 2), dask1 or dask2 (a local Dask cluster of 1 or 2 workers)")
     ap.add_argument("--logs", type=logs_folder, default=None,
                     help="a folder holding the self-play logs, or an empty one to generate them into "
                          "(default: cbr-selfplay-HANDS in the temporary folder, /tmp)")
-    ap.add_argument("--json", type=json_file, default=None)
+    ap.add_argument("--json", type=json_file, default=None, help="also write the figures to this JSON file")
     args = parse_args(ap)
     from cbr.play.selfplay import write_selfplay_logs
 

@@ -70,10 +70,11 @@ def main(argv: list[str] | None = None) -> None:
     from casebases import description
 
     ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
-    ap.add_argument("--hands", type=number(1, int, high=MAX_HANDS), default=100)
-    ap.add_argument("--trials", type=number(1, int, high=MAX_TRIALS), default=DEFAULT_TRIALS)
-    ap.add_argument("--seats", type=int, default=2, choices=(2, 3))
-    ap.add_argument("--seed", type=seed_int, default=0)
+    ap.add_argument("--hands", type=number(1, int, high=MAX_HANDS), default=100, help="duplicate hands played")
+    ap.add_argument("--trials", type=number(1, int, high=MAX_TRIALS), default=DEFAULT_TRIALS,
+                    help="simbot's simulated trials per decision")
+    ap.add_argument("--seats", type=int, default=2, choices=(2, 3), help="seats: simbot and poki, and lag with 3")
+    ap.add_argument("--seed", type=seed_int, default=0, help="deal seed of the match")
     args = parse_args(ap, argv)
 
     sim = Timed(policy_from_spec(f"simbot:trials={args.trials}", seed=1))

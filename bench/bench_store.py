@@ -63,8 +63,8 @@ def main() -> None:
     from casebases import description
 
     ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
-    ap.add_argument("--cases", type=positive_int, default=200_000)
-    ap.add_argument("--appends", type=positive_int, default=200)
+    ap.add_argument("--cases", type=positive_int, default=200_000, help="flop cases of the bulk build")
+    ap.add_argument("--appends", type=positive_int, default=200, help="durable single-case appends timed")
     args = parse_args(ap)
     X, actions = make_cases(args.cases, 1)
     hand_ids = [f"h{i}" for i in range(args.cases)]

@@ -95,9 +95,10 @@ def main() -> int:
     from casebases import description
 
     ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
-    ap.add_argument("--decisions", type=positive_int, default=2000)
-    ap.add_argument("--boards", type=positive_int, default=1)
-    ap.add_argument("--full-tables", action="store_true")
+    ap.add_argument("--decisions", type=positive_int, default=2000, help="decisions of random hands timed per bot")
+    ap.add_argument("--boards", type=positive_int, default=1, help="flops and turns bucketed by both kernels (the median is kept)")
+    ap.add_argument("--full-tables", action="store_true",
+                    help="also time the tables of every canonical flop and turn (two threads: minutes)")
     args = parse_args(ap)
     a = D.DistributionAbstraction.load(SHIPPED_TEACHER)
     rng = np.random.default_rng(0)

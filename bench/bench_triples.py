@@ -42,8 +42,9 @@ def main() -> None:
     from casebases import description
 
     ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
-    ap.add_argument("--spots", type=positive_int, default=5)
-    ap.add_argument("--reuse", default="probabilistic", choices=("probabilistic", "max-frequency", "best-outcome"))
+    ap.add_argument("--spots", type=positive_int, default=5, help="flop decision points, each answered for every holding")
+    ap.add_argument("--reuse", default="probabilistic", choices=("probabilistic", "max-frequency", "best-outcome"),
+                    help="the bot's re-use policy")
     args = parse_args(ap)
     dps = flop_decisions(args.spots, seed=4)
     single_t = batched_t = warm_t = warm_single_t = 0.0

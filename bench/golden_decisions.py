@@ -109,7 +109,8 @@ def main(argv: list[str] | None = None) -> int:
     from casebases import description
 
     ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
-    ap.add_argument("mode", choices=("record", "check"))
+    ap.add_argument("mode", choices=("record", "check"),
+                    help="record: write the golden file; check: play again and compare with it")
     ap.add_argument("--pairings", type=number(1, int, high=len(PAIRINGS)), default=len(PAIRINGS), help="the first N pairings only (check)")
     args = parse_args(ap, argv)
     chosen = PAIRINGS[: args.pairings]

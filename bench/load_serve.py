@@ -248,12 +248,13 @@ def main(argv: Optional[list[str]] = None) -> int:
     from casebases import description
 
     parser = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
-    parser.add_argument("--clients", type=positive_int, default=16)
+    parser.add_argument("--clients", type=positive_int, default=16, help="client threads sending at once")
     parser.add_argument("--requests", type=positive_int, default=500, help="requests per client")
     parser.add_argument("--threads", type=positive_int, default=8, help="the server's --threads")
-    parser.add_argument("--seed", type=seed_int, default=0)
-    parser.add_argument("--max-growth-mb", type=positive_float, default=64.0)
-    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--seed", type=seed_int, default=0, help="seed of the requests drawn")
+    parser.add_argument("--max-growth-mb", type=positive_float, default=64.0,
+                        help="the server's memory growth allowed, MB (half of it after the first quarter)")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON instead of lines")
     args = parse_args(parser, argv)
     require_modules("load_serve.py", "sends its HTTP requests with", ("httpx",), "test")
     require_modules("load_serve.py", "starts cbr serve, which needs", ("fastapi", "uvicorn"), "serve")

@@ -76,9 +76,10 @@ def main() -> None:
     from casebases import description
 
     parser = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
-    parser.add_argument("--opponents", type=number(1, int, high=MAX_OPPONENTS), default=5)
-    parser.add_argument("--trials", type=positive_int, default=200_000)
-    parser.add_argument("--seed", type=seed_int, default=20240611)
+    parser.add_argument("--opponents", type=number(1, int, high=MAX_OPPONENTS), default=5,
+                        help="random opponents of each class's equity")
+    parser.add_argument("--trials", type=positive_int, default=200_000, help="random completions dealt per class")
+    parser.add_argument("--seed", type=seed_int, default=20240611, help="seed of the deals (each class its own stream)")
     parser.add_argument("--classes", nargs="*", type=preflop_class, help="only these classes (exploration; implies no --write)")
     parser.add_argument("--write", action="store_true", help="rewrite the table block in evaluator_ext/preflop.py")
     args = parse_args(parser)

@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from pathlib import Path
 
 EXPERTS = ["cbr:preset=imitate", "cbr:preset=expert", "cbr:preset=casper", "cfr:strategy=emd_256", "ehs", "poki", "hs", "lag", "station", "phase3"]
 OPPONENTS = ["hs", "ehs", "poki", "lag", "station", "phase3", "cfr:strategy=emd_256", "cbr:preset=expert", "call", "raise", "random", "rock",
@@ -54,6 +53,7 @@ def main(argv: list[str] | None = None) -> int:
         description,
         help_format,
         out_file,
+        out_path,
         parse_args,
         policy_specs,
         positive_int,
@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--opponents", type=policy_specs(), default=",".join(OPPONENTS), help="comma-separated opponents (policy specs)")
     ap.add_argument("--add", action="store_true",
                     help="add these cells to the seed's matrix file (same --hands), replacing cells measured again")
-    ap.add_argument("--out", type=Path, default=None,
+    ap.add_argument("--out", type=out_path("file"), default=None,
                     help=OUT_HELP.format(name="adaptation-matrix-seed<SEED>.json"))
     args = parse_args(ap, argv)
     experts, opponents = args.experts, args.opponents
@@ -81,7 +81,6 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{c['expert']:>18} vs {c['opponent']:<8} {c['sb']:+.3f} ± {c['ci']:.3f}  ({c['seconds']} s)",
                   flush=True)
     out = out_file(args.out, f"adaptation-matrix-seed{args.seed}.json")
-    out.parent.mkdir(parents=True, exist_ok=True)
     if args.add and out.exists():
         old = json.loads(out.read_text())
         if old["hands"] != args.hands:

@@ -15,7 +15,7 @@ import math
 import time
 from pathlib import Path
 
-from common import OUT_HELP, out_file, policy_spec, pyplot, say, write_json
+from common import OUT_HELP, out_file, out_path, policy_spec, pyplot, say, write_json
 
 #: Opponents: the house's bots, the baselines, and two that change style in the middle.
 OPPONENTS = ["call", "raise", "station", "hs", "ehs", "poki", "lag", "phase3", "cfr:strategy=emd_256", "call>raise", "raise>call"]
@@ -68,6 +68,54 @@ def opponent_spec(text: str) -> str:
     if len(parts) > 2:
         raise argparse.ArgumentTypeError(f"{text.strip()!r} switches more than once: a switching opponent is two bots, a>b")
     return ">".join(policy_spec(part) for part in parts)
+
+
+def _unreadable(report: object) -> str | None:
+    """What a report lacks that :func:`plot` draws (None when nothing): the opponents, and for
+    each the adaptive bot's deals and choices, the best fixed bot and the fixed bots' results.
+
+    >>> _unreadable({}), _unreadable({"opponents": ["call"], "adapt": {}, "best": {}, "fixed": {}, "hands": 10})
+    ("it has no 'opponents'", None)
+    >>> _unreadable({"opponents": ["call"], "adapt": {"call": {"deals": []}}, "best": {}, "fixed": {}, "hands": 10})
+    "its 'adapt' of 'call' has no 'choices'"
+    """
+    if not isinstance(report, dict):
+        return f"it holds a {type(report).__name__}, not an object"
+    for key, kind in (("opponents", list), ("adapt", dict), ("best", dict), ("fixed", dict), ("hands", (int, float))):
+        if not isinstance(report.get(key), kind):
+            return f"it has no {key!r}"
+    for opp in (o for o in report["opponents"] if o in report["adapt"]):
+        for part, keys in (("adapt", ("deals", "choices")), ("best", ("bot", "sb")), ("fixed", ())):
+            entry = report[part].get(opp)
+            if not isinstance(entry, dict):
+                return f"its {part!r} has no {opp!r}"
+            missing = [k for k in keys if k not in entry]
+            if missing:
+                return f"its {part!r} of {opp!r} has no {missing[0]!r}"
+    return None
+
+
+def report_file(text: str) -> tuple[Path, dict]:
+    """An argparse ``type=`` for ``--replot``: a report this script wrote, read and checked
+    before anything is drawn (:func:`_unreadable`), so a file that is not there, not JSON or not
+    such a report is one usage error (exit 2) naming it. The path and the report."""
+    import argparse
+
+    path = Path(text)
+    try:
+        report = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise argparse.ArgumentTypeError(f"{text}: no such file") from None
+    except IsADirectoryError:
+        raise argparse.ArgumentTypeError(f"{text} is a folder, not a report") from None
+    except OSError as exc:
+        raise argparse.ArgumentTypeError(f"{text}: cannot read it ({exc.strerror or exc})") from None
+    except ValueError as exc:  # json.JSONDecodeError, UnicodeDecodeError
+        raise argparse.ArgumentTypeError(f"{text} is not JSON ({exc})") from None
+    problem = _unreadable(report)
+    if problem:
+        raise argparse.ArgumentTypeError(f"{text} is not a report of adaptive.py: {problem}")
+    return path, report
 
 
 def _opponent(spec: str, hands: int, seed: int):
@@ -209,11 +257,13 @@ def main(argv: list[str] | None = None) -> int:
                          "taken instead of played again (the same deals; `cbr` there is `cbr:preset=expert`)")
     ap.add_argument("--bot", type=policy_spec, default="cbr", help="the adaptive bot's spec (default: plain cbr), e.g. adapt:min-gain=0.05")
     ap.add_argument("--tag", default="", help="appended to the report's name (adaptive-seed<S><TAG>.json)")
-    ap.add_argument("--replot", type=Path, default=None, help="draw the PNGs of a report again, and stop")
-    ap.add_argument("--out", type=Path, default=None, help=OUT_HELP.format(name="adaptive-seed<SEED><TAG>.json"))
+    ap.add_argument("--replot", type=report_file, default=None,
+                    help="a report of this script: draw its PNGs again beside it, and stop")
+    ap.add_argument("--out", type=out_path("file"), default=None, help=OUT_HELP.format(name="adaptive-seed<SEED><TAG>.json"))
     args = parse_args(ap, argv)
     if args.replot is not None:
-        plot(json.loads(args.replot.read_text()), args.replot.with_suffix(".png"))
+        path, report = args.replot
+        plot(report, path.with_suffix(".png"))
         return 0
     opps, fixed = args.opponents, args.fixed
     report: dict = {"seed": args.seed, "hands": args.hands, "bot": args.bot, "opponents": opps, "adapt": {}, "fixed": {},

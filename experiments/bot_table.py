@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np  # noqa: E402
-from common import budgeted_lbr, duel, require_native, worker_pool  # noqa: E402
+from common import budgeted_lbr, duel, require_native, worker_pool, write_json  # noqa: E402
 
 from cbr.play.match import run_match  # noqa: E402
 from cbr.policies.spec import policy_from_spec  # noqa: E402
@@ -169,6 +169,7 @@ def main() -> int:
         description,
         help_format,
         out_folder,
+        out_path,
         policy_specs,
         positive_float,
         positive_int,
@@ -188,7 +189,7 @@ def main() -> int:
     ap.add_argument("--redo", action="store_true",
                     help="measure everything afresh: neither the results file's cells nor the committed LBRs "
                          "(exploit-table-seed<S>.json, teacher-seed*.json) are reused")
-    ap.add_argument("--out", default=None, help=OUT_FOLDER_HELP)
+    ap.add_argument("--out", type=out_path("folder"), default=None, help=OUT_FOLDER_HELP)
     args = ap.parse_args()
     skip = set(filter(None, (p.strip() for p in args.skip.split(","))))
     parts = ("matches", "lbr", "time")
@@ -205,8 +206,7 @@ def main() -> int:
     reused: dict[str, list[str]] = {}  # a committed file -> the bots whose LBR was taken from it
 
     def save() -> None:
-        outdir.mkdir(parents=True, exist_ok=True)  # with the first result: a run that fails before leaves no folder
-        out.write_text(json.dumps(report, indent=1))
+        write_json(out, report, indent=1)  # the folder with the first result: a run that fails before leaves none
 
     if "matches" not in skip:
         todo = [(b, o) for b in bots for o in opponents if o not in rows.get(b, {})]
@@ -260,7 +260,6 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    from common import run
+    from common import run, so_far
 
-    run(main, "the cells measured so far are in bot-table-seed<SEED>.json of the --out folder (a re-run "
-               "measures only the rest)")
+    run(main, so_far("the cells measured so far", " (a re-run measures only the rest)"))

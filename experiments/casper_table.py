@@ -37,7 +37,7 @@ from typing import Any, Optional
 os.environ.setdefault("OMP_NUM_THREADS", "1")  # one core per match: the machine is shared
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import OUT_HELP, environment, out_file, pyplot, say, write_json  # noqa: E402
+from common import OUT_HELP, environment, out_file, out_path, pyplot, say, write_json  # noqa: E402
 
 from cbr.play.measure import BASELINES, SOURCE_BOTS, TUNED_BOT, Cell, markdown_table, measure, table_seats  # noqa: E402
 
@@ -105,7 +105,6 @@ def plot(cells: list[dict], path: Path, title: str) -> bool:
     ymax = max(max(s + c for s, c in zip(sbs, cis)), 3.2)
     ax.set_ylim(min(min(s - c for s, c in zip(sbs, cis)), -0.3) - 0.1, ymax * 1.15)
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return True
@@ -145,8 +144,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--no-table", action="store_true", help="heads-up matches only")
     ap.add_argument("--opponents", type=policy_specs(each=opponent), default=",".join((*SOURCE_BOTS, *BASELINES)),
                     help="heads-up opponents, comma-separated (default: the four source bots, call, raise, random)")
-    ap.add_argument("--out", type=Path, default=None, help=OUT_HELP.format(name="casper_table.json"))
-    ap.add_argument("--png", type=Path, default=None, help="default: the --out path with .png")
+    ap.add_argument("--out", type=out_path("file"), default=None, help=OUT_HELP.format(name="casper_table.json"))
+    ap.add_argument("--png", type=out_path("file"), default=None, help="the PNG to write, in a folder that exists (default: the --out path with .png)")
     args = ap.parse_args(argv)
     if args.hands is not None and args.hands < 1:
         ap.error("--hands must be at least 1")

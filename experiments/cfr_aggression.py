@@ -32,7 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from common import OUT_HELP, environment, out_file, say, write_json  # noqa: E402
+from common import OUT_HELP, environment, out_file, out_path, say, write_json  # noqa: E402
 
 BOTS = "cfr:strategy=emd_256,cfr:strategy=h_hs2_4"
 
@@ -191,7 +191,7 @@ def main() -> None:
     ap.add_argument("--bots", type=policy_specs(0), default=BOTS, help="bots to play against raise (policy specs; empty: none)")
     ap.add_argument("--self-bots", type=policy_specs(0), default="cfr:strategy=emd_256",
                     help="bots to play against themselves (policy specs; empty: none)")
-    ap.add_argument("--out", default="", help=OUT_HELP.format(name="aggression-seed<SEED>.json"))
+    ap.add_argument("--out", type=out_path("file"), default=None, help=OUT_HELP.format(name="aggression-seed<SEED>.json"))
     a = parse_args(ap)
     result = {"seed": a.seed, "environment": environment(), "against_raise": [], "self_play": {}}
     for bot in a.bots:

@@ -109,7 +109,17 @@ def plot(points: list[dict], path: Path, *, title: str) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from common import OUT_FOLDER_HELP, description, help_format, out_folder, parse_args, positive_int, seed_int
+    from common import (
+        OUT_FOLDER_HELP,
+        description,
+        help_format,
+        out_folder,
+        out_path,
+        parse_args,
+        positive_int,
+        seed_int,
+        write_json,
+    )
 
     ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("run", help="a run folder of casebases/build_cfr_big.py")
@@ -117,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=seed_int, default=40, help="seed of LBR's deals, the same for every snapshot (default 40)")
     ap.add_argument("--workers", type=positive_int, default=1, help="LBR worker processes (default 1)")
     ap.add_argument("--last", type=seed_int, default=0, help="measure only the last N snapshots not measured yet (0: all)")
-    ap.add_argument("--results", "--out", default=None, help=OUT_FOLDER_HELP.replace("--out", "--results"))
+    ap.add_argument("--results", "--out", type=out_path("folder"), default=None, help=OUT_FOLDER_HELP.replace("--out", "--results"))
     args = parse_args(ap, argv)
     try:
         import matplotlib  # noqa: F401  (checked before minutes of measuring)
@@ -145,8 +155,7 @@ def main(argv: list[str] | None = None) -> int:
         kept = sorted([*kept, p], key=lambda q: (q["hands"], q["iterations"]))
         report.pop("hands", None)
         report.update({"run": run.resolve().name, "seed": args.seed, "points": kept})
-        results.mkdir(parents=True, exist_ok=True)  # with the first point: a run that fails before leaves no folder
-        out_json.write_text(json.dumps(report, indent=1))
+        write_json(out_json, report, indent=1)  # the folder with the first point: a run that fails before leaves none
         print(f"{it:,} iterations, {p['training_hours']:.2f} h: LBR {p['mbb']:.0f} ± {p['ci']:.0f} mbb/g "
               f"({p['lbr_seconds']} s)", file=sys.stderr, flush=True)
     if not points:

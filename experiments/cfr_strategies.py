@@ -28,7 +28,7 @@ from typing import Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import OUT_HELP, REPO, out_file, positive_int, say, write_json  # noqa: E402
+from common import OUT_HELP, REPO, out_file, out_path, positive_int, say, write_json  # noqa: E402
 
 #: The study's five bucketings: (name, kind, metric).
 BUCKETINGS: tuple[tuple[str, str, str], ...] = (
@@ -118,7 +118,7 @@ def main(argv: Optional[list[str]] = None) -> int:
 
     ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     add_arguments(ap)
-    ap.add_argument("--out", default=None, help=OUT_HELP.format(name="cfr_strategies.json")
+    ap.add_argument("--out", type=out_path("file"), default=None, help=OUT_HELP.format(name="cfr_strategies.json")
                     + "; not written with --quick or --cache")
     args = parse_args(ap, argv)
     settings = settings_from(args)

@@ -29,7 +29,7 @@ from typing import Any, Optional
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from cfr_strategies import BUCKETINGS, CACHE, add_arguments, prepare, settings_from, strategy_path  # noqa: E402
-from common import OUT_HELP, environment, out_file, pyplot, say, write_json  # noqa: E402
+from common import OUT_HELP, environment, out_file, out_path, pyplot, say, write_json  # noqa: E402
 
 NAMES = [b[0] for b in BUCKETINGS]
 
@@ -122,7 +122,6 @@ def plot(tables: list[tuple[str, dict]], path: Path) -> bool:
         ax.set_title(title, fontsize=9)
         fig.colorbar(im, ax=ax, fraction=0.046, label="row's bb/100")
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return True
@@ -138,7 +137,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--pairs", type=positive_int, default=16, help="evaluator deals per board")
     ap.add_argument("--limit-hands", type=positive_int, default=None, help="match-runner hands per pair (default 500; quick 4)")
     ap.add_argument("--no-match", action="store_true", help="skip the match-runner round robin")
-    ap.add_argument("--out", type=Path, default=None, help=OUT_HELP.format(name="cfr_table2.json"))
+    ap.add_argument("--out", type=out_path("file"), default=None, help=OUT_HELP.format(name="cfr_table2.json"))
     args = parse_args(ap, argv)
     settings = settings_from(args)
     cache = args.cache or CACHE

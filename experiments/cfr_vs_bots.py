@@ -26,7 +26,7 @@ from typing import Optional
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import OUT_HELP, environment, out_file, pyplot, say, write_json  # noqa: E402
+from common import OUT_HELP, environment, out_file, out_path, pyplot, say, write_json  # noqa: E402
 
 OPPONENTS = ("hs", "ehs", "poki", "lag", "cbr", "call", "raise", "random")
 
@@ -59,7 +59,6 @@ def plot(cells: list[dict], path: Path, title: str) -> bool:
     top = max(c["sb"] + c["ci"] for c in cells)
     ax.set_ylim(min(min(c["sb"] - c["ci"] for c in cells), 0) - 0.2, top * 1.2 + 0.2)
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return True
@@ -76,7 +75,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--bot", type=policy_spec, default="cfr:strategy=h_hs2_4", help="the CFR bot's policy spec (default: the 4-bucket CFR+ strategy)")
     ap.add_argument("--opponents", type=policy_specs(), default=",".join(OPPONENTS), help="comma-separated opponents (policy specs)")
     ap.add_argument("--quick", action="store_true", help="4 hands per opponent (for tests)")
-    ap.add_argument("--out", type=Path, default=None, help=OUT_HELP.format(name="cfr_vs_bots.json"))
+    ap.add_argument("--out", type=out_path("file"), default=None, help=OUT_HELP.format(name="cfr_vs_bots.json"))
     args = parse_args(ap, argv)
     args.out = out_file(args.out, "cfr_vs_bots.json")
     hands = args.hands if args.hands is not None else (4 if args.quick else 1000)

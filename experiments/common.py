@@ -115,14 +115,18 @@ def _terminated(signum: int, frame: Any) -> None:
     raise Terminated()
 
 
-def run(main: Any, interrupted: str = "nothing written") -> None:
+def run(main: Any, interrupted: Any = "nothing written") -> None:
     """A script's entry point: ``main()`` (which checks its arguments, then the extensions:
     :func:`parse_args`), its return value the exit code; Ctrl-C is one line (``interrupted:
-    INTERRUPTED``), exit 130, a SIGTERM likewise (``terminated: INTERRUPTED``), exit 143 (raised
+    INTERRUPTED``; ``interrupted`` is the text, or a function giving it then, such as
+    :func:`so_far`), exit 130, a SIGTERM likewise (``terminated: INTERRUPTED``), exit 143 (raised
     as :class:`Terminated`: the workers of :func:`worker_pool` and of the library are stopped
     as for a Ctrl-C, and die with the script anyway), and an error of the library
     (:class:`cbr.errors.CBRError`, such as a worker of :func:`worker_pool` that died) one
-    ``error:`` line, exit 1. Every script in ``experiments/`` starts through it."""
+    ``error:`` line, exit 1. Once ``main`` has returned, the script has finished: Ctrl-C and
+    SIGTERM are ignored while the interpreter exits (Python puts back their default actions
+    while it exits, so a Ctrl-C landing there ended a finished run with exit 130 and no line).
+    Every script in ``experiments/`` starts through it."""
     import signal
 
     from cbr.errors import CBRError
@@ -130,16 +134,60 @@ def run(main: Any, interrupted: str = "nothing written") -> None:
     signal.signal(signal.SIGTERM, _terminated)
     try:
         code = main()
+        _ignore_stops()  # in the try: a Ctrl-C before it is the run's one line
     except KeyboardInterrupt as exc:
-        for signum in (signal.SIGINT, signal.SIGTERM):  # stopping already: a second stop must not cut the line
-            signal.signal(signum, signal.SIG_IGN)
+        _ignore_stops()  # stopping already: a second stop must not cut the line
         by, status = ("terminated", 143) if isinstance(exc, Terminated) else ("interrupted", 130)
-        print(f"{by}: {interrupted}", file=sys.stderr, flush=True)
+        print(f"{by}: {interrupted() if callable(interrupted) else interrupted}", file=sys.stderr, flush=True)
         raise SystemExit(status) from None
     except CBRError as exc:
         print(f"error: {exc}", file=sys.stderr, flush=True)
         raise SystemExit(1) from None
     raise SystemExit(code if isinstance(code, int) else 0)
+
+
+def _ignore_stops() -> None:
+    import signal
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, signal.SIG_IGN)
+
+
+#: The files this process wrote through :func:`write_json`, in order (:func:`so_far` names them).
+WRITTEN: list[Path] = []
+
+
+def shown(path: Path) -> str:
+    """``path`` as a line names it: relative to the working folder when under it.
+
+    >>> shown(Path.cwd() / "experiments" / "scratch" / "x.json")
+    'experiments/scratch/x.json'
+    >>> shown(Path("/nonexistent/x.json"))
+    '/nonexistent/x.json'
+    """
+    try:
+        return str(path.relative_to(Path.cwd())) if path.is_absolute() else str(path)
+    except ValueError:
+        return str(path)
+
+
+def so_far(what: str, then: str = "") -> Any:
+    """The ``interrupted`` of :func:`run` for a script that writes as it goes: a function saying
+    ``WHAT are in FILE`` (and ``then``) naming the files written so far (:data:`WRITTEN`), or
+    ``nothing written`` when nothing was.
+
+    >>> say_it = so_far("the rows measured so far", " (a re-run measures only the rest)")
+    >>> say_it()
+    'nothing written'
+    >>> WRITTEN.append(Path("out/table.json")); say_it()
+    'the rows measured so far are in out/table.json (a re-run measures only the rest)'
+    >>> WRITTEN.clear()
+    """
+    def text() -> str:
+        files = list(dict.fromkeys(shown(p) for p in WRITTEN))
+        return f"{what} are in {', '.join(files)}{then}" if files else "nothing written"
+
+    return text
 
 
 def finished(result: Any) -> Any:
@@ -274,9 +322,60 @@ def budgeted_lbr(bot: str, hands: int, seed: int, workers: int, budget: float,
     return finished(r).to_dict()
 
 
+def out_path(kind: str = "file") -> Any:
+    """An argparse ``type=`` for ``--out``, a ``file`` the script writes or a ``folder`` it writes
+    into, checked when the arguments are parsed, before any work: a file's folder must exist
+    (a missing folder is not made: a slip in the path wrote a tree in the wrong place), a path
+    under a file and a folder given for a file are refused; a folder may be missing (it is made
+    with the first result) but its parent must exist, and it must not be a file. A bad path is
+    one usage error (exit 2). The :class:`~pathlib.Path`.
+
+    >>> out_path("file")("x.json"), out_path("folder")("runs")
+    (PosixPath('x.json'), PosixPath('runs'))
+    >>> out_path("file")("/nonexistent/x.json")
+    Traceback (most recent call last):
+    argparse.ArgumentTypeError: /nonexistent/x.json: the folder /nonexistent does not exist (make it first)
+    >>> out_path("file")("/etc/passwd/x.json")
+    Traceback (most recent call last):
+    argparse.ArgumentTypeError: /etc/passwd/x.json: /etc/passwd is a file, not a folder
+    >>> out_path("file")("/tmp")
+    Traceback (most recent call last):
+    argparse.ArgumentTypeError: /tmp is a folder; give a file name
+    >>> out_path("folder")("/etc/passwd")
+    Traceback (most recent call last):
+    argparse.ArgumentTypeError: /etc/passwd is a file; give a folder
+    """
+    import argparse
+
+    if kind not in ("file", "folder"):
+        raise ValueError(f"kind {kind!r}: 'file' or 'folder'")
+
+    def parse(text: str) -> Path:
+        if not text.strip():
+            raise argparse.ArgumentTypeError(f"give the {kind} to write")
+        path = Path(text)
+        if kind == "file" and path.is_dir():
+            raise argparse.ArgumentTypeError(f"{text} is a folder; give a file name")
+        if kind == "folder" and path.exists() and not path.is_dir():
+            raise argparse.ArgumentTypeError(f"{text} is a file; give a folder")
+        home = path if kind == "folder" and path.is_dir() else path.parent  # the folder that must exist
+        if not home.is_dir():
+            above = next((p for p in (home, *home.parents) if p.exists()), None)
+            if above is not None and not above.is_dir():
+                raise argparse.ArgumentTypeError(f"{text}: {above} is a file, not a folder")
+            raise argparse.ArgumentTypeError(f"{text}: the folder {home} does not exist (make it first)")
+        if not os.access(home, os.W_OK | os.X_OK):
+            raise argparse.ArgumentTypeError(f"{text}: cannot write in the folder {home}")
+        return path
+
+    parse.__name__ = f"{kind} path"  # argparse names the type in its "invalid value" message
+    return parse
+
+
 def out_file(out: Any, name: str) -> Path:
-    """The file a script writes: ``--out`` when given, else ``experiments/scratch/NAME`` (ignored
-    by git), said on stderr with the ``--out`` that would rewrite the committed result.
+    """The file a script writes: ``--out`` when given (checked by :func:`out_path`), else
+    ``experiments/scratch/NAME`` (ignored by git; the folder made now), said on stderr with the
+    ``--out`` that would rewrite the committed result.
 
     >>> out_file("/tmp/x.json", "x.json")
     PosixPath('/tmp/x.json')
@@ -284,20 +383,23 @@ def out_file(out: Any, name: str) -> Path:
     if out:
         return Path(out)
     path = SCRATCH / name
+    SCRATCH.mkdir(exist_ok=True)
     say(f"no --out: writing {path.relative_to(REPO)} (ignored by git; --out experiments/results/{name} "
         "rewrites the committed result)")
     return path
 
 
 def out_folder(out: Any) -> Path:
-    """The folder a script writes its files into: ``--out`` when given, else
-    ``experiments/scratch/`` (ignored by git), said on stderr.
+    """The folder a script writes its files into: ``--out`` when given (checked by
+    :func:`out_path`: made with the first result, by :func:`write_json` or the script), else
+    ``experiments/scratch/`` (ignored by git; made now), said on stderr.
 
     >>> out_folder("/tmp/runs")
     PosixPath('/tmp/runs')
     """
     if out:
         return Path(out)
+    SCRATCH.mkdir(exist_ok=True)
     say(f"no --out: writing into {SCRATCH.relative_to(REPO)}/ (ignored by git; --out experiments/results "
         "rewrites the committed results)")
     return SCRATCH
@@ -307,7 +409,9 @@ def help_format(raw: bool = False) -> Any:
     """The ``formatter_class`` of the scripts' parsers: each option's help ends with its default
     (``(default: 4000)``), unless it has none worth saying (None, off, empty) or the help already
     says it; an option without help shows its default alone; with ``raw`` the description keeps
-    its paragraphs as written. The benchmarks' parsers use it too (``bench/native_guard.py``).
+    its paragraphs as written. Lines break at spaces only (:data:`WHOLE_WORDS`: argparse cut a
+    long default such as a list of specs mid-word). The benchmarks' parsers use it too
+    (``bench/native_guard.py``).
 
     >>> import argparse
     >>> ap = argparse.ArgumentParser(prog="x", formatter_class=help_format())
@@ -320,6 +424,7 @@ def help_format(raw: bool = False) -> Any:
     """
     import argparse
     import copy
+    import textwrap
 
     bases = (argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter) if raw else (
         argparse.ArgumentDefaultsHelpFormatter,)
@@ -341,15 +446,30 @@ def help_format(raw: bool = False) -> Any:
                 return action.help or ""
             return super()._get_help_string(action)
 
+        def _split_lines(self, text: str, width: int) -> list[str]:
+            return textwrap.wrap(" ".join(text.split()), width, **WHOLE_WORDS)
+
+        def _fill_text(self, text: str, width: int, indent: str) -> str:
+            if raw:
+                return super()._fill_text(text, width, indent)
+            return textwrap.fill(" ".join(text.split()), width, initial_indent=indent, subsequent_indent=indent,
+                                 **WHOLE_WORDS)
+
     return Defaults
 
 
+#: How :func:`help_format` wraps: at spaces only, never inside a word, a default or a spec such
+#: as ``cfr:strategy=emd_256`` (a longer one overflows the line), nor at its hyphens.
+WHOLE_WORDS = {"break_long_words": False, "break_on_hyphens": False}
+
+
 #: ``--help`` of an ``--out`` file.
-OUT_HELP = ("the JSON to write (default: experiments/scratch/{name}, ignored by git; the committed "
-            "experiments/results/{name} is rewritten only when --out names it)")
+OUT_HELP = ("the JSON to write, in a folder that exists (default: experiments/scratch/{name}, ignored by git; "
+            "the committed experiments/results/{name} is rewritten only when --out names it)")
 #: ``--help`` of an ``--out`` folder.
-OUT_FOLDER_HELP = ("the folder to write into (default: experiments/scratch/, ignored by git; the committed "
-                   "experiments/results/ is rewritten only when --out names it)")
+OUT_FOLDER_HELP = ("the folder to write into, made if missing inside a folder that exists (default: "
+                   "experiments/scratch/, ignored by git; the committed experiments/results/ is rewritten only "
+                   "when --out names it)")
 
 
 def number(low: float, kind: type = float, *, high: Optional[float] = None, above: bool = False) -> Any:
@@ -487,7 +607,16 @@ def policy_specs(least: int = 1, each: Any = policy_spec) -> Any:
     return parse
 
 
-def write_json(path: Path, data: dict) -> None:
-    """Write ``data`` as indented JSON (the folder is created if missing)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=2) + "\n")
+def write_json(path: Path, data: dict, indent: int = 2) -> None:
+    """Write ``data`` as indented JSON, and note it in :data:`WRITTEN`. Its folder is made if
+    missing, that folder alone (an ``--out`` folder, whose parent :func:`out_path` checked; never
+    a tree of a user's path); a file that cannot be written is a :class:`~cbr.errors.CBRError`
+    (one ``error:`` line from :func:`run`)."""
+    from cbr.errors import CBRError
+
+    try:
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(json.dumps(data, indent=indent) + "\n")
+    except OSError as exc:
+        raise CBRError(f"cannot write {path}: {exc.strerror or exc}") from None
+    WRITTEN.append(path)

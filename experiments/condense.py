@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import OUT_HELP, duel, environment, out_file, say, write_json  # noqa: E402
+from common import OUT_HELP, duel, environment, out_file, out_path, say, write_json  # noqa: E402
 
 from cbr.query.maintenance import condense  # noqa: E402
 from cbr.store import resolve_casebase  # noqa: E402
@@ -42,7 +42,7 @@ def main() -> None:
                     help="share of the cases each condensing keeps, more than 0 and at most 1")
     ap.add_argument("--full-from", type=Path, help="the full base's matches from this earlier result")
     ap.add_argument("--tag", default="", help="written to condense-seed<S>-<TAG>.json")
-    ap.add_argument("--out", default=None, help=OUT_HELP.format(name="condense-seed<SEED>[-<TAG>].json"))
+    ap.add_argument("--out", type=out_path("file"), default=None, help=OUT_HELP.format(name="condense-seed<SEED>[-<TAG>].json"))
     args = parse_args(ap)
     out: dict = {"seed": args.seed, "hands": args.hands, "head_to_head_hands": args.head_to_head,
                  "environment": environment(), "condense": {}, "matches": {}}

@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import OUT_HELP, environment, out_file, say, write_json  # noqa: E402
+from common import OUT_HELP, environment, out_file, out_path, say, write_json  # noqa: E402
 
 from cbr.query.maintenance import condense  # noqa: E402
 from cbr.store import CaseBase, resolve_casebase  # noqa: E402
@@ -37,7 +37,7 @@ def main() -> None:
                     help="share of the cases kept, more than 0 and at most 1")
     ap.add_argument("--seed", type=seed_int, default=0, help="seed of the condensing methods")
     ap.add_argument("--methods", default=",".join(METHODS), help="comma-separated condensing methods")
-    ap.add_argument("--out", default=None, help=OUT_HELP.format(name="condense-coverage-<BASE>.json"))
+    ap.add_argument("--out", type=out_path("file"), default=None, help=OUT_HELP.format(name="condense-coverage-<BASE>.json"))
     args = parse_args(ap)
     source = resolve_casebase(args.base)
     path = out_file(args.out, f"condense-coverage-{Path(args.base).name}.json")
@@ -65,6 +65,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    from common import run
+    from common import run, so_far
 
-    run(main, "the methods measured so far are in the --out file")
+    run(main, so_far("the methods measured so far"))

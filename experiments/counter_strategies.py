@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from common import OUT_HELP, duel, out_file, say, write_json
+from common import OUT_HELP, duel, out_file, out_path, say, write_json
 
 #: counter-strategy -> (its opponent, the best fixed bot of the house against it: docs/experiments.md)
 #: The teacher the counters are compared with (as trained: plain ``cfr`` re-solves its river since 2026-11-29).
@@ -54,7 +54,7 @@ def main() -> None:
     ap.add_argument("--hands", type=positive_int, default=4000, help="duplicate hands per match")
     ap.add_argument("--only", default="", help="comma-separated counter names (default: all)")
     ap.add_argument("-j", "--workers", type=positive_int, default=1, help="matches played at once")
-    ap.add_argument("--out", default=None, help=OUT_HELP.format(name="counters-seed<SEED>.json"))
+    ap.add_argument("--out", type=out_path("file"), default=None, help=OUT_HELP.format(name="counters-seed<SEED>.json"))
     args = parse_args(ap)
     names = [n for n in args.only.split(",") if n] or list(COUNTERS)
     jobs = [(*c, args.hands, args.seed) for c in cells(names)]

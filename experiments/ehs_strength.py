@@ -14,7 +14,6 @@ them to ``experiments/scratch/ehs_strength.json``.
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import sys
 import time
@@ -30,13 +29,13 @@ TARGETS = {"call": 0.9, "raise": 3.0}
 
 
 def main() -> None:
-    from common import OUT_HELP, help_format, out_file, parse_args, positive_int, seed_int
+    from common import OUT_HELP, help_format, out_file, out_path, parse_args, positive_int, seed_int, write_json
 
     ap = argparse.ArgumentParser(description="The EHS bot against always-call and always-raise, duplicate heads-up.",
                                  formatter_class=help_format())
     ap.add_argument("--hands", type=positive_int, default=20_000, help="duplicate hands per match")
     ap.add_argument("--seed", type=seed_int, default=0, help="deal seed of the matches")
-    ap.add_argument("--out", default=None, help=OUT_HELP.format(name="ehs_strength.json"))
+    ap.add_argument("--out", type=out_path("file"), default=None, help=OUT_HELP.format(name="ehs_strength.json"))
     args = parse_args(ap)
 
     bot = EHSPolicy()
@@ -63,8 +62,7 @@ def main() -> None:
               f"({ehs.mbb_per_hand:+.0f} ± {ehs.mbb_ci:.0f} mbb/h) over {result.hands} hands "
               f"[target >= {target:+.1f}: {'met' if ok else 'MISSED'}]", flush=True)
     out = out_file(args.out, "ehs_strength.json")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=2) + "\n")
+    write_json(out, report)
     print(f"written to {out}")
 
 

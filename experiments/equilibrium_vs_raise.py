@@ -28,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from common import OUT_HELP, environment, out_file, say, write_json  # noqa: E402
+from common import OUT_HELP, environment, out_file, out_path, say, write_json  # noqa: E402
 
 #: What the issue asks of the teacher against always-raise, as a share of a best response's take
 #: (full limit hold'em: 2.0 sb/h of 3.697; Johanson et al. 2011 for the best response).
@@ -83,10 +83,8 @@ def main() -> None:
     ap.add_argument("--seed", type=number(0, int), default=1, help="MCCFR's seed")
     ap.add_argument("--iterations", type=number(1, int), nargs="+", default=[100_000, 1_000_000, 10_000_000],
                     help="MCCFR's iterations, one row each")
-    ap.add_argument("--out", default=None, help=OUT_HELP.format(name="equilibrium-vs-raise.json"))
+    ap.add_argument("--out", type=out_path("file"), default=None, help=OUT_HELP.format(name="equilibrium-vs-raise.json"))
     args = ap.parse_args()
-    if args.out and Path(args.out).is_dir():
-        ap.error(f"argument --out: {args.out} is a folder; give a file name")
     require_native()  # after every usage check: a usage error is one, extensions or not
     games = []
     for game in (kuhn(), leduc()):

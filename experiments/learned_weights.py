@@ -49,14 +49,24 @@ def per_decision(ev) -> dict[tuple, tuple[float, float]]:  # noqa: ANN001
 
 
 def main() -> None:
-    from common import OUT_HELP, description, help_format, out_file, parse_args, positive_int, seed_int
+    from common import (
+        OUT_HELP,
+        description,
+        help_format,
+        out_file,
+        out_path,
+        parse_args,
+        positive_int,
+        seed_int,
+        write_json,
+    )
 
     ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("--seed", type=seed_int, default=2, help="seed of the folds and the matches")
     ap.add_argument("--hands", type=positive_int, default=4000, help="duplicate hands per match")
     ap.add_argument("--learned", default=str(RESULTS / "learned-similarity.toml"), help="the learned similarity weights (TOML)")  # read only
     ap.add_argument("--max-decisions", type=positive_int, default=1000, help="held-out decisions evaluated per fold, at most")
-    ap.add_argument("--out", default=None, help=OUT_HELP.format(name="learned-weights-seed<SEED>.json"))
+    ap.add_argument("--out", type=out_path("file"), default=None, help=OUT_HELP.format(name="learned-weights-seed<SEED>.json"))
     args = parse_args(ap)
     learned = SimilarityConfig.from_toml(Path(args.learned))
     cb = CaseBase.open(resolve_casebase("default"))
@@ -89,8 +99,7 @@ def main() -> None:
         report["play"][opp]["learned_minus_hand_picked"] = [round(d, 4), round(ci, 4)]
         print(opp, report["play"][opp], file=sys.stderr)
     out = out_file(args.out, f"learned-weights-seed{args.seed}.json")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=2) + "\n")
+    write_json(out, report)
     print(json.dumps(report, indent=2))
 
 

@@ -18,7 +18,7 @@ import json
 import time
 from pathlib import Path
 
-from common import OUT_HELP, budgeted_lbr, duel, environment, out_file, say, write_json
+from common import OUT_HELP, budgeted_lbr, duel, environment, out_file, out_path, say, write_json
 
 RUNS = Path(__file__).resolve().parents[1] / ".cfr-runs"
 
@@ -43,7 +43,7 @@ def main() -> None:
     ap.add_argument("--lbr-hands", type=positive_int, default=4000, help="LBR hands per run, at most")
     ap.add_argument("--lbr-minutes", type=positive_float, default=10.0, help="minutes of LBR per run, at most")
     ap.add_argument("--hands", type=positive_int, default=20000, help="duplicate hands of each match")
-    ap.add_argument("--out", default=None, help=OUT_HELP.format(name="ochs-river-seed<SEED>.json"))
+    ap.add_argument("--out", type=out_path("file"), default=None, help=OUT_HELP.format(name="ochs-river-seed<SEED>.json"))
     args = parse_args(ap)
     folders = {"ochs": Path(args.ochs), "hs": Path(args.hs)}
     for name, flag in (("ochs", "--ochs"), ("hs", "--hs")):

@@ -37,7 +37,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from experiments.common import OUT_FOLDER_HELP, REPO, environment, out_folder, say, write_json  # noqa: E402
+from experiments.common import OUT_FOLDER_HELP, REPO, environment, out_folder, out_path, say, write_json  # noqa: E402
 
 OPPONENTS = ("lag", "rock")
 QUICK_LOGS = ("hu-ehs-lag.log", "hu-poki-hs.log")
@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--workers", type=positive_int, default=2, help="matches played at once")
     ap.add_argument("--weights", default=None, help="tuning: comma-separated multiples of the opponent weights")
     ap.add_argument("--quick", action="store_true", help="a smoke run: 2 logs, 200 hands")
-    ap.add_argument("--out", default=None, help=OUT_FOLDER_HELP)
+    ap.add_argument("--out", type=out_path("folder"), default=None, help=OUT_FOLDER_HELP)
     args = ap.parse_args(argv)
     if args.quick:
         args.hands = min(args.hands, 200)

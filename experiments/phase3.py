@@ -16,7 +16,6 @@ Prints sb/h with 95% confidence intervals (over per-deal averages) and writes
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import sys
 import time
@@ -54,7 +53,7 @@ def show(row: dict) -> None:
 
 
 def main() -> None:
-    from common import OUT_HELP, help_format, out_file, positive_int, require_native, seed_int
+    from common import OUT_HELP, help_format, out_file, out_path, positive_int, require_native, seed_int, write_json
 
     ap = argparse.ArgumentParser(description="Phase III (the showdown model) against Phase II (ehs), duplicate heads-up.",
                                  formatter_class=help_format())
@@ -62,7 +61,7 @@ def main() -> None:
     ap.add_argument("--tune-hands", type=positive_int, default=10_000, help="duplicate hands per tuning match")
     ap.add_argument("--tune-seed", type=seed_int, default=1, help="deal seed of the tuning matches")
     ap.add_argument("--seed", type=seed_int, default=2, help="deal seed of the reported matches")
-    ap.add_argument("--out", default=None, help=OUT_HELP.format(name="phase3.json"))
+    ap.add_argument("--out", type=out_path("file"), default=None, help=OUT_HELP.format(name="phase3.json"))
     args = ap.parse_args()
     if args.seed == args.tune_seed:
         ap.error("the reported seed must differ from the tuning seed")
@@ -93,8 +92,7 @@ def main() -> None:
     show(row)
     report["results"].append(row)
     out = out_file(args.out, "phase3.json")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=2) + "\n")
+    write_json(out, report)
     print(f"written to {out}")
 
 

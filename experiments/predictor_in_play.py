@@ -17,7 +17,6 @@ Poki's), so seed 2 is the only seed run. Writes ``experiments/scratch/predictor_
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
 import time
@@ -63,10 +62,12 @@ def main(argv: list[str] | None = None) -> dict:
         description,
         help_format,
         out_file,
+        out_path,
         parse_args,
         policy_specs,
         positive_int,
         seed_int,
+        write_json,
     )
 
     ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
@@ -74,7 +75,7 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--hands", type=positive_int, default=4000, help="duplicate hands per match")
     ap.add_argument("--opponents", type=policy_specs(), default=",".join(OPPONENTS), help="comma-separated opponents (policy specs)")
     ap.add_argument("--logs", nargs="*", default=None, help="logs to train on (default casebases/selfplay/*.log)")
-    ap.add_argument("--out", type=Path, default=None, help=OUT_HELP.format(name="predictor_in_play.json"))
+    ap.add_argument("--out", type=out_path("file"), default=None, help=OUT_HELP.format(name="predictor_in_play.json"))
     args = parse_args(ap, argv)
     logs = args.logs if args.logs is not None else sorted(str(p) for p in (ROOT / "casebases" / "selfplay").glob("*.log"))
     t0 = time.perf_counter()
@@ -98,8 +99,7 @@ def main(argv: list[str] | None = None) -> dict:
               "results": {o: {k: {kk: vv for kk, vv in v.items() if kk != "per_deal"} for k, v in row.items()}
                           for o, row in results.items()},
               "seconds": round(time.perf_counter() - t0, 1)}
-    args.out.parent.mkdir(parents=True, exist_ok=True)  # made with the result: a run that fails leaves no folder
-    args.out.write_text(json.dumps(report, indent=2) + "\n")
+    write_json(args.out, report)
     print(markdown(report))
     return report
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from common import OUT_HELP, budgeted_lbr, duel, environment, out_file, say, write_json  # noqa: E402
+from common import OUT_HELP, budgeted_lbr, duel, environment, out_file, out_path, say, write_json  # noqa: E402
 
 TEACHER = "cfr:strategy=emd_256"
 #: the opponents every p plays: the one it was built for, one it was not, rule bots, the teacher
@@ -60,8 +60,6 @@ def _checked(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     work = Path(args.work)
     if work.exists() and not work.is_dir():
         ap.error(f"argument --work: {work} is a file, not a folder")
-    if args.out and Path(args.out).is_dir():
-        ap.error(f"argument --out: {args.out} is a folder; give a file name")
 
 
 def main() -> None:
@@ -82,7 +80,7 @@ def main() -> None:
     ap.add_argument("--extra", type=policy_spec, nargs="*", default=[], metavar="SPEC",
                     help="more strategies measured the same way, e.g. cfr:strategy=counter_raise_mild (a row each)")
     ap.add_argument("--work", default="/tmp/raise-frontier", help="the runs' folder")
-    ap.add_argument("--out", default=None, help=OUT_HELP.format(name="raise-frontier-seed<SEED>.json"))
+    ap.add_argument("--out", type=out_path("file"), default=None, help=OUT_HELP.format(name="raise-frontier-seed<SEED>.json"))
     args = ap.parse_args()
     _checked(ap, args)
     require_native()  # after every usage check: a usage error is one, extensions or not

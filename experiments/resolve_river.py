@@ -29,7 +29,7 @@ import statistics
 import time
 from pathlib import Path
 
-from common import OUT_HELP, budgeted_lbr, duel, environment, out_file, say
+from common import OUT_HELP, budgeted_lbr, duel, environment, out_file, out_path, say, write_json
 
 
 def timing(bot: str, hands: int, seed: int) -> dict:
@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--lbr-hands", type=positive_int, default=4000, help="LBR hands, at most")
     ap.add_argument("--match-hands", type=positive_int, default=2000, help="duplicate hands per match")
     ap.add_argument("--minutes", type=positive_float, default=14.0, help="minutes of LBR, at most")
-    ap.add_argument("--out", type=Path, default=None, help=OUT_HELP.format(name="resolve-river-seed<SEED>.json"))
+    ap.add_argument("--out", type=out_path("file"), default=None, help=OUT_HELP.format(name="resolve-river-seed<SEED>.json"))
     args = parse_args(ap, argv)  # a bad --bot is a usage error, told before any work
     out = out_file(args.out, f"resolve-river-seed{args.seed}.json")
     say(f"{args.part} {args.bot} seed {args.seed}")
@@ -103,8 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     result["load_average"] = open("/proc/loadavg").read().split()[:3] if Path("/proc/loadavg").exists() else None
     data = json.loads(out.read_text()) if out.exists() else {"environment": environment()}
     data[f"{args.part} {args.bot}"] = result
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(data, indent=2) + "\n")
+    write_json(out, data)
     print(json.dumps({f"{args.part} {args.bot}": result}, indent=2))
     return 0
 

@@ -114,10 +114,12 @@ def main() -> None:
         help_format,
         number,
         out_folder,
+        out_path,
         policy_spec,
         positive_int,
         require_native,
         seed_int,
+        write_json,
     )
 
     ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
@@ -127,7 +129,7 @@ def main() -> None:
     ap.add_argument("--reuse", choices=REUSE_POLICIES, default="best-outcome", help="the bot's re-use policy")
     ap.add_argument("--window", type=positive_int, default=2000, help="hands in the rolling window of the similarity plot")
     ap.add_argument("--casebase", default="default", help="the case base the bot starts from (a copy of it)")
-    ap.add_argument("--out", default=None, help=OUT_FOLDER_HELP)
+    ap.add_argument("--out", type=out_path("folder"), default=None, help=OUT_FOLDER_HELP)
     ap.add_argument("--bot", type=policy_spec, default=None,
                     help="a policy spec to play instead of CASPER's bot (e.g. cbr, the adaptive default; "
                          "its casebase option is the copy); --reuse does not apply, no similarities are kept")
@@ -184,8 +186,7 @@ def main() -> None:
         "last_third_beats_control_by_more_than_ci": bool(d_ctrl[0] > d_ctrl[1]),
     }
     out = outdir / f"{stem}.json"
-    outdir.mkdir(parents=True, exist_ok=True)  # made when the result is written: a run that fails leaves no folder
-    out.write_text(json.dumps(report, indent=2) + "\n")
+    write_json(out, report)  # the folder with the result: a run that fails leaves none
     print(json.dumps(report, indent=2))
     try:
         import matplotlib

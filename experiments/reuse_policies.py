@@ -23,7 +23,7 @@ from typing import Any, Optional
 os.environ.setdefault("OMP_NUM_THREADS", "1")  # one core per match: the machine is shared
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import OUT_HELP, environment, out_file, policy_spec, pyplot, say, write_json  # noqa: E402
+from common import OUT_HELP, environment, out_file, out_path, policy_spec, pyplot, say, write_json  # noqa: E402
 
 from cbr.play.match import run_match  # noqa: E402
 from cbr.play.measure import BASELINES, SOURCE_BOTS, TARGETS, TUNED_BOT, deal_means, paired_difference  # noqa: E402
@@ -123,7 +123,6 @@ def plot(rows: list[dict], variants: list[str], path: Path, title: str) -> bool:
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=8, loc="upper left")
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return True
@@ -139,8 +138,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--bot", type=bot_spec, default="cbr:preset=expert", help="the case-based bot's spec; reuse=... is set per run")
     ap.add_argument("--also", type=also_spec, default=TUNED_BOT, metavar="SPEC",
                     help=f"one more bot compared on the same deals (default: the tuned {TUNED_BOT}; '' for none)")
-    ap.add_argument("--out", type=Path, default=None, help=OUT_HELP.format(name="reuse_policies.json"))
-    ap.add_argument("--png", type=Path, default=None, help="default: the --out path with .png")
+    ap.add_argument("--out", type=out_path("file"), default=None, help=OUT_HELP.format(name="reuse_policies.json"))
+    ap.add_argument("--png", type=out_path("file"), default=None, help="the PNG to write, in a folder that exists (default: the --out path with .png)")
     args = ap.parse_args(argv)
     if args.hands < 2:
         ap.error("--hands must be at least 2 (one deal)")

@@ -29,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from common import OUT_FOLDER_HELP, duel, finished, out_folder  # noqa: E402
+from common import OUT_FOLDER_HELP, duel, finished, out_folder, out_path, write_json  # noqa: E402
 
 from cbr.cfr.policy import SHIPPED_TEACHER  # noqa: E402
 from cbr.exploit.lbr import Variant  # noqa: E402
@@ -97,7 +97,7 @@ def main() -> int:
     ap.add_argument("--workers", type=positive_int, default=2, help="LBR worker processes")
     ap.add_argument("--skip", default="", help="comma list of parts to skip: snapshots,lbr,matches")
     ap.add_argument("--redo", action="store_true", help="measure everything afresh: reuse nothing of the results file (a part skipped is left out of it)")
-    ap.add_argument("--out", default=None, help=OUT_FOLDER_HELP)
+    ap.add_argument("--out", type=out_path("folder"), default=None, help=OUT_FOLDER_HELP)
     args = ap.parse_args()
     skip = set(filter(None, (p.strip() for p in args.skip.split(","))))
     parts = ("snapshots", "lbr", "matches")
@@ -113,8 +113,7 @@ def main() -> int:
     reused: list[str] = []  # what the table shows from out_json, measured by an earlier run
 
     def save() -> None:
-        results.mkdir(parents=True, exist_ok=True)  # with the first result: a run that fails before leaves no folder
-        out_json.write_text(json.dumps(report, indent=1))
+        write_json(out_json, report, indent=1)  # the folder with the first result: a run that fails before leaves none
     report["seed"] = args.seed
     if args.snapshots and "snapshots" not in skip:
         points = [p for p in report.get("snapshots", []) if p.get("hands") == args.snapshot_hands]
@@ -174,6 +173,6 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    from common import run
+    from common import run, so_far
 
-    run(main, "the results measured so far are in teacher-seed<SEED>.json of the --out folder")
+    run(main, so_far("the results measured so far"))

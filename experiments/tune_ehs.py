@@ -56,14 +56,24 @@ def variants_named(text: str) -> list[str]:
 
 
 def main() -> None:
-    from common import OUT_HELP, description, help_format, out_file, positive_int, require_native, seed_int
+    from common import (
+        OUT_HELP,
+        description,
+        help_format,
+        out_file,
+        out_path,
+        positive_int,
+        require_native,
+        seed_int,
+        write_json,
+    )
 
     ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("--hands", type=positive_int, default=2000, help="duplicate hands per match")
     ap.add_argument("--seed", type=seed_int, default=101, help="the tuning seed of the deals")
     ap.add_argument("--only", default="", help="comma-separated variant names (a name may hold commas: "
                     f"{'; '.join(VARIANTS)})")
-    ap.add_argument("--out", default=None, help=OUT_HELP.format(name="ehs_tuning.json"))
+    ap.add_argument("--out", type=out_path("file"), default=None, help=OUT_HELP.format(name="ehs_tuning.json"))
     args = ap.parse_args()
     try:
         only = variants_named(args.only)
@@ -83,11 +93,10 @@ def main() -> None:
             print(f"{name:40s} vs {opp:5s}: {p.sb_per_hand:+.3f} ± {p.sb_ci:.3f} sb/h "
                   f"({time.perf_counter() - t0:.0f} s)", flush=True)
         results[name] = row
-        out.parent.mkdir(parents=True, exist_ok=True)  # with the first row: a run that fails before leaves no folder
-        out.write_text(json.dumps(results, indent=2) + "\n")
+        write_json(out, results)
 
 
 if __name__ == "__main__":
-    from common import run
+    from common import run, so_far
 
-    run(main, "the variants measured so far are in the --out file")
+    run(main, so_far("the variants measured so far"))

@@ -5,6 +5,7 @@ or any file or folder is made (docs/experiments.md)."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -104,14 +105,17 @@ FAILS = [("predictor_in_play", ["--logs", "missing.log"], "missing.log"),
 @pytest.mark.parametrize("name, args, said", FAILS, ids=[n for n, _, _ in FAILS])
 def test_a_run_that_fails_leaves_no_out_folder(name: str, args: list[str], said: str, tmp_path: Path) -> None:
     """These scripts made their ``--out`` folder (or the folder of their ``--out`` file) before any
-    work; a run that failed left it there, empty. It is made when the first result is written."""
+    work; a run that failed left it there, empty. The folder of a file must exist now (checked with
+    the arguments: tests/test_experiment_out.py), and a folder is made when the first result is
+    written: a run that fails writes nothing."""
     (tmp_path / "run").mkdir()
     (tmp_path / "run" / "abstraction.npz").touch()   # cfr_curve's run folder: no snapshots in it
+    (tmp_path / "out").mkdir()
     out = tmp_path / "out" / ("predictor_in_play.json" if name == "predictor_in_play" else "results")
     p = run([str(REPO / "experiments" / f"{name}.py"), *args, "--out", str(out)], tmp_path)
     assert p.returncode == 1, (p.stdout, p.stderr)
     assert said in p.stderr.strip().splitlines()[-1], p.stderr
-    assert not (tmp_path / "out").exists()
+    assert list((tmp_path / "out").iterdir()) == []
 
 
 #: (script, an option naming bots given one that does not exist): every option of every script
@@ -317,3 +321,88 @@ def test_bot_table_with_too_few_lbr_hands_for_a_ci_says_it_is_not_available(tmp_
     lbr = json.loads((out / "bot-table-seed2.json").read_text())["rows"]["fold"]["lbr"]
     assert (lbr["mbb"], lbr["ci"], lbr["hands"]) == (750.0, None, 2)
     assert (out / "bot-table-seed2.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("content, said", [
+    (None, "{path}: no such file"),
+    ("{}", "{path} is not a report of adaptive.py: it has no 'opponents'"),
+    ("[1, 2]", "{path} is not a report of adaptive.py: it holds a list, not an object"),
+    ("{torn", "{path} is not JSON (Expecting property name enclosed in double quotes: line 1 column 2 (char 1))"),
+    ('{"opponents": ["call"], "adapt": {"call": {"deals": [0.5]}}, "best": {}, "fixed": {}, "hands": 2}',
+     "{path} is not a report of adaptive.py: its 'adapt' of 'call' has no 'choices'"),
+], ids=["missing", "empty", "a list", "not json", "no choices"])
+def test_replotting_what_is_not_a_report_is_one_usage_error(content: str | None, said: str, tmp_path: Path) -> None:
+    """``adaptive.py --replot`` of a file that is not there was a FileNotFoundError traceback, of
+    ``{}`` a KeyError 'opponents' one. Now one usage line naming the file and what is wrong, exit 2,
+    before anything is drawn."""
+    report = tmp_path / "report.json"
+    if content is not None:
+        report.write_text(content)
+    p = run([str(REPO / "experiments" / "adaptive.py"), "--replot", str(report)], tmp_path)
+    assert (p.returncode, p.stdout) == (2, ""), p.stderr
+    assert "Traceback" not in p.stderr
+    assert p.stderr.strip().splitlines()[-1] == f"adaptive.py: error: argument --replot: {said.format(path=report)}"
+    assert sorted(tmp_path.iterdir()) == ([report] if content is not None else [])
+
+
+def test_replot_draws_a_report_again(tmp_path: Path) -> None:
+    """The report a short run wrote is drawn again beside itself (the two PNGs), and nothing is played."""
+    require_module("matplotlib")
+    out = tmp_path / "a.json"
+    p = run([str(REPO / "experiments" / "adaptive.py"), "--hands", "20", "--opponents", "call", "--fixed", "ehs",
+             "-j", "1", "--out", str(out)], tmp_path)
+    assert p.returncode == 0, p.stderr
+    pngs = [tmp_path / "a.png", tmp_path / "a-choices.png"]
+    for png in pngs:
+        png.unlink()
+    p = run([str(REPO / "experiments" / "adaptive.py"), "--replot", str(out)], tmp_path)
+    assert (p.returncode, p.stdout, p.stderr) == (0, "", ""), p.stderr
+    assert all(png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for png in pngs)
+    assert sorted(tmp_path.iterdir()) == sorted([out, *pngs])
+
+
+#: Runs a script up to its ``parse_args`` and prints its ``--help`` (as argparse formats it at
+#: the terminal's width) and each option's default the help shows (not where its help says it in words).
+HELP_AND_DEFAULTS = """
+import argparse, json, runpy, sys
+def shown(self, args=None, namespace=None):
+    print(json.dumps({"help": self.format_help(),
+                      "defaults": {a.option_strings[0]: a.default for a in self._actions
+                                   if a.option_strings and isinstance(a.default, str) and a.default
+                                   and a.default != argparse.SUPPRESS and "default" not in (a.help or "")}}))
+    raise SystemExit(0)
+argparse.ArgumentParser.parse_args = shown
+script = sys.argv[1]
+sys.argv = [script]
+sys.path.insert(0, script.rsplit("/", 1)[0])
+runpy.run_path(script, run_name="__main__")
+"""
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.name)
+def test_help_breaks_lines_between_words_only(script: Path, tmp_path: Path) -> None:
+    """``adaptive.py --help`` at 80 columns cut its defaults mid-word (``ca`` / ``ll``,
+    ``cfr:str`` / ``ategy=emd_256``): argparse's wrapping breaks a word longer than the line, and
+    at hyphens. Now a line breaks at spaces only (a longer word overflows it): every word of every
+    default is whole in the help."""
+    p = subprocess.run([sys.executable, "-c", HELP_AND_DEFAULTS, str(script)], cwd=tmp_path, capture_output=True,
+                       text=True, timeout=60, env={**os.environ, "COLUMNS": "80"})
+    assert p.returncode == 0, p.stderr
+    shown = json.loads(p.stdout.strip().splitlines()[-1])
+    words = set(shown["help"].split())
+    cut = {option: word for option, default in shown["defaults"].items() for word in default.split()
+           if not any(word in w for w in words)}
+    assert cut == {}
+
+
+def test_cfr_exploitability_writes_its_curves(tmp_path: Path) -> None:
+    """The script put its curves in the variable holding the --out folder, and ended in a
+    TypeError (``list / str``) at its first write: it wrote nothing, with or without --out."""
+    require_native()
+    out = tmp_path / "results"
+    p = run([str(REPO / "experiments" / "cfr_exploitability.py"), "--iterations", "1", "--nolimit-iterations", "1",
+             "--out", str(out)], tmp_path)
+    assert p.returncode == 0, p.stderr
+    data = json.loads((out / "cfr_exploitability.json").read_text())
+    assert [c["game"] for c in data["curves"]] == ["holdem.limit.2p", "nolimit.fcpa"]
+    assert all(c["rows"] and c["rows"][-1]["iterations"] == 1 for c in data["curves"]), data["curves"]

@@ -89,3 +89,38 @@ def test_bench_help_says_each_default(script: Path, tmp_path: Path) -> None:
         for option, default in parser["defaults"].items():
             said = " ".join(f"(default: {default})".split())
             assert f"{option} " in parser["help"] and said in parser["help"], (option, said, parser["help"])
+
+
+#: Runs a bench script up to its argument parsing and prints, for its parser and each
+#: subcommand's, every option's and positional's help text (None when it has none).
+HELPS = """
+import argparse, json, runpy, sys
+def shown(self, args=None, namespace=None):
+    parsers = [("", self)]
+    for action in self._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            parsers += [(name + " ", p) for name, p in action.choices.items()]
+    print(json.dumps({prefix + (a.option_strings or [a.dest])[-1]: a.help for prefix, parser in parsers
+                      for a in parser._actions
+                      if not isinstance(a, (argparse._HelpAction, argparse._SubParsersAction))}))
+    raise SystemExit(0)
+argparse.ArgumentParser.parse_args = shown
+argparse.ArgumentParser.parse_known_args = shown
+script = sys.argv[1]
+sys.argv = [script]
+sys.path.insert(0, script.rsplit("/", 1)[0])
+runpy.run_path(script, run_name="__main__")
+"""
+
+
+@pytest.mark.parametrize("script", [s for s in SCRIPTS if s.parts[0] == "bench"], ids=str)
+def test_every_bench_option_says_what_it_is(script: Path, tmp_path: Path) -> None:
+    """``bench_teacher.py --help`` showed ``--decisions DECISIONS  (default: 2000)`` and no word of
+    what is decided (so did ``--boards``, ``--full-tables``, ``bench_condensed.py --queries``,
+    ``bench_retrieval.py --batch`` and others): every option and argument of every benchmark,
+    its subcommands' too, has a help text."""
+    p = subprocess.run([sys.executable, "-c", HELPS, str(REPO / script)], cwd=tmp_path, capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    helps = json.loads(p.stdout.strip().splitlines()[-1])  # table1_extremes.py has none
+    assert [option for option, text in helps.items() if not (text or "").strip()] == []

@@ -12,6 +12,7 @@ so far when stopped) let the script go on and write the partial measurement as a
 Every test is bounded and kills whatever it started (its own session)."""
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -62,6 +63,7 @@ def test_a_stopped_script_says_one_line_and_leaves_no_worker(name: str, signum: 
                                                              tmp_path: Path) -> None:
     require_native()
     out = tmp_path / "out"
+    out.mkdir()  # the folder of an --out file must exist
     proc, pids = None, []
     try:
         proc, pids = _busy(name, out)
@@ -69,7 +71,7 @@ def test_a_stopped_script_says_one_line_and_leaves_no_worker(name: str, signum: 
         _, err = proc.communicate(timeout=30)
         assert proc.returncode == code, err
         assert err.strip().splitlines() == [said], err
-        assert not out.exists()  # nothing measured to the end: nothing written
+        assert list(out.iterdir()) == []  # nothing measured to the end: nothing written
         assert _wait_for(lambda: not any(_alive(p) for p in pids), timeout=5), "a worker outlived the script"
         assert _wait_for(lambda: not _session(proc.pid), timeout=5), f"left running: {_session(proc.pid)}"
     finally:
@@ -113,3 +115,48 @@ def test_every_script_starts_through_run(folder: str, helper: str, least: int) -
                if not re.search(r'^if __name__ == "__main__":\n(    .*\n|\n)*?    (native_guard\.)?run\(', p.read_text(encoding="utf-8"),
                                 re.M)]
     assert without == []
+
+
+def _exploit_table(out: Path, bots: str, workers: int) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, str(REPO / "experiments" / "exploit_table.py"), "--bots", bots,
+                             "--hands", "100", "--ehs-hands", "100", "--workers", str(workers), "--out", str(out)],
+                            cwd=out.parent, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True, preexec_fn=default_sigint,
+                            env={**os.environ, "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"})
+
+
+@pytest.mark.time_limit(120)
+def test_a_ctrl_c_names_the_file_holding_the_rows_measured(tmp_path: Path) -> None:
+    """``exploit_table.py`` said ``interrupted: the rows measured so far are in
+    exploit-table-seed<SEED>.json of the --out folder`` (so did ``bot_table`` and ``teacher``), a
+    template; now the file the run wrote, named as from the folder the script runs in."""
+    require_native()
+    out = tmp_path / "out"
+    proc = _exploit_table(out, "call,cbr:preset=expert", 1)  # LBR in the script's process: no worker
+    try:
+        lines_until(proc.stderr, "call ")  # the first row is written; the case-based bot's LBR is under way
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+        assert proc.returncode == 130, err
+        assert err.strip().splitlines() == ["interrupted: the rows measured so far are in out/exploit-table-seed2.json"]
+        assert "call" in json.loads((out / "exploit-table-seed2.json").read_text())["rows"]
+    finally:
+        _stop_everything(proc, [])
+
+
+@pytest.mark.time_limit(120)
+def test_a_ctrl_c_before_the_first_row_says_nothing_was_written(tmp_path: Path) -> None:
+    """The same template was said when the run had written nothing (and no file was there)."""
+    require_native()
+    out = tmp_path / "out"
+    proc = _exploit_table(out, "cbr:preset=expert", 2)
+    pids: list[int] = []
+    try:
+        pids = _busy_workers(proc, 2)  # LBR's workers play the first bot's chunks
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+        assert proc.returncode == 130, err
+        assert err.strip().splitlines() == ["interrupted: nothing written"]
+        assert not out.exists()
+    finally:
+        _stop_everything(proc, pids)
