@@ -495,7 +495,8 @@ def rich_table(title: Optional[str], columns: list[str], rows: list[list[Any]], 
     column repeated) instead of being cropped. A header wider than the room left folds onto
     more lines (:func:`fold_header`); a number column is never narrower than its widest
     number, nor than its header's longest word (up to :data:`TEXT_FOLD`). The title is a
-    line of its own above the table, with no trailing spaces.
+    line of its own above the table, with no trailing spaces. A cell is shown as written (a
+    player's name or an SQL value such as ``[red]x`` or ``:thumbs_up:`` is not rich markup).
 
     >>> from rich.console import Console
     >>> console = Console(width=40, file=open(os.devnull, "w"), record=True)
@@ -517,14 +518,15 @@ def rich_table(title: Optional[str], columns: list[str], rows: list[list[Any]], 
         for i in [0, *group] if n else []:
             if i in fixed:  # narrower than its header (or, the first column, its text): fold to fit
                 header = fold_header(heads[i], fixed[i]) if numeric[i] else heads[i]
-                table.add_column(header, justify="right" if numeric[i] else "left", no_wrap=numeric[i],
+                table.add_column(Text(header), justify="right" if numeric[i] else "left", no_wrap=numeric[i],
                                  overflow="fold", width=fixed[i])
             elif numeric[i]:
-                table.add_column(heads[i], justify="right", no_wrap=True, min_width=need[i])
+                table.add_column(Text(heads[i]), justify="right", no_wrap=True, min_width=need[i])
             else:
-                table.add_column(heads[i], no_wrap=i == 0, overflow="fold", min_width=need[i] if i == 0 else None)
-        for row in plan.cells:
-            table.add_row(*(row[i] if i < len(row) else "" for i in [0, *group]))
+                table.add_column(Text(heads[i]), no_wrap=i == 0, overflow="fold", min_width=need[i] if i == 0 else None)
+        for row in plan.cells:  # a cell is shown as it is: text, never rich markup or :emoji: codes
+            table.add_row(*(Text(c) if isinstance(c, str) else c for c in (row[i] if i < len(row) else ""
+                                                                              for i in [0, *group])))
         tables.append(table)
     if title is not None:  # a line of its own, not the table's title, which rich pads to the table's width
         tables.insert(0, Text(fold_title(title, width or stdout.width or 80, cell_len), style="table.title"))

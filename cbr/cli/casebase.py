@@ -77,7 +77,9 @@ def casebase_inspect(
     if as_json:
         print_json(info)
         return
-    stdout.print(f"[bold]{info['name']}[/bold]  {info['path']}")
+    from rich.markup import escape
+
+    stdout.print(f"[bold]{escape(str(info['name']))}[/bold]  {escape(str(info['path']))}", emoji=False)
     # two lines, each short enough for 80 columns (as one it wrapped, leaving ", " at the end of a line)
     stdout.print(f"schema {info['schema_version']}, features {info['feature_set']}, engine {info['engine_version']}, "
                  f"created {info['created']}", markup=False, highlight=False, soft_wrap=True)

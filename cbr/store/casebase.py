@@ -798,7 +798,11 @@ def refuse_writing_sql(con: Any, query: str) -> None:
                 continue
             what = f"a PRAGMA {name.group(1) if name else text}"
         else:
-            what = f"{'an' if kind.name[0] in 'AEIOU' else 'a'} {kind.name}"
+            word = re.match(r"\s*([A-Za-z]+)", statement.query or "")
+            name = kind.name  # DuckDB's type, unless the statement's first word says more (INSTALL is a LOAD to it)
+            if kind == duckdb.StatementType.LOAD and word and word.group(1).upper() in ("INSTALL", "FORCE"):
+                name = "INSTALL"
+            what = f"{'an' if name[0] in 'AEIOU' else 'a'} {name}"
         where = f"statement {number}" if len(statements) > 1 else "the statement"
         raise CaseBaseError(f"{where} is {what}: only queries are run on a case base (SELECT, WITH, DESCRIBE, "
                             f"SHOW, EXPLAIN, PRAGMA table_info...)", field="sql")

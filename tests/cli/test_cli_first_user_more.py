@@ -259,6 +259,8 @@ def test_logs_inspect_counts_one_source_in_the_singular() -> None:
     ("ATTACH 'OUT' AS other", "the statement is an ATTACH"),
     ("EXPORT DATABASE 'OUT'", "the statement is an EXPORT"),
     ("PRAGMA enable_profiling", "the statement is a PRAGMA enable_profiling"),
+    ("INSTALL httpfs", "the statement is an INSTALL"),               # DuckDB calls it a LOAD
+    ("LOAD httpfs", "the statement is a LOAD"),
 ])
 def test_inspect_sql_refuses_what_could_write(tmp_path: Path, sql: str, what: str) -> None:
     """``cbr casebase inspect default --sql "COPY (SELECT 1) TO '/tmp/x.csv'"`` wrote the file."""
@@ -281,6 +283,16 @@ def test_inspect_sql_runs_queries(sql: str) -> None:
     import json
 
     assert json.loads(got.stdout)  # rows
+
+
+def test_inspect_sql_shows_values_as_stored_not_as_rich_markup() -> None:
+    """A value or a column name holding ``[red]`` or ``:thumbs_up:`` was drawn as rich markup
+    and emoji (``a❌b``): a table shows what the case base holds."""
+    got = cbr("casebase", "inspect", "default", "--sql",
+              "SELECT 'a:x:b [bold]B[/bold] [red]r' AS s, ':thumbs_up:' AS \"[red]t\"")
+    assert got.exit_code == 0, got.output
+    assert "a:x:b [bold]B[/bold] [red]r" in got.stdout and ":thumbs_up:" in got.stdout, got.stdout
+    assert "[red]t" in got.stdout and "❌" not in got.stdout and "👍" not in got.stdout
 
 
 def test_the_library_refuses_a_writing_statement_too(tmp_path: Path) -> None:
