@@ -409,8 +409,8 @@ def help_format(raw: bool = False) -> Any:
     """The ``formatter_class`` of the scripts' parsers: each option's help ends with its default
     (``(default: 4000)``), unless it has none worth saying (None, off, empty) or the help already
     says it; an option without help shows its default alone; with ``raw`` the description keeps
-    its paragraphs as written. Lines break at spaces only (:data:`WHOLE_WORDS`: argparse cut a
-    long default such as a list of specs mid-word). The benchmarks' parsers use it too
+    its paragraphs as written. Lines break at spaces and after a list's commas, never inside a
+    word (:func:`help_lines`: argparse cut a long default such as a list of specs mid-word). The benchmarks' parsers use it too
     (``bench/native_guard.py``).
 
     >>> import argparse
@@ -424,7 +424,6 @@ def help_format(raw: bool = False) -> Any:
     """
     import argparse
     import copy
-    import textwrap
 
     bases = (argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter) if raw else (
         argparse.ArgumentDefaultsHelpFormatter,)
@@ -447,13 +446,12 @@ def help_format(raw: bool = False) -> Any:
             return super()._get_help_string(action)
 
         def _split_lines(self, text: str, width: int) -> list[str]:
-            return textwrap.wrap(" ".join(text.split()), width, **WHOLE_WORDS)
+            return help_lines(text, width)
 
         def _fill_text(self, text: str, width: int, indent: str) -> str:
             if raw:
                 return super()._fill_text(text, width, indent)
-            return textwrap.fill(" ".join(text.split()), width, initial_indent=indent, subsequent_indent=indent,
-                                 **WHOLE_WORDS)
+            return "\n".join(help_lines(text, width, indent))
 
     return Defaults
 
@@ -461,6 +459,25 @@ def help_format(raw: bool = False) -> Any:
 #: How :func:`help_format` wraps: at spaces only, never inside a word, a default or a spec such
 #: as ``cfr:strategy=emd_256`` (a longer one overflows the line), nor at its hyphens.
 WHOLE_WORDS = {"break_long_words": False, "break_on_hyphens": False}
+
+
+def help_lines(text: str, width: int, indent: str = "") -> list[str]:
+    """``text`` folded into lines of at most ``width`` columns, broken at spaces and after the
+    commas of a list (``call,raise,station``: a default that is one long word stayed whole but ran
+    past the terminal), never inside a word (:data:`WHOLE_WORDS`).
+
+    >>> help_lines("bots (default: call,raise,station,lag)", 24)
+    ['bots (default: call,', 'raise,station,lag)']
+    >>> help_lines("bots (default: call,raise,station,lag)", 16)
+    ['bots (default:', 'call,raise,', 'station,lag)']
+    """
+    import re
+    import textwrap
+
+    class Lists(textwrap.TextWrapper):
+        wordsep_simple_re = re.compile(r"(\s+|(?<=,)(?=[^\s,]))")  # a space, or the point after a comma
+
+    return Lists(width, initial_indent=indent, subsequent_indent=indent, **WHOLE_WORDS).wrap(" ".join(text.split()))
 
 
 #: ``--help`` of an ``--out`` file.

@@ -383,13 +383,18 @@ runpy.run_path(script, run_name="__main__")
 def test_help_breaks_lines_between_words_only(script: Path, tmp_path: Path) -> None:
     """``adaptive.py --help`` at 80 columns cut its defaults mid-word (``ca`` / ``ll``,
     ``cfr:str`` / ``ategy=emd_256``): argparse's wrapping breaks a word longer than the line, and
-    at hyphens. Now a line breaks at spaces only (a longer word overflows it): every word of every
-    default is whole in the help."""
+    at hyphens. Now a line breaks at spaces and after a list's commas only: every word of every
+    default is whole in the help (a list read across its line breaks), and no line of an option's
+    help runs past the 80 columns (breaking at spaces only, a list of 246 characters did)."""
+    import re
+
     p = subprocess.run([sys.executable, "-c", HELP_AND_DEFAULTS, str(script)], cwd=tmp_path, capture_output=True,
                        text=True, timeout=60, env={**os.environ, "COLUMNS": "80"})
     assert p.returncode == 0, p.stderr
     shown = json.loads(p.stdout.strip().splitlines()[-1])
-    words = set(shown["help"].split())
+    options = shown["help"].split("\noptions:", 1)[-1]  # the description keeps its own lines (raw)
+    assert [line for line in options.splitlines() if len(line) > 80] == []
+    words = set(re.sub(r",\n\s+", ",", shown["help"]).split())
     cut = {option: word for option, default in shown["defaults"].items() for word in default.split()
            if not any(word in w for w in words)}
     assert cut == {}
