@@ -4,7 +4,7 @@ Run:  python3 bench/bench_scale_build.py --hands 100000 [--modes local dask1 das
 
 The logs are rule-bot self-play (:func:`cbr.play.selfplay.write_selfplay_logs`, files of
 5,000 hands ``selfplay-NNNNN.log``, generated once into ``--logs``, default
-``/tmp/cbr-selfplay-<hands>``, and found there by later runs). ``--logs`` must be a folder that
+``cbr-selfplay-<hands>`` in the temporary folder (``$TMPDIR``, else ``/tmp``), and found there by later runs). ``--logs`` must be a folder that
 exists and holds those logs (those missing for ``--hands`` are generated), or an empty one to
 generate them into. Each
 mode runs ``cbr build`` as a child process and samples, every 0.1 s, the resident memory of
@@ -139,7 +139,7 @@ def main() -> None:
                     help="the builds timed: local (-j 1), local2 (-j 2), dask1 or dask2 (a local Dask cluster of 1 or 2 workers)")
     ap.add_argument("--logs", type=logs_folder, default=None,
                     help="a folder holding the self-play logs, or an empty one to generate them into "
-                         "(default: cbr-selfplay-HANDS in the temporary folder, /tmp)")
+                         f"(default: cbr-selfplay-HANDS in the temporary folder, {tempfile.gettempdir()})")
     ap.add_argument("--json", type=json_file, default=None, help="also write the figures to this JSON file")
     args = parse_args(ap)
     from cbr.play.selfplay import write_selfplay_logs

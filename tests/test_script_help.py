@@ -124,3 +124,14 @@ def test_every_bench_option_says_what_it_is(script: Path, tmp_path: Path) -> Non
     assert p.returncode == 0, p.stderr
     helps = json.loads(p.stdout.strip().splitlines()[-1])  # table1_extremes.py has none
     assert [option for option, text in helps.items() if not (text or "").strip()] == []
+
+
+def test_bench_scale_build_help_names_the_temporary_folder_it_uses(tmp_path: Path) -> None:
+    """Its ``--logs`` default is in ``tempfile.gettempdir()``: the help said ``/tmp`` whatever
+    ``TMPDIR`` said."""
+    import os
+
+    p = subprocess.run([sys.executable, str(REPO / "bench" / "bench_scale_build.py"), "--help"], capture_output=True,
+                       text=True, timeout=60, env={**os.environ, "TMPDIR": str(tmp_path), "COLUMNS": "200"})
+    assert p.returncode == 0, p.stderr
+    assert f"in the temporary folder, {tmp_path})" in " ".join(p.stdout.split()), p.stdout
