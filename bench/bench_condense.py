@@ -67,6 +67,9 @@ def main() -> None:
                     help="the case base condensed whole after the synthetic streets (a name or folder)")
     ap.add_argument("--seed", type=seed_int, default=0, help="seed of the synthetic streets")
     args = parse_args(ap)
+    from cbr.store import CaseBase
+
+    CaseBase.open(resolve_casebase(args.base)).close()  # a torn base is one error line before any work, not after it
     print(f"{'what':28} {'cases':>10} {'wall s':>8} {'cpu s':>8} {'cpu s/100k':>11} {'kept':>8}")
     per = None
     with tempfile.TemporaryDirectory(prefix="bench-condense-") as tmp:
