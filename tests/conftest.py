@@ -276,3 +276,17 @@ def pytest_configure(config: pytest.Config) -> None:
     """
     if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+#: The end of a program that runs a script (``sys.argv[1]``) up to its argument parsing, where
+#: the program's own ``shown(self, args=None, namespace=None)`` (defined before it) prints what
+#: the test reads and exits: the scripts' help tests (tests/test_script_help.py,
+#: tests/test_experiment_scripts.py) prepend their ``shown``.
+PARSE_AND_STOP = """
+argparse.ArgumentParser.parse_args = shown
+argparse.ArgumentParser.parse_known_args = shown
+script = sys.argv[1]
+sys.argv = [script]
+sys.path.insert(0, script.rsplit("/", 1)[0])
+runpy.run_path(script, run_name="__main__")
+"""

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import require_module, require_native
+from tests.conftest import PARSE_AND_STOP, require_module, require_native
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPTS = sorted(p for p in REPO.glob("experiments/*.py") if p.name != "common.py")
@@ -25,12 +25,7 @@ def shown(self, args=None, namespace=None):
     print(json.dumps({"description": self.description,
                       "options": {(a.option_strings or [a.dest])[0]: a.help for a in self._actions}}))
     raise SystemExit(0)
-argparse.ArgumentParser.parse_args = shown
-script = sys.argv[1]
-sys.argv = [script]
-sys.path.insert(0, script.rsplit("/", 1)[0])
-runpy.run_path(script, run_name="__main__")
-"""
+""" + PARSE_AND_STOP
 
 
 def run(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
@@ -371,12 +366,7 @@ def shown(self, args=None, namespace=None):
                                    if a.option_strings and isinstance(a.default, str) and a.default
                                    and a.default != argparse.SUPPRESS and "default" not in (a.help or "")}}))
     raise SystemExit(0)
-argparse.ArgumentParser.parse_args = shown
-script = sys.argv[1]
-sys.argv = [script]
-sys.path.insert(0, script.rsplit("/", 1)[0])
-runpy.run_path(script, run_name="__main__")
-"""
+""" + PARSE_AND_STOP
 
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.name)

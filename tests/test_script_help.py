@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import PARSE_AND_STOP
+
 REPO = Path(__file__).resolve().parents[1]
 #: Every script that builds an argparse parser (none left out: the test below counts them).
 SCRIPTS = sorted(p.relative_to(REPO) for p in [*REPO.glob("bench/*.py"), *REPO.glob("casebases/*.py")]
@@ -68,13 +70,7 @@ def shown(self, args=None, namespace=None):
         out.append({"help": " ".join(parser.format_help().split()), "defaults": said})
     print(json.dumps(out))
     raise SystemExit(0)
-argparse.ArgumentParser.parse_args = shown
-argparse.ArgumentParser.parse_known_args = shown
-script = sys.argv[1]
-sys.argv = [script]
-sys.path.insert(0, script.rsplit("/", 1)[0])
-runpy.run_path(script, run_name="__main__")
-"""
+""" + PARSE_AND_STOP
 
 
 @pytest.mark.parametrize("script", [s for s in SCRIPTS if s.parts[0] == "bench"], ids=str)
@@ -104,13 +100,7 @@ def shown(self, args=None, namespace=None):
                       for a in parser._actions
                       if not isinstance(a, (argparse._HelpAction, argparse._SubParsersAction))}))
     raise SystemExit(0)
-argparse.ArgumentParser.parse_args = shown
-argparse.ArgumentParser.parse_known_args = shown
-script = sys.argv[1]
-sys.argv = [script]
-sys.path.insert(0, script.rsplit("/", 1)[0])
-runpy.run_path(script, run_name="__main__")
-"""
+""" + PARSE_AND_STOP
 
 
 @pytest.mark.parametrize("script", [s for s in SCRIPTS if s.parts[0] == "bench"], ids=str)
