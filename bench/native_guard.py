@@ -22,7 +22,6 @@ import argparse
 import importlib.util
 import sys
 from pathlib import Path
-from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
@@ -44,23 +43,9 @@ __all__ = ["casebase_name", "help_format", "json_file", "number", "number_list",
            "positive_int", "require_modules", "require_native", "run", "seed_int"]
 
 
-def number_list(low: int = 1) -> Any:
-    """An argparse ``type=`` for a comma-separated list of whole numbers, each at least ``low``,
-    and at least one of them; an empty entry is a slip, refused (it was dropped).
-
-    >>> number_list(1)("1,4,16")
-    [1, 4, 16]
-    >>> number_list(1)("1,0")
-    Traceback (most recent call last):
-    argparse.ArgumentTypeError: 0 is out of range: give 1 or more
-    >>> number_list(1)(",")
-    Traceback (most recent call last):
-    argparse.ArgumentTypeError: ',' names no number
-    >>> number_list(1)("1,,2")
-    Traceback (most recent call last):
-    argparse.ArgumentTypeError: entry 2 of '1,,2' is empty: give one number per entry, separated by single commas
-    """
-    return numbers(low)  # the experiments' list type: the same checks
+#: A comma-separated list of whole numbers, each at least ``low`` (``number_list(1)("1,4,16")``): the
+#: experiments' list type, with its checks (an empty entry such as ``1,,2`` refused).
+number_list = numbers
 
 
 def json_file(text: str) -> Path:

@@ -72,11 +72,7 @@ def die_with_parent(parent: int, *, until: Optional[float] = None) -> None:
     ``os.getppid()`` read now: a parent that died meanwhile would be init's pid, or a
     subreaper's, and this process would watch that instead.
     """
-    arm = parent_death_signal()
-    if arm is not None:
-        arm(signal.SIGKILL)
-    if os.getppid() != parent:  # the parent died before the signal was armed
-        os._exit(1)
+    stops_with_parent(parent, signal.SIGKILL)()  # the kernel's signal, and an exit if the parent is gone already
     threading.Thread(target=watch_parent, args=(parent,), kwargs={"until": until}, daemon=True,
                      name="cbr-parent-watch").start()
 

@@ -525,8 +525,8 @@ def rich_table(title: Optional[str], columns: list[str], rows: list[list[Any]], 
             else:
                 table.add_column(Text(heads[i]), no_wrap=i == 0, overflow="fold", min_width=need[i] if i == 0 else None)
         for row in plan.cells:  # a cell is shown as it is: text, never rich markup or :emoji: codes
-            table.add_row(*(Text(c) if isinstance(c, str) else c for c in (row[i] if i < len(row) else ""
-                                                                              for i in [0, *group])))
+            cells = [row[i] if i < len(row) else "" for i in [0, *group]]
+            table.add_row(*(Text(c) if isinstance(c, str) else c for c in cells))
         tables.append(table)
     if title is not None:  # a line of its own, not the table's title, which rich pads to the table's width
         tables.insert(0, Text(fold_title(title, width or stdout.width or 80, cell_len), style="table.title"))

@@ -799,10 +799,9 @@ def refuse_writing_sql(con: Any, query: str) -> None:
             what = f"a PRAGMA {name.group(1) if name else text}"
         else:
             word = re.match(r"\s*([A-Za-z]+)", statement.query or "")
-            name = kind.name  # DuckDB's type, unless the statement's first word says more (INSTALL is a LOAD to it)
-            if kind == duckdb.StatementType.LOAD and word and word.group(1).upper() in ("INSTALL", "FORCE"):
-                name = "INSTALL"
-            what = f"{'an' if name[0] in 'AEIOU' else 'a'} {name}"
+            installs = kind == duckdb.StatementType.LOAD and word and word.group(1).upper() in ("INSTALL", "FORCE")
+            said = "INSTALL" if installs else kind.name  # DuckDB types an INSTALL as a LOAD
+            what = f"{'an' if said[0] in 'AEIOU' else 'a'} {said}"
         where = f"statement {number}" if len(statements) > 1 else "the statement"
         raise CaseBaseError(f"{where} is {what}: only queries are run on a case base (SELECT, WITH, DESCRIBE, "
                             f"SHOW, EXPLAIN, PRAGMA table_info...)", field="sql")
