@@ -33,7 +33,6 @@ from cbr.cli._output import (
 if TYPE_CHECKING:  # pragma: no cover
     from cbr.acpc.client import ClientResult
     from cbr.acpc.dealer import DealerResult
-    from cbr.game.gamedef import GameDef
     from cbr.play.match import MatchResult
 
 
@@ -209,7 +208,7 @@ def serve_dealer_command(
         raise usage_error(f"a dealer seats 2 to 10 players, got {len(seats)}", "--players")
     if log is None and overwrite:
         raise usage_error("--overwrite needs --log", "--overwrite")
-    g = _game_option(game, len(seats))
+    g = game_option(game, len(seats), acpc=True)  # an unknown name: a usage error on --game
     if g.n_players != len(seats):
         raise usage_error(f"--game {game} seats {g.n_players} players but --players names {len(seats)}: give "
                           f"{g.n_players} seats, or a game of {len(seats)} (holdem.limit.{len(seats)}p)", "--players")
@@ -337,7 +336,7 @@ def play_command(
     from cbr.acpc.client import parse_address, play_acpc, stopped_result
 
     address = parse_address(acpc)
-    g = _game_option(game, 2)
+    g = game_option(game, 2, acpc=True)
     from cbr.policies.spec import PolicySpecError, policy_from_spec
 
     spec = policy if policy is not None else "ehs"
@@ -436,12 +435,6 @@ def _check_table(bots: list, players: int, option: str, where: str = "", close: 
             done = getattr(bot, "close", None)
             if callable(done):
                 done()
-
-
-def _game_option(game: Optional[str], n_players: int) -> "GameDef":
-    """``--game`` of the ACPC commands (:func:`cbr.logs.acpc.acpc_game`); an unknown game
-    name is a usage error on ``--game`` (exit 2), as in every command (:func:`game_option`)."""
-    return game_option(game, n_players, acpc=True)
 
 
 def _no_empty_seat(players: str) -> None:
