@@ -410,8 +410,8 @@ def help_format(raw: bool = False) -> Any:
     (``(default: 4000)``), unless it has none worth saying (None, off, empty) or the help already
     says it; an option without help shows its default alone; with ``raw`` the description keeps
     its paragraphs as written. Lines break at spaces and after a list's commas, never inside a
-    word (:func:`help_lines`: argparse cut a long default such as a list of specs mid-word). The benchmarks' parsers use it too
-    (``bench/native_guard.py``).
+    word (:func:`help_lines`: argparse cut a long default such as a list of specs mid-word). The
+    benchmarks' parsers use it too (``bench/native_guard.py``).
 
     >>> import argparse
     >>> ap = argparse.ArgumentParser(prog="x", formatter_class=help_format())
@@ -456,8 +456,8 @@ def help_format(raw: bool = False) -> Any:
     return Defaults
 
 
-#: How :func:`help_format` wraps: at spaces only, never inside a word, a default or a spec such
-#: as ``cfr:strategy=emd_256`` (a longer one overflows the line), nor at its hyphens.
+#: What :func:`help_lines` never breaks: a word, a default or a spec such as
+#: ``cfr:strategy=emd_256`` (a longer one overflows the line), nor at its hyphens.
 WHOLE_WORDS = {"break_long_words": False, "break_on_hyphens": False}
 
 
