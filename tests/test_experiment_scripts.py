@@ -375,7 +375,8 @@ def test_help_breaks_lines_between_words_only(script: Path, tmp_path: Path) -> N
     ``cfr:str`` / ``ategy=emd_256``): argparse's wrapping breaks a word longer than the line, and
     at hyphens. Now a line breaks at spaces and after a list's commas only: every word of every
     default is whole in the help (a list read across its line breaks), and no line of an option's
-    help runs past the 80 columns (breaking at spaces only, a list of 246 characters did)."""
+    help runs past the 80 columns where it could break (breaking at spaces only, a list of 246
+    characters did)."""
     import re
 
     p = subprocess.run([sys.executable, "-c", HELP_AND_DEFAULTS, str(script)], cwd=tmp_path, capture_output=True,
@@ -383,7 +384,10 @@ def test_help_breaks_lines_between_words_only(script: Path, tmp_path: Path) -> N
     assert p.returncode == 0, p.stderr
     shown = json.loads(p.stdout.strip().splitlines()[-1])
     options = shown["help"].split("\noptions:", 1)[-1]  # the description keeps its own lines (raw)
-    assert [line for line in options.splitlines() if len(line) > 80] == []
+    # a line past 80 columns only where one word, with no comma to break after, is longer than
+    # the room (a default path in a deep checkout)
+    long = [line for line in options.splitlines() if len(line) > 80]
+    assert [line for line in long if len(line.split()) > 1 or "," in line.strip()[:-1]] == []
     words = set(re.sub(r",\n\s+", ",", shown["help"]).split())
     cut = {option: word for option, default in shown["defaults"].items() for word in default.split()
            if not any(word in w for w in words)}
