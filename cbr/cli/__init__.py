@@ -19,7 +19,7 @@ from typing import Annotated
 
 import typer
 
-from cbr.cli._errors import prepare_for_memory_cap, state
+from cbr.cli._errors import prepare_for_memory_cap, state, whole_writes
 from cbr.cli._lazy import LazyGroup
 
 
@@ -94,6 +94,7 @@ def main() -> None:
     What is loaded so far (typer) is frozen out of the cyclic collector's way, as is what a
     command loads before it runs (:func:`cbr.cli._errors.guarded`)."""
     state["program"] = True
+    whole_writes()  # an unbuffered stdout (PYTHONUNBUFFERED) loses no broken pipe: exit 141 all the same
     gc.freeze()
     app()
 

@@ -28,6 +28,7 @@ import errno
 import functools
 import gc
 import importlib.abc
+import io
 import os
 import resource
 import signal
@@ -235,6 +236,39 @@ def _exit_now(code: int) -> None:
         except (OSError, ValueError):
             pass
     os._exit(code)
+
+
+class _WholeWrites(io.BufferedWriter):
+    """A binary stream that hands every write on to its file at once, as an unbuffered
+    stream does, and writes all of it: a write cut short by the kernel (a pipe's reader
+    gone in the middle of it, a signal) is retried with the rest, so the error comes out."""
+
+    def write(self, data: Any) -> int:
+        n = super().write(data)
+        self.flush()  # writes what the buffer holds to the last byte, or raises
+        return n
+
+
+def whole_writes() -> None:
+    """Make unbuffered stdout and stderr (``PYTHONUNBUFFERED=1``, ``python -u``) write all
+    they are given. Unbuffered, Python's text stream sits straight on the file and drops
+    what a short ``write(2)`` left over: when ``cbr ... | head -1`` closed the pipe in the
+    middle of a large write (more than the pipe holds), the write returned the bytes
+    that fitted, the rest was dropped without an error, and the command went on (its notes on
+    stderr) to exit 0 instead of 141. Each such stream is replaced by one on
+    :class:`_WholeWrites`, still unbuffered (every write goes out at once). Buffered streams,
+    and streams that are not files (a test's captured output), are left as they are."""
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if not isinstance(getattr(stream, "buffer", None), io.RawIOBase):
+            continue
+        try:
+            raw = io.FileIO(stream.fileno(), "w", closefd=False)
+        except (OSError, ValueError):  # pragma: no cover - no file descriptor after all
+            continue
+        stream.flush()
+        setattr(sys, name, io.TextIOWrapper(_WholeWrites(raw), encoding=stream.encoding, errors=stream.errors,
+                                            newline=None if os.name == "nt" else "\n", write_through=True))
 
 
 def _stdout_closed() -> bool:
