@@ -10,7 +10,7 @@ import os
 import re
 import sys
 import unicodedata
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, Optional
 
@@ -56,21 +56,100 @@ def counted(n: int, word: str, words: Optional[str] = None) -> str:
     return f"{n:,} {word if n == 1 else (words or word + 's')}"
 
 
+def _json_default(o: Any) -> Any:
+    if hasattr(o, "tolist"):
+        return o.tolist()
+    if hasattr(o, "__dict__"):
+        return vars(o)
+    return str(o)
+
+
+def json_text(obj: Any) -> str:
+    """``obj`` as the JSON text :func:`print_json` prints (indented by 2; numpy scalars and
+    tuples handled; NaN and infinities, which JSON has no numbers for, as null)."""
+    try:
+        return json.dumps(obj, indent=2, default=_json_default, allow_nan=False)
+    except ValueError:  # NaN or infinity somewhere: JSON has no such numbers, null stands for them
+        return json.dumps(_finite(json.loads(json.dumps(obj, default=_json_default))), indent=2, allow_nan=False)
+
+
 def print_json(obj: Any) -> None:
     """Print ``obj`` as JSON on stdout (numpy scalars and tuples handled)."""
+    typer.echo(json_text(obj))
 
-    def default(o: Any) -> Any:
-        if hasattr(o, "tolist"):
-            return o.tolist()
-        if hasattr(o, "__dict__"):
-            return vars(o)
-        return str(o)
 
-    try:
-        text = json.dumps(obj, indent=2, default=default, allow_nan=False)
-    except ValueError:  # NaN or infinity somewhere: JSON has no such numbers, null stands for them
-        text = json.dumps(_finite(json.loads(json.dumps(obj, default=default))), indent=2, allow_nan=False)
-    typer.echo(text)
+def print_json_list(batches: Iterable[Iterable[Any]]) -> None:
+    """Print a JSON list of the items of ``batches`` as they come, batch by batch: the text
+    :func:`print_json` prints for the whole list, begun before the last item is known.
+
+    >>> print_json_list([[{"a": 1}], [], [{"a": None}]])
+    [
+      {
+        "a": 1
+      },
+      {
+        "a": null
+      }
+    ]
+    >>> print_json_list([])
+    []
+    """
+    first = True
+    for batch in batches:
+        items = ["  " + json_text(item).replace("\n", "\n  ") for item in batch]
+        if not items:
+            continue
+        sys.stdout.write(("[\n" if first else ",\n") + ",\n".join(items))
+        sys.stdout.flush()
+        first = False
+    sys.stdout.write("[]\n" if first else "\n]\n")
+    sys.stdout.flush()
+
+
+def data_cell(value: Any) -> str:
+    """A value of a query's row as data (``--format tsv``/``csv``): nothing for NULL, a float
+    with all its digits (the shortest text that reads back as the same number), else its text.
+
+    >>> [data_cell(v) for v in (None, 0.1, 1 / 3, 7, "KhJc", True)]
+    ['', '0.1', '0.3333333333333333', '7', 'KhJc', 'True']
+    """
+    if value is None:
+        return ""
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+_TSV_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
+
+
+def tsv_line(values: Iterable[Any]) -> str:
+    r"""One line of tab-separated values (:func:`data_cell`), a backslash, tab, newline or
+    carriage return inside a value written ``\\``, ``\t``, ``\n``, ``\r`` (as PostgreSQL's
+    text format has them), so that every row is one line and every column one field.
+
+    >>> tsv_line([1, None, "a\tb", "x\\y", 0.5])
+    '1\t\ta\\tb\tx\\\\y\t0.5\n'
+    """
+    return "\t".join(data_cell(v).translate(_TSV_ESCAPES) for v in values) + "\n"
+
+
+def print_rows(columns: list[str], batches: Iterable[list[Any]], fmt: str) -> None:
+    """Print a header of ``columns`` and then the rows of ``batches`` as they come, as
+    tab-separated (``fmt`` ``tsv``: :func:`tsv_line`) or comma-separated values (``csv``:
+    RFC 4180 quoting, a line ends in ``\\n``), each batch written and flushed at once."""
+    if fmt == "tsv":
+        sys.stdout.write(tsv_line(columns))
+        for batch in batches:
+            sys.stdout.write("".join(tsv_line(row) for row in batch))
+            sys.stdout.flush()
+        return
+    import csv
+
+    writer = csv.writer(sys.stdout, lineterminator="\n")
+    writer.writerow(columns)
+    for batch in batches:
+        writer.writerows([data_cell(v) for v in row] for row in batch)
+        sys.stdout.flush()
+    sys.stdout.flush()
 
 
 #: Significant digits of a derived ratio (a share, a probability, a similarity, a rate) in ``--json``.

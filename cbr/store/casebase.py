@@ -433,15 +433,18 @@ class CaseBase(RetainedWrites, Compaction):
         >>> CaseBase.open(f"{root}/demo").sql_rows("SELECT case_id FROM cases ORDER BY 1", limit=2)
         (['case_id'], [(0,), (1,)], True)
         """
+        result = self.sql_stream(query, limit)
+        rows = [row for batch in result.batches() for row in batch]
+        return result.columns, rows, result.truncated
+
+    def sql_stream(self, query: str, limit: int | None = None) -> "SqlRows":
+        """The rows of a query as DuckDB produces them, at most ``limit`` (None: all), for a
+        caller that uses them batch by batch (:meth:`SqlRows.batches`) and never holds them
+        all; Ctrl-C interrupts the query and each fetch (``KeyboardInterrupt``)."""
         if limit is not None and limit < 0:
             raise ValueError(f"limit must be at least 0, got {limit}")
-        result = self.sql(query)
-        columns = [d[0] for d in (result.description or [])]
-        with _sql_call(self._con):
-            if limit is None:
-                return columns, result.fetchall(), False
-            rows = result.fetchmany(limit + 1)
-        return columns, rows[:limit], len(rows) > limit
+        result = self.sql(query)  # (opens the connection the rows are then fetched on)
+        return SqlRows(self._con, result, limit)
 
     # ---- retrieval index ----------------------------------------------------------------
     def index(self, street: int | str) -> "CaseIndex":
@@ -737,6 +740,40 @@ def _arrays(street: str, names: Sequence[str], t: pa.Table) -> CaseArrays:
         a.flags.writeable = False
     return arrays
 
+
+
+class SqlRows:
+    """The rows of a query (:meth:`CaseBase.sql_stream`): its ``columns``, and the rows batch by
+    batch as DuckDB produces them (:meth:`batches`), at most ``limit`` of them (None: all);
+    once they are read, ``truncated`` says whether the query had more than ``limit``.
+
+    >>> import duckdb
+    >>> con = duckdb.connect()
+    >>> rows = SqlRows(con, con.execute("SELECT range AS n FROM range(5)"), limit=3)
+    >>> rows.columns, list(rows.batches(size=2)), rows.truncated
+    (['n'], [[(0,), (1,)], [(2,)]], True)
+    """
+
+    def __init__(self, con: Any, result: Any, limit: int | None) -> None:
+        self.columns: list[str] = [d[0] for d in (result.description or [])]
+        self.truncated = False
+        self._con, self._result, self._limit = con, result, limit
+
+    def batches(self, size: int = 5000) -> Iterator[list[tuple[Any, ...]]]:
+        """The rows, at most ``size`` at a time (read once: a second call gives what is left)."""
+        if size < 1:
+            raise ValueError(f"size must be at least 1, got {size}")
+        while self._limit is None or self._limit > 0:
+            want = size if self._limit is None else min(size, self._limit)
+            with _sql_call(self._con):
+                rows = self._result.fetchmany(want)
+            if not rows:
+                return
+            if self._limit is not None:
+                self._limit -= len(rows)
+            yield rows
+        with _sql_call(self._con):  # the limit reached: were there more?
+            self.truncated = bool(self._result.fetchmany(1))
 
 
 @contextmanager
