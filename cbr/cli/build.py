@@ -18,7 +18,7 @@ from cbr.cli._options import (
     known_log_format,
     worker_count,
 )
-from cbr.cli._output import print_json, progress_bar, stdout
+from cbr.cli._output import counted, print_json, progress_bar, stdout
 
 
 @guarded
@@ -88,16 +88,16 @@ def build_command(
         print_json(report.to_dict())
         return
     per = ", ".join(f"{s} {n:,}" for s, n in report.cases_per_street.items())
-    stdout.print(f"built {out}: {report.cases:,} cases ({per}) from {report.hands:,} hands in "
-                 f"{report.sources:,} source(s), {report.seconds:.1f} s ({report.hands_per_second:,.0f} hands/s)",
+    stdout.print(f"built {out}: {counted(report.cases, 'case')} ({per}) from {counted(report.hands, 'hand')} in "
+                 f"{counted(report.sources, 'source')}, {report.seconds:.1f} s ({report.hands_per_second:,.0f} hands/s)",
                  soft_wrap=True)
     if report.games_left_out:
         left = ", ".join(f"{name} {n:,}" for name, n in report.games_left_out.items())
-        stdout.print(f"--only-games left out {sum(report.games_left_out.values()):,} hands of other games ({left})",
-                     markup=False, highlight=False, soft_wrap=True)
+        stdout.print(f"--only-games left out {counted(sum(report.games_left_out.values()), 'hand')} of other games "
+                     f"({left})", markup=False, highlight=False, soft_wrap=True)
     if report.skipped:
-        counts = [f"{n:,} {what}" for n, what in ((report.hands_skipped, "hand(s) skipped"),
-                                                 (report.files_skipped, "file(s) not read")) if n]
+        counts = [f"{counted(n, what)} {how}" for n, what, how in ((report.hands_skipped, "hand", "skipped"),
+                                                                  (report.files_skipped, "file", "not read")) if n]
         stdout.print(", ".join(counts) + ":")
         for issue in report.skipped[:max_issues]:
             stdout.print(f"  {issue.where}: {issue.reason}", markup=False, highlight=False, soft_wrap=True)

@@ -148,8 +148,8 @@ def logs_stats(
                  "n/a" if p.sb_ci is None else f"{p.sb_ci:.3f}"] for p in shown]
         title = (f"{counted(report.hands_read, 'hand')}, {counted(len(report.players), 'player')}"
                  + (f" ({len(shown)} shown)" if len(shown) < len(report.players) else "")
-                 + (f", {report.hands_skipped:,} hand(s) skipped" if report.hands_skipped else "")
-                 + (f", {report.files_not_read:,} file(s) not read" if report.files_not_read else ""))
+                 + (f", {counted(report.hands_skipped, 'hand')} skipped" if report.hands_skipped else "")
+                 + (f", {counted(report.files_not_read, 'file')} not read" if report.files_not_read else ""))
         stdout.print(rich_table(title, ["player", "hands", "VPIP %", "PFR %", "AF", "WTSD %", "W$SD %", "sb/h",
                                         "± 95%"], rows))
         for issue in report.skipped[:5]:  # what was left out, and where (all of them in --json)

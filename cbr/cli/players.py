@@ -10,7 +10,7 @@ from cbr.cli._errors import guarded, usage_error
 from cbr.cli._options import (
     known_log_format,
 )
-from cbr.cli._output import print_json, progress_bar, rich_table, stdout
+from cbr.cli._output import counted, print_json, progress_bar, rich_table, stdout
 
 app = typer.Typer(help="Opponent models: the thesis' player model, kept in a model store.",
                           no_args_is_help=True, rich_markup_mode=None)
@@ -82,8 +82,8 @@ def _list_skipped(report: Any, max_issues: int) -> None:
     total = report.skipped + report.files_skipped
     if not total:
         return
-    counts = [f"{n:,} {what}" for n, what in ((report.skipped, "hand(s) skipped"),
-                                             (report.files_skipped, "file(s) not read")) if n]
+    counts = [f"{counted(n, what)} {how}" for n, what, how in ((report.skipped, "hand", "skipped"),
+                                                              (report.files_skipped, "file", "not read")) if n]
     typer.echo(", ".join(counts) + ":")
     shown = report.issues[:max_issues]
     for issue in shown:

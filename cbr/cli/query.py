@@ -13,7 +13,7 @@ import typer
 
 from cbr.cli._errors import guarded
 from cbr.cli._options import FLAG, alias, game_option
-from cbr.cli._output import print_json, print_table
+from cbr.cli._output import counted, print_json, print_table
 from cbr.query import MAX_TOP
 
 
@@ -318,7 +318,8 @@ def _print_answer(ans: Any, top: int, explain: bool) -> None:
         typer.echo(f"{reached}; the {ans.retrieved:,} most similar were used, "
                      f"mean similarity {ans.mean_similarity:.4f}")
     else:
-        typer.echo(f"{ans.passed:,} case(s) with similarity >= {ans.threshold}, mean similarity {ans.mean_similarity:.4f}")
+        typer.echo(f"{counted(ans.passed, 'case')} with similarity >= {ans.threshold}, "
+                   f"mean similarity {ans.mean_similarity:.4f}")
     data = ans.to_dict(top=top)
     rows = []
     for case in data["cases"]:

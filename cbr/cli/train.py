@@ -12,7 +12,7 @@ from cbr.cli._options import (
     check_output,
     known_log_format,
 )
-from cbr.cli._output import fmt_score, print_json, progress_bar, rich_table, stderr, stdout
+from cbr.cli._output import counted, fmt_score, print_json, progress_bar, rich_table, stderr, stdout
 
 app = typer.Typer(help="Train models beside the case base.", no_args_is_help=True, rich_markup_mode=None)
 
@@ -77,9 +77,10 @@ def train_predictor_command(
         if s.note:
             stderr.print(f"note: {s.street}: {s.note}", markup=False, highlight=False, soft_wrap=True)
     if report.files_skipped:
-        stderr.print(f"note: {report.files_skipped} file(s) not read (cbr logs inspect says why)", soft_wrap=True)
+        stderr.print(f"note: {counted(report.files_skipped, 'file')} not read (cbr logs inspect says why)", soft_wrap=True)
     if report.skipped:
-        stderr.print(f"note: {report.skipped:,} hand(s) or case(s) could not be used", soft_wrap=True)
+        stderr.print(f"note: {report.skipped:,} {'hand or case' if report.skipped == 1 else 'hands or cases'} could not "
+                     f"be used", soft_wrap=True)
     if not report.converged:
         stderr.print("note: the network stopped at its iteration limit before converging", soft_wrap=True)
     stdout.print(f"saved to {report.saved}", markup=False, highlight=False, soft_wrap=True)
@@ -115,7 +116,7 @@ def train_network_command(
         ex = examples_from_logs(list(sources), log_format=fmt, progress=advance)
     players = list(player) if player else list(ex.counts())[:3]
     if not players:
-        raise TooFewExamplesError(f"no action with shown cards in the {ex.hands} hand(s) read from "
+        raise TooFewExamplesError(f"no action with shown cards in the {counted(ex.hands, 'hand')} read from "
                                   f"{', '.join(sources)}: the network learns only the actions of players "
                                   f"whose hole cards the logs show")
     sizes = list(hidden) if hidden else [2]
@@ -141,9 +142,9 @@ def train_network_command(
                              ["player", "hid", "acts", "hands", "raise", "train", "held out", "const", "err %"],
                              rows))
     if ex.files_skipped:
-        stderr.print(f"note: {len(ex.files_skipped):,} file(s) not read (cbr logs inspect says why)", soft_wrap=True)
+        stderr.print(f"note: {counted(len(ex.files_skipped), 'file')} not read (cbr logs inspect says why)", soft_wrap=True)
     if ex.skipped:
-        stderr.print(f"note: {len(ex.skipped):,} hand(s) could not be used", soft_wrap=True)
+        stderr.print(f"note: {counted(len(ex.skipped), 'hand')} could not be used", soft_wrap=True)
     if not all(r.converged for r in reports):
         stderr.print("note: a network stopped at its iteration limit before converging", soft_wrap=True)
     if saved:

@@ -347,7 +347,7 @@ def why_lines(name: str, decision: Any, top: int = 3) -> list[str]:
     out = [f"{name} on the {decision.street} with {cards_str(dp.hole, ' ')}, betting {dp.history!r}: "
            f"{word[decision.action]}",
            f"  {decision.explanation}" + ("" if p == t else f"; played fold {p[0]:.2f} call {p[1]:.2f} raise {p[2]:.2f}"),
-           f"  {ans.retrieved:,} case(s) {'(the most similar: none reached ' if ans.fallback else 'at similarity >= '}"
+           f"  {ans.retrieved:,} case{'' if ans.retrieved == 1 else 's'} {'(the most similar: none reached ' if ans.fallback else 'at similarity >= '}"
            f"{ans.threshold:g}{')' if ans.fallback else ''}, mean similarity {ans.mean_similarity:.4f}"]
     if getattr(decision, "kept", ""):  # the adaptive bot's case base decided: why no other expert
         out.insert(1, f"  played by its case base, the adaptive bot's choice: {decision.kept}")

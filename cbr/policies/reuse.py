@@ -148,7 +148,7 @@ class Spot:
     @property
     def basis(self) -> str:
         """Which cases voted, in words."""
-        return (f"{len(self.vote):,} {self.vote.street} case(s) "
+        return (f"{len(self.vote):,} {self.vote.street} case{'' if len(self.vote) == 1 else 's'} "
                 + ("(the most similar: none reached the threshold)" if self.vote.fallback
                    else "at or above the similarity threshold"))
 

@@ -292,7 +292,7 @@ def _evaluate_folds(cb: Any, k: int, config: Any, sim_name: str, seed: int, max_
         ex_fold = np.asarray([fold[STREETS[s]][row] for s, row in where.tolist()], dtype=np.int64)
         skipped = len(ex.skipped)
         if skipped:
-            notes.append(f"{skipped:,} case(s) whose decision could not be rebuilt for the ANN's inputs are left out "
+            notes.append(f"{skipped:,} case{'' if skipped == 1 else 's'} whose decision could not be rebuilt for the ANN's inputs are left out "
                          f"of the ANN column only (k-NN and majority score them): {ex.skipped[0]}")
     # the decisions scored: the same whichever columns are asked for
     chosen = {s: _sample(np.arange(cb.count(s)), max_decisions, rng) for s in STREETS}
@@ -406,7 +406,8 @@ def _evaluate_holdout(cb: Any, paths: list[str], config: Any, own_index: bool, s
     skipped = len(logs.issues)
     first_issue = logs.issues[0].splitlines()[0] if logs.issues else None  # why the first was skipped
     if skipped:
-        notes.append(f"{skipped} hand(s) or file(s) of the hold-out logs could not be read or replayed")
+        notes.append(f"{skipped:,} {'hand or file' if skipped == 1 else 'hands or files'} of the hold-out logs could not "
+                     f"be read or replayed")
     rng = np.random.default_rng(seed)
     chosen = {s: _sample(np.arange(len(dps_by_street[s])), max_decisions, rng) for s in range(4)}
     total = sum(len(c) for c in chosen.values())

@@ -34,12 +34,12 @@ _NO_FOLDS = " (logs that show cards only at showdown, such as the IRC database, 
 WORDINGS: dict[str, dict[str, str]] = {
     "casebase": {
         "missing": "{street}: no {word} cases among {total:,}: retrieval can never recommend {verb} {on}{why}",
-        "rare": "{street}: only {n:,} {word} cases among {total:,} ({pct:.1f}% < {rare:.0%}): retrieval will rarely "
+        "rare": "{street}: only {n:,} {word} {cases} among {total:,} ({pct:.1f}% < {rare:.0%}): retrieval will rarely "
                 "recommend {verb} {on}",
     },
     "answer": {
         "missing": "case base {casebase!r} has no {word} cases on the {street}: the answer can never recommend {word}",
-        "rare": "case base {casebase!r} has only {n:,} {word} case(s) of {total:,} on the {street} ({pct:.2g}%): "
+        "rare": "case base {casebase!r} has only {n:,} {word} {cases} of {total:,} on the {street} ({pct:.2g}%): "
                 "{word} is rarely recommended",
     },
 }
@@ -83,7 +83,7 @@ def action_warnings(counts: Mapping[str, Mapping[str, int]], *, wording: str = "
         for a, n in street_gaps(c).items():
             out.append(templates["missing" if n == 0 else "rare"].format(
                 street=street, on=_on(street), word=ACTION_WORDS[a], verb="to " + ACTION_NAMES[a].verb, n=n, total=total,
-                pct=100 * n / total, rare=RARE_SHARE, casebase=casebase,
+                pct=100 * n / total, rare=RARE_SHARE, casebase=casebase, cases="case" if n == 1 else "cases",
                 why=((no_folds or {}).get(street, _NO_FOLDS) if a == "f" else "")))
     return out
 

@@ -70,7 +70,7 @@ def test_build_text_report_and_overwrite(built, tmp_path: Path) -> None:
         counts = {s: cb.count(s) for s in STREETS}
         assert set(cb.table("preflop").column("player").to_pylist()) == {"raise"}
     per = ", ".join(f"{s} {n:,}" for s, n in counts.items())
-    assert f"built {out}: {sum(counts.values()):,} cases ({per}) from 50 hands in 1 source(s)" in result.stdout
+    assert f"built {out}: {sum(counts.values()):,} cases ({per}) from 50 hands in 1 source," in result.stdout
     assert sum(counts.values()) < report["cases"]
     # an existing case base is refused, then replaced with --overwrite
     line = one_error_line(cbr("build", log, "-o", out))
@@ -109,8 +109,26 @@ def test_build_lists_skipped_hands(tmp_path: Path) -> None:
                    "STATE:2:garbage\n")
     result = cbr("build", log, "-o", tmp_path / "cb")
     assert result.exit_code == 0, result.output
-    assert "2 hand(s) skipped:" in result.stdout
+    assert "2 hands skipped:" in result.stdout
     assert f"{log}:2: " in result.stdout and f"{log}:3: " in result.stdout
+
+
+def test_build_summary_says_one_in_the_singular(tmp_path: Path) -> None:
+    """The summary said '1 hands in 1 source(s)' and '1 hand(s) skipped'."""
+    hand = "STATE:{}:cc/crc/cc/cc:5d5c|9hQd/8dAs8s/4h/6d:20|-20:p1|p2\n"
+    one, two = tmp_path / "one.log", tmp_path / "two.log"
+    one.write_text(hand.format(0))
+    two.write_text(hand.format(0) + hand.format(1) + "STATE:2:garbage\n")
+    result = cbr("build", one, "-o", tmp_path / "a")
+    assert result.exit_code == 0, result.output
+    assert " from 1 hand in 1 source, " in result.stdout, result.stdout
+    assert "skipped" not in result.stdout
+    result = cbr("build", one, two, "-o", tmp_path / "b")
+    assert result.exit_code == 0, result.output
+    assert " from 3 hands in 2 sources, " in result.stdout, result.stdout
+    assert "\n1 hand skipped:\n" in result.stdout and f"{two}:3: " in result.stdout, result.stdout
+    report = json.loads(cbr("build", one, two, "-o", tmp_path / "c", "--json").stdout)
+    assert (report["hands"], report["sources"], report["hands_skipped"]) == (3, 2, 1)
 
 
 def test_build_holds_a_showdown_without_all_its_cards_to_the_pot(tmp_path: Path) -> None:
@@ -121,7 +139,7 @@ def test_build_holds_a_showdown_without_all_its_cards_to_the_pot(tmp_path: Path)
                    "STATE:1:cc/crc/cc/cc:5d5c|/8dAs8s/4h/6d:20|-20:p1|p2\n")
     result = cbr("build", log, "-o", tmp_path / "cb")
     assert result.exit_code == 0, result.output
-    assert "1 hand(s) skipped:" in result.stdout and f"{log}:1: " in result.stdout
+    assert "1 hand skipped:" in result.stdout and f"{log}:1: " in result.stdout
     assert "payoffs do not match" in result.stdout and "from a pot of 40" in result.stdout
     with CaseBase.open(tmp_path / "cb") as cb:
         outcomes = [o for s in STREETS for (o,) in cb.sql(f"select outcome from cases_{s}").fetchall()]

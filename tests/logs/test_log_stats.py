@@ -151,7 +151,7 @@ def test_a_file_not_read_is_not_a_skipped_hand(tmp_path: Path):
     assert report.to_dict()["files_not_read"] == 1 and report.to_dict()["hands_skipped"] == 0
     result = runner.invoke(app, ["logs", "stats", str(big), str(small), "--max-file-size", str(big.stat().st_size - 1)])
     assert result.exit_code == 0, result.output
-    assert "1 file(s) not read" in result.output and "skipped" not in result.output.splitlines()[0]
+    assert "1 file not read" in result.output and "skipped" not in result.output.splitlines()[0]
     assert f"not read: {big}" in result.output
 
 

@@ -373,12 +373,12 @@ def test_cli_build_lists_files_not_read_and_hands_skipped(tmp_path: Path) -> Non
     notes.write_text("not a log\n")
     r = cbr("players", "build", notes, log, "--store", tmp_path / "p.duckdb")
     assert r.exit_code == 0, r.output
-    assert r.stdout.splitlines()[1:] == ["1 file(s) not read:", f"  {notes}: not a log any parser recognises "
+    assert r.stdout.splitlines()[1:] == ["1 file not read:", f"  {notes}: not a log any parser recognises "
                                          f"(formats: acpc, irc, phh, pokerstars); skipped"]
     r = cbr("players", "build", shared_path("irc"), "--store", tmp_path / "irc.duckdb", "--max-issues", "2")
     assert r.exit_code == 0, r.output
     lines = r.stdout.splitlines()
-    assert lines[0].startswith("3,986 hands read (14 skipped)") and lines[1] == "14 hand(s) skipped:"
+    assert lines[0].startswith("3,986 hands read (14 skipped)") and lines[1] == "14 hands skipped:"
     assert lines[2].startswith(f"  {shared_path('irc')}") and ":821: hand 797268780: Stewie raises" in lines[2]
     assert len(lines) == 5 and lines[4] == "  ... and 12 more (--max-issues, --json)"
     report = json.loads(cbr("players", "build", notes, log, "--store", tmp_path / "q.duckdb", "--json").stdout)

@@ -290,8 +290,8 @@ def test_cli_why():
     r = runner.invoke(app, ["play", "--human", "--bots", "cbr:preset=casper", "--hands", "1", "--why", "--seed", "2"],
                       input="c\n" * 12)
     assert r.exit_code == 0, r.output
-    assert "Why the bots did what they did:" in r.output and "case(s) at similarity" in r.output
-    counts = re.findall(r"^  ([\d,]+) (?:\w+ )?case\(s\)", r.output, re.M)
+    assert "Why the bots did what they did:" in r.output and " cases at similarity" in r.output
+    counts = re.findall(r"^  ([\d,]+) (?:\w+ )?cases? ", r.output, re.M)
     assert counts and all(re.fullmatch(r"\d{1,3}(,\d{3})*", c) for c in counts), counts  # 3,622, not 3622
     assert max(int(c.replace(",", "")) for c in counts) > 999  # the pre-flop vote: thousands of cases
     r = runner.invoke(app, ["play", "--acpc", "127.0.0.1:9", "--why"])

@@ -262,12 +262,12 @@ def test_cli_train_network_that_learns_nothing_is_an_error(what: str, tmp_path: 
 
 
 def test_cli_train_network_notes_files_not_read_apart_from_hands(small_log, tmp_path) -> None:
-    """A file that is not a log was reported as '1 hand(s) could not be used'."""
+    """A file that is not a log was reported as '1 hand(s) could not be used'; one file is in the singular."""
     path, _ = small_log
     (tmp_path / "n.txt").write_text("hi\n")
     res = runner.invoke(app, ["train", "network", str(path), str(tmp_path / "n.txt"), "--folds", "2"])
     assert res.exit_code == 0, res.output
-    assert "note: 1 file(s) not read" in res.stderr and "hand(s)" not in res.stderr, res.stderr
+    assert "note: 1 file not read" in res.stderr and "hand" not in res.stderr, res.stderr
     res = runner.invoke(app, ["train", "network", str(path), str(tmp_path / "n.txt"), "--folds", "2", "--json"])
     data = json.loads(res.stdout)
     assert data["files_skipped"] == 1 and data["skipped"] == 0

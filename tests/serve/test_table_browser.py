@@ -593,7 +593,7 @@ def test_a_person_teaches_the_bot_through_the_browser(browser, tmp_path, token_f
             mine += len(driver.find_elements(By.CSS_SELECTOR, "#history li.act[data-seat='0']"))
         kept = view(driver)["retained"]
         assert kept >= mine > 0
-        assert driver.find_element(By.ID, "retention").text == f"Retention on: {kept} case(s) kept in taught."
+        assert driver.find_element(By.ID, "retention").text == f"Retention on: {kept} {'case' if kept == 1 else 'cases'} kept in taught."
     finally:
         stop_server(proc)
     with CaseBase.open(tmp_path / "casebases" / "taught") as cb, CaseBase.open(resolve_casebase("default")) as base:

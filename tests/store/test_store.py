@@ -539,7 +539,7 @@ def test_no_fold_cases_are_reported_by_build_and_inspect(tmp_path: Path, monkeyp
             acts = ["c"] * 150 + ["r"] * 49 + (["f"] if s == "turn" else ["c"])  # no folds; turn: 1 in 200
             w.add_rows(s, random_rows(rng, s, 200), acts)
     assert any(x.startswith("flop: no fold cases among 200") for x in w.warnings)
-    assert any(x.startswith("turn: only 1 fold cases among 200 (0.5% < 1%)") for x in w.warnings)
+    assert any(x.startswith("turn: only 1 fold case among 200 (0.5% < 1%)") for x in w.warnings)
     assert not any("check/call" in x or "bet/raise" in x for x in w.warnings)
     info = inspect(tmp_path / "casebases" / "showdown")
     assert info["warnings"] == w.warnings

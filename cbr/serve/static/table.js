@@ -218,8 +218,13 @@ function render(view) {
   renderDecisions(hand);
   renderLogLinks(view);
   $("retention").textContent = view.retain_into
-    ? "Retention on: " + view.retained + " case(s) kept in " + view.retain_into + "." : "";
+    ? "Retention on: " + countCases(view.retained) + " kept in " + view.retain_into + "." : "";
   if (view.error) showError("the hand stopped: " + view.error);
+}
+
+// "1 case", "2 cases": a count of cases in words
+function countCases(n) {
+  return n + (n === 1 ? " case" : " cases");
 }
 
 function clearTable() {
@@ -441,7 +446,7 @@ async function openCases(id) {
   sum.append(el("div", {}, el("b", { text: "Retrieved triple: " }), tri(data.triple)),
              el("div", {}, el("b", { text: "Played from: " }), tri(data.played), el("span", { class: "nowrap", text: "  re-use: " + data.reuse })),
              el("div", { class: "why", id: "cases-why", text: data.why }),
-             el("div", { class: "hint", text: data.retrieved + " case(s) retrieved from case base " + data.casebase +
+             el("div", { class: "hint", text: countCases(data.retrieved) + " retrieved from case base " + data.casebase +
                          (data.fallback ? " (none reached the threshold: the most similar were used)" : " at similarity \u2265 " + fmt(data.threshold, 2)) +
                          "; the " + data.cases.length + " most similar below." }));
   drawCases();
