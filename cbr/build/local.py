@@ -261,12 +261,32 @@ def _chunks(items: Iterable[HandRecord | ParseIssue], size: int, issues: list[Pa
         yield chunk
 
 
-def _why(issues: Sequence[ParseIssue]) -> str:
-    """``": file:line: reason (and N more skipped)"`` for an error message, or ""."""
-    if not issues:
-        return ""
-    more = f" (and {len(issues) - 1} more skipped; cbr logs inspect lists them)" if len(issues) > 1 else ""
-    return f": {issues[0].where}: {issues[0].reason}{more}"
+def _same_path(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):
+        return os.path.normpath(os.path.abspath(a)) == os.path.normpath(os.path.abspath(b))
+
+
+def nothing_to_read(paths: Sequence[Any], sources: Sequence[LogSource]) -> str:
+    """The error of a build whose paths hold no log it can read, naming each path once: the
+    paths when nothing was found in them; else the first source left out and why (a file
+    given itself is not named again as the place it was found in), and how many more.
+
+    >>> nothing_to_read(["logs"], [])
+    'no log files found in logs'
+    >>> nothing_to_read(["big.log"], [LogSource("big.log", None, "54.55 KiB, larger than the 10 KiB limit per file")])
+    'no log to build from: big.log: 54.55 KiB, larger than the 10 KiB limit per file'
+    >>> nothing_to_read(["d"], [LogSource("d/a.txt", None), LogSource("d/b.txt", None)])
+    'no log to build from in d: d/a.txt: not a log any parser recognises (and 1 more skipped; cbr logs inspect lists them)'
+    """
+    given = ", ".join(str(p) for p in paths)
+    if not sources:
+        return f"no log files found in {given}"
+    first = sources[0]
+    where = "" if any(_same_path(first.path, os.fspath(p)) for p in paths) else f" in {given}"
+    more = f" (and {len(sources) - 1} more skipped; cbr logs inspect lists them)" if len(sources) > 1 else ""
+    return f"no log to build from{where}: {first.path}: {first.problem or 'not a log any parser recognises'}{more}"
 
 
 def count_hand_records(sources: Sequence[LogSource], max_file_size: Optional[int] = DEFAULT_MAX_FILE_SIZE) -> int:
@@ -345,9 +365,8 @@ def build_casebase(
     t0 = time.perf_counter()
     sources = scan_logs(paths, format, max_file_size=max_file_size)
     report = BuildReport(path=str(out), sources=sum(1 for s in sources if not s.skipped))
-    given = ", ".join(str(p) for p in paths)
     if not report.sources:
-        raise CBRError(f"no log files found in {given}" + _why([s.issue() for s in sources]))
+        raise CBRError(nothing_to_read(paths, sources))
     wanted = frozenset(players) if players else None
     games_wanted = frozenset(only_games) if only_games else None
     left_out: dict[str, int] = {}

@@ -157,6 +157,27 @@ def test_build_bad_paths_exit_1_with_one_line(args, words, tmp_path: Path) -> No
     assert not (tmp_path / "cb").exists()
 
 
+def test_build_of_one_file_over_the_size_limit_names_it_once(tmp_path: Path) -> None:
+    """``cbr build FILE --max-file-size 10K`` said 'no log files found in F: F: ...'."""
+    from cbr.logs.source import format_size
+
+    log = tmp_path / "big.log"
+    log.write_text("STATE:0:cc/crc/cc/cc:5d5c|9hQd/8dAs8s/4h/6d:20|-20:p1|p2\n" * 300)
+    size = log.stat().st_size
+    assert size > 10 * 1024
+    line = one_error_line(cbr("build", log, "-o", tmp_path / "cb", "--max-file-size", "10K"))
+    assert line.count(str(log)) == 1, line
+    assert line == (f"error: no log to build from: {log}: {format_size(size)}, larger than the "
+                    f"{format_size(10 * 1024)} limit per file (--max-file-size raises it)"), line
+    # in a folder: the folder and the file, each once
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    log.rename(folder / log.name)
+    line = one_error_line(cbr("build", folder, "-o", tmp_path / "cb", "--max-file-size", "10K"))
+    assert line.startswith(f"error: no log to build from in {folder}: {folder / log.name}: {format_size(size)}, "), line
+    assert line.count(log.name) == 1 and not (tmp_path / "cb").exists()
+
+
 def test_build_usage_error_exits_2(tmp_path: Path) -> None:
     assert cbr("build", tmp_path).exit_code == 2  # --out missing
     assert cbr("build", tmp_path, "-o", tmp_path / "cb", "--workers", "0").exit_code == 2
