@@ -102,6 +102,9 @@ def test_evaluate_answers_under_the_served_name_of_a_copy(tmp_path: Path) -> Non
 @pytest.mark.parametrize("value, says", [
     ("hand_strength=exp:q=4", "--measure 'exp:q=4': measure 'exp' has no parameter 'q' (its parameters: k)"),
     ("hand_strength=linear:k=2", "--measure 'linear:k=2': measure 'linear' has no parameter 'k' (it takes none)"),
+    # a parameter given twice kept the last value without a word
+    ("hand_strength=exp:k=2,k=3", "--measure 'exp:k=2,k=3': parameter 'k' given twice; give it once"),
+    ("hand_strength=exp: k=2 , k = 3", "--measure 'exp: k=2 , k = 3': parameter 'k' given twice; give it once"),
     ("hand_strength=nosuch", "--measure 'nosuch': unknown similarity measure 'nosuch' (built-in: linear, exp, exact, equity;"),
 ])
 def test_an_unknown_measure_or_parameter_is_a_usage_error(value: str, says: str) -> None:
