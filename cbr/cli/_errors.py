@@ -337,9 +337,11 @@ def guarded(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def usage_error(message: str, option: Optional[str] = None) -> typer.BadParameter:
-    """A usage error (exit 2) about ``option``; raise it from a command."""
-    return typer.BadParameter(message, param_hint=f"'{option}'" if option else None)
+def usage_error(message: str, *options: Optional[str]) -> typer.BadParameter:
+    """A usage error (exit 2) about ``options`` (one, or several that conflict, named as click
+    names an option's spellings: ``'--min-cases' / '--k'``); raise it from a command."""
+    named = [f"'{option}'" for option in options if option]
+    return typer.BadParameter(message, param_hint=" / ".join(named) if named else None)
 
 
 class _MissingOption(typer.BadParameter):

@@ -53,6 +53,17 @@ def game_option(spec: Optional[str], n_players: int = 2, *, acpc: bool = False) 
         raise usage_error(str(exc), "--game") from None
 
 
+def check_min_cases(k: Optional[int], min_cases: Optional[int]) -> None:
+    """``--min-cases`` above ``--k``, both given: a usage error (exit 2) naming both options and
+    their values (fewer than M cases at the threshold take the K most similar: M is at most K),
+    in ``cbr query`` and ``cbr casebase similarity`` alike. One of them against the case base's
+    own value is each command's check."""
+    if min_cases is not None and k is not None and min_cases > k:
+        raise usage_error(f"--min-cases {min_cases} is above --k {k}: fewer than --min-cases cases at the "
+                          f"threshold take the --k most similar, so give --min-cases {k} or less, or --k "
+                          f"{min_cases} or more", "--min-cases", "--k")
+
+
 def worker_count(workers: Optional[int], default: Callable[[int], int]) -> int:
     """``--workers`` as a command uses it: ``default(cpus)`` when not given, and a number above
     the CPUs this process may use reduced to them, with a ``note:`` line on stderr (``cbr build``,

@@ -8,6 +8,7 @@ import typer
 
 from cbr.cli._errors import EXIT_ERROR, guarded, usage_error
 from cbr.cli._options import (
+    check_min_cases,
     check_output,
 )
 from cbr.cli._output import print_json, rich_table, stderr, stdout
@@ -315,9 +316,7 @@ def casebase_similarity(
 
     if weighted and unweighted:
         raise usage_error("give --weighted or --unweighted, not both", "--weighted")
-    if min_cases is not None and k is not None and min_cases > k:
-        raise usage_error(f"--min-cases {min_cases} is above --k {k}: fewer than --min-cases cases at the threshold "
-                          f"take the --k most similar, so --min-cases is at most --k", "--min-cases")
+    check_min_cases(k, min_cases)
     weights = {}
     for key, value in _settings(weight, "--weight").items():
         try:

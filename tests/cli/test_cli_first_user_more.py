@@ -130,6 +130,23 @@ def test_a_similarity_file_with_an_unknown_parameter_says_the_same_words(tmp_pat
                                   "'hand_strength': measure 'exp' has no parameter 'q' (its parameters: k)")
 
 
+# ---- 3b. --min-cases above --k, both given: a usage error naming both -----------------------
+@pytest.mark.parametrize("command", [["query", "--hole", "AdQc"], ["casebase", "similarity", "default"]])
+def test_min_cases_above_k_names_both_options_and_their_values(command: list[str]) -> None:
+    """``cbr query --min-cases 10 --k 5`` said "Invalid value: --min-cases 10 is above --k 5: ..."
+    naming no option (typer's hint was empty), while one of them against the case base's own
+    value names its option; both are named now, with the values to give."""
+    got = cbr(*command, "--min-cases", 10, "--k", 5)
+    assert got.exit_code == 2, got.output
+    assert ("Error: Invalid value for '--min-cases' / '--k': --min-cases 10 is above --k 5: fewer than --min-cases "
+            "cases at the threshold take the --k most similar, so give --min-cases 5 or less, or --k 10 or more") \
+        in " ".join(got.output.replace("│", " ").split()), got.output
+    # equal values pass the check: the query is answered; the shipped case base is then refused
+    # as the target of a change (exit 1), not the options
+    same = cbr(*command, "--min-cases", 5, "--k", 5)
+    assert same.exit_code == {"query": 0, "casebase": 1}[command[0]], same.output
+
+
 # ---- 4. an unknown --game is a usage error in cbr query too; a bad definition names the field
 def test_query_with_an_unknown_game_is_a_usage_error() -> None:
     """``cbr query --game nosuchgame`` exited 1 where serve-dealer, play --acpc and train cfr exit 2."""
