@@ -8,8 +8,10 @@
   that input (:data:`OPTION_OF_FIELD`, :func:`error_line`: ``... change the pot (--pot)``);
   running out of memory (``MemoryError``, a native library that cannot be mapped: see
   :func:`memory_failure`) as ``error: not enough memory (...)``;
-- 2: a usage error: an unknown option or bot or format name, conflicting options, a
-  count out of its documented range (``--hands``, ``--workers``, ``--opponents``...);
+- 2: a usage error: an unknown option or bot or game or format name, a malformed option
+  value (inline ``--game`` JSON that is not a game; a game *file* that is not is exit 1),
+  conflicting options, a count out of its documented range (``--hands``, ``--workers``,
+  ``--opponents``...);
 - 3: an internal error (a bug): ``internal error: ... (run with --debug for the traceback)``;
 - 130: interrupted (Ctrl-C); 143: terminated (SIGTERM), after the same clean-up;
 - 141: stdout's reader went away (``cbr ... | head -1``): a quiet exit, no message, the code a

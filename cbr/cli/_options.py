@@ -31,14 +31,15 @@ GAME_HELP = ("Game: a preset name (e.g. holdem.limit.2p), a GameDef JSON file (.
 def game_option(spec: Optional[str], n_players: int = 2, *, acpc: bool = False) -> Any:
     """The ``GameDef`` of a ``--game`` option (:data:`GAME_HELP`): :func:`cbr.game.spec.load_game`,
     or with ``acpc`` :func:`cbr.logs.acpc.acpc_game` (also the reference dealer's game-file names;
-    ``None``: the default game of ``n_players``). An unknown game name is a usage error on
-    ``--game`` (exit 2) in every command, as an unknown name is everywhere else; a game
-    definition that is not valid (inline JSON, a file) is an error in the input (exit 1)."""
+    ``None``: the default game of ``n_players``). What the command line itself gives wrong, an
+    unknown game name or inline JSON (``'{...}'``) that is not a valid game, is a usage error on
+    ``--game`` (exit 2) in every command, as a malformed value of any option is; a game file
+    whose content is not valid is an error in an input file (exit 1)."""
     import os
 
     from cbr.errors import ConfigError
 
-    definition = spec is not None and (spec.strip().startswith("{") or os.path.exists(spec))
+    game_file = spec is not None and not spec.strip().startswith("{") and os.path.exists(spec)
     try:
         if acpc:
             from cbr.logs.acpc import acpc_game
@@ -48,7 +49,7 @@ def game_option(spec: Optional[str], n_players: int = 2, *, acpc: bool = False) 
 
         return load_game(spec if spec is not None else "holdem.limit.2p")
     except ConfigError as exc:
-        if definition:
+        if game_file:
             raise
         raise usage_error(str(exc), "--game") from None
 

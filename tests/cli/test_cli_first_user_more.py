@@ -155,17 +155,45 @@ def test_query_with_an_unknown_game_is_a_usage_error() -> None:
     assert "Invalid value for '--game': unknown game 'nosuchgame'; known: casper.2p," in got.output
 
 
-def test_a_game_definition_without_a_field_names_it() -> None:
-    """``--game '{"name": "x"}'`` said "bad game definition {'name': 'x'}: 'n_players'" (a KeyError's text)."""
+def test_a_game_definition_without_a_field_names_it(tmp_path: Path) -> None:
+    """``--game '{"name": "x"}'`` said "bad game definition {'name': 'x'}: 'n_players'" (a KeyError's text).
+    Inline JSON is the option's value: a usage error (exit 2) on --game; the same definition
+    in a game file is an error in that file (exit 1)."""
     got = cbr("query", "--matchstate", "MATCHSTATE:0:0::AdQc|", "--game", '{"name": "x"}')
-    assert got.exit_code == 1, got.output
-    assert got.output.strip() == ("error: the inline game JSON: not a game definition (bad game definition "
-                                  "{'name': 'x'}: missing fields n_players, blinds, small_bet, big_bet, "
-                                  "first_to_act) (--game)")
+    assert got.exit_code == 2, got.output
+    assert ("Invalid value for '--game': the inline game JSON: not a game definition (bad game definition "
+            "{'name': 'x'}: missing fields n_players, blinds, small_bet, big_bet, first_to_act)") \
+        in " ".join(got.output.replace("│", " ").split()), got.output
     got = cbr("query", "--matchstate", "MATCHSTATE:0:0::AdQc|", "--game",
               '{"name": "x", "n_players": 2, "blinds": [10, 5], "small_bet": 10, "big_bet": 20}')
-    assert got.exit_code == 1 and "bad game definition" in got.output and got.output.strip().endswith(
-        ": missing field first_to_act) (--game)"), got.output
+    assert got.exit_code == 2 and "bad game definition" in got.output and " ".join(got.output.split()).endswith(
+        ": missing field first_to_act)"), got.output
+    (tmp_path / "x.json").write_text('{"name": "x"}')
+    got = cbr("query", "--matchstate", "MATCHSTATE:0:0::AdQc|", "--game", tmp_path / "x.json")
+    assert got.exit_code == 1, got.output
+    assert got.output.strip() == (f"error: game file {tmp_path / 'x.json'}: not a game definition (bad game "
+                                  "definition {'name': 'x'}: missing fields n_players, blinds, small_bet, big_bet, "
+                                  "first_to_act) (--game)")
+
+
+@pytest.mark.parametrize("command", [["query", "--hole", "AdQc"], ["serve-dealer", "--players", "call,call"],
+                                     ["play", "--acpc", "127.0.0.1:9"]])
+def test_malformed_inline_game_json_is_a_usage_error_and_a_bad_game_file_is_not(command: list,
+                                                                                  tmp_path: Path) -> None:
+    """``--game '{"bad":'`` exited 1 while ``--game nosuchgame`` exited 2: a value the command
+    line gives wrong is a usage error naming --game, in every command that takes a game; the
+    same text in a game file is a bad input file, one ``error:`` line, exit 1 (the ACPC client
+    refuses before it connects: port 9, nobody listens)."""
+    got = cbr(*command, "--game", '{"bad":')
+    assert got.exit_code == 2, got.output
+    assert ("Invalid value for '--game': the inline game JSON is not valid JSON (Expecting value: line 1 column 8 "
+            "(char 7))") in " ".join(got.output.replace("│", " ").split()), got.output
+    (tmp_path / "bad.json").write_text('{"bad":')
+    got = cbr(*command, "--game", tmp_path / "bad.json")
+    assert got.exit_code == 1, got.output
+    assert got.output.strip().startswith(f"error: game file {tmp_path / 'bad.json'}: not JSON (Expecting value: "), \
+        got.output
+    assert len(got.output.strip().splitlines()) == 1, got.output
 
 
 # ---- 6. a table title too long for the width folds without a trailing space -----------------
