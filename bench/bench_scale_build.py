@@ -135,7 +135,7 @@ def main() -> None:
 
     ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("--hands", type=positive_int, default=100_000, help="self-play hands built from")
-    ap.add_argument("--modes", nargs="+", default=["local", "dask1", "dask2"], choices=sorted(MODES),
+    ap.add_argument("--modes", nargs="+", default=["local", "dask1", "dask2"], choices=sorted(MODES), metavar="MODE",
                     help="the builds timed: local (-j 1), local2 (-j 2), dask1 or dask2 (a local Dask cluster of 1 or 2 workers)")
     ap.add_argument("--logs", type=logs_folder, default=None,
                     help="a folder holding the self-play logs, or an empty one to generate them into "

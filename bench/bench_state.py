@@ -1,12 +1,15 @@
-"""Rules-engine speed: our HandState beside PokerKit's state machine, in the same run.
+"""Rules-engine speed: our HandState beside PokerKit's state machine, in the
+same run.
 
 Run:  python3 bench/bench_state.py [--hands 3000] [--players 2 6]
 
-1. Random legal play (the same seeded choices in both engines, deep stacks, showdowns
-   scored: ours by ``evaluator_ext.evaluate``, PokerKit by its own evaluator): hands/s.
-2. Replay of the ACPC limit example logs (``../shared/data/logs/acpc/dealer_example_limit``,
-   when present): our ``replay_hand`` (decision points + payoffs) against driving
-   PokerKit through the same actions and cards: hands/s.
+1. Random legal play (the same seeded choices in both engines, deep stacks,
+   showdowns scored: ours by ``evaluator_ext.evaluate``, PokerKit by its own
+   evaluator): hands/s.
+2. Replay of the ACPC limit example logs
+   (``../shared/data/logs/acpc/dealer_example_limit``, when present): our
+   ``replay_hand`` (decision points + payoffs) against driving PokerKit
+   through the same actions and cards: hands/s.
 Prints figures and the ratio ours / PokerKit (> 1 means we are faster).
 """
 from __future__ import annotations

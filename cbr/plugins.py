@@ -104,17 +104,27 @@ def load(group: str, name: str) -> Any:
 def resolve(group: str, name: str, builtins: Mapping[str, Any], what: str) -> Any:
     """A built-in by ``name`` (no entry-point lookup), else the plugin of ``group``.
 
-    Raises :class:`ConfigError` naming ``what`` was asked for and the built-ins.
+    Raises :class:`ConfigError` naming ``what`` was asked for: for a name that is neither,
+    with every name there is (the built-ins and the installed plugins, each once, sorted: the
+    built-ins register as plugins too); for an installed plugin that fails to load, with why.
 
     >>> resolve("cbr.backends", "brute", {"brute": list}, "retrieval backend")
     <class 'list'>
+    >>> resolve("cbr.similarity", "cubic", {"linear": list}, "similarity measure")
+    Traceback (most recent call last):
+    ...
+    cbr.errors.ConfigError: unknown similarity measure 'cubic' (known: equity, exact, exp, linear)
     """
     if name in builtins:
         return builtins[name]
+    installed = _entry_points(group)
+    if name not in installed:
+        known = ", ".join(sorted(set(builtins) | set(installed)))
+        raise ConfigError(f"unknown {what} {name!r} (known: {known})")
     try:
         return load(group, name)
     except PluginError as exc:
-        raise ConfigError(f"unknown {what} {name!r} (built-in: {', '.join(builtins)}; {exc})") from None
+        raise ConfigError(f"{what} {name!r}: {exc}") from None
 
 
 def available(group: str) -> list[str]:

@@ -52,9 +52,11 @@ from evaluator_ext.cards import (
     combo_cards,
     combo_index,
     hand_class,
+    no_suits,
     parse_card,
     parse_cards,
     parse_hole_and_board,
+    unmarked_classes,
 )
 from evaluator_ext.errors import CBRError, EvaluatorValueError, InvalidCardError
 from evaluator_ext.preflop import PREFLOP_CLASSES, PREFLOP_TABLE, class_combos, preflop_class, preflop_rank
@@ -189,6 +191,9 @@ def hand_summary(
     ('72o', 12, 169, True)
     """
     name = hand_class(hole) if not board else None
+    classes = unmarked_classes(hole) if not board else None
+    if classes is not None:  # 'AK': which class, suited or offsuit, is for the caller to say
+        raise no_suits(str(hole), classes, class_taken=True, field="hole")
     if name is not None:  # (never a holding's text: a class has no suits)
         summary = hand_summary(class_example(name), (), n_opponents=n_opponents, trials=trials, seed=seed)
         return {**summary, "hole": name, "holdings": len(class_combos(name))}

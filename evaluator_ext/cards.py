@@ -155,6 +155,42 @@ def class_example(name: str) -> str:
     return f"{name[0]}h{name[1]}{'h' if name[2:] == 's' else 'c'}"
 
 
+def unmarked_classes(text: object) -> tuple[str, str] | None:
+    """The two classes a text of two different ranks without a suited/offsuit mark stands
+    between (``'AK'``: ``('AKs', 'AKo')``; ranks in any order and letter case), or None for
+    any other text: such a text is no holding (no suits) and no class (whose numbers differ,
+    suited or not).
+
+    >>> unmarked_classes("AK"), unmarked_classes("9t"), unmarked_classes("AA"), unmarked_classes("AKs")
+    (('AKs', 'AKo'), ('T9s', 'T9o'), None, None)
+    """
+    if not isinstance(text, str):
+        return None
+    t = text.strip()
+    if len(t) != 2 or t[0].upper() == t[1].upper():
+        return None
+    name = hand_class(t + "s")
+    return None if name is None else (name, name[:2] + "o")
+
+
+def no_suits(text: str, classes: tuple[str, str], *, class_taken: bool, field: str | None = None) -> InvalidCardError:
+    """The error of an unmarked class (``'AK'``, :func:`unmarked_classes`): where a class is
+    taken too (``cbr hand`` before the flop), it names the two classes and a holding to
+    type; elsewhere the holding only. ``field``: the input it is about (:class:`CBRError`).
+
+    >>> print(no_suits("AK", ("AKs", "AKo"), class_taken=True))
+    'AK' is no holding and no class: say suited or offsuit, AKs or AKo, or give two cards with their suits, e.g. AhKc
+    >>> print(no_suits("AK", ("AKs", "AKo"), class_taken=False))
+    'AK' has no suits: give two cards with their suits, e.g. AhKc
+    """
+    example = class_example(classes[1])
+    if class_taken:
+        return InvalidCardError(f"{text.strip()!r} is no holding and no class: say suited or offsuit, {classes[0]} "
+                                f"or {classes[1]}, or give two cards with their suits, e.g. {example}", field=field)
+    return InvalidCardError(f"{text.strip()!r} has no suits: give two cards with their suits, e.g. {example}",
+                            field=field)
+
+
 def _not_a_holding(text: str, name: str) -> InvalidCardError:
     kind = "a pair" if len(name) == 2 else "suited" if name[2] == "s" else "offsuit"
     return InvalidCardError(f"{text.strip()!r} is a hand class ({name}, {kind}), not a holding: give two cards "
@@ -179,9 +215,12 @@ def parse_cards(cards: CardLike, *, allow_empty: bool = True) -> tuple[int, ...]
             out = tuple(parse_card(t) for t in _split_text(cards))
         except InvalidCardError:
             name = hand_class(cards)
-            if name is None:
-                raise
-            raise _not_a_holding(cards, name) from None
+            if name is not None:
+                raise _not_a_holding(cards, name) from None
+            classes = unmarked_classes(cards)
+            if classes is not None:
+                raise no_suits(cards, classes, class_taken=False) from None
+            raise
     elif isinstance(cards, int) and not isinstance(cards, bool):
         out = (parse_card(cards),)
     else:

@@ -130,7 +130,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         worker_pool,
     )
 
-    ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format(raw=True))
+    ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("--seed", type=seed_int, default=2, help="deal seed (2: the reported run; 1 was for tuning)")
     ap.add_argument("--hands", type=positive_int, default=None, help="fixed hands per match (skips the pilot)")
     ap.add_argument("--jobs", type=int, choices=(1, 2), default=1, help="matches played at once")

@@ -409,9 +409,11 @@ def help_format(raw: bool = False) -> Any:
     """The ``formatter_class`` of the scripts' parsers: each option's help ends with its default
     (``(default: 4000)``), unless it has none worth saying (None, off, empty) or the help already
     says it; an option without help shows its default alone; with ``raw`` the description keeps
-    its paragraphs as written. Lines break at spaces and after a list's commas, never inside a
-    word (:func:`help_lines`: argparse cut a long default such as a list of specs mid-word). The
-    benchmarks' parsers use it too (``bench/native_guard.py``).
+    its paragraphs and line breaks as written, but a line wider than the terminal is folded
+    (:func:`raw_lines`: argparse printed it whole, 95 columns at 80). Lines break at spaces and
+    after a list's commas, never inside a word (:func:`help_lines`: argparse cut a long default
+    such as a list of specs mid-word). The benchmarks' parsers use it too
+    (``bench/native_guard.py``).
 
     >>> import argparse
     >>> ap = argparse.ArgumentParser(prog="x", formatter_class=help_format())
@@ -450,7 +452,7 @@ def help_format(raw: bool = False) -> Any:
 
         def _fill_text(self, text: str, width: int, indent: str) -> str:
             if raw:
-                return super()._fill_text(text, width, indent)
+                return raw_lines(text, width, indent)
             return "\n".join(help_lines(text, width, indent))
 
     return Defaults
@@ -461,10 +463,11 @@ def help_format(raw: bool = False) -> Any:
 WHOLE_WORDS = {"break_long_words": False, "break_on_hyphens": False}
 
 
-def help_lines(text: str, width: int, indent: str = "") -> list[str]:
+def help_lines(text: str, width: int, indent: str = "", hang: Optional[str] = None) -> list[str]:
     """``text`` folded into lines of at most ``width`` columns, broken at spaces and after the
     commas of a list (``call,raise,station``: a default that is one long word stayed whole but ran
-    past the terminal), never inside a word (:data:`WHOLE_WORDS`).
+    past the terminal), never inside a word (:data:`WHOLE_WORDS`); each line starts with
+    ``indent``, or the second and later with ``hang`` when it is given.
 
     >>> help_lines("bots (default: call,raise,station,lag)", 24)
     ['bots (default: call,', 'raise,station,lag)']
@@ -477,7 +480,31 @@ def help_lines(text: str, width: int, indent: str = "") -> list[str]:
     class Lists(textwrap.TextWrapper):
         wordsep_simple_re = re.compile(r"(\s+|(?<=,)(?=[^\s,]))")  # a space, or the point after a comma
 
-    return Lists(width, initial_indent=indent, subsequent_indent=indent, **WHOLE_WORDS).wrap(" ".join(text.split()))
+    return Lists(width, initial_indent=indent, subsequent_indent=indent if hang is None else hang,
+                 **WHOLE_WORDS).wrap(" ".join(text.split()))
+
+
+def raw_lines(text: str, width: int, indent: str = "") -> str:
+    """A raw description (``help_format(raw=True)``) as written, each line after ``indent``,
+    but a line wider than ``width`` folded (:func:`help_lines`), its next lines under its own
+    text: after its indentation and a list item's number or dash.
+
+    >>> print(raw_lines("Speed of two engines.\\n\\n1. Random play in both engines: hands/s.", 24))
+    Speed of two engines.
+    <BLANKLINE>
+    1. Random play in both
+       engines: hands/s.
+    """
+    import re
+
+    out = []
+    for line in text.splitlines():
+        if len(indent + line) <= width:
+            out.append(indent + line if line.strip() else "")
+            continue
+        lead = re.match(r"\s*(?:(?:\d+[.)]|[-*])\s+)?", line).group()
+        out += help_lines(line, width, indent + re.match(r"\s*", line).group(), indent + " " * len(lead))
+    return "\n".join(out)
 
 
 #: ``--help`` of an ``--out`` file.

@@ -131,7 +131,7 @@ def plot(rows: list[dict], variants: list[str], path: Path, title: str) -> bool:
 def main(argv: Optional[list[str]] = None) -> int:
     from common import description, help_format, positive_int, require_native, seed_int, worker_pool
 
-    ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format(raw=True))
+    ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("--seed", type=seed_int, default=2, help="deal seed (2: the reported run; 1 was for tuning)")
     ap.add_argument("--hands", type=positive_int, default=4000, help="duplicate hands per match")
     ap.add_argument("--jobs", type=int, choices=(1, 2), default=1, help="matches played at once")

@@ -77,6 +77,23 @@ def test_unknown_plugin_lists_what_is_installed(demo_plugin) -> None:
         plugins.available("cbr.nothing")
 
 
+def test_an_unknown_name_lists_the_built_ins_and_plugins_once_sorted(demo_plugin) -> None:
+    """The built-ins register as plugins too: the message listed them twice, once in their
+    table's order and once sorted among the installed plugins."""
+    from cbr.errors import ConfigError
+    from cbr.similarity import BUILTIN_MEASURES, measure_class
+
+    with pytest.raises(ConfigError) as got:
+        measure_class("cubic")
+    known = sorted({*BUILTIN_MEASURES, "steep"})
+    assert str(got.value) == f"unknown similarity measure 'cubic' (known: {', '.join(known)})"
+    # a plugin that is installed but fails to load says why, not that it is unknown
+    with pytest.raises(ConfigError) as broken:
+        plugins.resolve("cbr.policies", "broken_bot", {}, "policy")
+    assert str(broken.value).startswith("policy 'broken_bot': plugin 'broken_bot' in cbr.policies ")
+    assert "failed to load" in str(broken.value) and "known:" not in str(broken.value)
+
+
 def test_third_party_similarity_measure_is_used_from_toml(demo_plugin) -> None:
     from cbr.similarity import SimilarityConfig, default_casper, global_similarity
 

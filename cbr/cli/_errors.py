@@ -8,8 +8,10 @@
   that input (:data:`OPTION_OF_FIELD`, :func:`error_line`: ``... change the pot (--pot)``);
   running out of memory (``MemoryError``, a native library that cannot be mapped: see
   :func:`memory_failure`) as ``error: not enough memory (...)``;
-- 2: a usage error: an unknown option or bot or format name, conflicting options, a
-  count out of its documented range (``--hands``, ``--workers``, ``--opponents``...);
+- 2: a usage error: an unknown option or bot or game or format name, a malformed option
+  value (inline ``--game`` JSON that is not a game; a game *file* that is not is exit 1),
+  conflicting options, a count out of its documented range (``--hands``, ``--workers``,
+  ``--opponents``...);
 - 3: an internal error (a bug): ``internal error: ... (run with --debug for the traceback)``;
 - 130: interrupted (Ctrl-C); 143: terminated (SIGTERM), after the same clean-up;
 - 141: stdout's reader went away (``cbr ... | head -1``): a quiet exit, no message, the code a
@@ -371,9 +373,11 @@ def guarded(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def usage_error(message: str, option: Optional[str] = None) -> typer.BadParameter:
-    """A usage error (exit 2) about ``option``; raise it from a command."""
-    return typer.BadParameter(message, param_hint=f"'{option}'" if option else None)
+def usage_error(message: str, *options: Optional[str]) -> typer.BadParameter:
+    """A usage error (exit 2) about ``options`` (one, or several that conflict, named as click
+    names an option's spellings: ``'--min-cases' / '--k'``); raise it from a command."""
+    named = [f"'{option}'" for option in options if option]
+    return typer.BadParameter(message, param_hint=" / ".join(named) if named else None)
 
 
 class _MissingOption(typer.BadParameter):

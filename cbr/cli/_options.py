@@ -31,14 +31,15 @@ GAME_HELP = ("Game: a preset name (e.g. holdem.limit.2p), a GameDef JSON file (.
 def game_option(spec: Optional[str], n_players: int = 2, *, acpc: bool = False) -> Any:
     """The ``GameDef`` of a ``--game`` option (:data:`GAME_HELP`): :func:`cbr.game.spec.load_game`,
     or with ``acpc`` :func:`cbr.logs.acpc.acpc_game` (also the reference dealer's game-file names;
-    ``None``: the default game of ``n_players``). An unknown game name is a usage error on
-    ``--game`` (exit 2) in every command, as an unknown name is everywhere else; a game
-    definition that is not valid (inline JSON, a file) is an error in the input (exit 1)."""
+    ``None``: the default game of ``n_players``). What the command line itself gives wrong, an
+    unknown game name or inline JSON (``'{...}'``) that is not a valid game, is a usage error on
+    ``--game`` (exit 2) in every command, as a malformed value of any option is; a game file
+    whose content is not valid is an error in an input file (exit 1)."""
     import os
 
     from cbr.errors import ConfigError
 
-    definition = spec is not None and (spec.strip().startswith("{") or os.path.exists(spec))
+    game_file = spec is not None and not spec.strip().startswith("{") and os.path.exists(spec)
     try:
         if acpc:
             from cbr.logs.acpc import acpc_game
@@ -48,9 +49,20 @@ def game_option(spec: Optional[str], n_players: int = 2, *, acpc: bool = False) 
 
         return load_game(spec if spec is not None else "holdem.limit.2p")
     except ConfigError as exc:
-        if definition:
+        if game_file:
             raise
         raise usage_error(str(exc), "--game") from None
+
+
+def check_min_cases(k: Optional[int], min_cases: Optional[int]) -> None:
+    """``--min-cases`` above ``--k``, both given: a usage error (exit 2) naming both options and
+    their values (fewer than M cases at the threshold take the K most similar: M is at most K),
+    in ``cbr query`` and ``cbr casebase similarity`` alike. One of them against the case base's
+    own value is each command's check."""
+    if min_cases is not None and k is not None and min_cases > k:
+        raise usage_error(f"--min-cases {min_cases} is above --k {k}: fewer than --min-cases cases at the "
+                          f"threshold take the --k most similar, so give --min-cases {k} or less, or --k "
+                          f"{min_cases} or more", "--min-cases", "--k")
 
 
 def worker_count(workers: Optional[int], default: Callable[[int], int]) -> int:

@@ -9,6 +9,7 @@ import typer
 
 from cbr.cli._errors import EXIT_ERROR, guarded, usage_error
 from cbr.cli._options import (
+    check_min_cases,
     check_output,
 )
 from cbr.cli._output import print_json, rich_table, stderr, stdout
@@ -279,17 +280,21 @@ def _settings(given: Optional[list[str]], option: str) -> dict[str, str]:
 
 def _measure(text: str) -> tuple[str, dict[str, float]]:
     """``exp:k=1.5`` (a measure name and its parameters) as ``("exp", {"k": 1.5})``; an unknown
-    measure or a parameter it does not take is a usage error naming the ones there are."""
+    measure, a parameter it does not take or one given twice (``exp:k=2,k=3``: which one
+    was meant?) is a usage error naming the ones there are."""
     name, _, rest = text.partition(":")
     params: dict[str, float] = {}
     for item in filter(None, (p.strip() for p in rest.split(","))):
         key, eq, value = item.partition("=")
         try:
-            params[key.strip()] = float(value)
+            number = float(value)
         except ValueError:
             raise usage_error(f"--measure {text!r}: a parameter is NAME=NUMBER, got {item!r}", "--measure") from None
         if not eq:
             raise usage_error(f"--measure {text!r}: a parameter is NAME=NUMBER, got {item!r}", "--measure")
+        if key.strip() in params:
+            raise usage_error(f"--measure {text!r}: parameter {key.strip()!r} given twice; give it once", "--measure")
+        params[key.strip()] = number
     from cbr.errors import ConfigError
     from cbr.similarity.measures import check_measure
 
@@ -358,9 +363,7 @@ def casebase_similarity(
 
     if weighted and unweighted:
         raise usage_error("give --weighted or --unweighted, not both", "--weighted")
-    if min_cases is not None and k is not None and min_cases > k:
-        raise usage_error(f"--min-cases {min_cases} is above --k {k}: fewer than --min-cases cases at the threshold "
-                          f"take the --k most similar, so --min-cases is at most --k", "--min-cases")
+    check_min_cases(k, min_cases)
     weights = {}
     for key, value in _settings(weight, "--weight").items():
         try:

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Iterable, Iterator, Optional
 import typer
 
 from cbr.cli._errors import guarded
-from cbr.cli._options import FLAG, alias, game_option
+from cbr.cli._options import FLAG, alias, check_min_cases, game_option
 from cbr.cli._output import counted, print_json, print_table
 from cbr.query import MAX_TOP
 
@@ -62,9 +62,7 @@ def query_command(
     given = [name for name, value in described.items() if value is not None]
     if weighted and unweighted:
         raise typer.BadParameter("give --weighted or --unweighted, not both")
-    if min_cases is not None and k is not None and min_cases > k:
-        raise typer.BadParameter(f"--min-cases {min_cases} is above --k {k}: fewer than --min-cases cases at the "
-                                 f"threshold take the --k most similar, so --min-cases is at most --k")
+    check_min_cases(k, min_cases)
     dealt = alias(dealt, players, "--dealt", "--players")
     if matchstate is not None and matchstate_file is not None:
         raise typer.BadParameter("give --matchstate or --matchstate-file, not both")

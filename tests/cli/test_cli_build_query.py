@@ -262,8 +262,6 @@ def test_query_unweighted_flag(built) -> None:
     (["--matchstate", "nonsense"], "MATCHSTATE"),
     ([], "no situation: give the hole cards (and the board, the bets to call, ...) or a MATCHSTATE "
          "(--hole, --matchstate)"),
-    (["--hole", "AsKs", "--game", '{"name": "x", "n_players": 2}'], "missing fields blinds, small_bet, big_bet, "
-                                                                   "first_to_act) (--game)"),
 ])
 def test_query_bad_input_exits_1_with_one_line(built, args, words) -> None:
     _, out, _ = built

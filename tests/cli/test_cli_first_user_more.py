@@ -102,7 +102,12 @@ def test_evaluate_answers_under_the_served_name_of_a_copy(tmp_path: Path) -> Non
 @pytest.mark.parametrize("value, says", [
     ("hand_strength=exp:q=4", "--measure 'exp:q=4': measure 'exp' has no parameter 'q' (its parameters: k)"),
     ("hand_strength=linear:k=2", "--measure 'linear:k=2': measure 'linear' has no parameter 'k' (it takes none)"),
-    ("hand_strength=nosuch", "--measure 'nosuch': unknown similarity measure 'nosuch' (built-in: linear, exp, exact, equity;"),
+    # a parameter given twice kept the last value without a word
+    ("hand_strength=exp:k=2,k=3", "--measure 'exp:k=2,k=3': parameter 'k' given twice; give it once"),
+    ("hand_strength=exp: k=2 , k = 3", "--measure 'exp: k=2 , k = 3': parameter 'k' given twice; give it once"),
+    # the known measures once, sorted (they were listed twice: as built-ins, and as installed plugins)
+    ("hand_strength=nosuch", "--measure 'nosuch': unknown similarity measure 'nosuch' (known: equity, exact, exp, "
+                             "linear)"),
 ])
 def test_an_unknown_measure_or_parameter_is_a_usage_error(value: str, says: str) -> None:
     """``--measure hand_strength=exp:q=4`` was 'error: ... ExponentialSimilarity.__init__() got an
@@ -125,6 +130,23 @@ def test_a_similarity_file_with_an_unknown_parameter_says_the_same_words(tmp_pat
                                   "'hand_strength': measure 'exp' has no parameter 'q' (its parameters: k)")
 
 
+# ---- 3b. --min-cases above --k, both given: a usage error naming both -----------------------
+@pytest.mark.parametrize("command", [["query", "--hole", "AdQc"], ["casebase", "similarity", "default"]])
+def test_min_cases_above_k_names_both_options_and_their_values(command: list[str]) -> None:
+    """``cbr query --min-cases 10 --k 5`` said "Invalid value: --min-cases 10 is above --k 5: ..."
+    naming no option (typer's hint was empty), while one of them against the case base's own
+    value names its option; both are named now, with the values to give."""
+    got = cbr(*command, "--min-cases", 10, "--k", 5)
+    assert got.exit_code == 2, got.output
+    assert ("Error: Invalid value for '--min-cases' / '--k': --min-cases 10 is above --k 5: fewer than --min-cases "
+            "cases at the threshold take the --k most similar, so give --min-cases 5 or less, or --k 10 or more") \
+        in " ".join(got.output.replace("│", " ").split()), got.output
+    # equal values pass the check: the query is answered; the shipped case base is then refused
+    # as the target of a change (exit 1), not the options
+    same = cbr(*command, "--min-cases", 5, "--k", 5)
+    assert same.exit_code == {"query": 0, "casebase": 1}[command[0]], same.output
+
+
 # ---- 4. an unknown --game is a usage error in cbr query too; a bad definition names the field
 def test_query_with_an_unknown_game_is_a_usage_error() -> None:
     """``cbr query --game nosuchgame`` exited 1 where serve-dealer, play --acpc and train cfr exit 2."""
@@ -133,17 +155,45 @@ def test_query_with_an_unknown_game_is_a_usage_error() -> None:
     assert "Invalid value for '--game': unknown game 'nosuchgame'; known: casper.2p," in got.output
 
 
-def test_a_game_definition_without_a_field_names_it() -> None:
-    """``--game '{"name": "x"}'`` said "bad game definition {'name': 'x'}: 'n_players'" (a KeyError's text)."""
+def test_a_game_definition_without_a_field_names_it(tmp_path: Path) -> None:
+    """``--game '{"name": "x"}'`` said "bad game definition {'name': 'x'}: 'n_players'" (a KeyError's text).
+    Inline JSON is the option's value: a usage error (exit 2) on --game; the same definition
+    in a game file is an error in that file (exit 1)."""
     got = cbr("query", "--matchstate", "MATCHSTATE:0:0::AdQc|", "--game", '{"name": "x"}')
-    assert got.exit_code == 1, got.output
-    assert got.output.strip() == ("error: the inline game JSON: not a game definition (bad game definition "
-                                  "{'name': 'x'}: missing fields n_players, blinds, small_bet, big_bet, "
-                                  "first_to_act) (--game)")
+    assert got.exit_code == 2, got.output
+    assert ("Invalid value for '--game': the inline game JSON: not a game definition (bad game definition "
+            "{'name': 'x'}: missing fields n_players, blinds, small_bet, big_bet, first_to_act)") \
+        in " ".join(got.output.replace("│", " ").split()), got.output
     got = cbr("query", "--matchstate", "MATCHSTATE:0:0::AdQc|", "--game",
               '{"name": "x", "n_players": 2, "blinds": [10, 5], "small_bet": 10, "big_bet": 20}')
-    assert got.exit_code == 1 and "bad game definition" in got.output and got.output.strip().endswith(
-        ": missing field first_to_act) (--game)"), got.output
+    assert got.exit_code == 2 and "bad game definition" in got.output and " ".join(got.output.split()).endswith(
+        ": missing field first_to_act)"), got.output
+    (tmp_path / "x.json").write_text('{"name": "x"}')
+    got = cbr("query", "--matchstate", "MATCHSTATE:0:0::AdQc|", "--game", tmp_path / "x.json")
+    assert got.exit_code == 1, got.output
+    assert got.output.strip() == (f"error: game file {tmp_path / 'x.json'}: not a game definition (bad game "
+                                  "definition {'name': 'x'}: missing fields n_players, blinds, small_bet, big_bet, "
+                                  "first_to_act) (--game)")
+
+
+@pytest.mark.parametrize("command", [["query", "--hole", "AdQc"], ["serve-dealer", "--players", "call,call"],
+                                     ["play", "--acpc", "127.0.0.1:9"]])
+def test_malformed_inline_game_json_is_a_usage_error_and_a_bad_game_file_is_not(command: list,
+                                                                                  tmp_path: Path) -> None:
+    """``--game '{"bad":'`` exited 1 while ``--game nosuchgame`` exited 2: a value the command
+    line gives wrong is a usage error naming --game, in every command that takes a game; the
+    same text in a game file is a bad input file, one ``error:`` line, exit 1 (the ACPC client
+    refuses before it connects: port 9, nobody listens)."""
+    got = cbr(*command, "--game", '{"bad":')
+    assert got.exit_code == 2, got.output
+    assert ("Invalid value for '--game': the inline game JSON is not valid JSON (Expecting value: line 1 column 8 "
+            "(char 7))") in " ".join(got.output.replace("│", " ").split()), got.output
+    (tmp_path / "bad.json").write_text('{"bad":')
+    got = cbr(*command, "--game", tmp_path / "bad.json")
+    assert got.exit_code == 1, got.output
+    assert got.output.strip().startswith(f"error: game file {tmp_path / 'bad.json'}: not JSON (Expecting value: "), \
+        got.output
+    assert len(got.output.strip().splitlines()) == 1, got.output
 
 
 # ---- 6. a table title too long for the width folds without a trailing space -----------------

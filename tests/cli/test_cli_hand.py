@@ -73,6 +73,30 @@ def test_a_class_before_the_flop_gives_the_classes_numbers() -> None:
     assert message == "error: '72o' is a hand class (72o, offsuit), not a holding: give two cards with their suits, e.g. 7h2c"
 
 
+@pytest.mark.parametrize(("text", "classes", "holding"), [
+    ("AK", "AKs or AKo", "AhKc"), ("KA", "AKs or AKo", "AhKc"), ("t9", "T9s or T9o", "Th9c"), (" 72 ", "72s or 72o", "7h2c"),
+])
+def test_two_ranks_without_a_mark_name_the_two_classes(text: str, classes: str, holding: str) -> None:
+    """`cbr hand AK` was "unknown card 'AK'", with no word of what to type. Before the flop a
+    class is taken, and AK stands between two (suited and offsuit: their numbers differ), so
+    the line names both and a holding; with a board (no class taken) the holding only, as
+    `cbr query --hole AK` says it."""
+    shown = text.strip()
+    result = run(text)
+    assert (result.exit_code, result.output.strip()) == (
+        1, f"error: '{shown}' is no holding and no class: say suited or offsuit, {classes}, or give two cards with "
+           f"their suits, e.g. {holding}")
+    result = run(text, "3h4sJd")
+    assert (result.exit_code, result.output.strip()) == (
+        1, f"error: '{shown}' has no suits: give two cards with their suits, e.g. {holding}")
+    result = runner.invoke(app, ["query", "--hole", text, "--board", "3h4sJd"])
+    assert (result.exit_code, result.output.strip()) == (
+        1, f"error: '{shown}' has no suits: give two cards with their suits, e.g. {holding} (--hole)")
+    # each form the message suggests works
+    for form in (*classes.split(" or "), holding):
+        assert run(form, "--trials", "200").exit_code == 0, form
+
+
 def test_seed_makes_it_deterministic() -> None:
     a = json.loads(run("AsAc", "--trials", "2000", "--seed", "9", "--json").output)
     b = json.loads(run("AsAc", "--trials", "2000", "--seed", "9", "--json").output)

@@ -51,10 +51,17 @@ def test_inline_json_and_game_files_get_the_check(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("bad", ["NaN", "1e308"])
-def test_cbr_query_refuses_such_a_game_in_one_line(bad) -> None:
+def test_cbr_query_refuses_such_a_game_in_one_line(bad, tmp_path: Path) -> None:
+    """Inline on the command line it is a malformed --game value: a usage error (exit 2); in a
+    game file, a bad input file: one ``error:`` line (exit 1)."""
     game = json.dumps(game_dict()).replace("[10.0, 5.0]", f"[{bad}, 5.0]")
     assert bad in game
     r = runner.invoke(app, ["query", "--game", game, "--hole", "AdQc"])
+    assert r.exit_code == 2, r.output
+    said = " ".join(r.stderr.replace("│", " ").split())
+    assert "Invalid value for '--game': the inline game JSON: " in said and "not a number of chips" in said, r.stderr
+    (tmp_path / "g.json").write_text(game)
+    r = runner.invoke(app, ["query", "--game", str(tmp_path / "g.json"), "--hole", "AdQc"])
     assert r.exit_code == 1, r.output
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and "not a number of chips" in lines[0], r.stderr

@@ -268,7 +268,7 @@ def test_cli_shows_sets_and_refuses(base: Path, tmp_path: Path):
                                                  "'nothing' on any street; the features: players_dealt, "),
             (["--weight", "hand_strength=x"], 2, "is a number"),
             (["--weight", "hand_strength"], 2, "FEATURE=VALUE"),
-            (["--measure", "pot_odds=nope"], 2, "--measure 'nope': unknown similarity measure 'nope' (built-in: linear, "),
+            (["--measure", "pot_odds=nope"], 2, "--measure 'nope': unknown similarity measure 'nope' (known: equity, exact, "),
             (["--measure", "pot_odds=exp:q=4"], 2, "measure 'exp' has no parameter 'q' (its parameters: k)"),
             (["--measure", "pot_odds=exp:k"], 2, "NAME=NUMBER"),
             (["--weighted", "--unweighted"], 2, "not both"),
