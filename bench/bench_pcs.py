@@ -62,7 +62,7 @@ def speed(args: argparse.Namespace) -> None:
 def train(args: argparse.Namespace) -> None:
     a = D.DistributionAbstraction.load(SHIPPED_TEACHER)
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    out.mkdir(exist_ok=True)  # that folder alone: its parent was checked (out_path)
     t = MCCFRTrainer(a, seed=args.seed, threads=args.threads, sampling=args.sampling)
     budget = args.cpu_minutes * 60.0
     cpu0, wall0 = time.process_time(), time.perf_counter()
@@ -98,7 +98,7 @@ def lbr(args: argparse.Namespace) -> int:
 
 
 def main() -> int:
-    from native_guard import help_format, number, parse_args, positive_float, positive_int, seed_int
+    from native_guard import help_format, number, out_path, parse_args, positive_float, positive_int, seed_int
 
     from casebases import description
 
@@ -110,7 +110,8 @@ def main() -> int:
     t = sub.add_parser("train", formatter_class=help_format())
     t.add_argument("--sampling", choices=("external", "public"), required=True, help="the sampling scheme trained")
     t.add_argument("--cpu-minutes", type=positive_float, default=10.0, help="CPU minutes of this process to train for")
-    t.add_argument("--out", required=True, help="the folder a cfr bot plays, written (abstraction, strategy, run.json)")
+    t.add_argument("--out", type=out_path("folder"), required=True,
+                   help="the folder a cfr bot plays, written (abstraction, strategy, run.json); made if missing, its parent must exist")
     t.add_argument("--seed", type=seed_int, default=1, help="the trainer's seed")
     t.add_argument("--threads", type=positive_int, default=1, help="the trainer's threads (1 for the same CPU time per scheme)")
     e = sub.add_parser("lbr", formatter_class=help_format())

@@ -6,7 +6,9 @@ The logs are rule-bot self-play (:func:`cbr.play.selfplay.write_selfplay_logs`, 
 5,000 hands ``selfplay-NNNNN.log``, generated once into ``--logs``, default
 ``cbr-selfplay-<hands>`` in the temporary folder (``$TMPDIR``, else ``/tmp``), and found there by later runs). ``--logs`` must be a folder that
 exists and holds those logs (those missing for ``--hands`` are generated), or an empty one to
-generate them into. Each
+generate them into. Logs made for another ``--hands`` are not reused: the folder's
+``selfplay.json`` records the run, and a folder of another run is one ``error:`` line naming both
+(a folder of 20 hands was taken for ``--hands 10``, and the build read 20). Each
 mode runs ``cbr build`` as a child process and samples, every 0.1 s, the resident memory of
 that process and all of its children (the local cluster's workers included), so the peak
 is the whole build's:
@@ -113,16 +115,19 @@ def run(mode: str, logs: Path, hands: int) -> dict:
 
 
 def logs_folder(text: str) -> Path:
-    """``--logs``' type: a folder that exists and holds this script's self-play logs, or is empty
+    """``--logs``' type: a folder that exists and holds this script's self-play logs (or the record of
+    their run, :data:`~cbr.play.selfplay.RUN_FILE`), or is empty
     (any path was taken: a file ended in a traceback, and a folder of other files got the logs
     written among them)."""
+    from cbr.play.selfplay import RUN_FILE
+
     folder = Path(text)
     if not folder.exists():
         raise argparse.ArgumentTypeError(f"{text}: no such folder (give a folder holding selfplay-NNNNN.log files "
                                          "of an earlier run, or an empty one to generate them into)")
     if not folder.is_dir():
         raise argparse.ArgumentTypeError(f"{text} is not a folder")
-    if any(folder.iterdir()) and not any(folder.glob("selfplay-[0-9]*.log")):
+    if any(folder.iterdir()) and not any(folder.glob("selfplay-[0-9]*.log")) and not (folder / RUN_FILE).exists():
         raise argparse.ArgumentTypeError(f"{text} holds no self-play logs (selfplay-NNNNN.log): give a folder of an "
                                          "earlier run, or an empty one to generate them into")
     return folder

@@ -10,7 +10,8 @@ answered the same with or without the extensions, and the check runs before any 
 The options' types are the experiments' (``experiments/common.py``): a count is
 :func:`positive_int` (1 or more), a seed :func:`seed_int` (0 or more), a duration
 :func:`positive_float` (more than 0), other ranges :func:`number`; :func:`number_list` reads a
-comma-separated list of counts, :func:`json_file` a file to write and :func:`casebase_name` a
+comma-separated list of counts, :func:`json_file` a file to write, :func:`out_path` a folder to
+write into (made if missing, but only when its parent exists), and :func:`casebase_name` a
 case base, so a bad value is a usage error before any work, not a traceback in the middle of (or
 at the end of) a run. Their ``--help`` says each option's default (:func:`help_format`, the
 experiments' too). A script whose work may end in an error of the library starts through
@@ -31,6 +32,7 @@ from experiments.common import (  # noqa: E402  (the experiments' own: the same 
     help_format,
     number,
     numbers,
+    out_path,
     parse_args,
     positive_float,
     positive_int,
@@ -39,7 +41,7 @@ from experiments.common import (  # noqa: E402  (the experiments' own: the same 
     seed_int,
 )
 
-__all__ = ["casebase_name", "help_format", "json_file", "number", "number_list", "parse_args", "positive_float",
+__all__ = ["casebase_name", "help_format", "json_file", "number", "number_list", "out_path", "parse_args", "positive_float",
            "positive_int", "require_modules", "require_native", "run", "seed_int"]
 
 

@@ -205,19 +205,28 @@ def main() -> int:
     kept = sum(c in rows.get(b, {}) for b in bots for c in ("lbr", *opponents, "time"))  # cells not measured again
     reused: dict[str, list[str]] = {}  # a committed file -> the bots whose LBR was taken from it
 
+    measured = 0  # cells this run has written into out
+
     def save() -> None:
         write_json(out, report, indent=1)  # the folder with the first result: a run that fails before leaves none
 
+    def written() -> str:
+        """What a worker's death leaves: the cells this run wrote, and where, or none."""
+        if measured:
+            return (f"{measured} cell{'s' * (measured > 1)} measured by this run {'are' if measured > 1 else 'is'} "
+                    f"in {out} (a re-run measures only the rest).")
+        return "No cell was written" + (f" ({out} is as an earlier run left it)." if out.exists() else ".")
+
     if "matches" not in skip:
         todo = [(b, o) for b in bots for o in opponents if o not in rows.get(b, {})]
-        with worker_pool(args.workers, kept=f"The cells measured so far are in {out} (a re-run measures only "
-                         "the rest).") as pool:
+        with worker_pool(args.workers, kept=written) as pool:
             results = pool.map(duel, [b for b, _ in todo], [o for _, o in todo], [args.hands] * len(todo),
                                [args.seed] * len(todo))
             for (b, o), m in zip(todo, results):
                 rows.setdefault(b, {})[o] = m
                 print(f"{b} vs {o}: {m['sb_per_hand']:+.3f} +- {m['ci']:.3f} sb/h", file=sys.stderr, flush=True)
                 save()
+                measured += 1
     if "lbr" not in skip:
         for b in bots:
             if "lbr" in rows.get(b, {}):

@@ -11,7 +11,8 @@ defaults (4 buckets as the shipped strategy, 200/300 boards, 200 limit and 500 n
 iterations) are smaller than the shipped recipe (``casebases/build_cfr.py``: 400/600
 boards, 1000 iterations) so that everything fits in a few minutes of CPU on a shared machine.
 
-Files go to ``--cache`` (default ``experiments/cache/table2``, not in git), one directory
+Files go to ``--cache`` (default ``experiments/cache/table2``, not in git; a ``--cache`` folder is
+made if missing, but only in a folder that exists), one directory
 per bucketing as ``cbr abstraction build`` / ``cbr train cfr`` write them; a directory
 whose ``settings.json`` matches is reused, so re-running is free. Deterministic from the
 seeds. The per-board
@@ -59,6 +60,9 @@ def prepare(cache: Path, settings: dict, names: Optional[list[str]] = None) -> d
 
     # every build visits the same boards: keep all their metric tables (3 prefixes a board)
     metrics._CACHE_SIZE = max(metrics._CACHE_SIZE, 3 * (settings["threshold_boards"] + settings["game_boards"]) + 16)
+    # the default cache is made with its parents (inside the checkout); a --cache folder alone (out_path
+    # checked that its parent exists): a slip in the path must not make a tree elsewhere
+    cache.mkdir(parents=cache == CACHE, exist_ok=True)
     report = {}
     for name, kind, metric in BUCKETINGS:
         if names is not None and name not in names:
@@ -104,7 +108,8 @@ def settings_from(args: argparse.Namespace) -> dict:
 
 def add_arguments(ap: argparse.ArgumentParser) -> None:
     """The build/train options (shared with experiments/cfr_table2.py)."""
-    ap.add_argument("--cache", type=Path, default=None, help=f"strategy directory (default {CACHE})")
+    ap.add_argument("--cache", type=out_path("folder"), default=None,
+                    help=f"strategy directory, made if missing (its parent must exist; default {CACHE})")
     ap.add_argument("--quick", action="store_true", help="tiny settings (2 buckets, 4 boards, 5 iterations) for tests")
     ap.add_argument("--buckets", type=positive_int, default=None, help=f"buckets per street (default {DEFAULTS['buckets']})")
     ap.add_argument("--threshold-boards", type=positive_int, default=None, help="boards sampled for the bucket thresholds")

@@ -213,9 +213,10 @@ class worker_pool:  # noqa: N801  (used as ``with worker_pool(n) as pool``, as P
     outside, out of memory) is noticed while the script waits, whatever the pool knows. Leaving
     the block by an exception (Ctrl-C, a worker's error) stops the workers at once; a dead
     worker is a :class:`~cbr.errors.CBRError` (one ``error:`` line from :func:`run`) ending with
-    ``kept``, a sentence saying what the script has written so far."""
+    ``kept``, a sentence saying what the script has written so far, or a function giving that
+    sentence when the worker died (what a script writes as it goes changes while it waits)."""
 
-    def __init__(self, workers: int, kept: str = "Nothing was written.") -> None:
+    def __init__(self, workers: int, kept: Any = "Nothing was written.") -> None:
         self.workers = max(1, workers)
         self.kept = kept
         self._pool: Any = None
@@ -252,8 +253,9 @@ class worker_pool:  # noqa: N801  (used as ``with worker_pool(n) as pool``, as P
             return
         stop_pool(self._pool)
         if isinstance(exc, BrokenProcessPool):
+            kept = self.kept() if callable(self.kept) else self.kept
             raise CBRError(f"a worker process of the experiment died ({exc}); killed from outside, or out of "
-                           f"memory? {self.kept}") from None
+                           f"memory? {kept}") from None
 
 
 def pyplot() -> Optional[Any]:

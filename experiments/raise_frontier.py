@@ -7,7 +7,8 @@ and weak bots it was not built for, and head to head with the ``p = 0`` run of t
     python3 experiments/raise_frontier.py --p 0 0.05 0.2 --iterations 6000000 --seed 63 --hands 10000
 
 Each ``p`` is trained by the counter recipe (``casebases/build_counters.py --only raise --p P
---iterations N --threads 1``: deterministic for its arguments) into ``--work`` (a run already
+--iterations N --threads 1``: deterministic for its arguments) into ``--work`` (made if missing, but
+only in a folder that exists; a run already
 there, ``p<P>-<N>[-m<model hands>]/counter_raise/``, is reused, and said so), then plays duplicate
 matches on ``--seed``'s deals.
 ``p = 0`` ignores the model: it is plain self-play MCCFR with the same budget, the control.
@@ -41,7 +42,8 @@ def train(p: float, iterations: int, work: Path, model_hands: int = 20_000) -> s
     if (folder / "strategy.npz").exists():
         say(f"p = {p:g}: reusing {folder} (trained before with the same p, iterations and model hands)")
     else:
-        out.mkdir(parents=True, exist_ok=True)
+        work.mkdir(exist_ok=True)  # that folder alone: its parent was checked (out_path)
+        out.mkdir(exist_ok=True)
         if not (out / "emd_256").exists():
             (out / "emd_256").symlink_to(SHIPPED)
         say(f"training p = {p:g}, {iterations:,} iterations -> {folder}")
@@ -57,9 +59,6 @@ def _checked(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         ap.error("--p must include 0, the control")
     if max(args.p) > 1.0:
         ap.error(f"argument --p: each must be 0 to 1, not {' '.join(f'{p:g}' for p in args.p)}")
-    work = Path(args.work)
-    if work.exists() and not work.is_dir():
-        ap.error(f"argument --work: {work} is a file, not a folder")
 
 
 def main() -> None:
@@ -79,12 +78,13 @@ def main() -> None:
     ap.add_argument("--lbr-minutes", type=number(0.01), default=15.0, help="at most this long for each LBR run")
     ap.add_argument("--extra", type=policy_spec, nargs="*", default=[], metavar="SPEC",
                     help="more strategies measured the same way, e.g. cfr:strategy=counter_raise_mild (a row each)")
-    ap.add_argument("--work", default="/tmp/raise-frontier", help="the runs' folder")
+    ap.add_argument("--work", type=out_path("folder"), default="/tmp/raise-frontier",
+                    help="the runs' folder (made if missing; its parent must exist)")
     ap.add_argument("--out", type=out_path("file"), default=None, help=OUT_HELP.format(name="raise-frontier-seed<SEED>.json"))
     args = ap.parse_args()
     _checked(ap, args)
     require_native()  # after every usage check: a usage error is one, extensions or not
-    work = Path(args.work)
+    work = args.work
     specs = {p: train(p, args.iterations, work, args.model_hands) for p in args.p}
     control = specs[0.0]
     rows = []

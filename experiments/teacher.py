@@ -112,8 +112,21 @@ def main() -> int:
     report = json.loads(out_json.read_text()) if out_json.exists() and not args.redo else {}
     reused: list[str] = []  # what the table shows from out_json, measured by an earlier run
 
+    measured = {"snapshots": 0, "lbr": 0, "matches": 0}  # results this run has written into out_json
+
     def save() -> None:
         write_json(out_json, report, indent=1)  # the folder with the first result: a run that fails before leaves none
+
+    def written() -> str:
+        """What a worker's death leaves: the results this run wrote, and where, or none."""
+        n = measured
+        done = ([f"{n['snapshots']} snapshot LBR{'s' * (n['snapshots'] > 1)}"] if n["snapshots"] else []) + \
+            (["the teacher's LBR"] if n["lbr"] else []) + \
+            ([f"{n['matches']} match{'es' * (n['matches'] > 1)}"] if n["matches"] else [])
+        if done:
+            return f"The results measured by this run ({', '.join(done)}) are in {out_json}."
+        return "No result was written" + (f" ({out_json} is as an earlier run left it)." if out_json.exists() else ".")
+
     report["seed"] = args.seed
     if args.snapshots and "snapshots" not in skip:
         points = [p for p in report.get("snapshots", []) if p.get("hands") == args.snapshot_hands]
@@ -131,6 +144,7 @@ def main() -> int:
                 print(f"snapshot {it:,}: {r['mbb_per_game']:.0f} +- {r['ci95']:.0f} mbb/g", file=sys.stderr)
                 report["snapshots"] = sorted(points, key=lambda p: p["iterations"])
                 save()
+                measured["snapshots"] += 1
     if "lbr" not in skip:
         import numpy as np
 
@@ -142,10 +156,12 @@ def main() -> int:
                          "iterations": info["iterations"], "lbr_seconds": round(time.time() - t)}
         print(f"shipped teacher: LBR {r['mbb_per_game']:.0f} +- {r['ci95']:.0f} mbb/g ({r['hands']} hands)",
               file=sys.stderr)
+        save()  # now: the matches' workers may die, and an LBR takes hours (it was written only after them)
+        measured["lbr"] = 1
     if "matches" not in skip:
         matches = report.get("matches", {})
         opponents = args.opponents
-        with worker_pool(args.workers, kept=f"The results measured so far are in {out_json}.") as pool:
+        with worker_pool(args.workers, kept=written) as pool:
             for opp, m in zip(opponents, pool.map(duel, [TEACHER] * len(opponents), opponents, [args.match_hands] * len(opponents),
                                                   [args.seed] * len(opponents))):
                 matches[opp] = m
@@ -153,6 +169,7 @@ def main() -> int:
                       file=sys.stderr)
                 report["matches"] = matches
                 save()
+                measured["matches"] += 1
     save()
     if "lbr" in skip and "lbr" in report:
         reused.append("the LBR")

@@ -182,8 +182,9 @@ def test_other_bad_values_are_usage_errors(name: str, args: list[str], said: str
 
 #: An option with a type, and the rest of its line.
 TYPED = re.compile(r"""(\w+)\.add_argument\("(--[a-z-]+)"([^\n]*)""")
-#: Options whose type reads no number: files, folders and names (in :data:`MORE`, but --logs: any folder).
-NOT_NUMBERS = ("--json", "--baseline", "--logs", "--base", "--classes", "--abstraction")
+#: Options whose type reads no number: files, folders and names (in :data:`MORE`, but --logs: any folder;
+#: bench_pcs.py train --out in tests/test_folder_options.py).
+NOT_NUMBERS = ("--json", "--baseline", "--logs", "--base", "--classes", "--abstraction", "--out")
 #: Types of options naming bots (tests/test_bench_scripts.py checks them).
 BOT_TYPES = ("type=policy_specs(", "type=match_bots")
 

@@ -60,7 +60,7 @@ def test_bench_scale_build_of_one_hand_into_a_relative_logs_folder(tmp_path: Pat
     p = bench("bench_scale_build", ["--hands", "1", "--modes", "local", "--logs", "logs", "--json", "s.json"], tmp_path)
     assert p.returncode == 0 and "Traceback" not in p.stderr, (p.stdout, p.stderr)
     assert p.stdout.startswith(f"logs: 1 files, 1 hands, 0.0 MB in {tmp_path / 'logs'} "), p.stdout
-    assert [f.name for f in (tmp_path / "logs").iterdir()] == ["selfplay-00000.log"]
+    assert sorted(f.name for f in (tmp_path / "logs").iterdir()) == ["selfplay-00000.log", "selfplay.json"]
     report = json.loads((tmp_path / "s.json").read_text())
     assert report["hands"] == 1 and [r["mode"] for r in report["results"]] == ["local"]
     assert report["results"][0]["hands"] == 1 and report["results"][0]["cases"] > 0

@@ -66,11 +66,46 @@ def tell(text: str) -> None:
     error surfaced wherever the main thread was: out of the event loop's wait (the server exited,
     with a traceback) or inside a request's callback, where asyncio and the HTTP protocol took
     it for that request's error, and the server went on serving with nobody left to stop it
-    (found in CI under load: "the server outlived its starter")."""
+    (found in CI under load: "the server outlived its starter").
+
+    A line that cannot be written stays in stderr's buffer (unless ``PYTHONUNBUFFERED``), and
+    the interpreter's last flush of it at exit fails too, which makes Python exit 120 whatever
+    the command's code (a server SIGTERMed with its stderr's reader gone exited 120, not 143):
+    so stderr is sent to /dev/null then (:func:`drop_stream`), what is pending with it; nothing
+    written there could be read anyway."""
     try:
         typer.echo(text, err=True)
-    except (OSError, ValueError):  # the reader is gone (EPIPE), or stderr is closed
+    except (ValueError, BlockingIOError):  # stderr is closed (nothing pending to flush), or full for now
         pass
+    except OSError:  # the reader is gone (EPIPE), or the stream cannot be written
+        drop_stream(sys.stderr)
+
+
+def drop_stream(stream: Any) -> None:
+    """Point ``stream``'s file descriptor at /dev/null, so that what is buffered in it (and
+    anything written later) goes nowhere without an error: for a stdout or stderr whose reader
+    is gone, whose failed flush at exit would make Python exit 120 instead of the command's code
+    (the advice of the Python docs' note on SIGPIPE). A stream without a descriptor (a test's
+    capture) is left as it is."""
+    try:
+        fd = stream.fileno()
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, fd)
+        finally:
+            os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # no descriptor (io.UnsupportedOperation), or closed
+        pass
+
+
+def _flush_or_drop(stream: Any) -> None:
+    """Flush ``stream`` now; if that fails (its reader is gone), drop it (:func:`drop_stream`)."""
+    try:
+        stream.flush()
+    except ValueError:  # closed
+        pass
+    except OSError:
+        drop_stream(stream)
 
 
 def one_line(exc: BaseException) -> str:
@@ -345,24 +380,20 @@ def guarded(func: F) -> F:
             if state["debug"]:
                 raise
             tell("terminated")  # (stderr's reader may be gone: the exit code says it all the same)
+            _flush_or_drop(sys.stdout)  # its reader may be gone too: the exit's flush must not fail (120)
             raise typer.Exit(EXIT_TERMINATED) from None
         except KeyboardInterrupt:
             if state["debug"]:
                 raise
             tell("interrupted")
+            _flush_or_drop(sys.stdout)
             raise typer.Exit(EXIT_INTERRUPTED) from None
         except BrokenPipeError as exc:  # the reader went away (`cbr ... | head`): stop quietly
             if not _stdout_closed():  # a peer's socket or pipe: an error like any other
                 _fail(exc)
             # stdout onto /dev/null, so that the flush at the interpreter's exit of what is still
-            # buffered finds a writable file and prints no "Exception ignored" line (the advice
-            # of the Python docs' note on SIGPIPE)
-            try:
-                devnull = os.open(os.devnull, os.O_WRONLY)
-                os.dup2(devnull, sys.stdout.fileno())
-                os.close(devnull)
-            except (OSError, ValueError):  # pragma: no cover
-                pass
+            # buffered finds a writable file and prints no "Exception ignored" line
+            drop_stream(sys.stdout)
             raise typer.Exit(EXIT_BROKEN_PIPE) from None
         except Exception as exc:
             _fail(exc)

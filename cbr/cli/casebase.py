@@ -253,10 +253,11 @@ def casebase_merge(
     from cbr.store.merge import merge_casebases
 
     report = merge_casebases([resolve_casebase(i) for i in inputs], out, overwrite=overwrite, dedupe=dedupe)
-    for warning in report.warnings:
+    warnings = [_merge_warning(w) for w in report.warnings]
+    for warning in warnings:
         typer.echo(f"warning: {warning}", err=True)
     if as_json:
-        print_json(report.to_dict())
+        print_json({**report.to_dict(), "warnings": warnings})
         return
     per = ", ".join(f"{s} {n:,}" for s, n in report.cases_per_street.items())
     stdout.print(f"merged {len(inputs)} case bases into {out}: {report.cases:,} cases ({per}), {report.seconds:.1f} s",
@@ -265,6 +266,23 @@ def casebase_merge(
         names = "; ".join(" = ".join(e["sources"]) for e in report.shared_sources)
         stdout.print(f"--dedupe: dropped {report.duplicates_dropped:,} duplicate cases of {len(report.shared_sources)} "
                      f"shared sources ({names})", soft_wrap=True, markup=False, highlight=False)
+
+
+def _merge_warning(text: str) -> str:
+    """A warning of the merge as the command says it: the library names its parameter for what
+    keeps a shared source's cases once, the command its option.
+
+    >>> from cbr.store.merge import DEDUPE_HINT
+    >>> _merge_warning(f"the inputs a, b share the source x.log (sha256 0123): ...; {DEDUPE_HINT}")
+    'the inputs a, b share the source x.log (sha256 0123): ...; --dedupe keeps them once'
+    >>> _merge_warning("another warning")
+    'another warning'
+    """
+    from cbr.store.merge import DEDUPE_HINT
+
+    if text.endswith(DEDUPE_HINT):
+        return text[: -len(DEDUPE_HINT)] + "--dedupe keeps them once"
+    return text
 
 
 def _settings(given: Optional[list[str]], option: str) -> dict[str, str]:

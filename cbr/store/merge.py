@@ -12,7 +12,7 @@ retrieval indexes are rebuilt from the merged parts in batches, as a build does.
 Shared sources: case bases track the log files they were built from by SHA-256 (the
 manifest's ``sources``). When inputs share one (built from a common log, whatever its path
 was), merging them as they are holds that log's cases once per input: the report warns,
-naming the source. With ``dedupe=True`` a case of a shared source is kept once: a case is
+naming the source and :data:`DEDUPE_HINT`. With ``dedupe=True`` a case of a shared source is kept once: a case is
 identified by its source's checksum, street, hand id, player, position and the betting
 history before the decision (the same decision of the same hand of the same file, whatever
 build made it), and each identity is kept as many times as the input holding it most often
@@ -47,7 +47,7 @@ from cbr.store.manifest import verify_file
 from cbr.store.parts import case_schema
 from cbr.store.writer import CaseBaseWriter
 
-__all__ = ["MergeReport", "merge_casebases", "BATCH_ROWS", "FeatureColumns"]
+__all__ = ["MergeReport", "merge_casebases", "BATCH_ROWS", "DEDUPE_HINT", "FeatureColumns"]
 
 BATCH_ROWS = 65_536  # cases read from a part at a time
 
@@ -75,6 +75,11 @@ class MergeReport:
                 "cases_per_street": self.cases_per_street, "seconds": round(self.seconds, 3),
                 "warnings": list(self.warnings), "shared_sources": list(self.shared_sources),
                 "dedupe": self.dedupe, "duplicates_dropped": self.duplicates_dropped}
+
+
+#: How a warning about a shared source ends: what keeps its cases once, named by
+#: :func:`merge_casebases`' parameter (a command line names its own option instead).
+DEDUPE_HINT = "dedupe=True keeps them once"
 
 
 def _check_same(bases: Sequence[CaseBase]) -> None:
@@ -205,7 +210,7 @@ def _shared_sources(bases: Sequence[CaseBase], report: MergeReport) -> set[str]:
             report.warnings.append(
                 f"the inputs {', '.join(str(cb.path) for cb, _ in held)} share the source {' = '.join(names)} "
                 f"(sha256 {sha[:12]}): its cases are merged once per input ({sum(cases.values()):,} cases); "
-                f"--dedupe keeps them once")
+                f"{DEDUPE_HINT}")
     return set(shared)
 
 

@@ -65,6 +65,10 @@ BUSY = {
 }
 
 
+#: What a script says it kept when a worker dies before its first result (the rest: nothing).
+KEPT = {"bot_table": "No cell was written.", "teacher": "No result was written."}
+
+
 def _experiment(name: str, out: Path, code: str | None = None) -> subprocess.Popen:
     script = str(REPO / "experiments" / f"{name}.py")
     args = [a.replace("{out}", str(out)) for a in BUSY[name]]
@@ -108,11 +112,36 @@ def test_a_killed_worker_ends_the_experiment_with_one_line(name: str, tmp_path: 
         lines = text.strip().splitlines()
         assert proc.returncode == 1, text
         assert lines[-1].startswith("error: a worker process of the experiment died ("), text
+        # the scripts that write as they go say what they wrote: nothing here (they said their
+        # results "are in FILE", a file that did not exist)
+        assert lines[-1].endswith(KEPT.get(name, "Nothing was written.")), text
         assert "Traceback" not in text and sum("error" in line.lower() for line in lines) == 1, text
         assert stdout == b"" and _nothing_in(out)  # no match finished: nothing written
         assert _wait_for(lambda: not _session(proc.pid), timeout=5), f"left running: {_session(proc.pid)}"
     finally:
         _stop_everything(proc, pids)
+
+
+def _square_or_die(x: int) -> int:
+    if x == 2:
+        os._exit(9)  # as a worker killed from outside
+    return x * x
+
+
+def test_a_dead_worker_says_what_was_written_when_it_died() -> None:
+    """``worker_pool``'s ``kept`` may be a function, asked when the worker has died: a script that
+    writes as it goes says what it had written then (``bot_table``'s cells, ``teacher``'s results)."""
+    from cbr.errors import CBRError
+    from experiments.common import worker_pool
+
+    got: list[int] = []
+    with pytest.raises(CBRError) as caught:
+        with worker_pool(1, kept=lambda: f"{len(got)} results were written.") as pool:
+            for r in pool.map(_square_or_die, [0, 1, 2, 3]):
+                got.append(r)
+    assert got == [0, 1]
+    assert str(caught.value).startswith("a worker process of the experiment died (")
+    assert str(caught.value).endswith("killed from outside, or out of memory? 2 results were written."), caught.value
 
 
 def _ctrl_c_while_spawned_workers_start(proc: subprocess.Popen) -> tuple[int, list[str], bytes]:

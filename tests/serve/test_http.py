@@ -532,6 +532,30 @@ def test_a_supervisors_stop_is_begun_when_nobody_reads_its_message() -> None:
             signal.signal(signum, handler)
 
 
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_sigterm_exits_143_when_nobody_reads_the_servers_stderr(workers: str, monkeypatch) -> None:
+    """A server SIGTERMed after the reader of its stderr and stdout went away (a killed starter)
+    exited 120, not 143: its ``stopping`` line could not be written and stayed in stderr's
+    buffer, and the interpreter's last flush of it at exit failed (Python's exit code then is
+    120). Run buffered, as a server is unless ``PYTHONUNBUFFERED`` is set (with it, no line is
+    left in a buffer and the exit was 143 all along)."""
+    import signal
+
+    monkeypatch.delenv("PYTHONUNBUFFERED", raising=False)  # start_server passes this environment on
+    proc, url = start_server("--casebase", "default", "--workers", workers)
+    try:
+        pids = _worker_pids(url) if workers == "2" else set()
+        for stream in (proc.stderr, proc.stdout):
+            if stream is not None:
+                stream.close()  # the reader is gone: every write there fails (EPIPE)
+        proc.send_signal(signal.SIGTERM)
+        got = proc.wait(timeout=60)
+    finally:
+        stop_server(proc)
+    assert got == 143
+    assert not any(_running(pid) for pid in pids), pids
+
+
 def _running(pid: int) -> bool:
     """Whether ``pid`` runs: neither gone nor a zombie (an exited process that init, which
     reaps when it pleases here, has not reaped yet)."""

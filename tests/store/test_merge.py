@@ -207,7 +207,8 @@ def test_merging_bases_built_from_a_common_log_warns_and_dedupe_keeps_its_cases_
     info = json.loads(plain.stdout)
     assert info["cases"] == n_union + n_a2 and info["duplicates_dropped"] == 0 and not info["dedupe"]
     assert [len(e["inputs"]) for e in info["shared_sources"]] == [2]
-    assert any("share the source" in w for w in info["warnings"])
+    assert [w for w in info["warnings"] if "share the source" in w] == [warned[0].removeprefix("warning: ")]
+    assert warned[0].endswith("; --dedupe keeps them once")
     assert cases_but_source(tmp_path / "plain") == {s: union[s] + a2[s] for s in STREETS}
 
     deduped = subprocess.run([*CLI, "casebase", "merge", str(tmp_path / "a2"), str(built["union"]), "-o",
@@ -218,6 +219,10 @@ def test_merging_bases_built_from_a_common_log_warns_and_dedupe_keeps_its_cases_
     assert cases_but_source(tmp_path / "deduped") == union
     with CaseBase.open(tmp_path / "deduped") as cb, CaseBase.open(built["union"]) as cu:
         assert cb.manifest.counts == cu.manifest.counts
+    # the library's own warning names its parameter, not the command's option
+    report = merge_casebases([built["union"], tmp_path / "a2"], tmp_path / "lib", build_index=False)
+    [said] = [w for w in report.warnings if "share the source" in w]
+    assert said.endswith("; dedupe=True keeps them once") and "--" not in said, said
     # the other order keeps the union's own cases, sources and all
     report = merge_casebases([built["union"], tmp_path / "a2"], tmp_path / "other", dedupe=True, build_index=False)
     assert (report.cases, report.duplicates_dropped) == (n_union, n_a2)
