@@ -12,7 +12,7 @@ from cbr.cli._options import (
     check_min_cases,
     check_output,
 )
-from cbr.cli._output import print_json, rich_table, stderr, stdout
+from cbr.cli._output import counted, print_json, rich_table, stderr, stdout
 
 app = typer.Typer(help="Look inside case bases, check and repair them, merge, condense and compare them.", no_args_is_help=True,
                   rich_markup_mode=None)
@@ -622,7 +622,7 @@ def casebase_diff(
         copy, base = (b, a) if o["copy"] == "b" else (a, b)
         per = "; ".join(f"{s} " + ", ".join(f"{act} {n:,}" for act, n in v.items()) for s, v in o["retained"].items())
         stdout.print(f"{copy} is a copy of {base}: the matches added {o['retained_cases']:,} cases in "
-                     f"{o['matches']} match(es) ({per or 'none'})", markup=False, highlight=False, soft_wrap=True)
+                     f"{counted(o['matches'], 'match', 'matches')} ({per or 'none'})", markup=False, highlight=False, soft_wrap=True)
 
 
 def _count(n: object) -> str:
