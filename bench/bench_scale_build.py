@@ -6,7 +6,9 @@ The logs are rule-bot self-play (:func:`cbr.play.selfplay.write_selfplay_logs`, 
 5,000 hands ``selfplay-NNNNN.log``, generated once into ``--logs``, default
 ``cbr-selfplay-<hands>`` in the temporary folder (``$TMPDIR``, else ``/tmp``), and found there by later runs). ``--logs`` must be a folder that
 exists and holds those logs (those missing for ``--hands`` are generated), or an empty one to
-generate them into. Logs made for another ``--hands`` are not reused: the folder's
+generate them into. A folder holding other files beside them (logs or anything else ``cbr
+build`` would read or list as skipped; a README does not count) is one ``error:`` line naming
+one, exit 1, before anything is written: the build would read them too. Logs made for another ``--hands`` are not reused: the folder's
 ``selfplay.json`` records the run, and a folder of another run is one ``error:`` line naming both
 (a folder of 20 hands was taken for ``--hands 10``, and the build read 20). Each
 mode runs ``cbr build`` as a child process and samples, every 0.1 s, the resident memory of
@@ -133,6 +135,24 @@ def logs_folder(text: str) -> Path:
     return folder
 
 
+def foreign_file(folder: Path) -> "Path | None":
+    """The first file in ``folder`` that ``cbr build FOLDER`` would read (or list as skipped)
+    but that is not one of this script's self-play logs (``selfplay-NNNNN.log`` at its top, with
+    the run's record :data:`~cbr.play.selfplay.RUN_FILE`); None when there is none. Files
+    ``cbr build`` leaves out (README, hidden files) do not count; self-play logs of another run
+    are :func:`~cbr.play.selfplay.write_selfplay_logs`' to refuse."""
+    import re
+
+    from cbr.logs.detect import scan_logs
+    from cbr.play.selfplay import RUN_FILE
+
+    for source in scan_logs([folder], max_file_size=None):
+        path = Path(source.path)
+        if path.parent != folder or not (re.fullmatch(r"selfplay-[0-9]+\.log", path.name) or path.name == RUN_FILE):
+            return path
+    return None
+
+
 def main() -> None:
     from native_guard import help_format, json_file, parse_args, positive_int
 
@@ -151,6 +171,12 @@ def main() -> None:
 
     # absolute: cbr build runs in the checkout (a relative --logs was "no such file or directory")
     logs = (args.logs or Path(tempfile.gettempdir()) / f"cbr-selfplay-{args.hands}").resolve()
+    other = foreign_file(logs) if logs.is_dir() else None
+    if other is not None:  # the build would read it too, and the figures be of other hands than --hands
+        from cbr.errors import ConfigError
+
+        raise ConfigError(f"{logs} holds other files than this benchmark's self-play logs ({other}); cbr build "
+                          f"would read them too: give a folder of self-play logs only, or an empty one")
     t0 = time.perf_counter()
     files = write_selfplay_logs(logs, args.hands)
     size = sum(f.stat().st_size for f in files)

@@ -54,6 +54,7 @@ __all__ = [
     "ProtocolError",
     "ModelError",
     "exception_chain",
+    "counted",
 ]
 
 
@@ -74,3 +75,17 @@ def exception_chain(exc: BaseException) -> Iterator[BaseException]:
         seen.add(id(exc))
         yield exc
         exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
+
+
+def counted(n: "int | float", word: str, words: "str | None" = None) -> str:
+    """``n`` and its noun, grouped and in the singular for one: ``1 source``, ``2,000 hands``
+    (the wording of counts in messages, the library's and the commands'; a float, such as a
+    number of minutes, as ``%g`` would write it).
+
+    >>> counted(1, "source"), counted(14, "hand"), counted(2000, "file"), counted(0, "entry", "entries")
+    ('1 source', '14 hands', '2,000 files', '0 entries')
+    >>> counted(1.0, "minute"), counted(0.5, "minute"), counted(2.5, "minute")
+    ('1 minute', '0.5 minutes', '2.5 minutes')
+    """
+    text = f"{n:,}" if isinstance(n, int) else f"{n:,g}"
+    return f"{text} {word if n == 1 else (words or word + 's')}"

@@ -67,7 +67,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from cbr.errors import GameError
+from cbr.errors import GameError, counted
 from cbr.game.decision import DecisionPoint
 from features.base import STREETS, split_rows, street_number
 from features.hand import EvaluatorUser, HandFeatureCache, known_hand
@@ -110,7 +110,7 @@ def betting_counts(history: str, street: int) -> tuple[list[int], int]:
     """
     segments = history.split("/")
     if len(segments) != street + 1:
-        raise GameError(f"the betting history {history!r} covers {len(segments)} street(s), the decision is on "
+        raise GameError(f"the betting history {history!r} covers {counted(len(segments), 'street')}, the decision is on "
                         f"the {STREETS[street]}; SARTRE features need the hand's betting so far (dp.history)")
     for seg in segments:
         if any(ch not in "fcr0123456789." for ch in seg):
@@ -231,8 +231,8 @@ class SartreFeatures(EvaluatorUser):
         bets, actions = betting_counts(dp.history, dp.street)
         blind = 1 if dp.street == 0 and max(dp.game.blinds, default=0.0) > 0 else 0
         if bets[-1] + blind != dp.street_bets:
-            raise GameError(f"the betting history {dp.history!r} has {bets[-1]} raise(s) on the "
-                            f"{STREETS[dp.street]}, the decision point counts {dp.street_bets} bet(s)")
+            raise GameError(f"the betting history {dp.history!r} has {counted(bets[-1], 'raise')} on the "
+                            f"{STREETS[dp.street]}, the decision point counts {counted(dp.street_bets, 'bet')}")
         values = [*bets, actions, self.hand_strength_bucket(dp)]
         if dp.street > 0:
             values.append(board_texture(board))

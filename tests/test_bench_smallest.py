@@ -64,3 +64,33 @@ def test_bench_scale_build_of_one_hand_into_a_relative_logs_folder(tmp_path: Pat
     report = json.loads((tmp_path / "s.json").read_text())
     assert report["hands"] == 1 and [r["mode"] for r in report["results"]] == ["local"]
     assert report["results"][0]["hands"] == 1 and report["results"][0]["cases"] > 0
+
+
+def test_bench_scale_build_refuses_a_logs_folder_with_other_files_beside_its_logs(tmp_path: Path) -> None:
+    """A folder of its self-play logs plus another log was taken, and ``cbr build`` read that
+    log too: the figures were of other hands than ``--hands``. It is one ``error:`` line naming
+    the file (a README, which the build leaves out, does not count), exit 1, nothing written."""
+    require_native()
+    require_module("psutil")
+    from cbr.play.selfplay import write_selfplay_logs
+
+    logs = tmp_path / "logs"
+    [made] = write_selfplay_logs(logs, 1)
+    (logs / "README.md").write_text("self-play logs for the build benchmark\n")
+    (logs / "sub").mkdir()
+    (logs / "sub" / "mine.log").write_text(made.read_text())
+    before = sorted(p.relative_to(logs) for p in logs.rglob("*"))
+    p = bench("bench_scale_build", ["--hands", "1", "--modes", "local", "--logs", "logs", "--json", "s.json"], tmp_path)
+    assert p.returncode == 1 and p.stdout == "", (p.stdout, p.stderr)
+    assert p.stderr.strip().splitlines() == [
+        f"error: {logs} holds other files than this benchmark's self-play logs ({logs / 'sub' / 'mine.log'}); "
+        "cbr build would read them too: give a folder of self-play logs only, or an empty one"], p.stderr
+    assert sorted(p.relative_to(logs) for p in logs.rglob("*")) == before and not (tmp_path / "s.json").exists()
+    # another log at the top of a folder whose logs are still to be written: refused before any is
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "selfplay.json").write_text((logs / "selfplay.json").read_text())
+    (other / "theirs.log").write_text(made.read_text())
+    p = bench("bench_scale_build", ["--hands", "1", "--modes", "local", "--logs", "other"], tmp_path)
+    assert p.returncode == 1 and f"({other / 'theirs.log'})" in p.stderr, p.stderr
+    assert sorted(f.name for f in other.iterdir()) == ["selfplay.json", "theirs.log"]

@@ -151,7 +151,7 @@ def test_cli_plugins_list(demo_plugin) -> None:
     res = CliRunner().invoke(app, ["plugins", "list"])
     assert res.exit_code == 0
     assert "pot_only" in res.stdout and "broken_bot" in res.stdout
-    assert "failed to load" in res.stderr and "cbr.policies:broken_bot" in res.stderr
+    assert "1 plugin failed to load: cbr.policies:broken_bot" in " ".join(res.stderr.split()), res.stderr
 
 
 @pytest.mark.slow
@@ -220,7 +220,7 @@ def test_a_plugin_named_like_a_built_in_is_listed_as_not_used_and_the_built_in_r
 
         res = CliRunner().invoke(app, ["plugins", "list"])
         assert res.exit_code == 0 and "failed to load" not in res.stderr, res.stderr
-        assert "2 plugin(s) not used" in res.stderr and "cbr.policies:call (bogus)" in res.stderr
+        assert "2 plugins not used" in res.stderr and "cbr.policies:call (bogus)" in res.stderr
     finally:
         plugins.clear_cache()
 

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
 from cbr.acpc.matchstate import matchstate_line
 from cbr.acpc.protocol import LineChannel, acpc_payoffs, comment_line, parse_answer, parse_version
-from cbr.errors import GameError, ProtocolError
+from cbr.errors import GameError, ProtocolError, counted
 from cbr.game.decision import DecisionPoint
 from cbr.game.gamedef import GameDef
 from cbr.game.spec import default_game
@@ -190,7 +190,7 @@ class Dealer:
                     conn, _ = self._server.accept()
                 except socket.timeout:
                     missing = len([s for s in self.remote_seats if self.channels[s] is None])
-                    raise ProtocolError(f"{missing} remote seat(s) did not connect within "
+                    raise ProtocolError(f"{counted(missing, 'remote seat')} did not connect within "
                                         f"{self.connect_timeout:g} s") from None
                 conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                 ch = LineChannel(conn, f"seat {seat} (remote)")

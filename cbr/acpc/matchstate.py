@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
-from cbr.errors import GameError
+from cbr.errors import GameError, counted
 from cbr.game.decision import DecisionPoint
 from cbr.game.gamedef import BOARD_SIZES, STREETS, GameDef
 from cbr.game.state import HandState
@@ -56,7 +56,7 @@ def parse_matchstate(text: str, game: GameDef) -> MatchState:
     >>> parse_matchstate("MATCHSTATE:1:0::|AsAh/2c3c/4c", preset("holdem.limit.2p"))
     Traceback (most recent call last):
     ...
-    cbr.errors.GameError: MATCHSTATE flop '2c3c' has 2 card(s); the flop has 3
+    cbr.errors.GameError: MATCHSTATE flop '2c3c' has 2 cards; the flop has 3
     """
     line = text.strip()
     shown = _shown(line)
@@ -76,7 +76,7 @@ def parse_matchstate(text: str, game: GameDef) -> MatchState:
     segments = cards.split("/")
     holes_text = segments[0].split("|")
     if len(holes_text) != game.n_players:
-        raise GameError(f"MATCHSTATE shows {len(holes_text)} hole-card slots for a {game.n_players}-player game")
+        raise GameError(f"MATCHSTATE shows {counted(len(holes_text), 'hole-card slot')} for a {game.n_players}-player game")
     holes: list[Optional[tuple[int, int]]] = []
     for h in holes_text:
         if not h:
@@ -97,7 +97,7 @@ def parse_matchstate(text: str, game: GameDef) -> MatchState:
         cards_here = parse_cards(seg)
         want = BOARD_SIZES[street] - BOARD_SIZES[street - 1]
         if len(cards_here) != want:
-            raise GameError(f"MATCHSTATE {STREETS[street]} {_short(seg)!r} has {len(cards_here)} card(s); "
+            raise GameError(f"MATCHSTATE {STREETS[street]} {_short(seg)!r} has {counted(len(cards_here), 'card')}; "
                             f"the {STREETS[street]} has {want}")
         board += cards_here
     known = [c for h in holes if h for c in h] + board

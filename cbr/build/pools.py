@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from typing import Any, Optional
 
 from cbr.build.parent import die_with_parent
+from cbr.errors import counted
 
 __all__ = ["RESULT_POLL_SECONDS", "STOP_GRACE", "WORKER_SIGNALS", "first_done", "held_for_workers", "new_pool",
            "pool_context", "pool_result", "stop_pool", "worker_started", "workers_starting"]
@@ -140,7 +141,7 @@ def _check_workers(pool: ProcessPoolExecutor) -> None:
     processes = list((getattr(pool, "_processes", None) or {}).values())
     ended = ended_of([p.sentinel for p in processes], timeout=0) if processes else []
     if ended:
-        raise BrokenProcessPool(f"{len(ended)} of {len(processes)} worker process(es) ended before the work was done")
+        raise BrokenProcessPool(f"{len(ended)} of {counted(len(processes), 'worker process', 'worker processes')} ended before the work was done")
 
 
 def pool_result(future: Future, pool: ProcessPoolExecutor, every: float = RESULT_POLL_SECONDS) -> Any:

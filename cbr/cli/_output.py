@@ -47,13 +47,17 @@ stdout: Any = _LazyConsole()
 stderr: Any = _LazyConsole(stderr=True)
 
 
-def counted(n: int, word: str, words: Optional[str] = None) -> str:
-    """``n`` and its noun, grouped and in the singular for one: ``1 source``, ``2,000 hands``.
+def counted(n: "int | float", word: str, words: Optional[str] = None) -> str:
+    """:func:`cbr.errors.counted` (``1 source``, ``2,000 hands``), the library's wording of
+    counts, imported when first used: importing ``cbr.errors`` imports the evaluator and numpy,
+    which ``cbr --help`` must not.
 
-    >>> counted(1, "source"), counted(14, "hand"), counted(2000, "file"), counted(0, "entry", "entries")
-    ('1 source', '14 hands', '2,000 files', '0 entries')
+    >>> counted(1, "hand"), counted(2, "match", "matches")
+    ('1 hand', '2 matches')
     """
-    return f"{n:,} {word if n == 1 else (words or word + 's')}"
+    from cbr.errors import counted as library_counted
+
+    return library_counted(n, word, words)
 
 
 def _json_default(o: Any) -> Any:

@@ -3,7 +3,7 @@
 # (compiled with the module) cost it far less than strings it must evaluate at every start.
 
 import sys
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
@@ -19,6 +19,17 @@ from cbr.cli._options import (
     worker_count,
 )
 from cbr.cli._output import counted, print_json, progress_bar, stdout
+
+if TYPE_CHECKING:
+    from cbr.build.local import BuildReport
+
+
+def built_line(out: str, report: "BuildReport") -> str:
+    """The summary's first line: ``built OUT: N cases (per street) from N hands in N sources,
+    S s (N hands/s)``, each count in the singular for one (the rate too: ``1 hand/s``)."""
+    per = ", ".join(f"{s} {n:,}" for s, n in report.cases_per_street.items())
+    return (f"built {out}: {counted(report.cases, 'case')} ({per}) from {counted(report.hands, 'hand')} in "
+            f"{counted(report.sources, 'source')}, {report.seconds:.1f} s ({counted(round(report.hands_per_second), 'hand')}/s)")
 
 
 @guarded
@@ -87,10 +98,7 @@ def build_command(
     if as_json:
         print_json(report.to_dict())
         return
-    per = ", ".join(f"{s} {n:,}" for s, n in report.cases_per_street.items())
-    stdout.print(f"built {out}: {counted(report.cases, 'case')} ({per}) from {counted(report.hands, 'hand')} in "
-                 f"{counted(report.sources, 'source')}, {report.seconds:.1f} s ({report.hands_per_second:,.0f} hands/s)",
-                 soft_wrap=True)
+    stdout.print(built_line(out, report), soft_wrap=True)
     if report.games_left_out:
         left = ", ".join(f"{name} {n:,}" for name, n in report.games_left_out.items())
         stdout.print(f"--only-games left out {counted(sum(report.games_left_out.values()), 'hand')} of other games "

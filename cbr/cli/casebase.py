@@ -12,7 +12,7 @@ from cbr.cli._options import (
     check_min_cases,
     check_output,
 )
-from cbr.cli._output import print_json, rich_table, stderr, stdout
+from cbr.cli._output import counted, print_json, rich_table, stderr, stdout
 
 app = typer.Typer(help="Look inside case bases, check and repair them, merge, condense and compare them.", no_args_is_help=True,
                   rich_markup_mode=None)
@@ -286,12 +286,17 @@ def _merge_warning(text: str) -> str:
 
 
 def _settings(given: Optional[list[str]], option: str) -> dict[str, str]:
-    """``KEY=VALUE`` options (``--weight``, ``--measure``) as a dict; a malformed one is a usage error."""
+    """``KEY=VALUE`` options (``--weight``, ``--measure``) as a dict; a malformed one, or a key
+    given twice (``--weight hand_strength=50 --weight hand_strength=60``: which one was
+    meant?), is a usage error."""
     out: dict[str, str] = {}
     for text in given or []:
         key, eq, value = text.partition("=")
         if not eq or not key.strip() or not value.strip():
             raise usage_error(f"{option} {text!r}: give FEATURE=VALUE or STREET.FEATURE=VALUE", option)
+        if key.strip() in out:
+            raise usage_error(f"{option} {text.strip()}: feature {key.strip()!r} given twice "
+                              f"({key.strip()}={out[key.strip()]} before); give it once", option)
         out[key.strip()] = value.strip()
     return out
 
@@ -337,15 +342,23 @@ def _check_min_cases(config: Any, k: Optional[int], min_cases: Optional[int], wh
 def _check_features(config: Any, given: Optional[list[str]], option: str) -> None:
     """Each ``[STREET.]FEATURE`` of ``--weight``/``--measure`` names a street and a feature of
     the similarity: else a usage error naming the option and the known ones, as an
-    out-of-range weight is (the similarity's own check would say it as a plain error)."""
+    out-of-range weight is (the similarity's own check would say it as a plain error). A
+    feature on a street named twice, by ``FEATURE`` and ``STREET.FEATURE``, is a usage error
+    too: which value it took depended on their order."""
     from cbr.errors import ConfigError
 
+    named: dict[tuple[str, str], str] = {}
     for text in given or []:
         key = text.partition("=")[0].strip()
         try:
-            config.targets(key)
+            targets = config.targets(key)
         except ConfigError as exc:
             raise usage_error(f"{option} {text.strip()}: {exc}", option) from None
+        for street, feature in targets:
+            if (street, feature) in named:
+                raise usage_error(f"{option} {text.strip()}: feature {feature!r} on the {street} given twice "
+                                  f"({named[street, feature]} before); give it once", option)
+            named[street, feature] = text.strip()
 
 
 @app.command("similarity")
@@ -622,7 +635,7 @@ def casebase_diff(
         copy, base = (b, a) if o["copy"] == "b" else (a, b)
         per = "; ".join(f"{s} " + ", ".join(f"{act} {n:,}" for act, n in v.items()) for s, v in o["retained"].items())
         stdout.print(f"{copy} is a copy of {base}: the matches added {o['retained_cases']:,} cases in "
-                     f"{o['matches']} match(es) ({per or 'none'})", markup=False, highlight=False, soft_wrap=True)
+                     f"{counted(o['matches'], 'match', 'matches')} ({per or 'none'})", markup=False, highlight=False, soft_wrap=True)
 
 
 def _count(n: object) -> str:

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from cbr.cli._errors import guarded
-from cbr.cli._output import print_json, stderr, stdout
+from cbr.cli._output import counted, print_json, stderr, stdout
 
 app = typer.Typer(help="The plugin store.", no_args_is_help=True, rich_markup_mode=None)
 
@@ -156,8 +156,8 @@ def plugins_list(
     stdout.print("\n".join(text), markup=False, highlight=False, soft_wrap=True)
     broken = [i for i in infos if not i.ok and i.used]
     if broken:
-        stderr.print(f"{len(broken)} plugin(s) failed to load: {', '.join(f'{i.group}:{i.name}' for i in broken)}")
+        stderr.print(f"{counted(len(broken), 'plugin')} failed to load: {', '.join(f'{i.group}:{i.name}' for i in broken)}")
     unused = [i for i in infos if not i.used]
     if unused:
-        stderr.print(f"{len(unused)} plugin(s) not used, another package's having the same name: "
+        stderr.print(f"{counted(len(unused), 'plugin')} not used, another package's having the same name: "
                      f"{', '.join(f'{i.group}:{i.name} ({i.distribution})' for i in unused)}")

@@ -88,7 +88,7 @@ def query_command(
         finally:
             cb.close()
         if failed:
-            typer.echo(f"error: {failed} of {read} line(s) could not be answered", err=True)
+            typer.echo(f"error: {failed:,} of {counted(read, 'line')} could not be answered", err=True)
             raise typer.Exit(1)
         return
     dp = _query_situation(g, matchstate, hole, board, dealt, in_hand, position,

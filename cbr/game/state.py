@@ -65,7 +65,7 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Optional, Sequence
 
-from cbr.errors import GameError
+from cbr.errors import GameError, counted
 from cbr.game.actions import ACTION_NAMES, Action
 from cbr.game.decision import DecisionPoint
 from cbr.game.gamedef import BOARD_SIZES, STREETS, GameDef
@@ -691,7 +691,7 @@ class HandState:
         new = tuple(int(c) for c in cards)
         want = BOARD_SIZES[self.street + 1] - BOARD_SIZES[self.street]
         if len(new) != want:
-            raise GameError(f"the {STREETS[self.street + 1]} needs {want} board card(s), got {len(new)}")
+            raise GameError(f"the {STREETS[self.street + 1]} needs {counted(want, 'board card')}, got {len(new)}")
         if not all(0 <= c < 52 for c in new):
             raise GameError(f"board cards must be card numbers 0..51, got {list(new)}")
         known = self._known_cards()
@@ -774,7 +774,8 @@ class HandState:
                 raise GameError(f"showdown needs 5 board cards, {len(self.board)} dealt")
             missing = [p for p in live if self.hole_cards[p] is None]
             if missing:
-                raise GameError(f"showdown needs the hole cards of position(s) {missing}")
+                raise GameError(f"showdown needs the hole cards of {counted(len(missing), 'position')}: "
+                               f"{', '.join(map(str, missing))}")
             ev = evaluate or _default_evaluate
             for p in live:
                 strength[p] = ev(tuple(self.hole_cards[p]) + self.board)  # type: ignore[arg-type]

@@ -158,6 +158,16 @@ def _is_candidate(name: str) -> bool:
     return low not in _NOT_LOGS and os.path.splitext(low)[1] not in _NOT_LOG_EXT and not low.startswith(".")
 
 
+def _identity(path: str) -> tuple:
+    """What makes two spellings of a path the same input: its device and inode, or (when it
+    cannot be stat'ed: a broken link, a symlink loop) its resolved path."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return ("path", os.path.realpath(path))
+    return (info.st_dev, info.st_ino)
+
+
 class _Scan:
     """State of one walk: what was found, and what was already seen (read once)."""
 
@@ -166,18 +176,19 @@ class _Scan:
         self.format = format
         self.max_file_size = max_file_size
         self.out: list[LogSource] = []
-        self.seen: set[tuple[int, int]] = set()
+        self.seen: set[tuple] = set()
 
     def file(self, path: str) -> None:
+        # The same file given twice (or a hard link, or a folder's file given by itself too) is
+        # listed once, whether it is read or skipped (too large, a pipe, a broken link...).
+        key = _identity(path)
+        if key in self.seen:
+            return
+        self.seen.add(key)
         problem = file_problem(path, self.max_file_size)
         if problem is not None:
             self.out.append(LogSource(path, None, problem))
             return
-        info = os.stat(path)
-        key = (info.st_dev, info.st_ino)
-        if key in self.seen:            # the same file given twice (or a hard link): read once
-            return
-        self.seen.add(key)
         name = self.format or _sniff(path, self.parsers)
         self.out.append(LogSource(path, name, None if name else _unrecognised(path, self.parsers)))
 
@@ -193,7 +204,10 @@ class _Scan:
             try:
                 info = os.stat(path)
             except OSError:
-                self.out.append(LogSource(path, None, file_problem(path) or "cannot be read"))
+                key = _identity(path)
+                if key not in self.seen:
+                    self.seen.add(key)
+                    self.out.append(LogSource(path, None, file_problem(path) or "cannot be read"))
                 continue
             key = (info.st_dev, info.st_ino)
             if key in ancestors:
@@ -255,8 +269,8 @@ def scan_logs(paths: Iterable[PathLike], format: Optional[str] = None, *,
     ``max_file_size`` bytes (None: no limit). A case base's folder (``manifest.json`` and
     ``cases/``) is one skipped source, not walked. README/SOURCE/LICENSE files and other
     documents beside logs (by name) are left out. The same file or folder given twice
-    (a folder and a file inside it) is read once. With ``format`` given, every file found
-    is given to that parser. A path that does not exist raises ``FileNotFoundError``.
+    (a folder and a file inside it) is read once, or listed once when it is skipped. With
+    ``format`` given, every file found is given to that parser. A path that does not exist raises ``FileNotFoundError``.
 
     >>> import tempfile, os
     >>> d = tempfile.mkdtemp()

@@ -63,7 +63,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from cbr.errors import CBRError
+from cbr.errors import CBRError, counted
 from cbr.game.decision import DecisionPoint
 from cbr.game.gamedef import BOARD_SIZES, STREETS, GameDef
 from cbr.game.state import HandState
@@ -689,7 +689,7 @@ def cross_validate(ex: Examples, *, folds: int = 5, seed: int = 0, hidden: tuple
     """K-fold cross-validation (folds by hand, :func:`fold_assignment`) of the MLP beside
     the majority-class and per-context frequency baselines, per street and overall."""
     if len(ex) < MIN_EXAMPLES:
-        raise TooFewExamplesError(f"only {len(ex)} decision(s) to learn from; at least {MIN_EXAMPLES} are needed "
+        raise TooFewExamplesError(f"only {counted(len(ex), 'decision')} to learn from; at least {MIN_EXAMPLES} are needed "
                                   f"to train and cross-validate a predictor (no accuracy reported)")
     fold = fold_assignment(ex.groups, folds, seed)
     P = {k: np.zeros((len(ex), 3)) for k in PREDICTORS}
@@ -732,7 +732,7 @@ def train_predictor(source: Sequence[str] | Any, *, player: Optional[str] = None
         unread = (f"; {len(ex.files_skipped)} file{'' if len(ex.files_skipped) == 1 else 's'} not read, the first "
                   f"{ex.files_skipped[0]}"
                   if ex.files_skipped else "")
-        raise TooFewExamplesError(f"only {len(ex)} decision(s){who} in {ex.source}; at least {MIN_EXAMPLES} are "
+        raise TooFewExamplesError(f"only {counted(len(ex), 'decision')}{who} in {ex.source}; at least {MIN_EXAMPLES} are "
                                   f"needed to train and cross-validate a predictor (no accuracy reported){unread}")
     if out is not None:
         from cbr.logs.output import check_output_path

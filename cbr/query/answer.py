@@ -17,7 +17,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from cbr.errors import CaseBaseError, ConfigError
+from cbr.errors import CaseBaseError, ConfigError, counted
 from cbr.game.actions import ACTION_WORDS
 from cbr.game.decision import DecisionPoint
 from cbr.game.gamedef import STREETS
@@ -146,8 +146,8 @@ def opponent_values(dp: DecisionPoint, opponents: Sequence[Sequence[float]]) -> 
     """
     positions = opponents_in_hand(dp)
     if len(opponents) > len(positions):
-        raise ConfigError(f"{len(opponents)} opponent models given, but {len(positions)} opponent(s) are "
-                          "still in the hand")
+        raise ConfigError(f"{counted(len(opponents), 'opponent model')} given, but "
+                          f"{counted(len(positions), 'opponent')} {'is' if len(positions) == 1 else 'are'} still in the hand")
     out = {}
     for q, values in zip(positions, opponents):
         vals = tuple(float(v) for v in values)

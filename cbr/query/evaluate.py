@@ -43,7 +43,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from cbr.errors import ConfigError
+from cbr.errors import ConfigError, counted
 from cbr.game.gamedef import STREETS
 from cbr.models.predictor import (
     ACTIONS,
@@ -430,7 +430,7 @@ def _evaluate_holdout(cb: Any, paths: list[str], config: Any, own_index: bool, s
         picked = [dps_by_street[s][i] for i in chosen[s]]
         if not picked or cb.count(name) == 0:
             if picked:
-                notes.append(f"case base {cb.name!r} has no {name} cases: {len(picked)} decision(s) not evaluated")
+                notes.append(f"case base {cb.name!r} has no {name} cases: {counted(len(picked), 'decision')} not evaluated")
             continue
         prepare = getattr(fs, "prepare", None)
         if callable(prepare):  # batch hand features where the feature set has it (CASPER)

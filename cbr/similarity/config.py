@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from cbr.errors import ConfigError
+from cbr.errors import ConfigError, counted
 from cbr.game.gamedef import STREETS
 from cbr.similarity.measures import LocalMeasure, check_measure
 
@@ -344,7 +344,7 @@ class SimilarityConfig:
         known = {"threshold", "fallback_k", "min_cases", "weighted_triple", *STREETS}
         unknown = sorted(set(data) - known)
         if unknown:
-            raise ConfigError(f"unknown key(s) {', '.join(map(repr, unknown))} in similarity config; "
+            raise ConfigError(f"{counted(len(unknown), 'unknown key')} in similarity config ({', '.join(map(repr, unknown))}); "
                               f"expected {', '.join(sorted(known))}")
         streets = []
         for name in STREETS:

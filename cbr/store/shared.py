@@ -28,7 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cbr.errors import CaseBaseError
+from cbr.errors import CaseBaseError, counted
 
 if TYPE_CHECKING:  # pragma: no cover
     from cbr.store.casebase import CaseBase
@@ -67,7 +67,7 @@ class SharedCaseBase:
         self.released = False
 
     def __repr__(self) -> str:
-        state = "released" if self.released else f"{self._entry.refs} user(s)"
+        state = "released" if self.released else counted(self._entry.refs, "user")
         return f"SharedCaseBase({str(self._entry.key[0])!r}, {state})"
 
     def _live(self) -> _Entry:

@@ -181,9 +181,9 @@ def test_a_client_hears_that_another_seat_never_connected(procs: Procs) -> None:
     code, out, err = finish(procs.start("play", "--acpc", f"127.0.0.1:{port}"))
     assert code == 1 and out == "" and err.count("\n") == 1, err
     assert err.startswith(f"error: the dealer at 127.0.0.1:{port} closed the connection before dealing us a hand: "
-                          "1 remote seat(s) did not connect within 2 s"), err
+                          "1 remote seat did not connect within 2 s"), err
     code, _, err = finish(dealer)
-    assert code == 1 and err.strip() == "error: 1 remote seat(s) did not connect within 2 s"
+    assert code == 1 and err.strip() == "error: 1 remote seat did not connect within 2 s"
 
 
 def test_a_client_stopped_early_shows_the_hands_it_played(procs: Procs) -> None:

@@ -61,6 +61,22 @@ def test_build_json_report(built) -> None:
     assert report["hands_per_second"] > 0
 
 
+def test_the_build_summary_counts_one_hand_a_second_in_the_singular(built, tmp_path: Path) -> None:
+    """The rate said '1 hands/s' when a build read one hand a second; it is counted as the hands are."""
+    from dataclasses import replace
+
+    from cbr.build.local import build_casebase
+    from cbr.cli.build import built_line
+
+    log, _, _ = built
+    report = build_casebase([log], tmp_path / "cb", workers=1)
+    assert report.hands == 50
+    assert built_line("cb", replace(report, seconds=50.0)).endswith(" 50.0 s (1 hand/s)")
+    assert built_line("cb", replace(report, seconds=51.0)).endswith(" 51.0 s (1 hand/s)")   # 0.98, rounded as shown
+    assert built_line("cb", replace(report, seconds=25.0)).endswith(" 25.0 s (2 hands/s)")
+    assert built_line("cb", replace(report, seconds=0.02)).endswith(" 0.0 s (2,500 hands/s)")
+
+
 def test_build_text_report_and_overwrite(built, tmp_path: Path) -> None:
     log, _, report = built
     out = tmp_path / "cb"
@@ -467,7 +483,7 @@ def test_matchstate_lines_from_stdin_and_file(built, tmp_path: Path) -> None:
         assert [r["triple"][k] for k in ("fold", "check_call", "bet_raise")] == json_triple(ans.triple)
     errors = [ln for ln in result.stderr.splitlines() if ln.startswith("error:")]
     assert errors[0].startswith("error: line 4: MATCHSTATE board shows the flop")
-    assert errors[-1] == "error: 1 of 5 line(s) could not be answered"
+    assert errors[-1] == "error: 1 of 5 lines could not be answered"
     # the same from a file, as text; all lines good: exit 0
     path = tmp_path / "states.txt"
     path.write_text(f"{good1}\n{good2}\n")

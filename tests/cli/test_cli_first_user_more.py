@@ -117,6 +117,46 @@ def test_an_unknown_measure_or_parameter_is_a_usage_error(value: str, says: str)
     assert f"Invalid value for '--measure': {says}" in " ".join(got.output.split()), got.output
 
 
+@pytest.mark.parametrize("options, says", [
+    (["--weight", "hand_strength=50", "--weight", "hand_strength=60"],
+     "Invalid value for '--weight': --weight hand_strength=60: feature 'hand_strength' given twice "
+     "(hand_strength=50 before); give it once"),
+    (["--measure", "pot_odds=exp:k=2", "--weight", "pot_odds=10", "--measure", " pot_odds = linear"],
+     "Invalid value for '--measure': --measure pot_odds = linear: feature 'pot_odds' given twice "
+     "(pot_odds=exp:k=2 before); give it once"),
+    # on every street, then on one: which value the flop took depended on the order
+    (["--weight", "hand_strength=50", "--weight", "flop.hand_strength=60"],
+     "Invalid value for '--weight': --weight flop.hand_strength=60: feature 'hand_strength' on the flop given "
+     "twice (hand_strength=50 before); give it once"),
+    (["--measure", "river.hand_strength=exp:k=2", "--measure", "hand_strength=linear"],
+     "Invalid value for '--measure': --measure hand_strength=linear: feature 'hand_strength' on the river given "
+     "twice (river.hand_strength=exp:k=2 before); give it once"),
+])
+def test_a_feature_given_twice_is_a_usage_error_and_nothing_changes(options: list[str], says: str,
+                                                                     tmp_path: Path) -> None:
+    """``--weight hand_strength=50 --weight hand_strength=60`` kept 60 without a word."""
+    import json
+
+    from cbr.logs.acpc import AcpcLogWriter
+    from cbr.play.match import run_match
+
+    with AcpcLogWriter(tmp_path / "m.log") as log:
+        run_match(["ehs", "lag"], 30, seed=2, log=log)
+    assert cbr("build", tmp_path / "m.log", "-o", tmp_path / "cb", "-j", "1").exit_code == 0
+    before = cbr("casebase", "similarity", tmp_path / "cb", "--json")
+    got = cbr("casebase", "similarity", tmp_path / "cb", *options)
+    assert got.exit_code == 2, got.output
+    assert says in " ".join(got.output.split()), got.output
+    after = cbr("casebase", "similarity", tmp_path / "cb", "--json")
+    assert before.exit_code == after.exit_code == 0 and json.loads(after.stdout) == json.loads(before.stdout)
+    # each of them alone (or on other streets) is a change that is made
+    ok = cbr("casebase", "similarity", tmp_path / "cb", "--weight", "flop.hand_strength=60",
+             "--weight", "turn.hand_strength=50", "--measure", "river.pot_odds=linear", "--json")
+    assert ok.exit_code == 0, ok.output
+    flop = {f["feature"]: f for f in json.loads(ok.stdout)["flop"]}
+    assert flop["hand_strength"]["weight"] == 60.0
+
+
 def test_a_similarity_file_with_an_unknown_parameter_says_the_same_words(tmp_path: Path) -> None:
     from cbr.store import resolve_casebase
 

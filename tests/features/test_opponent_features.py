@@ -365,7 +365,7 @@ def test_query_opponent_refusals(opp_casebase: Path, tmp_path: Path) -> None:
 
     dp = situation(hole="AdQc", board="3h4cJh", position=1, to_call=1, pot=5)
     with CaseBase.open(opp_casebase) as cb:
-        with pytest.raises(ConfigError, match="2 opponent models given, but 1 opponent"):
+        with pytest.raises(ConfigError, match="^2 opponent models given, but 1 opponent is still in the hand$"):
             answer(cb, dp, opponents=[(0.1, 0.2, 0.3), (0.1, 0.2, 0.3)])
         with pytest.raises(ConfigError, match="three values in 0..1"):
             answer(cb, dp, opponents=[(0.1, 1.2, 0.3)])

@@ -139,10 +139,15 @@ def test_bad_decision_points_are_refused() -> None:
     dp = spot("crc/r", "2c7dQh")
     with pytest.raises(GameError, match="no known hole cards"):
         fs.row(replace(dp, hole=None))
-    with pytest.raises(GameError, match="betting so far"):
+    with pytest.raises(GameError, match="^the betting history 'crc' covers 1 street, the decision is on the flop; "
+                                        "SARTRE features need the hand's betting so far"):
         fs.row(replace(dp, history="crc"))            # the string stops before the flop
-    with pytest.raises(GameError, match="counts 2 bet"):
+    with pytest.raises(GameError, match="^the betting history 'crc/r' has 1 raise on the flop, the decision point "
+                                        "counts 2 bets$"):
         fs.row(replace(dp, street_bets=2))            # disagrees with the string
+    with pytest.raises(GameError, match="^the betting history 'crc/rr' has 2 raises on the flop, the decision point "
+                                        "counts 1 bet$"):
+        fs.row(replace(dp, history="crc/rr", street_bets=1))
     with pytest.raises(GameError, match="not a betting string"):
         fs.row(replace(dp, history="crc/x"))
     with pytest.raises(GameError, match="needs 3 board cards"):

@@ -142,6 +142,22 @@ def test_postflop_cap_is_four_bets_and_big_bets_on_the_turn() -> None:
 
 
 # ---------------------------------------------------------------- illegal actions say why
+def test_counts_in_the_errors_are_in_the_singular_for_one() -> None:
+    """'needs 1 board card(s)' and 'the hole cards of position(s) [1]' read as they are now."""
+    s = HandState(LIMIT3, hole_cards=[C("AsAh"), None, C("KdKc")])
+    play(s, "ccc/ccc", ["2c3d4h"])
+    with pytest.raises(GameError, match="^the turn needs 1 board card, got 2$"):
+        s.deal_board(C("5s6s"))
+    play(s, "/ccc/ccc", ["5s", "6s"])
+    assert s.is_over
+    with pytest.raises(GameError, match="^showdown needs the hole cards of 1 position: 1$"):
+        s.payoffs()
+    t = HandState(LIMIT3, hole_cards=[C("AsAh"), None, None])
+    play(t, "ccc/ccc/ccc/ccc", ["2c3d4h", "5s", "6s"])
+    with pytest.raises(GameError, match="^showdown needs the hole cards of 2 positions: 1, 2$"):
+        t.payoffs()
+
+
 def test_illegal_actions_raise_with_a_reason() -> None:
     s = HandState(LIMIT3)
     with pytest.raises(GameError, match="unknown action kind"):
@@ -153,7 +169,7 @@ def test_illegal_actions_raise_with_a_reason() -> None:
         s.act("c")
     with pytest.raises(GameError, match="no decision point"):
         s.decision_point()
-    with pytest.raises(GameError, match="needs 3 board card"):
+    with pytest.raises(GameError, match="needs 3 board cards, got 2$"):
         s.deal_board(C("2c3d"))
     s.deal_board(C("2c3d4h"))
     assert not s.can("f")

@@ -317,6 +317,26 @@ def test_the_same_input_given_twice_is_read_once(tmp_path: Path) -> None:
     assert report.hands == 4 and report.sources == 1
 
 
+def test_a_skipped_file_given_twice_is_listed_once(tmp_path: Path) -> None:
+    """A file too large (or a pipe, or a dangling link) given by itself and inside a folder
+    given too was listed twice: only files that could be read were merged."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    big = acpc_log(logs / "a.log", hands=4)
+    other = acpc_log(logs / "b.log", hands=4)
+    os.mkfifo(logs / "p.log")
+    (logs / "gone.log").symlink_to(tmp_path / "nowhere.log")
+    limit = big.stat().st_size - 1
+    given = [logs, big, f"{logs}/./a.log", logs / "p.log", logs / "gone.log", str(logs / "gone.log")]
+    sources = scan_logs(given, max_file_size=limit)
+    assert sorted(os.path.basename(s.path) for s in sources) == ["a.log", "b.log", "gone.log", "p.log"], sources
+    assert all(s.problem for s in sources)
+    assert inspect_logs(given, max_file_size=limit).files_skipped == 4
+    result = cbr("build", *given, "-o", tmp_path / "cb", "--max-file-size", str(limit))
+    assert result.exit_code == 1 and "(and 3 more skipped;" in result.stderr, result.stderr
+    assert other.stat().st_size > limit
+
+
 # ---------------------------------------------------------------- --players filter
 def test_unknown_player_names_are_reported(tmp_path: Path) -> None:
     log = acpc_log(tmp_path / "a.log", hands=3, players="alice|bob")

@@ -267,7 +267,7 @@ def test_too_few_examples_say_so(tmp_path: Path) -> None:
     log = tmp_path / "few.log"
     with AcpcLogWriter(log) as w:
         run_match(["random", "call"], 6, seed=1, log=w)
-    with pytest.raises(TooFewExamplesError, match=rf"only \d+ decision\(s\) .* at least {MIN_EXAMPLES}"):
+    with pytest.raises(TooFewExamplesError, match=rf"only \d+ decisions in .* at least {MIN_EXAMPLES}"):
         train_predictor([str(log)], out=tmp_path / "p.ann")
     assert not (tmp_path / "p.ann").exists()
     result = cbr("train", "predictor", log, "--out", tmp_path / "p.ann", "--json")
@@ -286,7 +286,7 @@ def test_one_action_kind_is_refused(tmp_path: Path) -> None:
 
 
 def test_unknown_player_has_no_examples(ring_log: Path) -> None:
-    with pytest.raises(TooFewExamplesError, match="only 0 decision\\(s\\) of player 'nobody'"):
+    with pytest.raises(TooFewExamplesError, match="only 0 decisions of player 'nobody'"):
         train_predictor([str(ring_log)], player="nobody")
 
 

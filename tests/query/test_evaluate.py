@@ -389,3 +389,19 @@ def test_a_holdout_that_is_no_log_says_why(tmp_path: Path) -> None:
     assert result.exit_code == 1, result.output
     line = result.stderr.strip()
     assert "no decision with known hole cards" in line and "not a log any parser recognises" in line, line
+
+
+def test_a_street_the_case_base_lacks_is_noted_with_its_count_in_words(logs, tmp_path: Path) -> None:
+    """A case base of pre-flop folds has no flop, turn or river cases: the hold-out decisions
+    of those streets are counted in a note ('1 decision', not '1 decision(s)')."""
+    folds = tmp_path / "folds.log"
+    with AcpcLogWriter(folds) as log:
+        run_match(["fold", "fold"], 20, seed=3, log=log)
+    build_casebase([folds], tmp_path / "preflop", workers=1)
+    with CaseBase.open(tmp_path / "preflop") as cb:
+        assert cb.count("preflop") > 0 and cb.count("flop") == 0
+        one = evaluate_casebase(cb, holdout=[str(logs["heldout"])], ann=False, max_decisions=1)
+        many = evaluate_casebase(cb, holdout=[str(logs["heldout"])], ann=False, max_decisions=7)
+    for s in STREETS[1:]:
+        assert f"case base 'preflop' has no {s} cases: 1 decision not evaluated" in one.notes, one.notes
+        assert f"case base 'preflop' has no {s} cases: 7 decisions not evaluated" in many.notes, many.notes

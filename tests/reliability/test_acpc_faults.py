@@ -119,7 +119,7 @@ def test_slow_client_times_out(procs: Procs) -> None:
 def test_client_that_never_connects(procs: Procs) -> None:
     dealer, _ = procs.dealer("-p", "remote,call", "--connect-timeout", 0.5)
     code, out, err = finish(dealer)
-    assert code == 1 and err.strip() == "error: 1 remote seat(s) did not connect within 0.5 s"
+    assert code == 1 and err.strip() == "error: 1 remote seat did not connect within 0.5 s"
 
 
 # ---- a fake dealer against the real client --------------------------------------------

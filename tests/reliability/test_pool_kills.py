@@ -214,7 +214,7 @@ def test_first_done_notices_a_worker_killed_while_it_sends_its_result(tmp_path: 
         os.kill(proc.pid, signal.SIGCONT)
         _, err = proc.communicate(timeout=20)
         assert proc.returncode == 1, err.decode()
-        assert err.decode().startswith("broken: 1 of 2 worker process(es) ended"), err.decode()
+        assert err.decode().startswith("broken: 1 of 2 worker processes ended"), err.decode()
         assert _wait_for(lambda: not _session(proc.pid), timeout=5), f"left running: {_session(proc.pid)}"
     finally:
         _stop_everything(proc, pids)

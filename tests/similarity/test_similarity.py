@@ -155,7 +155,7 @@ def _toml_with(replace_from: str, replace_to: str) -> str:
     (("high = 169.0", "high = 1.0"), "low < high"),
     (('feature = "players_dealt"', 'feature = "players dealt"'), "not a valid identifier"),
     (('feature = "relative_position"', 'feature = "players_dealt"'), "appears twice"),
-    (("[[river]]", "[[rivr]]"), "unknown key(s) 'rivr'"),
+    (("[[river]]", "[[rivr]]"), "1 unknown key in similarity config ('rivr')"),
     (("k = 1.5", 'k = "fast"'), "parameter 'k' must be a number"),
     (("threshold = 0.97", "threshold = 0.97\nthreshold ="), "not valid TOML"),
 ])

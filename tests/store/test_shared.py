@@ -87,6 +87,19 @@ def test_openers_at_once_open_it_once(tmp_path) -> None:
     assert fds_into(path) == 0
 
 
+def test_its_repr_counts_the_users_in_the_singular_for_one() -> None:
+    path = PACKAGED_CASEBASES / "default"
+    a = open_shared(path)
+    try:
+        assert repr(a).endswith(", 1 user)"), repr(a)
+        b = a.share()
+        assert repr(a).endswith(", 2 users)") and repr(b) == repr(a), repr(a)
+        b.release()
+    finally:
+        a.release()
+    assert repr(a).endswith(", released)"), repr(a)
+
+
 def test_a_case_base_that_does_not_exist_is_not_counted() -> None:
     before = open_count()
     with pytest.raises(CaseBaseError):
