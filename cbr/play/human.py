@@ -62,6 +62,7 @@ __all__ = ["HumanResult", "QUIT", "parse_key", "play_human", "position_labels", 
 #: What :func:`parse_key` returns for a quit.
 QUIT = "q"
 _WORDS = {**KIND_OF_WORD, "q": QUIT, "quit": QUIT, "exit": QUIT}  # the action words: cbr.game.actions
+_CHECK_WORDS = ("check", "k")  # the words of "c" that say check, never call
 
 Reader = Callable[[str], Optional[str]]
 Shower = Callable[[str], None]
@@ -90,29 +91,40 @@ class HumanResult:
         return self.small_bets(seat) / self.hands if self.hands else 0.0
 
 
-def parse_key(text: str, legal: str) -> str:
-    """The action kind (``f``/``c``/``r``) or :data:`QUIT` a typed key or word means.
+def parse_key(text: str, legal: str, to_call: float = 0.0) -> str:
+    """The action kind (``f``/``c``/``r``) or :data:`QUIT` a typed key or word means, for a
+    player with ``to_call`` chips to call.
 
-    Raises :class:`GameError` (a ``ValueError``) with a sentence for an unknown key or an
-    action that is not legal here.
+    ``c`` is check or call, whichever the spot is; the word ``call`` (or ``c``) with nothing
+    to call is a check (a call of 0, as poker players say it), but the word ``check`` (or
+    ``k``) facing a bet is refused, as ``fold`` is with nothing to call: neither puts chips in
+    or throws away a hand the player did not mean to. ``bet`` and ``raise`` are the one action
+    ``r``. Raises :class:`GameError` (a ``ValueError``) with a sentence for an unknown key or
+    an action that is not legal here.
 
-    >>> parse_key(" Call ", "fcr"), parse_key("q", "cr"), parse_key("bet", "cr")
-    ('c', 'q', 'r')
+    >>> parse_key(" Call ", "fcr"), parse_key("q", "cr"), parse_key("bet", "cr"), parse_key("call", "cr")
+    ('c', 'q', 'r', 'c')
     >>> parse_key("f", "cr")
     Traceback (most recent call last):
     cbr.errors.GameError: cannot fold: nothing to call, check instead (type c, r or q)
+    >>> parse_key("check", "fcr", to_call=10)
+    Traceback (most recent call last):
+    cbr.errors.GameError: cannot check: 10 to call; call or fold (type f, c, r or q)
     >>> parse_key("x", "fc")
     Traceback (most recent call last):
     cbr.errors.GameError: unknown key 'x' (type f, c or q)
     """
     options = ", ".join(legal) + " or q"
-    kind = _WORDS.get(text.strip().lower())
+    word = text.strip().lower()
+    kind = _WORDS.get(word)
     if kind is None:
         raise GameError(f"unknown key {text.strip()!r} (type {options})")
     if kind != QUIT and kind not in legal:
         why = ("cannot fold: nothing to call, check instead" if kind == "f"
                else "cannot raise: betting is capped" if kind == "r" else f"cannot {ACTION_NAMES[kind].verb} here")
         raise GameError(f"{why} (type {options})")
+    if word in _CHECK_WORDS and to_call > 0:
+        raise GameError(f"cannot check: {to_call:g} to call; call or fold (type {options})")
     return kind
 
 
@@ -425,6 +437,6 @@ def _ask(state: HandState, legal: str, read: Reader, show: Shower) -> str:
         if not line.strip():
             continue
         try:
-            return parse_key(line, legal)
+            return parse_key(line, legal, state.to_call)
         except GameError as exc:
             show(f"error: {exc}")

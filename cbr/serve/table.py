@@ -145,13 +145,14 @@ class _Person(Seat, Watcher):
         self.labels: list[str] = []
         self.history: list[list[dict[str, Any]]] = []
         self.waiting: Optional[str] = None   # the legal actions while the person is to act
+        self.to_call = 0.0                   # and the chips they have to call then
         self.answer: Optional[str] = None
         self.leaving = False
 
     # ---- the seat
     def act(self, state: HandState, dp: DecisionPoint) -> str:
         with self.cv:
-            self.waiting = dp.legal
+            self.waiting, self.to_call = dp.legal, state.to_call
             self.cv.notify_all()
             while self.answer is None and not self.leaving:
                 self.cv.wait()
@@ -344,16 +345,18 @@ class TableSession:
 
     def act(self, key: str) -> None:
         """The person's action: ``f``, ``c``, ``r`` or a word (``fold``, ``check``, ``call``,
-        ``bet``, ``raise``); then the bots act up to the person's next turn (or the end)."""
+        ``bet``, ``raise``), refused as :func:`~cbr.play.human.parse_key` refuses it (``check``
+        facing a bet, ``fold`` with nothing to call: :class:`FieldError`, nothing changes); then
+        the bots act up to the person's next turn (or the end)."""
         from cbr.play.human import QUIT, parse_key
 
         person = self._person
         with person.cv:
-            legal = person.waiting
+            legal, to_call = person.waiting, person.to_call
         if legal is None:
             raise TableStateError("it is not your turn" + ("" if self.in_hand else ": deal a new hand"))
         try:
-            kind = parse_key(key, legal)
+            kind = parse_key(key, legal, to_call)
         except GameError as exc:
             raise FieldError("action", str(exc).replace(" or q)", ")")) from None
         if kind == QUIT:

@@ -241,6 +241,28 @@ def test_refusals(client) -> None:
     assert client.delete(f"/table/sessions/{sid}").status_code == 404
 
 
+def test_check_facing_a_bet_is_refused_and_changes_nothing(client) -> None:
+    # Seed 7 against the raise bot: the person is the big blind facing its raise to 20.
+    sid = start(client, ("raise",), seed=7)
+    hand = client.post(f"/table/sessions/{sid}/hand").json()["hand"]
+    assert hand["your_turn"] and hand["to_call"] == 10
+    before = client.get(f"/table/sessions/{sid}").json()
+    for word in ("check", "k"):
+        r = client.post(f"/table/sessions/{sid}/action", json={"action": word})
+        assert r.status_code == 422, r.text
+        (problem,) = r.json()["detail"]
+        assert problem["loc"] == ["body", "action"] and problem["type"] == "FieldError"
+        assert problem["msg"].startswith("cannot check: 10 to call; call or fold")
+    assert client.get(f"/table/sessions/{sid}").json() == before  # nothing moved
+    # "call" of 10 calls; on the flop the big blind acts first: "call" with nothing to call checks
+    flop = client.post(f"/table/sessions/{sid}/action", json={"action": "call"}).json()["hand"]
+    assert flop["street"] == "flop" and flop["to_call"] == 0 and flop["your_turn"]
+    after = client.post(f"/table/sessions/{sid}/action", json={"action": "call"}).json()["hand"]
+    said = [a["text"] for a in after["history"][1]["actions"]]
+    assert said[0] == "you check", said
+    assert client.delete(f"/table/sessions/{sid}").status_code == 200
+
+
 def test_retention_needs_the_token_and_a_copy(client, tmp_path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
     body = {"bots": ["cbr:preset=casper"], "seed": 4, "retain_into": "taught"}
