@@ -56,7 +56,7 @@ from cbr.serve.engine import FieldError, ForbiddenError, NotFoundError, checked_
 from cbr.stats import mean_ci
 from evaluator_ext.cards import card_str
 
-__all__ = ["TableSession", "TableSessions", "SharedBots", "TableStateError", "MAX_SESSIONS", "SESSION_TTL", "MAX_BOTS",
+__all__ = ["TableSession", "TableSessions", "SharedBots", "TableStateError", "duration_text", "MAX_SESSIONS", "SESSION_TTL", "MAX_BOTS",
            "MAX_SESSION_HANDS", "CASES_SHOWN"]
 
 #: Table sessions a server keeps at once (a new one beyond it is refused while all are fresh).
@@ -73,6 +73,29 @@ CASES_SHOWN = 20
 BOT_WAIT = 60.0
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+
+
+_UNITS = (("day", 86400), ("hour", 3600), ("minute", 60), ("second", 1))
+
+
+def duration_text(seconds: float) -> str:
+    """A duration as people say it: whole days, hours, minutes and seconds, each unit only
+    when it is not 0 (seconds rounded to a whole; under a second as given).
+
+    >>> duration_text(5), duration_text(120), duration_text(5400), duration_text(3600), duration_text(3661.4)
+    ('5 seconds', '2 minutes', '1 hour 30 minutes', '1 hour', '1 hour 1 minute 1 second')
+    >>> duration_text(0.5), duration_text(90061)
+    ('0.5 seconds', '1 day 1 hour 1 minute 1 second')
+    """
+    if seconds < 1:
+        return f"{seconds:g} seconds"
+    left = round(seconds)
+    parts = []
+    for unit, size in _UNITS:
+        n, left = divmod(left, size)
+        if n:
+            parts.append(f"{n:,} {unit}{'' if n == 1 else 's'}")
+    return " ".join(parts)
 
 
 class TableStateError(CBRError):
@@ -686,9 +709,10 @@ class TableSessions:
                 self._building += 1
         self._close(gone)
         if full:
-            raise TableStateError(f"the server has {self.max_sessions} table sessions open: try again later "
-                                  "(a session ends after its last request plus "
-                                  f"{self.ttl / 60:g} minutes, or when it is closed)")
+            n = self.max_sessions
+            raise TableStateError(f"the server has {n:,} table session{'' if n == 1 else 's'} open: try again later "
+                                  f"(a session ends {duration_text(self.ttl)} after its last request, "
+                                  "or when it is closed)")
         try:
             session = TableSession.create(bots, shared=self.shared, served=self.served, **options)
         except BaseException:

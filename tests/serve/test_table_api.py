@@ -312,7 +312,8 @@ def test_session_limit_and_expiry(engine) -> None:
         a = start(c)
         start(c)
         r = c.post("/table/sessions", json={"bots": ["call"]})
-        assert r.status_code == 409 and "table sessions open" in r.json()["detail"]
+        assert r.status_code == 409 and r.json()["detail"].startswith("the server has 2 table sessions open")
+        assert "a session ends 0.5 seconds after its last request" in r.json()["detail"]
         import time
 
         time.sleep(0.6)
@@ -377,3 +378,14 @@ def test_the_default_bot_adapts_per_session_and_says_which_bot_played(client) ->
     r = client.get(f"/table/sessions/{sid}/decisions/{played_by[-1]['id']}")
     assert r.status_code == 404 and f"played {best} here" in r.text
     assert {e for _, e in bot2.chosen} <= {"cbr:preset=expert"}      # the other session learned nothing
+
+
+@pytest.mark.parametrize("ttl, said", [(5, "5 seconds"), (120, "2 minutes"), (5400, "1 hour 30 minutes"),
+                                       (3600, "1 hour"), (86400 + 61, "1 day 1 minute 1 second")])
+def test_a_full_server_says_how_long_a_session_lasts_in_words(engine, ttl, said) -> None:
+    with make_client(engine, max_sessions=1, session_ttl=ttl) as c:
+        start(c)
+        r = c.post("/table/sessions", json={"bots": ["call"]})
+        assert r.status_code == 409
+        assert r.json()["detail"] == (f"the server has 1 table session open: try again later (a session ends {said} "
+                                      "after its last request, or when it is closed)")
