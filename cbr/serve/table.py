@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Sequence
 
 from cbr.errors import CBRError, GameError
+from cbr.game.actions import KIND_OF_WORD
 from cbr.game.decision import DecisionPoint
 from cbr.game.gamedef import STREETS
 from cbr.game.spec import default_game
@@ -371,19 +372,19 @@ class TableSession:
         ``bet``, ``raise``), refused as :func:`~cbr.play.human.parse_key` refuses it (``check``
         facing a bet, ``fold`` with nothing to call: :class:`FieldError`, nothing changes); then
         the bots act up to the person's next turn (or the end)."""
-        from cbr.play.human import QUIT, parse_key
+        from cbr.play.human import parse_key
 
         person = self._person
         with person.cv:
             legal, to_call = person.waiting, person.to_call
         if legal is None:
             raise TableStateError("it is not your turn" + ("" if self.in_hand else ": deal a new hand"))
+        if key.strip().lower() not in KIND_OF_WORD:  # the terminal's q and quit are no action here
+            raise FieldError("action", f"unknown action {key!r} (use {', '.join(legal)})")
         try:
             kind = parse_key(key, legal, to_call)
-        except GameError as exc:
-            raise FieldError("action", str(exc).replace(" or q)", ")")) from None
-        if kind == QUIT:
-            raise FieldError("action", f"unknown action {key!r} (use {', '.join(legal)})")
+        except GameError as exc:  # not legal here: the reason, without the terminal's keys to type
+            raise FieldError("action", str(exc)) from None
         with person.cv:
             person.answer = kind
             person.cv.notify_all()
