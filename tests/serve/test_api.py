@@ -371,6 +371,21 @@ def test_retain_with_a_game_names_the_line_of_the_text(client, casebase_copy) ->
     assert "request:1" in msg and "request:2" not in msg, msg
 
 
+def test_retain_with_a_game_of_other_seats_names_the_requests_game(client, casebase_copy) -> None:
+    """The game of a ``/retain`` request's ``game`` field was called "the header's game", though
+    the text has no header: the refusal names where the game came from."""
+    hand = "STATE:0:f:AhKh|QdQc:5|-5:a|b"  # two players
+    before = counts(casebase_copy)
+    r = client.post("/retain", json={"casebase": "mine", "text": hand, "game": "holdem.limit.3p"}, headers=AUTH)
+    assert r.status_code == 422, r.text
+    assert r.json()["detail"][0]["msg"] == "request:1: 2 players but the request's game 'holdem.limit.3p' seats 3"
+    header = "# name/game/hands/seed dealer holdem.limit.3p.game 1 1\n"  # the ACPC dealer's header
+    r = client.post("/retain", json={"casebase": "mine", "text": header + hand}, headers=AUTH)
+    assert r.status_code == 422, r.text
+    assert r.json()["detail"][0]["msg"] == "request:2: 2 players but the header's game 'holdem.limit.3p' seats 3"
+    assert counts(casebase_copy) == before
+
+
 def test_not_json_is_422_and_unknown_names_404(client) -> None:
     r = client.post("/retrieve", content=b"{not json", headers={"content-type": "application/json"})
     assert r.status_code == 422
