@@ -389,10 +389,35 @@ def test_retain_with_a_game_of_other_seats_names_the_requests_game(client, caseb
 def test_not_json_is_422_and_unknown_names_404(client) -> None:
     r = client.post("/retrieve", content=b"{not json", headers={"content-type": "application/json"})
     assert r.status_code == 422
+    assert r.json() == {"detail": [{"loc": ["body"], "msg": "the body is not JSON: Expecting property name enclosed "
+                                    "in double quotes at line 1 column 2", "type": "json_invalid"}]}
     assert client.post("/retrieve", json={"hole": "AdQc", "casebase": "nope"}).status_code == 404
     assert client.get("/casebases/nope").status_code == 404
     assert client.post("/evaluate", json={"casebase": "nope"}).status_code == 404
     assert client.get("/no/such/path").status_code == 404
+
+
+def test_a_body_that_is_not_json_is_a_sentence_on_body_at_every_post_endpoint(client) -> None:
+    """``{bad json`` was answered with FastAPI's bare ``{"loc": ["body", 1], "msg": "JSON decode
+    error"}``: now a sentence saying what and where (line and column), on ``["body"]``, as the
+    server's other refusals of the body as a whole, on every endpoint that reads a body."""
+    from fastapi.routing import APIRoute
+
+    paths = sorted(r.path for r in client.app.routes
+                   if isinstance(r, APIRoute) and "POST" in r.methods and r.body_field is not None)
+    assert {"/retrieve", "/retrieve/batch", "/reuse", "/retain", "/evaluate", "/table/sessions",
+            "/table/sessions/{session_id}/action"} <= set(paths), paths
+    sid = client.post("/table/sessions", json={"bots": ["call"], "seed": 1}).json()["session"]
+    for path in paths:
+        url = path.replace("{session_id}", sid)
+        for body, msg in [(b"{bad json", "Expecting property name enclosed in double quotes at line 1 column 2"),
+                          (b'{"hole": "AdQc",\n "pot": }', "Expecting value at line 2 column 9"),
+                          (b'{"hole": "AdQc"} x', "Extra data at line 1 column 18")]:
+            r = client.post(url, content=body, headers={"content-type": "application/json", **AUTH})
+            assert r.status_code == 422, (path, r.text)
+            assert r.json() == {"detail": [{"loc": ["body"], "msg": f"the body is not JSON: {msg}",
+                                            "type": "json_invalid"}]}, path
+    assert client.delete(f"/table/sessions/{sid}").status_code == 200
 
 
 @pytest.mark.parametrize("body, why", [
