@@ -682,6 +682,29 @@ def test_opponent_models_that_do_not_apply_are_a_422_naming_the_field(opp_client
     assert r.status_code == 422 and "opponents" in json.dumps(r.json())
 
 
+@pytest.mark.parametrize("opponents, loc", [([[0.5, 1.5, 0.5]], [0, 1]), ([[0.5, 0.5, 0.5], [0.2, 0.3, -0.1]], [1, 2])])
+def test_an_opponent_value_outside_0_1_is_422_on_that_number(opp_client, client, opponents, loc) -> None:
+    """An out-of-range value was a 422 on ``["body", "opponents"]`` (the library's check, after the
+    case base was chosen) while a value of the wrong type names its number (``["body",
+    "opponents", 0, 1]``): the range is now the schema's too, and names the number, whatever
+    the case base, on every endpoint that takes the field."""
+    opp, _ = opp_client
+    for c, path, body in ((opp, "/retrieve", OPP_SPOT), (client, "/retrieve", {**OPP_SPOT, "casebase": "default"}),
+                          (client, "/retrieve/batch", {"situations": [{**OPP_SPOT, "casebase": "default"}]}),
+                          (client, "/reuse", {**OPP_SPOT, "casebase": "default"})):
+        if path.endswith("batch"):
+            body = {"situations": [{**body["situations"][0], "opponents": opponents}]}
+            where = ["body", "situations", 0, "opponents", *loc]
+        else:
+            body, where = {**body, "opponents": opponents}, ["body", "opponents", *loc]
+        r = c.post(path, json=body)
+        assert r.status_code == 422, (path, r.text)
+        (problem,) = r.json()["detail"]
+        assert problem["loc"] == where, (path, problem)
+        assert problem["type"] in ("greater_than_equal", "less_than_equal")
+        assert problem["msg"].startswith("Input should be "), problem
+
+
 # ---- --memory-map ---------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def mapped_copy(tmp_path_factory):
