@@ -627,6 +627,25 @@ def test_a_bug_is_a_500_in_json_and_the_server_goes_on(client, engine, monkeypat
     assert client.get("/casebases").status_code == 200
 
 
+def test_a_wrong_method_is_405_and_the_docs_status_table_lists_every_status(client) -> None:
+    """docs/serve.md's table of statuses had no 405, which a wrong method gets (``GET /retrieve``):
+    every status the OpenAPI description gives an endpoint, and 405, has its row."""
+    import re
+
+    from tests.conftest import REPO
+
+    for method, path, allow in (("GET", "/retrieve", "POST"), ("DELETE", "/retain", "POST"),
+                                ("POST", "/health", "GET"), ("PUT", "/casebases", "GET")):
+        r = client.request(method, path)
+        assert r.status_code == 405 and r.json() == {"detail": "Method Not Allowed"}, (method, path, r.text)
+        assert r.headers["allow"] == allow
+    errors = (REPO / "docs" / "serve.md").read_text().split("## Errors", 1)[1]
+    documented = {int(code) for code in re.findall(r"^\| (\d{3}) \|", errors, re.M)}
+    answered = {int(code) for op in client.get("/openapi.json").json()["paths"].values() for spec in op.values()
+                for code in spec.get("responses", {}) if code.isdigit() and int(code) >= 400}
+    assert answered | {405} <= documented, sorted((answered | {405}) - documented)
+
+
 # ---- opponent models (a casper-opp case base) ------------------------------------------------
 @pytest.fixture(scope="module")
 def opp_client(tmp_path_factory):
