@@ -381,7 +381,7 @@ def test_why_tells_why_the_adaptive_bot_keeps_its_case_base():
     finally:
         bot.close()
     kept = [ln for ln in lines if "played by its case base, the adaptive bot's choice:" in ln]
-    votes = [ln for ln in lines if re.match(r"  [\d,]+ case\(s\) (at similarity|\(the most similar)", ln)]
+    votes = [ln for ln in lines if re.match(r"  [\d,]+ cases? (at similarity|\(the most similar)", ln)]
     assert len(kept) == len(votes) > 0
     first = [ln for ln in kept if ln.endswith("no opponent seen yet (its first hand)")]
     seen = [float(re.search(r": ([\d.]+) of the 20 hands of warm-up seen", ln).group(1)) for ln in kept[len(first):]]
@@ -423,7 +423,7 @@ def test_why_shows_the_fallbacks_cases_after_the_warm_up():
     chosen = [e for _, e in bot.chosen]
     assert chosen[0] == bot.safe and chosen[-1] == bot.fallback
     kept = [ln for ln in lines if "played by its case base, the adaptive bot's choice:" in ln]
-    votes = [ln for ln in lines if re.match(r"  [\d,]+ case\(s\) (at similarity|\(the most similar)", ln)]
+    votes = [ln for ln in lines if re.match(r"  [\d,]+ cases? (at similarity|\(the most similar)", ln)]
     assert len(kept) == len(votes) == len(chosen)                   # every decision explained by its cases
     fallback = [ln for ln in kept if "its fallback, expert: " in ln]
     assert len(fallback) == chosen.count(bot.fallback) > 0
