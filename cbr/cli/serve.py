@@ -188,11 +188,13 @@ def serve_command(
 
     from cbr.serve.engine import Engine
 
-    Engine(config.casebases, warm=False, memory_map=memory_map).close()  # each worker loads them; check them once here
+    checked = Engine(config.casebases, warm=False, memory_map=memory_map)  # each worker loads them; check them once here
+    names = ", ".join(checked.casebases)
+    checked.close()
     # the workers read the token from its file: it is not put in their environment
     os.environ[CONFIG_ENV] = replace(config, token=None, token_file=token_file, tables=False).to_json()
     os.environ[PARENT_ENV] = str(os.getpid())  # the parent the workers die with, recorded before they start
-    typer.echo(f"cbr serve: {workers} workers on {url} (API docs: {url}/docs; "
+    typer.echo(f"cbr serve: {names} on {url} ({workers} workers; API docs: {url}/docs; "
                f"writes {'need the token' if token else 'off'}; no web table: it needs one process)", err=True)
     import signal
 

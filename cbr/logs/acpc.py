@@ -297,17 +297,18 @@ class AcpcParser:
         yield from self.parse_text(text, path, game_files=True)
 
     def parse_text(self, text: str, source: str = "<text>", *, game_files: bool = False,
-                   game: Optional[GameDef] = None) -> Iterator[HandRecord | ParseIssue]:
+                   game: Optional[GameDef] = None, game_from: str = "the given game") -> Iterator[HandRecord | ParseIssue]:
         """Hands and skipped hands of log text (tests, benchmarks, a request's hands).
 
         Text that does not end with a line end may have been cut off: see ``parse_lines``.
-        ``game_files`` and ``game``: see ``parse_lines``.
+        ``game_files``, ``game`` and ``game_from``: see ``parse_lines``.
         """
         return self.parse_lines(text.splitlines(), source, unterminated=_unterminated(text), game_files=game_files,
-                                game=game)
+                                game=game, game_from=game_from)
 
     def parse_lines(self, lines: Iterable[str], source: str, *, unterminated: bool = False,
-                    game_files: bool = False, game: Optional[GameDef] = None) -> Iterator[HandRecord | ParseIssue]:
+                    game_files: bool = False, game: Optional[GameDef] = None,
+                    game_from: str = "the given game") -> Iterator[HandRecord | ParseIssue]:
         """Hands and skipped hands of an iterable of lines (numbered from 1).
 
         ``game_files``: the lines are those of the log file ``source``, so a header naming a
@@ -319,13 +320,16 @@ class AcpcParser:
         other hands was cut off (``...|Alic``): it is skipped with the reason.
 
         ``game``: the lines' game, as a ``# game:`` header before them would give it (a
-        request's hands in the game it names), without moving the lines' numbers.
+        request's hands in the game it names), without moving the lines' numbers;
+        ``game_from`` is how a hand the game does not seat names it (``the request's game``;
+        a header's game is ``the header's game``).
 
         >>> text = "STATE:0:f:AhKd|2c2d:5|-5:Alice|Bob\\nSTATE:1:f:AhKd|2c2d:5|-5:Bob|Alic"
         >>> [str(x) for x in AcpcParser().parse_text(text, "t.log")][1]
         "t.log:2: truncated last line: it has no line end and its last player 'Alic' plays no other hand of the file (cut off?)"
         """
         header_game: Optional[GameDef] = game
+        header_from = game_from  # where header_game came from, as a refusal names it
         json_game: Optional[GameDef] = game
         named_game: Optional[GameDef] = None
         file_betting: Optional[str] = None
@@ -337,7 +341,7 @@ class AcpcParser:
         for lineno, line in enumerate(lines, 1):
             if line.startswith("STATE:"):
                 try:
-                    rec = self._hand(line.rstrip(), source, lineno, header_game, file_betting)
+                    rec = self._hand(line.rstrip(), source, lineno, header_game, file_betting, header_from)
                 except _BadHand as exc:
                     yield ParseIssue(source, lineno, str(exc))
                     continue
@@ -366,6 +370,7 @@ class AcpcParser:
                     json_game = given          # our own runner's exact game wins
                 named_game = given if not line[1:].lstrip().startswith("game:") else named_game
                 header_game = json_game or named_game
+                header_from = "the header's game"
             elif line.startswith("SCORE:") or not line.strip():
                 continue
             else:
@@ -373,10 +378,10 @@ class AcpcParser:
                 yield ParseIssue(source, lineno, f"not an ACPC log line: {shown!r}")
 
     def _game_for(self, n: int, header: Optional[GameDef], betting: str, payoffs: list[float],
-                  file_betting: Optional[str]) -> GameDef:
+                  file_betting: Optional[str], header_from: str = "the header's game") -> GameDef:
         if header is not None:
             if header.n_players != n:
-                raise _BadHand(f"{n} players but the header's game {header.name!r} seats {header.n_players}")
+                raise _BadHand(f"{n} players but {header_from} {header.name!r} seats {header.n_players}")
             return header
         has_r = "r" in betting
         if has_r:
@@ -389,7 +394,7 @@ class AcpcParser:
         return inferred_game(kind, n)
 
     def _hand(self, line: str, source: str, lineno: int, header: Optional[GameDef],
-              file_betting: Optional[str]) -> HandRecord:
+              file_betting: Optional[str], header_from: str = "the header's game") -> HandRecord:
         parts = line.split(":")
         if len(parts) != 6:
             raise _BadHand(f"corrupt or truncated STATE line ({len(parts)} fields, expected 6)")
@@ -408,7 +413,7 @@ class AcpcParser:
             raise _BadHand(f"bad payoffs {pay_text!r}") from None
         if len(payoffs) != n:
             raise _BadHand(f"{len(payoffs)} payoffs for {n} players")
-        game = self._game_for(n, header, betting, payoffs, file_betting)
+        game = self._game_for(n, header, betting, payoffs, file_betting, header_from)
         # cards: holes separated by |, then /flop/turn/river
         holes_text, _, board_text = cards.partition("/")
         holes = holes_text.split("|")

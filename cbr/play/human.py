@@ -57,11 +57,12 @@ from cbr.play.table import (
 from cbr.policies.base import Policy
 from evaluator_ext.cards import cards_str
 
-__all__ = ["HumanResult", "QUIT", "parse_key", "play_human", "position_labels", "action_text", "why_lines"]
+__all__ = ["HumanResult", "QUIT", "parse_key", "key_hint", "play_human", "position_labels", "action_text", "why_lines"]
 
 #: What :func:`parse_key` returns for a quit.
 QUIT = "q"
 _WORDS = {**KIND_OF_WORD, "q": QUIT, "quit": QUIT, "exit": QUIT}  # the action words: cbr.game.actions
+_CHECK_WORDS = ("check", "k")  # the words of "c" that say check, never call
 
 Reader = Callable[[str], Optional[str]]
 Shower = Callable[[str], None]
@@ -90,30 +91,49 @@ class HumanResult:
         return self.small_bets(seat) / self.hands if self.hands else 0.0
 
 
-def parse_key(text: str, legal: str) -> str:
-    """The action kind (``f``/``c``/``r``) or :data:`QUIT` a typed key or word means.
+def parse_key(text: str, legal: str, to_call: float = 0.0) -> str:
+    """The action kind (``f``/``c``/``r``) or :data:`QUIT` a typed key or word means, for a
+    player with ``to_call`` chips to call.
 
-    Raises :class:`GameError` (a ``ValueError``) with a sentence for an unknown key or an
-    action that is not legal here.
+    ``c`` is check or call, whichever the spot is; the word ``call`` (or ``c``) with nothing
+    to call is a check (a call of 0, as poker players say it), but the word ``check`` (or
+    ``k``) facing a bet is refused, as ``fold`` is with nothing to call: neither puts chips in
+    or throws away a hand the player did not mean to. ``bet`` and ``raise`` are the one action
+    ``r``. Raises :class:`GameError` (a ``ValueError``) with a sentence for an unknown key or
+    an action that is not legal here; the sentence names no keys to type (the terminal table
+    adds them, :func:`key_hint`; the web table offers its buttons).
 
-    >>> parse_key(" Call ", "fcr"), parse_key("q", "cr"), parse_key("bet", "cr")
-    ('c', 'q', 'r')
+    >>> parse_key(" Call ", "fcr"), parse_key("q", "cr"), parse_key("bet", "cr"), parse_key("call", "cr")
+    ('c', 'q', 'r', 'c')
     >>> parse_key("f", "cr")
     Traceback (most recent call last):
-    cbr.errors.GameError: cannot fold: nothing to call, check instead (type c, r or q)
+    cbr.errors.GameError: cannot fold: nothing to call, check instead
+    >>> parse_key("check", "fcr", to_call=10)
+    Traceback (most recent call last):
+    cbr.errors.GameError: cannot check: 10 to call; call or fold
     >>> parse_key("x", "fc")
     Traceback (most recent call last):
-    cbr.errors.GameError: unknown key 'x' (type f, c or q)
+    cbr.errors.GameError: unknown key 'x'
     """
-    options = ", ".join(legal) + " or q"
-    kind = _WORDS.get(text.strip().lower())
+    word = text.strip().lower()
+    kind = _WORDS.get(word)
     if kind is None:
-        raise GameError(f"unknown key {text.strip()!r} (type {options})")
+        raise GameError(f"unknown key {text.strip()!r}")
     if kind != QUIT and kind not in legal:
-        why = ("cannot fold: nothing to call, check instead" if kind == "f"
-               else "cannot raise: betting is capped" if kind == "r" else f"cannot {ACTION_NAMES[kind].verb} here")
-        raise GameError(f"{why} (type {options})")
+        raise GameError("cannot fold: nothing to call, check instead" if kind == "f"
+                        else "cannot raise: betting is capped" if kind == "r" else f"cannot {ACTION_NAMES[kind].verb} here")
+    if word in _CHECK_WORDS and to_call > 0:
+        raise GameError(f"cannot check: {to_call:g} to call; call or fold")
     return kind
+
+
+def key_hint(legal: str) -> str:
+    """The keys the terminal table names after a refused one.
+
+    >>> key_hint("cr")
+    '(type c, r or q)'
+    """
+    return f"(type {', '.join(legal)} or q)"
 
 
 #: The names of the seats between the big blind and the button, by how many there are (the
@@ -425,6 +445,6 @@ def _ask(state: HandState, legal: str, read: Reader, show: Shower) -> str:
         if not line.strip():
             continue
         try:
-            return parse_key(line, legal)
+            return parse_key(line, legal, state.to_call)
         except GameError as exc:
-            show(f"error: {exc}")
+            show(f"error: {exc} {key_hint(legal)}")

@@ -211,18 +211,25 @@ REQUEST_FIELD = {"hole": "hole", "board": "board", "dealt": "dealt", "in_hand": 
                  "previous_round_bets": "prev_bets", "matchstate": "matchstate", "game": "game"}
 
 
-def _validation_error(error: Mapping[str, Any], content_type: Optional[str]) -> dict[str, Any]:
+def _validation_error(error: Mapping[str, Any], content_type: Optional[str], body: Any = None) -> dict[str, Any]:
     """One problem of a 422 as the server answers it: ``loc``, ``msg``, ``type``. An error our
     own model check raised about a field (:class:`~cbr.serve.schemas.FieldProblem`) points at
     that field and has the type of the server's other refusals of a field's value,
     ``FieldError`` (not pydantic's ``value_error``); our own checks' messages lose pydantic's
-    ``Value error, `` prefix.
+    ``Value error, `` prefix. A body that is not JSON is a sentence on ``["body"]`` saying
+    where (``body``: the text FastAPI could not decode), not FastAPI's ``JSON decode error``
+    at a character offset.
 
     >>> from cbr.serve.schemas import FieldProblem
     >>> _validation_error({"loc": ("body",), "type": "value_error", "msg": "Value error, leave out hole",
     ...                    "ctx": {"error": FieldProblem("matchstate", "leave out hole")}}, "application/json")
     {'loc': ['body', 'matchstate'], 'msg': 'leave out hole', 'type': 'FieldError'}
+    >>> _validation_error({"loc": ("body", 25), "type": "json_invalid", "msg": "JSON decode error",
+    ...                    "ctx": {"error": "Expecting value"}}, "application/json", '{"hole": "AdQc",\\n "pot": }')
+    {'loc': ['body'], 'msg': 'the body is not JSON: Expecting value at line 2 column 9', 'type': 'json_invalid'}
     """
+    if error.get("type") == "json_invalid":
+        return {"loc": ["body"], "msg": _not_json(error, body), "type": "json_invalid"}
     loc, msg, kind = list(error.get("loc", ())), _body_message(error, content_type), error.get("type", "")
     if kind == "value_error":
         cause = (error.get("ctx") or {}).get("error")
@@ -231,6 +238,26 @@ def _validation_error(error: Mapping[str, Any], content_type: Optional[str]) -> 
         elif msg.startswith("Value error, "):
             msg = msg[len("Value error, "):]
     return {"loc": loc, "msg": msg, "type": kind}
+
+
+def _not_json(error: Mapping[str, Any], body: Any) -> str:
+    """The sentence for a body JSON cannot decode: the decoder's reason and where, by line and
+    column of the text (``error``'s ``loc`` ends with the character offset FastAPI gives).
+
+    >>> _not_json({"loc": ("body", 1), "ctx": {"error": "Expecting property name enclosed in double quotes"}},
+    ...           "{bad json")
+    'the body is not JSON: Expecting property name enclosed in double quotes at line 1 column 2'
+    """
+    why = str((error.get("ctx") or {}).get("error") or "it cannot be decoded")
+    loc = tuple(error.get("loc", ()))
+    pos = loc[1] if len(loc) == 2 and isinstance(loc[1], int) else None
+    if isinstance(body, (bytes, bytearray)):
+        body = bytes(body).decode("utf-8", errors="replace")
+    if pos is None or not isinstance(body, str) or not 0 <= pos <= len(body):
+        return f"the body is not JSON: {why}"
+    line = body.count("\n", 0, pos) + 1
+    column = pos - body.rfind("\n", 0, pos)
+    return f"the body is not JSON: {why} at line {line} column {column}"
 
 
 def _body_message(error: Mapping[str, Any], content_type: Optional[str]) -> str:
@@ -372,7 +399,7 @@ def create_app(config: ServeConfig = ServeConfig(), engine: Optional[Engine] = N
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> Response:
-        errors = [_validation_error(e, request.headers.get("content-type")) for e in exc.errors()]
+        errors = [_validation_error(e, request.headers.get("content-type"), exc.body) for e in exc.errors()]
         return _json({"detail": errors}, 422)
 
     @app.exception_handler(StarletteHTTPException)

@@ -755,7 +755,8 @@ def _parse_hands(text: str, log_format: str, game: Any) -> list[Any]:
 
     if log_format == "acpc":
         # (the game given as the parser's, not as a header line before the text: the lines keep their numbers)
-        items = AcpcParser().parse_text(text if text.endswith("\n") else text + "\n", "request", game=game)
+        items = AcpcParser().parse_text(text if text.endswith("\n") else text + "\n", "request", game=game,
+                                        game_from="the request's game")
     elif log_format == "phh":
         if game is not None:
             raise ConfigError("a PHH hand names its own game (variant, blinds): leave out game")

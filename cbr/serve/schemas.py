@@ -16,7 +16,7 @@ turned into one; a JSON integer where a float is asked is taken (``"pot": 5``).
 """
 from __future__ import annotations
 
-from typing import Literal, Optional
+from typing import Annotated, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, model_validator
 
@@ -28,6 +28,9 @@ __all__ = ["FieldProblem", "Situation", "BatchRequest", "ReuseRequest", "RetainR
 
 #: Most situations one ``/retrieve/batch`` request may hold.
 MAX_BATCH = 256
+#: One value of an opponent model, in 0..1: a value outside is a 422 naming that number
+#: (``["body", "opponents", i, j]``), as a value of the wrong type is.
+Unit = Annotated[StrictFloat, Field(ge=0.0, le=1.0)]
 #: The fields that describe a situation with numbers (the ``cbr query`` options).
 SITUATION_FIELDS = ("hole", "board", "dealt", "in_hand", "position", "to_act", "committed", "to_call", "pot",
                     "prev_bets")
@@ -81,7 +84,7 @@ class Situation(BaseModel):
     min_cases: Optional[StrictInt] = Field(
         None, ge=1, le=1_000_000, description="Take the K most similar when fewer than this many cases reach the "
         "threshold, not only when none does; at most K (null: the case base's, CASPER's 1; cbr query --min-cases).")
-    opponents: Optional[list[tuple[StrictFloat, StrictFloat, StrictFloat]]] = Field(
+    opponents: Optional[list[tuple[Unit, Unit, Unit]]] = Field(
         None, max_length=11, description="For a case base built with the casper-opp feature set: the player "
         "model (aggressiveness, tightness, riskiness, each in 0..1) of each opponent still in the hand, in "
         "position order; the rest stay at the defaults (cbr query --opponent).")

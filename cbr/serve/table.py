@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Sequence
 
 from cbr.errors import CBRError, GameError
+from cbr.game.actions import KIND_OF_WORD
 from cbr.game.decision import DecisionPoint
 from cbr.game.gamedef import STREETS
 from cbr.game.spec import default_game
@@ -56,7 +57,7 @@ from cbr.serve.engine import FieldError, ForbiddenError, NotFoundError, checked_
 from cbr.stats import mean_ci
 from evaluator_ext.cards import card_str
 
-__all__ = ["TableSession", "TableSessions", "SharedBots", "TableStateError", "MAX_SESSIONS", "SESSION_TTL", "MAX_BOTS",
+__all__ = ["TableSession", "TableSessions", "SharedBots", "TableStateError", "duration_text", "MAX_SESSIONS", "SESSION_TTL", "MAX_BOTS",
            "MAX_SESSION_HANDS", "CASES_SHOWN"]
 
 #: Table sessions a server keeps at once (a new one beyond it is refused while all are fresh).
@@ -73,6 +74,29 @@ CASES_SHOWN = 20
 BOT_WAIT = 60.0
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+
+
+_UNITS = (("day", 86400), ("hour", 3600), ("minute", 60), ("second", 1))
+
+
+def duration_text(seconds: float) -> str:
+    """A duration as people say it: whole days, hours, minutes and seconds, each unit only
+    when it is not 0 (seconds rounded to a whole; under a second as given).
+
+    >>> duration_text(5), duration_text(120), duration_text(5400), duration_text(3600), duration_text(3661.4)
+    ('5 seconds', '2 minutes', '1 hour 30 minutes', '1 hour', '1 hour 1 minute 1 second')
+    >>> duration_text(0.5), duration_text(90061)
+    ('0.5 seconds', '1 day 1 hour 1 minute 1 second')
+    """
+    if seconds < 1:
+        return f"{seconds:g} seconds"
+    left = round(seconds)
+    parts = []
+    for unit, size in _UNITS:
+        n, left = divmod(left, size)
+        if n:
+            parts.append(f"{n:,} {unit}{'' if n == 1 else 's'}")
+    return " ".join(parts)
 
 
 class TableStateError(CBRError):
@@ -145,13 +169,14 @@ class _Person(Seat, Watcher):
         self.labels: list[str] = []
         self.history: list[list[dict[str, Any]]] = []
         self.waiting: Optional[str] = None   # the legal actions while the person is to act
+        self.to_call = 0.0                   # and the chips they have to call then
         self.answer: Optional[str] = None
         self.leaving = False
 
     # ---- the seat
     def act(self, state: HandState, dp: DecisionPoint) -> str:
         with self.cv:
-            self.waiting = dp.legal
+            self.waiting, self.to_call = dp.legal, state.to_call
             self.cv.notify_all()
             while self.answer is None and not self.leaving:
                 self.cv.wait()
@@ -344,20 +369,22 @@ class TableSession:
 
     def act(self, key: str) -> None:
         """The person's action: ``f``, ``c``, ``r`` or a word (``fold``, ``check``, ``call``,
-        ``bet``, ``raise``); then the bots act up to the person's next turn (or the end)."""
-        from cbr.play.human import QUIT, parse_key
+        ``bet``, ``raise``), refused as :func:`~cbr.play.human.parse_key` refuses it (``check``
+        facing a bet, ``fold`` with nothing to call: :class:`FieldError`, nothing changes); then
+        the bots act up to the person's next turn (or the end)."""
+        from cbr.play.human import parse_key
 
         person = self._person
         with person.cv:
-            legal = person.waiting
+            legal, to_call = person.waiting, person.to_call
         if legal is None:
             raise TableStateError("it is not your turn" + ("" if self.in_hand else ": deal a new hand"))
-        try:
-            kind = parse_key(key, legal)
-        except GameError as exc:
-            raise FieldError("action", str(exc).replace(" or q)", ")")) from None
-        if kind == QUIT:
+        if key.strip().lower() not in KIND_OF_WORD:  # the terminal's q and quit are no action here
             raise FieldError("action", f"unknown action {key!r} (use {', '.join(legal)})")
+        try:
+            kind = parse_key(key, legal, to_call)
+        except GameError as exc:  # not legal here: the reason, without the terminal's keys to type
+            raise FieldError("action", str(exc)) from None
         with person.cv:
             person.answer = kind
             person.cv.notify_all()
@@ -683,9 +710,10 @@ class TableSessions:
                 self._building += 1
         self._close(gone)
         if full:
-            raise TableStateError(f"the server has {self.max_sessions} table sessions open: try again later "
-                                  "(a session ends after its last request plus "
-                                  f"{self.ttl / 60:g} minutes, or when it is closed)")
+            n = self.max_sessions
+            raise TableStateError(f"the server has {n:,} table session{'' if n == 1 else 's'} open: try again later "
+                                  f"(a session ends {duration_text(self.ttl)} after its last request, "
+                                  "or when it is closed)")
         try:
             session = TableSession.create(bots, shared=self.shared, served=self.served, **options)
         except BaseException:

@@ -130,6 +130,35 @@ def test_illegal_keys_are_refused_and_asked_again():
     assert all(kind != "f" for _, kind in result.decisions)
 
 
+def test_check_facing_a_bet_is_refused_and_call_of_nothing_checks():
+    # The raise bot raises first in (the human is the big blind of hand 1 at seed 7): "check"
+    # (and "k") would put 10 chips in unasked, so they are refused as "f" with nothing to call is,
+    # and asked again; "call" with nothing to call (on the flop, the BB first to act) is a check.
+    typed = iter(["check", "K", "call", "call", "q"])
+    lines: list[str] = []
+    prompts: list[str] = []
+
+    def read(prompt: str):
+        prompts.append(prompt)
+        return next(typed)
+
+    result = play_human(["raise"], 1, read=read, show=lines.append, seed=7)
+    errors = [ln for ln in lines if ln.startswith("error: ")]
+    assert errors == ["error: cannot check: 10 to call; call or fold (type f, c, r or q)"] * 2
+    assert prompts[0] == prompts[1] == prompts[2] and "c=call 10" in prompts[0]
+    assert [kind for _, kind in result.decisions] == ["c", "c"]
+    assert result.decisions[0][0].to_call > 0 and result.decisions[1][0].to_call == 0
+    assert "you call 10" in lines and "you check" in lines
+
+
+def test_cli_check_facing_a_bet_asks_again():
+    r = runner.invoke(app, ["play", "--human", "--players", "raise", "--hands", "1", "--seed", "7"],
+                      input="check\n")
+    assert r.exit_code == 0, r.output
+    assert "error: cannot check: 10 to call; call or fold" in r.output
+    assert "you call 10" not in r.output and "You quit: you fold this hand." in r.output
+
+
 def test_raise_at_the_cap_is_refused():
     said: list[str] = []
 
@@ -352,7 +381,7 @@ def test_why_tells_why_the_adaptive_bot_keeps_its_case_base():
     finally:
         bot.close()
     kept = [ln for ln in lines if "played by its case base, the adaptive bot's choice:" in ln]
-    votes = [ln for ln in lines if re.match(r"  [\d,]+ case\(s\) (at similarity|\(the most similar)", ln)]
+    votes = [ln for ln in lines if re.match(r"  [\d,]+ cases? (at similarity|\(the most similar)", ln)]
     assert len(kept) == len(votes) > 0
     first = [ln for ln in kept if ln.endswith("no opponent seen yet (its first hand)")]
     seen = [float(re.search(r": ([\d.]+) of the 20 hands of warm-up seen", ln).group(1)) for ln in kept[len(first):]]
@@ -394,7 +423,7 @@ def test_why_shows_the_fallbacks_cases_after_the_warm_up():
     chosen = [e for _, e in bot.chosen]
     assert chosen[0] == bot.safe and chosen[-1] == bot.fallback
     kept = [ln for ln in lines if "played by its case base, the adaptive bot's choice:" in ln]
-    votes = [ln for ln in lines if re.match(r"  [\d,]+ case\(s\) (at similarity|\(the most similar)", ln)]
+    votes = [ln for ln in lines if re.match(r"  [\d,]+ cases? (at similarity|\(the most similar)", ln)]
     assert len(kept) == len(votes) == len(chosen)                   # every decision explained by its cases
     fallback = [ln for ln in kept if "its fallback, expert: " in ln]
     assert len(fallback) == chosen.count(bot.fallback) > 0

@@ -371,13 +371,53 @@ def test_retain_with_a_game_names_the_line_of_the_text(client, casebase_copy) ->
     assert "request:1" in msg and "request:2" not in msg, msg
 
 
+def test_retain_with_a_game_of_other_seats_names_the_requests_game(client, casebase_copy) -> None:
+    """The game of a ``/retain`` request's ``game`` field was called "the header's game", though
+    the text has no header: the refusal names where the game came from."""
+    hand = "STATE:0:f:AhKh|QdQc:5|-5:a|b"  # two players
+    before = counts(casebase_copy)
+    r = client.post("/retain", json={"casebase": "mine", "text": hand, "game": "holdem.limit.3p"}, headers=AUTH)
+    assert r.status_code == 422, r.text
+    assert r.json()["detail"][0]["msg"] == "request:1: 2 players but the request's game 'holdem.limit.3p' seats 3"
+    header = "# name/game/hands/seed dealer holdem.limit.3p.game 1 1\n"  # the ACPC dealer's header
+    r = client.post("/retain", json={"casebase": "mine", "text": header + hand}, headers=AUTH)
+    assert r.status_code == 422, r.text
+    assert r.json()["detail"][0]["msg"] == "request:2: 2 players but the header's game 'holdem.limit.3p' seats 3"
+    assert counts(casebase_copy) == before
+
+
 def test_not_json_is_422_and_unknown_names_404(client) -> None:
     r = client.post("/retrieve", content=b"{not json", headers={"content-type": "application/json"})
     assert r.status_code == 422
+    assert r.json() == {"detail": [{"loc": ["body"], "msg": "the body is not JSON: Expecting property name enclosed "
+                                    "in double quotes at line 1 column 2", "type": "json_invalid"}]}
     assert client.post("/retrieve", json={"hole": "AdQc", "casebase": "nope"}).status_code == 404
     assert client.get("/casebases/nope").status_code == 404
     assert client.post("/evaluate", json={"casebase": "nope"}).status_code == 404
     assert client.get("/no/such/path").status_code == 404
+
+
+def test_a_body_that_is_not_json_is_a_sentence_on_body_at_every_post_endpoint(client) -> None:
+    """``{bad json`` was answered with FastAPI's bare ``{"loc": ["body", 1], "msg": "JSON decode
+    error"}``: now a sentence saying what and where (line and column), on ``["body"]``, as the
+    server's other refusals of the body as a whole, on every endpoint that reads a body."""
+    from fastapi.routing import APIRoute
+
+    paths = sorted(r.path for r in client.app.routes
+                   if isinstance(r, APIRoute) and "POST" in r.methods and r.body_field is not None)
+    assert {"/retrieve", "/retrieve/batch", "/reuse", "/retain", "/evaluate", "/table/sessions",
+            "/table/sessions/{session_id}/action"} <= set(paths), paths
+    sid = client.post("/table/sessions", json={"bots": ["call"], "seed": 1}).json()["session"]
+    for path in paths:
+        url = path.replace("{session_id}", sid)
+        for body, msg in [(b"{bad json", "Expecting property name enclosed in double quotes at line 1 column 2"),
+                          (b'{"hole": "AdQc",\n "pot": }', "Expecting value at line 2 column 9"),
+                          (b'{"hole": "AdQc"} x', "Extra data at line 1 column 18")]:
+            r = client.post(url, content=body, headers={"content-type": "application/json", **AUTH})
+            assert r.status_code == 422, (path, r.text)
+            assert r.json() == {"detail": [{"loc": ["body"], "msg": f"the body is not JSON: {msg}",
+                                            "type": "json_invalid"}]}, path
+    assert client.delete(f"/table/sessions/{sid}").status_code == 200
 
 
 @pytest.mark.parametrize("body, why", [
@@ -587,6 +627,25 @@ def test_a_bug_is_a_500_in_json_and_the_server_goes_on(client, engine, monkeypat
     assert client.get("/casebases").status_code == 200
 
 
+def test_a_wrong_method_is_405_and_the_docs_status_table_lists_every_status(client) -> None:
+    """docs/serve.md's table of statuses had no 405, which a wrong method gets (``GET /retrieve``):
+    every status the OpenAPI description gives an endpoint, and 405, has its row."""
+    import re
+
+    from tests.conftest import REPO
+
+    for method, path, allow in (("GET", "/retrieve", "POST"), ("DELETE", "/retain", "POST"),
+                                ("POST", "/health", "GET"), ("PUT", "/casebases", "GET")):
+        r = client.request(method, path)
+        assert r.status_code == 405 and r.json() == {"detail": "Method Not Allowed"}, (method, path, r.text)
+        assert r.headers["allow"] == allow
+    errors = (REPO / "docs" / "serve.md").read_text().split("## Errors", 1)[1]
+    documented = {int(code) for code in re.findall(r"^\| (\d{3}) \|", errors, re.M)}
+    answered = {int(code) for op in client.get("/openapi.json").json()["paths"].values() for spec in op.values()
+                for code in spec.get("responses", {}) if code.isdigit() and int(code) >= 400}
+    assert answered | {405} <= documented, sorted((answered | {405}) - documented)
+
+
 # ---- opponent models (a casper-opp case base) ------------------------------------------------
 @pytest.fixture(scope="module")
 def opp_client(tmp_path_factory):
@@ -640,6 +699,29 @@ def test_opponent_models_that_do_not_apply_are_a_422_naming_the_field(opp_client
         assert "opponents" in json.dumps(r.json()), r.text
     r = opp.post("/retrieve", json={**OPP_SPOT, "opponents": [[0.5, 0.5]]})  # two values: the schema says so
     assert r.status_code == 422 and "opponents" in json.dumps(r.json())
+
+
+@pytest.mark.parametrize("opponents, loc", [([[0.5, 1.5, 0.5]], [0, 1]), ([[0.5, 0.5, 0.5], [0.2, 0.3, -0.1]], [1, 2])])
+def test_an_opponent_value_outside_0_1_is_422_on_that_number(opp_client, client, opponents, loc) -> None:
+    """An out-of-range value was a 422 on ``["body", "opponents"]`` (the library's check, after the
+    case base was chosen) while a value of the wrong type names its number (``["body",
+    "opponents", 0, 1]``): the range is now the schema's too, and names the number, whatever
+    the case base, on every endpoint that takes the field."""
+    opp, _ = opp_client
+    for c, path, body in ((opp, "/retrieve", OPP_SPOT), (client, "/retrieve", {**OPP_SPOT, "casebase": "default"}),
+                          (client, "/retrieve/batch", {"situations": [{**OPP_SPOT, "casebase": "default"}]}),
+                          (client, "/reuse", {**OPP_SPOT, "casebase": "default"})):
+        if path.endswith("batch"):
+            body = {"situations": [{**body["situations"][0], "opponents": opponents}]}
+            where = ["body", "situations", 0, "opponents", *loc]
+        else:
+            body, where = {**body, "opponents": opponents}, ["body", "opponents", *loc]
+        r = c.post(path, json=body)
+        assert r.status_code == 422, (path, r.text)
+        (problem,) = r.json()["detail"]
+        assert problem["loc"] == where, (path, problem)
+        assert problem["type"] in ("greater_than_equal", "less_than_equal")
+        assert problem["msg"].startswith("Input should be "), problem
 
 
 # ---- --memory-map ---------------------------------------------------------------------------------

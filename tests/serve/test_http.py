@@ -84,6 +84,10 @@ def test_real_http_writes_limits_and_errors(server, casebase_copy) -> None:
     assert r.status_code == 413
     r = httpx.post(f"{url}/retrieve", json={"hole": "AdQc", "to_call": -3}, timeout=30)
     assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "to_call"]
+    r = httpx.post(f"{url}/retrieve", content=b"{bad json", timeout=30, headers={"content-type": "application/json"})
+    assert r.status_code == 422 and r.json() == {"detail": [{
+        "loc": ["body"], "msg": "the body is not JSON: Expecting property name enclosed in double quotes at line 1 "
+        "column 2", "type": "json_invalid"}]}
     assert httpx.post(f"{url}/retrieve", json={"hole": "AdQc", "casebase": "x"}, timeout=30).status_code == 404
     assert httpx.get(f"{url}/openapi.json", timeout=30).json()["info"]["title"] == "cbr serve"
     assert httpx.get(f"{url}/health", timeout=30).json()["status"] == "ok"  # still up after the errors
@@ -323,7 +327,8 @@ def test_workers_never_outlive_a_server_killed_while_they_start() -> None:
     workers: list[int] = []
     try:
         banner = proc.stderr.readline()
-        assert "2 workers on" in banner, banner + (proc.stderr.read() if proc.poll() is not None else "")
+        assert banner.startswith(f"cbr serve: default on http://127.0.0.1:{port} (2 workers; API docs: "), \
+            banner + (proc.stderr.read() if proc.poll() is not None else "")  # the case bases served, named
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and len(workers) < 2:  # spawned: now importing
             workers = _children(proc.pid, "spawn_main")

@@ -226,11 +226,16 @@ def test_refusals(client) -> None:
     assert post(f"/table/sessions/{sid}/action", json={"action": "c"}).status_code == 409  # no hand yet
     hand = post(f"/table/sessions/{sid}/hand").json()["hand"]
     assert post(f"/table/sessions/{sid}/hand").status_code == 409  # one hand at a time
+    legal = ", ".join(a["kind"] for a in hand["legal"])
     r = post(f"/table/sessions/{sid}/action", json={"action": "x"})
     assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "action"]
+    assert r.json()["detail"][0]["msg"] == f"unknown action 'x' (use {legal})"
     if "f" not in [a["kind"] for a in hand["legal"]]:
-        assert post(f"/table/sessions/{sid}/action", json={"action": "f"}).status_code == 422
-    assert post(f"/table/sessions/{sid}/action", json={"action": "q"}).status_code == 422
+        r = post(f"/table/sessions/{sid}/action", json={"action": "f"})
+        assert r.status_code == 422 and r.json()["detail"][0]["msg"] == "cannot fold: nothing to call, check instead"
+    for quit_word in ("q", "quit"):  # the terminal's quit is no action at the web table
+        r = post(f"/table/sessions/{sid}/action", json={"action": quit_word})
+        assert r.status_code == 422 and r.json()["detail"][0]["msg"] == f"unknown action {quit_word!r} (use {legal})"
     assert post(f"/table/sessions/{sid}/action", json={}).status_code == 422
     r = client.get(f"/table/sessions/{sid}/decisions/0", params={"top": 0})
     assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["query", "top"]
@@ -239,6 +244,27 @@ def test_refusals(client) -> None:
     assert client.delete(f"/table/sessions/{sid}").status_code == 200
     assert client.get(f"/table/sessions/{sid}").status_code == 404
     assert client.delete(f"/table/sessions/{sid}").status_code == 404
+
+
+def test_check_facing_a_bet_is_refused_and_changes_nothing(client) -> None:
+    # Seed 7 against the raise bot: the person is the big blind facing its raise to 20.
+    sid = start(client, ("raise",), seed=7)
+    hand = client.post(f"/table/sessions/{sid}/hand").json()["hand"]
+    assert hand["your_turn"] and hand["to_call"] == 10
+    before = client.get(f"/table/sessions/{sid}").json()
+    for word in ("check", "k"):
+        r = client.post(f"/table/sessions/{sid}/action", json={"action": word})
+        assert r.status_code == 422, r.text
+        assert r.json()["detail"] == [{"loc": ["body", "action"], "msg": "cannot check: 10 to call; call or fold",
+                                       "type": "FieldError"}]  # the reason alone: no terminal keys to type
+    assert client.get(f"/table/sessions/{sid}").json() == before  # nothing moved
+    # "call" of 10 calls; on the flop the big blind acts first: "call" with nothing to call checks
+    flop = client.post(f"/table/sessions/{sid}/action", json={"action": "call"}).json()["hand"]
+    assert flop["street"] == "flop" and flop["to_call"] == 0 and flop["your_turn"]
+    after = client.post(f"/table/sessions/{sid}/action", json={"action": "call"}).json()["hand"]
+    said = [a["text"] for a in after["history"][1]["actions"]]
+    assert said[0] == "you check", said
+    assert client.delete(f"/table/sessions/{sid}").status_code == 200
 
 
 def test_retention_needs_the_token_and_a_copy(client, tmp_path, monkeypatch) -> None:
@@ -290,7 +316,8 @@ def test_session_limit_and_expiry(engine) -> None:
         a = start(c)
         start(c)
         r = c.post("/table/sessions", json={"bots": ["call"]})
-        assert r.status_code == 409 and "table sessions open" in r.json()["detail"]
+        assert r.status_code == 409 and r.json()["detail"].startswith("the server has 2 table sessions open")
+        assert "a session ends 0.5 seconds after its last request" in r.json()["detail"]
         import time
 
         time.sleep(0.6)
@@ -355,3 +382,14 @@ def test_the_default_bot_adapts_per_session_and_says_which_bot_played(client) ->
     r = client.get(f"/table/sessions/{sid}/decisions/{played_by[-1]['id']}")
     assert r.status_code == 404 and f"played {best} here" in r.text
     assert {e for _, e in bot2.chosen} <= {"cbr:preset=expert"}      # the other session learned nothing
+
+
+@pytest.mark.parametrize("ttl, said", [(5, "5 seconds"), (120, "2 minutes"), (5400, "1 hour 30 minutes"),
+                                       (3600, "1 hour"), (86400 + 61, "1 day 1 minute 1 second")])
+def test_a_full_server_says_how_long_a_session_lasts_in_words(engine, ttl, said) -> None:
+    with make_client(engine, max_sessions=1, session_ttl=ttl) as c:
+        start(c)
+        r = c.post("/table/sessions", json={"bots": ["call"]})
+        assert r.status_code == 409
+        assert r.json()["detail"] == (f"the server has 1 table session open: try again later (a session ends {said} "
+                                      "after its last request, or when it is closed)")

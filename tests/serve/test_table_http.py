@@ -109,6 +109,28 @@ def test_bad_input_never_stops_the_server(served) -> None:
     assert httpx.get(url + "/health", timeout=30).status_code == 200 and proc.poll() is None
 
 
+def test_an_illegal_action_over_http_is_its_reason_alone_and_changes_nothing(served) -> None:
+    """``check`` facing a bet and ``fold`` with nothing to call are 422 on ``action`` with the
+    reason as docs/serve.md gives it (no terminal keys to type), and the table stays as it was."""
+    _, url, _ = served
+    with httpx.Client(base_url=url, timeout=30) as c:
+        sid = c.post("/table/sessions", json={"bots": ["raise"], "seed": 7}).json()["session"]
+        hand = c.post(f"/table/sessions/{sid}/hand").json()["hand"]
+        assert hand["your_turn"] and hand["to_call"] == 10  # the big blind facing the raise to 20
+        for action, msg in (("check", "cannot check: 10 to call; call or fold"),
+                            ("c", None),  # calls: the flop, where the big blind acts first, nothing to call
+                            ("fold", "cannot fold: nothing to call, check instead")):
+            before = c.get(f"/table/sessions/{sid}").json()
+            r = c.post(f"/table/sessions/{sid}/action", json={"action": action})
+            if msg is None:
+                assert r.status_code == 200 and r.json()["hand"]["to_call"] == 0, r.text
+                continue
+            assert r.status_code == 422
+            assert r.json() == {"detail": [{"loc": ["body", "action"], "msg": msg, "type": "FieldError"}]}
+            assert c.get(f"/table/sessions/{sid}").json() == before
+        assert c.delete(f"/table/sessions/{sid}").status_code == 200
+
+
 def test_the_session_limits_are_options_of_cbr_serve(tmp_path) -> None:
     """``--max-sessions 1``: a second session is refused (409) while the first is open, and
     taken once it is left; ``--session-ttl``: an idle session ends."""
@@ -119,7 +141,9 @@ def test_the_session_limits_are_options_of_cbr_serve(tmp_path) -> None:
             first = c.post("/table/sessions", json={"bots": ["call"], "seed": 1})
             assert first.status_code == 201, first.text
             refused = c.post("/table/sessions", json={"bots": ["call"], "seed": 2})
-            assert refused.status_code == 409 and "1 table sessions" in refused.text
+            assert refused.status_code == 409
+            assert refused.json()["detail"] == ("the server has 1 table session open: try again later (a session "
+                                                "ends 2 seconds after its last request, or when it is closed)")
             assert c.delete(f"/table/sessions/{first.json()['session']}").status_code == 200
             second = c.post("/table/sessions", json={"bots": ["call"], "seed": 3})
             assert second.status_code == 201, second.text
