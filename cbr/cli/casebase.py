@@ -348,6 +348,20 @@ def _check_features(config: Any, given: Optional[list[str]], option: str) -> Non
             raise usage_error(f"{option} {text.strip()}: {exc}", option) from None
 
 
+def _refuse_shipped_similarity(path: Any) -> None:
+    """A shipped case base's similarity is never set (:meth:`CaseBase.set_similarity` refuses it):
+    refused before any work, with a command that copies that very case base (plain ``cbr``
+    plays another one, so the copy's bot is named by its case base)."""
+    from cbr.errors import CaseBaseError
+    from cbr.store import is_shipped
+
+    if is_shipped(path):
+        raise CaseBaseError(f"the shipped case base {path.name!r} is never written to; set the similarity of a "
+                            f"copy of it: copy its folder, {path}, e.g. with cp -r, or let a match make one (its "
+                            f"cases and one hand's retained): cbr match --players cbr:casebase={path.name},call "
+                            f"--hands 1 --retain-into NAME")
+
+
 @app.command("similarity")
 @guarded
 def casebase_similarity(
@@ -395,7 +409,10 @@ def casebase_similarity(
         or unweighted
     if not change and no_rebuild:
         raise usage_error("--no-rebuild goes with a change of the similarity", "--no-rebuild")
-    cb = CaseBase.open(resolve_casebase(name))
+    path = resolve_casebase(name)
+    if change:
+        _refuse_shipped_similarity(path)
+    cb = CaseBase.open(path)
     try:
         # a whole new configuration (--from) never reads the current one: it is the way out of a
         # damaged similarity file, as verify and repair advise
