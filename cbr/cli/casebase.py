@@ -631,7 +631,7 @@ def casebase_diff(
     where = "held-out situations" if report.situations == "holdout" else "sampled situations"
     stdout.print(rich_table(f"answers on {where}", ["street", "situations", "most likely differs",
                                                                "drawn differ", "A vs A drawn", "mean TV"],
-                             [[s, f"{v['situations']:,}", f"{v['differ_max']:.3f} ± {v['differ_max_ci']:.3f}",
+                             [[s, f"{v['situations']:,}", _share(v["differ_max"], v["differ_max_interval"]),
                                f"{v['differ_drawn']:.3f} ± {v['differ_drawn_ci']:.3f}", f"{v['differ_drawn_a_self']:.3f}",
                                v["mean_tv"]] for s, v in report.answers.items()]))
     if report.origin is not None:
