@@ -474,3 +474,29 @@ def test_a_plugin_bot_that_raises_over_http_is_named(raising_plugin: Path) -> No
             assert r.status_code == 200 and r.json()["action"] == "c", r.text
     finally:
         engine.close()
+
+
+def test_the_note_on_plugins_not_used_is_folded_whole(tmp_path: Path) -> None:
+    """The note on a name clash broke at the terminal's edge after `cbr.policies:call ` (a space
+    ending the line) with `(myplug)` alone on the next: it is folded between whole items (and at
+    the spaces of its head), lines after the first indented, none ending in a space."""
+    site = tmp_path / "site"
+    info = site / "myplug-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: myplug\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[cbr.policies]\ncall = nosuch.x:Z\n[cbr.features]\ncasper = nosuch.y:F\n")
+    repo = Path(__file__).resolve().parents[1]
+    items = ["cbr.features:casper (myplug)", "cbr.policies:call (myplug)"]
+    for width in (80, 60, 40):
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(repo)]), "COLUMNS": str(width)}
+        r = subprocess.run([sys.executable, "-m", "cli", "plugins", "list"], capture_output=True, text=True, env=env,
+                           timeout=120)
+        assert r.returncode == 0, r.stderr
+        lines = r.stderr.splitlines()
+        start = next(k for k, line in enumerate(lines) if line.startswith("2 plugin(s) not used"))
+        note = lines[start:]
+        assert all(line == line.rstrip() and len(line) <= width for line in note), (width, note)
+        assert all(line.startswith("  ") for line in note[1:]), (width, note)
+        assert " ".join(line.strip() for line in note) == \
+            f"2 plugin(s) not used, another package's having the same name: {', '.join(items)}", (width, note)
+        assert all(any(item in line for line in note) for item in items), (width, note)  # each item on one line
