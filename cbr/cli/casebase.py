@@ -350,8 +350,8 @@ def _check_features(config: Any, given: Optional[list[str]], option: str) -> Non
 
 def _refuse_shipped_similarity(path: Any) -> None:
     """A shipped case base's similarity is never set (:meth:`CaseBase.set_similarity` refuses it):
-    refused before any work, with a command that copies that very case base (plain ``cbr``
-    plays another one, so the copy's bot is named by its case base)."""
+    refused once the change is checked, with a command that copies that very case base (plain
+    ``cbr`` plays another one, so the copy's bot is named by its case base)."""
     from cbr.errors import CaseBaseError
     from cbr.store import is_shipped
 
@@ -409,10 +409,7 @@ def casebase_similarity(
         or unweighted
     if not change and no_rebuild:
         raise usage_error("--no-rebuild goes with a change of the similarity", "--no-rebuild")
-    path = resolve_casebase(name)
-    if change:
-        _refuse_shipped_similarity(path)
-    cb = CaseBase.open(path)
+    cb = CaseBase.open(resolve_casebase(name))
     try:
         # a whole new configuration (--from) never reads the current one: it is the way out of a
         # damaged similarity file, as verify and repair advise
@@ -430,6 +427,7 @@ def casebase_similarity(
             config = config.changed(threshold=threshold, fallback_k=k, min_cases=min_cases,
                                     weighted_triple=True if weighted else (False if unweighted else None),
                                     weights=weights, measures=measures)
+            _refuse_shipped_similarity(cb.path)  # (after the change is checked: what is wrong with it comes first)
             t0 = time.perf_counter()
             with busy("setting the similarity and rebuilding the saved indexes", enabled=not as_json):
                 rebuilt = cb.set_similarity(config, rebuild_indexes=not no_rebuild)
