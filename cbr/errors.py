@@ -27,6 +27,12 @@ class PluginError(CBRError):
     """A plugin that cannot be found or fails to load (the message names it)."""
 
 
+class PluginFailedError(PluginError):
+    """Another package's plugin raised an error while the engine used it (a bot deciding, say):
+    not the engine's bug. The message names the plugin, its package and what it raised; the
+    error it raised is the ``__cause__``."""
+
+
 class OutputPathError(CBRError, ValueError):
     """An output path that may not be written (missing folder, a file in the way, a link,
     a device, or an existing file without ``overwrite``); the message names the path."""
@@ -50,6 +56,7 @@ __all__ = [
     "CaseBaseError",
     "ConfigError",
     "PluginError",
+    "PluginFailedError",
     "OutputPathError",
     "ProtocolError",
     "ModelError",

@@ -101,6 +101,31 @@ def load(group: str, name: str) -> Any:
     return _load(group, name)
 
 
+@lru_cache(maxsize=None)
+def origin(group: str, name: str) -> tuple[str, str]:
+    """The distribution (package) of the plugin ``name`` of ``group`` in use and its target
+    (``module:object``), found once (as :func:`load` loads once; :func:`clear_cache` forgets).
+    Raises :class:`PluginError` for a name not installed.
+
+    >>> origin("cbr.policies", "call")
+    ('cbr-holdem', 'cbr.policies.baseline:AlwaysCallPolicy')
+    """
+    eps = _entry_points(group)
+    if name not in eps:
+        raise PluginError(f"no plugin {name!r} in {group} (installed: {', '.join(sorted(eps)) or 'none'})")
+    return _distribution(eps[name]), eps[name].value
+
+
+def is_own(group: str, name: str) -> bool:
+    """Whether the plugin ``name`` of ``group`` in use is the engine's own (its errors are the
+    engine's bugs), not another package's.
+
+    >>> is_own("cbr.policies", "call")
+    True
+    """
+    return origin(group, name)[0] == OWN_DISTRIBUTION
+
+
 def resolve(group: str, name: str, builtins: Mapping[str, Any], what: str) -> Any:
     """A built-in by ``name`` (no entry-point lookup), else the plugin of ``group``.
 
@@ -180,3 +205,4 @@ def load_feature_set(name: str) -> Any:
 def clear_cache() -> None:
     """Forget loaded plugins (after installing a package at run time)."""
     _load.cache_clear()
+    origin.cache_clear()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
 import subprocess
 import sys
 import tomllib
@@ -360,3 +361,142 @@ def test_plugins_list_says_what_each_preset_of_the_cbr_bot_sets() -> None:
                 assert f"{key.replace('_', '-')}={shown}" in presets[name], (name, key)
         finally:
             bot.close()
+
+
+RAISING_PLUGIN = '''
+from cbr.policies.base import Policy, legal_triple
+
+
+class FlopBoom(Policy):
+    """Calls before the flop; on it, fails (a bug of its own package)."""
+    name = "flop_boom"
+
+    def triple(self, dp):
+        if dp.street >= 1:
+            raise RuntimeError("boom on the flop")
+        return legal_triple((0.0, 1.0, 0.0), dp.legal)
+
+
+class MadeBoom(Policy):
+    """Fails as it is made."""
+    name = "made_boom"
+
+    def __init__(self, *, seed=None):
+        raise KeyError("no table")
+'''
+
+
+@pytest.fixture
+def raising_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A package whose bots raise, installed as pip would (a dist-info with its entry points
+    beside the module, on sys.path): the folder to put on PYTHONPATH."""
+    site = tmp_path / "site"
+    info = site / "boomplug-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: boomplug\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[cbr.policies]\nflop_boom = boomplug:FlopBoom\n"
+                                           "made_boom = boomplug:MadeBoom\n")
+    (site / "boomplug.py").write_text(RAISING_PLUGIN)
+    monkeypatch.syspath_prepend(str(site))
+    plugins.clear_cache()
+    yield site
+    plugins.clear_cache()
+    sys.modules.pop("boomplug", None)
+
+
+FLOP_BOOM = ("error: bot 'flop_boom' (plugin 'flop_boom' in cbr.policies: boomplug:FlopBoom, package boomplug) "
+             "failed in triple(): RuntimeError: boom on the flop")
+
+
+def test_a_plugin_bot_that_raises_is_named_in_one_line_and_exit_1(raising_plugin: Path, tmp_path: Path) -> None:
+    """Another package's bot raising as it played made `cbr match`, `cbr exploit` and `cbr play
+    --human` say `internal error: RuntimeError: ...` and exit 3, as if the engine had a bug:
+    now one line naming the bot, its plugin and package and what it raised, exit 1."""
+    repo = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(raising_plugin), str(repo)])}
+    for args, stdin in ((["match", "--players", "flop_boom,call", "--hands", "5"], None),
+                        (["exploit", "flop_boom", "--hands", "4", "--chunk-deals", "2", "-j", "2"], None),
+                        (["play", "--human", "--players", "flop_boom", "--hands", "1", "--seed", "3"], "c\n" * 8),
+                        (["match", "--players", "made_boom,call", "--hands", "5"], None)):
+        r = subprocess.run([sys.executable, "-m", "cli", *args], input=stdin, capture_output=True, text=True,
+                           env=env, cwd=tmp_path, timeout=300)
+        assert r.returncode == 1, (args, r.returncode, r.stderr)
+        last = r.stderr.strip().splitlines()[-1]
+        if args[2].startswith("made_boom"):
+            assert last == ("error: bot 'made_boom' (plugin 'made_boom' in cbr.policies: boomplug:MadeBoom, package "
+                            "boomplug) failed when it was made: KeyError: 'no table'"), r.stderr
+        else:
+            assert last == FLOP_BOOM, (args, r.stderr)
+        assert "internal error" not in r.stderr and "Traceback" not in r.stderr
+
+
+def test_only_other_packages_bots_are_named_so(raising_plugin: Path) -> None:
+    """The engine's own bots are not wrapped: their errors stay the engine's bugs (exit 3 at the
+    command line); an error of the plugin's carries what it raised as its cause."""
+    from cbr.errors import PluginFailedError
+    from cbr.play.match import run_match
+    from cbr.policies.base import Policy
+    from cbr.policies.spec import GUARDED_METHODS, policy_from_spec
+
+    own = policy_from_spec("call")
+    assert not set(GUARDED_METHODS) & set(vars(own))
+
+    class Ours(Policy):  # a bot that is no plugin of another package
+        def triple(self, dp):  # noqa: ANN001, ANN201
+            raise RuntimeError("our bug")
+
+    with pytest.raises(RuntimeError, match="our bug"):
+        run_match([Ours(), "call"], 2, seed=1)
+    with pytest.raises(PluginFailedError) as info:
+        run_match(["flop_boom", "call"], 5, seed=1)
+    assert str(info.value) == FLOP_BOOM.removeprefix("error: ")
+    assert isinstance(info.value.__cause__, RuntimeError)
+    assert policy_from_spec("flop_boom").learns is False  # the class is inspected as it is
+
+
+def test_a_plugin_bot_that_raises_over_http_is_named(raising_plugin: Path) -> None:
+    """`/reuse` with such a bot answered 500 `internal error: RuntimeError: ...`: the detail
+    names the bot and what it raised; before the flop it answers."""
+    from tests.conftest import require_module
+
+    require_module("fastapi")
+    require_module("httpx")
+    from cbr.serve.engine import Engine
+    from tests.serve.conftest import make_client
+
+    engine = Engine(["default"])
+    try:
+        with make_client(engine) as client:
+            r = client.post("/reuse", json={"hole": "AsAh", "board": "2c7d9h", "policy": "flop_boom", "top": 0})
+            assert r.status_code == 500, r.text
+            assert r.json()["detail"] == FLOP_BOOM.removeprefix("error: ")
+            r = client.post("/reuse", json={"hole": "AsAh", "policy": "flop_boom", "top": 0})
+            assert r.status_code == 200 and r.json()["action"] == "c", r.text
+    finally:
+        engine.close()
+
+
+def test_the_note_on_plugins_not_used_is_folded_whole(tmp_path: Path) -> None:
+    """The note on a name clash broke at the terminal's edge after `cbr.policies:call ` (a space
+    ending the line) with `(myplug)` alone on the next: it is folded between whole items (and at
+    the spaces of its head), lines after the first indented, none ending in a space."""
+    site = tmp_path / "site"
+    info = site / "myplug-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: myplug\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[cbr.policies]\ncall = nosuch.x:Z\n[cbr.features]\ncasper = nosuch.y:F\n")
+    repo = Path(__file__).resolve().parents[1]
+    items = ["cbr.features:casper (myplug)", "cbr.policies:call (myplug)"]
+    for width in (80, 60, 40):
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(repo)]), "COLUMNS": str(width)}
+        r = subprocess.run([sys.executable, "-m", "cli", "plugins", "list"], capture_output=True, text=True, env=env,
+                           timeout=120)
+        assert r.returncode == 0, r.stderr
+        lines = r.stderr.splitlines()
+        start = next(k for k, line in enumerate(lines) if line.startswith("2 plugin(s) not used"))
+        note = lines[start:]
+        assert all(line == line.rstrip() and len(line) <= width for line in note), (width, note)
+        assert all(line.startswith("  ") for line in note[1:]), (width, note)
+        assert " ".join(line.strip() for line in note) == \
+            f"2 plugin(s) not used, another package's having the same name: {', '.join(items)}", (width, note)
+        assert all(any(item in line for line in note) for item in items), (width, note)  # each item on one line

@@ -361,6 +361,20 @@ def _check_features(config: Any, given: Optional[list[str]], option: str) -> Non
             named[street, feature] = text.strip()
 
 
+def _refuse_shipped_similarity(path: Any) -> None:
+    """A shipped case base's similarity is never set (:meth:`CaseBase.set_similarity` refuses it):
+    refused once the change is checked, with a command that copies that very case base (plain
+    ``cbr`` plays another one, so the copy's bot is named by its case base)."""
+    from cbr.errors import CaseBaseError
+    from cbr.store import is_shipped
+
+    if is_shipped(path):
+        raise CaseBaseError(f"the shipped case base {path.name!r} is never written to; set the similarity of a "
+                            f"copy of it: copy its folder, {path}, e.g. with cp -r, or let a match make one (its "
+                            f"cases and one hand's retained): cbr match --players cbr:casebase={path.name},call "
+                            f"--hands 1 --retain-into NAME")
+
+
 @app.command("similarity")
 @guarded
 def casebase_similarity(
@@ -426,6 +440,7 @@ def casebase_similarity(
             config = config.changed(threshold=threshold, fallback_k=k, min_cases=min_cases,
                                     weighted_triple=True if weighted else (False if unweighted else None),
                                     weights=weights, measures=measures)
+            _refuse_shipped_similarity(cb.path)  # (after the change is checked: what is wrong with it comes first)
             t0 = time.perf_counter()
             with busy("setting the similarity and rebuilding the saved indexes", enabled=not as_json):
                 rebuilt = cb.set_similarity(config, rebuild_indexes=not no_rebuild)
@@ -627,7 +642,7 @@ def casebase_diff(
     where = "held-out situations" if report.situations == "holdout" else "sampled situations"
     stdout.print(rich_table(f"answers on {where}", ["street", "situations", "most likely differs",
                                                                "drawn differ", "A vs A drawn", "mean TV"],
-                             [[s, f"{v['situations']:,}", f"{v['differ_max']:.3f} ± {v['differ_max_ci']:.3f}",
+                             [[s, f"{v['situations']:,}", _share(v["differ_max"], v["differ_max_interval"]),
                                f"{v['differ_drawn']:.3f} ± {v['differ_drawn_ci']:.3f}", f"{v['differ_drawn_a_self']:.3f}",
                                v["mean_tv"]] for s, v in report.answers.items()]))
     if report.origin is not None:

@@ -334,8 +334,12 @@ def play_command(
         raise usage_error(f"{bots_option} is for --human; with --acpc the bot that plays is --policy", bots_option)
     seed = 0 if seed is None else seed
     from cbr.acpc.client import parse_address, play_acpc, stopped_result
+    from cbr.errors import ProtocolError
 
-    address = parse_address(acpc)
+    try:
+        address = parse_address(acpc)
+    except ProtocolError as exc:  # the option's value as typed: a usage error (a refused connection is not)
+        raise usage_error(str(exc), "--acpc") from None
     g = game_option(game, 2, acpc=True)
     from cbr.policies.spec import PolicySpecError, policy_from_spec
 

@@ -95,6 +95,27 @@ def _entry(name: str, lines: list[tuple[str, str]], width: int) -> list[str]:
     return out
 
 
+def note_lines(head: str, items: list[str], width: int) -> list[str]:
+    """A note of ``head`` and its ``items`` (apart by ``, ``) folded to ``width`` columns: at spaces
+    of the head, and between items, each kept whole (``cbr.policies:call (myplug)``); the lines
+    after the first indented by 2; none ends in a space.
+
+    >>> note_lines("2 plugin(s) not used:", ["cbr.policies:call (myplug)", "cbr.features:casper (myplug)"], 40)
+    ['2 plugin(s) not used:', '  cbr.policies:call (myplug),', '  cbr.features:casper (myplug)']
+    >>> note_lines("1 plugin(s) failed to load:", ["cbr.policies:x"], 80)
+    ['1 plugin(s) failed to load: cbr.policies:x']
+    """
+    lines = textwrap.wrap(head, width=width, subsequent_indent="  ", break_long_words=False,
+                          break_on_hyphens=False) or [""]
+    for k, item in enumerate(items):
+        piece = item + ("," if k < len(items) - 1 else "")
+        if len(lines[-1]) + 1 + len(piece) <= width:
+            lines[-1] += " " + piece
+        else:
+            lines.append("  " + piece)
+    return lines
+
+
 @app.command("list")
 @guarded
 def plugins_list(
@@ -155,9 +176,12 @@ def plugins_list(
             text += _entry(i.name, lines, width)
     stdout.print("\n".join(text), markup=False, highlight=False, soft_wrap=True)
     broken = [i for i in infos if not i.ok and i.used]
+    notes = []
     if broken:
-        stderr.print(f"{counted(len(broken), 'plugin')} failed to load: {', '.join(f'{i.group}:{i.name}' for i in broken)}")
+        notes += note_lines(f"{counted(len(broken), 'plugin')} failed to load:", [f"{i.group}:{i.name}" for i in broken], width)
     unused = [i for i in infos if not i.used]
     if unused:
-        stderr.print(f"{counted(len(unused), 'plugin')} not used, another package's having the same name: "
-                     f"{', '.join(f'{i.group}:{i.name} ({i.distribution})' for i in unused)}")
+        notes += note_lines(f"{counted(len(unused), 'plugin')} not used, another package's having the same name:",
+                            [f"{i.group}:{i.name} ({i.distribution})" for i in unused], width)
+    if notes:  # folded here: rich's own folding leaves the space it broke at
+        stderr.print("\n".join(notes), markup=False, highlight=False, soft_wrap=True)

@@ -179,9 +179,9 @@ def check_copy_of(target: Path, base: Path) -> None:
                 _log_sources(b.sources) <= _log_sources(m.sources):
             return
         what = "no copy of it (its manifest names no origin, and it lacks logs that one was built from)"
-    raise CaseBaseError(f"--retain-into {target}: that case base is {what}, while the case-based bots play from "
+    raise CaseBaseError(f"the case base to retain into, {target}, is {what}, while the case-based bots play from "
                         f"{base}; retaining into it would make them play from its cases. Retain into another "
-                        f"name (a new copy), or play from it: cbr:casebase={target}")
+                        f"name (a new copy), or play from it: cbr:casebase={target}", field="retain_into")
 
 
 def prepare_retention_target(policies: Sequence["Policy"], into: str | Path) -> tuple[Path, Optional[CasebaseCopy]]:
@@ -203,6 +203,10 @@ def prepare_retention_target(policies: Sequence["Policy"], into: str | Path) -> 
         raise CaseBaseError(f"{str(into)!r} is the name of a shipped case base: a copy at {target} would stand "
                             f"in for it in every later run from this folder; retain into another name")
     if target.exists():
+        if is_shipped(target) and target.resolve() != bases[0].resolve():  # (the bots' own: check_retention_target)
+            raise CaseBaseError(f"the shipped case base {target.name!r} is never written to; retain into another "
+                                f"name: a copy of the case base the bots play from ({bases[0].name!r}) is made "
+                                f"under it on first use", field="retain_into")
         check_copy_of(target, bases[0])
         return target, None
     if names_a_path(into):  # a path's folder must exist (the output-path rule)

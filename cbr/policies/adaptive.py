@@ -326,12 +326,13 @@ class AdaptivePolicy(Policy):
         self._results: dict[str, RunningMean] = {}
         self.safe, self.fallback = safe, fallback
         self.experts: dict[str, Policy] = {}
+        #: the spec each expert plays as (:meth:`played_spec`), by its spec in :attr:`specs`
+        self.played_specs: dict[str, str] = {}
         for spec in specs:
             expert_seed = self.expert_seed(spec)
-            if spec == "cbr":  # style cases of before the adaptive default: `cbr` was the case-based bot alone
-                self.experts[spec] = policy_from_spec("cbr:preset=expert", seed=expert_seed)
-            else:
-                self.experts[spec] = policy_from_spec(spec, seed=expert_seed)
+            # style cases of before the adaptive default: `cbr` was the case-based bot alone
+            self.played_specs[spec] = "cbr:preset=expert" if spec == "cbr" else spec
+            self.experts[spec] = policy_from_spec(self.played_specs[spec], seed=expert_seed)
         self.styles = StyleStats(self.discount)
         self.memory = _flag("memory", memory)
         if isinstance(memory_cases, bool) or int(float(memory_cases)) != float(memory_cases) or int(float(memory_cases)) < 1:
@@ -364,15 +365,31 @@ class AdaptivePolicy(Policy):
         """The seed the expert ``spec`` (one of :attr:`specs`) is built with: each its own, from the bot's."""
         return None if self.seed is None else self.seed * 31 + self.specs.index(spec)
 
-    def use_expert(self, spec: str, policy: Policy) -> None:
-        """Play ``policy`` as the expert ``spec`` (one of :attr:`specs`), closing the one it replaces."""
+    def use_expert(self, spec: str, policy: Policy, played: Optional[str] = None) -> None:
+        """Play ``policy`` as the expert ``spec`` (one of :attr:`specs`), closing the one it replaces;
+        ``played``: the spec that builds ``policy`` (``spec`` itself when not given), by which
+        reports name the expert (:meth:`played_spec`)."""
         if spec not in self.experts:
             raise ConfigError(f"no expert {spec!r} here; the experts are {', '.join(self.experts)}")
         old = self.experts[spec]
         self.experts[spec] = policy
+        self.played_specs[spec] = spec if played is None else played
         close = getattr(old, "close", None)
         if callable(close) and old is not policy:
             close()
+
+    def played_spec(self, spec: str) -> str:
+        """The spec that plays as the expert ``spec`` (one of :attr:`specs`): the one that builds
+        it, with the options the bot passed on to it (plain ``cbr:casebase=mine`` plays
+        ``cbr:preset=imitate:casebase=mine`` as ``cbr:preset=imitate``). Reports (:attr:`expert_choices`,
+        :attr:`AdaptiveDecision.expert`, the reasons) name experts so: that spec plays as they did.
+
+        >>> bot = AdaptivePolicy(seed=1)
+        >>> bot.played_spec("cbr:preset=imitate")
+        'cbr:preset=imitate'
+        >>> bot.close()
+        """
+        return self.played_specs.get(spec, spec)
 
     def _followers(self) -> list[Policy]:
         """The case-based experts besides the safe one that play from its case base (the
@@ -490,7 +507,7 @@ class AdaptivePolicy(Policy):
         >>> bot.close()
         """
         if players > 2 and getattr(self.experts[self.safe], "heads_up_only", False):
-            return (f"the {self.name} bot's safe expert, {expert_alias(self.safe)}, plays heads-up only: "
+            return (f"the {self.name} bot's safe expert, {expert_alias(self.played_spec(self.safe))}, plays heads-up only: "
                     f"it cannot play at a table of {players}")
         return ""
 
@@ -536,8 +553,9 @@ class AdaptivePolicy(Policy):
         if not others:
             return f"{opponent}: no other expert to choose"
         best = max(others, key=lambda e: others[e])
-        return (f"{opponent}: no expert expected to win {self.min_gain:g} sb/h more than {default} "
-                f"({values[default]:+.2f}); the best, {best}, {others[best]:+.2f}")
+        return (f"{opponent}: no expert expected to win {self.min_gain:g} sb/h more than "
+                f"{self.played_spec(default)} ({values[default]:+.2f}); the best, {self.played_spec(best)}, "
+                f"{others[best]:+.2f}")
 
     def _nearest(self, opponent: str) -> str:
         """The style case nearest to ``opponent``'s style (until the next hand seen)."""
@@ -618,7 +636,7 @@ class AdaptivePolicy(Policy):
         self._pending.setdefault((opp, spec), why)
         if case_based:
             return dataclasses.replace(made, kept=why) if why and hasattr(made, "kept") else made
-        return AdaptiveDecision(dp=made.dp, action=made.action, played=made.played, expert=spec, reason=why,
+        return AdaptiveDecision(dp=made.dp, action=made.action, played=made.played, expert=self.played_spec(spec), reason=why,
                                 query_row=row, casebase=cb)
 
     def _why(self, opp: Optional[str], spec: str, players: int, case_based: bool) -> str:
@@ -627,7 +645,7 @@ class AdaptivePolicy(Policy):
         case-based) says why no other plays; another expert why it plays (:meth:`reason`)."""
         if case_based:
             kept = self.keep_reason(opp, players)
-            return f"its fallback, {expert_alias(spec)}: {kept}" if kept and spec != self.safe else kept
+            return f"its fallback, {expert_alias(self.played_spec(spec))}: {kept}" if kept and spec != self.safe else kept
         if opp is None:
             return ""
         return (self.keep_reason(opp, players) if spec == self.fallback else "") or self.reason(opp, spec)
@@ -636,7 +654,7 @@ class AdaptivePolicy(Policy):
     def _begins(self, opp: Optional[str], spec: str) -> bool:
         """Whether ``spec`` playing against ``opp`` in this hand begins a new :class:`ExpertChoice`."""
         last = self._last_choice.get(opp)
-        return last is None or self.expert_choices[last].expert != spec
+        return last is None or self.expert_choices[last].expert != self.played_spec(spec)
 
     def _commit_choices(self, record: "HandRecord", position: int) -> None:
         """The hand ``record`` just ended: each expert that decided in it against an opponent
@@ -650,7 +668,7 @@ class AdaptivePolicy(Policy):
                 if spec == self.safe:  # the stretch's words: what the first hand's "no opponent yet" begins
                     why = f"{opp}: the warm-up (until {self._enough():.0f} of its hands, discounted, are seen), by the safe expert"
             last = self._last_choice.get(opp)
-            if last is not None and self.expert_choices[last].expert == spec:
+            if last is not None and self.expert_choices[last].expert == self.played_spec(spec):
                 c = self.expert_choices[last]
                 if c.last_hand != self._hand:
                     self.expert_choices[last] = dataclasses.replace(c, last_hand=self._hand, hands=c.hands + 1)
@@ -659,7 +677,7 @@ class AdaptivePolicy(Policy):
                     c = self.expert_choices[last]
                     self.expert_choices[last] = dataclasses.replace(c, last_hand=max(c.last_hand, self._hand - 1))
                 self._last_choice[opp] = len(self.expert_choices)
-                self.expert_choices.append(ExpertChoice(opponent=opp, expert=spec, first_hand=self._hand,
+                self.expert_choices.append(ExpertChoice(opponent=opp, expert=self.played_spec(spec), first_hand=self._hand,
                                                  last_hand=self._hand, hands=1, why=why))
         self._pending.clear()
 
@@ -705,7 +723,7 @@ class AdaptivePolicy(Policy):
         played = tuple(1.0 if a == advice.action else 0.0 for a in "fcr")
         return AdaptiveDecision(dp=dp.taken(advice.action),
                                 action=advice.action, played=played,  # type: ignore[arg-type]
-                                expert=f"{expert_alias(spec)}+memory", reason=advice.explain(),
+                                expert=f"{expert_alias(self.played_spec(spec))}+memory", reason=advice.explain(),
                                 query_row=np.asarray(row, np.float32), casebase=cb), None, None
 
     def reason(self, opponent: str, spec: str) -> str:
@@ -730,8 +748,9 @@ class AdaptivePolicy(Policy):
                           for name, v in zip(STYLE_FEATURES, style))
         _, sim, used = self.cases.expected(style, self.k, self.bandwidth)
         values = self.values(opponent)
-        compared = "" if not values else (f"; expected {spec} {values.get(spec, float('nan')):+.2f} sb/h, "
-                                          f"{self.fallback} {values.get(self.fallback, float('nan')):+.2f}")
+        compared = "" if not values else (f"; expected {self.played_spec(spec)} {values.get(spec, float('nan')):+.2f} "
+                                          f"sb/h, {self.played_spec(self.fallback)} "
+                                          f"{values.get(self.fallback, float('nan')):+.2f}")
         played = sum(ev[0] for (o, c, _), ev in self.evidence.items() if o == opponent and c == used[0])
         return (f"{opponent} ({shown}; {_hands(self.styles.hands(opponent))}) is nearest the style case "
                 f"{used[0]!r} (similarity {sim:.2f}){compared} (style cases and {_hands(played)} here)")
@@ -837,6 +856,33 @@ def _hands(n: float) -> str:
     return f"{k:,} hand" + ("" if k == 1 else "s")
 
 
+def spec_options(options: dict) -> str:
+    """``options`` as a policy spec writes them after its name (``:KEY=VALUE`` each, keys as a
+    spec spells them); a case base held open by the process (a server's) by its path.
+
+    >>> spec_options({"casebase": "p3", "outcome_weight": 0.5})
+    ':casebase=p3:outcome-weight=0.5'
+    """
+    def text(value: object) -> str:
+        path = getattr(value, "path", None)  # a SharedCaseBase: the case base it holds
+        return str(path if path is not None and not isinstance(value, (str, Path)) else value)
+
+    return "".join(f":{k.replace('_', '-')}={text(v)}" for k, v in options.items())
+
+
+def warmup_spec(options: dict) -> str:
+    """The spec of the adaptive ``cbr`` bot's safe expert (its warm-up's bot), given the options of
+    the ``cbr`` spec (:func:`~cbr.policies.spec.parse_policy_spec`'s): the case-based bot's options
+    pass on to it, the preset and the table memory's do not.
+
+    >>> warmup_spec({"casebase": "acpc-limit", "memory_z": "3"})
+    'cbr:preset=imitate:casebase=acpc-limit'
+    """
+    memory = ("memory", "memory_cases", "memory_z", "memory_similarity")
+    return f"cbr:preset={SAFE_PRESET}" + spec_options({k: v for k, v in options.items()
+                                                       if k != "preset" and k not in memory})
+
+
 def case_based_bot(*, seed: int | None = None, preset: str = DEFAULT_CBR_PRESET, casebase: "str | Path | None" = None,
                    similarity: Optional[str] = None, reuse: Optional[str] = None, sharpen: Optional[float] = None,
                    outcome_weight: Optional[float] = None, odds_guard: Optional[float] = None,
@@ -880,11 +926,13 @@ def case_based_bot(*, seed: int | None = None, preset: str = DEFAULT_CBR_PRESET,
 
     bot = AdaptivePolicy(seed=seed, safe=f"cbr:preset={SAFE_PRESET}", **adaptive)  # type: ignore[arg-type]
     # its case-based experts (the safe one, and the fallback: the case base sharpened) take the
-    # options (a case base of one's own, ...), each over its preset
+    # options (a case base of one's own, ...), each over its preset, and are named with them
+    passed = spec_options({k: v for k, v in options.items() if v is not None})
     for spec in dict.fromkeys((bot.safe, bot.fallback)):
         name, given = parse_policy_spec(spec)
         if name == "cbr" and set(given) == {"preset"} and given["preset"] in PRESETS:
-            bot.use_expert(spec, CBRPolicy(seed=bot.expert_seed(spec), preset=given["preset"], **options))  # type: ignore[arg-type]
+            bot.use_expert(spec, CBRPolicy(seed=bot.expert_seed(spec), preset=given["preset"], **options),  # type: ignore[arg-type]
+                           played=spec + passed)
     bot.name = "cbr"
     return bot
 

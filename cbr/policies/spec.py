@@ -30,7 +30,7 @@ import inspect
 import re
 from typing import Any
 
-from cbr.errors import ConfigError, PluginError
+from cbr.errors import CBRError, ConfigError, PluginError, PluginFailedError
 from cbr.policies.base import Policy
 
 __all__ = ["PolicySpecError", "UnknownPolicyError", "parse_policy_spec", "policy_description", "policy_options",
@@ -306,11 +306,60 @@ def policy_from_spec(text: str, *, seed: int | None = None, casebase: Any = None
         kwargs[key] = _convert(spec, key, value, valid[key])
     if casebase is not None and "casebase" in valid:
         kwargs["casebase"] = casebase
+    from cbr.plugins import OWN_DISTRIBUTION, origin
+
+    distribution, target = origin("cbr.policies", name)
+    theirs = None if distribution == OWN_DISTRIBUTION else f"{spec!r} (plugin {name!r} in cbr.policies: " \
+                                                            f"{target}, package {distribution})"
     try:
         policy = factory(seed=seed, **kwargs)
     except PolicySpecError:
         raise
     except (ValueError, TypeError) as exc:  # the bot names its options by keyword: said as the spec writes them
         raise PolicySpecError(f"policy spec {spec!r}: {_as_written(str(exc), valid)}") from None
+    except CBRError:
+        raise
+    except Exception as exc:
+        if theirs is None or isinstance(exc, MemoryError):
+            raise
+        raise PluginFailedError(f"bot {theirs} failed when it was made: {_what(exc)}") from exc
     policy.spec = spec  # type: ignore[attr-defined]  # results and logs label the seat by it
+    if theirs is not None:
+        _guard(policy, theirs)
     return policy
+
+
+#: What a bot is asked (:class:`~cbr.policies.base.Policy`'s methods, and ``close``): another
+#: package's bot that raises in one of them is named (:func:`_guard`).
+GUARDED_METHODS = ("triple", "triples", "act", "decide", "observe", "reset", "close")
+
+
+def _what(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0]}" if text else type(exc).__name__
+
+
+def _guard(policy: Policy, theirs: str) -> None:
+    """Make an error another package's bot raises from one of :data:`GUARDED_METHODS` a
+    :class:`~cbr.errors.PluginFailedError` naming the bot (``theirs``: its spec, plugin,
+    target and package) and what it raised: one line and exit 1 at the command line, not the
+    engine's internal error. The methods are wrapped on the instance (its class, which the
+    engine inspects, is left as it is); the engine's own errors (``CBRError``) and running out
+    of memory pass as they are."""
+    import functools
+
+    def guarded(method: Any, what: str) -> Any:
+        @functools.wraps(method)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return method(*args, **kwargs)
+            except (CBRError, MemoryError):
+                raise
+            except Exception as exc:
+                raise PluginFailedError(f"bot {theirs} failed in {what}(): {_what(exc)}") from exc
+        return call
+
+    for what in GUARDED_METHODS:
+        method = getattr(policy, what, None)
+        if callable(method):
+            setattr(policy, what, guarded(method, what))

@@ -570,8 +570,9 @@ class DiffReport:
     """Two case bases compared (:func:`diff`): ``counts`` (per base, street -> cases),
     ``sources`` (per base, source -> cases), ``only`` (per street: the cases of A not in B and
     of B not in A, as multisets of (feature row, action)), ``answers`` (per street: situations
-    sampled, the share where the two votes' most likely actions differ and the chance that two
-    bots drawing from them answer different actions, each with the half-width of its 95% CI,
+    sampled, the share where the two votes' most likely actions differ (with its 95% Wilson
+    interval, ``differ_max_interval``, and half its width) and the chance that two bots drawing
+    from them answer different actions (with the half-width of its normal 95% CI),
     beside that chance for two bots drawing from A alone (mixed votes differ from themselves),
     and the mean total variation), ``origin`` (when one is a copy of the other: which, and what
     the matches added: cases retained per street and action, matches)."""
@@ -690,12 +691,14 @@ def diff(a: str | os.PathLike[str], b: str | os.PathLike[str], *, sample: int = 
                 rows = np.concatenate([Xa[rng.choice(na, size=min(half, na), replace=False)],
                                        Xb[rng.choice(nb, size=min(sample - half, nb), replace=False)]])
             ta, tb = street_votes(A, s, rows), street_votes(B, s, rows)
-            differ = (np.argmax(ta, axis=1) != np.argmax(tb, axis=1)).astype(float)
+            differ = int((np.argmax(ta, axis=1) != np.argmax(tb, axis=1)).sum())
             p_diff = 1.0 - (ta * tb).sum(axis=1)
-            dm, dh = mean_ci(differ.tolist())
+            # a share of situations: the Wilson interval, as competence's shares (never "0.000 ± 0.000")
+            dm, dh, dlo, dhi = _proportion_ci(differ, len(rows))
             pm, ph = mean_ci(p_diff.tolist())
             report.answers[s] = {"situations": int(len(rows)), "differ_max": round(dm, 4),
-                                 "differ_max_ci": round(dh, 4), "differ_drawn": round(pm, 4),
+                                 "differ_max_ci": round(dh, 4),
+                                 "differ_max_interval": [round(dlo, 4), round(dhi, 4)], "differ_drawn": round(pm, 4),
                                  "differ_drawn_ci": round(ph, 4),
                                  "differ_drawn_a_self": round(float((1.0 - (ta * ta).sum(axis=1)).mean()), 4),
                                  "mean_tv": round(float(tv_distance(ta, tb).mean()), 4)}

@@ -26,7 +26,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from cbr.errors import CBRError
+from cbr.errors import CBRError, PluginFailedError
 from cbr.serve.engine import (
     MAX_EVALUATE_DECISIONS,
     MAX_RETAIN_HANDS,
@@ -313,7 +313,8 @@ def _errors(*codes: int) -> dict[int | str, dict[str, Any]]:
             "no token configured)", 404: "an unknown case base, table session or path", 413: "the request body is too large",
             409: "not now: an action when it is not the person's turn, a new hand during a hand",
             422: "bad input: `detail` lists each problem with the field (`loc`) and the reason (`msg`)",
-            500: "an internal error", 503: "over the time limit"}
+            500: "an internal error, or another package's bot (a cbr.policies plugin) that failed: `detail` "
+                 "names it and what it raised", 503: "over the time limit"}
     return {c: {"description": text[c]} for c in codes}
 
 
@@ -427,6 +428,8 @@ def create_app(config: ServeConfig = ServeConfig(), engine: Optional[Engine] = N
             return _json(_error_body(message), 409)
         if isinstance(exc, TimeLimitError):
             return _json(_error_body(message), 503, {"Retry-After": "1"})
+        if isinstance(exc, PluginFailedError):  # not the request's fault, nor the engine's bug: the bot named
+            return _json(_error_body(message), 500)
         return _unprocessable(exc, body_fields(request))
 
     @app.exception_handler(ValueError)
@@ -483,7 +486,7 @@ def create_app(config: ServeConfig = ServeConfig(), engine: Optional[Engine] = N
         return _json_body(await run(work, deadline=deadline))
 
     @app.post("/reuse", summary="The retrieval, and the action a policy takes there",
-              responses=_errors(404, 413, 422, 503))
+              responses=_errors(404, 413, 422, 500, 503))
     async def reuse(request: ReuseRequest) -> Response:
         return _json(await run(engine.reuse, request.model_dump()))
 

@@ -253,8 +253,8 @@ class CaseBase(RetainedWrites, Compaction):
 
         if is_shipped(self.path):
             raise CaseBaseError(f"the shipped case base {self.path.name!r} is never written to; set the similarity "
-                                f"of a copy of it (copy its folder, {self.path}, e.g. with cp -r, or let a match "
-                                f"make one: cbr match --players cbr,call --hands 1 --retain-into NAME)")
+                                f"of a copy of it (copy its folder, {self.path}, e.g. with cp -r, or retain into "
+                                f"a copy: a table that retains makes one of its bots' case base on first use)")
         check_similarity(config, self.manifest.features)
         with self._lock():
             m = read_manifest(self.path)

@@ -160,6 +160,22 @@ def test_retain_into_a_shipped_name_is_refused(small_copy: Path, tmp_path: Path,
     assert (tmp_path / name / "manifest.json").is_file()
 
 
+@pytest.mark.parametrize("name", ["default", "expert"])
+def test_retain_into_a_shipped_case_base_by_its_folder_is_refused_as_shipped(monkeypatch: pytest.MonkeyPatch,
+                                                                            name: str) -> None:
+    """From the folder beside the shipped case bases (an editable install), ./casebases/default is
+    the shipped default: retaining into it for bots on expert said it was "no copy of it" (naming
+    --retain-into); it is refused as every shipped base is, by the field, in the library's words."""
+    from cbr.store import PACKAGED_CASEBASES
+
+    monkeypatch.chdir(PACKAGED_CASEBASES.parent)
+    for into in (name, str(PACKAGED_CASEBASES / name)):
+        with pytest.raises(CaseBaseError, match=f"^the shipped case base '{name}' is never written to; retain "
+                                                f"into") as info:
+            run_match(["cbr", "call"], 2, retain_into=into)
+        assert info.value.field == "retain_into" and "--" not in str(info.value)
+
+
 def test_retain_into_with_bots_on_two_case_bases_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Both bots played from a copy of the first one's case base: the expert bot silently
     became a casper bot."""
@@ -568,7 +584,8 @@ def test_cli_says_what_retain_into_copied_and_its_size(small_copy: Path, tmp_pat
     assert second.returncode == 0 and "copied" not in second.stderr, second.stderr
     other = match("cbr:preset=casper,call")
     assert other.returncode == 1 and other.stderr.count("\n") == 1, other.stderr
-    assert other.stderr.startswith("error: --retain-into ") and "copy of case base 'base'" in other.stderr
+    assert other.stderr.startswith(f"error: the case base to retain into, {tmp_path / 'L'}, is a copy of case "
+                                   f"base 'base'") and other.stderr.endswith(" (--retain-into)\n"), other.stderr
 
 
 def test_the_default_adaptive_bot_keeps_every_decision_whichever_expert_made_it(small_copy: Path,

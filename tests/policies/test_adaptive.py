@@ -130,6 +130,38 @@ def test_the_case_based_options_and_a_new_case_base_reach_the_fallback_too():
         bot.close()
 
 
+def test_reports_name_each_expert_by_the_spec_that_plays_as_it():
+    """`cbr:casebase=X` reported its warm-up expert as `cbr:preset=imitate`, which plays the
+    expert case base, not X. The report names the spec with the options passed on to it, and
+    that spec, played alone, plays the warm-up's hands as the bot did; the reasons name the
+    fallback so too, and `cbr exploit`'s note on the frozen bot its warm-up bot."""
+    from cbr.cli.exploit import _adaptive_start
+    from cbr.policies.spec import policy_from_spec
+
+    spec = "cbr:casebase=default:threshold=0.95"
+    bot = policy_from_spec(spec, seed=2)
+    try:
+        assert bot.played_spec(bot.safe) == "cbr:preset=imitate:casebase=default:threshold=0.95"
+        assert bot.played_spec(bot.fallback) == "cbr:preset=expert:casebase=default:threshold=0.95"
+        assert bot.played_spec("cfr:strategy=counter_station") == "cfr:strategy=counter_station"  # no options
+        hands = 30  # within the warm-up: the safe expert plays every hand
+        adaptive = run_match([bot, "call"], hands, seed=3)
+        choices = adaptive.players[0].experts
+        assert [(c.expert, c.first_hand, c.last_hand) for c in choices] == \
+            [("cbr:preset=imitate:casebase=default:threshold=0.95", 1, hands)]
+        assert choices[0].to_dict()["expert"] == choices[0].expert
+        alone = run_match([choices[0].expert, "call"], hands, seed=3)
+        assert alone.players[0].total == adaptive.players[0].total
+        assert run_match(["cbr:preset=imitate", "call"], hands, seed=3).players[0].total != adaptive.players[0].total
+        run_match([bot, "call"], 80, seed=3)  # past the warm-up: the reasons compare with the fallback as played
+        later = [c for c in bot.expert_choices if c.first_hand > 1]
+        assert later and all("cbr:preset=expert:casebase=default:threshold=0.95" in c.why for c in later), \
+            [c.why for c in later]
+    finally:
+        bot.close()
+    assert _adaptive_start(spec).startswith(": its warm-up bot, cbr:preset=imitate:casebase=default:threshold=0.95,")
+
+
 def test_follows_an_opponent_that_changes_style(cases_file):
     bot = AdaptivePolicy(seed=1, styles=cases_file, warmup=18, discount=0.95)   # the most 0.95 allows
     try:

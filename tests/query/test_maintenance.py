@@ -441,6 +441,23 @@ def test_diff_counts_and_answers(default_copy: Path, condensed: dict[str, Path])
     assert rep.origin is None
 
 
+def test_diff_shares_have_the_wilson_intervals_of_competence() -> None:
+    """`cbr casebase diff` showed `0.000 ± 0.000` where the votes never differed (the normal
+    interval of a share of 0): the share of situations whose most likely actions differ has the
+    Wilson interval competence's shares have, in --json and in the table."""
+    rep = diff("default", "default", sample=100, seed=2)
+    for s, a in rep.answers.items():
+        share, half, low, high = _proportion_ci(0, a["situations"])
+        assert a["differ_max"] == 0.0 and a["differ_max_interval"] == [0.0, round(high, 4)] and high > 0.0
+        assert a["differ_max_ci"] == round(half, 4) > 0.0
+    proc = run("casebase", "diff", "default", "default", "--sample", "100", "--seed", "2")
+    assert proc.returncode == 0, proc.stderr
+    rows = [line for line in proc.stdout.splitlines() if line.lstrip("│ ").startswith(tuple(STREETS)) and "[" in line]
+    assert len(rows) == len(rep.answers), proc.stdout
+    for line in rows:
+        assert "0.000 [0.000, 0.037]" in line and "0.000 ± 0.000" not in line, line
+
+
 def test_diff_of_a_retained_copy_says_what_the_match_added(tmp_path: Path) -> None:
     proc = run("match", "-p", "cbr:casebase=default,call", "--hands", "20", "--retain-into", "./learned",
                "--seed", "3", cwd=tmp_path)

@@ -194,7 +194,10 @@ def test_closed_port_is_one_line(procs: Procs) -> None:
 
 
 def test_bad_address_and_policy_are_one_line(procs: Procs) -> None:
-    code, _, err = finish(procs.start("play", "--acpc", "nowhere", "--policy", "call"))
-    assert code == 1 and err == "error: dealer address 'nowhere' is not HOST:PORT\n"
+    # a malformed address is the option's value as typed: a usage error naming --acpc (docs/cli.md)
+    for address in ("nowhere", "localhost", "127.0.0.1:99999", ":9", "127.0.0.1:"):
+        code, _, err = finish(procs.start("play", "--acpc", address, "--policy", "call"))
+        assert code == 2 and err.endswith(f"Error: Invalid value for '--acpc': dealer address {address!r} is not "
+                                          f"HOST:PORT\n"), err
     code, _, err = finish(procs.start("play", "--acpc", "127.0.0.1:9", "--policy", "nobody"))
     assert code == 2 and "Invalid value for '--policy'" in err and "nobody" in err, err  # a usage error

@@ -267,6 +267,25 @@ def test_check_facing_a_bet_is_refused_and_changes_nothing(client) -> None:
     assert client.delete(f"/table/sessions/{sid}").status_code == 200
 
 
+@pytest.mark.parametrize("name", ["default", "expert"])
+def test_retention_into_a_shipped_case_base_is_refused_in_plain_words(client, monkeypatch, name) -> None:
+    """From the folder beside the shipped case bases (an editable install), ``retain_into:
+    "default"`` is the shipped default: it was refused as "no copy of it" of the bots' case base,
+    naming the command line's --retain-into and a server path; every shipped base is refused
+    alike, in words that name no command-line option, and nothing is written."""
+    from cbr.store import PACKAGED_CASEBASES
+
+    monkeypatch.chdir(PACKAGED_CASEBASES.parent)
+    shipped = PACKAGED_CASEBASES / name
+    before = {p.name: p.stat().st_mtime_ns for p in shipped.rglob("*") if p.is_file()}
+    r = client.post("/table/sessions", json={"bots": ["cbr"], "seed": 4, "retain_into": name},
+                    headers={"Authorization": f"Bearer {TOKEN}"})
+    assert r.status_code == 403, r.text
+    detail = r.json()["detail"]
+    assert f"the shipped case base {name!r} is never written to" in detail and "--" not in detail, detail
+    assert {p.name: p.stat().st_mtime_ns for p in shipped.rglob("*") if p.is_file()} == before
+
+
 def test_retention_needs_the_token_and_a_copy(client, tmp_path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
     body = {"bots": ["cbr:preset=casper"], "seed": 4, "retain_into": "taught"}

@@ -104,6 +104,33 @@ def test_shipped_case_bases_are_refused():
         cb.set_similarity(default_casper(threshold=0.5))
 
 
+@pytest.mark.parametrize("shipped", ["default", "expert"])
+def test_the_refusal_of_a_shipped_case_base_names_a_command_that_copies_it(shipped: str, tmp_path: Path):
+    """`cbr casebase similarity default --threshold 0.9` advised `cbr match --players cbr,call ...
+    --retain-into NAME`, which copies the expert base (plain `cbr` plays it), not default. The
+    command it names, run as written, copies the case base named, whose similarity can then be set."""
+    import shlex
+
+    from cbr.store import resolve_casebase
+    from cbr.store.manifest import read_manifest
+
+    result = runner.invoke(app, ["casebase", "similarity", shipped, "--threshold", "0.9"])
+    assert result.exit_code == 1, result.output
+    line = result.output.strip()
+    assert line.startswith(f"error: the shipped case base {shipped!r} is never written to") and "\n" not in line
+    command = shlex.split(line[line.index("cbr match "):].rstrip(")"))
+    assert command[0] == "cbr" and command[-1] == "NAME", command
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    run = subprocess.run([sys.executable, "-m", "cli", *command[1:-1], "mine"], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    origin = read_manifest(tmp_path / "casebases" / "mine").origin
+    assert origin is not None and (origin["name"], origin["path"]) == (shipped, str(resolve_casebase(shipped)))
+    result = runner.invoke(app, ["casebase", "similarity", str(tmp_path / "casebases" / "mine"), "--threshold",
+                                 "0.9", "--no-rebuild", "--json"])
+    assert result.exit_code == 0 and json.loads(result.output)["threshold"] == 0.9, result.output
+
+
 SET_KILLED = textwrap.dedent("""
     import os, signal, sys
     from cbr.similarity import default_casper
