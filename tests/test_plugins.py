@@ -493,10 +493,10 @@ def test_the_note_on_plugins_not_used_is_folded_whole(tmp_path: Path) -> None:
                            timeout=120)
         assert r.returncode == 0, r.stderr
         lines = r.stderr.splitlines()
-        start = next(k for k, line in enumerate(lines) if line.startswith("2 plugin(s) not used"))
+        start = next(k for k, line in enumerate(lines) if line.startswith("2 plugins not used"))
         note = lines[start:]
         assert all(line == line.rstrip() and len(line) <= width for line in note), (width, note)
         assert all(line.startswith("  ") for line in note[1:]), (width, note)
         assert " ".join(line.strip() for line in note) == \
-            f"2 plugin(s) not used, another package's having the same name: {', '.join(items)}", (width, note)
+            f"2 plugins not used, another package's having the same name: {', '.join(items)}", (width, note)
         assert all(any(item in line for line in note) for item in items), (width, note)  # each item on one line
