@@ -380,8 +380,8 @@ def whole_hands(text: str) -> int:
 def main() -> None:
     ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("--decisions", type=whole_hands, default=100_000,
-                    help="decisions retained in part 1, four a hand (a multiple of 4; default 100,000)")
-    ap.add_argument("--hands", type=positive_int, default=10_000, help="hands of each match (default 10,000)")
+                    help="decisions retained in part 1, four a hand (a multiple of 4)")
+    ap.add_argument("--hands", type=positive_int, default=10_000, help="hands of each match")
     ap.add_argument("--skip-match", action="store_true", help="only the append and read parts")
     ap.add_argument("--only-match", action="store_true", help="only the match part")
     ap.add_argument("--bots", type=match_bots, default="cbr,casper", help=f"match bots, of {', '.join(MATCH_BOTS)}")

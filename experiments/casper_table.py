@@ -132,7 +132,7 @@ def main(argv: Optional[list[str]] = None) -> int:
 
     ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("--seed", type=seed_int, default=2, help="deal seed (2: the reported run; 1 was for tuning)")
-    ap.add_argument("--hands", type=positive_int, default=None, help="fixed hands per match (skips the pilot)")
+    ap.add_argument("--hands", type=positive_int, default=None, help="fixed hands per match, the pilot skipped (default: none: a pilot match plans each match's hands)")
     ap.add_argument("--jobs", type=int, choices=(1, 2), default=1, help="matches played at once")
     ap.add_argument("--bot", type=policy_spec, default=TUNED_BOT,
                     help=f"the case-based bot's policy spec (default: the tuned {TUNED_BOT}; plain CASPER: "
