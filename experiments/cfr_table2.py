@@ -135,8 +135,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--seed", type=seed_int, default=2, help="deal seed (2: the reported run)")
     ap.add_argument("--boards", type=positive_int, default=None, help="evaluator boards per game (default: 1000; 3 with --quick)")
     ap.add_argument("--pairs", type=positive_int, default=16, help="evaluator deals per board")
-    ap.add_argument("--limit-hands", type=positive_int, default=None, help="match-runner hands per pair (default: 500; 4 with --quick)")
-    ap.add_argument("--no-match", action="store_true", help="skip the match-runner round robin")
+    match = ap.add_mutually_exclusive_group()  # hands for a round robin that is skipped: one or the other
+    match.add_argument("--limit-hands", type=positive_int, default=None, help="match-runner hands per pair (default: 500; 4 with --quick)")
+    match.add_argument("--no-match", action="store_true", help="skip the match-runner round robin")
     ap.add_argument("--out", type=out_path("file"), default=None, help=OUT_HELP.format(name="cfr_table2.json"))
     args = parse_args(ap, argv)
     settings = settings_from(args)

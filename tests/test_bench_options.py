@@ -144,6 +144,12 @@ MORE = [
     ("bench_retention", ["--decisions", "6"], "argument --decisions: 6 is not a multiple of 4: part 1 commits whole "
                                               "hands of 4 decisions, one a street (give 4 or 8)"),
     ("bench_scale_build", ["--logs", "nosuch"], "argument --logs: nosuch: no such folder"),
+    # contradictory options: --skip-match --only-match ran the match part, --classes --write wrote nothing
+    ("bench_retention", ["--skip-match", "--only-match"], "argument --only-match: not allowed with argument "
+                                                          "--skip-match"),
+    ("bench_retention", ["--floor", "--bounds"], "argument --bounds: not allowed with argument --floor"),
+    ("bench_retention", ["--only-match", "--breakdown"], "argument --breakdown: not allowed with argument --only-match"),
+    ("make_preflop_table", ["--classes", "AA", "--write"], "argument --write: not allowed with argument --classes"),
     ("bench_scale_build", ["--logs", str(REPO / "README.md")], f"argument --logs: {REPO / 'README.md'} is not a folder"),
     ("bench_scale_build", ["--logs", str(REPO / "docs")], f"argument --logs: {REPO / 'docs'} holds no self-play logs"),
 ]

@@ -77,6 +77,28 @@ def test_a_bad_value_is_one_usage_error_before_anything_is_made(name: str, bad: 
     assert list(work.iterdir()) == []
 
 
+#: (script, contradictory options, what argparse says): each pair ran, one of the two ignored.
+CONTRADICTIONS = [
+    ("cfr_table2", ["--no-match", "--limit-hands", "4"], "argument --limit-hands: not allowed with argument --no-match"),
+    ("casper_table", ["--no-table", "--table-cap", "100"], "argument --table-cap: not allowed with argument --no-table"),
+]
+
+
+@pytest.mark.parametrize("name, args, said", CONTRADICTIONS, ids=[n for n, _, _ in CONTRADICTIONS])
+def test_contradictory_options_are_one_usage_error_naming_both(name: str, args: list[str], said: str,
+                                                               tmp_path: Path) -> None:
+    """``cfr_table2.py --no-match --limit-hands 4`` skipped the match its hands were for, and
+    ``casper_table.py --no-table --table-cap 100`` the table: one is a usage error, exit 2, naming
+    both options, before anything is made (as ``bench_retention.py --skip-match --only-match``,
+    ``tests/test_bench_options.py``)."""
+    work = tmp_path / "work"
+    work.mkdir()
+    p = run([str(REPO / "experiments" / f"{name}.py"), *args, "--out", str(work / "out")], work)
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    assert p.stderr.strip().splitlines()[-1] == f"{name}.py: error: {said}", p.stderr
+    assert p.stdout == "" and list(work.iterdir()) == []
+
+
 def test_ochs_river_without_its_runs_says_what_to_train_first(tmp_path: Path) -> None:
     p = run([str(REPO / "experiments" / "ochs_river.py"), "--ochs", str(tmp_path / "ochs"), "--hs",
              str(tmp_path / "hs"), "--out", str(tmp_path / "out.json")], tmp_path)
