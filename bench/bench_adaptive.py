@@ -75,7 +75,7 @@ def pct(xs: list[float], q: float) -> float:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
-    ap.add_argument("--hands", type=positive_int, default=600, help="duplicate hands per opponent and bot (default 600)")
+    ap.add_argument("--hands", type=positive_int, default=600, help="duplicate hands per opponent and bot")
     ap.add_argument("--opponents", type=policy_specs(), default="raise,call,ehs,lag",
                     help="comma-separated opponents (policy specs)")
     ap.add_argument("--seed", type=seed_int, default=5, help="deal seed of the matches")

@@ -7,6 +7,11 @@ base's cases, voted on (`aggregate_votes`, the grouped scan every decision of th
 makes) one query at a time in each case base, after a warm-up that loads the indexes. Prints
 per street the median time per vote on each and the ratio full / condensed, then the total;
 also the time to open each base and load its indexes (a bot's start-up).
+
+CONDENSED must be a base ``cbr casebase condense`` wrote from FULL: its manifest's
+``extra.condensed_from.path`` names FULL's folder. Another pair (a base built from a log, or one
+condensed from another base) is one ``error:`` line, exit 1, before any work: its ratios would
+compare two unrelated bases.
 """
 from __future__ import annotations
 
@@ -36,6 +41,24 @@ def load(path: str) -> tuple[CaseBase, dict, float]:
     return cb, ready, time.perf_counter() - t
 
 
+def check_condensed(full: str, condensed: str) -> None:
+    """Raise :class:`CaseBaseError` unless ``condensed``'s manifest says it was condensed from
+    ``full`` (``extra.condensed_from.path``, which ``cbr casebase condense`` records: the source's
+    folder, resolved)."""
+    from cbr.errors import CaseBaseError
+    from cbr.store.manifest import read_manifest
+
+    full_path = resolve_casebase(full).resolve()
+    manifest = read_manifest(resolve_casebase(condensed))
+    origin = manifest.extra.get("condensed_from")
+    if not isinstance(origin, dict) or not origin.get("path"):
+        built = manifest.extra.get("built_by")
+        raise CaseBaseError(f"{condensed} was not condensed from a case base (its manifest has no condensed_from"
+                            f"{f'; built by {built}' if built else ''}): give one `cbr casebase condense {full}` wrote")
+    if Path(origin["path"]) != full_path:
+        raise CaseBaseError(f"{condensed} was condensed from {origin['path']}, not from {full} ({full_path})")
+
+
 def per_vote(ready: dict, street: str, rows: np.ndarray, repeat: int) -> float:
     index, labels = ready[street]
     best = []
@@ -61,6 +84,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=positive_int, default=3, help="timed passes over the queries (the best median is kept)")
     ap.add_argument("--seed", type=seed_int, default=0, help="seed of the queries drawn")
     args = parse_args(ap)
+    check_condensed(args.full, args.condensed)
     full, ready_full, load_full = load(args.full)
     small, ready_small, load_small = load(args.condensed)
     print(f"{'street':8} {'full cases':>10} {'condensed':>10} {'full us':>9} {'cond us':>9} {'ratio':>6}")

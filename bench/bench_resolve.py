@@ -114,10 +114,10 @@ def main(argv: list[str] | None = None) -> int:
 
     ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("--hands", type=positive_int, default=300,
-                    help="hands against each of cfr:strategy=emd_256 and raise (default 300)")
-    ap.add_argument("--seed", type=seed_int, default=61, help="seed of the deals and the bots' choices (default 61)")
+                    help="hands against each of cfr:strategy=emd_256 and raise")
+    ap.add_argument("--seed", type=seed_int, default=61, help="seed of the deals and the bots' choices")
     ap.add_argument("--old", default="5047fdd",
-                    help="the commit of the old path: one before the shared sweep kernel (default 5047fdd; the script "
+                    help="the commit of the old path: one before the shared sweep kernel (default: 5047fdd; the script "
                          "compiles that commit's resolve kernel alone)")
     ap.add_argument("--json", type=json_file, default=None, help="also write the figures to this JSON file")
     args = parse_args(ap, argv)  # the arguments' types check them, before the extensions

@@ -380,15 +380,17 @@ def whole_hands(text: str) -> int:
 def main() -> None:
     ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("--decisions", type=whole_hands, default=100_000,
-                    help="decisions retained in part 1, four a hand (a multiple of 4; default 100,000)")
-    ap.add_argument("--hands", type=positive_int, default=10_000, help="hands of each match (default 10,000)")
-    ap.add_argument("--skip-match", action="store_true", help="only the append and read parts")
-    ap.add_argument("--only-match", action="store_true", help="only the match part")
+                    help="decisions retained in part 1, four a hand (a multiple of 4)")
+    ap.add_argument("--hands", type=positive_int, default=10_000, help="hands of each match")
+    # the parts to run: one choice (--skip-match --only-match ran the match part alone)
+    parts = ap.add_mutually_exclusive_group()
+    parts.add_argument("--skip-match", action="store_true", help="only the append and read parts")
+    parts.add_argument("--only-match", action="store_true", help="only the match part")
     ap.add_argument("--bots", type=match_bots, default="cbr,casper", help=f"match bots, of {', '.join(MATCH_BOTS)}")
     ap.add_argument("--pairs", type=positive_int, default=1, help="off/on match pairs per bot (medians reported)")
-    ap.add_argument("--breakdown", action="store_true", help="only part 4: where retention's time goes")
-    ap.add_argument("--bounds", action="store_true", help="only part 5: the ratio if retention left work out")
-    ap.add_argument("--floor", action="store_true",
+    parts.add_argument("--breakdown", action="store_true", help="only part 4: where retention's time goes")
+    parts.add_argument("--bounds", action="store_true", help="only part 5: the ratio if retention left work out")
+    parts.add_argument("--floor", action="store_true",
                     help="only part 6: the floor of part 5 alone, --pairs rounds, with a 95%% interval")
     from native_guard import parse_args
 

@@ -153,7 +153,7 @@ def main() -> None:
     ap.add_argument("--batch", type=positive_int, default=1000, help="queries of the batched retrieval and aggregate")
     ap.add_argument("--top", type=positive_int, default=20, help="cases the aggregate keeps for the explanation")
     ap.add_argument("--source", choices=("casebase", "synthetic"), default="casebase",
-                    help="feature distribution of the cases: the default case base's flop (default) or synthetic")
+                    help="feature distribution of the cases: the default case base's flop or synthetic")
     args = parse_args(ap)
 
     cfg = default_casper()

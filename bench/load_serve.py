@@ -14,13 +14,17 @@ retained case is lost (the copy's case count after the server's stop equals the 
 plus the cases every ``/retain`` answer reported); the server's memory is flat: its RSS after
 a warm-up, sampled every 0.25 s during the run and at the end; the growth from the warm-up to
 the end must stay under ``--max-growth-mb`` (64) and from a quarter of the run to its end under
-half of that (the first requests fill the caches: policies, counts).
+half of that (the first requests fill the caches: policies, counts); no client's connection
+fails (a reset or refused connection while the run goes on is one line per client in
+``client_errors``).
 
     python bench/load_serve.py                      # the full form: 16 clients x 500 requests
     python bench/load_serve.py --clients 4 --requests 50 --json
 
-Exit status 0 when every check held, 1 otherwise. ``tests/serve/test_load.py`` runs a short
-form with the suite (``run_load`` below).
+Exit status 0 when every check held, 1 otherwise; a Ctrl-C is the one line ``interrupted:
+nothing written``, exit 130 (the clients stop without a word when the server is stopped under
+them). ``tests/reliability/test_serve_load.py`` runs a short form with the suite (``run_load``
+below).
 """
 from __future__ import annotations
 
@@ -115,42 +119,57 @@ def warm_up(url: str, hands: list[str]) -> int:
         return int(r.json()["cases"])
 
 
-def client_run(url: str, seed: int, requests: int, hands: list[str], out: dict[str, Any]) -> None:
-    """One client's requests; ``out`` gets its counts and the cases its retentions kept."""
+def client_run(url: str, seed: int, requests: int, hands: list[str], out: dict[str, Any],
+               stopping: Optional[threading.Event] = None) -> None:
+    """One client's requests; ``out`` gets its counts and the cases its retentions kept.
+
+    A failure of the connection (``httpx.HTTPError``: reset, refused, timed out) ends the client:
+    while the run goes on it is a finding, kept in ``out["error"]`` (the report's
+    ``client_errors``, one line per client, and the run fails); once ``stopping`` is set (the run
+    is stopping: a Ctrl-C, and the server is stopped under the clients) it is the stop, and the
+    client ends without a word. The client also ends before its next request once ``stopping`` is
+    set. (Before, each client thread died with its traceback when a Ctrl-C stopped the server:
+    a thousand lines around the script's one ``interrupted:`` line.)"""
     import httpx
 
     rng = random.Random(f"load:{seed}")
     statuses: Counter = Counter()
     wrong: list[str] = []
-    retained = 0
+    out.update(statuses=statuses, wrong=wrong, retained=0)
     auth = {"Authorization": f"Bearer {TOKEN}"}
-    with httpx.Client(base_url=url, timeout=60) as c:
-        for _ in range(requests):
-            roll = rng.random()
-            if roll < 0.40:
-                kind, path, body, want = "retrieve", "/retrieve", situation(rng), 200
-            elif roll < 0.65:
-                body = situation(rng)
-                body.update(policy=rng.choice(POLICIES), seed=rng.randrange(1000))
-                kind, path, want = "reuse", "/reuse", 200
-            elif roll < 0.95:
-                path, body, want = rng.choice(BAD)
-                kind = "bad"
-            else:
-                kind, path, body, want = "retain", "/retain", {"casebase": "loadcb", "text": rng.choice(hands)}, 200
-            headers = auth if kind == "retain" or path == "/retain" else {}
-            if isinstance(body, bytes):
-                r = c.post(path, content=body, headers={**headers, "Content-Type": "application/json"})
-            else:
-                r = c.post(path, json=body, headers=headers)
-            statuses[r.status_code] += 1
-            if r.status_code != want and len(wrong) < 20:
-                wrong.append(f"{kind} {path} {json.dumps(body) if not isinstance(body, bytes) else body!r}: "
-                             f"{r.status_code} (wanted {want}) {r.text[:200]}")
-            if kind == "retain" and r.status_code == 200:
-                retained += int(r.json()["cases"])
-            statuses[f"{kind}:{'ok' if r.status_code == want else 'wrong'}"] += 1
-    out.update(statuses=statuses, wrong=wrong, retained=retained)
+    try:
+        with httpx.Client(base_url=url, timeout=60) as c:
+            for _ in range(requests):
+                if stopping is not None and stopping.is_set():
+                    return
+                roll = rng.random()
+                if roll < 0.40:
+                    kind, path, body, want = "retrieve", "/retrieve", situation(rng), 200
+                elif roll < 0.65:
+                    body = situation(rng)
+                    body.update(policy=rng.choice(POLICIES), seed=rng.randrange(1000))
+                    kind, path, want = "reuse", "/reuse", 200
+                elif roll < 0.95:
+                    path, body, want = rng.choice(BAD)
+                    kind = "bad"
+                else:
+                    kind, path, body, want = ("retain", "/retain",
+                                              {"casebase": "loadcb", "text": rng.choice(hands)}, 200)
+                headers = auth if kind == "retain" or path == "/retain" else {}
+                if isinstance(body, bytes):
+                    r = c.post(path, content=body, headers={**headers, "Content-Type": "application/json"})
+                else:
+                    r = c.post(path, json=body, headers=headers)
+                statuses[r.status_code] += 1
+                if r.status_code != want and len(wrong) < 20:
+                    wrong.append(f"{kind} {path} {json.dumps(body) if not isinstance(body, bytes) else body!r}: "
+                                 f"{r.status_code} (wanted {want}) {r.text[:200]}")
+                if kind == "retain" and r.status_code == 200:
+                    out["retained"] += int(r.json()["cases"])
+                statuses[f"{kind}:{'ok' if r.status_code == want else 'wrong'}"] += 1
+    except httpx.HTTPError as exc:
+        if stopping is None or not stopping.is_set():
+            out["error"] = f"{type(exc).__name__}: {exc}"
 
 
 def start_server(folder: Path, casebase: Path, token_file: Path, threads: int) -> tuple[subprocess.Popen, str]:
@@ -176,16 +195,18 @@ def run_load(clients: int = 16, requests: int = 500, *, seed: int = 0, threads: 
         with CaseBase.open(casebase) as cb:
             before = cb.count()
         proc, url = start_server(root, casebase, token_file, threads)
+        stopping = threading.Event()  # set when the run ends, however: the clients end without a word
+        done = threading.Event()
         try:
             warm_retained = warm_up(url, hands)  # every path once: the policies built, the caches filled
             warm: dict[str, Any] = {}
-            client_run(url, -1 - seed, 40, hands, warm)  # and 40 requests as the clients send them
+            client_run(url, -1 - seed, 40, hands, warm, stopping)  # and 40 requests as the clients send them
             rss_before = rss_mb(proc.pid)
             outs: list[dict[str, Any]] = [{} for _ in range(clients)]
-            workers = [threading.Thread(target=client_run, args=(url, seed * 1000 + i, requests, hands, outs[i]))
+            workers = [threading.Thread(target=client_run,
+                                        args=(url, seed * 1000 + i, requests, hands, outs[i], stopping))
                        for i in range(clients)]
             samples: list[tuple[float, float]] = []   # (seconds since the start, RSS MB)
-            done = threading.Event()
 
             def sample() -> None:
                 while not done.wait(0.25):
@@ -207,14 +228,19 @@ def run_load(clients: int = 16, requests: int = 500, *, seed: int = 0, threads: 
             rss_after = rss_mb(proc.pid)
             alive = proc.poll() is None
         finally:
+            stopping.set()  # before the server stops: a client's failure from here on is the stop
+            done.set()
             stop_server(proc)
         with CaseBase.open(casebase) as cb:
             after = cb.count()
     statuses: Counter = Counter()
     wrong: list[str] = []
+    client_errors: list[str] = []
     for o in [warm, *outs]:
         statuses.update(o.get("statuses", {}))
         wrong += o.get("wrong", [])
+        if "error" in o:
+            client_errors.append(o["error"])
     retained = warm_retained + sum(o.get("retained", 0) for o in [warm, *outs])
     errors_5xx = sum(n for s, n in statuses.items() if isinstance(s, int) and s >= 500)
     answered = sum(n for s, n in statuses.items() if isinstance(s, int))
@@ -235,9 +261,9 @@ def run_load(clients: int = 16, requests: int = 500, *, seed: int = 0, threads: 
         "lost_cases": lost, "rss_mb_before": round(rss_before, 1), "rss_mb_after": round(rss_after, 1),
         "rss_mb_at_quarter": round(quarter, 1), "rss_mb_max": round(max([rss_after, *(mb for _, mb in samples)]), 1),
         "rss_growth_mb": round(growth, 1), "rss_growth_after_quarter_mb": round(late_growth, 1),
-        "max_growth_mb": max_growth_mb, "server_alive": alive,
+        "max_growth_mb": max_growth_mb, "server_alive": alive, "client_errors": client_errors,
     }
-    report["ok"] = (errors_5xx == 0 and report["wrong_status"] == 0 and lost == 0 and alive
+    report["ok"] = (errors_5xx == 0 and report["wrong_status"] == 0 and lost == 0 and alive and not client_errors
                     and growth < max_growth_mb and late_growth < max_growth_mb / 2)
     return report
 

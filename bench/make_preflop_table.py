@@ -80,8 +80,11 @@ def main() -> None:
                         help="random opponents of each class's equity")
     parser.add_argument("--trials", type=positive_int, default=200_000, help="random completions dealt per class")
     parser.add_argument("--seed", type=seed_int, default=20240611, help="seed of the deals (each class its own stream)")
-    parser.add_argument("--classes", nargs="*", type=preflop_class, help="only these classes (exploration; implies no --write)")
-    parser.add_argument("--write", action="store_true", help="rewrite the table block in evaluator_ext/preflop.py")
+    # one or the other: --classes with --write measured the classes and wrote nothing, without a word
+    only = parser.add_mutually_exclusive_group()
+    only.add_argument("--classes", nargs="*", type=preflop_class,
+                      help="only these classes (exploration: a part of the table is not written)")
+    only.add_argument("--write", action="store_true", help="rewrite the table block in evaluator_ext/preflop.py")
     args = parse_args(parser)
 
     names = args.classes or list(PREFLOP_CLASSES)

@@ -132,7 +132,7 @@ def main(argv: Optional[list[str]] = None) -> int:
 
     ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("--seed", type=seed_int, default=2, help="deal seed (2: the reported run; 1 was for tuning)")
-    ap.add_argument("--hands", type=positive_int, default=None, help="fixed hands per match (skips the pilot)")
+    ap.add_argument("--hands", type=positive_int, default=None, help="fixed hands per match, the pilot skipped (default: none: a pilot match plans each match's hands)")
     ap.add_argument("--jobs", type=int, choices=(1, 2), default=1, help="matches played at once")
     ap.add_argument("--bot", type=policy_spec, default=TUNED_BOT,
                     help=f"the case-based bot's policy spec (default: the tuned {TUNED_BOT}; plain CASPER: "
@@ -140,8 +140,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--target-ci", type=number(0, above=True), default=0.1, help="95%% half-width to reach, sb/h")
     ap.add_argument("--pilot-hands", type=positive_int, default=2000, help="hands of the pilot match that plans each match's hands")
     ap.add_argument("--cap", type=positive_int, default=200_000, help="most hands of one heads-up match")
-    ap.add_argument("--table-cap", type=positive_int, default=45_000, help="most hands at the 9-player table")
-    ap.add_argument("--no-table", action="store_true", help="heads-up matches only")
+    table = ap.add_mutually_exclusive_group()  # a cap for a table that is not played: one or the other
+    table.add_argument("--table-cap", type=positive_int, default=45_000, help="most hands at the 9-player table")
+    table.add_argument("--no-table", action="store_true", help="heads-up matches only")
     ap.add_argument("--opponents", type=policy_specs(each=opponent), default=",".join((*SOURCE_BOTS, *BASELINES)),
                     help="heads-up opponents, comma-separated (default: the four source bots, call, raise, random)")
     ap.add_argument("--out", type=out_path("file"), default=None, help=OUT_HELP.format(name="casper_table.json"))

@@ -123,9 +123,9 @@ def main(argv: list[str] | None = None) -> int:
 
     ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("run", help="a run folder of casebases/build_cfr_big.py")
-    ap.add_argument("--hands", type=positive_int, default=2000, help="LBR hands for each snapshot (default 2000)")
-    ap.add_argument("--seed", type=seed_int, default=40, help="seed of LBR's deals, the same for every snapshot (default 40)")
-    ap.add_argument("--workers", type=positive_int, default=1, help="LBR worker processes (default 1)")
+    ap.add_argument("--hands", type=positive_int, default=2000, help="LBR hands for each snapshot")
+    ap.add_argument("--seed", type=seed_int, default=40, help="seed of LBR's deals, the same for every snapshot")
+    ap.add_argument("--workers", type=positive_int, default=1, help="LBR worker processes")
     ap.add_argument("--last", type=seed_int, default=0, help="measure only the last N snapshots not measured yet (0: all)")
     ap.add_argument("--results", "--out", type=out_path("folder"), default=None, help=OUT_FOLDER_HELP.replace("--out", "--results"))
     args = parse_args(ap, argv)

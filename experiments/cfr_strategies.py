@@ -109,13 +109,14 @@ def settings_from(args: argparse.Namespace) -> dict:
 def add_arguments(ap: argparse.ArgumentParser) -> None:
     """The build/train options (shared with experiments/cfr_table2.py)."""
     ap.add_argument("--cache", type=out_path("folder"), default=None,
-                    help=f"strategy directory, made if missing (its parent must exist; default {CACHE})")
+                    help=f"strategy directory, made if missing (its parent must exist) (default: {CACHE})")
     ap.add_argument("--quick", action="store_true", help="tiny settings (2 buckets, 4 boards, 5 iterations) for tests")
-    ap.add_argument("--buckets", type=positive_int, default=None, help=f"buckets per street (default {DEFAULTS['buckets']})")
-    ap.add_argument("--threshold-boards", type=positive_int, default=None, help="boards sampled for the bucket thresholds")
-    ap.add_argument("--game-boards", type=positive_int, default=None, help="boards of the bucket game")
-    ap.add_argument("--limit-iterations", type=positive_int, default=None, help="CFR+ iterations on limit")
-    ap.add_argument("--nolimit-iterations", type=positive_int, default=None, help="CFR+ iterations on no-limit")
+    # None: the value of the settings (DEFAULTS, or QUICK with --quick), which the help says
+    for key, what in (("buckets", "buckets per street"), ("threshold_boards", "boards sampled for the bucket thresholds"),
+                      ("game_boards", "boards of the bucket game"), ("limit_iterations", "CFR+ iterations on limit"),
+                      ("nolimit_iterations", "CFR+ iterations on no-limit")):
+        ap.add_argument(f"--{key.replace('_', '-')}", type=positive_int, default=None,
+                        help=f"{what} (default: {DEFAULTS[key]}; {QUICK[key]} with --quick)")
 
 
 def main(argv: Optional[list[str]] = None) -> int:

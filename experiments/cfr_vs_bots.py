@@ -71,7 +71,7 @@ def main(argv: Optional[list[str]] = None) -> int:
 
     ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("--seed", type=seed_int, default=2, help="deal seed (2: the reported run)")
-    ap.add_argument("--hands", type=positive_int, default=None, help="hands per opponent (default 1000; quick 4)")
+    ap.add_argument("--hands", type=positive_int, default=None, help="hands per opponent (default: 1000; 4 with --quick)")
     ap.add_argument("--bot", type=policy_spec, default="cfr:strategy=h_hs2_4", help="the CFR bot's policy spec (default: the 4-bucket CFR+ strategy)")
     ap.add_argument("--opponents", type=policy_specs(), default=",".join(OPPONENTS), help="comma-separated opponents (policy specs)")
     ap.add_argument("--quick", action="store_true", help="4 hands per opponent (for tests)")

@@ -410,7 +410,8 @@ def out_folder(out: Any) -> Path:
 def help_format(raw: bool = False) -> Any:
     """The ``formatter_class`` of the scripts' parsers: each option's help ends with its default
     (``(default: 4000)``), unless it has none worth saying (None, off, empty) or the help already
-    says it; an option without help shows its default alone; with ``raw`` the description keeps
+    says it in that one form (``(default: 1000; 3 with --quick)``, for a default computed when the
+    option is not given); an option without help shows its default alone; with ``raw`` the description keeps
     its paragraphs and line breaks as written, but a line wider than the terminal is folded
     (:func:`raw_lines`: argparse printed it whole, 95 columns at 80). Lines break at spaces and
     after a list's commas, never inside a word (:func:`help_lines`: argparse cut a long default
@@ -435,7 +436,7 @@ def help_format(raw: bool = False) -> Any:
     def shown(action: argparse.Action) -> bool:
         default = action.default  # a seed of 0 is a value to show: off is None, False or empty
         return not (default is None or default is False or default == "" or default is argparse.SUPPRESS
-                    or "default" in (action.help or ""))
+                    or "(default: " in (action.help or ""))  # (not any "default": the default case base)
 
     class Defaults(*bases):  # type: ignore[misc]
         def _format_action(self, action: argparse.Action) -> str:

@@ -122,7 +122,7 @@ def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("--hands", type=positive_int, default=10_000, help="hands per match (duplicate: even)")
     ap.add_argument("--seed", type=seed_int, default=2, help="deal seed of the matches")
-    ap.add_argument("--logs", nargs="*", default=None, help="logs to build from (default casebases/selfplay/*.log)")
+    ap.add_argument("--logs", nargs="*", default=None, help="logs to build from (default: casebases/selfplay/*.log)")
     ap.add_argument("--workers", type=positive_int, default=2, help="matches played at once")
     ap.add_argument("--weights", default=None, help="tuning: comma-separated multiples of the opponent weights")
     ap.add_argument("--quick", action="store_true", help="a smoke run: 2 logs, 200 hands")

@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--seed", type=seed_int, default=2, help="deal seed of the matches")
     ap.add_argument("--hands", type=positive_int, default=4000, help="duplicate hands per match")
     ap.add_argument("--opponents", type=policy_specs(), default=",".join(OPPONENTS), help="comma-separated opponents (policy specs)")
-    ap.add_argument("--logs", nargs="*", default=None, help="logs to train on (default casebases/selfplay/*.log)")
+    ap.add_argument("--logs", nargs="*", default=None, help="logs to train on (default: casebases/selfplay/*.log)")
     ap.add_argument("--out", type=out_path("file"), default=None, help=OUT_HELP.format(name="predictor_in_play.json"))
     args = parse_args(ap, argv)
     logs = args.logs if args.logs is not None else sorted(str(p) for p in (ROOT / "casebases" / "selfplay").glob("*.log"))

@@ -134,7 +134,7 @@ def main() -> None:
                     help="a policy spec to play instead of CASPER's bot (e.g. cbr, the adaptive default; "
                          "its casebase option is the copy); --reuse does not apply, no similarities are kept")
     ap.add_argument("--retain-gate", type=number(0, above=True, high=1), default=None,
-                    help="skip retaining near-duplicates at this similarity (cbr match --retain-gate); off by default")
+                    help="skip retaining near-duplicates at this similarity (cbr match --retain-gate) (default: off)")
     args = ap.parse_args()
     stem = (f"retention-seed{args.seed}" if args.casebase == "default"
             else f"retention-{Path(args.casebase).name}-{args.opponent}-seed{args.seed}")

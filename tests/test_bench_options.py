@@ -144,6 +144,12 @@ MORE = [
     ("bench_retention", ["--decisions", "6"], "argument --decisions: 6 is not a multiple of 4: part 1 commits whole "
                                               "hands of 4 decisions, one a street (give 4 or 8)"),
     ("bench_scale_build", ["--logs", "nosuch"], "argument --logs: nosuch: no such folder"),
+    # contradictory options: --skip-match --only-match ran the match part, --classes --write wrote nothing
+    ("bench_retention", ["--skip-match", "--only-match"], "argument --only-match: not allowed with argument "
+                                                          "--skip-match"),
+    ("bench_retention", ["--floor", "--bounds"], "argument --bounds: not allowed with argument --floor"),
+    ("bench_retention", ["--only-match", "--breakdown"], "argument --breakdown: not allowed with argument --only-match"),
+    ("make_preflop_table", ["--classes", "AA", "--write"], "argument --write: not allowed with argument --classes"),
     ("bench_scale_build", ["--logs", str(REPO / "README.md")], f"argument --logs: {REPO / 'README.md'} is not a folder"),
     ("bench_scale_build", ["--logs", str(REPO / "docs")], f"argument --logs: {REPO / 'docs'} holds no self-play logs"),
 ]
@@ -217,3 +223,54 @@ def test_a_folder_that_is_no_case_base_is_one_error_line(tmp_path: Path) -> None
     assert p.returncode == 1, (p.stdout, p.stderr)
     assert p.stderr.strip().splitlines() == ["error: empty is not a case base: manifest.json is missing"], p.stderr
     assert p.stdout == ""
+
+
+@pytest.fixture(scope="module")
+def condensed_pair(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder holding ``c`` (``cbr casebase condense default``, a 2% sample) and ``copy`` (a
+    copy of the default case base: as built, not condensed)."""
+    require_native()
+    from cbr.play.retention import copy_casebase
+    from cbr.query.maintenance import condense
+    from cbr.store import resolve_casebase
+
+    folder = tmp_path_factory.mktemp("condensed")
+    condense(resolve_casebase("default"), folder / "c", method="sample", keep=0.02, seed=0)
+    copy_casebase("default", folder / "copy")
+    return folder
+
+
+def _condensed(folder: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(REPO / "bench" / "bench_condensed.py"), *args, "--queries", "5",
+                           "--repeat", "1"], cwd=folder, capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.time_limit(300)
+def test_bench_condensed_refuses_a_pair_that_is_not_full_and_condensed(condensed_pair: Path) -> None:
+    """``bench_condensed.py default p3 --queries 5`` (p3 built from a log) ran and printed ratios
+    of two unrelated bases. The second base's manifest must say it was condensed from the first
+    (``extra.condensed_from.path``, as ``cbr casebase condense`` records it), else one ``error:``
+    line, exit 1, nothing on stdout."""
+    p = _condensed(condensed_pair, "default", "copy")  # a base as built: never condensed
+    assert p.returncode == 1, (p.stdout, p.stderr)
+    assert p.stderr.strip().splitlines() == [
+        "error: copy was not condensed from a case base (its manifest has no condensed_from; built by cbr build): "
+        "give one `cbr casebase condense default` wrote"], p.stderr
+    assert p.stdout == ""
+    p = _condensed(condensed_pair, "copy", "c")  # condensed, but from another base (the default, not its copy)
+    assert p.returncode == 1, (p.stdout, p.stderr)
+    full = (condensed_pair / "copy").resolve()
+    assert p.stderr.strip().splitlines() == [
+        f"error: c was condensed from {resolve_default()}, not from copy ({full})"], p.stderr
+    assert p.stdout == ""
+    p = _condensed(condensed_pair, "default", "c")  # the pair it is for: the table
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert lines[0].split() == ["street", "full", "cases", "condensed", "full", "us", "cond", "us", "ratio"]
+    assert [line.split()[0] for line in lines[1:6]] == ["preflop", "flop", "turn", "river", "all"]
+
+
+def resolve_default() -> Path:
+    from cbr.store import resolve_casebase
+
+    return resolve_casebase("default").resolve()

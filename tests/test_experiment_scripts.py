@@ -77,6 +77,28 @@ def test_a_bad_value_is_one_usage_error_before_anything_is_made(name: str, bad: 
     assert list(work.iterdir()) == []
 
 
+#: (script, contradictory options, what argparse says): each pair ran, one of the two ignored.
+CONTRADICTIONS = [
+    ("cfr_table2", ["--no-match", "--limit-hands", "4"], "argument --limit-hands: not allowed with argument --no-match"),
+    ("casper_table", ["--no-table", "--table-cap", "100"], "argument --table-cap: not allowed with argument --no-table"),
+]
+
+
+@pytest.mark.parametrize("name, args, said", CONTRADICTIONS, ids=[n for n, _, _ in CONTRADICTIONS])
+def test_contradictory_options_are_one_usage_error_naming_both(name: str, args: list[str], said: str,
+                                                               tmp_path: Path) -> None:
+    """``cfr_table2.py --no-match --limit-hands 4`` skipped the match its hands were for, and
+    ``casper_table.py --no-table --table-cap 100`` the table: one is a usage error, exit 2, naming
+    both options, before anything is made (as ``bench_retention.py --skip-match --only-match``,
+    ``tests/test_bench_options.py``)."""
+    work = tmp_path / "work"
+    work.mkdir()
+    p = run([str(REPO / "experiments" / f"{name}.py"), *args, "--out", str(work / "out")], work)
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    assert p.stderr.strip().splitlines()[-1] == f"{name}.py: error: {said}", p.stderr
+    assert p.stdout == "" and list(work.iterdir()) == []
+
+
 def test_ochs_river_without_its_runs_says_what_to_train_first(tmp_path: Path) -> None:
     p = run([str(REPO / "experiments" / "ochs_river.py"), "--ochs", str(tmp_path / "ochs"), "--hs",
              str(tmp_path / "hs"), "--out", str(tmp_path / "out.json")], tmp_path)
@@ -364,7 +386,7 @@ def shown(self, args=None, namespace=None):
     print(json.dumps({"help": self.format_help(),
                       "defaults": {a.option_strings[0]: a.default for a in self._actions
                                    if a.option_strings and isinstance(a.default, str) and a.default
-                                   and a.default != argparse.SUPPRESS and "default" not in (a.help or "")}}))
+                                   and a.default != argparse.SUPPRESS and "(default: " not in (a.help or "")}}))
     raise SystemExit(0)
 """ + PARSE_AND_STOP
 
@@ -416,3 +438,73 @@ def test_cfr_exploitability_writes_its_curves(tmp_path: Path) -> None:
     data = json.loads((out / "cfr_exploitability.json").read_text())
     assert [c["game"] for c in data["curves"]] == ["holdem.limit.2p", "nolimit.fcpa"]
     assert all(c["rows"] and c["rows"][-1]["iterations"] == 1 for c in data["curves"]), data["curves"]
+
+
+#: Runs a script up to its ``parse_args`` and prints, for its parser and each subcommand's, every
+#: option that takes a value and is not required: its default and its help as the formatter
+#: renders it (on one line).
+RENDERED = """
+import argparse, json, runpy, sys
+def shown(self, args=None, namespace=None):
+    parsers = [("", self)]
+    for action in self._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            parsers += [(name + " ", p) for name, p in action.choices.items()]
+    out = {}
+    for prefix, parser in parsers:
+        formatter = parser._get_formatter()
+        for a in parser._actions:
+            if a.option_strings and a.nargs != 0 and not a.required and a.help is not argparse.SUPPRESS:
+                out[prefix + a.option_strings[-1]] = [repr(a.default), " ".join(formatter._format_action(a).split())]
+    print(json.dumps(out))
+    raise SystemExit(0)
+""" + PARSE_AND_STOP
+
+#: The options that have no default: not given, the script leaves something out or plays its own
+#: way (``--json`` writes no file, ``--skip`` skips nothing, ``--bot`` plays CASPER's bot). Their
+#: default is None or empty, and their help says what they do when given. Every other option
+#: shows its default, ``(default: ...)``.
+OFF_UNLESS_GIVEN = {
+    "experiments/adaptive.py": {"--fixed-from", "--tag", "--replot"},
+    "experiments/bot_table.py": {"--skip"},
+    "experiments/condense.py": {"--full-from", "--tag"},
+    "experiments/opponent_aware.py": {"--weights"},
+    "experiments/retention.py": {"--bot"},
+    "experiments/teacher.py": {"--snapshots", "--skip"},
+    "experiments/tune_ehs.py": {"--only"},
+    "bench/acpc_reference_interop.py": {"--dealer", "--reference-sources", "--retain-into", "--dealer-args"},
+    "bench/bench_resolve.py": {"--json"},
+    "bench/bench_scale_build.py": {"--json"},
+    "bench/bench_startup.py": {"--baseline"},
+    "bench/make_preflop_table.py": {"--classes"},
+}
+
+#: A default said in another form than ``(default: X)``: ``(default 4)``, ``(... ; default 1000)``,
+#: ``off by default``, ``(default)``. (The word alone is no default: ``the default case base``.)
+ODD_DEFAULT = re.compile(r"\(default\b(?!: )|; default\b|\bby default\b")
+
+
+@pytest.mark.parametrize("script", HELP_SCRIPTS, ids=lambda p: str(p.relative_to(REPO)))
+def test_every_option_shows_its_default_in_one_form(script: Path, tmp_path: Path) -> None:
+    """``cfr_table2.py --help`` showed no default for ``--threshold-boards``, ``--game-boards``,
+    ``--limit-iterations`` and ``--nolimit-iterations`` (their default is None, the value taken
+    from the settings later), and ``(default 4)`` beside ``(default: 2)``; so did
+    ``cfr_strategies.py``, ``casper_table.py --hands`` and ``bench_cfr.py --abstraction``. The
+    checks before skipped an option whose default is None, and any whose help held the word
+    "default". Now every option that takes a value shows its default as ``(default: X)`` (a
+    computed one in its help: ``(default: 1000; 3 with --quick)``), unless it is listed as having
+    none, and no help says a default another way."""
+    p = run(["-c", RENDERED, str(script)], tmp_path)
+    assert p.returncode == 0, p.stderr
+    options = json.loads(p.stdout.strip().splitlines()[-1])
+    name = str(script.relative_to(REPO))
+    off = OFF_UNLESS_GIVEN.get(name, set())
+    assert off <= set(options), off - set(options)  # the list names options that exist
+    odd = {option: help for option, (_, help) in options.items() if ODD_DEFAULT.search(help)}
+    assert odd == {}
+    unsaid = {option: help for option, (_, help) in options.items()
+              if option not in off and help.count("(default: ") != 1}
+    assert unsaid == {}
+    said_anyway = {option: default for option, (default, _) in options.items()
+                   if option in off and default not in ("None", "''")}
+    assert said_anyway == {}

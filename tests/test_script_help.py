@@ -64,7 +64,7 @@ def shown(self, args=None, namespace=None):
             d = a.default
             if not a.option_strings or d is None or d is False or d == "" or d is argparse.SUPPRESS:
                 continue
-            if "default" in (a.help or ""):
+            if "(default: " in (a.help or ""):
                 continue
             said[a.option_strings[-1]] = str(d)
         out.append({"help": " ".join(parser.format_help().split()), "defaults": said})
