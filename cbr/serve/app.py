@@ -40,6 +40,7 @@ from cbr.serve.engine import (
 )
 from cbr.serve.schemas import (
     MAX_BATCH,
+    MAX_BATCH_CASES,
     ActionRequest,
     BatchRequest,
     EvaluateRequest,
@@ -234,7 +235,8 @@ def _validation_error(error: Mapping[str, Any], content_type: Optional[str], bod
     if kind == "value_error":
         cause = (error.get("ctx") or {}).get("error")
         if isinstance(cause, FieldProblem):
-            loc, msg, kind = [*loc, cause.field], str(cause), "FieldError"
+            path = cause.field if isinstance(cause.field, tuple) else (cause.field,)
+            loc, msg, kind = [*loc, *path], str(cause), "FieldError"
         elif msg.startswith("Value error, "):
             msg = msg[len("Value error, "):]
     return {"loc": loc, "msg": msg, "type": kind}
@@ -354,7 +356,7 @@ def create_app(config: ServeConfig = ServeConfig(), engine: Optional[Engine] = N
         summary="Case-based reasoning for limit Texas hold'em over HTTP.",
         description=(f"Request bodies over {config.max_body_bytes} bytes are refused (413); a request over "
                      f"{config.time_limit:g} s is answered 503. Writes (/retain) need `Authorization: Bearer "
-                     f"TOKEN`. Batch: at most {MAX_BATCH} situations; retain: at most {MAX_RETAIN_HANDS} hands; "
+                     f"TOKEN`. Batch: at most {MAX_BATCH} situations and {MAX_BATCH_CASES} cases asked for (top summed); retain: at most {MAX_RETAIN_HANDS} hands; "
                      f"evaluate: at most {MAX_EVALUATE_DECISIONS} decisions per street."),
         version=_version(),
         lifespan=lifespan,

@@ -24,10 +24,16 @@ from cbr.query import MAX_TOP
 from cbr.serve.engine import MAX_EVALUATE_DECISIONS
 
 __all__ = ["FieldProblem", "Situation", "BatchRequest", "ReuseRequest", "RetainRequest", "EvaluateRequest", "TableRequest",
-           "ActionRequest", "MAX_BATCH", "SITUATION_FIELDS"]
+           "ActionRequest", "MAX_BATCH", "MAX_BATCH_CASES", "SITUATION_FIELDS"]
 
 #: Most situations one ``/retrieve/batch`` request may hold.
 MAX_BATCH = 256
+#: Most cases one ``/retrieve/batch`` request may ask for: its situations' ``top`` summed (a
+#: ``top`` of null, every retrieved case, counts as this many: a batch may hold one such
+#: situation beside situations of ``top`` 0). About 1 KB of JSON a case: some 10 MB an answer,
+#: worked on in well under the time limit, where 256 situations of ``top`` 100,000 asked for up
+#: to 25.6 million cases (a 150 MB answer, gigabytes of memory, and a 503 late).
+MAX_BATCH_CASES = 10_000
 #: One value of an opponent model, in 0..1: a value outside is a 422 naming that number
 #: (``["body", "opponents", i, j]``), as a value of the wrong type is.
 Unit = Annotated[StrictFloat, Field(ge=0.0, le=1.0)]
@@ -44,9 +50,11 @@ class FieldProblem(ValueError):
 
     >>> FieldProblem("matchstate", "leave out hole").field
     'matchstate'
+
+    ``field`` may be a path below the body, ``("situations", 3, "top")``: the ``loc`` ends with it.
     """
 
-    def __init__(self, field: str, message: str) -> None:
+    def __init__(self, field: str | tuple[str | int, ...], message: str) -> None:
         super().__init__(message)
         self.field = field
 
@@ -106,6 +114,20 @@ class BatchRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     situations: list[Situation] = Field(..., min_length=1, max_length=MAX_BATCH)
+
+    @model_validator(mode="after")
+    def _bounded(self) -> "BatchRequest":
+        """At most :data:`MAX_BATCH_CASES` cases asked for in all, refused before any work on
+        the ``top`` of the situation that goes over."""
+        asked = 0
+        for i, s in enumerate(self.situations):
+            asked += MAX_BATCH_CASES if s.top is None else s.top
+            if asked > MAX_BATCH_CASES:
+                raise FieldProblem(("situations", i, "top"),
+                                   f"a batch asks for at most {MAX_BATCH_CASES:,} cases in all (the situations' "
+                                   f"top summed, a top of null counting as {MAX_BATCH_CASES:,}): situations "
+                                   f"0-{i} ask for {asked:,}; lower top, or send the rest in another request")
+        return self
 
 
 class ReuseRequest(Situation):

@@ -144,6 +144,46 @@ def test_batch_is_bounded(client) -> None:
     assert client.post("/retrieve/batch", json={"situations": []}).status_code == 422
 
 
+def test_the_cases_a_batch_asks_for_are_bounded_before_any_work(engine) -> None:
+    """256 situations of top 100,000 (a 7 KB body) made the server use 0.7 GB more and answer
+    503 at 12.6 s against a 10 s limit; with a flop board, 200 with a 147 MB body. Now the
+    situations' top summed is at most MAX_BATCH_CASES, refused at once with 422 naming the
+    situation's top that goes over, before anything is retrieved."""
+    from cbr.serve.schemas import MAX_BATCH, MAX_BATCH_CASES
+
+    calls = []
+    retrieve = engine.retrieve
+    engine.retrieve = lambda situation: calls.append(1) or retrieve(situation)  # counts the work done
+    try:
+        with make_client(engine) as c:
+            for board in (None, "3h4cJh"):
+                spot = {"hole": "AdQc", "top": 100_000, **({"board": board} if board else {})}
+                start = time.monotonic()
+                r = c.post("/retrieve/batch", json={"situations": [spot] * MAX_BATCH})
+                assert time.monotonic() - start < 2.0
+                assert r.status_code == 422, r.status_code
+                (problem,) = r.json()["detail"]
+                assert problem["loc"] == ["body", "situations", 0, "top"] and problem["type"] == "FieldError"
+                assert f"at most {MAX_BATCH_CASES:,} cases" in problem["msg"] and "100,000" in problem["msg"]
+            # the situation that goes over is named; a top of null counts as the whole cap
+            share = MAX_BATCH_CASES // 4
+            r = c.post("/retrieve/batch", json={"situations": [{"hole": "AdQc", "top": share}] * 5})
+            assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "situations", 4, "top"]
+            r = c.post("/retrieve/batch", json={"situations": [{"hole": "AdQc", "top": 0},
+                                                               {"hole": "AdQc", "top": None},
+                                                               {"hole": "AdQc", "top": 1}]})
+            assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "situations", 2, "top"]
+            assert calls == []
+            # up to the cap: answered
+            r = c.post("/retrieve/batch", json={"situations": [{"hole": "AdQc", "top": share}] * 4})
+            assert r.status_code == 200 and len(r.json()["answers"]) == 4 and len(calls) == 4
+            r = c.post("/retrieve/batch", json={"situations": [{"hole": "AdQc", "top": None},
+                                                               {"hole": "AdQc", "top": 0}]})
+            assert r.status_code == 200 and r.json()["answers"][0]["cases"] != []
+    finally:
+        del engine.retrieve
+
+
 # ---- /reuse --------------------------------------------------------------------------------
 def test_reuse_max_frequency_plays_the_most_likely_legal_action(client) -> None:
     fields = SITUATIONS[0][0]
@@ -477,10 +517,13 @@ def test_over_the_time_limit_is_503_and_a_late_retain_writes_nothing(engine, cas
 
 
 def test_a_batch_over_the_time_limit_is_503_every_time(engine) -> None:
-    """256 situations asking for every retrieved case: answered 503 at 10 s twice, then 200 at
+    """256 situations asking for every retrieved case (now over the batch's cap of cases: as many
+    as it allows): answered 503 at 10 s twice, then 200 at
     16-18 s, since the JSON was written on the event loop, outside the limit. Now the JSON is
     written in the pool under the limit, and the work checks the limit between situations."""
-    big = {"situations": [{"hole": "AdQc", "top": None}] * 256}
+    from cbr.serve.schemas import MAX_BATCH_CASES
+
+    big = {"situations": [{"hole": "AdQc", "top": MAX_BATCH_CASES // 256}] * 256}
     calls = []
     retrieve = engine.retrieve
     engine.retrieve = lambda situation: calls.append(1) or retrieve(situation)  # counts the work done

@@ -89,6 +89,10 @@ def test_real_http_writes_limits_and_errors(server, casebase_copy) -> None:
         "loc": ["body"], "msg": "the body is not JSON: Expecting property name enclosed in double quotes at line 1 "
         "column 2", "type": "json_invalid"}]}
     assert httpx.post(f"{url}/retrieve", json={"hole": "AdQc", "casebase": "x"}, timeout=30).status_code == 404
+    # a batch asking for more cases than the cap, refused at once on the top that goes over
+    r = httpx.post(f"{url}/retrieve/batch", json={"situations": [{"hole": "AdQc", "top": 100_000}] * 100}, timeout=30)
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "situations", 0, "top"]
+    assert r.elapsed.total_seconds() < 2.0
     assert httpx.get(f"{url}/openapi.json", timeout=30).json()["info"]["title"] == "cbr serve"
     assert httpx.get(f"{url}/health", timeout=30).json()["status"] == "ok"  # still up after the errors
 
