@@ -158,6 +158,17 @@ def _log_sources(sources: Sequence[dict[str, Any]]) -> set[tuple[Any, Any]]:
     return {(e.get("source"), e.get("sha256")) for e in sources if e.get("sha256")}
 
 
+class CopyClashError(CaseBaseError):
+    """:func:`check_copy_of`'s refusal, with what it is about: ``target`` (the case base to retain
+    into), ``base`` (the one the bots play from) and ``origin`` (the name of the case base
+    ``target`` is a copy of; None: it records none), so a caller can say it in its own words (the
+    server names case bases by their served names, never by a path)."""
+
+    def __init__(self, message: str, *, target: Path, base: Path, origin: Optional[str]) -> None:
+        super().__init__(message, field="retain_into")
+        self.target, self.base, self.origin = target, base, origin
+
+
 def check_copy_of(target: Path, base: Path) -> None:
     """Refuse to retain into the existing case base ``target`` for bots that play from
     ``base``, unless it is ``base`` or a copy of it: its manifest's ``origin`` names ``base``
@@ -173,15 +184,18 @@ def check_copy_of(target: Path, base: Path) -> None:
         if Path(m.origin["path"]) == base.resolve():
             return
         what = f"a copy of case base {m.origin['name']!r} ({m.origin['path']})"
+        origin: Optional[str] = str(m.origin["name"])
     else:
+        origin = None
         b = read_manifest(base)
         if m.feature_set == b.feature_set and _log_sources(b.sources) and \
                 _log_sources(b.sources) <= _log_sources(m.sources):
             return
         what = "no copy of it (its manifest names no origin, and it lacks logs that one was built from)"
-    raise CaseBaseError(f"the case base to retain into, {target}, is {what}, while the case-based bots play from "
-                        f"{base}; retaining into it would make them play from its cases. Retain into another "
-                        f"name (a new copy), or play from it: cbr:casebase={target}", field="retain_into")
+    raise CopyClashError(f"the case base to retain into, {target}, is {what}, while the case-based bots play from "
+                         f"{base}; retaining into it would make them play from its cases. Retain into another "
+                         f"name (a new copy), or play from it: cbr:casebase={target}", target=target, base=base,
+                         origin=origin)
 
 
 def prepare_retention_target(policies: Sequence["Policy"], into: str | Path) -> tuple[Path, Optional[CasebaseCopy]]:

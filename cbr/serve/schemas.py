@@ -170,7 +170,8 @@ class EvaluateRequest(BaseModel):
 class TableRequest(BaseModel):
     """A new table session: the bots beside the person (1-5 policy specs; 2-6 players), the
     seed of the deals, the person's name, and optionally a case base to retain the hands
-    into (a bare name, a copy made on first use; needs the bearer token).
+    into (a served case base's name: that one; another bare name: a copy made on first use;
+    needs the bearer token).
 
     The bots are ``bots`` or ``players`` (the name ``cbr match --players`` uses); both given
     must be the same list. :attr:`seated` is the list, :attr:`seated_field` the name given.
@@ -199,7 +200,9 @@ class TableRequest(BaseModel):
     name: str = Field("you", min_length=1, max_length=64, description="The person's name at the table.")
     retain_into: Optional[str] = Field(None, min_length=1, max_length=64,
                                        description="Keep every hand (the person's decisions too) in this case "
-                                                   "base (./casebases/NAME on the server); needs the token.")
+                                                   "base: a served one by its name (the bots must play from it), "
+                                                   "else ./casebases/NAME on the server, a copy made on first "
+                                                   "use; needs the token.")
 
     @model_validator(mode="after")
     def _one_list(self) -> "TableRequest":

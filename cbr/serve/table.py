@@ -243,7 +243,8 @@ class TableSession:
                retain_into: Optional[str] = None, shared: Optional["SharedBots"] = None,
                served: Optional[Mapping[str, Any]] = None, field: str = "bots") -> "TableSession":
         """A new table of the person and ``bots`` (1..5 policy specs; options naming server
-        files are refused). ``retain_into``: a case-base name (``./casebases/NAME`` on the
+        files are refused). ``retain_into``: a case-base name (a served case base's: that one,
+        :func:`_start_retention`; another: ``./casebases/NAME`` on the
         server, a copy of the first case-based bot's case base made on first use) that keeps
         every hand: the bot's decisions and the person's (a person teaches the bot).
         ``shared``: case-based bots that do not retain are taken from it (one open case base
@@ -309,14 +310,7 @@ class TableSession:
                     if lock is not None:
                         session.locks[i + 1] = lock
             if retain_into is not None:
-                from cbr.errors import CaseBaseError
-                from cbr.play.retention import start_retention
-
-                try:
-                    session.retainers = start_retention([None, *policies], names,  # type: ignore[list-item]
-                                                        into=retain_into, extra_seats=[0])
-                except CaseBaseError as exc:
-                    raise ForbiddenError(f"retention refused: {exc}") from None
+                session.retainers = _start_retention(policies, names, retain_into, served or {})
         except BaseException:
             session.close()
             raise
@@ -754,6 +748,83 @@ class TableSessions:
             self._sessions.clear()
         self._close(sessions)
         self.shared.close()
+
+
+class _LockedRetainer:
+    """A retainer writing into a served case base: each hand kept under that case base's lock,
+    the one ``/retrieve`` and ``/retain`` take (its other attributes are the retainer's)."""
+
+    def __init__(self, retainer: Any, lock: Any) -> None:
+        self._retainer, self._lock = retainer, lock
+
+    def hand(self, *args: Any, **kwargs: Any) -> int:
+        with self._lock:
+            return self._retainer.hand(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._retainer, name)
+
+
+def _start_retention(policies: Sequence[Any], names: Sequence[str], into: str,
+                     served: Mapping[str, Any]) -> list[Any]:
+    """The retainers of a session with ``retain_into`` ``into``. A name the server serves (or
+    whose ``./casebases/NAME`` is a served case base) is that served case base: the hands go
+    into it, seen at once by ``/retrieve``, ``/retain`` and ``/casebases/NAME``, when the
+    session's case-based bots play from it (``cbr:casebase=NAME``); otherwise it is refused,
+    never copied. Another name is ``./casebases/NAME`` on the server, a copy of the bots' case
+    base made on first use (:func:`~cbr.play.retention.start_retention`). A refusal is a
+    :class:`ForbiddenError` naming case bases by their served names (or their own), without a
+    path on the server, and suggesting only what the API accepts."""
+    from pathlib import Path
+
+    from cbr.errors import CaseBaseError
+    from cbr.play.retention import CopyClashError, names_a_path, retaining_bots, retention_target, start_retention
+    from cbr.store import SHIPPED_CASEBASES, is_shipped
+
+    by_path = {Path(h.path).resolve(): n for n, h in served.items()}
+
+    def called(path: Path) -> str:
+        """A case base as the client knows it: its served name, else its folder's name."""
+        return by_path.get(Path(path).resolve(), Path(path).name)
+
+    seats = [None, *policies]
+    bots = retaining_bots(seats)
+    bases = list(dict.fromkeys(Path(seats[s].casebase_path).resolve() for s in bots))  # type: ignore[union-attr]
+    target = None if names_a_path(into) else retention_target(into).resolve()
+    name = into if into in served else by_path.get(target) if target is not None else None
+    try:
+        if name is not None:  # a served case base: into it, or refused
+            handle = served[name]
+            if is_shipped(Path(handle.path)):
+                raise ForbiddenError(f"retention refused: the shipped case base {name!r} is never written to; "
+                                     "retain into another name: a copy of the case base the bots play from is "
+                                     "made under it on first use")
+            if not bases:
+                raise CaseBaseError("retention needs a case-based bot at the table (a `cbr` seat): its case "
+                                    "base is the one that grows")
+            if bases != [Path(handle.path).resolve()]:
+                raise ForbiddenError(
+                    f"retention refused: {name!r} is a case base this server serves, and a session retains into it "
+                    f"only when its case-based bots play from it, while these play from "
+                    f"{', '.join(repr(called(b)) for b in bases)}: seat cbr:casebase={name} (for each case-based "
+                    f"bot), or retain into another name (a copy of the bots' case base, made on first use)")
+            retainers = start_retention(seats, names, into=None, extra_seats=[0])  # type: ignore[arg-type]
+            return [_LockedRetainer(r, handle.lock) for r in retainers]
+        if into in SHIPPED_CASEBASES and (target is None or not target.exists()):
+            raise ForbiddenError(f"retention refused: {into!r} is the name of a shipped case base; retain into "
+                                 "another name")
+        return start_retention(seats, names, into=into, extra_seats=[0])  # type: ignore[arg-type]
+    except CopyClashError as exc:
+        what = (f"a copy of case base {exc.origin!r}" if exc.origin is not None else
+                f"no copy of {called(exc.base)!r} (it records no origin)")
+        raise ForbiddenError(f"retention refused: the case base {into!r} to retain into is {what}, while the "
+                             f"case-based bots play from {called(exc.base)!r}; retaining into it would make them "
+                             f"play from its cases: retain into another name (a new copy is made)") from None
+    except CaseBaseError as exc:
+        message = str(exc)
+        for path in sorted({*by_path, *bases, *([target] if target is not None else [])}, key=lambda p: -len(str(p))):
+            message = message.replace(str(path), repr(called(path)))  # never a path on the server
+        raise ForbiddenError(f"retention refused: {message}") from None
 
 
 def _served_spec(spec: str, served: Mapping[str, Any]) -> tuple[str, Any]:

@@ -412,3 +412,51 @@ def test_a_full_server_says_how_long_a_session_lasts_in_words(engine, ttl, said)
         assert r.status_code == 409
         assert r.json()["detail"] == (f"the server has 1 table session open: try again later (a session ends {said} "
                                       "after its last request, or when it is closed)")
+
+
+def test_retain_into_a_served_case_base_retains_into_it_and_refuses_a_clash_without_paths(tmp_path,
+                                                                                           monkeypatch) -> None:
+    """``cbr serve --casebase ./q3``: ``retain_into: "q3"`` with bots on ``cbr:casebase=q3``
+    answered 201 but made ``./casebases/q3``, a copy the bot then played from: ``/retrieve``,
+    ``/retain`` and ``/casebases/q3`` never saw the hands. Now the served name is the served case
+    base: the hands go into it. Bots playing from another case base are refused (403) in words
+    that name case bases by their served names, without a server path, suggesting a spec the API
+    takes; so is an existing copy of another case base (it suggested ``cbr:casebase=/path``)."""
+    from cbr.play.retention import copy_casebase
+    from cbr.serve.engine import Engine
+
+    q3 = copy_casebase("default", tmp_path / "q3")
+    monkeypatch.chdir(tmp_path)
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    eng = Engine([str(q3)])
+    try:
+        with make_client(eng, token=TOKEN) as c:
+            before = c.get("/casebases/q3").json()["total"]
+            r = c.post("/table/sessions", json={"bots": ["cbr:casebase=q3"], "seed": 4, "retain_into": "q3"},
+                       headers=auth)
+            assert r.status_code == 201, r.text
+            sid = r.json()["session"]
+            for _ in range(2):
+                views = play_hand(c, sid)
+            retained = views[-1]["retained"]
+            assert views[-1]["retain_into"] == "q3" and retained > 0
+            assert c.get("/casebases/q3").json()["total"] == before + retained  # seen at once
+            assert not (tmp_path / "casebases").exists()  # no copy made
+            assert c.delete(f"/table/sessions/{sid}").status_code == 200
+
+            r = c.post("/table/sessions", json={"bots": ["cbr"], "seed": 4, "retain_into": "q3"}, headers=auth)
+            assert r.status_code == 403, r.text
+            detail = r.json()["detail"]
+            assert "'q3'" in detail and "'expert'" in detail and "seat cbr:casebase=q3" in detail, detail
+            assert "/" not in detail and "--" not in detail, detail
+            assert not (tmp_path / "casebases").exists()
+
+            copy_casebase("default", tmp_path / "casebases" / "p3")  # not served: a copy of default
+            r = c.post("/table/sessions", json={"bots": ["cbr"], "seed": 4, "retain_into": "p3"}, headers=auth)
+            assert r.status_code == 403, r.text
+            detail = r.json()["detail"]
+            assert "a copy of case base 'default'" in detail and "'expert'" in detail, detail
+            assert "/" not in detail and "casebase=" not in detail, detail
+            assert c.get("/casebases/q3").json()["total"] == before + retained
+    finally:
+        eng.close()
