@@ -580,14 +580,19 @@ class Engine:
 
         loaded = self.loaded(casebase)
         self._refuse_mapped("retention")
+        # in the words of the web table's refusals: case bases by their served names, no server
+        # path, no command to run (a client cannot run one on the server)
+        writable = [n for n, c in self.casebases.items() if not c.shipped and os.access(c.path, os.W_OK)]
+        elsewhere = (f"retain into a writable case base this server serves ({', '.join(writable)})"
+                     if writable else "this server serves no writable case base")
         if loaded.shipped:
-            raise ForbiddenError(f"retention refused: {loaded.name!r} is a case base shipped with the engine, never "
-                                 f"written to; serve a copy of it (cp -r {loaded.path} ./mine, then cbr serve --casebase "
-                                 "./mine) and retain there")
+            raise ForbiddenError(f"retention refused: the shipped case base {loaded.name!r} is never written to; "
+                                 f"{elsewhere}")
         try:
             check_retention_target(loaded.path)  # the shipped default, a read-only directory
-        except CaseBaseError as exc:
-            raise ForbiddenError(f"retention refused: {exc}") from None
+        except CaseBaseError:
+            raise ForbiddenError(f"retention refused: case base {loaded.name!r} is read-only on the server; "
+                                 f"{elsewhere}") from None
         gamedef = load_game(game, files=False) if game else None
         records = _parse_hands(text, log_format, gamedef)
         retainer = Retainer(loaded.cb, keep=range(32), names=())

@@ -288,7 +288,10 @@ def test_retain_refuses_the_shipped_case_base(client, acpc_hands) -> None:
     path = resolve_casebase("default")
     before = counts(path)
     r = client.post("/retain", json={"casebase": "default", "text": acpc_hands}, headers=AUTH)
-    assert r.status_code == 403 and "shipped" in r.json()["detail"]
+    assert r.status_code == 403
+    # the web table's plain words: served names only, no server path, no shell command over HTTP
+    assert r.json()["detail"] == ("retention refused: the shipped case base 'default' is never written to; retain "
+                                  "into a writable case base this server serves (mine)")
     assert counts(path) == before
 
 
