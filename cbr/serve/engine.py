@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from cbr.errors import CaseBaseError, CBRError, ConfigError, GameError, LogFormatError
+from cbr.errors import CaseBaseError, CBRError, ConfigError, GameError, LogFormatError, PluginError, PluginFailedError
 from cbr.game.gamedef import STREETS
 from cbr.store import is_shipped
 
@@ -98,6 +98,10 @@ def checked_spec(spec: str, field: str, where: str) -> tuple[str, dict[str, str]
         policy_options(name)
     except PolicySpecError as exc:  # an unknown policy (UnknownPolicyError) included
         raise FieldError(field, str(exc)) from None
+    except PluginError as exc:  # a bot plugin that fails to load: the field named it
+        if isinstance(exc, PluginFailedError):  # pragma: no cover - a bot that ran and failed: 500
+            raise
+        raise FieldError(field, str(exc).strip().splitlines()[0]) from None
     for key in sorted(options):
         option = key.replace("-", "_")
         if option not in PATH_OPTIONS:

@@ -1097,3 +1097,41 @@ def test_retain_reports_what_its_own_request_added_while_another_writer_appends(
     finally:
         eng.close()
         other.close()
+
+
+@pytest.fixture
+def missing_boom(tmp_path, monkeypatch):
+    """An entry-point bot, ``missing_boom``, whose module fails to import (installed as pip
+    would: a dist-info with its entry points beside the module, on sys.path)."""
+    import sys
+
+    from cbr import plugins
+
+    site = tmp_path / "site"
+    info = site / "missingboom-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: missingboom\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[cbr.policies]\nmissing_boom = missingboom:Bot\n")
+    (site / "missingboom.py").write_text("import libmissing_nowhere  # noqa\n")
+    monkeypatch.syspath_prepend(str(site))
+    plugins.clear_cache()
+    yield "missing_boom"
+    plugins.clear_cache()
+    sys.modules.pop("missingboom", None)
+
+
+def test_a_bot_plugin_that_fails_to_load_is_refused_on_its_field(client, missing_boom) -> None:
+    """``/reuse {"policy": "missing_boom"}`` and ``/table/sessions {"bots": ["missing_boom"]}``
+    were 422 on ``["body"]`` with the type PluginError; docs/serve.md says every refusal of a
+    bot names ``policy``, ``bots`` or ``players``."""
+    r = client.post("/reuse", json={"hole": "AdQc", "policy": missing_boom})
+    assert r.status_code == 422, r.text
+    (problem,) = r.json()["detail"]
+    assert problem["loc"] == ["body", "policy"] and problem["type"] == "FieldError", problem
+    assert "missing_boom" in problem["msg"] and "libmissing_nowhere" in problem["msg"], problem
+    for field in ("bots", "players"):
+        r = client.post("/table/sessions", json={field: [missing_boom], "seed": 1})
+        assert r.status_code == 422, r.text
+        (problem,) = r.json()["detail"]
+        assert problem["loc"] == ["body", field] and problem["type"] == "FieldError", problem
+        assert "missing_boom" in problem["msg"], problem
