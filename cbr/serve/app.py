@@ -262,6 +262,24 @@ def _not_json(error: Mapping[str, Any], body: Any) -> str:
     return f"the body is not JSON: {why} at line {line} column {column}"
 
 
+def _unreadable(cause: BaseException) -> str:
+    """The sentence for a body whose reading as JSON raised ``cause`` (not a JSON decoding
+    error): bytes that are not UTF-8 say which and where, JSON nested too deeply says so.
+
+    >>> _unreadable(UnicodeDecodeError("utf-8", b'{"hole": "Ad\\xffQc"}', 12, 13, "invalid start byte"))
+    'the body is not UTF-8 text (byte 0xff at position 12)'
+    >>> _unreadable(RecursionError())
+    'the body is not JSON that can be read (nested too deeply)'
+    """
+    if isinstance(cause, UnicodeDecodeError):
+        data = bytes(cause.object)
+        if 0 <= cause.start < len(data):
+            return f"the body is not UTF-8 text (byte 0x{data[cause.start]:02x} at position {cause.start})"
+        return "the body is not UTF-8 text"
+    why = "nested too deeply" if isinstance(cause, RecursionError) else str(cause) or type(cause).__name__
+    return f"the body is not JSON that can be read ({why})"
+
+
 def _body_message(error: Mapping[str, Any], content_type: Optional[str]) -> str:
     """The message of a validation error; one about the body as a whole (not JSON, not an
     object, none at all) says that a JSON object is expected, and how to send one.
@@ -412,9 +430,7 @@ def create_app(config: ServeConfig = ServeConfig(), engine: Optional[Engine] = N
         # bytes that are no Unicode): a body that is not JSON, 422 as for any other
         cause = exc.__cause__
         if exc.status_code == 400 and cause is not None and request.scope.get("route") is not None:
-            why = "nested too deeply" if isinstance(cause, RecursionError) else f"{type(cause).__name__}"
-            return _json({"detail": [{"loc": ["body"], "msg": f"the body is not JSON that can be read ({why})",
-                                      "type": "json_invalid"}]}, 422)
+            return _json({"detail": [{"loc": ["body"], "msg": _unreadable(cause), "type": "json_invalid"}]}, 422)
         return await http_exception_handler(request, exc)
 
     @app.exception_handler(CBRError)

@@ -463,18 +463,20 @@ def test_a_body_that_is_not_json_is_a_sentence_on_body_at_every_post_endpoint(cl
     assert client.delete(f"/table/sessions/{sid}").status_code == 200
 
 
-@pytest.mark.parametrize("body, why", [
-    (b'{"hole": "AdQc", "x": ' + b"[" * 20000 + b"]" * 20000 + b"}", "nested too deeply"),
-    (b"[" * 100000, "nested too deeply"),
-    (b'{"hole": "Ad\xffQc"}', "UnicodeDecodeError"),
+@pytest.mark.parametrize("body, msg", [
+    (b'{"hole": "AdQc", "x": ' + b"[" * 20000 + b"]" * 20000 + b"}",
+     "the body is not JSON that can be read (nested too deeply)"),
+    (b"[" * 100000, "the body is not JSON that can be read (nested too deeply)"),
+    # was "the body is not JSON that can be read (UnicodeDecodeError)": a class name, not a sentence
+    (b'{"hole": "Ad\xffQc"}', "the body is not UTF-8 text (byte 0xff at position 12)"),
+    (b'\xe9', "the body is not UTF-8 text (byte 0xe9 at position 0)"),
 ])
-def test_a_body_json_cannot_read_is_422_as_the_docs_say(client, body, why) -> None:
+def test_a_body_json_cannot_read_is_422_as_the_docs_say(client, body, msg) -> None:
     """JSON nested thousands deep was answered `400 There was an error parsing the body`."""
     for path in ("/retrieve", "/retain"):
         r = client.post(path, content=body, headers={"content-type": "application/json", **AUTH})
         assert r.status_code == 422, r.text
-        assert r.json()["detail"] == [{"loc": ["body"], "msg": f"the body is not JSON that can be read ({why})",
-                                       "type": "json_invalid"}]
+        assert r.json()["detail"] == [{"loc": ["body"], "msg": msg, "type": "json_invalid"}]
     assert client.get("/no/such/path").json() == {"detail": "Not Found"}  # other HTTP errors as before
 
 
