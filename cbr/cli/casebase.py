@@ -28,15 +28,15 @@ SQL_BATCH = 5000
 
 
 def _read_only(sql: str) -> None:
-    """--sql runs queries only: a statement that could write or change anything is a usage
-    error naming --sql, before the case base is opened (:func:`cbr.store.casebase.refuse_writing_sql`)."""
+    """--sql runs one query: a statement that could write or change anything, and several
+    statements (only the last one's result would show), are a usage error naming --sql, before the case base is opened (:func:`cbr.store.casebase.refuse_writing_sql`)."""
     from cbr.errors import CaseBaseError
     from cbr.store import duck
     from cbr.store.casebase import refuse_writing_sql
 
     con = duck.connect()
     try:
-        refuse_writing_sql(con, sql)
+        refuse_writing_sql(con, sql, single=True)
     except CaseBaseError as exc:
         raise usage_error(str(exc), "--sql") from None
     finally:
