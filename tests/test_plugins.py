@@ -383,6 +383,14 @@ class MadeBoom(Policy):
 
     def __init__(self, *, seed=None):
         raise KeyError("no table")
+
+
+class InitBoom(Policy):
+    """Fails as it is made with a ValueError (or, told so, a TypeError) of its own."""
+    name = "init_boom"
+
+    def __init__(self, *, seed=None, kind="value"):
+        raise (TypeError if kind == "type" else ValueError)("cannot be made")
 '''
 
 
@@ -395,7 +403,7 @@ def raising_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     info.mkdir(parents=True)
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: boomplug\nVersion: 0.1\n")
     (info / "entry_points.txt").write_text("[cbr.policies]\nflop_boom = boomplug:FlopBoom\n"
-                                           "made_boom = boomplug:MadeBoom\n")
+                                           "made_boom = boomplug:MadeBoom\ninit_boom = boomplug:InitBoom\n")
     (site / "boomplug.py").write_text(RAISING_PLUGIN)
     monkeypatch.syspath_prepend(str(site))
     plugins.clear_cache()
@@ -428,6 +436,35 @@ def test_a_plugin_bot_that_raises_is_named_in_one_line_and_exit_1(raising_plugin
         else:
             assert last == FLOP_BOOM, (args, r.stderr)
         assert "internal error" not in r.stderr and "Traceback" not in r.stderr
+
+
+def test_a_plugin_bot_whose_init_raises_value_error_is_named_not_a_usage_error(raising_plugin: Path,
+                                                                              tmp_path: Path) -> None:
+    """A plugin bot raising ValueError in __init__ was `Error: Invalid value for '--players':
+    policy spec 'init_boom': cannot be made`, exit 2, naming neither plugin nor package: every
+    error another package's bot raises as it is made is the one PluginFailedError line, exit 1;
+    the engine's own bots' ValueErrors for bad options stay usage errors (exit 2)."""
+    from cbr.errors import PluginFailedError
+    from cbr.policies.spec import PolicySpecError, policy_from_spec
+
+    for spec, kind in (("init_boom", "ValueError"), ("init_boom:kind=type", "TypeError")):
+        with pytest.raises(PluginFailedError) as info:
+            policy_from_spec(spec, seed=1)
+        assert str(info.value) == (f"bot {spec!r} (plugin 'init_boom' in cbr.policies: boomplug:InitBoom, package "
+                                   f"boomplug) failed when it was made: {kind}: cannot be made")
+        assert type(info.value.__cause__).__name__ == kind
+    with pytest.raises(PolicySpecError, match="sharpen must be a positive number"):
+        policy_from_spec("cbr:sharpen=-1", seed=1)
+    repo = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(raising_plugin), str(repo)])}
+    r = subprocess.run([sys.executable, "-m", "cli", "match", "--players", "init_boom,call", "--hands", "2"],
+                       capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+    assert r.returncode == 1, (r.returncode, r.stderr)
+    assert r.stderr.strip() == ("error: bot 'init_boom' (plugin 'init_boom' in cbr.policies: boomplug:InitBoom, "
+                                "package boomplug) failed when it was made: ValueError: cannot be made"), r.stderr
+    r = subprocess.run([sys.executable, "-m", "cli", "match", "--players", "cbr:sharpen=-1,call", "--hands", "2"],
+                       capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+    assert r.returncode == 2 and "Invalid value for '--players'" in r.stderr, (r.returncode, r.stderr)
 
 
 def test_only_other_packages_bots_are_named_so(raising_plugin: Path) -> None:

@@ -137,13 +137,11 @@ def check_output(path: str, *, what: str, overwrite: bool = False, folder: bool 
 
     if not str(path).strip():
         raise usage_error(f"the {what} path is empty", "-o")
-    from cbr.store import shipped_part
+    from cbr.store import shipped_part, shipped_refusal
 
     part = shipped_part(path)
     if part is not None:  # in an editable install ./casebases is the package's folder
-        raise OutputPathError(f"{path} is {'in ' if Path(path).resolve().name != part else ''}the shipped "
-                              f"{'case base' if part in ('default', 'expert') else 'folder'} {part!r}, which is "
-                              f"never written to (its recipe under casebases/ rebuilds it); give another {what} path")
+        raise OutputPathError(shipped_refusal(path, part, what))
     home = "casebases" if what == "case base" else None
     if what == "case base" and Path(path).is_dir() and not Path(path).is_symlink():
         from cbr.store.manifest import MANIFEST

@@ -28,15 +28,15 @@ SQL_BATCH = 5000
 
 
 def _read_only(sql: str) -> None:
-    """--sql runs queries only: a statement that could write or change anything is a usage
-    error naming --sql, before the case base is opened (:func:`cbr.store.casebase.refuse_writing_sql`)."""
+    """--sql runs one query: a statement that could write or change anything, and several
+    statements (only the last one's result would show), are a usage error naming --sql, before the case base is opened (:func:`cbr.store.casebase.refuse_writing_sql`)."""
     from cbr.errors import CaseBaseError
     from cbr.store import duck
     from cbr.store.casebase import refuse_writing_sql
 
     con = duck.connect()
     try:
-        refuse_writing_sql(con, sql)
+        refuse_writing_sql(con, sql, single=True)
     except CaseBaseError as exc:
         raise usage_error(str(exc), "--sql") from None
     finally:
@@ -645,12 +645,33 @@ def casebase_diff(
                              [[s, f"{v['situations']:,}", _share(v["differ_max"], v["differ_max_interval"]),
                                f"{v['differ_drawn']:.3f} ± {v['differ_drawn_ci']:.3f}", f"{v['differ_drawn_a_self']:.3f}",
                                v["mean_tv"]] for s, v in report.answers.items()]))
+    for d in report.similarity:
+        stdout.print(f"similarity differs: {d['setting']}: A {_setting(d['a'])}, B {_setting(d['b'])}",
+                     markup=False, highlight=False, soft_wrap=True)
+    sim = ""
+    if report.similarity:
+        n, names = len(report.similarity), ", ".join(d["setting"] for d in report.similarity[:3])
+        more = f" and {n - 3:,} more" if n > 3 else ""
+        sim = f"; their similarity differs ({names}{more}), so their answers may differ even on the same cases"
     if report.origin is not None:
         o = report.origin
         copy, base = (b, a) if o["copy"] == "b" else (a, b)
         per = "; ".join(f"{s} " + ", ".join(f"{act} {n:,}" for act, n in v.items()) for s, v in o["retained"].items())
         stdout.print(f"{copy} is a copy of {base}: the matches added {o['retained_cases']:,} cases in "
-                     f"{counted(o['matches'], 'match', 'matches')} ({per or 'none'})", markup=False, highlight=False, soft_wrap=True)
+                     f"{counted(o['matches'], 'match', 'matches')} ({per or 'none'}){sim}",
+                     markup=False, highlight=False, soft_wrap=True)
+    elif sim:
+        stdout.print(f"{a} and {b} hold the cases counted above{sim}",
+                     markup=False, highlight=False, soft_wrap=True)
+
+
+def _setting(value: object) -> str:
+    """A similarity setting's value for `casebase diff`: ``none`` where a base has none."""
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return str(value).lower()
+    return str(value)
 
 
 def _count(n: object) -> str:

@@ -44,7 +44,7 @@ from cbr.errors import CaseBaseError
 from cbr.game.gamedef import STREETS
 from cbr.logs.record import HandRecord
 from cbr.logs.replay import replay
-from cbr.store import SHIPPED_CASEBASES, is_shipped, resolve_casebase
+from cbr.store import SHIPPED_CASEBASES, is_shipped, resolve_casebase, shipped_part, shipped_refusal
 
 if TYPE_CHECKING:  # pragma: no cover
     from cbr.policies.base import Policy
@@ -213,6 +213,11 @@ def prepare_retention_target(policies: Sequence["Policy"], into: str | Path) -> 
                             f"from {len(bases)} ({', '.join(b.name for b in bases)}): retain with one such bot, "
                             f"or let them play from one case base (cbr:casebase=NAME for each)", field="retain_into")
     target = retention_target(into)  # absolute from here on: never looked up as a name again
+
+    part = shipped_part(target)  # in an editable install ./casebases is the package's folder
+    if part is not None and part not in SHIPPED_CASEBASES:  # (default, expert: the refusals below)
+        shown = str(into) if names_a_path(into) else str(Path("casebases") / str(into))
+        raise CaseBaseError(shipped_refusal(shown, part, "case base", instead="name or path"), field="retain_into")
     if not target.exists() and not names_a_path(into) and str(into) in SHIPPED_CASEBASES:
         raise CaseBaseError(f"{str(into)!r} is the name of a shipped case base: a copy at {target} would stand "
                             f"in for it in every later run from this folder; retain into another name")

@@ -316,6 +316,8 @@ def policy_from_spec(text: str, *, seed: int | None = None, casebase: Any = None
     except PolicySpecError:
         raise
     except (ValueError, TypeError) as exc:  # the bot names its options by keyword: said as the spec writes them
+        if theirs is not None:  # another package's bot: its error, named as it (below), not a usage error
+            raise PluginFailedError(f"bot {theirs} failed when it was made: {_what(exc)}") from exc
         raise PolicySpecError(f"policy spec {spec!r}: {_as_written(str(exc), valid)}") from None
     except CBRError:
         raise

@@ -575,7 +575,10 @@ class DiffReport:
     from them answer different actions (with the half-width of its normal 95% CI),
     beside that chance for two bots drawing from A alone (mixed votes differ from themselves),
     and the mean total variation), ``origin`` (when one is a copy of the other: which, and what
-    the matches added: cases retained per street and action, matches)."""
+    the matches added: cases retained per street and action, matches), ``similarity`` (the
+    similarity settings that differ, one ``{"setting", "a", "b"}`` a difference: threshold,
+    fallback_k, min_cases, weighted_triple, and per street and feature its measure, weight,
+    bounds and parameters; empty when both retrieve alike)."""
 
     a: str
     b: str
@@ -584,6 +587,7 @@ class DiffReport:
     only: dict[str, dict[str, int]] = field(default_factory=dict)
     answers: dict[str, dict[str, Any]] = field(default_factory=dict)
     origin: Optional[dict[str, Any]] = None
+    similarity: list[dict[str, Any]] = field(default_factory=list)
     #: where the situations came from: "cases" (rows of both bases' cases) or "holdout" (logs)
     situations: str = "cases"
     seconds: float = 0.0
@@ -591,7 +595,34 @@ class DiffReport:
     def to_dict(self) -> dict[str, Any]:
         return {"a": self.a, "b": self.b, "counts": self.counts, "sources": self.sources, "only": self.only,
                 "situations": self.situations, "answers": self.answers, "origin": self.origin,
-                "seconds": round(self.seconds, 3)}
+                "similarity": self.similarity, "seconds": round(self.seconds, 3)}
+
+
+def _flat_similarity(cfg: Any) -> dict[str, Any]:
+    """A similarity configuration as ``setting -> value``: the retrieval settings by name and
+    each feature's keys as ``street.feature.key`` (the feature's place when it has none)."""
+    out: dict[str, Any] = {"threshold": cfg.threshold, "fallback_k": cfg.fallback_k,
+                           "min_cases": cfg.min_cases, "weighted_triple": cfg.weighted_triple}
+    for st in cfg.streets:
+        for i, feat in enumerate(st.to_dicts()):
+            name = feat.get("feature") or f"#{i + 1}"
+            for key, value in feat.items():
+                if key != "feature":
+                    out[f"{st.street}.{name}.{key}"] = value
+    return out
+
+
+def similarity_differences(a: Any, b: Any) -> list[dict[str, Any]]:
+    """The settings where the similarity configurations ``a`` and ``b`` differ, in ``a``'s
+    order (then ``b``'s), one ``{"setting", "a", "b"}`` each (``None`` where one has none).
+
+    >>> from cbr.similarity.config import default_casper
+    >>> similarity_differences(default_casper(), default_casper(threshold=0.9))
+    [{'setting': 'threshold', 'a': 0.97, 'b': 0.9}]
+    """
+    fa, fb = _flat_similarity(a), _flat_similarity(b)
+    keys = list(fa) + [k for k in fb if k not in fa]
+    return [{"setting": k, "a": fa.get(k), "b": fb.get(k)} for k in keys if fa.get(k) != fb.get(k)]
 
 
 def _row_keys(X: np.ndarray, codes: np.ndarray) -> np.ndarray:
@@ -659,6 +690,7 @@ def diff(a: str | os.PathLike[str], b: str | os.PathLike[str], *, sample: int = 
             raise CaseBaseError(f"cannot compare {A.path} with {B.path}: their feature sets differ "
                                 f"({A.manifest.feature_set!r} and {B.manifest.feature_set!r})")
         report = DiffReport(a=str(A.path), b=str(B.path))
+        report.similarity = similarity_differences(A.similarity(), B.similarity())
         for tag, cb in (("a", A), ("b", B)):
             report.counts[tag] = {s: cb.count(s) for s in STREETS}
             report.sources[tag] = {str(src or "-"): int(n) for src, n in

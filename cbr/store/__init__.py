@@ -83,6 +83,19 @@ def shipped_part(path: str | os.PathLike[str]) -> Optional[str]:
     return None
 
 
+def shipped_refusal(path: str | os.PathLike[str], part: str, what: str, *, instead: str = "path") -> str:
+    """The one refusal of an output (``what``: "case base", "log", ...) at ``path``, which is or
+    lies in the shipped folder ``part`` (:func:`shipped_part`); ``instead``: what to give instead.
+
+    >>> shipped_refusal("casebases/styles", "styles", "case base", instead="name")
+    "casebases/styles is the shipped folder 'styles', which is never written to (its recipe under casebases/ rebuilds it); give another case base name"
+    """
+    inside = "in " if Path(path).resolve().name != part else ""
+    kind = "case base" if part in SHIPPED_CASEBASES else "folder"
+    return (f"{os.fspath(path)} is {inside}the shipped {kind} {part!r}, which is never written to "
+            f"(its recipe under casebases/ rebuilds it); give another {what} {instead}")
+
+
 def resolve_casebase(name: str | os.PathLike[str], *, search: tuple[Path, ...] | None = None) -> Path:
     """Where a case base is: a path, a name under ``./casebases/``, or a packaged one
     (``"default"`` = the embedded default). The names of the shipped case bases (``default``,

@@ -399,7 +399,8 @@ class CaseBase(RetainedWrites, Compaction):
         (``.fetchall()``, ``.to_arrow_table()``, ``.df()``, ``.description``). Ctrl-C interrupts a
         running query (``KeyboardInterrupt``). Only queries are run: a statement that could
         write or change anything (``COPY ... TO``, ``CREATE``, ``ATTACH``, ``SET``, ``INSTALL``...)
-        is refused before any runs (:func:`refuse_writing_sql`)."""
+        is refused before any runs (:func:`refuse_writing_sql`), and so is a query of several
+        statements (only the last one's result would come back)."""
         import pyarrow as pa
 
         if self._con is None:
@@ -414,7 +415,7 @@ class CaseBase(RetainedWrites, Compaction):
                     logged[s] = pa.concat_tables([log.table(s, self.manifest.features[s])
                                                   for log in self._retention_logs()])
             self._con = _catalog.connect(self.path, self.manifest, logged)
-        refuse_writing_sql(self._con, query)
+        refuse_writing_sql(self._con, query, single=True)
         with _sql_call(self._con):
             result = self._con.execute(query)
         if result is None:  # DuckDB runs nothing for an empty query or one of comments only
@@ -804,11 +805,12 @@ READ_ONLY_PRAGMAS = frozenset({
     "version", "extension_versions"})
 
 
-def refuse_writing_sql(con: Any, query: str) -> None:
+def refuse_writing_sql(con: Any, query: str, *, single: bool = False) -> None:
     """Raise :class:`CaseBaseError` (field ``sql``) unless every statement of ``query`` only
     reads: ``SELECT`` (also ``WITH``, ``FROM``, ``VALUES``, ``DESCRIBE``, ``SHOW``, ``SUMMARIZE``),
     ``EXPLAIN`` and the PRAGMAs of :data:`READ_ONLY_PRAGMAS`, by DuckDB's own parse of it. SQL
-    DuckDB cannot parse passes (running it says why).
+    DuckDB cannot parse passes (running it says why). ``single``: also refuse a query of
+    several statements (DuckDB would answer only the last one's result, the others' dropped).
 
     >>> from cbr.store import duck
     >>> con = duck.connect()
@@ -842,6 +844,9 @@ def refuse_writing_sql(con: Any, query: str) -> None:
         where = f"statement {number}" if len(statements) > 1 else "the statement"
         raise CaseBaseError(f"{where} is {what}: only queries are run on a case base (SELECT, WITH, DESCRIBE, "
                             f"SHOW, EXPLAIN, PRAGMA table_info...)", field="sql")
+    if single and len(statements) > 1:
+        raise CaseBaseError(f"the SQL holds {len(statements)} statements: one query is run at a time (only the "
+                            f"last one's result would be shown); run each alone", field="sql")
 
 
 @contextmanager

@@ -19,7 +19,8 @@ from typing import Any, Optional
 
 from cbr.game.actions import ACTION_NAMES, ACTION_WORDS
 
-__all__ = ["RARE_SHARE", "ACTION_WORDS", "WORDINGS", "action_warnings", "street_gaps", "game_warnings"]
+__all__ = ["RARE_SHARE", "ACTION_WORDS", "WORDINGS", "action_warnings", "street_gaps", "game_warnings",
+           "shown_percent"]
 
 #: An action kind below this share of a street's cases is reported as rare.
 RARE_SHARE = 0.01
@@ -29,20 +30,41 @@ _NO_FOLDS = " (logs that show cards only at showdown, such as the IRC database, 
 #: report and ``cbr casebase inspect``, every street of a case base at once) and ``answer``
 #: (``cbr query``: the street of the answer in hand, naming its case base). Fields: ``street``,
 #: ``on`` (``pre-flop`` / ``on the flop``), ``word`` and ``verb`` of the action kind, ``n`` its
-#: cases, ``total`` the street's, ``pct`` = 100 n / total, ``rare`` = :data:`RARE_SHARE`,
+#: cases, ``total`` the street's, ``pct`` = 100 n / total as text (:func:`shown_percent`: with
+#: the digits that keep it visibly below the threshold), ``rare`` = :data:`RARE_SHARE`,
 #: ``why`` (why folds may be missing), ``casebase`` (its name).
 WORDINGS: dict[str, dict[str, str]] = {
     "casebase": {
         "missing": "{street}: no {word} cases among {total:,}: retrieval can never recommend {verb} {on}{why}",
-        "rare": "{street}: only {n:,} {word} {cases} among {total:,} ({pct:.1f}% < {rare:.0%}): retrieval will rarely "
+        "rare": "{street}: only {n:,} {word} {cases} among {total:,} ({pct}% < {rare:.0%}): retrieval will rarely "
                 "recommend {verb} {on}",
     },
     "answer": {
         "missing": "case base {casebase!r} has no {word} cases on the {street}: the answer can never recommend {word}",
-        "rare": "case base {casebase!r} has only {n:,} {word} {cases} of {total:,} on the {street} ({pct:.2g}%): "
+        "rare": "case base {casebase!r} has only {n:,} {word} {cases} of {total:,} on the {street} ({pct}%): "
                 "{word} is rarely recommended",
     },
 }
+
+
+def shown_percent(n: int, total: int, below: float = RARE_SHARE) -> str:
+    """``100 n / total`` as text with one decimal, or as many more (up to six) as it takes to
+    show it below ``below`` (a share) when it is, and above 0 when ``n`` is: 62 of 6,525 is
+    ``0.95``, never ``1.0``; 2 of 10,000 is ``0.02``, never ``0.0``.
+
+    >>> shown_percent(5, 1000), shown_percent(62, 6525), shown_percent(9999, 1000000), shown_percent(1, 3)
+    ('0.5', '0.95', '0.9999', '33.3')
+    >>> shown_percent(2, 10000), shown_percent(0, 10)
+    ('0.02', '0.0')
+    """
+    pct = 100.0 * n / total
+    text = f"{pct:.1f}"
+    for digits in range(2, 7):
+        shown = float(text)
+        if (pct >= 100.0 * below or shown < 100.0 * below) and (pct == 0.0 or shown > 0.0):
+            break
+        text = f"{pct:.{digits}f}"
+    return text
 
 
 def _on(street: str) -> str:
@@ -83,7 +105,7 @@ def action_warnings(counts: Mapping[str, Mapping[str, int]], *, wording: str = "
         for a, n in street_gaps(c).items():
             out.append(templates["missing" if n == 0 else "rare"].format(
                 street=street, on=_on(street), word=ACTION_WORDS[a], verb="to " + ACTION_NAMES[a].verb, n=n, total=total,
-                pct=100 * n / total, rare=RARE_SHARE, casebase=casebase, cases="case" if n == 1 else "cases",
+                pct=shown_percent(n, total), rare=RARE_SHARE, casebase=casebase, cases="case" if n == 1 else "cases",
                 why=((no_folds or {}).get(street, _NO_FOLDS) if a == "f" else "")))
     return out
 

@@ -196,15 +196,15 @@ def _torn_payload(body: bytes, n: int) -> str | None:
         return None
     (hlen,) = _U32.unpack_from(body)
     if _U32.size + hlen > n:
-        return f"its length field says {n} bytes, less than its own header"
+        return f"its length field says {n:,} bytes, less than its own header"
     if len(body) < _U32.size + hlen:
         return None
     try:
         size = _payload_size(json.loads(body[4:4 + hlen].decode("utf-8")), hlen)
     except (ValueError, KeyError, TypeError, UnicodeDecodeError):
-        return f"its length field says {n} bytes, and its header is unreadable"
+        return f"its length field says {n:,} bytes, and its header is unreadable"
     if size != n:
-        return f"its length field says {n} bytes, its header describes {size} (a damaged length, not a crash)"
+        return f"its length field says {n:,} bytes, its header describes {size:,} (a damaged length, not a crash)"
     return None
 
 
@@ -218,11 +218,11 @@ def _record_at(data: bytes, pos: int) -> int | str | None:
         if rest < _HEAD.size and data[pos:pos + 4] == MAGIC[:min(rest, 4)]:
             if rest < 8 or _U32.size <= _U32.unpack_from(data, pos + 4)[0] <= MAX_RECORD:
                 return None  # a header cut short
-            return f"impossible record length {_U32.unpack_from(data, pos + 4)[0]}"
+            return f"impossible record length {_U32.unpack_from(data, pos + 4)[0]:,}"
         return _NOT_A_RECORD
     _, n, crc = _HEAD.unpack_from(data, pos)
     if not _U32.size <= n <= MAX_RECORD:
-        return f"impossible record length {n}"
+        return f"impossible record length {n:,}"
     body = data[pos + _HEAD.size:pos + _HEAD.size + n]
     if len(body) < n:
         return _torn_payload(body, n)
@@ -258,7 +258,7 @@ def scan_log(data: bytes, next_id: int, *, offset: int = 0) -> LogScan:
     (1, True, 7, None)
     >>> bad = bytearray(record); bad[6] ^= 0x10         # a flipped length bit: points past the end
     >>> scan_log(bytes(bad) + record, next_id=3).damage
-    (0, 'its length field says 1048..., its header describes 2... (a damaged length, not a crash)')
+    (0, 'its length field says 1,048,... bytes, its header describes 2... (a damaged length, not a crash)')
     """
     scan = LogScan(end=offset, next_id=next_id)
     pos = 0
@@ -429,7 +429,7 @@ def salvage_log(data: bytes, next_id: int) -> Salvage:
 def damage_error(path: Path, at: int, why: str, sound: int) -> CaseBaseError:
     """The one-line error of damage at byte ``at`` of the log ``path`` (``sound``: records before it)."""
     root = path.parent.parent if path.parent.name == "retained" else path.parent
-    before = "1 record before it is" if sound == 1 else f"{sound} records before it are"
+    before = "1 record before it is" if sound == 1 else f"{sound:,} records before it are"
     return CaseBaseError(f"retention log {path}: damaged record at byte {at}: {why}; {before} sound: "
                          f"`cbr casebase repair {root}` keeps every sound record and sets the damaged ones aside")
 
@@ -561,7 +561,7 @@ class RetentionLog:
         return new
 
     def _shrunk(self, size: int) -> CaseBaseError:
-        return CaseBaseError(f"retention log {self.path}: {size} bytes, shorter than the {self.end} bytes read "
+        return CaseBaseError(f"retention log {self.path}: {size:,} bytes, shorter than the {self.end:,} bytes read "
                              f"before: it was replaced (repaired?) meanwhile; open the case base again")
 
     def _cut_torn_tail(self, fd: int) -> None:
@@ -597,8 +597,8 @@ class RetentionLog:
             raise CaseBaseError(f"retention log {self.path}: a record's case ids must run from {self.next_id}")
         payload = _encode(chunks)
         if len(payload) > MAX_RECORD:
-            raise CaseBaseError(f"retention log {self.path}: {len(ids)} cases make a record of {len(payload)} bytes, "
-                                f"above the {MAX_RECORD} one commit may hold; append fewer cases at a time")
+            raise CaseBaseError(f"retention log {self.path}: {len(ids):,} cases make a record of {len(payload):,} bytes, "
+                                f"above the {MAX_RECORD:,} one commit may hold; append fewer cases at a time")
         record = _HEAD.pack(MAGIC, len(payload), zlib.crc32(payload)) + payload
         created = False
         try:  # the usual case, the log exists: one open, no stat or mkdir per commit

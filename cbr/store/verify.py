@@ -206,7 +206,7 @@ def _check_part(root: Path, entry: dict[str, Any], report: VerifyReport) -> int 
         report.problems.append(Problem("part", rel, None, f"not a readable Parquet file ({exc})", _REBUILD))
         return None
     if rows != entry["rows"]:
-        report.problems.append(Problem("part", rel, None, f"holds {rows} cases, the manifest says {entry['rows']}",
+        report.problems.append(Problem("part", rel, None, f"holds {rows:,} cases, the manifest says {entry['rows']:,}",
                                        _REBUILD))
         return None
     return rows
@@ -223,8 +223,8 @@ def _check_listed(root: Path, rel: str, expected: dict[str, Any], kind: str, rep
         report.problems.append(Problem(kind, rel, None, f"cannot be read ({exc.strerror or exc})", fix))
         return False
     if got["bytes"] != expected.get("bytes"):
-        report.problems.append(Problem(kind, rel, None, f"{got['bytes']} bytes, the manifest says "
-                                                        f"{expected.get('bytes')}", fix))
+        report.problems.append(Problem(kind, rel, None, f"{got['bytes']:,} bytes, the manifest says "
+                                                        f"{_n(expected.get('bytes'))}", fix))
         return False
     if got["crc32"] != expected.get("crc32"):
         report.problems.append(Problem(kind, rel, None, "its CRC-32 differs from the manifest's: damaged", fix))
@@ -263,23 +263,29 @@ def _scan_listed_log(root: Path, m: Manifest, report: VerifyReport) -> LogScan |
         at, why = scan.damage
         salvage = salvage_log(data, m.next_case_id)
         report.problems.append(Problem("log", m.log, at, f"damaged record: {why}",
-                                       f"{_REPAIR}: keeps the {len(salvage.records)} sound records "
-                                       f"({salvage.cases_kept} cases) and sets aside "
+                                       f"{_REPAIR}: keeps the {len(salvage.records):,} sound records "
+                                       f"({salvage.cases_kept:,} cases) and sets aside "
                                        f"{_lost(salvage.records_lost, salvage.cases_lost)}"))
     elif scan.torn:
-        report.notes.append(f"{m.log}: a torn tail of {scan.torn} bytes at byte {scan.end} (a record cut short: a "
+        report.notes.append(f"{m.log}: a torn tail of {scan.torn:,} bytes at byte {scan.end} (a record cut short: a "
                             "crash, or a write in flight): readers ignore it, the next append cuts it off")
     return scan
+
+
+def _n(value: Any) -> str:
+    """A count for a message, with thousands separators (whatever else as it is: a manifest's
+    missing or odd entry)."""
+    return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
 
 
 def _lost(records: int, cases: int | None) -> str:
     """``"1 damaged record (3 cases)"``: what a repair sets aside, in words.
 
-    >>> _lost(1, 3), _lost(2, None), _lost(0, 0)
-    ('1 damaged record (3 cases)', '2 damaged records (cases unknown)', 'the damaged bytes (no case)')
+    >>> _lost(1, 3), _lost(2, None), _lost(0, 0), _lost(1200, 2422)
+    ('1 damaged record (3 cases)', '2 damaged records (cases unknown)', 'the damaged bytes (no case)', '1,200 damaged records (2,422 cases)')
     """
-    what = f"{records} damaged record" + ("s" if records != 1 else "") if records else "the damaged bytes"
-    count = "cases unknown" if cases is None else ("no case" if cases == 0 else f"{cases} case" + "s" * (cases != 1))
+    what = f"{records:,} damaged record" + ("s" if records != 1 else "") if records else "the damaged bytes"
+    count = "cases unknown" if cases is None else ("no case" if cases == 0 else f"{cases:,} case" + "s" * (cases != 1))
     return f"{what} ({count})"
 
 

@@ -362,6 +362,28 @@ def test_inspect_sql_refuses_what_could_write(tmp_path: Path, sql: str, what: st
     assert not out.exists() and list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("sql, n", [("select 1 as a; select 2 as b", 2),
+                                    ("SELECT 1 AS a; DESCRIBE cases; SELECT 3 AS c;", 3)])
+def test_inspect_sql_refuses_several_statements(sql: str, n: int) -> None:
+    """``--sql 'select 1 as a; select 2 as b'`` printed only ``b``, the first result silently
+    dropped: several statements are a usage error naming the reason, in the CLI and the library."""
+    from cbr.errors import CaseBaseError
+    from cbr.store import CaseBase, resolve_casebase
+
+    got = cbr("casebase", "inspect", "default", "--sql", sql)
+    assert got.exit_code == 2, got.output
+    assert (f"Invalid value for '--sql': the SQL holds {n} statements: one query is run at a time (only the last "
+            "one's result would be shown); run each alone") in " ".join(got.output.split()), got.output
+    cb = CaseBase.open(resolve_casebase("default"))
+    try:
+        with pytest.raises(CaseBaseError, match=f"the SQL holds {n} statements") as info:
+            cb.sql(sql)
+        assert info.value.field == "sql"
+        assert cb.sql("select 1 as a;").fetchall() == [(1,)]  # one statement and its semicolon: run
+    finally:
+        cb.close()
+
+
 @pytest.mark.parametrize("sql", [
     "WITH a AS (SELECT street FROM cases) SELECT count(*) AS n FROM a",
     "DESCRIBE cases", "SHOW TABLES", "EXPLAIN SELECT * FROM cases_flop", "PRAGMA table_info('cases')",

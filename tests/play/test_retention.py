@@ -176,6 +176,33 @@ def test_retain_into_a_shipped_case_base_by_its_folder_is_refused_as_shipped(mon
         assert info.value.field == "retain_into" and "--" not in str(info.value)
 
 
+@pytest.mark.parametrize("name", ["styles", "cfr", "selfplay"])
+def test_retain_into_a_shipped_folder_is_refused_as_build_refuses_it(monkeypatch: pytest.MonkeyPatch,
+                                                                    name: str) -> None:
+    """From the folder beside the shipped data (an editable install), ``--retain-into styles``
+    (cfr, selfplay: shipped folders that are no case bases) said ``.../casebases/styles is not
+    a case base: manifest.json is missing``, naming a server path over HTTP; it is refused as
+    ``build -o casebases/styles`` is: a shipped folder, never written to; nothing is written."""
+    monkeypatch.chdir(PACKAGED_CASEBASES.parent)
+    folder = PACKAGED_CASEBASES / name
+    before = sorted(p.name for p in folder.rglob("*"))
+    for into in (name, f"./casebases/{name}", f"./casebases/{name}/mine"):
+        with pytest.raises(CaseBaseError) as info:
+            run_match(["cbr", "call"], 2, retain_into=into)
+        shown = into if into.startswith(".") else f"casebases/{name}"
+        inside = "in " if into.endswith("/mine") else ""
+        assert str(info.value) == (f"{shown} is {inside}the shipped folder {name!r}, which is never written to (its "
+                                   f"recipe under casebases/ rebuilds it); give another case base name or path")
+        assert info.value.field == "retain_into" and str(PACKAGED_CASEBASES) not in str(info.value)
+    assert sorted(p.name for p in folder.rglob("*")) == before
+    proc = subprocess.run([sys.executable, "-m", "cli", "match", "--players", "cbr,call", "--hands", "1",
+                           "--retain-into", name], capture_output=True, text=True, cwd=PACKAGED_CASEBASES.parent,
+                          timeout=300)
+    assert proc.returncode == 1 and proc.stderr.count("\n") == 1, proc.stderr
+    assert proc.stderr.startswith(f"error: casebases/{name} is the shipped folder {name!r}, which is never "
+                                  "written to"), proc.stderr
+
+
 def test_retain_into_with_bots_on_two_case_bases_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Both bots played from a copy of the first one's case base: the expert bot silently
     became a casper bot."""

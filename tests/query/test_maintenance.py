@@ -477,6 +477,53 @@ def test_diff_of_a_retained_copy_says_what_the_match_added(tmp_path: Path) -> No
     assert f"the matches added {retained} cases in 1 match (" in " ".join(text.stdout.split())
 
 
+def test_diff_reports_the_similarity_settings_that_differ(tmp_path: Path) -> None:
+    """A copy of the default base with another threshold and a flop weight showed no difference
+    but the answers (`only in A 0 / only in B 0`): diff names each similarity setting that
+    differs, in --json and a line each, and its closing line mentions them."""
+    shutil.copytree(resolve_casebase("default"), tmp_path / "X")
+    assert diff("default", tmp_path / "X", sample=20).similarity == []
+    proc = run("casebase", "similarity", "X", "--threshold", "0.9", "--weight", "flop.pot_odds=70",
+               "--no-rebuild", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    base = CaseBase.open(resolve_casebase("default"))
+    try:
+        old = base.similarity()
+    finally:
+        base.close()
+    weight = old.street("flop").weights[list(old.street("flop").features).index("pot_odds")]
+    expected = [{"setting": "threshold", "a": old.threshold, "b": 0.9},
+                {"setting": "flop.pot_odds.weight", "a": float(weight), "b": 70.0}]
+    assert weight != 70.0 and old.threshold != 0.9
+    assert diff("default", tmp_path / "X", sample=20).similarity == expected
+    assert diff(tmp_path / "X", "default", sample=20).similarity == [
+        {"setting": d["setting"], "a": d["b"], "b": d["a"]} for d in expected]
+    js = run("casebase", "diff", "default", "X", "--sample", "20", "--json", cwd=tmp_path)
+    assert js.returncode == 0, js.stderr
+    assert json.loads(js.stdout)["similarity"] == expected
+    text = run("casebase", "diff", "default", "X", "--sample", "20", cwd=tmp_path)
+    assert text.returncode == 0, text.stderr
+    out = " ".join(text.stdout.split())
+    assert f"similarity differs: threshold: A {old.threshold}, B 0.9" in out, out
+    assert f"similarity differs: flop.pot_odds.weight: A {float(weight)}, B 70.0" in out, out
+    assert "their similarity differs (threshold, flop.pot_odds.weight)" in out, out
+
+
+def test_diff_of_a_retained_copy_names_its_other_similarity(tmp_path: Path) -> None:
+    """The closing line of a retained copy said only what the matches added, though its
+    threshold was not the base's."""
+    proc = run("match", "-p", "cbr:casebase=default,call", "--hands", "5", "--retain-into", "./learned",
+               "--seed", "3", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    proc = run("casebase", "similarity", "learned", "--threshold", "0.9", "--no-rebuild", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    text = run("casebase", "diff", "default", "learned", "--sample", "20", cwd=tmp_path)
+    assert text.returncode == 0, text.stderr
+    out = " ".join(text.stdout.split())
+    line = next(ln for ln in text.stdout.splitlines() if "is a copy of default" in ln)
+    assert "their similarity differs (threshold)" in line, out
+
+
 def test_diff_refuses_other_feature_sets(tmp_path: Path) -> None:
     with CaseBaseWriter(tmp_path / "sartre", feature_set="sartre") as w:
         w.add_rows("preflop", np.zeros((3, 3), np.float32), "ccr", source="x")

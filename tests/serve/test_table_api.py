@@ -286,6 +286,24 @@ def test_retention_into_a_shipped_case_base_is_refused_in_plain_words(client, mo
     assert {p.name: p.stat().st_mtime_ns for p in shipped.rglob("*") if p.is_file()} == before
 
 
+@pytest.mark.parametrize("name", ["styles", "cfr", "selfplay"])
+def test_retention_into_a_shipped_folder_is_refused_without_a_server_path(client, monkeypatch, name) -> None:
+    """``retain_into: "styles"`` beside the shipped data was a 403 naming the server's
+    ``.../casebases/styles`` as no case base; it is the shipped-folder refusal, no server path."""
+    from cbr.store import PACKAGED_CASEBASES
+
+    monkeypatch.chdir(PACKAGED_CASEBASES.parent)
+    before = sorted(p.name for p in (PACKAGED_CASEBASES / name).rglob("*"))
+    r = client.post("/table/sessions", json={"bots": ["cbr"], "seed": 4, "retain_into": name},
+                    headers={"Authorization": f"Bearer {TOKEN}"})
+    assert r.status_code == 403, r.text
+    detail = r.json()["detail"]
+    assert detail.startswith(f"retention refused: casebases/{name} is the shipped folder {name!r}, which is never "
+                             "written to"), detail
+    assert str(PACKAGED_CASEBASES.parent) not in detail and "--" not in detail, detail
+    assert sorted(p.name for p in (PACKAGED_CASEBASES / name).rglob("*")) == before
+
+
 def test_retention_needs_the_token_and_a_copy(client, tmp_path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
     body = {"bots": ["cbr:preset=casper"], "seed": 4, "retain_into": "taught"}

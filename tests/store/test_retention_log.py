@@ -537,6 +537,35 @@ def test_repair_of_two_damaged_records_says_records_and_cases(logged, tmp_path: 
     assert v.returncode == 0 and json.loads(v.stdout)["log"]["records"] == len(sizes) - 2
 
 
+def test_verify_and_repair_counts_carry_thousands_separators(tmp_path: Path) -> None:
+    """`cbr casebase verify` on a damaged log said `keeps the 269 sound records (2422 cases)` while
+    repair said `2,422`: every count of verify's and repair's lines is separated (byte offsets,
+    identifiers, are not)."""
+    rng = np.random.default_rng(11)
+    path = tmp_path / "cb"
+    with CaseBaseWriter(path, build_index=False) as w:
+        for s in STREETS:
+            w.add_rows(s, _rows(rng, s, BASE_CASES), "fcrcf"[:BASE_CASES], source="log")
+    sizes = [1200, 1300, 1100]
+    with CaseBase.open(path) as cb:
+        for k, n in enumerate(sizes):
+            cb.append("flop", _rows(rng, "flop", n), "c" * n, hand_id=f"h{k}")
+    log = log_path(path)
+    data = log.read_bytes()
+    at, size = record_offsets(data)[1]
+    log.write_bytes(damage(data, at, size, "payload"))
+    v = cli("casebase", "verify", str(path))
+    assert v.returncode == 1, v.stdout + v.stderr
+    said = " ".join((v.stdout + v.stderr).split())
+    assert "keeps the 2 sound records (2,300 cases) and sets aside 1 damaged record (1,300 cases)" in said, said
+    assert "2300" not in said and "1300" not in said and f"byte {at}" in said, said
+    r = cli("casebase", "repair", str(path))
+    assert r.returncode == 0, r.stderr
+    said = " ".join(r.stdout.split())
+    assert "kept 2 records (2,300 cases)" in said and "set aside 1 damaged record (1,300 cases)" in said, said
+    assert f"moved {size:,} bytes from byte {at} " in said, said
+
+
 def test_salvage_resynchronises_past_every_flipped_length_bit(logged, tmp_path: Path) -> None:
     """Whatever a flipped bit makes of a middle record's length field (past the end, inside a
     later record, inside itself), the scan for the next sound record finds the record after it:

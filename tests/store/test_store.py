@@ -528,6 +528,29 @@ def test_cli_sql_ctrl_c_is_one_line_exit_130(tmp_path: Path) -> None:
     assert err.strip() == "interrupted"
 
 
+def test_a_rare_share_is_shown_visibly_below_the_threshold(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`cbr casebase merge` warned `turn: only 62 fold cases among 6,525 (1.0% < 1%)`: the share,
+    0.95%, was rounded up to the threshold it is below. Build, inspect and query's wording show it
+    with the digits it takes."""
+    from typer.testing import CliRunner
+
+    from cbr.store.honesty import action_warnings
+    from cli import app
+
+    rng = np.random.default_rng(23)
+    with CaseBaseWriter(tmp_path / "casebases" / "rare", build_index=False) as w:
+        for s in STREETS:
+            acts = ["f"] * (62 if s == "turn" else 700) + ["r"] * 2000
+            w.add_rows(s, random_rows(rng, s, len(acts) + 4463), acts + ["c"] * 4463)
+    assert [x for x in w.warnings if x.startswith("turn")] == [
+        "turn: only 62 fold cases among 6,525 (0.95% < 1%): retrieval will rarely recommend to fold on the turn"]
+    monkeypatch.chdir(tmp_path)
+    res = CliRunner().invoke(app, ["casebase", "inspect", "rare"])
+    assert res.exit_code == 0 and "(0.95% < 1%)" in res.stderr and "(1.0% < 1%)" not in res.stderr, res.stderr
+    said = action_warnings({"turn": {"total": 6525, "f": 62, "c": 4463, "r": 2000}}, wording="answer", casebase="rare")
+    assert said == ["case base 'rare' has only 62 fold cases of 6,525 on the turn (0.95%): fold is rarely recommended"]
+
+
 def test_no_fold_cases_are_reported_by_build_and_inspect(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from typer.testing import CliRunner
 
