@@ -203,6 +203,12 @@ def train_cfr_command(
             stderr.print("no checkpoint was written yet (see --checkpoint-every): a new run starts over",
                          markup=False, highlight=False, soft_wrap=True)
         raise
+    if resume and report["ran"] == 0:  # -n counts the checkpoint's iterations: say why none ran
+        had = report["iterations"]
+        than = f"more than -n {iterations:,}" if had > iterations else f"as many as -n {iterations:,}"
+        stderr.print(f"note: the checkpoint already has {had:,} iterations, {than}, so nothing was trained "
+                     f"(-n counts the checkpoint's iterations: give -n above {had:,} to train more)",
+                     markup=False, highlight=False, soft_wrap=True)
     if as_json:
         print_json(report)
         return
