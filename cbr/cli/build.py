@@ -58,6 +58,8 @@ def build_command(
     Writes Parquet per street, a DuckDB catalog, a manifest and one faiss index per street.
     The case base appears only when the build succeeds; bad hands are skipped and listed.
     Ctrl-C or SIGTERM stops the workers and leaves nothing behind.
+
+    Example: cbr build ../shared/data/logs/acpc/dealer_example_limit/2p.limit.h1000.r0.log -o example-cb -j 1
     """
     players = alias(only_players, only_players_old, "--only-players", "--players")
     fmt = known_log_format(alias(log_format, log_format_old, "--log-format", "--format"))
