@@ -42,7 +42,7 @@ def build_command(
     only_games: Annotated[Optional[str], typer.Option("--only-games", metavar="GAMES", help="Keep only the hands of these games (comma-separated): limit, nolimit, or game names such as holdem.limit.2p; the hands left out are counted per game.")] = None,
     mixed_games: Annotated[bool, typer.Option("--mixed-games", help="Allow limit and no-limit hands in one case base (refused by default: the features count fixed bets).")] = False,
     workers: Annotated[Optional[int], typer.Option("--workers", "-j", min=1, max=MAX_WORKERS, help="Processes computing features (default: one per CPU, at most 8; more than the CPUs are reduced to the CPUs). Any number gives the same case base.")] = None,
-    log_format: Annotated[Optional[str], typer.Option("--log-format", help="Force the format of the logs read (acpc, phh, irc, pokerstars).")] = None,
+    log_format: Annotated[Optional[str], typer.Option("--log-format", "-f", help="Force the format of the logs read (acpc, phh, irc, pokerstars).")] = None,
     log_format_old: Annotated[Optional[str], typer.Option("--format", hidden=True)] = None,
     similarity: Annotated[Optional[str], typer.Option("--similarity", help="Similarity TOML file, checked before the build (default: CASPER's).")] = None,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing case base (atomically, at the end).")] = False,
