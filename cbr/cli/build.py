@@ -107,6 +107,7 @@ def build_command(
                      f"({left})", markup=False, highlight=False, soft_wrap=True)
     if report.skipped:
         counts = [f"{counted(n, what)} {how}" for n, what, how in ((report.hands_skipped, "hand", "skipped"),
+                                                                  (report.lines_skipped, "line", "skipped (not hands)"),
                                                                   (report.files_skipped, "file", "not read")) if n]
         stdout.print(", ".join(counts) + ":")
         for issue in report.skipped[:max_issues]:
