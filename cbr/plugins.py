@@ -20,7 +20,7 @@ from functools import lru_cache
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from cbr.errors import ConfigError, PluginError
+from cbr.errors import ConfigError, PluginError, counted
 
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
@@ -87,8 +87,9 @@ def _scan(group: str) -> tuple[dict[str, EntryPoint], list[EntryPoint]]:
 def _load(group: str, name: str) -> Any:
     eps = _entry_points(group)
     if name not in eps:
-        known = ", ".join(sorted(eps)) or "none installed"
-        raise PluginError(f"no plugin {name!r} in {group} (installed: {known})")
+        ok, broken = usable(group)
+        known = ", ".join(ok) or "none installed"
+        raise PluginError(f"no plugin {name!r} in {group} (installed: {known}){broken_note(group, broken)}")
     try:
         return eps[name].load()
     except Exception as exc:  # a broken third-party plugin must not take the rest down
@@ -144,8 +145,9 @@ def resolve(group: str, name: str, builtins: Mapping[str, Any], what: str) -> An
         return builtins[name]
     installed = _entry_points(group)
     if name not in installed:
-        known = ", ".join(sorted(set(builtins) | set(installed)))
-        raise ConfigError(f"unknown {what} {name!r} (known: {known})")
+        ok, broken = usable(group)
+        known = ", ".join(sorted(set(builtins) | set(ok)))
+        raise ConfigError(f"unknown {what} {name!r} (known: {known}){broken_note(group, broken)}")
     try:
         return load(group, name)
     except PluginError as exc:
@@ -155,6 +157,34 @@ def resolve(group: str, name: str, builtins: Mapping[str, Any], what: str) -> An
 def available(group: str) -> list[str]:
     """Names of the plugins installed in ``group`` (loaded or not)."""
     return sorted(_entry_points(group))
+
+
+def usable(group: str) -> tuple[list[str], list[str]]:
+    """The plugins of ``group`` that load (sorted) and those installed that fail to (sorted):
+    what an unknown name's message offers, and what it mentions apart (each is loaded once;
+    :func:`load` keeps it)."""
+    ok: list[str] = []
+    broken: list[str] = []
+    for name in available(group):
+        try:
+            load(group, name)
+        except PluginError:
+            broken.append(name)
+        else:
+            ok.append(name)
+    return ok, broken
+
+
+def broken_note(group: str, broken: list[str]) -> str:
+    """The words an unknown name's message adds for the plugins that fail to load ('' for none).
+
+    >>> broken_note("cbr.policies", ["x"])
+    '; 1 plugin failed to load: cbr.policies:x (see cbr plugins list)'
+    """
+    if not broken:
+        return ""
+    return (f"; {counted(len(broken), 'plugin')} failed to load: "
+            f"{', '.join(f'{group}:{n}' for n in broken)} (see cbr plugins list)")
 
 
 def describe(groups: tuple[str, ...] = GROUPS) -> list[PluginInfo]:

@@ -423,6 +423,20 @@ def test_examples_were_found() -> None:
     assert {"docs/casebases.md", "docs/live-play.md"} <= set(BY_PAGE), sorted(BY_PAGE)
 
 
+def test_every_top_level_command_shows_an_example() -> None:
+    """docs/cli.md: the main commands, every top-level command (not the groups), show an example
+    in --help (`build` and `hand` showed none); each runs above, but `serve`'s, which serves until
+    Ctrl-C and so says so instead of `Example:`."""
+    tree = _command_tree()
+    commands = {name: c for name, c in tree.commands.items() if not hasattr(c, "commands")}
+    assert {"build", "hand", "query", "match", "exploit", "serve"} <= set(commands), sorted(commands)
+    for name, command in commands.items():
+        said = "Example (serves until Ctrl-C):" if name == "serve" else "Example:"
+        assert re.search(rf"^\s*{re.escape(said)} cbr {re.escape(name)}\s", command.help or "", re.M), name
+    run = {e.argv[0] for e in HELP_EXAMPLES}
+    assert set(commands) - {"serve"} <= run, sorted(set(commands) - run)
+
+
 def test_shown_output_is_marked_so_it_is_compared() -> None:
     """No ```console block shows output that the test would not check (see the module docstring)."""
     problems = [p for parsed in PARSED.values() for p in parsed[2]]

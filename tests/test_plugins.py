@@ -95,6 +95,25 @@ def test_an_unknown_name_lists_the_built_ins_and_plugins_once_sorted(demo_plugin
     assert "failed to load" in str(broken.value) and "known:" not in str(broken.value)
 
 
+def test_an_unknown_policy_lists_only_the_usable_ones_and_the_broken_apart(demo_plugin) -> None:
+    """The list of known policies offered a plugin that fails to load (which cannot be used)."""
+    from cbr.policies.spec import UnknownPolicyError, policy_from_spec
+
+    with pytest.raises(UnknownPolicyError) as got:
+        policy_from_spec("nosuch")
+    known, note = str(got.value).split("; known policies: ")[1].split("; ", 1)
+    assert "broken_bot" not in known and "call" in known.split(", ")
+    assert note == "1 plugin failed to load: cbr.policies:broken_bot (see cbr plugins list)"
+    with pytest.raises(PluginError) as got:
+        plugins.load("cbr.policies", "nosuch")
+    assert "broken_bot" not in str(got.value).split(";")[0] and "1 plugin failed to load" in str(got.value)
+    from cbr.errors import ConfigError
+
+    with pytest.raises(ConfigError) as got:
+        plugins.resolve("cbr.policies", "nosuch", {}, "policy")
+    assert str(got.value).endswith("(see cbr plugins list)") and "broken_bot" not in str(got.value).split(";")[0]
+
+
 def test_third_party_similarity_measure_is_used_from_toml(demo_plugin) -> None:
     from cbr.similarity import SimilarityConfig, default_casper, global_similarity
 

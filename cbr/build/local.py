@@ -78,14 +78,20 @@ class BuildReport:
     @property
     def hands_skipped(self) -> int:
         """Hands skipped (a ``file:line`` each), among ``skipped``."""
-        return len(self.skipped) - self.files_skipped
+        return sum(1 for i in self.skipped if i.hand_skipped)
+
+    @property
+    def lines_skipped(self) -> int:
+        """Lines that are no hand at all (a ``file:line`` each), among ``skipped``."""
+        return sum(1 for i in self.skipped if i.not_a_hand and not i.whole_file)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "path": self.path, "sources": self.sources, "hands": self.hands,
             "decisions": self.decisions, "cases": self.cases,
             "cases_per_street": self.cases_per_street, "skipped": len(self.skipped),
-            "hands_skipped": self.hands_skipped, "files_skipped": self.files_skipped,
+            "hands_skipped": self.hands_skipped, "lines_skipped": self.lines_skipped,
+            "files_skipped": self.files_skipped,
             "skipped_hands": [{"where": i.where, "reason": i.reason} for i in self.skipped],
             "seconds": round(self.seconds, 3), "hands_per_second": round(self.hands_per_second, 1),
             "warnings": list(self.warnings), "games_left_out": dict(self.games_left_out),
@@ -501,7 +507,8 @@ def no_case_built(hands: int, skipped: Sequence[ParseIssue], players: Optional[l
     text = (f"no cases: {hands:,} hand{'' if hands == 1 else 's'} read, none with a decision of a player "
             f"whose hole cards are known" + (f" among {', '.join(players)}" if players else ""))
     files = [i for i in skipped if i.whole_file]
-    hands_skipped = len(skipped) - len(files)
+    hands_skipped = sum(1 for i in skipped if i.hand_skipped)
+    lines = sum(1 for i in skipped if i.not_a_hand and not i.whole_file)
     said = []
     if len(files) == 1:
         said.append(f"1 file not read: {files[0]}")
@@ -509,4 +516,6 @@ def no_case_built(hands: int, skipped: Sequence[ParseIssue], players: Optional[l
         said.append(f"{len(files):,} files not read (the first: {files[0]})")
     if hands_skipped:
         said.append(f"{hands_skipped:,} hand{'' if hands_skipped == 1 else 's'} skipped")
+    if lines:
+        said.append(f"{lines:,} line{'' if lines == 1 else 's'} skipped (not hands)")
     return text + ("; " + ", ".join(said) if said else "")

@@ -42,7 +42,7 @@ def build_command(
     only_games: Annotated[Optional[str], typer.Option("--only-games", metavar="GAMES", help="Keep only the hands of these games (comma-separated): limit, nolimit, or game names such as holdem.limit.2p; the hands left out are counted per game.")] = None,
     mixed_games: Annotated[bool, typer.Option("--mixed-games", help="Allow limit and no-limit hands in one case base (refused by default: the features count fixed bets).")] = False,
     workers: Annotated[Optional[int], typer.Option("--workers", "-j", min=1, max=MAX_WORKERS, help="Processes computing features (default: one per CPU, at most 8; more than the CPUs are reduced to the CPUs). Any number gives the same case base.")] = None,
-    log_format: Annotated[Optional[str], typer.Option("--log-format", help="Force the format of the logs read (acpc, phh, irc, pokerstars).")] = None,
+    log_format: Annotated[Optional[str], typer.Option("--log-format", "-f", help="Force the format of the logs read (acpc, phh, irc, pokerstars).")] = None,
     log_format_old: Annotated[Optional[str], typer.Option("--format", hidden=True)] = None,
     similarity: Annotated[Optional[str], typer.Option("--similarity", help="Similarity TOML file, checked before the build (default: CASPER's).")] = None,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing case base (atomically, at the end).")] = False,
@@ -58,6 +58,8 @@ def build_command(
     Writes Parquet per street, a DuckDB catalog, a manifest and one faiss index per street.
     The case base appears only when the build succeeds; bad hands are skipped and listed.
     Ctrl-C or SIGTERM stops the workers and leaves nothing behind.
+
+    Example: cbr build ../shared/data/logs/acpc/dealer_example_limit/2p.limit.h1000.r0.log -o example-cb -j 1
     """
     players = alias(only_players, only_players_old, "--only-players", "--players")
     fmt = known_log_format(alias(log_format, log_format_old, "--log-format", "--format"))
@@ -105,6 +107,7 @@ def build_command(
                      f"({left})", markup=False, highlight=False, soft_wrap=True)
     if report.skipped:
         counts = [f"{counted(n, what)} {how}" for n, what, how in ((report.hands_skipped, "hand", "skipped"),
+                                                                  (report.lines_skipped, "line", "skipped (not hands)"),
                                                                   (report.files_skipped, "file", "not read")) if n]
         stdout.print(", ".join(counts) + ":")
         for issue in report.skipped[:max_issues]:

@@ -26,7 +26,10 @@ def hand_command(
     seed: Annotated[int, typer.Option("--seed", min=0, max=MAX_SEED, help="Seed of the Monte Carlo deals.")] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
-    """Hand strength, potentials, EHS and win/tie/lose of a holding (preflop: rank and win/tie/lose)."""
+    """Hand strength, potentials, EHS and win/tie/lose of a holding (preflop: rank and win/tie/lose).
+
+    Example: cbr hand AdQc 3h4cJh --opponents 2
+    """
     import evaluator_ext
 
     n_opponents = alias(opponents, opponents_n, "--opponents", "-n")

@@ -50,19 +50,24 @@ def logs_inspect(
     else:
         stdout.print(f"sources read: {report.sources - report.files_skipped:,}"
                      + (f"   not read: {report.files_skipped:,}" if report.files_skipped else ""))
-        stdout.print(f"hands read: {report.hands_read:,}   skipped: {report.hands_skipped:,}")
+        stdout.print(f"hands read: {report.hands_read:,}   skipped: {report.hands_skipped:,}"
+                     + (f"   lines that are not hands: {report.lines_skipped:,}" if report.lines_skipped else ""))
         stdout.print(f"decisions: {report.decisions:,}   with known hole cards: {report.decisions_known:,}")
         stdout.print(f"players: {report.players:,}")
         for street, kinds in report.actions_per_street.items():
             stdout.print(f"  {street:<8} fold {kinds['f']:>9,}  check/call {kinds['c']:>9,}  bet/raise {kinds['r']:>9,}")
         for name, counts in sorted(report.per_format.items()):
             stdout.print(f"  format {name}: {counted(counts['hands'], 'hand')}, {counts['skipped']:,} skipped, "
-                         f"{counted(counts['sources'], 'source')}"
+                         + (f"{counted(counts['lines'], 'line')} not hands, " if counts.get("lines") else "")
+                         + f"{counted(counts['sources'], 'source')}"
                          + (f" ({counts['not_read']:,} not read)" if counts.get("not_read") else ""))
         for issue in report.notes[:max_issues]:
             stdout.print(f"note: {issue}", markup=False, highlight=False, soft_wrap=True)
         if report.skipped:
-            stdout.print("skipped hands and files not read:" if report.files_skipped else "skipped hands:")
+            kinds = [what for n, what in ((report.hands_skipped, "skipped hands"),
+                                          (report.lines_skipped, "lines that are not hands"),
+                                          (report.files_skipped, "files not read")) if n]
+            stdout.print(" and ".join([", ".join(kinds[:-1]), kinds[-1]] if len(kinds) > 1 else kinds) + ":")
             for issue in report.skipped[:max_issues]:
                 stdout.print(f"  {issue}", markup=False, highlight=False, soft_wrap=True)
             rest = len(report.skipped) - max_issues
@@ -70,7 +75,9 @@ def logs_inspect(
                 stdout.print(f"  ... and {rest:,} more (--max-issues to see them)")
     if report.hands_read == 0:
         typer.echo(f"error: no hand could be read from {', '.join(paths)} "
-                   f"({counted(report.hands_skipped, 'hand')} skipped, {counted(report.files_skipped, 'file')} not read)",
+                   f"({counted(report.hands_skipped, 'hand')} skipped, "
+                   + (f"{counted(report.lines_skipped, 'line')} that are not hands, " if report.lines_skipped else "")
+                   + f"{counted(report.files_skipped, 'file')} not read)",
                    err=True)
         raise typer.Exit(1)
 
@@ -149,6 +156,7 @@ def logs_stats(
         title = (f"{counted(report.hands_read, 'hand')}, {counted(len(report.players), 'player')}"
                  + (f" ({len(shown)} shown)" if len(shown) < len(report.players) else "")
                  + (f", {counted(report.hands_skipped, 'hand')} skipped" if report.hands_skipped else "")
+                 + (f", {counted(report.lines_skipped, 'line')} skipped (not hands)" if report.lines_skipped else "")
                  + (f", {counted(report.files_not_read, 'file')} not read" if report.files_not_read else ""))
         stdout.print(rich_table(title, ["player", "hands", "VPIP %", "PFR %", "AF", "WTSD %", "W$SD %", "sb/h",
                                         "± 95%"], rows))

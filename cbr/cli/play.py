@@ -44,7 +44,7 @@ def match_command(
     seed: Annotated[int, typer.Option("--seed", min=0, max=MAX_SEED, help="Seed of the deals and of the bots' choices.")] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
     log: Annotated[Optional[str], typer.Option("--log", help="Write the hands to this log: a new file in an existing folder, an existing file with --overwrite, or a named pipe (phh: a .phhs file or a directory). Links and devices are refused.")] = None,
-    log_format: Annotated[Optional[str], typer.Option("--log-format", help="Format of the --log: acpc or phh [default: acpc].")] = None,
+    log_format: Annotated[Optional[str], typer.Option("--log-format", "-f", help="Format of the --log: acpc or phh [default: acpc].")] = None,
     log_format_old: Annotated[Optional[str], typer.Option("--format", hidden=True)] = None,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing --log or --plot file (atomically, when the match ends).")] = False,
     retain: Annotated[bool, typer.Option("--retain", help="The cbr bots keep every hand in their case base as it ends (their own decisions, and others' shown at a showdown), durably. A shipped case base (expert, default) is never written: use --retain-into.")] = False,

@@ -79,10 +79,11 @@ def players_build(
 
 def _list_skipped(report: Any, max_issues: int) -> None:
     """The hands skipped and the files not read, with file:line and the reason (as `cbr build`)."""
-    total = report.skipped + report.files_skipped
+    total = report.skipped + report.lines_skipped + report.files_skipped
     if not total:
         return
     counts = [f"{counted(n, what)} {how}" for n, what, how in ((report.skipped, "hand", "skipped"),
+                                                              (report.lines_skipped, "line", "skipped (not hands)"),
                                                               (report.files_skipped, "file", "not read")) if n]
     typer.echo(", ".join(counts) + ":")
     shown = report.issues[:max_issues]

@@ -151,6 +151,8 @@ def serve_command(
 
     Listens on loopback unless --host says otherwise; a non-loopback host needs
     --token-file. Needs the serve extra (pip install "cbr-holdem[serve]").
+
+    Example (serves until Ctrl-C): cbr serve --port 8080
     """
     try:
         import fastapi  # noqa: F401

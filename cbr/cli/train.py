@@ -26,7 +26,7 @@ def train_predictor_command(
     overwrite: Annotated[bool, typer.Option("--overwrite", metavar=FLAG, help="Replace an existing --out file.")] = False,
     folds: Annotated[int, typer.Option("--folds", min=2, max=50, help="Cross-validation folds (whole hands per fold).")] = 5,
     seed: Annotated[int, typer.Option("--seed", min=0, max=2**32 - 1, help="Seed of the folds and the network.")] = 0,
-    log_format: Annotated[Optional[str], typer.Option("--log-format", help="Force the format of the logs read (acpc, phh, irc, pokerstars).")] = None,
+    log_format: Annotated[Optional[str], typer.Option("--log-format", "-f", help="Force the format of the logs read (acpc, phh, irc, pokerstars).")] = None,
     as_json: Annotated[bool, typer.Option("--json", metavar=FLAG, help="Print the report as JSON.")] = False,
 ) -> None:
     """Train the ANN action predictor (an MLP over the 19 context inputs of Davidson's
@@ -96,7 +96,7 @@ def train_network_command(
     overwrite: Annotated[bool, typer.Option("--overwrite", metavar=FLAG, help="Replace an existing --out file.")] = False,
     folds: Annotated[int, typer.Option("--folds", min=2, max=50, help="Cross-validation folds (whole hands per fold).")] = 5,
     seed: Annotated[int, typer.Option("--seed", min=0, max=2**32 - 1, help="Seed of the folds and the network.")] = 0,
-    log_format: Annotated[Optional[str], typer.Option("--log-format", help="Force the format of the logs read (acpc, phh, irc, pokerstars).")] = None,
+    log_format: Annotated[Optional[str], typer.Option("--log-format", "-f", help="Force the format of the logs read (acpc, phh, irc, pokerstars).")] = None,
     as_json: Annotated[bool, typer.Option("--json", metavar=FLAG, help="Print the report as JSON.")] = False,
 ) -> None:
     """Train the thesis' default-strategy network (5 inputs, 2 outputs: defensive,
@@ -203,6 +203,12 @@ def train_cfr_command(
             stderr.print("no checkpoint was written yet (see --checkpoint-every): a new run starts over",
                          markup=False, highlight=False, soft_wrap=True)
         raise
+    if resume and report["ran"] == 0:  # -n counts the checkpoint's iterations: say why none ran
+        had = report["iterations"]
+        than = f"more than -n {iterations:,}" if had > iterations else f"as many as -n {iterations:,}"
+        stderr.print(f"note: the checkpoint already has {had:,} iterations, {than}, so nothing was trained "
+                     f"(-n counts the checkpoint's iterations: give -n above {had:,} to train more)",
+                     markup=False, highlight=False, soft_wrap=True)
     if as_json:
         print_json(report)
         return

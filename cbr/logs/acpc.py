@@ -375,7 +375,7 @@ class AcpcParser:
                 continue
             else:
                 shown = line if len(line) <= 60 else line[:57] + "..."
-                yield ParseIssue(source, lineno, f"not an ACPC log line: {shown!r}")
+                yield ParseIssue(source, lineno, f"not an ACPC log line: {shown!r}", not_a_hand=True)
 
     def _game_for(self, n: int, header: Optional[GameDef], betting: str, payoffs: list[float],
                   file_betting: Optional[str], header_from: str = "the header's game") -> GameDef:

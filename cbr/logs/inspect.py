@@ -42,7 +42,12 @@ class LogReport:
     @property
     def hands_skipped(self) -> int:
         """Hands skipped (a ``file:line`` each)."""
-        return len(self.skipped) - self.files_skipped
+        return sum(1 for i in self.skipped if i.hand_skipped)
+
+    @property
+    def lines_skipped(self) -> int:
+        """Lines that are no hand at all (a ``file:line`` each): not counted as hands skipped."""
+        return sum(1 for i in self.skipped if i.not_a_hand and not i.whole_file)
 
     @property
     def files_skipped(self) -> int:
@@ -55,6 +60,7 @@ class LogReport:
             "sources": self.sources,
             "hands_read": self.hands_read,
             "hands_skipped": self.hands_skipped,
+            "lines_skipped": self.lines_skipped,
             "files_skipped": self.files_skipped,
             "skipped": [{"where": i.where, "reason": i.reason} for i in self.skipped],
             "notes": [{"where": i.where, "reason": i.reason} for i in self.notes],
@@ -101,6 +107,8 @@ def inspect_logs(
                     report.skipped.append(item)
                     if item.whole_file:  # counted apart from skipped hands
                         counts["not_read"] = counts.get("not_read", 0) + 1
+                    elif item.not_a_hand:  # a line that is no hand: not a hand skipped
+                        counts["lines"] = counts.get("lines", 0) + 1
                     else:
                         counts["skipped"] += 1
                 continue

@@ -93,6 +93,11 @@ class ParseIssue:
     source: str
     line: int
     reason: str
+    #: The line is no hand at all (an ACPC log's line that is no ``STATE:``, ``SCORE:``, comment
+    #: or empty line, as every line of a PHH file read as ACPC), not a hand that was skipped:
+    #: counted as lines. (PokerStars' text before the first hand and PHH's before the first
+    #: table may be a hand whose header was damaged: those stay hands skipped.)
+    not_a_hand: bool = False
 
     @property
     def where(self) -> str:
@@ -111,6 +116,15 @@ class ParseIssue:
         (False, True)
         """
         return not self.line
+
+    @property
+    def hand_skipped(self) -> bool:
+        """Whether the issue is a hand skipped: neither a whole file nor a line that is no hand.
+
+        >>> ParseIssue("a.log", 3, "x").hand_skipped, ParseIssue("a.log", 3, "x", not_a_hand=True).hand_skipped
+        (True, False)
+        """
+        return bool(self.line) and not self.not_a_hand
 
     def __str__(self) -> str:
         return f"{self.where}: {self.reason}"

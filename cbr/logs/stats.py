@@ -125,7 +125,12 @@ class StatsReport:
     @property
     def hands_skipped(self) -> int:
         """Hands skipped (a file not read is not a hand: :attr:`files_not_read`)."""
-        return sum(1 for i in self.skipped if not i.whole_file)
+        return sum(1 for i in self.skipped if i.hand_skipped)
+
+    @property
+    def lines_skipped(self) -> int:
+        """Lines that are no hand at all (text a parser cannot take for one): not hands skipped."""
+        return sum(1 for i in self.skipped if i.not_a_hand and not i.whole_file)
 
     @property
     def files_not_read(self) -> int:
@@ -150,7 +155,7 @@ class StatsReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {"sources": self.sources, "hands_read": self.hands_read, "hands_skipped": self.hands_skipped,
-                "files_not_read": self.files_not_read, "games": dict(self.games),
+                "lines_skipped": self.lines_skipped, "files_not_read": self.files_not_read, "games": dict(self.games),
                 "skipped": [{"where": i.where, "reason": i.reason} for i in self.skipped],
                 "players": [p.to_dict() for p in self.ranked()]}
 

@@ -418,6 +418,7 @@ class BuildReport:
     players: int = 0
     players_in_store: int = 0
     files_skipped: int = 0
+    lines_skipped: int = 0  # lines that are no hand at all (not counted in ``skipped``)
     issues: list[ParseIssue] = field(default_factory=list)
     sources: list[dict[str, Any]] = field(default_factory=list)
     skipped_sources: list[dict[str, Any]] = field(default_factory=list)
@@ -425,7 +426,7 @@ class BuildReport:
     def to_dict(self) -> dict:
         return {"store": self.store, "hands": self.hands, "skipped": self.skipped, "players": self.players,
                 "players_in_store": self.players_in_store, "files_skipped": self.files_skipped,
-                "issues": [str(i) for i in self.issues],
+                "lines_skipped": self.lines_skipped, "issues": [str(i) for i in self.issues],
                 "sources": self.sources, "skipped_sources": self.skipped_sources}
 
 
@@ -505,6 +506,8 @@ def _read_source(models: PlayerModels, source: Any, report: BuildReport, seen: s
         if isinstance(item, ParseIssue):
             if item.whole_file:  # a file that is no log (or cannot be read)
                 report.files_skipped += 1
+            elif item.not_a_hand:  # a line that is no hand
+                report.lines_skipped += 1
             else:  # a skipped hand
                 report.skipped += 1
             if len(report.issues) < max_issues:
@@ -563,7 +566,7 @@ def build_store(paths: Iterable[PathLike], store_path: PathLike, *, format: Opti
         report.store = str(store.path)
         if report.hands == 0 and not report.skipped_sources:
             raise CBRError(no_hand_read(paths, str(report.issues[0]) if report.issues else None,
-                                        report.skipped + report.files_skipped))
+                                        report.skipped + report.lines_skipped + report.files_skipped))
         store.save(models, None if reset else models.changed, replace_all=reset, sources=report.sources)
         report.players_in_store = len(store.players())
     except BaseException:

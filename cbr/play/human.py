@@ -110,6 +110,9 @@ def parse_key(text: str, legal: str, to_call: float = 0.0) -> str:
     cbr.errors.GameError: cannot fold: nothing to call, check instead
     >>> parse_key("check", "fcr", to_call=10)
     Traceback (most recent call last):
+    cbr.errors.GameError: cannot check: 10 to call; call, raise or fold
+    >>> parse_key("check", "fc", to_call=10)
+    Traceback (most recent call last):
     cbr.errors.GameError: cannot check: 10 to call; call or fold
     >>> parse_key("x", "fc")
     Traceback (most recent call last):
@@ -123,7 +126,7 @@ def parse_key(text: str, legal: str, to_call: float = 0.0) -> str:
         raise GameError("cannot fold: nothing to call, check instead" if kind == "f"
                         else "cannot raise: betting is capped" if kind == "r" else f"cannot {ACTION_NAMES[kind].verb} here")
     if word in _CHECK_WORDS and to_call > 0:
-        raise GameError(f"cannot check: {to_call:g} to call; call or fold")
+        raise GameError(f"cannot check: {to_call:g} to call; {'call, raise or fold' if 'r' in legal else 'call or fold'}")
     return kind
 
 

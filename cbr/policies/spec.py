@@ -97,14 +97,15 @@ def split_policy_specs(text: str) -> list[str]:
 
 
 def _factory(name: str) -> Any:
-    from cbr.plugins import available, load
+    from cbr.plugins import available, broken_note, load, usable
 
     try:
         return load("cbr.policies", name)
     except PluginError:
-        known = available("cbr.policies")
-        if name not in known:
-            raise UnknownPolicyError(f"unknown policy {name!r}; known policies: {', '.join(known)}") from None
+        if name not in available("cbr.policies"):  # the known are those that can be used
+            known, broken = usable("cbr.policies")
+            raise UnknownPolicyError(f"unknown policy {name!r}; known policies: {', '.join(known)}"
+                                     f"{broken_note('cbr.policies', broken)}") from None
         raise  # installed but broken: the plugin store's own error
 
 

@@ -421,6 +421,21 @@ def test_resume_continues_to_the_same_numbers(abs2: Path, tmp_path: Path) -> Non
         assert np.array_equal(x["probs"], y["probs"])
 
 
+def test_resume_below_the_checkpoints_count_says_nothing_was_trained(abs2: Path, tmp_path: Path) -> None:
+    d = tmp_path / "a"
+    shutil.copytree(abs2, d)
+    assert _cbr("train", "cfr", "-a", str(d), "-n", "6").returncode == 0
+    r = _cbr("train", "cfr", "-a", str(d), "-n", "4", "--resume")
+    assert r.returncode == 0, r.stderr
+    assert "6 iterations (0 in this run" in r.stdout
+    assert "note: the checkpoint already has 6 iterations, more than -n 4, so nothing was trained" in r.stderr
+    r = _cbr("train", "cfr", "-a", str(d), "-n", "6", "--resume", "--json")
+    assert r.returncode == 0 and json.loads(r.stdout)["ran"] == 0
+    assert "already has 6 iterations, as many as -n 6, so nothing was trained" in r.stderr
+    r = _cbr("train", "cfr", "-a", str(d), "-n", "7", "--resume")      # one more: trained, no note
+    assert r.returncode == 0 and "(1 in this run" in r.stdout and "nothing was trained" not in r.stderr
+
+
 def test_interrupted_training_resumes_from_its_last_checkpoint(abs2: Path, tmp_path: Path) -> None:
     d = tmp_path / "a"
     shutil.copytree(abs2, d)

@@ -571,6 +571,30 @@ def test_help_shows_the_new_names_only(command: list[str], shown: set[str], hidd
     assert not (hidden & names), hidden & names
 
 
+def _commands(command, path: tuple[str, ...] = ()):
+    yield path, command
+    for name, sub in sorted(getattr(command, "commands", {}).items()):
+        yield from _commands(sub, path + (name,))
+
+
+def test_every_log_format_option_has_the_same_short_form() -> None:
+    """`build` had no -f for --log-format while `logs inspect` and `players build` had; and
+    no command takes -f for anything else."""
+    takers = []
+    for path, command in _commands(typer.main.get_command(app)):
+        for param in getattr(command, "params", []):
+            names = set(param.opts) | set(param.secondary_opts)
+            if "--log-format" in names:
+                assert "-f" in names, path
+                takers.append(" ".join(path))
+            else:
+                assert "-f" not in names, (path, param.opts)
+    assert {"build", "match", "logs inspect", "logs stats", "players build", "train predictor",
+            "train network"} <= set(takers), takers
+    r = cbr("build", "nowhere.log", "-o", "x", "-f", "nosuch")
+    assert r.exit_code == 2 and "nosuch" in r.output
+
+
 def test_json_is_shown_as_a_flag_and_help_fits_80_columns() -> None:
     for command in (["--help"], ["match", "--help"], ["build", "--help"], ["hand", "--help"],
                     ["logs", "inspect", "--help"], ["plugins", "list", "--help"], ["query", "--help"]):

@@ -49,12 +49,13 @@ def test_cli_text_and_json(tmp_path: Path):
     log.write_text("".join(GOOD.format(i=i) for i in range(3)) + "garbage\n" + "STATE:9:zz\n")
     result = runner.invoke(app, ["logs", "inspect", str(log), "--max-issues", "1"])
     assert result.exit_code == 0, result.output
-    assert "hands read: 3" in result.output and "skipped: 2" in result.output
+    # "garbage" is no hand (a line), "STATE:9:zz" a hand that cannot be read
+    assert "hands read: 3   skipped: 1   lines that are not hands: 1" in result.output
     assert f"{log}:4" in result.output and "and 1 more" in result.output
     result = runner.invoke(app, ["logs", "inspect", str(log), "--json"])
     assert result.exit_code == 0
     data = json.loads(result.output)
-    assert data["hands_read"] == 3 and data["hands_skipped"] == 2
+    assert (data["hands_read"], data["hands_skipped"], data["lines_skipped"]) == (3, 1, 1)
     assert data["per_format"]["acpc"]["hands"] == 3
     assert data["actions_per_street"]["preflop"] == {"f": 0, "c": 3, "r": 3}
 
@@ -99,3 +100,38 @@ def test_files_not_read_are_not_counted_as_skipped_hands(tmp_path: Path):
     assert "format unknown: 0 hands, 0 skipped, 2 sources (2 not read)" in result.output
     data = json.loads(runner.invoke(app, ["logs", "inspect", str(tmp_path), "--json"]).output)
     assert data["hands_skipped"] == 0 and data["files_skipped"] == 2
+
+
+PHH_HAND = ("variant = 'FT'\nantes = [0, 0]\nblinds_or_straddles = [1, 2]\nsmall_bet = 2\nbig_bet = 4\n"
+            "starting_stacks = [200, 200]\nactions = ['d dh p1 AhKd', 'd dh p2 2c2d', 'p2 f']\nhand = 1\n"
+            "players = ['a', 'b']\nfinishing_stacks = [201, 199]\n")
+
+
+def test_lines_that_are_no_hand_are_counted_as_lines_not_hands(tmp_path: Path):
+    """A 10-line PHH file read as ACPC said '10 hands skipped': its lines are no hands at all."""
+    phh = tmp_path / "h.phh"
+    phh.write_text(PHH_HAND)
+    assert len(PHH_HAND.splitlines()) == 10
+    report = inspect_logs(phh, format="acpc")
+    assert (report.hands_read, report.hands_skipped, report.lines_skipped) == (0, 0, 10)
+    assert [i.where for i in report.skipped] == [f"{phh}:{n}" for n in range(1, 11)]   # file:line kept
+    r = runner.invoke(app, ["logs", "inspect", str(phh), "-f", "acpc", "--max-issues", "1"])
+    assert r.exit_code == 1
+    assert "hands read: 0   skipped: 0   lines that are not hands: 10" in r.stdout
+    assert "format acpc: 0 hands, 0 skipped, 10 lines not hands, 1 source" in r.stdout
+    assert "\nlines that are not hands:\n" in r.stdout and f"  {phh}:1: not an ACPC log line" in r.stdout
+    assert r.stderr.strip() == (f"error: no hand could be read from {phh} (0 hands skipped, 10 lines that are "
+                                "not hands, 0 files not read)")
+    # beside real hands: the build counts them as lines too, in text and JSON
+    log = tmp_path / "mixed.log"
+    log.write_text(PHH_HAND + "".join(GOOD.format(i=i) for i in range(3)) + "STATE:9:zz\n")
+    r = runner.invoke(app, ["build", str(log), "-o", str(tmp_path / "cb"), "-j", "1", "--max-issues", "20"])
+    assert r.exit_code == 0, r.output
+    assert "\n1 hand skipped, 10 lines skipped (not hands):\n" in r.stdout, r.stdout
+    assert f"  {log}:10: not an ACPC log line" in r.stdout and f"  {log}:14: " in r.stdout
+    r = runner.invoke(app, ["build", str(log), "-o", str(tmp_path / "cb2"), "-j", "1", "--json"])
+    data = json.loads(r.stdout)
+    assert (data["hands"], data["hands_skipped"], data["lines_skipped"], data["files_skipped"]) == (3, 1, 10, 0)
+    r = runner.invoke(app, ["players", "build", str(log), "--store", str(tmp_path / "p.duckdb")])
+    assert r.exit_code == 0, r.output
+    assert r.stdout.splitlines()[1] == "1 hand skipped, 10 lines skipped (not hands):"

@@ -144,7 +144,7 @@ def test_check_facing_a_bet_is_refused_and_call_of_nothing_checks():
 
     result = play_human(["raise"], 1, read=read, show=lines.append, seed=7)
     errors = [ln for ln in lines if ln.startswith("error: ")]
-    assert errors == ["error: cannot check: 10 to call; call or fold (type f, c, r or q)"] * 2
+    assert errors == ["error: cannot check: 10 to call; call, raise or fold (type f, c, r or q)"] * 2
     assert prompts[0] == prompts[1] == prompts[2] and "c=call 10" in prompts[0]
     assert [kind for _, kind in result.decisions] == ["c", "c"]
     assert result.decisions[0][0].to_call > 0 and result.decisions[1][0].to_call == 0
@@ -155,7 +155,7 @@ def test_cli_check_facing_a_bet_asks_again():
     r = runner.invoke(app, ["play", "--human", "--players", "raise", "--hands", "1", "--seed", "7"],
                       input="check\n")
     assert r.exit_code == 0, r.output
-    assert "error: cannot check: 10 to call; call or fold" in r.output
+    assert "error: cannot check: 10 to call; call, raise or fold" in r.output
     assert "you call 10" not in r.output and "You quit: you fold this hand." in r.output
 
 

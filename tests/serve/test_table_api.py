@@ -255,7 +255,7 @@ def test_check_facing_a_bet_is_refused_and_changes_nothing(client) -> None:
     for word in ("check", "k"):
         r = client.post(f"/table/sessions/{sid}/action", json={"action": word})
         assert r.status_code == 422, r.text
-        assert r.json()["detail"] == [{"loc": ["body", "action"], "msg": "cannot check: 10 to call; call or fold",
+        assert r.json()["detail"] == [{"loc": ["body", "action"], "msg": "cannot check: 10 to call; call, raise or fold",
                                        "type": "FieldError"}]  # the reason alone: no terminal keys to type
     assert client.get(f"/table/sessions/{sid}").json() == before  # nothing moved
     # "call" of 10 calls; on the flop the big blind acts first: "call" with nothing to call checks

@@ -117,7 +117,7 @@ def test_an_illegal_action_over_http_is_its_reason_alone_and_changes_nothing(ser
         sid = c.post("/table/sessions", json={"bots": ["raise"], "seed": 7}).json()["session"]
         hand = c.post(f"/table/sessions/{sid}/hand").json()["hand"]
         assert hand["your_turn"] and hand["to_call"] == 10  # the big blind facing the raise to 20
-        for action, msg in (("check", "cannot check: 10 to call; call or fold"),
+        for action, msg in (("check", "cannot check: 10 to call; call, raise or fold"),
                             ("c", None),  # calls: the flop, where the big blind acts first, nothing to call
                             ("fold", "cannot fold: nothing to call, check instead")):
             before = c.get(f"/table/sessions/{sid}").json()
