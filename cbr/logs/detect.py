@@ -158,14 +158,11 @@ def _is_candidate(name: str) -> bool:
     return low not in _NOT_LOGS and os.path.splitext(low)[1] not in _NOT_LOG_EXT and not low.startswith(".")
 
 
-def _identity(path: str) -> tuple:
-    """What makes two spellings of a path the same input: its device and inode, or (when it
-    cannot be stat'ed: a broken link, a symlink loop) its resolved path."""
-    try:
-        info = os.stat(path)
-    except OSError:
-        return ("path", os.path.realpath(path))
-    return (info.st_dev, info.st_ino)
+def _named(path: str) -> tuple:
+    """What makes two spellings of a skipped path the same input: its name in its resolved
+    folder. Two links of other names to one device (``/dev/zero``) stay two inputs, each
+    reported; ``logs/a.log`` given alone and found in ``logs/`` is one."""
+    return ("named", os.path.join(os.path.realpath(os.path.dirname(path) or "."), os.path.basename(path)))
 
 
 class _Scan:
@@ -179,16 +176,20 @@ class _Scan:
         self.seen: set[tuple] = set()
 
     def file(self, path: str) -> None:
-        # The same file given twice (or a hard link, or a folder's file given by itself too) is
-        # listed once, whether it is read or skipped (too large, a pipe, a broken link...).
-        key = _identity(path)
+        # The same file given twice (a folder's file given by itself too) is listed once, whether
+        # it is read (by device and inode: a hard link is read once too) or skipped (by name).
+        problem = file_problem(path, self.max_file_size)
+        if problem is not None:
+            key = _named(path)
+            if key not in self.seen:
+                self.seen.add(key)
+                self.out.append(LogSource(path, None, problem))
+            return
+        info = os.stat(path)
+        key = (info.st_dev, info.st_ino)
         if key in self.seen:
             return
         self.seen.add(key)
-        problem = file_problem(path, self.max_file_size)
-        if problem is not None:
-            self.out.append(LogSource(path, None, problem))
-            return
         name = self.format or _sniff(path, self.parsers)
         self.out.append(LogSource(path, name, None if name else _unrecognised(path, self.parsers)))
 
@@ -204,7 +205,7 @@ class _Scan:
             try:
                 info = os.stat(path)
             except OSError:
-                key = _identity(path)
+                key = _named(path)
                 if key not in self.seen:
                     self.seen.add(key)
                     self.out.append(LogSource(path, None, file_problem(path) or "cannot be read"))

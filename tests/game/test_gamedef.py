@@ -75,4 +75,4 @@ def test_cbr_build_skips_a_log_header_with_a_nan_blind_and_names_it(tmp_path: Pa
     r = runner.invoke(app, ["build", str(log), "-o", str(tmp_path / "cb")])
     assert r.exit_code == 0, r.output
     assert f"{log}:1: bad '# game:' header" in r.stdout and "blind nan is not a number of chips" in r.stdout
-    assert "from 1 hands" in r.stdout  # the hand itself is read in the default game
+    assert "from 1 hand in 1 source" in r.stdout  # the hand itself is read in the default game
