@@ -16,6 +16,8 @@ from typing import Any, Optional
 
 import typer
 
+from cbr.models.modelfile import json_default
+
 
 class _LazyConsole:
     """A rich ``Console`` made on first use (rich is imported only by commands that print)."""
@@ -60,21 +62,13 @@ def counted(n: "int | float", word: str, words: Optional[str] = None) -> str:
     return library_counted(n, word, words)
 
 
-def _json_default(o: Any) -> Any:
-    if hasattr(o, "tolist"):
-        return o.tolist()
-    if hasattr(o, "__dict__"):
-        return vars(o)
-    return str(o)
-
-
 def json_text(obj: Any) -> str:
     """``obj`` as the JSON text :func:`print_json` prints (indented by 2; numpy scalars and
     tuples handled; NaN and infinities, which JSON has no numbers for, as null)."""
     try:
-        return json.dumps(obj, indent=2, default=_json_default, allow_nan=False)
+        return json.dumps(obj, indent=2, default=json_default, allow_nan=False)
     except ValueError:  # NaN or infinity somewhere: JSON has no such numbers, null stands for them
-        return json.dumps(_finite(json.loads(json.dumps(obj, default=_json_default))), indent=2, allow_nan=False)
+        return json.dumps(_finite(json.loads(json.dumps(obj, default=json_default))), indent=2, allow_nan=False)
 
 
 def print_json(obj: Any) -> None:

@@ -23,6 +23,21 @@ from typing import Any, Callable
 __all__ = ["write_model_file", "read_model_header", "read_model_object"]
 
 
+def json_default(o: Any) -> Any:
+    """What :func:`json.dumps` writes for what JSON has no type for: numpy arrays and scalars as
+    lists and numbers, objects with attributes as their dict, anything else as its text.
+
+    >>> import json, numpy as np
+    >>> json.dumps({"a": np.float32(0.5), "b": np.arange(2)}, default=json_default)
+    '{"a": 0.5, "b": [0, 1]}'
+    """
+    if hasattr(o, "tolist"):
+        return o.tolist()
+    if hasattr(o, "__dict__"):
+        return vars(o)
+    return str(o)
+
+
 def write_model_file(path: str | Path, magic: bytes, header: dict[str, Any], model: Any, *, what: str,
                      overwrite: bool = False, default: Callable[[Any], Any] = str) -> Path:
     """Write magic, header and pickled ``model`` atomically (temp file + rename); an

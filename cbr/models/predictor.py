@@ -67,7 +67,7 @@ from cbr.errors import CBRError, counted
 from cbr.game.decision import DecisionPoint
 from cbr.game.gamedef import BOARD_SIZES, STREETS, GameDef
 from cbr.game.state import HandState
-from cbr.models.modelfile import read_model_header, read_model_object, write_model_file
+from cbr.models.modelfile import json_default, read_model_header, read_model_object, write_model_file
 
 __all__ = [
     "INPUT_NAMES", "SCHEMA_VERSION", "ACTIONS", "LOG_LOSS_CLIP", "MIN_EXAMPLES", "MIN_STREET_EXAMPLES",
@@ -561,7 +561,7 @@ class ActionPredictor:
         if not hasattr(self, "model_"):
             raise PredictorError("this predictor is not trained; nothing to save")
         return write_model_file(path, _MAGIC, self.header(), self.model_, what="predictor", overwrite=overwrite,
-                                default=_json_default)
+                                default=json_default)
 
     @classmethod
     def read_header(cls, path: str | Path) -> dict[str, Any]:
@@ -609,14 +609,6 @@ def fit_interruptibly(model: Any, X: np.ndarray, y: np.ndarray) -> Any:
             raise
         stop = exc.__context__
         raise (stop if isinstance(stop, KeyboardInterrupt) else KeyboardInterrupt()) from None
-
-
-def _json_default(o: Any) -> Any:
-    if hasattr(o, "tolist"):
-        return o.tolist()
-    if hasattr(o, "__dict__"):
-        return vars(o)
-    return str(o)
 
 
 # ---------------------------------------------------------------------------------------
