@@ -33,7 +33,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Sequence
 
-from cbr.errors import CBRError, GameError
+from cbr.errors import CBRError, GameError, counted
 from cbr.game.actions import KIND_OF_WORD
 from cbr.game.decision import DecisionPoint
 from cbr.game.gamedef import STREETS
@@ -95,7 +95,7 @@ def duration_text(seconds: float) -> str:
     for unit, size in _UNITS:
         n, left = divmod(left, size)
         if n:
-            parts.append(f"{n:,} {unit}{'' if n == 1 else 's'}")
+            parts.append(counted(n, unit))
     return " ".join(parts)
 
 
