@@ -445,11 +445,19 @@ class AdaptivePolicy(Policy):
 
     def use_casebase(self, path: "str | Path") -> None:
         """Play from (and retain into) another case base: the safe expert and the fallback when
-        it played from the same one."""
+        it played from the same one. When that is another case base (a copy to retain into),
+        the reports name it: the experts that moved play as their spec with ``casebase=`` the
+        new one (:meth:`played_spec`), not the one their spec named."""
         followers = self._followers()
-        self._case_based().use_casebase(path)  # type: ignore[attr-defined]
+        safe = self._case_based()
+        before = Path(safe.casebase_path).resolve()  # type: ignore[attr-defined]
+        safe.use_casebase(path)  # type: ignore[attr-defined]
         for p in followers:
             p.use_casebase(path)  # type: ignore[attr-defined]
+        now = Path(safe.casebase_path).resolve()  # type: ignore[attr-defined]
+        if now != before:  # (a handle of the same case base, as a server gives, changes no report)
+            for spec in [self.safe, *([self.fallback] if followers else [])]:
+                self.played_specs[spec] = with_casebase(self.played_spec(spec), str(now))
 
     def open(self) -> object:
         return self._case_based().open()  # type: ignore[attr-defined]
@@ -868,6 +876,21 @@ def spec_options(options: dict) -> str:
         return str(path if path is not None and not isinstance(value, (str, Path)) else value)
 
     return "".join(f":{k.replace('_', '-')}={text(v)}" for k, v in options.items())
+
+
+def with_casebase(spec: str, casebase: str) -> str:
+    """``spec`` playing from case base ``casebase`` (its ``casebase`` option set to it, or added).
+
+    >>> with_casebase("cbr:preset=imitate:casebase=default:sharpen=2", "/tmp/mine")
+    'cbr:preset=imitate:casebase=/tmp/mine:sharpen=2'
+    >>> with_casebase("cbr:preset=expert", "/tmp/mine")
+    'cbr:preset=expert:casebase=/tmp/mine'
+    """
+    from cbr.policies.spec import parse_policy_spec
+
+    name, options = parse_policy_spec(spec)
+    options["casebase"] = casebase
+    return name + spec_options(options)
 
 
 def warmup_spec(options: dict) -> str:

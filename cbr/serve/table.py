@@ -31,6 +31,7 @@ import time
 from collections import OrderedDict
 from contextlib import nullcontext
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
 from cbr.errors import CBRError, GameError, counted
@@ -236,6 +237,9 @@ class TableSession:
     person_decisions: int = 0
     error: Optional[str] = None
     closed: bool = False
+    #: the server's case bases a bot's report may name by path (``played_by``, ``why``), by the
+    #: name the client knows: a served case base's, and the retained-into copy's ``retain_into``
+    called: dict[str, str] = field(default_factory=dict)
 
     # ---- building ------------------------------------------------------------------------
     @classmethod
@@ -311,6 +315,12 @@ class TableSession:
                         session.locks[i + 1] = lock
             if retain_into is not None:
                 session.retainers = _start_retention(policies, names, retain_into, served or {})
+                for p in policies:  # the copy the case-based bots now play from (and name in reports)
+                    if getattr(p, "can_retain", False):
+                        session.called.setdefault(str(Path(p.casebase_path).resolve()), retain_into)  # type: ignore[attr-defined]
+            for served_name, handle in (served or {}).items():
+                for text in (str(handle.path), str(Path(handle.path).resolve())):
+                    session.called.setdefault(text, served_name)
         except BaseException:
             session.close()
             raise
@@ -481,7 +491,7 @@ class TableSession:
                               "showdown": [person.order[p] for p in shown]}
         hand["decisions"] = [{"id": d.id, "seat": d.seat, "name": d.name, "street": d.street, "action": d.action,
                               "explained": getattr(d.decision, "vote", None) is not None and over,
-                              **({"played_by": d.decision.expert, "why": d.decision.reason}
+                              **({"played_by": self._named(d.decision.expert), "why": self._named(d.decision.reason)}
                                  if over and hasattr(d.decision, "expert") else {})}
                              for d in self.bot_decisions if d.hand == self.hand_number]
         out["hand"] = hand
@@ -493,6 +503,14 @@ class TableSession:
         mean, half = mean_ci(per_hand)
         return {"hands": len(per_hand), "chips": sum(r.won[0] for r in self.results), "sb": sum(per_hand),
                 "sb_per_hand": mean if per_hand else 0.0, "ci95": _number(half), "per_hand_sb": per_hand}
+
+    def _named(self, text: str) -> str:
+        """A bot's report (the spec an adaptive bot played, its reason) with each case base of the
+        server's it names by path (:attr:`called`) named as the client knows it: never a path on
+        the server."""
+        for path in sorted(self.called, key=len, reverse=True):
+            text = text.replace(path, self.called[path])
+        return text
 
     def explain(self, decision_id: int, top: int = CASES_SHOWN) -> dict[str, Any]:
         """A case-based bot's decision ``decision_id`` explained: its triple, the action, the
@@ -507,8 +525,8 @@ class TableSession:
         if d.decision is None:
             raise NotFoundError(f"decision {decision_id} is {d.name}'s, a bot that does not retrieve cases")
         if getattr(d.decision, "vote", None) is None:  # the adaptive bot played another expert here
-            raise NotFoundError(f"decision {decision_id}: {d.name} played {d.decision.expert} here, no cases voted "
-                                f"(the adaptive bot's choice: {d.decision.reason})")
+            raise NotFoundError(f"decision {decision_id}: {d.name} played {self._named(d.decision.expert)} here, no "
+                                f"cases voted (the adaptive bot's choice: {self._named(d.decision.reason)})")
         if d.hand == self.hand_number and self.in_hand:
             raise TableStateError("a bot's reasons are shown when the hand is over (they tell the strength "
                                   "of its cards)")

@@ -229,6 +229,26 @@ def test_cli_retain_into_a_path_twice(small_copy: Path, tmp_path: Path) -> None:
     assert "a bare name is ./casebases/NAME" in help_text and "starting with '.') is that folder" in help_text
 
 
+def test_the_adaptive_bots_report_names_the_copy_it_retains_into(small_copy: Path, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """After `--retain-into ./X` the adaptive bot played from the copy ./X, while its report (the
+    experts it chose, by hand) named the case base of its spec (`casebase=default`): the report
+    names the case base the bot played from and grew, in the library and on the command line; a
+    plain `cbr` (no casebase option) names it too."""
+    monkeypatch.chdir(tmp_path)
+    for bot, into in ((f"cbr:casebase={small_copy}", "./X"), ("cbr", "./Y")):
+        r = run_match([bot, "call"], 3, seed=1, retain_into=into)
+        copy = (tmp_path / into).resolve()
+        experts = r.players[0].experts
+        assert experts and {e.expert for e in experts} == {f"cbr:preset=imitate:casebase={copy}"}, experts
+    proc = subprocess.run([sys.executable, "-m", "cli", "match", "--players", f"cbr:casebase={small_copy},call",
+                           "--hands", "3", "--seed", "1", "--retain-into", "./Z"],
+                          capture_output=True, text=True, env=ENV, cwd=tmp_path, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    played = next(ln for ln in proc.stdout.splitlines() if "played, by hand:" in ln).partition("played, by hand:")[2]
+    assert played.startswith(f" cbr:preset=imitate:casebase={(tmp_path / 'Z').resolve()} 1-3 ("), played
+
+
 def test_retention_needs_a_case_based_bot() -> None:
     with pytest.raises(CaseBaseError, match="case-based bot"):
         run_match(["ehs", "call"], 2, retain=True)

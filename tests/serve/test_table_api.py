@@ -397,6 +397,25 @@ def test_every_seat_has_its_position_label_at_four_seats_and_more(client) -> Non
         client.delete(f"/table/sessions/{sid}")
 
 
+def test_reports_name_the_retained_into_copy_without_a_server_path(client, tmp_path, monkeypatch) -> None:
+    """The adaptive bot of a session with ``retain_into`` plays from the copy ./casebases/NAME on
+    the server, and names the spec each expert plays as (``played_by``, ``why``): after the fix
+    that names the copy, a session must show it by the name the client gave it, never by its
+    path on the server (nor by a served case base's path)."""
+    monkeypatch.chdir(tmp_path)
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    r = client.post("/table/sessions", json={"bots": ["cbr"], "seed": 4, "retain_into": "taught"}, headers=auth)
+    assert r.status_code == 201, r.text
+    session = tables(client).get(r.json()["session"])
+    bot = session.policies[0]
+    copy = (tmp_path / "casebases" / "taught").resolve()
+    assert bot.played_spec(bot.safe) == f"cbr:preset=imitate:casebase={copy}"  # the bot's own report: the copy
+    assert session._named(bot.played_spec(bot.safe)) == "cbr:preset=imitate:casebase=taught"
+    assert session._named(f"its fallback, {bot.played_spec(bot.fallback)}: x") == \
+        "its fallback, cbr:preset=expert:casebase=taught: x"
+    client.delete(f"/table/sessions/{r.json()['session']}")
+
+
 def test_the_default_bot_adapts_per_session_and_says_which_bot_played(client) -> None:
     """Plain `cbr` is the adaptive bot: each session has its own (it learns the person it plays),
     on the server's one open expert base; after the warm-up against a person who always raises
