@@ -64,6 +64,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from cbr.acpc.client import PlayedHand  # noqa: E402
 from cbr.build.parent import stops_with_parent  # noqa: E402
+from cbr.errors import counted  # noqa: E402
 from cbr.game.gamedef import PRESETS, GameDef  # noqa: E402
 from experiments.common import description, help_format, policy_specs, positive_float, positive_int, seed_int  # noqa: E402
 
@@ -525,7 +526,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"  files: {report['workdir']}")
         for p in report["problems"][:50]:
             print(f"DISAGREEMENT: {p}")
-        print("OK: every hand agrees" if not report["problems"] else f"{len(report['problems'])} problem(s)")
+        print("OK: every hand agrees" if not report["problems"] else counted(len(report['problems']), 'problem'))
     return 1 if report["problems"] else 0
 
 

@@ -34,6 +34,7 @@ sys.path.insert(0, str(ROOT))
 from cbr.abstraction import distribution as D  # noqa: E402
 from cbr.cfr.mccfr import STRATEGY_FILE, MCCFRTrainer  # noqa: E402
 from cbr.cfr.policy import SHIPPED_TEACHER  # noqa: E402
+from cbr.errors import counted  # noqa: E402
 
 #: Iterations a timed run does, and a training chunk, by scheme (each about seconds).
 TIMED = {"external": 200_000, "public": 6}
@@ -54,7 +55,7 @@ def speed(args: argparse.Namespace) -> None:
             cpu_runs.append(TIMED[sampling] / (time.process_time() - cpu))
         rate[sampling] = statistics.median(cpu_runs)
         print(f"{sampling:>9}: {rate[sampling]:,.2f} iterations per CPU second, {statistics.median(runs):,.2f} per "
-              f"second of wall time, on {args.threads} thread(s) (medians of {args.repeats}; CPU: "
+              f"second of wall time, on {counted(args.threads, 'thread')} (medians of {args.repeats}; CPU: "
               f"{', '.join(f'{r:,.2f}' for r in cpu_runs)})", flush=True)
     print(f"one public-chance iteration costs {rate['external'] / rate['public']:,.0f} external-sampling ones")
 

@@ -59,6 +59,7 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from cbr.errors import counted  # noqa: E402
 from cbr.game.gamedef import STREETS  # noqa: E402
 from cbr.play.retention import copy_casebase  # noqa: E402
 from cbr.store import CaseBase  # noqa: E402
@@ -294,7 +295,7 @@ def mean_ci(values: list[float]) -> tuple[float, float]:
 def bounds_part(hands: int, bots: list[str], pairs: int, root: Path) -> None:
     for bot_name in bots:
         print(f"5. bounds: {bot_name} vs call, {hands:,} hands, play only (close not timed), CPU ms a hand, "
-              f"{pairs} round(s)")
+              f"{counted(pairs, 'round')}")
         runs: dict[str, list[float]] = {"off": [], "on": [], **{label: [] for label in BOUNDS},
                                         "features only": [], "off, grown base": []}
         for run in range(pairs):
@@ -319,7 +320,7 @@ def floor_part(hands: int, bots: list[str], rounds: int, root: Path) -> None:
     """``--floor``: only off, *features only* and *off, grown base* of :func:`bounds_part`,
     ``rounds`` interleaved rounds; the floor of each round, their mean and its 95% interval."""
     for bot_name in bots:
-        print(f"6. floor: {bot_name} vs call, {hands:,} hands, play only, CPU ms a hand, {rounds} round(s)")
+        print(f"6. floor: {bot_name} vs call, {hands:,} hands, play only, CPU ms a hand, {counted(rounds, 'round')}")
         floors, left = [], []
         for run in range(rounds):
             off = 1000.0 * play_cpu(hands, False, root, bot_name, run, []) / hands
@@ -341,7 +342,7 @@ T95 = (12.71, 4.30, 3.18, 2.78, 2.57, 2.45, 2.36, 2.31, 2.26, 2.23)
 
 def match_part(hands: int, bots: list[str], pairs: int, root: Path) -> None:
     for bot_name in bots:
-        print(f"3. match {bot_name} vs call, {hands:,} hands heads-up, {pairs} off/on pair(s)")
+        print(f"3. match {bot_name} vs call, {hands:,} hands heads-up, {counted(pairs, 'off/on pair')}")
         off, on = [], []
         for run in range(pairs):
             off.append(match_speed(hands, False, root, bot_name, run))
@@ -362,7 +363,7 @@ def match_bots(text: str) -> list[str]:
     bots = [b for b in text.split(",") if b]
     unknown = [b for b in bots if b not in MATCH_BOTS]
     if unknown:
-        raise argparse.ArgumentTypeError(f"unknown bot(s) {', '.join(unknown)}; use {', '.join(MATCH_BOTS)}")
+        raise argparse.ArgumentTypeError(f"{counted(len(unknown), 'unknown bot')}: {', '.join(unknown)}; use {', '.join(MATCH_BOTS)}")
     return bots
 
 

@@ -28,6 +28,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from cbr.errors import counted  # noqa: E402
+
 RANKS, SUITS = "23456789TJQKA", "cdhs"
 
 
@@ -190,12 +192,12 @@ def main() -> None:
     try:
         rows.append(("HTTP GET /health, 1 client (HTTP floor)", 1, http_load(url, bodies, 1, args.seconds, True)))
         for n in args.clients:
-            rows.append((f"HTTP /retrieve, {n} client(s)", n, http_load(url, bodies, n, args.seconds)))
+            rows.append((f"HTTP /retrieve, {counted(n, 'client')}", n, http_load(url, bodies, n, args.seconds)))
     finally:
         stop(proc)
     rows.append(("cbr query, a process per query", 1, process_queries(bodies, args.process_samples)))
     print(f"{len(bodies)} situations, default case base, {args.seconds:g} s per row, {os.cpu_count()} CPUs, "
-          f"server: {args.workers} worker(s) x {args.threads} threads")
+          f"server: {counted(args.workers, 'worker')} x {counted(args.threads, 'thread')}")
     print(f"{'path':<48} {'requests':>8} {'errors':>6} {'p50 ms':>8} {'p99 ms':>8} {'req/s':>8}")
     for name, _, r in rows:
         print(f"{name:<48} {r['n']:>8} {r['errors']:>6} {r['p50'] * 1e3:>8.2f} {r['p99'] * 1e3:>8.2f} "

@@ -28,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from cbr.abstraction import distribution as D  # noqa: E402
 from cbr.cfr.policy import SHIPPED_TEACHER  # noqa: E402
+from cbr.errors import counted  # noqa: E402
 
 
 def numpy_histograms(board: tuple[int, ...], n_bins: int) -> np.ndarray:
@@ -136,7 +137,7 @@ def main() -> int:
         tr.run(20_000)  # warm
         t = time.perf_counter()
         tr.run(200_000)
-        print(f"   {threads} thread(s): {200_000 / (time.perf_counter() - t):,.0f} iterations/s")
+        print(f"   {counted(threads, 'thread')}: {200_000 / (time.perf_counter() - t):,.0f} iterations/s")
     return 0
 
 

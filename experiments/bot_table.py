@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import numpy as np  # noqa: E402
 from common import budgeted_lbr, duel, require_native, worker_pool, write_json  # noqa: E402
 
+from cbr.errors import counted  # noqa: E402
 from cbr.play.match import run_match  # noqa: E402
 from cbr.policies.spec import policy_from_spec  # noqa: E402
 
@@ -194,8 +195,9 @@ def main() -> int:
     skip = set(filter(None, (p.strip() for p in args.skip.split(","))))
     parts = ("matches", "lbr", "time")
     if skip - set(parts):  # a usage error, one line, before anything runs
-        ap.error(f"argument --skip: unknown part(s) {', '.join(sorted(skip - set(parts)))}; "
-                f"choose from: {', '.join(parts)}")
+        ap.error(f"argument --skip: {counted(len(skip - set(parts)), 'unknown part')}: "
+                 f"{', '.join(sorted(skip - set(parts)))}; "
+                 f"choose from: {', '.join(parts)}")
     require_native()  # after every usage check: a usage error is one, extensions or not
     bots, opponents = args.bots, args.opponents
     outdir = out_folder(args.out)
@@ -252,7 +254,7 @@ def main() -> int:
     except ImportError:
         print("matplotlib is missing: pip install -e .[plots] for the PNG (the JSON is written)", file=sys.stderr)
     if kept:
-        print(f"reused {kept} cell{'s' if kept != 1 else ''} of {out}, measured by an earlier run; --redo measures "
+        print(f"reused {counted(kept, 'cell')} of {out}, measured by an earlier run; --redo measures "
               "them afresh")
     for name, which in reused.items():
         print(f"reused the LBR of {', '.join(which)} from the committed experiments/results/{name}; "

@@ -37,6 +37,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from cbr.errors import counted  # noqa: E402
 from experiments.common import OUT_FOLDER_HELP, REPO, environment, out_folder, out_path, say, write_json  # noqa: E402
 
 OPPONENTS = ("lag", "rock")
@@ -159,7 +160,7 @@ def main(argv: list[str] | None = None) -> dict:
         cbs = {}
         report["casebases"] = {}
         for fs in (("casper-opp",) if scales else ("casper", "casper-opp")):
-            say(f"building the {fs} case base from {len(logs)} log(s)")
+            say(f"building the {fs} case base from {counted(len(logs), 'log')}")
             cbs[fs] = root / fs
             report["casebases"][fs] = build(logs, cbs[fs], fs, args.workers)
         report["results"] = {}

@@ -32,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from common import OUT_FOLDER_HELP, duel, finished, out_folder, out_path, write_json  # noqa: E402
 
 from cbr.cfr.policy import SHIPPED_TEACHER  # noqa: E402
+from cbr.errors import counted  # noqa: E402
 from cbr.exploit.lbr import Variant  # noqa: E402
 from cbr.exploit.measure import exploit  # noqa: E402
 
@@ -102,8 +103,9 @@ def main() -> int:
     skip = set(filter(None, (p.strip() for p in args.skip.split(","))))
     parts = ("snapshots", "lbr", "matches")
     if skip - set(parts):  # a usage error, one line, before anything runs
-        ap.error(f"argument --skip: unknown part(s) {', '.join(sorted(skip - set(parts)))}; "
-                f"choose from: {', '.join(parts)}")
+        ap.error(f"argument --skip: {counted(len(skip - set(parts)), 'unknown part')}: "
+                 f"{', '.join(sorted(skip - set(parts)))}; "
+                 f"choose from: {', '.join(parts)}")
     if args.snapshots and "snapshots" not in skip and not Path(args.snapshots).is_dir():
         ap.error(f"argument --snapshots: {args.snapshots} is not a folder (a training run's strategy snapshots)")
     require_native()  # after every usage check: a usage error is one, extensions or not

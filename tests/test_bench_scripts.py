@@ -4,9 +4,11 @@ usage error (argparse's usage, then one ``error:`` line, exit 2), not a tracebac
 first built; and a ``--help`` made of paragraphs keeps them."""
 from __future__ import annotations
 
+import io
 import re
 import subprocess
 import sys
+import tokenize
 from pathlib import Path
 
 import pytest
@@ -23,7 +25,8 @@ UNKNOWN_BOT = [
     ("bench_rule_triples", ["--bots", "ehs,call"], "argument --bots: 'call' is not a rule bot"),
     ("acpc_reference_interop", ["--dealer", sys.executable, "--policies", "nosuchbot,call"],
      "argument --policies: unknown policy 'nosuchbot'"),
-    ("bench_retention", ["--bots", "cbr,nosuchbot"], "argument --bots: unknown bot(s) nosuchbot; use cbr, casper"),
+    ("bench_retention", ["--bots", "cbr,nosuchbot"], "argument --bots: 1 unknown bot: nosuchbot; use cbr, casper"),
+    ("bench_retention", ["--bots", "nob1,cbr,nob2"], "argument --bots: 2 unknown bots: nob1, nob2; use cbr, casper"),
 ]
 #: A count of hands out of range is a usage error too, not the game's traceback.
 BAD_HANDS = [
@@ -84,3 +87,20 @@ def test_bench_state_help_keeps_its_paragraphs() -> None:
     for start in ("Run:  python3 bench/bench_state.py", "1. Random legal play", "2. Replay of the ACPC limit",
                   "Prints figures and the ratio"):
         assert any(line.startswith(start) for line in lines), (start, p.stdout)
+
+
+def test_scripts_count_with_the_one_plural_rule() -> None:
+    """The scripts wrote counts as ``hand(s)``, ``3 thread(s)``, ``unknown bot(s)``; they count with
+    ``cbr.errors.counted`` (``1 thread``, ``2 threads``), the rule of the library and the commands:
+    no text a bench or experiment script writes (its string literals, f-strings included; not its
+    comments) has a word ending in ``(s)``."""
+    found = []
+    for path in sorted([*(REPO / "bench").rglob("*.py"), *(REPO / "experiments").rglob("*.py")]):
+        tokens = tokenize.generate_tokens(io.StringIO(path.read_text(encoding="utf-8")).readline)
+        for tok in tokens:
+            text = tok.string
+            while tok.type == tokenize.STRING and re.search(r"\{[^{}]*\}", text):  # an f-string's code is no text
+                text = re.sub(r"\{[^{}]*\}", "", text)
+            if tok.type == tokenize.STRING and re.search(r"[A-Za-z]\(s\)", text):
+                found.append(f"{path.relative_to(REPO)}:{tok.start[0]}: {tok.string[:80]}")
+    assert found == [], "\n".join(found)

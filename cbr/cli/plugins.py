@@ -100,10 +100,10 @@ def note_lines(head: str, items: list[str], width: int) -> list[str]:
     of the head, and between items, each kept whole (``cbr.policies:call (myplug)``); the lines
     after the first indented by 2; none ends in a space.
 
-    >>> note_lines("2 plugin(s) not used:", ["cbr.policies:call (myplug)", "cbr.features:casper (myplug)"], 40)
-    ['2 plugin(s) not used:', '  cbr.policies:call (myplug),', '  cbr.features:casper (myplug)']
-    >>> note_lines("1 plugin(s) failed to load:", ["cbr.policies:x"], 80)
-    ['1 plugin(s) failed to load: cbr.policies:x']
+    >>> note_lines("2 plugins not used:", ["cbr.policies:call (myplug)", "cbr.features:casper (myplug)"], 40)
+    ['2 plugins not used:', '  cbr.policies:call (myplug),', '  cbr.features:casper (myplug)']
+    >>> note_lines("1 plugin failed to load:", ["cbr.policies:x"], 80)
+    ['1 plugin failed to load: cbr.policies:x']
     """
     lines = textwrap.wrap(head, width=width, subsequent_indent="  ", break_long_words=False,
                           break_on_hyphens=False) or [""]
