@@ -215,7 +215,7 @@ def main() -> int:
     def written() -> str:
         """What a worker's death leaves: the cells this run wrote, and where, or none."""
         if measured:
-            return (f"{measured} cell{'s' * (measured > 1)} measured by this run {'are' if measured > 1 else 'is'} "
+            return (f"{counted(measured, 'cell')} measured by this run {'are' if measured > 1 else 'is'} "
                     f"in {out} (a re-run measures only the rest).")
         return "No cell was written" + (f" ({out} is as an earlier run left it)." if out.exists() else ".")
 

@@ -122,9 +122,9 @@ def main() -> int:
     def written() -> str:
         """What a worker's death leaves: the results this run wrote, and where, or none."""
         n = measured
-        done = ([f"{n['snapshots']} snapshot LBR{'s' * (n['snapshots'] > 1)}"] if n["snapshots"] else []) + \
+        done = ([counted(n["snapshots"], "snapshot LBR")] if n["snapshots"] else []) + \
             (["the teacher's LBR"] if n["lbr"] else []) + \
-            ([f"{n['matches']} match{'es' * (n['matches'] > 1)}"] if n["matches"] else [])
+            ([counted(n["matches"], "match", "matches")] if n["matches"] else [])
         if done:
             return f"The results measured by this run ({', '.join(done)}) are in {out_json}."
         return "No result was written" + (f" ({out_json} is as an earlier run left it)." if out_json.exists() else ".")
@@ -177,7 +177,7 @@ def main() -> int:
         reused.append("the LBR")
     old = [opp for opp in report.get("matches", {}) if "matches" in skip or opp not in args.opponents]
     if old:
-        reused.append(f"the match{'es' if len(old) > 1 else ''} against {', '.join(old)}")
+        reused.append(f"the {counted(len(old), 'match', 'matches')} against {', '.join(old)}")
     if reused:
         print(f"reused {', '.join(reused)} from {out_json}, measured by an earlier run; --redo measures them afresh")
     if report.get("snapshots"):

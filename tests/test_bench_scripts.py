@@ -90,10 +90,11 @@ def test_bench_state_help_keeps_its_paragraphs() -> None:
 
 
 def test_scripts_count_with_the_one_plural_rule() -> None:
-    """The scripts wrote counts as ``hand(s)``, ``3 thread(s)``, ``unknown bot(s)``; they count with
-    ``cbr.errors.counted`` (``1 thread``, ``2 threads``), the rule of the library and the commands:
-    no text a bench or experiment script writes (its string literals, f-strings included; not its
-    comments) has a word ending in ``(s)``."""
+    """The scripts wrote counts as ``hand(s)``, ``3 thread(s)``, ``unknown bot(s)``, or with rules of
+    their own (``cell{'s' * (n > 1)}``); they count with ``cbr.errors.counted`` (``1 thread``,
+    ``2 threads``), the rule of the library and the commands: no text a bench or experiment script
+    writes (its string literals, f-strings included; not its comments) has a word ending in ``(s)``
+    or an f-string's own plural ending."""
     found = []
     for path in sorted([*(REPO / "bench").rglob("*.py"), *(REPO / "experiments").rglob("*.py")]):
         tokens = tokenize.generate_tokens(io.StringIO(path.read_text(encoding="utf-8")).readline)
@@ -102,5 +103,7 @@ def test_scripts_count_with_the_one_plural_rule() -> None:
             while tok.type == tokenize.STRING and re.search(r"\{[^{}]*\}", text):  # an f-string's code is no text
                 text = re.sub(r"\{[^{}]*\}", "", text)
             if tok.type == tokenize.STRING and re.search(r"[A-Za-z]\(s\)", text):
+                found.append(f"{path.relative_to(REPO)}:{tok.start[0]}: {tok.string[:80]}")
+            elif tok.type == tokenize.STRING and re.search(r"\{['\"]e?s['\"] (\*|if )", tok.string):  # a rule of its own
                 found.append(f"{path.relative_to(REPO)}:{tok.start[0]}: {tok.string[:80]}")
     assert found == [], "\n".join(found)
