@@ -138,7 +138,7 @@ def run(main: Any, interrupted: Any = "nothing written") -> None:
     except KeyboardInterrupt as exc:
         _ignore_stops()  # stopping already: a second stop must not cut the line
         by, status = ("terminated", 143) if isinstance(exc, Terminated) else ("interrupted", 130)
-        print(f"{by}: {interrupted() if callable(interrupted) else interrupted}", file=sys.stderr, flush=True)
+        print(f"{by}: {with_stores(interrupted() if callable(interrupted) else interrupted)}", file=sys.stderr, flush=True)
         raise SystemExit(status) from None
     except CBRError as exc:
         print(f"error: {exc}", file=sys.stderr, flush=True)
@@ -155,6 +155,61 @@ def _ignore_stops() -> None:
 
 #: The files this process wrote through :func:`write_json`, in order (:func:`so_far` names them).
 WRITTEN: list[Path] = []
+#: The model stores the bots of this run write as they play: the ``store=PATH`` of each spec
+#: :func:`policy_spec` checked (``poki-wt``, ``simbot``; not with ``learn=0``). Such a bot saves
+#: every hand it finishes (one transaction each, the store's design: it remembers its opponents
+#: from one match to the next), in whichever worker plays it, so a run that stops or whose
+#: worker dies has written them: :func:`with_stores` says so.
+STORES: list[Path] = []
+
+
+def note_stores(spec: str) -> None:
+    """Note in :data:`STORES` the model store ``spec`` writes as it plays, if any.
+
+    >>> note_stores("poki-wt:store=p.duckdb"); note_stores("poki-wt:store=q.duckdb:learn=0"); STORES
+    [PosixPath('p.duckdb')]
+    >>> STORES.clear()
+    """
+    from cbr.errors import CBRError
+    from cbr.policies.spec import FALSE_WORDS, parse_policy_spec
+
+    try:
+        _, options = parse_policy_spec(spec)
+    except CBRError:
+        return
+    if options.get("store") and options.get("learn", "true").strip().lower() not in FALSE_WORDS:
+        STORES.append(Path(options["store"]))
+
+
+def with_stores(kept: str) -> str:
+    """``kept`` (what a run that stopped or lost a worker says it wrote: ``Nothing was written.``,
+    ``nothing written``, or the files it wrote) and the model stores of :data:`STORES` there now,
+    which its bots wrote a hand at a time as they played: ``kept`` alone when there are none.
+
+    >>> import os, tempfile
+    >>> store = Path(tempfile.mkdtemp()) / "p.duckdb"; _ = store.write_bytes(b"")
+    >>> with_stores("Nothing was written.")
+    'Nothing was written.'
+    >>> STORES.append(store); with_stores("Nothing was written.") == (f"Nothing was written but 1 model store of "
+    ...     f"the bots ({store}), which keeps each hand they finished.")
+    True
+    >>> with_stores("nothing written") == f"nothing written but 1 model store of the bots ({store}), which keeps each hand they finished"
+    True
+    >>> with_stores("No cell was written.") == f"No cell was written. 1 model store of the bots ({store}) keeps each hand they finished."
+    True
+    >>> STORES.clear()
+    """
+    from cbr.errors import counted
+
+    stores = [p for p in dict.fromkeys(STORES) if p.exists()]
+    if not stores:
+        return kept
+    which = f"{counted(len(stores), 'model store')} of the bots ({', '.join(shown(p) for p in stores)})"
+    keeps = "keeps" if len(stores) == 1 else "keep"
+    if kept in ("Nothing was written.", "nothing written"):  # the experiments' words for none
+        end = "." if kept.endswith(".") else ""
+        return f"{kept.rstrip('.')} but {which}, which {keeps} each hand they finished{end}"
+    return f"{kept} {which} {keeps} each hand they finished."
 
 
 def shown(path: Path) -> str:
@@ -253,7 +308,7 @@ class worker_pool:  # noqa: N801  (used as ``with worker_pool(n) as pool``, as P
             return
         stop_pool(self._pool)
         if isinstance(exc, BrokenProcessPool):
-            kept = self.kept() if callable(self.kept) else self.kept
+            kept = with_stores(self.kept() if callable(self.kept) else self.kept)
             raise CBRError(f"a worker process of the experiment died ({exc}); killed from outside, or out of "
                            f"memory? {kept}") from None
 
@@ -615,6 +670,7 @@ def policy_spec(text: str) -> str:
     close = getattr(bot, "close", None)
     if callable(close):
         close()
+    note_stores(text)  # written as the bot plays: a stopped run says so (with_stores)
     return text.strip()
 
 

@@ -15,6 +15,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -142,6 +143,39 @@ def test_a_dead_worker_says_what_was_written_when_it_died() -> None:
     assert got == [0, 1]
     assert str(caught.value).startswith("a worker process of the experiment died (")
     assert str(caught.value).endswith("killed from outside, or out of memory? 2 results were written."), caught.value
+
+
+@pytest.mark.time_limit(120)
+def test_a_dead_worker_names_the_model_store_its_bots_wrote(tmp_path: Path) -> None:
+    """A bot on ``poki-wt:store=PATH`` saves each hand it finishes into PATH (one transaction a
+    hand, in the worker that plays it): a run whose worker died said "No cell was written" (the
+    experiments' default: "Nothing was written.") while PATH held the hands played. The line
+    names the store too; here after its worker was killed mid-match, its hands in the store."""
+    from cbr.models.store import ModelStore
+
+    store, out = tmp_path / "p.duckdb", tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, str(REPO / "experiments" / "bot_table.py"), "--bots",
+                             f"poki-wt:store={store}", "--opponents", "call", "--hands", "1000000", "--workers", "1",
+                             "--skip", "lbr,time", "--redo", "--out", str(out)], cwd=tmp_path, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True, preexec_fn=default_sigint,
+                            env={**os.environ, "OMP_NUM_THREADS": "1"})
+    pids: list[int] = []
+    try:
+        pids = _busy_workers(proc, n=1)
+        assert _wait_for(lambda: store.exists(), timeout=30), "the bot made no store"
+        time.sleep(1.0)  # a few hands saved
+        os.kill(pids[0], signal.SIGKILL)
+        _, err = proc.communicate(timeout=30)
+        lines = err.decode().strip().splitlines()
+        assert proc.returncode == 1, lines
+        assert lines[-1].startswith("error: a worker process of the experiment died ("), lines
+        assert lines[-1].endswith("No cell was written. 1 model store of the bots (p.duckdb) keeps each hand "
+                                  "they finished."), lines
+        assert _nothing_in(out)
+        with ModelStore.open(store) as written:  # the message is true: the store holds the hands played
+            assert written.players() and written.model("call").hands > 0
+    finally:
+        _stop_everything(proc, pids)
 
 
 def _ctrl_c_while_spawned_workers_start(proc: subprocess.Popen) -> tuple[int, list[str], bytes]:
