@@ -62,7 +62,7 @@ from cbr.errors import LogFormatError, OutputPathError
 from cbr.game.actions import Action
 from cbr.game.gamedef import MAX_SEATS, STREET_OF_BOARD, STREETS, GameDef
 from cbr.logs.output import LogFile, WriterBase, check_output_path
-from cbr.logs.record import HandRecord, ParseIssue
+from cbr.logs.record import HandRecord, ParseIssue, text_before_hands
 from cbr.logs.source import read_log_text
 from evaluator_ext.cards import CARD_NAMES, cards_str
 from evaluator_ext.cards import CARD_OF_TEXT as CARD
@@ -75,6 +75,19 @@ VARIANTS = {
 }
 READ = ("FT", "NT")
 _TABLE = re.compile(r"^\[\s*(\d+)\s*\]\s*(#.*)?$", re.M)
+#: A line giving one of a hand's fields (text before the first table with one is a hand whose
+#: ``[n]`` line was damaged).
+_HAND_FIELD = re.compile(r"^(?:variant|antes|blinds_or_straddles|bring_in|small_bet|big_bet|min_bet|"
+                         r"starting_stacks|actions|finishing_stacks|winnings|players|hand)\s*=")
+
+
+def _hand_field(line: str) -> bool:
+    """Whether ``line`` gives a field of a PHH hand.
+
+    >>> _hand_field("variant = 'FT'"), _hand_field("# HandHQ export"), _hand_field("title = 'my hands'")
+    (True, False, False)
+    """
+    return _HAND_FIELD.match(line) is not None
 _GAMES: dict[tuple, GameDef] = {}
 #: The largest stack, blind or amount read (10**15: sums of chips stay exact in float64).
 MAX_AMOUNT = 10**15
@@ -202,9 +215,10 @@ class PhhParser:
             stem = os.path.splitext(os.path.basename(source))[0]
             yield self._chunk(text, source, 1, None, stem)
             return
-        first = text[:tables[0].start()]
-        if first.strip() and any(ln.strip() and not ln.lstrip().startswith("#") for ln in first.splitlines()):
-            yield ParseIssue(source, 1, "text before the first [n] table ignored")
+        # a note or header before the first table is lines skipped (comments are TOML's, not skipped);
+        # a hand's fields there are a hand whose [n] line is damaged: a hand skipped
+        yield from text_before_hands(source, text[:tables[0].start()].split("\n"), _hand_field, "[n] table",
+                                     ignored=lambda line: line.startswith("#"))
         seen: set[str] = set()
         for k, m in enumerate(tables):
             end = tables[k + 1].start() if k + 1 < len(tables) else len(text)

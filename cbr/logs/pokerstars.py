@@ -41,7 +41,7 @@ from typing import Iterator, Optional
 
 from cbr.game.actions import Action, limit_action
 from cbr.game.gamedef import MAX_SEATS, GameDef
-from cbr.logs.record import HandRecord, ParseIssue
+from cbr.logs.record import HandRecord, ParseIssue, text_before_hands
 from cbr.logs.source import read_log_text
 from evaluator_ext.cards import CARD_OF_TEXT, card_str
 
@@ -58,6 +58,21 @@ _COLLECTED = re.compile(r"^(.+?) collected [$€£]?([\d.,]+) from (?:the )?(?:m
 _TOTAL = re.compile(r"^Total pot [$€£]?([\d.,]+).*?\| Rake [$€£]?([\d.,]+)")
 _CARDS = re.compile(r"\[([^\]]*)\]")
 _AMOUNT = re.compile(r"[$€£]?([\d][\d.,]*)")
+#: A line only a hand has (its table, seats, streets, blinds, cards, actions and results): text
+#: before the first header with one is a hand whose header was damaged, not a file's header.
+_HAND_LINE = re.compile(r"^(?:Table '|Seat \d+: |\*\*\* |Dealt to |Total pot |Uncalled bet |Board \[)"
+                        r"|: (?:posts |folds|checks|calls |bets |raises |shows |mucks)| collected ")
+
+
+def _hand_line(line: str) -> bool:
+    """Whether ``line`` is a line of a hand (:data:`_HAND_LINE`).
+
+    >>> _hand_line("Seat 6: Hero ($40 in chips)"), _hand_line("fblm2002: posts small blind $0.50")
+    (True, True)
+    >>> _hand_line("Hand histories exported 2010-07-03"), _hand_line("# my session notes")
+    (False, False)
+    """
+    return _HAND_LINE.search(line) is not None
 _GAMES: dict[tuple, GameDef] = {}   # game definitions are immutable: shared by all parsers
 _STREETS = {"*** HOLE CARDS ***": 0, "*** FLOP ***": 1, "*** TURN ***": 2, "*** RIVER ***": 3}
 _SHOWDOWN = ("*** SHOW DOWN", "*** FIRST", "*** SECOND")
@@ -148,10 +163,8 @@ class PokerStarsParser:
         lines = list(map(str.rstrip, text.split("\n")))
         starts = _hand_starts(text, lines)
         first = starts[0] if starts else len(lines)
-        for i in range(first):
-            if lines[i].strip():
-                yield ParseIssue(path, i + 1, f"text outside a hand: {lines[i].strip()[:60]!r}")
-                break
+        # a header or note before the first hand is lines skipped; a hand whose header is damaged, a hand skipped
+        yield from text_before_hands(path, lines[:first], _hand_line, "PokerStars Game #")
         seen_ids: set[str] = set()
         starts.append(len(lines))
         for k in range(len(starts) - 1):

@@ -16,14 +16,14 @@ it into decision points.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Optional, Protocol, Sequence
+from typing import Any, Callable, Iterator, Optional, Protocol, Sequence
 
 from cbr.game.actions import Action, ActionKind, limit_action
 from cbr.game.gamedef import GameDef
 
 # Action, ActionKind and limit_action live in cbr.game.actions; re-exported here for old imports.
 __all__ = ["Action", "ActionKind", "HandRecord", "LogParser", "ParseIssue", "ParseResult", "limit_action",
-           "no_hand_read"]
+           "no_hand_read", "text_before_hands"]
 
 
 @dataclass(frozen=True)
@@ -94,9 +94,10 @@ class ParseIssue:
     line: int
     reason: str
     #: The line is no hand at all (an ACPC log's line that is no ``STATE:``, ``SCORE:``, comment
-    #: or empty line, as every line of a PHH file read as ACPC), not a hand that was skipped:
-    #: counted as lines. (PokerStars' text before the first hand and PHH's before the first
-    #: table may be a hand whose header was damaged: those stay hands skipped.)
+    #: or empty line, as every line of a PHH file read as ACPC; a line of text before a
+    #: PokerStars or PHH file's first hand, :func:`text_before_hands`), not a hand that was
+    #: skipped: counted as lines. (Text there that holds a hand's lines is a hand whose header
+    #: was damaged: a hand skipped.)
     not_a_hand: bool = False
 
     @property
@@ -128,6 +129,38 @@ class ParseIssue:
 
     def __str__(self) -> str:
         return f"{self.where}: {self.reason}"
+
+
+def text_before_hands(source: str, lines: Sequence[str], hand_line: Callable[[str], bool], header: str, *,
+                      ignored: Callable[[str], bool] = lambda line: False) -> Iterator[ParseIssue]:
+    """What the text before a file's first hand is (``lines``, from the file's line 1): each
+    paragraph (lines between blank ones) holding a line of a hand (``hand_line``) is a hand whose
+    ``header`` line was damaged or lost, one hand skipped at its first line; every other line
+    that is neither blank nor ``ignored`` (a comment) is a line skipped, not a hand (a file
+    header, a note), as a line of an ACPC log that is no hand is.
+
+    >>> hand = lambda line: line.startswith("Seat ")
+    >>> for issue in text_before_hands("x.txt", ["exported by a tool", "", "Seat 1: A", "A: folds"], hand,
+    ...                                "PokerStars Game #"):
+    ...     print(issue, issue.not_a_hand)
+    x.txt:1: text before the first hand, not a hand: 'exported by a tool' True
+    x.txt:3: a hand without its PokerStars Game # line (damaged?): 'Seat 1: A' False
+    """
+    paragraph: list[tuple[int, str]] = []
+    for i, raw in enumerate([*lines, ""], start=1):
+        text = raw.strip().lstrip("\ufeff")
+        if text:
+            paragraph.append((i, text))
+            continue
+        if any(hand_line(t) for _, t in paragraph):
+            line, first = paragraph[0]
+            yield ParseIssue(source, line, f"a hand without its {header} line (damaged?): {first[:60]!r}")
+        else:
+            for line, t in paragraph:
+                if not ignored(t):
+                    yield ParseIssue(source, line, f"text before the first hand, not a hand: {t[:60]!r}",
+                                     not_a_hand=True)
+        paragraph = []
 
 
 def no_hand_read(paths: Sequence[Any], first: Optional[str], skipped: int) -> str:

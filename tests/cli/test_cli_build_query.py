@@ -147,6 +147,29 @@ def test_build_summary_says_one_in_the_singular(tmp_path: Path) -> None:
     assert (report["hands"], report["sources"], report["hands_skipped"]) == (3, 2, 1)
 
 
+def test_build_counts_a_header_before_the_first_hand_as_lines_not_a_hand(tmp_path: Path) -> None:
+    """A PokerStars export and a PHH file with a header before their first hand (real hands
+    after it): the build said "1 hand skipped" for each header; it says the lines skipped (not
+    hands), as for an ACPC log's lines that are no hands, and skips no hand."""
+    from tests.conftest import shared_path
+
+    stars = sorted(shared_path("pokerstars_fl").rglob("*.txt"))
+    export = tmp_path / "export.txt"
+    export.write_text("Hand history export, table Phad\n\n" + "\n\n".join(
+        p.read_text(encoding="utf-8").lstrip("\ufeff").strip() for p in stars) + "\n", encoding="utf-8")
+    handhq = next(shared_path("phh", "data", "handhq").glob("PS-*/10/*.phhs"))
+    phhs = tmp_path / "hands.phhs"
+    phhs.write_text("# HandHQ\nexported by a tool\n\n" + handhq.read_text(encoding="utf-8"), encoding="utf-8")
+    result = cbr("build", export, phhs, "-o", tmp_path / "cb", "--mixed-games", "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert (report["hands"], report["hands_skipped"], report["lines_skipped"]) == (len(stars) + 11, 0, 2), report
+    assert sorted(i["where"] for i in report["skipped_hands"]) == sorted([f"{export}:1", f"{phhs}:2"])
+    result = cbr("build", export, phhs, "-o", tmp_path / "cb2", "--mixed-games")
+    assert result.exit_code == 0, result.output
+    assert "2 lines skipped (not hands)" in result.stdout and "hand skipped" not in result.stdout, result.stdout
+
+
 def test_build_holds_a_showdown_without_all_its_cards_to_the_pot(tmp_path: Path) -> None:
     """Issue 35: `5d5c|` against unshown cards, pot 40, logged +1000: the hand was built and its
     cases stored an outcome of +100 small bets where at most +2 is possible."""

@@ -126,7 +126,8 @@ def test_pokerstars_export_with_a_damaged_first_line_is_still_recognised(tmp_pat
     report = inspect_logs(path.parent)
     assert report.per_format["pokerstars"]["sources"] == 1
     assert report.hands_read >= 8 and report.hands_read + report.hands_skipped >= n
-    assert report.skipped and report.skipped[0].line == 1 and "outside a hand" in report.skipped[0].reason
+    assert report.skipped and report.skipped[0].line == 1 and report.skipped[0].hand_skipped  # a hand, not lines
+    assert report.skipped[0].reason.startswith("a hand without its PokerStars Game # line (damaged?): ")
 
 
 def test_a_file_no_parser_recognises_is_always_listed(tmp_path: Path) -> None:

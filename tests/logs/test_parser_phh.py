@@ -99,6 +99,28 @@ def test_handhq_winnings_and_unknown_cards():
     assert ps_hands[10].board and len(ps_hands[10].board) == 5  # repeated 'sm ????' tolerated
 
 
+def test_a_header_before_the_first_table_is_lines_skipped_and_a_damaged_first_hand_a_hand(tmp_path):
+    """A note before the first ``[n]`` table of a real ``.phhs`` was a hand skipped in every report
+    (`cbr build`, `cbr logs inspect`): it is a line skipped (each such line once; a TOML comment
+    and blank lines are no issue), every hand is read. A first hand whose ``[1]`` line is damaged
+    is still a hand skipped, at its first line, beside the note's lines."""
+    real = shared_path(*HANDHQ_PS).read_text(encoding="utf-8")
+    head = "# HandHQ hands, obfuscated\nexported by a tool on 2009-07-23\nsecond line of the note\n\n"
+    path = tmp_path / "ps.phhs"
+    path.write_text(head + real, encoding="utf-8")
+    hands, issues = _read(path)
+    assert len(hands) == 11
+    assert [(i.line, i.not_a_hand, i.hand_skipped) for i in issues] == [(2, True, False), (3, True, False)]
+    assert issues[0].reason == "text before the first hand, not a hand: 'exported by a tool on 2009-07-23'"
+    assert real.startswith("[1]\n")
+    path.write_text(head + "[1\n" + real[len("[1]\n"):], encoding="utf-8")  # the first table's header damaged
+    hands, issues = _read(path)
+    assert len(hands) == 10 and hands[0].hand_id == "2"
+    assert [(i.line, i.not_a_hand, i.hand_skipped) for i in issues] == [(2, True, False), (3, True, False),
+                                                                        (5, False, True)]
+    assert issues[2].reason == "a hand without its [n] table line (damaged?): '[1'"
+
+
 def test_pluribus_phh_equals_acpc():
     """The same 80 hands, written by two different tools, must read the same."""
     acpc = {h.hand_id: h for h in AcpcParser().parse(str(shared_path("acpc", "pluribus_6p_nolimit",

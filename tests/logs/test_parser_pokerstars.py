@@ -195,7 +195,48 @@ def test_windows_line_ends_and_text_before_the_first_hand(tmp_path):
     text = "exported by a tool\n\n" + HAND.format(id=1, flop="9d 9c 6h") + "\n" + HAND.format(id=2, flop="9d 9c 6h")
     hands, issues = _parse(_write(tmp_path, text.replace("\n", "\r\n")))
     assert [h.hand_id for h in hands] == ["1", "2"] and [h.line for h in hands] == [3, 3 + HAND.count("\n") + 1]
-    assert len(issues) == 1 and issues[0].line == 1 and "text outside a hand" in issues[0].reason
+    assert len(issues) == 1 and issues[0].line == 1 and issues[0].not_a_hand and not issues[0].hand_skipped
+    assert issues[0].reason == "text before the first hand, not a hand: 'exported by a tool'"
+
+
+def _real_export(tmp_path: Path, head: str, first=lambda text: text) -> tuple[Path, int]:
+    """The real files as one export (a blank line between them; ``first`` changes the first
+    one's text), with ``head`` before the first hand; the number of hands in it."""
+    texts = [shared_path("pokerstars_fl", *name.split("/")).read_text(encoding="utf-8").lstrip("\ufeff").strip()
+             for name in sorted(FILES)]
+    path = tmp_path / "export.txt"
+    path.write_text(head + "\n\n".join([first(texts[0]), *texts[1:]]) + "\n", encoding="utf-8")
+    return path, len(texts)
+
+
+def test_a_header_before_the_first_hand_is_lines_skipped_not_a_hand(tmp_path):
+    """A file header, a comment and blank lines before the first hand of an export were a hand
+    skipped in every report (`cbr build`, `cbr logs inspect`): they are lines skipped, each line
+    once, as the ACPC parser counts the lines that are no hand; every hand is read."""
+    head = "Hand history export - PokerStars, table Phad\n# exported 2010-07-03 by a tool\n\n\n"
+    path, n = _real_export(tmp_path, head)
+    hands, issues = _parse(str(path))
+    assert len(hands) == n
+    assert [(i.line, i.not_a_hand, i.hand_skipped) for i in issues] == [(1, True, False), (2, True, False)]
+    assert issues[1].reason == "text before the first hand, not a hand: '# exported 2010-07-03 by a tool'"
+    hands, issues = _parse(str(_real_export(tmp_path, "\n\n\n")[0]))  # blank lines alone: nothing said
+    assert len(hands) == n and issues == []
+
+
+def test_a_damaged_first_hand_is_still_a_hand_skipped(tmp_path):
+    """The first hand's header damaged: its lines are a hand (its seats, actions, results), one
+    hand skipped at its first line; the export's header before it stays lines skipped."""
+    head = "Hand history export\n\n"
+    path, n = _real_export(tmp_path, head, lambda text: text.replace("PokerStars Game #", "PokerStars Gaem #", 1))
+    hands, issues = _parse(str(path))
+    assert len(hands) == n - 1
+    assert [(i.line, i.not_a_hand, i.hand_skipped) for i in issues] == [(1, True, False), (3, False, True)]
+    assert issues[1].reason.startswith("a hand without its PokerStars Game # line (damaged?): \"PokerStars Gaem #")
+    # its header line lost altogether: the hand starts at its table line
+    path, n = _real_export(tmp_path, head, lambda text: text.split("\n", 1)[1])
+    hands, issues = _parse(str(path))
+    assert len(hands) == n - 1 and [(i.line, i.hand_skipped) for i in issues] == [(1, False), (3, True)]
+    assert issues[1].reason.startswith("a hand without its PokerStars Game # line (damaged?): \"Table '")
 
 
 @pytest.mark.parametrize("bad, reason", [
