@@ -51,6 +51,9 @@ PATH_OPTIONS = ("casebase", "similarity", "models", "strategy", "styles", "store
 #: The options a client may give by the name of a file shipped with the engine (never a path):
 #: option -> what it names, in words.
 SHIPPED_NAMED = {"strategy": "a shipped strategy", "styles": "shipped style cases"}
+#: How a ``/retain`` hand that its request's ``game`` does not seat names that game: a 422 on the
+#: field ``game``, as every refusal of that field's value.
+GAME_FROM = "the request's game"
 #: Policies kept built between requests (least recently used dropped first).
 POLICY_CACHE = 16
 
@@ -597,7 +600,10 @@ class Engine:
         except CaseBaseError:
             raise ForbiddenError(f"retention refused: case base {loaded.name!r} is read-only on the server; "
                                  f"{elsewhere}") from None
-        gamedef = load_game(game, files=False) if game else None
+        try:
+            gamedef = load_game(game, files=False) if game else None
+        except ConfigError as exc:  # as /retrieve refuses it: the field's own
+            raise FieldError("game", str(exc)) from None
         records = _parse_hands(text, log_format, gamedef)
         retainer = Retainer(loaded.cb, keep=range(32), names=())
         replayed = retainer.replay_hands(records)  # outside the lock: retrievals go on meanwhile
@@ -765,16 +771,18 @@ def _parse_hands(text: str, log_format: str, game: Any) -> list[Any]:
     if log_format == "acpc":
         # (the game given as the parser's, not as a header line before the text: the lines keep their numbers)
         items = AcpcParser().parse_text(text if text.endswith("\n") else text + "\n", "request", game=game,
-                                        game_from="the request's game")
+                                        game_from=GAME_FROM)
     elif log_format == "phh":
         if game is not None:
-            raise ConfigError("a PHH hand names its own game (variant, blinds): leave out game")
+            raise FieldError("game", "a PHH hand names its own game (variant, blinds): leave out game")
         items = PhhParser().parse_text(text, "request")
     else:
         raise ConfigError(f"unknown hand format {log_format!r}; use acpc or phh")
     records = []
     for item in items:
-        if isinstance(item, ParseIssue):
+        if isinstance(item, ParseIssue):  # a hand the request's game does not seat is about that field
+            if game is not None and GAME_FROM in item.reason:
+                raise FieldError("game", f"{item.where}: {item.reason}")
             raise LogFormatError(f"{item.where}: {item.reason}")
         records.append(item)
         if len(records) > MAX_RETAIN_HANDS:
@@ -783,7 +791,8 @@ def _parse_hands(text: str, log_format: str, game: Any) -> list[Any]:
         raise LogFormatError(f"no hand found in the {log_format} text")
     for r in records:
         if r.game.betting != "limit":
-            raise GameError(f"hand {r.hand_id} is {r.game.betting}: the case bases hold limit hands")
+            message = f"hand {r.hand_id} is {r.game.betting}: the case bases hold limit hands"
+            raise FieldError("game", message) if game is not None else GameError(message)
     return records
 
 

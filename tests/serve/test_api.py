@@ -426,6 +426,32 @@ def test_retain_with_a_game_of_other_seats_names_the_requests_game(client, caseb
     r = client.post("/retain", json={"casebase": "mine", "text": header + hand}, headers=AUTH)
     assert r.status_code == 422, r.text
     assert r.json()["detail"][0]["msg"] == "request:2: 2 players but the header's game 'holdem.limit.3p' seats 3"
+    assert r.json()["detail"][0]["loc"] == ["body"]  # the text's own header: not the field game
+    assert counts(casebase_copy) == before
+
+
+def test_a_wrong_game_at_retain_is_422_on_the_game_field(client, casebase_copy) -> None:
+    """A ``/retain`` game the hands do not fit (other seats, a game for PHH text, which names its
+    own) was 422 on ``["body"]``; it is on ``["body", "game"]``, as an unknown game is and as
+    ``/retrieve`` locates its ``game``."""
+    hand = "STATE:0:f:AhKh|QdQc:5|-5:a|b"  # two players
+    phh = 'variant = "FT"\nantes = [0, 0]\nblinds_or_straddles = [5, 10]\nmin_bet = 10\n'
+    before = counts(casebase_copy)
+    for body, msg in (
+        ({"text": hand, "game": "holdem.limit.3p"}, "request:1: 2 players but the request's game 'holdem.limit.3p' "
+                                                    "seats 3"),
+        ({"text": hand, "game": "nosuch"}, "unknown game 'nosuch'; known: "),
+        ({"text": phh, "format": "phh", "game": "holdem.limit.2p"},
+         "a PHH hand names its own game (variant, blinds): leave out game"),
+    ):
+        r = client.post("/retain", json={"casebase": "mine", **body}, headers=AUTH)
+        assert r.status_code == 422, r.text
+        detail = r.json()["detail"]
+        assert len(detail) == 1 and detail[0]["loc"] == ["body", "game"] and detail[0]["type"] == "FieldError", detail
+        assert detail[0]["msg"].startswith(msg), detail
+    r = client.post("/retrieve", json={"hole": "AdQc", "game": "nosuch"})
+    assert r.json()["detail"][0]["loc"] == ["body", "game"] and r.json()["detail"][0]["msg"].startswith(
+        "unknown game 'nosuch'; known: ")  # the same words at both endpoints
     assert counts(casebase_copy) == before
 
 
