@@ -290,10 +290,14 @@ class Engine:
                     action_counts(cb, street)
 
     def _refuse_mapped(self, what: str) -> None:
-        """:class:`ForbiddenError` for ``what`` when the case bases are served memory-mapped."""
+        """:class:`ForbiddenError` for ``what`` when the case bases are served memory-mapped, in
+        the words of an API user (what this server does and what the request needs; no option
+        of the command that started it, which the client cannot give)."""
         if self.memory_map:
-            raise ForbiddenError(f"{what} refused: the case bases are served memory-mapped (--memory-map), for "
-                                 "/retrieve only; it needs them in memory: serve them without --memory-map")
+            raise ForbiddenError(f"{what} refused: this server reads its case bases from disk as they are asked "
+                                 "(memory-mapped, for case bases larger than memory) and answers only /retrieve "
+                                 "from them; this request needs the cases loaded in memory, which this server "
+                                 "does not do")
 
     def close(self) -> None:
         """Close the policies and the case bases. A case base this engine retained into is

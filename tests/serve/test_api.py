@@ -840,7 +840,11 @@ def test_memory_mapped_server_refuses_what_needs_the_cases_in_memory(mapped_clie
                       ("/evaluate", {"casebase": "default", "folds": 2, "max_decisions": 10}),
                       ("/reuse", {**spot, "policy": "cbr"})):
         r = mapped_client.post(url, json=body, headers=AUTH)
-        assert r.status_code == 403 and "--memory-map" in r.text, (url, r.text)
+        assert r.status_code == 403, (url, r.text)
+        # in an API user's words: what the server does and what the request needs, no CLI option
+        detail = r.json()["detail"]
+        assert "memory-mapped" in detail and "answers only /retrieve" in detail, (url, detail)
+        assert "--" not in detail and "cbr serve" not in detail, (url, detail)
     assert counts(mapped_copy) == before
     r = mapped_client.post("/reuse", json={**spot, "policy": "call"})  # a rule bot needs no cases
     assert r.status_code == 200 and r.json()["action"] == "c", r.text
