@@ -641,7 +641,10 @@ class Engine:
     def inspect(self, name: str) -> dict[str, Any]:
         """``/casebases/{name}``: :func:`cbr.store.inspect` (``cbr casebase inspect --json``)
         and the similarity configuration, through a handle of its own; ``name`` is the name it
-        is served under (as ``/casebases`` lists it), ``built_as`` the manifest's when another."""
+        is served under (as ``/casebases`` lists it), ``built_as`` the manifest's when another.
+        No path on the server: the case base's folder (``path``) and where each source log was
+        read (``source_files``' ``path``) are left out; a case base is named by ``name``, a log
+        by its ``source``, the label its cases carry (as ``/retrieve``'s provenance gives it)."""
         from cbr.store import CaseBase, inspect
 
         loaded = self.loaded(name)
@@ -655,6 +658,8 @@ class Engine:
             info["built_as"] = info.get("name")
         info["name"] = loaded.name
         info["shipped"] = loaded.shipped
+        info.pop("path", None)
+        info["source_files"] = [{k: v for k, v in e.items() if k != "path"} for e in info.get("source_files", ())]
         return info
 
     def evaluate(self, name: str, *, folds: int = 3, max_decisions: int = 100, seed: int = 0, ann: bool = False,

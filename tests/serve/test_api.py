@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import time
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -603,6 +604,21 @@ def test_casebases_list_and_inspect(client) -> None:
     assert info["similarity_config"]["threshold"] == pytest.approx(threshold)
     flop = [f["feature"] for f in info["similarity_config"]["streets"]["flop"]]
     assert flop == list(info["features"]["flop"])
+
+
+def test_inspect_names_the_case_base_not_its_path_on_the_server(client, casebase_copy) -> None:
+    """``GET /casebases/{name}`` answered the case base's folder on the server (``path``) and
+    where each source log was read, as ``cbr casebase inspect --json`` prints them; an HTTP
+    answer names a case base by its served name."""
+    from cbr.store import resolve_casebase
+
+    for name, folder in (("mine", casebase_copy), ("default", resolve_casebase("default"))):
+        r = client.get(f"/casebases/{name}")
+        assert r.status_code == 200, r.text
+        info = r.json()
+        assert info["name"] == name and "path" not in info, sorted(info)
+        assert all("path" not in e and e["source"] for e in info["source_files"]), info["source_files"]
+        assert str(Path(folder).resolve()) not in r.text and str(Path(folder).resolve().parent) not in r.text
 
 
 def test_evaluate_is_bounded(client) -> None:
