@@ -351,7 +351,7 @@ class TableSession:
                 played: PlayedHand = self._table.play(k)
                 self.results.append(_HandResult(k, list(played.won), played.record))
             except Exception as exc:  # a bot's failure ends the hand; the session says why
-                self.error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+                self.error = _error_text(exc)
             finally:
                 with person.cv:
                     self._running = False
@@ -548,6 +548,23 @@ class TableSession:
 
             return phh_dumps(records)
         raise FieldError("format", f"unknown log format {fmt!r}; use acpc or phh")
+
+
+def _error_text(exc: BaseException) -> str:
+    """What the person is told of the error that ended a hand: an engine's error
+    (:class:`~cbr.errors.CBRError`, another package's bot that failed among them) by its
+    message alone, never the Python class's name; anything else is an internal error, said so.
+
+    >>> _error_text(CBRError("bot 'x' failed in decide(): RuntimeError: down\\nmore"))
+    "bot 'x' failed in decide(): RuntimeError: down"
+    >>> _error_text(KeyError("seat")), _error_text(RuntimeError())
+    ("internal error: 'seat'", 'internal error')
+    """
+    text = str(exc).strip()
+    line = text.splitlines()[0] if text else ""
+    if isinstance(exc, CBRError) and line:
+        return line
+    return f"internal error: {line}" if line else "internal error"
 
 
 def _history(state: HandState, told: Sequence[Sequence[dict[str, Any]]]) -> list[dict[str, Any]]:

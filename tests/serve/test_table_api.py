@@ -478,3 +478,51 @@ def test_retain_into_a_served_case_base_retains_into_it_and_refuses_a_clash_with
             assert c.get("/casebases/q3").json()["total"] == before + retained
     finally:
         eng.close()
+
+
+@pytest.fixture
+def failing_bot(tmp_path, monkeypatch):
+    """An entry-point bot, ``fails_mid_hand``, that loads and sits down but raises at its first
+    decision (installed as pip would: a dist-info with its entry points beside the module)."""
+    import sys
+
+    from cbr import plugins
+
+    site = tmp_path / "site"
+    info = site / "failsmid-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: failsmid\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[cbr.policies]\nfails_mid_hand = failsmid:Bot\n")
+    (site / "failsmid.py").write_text(
+        "from cbr.policies.base import Policy\n\n\n"
+        "class Bot(Policy):\n"
+        "    name = 'fails_mid_hand'\n\n"
+        "    def triple(self, dp):\n"
+        "        raise RuntimeError('its service went away')\n")
+    monkeypatch.syspath_prepend(str(site))
+    plugins.clear_cache()
+    yield "fails_mid_hand"
+    plugins.clear_cache()
+    sys.modules.pop("failsmid", None)
+
+
+def test_a_bot_that_fails_mid_hand_is_said_in_words_without_a_class_name(client, failing_bot) -> None:
+    """The session's ``error`` began with the Python class of what was raised
+    (``PluginFailedError: bot 'fails_mid_hand' ... failed in triple(): ...``); the person sees
+    the message alone."""
+    sid = start(client, (failing_bot,), seed=5)
+    r = client.post(f"/table/sessions/{sid}/hand")
+    assert r.status_code == 200, r.text
+    view = r.json()
+    for _ in range(4):  # the bot's first turn: at once, or after the person's action
+        if view["error"] is not None or not view["hand"]["your_turn"]:
+            break
+        r = client.post(f"/table/sessions/{sid}/action", json={"action": "c"})
+        assert r.status_code == 200, r.text
+        view = r.json()
+    error = view["error"]
+    assert error is not None and view["hand"]["over"], view
+    assert error.startswith(f"bot '{failing_bot}' (plugin '{failing_bot}' in cbr.policies: failsmid:Bot"), error
+    assert error.endswith("failed in triple(): RuntimeError: its service went away"), error
+    assert "PluginFailedError" not in error and "CBRError" not in error, error
+    assert client.get(f"/table/sessions/{sid}").json()["error"] == error  # the view keeps saying it
