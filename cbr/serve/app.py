@@ -431,7 +431,22 @@ def create_app(config: ServeConfig = ServeConfig(), engine: Optional[Engine] = N
         cause = exc.__cause__
         if exc.status_code == 400 and cause is not None and request.scope.get("route") is not None:
             return _json({"detail": [{"loc": ["body"], "msg": _unreadable(cause), "type": "json_invalid"}]}, 422)
+        if exc.status_code == 405:  # Starlette's Allow names the methods of the first route of the path only
+            exc = StarletteHTTPException(405, exc.detail, headers={**(exc.headers or {}),
+                                                                   "Allow": ", ".join(allowed_methods(request))})
         return await http_exception_handler(request, exc)
+
+    def allowed_methods(request: Request) -> list[str]:
+        """Every method the request's path answers, over all the routes of that path (the web
+        table's ``/table/sessions/{id}`` is two: GET and DELETE), in alphabetical order."""
+        from starlette.routing import Match
+
+        found: set[str] = set()
+        for route in app.router.routes:
+            methods = getattr(route, "methods", None)
+            if methods and route.matches(request.scope)[0] != Match.NONE:
+                found.update(methods)
+        return sorted(found)
 
     @app.exception_handler(CBRError)
     async def _cbr_error(request: Request, exc: CBRError) -> Response:

@@ -729,6 +729,16 @@ def test_a_wrong_method_is_405_and_the_docs_status_table_lists_every_status(clie
         r = client.request(method, path)
         assert r.status_code == 405 and r.json() == {"detail": "Method Not Allowed"}, (method, path, r.text)
         assert r.headers["allow"] == allow
+    # a path of several routes (each of its own method): Allow lists the methods of them all
+    # (Starlette's named those of the first route only: "GET" for a table session's path)
+    for method, path, allow in (("POST", "/table/sessions/abc", "DELETE, GET"),
+                                ("PUT", "/table/sessions/abc", "DELETE, GET"),
+                                ("GET", "/table/sessions", "POST")):
+        r = client.request(method, path)
+        assert r.status_code == 405 and r.json() == {"detail": "Method Not Allowed"}, (method, path, r.text)
+        assert r.headers["allow"] == allow, (method, path, r.headers["allow"])
+        for other in allow.split(", "):  # each one listed is answered (not 405)
+            assert client.request(other, path).status_code != 405, (other, path)
     errors = (REPO / "docs" / "serve.md").read_text().split("## Errors", 1)[1]
     documented = {int(code) for code in re.findall(r"^\| (\d{3}) \|", errors, re.M)}
     answered = {int(code) for op in client.get("/openapi.json").json()["paths"].values() for spec in op.values()
