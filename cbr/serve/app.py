@@ -46,6 +46,7 @@ from cbr.serve.schemas import (
     EvaluateRequest,
     FieldProblem,
     RetainRequest,
+    RetrieveRequest,
     ReuseRequest,
     Situation,
     TableRequest,
@@ -374,7 +375,9 @@ def create_app(config: ServeConfig = ServeConfig(), engine: Optional[Engine] = N
         summary="Case-based reasoning for limit Texas hold'em over HTTP.",
         description=(f"Request bodies over {config.max_body_bytes} bytes are refused (413); a request over "
                      f"{config.time_limit:g} s is answered 503. Writes (/retain) need `Authorization: Bearer "
-                     f"TOKEN`. Batch: at most {MAX_BATCH} situations and {MAX_BATCH_CASES} cases asked for (top summed); retain: at most {MAX_RETAIN_HANDS} hands; "
+                     f"TOKEN`. Batch: at most {MAX_BATCH} situations and {MAX_BATCH_CASES} cases asked for (top summed); one "
+                     f"situation: at most {MAX_BATCH_CASES} cases (top; a top of null that retrieves more is refused); "
+                     f"retain: at most {MAX_RETAIN_HANDS} hands; "
                      f"evaluate: at most {MAX_EVALUATE_DECISIONS} decisions per street."),
         version=_version(),
         lifespan=lifespan,
@@ -490,7 +493,7 @@ def create_app(config: ServeConfig = ServeConfig(), engine: Optional[Engine] = N
 
     @app.post("/retrieve", summary="The triple of a situation and the cases behind it",
               responses=_errors(404, 413, 422, 503))
-    async def retrieve(situation: Situation) -> Response:
+    async def retrieve(situation: RetrieveRequest) -> Response:
         # the JSON is written in the pool too: a large answer neither blocks the other
         # requests nor escapes the time limit
         return _json_body(await run(lambda: _json_text(engine.retrieve(situation.model_dump()))))

@@ -38,8 +38,13 @@ from cbr.game.gamedef import STREETS
 from cbr.store import is_shipped
 
 __all__ = ["Engine", "checked_spec", "Deadline", "FieldError", "NotFoundError", "ForbiddenError", "UnauthorizedError", "TimeLimitError",
-           "MAX_RETAIN_HANDS", "MAX_EVALUATE_DECISIONS", "PATH_OPTIONS", "SHIPPED_NAMED", "shipped_names"]
+           "MAX_ANSWER_CASES", "MAX_RETAIN_HANDS", "MAX_EVALUATE_DECISIONS", "PATH_OPTIONS", "SHIPPED_NAMED", "shipped_names"]
 
+#: Most cases one answer lists: a ``top`` of null (every retrieved case) is refused, 422 on
+#: ``top``, when more were retrieved (a ``top`` of null with ``k`` and ``min_cases`` at a million
+#: listed a whole street, 32,875 preflop cases of the default case base, a 20 MB answer). It is
+#: also the most a request may ask for by ``top``, a batch's summed (:mod:`cbr.serve.schemas`).
+MAX_ANSWER_CASES = 10_000
 #: Most hands one ``/retain`` request may hold.
 MAX_RETAIN_HANDS = 1000
 #: The cap on ``/evaluate``'s ``max_decisions`` (per street).
@@ -384,7 +389,7 @@ class Engine:
             self._follow(loaded)
             top = situation.get("top", 5)
             try:
-                ans = answer(loaded.cb, dp, weighted=situation.get("weighted"), top=top, opponents=opponents,
+                ans = answer(loaded.cb, dp, weighted=situation.get("weighted"), top=_listed(top), opponents=opponents,
                              threshold=situation.get("threshold"), k=situation.get("k"),
                              min_cases=situation.get("min_cases"))
             except ConfigError as exc:
@@ -393,6 +398,7 @@ class Engine:
                 if opponents is None:
                     raise
                 raise FieldError("opponents", str(exc)) from None
+        _check_listed(ans, top)
         return ans.to_dict(top=top)
 
     # ---- re-use ----------------------------------------------------------------------------
@@ -520,7 +526,7 @@ class Engine:
                     decision = {"action": d.action, "street": d.street, "triple": _triple(d.triple),
                                 "played": _triple(d.played), "reuse": d.reuse, "why": d.explanation,
                                 "retrieved": d.retrieved, "fallback": d.fallback,
-                                "case_ids": [int(i) for i in d.case_ids[:top]], "similarity": _number(d.similarity)}
+                                "case_ids": [int(i) for i in d.case_ids[:_listed(top)]], "similarity": _number(d.similarity)}
                 else:
                     triple = made.played if made.played is not None else policy.triple(dp)
                     decision = {"action": made.action, "triple": _triple(triple)}
@@ -535,9 +541,11 @@ class Engine:
                     out = explain_decision(d, top=top).to_dict(top=top)
                 else:
                     try:
-                        out = answer(loaded.cb, dp, weighted=request.get("weighted"), top=top,
+                        ans = answer(loaded.cb, dp, weighted=request.get("weighted"), top=_listed(top),
                                      threshold=request.get("threshold"), k=request.get("k"),
-                                     min_cases=request.get("min_cases")).to_dict(top=top)
+                                     min_cases=request.get("min_cases"))
+                        _check_listed(ans, top)
+                        out = ans.to_dict(top=top)
                     except ConfigError as exc:
                         if "min_cases" in str(exc) and request.get("min_cases") is not None:
                             raise FieldError("min_cases", str(exc)) from None
@@ -803,6 +811,22 @@ def _parse_hands(text: str, log_format: str, game: Any) -> list[Any]:
             message = f"hand {r.hand_id} is {r.game.betting}: the case bases hold limit hands"
             raise FieldError("game", message) if game is not None else GameError(message)
     return records
+
+
+def _listed(top: Optional[int]) -> int:
+    """The ``top`` to retrieve with for a request's ``top``: null (every retrieved case) lists
+    at most :data:`MAX_ANSWER_CASES` (:func:`_check_listed` refuses an answer with more)."""
+    return MAX_ANSWER_CASES if top is None else top
+
+
+def _check_listed(ans: Any, top: Optional[int]) -> None:
+    """:class:`FieldError` on ``top`` when ``top`` is null and more cases were retrieved than
+    an answer lists (:data:`MAX_ANSWER_CASES`); the retrieval's counts cost no listing."""
+    if top is None and ans.retrieved > MAX_ANSWER_CASES:
+        raise FieldError("top", f"top null lists every retrieved case, and {ans.retrieved:,} were retrieved: an "
+                                f"answer lists at most {MAX_ANSWER_CASES:,} cases; give top (the triple and the "
+                                "counts come from every retrieved case whatever top is), or retrieve fewer "
+                                "(a higher threshold, a lower k or min_cases)")
 
 
 def _triple(t: Any) -> dict[str, float]:

@@ -185,6 +185,65 @@ def test_the_cases_a_batch_asks_for_are_bounded_before_any_work(engine) -> None:
         del engine.retrieve
 
 
+def test_one_situation_is_bounded_as_a_batch_is(engine) -> None:
+    """A single ``/retrieve`` (or ``/reuse``) was not capped as a batch is: ``top`` 100,000 was
+    taken, and ``top`` null with ``k`` and ``min_cases`` at a million answered a whole street (the
+    default case base's 32,875 preflop cases, 20 MB). Now ``top`` is at most MAX_BATCH_CASES,
+    refused before any work with 422 on ``top`` as a batch's; ``top`` null lists at most as many
+    and is refused (422 on ``top``, saying how many were retrieved) when more were retrieved."""
+    from cbr.game.situation import situation
+    from cbr.query.answer import answer
+    from cbr.serve.schemas import MAX_BATCH_CASES
+    from cbr.store import resolve_casebase
+
+    calls = []
+    described = engine.decision_point  # where /retrieve and /reuse start their work: counted
+    engine.decision_point = lambda situation: calls.append(1) or described(situation)
+    whole = {"hole": "AdQc", "top": None, "k": 1_000_000, "min_cases": 1_000_000}
+    try:
+        with make_client(engine) as c:
+            for url, extra in (("/retrieve", {}), ("/reuse", {"policy": "call", "casebase": "default"})):
+                calls.clear()
+                start = time.monotonic()
+                r = c.post(url, json={"hole": "AdQc", "top": MAX_BATCH_CASES + 1, **extra})
+                assert time.monotonic() - start < 2.0
+                assert r.status_code == 422, r.text[:300]
+                (problem,) = r.json()["detail"]
+                assert problem["loc"] == ["body", "top"] and problem["type"] == "FieldError", problem
+                assert f"at most {MAX_BATCH_CASES:,} cases" in problem["msg"] and "10,001" in problem["msg"], problem
+                assert calls == []
+                # every retrieved case, more of them than an answer lists: refused, on top
+                r = c.post(url, json={**whole, **extra})
+                assert r.status_code == 422, r.text[:300]
+                (problem,) = r.json()["detail"]
+                with CaseBase.open(resolve_casebase("default")) as cb:
+                    preflop = cb.count("preflop")
+                assert preflop > MAX_BATCH_CASES
+                assert problem["loc"] == ["body", "top"] and problem["type"] == "FieldError", problem
+                assert f"{preflop:,} were retrieved" in problem["msg"], problem
+                assert f"at most {MAX_BATCH_CASES:,} cases" in problem["msg"], problem
+            # up to the cap: answered, top null listing every retrieved case as the library does
+            r = c.post("/retrieve", json={"hole": "AdQc", "top": MAX_BATCH_CASES})
+            assert r.status_code == 200 and len(r.json()["cases"]) == r.json()["retrieved"] < MAX_BATCH_CASES
+            spot = {"hole": "AdQc", "board": "3h4cJh", "position": 1, "to_call": 1, "pot": 5, "prev_bets": 2}
+            r = c.post("/retrieve", json={**spot, "top": None})
+            assert r.status_code == 200, r.text
+            with CaseBase.open(resolve_casebase("default")) as cb:
+                want = answer(cb, situation(hole="AdQc", board="3h4cJh", position=1, to_call=1, pot=5,
+                                            previous_round_bets=2)).to_dict(top=None)
+            got = r.json()
+            assert got["retrieved"] == want["retrieved"] == len(got["cases"]) > 5
+            assert [(x["id"], x["similarity"]) for x in got["cases"]] == [(x["id"], x["similarity"]) for x in want["cases"]]
+            # in a batch, such a situation is an error in its place (its top null counts as the cap)
+            r = c.post("/retrieve/batch", json={"situations": [{"hole": "AdQc", "top": 0}, whole]})
+            assert r.status_code == 200, r.text[:300]
+            first, second = r.json()["answers"]
+            assert first["retrieved"] > 0 and second["error"]["status"] == 422
+            assert second["error"]["detail"][0]["loc"] == ["body", "situations", 1, "top"], second
+    finally:
+        del engine.decision_point
+
+
 # ---- /reuse --------------------------------------------------------------------------------
 def test_reuse_max_frequency_plays_the_most_likely_legal_action(client) -> None:
     fields = SITUATIONS[0][0]
