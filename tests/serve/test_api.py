@@ -805,6 +805,29 @@ def test_a_wrong_method_is_405_and_the_docs_status_table_lists_every_status(clie
     assert answered | {405} <= documented, sorted((answered | {405}) - documented)
 
 
+def test_the_docs_status_table_shows_the_body_of_a_500(client, engine, failing_bot, monkeypatch) -> None:
+    """docs/serve.md's row for 500 said when, not what the body looks like: it shows both bodies a
+    500 has, each as the server answers it (another package's bot that failed; a bug)."""
+    import re
+
+    from tests.conftest import REPO
+
+    errors = (REPO / "docs" / "serve.md").read_text().split("## Errors", 1)[1]
+    (row,) = re.findall(r"^\| 500 \|.*$", errors, re.M)
+    shown = [json.loads(body) for body in re.findall(r"`(\{\"detail\": .*?\})`", row)]
+    r = client.post("/reuse", json={"hole": "AdQc", "policy": failing_bot})
+    assert r.status_code == 500, r.text
+    assert r.json() in shown, (r.json(), shown)  # the plugin's failure, word for word
+
+    def broken() -> list:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(engine, "list_casebases", broken)
+    r = client.get("/casebases")
+    assert r.status_code == 500 and r.json() in shown, (r.json(), shown)
+    assert len(shown) == 2, shown
+
+
 # ---- opponent models (a casper-opp case base) ------------------------------------------------
 @pytest.fixture(scope="module")
 def opp_client(tmp_path_factory):

@@ -480,32 +480,6 @@ def test_retain_into_a_served_case_base_retains_into_it_and_refuses_a_clash_with
         eng.close()
 
 
-@pytest.fixture
-def failing_bot(tmp_path, monkeypatch):
-    """An entry-point bot, ``fails_mid_hand``, that loads and sits down but raises at its first
-    decision (installed as pip would: a dist-info with its entry points beside the module)."""
-    import sys
-
-    from cbr import plugins
-
-    site = tmp_path / "site"
-    info = site / "failsmid-0.1.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: failsmid\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text("[cbr.policies]\nfails_mid_hand = failsmid:Bot\n")
-    (site / "failsmid.py").write_text(
-        "from cbr.policies.base import Policy\n\n\n"
-        "class Bot(Policy):\n"
-        "    name = 'fails_mid_hand'\n\n"
-        "    def triple(self, dp):\n"
-        "        raise RuntimeError('its service went away')\n")
-    monkeypatch.syspath_prepend(str(site))
-    plugins.clear_cache()
-    yield "fails_mid_hand"
-    plugins.clear_cache()
-    sys.modules.pop("failsmid", None)
-
-
 def test_a_bot_that_fails_mid_hand_is_said_in_words_without_a_class_name(client, failing_bot) -> None:
     """The session's ``error`` began with the Python class of what was raised
     (``PluginFailedError: bot 'fails_mid_hand' ... failed in triple(): ...``); the person sees
