@@ -768,8 +768,12 @@ class TableSessions:
 
 
 class _LockedRetainer:
-    """A retainer writing into a served case base: each hand kept under that case base's lock,
-    the one ``/retrieve`` and ``/retain`` take (its other attributes are the retainer's)."""
+    """A retainer writing into a served case base: each hand kept, and the retention log
+    compacted into parts when the session ends (:meth:`close`, as a match's retention ends and
+    as the server compacts what ``/retain`` kept when it stops), under that case base's lock,
+    the one ``/retrieve`` and ``/retain`` take: a compaction replaces what the one open case base
+    has loaded, which a request reading it meanwhile would see change under it (its other
+    attributes are the retainer's)."""
 
     def __init__(self, retainer: Any, lock: Any) -> None:
         self._retainer, self._lock = retainer, lock
@@ -777,6 +781,10 @@ class _LockedRetainer:
     def hand(self, *args: Any, **kwargs: Any) -> int:
         with self._lock:
             return self._retainer.hand(*args, **kwargs)
+
+    def close(self) -> None:
+        with self._lock:
+            self._retainer.close()
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._retainer, name)
