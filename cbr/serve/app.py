@@ -46,6 +46,7 @@ from cbr.serve.schemas import (
     EvaluateRequest,
     FieldProblem,
     RetainRequest,
+    RetrieveRequest,
     ReuseRequest,
     Situation,
     TableRequest,
@@ -374,7 +375,9 @@ def create_app(config: ServeConfig = ServeConfig(), engine: Optional[Engine] = N
         summary="Case-based reasoning for limit Texas hold'em over HTTP.",
         description=(f"Request bodies over {config.max_body_bytes} bytes are refused (413); a request over "
                      f"{config.time_limit:g} s is answered 503. Writes (/retain) need `Authorization: Bearer "
-                     f"TOKEN`. Batch: at most {MAX_BATCH} situations and {MAX_BATCH_CASES} cases asked for (top summed); retain: at most {MAX_RETAIN_HANDS} hands; "
+                     f"TOKEN`. Batch: at most {MAX_BATCH} situations and {MAX_BATCH_CASES} cases asked for (top summed); one "
+                     f"situation: at most {MAX_BATCH_CASES} cases (top; a top of null that retrieves more is refused); "
+                     f"retain: at most {MAX_RETAIN_HANDS} hands; "
                      f"evaluate: at most {MAX_EVALUATE_DECISIONS} decisions per street."),
         version=_version(),
         lifespan=lifespan,
@@ -431,7 +434,22 @@ def create_app(config: ServeConfig = ServeConfig(), engine: Optional[Engine] = N
         cause = exc.__cause__
         if exc.status_code == 400 and cause is not None and request.scope.get("route") is not None:
             return _json({"detail": [{"loc": ["body"], "msg": _unreadable(cause), "type": "json_invalid"}]}, 422)
+        if exc.status_code == 405:  # Starlette's Allow names the methods of the first route of the path only
+            exc = StarletteHTTPException(405, exc.detail, headers={**(exc.headers or {}),
+                                                                   "Allow": ", ".join(allowed_methods(request))})
         return await http_exception_handler(request, exc)
+
+    def allowed_methods(request: Request) -> list[str]:
+        """Every method the request's path answers, over all the routes of that path (the web
+        table's ``/table/sessions/{id}`` is two: GET and DELETE), in alphabetical order."""
+        from starlette.routing import Match
+
+        found: set[str] = set()
+        for route in app.router.routes:
+            methods = getattr(route, "methods", None)
+            if methods and route.matches(request.scope)[0] != Match.NONE:
+                found.update(methods)
+        return sorted(found)
 
     @app.exception_handler(CBRError)
     async def _cbr_error(request: Request, exc: CBRError) -> Response:
@@ -475,7 +493,7 @@ def create_app(config: ServeConfig = ServeConfig(), engine: Optional[Engine] = N
 
     @app.post("/retrieve", summary="The triple of a situation and the cases behind it",
               responses=_errors(404, 413, 422, 503))
-    async def retrieve(situation: Situation) -> Response:
+    async def retrieve(situation: RetrieveRequest) -> Response:
         # the JSON is written in the pool too: a large answer neither blocks the other
         # requests nor escapes the time limit
         return _json_body(await run(lambda: _json_text(engine.retrieve(situation.model_dump()))))

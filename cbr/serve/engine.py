@@ -38,8 +38,13 @@ from cbr.game.gamedef import STREETS
 from cbr.store import is_shipped
 
 __all__ = ["Engine", "checked_spec", "Deadline", "FieldError", "NotFoundError", "ForbiddenError", "UnauthorizedError", "TimeLimitError",
-           "MAX_RETAIN_HANDS", "MAX_EVALUATE_DECISIONS", "PATH_OPTIONS", "SHIPPED_NAMED", "shipped_names"]
+           "MAX_ANSWER_CASES", "MAX_RETAIN_HANDS", "MAX_EVALUATE_DECISIONS", "PATH_OPTIONS", "SHIPPED_NAMED", "shipped_names"]
 
+#: Most cases one answer lists: a ``top`` of null (every retrieved case) is refused, 422 on
+#: ``top``, when more were retrieved (a ``top`` of null with ``k`` and ``min_cases`` at a million
+#: listed a whole street, 32,875 preflop cases of the default case base, a 20 MB answer). It is
+#: also the most a request may ask for by ``top``, a batch's summed (:mod:`cbr.serve.schemas`).
+MAX_ANSWER_CASES = 10_000
 #: Most hands one ``/retain`` request may hold.
 MAX_RETAIN_HANDS = 1000
 #: The cap on ``/evaluate``'s ``max_decisions`` (per street).
@@ -51,6 +56,9 @@ PATH_OPTIONS = ("casebase", "similarity", "models", "strategy", "styles", "store
 #: The options a client may give by the name of a file shipped with the engine (never a path):
 #: option -> what it names, in words.
 SHIPPED_NAMED = {"strategy": "a shipped strategy", "styles": "shipped style cases"}
+#: How a ``/retain`` hand that its request's ``game`` does not seat names that game: a 422 on the
+#: field ``game``, as every refusal of that field's value.
+GAME_FROM = "the request's game"
 #: Policies kept built between requests (least recently used dropped first).
 POLICY_CACHE = 16
 
@@ -287,10 +295,14 @@ class Engine:
                     action_counts(cb, street)
 
     def _refuse_mapped(self, what: str) -> None:
-        """:class:`ForbiddenError` for ``what`` when the case bases are served memory-mapped."""
+        """:class:`ForbiddenError` for ``what`` when the case bases are served memory-mapped, in
+        the words of an API user (what this server does and what the request needs; no option
+        of the command that started it, which the client cannot give)."""
         if self.memory_map:
-            raise ForbiddenError(f"{what} refused: the case bases are served memory-mapped (--memory-map), for "
-                                 "/retrieve only; it needs them in memory: serve them without --memory-map")
+            raise ForbiddenError(f"{what} refused: this server reads its case bases from disk as they are asked "
+                                 "(memory-mapped, for case bases larger than memory) and answers only /retrieve "
+                                 "from them; this request needs the cases loaded in memory, which this server "
+                                 "does not do")
 
     def close(self) -> None:
         """Close the policies and the case bases. A case base this engine retained into is
@@ -377,7 +389,7 @@ class Engine:
             self._follow(loaded)
             top = situation.get("top", 5)
             try:
-                ans = answer(loaded.cb, dp, weighted=situation.get("weighted"), top=top, opponents=opponents,
+                ans = answer(loaded.cb, dp, weighted=situation.get("weighted"), top=_listed(top), opponents=opponents,
                              threshold=situation.get("threshold"), k=situation.get("k"),
                              min_cases=situation.get("min_cases"))
             except ConfigError as exc:
@@ -386,6 +398,7 @@ class Engine:
                 if opponents is None:
                     raise
                 raise FieldError("opponents", str(exc)) from None
+        _check_listed(ans, top)
         return ans.to_dict(top=top)
 
     # ---- re-use ----------------------------------------------------------------------------
@@ -513,7 +526,7 @@ class Engine:
                     decision = {"action": d.action, "street": d.street, "triple": _triple(d.triple),
                                 "played": _triple(d.played), "reuse": d.reuse, "why": d.explanation,
                                 "retrieved": d.retrieved, "fallback": d.fallback,
-                                "case_ids": [int(i) for i in d.case_ids[:top]], "similarity": _number(d.similarity)}
+                                "case_ids": [int(i) for i in d.case_ids[:_listed(top)]], "similarity": _number(d.similarity)}
                 else:
                     triple = made.played if made.played is not None else policy.triple(dp)
                     decision = {"action": made.action, "triple": _triple(triple)}
@@ -528,9 +541,11 @@ class Engine:
                     out = explain_decision(d, top=top).to_dict(top=top)
                 else:
                     try:
-                        out = answer(loaded.cb, dp, weighted=request.get("weighted"), top=top,
+                        ans = answer(loaded.cb, dp, weighted=request.get("weighted"), top=_listed(top),
                                      threshold=request.get("threshold"), k=request.get("k"),
-                                     min_cases=request.get("min_cases")).to_dict(top=top)
+                                     min_cases=request.get("min_cases"))
+                        _check_listed(ans, top)
+                        out = ans.to_dict(top=top)
                     except ConfigError as exc:
                         if "min_cases" in str(exc) and request.get("min_cases") is not None:
                             raise FieldError("min_cases", str(exc)) from None
@@ -597,7 +612,10 @@ class Engine:
         except CaseBaseError:
             raise ForbiddenError(f"retention refused: case base {loaded.name!r} is read-only on the server; "
                                  f"{elsewhere}") from None
-        gamedef = load_game(game, files=False) if game else None
+        try:
+            gamedef = load_game(game, files=False) if game else None
+        except ConfigError as exc:  # as /retrieve refuses it: the field's own
+            raise FieldError("game", str(exc)) from None
         records = _parse_hands(text, log_format, gamedef)
         retainer = Retainer(loaded.cb, keep=range(32), names=())
         replayed = retainer.replay_hands(records)  # outside the lock: retrievals go on meanwhile
@@ -631,7 +649,10 @@ class Engine:
     def inspect(self, name: str) -> dict[str, Any]:
         """``/casebases/{name}``: :func:`cbr.store.inspect` (``cbr casebase inspect --json``)
         and the similarity configuration, through a handle of its own; ``name`` is the name it
-        is served under (as ``/casebases`` lists it), ``built_as`` the manifest's when another."""
+        is served under (as ``/casebases`` lists it), ``built_as`` the manifest's when another.
+        No path on the server: the case base's folder (``path``) and where each source log was
+        read (``source_files``' ``path``) are left out; a case base is named by ``name``, a log
+        by its ``source``, the label its cases carry (as ``/retrieve``'s provenance gives it)."""
         from cbr.store import CaseBase, inspect
 
         loaded = self.loaded(name)
@@ -645,6 +666,8 @@ class Engine:
             info["built_as"] = info.get("name")
         info["name"] = loaded.name
         info["shipped"] = loaded.shipped
+        info.pop("path", None)
+        info["source_files"] = [{k: v for k, v in e.items() if k != "path"} for e in info.get("source_files", ())]
         return info
 
     def evaluate(self, name: str, *, folds: int = 3, max_decisions: int = 100, seed: int = 0, ann: bool = False,
@@ -765,16 +788,18 @@ def _parse_hands(text: str, log_format: str, game: Any) -> list[Any]:
     if log_format == "acpc":
         # (the game given as the parser's, not as a header line before the text: the lines keep their numbers)
         items = AcpcParser().parse_text(text if text.endswith("\n") else text + "\n", "request", game=game,
-                                        game_from="the request's game")
+                                        game_from=GAME_FROM)
     elif log_format == "phh":
         if game is not None:
-            raise ConfigError("a PHH hand names its own game (variant, blinds): leave out game")
+            raise FieldError("game", "a PHH hand names its own game (variant, blinds): leave out game")
         items = PhhParser().parse_text(text, "request")
     else:
         raise ConfigError(f"unknown hand format {log_format!r}; use acpc or phh")
     records = []
     for item in items:
-        if isinstance(item, ParseIssue):
+        if isinstance(item, ParseIssue):  # a hand the request's game does not seat is about that field
+            if game is not None and GAME_FROM in item.reason:
+                raise FieldError("game", f"{item.where}: {item.reason}")
             raise LogFormatError(f"{item.where}: {item.reason}")
         records.append(item)
         if len(records) > MAX_RETAIN_HANDS:
@@ -783,8 +808,25 @@ def _parse_hands(text: str, log_format: str, game: Any) -> list[Any]:
         raise LogFormatError(f"no hand found in the {log_format} text")
     for r in records:
         if r.game.betting != "limit":
-            raise GameError(f"hand {r.hand_id} is {r.game.betting}: the case bases hold limit hands")
+            message = f"hand {r.hand_id} is {r.game.betting}: the case bases hold limit hands"
+            raise FieldError("game", message) if game is not None else GameError(message)
     return records
+
+
+def _listed(top: Optional[int]) -> int:
+    """The ``top`` to retrieve with for a request's ``top``: null (every retrieved case) lists
+    at most :data:`MAX_ANSWER_CASES` (:func:`_check_listed` refuses an answer with more)."""
+    return MAX_ANSWER_CASES if top is None else top
+
+
+def _check_listed(ans: Any, top: Optional[int]) -> None:
+    """:class:`FieldError` on ``top`` when ``top`` is null and more cases were retrieved than
+    an answer lists (:data:`MAX_ANSWER_CASES`); the retrieval's counts cost no listing."""
+    if top is None and ans.retrieved > MAX_ANSWER_CASES:
+        raise FieldError("top", f"top null lists every retrieved case, and {ans.retrieved:,} were retrieved: an "
+                                f"answer lists at most {MAX_ANSWER_CASES:,} cases; give top (the triple and the "
+                                "counts come from every retrieved case whatever top is), or retrieve fewer "
+                                "(a higher threshold, a lower k or min_cases)")
 
 
 def _triple(t: Any) -> dict[str, float]:

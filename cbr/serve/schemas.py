@@ -21,9 +21,9 @@ from typing import Annotated, Literal, Optional
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, model_validator
 
 from cbr.query import MAX_TOP
-from cbr.serve.engine import MAX_EVALUATE_DECISIONS
+from cbr.serve.engine import MAX_ANSWER_CASES, MAX_EVALUATE_DECISIONS
 
-__all__ = ["FieldProblem", "Situation", "BatchRequest", "ReuseRequest", "RetainRequest", "EvaluateRequest", "TableRequest",
+__all__ = ["FieldProblem", "Situation", "RetrieveRequest", "BatchRequest", "ReuseRequest", "RetainRequest", "EvaluateRequest", "TableRequest",
            "ActionRequest", "MAX_BATCH", "MAX_BATCH_CASES", "SITUATION_FIELDS"]
 
 #: Most situations one ``/retrieve/batch`` request may hold.
@@ -32,8 +32,10 @@ MAX_BATCH = 256
 #: ``top`` of null, every retrieved case, counts as this many: a batch may hold one such
 #: situation beside situations of ``top`` 0). About 1 KB of JSON a case: some 10 MB an answer,
 #: worked on in well under the time limit, where 256 situations of ``top`` 100,000 asked for up
-#: to 25.6 million cases (a 150 MB answer, gigabytes of memory, and a 503 late).
-MAX_BATCH_CASES = 10_000
+#: to 25.6 million cases (a 150 MB answer, gigabytes of memory, and a 503 late). The same cap
+#: holds for one ``/retrieve`` or ``/reuse`` (:class:`RetrieveRequest`), and a ``top`` of null
+#: lists at most this many (:data:`cbr.serve.engine.MAX_ANSWER_CASES`, the same number).
+MAX_BATCH_CASES = MAX_ANSWER_CASES
 #: One value of an opponent model, in 0..1: a value outside is a 422 naming that number
 #: (``["body", "opponents", i, j]``), as a value of the wrong type is.
 Unit = Annotated[StrictFloat, Field(ge=0.0, le=1.0)]
@@ -82,7 +84,8 @@ class Situation(BaseModel):
     prev_bets: Optional[StrictInt] = Field(None, description="Bets and raises made in the previous round.")
     weighted: Optional[StrictBool] = Field(None, description="Weight actions by similarity (null: the case base's "
                                                        "setting; false: count every retrieved case once).")
-    top: Optional[StrictInt] = Field(5, ge=0, le=MAX_TOP, description="Cases to return (null: every retrieved case).")
+    top: Optional[StrictInt] = Field(5, ge=0, le=MAX_TOP, description="Cases to return (null: every retrieved case); at most "
+                                  f"{MAX_ANSWER_CASES:,} (a batch: its tops summed).")
     threshold: Optional[StrictFloat] = Field(
         None, ge=0.0, le=1.0, description="Retrieve every case at least this similar, for this request only "
         "(null: the case base's; cbr query --threshold).")
@@ -104,6 +107,21 @@ class Situation(BaseModel):
             raise FieldProblem("matchstate", f"a matchstate describes the whole situation: leave out {', '.join(given)}")
         if self.matchstate is None and self.hole is None:
             raise FieldProblem("hole", "no situation: give hole (and board, to_call, ...) or matchstate")
+        return self
+
+
+class RetrieveRequest(Situation):
+    """One situation asked on its own (``/retrieve``; ``/reuse`` adds to it): its ``top`` is at
+    most :data:`MAX_BATCH_CASES`, as a batch's ``top`` summed, refused before any work. A ``top``
+    of null (every retrieved case) is refused by the engine once it is known that more were
+    retrieved than that (:data:`~cbr.serve.engine.MAX_ANSWER_CASES`)."""
+
+    @model_validator(mode="after")
+    def _bounded(self) -> "RetrieveRequest":
+        if self.top is not None and self.top > MAX_BATCH_CASES:
+            raise FieldProblem("top", f"a request asks for at most {MAX_BATCH_CASES:,} cases (top), as a batch does "
+                                      f"in all: top {self.top:,} asks for more; lower top (the triple and the counts "
+                                      "come from every retrieved case whatever top is)")
         return self
 
 
@@ -130,7 +148,7 @@ class BatchRequest(BaseModel):
         return self
 
 
-class ReuseRequest(Situation):
+class ReuseRequest(RetrieveRequest):
     """A situation, and the policy spec whose action is wanted (``cbr``,
     ``cbr:reuse=max-frequency``, ``ehs``...; GET /policies) with the seed of its draw."""
 

@@ -361,7 +361,7 @@ class TableSession:
                 played: PlayedHand = self._table.play(k)
                 self.results.append(_HandResult(k, list(played.won), played.record))
             except Exception as exc:  # a bot's failure ends the hand; the session says why
-                self.error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+                self.error = _error_text(exc)
             finally:
                 with person.cv:
                     self._running = False
@@ -568,6 +568,23 @@ class TableSession:
         raise FieldError("format", f"unknown log format {fmt!r}; use acpc or phh")
 
 
+def _error_text(exc: BaseException) -> str:
+    """What the person is told of the error that ended a hand: an engine's error
+    (:class:`~cbr.errors.CBRError`, another package's bot that failed among them) by its
+    message alone, never the Python class's name; anything else is an internal error, said so.
+
+    >>> _error_text(CBRError("bot 'x' failed in decide(): RuntimeError: down\\nmore"))
+    "bot 'x' failed in decide(): RuntimeError: down"
+    >>> _error_text(KeyError("seat")), _error_text(RuntimeError())
+    ("internal error: 'seat'", 'internal error')
+    """
+    text = str(exc).strip()
+    line = text.splitlines()[0] if text else ""
+    if isinstance(exc, CBRError) and line:
+        return line
+    return f"internal error: {line}" if line else "internal error"
+
+
 def _history(state: HandState, told: Sequence[Sequence[dict[str, Any]]]) -> list[dict[str, Any]]:
     """The hand's actions street by street, each street with the board it was played on."""
     out = []
@@ -769,8 +786,12 @@ class TableSessions:
 
 
 class _LockedRetainer:
-    """A retainer writing into a served case base: each hand kept under that case base's lock,
-    the one ``/retrieve`` and ``/retain`` take (its other attributes are the retainer's)."""
+    """A retainer writing into a served case base: each hand kept, and the retention log
+    compacted into parts when the session ends (:meth:`close`, as a match's retention ends and
+    as the server compacts what ``/retain`` kept when it stops), under that case base's lock,
+    the one ``/retrieve`` and ``/retain`` take: a compaction replaces what the one open case base
+    has loaded, which a request reading it meanwhile would see change under it (its other
+    attributes are the retainer's)."""
 
     def __init__(self, retainer: Any, lock: Any) -> None:
         self._retainer, self._lock = retainer, lock
@@ -778,6 +799,10 @@ class _LockedRetainer:
     def hand(self, *args: Any, **kwargs: Any) -> int:
         with self._lock:
             return self._retainer.hand(*args, **kwargs)
+
+    def close(self) -> None:
+        with self._lock:
+            self._retainer.close()
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._retainer, name)

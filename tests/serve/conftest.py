@@ -1,5 +1,6 @@
 """Fixtures of the HTTP server's tests: a writable copy of the default case base, the app
-over it and the default one (FastAPI's TestClient), a token, and real ACPC hands."""
+over it and the default one (FastAPI's TestClient), a token, real ACPC hands, and another
+package's bot that fails when it decides."""
 from __future__ import annotations
 
 import warnings
@@ -68,3 +69,29 @@ def acpc_hands(tmp_path_factory) -> str:
     with AcpcLogWriter(path) as log:
         run_match(["ehs", "call"], 10, seed=5, log=log)
     return path.read_text()
+
+
+@pytest.fixture
+def failing_bot(tmp_path, monkeypatch):
+    """An entry-point bot, ``fails_mid_hand``, that loads and sits down but raises at its first
+    decision (installed as pip would: a dist-info with its entry points beside the module)."""
+    import sys
+
+    from cbr import plugins
+
+    site = tmp_path / "site"
+    info = site / "failsmid-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: failsmid\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[cbr.policies]\nfails_mid_hand = failsmid:Bot\n")
+    (site / "failsmid.py").write_text(
+        "from cbr.policies.base import Policy\n\n\n"
+        "class Bot(Policy):\n"
+        "    name = 'fails_mid_hand'\n\n"
+        "    def triple(self, dp):\n"
+        "        raise RuntimeError('its service went away')\n")
+    monkeypatch.syspath_prepend(str(site))
+    plugins.clear_cache()
+    yield "fails_mid_hand"
+    plugins.clear_cache()
+    sys.modules.pop("failsmid", None)

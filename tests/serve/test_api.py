@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import time
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -182,6 +183,65 @@ def test_the_cases_a_batch_asks_for_are_bounded_before_any_work(engine) -> None:
             assert r.status_code == 200 and r.json()["answers"][0]["cases"] != []
     finally:
         del engine.retrieve
+
+
+def test_one_situation_is_bounded_as_a_batch_is(engine) -> None:
+    """A single ``/retrieve`` (or ``/reuse``) was not capped as a batch is: ``top`` 100,000 was
+    taken, and ``top`` null with ``k`` and ``min_cases`` at a million answered a whole street (the
+    default case base's 32,875 preflop cases, 20 MB). Now ``top`` is at most MAX_BATCH_CASES,
+    refused before any work with 422 on ``top`` as a batch's; ``top`` null lists at most as many
+    and is refused (422 on ``top``, saying how many were retrieved) when more were retrieved."""
+    from cbr.game.situation import situation
+    from cbr.query.answer import answer
+    from cbr.serve.schemas import MAX_BATCH_CASES
+    from cbr.store import resolve_casebase
+
+    calls = []
+    described = engine.decision_point  # where /retrieve and /reuse start their work: counted
+    engine.decision_point = lambda situation: calls.append(1) or described(situation)
+    whole = {"hole": "AdQc", "top": None, "k": 1_000_000, "min_cases": 1_000_000}
+    try:
+        with make_client(engine) as c:
+            for url, extra in (("/retrieve", {}), ("/reuse", {"policy": "call", "casebase": "default"})):
+                calls.clear()
+                start = time.monotonic()
+                r = c.post(url, json={"hole": "AdQc", "top": MAX_BATCH_CASES + 1, **extra})
+                assert time.monotonic() - start < 2.0
+                assert r.status_code == 422, r.text[:300]
+                (problem,) = r.json()["detail"]
+                assert problem["loc"] == ["body", "top"] and problem["type"] == "FieldError", problem
+                assert f"at most {MAX_BATCH_CASES:,} cases" in problem["msg"] and "10,001" in problem["msg"], problem
+                assert calls == []
+                # every retrieved case, more of them than an answer lists: refused, on top
+                r = c.post(url, json={**whole, **extra})
+                assert r.status_code == 422, r.text[:300]
+                (problem,) = r.json()["detail"]
+                with CaseBase.open(resolve_casebase("default")) as cb:
+                    preflop = cb.count("preflop")
+                assert preflop > MAX_BATCH_CASES
+                assert problem["loc"] == ["body", "top"] and problem["type"] == "FieldError", problem
+                assert f"{preflop:,} were retrieved" in problem["msg"], problem
+                assert f"at most {MAX_BATCH_CASES:,} cases" in problem["msg"], problem
+            # up to the cap: answered, top null listing every retrieved case as the library does
+            r = c.post("/retrieve", json={"hole": "AdQc", "top": MAX_BATCH_CASES})
+            assert r.status_code == 200 and len(r.json()["cases"]) == r.json()["retrieved"] < MAX_BATCH_CASES
+            spot = {"hole": "AdQc", "board": "3h4cJh", "position": 1, "to_call": 1, "pot": 5, "prev_bets": 2}
+            r = c.post("/retrieve", json={**spot, "top": None})
+            assert r.status_code == 200, r.text
+            with CaseBase.open(resolve_casebase("default")) as cb:
+                want = answer(cb, situation(hole="AdQc", board="3h4cJh", position=1, to_call=1, pot=5,
+                                            previous_round_bets=2)).to_dict(top=None)
+            got = r.json()
+            assert got["retrieved"] == want["retrieved"] == len(got["cases"]) > 5
+            assert [(x["id"], x["similarity"]) for x in got["cases"]] == [(x["id"], x["similarity"]) for x in want["cases"]]
+            # in a batch, such a situation is an error in its place (its top null counts as the cap)
+            r = c.post("/retrieve/batch", json={"situations": [{"hole": "AdQc", "top": 0}, whole]})
+            assert r.status_code == 200, r.text[:300]
+            first, second = r.json()["answers"]
+            assert first["retrieved"] > 0 and second["error"]["status"] == 422
+            assert second["error"]["detail"][0]["loc"] == ["body", "situations", 1, "top"], second
+    finally:
+        del engine.decision_point
 
 
 # ---- /reuse --------------------------------------------------------------------------------
@@ -426,6 +486,32 @@ def test_retain_with_a_game_of_other_seats_names_the_requests_game(client, caseb
     r = client.post("/retain", json={"casebase": "mine", "text": header + hand}, headers=AUTH)
     assert r.status_code == 422, r.text
     assert r.json()["detail"][0]["msg"] == "request:2: 2 players but the header's game 'holdem.limit.3p' seats 3"
+    assert r.json()["detail"][0]["loc"] == ["body"]  # the text's own header: not the field game
+    assert counts(casebase_copy) == before
+
+
+def test_a_wrong_game_at_retain_is_422_on_the_game_field(client, casebase_copy) -> None:
+    """A ``/retain`` game the hands do not fit (other seats, a game for PHH text, which names its
+    own) was 422 on ``["body"]``; it is on ``["body", "game"]``, as an unknown game is and as
+    ``/retrieve`` locates its ``game``."""
+    hand = "STATE:0:f:AhKh|QdQc:5|-5:a|b"  # two players
+    phh = 'variant = "FT"\nantes = [0, 0]\nblinds_or_straddles = [5, 10]\nmin_bet = 10\n'
+    before = counts(casebase_copy)
+    for body, msg in (
+        ({"text": hand, "game": "holdem.limit.3p"}, "request:1: 2 players but the request's game 'holdem.limit.3p' "
+                                                    "seats 3"),
+        ({"text": hand, "game": "nosuch"}, "unknown game 'nosuch'; known: "),
+        ({"text": phh, "format": "phh", "game": "holdem.limit.2p"},
+         "a PHH hand names its own game (variant, blinds): leave out game"),
+    ):
+        r = client.post("/retain", json={"casebase": "mine", **body}, headers=AUTH)
+        assert r.status_code == 422, r.text
+        detail = r.json()["detail"]
+        assert len(detail) == 1 and detail[0]["loc"] == ["body", "game"] and detail[0]["type"] == "FieldError", detail
+        assert detail[0]["msg"].startswith(msg), detail
+    r = client.post("/retrieve", json={"hole": "AdQc", "game": "nosuch"})
+    assert r.json()["detail"][0]["loc"] == ["body", "game"] and r.json()["detail"][0]["msg"].startswith(
+        "unknown game 'nosuch'; known: ")  # the same words at both endpoints
     assert counts(casebase_copy) == before
 
 
@@ -579,6 +665,21 @@ def test_casebases_list_and_inspect(client) -> None:
     assert flop == list(info["features"]["flop"])
 
 
+def test_inspect_names_the_case_base_not_its_path_on_the_server(client, casebase_copy) -> None:
+    """``GET /casebases/{name}`` answered the case base's folder on the server (``path``) and
+    where each source log was read, as ``cbr casebase inspect --json`` prints them; an HTTP
+    answer names a case base by its served name."""
+    from cbr.store import resolve_casebase
+
+    for name, folder in (("mine", casebase_copy), ("default", resolve_casebase("default"))):
+        r = client.get(f"/casebases/{name}")
+        assert r.status_code == 200, r.text
+        info = r.json()
+        assert info["name"] == name and "path" not in info, sorted(info)
+        assert all("path" not in e and e["source"] for e in info["source_files"]), info["source_files"]
+        assert str(Path(folder).resolve()) not in r.text and str(Path(folder).resolve().parent) not in r.text
+
+
 def test_evaluate_is_bounded(client) -> None:
     r = client.post("/evaluate", json={"casebase": "default", "folds": 2, "max_decisions": 30, "seed": 1})
     assert r.status_code == 200, r.text
@@ -687,11 +788,44 @@ def test_a_wrong_method_is_405_and_the_docs_status_table_lists_every_status(clie
         r = client.request(method, path)
         assert r.status_code == 405 and r.json() == {"detail": "Method Not Allowed"}, (method, path, r.text)
         assert r.headers["allow"] == allow
+    # a path of several routes (each of its own method): Allow lists the methods of them all
+    # (Starlette's named those of the first route only: "GET" for a table session's path)
+    for method, path, allow in (("POST", "/table/sessions/abc", "DELETE, GET"),
+                                ("PUT", "/table/sessions/abc", "DELETE, GET"),
+                                ("GET", "/table/sessions", "POST")):
+        r = client.request(method, path)
+        assert r.status_code == 405 and r.json() == {"detail": "Method Not Allowed"}, (method, path, r.text)
+        assert r.headers["allow"] == allow, (method, path, r.headers["allow"])
+        for other in allow.split(", "):  # each one listed is answered (not 405)
+            assert client.request(other, path).status_code != 405, (other, path)
     errors = (REPO / "docs" / "serve.md").read_text().split("## Errors", 1)[1]
     documented = {int(code) for code in re.findall(r"^\| (\d{3}) \|", errors, re.M)}
     answered = {int(code) for op in client.get("/openapi.json").json()["paths"].values() for spec in op.values()
                 for code in spec.get("responses", {}) if code.isdigit() and int(code) >= 400}
     assert answered | {405} <= documented, sorted((answered | {405}) - documented)
+
+
+def test_the_docs_status_table_shows_the_body_of_a_500(client, engine, failing_bot, monkeypatch) -> None:
+    """docs/serve.md's row for 500 said when, not what the body looks like: it shows both bodies a
+    500 has, each as the server answers it (another package's bot that failed; a bug)."""
+    import re
+
+    from tests.conftest import REPO
+
+    errors = (REPO / "docs" / "serve.md").read_text().split("## Errors", 1)[1]
+    (row,) = re.findall(r"^\| 500 \|.*$", errors, re.M)
+    shown = [json.loads(body) for body in re.findall(r"`(\{\"detail\": .*?\})`", row)]
+    r = client.post("/reuse", json={"hole": "AdQc", "policy": failing_bot})
+    assert r.status_code == 500, r.text
+    assert r.json() in shown, (r.json(), shown)  # the plugin's failure, word for word
+
+    def broken() -> list:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(engine, "list_casebases", broken)
+    r = client.get("/casebases")
+    assert r.status_code == 500 and r.json() in shown, (r.json(), shown)
+    assert len(shown) == 2, shown
 
 
 # ---- opponent models (a casper-opp case base) ------------------------------------------------
@@ -814,7 +948,11 @@ def test_memory_mapped_server_refuses_what_needs_the_cases_in_memory(mapped_clie
                       ("/evaluate", {"casebase": "default", "folds": 2, "max_decisions": 10}),
                       ("/reuse", {**spot, "policy": "cbr"})):
         r = mapped_client.post(url, json=body, headers=AUTH)
-        assert r.status_code == 403 and "--memory-map" in r.text, (url, r.text)
+        assert r.status_code == 403, (url, r.text)
+        # in an API user's words: what the server does and what the request needs, no CLI option
+        detail = r.json()["detail"]
+        assert "memory-mapped" in detail and "answers only /retrieve" in detail, (url, detail)
+        assert "--" not in detail and "cbr serve" not in detail, (url, detail)
     assert counts(mapped_copy) == before
     r = mapped_client.post("/reuse", json={**spot, "policy": "call"})  # a rule bot needs no cases
     assert r.status_code == 200 and r.json()["action"] == "c", r.text

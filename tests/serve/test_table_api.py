@@ -497,3 +497,25 @@ def test_retain_into_a_served_case_base_retains_into_it_and_refuses_a_clash_with
             assert c.get("/casebases/q3").json()["total"] == before + retained
     finally:
         eng.close()
+
+
+def test_a_bot_that_fails_mid_hand_is_said_in_words_without_a_class_name(client, failing_bot) -> None:
+    """The session's ``error`` began with the Python class of what was raised
+    (``PluginFailedError: bot 'fails_mid_hand' ... failed in triple(): ...``); the person sees
+    the message alone."""
+    sid = start(client, (failing_bot,), seed=5)
+    r = client.post(f"/table/sessions/{sid}/hand")
+    assert r.status_code == 200, r.text
+    view = r.json()
+    for _ in range(4):  # the bot's first turn: at once, or after the person's action
+        if view["error"] is not None or not view["hand"]["your_turn"]:
+            break
+        r = client.post(f"/table/sessions/{sid}/action", json={"action": "c"})
+        assert r.status_code == 200, r.text
+        view = r.json()
+    error = view["error"]
+    assert error is not None and view["hand"]["over"], view
+    assert error.startswith(f"bot '{failing_bot}' (plugin '{failing_bot}' in cbr.policies: failsmid:Bot"), error
+    assert error.endswith("failed in triple(): RuntimeError: its service went away"), error
+    assert "PluginFailedError" not in error and "CBRError" not in error, error
+    assert client.get(f"/table/sessions/{sid}").json()["error"] == error  # the view keeps saying it

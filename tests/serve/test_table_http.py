@@ -234,3 +234,43 @@ def test_shipped_strategies_by_name_and_never_a_path(served) -> None:
         cfr = next(p for p in c.get("/policies").json()["policies"] if p["name"] == "cfr")
         assert cfr["shipped"] == {"strategy": names} and "strategy" in cfr["options"]
         assert "strategy" not in cfr.get("server_only", [])
+
+
+def test_hands_retained_into_a_served_case_base_are_compacted_when_the_server_stops(tmp_path, token_file) -> None:
+    """A session retaining into a case base the server serves, still open when the server is
+    stopped (SIGTERM, a clean stop): its hands are folded into Parquet parts, as a match's
+    retention and /retain's are when they end, not left in the retention log alone."""
+    from cbr.play.retention import copy_casebase
+    from cbr.store import CaseBase
+    from cbr.store.verify import verify_casebase
+
+    mine = copy_casebase("default", tmp_path / "mine")
+    with CaseBase.open(mine) as cb:
+        before = cb.count()
+    proc, url = start_server("--casebase", str(mine), "--token-file", str(token_file), cwd=tmp_path)
+    try:
+        out: dict = {}
+        with httpx.Client(base_url=url, timeout=60, headers={"Authorization": f"Bearer {TOKEN}"}) as c:
+            r = c.post("/table/sessions", json={"bots": ["cbr:casebase=mine"], "seed": 3, "retain_into": "mine"})
+            assert r.status_code == 201, r.text
+            sid = r.json()["session"]
+            for _ in range(3):
+                v = c.post(f"/table/sessions/{sid}/hand").json()
+                while not v["hand"]["over"]:
+                    v = c.post(f"/table/sessions/{sid}/action", json={"action": "c"}).json()
+            out["retained"] = v["retained"]
+            assert v["error"] is None, v["error"]
+        log = verify_casebase(mine).log
+        assert log is not None and log["records"] == 3, log  # one durable record a hand, not yet in parts
+        proc.terminate()  # the session is still open: the server's stop ends it
+        code = proc.wait(timeout=60)
+        err = proc.stderr.read() if proc.stderr else ""
+    finally:
+        stop_server(proc)
+    assert code == 143 and "Traceback" not in err, err
+    report = verify_casebase(mine)
+    assert report.sound and (report.log is None or report.log["records"] == 0), report  # compacted into parts
+    with CaseBase.open(mine) as cb:
+        assert cb.count() - before == out["retained"] > 0
+        _, rows, _ = cb.sql_rows("SELECT count(*) FROM cases WHERE source = 'retained'")
+    assert rows[0][0] == out["retained"]
