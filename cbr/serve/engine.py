@@ -634,14 +634,15 @@ class Engine:
 
     # ---- case bases ------------------------------------------------------------------------
     def list_casebases(self) -> list[dict[str, Any]]:
-        """``/casebases``: each served case base with its counts per street."""
+        """``/casebases``: each served case base by the name it is served under, with its counts
+        per street; no path on the server (as :meth:`inspect`)."""
         out = []
         for loaded in self.casebases.values():
             with loaded.lock:
                 self._follow(loaded)
                 counts = {s: loaded.cb.count(s) for s in STREETS}
                 m = loaded.cb.manifest
-                out.append({"name": loaded.name, "path": str(loaded.path), "feature_set": m.feature_set,
+                out.append({"name": loaded.name, "feature_set": m.feature_set,
                             "counts": counts, "total": sum(counts.values()), "shipped": loaded.shipped,
                             "writable": (not loaded.shipped) and loaded.cb.writable})
         return out

@@ -680,6 +680,22 @@ def test_inspect_names_the_case_base_not_its_path_on_the_server(client, casebase
         assert str(Path(folder).resolve()) not in r.text and str(Path(folder).resolve().parent) not in r.text
 
 
+def test_the_list_of_case_bases_names_no_path_on_the_server(client, casebase_copy) -> None:
+    """``GET /casebases`` listed each case base's folder on the server (``path``) after
+    ``GET /casebases/{name}`` had stopped giving it: the list names them by their served names."""
+    from cbr.store import resolve_casebase
+
+    r = client.get("/casebases")
+    assert r.status_code == 200, r.text
+    listed = r.json()["casebases"]
+    assert [c["name"] for c in listed] == ["default", "mine"]
+    for entry in listed:
+        assert "path" not in entry, sorted(entry)
+        assert set(entry) == {"name", "feature_set", "counts", "total", "shipped", "writable"}, sorted(entry)
+    for folder in (casebase_copy, resolve_casebase("default")):
+        assert str(Path(folder).resolve().parent) not in r.text and str(Path(folder).parent) not in r.text
+
+
 def test_evaluate_is_bounded(client) -> None:
     r = client.post("/evaluate", json={"casebase": "default", "folds": 2, "max_decisions": 30, "seed": 1})
     assert r.status_code == 200, r.text
