@@ -37,6 +37,8 @@ from cbr.serve.engine import (
     NotFoundError,
     TimeLimitError,
     UnauthorizedError,
+    for_api,
+    time_limit_message,
 )
 from cbr.serve.schemas import (
     MAX_BATCH,
@@ -318,7 +320,7 @@ def problem(exc: BaseException, body_fields: tuple[str, ...]) -> tuple[Optional[
     >>> problem(GameError("pre-flop has no previous round", field="previous_round_bets"), ("prev_bets",))
     ('prev_bets', "pre-flop has no previous round ('prev_bets')")
     """
-    text = str(exc).strip()
+    text = for_api(str(exc).strip())
     message = text.splitlines()[0] if text else type(exc).__name__
     if isinstance(exc, FieldError):
         return exc.field, message
@@ -405,8 +407,7 @@ def create_app(config: ServeConfig = ServeConfig(), engine: Optional[Engine] = N
         except asyncio.TimeoutError:
             if deadline.give_up():
                 future.add_done_callback(lambda f: f.exception())  # its late error is not "never retrieved"
-                raise TimeLimitError(f"the request ran over the server's time limit of {config.time_limit:g} s "
-                                     "(cbr serve --time-limit)")
+                raise TimeLimitError(time_limit_message(config.time_limit))
             return await future  # a write had started: its result is the answer
         except asyncio.CancelledError:  # a forced stop (a second Ctrl-C) cut the request
             if not deadline.give_up():
@@ -453,7 +454,7 @@ def create_app(config: ServeConfig = ServeConfig(), engine: Optional[Engine] = N
 
     @app.exception_handler(CBRError)
     async def _cbr_error(request: Request, exc: CBRError) -> Response:
-        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        message = for_api(str(exc).strip().splitlines()[0]) if str(exc).strip() else type(exc).__name__
         if isinstance(exc, NotFoundError):
             return _json(_error_body(message), 404)
         if isinstance(exc, UnauthorizedError):
@@ -480,7 +481,8 @@ def create_app(config: ServeConfig = ServeConfig(), engine: Optional[Engine] = N
 
     def authorize(request: Request) -> None:
         if config.token is None:
-            raise ForbiddenError("this server takes no writes: it was started without --token-file")
+            raise ForbiddenError("this server takes no writes: it has no token to check a write against, so it "
+                                 "refuses every write, whoever asks")
         header = request.headers.get("authorization", "")
         scheme, _, token = header.partition(" ")
         if scheme.lower() != "bearer" or not hmac.compare_digest(token.strip().encode(), config.token.encode()):
@@ -599,7 +601,8 @@ def add_table_routes(app: FastAPI, tables: Optional[TableSessions], run: Callabl
               responses=_errors(401, 403, 404, 409, 413, 422, 503))
     async def new_session(request: Request, body: TableRequest) -> Response:
         if tables is None:
-            raise TableStateError("the web table needs a server of one process: start cbr serve without --workers")
+            raise TableStateError("the web table needs a server of one process: a session lives in one, and this "
+                                  "server shares its requests among several; the rest of the API answers here")
         if body.retain_into is not None:
             authorize(request)
 

@@ -38,7 +38,8 @@ from cbr.game.gamedef import STREETS
 from cbr.store import is_shipped
 
 __all__ = ["Engine", "checked_spec", "Deadline", "FieldError", "NotFoundError", "ForbiddenError", "UnauthorizedError", "TimeLimitError",
-           "MAX_ANSWER_CASES", "MAX_RETAIN_HANDS", "MAX_EVALUATE_DECISIONS", "PATH_OPTIONS", "SHIPPED_NAMED", "shipped_names"]
+           "MAX_ANSWER_CASES", "MAX_RETAIN_HANDS", "MAX_EVALUATE_DECISIONS", "PATH_OPTIONS", "SHIPPED_NAMED", "shipped_names",
+           "time_limit_message", "for_api"]
 
 #: Most cases one answer lists: a ``top`` of null (every retrieved case) is refused, 422 on
 #: ``top``, when more were retrieved (a ``top`` of null with ``k`` and ``min_cases`` at a million
@@ -155,6 +156,34 @@ class TimeLimitError(CBRError):
     """A request that ran over the server's time limit (HTTP 503)."""
 
 
+def time_limit_message(seconds: float) -> str:
+    """What a 503 over the time limit says, in the words of an API user: what the server does
+    and what the request can do (no option of the command that started the server).
+
+    >>> time_limit_message(10.0)
+    "the request ran over this server's time limit of 10 s: ask for less in one request, or try again when the server is less busy"
+    """
+    return (f"the request ran over this server's time limit of {seconds:g} s: ask for less in one request, "
+            "or try again when the server is less busy")
+
+
+#: The words of the library's messages meant for the command line, and what an HTTP answer
+#: says instead (:func:`for_api`).
+CLI_WORDS = {"(see cbr plugins list)": "(GET /policies lists each with the reason)"}
+
+
+def for_api(message: str) -> str:
+    """A library message as an HTTP answer gives it: a pointer to a command (the client has no
+    shell on the server) becomes the endpoint that answers the same (:data:`CLI_WORDS`).
+
+    >>> for_api("unknown policy 'x' (known: call); 1 plugin failed to load: cbr.policies:y (see cbr plugins list)")
+    "unknown policy 'x' (known: call); 1 plugin failed to load: cbr.policies:y (GET /policies lists each with the reason)"
+    """
+    for cli, api in CLI_WORDS.items():
+        message = message.replace(cli, api)
+    return message
+
+
 class Deadline:
     """A request's time limit, shared by the thread doing the work and the one answering.
 
@@ -166,7 +195,7 @@ class Deadline:
     False
     >>> d = Deadline(60.0); d.give_up(); d.check()
     Traceback (most recent call last):
-    cbr.serve.engine.TimeLimitError: the request ran over the server's time limit of 60 s (cbr serve --time-limit)
+    cbr.serve.engine.TimeLimitError: the request ran over this server's time limit of 60 s: ask for less in one request, or try again when the server is less busy
     """
 
     def __init__(self, seconds: Optional[float]) -> None:
@@ -177,7 +206,7 @@ class Deadline:
         self._abandoned = False
 
     def _message(self) -> str:
-        return f"the request ran over the server's time limit of {self.seconds:g} s (cbr serve --time-limit)"
+        return time_limit_message(self.seconds or 0.0)
 
     def passed(self) -> bool:
         """Whether the limit has passed or the request was given up."""

@@ -62,9 +62,11 @@ class FieldProblem(ValueError):
 
 
 class Situation(BaseModel):
-    """A situation, as ``cbr query`` takes it: the ``cbr query`` fields, or a ``matchstate``
-    (an ACPC MATCHSTATE string) in ``game``. Fields left out take the spot reached with the
-    fewest actions."""
+    """A situation: the fields that describe it (``hole``, ``board``, ``position``, ``pot``, ...),
+    or a ``matchstate`` (an ACPC MATCHSTATE string) in ``game``. Fields left out take the spot
+    reached with the fewest actions."""
+
+    # (a model's docstring is its description in the OpenAPI document: it names no command line)
 
     model_config = ConfigDict(extra="forbid")
 
@@ -88,17 +90,17 @@ class Situation(BaseModel):
                                   f"{MAX_ANSWER_CASES:,} (a batch: its tops summed).")
     threshold: Optional[StrictFloat] = Field(
         None, ge=0.0, le=1.0, description="Retrieve every case at least this similar, for this request only "
-        "(null: the case base's; cbr query --threshold).")
+        "(null: the case base's).")
     k: Optional[StrictInt] = Field(
         None, ge=1, le=1_000_000, description="When no case reaches the threshold, the K most similar, for this "
-        "request only (null: the case base's fallback k; cbr query --k).")
+        "request only (null: the case base's fallback k).")
     min_cases: Optional[StrictInt] = Field(
         None, ge=1, le=1_000_000, description="Take the K most similar when fewer than this many cases reach the "
-        "threshold, not only when none does; at most K (null: the case base's, CASPER's 1; cbr query --min-cases).")
+        "threshold, not only when none does; at most K (null: the case base's, CASPER's 1).")
     opponents: Optional[list[tuple[Unit, Unit, Unit]]] = Field(
         None, max_length=11, description="For a case base built with the casper-opp feature set: the player "
         "model (aggressiveness, tightness, riskiness, each in 0..1) of each opponent still in the hand, in "
-        "position order; the rest stay at the defaults (cbr query --opponent).")
+        "position order; the rest stay at the defaults.")
 
     @model_validator(mode="after")
     def _one_description(self) -> "Situation":
@@ -191,7 +193,7 @@ class TableRequest(BaseModel):
     into (a served case base's name: that one; another bare name: a copy made on first use;
     needs the bearer token).
 
-    The bots are ``bots`` or ``players`` (the name ``cbr match --players`` uses); both given
+    The bots are ``bots`` or ``players`` (another name of the same list); both given
     must be the same list. :attr:`seated` is the list, :attr:`seated_field` the name given.
     ``null`` is the same as leaving the field out (as for ``seed`` and ``retain_into``): neither
     given, or both null, seats ``["cbr"]``.
@@ -212,7 +214,7 @@ class TableRequest(BaseModel):
                                       description="Policy specs, e.g. [\"cbr\"] (null or left out: players, "
                                                   "or [\"cbr\"] when that is null or left out too).")
     players: Optional[list[str]] = Field(None, min_length=1, max_length=5,
-                                         description="The same as bots, by the name cbr match --players uses "
+                                         description="The same as bots, by another name "
                                                      "(null or left out: bots).")
     seed: Optional[StrictInt] = Field(None, ge=0, le=2**31 - 1, description="Seed of the deals (null: a random one).")
     name: str = Field("you", min_length=1, max_length=64, description="The person's name at the table.")

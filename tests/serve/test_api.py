@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import time
 from pathlib import Path
 
@@ -416,7 +417,7 @@ def test_retain_unknown_case_base_and_a_server_without_token(client, engine, acp
     assert r.status_code == 404
     with make_client(engine) as no_token:
         r = no_token.post("/retain", json={"casebase": "mine", "text": acpc_hands}, headers=AUTH)
-        assert r.status_code == 403 and "--token-file" in r.json()["detail"]
+        assert r.status_code == 403 and "takes no writes" in r.json()["detail"], r.text
 
 
 # ---- errors --------------------------------------------------------------------------------
@@ -1291,3 +1292,48 @@ def test_a_bot_plugin_that_fails_to_load_is_refused_on_its_field(client, missing
         (problem,) = r.json()["detail"]
         assert problem["loc"] == ["body", field] and problem["type"] == "FieldError", problem
         assert "missing_boom" in problem["msg"], problem
+
+
+#: A command line in a text: an option (``--token-file``) or a ``cbr`` command.
+COMMAND_LINE = re.compile(r"--[a-z]|\bcbr (serve|query|match|play|casebase|plugins|build|evaluate)\b")
+
+
+def test_http_answers_name_no_command_line_option(engine, acpc_hands, missing_boom) -> None:
+    """The 503 over the time limit said ``(cbr serve --time-limit)``, a write to a server without
+    a token ``it was started without --token-file``, a new table session on a server of several
+    processes ``start cbr serve without --workers``, an unknown bot beside one that fails to load
+    ``(see cbr plugins list)``, and the OpenAPI document's fields ``cbr query --threshold`` and
+    the like: an API user has no shell on the server. Each now says what the server does and
+    what a request can do."""
+    with make_client(engine, time_limit=1e-6) as c:
+        r = c.post("/evaluate", json={"casebase": "default", "folds": 2, "max_decisions": 50})
+        assert r.status_code == 503, r.text
+        detail = r.json()["detail"]
+        assert "time limit of 1e-06 s" in detail and not COMMAND_LINE.search(detail), detail
+    with make_client(engine) as no_token:
+        r = no_token.post("/retain", json={"casebase": "mine", "text": acpc_hands}, headers=AUTH)
+        assert r.status_code == 403, r.text
+        detail = r.json()["detail"]
+        assert "takes no writes" in detail and not COMMAND_LINE.search(detail), detail
+    with make_client(engine, tables=False) as several:
+        r = several.post("/table/sessions", json={"bots": ["call"], "seed": 1})
+        assert r.status_code == 409, r.text
+        detail = r.json()["detail"]
+        assert "one process" in detail and not COMMAND_LINE.search(detail), detail
+    with make_client(engine) as c:
+        for url, field in (("/reuse", "policy"), ("/table/sessions", "bots")):
+            body = {"hole": "AdQc", "policy": "no_such_bot"} if field == "policy" else {"bots": ["no_such_bot"]}
+            r = c.post(url, json=body)
+            assert r.status_code == 422, r.text
+            (problem,) = r.json()["detail"]
+            assert problem["loc"] == ["body", field], problem
+            assert "no_such_bot" in problem["msg"] and "cbr.policies:missing_boom" in problem["msg"], problem
+            assert "GET /policies" in problem["msg"] and not COMMAND_LINE.search(problem["msg"]), problem
+        # /policies, which the message points at, lists the bot that fails with its reason
+        listed = {p["name"]: p for p in c.get("/policies").json()["policies"]}
+        assert "libmissing_nowhere" in listed[missing_boom]["error"], listed[missing_boom]
+        # the API's description: its endpoints, fields and models (the title is the server's name)
+        spec = c.get("/openapi.json").json()
+        spec["info"].pop("title")
+        text = json.dumps(spec)
+        assert not COMMAND_LINE.search(text), COMMAND_LINE.search(text)
