@@ -552,10 +552,12 @@ class Engine:
                 made = policy.decide(dp, rng)
                 d = made if getattr(made, "vote", None) is not None else None  # cases voted (not another expert)
                 if d is not None:
+                    ids = [int(i) for i in (d.case_ids if top is None else d.case_ids[:top])]
                     decision = {"action": d.action, "street": d.street, "triple": _triple(d.triple),
                                 "played": _triple(d.played), "reuse": d.reuse, "why": d.explanation,
-                                "retrieved": d.retrieved, "fallback": d.fallback,
-                                "case_ids": [int(i) for i in d.case_ids[:_listed(top)]], "similarity": _number(d.similarity)}
+                                "retrieved": d.retrieved, "fallback": d.fallback, "case_ids": ids,
+                                "case_ids_cut": _case_ids_cut(len(ids), d.retrieved, top),
+                                "similarity": _number(d.similarity)}
                 else:
                     triple = made.played if made.played is not None else policy.triple(dp)
                     decision = {"action": made.action, "triple": _triple(triple)}
@@ -857,6 +859,24 @@ def _check_listed(ans: Any, top: Optional[int]) -> None:
                                 f"answer lists at most {MAX_ANSWER_CASES:,} cases; give top (the triple and the "
                                 "counts come from every retrieved case whatever top is), or retrieve fewer "
                                 "(a higher threshold, a lower k or min_cases)")
+
+
+def _case_ids_cut(listed: int, retrieved: int, top: Optional[int]) -> Optional[str]:
+    """What ``/reuse``'s ``decision.case_ids`` says when it lists fewer cases than ``top`` asks
+    for (null: every retrieved case) and than the decision retrieved: a decision records only
+    its most similar cases (:data:`cbr.policies.cbr_policy.DECISION_CASES`, 100); None when
+    it lists what was asked.
+
+    >>> _case_ids_cut(100, 572, None)
+    'the 100 most similar of the 572 cases the decision retrieved: a decision records at most its 100 most similar (its triple and counts come from all of them)'
+    >>> _case_ids_cut(5, 572, 5) is None, _case_ids_cut(40, 40, None) is None
+    (True, True)
+    """
+    wanted = retrieved if top is None else min(top, retrieved)
+    if listed >= wanted:
+        return None
+    return (f"the {listed:,} most similar of the {retrieved:,} cases the decision retrieved: a decision records "
+            f"at most its {listed:,} most similar (its triple and counts come from all of them)")
 
 
 def _triple(t: Any) -> dict[str, float]:

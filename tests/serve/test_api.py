@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from cbr.cli._output import json_ratio, json_triple
 from cbr.game.gamedef import STREETS, preset
-from cbr.store import CaseBase
+from cbr.store import CaseBase, resolve_casebase
 from cli import app as cli_app
 from tests.conftest import require_module
 from tests.serve.conftest import TOKEN, make_client
@@ -260,6 +260,42 @@ def test_reuse_max_frequency_plays_the_most_likely_legal_action(client) -> None:
     assert d["retrieved"] == body["retrieved"]
     # the bot's most similar cases are the ones /retrieve shows (top: 5 by default)
     assert d["case_ids"] == [c["id"] for c in body["cases"]] and len(d["case_ids"]) == 5
+
+
+def test_reuse_says_when_the_decisions_case_ids_are_fewer_than_asked(client) -> None:
+    """``decision.case_ids`` with ``top`` null (every retrieved case) or over what a decision
+    records (its 100 most similar cases) listed 100 of the 572 cases the decision retrieved
+    and said nothing; ``top`` null of a bot retrieving a whole street (32,875 preflop cases,
+    over the 10,000 an answer lists) was cut without a word too. ``case_ids_cut`` says so;
+    it is null when ``case_ids`` lists what was asked."""
+    from cbr.policies.cbr_policy import DECISION_CASES
+
+    fields = {**SITUATIONS[0][0], "casebase": "default", "policy": "cbr:reuse=max-frequency", "seed": 1}
+    body = client.post("/reuse", json={**fields, "top": None}).json()
+    d = body["decision"]
+    assert d["retrieved"] == body["retrieved"] > DECISION_CASES, d["retrieved"]
+    # the decision's most similar cases, the first of every case the retrieval lists
+    assert d["case_ids"] == [c["id"] for c in body["cases"][:DECISION_CASES]]
+    assert d["case_ids_cut"] == (f"the {DECISION_CASES} most similar of the {d['retrieved']:,} cases the decision "
+                                 f"retrieved: a decision records at most its {DECISION_CASES} most similar (its "
+                                 "triple and counts come from all of them)"), d["case_ids_cut"]
+    for top, cut in ((5, False), (DECISION_CASES, False), (DECISION_CASES + 50, True)):
+        d = client.post("/reuse", json={**fields, "top": top}).json()["decision"]
+        assert len(d["case_ids"]) == min(top, DECISION_CASES)
+        assert (d["case_ids_cut"] is not None) == cut, (top, d["case_ids_cut"])
+    # a bot that retrieves a whole street (threshold 0), the request's own retrieval a few cases
+    r = client.post("/reuse", json={"hole": "AdQc", "casebase": "default", "policy": "cbr:threshold=0",
+                                    "top": None, "threshold": 1.0, "k": 1})
+    assert r.status_code == 200, r.text
+    d = r.json()["decision"]
+    with CaseBase.open(resolve_casebase("default")) as cb:
+        assert d["retrieved"] == cb.count("preflop") > 10_000
+    assert len(d["case_ids"]) == DECISION_CASES
+    assert f"of the {d['retrieved']:,} cases the decision retrieved" in d["case_ids_cut"], d["case_ids_cut"]
+    # a decision that retrieved fewer than it records lists them all
+    d = client.post("/reuse", json={"hole": "AdQc", "casebase": "default", "policy": "cbr:threshold=1:fallback_k=7",
+                                    "top": None}).json()["decision"]
+    assert len(d["case_ids"]) == d["retrieved"] <= DECISION_CASES and d["case_ids_cut"] is None, d
 
 
 def test_reuse_same_seed_same_action_and_seeds_draw_from_the_triple(client) -> None:
