@@ -61,6 +61,27 @@ def check_port_free(host: str, port: int) -> None:
             raise ConfigError(f"cannot listen on {host} port {port}: {why}") from None
 
 
+def say_notes(notes: list[str]) -> None:
+    """Say on stderr, one line each, what the server's stop noted that no request could be told
+    (a compaction that failed: the cases stay in the retention log), as ``note: ...``."""
+    for note in notes:
+        tell(f"note: {' '.join(note.split())}")
+
+
+def worker_app() -> object:
+    """The app of one ``--workers N`` worker process (:func:`cbr.serve.app.app_from_environment`),
+    which says its stop's notes on stderr (the server's, which it shares) as its process ends,
+    after its case bases are closed, as one process does (:func:`say_notes`)."""
+    from multiprocessing import util
+
+    from cbr.serve.app import app_from_environment
+
+    app = app_from_environment()
+    # run after the app's own finalizer (priority 10: the stop a forced stop skipped), not before
+    util.Finalize(None, lambda: say_notes(app.state.notes), exitpriority=5)
+    return app
+
+
 #: What a stop says, first and on a second Ctrl-C (one process and ``--workers N`` alike).
 STOPPING = "stopping: the requests in flight finish first (Ctrl-C again to cut them)"
 STOPPING_NOW = "stopping now: the requests in flight are cut; the case bases are closed cleanly"
@@ -183,7 +204,10 @@ def serve_command(
         try:
             server.run()
         finally:
-            app.state.shutdown()  # done already unless a second Ctrl-C cut the stop short
+            try:
+                app.state.shutdown()  # done already unless a second Ctrl-C cut the stop short
+            finally:
+                say_notes(app.state.notes)
         return
     import os
     from dataclasses import replace
@@ -202,7 +226,7 @@ def serve_command(
 
     from cbr.cli._errors import Terminated
 
-    server_config = uvicorn.Config("cbr.serve.app:app_from_environment", factory=True, host=host, port=port,
+    server_config = uvicorn.Config("cbr.cli.serve:worker_app", factory=True, host=host, port=port,
                                    workers=workers, log_level="warning", access_log=False, http=NODELAY_PROTOCOL)
     handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:

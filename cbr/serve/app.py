@@ -354,18 +354,24 @@ def create_app(config: ServeConfig = ServeConfig(), engine: Optional[Engine] = N
                            served={} if config.memory_map else {n: c.handle for n, c in engine.casebases.items()})
 
     closed: list[bool] = []
+    notes: list[str] = []
 
     def shutdown() -> None:
         """End the sessions, wait for the work in flight, close the engine (compacting what
         was retained); once. The lifespan's end, or the caller's when a forced stop (a second
-        Ctrl-C) skipped it."""
+        Ctrl-C) skipped it. What went wrong that no request could be told (a compaction that
+        failed: the sessions' and, for an engine of the app's own, the engine's notes) is put
+        in ``app.state.notes``, one line each, for the command to show: the library prints nothing."""
         if closed:
             return
         closed.append(True)
-        tables.close()
-        pool.shutdown(wait=True)
-        if own:
-            engine.close()
+        try:
+            tables.close()
+            pool.shutdown(wait=True)
+            if own:
+                engine.close()
+        finally:
+            notes.extend(" ".join(n.split()) for n in [*tables.notes, *(engine.notes if own else ())])
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):  # type: ignore[no-untyped-def]
@@ -394,6 +400,7 @@ def create_app(config: ServeConfig = ServeConfig(), engine: Optional[Engine] = N
 
     app.state.engine = engine
     app.state.shutdown = shutdown
+    app.state.notes = notes
     app.state.tables = tables
     app.state.config = config
     app.add_middleware(BodyLimit, limit=config.max_body_bytes)

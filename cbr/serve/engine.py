@@ -337,7 +337,8 @@ class Engine:
         """Close the policies and the case bases. A case base this engine retained into is
         compacted first (its retention log moved into Parquet parts, as a match's retention
         ends); a compaction that fails leaves the cases in the log, where they are durable
-        already, and is noted in :attr:`notes`."""
+        already, and is noted in :attr:`notes`, as is a case base whose closing fails (its
+        grown indexes not saved); the others are closed all the same."""
         with self._policies_lock:
             cached = list(self._policies.values())
             self._policies.clear()
@@ -352,7 +353,10 @@ class Engine:
                 except (CBRError, OSError) as exc:
                     self.notes.append(f"case base {loaded.name!r} not compacted: {exc}")
                 finally:
-                    loaded.handle.release()
+                    try:  # the last reference closes it: saving its grown indexes may fail as well
+                        loaded.handle.release()
+                    except (CBRError, OSError) as exc:  # noted; the other case bases are closed all the same
+                        self.notes.append(f"case base {loaded.name!r} not closed cleanly: {exc}")
         self.casebases = {}
 
     # ---- lookups -------------------------------------------------------------------------

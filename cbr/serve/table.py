@@ -237,6 +237,9 @@ class TableSession:
     person_decisions: int = 0
     error: Optional[str] = None
     closed: bool = False
+    #: what went wrong as the session ended that no request can be told (a compaction of the
+    #: hands it retained that failed): :class:`TableSessions` gathers them for the server to show
+    notes: list[str] = field(default_factory=list)
     #: the server's case bases a bot's report may name by path (``played_by``, ``why``), by the
     #: name the client knows: a served case base's, and the retained-into copy's ``retain_into``
     called: dict[str, str] = field(default_factory=dict)
@@ -424,8 +427,12 @@ class TableSession:
         for r in self.retainers:
             try:
                 r.close()
-            except CBRError:  # pragma: no cover - the cases are durable in the log already
-                pass
+            except (CBRError, OSError) as exc:  # the cases are durable in the log already: noted
+                where = getattr(getattr(r, "cb", None), "path", None)
+                name = repr(self.retain_into) if where is None else repr(Path(where).name)
+                why = " ".join(str(exc).split()) or type(exc).__name__
+                self.notes.append(f"case base {name} not compacted at the end of a web-table session "
+                                  f"(its hands stay in the retention log): {why}")
         self.retainers = []
         for d in self.bot_decisions:  # a record holds its case base and index: let them go with the bots
             d.decision = None
@@ -707,6 +714,8 @@ class TableSessions:
         self.ttl = ttl
         self.served = dict(served or {})  # name -> SharedCaseBase: the case bases a bot may name
         self._sessions: OrderedDict[str, TableSession] = OrderedDict()
+        #: the notes of the sessions that ended (:attr:`TableSession.notes`), for the server to show
+        self.notes: list[str] = []
         self._building = 0  # sessions being built: their places are taken
         self._lock = threading.Lock()
         self.shared = SharedBots()
@@ -721,12 +730,15 @@ class TableSessions:
             del self._sessions[s.id]
         return gone
 
-    @staticmethod
-    def _close(sessions: Sequence[TableSession]) -> None:
-        """Close sessions dropped from the table (under each one's lock: a request using it ends first)."""
+    def _close(self, sessions: Sequence[TableSession]) -> None:
+        """Close sessions dropped from the table (under each one's lock: a request using it ends
+        first), and keep their notes."""
         for s in sessions:
             with s.lock:
                 s.close()
+                notes, s.notes = s.notes, []
+            with self._lock:
+                self.notes.extend(notes)
 
     def create(self, bots: Sequence[str], **options: Any) -> TableSession:
         """A new session (see :meth:`TableSession.create`); refused (:class:`TableStateError`)
@@ -773,8 +785,7 @@ class TableSessions:
             session = self._sessions.pop(session_id, None)
         if session is None:
             raise NotFoundError("no such table session (it ended, expired or never existed)")
-        with session.lock:
-            session.close()
+        self._close([session])
 
     def close(self) -> None:
         """Close every session (the server stops)."""

@@ -597,3 +597,58 @@ def _retain_then_ctrl_c_twice_during_an_evaluation(proc, url: str) -> tuple[int,
     slow.join(timeout=120)
     code = proc.wait(timeout=120)
     return code, (proc.stderr.read() if proc.stderr else ""), answers
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_failed_compaction_of_what_retain_kept_is_said_when_the_server_stops(workers: str, token_file,
+                                                                              tmp_path: Path) -> None:
+    """What ``/retain`` kept is compacted when the server stops; a compaction that failed there
+    was put in the engine's notes, which nothing showed (one process or a worker alike): the
+    stop said nothing. Now each note is a line on the server's stderr before its last line;
+    the cases are in the retention log, durable."""
+    import signal
+
+    from cbr.logs.acpc import AcpcLogWriter
+    from cbr.play.match import run_match
+    from cbr.play.retention import copy_casebase
+    from cbr.store import CaseBase
+    from cbr.store.verify import verify_casebase
+
+    mine = copy_casebase("default", tmp_path / "mine")
+    with CaseBase.open(mine) as cb:
+        before = cb.count()
+    log = tmp_path / "hands.log"
+    with AcpcLogWriter(log) as w:
+        run_match(["ehs", "call"], 3, seed=8, log=w)
+    proc, url = start_server("--casebase", str(mine), "--token-file", str(token_file), "--workers", workers,
+                             cwd=tmp_path)
+    try:
+        pids = _worker_pids(url) if workers == "2" else {proc.pid}
+        with httpx.Client(base_url=url, timeout=60) as c:
+            r = c.post("/retain", json={"casebase": "mine", "text": log.read_text()},
+                       headers={"Authorization": f"Bearer {TOKEN}"})
+            assert r.status_code == 200, r.text
+            kept = r.json()["cases"]
+        assert kept > 0 and verify_casebase(mine).log["records"] == 1
+        # where each server process writes the new manifest before it renames it into place: a directory
+        blockers = [mine / f".manifest.json.tmp-{pid}" for pid in pids]
+        for b in blockers:
+            b.mkdir()
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(timeout=60)
+        err = proc.stderr.read() if proc.stderr else ""
+    finally:
+        stop_server(proc)
+    assert code == 143 and "Traceback" not in err, err
+    lines = err.strip().splitlines()
+    assert lines[-1] == "terminated", err
+    compacting = [line for line in lines if line.startswith("note: case base 'mine' not compacted: ")]
+    assert len(compacting) == 1 and "Is a directory" in compacting[0], err  # the process that retained
+    notes = [line for line in lines if line.startswith("note: ")]
+    assert lines[-1 - len(notes):-1] == notes, err  # one line each, before the last
+    for b in blockers:
+        b.rmdir()
+    report = verify_casebase(mine)
+    assert report.log["records"] == 1 and {p.kind for p in report.problems} <= {"catalog"}, report
+    with CaseBase.open(mine) as cb:
+        assert cb.count() - before == kept

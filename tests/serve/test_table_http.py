@@ -274,3 +274,60 @@ def test_hands_retained_into_a_served_case_base_are_compacted_when_the_server_st
         assert cb.count() - before == out["retained"] > 0
         _, rows, _ = cb.sql_rows("SELECT count(*) FROM cases WHERE source = 'retained'")
     assert rows[0][0] == out["retained"]
+
+
+def test_a_compaction_that_fails_at_the_stop_is_said_on_the_servers_stderr(tmp_path, token_file) -> None:
+    """A session retaining into a served case base whose compaction fails as the server stops
+    (here the manifest cannot be replaced: a directory stands where the server writes the new
+    manifest before it renames it into place) was noted in a list nobody showed: the stop said
+    nothing, and the hands stayed in the retention log without a word. ``cbr serve`` now says
+    each such note on its stderr, one line, after its stop; the hands are still there, in the
+    log, and a later compaction folds them into parts."""
+    from cbr.play.retention import copy_casebase
+    from cbr.store import CaseBase
+    from cbr.store.durable import temp_path
+    from cbr.store.verify import verify_casebase
+
+    mine = copy_casebase("default", tmp_path / "mine")
+    with CaseBase.open(mine) as cb:
+        before = cb.count()
+    proc, url = start_server("--casebase", str(mine), "--token-file", str(token_file), cwd=tmp_path)
+    blocker = temp_path(mine / "manifest.json").with_name(f".manifest.json.tmp-{proc.pid}")
+    try:
+        with httpx.Client(base_url=url, timeout=60, headers={"Authorization": f"Bearer {TOKEN}"}) as c:
+            r = c.post("/table/sessions", json={"bots": ["cbr:casebase=mine"], "seed": 3, "retain_into": "mine"})
+            assert r.status_code == 201, r.text
+            sid = r.json()["session"]
+            for _ in range(2):
+                v = c.post(f"/table/sessions/{sid}/hand").json()
+                while not v["hand"]["over"]:
+                    v = c.post(f"/table/sessions/{sid}/action", json={"action": "c"}).json()
+            retained = v["retained"]
+            assert v["error"] is None and retained > 0, v
+        assert verify_casebase(mine).log["records"] == 2
+        blocker.mkdir()  # where the server's compaction writes its new manifest: a directory
+        proc.terminate()  # the session is still open: the server's stop ends it, compacting
+        code = proc.wait(timeout=60)
+        err = proc.stderr.read() if proc.stderr else ""
+    finally:
+        stop_server(proc)
+    assert code == 143 and "Traceback" not in err, err
+    notes = [line for line in err.splitlines() if line.startswith("note: ")]
+    # the session's compaction, then the case base's closing (its grown index not saved): one line each
+    assert len(notes) == 2, err
+    assert notes[0].startswith("note: case base 'mine' not compacted at the end of a web-table session (its hands "
+                               "stay in the retention log): "), notes[0]
+    assert notes[1].startswith("note: case base 'mine' not closed cleanly: "), notes[1]
+    assert all("Is a directory" in n and blocker.name in n for n in notes), notes
+    assert err.rstrip().endswith("terminated") and err.index(notes[1]) < err.index("terminated"), err
+    blocker.rmdir()
+    # the hands are in the log, durable (the catalog the failed compaction had rewritten is the
+    # store's state after a crash there: the next writer's open rewrites it), and a later
+    # compaction folds them into parts
+    report = verify_casebase(mine)
+    assert report.log["records"] == 2 and {p.kind for p in report.problems} <= {"catalog"}, report
+    with CaseBase.open(mine) as cb:
+        assert cb.count() - before == retained
+        assert cb.compact() == retained
+    report = verify_casebase(mine)
+    assert report.sound and report.log["records"] == 0, report
