@@ -17,6 +17,7 @@ import pytest
 
 from cbr import plugins
 from cbr.errors import PluginError
+from tests.conftest import require_module
 
 PKG = Path(__file__).parent / "plugin_pkg"
 
@@ -721,12 +722,12 @@ def test_a_plugin_feature_set_gives_its_own_default_similarity(myplug: Path, sma
     """A feature set's `default_similarity()` (a SimilarityConfig, or its mapping as the TOML
     reads) is the similarity of a case base built without one; one that does not cover its
     columns is refused, naming the feature set."""
+    from myplug import PotCallDefault
+
     from cbr.build.local import build_casebase
     from cbr.errors import ConfigError
     from cbr.similarity import SimilarityConfig, default_for
     from cbr.store import CaseBase
-
-    from myplug import PotCallDefault
 
     fs = plugins.load_feature_set("pot_call_default")
     expected = SimilarityConfig.from_dict(PotCallDefault().default_similarity())
@@ -741,3 +742,78 @@ def test_a_plugin_feature_set_gives_its_own_default_similarity(myplug: Path, sma
     assert str(info.value) == ("feature set 'pot_call_wrong': default_similarity() covers ['pot_odds'] on the "
                                "preflop, but its feature_names('preflop') gives ['pot_odds', 'bets_to_call']")
     assert not (tmp_path / "wrong").exists()
+
+
+PARSE_BOOM = ("error: log format 'badlog' (plugin 'badlog' in cbr.parsers: myplug:BadLog, package myplug) "
+              "failed in parse(): RuntimeError: bad parser exploded")
+ROW_BOOM = ("error: feature set 'row_boom' (plugin 'row_boom' in cbr.features: myplug:RowBoom, package myplug) "
+            "failed in row(): RuntimeError: row exploded")
+
+
+def test_a_plugin_parser_that_raises_is_named_in_one_line_and_exit_1(myplug: Path, small_log: Path,
+                                                                      tmp_path: Path) -> None:
+    """Another package's parser raising in parse() was `internal error: RuntimeError: bad parser
+    exploded (run with --debug ...)`, exit 3, as if the engine had a bug: one line naming it and
+    its package, exit 1, whether it was found by its extension or forced with -f."""
+    (tmp_path / "a.bad").write_text("x\n")
+    for args in (["build", tmp_path / "a.bad", "-o", tmp_path / "cb", "-j", "1"],
+                 ["logs", "inspect", tmp_path / "a.bad"],
+                 ["logs", "inspect", "-f", "badlog", small_log]):
+        r = _cli(myplug, *args, cwd=tmp_path)
+        assert (r.returncode, r.stderr.strip()) == (1, PARSE_BOOM), args
+    from cbr.errors import PluginFailedError
+    from cbr.logs.detect import read_logs
+
+    with pytest.raises(PluginFailedError) as info:
+        list(read_logs([tmp_path / "a.bad"]))
+    assert str(info.value) == PARSE_BOOM.removeprefix("error: ")
+    assert isinstance(info.value.__cause__, RuntimeError)
+
+
+def test_a_plugin_feature_set_that_raises_is_named_in_one_line_and_exit_1(myplug: Path, small_log: Path,
+                                                                           tmp_path: Path) -> None:
+    """Another package's feature set raising as a build computed its rows was an internal error
+    (exit 3), with one process or several: now one line naming it, exit 1, and nothing written;
+    as it is made too."""
+    sim = tmp_path / "pot.toml"
+    sim.write_text("".join(f'[[{s}]]\nfeature = "{f}"\nmeasure = "linear"\nweight = 50\nlow = 0\nhigh = 4\n'
+                           for s in STREETS_ for f in ("pot_odds", "bets_to_call")))
+    for workers in ("1", "2"):
+        r = _cli(myplug, "build", small_log, "-o", tmp_path / "cb", "--feature-set", "row_boom", "-j", workers,
+                 "--similarity", sim, cwd=tmp_path)
+        assert (r.returncode, r.stderr.strip()) == (1, ROW_BOOM), (workers, r.stderr)
+        assert not (tmp_path / "cb").exists()
+    r = _cli(myplug, "build", small_log, "-o", tmp_path / "cb", "--feature-set", "made_boom_fs", "-j", "1", cwd=tmp_path)
+    assert (r.returncode, r.stderr.strip()) == (1, "error: feature set 'made_boom_fs' (plugin 'made_boom_fs' in "
+                                                   "cbr.features: myplug:MadeBoom, package myplug) failed when it "
+                                                   "was made: KeyError: 'no table'"), r.stderr
+    # the engine's own feature sets are not wrapped: their errors stay the engine's
+    assert type(plugins.load_feature_set("casper")).__name__ == "CasperFeatures"
+    from cbr.errors import PluginFailedError
+
+    fs = plugins.load_feature_set("row_boom")
+    with pytest.raises(PluginFailedError) as info:
+        fs.row(None)
+    assert str(info.value) == ROW_BOOM.removeprefix("error: ") and isinstance(info.value.__cause__, RuntimeError)
+    import pickle
+
+    again = pickle.loads(pickle.dumps(fs))  # sent to worker processes as it is
+    assert again.feature_names(0) == ["pot_odds", "bets_to_call"] and again.name == "row_boom"
+
+
+def test_a_plugin_failing_on_dask_is_one_line_without_dask_s_block(myplug: Path, small_log: Path,
+                                                                   tmp_path: Path) -> None:
+    """On a local Dask cluster, a failing plugin parser or feature set printed Dask's own
+    `distributed.worker - ERROR - Compute Failed` block (seven lines and a traceback) before the
+    command's line: now only the command's line."""
+    require_module("distributed")
+    (tmp_path / "a.bad").write_text("x\n")
+    sim = tmp_path / "pot.toml"
+    sim.write_text("".join(f'[[{s}]]\nfeature = "{f}"\nmeasure = "linear"\nweight = 50\nlow = 0\nhigh = 4\n'
+                           for s in STREETS_ for f in ("pot_odds", "bets_to_call")))
+    for args, line in ((["--feature-set", "row_boom", "--similarity", sim, small_log], ROW_BOOM),
+                       ([tmp_path / "a.bad"], PARSE_BOOM)):
+        r = _cli(myplug, "build", "-o", tmp_path / "cb", "--scheduler", "local", "--dask-workers", "1", *args,
+                 cwd=tmp_path)
+        assert (r.returncode, r.stderr.strip()) == (1, line), r.stderr
+        assert not (tmp_path / "cb").exists()
