@@ -817,3 +817,23 @@ def test_a_plugin_failing_on_dask_is_one_line_without_dask_s_block(myplug: Path,
                  cwd=tmp_path)
         assert (r.returncode, r.stderr.strip()) == (1, line), r.stderr
         assert not (tmp_path / "cb").exists()
+
+
+def test_a_plugin_bot_without_a_docstring_is_not_described_as_its_base(myplug: Path) -> None:
+    """A third-party bot with no docstring was listed as "Base class of every bot" (Policy's
+    docstring, inherited): a bot is described only by its own docstring (or description)."""
+    from typer.testing import CliRunner
+
+    from cbr.policies.spec import policy_description
+    from cli import app
+
+    assert policy_description("nodoc") == ""
+    assert policy_description("withdoc") == "Calls every time, from its own docstring"
+    res = CliRunner().invoke(app, ["plugins", "list", "--json"])
+    rows = {r["name"]: r for r in json.loads(res.stdout) if r["group"] == "cbr.policies"}
+    assert rows["nodoc"]["description"] == "" and rows["withdoc"]["description"].startswith("Calls every time")
+    res = CliRunner().invoke(app, ["plugins", "list"], env={"COLUMNS": "100"})
+    assert res.exit_code == 0, res.output
+    assert "Base class" not in res.stdout
+    line = next(line for line in res.stdout.splitlines() if line.startswith("  nodoc "))
+    assert line.split() == ["nodoc", "myplug:NoDoc"]  # no description: the object it loads
