@@ -20,7 +20,7 @@ from functools import lru_cache
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from cbr.errors import ConfigError, PluginError, counted
+from cbr.errors import CBRError, ConfigError, PluginError, PluginFailedError, counted
 
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
@@ -220,16 +220,106 @@ BUILTIN_FEATURE_SETS = {
 def load_feature_set(name: str) -> Any:
     """A feature-set instance from its ``cbr.features`` plugin name: a built-in one
     (:data:`BUILTIN_FEATURE_SETS`) directly, another through its entry point. Unknown names
-    raise :class:`~cbr.errors.PluginError` naming the plugins there are.
+    raise :class:`~cbr.errors.PluginError` naming the plugins there are. Another package's
+    feature set comes as a :class:`GuardedFeatureSet`: an error it raises as it is made or
+    used is a :class:`~cbr.errors.PluginFailedError` naming it.
 
     >>> load_feature_set("casper").feature_names(0)[0]
     'players_dealt'
     """
     target = BUILTIN_FEATURE_SETS.get(name)
     if target is None:
-        return load("cbr.features", name)()
+        factory = load("cbr.features", name)
+        label = plugin_label("cbr.features", name, "feature set")
+        if label is None:
+            return factory()
+        try:
+            made = factory()
+        except (CBRError, MemoryError):
+            raise
+        except Exception as exc:
+            raise PluginFailedError(f"{label} failed when it was made: {failure_text(exc)}") from exc
+        return GuardedFeatureSet(made, label)
     module, _, attr = target.partition(":")
     return getattr(import_module(module), attr)()
+
+
+def plugin_label(group: str, name: str, what: str) -> str | None:
+    """How an error names another package's plugin ``name`` of ``group`` (``what``: the kind
+    of thing it is, as the user knows it): ``what 'name' (plugin 'name' in group: target,
+    package P)``; None for the engine's own plugins (their errors are the engine's bugs).
+
+    >>> plugin_label("cbr.parsers", "acpc", "log format") is None
+    True
+    """
+    distribution, target = origin(group, name)
+    if distribution == OWN_DISTRIBUTION:
+        return None
+    return f"{what} {name!r} (plugin {name!r} in {group}: {target}, package {distribution})"
+
+
+def failure_text(exc: BaseException) -> str:
+    """``Type: first line of the message`` of an error a plugin raised.
+
+    >>> failure_text(RuntimeError("bad parser exploded\\nmore"))
+    'RuntimeError: bad parser exploded'
+    """
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0]}" if text else type(exc).__name__
+
+
+def plugin_failed(label: str, method: str, exc: BaseException) -> PluginFailedError:
+    """The error of another package's plugin (``label``: :func:`plugin_label`) that raised
+    ``exc`` in ``method``; raise it ``from exc``.
+
+    >>> str(plugin_failed("log format 'x' (plugin ...)", "parse", KeyError("k")))
+    "log format 'x' (plugin ...) failed in parse(): KeyError: 'k'"
+    """
+    return PluginFailedError(f"{label} failed in {method}(): {failure_text(exc)}")
+
+
+class GuardedFeatureSet:
+    """Another package's feature set, as the engine uses it: every attribute is the plugin's,
+    and an error its :data:`GUARDED` methods raise (other than the engine's own errors and
+    running out of memory) is a :class:`~cbr.errors.PluginFailedError` naming the plugin and
+    its package (``label``), with the error as its ``__cause__``: one line and exit 1 at the
+    command line, not the engine's internal error. It pickles as the plugin's object does (a
+    build sends it to worker processes)."""
+
+    #: The feature-set methods the engine calls.
+    GUARDED = ("feature_names", "row", "rows", "prepare", "default_similarity")
+
+    def __init__(self, inner: Any, label: str) -> None:
+        self._inner = inner
+        self._label = label
+
+    @property
+    def plugin(self) -> Any:
+        """The plugin's own object."""
+        return self._inner
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("__") or attr in ("_inner", "_label"):  # (unpickling: not set yet)
+            raise AttributeError(attr)
+        value = getattr(self._inner, attr)
+        if attr not in self.GUARDED or not callable(value):
+            return value
+        label = self._label
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return value(*args, **kwargs)
+            except (CBRError, MemoryError):
+                raise
+            except Exception as exc:
+                raise plugin_failed(label, attr, exc) from exc
+        return call
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (GuardedFeatureSet, (self._inner, self._label))
+
+    def __repr__(self) -> str:
+        return f"GuardedFeatureSet({self._inner!r})"
 
 
 def clear_cache() -> None:

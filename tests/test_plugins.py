@@ -17,6 +17,7 @@ import pytest
 
 from cbr import plugins
 from cbr.errors import PluginError
+from tests.conftest import require_module
 
 PKG = Path(__file__).parent / "plugin_pkg"
 
@@ -556,3 +557,283 @@ def test_the_note_on_plugins_not_used_is_folded_whole(tmp_path: Path) -> None:
         assert " ".join(line.strip() for line in note) == \
             f"2 plugins not used, another package's having the same name: {', '.join(items)}", (width, note)
         assert all(any(item in line for line in note) for item in items), (width, note)  # each item on one line
+
+
+MYPLUG = '''
+"""A third-party package as a first-time user writes one from docs/plugins.md."""
+import numpy as np
+
+from cbr.policies.base import Policy, legal_triple
+
+
+class PotCall:
+    """pot_odds and bets_to_call on every street; no default similarity."""
+    name = "pot_call"
+
+    def feature_names(self, street):
+        return ["pot_odds", "bets_to_call"]
+
+    def row(self, dp):
+        return np.asarray([dp.pot_odds, dp.bets_to_call], np.float32)
+
+    def rows(self, dps):
+        dps = list(dps)
+        return {s: np.asarray([self.row(dp) for dp in dps if dp.street == s], np.float32).reshape(-1, 2)
+                for s in range(4)}
+
+
+class PotCallDefault(PotCall):
+    """The same columns, with the similarity they are built with by default."""
+    name = "pot_call_default"
+
+    def default_similarity(self):
+        rows = [{"feature": "pot_odds", "measure": "linear", "weight": 70, "low": 0, "high": 1},
+                {"feature": "bets_to_call", "measure": "exp", "weight": 30, "low": 0, "high": 4, "k": 1.5}]
+        return {"threshold": 0.9, **{s: rows for s in ("preflop", "flop", "turn", "river")}}
+
+
+class PotCallWrongDefault(PotCall):
+    name = "pot_call_wrong"
+
+    def default_similarity(self):
+        rows = [{"feature": "pot_odds", "measure": "linear", "weight": 70, "low": 0, "high": 1}]
+        return {s: rows for s in ("preflop", "flop", "turn", "river")}
+
+
+class RowBoom(PotCall):
+    name = "row_boom"
+
+    def row(self, dp):
+        raise RuntimeError("row exploded")
+
+
+class MadeBoom(PotCall):
+    name = "made_boom_fs"
+
+    def __init__(self):
+        raise KeyError("no table")
+
+
+class BadLog:
+    name = "badlog"
+    extensions = (".bad",)
+
+    def sniff(self, path, head):
+        return path.endswith(".bad")
+
+    def parse(self, path):
+        raise RuntimeError("bad parser exploded")
+        yield
+
+
+class NoDoc(Policy):
+    name = "nodoc"
+
+    def triple(self, dp):
+        return legal_triple((0.0, 1.0, 0.0), dp.legal)
+
+
+class WithDoc(Policy):
+    """Calls every time, from its own docstring. More words."""
+    name = "withdoc"
+
+    def triple(self, dp):
+        return legal_triple((0.0, 1.0, 0.0), dp.legal)
+'''
+
+STREETS_ = ("preflop", "flop", "turn", "river")
+
+MYPLUG_ENTRY_POINTS = """[cbr.features]
+pot_call = myplug:PotCall
+pot_call_default = myplug:PotCallDefault
+pot_call_wrong = myplug:PotCallWrongDefault
+row_boom = myplug:RowBoom
+made_boom_fs = myplug:MadeBoom
+[cbr.parsers]
+badlog = myplug:BadLog
+[cbr.policies]
+nodoc = myplug:NoDoc
+withdoc = myplug:WithDoc
+"""
+
+
+@pytest.fixture
+def myplug(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The package ``myplug`` installed as pip would (a dist-info with its entry points beside
+    the module, on sys.path): the folder to put on PYTHONPATH."""
+    site = tmp_path / "site"
+    info = site / "myplug-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: myplug\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(MYPLUG_ENTRY_POINTS)
+    (site / "myplug.py").write_text(MYPLUG)
+    monkeypatch.syspath_prepend(str(site))
+    plugins.clear_cache()
+    from cbr.logs import detect
+
+    monkeypatch.setattr(detect, "_INSTANCES", {})
+    yield site
+    plugins.clear_cache()
+    sys.modules.pop("myplug", None)
+
+
+@pytest.fixture(scope="module")
+def small_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from cbr.logs.acpc import AcpcLogWriter
+    from cbr.play.match import run_match
+
+    path = tmp_path_factory.mktemp("plugin-logs") / "hu.log"
+    with AcpcLogWriter(path) as log:
+        run_match(["random", "call"], 30, seed=3, log=log)
+    return path
+
+
+def _cli(site: Path, *args: object, cwd: Path) -> subprocess.CompletedProcess:
+    repo = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(repo)])}
+    return subprocess.run([sys.executable, "-m", "cli", *map(str, args)], capture_output=True, text=True,
+                          env=env, cwd=cwd, timeout=300)
+
+
+def test_a_plugin_feature_set_without_a_default_similarity_names_the_option(myplug: Path, small_log: Path,
+                                                                           tmp_path: Path) -> None:
+    """`cbr build --feature-set pot_call` (a plugin's, with no similarity) failed at the end of
+    the build with `the similarity config for preflop covers [CASPER's 8 features], but the
+    feature set gives [...]`: CASPER's was used as its default. Now it stops before reading
+    the logs, saying what to give and with which option; with a TOML it builds."""
+    r = _cli(myplug, "build", small_log, "-o", tmp_path / "cb", "--feature-set", "pot_call", "-j", "1", cwd=tmp_path)
+    assert r.returncode == 1, r.stderr
+    assert r.stderr.strip() == (
+        "error: feature set 'pot_call' has no default similarity (its plugin gives no default_similarity()): "
+        "give a similarity config, a TOML file with a [[preflop]], [[flop]], [[turn]] and [[river]] table for "
+        "each of its columns (pot_odds, bets_to_call) (--similarity FILE.toml)"), r.stderr
+    assert not (tmp_path / "cb").exists()
+    rows = "".join(f'[[{s}]]\nfeature = "pot_odds"\nmeasure = "linear"\nweight = 50\nlow = 0\nhigh = 1\n'
+                   f'[[{s}]]\nfeature = "bets_to_call"\nmeasure = "linear"\nweight = 50\nlow = 0\nhigh = 4\n'
+                   for s in STREETS_)
+    (tmp_path / "pot.toml").write_text(rows)
+    r = _cli(myplug, "build", small_log, "-o", tmp_path / "cb", "--feature-set", "pot_call", "-j", "1",
+             "--similarity", tmp_path / "pot.toml", "--json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["cases"] > 0
+
+
+def test_a_plugin_feature_set_gives_its_own_default_similarity(myplug: Path, small_log: Path, tmp_path: Path) -> None:
+    """A feature set's `default_similarity()` (a SimilarityConfig, or its mapping as the TOML
+    reads) is the similarity of a case base built without one; one that does not cover its
+    columns is refused, naming the feature set."""
+    from myplug import PotCallDefault
+
+    from cbr.build.local import build_casebase
+    from cbr.errors import ConfigError
+    from cbr.similarity import SimilarityConfig, default_for
+    from cbr.store import CaseBase
+
+    fs = plugins.load_feature_set("pot_call_default")
+    expected = SimilarityConfig.from_dict(PotCallDefault().default_similarity())
+    assert default_for(fs) == expected and expected.threshold == 0.9
+    report = build_casebase([small_log], tmp_path / "cb", feature_set="pot_call_default")
+    assert report.cases > 0
+    with CaseBase.open(tmp_path / "cb") as cb:
+        assert cb.similarity() == expected
+        assert cb.similarity().street("river").feature_specs[1].params == {"k": 1.5}
+    with pytest.raises(ConfigError) as info:
+        build_casebase([small_log], tmp_path / "wrong", feature_set="pot_call_wrong")
+    assert str(info.value) == ("feature set 'pot_call_wrong': default_similarity() covers ['pot_odds'] on the "
+                               "preflop, but its feature_names('preflop') gives ['pot_odds', 'bets_to_call']")
+    assert not (tmp_path / "wrong").exists()
+
+
+PARSE_BOOM = ("error: log format 'badlog' (plugin 'badlog' in cbr.parsers: myplug:BadLog, package myplug) "
+              "failed in parse(): RuntimeError: bad parser exploded")
+ROW_BOOM = ("error: feature set 'row_boom' (plugin 'row_boom' in cbr.features: myplug:RowBoom, package myplug) "
+            "failed in row(): RuntimeError: row exploded")
+
+
+def test_a_plugin_parser_that_raises_is_named_in_one_line_and_exit_1(myplug: Path, small_log: Path,
+                                                                      tmp_path: Path) -> None:
+    """Another package's parser raising in parse() was `internal error: RuntimeError: bad parser
+    exploded (run with --debug ...)`, exit 3, as if the engine had a bug: one line naming it and
+    its package, exit 1, whether it was found by its extension or forced with -f."""
+    (tmp_path / "a.bad").write_text("x\n")
+    for args in (["build", tmp_path / "a.bad", "-o", tmp_path / "cb", "-j", "1"],
+                 ["logs", "inspect", tmp_path / "a.bad"],
+                 ["logs", "inspect", "-f", "badlog", small_log]):
+        r = _cli(myplug, *args, cwd=tmp_path)
+        assert (r.returncode, r.stderr.strip()) == (1, PARSE_BOOM), args
+    from cbr.errors import PluginFailedError
+    from cbr.logs.detect import read_logs
+
+    with pytest.raises(PluginFailedError) as info:
+        list(read_logs([tmp_path / "a.bad"]))
+    assert str(info.value) == PARSE_BOOM.removeprefix("error: ")
+    assert isinstance(info.value.__cause__, RuntimeError)
+
+
+def test_a_plugin_feature_set_that_raises_is_named_in_one_line_and_exit_1(myplug: Path, small_log: Path,
+                                                                           tmp_path: Path) -> None:
+    """Another package's feature set raising as a build computed its rows was an internal error
+    (exit 3), with one process or several: now one line naming it, exit 1, and nothing written;
+    as it is made too."""
+    sim = tmp_path / "pot.toml"
+    sim.write_text("".join(f'[[{s}]]\nfeature = "{f}"\nmeasure = "linear"\nweight = 50\nlow = 0\nhigh = 4\n'
+                           for s in STREETS_ for f in ("pot_odds", "bets_to_call")))
+    for workers in ("1", "2"):
+        r = _cli(myplug, "build", small_log, "-o", tmp_path / "cb", "--feature-set", "row_boom", "-j", workers,
+                 "--similarity", sim, cwd=tmp_path)
+        assert (r.returncode, r.stderr.strip()) == (1, ROW_BOOM), (workers, r.stderr)
+        assert not (tmp_path / "cb").exists()
+    r = _cli(myplug, "build", small_log, "-o", tmp_path / "cb", "--feature-set", "made_boom_fs", "-j", "1", cwd=tmp_path)
+    assert (r.returncode, r.stderr.strip()) == (1, "error: feature set 'made_boom_fs' (plugin 'made_boom_fs' in "
+                                                   "cbr.features: myplug:MadeBoom, package myplug) failed when it "
+                                                   "was made: KeyError: 'no table'"), r.stderr
+    # the engine's own feature sets are not wrapped: their errors stay the engine's
+    assert type(plugins.load_feature_set("casper")).__name__ == "CasperFeatures"
+    from cbr.errors import PluginFailedError
+
+    fs = plugins.load_feature_set("row_boom")
+    with pytest.raises(PluginFailedError) as info:
+        fs.row(None)
+    assert str(info.value) == ROW_BOOM.removeprefix("error: ") and isinstance(info.value.__cause__, RuntimeError)
+    import pickle
+
+    again = pickle.loads(pickle.dumps(fs))  # sent to worker processes as it is
+    assert again.feature_names(0) == ["pot_odds", "bets_to_call"] and again.name == "row_boom"
+
+
+def test_a_plugin_failing_on_dask_is_one_line_without_dask_s_block(myplug: Path, small_log: Path,
+                                                                   tmp_path: Path) -> None:
+    """On a local Dask cluster, a failing plugin parser or feature set printed Dask's own
+    `distributed.worker - ERROR - Compute Failed` block (seven lines and a traceback) before the
+    command's line: now only the command's line."""
+    require_module("distributed")
+    (tmp_path / "a.bad").write_text("x\n")
+    sim = tmp_path / "pot.toml"
+    sim.write_text("".join(f'[[{s}]]\nfeature = "{f}"\nmeasure = "linear"\nweight = 50\nlow = 0\nhigh = 4\n'
+                           for s in STREETS_ for f in ("pot_odds", "bets_to_call")))
+    for args, line in ((["--feature-set", "row_boom", "--similarity", sim, small_log], ROW_BOOM),
+                       ([tmp_path / "a.bad"], PARSE_BOOM)):
+        r = _cli(myplug, "build", "-o", tmp_path / "cb", "--scheduler", "local", "--dask-workers", "1", *args,
+                 cwd=tmp_path)
+        assert (r.returncode, r.stderr.strip()) == (1, line), r.stderr
+        assert not (tmp_path / "cb").exists()
+
+
+def test_a_plugin_bot_without_a_docstring_is_not_described_as_its_base(myplug: Path) -> None:
+    """A third-party bot with no docstring was listed as "Base class of every bot" (Policy's
+    docstring, inherited): a bot is described only by its own docstring (or description)."""
+    from typer.testing import CliRunner
+
+    from cbr.policies.spec import policy_description
+    from cli import app
+
+    assert policy_description("nodoc") == ""
+    assert policy_description("withdoc") == "Calls every time, from its own docstring"
+    res = CliRunner().invoke(app, ["plugins", "list", "--json"])
+    rows = {r["name"]: r for r in json.loads(res.stdout) if r["group"] == "cbr.policies"}
+    assert rows["nodoc"]["description"] == "" and rows["withdoc"]["description"].startswith("Calls every time")
+    res = CliRunner().invoke(app, ["plugins", "list"], env={"COLUMNS": "100"})
+    assert res.exit_code == 0, res.output
+    assert "Base class" not in res.stdout
+    line = next(line for line in res.stdout.splitlines() if line.startswith("  nodoc "))
+    assert line.split() == ["nodoc", "myplug:NoDoc"]  # no description: the object it loads

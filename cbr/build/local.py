@@ -43,6 +43,7 @@ from cbr.logs.record import HandRecord, ParseIssue, no_hand_read
 from cbr.logs.replay import replay
 from cbr.logs.source import DEFAULT_MAX_FILE_SIZE
 from cbr.plugins import load_feature_set
+from cbr.store.indexes import default_similarity
 from cbr.store.parts import decision_meta
 from cbr.store.writer import CaseBaseWriter
 
@@ -342,7 +343,9 @@ def build_casebase(
     player models fed the hands in order, in this process (:mod:`cbr.build.ordered`: the same
     case base whatever ``workers``), and its default similarity; ``players`` keeps only the decisions of those player names; ``workers`` > 1 computes
     features in that many processes; ``similarity`` is a ``SimilarityConfig`` or a TOML
-    path (default: the feature set's, :func:`cbr.similarity.default_for`).
+    path (default: the feature set's, :func:`cbr.store.indexes.default_similarity`: a feature
+    set with columns of its own and no ``default_similarity()`` raises :class:`ConfigError`
+    before any log is read).
     ``progress(n, total=None)``: first ``progress(0, total=T)`` with the hand records of
     the logs (counted by a quick first pass of the parsers, made only when ``progress`` is
     given), then ``progress(n)`` as each chunk of ``n`` records is
@@ -387,6 +390,8 @@ def build_casebase(
                               f"a scheduler", field="scheduler")
         models = OrderedModels()
         similarity = similarity if similarity is not None else default_similarity_for(fs)
+    if similarity is None:  # the feature set's default, found (or refused) before the logs are read
+        similarity = default_similarity(fs)
     issues: list[ParseIssue] = []
     names: set[str] = set()
     per_street = {0: 0, 1: 0, 2: 0, 3: 0}

@@ -49,6 +49,7 @@ __all__ = ["FileResult", "file_cases", "build_on_dask", "build_casebase_on_dask"
            "kill_workers"]
 
 LOCAL = "local"
+TASK_PREFIX = "cbr-file-"       # the keys of a build's tasks
 _FEATURES: dict[str, Any] = {}   # per worker process: feature sets loaded by name
 _ARMED: set[int] = set()         # per worker process: die_with_parent armed for these parents
 
@@ -70,11 +71,26 @@ class FileResult:
     left_out: dict[str, int] = field(default_factory=dict)  # hands per game that only_games left out
 
 
+class _QuietTaskFailures(logging.Filter):
+    """Drops a worker's ``Compute Failed`` block (seven lines with a traceback, on the build's
+    stderr) for a task of a build: the build raises that error again, and the command line
+    says it in its one line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args if isinstance(record.args, tuple) else ()
+        return not (str(record.msg).startswith("Compute Failed") and args
+                    and str(args[0]).startswith(TASK_PREFIX))
+
+
 def arm_worker(parent: Optional[int]) -> None:
-    """In a worker of a local cluster: die with the building process (armed once)."""
+    """In a worker of a local cluster: die with the building process, and leave the words on
+    a failed task of the build to it (:class:`_QuietTaskFailures`; armed once)."""
     if parent is None or parent in _ARMED or os.getppid() != parent:
         return
     die_with_parent(parent)
+    worker_log = logging.getLogger("distributed.worker")
+    if not any(isinstance(f, _QuietTaskFailures) for f in worker_log.filters):
+        worker_log.addFilter(_QuietTaskFailures())
     _ARMED.add(parent)
 
 
@@ -274,7 +290,7 @@ def build_on_dask(scheduler: str, sources: Sequence[LogSource], feature_set: Any
             for i, src in todo:
                 pending.append(client.submit(file_cases, src, feature_set, players, max_file_size, parent,
                                              chunk_hands, only_games,
-                                             key=f"cbr-file-{i}-{run}", pure=False))
+                                             key=f"{TASK_PREFIX}{i}-{run}", pure=False))
                 return
 
         for _ in range(window):

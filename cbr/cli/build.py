@@ -44,7 +44,7 @@ def build_command(
     workers: Annotated[Optional[int], typer.Option("--workers", "-j", min=1, max=MAX_WORKERS, help="Processes computing features (default: one per CPU, at most 8; more than the CPUs are reduced to the CPUs). Any number gives the same case base.")] = None,
     log_format: Annotated[Optional[str], typer.Option("--log-format", "-f", help="Force the format of the logs read (acpc, phh, irc, pokerstars).")] = None,
     log_format_old: Annotated[Optional[str], typer.Option("--format", hidden=True)] = None,
-    similarity: Annotated[Optional[str], typer.Option("--similarity", help="Similarity TOML file, checked before the build (default: CASPER's).")] = None,
+    similarity: Annotated[Optional[str], typer.Option("--similarity", help="Similarity TOML file, checked before the build (default: the feature set's own, CASPER's for casper; a plugin feature set without one needs it).")] = None,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing case base (atomically, at the end).")] = False,
     max_issues: Annotated[int, typer.Option("--max-issues", min=0, help="Skipped hands to list.")] = 10,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Optional, Union
 
 from cbr import plugins
-from cbr.errors import LogFormatError, PluginError
+from cbr.errors import CBRError, LogFormatError, PluginError, PluginFailedError
 from cbr.logs.record import HandRecord, ParseIssue
 from cbr.logs.source import DEFAULT_MAX_FILE_SIZE, HEAD_BYTES, file_problem, file_size_limit, read_head, read_log_text
 
@@ -75,9 +75,19 @@ _INSTANCES: dict[str, Any] = {}
 
 
 def _instance(name: str) -> Any:
+    """The parser ``name``, made once. Another package's parser that raises as it is made
+    is a :class:`~cbr.errors.PluginFailedError` naming it (:func:`cbr.plugins.plugin_label`)."""
     if name not in _INSTANCES:
         obj = plugins.load("cbr.parsers", name)
-        _INSTANCES[name] = obj() if isinstance(obj, type) else obj
+        try:
+            _INSTANCES[name] = obj() if isinstance(obj, type) else obj
+        except (CBRError, MemoryError):
+            raise
+        except Exception as exc:
+            label = plugins.plugin_label("cbr.parsers", name, "log format")
+            if label is None:
+                raise
+            raise PluginFailedError(f"{label} failed when it was made: {plugins.failure_text(exc)}") from exc
     return _INSTANCES[name]
 
 
@@ -311,6 +321,10 @@ def parse_source(source: LogSource, *,
     for the parser: ``RecursionError``, or a file of a database folder is larger than
     ``max_file_size``) ends with an issue for the source at line 0; the hands read before
     stay, and the walk goes on with the next source.
+
+    Another package's parser that raises any other error in ``parse()`` (an ``OSError``
+    and a ``LogFormatError`` are the file's, as above) is a
+    :class:`~cbr.errors.PluginFailedError` naming it and its package: not the engine's bug.
     """
     if source.skipped:
         yield source.issue()
@@ -329,6 +343,13 @@ def parse_source(source: LogSource, *,
         yield ParseIssue(source.path, 0, f"{reason}; skipped")
     except OSError as exc:
         yield ParseIssue(source.path, 0, f"cannot be read ({exc.strerror or exc}); skipped")
+    except (CBRError, MemoryError):
+        raise
+    except Exception as exc:
+        label = plugins.plugin_label("cbr.parsers", source.format, "log format")  # type: ignore[arg-type]
+        if label is None:  # the engine's own parser: a bug
+            raise
+        raise plugins.plugin_failed(label, "parse", exc) from exc
 
 
 def read_logs(

@@ -194,21 +194,31 @@ DESCRIPTIONS = {
 
 
 def policy_description(name: str) -> str:
-    """One line on the policy ``name``: the factory's ``description`` attribute (a third-party
-    bot may set one), else the built-in line of :data:`DESCRIPTIONS`, else the first sentence of
-    its docstring ("" when it has none).
+    """One line on the policy ``name``: the factory's own ``description`` attribute (a
+    third-party bot may set one), else the built-in line of :data:`DESCRIPTIONS`, else the first
+    sentence of its own docstring ("" when it has none). Neither is taken from a base class: a
+    bot without a docstring of its own is not described as its base (``Policy``'s "Base class
+    of every bot").
 
     >>> policy_description("call")
     'checks or calls every time'
     """
     factory = _factory(name)
-    given = getattr(factory, "description", None)
+    given = _own(factory, "description")
     if isinstance(given, str) and given.strip():
         return " ".join(given.split())
     if name in DESCRIPTIONS:
         return DESCRIPTIONS[name]
-    doc = " ".join((inspect.getdoc(factory) or "").split("\n\n")[0].split())
+    doc = _own(factory, "__doc__")
+    doc = " ".join(inspect.cleandoc(doc).split("\n\n")[0].split()) if isinstance(doc, str) else ""
     return doc.split(". ")[0].rstrip(".")
+
+
+def _own(factory: Any, attribute: str) -> Any:
+    """``attribute`` of a factory itself (a class's own, not inherited), or None."""
+    if inspect.isclass(factory):
+        return vars(factory).get(attribute)
+    return getattr(factory, attribute, None)
 
 
 def _shown(key: str) -> str:

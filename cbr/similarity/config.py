@@ -574,8 +574,12 @@ def default_sartre(buckets: int | None = None, threshold: float = 0.97, fallback
 
 def default_for(feature_set: Any) -> SimilarityConfig | None:
     """The default similarity of a feature set (an instance): CASPER's for ``casper``,
-    :func:`default_sartre` (with its ``buckets``) for ``sartre``; None for any other, or when
-    its columns differ from the default's.
+    :func:`default_sartre` (with its ``buckets``) for ``sartre``; for any other, what its
+    ``default_similarity()`` method returns (a :class:`SimilarityConfig`, or the same as a
+    mapping, as :meth:`SimilarityConfig.from_dict` reads: a plugin's own default,
+    docs/plugins.md); None when it has no such method, or (a built-in's) when its columns
+    differ from the default's. A plugin's default that does not cover exactly its columns
+    raises :class:`ConfigError` naming the feature set.
 
     >>> from features.sartre import SartreFeatures
     >>> default_for(SartreFeatures(buckets=10)).street("river").feature_specs[-2].high
@@ -587,10 +591,31 @@ def default_for(feature_set: Any) -> SimilarityConfig | None:
     elif name == "sartre":
         config = default_sartre(getattr(feature_set, "buckets", None))
     else:
-        return None
+        return _plugin_default(feature_set, name)
     if all(list(config.street(s).features) == list(feature_set.feature_names(s)) for s in STREETS):
         return config
     return None
+
+
+def _plugin_default(feature_set: Any, name: Any) -> SimilarityConfig | None:
+    """The similarity a feature set's ``default_similarity()`` gives, checked (None without one)."""
+    hook = getattr(feature_set, "default_similarity", None)
+    if not callable(hook):
+        return None
+    where = f"feature set {name!r}: default_similarity()"
+    given = hook()
+    if isinstance(given, Mapping):
+        try:
+            given = SimilarityConfig.from_dict(given)
+        except ConfigError as exc:
+            raise ConfigError(f"{where}: {str(exc).removeprefix('similarity config: ')}") from None
+    if not isinstance(given, SimilarityConfig):
+        raise ConfigError(f"{where} must return a SimilarityConfig or a mapping, got {type(given).__name__}")
+    for s in STREETS:
+        have, want = list(given.street(s).features), list(feature_set.feature_names(s))
+        if have != want:
+            raise ConfigError(f"{where} covers {have} on the {s}, but its feature_names({s!r}) gives {want}")
+    return given
 
 
 # ---------------------------------------------------------------------------------------
@@ -691,7 +716,7 @@ def load_similarity_file(spec: str | Path, feature_set: str) -> SimilarityConfig
     """Read and check a similarity TOML before a build: a ``SimilarityConfig`` that covers
     exactly the feature set's (a ``cbr.features`` plugin name) columns; every problem is one
     :class:`ConfigError` naming the user's file."""
-    from cbr.plugins import load
+    from cbr.plugins import load_feature_set
 
     path = Path(spec)
     if not path.exists():
@@ -709,8 +734,7 @@ def load_similarity_file(spec: str | Path, feature_set: str) -> SimilarityConfig
     except ConfigError as exc:
         message = str(exc).removeprefix("similarity config: ")
         raise ConfigError(f"similarity config {path}: {message}") from None
-    fs = load("cbr.features", feature_set)
-    fs = fs() if isinstance(fs, type) else fs
+    fs = load_feature_set(feature_set)
     for s in STREETS:
         have, want = list(config.street(s).features), list(fs.feature_names(s))
         if have != want:

@@ -33,12 +33,30 @@ __all__ = ["default_similarity", "load_similarity", "dump_similarity", "street_s
 
 def default_similarity(feature_set: Any = None) -> "SimilarityConfig":
     """The similarity of a case base built without one: the feature set's default
-    (:func:`cbr.similarity.default_for`: SARTRE's for ``sartre``), else CASPER's
-    (:func:`cbr.similarity.default_casper`)."""
+    (:func:`cbr.similarity.default_for`: SARTRE's for ``sartre``, a plugin's own
+    ``default_similarity()``), else CASPER's (:func:`cbr.similarity.default_casper`) when
+    there is no feature set or it has CASPER's columns. A feature set with other columns and
+    no default raises :class:`ConfigError` (``field="similarity"``) saying that one must be
+    given, and which columns it must cover."""
     from cbr.similarity import default_casper, default_for
 
     config = default_for(feature_set) if feature_set is not None else None
-    return config if config is not None else default_casper()
+    if config is not None:
+        return config
+    config = default_casper()
+    if feature_set is None:
+        return config
+    names = {s: list(feature_set.feature_names(s)) for s in STREETS}
+    if all(list(config.street(s).features) == names[s] for s in STREETS):
+        return config
+    if all(names[s] == names[STREETS[0]] for s in STREETS):
+        columns = ", ".join(names[STREETS[0]])
+    else:
+        columns = "; ".join(f"{s}: {', '.join(names[s])}" for s in STREETS)
+    name = getattr(feature_set, "name", type(feature_set).__name__)
+    raise ConfigError(f"feature set {name!r} has no default similarity (its plugin gives no default_similarity()): "
+                      f"give a similarity config, a TOML file with a [[preflop]], [[flop]], [[turn]] and [[river]] "
+                      f"table for each of its columns ({columns})", field="similarity")
 
 
 def load_similarity(path: Path) -> "SimilarityConfig":

@@ -178,7 +178,9 @@ class CaseBaseWriter:
     - ``feature_set``: a :class:`~features.base.FeatureSet` or a ``cbr.features`` plugin
       name (default ``"casper"``); used by :meth:`add` / :meth:`add_decisions`.
     - ``similarity``: a ``SimilarityConfig``, a path to a TOML file, or None for the
-      feature set's default (``cbr.similarity.default_for``: CASPER's, SARTRE's).
+      feature set's default (``cbr.store.indexes.default_similarity``: CASPER's, SARTRE's, a
+      plugin's ``default_similarity()``; a :class:`~cbr.errors.ConfigError` at once for a
+      feature set with columns of its own and no default).
     - ``build_index``: build and save ``index/<street>.faiss`` (else built on first use).
     - ``part_rows``: cases per Parquet part while building.
     """
@@ -203,6 +205,11 @@ class CaseBaseWriter:
         if isinstance(feature_set, str):
             feature_set = load_feature_set(feature_set)
         self.feature_set = feature_set
+        if similarity is None:  # the feature set's default, found (or refused) before any case is written
+            try:
+                similarity = default_similarity(feature_set)
+            except ImportError:
+                pass
         self.similarity = similarity
         self.overwrite = overwrite
         self.build_index = build_index

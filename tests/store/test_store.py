@@ -163,8 +163,14 @@ def test_similarity_toml_written_and_checked(tmp_path: Path) -> None:
         def feature_names(self, street):
             return ["a", "b"]
 
-    with pytest.raises(ConfigError, match="covers"):
+    # columns of its own and no default: refused at once, saying what to give
+    with pytest.raises(ConfigError, match="feature set 'two' has no default similarity .* columns \\(a, b\\)"):
         with CaseBaseWriter(tmp_path / "other", feature_set=Two(), build_index=False) as w:
+            w.add_rows("flop", np.zeros((1, 2)), "c")
+    assert not (tmp_path / "other").exists()
+    with pytest.raises(ConfigError, match="covers"):  # a similarity given for other columns
+        with CaseBaseWriter(tmp_path / "other", feature_set=Two(), similarity=default_casper(),
+                            build_index=False) as w:
             w.add_rows("flop", np.zeros((1, 2)), "c")
     assert not (tmp_path / "other").exists()
 
