@@ -8,12 +8,14 @@ through every endpoint that reads or writes it, the web table's among them; the 
 faults stay 422 on the same server."""
 from __future__ import annotations
 
+import json
 import logging
+import re
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import require_module
+from tests.conftest import REPO, require_module
 from tests.serve.conftest import TOKEN, make_client
 
 require_module("fastapi", module_level=True)
@@ -147,6 +149,13 @@ def test_a_truncated_parquet_part_is_the_servers_fault(served) -> None:
     part = next((path / "cases" / "flop").glob("*.parquet"))
     data = part.read_bytes()
     part.write_bytes(data[: len(data) // 2])
+    # docs/serve.md shows this answer, in its example and in its table's row for 500, word for word
+    docs = (REPO / "docs" / "serve.md").read_text().split("## Errors", 1)[1]
+    (row,) = re.findall(r"^\| 500 \|.*$", docs, re.M)
+    answer = client.get("/casebases/mine")
+    assert answer.status_code == 500
+    assert f"`{json.dumps(answer.json())}`" in row
+    assert "curl -s http://127.0.0.1:8000/casebases/mine" in docs and json.dumps(answer.json()) in docs
     for answer in (client.get("/casebases/mine"),
                    client.post("/evaluate", json={"casebase": "mine", "max_decisions": 20}),
                    # the evaluation with the ANN, in a process of its own: its fault is the same
