@@ -39,7 +39,7 @@ from cbr.game.gamedef import STREETS
 from cbr.store import is_shipped
 
 __all__ = ["Engine", "checked_spec", "Deadline", "FieldError", "NotFoundError", "ForbiddenError", "UnauthorizedError", "TimeLimitError",
-           "StorageError", "storage_fault", "stored",
+           "StorageError", "storage_fault", "stored", "closing_errors",
            "MAX_ANSWER_CASES", "MAX_RETAIN_HANDS", "MAX_EVALUATE_DECISIONS", "PATH_OPTIONS", "SHIPPED_NAMED", "shipped_names",
            "time_limit_message", "for_api"]
 
@@ -212,6 +212,15 @@ def storage_fault(exc: BaseException) -> bool:
     except ImportError:  # pragma: no cover - a dependency
         return False
     return isinstance(exc, duckdb.Error)
+
+
+def closing_errors() -> tuple[type[BaseException], ...]:
+    """What compacting or closing a case base may raise that is noted for the server's operator
+    rather than raised at the server's stop: the engine's errors, the OS's, and DuckDB's (its
+    catalog rewritten over a damaged Parquet part)."""
+    import duckdb
+
+    return (CBRError, OSError, duckdb.Error)
 
 
 def _raised_in(exc: BaseException) -> str:
@@ -435,12 +444,12 @@ class Engine:
                 try:
                     if loaded.retained:
                         loaded.cb.compact()
-                except (CBRError, OSError) as exc:
+                except closing_errors() as exc:
                     self.notes.append(f"case base {loaded.name!r} not compacted: {exc}")
                 finally:
                     try:  # the last reference closes it: saving its grown indexes may fail as well
                         loaded.handle.release()
-                    except (CBRError, OSError) as exc:  # noted; the other case bases are closed all the same
+                    except closing_errors() as exc:  # noted; the other case bases are closed all the same
                         self.notes.append(f"case base {loaded.name!r} not closed cleanly: {exc}")
         self.casebases = {}
 

@@ -61,6 +61,7 @@ from cbr.serve.engine import (
     NotFoundError,
     StorageError,
     checked_spec,
+    closing_errors,
     storage_fault,
     stored,
 )
@@ -463,7 +464,7 @@ class TableSession:
         for r in self.retainers:
             try:
                 r.close()
-            except (CBRError, OSError) as exc:  # the cases are durable in the log already: noted
+            except closing_errors() as exc:  # the cases are durable in the log already: noted
                 where = getattr(getattr(r, "cb", None), "path", None)
                 name = repr(self.retain_into) if where is None else repr(Path(where).name)
                 why = " ".join(str(exc).split()) or type(exc).__name__

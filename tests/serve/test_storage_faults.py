@@ -182,3 +182,36 @@ def test_a_directory_where_the_log_is_written_is_a_failed_write_of_the_servers(s
     assert_storage_fault(answer, path, writing=True)
     # what the server reads still answers
     assert client.post("/retrieve", json=SITUATION).status_code == 200
+
+
+def test_a_compaction_that_a_truncated_parquet_part_fails_is_noted_at_the_stop(tmp_path: Path) -> None:
+    """The hands a web-table session and /retain kept are compacted when the session ends and the
+    server stops; DuckDB, rewriting the catalog over a truncated part, fails: a note for the
+    operator each (the cases stay in the retention log), not a traceback that stops the stop."""
+    from cbr.play.retention import copy_casebase
+    from cbr.serve.engine import Engine
+
+    path = copy_casebase("default", tmp_path / "mine")
+    engine = Engine([str(path)])
+    client = make_client(engine, token=TOKEN)
+    with client:
+        created = client.post("/table/sessions", json={"bots": ["cbr:casebase=mine"], "seed": 1,
+                                                       "retain_into": "mine"}, headers=AUTH)
+        assert created.status_code == 201, created.text
+        session = created.json()["session"]
+        view = client.post(f"/table/sessions/{session}/hand").json()
+        while not view["hand"]["over"]:
+            answer = client.post(f"/table/sessions/{session}/action", json={"action": "c"})
+            assert answer.status_code == 200, answer.text
+            view = answer.json()
+        assert view["retained"] > 0 and view["error"] is None
+        kept = client.post("/retain", json={"casebase": "mine", "text": _hands(tmp_path)}, headers=AUTH)
+        assert kept.status_code == 200, kept.text
+        part = next((path / "cases" / "flop").glob("*.parquet"))
+        part.write_bytes(part.read_bytes()[:1000])
+    engine.close()
+    notes = [*client.app.state.notes, *engine.notes]
+    assert any(n.startswith("case base 'mine' not compacted at the end of a web-table session") for n in notes), notes
+    assert any(n.startswith("case base 'mine' not compacted: ") for n in notes), notes
+    assert all("No magic bytes" in n or "not closed cleanly" in n for n in notes), notes
+    assert list((path / "retained").glob("log-*.bin")), "the retained cases stay in the retention log"
