@@ -35,9 +35,11 @@ from cbr.serve.engine import (
     FieldError,
     ForbiddenError,
     NotFoundError,
+    StorageError,
     TimeLimitError,
     UnauthorizedError,
     for_api,
+    storage_fault,
     time_limit_message,
 )
 from cbr.serve.schemas import (
@@ -336,8 +338,10 @@ def _errors(*codes: int) -> dict[int | str, dict[str, Any]]:
             "no token configured)", 404: "an unknown case base, table session or path", 413: "the request body is too large",
             409: "not now: an action when it is not the person's turn, a new hand during a hand",
             422: "bad input: `detail` lists each problem with the field (`loc`) and the reason (`msg`)",
-            500: "an internal error, or another package's bot (a cbr.policies plugin) that failed: `detail` "
-                 "names it and what it raised", 503: "over the time limit"}
+            500: "an internal error; another package's bot (a cbr.policies plugin) that failed: `detail` "
+                 "names it and what it raised; or a case base of the server's whose files are damaged, unreadable "
+                 "or cannot be written: `detail` names it by its served name (its operator's to mend)",
+            503: "over the time limit"}
     return {c: {"description": text[c]} for c in codes}
 
 
@@ -474,6 +478,8 @@ def create_app(config: ServeConfig = ServeConfig(), engine: Optional[Engine] = N
             return _json(_error_body(message), 503, {"Retry-After": "1"})
         if isinstance(exc, PluginFailedError):  # not the request's fault, nor the engine's bug: the bot named
             return _json(_error_body(message), 500)
+        if isinstance(exc, StorageError) or storage_fault(exc):
+            return _storage_failed(exc)
         return _unprocessable(exc, body_fields(request))
 
     @app.exception_handler(ValueError)
@@ -482,6 +488,8 @@ def create_app(config: ServeConfig = ServeConfig(), engine: Optional[Engine] = N
 
     @app.exception_handler(Exception)
     async def _internal(request: Request, exc: Exception) -> Response:
+        if storage_fault(exc):  # a file of the server's that failed (its message names its path)
+            return _storage_failed(exc)
         # a bug: the request fails with 500, the server goes on
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
         return _json(_error_body(f"internal error: {type(exc).__name__}: {message}".rstrip(": ")), 500)
@@ -501,7 +509,7 @@ def create_app(config: ServeConfig = ServeConfig(), engine: Optional[Engine] = N
                       "writes": config.token is not None, "pid": os.getpid()})
 
     @app.post("/retrieve", summary="The triple of a situation and the cases behind it",
-              responses=_errors(404, 413, 422, 503))
+              responses=_errors(404, 413, 422, 500, 503))
     async def retrieve(situation: RetrieveRequest) -> Response:
         # the JSON is written in the pool too: a large answer neither blocks the other
         # requests nor escapes the time limit
@@ -520,6 +528,9 @@ def create_app(config: ServeConfig = ServeConfig(), engine: Optional[Engine] = N
                     out.append(engine.retrieve(s.model_dump()))
                 except NotFoundError as exc:
                     out.append({"error": {"status": 404, "detail": str(exc)}})
+                except StorageError as exc:  # the server's fault, as /retrieve answers it
+                    _log_storage(exc)
+                    out.append({"error": {"status": 500, "detail": str(exc)}})
                 except (CBRError, ValueError) as exc:
                     name, message = problem(exc, tuple(Situation.model_fields))
                     out.append({"error": {"status": 422, "detail": [
@@ -536,24 +547,24 @@ def create_app(config: ServeConfig = ServeConfig(), engine: Optional[Engine] = N
         return _json(await run(engine.reuse, request.model_dump()))
 
     @app.post("/retain", summary="Keep the decisions of finished hands in a case base (bearer token)",
-              responses=_errors(401, 403, 404, 413, 422, 503))
+              responses=_errors(401, 403, 404, 413, 422, 500, 503))
     async def retain(request: Request, body: RetainRequest) -> Response:
         authorize(request)
         deadline = Deadline(config.time_limit)
         return _json(await run(lambda: engine.retain(body.casebase, body.text, log_format=body.format,
                                                      game=body.game, deadline=deadline), deadline=deadline))
 
-    @app.get("/casebases", summary="The case bases served")
+    @app.get("/casebases", summary="The case bases served", responses=_errors(500, 503))
     async def casebases() -> Response:
         return _json({"casebases": await run(engine.list_casebases)})
 
     @app.get("/casebases/{name}", summary="Streets, counts, sources, feature set and similarity of a case base",
-             responses=_errors(404, 503))
+             responses=_errors(404, 500, 503))
     async def casebase(name: str) -> Response:
         return _json(await run(engine.inspect, name))
 
     @app.post("/evaluate", summary="A bounded k-fold hold-out evaluation of a case base",
-              responses=_errors(404, 413, 422, 503))
+              responses=_errors(404, 413, 422, 500, 503))
     async def evaluate(body: EvaluateRequest) -> Response:
         deadline = Deadline(config.time_limit)
         return _json(await run(lambda: engine.evaluate(body.casebase, folds=body.folds,
@@ -605,7 +616,7 @@ def add_table_routes(app: FastAPI, tables: Optional[TableSessions], run: Callabl
         return work
 
     @app.post("/table/sessions", status_code=201, summary="Sit down at a new table (the person and 1-5 bots)",
-              responses=_errors(401, 403, 404, 409, 413, 422, 503))
+              responses=_errors(401, 403, 404, 409, 413, 422, 500, 503))
     async def new_session(request: Request, body: TableRequest) -> Response:
         if tables is None:
             raise TableStateError("the web table needs a server of one process: a session lives in one, and this "
@@ -625,7 +636,7 @@ def add_table_routes(app: FastAPI, tables: Optional[TableSessions], run: Callabl
         return _json(await run(locked(session_id, lambda s: s.view())))
 
     @app.post("/table/sessions/{session_id}/hand", summary="Deal the next hand (the bots act up to your turn)",
-              responses=_errors(404, 409, 503))
+              responses=_errors(404, 409, 500, 503))
     async def new_hand(session_id: str) -> Response:
         def work(s: Any) -> Any:
             s.new_hand()
@@ -633,7 +644,7 @@ def add_table_routes(app: FastAPI, tables: Optional[TableSessions], run: Callabl
         return _json(await run(locked(session_id, work)))
 
     @app.post("/table/sessions/{session_id}/action", summary="Your action (the bots act up to your next turn)",
-              responses=_errors(404, 409, 422, 503))
+              responses=_errors(404, 409, 422, 500, 503))
     async def action(session_id: str, body: ActionRequest) -> Response:
         def work(s: Any) -> Any:
             s.act(body.action)
@@ -642,7 +653,7 @@ def add_table_routes(app: FastAPI, tables: Optional[TableSessions], run: Callabl
 
     @app.get("/table/sessions/{session_id}/decisions/{decision_id}",
              summary="A case-based bot's decision: its triple, why, and the retrieved cases",
-             responses=_errors(404, 409, 503))
+             responses=_errors(404, 409, 500, 503))
     async def decision(session_id: str, decision_id: int,
                        top: int = Query(20, ge=1, le=200, description="The most similar cases to show.")) -> Response:
         return _json(await run(locked(session_id, lambda s: s.explain(decision_id, top))))
@@ -668,6 +679,28 @@ def _static_files() -> dict[str, bytes]:
 
     folder = files("cbr.serve") / "static"
     return {f.name: f.read_bytes() for f in folder.iterdir() if f.is_file() and not f.name.startswith(".")}
+
+
+def _log_storage(exc: BaseException) -> None:
+    """Tell the server's operator what the library said of a storage fault (its path, and what
+    to do), on the server's log: the client's answer says only which case base failed."""
+    import logging
+
+    if isinstance(exc, StorageError):
+        logging.getLogger("uvicorn.error").error("case base %r needs attention: %s", exc.casebase, exc.detail)
+    else:
+        logging.getLogger("uvicorn.error").error("storage fault: %s", " ".join(str(exc).split()) or type(exc).__name__)
+
+
+def _storage_failed(exc: BaseException) -> Response:
+    """500 for a fault of the server's own storage (:class:`~cbr.serve.engine.StorageError`,
+    naming the case base; one that escaped it, named by nobody, in general words), logged for
+    the operator with what the library said."""
+    _log_storage(exc)
+    message = str(exc) if isinstance(exc, StorageError) else (
+        "a case base of this server could not be read or written: its files need its operator's attention (the "
+        "server's log says what is wrong); the request was not at fault")
+    return _json(_error_body(message), 500)
 
 
 def _unprocessable(exc: BaseException, fields: tuple[str, ...]) -> Response:

@@ -2,7 +2,8 @@
 endpoint over the library (:func:`cbr.query.answer.answer`, policy specs,
 :class:`~cbr.play.retention.Retainer`, :func:`cbr.store.inspect`,
 :func:`cbr.query.evaluate.evaluate_casebase`). Nothing here prints, exits or knows FastAPI;
-errors are :class:`~cbr.errors.CBRError` subclasses the app maps to HTTP statuses.
+errors are :class:`~cbr.errors.CBRError` subclasses the app maps to HTTP statuses; a fault of a
+served case base's storage is a :class:`StorageError` naming it (:func:`stored`).
 
 Concurrency: each case base is open once in the process (:func:`cbr.store.shared.open_shared`)
 and has one lock; a retrieval, a decision of any bot over it and a retention take it in turn
@@ -38,6 +39,7 @@ from cbr.game.gamedef import STREETS
 from cbr.store import is_shipped
 
 __all__ = ["Engine", "checked_spec", "Deadline", "FieldError", "NotFoundError", "ForbiddenError", "UnauthorizedError", "TimeLimitError",
+           "StorageError", "storage_fault", "stored", "closing_errors",
            "MAX_ANSWER_CASES", "MAX_RETAIN_HANDS", "MAX_EVALUATE_DECISIONS", "PATH_OPTIONS", "SHIPPED_NAMED", "shipped_names",
            "time_limit_message", "for_api"]
 
@@ -154,6 +156,98 @@ class UnauthorizedError(CBRError):
 
 class TimeLimitError(CBRError):
     """A request that ran over the server's time limit (HTTP 503)."""
+
+
+class StorageError(CBRError):
+    """A fault of the server's own storage, not of the request: a served case base whose files
+    are damaged or unreadable, or a write into it that failed (HTTP 500). The message names
+    the case base by the name it is served under and says it needs its operator's attention,
+    with no path on the server and no command (the client has no shell there); what the
+    library said, for the operator, is :attr:`detail` (and the ``__cause__``).
+
+    >>> str(StorageError("mine", OSError(21, "Is a directory", "/srv/mine/retained/log-00000.bin"), writing=True))
+    "the server's case base 'mine' could not be written to: its files need its operator's attention (the server's log says what is wrong); the request was not at fault, and may be sent again once the case base is mended"
+    """
+
+    def __init__(self, casebase: str, cause: BaseException, *, writing: bool = False) -> None:
+        self.casebase = casebase
+        self.detail = " ".join(str(cause).split()) or type(cause).__name__
+        super().__init__(f"the server's case base {casebase!r} could not be {'written to' if writing else 'read'}: "
+                         "its files need its operator's attention (the server's log says what is wrong); the request "
+                         "was not at fault, and may be sent again once the case base is mended")
+
+
+#: The packages whose :class:`~cbr.errors.CaseBaseError` is about the files of a case base (its
+#: manifest, Parquet parts, retention log, saved indexes), not about what was asked of it.
+STORAGE_PACKAGES = ("cbr.store", "cbr.retrieval")
+
+
+def storage_fault(exc: BaseException) -> bool:
+    """Whether ``exc`` is a fault of a case base's storage rather than of a request: a
+    :class:`~cbr.errors.CaseBaseError` raised by the store (:data:`STORAGE_PACKAGES`: damaged,
+    missing or unreadable files; a write that failed) that names no request field, an
+    :class:`OSError`, or an error of DuckDB reading the Parquet parts. A refusal that is about the
+    request (raised elsewhere, such as a case base with no cases of the street asked about, or
+    naming a field) is not.
+
+    >>> from cbr.store import CaseBase
+    >>> try:
+    ...     CaseBase.open("/no/such/casebase")
+    ... except CaseBaseError as exc:
+    ...     storage_fault(exc)
+    True
+    >>> storage_fault(CaseBaseError("the case base to retain into has an empty name", field="retain_into"))
+    False
+    >>> storage_fault(ConfigError("k must be at least 1"))
+    False
+    """
+    if isinstance(exc, StorageError):
+        return False
+    if type(exc) is CaseBaseError:
+        return not exc.fields and _raised_in(exc).startswith(STORAGE_PACKAGES)
+    if isinstance(exc, OSError):
+        return True
+    try:
+        import duckdb
+    except ImportError:  # pragma: no cover - a dependency
+        return False
+    return isinstance(exc, duckdb.Error)
+
+
+def closing_errors() -> tuple[type[BaseException], ...]:
+    """What compacting or closing a case base may raise that is noted for the server's operator
+    rather than raised at the server's stop: the engine's errors, the OS's, and DuckDB's (its
+    catalog rewritten over a damaged Parquet part)."""
+    import duckdb
+
+    return (CBRError, OSError, duckdb.Error)
+
+
+def _raised_in(exc: BaseException) -> str:
+    """The module whose code raised ``exc`` ("" when it was never raised)."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return "" if tb is None else str(tb.tb_frame.f_globals.get("__name__", ""))
+
+
+@contextmanager
+def stored(casebase: str, *, writing: bool = False) -> Iterator[None]:
+    """Work on the server's case base ``casebase`` (its served name): a storage fault raised
+    meanwhile (:func:`storage_fault`) becomes a :class:`StorageError` naming it; anything else
+    passes through as it is.
+
+    >>> with stored("mine"):
+    ...     raise OSError(5, "Input/output error", "/srv/mine/cases/flop/part-00000.parquet")
+    Traceback (most recent call last):
+    cbr.serve.engine.StorageError: the server's case base 'mine' could not be read: its files need its operator's attention (the server's log says what is wrong); the request was not at fault, and may be sent again once the case base is mended
+    """
+    try:
+        yield
+    except Exception as exc:
+        if storage_fault(exc):
+            raise StorageError(casebase, exc, writing=writing) from exc
+        raise
 
 
 def time_limit_message(seconds: float) -> str:
@@ -350,12 +444,12 @@ class Engine:
                 try:
                     if loaded.retained:
                         loaded.cb.compact()
-                except (CBRError, OSError) as exc:
+                except closing_errors() as exc:
                     self.notes.append(f"case base {loaded.name!r} not compacted: {exc}")
                 finally:
                     try:  # the last reference closes it: saving its grown indexes may fail as well
                         loaded.handle.release()
-                    except (CBRError, OSError) as exc:  # noted; the other case bases are closed all the same
+                    except closing_errors() as exc:  # noted; the other case bases are closed all the same
                         self.notes.append(f"case base {loaded.name!r} not closed cleanly: {exc}")
         self.casebases = {}
 
@@ -418,7 +512,7 @@ class Engine:
         loaded = self.loaded(situation.get("casebase") or "default")
         dp = dp if dp is not None else self.decision_point(situation)
         opponents = situation.get("opponents")
-        with loaded.lock:
+        with stored(loaded.name), loaded.lock:
             self._follow(loaded)
             top = situation.get("top", 5)
             try:
@@ -456,7 +550,9 @@ class Engine:
         for loaded in self.casebases.values():
             if loaded.path == path:
                 return loaded
-        return _Loaded(path.name, path, open_shared(path, memory_map=self.memory_map), is_shipped(path))
+        with stored(path.name):  # a case base of the bot's own, named as the bot names it
+            handle = open_shared(path, memory_map=self.memory_map)
+        return _Loaded(path.name, path, handle, is_shipped(path))
 
     @contextmanager
     def policy(self, spec: str, casebase: Optional[str] = None) -> Iterator[tuple[Any, Any, _Loaded]]:
@@ -499,6 +595,9 @@ class Engine:
                     entry.error = FieldError("policy", str(exc))
                 except BaseException as exc:
                     entry.error = exc
+                    if case_based and storage_fault(exc):  # its case base's storage: the server's fault (500)
+                        entry.error = StorageError(where.name, exc)
+                        entry.error.__cause__ = exc
                 finally:
                     if entry.error is not None:  # not kept: the last request waiting lets go of it
                         with self._policies_lock:
@@ -549,7 +648,7 @@ class Engine:
         top = request.get("top", 5)
         dp = self.decision_point(request)
         rng = random.Random(f"cbr-serve:{seed}")
-        with self.policy(spec, request.get("casebase")) as (policy, lock, loaded):
+        with self.policy(spec, request.get("casebase")) as (policy, lock, loaded), stored(loaded.name):
             with lock:
                 if getattr(policy, "can_retain", False):  # a case-based bot: its decision record
                     policy.open().refresh()  # what was retained since (a bot with a handle of its own)
@@ -652,11 +751,14 @@ class Engine:
         except ConfigError as exc:  # as /retrieve refuses it: the field's own
             raise FieldError("game", str(exc)) from None
         records = _parse_hands(text, log_format, gamedef)
-        retainer = Retainer(loaded.cb, keep=range(32), names=())
-        replayed = retainer.replay_hands(records)  # outside the lock: retrievals go on meanwhile
+        with stored(loaded.name):
+            retainer = Retainer(loaded.cb, keep=range(32), names=())
+            replayed = retainer.replay_hands(records)  # outside the lock: retrievals go on meanwhile
         with loaded.lock:
-            self._follow(loaded)
-            kept = retainer.retain_hands(replayed, before_write=deadline.begin_write if deadline else None)
+            with stored(loaded.name):
+                self._follow(loaded)
+            with stored(loaded.name, writing=True):
+                kept = retainer.retain_hands(replayed, before_write=deadline.begin_write if deadline else None)
             loaded.retained = loaded.retained or kept > 0
             after = {s: loaded.cb.count(s) for s in STREETS}
         # this request's cases street by street (no gate: every replayed decision is kept), not the
@@ -673,7 +775,7 @@ class Engine:
         per street; no path on the server (as :meth:`inspect`)."""
         out = []
         for loaded in self.casebases.values():
-            with loaded.lock:
+            with stored(loaded.name), loaded.lock:
                 self._follow(loaded)
                 counts = {s: loaded.cb.count(s) for s in STREETS}
                 m = loaded.cb.manifest
@@ -692,7 +794,7 @@ class Engine:
         from cbr.store import CaseBase, inspect
 
         loaded = self.loaded(name)
-        with CaseBase.open(loaded.path) as cb:
+        with stored(loaded.name), CaseBase.open(loaded.path) as cb:
             info = inspect(cb)
             config = cb.similarity()
             info["similarity_config"] = {
@@ -723,9 +825,9 @@ class Engine:
         self._refuse_mapped("evaluation")
         if ann:
             report = _evaluate_apart(loaded.path, folds=folds, max_decisions=max_decisions, seed=seed,
-                                     deadline=deadline)
+                                     deadline=deadline, name=loaded.name)
         else:
-            with CaseBase.open(loaded.path) as cb:
+            with stored(loaded.name), CaseBase.open(loaded.path) as cb:
                 report = evaluate_casebase(cb, folds=folds, seed=seed, max_decisions=max_decisions, ann=ann,
                                            progress=deadline.check if deadline else None).to_dict()
         if report.get("casebase") != loaded.name:  # served under its folder's name, as /inspect says it
@@ -739,11 +841,12 @@ _ANN_EVALUATION = threading.Semaphore(1)
 
 
 def _evaluate_apart(path: Path, *, folds: int, max_decisions: int, seed: int,
-                    deadline: Optional[Deadline]) -> dict[str, Any]:
+                    deadline: Optional[Deadline], name: str) -> dict[str, Any]:
     """An evaluation with the ANN (``evaluate_casebase(..., ann=True)``, its report as a dict)
     in a child process, killed once ``deadline`` passes or the request is given up: the pool's
     thread and the cores are free again at the time limit, not tens of seconds later. A second
-    one while one runs is refused (:class:`TimeLimitError`, 503: try again later)."""
+    one while one runs is refused (:class:`TimeLimitError`, 503: try again later). A fault of
+    the case base's files is a :class:`StorageError` naming it ``name`` (its served name)."""
     import multiprocessing
 
     if not _ANN_EVALUATION.acquire(blocking=False):
@@ -775,6 +878,8 @@ def _evaluate_apart(path: Path, *, folds: int, max_decisions: int, seed: int,
     if kind == "ok":
         return value  # type: ignore[no-any-return]
     error_class, message = value
+    if kind == "storage":  # a fault of the case base's files (``name``, as served), found in the child
+        raise StorageError(name, CaseBaseError(message))
     if kind == "error" and isinstance(error_class, type) and issubclass(error_class, CBRError):
         try:
             raise error_class(message)
@@ -787,7 +892,8 @@ def _evaluate_apart(path: Path, *, folds: int, max_decisions: int, seed: int,
 def _evaluate_child(conn: Any, path: str, folds: int, max_decisions: int, seed: int,
                     seconds: Optional[float], parent: int) -> None:
     """The child of :func:`_evaluate_apart`: sends ``("ok", report)``, ``("error", (class,
-    message))`` for a :class:`CBRError` or ``("bug", (None, text))``. It ignores Ctrl-C (the
+    message))`` for a :class:`CBRError`, ``("storage", (class, message))`` for a fault of the
+    case base's files (:func:`storage_fault`) or ``("bug", (None, text))``. It ignores Ctrl-C (the
     server's, sent to its process group: the server kills it when it gives the request up) and
     ends itself if the server (``parent``, its pid recorded before the child started) goes away,
     also before the child could watch it, or once the time limit passed long ago
@@ -806,8 +912,8 @@ def _evaluate_child(conn: Any, path: str, folds: int, max_decisions: int, seed: 
         with CaseBase.open(path) as cb:
             ev = evaluate_casebase(cb, folds=folds, seed=seed, max_decisions=max_decisions, ann=True)
         conn.send(("ok", ev.to_dict()))
-    except CBRError as exc:
-        conn.send(("error", (type(exc), str(exc))))
+    except (CBRError, OSError) as exc:
+        conn.send(("storage" if storage_fault(exc) else "error", (type(exc), str(exc))))
     except Exception as exc:  # a bug: the server answers 500 with it
         conn.send(("bug", (None, f"{type(exc).__name__}: {exc}")))
     finally:

@@ -19,7 +19,8 @@ since the features of a decision tell the strength of the bot's cards.
 
 Nothing here prints or knows HTTP; errors are :class:`~cbr.errors.CBRError` subclasses the
 app maps to statuses (:class:`~cbr.serve.engine.NotFoundError` 404, a bad action or option
-422, :class:`TableStateError` 409).
+422, :class:`TableStateError` 409, a fault of a case base's storage
+:class:`~cbr.serve.engine.StorageError` 500, naming it as the client knows it).
 """
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
-from cbr.errors import CBRError, GameError, counted
+from cbr.errors import CBRError, GameError, counted, exception_chain
 from cbr.game.actions import KIND_OF_WORD
 from cbr.game.decision import DecisionPoint
 from cbr.game.gamedef import STREETS
@@ -54,7 +55,16 @@ from cbr.play.table import (
     seat_names,
 )
 from cbr.policies.base import Policy
-from cbr.serve.engine import FieldError, ForbiddenError, NotFoundError, checked_spec
+from cbr.serve.engine import (
+    FieldError,
+    ForbiddenError,
+    NotFoundError,
+    StorageError,
+    checked_spec,
+    closing_errors,
+    storage_fault,
+    stored,
+)
 from cbr.stats import mean_ci
 from evaluator_ext.cards import card_str
 
@@ -140,7 +150,7 @@ class _BotSeat(PolicySeat):
         self.lock = lock if lock is not None else nullcontext()
 
     def decide(self, state: HandState, dp: DecisionPoint) -> Any:
-        with self.lock:
+        with self.lock, self.session.stored(self.policy):
             decision = self.policy.decide(dp, self.rng)
         s = self.session
         # a case-based bot's record, or the adaptive bot's choice of another expert (which says why)
@@ -154,7 +164,7 @@ class _BotSeat(PolicySeat):
         return self.decide(state, dp).action
 
     def observe(self, record: Any, position: int) -> None:
-        with self.lock:
+        with self.lock, self.session.stored(self.policy):
             self.policy.observe(record, position)
 
 
@@ -236,6 +246,9 @@ class TableSession:
     bot_decisions: list[BotDecision] = field(default_factory=list)
     person_decisions: int = 0
     error: Optional[str] = None
+    #: the storage fault that ended the hand (:class:`~cbr.serve.engine.StorageError`), raised
+    #: once to the request waiting for the hand (a 500), as ``error`` says it to the view
+    fault: Optional[BaseException] = None
     closed: bool = False
     #: what went wrong as the session ended that no request can be told (a compaction of the
     #: hands it retained that failed): :class:`TableSessions` gathers them for the server to show
@@ -288,7 +301,9 @@ class TableSession:
                 from cbr.play.table import seat_seed
                 from cbr.policies.spec import policy_from_spec
 
-                bot = policy_from_spec(rest, seed=seat_seed(seed, i), casebase=handle)
+                served_name = next(n for n, h in (served or {}).items() if h is handle)
+                with stored(served_name):
+                    bot = policy_from_spec(rest, seed=seat_seed(seed, i), casebase=handle)
                 bot.spec = spec.strip()  # type: ignore[attr-defined]
                 players.append(bot)
             policies = resolve_players(players, seed, first_seat=1)
@@ -308,14 +323,15 @@ class TableSession:
         session = cls(secrets.token_urlsafe(24), list(bots), names, seed, policies, retain_into=retain_into)
         try:
             for i, p in enumerate(policies):
-                hit = shared.get(bots[i], p) if shared is not None and retain_into is None else None
-                if hit is not None:
-                    policies[i], session.shared[i + 1] = hit
-                else:
-                    p.reset()
-                    lock = getattr(p, "_table_lock", None)  # a bot of the session's on the server's case base
-                    if lock is not None:
-                        session.locks[i + 1] = lock
+                with session.stored(p):
+                    hit = shared.get(bots[i], p) if shared is not None and retain_into is None else None
+                    if hit is not None:
+                        policies[i], session.shared[i + 1] = hit
+                    else:
+                        p.reset()
+                        lock = getattr(p, "_table_lock", None)  # a bot of the session's on the server's case base
+                        if lock is not None:
+                            session.locks[i + 1] = lock
             if retain_into is not None:
                 session.retainers = _start_retention(policies, names, retain_into, served or {})
                 for p in policies:  # the copy the case-based bots now play from (and name in reports)
@@ -338,6 +354,20 @@ class TableSession:
         session._running = False
         return session
 
+    def casebase_of(self, policy: Any) -> Optional[str]:
+        """The name the client knows the case base of ``policy`` by (a served one's, the
+        ``retain_into`` copy's, else its folder's); None for a bot that plays from none."""
+        path = getattr(policy, "casebase_path", None)
+        if path is None:
+            return None
+        return self.called.get(str(Path(path).resolve()), Path(path).name)
+
+    def stored(self, policy: Any) -> Any:
+        """Use ``policy``: a storage fault of its case base is the server's, naming it as the
+        client knows it (:func:`~cbr.serve.engine.stored`)."""
+        name = self.casebase_of(policy)
+        return stored(name) if name is not None else nullcontext()
+
     # ---- playing -------------------------------------------------------------------------
     @property
     def in_hand(self) -> bool:
@@ -357,6 +387,7 @@ class TableSession:
         person = self._person
         person.state = None
         self.error = None
+        self.fault = None
         self._running = True
 
         def run() -> None:
@@ -365,6 +396,9 @@ class TableSession:
                 self.results.append(_HandResult(k, list(played.won), played.record))
             except Exception as exc:  # a bot's failure ends the hand; the session says why
                 self.error = _error_text(exc)
+                self.fault = next((e for e in exception_chain(exc) if isinstance(e, StorageError)), None)
+                if self.fault is not None:  # in its words: the case base by its served name, no path
+                    self.error = str(self.fault)
             finally:
                 with person.cv:
                     self._running = False
@@ -411,6 +445,9 @@ class TableSession:
                 person.cv.wait(min(left, 0.5))
         if not self._running and self._thread is not None:
             self._thread.join(timeout=BOT_WAIT)
+        if not self._running and self.fault is not None:  # the server's storage ended the hand: a 500
+            fault, self.fault = self.fault, None
+            raise fault
 
     def close(self) -> None:
         """End the session: a hand in play is left (the bots finish it; it is not kept),
@@ -427,7 +464,7 @@ class TableSession:
         for r in self.retainers:
             try:
                 r.close()
-            except (CBRError, OSError) as exc:  # the cases are durable in the log already: noted
+            except closing_errors() as exc:  # the cases are durable in the log already: noted
                 where = getattr(getattr(r, "cb", None), "path", None)
                 name = repr(self.retain_into) if where is None else repr(Path(where).name)
                 why = " ".join(str(exc).split()) or type(exc).__name__
@@ -537,7 +574,8 @@ class TableSession:
         if d.hand == self.hand_number and self.in_hand:
             raise TableStateError("a bot's reasons are shown when the hand is over (they tell the strength "
                                   "of its cards)")
-        with d.lock:  # the decision's own vote: nothing retrieved again (its retained case is not among them)
+        # the decision's own vote: nothing retrieved again (its retained case is not among them)
+        with d.lock, self.stored(d.policy):
             ans = explain_decision(d.decision, top=top).to_dict(top=top)
             outcomes = _outcomes(d.decision.casebase, ans["street"], [c.get("id") for c in ans["cases"]])
         cases = []
@@ -802,13 +840,15 @@ class _LockedRetainer:
     as the server compacts what ``/retain`` kept when it stops), under that case base's lock,
     the one ``/retrieve`` and ``/retain`` take: a compaction replaces what the one open case base
     has loaded, which a request reading it meanwhile would see change under it (its other
-    attributes are the retainer's)."""
+    attributes are the retainer's). A hand whose write fails is a
+    :class:`~cbr.serve.engine.StorageError` naming the case base ``name`` as the client knows it.
+    A retainer into a copy of the session's own has no lock to share (a ``nullcontext``)."""
 
-    def __init__(self, retainer: Any, lock: Any) -> None:
-        self._retainer, self._lock = retainer, lock
+    def __init__(self, retainer: Any, lock: Any, name: str) -> None:
+        self._retainer, self._lock, self._name = retainer, lock, name
 
     def hand(self, *args: Any, **kwargs: Any) -> int:
-        with self._lock:
+        with self._lock, stored(self._name, writing=True):  # a write that fails: the server's fault
             return self._retainer.hand(*args, **kwargs)
 
     def close(self) -> None:
@@ -863,18 +903,23 @@ def _start_retention(policies: Sequence[Any], names: Sequence[str], into: str,
                     f"{', '.join(repr(called(b)) for b in bases)}: seat cbr:casebase={name} (for each case-based "
                     f"bot), or retain into another name (a copy of the bots' case base, made on first use)")
             retainers = start_retention(seats, names, into=None, extra_seats=[0])  # type: ignore[arg-type]
-            return [_LockedRetainer(r, handle.lock) for r in retainers]
+            return [_LockedRetainer(r, handle.lock, name) for r in retainers]
         if into in SHIPPED_CASEBASES and (target is None or not target.exists()):
             raise ForbiddenError(f"retention refused: {into!r} is the name of a shipped case base; retain into "
                                  "another name")
-        return start_retention(seats, names, into=into, extra_seats=[0])  # type: ignore[arg-type]
+        return [_LockedRetainer(r, nullcontext(), into)  # a copy of the session's own: no lock to share
+                for r in start_retention(seats, names, into=into, extra_seats=[0])]  # type: ignore[arg-type]
     except CopyClashError as exc:
         what = (f"a copy of case base {exc.origin!r}" if exc.origin is not None else
                 f"no copy of {called(exc.base)!r} (it records no origin)")
         raise ForbiddenError(f"retention refused: the case base {into!r} to retain into is {what}, while the "
                              f"case-based bots play from {called(exc.base)!r}; retaining into it would make them "
                              f"play from its cases: retain into another name (a new copy is made)") from None
+    except OSError as exc:  # the copy or the log could not be written: the server's storage (500)
+        raise StorageError(name or into, exc, writing=True) from exc
     except CaseBaseError as exc:
+        if storage_fault(exc):  # a damaged or unwritable case base: the server's, not a refusal
+            raise StorageError(name or into, exc, writing=True) from exc
         message = str(exc)
         for path in sorted({*by_path, *bases, *([target] if target is not None else [])}, key=lambda p: -len(str(p))):
             message = message.replace(str(path), repr(called(path)))  # never a path on the server

@@ -859,8 +859,9 @@ def test_a_wrong_method_is_405_and_the_docs_status_table_lists_every_status(clie
 
 
 def test_the_docs_status_table_shows_the_body_of_a_500(client, engine, failing_bot, monkeypatch) -> None:
-    """docs/serve.md's row for 500 said when, not what the body looks like: it shows both bodies a
-    500 has, each as the server answers it (another package's bot that failed; a bug)."""
+    """docs/serve.md's row for 500 said when, not what the body looks like: it shows the bodies a
+    500 has, each as the server answers it (another package's bot that failed; a bug; and a case
+    base whose files are damaged, which tests/serve/test_storage_faults.py answers word for word)."""
     import re
 
     from tests.conftest import REPO
@@ -878,7 +879,7 @@ def test_the_docs_status_table_shows_the_body_of_a_500(client, engine, failing_b
     monkeypatch.setattr(engine, "list_casebases", broken)
     r = client.get("/casebases")
     assert r.status_code == 500 and r.json() in shown, (r.json(), shown)
-    assert len(shown) == 2, shown
+    assert len(shown) == 3, shown
 
 
 # ---- opponent models (a casper-opp case base) ------------------------------------------------

@@ -1,0 +1,217 @@
+"""A fault of the server's own storage is the server's, not the client's: a served case base
+whose files are damaged (a garbled retention log, a truncated Parquet part) or cannot be written
+(a directory where the retention log is written) is answered 500, naming the case base by its
+served name and saying it needs its operator's attention, with no path on the server and no
+command; the library's own words (path, `cbr casebase repair ...`) go to the server's log. Each
+test damages a real copy of the default case base under a real app (a real engine, TestClient),
+through every endpoint that reads or writes it, the web table's among them; the request's own
+faults stay 422 on the same server."""
+from __future__ import annotations
+
+import json
+import logging
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO, require_module
+from tests.serve.conftest import TOKEN, make_client
+
+require_module("fastapi", module_level=True)
+require_module("httpx", module_level=True)
+
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+SITUATION = {"casebase": "mine", "hole": "AsKd", "dealt": 2, "in_hand": 2, "position": 0, "to_act": 1}
+
+
+@pytest.fixture
+def served(tmp_path: Path):
+    """``(the case base's folder, a client of a real app serving it as 'mine')``: a fresh
+    writable copy of the default case base per test (each test damages its own)."""
+    from cbr.play.retention import copy_casebase
+    from cbr.serve.engine import Engine
+
+    path = copy_casebase("default", tmp_path / "mine")
+    engine = Engine([str(path)])
+    try:
+        with make_client(engine, token=TOKEN) as client:
+            yield path, client
+    finally:
+        engine.close()
+
+
+def assert_storage_fault(response, path: Path, *, writing: bool = False) -> None:
+    """A 500 naming the case base 'mine' as the server's, in the client's words."""
+    assert response.status_code == 500, response.text
+    detail = response.json()["detail"]
+    assert isinstance(detail, str)
+    verb = "written to" if writing else "read"
+    assert detail.startswith(f"the server's case base 'mine' could not be {verb}: "), detail
+    assert "operator's attention" in detail
+    assert_nothing_of_the_server(detail, path)
+
+
+def assert_nothing_of_the_server(text: str, path: Path) -> None:
+    """No path on the server (the case base's folder, its temporary parent), no command."""
+    for where in {str(path), str(path.resolve()), str(path.parent), str(path.parent.resolve())}:
+        assert where not in text, text
+    assert "cbr " not in text and "`" not in text and "retained/" not in text, text
+
+
+def logged(caplog) -> str:
+    return "\n".join(r.getMessage() for r in caplog.records)
+
+
+def garble_the_log(path: Path, client) -> None:
+    """Retain ten hands (a retention log with one record), then append bytes that are no record."""
+    hands = _hands(path.parent)
+    answer = client.post("/retain", json={"casebase": "mine", "text": hands}, headers=AUTH)
+    assert answer.status_code == 200, answer.text
+    (log,) = (path / "retained").glob("log-*.bin")
+    with open(log, "ab") as fh:
+        fh.write(b"\x07 not a record " * 40)
+
+
+def _hands(folder: Path) -> str:
+    from cbr.logs.acpc import AcpcLogWriter
+    from cbr.play.match import run_match
+
+    out = folder / "hu.log"
+    if not out.exists():
+        with AcpcLogWriter(out) as log:
+            run_match(["ehs", "call"], 10, seed=5, log=log)
+    return out.read_text()
+
+
+def play_until_an_answer_is_not_200(client, session: str, requests: int = 40):
+    """Deal and call until a request is answered anything but 200 (the hand the fault ended)."""
+    answer = None
+    for _ in range(requests):
+        view = client.get(f"/table/sessions/{session}").json()
+        if view["hand"] is not None and view["hand"]["your_turn"]:
+            answer = client.post(f"/table/sessions/{session}/action", json={"action": "c"})
+        else:
+            answer = client.post(f"/table/sessions/{session}/hand")
+        if answer.status_code != 200:
+            return answer
+    return answer
+
+
+def test_a_garbled_retention_log_is_the_servers_fault_at_every_endpoint(served, caplog) -> None:
+    path, client = served
+    garble_the_log(path, client)
+    hands = _hands(path.parent)
+    caplog.set_level(logging.ERROR)
+    for answer in (client.post("/retrieve", json=SITUATION),
+                   client.post("/reuse", json={**SITUATION, "policy": "cbr"}),
+                   client.post("/retain", json={"casebase": "mine", "text": hands}, headers=AUTH),
+                   client.get("/casebases"),
+                   client.get("/casebases/mine"),
+                   client.post("/evaluate", json={"casebase": "mine", "max_decisions": 20})):
+        assert_storage_fault(answer, path)
+    batch = client.post("/retrieve/batch", json={"situations": [SITUATION]})
+    assert batch.status_code == 200, batch.text
+    (item,) = batch.json()["answers"]
+    assert item["error"]["status"] == 500
+    assert item["error"]["detail"].startswith("the server's case base 'mine' could not be read: ")
+    assert_nothing_of_the_server(item["error"]["detail"], path)
+    # what the library said is the operator's, on the server's log: the path and the way out
+    log = logged(caplog)
+    assert "case base 'mine' needs attention: retention log" in log
+    assert f"cbr casebase repair {path}" in log
+    # the request's own faults are still 422, on the same damaged case base
+    bad = client.post("/retrieve", json={**SITUATION, "hole": "AsAs"})
+    assert bad.status_code == 422 and bad.json()["detail"][0]["loc"] == ["body", "hole"], bad.text
+    bad = client.post("/retain", json={"casebase": "mine", "text": "no hand here"}, headers=AUTH)
+    assert bad.status_code == 422, bad.text
+    assert client.post("/retrieve", json={**SITUATION, "casebase": "nope"}).status_code == 404
+    # a web-table session retaining into it with no case-based bot is still refused (403)
+    refused = client.post("/table/sessions", json={"bots": ["call"], "retain_into": "mine"}, headers=AUTH)
+    assert refused.status_code == 403, refused.text
+
+
+def test_a_garbled_retention_log_ends_a_web_table_hand_with_a_500(served) -> None:
+    path, client = served
+    created = client.post("/table/sessions", json={"bots": ["cbr:casebase=mine"], "seed": 1})
+    assert created.status_code == 201, created.text
+    garble_the_log(path, client)
+    session = created.json()["session"]
+    answer = play_until_an_answer_is_not_200(client, session)
+    assert_storage_fault(answer, path)
+    view = client.get(f"/table/sessions/{session}")
+    assert view.status_code == 200
+    assert view.json()["error"] == answer.json()["detail"]  # the view says it in the same words
+
+
+def test_a_truncated_parquet_part_is_the_servers_fault(served) -> None:
+    path, client = served
+    part = next((path / "cases" / "flop").glob("*.parquet"))
+    data = part.read_bytes()
+    part.write_bytes(data[: len(data) // 2])
+    # docs/serve.md shows this answer, in its example and in its table's row for 500, word for word
+    docs = (REPO / "docs" / "serve.md").read_text().split("## Errors", 1)[1]
+    (row,) = re.findall(r"^\| 500 \|.*$", docs, re.M)
+    answer = client.get("/casebases/mine")
+    assert answer.status_code == 500
+    assert f"`{json.dumps(answer.json())}`" in row
+    assert "curl -s http://127.0.0.1:8000/casebases/mine" in docs and json.dumps(answer.json()) in docs
+    for answer in (client.get("/casebases/mine"),
+                   client.post("/evaluate", json={"casebase": "mine", "max_decisions": 20}),
+                   # the evaluation with the ANN, in a process of its own: its fault is the same
+                   client.post("/evaluate", json={"casebase": "mine", "max_decisions": 20, "ann": True})):
+        assert_storage_fault(answer, path)
+    # what is loaded already still answers: the damage is found where a file is read
+    assert client.post("/retrieve", json=SITUATION).status_code == 200
+    assert client.get("/casebases").status_code == 200
+
+
+def test_a_directory_where_the_log_is_written_is_a_failed_write_of_the_servers(served, caplog) -> None:
+    path, client = served
+    (path / "retained").mkdir(exist_ok=True)
+    (path / "retained" / "log-00000.bin").mkdir()  # where the first retention writes its log
+    caplog.set_level(logging.ERROR)
+    answer = client.post("/retain", json={"casebase": "mine", "text": _hands(path.parent)}, headers=AUTH)
+    assert_storage_fault(answer, path, writing=True)
+    assert "Is a directory" in logged(caplog)
+    # a web-table session retaining into the served case base: its hand's write fails
+    created = client.post("/table/sessions", json={"bots": ["cbr:casebase=mine"], "seed": 3,
+                                                   "retain_into": "mine"}, headers=AUTH)
+    assert created.status_code == 201, created.text
+    answer = play_until_an_answer_is_not_200(client, created.json()["session"])
+    assert_storage_fault(answer, path, writing=True)
+    # what the server reads still answers
+    assert client.post("/retrieve", json=SITUATION).status_code == 200
+
+
+def test_a_compaction_that_a_truncated_parquet_part_fails_is_noted_at_the_stop(tmp_path: Path) -> None:
+    """The hands a web-table session and /retain kept are compacted when the session ends and the
+    server stops; DuckDB, rewriting the catalog over a truncated part, fails: a note for the
+    operator each (the cases stay in the retention log), not a traceback that stops the stop."""
+    from cbr.play.retention import copy_casebase
+    from cbr.serve.engine import Engine
+
+    path = copy_casebase("default", tmp_path / "mine")
+    engine = Engine([str(path)])
+    client = make_client(engine, token=TOKEN)
+    with client:
+        created = client.post("/table/sessions", json={"bots": ["cbr:casebase=mine"], "seed": 1,
+                                                       "retain_into": "mine"}, headers=AUTH)
+        assert created.status_code == 201, created.text
+        session = created.json()["session"]
+        view = client.post(f"/table/sessions/{session}/hand").json()
+        while not view["hand"]["over"]:
+            answer = client.post(f"/table/sessions/{session}/action", json={"action": "c"})
+            assert answer.status_code == 200, answer.text
+            view = answer.json()
+        assert view["retained"] > 0 and view["error"] is None
+        kept = client.post("/retain", json={"casebase": "mine", "text": _hands(tmp_path)}, headers=AUTH)
+        assert kept.status_code == 200, kept.text
+        part = next((path / "cases" / "flop").glob("*.parquet"))
+        part.write_bytes(part.read_bytes()[:1000])
+    engine.close()
+    notes = [*client.app.state.notes, *engine.notes]
+    assert any(n.startswith("case base 'mine' not compacted at the end of a web-table session") for n in notes), notes
+    assert any(n.startswith("case base 'mine' not compacted: ") for n in notes), notes
+    assert all("No magic bytes" in n or "not closed cleanly" in n for n in notes), notes
+    assert list((path / "retained").glob("log-*.bin")), "the retained cases stay in the retention log"
