@@ -8,7 +8,7 @@ import typer
 
 from cbr.cli._errors import guarded, missing_option, usage_error
 from cbr.cli._options import MAX_HANDS, MAX_SEED, MAX_WORKERS, alias, worker_count
-from cbr.cli._output import half_width, print_json, progress_bar, rich_table, signed, stdout
+from cbr.cli._output import counted, half_width, print_json, progress_bar, rich_table, signed, stdout
 
 if TYPE_CHECKING:  # pragma: no cover
     from cbr.play.league import LeagueResult
@@ -90,8 +90,8 @@ def _print_league(result: "LeagueResult", as_json: bool, plot: Optional[str]) ->
     if as_json:
         print_json(result.to_dict())
     elif result.pairings:
-        played = (f"{len(result.pairings)} of {result.planned} pairing{'s' * (result.planned != 1)}"
-                  if result.interrupted else f"{result.planned} pairing{'s' * (result.planned != 1)}")
+        played = (f"{len(result.pairings)} of {counted(result.planned, 'pairing')}"
+                  if result.interrupted else counted(result.planned, 'pairing'))
         title = (f"{result.mode}: {played}, {result.hands:,} duplicate hands each, seed {result.seed}"
                  + (" (interrupted)" if result.interrupted else ""))
         rows = [[p.a, p.b, f"{p.hands:,}", signed(p.sb_per_hand, 3), half_width(p.sb_ci)] for p in result.pairings]
