@@ -65,8 +65,16 @@ def league_command(
         from cbr.cli._plot import check_plot
 
         check_plot(plot, overwrite)
-    workers = worker_count(workers, lambda cpus: cpus)
-    from cbr.play.league import interrupted_league, run_league
+    from cbr.play.league import interrupted_league, league_processes, pairings_of, run_league
+    from cbr.policies.spec import store_clash
+
+    # a bot playing from a model store: one process at a time may have it open, refused before any work
+    n_pairs = len(pairings_of(names, gauntlet))
+    clash = store_clash(everyone, league_processes(n_pairs, workers or 2, scheduler, dask_workers or 2))
+    if clash and (workers is not None or scheduler is not None):
+        raise usage_error(f"{clash}: give --workers 1" + (", without --scheduler" if scheduler is not None else ""),
+                          "--scheduler" if scheduler is not None else "--workers")
+    workers = 1 if clash else worker_count(workers, lambda cpus: cpus)
 
     try:
         with progress_bar("league: hands", enabled=not as_json) as advance:
