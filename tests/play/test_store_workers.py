@@ -15,10 +15,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from cbr.errors import ConfigError
+from cbr.errors import ConfigError, ModelError
 from cbr.exploit.measure import exploit
 from cbr.models.store import ModelStore
 from cbr.play.league import run_league
+from cbr.play.match import run_match
 from cli import app
 from tests.conftest import REPO, require_native
 
@@ -125,3 +126,21 @@ def test_a_league_of_a_store_plays_in_one_process_by_default(tmp_path: Path) -> 
     with ModelStore.open(store, read_only=True) as s:
         assert s.players()
 
+
+def test_a_store_in_use_is_an_error_not_a_bot_without_models(tmp_path: Path) -> None:
+    """``poki-wt`` read its store in the middle of following the betting, whose errors it takes for
+    betting it cannot follow: a store another process had open (``ModelError``, a ``ValueError``)
+    made it play unweighted EHS, silently (so LBR in 2 workers measured a bot without its models
+    in one of them). The store's error is the match's error now."""
+    store = tmp_path / "p.duckdb"
+    holder = subprocess.Popen([sys.executable, "-c", "import sys; from cbr.models.store import ModelStore; "
+                               f"s = ModelStore.open({str(store)!r}, create=True); print('open', flush=True); "
+                               "sys.stdin.read(); s.close()"], cwd=REPO, stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "open"
+        with pytest.raises(ModelError, match=f"^model store {re.escape(str(store))} is in use by another process"):
+            run_match([f"poki-wt:store={store}:learn=0", "call"], 4, seed=1)
+    finally:
+        holder.communicate("", timeout=60)
+    assert holder.returncode == 0
