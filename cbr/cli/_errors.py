@@ -122,7 +122,7 @@ OPTION_OF_FIELD = {
     "previous_round_bets": "--prev-bets", "matchstate": "--matchstate", "game": "--game",
     # outputs, builds, stores, play
     "overwrite": "--overwrite", "resume": "--resume", "max_file_size": "--max-file-size",
-    "scheduler": "--scheduler", "players": "--only-players",
+    "scheduler": "--scheduler", "players": "--only-players", "workers": "--workers",
     "retain_into": "--retain-into", "store": "--store", "token_file": "--token-file", "sql": "--sql",
 }
 
