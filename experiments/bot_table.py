@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np  # noqa: E402
-from common import budgeted_lbr, duel, require_native, worker_pool, write_json  # noqa: E402
+from common import budgeted_lbr, duel, one_process_stores, require_native, worker_pool, write_json  # noqa: E402
 
 from cbr.errors import counted  # noqa: E402
 from cbr.play.match import run_match  # noqa: E402
@@ -198,6 +198,7 @@ def main() -> int:
         ap.error(f"argument --skip: {counted(len(skip - set(parts)), 'unknown part')}: "
                  f"{', '.join(sorted(skip - set(parts)))}; "
                  f"choose from: {', '.join(parts)}")
+    one_process_stores(ap, args)
     require_native()  # after every usage check: a usage error is one, extensions or not
     bots, opponents = args.bots, args.opponents
     outdir = out_folder(args.out)

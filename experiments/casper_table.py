@@ -122,6 +122,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         description,
         help_format,
         number,
+        one_process_stores,
         policy_spec,
         policy_specs,
         positive_int,
@@ -150,6 +151,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     args = ap.parse_args(argv)
     if args.hands is not None and args.hands < 1:
         ap.error("--hands must be at least 1")
+    one_process_stores(ap, args)
     require_native()  # after every usage check: a usage error is one, extensions or not
     args.out = out_file(args.out, "casper_table.json")
     png = args.png or args.out.with_suffix(".png")

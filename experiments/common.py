@@ -101,8 +101,27 @@ def parse_args(parser: Any, argv: Optional[list[str]] = None) -> Any:
     2) are answered the same with or without them, and the check runs before any work. (A script
     with usage checks of its own after argparse's calls :func:`require_native` after them.)"""
     args = parser.parse_args(argv)
+    one_process_stores(parser, args)
     require_native()
     return args
+
+
+def one_process_stores(parser: Any, args: Any) -> None:
+    """A usage error (argparse's one ``error:`` line, exit 2) when a bot of the run plays from a
+    model store (``store=PATH``, any spec :func:`policy_spec` checked) and the run's ``--workers``
+    (or ``--jobs``) is above 1: each worker builds its own bots and one process at a time may
+    have a store open, so the second worker stopped the run mid-way (``model store P is in use by
+    another process``). Called by :func:`parse_args`, and by a script with usage checks of its
+    own after them."""
+    from cbr.policies.spec import store_clash
+
+    for action in parser._actions:
+        n = getattr(args, action.dest, None) if action.dest in ("workers", "jobs") else None
+        if isinstance(n, int) and not isinstance(n, bool):
+            clash = store_clash(CHECKED, n)
+            if clash:
+                parser.error(f"argument {'/'.join(action.option_strings)}: {clash}: "
+                             f"give {max(action.option_strings, key=len)} 1")
 
 
 class Terminated(KeyboardInterrupt):
@@ -161,6 +180,8 @@ WRITTEN: list[Path] = []
 #: from one match to the next), in whichever worker plays it, so a run that stops or whose
 #: worker dies has written them: :func:`with_stores` says so.
 STORES: list[Path] = []
+#: Every spec :func:`policy_spec` checked, in order (:func:`one_process_stores` reads their stores).
+CHECKED: list[str] = []
 
 
 def note_stores(spec: str) -> None:
@@ -671,6 +692,7 @@ def policy_spec(text: str) -> str:
     if callable(close):
         close()
     note_stores(text)  # written as the bot plays: a stopped run says so (with_stores)
+    CHECKED.append(text.strip())
     return text.strip()
 
 

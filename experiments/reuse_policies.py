@@ -129,7 +129,7 @@ def plot(rows: list[dict], variants: list[str], path: Path, title: str) -> bool:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    from common import description, help_format, positive_int, require_native, seed_int, worker_pool
+    from common import description, help_format, one_process_stores, positive_int, require_native, seed_int, worker_pool
 
     ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("--seed", type=seed_int, default=2, help="deal seed (2: the reported run; 1 was for tuning)")
@@ -143,6 +143,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     args = ap.parse_args(argv)
     if args.hands < 2:
         ap.error("--hands must be at least 2 (one deal)")
+    one_process_stores(ap, args)
     require_native()  # after every usage check: a usage error is one, extensions or not
     args.out = out_file(args.out, "reuse_policies.json")
     png = args.png or args.out.with_suffix(".png")

@@ -86,7 +86,16 @@ def plot(points: list[dict], final: dict | None, path: Path) -> None:
 
 
 def main() -> int:
-    from common import description, help_format, policy_specs, positive_int, require_native, seed_int, worker_pool
+    from common import (
+        description,
+        help_format,
+        one_process_stores,
+        policy_specs,
+        positive_int,
+        require_native,
+        seed_int,
+        worker_pool,
+    )
 
     ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
     ap.add_argument("--snapshots", default="", help="a folder of the training run's strategy snapshots (empty: no LBR against training time)")
@@ -108,6 +117,7 @@ def main() -> int:
                  f"choose from: {', '.join(parts)}")
     if args.snapshots and "snapshots" not in skip and not Path(args.snapshots).is_dir():
         ap.error(f"argument --snapshots: {args.snapshots} is not a folder (a training run's strategy snapshots)")
+    one_process_stores(ap, args)
     require_native()  # after every usage check: a usage error is one, extensions or not
     results = out_folder(args.out)
     out_json = results / f"teacher-seed{args.seed}.json"

@@ -36,7 +36,7 @@ from cbr.build.pools import (  # noqa: F401
     worker_started,
     workers_starting,
 )
-from cbr.errors import CBRError, ConfigError
+from cbr.errors import CBRError, ConfigError, counted
 from cbr.game.gamedef import STREETS, GameDef
 from cbr.logs.detect import LogSource, parse_source, scan_logs
 from cbr.logs.record import HandRecord, ParseIssue, no_hand_read
@@ -509,7 +509,7 @@ def no_case_built(hands: int, skipped: Sequence[ParseIssue], players: Optional[l
     >>> no_case_built(2_000, [ParseIssue("a.log", 4, "x"), ParseIssue("b", 0, "y"), ParseIssue("c", 0, "z")], ["bob"])
     'no cases: 2,000 hands read, none with a decision of a player whose hole cards are known among bob; 2 files not read (the first: b: y), 1 hand skipped'
     """
-    text = (f"no cases: {hands:,} hand{'' if hands == 1 else 's'} read, none with a decision of a player "
+    text = (f"no cases: {counted(hands, 'hand')} read, none with a decision of a player "
             f"whose hole cards are known" + (f" among {', '.join(players)}" if players else ""))
     files = [i for i in skipped if i.whole_file]
     hands_skipped = sum(1 for i in skipped if i.hand_skipped)
@@ -518,9 +518,9 @@ def no_case_built(hands: int, skipped: Sequence[ParseIssue], players: Optional[l
     if len(files) == 1:
         said.append(f"1 file not read: {files[0]}")
     elif files:
-        said.append(f"{len(files):,} files not read (the first: {files[0]})")
+        said.append(f"{counted(len(files), 'file')} not read (the first: {files[0]})")
     if hands_skipped:
-        said.append(f"{hands_skipped:,} hand{'' if hands_skipped == 1 else 's'} skipped")
+        said.append(f"{counted(hands_skipped, 'hand')} skipped")
     if lines:
-        said.append(f"{lines:,} line{'' if lines == 1 else 's'} skipped (not hands)")
+        said.append(f"{counted(lines, 'line')} skipped (not hands)")
     return text + ("; " + ", ".join(said) if said else "")

@@ -153,7 +153,7 @@ class CFRPolicy(Policy):
                                                   ("resolve-mix", resolve_mix, _RESOLVE_MIX))
                  if value is not unset]
         if given and not self.resolve:
-            raise ConfigError(f"{', '.join(given)} need{'s' if len(given) == 1 else ''} re-solving: add resolve=river"
+            raise ConfigError(f"{', '.join(given)} {'needs' if len(given) == 1 else 'need'} re-solving: add resolve=river"
                               + (" (a strategy= turns the default re-solving off)" if strategy else ""))
         if self.resolve:
             from cbr.cfr.resolve import GADGETS

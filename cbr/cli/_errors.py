@@ -123,6 +123,7 @@ OPTION_OF_FIELD = {
     # outputs, builds, stores, play
     "overwrite": "--overwrite", "resume": "--resume", "max_file_size": "--max-file-size",
     "scheduler": "--scheduler", "players": "--only-players", "similarity": "--similarity FILE.toml",
+    "workers": "--workers",
     "retain_into": "--retain-into", "store": "--store", "token_file": "--token-file", "sql": "--sql",
 }
 

@@ -12,7 +12,7 @@ from cbr.cli._options import (
     MAX_TRIALS,
     alias,
 )
-from cbr.cli._output import busy, print_json
+from cbr.cli._output import busy, counted, print_json
 
 
 @guarded
@@ -48,7 +48,7 @@ def hand_command(
     def num(value: Any) -> str:
         return "n/a" if value is None else f"{value:.4f}"
 
-    vs = f"vs {s['opponents']} opponent{'s' if s['opponents'] != 1 else ''}"
+    vs = f"vs {counted(s['opponents'], 'opponent')}"
     how = "exact enumeration" if s["exact"] else f"Monte Carlo, {s['trials']:,} deals, seed {s['seed']}"
     if s.get("holdings"):  # a class before the flop: its holdings share these numbers
         first = (f"hole       {s['hole']}   a class of {s['holdings']} holdings (each has these pre-flop numbers), "

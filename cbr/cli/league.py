@@ -8,7 +8,7 @@ import typer
 
 from cbr.cli._errors import guarded, missing_option, usage_error
 from cbr.cli._options import MAX_HANDS, MAX_SEED, MAX_WORKERS, alias, worker_count
-from cbr.cli._output import half_width, print_json, progress_bar, rich_table, signed, stdout
+from cbr.cli._output import counted, half_width, print_json, progress_bar, rich_table, signed, stdout
 
 if TYPE_CHECKING:  # pragma: no cover
     from cbr.play.league import LeagueResult
@@ -65,8 +65,16 @@ def league_command(
         from cbr.cli._plot import check_plot
 
         check_plot(plot, overwrite)
-    workers = worker_count(workers, lambda cpus: cpus)
-    from cbr.play.league import interrupted_league, run_league
+    from cbr.play.league import interrupted_league, league_processes, pairings_of, run_league
+    from cbr.policies.spec import store_clash
+
+    # a bot playing from a model store: one process at a time may have it open, refused before any work
+    n_pairs = len(pairings_of(names, gauntlet))
+    clash = store_clash(everyone, league_processes(n_pairs, workers or 2, scheduler, dask_workers or 2))
+    if clash and (workers is not None or scheduler is not None):
+        raise usage_error(f"{clash}: give --workers 1" + (", without --scheduler" if scheduler is not None else ""),
+                          "--scheduler" if scheduler is not None else "--workers")
+    workers = 1 if clash else worker_count(workers, lambda cpus: cpus)
 
     try:
         with progress_bar("league: hands", enabled=not as_json) as advance:
@@ -90,8 +98,8 @@ def _print_league(result: "LeagueResult", as_json: bool, plot: Optional[str]) ->
     if as_json:
         print_json(result.to_dict())
     elif result.pairings:
-        played = (f"{len(result.pairings)} of {result.planned} pairing{'s' * (result.planned != 1)}"
-                  if result.interrupted else f"{result.planned} pairing{'s' * (result.planned != 1)}")
+        played = (f"{len(result.pairings)} of {counted(result.planned, 'pairing')}"
+                  if result.interrupted else counted(result.planned, 'pairing'))
         title = (f"{result.mode}: {played}, {result.hands:,} duplicate hands each, seed {result.seed}"
                  + (" (interrupted)" if result.interrupted else ""))
         rows = [[p.a, p.b, f"{p.hands:,}", signed(p.sb_per_hand, 3), half_width(p.sb_ci)] for p in result.pairings]

@@ -18,6 +18,7 @@ from cbr.cli._options import (
 )
 from cbr.cli._output import (
     chips,
+    counted,
     fit_text_column,
     half_width,
     played_lines,
@@ -132,7 +133,7 @@ def _plot_match(result: "MatchResult", path: str, as_json: bool) -> None:
     from cbr.cli._plot import plot_cumulative
 
     curves = result.curves()
-    title = (f"{result.game.name}: {result.hands:,} hand{'' if result.hands == 1 else 's'}" + (" (duplicate)" if result.duplicate else "")
+    title = (f"{result.game.name}: {counted(result.hands, 'hand')}" + (" (duplicate)" if result.duplicate else "")
              + (" (interrupted)" if result.interrupted else "") + ", 95% confidence bands")
     plot_cumulative(path, {name: c[0] for name, c in curves.items()}, band={name: c[1] for name, c in curves.items()},
                     step=len(result.players) if result.duplicate else 1, title=title, xlabel="hands",
@@ -168,8 +169,7 @@ def _print_match(result: "MatchResult", seed: int, as_json: bool) -> None:
             stdout.print(line, markup=False, highlight=False, soft_wrap=True)
     if result.match_id:
         skipped = f"; the gate skipped {result.retain_skipped:,} near-duplicates" if result.retain_skipped else ""
-        memory = (f"; the table memory changed {result.memory_changed:,} decision"
-                  f"{'' if result.memory_changed == 1 else 's'}" if result.memory_changed else "")
+        memory = (f"; the table memory changed {counted(result.memory_changed, 'decision')}" if result.memory_changed else "")
         stdout.print(f"retained {result.retained:,} cases (match {result.match_id}){skipped}{memory}", markup=False,
                      highlight=False, soft_wrap=True)
 

@@ -326,7 +326,7 @@ def _print_answer(ans: Any, top: int, explain: bool) -> None:
                      prov.get("history"), prov.get("player"),
                      f"{os.path.basename(prov.get('source') or '')}#{prov.get('hand_id', '')}"])  # full path: --json
     if rows:
-        print_table(f"top {len(rows)} case{'s' * (len(rows) != 1)} (id: case_id in the SQL tables)",
+        print_table(f"top {counted(len(rows), 'case')} (id: case_id in the SQL tables)",
                     ["id", "similarity", "action", "hole", "board", "betting", "player", "source#hand"], rows)
     if explain and data["cases"]:
         names = list(data["features"])

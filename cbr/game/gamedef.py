@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from cbr.errors import ConfigError
+from cbr.errors import ConfigError, counted
 
 STREETS = ("preflop", "flop", "turn", "river")
 #: Board cards showing on each street, and the street a board of that size means.
@@ -138,14 +138,14 @@ class GameDef:
         >>> GameDef.from_dict({"name": "x"})
         Traceback (most recent call last):
         ...
-        cbr.errors.ConfigError: bad game definition {'name': 'x'}: missing fields n_players, blinds, small_bet, big_bet, first_to_act
+        cbr.errors.ConfigError: bad game definition {'name': 'x'}: missing 5 fields: n_players, blinds, small_bet, big_bet, first_to_act
         """
         if not isinstance(data, dict):
             raise ConfigError(f"bad game definition {data!r}: not a JSON object of fields")
         missing = [k for k in ("name", "n_players", "blinds", "small_bet", "big_bet", "first_to_act") if k not in data]
         if missing:
-            raise ConfigError(f"bad game definition {data!r}: missing field{'s' if len(missing) > 1 else ''} "
-                              f"{', '.join(missing)}")
+            raise ConfigError(f"bad game definition {data!r}: missing "
+                              f"{counted(len(missing), 'field')}: {', '.join(missing)}")
         try:
             return cls(
                 name=str(data["name"]), n_players=int(data["n_players"]), blinds=tuple(data["blinds"]),

@@ -436,7 +436,7 @@ def fold_assignment(groups: np.ndarray, k: int, seed: int = 0) -> np.ndarray:
         raise PredictorError(f"cross-validation needs at least 2 folds, got {k}")
     uniq, inverse = np.unique(groups, return_inverse=True)
     if len(uniq) < k:
-        raise TooFewExamplesError(f"{len(uniq)} hand{'' if len(uniq) == 1 else 's'} cannot be split into {k} folds")
+        raise TooFewExamplesError(f"{counted(len(uniq), 'hand')} cannot be split into {k} folds")
     order = np.random.default_rng(seed).permutation(len(uniq))
     fold_of_group = np.empty(len(uniq), dtype=np.int64)
     fold_of_group[order] = np.arange(len(uniq)) % k
@@ -721,7 +721,7 @@ def train_predictor(source: Sequence[str] | Any, *, player: Optional[str] = None
         ex, _ = examples_from_casebase(source, player=player)
     if len(ex) < MIN_EXAMPLES:
         who = f" of player {player!r}" if player else ""
-        unread = (f"; {len(ex.files_skipped)} file{'' if len(ex.files_skipped) == 1 else 's'} not read, the first "
+        unread = (f"; {counted(len(ex.files_skipped), 'file')} not read, the first "
                   f"{ex.files_skipped[0]}"
                   if ex.files_skipped else "")
         raise TooFewExamplesError(f"only {counted(len(ex), 'decision')}{who} in {ex.source}; at least {MIN_EXAMPLES} are "

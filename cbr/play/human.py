@@ -35,7 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
 
-from cbr.errors import GameError
+from cbr.errors import GameError, counted
 from cbr.game.actions import ACTION_NAMES, KIND_OF_WORD
 from cbr.game.decision import DecisionPoint
 from cbr.game.gamedef import STREETS
@@ -370,7 +370,7 @@ def why_lines(name: str, decision: Any, top: int = 3) -> list[str]:
     out = [f"{name} on the {decision.street} with {cards_str(dp.hole, ' ')}, betting {dp.history!r}: "
            f"{word[decision.action]}",
            f"  {decision.explanation}" + ("" if p == t else f"; played fold {p[0]:.2f} call {p[1]:.2f} raise {p[2]:.2f}"),
-           f"  {ans.retrieved:,} case{'' if ans.retrieved == 1 else 's'} {'(the most similar: none reached ' if ans.fallback else 'at similarity >= '}"
+           f"  {counted(ans.retrieved, 'case')} {'(the most similar: none reached ' if ans.fallback else 'at similarity >= '}"
            f"{ans.threshold:g}{')' if ans.fallback else ''}, mean similarity {ans.mean_similarity:.4f}"]
     if getattr(decision, "kept", ""):  # the adaptive bot's case base decided: why no other expert
         out.insert(1, f"  played by its case base, the adaptive bot's choice: {decision.kept}")
@@ -415,16 +415,16 @@ def _play(bots: list[Policy], hands: int, read: Reader, show: Shower, seed: int,
         if len(live) > 1:
             show(f"Showdown, board {cards_str(state.board, ' ')}:")
             for p in live:
-                show(f"  {state.players[p]} show{'s' * (p != you)} {cards_str(record.hole_cards[p], ' ')}")  # type: ignore[arg-type]
+                show(f"  {state.players[p]} {'show' if p == you else 'shows'} {cards_str(record.hole_cards[p], ' ')}")  # type: ignore[arg-type]
         for p in range(n):
             if payoffs[p] > 0:
-                show(f"{state.players[p]} win{'s' * (p != you)} {payoffs[p] + state.total_committed[p]:g} "
+                show(f"{state.players[p]} {'win' if p == you else 'wins'} {payoffs[p] + state.total_committed[p]:g} "
                      f"(net {payoffs[p]:+g})")
         for s in range(n):
             result.totals[s] += won[s]
         result.hands += 1
         show(f"Hand {k + 1}: you {payoffs[you] / sb:+g} sb; running total {result.small_bets(0):+g} sb "
-             f"over {result.hands} hand{'s' * (result.hands != 1)}")
+             f"over {counted(result.hands, 'hand')}")
         if explained:
             show("Why the bots did what they did:")
             for who, d in explained:
@@ -433,7 +433,7 @@ def _play(bots: list[Policy], hands: int, read: Reader, show: Shower, seed: int,
             explained.clear()
     show("")
     parts = [f"{names[s]} {result.totals[s] / sb:+g} sb" for s in range(n)]
-    show(f"Result after {result.hands} hand{'s' * (result.hands != 1)}: " + ", ".join(parts)
+    show(f"Result after {counted(result.hands, 'hand')}: " + ", ".join(parts)
          + (f" (you: {result.sb_per_hand(0):+.3f} sb/h)" if result.hands else ""))
     return result
 

@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from cbr.errors import CBRError, GameError
+from cbr.errors import CBRError, ConfigError, GameError
 
 __all__ = ["Pairing", "Standing", "LeagueResult", "pairings_of", "play_pairing", "run_league", "interrupted_league"]
 
@@ -179,6 +179,21 @@ def _worker_pairing(a: str, b: str, hands: int, seed: int) -> Pairing:
     return play_pairing(a, b, hands, seed, progress=_HANDS_DONE.put if _HANDS_DONE is not None else None)
 
 
+def league_processes(pairings: int, workers: int, scheduler: Optional[str], dask_workers: int) -> int:
+    """How many processes may play the ``pairings`` at once: ``workers`` (no more than the
+    pairings), ``dask_workers`` on a local Dask cluster, and 2 (more than one) on a Dask scheduler
+    elsewhere, whose workers are not known here.
+
+    >>> league_processes(3, 8, None, 2), league_processes(1, 8, None, 2), league_processes(3, 1, "local", 1)
+    (3, 1, 1)
+    >>> league_processes(3, 1, "tcp://host:8786", 2)
+    2
+    """
+    if scheduler is None:
+        return min(workers, pairings)
+    return min(dask_workers, pairings) if scheduler == "local" else min(2, pairings)
+
+
 def run_league(
     bots: Sequence[str],
     hands: int,
@@ -200,11 +215,18 @@ def run_league(
     first, then with the hands played since its last call (on Dask: each pairing's hands as
     it ends). Raises
     :class:`~cbr.errors.GameError` for bots given twice, fewer than two bots or a bad count,
-    :class:`~cbr.policies.spec.PolicySpecError` for a bad spec.
+    :class:`~cbr.policies.spec.PolicySpecError` for a bad spec, :class:`~cbr.errors.ConfigError`
+    for a bot playing from a model store (``store=PATH``) in more than one process
+    (:func:`league_processes`, :func:`~cbr.policies.spec.store_clash`).
     """
+    from cbr.policies.spec import store_clash
+
     bots = list(bots)
     _check(bots, hero, hands)
     pairs = pairings_of(bots, hero)
+    clash = store_clash(([hero] if hero else []) + bots, league_processes(len(pairs), workers, scheduler, dask_workers))
+    if clash:  # the second worker would stop the league mid-way: "model store P is in use by another process"
+        raise ConfigError(f"{clash}: play this league in one process (workers=1, no scheduler)", field="workers")
     per = hands + (hands % 2)  # a heads-up duplicate match plays whole deals of two hands
     result = LeagueResult(tuple(([hero] if hero else []) + bots), hero, per, seed, len(pairs))
     if progress is not None:

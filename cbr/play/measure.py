@@ -212,7 +212,7 @@ def markdown_table(cells: Sequence[Cell]) -> str:
     >>> print(markdown_table([c]).splitlines()[2])
     | call | +0.950 ± 0.080 | 100 | >= +0.90 | met |
     """
-    lines = ["| opponent(s) | cbr sb/h (95% CI) | hands | target | |", "|---|---:|---:|---|---|"]
+    lines = ["| opponents | cbr sb/h (95% CI) | hands | target | |", "|---|---:|---:|---|---|"]
     for c in cells:
         target = "-" if c.target is None else f">= {c.target:+.2f}"
         verdict = "-" if c.met is None else ("met" if c.met else "**missed**")

@@ -28,7 +28,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from cbr.errors import ConfigError
+from cbr.errors import ConfigError, counted
 
 __all__ = ["write_selfplay_logs", "PAIRS", "RUN_FILE"]
 
@@ -67,7 +67,7 @@ def _check_earlier(out: Path, run: dict[str, Any]) -> bool:
         with open(path, encoding="utf-8", errors="replace") as f:
             n = sum(line.startswith("STATE:") for line in f)
         if path.name not in want:
-            raise ConfigError(f"{path}: a run of {_said(run)} writes {len(want)} file{'s' * (len(want) > 1)}, not this one: these logs are "
+            raise ConfigError(f"{path}: a run of {_said(run)} writes {counted(len(want), 'file')}, not this one: these logs are "
                               "of another run; give an empty folder")
         if want[path.name] != n:
             raise ConfigError(f"{path}: {n} hands, where a run of {_said(run)} writes {want[path.name]}: these logs "

@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Optional, Sequence
 
 import numpy as np
 
-from cbr.errors import ConfigError
+from cbr.errors import ConfigError, counted
 from cbr.game.gamedef import STREETS
 from cbr.models.style import STYLE_FEATURES, StyleStats
 from cbr.models.tracker import seated_names
@@ -860,8 +860,7 @@ def _flag(name: str, value: object) -> bool:
 
 def _hands(n: float) -> str:
     """``1 hand``, ``12 hands`` (of a discounted count, rounded)."""
-    k = int(round(n))
-    return f"{k:,} hand" + ("" if k == 1 else "s")
+    return counted(int(round(n)), "hand")
 
 
 def spec_options(options: dict) -> str:

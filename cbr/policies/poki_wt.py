@@ -225,6 +225,9 @@ class PokiWeightTablePolicy(PokiFormulaPolicy):
             t = self._tracker = HandTracker(dp, self._names(dp))
             self._weighted.clear()
             self._action_models.clear()
+        # the store read here, not in sync: a store in use or damaged (a ModelError, a ValueError)
+        # is the run's error, not betting that cannot be followed (played as unweighted EHS)
+        self._ensure_loaded()
         try:
             t.sync(dp, self.action_model, self._on_action)
         except (GameError, ValueError):

@@ -29,6 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from cbr.errors import counted
 from cbr.game.actions import ACTION_WORDS
 from cbr.policies.base import KINDS, Triple, legal_triple, sample_action
 from cbr.retrieval.triple import Vote, outcome_means
@@ -148,7 +149,7 @@ class Spot:
     @property
     def basis(self) -> str:
         """Which cases voted, in words."""
-        return (f"{len(self.vote):,} {self.vote.street} case{'' if len(self.vote) == 1 else 's'} "
+        return (f"{counted(len(self.vote), self.vote.street + ' case')} "
                 + ("(the most similar: none reached the threshold)" if self.vote.fallback
                    else "at or above the similarity threshold"))
 

@@ -96,6 +96,47 @@ def split_policy_specs(text: str) -> list[str]:
     return [p.strip() for p in text.split(",") if p.strip()]
 
 
+
+def model_stores(specs: Any) -> dict[str, str]:
+    """The model stores the bots of ``specs`` play from, each once: its path as written, and the
+    name of the first bot playing from it. A ``store=PATH`` option (``poki-wt``'s, ``simbot``'s) opens the store
+    for writing as the bot plays, with ``learn`` or without; specs that do not parse have none
+    (their own check says why).
+
+    >>> model_stores(["call", "poki-wt:store=p.duckdb", "simbot:store=p.duckdb:learn=0", "poki-wt:store=", "x:y"])
+    {'p.duckdb': 'poki-wt'}
+    """
+    found: dict[str, str] = {}
+    for spec in specs:
+        try:
+            name, options = parse_policy_spec(spec)
+        except PolicySpecError:
+            continue
+        if options.get("store"):
+            found.setdefault(options["store"], name)
+    return found
+
+
+def store_clash(specs: Any, processes: int) -> str:
+    """Why the bots of ``specs`` cannot play in ``processes`` processes at once ("" when they can):
+    a model store is open in one process at a time (DuckDB's lock), and each process playing
+    builds its own bots, so a second one would stop mid-run with ``model store P is in use by
+    another process``. A command or script refuses such a run before any work.
+
+    >>> store_clash(["call", "poki-wt:store=p.duckdb"], 1), store_clash(["call"], 4)
+    ('', '')
+    >>> store_clash(["poki-wt:store=p.duckdb", "poki-wt:store=q.duckdb:learn=0"], 2)
+    'model stores p.duckdb, q.duckdb can be open in one process at a time, and poki-wt, playing from them, would play in more than one worker process at once'
+    """
+    stores = model_stores(specs)
+    if processes <= 1 or not stores:
+        return ""
+    which, it = ((f"model store {next(iter(stores))}", "it") if len(stores) == 1
+                 else (f"model stores {', '.join(stores)}", "them"))
+    bots = ", ".join(dict.fromkeys(stores.values()))
+    return (f"{which} can be open in one process at a time, and {bots}, playing from {it}, would play in more "
+            "than one worker process at once")
+
 def _factory(name: str) -> Any:
     from cbr.plugins import available, broken_note, load, usable
 

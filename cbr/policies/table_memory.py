@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import numpy as np
 
+from cbr.errors import counted
 from cbr.game.gamedef import STREETS
 from cbr.similarity.config import global_similarity
 
@@ -71,8 +72,7 @@ class MemoryAdvice:
                 parts.append(f"f {self.values[a]:+.2f} (what the bot has put in)")
             else:
                 n = self.counts.get(a, 0)
-                parts.append(f"{a} {self.values[a]:+.2f} ± {self.errors[a]:.2f} sb over {n:,} similar case"
-                             + ("" if n == 1 else "s"))
+                parts.append(f"{a} {self.values[a]:+.2f} ± {self.errors[a]:.2f} sb over {counted(n, 'similar case')}")
         return f"table memory against {self.opponent}: {', '.join(parts)}: {self.action} instead of {self.instead}"
 
 

@@ -292,7 +292,7 @@ def _evaluate_folds(cb: Any, k: int, config: Any, sim_name: str, seed: int, max_
         ex_fold = np.asarray([fold[STREETS[s]][row] for s, row in where.tolist()], dtype=np.int64)
         skipped = len(ex.skipped)
         if skipped:
-            notes.append(f"{skipped:,} case{'' if skipped == 1 else 's'} whose decision could not be rebuilt for the ANN's inputs are left out "
+            notes.append(f"{counted(skipped, 'case')} whose decision could not be rebuilt for the ANN's inputs are left out "
                          f"of the ANN column only (k-NN and majority score them): {ex.skipped[0]}")
     # the decisions scored: the same whichever columns are asked for
     chosen = {s: _sample(np.arange(cb.count(s)), max_decisions, rng) for s in STREETS}

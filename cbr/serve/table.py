@@ -790,7 +790,7 @@ class TableSessions:
         self._close(gone)
         if full:
             n = self.max_sessions
-            raise TableStateError(f"the server has {n:,} table session{'' if n == 1 else 's'} open: try again later "
+            raise TableStateError(f"the server has {counted(n, 'table session')} open: try again later "
                                   f"(a session ends {duration_text(self.ttl)} after its last request, "
                                   "or when it is closed)")
         try:

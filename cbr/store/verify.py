@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cbr.errors import CaseBaseError
+from cbr.errors import CaseBaseError, counted
 from cbr.game.gamedef import STREETS
 from cbr.store.durable import atomic_write_bytes, fsync_dir
 from cbr.store.locks import reader_lock, write_lock
@@ -284,8 +284,8 @@ def _lost(records: int, cases: int | None) -> str:
     >>> _lost(1, 3), _lost(2, None), _lost(0, 0), _lost(1200, 2422)
     ('1 damaged record (3 cases)', '2 damaged records (cases unknown)', 'the damaged bytes (no case)', '1,200 damaged records (2,422 cases)')
     """
-    what = f"{records:,} damaged record" + ("s" if records != 1 else "") if records else "the damaged bytes"
-    count = "cases unknown" if cases is None else ("no case" if cases == 0 else f"{cases:,} case" + "s" * (cases != 1))
+    what = counted(records, "damaged record") if records else "the damaged bytes"
+    count = "cases unknown" if cases is None else ("no case" if cases == 0 else counted(cases, "case"))
     return f"{what} ({count})"
 
 

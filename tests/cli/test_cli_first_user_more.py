@@ -202,17 +202,17 @@ def test_a_game_definition_without_a_field_names_it(tmp_path: Path) -> None:
     got = cbr("query", "--matchstate", "MATCHSTATE:0:0::AdQc|", "--game", '{"name": "x"}')
     assert got.exit_code == 2, got.output
     assert ("Invalid value for '--game': the inline game JSON: not a game definition (bad game definition "
-            "{'name': 'x'}: missing fields n_players, blinds, small_bet, big_bet, first_to_act)") \
+            "{'name': 'x'}: missing 5 fields: n_players, blinds, small_bet, big_bet, first_to_act)") \
         in " ".join(got.output.replace("│", " ").split()), got.output
     got = cbr("query", "--matchstate", "MATCHSTATE:0:0::AdQc|", "--game",
               '{"name": "x", "n_players": 2, "blinds": [10, 5], "small_bet": 10, "big_bet": 20}')
     assert got.exit_code == 2 and "bad game definition" in got.output and " ".join(got.output.split()).endswith(
-        ": missing field first_to_act)"), got.output
+        ": missing 1 field: first_to_act)"), got.output
     (tmp_path / "x.json").write_text('{"name": "x"}')
     got = cbr("query", "--matchstate", "MATCHSTATE:0:0::AdQc|", "--game", tmp_path / "x.json")
     assert got.exit_code == 1, got.output
     assert got.output.strip() == (f"error: game file {tmp_path / 'x.json'}: not a game definition (bad game "
-                                  "definition {'name': 'x'}: missing fields n_players, blinds, small_bet, big_bet, "
+                                  "definition {'name': 'x'}: missing 5 fields: n_players, blinds, small_bet, big_bet, "
                                   "first_to_act) (--game)")
 
 

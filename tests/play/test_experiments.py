@@ -153,7 +153,7 @@ def test_casper_table_script(tmp_path: Path) -> None:
         assert out1.with_suffix(".png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     else:  # the plots extra is not installed: said so, JSON still written
         assert "pip install -e .[plots]" in p1.stderr and not out1.with_suffix(".png").exists()
-    assert "| opponent(s) |" in p1.stdout and "9-player table: start" in p1.stderr
+    assert "| opponents |" in p1.stdout and "9-player table: start" in p1.stderr
 
 
 def test_casper_table_script_refuses_unknown_opponents(tmp_path: Path) -> None:
