@@ -72,7 +72,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from cbr.errors import CaseBaseError
+from cbr.errors import CaseBaseError, ConfigError
 from cbr.game.gamedef import STREETS, GameDef
 from cbr.store import catalog as _catalog
 from cbr.store.answer_rows import PROVENANCE, AnswerRows, AnswerRowsWriter
@@ -222,7 +222,15 @@ class CaseBase(RetainedWrites, Compaction):
                 except CaseBaseError as exc:
                     raise CaseBaseError(f"{exc}; to change a case base's similarity use `cbr casebase "
                                         "similarity` (CaseBase.set_similarity), not an editor") from None
-                self._similarity = load_similarity(f)
+                try:
+                    self._similarity = load_similarity(f)
+                except ConfigError:  # a measure of another package, not installed here (or broken)?
+                    from cbr.store.needs import missing_plugins, plugin_needed
+
+                    missing = [n for n in missing_plugins(self.path, self.manifest) if n.group == "cbr.similarity"]
+                    if not missing:
+                        raise
+                    raise CaseBaseError(plugin_needed(self.path, missing[0])) from None
             else:
                 self._similarity = default_similarity()
         return self._similarity

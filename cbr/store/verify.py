@@ -3,7 +3,8 @@
 
 :func:`verify_casebase` reads every file the manifest lists and changes nothing: the
 manifest's fields, each Parquet part (size, CRC-32, row count), the similarity file, the
-DuckDB catalog, each index file, and the retention log record by record
+DuckDB catalog, each index file, the plugins the case base needs (its feature set and
+similarity measures, when not built in: :mod:`cbr.store.needs`), and the retention log record by record
 (:func:`~cbr.store.retention_log.scan_log`). Each problem names its file and, in the
 retention log, the byte offset; states a reader handles by itself (a torn tail, a catalog
 marked stale after appends) are notes, not problems.
@@ -64,8 +65,8 @@ __all__ = ["Problem", "VerifyReport", "RepairReport", "verify_casebase", "repair
 
 @dataclass(frozen=True)
 class Problem:
-    """One problem: its ``kind`` (``manifest``, ``part``, ``similarity``, ``catalog``,
-    ``index``, ``log``), the ``file`` (relative to the case base), the byte ``offset`` when
+    """One problem: its ``kind`` (``manifest``, ``part``, ``similarity``, ``plugin``: a plugin
+    the case base needs is not installed, ``catalog``, ``index``, ``log``), the ``file`` (relative to the case base), the byte ``offset`` when
     the damage has one place (the retention log), what is wrong and what fixes it (empty when
     the problem says it)."""
 
@@ -180,6 +181,7 @@ def _verify(root: Path) -> VerifyReport:
     if m.similarity:
         _check_listed(root, m.similarity, m.checksums.get(m.similarity, {}), "similarity", report,
                       "restore it from a copy, or set a similarity configuration again (cbr casebase similarity NAME --from FILE)")
+    _check_plugins(root, m, report)
     _check_catalog(root, m, report)
     for s, entry in sorted(m.index.items()):
         for name, check in sorted(entry.get("files", {}).items()):
@@ -232,6 +234,15 @@ def _check_listed(root: Path, rel: str, expected: dict[str, Any], kind: str, rep
         report.problems.append(Problem(kind, rel, None, "its CRC-32 differs from the manifest's: damaged", fix))
         return False
     return True
+
+
+def _check_plugins(root: Path, m: Manifest, report: VerifyReport) -> None:
+    """A plugin the case base needs that is not installed (or fails to load) is a problem:
+    no command can use the case base without it."""
+    from cbr.store.needs import missing_plugins
+
+    for n in missing_plugins(root, m):
+        report.problems.append(Problem("plugin", n.file, None, n.problem, n.fix))
 
 
 def _check_catalog(root: Path, m: Manifest, report: VerifyReport) -> None:
@@ -402,7 +413,7 @@ def _repair_caches(root: Path, report: RepairReport) -> None:
         report.left = problems  # nothing to do, or nothing to do it from
         return
     damaged_parts = [p.file for p in problems if p.kind == "part"]
-    similarity_sound = not any(p.kind == "similarity" for p in problems)
+    similarity_sound = not any(p.kind == "similarity" or (p.kind == "plugin" and p.file != MANIFEST) for p in problems)
     try:
         cb = CaseBase.open(root)  # an open by a writer rewrites a catalog that lags the manifest
     except CaseBaseError as exc:  # a part missing, of another size, or its footer unreadable
@@ -439,7 +450,8 @@ def _blocked(p: Problem, damaged_parts: list[str], similarity_sound: bool, unope
     elif blockers:
         why = f"rebuilt from the {street} cases, and {', '.join(blockers)} is damaged: {once}"
     elif p.kind == "index" and not similarity_sound:
-        why = "rebuilt with the similarity file, which is damaged: cbr casebase repair rebuilds it once that is mended"
+        why = ("rebuilt with the similarity file, which is damaged or needs a plugin that is not installed: "
+               "cbr casebase repair rebuilds it once that is mended")
     else:
         return p
     return Problem(p.kind, p.file, p.offset, p.problem, why)
