@@ -20,9 +20,11 @@
 ``--debug`` shows tracebacks instead of the one-line messages.
 
 Under an address-space limit (``ulimit -v``, ``RLIMIT_AS``) the native libraries' thread
-pools are kept to one thread (each reserves tens of MB of address space) and faiss and
-DuckDB, whose start-up crashes when it cannot allocate, are loaded only with room for them
-(else a ``MemoryError`` says how much they need): :func:`prepare_for_memory_cap`.
+pools are kept to one thread (each reserves tens of MB of address space) and numpy, faiss and
+DuckDB, whose start-up crashes or exits when it cannot allocate, are loaded only with room for
+them (else a ``MemoryError`` says how much they need): :func:`prepare_for_memory_cap`. The
+error path imports nothing before it has checked for running out of memory (the project's
+error classes live in a package that loads numpy).
 """
 from __future__ import annotations
 
