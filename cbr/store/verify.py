@@ -194,6 +194,12 @@ def _verify(root: Path) -> VerifyReport:
             for _, chunks in scan.records:
                 for s, (ids, _b) in chunks.items():
                     report.cases[s] += len(ids)
+    # an index rebuilt from a damaged part (or with a similarity that cannot be read) waits for it
+    damaged_parts = [p.file for p in report.problems if p.kind == "part"]
+    similarity_sound = not any(p.kind == "similarity" or (p.kind == "plugin" and p.file != MANIFEST)
+                               for p in report.problems)
+    report.problems = [_blocked(p, damaged_parts, similarity_sound) if p.kind == "index" else p
+                       for p in report.problems]
     return report
 
 

@@ -605,6 +605,7 @@ def test_repair_mends_every_cache_it_can_beside_a_damaged_part(pristine: tuple[P
     assert (copy / part).read_bytes() == damaged_part  # nothing of the user's is lost
     after = json.loads(_cbr_casebase("verify", str(copy), "--json").stdout)
     assert {(p["kind"], p["file"]) for p in after["problems"]} == set(left)
+    assert all(p["fix"] == left[(p["kind"], p["file"])]["fix"] for p in after["problems"])  # verify says the same
     cb = CaseBase.open(copy)
     try:
         assert cb.manifest.catalog == file_checksum(copy / CATALOG)
