@@ -89,7 +89,7 @@ def write_catalog(directory: str | Path, manifest: Manifest) -> None:
                     con.execute(view_sql(s, files))
                 except duckdb.Error as exc:  # a view reads its parts' footers: one is damaged
                     raise CaseBaseError(f"{d / CATALOG}: cannot write the view over the {s} parts "
-                                        f"({', '.join(files)}): {(str(exc).strip() or type(exc).__name__).splitlines()[0]}") from exc
+                                        f"({', '.join(files)}): {(str(exc).strip() or type(exc).__name__).splitlines()[0].rstrip(': ')}") from exc
             con.execute(_union_sql())
             con.execute("CHECKPOINT")
         finally:

@@ -106,6 +106,8 @@ class LoadedCaseBase:
         self.notes: list[str] = []
         #: Map the saved indexes instead of loading them (``open(..., memory_map=True)``).
         self.memory_map = False
+        #: Rewrite a catalog that lags the manifest on close (``open(..., repair_catalog=False)``: no).
+        self.repairs_catalog = True
         self._listeners: list[Callable[[str, Chunk], None]] = []  # told of every row taken (subscribe)
 
     def _close_sql(self) -> None:

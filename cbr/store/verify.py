@@ -420,11 +420,16 @@ def _repair_caches(root: Path, report: RepairReport) -> None:
         return
     damaged_parts = [p.file for p in problems if p.kind == "part"]
     similarity_sound = not any(p.kind == "similarity" or (p.kind == "plugin" and p.file != MANIFEST) for p in problems)
+    unwritten = None  # why the catalog could not be written
     try:
         cb = CaseBase.open(root)  # an open by a writer rewrites a catalog that lags the manifest
-    except CaseBaseError as exc:  # a part missing, of another size, or its footer unreadable
-        report.left = [_blocked(p, damaged_parts, similarity_sound, str(exc)) for p in problems]
-        return
+    except CaseBaseError as exc:  # a part missing or of another size; a part's footer unreadable
+        try:  # the latter stops the catalog's views only: the indexes of the sound streets still
+            cb = CaseBase.open(root, repair_catalog=False)
+        except CaseBaseError:
+            report.left = [_blocked(p, damaged_parts, similarity_sound, str(exc)) for p in problems]
+            return
+        unwritten = str(exc)
     with cb:
         for s, entry in cb.manifest.index.items():
             if not any(p.kind == "index" and p.file.startswith(entry["file"] + "/") for p in caches):
@@ -438,20 +443,21 @@ def _repair_caches(root: Path, report: RepairReport) -> None:
         if (p.kind, p.file) in fixed:
             report.notes.append(f"{p.file}: " + ("rewrote the catalog" if p.kind == "catalog"
                                                  else "rebuilt the index from the cases"))
-    report.left = [_blocked(p, damaged_parts, similarity_sound) for p in after]
+    report.left = [_blocked(p, damaged_parts, similarity_sound, unwritten if p.kind == "catalog" else None)
+                   for p in after]
 
 
 def _blocked(p: Problem, damaged_parts: list[str], similarity_sound: bool, unopened: str | None = None) -> Problem:
     """``p`` as a problem left after a repair: a cache the repair could not mend says what
-    stands in its way (``unopened``: why the case base could not be opened to mend it);
-    another problem is as verify words it."""
+    stands in its way (``unopened``: the error that kept it from being mended); another
+    problem is as verify words it."""
     if p.kind not in ("catalog", "index"):
         return p
     street = p.file.split("/")[1].split(".")[0] if p.kind == "index" else ""
     blockers = [f for f in damaged_parts if f.startswith(f"cases/{street}/")]
     once = "cbr casebase repair mends it once the damaged parts are rebuilt or restored"
     if unopened is not None:
-        why = f"the case base cannot be opened to mend it: {unopened.splitlines()[0]}; " + \
+        why = f"not mended: {unopened.splitlines()[0]}; " + \
             (once if damaged_parts else "mend that first")
     elif blockers:
         why = f"rebuilt from the {street} cases, and {', '.join(blockers)} is damaged: {once}"

@@ -625,3 +625,36 @@ def test_repair_mends_every_cache_it_can_beside_a_damaged_part(pristine: tuple[P
     assert len(errors) == 2 and all(e.startswith(f"error: cannot repair {text_copy}/") for e in errors), r.stderr
     assert any(part in e for e in errors) and any(turn_index in e for e in errors)
     assert "rewrote the catalog" in r.stdout and "rebuilt the index from the cases" in r.stdout
+
+
+def test_repair_rebuilds_the_sound_streets_indexes_when_a_part_s_footer_stops_the_catalog(
+        pristine: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
+    """A part whose Parquet footer is damaged keeps the catalog's views from being written (it
+    was an internal error, exit 3, for every open by a writer): repair still rebuilds the flop
+    index, and lists the part, the catalog (with why) and the turn index, exit 1."""
+    root, expected = pristine
+    copy = tmp_path / "cb"
+    m = _damage_for_repair(root, copy)
+    part = m["parts"]["turn"][0]["file"]
+    f = copy / part
+    data = bytearray(f.read_bytes())
+    data[-60:-8] = b"\xff" * 52  # the footer's metadata (the file still ends with its length and PAR1)
+    f.write_bytes(bytes(data))
+    r = _cbr_casebase("repair", str(copy), "--json")
+    assert r.returncode == 1, r.stderr
+    report = json.loads(r.stdout)
+    left = {(p["kind"], p["file"]): p for p in report["left"]}
+    assert set(left) == {("part", part), ("catalog", CATALOG), ("index", f"{m['index']['turn']['file']}/index.faiss")}
+    assert f"cannot write the view over the turn parts ({part})" in left[("catalog", CATALOG)]["fix"]
+    assert report["notes"] == [f"{m['index']['flop']['file']}/index.faiss: rebuilt the index from the cases"]
+    assert (copy / part).read_bytes() == bytes(data)
+    with pytest.raises(CaseBaseError, match="cannot write the view over the turn parts"):
+        CaseBase.open(copy)  # one line, not an internal error
+    cb = CaseBase.open(copy, repair_catalog=False)
+    try:
+        c = cb.cases("flop")
+        got = [cb.index("flop").retrieve(q) for q in (c.features[0], c.features[-1])]
+        assert [(g.ids.tolist(), g.similarities.tolist()) for g in got] == expected["flop-retrieve"][:2]
+        assert cb.notes == []  # the saved flop index is sound: nothing rebuilt on open
+    finally:
+        cb.close()
