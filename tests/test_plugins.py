@@ -837,3 +837,63 @@ def test_a_plugin_bot_without_a_docstring_is_not_described_as_its_base(myplug: P
     assert "Base class" not in res.stdout
     line = next(line for line in res.stdout.splitlines() if line.startswith("  nodoc "))
     assert line.split() == ["nodoc", "myplug:NoDoc"]  # no description: the object it loads
+
+
+def test_a_case_base_whose_plugin_is_not_installed_is_not_sound_and_says_so(demo_plugin, tmp_path: Path) -> None:
+    """A case base built with another package's feature set and similarity measure, read where
+    that package is not installed: verify said "sound" (exit 0) while every command failed
+    with "unknown similarity measure" or "no plugin ... in cbr.features". Now verify names each
+    missing plugin and what to install (exit 1), and query and match say the case base needs a
+    plugin that is not installed; with the package installed it is sound again."""
+    from cbr.similarity import SimilarityConfig
+    from cbr.store import CaseBaseWriter
+    from tests.store.test_store import make_dp
+
+    def build(name: str, pot_measure: str) -> Path:
+        rows = []
+        for s in ("preflop", "flop", "turn", "river"):
+            rows.append(f"[[{s}]]\nfeature = \"pot_odds\"\nmeasure = \"{pot_measure}\"\nweight = 50\nlow = 0\nhigh = 1\n")
+            rows.append(f"[[{s}]]\nfeature = \"small_bets_in_pot\"\nmeasure = \"linear\"\nweight = 50\n"
+                        "low = 0\nhigh = 100\n")
+        cfg = SimilarityConfig.from_toml("threshold = 0.9\n" + "\n".join(rows))
+        with CaseBaseWriter(tmp_path / name, feature_set="pot_only", similarity=cfg) as w:
+            w.add_decisions([make_dp(0, action="c"), make_dp(1, action="r")])
+        return tmp_path / name
+
+    both, features_only = build("both", "steep"), build("features", "linear")
+    repo = Path(__file__).resolve().parents[1]
+    without = {**os.environ, "PYTHONPATH": str(repo)}
+    with_it = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path / "site"), str(PKG / "src"), str(repo)])}
+
+    def cbr(env: dict, *args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "cli", *args], capture_output=True, text=True, env=env,
+                              cwd=tmp_path, timeout=300)
+
+    v = cbr(without, "casebase", "verify", str(both))
+    assert v.returncode == 1 and "sound" not in v.stdout, (v.stdout, v.stderr)
+    lines = v.stderr.strip().splitlines()
+    assert len(lines) == 2, v.stderr
+    assert "'pot_only', a cbr.features plugin that is not installed" in lines[0], lines
+    assert "'steep' (for pot_odds on the preflop), a cbr.similarity plugin that is not installed" in lines[1], lines
+    assert all("install the package that provides it" in line for line in lines)
+    problems = json.loads(cbr(without, "casebase", "verify", str(both), "--json").stdout)["problems"]
+    assert [(p["kind"], p["file"]) for p in problems] == [("plugin", "manifest.json"), ("plugin", "similarity.toml")]
+
+    situation = ["--hole", "AdQc", "--board", "3h4cJh", "--position", "1", "--to-call", "1", "--pot", "5",
+                 "--prev-bets", "2"]
+    for path, needs in ((both, "the similarity measure 'steep'"), (features_only, "the feature set 'pot_only'")):
+        for args in (["query", "-c", str(path), *situation],
+                     ["match", "--players", f"cbr:casebase={path},call", "--hands", "2"]):
+            r = cbr(without, *args)
+            assert r.returncode == 1, (args, r.stderr)
+            assert r.stderr.strip().splitlines()[-1] == \
+                f"error: {path}: the case base needs {needs}" + (" (for pot_odds on the preflop)" if "steep" in needs
+                                                                   else "") + \
+                ", a " + ("cbr.similarity" if "steep" in needs else "cbr.features") + \
+                " plugin that is not installed: install the package that provides it; cbr plugins list shows what " \
+                "is installed", (args, r.stderr)
+
+    for path in (both, features_only):  # the same case bases where the package is installed
+        v = cbr(with_it, "casebase", "verify", str(path))
+        assert v.returncode == 0 and "sound (2 cases)" in v.stdout, v.stderr
+    assert cbr(with_it, "query", "-c", str(features_only), *situation).returncode == 0

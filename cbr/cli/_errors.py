@@ -20,9 +20,11 @@
 ``--debug`` shows tracebacks instead of the one-line messages.
 
 Under an address-space limit (``ulimit -v``, ``RLIMIT_AS``) the native libraries' thread
-pools are kept to one thread (each reserves tens of MB of address space) and faiss and
-DuckDB, whose start-up crashes when it cannot allocate, are loaded only with room for them
-(else a ``MemoryError`` says how much they need): :func:`prepare_for_memory_cap`.
+pools are kept to one thread (each reserves tens of MB of address space) and numpy, faiss and
+DuckDB, whose start-up crashes or exits when it cannot allocate, are loaded only with room for
+them (else a ``MemoryError`` says how much they need): :func:`prepare_for_memory_cap`. The
+error path imports nothing before it has checked for running out of memory (the project's
+error classes live in a package that loads numpy).
 """
 from __future__ import annotations
 
@@ -162,6 +164,19 @@ _OUT_OF_MEMORY = ("failed to map segment", "cannot allocate memory", "bad_alloc"
 _NO_THREAD = ("can't start new thread", "failed to launch worker thread", "failed to create thread")
 
 
+def _chain(exc: BaseException) -> list[BaseException]:
+    """``exc``, then what caused it (``__cause__``, else ``__context__``), each once: here, not
+    :func:`cbr.errors.exception_chain`, whose module loads numpy, which may be what ran out."""
+    chain: list[BaseException] = []
+    seen: set[int] = set()
+    e: Optional[BaseException] = exc
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        chain.append(e)
+        e = e.__cause__ or e.__context__
+    return chain
+
+
 def memory_failure(exc: BaseException) -> Optional[str]:
     """``exc`` (or an error it came from) as the reason memory ran out, or None: a
     ``MemoryError`` (numpy's, pyarrow's...), an ``ImportError`` of a native library that
@@ -174,11 +189,9 @@ def memory_failure(exc: BaseException) -> Optional[str]:
     >>> memory_failure(ValueError("bad card")) is None
     True
     """
-    from cbr.errors import exception_chain  # not at import: the CLI's start-up stays light
-
     limit = _address_space_limit()
     found = None
-    for e in exception_chain(exc):
+    for e in _chain(exc):
         text = str(e).strip().splitlines()[0] if str(e).strip() else ""
         low = text.lower()
         if isinstance(e, MemoryError) or (isinstance(e, OSError) and e.errno == errno.ENOMEM) \
@@ -198,8 +211,10 @@ def memory_failure(exc: BaseException) -> Optional[str]:
 #: (measured on Linux with the pinned wheels: faiss's start-up (its OpenBLAS and OpenMP)
 #: crashed with SIGSEGV with 195 MB left and loaded with 203 MB; DuckDB's first connection
 #: aborted ("cannot allocate memory for thread-local data") with 151 MB left and ran with
-#: 161 MB). Each more OpenMP thread takes faiss about 130 MB more.
-NATIVE_ADDRESS_SPACE = {"faiss": 224 << 20, "duckdb": 184 << 20}
+#: 161 MB); numpy (its OpenBLAS, one thread) calls ``exit(1)`` after printing its own line
+#: ("OpenBLAS error: Memory allocation still failed ...") with 76 MB left, raised MemoryError
+#: up to 81 MB and loaded with 82 MB. Each more OpenMP thread takes faiss about 130 MB more.
+NATIVE_ADDRESS_SPACE = {"faiss": 224 << 20, "duckdb": 184 << 20, "numpy": 88 << 20}
 FAISS_PER_THREAD = 130 << 20
 
 
@@ -216,8 +231,9 @@ def _address_space_used() -> Optional[int]:
 
 class _NativeRoom(importlib.abc.MetaPathFinder):
     """Refuse to start loading a native library of :data:`NATIVE_ADDRESS_SPACE` without the
-    address space it needs: their start-up kills the process (SIGSEGV, abort) when an
-    allocation fails, which no handler can turn into a message; a ``MemoryError`` here can."""
+    address space it needs: their start-up kills the process (SIGSEGV, abort, OpenBLAS's
+    ``exit(1)``) when an allocation fails, which no handler can turn into a message; a
+    ``MemoryError`` here can."""
 
     def find_spec(self, name: str, path: Optional[Sequence[str]] = None, target: Any = None) -> None:
         if name not in NATIVE_ADDRESS_SPACE or name in sys.modules:
@@ -262,6 +278,26 @@ def prepare_for_memory_cap() -> None:
     except (OSError, AttributeError):  # pragma: no cover - not glibc
         pass
     sys.meta_path.insert(0, _NativeRoom())
+
+
+#: The line of :func:`_say_not_enough_memory` when there is no memory left to write another.
+_NOT_ENOUGH_MEMORY = b"error: not enough memory (MemoryError)\n"
+
+
+def _say_not_enough_memory(reason: str) -> None:
+    """``error: not enough memory (reason)`` on stderr, as one line; if even that needs memory
+    that is not there, the line made at start-up, written straight to the descriptor."""
+    try:
+        typer.echo(f"error: not enough memory ({reason})", err=True)
+    except MemoryError:
+        try:
+            sys.stderr.flush()
+        except (MemoryError, OSError, ValueError):
+            pass
+        try:
+            os.write(2, _NOT_ENOUGH_MEMORY)
+        except OSError:
+            pass
 
 
 def _exit_now(code: int) -> None:
@@ -325,16 +361,21 @@ def _stdout_closed() -> bool:
 def _fail(exc: Exception) -> NoReturn:
     """Exit after ``exc`` by the rules of :func:`guarded`: one line and exit 1, or an
     internal error (exit 3); with ``--debug``, ``exc`` itself."""
-    from evaluator_ext.errors import CBRError
-
     if state["debug"]:
         raise exc
-    memory = memory_failure(exc)
+    try:
+        memory = memory_failure(exc)
+    except MemoryError:  # no memory left to tell what ran out
+        memory = "MemoryError"
     if memory is not None:
-        typer.echo(f"error: not enough memory ({memory})", err=True)
+        _say_not_enough_memory(memory)
         if _address_space_limit() is not None:
             _exit_now(EXIT_ERROR)
         raise typer.Exit(EXIT_ERROR) from None
+    # Imported here, after the memory check: its package loads numpy, which may be what failed
+    # (then ``exc`` is no CBRError, and the check above has told it).
+    from evaluator_ext.errors import CBRError
+
     if isinstance(exc, CBRError):
         typer.echo(f"error: {error_line(exc)}", err=True)
     elif isinstance(exc, OSError):

@@ -199,8 +199,10 @@ def casebase_repair(
     beside it (never deleted); says the records and cases kept and lost;
     rewrites a catalog and rebuilds indexes that disagree with the manifest. Interrupted at
     any moment, it leaves the old log or the repaired one. A sound case base is left as it
-    is. Damaged parts cannot be repaired: they are listed (exit 1). The shipped case bases
-    (default, expert) are refused.
+    is. Damaged parts cannot be repaired (rebuild the case base from its logs, or restore
+    them from a copy): they are listed with everything else left, such as the index of their
+    street, after the other caches are mended (exit 1). The shipped case bases (default,
+    expert) are refused.
     """
     from cbr.store import resolve_casebase
     from cbr.store.verify import repair_casebase

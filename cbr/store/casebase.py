@@ -72,7 +72,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from cbr.errors import CaseBaseError
+from cbr.errors import CaseBaseError, ConfigError
 from cbr.game.gamedef import STREETS, GameDef
 from cbr.store import catalog as _catalog
 from cbr.store.answer_rows import PROVENANCE, AnswerRows, AnswerRowsWriter
@@ -120,13 +120,17 @@ class CaseBase(RetainedWrites, Compaction):
 
     # ---- opening --------------------------------------------------------------
     @classmethod
-    def open(cls, path: str | os.PathLike[str], *, memory_map: bool = False) -> "CaseBase":
+    def open(cls, path: str | os.PathLike[str], *, memory_map: bool = False,
+             repair_catalog: bool = True) -> "CaseBase":
         """Open and validate a case base (manifest, schema version, listed files).
 
         ``memory_map``: for streets larger than memory, :meth:`index` maps each street's
         saved index (case rows and inverted lists stay in their files) instead of loading
         it, and nothing reads a street's whole table to answer a query (see
         :meth:`column`); the saved index must cover every case of the street.
+        ``repair_catalog=False``: leave a catalog that lags the manifest as it is, on open and
+        on close (``cbr casebase repair`` rebuilds the indexes of the sound streets so when a
+        damaged part keeps the catalog's views from being written).
 
         Takes a shared lock on the directory (held until :meth:`close`) before reading the
         manifest, so no writer deletes the files it lists. Checks every field of the
@@ -144,7 +148,7 @@ class CaseBase(RetainedWrites, Compaction):
                 remove_dead_builds(p.resolve().parent)  # builds beside it killed before they finished
             m = read_manifest(p)
             _check_files(p, m)
-            if os.access(p, os.W_OK) and catalog_lags(p, m):
+            if repair_catalog and os.access(p, os.W_OK) and catalog_lags(p, m):
                 repair = cls(p, m)
                 repair._repair_catalog()
                 m = repair.manifest
@@ -154,6 +158,7 @@ class CaseBase(RetainedWrites, Compaction):
             raise
         cb = cls(p, m, reader_lock=lock)
         cb.memory_map = memory_map
+        cb.repairs_catalog = repair_catalog
         return cb
 
     def __repr__(self) -> str:
@@ -174,7 +179,7 @@ class CaseBase(RetainedWrites, Compaction):
                 log.sync()
             if self._dirty_indexes and self.writable:
                 self.save_indexes()
-            if self.manifest.catalog is None and self.writable:
+            if self.manifest.catalog is None and self.writable and self.repairs_catalog:
                 self._repair_catalog()
             self._collect_on_close()
         finally:
@@ -222,7 +227,15 @@ class CaseBase(RetainedWrites, Compaction):
                 except CaseBaseError as exc:
                     raise CaseBaseError(f"{exc}; to change a case base's similarity use `cbr casebase "
                                         "similarity` (CaseBase.set_similarity), not an editor") from None
-                self._similarity = load_similarity(f)
+                try:
+                    self._similarity = load_similarity(f)
+                except ConfigError:  # a measure of another package, not installed here (or broken)?
+                    from cbr.store.needs import missing_plugins, plugin_needed
+
+                    missing = [n for n in missing_plugins(self.path, self.manifest) if n.group == "cbr.similarity"]
+                    if not missing:
+                        raise
+                    raise CaseBaseError(plugin_needed(self.path, missing[0])) from None
             else:
                 self._similarity = default_similarity()
         return self._similarity

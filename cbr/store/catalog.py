@@ -25,6 +25,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Mapping
 
+from cbr.errors import CaseBaseError
 from cbr.game.gamedef import STREETS
 from cbr.store import duck
 from cbr.store.durable import atomic_write_with
@@ -77,11 +78,18 @@ def write_catalog(directory: str | Path, manifest: Manifest) -> None:
     d = Path(directory).resolve()
 
     def write(tmp: str) -> None:
+        import duckdb
+
         con = duck.connect(tmp)
         try:
             con.execute(f"SET file_search_path = {_quote(str(d))}")
             for s in STREETS:
-                con.execute(view_sql(s, [p["file"] for p in manifest.parts[s]]))
+                files = [p["file"] for p in manifest.parts[s]]
+                try:
+                    con.execute(view_sql(s, files))
+                except duckdb.Error as exc:  # a view reads its parts' footers: one is damaged
+                    raise CaseBaseError(f"{d / CATALOG}: cannot write the view over the {s} parts "
+                                        f"({', '.join(files)}): {(str(exc).strip() or type(exc).__name__).splitlines()[0].rstrip(': ')}") from exc
             con.execute(_union_sql())
             con.execute("CHECKPOINT")
         finally:

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from cbr.errors import CaseBaseError
+from cbr.errors import CaseBaseError, PluginError
 from cbr.game.gamedef import STREETS
 from cbr.plugins import load_feature_set
 from cbr.store import catalog as _catalog
@@ -106,6 +106,8 @@ class LoadedCaseBase:
         self.notes: list[str] = []
         #: Map the saved indexes instead of loading them (``open(..., memory_map=True)``).
         self.memory_map = False
+        #: Rewrite a catalog that lags the manifest on close (``open(..., repair_catalog=False)``: no).
+        self.repairs_catalog = True
         self._listeners: list[Callable[[str, Chunk], None]] = []  # told of every row taken (subscribe)
 
     def _close_sql(self) -> None:
@@ -149,7 +151,15 @@ class LoadedCaseBase:
     def feature_set(self) -> Any:
         """The feature-set plugin this case base was built with (for queries and retention)."""
         if self._feature_set is None:
-            self._feature_set = load_feature_set(self.manifest.feature_set)
+            try:
+                self._feature_set = load_feature_set(self.manifest.feature_set)
+            except PluginError:  # another package's feature set, not installed here (or broken)
+                from cbr.store.needs import missing_plugins, plugin_needed
+
+                missing = [n for n in missing_plugins(self.path, self.manifest) if n.group == "cbr.features"]
+                if not missing:
+                    raise
+                raise CaseBaseError(plugin_needed(self.path, missing[0])) from None
         return self._feature_set
 
     # ---- taking what was committed to the retention log ------------------------------

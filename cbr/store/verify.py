@@ -3,7 +3,8 @@
 
 :func:`verify_casebase` reads every file the manifest lists and changes nothing: the
 manifest's fields, each Parquet part (size, CRC-32, row count), the similarity file, the
-DuckDB catalog, each index file, and the retention log record by record
+DuckDB catalog, each index file, the plugins the case base needs (its feature set and
+similarity measures, when not built in: :mod:`cbr.store.needs`), and the retention log record by record
 (:func:`~cbr.store.retention_log.scan_log`). Each problem names its file and, in the
 retention log, the byte offset; states a reader handles by itself (a torn tail, a catalog
 marked stale after appends) are notes, not problems.
@@ -19,7 +20,9 @@ with one rename, so a repair interrupted at any moment leaves the old log or the
 one (and at worst aside copies to be reused by the next run). It then lets
 the case base rewrite a catalog that disagrees with the manifest, and rebuilds damaged
 indexes from the cases (both are caches). Damaged parts, manifest or similarity file
-cannot be repaired here: they are reported (the case base is rebuilt from its logs).
+cannot be repaired here: they are reported (the case base is rebuilt from its logs), with the
+caches they keep from being mended (the index of a damaged part's street); the other caches
+are mended all the same.
 Repairing a sound case base changes nothing. The shipped case bases (``default`` and
 ``expert``, :func:`~cbr.store.is_shipped`) are refused, and only those: in an editable
 install ``./casebases`` is the package's folder, and the case bases made there are repaired.
@@ -62,8 +65,8 @@ __all__ = ["Problem", "VerifyReport", "RepairReport", "verify_casebase", "repair
 
 @dataclass(frozen=True)
 class Problem:
-    """One problem: its ``kind`` (``manifest``, ``part``, ``similarity``, ``catalog``,
-    ``index``, ``log``), the ``file`` (relative to the case base), the byte ``offset`` when
+    """One problem: its ``kind`` (``manifest``, ``part``, ``similarity``, ``plugin``: a plugin
+    the case base needs is not installed, ``catalog``, ``index``, ``log``), the ``file`` (relative to the case base), the byte ``offset`` when
     the damage has one place (the retention log), what is wrong and what fixes it (empty when
     the problem says it)."""
 
@@ -178,6 +181,7 @@ def _verify(root: Path) -> VerifyReport:
     if m.similarity:
         _check_listed(root, m.similarity, m.checksums.get(m.similarity, {}), "similarity", report,
                       "restore it from a copy, or set a similarity configuration again (cbr casebase similarity NAME --from FILE)")
+    _check_plugins(root, m, report)
     _check_catalog(root, m, report)
     for s, entry in sorted(m.index.items()):
         for name, check in sorted(entry.get("files", {}).items()):
@@ -190,6 +194,12 @@ def _verify(root: Path) -> VerifyReport:
             for _, chunks in scan.records:
                 for s, (ids, _b) in chunks.items():
                     report.cases[s] += len(ids)
+    # an index rebuilt from a damaged part (or with a similarity that cannot be read) waits for it
+    damaged_parts = [p.file for p in report.problems if p.kind == "part"]
+    similarity_sound = not any(p.kind == "similarity" or (p.kind == "plugin" and p.file != MANIFEST)
+                               for p in report.problems)
+    report.problems = [_blocked(p, damaged_parts, similarity_sound) if p.kind == "index" else p
+                       for p in report.problems]
     return report
 
 
@@ -230,6 +240,15 @@ def _check_listed(root: Path, rel: str, expected: dict[str, Any], kind: str, rep
         report.problems.append(Problem(kind, rel, None, "its CRC-32 differs from the manifest's: damaged", fix))
         return False
     return True
+
+
+def _check_plugins(root: Path, m: Manifest, report: VerifyReport) -> None:
+    """A plugin the case base needs that is not installed (or fails to load) is a problem:
+    no command can use the case base without it."""
+    from cbr.store.needs import missing_plugins
+
+    for n in missing_plugins(root, m):
+        report.problems.append(Problem("plugin", n.file, None, n.problem, n.fix))
 
 
 def _check_catalog(root: Path, m: Manifest, report: VerifyReport) -> None:
@@ -387,19 +406,64 @@ def _repair_log(root: Path, m: Manifest, report: RepairReport) -> None:
 
 def _repair_caches(root: Path, report: RepairReport) -> None:
     """Rewrite a catalog that disagrees with the manifest and rebuild damaged indexes (both
-    caches), through an open of the case base; list what cannot be repaired in ``report.left``."""
+    caches), through an open of the case base, and list what is still wrong in
+    ``report.left``. A damaged part, similarity file or log does not stop the rest: the
+    catalog (views over the parts, which reads none of their rows) is rewritten, and the index
+    of each street whose parts are sound is rebuilt (with a sound similarity file); the index
+    of a street with a damaged part stays listed, to be rebuilt once that part is."""
     from cbr.store.casebase import CaseBase
 
-    left = verify_casebase(root).problems
-    caches = [p for p in left if p.kind in ("catalog", "index")]
-    report.left = [p for p in left if p.kind not in ("catalog", "index")]
-    if not caches or report.left:  # nothing to do, or the case base cannot be opened to do it
+    problems = verify_casebase(root).problems
+    caches = [p for p in problems if p.kind in ("catalog", "index")]
+    if not caches or any(p.kind == "manifest" for p in problems):
+        report.left = problems  # nothing to do, or nothing to do it from
         return
-    with CaseBase.open(root) as cb:  # an open by a writer rewrites a catalog that lags the manifest
+    damaged_parts = [p.file for p in problems if p.kind == "part"]
+    similarity_sound = not any(p.kind == "similarity" or (p.kind == "plugin" and p.file != MANIFEST) for p in problems)
+    unwritten = None  # why the catalog could not be written
+    try:
+        cb = CaseBase.open(root)  # an open by a writer rewrites a catalog that lags the manifest
+    except CaseBaseError as exc:  # a part missing or of another size; a part's footer unreadable
+        try:  # the latter stops the catalog's views only: the indexes of the sound streets still
+            cb = CaseBase.open(root, repair_catalog=False)
+        except CaseBaseError:
+            report.left = [_blocked(p, damaged_parts, similarity_sound, str(exc)) for p in problems]
+            return
+        unwritten = str(exc)
+    with cb:
         for s, entry in cb.manifest.index.items():
-            if any(p.file.startswith(entry["file"] + "/") for p in caches):
+            if not any(p.kind == "index" and p.file.startswith(entry["file"] + "/") for p in caches):
+                continue
+            if similarity_sound and not any(f.startswith(f"cases/{s}/") for f in damaged_parts):
                 cb.rebuild_index(s)  # the damaged index (or its answer rows) is rebuilt from the cases ...
         cb.save_indexes()  # ... and saved as a new generation
+    after = verify_casebase(root).problems
+    fixed = {(p.kind, p.file) for p in caches} - {(p.kind, p.file) for p in after}
     for p in caches:
-        report.notes.append(f"{p.file}: " + ("rewrote the catalog" if p.kind == "catalog"
-                                             else "rebuilt the index from the cases"))
+        if (p.kind, p.file) in fixed:
+            report.notes.append(f"{p.file}: " + ("rewrote the catalog" if p.kind == "catalog"
+                                                 else "rebuilt the index from the cases"))
+    report.left = [_blocked(p, damaged_parts, similarity_sound, unwritten if p.kind == "catalog" else None)
+                   for p in after]
+
+
+def _blocked(p: Problem, damaged_parts: list[str], similarity_sound: bool, unopened: str | None = None) -> Problem:
+    """``p`` as a problem left after a repair: a cache the repair could not mend says what
+    stands in its way (``unopened``: the error that kept it from being mended); another
+    problem is as verify words it."""
+    if p.kind not in ("catalog", "index"):
+        return p
+    street = p.file.split("/")[1].split(".")[0] if p.kind == "index" else ""
+    blockers = [f for f in damaged_parts if f.startswith(f"cases/{street}/")]
+    once = "cbr casebase repair mends it once the damaged parts are rebuilt or restored"
+    if unopened is not None:
+        why = f"not mended: {unopened.splitlines()[0]}; " + \
+            (once if damaged_parts else "mend that first")
+    elif blockers:
+        why = f"rebuilt from the {street} cases, and {', '.join(blockers)} is damaged: {once}"
+    elif p.kind == "index" and not similarity_sound:
+        why = ("rebuilt with the similarity file, which is damaged or needs a plugin that is not installed: "
+               "cbr casebase repair rebuilds it once that is mended")
+    else:
+        return p
+    return Problem(p.kind, p.file, p.offset, p.problem, why)

@@ -85,3 +85,24 @@ def test_what_counts_as_running_out_of_memory() -> None:
     uncapped = resource.getrlimit(resource.RLIMIT_AS)[0] == resource.RLIM_INFINITY
     # a thread that cannot start means memory only under an address-space limit
     assert (memory_failure(RuntimeError("can't start new thread")) is None) == uncapped
+
+
+#: Caps at which Python starts but numpy (its OpenBLAS) may not load: OpenBLAS printed its own
+#: line and called exit(1), and a MemoryError while numpy loaded turned into a traceback of the
+#: error handler, which loaded numpy too (a first-time user's report).
+SMALL_CAPS_MB = tuple(range(50, 131, 10))
+
+
+@pytest.mark.time_limit(600)
+def test_query_and_build_under_a_small_memory_cap(tmp_path: Path) -> None:
+    log = shared_path("acpc", "dealer_example_limit", "2p.limit.h1000.r0.log")
+    for mb in SMALL_CAPS_MB:
+        r = _run_capped(mb, "query", "--hole", "AdQc", "--board", "3h4cJh", "--position", "1",
+                        "--to-call", "1", "--pot", "5", "--prev-bets", "2")
+        _ok_or_not_enough_memory(r, mb)
+    for mb in SMALL_CAPS_MB[::2]:
+        folder = tmp_path / f"cap{mb}"
+        folder.mkdir()
+        r = _run_capped(mb, "build", str(log), "-o", str(folder / "cb"))
+        if not _ok_or_not_enough_memory(r, mb):
+            assert list(folder.iterdir()) == []

@@ -550,3 +550,111 @@ def test_repair_killed_at_every_step_leaves_the_old_or_the_repaired_log(tmp_path
         assert agrees_with_itself(copy) == good
         assert [p.name for p in (copy / "retained").iterdir() if p.name.startswith(".")] == [], limit
     assert states["old"] > 0 and states["repaired"] > 0, states
+
+
+# ---- a repair with a damaged part ---------------------------------------------------------------
+
+
+def _damage_for_repair(root: Path, copy: Path) -> dict[str, Any]:
+    """``root`` copied to ``copy`` with its catalog deleted, a byte of the turn part's pages
+    flipped, and the flop and turn indexes damaged; the manifest (as JSON)."""
+    shutil.copytree(root, copy)
+    m = json.loads((copy / "manifest.json").read_text())
+    (copy / CATALOG).unlink()
+    f = copy / m["parts"]["turn"][0]["file"]
+    lo, hi = _data_page_span(f)
+    data = bytearray(f.read_bytes())
+    data[(lo + hi) // 2] ^= 0x04
+    f.write_bytes(bytes(data))
+    for s in ("flop", "turn"):
+        f = copy / m["index"][s]["file"] / "index.faiss"
+        data = bytearray(f.read_bytes())
+        data[len(data) // 2] ^= 0x10
+        f.write_bytes(bytes(data))
+    return m
+
+
+def _cbr_casebase(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(Path(sys.executable).with_name("cbr")), "casebase", *args], capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_repair_mends_every_cache_it_can_beside_a_damaged_part(pristine: tuple[Path, dict[str, Any]],
+                                                                tmp_path: Path) -> None:
+    """A damaged part cannot be repaired, but it no longer stops the rest: the catalog is
+    rewritten and the index of a street whose parts are sound rebuilt; what is left (the part,
+    and the index of its street, which is rebuilt from it) is listed, in text and in --json,
+    exit 1; the damaged part is kept byte for byte."""
+    root, expected = pristine
+    copy = tmp_path / "cb"
+    m = _damage_for_repair(root, copy)
+    part = m["parts"]["turn"][0]["file"]
+    damaged_part = (copy / part).read_bytes()
+
+    r = _cbr_casebase("repair", str(copy), "--json")
+    assert r.returncode == 1, r.stderr
+    report = json.loads(r.stdout)
+    left = {(p["kind"], p["file"]): p for p in report["left"]}
+    turn_index = f"{m['index']['turn']['file']}/index.faiss"
+    assert set(left) == {("part", part), ("index", turn_index)}, report["left"]
+    assert "cbr build" in left[("part", part)]["fix"]
+    assert part in left[("index", turn_index)]["fix"] and "rebuilt or restored" in left[("index", turn_index)]["fix"]
+    assert f"{CATALOG}: rewrote the catalog" in report["notes"], report["notes"]
+    assert f"{m['index']['flop']['file']}/index.faiss: rebuilt the index from the cases" in report["notes"]
+
+    assert (copy / part).read_bytes() == damaged_part  # nothing of the user's is lost
+    after = json.loads(_cbr_casebase("verify", str(copy), "--json").stdout)
+    assert {(p["kind"], p["file"]) for p in after["problems"]} == set(left)
+    assert all(p["fix"] == left[(p["kind"], p["file"])]["fix"] for p in after["problems"])  # verify says the same
+    cb = CaseBase.open(copy)
+    try:
+        assert cb.manifest.catalog == file_checksum(copy / CATALOG)
+        for s in ("preflop", "flop", "river"):
+            c = cb.cases(s)
+            assert c.case_ids.tolist() == expected[f"{s}-ids"]
+            got = [cb.index(s).retrieve(q) for q in (c.features[0], c.features[-1])]
+            assert [(g.ids.tolist(), g.similarities.tolist()) for g in got] == expected[f"{s}-retrieve"][:2]
+    finally:
+        cb.close()
+
+    text_copy = tmp_path / "cb-text"
+    _damage_for_repair(root, text_copy)
+    r = _cbr_casebase("repair", str(text_copy))
+    assert r.returncode == 1
+    errors = r.stderr.strip().splitlines()
+    assert len(errors) == 2 and all(e.startswith(f"error: cannot repair {text_copy}/") for e in errors), r.stderr
+    assert any(part in e for e in errors) and any(turn_index in e for e in errors)
+    assert "rewrote the catalog" in r.stdout and "rebuilt the index from the cases" in r.stdout
+
+
+def test_repair_rebuilds_the_sound_streets_indexes_when_a_part_s_footer_stops_the_catalog(
+        pristine: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
+    """A part whose Parquet footer is damaged keeps the catalog's views from being written (it
+    was an internal error, exit 3, for every open by a writer): repair still rebuilds the flop
+    index, and lists the part, the catalog (with why) and the turn index, exit 1."""
+    root, expected = pristine
+    copy = tmp_path / "cb"
+    m = _damage_for_repair(root, copy)
+    part = m["parts"]["turn"][0]["file"]
+    f = copy / part
+    data = bytearray(f.read_bytes())
+    data[-60:-8] = b"\xff" * 52  # the footer's metadata (the file still ends with its length and PAR1)
+    f.write_bytes(bytes(data))
+    r = _cbr_casebase("repair", str(copy), "--json")
+    assert r.returncode == 1, r.stderr
+    report = json.loads(r.stdout)
+    left = {(p["kind"], p["file"]): p for p in report["left"]}
+    assert set(left) == {("part", part), ("catalog", CATALOG), ("index", f"{m['index']['turn']['file']}/index.faiss")}
+    assert f"cannot write the view over the turn parts ({part})" in left[("catalog", CATALOG)]["fix"]
+    assert report["notes"] == [f"{m['index']['flop']['file']}/index.faiss: rebuilt the index from the cases"]
+    assert (copy / part).read_bytes() == bytes(data)
+    with pytest.raises(CaseBaseError, match="cannot write the view over the turn parts"):
+        CaseBase.open(copy)  # one line, not an internal error
+    cb = CaseBase.open(copy, repair_catalog=False)
+    try:
+        c = cb.cases("flop")
+        got = [cb.index("flop").retrieve(q) for q in (c.features[0], c.features[-1])]
+        assert [(g.ids.tolist(), g.similarities.tolist()) for g in got] == expected["flop-retrieve"][:2]
+        assert cb.notes == []  # the saved flop index is sound: nothing rebuilt on open
+    finally:
+        cb.close()

@@ -296,11 +296,14 @@ def test_verify_names_damaged_parts_and_index_files_and_repair_rebuilds_the_inde
     assert v.returncode == 1
     assert sorted((p["kind"], p["file"]) for p in json.loads(v.stdout)["problems"]) == \
         [("index", f"{index_dir}/{index_file}"), ("part", part)]
-    r = cli("casebase", "repair", str(path))  # a damaged part is beyond repair: said, exit 1
+    r = cli("casebase", "repair", str(path))  # a damaged part is beyond repair: said, exit 1 ...
     assert r.returncode == 1 and part in r.stderr, r.stderr
-    (path / part).write_bytes(good_part)  # with the part restored, repair rebuilds the index (a cache)
+    assert "rebuilt the index" in r.stdout and index_dir not in r.stderr, r.stdout + r.stderr  # ... the index is not
+    v = cli("casebase", "verify", str(path), "--json")
+    assert [(p["kind"], p["file"]) for p in json.loads(v.stdout)["problems"]] == [("part", part)]
+    (path / part).write_bytes(good_part)  # with the part restored, nothing is left to repair
     r = cli("casebase", "repair", str(path))
-    assert r.returncode == 0 and "rebuilt the index" in r.stdout, r.stdout + r.stderr
+    assert r.returncode == 0 and "nothing to repair" in r.stdout, r.stdout + r.stderr
     assert cli("casebase", "verify", str(path)).returncode == 0
     with CaseBase.open(path) as cb:
         assert cb.notes == [] and cb.index("turn").n_cases_ == 30
