@@ -227,7 +227,7 @@ def _iterations_in(path: Path) -> str:
         with np.load(path, allow_pickle=False) as data:
             info = json.loads(bytes(data["info"]).decode())
         n = info.get("iteration", info.get("iterations"))
-        return f" ({int(n)} iterations)" if isinstance(n, int) else ""
+        return f" ({int(n):,} iterations)" if isinstance(n, int) else ""
     except Exception:  # noqa: BLE001 - only a detail of a message
         return ""
 

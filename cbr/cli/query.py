@@ -243,7 +243,7 @@ def _read_lines(source: str) -> Iterator[str]:
                 number += 1
                 body = raw.rstrip(b"\r\n")
                 if len(body) > MAX_MATCHSTATE_LINE:
-                    raise LogFormatError(f"{name}: line {number} is longer than {MAX_MATCHSTATE_LINE} bytes; "
+                    raise LogFormatError(f"{name}: line {number} is longer than {MAX_MATCHSTATE_LINE:,} bytes; "
                                          "a MATCHSTATE is one short line")
                 try:
                     yield body.decode("utf-8", errors="strict")

@@ -58,7 +58,7 @@ def dealer_error(procs: Procs, fault, *extra: object) -> str:
     (lambda s: s.sendall(b"VERSION:1.0.0\r\n"), "speaks protocol version 1.0.0"),
     (lambda s: s.sendall(b"HELLO\n"), "expected the handshake"),
     (lambda s: s.sendall(b"\xff\xfe\x00garbage\n"), "not ASCII"),
-    (lambda s: s.sendall(b"x" * 10000), "longer than 4096"),
+    (lambda s: s.sendall(b"x" * 10000), "longer than 4,096 bytes"),
     (lambda s: s.close(), "closed the connection"),
 ], ids=["old-version", "no-handshake", "binary", "endless-line", "hang-up"])
 def test_bad_handshakes(procs: Procs, fault, words: str) -> None:
