@@ -60,10 +60,12 @@ class PolicyFileError(ConfigError):
     message then starts with it, ``policy spec 'SPEC': option 'NAME': ...``); made by
     :func:`file_option_error`."""
 
-    def __init__(self, message: str, *, option: str, spec: str | None = None) -> None:
+    def __init__(self, message: str, *, option: str, spec: str | None = None, reason: str | None = None) -> None:
         super().__init__(message)
         self.option = option
         self.spec = spec
+        #: what the file's loader said, without the spec and option (a caller that names them its own way)
+        self.reason = message if reason is None else reason
 
 
 def file_option_error(option: str, error: BaseException, policy: Any = None) -> PolicyFileError:
@@ -80,10 +82,11 @@ def file_option_error(option: str, error: BaseException, policy: Any = None) -> 
     "policy spec 'poki-wt:store=x': option 'store': no model store at x"
     """
     spec = getattr(policy, "spec", None)
-    text = f"option {_shown(option)!r}: {str(error).strip()}"
+    reason = str(error).strip()
+    text = f"option {_shown(option)!r}: {reason}"
     if isinstance(spec, str):
         text = f"policy spec {spec!r}: {text}"
-    return PolicyFileError(text, option=option, spec=spec if isinstance(spec, str) else None)
+    return PolicyFileError(text, option=option, spec=spec if isinstance(spec, str) else None, reason=reason)
 
 
 def parse_policy_spec(text: str) -> tuple[str, dict[str, str]]:
@@ -355,7 +358,7 @@ def policy_from_spec(text: str, *, seed: int | None = None, casebase: Any = None
     except PolicyFileError as exc:  # a bad input file, not a usage error: named with the spec
         if exc.spec is not None:  # a bot this one made from a spec of its own (adapt's experts)
             raise
-        raise PolicyFileError(f"policy spec {spec!r}: {exc}", option=exc.option, spec=spec) from exc
+        raise PolicyFileError(f"policy spec {spec!r}: {exc}", option=exc.option, spec=spec, reason=exc.reason) from exc
     except (ValueError, TypeError) as exc:  # the bot names its options by keyword: said as the spec writes them
         if theirs is not None:  # another package's bot: its error, named as it (below), not a usage error
             raise PluginFailedError(f"bot {theirs} failed when it was made: {_what(exc)}") from exc
