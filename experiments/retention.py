@@ -97,12 +97,15 @@ def checked_bot(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     from common import policy_spec
 
     from cbr.errors import CBRError
+    from cbr.policies.spec import PolicyFileError
 
     try:
         if args.bot is None:
             WatchedCBR(casebase=args.casebase, reuse=args.reuse, seed=0).close()
         else:
             policy_spec(f"{args.bot}:casebase={args.casebase}")
+    except PolicyFileError as exc:  # --casebase is this script's option: the loader's words, without the bot's option
+        ap.error(f"argument {'--bot' if args.bot else '--casebase'}: {exc.reason if args.bot is None else exc}")
     except (CBRError, argparse.ArgumentTypeError) as exc:
         ap.error(f"argument {'--bot' if args.bot else '--casebase'}: {exc}")
 

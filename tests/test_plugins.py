@@ -115,6 +115,51 @@ def test_an_unknown_policy_lists_only_the_usable_ones_and_the_broken_apart(demo_
     assert str(got.value).endswith("(see cbr plugins list)") and "broken_bot" not in str(got.value).split(";")[0]
 
 
+@pytest.fixture
+def broken_extras(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """An installed package whose feature set and log parser fail to load (their module is missing)."""
+    site = tmp_path / "site"
+    info = site / "cbr_broken_extras-0.1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: cbr-broken-extras\nVersion: 0.1.0\n")
+    (info / "entry_points.txt").write_text("[cbr.features]\nbroken_fs = cbr_broken_extras_missing:Features\n\n"
+                                           "[cbr.parsers]\nbroken_fmt = cbr_broken_extras_missing:Parser\n")
+    monkeypatch.syspath_prepend(str(site))
+    plugins.clear_cache()
+    yield
+    plugins.clear_cache()
+
+
+@pytest.mark.parametrize("args, group, name, known", [
+    (["build", "x.log", "-o", "out", "--feature-set", "nosuch"], "cbr.features", "broken_fs",
+     "unknown feature set 'nosuch'; known feature sets: "),
+    (["logs", "inspect", "x.log", "--log-format", "nosuch"], "cbr.parsers", "broken_fmt",
+     "unknown log format 'nosuch'; known formats: "),
+], ids=["feature-set", "log-format"])
+def test_unknown_feature_sets_and_formats_leave_out_plugins_that_fail_to_load(
+        broken_extras, tmp_path: Path, args: list[str], group: str, name: str, known: str) -> None:
+    """`cbr build --feature-set nosuch` listed a feature set that fails to load among the known
+    ones; as for bots, the known are those that load, and the others are named apart."""
+    from typer.testing import CliRunner
+
+    from cli import app
+
+    assert name in plugins.available(group)
+    res = CliRunner().invoke(app, args, env={"COLUMNS": "400"})
+    assert res.exit_code == 2, res.output
+    said = " ".join(res.stderr.replace("│", " ").split())
+    listed = said.split(known, 1)[1]
+    offered, note = listed.split("; ", 1)
+    assert name not in offered.split(", ") and len(offered.split(", ")) >= 2
+    assert note == f"1 plugin failed to load: {group}:{name} (see cbr plugins list)"
+    if group == "cbr.parsers":  # the library's own refusal says it the same way
+        from cbr.logs.detect import parser_for
+
+        with pytest.raises(PluginError) as got:
+            parser_for("nosuch")
+        assert str(got.value) == known + listed
+
+
 def test_third_party_similarity_measure_is_used_from_toml(demo_plugin) -> None:
     from cbr.similarity import SimilarityConfig, default_casper, global_similarity
 

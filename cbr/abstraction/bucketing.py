@@ -435,8 +435,10 @@ class Abstraction:
             data = json.loads(path.read_text())
         except FileNotFoundError:
             raise ConfigError(f"{path}: no abstraction here (build one with `cbr abstraction build`)") from None
-        except (OSError, UnicodeDecodeError, ValueError) as exc:
-            raise ConfigError(f"{path}: not an abstraction file ({type(exc).__name__})") from None
+        except OSError as exc:
+            raise ConfigError(f"{path}: cannot read the abstraction file ({exc.strerror or exc})") from None
+        except (UnicodeDecodeError, ValueError):
+            raise ConfigError(f"{path}: not an abstraction file (not JSON)") from None
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise ConfigError(f"{path}: not an abstraction file")
         if data.get("version") != FORMAT_VERSION:

@@ -178,7 +178,7 @@ def play_acpc(address: tuple[str, int], policy: Policy, game: GameDef, *, hands:
             try:
                 payoffs = acpc_payoffs(final)
             except GameError as exc:
-                raise ProtocolError(f"{ch.peer} ended hand {ms.hand_number} without the cards "
+                raise ProtocolError(f"{ch.peer} ended {dealer.hand(ms)} without the cards "
                                     f"to settle it: {exc}") from None
             record = _seen_record(final, dealer.ms, policy.name, payoffs)
             retained = end_hand(record, seats, [(p - ms.position) % n for p in range(n)], decisions,
@@ -189,6 +189,7 @@ def play_acpc(address: tuple[str, int], policy: Policy, game: GameDef, *, hands:
             result.hands.append(PlayedHand(len(result.hands) + 1, ms.hand_number, ms.position, dealer.ms.betting,
                                            _cards_field(dealer.line), payoffs[ms.position]))
             dealer.finished = ms.hand_number
+            dealer.played += 1
             dealer.ms = None
             if progress is not None:
                 progress(1)
@@ -247,6 +248,7 @@ class _Dealer:
         self.state: Any = None                   # ``ms`` replayed
         self.line = ""
         self.finished = -1                       # the last hand number seen to its end
+        self.played = 0                          # hands seen to their end
         self.answered: Optional[str] = None      # betting + our action, awaiting the next state
 
     def _read(self, played: int) -> bool:
@@ -258,14 +260,14 @@ class _Dealer:
         except Disconnected:
             said = f": {ch.last_comment}" if ch.last_comment else ""
             if self.ms is not None:
-                raise ProtocolError(f"{ch.peer} closed the connection in the middle of hand "
-                                    f"{self.ms.hand_number}{said}") from None
+                raise ProtocolError(f"{ch.peer} closed the connection in the middle of "
+                                    f"{self.hand()}{said}") from None
             if self.finished < 0:  # not a match that ended: we never had a seat
                 why = said or " (is every seat of its match taken, or is the match over?)"
                 raise ProtocolError(f"{ch.peer} closed the connection before dealing us a hand{why}") from None
             if self.hands is not None:
-                raise ProtocolError(f"{ch.peer} closed the connection after {played} "
-                                    f"of {self.hands} hands{said}") from None
+                raise ProtocolError(f"{ch.peer} closed the connection after {played:,} "
+                                    f"of {self.hands:,} hands{said}") from None
             return False
         try:
             ms = parse_matchstate(line, self.game)
@@ -280,21 +282,35 @@ class _Dealer:
                 if 2 <= seats <= 10:  # a table a game exists for: the client was told another
                     raise ProtocolError(f"{shows}, not {self.game.name!r}: pass --game holdem.limit.{seats}p "
                                         f"(or its own game file)") from None
-            where = f" (hand {self.ms.hand_number})" if self.ms is not None else ""
+            where = f" in {self.hand()}" if self.ms is not None else ""
             raise ProtocolError(f"{ch.peer} sent a bad MATCHSTATE{where}: {exc}") from None
-        _check_sequence(self.ms, self.finished, ms, ch.peer)
+        _check_sequence(self.ms, self.finished, ms, ch.peer, self.hand(ms))
         if self.answered is not None:
             if not ms.betting.startswith(self.answered):
                 hint = ""
                 if ms.betting.startswith(self.answered[:-1] + "c") and self.answered[-1] != "c":
                     hint = (f": it recorded a call for our {self.answered[-1]!r}, as the ACPC reference dealer "
                             f"does with an action its game does not allow; is its game {self.game.name!r}, ours?")
-                raise ProtocolError(f"{ch.peer} sent betting {short(ms.betting)} in hand {ms.hand_number} "
+                raise ProtocolError(f"{ch.peer} sent betting {short(ms.betting)} in {self.hand(ms)} "
                                     f"that does not hold our action ({short(self.answered)}){hint}",
                                     field="game" if hint else None)
             self.answered = None
         self.ms, self.state, self.line = ms, state, line
         return True
+
+    def hand(self, ms: Optional[MatchState] = None) -> str:
+        """The hand of ``ms`` (default: the one in progress) as a message names it: the match's
+        number, from 1 as the summary and ``--json``'s ``hand_number`` count the hands, and the
+        dealer's own (``acpc_hand_number``, from its ``MATCHSTATE``), to find it in its log.
+
+        >>> from cbr.game import preset
+        >>> d = _Dealer(None, None, 1.0, None)
+        >>> d.played = 700
+        >>> d.hand(parse_matchstate("MATCHSTATE:0:700::AsAh|", preset("holdem.limit.2p")))
+        "hand 701 (the dealer's hand 700)"
+        """
+        ms = ms if ms is not None else self.ms
+        return f"hand {self.played + 1} (the dealer's hand {ms.hand_number})"
 
     def next_hand(self, played: int) -> bool:
         """Read the first line of the next hand; False when the match is over."""
@@ -310,8 +326,8 @@ class _Dealer:
             self.more()
         a = self.state.actions[i]
         if a.position != position:
-            raise ProtocolError(f"{self.ch.peer} sent betting {short(self.ms.betting)} in hand "
-                                f"{self.ms.hand_number} where position {position} was to act, not {a.position}")
+            raise ProtocolError(f"{self.ch.peer} sent betting {short(self.ms.betting)} in {self.hand()} "
+                                f"where position {position} was to act, not {a.position}")
         return a.kind
 
     def hand_over(self, state: HandState) -> Any:
@@ -319,7 +335,7 @@ class _Dealer:
         while not self.state.is_over:
             self.more()
         if len(self.state.actions) != len(state.actions):
-            raise ProtocolError(f"{self.ch.peer} ended hand {self.ms.hand_number} with betting "
+            raise ProtocolError(f"{self.ch.peer} ended {self.hand()} with betting "
                                 f"{short(self.ms.betting)}, not the hand played ({short(state.history)})")
         return self.state
 
@@ -349,7 +365,7 @@ class _OwnSeat(PolicySeat):
             kind = d.action(i, dp.position)
             return Decision(dp=dp.taken(kind), action=kind)
         if d.state.to_act != dp.position or d.state.needs_board:
-            raise ProtocolError(f"{d.ch.peer} did not send the state of our turn in hand {d.ms.hand_number} "
+            raise ProtocolError(f"{d.ch.peer} did not send the state of our turn in {d.hand()} "
                                 f"(its betting {short(d.ms.betting)}, ours {short(state.history)})")
         decision = self.policy.decide(dp, self.rng)
         if decision.action not in dp.legal:
@@ -403,18 +419,20 @@ def _seen_record(state: Any, ms: MatchState, name: str, payoffs: Optional[tuple[
                       payoffs=tuple(acpc_payoffs(state)) if payoffs is None else tuple(payoffs), format="acpc")
 
 
-def _check_sequence(prev: Optional[MatchState], finished: int, ms: MatchState, peer: str) -> None:
-    """A state must continue the hand in progress, or start a later hand once it is over."""
+def _check_sequence(prev: Optional[MatchState], finished: int, ms: MatchState, peer: str, hand: str) -> None:
+    """A state must continue the hand in progress, or start a later hand once it is over
+    (``hand``: the hand in progress as messages name it, :meth:`_Dealer.hand`; the dealer's
+    numbers of other hands are said as its own)."""
     if prev is None:
         if ms.hand_number <= finished:
-            raise ProtocolError(f"{peer} sent hand {ms.hand_number} after hand {finished} was over "
+            raise ProtocolError(f"{peer} sent its hand {ms.hand_number} after its hand {finished} was over "
                                 f"(out of order)")
         return
     if ms.hand_number != prev.hand_number:
-        raise ProtocolError(f"{peer} sent hand {ms.hand_number} before hand {prev.hand_number} was over "
+        raise ProtocolError(f"{peer} sent its hand {ms.hand_number} before its hand {prev.hand_number} was over "
                             f"(out of order)")
     if ms.position != prev.position or ms.hole != prev.hole:
-        raise ProtocolError(f"{peer} changed our position or hole cards in the middle of hand {ms.hand_number}")
+        raise ProtocolError(f"{peer} changed our position or hole cards in the middle of {hand}")
     if len(ms.betting) <= len(prev.betting) or not ms.betting.startswith(prev.betting) or ms.board[:len(prev.board)] != prev.board:
-        raise ProtocolError(f"{peer} sent betting {short(ms.betting)} in hand {ms.hand_number} that does not "
+        raise ProtocolError(f"{peer} sent betting {short(ms.betting)} in {hand} that does not "
                             f"follow {short(prev.betting)} (out of order)")

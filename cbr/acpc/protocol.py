@@ -181,13 +181,13 @@ class LineChannel:
         nl = self._buf.find(b"\n")
         if nl < 0:
             if len(self._buf) > MAX_LINE:
-                raise ProtocolError(f"{self.peer} sent a line longer than {MAX_LINE} bytes")
+                raise ProtocolError(f"{self.peer} sent a line longer than {MAX_LINE:,} bytes")
             return None
         raw, self._buf = self._buf[:nl], self._buf[nl + 1:]
         if raw.endswith(b"\r"):
             raw = raw[:-1]
         if len(raw) > MAX_LINE:
-            raise ProtocolError(f"{self.peer} sent a line longer than {MAX_LINE} bytes")
+            raise ProtocolError(f"{self.peer} sent a line longer than {MAX_LINE:,} bytes")
         try:
             text = raw.decode("ascii")
         except UnicodeDecodeError:

@@ -141,8 +141,13 @@ class CFRPolicy(Policy):
                  resolve_ms: float = _RESOLVE_MS, resolve_gadget: str = _RESOLVE_GADGET,
                  resolve_mix: float = _RESOLVE_MIX, seed: Optional[int] = None) -> None:
         super().__init__(seed=seed)
-        if strategy:  # a name or path that resolves to nothing is the spec's error, told now (read on first use)
-            resolve_strategy(strategy)
+        if strategy:  # a name or path that resolves to nothing is a bad input file, told now (read on first use)
+            from cbr.policies.spec import file_option_error
+
+            try:
+                resolve_strategy(strategy)
+            except ConfigError as exc:
+                raise file_option_error("strategy", exc) from None
         if resolve not in ("", "auto", "off", "river"):
             raise ConfigError(f"resolve is 'river', 'off' or 'auto' (river for the shipped teacher, off for a "
                               f"strategy=), not {resolve!r}")
@@ -183,19 +188,27 @@ class CFRPolicy(Policy):
 
     def _load(self) -> "Strategy | ImperfectStrategy":
         if self._strategy is None:
-            from cbr.cfr.strategy import load_strategy
+            try:
+                self._strategy = self._read()
+            except ConfigError as exc:  # the file strategy= names is not one this bot can play
+                from cbr.policies.spec import file_option_error
 
-            path = resolve_strategy(self.strategy)
-            if path.is_dir():
-                from cbr.cfr.mccfr import load_imperfect_strategy
-
-                loaded = load_imperfect_strategy(path)
-            else:
-                loaded = load_strategy(path)
-            if loaded.tree.game.betting != "limit":
-                raise ConfigError(f"{path}: the cfr bot plays fixed-limit strategies; this one is for {loaded.tree.name}")
-            self._strategy = loaded
+                raise (file_option_error("strategy", exc, self) if self.strategy else exc) from None
         return self._strategy
+
+    def _read(self) -> "Strategy | ImperfectStrategy":
+        from cbr.cfr.strategy import load_strategy
+
+        path = resolve_strategy(self.strategy)
+        if path.is_dir():
+            from cbr.cfr.mccfr import load_imperfect_strategy
+
+            loaded = load_imperfect_strategy(path)
+        else:
+            loaded = load_strategy(path)
+        if loaded.tree.game.betting != "limit":
+            raise ConfigError(f"{path}: the cfr bot plays fixed-limit strategies; this one is for {loaded.tree.name}")
+        return loaded
 
     @property
     def imperfect(self) -> bool:

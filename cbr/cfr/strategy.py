@@ -172,12 +172,23 @@ def load_strategy(path: str | os.PathLike[str], abstraction: Any = None) -> Stra
     path = Path(path)
     try:
         with np.load(path, allow_pickle=False) as data:
+            arrays = set(data.files)
+            if {"regret", "average"} <= arrays and "probs" not in arrays:  # what Solver.save_checkpoint writes
+                raise ConfigError(f"{path}: not a CFR strategy file but the checkpoint of a `cbr train cfr` run "
+                                  f"(--resume continues it); play the strategy the run wrote"
+                                  + (f", {path.with_name(path.name.removesuffix('.ckpt.npz'))}"
+                                     if path.name.endswith(".ckpt.npz") else ""))
+            missing = [name for name in ("info", "probs") if name not in arrays]
+            if missing:
+                raise ConfigError(f"{path}: not a CFR strategy file (no {' or '.join(missing)} array in it)")
             info = json.loads(bytes(data["info"]).decode())
             q = np.array(data["probs"])
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such strategy file") from None
-    except Exception as exc:
-        raise ConfigError(f"{path}: not a CFR strategy file ({type(exc).__name__})") from None
+    except ConfigError:
+        raise
+    except Exception:  # zip, zlib, JSON errors alike; their class names say nothing to a user
+        raise ConfigError(f"{path}: not a CFR strategy file (not a NumPy .npz archive, or a damaged one)") from None
     if not isinstance(info, dict) or info.get("format") != STRATEGY_FORMAT or q.dtype != np.uint8:
         raise ConfigError(f"{path}: not a CFR strategy file of format {STRATEGY_FORMAT}")
     game = info.get("game")
@@ -216,7 +227,7 @@ def _iterations_in(path: Path) -> str:
         with np.load(path, allow_pickle=False) as data:
             info = json.loads(bytes(data["info"]).decode())
         n = info.get("iteration", info.get("iterations"))
-        return f" ({int(n)} iterations)" if isinstance(n, int) else ""
+        return f" ({int(n):,} iterations)" if isinstance(n, int) else ""
     except Exception:  # noqa: BLE001 - only a detail of a message
         return ""
 

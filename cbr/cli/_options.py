@@ -106,22 +106,26 @@ def known_log_format(fmt: Optional[str], option: str = "--log-format") -> Option
     """``fmt`` if it names a parser plugin (``cbr.parsers``), else a usage error listing them."""
     if fmt is None:
         return None
-    from cbr.plugins import available
-
-    known = available("cbr.parsers")
-    if fmt not in known:
-        raise usage_error(f"unknown log format {fmt!r}; known formats: {', '.join(known)}", option)
+    _known_plugin("cbr.parsers", fmt, "log format", "formats", option)
     return fmt
 
 
 def known_feature_set(name: str, option: str = "--feature-set") -> str:
     """``name`` if it names a feature-set plugin (``cbr.features``), else a usage error listing them."""
-    from cbr.plugins import available
-
-    known = available("cbr.features")
-    if name not in known:
-        raise usage_error(f"unknown feature set {name!r}; known feature sets: {', '.join(known)}", option)
+    _known_plugin("cbr.features", name, "feature set", "feature sets", option)
     return name
+
+
+def _known_plugin(group: str, name: str, what: str, whats: str, option: str) -> None:
+    """A usage error unless ``name`` is a plugin installed in ``group``: it lists the plugins that
+    load as the known ones and names those that fail to load apart, as an unknown bot's does
+    (an installed one that fails is left to its command, which says why: exit 1)."""
+    from cbr.plugins import available, broken_note, usable
+
+    if name not in available(group):
+        known, broken = usable(group)
+        raise usage_error(f"unknown {what} {name!r}; known {whats}: {', '.join(known)}{broken_note(group, broken)}",
+                          option)
 
 
 def check_output(path: str, *, what: str, overwrite: bool = False, folder: bool = False) -> None:

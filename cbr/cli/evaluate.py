@@ -64,7 +64,7 @@ def evaluate_command(
         return
     how = f"{ev.folds}-fold" if ev.mode == "folds" else f"hold-out logs {', '.join(ev.holdout)}"
     stdout.print(f"case base {ev.casebase}: {how}, similarity: {ev.similarity}, seed {ev.seed}"
-                 + (f", at most {ev.max_decisions} decisions per street" if ev.max_decisions else "")
+                 + (f", at most {ev.max_decisions:,} decisions per street" if ev.max_decisions else "")
                  + f"; log-loss clips probabilities at {ev.clip}", markup=False, highlight=False, soft_wrap=True)
     columns = ["street", "n", "acc kNN", "acc maj", *(["acc ANN"] if not no_ann else []), "ll kNN", "ll maj",
                *(["ll ANN"] if not no_ann else []), "mean sim", "p=0"]
@@ -72,7 +72,7 @@ def evaluate_command(
     for r in ev.rows:
         scores = {"knn": r.knn, "majority": r.majority, "ann": r.ann or {"accuracy": None, "log_loss": None}}
         shown = ["knn", "majority", *(["ann"] if not no_ann else [])]
-        rows.append([r.street, r.decisions,
+        rows.append([r.street, f"{r.decisions:,}",
                      *(fmt_score_ci(scores[p].get("accuracy"), (r.ci.get(p) or {}).get("accuracy")) for p in shown),
                      *(fmt_score_ci(scores[p].get("log_loss"), (r.ci.get(p) or {}).get("log_loss")) for p in shown),
                      fmt_score(r.mean_similarity), fmt_score(r.zero_share)])
@@ -83,7 +83,7 @@ def evaluate_command(
             stderr.print(f"note: {r.street}: {r.note}", markup=False, highlight=False, soft_wrap=True)
     short = [r for r in ev.rows if r.ann_decisions is not None and r.ann_decisions < r.decisions]
     if short:
-        each = ", ".join(f"{r.street} {r.ann_decisions}/{r.decisions}" for r in short)
+        each = ", ".join(f"{r.street} {r.ann_decisions:,}/{r.decisions:,}" for r in short)
         stderr.print(f"note: the ANN column scores only the decisions whose inputs could be rebuilt: {each}",
                      markup=False, highlight=False, soft_wrap=True)
     for note in ev.notes:

@@ -106,7 +106,7 @@ def _print_league(result: "LeagueResult", as_json: bool, plot: Optional[str]) ->
         # the title on a line of its own (as the table's title it wrapped mid-phrase), as cbr match does
         stdout.print(title, markup=False, highlight=False, soft_wrap=True)
         stdout.print(rich_table(None, ["bot", "against", "hands", "sb/h", "± 95%"], rows))
-        rows = [[str(k), s.bot, str(s.pairings), signed(s.sb_per_hand, 3), half_width(s.sb_ci), str(s.won), str(s.lost)]
+        rows = [[str(k), s.bot, f"{s.pairings:,}", signed(s.sb_per_hand, 3), half_width(s.sb_ci), f"{s.won:,}", f"{s.lost:,}"]
                 for k, s in enumerate(standings, 1)]
         stdout.print(rich_table("standings (mean sb/h over the pairings)",
                                 ["#", "bot", "pairings", "sb/h", "± 95%", "won", "lost"], rows))

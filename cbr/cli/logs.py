@@ -154,7 +154,7 @@ def logs_stats(
                  "n/a" if p.sb_per_hand is None else f"{p.sb_per_hand:+.3f}",
                  "n/a" if p.sb_ci is None else f"{p.sb_ci:.3f}"] for p in shown]
         title = (f"{counted(report.hands_read, 'hand')}, {counted(len(report.players), 'player')}"
-                 + (f" ({len(shown)} shown)" if len(shown) < len(report.players) else "")
+                 + (f" ({len(shown):,} shown)" if len(shown) < len(report.players) else "")
                  + (f", {counted(report.hands_skipped, 'hand')} skipped" if report.hands_skipped else "")
                  + (f", {counted(report.lines_skipped, 'line')} skipped (not hands)" if report.lines_skipped else "")
                  + (f", {counted(report.files_not_read, 'file')} not read" if report.files_not_read else ""))

@@ -159,8 +159,10 @@ def _answer(cb: Any, dp: Any, weighted: Optional[bool], opponents: Optional[list
 
 def _opponent_models(given: Optional[list[str]], models: Optional[str]) -> Optional[list[tuple[float, ...]]]:
     """``cbr query --opponent``: each value is AGG,TIGHT,RISK or a player's name in ``--models``."""
-    if models is not None and not given:
-        raise typer.BadParameter("--models names the store where --opponent NAME is looked up: give --opponent too")
+    from cbr.cli._errors import usage_error
+
+    if models is not None and not given:  # usage errors named as typer names its own: Invalid value for '--opponent'
+        raise usage_error("the store where --opponent NAME is looked up, but no --opponent is given", "--models")
     if not given:
         return None
     parsed: list = []
@@ -169,11 +171,11 @@ def _opponent_models(given: Optional[list[str]], models: Optional[str]) -> Optio
         if len(parts) == 3 and all(_is_number(p) for p in parts):
             parsed.append(tuple(float(p) for p in parts))
         elif len(parts) != 1:
-            raise typer.BadParameter(f"--opponent {text!r}: give three values AGG,TIGHT,RISK in 0..1 "
-                                     "or a player's name in --models")
+            raise usage_error(f"{text!r}: give three values AGG,TIGHT,RISK in 0..1 or a player's name in --models",
+                              "--opponent")
         elif models is None:
-            raise typer.BadParameter(f"--opponent {text!r} is a name: give --models STORE to look it up "
-                                     "(or give AGG,TIGHT,RISK)")
+            raise usage_error(f"{text!r} is a name: give --models STORE to look it up (or give AGG,TIGHT,RISK)",
+                              "--opponent")
         else:
             parsed.append(text)
     if all(isinstance(p, tuple) for p in parsed):
@@ -243,7 +245,7 @@ def _read_lines(source: str) -> Iterator[str]:
                 number += 1
                 body = raw.rstrip(b"\r\n")
                 if len(body) > MAX_MATCHSTATE_LINE:
-                    raise LogFormatError(f"{name}: line {number} is longer than {MAX_MATCHSTATE_LINE} bytes; "
+                    raise LogFormatError(f"{name}: line {number} is longer than {MAX_MATCHSTATE_LINE:,} bytes; "
                                          "a MATCHSTATE is one short line")
                 try:
                     yield body.decode("utf-8", errors="strict")

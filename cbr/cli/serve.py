@@ -91,15 +91,23 @@ def _stop_messages() -> type:
     """uvicorn's ``Server`` saying what a stop does: the first Ctrl-C (or SIGTERM) lets the
     requests in flight finish; a second Ctrl-C cuts them, quietly (uvicorn logged a traceback
     for every request it cut), and the case bases are still closed by the caller. A message
-    that cannot be written loses nothing (:func:`tell`: the stop is begun all the same)."""
+    that cannot be written loses nothing (:func:`tell`: the stop is begun all the same).
+    ``stopped_by``: the signal that began the stop, for the exit code (130 or 143): uvicorn
+    raises it again once stopped, but to the handler it found, and a server started in the
+    background by a script inherits SIGINT ignored (``cbr serve &``: it stopped on ``kill -INT``
+    and exited 0, without ``interrupted``)."""
     import logging
     import signal
 
     import uvicorn
 
     class Server(uvicorn.Server):
+        #: The signal that began the stop (None: none did), for the command's exit code.
+        stopped_by: Optional[int] = None
+
         def handle_exit(self, sig: int, frame: object) -> None:
             if not self.should_exit:
+                self.stopped_by = sig
                 tell(STOPPING)
             elif sig == signal.SIGINT and not self.force_exit:
                 tell(STOPPING_NOW)
@@ -208,6 +216,14 @@ def serve_command(
                 app.state.shutdown()  # done already unless a second Ctrl-C cut the stop short
             finally:
                 say_notes(app.state.notes)
+        import signal
+
+        from cbr.cli._errors import Terminated
+
+        if server.stopped_by == signal.SIGINT:  # uvicorn's own re-raise was ignored: SIGINT was (`cbr serve &`)
+            raise KeyboardInterrupt
+        if server.stopped_by == signal.SIGTERM:
+            raise Terminated
         return
     import os
     from dataclasses import replace

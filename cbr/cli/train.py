@@ -68,7 +68,7 @@ def train_predictor_command(
     stdout.print(f"{report.examples:,} decisions from {report.hands:,} hands{who}; {report.folds}-fold cross-validation "
                  f"(seed {report.seed}); log-loss clips probabilities at {report.clip}",
                  markup=False, highlight=False, soft_wrap=True)
-    rows = [[s.street, s.decisions, fmt_score(s.accuracy["ann"]), fmt_score(s.accuracy["majority"]),
+    rows = [[s.street, f"{s.decisions:,}", fmt_score(s.accuracy["ann"]), fmt_score(s.accuracy["majority"]),
              fmt_score(s.accuracy["context"]), fmt_score(s.log_loss["ann"]), fmt_score(s.log_loss["majority"]),
              fmt_score(s.log_loss["context"])] for s in [*report.streets, report.overall]]
     stdout.print(rich_table("accuracy (acc) / log-loss (ll)",
@@ -136,7 +136,7 @@ def train_network_command(
         print_json({"reports": [r.to_dict() for r in reports], "saved": saved, "hands": ex.hands,
                     "skipped": len(ex.skipped), "files_skipped": len(ex.files_skipped)})
         return
-    rows = [[r.player, r.hidden, r.examples, r.hands, f"{r.raise_share:.2f}", f"{100 * r.train_tne:.1f}",
+    rows = [[r.player, r.hidden, f"{r.examples:,}", f"{r.hands:,}", f"{r.raise_share:.2f}", f"{100 * r.train_tne:.1f}",
              f"{100 * r.cv_tne:.1f}", f"{100 * r.baseline_tne:.1f}", f"{100 * r.cv_error:.1f}"] for r in reports]
     stdout.print(rich_table(f"TNE % (train, held out in {folds} folds, constant baseline), seed {seed}",
                              ["player", "hid", "acts", "hands", "raise", "train", "held out", "const", "err %"],

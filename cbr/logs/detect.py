@@ -97,9 +97,10 @@ def parser_for(format: str) -> Any:
     >>> parser_for("acpc").name
     'acpc'
     """
-    known = plugins.available("cbr.parsers")
-    if format not in known:
-        raise PluginError(f"unknown log format {format!r}; known formats: {', '.join(known)}")
+    if format not in plugins.available("cbr.parsers"):  # the known are those that load; the others named apart
+        known, broken = plugins.usable("cbr.parsers")
+        raise PluginError(f"unknown log format {format!r}; known formats: {', '.join(known)}"
+                          f"{plugins.broken_note('cbr.parsers', broken)}")
     return _instance(format)
 
 

@@ -87,5 +87,6 @@ def read_model_object(path: str | Path, magic: bytes, *, what: str, error: type[
     start = data.index(b"\n", len(magic)) + 1
     try:
         return pickle.loads(data[start:])
-    except Exception as exc:  # a truncated or damaged pickle: any error, one message
-        raise error(f"{path}: damaged {what} ({type(exc).__name__})") from None
+    except Exception:  # a truncated or damaged pickle: any error, one message (no class name: it says nothing)
+        raise error(f"{path}: damaged {what}: the model after its header cannot be read "
+                    f"(a file cut short or overwritten)") from None

@@ -263,7 +263,12 @@ class AdaptivePolicy(Policy):
         super().__init__(seed=seed)
         from cbr.policies.spec import policy_from_spec
 
-        self.cases = load_style_cases(str(styles))
+        try:
+            self.cases = load_style_cases(str(styles))
+        except ConfigError as exc:  # no such file or not one of style cases: a bad input file
+            from cbr.policies.spec import file_option_error
+
+            raise file_option_error("styles", exc) from None
         names = {expert_alias(e): e for e in self.cases.experts}  # what a spec may write for each rated bot
         rated = ", ".join(names)
         if isinstance(experts, str):

@@ -339,6 +339,7 @@ class CBRPolicy(Policy):
         if reuse not in REUSE_POLICIES:
             raise ConfigError(f"unknown re-use policy {reuse!r}; use {one_of(REUSE_POLICIES)}")
         from cbr.errors import CaseBaseError
+        from cbr.policies.spec import file_option_error
         from cbr.store import resolve_casebase
         from cbr.store.shared import SharedCaseBase
 
@@ -349,12 +350,13 @@ class CBRPolicy(Policy):
         elif not isinstance(casebase, (str, Path)) or not str(casebase):
             raise ConfigError(f"casebase must be a name or a path, got {casebase!r}")
         else:
-            try:  # a wrong name is a bad option: say so now, not at the first decision
+            try:  # no case base there: a bad input, as `cbr query -c` says it; now, not at the first decision
                 self._path = resolve_casebase(str(casebase))
             except CaseBaseError as exc:
-                raise ConfigError(str(exc)) from None
+                raise file_option_error("casebase", exc) from None
         if similarity is not None and not Path(similarity).is_file():
-            raise ConfigError(f"similarity config {similarity} does not exist or is not a file")
+            raise file_option_error("similarity", ConfigError(f"similarity config {similarity} does not exist "
+                                                              f"or is not a file"))
         self.casebase = str(casebase)
         self.similarity = similarity
         self.reuse = reuse
@@ -371,7 +373,7 @@ class CBRPolicy(Policy):
             raise ConfigError(f"odds_guard must be a number >= 0 (0 = off), got {odds_guard!r}")
         self.odds_guard = float(odds_guard)
         if models is not None and not Path(models).is_file():
-            raise ConfigError(f"models: no model store file at {models} (fill one from logs first)")
+            raise file_option_error("models", ConfigError(f"no model store file at {models} (fill one from logs first)"))
         self.models = models
         self.threshold, self.fallback_k, self.min_cases = _retrieval_options(threshold, fallback_k, min_cases)
         self._tracker: Any = None  # the opponent models (opponent-aware case bases only)

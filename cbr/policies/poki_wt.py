@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Optional
 
-from cbr.errors import GameError
+from cbr.errors import GameError, ModelError
 from cbr.game.gamedef import BOARD_SIZES
 from cbr.game.state import HandState
 from cbr.models.player_model import PlayerModels
@@ -150,10 +150,14 @@ class PokiWeightTablePolicy(PokiFormulaPolicy):
         self.learn = learn
         self.predictor = predictor
         self._predictor: Optional["ActionPredictor"] = None
-        if predictor:
-            from cbr.models.predictor import ActionPredictor
+        if predictor:  # a file that is missing or of another kind is a bad input file, said now
+            from cbr.models.predictor import ActionPredictor, PredictorError
+            from cbr.policies.spec import file_option_error
 
-            self._predictor = ActionPredictor.load(predictor)
+            try:
+                self._predictor = ActionPredictor.load(predictor)
+            except PredictorError as exc:
+                raise file_option_error("predictor", exc) from None
         self.models = PlayerModels()
         self._store: Optional["ModelStore"] = None
         self._loaded = False
@@ -163,19 +167,33 @@ class PokiWeightTablePolicy(PokiFormulaPolicy):
         self._action_models: dict[Optional[str], ActionModel] = {}
 
     # ---- the model store ----
+    def _store_error(self, exc: ModelError) -> Exception:
+        """A model store's error (damaged, in use, not a store, a failed write) as the error of
+        this bot's ``store=`` option, named by the bot's spec (not ``--store``, which is
+        ``cbr players build``'s option)."""
+        from cbr.policies.spec import file_option_error
+
+        return file_option_error("store", exc, self)
+
     def _open_store(self) -> Optional["ModelStore"]:
         if not self.store:
             return None
         if self._store is None:
             from cbr.models.store import ModelStore
 
-            self._store = ModelStore.open(self.store, create=True)
+            try:
+                self._store = ModelStore.open(self.store, create=True)
+            except ModelError as exc:
+                raise self._store_error(exc) from None
         return self._store
 
     def _ensure_loaded(self) -> None:
         if not self._loaded:
             store = self._open_store()
-            self.models = store.load() if store is not None else PlayerModels()
+            try:
+                self.models = store.load() if store is not None else PlayerModels()
+            except ModelError as exc:
+                raise self._store_error(exc) from None
             self.models.changed.clear()
             self._loaded = True
 
@@ -291,5 +309,8 @@ class PokiWeightTablePolicy(PokiFormulaPolicy):
             return
         store = self._open_store()
         if store is not None and self.models.changed:
-            store.save(self.models, self.models.changed)
+            try:
+                store.save(self.models, self.models.changed)
+            except ModelError as exc:
+                raise self._store_error(exc) from None
         self.models.changed.clear()

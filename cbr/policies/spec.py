@@ -33,7 +33,7 @@ from typing import Any
 from cbr.errors import CBRError, ConfigError, PluginError, PluginFailedError
 from cbr.policies.base import Policy
 
-__all__ = ["PolicySpecError", "UnknownPolicyError", "parse_policy_spec", "policy_description", "policy_options",
+__all__ = ["PolicySpecError", "PolicyFileError", "UnknownPolicyError", "parse_policy_spec", "policy_description", "policy_options",
            "policy_option_help", "policy_presets", "policy_from_spec", "split_policy_specs", "DESCRIPTIONS"]
 
 _NAME_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*\Z")
@@ -50,6 +50,43 @@ class PolicySpecError(ConfigError):
 
 class UnknownPolicyError(PolicySpecError, PluginError):
     """A spec naming no installed ``cbr.policies`` plugin (also a :class:`PluginError`)."""
+
+
+class PolicyFileError(ConfigError):
+    """A file or folder a policy's option names (``predictor=``, ``model=``, ``logs=``,
+    ``strategy=``, ``casebase=``, ``similarity=``, ``models=``, ``styles=``, ``store=``) that is
+    missing, unreadable or not of the kind the option reads: a bad input file, as a bad log or
+    case base is (exit 1 at the command line), not a usage error (it is no :class:`PolicySpecError`). ``option``: the option's keyword; ``spec``: the spec of the bot, once known (the
+    message then starts with it, ``policy spec 'SPEC': option 'NAME': ...``); made by
+    :func:`file_option_error`."""
+
+    def __init__(self, message: str, *, option: str, spec: str | None = None, reason: str | None = None) -> None:
+        super().__init__(message)
+        self.option = option
+        self.spec = spec
+        #: what the file's loader said, without the spec and option (a caller that names them its own way)
+        self.reason = message if reason is None else reason
+
+
+def file_option_error(option: str, error: BaseException, policy: Any = None) -> PolicyFileError:
+    """The :class:`PolicyFileError` of a bot whose option ``option`` names a file that ``error``
+    (the loader's, which names the path) refused. ``policy``: the bot, for an error raised after
+    it was made (a store opened, a strategy read at the first decision): the message names its
+    spec. The loader's ``field`` is dropped: it names a command-line option of another command
+    (``ModelError``'s ``store`` is ``cbr players build --store``), not the spec's option.
+
+    >>> str(file_option_error("store", ValueError("no model store at x")))
+    "option 'store': no model store at x"
+    >>> class Bot: spec = "poki-wt:store=x"
+    >>> str(file_option_error("store", ValueError("no model store at x"), Bot()))
+    "policy spec 'poki-wt:store=x': option 'store': no model store at x"
+    """
+    spec = getattr(policy, "spec", None)
+    reason = str(error).strip()
+    text = f"option {_shown(option)!r}: {reason}"
+    if isinstance(spec, str):
+        text = f"policy spec {spec!r}: {text}"
+    return PolicyFileError(text, option=option, spec=spec if isinstance(spec, str) else None, reason=reason)
 
 
 def parse_policy_spec(text: str) -> tuple[str, dict[str, str]]:
@@ -336,7 +373,9 @@ def policy_from_spec(text: str, *, seed: int | None = None, casebase: Any = None
     (:class:`~cbr.store.shared.SharedCaseBase`) to play from, in place of the spec's.
 
     Raises :class:`PolicySpecError` (a ``ValueError``) for a bad spec, an unknown policy,
-    an unknown option (the message lists the valid ones) or a value the policy refuses.
+    an unknown option (the message lists the valid ones) or a value the policy refuses;
+    :class:`PolicyFileError` for a file an option names that is missing, unreadable or not of
+    its kind (``poki-wt:predictor=notes.txt``).
 
     >>> policy_from_spec("ehs", seed=1).name
     'ehs'
@@ -367,6 +406,10 @@ def policy_from_spec(text: str, *, seed: int | None = None, casebase: Any = None
         policy = factory(seed=seed, **kwargs)
     except PolicySpecError:
         raise
+    except PolicyFileError as exc:  # a bad input file, not a usage error: named with the spec
+        if exc.spec is not None:  # a bot this one made from a spec of its own (adapt's experts)
+            raise
+        raise PolicyFileError(f"policy spec {spec!r}: {exc}", option=exc.option, spec=spec, reason=exc.reason) from exc
     except (ValueError, TypeError) as exc:  # the bot names its options by keyword: said as the spec writes them
         if theirs is not None:  # another package's bot: its error, named as it (below), not a usage error
             raise PluginFailedError(f"bot {theirs} failed when it was made: {_what(exc)}") from exc

@@ -437,10 +437,15 @@ class ThesisNetPolicy(Policy):
                                if not model else "thesis-net takes model=PATH or logs=PATH, not both")
         # The options are checked now, cheaply (a spec is checked before any work); the network is
         # read or trained on first use (:attr:`network`).
+        from cbr.policies.spec import file_option_error
+
         if model:
-            DefaultNetwork.read_header(model)  # another kind of file or input schema: refused now
+            try:
+                DefaultNetwork.read_header(model)  # missing, another kind of file or input schema: refused now
+            except NetworkError as exc:
+                raise file_option_error("model", exc) from None
         elif not Path(logs).exists():
-            raise NetworkError(f"logs={logs}: no such file or folder")
+            raise file_option_error("logs", NetworkError(f"{logs}: no such file or folder"))
         DefaultNetwork(hidden=hidden)  # a hidden layer out of range: refused now
         self.model, self.logs, self.player, self.hidden = model, logs, player, hidden
         self._network: Optional[DefaultNetwork] = None
@@ -451,7 +456,12 @@ class ThesisNetPolicy(Policy):
         """The network: read from ``model``, or trained on ``logs`` on first use."""
         if self._network is None:
             if self.model:
-                self._network = DefaultNetwork.load(self.model)
+                try:
+                    self._network = DefaultNetwork.load(self.model)
+                except NetworkError as exc:  # damaged after its header, or gone since the bot was made
+                    from cbr.policies.spec import file_option_error
+
+                    raise file_option_error("model", exc, self) from None
             else:
                 ex = examples_from_logs([self.logs], player=self.player or None)
                 self._network, self._report = train_network(ex, player=self.player or None, hidden=self.hidden,

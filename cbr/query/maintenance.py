@@ -739,9 +739,10 @@ def diff(a: str | os.PathLike[str], b: str | os.PathLike[str], *, sample: int = 
                 added = copy.sql("SELECT street, action, count(*), count(DISTINCT match_id) FROM cases "
                                  "WHERE retained_at IS NOT NULL GROUP BY street, action ORDER BY street, action").fetchall()
                 matches = copy.sql("SELECT count(DISTINCT match_id) FROM cases WHERE retained_at IS NOT NULL").fetchone()[0]
-                per: dict[str, dict[str, int]] = {}
+                found: dict[str, dict[str, int]] = {}
                 for street, action, n, _ in added:
-                    per.setdefault(str(street), {"f": 0, "c": 0, "r": 0})[str(action)] = int(n)
+                    found.setdefault(str(street), {"f": 0, "c": 0, "r": 0})[str(action)] = int(n)
+                per = {s: found[s] for s in STREETS if s in found}  # in street order (SQL sorted them by name)
                 report.origin = {"copy": tag, "of": copy.manifest.origin, "retained": per,
                                  "retained_cases": int(sum(sum(v.values()) for v in per.values())),
                                  "matches": int(matches or 0)}

@@ -350,8 +350,8 @@ class FaissBackend(BruteForceBackend):
         d, ntotal = int.from_bytes(head[4:8], "little"), int.from_bytes(head[8:16], "little")
         if ntotal != self.n_cases_ or int(self._sizes.sum()) != self.n_cases_ or d != self.n_features_in_:
             fh.close()
-            raise CaseBaseError(f"index {root}: faiss index holds {ntotal} cases of {d} features, cases.npy "
-                                f"{self.n_cases_} of {self.n_features_in_}; rebuild the index")
+            raise CaseBaseError(f"index {root}: faiss index holds {ntotal:,} cases of {d} features, cases.npy "
+                                f"{self.n_cases_:,} of {self.n_features_in_}; rebuild the index")
         self.__dict__["_faiss_file"] = (root / "index.faiss", fh, ntotal)
         self.__dict__.pop("_faiss", None)
         if self.memory_mapped:  # mapped from its path: read (map) it now
@@ -387,7 +387,7 @@ class FaissBackend(BruteForceBackend):
         finally:
             fh.close()
         if not isinstance(index, faiss.IndexIVFFlat) or index.ntotal != ntotal:
-            raise CaseBaseError(f"index {path.parent}: index.faiss no longer holds the {ntotal} cases "
+            raise CaseBaseError(f"index {path.parent}: index.faiss no longer holds the {ntotal:,} cases "
                                 "it held when the index was opened; rebuild the index")
         return index
 

@@ -84,6 +84,7 @@ from cbr.store.locks import reader_lock
 from cbr.store.manifest import (
     MANIFEST,
     Manifest,
+    differs_from_manifest,
     file_checksum,
     now_utc,
     read_manifest,
@@ -307,8 +308,8 @@ class CaseBase(RetainedWrites, Compaction):
                 t = read_part(self.path, entry, schema)
                 self._verified.add(entry["file"])
                 if t.num_rows != entry["rows"]:
-                    raise CaseBaseError(f"{self.path}: {entry['file']} holds {t.num_rows} cases, "
-                                        f"the manifest says {entry['rows']}")
+                    raise CaseBaseError(f"{self.path}: {entry['file']} holds "
+                                        f"{differs_from_manifest(t.num_rows, entry['rows'], 'cases')}")
                 tables.append(t)
             tables += [log.table(s, self.manifest.features[s]) for log in self._retention_logs() if log.rows[s]]
             table = pa.concat_tables(tables) if tables else schema.empty_table()
@@ -930,5 +931,5 @@ def _check_files(p: Path, m: Manifest) -> None:
             raise CaseBaseError(f"{p}: missing file {rel} (listed in {MANIFEST}); "
                                 "the case base is incomplete, rebuild it") from None
         if size != entry["bytes"]:
-            raise CaseBaseError(f"{p}: {rel} is {size} bytes, the manifest says {entry['bytes']}; "
+            raise CaseBaseError(f"{p}: {rel} is {differs_from_manifest(size, entry['bytes'], 'bytes')}; "
                                 "the file is damaged or was replaced")

@@ -307,6 +307,22 @@ def file_checksum(path: str | Path) -> dict[str, int]:
     return {"bytes": size, "crc32": crc}
 
 
+def differs_from_manifest(got: Any, listed: Any, unit: str) -> str:
+    """How a file differs from its manifest entry, in the one wording of every reader of a case
+    base and of ``cbr casebase verify`` (counts with thousands separators; a manifest's missing or
+    odd entry as it is).
+
+    >>> differs_from_manifest(5000, 59483, "bytes")
+    '5,000 bytes, the manifest says 59,483'
+    >>> differs_from_manifest(12, None, "cases")
+    '12 cases, the manifest says None'
+    """
+    def shown(value: Any) -> str:
+        return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
+
+    return f"{shown(got)} {unit}, the manifest says {shown(listed)}"
+
+
 def verify_file(path: Path, expected: dict[str, Any], what: str) -> None:
     """Raise :class:`CaseBaseError` unless ``path`` has the size and CRC-32 the manifest lists;
     the error names the file as the manifest does (``cases/flop/part-00000.parquet``: every

@@ -35,7 +35,16 @@ from cbr.errors import CaseBaseError
 from cbr.game.gamedef import STREETS
 from cbr.store import catalog as _catalog
 from cbr.store.durable import remove_dead_temp
-from cbr.store.manifest import MANIFEST, SCHEMA_VERSION, Manifest, file_checksum, now_utc, verify_file, write_manifest
+from cbr.store.manifest import (
+    MANIFEST,
+    SCHEMA_VERSION,
+    Manifest,
+    differs_from_manifest,
+    file_checksum,
+    now_utc,
+    verify_file,
+    write_manifest,
+)
 from cbr.store.parts import PART_RE, case_schema, part_entry, part_file, write_part
 
 __all__ = ["upgrade", "UPGRADABLE"]
@@ -146,8 +155,8 @@ def upgrade(path: str | Path) -> int:
                     table = _current_columns(
                         pq.ParquetFile(root / part["file"], page_checksum_verification=old >= 2).read(), features[s])
                     if table.num_rows != part["rows"]:
-                        raise CaseBaseError(f"{root}: {part['file']} holds {table.num_rows} rows, "
-                                            f"the manifest says {part['rows']}")
+                        raise CaseBaseError(f"{root}: {part['file']} holds "
+                                            f"{differs_from_manifest(table.num_rows, part['rows'], 'rows')}")
                     # a new file, committed by the manifest; the old one is retired (readers
                     # open on the old manifest keep it; a crash before the commit changes nothing)
                     rel = part_file(s, number)

@@ -58,7 +58,7 @@ from cbr.errors import CaseBaseError, counted
 from cbr.game.gamedef import STREETS
 from cbr.store.durable import atomic_write_bytes, fsync_dir
 from cbr.store.locks import reader_lock, write_lock
-from cbr.store.manifest import MANIFEST, Manifest, file_checksum, read_manifest
+from cbr.store.manifest import MANIFEST, Manifest, differs_from_manifest, file_checksum, read_manifest
 from cbr.store.retention_log import LogScan, record_bytes, salvage_log, scan_log
 
 __all__ = ["Problem", "VerifyReport", "RepairReport", "verify_casebase", "repair_casebase", "aside_name"]
@@ -216,7 +216,7 @@ def _check_part(root: Path, entry: dict[str, Any], report: VerifyReport) -> int 
         report.problems.append(Problem("part", rel, None, f"not a readable Parquet file ({exc})", _REBUILD))
         return None
     if rows != entry["rows"]:
-        report.problems.append(Problem("part", rel, None, f"holds {rows:,} cases, the manifest says {entry['rows']:,}",
+        report.problems.append(Problem("part", rel, None, f"holds {differs_from_manifest(rows, entry['rows'], 'cases')}",
                                        _REBUILD))
         return None
     return rows
@@ -233,8 +233,8 @@ def _check_listed(root: Path, rel: str, expected: dict[str, Any], kind: str, rep
         report.problems.append(Problem(kind, rel, None, f"cannot be read ({exc.strerror or exc})", fix))
         return False
     if got["bytes"] != expected.get("bytes"):
-        report.problems.append(Problem(kind, rel, None, f"{got['bytes']:,} bytes, the manifest says "
-                                                        f"{_n(expected.get('bytes'))}", fix))
+        report.problems.append(Problem(kind, rel, None, differs_from_manifest(got["bytes"], expected.get("bytes"), "bytes"),
+                                       fix))
         return False
     if got["crc32"] != expected.get("crc32"):
         report.problems.append(Problem(kind, rel, None, "its CRC-32 differs from the manifest's: damaged", fix))
@@ -289,12 +289,6 @@ def _scan_listed_log(root: Path, m: Manifest, report: VerifyReport) -> LogScan |
         report.notes.append(f"{m.log}: a torn tail of {scan.torn:,} bytes at byte {scan.end} (a record cut short: a "
                             "crash, or a write in flight): readers ignore it, the next append cuts it off")
     return scan
-
-
-def _n(value: Any) -> str:
-    """A count for a message, with thousands separators (whatever else as it is: a manifest's
-    missing or odd entry)."""
-    return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
 
 
 def _lost(records: int, cases: int | None) -> str:

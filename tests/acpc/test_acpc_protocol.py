@@ -118,7 +118,7 @@ def test_line_channel() -> None:
         ch.send_line("HELLO")
         assert b.recv(100) == b"HELLO\r\n"
         b.sendall(b"x" * (MAX_LINE + 1))
-        with pytest.raises(ProtocolError, match=f"longer than {MAX_LINE}"):
+        with pytest.raises(ProtocolError, match=f"longer than {MAX_LINE:,} bytes"):
             ch.read_line(WAIT)
     finally:
         a.close()

@@ -227,7 +227,7 @@ def test_bench_pcs_lbr_of_a_folder_that_is_no_strategy_fails(tmp_path) -> None:
     assert r.returncode != 0
     assert r.stdout == ""
     assert r.stderr.strip().splitlines() == [r.stderr.strip()]
-    assert r.stderr.startswith(f"error: {tmp_path / 'none'}: cbr exploit exited 2: ")
+    assert r.stderr.startswith(f"error: {tmp_path / 'none'}: cbr exploit exited 1: ")
     assert "no such strategy" in r.stderr
 
 

@@ -574,7 +574,7 @@ def _capped_cbr(*args: str) -> subprocess.CompletedProcess:
 
 @pytest.mark.parametrize("args, words", [
     (["--game", "/dev/zero", "--hole", "AdQc"], "game file /dev/zero is larger than 64 KiB"),
-    (["--matchstate-file", "/dev/zero"], "/dev/zero: line 1 is longer than 4096 bytes"),
+    (["--matchstate-file", "/dev/zero"], "/dev/zero: line 1 is longer than 4,096 bytes"),
 ])
 def test_endless_files_are_read_within_a_bound(args, words) -> None:
     """`--game /dev/zero` and `--matchstate-file /dev/zero` read until memory ran out."""
@@ -596,7 +596,7 @@ def test_matchstate_lines_are_answered_as_they_are_read(built, tmp_path: Path) -
     assert [ln.split(":")[0] for ln in r.stdout.splitlines()] == ["line 1", "line 3"]
     errors = r.stderr.strip().splitlines()
     assert errors[0].startswith("error: line 2: ") and len(errors) == 2, r.stderr
-    assert errors[1] == f"error: {path}: line 4 is longer than 4096 bytes; a MATCHSTATE is one short line"
+    assert errors[1] == f"error: {path}: line 4 is longer than 4,096 bytes; a MATCHSTATE is one short line"
     path.write_bytes(f"{good}\nMATCHSTATE:\xff\n".encode("latin-1"))
     r = cbr("query", "-c", out, "--matchstate-file", path)
     assert r.exit_code == 1 and r.stdout.startswith("line 1: ")

@@ -77,18 +77,24 @@ def test_retained_cases_name_their_opponents_by_the_labels_of_the_log(tmp_path: 
         assert player in everyone and sorted(opponents.split(",")) == sorted(everyone - {player})
 
 
-# ---- 4. a bad bot spec is a usage error (exit 2) in every command that seats bots ------------
-@pytest.mark.parametrize("spec", ["cfr:strategy=nope", "thesis-net:logs=/no/such/logs"])
+# ---- 4. a bad bot spec is refused alike in every command that seats bots ------------------
+# a bad option value is a usage error (exit 2); a file an option names that is missing is a bad
+# input file (exit 1, docs/cli.md), named by the spec and the option
+@pytest.mark.parametrize("spec, code", [("cfr:resolve=sometimes", 2), ("lag:stab-rate=half", 2),
+                                        ("cfr:strategy=nope", 1), ("thesis-net:logs=/no/such/logs", 1)])
 @pytest.mark.parametrize("command", [
     ("match", "--hands", "2", "--players", "{spec},call"),
     ("league", "--hands", "2", "--bots", "{spec},call"),
     ("play", "--human", "--hands", "1", "--bots", "{spec}"),
     ("play", "--acpc", "127.0.0.1:9", "--policy", "{spec}"),
 ])
-def test_unknown_bot_option_values_are_usage_errors(command: tuple, spec: str) -> None:
+def test_bad_bot_specs_are_refused_alike_by_every_command(command: tuple, spec: str, code: int) -> None:
     got = cbr(*(a.format(spec=spec) for a in command), input="")
-    assert got.exit_code == 2, got.output
+    assert got.exit_code == code, got.output
     assert "Traceback" not in got.output and spec in got.stderr
+    if code == 1:
+        option = spec.split(":")[1].split("=")[0]
+        assert got.stderr.startswith(f"error: policy spec {spec!r}: option {option!r}: "), got.stderr
 
 
 # ---- 2. a range --help shows is one the checks accept ---------------------------------------

@@ -375,10 +375,16 @@ def test_query_opponent_refusals(opp_casebase: Path, tmp_path: Path) -> None:
             answer(cb, dp, opponents=[(0.1, 0.2, 0.3)])
     base = ["query", "-c", str(opp_casebase), "--hole", "AdQc", "--board", "3h4cJh", "--position", "1",
             "--to-call", "1", "--pot", "5"]
-    for extra, message in ((["--opponent", "bob"], "give --models"),
-                           (["--opponent", "0.1,0.2"], "three values"),
-                           (["--models", "x.duckdb"], "give --opponent too"),
-                           (["--opponent", "nobody", "--models", str(tmp_path / "missing.duckdb")], "no model store")):
-        result = runner.invoke(app, base + extra)
-        assert result.exit_code in (1, 2) and message in result.output, (extra, result.output)
+    # usage errors in typer's own form, `Invalid value for '--opponent'` (it said `Invalid value: --opponent 'bob' ...`)
+    for extra, code, message in (
+            (["--opponent", "bob"], 2, "Error: Invalid value for '--opponent': 'bob' is a name: give --models STORE "
+                                       "to look it up (or give AGG,TIGHT,RISK)"),
+            (["--opponent", "0.1,0.2"], 2, "Error: Invalid value for '--opponent': '0.1,0.2': give three values "
+                                           "AGG,TIGHT,RISK in 0..1 or a player's name in --models"),
+            (["--models", "x.duckdb"], 2, "Error: Invalid value for '--models': the store where --opponent NAME is "
+                                          "looked up, but no --opponent is given"),
+            (["--opponent", "nobody", "--models", str(tmp_path / "missing.duckdb")], 1, "no model store")):
+        result = runner.invoke(app, base + extra, env={"COLUMNS": "300"})
+        assert result.exit_code == code and message in " ".join(result.stderr.replace("│", " ").split()), \
+            (extra, result.output)
         assert "Traceback" not in result.output

@@ -449,3 +449,20 @@ def test_files_not_read_are_noted_apart_from_hands_skipped(ring_log: Path, tmp_p
     d = json.loads(cbr("train", "predictor", ring_log, tmp_path / "notes.txt", "--folds", "2", "--out",
                        tmp_path / "b.ann", "--json").stdout)
     assert d["files_skipped"] == 1 and d["skipped"] == 0
+
+
+def test_cli_train_table_groups_its_counts(ring_log: Path, tmp_path: Path) -> None:
+    """The table's ``n`` column showed 7382 and 25833: counts over 999 carry separators in tables
+    and lines alike (docs/cli.md), as the line above the table does."""
+    data = json.loads(cbr("train", "predictor", ring_log, "--folds", "2", "-o", tmp_path / "a.ann", "--json").stdout)
+    text = cbr("train", "predictor", ring_log, "--folds", "2", "-o", tmp_path / "b.ann")
+    assert text.exit_code == 0, text.output
+    shown = {}
+    for line in text.stdout.splitlines():
+        cells = [c.strip() for c in re.split(r"[│|]", line) if c.strip()]
+        if len(cells) == 8 and cells[0] in ("preflop", "flop", "turn", "river", "all"):
+            shown[cells[0]] = cells[1]
+    wanted = {s["street"]: s["decisions"] for s in data["streets"]}
+    assert {s: shown[s] for s in wanted} == {s: f"{n:,}" for s, n in wanted.items()}
+    assert data["examples"] >= 1000 and f"{data['examples']:,}" in shown.values()  # the overall row, grouped
+    assert text.stdout.startswith(f"{data['examples']:,} decisions from {data['hands']:,} hands")

@@ -7,6 +7,7 @@ from cbr.errors import ConfigError, PluginError
 from cbr.policies.cbr_policy import CBRPolicy
 from cbr.policies.rules import LooseAggressivePolicy
 from cbr.policies.spec import (
+    PolicyFileError,
     PolicySpecError,
     UnknownPolicyError,
     parse_policy_spec,
@@ -81,7 +82,8 @@ def test_build_with_typed_options():
     ("lag:raise-rank=many", PolicySpecError, "option 'raise-rank' is an int, got 'many'"),
     ("lag:stab-rate=half", PolicySpecError, "option 'stab-rate' is a float, got 'half'"),
     ("cbr:reuse=often", PolicySpecError, "unknown re-use policy 'often'; use probabilistic"),
-    ("cbr:casebase=/no/such/dir", PolicySpecError, "no case base"),
+    ("cbr:casebase=/no/such/dir", PolicyFileError,  # a bad input file, not a usage error
+     r"policy spec 'cbr:casebase=/no/such/dir': option 'casebase': no case base"),
     ("cbr:reuse=", PolicySpecError, "option 'reuse' has an empty value"),
     ("cbr:seed=3", PolicySpecError, "has no option 'seed'"),
 ])

@@ -474,7 +474,13 @@ def test_diff_of_a_retained_copy_says_what_the_match_added(tmp_path: Path) -> No
     assert sum(rep.only[s]["b"] for s in STREETS) == retained and all(rep.only[s]["a"] == 0 for s in STREETS)
     text = run("casebase", "diff", "default", str(copy), "--sample", "50", cwd=tmp_path)
     assert text.returncode == 0, text.stderr
-    assert f"the matches added {retained} cases in 1 match (" in " ".join(text.stdout.split())
+    said = " ".join(text.stdout.split())
+    assert f"the matches added {retained} cases in 1 match (" in said
+    # streets in the order of play, not by name (flop, preflop, river, turn), in --json and the line
+    streets = list(rep.origin["retained"])
+    assert len(streets) >= 3 and streets == [s for s in STREETS if s in streets]
+    line = said[said.index("the matches added"):]
+    assert sorted(streets, key=lambda s: re.search(rf"(?<![a-z]){s} ", line).start()) == streets, line
 
 
 def test_diff_reports_the_similarity_settings_that_differ(tmp_path: Path) -> None:

@@ -58,7 +58,7 @@ def dealer_error(procs: Procs, fault, *extra: object) -> str:
     (lambda s: s.sendall(b"VERSION:1.0.0\r\n"), "speaks protocol version 1.0.0"),
     (lambda s: s.sendall(b"HELLO\n"), "expected the handshake"),
     (lambda s: s.sendall(b"\xff\xfe\x00garbage\n"), "not ASCII"),
-    (lambda s: s.sendall(b"x" * 10000), "longer than 4096"),
+    (lambda s: s.sendall(b"x" * 10000), "longer than 4,096 bytes"),
     (lambda s: s.close(), "closed the connection"),
 ], ids=["old-version", "no-handshake", "binary", "endless-line", "hang-up"])
 def test_bad_handshakes(procs: Procs, fault, words: str) -> None:
@@ -164,12 +164,22 @@ def client_error(procs: Procs, server: socket.socket, lines: list[str], *extra: 
     (["MATCHSTATE:0:0:c:AsAh|", "MATCHSTATE:0:0:c:AsAh|"], "out of order"),
     (["MATCHSTATE:0:0:c:AsAh|", "MATCHSTATE:1:0:cc/:|AsAh/2c3c4c"], "changed our position"),
     (["MATCHSTATE:0:0:cc/cc/cc/cc:AsAh|/2c3c4c/5d/7h"], "without the cards"),
-    (["MATCHSTATE:1:0::|AsAh"], "closed the connection in the middle of hand 0"),
+    (["MATCHSTATE:1:0::|AsAh"], "closed the connection in the middle of hand 1 (the dealer's hand 0)"),
 ], ids=["one-hole-slot", "nonsense", "too-many-raises", "next-hand-early", "hand-goes-back",
         "repeated-state", "position-changes", "showdown-without-cards", "hang-up-mid-hand"])
 def test_bad_dealer_lines(procs: Procs, fake_dealer: socket.socket, lines: list[str], words: str) -> None:
     err = client_error(procs, fake_dealer, lines)
     assert words in err, err
+
+
+def test_a_hang_up_mid_hand_names_the_hand_as_the_summary_counts_it(procs: Procs, fake_dealer: socket.socket) -> None:
+    """After two hands (the dealer's 40 and 41) the dealer hangs up in the next: the summary said
+    2 hands, the error `in the middle of hand 42`, the dealer's number unlabelled. The hand is the
+    match's third, and the dealer's number is named as its own."""
+    lines = ["MATCHSTATE:0:40:rf:AsAh|", "MATCHSTATE:1:41:rf:|KsKh", "MATCHSTATE:0:42::QsQh|"]
+    err = client_error(procs, fake_dealer, lines)
+    assert err == f"error: the dealer at 127.0.0.1:{fake_dealer.getsockname()[1]} closed the connection in the " \
+                  "middle of hand 3 (the dealer's hand 42)", err
 
 
 def test_dealer_closing_before_the_hands_asked_for(procs: Procs, fake_dealer: socket.socket) -> None:

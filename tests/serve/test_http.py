@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -652,3 +653,42 @@ def test_a_failed_compaction_of_what_retain_kept_is_said_when_the_server_stops(w
     assert report.log["records"] == 1 and {p.kind for p in report.problems} <= {"catalog"}, report
     with CaseBase.open(mine) as cb:
         assert cb.count() - before == kept
+
+
+@pytest.mark.parametrize("sigint", ["ignored", "default"])
+def test_one_process_stops_on_sigint_with_130_and_interrupted_even_when_started_with_sigint_ignored(
+        sigint: str) -> None:
+    """`cbr serve &` from a script starts with SIGINT ignored (the shell's rule for background
+    jobs). It stopped on `kill -INT` but exited 0 without `interrupted`: uvicorn raises the
+    signal again once stopped, to the handler it found, which ignored it. Started either way it
+    now says `interrupted` and exits 130, as documented."""
+    import os
+    import signal
+
+    from cbr.serve.process import free_port
+
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+
+    def start() -> None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN if sigint == "ignored" else signal.SIG_DFL)
+
+    proc = subprocess.Popen([sys.executable, "-m", "cli", "serve", "--port", str(port)], cwd=REPO, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, preexec_fn=start)
+    try:
+        for _ in range(int(START_TIMEOUT * 10)):
+            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(f"{url}/health", timeout=2).status_code == 200:
+                    break
+            time.sleep(0.1)
+        else:
+            pytest.fail("cbr serve did not answer /health")
+        os.kill(proc.pid, signal.SIGINT)
+        code = proc.wait(timeout=60)
+        err = proc.stderr.read() if proc.stderr else ""
+    finally:
+        stop_server(proc)
+    assert code == 130, err
+    assert err.strip().splitlines()[1:] == ["stopping: the requests in flight finish first (Ctrl-C again to cut them)",
+                                           "interrupted"], err

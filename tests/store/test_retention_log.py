@@ -569,6 +569,32 @@ def test_verify_and_repair_counts_carry_thousands_separators(tmp_path: Path) -> 
     assert f"moved {size:,} bytes from byte {at} " in said, said
 
 
+def test_a_cut_part_is_said_alike_by_query_inspect_and_verify(tmp_path: Path) -> None:
+    """A part cut short: `cbr query -c` and `cbr casebase inspect` said `is 5000 bytes, the
+    manifest says 59483` while verify said `5,000 bytes, the manifest says 59,483`; one message
+    now serves them all, its counts grouped."""
+    rng = np.random.default_rng(5)
+    path = tmp_path / "cb"
+    with CaseBaseWriter(path, build_index=False) as w:
+        for s in STREETS:
+            w.add_rows(s, _rows(rng, s, 400), "fcr" * 133 + "f", source="log")
+    part = json.loads((path / "manifest.json").read_text())["parts"]["flop"][0]
+    listed = part["bytes"]
+    assert listed > 1000
+    (path / part["file"]).write_bytes((path / part["file"]).read_bytes()[:1234])
+    words = f"1,234 bytes, the manifest says {listed:,}"
+    query = cli("query", "-c", str(path), "--hole", "AdQc", "--board", "3h4cJh", "--position", "1",
+                "--to-call", "1", "--pot", "5")
+    inspect = cli("casebase", "inspect", str(path))
+    verify = cli("casebase", "verify", str(path))
+    for result in (query, inspect, verify):
+        assert result.returncode == 1, result.stdout + result.stderr
+    for result in (query, inspect):
+        assert result.stderr.strip() == f"error: {path}: {part['file']} is {words}; the file is damaged or was replaced"
+    assert words in " ".join((verify.stdout + verify.stderr).split())
+    assert "1234" not in query.stderr + inspect.stderr + verify.stdout + verify.stderr
+
+
 def test_salvage_resynchronises_past_every_flipped_length_bit(logged, tmp_path: Path) -> None:
     """Whatever a flipped bit makes of a middle record's length field (past the end, inside a
     later record, inside itself), the scan for the next sound record finds the record after it:
