@@ -8,13 +8,16 @@ duplicate measurement (:mod:`cbr.exploit.measure`) do with signals, dead workers
   pool's initializer: a worker begins with Ctrl-C (and, forked, SIGTERM) blocked until it has
   set what it does with them, and dies with this process (:func:`~cbr.build.parent.die_with_parent`).
 * :func:`pool_result` (one future) and :func:`first_done` (the first of many) wait a little at a
-  time and raise ``BrokenProcessPool`` as soon as a worker ended, whatever the pool knows.
+  time and raise ``BrokenProcessPool`` as soon as a worker ended, whatever the pool knows, and
+  raise what ended the pool's manager thread (:func:`thread_died`) as soon as it ended.
 * :func:`stop_pool` ends the workers and the pool's result thread, whatever they are doing.
 """
 from __future__ import annotations
 
 import signal
+import threading
 import time
+import weakref
 from collections.abc import Collection, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -25,7 +28,7 @@ from cbr.build.parent import die_with_parent
 from cbr.errors import counted
 
 __all__ = ["RESULT_POLL_SECONDS", "STOP_GRACE", "WORKER_SIGNALS", "first_done", "held_for_workers", "new_pool",
-           "pool_context", "pool_result", "stop_pool", "worker_started", "workers_starting"]
+           "pool_context", "pool_result", "stop_pool", "thread_died", "worker_started", "workers_starting"]
 
 #: What a worker does with Ctrl-C and SIGTERM (:func:`worker_started`): the parent stops the pool.
 WORKER_SIGNALS = {signal.SIGINT: signal.SIG_IGN, signal.SIGTERM: signal.SIG_DFL}
@@ -133,11 +136,36 @@ def stop_pool(pool: ProcessPoolExecutor) -> None:
         manager.join(STOP_GRACE)
 
 
+#: What ended a thread of this process with an exception, by thread (:func:`thread_died`).
+_THREAD_DEATHS: "weakref.WeakKeyDictionary[threading.Thread, BaseException]" = weakref.WeakKeyDictionary()
+
+
+def thread_died(thread: threading.Thread, exc: BaseException) -> None:
+    """Note that ``exc`` ended ``thread``: for a ``threading.excepthook`` (the program's, which
+    decides what is printed; :func:`cbr.cli._errors.guarded` installs one). When the thread is
+    a pool's manager thread, the pool's waits (:func:`pool_result`, :func:`first_done`) raise
+    ``exc`` at their next look."""
+    _THREAD_DEATHS[thread] = exc
+
+
 def _check_workers(pool: ProcessPoolExecutor) -> None:
     """``BrokenProcessPool`` when a worker of ``pool`` ended (workers end only when the pool is
-    shut down)."""
+    shut down); when the pool's manager thread ended though the pool is neither shut down nor
+    broken, what ended it (:func:`thread_died`), else ``BrokenProcessPool``.
+
+    That thread hands the work to the workers and their results back; it starts a thread of
+    its own (the work queue's feeder) when it first hands work over. Under an address-space
+    limit that start can fail (``RuntimeError: can't start new thread``): the manager thread
+    died, the workers waited for work that never came, and so did this process, forever."""
     from multiprocessing.connection import wait as ended_of
 
+    manager = getattr(pool, "_executor_manager_thread", None)
+    if manager is not None and manager.ident is not None and not manager.is_alive() \
+            and not getattr(pool, "_shutdown_thread", False) and not getattr(pool, "_broken", False):
+        death = _THREAD_DEATHS.pop(manager, None)
+        if death is not None:
+            raise death
+        raise BrokenProcessPool("the pool's manager thread ended before the work was done")
     processes = list((getattr(pool, "_processes", None) or {}).values())
     ended = ended_of([p.sentinel for p in processes], timeout=0) if processes else []
     if ended:

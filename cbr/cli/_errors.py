@@ -280,6 +280,39 @@ def prepare_for_memory_cap() -> None:
     sys.meta_path.insert(0, _NativeRoom())
 
 
+_THREAD_HOOK: dict[str, Any] = {"previous": None}
+
+
+def _on_thread_death(args: Any) -> None:
+    """The program's ``threading.excepthook``: a thread ended by an exception is noted for the
+    worker pools (:func:`cbr.build.pools.thread_died`: a pool's wait raises it in the main
+    thread, which says it as every error is said); its traceback is printed as before (by the
+    hook this one replaced) unless the thread ran out of memory (:func:`memory_failure`: under
+    an address-space limit, a pool's manager thread that could not start its feeder thread
+    printed 16 lines of ``Exception in thread ...`` before the one line of the error)."""
+    exc = args.exc_value
+    if exc is None or args.exc_type is SystemExit:
+        return
+    pools = sys.modules.get("cbr.build.pools")  # loaded if this process has a pool
+    if pools is not None and args.thread is not None:
+        pools.thread_died(args.thread, exc)
+    try:
+        memory = memory_failure(exc)
+    except MemoryError:
+        memory = "MemoryError"
+    if memory is None and _THREAD_HOOK["previous"] is not None:
+        _THREAD_HOOK["previous"](args)
+
+
+def quiet_thread_deaths() -> None:
+    """Install :func:`_on_thread_death` as ``threading.excepthook`` (once)."""
+    import threading
+
+    if threading.excepthook is not _on_thread_death:
+        _THREAD_HOOK["previous"] = threading.excepthook
+        threading.excepthook = _on_thread_death
+
+
 #: The line of :func:`_say_not_enough_memory` when there is no memory left to write another.
 _NOT_ENOUGH_MEMORY = b"error: not enough memory (MemoryError)\n"
 
@@ -407,6 +440,8 @@ def guarded(func: F) -> F:
             # Not in a process that only calls `app` (its own objects would be frozen too).
             gc.freeze()
         prepare_for_memory_cap()
+        if state["program"]:  # (a process that only calls `app` keeps its own hook)
+            quiet_thread_deaths()
         previous = None
         try:
             previous = signal.signal(signal.SIGTERM, _on_sigterm)

@@ -106,3 +106,83 @@ def test_query_and_build_under_a_small_memory_cap(tmp_path: Path) -> None:
         r = _run_capped(mb, "build", str(log), "-o", str(folder / "cb"))
         if not _ok_or_not_enough_memory(r, mb):
             assert list(folder.iterdir()) == []
+
+
+#: Caps around the one where a build with two workers hung (240-247 MB on the test machine, with
+#: the pinned wheels): the pool's manager thread could not start the feeder thread of its work
+#: queue (``RuntimeError: can't start new thread``) and died, 16 lines of its traceback on stderr;
+#: the workers waited for work and the build for their results, forever.
+THREAD_CAPS_MB = tuple(range(234, 256, 3))
+
+
+def _session_processes(sid: int) -> list[int]:
+    """The processes still alive in session ``sid`` (the command's own and what it started)."""
+    left = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # ended meanwhile
+            continue
+        if int(fields[3]) == sid and fields[0] != "Z":
+            left.append(int(entry.name))
+    return left
+
+
+@pytest.mark.time_limit(900)
+def test_build_with_workers_whose_pool_thread_cannot_start(tmp_path: Path) -> None:
+    import os
+    import signal
+    import time
+
+    log = shared_path("acpc", "dealer_example_limit", "2p.limit.h1000.r0.log")
+    for mb in THREAD_CAPS_MB:
+        folder = tmp_path / f"cap{mb}"
+        folder.mkdir()
+        proc = subprocess.Popen([_cbr(), "build", str(log), "-o", str(folder / "cb"), "-j", "2"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                preexec_fn=_capped(mb), start_new_session=True)
+        try:
+            out, err = proc.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            pytest.fail(f"the build under a {mb} MB cap hung")
+        r = subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+        if not _ok_or_not_enough_memory(r, mb):
+            assert list(folder.iterdir()) == []
+        deadline = time.monotonic() + 10
+        while _session_processes(proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _session_processes(proc.pid) == [], mb  # no worker left behind
+
+
+def _documented_caps() -> tuple[int, int]:
+    """The smallest limits docs/cli.md gives: a query's, and the one from which a build runs
+    reliably."""
+    import re
+
+    text = " ".join((Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text().split())
+    query = re.search(r"`cbr query --hole AsKs --board 2c3d4h --json` on the default case base runs is (\d+) MB", text)
+    build = re.search(r"`cbr build` of `acpc/dealer_example_limit/2p.limit.h1000.r0.log` runs .*?reliably from (\d+) MB",
+                      text)
+    assert query and build, "docs/cli.md no longer gives the measured limits"
+    return int(query.group(1)), int(build.group(1))
+
+
+@pytest.mark.time_limit(600)
+def test_the_documented_memory_figures(tmp_path: Path) -> None:
+    """docs/cli.md's figures are the smallest limits that work: the query runs at its figure and
+    says it has not enough memory 1 MB below; the build runs at its figure, with and without
+    workers (it said 500 MB for the query, which runs from far less)."""
+    query_mb, build_mb = _documented_caps()
+    args = ("query", "--hole", "AsKs", "--board", "2c3d4h", "--json")
+    assert _ok_or_not_enough_memory(_run_capped(query_mb, *args), query_mb)
+    assert not _ok_or_not_enough_memory(_run_capped(query_mb - 1, *args), query_mb - 1)
+    log = shared_path("acpc", "dealer_example_limit", "2p.limit.h1000.r0.log")
+    for workers in ("1", "2"):
+        out = tmp_path / f"cb{workers}"
+        r = _run_capped(build_mb, "build", str(log), "-o", str(out), "-j", workers)
+        assert _ok_or_not_enough_memory(r, build_mb), workers
+        assert (out / "manifest.json").is_file()
