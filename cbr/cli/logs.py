@@ -43,6 +43,8 @@ def logs_inspect(
     with progress_bar("reading logs", enabled=not as_json) as advance:
         report = inspect_logs(paths, format=fmt, progress=advance,
                               max_file_size=max_file_size or DEFAULT_MAX_FILE_SIZE)
+    for warning in report.warnings:  # as cbr build says them
+        typer.echo(f"warning: {warning}", err=True)
     if as_json:
         data = report.to_dict()
         data["skipped"] = data["skipped"][:max_issues]
