@@ -72,7 +72,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from cbr.errors import CaseBaseError
+from cbr.errors import CaseBaseError, counted
 from cbr.game.gamedef import STREETS, GameDef
 from cbr.store import catalog as _catalog
 from cbr.store.answer_rows import PROVENANCE, AnswerRows, AnswerRowsWriter
@@ -294,7 +294,7 @@ class CaseBase(RetainedWrites, Compaction):
                 t = read_part(self.path, entry, schema)
                 self._verified.add(entry["file"])
                 if t.num_rows != entry["rows"]:
-                    raise CaseBaseError(f"{self.path}: {entry['file']} holds {t.num_rows} cases, "
+                    raise CaseBaseError(f"{self.path}: {entry['file']} holds {counted(t.num_rows, 'case')}, "
                                         f"the manifest says {entry['rows']}")
                 tables.append(t)
             tables += [log.table(s, self.manifest.features[s]) for log in self._retention_logs() if log.rows[s]]
@@ -557,8 +557,8 @@ class CaseBase(RetainedWrites, Compaction):
                                 f"cbr casebase similarity NAME --from FILE with the case base's current similarity "
                                 f"file, or open it without memory mapping and query each street")
         if index.n_cases_ != self.count(s):
-            raise CaseBaseError(f"{self.path}: the saved {s} index covers {index.n_cases_} of {self.count(s)} "
-                                f"cases (cases retained since); open it once without memory mapping to extend it")
+            raise CaseBaseError(f"{self.path}: the saved {s} index covers {index.n_cases_} of "
+                                f"{counted(self.count(s), 'case')} (cases retained since); open it once without memory mapping to extend it")
         return index
 
     def column(self, street: int | str, name: str) -> np.ndarray:

@@ -34,7 +34,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from cbr.errors import CaseBaseError
+from cbr.errors import CaseBaseError, counted
 from cbr.game.gamedef import STREETS
 from cbr.store.durable import atomic_write_bytes
 
@@ -249,7 +249,7 @@ def _check_fields(data: dict[str, Any]) -> None:
             _check_checksum(p, f"parts.{s}: {p['file']}")
             rows += p["rows"]
         if rows != c["total"]:
-            raise ValueError(f"{s}: counts say {c['total']} cases, the parts hold {rows}")
+            raise ValueError(f"{s}: counts say {counted(c['total'], 'case')}, the parts hold {rows}")
         total += rows
     nid = data.get("next_case_id")
     if not _is_count(nid) or nid < total:

@@ -31,7 +31,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from cbr.errors import CaseBaseError
+from cbr.errors import CaseBaseError, counted
 from cbr.game.gamedef import STREETS
 from cbr.store import catalog as _catalog
 from cbr.store.durable import remove_dead_temp
@@ -146,7 +146,7 @@ def upgrade(path: str | Path) -> int:
                     table = _current_columns(
                         pq.ParquetFile(root / part["file"], page_checksum_verification=old >= 2).read(), features[s])
                     if table.num_rows != part["rows"]:
-                        raise CaseBaseError(f"{root}: {part['file']} holds {table.num_rows} rows, "
+                        raise CaseBaseError(f"{root}: {part['file']} holds {counted(table.num_rows, 'row')}, "
                                             f"the manifest says {part['rows']}")
                     # a new file, committed by the manifest; the old one is retired (readers
                     # open on the old manifest keep it; a crash before the commit changes nothing)

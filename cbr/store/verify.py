@@ -206,7 +206,7 @@ def _check_part(root: Path, entry: dict[str, Any], report: VerifyReport) -> int 
         report.problems.append(Problem("part", rel, None, f"not a readable Parquet file ({exc})", _REBUILD))
         return None
     if rows != entry["rows"]:
-        report.problems.append(Problem("part", rel, None, f"holds {rows:,} cases, the manifest says {entry['rows']:,}",
+        report.problems.append(Problem("part", rel, None, f"holds {counted(rows, 'case')}, the manifest says {entry['rows']:,}",
                                        _REBUILD))
         return None
     return rows
@@ -264,7 +264,7 @@ def _scan_listed_log(root: Path, m: Manifest, report: VerifyReport) -> LogScan |
         salvage = salvage_log(data, m.next_case_id)
         report.problems.append(Problem("log", m.log, at, f"damaged record: {why}",
                                        f"{_REPAIR}: keeps the {len(salvage.records):,} sound records "
-                                       f"({salvage.cases_kept:,} cases) and sets aside "
+                                       f"({counted(salvage.cases_kept, 'case')}) and sets aside "
                                        f"{_lost(salvage.records_lost, salvage.cases_lost)}"))
     elif scan.torn:
         report.notes.append(f"{m.log}: a torn tail of {scan.torn:,} bytes at byte {scan.end} (a record cut short: a "
