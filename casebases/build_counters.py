@@ -171,8 +171,9 @@ def _train(trainer, budget: int, minutes: float, name: str) -> None:
             last = now
             rate = trainer.iterations / max(now - start, 1e-9)
             left = (budget - trainer.iterations) / max(rate, 1e-9) if budget else deadline - now
-            total = f" of {budget:,}" if budget else ""
-            print(f"{name}: {trainer.iterations:,}{counted(total, 'iteration')}, {rate:,.0f} a second, about {left / 60:.0f} min "
+            done = (f"{trainer.iterations:,} of {counted(budget, 'iteration')}" if budget
+                    else counted(trainer.iterations, "iteration"))
+            print(f"{name}: {done}, {rate:,.0f} a second, about {left / 60:.0f} min "
                   "left", file=sys.stderr, flush=True)
         if trainer.iterations == before:  # pragma: no cover - a run that makes no progress
             break

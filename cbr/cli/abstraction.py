@@ -105,7 +105,8 @@ def abstraction_inspect_command(
     else:
         d = game.description
         se = d.get("equity_max_se")
-        deals, boards = (f"{n:,}" if isinstance(n, int) else str(n) for n in (d.get("game_deals"), d.get("game_samples")))
-        typer.echo(f"bucket game: {counted(deals, 'holding')} on {counted(boards, 'board')} (seed "
+        deals, boards = (counted(n, word) if isinstance(n, int) else f"{n} {word}s"  # as an older file says it
+                         for n, word in ((d.get("game_deals"), "holding"), (d.get("game_samples"), "board")))
+        typer.echo(f"bucket game: {deals} on {boards} (seed "
                    f"{d.get('game_seed')}), {game.n_classes} showdown classes, largest equity standard error "
                    f"{'n/a' if se is None else f'{se:.4f}'}")
