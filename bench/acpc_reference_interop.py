@@ -129,7 +129,7 @@ def parse_score(line: str) -> dict[str, float]:
     values = [float(v) for v in parts[1].split("|")]
     names = parts[2].split("|")
     if len(values) != len(names):
-        raise ValueError(f"SCORE line with {len(values)} values for {len(names)} names: {line!r}")
+        raise ValueError(f"SCORE line with {counted(len(values), 'value')} for {counted(len(names), 'name')}: {line!r}")
     return dict(zip(names, values))
 
 
@@ -189,7 +189,7 @@ def compare(seat_names: Sequence[str], played: dict[str, Sequence[PlayedHand]],
     """
     problems: list[str] = []
     if len(logged) != hands:
-        problems.append(f"the dealer logged {len(logged)} hands, not {hands}")
+        problems.append(f"the dealer logged {counted(len(logged), 'hand')}, not {hands}")
     if score is None:
         problems.append("the dealer wrote no SCORE line")
     for name in seat_names:
@@ -198,7 +198,7 @@ def compare(seat_names: Sequence[str], played: dict[str, Sequence[PlayedHand]],
             problems.append(f"{name}: no result from our client")
             continue
         if len(mine) != hands:
-            problems.append(f"{name}: our client finished {len(mine)} hands, not {hands}")
+            problems.append(f"{name}: our client finished {counted(len(mine), 'hand')}, not {hands}")
         total = 0.0
         for h in mine:
             total += h.won
@@ -279,7 +279,7 @@ def check_retained(path: Path, log_path: Path, name: str) -> list[str]:
                      "(match_id IS NULL OR retained_at IS NULL OR outcome IS NULL)").fetchone()[0]
     problems = []
     if got != want:
-        problems.append(f"{name}: retained {got} cases in {path}, the dealer's log calls for {want}")
+        problems.append(f"{name}: retained {counted(got, 'case')} in {path}, the dealer's log calls for {want}")
     if bad:
         problems.append(f"{name}: {bad} retained cases lack their match id, time or outcome")
     return problems
@@ -518,7 +518,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if args.json:
         print(json.dumps(report, indent=2))
     else:
-        print(f"{report['hands']} hands of {report['game']} in {report['seconds']:.1f} s "
+        print(f"{counted(report['hands'], 'hand')} of {report['game']} in {report['seconds']:.1f} s "
               f"({report['hands_per_second']:.0f} hands/s); dealer: {report['dealer_stdout']}")
         for name, lat in report["latency"].items():
             print(f"  {name}: {lat['answers']} answers, p50 {lat['p50_ms']:.2f} ms, "

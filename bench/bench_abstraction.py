@@ -30,6 +30,7 @@ sys.path.insert(0, str(REPO))
 
 import evaluator_ext as ev  # noqa: E402
 from cbr.abstraction import Abstraction, metrics  # noqa: E402
+from cbr.errors import counted  # noqa: E402
 from evaluator_ext import combo_cards  # noqa: E402
 
 try:
@@ -91,7 +92,7 @@ def main() -> int:
     del live
 
     print()
-    print(f"| bucketing | build from {args.samples} boards | thresholds per street |")
+    print(f"| bucketing | build from {counted(args.samples, 'board')} | thresholds per street |")
     print("|---|---|---|")
     built = {}
     for kind in ("uniform", "percentile", "minmax", "history"):
@@ -130,7 +131,7 @@ def main() -> int:
     metrics._cache.clear()
     start = time.perf_counter()
     game = a.bucket_game(args.samples, seed=2)
-    print(f"bucket game of h_hs2 from {args.samples} boards ({game.description['game_deals']} holdings): "
+    print(f"bucket game of h_hs2 from {counted(args.samples, 'board')} ({counted(game.description['game_deals'], 'holding')}): "
           f"{time.perf_counter() - start:.1f} s, largest equity standard error {game.description['equity_max_se']}")
     return 0
 

@@ -31,6 +31,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from cbr.build.local import build_casebase  # noqa: E402
+from cbr.errors import counted  # noqa: E402
 from cbr.logs.detect import read_logs  # noqa: E402
 from cbr.logs.record import HandRecord  # noqa: E402
 from cbr.logs.replay import replay  # noqa: E402
@@ -124,7 +125,7 @@ def main() -> None:
         print(f"\n{name}: {path}")
         if not args.no_breakdown:
             b = breakdown(path)
-            print(f"  stages (1 process): {b['hands']} hands, {b['cases']} cases, "
+            print(f"  stages (1 process): {counted(b['hands'], 'hand')}, {counted(b['cases'], 'case')}, "
                   f"{b['distinct hands/boards']} distinct (hole, board) evaluated")
             total = sum(b["cpu"].values())
             for k in ("parse", "replay", "hand features", "table features"):
@@ -136,7 +137,7 @@ def main() -> None:
             r = min(runs, key=lambda x: x["wall"])
             hps = r["hands"] / r["wall"]
             base = base or hps
-            print(f"  workers={w}: {r['hands']} hands, {r['cases']} cases ({r['skipped']} hands skipped) "
+            print(f"  workers={w}: {counted(r['hands'], 'hand')}, {counted(r['cases'], 'case')} ({counted(r['skipped'], 'hand')} skipped) "
                   f"in {r['wall']:.2f} s wall, {r['cpu']:.2f} s CPU -> {hps:7.1f} hands/s, "
                   f"{r['cases'] / r['wall']:7.1f} cases/s, {r['hands'] / r['cpu']:7.1f} hands per CPU-s "
                   f"({1000 * r['cpu'] / r['hands']:.2f} ms CPU/hand); "

@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from cbr.cfr.solver import Solver  # noqa: E402
 from cbr.cfr.testing import random_bucket_game  # noqa: E402
 from cbr.cfr.tree import build_tree  # noqa: E402
+from cbr.errors import counted  # noqa: E402
 
 
 def rate(solver: Solver, iterations: int) -> float:
@@ -86,7 +87,7 @@ def main() -> int:
     for n in (2, 4, 8):
         info = tree.info_sets(n)
         size = tree.layout(n)[1]
-        print(f"  {n} buckets: {info:,} information sets, {size:,} entries, "
+        print(f"  {counted(n, 'bucket')}: {info:,} information sets, {counted(size, 'entry', 'entries')}, "
               f"{16 * size / info:.1f} bytes per information set ({16 * size / 2**20:,.0f} MiB)")
 
     from cbr.abstraction import Abstraction
@@ -108,7 +109,7 @@ def main() -> int:
         s.run(step)
         trained += time.perf_counter() - t
         e = s.exploitability()
-        print(f"  {s.iteration:5d} iterations  {trained:6.1f} s  exploitability {e:9.1f} mbb/g", flush=True)
+        print(f"  {counted(s.iteration, 'iteration'):>16}  {trained:6.1f} s  exploitability {e:9.1f} mbb/g", flush=True)
         if e <= args.target:
             reached = trained
             break
@@ -117,7 +118,7 @@ def main() -> int:
     if reached is None:
         print(f"  {args.target:g} mbb/g not reached within {args.budget:g} s")
     else:
-        print(f"  reached {args.target:g} mbb/g after {s.iteration} iterations, {reached:.1f} s of training")
+        print(f"  reached {args.target:g} mbb/g after {counted(s.iteration, 'iteration')}, {reached:.1f} s of training")
     return 0
 
 

@@ -29,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_retrieval import flop_cases  # noqa: E402
 
+from cbr.errors import counted  # noqa: E402
 from cbr.query.maintenance import METHODS, condense  # noqa: E402
 from cbr.store import resolve_casebase  # noqa: E402
 from cbr.store.writer import CaseBaseWriter  # noqa: E402
@@ -86,7 +87,7 @@ def main() -> None:
               f"{rep['kept']:>8}")
     if per is not None:
         est = per * FULL_CASES / 100_000
-        print(f"extrapolated to expert-full ({FULL_CASES:,} cases) from the largest synthetic street: "
+        print(f"extrapolated to expert-full ({counted(FULL_CASES, 'case')}) from the largest synthetic street: "
               f"{est:.0f} CPU s ({est / 60:.1f} min on one core)")
 
 

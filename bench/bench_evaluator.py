@@ -18,6 +18,8 @@ from itertools import combinations
 
 import numpy as np
 
+from cbr.errors import counted
+
 try:
     from evaluator_ext import native
 except ImportError:  # not built: main() stops at its check, after the arguments
@@ -74,7 +76,7 @@ def main() -> None:
     repeats = 3 if args.quick else 7
     n_hands = 1_000_000 if args.quick else 4_000_000
 
-    print(f"eval7: {'present' if eval7 else 'MISSING (no peer figures)'}; medians of {repeats} repeats")
+    print(f"eval7: {'present' if eval7 else 'MISSING (no peer figures)'}; medians of {counted(repeats, 'repeat')}")
     row("measure", "ours", "eval7", "speedup", "target")
     print("-" * 100)
 

@@ -29,6 +29,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from cbr.errors import counted  # noqa: E402
 from cbr.retrieval import action_codes  # noqa: E402
 from cbr.retrieval.aggregate import aggregate_of, check_labels  # noqa: E402
 from cbr.store import CaseBase, resolve_casebase  # noqa: E402
@@ -88,8 +89,8 @@ def main() -> None:
                 and np.array_equal(a.counts, b.counts)):
             raise SystemExit(f"query {i}: the two ways disagree")
     print(f"cpus {os.cpu_count()}, load average {os.getloadavg()[0]:.1f}; case base {args.casebase}, "
-          f"{args.street} ({X.shape[0]:,} cases), threshold {args.threshold}, k = min_cases = {args.k}; "
-          f"{len(Q)} queries that fall back, every answer equal both ways")
+          f"{args.street} ({counted(X.shape[0], 'case')}), threshold {args.threshold}, k = min_cases = {args.k}; "
+          f"{counted(len(Q), 'query', 'queries')} that fall back, every answer equal both ways")
     p = {name: (1e3 * np.percentile(t, 50), 1e3 * np.percentile(t, 99)) for name, t in times.items()}
     for name, (p50, p99) in p.items():
         print(f"  {name:<8} p50 {p50:8.3f} ms  p99 {p99:8.3f} ms")

@@ -25,6 +25,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from cbr.errors import counted  # noqa: E402
 from cbr.logs.record import HandRecord  # noqa: E402
 
 LOGS = REPO.parent / "shared" / "data" / "logs"
@@ -42,7 +43,7 @@ def _fresh_heap() -> None:
 def _rate(label: str, hands: int, seconds: float, target: float | None = None) -> float:
     rate = hands / seconds if seconds > 0 else float("inf")
     goal = f"   target >= {target:,.0f}  {'ok' if rate >= target else 'BELOW TARGET'}" if target else ""
-    print(f"{label:<40} {hands:>8,} hands  {seconds:7.3f} cpu-s  {rate:>10,.0f} hands/s{goal}")
+    print(f"{label:<40} {counted(hands, 'hand'):>14}  {seconds:7.3f} cpu-s  {rate:>10,.0f} hands/s{goal}")
     return rate
 
 
@@ -179,7 +180,7 @@ def bench_pokerstars(repeat: int, parser_cls: type | None = None, label: str = "
 
     n, best, median = _best_of(rounds, sample_files)
     per_file = _rate(f"{label}, {len(files)} sample files, 1 hand each", n, best, 10_000)
-    print(f"{'':<40} (best of {rounds} rounds; median round {n / median:,.0f} hands/s)")
+    print(f"{'':<40} (best of {counted(rounds, 'round')}; median round {n / median:,.0f} hands/s)")
     hands = 1_000
     with tempfile.TemporaryDirectory() as tmp:
         big = Path(tmp) / "pokerstars_export.txt"
@@ -188,12 +189,12 @@ def bench_pokerstars(repeat: int, parser_cls: type | None = None, label: str = "
         def one_export() -> int:
             got = sum(1 for r in parser_cls().parse(str(big)) if isinstance(r, HandRecord))
             if got != hands:
-                print(f"{label}: only {got} of the {hands} hands of the multi-hand file were read")
+                print(f"{label}: only {got} of the {counted(hands, 'hand')} of the multi-hand file were read")
             return got
 
         n, best, median = _best_of(rounds, one_export)
         multi = _rate(f"{label}, {hands:,}-hand file (HEADLINE)", n, best, 10_000)
-        print(f"{'':<40} (best of {rounds} rounds; median round {n / median:,.0f} hands/s)")
+        print(f"{'':<40} (best of {counted(rounds, 'round')}; median round {n / median:,.0f} hands/s)")
     return per_file, multi
 
 

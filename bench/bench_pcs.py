@@ -93,7 +93,7 @@ def lbr(args: argparse.Namespace) -> int:
             continue
         r = json.loads(done.stdout)
         run = json.loads((Path(folder) / "run.json").read_text()) if (Path(folder) / "run.json").exists() else {}
-        print(f"{folder}: {run.get('sampling', '?')}, {run.get('iterations', 0):,} iterations in "
+        print(f"{folder}: {run.get('sampling', '?')}, {counted(run.get('iterations', 0), 'iteration')} in "
               f"{run.get('cpu_seconds', 0)} CPU s: LBR {json.dumps(r)}", flush=True)
     return code
 

@@ -28,6 +28,8 @@ import time
 from itertools import combinations
 from pathlib import Path
 
+from cbr.errors import counted
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 try:
@@ -64,7 +66,7 @@ def all_holdings(boards: list[tuple[int, ...]], name: str) -> None:
         if [h for h, _ in new] != holes or [x for _, x in new] != single or single != old:
             raise SystemExit(f"tables differ on board {board}")
     n, s, o = (statistics.median(x) * 1e3 for x in (new_t, single_t, old_t))
-    print(f"{name}: {len(boards)} boards x {len(holdings_off(boards[0])):,} holdings, medians (tables equal: yes)")
+    print(f"{name}: {counted(len(boards), 'board')} x {counted(len(holdings_off(boards[0])), 'holding')}, medians (tables equal: yes)")
     print(f"  board_potential_tables (all at once): {n:8.1f} ms")
     print(f"  potential_table one hole at a time:   {s:8.1f} ms   ({s / n:5.1f}x the all-holdings kernel)")
     print(f"  potential_tables, old batch:          {o:8.1f} ms   ({o / n:5.1f}x)")

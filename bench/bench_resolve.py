@@ -47,6 +47,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from cbr.cfr.policy import CFRPolicy  # noqa: E402
+from cbr.errors import counted  # noqa: E402
 
 ITERATIONS = (40, 200)
 
@@ -161,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
                                     wall[(n, path)][k].append(w)
                                     cpu[(n, path)][k].append(c)
                         if got[(n, "new")] != got[(n, "old")]:
-                            raise SystemExit(f"error: hand {deal} against {opp_spec}, {n} iterations: the old and the "
+                            raise SystemExit(f"error: hand {deal} against {opp_spec}, {counted(n, 'iteration')}: the old and the "
                                              f"current path differ: {got[(n, 'old')]} != {got[(n, 'new')]}")
                     if dp.street == 3:
                         first = False
@@ -169,12 +170,12 @@ def main(argv: list[str] | None = None) -> int:
                 hands_seen += 1
     load_after = os.getloadavg()
     if not wall[(ITERATIONS[0], "new")]["all"]:  # (their medians were a StatisticsError)
-        raise SystemExit(f"error: the bot reached no river decision in {hands_seen} hands: nothing to time; give "
+        raise SystemExit(f"error: the bot reached no river decision in {counted(hands_seen, 'hand')}: nothing to time; give "
                          f"more --hands")
     result = {"hands": hands_seen, "seed": args.seed, "old": args.old,
               "load_average_before": [round(x, 2) for x in load_before],
               "load_average_after": [round(x, 2) for x in load_after], "paths": {}}
-    print(f"{hands_seen} hands (seed {args.seed}; half against cfr, half against raise); old path: {args.old}; "
+    print(f"{counted(hands_seen, 'hand')} (seed {args.seed}; half against cfr, half against raise); old path: {args.old}; "
           f"load average {' '.join(f'{x:.2f}' for x in load_before)} before, "
           f"{' '.join(f'{x:.2f}' for x in load_after)} after")
     for n in ITERATIONS:
@@ -185,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
             ratio = {clock: {stat: round(row["new"][clock][stat] / row["old"][clock][stat], 3)
                              for stat in ("p50", "p99", "mean")} for clock in ("wall_ms", "cpu_ms")}
             result["paths"][f"{n} {k}"] = {**row, "ratio_new_old": ratio}
-            print(f"{n:>4} iterations, {label} (n = {row['new']['wall_ms']['n']}):")
+            print(f"{counted(n, 'iteration'):>15}, {label} (n = {row['new']['wall_ms']['n']}):")
             for clock in ("wall_ms", "cpu_ms"):
                 o, c = row["old"][clock], row["new"][clock]
                 print(f"      {clock[:-3]:>4} ms: old p50 {o['p50']:8.2f}  p99 {o['p99']:8.2f}  mean {o['mean']:8.2f} | "

@@ -149,9 +149,9 @@ def match_speed(hands: int, retain: bool, root: Path, bot_name: str, run: int) -
     r = run_match([bot, "call"], hands, seed=7, retain=retain)
     bot.close()  # compacts the retention log and saves the grown indexes: part of the cost
     dt, dc = time.perf_counter() - t, time.process_time() - c
-    print(f"  {bot_name} retention {'on ' if retain else 'off'}: {hands:,} hands in {dt:.1f} s wall = "
+    print(f"  {bot_name} retention {'on ' if retain else 'off'}: {counted(hands, 'hand')} in {dt:.1f} s wall = "
           f"{hands / dt:,.0f} hands/s, {dc:.1f} s CPU = {hands / dc:,.0f} hands per CPU second"
-          + (f", {r.retained:,} cases retained" if retain else ""), flush=True)
+          + (f", {counted(r.retained, 'case')} retained" if retain else ""), flush=True)
     shutil.rmtree(path, ignore_errors=True)
     return hands / dt, hands / dc
 
@@ -193,7 +193,7 @@ def timed_match(hands: int, retain: bool, root: Path, bot_name: str) -> tuple[fl
 
 def breakdown_part(hands: int, bots: list[str], root: Path) -> None:
     for bot_name in bots:
-        print(f"4. where retention's time goes: {bot_name} vs call, {hands:,} hands, ms a hand")
+        print(f"4. where retention's time goes: {bot_name} vs call, {counted(hands, 'hand')}, ms a hand")
         (off, t_off), (on, t_on) = (timed_match(hands, r, root, bot_name) for r in (False, True))
         ms = 1000.0 / hands
         for label in BREAKDOWN:
@@ -294,7 +294,7 @@ def mean_ci(values: list[float]) -> tuple[float, float]:
 
 def bounds_part(hands: int, bots: list[str], pairs: int, root: Path) -> None:
     for bot_name in bots:
-        print(f"5. bounds: {bot_name} vs call, {hands:,} hands, play only (close not timed), CPU ms a hand, "
+        print(f"5. bounds: {bot_name} vs call, {counted(hands, 'hand')}, play only (close not timed), CPU ms a hand, "
               f"{counted(pairs, 'round')}")
         runs: dict[str, list[float]] = {"off": [], "on": [], **{label: [] for label in BOUNDS},
                                         "features only": [], "off, grown base": []}
@@ -320,7 +320,7 @@ def floor_part(hands: int, bots: list[str], rounds: int, root: Path) -> None:
     """``--floor``: only off, *features only* and *off, grown base* of :func:`bounds_part`,
     ``rounds`` interleaved rounds; the floor of each round, their mean and its 95% interval."""
     for bot_name in bots:
-        print(f"6. floor: {bot_name} vs call, {hands:,} hands, play only, CPU ms a hand, {counted(rounds, 'round')}")
+        print(f"6. floor: {bot_name} vs call, {counted(hands, 'hand')}, play only, CPU ms a hand, {counted(rounds, 'round')}")
         floors, left = [], []
         for run in range(rounds):
             off = 1000.0 * play_cpu(hands, False, root, bot_name, run, []) / hands
@@ -332,7 +332,7 @@ def floor_part(hands: int, bots: list[str], rounds: int, root: Path) -> None:
                   flush=True)
         if rounds > 1:
             (f, f_half), (lt, l_half) = mean_ci(floors), mean_ci(left)
-            print(f"  floor: mean {f:.2f} +- {f_half:.2f} (95%, t, {rounds} rounds); what a ratio of {TARGET:.2f} "
+            print(f"  floor: mean {f:.2f} +- {f_half:.2f} (95%, t, {counted(rounds, 'round')}); what a ratio of {TARGET:.2f} "
                   f"leaves for writing, absorbing and compacting: {lt:.2f} +- {l_half:.2f} ms a hand", flush=True)
 
 
@@ -342,7 +342,7 @@ T95 = (12.71, 4.30, 3.18, 2.78, 2.57, 2.45, 2.36, 2.31, 2.26, 2.23)
 
 def match_part(hands: int, bots: list[str], pairs: int, root: Path) -> None:
     for bot_name in bots:
-        print(f"3. match {bot_name} vs call, {hands:,} hands heads-up, {counted(pairs, 'off/on pair')}")
+        print(f"3. match {bot_name} vs call, {counted(hands, 'hand')} heads-up, {counted(pairs, 'off/on pair')}")
         off, on = [], []
         for run in range(pairs):
             off.append(match_speed(hands, False, root, bot_name, run))
@@ -417,7 +417,7 @@ def main() -> None:
     tenth = max(1, commits // 10)
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        print(f"1. appends: {args.decisions:,} decisions in {commits:,} commits of one hand (4 streets)")
+        print(f"1. appends: {counted(args.decisions, 'decision')} in {commits:,} commits of one hand (4 streets)")
         for label, sync in (("fsync at most once a second (default)", 1.0), ("fsync every commit", 0.0)):
             path = copy_casebase("default", root / f"a{sync}")
             n = commits if sync else max(tenth * 2, min(commits, 5000))
@@ -436,7 +436,7 @@ def main() -> None:
         with CaseBase.open(big) as cb:
             logged = cb.count() - cb.manifest.total_cases
         print(f"  {args.decisions:,} retained ({args.decisions - logged:,} already compacted into parts by the "
-              f"automatic compaction every {cb.compact_every:,} records, {logged:,} in the log): open "
+              f"automatic compaction every {counted(cb.compact_every, 'record')}, {logged:,} in the log): open "
               f"{statistics.median(r[0] for r in runs):.2f} s, open + query "
               f"{statistics.median(r[1] for r in runs):.2f} s", flush=True)
         t = time.perf_counter()
@@ -444,7 +444,7 @@ def main() -> None:
             moved = cb.compact()
         compaction = time.perf_counter() - t
         runs = [read_after(big) for _ in range(3)]
-        print(f"  after compact() ({moved:,} cases in {compaction:.2f} s): open {statistics.median(r[0] for r in runs):.2f} s, "
+        print(f"  after compact() ({counted(moved, 'case')} in {compaction:.2f} s): open {statistics.median(r[0] for r in runs):.2f} s, "
               f"open + query {statistics.median(r[1] for r in runs):.2f} s", flush=True)
         if not args.skip_match:
             match_part(args.hands, bots, args.pairs, root)

@@ -26,6 +26,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from cbr.errors import counted  # noqa: E402
 from cbr.retrieval import CaseIndex  # noqa: E402
 from cbr.similarity import default_casper, global_similarity  # noqa: E402
 
@@ -234,9 +235,9 @@ def main() -> None:
                                          backend._sizes))
     per_million = (feat_bytes + ivf_bytes + lists_bytes) * 1e6 / args.cases / 2**20
 
-    print(f"retrieved per query: median {int(np.median(sizes))} cases, {fallbacks}/{len(ours)} queries "
+    print(f"retrieved per query: median {counted(int(np.median(sizes)), 'case')}, {fallbacks}/{counted(len(ours), 'query', 'queries')} "
           f"fell back to the top {cfg.fallback_k}")
-    print(f"identical ids, faiss vs brute force: {len(brute) - mismatches}/{len(brute)} queries")
+    print(f"identical ids, faiss vs brute force: {len(brute) - mismatches}/{counted(len(brute), 'query', 'queries')}")
     print()
     print(f"{'single query (threshold, else top 20)':40s} {'p50 ms':>9s} {'p99 ms':>9s}")
     print(f"{'  ours (faiss IVF L1 + exact re-rank)':40s} {p50:9.2f} {p99:9.2f}   targets <= 2 / <= 10")

@@ -40,6 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_retrieval import casebase_draw, percentiles  # noqa: E402
 
+from cbr.errors import counted  # noqa: E402
 from cbr.retrieval import CaseIndex  # noqa: E402
 from cbr.retrieval.aggregate import aggregate_of, check_labels, native_scan  # noqa: E402
 from cbr.similarity import default_casper  # noqa: E402
@@ -91,7 +92,7 @@ def run_size(n: int, n_queries: int, seed: int) -> dict:
     faiss_t, listed = timed(faiss_threshold, Q)
     bad = [i for i, (a, b) in enumerate(zip(grouped, listed)) if not same(a, b)]
     if bad:
-        raise SystemExit(f"{n} cases: the engines disagree on the threshold query {bad[0]}")
+        raise SystemExit(f"{counted(n, 'case')}: the engines disagree on the threshold query {bad[0]}")
     hits = np.array([a.n for a in grouped])
     fallback = float(np.mean([a.fallback for a in grouped]))
 
@@ -109,7 +110,7 @@ def run_size(n: int, n_queries: int, seed: int) -> dict:
     bad = [i for i, (a, b) in enumerate(zip(by_scan, by_faiss))
            if not (np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1]))]
     if bad:
-        raise SystemExit(f"{n} cases: the engines disagree on the k-NN of query {bad[0]}")
+        raise SystemExit(f"{counted(n, 'case')}: the engines disagree on the k-NN of query {bad[0]}")
     return {"n": n, "faiss_build": faiss_build, "scan_build": scan_build, "hits": float(np.median(hits)),
             "fallback": fallback, "threshold": (percentiles(grouped_t), percentiles(faiss_t)),
             "knn": (percentiles(scan_knn_t), percentiles(faiss_knn_t))}
@@ -137,7 +138,7 @@ def main() -> None:
           f"every answer checked equal between the engines")
     for n in args.sizes:
         r = run_size(n, args.queries, args.seed)
-        print(f"{n:,} cases: median {r['hits']:,.0f} hits per threshold query, {r['fallback']:.0%} fall back "
+        print(f"{counted(n, 'case')}: median {r['hits']:,.0f} hits per threshold query, {r['fallback']:.0%} fall back "
               f"to the top {K}; build: faiss {r['faiss_build']:.2f} s, grouped layout {r['scan_build']:.2f} s")
         print(line("threshold (triple+top)", *r["threshold"]))
         print(line(f"k-NN, k = {K}", *r["knn"]))

@@ -46,6 +46,7 @@ from bench_retrieval import (  # noqa: E402
     same_aggregate,
 )
 
+from cbr.errors import counted  # noqa: E402
 from cbr.retrieval import CaseIndex  # noqa: E402
 from cbr.retrieval.aggregate import Labels  # noqa: E402
 from cbr.similarity import default_casper  # noqa: E402
@@ -192,7 +193,7 @@ def main() -> None:
                               "--top", str(args.top)], capture_output=True, text=True, check=True)
         r = json.loads(out.stdout)
         same = sum(a == b for a, b in zip(r["aggregates"], expected))
-        print(f"\nmemory-mapped, {n:,} cases (files {size:,.0f} MiB), fresh process: open {r['open_s']:.2f} s, "
+        print(f"\nmemory-mapped, {counted(n, 'case')} (files {size:,.0f} MiB), fresh process: open {r['open_s']:.2f} s, "
               f"anonymous memory +{r['rss_anon_mib']:.0f} MiB (the labels' copy included; copying them and "
               f"the first 20 queries {r['labels_and_first20_s']:.2f} s)")
         print(f"  aggregate: first 20 queries p50 {r['first20_ms'][0]:.2f} ms, p99 {r['first20_ms'][1]:.2f} ms; "

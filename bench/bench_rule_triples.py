@@ -33,6 +33,7 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from cbr.errors import counted  # noqa: E402
 from cbr.game import preset  # noqa: E402
 from cbr.game.state import HandState  # noqa: E402
 from cbr.policies.base import Policy, legal_triple, sample_action  # noqa: E402
@@ -106,7 +107,7 @@ def main() -> None:
     everything = list(combinations(range(52), 2))
     for dp in by_street[0]:   # the pre-flop tables every bot shares (pure functions of the class)
         policy_from_spec("poki").triples(dp, everything)
-    print(f"one core; median of {args.spots} spots a street (heads-up and 6-handed), every open holding; triples/s")
+    print(f"one core; median of {counted(args.spots, 'spot')} a street (heads-up and 6-handed), every open holding; triples/s")
     print(f"{'bot':8} {'street':9} {'cold: one at a time':>20} {'batched':>10} {'ratio':>7}"
           f" {'warm: one at a time':>20} {'batched':>10} {'ratio':>7}")
     mismatches = 0
@@ -126,7 +127,7 @@ def main() -> None:
             m = {k: statistics.median(v) for k, v in times.items()}
             print(f"{spec:8} {name:9} {m['c1']:20,.0f} {m['cb']:10,.0f} {m['cb'] / m['c1']:6.1f}x"
                   f" {m['w1']:20,.0f} {m['wb']:10,.0f} {m['wb'] / m['w1']:6.1f}x")
-    print("same triples: " + ("yes" if not mismatches else f"NO ({mismatches} spots differ)"))
+    print("same triples: " + ("yes" if not mismatches else f"NO ({counted(mismatches, 'spot')} differ)"))
     if mismatches:
         raise SystemExit("the batched triples differ from the one-at-a-time ones")
 

@@ -37,6 +37,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from cbr.errors import counted
+
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
@@ -180,7 +182,7 @@ def main() -> None:
     t0 = time.perf_counter()
     files = write_selfplay_logs(logs, args.hands)
     size = sum(f.stat().st_size for f in files)
-    print(f"logs: {len(files)} files, {args.hands} hands, {size / 2**20:.1f} MB in {logs} "
+    print(f"logs: {counted(len(files), 'file')}, {counted(args.hands, 'hand')}, {size / 2**20:.1f} MB in {logs} "
           f"({time.perf_counter() - t0:.0f} s to generate or find)", flush=True)
     results = []
     for mode in args.modes:

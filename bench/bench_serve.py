@@ -196,7 +196,7 @@ def main() -> None:
     finally:
         stop(proc)
     rows.append(("cbr query, a process per query", 1, process_queries(bodies, args.process_samples)))
-    print(f"{len(bodies)} situations, default case base, {args.seconds:g} s per row, {os.cpu_count()} CPUs, "
+    print(f"{counted(len(bodies), 'situation')}, default case base, {args.seconds:g} s per row, {os.cpu_count()} CPUs, "
           f"server: {counted(args.workers, 'worker')} x {counted(args.threads, 'thread')}")
     print(f"{'path':<48} {'requests':>8} {'errors':>6} {'p50 ms':>8} {'p99 ms':>8} {'req/s':>8}")
     for name, _, r in rows:

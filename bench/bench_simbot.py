@@ -20,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np  # noqa: E402
 
+from cbr.errors import counted  # noqa: E402
 from cbr.play.match import MAX_HANDS, run_match  # noqa: E402
 from cbr.policies.base import Policy  # noqa: E402
 from cbr.policies.simbot import DEFAULT_TRIALS, MAX_TRIALS  # noqa: E402
@@ -85,7 +86,7 @@ def main(argv: list[str] | None = None) -> None:
     w0 = time.perf_counter()
     result = run_match(seats, args.hands, duplicate=True, seed=args.seed)
     wall = time.perf_counter() - w0
-    print(f"{result.hands} duplicate hands, {args.seats} seats, simbot trials={args.trials}, seed {args.seed}: "
+    print(f"{result.hands} duplicate hands, {counted(args.seats, 'seat')}, simbot trials={args.trials}, seed {args.seed}: "
           f"{wall:.1f} s")
     print(f"{'bot':8} {'street':9} {'n':>5} {'wall p50':>9} {'wall p99':>9} {'cpu p50':>8} {'cpu p99':>8}  (ms)")
     for bot in (sim, poki):

@@ -24,6 +24,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from cbr.errors import counted  # noqa: E402
 from cbr.game import GameDef, standard_table  # noqa: E402
 from cbr.game.gamedef import MAX_SEATS  # noqa: E402
 from cbr.game.state import HandState  # noqa: E402
@@ -152,7 +153,7 @@ def replay_bench() -> None:
             else:
                 break
     peer = len(records) / (time.perf_counter() - t0)
-    print(f"replay ACPC 2p limit ({len(records)} hands, {decisions} decisions): ours {ours:,.0f} hands/s, "
+    print(f"replay ACPC 2p limit ({counted(len(records), 'hand')}, {counted(decisions, 'decision')}): ours {ours:,.0f} hands/s, "
           f"PokerKit {peer:,.0f} hands/s, ratio {ours / peer:.2f}")
 
 
@@ -173,7 +174,7 @@ def main() -> None:
         work = deals(n, args.hands, seed=n)
         a = ours_random(game, work)
         b = pokerkit_random(game, work)
-        print(f"random play {n} players ({args.hands} hands): ours {a:,.0f} hands/s, "
+        print(f"random play {counted(n, 'player')} ({counted(args.hands, 'hand')}): ours {a:,.0f} hands/s, "
               f"PokerKit {b:,.0f} hands/s, ratio {a / b:.2f}")
     replay_bench()
 

@@ -29,6 +29,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from cbr.errors import counted  # noqa: E402
 from cbr.store import CaseBase, CaseBaseWriter  # noqa: E402
 from features.casper import CASPER_FEATURES  # noqa: E402
 
@@ -120,7 +121,7 @@ def main() -> None:
         print(f"{what:<44} ours {a:>10.4f} {unit}   sqlite {b:>10.4f} {unit}   ratio {b / a:>6.2f}x")
 
     print(f"{args.cases:,} flop cases, {args.appends} single-case appends")
-    line(f"bulk build ({args.cases:,} cases)", t_build_ours, t_build_peer)
+    line(f"bulk build ({counted(args.cases, 'case')})", t_build_ours, t_build_peer)
     line("load street features into numpy", t_load_ours, t_load_peer)
     line("aggregate over all cases (SQL)", t_sql_ours, t_sql_peer)
     line("durable append of one case, p50", statistics.median(ours) * 1e3, statistics.median(peer) * 1e3, "ms")

@@ -122,7 +122,7 @@ def main() -> int:
         t = time.perf_counter()
         D.DistributionAbstraction.build(a.n_buckets[1], a.n_buckets[2], a.n_buckets[3], n_bins=a.n_bins)
         print(f"   every table (fit + 1,755 flops + 16,432 turns, two threads): {time.perf_counter() - t:.0f} s")
-    print(f"2. decision time through Policy.act, {args.decisions} decisions of random hands")
+    print(f"2. decision time through Policy.act, {counted(args.decisions, 'decision')} of random hands")
     points = decisions(args.decisions, seed=3)
     new = time_decisions("cfr", points)
     old = time_decisions("cfr:strategy=h_hs2_4", points)

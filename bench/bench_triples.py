@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_decision import flop_decisions  # noqa: E402
 
+from cbr.errors import counted  # noqa: E402
 from cbr.policies.cbr_policy import CBRPolicy  # noqa: E402
 
 
@@ -71,7 +72,7 @@ def main() -> None:
             same += int(np.array_equal(warm, batched))
             count += len(holes)
             same += int(np.allclose(single, batched, rtol=0, atol=1e-12))
-    print(f"{args.spots} flop spots x {count // len(dps):,} holdings = {count:,} triples, re-use {args.reuse}, default case base")
+    print(f"{args.spots} flop spots x {counted(count // len(dps), 'holding')} = {counted(count, 'triple')}, re-use {args.reuse}, default case base")
     print(f"  one decide per holding: {count / single_t:9,.0f} triples/s")
     print(f"  batched bot.triples:    {count / batched_t:9,.0f} triples/s   ({single_t / batched_t:.1f}x)")
     print(f"  hand features cached (retrieval and re-use alone): one by one {count / warm_single_t:,.0f}, "

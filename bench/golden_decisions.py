@@ -23,6 +23,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from cbr.errors import counted
+
 GOLDEN = Path(__file__).resolve().parent / "golden" / "decisions.json.gz"
 SEED = 11
 #: (players, hands): about 10,000 decisions in all. The bots are named by what they were when
@@ -94,7 +96,7 @@ def differences(got: list, want: list, limit: int = 10) -> list[str]:
             if len(out) >= limit:
                 break
     if len(got) != len(want) and len(out) < limit:
-        out.append(f"{len(got)} decisions where the golden file has {len(want)}")
+        out.append(f"{counted(len(got), 'decision')} where the golden file has {len(want)}")
     return out
 
 
@@ -119,13 +121,13 @@ def main(argv: list[str] | None = None) -> int:
         GOLDEN.parent.mkdir(exist_ok=True)
         with gzip.open(GOLDEN, "wt") as f:
             json.dump({"seed": SEED, "pairings": PAIRINGS, "decisions": rows}, f, separators=(",", ":"))
-        print(f"recorded {len(rows):,} decisions of {len(chosen)} pairings in {GOLDEN}")
+        print(f"recorded {counted(len(rows), 'decision')} of {counted(len(chosen), 'pairing')} in {GOLDEN}")
         return 0
     want = [r for r in load() if r[0] < len(chosen)]
     diff = differences(rows, want)
     for line in diff:
         print(line)
-    print(f"{len(rows):,} decisions checked: {'the same, bit for bit' if not diff else 'DIFFERENT'}")
+    print(f"{counted(len(rows), 'decision')} checked: {'the same, bit for bit' if not diff else 'DIFFERENT'}")
     return 1 if diff else 0
 
 

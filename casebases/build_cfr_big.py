@@ -48,6 +48,7 @@ from casebases.build_cfr_emd import (
     say_stopped,
     train,
 )
+from cbr.errors import counted
 
 HERE = Path(__file__).resolve().parent
 
@@ -164,7 +165,7 @@ def _run(args: argparse.Namespace) -> int:
     name = args.name or f"emd_{args.flop}_{args.turn}_{args.river}" + ("_ochs" if args.river_kind == "ochs" else "")
     files = RunFolder(Path(args.out) if args.out else output_root() / ".cfr-runs" / name)
     mem = table_memory((169, args.flop, args.turn, args.river))
-    report = (f"tables: {gigabytes(mem['regrets_and_averages'])} of regrets and averages ({mem['entries']:,} entries) "
+    report = (f"tables: {gigabytes(mem['regrets_and_averages'])} of regrets and averages ({counted(mem['entries'], 'entry', 'entries')}) "
               f"+ {gigabytes(mem['bucket_tables'])} of bucket tables + {gigabytes(mem['strategy_write'])} while a "
               f"strategy is written = {gigabytes(mem['total'])} (--max-gb {args.max_gb:g})")
     if mem["total"] > args.max_gb * 1e9:
@@ -211,10 +212,10 @@ def _run(args: argparse.Namespace) -> int:
                     raise
                 starting.end()  # from here Ctrl-C and SIGTERM save a checkpoint
                 if resumed:
-                    say(f"resumed {files.path} at {trainer.iterations:,} iterations "
+                    say(f"resumed {files.path} at {counted(trainer.iterations, 'iteration')} "
                         f"({trainer.seconds:,.0f} s of training)")
                 if args.iterations and trainer.iterations >= args.iterations:
-                    say(f"{files.path}: already {trainer.iterations:,} iterations (--iterations {args.iterations:,})")
+                    say(f"{files.path}: already {counted(trainer.iterations, 'iteration')} (--iterations {args.iterations:,})")
                     return 0
                 code = train(run, iterations=args.iterations, minutes=args.minutes)
         except Stopped as stop:
@@ -223,7 +224,7 @@ def _run(args: argparse.Namespace) -> int:
                                    "again to start over")
             return say_stopped(stop, "starting, before training", "nothing changed; run the same command again")
     if code == 0:
-        say(f"done: {trainer.iterations:,} iterations, {trainer.seconds:,.0f} s of training -> {files.strategy} "
+        say(f"done: {counted(trainer.iterations, 'iteration')}, {trainer.seconds:,.0f} s of training -> {files.strategy} "
             f"(cfr:strategy={files.path})")
     return code
 

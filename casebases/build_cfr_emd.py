@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from casebases import output_root
+from cbr.errors import counted
 
 #: The shipped teacher, from the source checkout: ``--out``'s default is this path under
 #: :func:`casebases.output_root`.
@@ -266,7 +267,7 @@ def train(run: Any, *, iterations: int = 0, minutes: float = 0.0) -> int:
     if stop.signal is None:
         return 0
     name = signal.Signals(stop.signal).name
-    say(f"stopped by {name}: checkpoint at {run.trainer.iterations:,} iterations in {run.checkpoint}; "
+    say(f"stopped by {name}: checkpoint at {counted(run.trainer.iterations, 'iteration')} in {run.checkpoint}; "
         f"run the same command again to continue")
     return 128 + int(stop.signal)
 
@@ -303,7 +304,7 @@ def _run(args: argparse.Namespace) -> int:
     if not (out / "abstraction.npz").exists():
         b = args.buckets
         top = make_folder(out)
-        say(f"building the abstraction ({b} buckets a street): minutes")
+        say(f"building the abstraction ({counted(b, 'bucket')} a street): minutes")
         bar = ProgressBar(not args.quiet)
         try:
             with StartSignals(ignore_after=True):  # once stopped, later signals cannot cut the clean-up or its line
@@ -322,18 +323,18 @@ def _run(args: argparse.Namespace) -> int:
         say(f"abstraction {a.name} built in {time.time() - t0:.0f} s")
     a = DistributionAbstraction.load(out)
     if a.n_buckets[1:] != (args.buckets,) * 3:
-        raise ConfigError(f"{out} holds a run of {a.n_buckets[1]}/{a.n_buckets[2]}/{a.n_buckets[3]} buckets, not "
+        raise ConfigError(f"{out} holds a run of {a.n_buckets[1]}/{a.n_buckets[2]}/{counted(a.n_buckets[3], 'bucket')}, not "
                           f"--buckets {args.buckets}: give --buckets {a.n_buckets[1]} to go on with it, or another --out")
     trainer = new_trainer(a, args)
     snaps = Path(args.snapshots) if args.snapshots else None
     run = LongRun(trainer, out.parent / f"{out.name}.ckpt.npz", strategy=out / STRATEGY_FILE, snapshots=snaps,
                   checkpoint_every=args.checkpoint_every, snapshot_every=args.snapshot_every, report=say)
     if run.resume():
-        say(f"resumed at {trainer.iterations:,} iterations")
+        say(f"resumed at {counted(trainer.iterations, 'iteration')}")
     more = args.iterations or (0 if args.minutes else 100_000_000)
     code = train(run, iterations=trainer.iterations + more if more else 0, minutes=args.minutes)
     if code == 0:
-        say(f"strategy: {trainer.iterations:,} iterations in {trainer.seconds:.0f} s -> {out / STRATEGY_FILE}")
+        say(f"strategy: {counted(trainer.iterations, 'iteration')} in {trainer.seconds:.0f} s -> {out / STRATEGY_FILE}")
     return code
 
 

@@ -38,6 +38,8 @@ import sys
 import time
 from pathlib import Path
 
+from cbr.errors import counted
+
 HERE = Path(__file__).resolve().parent
 #: The shipped counter-strategies' folder: ``--out casebases/cfr`` rebuilds them.
 OUT = HERE / "cfr"
@@ -112,7 +114,7 @@ def play_log(target: str, hands: int, seed: int, path: Path, label: str) -> None
         now = time.time()
         if now - last >= PLAY_REPORT_SECONDS:
             last = now
-            print(f"{label}: {done:,} of {hands:,} hands played in {now - start:.0f} s", file=sys.stderr, flush=True)
+            print(f"{label}: {done:,} of {counted(hands, 'hand')} played in {now - start:.0f} s", file=sys.stderr, flush=True)
 
     game = preset("holdem.limit.2p")
     with AcpcLogWriter(path, game) as log:
@@ -169,8 +171,9 @@ def _train(trainer, budget: int, minutes: float, name: str) -> None:
             last = now
             rate = trainer.iterations / max(now - start, 1e-9)
             left = (budget - trainer.iterations) / max(rate, 1e-9) if budget else deadline - now
-            total = f" of {budget:,}" if budget else ""
-            print(f"{name}: {trainer.iterations:,}{total} iterations, {rate:,.0f} a second, about {left / 60:.0f} min "
+            done = (f"{trainer.iterations:,} of {counted(budget, 'iteration')}" if budget
+                    else counted(trainer.iterations, "iteration"))
+            print(f"{name}: {done}, {rate:,.0f} a second, about {left / 60:.0f} min "
                   "left", file=sys.stderr, flush=True)
         if trainer.iterations == before:  # pragma: no cover - a run that makes no progress
             break
@@ -219,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--p", type=number(0), default=None,
                     help=f"the chance, 0 to 1, that the opponent plays as its counted model, for every counter-strategy "
                          f"built, lag's too (default: each one's own: {own}; {biased})")
-    shipped = ", ".join(f"{n} {i:,} iterations" for n, i in SHIPPED_ITERATIONS.items())
+    shipped = ", ".join(f"{n} {counted(i, 'iteration')}" for n, i in SHIPPED_ITERATIONS.items())
     ap.add_argument("--minutes", type=number(0.01), default=None,
                     help=f"training time per counter-strategy: the solver's time, not the teacher's match nor the "
                          f"counting before it (default: 8 minutes, except as shipped: {shipped})")
@@ -287,7 +290,7 @@ def main(argv: list[str] | None = None) -> int:
                     play_log(target, args.hands, SEED + list(TARGETS).index(name), log, name)
                 stopped = f"counter_{name} was not trained; the teacher's log against {target} is kept ({log})"
                 model = opponent_model(log, target, abstraction)
-                print(f"{name}: {int(model.counts.sum()):,} decisions of {target} counted in {time.time() - t0:.0f} s",
+                print(f"{name}: {counted(int(model.counts.sum()), 'decision')} of {target} counted in {time.time() - t0:.0f} s",
                       file=sys.stderr, flush=True)
                 stopped = "the counter-strategy being trained was not written"
                 trainer = CounterTrainer(abstraction, model, p=p, p_max=p_max, c=c, name=name, seed=0,
@@ -306,7 +309,7 @@ def main(argv: list[str] | None = None) -> int:
                     model.save(folder / "model.npz")
                     stopped = f"counter_{name} was written whole, with its model ({folder})"
                     written.append(f"counter_{name}")
-                    print(f"{name}: {trainer.iterations:,} iterations in {trainer.seconds:.0f} s -> {folder}",
+                    print(f"{name}: {counted(trainer.iterations, 'iteration')} in {trainer.seconds:.0f} s -> {folder}",
                           file=sys.stderr, flush=True)
         except CBRError as e:
             raise SystemExit(f"error: {e}") from None

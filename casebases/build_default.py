@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Optional
 
 from cbr.build.local import build_casebase
+from cbr.errors import counted
 from cbr.game.gamedef import preset
 from cbr.logs.acpc import AcpcLogWriter
 from cbr.play.match import run_match
@@ -164,8 +165,8 @@ def build(cases_only: bool = False, workers: int = 2, missing_logs: bool = False
     if not logs:
         raise SystemExit(f"error: no self-play logs in {root / LOGS}; run without --cases-only first")
     report = build_casebase(logs, OUT, workers=workers, overwrite=True, name="default")
-    print(f"built {root / OUT}: {report.cases} cases {report.cases_per_street} from "
-          f"{report.hands} hands, {len(report.skipped)} skipped, {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+    print(f"built {root / OUT}: {counted(report.cases, 'case')} {report.cases_per_street} from "
+          f"{counted(report.hands, 'hand')}, {len(report.skipped)} skipped, {time.perf_counter() - t0:.0f} s", file=sys.stderr)
 
 
 def main() -> None:

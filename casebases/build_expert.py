@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Optional
 
 from casebases import output_root
+from cbr.errors import counted
 
 SEED = 1818
 #: The teacher whose decisions become the expert cases (issue 37: the MCCFR strategy with its
@@ -178,7 +179,7 @@ def play(matches: list[ExpertMatch], workers: int) -> Optional[int]:
                     break
                 path = future.result()
                 done += m.hands
-                print(f"{path.name}: {done:,} hands in {time.time() - t0:.0f} s", file=sys.stderr, flush=True)
+                print(f"{path.name}: {counted(done, 'hand')} in {time.time() - t0:.0f} s", file=sys.stderr, flush=True)
         except BrokenProcessPool as exc:
             drop_all()
             folder = todo[0].log.parent if todo else "the logs folder"
@@ -304,8 +305,8 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             os.chdir(here)
     hands = sum(m.hands for m, _, _ in taken) if args.ship else sum(m.hands for m in matches)
-    print(f"played {hands:,} hands in {played:.0f} s; built {out}: {report.cases:,} cases "
-          f"{report.cases_per_street} from {report.hands:,} hands in {time.time() - t1:.0f} s", file=sys.stderr)
+    print(f"played {counted(hands, 'hand')} in {played:.0f} s; built {out}: {counted(report.cases, 'case')} "
+          f"{report.cases_per_street} from {counted(report.hands, 'hand')} in {time.time() - t1:.0f} s", file=sys.stderr)
     return 0
 
 

@@ -2,6 +2,7 @@
 
 Errors about bad input values also derive from ``ValueError``.
 """
+import numbers
 from collections.abc import Iterator
 
 from evaluator_ext.errors import CBRError, InvalidCardError
@@ -93,6 +94,8 @@ def counted(n: "int | float", word: str, words: "str | None" = None) -> str:
     ('1 source', '14 hands', '2,000 files', '0 entries')
     >>> counted(1.0, "minute"), counted(0.5, "minute"), counted(2.5, "minute")
     ('1 minute', '0.5 minutes', '2.5 minutes')
+
+    A NumPy integer (a count summed from an array) is an integer too: ``1,234,567``, not ``1.23457e+06``.
     """
-    text = f"{n:,}" if isinstance(n, int) else f"{n:,g}"
+    text = f"{int(n):,}" if isinstance(n, numbers.Integral) else f"{n:,g}"
     return f"{text} {word if n == 1 else (words or word + 's')}"

@@ -188,7 +188,8 @@ def broken_note(group: str, broken: list[str]) -> str:
 
 
 def describe(groups: tuple[str, ...] = GROUPS) -> list[PluginInfo]:
-    """Every plugin of the groups, each tried once; failures carry their error."""
+    """Every plugin of the groups, each tried once (loaded; a parser made, as format detection
+    makes it); failures carry their error."""
     out: list[PluginInfo] = []
     for group in groups:
         used = _entry_points(group)
@@ -196,6 +197,10 @@ def describe(groups: tuple[str, ...] = GROUPS) -> list[PluginInfo]:
             error = None
             try:
                 load(group, name)
+                if group == "cbr.parsers":  # a parser is made to be used: one that cannot be is failed too
+                    from cbr.logs.detect import parser_for
+
+                    parser_for(name)
             except PluginError as exc:
                 error = str(exc)
             out.append(PluginInfo(group, name, ep.value, _distribution(ep), error))
@@ -268,14 +273,18 @@ def failure_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text.splitlines()[0]}" if text else type(exc).__name__
 
 
-def plugin_failed(label: str, method: str, exc: BaseException) -> PluginFailedError:
+def plugin_failed(label: str, method: str, exc: BaseException, where: str | None = None) -> PluginFailedError:
     """The error of another package's plugin (``label``: :func:`plugin_label`) that raised
-    ``exc`` in ``method``; raise it ``from exc``.
+    ``exc`` in ``method`` (``where``: what it was working on, such as the file a parser read);
+    raise it ``from exc``.
 
     >>> str(plugin_failed("log format 'x' (plugin ...)", "parse", KeyError("k")))
     "log format 'x' (plugin ...) failed in parse(): KeyError: 'k'"
+    >>> str(plugin_failed("log format 'x' (plugin ...)", "parse", KeyError("k"), "a.log, after line 3"))
+    "log format 'x' (plugin ...) failed in parse() on a.log, after line 3: KeyError: 'k'"
     """
-    return PluginFailedError(f"{label} failed in {method}(): {failure_text(exc)}")
+    on = f" on {where}" if where else ""
+    return PluginFailedError(f"{label} failed in {method}(){on}: {failure_text(exc)}")
 
 
 class GuardedFeatureSet:

@@ -16,6 +16,8 @@ import argparse
 import json
 import time
 
+from cbr.errors import counted
+
 EXPERTS = ["cbr:preset=imitate", "cbr:preset=expert", "cbr:preset=casper", "cfr:strategy=emd_256", "ehs", "poki", "hs", "lag", "station", "phase3"]
 OPPONENTS = ["hs", "ehs", "poki", "lag", "station", "phase3", "cfr:strategy=emd_256", "cbr:preset=expert", "call", "raise", "random", "rock",
              "simbot"]
@@ -84,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.add and out.exists():
         old = json.loads(out.read_text())
         if old["hands"] != args.hands:
-            raise SystemExit(f"error: {out} has {old['hands']} hands a cell, not {args.hands}")
+            raise SystemExit(f"error: {out} has {counted(old['hands'], 'hand')} a cell, not {args.hands}")
         new = {(c["expert"], c["opponent"]) for c in cells}
         cells = [c for c in old["cells"] if (c["expert"], c["opponent"]) not in new] + cells
     out.write_text(json.dumps({"seed": args.seed, "hands": args.hands, "cells": cells}, indent=1))

@@ -17,6 +17,8 @@ from pathlib import Path
 
 from common import OUT_HELP, out_file, out_path, policy_spec, pyplot, say, write_json
 
+from cbr.errors import counted
+
 #: Opponents: the house's bots, the baselines, and two that change style in the middle.
 OPPONENTS = ["call", "raise", "station", "hs", "ehs", "poki", "lag", "phase3", "cfr:strategy=emd_256", "call>raise", "raise>call"]
 #: Opponents no style case was measured on (variants of the house's bots with other options):
@@ -271,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.fixed_from is not None:
         old = json.loads(args.fixed_from.read_text())
         if (old["seed"], old["hands"]) != (args.seed, args.hands):
-            raise SystemExit(f"error: {args.fixed_from}: seed {old['seed']}, {old['hands']} hands; not {args.seed}, {args.hands}")
+            raise SystemExit(f"error: {args.fixed_from}: seed {old['seed']}, {counted(old['hands'], 'hand')}; not {args.seed}, {args.hands}")
         for o, bots in old["fixed"].items():
             for b, res in bots.items():
                 b = "cbr:preset=expert" if b == "cbr" else b  # before plain cbr became the adaptive bot

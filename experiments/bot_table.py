@@ -161,7 +161,7 @@ def plot(report: dict, bots: list[str], opponents: list[str], path: Path) -> str
     fig.savefig(path, dpi=110)
     plt.close(fig)
     shown = ", ".join("LBR" if c == "lbr" else f"against {c}" for c in columns)
-    return f"wrote {path} ({len(bots)} bots: {shown})"
+    return f"wrote {path} ({counted(len(bots), 'bot')}: {shown})"
 
 
 def main() -> int:
@@ -241,7 +241,7 @@ def main() -> int:
                 r = lbr(b, args.lbr_hands, args.seed, args.workers, args.lbr_budget)
             rows.setdefault(b, {})["lbr"] = r
             few = ": too few for a CI" if r["ci"] is None else ""
-            print(f"{b}: LBR {lbr_text(r)} ({r['hands']} hands{few})", file=sys.stderr, flush=True)
+            print(f"{b}: LBR {lbr_text(r)} ({counted(r['hands'], 'hand')}{few})", file=sys.stderr, flush=True)
             save()
     if "time" not in skip:
         for b in bots:

@@ -39,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import OUT_HELP, environment, out_file, out_path, pyplot, say, write_json  # noqa: E402
 
+from cbr.errors import counted  # noqa: E402
 from cbr.play.measure import BASELINES, SOURCE_BOTS, TUNED_BOT, Cell, markdown_table, measure, table_seats  # noqa: E402
 
 TABLE = "9-player table"
@@ -54,13 +55,13 @@ def run_cell(job: dict) -> dict:
         step = 10 * done // max(total, 1)
         if step > steps[0] or (phase == "match" and done == total):
             steps[0] = step if done < total else 0
-            say(f"{label}: {phase} {done:,}/{total:,} hands")
+            say(f"{label}: {phase} {done:,}/{counted(total, 'hand')}")
 
     say(f"{label}: start")
     cell = measure(job["bot"], job["opponents"], seed=job["seed"], hands=job["hands"],
                    target_ci=job["target_ci"], pilot_hands=job["pilot_hands"], cap=job["cap"],
                    label=label, target=job["target"], progress=progress)
-    say(f"{label}: {cell.sb:+.3f} ± {cell.ci:.3f} sb/h over {cell.hands:,} hands ({cell.seconds:.0f} s)")
+    say(f"{label}: {cell.sb:+.3f} ± {cell.ci:.3f} sb/h over {counted(cell.hands, 'hand')} ({cell.seconds:.0f} s)")
     return cell.to_dict()
 
 
@@ -175,7 +176,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         "experiment": "CASPER's table: the cbr bot vs the source bots and baselines, duplicate limit hold'em",
         "bot": args.bot, "bot_policy": repr(policy_from_spec(args.bot, seed=0)), "seed": args.seed,
         "tuning_seed": 1, "hands_rule": ("fixed" if args.hands else
-                                         f"pilot of {args.pilot_hands} hands, then hands for a 95% half-width "
+                                         f"pilot of {counted(args.pilot_hands, 'hand')}, then hands for a 95% half-width "
                                          f"below 0.9 x {args.target_ci} (caps {args.cap} / {args.table_cap})"),
         "heads_up_game": "holdem.limit.2p", "table_game": "holdem.limit.9p (blinds 5/10, bets 10/20)",
         "table_seats": table_seats(args.bot), "jobs": args.jobs, "seconds": round(seconds, 1),
@@ -183,10 +184,10 @@ def main(argv: Optional[list[str]] = None) -> int:
     }
     write_json(args.out, report)
     title = (f"CASPER's table: {args.bot}, duplicate, seed {args.seed}, "
-             f"95% CI; {sum(c['hands'] for c in cells):,} hands")
+             f"95% CI; {counted(sum(c['hands'] for c in cells), 'hand')}")
     drew = plot(cells, png, title)
     print(table)
-    print(f"{sum(c['hands'] for c in cells):,} hands in {seconds:.0f} s; wrote {args.out}" +
+    print(f"{counted(sum(c['hands'] for c in cells), 'hand')} in {seconds:.0f} s; wrote {args.out}" +
           (f" and {png}" if drew else ""))
     return 0
 

@@ -34,6 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from common import OUT_HELP, environment, out_file, out_path, say, write_json  # noqa: E402
 
+from cbr.errors import counted  # noqa: E402
+
 BOTS = "cfr:strategy=emd_256,cfr:strategy=h_hs2_4"
 
 
@@ -198,7 +200,7 @@ def main() -> None:
         say(f"{bot} against raise, {a.hands} duplicate hands")
         result["against_raise"].append(against_raise(bot, a.hands, a.seed))
     for bot in a.self_bots:
-        say(f"{bot} against itself, {a.self_hands} hands")
+        say(f"{bot} against itself, {counted(a.self_hands, 'hand')}")
         result["self_play"][bot] = self_play_bluffs(bot, a.self_hands, a.seed)
     result["table"] = table_checks()
     out = out_file(a.out, f"aggression-seed{a.seed}.json")

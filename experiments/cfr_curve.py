@@ -27,6 +27,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from cbr.errors import counted
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 #: The shipped teacher's LBR (``experiments/teacher.py``, seed 3, 20,000 hands) and issue 37's target.
@@ -83,7 +85,7 @@ def plot(points: list[dict], path: Path, *, title: str) -> dict:
     ys = [p["mbb"] for p in points]
     ax.fill_between(xs, [p["mbb"] - p["ci"] for p in points], [p["mbb"] + p["ci"] for p in points], color="C0",
                     alpha=0.2, label="95% CI")
-    ax.plot(xs, ys, "o-", color="C0", label=f"LBR of the snapshots ({points[0]['hands']:,} hands each)")
+    ax.plot(xs, ys, "o-", color="C0", label=f"LBR of the snapshots ({counted(points[0]['hands'], 'hand')} each)")
     ax.errorbar(xs, ys, yerr=[p["ci"] for p in points], fmt="none", ecolor="C0", alpha=0.6, capsize=3)
     for p in points:
         ax.annotate(f"{p['iterations'] / 1e6:.1f}M it.", (p["training_hours"], p["mbb"]), textcoords="offset points",
@@ -156,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
         report.pop("hands", None)
         report.update({"run": run.resolve().name, "seed": args.seed, "points": kept})
         write_json(out_json, report, indent=1)  # the folder with the first point: a run that fails before leaves none
-        print(f"{it:,} iterations, {p['training_hours']:.2f} h: LBR {p['mbb']:.0f} ± {p['ci']:.0f} mbb/g "
+        print(f"{counted(it, 'iteration')}, {p['training_hours']:.2f} h: LBR {p['mbb']:.0f} ± {p['ci']:.0f} mbb/g "
               f"({p['lbr_seconds']} s)", file=sys.stderr, flush=True)
     if not points:
         print(f"error: {run}: no snapshots to measure", file=sys.stderr)

@@ -31,6 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import OUT_HELP, REPO, out_file, out_path, positive_int, say, write_json  # noqa: E402
 
+from cbr.errors import counted  # noqa: E402
+
 #: The study's five bucketings: (name, kind, metric).
 BUCKETINGS: tuple[tuple[str, str, str], ...] = (
     ("p_hs", "percentile", "hs"),
@@ -90,7 +92,7 @@ def prepare(cache: Path, settings: dict, names: Optional[list[str]] = None) -> d
             row[game] = {"iterations": r["iterations"], "seconds": round(r["seconds"], 1),
                          "exploitability_mbb": round(r["stored_exploitability_mbb"], 2),
                          "info_sets": r["info_sets"]}
-            say(f"{name}: {game} {r['iterations']} iterations in {r['seconds']:.0f} s, "
+            say(f"{name}: {game} {counted(r['iterations'], 'iteration')} in {r['seconds']:.0f} s, "
                 f"{r['stored_exploitability_mbb']:.1f} mbb/g in its abstraction")
         stamp.write_text(json.dumps({"settings": settings, "report": row}, indent=1) + "\n")
         report[name] = row

@@ -31,6 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cfr_strategies import BUCKETINGS, CACHE, add_arguments, prepare, settings_from, strategy_path  # noqa: E402
 from common import OUT_HELP, environment, out_file, out_path, pyplot, say, write_json  # noqa: E402
 
+from cbr.errors import counted  # noqa: E402
+
 NAMES = [b[0] for b in BUCKETINGS]
 
 
@@ -45,7 +47,7 @@ def evaluator_table(cache: Path, game: str, seed: int, boards: int, pairs: int) 
 
     def progress(done: int, total: int) -> None:
         if done % step == 0 or done == total:
-            say(f"{game} evaluator: {done}/{total} boards")
+            say(f"{game} evaluator: {done}/{counted(total, 'board')}")
 
     results = round_robin(players, seed=seed, boards=boards, pairs=pairs, progress=progress)
     return {"game": game, "method": "cbr.cfr.headsup (exact over actions, duplicate)", "boards": boards,
@@ -69,7 +71,7 @@ def match_table(cache: Path, seed: int, hands: int) -> dict:
             cells.append({"a": a, "b": b, "bb100": me.mbb_per_hand / 10.0, "ci": me.mbb_ci / 10.0, "hands": r.hands,
                           "deals": r.deals, "seconds": round(time.perf_counter() - t, 1)})
             say(f"limit match: {a} vs {b}: {cells[-1]['bb100']:+.1f} ± {cells[-1]['ci']:.1f} bb/100 "
-                f"({r.hands} hands, {cells[-1]['seconds']:.0f} s)")
+                f"({counted(r.hands, 'hand')}, {cells[-1]['seconds']:.0f} s)")
     return {"game": game, "method": "cbr.play.match.run_match (cfr policy, duplicate, sampled actions)",
             "hands_per_pair": hands, "seconds": round(time.perf_counter() - t0, 1), "cells": cells}
 
@@ -152,11 +154,11 @@ def main(argv: Optional[list[str]] = None) -> int:
     for game in ("nolimit.fcpa", "holdem.limit.2p"):
         tab = evaluator_table(cache, game, args.seed, boards, args.pairs)
         timing[f"evaluator {game}"] = tab["seconds"]
-        tables.append((f"{game}, evaluator ({2 * boards * args.pairs:,} hands a pair)", tab))
+        tables.append((f"{game}, evaluator ({counted(2 * boards * args.pairs, 'hand')} a pair)", tab))
     if not args.no_match:
         tab = match_table(cache, args.seed, hands)
         timing["match holdem.limit.2p"] = tab["seconds"]
-        tables.append((f"holdem.limit.2p, match runner ({tab['cells'][0]['hands']:,} hands a pair)", tab))
+        tables.append((f"holdem.limit.2p, match runner ({counted(tab['cells'][0]['hands'], 'hand')} a pair)", tab))
     text = "\n\n".join(markdown(t, title) for title, t in tables)
     report = {"experiment": "KTH table 2: round robin of the five bucketings, duplicate, bb/100 (row vs column)",
               "seed": args.seed, "tuning_seed": 1, "settings": settings, "strategies": strategies,

@@ -28,6 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import OUT_HELP, environment, out_file, out_path, pyplot, say, write_json  # noqa: E402
 
+from cbr.errors import counted  # noqa: E402
+
 OPPONENTS = ("hs", "ehs", "poki", "lag", "cbr", "call", "raise", "random")
 
 
@@ -91,7 +93,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         row = {"opponent": opp, "sb": c.sb, "ci": c.ci, "bb100": c.sb * bb_per_sb * 100.0, "hands": c.hands, "deals": c.deals,
                "verdict": verdict(c.sb, c.ci), "seconds": round(c.seconds, 1)}
         cells.append(row)
-        say(f"{args.bot} vs {opp}: {c.sb:+.3f} ± {c.ci:.3f} sb/h ({row['verdict']}), {c.hands} hands, {c.seconds:.0f} s")
+        say(f"{args.bot} vs {opp}: {c.sb:+.3f} ± {c.ci:.3f} sb/h ({row['verdict']}), {counted(c.hands, 'hand')}, {c.seconds:.0f} s")
     seconds = time.perf_counter() - t0
     lines = ["| opponent | sb/h | 95% CI | bb/100 | hands | result |", "|---|---|---|---|---|---|"]
     lines += [f"| {c['opponent']} | {c['sb']:+.3f} | ±{c['ci']:.3f} | {c['bb100']:+.1f} | {c['hands']:,} | "
@@ -104,7 +106,7 @@ def main(argv: Optional[list[str]] = None) -> int:
               "environment": environment(), "cells": cells, "markdown": table}
     write_json(args.out, report)
     drew = plot(cells, args.out.with_suffix(".png"),
-                f"{args.bot} vs our bots, duplicate limit, seed {args.seed}, 95% CI, {hands:,} hands each")
+                f"{args.bot} vs our bots, duplicate limit, seed {args.seed}, 95% CI, {counted(hands, 'hand')} each")
     print(table)
     print(f"beats {len(beaten)} of {len(cells)}; {seconds:.0f} s; wrote {args.out}" +
           (f" and {args.out.with_suffix('.png')}" if drew else ""))

@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import OUT_HELP, duel, environment, out_file, out_path, say, write_json  # noqa: E402
 
+from cbr.errors import counted  # noqa: E402
 from cbr.query.maintenance import condense  # noqa: E402
 from cbr.store import resolve_casebase  # noqa: E402
 
@@ -50,8 +51,8 @@ def main() -> None:
     if args.full_from is not None:
         earlier = json.loads(args.full_from.read_text())
         if (earlier["seed"], earlier["hands"]) != (args.seed, args.hands):
-            sys.exit(f"error: {args.full_from} is seed {earlier['seed']}, {earlier['hands']} hands; "
-                     f"this run is seed {args.seed}, {args.hands} hands")
+            sys.exit(f"error: {args.full_from} is seed {earlier['seed']}, {counted(earlier['hands'], 'hand')}; "
+                     f"this run is seed {args.seed}, {counted(args.hands, 'hand')}")
         out["full_from"] = str(args.full_from)
     with tempfile.TemporaryDirectory(prefix="condense-") as tmp:
         small = {}
@@ -63,7 +64,7 @@ def main() -> None:
             say(f"  kept {report.kept}, coverage {report.coverage}, {report.seconds:.0f} s")
         # the expert preset by name: plain `cbr` is the adaptive bot since the seed-40 run
         full, condensed = "cbr:preset=expert", f"cbr:preset=expert:casebase={small['footprint']}"
-        say(f"head to head, {args.head_to_head} hands")
+        say(f"head to head, {counted(args.head_to_head, 'hand')}")
         out["matches"]["condensed-vs-full"] = duel(condensed, full, args.head_to_head, args.seed)
         say(f"  {out['matches']['condensed-vs-full']}")
         for opp in ("call", "raise", "ehs"):
@@ -71,7 +72,7 @@ def main() -> None:
                 if name == "full" and earlier is not None:
                     out["matches"][f"full-vs-{opp}"] = earlier["matches"][f"full-vs-{opp}"]
                     continue
-                say(f"{name} against {opp}, {args.hands} hands")
+                say(f"{name} against {opp}, {counted(args.hands, 'hand')}")
                 out["matches"][f"{name}-vs-{opp}"] = r = duel(bot, opp, args.hands, args.seed)
                 say(f"  {r}")
     path = out_file(args.out, f"condense-seed{args.seed}{'-' + args.tag if args.tag else ''}.json")

@@ -22,6 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import evaluator_ext  # noqa: E402
+from cbr.errors import counted  # noqa: E402
 from cbr.play.match import run_match  # noqa: E402
 from cbr.policies.rules import EHSPolicy  # noqa: E402
 
@@ -59,7 +60,7 @@ def main() -> None:
             "meets_target": ok, "seconds": round(time.perf_counter() - t0, 1),
         }
         print(f"ehs vs {opponent:5s}: {ehs.sb_per_hand:+.3f} ± {ehs.sb_ci:.3f} sb/h "
-              f"({ehs.mbb_per_hand:+.0f} ± {ehs.mbb_ci:.0f} mbb/h) over {result.hands} hands "
+              f"({ehs.mbb_per_hand:+.0f} ± {ehs.mbb_ci:.0f} mbb/h) over {counted(result.hands, 'hand')} "
               f"[target >= {target:+.1f}: {'met' if ok else 'MISSED'}]", flush=True)
     out = out_file(args.out, "ehs_strength.json")
     write_json(out, report)

@@ -30,6 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from common import OUT_HELP, environment, out_file, out_path, say, write_json  # noqa: E402
 
+from cbr.errors import counted  # noqa: E402
+
 #: What the issue asks of the teacher against always-raise, as a share of a best response's take
 #: (full limit hold'em: 2.0 sb/h of 3.697; Johanson et al. 2011 for the best response).
 TARGET_SHARE = 2.0 / 3.697
@@ -102,7 +104,7 @@ def main() -> None:
                 f"{row['equilibria'][0]:.4f} to {row['equilibria'][1]:.4f}")
         for it in args.iterations:
             entry["mccfr"].append(mccfr_row(game, sf, opponents, it, args.seed))
-            say(f"{game.name}: MCCFR {it:,} iterations, exploitability {entry['mccfr'][-1]['exploitability']:.4f}")
+            say(f"{game.name}: MCCFR {counted(it, 'iteration')}, exploitability {entry['mccfr'][-1]['exploitability']:.4f}")
         games.append(entry)
     out = out_file(args.out, "equilibrium-vs-raise.json")
     write_json(out, {"seed": args.seed, "target_share": TARGET_SHARE, "games": games, "environment": environment()})

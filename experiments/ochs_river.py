@@ -20,6 +20,8 @@ from pathlib import Path
 
 from common import OUT_HELP, budgeted_lbr, duel, environment, out_file, out_path, say, write_json
 
+from cbr.errors import counted
+
 RUNS = Path(__file__).resolve().parents[1] / ".cfr-runs"
 
 
@@ -58,7 +60,7 @@ def main() -> None:
         lbr = budgeted_lbr(spec, args.lbr_hands, args.seed, 1, args.lbr_minutes * 60)
         row["lbr"] = {"mbb": lbr["mbb_per_game"], "ci": lbr["ci95"], "hands": lbr["hands"],
                       "seconds": round(time.time() - t)}
-        say(f"{name}: LBR {lbr['mbb_per_game']:.0f} ± {lbr['ci95']:.0f} mbb/g over {lbr['hands']} hands")
+        say(f"{name}: LBR {lbr['mbb_per_game']:.0f} ± {lbr['ci95']:.0f} mbb/g over {counted(lbr['hands'], 'hand')}")
         row["vs_raise"] = duel(spec, "raise", args.hands, args.seed)
         say(f"{name} vs raise: {row['vs_raise']['sb_per_hand']:+.3f} ± {row['vs_raise']['ci']:.3f}")
         report["runs"][name] = row
@@ -74,7 +76,7 @@ def main() -> None:
     for name, r in report["runs"].items():
         print(f"| {name} | {r['iterations']:,} | {r['lbr']['mbb']:.0f} ± {r['lbr']['ci']:.0f} ({r['lbr']['hands']:,}) "
               f"| {r['vs_raise']['sb_per_hand']:+.3f} ± {r['vs_raise']['ci']:.3f} |")
-    print(f"| OCHS against HS, head to head | | | {h['sb_per_hand']:+.3f} ± {h['ci']:.3f} ({h['hands']:,} hands) |")
+    print(f"| OCHS against HS, head to head | | | {h['sb_per_hand']:+.3f} ± {h['ci']:.3f} ({counted(h['hands'], 'hand')}) |")
 
 
 if __name__ == "__main__":

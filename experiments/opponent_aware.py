@@ -169,7 +169,7 @@ def main(argv: list[str] | None = None) -> dict:
             if scales:
                 for scale in scales:
                     sim = weighted_similarity(scale, root / f"sim-{scale:g}.toml")
-                    say(f"cbr (casper-opp, opponent weights x{scale:g}) vs {opponent}: {args.hands} hands")
+                    say(f"cbr (casper-opp, opponent weights x{scale:g}) vs {opponent}: {counted(args.hands, 'hand')}")
                     res = play(cbs["casper-opp"], opponent, args.hands, args.seed, sim)
                     row[f"x{scale:g}"] = {"sb_per_hand": r4(res["sb_per_hand"]), "ci": r4(res["ci"]),
                                           "seconds": round(res["seconds"], 1)}
@@ -177,7 +177,7 @@ def main(argv: list[str] | None = None) -> dict:
             else:
                 runs = {}
                 for fs in ("casper", "casper-opp"):
-                    say(f"cbr ({fs}) vs {opponent}: {args.hands} hands")
+                    say(f"cbr ({fs}) vs {opponent}: {counted(args.hands, 'hand')}")
                     runs[fs] = play(cbs[fs], opponent, args.hands, args.seed)
                     row[fs] = {"sb_per_hand": r4(runs[fs]["sb_per_hand"]), "ci": r4(runs[fs]["ci"]),
                                "seconds": round(runs[fs]["seconds"], 1)}

@@ -24,6 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import evaluator_ext  # noqa: E402
+from cbr.errors import counted  # noqa: E402
 from cbr.play.match import run_match  # noqa: E402
 from cbr.policies.phase3 import MIN_SAMPLES, Phase3Policy  # noqa: E402
 from cbr.policies.rules import EHSPolicy  # noqa: E402
@@ -48,7 +49,7 @@ def show(row: dict) -> None:
     lo, hi = row["sb_per_hand"] - row["sb_ci95"], row["sb_per_hand"] + row["sb_ci95"]
     verdict = "beats" if lo > 0 else "loses to" if hi < 0 else "no significant difference with"
     print(f"seed {row['seed']} {row['variant']:12s} preflop={str(row['preflop']):5s} vs {row['opponent']:12s}: "
-          f"{row['sb_per_hand']:+.3f} ± {row['sb_ci95']:.3f} sb/h over {row['hands']} hands "
+          f"{row['sb_per_hand']:+.3f} ± {row['sb_ci95']:.3f} sb/h over {counted(row['hands'], 'hand')} "
           f"(model decided {row['model_share']:.0%} of decisions; {verdict} it) [{row['seconds']}s]", flush=True)
 
 

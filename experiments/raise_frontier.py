@@ -27,6 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from common import OUT_HELP, budgeted_lbr, duel, environment, out_file, out_path, say, write_json  # noqa: E402
 
+from cbr.errors import counted  # noqa: E402
+
 TEACHER = "cfr:strategy=emd_256"
 #: the opponents every p plays: the one it was built for, one it was not, rule bots, the teacher
 OPPONENTS = ("raise", "call", "lag", "random", "ehs", TEACHER)
@@ -46,7 +48,7 @@ def train(p: float, iterations: int, work: Path, model_hands: int = 20_000) -> s
         out.mkdir(exist_ok=True)
         if not (out / "emd_256").exists():
             (out / "emd_256").symlink_to(SHIPPED)
-        say(f"training p = {p:g}, {iterations:,} iterations -> {folder}")
+        say(f"training p = {p:g}, {counted(iterations, 'iteration')} -> {folder}")
         build_counters.main(["--only", "raise", "--p", str(p), "--iterations", str(iterations), "--threads", "1",
                              "--hands", str(model_hands), "--logs", str(work / "logs"), "--out", str(out)])
     return f"cfr:strategy={folder}"
@@ -97,7 +99,7 @@ def main() -> None:
             say(f"{name} vs {opp}: {r['sb_per_hand']:+.3f} ± {r['ci']:.3f}")
         if args.lbr_hands:
             row["lbr"] = budgeted_lbr(spec, args.lbr_hands, args.seed, 1, args.lbr_minutes * 60)
-            say(f"{name}: LBR {row['lbr']['mbb_per_game']:.1f} ± {row['lbr']['ci95']:.1f} ({row['lbr']['hands']} hands)")
+            say(f"{name}: LBR {row['lbr']['mbb_per_game']:.1f} ± {row['lbr']['ci95']:.1f} ({counted(row['lbr']['hands'], 'hand')})")
         rows.append(row)
     out = out_file(args.out, f"raise-frontier-seed{args.seed}.json")
     write_json(out, {"seed": args.seed, "iterations": args.iterations, "model_hands": args.model_hands,

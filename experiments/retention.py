@@ -34,6 +34,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from cbr.errors import counted  # noqa: E402
 from cbr.play.match import run_match  # noqa: E402
 from cbr.play.retention import copy_casebase  # noqa: E402
 from cbr.policies.cbr_policy import REUSE_POLICIES, CBRPolicy  # noqa: E402
@@ -155,8 +156,8 @@ def main() -> None:
         for retain in (True, False):
             runs[retain] = play(args.hands, args.seed, args.opponent, args.reuse, retain, Path(tmp), args.casebase,
                                 args.retain_gate, args.bot)
-            print(f"retention {'on ' if retain else 'off'}: {args.hands:,} hands in {runs[retain]['seconds']:.0f} s"
-                  + (f", {runs[retain]['retained']:,} cases retained" if retain else ""), file=sys.stderr)
+            print(f"retention {'on ' if retain else 'off'}: {counted(args.hands, 'hand')} in {runs[retain]['seconds']:.0f} s"
+                  + (f", {counted(runs[retain]['retained'], 'case')} retained" if retain else ""), file=sys.stderr)
     on, off = runs[True], runs[False]
     n = args.hands
     thirds = [slice(0, n // 3), slice(n // 3, 2 * n // 3), slice(2 * n // 3, n)]
@@ -213,7 +214,7 @@ def main() -> None:
         a2.fill_between(hand, np.cumsum(run["sb"]) - band, np.cumsum(run["sb"]) + band, color=color, alpha=0.15)
     who = args.bot or f"cbr ({args.reuse})"
     if a1 is not None:
-        a1.set_ylabel(f"similarity of the 10 nearest cases\n(rolling mean, {w} decisions)")
+        a1.set_ylabel(f"similarity of the 10 nearest cases\n(rolling mean, {counted(w, 'decision')})")
         a1.set_xlabel("hand")
         a1.legend()
     (a1 if a1 is not None else a2).set_title(f"{who}, from {Path(args.casebase).name}, vs {args.opponent}, {n:,} heads-up hands, seed {args.seed}")

@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import OUT_HELP, environment, out_file, out_path, policy_spec, pyplot, say, write_json  # noqa: E402
 
+from cbr.errors import counted  # noqa: E402
 from cbr.play.match import run_match  # noqa: E402
 from cbr.play.measure import BASELINES, SOURCE_BOTS, TARGETS, TUNED_BOT, deal_means, paired_difference  # noqa: E402
 from cbr.policies.cbr_policy import REUSE_POLICIES  # noqa: E402
@@ -154,7 +155,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     jobs = [{"spec": spec, "reuse": label, "opponent": opp, "hands": args.hands, "seed": args.seed}
             for opp in OPPONENTS for label, spec in specs.items()]
     t0 = time.perf_counter()
-    say(f"re-use policies: {len(jobs)} matches of {args.hands} duplicate hands, seed {args.seed}, jobs {args.jobs}")
+    say(f"re-use policies: {counted(len(jobs), 'match', 'matches')} of {args.hands} duplicate hands, seed {args.seed}, jobs {args.jobs}")
     if args.jobs == 1:
         results = [run_one(j) for j in jobs]
     else:
@@ -174,7 +175,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     drew = plot(rows, variants, png, f"Re-use policies of {args.bot}, the same {args.hands:,} duplicate hands "
                            f"per match (seed {args.seed}), 95% CI")
     print(table)
-    print(f"{len(jobs) * args.hands:,} hands in {seconds:.0f} s; wrote {args.out}" + (f" and {png}" if drew else ""))
+    print(f"{counted(len(jobs) * args.hands, 'hand')} in {seconds:.0f} s; wrote {args.out}" + (f" and {png}" if drew else ""))
     return 0
 
 

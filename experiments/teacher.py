@@ -73,7 +73,7 @@ def plot(points: list[dict], final: dict | None, path: Path) -> None:
     ax.fill_between(xs, lo, hi, color="C0", alpha=0.2)
     if final is not None:
         ax.errorbar([final["seconds"] / 60], [final["mbb"]], yerr=[final["ci"]], fmt="s", color="C3",
-                    label=f"shipped ({final['hands']:,} hands)")
+                    label=f"shipped ({counted(final['hands'], 'hand')})")
     ax.axhline(150, color="grey", ls="--", lw=1, label="target 150")
     ax.axhline(254, color="C1", ls=":", lw=1, label="4-bucket cfr:strategy=h_hs2_4 (254 ± 162, yardstick, seed 2)")
     ax.set_xlabel("training time (minutes, two threads)")
@@ -166,7 +166,7 @@ def main() -> int:
             info = json.loads(str(z["info"]))
         report["lbr"] = {"mbb": r["mbb_per_game"], "ci": r["ci95"], "hands": r["hands"], "seconds": info["seconds"],
                          "iterations": info["iterations"], "lbr_seconds": round(time.time() - t)}
-        print(f"shipped teacher: LBR {r['mbb_per_game']:.0f} +- {r['ci95']:.0f} mbb/g ({r['hands']} hands)",
+        print(f"shipped teacher: LBR {r['mbb_per_game']:.0f} +- {r['ci95']:.0f} mbb/g ({counted(r['hands'], 'hand')})",
               file=sys.stderr)
         save()  # now: the matches' workers may die, and an LBR takes hours (it was written only after them)
         measured["lbr"] = 1
@@ -177,7 +177,7 @@ def main() -> int:
             for opp, m in zip(opponents, pool.map(duel, [TEACHER] * len(opponents), opponents, [args.match_hands] * len(opponents),
                                                   [args.seed] * len(opponents))):
                 matches[opp] = m
-                print(f"cfr vs {opp}: {m['sb_per_hand']:+.3f} +- {m['ci']:.3f} sb/h ({m['hands']} hands)",
+                print(f"cfr vs {opp}: {m['sb_per_hand']:+.3f} +- {m['ci']:.3f} sb/h ({counted(m['hands'], 'hand')})",
                       file=sys.stderr)
                 report["matches"] = matches
                 save()
@@ -195,9 +195,9 @@ def main() -> int:
     print("| measure | result (95% CI) |\n|---|---|")
     if "lbr" in report:
         lb = report["lbr"]
-        print(f"| LBR (`cbr exploit cfr`) | {lb['mbb']:.0f} ± {lb['ci']:.0f} mbb/g ({lb['hands']:,} hands) |")
+        print(f"| LBR (`cbr exploit cfr`) | {lb['mbb']:.0f} ± {lb['ci']:.0f} mbb/g ({counted(lb['hands'], 'hand')}) |")
     for opp, m in report.get("matches", {}).items():
-        print(f"| against `{opp}` | {m['sb_per_hand']:+.3f} ± {m['ci']:.3f} sb/h ({m['hands']:,} hands) |")
+        print(f"| against `{opp}` | {m['sb_per_hand']:+.3f} ± {m['ci']:.3f} sb/h ({counted(m['hands'], 'hand')}) |")
     return 0
 
 

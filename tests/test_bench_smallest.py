@@ -37,7 +37,7 @@ def test_bench_teacher_with_one_decision(tmp_path: Path) -> None:
     require_native()
     p = bench("bench_teacher", ["--decisions", "1", "--boards", "1"], tmp_path)
     assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
-    assert "2. decision time through Policy.act, 1 decisions of random hands" in p.stdout, p.stdout
+    assert "2. decision time through Policy.act, 1 decision of random hands" in p.stdout, p.stdout
     assert "   cfr (MCCFR teacher): mean " in p.stdout, p.stdout
 
 
@@ -59,7 +59,7 @@ def test_bench_scale_build_of_one_hand_into_a_relative_logs_folder(tmp_path: Pat
     (tmp_path / "logs").mkdir()
     p = bench("bench_scale_build", ["--hands", "1", "--modes", "local", "--logs", "logs", "--json", "s.json"], tmp_path)
     assert p.returncode == 0 and "Traceback" not in p.stderr, (p.stdout, p.stderr)
-    assert p.stdout.startswith(f"logs: 1 files, 1 hands, 0.0 MB in {tmp_path / 'logs'} "), p.stdout
+    assert p.stdout.startswith(f"logs: 1 file, 1 hand, 0.0 MB in {tmp_path / 'logs'} "), p.stdout
     assert sorted(f.name for f in (tmp_path / "logs").iterdir()) == ["selfplay-00000.log", "selfplay.json"]
     report = json.loads((tmp_path / "s.json").read_text())
     assert report["hands"] == 1 and [r["mode"] for r in report["results"]] == ["local"]

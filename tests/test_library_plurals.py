@@ -48,6 +48,66 @@ def own_plurals(source: str) -> list[tuple[int, str]]:
     return sorted(found)
 
 
+#: Nouns a count says ("1 hand", "3 cases"): ``f"{n} hands"`` says "1 hands" when n is 1.
+COUNT_NOUNS = frozenset("""
+    actions bases blocks boards bots buckets cards cases chunks clients clusters columns connections decisions
+    deals entries errors evaluations experiments features fields files folders games hands holdings issues items lines
+    logs matches minutes models names opponents outcomes pairings parts players plugins points positions
+    processes queries records repeats requests rounds rows runouts runs samples seats seconds sessions shards
+    situations sources spots steps streets tables tasks trials triples values workers iterations
+""".split())
+
+#: Where a placeholder before a count noun is no count, or its count is never one: (file, the
+#: placeholder's expression, the noun) and why. Each must still be there (a stale one fails).
+NOT_COUNTS = {
+    ("cbr/game/situation.py", "game.name", "seats"): "a verb: the game seats N players",
+    ("cbr/acpc/client.py", "ch.peer", "deals"): "a verb: the peer deals a game",
+    ("cbr/cli/play.py", "seed", "deals"): "a verb: --seed N deals these cards again",
+    ("cbr/cli/play.py", "game", "seats"): "a verb: --game NAME seats N players",
+    ("cbr/serve/engine.py", "said", "names"): "a verb: the field names a file",
+    ("cbr/policies/cbr_policy.py", "street", "cases"): "a street's name: no flop cases",
+    ("cbr/query/answer.py", "street", "cases"): "a street's name: no flop cases",
+    ("cbr/query/evaluate.py", "name", "cases"): "a street's name: no flop cases",
+    ("cbr/store/casebase.py", "s", "cases"): "a street's name: the flop cases asked for",
+    ("cbr/cli/casebase.py", "s", "features"): "a street's name: a table of the flop features",
+    ("cbr/abstraction/distribution.py", "s", "buckets"): "a street's name: flop buckets must be 1..65534",
+    ("cbr/cli/abstraction.py", "abstraction.kind", "buckets"): "the kind of buckets (EHS, EMD)",
+    ("cbr/cfr/headsup.py", "probs.shape", "entries"): "an array's shape, not a count",
+    ("cbr/store/retention_log.py", "sound", "records"): "the count is more than one here (one is said apart)",
+    ("cbr/serve/table.py", "seconds", "seconds"): "below one second: 0.5 seconds",
+    ("bench/acpc_reference_interop.py", "fields[1]", "hands"): "a field of a peer's output, as text",
+    ("experiments/predictor_in_play.py", "opponent", "models"): "a verb: the opponent models",
+}
+
+
+def _source(node: ast.AST, source: str) -> str:
+    return ast.get_source_segment(source, node) or ast.unparse(node)
+
+
+def count_plurals(source: str) -> list[tuple[int, str, str]]:
+    """Where an f-string writes a formatted value then a space and a count noun (:data:`COUNT_NOUNS`):
+    ``f"{n:,} hands"``, which says "1 hands"; ``counted(n, "hand")`` says "1 hand". A value
+    written with ``!r`` (a name, quoted) and a rate (``hands/s``, ``hands per second``) are not
+    counts. Each as (line, the value's expression, the noun).
+
+    >>> count_plurals('a = f"retained {n:,} cases"\\nb = f"{len(x)} hands read, {y} hands/s"')
+    [(1, 'n', 'cases'), (2, 'len(x)', 'hands')]
+    >>> count_plurals("c = f'{counted(n, WORD)} read, {name!r} names {k} hand'")
+    []
+    """
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.JoinedStr):
+            continue
+        for value, after in zip(node.values, node.values[1:]):
+            if not (isinstance(value, ast.FormattedValue) and value.conversion == -1 and _text(after)):
+                continue
+            word = re.match(r" ([a-z]+)(?![a-z/]| per )", _text(after) or "")
+            if word and word.group(1) in COUNT_NOUNS:
+                found.append((node.lineno, ast.unparse(value.value), word.group(1)))
+    return sorted(found)
+
+
 def test_the_library_and_commands_count_with_the_one_plural_rule() -> None:
     """The library, the commands, and (as tests/test_bench_scripts.py reads their tokens, which
     missed ``{'' if n == 1 else 's'}``) the scripts and recipes."""
@@ -57,6 +117,28 @@ def test_the_library_and_commands_count_with_the_one_plural_rule() -> None:
     found = [f"{path.relative_to(REPO)}:{line}: {what}"
              for path in files for line, what in own_plurals(path.read_text(encoding="utf-8"))]
     assert found == [], "\n".join(found)
+
+
+def _script_files() -> list[Path]:
+    return sorted([*(REPO / "cbr").rglob("*.py"), REPO / "cli.py", *(REPO / "bench").rglob("*.py"),
+                   *(REPO / "experiments").rglob("*.py"), *(REPO / "casebases").rglob("*.py")])
+
+
+def test_counts_in_messages_say_one_in_the_singular() -> None:
+    """``retained {n:,} cases``, ``over {hands:,} hands``, ``{n} hands read`` said "1 cases" and
+    "1 hands": an f-string's count before its noun is ``counted(n, "case")``, in the library,
+    the commands, the scripts and the recipes, but where :data:`NOT_COUNTS` says why not."""
+    seen = set()
+    found = []
+    for path in _script_files():
+        rel = str(path.relative_to(REPO))
+        for line, expr, noun in count_plurals(path.read_text(encoding="utf-8")):
+            if (rel, expr, noun) in NOT_COUNTS:
+                seen.add((rel, expr, noun))
+            else:
+                found.append(f"{rel}:{line}: {{{expr}}} {noun}")
+    assert found == [], "\n".join(found)
+    assert sorted(set(NOT_COUNTS) - seen) == [], "exceptions no longer needed"
 
 
 def test_messages_that_had_their_own_plurals_say_one_and_none_right() -> None:

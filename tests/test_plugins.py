@@ -671,6 +671,38 @@ class BadLog:
         yield
 
 
+class HalfLog:
+    """Reads an ACPC log's first two hands, then fails."""
+    name = "halflog"
+    extensions = (".half",)
+
+    def sniff(self, path, head):
+        return path.endswith(".half")
+
+    def parse(self, path):
+        from cbr.logs.acpc import AcpcParser
+
+        for n, item in enumerate(AcpcParser().parse(path)):
+            if n == 2:
+                raise ValueError("half way")
+            yield item
+
+
+class MadeBoomLog:
+    """A parser that cannot be made (its grammar file is missing, say)."""
+    name = "madeboomlog"
+    extensions = (".mbl",)
+
+    def __init__(self):
+        raise KeyError("no grammar")
+
+    def sniff(self, path, head):
+        return path.endswith(".mbl")
+
+    def parse(self, path):
+        yield from ()
+
+
 class NoDoc(Policy):
     name = "nodoc"
 
@@ -696,6 +728,8 @@ row_boom = myplug:RowBoom
 made_boom_fs = myplug:MadeBoom
 [cbr.parsers]
 badlog = myplug:BadLog
+halflog = myplug:HalfLog
+madeboomlog = myplug:MadeBoomLog
 [cbr.policies]
 nodoc = myplug:NoDoc
 withdoc = myplug:WithDoc
@@ -790,7 +824,9 @@ def test_a_plugin_feature_set_gives_its_own_default_similarity(myplug: Path, sma
 
 
 PARSE_BOOM = ("error: log format 'badlog' (plugin 'badlog' in cbr.parsers: myplug:BadLog, package myplug) "
-              "failed in parse(): RuntimeError: bad parser exploded")
+              "failed in parse() on {}: RuntimeError: bad parser exploded")
+MADE_BOOM_LOG = ("log format 'madeboomlog' (plugin 'madeboomlog' in cbr.parsers: myplug:MadeBoomLog, package "
+                 "myplug) failed when it was made: KeyError: 'no grammar'")
 ROW_BOOM = ("error: feature set 'row_boom' (plugin 'row_boom' in cbr.features: myplug:RowBoom, package myplug) "
             "failed in row(): RuntimeError: row exploded")
 
@@ -801,18 +837,79 @@ def test_a_plugin_parser_that_raises_is_named_in_one_line_and_exit_1(myplug: Pat
     exploded (run with --debug ...)`, exit 3, as if the engine had a bug: one line naming it and
     its package, exit 1, whether it was found by its extension or forced with -f."""
     (tmp_path / "a.bad").write_text("x\n")
-    for args in (["build", tmp_path / "a.bad", "-o", tmp_path / "cb", "-j", "1"],
-                 ["logs", "inspect", tmp_path / "a.bad"],
-                 ["logs", "inspect", "-f", "badlog", small_log]):
+    for args, read in ((["build", tmp_path / "a.bad", "-o", tmp_path / "cb", "-j", "1"], tmp_path / "a.bad"),
+                       (["logs", "inspect", tmp_path / "a.bad"], tmp_path / "a.bad"),
+                       (["logs", "inspect", "-f", "badlog", small_log], small_log)):
         r = _cli(myplug, *args, cwd=tmp_path)
-        assert (r.returncode, r.stderr.strip()) == (1, PARSE_BOOM), args
+        assert (r.returncode, r.stderr.strip()) == (1, PARSE_BOOM.format(read)), args
     from cbr.errors import PluginFailedError
     from cbr.logs.detect import read_logs
 
     with pytest.raises(PluginFailedError) as info:
         list(read_logs([tmp_path / "a.bad"]))
-    assert str(info.value) == PARSE_BOOM.removeprefix("error: ")
+    assert str(info.value) == PARSE_BOOM.removeprefix("error: ").format(tmp_path / "a.bad")
     assert isinstance(info.value.__cause__, RuntimeError)
+
+
+def test_a_plugin_parser_that_raises_names_the_file_and_the_line_it_had_reached(myplug: Path, small_log: Path,
+                                                                               tmp_path: Path) -> None:
+    """The one line naming a parser that raised in parse() did not say which file it was reading
+    (of the many a build reads), nor where: the file, and the line of the last hand it gave."""
+    from cbr.logs.acpc import AcpcParser
+
+    half = tmp_path / "logs" / "b.half"
+    half.parent.mkdir()
+    half.write_text(small_log.read_text())
+    (tmp_path / "logs" / "a.log").write_text(small_log.read_text())  # read before it, whole
+    second = [item.line for item in AcpcParser().parse(str(half))][1]
+    assert second > 1
+    line = ("error: log format 'halflog' (plugin 'halflog' in cbr.parsers: myplug:HalfLog, package myplug) "
+            f"failed in parse() on {half}, after line {second}: ValueError: half way")
+    for args in (["build", tmp_path / "logs", "-o", tmp_path / "cb", "-j", "1"], ["logs", "inspect", tmp_path / "logs"]):
+        r = _cli(myplug, *args, cwd=tmp_path)
+        assert (r.returncode, r.stderr.strip().splitlines()[-1]) == (1, line), (args, r.stderr)
+        assert not (tmp_path / "cb").exists()
+
+
+def test_a_plugin_parser_that_cannot_be_made_is_said_once_and_listed_as_failed(myplug: Path, small_log: Path,
+                                                                              tmp_path: Path) -> None:
+    """A parser that raised as it was made was left out of format detection in silence (its
+    files 'not a log any parser recognises'), and `cbr plugins list` showed it as fine since it
+    imports: now a build and an inspection say once why it is left out, and the list shows it
+    failed, with its error, as a plugin that fails to import."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for name in ("a.mbl", "b.mbl"):
+        (logs / name).write_text("x\n")
+    (logs / "c.log").write_text(small_log.read_text())
+    warning = f"warning: {MADE_BOOM_LOG}; left out of format detection, its files are not recognised"
+    r = _cli(myplug, "build", logs, "-o", tmp_path / "cb", "-j", "1", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.splitlines().count(warning) == 1, r.stderr
+    r = _cli(myplug, "logs", "inspect", logs, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.splitlines().count(warning) == 1, r.stderr
+    r = _cli(myplug, "logs", "inspect", logs, "--json", cwd=tmp_path)
+    assert json.loads(r.stdout)["warnings"] == [warning.removeprefix("warning: ")]
+    r = _cli(myplug, "logs", "inspect", "-f", "acpc", logs / "c.log", cwd=tmp_path)  # no detection: nothing to say
+    assert (r.returncode, r.stderr) == (0, ""), r.stderr
+    # nothing else to read: the build's error says why its files were not recognised
+    r = _cli(myplug, "build", logs / "a.mbl", "-o", tmp_path / "cb2", "-j", "1", cwd=tmp_path)
+    assert r.returncode == 1 and r.stderr.strip().endswith(f"; {MADE_BOOM_LOG}; left out of format detection, "
+                                                           "its files are not recognised"), r.stderr
+    from cbr.logs.inspect import inspect_logs
+
+    assert inspect_logs([logs]).warnings == [warning.removeprefix("warning: ")]
+    info = {i.name: i for i in plugins.describe(("cbr.parsers",))}
+    assert not info["madeboomlog"].ok and info["madeboomlog"].error == MADE_BOOM_LOG
+    assert info["badlog"].ok and info["acpc"].ok
+    r = _cli(myplug, "plugins", "list", "--json", cwd=tmp_path)
+    rows = {(row["group"], row["name"]): row for row in json.loads(r.stdout)}
+    assert (rows[("cbr.parsers", "madeboomlog")]["ok"], rows[("cbr.parsers", "madeboomlog")]["error"]) == (
+        False, MADE_BOOM_LOG)
+    r = _cli(myplug, "plugins", "list", cwd=tmp_path)
+    assert "ERROR: " + MADE_BOOM_LOG[:40] in " ".join(r.stdout.split()), r.stdout
+    assert "cbr.parsers:madeboomlog" in r.stderr, r.stderr
 
 
 def test_a_plugin_feature_set_that_raises_is_named_in_one_line_and_exit_1(myplug: Path, small_log: Path,
@@ -857,7 +954,7 @@ def test_a_plugin_failing_on_dask_is_one_line_without_dask_s_block(myplug: Path,
     sim.write_text("".join(f'[[{s}]]\nfeature = "{f}"\nmeasure = "linear"\nweight = 50\nlow = 0\nhigh = 4\n'
                            for s in STREETS_ for f in ("pot_odds", "bets_to_call")))
     for args, line in ((["--feature-set", "row_boom", "--similarity", sim, small_log], ROW_BOOM),
-                       ([tmp_path / "a.bad"], PARSE_BOOM)):
+                       ([tmp_path / "a.bad"], PARSE_BOOM.format(tmp_path / "a.bad"))):
         r = _cli(myplug, "build", "-o", tmp_path / "cb", "--scheduler", "local", "--dask-workers", "1", *args,
                  cwd=tmp_path)
         assert (r.returncode, r.stderr.strip()) == (1, line), r.stderr

@@ -48,7 +48,7 @@ import numpy as np
 
 from cbr.abstraction.game import BucketGame
 from cbr.abstraction.metrics import board_metrics, check_metric, clean_board_metrics, preflop_metrics, river_values
-from cbr.errors import ConfigError
+from cbr.errors import ConfigError, counted
 from evaluator_ext import parse_cards
 from evaluator_ext.cards import check_distinct
 
@@ -134,7 +134,7 @@ class Abstraction:
             arr = np.array(t, dtype=float)
             shape = (n, n - 1) if self.kind == "history" and street > 0 else (n - 1,)
             if arr.shape != shape:
-                raise ConfigError(f"street {street}: thresholds must have shape {shape} for {n} buckets, got {arr.shape}")
+                raise ConfigError(f"street {street}: thresholds must have shape {shape} for {counted(n, 'bucket')}, got {arr.shape}")
             if not np.all(np.isfinite(arr)) or np.any(np.diff(arr, axis=-1) < 0):
                 raise ConfigError(f"street {street}: thresholds must be finite and sorted")
             arr.flags.writeable = False

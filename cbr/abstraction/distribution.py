@@ -39,7 +39,7 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
-from cbr.errors import ConfigError
+from cbr.errors import ConfigError, counted
 from cbr.store.durable import atomic_savez
 
 __all__ = ["DistributionAbstraction", "CanonicalBoards", "canonical_boards", "PREFLOP_CLASS", "river_hs",
@@ -226,7 +226,7 @@ def k_medians_l1(points: np.ndarray, k: int, *, iterations: int = 12, seed: int 
     points = np.ascontiguousarray(points, dtype=np.float32)
     n = points.shape[0]
     if not 1 <= k <= n:
-        raise ConfigError(f"k-medians needs 1 <= k <= {n} points, got k={k}")
+        raise ConfigError(f"k-medians needs 1 <= k <= {counted(n, 'point')}, got k={k}")
     rng = np.random.default_rng(seed)
     centres = [points[rng.integers(n)]]
     dist = np.abs(points - centres[0]).sum(axis=1)
@@ -288,7 +288,7 @@ def k_means_l2(points: np.ndarray, k: int, *, iterations: int = 20, seed: int = 
     points = np.ascontiguousarray(points, dtype=np.float64)
     n = points.shape[0]
     if not 1 <= k <= n:
-        raise ConfigError(f"k-means needs 1 <= k <= {n} points, got k={k}")
+        raise ConfigError(f"k-means needs 1 <= k <= {counted(n, 'point')}, got k={k}")
     rng = np.random.default_rng(seed)
     cent = np.empty((k, points.shape[1]))
     cent[0] = points[rng.integers(n)]

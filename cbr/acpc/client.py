@@ -31,7 +31,7 @@ from typing import Any, Callable, Optional
 
 from cbr.acpc.matchstate import MatchState, parse_matchstate, state_from_matchstate
 from cbr.acpc.protocol import VERSION_LINE, Disconnected, LineChannel, acpc_payoffs, answer_line, short
-from cbr.errors import GameError, ProtocolError
+from cbr.errors import GameError, ProtocolError, counted
 from cbr.game.decision import DecisionPoint
 from cbr.game.gamedef import GameDef
 from cbr.game.state import HandState
@@ -267,7 +267,7 @@ class _Dealer:
                 raise ProtocolError(f"{ch.peer} closed the connection before dealing us a hand{why}") from None
             if self.hands is not None:
                 raise ProtocolError(f"{ch.peer} closed the connection after {played:,} "
-                                    f"of {self.hands:,} hands{said}") from None
+                                    f"of {counted(self.hands, 'hand')}{said}") from None
             return False
         try:
             ms = parse_matchstate(line, self.game)
@@ -276,7 +276,7 @@ class _Dealer:
             seats = seats_shown(line)
             if self.finished < 0 and self.ms is None and seats not in (None, self.game.n_players):
                 refusal = self.refusal(seats)  # type: ignore[arg-type]
-                shows = f"{ch.peer} deals a {seats}-player game (its first MATCHSTATE shows {seats} seats)"
+                shows = f"{ch.peer} deals a {seats}-player game (its first MATCHSTATE shows {counted(seats, 'seat')})"
                 if refusal:  # the first state shows the dealer's table: our bot cannot sit at it
                     raise ProtocolError(f"{shows}: {refusal}") from None
                 if 2 <= seats <= 10:  # a table a game exists for: the client was told another

@@ -117,7 +117,7 @@ class Dealer:
         if self.game.betting != "limit":
             raise GameError(f"game {self.game.name!r} is no-limit; the dealer deals limit games only")
         if self.game.n_players != n:
-            raise GameError(f"game {self.game.name!r} seats {self.game.n_players} players but {n} were given")
+            raise GameError(f"game {self.game.name!r} seats {counted(self.game.n_players, 'player')} but {n} were given")
         self.seats = [s.strip() for s in seats]
         self.hands, self.seed = hands, seed
         self.host, self.port = host, port

@@ -153,7 +153,7 @@ def state_from_matchstate(ms: MatchState, game: GameDef) -> HandState:
     reached = sum(1 for kind, _ in tokens if kind == "/")
     shown = next(s for s, size in enumerate(BOARD_SIZES) if size == len(ms.board))
     if reached != shown:
-        raise GameError(f"MATCHSTATE board shows the {STREETS[shown]} ({len(ms.board)} cards) but its betting "
+        raise GameError(f"MATCHSTATE board shows the {STREETS[shown]} ({counted(len(ms.board), 'card')}) but its betting "
                         f"{_short(ms.betting)!r} reaches the {STREETS[min(reached, 3)]}")
     state = HandState(game, hole_cards=ms.holes, hand_id=str(ms.hand_number), source="matchstate")
     for i, (kind, total) in enumerate(tokens):

@@ -38,7 +38,7 @@ from cbr.build.pools import (  # noqa: F401
 )
 from cbr.errors import CBRError, ConfigError, counted
 from cbr.game.gamedef import STREETS, GameDef
-from cbr.logs.detect import LogSource, parse_source, scan_logs
+from cbr.logs.detect import LogSource, parse_source, parsers_left_out, scan_logs
 from cbr.logs.record import HandRecord, ParseIssue, no_hand_read
 from cbr.logs.replay import replay
 from cbr.logs.source import DEFAULT_MAX_FILE_SIZE
@@ -374,8 +374,10 @@ def build_casebase(
     t0 = time.perf_counter()
     sources = scan_logs(paths, format, max_file_size=max_file_size)
     report = BuildReport(path=str(out), sources=sum(1 for s in sources if not s.skipped))
+    not_detecting = parsers_left_out(format)  # said once: their files are skipped as no log
     if not report.sources:
-        raise CBRError(nothing_to_read(paths, sources))
+        raise CBRError(nothing_to_read(paths, sources) + "".join(f"; {note}" for note in not_detecting))
+    report.warnings.extend(not_detecting)
     wanted = frozenset(players) if players else None
     games_wanted = frozenset(only_games) if only_games else None
     left_out: dict[str, int] = {}

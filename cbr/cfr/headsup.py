@@ -35,7 +35,7 @@ from typing import Any, Callable, Optional, Sequence
 import numpy as np
 
 from cbr.cfr.tree import KIND_CHANCE, KIND_DECISION, KIND_FOLD, KIND_SHOWDOWN, BettingTree
-from cbr.errors import ConfigError
+from cbr.errors import ConfigError, counted
 
 __all__ = ["Contestant", "DuplicateResult", "deal_boards", "role_values", "play_duplicate", "round_robin"]
 
@@ -58,7 +58,7 @@ class Contestant:
         probs = np.ascontiguousarray(self.probs, dtype=np.float64)
         if probs.shape != (size,):
             raise ConfigError(f"{self.name}: strategy has {probs.shape} entries, the {self.tree.name} tree "
-                              f"needs {size} for {n} buckets")
+                              f"needs {size} for {counted(n, 'bucket')}")
         object.__setattr__(self, "probs", probs)
         object.__setattr__(self, "offset", offset)
 

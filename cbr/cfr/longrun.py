@@ -36,7 +36,7 @@ from typing import Any, Callable, Iterator, Optional
 
 from cbr.cfr.mccfr import STRATEGY_FILE, MCCFRTrainer, layout
 from cbr.cfr.tree import BettingTree, build_tree
-from cbr.errors import ConfigError
+from cbr.errors import ConfigError, counted
 from cbr.store.durable import remove_dead_temp
 
 __all__ = ["LongRun", "RunFolder", "StopSignals", "table_memory", "read_progress", "run_lock", "gigabytes"]
@@ -265,7 +265,7 @@ class LongRun:
                 last_checkpoint = last_report = time.monotonic()
             elif self.report is not None and self.report_seconds and time.monotonic() - last_report >= self.report_seconds:
                 last_report = time.monotonic()
-                self.report(f"training: {t.iterations:,} iterations, {t.seconds:,.0f} s of training, "
+                self.report(f"training: {counted(t.iterations, 'iteration')}, {t.seconds:,.0f} s of training, "
                             f"{self._rate():,.0f} a second this session")
         self.save(reason)
         return reason
@@ -283,7 +283,7 @@ class LongRun:
             self.trainer.save_strategy(self.strategy)
         line = self._line(event)
         if self.report is not None and event != "stopped":  # whoever stopped the run says so, in one line
-            self.report(f"{event}: {line['iterations']:,} iterations, {line['training_seconds']:,.0f} s of training "
+            self.report(f"{event}: {counted(line['iterations'], 'iteration')}, {line['training_seconds']:,.0f} s of training "
                         f"({line['cpu_seconds']:,.0f} CPU s), {line['iterations_per_second']:,.0f} a second "
                         f"this session -> {self.checkpoint}")
 

@@ -38,7 +38,7 @@ import numpy as np
 
 from cbr.abstraction.distribution import DistributionAbstraction, native_module
 from cbr.cfr.tree import KIND_DECISION, BettingTree, build_tree
-from cbr.errors import ConfigError
+from cbr.errors import ConfigError, counted
 from cbr.store.durable import atomic_savez
 
 __all__ = ["MCCFRTrainer", "ImperfectStrategy", "STRATEGY_FILE", "TRAINED_ROWS", "layout", "abstraction_fingerprint",
@@ -321,7 +321,7 @@ def load_imperfect_strategy(folder: str | os.PathLike) -> ImperfectStrategy:
         raise ConfigError(f"{f}: the strategy was trained on another tree or abstraction")
     offset, size = layout(tree, a.n_buckets)
     if q.shape != (size,):
-        raise ConfigError(f"{f}: {q.shape[0]} entries, the tree and abstraction need {size}")
+        raise ConfigError(f"{f}: {counted(q.shape[0], 'entry', 'entries')}, the tree and abstraction need {size}")
     probs = normalise(q.astype(np.float64), tree, a.n_buckets, offset,
                       uniform_is_unsampled=info.get("average") != TRAINED_ROWS)
     return ImperfectStrategy(tree, a, probs, offset, info, folder)

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 
-from cbr.errors import ConfigError, GameError
+from cbr.errors import ConfigError, GameError, counted
 from cbr.policies.base import Policy, Triple, legal_triple, legal_triples
 from evaluator_ext.cards import combo_index
 
@@ -271,7 +271,7 @@ class CFRPolicy(Policy):
         else:
             seq = self._buckets(dp.hole, dp.board)
             if len(seq) != dp.street + 1:
-                raise ConfigError(f"abstraction gave {len(seq)} buckets on street {dp.street}")
+                raise ConfigError(f"abstraction gave {counted(len(seq), 'bucket')} on street {dp.street}")
             probs = s.action_probs(node, sequence_index(seq, s.n_buckets))
         return legal_triple((probs.get("f", 0.0), probs.get("c", 0.0), probs.get("r", 0.0)), dp.legal)
 

@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Optional, Sequence
 import numpy as np
 
 from cbr.cfr.tree import KIND_CHANCE, KIND_DECISION, BettingTree
-from cbr.errors import ConfigError, GameError
+from cbr.errors import ConfigError, GameError, counted
 
 if TYPE_CHECKING:  # pragma: no cover
     from cbr.cfr.mccfr import ImperfectStrategy
@@ -261,7 +261,7 @@ def blueprint_ranges(strategy: "ImperfectStrategy", history: str, board: Sequenc
         street = int(tree.street[node])
         key = board[: _STREET_CARDS[street]]
         if len(key) != _STREET_CARDS[street]:
-            raise GameError(f"history {history!r} reaches street {street} with a board of {len(board)} cards")
+            raise GameError(f"history {history!r} reaches street {street} with a board of {counted(len(board), 'card')}")
         b = cache.get(key)
         if b is None:
             b = cache[key] = strategy.abstraction.street_buckets(key)

@@ -32,7 +32,7 @@ from functools import cached_property
 import numpy as np
 
 from cbr.cfr.tree import KIND_CHANCE, KIND_DECISION, KIND_FOLD
-from cbr.errors import ConfigError
+from cbr.errors import ConfigError, counted
 
 __all__ = ["SequenceForm", "always_raise", "always_call"]
 
@@ -157,7 +157,7 @@ class SequenceForm:
             raise ConfigError(f"player must be 0 or 1, not {player!r}")
         probs = np.asarray(probs, dtype=np.float64)
         if probs.shape != (self.game.size,):
-            raise ConfigError(f"a table strategy of {self.game.name} has {self.game.size} entries, not {probs.shape}")
+            raise ConfigError(f"a table strategy of {self.game.name} has {counted(self.game.size, 'entry', 'entries')}, not {probs.shape}")
         for ent in self.players[1 - player].entries:
             row = probs[ent]
             if not (np.all(row >= 0) and abs(row.sum() - 1.0) < 1e-6):

@@ -36,7 +36,7 @@ import numpy as np
 from cbr.abstraction.game import BucketGame
 from cbr.cfr.solver import Solver, bucket_game_fingerprint
 from cbr.cfr.tree import GAMES, BettingTree, build_tree
-from cbr.errors import ConfigError, OutputPathError
+from cbr.errors import ConfigError, OutputPathError, counted
 from cbr.store.durable import atomic_savez
 
 __all__ = ["STRATEGY_FORMAT", "Strategy", "load_strategy", "save_strategy", "train", "quantise", "dequantise",
@@ -106,7 +106,7 @@ def dequantise(q: np.ndarray, tree: BettingTree, n_buckets: int) -> np.ndarray:
     out = q.astype(np.float32)
     offset, size = tree.layout(n_buckets)
     if out.shape != (size,):
-        raise ConfigError(f"strategy table has {out.shape[0]} entries, the tree needs {size} for {n_buckets} buckets")
+        raise ConfigError(f"strategy table has {counted(out.shape[0], 'entry', 'entries')}, the tree needs {size} for {counted(n_buckets, 'bucket')}")
     for node in tree.decision_nodes():
         k = int(tree.n_children[node])
         rows = n_buckets ** (int(tree.street[node]) + 1)
@@ -227,7 +227,7 @@ def _iterations_in(path: Path) -> str:
         with np.load(path, allow_pickle=False) as data:
             info = json.loads(bytes(data["info"]).decode())
         n = info.get("iteration", info.get("iterations"))
-        return f" ({int(n):,} iterations)" if isinstance(n, int) else ""
+        return f" ({counted(int(n), 'iteration')})" if isinstance(n, int) else ""
     except Exception:  # noqa: BLE001 - only a detail of a message
         return ""
 

@@ -12,6 +12,7 @@ from cbr.cli._options import (
     check_output,
 )
 from cbr.cli._output import print_json, progress_bar
+from cbr.errors import counted
 
 app = typer.Typer(help="Card abstractions: hand-strength buckets per street and the abstract game's "
                               "chance model (the KTH study).", no_args_is_help=True, rich_markup_mode=None)
@@ -67,8 +68,8 @@ def abstraction_build_command(
         print_json(summary)
         return
     typer.echo(f"{abstraction.name}: {buckets} buckets per street, fingerprint {abstraction.fingerprint[:16]}; "
-               f"thresholds from {samples:,} boards in {abstraction.build_info['seconds']:.1f} s, bucket game from "
-               f"{samples:,} boards in {game.description['game_seconds']:.1f} s; written to {target}")
+               f"thresholds from {counted(samples, 'board')} in {abstraction.build_info['seconds']:.1f} s, bucket game from "
+               f"{counted(samples, 'board')} in {game.description['game_seconds']:.1f} s; written to {target}")
 
 
 @app.command("inspect")
@@ -104,7 +105,8 @@ def abstraction_inspect_command(
     else:
         d = game.description
         se = d.get("equity_max_se")
-        deals, boards = (f"{n:,}" if isinstance(n, int) else str(n) for n in (d.get("game_deals"), d.get("game_samples")))
-        typer.echo(f"bucket game: {deals} holdings on {boards} boards (seed "
+        deals, boards = (counted(n, word) if isinstance(n, int) else f"{n} {word}s"  # as an older file says it
+                         for n, word in ((d.get("game_deals"), "holding"), (d.get("game_samples"), "board")))
+        typer.echo(f"bucket game: {deals} on {boards} (seed "
                    f"{d.get('game_seed')}), {game.n_classes} showdown classes, largest equity standard error "
                    f"{'n/a' if se is None else f'{se:.4f}'}")

@@ -52,9 +52,9 @@ def casebase_inspect(
                                                  help="With --sql: print at most this many rows (default 100).")] = None,
     all_rows: Annotated[bool, typer.Option("--all", help="With --sql: print every row (no --limit).")] = False,
     as_table: Annotated[bool, typer.Option("--table", help=f"With --sql: a table however many rows (the default "
-                                                           f"up to {TABLE_ROWS:,} rows).")] = False,
+                                                           f"up to {counted(TABLE_ROWS, 'row')}).")] = False,
     as_tsv: Annotated[bool, typer.Option("--tsv", help=f"With --sql: tab-separated values, written as they come "
-                                                       f"(the default beyond {TABLE_ROWS:,} rows).")] = False,
+                                                       f"(the default beyond {counted(TABLE_ROWS, 'row')}).")] = False,
     as_csv: Annotated[bool, typer.Option("--csv", help="With --sql: comma-separated values, written as they "
                                                        "come.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
@@ -89,7 +89,7 @@ def casebase_inspect(
             _print_sql_rows(result, "json" if as_json else "table" if as_table else "tsv" if as_tsv
                             else "csv" if as_csv else "auto")
             if result.truncated:
-                stderr.print(f"(first {limit:,} rows shown; --limit N or --all for more)", soft_wrap=True)
+                stderr.print(f"(first {counted(limit, 'row')} shown; --limit N or --all for more)", soft_wrap=True)
             return
         info = inspect(cb)
     finally:
@@ -106,7 +106,7 @@ def casebase_inspect(
     stdout.print(f"games: {', '.join(g for g in info['games'] if g) or '-'}", markup=False, highlight=False,
                  soft_wrap=True)
     streets = list(info["counts"])
-    stdout.print(rich_table(f"{info['total']:,} cases", ["street", "total", "fold", "check/call", "bet/raise",
+    stdout.print(rich_table(f"{counted(info['total'], 'case')}", ["street", "total", "fold", "check/call", "bet/raise",
                                                         "with outcome", "parts"],
                              [[s, *(f"{c[k]:,}" for k in ("total", "f", "c", "r")), f"{info['outcomes'][s]['known']:,}", info["parts"][s]]
                               for s, c in info["counts"].items()]))
@@ -145,7 +145,7 @@ def _print_sql_rows(result: Any, fmt: str) -> None:
     if fmt == "table" or len(head) <= TABLE_ROWS:
         stdout.print(rich_table(None, result.columns, [list(r) for r in head]))
         return
-    stderr.print(f"(more than {TABLE_ROWS:,} rows: written as tab-separated values as they come; --table "
+    stderr.print(f"(more than {counted(TABLE_ROWS, 'row')}: written as tab-separated values as they come; --table "
                  f"lays them out as a table, --csv writes comma-separated values)", soft_wrap=True)
     print_rows(result.columns, itertools.chain([head], batches), "tsv")
 
@@ -179,8 +179,8 @@ def casebase_verify(
         if report.sound:
             total = sum(report.cases.values())
             log = report.log
-            logged = f", {log['records']:,} records in the retention log" if log else ""
-            stdout.print(f"{report.path}: sound ({total:,} cases{logged})", markup=False, highlight=False,
+            logged = f", {counted(log['records'], 'record')} in the retention log" if log else ""
+            stdout.print(f"{report.path}: sound ({counted(total, 'case')}{logged})", markup=False, highlight=False,
                          soft_wrap=True)
     if not report.sound:
         raise typer.Exit(EXIT_ERROR)
@@ -212,13 +212,13 @@ def casebase_repair(
         print_json(report.to_dict())
     else:
         if report.moved or report.renumbered:
-            stdout.print(f"{report.path}: kept {report.records_kept:,} records ({report.cases_kept:,} cases) of "
+            stdout.print(f"{report.path}: kept {counted(report.records_kept, 'record')} ({counted(report.cases_kept, 'case')}) of "
                          f"{report.log}; set aside {report.lost}", markup=False, highlight=False, soft_wrap=True)
         for mv in report.moved:
             stdout.print(f"{report.path}: moved {mv['bytes']:,} bytes from byte {mv['offset']} to {mv['file']}",
                          markup=False, highlight=False, soft_wrap=True)
         if report.renumbered:
-            stdout.print(f"{report.path}: the {report.renumbered:,} cases kept after the lost ones keep their order; "
+            stdout.print(f"{report.path}: the {counted(report.renumbered, 'case')} kept after the lost ones keep their order; "
                          f"their case ids close the gap", markup=False, highlight=False, soft_wrap=True)
         for note in report.notes:
             stdout.print(f"{report.path}: {note}", markup=False, highlight=False, soft_wrap=True)
@@ -262,7 +262,7 @@ def casebase_merge(
         print_json({**report.to_dict(), "warnings": warnings})
         return
     per = ", ".join(f"{s} {n:,}" for s, n in report.cases_per_street.items())
-    stdout.print(f"merged {len(inputs)} case bases into {out}: {report.cases:,} cases ({per}), {report.seconds:.1f} s",
+    stdout.print(f"merged {len(inputs)} case bases into {out}: {counted(report.cases, 'case')} ({per}), {report.seconds:.1f} s",
                  soft_wrap=True)
     if report.dedupe and report.shared_sources:
         names = "; ".join(" = ".join(e["sources"]) for e in report.shared_sources)
@@ -533,7 +533,7 @@ def casebase_condense(
         print_json(report.to_dict())
         return
     total = report.kept + report.removed
-    stdout.print(f"condensed {source} into {out} ({method}): kept {report.kept:,} of {total:,} cases "
+    stdout.print(f"condensed {source} into {out} ({method}): kept {report.kept:,} of {counted(total, 'case')} "
                  f"({100.0 * report.kept / max(total, 1):.1f}%), {report.seconds:.1f} s",
                  markup=False, highlight=False, soft_wrap=True)
     stdout.print(rich_table("per street", ["street", "kept", "removed", "footprint", "floor", "coverage", "mean TV"],
@@ -581,7 +581,7 @@ def casebase_competence(
         from cbr.cli._plot import plot_competence
 
         plot_competence(plot, report.reach_sizes, report.cover_sizes, k=k,
-                        title=f"competence of {name} (k={k}, eps={eps:g}, {sample} cases a street)")
+                        title=f"competence of {name} (k={k}, eps={eps:g}, {counted(sample, 'case')} a street)")
     if as_json:
         print_json(report.to_dict())
         return
@@ -659,7 +659,7 @@ def casebase_diff(
         o = report.origin
         copy, base = (b, a) if o["copy"] == "b" else (a, b)
         per = "; ".join(f"{s} " + ", ".join(f"{act} {n:,}" for act, n in v.items()) for s, v in o["retained"].items())
-        stdout.print(f"{copy} is a copy of {base}: the matches added {o['retained_cases']:,} cases in "
+        stdout.print(f"{copy} is a copy of {base}: the matches added {counted(o['retained_cases'], 'case')} in "
                      f"{counted(o['matches'], 'match', 'matches')} ({per or 'none'}){sim}",
                      markup=False, highlight=False, soft_wrap=True)
     elif sim:

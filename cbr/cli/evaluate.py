@@ -13,6 +13,7 @@ from cbr.cli._options import (
     check_output,
 )
 from cbr.cli._output import fmt_change, fmt_score, fmt_score_ci, print_json, progress_bar, rich_table, stderr, stdout
+from cbr.errors import counted
 
 
 @guarded
@@ -144,9 +145,9 @@ def tune_command(
              fmt_score_ci(start_r[s], rep["start_ci"][s], 4), fmt_score_ci(best_r[s], rep["best_ci"][s], 4),
              fmt_change(rep["difference"][s], rep["difference_ci"][s])]
             for s in (*("preflop", "flop", "turn", "river"), "all")]
-    stdout.print(rich_table(f"k-NN log-loss ± 95% CI over hands ({folds}-fold, at most {max_decisions:,} "
-                            "decisions a street)",
+    stdout.print(rich_table(f"k-NN log-loss ± 95% CI over hands ({folds}-fold, at most "
+                            f"{counted(max_decisions, 'decision')} a street)",
                              ["street", f"hand-picked (seed {seed})", f"learned (seed {seed})",
                               f"hand-picked (seed {rseed})", f"learned (seed {rseed})",
                               f"learned - hand-picked (seed {rseed})"], rows))
-    typer.echo(f"learned similarity written to {target} ({result.evaluations:,} evaluations)")
+    typer.echo(f"learned similarity written to {target} ({counted(result.evaluations, 'evaluation')})")

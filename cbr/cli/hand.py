@@ -49,9 +49,9 @@ def hand_command(
         return "n/a" if value is None else f"{value:.4f}"
 
     vs = f"vs {counted(s['opponents'], 'opponent')}"
-    how = "exact enumeration" if s["exact"] else f"Monte Carlo, {s['trials']:,} deals, seed {s['seed']}"
+    how = "exact enumeration" if s["exact"] else f"Monte Carlo, {counted(s['trials'], 'deal')}, seed {s['seed']}"
     if s.get("holdings"):  # a class before the flop: its holdings share these numbers
-        first = (f"hole       {s['hole']}   a class of {s['holdings']} holdings (each has these pre-flop numbers), "
+        first = (f"hole       {s['hole']}   a class of {counted(s['holdings'], 'holding')} (each has these pre-flop numbers), "
                  f"preflop rank {s['preflop_rank']} of 169")
     else:
         first = f"hole       {s['hole']}   class {s['preflop_class']}, preflop rank {s['preflop_rank']} of 169"

@@ -115,7 +115,7 @@ def _print_league(result: "LeagueResult", as_json: bool, plot: Optional[str]) ->
 
         plot_leaderboard(plot, [s.bot for s in standings], [s.sb_per_hand for s in standings],
                          [s.sb_ci for s in standings],
-                         title=f"{result.mode}: mean sb/h over {len(result.pairings)} pairings of "
+                         title=f"{result.mode}: mean sb/h over {counted(len(result.pairings), 'pairing')} of "
                                f"{result.hands:,} duplicate hands" + (" (interrupted)" if result.interrupted else ""),
                          xlabel="small bets per hand (95% confidence interval)")
         if not as_json:

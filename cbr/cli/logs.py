@@ -43,6 +43,8 @@ def logs_inspect(
     with progress_bar("reading logs", enabled=not as_json) as advance:
         report = inspect_logs(paths, format=fmt, progress=advance,
                               max_file_size=max_file_size or DEFAULT_MAX_FILE_SIZE)
+    for warning in report.warnings:  # as cbr build says them
+        typer.echo(f"warning: {warning}", err=True)
     if as_json:
         data = report.to_dict()
         data["skipped"] = data["skipped"][:max_issues]
@@ -167,14 +169,14 @@ def logs_stats(
             stdout.print(f"  ... and {len(report.skipped) - 5:,} more (--json lists every one)", markup=False,
                          highlight=False)
     if report.mixed:
-        typer.echo(f"warning: these logs mix limit ({report.games['limit']:,} hands) and no-limit "
-                   f"({report.games['no-limit']:,} hands) games: sb/h adds small bets of a limit table to big "
+        typer.echo(f"warning: these logs mix limit ({counted(report.games['limit'], 'hand')}) and no-limit "
+                   f"({counted(report.games['no-limit'], 'hand')}) games: sb/h adds small bets of a limit table to big "
                    f"blinds of a no-limit one; read each kind apart (a folder or --log-format each)", err=True)
     if plot is not None:
         from cbr.cli._plot import plot_cumulative
 
         plot_cumulative(plot, {p.name: p.cumulative() for p in shown if p.results},
-                        title=f"cumulative result per player ({report.hands_read:,} hands)",
+                        title=f"cumulative result per player ({counted(report.hands_read, 'hand')})",
                         xlabel="hands played by the player", ylabel="small bets won")
         if not as_json:
             stdout.print(f"plot written to {plot}", markup=False, highlight=False, soft_wrap=True)

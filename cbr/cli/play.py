@@ -147,8 +147,8 @@ def _print_match(result: "MatchResult", seed: int, as_json: bool) -> None:
     if as_json:
         print_json(result.to_dict())
         return
-    title = (f"{result.game.name}: {result.hands:,} hands"
-             + (f" (duplicate, {result.deals:,} deals)" if result.duplicate else "") + f", seed {seed}"
+    title = (f"{result.game.name}: {counted(result.hands, 'hand')}"
+             + (f" (duplicate, {counted(result.deals, 'deal')})" if result.duplicate else "") + f", seed {seed}"
              + (" (interrupted)" if result.interrupted else ""))
     # mbb/h from the printed sb/h, so the two columns agree (+0.263 beside +263, never +262)
     mbb = 1000.0 * result.game.small_bet / result.game.big_blind
@@ -170,7 +170,7 @@ def _print_match(result: "MatchResult", seed: int, as_json: bool) -> None:
     if result.match_id:
         skipped = f"; the gate skipped {result.retain_skipped:,} near-duplicates" if result.retain_skipped else ""
         memory = (f"; the table memory changed {counted(result.memory_changed, 'decision')}" if result.memory_changed else "")
-        stdout.print(f"retained {result.retained:,} cases (match {result.match_id}){skipped}{memory}", markup=False,
+        stdout.print(f"retained {counted(result.retained, 'case')} (match {result.match_id}){skipped}{memory}", markup=False,
                      highlight=False, soft_wrap=True)
 
 
@@ -210,8 +210,8 @@ def serve_dealer_command(
         raise usage_error("--overwrite needs --log", "--overwrite")
     g = game_option(game, len(seats), acpc=True)  # an unknown name: a usage error on --game
     if g.n_players != len(seats):
-        raise usage_error(f"--game {game} seats {g.n_players} players but --players names {len(seats)}: give "
-                          f"{g.n_players} seats, or a game of {len(seats)} (holdem.limit.{len(seats)}p)", "--players")
+        raise usage_error(f"--game {game} seats {counted(g.n_players, 'player')} but --players names {len(seats)}: give "
+                          f"{counted(g.n_players, 'seat')}, or a game of {len(seats)} (holdem.limit.{len(seats)}p)", "--players")
     if log:  # before any seat is dealt in (the log is opened when the match starts)
         check_output(log, what="log", overwrite=overwrite)
     from cbr.acpc.dealer import seat_policy
@@ -249,7 +249,7 @@ def serve_dealer_command(
         if log_open and not finished:
             typer.echo(f"no log written ({log}: a log holds a whole match)")
         if partial is not None and (retain or retain_into):
-            typer.echo(f"retained {partial.retained:,} cases")
+            typer.echo(f"retained {counted(partial.retained, 'case')}")
         raise
     finally:
         dealer.close()
@@ -257,7 +257,7 @@ def serve_dealer_command(
     if log:
         typer.echo(f"log written to {log} (acpc)")
     if retain or retain_into:
-        typer.echo(f"retained {result.retained:,} cases")
+        typer.echo(f"retained {counted(result.retained, 'case')}")
 
 
 def _print_dealer(result: "DealerResult", seed: int, planned: int) -> None:
@@ -268,7 +268,7 @@ def _print_dealer(result: "DealerResult", seed: int, planned: int) -> None:
 
     rows = [[str(s), name, chips(result.totals[s]), signed(result.sb_per_hand(s), 3)]
             for s, name in enumerate(result.names)]
-    stdout.print(f"{result.game.name}: {result.hands:,} hands, seed {seed}", markup=False, highlight=False,
+    stdout.print(f"{result.game.name}: {counted(result.hands, 'hand')}, seed {seed}", markup=False, highlight=False,
                  soft_wrap=True)  # not the table's title, which wraps to the table's width
     stdout.print(rich_table(None, ["seat", "player", "chips", "sb/h"], rows))
     for s, experts in enumerate(result.experts):  # an adaptive seat: which experts played when, as cbr match says
@@ -276,7 +276,7 @@ def _print_dealer(result: "DealerResult", seed: int, planned: int) -> None:
             stdout.print(line, markup=False, highlight=False, soft_wrap=True)
     if result.stopped:
         why = "interrupted" if result.stopped == "interrupted" else "stopped by an error"
-        typer.echo(f"{why}: {result.hands:,} of {planned:,} hands dealt")
+        typer.echo(f"{why}: {result.hands:,} of {counted(planned, 'hand')} dealt")
     else:
         typer.echo("SCORE:" + "|".join(acpc_number(t) for t in result.totals) + ":" + "|".join(result.names))
 
@@ -369,8 +369,8 @@ def _print_client(result: "ClientResult", spec: str, as_json: bool, retaining: b
         print_json(result.to_dict())
         return
     stopped = " (interrupted)" if result.interrupted else " (stopped by an error)" if result.error else ""
-    typer.echo(f"{spec}: {len(result.hands):,} hands, {chips(result.total)} chips "
-               f"({signed(result.sb_per_hand, 3)} sb/h)" + (f"; retained {result.retained:,} cases" if retaining else "")
+    typer.echo(f"{spec}: {counted(len(result.hands), 'hand')}, {chips(result.total)} chips "
+               f"({signed(result.sb_per_hand, 3)} sb/h)" + (f"; retained {counted(result.retained, 'case')}" if retaining else "")
                + stopped)
     for line in played_lines(None, spec, result.experts):  # an adaptive bot: which experts played when (--json: why)
         typer.echo(line)
@@ -419,7 +419,7 @@ def _play_human(bots: str, hands: int, seed: int, retain: bool = False, retain_i
     except PolicySpecError as exc:  # raised while the bots are built, before any hand
         raise usage_error(str(exc), option) from None
     if retain or retain_into:
-        typer.echo(f"retained {result.retained:,} cases")
+        typer.echo(f"retained {counted(result.retained, 'case')}")
 
 
 def _check_table(bots: list, players: int, option: str, where: str = "", close: bool = False) -> None:

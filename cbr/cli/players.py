@@ -67,8 +67,8 @@ def players_build(
     if as_json:
         print_json(report.to_dict())
     else:
-        typer.echo(f"{report.hands:,} hands read ({report.skipped:,} skipped), {report.players:,} players; "
-                   f"{report.players_in_store:,} players in {report.store}")
+        typer.echo(f"{counted(report.hands, 'hand')} read ({report.skipped:,} skipped), {counted(report.players, 'player')}; "
+                   f"{counted(report.players_in_store, 'player')} in {report.store}")
         _list_skipped(report, max_issues)
     for src in report.skipped_sources:
         when = f"on {src['read_at']}" if src["read_at"] else "earlier in this build"
@@ -119,13 +119,13 @@ def players_inspect(
         return
     if player is not None:
         m = models[0]
-        typer.echo(f"{m.player}: {m.hands:,} hands" + ("" if m.hands else " (never seen: defaults)"))
+        typer.echo(f"{m.player}: {counted(m.hands, 'hand')}" + ("" if m.hands else " (never seen: defaults)"))
         for a in ("aggressiveness", "tightness", "riskiness"):
-            note = " (default)" if a in m.defaults else f" ({m.measured.get(a, 0)} hands)"
+            note = " (default)" if a in m.defaults else f" ({counted(m.measured.get(a, 0), 'hand')})"
             typer.echo(f"  {a:<15} {getattr(m, a):.3f}   recent {getattr(m, 'recent_' + a):.3f}{note}")
         return
     rows = [[m.player, f"{m.hands:,}", *(f"{getattr(m, k):.3f}" for k in (
         "aggressiveness", "recent_aggressiveness", "tightness", "recent_tightness", "riskiness", "recent_riskiness"))]
         for m in models]
-    stdout.print(rich_table(f"{total:,} players in {path}" + (f" (first {limit:,})" if total > limit else ""),
+    stdout.print(rich_table(f"{counted(total, 'player')} in {path}" + (f" (first {limit:,})" if total > limit else ""),
                              ["player", "hands", "agg", "agg10", "tight", "tight10", "risk", "risk10"], rows))

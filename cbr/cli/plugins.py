@@ -147,7 +147,7 @@ def plugins_list(
         print_json(rows)
         return
     width = stdout.width
-    text = [f"{len(infos)} plugins (--json: every field)"]
+    text = [f"{counted(len(infos), 'plugin')} (--json: every field)"]
     for group in GROUPS:
         members = [i for i in infos if i.group == group]
         if not members:

@@ -191,7 +191,7 @@ def _opponent_models(given: Optional[list[str]], models: Optional[str]) -> Optio
                 continue
             if name not in known:  # the store's content, not the command line: an error (exit 1), not a usage one
                 raise ConfigError(f"--opponent {name!r}: no such player in {models} "
-                                  f"({len(known)} players; see cbr players inspect --store {models})")
+                                  f"({counted(len(known), 'player')}; see cbr players inspect --store {models})")
             parsed[i] = model_values(store.model(name))
     return parsed
 
@@ -301,7 +301,7 @@ def _query_lines(cb: Any, g: Any, lines: Iterable[str], weighted: Optional[bool]
         else:
             f, c, r = ans.triple
             typer.echo(f"line {number}: fold {f:.3f}   check/call {c:.3f}   bet/raise {r:.3f}   "
-                       f"({ans.street}, {ans.retrieved} cases)")
+                       f"({ans.street}, {counted(ans.retrieved, 'case')})")
     return failed, number
 
 
@@ -314,7 +314,7 @@ def _print_answer(ans: Any, top: int, explain: bool) -> None:
                f"({ans.street}, case base {ans.casebase})")
     if ans.fallback:
         reached = (f"no case reached similarity {ans.threshold}" if ans.min_cases == 1 else
-                   f"fewer than {ans.min_cases:,} cases reached similarity {ans.threshold} ({ans.passed:,} did)")
+                   f"fewer than {counted(ans.min_cases, 'case')} reached similarity {ans.threshold} ({ans.passed:,} did)")
         typer.echo(f"{reached}; the {ans.retrieved:,} most similar were used, "
                      f"mean similarity {ans.mean_similarity:.4f}")
     else:

@@ -8,6 +8,7 @@ import typer
 
 from cbr.cli._errors import guarded, tell
 from cbr.cli._options import FLAG
+from cbr.errors import counted
 
 #: How to add the serve extra: by the distribution's name (works whatever it was installed from,
 #: a wheel included), or editable from a source checkout.
@@ -236,7 +237,7 @@ def serve_command(
     # the workers read the token from its file: it is not put in their environment
     os.environ[CONFIG_ENV] = replace(config, token=None, token_file=token_file, tables=False).to_json()
     os.environ[PARENT_ENV] = str(os.getpid())  # the parent the workers die with, recorded before they start
-    typer.echo(f"cbr serve: {names} on {url} ({workers} workers; API docs: {url}/docs; "
+    typer.echo(f"cbr serve: {names} on {url} ({counted(workers, 'worker')}; API docs: {url}/docs; "
                f"writes {'need the token' if token else 'off'}; no web table: it needs one process)", err=True)
     import signal
 

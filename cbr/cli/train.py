@@ -65,7 +65,7 @@ def train_predictor_command(
         print_json(report.to_dict())
         return
     who = f", player {player}" if player else ""
-    stdout.print(f"{report.examples:,} decisions from {report.hands:,} hands{who}; {report.folds}-fold cross-validation "
+    stdout.print(f"{counted(report.examples, 'decision')} from {counted(report.hands, 'hand')}{who}; {report.folds}-fold cross-validation "
                  f"(seed {report.seed}); log-loss clips probabilities at {report.clip}",
                  markup=False, highlight=False, soft_wrap=True)
     rows = [[s.street, f"{s.decisions:,}", fmt_score(s.accuracy["ann"]), fmt_score(s.accuracy["majority"]),
@@ -206,13 +206,13 @@ def train_cfr_command(
     if resume and report["ran"] == 0:  # -n counts the checkpoint's iterations: say why none ran
         had = report["iterations"]
         than = f"more than -n {iterations:,}" if had > iterations else f"as many as -n {iterations:,}"
-        stderr.print(f"note: the checkpoint already has {had:,} iterations, {than}, so nothing was trained "
+        stderr.print(f"note: the checkpoint already has {counted(had, 'iteration')}, {than}, so nothing was trained "
                      f"(-n counts the checkpoint's iterations: give -n above {had:,} to train more)",
                      markup=False, highlight=False, soft_wrap=True)
     if as_json:
         print_json(report)
         return
-    stdout.print(f"{report['game']}: {report['iterations']:,} iterations ({report['ran']:,} in this run, "
+    stdout.print(f"{report['game']}: {counted(report['iterations'], 'iteration')} ({report['ran']:,} in this run, "
                  f"{report['seconds']:.1f} s), {report['info_sets']:,} information sets", markup=False,
                  highlight=False, soft_wrap=True)
     stdout.print(f"exploitability {report['exploitability_mbb']:.1f} mbb/g "

@@ -66,7 +66,7 @@ class GameDef:
     def __post_init__(self) -> None:
         n = self.n_players
         if not 2 <= n <= MAX_SEATS:
-            raise ConfigError(f"game {self.name!r}: {n} players; tables here seat 2 to {MAX_SEATS}")
+            raise ConfigError(f"game {self.name!r}: {counted(n, 'player')}; tables here seat 2 to {MAX_SEATS}")
         chips = self._chips
         object.__setattr__(self, "blinds", tuple(chips("blind", b) for b in self.blinds))
         object.__setattr__(self, "small_bet", chips("small_bet", self.small_bet))

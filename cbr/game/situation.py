@@ -33,7 +33,7 @@ from collections import deque
 from dataclasses import dataclass, replace
 from typing import Optional
 
-from cbr.errors import GameError
+from cbr.errors import GameError, counted
 from cbr.game.decision import DecisionPoint
 from cbr.game.gamedef import BOARD_SIZES, MAX_SEATS, STREET_OF_BOARD, STREETS, GameDef
 from cbr.game.spec import default_game
@@ -173,7 +173,7 @@ def situation(
         game = default_game(n)
     n = game.n_players if players is None else _count_players(players)
     if game.n_players != n:
-        raise GameError(f"the game {game.name} seats {game.n_players} players but the situation says "
+        raise GameError(f"the game {game.name} seats {counted(game.n_players, 'player')} but the situation says "
                         f"{n} are dealt", field="dealt")
     if game.betting != "limit":
         raise GameError(f"situations from options are limit hold'em spots; describe a spot of the "
@@ -240,7 +240,7 @@ def _validated_target(game: GameDef, street: int, in_hand: Optional[int], positi
                least="{lo} (you and an opponent)")
     live = m
     pos = _count("position", position, 0, live - 1, "(0 = first to act)",
-                 most=f"{{hi}} with {live} players in hand")
+                 most=f"{{hi}} with {counted(live, 'player')} in hand")
     after = _count("to_act", to_act, 0, live - 1, "", most="{hi} (the other players in hand)")
     cap = game.raise_cap[street] + (1 if street == 0 else 0)  # pre-flop the big blind is a bet
     com = _number("committed", committed, whole=True, halves=street == 0)
@@ -266,7 +266,7 @@ def _validated_target(game: GameDef, street: int, in_hand: Optional[int], positi
         most = n * sum((game.raise_cap[k] + (1 if k == 0 else 0)) * game.bet_size(k) for k in range(street + 1))
         most /= game.small_bet
         if chips > most + _EPS:
-            raise GameError(f"{_OPTION['pot']}: {chips:g} small bets is more than {n} players can put in "
+            raise GameError(f"{_OPTION['pot']}: {chips:g} small bets is more than {counted(n, 'player')} can put in "
                             f"by the {STREETS[street]} (at most {most:g})", field="pot")
     return _Target(street, m, pos, after, com, owe, chips, prev)
 
@@ -399,10 +399,11 @@ def _impossible(game: GameDef, board: tuple[int, ...], t: _Target) -> GameError:
         if found is not None:
             value = getattr(t, name)
             can = _Target.describe(relaxed, name, found.decision_point())
-            what = {"pot": f"a pot of {value:g} small bets", "previous_round_bets": f"{value:g} bets in the previous round",
-                    "to_act": f"{value:g} players still to act after you", "committed": f"{value:g} bets committed",
-                    "to_call": f"{value:g} bets to call", "position": f"position {value:g}",
-                    "in_hand": f"{value:g} players in hand"}[name]
+            what = {"pot": f"a pot of {counted(value, 'small bet')}",
+                    "previous_round_bets": f"{counted(value, 'bet')} in the previous round",
+                    "to_act": f"{counted(value, 'player')} still to act after you",
+                    "committed": f"{counted(value, 'bet')} committed", "to_call": f"{counted(value, 'bet')} to call",
+                    "position": f"position {value:g}", "in_hand": f"{counted(value, 'player')} in hand"}[name]
             example = {"pot": f"a pot of {can}", "previous_round_bets": f"{can} previous-round bets",
                        "to_act": f"{can} still to act", "committed": f"{can} committed", "to_call": f"{can} to call",
                        "position": f"position {can}", "in_hand": f"{can} in hand"}[name]

@@ -210,7 +210,7 @@ class HandState:
         self.source = source
         self.players: tuple[str, ...] = tuple(players) if players is not None else tuple(f"p{i + 1}" for i in range(n))
         if len(self.players) != n:
-            raise GameError(f"{n}-player game but {len(self.players)} players given")
+            raise GameError(f"{n}-player game but {counted(len(self.players), 'player')} given")
         if stacks is None:
             stacks = [game.stack] * n
         if len(stacks) != n:

@@ -45,7 +45,7 @@ import os
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Optional
 
-from cbr.errors import CBRError, GameError, LogFormatError
+from cbr.errors import CBRError, GameError, LogFormatError, counted
 from cbr.game.actions import Action
 from cbr.game.gamedef import BOARD_SIZES, MAX_SEATS, PRESETS, STREET_OF_BOARD, STREETS, GameDef, standard_table
 from cbr.game.state import HandState
@@ -381,7 +381,7 @@ class AcpcParser:
                   file_betting: Optional[str], header_from: str = "the header's game") -> GameDef:
         if header is not None:
             if header.n_players != n:
-                raise _BadHand(f"{n} players but {header_from} {header.name!r} seats {header.n_players}")
+                raise _BadHand(f"{counted(n, 'player')} but {header_from} {header.name!r} seats {header.n_players}")
             return header
         has_r = "r" in betting
         if has_r:
@@ -397,14 +397,14 @@ class AcpcParser:
               file_betting: Optional[str], header_from: str = "the header's game") -> HandRecord:
         parts = line.split(":")
         if len(parts) != 6:
-            raise _BadHand(f"corrupt or truncated STATE line ({len(parts)} fields, expected 6)")
+            raise _BadHand(f"corrupt or truncated STATE line ({counted(len(parts), 'field')}, expected 6)")
         _, hand_id, betting, cards, pay_text, names = parts
         if not (hand_id.isascii() and hand_id.isdigit()):
             raise _BadHand(f"hand number {hand_id!r} is not a number")
         players = tuple(names.split("|"))
         n = len(players)
         if not 2 <= n <= MAX_SEATS:
-            raise _BadHand(f"{n} players; hold'em tables seat 2 to {MAX_SEATS}")
+            raise _BadHand(f"{counted(n, 'player')}; hold'em tables seat 2 to {MAX_SEATS}")
         if "" in players:
             raise _BadHand(f"empty player name in {names!r} (truncated?)")
         try:
@@ -412,13 +412,13 @@ class AcpcParser:
         except ValueError:
             raise _BadHand(f"bad payoffs {pay_text!r}") from None
         if len(payoffs) != n:
-            raise _BadHand(f"{len(payoffs)} payoffs for {n} players")
+            raise _BadHand(f"{len(payoffs)} payoffs for {counted(n, 'player')}")
         game = self._game_for(n, header, betting, payoffs, file_betting, header_from)
         # cards: holes separated by |, then /flop/turn/river
         holes_text, _, board_text = cards.partition("/")
         holes = holes_text.split("|")
         if len(holes) != n:
-            raise _BadHand(f"{len(holes)} hole-card entries for {n} players")
+            raise _BadHand(f"{len(holes)} hole-card entries for {counted(n, 'player')}")
         hole_cards = tuple(map(HOLE.get, holes))
         if None in hole_cards:
             for h in holes:

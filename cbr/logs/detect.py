@@ -25,7 +25,7 @@ from cbr.logs.record import HandRecord, ParseIssue
 from cbr.logs.source import DEFAULT_MAX_FILE_SIZE, HEAD_BYTES, file_problem, file_size_limit, read_head, read_log_text
 
 __all__ = ["DEFAULT_MAX_FILE_SIZE", "HEAD_BYTES", "LogSource", "PathLike", "Progress", "detect_format",
-           "log_sources", "parse_source", "parser_for", "read_log_text", "read_logs", "scan_logs"]
+           "log_sources", "parse_source", "parser_for", "parsers_left_out", "read_log_text", "read_logs", "scan_logs"]
 
 Progress = Callable[..., None]
 PathLike = Union[str, "os.PathLike[str]"]
@@ -60,15 +60,34 @@ class LogSource:
         return ParseIssue(self.path, 0, f"{self.problem or 'not a log any parser recognises'}; skipped")
 
 
-def _parsers() -> dict[str, Any]:
-    """Instances of every parser plugin that loads (a broken plugin is left out)."""
+def _parsers(left_out: Optional[dict[str, str]] = None) -> dict[str, Any]:
+    """Instances of every parser plugin that loads and can be made; one that fails to load or
+    to be made is left out (and its error put in ``left_out`` by name, when given)."""
     found: dict[str, Any] = {}
     for name in plugins.available("cbr.parsers"):
         try:
             found[name] = _instance(name)
-        except PluginError:
-            continue
+        except PluginError as exc:
+            if left_out is not None:
+                left_out[name] = str(exc)
     return found
+
+
+def parsers_left_out(format: Optional[str] = None) -> list[str]:
+    """One note per parser plugin that format detection leaves out, because it fails to load
+    or fails when it is made, with its error: what a build's or an inspection's report says
+    once (not a line per file). Empty when ``format`` is given: no detection then (``-f NAME``
+    names the parser's error itself).
+
+    >>> parsers_left_out()
+    []
+    """
+    if format is not None:
+        return []
+    left_out: dict[str, str] = {}
+    _parsers(left_out)
+    return [f"{reason}; left out of format detection, its files are not recognised"
+            for _, reason in sorted(left_out.items())]
 
 
 _INSTANCES: dict[str, Any] = {}
@@ -325,14 +344,18 @@ def parse_source(source: LogSource, *,
 
     Another package's parser that raises any other error in ``parse()`` (an ``OSError``
     and a ``LogFormatError`` are the file's, as above) is a
-    :class:`~cbr.errors.PluginFailedError` naming it and its package: not the engine's bug.
+    :class:`~cbr.errors.PluginFailedError` naming it and its package, and the file it was
+    reading (and the line the last hand it gave starts at, when it gave one): not the engine's bug.
     """
     if source.skipped:
         yield source.issue()
         return
+    last_line = 0  # the line the last hand (or skipped line) the parser gave starts at: the error is past it
     try:
         with file_size_limit(max_file_size):
-            yield from parser_for(source.format).parse(source.path)  # type: ignore[arg-type]
+            for item in parser_for(source.format).parse(source.path):  # type: ignore[arg-type]
+                last_line = getattr(item, "line", 0) or last_line
+                yield item
     except RecursionError:
         yield ParseIssue(source.path, 0, "nested too deeply to be read (recursion limit); skipped")
     except FileNotFoundError:
@@ -350,7 +373,8 @@ def parse_source(source: LogSource, *,
         label = plugins.plugin_label("cbr.parsers", source.format, "log format")  # type: ignore[arg-type]
         if label is None:  # the engine's own parser: a bug
             raise
-        raise plugins.plugin_failed(label, "parse", exc) from exc
+        where = source.path + (f", after line {last_line}" if last_line else "")
+        raise plugins.plugin_failed(label, "parse", exc, where) from exc
 
 
 def read_logs(

@@ -17,7 +17,7 @@ from typing import Any, Optional, Union
 
 from cbr.errors import CBRError
 from cbr.game.gamedef import STREETS
-from cbr.logs.detect import PathLike, Progress, parse_source, scan_logs
+from cbr.logs.detect import PathLike, Progress, parse_source, parsers_left_out, scan_logs
 from cbr.logs.record import HandRecord, ParseIssue
 from cbr.logs.source import DEFAULT_MAX_FILE_SIZE, is_decoding_note
 
@@ -26,12 +26,15 @@ from cbr.logs.source import DEFAULT_MAX_FILE_SIZE, is_decoding_note
 class LogReport:
     """Counts over the logs read. ``skipped`` lists every skipped hand (``file:line`` and why)
     and every skipped file (line 0: not a log, not a regular file, too large, cannot be
-    read...); ``notes`` are issues that skipped nothing (a file read as latin-1)."""
+    read...); ``notes`` are issues that skipped nothing (a file read as latin-1); ``warnings``
+    say once each parser plugin that format detection left out (it fails to load or to be
+    made: :func:`cbr.logs.detect.parsers_left_out`), whose files are then skipped as no log."""
 
     sources: int = 0
     hands_read: int = 0
     skipped: list[ParseIssue] = field(default_factory=list)
     notes: list[ParseIssue] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
     decisions: int = 0
     decisions_known: int = 0
     players: int = 0
@@ -64,6 +67,7 @@ class LogReport:
             "files_skipped": self.files_skipped,
             "skipped": [{"where": i.where, "reason": i.reason} for i in self.skipped],
             "notes": [{"where": i.where, "reason": i.reason} for i in self.notes],
+            "warnings": list(self.warnings),
             "decisions": self.decisions,
             "decisions_with_known_hole_cards": self.decisions_known,
             "players": self.players,
@@ -91,7 +95,7 @@ def inspect_logs(
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     sources = scan_logs(paths, format, max_file_size=max_file_size)
-    report = LogReport(sources=len(sources))
+    report = LogReport(sources=len(sources), warnings=parsers_left_out(format))
     names: set[str] = set()
     streets = [report.actions_per_street[s] for s in STREETS]
     if progress is not None:

@@ -41,7 +41,7 @@ import os
 from collections import defaultdict
 from typing import Iterator, Optional
 
-from cbr.errors import LogFormatError
+from cbr.errors import LogFormatError, counted
 from cbr.game.actions import Action, limit_action
 from cbr.game.gamedef import BOARD_SIZES, MAX_SEATS, GameDef
 from cbr.logs.record import HandRecord, ParseIssue
@@ -190,7 +190,7 @@ class IrcParser:
                     continue
                 try:
                     if len(f) not in (11, 13):
-                        raise ValueError(f"{len(f)} fields")
+                        raise ValueError(f"{counted(len(f), 'field')}")
                     cards = (f[11], f[12]) if len(f) == 13 else None
                     row = _PdbRow(f[0], int(f[3]), f[4:8], int(f[8]), int(f[9]), int(f[10]), cards,
                                   f"{entry.path}:{lineno}")
@@ -204,7 +204,7 @@ class IrcParser:
     def _hand(self, source: str, line: int, f: list[str], roster: dict[str, list[str]],
               pdb: dict[str, list[_PdbRow]]) -> HandRecord:
         if len(f) < 8:
-            raise _Corrupt(f"corrupt hdb line ({len(f)} fields, need at least 8)")
+            raise _Corrupt(f"corrupt hdb line ({counted(len(f), 'field')}, need at least 8)")
         ts = f[0]
         try:
             n = int(f[3])
@@ -214,15 +214,15 @@ class IrcParser:
         if any(len(r) != 2 for r in rounds):
             raise _Corrupt(f"corrupt hdb line (round columns must be players/pot): {' '.join(f[4:8])!r}")
         if not 2 <= n <= 23:
-            raise _Corrupt(f"hand {ts}: {n} players dealt")
+            raise _Corrupt(f"hand {ts}: {counted(n, 'player')} dealt")
         board_text = f[8:]
         if len(board_text) not in BOARD_SIZES:
-            raise _Corrupt(f"board has {len(board_text)} cards: {' '.join(board_text)!r}")
+            raise _Corrupt(f"board has {counted(len(board_text), 'card')}: {' '.join(board_text)!r}")
         nicks = roster.get(ts)
         if nicks is None:
             raise _Corrupt(f"hand {ts}: no hroster line")
         if len(nicks) != n:
-            raise _Corrupt(f"hand {ts}: hroster lists {len(nicks)} players, hdb says {n}")
+            raise _Corrupt(f"hand {ts}: hroster lists {counted(len(nicks), 'player')}, hdb says {n}")
         rows = pdb.get(ts, [])
         if len(rows) != n or sorted(r.nick for r in rows) != sorted(nicks):
             have = sorted(r.nick for r in rows)
@@ -233,7 +233,7 @@ class IrcParser:
                 f"missing {', '.join(missing)}" if missing else "",
                 f"duplicated {', '.join(dup)}" if dup else "",
                 f"not on roster {', '.join(extra)}" if extra else "") if s)
-            raise _Corrupt(f"hand {ts}: {len(rows)} pdb records for {n} players ({detail or 'mismatch'})")
+            raise _Corrupt(f"hand {ts}: {len(rows)} pdb records for {counted(n, 'player')} ({detail or 'mismatch'})")
         rows = sorted(rows, key=lambda r: r.pos)
         if [r.pos for r in rows] != list(range(1, n + 1)):
             raise _Corrupt(f"hand {ts}: positions {[r.pos for r in rows]} are not 1..{n}")
@@ -254,7 +254,7 @@ class IrcParser:
             got_players, got_pot, betting = per_round[s]
             if (want_players, want_pot) != (got_players, got_pot) and not (want_players == 0 and not betting):
                 raise _Corrupt(f"hand {ts}: at the start of the {_STREET_NAMES[s + 1]} the hdb says "
-                               f"{want_players} players / pot {want_pot}, the betting gives "
+                               f"{counted(want_players, 'player')} / pot {want_pot}, the betting gives "
                                f"{got_players} / {got_pot:g}")
         final_pot = sum(contributed)
         if rounds[3][1] != final_pot:
@@ -266,11 +266,11 @@ class IrcParser:
             raise _Corrupt(f"hand {ts}: winnings {sum(r.winnings for r in rows)} do not add up to the pot {final_pot:g}")
         last = max((a.street for a in actions), default=0)
         if len(board) < BOARD_SIZES[last]:
-            raise _Corrupt(f"hand {ts}: board has {len(board)} cards but betting reached the "
+            raise _Corrupt(f"hand {ts}: board has {counted(len(board), 'card')} but betting reached the "
                            f"{_STREET_NAMES[last]}")
 
         if n > MAX_SEATS:
-            raise _Corrupt(f"hand {ts}: {n} players dealt; game definitions seat at most {MAX_SEATS}")
+            raise _Corrupt(f"hand {ts}: {counted(n, 'player')} dealt; game definitions seat at most {MAX_SEATS}")
         game = self._game(n, nominal, first_pre, caps)
         standard = tuple(self.blinds) + (0.0,) * (n - 2)
         return HandRecord(

@@ -58,7 +58,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Optional
 
-from cbr.errors import LogFormatError, OutputPathError
+from cbr.errors import LogFormatError, OutputPathError, counted
 from cbr.game.actions import Action
 from cbr.game.gamedef import MAX_SEATS, STREET_OF_BOARD, STREETS, GameDef
 from cbr.logs.output import LogFile, WriterBase, check_output_path
@@ -171,7 +171,7 @@ def _numbers(data: dict, key: str, n: Optional[int] = None, required: bool = Tru
                                               for v in value):
         raise _BadHand(f"field {key!r} must be a list of numbers")
     if n is not None and len(value) != n:
-        raise _BadHand(f"field {key!r} has {len(value)} entries for {n} players")
+        raise _BadHand(f"field {key!r} has {counted(len(value), 'entry', 'entries')} for {counted(n, 'player')}")
     return tuple(_amount(v, f"field {key!r}: value") for v in value)
 
 
@@ -256,7 +256,7 @@ class PhhParser:
         stacks_p = _numbers(data, "starting_stacks") or ()
         n = len(stacks_p)
         if not 2 <= n <= MAX_SEATS:
-            raise _BadHand(f"{n} players; hold'em tables seat 2 to {MAX_SEATS}")
+            raise _BadHand(f"{counted(n, 'player')}; hold'em tables seat 2 to {MAX_SEATS}")
         blinds = _numbers(data, "blinds_or_straddles", n) or ()
         antes = _numbers(data, "antes", n, required=False) or (0.0,) * n
         if variant == "FT":
@@ -273,7 +273,7 @@ class PhhParser:
         if names is None:
             names = [f"p{i + 1}" for i in range(n)]
         if not isinstance(names, list) or len(names) != n:
-            raise _BadHand(f"field 'players' must list {n} names")
+            raise _BadHand(f"field 'players' must list {counted(n, 'name')}")
         stacks = tuple(stacks_p[p] for p in perm)
         actions_text = data.get("actions")
         if not isinstance(actions_text, list) or not all(isinstance(a, str) for a in actions_text):
@@ -329,7 +329,7 @@ class PhhParser:
                     shown = _cards(words[2], "shown cards")
                     if shown is not None:
                         if len(shown) != 2:
-                            raise _BadHand(f"{where}: shows {len(shown)} cards")
+                            raise _BadHand(f"{where}: shows {counted(len(shown), 'card')}")
                         if holes[pos] is not None and set(holes[pos]) != set(shown):  # type: ignore[arg-type]
                             raise _BadHand(f"{where}: shows cards other than those dealt")
                         holes[pos] = shown  # type: ignore[assignment]
@@ -472,7 +472,7 @@ def phh_hand(record: HandRecord) -> dict[str, object]:
             street += 1
             lo, hi = ((0, 3), (3, 4), (4, 5))[street - 1]
             if len(board) < hi:
-                raise LogFormatError(f"hand {record.hand_id}: action on street {street} but the board has {len(board)} cards")
+                raise LogFormatError(f"hand {record.hand_id}: action on street {street} but the board has {counted(len(board), 'card')}")
             actions.append(f"d db {cards_str(board[lo:hi])}")
             level, street_total = 0.0, [0.0] * n
         who = f"p{pn[a.position]}"

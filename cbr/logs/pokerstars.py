@@ -39,6 +39,7 @@ from bisect import bisect_right
 from operator import itemgetter
 from typing import Iterator, Optional
 
+from cbr.errors import counted
 from cbr.game.actions import Action, limit_action
 from cbr.game.gamedef import MAX_SEATS, GameDef
 from cbr.logs.record import HandRecord, ParseIssue, text_before_hands
@@ -358,7 +359,7 @@ class _LimitHand:
         except ValueError:                                  # a line that does not match, or "1.2.3" chips
             raise self.parser._bad_seat_line(block[2:i], hand_id) from None
         if len(seats) < 2:
-            raise _Bad(f"hand #{hand_id}: {len(seats)} players seated")
+            raise _Bad(f"hand #{hand_id}: {counted(len(seats), 'player')} seated")
         self.seats = seats
         return i
 
@@ -618,9 +619,9 @@ class _LimitHand:
         dealt = sorted([(seats[nm][0], nm) for nm in self.acting])     # (seat, name); acting are seated
         n = len(dealt)
         if n < 2:
-            raise _Bad(f"hand #{hand_id}: {n} players dealt in")
+            raise _Bad(f"hand #{hand_id}: {counted(n, 'player')} dealt in")
         if n > MAX_SEATS:
-            raise _Bad(f"hand #{hand_id}: {n} players dealt; game definitions seat at most {MAX_SEATS}")
+            raise _Bad(f"hand #{hand_id}: {counted(n, 'player')} dealt; game definitions seat at most {MAX_SEATS}")
         if self.wrong is not None:
             raise _Bad(self.wrong)
         k = bisect_right(dealt, self.button, key=_first)      # the first seat after the button

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Callable, Iterator, Optional, Sequence
 
-from cbr.errors import GameError
+from cbr.errors import GameError, counted
 from cbr.game.decision import DecisionPoint
 from cbr.game.gamedef import BOARD_SIZES, STREETS
 from cbr.game.state import HandState
@@ -99,9 +99,9 @@ def replay_hand(
     """
     game = record.game
     if record.n_players != game.n_players:
-        raise _fail(record, f"{record.n_players} players seated at a {game.n_players}-player game")
+        raise _fail(record, f"{counted(record.n_players, 'player')} seated at a {game.n_players}-player game")
     if len(record.hole_cards) != record.n_players:
-        raise _fail(record, f"hole cards for {len(record.hole_cards)} positions, {record.n_players} players")
+        raise _fail(record, f"hole cards for {counted(len(record.hole_cards), 'position')}, {counted(record.n_players, 'player')}")
     _check_cards(record)
     try:
         state = HandState(game, players=record.players, stacks=record.stacks, posted=record.posted,
@@ -175,7 +175,7 @@ def _compare_payoffs(record: HandRecord, ours: tuple[float, ...], state: HandSta
     logged = record.payoffs
     assert logged is not None
     if len(logged) != len(ours):
-        raise _fail(record, f"payoffs for {len(logged)} positions, {len(ours)} players")
+        raise _fail(record, f"payoffs for {counted(len(logged), 'position')}, {counted(len(ours), 'player')}")
     rake = max(0.0, -sum(logged))
     odd = _odd_chip(state)
     for p, (o, g) in enumerate(zip(ours, logged)):
@@ -194,7 +194,7 @@ def _bound_payoffs(record: HandRecord, state: HandState) -> None:
     assert logged is not None
     n = state.n_players
     if len(logged) != n:
-        raise _fail(record, f"payoffs for {len(logged)} positions, {n} players")
+        raise _fail(record, f"payoffs for {counted(len(logged), 'position')}, {counted(n, 'player')}")
     put = state.total_committed
     can_win = [0.0] * n
     for chips, eligible in state.pots():

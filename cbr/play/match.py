@@ -35,7 +35,7 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
-from cbr.errors import GameError
+from cbr.errors import GameError, counted
 from cbr.game.gamedef import GameDef
 from cbr.game.spec import default_game
 from cbr.play.table import (
@@ -272,7 +272,7 @@ def _play_match(policies: list[Policy], hands: int, game: GameDef | None, duplic
     n = len(policies)
     game = game or default_game(n)
     if game.n_players != n:
-        raise GameError(f"game {game.name!r} seats {game.n_players} players but {n} were given")
+        raise GameError(f"game {game.name!r} seats {counted(game.n_players, 'player')} but {n} were given")
     names = seat_names(policies)
     for p in policies:
         p.reset()
@@ -288,7 +288,7 @@ def _play_match(policies: list[Policy], hands: int, game: GameDef | None, duplic
     pending = 0
     # What an interruption reports: (hands, totals, stats) after the last hand (whole deal)
     # fully counted, rebound in one step, so a Ctrl-C in the middle of the counting is safe.
-    counted: tuple[int, list[float], list[tuple[int, float, float]], list[tuple]] = (
+    so_far: tuple[int, list[float], list[tuple[int, float, float]], list[tuple]] = (
         0, list(totals), [(0, 0.0, 0.0)] * n, [() for _ in range(n)])
     try:
         for k in range(total_hands):
@@ -306,13 +306,13 @@ def _play_match(policies: list[Policy], hands: int, game: GameDef | None, duplic
             if keep_payoffs:
                 kept.append(tuple(won))
             if not duplicate or k % n == n - 1:
-                counted = (k + 1, totals.copy(), [(m.count, m.mean, m.m2) for m in stats], expert_choices(policies))
+                so_far = (k + 1, totals.copy(), [(m.count, m.mean, m.m2) for m in stats], expert_choices(policies))
             pending += 1
             if progress is not None and (pending >= progress_every or k == total_hands - 1):
                 progress(pending)
                 pending = 0
     except KeyboardInterrupt as exc:
-        done, done_totals, done_stats, done_choices = counted
+        done, done_totals, done_stats, done_choices = so_far
         partial = []
         for count, mean, m2 in done_stats:
             m = RunningMean()

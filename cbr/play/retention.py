@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
 from cbr.build.local import hand_outcome
-from cbr.errors import CaseBaseError
+from cbr.errors import CaseBaseError, counted
 from cbr.game.gamedef import STREETS
 from cbr.logs.record import HandRecord
 from cbr.logs.replay import replay
@@ -150,7 +150,7 @@ class CasebaseCopy:
     bytes: int
 
     def line(self) -> str:
-        return (f"copied case base {self.source.name!r} ({self.cases:,} cases, {self.bytes / 1e6:.1f} MB) to "
+        return (f"copied case base {self.source.name!r} ({counted(self.cases, 'case')}, {self.bytes / 1e6:.1f} MB) to "
                 f"{self.target}; the case-based bots play from the copy")
 
 

@@ -39,7 +39,9 @@ RUN_FILE = "selfplay.json"
 
 
 def _said(run: dict[str, Any]) -> str:
-    return f"{run.get('hands')} hands, {run.get('hands_per_file')} a file, seed {run.get('seed')}"
+    hands = run.get("hands")  # a run file of another version may lack it: said as it is
+    said = counted(hands, "hand") if isinstance(hands, int) else f"{hands!r} hands"
+    return f"{said}, {run.get('hands_per_file')} a file, seed {run.get('seed')}"
 
 
 def _check_earlier(out: Path, run: dict[str, Any]) -> bool:
@@ -70,7 +72,7 @@ def _check_earlier(out: Path, run: dict[str, Any]) -> bool:
             raise ConfigError(f"{path}: a run of {_said(run)} writes {counted(len(want), 'file')}, not this one: these logs are "
                               "of another run; give an empty folder")
         if want[path.name] != n:
-            raise ConfigError(f"{path}: {n} hands, where a run of {_said(run)} writes {want[path.name]}: these logs "
+            raise ConfigError(f"{path}: {counted(n, 'hand')}, where a run of {_said(run)} writes {want[path.name]}: these logs "
                               "are of another run; give an empty folder")
     return True
 

@@ -33,7 +33,7 @@ import random
 from dataclasses import replace
 from typing import TYPE_CHECKING, Callable, Iterator, NamedTuple, Optional, Sequence
 
-from cbr.errors import GameError
+from cbr.errors import GameError, counted
 from cbr.game.decision import DecisionPoint
 from cbr.game.gamedef import BOARD_SIZES, GameDef
 from cbr.game.state import HandState, seats_for_hand
@@ -425,9 +425,9 @@ class Table:
                  log: Optional["HandLogWriter"] = None, watcher: Optional[Watcher] = None) -> None:
         n = len(seats)
         if game.n_players != n:
-            raise GameError(f"game {game.name!r} seats {game.n_players} players but {n} were given")
+            raise GameError(f"game {game.name!r} seats {counted(game.n_players, 'player')} but {n} were given")
         if len(names) != n:
-            raise GameError(f"{n} seats need {n} names, got {len(names)}")
+            raise GameError(f"{counted(n, 'seat')} need {counted(n, 'name')}, got {len(names)}")
         self.game = game
         self.seats = list(seats)
         self.names = list(names)

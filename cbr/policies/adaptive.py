@@ -113,7 +113,7 @@ class StyleCases:
         self.cis = np.array([[np.nan if (ci or {}).get(e) is None else float(ci[e]) for e in self.experts]
                              for ci in (cis if cis is not None else [None] * len(cases))], dtype=float)
         if self.styles.ndim != 2 or self.styles.shape[1] != len(STYLE_FEATURES):
-            raise ConfigError(f"a style case has {len(STYLE_FEATURES)} values ({', '.join(STYLE_FEATURES)})")
+            raise ConfigError(f"a style case has {counted(len(STYLE_FEATURES), 'value')} ({', '.join(STYLE_FEATURES)})")
 
     def similarities(self, style: Sequence[Optional[float]]) -> np.ndarray:
         """``1 - mean |difference|`` over the style features measured in both (each in 0..1)."""
@@ -553,7 +553,7 @@ class AdaptivePolicy(Policy):
         seen = self.styles.hands(opponent)
         if seen < self._enough():
             # discounted hands, floored to a tenth: 49.97 is not yet the 50 of the warm-up
-            return f"{opponent}: {math.floor(seen * 10) / 10:,.1f} of the {self._enough():.0f} hands of warm-up seen"
+            return f"{opponent}: {math.floor(seen * 10) / 10:,.1f} of the {counted(round(self._enough()), 'hand')} of warm-up seen"
         if chosen != default:
             return ""
         values = self.values(opponent)

@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any, Optional
 import numpy as np
 
 import evaluator_ext as ev
-from cbr.errors import CBRError
+from cbr.errors import CBRError, counted
 from cbr.models.modelfile import read_model_header, read_model_object, write_model_file
 from cbr.policies.base import Policy, Triple, legal_triple
 from evaluator_ext.preflop_odds import preflop_win
@@ -348,7 +348,7 @@ class TNEReport:
 def _check_examples(ex: NetExamples, player: Optional[str]) -> None:
     who = f"player {player!r}" if player else "these logs"
     if len(ex) < MIN_EXAMPLES:
-        raise TooFewExamplesError(f"{who}: {len(ex)} actions with shown cards; the network needs at least "
+        raise TooFewExamplesError(f"{who}: {counted(len(ex), 'action')} with shown cards; the network needs at least "
                                   f"{MIN_EXAMPLES} to train and report a TNE")
     raises = int(ex.Y[:, 1].sum())
     if min(raises, len(ex) - raises) < MIN_PER_ACTION:

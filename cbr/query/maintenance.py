@@ -62,7 +62,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from cbr.errors import CaseBaseError, CBRError
+from cbr.errors import CaseBaseError, CBRError, counted
 from cbr.game.gamedef import STREETS
 
 __all__ = ["METHODS", "CondenseReport", "condense", "tv_distance", "street_votes", "solvers",
@@ -441,8 +441,8 @@ def _keep_too_small(keep: float, street: str, n: int, counts: dict[str, int]) ->
     need = 1.0 / fewest[0]
     digits = 1 - math.floor(math.log10(need))  # two significant digits, rounded up
     need = math.ceil(need * 10 ** digits) / 10 ** digits
-    return (f"keep {keep:g} keeps no case of the {street} ({n:,} cases): a street with cases needs one; "
-            f"keep at least {need:g} (1 / {fewest[0]:,} cases on the {fewest[1]})")
+    return (f"keep {keep:g} keeps no case of the {street} ({counted(n, 'case')}): a street with cases needs one; "
+            f"keep at least {need:g} (1 / {counted(fewest[0], 'case')} on the {fewest[1]})")
 
 
 # ---- competence -------------------------------------------------------------------------------

@@ -50,7 +50,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from cbr.errors import CaseBaseError, CBRError
+from cbr.errors import CaseBaseError, CBRError, counted
 from cbr.retrieval.results import QueryError, triple_of_totals
 from cbr.similarity import StreetSimilarity, local_into
 from cbr.similarity.measures import LinearSimilarity
@@ -585,7 +585,8 @@ def check_labels(codes: Any, outcomes: Any, n: int) -> tuple[np.ndarray, Optiona
         c = action_codes(c)
     c = np.ascontiguousarray(c)
     if c.ndim != 1 or c.shape[0] < n:
-        raise QueryError(f"{c.shape[0] if c.ndim == 1 else c.shape} actions for {n} cases")
+        given = counted(c.shape[0], "action") if c.ndim == 1 else f"actions of shape {c.shape}"
+        raise QueryError(f"{given} for {counted(n, 'case')}")
     o = None
     if outcomes is not None:
         o = np.ascontiguousarray(np.asarray(outcomes, dtype=np.float64))
@@ -593,5 +594,6 @@ def check_labels(codes: Any, outcomes: Any, n: int) -> tuple[np.ndarray, Optiona
             if o.ndim == 1 and o.shape[0] >= n:
                 c = c[: o.shape[0]]
             else:
-                raise QueryError(f"{o.shape[0] if o.ndim == 1 else o.shape} outcomes for {n} cases")
+                given = counted(o.shape[0], "outcome") if o.ndim == 1 else f"outcomes of shape {o.shape}"
+                raise QueryError(f"{given} for {counted(n, 'case')}")
     return c, o

@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from cbr.errors import CaseBaseError, CBRError, ConfigError
+from cbr.errors import CaseBaseError, CBRError, ConfigError, counted
 from cbr.retrieval.persist import INDEX_FORMAT, INDEX_VERSION, street_from_json, street_to_json, write_atomic
 from cbr.retrieval.results import ACTIONS, Explanation, QueryError, Retrieval, action_codes, probability_triple
 from cbr.similarity import StreetSimilarity, check_min_cases, local_similarities, similarity_into
@@ -322,7 +322,7 @@ class BruteForceBackend:
         r = self.retrieve(q)
         codes = action_codes(actions)
         if codes.shape[0] < self.n_cases_:
-            raise QueryError(f"{codes.shape[0]} actions for {self.n_cases_} cases")
+            raise QueryError(f"{counted(codes.shape[0], 'action')} for {counted(self.n_cases_, 'case')}")
         q32 = np.asarray(q, dtype=np.float32)
         chosen = codes[r.ids]
         labels = tuple(ACTIONS[c] for c in chosen)
@@ -429,7 +429,7 @@ class BruteForceBackend:
             if outcomes is not None:
                 raise QueryError("with Labels the outcomes are the labels' own; pass outcomes=None")
             if len(bound) < self.n_cases_:
-                raise QueryError(f"labels for {len(bound)} cases, the index holds {self.n_cases_}")
+                raise QueryError(f"labels for {counted(len(bound), 'case')}, the index holds {self.n_cases_}")
             codes, outcomes = bound.codes, bound.outcomes
         else:
             codes, outcomes = check_labels(codes, outcomes, self.n_cases_)

@@ -54,7 +54,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from cbr.errors import CaseBaseError, ConfigError
+from cbr.errors import CaseBaseError, ConfigError, counted
 from cbr.retrieval.brute import BruteForceBackend
 from cbr.retrieval.persist import write_atomic
 from cbr.similarity import StreetSimilarity
@@ -350,7 +350,7 @@ class FaissBackend(BruteForceBackend):
         d, ntotal = int.from_bytes(head[4:8], "little"), int.from_bytes(head[8:16], "little")
         if ntotal != self.n_cases_ or int(self._sizes.sum()) != self.n_cases_ or d != self.n_features_in_:
             fh.close()
-            raise CaseBaseError(f"index {root}: faiss index holds {ntotal:,} cases of {d} features, cases.npy "
+            raise CaseBaseError(f"index {root}: faiss index holds {counted(ntotal, 'case')} of {counted(d, 'feature')}, cases.npy "
                                 f"{self.n_cases_:,} of {self.n_features_in_}; rebuild the index")
         self.__dict__["_faiss_file"] = (root / "index.faiss", fh, ntotal)
         self.__dict__.pop("_faiss", None)
@@ -387,7 +387,7 @@ class FaissBackend(BruteForceBackend):
         finally:
             fh.close()
         if not isinstance(index, faiss.IndexIVFFlat) or index.ntotal != ntotal:
-            raise CaseBaseError(f"index {path.parent}: index.faiss no longer holds the {ntotal:,} cases "
+            raise CaseBaseError(f"index {path.parent}: index.faiss no longer holds the {counted(ntotal, 'case')} "
                                 "it held when the index was opened; rebuild the index")
         return index
 

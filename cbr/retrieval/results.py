@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from cbr.errors import CBRError
+from cbr.errors import CBRError, counted
 
 __all__ = ["ACTIONS", "QueryError", "Retrieval", "Explanation", "probability_triple", "action_codes", "vote_weights",
            "action_totals", "triple_of_totals"]
@@ -92,7 +92,7 @@ def vote_weights(similarities: np.ndarray | None, n: int, weighted: bool) -> np.
             raise QueryError("a weighted triple needs the similarities")
         sims = np.asarray(similarities, dtype=np.float64)
         if sims.shape != (n,):
-            raise QueryError(f"{n} actions but {sims.shape} similarities")
+            raise QueryError(f"{counted(n, 'action')} but {sims.shape} similarities")
         if not np.isfinite(sims).all():
             raise QueryError("similarities must be finite")
         sims = np.maximum(sims, 0.0)
@@ -164,7 +164,7 @@ class Explanation:
         """A copy with one provenance record per retrieved case (same order as ``ids``)."""
         rows = tuple(rows)
         if len(rows) != len(self.ids):
-            raise QueryError(f"{len(rows)} provenance records for {len(self.ids)} cases")
+            raise QueryError(f"{len(rows)} provenance records for {counted(len(self.ids), 'case')}")
         return replace(self, provenance=rows)
 
     def head(self, k: int) -> "Explanation":

@@ -40,6 +40,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from cbr.errors import counted
 from cbr.game.gamedef import STREETS
 from cbr.retrieval.index import CaseIndex
 from cbr.retrieval.results import (
@@ -82,7 +83,7 @@ def outcome_means(codes: np.ndarray, outcomes: np.ndarray, legal: str = "fcr") -
     codes = np.asarray(codes).astype(np.int64)
     out = np.asarray(outcomes, dtype=np.float64)
     if out.shape != codes.shape:
-        raise ValueError(f"{codes.shape[0]} actions but {out.shape[0] if out.ndim else 0} outcomes")
+        raise ValueError(f"{counted(codes.shape[0], 'action')} but {counted(out.shape[0] if out.ndim else 0, 'outcome')}")
     for i, kind in enumerate(ACTIONS):
         if kind not in legal:
             codes[codes == i] = 1  # an illegal fold/raise is played as check/call
@@ -197,9 +198,9 @@ def votes_of(index: CaseIndex, queries: np.ndarray, codes: np.ndarray, *, weight
 def _check_cover(index: CaseIndex, codes: np.ndarray, outcomes: Optional[np.ndarray]) -> None:
     n = index.n_cases_
     if codes.shape[0] < n:
-        raise QueryError(f"{codes.shape[0]} actions for {n} cases")
+        raise QueryError(f"{counted(codes.shape[0], 'action')} for {counted(n, 'case')}")
     if outcomes is not None and outcomes.shape[0] < n:
-        raise QueryError(f"{outcomes.shape[0]} outcomes for {n} cases")
+        raise QueryError(f"{counted(outcomes.shape[0], 'outcome')} for {counted(n, 'case')}")
 
 
 def _vote(r: Any, query: np.ndarray, codes: np.ndarray, weighted: bool, outcomes: Optional[np.ndarray],

@@ -26,7 +26,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from cbr.errors import CBRError, PluginFailedError
+from cbr.errors import CBRError, PluginFailedError, counted
 from cbr.serve.engine import (
     MAX_EVALUATE_DECISIONS,
     MAX_RETAIN_HANDS,
@@ -387,9 +387,9 @@ def create_app(config: ServeConfig = ServeConfig(), engine: Optional[Engine] = N
         summary="Case-based reasoning for limit Texas hold'em over HTTP.",
         description=(f"Request bodies over {config.max_body_bytes} bytes are refused (413); a request over "
                      f"{config.time_limit:g} s is answered 503. Writes (/retain) need `Authorization: Bearer "
-                     f"TOKEN`. Batch: at most {MAX_BATCH} situations and {MAX_BATCH_CASES} cases asked for (top summed); one "
-                     f"situation: at most {MAX_BATCH_CASES} cases (top; a top of null that retrieves more is refused); "
-                     f"retain: at most {MAX_RETAIN_HANDS} hands; "
+                     f"TOKEN`. Batch: at most {counted(MAX_BATCH, 'situation')} and {counted(MAX_BATCH_CASES, 'case')} asked for (top summed); one "
+                     f"situation: at most {counted(MAX_BATCH_CASES, 'case')} (top; a top of null that retrieves more is refused); "
+                     f"retain: at most {counted(MAX_RETAIN_HANDS, 'hand')}; "
                      f"evaluate: at most {MAX_EVALUATE_DECISIONS} decisions per street."),
         version=_version(),
         lifespan=lifespan,

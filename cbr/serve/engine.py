@@ -34,7 +34,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from cbr.errors import CaseBaseError, CBRError, ConfigError, GameError, LogFormatError, PluginError, PluginFailedError
+from cbr.errors import (
+    CaseBaseError,
+    CBRError,
+    ConfigError,
+    GameError,
+    LogFormatError,
+    PluginError,
+    PluginFailedError,
+    counted,
+)
 from cbr.game.gamedef import STREETS
 from cbr.store import is_shipped
 
@@ -945,7 +954,7 @@ def _parse_hands(text: str, log_format: str, game: Any) -> list[Any]:
             raise LogFormatError(f"{item.where}: {item.reason}")
         records.append(item)
         if len(records) > MAX_RETAIN_HANDS:
-            raise LogFormatError(f"more than {MAX_RETAIN_HANDS} hands in one request; send them in parts")
+            raise LogFormatError(f"more than {counted(MAX_RETAIN_HANDS, 'hand')} in one request; send them in parts")
     if not records:
         raise LogFormatError(f"no hand found in the {log_format} text")
     for r in records:
@@ -966,7 +975,7 @@ def _check_listed(ans: Any, top: Optional[int]) -> None:
     an answer lists (:data:`MAX_ANSWER_CASES`); the retrieval's counts cost no listing."""
     if top is None and ans.retrieved > MAX_ANSWER_CASES:
         raise FieldError("top", f"top null lists every retrieved case, and {ans.retrieved:,} were retrieved: an "
-                                f"answer lists at most {MAX_ANSWER_CASES:,} cases; give top (the triple and the "
+                                f"answer lists at most {counted(MAX_ANSWER_CASES, 'case')}; give top (the triple and the "
                                 "counts come from every retrieved case whatever top is), or retrieve fewer "
                                 "(a higher threshold, a lower k or min_cases)")
 
@@ -985,7 +994,7 @@ def _case_ids_cut(listed: int, retrieved: int, top: Optional[int]) -> Optional[s
     wanted = retrieved if top is None else min(top, retrieved)
     if listed >= wanted:
         return None
-    return (f"the {listed:,} most similar of the {retrieved:,} cases the decision retrieved: a decision records "
+    return (f"the {listed:,} most similar of the {counted(retrieved, 'case')} the decision retrieved: a decision records "
             f"at most its {listed:,} most similar (its triple and counts come from all of them)")
 
 

@@ -20,6 +20,7 @@ from typing import Annotated, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, model_validator
 
+from cbr.errors import counted
 from cbr.query import MAX_TOP
 from cbr.serve.engine import MAX_ANSWER_CASES, MAX_EVALUATE_DECISIONS
 
@@ -121,7 +122,7 @@ class RetrieveRequest(Situation):
     @model_validator(mode="after")
     def _bounded(self) -> "RetrieveRequest":
         if self.top is not None and self.top > MAX_BATCH_CASES:
-            raise FieldProblem("top", f"a request asks for at most {MAX_BATCH_CASES:,} cases (top), as a batch does "
+            raise FieldProblem("top", f"a request asks for at most {counted(MAX_BATCH_CASES, 'case')} (top), as a batch does "
                                       f"in all: top {self.top:,} asks for more; lower top (the triple and the counts "
                                       "come from every retrieved case whatever top is)")
         return self
@@ -144,7 +145,7 @@ class BatchRequest(BaseModel):
             asked += MAX_BATCH_CASES if s.top is None else s.top
             if asked > MAX_BATCH_CASES:
                 raise FieldProblem(("situations", i, "top"),
-                                   f"a batch asks for at most {MAX_BATCH_CASES:,} cases in all (the situations' "
+                                   f"a batch asks for at most {counted(MAX_BATCH_CASES, 'case')} in all (the situations' "
                                    f"top summed, a top of null counting as {MAX_BATCH_CASES:,}): situations "
                                    f"0-{i} ask for {asked:,}; lower top, or send the rest in another request")
         return self

@@ -279,7 +279,7 @@ class TableSession:
         from cbr.policies.spec import PolicySpecError
 
         if not 1 <= len(bots) <= MAX_BOTS:
-            raise FieldError(field, f"a table seats 1 to {MAX_BOTS} bots beside you, got {len(bots)}")
+            raise FieldError(field, f"a table seats 1 to {counted(MAX_BOTS, 'bot')} beside you, got {len(bots)}")
         given: list[Any] = []  # the served case base a spec names, or None
         for spec in bots:
             rest, handle = _served_spec(spec, served or {})
@@ -381,7 +381,7 @@ class TableSession:
         if self.in_hand:
             raise TableStateError("a hand is being played: finish it first")
         if len(self.results) >= MAX_SESSION_HANDS:
-            raise TableStateError(f"a session plays at most {MAX_SESSION_HANDS} hands: start a new session")
+            raise TableStateError(f"a session plays at most {counted(MAX_SESSION_HANDS, 'hand')}: start a new session")
         self.hand_number += 1
         k = self.hand_number
         person = self._person

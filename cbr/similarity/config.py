@@ -240,7 +240,7 @@ class SimilarityConfig:
     def __post_init__(self) -> None:
         streets = tuple(self.streets)
         if len(streets) != len(STREETS):
-            raise ConfigError(f"need a similarity for each of the {len(STREETS)} streets "
+            raise ConfigError(f"need a similarity for each of the {counted(len(STREETS), 'street')} "
                               f"({', '.join(STREETS)}), got {len(streets)}")
         for name, st in zip(STREETS, streets):
             if not isinstance(st, StreetSimilarity):

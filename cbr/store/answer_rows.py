@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from cbr.errors import CaseBaseError
+from cbr.errors import CaseBaseError, counted
 from cbr.retrieval.results import ACTIONS
 from cbr.store.manifest import verify_file
 
@@ -232,7 +232,7 @@ class AnswerRows:
         blocks = -(-cases // block_rows) if block_rows > 0 else -1
         if head.get("rows") != cases or codes.shape != (cases,) or codes.dtype != np.int8 \
                 or offsets.shape != (blocks + 1,) or offsets.dtype != np.int64:
-            raise CaseBaseError(f"{what}: the answer rows do not hold the index's {cases} rows")
+            raise CaseBaseError(f"{what}: the answer rows do not hold the index's {counted(cases, 'row')}")
         return cls(d, columns, codes, offsets, block_rows, int(files["provenance.bin"]["bytes"]))
 
     def rows(self, ids: Sequence[int] | np.ndarray) -> list[dict[str, Any]]:
@@ -245,7 +245,7 @@ class AnswerRows:
             for i in ids:
                 row = int(i)
                 if not 0 <= row < len(self.codes):
-                    raise IndexError(f"row {row} is out of range ({len(self.codes)} rows)")
+                    raise IndexError(f"row {row} is out of range ({counted(len(self.codes), 'row')})")
                 block, at = divmod(row, self._block_rows)
                 if block not in blocks:
                     blocks[block] = self._read_block(fh, block)

@@ -72,7 +72,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from cbr.errors import CaseBaseError, ConfigError
+from cbr.errors import CaseBaseError, ConfigError, counted
 from cbr.game.gamedef import STREETS, GameDef
 from cbr.store import catalog as _catalog
 from cbr.store.answer_rows import PROVENANCE, AnswerRows, AnswerRowsWriter
@@ -571,8 +571,8 @@ class CaseBase(RetainedWrites, Compaction):
                                 f"cbr casebase similarity NAME --from FILE with the case base's current similarity "
                                 f"file, or open it without memory mapping and query each street")
         if index.n_cases_ != self.count(s):
-            raise CaseBaseError(f"{self.path}: the saved {s} index covers {index.n_cases_} of {self.count(s)} "
-                                f"cases (cases retained since); open it once without memory mapping to extend it")
+            raise CaseBaseError(f"{self.path}: the saved {s} index covers {index.n_cases_} of "
+                                f"{counted(self.count(s), 'case')} (cases retained since); open it once without memory mapping to extend it")
         return index
 
     def column(self, street: int | str, name: str) -> np.ndarray:

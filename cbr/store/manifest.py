@@ -34,7 +34,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from cbr.errors import CaseBaseError
+from cbr.errors import CaseBaseError, counted
 from cbr.game.gamedef import STREETS
 from cbr.store.durable import atomic_write_bytes
 
@@ -249,7 +249,7 @@ def _check_fields(data: dict[str, Any]) -> None:
             _check_checksum(p, f"parts.{s}: {p['file']}")
             rows += p["rows"]
         if rows != c["total"]:
-            raise ValueError(f"{s}: counts say {c['total']} cases, the parts hold {rows}")
+            raise ValueError(f"{s}: counts say {counted(c['total'], 'case')}, the parts hold {rows}")
         total += rows
     nid = data.get("next_case_id")
     if not _is_count(nid) or nid < total:
@@ -316,10 +316,14 @@ def differs_from_manifest(got: Any, listed: Any, unit: str) -> str:
     '5,000 bytes, the manifest says 59,483'
     >>> differs_from_manifest(12, None, "cases")
     '12 cases, the manifest says None'
+    >>> differs_from_manifest(1, 2, "rows")
+    '1 row, the manifest says 2'
     """
     def shown(value: Any) -> str:
         return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
 
+    if isinstance(got, int) and not isinstance(got, bool):  # ``unit`` a plural in -s: bytes, cases, rows
+        return f"{counted(got, unit[:-1], unit)}, the manifest says {shown(listed)}"
     return f"{shown(got)} {unit}, the manifest says {shown(listed)}"
 
 

@@ -40,7 +40,7 @@ from typing import Any, Optional
 
 import pyarrow.parquet as pq
 
-from cbr.errors import CaseBaseError
+from cbr.errors import CaseBaseError, counted
 from cbr.game.gamedef import STREETS, GameDef
 from cbr.store.casebase import CaseBase
 from cbr.store.manifest import verify_file
@@ -209,7 +209,7 @@ def _shared_sources(bases: Sequence[CaseBase], report: MergeReport) -> set[str]:
         if not report.dedupe:
             report.warnings.append(
                 f"the inputs {', '.join(str(cb.path) for cb, _ in held)} share the source {' = '.join(names)} "
-                f"(sha256 {sha[:12]}): its cases are merged once per input ({sum(cases.values()):,} cases); "
+                f"(sha256 {sha[:12]}): its cases are merged once per input ({counted(sum(cases.values()), 'case')}); "
                 f"{DEDUPE_HINT}")
     return set(shared)
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from cbr.errors import CaseBaseError
+from cbr.errors import CaseBaseError, counted
 from cbr.game.decision import DecisionPoint
 from cbr.game.gamedef import STREETS
 from cbr.store.durable import atomic_write_with
@@ -96,7 +96,7 @@ def _column(value: Any, n: int, name: str, kind: type) -> list[Any]:
         return [v] * n
     out = list(value)
     if len(out) != n:
-        raise ValueError(f"{name}: {len(out)} values for {n} cases")
+        raise ValueError(f"{name}: {counted(len(out), 'value')} for {counted(n, 'case')}")
     return [None if x is None else kind(x) for x in out]
 
 
@@ -108,7 +108,7 @@ def _outcomes(value: Any, n: int) -> np.ndarray:
     else:
         values = np.array([np.nan if v is None else v for v in value], dtype=np.float64)
         if values.shape != (n,):
-            raise ValueError(f"outcome: {values.size} values for {n} cases")
+            raise ValueError(f"outcome: {counted(values.size, 'value')} for {counted(n, 'case')}")
     if np.isinf(values).any():
         raise ValueError("outcome contains infinity; use NaN or None for an unknown outcome")
     return values
@@ -121,7 +121,7 @@ def _times(value: Any, n: int) -> list[datetime | None]:
         return _times([value], 1) * n
     values = list(value)
     if len(values) != n:
-        raise ValueError(f"retained_at: {len(values)} values for {n} cases")
+        raise ValueError(f"retained_at: {counted(len(values), 'value')} for {counted(n, 'case')}")
     out: list[datetime | None] = []
     for v in values:
         if v is not None and (not isinstance(v, datetime) or v.tzinfo is None):
@@ -146,7 +146,7 @@ def _cards_column(value: Any, n: int, name: str) -> list[str | None]:
     if all(isinstance(c, (int, np.integer)) for c in items):  # one card tuple for every row
         return [_cards_text(items)] * n
     if len(items) != n:
-        raise ValueError(f"{name}: {len(items)} values for {n} cases")
+        raise ValueError(f"{name}: {counted(len(items), 'value')} for {counted(n, 'case')}")
     return [_cards_text(v) for v in items]
 
 
@@ -227,7 +227,7 @@ def checked_meta(n: int, actions: Sequence[str] | str, meta: dict[str, Any]
     _check_columns(meta)
     acts = list(actions)
     if len(acts) != n:
-        raise ValueError(f"actions: {len(acts)} values for {n} cases")
+        raise ValueError(f"actions: {counted(len(acts), 'value')} for {counted(n, 'case')}")
     bad = sorted({str(a) for a in acts if a not in ACTIONS})
     if bad:
         raise ValueError(f"actions must be 'f', 'c' or 'r', got {bad[:3]}")

@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from cbr.errors import CaseBaseError
+from cbr.errors import CaseBaseError, counted
 from cbr.game.decision import DecisionPoint
 from cbr.game.gamedef import STREETS
 from cbr.store.compaction import Compaction
@@ -139,10 +139,10 @@ class RetainedWrites(Compaction):
         fs = self.feature_set()
         outs = list(outcomes) if outcomes is not None else [None] * n
         if len(outs) != n:
-            raise ValueError(f"outcomes: {len(outs)} values for {n} decisions")
+            raise ValueError(f"outcomes: {counted(len(outs), 'value')} for {counted(n, 'decision')}")
         given = list(rows) if rows is not None else [None] * n
         if len(given) != n:
-            raise ValueError(f"rows: {len(given)} rows for {n} decisions")
+            raise ValueError(f"rows: {counted(len(given), 'row')} for {counted(n, 'decision')}")
         meta = decision_meta(dps)  # the whole hand's columns, validated once
         actions = meta.pop("actions")
         meta["source"] = [source or dp.source or "retained" for dp in dps]

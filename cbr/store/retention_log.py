@@ -70,7 +70,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 
-from cbr.errors import CaseBaseError
+from cbr.errors import CaseBaseError, counted
 from cbr.game.gamedef import STREETS
 from cbr.store.durable import fsync_dir
 from cbr.store.manifest import LOG_PATH_RE
@@ -597,7 +597,7 @@ class RetentionLog:
             raise CaseBaseError(f"retention log {self.path}: a record's case ids must run from {self.next_id}")
         payload = _encode(chunks)
         if len(payload) > MAX_RECORD:
-            raise CaseBaseError(f"retention log {self.path}: {len(ids):,} cases make a record of {len(payload):,} bytes, "
+            raise CaseBaseError(f"retention log {self.path}: {counted(len(ids), 'case')} make a record of {len(payload):,} bytes, "
                                 f"above the {MAX_RECORD:,} one commit may hold; append fewer cases at a time")
         record = _HEAD.pack(MAGIC, len(payload), zlib.crc32(payload)) + payload
         created = False

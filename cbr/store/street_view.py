@@ -30,6 +30,8 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import numpy as np
 
+from cbr.errors import counted
+
 if TYPE_CHECKING:  # pragma: no cover
     from cbr.retrieval import CaseIndex
     from cbr.store.loaded import CaseArrays
@@ -64,7 +66,7 @@ class StreetView:
         return len(self.labels)
 
     def __repr__(self) -> str:
-        return f"StreetView({self.street!r}, {len(self)} cases)"
+        return f"StreetView({self.street!r}, {counted(len(self), 'case')})"
 
     @property
     def case_ids(self) -> np.ndarray:

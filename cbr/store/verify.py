@@ -283,7 +283,7 @@ def _scan_listed_log(root: Path, m: Manifest, report: VerifyReport) -> LogScan |
         salvage = salvage_log(data, m.next_case_id)
         report.problems.append(Problem("log", m.log, at, f"damaged record: {why}",
                                        f"{_REPAIR}: keeps the {len(salvage.records):,} sound records "
-                                       f"({salvage.cases_kept:,} cases) and sets aside "
+                                       f"({counted(salvage.cases_kept, 'case')}) and sets aside "
                                        f"{_lost(salvage.records_lost, salvage.cases_lost)}"))
     elif scan.torn:
         report.notes.append(f"{m.log}: a torn tail of {scan.torn:,} bytes at byte {scan.end} (a record cut short: a "

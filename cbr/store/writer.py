@@ -35,7 +35,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from cbr.errors import CaseBaseError, CBRError, exception_chain
+from cbr.errors import CaseBaseError, CBRError, counted, exception_chain
 from cbr.game.decision import DecisionPoint
 from cbr.game.gamedef import STREETS, GameDef
 from cbr.plugins import load_feature_set
@@ -309,7 +309,7 @@ class CaseBaseWriter:
         (None/NaN = unknown; default: all unknown)."""
         dps = list(dps)
         if outcomes is not None and len(outcomes) != len(dps):
-            raise ValueError(f"outcomes: {len(outcomes)} values for {len(dps)} decisions")
+            raise ValueError(f"outcomes: {counted(len(outcomes), 'value')} for {counted(len(dps), 'decision')}")
         ids = np.empty(len(dps), dtype=np.int64)
         for s_i, s in enumerate(STREETS):
             idx = [i for i, dp in enumerate(dps) if dp.street == s_i]
@@ -396,7 +396,7 @@ class CaseBaseWriter:
                         X[row:row + batch.num_rows, j] = batch.column(f).to_numpy(zero_copy_only=False)
                     row += batch.num_rows
         if row != len(X):
-            raise CaseBaseError(f"{tmp}: the parts of {s} hold {row} cases, {len(X)} were written")
+            raise CaseBaseError(f"{tmp}: the parts of {s} hold {counted(row, 'case')}, {len(X)} were written")
         return X
 
     def _answer_rows(self, s: str, directory: Path) -> None:

@@ -514,7 +514,7 @@ def test_retain_hand_rows_argument(small_copy: Path, tmp_path: Path) -> None:
     for s in STREETS:
         assert a.rows_since(s, 0).features.tobytes() == b.rows_since(s, 0).features.tobytes()
     n = b.count()
-    with pytest.raises(ValueError, match="rows: 1 rows for 12 decisions"):
+    with pytest.raises(ValueError, match="rows: 1 row for 12 decisions"):
         b.retain_hand(dps, rows=rows[:1])
     with pytest.raises(ValueError, match="features must have shape"):
         b.retain_hand(dps, rows=[np.zeros(3, np.float32)] * len(dps))

@@ -199,7 +199,7 @@ def test_a_warmup_the_discount_never_lets_the_count_reach_is_refused_with_both_n
                          ("adapt:warmup=18:discount=0.95", 18), ("adapt:warmup=1000:discount=1", 1000)):
         bot = policy_from_spec(spec, seed=1)
         try:
-            assert bot.warmup == warmup and bot.keep_reason("x") == f"x: 0.0 of the {warmup} hands of warm-up seen"
+            assert bot.warmup == warmup and bot.keep_reason("x") == f"x: 0.0 of the {warmup:,} hands of warm-up seen"
         finally:
             bot.close()
 

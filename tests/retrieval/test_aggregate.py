@@ -331,7 +331,7 @@ def test_labels_in_layout_order_answer_as_labels_by_id(backend):
     codes[:] = 0                                       # the labels hold their own copy
     codes[:] = original
     index.add(X[3000:])
-    with pytest.raises(QueryError, match="labels for 3000"):
+    with pytest.raises(QueryError, match="labels for 3,000 cases"):
         index.aggregate(Q[0], lab)
     lab.extend(codes[3000:], outcomes[3000:])
     for q in Q:

@@ -148,7 +148,7 @@ def test_append_and_retain_take_an_optional_outcome(tmp_path: Path, acpc_match: 
         cb.append("flop", rng.random(12, np.float32), "f")
         with pytest.raises(ValueError, match="infinity"):
             cb.append("flop", rng.random(12, np.float32), "f", outcome=float("inf"))
-        with pytest.raises(ValueError, match="2 values for 1 cases"):
+        with pytest.raises(ValueError, match="2 values for 1 case"):
             cb.append("flop", rng.random(12, np.float32), "f", outcome=[1.0, 2.0])
         # retain a real decision (from a replayed logged hand) with and without outcome
         from cbr.logs.detect import parse_source, scan_logs
