@@ -31,7 +31,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from cbr.errors import CaseBaseError, counted
+from cbr.errors import CaseBaseError
 from cbr.game.gamedef import STREETS
 from cbr.store import catalog as _catalog
 from cbr.store.durable import remove_dead_temp
