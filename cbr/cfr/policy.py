@@ -79,7 +79,8 @@ SHIPPED_TEACHER = Path(__file__).resolve().parents[2] / "casebases" / "cfr" / "e
 
 def resolve_strategy(text: str) -> Path:
     """Where a ``strategy=`` option points: a path, or a shipped name under ``casebases/cfr/``
-    (``emd_256``: the MCCFR folder; ``h_hs2_4``: the CFR+ file). A folder holding one CFR+
+    (``emd_256``: the MCCFR teacher's folder; ``emd_2000``: the 2,000-bucket MCCFR run's; ``h_hs2_4``:
+    the CFR+ file). A folder holding one CFR+
     strategy file (``cfr.GAME.npz``, what ``cbr train cfr -a FOLDER`` writes) means that file.
 
     >>> resolve_strategy("h_hs2_4").name
@@ -127,7 +128,7 @@ class CFRPolicy(Policy):
     name = "cfr"
     #: One line on each option (``cbr plugins list``; :func:`~cbr.policies.spec.policy_option_help`).
     OPTION_HELP = {
-        "strategy": "a shipped strategy (emd_256, h_hs2_4) or a folder or file (\"\": the teacher)",
+        "strategy": "a shipped strategy (emd_256, emd_2000, h_hs2_4, counter_*) or a folder or file (\"\": the teacher)",
         "resolve": "re-solve the river at decision time: river, off, or auto (river for the teacher only)",
         "resolve_iters": "CFR+ iterations of each river re-solve",
         "resolve_ms": "a time budget in ms that may stop a re-solve earlier (0: none; then not deterministic)",

@@ -329,3 +329,23 @@ def test_the_shipped_teacher_plays_no_untrained_uniform_row() -> None:
     assert uniform == 0
     capped = s.tree.node_of("rrrc/rrrrc/rrrrc/rrrr")
     assert s.tree.actions(capped) == "fc" and s.row(capped, 240)[0] < 0.5
+
+
+def test_the_shipped_2000_bucket_strategy_is_whole_and_plays_from_the_command_line() -> None:
+    """Issue 37: the 2,000-bucket run's strategy ships as ``cfr:strategy=emd_2000`` with its own
+    abstraction (the strategy names the abstraction it was trained on: a mismatch is refused)."""
+    import json
+    import subprocess
+    import sys
+
+    folder = SHIPPED_TEACHER.parent / "emd_2000"
+    s = load_imperfect_strategy(folder)
+    assert s.n_buckets == (169, 2000, 2000, 2000) and s.info["iterations"] >= 400_000_000, s.info
+    assert s.info["average"] == "trained-rows"   # rows never sampled are read as such, not as uniform play
+    shipped_cfr = sum(f.stat().st_size for f in SHIPPED_TEACHER.parent.rglob("*") if f.is_file())
+    assert sum(f.stat().st_size for f in folder.iterdir()) < 25_000_000 and shipped_cfr < 50_000_000, shipped_cfr
+    exe = Path(sys.executable).with_name("cbr")
+    r = subprocess.run([str(exe), "match", "--players", "cfr:strategy=emd_2000,cfr:strategy=emd_256", "--hands",
+                        "40", "--json"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["hands"] == 40
