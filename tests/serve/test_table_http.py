@@ -236,6 +236,19 @@ def test_shipped_strategies_by_name_and_never_a_path(served) -> None:
         assert "strategy" not in cfr.get("server_only", [])
 
 
+def _play_retaining_into_mine(c: "httpx.Client", hands: int) -> tuple[str, dict]:
+    """A web-table session whose bot plays from and retains into the served ``mine``; ``hands``
+    hands played by checking and calling; the session's id and its last view."""
+    r = c.post("/table/sessions", json={"bots": ["cbr:casebase=mine"], "seed": 3, "retain_into": "mine"})
+    assert r.status_code == 201, r.text
+    sid = r.json()["session"]
+    for _ in range(hands):
+        v = c.post(f"/table/sessions/{sid}/hand").json()
+        while not v["hand"]["over"]:
+            v = c.post(f"/table/sessions/{sid}/action", json={"action": "c"}).json()
+    return sid, v
+
+
 def test_hands_retained_into_a_served_case_base_are_compacted_when_the_server_stops(tmp_path, token_file) -> None:
     """A session retaining into a case base the server serves, still open when the server is
     stopped (SIGTERM, a clean stop): its hands are folded into Parquet parts, as a match's
@@ -251,13 +264,7 @@ def test_hands_retained_into_a_served_case_base_are_compacted_when_the_server_st
     try:
         out: dict = {}
         with httpx.Client(base_url=url, timeout=60, headers={"Authorization": f"Bearer {TOKEN}"}) as c:
-            r = c.post("/table/sessions", json={"bots": ["cbr:casebase=mine"], "seed": 3, "retain_into": "mine"})
-            assert r.status_code == 201, r.text
-            sid = r.json()["session"]
-            for _ in range(3):
-                v = c.post(f"/table/sessions/{sid}/hand").json()
-                while not v["hand"]["over"]:
-                    v = c.post(f"/table/sessions/{sid}/action", json={"action": "c"}).json()
+            sid, v = _play_retaining_into_mine(c, 3)
             out["retained"] = v["retained"]
             assert v["error"] is None, v["error"]
         log = verify_casebase(mine).log
@@ -295,13 +302,7 @@ def test_a_compaction_that_fails_at_the_stop_is_said_on_the_servers_stderr(tmp_p
     blocker = temp_path(mine / "manifest.json").with_name(f".manifest.json.tmp-{proc.pid}")
     try:
         with httpx.Client(base_url=url, timeout=60, headers={"Authorization": f"Bearer {TOKEN}"}) as c:
-            r = c.post("/table/sessions", json={"bots": ["cbr:casebase=mine"], "seed": 3, "retain_into": "mine"})
-            assert r.status_code == 201, r.text
-            sid = r.json()["session"]
-            for _ in range(2):
-                v = c.post(f"/table/sessions/{sid}/hand").json()
-                while not v["hand"]["over"]:
-                    v = c.post(f"/table/sessions/{sid}/action", json={"action": "c"}).json()
+            sid, v = _play_retaining_into_mine(c, 2)
             retained = v["retained"]
             assert v["error"] is None and retained > 0, v
         assert verify_casebase(mine).log["records"] == 2
