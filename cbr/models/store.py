@@ -185,7 +185,9 @@ class ModelStore:
                 raise ModelError(f"model store {p} is in use by another process ({text})") from None
             if any(d in text.lower() for d in _DAMAGE):
                 raise _damaged(p, exc) from None
-            raise ModelError(f"{p} is not a model store (DuckDB cannot open it: {text})") from None
+            if "not a valid duckdb database" in text.lower():
+                raise ModelError(f"{p} is not a model store: not a DuckDB database file") from None
+            raise ModelError(f"{p} is not a model store (it cannot be opened: {text})") from None
         try:
             cls._check(p, con)
         except BaseException:
