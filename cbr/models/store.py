@@ -67,7 +67,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Optional, Union
 
 from cbr.errors import CBRError, GameError, ModelError
-from cbr.logs.record import HandRecord, ParseIssue, no_hand_read
+from cbr.logs.record import HandRecord, ParseIssue, no_hand_read, skipped_hand
 from cbr.models.player_model import ATTRIBUTES, PlayerHistory, PlayerModel, PlayerModels, default_model
 from cbr.store import duck
 
@@ -521,10 +521,7 @@ def _read_source(models: PlayerModels, source: Any, report: BuildReport, seen: s
         except GameError as exc:
             report.skipped += 1
             if len(report.issues) < max_issues:
-                reason = str(exc)  # the rules engine may name the hand as "file:line ..." itself
-                prefix = f"{item.where} "
-                report.issues.append(ParseIssue(item.source, item.line,
-                                                reason[len(prefix):] if reason.startswith(prefix) else reason))
+                report.issues.append(skipped_hand(item, exc))
             continue
         report.hands += 1
         seen.update(item.players)
