@@ -39,7 +39,7 @@ from cbr.build.pools import (  # noqa: F401
 from cbr.errors import CBRError, ConfigError, counted
 from cbr.game.gamedef import STREETS, GameDef
 from cbr.logs.detect import LogSource, parse_source, parsers_left_out, scan_logs
-from cbr.logs.record import HandRecord, ParseIssue, no_hand_read
+from cbr.logs.record import HandRecord, ParseIssue, no_hand_read, skipped_hand
 from cbr.logs.replay import replay
 from cbr.logs.source import DEFAULT_MAX_FILE_SIZE
 from cbr.plugins import load_feature_set
@@ -155,10 +155,7 @@ def cases_of_hands(records: Sequence[HandRecord], feature_set: Any,
         try:
             dps = replay(record)
         except CBRError as exc:
-            reason = str(exc)  # replay names the hand as "file:line (hand N): problem"
-            prefix = f"{record.where} "
-            skipped.append(ParseIssue(record.source, record.line,
-                                      reason[len(prefix):] if reason.startswith(prefix) else reason))
+            skipped.append(skipped_hand(record, exc))
             continue
         hands += 1
         decisions += len(dps)

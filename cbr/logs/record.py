@@ -131,6 +131,22 @@ class ParseIssue:
         return f"{self.where}: {self.reason}"
 
 
+def skipped_hand(record: HandRecord, exc: BaseException) -> ParseIssue:
+    """A hand the rules engine refused, as the issue every command reports: ``file:line: reason``.
+
+    The engine names the hand as ``file:line (hand N): problem``; the issue keeps ``(hand N):
+    problem`` as its reason, so a skipped hand reads ``file:line: (hand N): problem`` wherever it
+    is shown (``cbr build``, ``cbr train predictor``, ``cbr players fill``).
+
+    >>> from types import SimpleNamespace
+    >>> rec = SimpleNamespace(source="f.log", line=5, where="f.log:5")
+    >>> str(skipped_hand(rec, ValueError("f.log:5 (hand 0): payoffs do not match")))
+    'f.log:5: (hand 0): payoffs do not match'
+    """
+    reason, prefix = str(exc), f"{record.where} "
+    return ParseIssue(record.source, record.line, reason[len(prefix):] if reason.startswith(prefix) else reason)
+
+
 def text_before_hands(source: str, lines: Sequence[str], hand_line: Callable[[str], bool], header: str, *,
                       ignored: Callable[[str], bool] = lambda line: False) -> Iterator[ParseIssue]:
     """What the text before a file's first hand is (``lines``, from the file's line 1): each

@@ -242,6 +242,7 @@ class ReplayedLogs:
     def __iter__(self) -> Iterator[tuple[HandRecord, list[DecisionPoint]]]:
         from cbr.errors import CBRError
         from cbr.logs.detect import read_logs
+        from cbr.logs.record import skipped_hand
 
         for item in read_logs(list(self.paths), self.log_format, self.progress):
             if not isinstance(item, HandRecord):
@@ -254,8 +255,9 @@ class ReplayedLogs:
             try:
                 dps = replay(item)
             except CBRError as exc:
-                self.skipped.append(str(exc))
-                self.issues.append(str(exc))
+                said = str(skipped_hand(item, exc))  # as every command shows a skipped hand
+                self.skipped.append(said)
+                self.issues.append(said)
                 continue
             self.hands += 1
             yield item, dps

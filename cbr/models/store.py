@@ -67,7 +67,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Optional, Union
 
 from cbr.errors import CBRError, GameError, ModelError
-from cbr.logs.record import HandRecord, ParseIssue, no_hand_read
+from cbr.logs.record import HandRecord, ParseIssue, no_hand_read, skipped_hand
 from cbr.models.player_model import ATTRIBUTES, PlayerHistory, PlayerModel, PlayerModels, default_model
 from cbr.store import duck
 
@@ -185,7 +185,9 @@ class ModelStore:
                 raise ModelError(f"model store {p} is in use by another process ({text})") from None
             if any(d in text.lower() for d in _DAMAGE):
                 raise _damaged(p, exc) from None
-            raise ModelError(f"{p} is not a model store (DuckDB cannot open it: {text})") from None
+            if "not a valid duckdb database" in text.lower():
+                raise ModelError(f"{p} is not a model store: not a DuckDB database file") from None
+            raise ModelError(f"{p} is not a model store (it cannot be opened: {text})") from None
         try:
             cls._check(p, con)
         except BaseException:
@@ -519,10 +521,7 @@ def _read_source(models: PlayerModels, source: Any, report: BuildReport, seen: s
         except GameError as exc:
             report.skipped += 1
             if len(report.issues) < max_issues:
-                reason = str(exc)  # the rules engine may name the hand as "file:line ..." itself
-                prefix = f"{item.where} "
-                report.issues.append(ParseIssue(item.source, item.line,
-                                                reason[len(prefix):] if reason.startswith(prefix) else reason))
+                report.issues.append(skipped_hand(item, exc))
             continue
         report.hands += 1
         seen.update(item.players)

@@ -45,6 +45,7 @@ from cbr.errors import (
     counted,
 )
 from cbr.game.gamedef import STREETS
+from cbr.serve.labels import casebase_labels, shown_label, shown_provenance
 from cbr.store import is_shipped
 
 __all__ = ["Engine", "checked_spec", "Deadline", "FieldError", "NotFoundError", "ForbiddenError", "UnauthorizedError", "TimeLimitError",
@@ -534,8 +535,9 @@ class Engine:
                 if opponents is None:
                     raise
                 raise FieldError("opponents", str(exc)) from None
+            shown = casebase_labels(loaded.cb)
         _check_listed(ans, top)
-        return ans.to_dict(top=top)
+        return shown_provenance(ans.to_dict(top=top), shown)
 
     # ---- re-use ----------------------------------------------------------------------------
     def _policy_casebase(self, spec: str, casebase: Optional[str]) -> _Loaded:
@@ -693,6 +695,7 @@ class Engine:
                         if "min_cases" in str(exc) and request.get("min_cases") is not None:
                             raise FieldError("min_cases", str(exc)) from None
                         raise
+                shown_provenance(out, casebase_labels(loaded.cb))
         out.update({"policy": spec, "seed": seed, "action": decision["action"],
                     "action_word": ACTION_WORDS.get(decision["action"], decision["action"]), "decision": decision})
         return out
@@ -799,12 +802,14 @@ class Engine:
         is served under (as ``/casebases`` lists it), ``built_as`` the manifest's when another.
         No path on the server: the case base's folder (``path``) and where each source log was
         read (``source_files``' ``path``) are left out; a case base is named by ``name``, a log
-        by its ``source``, the label its cases carry (as ``/retrieve``'s provenance gives it)."""
+        by its ``source``, the label its cases carry (as ``/retrieve``'s provenance gives it), an
+        absolute label by its file's name (:mod:`cbr.serve.labels`)."""
         from cbr.store import CaseBase, inspect
 
         loaded = self.loaded(name)
         with stored(loaded.name), CaseBase.open(loaded.path) as cb:
             info = inspect(cb)
+            shown = casebase_labels(cb)
             config = cb.similarity()
             info["similarity_config"] = {
                 "threshold": _number(config.threshold), "weighted_triple": bool(config.weighted_triple),
@@ -814,7 +819,9 @@ class Engine:
         info["name"] = loaded.name
         info["shipped"] = loaded.shipped
         info.pop("path", None)
-        info["source_files"] = [{k: v for k, v in e.items() if k != "path"} for e in info.get("source_files", ())]
+        info["source_files"] = [{k: (shown_label(v, shown) if k == "source" else v) for k, v in e.items() if k != "path"}
+                                for e in info.get("source_files", ())]
+        info["sources"] = {shown_label(k, shown): v for k, v in (info.get("sources") or {}).items()}
         return info
 
     def evaluate(self, name: str, *, folds: int = 3, max_decisions: int = 100, seed: int = 0, ann: bool = False,

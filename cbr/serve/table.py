@@ -65,6 +65,7 @@ from cbr.serve.engine import (
     storage_fault,
     stored,
 )
+from cbr.serve.labels import casebase_labels, shown_provenance
 from cbr.stats import mean_ci
 from evaluator_ext.cards import card_str
 
@@ -576,7 +577,8 @@ class TableSession:
                                   "of its cards)")
         # the decision's own vote: nothing retrieved again (its retained case is not among them)
         with d.lock, self.stored(d.policy):
-            ans = explain_decision(d.decision, top=top).to_dict(top=top)
+            ans = shown_provenance(explain_decision(d.decision, top=top).to_dict(top=top),
+                                   casebase_labels(d.decision.casebase))
             outcomes = _outcomes(d.decision.casebase, ans["street"], [c.get("id") for c in ans["cases"]])
         cases = []
         for c in ans["cases"]:

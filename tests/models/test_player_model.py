@@ -334,8 +334,9 @@ def test_other_schema_version_is_refused(tmp_path: Path) -> None:
 def test_not_a_model_store_is_refused(tmp_path: Path) -> None:
     text = tmp_path / "notes.duckdb"
     text.write_text("hello\n")
-    with pytest.raises(ModelError, match="not a model store"):
+    with pytest.raises(ModelError, match="not a model store: not a DuckDB database file") as err:
         ModelStore.open(text)
+    assert "IO Error" not in str(err.value) and "DuckDB cannot" not in str(err.value)  # the project's words
     other = tmp_path / "other.duckdb"
     con = duckdb.connect(str(other))
     con.execute("CREATE TABLE t (x INT)")

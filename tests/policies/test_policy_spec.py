@@ -137,3 +137,18 @@ def test_rule_bot_options_out_of_range_are_refused(spec: str, words: str) -> Non
     with pytest.raises(PolicySpecError) as exc:
         policy_from_spec(spec)
     assert words in str(exc.value) and spec in str(exc.value)
+
+
+def test_cfr_strategy_help_offers_only_what_a_spec_can_say() -> None:
+    """The help once offered ``("": the teacher)``, but neither spelling of an empty value plays
+    the teacher: ``strategy=`` is an empty value, ``strategy=""`` a strategy named ``""``. The
+    teacher is the default, had by leaving the option out."""
+    from cbr.policies.spec import policy_option_help
+
+    line = policy_option_help("cfr")["strategy"]
+    assert '""' not in line and "default: the teacher; omit the option" in line, line
+    with pytest.raises(PolicySpecError, match="option 'strategy' has an empty value"):
+        policy_from_spec("cfr:strategy=")
+    with pytest.raises(ConfigError, match='"": no such strategy'):
+        policy_from_spec('cfr:strategy=""')
+    assert policy_from_spec("cfr").name == "cfr"  # the option left out: the teacher plays
