@@ -21,6 +21,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from cbr.errors import CaseBaseError
 from cbr.game.gamedef import STREETS
 from cbr.store.casebase import CaseBase
 from cbr.store.honesty import action_warnings, game_warnings
@@ -38,6 +39,8 @@ def _ident(name: str) -> str:
 def inspect(casebase: CaseBase | str | os.PathLike[str]) -> dict[str, Any]:
     """Summary of a case base (opened or a path) as a JSON-ready dict."""
     cb = casebase if isinstance(casebase, CaseBase) else CaseBase.open(Path(casebase))
+    if cb.parts_of_another_size:  # its counts and quantiles read every part
+        raise CaseBaseError(cb.parts_of_another_size[0])
     m = cb.manifest
     counts: dict[str, dict[str, int]] = {s: {"total": 0, **{a: 0 for a in ACTIONS}} for s in STREETS}
     for street, action, n in cb.sql("SELECT street, action, count(*) FROM cases GROUP BY ALL").fetchall():

@@ -658,3 +658,48 @@ def test_repair_rebuilds_the_sound_streets_indexes_when_a_part_s_footer_stops_th
         assert cb.notes == []  # the saved flop index is sound: nothing rebuilt on open
     finally:
         cb.close()
+
+
+@pytest.mark.parametrize("catalog", ["kept", "deleted"])
+def test_a_part_of_another_size_stops_only_its_street(pristine: tuple[Path, dict[str, Any]], tmp_path: Path,
+                                                      catalog: str) -> None:
+    """A part cut to half its size (not corrupted in place) was refused at open, so repair could
+    mend nothing (`cannot repair` for the catalog and the river index, naming the turn part) and
+    every street's query failed. Now it stops only what reads it, as a corrupted part does: repair
+    rebuilds the river index, the river is answered, and a read of the turn says the sizes."""
+    root, expected = pristine
+    copy = tmp_path / "cb"
+    shutil.copytree(root, copy)
+    m = json.loads((copy / "manifest.json").read_text())
+    part = m["parts"]["turn"][0]["file"]
+    whole = (copy / part).read_bytes()
+    cut = whole[:len(whole) // 2]
+    (copy / part).write_bytes(cut)
+    river_index = f"{m['index']['river']['file']}/index.faiss"
+    (copy / river_index).write_bytes(b"\x00\x01")
+    if catalog == "deleted":
+        (copy / CATALOG).unlink()
+    words = f"{part} is {len(cut):,} bytes, the manifest says {len(whole):,}; the file is damaged or was replaced"
+
+    r = _cbr_casebase("repair", str(copy), "--json")
+    assert r.returncode == 1, r.stderr
+    report = json.loads(r.stdout)
+    left = {(p["kind"], p["file"]): p for p in report["left"]}
+    assert ("part", part) in left, report["left"]
+    assert ("index", river_index) not in left, report["left"]
+    assert f"{river_index}: rebuilt the index from the cases" in report["notes"], report
+    if catalog == "deleted":  # the catalog's views read the turn part's footer: left, saying why
+        assert words in left[("catalog", CATALOG)]["fix"], left
+    assert (copy / part).read_bytes() == cut
+
+    cb = CaseBase.open(copy, repair_catalog=False)
+    try:
+        c = cb.cases("river")
+        got = [cb.index("river").retrieve(q) for q in (c.features[0], c.features[-1])]
+        assert [(g.ids.tolist(), g.similarities.tolist()) for g in got] == expected["river-retrieve"][:2]
+        assert cb.notes == []  # the index repair saved is sound
+        with pytest.raises(CaseBaseError) as raised:
+            cb.cases("turn")
+        assert str(raised.value) == f"{copy}: {words}"
+    finally:
+        cb.close()
