@@ -703,3 +703,37 @@ def test_a_part_of_another_size_stops_only_its_street(pristine: tuple[Path, dict
         assert str(raised.value) == f"{copy}: {words}"
     finally:
         cb.close()
+
+
+def test_manifest_count_messages_group_counts_and_keep_ids_plain(pristine: tuple[Path, dict[str, Any]],
+                                                                  tmp_path: Path) -> None:
+    """`counts.turn: the actions add up to 6127, not 12000` and `next_case_id 25833 is below the
+    31706 case ids in use` wrote counts plain: counts are grouped (docs/cli.md), while
+    next_case_id, an identifier, stays plain."""
+    root, _ = pristine
+    copy = tmp_path / "cb"
+    shutil.copytree(root, copy)
+    good = json.loads((copy / "manifest.json").read_text())
+    total = sum(good["counts"][s]["total"] for s in STREETS)
+
+    def refusal(edit: Any) -> str:
+        m = json.loads(json.dumps(good))
+        edit(m)
+        (copy / "manifest.json").write_text(json.dumps(m))
+        with pytest.raises(CaseBaseError) as raised:
+            CaseBase.open(copy)
+        return str(raised.value)
+
+    def actions_off(m: dict[str, Any]) -> None:
+        m["counts"]["turn"]["total"] = 12000
+    said = refusal(actions_off)
+    assert f"counts.turn: the actions add up to {good['counts']['turn']['total']:,}, not 12,000" in said, said
+
+    def ids_behind(m: dict[str, Any]) -> None:
+        m["next_case_id"] = 25833
+    for s in STREETS:  # enough case ids in use to need a separator
+        good["counts"][s] = {k: v * 1000 for k, v in good["counts"][s].items()}
+        for p in good["parts"][s]:
+            p["rows"] *= 1000
+    said = refusal(ids_behind)
+    assert f"next_case_id 25833 is below the {total * 1000:,} case ids in use" in said, said
