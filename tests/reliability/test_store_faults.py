@@ -737,3 +737,34 @@ def test_manifest_count_messages_group_counts_and_keep_ids_plain(pristine: tuple
             p["rows"] *= 1000
     said = refusal(ids_behind)
     assert f"next_case_id 25833 is below the {total * 1000:,} case ids in use" in said, said
+
+
+def test_inspect_refuses_a_manifest_that_disagrees_with_a_part_as_query_does(
+        pristine: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
+    """With the manifest edited so the turn part and counts say 1 case, `cbr casebase inspect`
+    exited 0 showing the part's cases, no word of the mismatch, while query and verify refused.
+    It refuses now with the words a read of the turn raises (and so does --json)."""
+    root, expected = pristine
+    copy = tmp_path / "cb"
+    shutil.copytree(root, copy)
+    m = json.loads((copy / "manifest.json").read_text())
+    assert len(m["parts"]["turn"]) == 1
+    entry = m["parts"]["turn"][0]
+    held = entry["rows"]
+    assert held > 1
+    entry["rows"] = 1
+    m["counts"]["turn"] = {"total": 1, "f": 0, "c": 1, "r": 0}
+    (copy / "manifest.json").write_text(json.dumps(m))
+    cb = CaseBase.open(copy)
+    try:
+        with pytest.raises(CaseBaseError) as raised:
+            cb.cases("turn")
+        assert cb.cases("river").case_ids.tolist() == expected["river-ids"]  # the other streets read
+    finally:
+        cb.close()
+    words = f"{copy}: {entry['file']} holds {held:,} cases, the manifest says 1"
+    assert str(raised.value) == words
+    for flags in ((), ("--json",)):
+        r = _cbr_casebase("inspect", str(copy), *flags)
+        assert (r.returncode, r.stdout, r.stderr.strip()) == (1, "", f"error: {words}"), r
+    assert f"holds {held:,} cases, the manifest says 1" in _cbr_casebase("verify", str(copy)).stderr
