@@ -148,7 +148,9 @@ class CaseBase(RetainedWrites, Compaction):
             if os.access(p.resolve().parent, os.W_OK):
                 remove_dead_builds(p.resolve().parent)  # builds beside it killed before they finished
             m = read_manifest(p)
-            _check_files(p, m)
+            cut = _check_files(p, m)
+            if cut and repair_catalog and os.access(p, os.W_OK) and catalog_lags(p, m):
+                raise CaseBaseError(cut[0])  # the catalog's views read every part's footer
             if repair_catalog and os.access(p, os.W_OK) and catalog_lags(p, m):
                 repair = cls(p, m)
                 repair._repair_catalog()
@@ -158,6 +160,7 @@ class CaseBase(RetainedWrites, Compaction):
                 os.close(lock)
             raise
         cb = cls(p, m, reader_lock=lock)
+        cb.parts_of_another_size = tuple(cut)
         cb.memory_map = memory_map
         cb.repairs_catalog = repair_catalog
         return cb
@@ -913,8 +916,10 @@ def _committed_count(root: Path, m: Manifest, street: str) -> int:
     return n
 
 
-def _check_files(p: Path, m: Manifest) -> None:
-    """Every file the manifest lists exists with its listed size (cheap: one stat each)."""
+def _check_files(p: Path, m: Manifest) -> list[str]:
+    """Every file the manifest lists exists (cheap: one stat each); returns what is wrong with
+    each part of another size than listed (the error a read of it raises, as :func:`verify_file`
+    words it), which stops only what reads that part, as a corrupted one does."""
     for s in STREETS:
         if not m.parts[s]:
             raise CaseBaseError(f"{p}: the manifest lists no Parquet part for {s}")
@@ -924,6 +929,7 @@ def _check_files(p: Path, m: Manifest) -> None:
     if m.log and not (p / m.log).is_file():
         raise CaseBaseError(f"{p}: missing retention log {m.log} (listed in {MANIFEST}); "
                             "the retained cases in it are lost")
+    cut: list[str] = []
     for rel, entry in listed:
         try:
             size = os.stat(p / rel).st_size
@@ -931,5 +937,6 @@ def _check_files(p: Path, m: Manifest) -> None:
             raise CaseBaseError(f"{p}: missing file {rel} (listed in {MANIFEST}); "
                                 "the case base is incomplete, rebuild it") from None
         if size != entry["bytes"]:
-            raise CaseBaseError(f"{p}: {rel} is {differs_from_manifest(size, entry['bytes'], 'bytes')}; "
-                                "the file is damaged or was replaced")
+            cut.append(f"{p}: {rel} is {differs_from_manifest(size, entry['bytes'], 'bytes')}; "
+                       "the file is damaged or was replaced")
+    return cut

@@ -108,6 +108,7 @@ class LoadedCaseBase:
         self.memory_map = False
         #: Rewrite a catalog that lags the manifest on close (``open(..., repair_catalog=False)``: no).
         self.repairs_catalog = True
+        self.parts_of_another_size: tuple[str, ...] = ()  # what CaseBase.open found (a read of one raises it)
         self._listeners: list[Callable[[str, Chunk], None]] = []  # told of every row taken (subscribe)
 
     def _close_sql(self) -> None:

@@ -230,7 +230,7 @@ def _check_fields(data: dict[str, Any]) -> None:
         if not isinstance(c, dict) or set(c) != {"total", *ACTIONS} or not all(_is_count(v) for v in c.values()):
             raise ValueError(f"counts.{s} must hold integer 'total', 'f', 'c', 'r'")
         if sum(c[a] for a in ACTIONS) != c["total"]:
-            raise ValueError(f"counts.{s}: the actions add up to {sum(c[a] for a in ACTIONS)}, not {c['total']}")
+            raise ValueError(f"counts.{s}: the actions add up to {sum(c[a] for a in ACTIONS):,}, not {c['total']:,}")
         plist = parts.get(s)
         if not isinstance(plist, list):
             raise ValueError(f"parts.{s} must be a list")
@@ -249,11 +249,11 @@ def _check_fields(data: dict[str, Any]) -> None:
             _check_checksum(p, f"parts.{s}: {p['file']}")
             rows += p["rows"]
         if rows != c["total"]:
-            raise ValueError(f"{s}: counts say {counted(c['total'], 'case')}, the parts hold {rows}")
+            raise ValueError(f"{s}: counts say {counted(c['total'], 'case')}, the parts hold {rows:,}")
         total += rows
     nid = data.get("next_case_id")
     if not _is_count(nid) or nid < total:
-        raise ValueError(f"next_case_id {nid!r} is below the {total} case ids in use")
+        raise ValueError(f"next_case_id {nid!r} is below the {counted(total, 'case id')} in use")  # an id: plain
     for s, e in data.get("index", {}).items():
         if s not in STREETS or not isinstance(e, dict) or not isinstance(e.get("file"), str):
             raise ValueError(f"index.{s}: must be a street with an object naming its 'file'")

@@ -8,6 +8,7 @@ Parquet parts that hold them (``cases/<street>/part-NNNNN.parquet``).
 """
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ from cbr.errors import CaseBaseError, counted
 from cbr.game.decision import DecisionPoint
 from cbr.game.gamedef import STREETS
 from cbr.store.durable import atomic_write_with
-from cbr.store.manifest import ACTIONS, file_checksum, verify_file
+from cbr.store.manifest import ACTIONS, differs_from_manifest, file_checksum, verify_file
 from evaluator_ext.cards import cards_str
 
 if TYPE_CHECKING:
@@ -292,6 +293,20 @@ def part_entry(rel: str, rows: int, checksum: dict[str, int]) -> dict[str, Any]:
     return {"file": rel, "rows": int(rows), **checksum}
 
 
+def _verify_part(root: Path, entry: dict[str, Any]) -> None:
+    """:func:`verify_file` for a listed part, a part of another size said with both sizes, in
+    the words ``CaseBase.open`` finds it with (:attr:`CaseBase.parts_of_another_size`)."""
+    path = root / entry["file"]
+    try:
+        size = os.stat(path).st_size
+    except OSError:
+        size = entry["bytes"]  # verify_file says why it cannot be read
+    if size != entry["bytes"]:
+        raise CaseBaseError(f"{root}: {entry['file']} is {differs_from_manifest(size, entry['bytes'], 'bytes')}; "
+                            "the file is damaged or was replaced")
+    verify_file(path, entry, str(root))
+
+
 def read_part(root: Path, entry: dict[str, Any], schema: pa.Schema) -> pa.Table:
     """Read a listed part after checking its size and CRC-32, with Parquet page CRCs
     verified; any damage is a :class:`CaseBaseError`."""
@@ -299,7 +314,7 @@ def read_part(root: Path, entry: dict[str, Any], schema: pa.Schema) -> pa.Table:
     import pyarrow.parquet as pq
 
     path = root / entry["file"]
-    verify_file(path, entry, str(root))
+    _verify_part(root, entry)
     try:
         # ParquetFile, not read_table: the same read without importing pyarrow.dataset (~50 ms)
         table = pq.ParquetFile(path, page_checksum_verification=True).read()
@@ -319,7 +334,7 @@ def read_part_columns(root: Path, entry: dict[str, Any], names: Sequence[str]) -
     import pyarrow.parquet as pq
 
     path = root / entry["file"]
-    verify_file(path, entry, str(root))
+    _verify_part(root, entry)
     try:
         return pq.ParquetFile(path, page_checksum_verification=True).read(columns=list(names))
     except (OSError, pa.ArrowException, ValueError) as exc:

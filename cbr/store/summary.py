@@ -21,10 +21,11 @@ import os
 from pathlib import Path
 from typing import Any
 
+from cbr.errors import CaseBaseError
 from cbr.game.gamedef import STREETS
 from cbr.store.casebase import CaseBase
 from cbr.store.honesty import action_warnings, game_warnings
-from cbr.store.manifest import ACTIONS
+from cbr.store.manifest import ACTIONS, differs_from_manifest
 
 __all__ = ["inspect", "QUANTILES"]
 
@@ -35,10 +36,30 @@ def _ident(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
+def _check_rows(cb: CaseBase) -> None:
+    """Every part holds the cases the manifest lists (its footer says how many), else the
+    :class:`CaseBaseError` a query of its street raises: the counts inspect shows are the
+    parts', so a manifest that disagrees is said, not hidden behind them."""
+    import pyarrow.parquet as pq
+
+    for s in STREETS:
+        for entry in cb.manifest.parts[s]:
+            try:
+                rows = pq.read_metadata(cb.path / entry["file"]).num_rows
+            except Exception:  # noqa: BLE001 - an unreadable footer: the reads below say how
+                continue
+            if rows != entry["rows"]:
+                raise CaseBaseError(f"{cb.path}: {entry['file']} holds "
+                                    f"{differs_from_manifest(rows, entry['rows'], 'cases')}")
+
+
 def inspect(casebase: CaseBase | str | os.PathLike[str]) -> dict[str, Any]:
     """Summary of a case base (opened or a path) as a JSON-ready dict."""
     cb = casebase if isinstance(casebase, CaseBase) else CaseBase.open(Path(casebase))
+    if cb.parts_of_another_size:  # its counts and quantiles read every part
+        raise CaseBaseError(cb.parts_of_another_size[0])
     m = cb.manifest
+    _check_rows(cb)
     counts: dict[str, dict[str, int]] = {s: {"total": 0, **{a: 0 for a in ACTIONS}} for s in STREETS}
     for street, action, n in cb.sql("SELECT street, action, count(*) FROM cases GROUP BY ALL").fetchall():
         counts[street][action] += int(n)

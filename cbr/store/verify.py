@@ -329,6 +329,8 @@ def repair_casebase(path: str | os.PathLike[str]) -> RepairReport:
     if not os.access(root, os.W_OK):
         raise CaseBaseError(f"{root} is read-only; copy it somewhere writable to repair it")
     report = RepairReport(path=str(root))
+    if _sound(root, report):  # a sound case base is left as it is: not even the write lock's file
+        return report
     with write_lock(root):
         try:
             m = read_manifest(root)
@@ -339,6 +341,25 @@ def repair_casebase(path: str | os.PathLike[str]) -> RepairReport:
             _repair_log(root, m, report)
     _repair_caches(root, report)
     return report
+
+
+def _sound(root: Path, report: RepairReport) -> bool:
+    """Whether verify finds nothing wrong with the case base (and its log, read to its end
+    under the reader lock, has no damage either); if so, ``report`` says what the log holds."""
+    if verify_casebase(root).problems:
+        return False
+    try:
+        m = read_manifest(root)
+        if m.log:
+            scan = scan_log((root / m.log).read_bytes(), m.next_case_id)
+            if scan.damage is not None:
+                return False
+            report.log = m.log
+            report.records_kept = len(scan.records)
+            report.cases_kept = sum(len(ids) for _, chunks in scan.records for ids, _b in chunks.values())
+    except (CaseBaseError, OSError):  # changed since: the repair under the write lock sees it
+        return False
+    return True
 
 
 def _repair_log(root: Path, m: Manifest, report: RepairReport) -> None:

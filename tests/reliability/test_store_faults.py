@@ -658,3 +658,113 @@ def test_repair_rebuilds_the_sound_streets_indexes_when_a_part_s_footer_stops_th
         assert cb.notes == []  # the saved flop index is sound: nothing rebuilt on open
     finally:
         cb.close()
+
+
+@pytest.mark.parametrize("catalog", ["kept", "deleted"])
+def test_a_part_of_another_size_stops_only_its_street(pristine: tuple[Path, dict[str, Any]], tmp_path: Path,
+                                                      catalog: str) -> None:
+    """A part cut to half its size (not corrupted in place) was refused at open, so repair could
+    mend nothing (`cannot repair` for the catalog and the river index, naming the turn part) and
+    every street's query failed. Now it stops only what reads it, as a corrupted part does: repair
+    rebuilds the river index, the river is answered, and a read of the turn says the sizes."""
+    root, expected = pristine
+    copy = tmp_path / "cb"
+    shutil.copytree(root, copy)
+    m = json.loads((copy / "manifest.json").read_text())
+    part = m["parts"]["turn"][0]["file"]
+    whole = (copy / part).read_bytes()
+    cut = whole[:len(whole) // 2]
+    (copy / part).write_bytes(cut)
+    river_index = f"{m['index']['river']['file']}/index.faiss"
+    (copy / river_index).write_bytes(b"\x00\x01")
+    if catalog == "deleted":
+        (copy / CATALOG).unlink()
+    words = f"{part} is {len(cut):,} bytes, the manifest says {len(whole):,}; the file is damaged or was replaced"
+
+    r = _cbr_casebase("repair", str(copy), "--json")
+    assert r.returncode == 1, r.stderr
+    report = json.loads(r.stdout)
+    left = {(p["kind"], p["file"]): p for p in report["left"]}
+    assert ("part", part) in left, report["left"]
+    assert ("index", river_index) not in left, report["left"]
+    assert f"{river_index}: rebuilt the index from the cases" in report["notes"], report
+    if catalog == "deleted":  # the catalog's views read the turn part's footer: left, saying why
+        assert words in left[("catalog", CATALOG)]["fix"], left
+    assert (copy / part).read_bytes() == cut
+
+    cb = CaseBase.open(copy, repair_catalog=False)
+    try:
+        c = cb.cases("river")
+        got = [cb.index("river").retrieve(q) for q in (c.features[0], c.features[-1])]
+        assert [(g.ids.tolist(), g.similarities.tolist()) for g in got] == expected["river-retrieve"][:2]
+        assert cb.notes == []  # the index repair saved is sound
+        with pytest.raises(CaseBaseError) as raised:
+            cb.cases("turn")
+        assert str(raised.value) == f"{copy}: {words}"
+    finally:
+        cb.close()
+
+
+def test_manifest_count_messages_group_counts_and_keep_ids_plain(pristine: tuple[Path, dict[str, Any]],
+                                                                  tmp_path: Path) -> None:
+    """`counts.turn: the actions add up to 6127, not 12000` and `next_case_id 25833 is below the
+    31706 case ids in use` wrote counts plain: counts are grouped (docs/cli.md), while
+    next_case_id, an identifier, stays plain."""
+    root, _ = pristine
+    copy = tmp_path / "cb"
+    shutil.copytree(root, copy)
+    good = json.loads((copy / "manifest.json").read_text())
+    total = sum(good["counts"][s]["total"] for s in STREETS)
+
+    def refusal(edit: Any) -> str:
+        m = json.loads(json.dumps(good))
+        edit(m)
+        (copy / "manifest.json").write_text(json.dumps(m))
+        with pytest.raises(CaseBaseError) as raised:
+            CaseBase.open(copy)
+        return str(raised.value)
+
+    def actions_off(m: dict[str, Any]) -> None:
+        m["counts"]["turn"]["total"] = 12000
+    said = refusal(actions_off)
+    assert f"counts.turn: the actions add up to {good['counts']['turn']['total']:,}, not 12,000" in said, said
+
+    def ids_behind(m: dict[str, Any]) -> None:
+        m["next_case_id"] = 25833
+    for s in STREETS:  # enough case ids in use to need a separator
+        good["counts"][s] = {k: v * 1000 for k, v in good["counts"][s].items()}
+        for p in good["parts"][s]:
+            p["rows"] *= 1000
+    said = refusal(ids_behind)
+    assert f"next_case_id 25833 is below the {total * 1000:,} case ids in use" in said, said
+
+
+def test_inspect_refuses_a_manifest_that_disagrees_with_a_part_as_query_does(
+        pristine: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
+    """With the manifest edited so the turn part and counts say 1 case, `cbr casebase inspect`
+    exited 0 showing the part's cases, no word of the mismatch, while query and verify refused.
+    It refuses now with the words a read of the turn raises (and so does --json)."""
+    root, expected = pristine
+    copy = tmp_path / "cb"
+    shutil.copytree(root, copy)
+    m = json.loads((copy / "manifest.json").read_text())
+    assert len(m["parts"]["turn"]) == 1
+    entry = m["parts"]["turn"][0]
+    held = entry["rows"]
+    assert held > 1
+    entry["rows"] = 1
+    m["counts"]["turn"] = {"total": 1, "f": 0, "c": 1, "r": 0}
+    (copy / "manifest.json").write_text(json.dumps(m))
+    cb = CaseBase.open(copy)
+    try:
+        with pytest.raises(CaseBaseError) as raised:
+            cb.cases("turn")
+        assert cb.cases("river").case_ids.tolist() == expected["river-ids"]  # the other streets read
+    finally:
+        cb.close()
+    words = f"{copy}: {entry['file']} holds {held:,} cases, the manifest says 1"
+    assert str(raised.value) == words
+    for flags in ((), ("--json",)):
+        r = _cbr_casebase("inspect", str(copy), *flags)
+        assert (r.returncode, r.stdout, r.stderr.strip()) == (1, "", f"error: {words}"), r
+    assert f"holds {held:,} cases, the manifest says 1" in _cbr_casebase("verify", str(copy)).stderr

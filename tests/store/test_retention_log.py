@@ -614,3 +614,25 @@ def test_salvage_resynchronises_past_every_flipped_length_bit(logged, tmp_path: 
             assert [a for a, _, _ in s.records] == [a for j, (a, _) in enumerate(records) if j != k], (byte, bit)
             assert [(r.offset, r.end, r.records, r.cases) for r in s.damaged] == [(at, at + size, 1, sizes[k])]
             assert s.cases_kept == sum(sizes) - sizes[k] and s.next_id == first_id + sum(sizes)
+
+
+def test_repair_of_a_sound_case_base_leaves_no_file_behind(logged, tmp_path: Path) -> None:
+    """`cbr casebase repair` on a sound case base said `nothing to repair` but left a new
+    `.write.lock` in it (it took the write lock first); a sound case base is left as it is, and
+    --json still says what the log holds."""
+    path, log, data, sizes = fresh(logged, tmp_path)
+    (path / ".write.lock").unlink(missing_ok=True)
+
+    def files() -> dict[str, bytes]:
+        return {str(f.relative_to(path)): f.read_bytes() for f in sorted(path.rglob("*")) if f.is_file()}
+
+    before = files()
+    done = cli("casebase", "repair", str(path), "--json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads(done.stdout)
+    assert (report["log"], report["records_kept"], report["cases_kept"]) == \
+        (str(log.relative_to(path)), len(sizes), sum(sizes))
+    assert report["left"] == [] and report["notes"] == [] and report["moved"] == []
+    human = cli("casebase", "repair", str(path))
+    assert human.returncode == 0 and human.stdout.strip() == f"{path}: nothing to repair", human.stdout + human.stderr
+    assert files() == before
