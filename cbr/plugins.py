@@ -187,6 +187,26 @@ def broken_note(group: str, broken: list[str]) -> str:
             f"{', '.join(f'{group}:{n}' for n in broken)} (see cbr plugins list)")
 
 
+def made_parser(name: str) -> Any:
+    """The parser plugin ``name``, made (a class is called, an object taken as it is), as format
+    detection makes it (:mod:`cbr.logs.detect` keeps one of each). Another package's parser that
+    raises as it is made is a :class:`~cbr.errors.PluginFailedError` naming it.
+
+    >>> made_parser("acpc").name
+    'acpc'
+    """
+    obj = load("cbr.parsers", name)
+    try:
+        return obj() if isinstance(obj, type) else obj
+    except (CBRError, MemoryError):
+        raise
+    except Exception as exc:
+        label = plugin_label("cbr.parsers", name, "log format")
+        if label is None:
+            raise
+        raise PluginFailedError(f"{label} failed when it was made: {failure_text(exc)}") from exc
+
+
 def describe(groups: tuple[str, ...] = GROUPS) -> list[PluginInfo]:
     """Every plugin of the groups, each tried once (loaded; a parser made, as format detection
     makes it); failures carry their error."""
@@ -198,9 +218,7 @@ def describe(groups: tuple[str, ...] = GROUPS) -> list[PluginInfo]:
             try:
                 load(group, name)
                 if group == "cbr.parsers":  # a parser is made to be used: one that cannot be is failed too
-                    from cbr.logs.detect import parser_for
-
-                    parser_for(name)
+                    made_parser(name)
             except PluginError as exc:
                 error = str(exc)
             out.append(PluginInfo(group, name, ep.value, _distribution(ep), error))

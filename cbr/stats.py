@@ -8,8 +8,6 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Sequence
 
-from cbr.errors import counted
-
 __all__ = ["Z95", "mean_ci", "wilson_interval", "cluster_mean_ci", "RunningMean"]
 
 Z95 = 1.959963984540054  # two-sided 95% normal quantile
@@ -73,7 +71,7 @@ def cluster_mean_ci(values: Sequence[float], clusters: Sequence[Hashable]) -> tu
     """
     n = len(values)
     if n != len(clusters):
-        raise ValueError(f"{counted(n, 'value')} but {counted(len(clusters), 'cluster')}")
+        raise ValueError(f"the values and their clusters differ in number: {n} and {len(clusters)}")
     if n == 0:
         return (0.0, math.inf)
     mean = math.fsum(values) / n

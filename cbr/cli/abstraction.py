@@ -11,8 +11,7 @@ from cbr.cli._options import (
     FLAG,
     check_output,
 )
-from cbr.cli._output import print_json, progress_bar
-from cbr.errors import counted
+from cbr.cli._output import counted, print_json, progress_bar
 
 app = typer.Typer(help="Card abstractions: hand-strength buckets per street and the abstract game's "
                               "chance model (the KTH study).", no_args_is_help=True, rich_markup_mode=None)

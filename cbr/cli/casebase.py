@@ -52,9 +52,9 @@ def casebase_inspect(
                                                  help="With --sql: print at most this many rows (default 100).")] = None,
     all_rows: Annotated[bool, typer.Option("--all", help="With --sql: print every row (no --limit).")] = False,
     as_table: Annotated[bool, typer.Option("--table", help=f"With --sql: a table however many rows (the default "
-                                                           f"up to {counted(TABLE_ROWS, 'row')}).")] = False,
+                                                           f"up to {TABLE_ROWS:,} rows).")] = False,
     as_tsv: Annotated[bool, typer.Option("--tsv", help=f"With --sql: tab-separated values, written as they come "
-                                                       f"(the default beyond {counted(TABLE_ROWS, 'row')}).")] = False,
+                                                       f"(the default beyond {TABLE_ROWS:,} rows).")] = False,
     as_csv: Annotated[bool, typer.Option("--csv", help="With --sql: comma-separated values, written as they "
                                                        "come.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,

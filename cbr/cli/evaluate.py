@@ -12,8 +12,17 @@ from cbr.cli._options import (
     FLAG,
     check_output,
 )
-from cbr.cli._output import fmt_change, fmt_score, fmt_score_ci, print_json, progress_bar, rich_table, stderr, stdout
-from cbr.errors import counted
+from cbr.cli._output import (
+    counted,
+    fmt_change,
+    fmt_score,
+    fmt_score_ci,
+    print_json,
+    progress_bar,
+    rich_table,
+    stderr,
+    stdout,
+)
 
 
 @guarded

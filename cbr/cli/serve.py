@@ -8,7 +8,7 @@ import typer
 
 from cbr.cli._errors import guarded, tell
 from cbr.cli._options import FLAG
-from cbr.errors import counted
+from cbr.cli._output import counted
 
 #: How to add the serve extra: by the distribution's name (works whatever it was installed from,
 #: a wheel included), or editable from a source checkout.

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Optional, Union
 
 from cbr import plugins
-from cbr.errors import CBRError, LogFormatError, PluginError, PluginFailedError
+from cbr.errors import CBRError, LogFormatError, PluginError
 from cbr.logs.record import HandRecord, ParseIssue
 from cbr.logs.source import DEFAULT_MAX_FILE_SIZE, HEAD_BYTES, file_problem, file_size_limit, read_head, read_log_text
 
@@ -97,16 +97,7 @@ def _instance(name: str) -> Any:
     """The parser ``name``, made once. Another package's parser that raises as it is made
     is a :class:`~cbr.errors.PluginFailedError` naming it (:func:`cbr.plugins.plugin_label`)."""
     if name not in _INSTANCES:
-        obj = plugins.load("cbr.parsers", name)
-        try:
-            _INSTANCES[name] = obj() if isinstance(obj, type) else obj
-        except (CBRError, MemoryError):
-            raise
-        except Exception as exc:
-            label = plugins.plugin_label("cbr.parsers", name, "log format")
-            if label is None:
-                raise
-            raise PluginFailedError(f"{label} failed when it was made: {plugins.failure_text(exc)}") from exc
+        _INSTANCES[name] = plugins.made_parser(name)
     return _INSTANCES[name]
 
 
