@@ -98,7 +98,7 @@ def test_teacher_says_which_file_it_reused_and_how_to_measure_afresh(tmp_path: P
     p = _script("teacher.py", "--skip", "lbr,matches", "--out", str(out), cwd=tmp_path)
     assert p.returncode == 0, p.stderr
     lines = p.stdout.splitlines()
-    assert lines[0] == (f"reused the LBR, the matches against {', '.join(held['matches'])} from "
+    assert lines[0] == (f"reused the LBR, the {len(held['matches'])} matches against {', '.join(held['matches'])} from "
                         f"{out / 'teacher-seed3.json'}, measured by an earlier run; --redo measures them afresh"), lines
     assert len(lines) == 1 + 2 + 1 + len(held["matches"])  # the line, the table's head, the LBR, a row a match
     p = _script("teacher.py", "--skip", "lbr,matches", "--out", str(out), "--redo", cwd=tmp_path)

@@ -688,4 +688,7 @@ def test_minutes_bound_the_training_time(tmp_path, shipped) -> None:
     assert build_counters.main(["--only", "raise", "--hands", "20", "--minutes", "0.05", "--logs",
                                 str(tmp_path / "logs"), "--out", str(tmp_path)]) == 0
     s = load_imperfect_strategy(tmp_path / "counter_raise")
-    assert 2.0 <= s.info["seconds"] <= 3.5, s.info  # 3 s of training: slices end by the deadline
+    # 3 s of training: slices end by the deadline. The seconds are wall time: a CI run at a load of
+    # 4 to 8 measured 3.6 (a slice sized by the speed so far overran when the speed fell); the
+    # slices of 200,000 iterations this guards against ran 10 s.
+    assert 2.0 <= s.info["seconds"] <= 5.0, s.info

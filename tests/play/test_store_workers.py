@@ -15,11 +15,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from cbr.errors import ConfigError, ModelError
+from cbr.errors import ConfigError
 from cbr.exploit.measure import exploit
 from cbr.models.store import ModelStore
 from cbr.play.league import run_league
 from cbr.play.match import run_match
+from cbr.policies.spec import PolicyFileError
 from cli import app
 from tests.conftest import REPO, require_native
 
@@ -139,8 +140,10 @@ def test_a_store_in_use_is_an_error_not_a_bot_without_models(tmp_path: Path) -> 
                               stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "open"
-        with pytest.raises(ModelError, match=f"^model store {re.escape(str(store))} is in use by another process"):
+        with pytest.raises(PolicyFileError, match=f"option 'store': model store {re.escape(str(store))} is in use by "
+                           "another process") as raised:
             run_match([f"poki-wt:store={store}:learn=0", "call"], 4, seed=1)
+        assert raised.value.option == "store"
     finally:
         holder.communicate("", timeout=60)
     assert holder.returncode == 0
