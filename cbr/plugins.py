@@ -187,6 +187,28 @@ def broken_note(group: str, broken: list[str]) -> str:
             f"{', '.join(f'{group}:{n}' for n in broken)} (see cbr plugins list)")
 
 
+def guarded_call(func: Any, failed: Any) -> Any:
+    """``func`` wrapped so that what another package's code raises becomes ``failed(exc)`` (a
+    :class:`~cbr.errors.PluginFailedError` naming the plugin), raised from it; the engine's own
+    errors (``CBRError``) and running out of memory pass as they are. The one guard of plugin
+    bots (:mod:`cbr.policies.spec`) and feature sets (:class:`GuardedFeatureSet`).
+
+    >>> guarded_call(int, lambda exc: PluginFailedError(f"x failed: {exc}"))("7")
+    7
+    """
+    import functools
+
+    @functools.wraps(func)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except (CBRError, MemoryError):
+            raise
+        except Exception as exc:
+            raise failed(exc) from exc
+    return call
+
+
 def made_parser(name: str) -> Any:
     """The parser plugin ``name``, made (a class is called, an object taken as it is), as format
     detection makes it (:mod:`cbr.logs.detect` keeps one of each). Another package's parser that
@@ -332,15 +354,7 @@ class GuardedFeatureSet:
         if attr not in self.GUARDED or not callable(value):
             return value
         label = self._label
-
-        def call(*args: Any, **kwargs: Any) -> Any:
-            try:
-                return value(*args, **kwargs)
-            except (CBRError, MemoryError):
-                raise
-            except Exception as exc:
-                raise plugin_failed(label, attr, exc) from exc
-        return call
+        return guarded_call(value, lambda exc: plugin_failed(label, attr, exc))
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (GuardedFeatureSet, (self._inner, self._label))

@@ -443,18 +443,10 @@ def _guard(policy: Policy, theirs: str) -> None:
     engine's internal error. The methods are wrapped on the instance (its class, which the
     engine inspects, is left as it is); the engine's own errors (``CBRError``) and running out
     of memory pass as they are."""
-    import functools
+    from cbr.plugins import guarded_call
 
     def guarded(method: Any, what: str) -> Any:
-        @functools.wraps(method)
-        def call(*args: Any, **kwargs: Any) -> Any:
-            try:
-                return method(*args, **kwargs)
-            except (CBRError, MemoryError):
-                raise
-            except Exception as exc:
-                raise PluginFailedError(f"bot {theirs} failed in {what}(): {_what(exc)}") from exc
-        return call
+        return guarded_call(method, lambda exc: PluginFailedError(f"bot {theirs} failed in {what}(): {_what(exc)}"))
 
     for what in GUARDED_METHODS:
         method = getattr(policy, what, None)
