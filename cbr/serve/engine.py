@@ -765,7 +765,7 @@ class Engine:
         records = _parse_hands(text, log_format, gamedef)
         with stored(loaded.name):
             retainer = Retainer(loaded.cb, keep=range(32), names=())
-            replayed = retainer.replay_hands(records)  # outside the lock: retrievals go on meanwhile
+            replayed = _replayed(retainer, records)  # outside the lock: retrievals go on meanwhile
         with loaded.lock:
             with stored(loaded.name):
                 self._follow(loaded)
@@ -969,6 +969,23 @@ def _parse_hands(text: str, log_format: str, game: Any) -> list[Any]:
             message = f"hand {r.hand_id} is {r.game.betting}: the case bases hold limit hands"
             raise FieldError("game", message) if game is not None else GameError(message)
     return records
+
+
+def _replayed(retainer: Any, records: list[Any]) -> Any:
+    """``retainer.replay_hands(records)``; a hand the rules engine refuses is named as every
+    command names a skipped hand (:func:`cbr.logs.record.skipped_hand`: ``request:LINE: (hand
+    ID): problem``, the line of the request's ``text`` where the hand starts and the hand's own
+    number in the log), not in the engine's ``request:LINE (hand ID)``."""
+    from cbr.logs.record import skipped_hand
+
+    try:
+        return retainer.replay_hands(records)
+    except GameError as exc:
+        text = str(exc)
+        hand = next((r for r in records if text.startswith(f"{r.where} ")), None)
+        if hand is None:
+            raise
+        raise GameError(str(skipped_hand(hand, exc))) from None
 
 
 def _listed(top: Optional[int]) -> int:

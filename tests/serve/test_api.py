@@ -511,6 +511,32 @@ def test_retain_with_a_game_names_the_line_of_the_text(client, casebase_copy) ->
     assert "request:1" in msg and "request:2" not in msg, msg
 
 
+def test_a_refused_retain_hand_is_named_as_every_command_names_a_skipped_hand(client, casebase_copy,
+                                                                            tmp_path) -> None:
+    """``/retain`` named a hand that does not replay ``request:2 (hand 7): ...``, the engine's
+    words, while every command names a skipped hand ``FILE:LINE: (hand N): ...``
+    (:func:`cbr.logs.record.skipped_hand`): the request's text is the file, ``request``, its
+    line where the hand starts and the hand's own number in the log, as ``cbr build`` says it."""
+    from cbr.logs.replay import ReplayedLogs
+
+    good = "STATE:0:f:AhKh|QdQc:5|-5:a|b"
+    bad = "STATE:7:cc/cc/cc/cc:AhKh|QdQc/2c3c4c/5c/6c:40|-40:a|b"  # a showdown whose payoffs are wrong
+    before = counts(casebase_copy)
+    r = client.post("/retain", json={"casebase": "mine", "text": f"{good}\n{bad}\n"}, headers=AUTH)
+    assert r.status_code == 422, r.text
+    (detail,) = r.json()["detail"]
+    assert detail["loc"] == ["body"], detail
+    assert detail["msg"].startswith("request:2: (hand 7): payoffs do not match: "), detail
+    assert counts(casebase_copy) == before  # all or nothing: the good hand is not kept either
+    # the same text read from a file by the commands' replay: the same words after the file's name
+    log = tmp_path / "request"
+    log.write_text(f"{good}\n{bad}\n")
+    logs = ReplayedLogs([str(log)])
+    assert sum(1 for _ in logs) == 1
+    (said,) = logs.skipped
+    assert said.replace(str(log), "request", 1) == detail["msg"]
+
+
 def test_retain_with_a_game_of_other_seats_names_the_requests_game(client, casebase_copy) -> None:
     """The game of a ``/retain`` request's ``game`` field was called "the header's game", though
     the text has no header: the refusal names where the game came from."""
