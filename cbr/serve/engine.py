@@ -45,7 +45,7 @@ from cbr.errors import (
     counted,
 )
 from cbr.game.gamedef import STREETS
-from cbr.serve.labels import casebase_labels, shown_label, shown_provenance
+from cbr.serve.labels import casebase_labels, shown_label, shown_provenance, shown_text
 from cbr.store import is_shipped
 
 __all__ = ["Engine", "checked_spec", "Deadline", "FieldError", "NotFoundError", "ForbiddenError", "UnauthorizedError", "TimeLimitError",
@@ -803,7 +803,8 @@ class Engine:
         No path on the server: the case base's folder (``path``) and where each source log was
         read (``source_files``' ``path``) are left out; a case base is named by ``name``, a log
         by its ``source``, the label its cases carry (as ``/retrieve``'s provenance gives it), an
-        absolute label by its file's name (:mod:`cbr.serve.labels`)."""
+        absolute label by its file's name (:mod:`cbr.serve.labels`); a path in ``games`` or
+        ``warnings`` is shown by the same rule (:func:`~cbr.serve.labels.shown_text`)."""
         from cbr.store import CaseBase, inspect
 
         loaded = self.loaded(name)
@@ -822,6 +823,11 @@ class Engine:
         info["source_files"] = [{k: (shown_label(v, shown) if k == "source" else v) for k, v in e.items() if k != "path"}
                                 for e in info.get("source_files", ())]
         info["sources"] = {shown_label(k, shown): v for k, v in (info.get("sources") or {}).items()}
+        # a game's name and a warning may carry a path too (a game named by a path in a log's
+        # '# game:' header; the case base's own folder): as the sources are shown
+        named = {str(loaded.path): loaded.name, str(Path(loaded.path).resolve()): loaded.name}
+        info["games"] = [shown_text(g, shown, named) if isinstance(g, str) else g for g in info.get("games", ())]
+        info["warnings"] = [shown_text(str(w), shown, named) for w in info.get("warnings", ())]
         return info
 
     def evaluate(self, name: str, *, folds: int = 3, max_decisions: int = 100, seed: int = 0, ann: bool = False,

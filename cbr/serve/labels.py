@@ -10,6 +10,7 @@ same name (``r0/2p.log`` and ``r1/2p.log``). Relative labels are shown as they a
 """
 from __future__ import annotations
 
+import re
 from collections import Counter
 from pathlib import PurePosixPath, PureWindowsPath
 from typing import Any, Iterable, Mapping
@@ -57,6 +58,30 @@ def shown_label(label: Any, shown: Mapping[str, str]) -> Any:
         return shown[label]
     p = _parts(label)
     return p[-1] if p else label
+
+
+#: An absolute path inside a sentence: a ``/`` (or a drive's ``C:\\``) that starts a word, up to a
+#: space, a quote, a comma, a colon or a bracket (``bet/raise`` is no path: its ``/`` is inside a word).
+_PATH_IN_TEXT = re.compile(r"(?<![\w./\\-])(?:/|[A-Za-z]:\\)[^\s'\",:;()\[\]]+")
+
+
+def shown_text(text: str, shown: Mapping[str, str], named: Mapping[str, str] = {}) -> str:
+    """A sentence about a case base (a warning of ``/casebases/{name}``) as an HTTP answer shows
+    it: each path of ``named`` (the case base's folder -> its served name) as that name, each
+    source label as :func:`shown_label` shows it (``shown``: :func:`shown_labels` of its case
+    base), and any other absolute path as its file's name, as a source's is shown.
+
+    >>> shown_text("game '/srv/games/nl' is no-limit: bet/raise sizes are lost", {})
+    "game 'nl' is no-limit: bet/raise sizes are lost"
+    >>> shown_text("/srv/cb/mine: /srv/a/r0/2p.log holds 3 cases", {"/srv/a/r0/2p.log": "r0/2p.log"},
+    ...            {"/srv/cb/mine": "mine"})
+    'mine: r0/2p.log holds 3 cases'
+    """
+    for path in sorted(named, key=len, reverse=True):
+        text = text.replace(path, named[path])
+    for label in sorted((x for x in shown if _absolute(x)), key=len, reverse=True):
+        text = text.replace(label, shown[label])
+    return _PATH_IN_TEXT.sub(lambda m: shown_label(m.group(0), {}), text)
 
 
 def casebase_labels(cb: Any) -> dict[str, str]:

@@ -103,3 +103,41 @@ def test_labels_sharing_a_file_name_keep_the_tail_that_tells_them_apart() -> Non
                      "casebases/selfplay/x.log": "casebases/selfplay/x.log"}
     assert shown_label("/srv/d/new.log", shown) == "new.log"  # retained since: its file's name
     assert shown_label("request", shown) == "request"
+
+
+def test_a_warning_that_carries_a_path_is_shown_as_the_sources_are(tmp_path: Path) -> None:
+    """``GET /casebases/{name}``'s ``warnings`` (and ``games``) were given as the library wrote
+    them: a no-limit game named by a path in its log's ``# game:`` header put that path on the
+    server in the answer. They are shown by the rule of the sources: a path as its file's name.
+    The log's hand that does not parse is skipped (the build says so), the rest are kept."""
+    from cbr.logs.acpc import inferred_game
+    from cbr.serve.engine import Engine
+
+    game = inferred_game("nolimit", 2).to_dict()
+    game["name"] = str(tmp_path / "games" / "private" / "acpc-nl")
+    log = tmp_path / "logs" / "nl.log"
+    log.parent.mkdir()
+    log.write_text("\n".join(["# game: " + json.dumps(game),
+                              *(f"STATE:{i}:cc/cc/cc/r200f:AhKh|QdQc/2c3c4c/5c/6c:100|-100:a|b" for i in range(4)),
+                              "STATE:9:cc/cc/zz:AhKh|QdQc/2c3c4c/5c/6c:100|-100:a|b"]) + "\n")
+    out = tmp_path / "nlbase"
+    r = runner.invoke(app, ["build", str(log), "-o", str(out), "-j", "1", "--mixed-games"])
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(app, ["casebase", "inspect", str(out), "--json"])
+    cli = json.loads(r.stdout)
+    said = [w for w in cli["warnings"] if "no-limit" in w]
+    assert said and said[0].startswith(f"game {game['name']!r} is no-limit"), cli["warnings"]  # the CLI says it all
+    eng = Engine([str(out)])
+    try:
+        with make_client(eng, token=TOKEN) as c:
+            answer = c.get("/casebases/nlbase")
+    finally:
+        eng.close()
+    assert answer.status_code == 200, answer.text
+    info = answer.json()
+    assert info["games"] == ["acpc-nl"]
+    assert list(info["sources"]) == ["nl.log"]
+    assert len(info["warnings"]) == len(cli["warnings"])
+    assert "game 'acpc-nl' is no-limit: the features" in "\n".join(info["warnings"]), info["warnings"]
+    assert [w for w in info["warnings"] if "no-limit" not in w] == [w for w in cli["warnings"] if "no-limit" not in w]
+    assert str(tmp_path) not in answer.text, answer.text
