@@ -355,7 +355,8 @@ def create_app(config: ServeConfig = ServeConfig(), engine: Optional[Engine] = N
                                                       memory_map=config.memory_map)
     pool = ThreadPoolExecutor(max_workers=max(1, config.threads), thread_name_prefix="cbr-serve")
     tables = TableSessions(config.max_sessions, config.session_ttl,  # a bot may play a served case base by its name
-                           served={} if config.memory_map else {n: c.handle for n, c in engine.casebases.items()})
+                           served={} if config.memory_map else {n: c.handle for n, c in engine.casebases.items()},
+                           on_note=_log_note)  # a session that ends while the server runs: said at once
 
     closed: list[bool] = []
     notes: list[str] = []
@@ -669,8 +670,8 @@ def add_table_routes(app: FastAPI, tables: Optional[TableSessions], run: Callabl
                 responses=_errors(404))
     async def end_session(session_id: str) -> Response:
         await run(locked(session_id, lambda s: None))
-        await run(lambda: tables.drop(session_id))  # type: ignore[union-attr]
-        return _json({"closed": session_id})
+        warnings = await run(lambda: tables.drop(session_id))  # type: ignore[union-attr]
+        return _json({"closed": session_id, "warnings": warnings})
 
 
 def _static_files() -> dict[str, bytes]:
@@ -690,6 +691,14 @@ def _log_storage(exc: BaseException) -> None:
         logging.getLogger("uvicorn.error").error("case base %r needs attention: %s", exc.casebase, exc.detail)
     else:
         logging.getLogger("uvicorn.error").error("storage fault: %s", " ".join(str(exc).split()) or type(exc).__name__)
+
+
+def _log_note(note: str) -> None:
+    """Say on the server's log, at once, what went wrong as a web-table session ended while the
+    server runs (a compaction of its hands that failed: :attr:`TableSession.notes`)."""
+    import logging
+
+    logging.getLogger("uvicorn.error").error("note: %s", " ".join(note.split()))
 
 
 def _storage_failed(exc: BaseException) -> Response:

@@ -33,7 +33,7 @@ from collections import OrderedDict
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 from cbr.errors import CBRError, GameError, counted, exception_chain
 from cbr.game.actions import KIND_OF_WORD
@@ -251,9 +251,14 @@ class TableSession:
     #: once to the request waiting for the hand (a 500), as ``error`` says it to the view
     fault: Optional[BaseException] = None
     closed: bool = False
-    #: what went wrong as the session ended that no request can be told (a compaction of the
-    #: hands it retained that failed): :class:`TableSessions` gathers them for the server to show
+    #: what went wrong as the session ended, for the server's operator (a compaction of the hands
+    #: it retained that failed, with the path and the library's words): :class:`TableSessions`
+    #: says them at once (its ``on_note``) or, for the sessions closed as the server stops, keeps
+    #: them for the server to show then
     notes: list[str] = field(default_factory=list)
+    #: the same, in the client's words (the case base by the name the client gave, no path): the
+    #: answer to the request that closed the session says them (``DELETE /table/sessions/{id}``)
+    closing_warnings: list[str] = field(default_factory=list)
     #: the server's case bases a bot's report may name by path (``played_by``, ``why``), by the
     #: name the client knows: a served case base's, and the retained-into copy's ``retain_into``
     called: dict[str, str] = field(default_factory=dict)
@@ -471,6 +476,10 @@ class TableSession:
                 why = " ".join(str(exc).split()) or type(exc).__name__
                 self.notes.append(f"case base {name} not compacted at the end of a web-table session "
                                   f"(its hands stay in the retention log): {why}")
+                self.closing_warnings.append(
+                    f"the hands this session kept in case base {self.retain_into!r} are safe in its retention log, "
+                    "but could not be compacted into its parts: its files need its operator's attention (the "
+                    "server's log says what is wrong); they are taken in by its next compaction")
         self.retainers = []
         for d in self.bot_decisions:  # a record holds its case base and index: let them go with the bots
             d.decision = None
@@ -749,12 +758,17 @@ class TableSessions:
     dropped after ``ttl`` seconds without a request, at most ``max_sessions`` at once."""
 
     def __init__(self, max_sessions: int = MAX_SESSIONS, ttl: float = SESSION_TTL,
-                 served: Optional[Mapping[str, Any]] = None) -> None:
+                 served: Optional[Mapping[str, Any]] = None,
+                 on_note: Optional[Callable[[str], None]] = None) -> None:
         self.max_sessions = max_sessions
         self.ttl = ttl
         self.served = dict(served or {})  # name -> SharedCaseBase: the case bases a bot may name
         self._sessions: OrderedDict[str, TableSession] = OrderedDict()
-        #: the notes of the sessions that ended (:attr:`TableSession.notes`), for the server to show
+        #: said at once, one line each, of the notes of a session that ends while the server runs
+        #: (:attr:`TableSession.notes`: left, expired): the server's log (None: kept in :attr:`notes`)
+        self.on_note = on_note
+        #: the notes of the sessions that ended and were not said at once (those closed by
+        #: :meth:`close`, as the server stops), for the server to show
         self.notes: list[str] = []
         self._building = 0  # sessions being built: their places are taken
         self._lock = threading.Lock()
@@ -770,15 +784,24 @@ class TableSessions:
             del self._sessions[s.id]
         return gone
 
-    def _close(self, sessions: Sequence[TableSession]) -> None:
+    def _close(self, sessions: Sequence[TableSession], *, stopping: bool = False) -> list[str]:
         """Close sessions dropped from the table (under each one's lock: a request using it ends
-        first), and keep their notes."""
+        first): their notes are said at once (:attr:`on_note`), or kept (:attr:`notes`) when the
+        server is ``stopping`` or has no ``on_note``. Returns their warnings in the client's words
+        (:attr:`TableSession.closing_warnings`)."""
+        warnings: list[str] = []
         for s in sessions:
             with s.lock:
                 s.close()
                 notes, s.notes = s.notes, []
-            with self._lock:
-                self.notes.extend(notes)
+                warnings += s.closing_warnings
+            if self.on_note is not None and not stopping:
+                for note in notes:
+                    self.on_note(note)
+            else:
+                with self._lock:
+                    self.notes.extend(notes)
+        return warnings
 
     def create(self, bots: Sequence[str], **options: Any) -> TableSession:
         """A new session (see :meth:`TableSession.create`); refused (:class:`TableStateError`)
@@ -819,20 +842,21 @@ class TableSessions:
             raise NotFoundError("no such table session (it ended, expired or never existed): start a new one")
         return session
 
-    def drop(self, session_id: str) -> None:
-        """Close and forget the session ``session_id`` (:class:`NotFoundError` if unknown)."""
+    def drop(self, session_id: str) -> list[str]:
+        """Close and forget the session ``session_id`` (:class:`NotFoundError` if unknown);
+        what went wrong as it closed, in the client's words (a compaction that failed)."""
         with self._lock:
             session = self._sessions.pop(session_id, None)
         if session is None:
             raise NotFoundError("no such table session (it ended, expired or never existed)")
-        self._close([session])
+        return self._close([session])
 
     def close(self) -> None:
         """Close every session (the server stops)."""
         with self._lock:
             sessions = list(self._sessions.values())
             self._sessions.clear()
-        self._close(sessions)
+        self._close(sessions, stopping=True)
         self.shared.close()
 
 

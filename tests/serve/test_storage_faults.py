@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -215,3 +216,77 @@ def test_a_compaction_that_a_truncated_parquet_part_fails_is_noted_at_the_stop(t
     assert any(n.startswith("case base 'mine' not compacted: ") for n in notes), notes
     assert all("No magic bytes" in n or "not closed cleanly" in n for n in notes), notes
     assert list((path / "retained").glob("log-*.bin")), "the retained cases stay in the retention log"
+
+
+def play_a_hand(client, session: str) -> dict:
+    """Deal a hand and call until it is over; the view at its end."""
+    view = client.post(f"/table/sessions/{session}/hand").json()
+    while not view["hand"]["over"]:
+        answer = client.post(f"/table/sessions/{session}/action", json={"action": "c"})
+        assert answer.status_code == 200, answer.text
+        view = answer.json()
+    return view
+
+
+def retained_counts(path: Path) -> dict[str, int]:
+    from cbr.game.gamedef import STREETS
+    from cbr.store import CaseBase
+
+    with CaseBase.open(path) as cb:
+        return {s: cb.count(s) for s in STREETS}
+
+
+def test_a_compaction_that_fails_as_a_session_ends_is_said_at_once(tmp_path: Path, caplog) -> None:
+    """A session that retained into a served case base, left (DELETE) or expired while the server
+    runs, whose compaction fails (a Parquet part damaged between the hand and the close): it was
+    said only at the server's stop. It is said at once, on the server's log (the path and the
+    library's words) and in the closing answer (the case base by the client's name, no path); no
+    case is lost nor half written: with the part mended, the case base holds every retained case,
+    and the stop has nothing more to say of the session."""
+    from cbr.play.retention import copy_casebase
+    from cbr.serve.engine import Engine
+
+    path = copy_casebase("default", tmp_path / "mine")
+    before = retained_counts(path)
+    engine = Engine([str(path)])
+    caplog.set_level(logging.ERROR)
+    client = make_client(engine, token=TOKEN, session_ttl=2.0)
+    with client:
+        sessions = []
+        for seed in (1, 2):
+            created = client.post("/table/sessions", json={"bots": ["cbr:casebase=mine"], "seed": seed,
+                                                           "retain_into": "mine"}, headers=AUTH)
+            assert created.status_code == 201, created.text
+            sessions.append(created.json()["session"])
+        kept = 0
+        for session in sessions:
+            view = play_a_hand(client, session)
+            assert view["retained"] > 0 and view["error"] is None
+            kept += view["retained"]
+        part = next((path / "cases" / "flop").glob("*.parquet"))
+        sound = part.read_bytes()
+        part.write_bytes(sound[:1000])
+        caplog.clear()
+        left = client.delete(f"/table/sessions/{sessions[0]}")
+        assert left.status_code == 200, left.text
+        (warning,) = left.json()["warnings"]
+        assert warning.startswith("the hands this session kept in case base 'mine' are safe in its retention log, "
+                                  "but could not be compacted"), warning
+        assert_nothing_of_the_server(warning, path)
+        said = [r.getMessage() for r in caplog.records]
+        assert len(said) == 1 and said[0].startswith(
+            "note: case base 'mine' not compacted at the end of a web-table session (its hands stay in the "
+            f"retention log): {path}"), said
+        assert "No magic bytes" in said[0], said  # what the library found, for the operator
+        # the other session expires: said at once too, by the request that finds it expired
+        time.sleep(2.5)
+        caplog.clear()
+        assert client.get(f"/table/sessions/{sessions[1]}").status_code == 404
+        said = [r.getMessage() for r in caplog.records]
+        assert len(said) == 1 and said[0].startswith("note: case base 'mine' not compacted at the end of a "
+                                                     "web-table session"), said
+        part.write_bytes(sound)  # mended
+    engine.close()
+    assert not any("web-table session" in n for n in client.app.state.notes), client.app.state.notes
+    after = retained_counts(path)
+    assert sum(after.values()) == sum(before.values()) + kept, (before, after, kept)
