@@ -677,13 +677,18 @@ def _hand_name(cards: Optional[Sequence[int]], board: Sequence[int]) -> Optional
 
 
 def _outcomes(cb: Any, street: str, ids: Sequence[Any]) -> dict[Any, Optional[float]]:
-    """The ``outcome`` (small bets won by the case's player) of the cases ``ids``, where known."""
+    """The ``outcome`` (small bets won by the case's player) of the cases ``ids``, where known.
+    A fault of the case base's files is raised (:func:`~cbr.serve.engine.storage_fault`: the
+    caller's :func:`~cbr.serve.engine.stored` makes it the server's 500), never shown as
+    outcomes unknown: a damaged part answered every case's outcome as null."""
     ids = [int(i) for i in ids if i is not None]
     if not ids:
         return {}
     try:
         rows = cb.rows_by_id(street, ids, ("case_id", "outcome"))
-    except (CBRError, KeyError, ValueError):
+    except (CBRError, KeyError, ValueError) as exc:
+        if storage_fault(exc):
+            raise
         return {}
     out: dict[Any, Optional[float]] = {}
     for row in rows:

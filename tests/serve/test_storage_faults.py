@@ -290,3 +290,146 @@ def test_a_compaction_that_fails_as_a_session_ends_is_said_at_once(tmp_path: Pat
     assert not any("web-table session" in n for n in client.app.state.notes), client.app.state.notes
     after = retained_counts(path)
     assert sum(after.values()) == sum(before.values()) + kept, (before, after, kept)
+
+
+@pytest.fixture
+def own_bot(tmp_path: Path, monkeypatch):
+    """``(name, folder)``: an entry-point bot, ``ownbot``, a case-based bot whose own case base
+    (when a request names none) is a writable copy of the default one that no server serves
+    (installed as pip would: a dist-info with its entry points beside the module)."""
+    import sys
+
+    from cbr import plugins
+    from cbr.play.retention import copy_casebase
+
+    own = copy_casebase("default", tmp_path / "own")
+    site = tmp_path / "site"
+    info = site / "ownbot-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: ownbot\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[cbr.policies]\nownbot = ownbot:Bot\n")
+    (site / "ownbot.py").write_text(
+        "from cbr.policies.cbr_policy import CBRPolicy\n\n"
+        f"HOME = {str(own)!r}\n\n\n"
+        "class Bot(CBRPolicy):\n"
+        "    name = 'ownbot'\n\n"
+        "    def __init__(self, *, seed=None, casebase=None):\n"
+        "        super().__init__(seed=seed, preset='casper', casebase=HOME if casebase is None else casebase)\n")
+    monkeypatch.syspath_prepend(str(site))
+    plugins.clear_cache()
+    yield "ownbot", own
+    plugins.clear_cache()
+    sys.modules.pop("ownbot", None)
+
+
+FLOP = {"hole": "AsKd", "board": "3h4cJh", "position": 1, "to_call": 1, "pot": 5, "prev_bets": 2}
+
+
+def test_a_damaged_case_base_of_the_bots_own_at_reuse(served, own_bot, caplog) -> None:
+    """``/reuse`` of a case-based bot with no ``casebase``: the bot plays from its own case base,
+    which the server opens for it; a Parquet part of it truncated is the server's fault (500
+    naming it by its folder's name, as the bot does; the path and the library's words on the
+    log), and once mended the same request is answered (the failed bot was not kept)."""
+    path, client = served
+    name, own = own_bot
+    part = next((own / "cases" / "flop").glob("*.parquet"))
+    sound = part.read_bytes()
+    part.write_bytes(sound[:1000])
+    caplog.set_level(logging.ERROR)
+    answer = client.post("/reuse", json={**FLOP, "policy": name, "seed": 1})
+    assert answer.status_code == 500, answer.text
+    assert answer.json()["detail"].startswith("the server's case base 'own' could not be read: "), answer.text
+    assert_nothing_of_the_server(answer.json()["detail"], own)
+    assert f"case base 'own' needs attention: {own}" in logged(caplog)
+    # the served case base is not at fault: the same bot plays from it
+    assert client.post("/reuse", json={**FLOP, "policy": name, "casebase": "mine", "seed": 1}).status_code == 200
+    part.write_bytes(sound)  # mended
+    again = client.post("/reuse", json={**FLOP, "policy": name, "seed": 1})
+    assert again.status_code == 200, again.text
+    assert again.json()["casebase"] == "own"
+
+
+def test_a_damaged_case_base_at_the_web_tables_explanation(served, caplog) -> None:
+    """A bot's reasons (``GET .../decisions/{n}``) read each retrieved case's outcome from its
+    case base's parts: a part damaged after the hand was answered 200 with every outcome null
+    (the fault taken for outcomes unknown). It is the server's fault, 500 naming the case base;
+    the table itself still answers."""
+    path, client = served
+    created = client.post("/table/sessions", json={"bots": ["cbr:casebase=mine"], "seed": 4})
+    assert created.status_code == 201, created.text
+    session = created.json()["session"]
+    view = play_a_hand(client, session)
+    decisions = view["hand"]["decisions"]
+    assert decisions and all(d["explained"] for d in decisions), decisions
+    first = client.get(f"/table/sessions/{session}/decisions/{decisions[0]['id']}")
+    assert first.status_code == 200 and first.json()["cases"], first.text
+    assert all(c["outcome"] is not None for c in first.json()["cases"]), first.text  # the parts hold them
+    for part in (path / "cases").glob("*/*.parquet"):
+        part.write_bytes(part.read_bytes()[:1000])
+    caplog.set_level(logging.ERROR)
+    for d in decisions:
+        answer = client.get(f"/table/sessions/{session}/decisions/{d['id']}")
+        assert_storage_fault(answer, path)
+    assert "case base 'mine' needs attention: " in logged(caplog)
+    assert "part-00000.parquet" in logged(caplog)
+    assert client.get(f"/table/sessions/{session}").status_code == 200
+
+
+def test_retention_into_a_new_copy_that_cannot_be_written(served, tmp_path: Path, monkeypatch, caplog) -> None:
+    """``retain_into`` a name the server does not serve makes ``./casebases/NAME``, a copy of
+    the bots' case base. A copy that cannot be made (``./casebases`` is a file), and a hand whose
+    write into the copy fails (a directory where its retention log is written), are the
+    server's faults: 500 naming the copy by the client's name, the path on the log."""
+    path, client = served
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "casebases").write_text("a file where the copies' folder should be\n")
+    caplog.set_level(logging.ERROR)
+    body = {"bots": ["cbr:preset=casper"], "seed": 5, "retain_into": "q9"}
+    answer = client.post("/table/sessions", json=body, headers=AUTH)
+    copy = tmp_path / "casebases" / "q9"
+    assert answer.status_code == 500, answer.text
+    assert answer.json()["detail"].startswith("the server's case base 'q9' could not be written to: "), answer.text
+    assert_nothing_of_the_server(answer.json()["detail"], copy)
+    assert "case base 'q9' needs attention: " in logged(caplog) and str(tmp_path / "casebases") in logged(caplog)
+    (tmp_path / "casebases").unlink()
+    created = client.post("/table/sessions", json=body, headers=AUTH)
+    assert created.status_code == 201, created.text
+    assert (copy / "manifest.json").is_file()
+    (copy / "retained").mkdir(exist_ok=True)
+    (copy / "retained" / "log-00000.bin").mkdir()  # where the copy's first retention writes its log
+    caplog.clear()
+    answer = play_until_an_answer_is_not_200(client, created.json()["session"])
+    assert answer.status_code == 500, answer.text
+    assert answer.json()["detail"].startswith("the server's case base 'q9' could not be written to: "), answer.text
+    assert_nothing_of_the_server(answer.json()["detail"], copy)
+    assert "Is a directory" in logged(caplog) and "case base 'q9' needs attention" in logged(caplog)
+
+
+def test_a_damaged_saved_index_under_memory_mapped_serving(tmp_path: Path, caplog) -> None:
+    """Memory-mapped, ``/retrieve`` reads each retrieved case's provenance from the street's
+    saved answer rows as it answers (the cases are not in memory): a block of them overwritten
+    is the server's fault, 500 naming the case base (not the rebuilt answer of a loaded case
+    base: there is nothing loaded to rebuild from), in ``/retrieve`` and in a batch's item; the
+    other streets still answer."""
+    from cbr.play.retention import copy_casebase
+    from cbr.serve.engine import Engine
+
+    path = copy_casebase("default", tmp_path / "mine")
+    engine = Engine([str(path)], memory_map=True)
+    try:
+        with make_client(engine, token=TOKEN, memory_map=True) as client:
+            flop = {**FLOP, "casebase": "mine"}
+            assert client.post("/retrieve", json=flop).status_code == 200
+            (rows,) = (path / "index").glob("flop.*/provenance.bin")
+            rows.write_bytes(b"\x00" * rows.stat().st_size)  # the same size: each block's checksum says it
+            caplog.set_level(logging.ERROR)
+            assert_storage_fault(client.post("/retrieve", json=flop), path)
+            batch = client.post("/retrieve/batch", json={"situations": [flop, {**SITUATION, "board": ""}]})
+            assert batch.status_code == 200, batch.text
+            damaged, preflop = batch.json()["answers"]
+            assert damaged["error"]["status"] == 500, damaged
+            assert preflop["street"] == "preflop" and preflop["cases"], preflop
+            assert "case base 'mine' needs attention: index " in logged(caplog)
+            assert "provenance.bin is damaged" in logged(caplog)
+    finally:
+        engine.close()
