@@ -692,3 +692,37 @@ def test_one_process_stops_on_sigint_with_130_and_interrupted_even_when_started_
     assert code == 130, err
     assert err.strip().splitlines()[1:] == ["stopping: the requests in flight finish first (Ctrl-C again to cut them)",
                                            "interrupted"], err
+
+
+def test_a_workers_storage_fault_is_on_the_servers_log(casebase_copy, tmp_path: Path) -> None:
+    """``--workers 2``: each worker answers a fault of its case base's files 500 and says what
+    the library found on the server's stderr (the operator's log line: the case base, the path,
+    the damage), one line per request that met it, from each worker, as one process does."""
+    import os
+    import shutil
+    import signal
+
+    mine = tmp_path / "mine"
+    shutil.copytree(casebase_copy, mine)
+    proc, url = start_server("--casebase", str(mine), "--workers", "2")
+    try:
+        part = next((mine / "cases" / "flop").glob("*.parquet"))
+        part.write_bytes(part.read_bytes()[:1000])
+        answered: dict[int, list[int]] = {}
+        for _ in range(60):
+            with httpx.Client(base_url=url, timeout=30) as fresh:  # a new connection: either worker
+                pid = fresh.get("/health").json()["pid"]          # one connection: one worker
+                r = fresh.get("/casebases/mine")
+                answered.setdefault(pid, []).append(r.status_code)
+                assert "could not be read" in r.json()["detail"] and str(mine) not in r.text, r.text
+            if len(answered) == 2:
+                break
+        assert len(answered) == 2 and all(codes and set(codes) == {500} for codes in answered.values()), answered
+        os.killpg(proc.pid, signal.SIGTERM)
+        assert proc.wait(timeout=60) == 143
+        err = proc.stderr.read() if proc.stderr else ""
+    finally:
+        stop_server(proc)
+    said = [line for line in err.splitlines() if "case base 'mine' needs attention: " in line]
+    assert len(said) == sum(len(codes) for codes in answered.values()), err
+    assert all(f"{mine}: cases/flop/{part.name} is 1,000 bytes" in line for line in said), err
