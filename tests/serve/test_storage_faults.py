@@ -290,6 +290,10 @@ def test_a_compaction_that_fails_as_a_session_ends_is_said_at_once(tmp_path: Pat
     assert not any("web-table session" in n for n in client.app.state.notes), client.app.state.notes
     after = retained_counts(path)
     assert sum(after.values()) == sum(before.values()) + kept, (before, after, kept)
+    from cbr.store.verify import verify_casebase
+
+    report = verify_casebase(path)
+    assert report.sound, report  # nothing half written: what the failed compactions began is not listed
 
 
 @pytest.fixture
