@@ -86,8 +86,8 @@ def casebase_inspect(
     cb = CaseBase.open(resolve_casebase(name))
     try:
         if sql is not None:
-            if cb.parts_of_another_size:  # a query may read any part (as inspect does, below)
-                raise CaseBaseError(cb.parts_of_another_size[0])
+            if cb.damaged_parts:  # missing or cut: a query may read any part (as inspect does, below)
+                raise CaseBaseError(next(iter(cb.damaged_parts.values())))
             result = cb.sql_stream(sql, None if all_rows else limit)
             _print_sql_rows(result, "json" if as_json else "table" if as_table else "tsv" if as_tsv
                             else "csv" if as_csv else "auto")

@@ -56,8 +56,8 @@ def _check_rows(cb: CaseBase) -> None:
 def inspect(casebase: CaseBase | str | os.PathLike[str]) -> dict[str, Any]:
     """Summary of a case base (opened or a path) as a JSON-ready dict."""
     cb = casebase if isinstance(casebase, CaseBase) else CaseBase.open(Path(casebase))
-    if cb.parts_of_another_size:  # its counts and quantiles read every part
-        raise CaseBaseError(cb.parts_of_another_size[0])
+    if cb.damaged_parts:  # its counts and quantiles read every part
+        raise CaseBaseError(next(iter(cb.damaged_parts.values())))
     m = cb.manifest
     _check_rows(cb)
     counts: dict[str, dict[str, int]] = {s: {"total": 0, **{a: 0 for a in ACTIONS}} for s in STREETS}
