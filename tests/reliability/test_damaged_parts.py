@@ -10,7 +10,9 @@ as the undamaged case base does.
 """
 from __future__ import annotations
 
+import gc
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -23,8 +25,9 @@ import pytest
 from cbr.errors import CaseBaseError
 from cbr.game.situation import situation
 from cbr.query.answer import answer
-from cbr.store import CaseBase
+from cbr.store import CaseBase, inspect
 from cbr.store.catalog import CATALOG
+from cbr.store.locks import no_other_readers, reader_lock
 from tests.reliability.test_store_faults import _data_page_span, make_casebase
 
 #: One situation per street (the case base's features are random: any situation is answered).
@@ -214,3 +217,61 @@ def test_a_missing_part_stops_only_its_street(pristine: tuple[Path, dict[str, An
     assert any("the catalog is rewritten once the part is restored" in n for n in cb.notes), cb.notes
     with CaseBase.open(copy) as cb:
         assert cb.count("flop") == 61 and cb.cases("flop").features[-1].tolist() == [0.0] * 12
+
+
+def test_inspect_sql_checks_the_manifest_s_row_counts(pristine: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
+    """With the manifest edited so the turn part and counts say 1 case, `cbr casebase inspect`
+    refused, but `inspect --sql` answered from the part's rows without a word. It now refuses
+    in the same line, whichever street the query names (a query may read any part)."""
+    root, _ = pristine
+    copy = tmp_path / "cb"
+    shutil.copytree(root, copy)
+    m = json.loads((copy / "manifest.json").read_text())
+    entry = m["parts"]["turn"][0]
+    held = entry["rows"]
+    entry["rows"] = 1
+    m["counts"]["turn"] = {"total": 1, "f": 0, "c": 1, "r": 0}
+    (copy / "manifest.json").write_text(json.dumps(m))
+    words = f"error: {copy}: {entry['file']} holds {held:,} cases, the manifest says 1"
+    assert _cbr("casebase", "inspect", str(copy)).stderr.strip() == words
+    for sql in ("SELECT count(*) FROM cases_turn", "SELECT count(*) FROM cases_flop"):
+        for flags in ((), ("--json",)):
+            r = _cbr("casebase", "inspect", str(copy), "--sql", sql, *flags)
+            assert (r.returncode, r.stdout, r.stderr.strip()) == (1, "", words), r
+    r = _cbr("casebase", "inspect", str(root), "--sql", "SELECT count(*) AS n FROM cases_turn", "--json")
+    assert r.returncode == 0 and json.loads(r.stdout) == [{"n": held}], r  # the sound one answers
+
+
+def test_inspect_of_a_path_closes_the_case_base(pristine: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
+    """``inspect(path)`` opened the case base and left it to garbage collection, which releases
+    the reader lock but does none of :meth:`CaseBase.close`: the last reader's close deletes the
+    files retired while others read (here a compacted retention log), and an error kept by the
+    caller (its traceback holds inspect's frame) kept the case base open, its reader lock held,
+    so no writer could delete retired files. It is closed before inspect returns or raises."""
+    root, _ = pristine
+    copy = tmp_path / "cb"
+    shutil.copytree(root, copy)
+    other = CaseBase.open(copy)  # a reader open while the log is compacted: the old log is retired
+    with CaseBase.open(copy) as cb:
+        cb.append("flop", np.zeros(12, np.float32), "c")
+        cb.compact()
+    del other  # left to the collector, as inspect left its own: the retired log stays
+    gc.collect()
+    retired = [r["file"] for r in json.loads((copy / "manifest.json").read_text())["retired"]]
+    assert retired and all((copy / f).exists() for f in retired)
+
+    info = inspect(copy)  # the only reader: its close deletes them
+    assert info["counts"]["flop"]["total"] == 61
+    assert json.loads((copy / "manifest.json").read_text())["retired"] == []
+    assert not any((copy / f).exists() for f in retired)
+
+    _damage(copy, "cut")
+    probe = reader_lock(copy)
+    assert probe is not None
+    try:
+        with pytest.raises(CaseBaseError, match="the manifest says") as raised:
+            inspect(copy)
+        assert raised.traceback  # kept, with inspect's frames: the case base is closed all the same
+        assert no_other_readers(probe)
+    finally:
+        os.close(probe)
