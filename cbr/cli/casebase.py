@@ -67,8 +67,8 @@ def casebase_inspect(
     A result of up to 1,000 rows is a table; a larger one is written as tab-separated values
     as the rows come (a note on stderr says so), unless --table, --tsv, --csv or --json.
     """
-    from cbr.errors import CaseBaseError
     from cbr.store import CaseBase, inspect, resolve_casebase
+    from cbr.store.summary import check_parts
 
     formats = [flag for flag, given in (("--table", as_table), ("--tsv", as_tsv), ("--csv", as_csv),
                                         ("--json", as_json)) if given]
@@ -86,8 +86,7 @@ def casebase_inspect(
     cb = CaseBase.open(resolve_casebase(name))
     try:
         if sql is not None:
-            if cb.parts_of_another_size:  # a query may read any part (as inspect does, below)
-                raise CaseBaseError(cb.parts_of_another_size[0])
+            check_parts(cb)  # a query may read any part: checked as inspect checks them, below
             result = cb.sql_stream(sql, None if all_rows else limit)
             _print_sql_rows(result, "json" if as_json else "table" if as_table else "tsv" if as_tsv
                             else "csv" if as_csv else "auto")

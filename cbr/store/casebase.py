@@ -92,10 +92,12 @@ from cbr.store.manifest import (
 )
 from cbr.store.parts import (
     case_schema,
+    part_at_a_glance,
     read_part,
     read_part_column,
     read_part_columns,
     street_name,
+    verify_part,
 )
 from cbr.store.retained import RetainedWrites
 from cbr.store.retention_log import RetentionLog, chunks_table
@@ -130,14 +132,21 @@ class CaseBase(RetainedWrites, Compaction):
         it, and nothing reads a street's whole table to answer a query (see
         :meth:`column`); the saved index must cover every case of the street.
         ``repair_catalog=False``: leave a catalog that lags the manifest as it is, on open and
-        on close (``cbr casebase repair`` rebuilds the indexes of the sound streets so when a
-        damaged part keeps the catalog's views from being written).
+        on close.
 
         Takes a shared lock on the directory (held until :meth:`close`) before reading the
         manifest, so no writer deletes the files it lists. Checks every field of the
         manifest and that every listed file exists with its listed size; the checksums
         are checked when a file is first read. Removes temp files of dead processes.
         Raises :class:`CaseBaseError` with a one-line message naming what is wrong.
+
+        A Parquet part that is missing or of another size than listed does not stop the open:
+        it is in :attr:`damaged_parts`, and only what reads it (its street's cases and queries,
+        SQL, inspect) raises its line; the other streets answer. The on-disk catalog (views
+        over every part, which no query of the engine reads) is then left as it is when it lags
+        the manifest, as it is when a damaged part's footer keeps its views from being written:
+        :attr:`catalog_error` says why (``cbr casebase repair`` rewrites it once the part is
+        restored).
         """
         p = Path(path)
         lock = reader_lock(p)
@@ -148,21 +157,27 @@ class CaseBase(RetainedWrites, Compaction):
             if os.access(p.resolve().parent, os.W_OK):
                 remove_dead_builds(p.resolve().parent)  # builds beside it killed before they finished
             m = read_manifest(p)
-            cut = _check_files(p, m)
-            if cut and repair_catalog and os.access(p, os.W_OK) and catalog_lags(p, m):
-                raise CaseBaseError(cut[0])  # the catalog's views read every part's footer
+            damaged = _check_files(p, m)
+            catalog_error = None
             if repair_catalog and os.access(p, os.W_OK) and catalog_lags(p, m):
-                repair = cls(p, m)
-                repair._repair_catalog()
-                m = repair.manifest
+                if damaged:  # the catalog's views read every part's footer
+                    catalog_error = next(iter(damaged.values()))
+                else:
+                    repair = cls(p, m)
+                    try:
+                        repair._repair_catalog()
+                        m = repair.manifest
+                    except _catalog.CatalogViewError as exc:  # a part's footer: it stops its street only
+                        catalog_error = str(exc)
         except BaseException:
             if lock is not None:
                 os.close(lock)
             raise
         cb = cls(p, m, reader_lock=lock)
-        cb.parts_of_another_size = tuple(cut)
+        cb.damaged_parts = damaged
+        cb.catalog_error = catalog_error
         cb.memory_map = memory_map
-        cb.repairs_catalog = repair_catalog
+        cb.repairs_catalog = repair_catalog and catalog_error is None  # not on close either
         return cb
 
     def __repr__(self) -> str:
@@ -184,7 +199,11 @@ class CaseBase(RetainedWrites, Compaction):
             if self._dirty_indexes and self.writable:
                 self.save_indexes()
             if self.manifest.catalog is None and self.writable and self.repairs_catalog:
-                self._repair_catalog()
+                try:
+                    self._repair_catalog()
+                except _catalog.CatalogViewError as exc:  # a damaged part (the next open says so again)
+                    self.catalog_error = str(exc)
+                    self.notes.append(f"{exc}; the catalog is rewritten once the part is restored")
             self._collect_on_close()
         finally:
             self._close_sql()
@@ -305,6 +324,7 @@ class CaseBase(RetainedWrites, Compaction):
 
         s = street_name(street)
         if s not in self._tables:
+            self._refuse_damaged(s)
             schema = case_schema(self.manifest.features[s])
             tables = []
             for entry in self.manifest.parts[s]:
@@ -422,6 +442,7 @@ class CaseBase(RetainedWrites, Compaction):
 
         if self._con is None:
             for s in STREETS:  # DuckDB reads the parts itself: check them first (once each)
+                self._refuse_damaged(s)
                 for entry in self.manifest.parts[s]:
                     if entry["file"] not in self._verified:
                         verify_file(self.path / entry["file"], entry, str(self.path))
@@ -528,15 +549,18 @@ class CaseBase(RetainedWrites, Compaction):
         """The street's index and answer rows (every case's action, the provenance of any
         case: :mod:`cbr.store.answer_rows`) read from the saved index alone, when it and its
         answer rows cover every case of the street: an answer then reads neither the
-        street's parts nor pyarrow. None when they do not (an index saved before answer rows
-        existed, cases retained since, other similarity settings; damaged files, which are
-        rebuilt from the cases and noted in :attr:`notes`); then answer from :meth:`cases` and
-        :meth:`index`. Memory-mapped, damaged files raise :class:`CaseBaseError` instead.
+        street's Parquet nor pyarrow (only, once per handle, the CRC-32 of its parts:
+        :meth:`check_street`, which raises first when one is damaged). None when they do not
+        (an index saved before answer rows existed, cases retained since, other similarity
+        settings; damaged files, which are rebuilt from the cases and noted in :attr:`notes`);
+        then answer from :meth:`cases` and :meth:`index`. Memory-mapped, damaged files raise
+        :class:`CaseBaseError` instead.
 
         >>> cb = CaseBase.open(resolve_casebase("default"))  # doctest: +SKIP
         >>> index, rows = cb.answer_source("flop")  # doctest: +SKIP
         """
         s = street_name(street)
+        self.check_street(s)
         n = self.count(s)
         rows = self._answer_rows.get(s)
         index = self._indexes.get(s)
@@ -559,6 +583,44 @@ class CaseBase(RetainedWrites, Compaction):
         self._indexes[s] = index
         self._answer_rows[s] = rows
         return index, rows
+
+    def check_street(self, street: int | str) -> None:
+        """Raise :class:`CaseBaseError` when a Parquet part of ``street`` is damaged, in one line
+        naming the part and what mends it, though an answer may come from the saved index
+        alone: missing or of another size (found by :meth:`open`), or (each part once per
+        handle) unlike the size and CRC-32 the manifest lists. Memory-mapped (streets larger
+        than memory) only the size is checked: a CRC would read the whole street; damage in
+        place is found when rows are read, or by ``cbr casebase verify``. The other streets
+        are unaffected. Costs one CRC-32 of the street's parts per handle (about 1 ms a MB),
+        then a set lookup per part."""
+        s = street_name(street)
+        try:
+            for entry in self.manifest.parts[s]:
+                rel = entry["file"]
+                if rel in self._verified:
+                    continue
+                found = self.damaged_parts.get(rel)
+                if found is not None:
+                    raise CaseBaseError(found)
+                if self.memory_map:
+                    found = part_at_a_glance(self.path, entry)
+                    if found is not None:
+                        raise CaseBaseError(found)
+                    continue
+                verify_part(self.path, entry)
+                self._verified.add(rel)
+        except CaseBaseError as exc:
+            raise CaseBaseError(f"{exc}: no {s} query is answered until the part is restored from a copy or "
+                                f"the case base rebuilt with cbr build (cbr casebase verify lists every problem, "
+                                f"cbr casebase repair mends the rest; the other streets answer)") from None
+
+    def _refuse_damaged(self, s: str) -> None:
+        """Raise the line :meth:`open` found for a damaged part of street ``s`` (missing, or of
+        another size), if any."""
+        for entry in self.manifest.parts[s]:
+            found = self.damaged_parts.get(entry["file"])
+            if found is not None:
+                raise CaseBaseError(found)
 
     def _mapped_index(self, s: str) -> "CaseIndex":
         """The street's saved index, memory-mapped; it must cover every case of the street
@@ -596,6 +658,7 @@ class CaseBase(RetainedWrites, Compaction):
         s = street_name(street)
         if s in self._tables:
             return self.table(s).column(name).to_numpy()
+        self._refuse_damaged(s)
         pieces = [read_part_column(self.path, entry, name) for entry in self.manifest.parts[s]]
         pieces += [log.table(s, self.manifest.features[s]).column(name).combine_chunks()
                    for log in self._retention_logs() if log.rows[s]]
@@ -916,27 +979,23 @@ def _committed_count(root: Path, m: Manifest, street: str) -> int:
     return n
 
 
-def _check_files(p: Path, m: Manifest) -> list[str]:
+def _check_files(p: Path, m: Manifest) -> dict[str, str]:
     """Every file the manifest lists exists (cheap: one stat each); returns what is wrong with
-    each part of another size than listed (the error a read of it raises, as :func:`verify_file`
-    words it), which stops only what reads that part, as a corrupted one does."""
+    each part missing or of another size than listed, by file (the line a read of it raises,
+    :func:`~cbr.store.parts.part_at_a_glance`), which stops only what reads that part, as a
+    corrupted one does."""
     for s in STREETS:
         if not m.parts[s]:
             raise CaseBaseError(f"{p}: the manifest lists no Parquet part for {s}")
     # (the similarity file is checked when it is read, CaseBase.similarity: a damaged one leaves
     # the case base open to what does not read it, such as setting a new one, the way out)
-    listed = [(e["file"], e) for s in STREETS for e in m.parts[s]]
     if m.log and not (p / m.log).is_file():
         raise CaseBaseError(f"{p}: missing retention log {m.log} (listed in {MANIFEST}); "
                             "the retained cases in it are lost")
-    cut: list[str] = []
-    for rel, entry in listed:
-        try:
-            size = os.stat(p / rel).st_size
-        except OSError:
-            raise CaseBaseError(f"{p}: missing file {rel} (listed in {MANIFEST}); "
-                                "the case base is incomplete, rebuild it") from None
-        if size != entry["bytes"]:
-            cut.append(f"{p}: {rel} is {differs_from_manifest(size, entry['bytes'], 'bytes')}; "
-                       "the file is damaged or was replaced")
-    return cut
+    damaged: dict[str, str] = {}
+    for s in STREETS:
+        for entry in m.parts[s]:
+            found = part_at_a_glance(p, entry)
+            if found is not None:
+                damaged[entry["file"]] = found
+    return damaged

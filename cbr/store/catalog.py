@@ -35,9 +35,14 @@ if TYPE_CHECKING:  # duckdb is imported when a catalog is used, not when a case 
     import duckdb
     import pyarrow as pa
 
-__all__ = ["CATALOG", "connect", "write_catalog", "view_sql"]
+__all__ = ["CATALOG", "CatalogViewError", "connect", "write_catalog", "view_sql"]
 
 CATALOG = "catalog.duckdb"
+
+
+class CatalogViewError(CaseBaseError):
+    """The on-disk catalog's view over a street's parts cannot be written: a part's Parquet
+    footer cannot be read (the catalog is left as it was)."""
 
 
 def _quote(path: str) -> str:
@@ -88,7 +93,7 @@ def write_catalog(directory: str | Path, manifest: Manifest) -> None:
                 try:
                     con.execute(view_sql(s, files))
                 except duckdb.Error as exc:  # a view reads its parts' footers: one is damaged
-                    raise CaseBaseError(f"{d / CATALOG}: cannot write the view over the {s} parts "
+                    raise CatalogViewError(f"{d / CATALOG}: cannot write the view over the {s} parts "
                                         f"({', '.join(files)}): {(str(exc).strip() or type(exc).__name__).splitlines()[0].rstrip(': ')}") from exc
             con.execute(_union_sql())
             con.execute("CHECKPOINT")

@@ -108,7 +108,12 @@ class LoadedCaseBase:
         self.memory_map = False
         #: Rewrite a catalog that lags the manifest on close (``open(..., repair_catalog=False)``: no).
         self.repairs_catalog = True
-        self.parts_of_another_size: tuple[str, ...] = ()  # what CaseBase.open found (a read of one raises it)
+        #: The parts ``CaseBase.open`` found missing or of another size than listed: file -> the
+        #: line a read of it raises (only what reads that part stops: its street, SQL, inspect).
+        self.damaged_parts: dict[str, str] = {}
+        #: Why ``CaseBase.open`` left a catalog that lags the manifest as it was (a damaged part
+        #: keeps its views from being written); None when it did not.
+        self.catalog_error: str | None = None
         self._listeners: list[Callable[[str, Chunk], None]] = []  # told of every row taken (subscribe)
 
     def _close_sql(self) -> None:

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 __all__ = ["META_COLUMNS", "RETENTION_COLUMNS", "PART_RE", "street_name", "case_schema", "build_table",
            "RowBatch", "row_batch", "checked_features", "checked_meta", "batch_table", "decision_meta",
            "part_file", "next_part_number", "write_part", "part_entry", "read_part",
-           "count_actions"]
+           "count_actions", "part_at_a_glance", "verify_part"]
 
 META_COLUMNS = ("action", "source", "hand_id", "player", "position", "game", "hole", "board", "history", "outcome",
                 "match_id", "seat", "opponents", "retained_at")
@@ -293,18 +293,29 @@ def part_entry(rel: str, rows: int, checksum: dict[str, int]) -> dict[str, Any]:
     return {"file": rel, "rows": int(rows), **checksum}
 
 
-def _verify_part(root: Path, entry: dict[str, Any]) -> None:
-    """:func:`verify_file` for a listed part, a part of another size said with both sizes, in
-    the words ``CaseBase.open`` finds it with (:attr:`CaseBase.parts_of_another_size`)."""
-    path = root / entry["file"]
+def part_at_a_glance(root: Path, entry: dict[str, Any]) -> str | None:
+    """What one ``stat`` finds wrong with a listed part (missing, or of another size than the
+    manifest lists), in the words every read of it raises (:func:`read_part`, and
+    :attr:`CaseBase.damaged_parts`, found by ``CaseBase.open``); None when it looks whole."""
     try:
-        size = os.stat(path).st_size
+        size = os.stat(root / entry["file"]).st_size
+    except FileNotFoundError:
+        return f"{root}: missing file {entry['file']} (listed in manifest.json)"
     except OSError:
-        size = entry["bytes"]  # verify_file says why it cannot be read
+        return None  # verify_file says why it cannot be read
     if size != entry["bytes"]:
-        raise CaseBaseError(f"{root}: {entry['file']} is {differs_from_manifest(size, entry['bytes'], 'bytes')}; "
-                            "the file is damaged or was replaced")
-    verify_file(path, entry, str(root))
+        return (f"{root}: {entry['file']} is {differs_from_manifest(size, entry['bytes'], 'bytes')}; "
+                "the file is damaged or was replaced")
+    return None
+
+
+def verify_part(root: Path, entry: dict[str, Any]) -> None:
+    """:func:`verify_file` for a listed part, a missing part or one of another size said as
+    :func:`part_at_a_glance` says it."""
+    problem = part_at_a_glance(root, entry)
+    if problem is not None:
+        raise CaseBaseError(problem)
+    verify_file(root / entry["file"], entry, str(root))
 
 
 def read_part(root: Path, entry: dict[str, Any], schema: pa.Schema) -> pa.Table:
@@ -314,7 +325,7 @@ def read_part(root: Path, entry: dict[str, Any], schema: pa.Schema) -> pa.Table:
     import pyarrow.parquet as pq
 
     path = root / entry["file"]
-    _verify_part(root, entry)
+    verify_part(root, entry)
     try:
         # ParquetFile, not read_table: the same read without importing pyarrow.dataset (~50 ms)
         table = pq.ParquetFile(path, page_checksum_verification=True).read()
@@ -334,7 +345,7 @@ def read_part_columns(root: Path, entry: dict[str, Any], names: Sequence[str]) -
     import pyarrow.parquet as pq
 
     path = root / entry["file"]
-    _verify_part(root, entry)
+    verify_part(root, entry)
     try:
         return pq.ParquetFile(path, page_checksum_verification=True).read(columns=list(names))
     except (OSError, pa.ArrowException, ValueError) as exc:

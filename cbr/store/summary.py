@@ -27,7 +27,7 @@ from cbr.store.casebase import CaseBase
 from cbr.store.honesty import action_warnings, game_warnings
 from cbr.store.manifest import ACTIONS, differs_from_manifest
 
-__all__ = ["inspect", "QUANTILES"]
+__all__ = ["inspect", "check_parts", "QUANTILES"]
 
 QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
 
@@ -36,12 +36,17 @@ def _ident(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def _check_rows(cb: CaseBase) -> None:
-    """Every part holds the cases the manifest lists (its footer says how many), else the
-    :class:`CaseBaseError` a query of its street raises: the counts inspect shows are the
-    parts', so a manifest that disagrees is said, not hidden behind them."""
+def check_parts(cb: CaseBase) -> None:
+    """What reads every part checks first (inspect, and ``cbr casebase inspect --sql``, whose
+    query may read any part): no part is missing or of another size (found by the open,
+    :attr:`CaseBase.damaged_parts`), and every part holds the cases the manifest lists (its
+    footer says how many), else the :class:`CaseBaseError` a query of its street raises: the
+    counts inspect and SQL show are the parts', so a manifest that disagrees is said, not
+    hidden behind them."""
     import pyarrow.parquet as pq
 
+    if cb.damaged_parts:
+        raise CaseBaseError(next(iter(cb.damaged_parts.values())))
     for s in STREETS:
         for entry in cb.manifest.parts[s]:
             try:
@@ -54,12 +59,18 @@ def _check_rows(cb: CaseBase) -> None:
 
 
 def inspect(casebase: CaseBase | str | os.PathLike[str]) -> dict[str, Any]:
-    """Summary of a case base (opened or a path) as a JSON-ready dict."""
-    cb = casebase if isinstance(casebase, CaseBase) else CaseBase.open(Path(casebase))
-    if cb.parts_of_another_size:  # its counts and quantiles read every part
-        raise CaseBaseError(cb.parts_of_another_size[0])
+    """Summary of a case base (opened or a path) as a JSON-ready dict. A case base given by its
+    path is opened and closed again here (its reader lock released, also on an error); one given
+    opened is left open."""
+    if isinstance(casebase, CaseBase):
+        return _inspect(casebase)
+    with CaseBase.open(Path(casebase)) as cb:
+        return _inspect(cb)
+
+
+def _inspect(cb: CaseBase) -> dict[str, Any]:
+    check_parts(cb)  # its counts and quantiles read every part
     m = cb.manifest
-    _check_rows(cb)
     counts: dict[str, dict[str, int]] = {s: {"total": 0, **{a: 0 for a in ACTIONS}} for s in STREETS}
     for street, action, n in cb.sql("SELECT street, action, count(*) FROM cases GROUP BY ALL").fetchall():
         counts[street][action] += int(n)

@@ -435,16 +435,12 @@ def _repair_caches(root: Path, report: RepairReport) -> None:
         return
     damaged_parts = [p.file for p in problems if p.kind == "part"]
     similarity_sound = not any(p.kind == "similarity" or (p.kind == "plugin" and p.file != MANIFEST) for p in problems)
-    unwritten = None  # why the catalog could not be written
     try:
-        cb = CaseBase.open(root)  # an open by a writer rewrites a catalog that lags the manifest
-    except CaseBaseError as exc:  # a part missing or of another size; a part's footer unreadable
-        try:  # the latter stops the catalog's views only: the indexes of the sound streets still
-            cb = CaseBase.open(root, repair_catalog=False)
-        except CaseBaseError:
-            report.left = [_blocked(p, damaged_parts, similarity_sound, str(exc)) for p in problems]
-            return
-        unwritten = str(exc)
+        cb = CaseBase.open(root)  # an open by a writer rewrites a catalog that lags the manifest ...
+    except CaseBaseError as exc:
+        report.left = [_blocked(p, damaged_parts, similarity_sound, str(exc)) for p in problems]
+        return
+    unwritten = cb.catalog_error  # ... unless a damaged part (missing, cut, its footer) keeps it from it
     with cb:
         for s, entry in cb.manifest.index.items():
             if not any(p.kind == "index" and p.file.startswith(entry["file"] + "/") for p in caches):

@@ -572,7 +572,7 @@ def test_verify_and_repair_counts_carry_thousands_separators(tmp_path: Path) -> 
 def test_a_cut_part_is_said_alike_by_query_inspect_and_verify(tmp_path: Path) -> None:
     """A part cut short: `cbr query -c` and `cbr casebase inspect` said `is 5000 bytes, the
     manifest says 59483` while verify said `5,000 bytes, the manifest says 59,483`; one message
-    now serves them all, its counts grouped."""
+    now serves them all, its counts grouped (a query adds what to do about it)."""
     rng = np.random.default_rng(5)
     path = tmp_path / "cb"
     with CaseBaseWriter(path, build_index=False) as w:
@@ -589,8 +589,10 @@ def test_a_cut_part_is_said_alike_by_query_inspect_and_verify(tmp_path: Path) ->
     verify = cli("casebase", "verify", str(path))
     for result in (query, inspect, verify):
         assert result.returncode == 1, result.stdout + result.stderr
-    for result in (query, inspect):
-        assert result.stderr.strip() == f"error: {path}: {part['file']} is {words}; the file is damaged or was replaced"
+    said = f"error: {path}: {part['file']} is {words}; the file is damaged or was replaced"
+    assert inspect.stderr.strip() == said
+    assert query.stderr.strip().startswith(f"{said}: no flop query is answered until the part is restored"), query.stderr
+    assert "cbr casebase repair" in query.stderr and len(query.stderr.strip().splitlines()) == 1
     assert words in " ".join((verify.stdout + verify.stderr).split())
     assert "1234" not in query.stderr + inspect.stderr + verify.stdout + verify.stderr
 
