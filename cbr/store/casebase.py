@@ -599,7 +599,7 @@ class CaseBase(RetainedWrites, Compaction):
                 rel = entry["file"]
                 if rel in self._verified:
                     continue
-                found = self.damaged_parts.get(rel)
+                found = self._still_damaged(entry)
                 if found is not None:
                     raise CaseBaseError(found)
                 if self.memory_map:
@@ -618,9 +618,19 @@ class CaseBase(RetainedWrites, Compaction):
         """Raise the line :meth:`open` found for a damaged part of street ``s`` (missing, or of
         another size), if any."""
         for entry in self.manifest.parts[s]:
-            found = self.damaged_parts.get(entry["file"])
+            found = self._still_damaged(entry)
             if found is not None:
                 raise CaseBaseError(found)
+
+    def _still_damaged(self, entry: dict) -> "str | None":
+        """What :meth:`open` found wrong with a part, unless one ``stat`` now finds it whole
+        again (restored from a copy while the case base was open: then it is forgotten, and
+        the part is checked as any other)."""
+        found = self.damaged_parts.get(entry["file"])
+        if found is not None and part_at_a_glance(self.path, entry) is None:
+            del self.damaged_parts[entry["file"]]
+            return None
+        return found
 
     def _mapped_index(self, s: str) -> "CaseIndex":
         """The street's saved index, memory-mapped; it must cover every case of the street

@@ -275,3 +275,22 @@ def test_inspect_of_a_path_closes_the_case_base(pristine: tuple[Path, dict[str, 
         assert no_other_readers(probe)
     finally:
         os.close(probe)
+
+
+@pytest.mark.parametrize("how", ["flipped", "cut", "missing"])
+def test_a_part_restored_while_the_case_base_is_open_answers_again(pristine: tuple[Path, dict[str, Any]],
+                                                                   tmp_path: Path, how: str) -> None:
+    """A server keeps its case bases open: a part found damaged by the open (cut, missing) stayed
+    refused by that handle after the operator restored it from a copy, so the server answered
+    500 until it restarted. A part the open found damaged is now looked at again (one ``stat``)
+    before each refusal, and checked as any other once it looks whole."""
+    root, expected = pristine
+    copy = tmp_path / "cb"
+    shutil.copytree(root, copy)
+    whole = _turn_part(copy).read_bytes()
+    _damage(copy, how)
+    with CaseBase.open(copy) as cb:
+        with pytest.raises(CaseBaseError, match="no turn query is answered"):
+            answer(cb, situation(**SITUATIONS["turn"]), top=3)
+        _turn_part(copy).write_bytes(whole)
+        assert answer(cb, situation(**SITUATIONS["turn"]), top=3).to_dict() == expected["turn"]
