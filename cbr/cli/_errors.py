@@ -411,11 +411,13 @@ def _fail(exc: Exception) -> NoReturn:
         raise exc
     try:
         memory = memory_failure(exc)
-        if memory is not None:
-            memory += _what_failed(exc)
     except MemoryError:  # no memory left to tell what ran out
         memory = "MemoryError"
     if memory is not None:
+        try:
+            memory += _what_failed(exc)
+        except MemoryError:  # the reason without what it caused
+            pass
         _say_not_enough_memory(memory)
         if _address_space_limit() is not None:
             _exit_now(EXIT_ERROR)
