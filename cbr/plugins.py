@@ -92,13 +92,17 @@ def _load(group: str, name: str) -> Any:
         raise PluginError(f"no plugin {name!r} in {group} (installed: {known}){broken_note(group, broken)}")
     try:
         return eps[name].load()
+    except MemoryError:  # the process ran out, not the plugin: not a broken plugin to leave out
+        raise
     except Exception as exc:  # a broken third-party plugin must not take the rest down
         raise PluginError(f"plugin {name!r} in {group} ({eps[name].value}) failed to load: "
-                          f"{type(exc).__name__}: {exc}") from exc
+                          f"{failure_text(exc)}") from exc
 
 
 def load(group: str, name: str) -> Any:
-    """The object a plugin names (a class or a function). Raises :class:`PluginError`."""
+    """The object a plugin names (a class or a function). Raises :class:`PluginError`; a
+    ``MemoryError`` while it is imported passes as it is (it is not remembered: a later call
+    tries again)."""
     return _load(group, name)
 
 

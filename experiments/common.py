@@ -141,8 +141,8 @@ def run(main: Any, interrupted: Any = "nothing written") -> None:
     :func:`so_far`), exit 130, a SIGTERM likewise (``terminated: INTERRUPTED``), exit 143 (raised
     as :class:`Terminated`: the workers of :func:`worker_pool` and of the library are stopped
     as for a Ctrl-C, and die with the script anyway), and an error of the library
-    (:class:`cbr.errors.CBRError`, such as a worker of :func:`worker_pool` that died) one
-    ``error:`` line, exit 1. Once ``main`` has returned, the script has finished: Ctrl-C and
+    (:class:`cbr.errors.CBRError`, such as a worker of :func:`worker_pool` that died; a bot of an
+    option that cannot be made, :class:`BotInputError`) one ``error:`` line, exit 1. Once ``main`` has returned, the script has finished: Ctrl-C and
     SIGTERM are ignored while the interpreter exits (Python puts back their default actions
     while it exits, so a Ctrl-C landing there ended a finished run with exit 130 and no line).
     Every script in ``experiments/`` starts through it."""
@@ -159,7 +159,7 @@ def run(main: Any, interrupted: Any = "nothing written") -> None:
         by, status = ("terminated", 143) if isinstance(exc, Terminated) else ("interrupted", 130)
         print(f"{by}: {with_stores(interrupted() if callable(interrupted) else interrupted)}", file=sys.stderr, flush=True)
         raise SystemExit(status) from None
-    except CBRError as exc:
+    except (CBRError, BotInputError) as exc:
         print(f"error: {exc}", file=sys.stderr, flush=True)
         raise SystemExit(1) from None
     raise SystemExit(code if isinstance(code, int) else 0)
@@ -666,28 +666,50 @@ def numbers(low: int) -> Any:
     return parse
 
 
+class BotInputError(Exception):
+    """A bot of a spec that is well formed but cannot be made: a file or case base an option
+    names that is missing or not of its kind (``cbr:casebase=/nonexistent``), another package's
+    bot that fails as it is made. Raised by :func:`policy_spec` as the library's error
+    (``error``, its ``__cause__`` too) and said by :func:`run` as that error: one ``error:`` line,
+    exit 1, as the ``cbr`` commands say it (usage errors, exit 2, are for malformed options). Not
+    a ``ValueError``: argparse, which takes what a ``type=`` raises of those for a malformed value
+    (a usage error), lets it through."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
 def policy_spec(text: str) -> str:
     """An argparse ``type=`` for one policy spec (``--bot``): the bot is built as ``cbr match``
-    checks its seats (opening nothing: the bots read their files on first use) and closed, so an
-    unknown bot (the message names the known ones), an unknown option or a value the bot refuses
-    is a usage error (one ``error:`` line, exit 2) before the script does any work or makes any
-    file. The spec, stripped.
+    checks its seats and closed, before the script does any work or makes any file. As the
+    ``cbr`` commands tell them apart: a spec that does not parse, an unknown bot (the message
+    names the known ones), an unknown option or a value the bot refuses is a usage error (one
+    ``error:`` line, exit 2); a file or case base an option names that is missing or not of its
+    kind (read as the bot is made; a file read only at its first decision, such as a strategy's
+    contents, is said then) is the library's error, :class:`BotInputError` (one ``error:`` line
+    from :func:`run`, exit 1). The spec, stripped.
 
     >>> policy_spec(" lag:stab-rate=0.25 ")
     'lag:stab-rate=0.25'
     >>> policy_spec("nosuchbot")                          # doctest: +ELLIPSIS
     Traceback (most recent call last):
     argparse.ArgumentTypeError: unknown policy 'nosuchbot'; known policies: adapt, call, cbr, ...
+    >>> policy_spec("cbr:casebase=/nonexistent")          # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    common.BotInputError: policy spec 'cbr:casebase=/nonexistent': option 'casebase': no case base '/nonexistent': ...
     """
     import argparse
 
     from cbr.errors import CBRError
-    from cbr.policies.spec import policy_from_spec
+    from cbr.policies.spec import PolicySpecError, policy_from_spec
 
     try:
         bot = policy_from_spec(text)
-    except CBRError as exc:
+    except PolicySpecError as exc:  # a malformed option: a usage error, as in cbr match
         raise argparse.ArgumentTypeError(str(exc)) from None
+    except CBRError as exc:  # an input the spec names, or a plugin that failed: exit 1, as in cbr match
+        raise BotInputError(exc) from exc
     close = getattr(bot, "close", None)
     if callable(close):
         close()

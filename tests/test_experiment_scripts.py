@@ -218,6 +218,28 @@ def test_a_bot_the_script_cannot_play_is_a_usage_error_too(tmp_path: Path) -> No
 
 
 
+def test_a_bot_whose_file_is_bad_is_the_cli_s_error_exit_1_not_a_usage_error(tmp_path: Path) -> None:
+    """``--bot cbr:casebase=/nonexistent`` was a usage error (argparse's usage and ``error:
+    argument --bot: ...``, exit 2) while ``cbr match`` says the same spec is a bad input, exit 1
+    (usage errors are malformed options). The script now says the line ``cbr match`` says, exit 1,
+    before any work and with nothing made; a malformed option stays a usage error."""
+    cbr = Path(sys.executable).with_name("cbr")
+    spec = "cbr:casebase=/nonexistent"
+    work = tmp_path / "work"
+    work.mkdir()
+    said = subprocess.run([str(cbr), "match", "-p", f"{spec},call", "--hands", "2"], cwd=work,
+                          capture_output=True, text=True, timeout=120)
+    assert said.returncode == 1 and said.stderr.startswith(f"error: policy spec {spec!r}: option 'casebase': "), \
+        said.stderr
+    p = run([str(REPO / "experiments" / "cfr_vs_bots.py"), "--bot", spec, "--hands", "2",
+             "--out", str(work / "out.json")], work)
+    assert (p.returncode, p.stdout, p.stderr) == (1, "", said.stderr)
+    assert list(work.iterdir()) == []
+    p = run([str(REPO / "experiments" / "cfr_vs_bots.py"), "--bot", "cbr:nosuchopt=1", "--hands", "2",
+             "--out", str(work / "out.json")], work)
+    assert p.returncode == 2 and "error: argument --bot: policy 'cbr' has no option 'nosuchopt'" in p.stderr, p.stderr
+    assert list(work.iterdir()) == []
+
 def test_a_switching_opponent_of_three_bots_is_one_usage_error(tmp_path: Path) -> None:
     """``adaptive.py --opponents "call>raise>ehs"`` passed the check (each side a bot) and crashed in
     a worker, ``ValueError: too many values to unpack``: a switching opponent is two bots."""

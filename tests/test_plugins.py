@@ -1039,3 +1039,48 @@ def test_a_case_base_whose_plugin_is_not_installed_is_not_sound_and_says_so(demo
         v = cbr(with_it, "casebase", "verify", str(path))
         assert v.returncode == 0 and "sound (2 cases)" in v.stdout, v.stderr
     assert cbr(with_it, "query", "-c", str(features_only), *situation).returncode == 0
+
+
+@pytest.fixture
+def oom_parser(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An installed package whose parser's module runs out of memory as it is imported (as the
+    engine's own parsers' modules did under an address-space limit of about 215-230 MB): the
+    folder to put on PYTHONPATH."""
+    site = tmp_path / "oomsite"
+    info = site / "oomplug-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: oomplug\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[cbr.parsers]\noom = oomplug:Parser\n")
+    (site / "oomplug.py").write_text("raise MemoryError\n")
+    monkeypatch.syspath_prepend(str(site))
+    plugins.clear_cache()
+    from cbr.logs import detect
+
+    monkeypatch.setattr(detect, "_INSTANCES", {})
+    yield site
+    plugins.clear_cache()
+    sys.modules.pop("oomplug", None)
+
+
+OOM_PARSERS = "could not load the parsers: log format 'oom' (oomplug:Parser): MemoryError"
+
+
+def test_running_out_of_memory_loading_a_parser_is_said_not_an_empty_list_of_formats(
+        oom_parser: Path, small_log: Path, tmp_path: Path) -> None:
+    """A ``MemoryError`` while a parser's module was imported was taken for a broken plugin and
+    the parser left out: with all of them out (a memory cap), every log was "not a log any
+    parser recognises (formats: )". Running out of memory loading a parser is now its own error
+    (``PluginError`` from the ``MemoryError``), and at the command line one line, exit 1."""
+    from cbr.errors import PluginError
+    from cbr.logs.detect import detect_format, scan_logs
+
+    for detect in (lambda: detect_format(small_log), lambda: scan_logs([small_log])):
+        with pytest.raises(PluginError) as info:
+            detect()
+        assert str(info.value) == OOM_PARSERS and isinstance(info.value.__cause__, MemoryError)
+    r = _cli(oom_parser, "build", small_log, "-o", tmp_path / "cb", "-j", "1", cwd=tmp_path)
+    assert (r.returncode, r.stderr.strip()) == (1, f"error: not enough memory (MemoryError; {OOM_PARSERS})"), r.stderr
+    assert not (tmp_path / "cb").exists()
+    # named with its format, the parser is not needed to detect the others: the log is read
+    r = _cli(oom_parser, "logs", "inspect", "-f", "acpc", small_log, "--json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr

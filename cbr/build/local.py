@@ -381,14 +381,13 @@ def build_casebase(
     fs = _feature_set(feature_set)
     models = None
     if getattr(fs, "needs_player_models", False):  # opponent-aware cases: models fed in order
-        from cbr.build.ordered import OrderedModels, default_similarity_for
+        from cbr.build.ordered import OrderedModels
 
         if runner is not None:
             raise ConfigError(f"feature set {getattr(fs, 'name', feature_set)!r} needs player models fed the "
                               f"hands in order, which a distributed build does not do yet: build it without "
                               f"a scheduler", field="scheduler")
         models = OrderedModels()
-        similarity = similarity if similarity is not None else default_similarity_for(fs)
     if similarity is None:  # the feature set's default, found (or refused) before the logs are read
         similarity = default_similarity(fs)
     issues: list[ParseIssue] = []

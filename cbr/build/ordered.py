@@ -1,4 +1,4 @@
-"""Opponent-aware case bases: the ordered model pass of a build, and the default similarity.
+"""Opponent-aware case bases: the ordered model pass of a build.
 
 A feature set that sets ``needs_player_models`` (``casper-opp``, :mod:`features.casper_opp`)
 takes, per decision, the player-model values of the other positions of the hand. A build
@@ -36,18 +36,10 @@ from cbr.logs.record import HandRecord
 from cbr.models.player_model import PlayerModels
 from cbr.models.tracker import model_values
 
-__all__ = ["needs_player_models", "OrderedModels", "table_view", "opponent_similarity",
-           "default_similarity_for", "OPPONENT_SIMILARITY"]
+# The default similarity of ``casper-opp``, here as before (the rule is cbr.similarity.default_for's).
+from cbr.similarity.config import OPPONENT_SIMILARITY, opponent_similarity
 
-#: feature: (measure, weight, low, high) of the opponent columns in the default similarity.
-#: Weights chosen on seed 1 of ``experiments/opponent_aware.py --weights``: twice the first
-#: guess (30, 10, 30, 10) did best against both opponents (docs/opponent-models.md, opponent-aware cases).
-OPPONENT_SIMILARITY: dict[str, tuple[str, float, float, float]] = {
-    "opp_aggressiveness": ("linear", 60, 0, 1),
-    "opp_tightness": ("linear", 20, 0, 1),
-    "opp_riskiness": ("linear", 60, 0, 1),
-    "opp_max_aggressiveness": ("linear", 20, 0, 1),
-}
+__all__ = ["needs_player_models", "OrderedModels", "table_view", "opponent_similarity", "OPPONENT_SIMILARITY"]
 
 
 def needs_player_models(feature_set: Any) -> bool:
@@ -103,37 +95,3 @@ class OrderedModels:
             out.append(self.table(record))
             self.add(record)
         return out
-
-
-def opponent_similarity(base: Any = None, scale: float = 1.0) -> Any:
-    """The default similarity of ``casper-opp``: CASPER's (or ``base``'s) features and
-    weights, then the opponent columns of :data:`OPPONENT_SIMILARITY` (their weights times
-    ``scale``; 0 ignores them).
-
-    >>> cfg = opponent_similarity()
-    >>> cfg.street("flop").features[-4:], len(cfg.street("preflop"))
-    (('opp_aggressiveness', 'opp_tightness', 'opp_riskiness', 'opp_max_aggressiveness'), 12)
-    """
-    from cbr.similarity import default_casper
-    from cbr.similarity.config import FeatureSimilarity, SimilarityConfig, StreetSimilarity
-
-    base = base if base is not None else default_casper()
-    extra = tuple(FeatureSimilarity(name, m, weight=w * scale, low=lo, high=hi)
-                  for name, (m, w, lo, hi) in OPPONENT_SIMILARITY.items())
-    streets = tuple(StreetSimilarity(st.street, st.feature_specs + extra) for st in base.streets)
-    return SimilarityConfig(streets=streets, threshold=base.threshold, fallback_k=base.fallback_k,  # type: ignore[arg-type]
-                            weighted_triple=base.weighted_triple)
-
-
-def default_similarity_for(feature_set: Any) -> Any:
-    """The similarity a build uses when none is given: :func:`opponent_similarity` for a
-    feature set with exactly CASPER's columns plus the opponent columns, else None (the
-    writer's default, CASPER's)."""
-    if not needs_player_models(feature_set):
-        return None
-    cfg = opponent_similarity()
-    from cbr.game.gamedef import STREETS
-
-    if all(list(cfg.street(s).features) == list(feature_set.feature_names(s)) for s in STREETS):
-        return cfg
-    return None

@@ -7,7 +7,8 @@
   an error about an input (its ``field``, by the library's name) ends with the option of
   that input (:data:`OPTION_OF_FIELD`, :func:`error_line`: ``... change the pot (--pot)``);
   running out of memory (``MemoryError``, a native library that cannot be mapped: see
-  :func:`memory_failure`) as ``error: not enough memory (...)``;
+  :func:`memory_failure`) as ``error: not enough memory (...)``, with the line of the
+  project's error it caused, if any (``...; could not load the parsers: ...``);
 - 2: a usage error: an unknown option or bot or game or format name, a malformed option
   value (inline ``--game`` JSON that is not a game; a game *file* that is not is exit 1),
   conflicting options, a count out of its documented range (``--hands``, ``--workers``,
@@ -333,6 +334,18 @@ def _say_not_enough_memory(reason: str) -> None:
             pass
 
 
+def _what_failed(exc: BaseException) -> str:
+    """``"; "`` and the line of the engine's error that running out of memory caused (``could
+    not load the parsers: ...``), or ``""`` when ``exc`` is no engine error, or its line is
+    the reason itself. Only an error already loaded is looked at: nothing is imported here
+    (:func:`_fail`)."""
+    errors = sys.modules.get("evaluator_ext.errors")
+    if errors is None or not isinstance(exc, errors.CBRError):
+        return ""
+    text = one_line(exc)
+    return "" if any(k in text.lower() for k in _OUT_OF_MEMORY) else f"; {text}"
+
+
 def _exit_now(code: int) -> None:
     """Exit at once, after the clean-ups of the unwound command ran: a native library that
     ran out of address space half-way through its start-up may crash in the interpreter's
@@ -401,6 +414,10 @@ def _fail(exc: Exception) -> NoReturn:
     except MemoryError:  # no memory left to tell what ran out
         memory = "MemoryError"
     if memory is not None:
+        try:
+            memory += _what_failed(exc)
+        except MemoryError:  # the reason without what it caused
+            pass
         _say_not_enough_memory(memory)
         if _address_space_limit() is not None:
             _exit_now(EXIT_ERROR)

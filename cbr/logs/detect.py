@@ -61,13 +61,30 @@ class LogSource:
 
 
 def _parsers(left_out: Optional[dict[str, str]] = None) -> dict[str, Any]:
-    """Instances of every parser plugin that loads and can be made; one that fails to load or
-    to be made is left out (and its error put in ``left_out`` by name, when given)."""
+    """Instances of every parser plugin that loads and can be made; another package's that
+    fails to load or to be made is left out (and its error put in ``left_out`` by name, when
+    given).
+
+    Raises :class:`PluginError` ``could not load the parsers: ...`` (from the error) when one
+    of the engine's own parsers fails to load or to be made, when loading any parser runs out
+    of memory (``MemoryError``: the process is short of memory, not the plugin broken), or
+    when no parser is installed: detection without them would call every log "not a log any
+    parser recognises (formats: )", which hid a ``MemoryError`` under a memory cap.
+    """
     found: dict[str, Any] = {}
-    for name in plugins.available("cbr.parsers"):
+    names = plugins.available("cbr.parsers")
+    if not names:
+        raise PluginError("could not load the parsers: none is installed (no entry point in cbr.parsers; "
+                          "reinstall cbr-holdem)")
+    for name in names:
         try:
             found[name] = _instance(name)
+        except MemoryError as exc:
+            raise PluginError(f"could not load the parsers: log format {name!r} "
+                              f"({plugins.origin('cbr.parsers', name)[1]}): {plugins.failure_text(exc)}") from exc
         except PluginError as exc:
+            if plugins.is_own("cbr.parsers", name):
+                raise PluginError(f"could not load the parsers: {exc}") from exc
             if left_out is not None:
                 left_out[name] = str(exc)
     return found

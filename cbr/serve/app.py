@@ -338,8 +338,8 @@ def _errors(*codes: int) -> dict[int | str, dict[str, Any]]:
             "no token configured)", 404: "an unknown case base, table session or path", 413: "the request body is too large",
             409: "not now: an action when it is not the person's turn, a new hand during a hand",
             422: "bad input: `detail` lists each problem with the field (`loc`) and the reason (`msg`)",
-            500: "an internal error; another package's bot (a cbr.policies plugin) that failed: `detail` "
-                 "names it and what it raised; or a case base of the server's whose files are damaged, unreadable "
+            500: "an internal error; another package's bot or feature set (a cbr.policies or cbr.features "
+                 "plugin) that failed: `detail` names it and what it raised; or a case base of the server's whose files are damaged, unreadable "
                  "or cannot be written: `detail` names it by its served name (its operator's to mend)",
             503: "over the time limit"}
     return {c: {"description": text[c]} for c in codes}
@@ -532,6 +532,8 @@ def create_app(config: ServeConfig = ServeConfig(), engine: Optional[Engine] = N
                 except StorageError as exc:  # the server's fault, as /retrieve answers it
                     _log_storage(exc)
                     out.append({"error": {"status": 500, "detail": str(exc)}})
+                except PluginFailedError as exc:  # another package's plugin failed, as /retrieve answers it
+                    out.append({"error": {"status": 500, "detail": for_api(str(exc).strip().splitlines()[0])}})
                 except (CBRError, ValueError) as exc:
                     name, message = problem(exc, tuple(Situation.model_fields))
                     out.append({"error": {"status": 422, "detail": [

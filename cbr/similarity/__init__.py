@@ -20,6 +20,7 @@ from cbr.similarity.config import (
     load_similarity_file,
     local_into,
     local_similarities,
+    opponent_similarity,
     similarity_into,
 )
 from cbr.similarity.measures import (
@@ -39,5 +40,5 @@ __all__ = [
     # configuration
     "FeatureSimilarity", "StreetSimilarity", "SimilarityConfig", "CASPER_FEATURES", "default_casper",
     "default_sartre", "default_for", "local_similarities", "global_similarity", "similarity_into", "local_into",
-    "load_similarity_file", "check_min_cases",
+    "load_similarity_file", "check_min_cases", "opponent_similarity",
 ]

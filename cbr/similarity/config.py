@@ -34,7 +34,8 @@ from cbr.game.gamedef import STREETS
 from cbr.similarity.measures import LocalMeasure, check_measure
 
 __all__ = ["FeatureSimilarity", "StreetSimilarity", "SimilarityConfig", "CASPER_FEATURES", "default_casper",
-           "default_sartre", "default_for", "local_similarities", "global_similarity", "similarity_into", "local_into"]
+           "default_sartre", "default_for", "opponent_similarity", "OPPONENT_SIMILARITY", "local_similarities",
+           "global_similarity", "similarity_into", "local_into"]
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _FEATURE_KEYS = {"feature", "measure", "weight", "low", "high"}
@@ -572,10 +573,46 @@ def default_sartre(buckets: int | None = None, threshold: float = 0.97, fallback
                             weighted_triple=weighted_triple)
 
 
+#: feature: (measure, weight, low, high) of the opponent columns in ``casper-opp``'s default
+#: similarity (:func:`opponent_similarity`). Weights chosen on seed 1 of
+#: ``experiments/opponent_aware.py --weights``: twice the first guess (30, 10, 30, 10) did best
+#: against both opponents (docs/opponent-models.md, opponent-aware cases).
+OPPONENT_SIMILARITY: dict[str, tuple[str, float, float, float]] = {
+    "opp_aggressiveness": ("linear", 60, 0, 1),
+    "opp_tightness": ("linear", 20, 0, 1),
+    "opp_riskiness": ("linear", 60, 0, 1),
+    "opp_max_aggressiveness": ("linear", 20, 0, 1),
+}
+
+
+def opponent_similarity(base: SimilarityConfig | None = None, scale: float = 1.0) -> SimilarityConfig:
+    """The default similarity of ``casper-opp``: CASPER's (or ``base``'s) features and
+    weights, then the opponent columns of :data:`OPPONENT_SIMILARITY` (their weights times
+    ``scale``; 0 ignores them).
+
+    >>> cfg = opponent_similarity()
+    >>> cfg.street("flop").features[-4:], len(cfg.street("preflop"))
+    (('opp_aggressiveness', 'opp_tightness', 'opp_riskiness', 'opp_max_aggressiveness'), 12)
+    """
+    base = base if base is not None else default_casper()
+    extra = tuple(FeatureSimilarity(name, m, weight=w * scale, low=lo, high=hi)
+                  for name, (m, w, lo, hi) in OPPONENT_SIMILARITY.items())
+    streets = tuple(StreetSimilarity(st.street, st.feature_specs + extra) for st in base.streets)
+    return SimilarityConfig(streets=streets, threshold=base.threshold, fallback_k=base.fallback_k,  # type: ignore[arg-type]
+                            weighted_triple=base.weighted_triple)
+
+
+def _covers(config: SimilarityConfig, feature_set: Any) -> bool:
+    return all(list(config.street(s).features) == list(feature_set.feature_names(s)) for s in STREETS)
+
+
 def default_for(feature_set: Any) -> SimilarityConfig | None:
-    """The default similarity of a feature set (an instance): CASPER's for ``casper``,
-    :func:`default_sartre` (with its ``buckets``) for ``sartre``; for any other, what its
-    ``default_similarity()`` method returns (a :class:`SimilarityConfig`, or the same as a
+    """The default similarity of a feature set (an instance), the one rule of every writer of
+    case bases (``cbr.store.indexes.default_similarity``: a build, ``CaseBaseWriter``):
+    CASPER's for ``casper``, :func:`default_sartre` (with its ``buckets``) for ``sartre``,
+    :func:`opponent_similarity` for a feature set that takes player models
+    (``needs_player_models``, as ``casper-opp``) with exactly CASPER's columns and the
+    opponent columns; for any other, what its ``default_similarity()`` method returns (a :class:`SimilarityConfig`, or the same as a
     mapping, as :meth:`SimilarityConfig.from_dict` reads: a plugin's own default,
     docs/plugins.md); None when it has no such method, or (a built-in's) when its columns
     differ from the default's. A plugin's default that does not cover exactly its columns
@@ -590,11 +627,11 @@ def default_for(feature_set: Any) -> SimilarityConfig | None:
         config = default_casper()
     elif name == "sartre":
         config = default_sartre(getattr(feature_set, "buckets", None))
+    elif getattr(feature_set, "needs_player_models", False) and _covers(opponent_similarity(), feature_set):
+        return opponent_similarity()
     else:
         return _plugin_default(feature_set, name)
-    if all(list(config.street(s).features) == list(feature_set.feature_names(s)) for s in STREETS):
-        return config
-    return None
+    return config if _covers(config, feature_set) else None
 
 
 def _plugin_default(feature_set: Any, name: Any) -> SimilarityConfig | None:

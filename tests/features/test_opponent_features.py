@@ -154,6 +154,43 @@ def test_ordered_build_values_by_hand(tmp_path: Path) -> None:
     assert by[("2", "ann")] == f32((0.5, 1.0, 1.0, 0.5))
 
 
+def test_the_writer_gives_casper_opp_the_default_a_build_gives(tmp_path: Path) -> None:
+    """``CaseBaseWriter(feature_set="casper-opp")`` without a similarity was refused ("has no
+    default similarity ... give a similarity config") while ``build_casebase`` gave it
+    :func:`opponent_similarity`: both take the one rule (``cbr.similarity.default_for``), by
+    name and as an instance, and the case base written is read back with it."""
+    from cbr.similarity import default_for
+    from cbr.store import CaseBaseWriter
+
+    log = hand_made_log(tmp_path / "hand-made.log")
+    build_casebase([log], tmp_path / "built", feature_set="casper-opp")
+    with CaseBase.open(tmp_path / "built") as cb:
+        built = cb.similarity()
+    assert built == opponent_similarity()
+    flop = decision(1, 0, (False, False), board=(0, 4, 8))
+    for name, fs in (("by-name", "casper-opp"), ("instance", load_feature_set("casper-opp"))):
+        with CaseBaseWriter(tmp_path / name, feature_set=fs, build_index=False) as w:
+            assert w.similarity == built
+            w.add_rows("flop", np.asarray([load_feature_set("casper-opp").row(flop)]), ["c"])
+        with CaseBase.open(tmp_path / name) as cb:
+            assert cb.manifest.feature_set == "casper-opp" and cb.similarity() == built
+            assert len(cb.cases("flop").actions) == 1
+    assert default_for(load_feature_set("casper-opp")) == built  # the rule both take
+    # a feature set with other columns and no default is still refused, naming the option
+    with pytest.raises(ConfigError, match="has no default similarity"):
+        CaseBaseWriter(tmp_path / "other", feature_set=_OtherColumns(), build_index=False)
+    assert not (tmp_path / "other").exists()
+
+
+class _OtherColumns:
+    """Columns of its own, no default similarity, and no player models."""
+
+    name = "other_columns"
+
+    def feature_names(self, street: object) -> list[str]:
+        return ["pot_odds"]
+
+
 def test_no_look_ahead_and_same_casebase_with_1_and_2_workers(tmp_path: Path) -> None:
     log = tmp_path / "match.log"
     with AcpcLogWriter(log) as w:
