@@ -29,9 +29,11 @@ from cbr.build.pools import (  # noqa: F401
     RESULT_POLL_SECONDS,
     STOP_GRACE,
     WORKER_SIGNALS,
+    check_started,
     held_for_workers,
     pool_context,
     pool_result,
+    start_step,
     stop_pool,
     worker_started,
     workers_starting,
@@ -130,10 +132,12 @@ def usable_cpus() -> int:
 
 def _worker_init(feature_set: Any, parent: Optional[int] = None) -> None:
     """Worker start: die with the parent, leave Ctrl-C and SIGTERM to it (it stops the pool:
-    :func:`~cbr.build.pools.worker_started`), and load the feature set once."""
+    :func:`~cbr.build.pools.worker_started`), and load the feature set once. Raises nothing:
+    what failed is raised by the worker's tasks (:func:`~cbr.build.pools.start_step`)."""
     global _WORKER_FEATURES
     worker_started(parent)
-    _WORKER_FEATURES = _feature_set(feature_set)
+    with start_step():
+        _WORKER_FEATURES = _feature_set(feature_set)
 
 
 def cases_of_hands(records: Sequence[HandRecord], feature_set: Any,
@@ -204,8 +208,19 @@ def hand_outcome(record: HandRecord, position: int) -> float:
     return float(record.payoffs[position]) / record.game.small_bet
 
 
+def worker_died(exc: BaseException) -> CBRError:
+    """The error of a build whose worker process died (``exc``: the pool's ``BrokenProcessPool``).
+
+    >>> print(worker_died(RuntimeError("1 of 2 worker processes ended before the work was done")))
+    a worker process of the build died (1 of 2 worker processes ended before the work was done); killed from outside, or out of memory? Nothing was written
+    """
+    return CBRError(f"a worker process of the build died ({exc}); killed from outside, "
+                    f"or out of memory? Nothing was written")
+
+
 def _worker_chunk(records: Sequence[HandRecord], players: Optional[frozenset[str]],
                   tables: Optional[Sequence[Any]] = None) -> ChunkResult:
+    check_started()  # a worker whose start failed fails its chunks with what failed
     return cases_of_hands(records, _WORKER_FEATURES, players, tables)
 
 
@@ -455,8 +470,7 @@ def build_casebase(
                     consume(pool_result(fut, pool))
             except BrokenProcessPool as exc:
                 stop_pool(pool)
-                raise CBRError(f"a worker process of the build died ({exc}); killed from outside, "
-                               f"or out of memory? Nothing was written") from exc
+                raise worker_died(exc) from exc
             except BaseException:
                 stop_pool(pool)
                 raise

@@ -7,6 +7,10 @@ duplicate measurement (:mod:`cbr.exploit.measure`) do with signals, dead workers
 * :func:`workers_starting` around ``submit`` and :func:`worker_started` as (the start of) the
   pool's initializer: a worker begins with Ctrl-C (and, forked, SIGTERM) blocked until it has
   set what it does with them, and dies with this process (:func:`~cbr.build.parent.die_with_parent`).
+  A start that fails (a thread that cannot start under an address-space limit) raises nothing
+  there (:func:`start_step`): every task of the worker raises it (:func:`check_started`), so it
+  reaches this process as the task's error (the pool's own handling printed a traceback on
+  stderr and left the pool broken, the cause unknown here).
 * :func:`pool_result` (one future) and :func:`first_done` (the first of many) wait a little at a
   time and raise ``BrokenProcessPool`` as soon as a worker ended, whatever the pool knows, and
   raise what ended the pool's manager thread (:func:`thread_died`) as soon as it ended.
@@ -27,8 +31,9 @@ from typing import Any, Optional
 from cbr.build.parent import die_with_parent
 from cbr.errors import counted
 
-__all__ = ["RESULT_POLL_SECONDS", "STOP_GRACE", "WORKER_SIGNALS", "first_done", "held_for_workers", "new_pool",
-           "pool_context", "pool_result", "stop_pool", "thread_died", "worker_started", "workers_starting"]
+__all__ = ["RESULT_POLL_SECONDS", "STOP_GRACE", "WORKER_SIGNALS", "check_started", "first_done", "held_for_workers",
+           "new_pool", "pool_context", "pool_result", "start_step", "stop_pool", "thread_died", "worker_started",
+           "workers_starting"]
 
 #: What a worker does with Ctrl-C and SIGTERM (:func:`worker_started`): the parent stops the pool.
 WORKER_SIGNALS = {signal.SIGINT: signal.SIG_IGN, signal.SIGTERM: signal.SIG_DFL}
@@ -68,16 +73,51 @@ def workers_starting(start_method: str) -> Iterator[None]:
         mask(signal.SIG_SETMASK, before)
 
 
+#: In a worker process: what made its start fail (:func:`start_step`), the first only.
+_START_FAILURE: list[Exception] = []
+
+
+@contextmanager
+def start_step() -> Iterator[None]:
+    """Around a step of a worker's start (a pool's initializer): an error is kept, not raised,
+    and every task of the worker raises it (:func:`check_started`). An initializer's error
+    would reach the pool's own handling, which prints its traceback on stderr (the library
+    never prints) and ends the worker: this process learnt only that a worker ended.
+
+    >>> with start_step():
+    ...     raise RuntimeError("can't start new thread")
+    >>> check_started()
+    Traceback (most recent call last):
+    RuntimeError: can't start new thread
+    >>> _START_FAILURE.clear()
+    """
+    try:
+        yield
+    except Exception as exc:  # a thread or an allocation that failed under a memory cap, above all
+        if not _START_FAILURE:
+            _START_FAILURE.append(exc)
+
+
+def check_started() -> None:
+    """At the start of a worker's task: raise what made the worker's start fail, if anything
+    did (:func:`start_step`), so the task fails with it in the pool's parent."""
+    if _START_FAILURE:
+        raise _START_FAILURE[0]
+
+
 def worker_started(parent: Optional[int] = None) -> None:
     """A worker's start (the pool's initializer, or its first step): die with ``parent``, leave
     Ctrl-C and SIGTERM to it (it stops the pool). The worker began with them blocked
-    (:func:`workers_starting`): a Ctrl-C that came meanwhile is dropped now, a SIGTERM ends it."""
-    for signum, action in WORKER_SIGNALS.items():
-        signal.signal(signum, action)
-    if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, set(WORKER_SIGNALS))
-    if parent is not None:
-        die_with_parent(parent)
+    (:func:`workers_starting`): a Ctrl-C that came meanwhile is dropped now, a SIGTERM ends it.
+    Raises nothing: what failed is raised by the worker's tasks (:func:`start_step`,
+    :func:`check_started`)."""
+    with start_step():
+        for signum, action in WORKER_SIGNALS.items():
+            signal.signal(signum, action)
+        if hasattr(signal, "pthread_sigmask"):
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, set(WORKER_SIGNALS))
+        if parent is not None:
+            die_with_parent(parent)
 
 
 def pool_context() -> Any:
@@ -91,16 +131,28 @@ def pool_context() -> Any:
     return multiprocessing.get_context()
 
 
+class _CheckedPool(ProcessPoolExecutor):
+    """A pool whose tasks first raise what made their worker's start fail (:func:`check_started`)."""
+
+    def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Future:
+        return super().submit(_checked_task, fn, *args, **kwargs)
+
+
+def _checked_task(fn: Any, *args: Any, **kwargs: Any) -> Any:
+    check_started()
+    return fn(*args, **kwargs)
+
+
 def new_pool(workers: int) -> tuple[ProcessPoolExecutor, Any]:
     """A pool of ``workers`` processes started the house's way, and its context: children of
     this process (:func:`pool_context`) whose start is :func:`worker_started` (they die with it
-    and leave Ctrl-C and SIGTERM to it). Submit inside :func:`workers_starting` of the
-    context's start method."""
+    and leave Ctrl-C and SIGTERM to it; a task of a worker whose start failed raises what
+    failed). Submit inside :func:`workers_starting` of the context's start method."""
     import os
 
     context = pool_context()
-    pool = ProcessPoolExecutor(max_workers=max(1, workers), mp_context=context, initializer=worker_started,
-                               initargs=(os.getpid(),))
+    pool = _CheckedPool(max_workers=max(1, workers), mp_context=context, initializer=worker_started,
+                        initargs=(os.getpid(),))
     return pool, context
 
 

@@ -165,6 +165,13 @@ _OUT_OF_MEMORY = ("failed to map segment", "cannot allocate memory", "bad_alloc"
 _NO_THREAD = ("can't start new thread", "failed to launch worker thread", "failed to create thread")
 
 
+def _is_ours(exc: BaseException) -> bool:
+    """Whether ``exc`` is one of the engine's errors (its line is said without a class name).
+    Only an error class already loaded is looked at: nothing is imported here (:func:`_chain`)."""
+    errors = sys.modules.get("evaluator_ext.errors")
+    return errors is not None and isinstance(exc, errors.CBRError)
+
+
 def _chain(exc: BaseException) -> list[BaseException]:
     """``exc``, then what caused it (``__cause__``, else ``__context__``), each once: here, not
     :func:`cbr.errors.exception_chain`, whose module loads numpy, which may be what ran out."""
@@ -196,12 +203,10 @@ def memory_failure(exc: BaseException) -> Optional[str]:
         text = str(e).strip().splitlines()[0] if str(e).strip() else ""
         low = text.lower()
         if isinstance(e, MemoryError) or (isinstance(e, OSError) and e.errno == errno.ENOMEM) \
-                or type(e).__name__ == "OutOfMemoryException" or any(k in low for k in _OUT_OF_MEMORY):
-            found = f"{type(e).__name__}: {text}" if text else type(e).__name__
-            break
-        if limit is not None and (any(k in low for k in _NO_THREAD) or type(e).__name__ == "BrokenProcessPool"
-                                  or ("worker process" in low and "died" in low)):
-            found = f"{type(e).__name__}: {text}" if text else type(e).__name__
+                or type(e).__name__ == "OutOfMemoryException" or any(k in low for k in _OUT_OF_MEMORY) \
+                or (limit is not None and (any(k in low for k in _NO_THREAD) or type(e).__name__ == "BrokenProcessPool"
+                                           or ("worker process" in low and "died" in low))):
+            found = text if _is_ours(e) and text else f"{type(e).__name__}: {text}" if text else type(e).__name__
             break
     if found is None:
         return None
@@ -334,16 +339,16 @@ def _say_not_enough_memory(reason: str) -> None:
             pass
 
 
-def _what_failed(exc: BaseException) -> str:
+def _what_failed(exc: BaseException, reason: str = "") -> str:
     """``"; "`` and the line of the engine's error that running out of memory caused (``could
     not load the parsers: ...``), or ``""`` when ``exc`` is no engine error, or its line is
-    the reason itself. Only an error already loaded is looked at: nothing is imported here
+    the reason itself (or already in ``reason``, the memory line's reason: a worker of a build
+    that died, said once). Only an error already loaded is looked at: nothing is imported here
     (:func:`_fail`)."""
-    errors = sys.modules.get("evaluator_ext.errors")
-    if errors is None or not isinstance(exc, errors.CBRError):
+    if not _is_ours(exc):
         return ""
     text = one_line(exc)
-    return "" if any(k in text.lower() for k in _OUT_OF_MEMORY) else f"; {text}"
+    return "" if any(k in text.lower() for k in _OUT_OF_MEMORY) or text in reason else f"; {text}"
 
 
 def _exit_now(code: int) -> None:
@@ -415,7 +420,7 @@ def _fail(exc: Exception) -> NoReturn:
         memory = "MemoryError"
     if memory is not None:
         try:
-            memory += _what_failed(exc)
+            memory += _what_failed(exc, memory)
         except MemoryError:  # the reason without what it caused
             pass
         _say_not_enough_memory(memory)

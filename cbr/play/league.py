@@ -166,7 +166,8 @@ _HANDS_DONE: Any = None  # in a worker process: the queue its hands played go to
 def _init_worker(parent: int, hands_done: Any) -> None:
     """A worker process: dies with the league's process; Ctrl-C and SIGTERM are the parent's to
     handle (:func:`~cbr.build.pools.worker_started`); the hands it plays are counted into
-    ``hands_done`` (a queue the parent reads)."""
+    ``hands_done`` (a queue the parent reads). Raises nothing: what failed is raised by the
+    worker's pairings (:func:`~cbr.build.pools.start_step`)."""
     global _HANDS_DONE
     from cbr.build.pools import worker_started
 
@@ -176,6 +177,9 @@ def _init_worker(parent: int, hands_done: Any) -> None:
 
 def _worker_pairing(a: str, b: str, hands: int, seed: int) -> Pairing:
     """:func:`play_pairing` in a worker process, its hands counted as they are played."""
+    from cbr.build.pools import check_started
+
+    check_started()  # a worker whose start failed fails its pairings with what failed
     return play_pairing(a, b, hands, seed, progress=_HANDS_DONE.put if _HANDS_DONE is not None else None)
 
 

@@ -189,3 +189,76 @@ def test_the_documented_memory_figures(tmp_path: Path) -> None:
         r = _run_capped(build_mb, "build", str(log), "-o", str(out), "-j", workers)
         assert _ok_or_not_enough_memory(r, build_mb), workers
         assert (out / "manifest.json").is_file()
+
+
+#: A worker's start under a cap that leaves no room for a thread's stack: the pool's initializer
+#: (die_with_parent's watchdog thread) raised ``RuntimeError: can't start new thread``, which
+#: the pool printed as a 15-line ``Exception in initializer:`` traceback before the memory line.
+_NO_ROOM_FOR_A_THREAD = """
+import os, resource, threading
+from cbr.build import pools
+threading.stack_size(64 << 20)  # a thread's stack more than the room left
+with open("/proc/self/status") as fh:
+    used = next(int(line.split()[1]) << 10 for line in fh if line.startswith("VmSize:"))
+resource.setrlimit(resource.RLIMIT_AS, (used + (16 << 20), resource.getrlimit(resource.RLIMIT_AS)[1]))
+"""
+
+
+def test_a_worker_start_without_room_for_a_thread_raises_in_its_tasks() -> None:
+    code = _NO_ROOM_FOR_A_THREAD + """
+pools.worker_started(os.getppid())
+try:
+    pools.check_started()
+except RuntimeError as exc:
+    print("task:", exc)
+"""
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert (r.returncode, r.stdout, r.stderr) == (0, "task: can't start new thread\n", "")
+
+
+def _start_without_room_for_a_thread(parent: int) -> None:
+    """A pool's initializer: the house's worker start, in a worker with no room for a thread."""
+    exec(_NO_ROOM_FOR_A_THREAD, {})
+    from cbr.build.pools import worker_started
+
+    worker_started(parent)
+
+
+def test_a_pool_whose_worker_cannot_start_a_thread_fails_its_tasks_quietly(capfd: pytest.CaptureFixture) -> None:
+    import os
+
+    from cbr.build.pools import _CheckedPool, pool_context, pool_result, stop_pool
+
+    pool = _CheckedPool(1, mp_context=pool_context(), initializer=_start_without_room_for_a_thread,
+                        initargs=(os.getpid(),))
+    try:
+        with pytest.raises(RuntimeError, match="^can't start new thread$"):
+            pool_result(pool.submit(os.getpid), pool)
+    finally:
+        stop_pool(pool)
+    assert capfd.readouterr().err == ""  # no "Exception in initializer:" traceback
+
+
+def test_a_dead_worker_is_said_once_without_a_class_name_of_ours() -> None:
+    """Under a cap a build whose worker died said the cause twice, the first time after
+    ``CBRError:`` (about 253 MB with two workers on the test machine)."""
+    code = """
+from concurrent.futures.process import BrokenProcessPool
+from cbr.build.local import worker_died
+from cbr.cli._errors import _fail
+try:
+    try:
+        raise BrokenProcessPool("A process in the process pool was terminated abruptly")
+    except BrokenProcessPool as exc:
+        raise worker_died(exc) from exc
+except Exception as exc:
+    _fail(exc)
+"""
+    from cbr.build.local import worker_died
+
+    mb = 16 << 10  # a cap that holds the interpreter and the engine with room to spare
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                       preexec_fn=_capped(mb))
+    said = worker_died(RuntimeError("A process in the process pool was terminated abruptly"))
+    assert (r.returncode, r.stderr) == (1, f"error: not enough memory (address-space limit {mb} MB: {said})\n")
+    assert "CBRError" not in r.stderr and r.stderr.count("terminated abruptly") == 1
