@@ -278,11 +278,41 @@ def build_table(feature_names: Sequence[str], first_id: int, features: Any, acti
     return batch_table(feature_names, np.arange(first_id, first_id + len(batch), dtype=np.int64), batch)
 
 
+#: Address space a Parquet part's write needs besides twice the table's bytes, under an
+#: address-space limit (:func:`write_part`).
+PART_WRITE_ROOM = 1 << 20
+
+
+def _address_space_room() -> int | None:
+    """Bytes of address space this process may still map, or None without a limit."""
+    import resource
+
+    soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    if soft == resource.RLIM_INFINITY:
+        return None
+    try:
+        with open("/proc/self/status") as fh:
+            used = next(int(line.split()[1]) << 10 for line in fh if line.startswith("VmSize:"))
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
+    return int(soft) - used
+
+
 def write_part(path: Path, table: pa.Table) -> dict[str, int]:
     """Write a Parquet part durably (temp file + fsync + rename + directory fsync), with
-    page CRCs; returns its size and CRC-32 for the manifest."""
+    page CRCs; returns its size and CRC-32 for the manifest.
+
+    Under an address-space limit, a ``MemoryError`` when the room left is less than twice the
+    table's bytes and :data:`PART_WRITE_ROOM`: pyarrow's Parquet writer crashed (SIGSEGV in
+    its dictionary encoder) when an allocation failed with about 100 KB left (``cbr build
+    -j 2`` under a 252 MB limit, one run in four), where it mostly raised a ``MemoryError``."""
     import pyarrow.parquet as pq
 
+    room = _address_space_room()
+    need = 2 * int(table.nbytes) + PART_WRITE_ROOM
+    if room is not None and room < need:
+        raise MemoryError(f"writing a part of {counted(table.num_rows, 'case')} needs about "
+                          f"{-(-need >> 20)} MB of address space, {max(0, room) >> 20} MB are left")
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_with(path, lambda tmp: pq.write_table(table, tmp, compression="zstd", write_page_checksum=True))
     return file_checksum(path)

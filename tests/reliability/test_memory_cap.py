@@ -262,3 +262,29 @@ except Exception as exc:
     said = worker_died(RuntimeError("A process in the process pool was terminated abruptly"))
     assert (r.returncode, r.stderr) == (1, f"error: not enough memory (address-space limit {mb} MB: {said})\n")
     assert "CBRError" not in r.stderr and r.stderr.count("terminated abruptly") == 1
+
+
+def test_a_part_write_without_room_is_refused_before_pyarrow_starts(tmp_path: Path) -> None:
+    """pyarrow's Parquet writer crashed (SIGSEGV in its dictionary encoder) when an allocation
+    failed with about 100 KB of address space left (the build under a 252 MB cap, one run in
+    four): with too little room the write is refused first, and nothing is written."""
+    code = f"""
+import resource
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet  # loaded before the cap, as a build has it
+from pathlib import Path
+from cbr.store.parts import write_part
+table = pa.table({{"x": np.arange(100_000, dtype=np.int64) % 7}})
+with open("/proc/self/status") as fh:
+    used = next(int(line.split()[1]) << 10 for line in fh if line.startswith("VmSize:"))
+resource.setrlimit(resource.RLIMIT_AS, (used + (256 << 10), resource.getrlimit(resource.RLIMIT_AS)[1]))
+try:
+    write_part(Path({str(tmp_path / "cases" / "p.parquet")!r}), table)
+except MemoryError as exc:
+    print(exc)
+"""
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert (r.returncode, r.stderr) == (0, ""), r
+    assert r.stdout.startswith("writing a part of 100,000 cases needs about 3 MB of address space, 0 MB are left"), r.stdout
+    assert not (tmp_path / "cases").exists()
