@@ -39,9 +39,11 @@ from casebases import output_root
 from cbr.errors import counted
 
 SEED = 1818
-#: The teacher whose decisions become the expert cases (issue 37: the MCCFR strategy with its
-#: river re-solved at decision time, 40 CFR+ iterations).
-TEACHER = "cfr:resolve=river:resolve-iters=40"
+#: The teacher whose decisions become the expert cases (issue 37: plain ``cfr``, the 2,000-bucket
+#: MCCFR strategy with its river re-solved at decision time, 40 CFR+ iterations; written out, so a
+#: logs folder of the teacher plain ``cfr`` played before, ``cfr:resolve=river:resolve-iters=40``
+#: on ``emd_256``, is told apart).
+TEACHER = "cfr:strategy=emd_2000:resolve=river:resolve-iters=40"
 PAIRINGS = (("cfr", "cfr"), ("cfr", "hs"), ("cfr", "ehs"), ("cfr", "poki"), ("cfr", "lag"))
 SHARES = (0.40, 0.15, 0.15, 0.15, 0.15)
 #: The smallest ``--ship``: a duplicate deal (two hands) for each pairing.

@@ -1,10 +1,11 @@
 """The ``cfr`` bot: plays a trained CFR strategy in heads-up fixed-limit hold'em.
 
-Spec: ``cfr`` plays the shipped teacher (MCCFR with imperfect-recall
-hand-strength-distribution buckets, 169/256/256/256, :data:`SHIPPED_TEACHER`, see
-:mod:`cbr.cfr.mccfr`) **with its river re-solved** at decision time (below; issue 37: the
-least exploitable strategy the project ships). ``cfr:strategy=emd_256`` is that teacher as
-trained, without re-solving; ``cfr:strategy=h_hs2_4`` the older 4-bucket perfect-recall CFR+
+Spec: ``cfr`` plays the 2,000-bucket MCCFR strategy (imperfect-recall hand-strength-distribution
+buckets, 169/2,000/2,000/2,000, :data:`DEFAULT_STRATEGY`, see :mod:`cbr.cfr.mccfr`) **with its
+river re-solved** at decision time (below; issue 37: it beats the teacher re-solved head to
+head). ``cfr:strategy=emd_2000`` is that strategy as trained, without re-solving;
+``cfr:strategy=emd_256`` the teacher (169/256/256/256, :data:`SHIPPED_TEACHER`, whose play the
+expert case base holds) as trained; ``cfr:strategy=h_hs2_4`` the older 4-bucket perfect-recall CFR+
 strategy (:data:`cbr.cfr.strategy.SHIPPED_STRATEGY`); ``cfr:strategy=PATH`` a folder holding
 ``strategy.npz`` and ``abstraction.npz`` (MCCFR), or a CFR+ strategy file beside its
 abstraction. At each decision the real history (:attr:`DecisionPoint.history`) is the tree
@@ -13,8 +14,8 @@ bucket sequence of every street so far, indexed in mixed radix), and the triple 
 average strategy's row for that information set; :meth:`Policy.act` samples it with the
 caller's seeded rng.
 
-Re-solving the river (``resolve=river``; the default ``resolve=auto`` is ``river`` for the
-shipped teacher and ``off`` when ``strategy=`` is given; MCCFR strategies only): at a river
+Re-solving the river (``resolve=river``; the default ``resolve=auto`` is ``river`` for plain
+``cfr``, with no ``strategy=``, and ``off`` when ``strategy=`` is given; MCCFR strategies only): at a river
 decision the bot re-solves the river subgame from the ranges its blueprint implies, with a
 safe gadget, in C (:mod:`cbr.cfr.resolve`), once per hand, and plays the re-solved strategy
 for its holding at every river decision of the hand. ``resolve-iters=N`` CFR+ iterations
@@ -47,7 +48,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from cbr.cfr.strategy import Strategy
     from cbr.game.decision import DecisionPoint
 
-__all__ = ["CFRPolicy", "RESOLVE_ITERS", "sequence_index", "SHIPPED_TEACHER", "resolve_strategy"]
+__all__ = ["CFRPolicy", "DEFAULT_STRATEGY", "RESOLVE_ITERS", "sequence_index", "SHIPPED_TEACHER",
+           "resolve_strategy"]
 
 #: CFR+ iterations of a river re-solve unless ``resolve-iters`` says otherwise (LBR 123.9 ± 23.2
 #: mbb/g, seeds 53-56, against the blueprint's 239.3 ± 36.1, docs/abstraction-cfr.md).
@@ -73,8 +75,13 @@ class _UnsetStr(str):
 _RESOLVE_ITERS, _RESOLVE_MS, _RESOLVE_GADGET = _UnsetInt(RESOLVE_ITERS), _UnsetFloat(0.0), _UnsetStr("margin")
 _RESOLVE_MIX = _UnsetFloat(0.0)
 
-#: The folder of the strategy ``cfr`` plays with no options (MCCFR, issue 18; its river re-solved).
+#: The teacher's folder (MCCFR, 169/256/256/256, issue 18): the strategy the expert case base's
+#: cases were played by, the counter-strategies' abstraction, the adaptive bot's safe expert;
+#: ``cfr:strategy=emd_256``.
 SHIPPED_TEACHER = Path(__file__).resolve().parents[2] / "casebases" / "cfr" / "emd_256"
+#: The folder of the strategy ``cfr`` plays with no options, its river re-solved (the 2,000-bucket
+#: MCCFR run, issue 37; ``cfr:strategy=emd_2000`` as trained).
+DEFAULT_STRATEGY = SHIPPED_TEACHER.parent / "emd_2000"
 
 
 def resolve_strategy(text: str) -> Path:
@@ -89,7 +96,7 @@ def resolve_strategy(text: str) -> Path:
     from cbr.cfr.strategy import SHIPPED_STRATEGY
 
     if not text:
-        return SHIPPED_TEACHER
+        return DEFAULT_STRATEGY
     path = Path(text)
     if path.is_dir() and not (path / "strategy.npz").exists():
         trained = sorted(p for p in path.glob("cfr.*.npz") if not p.name.endswith(".ckpt.npz"))  # `cbr train cfr -a FOLDER`
@@ -129,7 +136,7 @@ class CFRPolicy(Policy):
     #: One line on each option (``cbr plugins list``; :func:`~cbr.policies.spec.policy_option_help`).
     OPTION_HELP = {
         "strategy": "a shipped strategy (emd_256, emd_2000, h_hs2_4, counter_*) or a folder or file "
-                    "(default: the teacher; omit the option)",
+                    "(default: emd_2000, its river re-solved; omit the option)",
         "resolve": "re-solve the river at decision time: river, off, or auto (river for the teacher only)",
         "resolve_iters": "CFR+ iterations of each river re-solve",
         "resolve_ms": "a time budget in ms that may stop a re-solve earlier (0: none; then not deterministic)",
@@ -178,8 +185,8 @@ class CFRPolicy(Policy):
                 raise ConfigError(f"resolve-mix mixes the max-margin gadget with the blueprint range; "
                                   f"resolve-gadget={resolve_gadget} takes no mix")
             if not resolve_strategy(strategy).is_dir():
-                raise ConfigError("resolve=river re-solves from an MCCFR strategy (a folder, such as the default "
-                                  f"teacher), not the CFR+ strategy {strategy!r}")
+                raise ConfigError("resolve=river re-solves from an MCCFR strategy (a folder, such as emd_2000 "
+                                  f"or emd_256), not the CFR+ strategy {strategy!r}")
         self.resolve_iters, self.resolve_ms = int(resolve_iters), float(resolve_ms)
         self.resolve_gadget, self.resolve_mix = str(resolve_gadget), float(resolve_mix)
         self._resolved: "Optional[tuple[tuple, dict[int, Resolved]]]" = None

@@ -218,7 +218,7 @@ def test_the_trained_bot_beats_a_random_player(trained) -> None:
 
 def test_strategy_names_and_damaged_files(trained, tmp_path) -> None:
     folder, _ = trained
-    assert resolve_strategy("").name == "emd_256"
+    assert resolve_strategy("").name == "emd_2000" and resolve_strategy("emd_256").name == "emd_256"
     assert resolve_strategy("h_hs2_4").name == "cfr.holdem.limit.2p.npz"
     assert not CFRPolicy(strategy="h_hs2_4").imperfect
     with pytest.raises(ConfigError, match="no such strategy"):
