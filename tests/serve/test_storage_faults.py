@@ -379,6 +379,34 @@ def test_a_damaged_case_base_at_the_web_tables_explanation(served, caplog) -> No
     assert client.get(f"/table/sessions/{session}").status_code == 200
 
 
+def test_a_cut_part_at_the_explanation_is_logged_in_the_librarys_line(served, caplog) -> None:
+    """The bot's reasons with the decision's street's part cut after the hand: a 500, and the
+    operator's log line was DuckDB's (``Invalid Input Error: No magic bytes found ... CREATE OR
+    REPLACE VIEW ...``). It is the library's, as ``/casebases/NAME`` says the same damage: the
+    part, its size and the manifest's, what mends it."""
+    path, client = served
+    created = client.post("/table/sessions", json={"bots": ["cbr:casebase=mine"], "seed": 4})
+    assert created.status_code == 201, created.text
+    session = created.json()["session"]
+    decisions = play_a_hand(client, session)["hand"]["decisions"]
+    first = client.get(f"/table/sessions/{session}/decisions/{decisions[0]['id']}")
+    assert first.status_code == 200 and first.json()["cases"], first.text
+    street = first.json()["street"]
+    part = path / "cases" / street / "part-00000.parquet"
+    listed = part.stat().st_size
+    part.write_bytes(part.read_bytes()[:10_000])
+    caplog.set_level(logging.ERROR)
+    assert_storage_fault(client.get(f"/table/sessions/{session}/decisions/{decisions[0]['id']}"), path)
+    (said,) = [r.getMessage() for r in caplog.records]
+    assert said.startswith(f"case base 'mine' needs attention: {path}: cases/{street}/part-00000.parquet is "
+                           f"10,000 bytes, the manifest says {listed:,}; the file is damaged or was replaced: "
+                           f"no {street} query is answered until the part is restored from a copy"), said
+    assert "DuckDB" not in said and "magic" not in said and "CREATE" not in said, said
+    caplog.clear()
+    assert_storage_fault(client.get("/casebases/mine"), path)  # the same damage, said alike there
+    assert f"cases/{street}/part-00000.parquet is 10,000 bytes, the manifest says {listed:,}" in logged(caplog)
+
+
 def test_retention_into_a_new_copy_that_cannot_be_written(served, tmp_path: Path, monkeypatch, caplog) -> None:
     """``retain_into`` a name the server does not serve makes ``./casebases/NAME``, a copy of
     the bots' case base. A copy that cannot be made (``./casebases`` is a file), and a hand whose
