@@ -461,8 +461,8 @@ class Engine:
                                  "does not do")
 
     def close(self) -> None:
-        """Close the policies and the case bases. A case base this engine retained into is
-        compacted first (its retention log moved into Parquet parts, as a match's retention
+        """Close the policies and the case bases. A case base retained into (by ``/retain``, or
+        by a web-table session: the app marks it as the tables close) is compacted first (its retention log moved into Parquet parts, as a match's retention
         ends); a compaction that fails leaves the cases in the log, where they are durable
         already, and is noted in :attr:`notes`, as is a case base whose closing fails (its
         grown indexes not saved); the others are closed all the same."""

@@ -296,6 +296,51 @@ def test_a_compaction_that_fails_as_a_session_ends_is_said_at_once(tmp_path: Pat
     assert report.sound, report  # nothing half written: what the failed compactions began is not listed
 
 
+def test_the_stop_compacts_what_a_session_whose_compaction_failed_retained(tmp_path: Path, caplog) -> None:
+    """A session retained into served 'mine' and ended while a part was cut (its compaction
+    failed: the documented warning); the part was restored, the server stopped. The stop
+    compacted only what ``/retain`` kept, so ``verify`` found the session's hands still in the
+    retention log. Now the stop compacts every case base a session retained into. And the failed
+    compaction removes what it half wrote at once (an unlisted part, an empty log generation),
+    not at the stop."""
+    from cbr.play.retention import copy_casebase
+    from cbr.serve.engine import Engine
+    from cbr.store.verify import verify_casebase
+
+    path = copy_casebase("default", tmp_path / "mine")
+    before = retained_counts(path)
+    engine = Engine([str(path)])
+    caplog.set_level(logging.ERROR)
+    client = make_client(engine, token=TOKEN)
+    with client:
+        created = client.post("/table/sessions", json={"bots": ["cbr:casebase=mine"], "seed": 1,
+                                                       "retain_into": "mine"}, headers=AUTH)
+        assert created.status_code == 201, created.text
+        session = created.json()["session"]
+        for _ in range(2):
+            view = play_a_hand(client, session)
+            assert view["error"] is None
+        kept = view["retained"]  # the session's cases, both hands'
+        assert kept > 0
+        files = sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith("."))
+        part = path / "cases" / "flop" / "part-00000.parquet"
+        sound = part.read_bytes()
+        part.write_bytes(sound[:20_000])
+        left = client.delete(f"/table/sessions/{session}")
+        assert left.status_code == 200, left.text
+        assert left.json()["warnings"][0].startswith("the hands this session kept in case base 'mine' are safe"), left.text
+        # nothing the failed compaction wrote is left: the same files as before it
+        assert sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith(".")) == files
+        part.write_bytes(sound)  # restored
+        assert verify_casebase(path).log["records"] == 2
+    engine.close()
+    assert not engine.notes and not client.app.state.notes, (engine.notes, client.app.state.notes)
+    report = verify_casebase(path)
+    assert report.sound and report.log["records"] == 0, report
+    after = retained_counts(path)
+    assert sum(after.values()) == sum(before.values()) + kept, (before, after, kept)
+
+
 @pytest.fixture
 def own_bot(tmp_path: Path, monkeypatch):
     """``(name, folder)``: an entry-point bot, ``ownbot``, a case-based bot whose own case base
