@@ -130,8 +130,7 @@ class CFRPolicy(Policy):
     OPTION_HELP = {
         "strategy": "a shipped strategy (emd_256, emd_2000, h_hs2_4, counter_*) or a folder or file "
                     "(default: the teacher; omit the option)",
-        "resolve": "re-solve the river at decision time: river, off, or auto (river for plain cfr, with no strategy given; "
-                   "off for any strategy=, the teacher's emd_256 too)",
+        "resolve": "re-solve the river at decision time: river, off, or auto (river for plain cfr, with no strategy given)",
         "resolve_iters": "CFR+ iterations of each river re-solve",
         "resolve_ms": "a time budget in ms that may stop a re-solve earlier (0: none; then not deterministic)",
         "resolve_gadget": "the re-solve's safety gadget: margin (max-margin), cfrd (CFR-D) or none (unsafe)",
