@@ -137,7 +137,7 @@ class CFRPolicy(Policy):
     OPTION_HELP = {
         "strategy": "a shipped strategy (emd_256, emd_2000, h_hs2_4, counter_*) or a folder or file "
                     "(default: emd_2000, its river re-solved; omit the option)",
-        "resolve": "re-solve the river at decision time: river, off, or auto (river for the teacher only)",
+        "resolve": "re-solve the river at decision time: river, off, or auto (river for plain cfr, with no strategy given)",
         "resolve_iters": "CFR+ iterations of each river re-solve",
         "resolve_ms": "a time budget in ms that may stop a re-solve earlier (0: none; then not deterministic)",
         "resolve_gadget": "the re-solve's safety gadget: margin (max-margin), cfrd (CFR-D) or none (unsafe)",
@@ -158,8 +158,8 @@ class CFRPolicy(Policy):
             except ConfigError as exc:
                 raise file_option_error("strategy", exc) from None
         if resolve not in ("", "auto", "off", "river"):
-            raise ConfigError(f"resolve is 'river', 'off' or 'auto' (river for the shipped teacher, off for a "
-                              f"strategy=), not {resolve!r}")
+            raise ConfigError(f"resolve is 'river', 'off' or 'auto' (river for plain cfr, with no strategy given; "
+                              f"off for any strategy=, emd_256 too), not {resolve!r}")
         self.resolve = resolve == "river" or (resolve in ("", "auto") and not strategy)
         given = [name for name, value, unset in (("resolve-iters", resolve_iters, _RESOLVE_ITERS),
                                                   ("resolve-ms", resolve_ms, _RESOLVE_MS),

@@ -69,6 +69,14 @@ def say_notes(notes: list[str]) -> None:
         tell(f"note: {' '.join(note.split())}")
 
 
+def say_start_notes(notes: list[str]) -> None:
+    """Say on stderr, after the banner and once, what opening the case bases found that the
+    operator should mend (a damaged Parquet part: its case base is served, its street refused
+    until the part is restored), as ``warning: ...``, one line each."""
+    for note in notes:
+        tell(f"warning: {' '.join(note.split())}")
+
+
 def worker_app() -> object:
     """The app of one ``--workers N`` worker process (:func:`cbr.serve.app.app_from_environment`),
     which says its stop's notes on stderr (the server's, which it shares) as its process ends,
@@ -208,6 +216,7 @@ def serve_command(
         app = create_app(config)  # loads the case bases now: a bad one is an error before listening
         typer.echo(f"cbr serve: {', '.join(app.state.engine.casebases)} on {url} (web table: {url}/; API docs: "
                    f"{url}/docs; writes {'need the token' if token else 'off'})", err=True)
+        say_start_notes(app.state.engine.start_notes)
         server = _stop_messages()(uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False,
                                         http=NODELAY_PROTOCOL))
         try:
@@ -233,12 +242,14 @@ def serve_command(
 
     checked = Engine(config.casebases, warm=False, memory_map=memory_map)  # each worker loads them; check them once here
     names = ", ".join(checked.casebases)
+    start_notes = list(checked.start_notes)  # said once, here: the workers find the same and say nothing
     checked.close()
     # the workers read the token from its file: it is not put in their environment
     os.environ[CONFIG_ENV] = replace(config, token=None, token_file=token_file, tables=False).to_json()
     os.environ[PARENT_ENV] = str(os.getpid())  # the parent the workers die with, recorded before they start
     typer.echo(f"cbr serve: {names} on {url} ({counted(workers, 'worker')}; API docs: {url}/docs; "
                f"writes {'need the token' if token else 'off'}; no web table: it needs one process)", err=True)
+    say_start_notes(start_notes)
     import signal
 
     from cbr.cli._errors import Terminated

@@ -373,6 +373,9 @@ def create_app(config: ServeConfig = ServeConfig(), engine: Optional[Engine] = N
         try:
             tables.close()
             pool.shutdown(wait=True)
+            for name in tables.retained_into:  # compacted again by the engine's close, as /retain's
+                if name in engine.casebases:
+                    engine.casebases[name].retained = True
             if own:
                 engine.close()
         finally:

@@ -380,6 +380,8 @@ class Engine:
     ``casebases``: names or paths (:func:`cbr.store.resolve_casebase`), each opened once and
     warmed (every street's index and cases loaded) so the first request pays no loading.
     Raises :class:`~cbr.errors.CaseBaseError` for a missing case base or two with one name.
+    A case base with a damaged Parquet part is served, its damaged street left unwarmed and
+    said in :attr:`start_notes` (its queries answer 500, as for damage found at run time).
     """
 
     def __init__(self, casebases: Iterable[str] = ("default",), *, warm: bool = True,
@@ -389,6 +391,9 @@ class Engine:
         self.memory_map = memory_map
         self.casebases: dict[str, _Loaded] = {}
         self.notes: list[str] = []
+        #: What opening the case bases found that the operator should hear at start, one line
+        #: each: a damaged Parquet part (its street refused until mended; :meth:`_damaged_streets`).
+        self.start_notes: list[str] = []
         self._policies: OrderedDict[tuple[str, str], _Cached] = OrderedDict()
         self._policies_lock = threading.Lock()
         given: dict[str, str] = {}  # name -> the spec that named it
@@ -407,21 +412,39 @@ class Engine:
                                         "them, or a copy under another name")
                 given[name] = str(spec)
                 self.casebases[name] = _Loaded(name, path, handle, is_shipped(path))
-                if warm:
-                    with handle.lock:
-                        self._warm(handle.cb)
+                with handle.lock:
+                    damaged = self._damaged_streets(name, handle.cb)
+                    if warm:
+                        self._warm(handle.cb, skip=damaged)
         except BaseException:
             self.close()
             raise
         if not self.casebases:
             raise CaseBaseError("no case base to serve")
 
+    def _damaged_streets(self, name: str, cb: Any) -> set[str]:
+        """The streets of case base ``name`` with a damaged Parquet part (missing, cut, or unlike
+        its checksum: :meth:`~cbr.store.CaseBase.check_street`), each said once in
+        :attr:`start_notes` in the library's line (the part, and what mends it). Such a case
+        base is served all the same, as one damaged while the server runs: its damaged street's
+        queries answer 500 naming it, the other streets answer."""
+        damaged = set()
+        for street in STREETS:
+            if not cb.count(street):
+                continue
+            try:
+                cb.check_street(street)
+            except CaseBaseError as exc:
+                damaged.add(street)
+                self.start_notes.append(f"case base {name!r} needs attention: {' '.join(str(exc).split())}")
+        return damaged
+
     @staticmethod
-    def _warm(cb: Any) -> None:
+    def _warm(cb: Any, skip: Iterable[str] = ()) -> None:
         from cbr.query.answer import action_counts
 
         for street in STREETS:
-            if cb.count(street):
+            if cb.count(street) and street not in skip:
                 cb.index(street)  # memory-mapped: mapped, not read
                 if not cb.memory_map:
                     cb.cases(street)
@@ -438,8 +461,8 @@ class Engine:
                                  "does not do")
 
     def close(self) -> None:
-        """Close the policies and the case bases. A case base this engine retained into is
-        compacted first (its retention log moved into Parquet parts, as a match's retention
+        """Close the policies and the case bases. A case base retained into (by ``/retain``, or
+        by a web-table session: the app marks it as the tables close) is compacted first (its retention log moved into Parquet parts, as a match's retention
         ends); a compaction that fails leaves the cases in the log, where they are durable
         already, and is noted in :attr:`notes`, as is a case base whose closing fails (its
         grown indexes not saved); the others are closed all the same."""

@@ -775,6 +775,10 @@ class TableSessions:
         #: the notes of the sessions that ended and were not said at once (those closed by
         #: :meth:`close`, as the server stops), for the server to show
         self.notes: list[str] = []
+        #: the served case bases a session retained into (by served name), for the server to
+        #: compact when it stops, as what ``/retain`` kept: the session's own compaction may
+        #: have failed (a part damaged meanwhile, mended since), which left its hands in the log
+        self.retained_into: set[str] = set()
         self._building = 0  # sessions being built: their places are taken
         self._lock = threading.Lock()
         self.shared = SharedBots()
@@ -797,6 +801,9 @@ class TableSessions:
         warnings: list[str] = []
         for s in sessions:
             with s.lock:
+                served = {r._name for r in s.retainers if getattr(r, "served", False)}
+                with self._lock:
+                    self.retained_into |= served
                 s.close()
                 notes, s.notes = s.notes, []
                 warnings += s.closing_warnings
@@ -875,8 +882,11 @@ class _LockedRetainer:
     :class:`~cbr.serve.engine.StorageError` naming the case base ``name`` as the client knows it.
     A retainer into a copy of the session's own has no lock to share (a ``nullcontext``)."""
 
-    def __init__(self, retainer: Any, lock: Any, name: str) -> None:
+    def __init__(self, retainer: Any, lock: Any, name: str, *, served: bool = False) -> None:
         self._retainer, self._lock, self._name = retainer, lock, name
+        #: into the served case base ``name`` (not a copy of the session's own): the server
+        #: compacts it again when it stops (:attr:`TableSessions.retained_into`)
+        self.served = served
 
     def hand(self, *args: Any, **kwargs: Any) -> int:
         with self._lock, stored(self._name, writing=True):  # a write that fails: the server's fault
@@ -934,7 +944,7 @@ def _start_retention(policies: Sequence[Any], names: Sequence[str], into: str,
                     f"{', '.join(repr(called(b)) for b in bases)}: seat cbr:casebase={name} (for each case-based "
                     f"bot), or retain into another name (a copy of the bots' case base, made on first use)")
             retainers = start_retention(seats, names, into=None, extra_seats=[0])  # type: ignore[arg-type]
-            return [_LockedRetainer(r, handle.lock, name) for r in retainers]
+            return [_LockedRetainer(r, handle.lock, name, served=True) for r in retainers]
         if into in SHIPPED_CASEBASES and (target is None or not target.exists()):
             raise ForbiddenError(f"retention refused: {into!r} is the name of a shipped case base; retain into "
                                  "another name")

@@ -610,9 +610,24 @@ class CaseBase(RetainedWrites, Compaction):
                 verify_part(self.path, entry)
                 self._verified.add(rel)
         except CaseBaseError as exc:
-            raise CaseBaseError(f"{exc}: no {s} query is answered until the part is restored from a copy or "
-                                f"the case base rebuilt with cbr build (cbr casebase verify lists every problem, "
-                                f"cbr casebase repair mends the rest; the other streets answer)") from None
+            raise self._street_refused(s, exc) from None
+
+    @staticmethod
+    def _street_refused(s: str, exc: CaseBaseError) -> CaseBaseError:
+        """:meth:`check_street`'s line for a damaged part of street ``s``: what is wrong, and what mends it."""
+        return CaseBaseError(f"{exc}: no {s} query is answered until the part is restored from a copy or "
+                             f"the case base rebuilt with cbr build (cbr casebase verify lists every problem, "
+                             f"cbr casebase repair mends the rest; the other streets answer)")
+
+    def _check_parts_read(self, s: str) -> None:
+        """Before DuckDB reads street ``s``'s parts: :meth:`check_street`, and one ``stat`` of
+        each part even when checked already (cut or removed since), so damage is said in the
+        library's line, never in DuckDB's (``No magic bytes found ...``)."""
+        self.check_street(s)
+        for entry in self.manifest.parts[s]:
+            found = part_at_a_glance(self.path, entry)
+            if found is not None:
+                raise self._street_refused(s, CaseBaseError(found))
 
     def _refuse_damaged(self, s: str) -> None:
         """Raise the line :meth:`open` found for a damaged part of street ``s`` (missing, or of
@@ -678,7 +693,9 @@ class CaseBase(RetainedWrites, Compaction):
 
     def rows_by_id(self, street: int | str, case_ids: Sequence[int], columns: Sequence[str]) -> list[dict[str, Any]]:
         """The ``columns`` (those the street has) of the cases ``case_ids``, as dicts in that
-        order, through the catalog: DuckDB reads only what it needs from the parts.
+        order, through the catalog: DuckDB reads only what it needs from the parts. A damaged
+        part of the street (cut or missing even since it was checked) raises
+        :meth:`check_street`'s line first, not DuckDB's.
 
         >>> import tempfile, numpy as np
         >>> from cbr.store.writer import CaseBaseWriter
@@ -693,6 +710,7 @@ class CaseBase(RetainedWrites, Compaction):
         s = street_name(street)
         if not len(case_ids):
             return []
+        self._check_parts_read(s)
         probe = self.sql(f"SELECT * FROM cases_{s} LIMIT 0")
         have = {d[0] for d in probe.description}
         with _sql_call(self._con):

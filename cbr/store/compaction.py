@@ -35,6 +35,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from cbr.errors import CaseBaseError
 from cbr.game.gamedef import STREETS
 from cbr.store.loaded import LoadedCaseBase
 from cbr.store.manifest import Manifest, now_utc, read_manifest
@@ -74,19 +75,26 @@ class Compaction(LoadedCaseBase):
                 if collected:  # retired files deleted: commit the manifest that no longer lists them
                     self._commit(m)
                 return 0
-            for s in STREETS:
-                if not log.rows[s]:
-                    continue
-                table = log.table(s, m.features[s])
-                rel = _free_part(self.path, s, m)
-                m.parts[s].append(part_entry(rel, table.num_rows, write_part(self.path / rel, table)))
-                count_actions(m.counts[s], table.column("action").to_pylist())
-                _count_sources(m, table.column("source").to_pylist())
-            m.next_case_id = log.next_id
-            rel = start_log(self.path)
-            m.retired.append({"file": m.log, "since": now_utc()})
-            m.log = rel
-            self._commit(m, catalog=catalog)
+            written: list[str] = []  # removed again if the commit fails: nothing half written is left
+            try:
+                for s in STREETS:
+                    if not log.rows[s]:
+                        continue
+                    table = log.table(s, m.features[s])
+                    rel = _free_part(self.path, s, m)
+                    written.append(rel)
+                    m.parts[s].append(part_entry(rel, table.num_rows, write_part(self.path / rel, table)))
+                    count_actions(m.counts[s], table.column("action").to_pylist())
+                    _count_sources(m, table.column("source").to_pylist())
+                m.next_case_id = log.next_id
+                rel = start_log(self.path)
+                written.append(rel)
+                m.retired.append({"file": m.log, "since": now_utc()})
+                m.log = rel
+                self._commit(m, catalog=catalog)
+            except BaseException:
+                _remove_uncommitted(self.path, written)
+                raise
             if self._collect(m):
                 self._commit(m, catalog=None)  # only retired files went: the parts, so the catalog, are the same
             mine = self._logs is not None and [lg.next_id for lg in self._logs][-1:] == [log.next_id]
@@ -148,6 +156,25 @@ class Compaction(LoadedCaseBase):
             self._close_sql()
         else:  # another process compacted meanwhile: read everything anew
             self._forget_loaded()
+
+
+def _remove_uncommitted(root: Path, written: Sequence[str]) -> None:
+    """Remove the files a compaction that failed wrote (its new parts, its new log) unless the
+    manifest on disk names them after all (the commit got through and something after it
+    failed): else they would lie beside the case base until the next writer's clean-up, an
+    unlisted part and an empty log generation that ``cbr casebase verify`` does not report. A
+    removal that fails is left to that clean-up (the compaction's own error is raised)."""
+    import contextlib
+
+    try:
+        m = read_manifest(root)
+        listed = {p["file"] for s in STREETS for p in m.parts[s]} | {m.log}
+    except (CaseBaseError, OSError):  # the manifest unreadable: remove nothing, the compaction's error is said
+        return
+    for rel in written:
+        if rel not in listed:
+            with contextlib.suppress(OSError):
+                (root / rel).unlink(missing_ok=True)
 
 
 def _count_sources(m: Manifest, sources: Sequence[str | None]) -> None:

@@ -43,8 +43,7 @@ import pyarrow.parquet as pq
 from cbr.errors import CaseBaseError, counted
 from cbr.game.gamedef import STREETS, GameDef
 from cbr.store.casebase import CaseBase
-from cbr.store.manifest import verify_file
-from cbr.store.parts import case_schema
+from cbr.store.parts import case_schema, verify_part
 from cbr.store.writer import CaseBaseWriter
 
 __all__ = ["MergeReport", "merge_casebases", "BATCH_ROWS", "DEDUPE_HINT", "FeatureColumns"]
@@ -150,7 +149,7 @@ def merge_casebases(inputs: Sequence[str | os.PathLike[str]], out: str | os.Path
                     schema = case_schema(m.features[s])
                     for part in m.parts[s]:
                         path = cb.path / part["file"]
-                        verify_file(path, part, str(cb.path))
+                        verify_part(cb.path, part)  # a cut part said with its sizes, as other commands say it
                         with pq.ParquetFile(path, page_checksum_verification=True) as pf:
                             for batch in pf.iter_batches(batch_size=BATCH_ROWS):
                                 per_street[s] += _add(writer, s, _as_table(batch, schema), seen, progress)

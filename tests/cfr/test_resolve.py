@@ -437,6 +437,19 @@ def test_the_options_are_checked() -> None:
         assert says in str(err.value), (spec, str(err.value))
 
 
+def test_the_resolve_wording_says_auto_needs_no_strategy() -> None:
+    """auto re-solves only with no strategy= (emd_256, the teacher as trained, does not): help and error say so."""
+    from cbr.cfr.policy import CFRPolicy
+    from cbr.policies.spec import policy_from_spec
+
+    help_line = CFRPolicy.OPTION_HELP["resolve"]
+    assert "river for plain cfr, with no strategy given" in help_line and "teacher only" not in help_line
+    assert not policy_from_spec("cfr:strategy=emd_256:resolve=auto").resolve   # what the wording describes
+    with pytest.raises(ConfigError) as err:
+        policy_from_spec("cfr:resolve=sometimes")
+    assert "river for plain cfr, with no strategy given" in str(err.value), str(err.value)
+
+
 @pytest.mark.parametrize("spec,named", [("cfr:strategy=emd_256:resolve-iters=40", "resolve-iters"),
                                         ("cfr:resolve=off:resolve-ms=5", "resolve-ms"),
                                         ("cfr:strategy=emd_256:resolve-gadget=cfrd", "resolve-gadget"),

@@ -726,3 +726,49 @@ def test_a_workers_storage_fault_is_on_the_servers_log(casebase_copy, tmp_path: 
     said = [line for line in err.splitlines() if "case base 'mine' needs attention: " in line]
     assert len(said) == sum(len(codes) for codes in answered.values()), err
     assert all(f"{mine}: cases/flop/{part.name} is 1,000 bytes" in line for line in said), err
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_case_base_with_a_cut_part_is_served_and_said_once_at_start(workers: str, casebase_copy,
+                                                                      tmp_path: Path) -> None:
+    """``cbr serve -c default -c ./mine`` with mine's turn part cut refused to start (exit 1,
+    the sound case base not served either), though a part cut while the server runs gives only
+    500s. Now both are served: mine's turn queries answer 500 naming it, its other streets and
+    the other case base answer; the start says it once on stderr (with two workers too), in the
+    library's line: the part, its sizes, what mends it."""
+    import os
+    import shutil
+    import signal
+
+    mine = tmp_path / "mine"
+    shutil.copytree(casebase_copy, mine)
+    part = mine / "cases" / "turn" / "part-00000.parquet"
+    listed = part.stat().st_size
+    os.truncate(part, 20_000)
+    proc, url = start_server("--casebase", "default", "--casebase", str(mine), "--workers", workers)
+    try:
+        turn = {"hole": "KsKd", "board": "2c7h9dJs", "in_hand": 2}
+        flop = {"hole": "AdQc", "board": "3h4cJh", "position": 1, "to_call": 1, "pot": 5, "prev_bets": 2}
+        for _ in range(4 if workers == "2" else 1):
+            with httpx.Client(base_url=url, timeout=60) as c:   # a new connection: either worker
+                r = c.post("/retrieve", json={**turn, "casebase": "mine"})
+                assert r.status_code == 500, r.text
+                assert r.json()["detail"].startswith("the server's case base 'mine' could not be read: "), r.text
+                assert str(mine) not in r.text
+                assert c.post("/retrieve", json={**flop, "casebase": "mine"}).status_code == 200
+                assert c.post("/retrieve", json={**turn, "casebase": "default"}).status_code == 200
+        proc.send_signal(signal.SIGINT)
+        code = proc.wait(timeout=60)
+        err = proc.stderr.read() if proc.stderr else ""
+    finally:
+        stop_server(proc)
+    assert code == 130 and "Traceback" not in err, err
+    lines = err.strip().splitlines()
+    assert lines[0].startswith("cbr serve: default, mine on "), err
+    warned = [line for line in lines if line.startswith("warning: ")]
+    assert warned == [f"warning: case base 'mine' needs attention: {mine}: cases/turn/part-00000.parquet is "
+                      f"20,000 bytes, the manifest says {listed:,}; the file is damaged or was replaced: no turn "
+                      "query is answered until the part is restored from a copy or the case base rebuilt with "
+                      "cbr build (cbr casebase verify lists every problem, cbr casebase repair mends the rest; "
+                      "the other streets answer)"], err
+    assert lines[1] == warned[0], err  # at start, right after the banner

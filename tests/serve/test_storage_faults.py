@@ -296,6 +296,51 @@ def test_a_compaction_that_fails_as_a_session_ends_is_said_at_once(tmp_path: Pat
     assert report.sound, report  # nothing half written: what the failed compactions began is not listed
 
 
+def test_the_stop_compacts_what_a_session_whose_compaction_failed_retained(tmp_path: Path, caplog) -> None:
+    """A session retained into served 'mine' and ended while a part was cut (its compaction
+    failed: the documented warning); the part was restored, the server stopped. The stop
+    compacted only what ``/retain`` kept, so ``verify`` found the session's hands still in the
+    retention log. Now the stop compacts every case base a session retained into. And the failed
+    compaction removes what it half wrote at once (an unlisted part, an empty log generation),
+    not at the stop."""
+    from cbr.play.retention import copy_casebase
+    from cbr.serve.engine import Engine
+    from cbr.store.verify import verify_casebase
+
+    path = copy_casebase("default", tmp_path / "mine")
+    before = retained_counts(path)
+    engine = Engine([str(path)])
+    caplog.set_level(logging.ERROR)
+    client = make_client(engine, token=TOKEN)
+    with client:
+        created = client.post("/table/sessions", json={"bots": ["cbr:casebase=mine"], "seed": 1,
+                                                       "retain_into": "mine"}, headers=AUTH)
+        assert created.status_code == 201, created.text
+        session = created.json()["session"]
+        for _ in range(2):
+            view = play_a_hand(client, session)
+            assert view["error"] is None
+        kept = view["retained"]  # the session's cases, both hands'
+        assert kept > 0
+        files = sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith("."))
+        part = path / "cases" / "flop" / "part-00000.parquet"
+        sound = part.read_bytes()
+        part.write_bytes(sound[:20_000])
+        left = client.delete(f"/table/sessions/{session}")
+        assert left.status_code == 200, left.text
+        assert left.json()["warnings"][0].startswith("the hands this session kept in case base 'mine' are safe"), left.text
+        # nothing the failed compaction wrote is left: the same files as before it
+        assert sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith(".")) == files
+        part.write_bytes(sound)  # restored
+        assert verify_casebase(path).log["records"] == 2
+    engine.close()
+    assert not engine.notes and not client.app.state.notes, (engine.notes, client.app.state.notes)
+    report = verify_casebase(path)
+    assert report.sound and report.log["records"] == 0, report
+    after = retained_counts(path)
+    assert sum(after.values()) == sum(before.values()) + kept, (before, after, kept)
+
+
 @pytest.fixture
 def own_bot(tmp_path: Path, monkeypatch):
     """``(name, folder)``: an entry-point bot, ``ownbot``, a case-based bot whose own case base
@@ -377,6 +422,34 @@ def test_a_damaged_case_base_at_the_web_tables_explanation(served, caplog) -> No
     assert "case base 'mine' needs attention: " in logged(caplog)
     assert "part-00000.parquet" in logged(caplog)
     assert client.get(f"/table/sessions/{session}").status_code == 200
+
+
+def test_a_cut_part_at_the_explanation_is_logged_in_the_librarys_line(served, caplog) -> None:
+    """The bot's reasons with the decision's street's part cut after the hand: a 500, and the
+    operator's log line was DuckDB's (``Invalid Input Error: No magic bytes found ... CREATE OR
+    REPLACE VIEW ...``). It is the library's, as ``/casebases/NAME`` says the same damage: the
+    part, its size and the manifest's, what mends it."""
+    path, client = served
+    created = client.post("/table/sessions", json={"bots": ["cbr:casebase=mine"], "seed": 4})
+    assert created.status_code == 201, created.text
+    session = created.json()["session"]
+    decisions = play_a_hand(client, session)["hand"]["decisions"]
+    first = client.get(f"/table/sessions/{session}/decisions/{decisions[0]['id']}")
+    assert first.status_code == 200 and first.json()["cases"], first.text
+    street = first.json()["street"]
+    part = path / "cases" / street / "part-00000.parquet"
+    listed = part.stat().st_size
+    part.write_bytes(part.read_bytes()[:10_000])
+    caplog.set_level(logging.ERROR)
+    assert_storage_fault(client.get(f"/table/sessions/{session}/decisions/{decisions[0]['id']}"), path)
+    (said,) = [r.getMessage() for r in caplog.records]
+    assert said.startswith(f"case base 'mine' needs attention: {path}: cases/{street}/part-00000.parquet is "
+                           f"10,000 bytes, the manifest says {listed:,}; the file is damaged or was replaced: "
+                           f"no {street} query is answered until the part is restored from a copy"), said
+    assert "DuckDB" not in said and "magic" not in said and "CREATE" not in said, said
+    caplog.clear()
+    assert_storage_fault(client.get("/casebases/mine"), path)  # the same damage, said alike there
+    assert f"cases/{street}/part-00000.parquet is 10,000 bytes, the manifest says {listed:,}" in logged(caplog)
 
 
 def test_retention_into_a_new_copy_that_cannot_be_written(served, tmp_path: Path, monkeypatch, caplog) -> None:

@@ -149,6 +149,24 @@ def test_interrupted_or_failing_merge_leaves_no_output(built: dict[str, Path], t
     assert sorted(os.listdir(tmp_path)) == ["damaged"]
 
 
+def test_merge_of_a_cut_part_gives_its_sizes(built: dict[str, Path], tmp_path: Path) -> None:
+    """A cut part is said as every other command says it: its size and the manifest's, not only 'damaged'."""
+    damaged = tmp_path / "damaged"
+    subprocess.run(["cp", "-r", str(built["b"]), str(damaged)], check=True)
+    entry = CaseBase.open(damaged).manifest.parts["turn"][0]
+    part = damaged / entry["file"]
+    cut = entry["bytes"] // 2
+    os.truncate(part, cut)
+    with pytest.raises(CaseBaseError) as err:
+        merge_casebases([built["a"], damaged], tmp_path / "out")
+    assert str(err.value) == (f"{damaged}: {entry['file']} is {cut:,} bytes, the manifest says {entry['bytes']:,}; "
+                              "the file is damaged or was replaced")
+    r = subprocess.run([*CLI, "casebase", "merge", str(built["a"]), str(damaged), "-o",
+                        str(tmp_path / "out")], capture_output=True, text=True, env=_env(), timeout=120)
+    assert r.returncode == 1 and r.stderr == f"error: {err.value}\n", r.stderr
+    assert sorted(os.listdir(tmp_path)) == ["damaged"]
+
+
 def test_cli_merge_json(built: dict[str, Path], tmp_path: Path) -> None:
     r = subprocess.run([*CLI, "casebase", "merge", str(built["a"]), str(built["b"]), "-o", str(tmp_path / "ab"),
                         "--json"], capture_output=True, text=True, env=_env(), timeout=300)

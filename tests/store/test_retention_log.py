@@ -407,6 +407,38 @@ def test_a_writer_compacts_from_the_records_it_holds_and_keeps_the_catalog(tmp_p
     assert verify_casebase(tmp_path / "cb").sound
 
 
+def test_a_compaction_that_fails_removes_what_it_wrote_at_once(tmp_path: Path) -> None:
+    """A compaction whose commit fails (DuckDB rewriting the catalog over a cut part) left its
+    new parts (``cases/*/part-00001.parquet``, unlisted) and an empty ``retained/log-00001.bin``
+    on disk until a later writer's clean-up, while ``verify`` called the case base sound. They
+    go at once; the cases stay in the log, and with the part mended a compaction moves them."""
+    from cbr.store.verify import verify_casebase
+
+    with CaseBaseWriter(tmp_path / "cb", build_index=False) as w:
+        w.add_rows("flop", np.ones((2, 12), np.float32), "cr")
+        w.add_rows("turn", np.ones((2, 12), np.float32), "cc")
+    root = tmp_path / "cb"
+    cb = CaseBase.open(root)
+    cb.append_streets({"flop": (np.zeros((2, 12)), "ff", {}), "turn": (np.zeros((1, 12)), "r", {})})
+    before = sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
+    assert "retained/log-00000.bin" in before, before
+    turn = root / "cases" / "turn" / "part-00000.parquet"
+    sound = turn.read_bytes()
+    turn.write_bytes(sound[:100])
+    with pytest.raises(CaseBaseError, match="cannot write the view over the turn parts"):
+        cb.compact()
+    after = sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
+    assert after == before, after  # nothing new left behind
+    turn.write_bytes(sound)  # mended
+    assert verify_casebase(root).log["records"] == 1
+    assert cb.compact() == 3
+    cb.close()
+    report = verify_casebase(root)
+    assert report.sound and report.log["records"] == 0, report
+    with CaseBase.open(root) as cb:
+        assert cb.count("flop") == 4 and cb.count("turn") == 3
+
+
 def test_an_automatic_compaction_leaves_the_catalog_to_close(tmp_path: Path) -> None:
     """The compaction an append makes by itself (every ``compact_every`` records) marks the
     on-disk DuckDB catalog stale instead of rewriting it (about 0.2 s); close rewrites it once,
