@@ -159,7 +159,7 @@ class CFRPolicy(Policy):
                 raise file_option_error("strategy", exc) from None
         if resolve not in ("", "auto", "off", "river"):
             raise ConfigError(f"resolve is 'river', 'off' or 'auto' (river for plain cfr, with no strategy given; "
-                              f"off for any strategy=, emd_256 too), not {resolve!r}")
+                              f"off for any strategy=, emd_2000 too), not {resolve!r}")
         self.resolve = resolve == "river" or (resolve in ("", "auto") and not strategy)
         given = [name for name, value, unset in (("resolve-iters", resolve_iters, _RESOLVE_ITERS),
                                                   ("resolve-ms", resolve_ms, _RESOLVE_MS),

@@ -393,8 +393,8 @@ def test_the_bot_plays_the_resolved_rows(teacher) -> None:
     s.act("c"), s.act("c")
     s.deal_board((45,))
     dp = s.decision_point()
-    bot = CFRPolicy(resolve="river", resolve_iters=30)
-    plain = CFRPolicy()
+    bot = CFRPolicy(strategy="emd_256", resolve="river", resolve_iters=30)
+    plain = CFRPolicy(strategy="emd_256")  # the teacher's blueprint
     node = teacher.tree.node_of(dp.history)
     want = R.resolve_river(teacher, dp.history, dp.board, int(teacher.tree.player[node]), iterations=30)
     row = want.row(node, dp.hole)
