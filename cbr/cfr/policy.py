@@ -136,7 +136,7 @@ class CFRPolicy(Policy):
     #: One line on each option (``cbr plugins list``; :func:`~cbr.policies.spec.policy_option_help`).
     OPTION_HELP = {
         "strategy": "a shipped strategy (emd_256, emd_2000, h_hs2_4, counter_*) or a folder or file "
-                    "(default: emd_2000, its river re-solved; omit the option)",
+                    "(default: emd_2000; omit the option)",
         "resolve": "re-solve the river at decision time: river, off, or auto (river for plain cfr, with no strategy given)",
         "resolve_iters": "CFR+ iterations of each river re-solve",
         "resolve_ms": "a time budget in ms that may stop a re-solve earlier (0: none; then not deterministic)",

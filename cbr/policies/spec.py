@@ -266,7 +266,7 @@ DESCRIPTIONS = {
     "phase3": "ehs plus a showdown model learned in the match (Phase III)",
     "phase3-aggressive": "phase3's aggressive variant",
     "thesis-net": "the ITU thesis' default-strategy network as a bot",
-    "cfr": "a CFR strategy, heads-up limit (default: the 2,000-bucket one, its river re-solved)",
+    "cfr": "a CFR strategy, heads-up limit (default: emd_2000 re-solved)",
     "adapt": "the adaptive bot of cbr, with every option of its own",
 }
 

@@ -146,7 +146,7 @@ def test_cfr_strategy_help_offers_only_what_a_spec_can_say() -> None:
     from cbr.policies.spec import policy_option_help
 
     line = policy_option_help("cfr")["strategy"]
-    assert '""' not in line and "default: emd_2000, its river re-solved; omit the option" in line, line
+    assert '""' not in line and "default: emd_2000; omit the option" in line, line
     with pytest.raises(PolicySpecError, match="option 'strategy' has an empty value"):
         policy_from_spec("cfr:strategy=")
     with pytest.raises(ConfigError, match='"": no such strategy'):
