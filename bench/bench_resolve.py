@@ -7,7 +7,8 @@ Run:  python3 bench/bench_resolve.py [--hands 300] [--seed 61] [--old 5047fdd] [
    ``_resolve`` extension compiled into a temporary folder with the flags ``setup.py`` gives
    (``-O3 -std=c11`` on Python's CFLAGS) and loaded under another name; a ``cfr`` bot whose
    ``_resolve`` calls that module's ``resolve_river`` is the old bot.
-2. **Real play.** ``cfr:resolve=river:resolve-iters=40`` (the current code) plays ``--hands``
+2. **Real play.** ``cfr:strategy=emd_256:resolve=river:resolve-iters=40`` (the teacher re-solved,
+   plain ``cfr`` until 2026-12-01; the current code) plays ``--hands``
    hands against ``cfr:strategy=emd_256`` (the teacher as trained) and as many against ``raise`` (deals of ``--seed``; it takes seat 0
    in even hands, seat 1 in odd ones). At each of its decisions, on every street, four bots
    see the same decision point through ``Policy.triple``: the current and the old path at 40
@@ -86,7 +87,7 @@ class OldResolving(CFRPolicy):
     """``cfr:resolve=river`` re-solving through the old module (as the old ``_resolve``)."""
 
     def __init__(self, old: types.ModuleType, iterations: int) -> None:
-        super().__init__(resolve="river", resolve_iters=iterations)
+        super().__init__(strategy="emd_256", resolve="river", resolve_iters=iterations)
         self.old = old
 
     def _resolve(self, dp, node):  # noqa: ANN001, ANN202
@@ -130,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
         old = build_old(args.old, Path(tmp))
-        bots = {(n, path): (CFRPolicy(resolve="river", resolve_iters=n) if path == "new" else OldResolving(old, n))
+        bots = {(n, path): (CFRPolicy(strategy="emd_256", resolve="river", resolve_iters=n) if path == "new" else OldResolving(old, n))
                 for n in ITERATIONS for path in ("new", "old")}
         game = preset("holdem.limit.2p")
         rng = random.Random(args.seed)

@@ -38,7 +38,8 @@ def test_bench_teacher_with_one_decision(tmp_path: Path) -> None:
     p = bench("bench_teacher", ["--decisions", "1", "--boards", "1"], tmp_path)
     assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
     assert "2. decision time through Policy.act, 1 decision of random hands" in p.stdout, p.stdout
-    assert "   cfr (MCCFR teacher): mean " in p.stdout, p.stdout
+    assert "   cfr:strategy=emd_256 (the MCCFR teacher): mean " in p.stdout, p.stdout
+    assert "   cfr (emd_2000, its river re-solved): mean " in p.stdout, p.stdout
 
 
 def test_bench_resolve_without_a_river_decision_says_so_in_one_line(tmp_path: Path) -> None:
