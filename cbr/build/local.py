@@ -16,7 +16,6 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +28,7 @@ from cbr.build.pools import (  # noqa: F401
     RESULT_POLL_SECONDS,
     STOP_GRACE,
     WORKER_SIGNALS,
-    check_started,
+    WorkerPool,
     held_for_workers,
     pool_context,
     pool_result,
@@ -220,7 +219,6 @@ def worker_died(exc: BaseException) -> CBRError:
 
 def _worker_chunk(records: Sequence[HandRecord], players: Optional[frozenset[str]],
                   tables: Optional[Sequence[Any]] = None) -> ChunkResult:
-    check_started()  # a worker whose start failed fails its chunks with what failed
     return cases_of_hands(records, _WORKER_FEATURES, players, tables)
 
 
@@ -455,8 +453,8 @@ def build_casebase(
             # Workers die with this process (even on SIGKILL) and are stopped at once on
             # any error, Ctrl-C or SIGTERM (raised here as KeyboardInterrupt by the CLI).
             context = pool_context()
-            pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_worker_init,
-                                       initargs=(feature_set, os.getpid()))
+            pool = WorkerPool(workers, mp_context=context, initializer=_worker_init,
+                              initargs=(feature_set, os.getpid()))
             try:
                 pending = []
                 for chunk in chunks:

@@ -31,8 +31,8 @@ from typing import Any, Optional
 from cbr.build.parent import die_with_parent
 from cbr.errors import counted
 
-__all__ = ["RESULT_POLL_SECONDS", "STOP_GRACE", "WORKER_SIGNALS", "check_started", "first_done", "held_for_workers",
-           "new_pool", "pool_context", "pool_result", "start_step", "stop_pool", "thread_died", "worker_started",
+__all__ = ["RESULT_POLL_SECONDS", "STOP_GRACE", "WORKER_SIGNALS", "WorkerPool", "check_started", "first_done",
+           "held_for_workers", "new_pool", "pool_context", "pool_result", "start_step", "stop_pool", "thread_died", "worker_started",
            "workers_starting"]
 
 #: What a worker does with Ctrl-C and SIGTERM (:func:`worker_started`): the parent stops the pool.
@@ -131,8 +131,10 @@ def pool_context() -> Any:
     return multiprocessing.get_context()
 
 
-class _CheckedPool(ProcessPoolExecutor):
-    """A pool whose tasks first raise what made their worker's start fail (:func:`check_started`)."""
+class WorkerPool(ProcessPoolExecutor):
+    """A pool of the house's workers: each task first raises what made its worker's start fail
+    (:func:`start_step`, :func:`check_started`), so every pool whose initializer starts with
+    :func:`worker_started` is one of these (the build's, the league's, :func:`new_pool`'s)."""
 
     def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Future:
         return super().submit(_checked_task, fn, *args, **kwargs)
@@ -151,7 +153,7 @@ def new_pool(workers: int) -> tuple[ProcessPoolExecutor, Any]:
     import os
 
     context = pool_context()
-    pool = _CheckedPool(max_workers=max(1, workers), mp_context=context, initializer=worker_started,
+    pool = WorkerPool(max_workers=max(1, workers), mp_context=context, initializer=worker_started,
                         initargs=(os.getpid(),))
     return pool, context
 

@@ -177,9 +177,6 @@ def _init_worker(parent: int, hands_done: Any) -> None:
 
 def _worker_pairing(a: str, b: str, hands: int, seed: int) -> Pairing:
     """:func:`play_pairing` in a worker process, its hands counted as they are played."""
-    from cbr.build.pools import check_started
-
-    check_started()  # a worker whose start failed fails its pairings with what failed
     return play_pairing(a, b, hands, seed, progress=_HANDS_DONE.put if _HANDS_DONE is not None else None)
 
 
@@ -265,10 +262,9 @@ def run_league(
 def _in_processes(pairs: Sequence[tuple[str, str]], hands: int, seed: int, workers: int,
                   finish: Callable[[int, Pairing], None], progress: Optional[Callable[..., None]]) -> None:
     import queue
-    from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
-    from cbr.build.pools import first_done, pool_context, stop_pool, workers_starting
+    from cbr.build.pools import WorkerPool, first_done, pool_context, stop_pool, workers_starting
 
     context = pool_context()
     hands_done = context.Queue()
@@ -287,8 +283,8 @@ def _in_processes(pairs: Sequence[tuple[str, str]], hands: int, seed: int, worke
             if progress is not None:
                 progress(n)
 
-    pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker,
-                               initargs=(os.getpid(), hands_done))
+    pool = WorkerPool(workers, mp_context=context, initializer=_init_worker,
+                      initargs=(os.getpid(), hands_done))
     try:
         with workers_starting(context.get_start_method()):
             pending = {pool.submit(_worker_pairing, a, b, hands, seed + i): i for i, (a, b) in enumerate(pairs)}

@@ -227,9 +227,9 @@ def _start_without_room_for_a_thread(parent: int) -> None:
 def test_a_pool_whose_worker_cannot_start_a_thread_fails_its_tasks_quietly(capfd: pytest.CaptureFixture) -> None:
     import os
 
-    from cbr.build.pools import _CheckedPool, pool_context, pool_result, stop_pool
+    from cbr.build.pools import WorkerPool, pool_context, pool_result, stop_pool
 
-    pool = _CheckedPool(1, mp_context=pool_context(), initializer=_start_without_room_for_a_thread,
+    pool = WorkerPool(1, mp_context=pool_context(), initializer=_start_without_room_for_a_thread,
                         initargs=(os.getpid(),))
     try:
         with pytest.raises(RuntimeError, match="^can't start new thread$"):
