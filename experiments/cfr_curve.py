@@ -92,7 +92,7 @@ def plot(points: list[dict], path: Path, *, title: str) -> dict:
                     xytext=(4, 6), fontsize=7, color="C0")
     ax.axhspan(TEACHER[0] - TEACHER[1], TEACHER[0] + TEACHER[1], color="C3", alpha=0.08)
     ax.axhline(TEACHER[0], color="C3", ls=":", lw=1.2,
-               label=f"shipped teacher `cfr`: {TEACHER[0]:.0f} ± {TEACHER[1]:.0f} (20,000 hands)")
+               label=f"the teacher, `cfr:strategy=emd_256`: {TEACHER[0]:.0f} ± {TEACHER[1]:.0f} (20,000 hands)")
     ax.axhline(TARGET, color="grey", ls="--", lw=1.2, label=f"target {TARGET:.0f}")
     ax.axhline(0, color="black", lw=0.6)
     ax.set_xlabel(X_LABEL)

@@ -7,7 +7,7 @@ and its duplicate results against the house's bots, with 95% CIs.
 1. ``--snapshots DIR`` (strategy files ``strategy-<iterations>.npz`` written by
    ``python -m casebases.build_cfr_emd --snapshots DIR``): LBR of each for
    ``--snapshot-hands`` hands, plotted against its iterations and training seconds.
-2. The shipped teacher (``cfr``): LBR over ``--hands`` hands; duplicate matches of
+2. The shipped teacher (``cfr:strategy=emd_256``, plain ``cfr`` until 2026-11-29): LBR over ``--hands`` hands; duplicate matches of
    ``--match-hands`` hands against each opponent of ``--opponents``, ``--workers`` at a time.
 
 Writes ``experiments/scratch/teacher-seed<S>.json``, ``teacher-lbr-seed<S>.png`` and a
