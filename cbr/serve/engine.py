@@ -683,6 +683,8 @@ class Engine:
         dp = self.decision_point(request)
         rng = random.Random(f"cbr-serve:{seed}")
         with self.policy(spec, request.get("casebase")) as (policy, lock, loaded), stored(loaded.name):
+            with loaded.lock:  # a part of the street damaged since it was loaded: refused, not answered from memory
+                loaded.cb.check_street(dp.street)
             with lock:
                 if getattr(policy, "can_retain", False):  # a case-based bot: its decision record
                     policy.open().refresh()  # what was retained since (a bot with a handle of its own)

@@ -162,7 +162,7 @@ def test_a_truncated_parquet_part_is_the_servers_fault(served) -> None:
                    # the evaluation with the ANN, in a process of its own: its fault is the same
                    client.post("/evaluate", json={"casebase": "mine", "max_decisions": 20, "ann": True})):
         assert_storage_fault(answer, path)
-    # what is loaded already still answers: the damage is found where a file is read
+    # the other streets still answer (SITUATION is preflop): the damage stops only the flop
     assert client.post("/retrieve", json=SITUATION).status_code == 200
     assert client.get("/casebases").status_code == 200
 

@@ -1,0 +1,108 @@
+"""A case base damaged while ``cbr serve`` runs, over real HTTP (a real process on a free
+loopback port, stopped at the end of each test whatever happens): a Parquet part cut or
+overwritten after the server loaded it is refused at the next request of its street (500, as
+for damage found at the start), not answered from memory."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from cbr.serve.process import start_server as _start
+from cbr.serve.process import stop_server
+from tests.conftest import require_module
+
+httpx = require_module("httpx", module_level=True)
+require_module("fastapi", module_level=True)
+require_module("uvicorn", module_level=True)
+
+FLOP = {"hole": "AsKd", "board": "3h4cJh", "position": 1, "to_call": 1, "pot": 5, "prev_bets": 2}
+PREFLOP = {"hole": "AsKd", "dealt": 2, "in_hand": 2, "position": 0, "to_act": 1}
+MEND = ("no flop query is answered until the part is restored from a copy or the case base rebuilt with cbr build "
+        "(cbr casebase verify lists every problem, cbr casebase repair mends the rest; the other streets answer)")
+
+
+def start_server(*args: str, cwd: Path) -> tuple[subprocess.Popen, str]:
+    return _start(args, cwd=cwd, timeout=60.0)
+
+
+def stopped(proc: subprocess.Popen) -> str:
+    """Stop the server (SIGTERM: a clean stop) and return all it said on stderr."""
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=60)
+        return proc.stderr.read() if proc.stderr else ""
+    finally:
+        stop_server(proc)
+
+
+def cut(part: Path, size: int) -> bytes:
+    """Cut ``part`` to ``size`` bytes; its sound bytes."""
+    sound = part.read_bytes()
+    rewrite(part, sound[:size])
+    return sound
+
+
+def rewrite(part: Path, data: bytes) -> None:
+    """Write ``data`` over ``part`` as a later write does: its modification time a second after
+    the last one (writes a few milliseconds apart may share the file system's clock tick)."""
+    later = max(part.stat().st_mtime_ns, time.time_ns()) + 1_000_000_000
+    part.write_bytes(data)
+    os.utime(part, ns=(later, later))
+
+
+def test_a_part_cut_while_serving_is_refused_at_retrieve_and_reuse(tmp_path: Path, token_file) -> None:
+    """``/retrieve`` and ``/reuse`` of the flop answered 200 from memory after the flop part was
+    cut on disk (the part's CRC was checked once per open case base): now each request re-checks
+    its street's parts (a stat each; the CRC again when one changed), so the cut is the same 500
+    as damage found at the start, with the library's line (the part, what mends it) on the
+    server's log; the other streets answer; once the part is restored the flop answers again; a
+    part overwritten in place (its size unchanged) is found by its CRC."""
+    from cbr.play.retention import copy_casebase
+
+    mine = copy_casebase("default", tmp_path / "mine")
+    part = mine / "cases" / "flop" / "part-00000.parquet"
+    listed = part.stat().st_size
+    proc, url = start_server("--casebase", str(mine), "--token-file", str(token_file), cwd=tmp_path)
+    try:
+        with httpx.Client(base_url=url, timeout=60) as c:
+            requests = (lambda: c.post("/retrieve", json={**FLOP, "casebase": "mine"}),
+                        lambda: c.post("/reuse", json={**FLOP, "casebase": "mine", "policy": "cbr", "seed": 1}),
+                        lambda: c.post("/reuse", json={**FLOP, "casebase": "mine", "policy": "call"}))
+            for request in requests:
+                assert request().status_code == 200  # loaded, checked
+            sound = cut(part, 20_000)
+            for request in requests:
+                answer = request()
+                assert answer.status_code == 500, answer.text
+                assert answer.json()["detail"].startswith("the server's case base 'mine' could not be read: its "
+                                                          "files need its operator's attention"), answer.text
+                assert str(mine) not in answer.text
+            batch = c.post("/retrieve/batch", json={"situations": [{**FLOP, "casebase": "mine"},
+                                                                   {**PREFLOP, "casebase": "mine"}]})
+            assert batch.status_code == 200, batch.text
+            flop, preflop = batch.json()["answers"]
+            assert flop["error"]["status"] == 500 and preflop["street"] == "preflop", batch.text
+            assert c.post("/retrieve", json={**PREFLOP, "casebase": "mine"}).status_code == 200
+            rewrite(part, sound)
+            for request in requests:
+                assert request().status_code == 200  # mended: answered again
+            data = bytearray(sound)
+            data[len(data) // 2: len(data) // 2 + 64] = bytes(64)  # overwritten in place: the same size
+            rewrite(part, bytes(data))
+            for request in requests:
+                assert request().status_code == 500
+            rewrite(part, sound)
+            assert requests[0]().status_code == 200
+        err = stopped(proc)
+    finally:
+        stop_server(proc)
+    said = [line for line in err.splitlines() if "case base 'mine' needs attention" in line]
+    cut_line = (f"case base 'mine' needs attention: {mine}: cases/flop/part-00000.parquet is 20,000 bytes, the manifest "
+                f"says {listed:,}; the file is damaged or was replaced: {MEND}")
+    assert said and said[0].endswith(cut_line), err
+    assert any(line.endswith(f"case base 'mine' needs attention: {mine}: cases/flop/part-00000.parquet is damaged "
+                             f"(size or checksum differs from the manifest): {MEND}") for line in said), err
+    assert "Traceback" not in err and "magic" not in err, err
