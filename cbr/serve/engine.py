@@ -173,18 +173,27 @@ class StorageError(CBRError):
     are damaged or unreadable, or a write into it that failed (HTTP 500). The message names
     the case base by the name it is served under and says it needs its operator's attention,
     with no path on the server and no command (the client has no shell there); what the
-    library said, for the operator, is :attr:`detail` (and the ``__cause__``).
+    library said, for the operator, is :attr:`detail` (and the ``__cause__``). ``bot``: the
+    spec of the bot whose own case base it is (one the request did not choose: the ``cbr``
+    bot's ``expert``), which the message names as the bot's, not as one the client asked for.
 
     >>> str(StorageError("mine", OSError(21, "Is a directory", "/srv/mine/retained/log-00000.bin"), writing=True))
     "the server's case base 'mine' could not be written to: its files need its operator's attention (the server's log says what is wrong); the request was not at fault, and may be sent again once the case base is mended"
+    >>> str(StorageError("expert", OSError(5, "Input/output error"), bot="cbr"))
+    "the case base 'expert' that the bot 'cbr' plays from (its own: the request chose no case base) could not be read: its files need the server operator's attention (the server's log says what is wrong); the request was not at fault, and may be sent again once the case base is mended"
     """
 
-    def __init__(self, casebase: str, cause: BaseException, *, writing: bool = False) -> None:
+    def __init__(self, casebase: str, cause: BaseException, *, writing: bool = False,
+                 bot: Optional[str] = None) -> None:
         self.casebase = casebase
+        self.bot = bot
         self.detail = " ".join(str(cause).split()) or type(cause).__name__
-        super().__init__(f"the server's case base {casebase!r} could not be {'written to' if writing else 'read'}: "
-                         "its files need its operator's attention (the server's log says what is wrong); the request "
-                         "was not at fault, and may be sent again once the case base is mended")
+        whose = (f"the server's case base {casebase!r}" if bot is None else
+                 f"the case base {casebase!r} that the bot {bot!r} plays from (its own: the request chose no case base)")
+        operator = "its operator's" if bot is None else "the server operator's"
+        super().__init__(f"{whose} could not be {'written to' if writing else 'read'}: its files need {operator} "
+                         "attention (the server's log says what is wrong); the request was not at fault, and may be "
+                         "sent again once the case base is mended")
 
 
 #: The packages whose :class:`~cbr.errors.CaseBaseError` is about the files of a case base (its
@@ -242,10 +251,11 @@ def _raised_in(exc: BaseException) -> str:
 
 
 @contextmanager
-def stored(casebase: str, *, writing: bool = False) -> Iterator[None]:
-    """Work on the server's case base ``casebase`` (its served name): a storage fault raised
-    meanwhile (:func:`storage_fault`) becomes a :class:`StorageError` naming it; anything else
-    passes through as it is.
+def stored(casebase: str, *, writing: bool = False, bot: Optional[str] = None) -> Iterator[None]:
+    """Work on the server's case base ``casebase`` (its served name; with ``bot``, the spec of
+    the bot whose own case base it is): a storage fault raised meanwhile
+    (:func:`storage_fault`) becomes a :class:`StorageError` naming it; anything else passes
+    through as it is.
 
     >>> with stored("mine"):
     ...     raise OSError(5, "Input/output error", "/srv/mine/cases/flop/part-00000.parquet")
@@ -256,7 +266,7 @@ def stored(casebase: str, *, writing: bool = False) -> Iterator[None]:
         yield
     except Exception as exc:
         if storage_fault(exc):
-            raise StorageError(casebase, exc, writing=writing) from exc
+            raise StorageError(casebase, exc, writing=writing, bot=bot) from exc
         raise
 
 
@@ -584,7 +594,7 @@ class Engine:
         for loaded in self.casebases.values():
             if loaded.path == path:
                 return loaded
-        with stored(path.name):  # a case base of the bot's own, named as the bot names it
+        with stored(path.name, bot=spec.strip()):  # a case base of the bot's own, named as the bot names it
             handle = open_shared(path, memory_map=self.memory_map)
         return _Loaded(path.name, path, handle, is_shipped(path))
 
@@ -630,7 +640,7 @@ class Engine:
                 except BaseException as exc:
                     entry.error = exc
                     if case_based and storage_fault(exc):  # its case base's storage: the server's fault (500)
-                        entry.error = StorageError(where.name, exc)
+                        entry.error = StorageError(where.name, exc, bot=spec.strip() if casebase is None else None)
                         entry.error.__cause__ = exc
                 finally:
                     if entry.error is not None:  # not kept: the last request waiting lets go of it
@@ -682,7 +692,9 @@ class Engine:
         top = request.get("top", 5)
         dp = self.decision_point(request)
         rng = random.Random(f"cbr-serve:{seed}")
-        with self.policy(spec, request.get("casebase")) as (policy, lock, loaded), stored(loaded.name):
+        chosen = request.get("casebase")
+        with self.policy(spec, chosen) as (policy, lock, loaded), \
+                stored(loaded.name, bot=_bots_own(policy, spec, chosen)):
             with loaded.lock:  # a part of the street damaged since it was loaded: refused, not answered from memory
                 loaded.cb.check_street(dp.street)
             with lock:
@@ -1073,6 +1085,15 @@ def _plain(v: Any) -> Any:
     if isinstance(v, (os.PathLike,)):
         return os.fspath(v)
     return str(v)
+
+
+def _bots_own(policy: Any, spec: str, chosen: Optional[str]) -> Optional[str]:
+    """The spec of ``policy`` when it plays from a case base of its own choice (a case-based bot
+    in a request that named no case base: the ``cbr`` bot's ``expert``); None when the case base
+    is the one the request chose, or the server's (a bot that plays from none)."""
+    if chosen is not None or getattr(policy, "casebase_path", None) is None:
+        return None
+    return spec.strip()
 
 
 def _close_cached(entry: _Cached) -> None:

@@ -370,9 +370,26 @@ class TableSession:
 
     def stored(self, policy: Any) -> Any:
         """Use ``policy``: a storage fault of its case base is the server's, naming it as the
-        client knows it (:func:`~cbr.serve.engine.stored`)."""
+        client knows it (:func:`~cbr.serve.engine.stored`), and as the bot's own when the client
+        chose it neither by the seat's ``casebase`` option nor as ``retain_into`` (the ``cbr``
+        bot's ``expert``)."""
         name = self.casebase_of(policy)
-        return stored(name) if name is not None else nullcontext()
+        if name is None:
+            return nullcontext()
+        return stored(name, bot=None if self._chosen(policy, name) else _seat_spec(policy))
+
+    def _chosen(self, policy: Any, name: str) -> bool:
+        """Whether the client chose the case base ``name`` that ``policy`` plays from: the
+        seat's spec names it (``cbr:casebase=mine``, a served one), or it is ``retain_into``'s."""
+        from cbr.policies.spec import PolicySpecError, parse_policy_spec
+
+        if self.retain_into is not None and name == self.retain_into:
+            return True
+        try:
+            _, options = parse_policy_spec(_seat_spec(policy))
+        except PolicySpecError:  # pragma: no cover - a seat's spec was parsed to build it
+            return False
+        return "casebase" in options
 
     # ---- playing -------------------------------------------------------------------------
     @property
@@ -965,6 +982,11 @@ def _start_retention(policies: Sequence[Any], names: Sequence[str], into: str,
         for path in sorted({*by_path, *bases, *([target] if target is not None else [])}, key=lambda p: -len(str(p))):
             message = message.replace(str(path), repr(called(path)))  # never a path on the server
         raise ForbiddenError(f"retention refused: {message}") from None
+
+
+def _seat_spec(policy: Any) -> str:
+    """The spec the client seated ``policy`` with (its name when it carries none)."""
+    return str(getattr(policy, "spec", None) or getattr(policy, "name", type(policy).__name__))
 
 
 def _served_spec(spec: str, served: Mapping[str, Any]) -> tuple[str, Any]:

@@ -1,7 +1,8 @@
 """A case base damaged while ``cbr serve`` runs, over real HTTP (a real process on a free
 loopback port, stopped at the end of each test whatever happens): a Parquet part cut or
 overwritten after the server loaded it is refused at the next request of its street (500, as
-for damage found at the start), not answered from memory."""
+for damage found at the start), not answered from memory; a bot's own case base is named as
+the bot's."""
 from __future__ import annotations
 
 import os
@@ -9,6 +10,8 @@ import signal
 import subprocess
 import time
 from pathlib import Path
+
+import pytest
 
 from cbr.serve.process import start_server as _start
 from cbr.serve.process import stop_server
@@ -106,3 +109,70 @@ def test_a_part_cut_while_serving_is_refused_at_retrieve_and_reuse(tmp_path: Pat
     assert any(line.endswith(f"case base 'mine' needs attention: {mine}: cases/flop/part-00000.parquet is damaged "
                              f"(size or checksum differs from the manifest): {MEND}") for line in said), err
     assert "Traceback" not in err and "magic" not in err, err
+
+
+@pytest.fixture
+def own_bot(tmp_path: Path, monkeypatch):
+    """``(name, folder)``: an entry-point bot, ``ownbot``, a case-based bot whose own case base
+    (when a request names none) is a writable copy of the default one that the server does not
+    serve, installed as pip would (a dist-info beside the module) on the server's PYTHONPATH."""
+    from cbr.play.retention import copy_casebase
+
+    own = copy_casebase("default", tmp_path / "own")
+    site = tmp_path / "site"
+    info = site / "ownbot-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: ownbot\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[cbr.policies]\nownbot = ownbot:Bot\n")
+    (site / "ownbot.py").write_text(
+        "from cbr.policies.cbr_policy import CBRPolicy\n\n"
+        f"HOME = {str(own)!r}\n\n\n"
+        "class Bot(CBRPolicy):\n"
+        "    name = 'ownbot'\n\n"
+        "    def __init__(self, *, seed=None, casebase=None):\n"
+        "        super().__init__(seed=seed, preset='casper', casebase=HOME if casebase is None else casebase)\n")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")])))
+    return "ownbot", own
+
+
+def test_a_fault_of_a_bots_own_case_base_names_it_as_the_bots(tmp_path: Path, token_file, own_bot) -> None:
+    """A fault in the case base a bot plays from by its own choice (``/reuse`` naming no case
+    base; a seat at the web table with no ``casebase`` option: the ``cbr`` bot's ``expert``) read
+    "the server's case base 'expert' could not be read", a case base the client never chose.
+    It is named as the bot's own; a served case base the client chose is still the server's."""
+    from cbr.play.retention import copy_casebase
+
+    name, own = own_bot
+    mine = copy_casebase("default", tmp_path / "mine")
+    bots = f"the case base 'own' that the bot {name!r} plays from (its own: the request chose no case base) could not be read: "
+    proc, url = start_server("--casebase", str(mine), "--token-file", str(token_file), cwd=tmp_path)
+    try:
+        with httpx.Client(base_url=url, timeout=60) as c:
+            reuse = c.post("/reuse", json={**FLOP, "policy": name, "seed": 1})
+            assert reuse.status_code == 200 and reuse.json()["casebase"] == "own", reuse.text
+            r = c.post("/table/sessions", json={"bots": [name], "seed": 4})
+            assert r.status_code == 201, r.text
+            sid = r.json()["session"]
+            v = c.post(f"/table/sessions/{sid}/hand").json()
+            while not v["hand"]["over"]:
+                v = c.post(f"/table/sessions/{sid}/action", json={"action": "c"}).json()
+            first = v["hand"]["decisions"][0]["id"]
+            explained = c.get(f"/table/sessions/{sid}/decisions/{first}")
+            assert explained.status_code == 200, explained.text
+            street = explained.json()["street"]
+            for s in {"flop", street}:
+                cut(own / "cases" / s / "part-00000.parquet", 10_000)
+            answer = c.post("/reuse", json={**FLOP, "policy": name, "seed": 1})
+            assert answer.status_code == 500 and answer.json()["detail"].startswith(bots), answer.text
+            answer = c.get(f"/table/sessions/{sid}/decisions/{first}")
+            assert answer.status_code == 500 and answer.json()["detail"].startswith(bots), answer.text
+            assert str(own) not in answer.text and "server's case base" not in answer.text
+            # the bot playing from the served case base the request chose: the server's, as before
+            cut(mine / "cases" / "flop" / "part-00000.parquet", 10_000)
+            answer = c.post("/reuse", json={**FLOP, "policy": name, "casebase": "mine", "seed": 1})
+            assert answer.status_code == 500, answer.text
+            assert answer.json()["detail"].startswith("the server's case base 'mine' could not be read: "), answer.text
+        err = stopped(proc)
+    finally:
+        stop_server(proc)
+    assert f"case base 'own' needs attention: {own}: cases/flop/part-00000.parquet is 10,000 bytes" in err, err

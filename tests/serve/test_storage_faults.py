@@ -387,7 +387,9 @@ def test_a_damaged_case_base_of_the_bots_own_at_reuse(served, own_bot, caplog) -
     caplog.set_level(logging.ERROR)
     answer = client.post("/reuse", json={**FLOP, "policy": name, "seed": 1})
     assert answer.status_code == 500, answer.text
-    assert answer.json()["detail"].startswith("the server's case base 'own' could not be read: "), answer.text
+    # the bot's own case base, said as the bot's: not one the request chose, nor one the server serves
+    assert answer.json()["detail"].startswith(f"the case base 'own' that the bot {name!r} plays from (its own: the "
+                                              "request chose no case base) could not be read: "), answer.text
     assert_nothing_of_the_server(answer.json()["detail"], own)
     assert f"case base 'own' needs attention: {own}" in logged(caplog)
     # the served case base is not at fault: the same bot plays from it
