@@ -43,13 +43,14 @@ from cbr.errors import (
     PluginError,
     PluginFailedError,
     counted,
+    exception_chain,
 )
 from cbr.game.gamedef import STREETS
 from cbr.serve.labels import casebase_labels, shown_label, shown_provenance, shown_text
 from cbr.store import is_shipped
 
 __all__ = ["Engine", "checked_spec", "Deadline", "FieldError", "NotFoundError", "ForbiddenError", "UnauthorizedError", "TimeLimitError",
-           "StorageError", "storage_fault", "stored", "closing_errors",
+           "StorageError", "storage_fault", "stored", "closing_errors", "ClosingFaults",
            "MAX_ANSWER_CASES", "MAX_RETAIN_HANDS", "MAX_EVALUATE_DECISIONS", "PATH_OPTIONS", "SHIPPED_NAMED", "shipped_names",
            "time_limit_message", "for_api"]
 
@@ -242,6 +243,47 @@ def closing_errors() -> tuple[type[BaseException], ...]:
     return (CBRError, OSError, duckdb.Error)
 
 
+class ClosingFaults:
+    """What compacting or closing each case base failed with, as the server's operator is told
+    it (a web-table session's compaction as the session ends, the stop's second try, the close):
+    one fault is said once, in full (:meth:`note`: what was kept, then the library's line, what
+    failed and what mends it); a later try that fails the same way (the same first cause, in the
+    chain of what was raised: a session's compaction words it as the retention's, the stop's as
+    the store's) adds one short line saying the fault is still there, once, then nothing.
+
+    >>> faults = ClosingFaults()
+    >>> faults.note("mine", OSError("cases/flop/part-00000.parquet is cut"), "case base 'mine' not compacted")
+    "case base 'mine' not compacted: cases/flop/part-00000.parquet is cut"
+    >>> faults.note("mine", OSError("cases/flop/part-00000.parquet is cut"), "case base 'mine' not closed cleanly")
+    "case base 'mine' still not compacted, for the fault noted above (what was retained stays in its retention log)"
+    >>> faults.note("mine", OSError("cases/flop/part-00000.parquet is cut"), "case base 'mine' not closed cleanly") is None
+    True
+    """
+
+    def __init__(self) -> None:
+        self._said: dict[str, tuple[str, str]] = {}  # case base -> the first cause of the fault said of it
+        self._still: set[str] = set()  # case bases whose "still" line was said
+        self._lock = threading.Lock()
+
+    def note(self, casebase: str, exc: BaseException, first: str) -> Optional[str]:
+        """The line to say of ``exc``, which failed compacting or closing ``casebase``:
+        ``first: the fault`` when this fault was not said of it yet; else the "still" line the
+        first time, then None (nothing more)."""
+        why = " ".join(str(exc).split()) or type(exc).__name__
+        *_, root = exception_chain(exc)
+        cause = (type(root).__name__, " ".join(str(root).split()))
+        with self._lock:
+            if self._said.get(casebase) != cause:
+                self._said[casebase] = cause
+                self._still.discard(casebase)
+                return f"{first}: {why}"
+            if casebase in self._still:
+                return None
+            self._still.add(casebase)
+        return (f"case base {casebase!r} still not compacted, for the fault noted above (what was retained stays in "
+                "its retention log)")
+
+
 def _raised_in(exc: BaseException) -> str:
     """The module whose code raised ``exc`` ("" when it was never raised)."""
     tb = exc.__traceback__
@@ -401,6 +443,9 @@ class Engine:
         self.memory_map = memory_map
         self.casebases: dict[str, _Loaded] = {}
         self.notes: list[str] = []
+        #: The faults of compacting or closing a case base said to the operator so far (by this
+        #: engine's close and by the web table's sessions, which the app hands it): each once.
+        self.faults = ClosingFaults()
         #: What opening the case bases found that the operator should hear at start, one line
         #: each: a damaged Parquet part (its street refused until mended; :meth:`_damaged_streets`).
         self.start_notes: list[str] = []
@@ -475,7 +520,9 @@ class Engine:
         by a web-table session: the app marks it as the tables close) is compacted first (its retention log moved into Parquet parts, as a match's retention
         ends); a compaction that fails leaves the cases in the log, where they are durable
         already, and is noted in :attr:`notes`, as is a case base whose closing fails (its
-        grown indexes not saved); the others are closed all the same."""
+        grown indexes not saved); the others are closed all the same. A fault noted already (a
+        web-table session's compaction that failed the same way: :attr:`faults`) is not said
+        again in full: one short line says it is still there, once."""
         with self._policies_lock:
             cached = list(self._policies.values())
             self._policies.clear()
@@ -488,13 +535,18 @@ class Engine:
                     if loaded.retained:
                         loaded.cb.compact()
                 except closing_errors() as exc:
-                    self.notes.append(f"case base {loaded.name!r} not compacted: {exc}")
+                    self._note(self.faults.note(loaded.name, exc, f"case base {loaded.name!r} not compacted at the stop "
+                                                                  "(what was retained stays in its retention log)"))
                 finally:
                     try:  # the last reference closes it: saving its grown indexes may fail as well
                         loaded.handle.release()
                     except closing_errors() as exc:  # noted; the other case bases are closed all the same
-                        self.notes.append(f"case base {loaded.name!r} not closed cleanly: {exc}")
+                        self._note(self.faults.note(loaded.name, exc, f"case base {loaded.name!r} not closed cleanly"))
         self.casebases = {}
+
+    def _note(self, note: Optional[str]) -> None:
+        if note is not None:
+            self.notes.append(note)
 
     # ---- lookups -------------------------------------------------------------------------
     def loaded(self, name: str) -> _Loaded:

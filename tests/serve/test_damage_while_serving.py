@@ -2,7 +2,7 @@
 loopback port, stopped at the end of each test whatever happens): a Parquet part cut or
 overwritten after the server loaded it is refused at the next request of its street (500, as
 for damage found at the start), not answered from memory; a bot's own case base is named as
-the bot's."""
+the bot's; a failed compaction is said once, in the store's words, not DuckDB's."""
 from __future__ import annotations
 
 import os
@@ -16,11 +16,13 @@ import pytest
 from cbr.serve.process import start_server as _start
 from cbr.serve.process import stop_server
 from tests.conftest import require_module
+from tests.serve.conftest import TOKEN
 
 httpx = require_module("httpx", module_level=True)
 require_module("fastapi", module_level=True)
 require_module("uvicorn", module_level=True)
 
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
 FLOP = {"hole": "AsKd", "board": "3h4cJh", "position": 1, "to_call": 1, "pot": 5, "prev_bets": 2}
 PREFLOP = {"hole": "AsKd", "dealt": 2, "in_hand": 2, "position": 0, "to_act": 1}
 MEND = ("no flop query is answered until the part is restored from a copy or the case base rebuilt with cbr build "
@@ -176,3 +178,46 @@ def test_a_fault_of_a_bots_own_case_base_names_it_as_the_bots(tmp_path: Path, to
     finally:
         stop_server(proc)
     assert f"case base 'own' needs attention: {own}: cases/flop/part-00000.parquet is 10,000 bytes" in err, err
+
+
+def test_a_failed_compaction_is_said_once_in_the_stores_words(tmp_path: Path, token_file) -> None:
+    """A session retained into the served ``mine`` and was left (DELETE) after a flop part was
+    cut: its compaction failed, said at once on the server's log; the stop tried again and said
+    it again in full; both lines carried DuckDB's words (``Invalid Input Error: No magic bytes
+    found at end of file ...``) inside the store's. Now the fault is said once, in the store's
+    words (the part, what is wrong, what mends it), and the stop's try that fails the same way
+    says one short line."""
+    from cbr.play.retention import copy_casebase
+
+    mine = copy_casebase("default", tmp_path / "mine")
+    part = mine / "cases" / "flop" / "part-00000.parquet"
+    listed = part.stat().st_size
+    proc, url = start_server("--casebase", str(mine), "--token-file", str(token_file), cwd=tmp_path)
+    try:
+        with httpx.Client(base_url=url, timeout=60, headers=AUTH) as c:
+            r = c.post("/table/sessions", json={"bots": ["cbr:casebase=mine"], "seed": 1, "retain_into": "mine"})
+            assert r.status_code == 201, r.text
+            sid = r.json()["session"]
+            v = c.post(f"/table/sessions/{sid}/hand").json()
+            while not v["hand"]["over"]:
+                v = c.post(f"/table/sessions/{sid}/action", json={"action": "c"}).json()
+            assert v["retained"] > 0 and v["error"] is None, v
+            cut(part, 20_000)
+            left = c.delete(f"/table/sessions/{sid}")
+            assert left.status_code == 200 and len(left.json()["warnings"]) == 1, left.text
+        err = stopped(proc)
+    finally:
+        stop_server(proc)
+    lines = [line for line in err.splitlines() if "case base 'mine'" in line]
+    assert len(lines) == 2, err
+    assert lines[0].startswith("ERROR:"), err  # said at once, on the server's log
+    assert lines[0].split(None, 1)[1].startswith(
+        "note: case base 'mine' not compacted at the end of a web-table session (its hands stay in the retention "
+        f"log): {mine}/catalog.duckdb: cannot write the view over the flop parts ("), err
+    assert lines[0].endswith(
+        f"cases/flop/part-00000.parquet is 20,000 bytes, the manifest says {listed:,}; the file is damaged or was "
+        "replaced: restore the part from a copy or rebuild the case base with cbr build (cbr casebase verify lists "
+        "every problem)"), err
+    assert lines[1] == ("note: case base 'mine' still not compacted, for the fault noted above (what was retained "
+                        "stays in its retention log)"), err
+    assert not any(w in err for w in ("magic", "Invalid Input", "DuckDB", "Traceback")), err
