@@ -356,7 +356,8 @@ def create_app(config: ServeConfig = ServeConfig(), engine: Optional[Engine] = N
     pool = ThreadPoolExecutor(max_workers=max(1, config.threads), thread_name_prefix="cbr-serve")
     tables = TableSessions(config.max_sessions, config.session_ttl,  # a bot may play a served case base by its name
                            served={} if config.memory_map else {n: c.handle for n, c in engine.casebases.items()},
-                           on_note=_log_note)  # a session that ends while the server runs: said at once
+                           on_note=_log_note,  # a session that ends while the server runs: said at once
+                           faults=engine.faults)  # a fault said then is not said again in full at the stop
 
     closed: list[bool] = []
     notes: list[str] = []

@@ -43,13 +43,14 @@ from cbr.errors import (
     PluginError,
     PluginFailedError,
     counted,
+    exception_chain,
 )
 from cbr.game.gamedef import STREETS
 from cbr.serve.labels import casebase_labels, shown_label, shown_provenance, shown_text
 from cbr.store import is_shipped
 
 __all__ = ["Engine", "checked_spec", "Deadline", "FieldError", "NotFoundError", "ForbiddenError", "UnauthorizedError", "TimeLimitError",
-           "StorageError", "storage_fault", "stored", "closing_errors",
+           "StorageError", "storage_fault", "stored", "closing_errors", "ClosingFaults",
            "MAX_ANSWER_CASES", "MAX_RETAIN_HANDS", "MAX_EVALUATE_DECISIONS", "PATH_OPTIONS", "SHIPPED_NAMED", "shipped_names",
            "time_limit_message", "for_api"]
 
@@ -173,18 +174,27 @@ class StorageError(CBRError):
     are damaged or unreadable, or a write into it that failed (HTTP 500). The message names
     the case base by the name it is served under and says it needs its operator's attention,
     with no path on the server and no command (the client has no shell there); what the
-    library said, for the operator, is :attr:`detail` (and the ``__cause__``).
+    library said, for the operator, is :attr:`detail` (and the ``__cause__``). ``bot``: the
+    spec of the bot whose own case base it is (one the request did not choose: the ``cbr``
+    bot's ``expert``), which the message names as the bot's, not as one the client asked for.
 
     >>> str(StorageError("mine", OSError(21, "Is a directory", "/srv/mine/retained/log-00000.bin"), writing=True))
     "the server's case base 'mine' could not be written to: its files need its operator's attention (the server's log says what is wrong); the request was not at fault, and may be sent again once the case base is mended"
+    >>> str(StorageError("expert", OSError(5, "Input/output error"), bot="cbr"))
+    "the case base 'expert' that the bot 'cbr' plays from (its own: the request chose no case base) could not be read: its files need the server operator's attention (the server's log says what is wrong); the request was not at fault, and may be sent again once the case base is mended"
     """
 
-    def __init__(self, casebase: str, cause: BaseException, *, writing: bool = False) -> None:
+    def __init__(self, casebase: str, cause: BaseException, *, writing: bool = False,
+                 bot: Optional[str] = None) -> None:
         self.casebase = casebase
+        self.bot = bot
         self.detail = " ".join(str(cause).split()) or type(cause).__name__
-        super().__init__(f"the server's case base {casebase!r} could not be {'written to' if writing else 'read'}: "
-                         "its files need its operator's attention (the server's log says what is wrong); the request "
-                         "was not at fault, and may be sent again once the case base is mended")
+        whose = (f"the server's case base {casebase!r}" if bot is None else
+                 f"the case base {casebase!r} that the bot {bot!r} plays from (its own: the request chose no case base)")
+        operator = "its operator's" if bot is None else "the server operator's"
+        super().__init__(f"{whose} could not be {'written to' if writing else 'read'}: its files need {operator} "
+                         "attention (the server's log says what is wrong); the request was not at fault, and may be "
+                         "sent again once the case base is mended")
 
 
 #: The packages whose :class:`~cbr.errors.CaseBaseError` is about the files of a case base (its
@@ -233,6 +243,47 @@ def closing_errors() -> tuple[type[BaseException], ...]:
     return (CBRError, OSError, duckdb.Error)
 
 
+class ClosingFaults:
+    """What compacting or closing each case base failed with, as the server's operator is told
+    it (a web-table session's compaction as the session ends, the stop's second try, the close):
+    one fault is said once, in full (:meth:`note`: what was kept, then the library's line, what
+    failed and what mends it); a later try that fails the same way (the same first cause, in the
+    chain of what was raised: a session's compaction words it as the retention's, the stop's as
+    the store's) adds one short line saying the fault is still there, once, then nothing.
+
+    >>> faults = ClosingFaults()
+    >>> faults.note("mine", OSError("cases/flop/part-00000.parquet is cut"), "case base 'mine' not compacted")
+    "case base 'mine' not compacted: cases/flop/part-00000.parquet is cut"
+    >>> faults.note("mine", OSError("cases/flop/part-00000.parquet is cut"), "case base 'mine' not closed cleanly")
+    "case base 'mine' still not compacted, for the fault noted above (what was retained stays in its retention log)"
+    >>> faults.note("mine", OSError("cases/flop/part-00000.parquet is cut"), "case base 'mine' not closed cleanly") is None
+    True
+    """
+
+    def __init__(self) -> None:
+        self._said: dict[str, tuple[str, str]] = {}  # case base -> the first cause of the fault said of it
+        self._still: set[str] = set()  # case bases whose "still" line was said
+        self._lock = threading.Lock()
+
+    def note(self, casebase: str, exc: BaseException, first: str) -> Optional[str]:
+        """The line to say of ``exc``, which failed compacting or closing ``casebase``:
+        ``first: the fault`` when this fault was not said of it yet; else the "still" line the
+        first time, then None (nothing more)."""
+        why = " ".join(str(exc).split()) or type(exc).__name__
+        *_, root = exception_chain(exc)
+        cause = (type(root).__name__, " ".join(str(root).split()))
+        with self._lock:
+            if self._said.get(casebase) != cause:
+                self._said[casebase] = cause
+                self._still.discard(casebase)
+                return f"{first}: {why}"
+            if casebase in self._still:
+                return None
+            self._still.add(casebase)
+        return (f"case base {casebase!r} still not compacted, for the fault noted above (what was retained stays in "
+                "its retention log)")
+
+
 def _raised_in(exc: BaseException) -> str:
     """The module whose code raised ``exc`` ("" when it was never raised)."""
     tb = exc.__traceback__
@@ -242,10 +293,11 @@ def _raised_in(exc: BaseException) -> str:
 
 
 @contextmanager
-def stored(casebase: str, *, writing: bool = False) -> Iterator[None]:
-    """Work on the server's case base ``casebase`` (its served name): a storage fault raised
-    meanwhile (:func:`storage_fault`) becomes a :class:`StorageError` naming it; anything else
-    passes through as it is.
+def stored(casebase: str, *, writing: bool = False, bot: Optional[str] = None) -> Iterator[None]:
+    """Work on the server's case base ``casebase`` (its served name; with ``bot``, the spec of
+    the bot whose own case base it is): a storage fault raised meanwhile
+    (:func:`storage_fault`) becomes a :class:`StorageError` naming it; anything else passes
+    through as it is.
 
     >>> with stored("mine"):
     ...     raise OSError(5, "Input/output error", "/srv/mine/cases/flop/part-00000.parquet")
@@ -256,7 +308,7 @@ def stored(casebase: str, *, writing: bool = False) -> Iterator[None]:
         yield
     except Exception as exc:
         if storage_fault(exc):
-            raise StorageError(casebase, exc, writing=writing) from exc
+            raise StorageError(casebase, exc, writing=writing, bot=bot) from exc
         raise
 
 
@@ -391,6 +443,9 @@ class Engine:
         self.memory_map = memory_map
         self.casebases: dict[str, _Loaded] = {}
         self.notes: list[str] = []
+        #: The faults of compacting or closing a case base said to the operator so far (by this
+        #: engine's close and by the web table's sessions, which the app hands it): each once.
+        self.faults = ClosingFaults()
         #: What opening the case bases found that the operator should hear at start, one line
         #: each: a damaged Parquet part (its street refused until mended; :meth:`_damaged_streets`).
         self.start_notes: list[str] = []
@@ -465,7 +520,9 @@ class Engine:
         by a web-table session: the app marks it as the tables close) is compacted first (its retention log moved into Parquet parts, as a match's retention
         ends); a compaction that fails leaves the cases in the log, where they are durable
         already, and is noted in :attr:`notes`, as is a case base whose closing fails (its
-        grown indexes not saved); the others are closed all the same."""
+        grown indexes not saved); the others are closed all the same. A fault noted already (a
+        web-table session's compaction that failed the same way: :attr:`faults`) is not said
+        again in full: one short line says it is still there, once."""
         with self._policies_lock:
             cached = list(self._policies.values())
             self._policies.clear()
@@ -478,13 +535,18 @@ class Engine:
                     if loaded.retained:
                         loaded.cb.compact()
                 except closing_errors() as exc:
-                    self.notes.append(f"case base {loaded.name!r} not compacted: {exc}")
+                    self._note(self.faults.note(loaded.name, exc, f"case base {loaded.name!r} not compacted at the stop "
+                                                                  "(what was retained stays in its retention log)"))
                 finally:
                     try:  # the last reference closes it: saving its grown indexes may fail as well
                         loaded.handle.release()
                     except closing_errors() as exc:  # noted; the other case bases are closed all the same
-                        self.notes.append(f"case base {loaded.name!r} not closed cleanly: {exc}")
+                        self._note(self.faults.note(loaded.name, exc, f"case base {loaded.name!r} not closed cleanly"))
         self.casebases = {}
+
+    def _note(self, note: Optional[str]) -> None:
+        if note is not None:
+            self.notes.append(note)
 
     # ---- lookups -------------------------------------------------------------------------
     def loaded(self, name: str) -> _Loaded:
@@ -584,7 +646,7 @@ class Engine:
         for loaded in self.casebases.values():
             if loaded.path == path:
                 return loaded
-        with stored(path.name):  # a case base of the bot's own, named as the bot names it
+        with stored(path.name, bot=spec.strip()):  # a case base of the bot's own, named as the bot names it
             handle = open_shared(path, memory_map=self.memory_map)
         return _Loaded(path.name, path, handle, is_shipped(path))
 
@@ -630,7 +692,7 @@ class Engine:
                 except BaseException as exc:
                     entry.error = exc
                     if case_based and storage_fault(exc):  # its case base's storage: the server's fault (500)
-                        entry.error = StorageError(where.name, exc)
+                        entry.error = StorageError(where.name, exc, bot=spec.strip() if casebase is None else None)
                         entry.error.__cause__ = exc
                 finally:
                     if entry.error is not None:  # not kept: the last request waiting lets go of it
@@ -682,7 +744,11 @@ class Engine:
         top = request.get("top", 5)
         dp = self.decision_point(request)
         rng = random.Random(f"cbr-serve:{seed}")
-        with self.policy(spec, request.get("casebase")) as (policy, lock, loaded), stored(loaded.name):
+        chosen = request.get("casebase")
+        with self.policy(spec, chosen) as (policy, lock, loaded), \
+                stored(loaded.name, bot=_bots_own(policy, spec, chosen)):
+            with loaded.lock:  # a part of the street damaged since it was loaded: refused, not answered from memory
+                loaded.cb.check_street(dp.street)
             with lock:
                 if getattr(policy, "can_retain", False):  # a case-based bot: its decision record
                     policy.open().refresh()  # what was retained since (a bot with a handle of its own)
@@ -1071,6 +1137,15 @@ def _plain(v: Any) -> Any:
     if isinstance(v, (os.PathLike,)):
         return os.fspath(v)
     return str(v)
+
+
+def _bots_own(policy: Any, spec: str, chosen: Optional[str]) -> Optional[str]:
+    """The spec of ``policy`` when it plays from a case base of its own choice (a case-based bot
+    in a request that named no case base: the ``cbr`` bot's ``expert``); None when the case base
+    is the one the request chose, or the server's (a bot that plays from none)."""
+    if chosen is not None or getattr(policy, "casebase_path", None) is None:
+        return None
+    return spec.strip()
 
 
 def _close_cached(entry: _Cached) -> None:

@@ -56,6 +56,7 @@ from cbr.play.table import (
 )
 from cbr.policies.base import Policy
 from cbr.serve.engine import (
+    ClosingFaults,
     FieldError,
     ForbiddenError,
     NotFoundError,
@@ -262,6 +263,9 @@ class TableSession:
     #: the server's case bases a bot's report may name by path (``played_by``, ``why``), by the
     #: name the client knows: a served case base's, and the retained-into copy's ``retain_into``
     called: dict[str, str] = field(default_factory=dict)
+    #: the faults of compacting the case bases said to the operator (the server's: each said
+    #: once, :class:`~cbr.serve.engine.ClosingFaults`); None: this session's own
+    faults: Optional[ClosingFaults] = None
 
     # ---- building ------------------------------------------------------------------------
     @classmethod
@@ -370,9 +374,26 @@ class TableSession:
 
     def stored(self, policy: Any) -> Any:
         """Use ``policy``: a storage fault of its case base is the server's, naming it as the
-        client knows it (:func:`~cbr.serve.engine.stored`)."""
+        client knows it (:func:`~cbr.serve.engine.stored`), and as the bot's own when the client
+        chose it neither by the seat's ``casebase`` option nor as ``retain_into`` (the ``cbr``
+        bot's ``expert``)."""
         name = self.casebase_of(policy)
-        return stored(name) if name is not None else nullcontext()
+        if name is None:
+            return nullcontext()
+        return stored(name, bot=None if self._chosen(policy, name) else _seat_spec(policy))
+
+    def _chosen(self, policy: Any, name: str) -> bool:
+        """Whether the client chose the case base ``name`` that ``policy`` plays from: the
+        seat's spec names it (``cbr:casebase=mine``, a served one), or it is ``retain_into``'s."""
+        from cbr.policies.spec import PolicySpecError, parse_policy_spec
+
+        if self.retain_into is not None and name == self.retain_into:
+            return True
+        try:
+            _, options = parse_policy_spec(_seat_spec(policy))
+        except PolicySpecError:  # pragma: no cover - a seat's spec was parsed to build it
+            return False
+        return "casebase" in options
 
     # ---- playing -------------------------------------------------------------------------
     @property
@@ -472,10 +493,13 @@ class TableSession:
                 r.close()
             except closing_errors() as exc:  # the cases are durable in the log already: noted
                 where = getattr(getattr(r, "cb", None), "path", None)
-                name = repr(self.retain_into) if where is None else repr(Path(where).name)
-                why = " ".join(str(exc).split()) or type(exc).__name__
-                self.notes.append(f"case base {name} not compacted at the end of a web-table session "
-                                  f"(its hands stay in the retention log): {why}")
+                name = str(self.retain_into) if where is None else Path(where).name
+                # once per fault: a fault said already (another session's, failing the same way) is not said again
+                note = (self.faults or ClosingFaults()).note(
+                    name, exc, f"case base {name!r} not compacted at the end of a web-table session (its hands stay "
+                               "in the retention log)")
+                if note is not None:
+                    self.notes.append(note)
                 self.closing_warnings.append(
                     f"the hands this session kept in case base {self.retain_into!r} are safe in its retention log, "
                     "but could not be compacted into its parts: its files need its operator's attention (the "
@@ -764,8 +788,11 @@ class TableSessions:
 
     def __init__(self, max_sessions: int = MAX_SESSIONS, ttl: float = SESSION_TTL,
                  served: Optional[Mapping[str, Any]] = None,
-                 on_note: Optional[Callable[[str], None]] = None) -> None:
+                 on_note: Optional[Callable[[str], None]] = None, faults: Optional[ClosingFaults] = None) -> None:
         self.max_sessions = max_sessions
+        #: the faults of compacting a case base said so far, shared with the engine's close (the
+        #: server's stop): one fault, one note (:class:`~cbr.serve.engine.ClosingFaults`)
+        self.faults = faults if faults is not None else ClosingFaults()
         self.ttl = ttl
         self.served = dict(served or {})  # name -> SharedCaseBase: the case bases a bot may name
         self._sessions: OrderedDict[str, TableSession] = OrderedDict()
@@ -832,6 +859,7 @@ class TableSessions:
                                   "or when it is closed)")
         try:
             session = TableSession.create(bots, shared=self.shared, served=self.served, **options)
+            session.faults = self.faults
         except BaseException:
             with self._lock:
                 self._building -= 1
@@ -965,6 +993,11 @@ def _start_retention(policies: Sequence[Any], names: Sequence[str], into: str,
         for path in sorted({*by_path, *bases, *([target] if target is not None else [])}, key=lambda p: -len(str(p))):
             message = message.replace(str(path), repr(called(path)))  # never a path on the server
         raise ForbiddenError(f"retention refused: {message}") from None
+
+
+def _seat_spec(policy: Any) -> str:
+    """The spec the client seated ``policy`` with (its name when it carries none)."""
+    return str(getattr(policy, "spec", None) or getattr(policy, "name", type(policy).__name__))
 
 
 def _served_spec(spec: str, served: Mapping[str, Any]) -> tuple[str, Any]:

@@ -45,6 +45,30 @@ class CatalogViewError(CaseBaseError):
     footer cannot be read (the catalog is left as it was)."""
 
 
+def _unreadable_part(root: Path, entries: list[dict]) -> str:
+    """Why a view over the parts ``entries`` lists (under ``root``) could not be written, and
+    what mends it, in the store's words: the first part missing, of another size than the
+    manifest lists, or unlike its CRC-32; else that one of them cannot be read as Parquet
+    though it is as listed.
+
+    >>> import tempfile
+    >>> _unreadable_part(Path(tempfile.mkdtemp()), [{"file": "cases/flop/part-00000.parquet", "bytes": 10, "crc32": 0}])
+    'missing file cases/flop/part-00000.parquet (listed in manifest.json): restore the part from a copy or rebuild the case base with cbr build (cbr casebase verify lists every problem)'
+    """
+    from cbr.store.parts import verify_part
+
+    mend = "restore the part from a copy or rebuild the case base with cbr build (cbr casebase verify lists every problem)"
+    for entry in entries:
+        try:
+            verify_part(root, entry)
+        except CaseBaseError as exc:
+            why = str(exc)
+            for prefix in (f"{root}: ", f"{root.resolve()}: "):
+                why = why[len(prefix):] if why.startswith(prefix) else why
+            return f"{why}: {mend}"
+    return f"one of them cannot be read as Parquet, though each has the size and CRC-32 the manifest lists: {mend}"
+
+
 def _quote(path: str) -> str:
     return "'" + path.replace("'", "''") + "'"
 
@@ -93,8 +117,9 @@ def write_catalog(directory: str | Path, manifest: Manifest) -> None:
                 try:
                     con.execute(view_sql(s, files))
                 except duckdb.Error as exc:  # a view reads its parts' footers: one is damaged
+                    # said in the store's words (DuckDB's own stay the __cause__, for debugging)
                     raise CatalogViewError(f"{d / CATALOG}: cannot write the view over the {s} parts "
-                                        f"({', '.join(files)}): {(str(exc).strip() or type(exc).__name__).splitlines()[0].rstrip(': ')}") from exc
+                                           f"({', '.join(files)}): {_unreadable_part(d, manifest.parts[s])}") from exc
             con.execute(_union_sql())
             con.execute("CHECKPOINT")
         finally:

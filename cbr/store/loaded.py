@@ -97,7 +97,9 @@ class LoadedCaseBase:
         self._feature_set: Any = None
         self._con: Any = None
         self._reader_lock = reader_lock
-        self._verified: set[str] = set()  # parts whose checksum was checked
+        # parts whose checksum was checked: file -> its size and modification time then (checked
+        # again once they change: CaseBase.check_street)
+        self._verified: dict[str, tuple[int, int] | None] = {}
         # retention logs after the listed parts, in order: the manifest's, then newer
         # generations started by another process's compaction (loaded on first use)
         self._logs: list[RetentionLog] | None = None

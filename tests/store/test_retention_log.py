@@ -425,8 +425,15 @@ def test_a_compaction_that_fails_removes_what_it_wrote_at_once(tmp_path: Path) -
     turn = root / "cases" / "turn" / "part-00000.parquet"
     sound = turn.read_bytes()
     turn.write_bytes(sound[:100])
-    with pytest.raises(CaseBaseError, match="cannot write the view over the turn parts"):
+    with pytest.raises(CaseBaseError, match="cannot write the view over the turn parts") as failed:
         cb.compact()
+    # in the store's words (the part, what is wrong, what mends it), DuckDB's own kept as the cause
+    assert str(failed.value).endswith(
+        f"cases/turn/part-00000.parquet is 100 bytes, the manifest says {len(sound):,}; the file is damaged or was "
+        "replaced: restore the part from a copy or rebuild the case base with cbr build (cbr casebase verify lists "
+        "every problem)"), failed.value
+    assert "magic" not in str(failed.value) and "Invalid Input" not in str(failed.value)
+    assert "No magic bytes" in str(failed.value.__cause__), failed.value.__cause__
     after = sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
     assert after == before, after  # nothing new left behind
     turn.write_bytes(sound)  # mended
