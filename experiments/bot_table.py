@@ -35,8 +35,8 @@ from cbr.policies.spec import policy_from_spec  # noqa: E402
 RESULTS = Path(__file__).resolve().parent / "results"  # read only
 BOTS = ("hs,ehs,poki,lag,simbot,cfr:strategy=h_hs2_4,cfr:strategy=emd_256,cfr:strategy=emd_256:resolve=river,cfr,cbr:preset=casper,cbr:preset=expert,cbr")
 OPPONENTS = "call,raise,ehs"
-LABELS = {"cfr:strategy=h_hs2_4": "cfr, 4 buckets (old default)", "cfr:strategy=emd_256": "cfr, MCCFR teacher as trained",
-          "cfr:strategy=emd_256:resolve=river": "cfr, the teacher re-solving its river (old default)",
+LABELS = {"cfr:strategy=h_hs2_4": "cfr, 4 buckets (the first default)", "cfr:strategy=emd_256": "cfr, MCCFR teacher as trained (default until 2026-11-29)",
+          "cfr:strategy=emd_256:resolve=river": "cfr, the teacher re-solving its river (default until 2026-12-01)",
           "cfr": "cfr, 2,000 buckets re-solving its river (default)",
           "cbr:preset=casper": "cbr, CASPER's base (old default)", "cbr:preset=expert": "cbr, expert base (default until issue 36)",
           "cbr": "cbr, adaptive (the default)"}
