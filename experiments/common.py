@@ -754,6 +754,27 @@ def policy_specs(least: int = 1, each: Any = policy_spec) -> Any:
     return parse
 
 
+def check_casebase(name: str) -> Path:
+    """The case base ``name`` names (a name under ``./casebases/``, a shipped one or a folder, as
+    the ``cbr`` commands take them), opened and closed before the script does any work (nothing
+    written: a catalog that lags is left as it is). One that does not exist or cannot be opened
+    raises the library's :class:`~cbr.errors.CaseBaseError`, which :func:`run` says as the ``cbr``
+    commands do (``cbr query -c NAME``): one ``error:`` line, exit 1; a bad input, not a usage
+    error (exit 2 is for malformed options). The case base's folder.
+
+    >>> check_casebase("default").name
+    'default'
+    >>> check_casebase("no/such/base")                  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    cbr.errors.CaseBaseError: no case base 'no/such/base': not a directory, ...
+    """
+    from cbr.store import CaseBase, resolve_casebase
+
+    path = resolve_casebase(name)
+    CaseBase.open(path, repair_catalog=False).close()
+    return path
+
+
 def write_json(path: Path, data: dict, indent: int = 2) -> None:
     """Write ``data`` as indented JSON, and note it in :data:`WRITTEN`. Its folder is made if
     missing, that folder alone (an ``--out`` folder, whose parent :func:`out_path` checked; never

@@ -93,13 +93,16 @@ def rolling(x: np.ndarray, w: int) -> np.ndarray:
 
 def checked_bot(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """The bot built as it will play, over ``--casebase`` (``--bot``, else CASPER's with
-    ``--reuse``), and closed: a case base that does not exist or a ``--bot`` that takes none is a
-    usage error before any work."""
-    from common import policy_spec
+    ``--reuse``), and closed, before any work. A case base that does not exist or cannot be
+    opened is the library's error, said as ``cbr query -c`` says it (one ``error:`` line, exit 1,
+    from :func:`common.run`: :func:`common.check_casebase`); a ``--bot`` that takes none is a
+    usage error."""
+    from common import check_casebase, policy_spec
 
     from cbr.errors import CBRError
     from cbr.policies.spec import PolicyFileError
 
+    check_casebase(args.casebase)
     try:
         if args.bot is None:
             WatchedCBR(casebase=args.casebase, reuse=args.reuse, seed=0).close()

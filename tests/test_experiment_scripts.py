@@ -208,7 +208,6 @@ def test_a_bot_the_script_cannot_play_is_a_usage_error_too(tmp_path: Path) -> No
     each re-use policy) were tracebacks at run time."""
     for name, args, said in (("retention", ["--bot", "ehs"], "argument --bot: policy 'ehs' has no option 'casebase'"),
                              ("reuse_policies", ["--bot", "ehs"], "argument --bot: policy 'ehs' has no option 'reuse'"),
-                             ("retention", ["--casebase", "nosuchbase"], "argument --casebase: no case base 'nosuchbase'"),
                              ("bot_table", ["--bots", "lag:stab-rate=2"], "argument --bots: policy spec 'lag:stab-rate=2': ")):
         p = run([str(REPO / "experiments" / f"{name}.py"), *args, "--out", str(tmp_path / "out")], tmp_path)
         assert p.returncode == 2, (name, p.stderr)
@@ -216,6 +215,29 @@ def test_a_bot_the_script_cannot_play_is_a_usage_error_too(tmp_path: Path) -> No
         assert said in p.stderr.strip().splitlines()[-1], p.stderr
         assert list(tmp_path.iterdir()) == []
 
+
+
+@pytest.mark.parametrize("bot", [[], ["--bot", "cbr"]], ids=["casper", "bot"])
+@pytest.mark.parametrize("base", ["nosuchbase", "notacasebase"])
+def test_an_unknown_case_base_is_the_cli_s_one_line_exit_1(tmp_path: Path, base: str, bot: list[str]) -> None:
+    """``retention.py --casebase nosuchbase`` was a usage error (argparse's usage and ``error:
+    argument --casebase: ...``, exit 2), and with ``--bot`` the line named a spec the user never
+    wrote, while ``cbr query -c nosuchbase`` says one ``error:`` line, exit 1 (a bad input, not a
+    malformed option). The script now says the CLI's line, exit 1, with nothing made; so it does
+    for a folder that is no case base (now opened before any work: the check passed it, and the
+    copy for the first match refused it)."""
+    work = tmp_path / "work"
+    work.mkdir()
+    if base == "notacasebase":
+        (work / base).mkdir()
+    cbr = Path(sys.executable).with_name("cbr")
+    said = subprocess.run([str(cbr), "query", "-c", base, "--hole", "AdQc"], cwd=work, capture_output=True, text=True,
+                          timeout=120)
+    assert said.returncode == 1 and said.stderr.startswith("error: ") and len(said.stderr.splitlines()) == 1, said
+    before = sorted(work.iterdir())
+    p = run([str(REPO / "experiments" / "retention.py"), "--casebase", base, *bot, "--out", str(work / "out")], work)
+    assert (p.returncode, p.stdout, p.stderr) == (1, "", said.stderr)
+    assert sorted(work.iterdir()) == before
 
 
 def test_a_bot_whose_file_is_bad_is_the_cli_s_error_exit_1_not_a_usage_error(tmp_path: Path) -> None:

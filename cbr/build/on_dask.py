@@ -38,6 +38,7 @@ import pyarrow as pa
 
 from cbr.build.local import BuildReport, ChunkResult, build_casebase, cases_of_hands, keeps_game
 from cbr.build.parent import die_with_parent
+from cbr.build.pools import check_started, start_step
 from cbr.errors import CBRError
 from cbr.game.gamedef import STREETS, GameDef
 from cbr.logs.detect import LogSource, parse_source
@@ -84,14 +85,30 @@ class _QuietTaskFailures(logging.Filter):
 
 def arm_worker(parent: Optional[int]) -> None:
     """In a worker of a local cluster: die with the building process, and leave the words on
-    a failed task of the build to it (:class:`_QuietTaskFailures`; armed once)."""
-    if parent is None or parent in _ARMED or os.getppid() != parent:
-        return
-    die_with_parent(parent)
-    worker_log = logging.getLogger("distributed.worker")
-    if not any(isinstance(f, _QuietTaskFailures) for f in worker_log.filters):
-        worker_log.addFilter(_QuietTaskFailures())
-    _ARMED.add(parent)
+    a failed task of the build to it (:class:`_QuietTaskFailures`; armed once), with the start
+    guard of the process pools' workers (:func:`~cbr.build.pools.start_step`): what made the
+    arming fail (``die_with_parent``'s watchdog thread that cannot start under an address-space
+    limit, above all) is kept, not raised here, and raised by every task of the worker
+    (:func:`~cbr.build.pools.check_started`, here and at the start of :func:`file_cases`), so the
+    build fails with it in one line, as a process pool's does. Called by ``client.run`` once
+    the cluster is up (which then raises nothing) and at the start of each task."""
+    if parent is not None and parent not in _ARMED and os.getppid() == parent:
+        worker_log = logging.getLogger("distributed.worker")  # first: a failed arming's task is quiet too
+        if not any(isinstance(f, _QuietTaskFailures) for f in worker_log.filters):
+            worker_log.addFilter(_QuietTaskFailures())
+        with start_step():
+            die_with_parent(parent)
+        _ARMED.add(parent)  # armed once, or failed once: its tasks raise what failed
+    check_started()
+
+
+def _arm_worker_quietly(parent: int) -> None:
+    """:func:`arm_worker` as ``client.run`` calls it on every worker once the cluster is up: what
+    made a worker's arming fail is raised by its tasks, not here, as a process pool's worker's
+    start failure is (one path for both, whichever arms a worker first: this, or its first task
+    when it replaced a worker that died)."""
+    with start_step():
+        arm_worker(parent)
 
 
 def file_cases(source: LogSource, feature_set: Any, players: Optional[frozenset[str]],
@@ -280,7 +297,7 @@ def build_on_dask(scheduler: str, sources: Sequence[LogSource], feature_set: Any
         if not isinstance(feature_set, str):  # one copy per worker, not one per task
             feature_set = client.scatter(feature_set, broadcast=True, hash=False)
         if parent is not None:
-            client.run(arm_worker, parent)
+            client.run(_arm_worker_quietly, parent)
         window = 2 * max(1, sum(client.nthreads().values()) or dask_workers)
         cutter = _Rechunker(chunk_hands, consume)
         todo = iter(enumerate(sources))

@@ -161,8 +161,9 @@ def casebase_verify(
     """Check every file of a case base; change nothing.
 
     Checks the manifest, each Parquet part (size, CRC-32, rows), the similarity file, the
-    catalog, each index file and the retention log record by record. Prints one line per
-    problem on stderr, naming the file and (in the retention log) the byte offset, and exits
+    catalog, each index file and the retention log record by record, and lists the Parquet
+    parts the manifest does not list (left by a crash mid-compaction; repair removes them).
+    Prints one line per problem on stderr, naming the file and (in the retention log) the byte offset, and exits
     1 when there is any; exits 0 when the case base is sound.
 
     Example: cbr casebase verify default
@@ -199,7 +200,8 @@ def casebase_repair(
     Keeps every sound record of the retention log, before and after the damage, and moves
     only the damaged bytes, byte for byte, into retained/log-NNNNN.bin.damaged-at-OFFSET
     beside it (never deleted); says the records and cases kept and lost;
-    rewrites a catalog and rebuilds indexes that disagree with the manifest. Interrupted at
+    rewrites a catalog and rebuilds indexes that disagree with the manifest; deletes the
+    Parquet parts the manifest does not list (every listed part stays). Interrupted at
     any moment, it leaves the old log or the repaired one. A sound case base is left as it
     is. Damaged parts cannot be repaired (rebuild the case base from its logs, or restore
     them from a copy): they are listed with everything else left, such as the index of their

@@ -19,7 +19,7 @@ __all__ = [
     "CaseArrays", "CaseBase", "CaseBaseWriter", "CaseBaseError", "Manifest", "SCHEMA_VERSION",
     "case_schema", "inspect", "read_manifest", "resolve_casebase", "street_name",
     "PACKAGED_CASEBASES", "DEFAULT_CASEBASE", "detect_casebase", "SharedCaseBase", "open_shared",
-    "SHIPPED_DATA", "shipped_part",
+    "SHIPPED_DATA", "shipped_part", "source_checkout", "mend_shipped",
 ]
 
 #: Where each name of the package comes from (loaded on first use).
@@ -55,6 +55,36 @@ def is_shipped(path: str | os.PathLike[str]) -> bool:
     """
     p = Path(path).resolve()
     return any(p == (PACKAGED_CASEBASES / n).resolve() for n in SHIPPED_CASEBASES)
+
+
+def source_checkout() -> Optional[Path]:
+    """The source checkout the engine runs from (an editable install, ``pip install -e .``):
+    the folder holding the shipped case bases' ``casebases/`` when it is a source tree (its
+    ``pyproject.toml`` beside it); None for a normal install, where ``casebases/`` lies in
+    site-packages with no ``pyproject.toml`` beside it. (:func:`casebases.output_root` tells
+    them apart the same way.)
+
+    >>> source_checkout() in (None, PACKAGED_CASEBASES.parent)
+    True
+    """
+    root = PACKAGED_CASEBASES.parent
+    return root if (root / "pyproject.toml").is_file() else None
+
+
+def mend_shipped(name: str, checkout: Optional[Path]) -> str:
+    """What mends the shipped case base ``name`` when it is damaged: in a source checkout
+    (``checkout``, :func:`source_checkout`), git restores its files and its recipe rebuilds it
+    (reinstalling leaves an editable install's files as they are); else a reinstall.
+
+    >>> mend_shipped("default", None)
+    'reinstall the engine if it is damaged'
+    >>> mend_shipped("default", Path("/src/cbr"))
+    'this is a source checkout: if it is damaged, git -C /src/cbr checkout -- casebases/default restores its files; its recipe, python -m casebases.build_default, rebuilds it'
+    """
+    if checkout is None:
+        return "reinstall the engine if it is damaged"
+    return (f"this is a source checkout: if it is damaged, git -C {checkout} checkout -- casebases/{name} restores "
+            f"its files; its recipe, python -m casebases.build_{name}, rebuilds it")
 
 
 #: What ships in ``casebases/`` beside the case bases: strategies and abstractions, the

@@ -439,28 +439,52 @@ class CaseBase(RetainedWrites, Compaction):
         write or change anything (``COPY ... TO``, ``CREATE``, ``ATTACH``, ``SET``, ``INSTALL``...)
         is refused before any runs (:func:`refuse_writing_sql`), and so is a query of several
         statements (only the last one's result would come back)."""
-        import pyarrow as pa
+        return self._sql(query, STREETS)
 
-        if self._con is None:
-            for s in STREETS:  # DuckDB reads the parts itself: check them first (once each)
-                self._refuse_damaged(s)
-                for entry in self.manifest.parts[s]:
-                    if entry["file"] not in self._verified:
-                        seen = _part_stat(self.path / entry["file"])
-                        verify_file(self.path / entry["file"], entry, str(self.path))
-                        self._verified[entry["file"]] = seen
-            logged = {}
-            for s in STREETS:
-                if any(log.rows[s] for log in self._retention_logs()):
-                    logged[s] = pa.concat_tables([log.table(s, self.manifest.features[s])
-                                                  for log in self._retention_logs()])
-            self._con = _catalog.connect(self.path, self.manifest, logged)
-        refuse_writing_sql(self._con, query, single=True)
-        with _sql_call(self._con):
-            result = self._con.execute(query)
+    def _sql(self, query: str, streets: Sequence[str]) -> Any:
+        """:meth:`sql` over the views of ``streets`` only (with every street, ``cases`` too):
+        only their parts are checked and read, so a damaged part of another street does not
+        stop a query of these (:meth:`rows_by_id`)."""
+        con = self._sql_over(streets)
+        refuse_writing_sql(con, query, single=True)
+        with _sql_call(con):
+            result = con.execute(query)
         if result is None:  # DuckDB runs nothing for an empty query or one of comments only
             raise CaseBaseError("SQL failed: no statement to run (the query is empty or only comments)")
         return result
+
+    def _sql_over(self, streets: Sequence[str]) -> Any:
+        """The SQL connection, with the views of ``streets`` (each made when first needed, after
+        its parts are checked: :meth:`verify_parts`) and, when they are every street, ``cases``."""
+        import pyarrow as pa
+
+        if self._con is None:
+            self._con = _catalog.connect(self.path, self.manifest, streets=())
+        for s in streets:
+            if s in self._con_streets:
+                continue
+            self.verify_parts(s)  # DuckDB reads the parts itself: check them first (once each)
+            logged = None
+            if any(log.rows[s] for log in self._retention_logs()):
+                logged = pa.concat_tables([log.table(s, self.manifest.features[s]) for log in self._retention_logs()])
+            _catalog.add_street_view(self._con, self.path, self.manifest, s, logged)
+            self._con_streets.add(s)
+        if not self._con_union and set(streets) == set(STREETS):
+            _catalog.add_union_view(self._con)
+            self._con_union = True
+        return self._con
+
+    def verify_parts(self, street: int | str) -> None:
+        """Raise :class:`CaseBaseError` unless every listed part of ``street`` is whole: not
+        missing nor of another size (:attr:`damaged_parts`), and of the size and CRC-32 the
+        manifest lists (each part checked once per handle). The line names the part."""
+        s = street_name(street)
+        self._refuse_damaged(s)
+        for entry in self.manifest.parts[s]:
+            if entry["file"] not in self._verified:
+                seen = _part_stat(self.path / entry["file"])  # before the read: a change after it is seen later
+                verify_file(self.path / entry["file"], entry, str(self.path))
+                self._verified[entry["file"]] = seen
 
     def sql_rows(self, query: str, limit: int | None = None) -> tuple[list[str], list[tuple[Any, ...]], bool]:
         """``(columns, rows, truncated)`` of a query: at most ``limit`` rows (None: all);
@@ -720,7 +744,7 @@ class CaseBase(RetainedWrites, Compaction):
         if not len(case_ids):
             return []
         self._check_parts_read(s)
-        probe = self.sql(f"SELECT * FROM cases_{s} LIMIT 0")
+        probe = self._sql(f"SELECT * FROM cases_{s} LIMIT 0", (s,))  # this street's parts only
         have = {d[0] for d in probe.description}
         with _sql_call(self._con):
             probe.fetchall()  # finish the result before the next statement
@@ -729,8 +753,8 @@ class CaseBase(RetainedWrites, Compaction):
                            "_order": pa.array(np.arange(len(case_ids), dtype=np.int64))})
         self._con.register("_wanted_cases", wanted)
         try:
-            result = self.sql(f"SELECT {', '.join(f'c.{c}' for c in cols) or 'c.case_id'} FROM cases_{s} c "
-                              f"JOIN _wanted_cases w USING (case_id) ORDER BY w._order")
+            result = self._sql(f"SELECT {', '.join(f'c.{c}' for c in cols) or 'c.case_id'} FROM cases_{s} c "
+                               f"JOIN _wanted_cases w USING (case_id) ORDER BY w._order", (s,))
             with _sql_call(self._con):
                 rows = result.fetchall()
         finally:

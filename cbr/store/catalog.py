@@ -15,6 +15,9 @@ Two flavours of the same views:
   manifest commits (a part left behind by a crash is never read), plus the cases of the
   retention log (not yet compacted into parts). :meth:`CaseBase.sql` uses this one; the
   on-disk catalog sees retained cases once :meth:`CaseBase.compact` has moved them to parts.
+  Its views are made street by street (:func:`add_street_view`), each when first needed: a
+  query of one street's cases (:meth:`CaseBase.rows_by_id`) reads, and checks, that street's
+  parts only, so a damaged part of another street does not stop it.
 
 Views: ``cases_preflop`` .. ``cases_river`` (case_id, the street's features, action,
 provenance) and ``cases``, their union with a ``street`` column (features absent on a
@@ -23,7 +26,7 @@ street are NULL).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 from cbr.errors import CaseBaseError
 from cbr.game.gamedef import STREETS
@@ -35,7 +38,7 @@ if TYPE_CHECKING:  # duckdb is imported when a catalog is used, not when a case 
     import duckdb
     import pyarrow as pa
 
-__all__ = ["CATALOG", "CatalogViewError", "connect", "write_catalog", "view_sql"]
+__all__ = ["CATALOG", "CatalogViewError", "connect", "add_street_view", "add_union_view", "write_catalog", "view_sql"]
 
 CATALOG = "catalog.duckdb"
 
@@ -85,21 +88,35 @@ def _union_sql() -> str:
     return "CREATE OR REPLACE VIEW cases AS " + " UNION ALL BY NAME ".join(parts)
 
 
-def connect(directory: str | Path, manifest: Manifest,
-            retained: Mapping[str, pa.Table] | None = None) -> duckdb.DuckDBPyConnection:
-    """In-memory DuckDB with the case views over the parts the manifest lists, followed by
-    ``retained``: the cases of the retention log per street (Arrow tables)."""
-    d = Path(directory).resolve()
+def connect(directory: str | Path, manifest: Manifest, retained: Mapping[str, pa.Table] | None = None,
+            streets: Sequence[str] = STREETS) -> duckdb.DuckDBPyConnection:
+    """In-memory DuckDB with the case views of ``streets`` over the parts the manifest lists,
+    followed by ``retained``: the cases of the retention log per street (Arrow tables); with
+    every street, the view ``cases`` too (:func:`add_union_view`). Views of more streets are
+    added with :func:`add_street_view`."""
     con = duck.connect()
-    for s in STREETS:
-        files = [str(d / p["file"]) for p in manifest.parts[s]]
-        sql = view_sql(s, files)
-        if retained is not None and s in retained:
-            con.register(f"retained_{s}", retained[s])
-            sql += f" UNION ALL BY NAME SELECT * FROM retained_{s}"
-        con.execute(sql)
-    con.execute(_union_sql())
+    for s in streets:
+        add_street_view(con, directory, manifest, s, (retained or {}).get(s))
+    if set(streets) == set(STREETS):
+        add_union_view(con)
     return con
+
+
+def add_street_view(con: duckdb.DuckDBPyConnection, directory: str | Path, manifest: Manifest, street: str,
+                    retained: pa.Table | None = None) -> None:
+    """The view ``cases_<street>`` on ``con``: the street's parts the manifest lists (read by
+    absolute path), then ``retained``, the street's cases of the retention log, if any."""
+    d = Path(directory).resolve()
+    sql = view_sql(street, [str(d / p["file"]) for p in manifest.parts[street]])
+    if retained is not None:
+        con.register(f"retained_{street}", retained)
+        sql += f" UNION ALL BY NAME SELECT * FROM retained_{street}"
+    con.execute(sql)
+
+
+def add_union_view(con: duckdb.DuckDBPyConnection) -> None:
+    """The view ``cases`` on ``con``: every street's view (all made already), with a ``street`` column."""
+    con.execute(_union_sql())
 
 
 def write_catalog(directory: str | Path, manifest: Manifest) -> None:

@@ -46,7 +46,7 @@ from cbr.store.answer_rows import AnswerRows
 from cbr.store.durable import remove_dead_temp
 from cbr.store.locks import no_other_readers, write_lock
 from cbr.store.manifest import INDEX_PATH_RE, LOG_PATH_RE, Manifest, file_checksum, read_manifest, write_manifest
-from cbr.store.parts import PART_RE, street_name
+from cbr.store.parts import street_name, unlisted_parts
 from cbr.store.retention_log import Chunk, RetentionLog
 
 if TYPE_CHECKING:
@@ -96,6 +96,8 @@ class LoadedCaseBase:
         self._similarity: "SimilarityConfig | None" = None
         self._feature_set: Any = None
         self._con: Any = None
+        self._con_streets: set[str] = set()  # the streets whose views self._con has (made each when needed)
+        self._con_union = False  # whether it has the view ``cases`` (every street's) too
         self._reader_lock = reader_lock
         # parts whose checksum was checked: file -> its size and modification time then (checked
         # again once they change: CaseBase.check_street)
@@ -123,6 +125,8 @@ class LoadedCaseBase:
         if self._con is not None:
             self._con.close()
             self._con = None
+        self._con_streets = set()
+        self._con_union = False
 
     # ---- what the loaded state answers ------------------------------------------------
     @property
@@ -258,12 +262,9 @@ class LoadedCaseBase:
         keep = {r["file"] for r in m.retired} | {p["file"] for s in STREETS for p in m.parts[s]}
         keep |= {e["file"] for e in m.index.values()}
         for s in STREETS:
-            d = self.path / "cases" / s
-            remove_dead_temp(d)
-            if d.is_dir():
-                for f in d.iterdir():
-                    if PART_RE.match(f.name) and f"cases/{s}/{f.name}" not in keep:
-                        f.unlink(missing_ok=True)
+            remove_dead_temp(self.path / "cases" / s)
+        for rel in unlisted_parts(self.path, m):
+            (self.path / rel).unlink(missing_ok=True)
         d = self.path / "retained"
         if d.is_dir():
             for f in d.iterdir():

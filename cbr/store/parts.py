@@ -31,13 +31,16 @@ if TYPE_CHECKING:
 __all__ = ["META_COLUMNS", "RETENTION_COLUMNS", "PART_RE", "street_name", "case_schema", "build_table",
            "RowBatch", "row_batch", "checked_features", "checked_meta", "batch_table", "decision_meta",
            "part_file", "next_part_number", "write_part", "part_entry", "read_part",
-           "count_actions", "part_at_a_glance", "verify_part"]
+           "count_actions", "part_at_a_glance", "verify_part", "PART_MENDS", "unlisted_parts"]
 
 META_COLUMNS = ("action", "source", "hand_id", "player", "position", "game", "hole", "board", "history", "outcome",
                 "match_id", "seat", "opponents", "retained_at")
 #: Provenance of a case retained in play (schema 4; NULL for cases built from logs).
 RETENTION_COLUMNS = ("match_id", "seat", "opponents", "retained_at")
 PART_RE = re.compile(r"^part-(\d+)\.parquet$")
+#: What mends a damaged part, in the words of every line that reports one (``cbr casebase verify``,
+#: ``cbr casebase inspect``): a part holds the cases themselves, no cache rebuilds it.
+PART_MENDS = "rebuild the case base from its logs with cbr build, or restore it from a copy"
 
 
 def street_name(street: int | str) -> str:
@@ -385,6 +388,32 @@ def read_part_columns(root: Path, entry: dict[str, Any], names: Sequence[str]) -
 def part_file(street: str, number: int) -> str:
     """The relative path of a street's Parquet part ``number``."""
     return f"cases/{street}/part-{number:05d}.parquet"
+
+
+def unlisted_parts(root: Path, manifest: Any) -> list[str]:
+    """The Parquet parts in the streets' folders of the case base at ``root`` that ``manifest``
+    neither lists nor keeps as ``retired`` (relative paths, in order): left by a compaction or
+    merge that stopped between writing its part and committing the manifest. Readers never
+    read them; a writer deletes them (with its write lock held, when none can be in flight).
+
+    >>> import tempfile
+    >>> from cbr.store.manifest import Manifest
+    >>> root = Path(tempfile.mkdtemp())
+    >>> m = Manifest.new("demo", feature_set="casper", similarity=None, features={s: ["x"] for s in STREETS})
+    >>> (root / "cases" / "flop").mkdir(parents=True)
+    >>> _ = (root / part_file("flop", 3)).write_bytes(b"PAR1")
+    >>> unlisted_parts(root, m)
+    ['cases/flop/part-00003.parquet']
+    """
+    keep = {r["file"] for r in manifest.retired} | {p["file"] for s in STREETS for p in manifest.parts[s]}
+    found = []
+    for s in STREETS:
+        try:
+            names = sorted(e.name for e in os.scandir(root / "cases" / s) if e.is_file(follow_symlinks=False))
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        found += [f"cases/{s}/{n}" for n in names if PART_RE.match(n) and f"cases/{s}/{n}" not in keep]
+    return found
 
 
 def next_part_number(parts: Sequence[dict[str, Any]]) -> int:

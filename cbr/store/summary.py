@@ -26,6 +26,7 @@ from cbr.game.gamedef import STREETS
 from cbr.store.casebase import CaseBase
 from cbr.store.honesty import action_warnings, game_warnings
 from cbr.store.manifest import ACTIONS, differs_from_manifest
+from cbr.store.parts import PART_MENDS
 
 __all__ = ["inspect", "check_parts", "QUANTILES"]
 
@@ -39,10 +40,19 @@ def _ident(name: str) -> str:
 def check_parts(cb: CaseBase) -> None:
     """What reads every part checks first (inspect, and ``cbr casebase inspect --sql``, whose
     query may read any part): no part is missing or of another size (found by the open,
-    :attr:`CaseBase.damaged_parts`), and every part holds the cases the manifest lists (its
-    footer says how many), else the :class:`CaseBaseError` a query of its street raises: the
+    :attr:`CaseBase.damaged_parts`), every part holds the cases the manifest lists (its
+    footer says how many), and has the CRC-32 the manifest lists
+    (:meth:`CaseBase.verify_parts`), else a :class:`CaseBaseError` naming the part and what
+    mends it, in ``cbr casebase verify``'s words (:data:`~cbr.store.parts.PART_MENDS`): the
     counts inspect and SQL show are the parts', so a manifest that disagrees is said, not
     hidden behind them."""
+    try:
+        _check_parts(cb)
+    except CaseBaseError as exc:
+        raise CaseBaseError(f"{exc} ({PART_MENDS})") from None
+
+
+def _check_parts(cb: CaseBase) -> None:
     import pyarrow.parquet as pq
 
     if cb.damaged_parts:
@@ -51,11 +61,13 @@ def check_parts(cb: CaseBase) -> None:
         for entry in cb.manifest.parts[s]:
             try:
                 rows = pq.read_metadata(cb.path / entry["file"]).num_rows
-            except Exception:  # noqa: BLE001 - an unreadable footer: the reads below say how
+            except Exception:  # noqa: BLE001 - an unreadable footer: its CRC-32 below says it
                 continue
             if rows != entry["rows"]:
                 raise CaseBaseError(f"{cb.path}: {entry['file']} holds "
                                     f"{differs_from_manifest(rows, entry['rows'], 'cases')}")
+    for s in STREETS:
+        cb.verify_parts(s)
 
 
 def inspect(casebase: CaseBase | str | os.PathLike[str]) -> dict[str, Any]:

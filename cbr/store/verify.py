@@ -3,9 +3,12 @@
 
 :func:`verify_casebase` reads every file the manifest lists and changes nothing: the
 manifest's fields, each Parquet part (size, CRC-32, row count), the similarity file, the
-DuckDB catalog, each index file, the plugins the case base needs (its feature set and
+DuckDB catalog, each index file (a missing index folder is one problem, not one per file),
+the plugins the case base needs (its feature set and
 similarity measures, when not built in: :mod:`cbr.store.needs`), and the retention log record by record
-(:func:`~cbr.store.retention_log.scan_log`). Each problem names its file and, in the
+(:func:`~cbr.store.retention_log.scan_log`); and it lists the Parquet parts in the streets'
+folders that the manifest does not list (nor keeps retired), left by a compaction or merge
+that stopped before its commit (:func:`~cbr.store.parts.unlisted_parts`). Each problem names its file and, in the
 retention log, the byte offset; states a reader handles by itself (a torn tail, a catalog
 marked stale after appends) are notes, not problems.
 
@@ -17,7 +20,8 @@ damage later gets its own file). The records after a damaged one keep their orde
 their cases; their case ids close the gap the lost cases leave (the log's ids run on, as
 readers check). The aside files are written and synced first, then the log is replaced
 with one rename, so a repair interrupted at any moment leaves the old log or the repaired
-one (and at worst aside copies to be reused by the next run). It then lets
+one (and at worst aside copies to be reused by the next run). Under the same lock it deletes
+the unlisted parts (every listed and retired part stays). It then lets
 the case base rewrite a catalog that disagrees with the manifest, and rebuilds damaged
 indexes from the cases (both are caches). Damaged parts, manifest or similarity file
 cannot be repaired here: they are reported (the case base is rebuilt from its logs), with the
@@ -25,7 +29,9 @@ caches they keep from being mended (the index of a damaged part's street); the o
 are mended all the same.
 Repairing a sound case base changes nothing. The shipped case bases (``default`` and
 ``expert``, :func:`~cbr.store.is_shipped`) are refused, and only those: in an editable
-install ``./casebases`` is the package's folder, and the case bases made there are repaired.
+install ``./casebases`` is the package's folder, and the case bases made there are repaired;
+the refusal says what mends a shipped one (:func:`~cbr.store.mend_shipped`: in a source
+checkout git and its recipe, else a reinstall).
 
 >>> import tempfile, numpy as np
 >>> from cbr.store import CaseBase, CaseBaseWriter
@@ -57,15 +63,17 @@ from typing import Any
 from cbr.errors import CaseBaseError, counted
 from cbr.game.gamedef import STREETS
 from cbr.store.durable import atomic_write_bytes, fsync_dir
-from cbr.store.locks import reader_lock, write_lock
+from cbr.store.locks import WRITE_LOCK, reader_lock, write_lock
 from cbr.store.manifest import MANIFEST, Manifest, differs_from_manifest, file_checksum, read_manifest
+from cbr.store.parts import PART_MENDS, unlisted_parts
 from cbr.store.retention_log import LogScan, record_bytes, salvage_log, scan_log
 
 __all__ = ["Problem", "VerifyReport", "RepairReport", "verify_casebase", "repair_casebase", "aside_name"]
 
 @dataclass(frozen=True)
 class Problem:
-    """One problem: its ``kind`` (``manifest``, ``part``, ``similarity``, ``plugin``: a plugin
+    """One problem: its ``kind`` (``manifest``, ``part``, ``unlisted``: a Parquet part the
+    manifest does not list, ``similarity``, ``plugin``: a plugin
     the case base needs is not installed, ``catalog``, ``index``, ``log``), the ``file`` (relative to the case base), the byte ``offset`` when
     the damage has one place (the retention log), what is wrong and what fixes it (empty when
     the problem says it)."""
@@ -147,8 +155,13 @@ class RepairReport:
                          for p in self.left]}
 
 
-_REBUILD = "rebuild the case base from its logs with cbr build, or restore it from a copy"
+_REBUILD = PART_MENDS  # the words of every line on a damaged part (cbr casebase inspect's too)
 _REPAIR = "cbr casebase repair fixes it"
+_INDEX_FIX = "an index is a cache of the cases: opening the case base rebuilds it, or run cbr casebase repair"
+#: What an unlisted part is, and what mends it (:func:`_check_unlisted`).
+UNLISTED = ("a Parquet part the manifest does not list, left by a compaction or merge that stopped before its "
+            "commit: no reader reads it")
+UNLISTED_FIX = "cbr casebase repair removes it, keeping every listed part"
 
 
 def verify_casebase(path: str | os.PathLike[str]) -> VerifyReport:
@@ -178,16 +191,21 @@ def _verify(root: Path) -> VerifyReport:
         for entry in m.parts[s]:
             rows = _check_part(root, entry, report)
             report.cases[s] += rows if rows is not None else entry["rows"]
+    _check_unlisted(root, m, report)
     if m.similarity:
         _check_listed(root, m.similarity, m.checksums.get(m.similarity, {}), "similarity", report,
                       "restore it from a copy, or set a similarity configuration again (cbr casebase similarity NAME --from FILE)")
     _check_plugins(root, m, report)
     _check_catalog(root, m, report)
     for s, entry in sorted(m.index.items()):
-        for name, check in sorted(entry.get("files", {}).items()):
-            _check_listed(root, f"{entry['file']}/{name}", check, "index", report,
-                          "an index is a cache of the cases: opening the case base rebuilds it, or run "
-                          "cbr casebase repair")
+        files = entry.get("files", {})
+        if files and not (root / entry["file"]).exists():  # the folder: one line, not one per file
+            report.problems.append(Problem("index", entry["file"], None,
+                                           f"missing (listed in {MANIFEST} with {counted(len(files), 'file')})",
+                                           _INDEX_FIX))
+            continue
+        for name, check in sorted(files.items()):
+            _check_listed(root, f"{entry['file']}/{name}", check, "index", report, _INDEX_FIX)
     if m.log:
         scan = _scan_listed_log(root, m, report)
         if scan is not None:
@@ -220,6 +238,48 @@ def _check_part(root: Path, entry: dict[str, Any], report: VerifyReport) -> int 
                                        _REBUILD))
         return None
     return rows
+
+
+def _check_unlisted(root: Path, m: Manifest, report: VerifyReport) -> None:
+    """Each Parquet part in a street's folder that ``m`` neither lists nor keeps retired is a
+    problem (kind ``unlisted``): a crash mid-compaction left it, and only a writer deletes it.
+    A part that a writer at work has just written (the write lock is held) is not one yet: when
+    the manifest on disk lists it by now, it is not said; while that writer is still at work, it
+    is a note."""
+    found = unlisted_parts(root, m)
+    if not found:
+        return
+    try:
+        now = read_manifest(root)
+    except CaseBaseError:
+        now = m
+    found = [f for f in found if f in unlisted_parts(root, now)]  # committed meanwhile: listed now
+    busy = _writer_at_work(root)
+    for rel in found:
+        if busy:
+            report.notes.append(f"{rel}: not listed in {MANIFEST} while a writer is at work: its part before its "
+                                f"commit, or a leftover that cbr casebase repair removes once the writer is done")
+        else:
+            report.problems.append(Problem("unlisted", rel, None, UNLISTED, UNLISTED_FIX))
+
+
+def _writer_at_work(root: Path) -> bool:
+    """Whether a writer holds the case base's write lock now (without taking it, or making its file)."""
+    import fcntl
+
+    try:
+        fd = os.open(root / WRITE_LOCK, os.O_RDONLY)
+    except OSError:  # no lock file: no writer has ever written here
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:  # pragma: no cover - a file system without flock
+        return False
+    finally:
+        os.close(fd)  # (closing releases a shared lock just taken)
+    return False
 
 
 def _check_listed(root: Path, rel: str, expected: dict[str, Any], kind: str, report: VerifyReport, fix: str) -> bool:
@@ -318,14 +378,14 @@ def repair_casebase(path: str | os.PathLike[str]) -> RepairReport:
     Raises :class:`CaseBaseError` for the shipped case bases (``default``, ``expert``) or a
     read-only directory. A
     manifest that cannot be read is a problem left (``left``: there is nothing to repair from)."""
-    from cbr.store import is_shipped
+    from cbr.store import is_shipped, mend_shipped, source_checkout
 
     root = Path(path)
     if not root.is_dir():
         raise CaseBaseError(f"no case base at {root}: the directory does not exist")
     if is_shipped(root):  # only those: in an editable install ./casebases is the package's folder
-        raise CaseBaseError(f"{root} is a shipped case base: it is never written to (reinstall the engine if it "
-                            f"is damaged)")
+        raise CaseBaseError(f"{root} is a shipped case base: it is never written to "
+                            f"({mend_shipped(root.resolve().name, source_checkout())})")
     if not os.access(root, os.W_OK):
         raise CaseBaseError(f"{root} is read-only; copy it somewhere writable to repair it")
     report = RepairReport(path=str(root))
@@ -339,6 +399,7 @@ def repair_casebase(path: str | os.PathLike[str]) -> RepairReport:
             return report
         if m.log:
             _repair_log(root, m, report)
+        _remove_unlisted(root, m, report)
     _repair_caches(root, report)
     return report
 
@@ -419,6 +480,18 @@ def _repair_log(root: Path, m: Manifest, report: RepairReport) -> None:
         report.moved_from, report.moved_to = report.moved[0]["offset"], report.moved[0]["file"]
 
 
+def _remove_unlisted(root: Path, m: Manifest, report: RepairReport) -> None:
+    """Delete the Parquet parts ``m`` neither lists nor keeps retired (called with the write lock
+    held: no writer has one in flight); every listed part stays."""
+    removed = []
+    for rel in unlisted_parts(root, m):
+        (root / rel).unlink(missing_ok=True)
+        removed.append(rel)
+    for folder in sorted({(root / rel).parent for rel in removed}):
+        fsync_dir(folder)
+    report.notes += [f"{rel}: removed, a Parquet part the manifest does not list" for rel in removed]
+
+
 def _repair_caches(root: Path, report: RepairReport) -> None:
     """Rewrite a catalog that disagrees with the manifest and rebuild damaged indexes (both
     caches), through an open of the case base, and list what is still wrong in
@@ -443,7 +516,8 @@ def _repair_caches(root: Path, report: RepairReport) -> None:
     unwritten = cb.catalog_error  # ... unless a damaged part (missing, cut, its footer) keeps it from it
     with cb:
         for s, entry in cb.manifest.index.items():
-            if not any(p.kind == "index" and p.file.startswith(entry["file"] + "/") for p in caches):
+            if not any(p.kind == "index" and (p.file == entry["file"] or p.file.startswith(entry["file"] + "/"))
+                       for p in caches):  # the folder missing, or a file of it damaged
                 continue
             if similarity_sound and not any(f.startswith(f"cases/{s}/") for f in damaged_parts):
                 cb.rebuild_index(s)  # the damaged index (or its answer rows) is rebuilt from the cases ...

@@ -322,3 +322,71 @@ def test_a_scheduler_address_where_nothing_listens_is_refused_at_once(tmp_path: 
     with pytest.raises(CBRError, match=f"cannot reach the Dask scheduler {address}: connection refused"):
         build_casebase_on_dask([_logs() / "2p.limit.h1000.r0.log"], tmp_path / "cb", scheduler=address)
     assert not (tmp_path / "cb").exists()
+
+
+
+#: A Dask worker preload (``distributed.worker.preload``, run in each worker process as it
+#: starts), for a local cluster of one worker. The first worker is SIGKILLed as its first task
+#: starts (its arming by the build's ``client.run`` went well); the scheduler gives the task to
+#: the worker that replaces it, which no ``client.run`` armed: its first task arms it. That
+#: worker finds no room left for a new thread's stack once its first task is handed to its task
+#: thread (started before, with what the build runs there imported): an address-space limit
+#: just above what it has mapped and a stack larger than that, as under a memory cap
+#: (tests/reliability/test_memory_cap.py does so to the process pools' workers).
+CAPPED_WORKER = """
+import os
+import resource
+import signal
+import threading
+
+import cbr.build.on_dask  # noqa: F401
+
+MARK = {mark!r}
+
+
+def dask_setup(worker):
+    executor = worker.executors["default"]
+    executor.submit(int).result()  # the task thread, started before the cap
+    replaced = os.path.exists(MARK)
+    open(MARK, "a").close()
+    submit = executor.submit
+
+    def first_task(*args, **kwargs):
+        executor.submit = submit
+        if not replaced:
+            os.kill(os.getpid(), signal.SIGKILL)
+        threading.stack_size(64 << 20)
+        with open("/proc/self/status") as fh:
+            used = next(int(line.split()[1]) << 10 for line in fh if line.startswith("VmSize:"))
+        resource.setrlimit(resource.RLIMIT_AS, (used + (16 << 20), resource.getrlimit(resource.RLIMIT_AS)[1]))
+        return submit(*args, **kwargs)
+
+    executor.submit = first_task
+"""
+
+
+@pytest.mark.time_limit(120)
+def test_a_dask_worker_whose_watchdog_cannot_start_fails_the_build_quietly(tmp_path: Path,
+                                                                           capfd: pytest.CaptureFixture) -> None:
+    """A worker of the build's local cluster arms itself to die with the build
+    (``die_with_parent``: a watchdog thread) without the start guard the process pools' workers
+    have. A worker that replaces one that died is armed by its first task: a watchdog that could
+    not start raised there before the filter that quiets a build task's failure was added, so
+    the worker logged a ``Compute Failed`` block with its traceback on the build's stderr. Now
+    the failure is kept (``start_step``) and raised by every task of the worker
+    (``check_started``), quietly: the build fails with it, as a process pool's does, nothing on
+    stderr, no case base."""
+    require_module("distributed")
+    import dask
+
+    preload = tmp_path / "capped_worker.py"
+    mark = tmp_path / "first-worker-started"
+    preload.write_text(CAPPED_WORKER.format(mark=str(mark)))
+    out = tmp_path / "out"
+    out.mkdir()
+    with dask.config.set({"distributed.worker.preload": [str(preload)]}):
+        with pytest.raises(RuntimeError, match="^can't start new thread$"):
+            build_casebase_on_dask([_logs()], out / "cb", scheduler="local", dask_workers=1)
+    assert mark.exists() and os.listdir(out) == []
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and "Failed" not in err, err

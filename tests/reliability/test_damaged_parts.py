@@ -28,6 +28,7 @@ from cbr.query.answer import answer
 from cbr.store import CaseBase, inspect
 from cbr.store.catalog import CATALOG
 from cbr.store.locks import no_other_readers, reader_lock
+from cbr.store.parts import PART_MENDS
 from tests.reliability.test_store_faults import _data_page_span, make_casebase
 
 #: One situation per street (the case base's features are random: any situation is answered).
@@ -193,7 +194,7 @@ def test_a_missing_part_stops_only_its_street(pristine: tuple[Path, dict[str, An
     for args in (("casebase", "inspect", str(copy)), ("casebase", "inspect", str(copy), "--sql",
                                                       "SELECT count(*) FROM cases_flop")):
         r = _cbr(*args)
-        assert (r.returncode, r.stdout, r.stderr.strip()) == (1, "", f"error: {missing}"), r
+        assert (r.returncode, r.stdout, r.stderr.strip()) == (1, "", f"error: {missing} ({PART_MENDS})"), r
     r = _cbr("casebase", "verify", str(copy))
     assert r.returncode == 1 and f"error: {copy / part}: missing (listed in manifest.json)" in r.stderr, r
 
@@ -232,7 +233,7 @@ def test_inspect_sql_checks_the_manifest_s_row_counts(pristine: tuple[Path, dict
     entry["rows"] = 1
     m["counts"]["turn"] = {"total": 1, "f": 0, "c": 1, "r": 0}
     (copy / "manifest.json").write_text(json.dumps(m))
-    words = f"error: {copy}: {entry['file']} holds {held:,} cases, the manifest says 1"
+    words = f"error: {copy}: {entry['file']} holds {held:,} cases, the manifest says 1 ({PART_MENDS})"
     assert _cbr("casebase", "inspect", str(copy)).stderr.strip() == words
     for sql in ("SELECT count(*) FROM cases_turn", "SELECT count(*) FROM cases_flop"):
         for flags in ((), ("--json",)):
@@ -294,3 +295,141 @@ def test_a_part_restored_while_the_case_base_is_open_answers_again(pristine: tup
             answer(cb, situation(**SITUATIONS["turn"]), top=3)
         _turn_part(copy).write_bytes(whole)
         assert answer(cb, situation(**SITUATIONS["turn"]), top=3).to_dict() == expected["turn"]
+
+
+def test_a_memory_mapped_query_without_answer_rows_reads_only_its_street(pristine: tuple[Path, dict[str, Any]],
+                                                                         tmp_path: Path) -> None:
+    """Memory-mapped, with no saved answer rows (an index saved before they existed), a query
+    reads the provenance of the cases it retrieved through SQL views: those were made over every
+    street at once, every street's parts checked first, so a cut turn part refused a flop query
+    (the turn part's line, exit 1). The views are now made street by street: the flop and river
+    answer as the undamaged case base does, and the turn still refuses naming its part."""
+    from tests.store.test_answer_rows import strip_rows
+
+    root, expected = pristine
+    copy = tmp_path / "cb"
+    shutil.copytree(root, copy)
+    strip_rows(copy)
+    m = json.loads((copy / "manifest.json").read_text())
+    assert not any("rows.json" in m["index"][s]["files"] for s in SITUATIONS)  # no answer rows
+    _damage(copy, "cut")
+    part = str(_turn_part(copy).relative_to(copy))
+
+    got = _answers(copy, tuple(SITUATIONS), memory_map=True)
+    assert got["flop"] == expected["flop"] and got["river"] == expected["river"], got
+    assert isinstance(got["turn"], str) and part in got["turn"] and "no turn query is answered" in got["turn"]
+    r = _query(copy, "flop", "--memory-map")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == json.loads(_query(root, "flop", "--memory-map").stdout)
+    r = _query(copy, "turn", "--memory-map")
+    assert r.returncode == 1 and part in r.stderr and len(r.stderr.strip().splitlines()) == 1, r
+
+
+@pytest.mark.parametrize("how", ["flipped", "cut", "missing"])
+def test_inspect_says_what_mends_a_damaged_part_in_verify_s_words(pristine: tuple[Path, dict[str, Any]],
+                                                                  tmp_path: Path, how: str) -> None:
+    """`cbr casebase inspect` (and `--sql`) said what is wrong with a damaged part and not what
+    mends it, which verify's line on the same part says: it now ends with the same words, taken
+    from one place (:data:`cbr.store.parts.PART_MENDS`)."""
+    root, _ = pristine
+    copy = tmp_path / "cb"
+    shutil.copytree(root, copy)
+    _damage(copy, how)
+    part = str(_turn_part(copy).relative_to(copy))
+    verify = json.loads(_cbr("casebase", "verify", str(copy), "--json").stdout)
+    assert [p["fix"] for p in verify["problems"] if p["file"] == part] == [PART_MENDS], verify
+    for args in ((), ("--sql", "SELECT count(*) FROM cases_flop")):
+        r = _cbr("casebase", "inspect", str(copy), *args)
+        line = r.stderr.strip()
+        assert (r.returncode, r.stdout, len(line.splitlines())) == (1, "", 1), r
+        assert line.startswith(f"error: {copy}: ") and part in line and line.endswith(f" ({PART_MENDS})"), line
+
+
+def test_a_missing_index_folder_is_one_line(pristine: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
+    """A deleted index folder was one verify line per file it held (13), each with the same
+    fix: it is one line naming the folder, in text and --json; repair rebuilds the index."""
+    root, expected = pristine
+    copy = tmp_path / "cb"
+    shutil.copytree(root, copy)
+    m = json.loads((copy / "manifest.json").read_text())
+    folder = m["index"]["turn"]["file"]
+    n = len(m["index"]["turn"]["files"])
+    assert n > 1
+    shutil.rmtree(copy / folder)
+    r = _cbr("casebase", "verify", str(copy))
+    assert (r.returncode, r.stdout) == (1, ""), r
+    assert r.stderr.splitlines() == [f"error: {copy / folder}: missing (listed in manifest.json with {n} files) (an "
+                                     f"index is a cache of the cases: opening the case base rebuilds it, or run cbr "
+                                     f"casebase repair)"], r.stderr
+    problems = json.loads(_cbr("casebase", "verify", str(copy), "--json").stdout)["problems"]
+    assert [(p["kind"], p["file"]) for p in problems] == [("index", folder)], problems
+    r = _cbr("casebase", "repair", str(copy))
+    assert r.returncode == 0 and f"{folder}: rebuilt the index from the cases" in r.stdout, r
+    assert _cbr("casebase", "verify", str(copy)).returncode == 0
+    assert _answers(copy, ("turn",))["turn"] == expected["turn"]
+
+
+#: A compaction killed (SIGKILL) between writing its flop part and committing the manifest:
+#: what a crash mid-compaction leaves (the kill comes as the new log generation is started, the
+#: step after the parts).
+KILLED_COMPACTION = """
+import os, signal, sys
+import numpy as np
+import cbr.store.compaction as compaction
+from cbr.store import CaseBase
+
+def killed(root):
+    os.kill(os.getpid(), signal.SIGKILL)
+compaction.start_log = killed
+cb = CaseBase.open(sys.argv[1])
+cb.append("flop", np.zeros((3, 12), np.float32), "fcr")
+cb.compact()
+"""
+
+
+def test_verify_reports_a_part_a_killed_compaction_left_and_repair_removes_it(
+        pristine: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
+    """A compaction killed before its commit leaves a whole Parquet part the manifest does not
+    list. Verify said the case base was sound (exit 0) and repair had nothing to do, though the
+    part stays on disk until some writer's clean-up. Verify now says it, one line naming the
+    file, what it is and that repair removes it (kind ``unlisted`` in --json), exit 1; repair
+    removes it and nothing listed (or retired); the case base answers as before. While a writer
+    holds the write lock (its part in flight before its commit) the part is a note, not a problem."""
+    from cbr.store.locks import write_lock
+
+    root, expected = pristine
+    copy = tmp_path / "cb"
+    shutil.copytree(root, copy)
+    r = subprocess.run([sys.executable, "-c", KILLED_COMPACTION, str(copy)], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == -9, r.stderr
+    m = json.loads((copy / "manifest.json").read_text())
+    listed = {p["file"]: (copy / p["file"]).read_bytes() for s in m["parts"] for p in m["parts"][s]}
+    left = sorted(str(f.relative_to(copy)) for f in (copy / "cases").rglob("part-*.parquet")
+                  if str(f.relative_to(copy)) not in listed)
+    assert left == ["cases/flop/part-00001.parquet"], left  # the killed compaction's part
+    (rel,) = left
+
+    with write_lock(copy):  # a writer at work: its part may be in flight
+        v = _cbr("casebase", "verify", str(copy), "--json")
+        assert v.returncode == 0, v.stderr
+        report = json.loads(v.stdout)
+        assert report["sound"] and any(n.startswith(f"{rel}: not listed in manifest.json while a writer is at work")
+                                       for n in report["notes"]), report
+    v = _cbr("casebase", "verify", str(copy))
+    assert (v.returncode, v.stdout) == (1, ""), v
+    assert v.stderr.splitlines() == [f"error: {copy / rel}: a Parquet part the manifest does not list, left by a "
+                                     f"compaction or merge that stopped before its commit: no reader reads it (cbr "
+                                     f"casebase repair removes it, keeping every listed part)"], v.stderr
+    problems = json.loads(_cbr("casebase", "verify", str(copy), "--json").stdout)["problems"]
+    assert [(p["kind"], p["file"], p["fix"]) for p in problems] == \
+        [("unlisted", rel, "cbr casebase repair removes it, keeping every listed part")], problems
+
+    r = _cbr("casebase", "repair", str(copy))
+    assert (r.returncode, r.stderr) == (0, ""), r
+    assert r.stdout.strip() == f"{copy}: {rel}: removed, a Parquet part the manifest does not list", r.stdout
+    assert not (copy / rel).exists()
+    assert {f: (copy / f).read_bytes() for f in listed} == listed
+    assert json.loads((copy / "manifest.json").read_text()) == m
+    assert _cbr("casebase", "verify", str(copy)).returncode == 0
+    assert _answers(copy, tuple(SITUATIONS)) == expected

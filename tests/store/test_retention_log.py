@@ -277,6 +277,32 @@ def test_repair_refuses_the_shipped_default_and_verify_reads_it() -> None:
     assert v.returncode == 0 and json.loads(v.stdout)["sound"], v.stderr
 
 
+def test_the_refusal_of_a_shipped_case_base_says_what_mends_it_in_a_source_checkout() -> None:
+    """The refusal said "reinstall the engine if it is damaged" in an editable install too, where
+    a reinstall leaves the checkout's files as they are. Run from this checkout (an editable
+    install: its casebases/ is the package's), it names the git command that restores the
+    files, run for real here (it must name a path git tracks), and the case base's recipe; a
+    normal install (no source tree beside the package) keeps the reinstall advice."""
+    from cbr.store import PACKAGED_CASEBASES, SHIPPED_CASEBASES, mend_shipped, source_checkout
+
+    checkout = source_checkout()
+    assert checkout is not None and checkout.resolve() == REPO.resolve()  # this test runs in the checkout
+    for name in SHIPPED_CASEBASES:
+        r = cli("casebase", "repair", name)
+        line = r.stderr.strip()
+        assert r.returncode == 1 and len(line.splitlines()) == 1, r.stderr
+        assert "reinstall" not in line, line
+        git = re.search(r"git -C (\S+) checkout -- (\S+) restores its files", line)
+        assert git and Path(git.group(1)).resolve() == REPO.resolve(), line
+        assert f"python -m casebases.build_{name}," in line and (REPO / "casebases" / f"build_{name}.py").is_file()
+        # the path the line names is the shipped case base, as git knows it (--error-unmatch: tracked)
+        tracked = subprocess.run(["git", "-C", git.group(1), "ls-files", "--error-unmatch", git.group(2)],
+                                 capture_output=True, text=True)
+        assert tracked.returncode == 0 and tracked.stdout, tracked.stderr
+        assert (Path(git.group(1)) / git.group(2)).resolve() == (PACKAGED_CASEBASES / name).resolve()
+    assert mend_shipped("default", None) == "reinstall the engine if it is damaged"
+
+
 def test_verify_names_damaged_parts_and_index_files_and_repair_rebuilds_the_index(tmp_path: Path) -> None:
     path = tmp_path / "cb"
     rng = np.random.default_rng(2)
@@ -611,7 +637,10 @@ def test_verify_and_repair_counts_carry_thousands_separators(tmp_path: Path) -> 
 def test_a_cut_part_is_said_alike_by_query_inspect_and_verify(tmp_path: Path) -> None:
     """A part cut short: `cbr query -c` and `cbr casebase inspect` said `is 5000 bytes, the
     manifest says 59483` while verify said `5,000 bytes, the manifest says 59,483`; one message
-    now serves them all, its counts grouped (a query adds what to do about it)."""
+    now serves them all, its counts grouped (a query adds what to do about it, inspect verify's
+    words on what mends it)."""
+    from cbr.store.parts import PART_MENDS
+
     rng = np.random.default_rng(5)
     path = tmp_path / "cb"
     with CaseBaseWriter(path, build_index=False) as w:
@@ -629,7 +658,7 @@ def test_a_cut_part_is_said_alike_by_query_inspect_and_verify(tmp_path: Path) ->
     for result in (query, inspect, verify):
         assert result.returncode == 1, result.stdout + result.stderr
     said = f"error: {path}: {part['file']} is {words}; the file is damaged or was replaced"
-    assert inspect.stderr.strip() == said
+    assert inspect.stderr.strip() == f"{said} ({PART_MENDS})"  # inspect says what mends it, in verify's words
     assert query.stderr.strip().startswith(f"{said}: no flop query is answered until the part is restored"), query.stderr
     assert "cbr casebase repair" in query.stderr and len(query.stderr.strip().splitlines()) == 1
     assert words in " ".join((verify.stdout + verify.stderr).split())
