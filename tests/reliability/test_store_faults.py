@@ -30,6 +30,7 @@ from cbr.game.gamedef import STREETS
 from cbr.store import CaseBase, CaseBaseWriter
 from cbr.store.catalog import CATALOG
 from cbr.store.manifest import file_checksum
+from cbr.store.parts import PART_MENDS
 from tests.reliability import reliability_rounds
 
 REPO = Path(__file__).resolve().parents[2]
@@ -743,7 +744,8 @@ def test_inspect_refuses_a_manifest_that_disagrees_with_a_part_as_query_does(
         pristine: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
     """With the manifest edited so the turn part and counts say 1 case, `cbr casebase inspect`
     exited 0 showing the part's cases, no word of the mismatch, while query and verify refused.
-    It refuses now with the words a read of the turn raises (and so does --json)."""
+    It refuses now with the words a read of the turn raises, then what mends it in verify's
+    words (and so does --json)."""
     root, expected = pristine
     copy = tmp_path / "cb"
     shutil.copytree(root, copy)
@@ -766,5 +768,5 @@ def test_inspect_refuses_a_manifest_that_disagrees_with_a_part_as_query_does(
     assert str(raised.value) == words
     for flags in ((), ("--json",)):
         r = _cbr_casebase("inspect", str(copy), *flags)
-        assert (r.returncode, r.stdout, r.stderr.strip()) == (1, "", f"error: {words}"), r
+        assert (r.returncode, r.stdout, r.stderr.strip()) == (1, "", f"error: {words} ({PART_MENDS})"), r
     assert f"holds {held:,} cases, the manifest says 1" in _cbr_casebase("verify", str(copy)).stderr
