@@ -38,7 +38,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from cbr.errors import counted  # noqa: E402
-from experiments.common import OUT_FOLDER_HELP, REPO, environment, out_folder, out_path, say, write_json  # noqa: E402
+from experiments.common import OUT_FOLDER_HELP, REPO, environment, finite, out_folder, out_path, say, write_json  # noqa: E402
 
 OPPONENTS = ("lag", "rock")
 QUICK_LOGS = ("hu-ehs-lag.log", "hu-poki-hs.log")
@@ -68,7 +68,7 @@ def play(casebase: Path, opponent: str, hands: int, seed: int, similarity: str |
     bot.close()
     sb = r.game.small_bet
     per_deal = [sum(p[0] for p in r.hand_payoffs[i:i + 2]) / 2 / sb for i in range(0, len(r.hand_payoffs), 2)]
-    return {"sb_per_hand": r.players[0].sb_per_hand, "ci": r.players[0].sb_ci, "per_deal": per_deal,
+    return {"sb_per_hand": r.players[0].sb_per_hand, "ci": finite(r.players[0].sb_ci), "per_deal": per_deal,
             "seconds": seconds, "model": model}
 
 
