@@ -42,7 +42,7 @@ from typing import Iterator, Optional
 from cbr.errors import counted
 from cbr.game.actions import Action, limit_action
 from cbr.game.gamedef import MAX_SEATS, GameDef
-from cbr.logs.record import HandRecord, ParseIssue, text_before_hands
+from cbr.logs.record import HandRecord, ParseIssue, hand_issue, text_before_hands
 from cbr.logs.source import read_log_text
 from evaluator_ext.cards import CARD_OF_TEXT, card_str
 
@@ -214,9 +214,10 @@ class PokerStarsParser:
         try:
             rec = self._hand(path, start + 1, block)
         except _Bad as exc:
-            return ParseIssue(path, start + 1 + (exc.at or 0), str(exc))
+            header = _HEADER.match(block[0])
+            return hand_issue(path, start + 1 + (exc.at or 0), str(exc), header.group(1) if header else None)
         if rec.hand_id in seen_ids:
-            return ParseIssue(path, start + 1, f"hand #{rec.hand_id} appears twice in the file")
+            return hand_issue(path, start + 1, "appears twice in the file", rec.hand_id)
         seen_ids.add(rec.hand_id)
         return rec
 

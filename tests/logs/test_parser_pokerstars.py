@@ -323,7 +323,7 @@ def test_a_line_not_understood_inside_a_hand_skips_it_naming_the_line(tmp_path):
         hands, issues = _parse(_write(tmp_path, text))
         assert [h.hand_id for h in hands] == ["1", "3"], where
         line = text.split("\n").index("zq!! 17 garbage") + 1
-        assert [str(i) for i in issues] == [f"{tmp_path / 'hh.txt'}:{line}: hand #2: line not understood: "
+        assert [str(i) for i in issues] == [f"{tmp_path / 'hh.txt'}:{line}: (hand 2): line not understood: "
                                             "'zq!! 17 garbage'"], where
 
 
@@ -351,7 +351,7 @@ def test_an_action_by_a_player_whose_seat_line_is_lost_is_named(tmp_path):
     hands, issues = _parse(_write(tmp_path, "\n".join(lines)))
     post = next(i for i, s in enumerate(lines) if s.startswith("Naughtychic: posts small blind")) + 1
     assert hands == [] and [str(i) for i in issues] == [
-        f"{tmp_path / 'hh.txt'}:{post}: hand #2428142447: an action by Naughtychic, who has no seat in the hand's "
+        f"{tmp_path / 'hh.txt'}:{post}: (hand 2428142447): an action by Naughtychic, who has no seat in the hand's "
         "seat lines: 'Naughtychic: posts small blind $0.50'"]
 
 
