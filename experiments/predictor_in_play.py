@@ -50,10 +50,12 @@ def play(bot: str, opponent: str, hands: int, seed: int) -> dict:
 
 
 def markdown(report: dict) -> str:
+    from experiments.common import ci_text
+
     lines = ["| opponent | poki-wt, player models (sb/h ± 95%) | poki-wt, ANN predictor | predictor - models, paired by deal |",
              "|---|---|---|---|"]
     for opponent, row in report["results"].items():
-        cells = [f"{row[k]['sb_per_hand']:+.3f} ± {row[k]['ci']:.3f}" for k in ("models", "predictor", "difference")]
+        cells = [f"{row[k]['sb_per_hand']:+.3f} ± {ci_text(row[k]['ci'])}" for k in ("models", "predictor", "difference")]
         lines.append(f"| {opponent} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

@@ -93,9 +93,9 @@ def markdown(rows: list[dict], variants: list[str]) -> str:
         cells = []
         for reuse in variants:
             r = next(x for x in rows if x["opponent"] == opp and x["reuse"] == reuse)
-            text = f"{r['sb']:+.3f} ± {r['ci']:.3f}"
+            text = f"{r['sb']:+.3f} ± {ci_text(r['ci'])}"
             if reuse != "probabilistic":
-                text += f" ({r['vs_probabilistic']:+.3f} ± {r['vs_probabilistic_ci']:.3f})"
+                text += f" ({r['vs_probabilistic']:+.3f} ± {ci_text(r['vs_probabilistic_ci'])})"
             cells.append(text)
         lines.append(f"| {opp} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
@@ -112,7 +112,7 @@ def plot(rows: list[dict], variants: list[str], path: Path, title: str) -> bool:
     for i, reuse in enumerate(variants):
         rs = [next(x for x in rows if x["opponent"] == o and x["reuse"] == reuse) for o in OPPONENTS]
         xs = [j + (i - (len(variants) - 1) / 2) * width for j in range(len(OPPONENTS))]
-        ax.bar(xs, [r["sb"] for r in rs], width, yerr=[r["ci"] for r in rs], capsize=3,
+        ax.bar(xs, [r["sb"] for r in rs], width, yerr=[r["ci"] or 0.0 for r in rs], capsize=3,
                color=colors[i % len(colors)], edgecolor="black", linewidth=0.5, label=reuse)
     for j, opp in enumerate(OPPONENTS):
         if TARGETS[opp] is not None:
