@@ -37,13 +37,15 @@ class _Styles:
 
 
 def cell(expert: str, opponent: str, hands: int, seed: int) -> dict:
+    from common import finite
+
     from cbr.play.match import run_match
 
     styles = _Styles(opponent)
     t = time.time()
     r = run_match([expert, opponent], hands, duplicate=True, seed=seed, log=styles)
     me, other = r.players
-    out = {"expert": expert, "opponent": opponent, "hands": r.hands, "sb": me.sb_per_hand, "ci": me.sb_ci,
+    out = {"expert": expert, "opponent": opponent, "hands": r.hands, "sb": me.sb_per_hand, "ci": finite(me.sb_ci),
            "seconds": round(time.time() - t, 1)}
     out["style"] = list(styles.stats.vector(other.name))
     return out
@@ -52,6 +54,7 @@ def cell(expert: str, opponent: str, hands: int, seed: int) -> dict:
 def main(argv: list[str] | None = None) -> int:
     from common import (
         OUT_HELP,
+        ci_text,
         description,
         help_format,
         out_file,
@@ -61,6 +64,7 @@ def main(argv: list[str] | None = None) -> int:
         positive_int,
         seed_int,
         worker_pool,
+        write_json,
     )
 
     ap = argparse.ArgumentParser(description=description(__doc__), formatter_class=help_format())
@@ -80,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     with worker_pool(args.jobs) as pool:
         for c in pool.map(cell, *zip(*jobs)):
             cells.append(c)
-            print(f"{c['expert']:>18} vs {c['opponent']:<8} {c['sb']:+.3f} ± {c['ci']:.3f}  ({c['seconds']} s)",
+            print(f"{c['expert']:>18} vs {c['opponent']:<8} {c['sb']:+.3f} ± {ci_text(c['ci'])}  ({c['seconds']} s)",
                   flush=True)
     out = out_file(args.out, f"adaptation-matrix-seed{args.seed}.json")
     if args.add and out.exists():
@@ -89,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit(f"error: {out} has {counted(old['hands'], 'hand')} a cell, not {args.hands}")
         new = {(c["expert"], c["opponent"]) for c in cells}
         cells = [c for c in old["cells"] if (c["expert"], c["opponent"]) not in new] + cells
-    out.write_text(json.dumps({"seed": args.seed, "hands": args.hands, "cells": cells}, indent=1))
+    write_json(out, {"seed": args.seed, "hands": args.hands, "cells": cells}, indent=1)
     print(f"wrote {out}")
     return 0
 

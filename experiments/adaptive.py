@@ -15,7 +15,7 @@ import math
 import time
 from pathlib import Path
 
-from common import OUT_HELP, out_file, out_path, policy_spec, pyplot, say, write_json
+from common import OUT_HELP, ci_text, finite, out_file, out_path, policy_spec, pyplot, say, write_json
 
 from cbr.errors import counted
 
@@ -152,10 +152,10 @@ def play_adapt(opp: str, hands: int, seed: int, spec: str = "cbr") -> dict:
     from cbr.stats import mean_ci
 
     def window(part: list[float]) -> list | None:  # None: the match had no such hands
-        return list(mean_ci(part)) if part else None
+        return [finite(v) for v in mean_ci(part)] if part else None
 
     me = r.players[0]
-    return {"opponent": opp, "bot": "adapt", "sb": me.sb_per_hand, "ci": me.sb_ci, "hands": r.hands,
+    return {"opponent": opp, "bot": "adapt", "sb": me.sb_per_hand, "ci": finite(me.sb_ci), "hands": r.hands,
             "deals": deals, "first_500": window(deals[: 500 // 2]), "after_2000": window(deals[2000 // 2:]),
             "choices": shares,
             "seconds": round(time.time() - t)}
@@ -167,7 +167,7 @@ def play_fixed(bot: str, opp: str, hands: int, seed: int) -> dict:
     t = time.time()
     r = run_match([bot, _opponent(opp, hands, seed)], hands, duplicate=True, seed=seed)
     me = r.players[0]
-    return {"opponent": opp, "bot": bot, "sb": me.sb_per_hand, "ci": me.sb_ci, "hands": r.hands,
+    return {"opponent": opp, "bot": bot, "sb": me.sb_per_hand, "ci": finite(me.sb_ci), "hands": r.hands,
             "seconds": round(time.time() - t)}
 
 
@@ -285,17 +285,17 @@ def main(argv: list[str] | None = None) -> int:
         for res in pool.map(_run, jobs):
             if res["bot"] == "adapt":
                 report["adapt"][res["opponent"]] = res
-                say(f"adapt vs {res['opponent']}: {res['sb']:+.3f} ± {res['ci']:.3f} "
+                say(f"adapt vs {res['opponent']}: {res['sb']:+.3f} ± {ci_text(res['ci'])} "
                     f"(first 500 {_rate(res['first_500'])}, after 2,000 {_rate(res['after_2000'])}; {res['seconds']} s)")
             else:
                 report["fixed"].setdefault(res["opponent"], {})[res["bot"]] = res
-                say(f"{res['bot']} vs {res['opponent']}: {res['sb']:+.3f} ± {res['ci']:.3f} ({res['seconds']} s)")
+                say(f"{res['bot']} vs {res['opponent']}: {res['sb']:+.3f} ± {ci_text(res['ci'])} ({res['seconds']} s)")
     print(f"{'opponent':<12} {'adapt':>16} {'best fixed':>26} {'gap':>7} {'first 500':>10} {'2,001+':>8}")
     for o in opps:
         best_bot = max(report["fixed"][o], key=lambda b: report["fixed"][o][b]["sb"])
         best = report["best"][o] = {"bot": best_bot, **report["fixed"][o][best_bot]}
         a = report["adapt"][o]
-        print(f"{o:<12} {a['sb']:+.3f} ± {a['ci']:.3f}   {best_bot:>12} {best['sb']:+.3f} ± {best['ci']:.3f} "
+        print(f"{o:<12} {a['sb']:+.3f} ± {ci_text(a['ci'])}   {best_bot:>12} {best['sb']:+.3f} ± {ci_text(best['ci'])} "
               f"{a['sb'] - best['sb']:+.3f} {_rate(a['first_500']):>10} {_rate(a['after_2000']):>8}")
     out = out_file(args.out, f"adaptive-seed{args.seed}{args.tag}.json")
     write_json(out, report)

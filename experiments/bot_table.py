@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np  # noqa: E402
-from common import budgeted_lbr, duel, one_process_stores, require_native, worker_pool, write_json  # noqa: E402
+from common import budgeted_lbr, ci_text, duel, one_process_stores, require_native, worker_pool, write_json  # noqa: E402
 
 from cbr.errors import counted  # noqa: E402
 from cbr.play.match import run_match  # noqa: E402
@@ -204,7 +204,9 @@ def main() -> int:
     bots, opponents = args.bots, args.opponents
     outdir = out_folder(args.out)
     out = outdir / f"bot-table-seed{args.seed}.json"
-    report = json.loads(out.read_text()) if out.exists() and not args.redo else {"seed": args.seed, "rows": {}}
+    # an earlier run of this script wrote an unmeasurable CI as Infinity (not JSON): read as null, as now written
+    report = (json.loads(out.read_text(), parse_constant=lambda _: None) if out.exists() and not args.redo
+              else {"seed": args.seed, "rows": {}})
     rows = report["rows"]
     kept = sum(c in rows.get(b, {}) for b in bots for c in ("lbr", *opponents, "time"))  # cells not measured again
     reused: dict[str, list[str]] = {}  # a committed file -> the bots whose LBR was taken from it
@@ -228,7 +230,7 @@ def main() -> int:
                                [args.seed] * len(todo))
             for (b, o), m in zip(todo, results):
                 rows.setdefault(b, {})[o] = m
-                print(f"{b} vs {o}: {m['sb_per_hand']:+.3f} +- {m['ci']:.3f} sb/h", file=sys.stderr, flush=True)
+                print(f"{b} vs {o}: {m['sb_per_hand']:+.3f} ± {ci_text(m['ci'])} sb/h", file=sys.stderr, flush=True)
                 save()
                 measured += 1
     if "lbr" not in skip:
@@ -266,7 +268,7 @@ def main() -> int:
     for b in bots:
         r = rows.get(b, {})
         cells = [f"{lbr_text(r['lbr'], unit='')} ({r['lbr']['hands']:,} h)" if "lbr" in r else "-"]
-        cells += [f"{r[o]['sb_per_hand']:+.3f} ± {r[o]['ci']:.3f}" if o in r else "-" for o in opponents]
+        cells += [f"{r[o]['sb_per_hand']:+.3f} ± {ci_text(r[o]['ci'])}" if o in r else "-" for o in opponents]
         cells.append(f"{r['time']['mean_ms']:.2f} / {r['time']['p99_ms']:.2f}" if "time" in r else "-")
         print(f"| `{b}` | " + " | ".join(cells) + " |")
     return 0

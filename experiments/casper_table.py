@@ -37,7 +37,7 @@ from typing import Any, Optional
 os.environ.setdefault("OMP_NUM_THREADS", "1")  # one core per match: the machine is shared
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import OUT_HELP, environment, out_file, out_path, pyplot, say, write_json  # noqa: E402
+from common import OUT_HELP, ci_text, environment, out_file, out_path, pyplot, say, write_json  # noqa: E402
 
 from cbr.errors import counted  # noqa: E402
 from cbr.play.measure import BASELINES, SOURCE_BOTS, TUNED_BOT, Cell, markdown_table, measure, table_seats  # noqa: E402
@@ -61,7 +61,7 @@ def run_cell(job: dict) -> dict:
     cell = measure(job["bot"], job["opponents"], seed=job["seed"], hands=job["hands"],
                    target_ci=job["target_ci"], pilot_hands=job["pilot_hands"], cap=job["cap"],
                    label=label, target=job["target"], progress=progress)
-    say(f"{label}: {cell.sb:+.3f} ± {cell.ci:.3f} sb/h over {counted(cell.hands, 'hand')} ({cell.seconds:.0f} s)")
+    say(f"{label}: {cell.sb:+.3f} ± {ci_text(cell.ci)} sb/h over {counted(cell.hands, 'hand')} ({cell.seconds:.0f} s)")
     return cell.to_dict()
 
 
@@ -92,7 +92,7 @@ def plot(cells: list[dict], path: Path, title: str) -> bool:
     for x, c in zip(xs, cells):
         if c["target"] is not None:
             ax.hlines(c["target"], x - 0.45, x + 0.45, colors="red", linestyles="--", linewidth=1.5)
-        ax.annotate(f"{c['sb']:+.2f}\n±{c['ci']:.2f}", (x, max(c["sb"] + (c["ci"] or 0), 0)),
+        ax.annotate(f"{c['sb']:+.2f}\n±{ci_text(c['ci'], '.2f')}", (x, max(c["sb"] + (c["ci"] or 0), 0)),
                     xytext=(0, 4), textcoords="offset points", ha="center", fontsize=8)
     ax.axhline(0, color="black", linewidth=0.8)
     ax.set_xticks(list(xs), [c["opponent"].replace(" table", "\ntable") for c in cells])

@@ -32,7 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from common import OUT_HELP, environment, out_file, out_path, say, write_json  # noqa: E402
+from common import OUT_HELP, ci_text, environment, finite, out_file, out_path, say, write_json  # noqa: E402
 
 from cbr.errors import counted  # noqa: E402
 
@@ -121,7 +121,7 @@ def against_raise(bot: str, hands: int, seed: int) -> dict:
                         "folded_equity_vs_raiser": fold_eq[s] / folds[s] if folds[s] else None,
                         "actions": {k: acts[(s, k)] / total for k in "fcr"}})
     me = m.players[0]
-    return {"bot": bot, "hands": m.hands, "sb_per_hand": me.sb_per_hand, "ci": me.sb_ci, "streets": streets,
+    return {"bot": bot, "hands": m.hands, "sb_per_hand": me.sb_per_hand, "ci": finite(me.sb_ci), "streets": streets,
             "showdown_won_sb_per_hand": sd["won"] / sb / n, "showdown_lost_sb_per_hand": sd["lost"] / sb / n,
             "mean_pot_won_sb": sd["won"] / sb / max(sd["n_won"], 1), "showdowns_won": sd["n_won"],
             "showdowns_lost": sd["n_lost"]}
@@ -206,7 +206,7 @@ def main() -> None:
     out = out_file(a.out, f"aggression-seed{a.seed}.json")
     write_json(out, result)
     for r in result["against_raise"]:
-        print(f"{r['bot']}: {r['sb_per_hand']:+.3f} ± {r['ci']:.3f} sb/h against raise; showdowns "
+        print(f"{r['bot']}: {r['sb_per_hand']:+.3f} ± {ci_text(r['ci'])} sb/h against raise; showdowns "
               f"{r['showdown_won_sb_per_hand']:+.2f} / {r['showdown_lost_sb_per_hand']:+.2f} sb/h "
               f"(mean pot won {r['mean_pot_won_sb']:.1f} sb)")
         for s, st in enumerate(r["streets"]):

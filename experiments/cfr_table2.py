@@ -29,7 +29,7 @@ from typing import Any, Optional
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from cfr_strategies import BUCKETINGS, CACHE, add_arguments, prepare, settings_from, strategy_path  # noqa: E402
-from common import OUT_HELP, environment, out_file, out_path, pyplot, say, write_json  # noqa: E402
+from common import OUT_HELP, ci_text, environment, finite, out_file, out_path, pyplot, say, write_json  # noqa: E402
 
 from cbr.errors import counted  # noqa: E402
 
@@ -68,9 +68,9 @@ def match_table(cache: Path, seed: int, hands: int) -> dict:
             specs = [f"cfr:strategy={strategy_path(cache, n, game)}" for n in (a, b)]
             r = run_match(specs, hands, duplicate=True, seed=seed)
             me = r.players[0]
-            cells.append({"a": a, "b": b, "bb100": me.mbb_per_hand / 10.0, "ci": me.mbb_ci / 10.0, "hands": r.hands,
+            cells.append({"a": a, "b": b, "bb100": me.mbb_per_hand / 10.0, "ci": finite(me.mbb_ci / 10.0), "hands": r.hands,
                           "deals": r.deals, "seconds": round(time.perf_counter() - t, 1)})
-            say(f"limit match: {a} vs {b}: {cells[-1]['bb100']:+.1f} ± {cells[-1]['ci']:.1f} bb/100 "
+            say(f"limit match: {a} vs {b}: {cells[-1]['bb100']:+.1f} ± {ci_text(cells[-1]['ci'], '.1f')} bb/100 "
                 f"({counted(r.hands, 'hand')}, {cells[-1]['seconds']:.0f} s)")
     return {"game": game, "method": "cbr.play.match.run_match (cfr policy, duplicate, sampled actions)",
             "hands_per_pair": hands, "seconds": round(time.perf_counter() - t0, 1), "cells": cells}
@@ -91,7 +91,7 @@ def markdown(table: dict, title: str) -> str:
     lines = [f"**{title}**", "", "| row vs column | " + " | ".join(NAMES) + " | mean |",
              "|---" * (len(NAMES) + 2) + "|"]
     for i, n in enumerate(NAMES):
-        cells = ["" if v is None else f"{v[0]:+.1f} ± {v[1]:.1f}" for v in m[i]]
+        cells = ["" if v is None else f"{v[0]:+.1f} ± {ci_text(v[1], '.1f')}" for v in m[i]]
         mean = sum(v[0] for v in m[i] if v is not None) / (len(NAMES) - 1)
         lines.append(f"| {n} | " + " | ".join(cells) + f" | {mean:+.1f} |")
     return "\n".join(lines)

@@ -26,15 +26,18 @@ from typing import Optional
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import OUT_HELP, environment, out_file, out_path, pyplot, say, write_json  # noqa: E402
+from common import OUT_HELP, ci_text, environment, finite, out_file, out_path, pyplot, say, write_json  # noqa: E402
 
 from cbr.errors import counted  # noqa: E402
 
 OPPONENTS = ("hs", "ehs", "poki", "lag", "cbr", "call", "raise", "random")
 
 
-def verdict(sb: float, ci: float) -> str:
-    """``beats`` / ``loses to`` / ``not shown`` from a mean and its 95% half-width."""
+def verdict(sb: float, ci: Optional[float]) -> str:
+    """``beats`` / ``loses to`` / ``not shown`` from a mean and its 95% half-width (None: too few
+    hands for one, nothing shown)."""
+    if ci is None:
+        return "not shown"
     if sb - ci > 0:
         return "beats"
     if sb + ci < 0:
@@ -49,17 +52,17 @@ def plot(cells: list[dict], path: Path, title: str) -> bool:
     fig, ax = plt.subplots(figsize=(8, 4.2))
     xs = range(len(cells))
     colors = {"beats": "tab:green", "loses to": "tab:red", "not shown": "tab:gray"}
-    ax.bar(xs, [c["sb"] for c in cells], yerr=[c["ci"] for c in cells], capsize=5,
+    ax.bar(xs, [c["sb"] for c in cells], yerr=[c["ci"] or 0.0 for c in cells], capsize=5,
            color=[colors[c["verdict"]] for c in cells], edgecolor="black", linewidth=0.6)
     for x, c in zip(xs, cells):
-        ax.annotate(f"{c['sb']:+.2f}\n±{c['ci']:.2f}", (x, max(c["sb"] + c["ci"], 0)), xytext=(0, 3),
+        ax.annotate(f"{c['sb']:+.2f}\n±{ci_text(c['ci'], '.2f')}", (x, max(c["sb"] + (c["ci"] or 0.0), 0)), xytext=(0, 3),
                     textcoords="offset points", ha="center", fontsize=8)
     ax.axhline(0, color="black", linewidth=0.8)
     ax.set_xticks(list(xs), [c["opponent"] for c in cells])
     ax.set_ylabel("CFR bot, small bets per hand")
     ax.set_title(title, fontsize=10)
-    top = max(c["sb"] + c["ci"] for c in cells)
-    ax.set_ylim(min(min(c["sb"] - c["ci"] for c in cells), 0) - 0.2, top * 1.2 + 0.2)
+    top = max(c["sb"] + (c["ci"] or 0.0) for c in cells)
+    ax.set_ylim(min(min(c["sb"] - (c["ci"] or 0.0) for c in cells), 0) - 0.2, top * 1.2 + 0.2)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -90,13 +93,13 @@ def main(argv: Optional[list[str]] = None) -> int:
     cells = []
     for opp in opponents:
         c = measure(args.bot, [opp], seed=args.seed, hands=hands, label=opp, target=0.0)
-        row = {"opponent": opp, "sb": c.sb, "ci": c.ci, "bb100": c.sb * bb_per_sb * 100.0, "hands": c.hands, "deals": c.deals,
-               "verdict": verdict(c.sb, c.ci), "seconds": round(c.seconds, 1)}
+        row = {"opponent": opp, "sb": c.sb, "ci": finite(c.ci), "bb100": c.sb * bb_per_sb * 100.0, "hands": c.hands, "deals": c.deals,
+               "verdict": verdict(c.sb, finite(c.ci)), "seconds": round(c.seconds, 1)}
         cells.append(row)
-        say(f"{args.bot} vs {opp}: {c.sb:+.3f} ± {c.ci:.3f} sb/h ({row['verdict']}), {counted(c.hands, 'hand')}, {c.seconds:.0f} s")
+        say(f"{args.bot} vs {opp}: {c.sb:+.3f} ± {ci_text(c.ci)} sb/h ({row['verdict']}), {counted(c.hands, 'hand')}, {c.seconds:.0f} s")
     seconds = time.perf_counter() - t0
     lines = ["| opponent | sb/h | 95% CI | bb/100 | hands | result |", "|---|---|---|---|---|---|"]
-    lines += [f"| {c['opponent']} | {c['sb']:+.3f} | ±{c['ci']:.3f} | {c['bb100']:+.1f} | {c['hands']:,} | "
+    lines += [f"| {c['opponent']} | {c['sb']:+.3f} | ±{ci_text(c['ci'])} | {c['bb100']:+.1f} | {c['hands']:,} | "
               f"{c['verdict']} |" for c in cells]
     table = "\n".join(lines)
     beaten = [c["opponent"] for c in cells if c["verdict"] == "beats"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import platform
 import sys
@@ -361,14 +362,38 @@ def environment() -> dict:
             "cpus": os.cpu_count(), "omp_num_threads": os.environ.get("OMP_NUM_THREADS")}
 
 
+def finite(x: Optional[float], digits: Optional[int] = None) -> Optional[float]:
+    """A number for a report: None where it is not finite (the CI of a match too short for one
+    is ``inf``: JSON has no such number, and ``cbr match --json`` says ``null``) or missing;
+    ``digits``: rounded to that many decimals.
+
+    >>> finite(0.1234, 2), finite(float("inf")), finite(float("nan")), finite(None)
+    (0.12, None, None, None)
+    """
+    if x is None or not math.isfinite(x):
+        return None
+    return round(float(x), digits) if digits is not None else float(x)
+
+
+def ci_text(ci: Optional[float], spec: str = ".3f") -> str:
+    """A CI's half-width for a table or a progress line, formatted by ``spec``; ``n/a`` where
+    there is none (:func:`finite`), as ``cbr match`` says it.
+
+    >>> ci_text(0.06417), ci_text(12.6, ".0f"), ci_text(None), ci_text(float("inf"))
+    ('0.064', '13', 'n/a', 'n/a')
+    """
+    return "n/a" if finite(ci) is None else format(ci, spec)
+
+
 def duel(bot: str, opp: str, hands: int, seed: int) -> dict:
-    """``bot`` against ``opp``: a duplicate match of ``hands`` hands; the bot's sb/h with its 95% CI."""
+    """``bot`` against ``opp``: a duplicate match of ``hands`` hands; the bot's sb/h with its 95% CI
+    (None when the match is too short for one)."""
     from cbr.play.match import run_match
 
     t = time.time()
     m = run_match([bot, opp], hands, duplicate=True, seed=seed)
     me = m.players[0]
-    return {"sb_per_hand": me.sb_per_hand, "ci": me.sb_ci, "hands": m.hands, "seconds": round(time.time() - t)}
+    return {"sb_per_hand": me.sb_per_hand, "ci": finite(me.sb_ci), "hands": m.hands, "seconds": round(time.time() - t)}
 
 
 def budgeted_lbr(bot: str, hands: int, seed: int, workers: int, budget: float,
@@ -775,16 +800,40 @@ def check_casebase(name: str) -> Path:
     return path
 
 
+def not_finite(data: Any, where: str = "") -> Optional[str]:
+    """Where in ``data`` (dicts and lists) the first number that is not finite is, as
+    ``key.key[index]``; None when every number is finite.
+
+    >>> not_finite({"rows": {"hs": {"call": {"ci": float("inf")}}}}), not_finite({"a": [1.0, None]})
+    ('rows.hs.call.ci', None)
+    """
+    if isinstance(data, float) and not math.isfinite(data):
+        return where or "the value"
+    items = data.items() if isinstance(data, dict) else enumerate(data) if isinstance(data, (list, tuple)) else ()
+    for key, value in items:
+        found = not_finite(value, f"{where}[{key}]" if isinstance(key, int) else f"{where}.{key}" if where else str(key))
+        if found is not None:
+            return found
+    return None
+
+
 def write_json(path: Path, data: dict, indent: int = 2) -> None:
     """Write ``data`` as indented JSON, and note it in :data:`WRITTEN`. Its folder is made if
     missing, that folder alone (an ``--out`` folder, whose parent :func:`out_path` checked; never
     a tree of a user's path); a file that cannot be written is a :class:`~cbr.errors.CBRError`
-    (one ``error:`` line from :func:`run`)."""
+    (one ``error:`` line from :func:`run`). A number that is not finite (``inf``, ``nan``) is
+    refused the same way, naming where it is: JSON has no such numbers (Python would write
+    ``Infinity``, which no JSON reader takes); a script gives None for what it could not
+    measure (:func:`finite`)."""
     from cbr.errors import CBRError
 
+    bad = not_finite(data)
+    if bad is not None:
+        raise CBRError(f"cannot write {path}: {bad} is not a finite number, which JSON cannot hold "
+                       "(a value that could not be measured is null)")
     try:
         path.parent.mkdir(exist_ok=True)
-        path.write_text(json.dumps(data, indent=indent) + "\n")
+        path.write_text(json.dumps(data, indent=indent, allow_nan=False) + "\n")
     except OSError as exc:
         raise CBRError(f"cannot write {path}: {exc.strerror or exc}") from None
     WRITTEN.append(path)

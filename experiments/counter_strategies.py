@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from common import OUT_HELP, duel, out_file, out_path, say, write_json
+from common import OUT_HELP, ci_text, duel, out_file, out_path, say, write_json
 
 #: counter-strategy -> (its opponent, the best fixed bot of the house against it: docs/experiments.md)
 #: The teacher the counters are compared with (as trained: plain ``cfr`` re-solves its river since 2026-11-29).
@@ -42,7 +42,7 @@ def cells(names: list[str]) -> list[tuple[str, str, str]]:
 def _one(args: tuple[str, str, str, int, int]) -> dict:
     name, bot, opp, hands, seed = args
     r = duel(bot, opp, hands, seed)
-    say(f"{bot} vs {opp}: {r['sb_per_hand']:+.3f} ± {r['ci']:.3f} ({r['seconds']} s)")
+    say(f"{bot} vs {opp}: {r['sb_per_hand']:+.3f} ± {ci_text(r['ci'])} ({r['seconds']} s)")
     return {"counter": name, "bot": bot, "opponent": opp, **r}
 
 
@@ -77,7 +77,7 @@ def main() -> None:
         mine = f"cfr:strategy=counter_{name}"
 
         def f(x: dict) -> str:
-            return f"{x['sb_per_hand']:+.3f} ± {x['ci']:.3f}"
+            return f"{x['sb_per_hand']:+.3f} ± {ci_text(x['ci'])}"
 
         print(f"| `counter_{name}` (`{target}`) | {f(r[mine, target])} | {f(r[TEACHER, target])} | "
               f"`{best}` {f(r[best, target])} | {f(r[mine, TEACHER])} |")

@@ -30,7 +30,18 @@ TARGETS = {"call": 0.9, "raise": 3.0}
 
 
 def main() -> None:
-    from common import OUT_HELP, help_format, out_file, out_path, parse_args, positive_int, seed_int, write_json
+    from common import (
+        OUT_HELP,
+        ci_text,
+        finite,
+        help_format,
+        out_file,
+        out_path,
+        parse_args,
+        positive_int,
+        seed_int,
+        write_json,
+    )
 
     ap = argparse.ArgumentParser(description="The EHS bot against always-call and always-raise, duplicate heads-up.",
                                  formatter_class=help_format())
@@ -54,13 +65,13 @@ def main() -> None:
         ehs = result.players[0]
         ok = ehs.sb_per_hand >= target
         report["results"][opponent] = {
-            "sb_per_hand": round(ehs.sb_per_hand, 4), "sb_ci95": round(ehs.sb_ci, 4),
-            "mbb_per_hand": round(ehs.mbb_per_hand, 1), "mbb_ci95": round(ehs.mbb_ci, 1),
+            "sb_per_hand": round(ehs.sb_per_hand, 4), "sb_ci95": finite(ehs.sb_ci, 4),
+            "mbb_per_hand": round(ehs.mbb_per_hand, 1), "mbb_ci95": finite(ehs.mbb_ci, 1),
             "hands": result.hands, "deals": result.deals, "target_sb_per_hand": target,
             "meets_target": ok, "seconds": round(time.perf_counter() - t0, 1),
         }
-        print(f"ehs vs {opponent:5s}: {ehs.sb_per_hand:+.3f} ± {ehs.sb_ci:.3f} sb/h "
-              f"({ehs.mbb_per_hand:+.0f} ± {ehs.mbb_ci:.0f} mbb/h) over {counted(result.hands, 'hand')} "
+        print(f"ehs vs {opponent:5s}: {ehs.sb_per_hand:+.3f} ± {ci_text(ehs.sb_ci)} sb/h "
+              f"({ehs.mbb_per_hand:+.0f} ± {ci_text(ehs.mbb_ci, '.0f')} mbb/h) over {counted(result.hands, 'hand')} "
               f"[target >= {target:+.1f}: {'met' if ok else 'MISSED'}]", flush=True)
     out = out_file(args.out, "ehs_strength.json")
     write_json(out, report)

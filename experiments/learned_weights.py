@@ -52,6 +52,7 @@ def main() -> None:
     from common import (
         OUT_HELP,
         description,
+        finite,
         help_format,
         out_file,
         out_path,
@@ -94,9 +95,9 @@ def main() -> None:
         for name, spec in (("hand-picked", "cbr:preset=expert"), ("learned", f"cbr:preset=expert:similarity={args.learned}")):
             runs[name] = run_match([spec, opp], args.hands, duplicate=True, seed=args.seed, keep_payoffs=True)
         d, ci = paired_difference(deal_means(runs["learned"]), deal_means(runs["hand-picked"]))
-        report["play"][opp] = {name: [round(r.players[0].sb_per_hand, 4), round(r.players[0].sb_ci, 4)]
+        report["play"][opp] = {name: [round(r.players[0].sb_per_hand, 4), finite(r.players[0].sb_ci, 4)]
                                for name, r in runs.items()}
-        report["play"][opp]["learned_minus_hand_picked"] = [round(d, 4), round(ci, 4)]
+        report["play"][opp]["learned_minus_hand_picked"] = [round(d, 4), finite(ci, 4)]
         print(opp, report["play"][opp], file=sys.stderr)
     out = out_file(args.out, f"learned-weights-seed{args.seed}.json")
     write_json(out, report)

@@ -18,7 +18,7 @@ import json
 import time
 from pathlib import Path
 
-from common import OUT_HELP, budgeted_lbr, duel, environment, out_file, out_path, say, write_json
+from common import OUT_HELP, budgeted_lbr, ci_text, duel, environment, out_file, out_path, say, write_json
 
 from cbr.errors import counted
 
@@ -62,12 +62,12 @@ def main() -> None:
                       "seconds": round(time.time() - t)}
         say(f"{name}: LBR {lbr['mbb_per_game']:.0f} ± {lbr['ci95']:.0f} mbb/g over {counted(lbr['hands'], 'hand')}")
         row["vs_raise"] = duel(spec, "raise", args.hands, args.seed)
-        say(f"{name} vs raise: {row['vs_raise']['sb_per_hand']:+.3f} ± {row['vs_raise']['ci']:.3f}")
+        say(f"{name} vs raise: {row['vs_raise']['sb_per_hand']:+.3f} ± {ci_text(row['vs_raise']['ci'])}")
         report["runs"][name] = row
     report["head_to_head"] = duel(f"cfr:strategy={folders['ochs']}", f"cfr:strategy={folders['hs']}", args.hands,
                                   args.seed)
     h = report["head_to_head"]
-    say(f"ochs vs hs: {h['sb_per_hand']:+.3f} ± {h['ci']:.3f} sb/h")
+    say(f"ochs vs hs: {h['sb_per_hand']:+.3f} ± {ci_text(h['ci'])} sb/h")
     out = out_file(args.out, f"ochs-river-seed{args.seed}.json")
     write_json(out, report)
     say(f"wrote {out}")
@@ -75,8 +75,8 @@ def main() -> None:
     print("|---|---:|---:|---:|")
     for name, r in report["runs"].items():
         print(f"| {name} | {r['iterations']:,} | {r['lbr']['mbb']:.0f} ± {r['lbr']['ci']:.0f} ({r['lbr']['hands']:,}) "
-              f"| {r['vs_raise']['sb_per_hand']:+.3f} ± {r['vs_raise']['ci']:.3f} |")
-    print(f"| OCHS against HS, head to head | | | {h['sb_per_hand']:+.3f} ± {h['ci']:.3f} ({counted(h['hands'], 'hand')}) |")
+              f"| {r['vs_raise']['sb_per_hand']:+.3f} ± {ci_text(r['vs_raise']['ci'])} |")
+    print(f"| OCHS against HS, head to head | | | {h['sb_per_hand']:+.3f} ± {ci_text(h['ci'])} ({counted(h['hands'], 'hand')}) |")
 
 
 if __name__ == "__main__":

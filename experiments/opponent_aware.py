@@ -34,11 +34,22 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from cbr.errors import counted  # noqa: E402
-from experiments.common import OUT_FOLDER_HELP, REPO, environment, out_folder, out_path, say, write_json  # noqa: E402
+from experiments.common import (  # noqa: E402
+    OUT_FOLDER_HELP,
+    REPO,
+    ci_text,
+    environment,
+    finite,
+    out_folder,
+    out_path,
+    say,
+    write_json,
+)
 
 OPPONENTS = ("lag", "rock")
 QUICK_LOGS = ("hu-ehs-lag.log", "hu-poki-hs.log")
@@ -68,7 +79,7 @@ def play(casebase: Path, opponent: str, hands: int, seed: int, similarity: str |
     bot.close()
     sb = r.game.small_bet
     per_deal = [sum(p[0] for p in r.hand_payoffs[i:i + 2]) / 2 / sb for i in range(0, len(r.hand_payoffs), 2)]
-    return {"sb_per_hand": r.players[0].sb_per_hand, "ci": r.players[0].sb_ci, "per_deal": per_deal,
+    return {"sb_per_hand": r.players[0].sb_per_hand, "ci": finite(r.players[0].sb_ci), "per_deal": per_deal,
             "seconds": seconds, "model": model}
 
 
@@ -100,7 +111,7 @@ def markdown(report: dict) -> str:
                   "|---|---|---|---|---|"]
         for opponent, row in report["results"].items():
             m = row["model_of_opponent"] or {}
-            cells = [f"{row[k]['sb_per_hand']:+.3f} ± {row[k]['ci']:.3f}" for k in ("casper", "casper-opp", "difference")]
+            cells = [f"{row[k]['sb_per_hand']:+.3f} ± {ci_text(row[k]['ci'])}" for k in ("casper", "casper-opp", "difference")]
             lines.append(f"| {opponent} | " + " | ".join(cells)
                          + f" | {m.get('aggressiveness', float('nan')):.2f} / {m.get('tightness', float('nan')):.2f}"
                          f" / {m.get('riskiness', float('nan')):.2f} |")
@@ -108,13 +119,14 @@ def markdown(report: dict) -> str:
         keys = list(next(iter(report["results"].values())))
         lines += ["| opponent | " + " | ".join(f"weights {k}" for k in keys) + " |", "|---|" + "---|" * len(keys)]
         for opponent, row in report["results"].items():
-            lines.append(f"| {opponent} | " + " | ".join(f"{row[k]['sb_per_hand']:+.3f} ± {row[k]['ci']:.3f}"
+            lines.append(f"| {opponent} | " + " | ".join(f"{row[k]['sb_per_hand']:+.3f} ± {ci_text(row[k]['ci'])}"
                                                            for k in keys) + " |")
     return "\n".join(lines)
 
 
-def r4(x: float) -> float:
-    return round(float(x), 4)
+def r4(x: Optional[float]) -> Optional[float]:
+    """Rounded to 4 decimals; None for a CI a match too short could not give (:func:`finite`)."""
+    return finite(x, 4)
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -173,7 +185,7 @@ def main(argv: list[str] | None = None) -> dict:
                     res = play(cbs["casper-opp"], opponent, args.hands, args.seed, sim)
                     row[f"x{scale:g}"] = {"sb_per_hand": r4(res["sb_per_hand"]), "ci": r4(res["ci"]),
                                           "seconds": round(res["seconds"], 1)}
-                    say(f"  {res['sb_per_hand']:+.4f} +- {res['ci']:.4f} sb/h")
+                    say(f"  {res['sb_per_hand']:+.4f} ± {ci_text(res['ci'], '.4f')} sb/h")
             else:
                 runs = {}
                 for fs in ("casper", "casper-opp"):

@@ -32,6 +32,8 @@ from cbr.policies.rules import EHSPolicy  # noqa: E402
 
 def play(variant: str, preflop: bool, hands: int, seed: int, opponent: str = "ehs",
          opponent_preflop: bool = False) -> dict:
+    from common import finite
+
     bot = Phase3Policy(variant=variant, preflop=preflop)
     other = EHSPolicy() if opponent == "ehs" else Phase3Policy(variant=opponent, preflop=opponent_preflop)
     t0 = time.perf_counter()
@@ -39,17 +41,22 @@ def play(variant: str, preflop: bool, hands: int, seed: int, opponent: str = "eh
     me = result.players[0]
     return {"variant": variant, "preflop": preflop, "opponent": opponent, "seed": seed,
             "opponent_preflop": opponent_preflop if opponent != "ehs" else None,
-            "sb_per_hand": round(me.sb_per_hand, 4), "sb_ci95": round(me.sb_ci, 4),
+            "sb_per_hand": round(me.sb_per_hand, 4), "sb_ci95": finite(me.sb_ci, 4),
             "mbb_per_hand": round(me.mbb_per_hand, 1), "hands": result.hands, "deals": result.deals,
             "model_share": round(bot.model_decisions / max(1, bot.decisions), 3),
             "seconds": round(time.perf_counter() - t0, 1)}
 
 
 def show(row: dict) -> None:
-    lo, hi = row["sb_per_hand"] - row["sb_ci95"], row["sb_per_hand"] + row["sb_ci95"]
-    verdict = "beats" if lo > 0 else "loses to" if hi < 0 else "no significant difference with"
+    from common import ci_text
+
+    if row["sb_ci95"] is None:  # a match too short for a CI
+        verdict = "too few hands to compare with"
+    else:
+        lo, hi = row["sb_per_hand"] - row["sb_ci95"], row["sb_per_hand"] + row["sb_ci95"]
+        verdict = "beats" if lo > 0 else "loses to" if hi < 0 else "no significant difference with"
     print(f"seed {row['seed']} {row['variant']:12s} preflop={str(row['preflop']):5s} vs {row['opponent']:12s}: "
-          f"{row['sb_per_hand']:+.3f} ± {row['sb_ci95']:.3f} sb/h over {counted(row['hands'], 'hand')} "
+          f"{row['sb_per_hand']:+.3f} ± {ci_text(row['sb_ci95'])} sb/h over {counted(row['hands'], 'hand')} "
           f"(model decided {row['model_share']:.0%} of decisions; {verdict} it) [{row['seconds']}s]", flush=True)
 
 

@@ -40,18 +40,22 @@ def train(out: Path, logs: list[str]) -> dict:
 
 
 def play(bot: str, opponent: str, hands: int, seed: int) -> dict:
+    from experiments.common import finite
+
     t = time.perf_counter()
     r = run_match([bot, opponent], hands, seed=seed, duplicate=True, keep_payoffs=True)
     me = r.players[0]
-    return {"sb_per_hand": me.sb_per_hand, "ci": me.sb_ci, "per_deal": deal_means(r),
+    return {"sb_per_hand": me.sb_per_hand, "ci": finite(me.sb_ci), "per_deal": deal_means(r),
             "seconds": round(time.perf_counter() - t, 1)}
 
 
 def markdown(report: dict) -> str:
+    from experiments.common import ci_text
+
     lines = ["| opponent | poki-wt, player models (sb/h ± 95%) | poki-wt, ANN predictor | predictor - models, paired by deal |",
              "|---|---|---|---|"]
     for opponent, row in report["results"].items():
-        cells = [f"{row[k]['sb_per_hand']:+.3f} ± {row[k]['ci']:.3f}" for k in ("models", "predictor", "difference")]
+        cells = [f"{row[k]['sb_per_hand']:+.3f} ± {ci_text(row[k]['ci'])}" for k in ("models", "predictor", "difference")]
         lines.append(f"| {opponent} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -59,7 +63,9 @@ def markdown(report: dict) -> str:
 def main(argv: list[str] | None = None) -> dict:
     from experiments.common import (
         OUT_HELP,
+        ci_text,
         description,
+        finite,
         help_format,
         out_file,
         out_path,
@@ -88,9 +94,9 @@ def main(argv: list[str] | None = None) -> dict:
             models = play("poki-wt", opponent, args.hands, args.seed)
             ann = play(f"poki-wt:predictor={predictor}", opponent, args.hands, args.seed)
             mean, ci = paired_difference(ann["per_deal"], models["per_deal"])
-            results[opponent] = {"models": models, "predictor": ann, "difference": {"sb_per_hand": mean, "ci": ci}}
-            print(f"{opponent:7s} models {models['sb_per_hand']:+.3f} ± {models['ci']:.3f}   predictor "
-                  f"{ann['sb_per_hand']:+.3f} ± {ann['ci']:.3f}   difference {mean:+.3f} ± {ci:.3f}", file=sys.stderr,
+            results[opponent] = {"models": models, "predictor": ann, "difference": {"sb_per_hand": mean, "ci": finite(ci)}}
+            print(f"{opponent:7s} models {models['sb_per_hand']:+.3f} ± {ci_text(models['ci'])}   predictor "
+                  f"{ann['sb_per_hand']:+.3f} ± {ci_text(ann['ci'])}   difference {mean:+.3f} ± {ci_text(ci)}", file=sys.stderr,
                   flush=True)
     shown = [str(Path(p).resolve().relative_to(ROOT)) if Path(p).resolve().is_relative_to(ROOT) else str(p)
              for p in logs]

@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from common import OUT_HELP, budgeted_lbr, duel, environment, out_file, out_path, say, write_json  # noqa: E402
+from common import OUT_HELP, budgeted_lbr, ci_text, duel, environment, out_file, out_path, say, write_json  # noqa: E402
 
 from cbr.errors import counted  # noqa: E402
 
@@ -96,7 +96,7 @@ def main() -> None:
         for opp in OPPONENTS + (() if p == 0.0 else (control,)):
             r = duel(spec, opp, args.hands, args.seed)
             row["against"]["control" if opp == control else opp] = r
-            say(f"{name} vs {opp}: {r['sb_per_hand']:+.3f} ± {r['ci']:.3f}")
+            say(f"{name} vs {opp}: {r['sb_per_hand']:+.3f} ± {ci_text(r['ci'])}")
         if args.lbr_hands:
             row["lbr"] = budgeted_lbr(spec, args.lbr_hands, args.seed, 1, args.lbr_minutes * 60)
             say(f"{name}: LBR {row['lbr']['mbb_per_game']:.1f} ± {row['lbr']['ci95']:.1f} ({counted(row['lbr']['hands'], 'hand')})")
@@ -109,7 +109,7 @@ def main() -> None:
     print("| p | " + " | ".join(f"vs `{c}`" for c in cols) + (" | LBR, mbb/g |" if args.lbr_hands else " |"))
     print("|---:|" + "---:|" * (len(cols) + bool(args.lbr_hands)))
     for row in rows:
-        cells = [f"{row['against'][c]['sb_per_hand']:+.3f} ± {row['against'][c]['ci']:.3f}" if c in row["against"]
+        cells = [f"{row['against'][c]['sb_per_hand']:+.3f} ± {ci_text(row['against'][c]['ci'])}" if c in row["against"]
                  else "" for c in cols]
         lbr = [f"{row['lbr']['mbb_per_game']:.0f} ± {row['lbr']['ci95']:.0f}"] if "lbr" in row else []
         first = f"`{row['spec']}`" if row["p"] is None else f"{row['p']:g}"

@@ -23,7 +23,7 @@ from typing import Any, Optional
 os.environ.setdefault("OMP_NUM_THREADS", "1")  # one core per match: the machine is shared
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import OUT_HELP, environment, out_file, out_path, policy_spec, pyplot, say, write_json  # noqa: E402
+from common import OUT_HELP, ci_text, environment, finite, out_file, out_path, policy_spec, pyplot, say, write_json  # noqa: E402
 
 from cbr.errors import counted  # noqa: E402
 from cbr.play.match import run_match  # noqa: E402
@@ -64,7 +64,7 @@ def run_one(job: dict) -> dict:
     out = {"reuse": job["reuse"], "opponent": job["opponent"], "hands": r.hands, "deals": r.deals,
            "sb": me.sb_per_hand, "ci": me.sb_ci, "seconds": time.perf_counter() - t0,
            "deal_means": deal_means(r)}
-    say(f"{job['reuse']:>13} vs {job['opponent']:6}: {me.sb_per_hand:+.3f} ± {me.sb_ci:.3f} sb/h "
+    say(f"{job['reuse']:>13} vs {job['opponent']:6}: {me.sb_per_hand:+.3f} ± {ci_text(me.sb_ci)} sb/h "
         f"({out['seconds']:.0f} s)")
     return out
 
@@ -79,8 +79,8 @@ def compare(results: list[dict], variants: list[str]) -> list[dict]:
             r = by[(opp, reuse)]
             diff, dci = paired_difference(r["deal_means"], base) if reuse != "probabilistic" else (0.0, 0.0)
             rows.append({"opponent": opp, "reuse": reuse, "hands": r["hands"], "sb": round(r["sb"], 4),
-                         "ci": round(r["ci"], 4), "vs_probabilistic": round(diff, 4),
-                         "vs_probabilistic_ci": round(dci, 4), "target": TARGETS[opp],
+                         "ci": finite(r["ci"], 4), "vs_probabilistic": round(diff, 4),
+                         "vs_probabilistic_ci": finite(dci, 4), "target": TARGETS[opp],
                          "seconds": round(r["seconds"], 1)})
     return rows
 
@@ -93,9 +93,9 @@ def markdown(rows: list[dict], variants: list[str]) -> str:
         cells = []
         for reuse in variants:
             r = next(x for x in rows if x["opponent"] == opp and x["reuse"] == reuse)
-            text = f"{r['sb']:+.3f} ± {r['ci']:.3f}"
+            text = f"{r['sb']:+.3f} ± {ci_text(r['ci'])}"
             if reuse != "probabilistic":
-                text += f" ({r['vs_probabilistic']:+.3f} ± {r['vs_probabilistic_ci']:.3f})"
+                text += f" ({r['vs_probabilistic']:+.3f} ± {ci_text(r['vs_probabilistic_ci'])})"
             cells.append(text)
         lines.append(f"| {opp} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
@@ -112,7 +112,7 @@ def plot(rows: list[dict], variants: list[str], path: Path, title: str) -> bool:
     for i, reuse in enumerate(variants):
         rs = [next(x for x in rows if x["opponent"] == o and x["reuse"] == reuse) for o in OPPONENTS]
         xs = [j + (i - (len(variants) - 1) / 2) * width for j in range(len(OPPONENTS))]
-        ax.bar(xs, [r["sb"] for r in rs], width, yerr=[r["ci"] for r in rs], capsize=3,
+        ax.bar(xs, [r["sb"] for r in rs], width, yerr=[r["ci"] or 0.0 for r in rs], capsize=3,
                color=colors[i % len(colors)], edgecolor="black", linewidth=0.5, label=reuse)
     for j, opp in enumerate(OPPONENTS):
         if TARGETS[opp] is not None:

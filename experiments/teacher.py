@@ -29,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from common import OUT_FOLDER_HELP, duel, finished, out_folder, out_path, write_json  # noqa: E402
+from common import OUT_FOLDER_HELP, ci_text, duel, finished, out_folder, out_path, write_json  # noqa: E402
 
 from cbr.cfr.policy import SHIPPED_TEACHER  # noqa: E402
 from cbr.errors import counted  # noqa: E402
@@ -177,7 +177,7 @@ def main() -> int:
             for opp, m in zip(opponents, pool.map(duel, [TEACHER] * len(opponents), opponents, [args.match_hands] * len(opponents),
                                                   [args.seed] * len(opponents))):
                 matches[opp] = m
-                print(f"cfr vs {opp}: {m['sb_per_hand']:+.3f} +- {m['ci']:.3f} sb/h ({counted(m['hands'], 'hand')})",
+                print(f"cfr vs {opp}: {m['sb_per_hand']:+.3f} ± {ci_text(m['ci'])} sb/h ({counted(m['hands'], 'hand')})",
                       file=sys.stderr)
                 report["matches"] = matches
                 save()
@@ -197,7 +197,7 @@ def main() -> int:
         lb = report["lbr"]
         print(f"| LBR (`cbr exploit cfr`) | {lb['mbb']:.0f} ± {lb['ci']:.0f} mbb/g ({counted(lb['hands'], 'hand')}) |")
     for opp, m in report.get("matches", {}).items():
-        print(f"| against `{opp}` | {m['sb_per_hand']:+.3f} ± {m['ci']:.3f} sb/h ({counted(m['hands'], 'hand')}) |")
+        print(f"| against `{opp}` | {m['sb_per_hand']:+.3f} ± {ci_text(m['ci'])} sb/h ({counted(m['hands'], 'hand')}) |")
     return 0
 
 

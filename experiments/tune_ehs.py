@@ -58,7 +58,9 @@ def variants_named(text: str) -> list[str]:
 def main() -> None:
     from common import (
         OUT_HELP,
+        ci_text,
         description,
+        finite,
         help_format,
         out_file,
         out_path,
@@ -89,8 +91,8 @@ def main() -> None:
             t0 = time.perf_counter()
             r = run_match([EHSPolicy(**VARIANTS[name]), opp], args.hands, duplicate=True, seed=args.seed)
             p = r.players[0]
-            row[opp] = {"sb_per_hand": round(p.sb_per_hand, 4), "sb_ci": round(p.sb_ci, 4)}
-            print(f"{name:40s} vs {opp:5s}: {p.sb_per_hand:+.3f} ± {p.sb_ci:.3f} sb/h "
+            row[opp] = {"sb_per_hand": round(p.sb_per_hand, 4), "sb_ci": finite(p.sb_ci, 4)}
+            print(f"{name:40s} vs {opp:5s}: {p.sb_per_hand:+.3f} ± {ci_text(p.sb_ci)} sb/h "
                   f"({time.perf_counter() - t0:.0f} s)", flush=True)
         results[name] = row
         write_json(out, results)

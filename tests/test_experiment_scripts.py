@@ -353,6 +353,65 @@ def test_bot_table_without_lbr_draws_the_matches_it_measured(tmp_path: Path) -> 
     assert [line.split(" | ")[1] for line in p.stdout.splitlines()[2:]] == ["-", "-"]  # no LBR cells
 
 
+def _strict_json(text: str) -> object:
+    """JSON as every reader but Python's takes it: ``Infinity`` and ``NaN`` are errors."""
+    def refuse(word: str) -> None:
+        raise AssertionError(f"{word} is not JSON")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_bot_table_of_a_match_too_short_for_a_ci_says_n_a_and_writes_null(tmp_path: Path) -> None:
+    """A first-time user's report: ``--hands 2`` (one duplicate deal) printed ``+1.250 ± inf`` and
+    wrote ``"ci": Infinity``, which no JSON reader takes. A CI that cannot be computed is null in
+    the JSON and ``n/a`` in the text, as ``cbr match --json`` (``sb_ci: null``) and the LBR cell say it;
+    a results file an earlier run wrote so is read with that CI as null and written whole."""
+    require_module("matplotlib")
+    out = tmp_path / "out"
+    args = [str(REPO / "experiments" / "bot_table.py"), "--bots", "hs", "--opponents", "call", "--hands", "2",
+            "--lbr-hands", "2", "--skip", "time", "--workers", "1", "--out", str(out)]
+    p = run([*args, "--redo"], tmp_path)
+    assert p.returncode == 0, p.stderr
+    row = _strict_json((out / "bot-table-seed2.json").read_text())["rows"]["hs"]  # type: ignore[index]
+    assert row["call"]["ci"] is None and row["call"]["hands"] == 2 and row["lbr"]["ci"] is None
+    assert "inf" not in p.stdout + p.stderr
+    assert "hs vs call: +1.250 ± n/a sb/h" in p.stderr.splitlines(), p.stderr
+    cells = p.stdout.strip().splitlines()[-1].split(" | ")
+    assert cells[2] == f"{row['call']['sb_per_hand']:+.3f} ± n/a", p.stdout
+
+    written = (out / "bot-table-seed2.json").read_text()
+    (out / "bot-table-seed2.json").write_text(written.replace('"ci": null', '"ci": Infinity'))
+    again = run([*args, "--opponents", "call,raise"], tmp_path)  # keeps the cells, measures `raise`
+    assert again.returncode == 0, again.stderr
+    rows = _strict_json((out / "bot-table-seed2.json").read_text())["rows"]["hs"]  # type: ignore[index]
+    assert rows["call"]["ci"] is None and rows["call"]["sb_per_hand"] == row["call"]["sb_per_hand"]
+    assert rows["raise"]["ci"] is None and rows["raise"]["hands"] == 2
+
+
+def test_write_json_refuses_a_number_json_cannot_hold_and_says_where(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The guard of the whole class: a script that lets ``inf`` or ``nan`` through gets one error
+    naming where it is, and no file, instead of a file no JSON reader takes."""
+    monkeypatch.syspath_prepend(str(REPO / "experiments"))
+    fresh = "common" not in sys.modules
+    try:
+        import common
+
+        from cbr.errors import CBRError
+
+        for bad in (float("inf"), float("nan"), -float("inf")):
+            with pytest.raises(CBRError) as err:
+                common.write_json(tmp_path / "r.json", {"rows": {"hs": {"call": {"ci": 0.1, "deals": [1.0, bad]}}}})
+            assert str(err.value) == (f"cannot write {tmp_path / 'r.json'}: rows.hs.call.deals[1] is not a finite "
+                                      "number, which JSON cannot hold (a value that could not be measured is null)")
+            assert not (tmp_path / "r.json").exists()
+        common.write_json(tmp_path / "r.json", {"ci": common.finite(float("inf")), "sb": 0.5})
+        assert _strict_json((tmp_path / "r.json").read_text()) == {"ci": None, "sb": 0.5}
+    finally:
+        if fresh:
+            sys.modules.pop("common", None)
+
+
 def test_bot_table_with_nothing_to_draw_says_so_in_one_line(tmp_path: Path) -> None:
     """Only the decision times measured (no LBR, no match): no chart, one line saying why, exit 0."""
     require_module("matplotlib")

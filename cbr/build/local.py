@@ -94,7 +94,7 @@ class BuildReport:
             "cases_per_street": self.cases_per_street, "skipped": len(self.skipped),
             "hands_skipped": self.hands_skipped, "lines_skipped": self.lines_skipped,
             "files_skipped": self.files_skipped,
-            "skipped_hands": [{"where": i.where, "reason": i.reason} for i in self.skipped],
+            "skipped_hands": [i.to_dict() for i in self.skipped],
             "seconds": round(self.seconds, 3), "hands_per_second": round(self.hands_per_second, 1),
             "warnings": list(self.warnings), "games_left_out": dict(self.games_left_out),
         }

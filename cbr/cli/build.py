@@ -111,6 +111,6 @@ def build_command(
                                                                   (report.files_skipped, "file", "not read")) if n]
         stdout.print(", ".join(counts) + ":")
         for issue in report.skipped[:max_issues]:
-            stdout.print(f"  {issue.where}: {issue.reason}", markup=False, highlight=False, soft_wrap=True)
+            stdout.print(f"  {issue}", markup=False, highlight=False, soft_wrap=True)
         if len(report.skipped) > max_issues:
             stdout.print(f"  ... and {len(report.skipped) - max_issues:,} more (--max-issues, --json)")

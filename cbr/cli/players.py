@@ -88,7 +88,7 @@ def _list_skipped(report: Any, max_issues: int) -> None:
     typer.echo(", ".join(counts) + ":")
     shown = report.issues[:max_issues]
     for issue in shown:
-        typer.echo(f"  {issue.where}: {issue.reason}")
+        typer.echo(f"  {issue}")
     if total > len(shown):
         typer.echo(f"  ... and {total - len(shown):,} more (--max-issues, --json)")
 

@@ -50,7 +50,7 @@ from cbr.game.actions import Action
 from cbr.game.gamedef import BOARD_SIZES, MAX_SEATS, PRESETS, STREET_OF_BOARD, STREETS, GameDef, standard_table
 from cbr.game.state import HandState
 from cbr.logs.output import LogFile, WriterBase
-from cbr.logs.record import HandRecord, ParseIssue
+from cbr.logs.record import HandRecord, ParseIssue, hand_issue
 from cbr.logs.source import read_log_text
 from evaluator_ext.cards import CARD_NAMES, CARD_OF_TEXT, cards_str
 
@@ -326,7 +326,7 @@ class AcpcParser:
 
         >>> text = "STATE:0:f:AhKd|2c2d:5|-5:Alice|Bob\\nSTATE:1:f:AhKd|2c2d:5|-5:Bob|Alic"
         >>> [str(x) for x in AcpcParser().parse_text(text, "t.log")][1]
-        "t.log:2: truncated last line: it has no line end and its last player 'Alic' plays no other hand of the file (cut off?)"
+        "t.log:2: (hand 1): truncated last line: it has no line end and its last player 'Alic' plays no other hand of the file (cut off?)"
         """
         header_game: Optional[GameDef] = game
         header_from = game_from  # where header_game came from, as a refusal names it
@@ -343,12 +343,14 @@ class AcpcParser:
                 try:
                     rec = self._hand(line.rstrip(), source, lineno, header_game, file_betting, header_from)
                 except _BadHand as exc:
-                    yield ParseIssue(source, lineno, str(exc))
+                    number = line.split(":", 2)[1] if line.count(":") >= 2 else ""
+                    yield hand_issue(source, lineno, str(exc), number if number.isascii() and number.isdigit()
+                                     else None)
                     continue
                 if lineno == last and names and rec.players[-1] not in names:
-                    yield ParseIssue(source, lineno, f"truncated last line: it has no line end and its last "
+                    yield hand_issue(source, lineno, f"truncated last line: it has no line end and its last "
                                                      f"player {rec.players[-1]!r} plays no other hand of the "
-                                                     f"file (cut off?)")
+                                                     f"file (cut off?)", rec.hand_id)
                     continue
                 if unterminated:
                     names.update(rec.players)
@@ -829,6 +831,6 @@ def loads(text: str, source: str = "<text>") -> list[HandRecord]:
     out: list[HandRecord] = []
     for item in AcpcParser().parse_text(text, source):
         if isinstance(item, ParseIssue):
-            raise LogFormatError(f"{item.where}: {item.reason}")
+            raise LogFormatError(str(item))
         out.append(item)
     return out

@@ -18,7 +18,7 @@ from typing import Any, Optional, Union
 from cbr.errors import CBRError
 from cbr.game.gamedef import STREETS
 from cbr.logs.detect import PathLike, Progress, parse_source, parsers_left_out, scan_logs
-from cbr.logs.record import HandRecord, ParseIssue
+from cbr.logs.record import ParseIssue, skipped_hand
 from cbr.logs.source import DEFAULT_MAX_FILE_SIZE, is_decoding_note
 
 
@@ -65,8 +65,8 @@ class LogReport:
             "hands_skipped": self.hands_skipped,
             "lines_skipped": self.lines_skipped,
             "files_skipped": self.files_skipped,
-            "skipped": [{"where": i.where, "reason": i.reason} for i in self.skipped],
-            "notes": [{"where": i.where, "reason": i.reason} for i in self.notes],
+            "skipped": [i.to_dict() for i in self.skipped],
+            "notes": [i.to_dict() for i in self.notes],
             "warnings": list(self.warnings),
             "decisions": self.decisions,
             "decisions_with_known_hole_cards": self.decisions_known,
@@ -119,7 +119,7 @@ def inspect_logs(
             try:
                 points = replay(item)
             except (CBRError, ValueError) as exc:
-                report.skipped.append(ParseIssue(item.source, item.line, engine_reason(exc, item)))
+                report.skipped.append(skipped_hand(item, exc))
                 counts["skipped"] += 1
                 continue
             report.hands_read += 1
@@ -135,14 +135,3 @@ def inspect_logs(
             progress(1)
     report.players = len(names)
     return report
-
-
-def engine_reason(exc: Exception, record: HandRecord) -> str:
-    """The engine's message without the ``file:line`` it repeats."""
-    text = str(exc)
-    prefix = f"{record.where} "
-    if text.startswith(prefix):
-        text = text[len(prefix):]
-        if text.startswith("(hand ") and "): " in text:
-            text = text.split("): ", 1)[1]
-    return f"rejected by the rules engine: {text}"

@@ -44,7 +44,7 @@ from typing import Iterator, Optional
 from cbr.errors import LogFormatError, counted
 from cbr.game.actions import Action, limit_action
 from cbr.game.gamedef import BOARD_SIZES, MAX_SEATS, GameDef
-from cbr.logs.record import HandRecord, ParseIssue
+from cbr.logs.record import HandRecord, ParseIssue, hand_issue
 from cbr.logs.source import read_log_text
 from evaluator_ext.cards import CARD_OF_TEXT, card_str
 
@@ -152,8 +152,8 @@ class IrcParser:
                 continue
             try:
                 yield self._hand(hdb_path, lineno, fields, roster, pdb)
-            except _Corrupt as exc:
-                yield ParseIssue(hdb_path, lineno, str(exc))
+            except _Corrupt as exc:  # an hdb line of 8 fields or more names its hand first
+                yield hand_issue(hdb_path, lineno, str(exc), fields[0] if len(fields) >= 8 else None)
 
     # -- reading the three files -----------------------------------------------------
     def _read_roster(self, path: str, issues: list[ParseIssue]) -> dict[str, list[str]]:

@@ -62,7 +62,7 @@ from cbr.errors import LogFormatError, OutputPathError, counted
 from cbr.game.actions import Action
 from cbr.game.gamedef import MAX_SEATS, STREET_OF_BOARD, STREETS, GameDef
 from cbr.logs.output import LogFile, WriterBase, check_output_path
-from cbr.logs.record import HandRecord, ParseIssue, text_before_hands
+from cbr.logs.record import HandRecord, ParseIssue, hand_issue, text_before_hands
 from cbr.logs.source import read_log_text
 from evaluator_ext.cards import CARD_NAMES, cards_str
 from evaluator_ext.cards import CARD_OF_TEXT as CARD
@@ -239,11 +239,11 @@ class PhhParser:
         except ValueError:  # an integer longer than Python reads (sys.get_int_max_str_digits)
             return ParseIssue(source, line, f"a number of more than {sys.get_int_max_str_digits()} digits "
                                             f"cannot be read")
+        hand_id = table if table is not None else str(data.get("hand", fallback_id))
         try:
-            return self.hand_from_dict(data, source, line, table if table is not None
-                                       else str(data.get("hand", fallback_id)))
+            return self.hand_from_dict(data, source, line, hand_id)
         except _BadHand as exc:
-            return ParseIssue(source, line, str(exc))
+            return hand_issue(source, line, str(exc), hand_id)
 
     def hand_from_dict(self, data: dict[str, Any], source: str, line: int, hand_id: str) -> HandRecord:
         """A :class:`HandRecord` from one hand's TOML fields; raises ``_BadHand``."""
@@ -618,6 +618,6 @@ def loads(text: str, source: str = "<text>") -> list[HandRecord]:
     out: list[HandRecord] = []
     for item in PhhParser().parse_text(text, source):
         if isinstance(item, ParseIssue):
-            raise LogFormatError(f"{item.where}: {item.reason}")
+            raise LogFormatError(str(item))
         out.append(item)
     return out

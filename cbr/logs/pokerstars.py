@@ -42,7 +42,7 @@ from typing import Iterator, Optional
 from cbr.errors import counted
 from cbr.game.actions import Action, limit_action
 from cbr.game.gamedef import MAX_SEATS, GameDef
-from cbr.logs.record import HandRecord, ParseIssue, text_before_hands
+from cbr.logs.record import HandRecord, ParseIssue, hand_issue, text_before_hands
 from cbr.logs.source import read_log_text
 from evaluator_ext.cards import CARD_OF_TEXT, card_str
 
@@ -74,6 +74,36 @@ def _hand_line(line: str) -> bool:
     (False, False)
     """
     return _HAND_LINE.search(line) is not None
+#: Lines of a hand that are no play and no player's action, written by the client about the table:
+#: joins and leaves, connections, sitting out, chat, tournament finishes (the name before them
+#: need not be seated: a player who joins, one sitting out). Any other line that is not a seated
+#: player's (``name: ...``), a section, a deal or chips returned or collected is not understood,
+#: and the hand is skipped naming it.
+_TABLE_NOTE = re.compile(
+    r"^.+?(?::)? (?:joins the table at seat #\d+|leaves the table|is connected|is disconnected|has returned"
+    r"|has timed out(?: while (?:being )?disconnected)?|is sitting out|sits out|will be allowed to play after the "
+    r"button|was removed from the table(?: for failing to post)?|finished the tournament(?: in \d+\w* place)?"
+    r"(?: and received .+)?|wins the tournament and receives .+|re-buys and receives .+"
+    r"|takes the add-on and receives .+)\.?$"
+    r"|^.+ said, \".*\"$|^Betting is capped$")
+#: A line written as a player's play (``name: posts|folds|checks|calls|bets|raises|shows``): by a
+#: name without a seat line, the hand's seats are damaged (a seat line lost).
+_PLAY = re.compile(r"^(.+?): (?:posts |folds|checks|calls |bets |raises |shows \[)")
+#: The summary's lines: the pot and rake, the board (of each run), each seat's result.
+_SUMMARY_LINE = re.compile(r"^(?:Total pot |Board \[|(?:FIRST|SECOND) Board \[|Seat \d+: |Hand was run twice)")
+
+
+def _table_note(line: str) -> bool:
+    """Whether ``line`` is a harmless note of the client about the table (:data:`_TABLE_NOTE`).
+
+    >>> _table_note("player8 joins the table at seat #8"), _table_note('thewirds said, "yah session"')
+    (True, True)
+    >>> _table_note("yamofra: sits out"), _table_note("xq#! 12 garbage"), _table_note("Hero: folds")
+    (True, False, False)
+    """
+    return _TABLE_NOTE.match(line) is not None
+
+
 _GAMES: dict[tuple, GameDef] = {}   # game definitions are immutable: shared by all parsers
 _STREETS = {"*** HOLE CARDS ***": 0, "*** FLOP ***": 1, "*** TURN ***": 2, "*** RIVER ***": 3}
 _SHOWDOWN = ("*** SHOW DOWN", "*** FIRST", "*** SECOND")
@@ -95,7 +125,13 @@ _first = itemgetter(0)
 
 
 class _Bad(Exception):
-    """Internal: a hand that cannot be read; the message is the ParseIssue reason."""
+    """Internal: a hand that cannot be read; the message is the ParseIssue reason, ``at`` the
+    index in the hand's lines of the line at fault when the reason is about one line (the issue
+    then names that line, not the hand's first)."""
+
+    def __init__(self, reason: str, at: Optional[int] = None) -> None:
+        super().__init__(reason)
+        self.at = at
 
 
 def _money(text: str) -> float:
@@ -178,9 +214,10 @@ class PokerStarsParser:
         try:
             rec = self._hand(path, start + 1, block)
         except _Bad as exc:
-            return ParseIssue(path, start + 1, str(exc))
+            header = _HEADER.match(block[0])
+            return hand_issue(path, start + 1 + (exc.at or 0), str(exc), header.group(1) if header else None)
         if rec.hand_id in seen_ids:
-            return ParseIssue(path, start + 1, f"hand #{rec.hand_id} appears twice in the file")
+            return hand_issue(path, start + 1, "appears twice in the file", rec.hand_id)
         seen_ids.add(rec.hand_id)
         return rec
 
@@ -198,7 +235,7 @@ class PokerStarsParser:
             return self._limit_hand(path, line, block, hand_id, desc)
         except _Bad as exc:
             msg = str(exc)
-            raise _Bad(msg if msg.startswith("hand #") else f"hand #{hand_id}: {msg}") from None
+            raise _Bad(msg if msg.startswith("hand #") else f"hand #{hand_id}: {msg}", exc.at) from None
 
     def _limit_hand(self, path: str, line: int, block: list[str], hand_id: str, desc: str) -> HandRecord:
         """A ``Hold'em Limit`` hand (see :class:`_LimitHand` for its steps)."""
@@ -281,7 +318,7 @@ class _LimitHand:
     __slots__ = ("parser", "path", "line", "block", "hand_id", "small_bet", "big_bet", "tournament", "button",
                  "seats", "street", "board", "shown", "returned", "collected", "acting", "acts", "at", "put",
                  "posted", "dead", "nominal", "this", "sb_first", "bb_first", "sb_amount", "raises", "level",
-                 "size", "wrong", "total_pot", "rake")
+                 "size", "wrong", "total_pot", "rake", "unread")
 
     def __init__(self, parser: "PokerStarsParser", path: str, line: int, block: list[str], hand_id: str) -> None:
         self.parser = parser
@@ -308,6 +345,9 @@ class _LimitHand:
         self.raises = [0, 0, 0, 0]
         self.level = 0.0
         self.wrong: Optional[str] = None
+        #: The first line no play can explain (index in the block, reason, whether it is an
+        #: action): an action by a name without a seat line first, else a line not understood.
+        self.unread: Optional[tuple[int, str, bool]] = None
 
     def read(self, desc: str) -> HandRecord:
         """The hand as a record; raises _Bad with the reason."""
@@ -389,7 +429,9 @@ class _LimitHand:
                     continue
                 name, rest = self.parser._split_actor(b, seats)
                 if name is None:
-                    continue  # chat, joins/leaves, table messages
+                    if not _table_note(b):  # chat, joins/leaves, table messages are no play
+                        self._not_understood(k, b)
+                    continue
             # a line of a seated player: name, rest
             if betting and (verb := _VERBS.get(rest[:5])) is not None:
                 if verb == "f":                     # the commonest lines: a fold, a check
@@ -420,6 +462,18 @@ class _LimitHand:
                 self.wrong = (f"hand #{hand_id}: unknown action {name}: {rest}" if street >= 0 else
                               f"hand #{hand_id}: unexpected line before the cards: {name}: {rest}")
         raise _Bad(f"hand #{hand_id}: truncated hand (no *** SUMMARY ***)")
+
+    def _not_understood(self, k: int, b: str) -> None:
+        """Keep line ``k`` (``b``), which no seated player, section, deal, chips or note of the
+        table explains, as the hand's fault: an action by a player without a seat line before any
+        other such line (the seat lines are damaged: the chips would not balance), else the first."""
+        play = _PLAY.match(b)
+        if play is not None:
+            if self.unread is None or not self.unread[2]:
+                self.unread = (k, f"hand #{self.hand_id}: an action by {play.group(1)}, who has no seat in the "
+                                  f"hand's seat lines: {b!r}", True)
+        elif self.unread is None:
+            self.unread = (k, f"hand #{self.hand_id}: line not understood: {b!r}", False)
 
     def _section(self, k: int, b: str) -> bool:
         """A ``*** ... ***`` line: the next street (and its board cards) or the showdown;
@@ -594,7 +648,9 @@ class _LimitHand:
         total_pot = rake = None
         by_seat: Optional[dict[str, str]] = None
         shown = self.shown
-        for b in self.block[summary + 1:]:
+        for k, b in enumerate(self.block[summary + 1:], summary + 1):
+            if b and _SUMMARY_LINE.match(b) is None:
+                self._not_understood(k, b)
             if b.startswith("Seat "):
                 if "showed [" in b or "mucked [" in b:
                     if by_seat is None:
@@ -616,6 +672,8 @@ class _LimitHand:
         """Players dealt in, in blind order (position 0 the small blind, or the big blind
         when no small blind was posted); and whether it was."""
         hand_id, seats = self.hand_id, self.seats
+        if self.unread is not None:  # a line no play explains: what is dealt in may be wrong too
+            raise _Bad(self.unread[1], self.unread[0])
         dealt = sorted([(seats[nm][0], nm) for nm in self.acting])     # (seat, name); acting are seated
         n = len(dealt)
         if n < 2:

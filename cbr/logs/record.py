@@ -99,6 +99,27 @@ class ParseIssue:
     #: skipped: counted as lines. (Text there that holds a hand's lines is a hand whose header
     #: was damaged: a hand skipped.)
     not_a_hand: bool = False
+    #: The id of the hand skipped, when the log gave it (``reason`` then does not repeat it):
+    #: every report names the hand by it after ``file:line`` (:attr:`text`).
+    hand_id: Optional[str] = None
+
+    @property
+    def text(self) -> str:
+        """The reason, after the hand's id when it is known: ``(hand ID): reason``, the one form
+        of a skipped hand in every report (``cbr build``, ``cbr logs inspect``, the trainers).
+
+        >>> ParseIssue("a.log", 3, "more than 3 raises", hand_id="20").text, ParseIssue("a.log", 3, "x").text
+        ('(hand 20): more than 3 raises', 'x')
+        """
+        return self.reason if self.hand_id is None else f"(hand {self.hand_id}): {self.reason}"
+
+    def to_dict(self) -> dict[str, str]:
+        """``where`` and ``reason`` (:attr:`text`, the id in it), as the JSON reports list an issue.
+
+        >>> ParseIssue("a.log", 3, "x", hand_id="7").to_dict()
+        {'where': 'a.log:3', 'reason': '(hand 7): x'}
+        """
+        return {"where": self.where, "reason": self.text}
 
     @property
     def where(self) -> str:
@@ -128,23 +149,50 @@ class ParseIssue:
         return bool(self.line) and not self.not_a_hand
 
     def __str__(self) -> str:
-        return f"{self.where}: {self.reason}"
+        """``file:line: (hand ID): reason`` (:attr:`text`), how every command names a skipped hand.
+
+        >>> str(ParseIssue("a.log", 3, "x", hand_id="7")), str(ParseIssue("a.log", 0, "not a log"))
+        ('a.log:3: (hand 7): x', 'a.log: not a log')
+        """
+        return f"{self.where}: {self.text}"
+
+
+def hand_issue(source: str, line: int, reason: str, hand_id: Optional[str]) -> ParseIssue:
+    """A hand a parser skips, with its id when the log gave one (None: not known, as for a line
+    too damaged to name it); a reason that starts with the id as the parser wrote it (``hand 20:``,
+    ``hand #20:``) loses it, since every report puts it after ``file:line``
+    (:meth:`ParseIssue.__str__`).
+
+    >>> str(hand_issue("a.log", 4, "hand #20: more than 3 raises", "20")), str(hand_issue("a.log", 4, "x", None))
+    ('a.log:4: (hand 20): more than 3 raises', 'a.log:4: x')
+    """
+    if hand_id is not None:
+        for prefix in (f"hand #{hand_id}: ", f"hand {hand_id}: ", f"(hand {hand_id}): "):
+            if reason.startswith(prefix):
+                reason = reason[len(prefix):]
+                break
+    return ParseIssue(source, line, reason, hand_id=hand_id)
 
 
 def skipped_hand(record: HandRecord, exc: BaseException) -> ParseIssue:
-    """A hand the rules engine refused, as the issue every command reports: ``file:line: reason``.
+    """A hand the rules engine refused, as the issue every command reports: ``file:line: (hand
+    N): problem`` (:meth:`ParseIssue.__str__`).
 
-    The engine names the hand as ``file:line (hand N): problem``; the issue keeps ``(hand N):
-    problem`` as its reason, so a skipped hand reads ``file:line: (hand N): problem`` wherever it
-    is shown (``cbr build``, ``cbr train predictor``, ``cbr players fill``).
+    The engine names the hand as ``file:line (hand N): problem``; the issue keeps ``problem`` as
+    its reason and the record's id as its ``hand_id``, so a skipped hand reads the same wherever it
+    is shown (``cbr build``, ``cbr logs inspect``, ``cbr train predictor``, ``cbr players fill``).
 
     >>> from types import SimpleNamespace
-    >>> rec = SimpleNamespace(source="f.log", line=5, where="f.log:5")
+    >>> rec = SimpleNamespace(source="f.log", line=5, where="f.log:5", hand_id="0")
     >>> str(skipped_hand(rec, ValueError("f.log:5 (hand 0): payoffs do not match")))
     'f.log:5: (hand 0): payoffs do not match'
     """
-    reason, prefix = str(exc), f"{record.where} "
-    return ParseIssue(record.source, record.line, reason[len(prefix):] if reason.startswith(prefix) else reason)
+    reason = str(exc)
+    for prefix in (f"{record.where}: ", f"{record.where} "):
+        if reason.startswith(prefix):
+            reason = reason[len(prefix):]
+            break
+    return hand_issue(record.source, record.line, reason, record.hand_id)
 
 
 def text_before_hands(source: str, lines: Sequence[str], hand_line: Callable[[str], bool], header: str, *,

@@ -32,7 +32,7 @@ from typing import Any, Optional, Union
 
 from cbr.errors import CBRError
 from cbr.logs.detect import PathLike, Progress, parse_source, scan_logs
-from cbr.logs.record import HandRecord, ParseIssue
+from cbr.logs.record import HandRecord, ParseIssue, skipped_hand
 from cbr.logs.source import DEFAULT_MAX_FILE_SIZE, is_decoding_note
 from cbr.stats import mean_ci
 
@@ -156,7 +156,7 @@ class StatsReport:
     def to_dict(self) -> dict[str, Any]:
         return {"sources": self.sources, "hands_read": self.hands_read, "hands_skipped": self.hands_skipped,
                 "lines_skipped": self.lines_skipped, "files_not_read": self.files_not_read, "games": dict(self.games),
-                "skipped": [{"where": i.where, "reason": i.reason} for i in self.skipped],
+                "skipped": [i.to_dict() for i in self.skipped],
                 "players": [p.to_dict() for p in self.ranked()]}
 
 
@@ -219,7 +219,6 @@ def log_stats(
     count each player's statistics (see the module docstring). ``format`` forces a parser;
     ``progress(n, total=None)`` is called once with the number of sources, then once per
     source. Hands the parser or the rules engine rejects are in ``skipped``."""
-    from cbr.logs.inspect import engine_reason
     from cbr.logs.replay import replay_hand
 
     if isinstance(paths, (str, os.PathLike)):
@@ -237,7 +236,7 @@ def log_stats(
             try:
                 replayed = replay_hand(item)
             except (CBRError, ValueError) as exc:
-                report.skipped.append(ParseIssue(item.source, item.line, engine_reason(exc, item)))
+                report.skipped.append(skipped_hand(item, exc))
                 continue
             payoffs = item.payoffs if item.payoffs is not None else replayed.payoffs
             hand_counts(item, replayed.decisions, payoffs, report.players)

@@ -96,7 +96,8 @@ def copy_casebase(source: str | Path, target: str | Path, *, exist_ok: bool = Fa
     leaves a half copy under the target's name. ``exist_ok``: a target that another thread or
     process made meanwhile (two retentions into one new name at once) is taken as it is,
     this copy dropped. The copy's manifest records where it came from (``origin``: the
-    source's name and path, the cases and bytes copied, when)."""
+    source's name and path, the cases and bytes copied, when, and the source's
+    :func:`~cbr.store.manifest.content_id`)."""
     from cbr.store import CaseBase
 
     src = resolve_casebase(str(source))
@@ -112,12 +113,11 @@ def copy_casebase(source: str | Path, target: str | Path, *, exist_ok: bool = Fa
             if cb.writable and cb.manifest.log:  # the copy starts with every case in parts
                 cb.compact()
             shutil.copytree(src, tmp, ignore=shutil.ignore_patterns(".write.lock", ".tmp-*", "*.tmp-*"))
-        from cbr.store.manifest import now_utc, read_manifest, write_manifest
+        from cbr.store.manifest import now_utc, origin_of, read_manifest, write_manifest
 
         m = read_manifest(tmp)
         size = sum(f.stat().st_size for f in tmp.rglob("*") if f.is_file())
-        m.origin = {"name": m.name, "path": str(src.resolve()), "cases": m.total_cases, "bytes": size,
-                    "copied": now_utc()}
+        m.origin = {**origin_of(m), "path": str(src.resolve()), "bytes": size, "copied": now_utc()}
         m.name = dst.name
         write_manifest(tmp, m)
         try:
@@ -172,22 +172,23 @@ class CopyClashError(CaseBaseError):
 def check_copy_of(target: Path, base: Path) -> None:
     """Refuse to retain into the existing case base ``target`` for bots that play from
     ``base``, unless it is ``base`` or a copy of it: its manifest's ``origin`` names ``base``
-    (a copy made before origins were recorded: the same feature set and every log ``base``
-    was built from). Retaining into a copy of another case base would make the bots play
-    from that one's cases."""
-    from cbr.store.manifest import read_manifest
+    (:func:`~cbr.store.manifest.is_copy_of`: the folder it was copied from, or the same case base
+    by name and content wherever it now lies, as a reinstall moves the shipped ones); a copy made
+    before origins were recorded: the same feature set and every log ``base`` was built from.
+    Retaining into a copy of another case base would make the bots play from that one's cases."""
+    from cbr.store.manifest import is_copy_of, read_manifest
 
     if target.resolve() == base.resolve():
         return
     m = read_manifest(target)
+    b = read_manifest(base)
     if m.origin is not None:
-        if Path(m.origin["path"]) == base.resolve():
+        if is_copy_of(m, base, b):
             return
         what = f"a copy of case base {m.origin['name']!r} ({m.origin['path']})"
         origin: Optional[str] = str(m.origin["name"])
     else:
         origin = None
-        b = read_manifest(base)
         if m.feature_set == b.feature_set and _log_sources(b.sources) and \
                 _log_sources(b.sources) <= _log_sources(m.sources):
             return

@@ -640,8 +640,11 @@ def _only(ka: np.ndarray, kb: np.ndarray) -> tuple[int, int]:
 
 
 def _is_copy(copy: Any, base: Any) -> bool:
-    o = copy.manifest.origin
-    return bool(o) and Path(o["path"]).resolve() == base.path.resolve()
+    """Whether ``copy``'s origin names ``base``: its folder, or the same case base by name and
+    content elsewhere (:func:`~cbr.store.manifest.is_copy_of`: the shipped ones move with a reinstall)."""
+    from cbr.store.manifest import is_copy_of
+
+    return is_copy_of(copy.manifest, base.path, base.manifest)
 
 
 def holdout_rows(cb: Any, paths: list[str], log_format: Optional[str] = None) -> dict[str, np.ndarray]:

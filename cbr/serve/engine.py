@@ -1052,8 +1052,8 @@ def _parse_hands(text: str, log_format: str, game: Any) -> list[Any]:
     for item in items:
         if isinstance(item, ParseIssue):  # a hand the request's game does not seat is about that field
             if game is not None and GAME_FROM in item.reason:
-                raise FieldError("game", f"{item.where}: {item.reason}")
-            raise LogFormatError(f"{item.where}: {item.reason}")
+                raise FieldError("game", str(item))
+            raise LogFormatError(str(item))
         records.append(item)
         if len(records) > MAX_RETAIN_HANDS:
             raise LogFormatError(f"more than {counted(MAX_RETAIN_HANDS, 'hand')} in one request; send them in parts")

@@ -14,9 +14,10 @@ Schema version 4 adds retention during play: the provenance columns of retained 
 (``match_id``, ``seat``, ``opponents``, ``retained_at``) and ``log``, the append-only
 retention log (:mod:`cbr.store.retention_log`) whose cases follow the listed parts.
 A copy made for retention (``--retain-into``) names the case base it was copied from in
-``origin``. Parts replaced by a compaction are kept as
-``retired`` until no reader can still need them (see :mod:`cbr.store.casebase`). Every
-field is checked on reading; a bad one gives one :class:`CaseBaseError` line.
+``origin``: its name, path and :func:`content_id` (what makes it that case base wherever it
+is installed). Parts replaced by a compaction are kept as ``retired`` until no reader can
+still need them (see :mod:`cbr.store.casebase`). Every field is checked on reading; a bad one
+gives one :class:`CaseBaseError` line.
 
 >>> m = Manifest.new("demo", feature_set="casper", similarity=None,
 ...     features={s: ["x"] for s in STREETS})
@@ -39,7 +40,7 @@ from cbr.game.gamedef import STREETS
 from cbr.store.durable import atomic_write_bytes
 
 __all__ = ["SCHEMA_VERSION", "MANIFEST", "ACTIONS", "PART_PATH_RE", "INDEX_PATH_RE", "LOG_PATH_RE", "Manifest", "read_manifest",
-           "write_manifest", "engine_version", "file_checksum", "verify_file"]
+           "write_manifest", "engine_version", "file_checksum", "verify_file", "content_id", "origin_of", "is_copy_of"]
 
 SCHEMA_VERSION = 4
 MANIFEST = "manifest.json"
@@ -94,7 +95,8 @@ class Manifest:
     log: str | None = None  # the retention log whose cases follow the parts (ids from next_case_id)
     extra: dict[str, Any] = field(default_factory=dict)
     #: The case base this one was copied from (``--retain-into``): its ``name`` and ``path``, the
-    #: ``cases`` and ``bytes`` copied, when (``copied``); None for a case base built from logs.
+    #: ``cases`` and ``bytes`` copied, when (``copied``), and its cases' :func:`content_id`
+    #: (``content``); None for a case base built from logs.
     origin: dict[str, Any] | None = None
 
     @classmethod
@@ -284,6 +286,8 @@ def _check_fields(data: dict[str, Any]) -> None:
     if origin is not None and (not isinstance(origin, dict) or not isinstance(origin.get("name"), str)
                                or not isinstance(origin.get("path"), str)):
         raise ValueError("'origin' must be an object with the 'name' and 'path' of the case base copied")
+    if origin is not None and not isinstance(origin.get("content", ""), str):
+        raise ValueError("'origin': 'content' must be the text of a content id")
     if sim is not None and sim not in checks:
         raise ValueError(f"checksums: no checksum for {sim}")
 
@@ -364,3 +368,59 @@ def write_manifest(directory: str | Path, manifest: Manifest) -> None:
     manifest.updated = now_utc()
     payload = json.dumps(manifest.to_dict(), indent=2, sort_keys=False).encode("utf-8") + b"\n"
     atomic_write_bytes(Path(directory) / MANIFEST, payload)
+
+
+def content_id(manifest: Manifest) -> str:
+    """The identity of a case base's cases, wherever its folder lies: a SHA-256 over its feature
+    set (names and columns), counts, next case id, retention log and Parquet parts (each part's
+    rows, bytes and CRC-32, which the manifest lists). The same shipped case base installed twice
+    (``pip install .``, then ``pip install -e .``) has one; a case base that gained, lost or
+    changed a case has another. Its name and folder do not count (a copy keeps its source's).
+
+    >>> m = Manifest.new("a", feature_set="casper", similarity=None, features={s: ["x"] for s in STREETS})
+    >>> n = Manifest.from_dict(m.to_dict()); n.name = "b"
+    >>> content_id(m) == content_id(n), len(content_id(m))
+    (True, 64)
+    >>> n.counts["flop"]["total"] += 1
+    >>> content_id(m) == content_id(n)
+    False
+    """
+    import hashlib
+
+    ident = {"feature_set": manifest.feature_set, "features": manifest.features, "counts": manifest.counts,
+             "next_case_id": manifest.next_case_id, "log": manifest.log,
+             "parts": {s: [[p.get("file"), p.get("rows"), p.get("bytes"), p.get("crc32")] for p in manifest.parts[s]]
+                       for s in STREETS}}
+    return hashlib.sha256(json.dumps(ident, sort_keys=True).encode("utf-8")).hexdigest()
+
+
+def origin_of(manifest: Manifest) -> dict[str, Any]:
+    """What a copy records in its ``origin`` of the case base it was copied from (``manifest``):
+    its ``name``, ``cases`` and :func:`content_id` (the copier adds its ``path``, the ``bytes``
+    copied and when)."""
+    return {"name": manifest.name, "cases": manifest.total_cases, "content": content_id(manifest)}
+
+
+def is_copy_of(copy: Manifest, base: str | Path, base_manifest: Manifest | None = None) -> bool:
+    """Whether ``copy``'s ``origin`` names the case base at ``base`` (its manifest
+    ``base_manifest``, read when not given): the folder it was copied from, or the same case base
+    found elsewhere, as a reinstall moves the shipped ones: the same name with the same cases
+    (:func:`content_id` at copy time). A copy made before origins recorded the content counts when
+    it was copied from a shipped case base of the same name with the same number of cases.
+    False when ``copy`` records no origin."""
+    o = copy.origin
+    if not o:
+        return False
+    base = Path(base)
+    if Path(str(o["path"])).resolve() == base.resolve():
+        return True
+    b = base_manifest if base_manifest is not None else read_manifest(base)
+    if o.get("name") != b.name:
+        return False
+    if "content" in o:
+        return o["content"] == content_id(b)
+    from cbr.store import is_shipped
+
+    was = Path(str(o["path"]))  # (a copy made before origins named the content)
+    return (is_shipped(base) and was.name == base.resolve().name and was.parent.name == "casebases"
+            and o.get("cases") == b.total_cases)

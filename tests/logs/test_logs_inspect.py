@@ -41,7 +41,9 @@ def test_rules_engine_rejections_are_skipped_hands(tmp_path: Path):
                                     "min_bet = 2\nstarting_stacks = [50, 50, 50]\nactions = ['p1 f', 'p2 f']\n")
     report = inspect_logs(tmp_path)
     assert report.hands_read == 0 and report.hands_skipped == 1
-    assert "rules engine" in report.skipped[0].reason
+    assert [str(i) for i in report.skipped] == [  # named as cbr build names it: file:line: (hand ID): reason
+        f"{tmp_path / 'x.phh'}:1: (hand x): action 1 ('f' by position 0 on the preflop) is out of turn: "
+        "position 2 is to act"]
 
 
 def test_cli_text_and_json(tmp_path: Path):
@@ -135,3 +137,36 @@ def test_lines_that_are_no_hand_are_counted_as_lines_not_hands(tmp_path: Path):
     r = runner.invoke(app, ["players", "build", str(log), "--store", str(tmp_path / "p.duckdb")])
     assert r.exit_code == 0, r.output
     assert r.stdout.splitlines()[1] == "1 hand skipped, 10 lines skipped (not hands):"
+
+
+def test_build_and_inspect_name_every_skipped_hand_alike_with_its_id(tmp_path: Path):
+    """A first-time user's report: `cbr build` named the hand only for the rules engine's payoff
+    fault (`bad.log:25: (hand 20): payoffs do not match...`), not for a parser's (`bad.log:10:
+    action 'X'...`, `bad.log:20: more than 3 raises...`), and `cbr logs inspect` named line 25
+    another way (`rejected by the rules engine: payoffs...`, no id). Every skipped hand whose id is
+    known reads `file:line: (hand ID): reason` in both, text and --json."""
+    lines = [GOOD.format(i=i).rstrip("\n") for i in range(30)]
+    lines[9] = "STATE:9:rX/cc/cc/cc:AhKd|2c2d/3s4s9h/Td/Jc:-20|20:a|b"              # a parser's fault
+    lines[19] = "STATE:19:rrrrc/cc/cc/cc:AhKd|2c2d/3s4s9h/Td/Jc:-80|80:a|b"         # a parser's: the cap
+    lines[24] = "STATE:24:rc/cc/cc/cc:AhKd|2c2d/3s4s9h/Td/Jc:-30|30:a|b"            # the rules engine's
+    log = tmp_path / "bad.log"
+    log.write_text("\n".join(lines) + "\n")
+    expected = [f"{log}:10: (hand 9): ", f"{log}:20: (hand 19): more than 3 raises on the preflop (cap 3)",
+                f"{log}:25: (hand 24): payoffs do not match: "]
+    built = runner.invoke(app, ["build", str(log), "-o", str(tmp_path / "cb"), "-j", "1"])
+    assert built.exit_code == 0, built.output
+    said = built.stdout.splitlines()
+    k = said.index("3 hands skipped:")
+    shown = [s.strip() for s in said[k + 1:k + 4]]
+    assert [s.startswith(e) for s, e in zip(shown, expected)] == [True] * 3, shown
+    assert "'X'" in shown[0] and "rules engine" not in " ".join(shown)
+    inspected = runner.invoke(app, ["logs", "inspect", str(log)])
+    assert inspected.exit_code == 0, inspected.output
+    listed = inspected.stdout.splitlines()
+    k = listed.index("skipped hands:")
+    assert [s.strip() for s in listed[k + 1:k + 4]] == shown
+    report = json.loads(runner.invoke(app, ["logs", "inspect", str(log), "--json"]).stdout)
+    assert [f"{i['where']}: {i['reason']}" for i in report["skipped"]] == shown
+    built_json = json.loads(runner.invoke(app, ["build", str(log), "-o", str(tmp_path / "cb2"), "-j", "1",
+                                                "--json"]).stdout)
+    assert [f"{i['where']}: {i['reason']}" for i in built_json["skipped_hands"]] == shown

@@ -310,3 +310,56 @@ def test_damaged_real_hands_never_raise(tmp_path):
             else:
                 reported += 1
     assert read > 0 and reported > 0
+
+
+def test_a_line_not_understood_inside_a_hand_skips_it_naming_the_line(tmp_path):
+    """A first-time user's report: a garbage line inside a hand was ignored (the hand read, no
+    note). The house rule: a malformed hand is skipped and reported with file and line, here the
+    line's own, with what was not understood; the hands around it read."""
+    good = HAND.format(id=1, flop="9d 9c 6h")
+    for before, where in (("A: raises $1 to $2", "body"), ("Board [", "summary")):
+        bad = HAND.format(id=2, flop="9d 9c 6h").replace(before, "zq!! 17 garbage\n" + before, 1)
+        text = good + "\n" + bad + "\n" + good.replace("#1:", "#3:")
+        hands, issues = _parse(_write(tmp_path, text))
+        assert [h.hand_id for h in hands] == ["1", "3"], where
+        line = text.split("\n").index("zq!! 17 garbage") + 1
+        assert [str(i) for i in issues] == [f"{tmp_path / 'hh.txt'}:{line}: (hand 2): line not understood: "
+                                            "'zq!! 17 garbage'"], where
+
+
+def test_the_clients_notes_about_the_table_are_no_fault(tmp_path):
+    """Joins, leaves, sitting out, chat and the like (by seated players or not) are what the
+    client writes about the table: the hand reads as without them."""
+    notes = ["D joins the table at seat #4", "B leaves the table", "E: sits out", "E is sitting out",
+             'A said, "nh"', "C is disconnected", "C is connected", "C has timed out", "C has returned",
+             "Betting is capped", "E will be allowed to play after the button"]
+    plain = _parse(_write(tmp_path, HAND.format(id=1, flop="9d 9c 6h")))[0][0]
+    noted = HAND.format(id=1, flop="9d 9c 6h").replace("*** TURN", "\n".join(notes) + "\n*** TURN", 1)
+    hands, issues = _parse(_write(tmp_path, noted))
+    assert issues == [] and len(hands) == 1
+    assert (hands[0].actions, hands[0].payoffs, hands[0].players) == (plain.actions, plain.payoffs, plain.players)
+
+
+def test_an_action_by_a_player_whose_seat_line_is_lost_is_named(tmp_path):
+    """A seat line replaced by garbage skipped the hand as `chips put in 1.5 - returned 0 != total
+    pot 2.5`: the player's lines were dropped without a word. The reason now names the first
+    action by the player who has no seat, at its line."""
+    path = shared_path("pokerstars_fl", "fpdb-3", "cash", "LHE-10max-USD-1.00-2.00-No_max_seats.txt")
+    lines = path.read_text(encoding="utf-8").split("\n")
+    k = next(i for i, s in enumerate(lines) if s.startswith("Seat 6: Naughtychic"))
+    lines[k] = "zq!! 17 garbage"
+    hands, issues = _parse(_write(tmp_path, "\n".join(lines)))
+    post = next(i for i, s in enumerate(lines) if s.startswith("Naughtychic: posts small blind")) + 1
+    assert hands == [] and [str(i) for i in issues] == [
+        f"{tmp_path / 'hh.txt'}:{post}: (hand 2428142447): an action by Naughtychic, who has no seat in the hand's "
+        "seat lines: 'Naughtychic: posts small blind $0.50'"]
+
+
+def test_every_real_export_reads_every_hand_it_read_before(tmp_path):
+    """The lines the real exports hold beside the play (chat, joins, sitting out) stay harmless:
+    every file of ../shared/data/logs/pokerstars_fl reads all its hands, with no issue."""
+    files = sorted(p for p in shared_path("pokerstars_fl").rglob("*.txt"))
+    assert len(files) == len(FILES)
+    for p in files:
+        hands, issues = _parse(str(p))
+        assert (len(hands), issues) == (1, []), p

@@ -380,7 +380,7 @@ def test_cli_build_lists_files_not_read_and_hands_skipped(tmp_path: Path) -> Non
     assert r.exit_code == 0, r.output
     lines = r.stdout.splitlines()
     assert lines[0].startswith("3,986 hands read (14 skipped)") and lines[1] == "14 hands skipped:"
-    assert lines[2].startswith(f"  {shared_path('irc')}") and ":821: hand 797268780: Stewie raises" in lines[2]
+    assert lines[2].startswith(f"  {shared_path('irc')}") and ":821: (hand 797268780): Stewie raises" in lines[2]
     assert len(lines) == 5 and lines[4] == "  ... and 12 more (--max-issues, --json)"
     report = json.loads(cbr("players", "build", notes, log, "--store", tmp_path / "q.duckdb", "--json").stdout)
     assert report["hands"] == 1000 and report["skipped"] == 0 and report["files_skipped"] == 1

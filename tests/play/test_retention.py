@@ -613,6 +613,67 @@ def test_retain_into_a_copy_of_another_case_base_is_refused(small_copy: Path, tm
         run_match([mine, "call"], 2, retain_into="./built")
 
 
+def test_retain_into_a_copy_whose_source_moved_is_the_same_case_base_by_name_and_content(
+        small_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A first-time user's report: `pip install .`, `cbr match ... --retain-into learned` (a copy
+    of the shipped 'expert'), then `pip install -e .` and the same match: refused, because the copy
+    recorded the site-packages path of 'expert' and the bots now played from the clone's. A copy
+    names its source by name and content, not only by folder: a source that moved (its recorded
+    path rewritten, as a reinstall does) is still its source; another case base is not."""
+    from cbr.store.manifest import content_id, read_manifest, write_manifest
+
+    monkeypatch.chdir(tmp_path)
+    mine = f"cbr:casebase={small_copy}"
+    run_match([mine, "call"], 2, seed=1, retain_into="learned")
+    learned = tmp_path / "casebases" / "learned"
+    m = read_manifest(learned)
+    assert m.origin is not None and m.origin["content"] == content_id(read_manifest(small_copy))
+    m.origin["path"] = str(tmp_path / "gone" / "site-packages" / "casebases" / "base")  # the old install
+    write_manifest(learned, m)
+    count = CaseBase.open(learned).count()
+    again = run_match([mine, "call"], 2, seed=2, retain_into="learned")  # the same source: it grows
+    assert again.retained > 0 and CaseBase.open(learned).count() == count + again.retained
+
+    other = tmp_path / "elsewhere" / "base"  # another case base of the same name, with other cases
+    copy_casebase(small_copy, other)
+    run_match([f"cbr:casebase={other}", "call"], 2, seed=3, retain=True)
+    run_match([f"cbr:casebase={other}", "call"], 2, seed=4, retain_into="learned2")
+    learned2 = tmp_path / "casebases" / "learned2"
+    m2 = read_manifest(learned2)
+    assert m2.origin is not None and m2.origin["name"] == "base" and m2.origin["content"] != m.origin["content"]
+    m2.origin["path"] = m.origin["path"]
+    write_manifest(learned2, m2)
+    count2 = CaseBase.open(learned2).count()
+    with pytest.raises(CaseBaseError, match=r"copy of case base 'base' .* while the case-based bots play from"):
+        run_match([mine, "call"], 2, retain_into="learned2")
+    assert CaseBase.open(learned2).count() == count2
+
+
+def test_a_copy_of_a_shipped_case_base_made_before_copies_named_their_content(tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """The user's own `learned`, made by an engine whose copies recorded only the source's name,
+    path, cases and bytes: a copy of the shipped case base of that name, installed elsewhere then,
+    with as many cases as it has now, is a copy of it; one with other counts is not."""
+    from cbr.store.manifest import read_manifest, write_manifest
+
+    monkeypatch.chdir(tmp_path)
+    run_match(["cbr:preset=casper", "call"], 2, seed=1, retain_into="learned")  # CASPER plays from 'default'
+    learned = tmp_path / "casebases" / "learned"
+    m = read_manifest(learned)
+    assert m.origin is not None and m.origin["name"] == "default"
+    del m.origin["content"]
+    m.origin["path"] = str(tmp_path / ".venv" / "lib" / "site-packages" / "casebases" / "default")
+    write_manifest(learned, m)
+    count = CaseBase.open(learned).count()
+    again = run_match(["cbr:preset=casper", "call"], 2, seed=2, retain_into="learned")
+    assert again.retained > 0 and CaseBase.open(learned).count() == count + again.retained
+    m = read_manifest(learned)
+    m.origin["cases"] += 1  # it was copied from a 'default' of other cases
+    write_manifest(learned, m)
+    with pytest.raises(CaseBaseError, match=r"copy of case base 'default' .* while the case-based bots play from"):
+        run_match(["cbr:preset=casper", "call"], 2, retain_into="learned")
+
+
 def test_cli_says_what_retain_into_copied_and_its_size(small_copy: Path, tmp_path: Path) -> None:
     def match(players: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([sys.executable, "-m", "cli", "match", "--players", players, "--hands", "2",

@@ -31,6 +31,7 @@ from cbr.query.maintenance import (
     tv_distance,
 )
 from cbr.store import CaseBase, resolve_casebase
+from cbr.store.manifest import read_manifest, write_manifest
 from cbr.store.writer import CaseBaseWriter
 from tests.conftest import REPO, require_module
 
@@ -481,6 +482,12 @@ def test_diff_of_a_retained_copy_says_what_the_match_added(tmp_path: Path) -> No
     assert len(streets) >= 3 and streets == [s for s in STREETS if s in streets]
     line = said[said.index("the matches added"):]
     assert sorted(streets, key=lambda s: re.search(rf"(?<![a-z]){s} ", line).start()) == streets, line
+    # installed elsewhere then (the path a `pip install .` gave 'default'): the same case base still
+    m = read_manifest(copy)
+    m.origin["path"] = str(tmp_path / ".venv" / "site-packages" / "casebases" / "default")
+    write_manifest(copy, m)
+    moved = diff("default", copy, sample=50)
+    assert moved.origin is not None and moved.origin["copy"] == "b" and moved.origin["retained_cases"] == retained
 
 
 def test_diff_reports_the_similarity_settings_that_differ(tmp_path: Path) -> None:

@@ -544,11 +544,11 @@ def test_retain_with_a_game_of_other_seats_names_the_requests_game(client, caseb
     before = counts(casebase_copy)
     r = client.post("/retain", json={"casebase": "mine", "text": hand, "game": "holdem.limit.3p"}, headers=AUTH)
     assert r.status_code == 422, r.text
-    assert r.json()["detail"][0]["msg"] == "request:1: 2 players but the request's game 'holdem.limit.3p' seats 3"
+    assert r.json()["detail"][0]["msg"] == "request:1: (hand 0): 2 players but the request's game 'holdem.limit.3p' seats 3"
     header = "# name/game/hands/seed dealer holdem.limit.3p.game 1 1\n"  # the ACPC dealer's header
     r = client.post("/retain", json={"casebase": "mine", "text": header + hand}, headers=AUTH)
     assert r.status_code == 422, r.text
-    assert r.json()["detail"][0]["msg"] == "request:2: 2 players but the header's game 'holdem.limit.3p' seats 3"
+    assert r.json()["detail"][0]["msg"] == "request:2: (hand 0): 2 players but the header's game 'holdem.limit.3p' seats 3"
     assert r.json()["detail"][0]["loc"] == ["body"]  # the text's own header: not the field game
     assert counts(casebase_copy) == before
 
@@ -561,7 +561,7 @@ def test_a_wrong_game_at_retain_is_422_on_the_game_field(client, casebase_copy) 
     phh = 'variant = "FT"\nantes = [0, 0]\nblinds_or_straddles = [5, 10]\nmin_bet = 10\n'
     before = counts(casebase_copy)
     for body, msg in (
-        ({"text": hand, "game": "holdem.limit.3p"}, "request:1: 2 players but the request's game 'holdem.limit.3p' "
+        ({"text": hand, "game": "holdem.limit.3p"}, "request:1: (hand 0): 2 players but the request's game 'holdem.limit.3p' "
                                                     "seats 3"),
         ({"text": hand, "game": "nosuch"}, "unknown game 'nosuch'; known: "),
         ({"text": phh, "format": "phh", "game": "holdem.limit.2p"},
