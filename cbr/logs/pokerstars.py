@@ -74,6 +74,8 @@ def _hand_line(line: str) -> bool:
     (False, False)
     """
     return _HAND_LINE.search(line) is not None
+
+
 #: Lines of a hand that are no play and no player's action, written by the client about the table:
 #: joins and leaves, connections, sitting out, chat, tournament finishes (the name before them
 #: need not be seated: a player who joins, one sitting out). Any other line that is not a seated
